@@ -1,0 +1,18 @@
+//! psd2-console: a terminal console for banks' PSD2 (NextGenPSD2 XS2A v1.3) interfaces, with
+//! an embedded sandbox ASPSP.
+//!
+//! The client ([`client`], [`tui`]) and the sandbox ([`sandbox`]) share the protocol model
+//! ([`xs2a`]) and the signing rules ([`signing`]), so each wire shape and rule has one
+//! definition used on both sides.
+
+#![forbid(unsafe_code)]
+
+pub mod cert;
+pub mod client;
+pub mod fsutil;
+pub mod profile;
+pub mod redirect;
+pub mod sandbox;
+pub mod signing;
+pub mod tui;
+pub mod xs2a;

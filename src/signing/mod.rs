@@ -1,0 +1,327 @@
+//! Request signing and verification, one module for both sides (the console signs, the
+//! embedded sandbox verifies).
+//!
+//! Source: the interface document, Authentication rules 4–9, which follow
+//! draft-cavage-http-signatures: `Digest: SHA-256=<base64>` of the exact body bytes (rule 9);
+//! the signing string is `<lower-case name>: <value>` lines joined by `\n` in the order of the
+//! `headers` parameter (rule 7); the eligible headers are `date`, `digest`, `x-request-id`,
+//! `psu-id`, `psu-corporate-id`, `tpp-redirect-uri` (rule 6); the `Signature` value is
+//! `keyId="..",algorithm="rsa-sha256",headers="..",signature="<base64>"` (rule 5) and, when
+//! it is not ASCII, the whole value is RFC 2047-encoded (rule 8); `Date` is an RFC 7231
+//! IMF-fixdate within 60 s of the server clock (rule 4).
+
+pub mod rfc2047;
+mod verify;
+
+use std::time::SystemTime;
+
+use base64::Engine as _;
+
+use crate::cert::Credentials;
+
+pub use verify::{
+    CERT_CACHE_SIZE, RequestView, TrustedKey, VerifiedRequest, Verifier, VerifyError, VerifyPolicy,
+    verify_request, verify_signing_string,
+};
+
+/// Headers eligible for signing, in signing order (Authentication rule 6).
+pub const ELIGIBLE_HEADERS: [&str; 6] = [
+    "date",
+    "digest",
+    "x-request-id",
+    "psu-id",
+    "psu-corporate-id",
+    "tpp-redirect-uri",
+];
+
+/// Pseudo-header for the request target: lower-case method, space, path and query.
+pub const REQUEST_TARGET: &str = "(request-target)";
+
+/// The only algorithm the interface document allows (rule 5).
+pub const ALGORITHM: &str = "rsa-sha256";
+
+/// The `Digest` header value for `body`: `SHA-256=<base64 of SHA-256 of the bytes>`.
+pub fn digest_header_value(body: &[u8]) -> String {
+    let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, body);
+    format!(
+        "SHA-256={}",
+        base64::engine::general_purpose::STANDARD.encode(d.as_ref())
+    )
+}
+
+/// `t` as an RFC 7231 IMF-fixdate, e.g. `Sun, 07 Jun 2026 20:51:35 GMT`.
+pub fn imf_fixdate(t: SystemTime) -> String {
+    httpdate::fmt_http_date(t)
+}
+
+/// Parses a strict IMF-fixdate: the obsolete RFC 850 and asctime forms and a weekday that
+/// does not match the date are refused (the text must re-format to itself).
+pub fn parse_imf_fixdate(s: &str) -> Result<SystemTime, String> {
+    let t = httpdate::parse_http_date(s).map_err(|_| {
+        format!("Date {s:?} is not an RFC 7231 IMF-fixdate (e.g. \"Sun, 07 Jun 2026 20:51:35 GMT\")")
+    })?;
+    let canonical = imf_fixdate(t);
+    if canonical != s {
+        return Err(format!(
+            "Date {s:?} is not a valid IMF-fixdate: that instant is written {canonical:?}"
+        ));
+    }
+    Ok(t)
+}
+
+/// The `(request-target)` value: lower-case method, space, path and query.
+pub fn request_target(method: &str, path_and_query: &str) -> String {
+    format!("{} {}", method.to_ascii_lowercase(), path_and_query)
+}
+
+/// Builds the signing string for `header_names` (lower-case, `(request-target)` allowed),
+/// looking header values up with `lookup` (case-insensitive name → value).
+///
+/// Errors: the name of the first listed header the request does not carry.
+pub fn build_signing_string<'a>(
+    method: &str,
+    path_and_query: &str,
+    header_names: &[String],
+    lookup: impl Fn(&str) -> Option<&'a str>,
+) -> Result<String, String> {
+    let mut out = String::with_capacity(256);
+    for (i, name) in header_names.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let lname = name.to_ascii_lowercase();
+        out.push_str(&lname);
+        out.push_str(": ");
+        if lname == REQUEST_TARGET {
+            out.push_str(&request_target(method, path_and_query));
+        } else {
+            let v = lookup(&lname).ok_or_else(|| lname.clone())?;
+            out.push_str(v.trim());
+        }
+    }
+    Ok(out)
+}
+
+/// The four parameters of a `Signature` header (rule 5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignatureParams {
+    pub key_id: String,
+    pub algorithm: String,
+    /// Lower-case header names in signing order.
+    pub headers: Vec<String>,
+    /// The raw RSA signature bytes.
+    pub signature: Vec<u8>,
+}
+
+impl SignatureParams {
+    /// The plain header value `keyId="..",algorithm="..",headers="..",signature=".."`.
+    pub fn to_plain_value(&self) -> String {
+        format!(
+            "keyId=\"{}\",algorithm=\"{}\",headers=\"{}\",signature=\"{}\"",
+            self.key_id,
+            self.algorithm,
+            self.headers.join(" "),
+            base64::engine::general_purpose::STANDARD.encode(&self.signature)
+        )
+    }
+
+    /// The header value as sent: plain when ASCII, else RFC 2047 `=?utf-8?B?...?=` (rule 8).
+    pub fn to_header_value(&self) -> String {
+        let plain = self.to_plain_value();
+        if plain.is_ascii() {
+            plain
+        } else {
+            rfc2047::encode_utf8_b(&plain)
+        }
+    }
+
+    /// Parses a header value, plain or RFC 2047-encoded (`B` or `Q`, either case).
+    ///
+    /// Errors: [`VerifyError::MalformedSignature`] saying what is wrong.
+    pub fn parse(value: &str) -> Result<Self, VerifyError> {
+        let decoded = rfc2047::decode_if_encoded(value.trim())
+            .map_err(|e| VerifyError::MalformedSignature(format!("RFC 2047: {e}")))?;
+        parse_params(&decoded)
+    }
+}
+
+fn parse_params(s: &str) -> Result<SignatureParams, VerifyError> {
+    let bad = |m: String| VerifyError::MalformedSignature(m);
+    let mut key_id = None;
+    let mut algorithm = None;
+    let mut headers = None;
+    let mut signature = None;
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        while i < bytes.len() && (bytes[i] == b' ' || bytes[i] == b',' || bytes[i] == b'\t') {
+            i += 1;
+        }
+        if i >= bytes.len() {
+            break;
+        }
+        let ks = i;
+        while i < bytes.len() && bytes[i] != b'=' {
+            i += 1;
+        }
+        if i >= bytes.len() {
+            return Err(bad(format!("parameter {:?} has no value", &s[ks..])));
+        }
+        let key = s[ks..i].trim().to_string();
+        i += 1;
+        let value = if i < bytes.len() && bytes[i] == b'"' {
+            i += 1;
+            let vs = i;
+            while i < bytes.len() && bytes[i] != b'"' {
+                i += 1;
+            }
+            if i >= bytes.len() {
+                return Err(bad(format!("unterminated quoted value of {key}")));
+            }
+            let v = &s[vs..i];
+            i += 1;
+            v.to_string()
+        } else {
+            let vs = i;
+            while i < bytes.len() && bytes[i] != b',' {
+                i += 1;
+            }
+            s[vs..i].trim().to_string()
+        };
+        match key.as_str() {
+            "keyId" => key_id = Some(value),
+            "algorithm" => algorithm = Some(value),
+            "headers" => headers = Some(value),
+            "signature" => signature = Some(value),
+            // created/expires of later drafts are tolerated and not used
+            _ => {}
+        }
+    }
+    let key_id = key_id.ok_or_else(|| bad("no keyId parameter".into()))?;
+    let signature_b64 = signature.ok_or_else(|| bad("no signature parameter".into()))?;
+    let signature = base64::engine::general_purpose::STANDARD
+        .decode(signature_b64.trim())
+        .map_err(|e| bad(format!("signature is not base64: {e}")))?;
+    // cavage: a missing headers parameter means `date` only.
+    let headers = headers
+        .map(|h| {
+            h.split_whitespace()
+                .map(|n| n.to_ascii_lowercase())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_else(|| vec!["date".to_string()]);
+    Ok(SignatureParams {
+        key_id,
+        algorithm: algorithm.unwrap_or_else(|| ALGORITHM.to_string()),
+        headers,
+        signature,
+    })
+}
+
+/// Options of [`sign_request`].
+#[derive(Debug, Clone, Copy)]
+pub struct SignOptions {
+    /// Put `(request-target)` first in the signed headers (a profile setting).
+    pub request_target: bool,
+    /// The instant used for a `Date` header when the request has none.
+    pub now: SystemTime,
+}
+
+impl Default for SignOptions {
+    fn default() -> Self {
+        SignOptions {
+            request_target: false,
+            now: SystemTime::now(),
+        }
+    }
+}
+
+/// What signing produced, for the console's signature inspector and the `sign` command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignatureInspection {
+    /// `Digest` value, when the request has a body.
+    pub digest: Option<String>,
+    pub signing_string: String,
+    pub key_id: String,
+    /// Lower-case names that were signed, in order.
+    pub signed_headers: Vec<String>,
+    /// The `Signature` header value as sent.
+    pub signature_header: String,
+    /// The headers signing added (`Date`, `Digest`, `TPP-Signature-Certificate`, `Signature`),
+    /// in that order, as (name, value).
+    pub added_headers: Vec<(String, String)>,
+}
+
+fn find<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// Signs a request in place: adds `Date` (when absent), `Digest` (when `body` is not empty),
+/// `TPP-Signature-Certificate` and `Signature`, replacing earlier values of the last three.
+///
+/// `headers` are (name, value) pairs in sending order; `path_and_query` is the request target
+/// as sent (e.g. `/v1/accounts?withBalance=true`). The signed headers are the eligible ones
+/// present, in the order of [`ELIGIBLE_HEADERS`], preceded by `(request-target)` when asked.
+pub fn sign_request(
+    credentials: &Credentials,
+    method: &str,
+    path_and_query: &str,
+    headers: &mut Vec<(String, String)>,
+    body: &[u8],
+    options: SignOptions,
+) -> SignatureInspection {
+    let mut added = Vec::new();
+    headers.retain(|(n, _)| {
+        !n.eq_ignore_ascii_case("signature")
+            && !n.eq_ignore_ascii_case("tpp-signature-certificate")
+            && !(n.eq_ignore_ascii_case("digest"))
+    });
+    if find(headers, "date").is_none() {
+        let d = imf_fixdate(options.now);
+        headers.push(("Date".into(), d.clone()));
+        added.push(("Date".into(), d));
+    }
+    let digest = if body.is_empty() {
+        None
+    } else {
+        let d = digest_header_value(body);
+        headers.push(("Digest".into(), d.clone()));
+        added.push(("Digest".into(), d.clone()));
+        Some(d)
+    };
+    let mut names: Vec<String> = Vec::new();
+    if options.request_target {
+        names.push(REQUEST_TARGET.to_string());
+    }
+    for n in ELIGIBLE_HEADERS {
+        if find(headers, n).is_some() {
+            names.push(n.to_string());
+        }
+    }
+    let signing_string = build_signing_string(method, path_and_query, &names, |n| find(headers, n))
+        .expect("every listed header was found above");
+    let key_id = credentials.certificate.key_id();
+    let params = SignatureParams {
+        key_id: key_id.clone(),
+        algorithm: ALGORITHM.to_string(),
+        headers: names.clone(),
+        signature: credentials.key.sign_rsa_sha256(signing_string.as_bytes()),
+    };
+    let signature_header = params.to_header_value();
+    let cert_value = credentials.certificate.header_value();
+    headers.push(("TPP-Signature-Certificate".into(), cert_value.clone()));
+    headers.push(("Signature".into(), signature_header.clone()));
+    added.push(("TPP-Signature-Certificate".into(), cert_value));
+    added.push(("Signature".into(), signature_header.clone()));
+    SignatureInspection {
+        digest,
+        signing_string,
+        key_id,
+        signed_headers: names,
+        signature_header,
+        added_headers: added,
+    }
+}

@@ -1,0 +1,172 @@
+//! Berlin Group error bodies: `tppMessages` (schema `tppMessage400AIS`, `Error401NGAIS`, ...
+//! in `berlin-group-psd2-api-1.3.11.yaml`).
+//!
+//! The interface document does not show its error body; the Berlin Group file decides:
+//! `{"tppMessages":[{"category":"ERROR","code":"...","text":"..."}],"_links":{...}}`.
+
+use serde::{Deserialize, Serialize};
+
+use super::links::Links;
+
+/// `tppMessageCategory`: `ERROR` or `WARNING`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum TppMessageCategory {
+    Error,
+    Warning,
+}
+
+/// Message codes used by this project, each a member of a Berlin Group `MessageCode*` enum.
+///
+/// The status each is sent with is given by [`MessageCode::status`]; every pairing is one
+/// that the spec's per-status enums allow (e.g. `SIGNATURE_INVALID` only under 401).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum MessageCode {
+    // 400, MessageCode400_*
+    FormatError,
+    ParameterNotConsistent,
+    ParameterNotSupported,
+    ServiceInvalid,
+    ResourceUnknown,
+    ResourceExpired,
+    TimestampInvalid,
+    PeriodInvalid,
+    ConsentUnknown,
+    PaymentFailed,
+    ExecutionDateInvalid,
+    ReferenceMixInvalid,
+    // 401, MessageCode401_*
+    CertificateInvalid,
+    RoleInvalid,
+    CertificateExpired,
+    CertificateMissing,
+    SignatureInvalid,
+    SignatureMissing,
+    CorporateIdInvalid,
+    PsuCredentialsInvalid,
+    ConsentInvalid,
+    ConsentExpired,
+    // 403
+    ServiceBlocked,
+    ProductInvalid,
+    // 404
+    ProductUnknown,
+    // 405
+    ServiceInvalid405,
+    // 409
+    StatusInvalid,
+    // 429
+    AccessExceeded,
+}
+
+impl MessageCode {
+    /// The wire name, e.g. `SIGNATURE_INVALID`.
+    pub fn as_str(self) -> &'static str {
+        use MessageCode::*;
+        match self {
+            FormatError => "FORMAT_ERROR",
+            ParameterNotConsistent => "PARAMETER_NOT_CONSISTENT",
+            ParameterNotSupported => "PARAMETER_NOT_SUPPORTED",
+            ServiceInvalid | ServiceInvalid405 => "SERVICE_INVALID",
+            ResourceUnknown => "RESOURCE_UNKNOWN",
+            ResourceExpired => "RESOURCE_EXPIRED",
+            TimestampInvalid => "TIMESTAMP_INVALID",
+            PeriodInvalid => "PERIOD_INVALID",
+            ConsentUnknown => "CONSENT_UNKNOWN",
+            PaymentFailed => "PAYMENT_FAILED",
+            ExecutionDateInvalid => "EXECUTION_DATE_INVALID",
+            ReferenceMixInvalid => "REFERENCE_MIX_INVALID",
+            CertificateInvalid => "CERTIFICATE_INVALID",
+            RoleInvalid => "ROLE_INVALID",
+            CertificateExpired => "CERTIFICATE_EXPIRED",
+            CertificateMissing => "CERTIFICATE_MISSING",
+            SignatureInvalid => "SIGNATURE_INVALID",
+            SignatureMissing => "SIGNATURE_MISSING",
+            CorporateIdInvalid => "CORPORATE_ID_INVALID",
+            PsuCredentialsInvalid => "PSU_CREDENTIALS_INVALID",
+            ConsentInvalid => "CONSENT_INVALID",
+            ConsentExpired => "CONSENT_EXPIRED",
+            ServiceBlocked => "SERVICE_BLOCKED",
+            ProductInvalid => "PRODUCT_INVALID",
+            ProductUnknown => "PRODUCT_UNKNOWN",
+            StatusInvalid => "STATUS_INVALID",
+            AccessExceeded => "ACCESS_EXCEEDED",
+        }
+    }
+
+    /// The HTTP status this code belongs to in the Berlin Group `MessageCode<status>_*` enums.
+    pub fn status(self) -> u16 {
+        use MessageCode::*;
+        match self {
+            FormatError | ParameterNotConsistent | ParameterNotSupported | ServiceInvalid
+            | ResourceUnknown | ResourceExpired | TimestampInvalid | PeriodInvalid
+            | ConsentUnknown | PaymentFailed | ExecutionDateInvalid | ReferenceMixInvalid => 400,
+            CertificateInvalid | RoleInvalid | CertificateExpired | CertificateMissing
+            | SignatureInvalid | SignatureMissing | CorporateIdInvalid | PsuCredentialsInvalid
+            | ConsentInvalid | ConsentExpired => 401,
+            ServiceBlocked | ProductInvalid => 403,
+            ProductUnknown => 404,
+            ServiceInvalid405 => 405,
+            StatusInvalid => 409,
+            AccessExceeded => 429,
+        }
+    }
+}
+
+/// One element of `tppMessages` (Berlin Group `tppMessage*`): `category`, `code`, optional
+/// `path` and `text` (max 500 characters in the spec).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TppMessage {
+    pub category: TppMessageCategory,
+    pub code: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+/// A Berlin Group error body (`Error400NGAIS`, `Error401NGAIS`, ...): `tppMessages` and
+/// optional `_links` (e.g. `scaRedirect` on a 401 for an account request without consent).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    #[serde(rename = "tppMessages")]
+    pub tpp_messages: Vec<TppMessage>,
+    #[serde(rename = "_links", skip_serializing_if = "Option::is_none")]
+    pub links: Option<Links>,
+}
+
+/// Berlin Group `tppMessage` texts are limited to 500 characters.
+pub const MAX_TEXT_CHARS: usize = 500;
+
+impl ErrorBody {
+    /// One `ERROR` message with `code` and `text` (cut to 500 characters).
+    pub fn new(code: MessageCode, text: impl Into<String>) -> Self {
+        let text: String = text.into();
+        let text = if text.chars().count() > MAX_TEXT_CHARS {
+            text.chars().take(MAX_TEXT_CHARS).collect()
+        } else {
+            text
+        };
+        ErrorBody {
+            tpp_messages: vec![TppMessage {
+                category: TppMessageCategory::Error,
+                code: code.as_str().to_string(),
+                path: None,
+                text: Some(text),
+            }],
+            links: None,
+        }
+    }
+
+    /// Adds `_links`.
+    pub fn with_links(mut self, links: Links) -> Self {
+        self.links = Some(links);
+        self
+    }
+
+    /// The first message's code, if any.
+    pub fn first_code(&self) -> Option<&str> {
+        self.tpp_messages.first().map(|m| m.code.as_str())
+    }
+}

@@ -1,0 +1,61 @@
+//! `_links` (Berlin Group `_linksAll`, `hrefType`): a map from link name to `{ "href": ... }`.
+//!
+//! The interface document's basket and sandbox-customer tables add `verbs`, a list of HTTP
+//! methods; it is kept when present and omitted otherwise.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// One link: `href` (absolute URL or path) and optional `verbs` (`GET`, `PUT`, `POST`, `DELETE`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Link {
+    pub href: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verbs: Vec<String>,
+}
+
+impl Link {
+    /// A link with no verbs.
+    pub fn href(href: impl Into<String>) -> Self {
+        Link {
+            href: href.into(),
+            verbs: Vec::new(),
+        }
+    }
+
+    /// A link with the given verbs.
+    pub fn with_verbs(href: impl Into<String>, verbs: &[&str]) -> Self {
+        Link {
+            href: href.into(),
+            verbs: verbs.iter().map(|v| v.to_string()).collect(),
+        }
+    }
+}
+
+/// Link name → link, serialized as a JSON object in name order.
+pub type Links = BTreeMap<String, Link>;
+
+/// Well-known link names (Berlin Group `_linksAll`).
+pub mod names {
+    pub const SCA_REDIRECT: &str = "scaRedirect";
+    pub const START_AUTHORISATION: &str = "startAuthorisation";
+    pub const SELF: &str = "self";
+    pub const STATUS: &str = "status";
+    pub const ACCOUNT: &str = "account";
+    pub const BALANCES: &str = "balances";
+    pub const TRANSACTIONS: &str = "transactions";
+    pub const FIRST: &str = "first";
+    pub const NEXT: &str = "next";
+    pub const PREVIOUS: &str = "previous";
+    pub const LAST: &str = "last";
+}
+
+/// Finds `_links.scaRedirect.href` in any JSON body (error or success).
+pub fn sca_redirect_of(body: &serde_json::Value) -> Option<String> {
+    body.get("_links")?
+        .get(names::SCA_REDIRECT)?
+        .get("href")?
+        .as_str()
+        .map(str::to_string)
+}
