@@ -1,3 +1,361 @@
-fn main() {
-    println!("Hello, world!");
+//! psd2-console: the console (default), the sandbox server, and command-line tools.
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Parser, Subcommand};
+
+use psd2_console::cert::generate::{TppCertSpec, write_set};
+use psd2_console::cert::{Certificate, Credentials, Psd2Role};
+use psd2_console::client::Engine;
+use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
+use psd2_console::signing::{SignOptions, sign_request};
+use psd2_console::xs2a::operations::{self, OPERATIONS};
+use psd2_console::xs2a::redirect::ScaCallback;
+
+#[derive(Parser)]
+#[command(
+    name = "psd2-console",
+    version,
+    about = "Terminal console and embedded sandbox ASPSP for NextGenPSD2 XS2A v1.3 interfaces"
+)]
+struct Cli {
+    /// Profile to open the console on.
+    #[arg(long, global = false)]
+    profile: Option<String>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The embedded sandbox ASPSP.
+    Sandbox {
+        #[command(subcommand)]
+        command: SandboxCommand,
+    },
+    /// Send one signed request and print the response JSON (exit 0 for 2xx, 1 otherwise).
+    Send {
+        /// Operation id (see --list).
+        operation: Option<String>,
+        /// Profile name.
+        #[arg(long, default_value = DEFAULT_PROFILE)]
+        profile: String,
+        /// Parameter values, name=value.
+        #[arg(long = "param", value_name = "K=V")]
+        params: Vec<String>,
+        /// Request body (JSON), sent compact.
+        #[arg(long)]
+        body_file: Option<PathBuf>,
+        /// List operation ids, one per line.
+        #[arg(long)]
+        list: bool,
+        /// On a scaRedirect, print the URL, wait for the SCA callback and send again.
+        #[arg(long)]
+        wait_sca: bool,
+    },
+    /// Sign a request and print the headers signing adds, as `Name: value` lines.
+    Sign {
+        #[arg(long)]
+        cert: PathBuf,
+        #[arg(long)]
+        key: PathBuf,
+        #[arg(long)]
+        method: String,
+        /// Path and query, e.g. /v1/accounts?withBalance=true
+        #[arg(long)]
+        path: String,
+        /// Request headers to sign, 'Name: value' (eligible ones are signed).
+        #[arg(long = "header", value_name = "NAME: VALUE")]
+        headers: Vec<String>,
+        /// The body, signed exactly as in the file.
+        #[arg(long)]
+        body_file: Option<PathBuf>,
+        /// Sign (request-target) too.
+        #[arg(long)]
+        request_target: bool,
+    },
+    /// Certificates.
+    Cert {
+        #[command(subcommand)]
+        command: CertCommand,
+    },
+    /// Profiles.
+    Profile {
+        #[command(subcommand)]
+        command: ProfileCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum SandboxCommand {
+    /// Serve the sandbox ASPSP over HTTP.
+    Serve {
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        addr: SocketAddr,
+    },
+}
+
+#[derive(Subcommand)]
+enum CertCommand {
+    /// Generate a sandbox CA and a TPP QSealC with PSD2 roles.
+    New {
+        /// Directory to write into.
+        #[arg(long, default_value = ".")]
+        dir: PathBuf,
+        /// File name stem: <stem>.pem, <stem>.key, <stem>-ca.pem, <stem>-ca.key.
+        #[arg(long, default_value = "tpp")]
+        name: String,
+        /// Roles, comma-separated: PSP_AI, PSP_PI, PSP_AS, PSP_IC.
+        #[arg(long, default_value = "PSP_AI,PSP_PI", value_delimiter = ',')]
+        roles: Vec<String>,
+        /// Subject organisation.
+        #[arg(long, default_value = "psd2-console Test TPP")]
+        organisation: String,
+    },
+    /// Show a certificate: serial, keyId, issuer, subject, validity, PSD2 roles.
+    Show { file: PathBuf },
+}
+
+#[derive(Subcommand)]
+enum ProfileCommand {
+    /// Profile names, one per line.
+    List,
+    /// One profile as TOML.
+    Show { name: String },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<ExitCode> {
+    let paths = Paths::from_env();
+    match cli.command {
+        None => {
+            let profiles = ProfileSet::load(Some(&paths.profiles_dir()));
+            let name = cli.profile.as_deref().unwrap_or(DEFAULT_PROFILE);
+            let profile = profiles
+                .get(name)
+                .cloned()
+                .ok_or_else(|| anyhow!("no profile {name:?}"))?;
+            let engine = Engine::start(profile, paths).await?;
+            psd2_console::tui::run(engine, profiles).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Sandbox {
+            command: SandboxCommand::Serve { addr },
+        }) => {
+            eprintln!("psd2-console sandbox listening on http://{addr}");
+            psd2_console::sandbox::serve_forever(addr, Default::default())
+                .await
+                .with_context(|| format!("serving on {addr}"))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Send {
+            operation,
+            profile,
+            params,
+            body_file,
+            list,
+            wait_sca,
+        }) => {
+            if list {
+                for op in OPERATIONS {
+                    println!("{}\t{} {}\t{}", op.id, op.method, op.path, op.title);
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            let Some(operation) = operation else {
+                bail!("give an operation id (see `psd2-console send --list`)");
+            };
+            send_command(&paths, &operation, &profile, &params, body_file, wait_sca).await
+        }
+        Some(Command::Sign {
+            cert,
+            key,
+            method,
+            path,
+            headers,
+            body_file,
+            request_target,
+        }) => {
+            let credentials = Credentials::load(&cert, &key)?;
+            let mut hs = Vec::new();
+            for h in headers {
+                let (n, v) = h
+                    .split_once(':')
+                    .ok_or_else(|| anyhow!("--header {h:?} is not 'Name: value'"))?;
+                hs.push((n.trim().to_string(), v.trim().to_string()));
+            }
+            let body = match body_file {
+                Some(f) => std::fs::read(&f).with_context(|| format!("reading {}", f.display()))?,
+                None => Vec::new(),
+            };
+            let inspection = sign_request(
+                &credentials,
+                &method.to_ascii_uppercase(),
+                &path,
+                &mut hs,
+                &body,
+                SignOptions {
+                    request_target,
+                    now: std::time::SystemTime::now(),
+                },
+            );
+            let mut out = std::io::stdout().lock();
+            for (n, v) in inspection.added_headers {
+                writeln!(out, "{n}: {v}")?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Cert { command }) => match command {
+            CertCommand::New {
+                dir,
+                name,
+                roles,
+                organisation,
+            } => {
+                let roles = roles
+                    .iter()
+                    .map(|r| r.parse::<Psd2Role>().map_err(|e| anyhow!(e)))
+                    .collect::<Result<Vec<_>>>()?;
+                let written = write_set(
+                    &dir,
+                    &name,
+                    &TppCertSpec {
+                        organisation,
+                        roles,
+                        ..TppCertSpec::default()
+                    },
+                )?;
+                println!("certificate: {}", written.tpp_cert.display());
+                println!("key:         {}", written.tpp_key.display());
+                println!("CA:          {}", written.ca_cert.display());
+                println!("CA key:      {}", written.ca_key.display());
+                let c = Certificate::load(&written.tpp_cert)?;
+                println!("keyId:       {}", c.key_id());
+                Ok(ExitCode::SUCCESS)
+            }
+            CertCommand::Show { file } => {
+                let c = Certificate::load(&file)?;
+                print!("{}", describe_certificate(&c));
+                Ok(ExitCode::SUCCESS)
+            }
+        },
+        Some(Command::Profile { command }) => {
+            let profiles = ProfileSet::load(Some(&paths.profiles_dir()));
+            for e in &profiles.errors {
+                eprintln!("warning: {e}");
+            }
+            match command {
+                ProfileCommand::List => {
+                    for p in &profiles.profiles {
+                        let target = match &p.target {
+                            psd2_console::profile::Target::Embedded => "embedded".to_string(),
+                            psd2_console::profile::Target::Url(u) => u.clone(),
+                        };
+                        println!("{}\t{}", p.name, target);
+                    }
+                    Ok(ExitCode::SUCCESS)
+                }
+                ProfileCommand::Show { name } => {
+                    let p = profiles
+                        .get(&name)
+                        .ok_or_else(|| anyhow!("no profile {name:?}"))?;
+                    print!("{}", toml::to_string_pretty(p)?);
+                    Ok(ExitCode::SUCCESS)
+                }
+            }
+        }
+    }
+}
+
+fn describe_certificate(c: &Certificate) -> String {
+    let fmt_time = |t| psd2_console::signing::imf_fixdate(t);
+    let roles: Vec<&str> = c.roles().iter().map(|r| r.name()).collect();
+    let mut s = String::new();
+    s.push_str(&format!("serial:   {}\n", c.serial_hex()));
+    s.push_str(&format!("keyId:    {}\n", c.key_id()));
+    s.push_str(&format!("issuer:   {}\n", c.issuer));
+    s.push_str(&format!("subject:  {}\n", c.subject));
+    s.push_str(&format!("valid:    {} .. {}\n", fmt_time(c.not_before_time()), fmt_time(c.not_after_time())));
+    s.push_str(&format!(
+        "roles:    {}\n",
+        if roles.is_empty() { "(no PSD2 statement)".to_string() } else { roles.join(", ") }
+    ));
+    if let Some(p) = &c.psd2 {
+        s.push_str(&format!("NCA:      {} ({})\n", p.nca_name, p.nca_id));
+    }
+    s
+}
+
+async fn send_command(
+    paths: &Paths,
+    operation: &str,
+    profile: &str,
+    params: &[String],
+    body_file: Option<PathBuf>,
+    wait_sca: bool,
+) -> Result<ExitCode> {
+    let op = operations::find(operation)
+        .ok_or_else(|| anyhow!("no operation {operation:?} (see `psd2-console send --list`)"))?;
+    let profiles = ProfileSet::load(Some(&paths.profiles_dir()));
+    let profile = profiles
+        .get(profile)
+        .cloned()
+        .ok_or_else(|| anyhow!("no profile {profile:?} (see `psd2-console profile list`)"))?;
+    let mut values = Vec::new();
+    for p in params {
+        let (k, v) = p
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--param {p:?} is not name=value"))?;
+        values.push((k.to_string(), v.to_string()));
+    }
+    let body = match body_file {
+        Some(f) => Some(
+            std::fs::read_to_string(&f).with_context(|| format!("reading {}", f.display()))?,
+        ),
+        None => None,
+    };
+    let mut engine = Engine::start(profile, paths.clone()).await?;
+    let mut exchange = engine.send(&engine.prepare(op, &values, body.as_deref())?).await?;
+    if wait_sca && let Some(url) = exchange.sca_redirect() {
+        eprintln!("SCA needed: open {url}");
+        let _ = open::that_detached(&url);
+        match engine.next_callback().await {
+            Some(cb) => {
+                eprintln!("{}", engine.apply_callback(&cb)?);
+                if matches!(cb, ScaCallback::Success(_)) {
+                    exchange = engine.send(&engine.prepare(op, &values, body.as_deref())?).await?;
+                }
+            }
+            None => eprintln!("no SCA callback listener"),
+        }
+    }
+    eprintln!("HTTP {} in {} ms", exchange.status, exchange.elapsed.as_millis());
+    println!("{}", exchange.pretty_body());
+    let ok = exchange.is_success();
+    engine.shutdown().await;
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

@@ -1,1 +1,260 @@
-//! TODO
+//! The TPP side: build a request for an operation from a profile, sign it, send it with
+//! reqwest, and keep the exchange.
+//!
+//! [`engine::Engine`] ties a profile to its credentials, the embedded sandbox (for `embedded`
+//! targets) and the SCA redirect listener; the TUI and the `send` command both drive it.
+
+pub mod engine;
+
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::cert::Credentials;
+use crate::profile::{Profile, SessionState};
+use crate::signing::{SignOptions, SignatureInspection, sign_request};
+use crate::xs2a::headers as h;
+use crate::xs2a::operations::Operation;
+
+pub use engine::Engine;
+
+/// Errors of building or sending a request.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("{0}")]
+    Params(String),
+    #[error("the body is not valid JSON: {0}")]
+    Body(String),
+    #[error("{0}")]
+    Setup(String),
+    #[error("cannot reach {url}: {reason}")]
+    Connect { url: String, reason: String },
+    #[error("request to {url} failed: {reason}")]
+    Http { url: String, reason: String },
+}
+
+/// A signed request ready to send, with what signing produced for the inspector.
+#[derive(Debug, Clone)]
+pub struct PreparedRequest {
+    pub operation_id: String,
+    pub method: String,
+    /// Absolute URL.
+    pub url: String,
+    /// Path and query as signed for `(request-target)`.
+    pub path_and_query: String,
+    /// Headers in sending order, including the signing headers.
+    pub headers: Vec<(String, String)>,
+    /// Body bytes exactly as sent and digested (compact JSON), empty for none.
+    pub body: Vec<u8>,
+    pub inspection: SignatureInspection,
+}
+
+impl PreparedRequest {
+    /// Value of header `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Everything [`prepare`] needs besides the operation.
+#[derive(Debug)]
+pub struct RequestContext<'a> {
+    pub profile: &'a Profile,
+    pub session: &'a SessionState,
+    pub credentials: &'a Credentials,
+    /// Base URL without trailing slash, e.g. `http://127.0.0.1:40123`.
+    pub base_url: &'a str,
+    /// The `TPP-Redirect-URI` to send.
+    pub redirect_uri: &'a str,
+    /// Signing instant (Date).
+    pub now: SystemTime,
+}
+
+/// Compacts a JSON body: the interface document asks for no insignificant whitespace, and the
+/// Digest covers exactly these bytes.
+pub fn compact_json(text: &str) -> Result<Vec<u8>, ClientError> {
+    if text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| ClientError::Body(e.to_string()))?;
+    serde_json::to_vec(&v).map_err(|e| ClientError::Body(e.to_string()))
+}
+
+/// Builds and signs the request for `op` with parameter values `params` (name → value) and an
+/// optional body text (JSON, compacted before signing).
+///
+/// Headers sent: `X-Request-ID` (new UUID), `TPP-Redirect-URI`, `TPP-Redirect-Preferred`,
+/// `TPP-Session-ID`, `PSU-ID`/`PSU-Corporate-ID` (when learned and the operation is
+/// PSU-bound), `PSU-IP-Address`, `x-accept-fix`, `Accept`, `Content-Type` with a body; then
+/// `Date`, `Digest`, `TPP-Signature-Certificate` and `Signature` from signing.
+pub fn prepare(
+    op: &Operation,
+    params: &[(String, String)],
+    body: Option<&str>,
+    ctx: &RequestContext<'_>,
+) -> Result<PreparedRequest, ClientError> {
+    let path_and_query = op.path_and_query(params).map_err(ClientError::Params)?;
+    let body = match body.or(op.body) {
+        Some(t) => compact_json(t)?,
+        None => Vec::new(),
+    };
+    let mut headers: Vec<(String, String)> = vec![
+        (h::ACCEPT.into(), "application/json".into()),
+        (h::X_REQUEST_ID.into(), uuid::Uuid::new_v4().to_string()),
+        (h::TPP_REDIRECT_URI.into(), ctx.redirect_uri.to_string()),
+    ];
+    if let Some(p) = ctx.profile.tpp_redirect_preferred {
+        headers.push((h::TPP_REDIRECT_PREFERRED.into(), p.to_string()));
+    }
+    if let Some(s) = &ctx.session.tpp_session_id {
+        headers.push((h::TPP_SESSION_ID.into(), s.clone()));
+    }
+    if op.psu_headers {
+        if let Some(p) = &ctx.session.psu_id {
+            headers.push((h::PSU_ID.into(), p.clone()));
+        }
+        if let Some(c) = &ctx.session.psu_corporate_id {
+            headers.push((h::PSU_CORPORATE_ID.into(), c.clone()));
+        }
+    }
+    if let Some(ip) = &ctx.profile.psu_ip_address {
+        headers.push((h::PSU_IP_ADDRESS.into(), ip.clone()));
+    }
+    if !ctx.profile.x_accept_fix.is_empty() {
+        headers.push((h::X_ACCEPT_FIX.into(), ctx.profile.x_accept_fix.join(",")));
+    }
+    if !body.is_empty() {
+        headers.push((h::CONTENT_TYPE.into(), "application/json".into()));
+    }
+    let inspection = sign_request(
+        ctx.credentials,
+        op.method,
+        &path_and_query,
+        &mut headers,
+        &body,
+        SignOptions {
+            request_target: ctx.profile.sign_request_target,
+            now: ctx.now,
+        },
+    );
+    Ok(PreparedRequest {
+        operation_id: op.id.to_string(),
+        method: op.method.to_string(),
+        url: format!("{}{}", ctx.base_url, path_and_query),
+        path_and_query,
+        headers,
+        body,
+        inspection,
+    })
+}
+
+/// A response as received.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// Time from sending to the whole body received.
+    pub elapsed: Duration,
+    /// The body parsed as JSON, when it is JSON.
+    pub json: Option<serde_json::Value>,
+}
+
+impl Exchange {
+    /// Whether the status is 2xx.
+    pub fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// The body as pretty JSON, or as text when it is not JSON.
+    pub fn pretty_body(&self) -> String {
+        match &self.json {
+            Some(v) => serde_json::to_string_pretty(v).unwrap_or_default(),
+            None => String::from_utf8_lossy(&self.body).into_owned(),
+        }
+    }
+
+    /// `_links.scaRedirect.href`, when the response carries one.
+    pub fn sca_redirect(&self) -> Option<String> {
+        self.json
+            .as_ref()
+            .and_then(crate::xs2a::links::sca_redirect_of)
+    }
+}
+
+/// A reqwest client for PSD2 calls: rustls, TLS 1.2 or higher, no automatic redirects (a
+/// 302 is shown, not followed), 30 s timeout.
+pub fn http_client() -> Result<reqwest::Client, ClientError> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(30))
+        .user_agent(concat!("psd2-console/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| ClientError::Setup(format!("HTTP client: {e}")))
+}
+
+/// Sends `req` and reads the whole response.
+pub async fn send(http: &reqwest::Client, req: &PreparedRequest) -> Result<Exchange, ClientError> {
+    let method = reqwest::Method::from_bytes(req.method.as_bytes())
+        .map_err(|e| ClientError::Params(format!("method {}: {e}", req.method)))?;
+    let mut rb = http.request(method, &req.url);
+    for (n, v) in &req.headers {
+        rb = rb.header(n.as_str(), v.as_str());
+    }
+    if !req.body.is_empty() {
+        rb = rb.body(req.body.clone());
+    }
+    let started = Instant::now();
+    let resp = rb.send().await.map_err(|e| describe_send_error(&req.url, &e))?;
+    let status = resp.status().as_u16();
+    let headers = resp
+        .headers()
+        .iter()
+        .map(|(n, v)| {
+            (
+                n.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let body = resp
+        .bytes()
+        .await
+        .map_err(|e| ClientError::Http {
+            url: req.url.clone(),
+            reason: e.to_string(),
+        })?
+        .to_vec();
+    let elapsed = started.elapsed();
+    let json = serde_json::from_slice(&body).ok();
+    Ok(Exchange {
+        status,
+        headers,
+        body,
+        elapsed,
+        json,
+    })
+}
+
+fn describe_send_error(url: &str, e: &reqwest::Error) -> ClientError {
+    let mut reason = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        reason.push_str(": ");
+        reason.push_str(&s.to_string());
+        src = s.source();
+    }
+    if e.is_connect() || e.is_timeout() {
+        ClientError::Connect {
+            url: url.to_string(),
+            reason,
+        }
+    } else {
+        ClientError::Http {
+            url: url.to_string(),
+            reason,
+        }
+    }
+}

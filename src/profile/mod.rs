@@ -1,1 +1,351 @@
-//! TODO
+//! TPP profiles: TOML files naming a target (the embedded sandbox or a base URL), the
+//! certificate and key, and the header values a TPP sends; plus the session state learned
+//! from SCA (PSU-ID, PSU-Corporate-ID, TPP-Session-ID), which is kept in a separate file per
+//! profile so that user-written profile files are never rewritten.
+//!
+//! Profiles come from the shipped examples (`profiles/*.toml`, built into the binary) and from
+//! `<config dir>/profiles/*.toml`; a user profile with the same name replaces a shipped one.
+
+pub mod paths;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::cert::Psd2Role;
+use crate::xs2a::redirect::PsuContext;
+
+pub use paths::Paths;
+
+/// Where requests go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// The sandbox ASPSP in this process, on a loopback port chosen at start.
+    Embedded,
+    /// A remote ASPSP at this base URL (paths such as `/v1/accounts` are appended).
+    Url(String),
+}
+
+impl Serialize for Target {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Target::Embedded => s.serialize_str("embedded"),
+            Target::Url(u) => s.serialize_str(u),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Target {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s == "embedded" {
+            return Ok(Target::Embedded);
+        }
+        let u = url::Url::parse(&s).map_err(|e| {
+            serde::de::Error::custom(format!(
+                "target must be \"embedded\" or an http(s) base URL; {s:?}: {e}"
+            ))
+        })?;
+        if u.scheme() != "http" && u.scheme() != "https" {
+            return Err(serde::de::Error::custom(format!(
+                "target URL {s:?} must be http or https"
+            )));
+        }
+        Ok(Target::Url(s.trim_end_matches('/').to_string()))
+    }
+}
+
+fn default_accept_fix() -> Vec<String> {
+    vec!["amount-as-string".to_string()]
+}
+
+/// A TPP profile as written in TOML.
+///
+/// ```toml
+/// name = "Embedded sandbox"
+/// target = "embedded"            # or "https://api.sandbox.example.com"
+/// certificate = "certs/tpp.pem"  # relative to the profile file; absent: generated test cert
+/// key = "certs/tpp.key"
+/// roles = ["PSP_AI", "PSP_PI"]
+/// tpp_redirect_uri = "http://127.0.0.1:8089/callback"  # absent: port chosen at start
+/// tpp_redirect_preferred = true
+/// psu_ip_address = "127.0.0.1"
+/// x_accept_fix = ["amount-as-string"]
+/// sign_request_target = false
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    pub name: String,
+    pub target: Target,
+    /// Certificate file (PEM or DER). Absent for `embedded`: a generated test certificate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<PathBuf>,
+    /// Private key file (PKCS#8 or PKCS#1, PEM or DER).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<PathBuf>,
+    /// PSD2 roles the TPP expects its certificate to carry (checked against it, and used for
+    /// a generated test certificate).
+    #[serde(default = "default_roles")]
+    pub roles: Vec<Psd2Role>,
+    /// `TPP-Redirect-URI`; when absent the console's listener picks a free loopback port and
+    /// uses `http://127.0.0.1:<port>/callback`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpp_redirect_uri: Option<String>,
+    /// `TPP-Redirect-Preferred` (`false` asks for the app-based flow, rule 13).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpp_redirect_preferred: Option<bool>,
+    /// `PSU-IP-Address`, sent when the PSU is present (rule 16).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psu_ip_address: Option<String>,
+    /// `x-accept-fix` values (Versioning), comma-joined on the wire.
+    #[serde(default = "default_accept_fix")]
+    pub x_accept_fix: Vec<String>,
+    /// Sign `(request-target)` too.
+    #[serde(default)]
+    pub sign_request_target: bool,
+    /// The file the profile was read from (`None` for built-in ones).
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
+}
+
+fn default_roles() -> Vec<Psd2Role> {
+    vec![Psd2Role::PspAi, Psd2Role::PspPi]
+}
+
+impl Profile {
+    /// Parses one profile file's text.
+    pub fn from_toml(text: &str, file: &str) -> Result<Self, ProfileError> {
+        toml::from_str::<Profile>(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+            ProfileError {
+                file: file.to_string(),
+                line,
+                message: e.message().to_string(),
+            }
+        })
+    }
+
+    /// Resolves a path of this profile: absolute as is, else relative to the profile file.
+    pub fn resolve(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            return p.to_path_buf();
+        }
+        match self.source.as_ref().and_then(|s| s.parent()) {
+            Some(dir) => dir.join(p),
+            None => p.to_path_buf(),
+        }
+    }
+
+    /// A file-system-safe form of the name, used for session and certificate files.
+    pub fn slug(&self) -> String {
+        let s: String = self
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        let s = s.trim_matches('-').to_string();
+        if s.is_empty() { "profile".into() } else { s }
+    }
+}
+
+/// A profile file that could not be read: the file, the line when known, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct ProfileError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// The shipped example profiles, built into the binary: (file name, text).
+pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
+    (
+        "profiles/embedded-sandbox.toml",
+        include_str!("../../profiles/embedded-sandbox.toml"),
+    ),
+    (
+        "profiles/remote-sandbox-example.toml",
+        include_str!("../../profiles/remote-sandbox-example.toml"),
+    ),
+];
+
+/// Name of the built-in embedded-sandbox profile, the default.
+pub const DEFAULT_PROFILE: &str = "Embedded sandbox";
+
+/// Loaded profiles and the files that failed to load.
+#[derive(Debug, Clone, Default)]
+pub struct ProfileSet {
+    pub profiles: Vec<Profile>,
+    pub errors: Vec<ProfileError>,
+}
+
+impl ProfileSet {
+    /// Loads the built-in profiles, then every `*.toml` in `user_dir` (sorted by name). A
+    /// broken file is reported in `errors` and the others still load.
+    pub fn load(user_dir: Option<&Path>) -> Self {
+        let mut set = ProfileSet::default();
+        for (file, text) in BUILTIN_PROFILES {
+            match Profile::from_toml(text, file) {
+                Ok(p) => set.insert(p),
+                Err(e) => set.errors.push(e),
+            }
+        }
+        if let Some(dir) = user_dir {
+            set.load_dir(dir);
+        }
+        set
+    }
+
+    /// Loads every `*.toml` file of `dir` into the set.
+    pub fn load_dir(&mut self, dir: &Path) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        for f in files {
+            let name = f.display().to_string();
+            match std::fs::read_to_string(&f) {
+                Ok(text) => match Profile::from_toml(&text, &name) {
+                    Ok(mut p) => {
+                        p.source = Some(f.clone());
+                        self.insert(p);
+                    }
+                    Err(e) => self.errors.push(e),
+                },
+                Err(e) => self.errors.push(ProfileError {
+                    file: name,
+                    line: None,
+                    message: e.to_string(),
+                }),
+            }
+        }
+    }
+
+    fn insert(&mut self, p: Profile) {
+        if let Some(existing) = self.profiles.iter_mut().find(|x| x.name == p.name) {
+            *existing = p;
+        } else {
+            self.profiles.push(p);
+        }
+    }
+
+    /// The profile called `name` (case-insensitive).
+    pub fn get(&self, name: &str) -> Option<&Profile> {
+        self.profiles
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case(name) || p.slug() == name)
+    }
+}
+
+/// What SCA taught the console for one profile (interface document, "Redirect parameters
+/// after SCA" and Authentication rule 12): sent as `PSU-ID`, `PSU-Corporate-ID` and
+/// `TPP-Session-ID` on later requests.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionState {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psu_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psu_corporate_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpp_session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<PsuContext>,
+    /// When the last SCA completed, seconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sca_completed_at: Option<i64>,
+}
+
+impl SessionState {
+    /// Reads `path`; a missing file is an empty state.
+    ///
+    /// Errors: the file exists but is not a session TOML (named with its path).
+    pub fn load(path: &Path) -> Result<Self, ProfileError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => toml::from_str(&text).map_err(|e| ProfileError {
+                file: path.display().to_string(),
+                line: e
+                    .span()
+                    .map(|s| text[..s.start.min(text.len())].lines().count().max(1)),
+                message: e.message().to_string(),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(SessionState::default()),
+            Err(e) => Err(ProfileError {
+                file: path.display().to_string(),
+                line: None,
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    /// Writes the state atomically (temp file + rename).
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        let text = toml::to_string(self).map_err(std::io::Error::other)?;
+        crate::fsutil::write_atomic(path, text.as_bytes(), false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_profiles_parse() {
+        let set = ProfileSet::load(None);
+        assert!(set.errors.is_empty(), "{:?}", set.errors);
+        let p = set.get(DEFAULT_PROFILE).expect("embedded profile");
+        assert_eq!(p.target, Target::Embedded);
+    }
+
+    #[test]
+    fn broken_file_names_file_and_line_and_others_load() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("a-good.toml"),
+            "name = \"Good\"\ntarget = \"https://bank.example\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("b-bad.toml"),
+            "name = \"Bad\"\ntarget = \"embedded\"\nroles = [\"PSP_XX\"]\n",
+        )
+        .unwrap();
+        let set = ProfileSet::load(Some(dir.path()));
+        assert!(set.get("Good").is_some());
+        assert!(set.get("Bad").is_none());
+        assert_eq!(set.errors.len(), 1);
+        let e = &set.errors[0];
+        assert!(e.file.ends_with("b-bad.toml"));
+        assert_eq!(e.line, Some(3));
+        assert!(e.to_string().contains("b-bad.toml:3"), "{e}");
+        assert!(e.message.contains("PSP_XX"), "{e}");
+    }
+
+    #[test]
+    fn session_state_round_trips_atomically() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s/x.toml");
+        assert_eq!(SessionState::load(&path).unwrap(), SessionState::default());
+        let s = SessionState {
+            psu_id: Some(uuid::Uuid::new_v4().to_string()),
+            psu_corporate_id: None,
+            tpp_session_id: Some("abc".into()),
+            context: Some(PsuContext::Private),
+            sca_completed_at: Some(1),
+        };
+        s.save(&path).unwrap();
+        assert_eq!(SessionState::load(&path).unwrap(), s);
+    }
+}

@@ -1,1 +1,220 @@
-//! TODO
+//! The SCA callback listener: a small axum server on 127.0.0.1 at the path of the profile's
+//! `TPP-Redirect-URI`. The ASPSP redirects the PSU's browser here after SCA with the
+//! parameters of the interface document ("Redirect parameters after SCA"); the listener
+//! answers the browser with a short page and hands the outcome to the console.
+//!
+//! A callback whose `tpp-session-id` is not one the console sent is refused (400) and not
+//! handed on, so a stale or forged redirect cannot change the profile's PSU-ID.
+
+use std::collections::HashSet;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+
+use axum::extract::{RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::xs2a::redirect::ScaCallback;
+
+/// Errors of starting the listener.
+#[derive(Debug, thiserror::Error)]
+pub enum ListenerError {
+    #[error(
+        "TPP-Redirect-URI {0:?} is not a loopback http URL (http://127.0.0.1:PORT/path or http://localhost:PORT/path), so the console cannot receive the callback"
+    )]
+    NotLoopback(String),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Path used when the profile gives no TPP-Redirect-URI.
+pub const DEFAULT_PATH: &str = "/callback";
+
+#[derive(Clone)]
+struct ListenerState {
+    path: String,
+    sent_session_ids: Arc<Mutex<HashSet<String>>>,
+    tx: mpsc::UnboundedSender<ScaCallback>,
+}
+
+/// A running listener. Dropping it stops the server.
+pub struct RedirectListener {
+    pub addr: SocketAddr,
+    /// The `TPP-Redirect-URI` to send, e.g. `http://127.0.0.1:40111/callback`.
+    pub redirect_uri: String,
+    sent_session_ids: Arc<Mutex<HashSet<String>>>,
+    rx: Option<mpsc::UnboundedReceiver<ScaCallback>>,
+    shutdown: Option<oneshot::Sender<()>>,
+}
+
+impl Drop for RedirectListener {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+impl RedirectListener {
+    /// Starts listening. With `redirect_uri` its port and path are used (the host must be
+    /// 127.0.0.1 or localhost; the socket is always bound to 127.0.0.1); without, a free port
+    /// is chosen and the path is `/callback`.
+    pub async fn start(redirect_uri: Option<&str>) -> Result<Self, ListenerError> {
+        let (port, path, uri_host) = match redirect_uri {
+            Some(u) => {
+                let parsed =
+                    url::Url::parse(u).map_err(|_| ListenerError::NotLoopback(u.to_string()))?;
+                let host = parsed.host_str().unwrap_or_default().to_string();
+                if parsed.scheme() != "http" || !(host == "127.0.0.1" || host == "localhost") {
+                    return Err(ListenerError::NotLoopback(u.to_string()));
+                }
+                let port = parsed.port().unwrap_or(80);
+                (port, parsed.path().to_string(), host)
+            }
+            None => (0, DEFAULT_PATH.to_string(), "127.0.0.1".to_string()),
+        };
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        let socket = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| ListenerError::Bind { addr, source })?;
+        let addr = socket
+            .local_addr()
+            .map_err(|source| ListenerError::Bind { addr, source })?;
+        let redirect_uri = match redirect_uri {
+            Some(u) => u.to_string(),
+            None => format!("http://{uri_host}:{}{path}", addr.port()),
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        let sent_session_ids = Arc::new(Mutex::new(HashSet::new()));
+        let state = ListenerState {
+            path: path.clone(),
+            sent_session_ids: sent_session_ids.clone(),
+            tx,
+        };
+        let app = axum::Router::new()
+            .fallback(callback)
+            .with_state(state);
+        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let _ = axum::serve(socket, app)
+                .with_graceful_shutdown(async {
+                    let _ = stop_rx.await;
+                })
+                .await;
+        });
+        Ok(RedirectListener {
+            addr,
+            redirect_uri,
+            sent_session_ids,
+            rx: Some(rx),
+            shutdown: Some(stop_tx),
+        })
+    }
+
+    /// Records a `TPP-Session-ID` the console sent; only callbacks carrying a recorded id
+    /// are accepted.
+    pub fn expect_session(&self, tpp_session_id: &str) {
+        if let Ok(mut s) = self.sent_session_ids.lock() {
+            s.insert(tpp_session_id.to_string());
+        }
+    }
+
+    /// Waits for the next accepted callback (`None` once the receiver was taken).
+    pub async fn next(&mut self) -> Option<ScaCallback> {
+        match self.rx.as_mut() {
+            Some(rx) => rx.recv().await,
+            None => None,
+        }
+    }
+
+    /// The next accepted callback, if one has arrived.
+    pub fn try_next(&mut self) -> Option<ScaCallback> {
+        self.rx.as_mut().and_then(|rx| rx.try_recv().ok())
+    }
+
+    /// Takes the receiving end, for an event loop that selects over several sources.
+    pub fn take_receiver(&mut self) -> Option<mpsc::UnboundedReceiver<ScaCallback>> {
+        self.rx.take()
+    }
+}
+
+async fn callback(
+    State(state): State<ListenerState>,
+    uri: axum::http::Uri,
+    RawQuery(query): RawQuery,
+) -> Response {
+    if uri.path() != state.path {
+        return page(
+            StatusCode::NOT_FOUND,
+            "Not the callback",
+            &format!("This listener only takes the SCA callback at {}.", state.path),
+        );
+    }
+    let query = query.unwrap_or_default();
+    let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+        .into_owned()
+        .collect();
+    let parsed = ScaCallback::from_query_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let cb = match parsed {
+        Ok(cb) => cb,
+        Err(e) => return page(StatusCode::BAD_REQUEST, "Callback not understood", &e),
+    };
+    if let Some(id) = cb.tpp_session_id() {
+        let known = state
+            .sent_session_ids
+            .lock()
+            .map(|s| s.contains(id))
+            .unwrap_or(false);
+        if !known {
+            return page(
+                StatusCode::BAD_REQUEST,
+                "Callback rejected",
+                &format!(
+                    "tpp-session-id {id:?} is not one this console sent; the result was not used."
+                ),
+            );
+        }
+    } else if matches!(cb, ScaCallback::Success(_)) {
+        return page(
+            StatusCode::BAD_REQUEST,
+            "Callback rejected",
+            "The callback has no tpp-session-id.",
+        );
+    }
+    let response = match &cb {
+        ScaCallback::Success(s) => page(
+            StatusCode::OK,
+            "SCA complete",
+            &format!(
+                "SCA complete ({} context). Return to the console.",
+                s.context.as_str()
+            ),
+        ),
+        ScaCallback::Failure(f) => page(
+            StatusCode::OK,
+            "SCA failed",
+            &format!(
+                "SCA failed: {} {} from {}: {}. Return to the console.",
+                f.status, f.code, f.system, f.message
+            ),
+        ),
+    };
+    let _ = state.tx.send(cb);
+    response
+}
+
+fn page(status: StatusCode, title: &str, text: &str) -> Response {
+    let body = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>{t}</title>\
+         <style>body{{font-family:sans-serif;max-width:40em;margin:4em auto;}}</style></head>\
+         <body><h1>{t}</h1><p>{x}</p><p><small>psd2-console redirect listener</small></p></body></html>",
+        t = html_escape::encode_text(title),
+        x = html_escape::encode_text(text)
+    );
+    (status, Html(body)).into_response()
+}

@@ -218,6 +218,30 @@ fn parse_params(s: &str) -> Result<SignatureParams, VerifyError> {
     })
 }
 
+/// Signs the headers `names` (in that order) of a request whose headers are already complete
+/// (`Date`, `Digest` included): returns the signing string and the Signature parameters.
+/// [`sign_request`] uses this with the order of [`ELIGIBLE_HEADERS`]; other orders exist in
+/// the field (the test vectors sign `date` last) and verify the same way.
+///
+/// Errors: the lower-case name of a listed header the request lacks.
+pub fn sign_with_names(
+    credentials: &Credentials,
+    method: &str,
+    path_and_query: &str,
+    headers: &[(String, String)],
+    names: &[String],
+) -> Result<(String, SignatureParams), String> {
+    let signing_string =
+        build_signing_string(method, path_and_query, names, |n| find(headers, n))?;
+    let params = SignatureParams {
+        key_id: credentials.certificate.key_id(),
+        algorithm: ALGORITHM.to_string(),
+        headers: names.to_vec(),
+        signature: credentials.key.sign_rsa_sha256(signing_string.as_bytes()),
+    };
+    Ok((signing_string, params))
+}
+
 /// Options of [`sign_request`].
 #[derive(Debug, Clone, Copy)]
 pub struct SignOptions {
@@ -301,15 +325,10 @@ pub fn sign_request(
             names.push(n.to_string());
         }
     }
-    let signing_string = build_signing_string(method, path_and_query, &names, |n| find(headers, n))
-        .expect("every listed header was found above");
-    let key_id = credentials.certificate.key_id();
-    let params = SignatureParams {
-        key_id: key_id.clone(),
-        algorithm: ALGORITHM.to_string(),
-        headers: names.clone(),
-        signature: credentials.key.sign_rsa_sha256(signing_string.as_bytes()),
-    };
+    let (signing_string, params) =
+        sign_with_names(credentials, method, path_and_query, headers, &names)
+            .expect("every listed header was found above");
+    let key_id = params.key_id.clone();
     let signature_header = params.to_header_value();
     let cert_value = credentials.certificate.header_value();
     headers.push(("TPP-Signature-Certificate".into(), cert_value.clone()));
