@@ -165,6 +165,9 @@ pub struct VerifiedRequest {
 /// A certificate ready for verification: parsed once, with its public key parsed.
 pub struct TrustedKey {
     pub certificate: Arc<Certificate>,
+    /// `certificate.key_id()`, so the common case (the keyId exactly as we print it) skips
+    /// parsing the DN.
+    key_id: String,
     public_key: ParsedPublicKey,
 }
 
@@ -186,6 +189,7 @@ impl TrustedKey {
             VerifyError::CertificateInvalid(format!("unusable RSA public key: {e}"))
         })?;
         Ok(TrustedKey {
+            key_id: certificate.key_id(),
             certificate: Arc::new(certificate),
             public_key,
         })
@@ -256,6 +260,28 @@ fn parse_key_id(key_id: &str) -> Result<(Vec<u8>, DistinguishedName), VerifyErro
     serial.drain(..zeros);
     let issuer = DistinguishedName::parse_rfc2253(ca).map_err(|e| bad(&e.reason))?;
     Ok((serial, issuer))
+}
+
+/// Compares a keyId with the certificate: serial as an integer, issuer DN attribute by
+/// attribute.
+fn check_key_id(key_id: &str, cert: &Certificate) -> Result<(), VerifyError> {
+    let (serial, issuer) = parse_key_id(key_id)?;
+    if serial != cert.serial {
+        return Err(VerifyError::KeyIdSerialMismatch {
+            key_id_serial: crate::cert::dn::hex_upper(&serial)
+                .trim_start_matches('0')
+                .to_string(),
+            certificate_serial: cert.serial_hex(),
+        });
+    }
+    if !issuer.matches(&cert.issuer) {
+        return Err(VerifyError::KeyIdIssuerMismatch {
+            key_id_issuer: issuer.to_rfc2253(),
+            certificate_issuer: cert.issuer.to_rfc2253(),
+            difference: issuer.difference(&cert.issuer).unwrap_or_default(),
+        });
+    }
+    Ok(())
 }
 
 /// Verifies a signed request without caching (see [`Verifier`] for the cached form).
@@ -345,21 +371,8 @@ fn verify_with(
             algorithm: params.algorithm.clone(),
         });
     }
-    let (serial, issuer) = parse_key_id(&params.key_id)?;
-    if serial != cert.serial {
-        return Err(VerifyError::KeyIdSerialMismatch {
-            key_id_serial: crate::cert::dn::hex_upper(&serial)
-                .trim_start_matches('0')
-                .to_string(),
-            certificate_serial: cert.serial_hex(),
-        });
-    }
-    if !issuer.matches(&cert.issuer) {
-        return Err(VerifyError::KeyIdIssuerMismatch {
-            key_id_issuer: issuer.to_rfc2253(),
-            certificate_issuer: cert.issuer.to_rfc2253(),
-            difference: issuer.difference(&cert.issuer).unwrap_or_default(),
-        });
+    if params.key_id != key.key_id {
+        check_key_id(&params.key_id, cert)?;
     }
     // Digest (rule 9)
     let digest = header(headers, "digest");

@@ -1,0 +1,245 @@
+//! `psd2-console sign` output is accepted by `psd2-console sandbox serve`; the same request
+//! with a changed body, a changed signed header, a Date 61 s off or another certificate is
+//! rejected with the matching code and an explanation. Real binary, real HTTP on loopback.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use psd2_console::xs2a::error::ErrorBody;
+
+const BIN: &str = env!("CARGO_BIN_EXE_psd2-console");
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn start_server() -> (Server, String) {
+    let port = free_port();
+    let child = Command::new(BIN)
+        .args(["sandbox", "serve", "--addr", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start sandbox serve");
+    let server = Server(child);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "sandbox serve did not start listening");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (server, format!("http://127.0.0.1:{port}"))
+}
+
+fn cert_new(dir: &Path, name: &str) {
+    let out = Command::new(BIN)
+        .args(["cert", "new", "--dir"])
+        .arg(dir)
+        .args(["--name", name])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("keyId:       SN="), "{stdout}");
+}
+
+/// Runs `psd2-console sign` and returns the headers it printed.
+fn sign(
+    dir: &Path,
+    name: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, String)],
+    body: Option<&[u8]>,
+) -> Vec<(String, String)> {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("sign")
+        .arg("--cert")
+        .arg(dir.join(format!("{name}.pem")))
+        .arg("--key")
+        .arg(dir.join(format!("{name}.key")))
+        .args(["--method", method, "--path", path]);
+    for (n, v) in headers {
+        cmd.arg("--header").arg(format!("{n}: {v}"));
+    }
+    if let Some(b) = body {
+        let f = dir.join("body.json");
+        std::fs::write(&f, b).unwrap();
+        cmd.arg("--body-file").arg(&f);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (n, v) = l.split_once(": ").expect("Name: value");
+            (n.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+async fn send(
+    base: &str,
+    method: &str,
+    path: &str,
+    headers: &[(String, String)],
+    body: Option<&[u8]>,
+) -> (u16, serde_json::Value) {
+    let client = reqwest::Client::new();
+    let mut rb = client.request(method.parse().unwrap(), format!("{base}{path}"));
+    for (n, v) in headers {
+        rb = rb.header(n, v);
+    }
+    if let Some(b) = body {
+        rb = rb.body(b.to_vec());
+    }
+    let resp = rb.send().await.unwrap();
+    let status = resp.status().as_u16();
+    let json = resp.json().await.unwrap_or(serde_json::Value::Null);
+    (status, json)
+}
+
+fn code_and_text(v: &serde_json::Value) -> (String, String) {
+    let e: ErrorBody = serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{v}: {e}"));
+    let m = &e.tpp_messages[0];
+    (m.code.clone(), m.text.clone().unwrap_or_default())
+}
+
+#[tokio::test]
+async fn signed_requests_are_accepted_and_tampered_ones_rejected_with_reasons() {
+    let tmp = tempfile::tempdir().unwrap();
+    cert_new(tmp.path(), "tpp");
+    cert_new(tmp.path(), "other");
+    let (_server, base) = start_server();
+
+    let request_headers = |id: &str| {
+        vec![
+            ("X-Request-ID", id.to_string()),
+            ("TPP-Redirect-URI", "http://127.0.0.1:9/cb".to_string()),
+        ]
+    };
+    let path = "/v1/sandbox/customers?withAccounts=true&withAgreements=false";
+    let mk = |extra: Vec<(String, String)>, base_headers: &[(&str, String)]| {
+        let mut all: Vec<(String, String)> = base_headers
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.clone()))
+            .collect();
+        all.extend(extra);
+        all
+    };
+
+    // Accepted as signed.
+    let hs = request_headers("11111111-1111-4111-8111-111111111111");
+    let added = sign(tmp.path(), "tpp", "GET", path, &hs, None);
+    let names: Vec<&str> = added.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["Date", "TPP-Signature-Certificate", "Signature"]);
+    let ok = mk(added.clone(), &hs);
+    let (status, body) = send(&base, "GET", path, &ok, None).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.as_array().is_some_and(|a| !a.is_empty()), "{body}");
+
+    // A changed signed header.
+    let mut changed = ok.clone();
+    changed[0].1 = "22222222-2222-4222-8222-222222222222".into();
+    let (status, body) = send(&base, "GET", path, &changed, None).await;
+    let (code, text) = code_and_text(&body);
+    assert_eq!((status, code.as_str()), (401, "SIGNATURE_INVALID"), "{text}");
+    assert!(text.contains("x-request-id: 22222222"), "{text}");
+
+    // Another certificate.
+    let other = sign(tmp.path(), "other", "GET", path, &hs, None);
+    let other_cert = other
+        .iter()
+        .find(|(n, _)| n == "TPP-Signature-Certificate")
+        .unwrap()
+        .1
+        .clone();
+    let mut swapped = ok.clone();
+    for h in swapped.iter_mut() {
+        if h.0 == "TPP-Signature-Certificate" {
+            h.1 = other_cert.clone();
+        }
+    }
+    let (status, body) = send(&base, "GET", path, &swapped, None).await;
+    let (code, text) = code_and_text(&body);
+    assert_eq!((status, code.as_str()), (400, "PARAMETER_NOT_CONSISTENT"), "{text}");
+    assert!(text.contains("keyId serial mismatch"), "{text}");
+
+    // A Date 61 s off.
+    let old = psd2_console::signing::imf_fixdate(SystemTime::now() - Duration::from_secs(61));
+    let mut hs_old = request_headers("33333333-3333-4333-8333-333333333333");
+    hs_old.push(("Date", old.clone()));
+    let added_old = sign(tmp.path(), "tpp", "GET", path, &hs_old, None);
+    assert!(!added_old.iter().any(|(n, _)| n == "Date"), "a given Date is kept");
+    let (status, body) = send(&base, "GET", path, &mk(added_old, &hs_old), None).await;
+    let (code, text) = code_and_text(&body);
+    assert_eq!((status, code.as_str()), (400, "TIMESTAMP_INVALID"), "{text}");
+    assert!(text.contains(&old) && text.contains("60 s"), "{text}");
+
+    // A changed body.
+    let body_bytes = br#"{"customerName":"Kari Nordmann"}"#;
+    let post_path = "/v1/sandbox/customers";
+    let hs_post = request_headers("44444444-4444-4444-8444-444444444444");
+    let added_post = sign(tmp.path(), "tpp", "POST", post_path, &hs_post, Some(body_bytes));
+    assert!(added_post.iter().any(|(n, v)| n == "Digest" && v.starts_with("SHA-256=")));
+    let mut post_headers = mk(added_post, &hs_post);
+    post_headers.push(("Content-Type".into(), "application/json".into()));
+    let tampered = br#"{"customerName":"Kari Nordmenn"}"#;
+    let (status, body) = send(&base, "POST", post_path, &post_headers, Some(tampered)).await;
+    let (code, text) = code_and_text(&body);
+    assert_eq!((status, code.as_str()), (400, "FORMAT_ERROR"), "{text}");
+    assert!(text.starts_with("digest mismatch: header SHA-256="), "{text}");
+    assert!(text.contains("body hashes to SHA-256="), "{text}");
+
+    // Unsigned.
+    let (status, body) = send(&base, "GET", path, &mk(vec![], &hs), None).await;
+    let (code, _) = code_and_text(&body);
+    assert_eq!((status, code.as_str()), (401, "SIGNATURE_MISSING"));
+}
+
+#[test]
+fn sign_prints_one_line_certificate_and_digest() {
+    let tmp = tempfile::tempdir().unwrap();
+    cert_new(tmp.path(), "tpp");
+    let added = sign(
+        tmp.path(),
+        "tpp",
+        "post",
+        "/v1/payments/norwegian-domestic-credit-transfers",
+        &[("X-Request-ID", "abc".to_string())],
+        Some(b"{\"a\":\"1\"}"),
+    );
+    let names: Vec<&str> = added.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["Date", "Digest", "TPP-Signature-Certificate", "Signature"]
+    );
+    let cert = &added[2].1;
+    assert!(!cert.contains(' ') && !cert.contains("BEGIN"));
+    psd2_console::cert::Certificate::from_header_value(cert).unwrap();
+    assert!(added[3].1.contains("headers=\"date digest x-request-id\""), "{}", added[3].1);
+    // key files are private
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(tmp.path().join("tpp.key"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}

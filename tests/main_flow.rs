@@ -1,0 +1,160 @@
+//! The main job end to end through the console's engine, with no mocks: the built-in
+//! embedded-sandbox profile lists accounts, gets 401 with a scaRedirect, the PSU completes
+//! SCA in the sandbox's HTML forms over real HTTP, the browser lands on the console's
+//! redirect listener, the engine stores the PSU-ID, and the accounts are listed.
+
+mod common;
+
+use common::{browser, forms, location};
+use psd2_console::client::Engine;
+use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet, SessionState};
+use psd2_console::xs2a::operations;
+use psd2_console::xs2a::redirect::ScaCallback;
+
+/// Logs in with the first customerNumber the login page offers, keeps the pre-selected
+/// accounts (or ticks the first), approves, and returns the redirect to the TPP.
+async fn complete_sca(sca_url: &str) -> String {
+    let web = browser();
+    let page = web.get(sca_url).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap();
+    assert!(!html.contains("<script"), "SCA pages need no JavaScript");
+    let mut login = forms(&html, sca_url).remove(0);
+    let number = login
+        .fields
+        .iter()
+        .find(|(n, _)| n == "customerNumber")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    let number = if number.is_empty() {
+        // The login page lists the sandbox's customer numbers as hints.
+        let customers = regex_lite_numbers(&html);
+        customers.first().cloned().expect("a customerNumber hint")
+    } else {
+        number
+    };
+    login.set("customerNumber", &number);
+    let mut resp = login.submit(&web, "").await;
+    // Pages until the redirect: a context choice (private), then the consent.
+    for _ in 0..4 {
+        if resp.status().is_redirection() {
+            let to = location(&resp);
+            if to.starts_with(sca_url.split("/sca").next().unwrap()) {
+                resp = web.get(&to).send().await.unwrap();
+                continue;
+            }
+            return to;
+        }
+        let url = resp.url().to_string();
+        let html = resp.text().await.unwrap();
+        let mut form = forms(&html, &url).remove(0);
+        if form.unchecked.iter().any(|(_, v)| v == "PRIVATE") {
+            form.choose("context", "PRIVATE");
+        }
+        if form.fields.iter().all(|(n, _)| !n.contains("account")) {
+            if let Some((n, v)) = form.unchecked.iter().find(|(n, _)| n.contains("account")).cloned() {
+                form.check(&n, &v);
+            }
+        }
+        let label = form
+            .buttons
+            .iter()
+            .find(|(_, v, l)| {
+                let t = format!("{v} {l}").to_lowercase();
+                t.contains("approve") || t.contains("continue") || t.contains("next")
+            })
+            .map(|(_, _, l)| l.clone())
+            .expect("an approve/continue button");
+        resp = form.submit(&web, &label).await;
+    }
+    panic!("no redirect to the TPP after SCA");
+}
+
+fn regex_lite_numbers(html: &str) -> Vec<String> {
+    // 11-digit mock national ids shown as hints.
+    let b = html.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_digit() {
+            let s = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            if i - s == 11 {
+                out.push(html[s..i].to_string());
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn list_accounts_after_sca_in_the_browser() {
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path().to_path_buf());
+    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
+    let mut engine = Engine::start(profile, paths.clone()).await.unwrap();
+    assert!(engine.listener_error.is_none(), "{:?}", engine.listener_error);
+    // First run generated the test certificate, key 0600.
+    let key_file = paths.certs_dir().join("embedded-sandbox.key");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&key_file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    let list = operations::find("accounts.list").unwrap();
+    let first = engine.send(&engine.prepare(list, &[], None).unwrap()).await.unwrap();
+    assert_eq!(first.status, 401, "{}", first.pretty_body());
+    let sca = first.sca_redirect().expect("scaRedirect");
+
+    let to_tpp = complete_sca(&sca).await;
+    assert!(to_tpp.starts_with(&engine.redirect_uri), "{to_tpp}");
+    // The browser follows the redirect to the console's listener.
+    let landing = browser().get(&to_tpp).send().await.unwrap();
+    assert_eq!(landing.status(), 200);
+    assert!(landing.text().await.unwrap().contains("SCA complete"));
+
+    let cb = engine.next_callback().await.unwrap();
+    let ScaCallback::Success(ok) = &cb else {
+        panic!("{cb:?}")
+    };
+    uuid::Uuid::parse_str(&ok.psu_id).unwrap();
+    engine.apply_callback(&cb).unwrap();
+    // Persisted for the next start.
+    let saved = SessionState::load(&paths.session_file("embedded-sandbox")).unwrap();
+    assert_eq!(saved.psu_id.as_deref(), Some(ok.psu_id.as_str()));
+
+    let again = engine.prepare(list, &[], None).unwrap();
+    assert_eq!(again.header("PSU-ID"), Some(ok.psu_id.as_str()));
+    let accounts = engine.send(&again).await.unwrap();
+    assert_eq!(accounts.status, 200, "{}", accounts.pretty_body());
+    let list = accounts.json.as_ref().unwrap()["accounts"].as_array().unwrap().clone();
+    assert!(!list.is_empty());
+    let id = list[0]["resourceId"].as_str().unwrap().to_string();
+
+    let balances = operations::find("accounts.balances").unwrap();
+    let b = engine
+        .send(
+            &engine
+                .prepare(balances, &[("account-id".into(), id.clone())], None)
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(b.status, 200, "{}", b.pretty_body());
+    assert!(b.json.as_ref().unwrap()["balances"][0]["balanceAmount"]["amount"].is_string());
+
+    let tx = operations::find("accounts.transactions").unwrap();
+    let t = engine
+        .send(&engine.prepare(tx, &[("account-id".into(), id)], None).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(t.status, 200, "{}", t.pretty_body());
+    assert!(t.json.as_ref().unwrap()["transactions"]["booked"].is_array());
+    engine.shutdown().await;
+}

@@ -1,0 +1,91 @@
+//! The SCA callback listener over real HTTP on loopback.
+
+use psd2_console::redirect::{ListenerError, RedirectListener};
+use psd2_console::xs2a::redirect::{PsuContext, ScaCallback};
+
+async fn get(url: &str) -> (u16, String) {
+    let r = reqwest::get(url).await.unwrap();
+    (r.status().as_u16(), r.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn accepts_known_sessions_and_rejects_others() {
+    let mut l = RedirectListener::start(None).await.unwrap();
+    assert!(l.addr.ip().is_loopback());
+    assert!(l.redirect_uri.starts_with("http://127.0.0.1:"));
+    assert!(l.redirect_uri.ends_with("/callback"));
+    l.expect_session("sess-1");
+    let psu = uuid::Uuid::new_v4().to_string();
+
+    // Wrong tpp-session-id: refused, not handed on.
+    let (status, page) = get(&format!(
+        "{}?psu-id={psu}&tpp-session-id=forged&context=PRIVATE",
+        l.redirect_uri
+    ))
+    .await;
+    assert_eq!(status, 400);
+    assert!(page.contains("forged"), "{page}");
+    assert!(l.try_next().is_none());
+
+    // Not a callback at all.
+    let (status, _) = get(&format!("{}?hello=1", l.redirect_uri)).await;
+    assert_eq!(status, 400);
+    // Another path.
+    let (status, _) = get(&format!("http://{}/elsewhere", l.addr)).await;
+    assert_eq!(status, 404);
+
+    // The real one.
+    let (status, page) = get(&format!(
+        "{}?psu-id={psu}&tpp-session-id=sess-1&context=PRIVATE",
+        l.redirect_uri
+    ))
+    .await;
+    assert_eq!(status, 200);
+    assert!(page.contains("SCA complete"), "{page}");
+    match l.next().await.unwrap() {
+        ScaCallback::Success(s) => {
+            assert_eq!(s.psu_id, psu);
+            assert_eq!(s.tpp_session_id, "sess-1");
+            assert_eq!(s.context, PsuContext::Private);
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // A failure redirect.
+    let (status, page) = get(&format!(
+        "{}?system=sca&status=401&code=PSU_CREDENTIALS_INVALID&message=cancelled%20by%20PSU&tpp-session-id=sess-1",
+        l.redirect_uri
+    ))
+    .await;
+    assert_eq!(status, 200);
+    assert!(page.contains("cancelled by PSU"), "{page}");
+    assert!(matches!(l.next().await.unwrap(), ScaCallback::Failure(f) if f.status == 401));
+}
+
+#[tokio::test]
+async fn uses_the_profile_port_and_path_and_refuses_non_loopback() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let uri = format!("http://localhost:{port}/tpp/return");
+    let mut l = RedirectListener::start(Some(&uri)).await.unwrap();
+    assert_eq!(l.addr.port(), port);
+    assert_eq!(l.redirect_uri, uri);
+    l.expect_session("s");
+    let (status, _) = get(&format!(
+        "http://127.0.0.1:{port}/tpp/return?psu-id={}&tpp-session-id=s",
+        uuid::Uuid::new_v4()
+    ))
+    .await;
+    assert_eq!(status, 200);
+    assert!(l.next().await.is_some());
+
+    for bad in ["https://tpp.example/cb", "http://10.0.0.1:80/cb", "not a url"] {
+        assert!(matches!(
+            RedirectListener::start(Some(bad)).await,
+            Err(ListenerError::NotLoopback(_))
+        ));
+    }
+}
