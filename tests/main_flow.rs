@@ -13,7 +13,7 @@ use psd2_console::xs2a::redirect::ScaCallback;
 
 /// Logs in with the first customerNumber the login page offers, keeps the pre-selected
 /// accounts (or ticks the first), approves, and returns the redirect to the TPP.
-async fn complete_sca(sca_url: &str) -> String {
+async fn complete_sca(sca_url: &str, sandbox_base: &str) -> String {
     let web = browser();
     let page = web.get(sca_url).send().await.unwrap();
     assert_eq!(page.status(), 200);
@@ -39,7 +39,7 @@ async fn complete_sca(sca_url: &str) -> String {
     for _ in 0..4 {
         if resp.status().is_redirection() {
             let to = location(&resp);
-            if to.starts_with(sca_url.split("/sca").next().unwrap()) {
+            if to.starts_with(&format!("{sandbox_base}/")) {
                 resp = web.get(&to).send().await.unwrap();
                 continue;
             }
@@ -51,10 +51,14 @@ async fn complete_sca(sca_url: &str) -> String {
         if form.unchecked.iter().any(|(_, v)| v == "PRIVATE") {
             form.choose("context", "PRIVATE");
         }
-        if form.fields.iter().all(|(n, _)| !n.contains("account")) {
-            if let Some((n, v)) = form.unchecked.iter().find(|(n, _)| n.contains("account")).cloned() {
-                form.check(&n, &v);
-            }
+        if form.fields.iter().all(|(n, _)| !n.contains("account"))
+            && let Some((n, v)) = form
+                .unchecked
+                .iter()
+                .find(|(n, _)| n.contains("account"))
+                .cloned()
+        {
+            form.check(&n, &v);
         }
         let label = form
             .buttons
@@ -112,7 +116,7 @@ async fn list_accounts_after_sca_in_the_browser() {
     assert_eq!(first.status, 401, "{}", first.pretty_body());
     let sca = first.sca_redirect().expect("scaRedirect");
 
-    let to_tpp = complete_sca(&sca).await;
+    let to_tpp = complete_sca(&sca, &engine.base_url).await;
     assert!(to_tpp.starts_with(&engine.redirect_uri), "{to_tpp}");
     // The browser follows the redirect to the console's listener.
     let landing = browser().get(&to_tpp).send().await.unwrap();

@@ -1,1 +1,203 @@
-//! TODO
+//! The embedded sandbox ASPSP: a NextGenPSD2 XS2A 1.3 bank with fake customers, serving the
+//! signed `/v1` interface of the interface document and the HTML SCA pages its `scaRedirect`
+//! links open.
+//!
+//! Layout: [`router`] wires the routes; [`auth`] verifies every `/v1` request's signature;
+//! [`accounts`] and [`customers`] are the resource handlers; [`consent`] decides which
+//! accounts a request may read and starts SCA; [`sca`] and [`pages`] are the SCA pages;
+//! [`store`] holds the state, initialized from [`seed`]; [`ledger`] generates the
+//! transactions and balances; [`clock`] is the injectable time source.
+//!
+//! Routes:
+//!
+//! | Method | Path | Answer |
+//! |---|---|---|
+//! | GET | `/v1/accounts` | `accountList` of the consented accounts, or 401 + `scaRedirect` |
+//! | GET | `/v1/accounts/{id}` | `{"account": accountDetails}` |
+//! | GET | `/v1/accounts/{id}/balances` | `readAccountBalanceResponse-200` |
+//! | GET | `/v1/accounts/{id}/transactions` | `transactionsResponse-200_json` (paged) |
+//! | GET | `/v1/sandbox/customers` | array of sandbox customers |
+//! | GET | `/v1/sandbox/customers/{customerId}` | one sandbox customer |
+//! | GET | `/sca/{authorisationId}` | SCA page (not signed) |
+//! | POST | `/sca/{authorisationId}/login`, `/context`, `/consent`, `/cancel` | SCA steps |
+//! | GET | `/` | a short HTML description |
+//!
+//! Unknown `/v1` paths answer 404 with a `RESOURCE_UNKNOWN` body, wrong methods 405
+//! `SERVICE_INVALID`; no input produces a 500.
+
+pub mod accounts;
+pub mod auth;
+pub mod clock;
+pub mod consent;
+pub mod customers;
+pub mod errors;
+pub mod ledger;
+pub mod pages;
+pub mod sca;
+pub mod seed;
+pub mod store;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub use clock::Clock;
+
+use crate::signing::{Verifier, VerifyPolicy};
+use errors::ApiError;
+use store::Store;
+
+/// Configuration of a sandbox instance.
+#[derive(Debug, Clone, Default)]
+pub struct SandboxConfig {
+    /// Time source for Date checks, certificate validity, SCA and consent expiry and the
+    /// "today" of generated transactions.
+    pub clock: Clock,
+    /// What the signature check enforces (default: 60 s Date skew, all eligible headers
+    /// signed, certificate validity checked).
+    pub verify_policy: VerifyPolicy,
+}
+
+/// Shared state of the handlers.
+pub struct App {
+    pub clock: Clock,
+    pub store: Store,
+    /// One verifier for all requests, so certificates are parsed once (its cache).
+    pub verifier: Verifier,
+}
+
+impl App {
+    /// A sandbox in its initialized state.
+    pub fn new(config: SandboxConfig) -> Self {
+        App {
+            clock: config.clock,
+            store: Store::new(seed::seed()),
+            verifier: Verifier::new(config.verify_policy),
+        }
+    }
+}
+
+/// The sandbox's routes over a fresh, initialized state. Absolute links (`scaRedirect`) use
+/// `http://{Host}` of each request.
+pub fn router(config: SandboxConfig) -> Router {
+    let app = Arc::new(App::new(config));
+    Router::new()
+        .route("/", get(home))
+        .route("/v1/accounts", get(accounts::list))
+        .route("/v1/accounts/{id}", get(accounts::one))
+        .route("/v1/accounts/{id}/balances", get(accounts::balances))
+        .route(
+            "/v1/accounts/{id}/transactions",
+            get(accounts::transactions),
+        )
+        .route("/v1/sandbox/customers", get(customers::list))
+        .route("/v1/sandbox/customers/{id}", get(customers::one))
+        .route("/sca/{id}", get(sca::show))
+        .route("/sca/{id}/login", post(sca::login))
+        .route("/sca/{id}/context", post(sca::context))
+        .route("/sca/{id}/consent", post(sca::consent))
+        .route("/sca/{id}/cancel", post(sca::cancel))
+        .method_not_allowed_fallback(method_not_allowed)
+        .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            auth::verify_v1,
+        ))
+        .with_state(app)
+}
+
+async fn home(headers: HeaderMap) -> pages::Page {
+    pages::Page {
+        status: StatusCode::OK,
+        html: pages::home(&consent::base_url(&headers)),
+    }
+}
+
+async fn not_found(uri: Uri) -> Response {
+    if auth::is_v1(uri.path()) {
+        ApiError::not_found(format!("no resource at {}", uri.path())).into_response()
+    } else {
+        pages::error(
+            StatusCode::NOT_FOUND,
+            "Page not found",
+            "There is no page at this address.",
+        )
+        .into_response()
+    }
+}
+
+async fn method_not_allowed(method: axum::http::Method, uri: Uri) -> Response {
+    if auth::is_v1(uri.path()) {
+        ApiError::method_not_allowed(format!("{method} is not supported on {}", uri.path()))
+            .into_response()
+    } else {
+        pages::error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Method not allowed",
+            "This page cannot be used that way.",
+        )
+        .into_response()
+    }
+}
+
+/// A running sandbox: where it listens, and how to stop it.
+pub struct SandboxHandle {
+    /// The bound address (the real port when asked for port 0).
+    pub addr: SocketAddr,
+    /// `http://{addr}`.
+    pub base_url: String,
+    shutdown: oneshot::Sender<()>,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+impl SandboxHandle {
+    /// Stops accepting, lets open requests finish (at most 5 s), and waits for the server.
+    pub async fn shutdown(self) {
+        let _ = self.shutdown.send(());
+        let mut task = self.task;
+        if tokio::time::timeout(std::time::Duration::from_secs(5), &mut task)
+            .await
+            .is_err()
+        {
+            task.abort();
+        }
+    }
+}
+
+/// Binds `addr` (e.g. `127.0.0.1:0`) and serves the sandbox in a tokio task.
+///
+/// Errors: binding fails.
+pub async fn spawn(addr: SocketAddr, config: SandboxConfig) -> std::io::Result<SandboxHandle> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let addr = listener.local_addr()?;
+    let (tx, rx) = oneshot::channel::<()>();
+    let app = router(config);
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = rx.await;
+            })
+            .await
+    });
+    Ok(SandboxHandle {
+        addr,
+        base_url: format!("http://{addr}"),
+        shutdown: tx,
+        task,
+    })
+}
+
+/// Binds `addr` and serves the sandbox until the process ends (`psd2-console sandbox serve`).
+///
+/// Errors: binding or serving fails.
+pub async fn serve_forever(addr: SocketAddr, config: SandboxConfig) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    tracing::info!(addr = %listener.local_addr()?, "sandbox ASPSP listening");
+    axum::serve(listener, router(config)).await
+}

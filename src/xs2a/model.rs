@@ -1,0 +1,344 @@
+//! Resource shapes shared by the console (which reads them) and the embedded sandbox (which
+//! writes them).
+//!
+//! Sources: the interface document (Resources: "Sandbox customer"; "Account data facts";
+//! Versioning: `amount-as-string`, `longer-names`, `cash-account-type-iso`) and, where the
+//! document is silent, the Berlin Group schemas of `berlin-group-psd2-api-1.3.11.yaml`
+//! (`accountDetails`, `cardAccountDetails`, `accountList`, `accountReference`, `amount`,
+//! `balance`, `readAccountBalanceResponse-200`, `transactions`, `accountReport`,
+//! `transactionsResponse-200_json`).
+//!
+//! Optional fields are omitted when empty; unknown fields are ignored on reading, so the
+//! console can read real ASPSPs' richer bodies with the same types. Dates are kept as the
+//! ISO 8601 strings sent (`YYYY-MM-DD`); amounts are decimal strings (`"-123.45"`).
+
+use serde::{Deserialize, Serialize};
+
+use super::links::Links;
+
+/// `balanceType` values (Berlin Group `balanceType`) used by this project.
+pub mod balance_type {
+    pub const CLOSING_BOOKED: &str = "closingBooked";
+    pub const EXPECTED: &str = "expected";
+    pub const OPENING_BOOKED: &str = "openingBooked";
+    pub const INTERIM_AVAILABLE: &str = "interimAvailable";
+    /// Returned for card accounts when available (interface document, Account data facts).
+    pub const INTERIM_BOOKED: &str = "interimBooked";
+}
+
+/// `bookingStatus` query values (Berlin Group `bookingStatusGeneric`; the interface document
+/// names `both`, `pending` and `all`).
+pub mod booking_status {
+    pub const BOOKED: &str = "booked";
+    pub const PENDING: &str = "pending";
+    pub const BOTH: &str = "both";
+    pub const ALL: &str = "all";
+    pub const INFORMATION: &str = "information";
+}
+
+/// Berlin Group `amount`: `{"currency":"NOK","amount":"-123.45"}`. The amount is a string
+/// (interface document, Versioning: `amount-as-string`, default since 2020-08-01).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Amount {
+    pub currency: String,
+    pub amount: String,
+}
+
+impl Amount {
+    /// An amount from minor units (øre/cents, two decimals): `-12345` → `"-123.45"`.
+    pub fn from_minor(currency: impl Into<String>, minor: i64) -> Self {
+        Amount {
+            currency: currency.into(),
+            amount: format_minor(minor),
+        }
+    }
+
+    /// The amount in minor units (two decimals), if it is a plain decimal with at most two
+    /// fraction digits, e.g. `"-123.4"` → `-12340`.
+    pub fn minor_units(&self) -> Option<i64> {
+        parse_minor(&self.amount)
+    }
+}
+
+/// Formats minor units with two decimals: `-5` → `"-0.05"`, `123456` → `"1234.56"`.
+pub fn format_minor(minor: i64) -> String {
+    let sign = if minor < 0 { "-" } else { "" };
+    let abs = minor.unsigned_abs();
+    format!("{sign}{}.{:02}", abs / 100, abs % 100)
+}
+
+/// Parses a decimal string with at most two fraction digits into minor units.
+pub fn parse_minor(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let (neg, digits) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    if int.is_empty()
+        || frac.len() > 2
+        || !int.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let int: i64 = int.parse().ok()?;
+    let frac: i64 = if frac.is_empty() {
+        0
+    } else {
+        format!("{frac:0<2}").parse().ok()?
+    };
+    let v = int.checked_mul(100)?.checked_add(frac)?;
+    Some(if neg { -v } else { v })
+}
+
+/// Berlin Group `accountReference`: one account identifier and, optionally, the currency.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AccountReference {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iban: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bban: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub masked_pan: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub currency: Option<String>,
+}
+
+/// Berlin Group `accountDetails`, one element of `GET /v1/accounts`:
+/// `resourceId`, `bban` (11 digits in Norway), `currency`, `name` (≤ 70 characters,
+/// Versioning `longer-names`), `product`, `cashAccountType` (ISO 20022 code such as `CACC`,
+/// Versioning `cash-account-type-iso`), `status`, `ownerName` (Account data facts) and
+/// `_links` (`balances`, `transactions`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AccountDetails {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iban: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bban: Option<String>,
+    pub currency: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub product: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cash_account_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_name: Option<String>,
+    #[serde(rename = "_links", default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<Links>,
+}
+
+/// Body of `GET /v1/accounts/{id}`: `{"account": accountDetails}` (Berlin Group
+/// "Read Account Details" response, `account` property).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountDetailsResponse {
+    pub account: AccountDetails,
+}
+
+/// Berlin Group `cardAccountDetails`: `resourceId`, `maskedPan`, `currency`, `name`,
+/// `product`, `status` (e.g. `enabled`; interface document: "Card account status is available
+/// in the card account interface"), `ownerName`, `_links`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CardAccountDetails {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_id: Option<String>,
+    pub masked_pan: String,
+    pub currency: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub product: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_name: Option<String>,
+    #[serde(rename = "_links", default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<Links>,
+}
+
+/// Berlin Group `accountList`: the body of `GET /v1/accounts`, `{"accounts":[...]}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountList {
+    pub accounts: Vec<AccountDetails>,
+}
+
+/// Berlin Group `balance`: `balanceType` (see [`balance_type`]), `balanceAmount`,
+/// `referenceDate` (`YYYY-MM-DD`). The currency of every balance equals the account currency
+/// (interface document, Account data facts).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Balance {
+    pub balance_type: String,
+    pub balance_amount: Amount,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_date: Option<String>,
+}
+
+/// Berlin Group `readAccountBalanceResponse-200`: the body of
+/// `GET /v1/accounts/{id}/balances`, `{"account":{"bban","currency"},"balances":[...]}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BalancesResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<AccountReference>,
+    pub balances: Vec<Balance>,
+}
+
+/// Berlin Group `transactions` (transaction details), one entry of an account report.
+///
+/// Booked entries carry a stable `transactionId` (interface document, Account data facts;
+/// release 1.18.0); pending entries may change between reads and have no `bookingDate`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Transaction {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transaction_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_reference: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub booking_date: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_date: Option<String>,
+    pub transaction_amount: Amount,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub creditor_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub creditor_account: Option<AccountReference>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debtor_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debtor_account: Option<AccountReference>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remittance_information_unstructured: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proprietary_bank_transaction_code: Option<String>,
+}
+
+/// Berlin Group `accountReport`: `booked` (present for `booked`, `both`, `all`), `pending`
+/// (present for `pending`, `both`, `all`) and `_links` (`account`, and `first`, `next`,
+/// `previous`, `last` when the booked list is paged; default page size 200, interface
+/// document, Limits).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountReport {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub booked: Option<Vec<Transaction>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Vec<Transaction>>,
+    #[serde(rename = "_links", default)]
+    pub links: Links,
+}
+
+/// Berlin Group `transactionsResponse-200_json`: the body of
+/// `GET /v1/accounts/{id}/transactions`, `{"account":{...},"transactions":{...}}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransactionsResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<AccountReference>,
+    #[serde(default)]
+    pub transactions: AccountReport,
+}
+
+/// `customerType` of a sandbox customer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum CustomerType {
+    Private,
+    Corporate,
+}
+
+impl CustomerType {
+    /// The wire value, `PRIVATE` or `CORPORATE`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CustomerType::Private => "PRIVATE",
+            CustomerType::Corporate => "CORPORATE",
+        }
+    }
+}
+
+/// Agreement element of a sandbox customer (interface document, Resources, "Sandbox
+/// customer", all fields required): `id`, `name`, `engagements` (here: the `resourceId`s of
+/// the accounts the agreement covers), `_links` with `self` and `engagements`, each
+/// `{href, verbs}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxAgreement {
+    pub id: String,
+    pub name: String,
+    pub engagements: Vec<String>,
+    #[serde(rename = "_links")]
+    pub links: Links,
+}
+
+/// One element of `GET /v1/sandbox/customers` (interface document, Resources, "Sandbox
+/// customer"; every field required, exactly these keys): `customerId`, `customerNumber`
+/// (used to identify the PSU during sandbox SCA), `customerType`, `customerName`,
+/// `agreements`, `accounts` and `cardAccounts` (`resourceId`s), `_links` with `self`
+/// `{href, verbs}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxCustomer {
+    pub customer_id: String,
+    pub customer_number: String,
+    pub customer_type: CustomerType,
+    pub customer_name: String,
+    #[serde(default)]
+    pub agreements: Vec<SandboxAgreement>,
+    #[serde(default)]
+    pub accounts: Vec<String>,
+    #[serde(default)]
+    pub card_accounts: Vec<String>,
+    #[serde(rename = "_links")]
+    pub links: Links,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amounts_round_trip_as_strings() {
+        for (minor, text) in [
+            (0, "0.00"),
+            (-5, "-0.05"),
+            (123_456, "1234.56"),
+            (-12_345, "-123.45"),
+        ] {
+            let a = Amount::from_minor("NOK", minor);
+            assert_eq!(a.amount, text);
+            assert_eq!(a.minor_units(), Some(minor));
+        }
+        assert_eq!(parse_minor("12.5"), Some(1250));
+        assert_eq!(parse_minor("7"), Some(700));
+        for bad in ["", "-", "1.234", "1,00", "abc", ".5", "1.-2"] {
+            assert_eq!(parse_minor(bad), None, "{bad:?}");
+        }
+        let json = serde_json::to_value(Amount::from_minor("NOK", -1)).unwrap();
+        assert_eq!(json, serde_json::json!({"currency":"NOK","amount":"-0.01"}));
+    }
+
+    #[test]
+    fn optional_fields_are_omitted_and_unknown_ignored() {
+        let t: Transaction = serde_json::from_value(serde_json::json!({
+            "transactionAmount": {"currency": "NOK", "amount": "1.00"},
+            "bookingDate": "2026-01-02",
+            "somethingProprietary": 1
+        }))
+        .unwrap();
+        assert_eq!(t.booking_date.as_deref(), Some("2026-01-02"));
+        let back = serde_json::to_value(&t).unwrap();
+        assert_eq!(
+            back,
+            serde_json::json!({
+                "bookingDate": "2026-01-02",
+                "transactionAmount": {"currency": "NOK", "amount": "1.00"}
+            })
+        );
+    }
+}

@@ -1,0 +1,128 @@
+//! Signature check of every `/v1` request (interface document, Authentication 2–9) and the
+//! TPP identity it yields.
+//!
+//! The middleware reads the whole body, verifies method, path and query as received, headers
+//! and body with the shared [`crate::signing::Verifier`] at the sandbox clock's `now`, then
+//! hands the request on with a [`Tpp`] extension. Failures answer the verifier's code with
+//! that code's status. Paths outside `/v1` (the SCA pages a browser opens) pass unchecked.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::HeaderValue;
+use axum::http::request::Parts;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::App;
+use super::errors::ApiError;
+use super::store::TppId;
+use crate::cert::Certificate;
+use crate::signing::RequestView;
+use crate::xs2a::error::MessageCode;
+use crate::xs2a::headers;
+
+/// Largest request body read, bytes.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// The TPP of a verified request.
+#[derive(Debug, Clone)]
+pub struct Tpp {
+    /// Hex SHA-256 of the certificate DER.
+    pub id: TppId,
+    /// Subject organisation (or common name) of the certificate, for the SCA pages.
+    pub name: String,
+}
+
+impl Tpp {
+    /// The identity carried by `certificate`.
+    pub fn of(certificate: &Certificate) -> Self {
+        let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &certificate.der);
+        let id: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+        let attr = |oid: &str| {
+            certificate
+                .subject
+                .attributes
+                .iter()
+                .find(|a| a.oid == oid)
+                .map(|a| a.value.clone())
+        };
+        let name = attr("2.5.4.10")
+            .or_else(|| attr("2.5.4.3"))
+            .unwrap_or_else(|| certificate.key_id());
+        Tpp {
+            id: TppId(id),
+            name,
+        }
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Tpp {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        parts.extensions.get::<Tpp>().cloned().ok_or_else(|| {
+            ApiError::new(
+                MessageCode::SignatureMissing,
+                "the request was not verified as signed",
+            )
+        })
+    }
+}
+
+/// Whether `path` belongs to the signed interface.
+pub fn is_v1(path: &str) -> bool {
+    path == "/v1" || path.starts_with("/v1/")
+}
+
+/// The middleware: verifies `/v1` requests, requires `X-Request-ID`, echoes it on the
+/// response.
+pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    if !is_v1(req.uri().path()) {
+        return next.run(req).await;
+    }
+    let (mut parts, body) = req.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+        return ApiError::format(format!(
+            "the request body could not be read or is larger than {MAX_BODY_BYTES} bytes"
+        ))
+        .into_response();
+    };
+    let path_and_query = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str())
+        .unwrap_or_else(|| parts.uri.path());
+    let view = RequestView {
+        method: parts.method.as_str(),
+        path_and_query,
+        headers: &parts.headers,
+        body: &bytes,
+    };
+    let request_id = parts
+        .headers
+        .get(headers::X_REQUEST_ID)
+        .filter(|v| !v.as_bytes().trim_ascii().is_empty())
+        .cloned();
+    let mut response = match app.verifier.verify(&view, app.clock.now()) {
+        Err(e) => ApiError::from_verify(&e).into_response(),
+        Ok(_) if request_id.is_none() => {
+            ApiError::format("the X-Request-ID header is missing; every request needs one")
+                .into_response()
+        }
+        Ok(verified) => {
+            parts.extensions.insert(Tpp::of(&verified.certificate));
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
+    };
+    if let Some(id) = request_id {
+        echo_request_id(&mut response, id);
+    }
+    response
+}
+
+fn echo_request_id(response: &mut Response, id: HeaderValue) {
+    response.headers_mut().insert(headers::X_REQUEST_ID, id);
+}

@@ -1,0 +1,246 @@
+//! The known state of an initialized sandbox (interface document, Endpoints: "Sandbox
+//! initialization creates private customers (two accounts and a card account each) and
+//! corporate customers (two accounts each)").
+//!
+//! Three private customers, two corporate customers, and two agreements that let a private
+//! customer act for a corporate one (CORPORATE context). All ids are UUID v5 of fixed names
+//! under [`namespace`], so every initialization gives the same ids.
+//!
+//! | customerNumber | name            | type      | agreements                         |
+//! |----------------|-----------------|-----------|------------------------------------|
+//! | 31125461118    | Kari Nordmann   | PRIVATE   | Fjordbris Bakeri AS (both accounts)|
+//! | 15038546101    | Ola Nordmann    | PRIVATE   | Nordlys Konsult AS (Driftskonto)   |
+//! | 02079146148    | Ingrid Berg     | PRIVATE   | none                               |
+//! | 912345602      | Fjordbris Bakeri AS | CORPORATE |                                |
+//! | 987654309      | Nordlys Konsult AS  | CORPORATE |                                |
+//!
+//! Private customerNumbers are mock national identity numbers (11 digits), corporate ones
+//! mock organisation numbers (9 digits).
+
+use uuid::Uuid;
+
+use super::store::{Account, AccountKind, Agreement, CardAccount, Customer, SeedData};
+use crate::xs2a::model::CustomerType;
+
+/// The namespace of all sandbox UUID v5 ids.
+pub fn namespace() -> Uuid {
+    Uuid::new_v5(&Uuid::NAMESPACE_URL, b"urn:psd2-console:sandbox")
+}
+
+fn id(name: &str) -> Uuid {
+    Uuid::new_v5(&namespace(), name.as_bytes())
+}
+
+/// The currency of every seeded account.
+pub const CURRENCY: &str = "NOK";
+
+struct PrivateSeed {
+    number: &'static str,
+    name: &'static str,
+    employer: &'static str,
+    card_last4: &'static str,
+}
+
+struct CorporateSeed {
+    number: &'static str,
+    name: &'static str,
+}
+
+const PRIVATE: [PrivateSeed; 3] = [
+    PrivateSeed {
+        number: "31125461118",
+        name: "Kari Nordmann",
+        employer: "Vestlandet Sykehus HF",
+        card_last4: "4471",
+    },
+    PrivateSeed {
+        number: "15038546101",
+        name: "Ola Nordmann",
+        employer: "Statens Veivesen Region Nord",
+        card_last4: "9012",
+    },
+    PrivateSeed {
+        number: "02079146148",
+        name: "Ingrid Berg",
+        employer: "Havbris Energi AS",
+        card_last4: "2388",
+    },
+];
+
+const CORPORATE: [CorporateSeed; 2] = [
+    CorporateSeed {
+        number: "912345602",
+        name: "Fjordbris Bakeri AS",
+    },
+    CorporateSeed {
+        number: "987654309",
+        name: "Nordlys Konsult AS",
+    },
+];
+
+/// A Norwegian BBAN (11 digits, MOD11 check digit) for the `n`th seeded account.
+fn bban(n: u32) -> String {
+    const WEIGHTS: [u32; 10] = [5, 4, 3, 2, 7, 6, 5, 4, 3, 2];
+    let mut body = 120_000 + n * 7919;
+    loop {
+        let digits = format!("1503{:06}", body % 1_000_000);
+        let sum: u32 = digits
+            .bytes()
+            .zip(WEIGHTS)
+            .map(|(d, w)| u32::from(d - b'0') * w)
+            .sum();
+        let check = (11 - sum % 11) % 11;
+        if check < 10 {
+            return format!("{digits}{check}");
+        }
+        body += 1;
+    }
+}
+
+/// Builds the seed: customers, accounts, card accounts and agreements.
+pub fn seed() -> SeedData {
+    let mut data = SeedData::default();
+    let mut n = 0;
+    let mut next_bban = || {
+        n += 1;
+        bban(n)
+    };
+    for (i, p) in PRIVATE.iter().enumerate() {
+        let customer = Customer {
+            id: id(&format!("customer:{}", p.number)),
+            number: p.number.to_string(),
+            kind: CustomerType::Private,
+            name: p.name.to_string(),
+            employer: p.employer.to_string(),
+        };
+        let step = i64::try_from(i).unwrap_or(0);
+        for (kind, name, product, cat, opening) in [
+            (
+                AccountKind::Current,
+                "Brukskonto",
+                "Brukskonto",
+                "CACC",
+                1_800_000 + 350_000 * step,
+            ),
+            (
+                AccountKind::Savings,
+                "Sparekonto",
+                "Sparekonto Pluss",
+                "SVGS",
+                8_500_000 + 1_200_000 * step,
+            ),
+        ] {
+            let bban = next_bban();
+            data.accounts.push(Account {
+                id: id(&format!("account:{bban}")),
+                owner: customer.id,
+                kind,
+                currency: CURRENCY.into(),
+                name: format!("{name} {}", p.name),
+                product: product.into(),
+                cash_account_type: cat.into(),
+                opening_balance: opening,
+                bban,
+            });
+        }
+        let masked_pan = format!("516812******{}", p.card_last4);
+        data.card_accounts.push(CardAccount {
+            id: id(&format!("card:{masked_pan}")),
+            owner: customer.id,
+            masked_pan,
+            currency: CURRENCY.into(),
+            name: format!("Mastercard Gold {}", p.name),
+            product: "Kredittkort".into(),
+            status: "enabled".into(),
+        });
+        data.customers.push(customer);
+    }
+    for c in &CORPORATE {
+        let customer = Customer {
+            id: id(&format!("customer:{}", c.number)),
+            number: c.number.to_string(),
+            kind: CustomerType::Corporate,
+            name: c.name.to_string(),
+            employer: String::new(),
+        };
+        for (kind, name, product, opening) in [
+            (
+                AccountKind::Operating,
+                "Driftskonto",
+                "Bedriftskonto",
+                35_000_000,
+            ),
+            (
+                AccountKind::Settlement,
+                "Oppgjørskonto",
+                "Bedriftskonto Oppgjør",
+                6_000_000,
+            ),
+        ] {
+            let bban = next_bban();
+            data.accounts.push(Account {
+                id: id(&format!("account:{bban}")),
+                owner: customer.id,
+                kind,
+                currency: CURRENCY.into(),
+                name: format!("{name} {}", c.name),
+                product: product.into(),
+                cash_account_type: "CACC".into(),
+                opening_balance: opening,
+                bban,
+            });
+        }
+        data.customers.push(customer);
+    }
+    // Kari acts for Fjordbris Bakeri on both its accounts; Ola for Nordlys Konsult on its
+    // operating account only.
+    for (holder, corporate, only_first) in [(0, 0, false), (1, 1, true)] {
+        let holder = &data.customers[holder];
+        let corporate = &data.customers[PRIVATE.len() + corporate];
+        let mut accounts: Vec<Uuid> = data
+            .accounts
+            .iter()
+            .filter(|a| a.owner == corporate.id)
+            .map(|a| a.id)
+            .collect();
+        if only_first {
+            accounts.truncate(1);
+        }
+        data.agreements.push(Agreement {
+            id: id(&format!("agreement:{}:{}", corporate.number, holder.number)),
+            name: format!("{} – fullmakt for {}", corporate.name, holder.name),
+            corporate: corporate.id,
+            holder: holder.id,
+            accounts,
+        });
+    }
+    data
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_is_deterministic_and_well_formed() {
+        let a = seed();
+        let b = seed();
+        assert_eq!(a.customers, b.customers);
+        assert_eq!(a.accounts, b.accounts);
+        assert_eq!(a.customers.len(), 5);
+        for c in &a.customers {
+            let n = a.accounts.iter().filter(|x| x.owner == c.id).count();
+            assert_eq!(n, 2, "{} has two accounts", c.name);
+            let cards = a.card_accounts.iter().filter(|x| x.owner == c.id).count();
+            let expected = usize::from(c.kind == CustomerType::Private);
+            assert_eq!(cards, expected);
+        }
+        let mut bbans: Vec<&str> = a.accounts.iter().map(|x| x.bban.as_str()).collect();
+        bbans.sort();
+        bbans.dedup();
+        assert_eq!(bbans.len(), a.accounts.len());
+        assert!(bbans.iter().all(|b| b.len() == 11));
+        assert!(a.accounts.iter().all(|x| x.name.chars().count() <= 70));
+        assert_eq!(bban(1), bban(1));
+    }
+}
