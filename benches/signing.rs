@@ -31,8 +31,14 @@ fn base_headers() -> Vec<(String, String)> {
             "X-Request-ID".into(),
             "99391c7e-ad88-49ec-a2ad-99ddcb1f7721".into(),
         ),
-        ("PSU-ID".into(), "d8a2b1c3-1111-4222-8333-944455556666".into()),
-        ("TPP-Redirect-URI".into(), "http://127.0.0.1:8080/callback".into()),
+        (
+            "PSU-ID".into(),
+            "d8a2b1c3-1111-4222-8333-944455556666".into(),
+        ),
+        (
+            "TPP-Redirect-URI".into(),
+            "http://127.0.0.1:8080/callback".into(),
+        ),
     ]
 }
 
@@ -45,19 +51,22 @@ fn bench(c: &mut Criterion) {
         now: now(),
     };
 
-    c.bench_function("sign_request (digest + signing string + RSA-2048 sign)", |b| {
-        b.iter(|| {
-            let mut h = base_headers();
-            black_box(sign_request(
-                &creds,
-                "POST",
-                "/v1/payments/norwegian-domestic-credit-transfers",
-                &mut h,
-                black_box(BODY),
-                opts,
-            ))
-        })
-    });
+    c.bench_function(
+        "sign_request (digest + signing string + RSA-2048 sign)",
+        |b| {
+            b.iter(|| {
+                let mut h = base_headers();
+                black_box(sign_request(
+                    &creds,
+                    "POST",
+                    "/v1/payments/norwegian-domestic-credit-transfers",
+                    &mut h,
+                    black_box(BODY),
+                    opts,
+                ))
+            })
+        },
+    );
 
     let mut signed = base_headers();
     let insp = sign_request(
@@ -88,8 +97,7 @@ fn bench(c: &mut Criterion) {
         |b| b.iter(|| black_box(verifier.verify(black_box(&view), now()).unwrap())),
     );
 
-    let params =
-        psd2_console::signing::SignatureParams::parse(&insp.signature_header).unwrap();
+    let params = psd2_console::signing::SignatureParams::parse(&insp.signature_header).unwrap();
     let key = psd2_console::signing::TrustedKey::new(creds.certificate.clone(), false).unwrap();
     c.bench_function("RSA-2048 verify only (parsed key)", |b| {
         b.iter(|| {

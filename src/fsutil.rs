@@ -8,13 +8,20 @@ use std::path::Path;
 ///
 /// Errors: the I/O error, with the path in its message.
 pub fn write_atomic(path: &Path, bytes: &[u8], private: bool) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let file_name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "file".into());
-    let tmp = dir.join(format!(".{}.tmp-{}", file_name, uuid::Uuid::new_v4().simple()));
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        file_name,
+        uuid::Uuid::new_v4().simple()
+    ));
     let result = (|| {
         let mut opts = std::fs::OpenOptions::new();
         opts.write(true).create_new(true);

@@ -96,6 +96,12 @@ enum SandboxCommand {
     Serve {
         #[arg(long, default_value = "127.0.0.1:8080")]
         addr: SocketAddr,
+        /// Keep the state in memory only (tests); default: <data dir>/sandbox.sqlite3.
+        #[arg(long)]
+        in_memory: bool,
+        /// State database file (default: <data dir>/sandbox.sqlite3).
+        #[arg(long, conflicts_with = "in_memory")]
+        db: Option<PathBuf>,
     },
 }
 
@@ -164,10 +170,28 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Sandbox {
-            command: SandboxCommand::Serve { addr },
+            command:
+                SandboxCommand::Serve {
+                    addr,
+                    in_memory,
+                    db,
+                },
         }) => {
-            eprintln!("psd2-console sandbox listening on http://{addr}");
-            psd2_console::sandbox::serve_forever(addr, Default::default())
+            use psd2_console::sandbox::db::{Storage, default_file};
+            let storage = if in_memory {
+                Storage::InMemory
+            } else {
+                Storage::File(db.unwrap_or_else(|| default_file(&paths.data)))
+            };
+            eprintln!(
+                "psd2-console sandbox listening on http://{addr} (state: {})",
+                psd2_console::sandbox::db::Db::describe(&storage)
+            );
+            let config = psd2_console::sandbox::SandboxConfig {
+                storage,
+                ..Default::default()
+            };
+            psd2_console::sandbox::serve_forever(addr, config)
                 .await
                 .with_context(|| format!("serving on {addr}"))?;
             Ok(ExitCode::SUCCESS)
@@ -299,10 +323,18 @@ fn describe_certificate(c: &Certificate) -> String {
     s.push_str(&format!("keyId:    {}\n", c.key_id()));
     s.push_str(&format!("issuer:   {}\n", c.issuer));
     s.push_str(&format!("subject:  {}\n", c.subject));
-    s.push_str(&format!("valid:    {} .. {}\n", fmt_time(c.not_before_time()), fmt_time(c.not_after_time())));
+    s.push_str(&format!(
+        "valid:    {} .. {}\n",
+        fmt_time(c.not_before_time()),
+        fmt_time(c.not_after_time())
+    ));
     s.push_str(&format!(
         "roles:    {}\n",
-        if roles.is_empty() { "(no PSD2 statement)".to_string() } else { roles.join(", ") }
+        if roles.is_empty() {
+            "(no PSD2 statement)".to_string()
+        } else {
+            roles.join(", ")
+        }
     ));
     if let Some(p) = &c.psd2 {
         s.push_str(&format!("NCA:      {} ({})\n", p.nca_name, p.nca_id));
@@ -333,13 +365,15 @@ async fn send_command(
         values.push((k.to_string(), v.to_string()));
     }
     let body = match body_file {
-        Some(f) => Some(
-            std::fs::read_to_string(&f).with_context(|| format!("reading {}", f.display()))?,
-        ),
+        Some(f) => {
+            Some(std::fs::read_to_string(&f).with_context(|| format!("reading {}", f.display()))?)
+        }
         None => None,
     };
     let mut engine = Engine::start(profile, paths.clone()).await?;
-    let mut exchange = engine.send(&engine.prepare(op, &values, body.as_deref())?).await?;
+    let mut exchange = engine
+        .send(&engine.prepare(op, &values, body.as_deref())?)
+        .await?;
     if wait_sca && let Some(url) = exchange.sca_redirect() {
         eprintln!("SCA needed: open {url}");
         let _ = open::that_detached(&url);
@@ -347,15 +381,25 @@ async fn send_command(
             Some(cb) => {
                 eprintln!("{}", engine.apply_callback(&cb)?);
                 if matches!(cb, ScaCallback::Success(_)) {
-                    exchange = engine.send(&engine.prepare(op, &values, body.as_deref())?).await?;
+                    exchange = engine
+                        .send(&engine.prepare(op, &values, body.as_deref())?)
+                        .await?;
                 }
             }
             None => eprintln!("no SCA callback listener"),
         }
     }
-    eprintln!("HTTP {} in {} ms", exchange.status, exchange.elapsed.as_millis());
+    eprintln!(
+        "HTTP {} in {} ms",
+        exchange.status,
+        exchange.elapsed.as_millis()
+    );
     println!("{}", exchange.pretty_body());
     let ok = exchange.is_success();
     engine.shutdown().await;
-    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

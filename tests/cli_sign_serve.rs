@@ -30,7 +30,13 @@ fn free_port() -> u16 {
 fn start_server() -> (Server, String) {
     let port = free_port();
     let child = Command::new(BIN)
-        .args(["sandbox", "serve", "--addr", &format!("127.0.0.1:{port}")])
+        .args([
+            "sandbox",
+            "serve",
+            "--in-memory",
+            "--addr",
+            &format!("127.0.0.1:{port}"),
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -38,7 +44,10 @@ fn start_server() -> (Server, String) {
     let server = Server(child);
     let deadline = Instant::now() + Duration::from_secs(60);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "sandbox serve did not start listening");
+        assert!(
+            Instant::now() < deadline,
+            "sandbox serve did not start listening"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     (server, format!("http://127.0.0.1:{port}"))
@@ -51,7 +60,11 @@ fn cert_new(dir: &Path, name: &str) {
         .args(["--name", name])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("keyId:       SN="), "{stdout}");
 }
@@ -81,7 +94,11 @@ fn sign(
         cmd.arg("--body-file").arg(&f);
     }
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -157,7 +174,11 @@ async fn signed_requests_are_accepted_and_tampered_ones_rejected_with_reasons() 
     changed[0].1 = "22222222-2222-4222-8222-222222222222".into();
     let (status, body) = send(&base, "GET", path, &changed, None).await;
     let (code, text) = code_and_text(&body);
-    assert_eq!((status, code.as_str()), (401, "SIGNATURE_INVALID"), "{text}");
+    assert_eq!(
+        (status, code.as_str()),
+        (401, "SIGNATURE_INVALID"),
+        "{text}"
+    );
     assert!(text.contains("x-request-id: 22222222"), "{text}");
 
     // Another certificate.
@@ -176,7 +197,11 @@ async fn signed_requests_are_accepted_and_tampered_ones_rejected_with_reasons() 
     }
     let (status, body) = send(&base, "GET", path, &swapped, None).await;
     let (code, text) = code_and_text(&body);
-    assert_eq!((status, code.as_str()), (400, "PARAMETER_NOT_CONSISTENT"), "{text}");
+    assert_eq!(
+        (status, code.as_str()),
+        (400, "PARAMETER_NOT_CONSISTENT"),
+        "{text}"
+    );
     assert!(text.contains("keyId serial mismatch"), "{text}");
 
     // A Date 61 s off.
@@ -184,25 +209,46 @@ async fn signed_requests_are_accepted_and_tampered_ones_rejected_with_reasons() 
     let mut hs_old = request_headers("33333333-3333-4333-8333-333333333333");
     hs_old.push(("Date", old.clone()));
     let added_old = sign(tmp.path(), "tpp", "GET", path, &hs_old, None);
-    assert!(!added_old.iter().any(|(n, _)| n == "Date"), "a given Date is kept");
+    assert!(
+        !added_old.iter().any(|(n, _)| n == "Date"),
+        "a given Date is kept"
+    );
     let (status, body) = send(&base, "GET", path, &mk(added_old, &hs_old), None).await;
     let (code, text) = code_and_text(&body);
-    assert_eq!((status, code.as_str()), (400, "TIMESTAMP_INVALID"), "{text}");
+    assert_eq!(
+        (status, code.as_str()),
+        (400, "TIMESTAMP_INVALID"),
+        "{text}"
+    );
     assert!(text.contains(&old) && text.contains("60 s"), "{text}");
 
     // A changed body.
     let body_bytes = br#"{"customerName":"Kari Nordmann"}"#;
     let post_path = "/v1/sandbox/customers";
     let hs_post = request_headers("44444444-4444-4444-8444-444444444444");
-    let added_post = sign(tmp.path(), "tpp", "POST", post_path, &hs_post, Some(body_bytes));
-    assert!(added_post.iter().any(|(n, v)| n == "Digest" && v.starts_with("SHA-256=")));
+    let added_post = sign(
+        tmp.path(),
+        "tpp",
+        "POST",
+        post_path,
+        &hs_post,
+        Some(body_bytes),
+    );
+    assert!(
+        added_post
+            .iter()
+            .any(|(n, v)| n == "Digest" && v.starts_with("SHA-256="))
+    );
     let mut post_headers = mk(added_post, &hs_post);
     post_headers.push(("Content-Type".into(), "application/json".into()));
     let tampered = br#"{"customerName":"Kari Nordmenn"}"#;
     let (status, body) = send(&base, "POST", post_path, &post_headers, Some(tampered)).await;
     let (code, text) = code_and_text(&body);
     assert_eq!((status, code.as_str()), (400, "FORMAT_ERROR"), "{text}");
-    assert!(text.starts_with("digest mismatch: header SHA-256="), "{text}");
+    assert!(
+        text.starts_with("digest mismatch: header SHA-256="),
+        "{text}"
+    );
     assert!(text.contains("body hashes to SHA-256="), "{text}");
 
     // Unsigned.
@@ -231,7 +277,11 @@ fn sign_prints_one_line_certificate_and_digest() {
     let cert = &added[2].1;
     assert!(!cert.contains(' ') && !cert.contains("BEGIN"));
     psd2_console::cert::Certificate::from_header_value(cert).unwrap();
-    assert!(added[3].1.contains("headers=\"date digest x-request-id\""), "{}", added[3].1);
+    assert!(
+        added[3].1.contains("headers=\"date digest x-request-id\""),
+        "{}",
+        added[3].1
+    );
     // key files are private
     #[cfg(unix)]
     {

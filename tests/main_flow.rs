@@ -101,7 +101,11 @@ async fn list_accounts_after_sca_in_the_browser() {
     let paths = Paths::under(home.path().to_path_buf());
     let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
     let mut engine = Engine::start(profile, paths.clone()).await.unwrap();
-    assert!(engine.listener_error.is_none(), "{:?}", engine.listener_error);
+    assert!(
+        engine.listener_error.is_none(),
+        "{:?}",
+        engine.listener_error
+    );
     // First run generated the test certificate, key 0600.
     let key_file = paths.certs_dir().join("embedded-sandbox.key");
     #[cfg(unix)]
@@ -112,7 +116,10 @@ async fn list_accounts_after_sca_in_the_browser() {
     }
 
     let list = operations::find("accounts.list").unwrap();
-    let first = engine.send(&engine.prepare(list, &[], None).unwrap()).await.unwrap();
+    let first = engine
+        .send(&engine.prepare(list, &[], None).unwrap())
+        .await
+        .unwrap();
     assert_eq!(first.status, 401, "{}", first.pretty_body());
     let sca = first.sca_redirect().expect("scaRedirect");
 
@@ -137,7 +144,10 @@ async fn list_accounts_after_sca_in_the_browser() {
     assert_eq!(again.header("PSU-ID"), Some(ok.psu_id.as_str()));
     let accounts = engine.send(&again).await.unwrap();
     assert_eq!(accounts.status, 200, "{}", accounts.pretty_body());
-    let list = accounts.json.as_ref().unwrap()["accounts"].as_array().unwrap().clone();
+    let list = accounts.json.as_ref().unwrap()["accounts"]
+        .as_array()
+        .unwrap()
+        .clone();
     assert!(!list.is_empty());
     let id = list[0]["resourceId"].as_str().unwrap().to_string();
 
@@ -155,7 +165,11 @@ async fn list_accounts_after_sca_in_the_browser() {
 
     let tx = operations::find("accounts.transactions").unwrap();
     let t = engine
-        .send(&engine.prepare(tx, &[("account-id".into(), id)], None).unwrap())
+        .send(
+            &engine
+                .prepare(tx, &[("account-id".into(), id)], None)
+                .unwrap(),
+        )
         .await
         .unwrap();
     assert_eq!(t.status, 200, "{}", t.pretty_body());

@@ -82,7 +82,11 @@ async fn uses_the_profile_port_and_path_and_refuses_non_loopback() {
     assert_eq!(status, 200);
     assert!(l.next().await.is_some());
 
-    for bad in ["https://tpp.example/cb", "http://10.0.0.1:80/cb", "not a url"] {
+    for bad in [
+        "https://tpp.example/cb",
+        "http://10.0.0.1:80/cb",
+        "not a url",
+    ] {
         assert!(matches!(
             RedirectListener::start(Some(bad)).await,
             Err(ListenerError::NotLoopback(_))

@@ -57,7 +57,10 @@ fn sign(
     let mut headers = vec![
         ("X-Request-ID".to_string(), x_request_id.to_string()),
         ("PSU-ID".to_string(), psu_id.to_string()),
-        ("TPP-Redirect-URI".to_string(), "http://127.0.0.1:9/cb".to_string()),
+        (
+            "TPP-Redirect-URI".to_string(),
+            "http://127.0.0.1:9/cb".to_string(),
+        ),
     ];
     sign_request(
         credentials(),

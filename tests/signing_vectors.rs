@@ -23,7 +23,10 @@ fn read(name: &str) -> Vec<u8> {
 }
 
 fn text(name: &str) -> String {
-    String::from_utf8(read(name)).unwrap().trim_end_matches('\n').to_string()
+    String::from_utf8(read(name))
+        .unwrap()
+        .trim_end_matches('\n')
+        .to_string()
 }
 
 fn json() -> serde_json::Value {
@@ -38,7 +41,11 @@ fn key(name: &str) -> PrivateKey {
     PrivateKey::from_pem_or_der(&read(name), name).unwrap()
 }
 
-const KEYS: [&str; 3] = ["tpp_key.pkcs8.pem", "tpp_key.pkcs8.der", "tpp_key.pkcs1.pem"];
+const KEYS: [&str; 3] = [
+    "tpp_key.pkcs8.pem",
+    "tpp_key.pkcs8.der",
+    "tpp_key.pkcs1.pem",
+];
 const CERTS: [&str; 4] = [
     "tpp_selfsigned_cert.pem",
     "tpp_selfsigned_cert.der",
@@ -50,7 +57,10 @@ const CERTS: [&str; 4] = [
 fn request_headers(date: &str, cert: &Certificate) -> Vec<(String, String)> {
     let j = json();
     vec![
-        ("X-Request-ID".into(), j["x-request-id"].as_str().unwrap().into()),
+        (
+            "X-Request-ID".into(),
+            j["x-request-id"].as_str().unwrap().into(),
+        ),
         ("PSU-ID".into(), j["psu-id"].as_str().unwrap().into()),
         (
             "TPP-Redirect-URI".into(),
@@ -144,7 +154,10 @@ fn vector_request(name: &str, cert_file: &str) -> (http::HeaderMap, Vec<u8>) {
     let j = json();
     let v = &j["vectors"][name];
     let mut headers = request_headers(v["date"].as_str().unwrap(), &cert(cert_file));
-    headers.push(("Signature".into(), v["signature_header"].as_str().unwrap().into()));
+    headers.push((
+        "Signature".into(),
+        v["signature_header"].as_str().unwrap().into(),
+    ));
     (header_map(&headers), read("body.json"))
 }
 
@@ -180,7 +193,10 @@ fn vector_b_verifies_with_both_certificates_within_60_seconds() {
             vector_b_now() + Duration::from_secs(61),
         )
         .unwrap_err();
-        assert!(matches!(late, VerifyError::DateSkew { skew_secs: -61, .. }), "{late}");
+        assert!(
+            matches!(late, VerifyError::DateSkew { skew_secs: -61, .. }),
+            "{late}"
+        );
     }
 }
 
@@ -191,8 +207,12 @@ fn vectors_a_and_c_have_valid_signatures_but_an_invalid_date() {
         let v = &j["vectors"][name];
         let (headers, body) = vector_request(name, "tpp_selfsigned_cert.pem");
         // A strict server answers the Date error first.
-        let err = verify_request(&VerifyPolicy::default(), &view(&headers, &body), vector_b_now())
-            .unwrap_err();
+        let err = verify_request(
+            &VerifyPolicy::default(),
+            &view(&headers, &body),
+            vector_b_now(),
+        )
+        .unwrap_err();
         assert!(matches!(err, VerifyError::DateInvalid(_)), "{name}: {err}");
         assert!(err.to_string().contains("Sun, 07 Jun 2026"), "{err}");
         assert_eq!(err.message_code().as_str(), "TIMESTAMP_INVALID");
@@ -204,7 +224,12 @@ fn vectors_a_and_c_have_valid_signatures_but_an_invalid_date() {
         .unwrap();
         assert_eq!(ss, v["signing_string"].as_str().unwrap());
         let c = cert("tpp_qsealc_cert.pem");
-        assert!(verify_signing_string(&c.public_key, &ss, &params.signature, false));
+        assert!(verify_signing_string(
+            &c.public_key,
+            &ss,
+            &params.signature,
+            false
+        ));
         let mut tampered = ss.clone().into_bytes();
         tampered[0] ^= 1;
         assert!(!verify_signing_string(
@@ -224,7 +249,10 @@ fn rfc2047_encoded_signature_verifies_in_either_letter_case() {
         rfc2047::encode_utf8_b(plain),
         rfc2047::encode_utf8_b(plain).replace("?B?", "?b?"),
     ] {
-        let mut headers = request_headers("Sun, 07 Jun 2026 20:51:35 GMT", &cert("tpp_qsealc_cert.pem"));
+        let mut headers = request_headers(
+            "Sun, 07 Jun 2026 20:51:35 GMT",
+            &cert("tpp_qsealc_cert.pem"),
+        );
         headers.push(("Signature".into(), enc));
         let map = header_map(&headers);
         let body = read("body.json");
@@ -245,10 +273,16 @@ fn headers_are_rebuilt_in_whatever_order_the_signature_lists() {
     // Reorder vector B's header list and re-sign: still verifies.
     let creds = Credentials::new(cert("tpp_qsealc_cert.pem"), key("tpp_key.pkcs1.pem")).unwrap();
     let mut headers = request_headers("Sun, 07 Jun 2026 20:51:35 GMT", &creds.certificate);
-    let names: Vec<String> = ["tpp-redirect-uri", "date", "psu-id", "digest", "x-request-id"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let names: Vec<String> = [
+        "tpp-redirect-uri",
+        "date",
+        "psu-id",
+        "digest",
+        "x-request-id",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     let (_, params) = sign_with_names(
         &creds,
         "POST",
@@ -304,7 +338,10 @@ fn every_key_encoding_loads_and_a_foreign_key_is_refused() {
     let e = PrivateKey::from_pem_or_der(&read("tpp_qsealc_cert.pem"), "tpp_qsealc_cert.pem")
         .unwrap_err()
         .to_string();
-    assert!(e.contains("tpp_qsealc_cert.pem") && e.contains("CERTIFICATE"), "{e}");
+    assert!(
+        e.contains("tpp_qsealc_cert.pem") && e.contains("CERTIFICATE"),
+        "{e}"
+    );
     let e = Certificate::from_pem_or_der(&read("tpp_key.pkcs8.der"), "tpp_key.pkcs8.der")
         .unwrap_err()
         .to_string();
@@ -333,7 +370,10 @@ fn tricky_issuer_key_id_uses_rfc2047_and_verifies_in_openssl_form_too() {
     let body = read("body.json");
     let mut headers = vec![
         ("X-Request-ID".to_string(), uuid::Uuid::new_v4().to_string()),
-        ("TPP-Redirect-URI".to_string(), "http://127.0.0.1:1/cb".to_string()),
+        (
+            "TPP-Redirect-URI".to_string(),
+            "http://127.0.0.1:1/cb".to_string(),
+        ),
     ];
     let insp = signing::sign_request(
         &creds,
@@ -346,7 +386,11 @@ fn tricky_issuer_key_id_uses_rfc2047_and_verifies_in_openssl_form_too() {
             now,
         },
     );
-    assert!(insp.signature_header.starts_with("=?utf-8?B?"), "{}", insp.signature_header);
+    assert!(
+        insp.signature_header.starts_with("=?utf-8?B?"),
+        "{}",
+        insp.signature_header
+    );
     assert!(insp.signature_header.is_ascii());
     let map = header_map(&headers);
     let req = RequestView {
@@ -402,8 +446,13 @@ fn cavage_appendix_c_values_verify() {
         ),
     ];
     for (s, sig) in strings.iter().zip(&signatures) {
-        let sig = base64::engine::general_purpose::STANDARD.decode(sig).unwrap();
-        assert!(verify_signing_string(pub_pem.contents(), s, &sig, true), "{s}");
+        let sig = base64::engine::general_purpose::STANDARD
+            .decode(sig)
+            .unwrap();
+        assert!(
+            verify_signing_string(pub_pem.contents(), s, &sig, true),
+            "{s}"
+        );
         // A 1024-bit key is refused without the legacy switch.
         assert!(!verify_signing_string(pub_pem.contents(), s, &sig, false));
     }
@@ -418,14 +467,18 @@ fn cavage_appendix_c_values_verify() {
         signatures[1]
     ))
     .unwrap();
-    let rebuilt = build_signing_string("POST", "/foo?param=value&pet=dog", &params.headers, |n| {
-        match n {
-            "host" => Some("example.com"),
-            "date" => Some("Sun, 05 Jan 2014 21:31:40 GMT"),
-            _ => None,
-        }
-    })
-    .unwrap();
+    let rebuilt =
+        build_signing_string(
+            "POST",
+            "/foo?param=value&pet=dog",
+            &params.headers,
+            |n| match n {
+                "host" => Some("example.com"),
+                "date" => Some("Sun, 05 Jan 2014 21:31:40 GMT"),
+                _ => None,
+            },
+        )
+        .unwrap();
     assert_eq!(rebuilt, strings[1]);
 }
 

@@ -144,10 +144,12 @@ fn tpp_params(spec: &TppCertSpec) -> CertificateParams {
         nca_name: "Finanstilsynet".into(),
         nca_id: format!("{}-FSA", spec.country),
     };
-    params.custom_extensions.push(CustomExtension::from_oid_content(
-        &[1, 3, 6, 1, 5, 5, 7, 1, 3],
-        qc::encode_qc_statements(&statement),
-    ));
+    params
+        .custom_extensions
+        .push(CustomExtension::from_oid_content(
+            &[1, 3, 6, 1, 5, 5, 7, 1, 3],
+            qc::encode_qc_statements(&statement),
+        ));
     params
 }
 

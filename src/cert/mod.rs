@@ -186,7 +186,10 @@ impl Certificate {
 
     /// PSD2 roles from the qcStatements extension (empty when there is none).
     pub fn roles(&self) -> Vec<Psd2Role> {
-        self.psd2.as_ref().map(|p| p.roles.clone()).unwrap_or_default()
+        self.psd2
+            .as_ref()
+            .map(|p| p.roles.clone())
+            .unwrap_or_default()
     }
 
     /// Whether `now` lies within the validity period.
@@ -235,7 +238,9 @@ fn strip_leading_zeros(b: &[u8]) -> &[u8] {
 
 fn looks_like_pem(bytes: &[u8]) -> bool {
     let head = &bytes[..bytes.len().min(64)];
-    String::from_utf8_lossy(head).trim_start().starts_with("-----BEGIN")
+    String::from_utf8_lossy(head)
+        .trim_start()
+        .starts_with("-----BEGIN")
 }
 
 /// An RSA private key (aws-lc-rs). Its `Debug` output never shows key material.

@@ -37,7 +37,12 @@ pub enum Psd2Role {
 }
 
 impl Psd2Role {
-    pub const ALL: [Psd2Role; 4] = [Psd2Role::PspAs, Psd2Role::PspPi, Psd2Role::PspAi, Psd2Role::PspIc];
+    pub const ALL: [Psd2Role; 4] = [
+        Psd2Role::PspAs,
+        Psd2Role::PspPi,
+        Psd2Role::PspAi,
+        Psd2Role::PspIc,
+    ];
 
     /// The role name, e.g. `PSP_AI`.
     pub fn name(self) -> &'static str {
@@ -77,7 +82,9 @@ impl FromStr for Psd2Role {
         Self::ALL
             .into_iter()
             .find(|r| r.name() == up || r.name().trim_start_matches("PSP_") == up)
-            .ok_or_else(|| format!("unknown PSD2 role {s:?} (expected PSP_AS, PSP_PI, PSP_AI or PSP_IC)"))
+            .ok_or_else(|| {
+                format!("unknown PSD2 role {s:?} (expected PSP_AS, PSP_PI, PSP_AI or PSP_IC)")
+            })
     }
 }
 
@@ -164,7 +171,10 @@ pub fn parse_qc_statements(der: &[u8]) -> Result<Option<Psd2Statement>, String> 
 fn ber_text(o: &BerObject<'_>) -> String {
     o.as_str()
         .map(str::to_string)
-        .or_else(|_| o.as_slice().map(|b| String::from_utf8_lossy(b).into_owned()))
+        .or_else(|_| {
+            o.as_slice()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+        })
         .unwrap_or_default()
 }
 

@@ -84,7 +84,12 @@ impl Engine {
             Target::Embedded => {
                 let handle = crate::sandbox::spawn(
                     std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
-                    SandboxConfig::default(),
+                    SandboxConfig {
+                        storage: crate::sandbox::db::Storage::File(
+                            crate::sandbox::db::default_file(&paths.data),
+                        ),
+                        ..SandboxConfig::default()
+                    },
                 )
                 .await
                 .map_err(|e| ClientError::Setup(format!("embedded sandbox: {e}")))?;
@@ -181,8 +186,7 @@ impl Engine {
                 self.session.psu_corporate_id = s.psu_corporate_id.clone();
                 self.session.context = Some(s.context);
                 self.session.tpp_session_id = Some(s.tpp_session_id.clone());
-                self.session.sca_completed_at =
-                    Some(crate::cert::unix_seconds(SystemTime::now()));
+                self.session.sca_completed_at = Some(crate::cert::unix_seconds(SystemTime::now()));
                 self.save_session()?;
                 Ok(format!(
                     "SCA complete: PSU-ID {}{} ({} context); send the request again",

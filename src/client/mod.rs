@@ -207,7 +207,10 @@ pub async fn send(http: &reqwest::Client, req: &PreparedRequest) -> Result<Excha
         rb = rb.body(req.body.clone());
     }
     let started = Instant::now();
-    let resp = rb.send().await.map_err(|e| describe_send_error(&req.url, &e))?;
+    let resp = rb
+        .send()
+        .await
+        .map_err(|e| describe_send_error(&req.url, &e))?;
     let status = resp.status().as_u16();
     let headers = resp
         .headers()

@@ -96,9 +96,7 @@ impl RedirectListener {
             sent_session_ids: sent_session_ids.clone(),
             tx,
         };
-        let app = axum::Router::new()
-            .fallback(callback)
-            .with_state(state);
+        let app = axum::Router::new().fallback(callback).with_state(state);
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         tokio::spawn(async move {
             let _ = axum::serve(socket, app)
@@ -152,7 +150,10 @@ async fn callback(
         return page(
             StatusCode::NOT_FOUND,
             "Not the callback",
-            &format!("This listener only takes the SCA callback at {}.", state.path),
+            &format!(
+                "This listener only takes the SCA callback at {}.",
+                state.path
+            ),
         );
     }
     let query = query.unwrap_or_default();

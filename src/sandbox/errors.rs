@@ -57,6 +57,19 @@ impl ApiError {
         ApiError::new(MessageCode::ServiceInvalid405, text)
     }
 
+    /// The state database failed (disk full, file locked by another process). 503 with
+    /// `SERVICE_BLOCKED` and the reason: the Berlin Group file defines no 5xx codes, and the
+    /// sandbox never answers a bare 500.
+    pub fn storage(text: impl Into<String>) -> Self {
+        ApiError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            body: ErrorBody::new(
+                MessageCode::ServiceBlocked,
+                format!("sandbox storage unavailable: {}", text.into()),
+            ),
+        }
+    }
+
     /// A signature verification failure: its code and that code's status (400 or 401).
     pub fn from_verify(err: &VerifyError) -> Self {
         ApiError::new(err.message_code(), err.to_string())

@@ -30,8 +30,10 @@ pub mod auth;
 pub mod clock;
 pub mod consent;
 pub mod customers;
+pub mod db;
 pub mod errors;
 pub mod ledger;
+pub mod observe;
 pub mod pages;
 pub mod sca;
 pub mod seed;
@@ -62,32 +64,52 @@ pub struct SandboxConfig {
     /// What the signature check enforces (default: 60 s Date skew, all eligible headers
     /// signed, certificate validity checked).
     pub verify_policy: VerifyPolicy,
+    /// Called with every response (tests validate bodies with it); `None` costs nothing.
+    pub observer: Option<observe::ResponseObserver>,
+    /// Where the state lives (default: in memory).
+    pub storage: db::Storage,
 }
 
 /// Shared state of the handlers.
 pub struct App {
     pub clock: Clock,
     pub store: Store,
+    /// The durable state (SQLite); see [`db`].
+    pub db: db::Db,
     /// One verifier for all requests, so certificates are parsed once (its cache).
     pub verifier: Verifier,
 }
 
 impl App {
-    /// A sandbox in its initialized state.
-    pub fn new(config: SandboxConfig) -> Self {
-        App {
+    /// A sandbox over `config.storage`, initialized when new.
+    ///
+    /// Errors: the database cannot be opened or migrated.
+    pub fn new(config: SandboxConfig) -> Result<Self, db::DbOpenError> {
+        let db = db::Db::open(&config.storage)?;
+        db.migrate(MIGRATIONS).map_err(|source| db::DbOpenError {
+            location: db::Db::describe(&config.storage),
+            source,
+        })?;
+        Ok(App {
             clock: config.clock,
             store: Store::new(seed::seed()),
+            db,
             verifier: Verifier::new(config.verify_policy),
-        }
+        })
     }
 }
 
-/// The sandbox's routes over a fresh, initialized state. Absolute links (`scaRedirect`) use
-/// `http://{Host}` of each request.
-pub fn router(config: SandboxConfig) -> Router {
-    let app = Arc::new(App::new(config));
-    Router::new()
+/// Schema steps of every module's tables, applied in order (see [`db::Db::migrate`]).
+pub const MIGRATIONS: &[db::Migration] = &[];
+
+/// The sandbox's routes over its state. Absolute links (`scaRedirect`) use `http://{Host}`
+/// of each request.
+///
+/// Errors: the state database cannot be opened.
+pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
+    let observer = config.observer.clone();
+    let app = Arc::new(App::new(config)?);
+    let router = Router::new()
         .route("/", get(home))
         .route("/v1/accounts", get(accounts::list))
         .route("/v1/accounts/{id}", get(accounts::one))
@@ -109,7 +131,13 @@ pub fn router(config: SandboxConfig) -> Router {
             app.clone(),
             auth::verify_v1,
         ))
-        .with_state(app)
+        .with_state(app);
+    Ok(match observer {
+        Some(o) => router.layer(axum::middleware::from_fn(move |req, next| {
+            observe::observe(o.clone(), req, next)
+        })),
+        None => router,
+    })
 }
 
 async fn home(headers: HeaderMap) -> pages::Page {
@@ -177,7 +205,7 @@ pub async fn spawn(addr: SocketAddr, config: SandboxConfig) -> std::io::Result<S
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let (tx, rx) = oneshot::channel::<()>();
-    let app = router(config);
+    let app = router(config).map_err(std::io::Error::other)?;
     let task = tokio::spawn(async move {
         axum::serve(listener, app)
             .with_graceful_shutdown(async move {
@@ -199,5 +227,6 @@ pub async fn spawn(addr: SocketAddr, config: SandboxConfig) -> std::io::Result<S
 pub async fn serve_forever(addr: SocketAddr, config: SandboxConfig) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!(addr = %listener.local_addr()?, "sandbox ASPSP listening");
-    axum::serve(listener, router(config)).await
+    let app = router(config).map_err(std::io::Error::other)?;
+    axum::serve(listener, app).await
 }

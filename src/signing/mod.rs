@@ -58,7 +58,9 @@ pub fn imf_fixdate(t: SystemTime) -> String {
 /// does not match the date are refused (the text must re-format to itself).
 pub fn parse_imf_fixdate(s: &str) -> Result<SystemTime, String> {
     let t = httpdate::parse_http_date(s).map_err(|_| {
-        format!("Date {s:?} is not an RFC 7231 IMF-fixdate (e.g. \"Sun, 07 Jun 2026 20:51:35 GMT\")")
+        format!(
+            "Date {s:?} is not an RFC 7231 IMF-fixdate (e.g. \"Sun, 07 Jun 2026 20:51:35 GMT\")"
+        )
     })?;
     let canonical = imf_fixdate(t);
     if canonical != s {
@@ -231,8 +233,7 @@ pub fn sign_with_names(
     headers: &[(String, String)],
     names: &[String],
 ) -> Result<(String, SignatureParams), String> {
-    let signing_string =
-        build_signing_string(method, path_and_query, names, |n| find(headers, n))?;
+    let signing_string = build_signing_string(method, path_and_query, names, |n| find(headers, n))?;
     let params = SignatureParams {
         key_id: credentials.certificate.key_id(),
         algorithm: ALGORITHM.to_string(),

@@ -102,9 +102,10 @@ impl VerifyError {
                 MessageCode::CertificateInvalid
             }
             CertificateExpired { .. } => MessageCode::CertificateExpired,
-            MalformedSignature(_) | DigestMissing | DigestUnsupported(_) | DigestMismatch { .. } => {
-                MessageCode::FormatError
-            }
+            MalformedSignature(_)
+            | DigestMissing
+            | DigestUnsupported(_)
+            | DigestMismatch { .. } => MessageCode::FormatError,
             SignedHeaderMissing(_) | KeyIdMalformed { .. } => MessageCode::FormatError,
             KeyIdSerialMismatch { .. } | KeyIdIssuerMismatch { .. } => {
                 MessageCode::ParameterNotConsistent
@@ -236,9 +237,7 @@ fn parse_key_id(key_id: &str) -> Result<(Vec<u8>, DistinguishedName), VerifyErro
         .trim()
         .strip_prefix("SN=")
         .ok_or_else(|| bad("does not start with SN="))?;
-    let (sn, ca) = rest
-        .split_once(",CA=")
-        .ok_or_else(|| bad("no ,CA= part"))?;
+    let (sn, ca) = rest.split_once(",CA=").ok_or_else(|| bad("no ,CA= part"))?;
     let sn = sn.trim();
     let sn = sn
         .strip_prefix("0x")
@@ -378,7 +377,9 @@ fn verify_with(
     let digest = header(headers, "digest");
     match digest {
         Some(d) => {
-            let Some(b64) = d.strip_prefix("SHA-256=").or_else(|| d.strip_prefix("sha-256="))
+            let Some(b64) = d
+                .strip_prefix("SHA-256=")
+                .or_else(|| d.strip_prefix("sha-256="))
             else {
                 return Err(VerifyError::DigestUnsupported(d.to_string()));
             };

@@ -1,1 +1,387 @@
-//! TODO
+//! The interactive console: a full-screen terminal UI over an [`Engine`].
+//!
+//! - [`App`] is the whole state, free of terminal and engine, with [`App::handle_key`] and
+//!   [`App::render`], so screens are tested with ratatui's `TestBackend`.
+//! - [`keymap::KEYMAP`] is the one table of keys; key handling and the help overlay both
+//!   read it.
+//! - [`Theme`] holds every colour.
+//! - [`run`] owns the terminal and the event loop: terminal keys (read by a thread that
+//!   blocks in `crossterm::event::read`), SCA callbacks from the redirect listener, finished
+//!   sends and browser launches. It redraws only after one of these; there is no tick.
+
+pub mod app;
+pub mod keymap;
+pub mod theme;
+mod ui;
+
+use std::io::{Stdout, stdout};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste, Event, KeyEventKind};
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use crossterm::{cursor, execute};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use crate::client::{Engine, PreparedRequest};
+use crate::profile::ProfileSet;
+
+pub use app::{
+    Action, App, Focus, Level, Message, Mode, Preview, RequestSpec, ResponseState, ResponseView,
+    ScaPrompt, StatusInfo, mask_request,
+};
+pub use theme::Theme;
+
+/// Environment variable choosing the theme at start: `dark` (default) or `high-contrast`.
+pub const THEME_ENV: &str = "PSD2_CONSOLE_THEME";
+
+/// Set by the panic hook, so the loop stops instead of drawing on a restored terminal.
+static PANICKED: AtomicBool = AtomicBool::new(false);
+
+/// Puts the terminal back: leaves the alternate screen, shows the cursor, ends raw mode.
+/// Safe to call more than once.
+fn restore_terminal() {
+    let _ = execute!(
+        stdout(),
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        cursor::Show
+    );
+    let _ = disable_raw_mode();
+}
+
+/// Raw mode + alternate screen for as long as it lives; restored on drop (normal exit,
+/// error, or unwinding).
+struct TerminalGuard {
+    terminal: Terminal<CrosstermBackend<Stdout>>,
+}
+
+impl TerminalGuard {
+    fn enter() -> anyhow::Result<Self> {
+        enable_raw_mode()
+            .map_err(|e| anyhow::anyhow!("cannot switch the terminal to raw mode: {e}"))?;
+        if let Err(e) = execute!(
+            stdout(),
+            EnterAlternateScreen,
+            cursor::Hide,
+            EnableBracketedPaste
+        ) {
+            restore_terminal();
+            anyhow::bail!("cannot enter the alternate screen: {e}");
+        }
+        match Terminal::new(CrosstermBackend::new(stdout())) {
+            Ok(mut terminal) => {
+                let _ = terminal.clear();
+                Ok(TerminalGuard { terminal })
+            }
+            Err(e) => {
+                restore_terminal();
+                anyhow::bail!("cannot set up the terminal: {e}")
+            }
+        }
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+type PanicHook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Sync + Send + 'static>;
+
+/// Installs a panic hook that restores the terminal before the previous hook prints, and
+/// puts the previous hook back when dropped.
+struct PanicHookGuard {
+    previous: Arc<PanicHook>,
+}
+
+impl PanicHookGuard {
+    fn install() -> Self {
+        let previous: Arc<PanicHook> = Arc::new(std::panic::take_hook());
+        let prev = previous.clone();
+        std::panic::set_hook(Box::new(move |info| {
+            PANICKED.store(true, Ordering::SeqCst);
+            restore_terminal();
+            prev(info);
+        }));
+        PanicHookGuard { previous }
+    }
+}
+
+impl Drop for PanicHookGuard {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        let _ = std::panic::take_hook();
+        let prev = self.previous.clone();
+        std::panic::set_hook(Box::new(move |info| prev(info)));
+    }
+}
+
+/// Runs the console on `engine` until the user quits: enters raw mode and the alternate
+/// screen, and always restores the terminal (on quit, on error and on panic). `profiles`
+/// feeds the profile picker (`p`) and the report of profile files that failed to load.
+///
+/// Errors: the terminal cannot be set up or drawn to, or a panic happened inside the
+/// console.
+pub async fn run(engine: Engine, profiles: ProfileSet) -> anyhow::Result<()> {
+    let hook = PanicHookGuard::install();
+    let mut guard = TerminalGuard::enter()?;
+    let mut engine = engine;
+    let result = event_loop(&mut guard.terminal, &mut engine, &profiles).await;
+    drop(guard);
+    drop(hook);
+    engine.shutdown().await;
+    result
+}
+
+/// What finished in the background.
+enum Done {
+    Sent(Result<ResponseView, String>),
+    Browser(Result<(), String>),
+}
+
+async fn recv_opt<T>(rx: &mut Option<mpsc::UnboundedReceiver<T>>) -> Option<T> {
+    match rx {
+        Some(r) => r.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+fn spawn_input_thread() -> mpsc::UnboundedReceiver<std::io::Result<Event>> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let spawned = std::thread::Builder::new()
+        .name("terminal-input".into())
+        .spawn(move || {
+            loop {
+                let ev = crossterm::event::read();
+                let failed = ev.is_err();
+                if tx.send(ev).is_err() || failed {
+                    break;
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        let (tx2, rx2) = mpsc::unbounded_channel();
+        let _ = tx2.send(Err(e));
+        return rx2;
+    }
+    rx
+}
+
+/// SIGTERM, SIGHUP (terminal closed) and SIGINT end the console like `q`, so the terminal
+/// is restored.
+struct StopSignals {
+    #[cfg(unix)]
+    signals: [Option<tokio::signal::unix::Signal>; 3],
+}
+
+impl StopSignals {
+    fn new() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            StopSignals {
+                signals: [
+                    signal(SignalKind::terminate()).ok(),
+                    signal(SignalKind::hangup()).ok(),
+                    signal(SignalKind::interrupt()).ok(),
+                ],
+            }
+        }
+        #[cfg(not(unix))]
+        StopSignals {}
+    }
+
+    async fn recv(&mut self) {
+        #[cfg(unix)]
+        {
+            async fn one(s: &mut Option<tokio::signal::unix::Signal>) {
+                match s {
+                    Some(s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            }
+            let [a, b, c] = &mut self.signals;
+            tokio::select! {
+                _ = one(a) => {}
+                _ = one(b) => {}
+                _ = one(c) => {}
+            }
+        }
+        #[cfg(not(unix))]
+        std::future::pending::<()>().await
+    }
+}
+
+fn theme_from_env() -> Option<Theme> {
+    std::env::var(THEME_ENV)
+        .ok()
+        .and_then(|n| Theme::by_name(&n))
+}
+
+async fn event_loop(
+    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
+    engine: &mut Engine,
+    profiles: &ProfileSet,
+) -> anyhow::Result<()> {
+    let mut app = App::new(StatusInfo::from_engine(engine));
+    app.set_profiles(profiles);
+    if let Some(t) = theme_from_env() {
+        app.theme = t;
+    }
+    let mut input = spawn_input_thread();
+    let mut callbacks = engine.take_callback_receiver();
+    let mut tasks: JoinSet<Done> = JoinSet::new();
+    let mut stop = StopSignals::new();
+    loop {
+        if let Some(spec) = app.take_prepare_request() {
+            let r = engine
+                .prepare(spec.op, &spec.params, spec.body.as_deref())
+                .map_err(|e| e.to_string());
+            app.set_preview(r);
+        }
+        terminal.draw(|f| app.render(f))?;
+        tokio::select! {
+            () = stop.recv() => return Ok(()),
+            ev = input.recv() => match ev {
+                Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => {
+                    let action = app.handle_key(k);
+                    perform(action, &mut app, engine, &mut tasks, &mut callbacks, profiles, terminal).await?;
+                }
+                Some(Ok(Event::Paste(text))) => app.handle_paste(&text),
+                Some(Ok(_)) => {} // resize and others: just redraw
+                Some(Err(e)) => anyhow::bail!("reading the terminal failed: {e}"),
+                None => anyhow::bail!("the terminal input ended"),
+            },
+            cb = recv_opt(&mut callbacks) => match cb {
+                Some(cb) => {
+                    let summary = engine.apply_callback(&cb).map_err(|e| e.to_string());
+                    app.sca_finished(&cb, summary, StatusInfo::from_engine(engine));
+                }
+                None => {
+                    callbacks = None;
+                    app.set_message(Level::Warning, "The SCA callback listener stopped");
+                }
+            },
+            Some(done) = tasks.join_next(), if !tasks.is_empty() => match done {
+                Ok(Done::Sent(r)) => app.finish_send(r),
+                Ok(Done::Browser(r)) => app.browser_opened(r),
+                Err(e) => app.finish_send(Err(format!("internal error: {e}"))),
+            },
+        }
+        if PANICKED.load(Ordering::SeqCst) {
+            anyhow::bail!("the console stopped after an internal error (see above)");
+        }
+        if app.should_quit() {
+            return Ok(());
+        }
+    }
+}
+
+async fn perform(
+    action: Action,
+    app: &mut App,
+    engine: &mut Engine,
+    tasks: &mut JoinSet<Done>,
+    callbacks: &mut Option<mpsc::UnboundedReceiver<crate::xs2a::redirect::ScaCallback>>,
+    profiles: &ProfileSet,
+    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
+) -> anyhow::Result<()> {
+    match action {
+        Action::None | Action::Quit => {}
+        Action::Send => {
+            let spec = app.request_spec();
+            match engine.prepare(spec.op, &spec.params, spec.body.as_deref()) {
+                Ok(req) => {
+                    app.begin_send(req.clone());
+                    let http = engine.http.clone();
+                    let title = spec.op.title;
+                    tasks.spawn(async move { Done::Sent(send_and_view(http, req, title).await) });
+                }
+                Err(e) => app.set_message(
+                    Level::Error,
+                    format!(
+                        "Not sent: {} (press e to edit the parameters)",
+                        app::humanize(&e.to_string())
+                    ),
+                ),
+            }
+        }
+        Action::OpenBrowser(url) => {
+            tasks.spawn(async move {
+                let r = tokio::task::spawn_blocking(move || open_browser(&url))
+                    .await
+                    .unwrap_or_else(|e| Err(e.to_string()));
+                Done::Browser(r)
+            });
+        }
+        Action::ResetSession => match engine.reset_session() {
+            Ok(()) => app.session_reset(StatusInfo::from_engine(engine)),
+            Err(e) => app.set_message(Level::Error, format!("Session reset failed: {e}")),
+        },
+        Action::SwitchProfile(name) => {
+            let Some(profile) = profiles.get(&name).cloned() else {
+                app.set_message(Level::Error, format!("No profile called {name}"));
+                return Ok(());
+            };
+            terminal.draw(|f| app.render(f))?;
+            match Engine::start(profile, engine.paths.clone()).await {
+                Ok(new) => {
+                    let old = std::mem::replace(engine, new);
+                    old.shutdown().await;
+                    *callbacks = engine.take_callback_receiver();
+                    app.profile_switched(StatusInfo::from_engine(engine));
+                    if let Some(e) = &engine.listener_error {
+                        app.set_message(
+                            Level::Warning,
+                            format!("Profile {name} is active, but the SCA callback listener is not running: {e}"),
+                        );
+                    }
+                }
+                Err(e) => {
+                    app.set_message(Level::Error, format!("Profile {name} could not start: {e}"))
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn send_and_view(
+    http: reqwest::Client,
+    req: PreparedRequest,
+    title: &'static str,
+) -> Result<ResponseView, String> {
+    let ex = crate::client::send(&http, &req)
+        .await
+        .map_err(|e| e.to_string())?;
+    // Pretty-printing a large body is CPU work: keep it off the async workers.
+    tokio::task::spawn_blocking(move || ResponseView::from_exchange(title, &req, &ex))
+        .await
+        .map_err(|e| format!("internal error: {e}"))
+}
+
+/// Opens `url` in the browser; without a graphical session on Linux/BSD it does not try
+/// (a text browser would fight the console for the terminal) and says so.
+fn open_browser(url: &str) -> Result<(), String> {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    {
+        let has = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());
+        if !has("DISPLAY") && !has("WAYLAND_DISPLAY") && !has("BROWSER") {
+            return Err(
+                "no graphical session here (DISPLAY and WAYLAND_DISPLAY are not set)".into(),
+            );
+        }
+    }
+    open::that_detached(url).map_err(|e| e.to_string())
+}

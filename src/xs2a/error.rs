@@ -99,12 +99,28 @@ impl MessageCode {
     pub fn status(self) -> u16 {
         use MessageCode::*;
         match self {
-            FormatError | ParameterNotConsistent | ParameterNotSupported | ServiceInvalid
-            | ResourceUnknown | ResourceExpired | TimestampInvalid | PeriodInvalid
-            | ConsentUnknown | PaymentFailed | ExecutionDateInvalid | ReferenceMixInvalid => 400,
-            CertificateInvalid | RoleInvalid | CertificateExpired | CertificateMissing
-            | SignatureInvalid | SignatureMissing | CorporateIdInvalid | PsuCredentialsInvalid
-            | ConsentInvalid | ConsentExpired => 401,
+            FormatError
+            | ParameterNotConsistent
+            | ParameterNotSupported
+            | ServiceInvalid
+            | ResourceUnknown
+            | ResourceExpired
+            | TimestampInvalid
+            | PeriodInvalid
+            | ConsentUnknown
+            | PaymentFailed
+            | ExecutionDateInvalid
+            | ReferenceMixInvalid => 400,
+            CertificateInvalid
+            | RoleInvalid
+            | CertificateExpired
+            | CertificateMissing
+            | SignatureInvalid
+            | SignatureMissing
+            | CorporateIdInvalid
+            | PsuCredentialsInvalid
+            | ConsentInvalid
+            | ConsentExpired => 401,
             ServiceBlocked | ProductInvalid => 403,
             ProductUnknown => 404,
             ServiceInvalid405 => 405,

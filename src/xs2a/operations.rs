@@ -179,17 +179,18 @@ impl Operation {
     /// Fills the path template and query from `values` (name → value), using defaults.
     ///
     /// Errors: the names of required parameters that have no value, or unknown names.
-    pub fn path_and_query(
-        &self,
-        values: &[(String, String)],
-    ) -> Result<String, String> {
+    pub fn path_and_query(&self, values: &[(String, String)]) -> Result<String, String> {
         for (k, _) in values {
             if !self.params.iter().any(|p| p.name == k) {
                 let known: Vec<&str> = self.params.iter().map(|p| p.name).collect();
                 return Err(format!(
                     "{} has no parameter {k:?} (known: {})",
                     self.id,
-                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
                 ));
             }
         }
@@ -253,9 +254,15 @@ mod tests {
     fn fills_paths_and_queries() {
         let op = find("accounts.transactions").unwrap();
         let p = op
-            .path_and_query(&[("account-id".into(), "a b".into()), ("limit".into(), "5".into())])
+            .path_and_query(&[
+                ("account-id".into(), "a b".into()),
+                ("limit".into(), "5".into()),
+            ])
             .unwrap();
-        assert_eq!(p, "/v1/accounts/a%20b/transactions?bookingStatus=both&limit=5");
+        assert_eq!(
+            p,
+            "/v1/accounts/a%20b/transactions?bookingStatus=both&limit=5"
+        );
         assert!(op.path_and_query(&[]).unwrap_err().contains("account-id"));
         assert!(op.path_and_query(&[("nope".into(), "1".into())]).is_err());
         let ids: std::collections::HashSet<_> = OPERATIONS.iter().map(|o| o.id).collect();

@@ -107,10 +107,18 @@ impl ScaCallback {
                 .get("tpp-session-id")
                 .cloned()
                 .ok_or("the callback has psu-id but no tpp-session-id")?;
-            let context = match map.get("context").map(|c| c.to_ascii_uppercase()).as_deref() {
+            let context = match map
+                .get("context")
+                .map(|c| c.to_ascii_uppercase())
+                .as_deref()
+            {
                 Some("PRIVATE") | None => PsuContext::Private,
                 Some("CORPORATE") => PsuContext::Corporate,
-                Some(other) => return Err(format!("context {other:?} is neither PRIVATE nor CORPORATE")),
+                Some(other) => {
+                    return Err(format!(
+                        "context {other:?} is neither PRIVATE nor CORPORATE"
+                    ));
+                }
             };
             let psu_corporate_id = map.get("psu-corporate-id").cloned();
             if context == PsuContext::Corporate && psu_corporate_id.is_none() {
@@ -126,7 +134,10 @@ impl ScaCallback {
         if map.contains_key("code") || map.contains_key("status") {
             let status = map
                 .get("status")
-                .map(|s| s.parse::<u16>().map_err(|_| format!("status {s:?} is not a number")))
+                .map(|s| {
+                    s.parse::<u16>()
+                        .map_err(|_| format!("status {s:?} is not a number"))
+                })
                 .transpose()?
                 .unwrap_or(0);
             return Ok(ScaCallback::Failure(ScaFailure {
@@ -164,7 +175,10 @@ mod tests {
         let url = url::Url::parse(&cb.redirect_url("http://127.0.0.1:1/cb?x=1").unwrap()).unwrap();
         let pairs: Vec<(String, String)> = url.query_pairs().into_owned().collect();
         let parsed = ScaCallback::from_query_pairs(
-            pairs.iter().filter(|(k, _)| k != "x").map(|(k, v)| (k.as_str(), v.as_str())),
+            pairs
+                .iter()
+                .filter(|(k, _)| k != "x")
+                .map(|(k, v)| (k.as_str(), v.as_str())),
         )
         .unwrap();
         assert_eq!(parsed, cb);
@@ -180,7 +194,9 @@ mod tests {
         ])
         .unwrap();
         assert!(matches!(f, ScaCallback::Failure(ref x) if x.status == 400));
-        assert!(ScaCallback::from_query_pairs([("psu-id", "nope"), ("tpp-session-id", "a")]).is_err());
+        assert!(
+            ScaCallback::from_query_pairs([("psu-id", "nope"), ("tpp-session-id", "a")]).is_err()
+        );
         assert!(ScaCallback::from_query_pairs([("foo", "bar")]).is_err());
     }
 }

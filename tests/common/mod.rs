@@ -28,7 +28,11 @@ pub fn forms(html: &str, page_url: &str) -> Vec<Form> {
     let base = url::Url::parse(page_url).unwrap();
     let mut out = Vec::new();
     for f in doc.select(&form_sel) {
-        let method = f.value().attr("method").unwrap_or("get").to_ascii_uppercase();
+        let method = f
+            .value()
+            .attr("method")
+            .unwrap_or("get")
+            .to_ascii_uppercase();
         let action = base
             .join(f.value().attr("action").unwrap_or(""))
             .unwrap()
@@ -47,8 +51,11 @@ pub fn forms(html: &str, page_url: &str) -> Vec<Form> {
             match el.name() {
                 "button" => {
                     if el.attr("type").unwrap_or("submit") == "submit" {
-                        form.buttons
-                            .push((name, value, i.text().collect::<String>().trim().to_string()));
+                        form.buttons.push((
+                            name,
+                            value,
+                            i.text().collect::<String>().trim().to_string(),
+                        ));
                     }
                 }
                 "select" => {
@@ -69,7 +76,11 @@ pub fn forms(html: &str, page_url: &str) -> Vec<Form> {
                 _ => match el.attr("type").unwrap_or("text") {
                     "submit" => form.buttons.push((name, value.clone(), value)),
                     "checkbox" | "radio" => {
-                        let v = if el.attr("value").is_some() { value } else { "on".into() };
+                        let v = if el.attr("value").is_some() {
+                            value
+                        } else {
+                            "on".into()
+                        };
                         if el.attr("checked").is_some() {
                             form.fields.push((name, v));
                         } else {
@@ -102,7 +113,11 @@ impl Form {
 
     /// Checks the checkbox `name`=`value` (others of the same name stay as they are).
     pub fn check(&mut self, name: &str, value: &str) -> &mut Self {
-        if let Some(i) = self.unchecked.iter().position(|(n, v)| n == name && v == value) {
+        if let Some(i) = self
+            .unchecked
+            .iter()
+            .position(|(n, v)| n == name && v == value)
+        {
             let f = self.unchecked.remove(i);
             self.fields.push(f);
         }
@@ -111,8 +126,7 @@ impl Form {
 
     /// Chooses the radio `name`=`value`: the group's other values are unchecked.
     pub fn choose(&mut self, name: &str, value: &str) -> &mut Self {
-        let (group, rest): (Vec<_>, Vec<_>) =
-            self.fields.drain(..).partition(|(n, _)| n == name);
+        let (group, rest): (Vec<_>, Vec<_>) = self.fields.drain(..).partition(|(n, _)| n == name);
         self.fields = rest;
         self.unchecked.extend(group);
         self.check(name, value)
@@ -120,7 +134,11 @@ impl Form {
 
     /// Unchecks the checkbox `name`=`value`.
     pub fn uncheck(&mut self, name: &str, value: &str) -> &mut Self {
-        if let Some(i) = self.fields.iter().position(|(n, v)| n == name && v == value) {
+        if let Some(i) = self
+            .fields
+            .iter()
+            .position(|(n, v)| n == name && v == value)
+        {
             let f = self.fields.remove(i);
             self.unchecked.push(f);
         }
@@ -151,9 +169,19 @@ impl Form {
             fields.push((b.0.clone(), b.1.clone()));
         }
         if self.method == "POST" {
-            client.post(&self.action).form(&fields).send().await.unwrap()
+            client
+                .post(&self.action)
+                .form(&fields)
+                .send()
+                .await
+                .unwrap()
         } else {
-            client.get(&self.action).query(&fields).send().await.unwrap()
+            client
+                .get(&self.action)
+                .query(&fields)
+                .send()
+                .await
+                .unwrap()
         }
     }
 }
@@ -176,3 +204,6 @@ pub fn location(resp: &reqwest::Response) -> String {
         .unwrap();
     resp.url().join(loc).unwrap().to_string()
 }
+
+pub mod sandbox;
+pub mod schema;

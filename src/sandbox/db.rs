@@ -1,0 +1,202 @@
+//! The sandbox's durable state: SQLite (rusqlite, bundled), in the data directory for
+//! `sandbox serve` so a trainer's demo survives a restart, or in memory for tests
+//! (`--in-memory`).
+//!
+//! Every change runs in one `BEGIN IMMEDIATE` transaction ([`Db::write`]); reads run on the
+//! same connection ([`Db::read`]). Modules bring their own tables as named migrations
+//! ([`Db::migrate`]), applied once and recorded in `schema_migrations`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+use super::errors::ApiError;
+
+/// Where the state lives.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Storage {
+    /// A private in-memory database (tests, `--in-memory`); gone when the process ends.
+    #[default]
+    InMemory,
+    /// A database file (created with its directory when missing).
+    File(PathBuf),
+}
+
+/// A named schema step: applied once, in order.
+pub type Migration = (&'static str, &'static str);
+
+/// The SQLite connection behind a mutex.
+pub struct Db {
+    conn: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Db")
+    }
+}
+
+/// Errors of opening the database.
+#[derive(Debug, thiserror::Error)]
+#[error("sandbox database {location}: {source}")]
+pub struct DbOpenError {
+    pub location: String,
+    #[source]
+    pub source: rusqlite::Error,
+}
+
+impl Db {
+    /// Opens (creating when needed) the database for `storage`, in WAL mode with foreign keys.
+    pub fn open(storage: &Storage) -> Result<Self, DbOpenError> {
+        let location = match storage {
+            Storage::InMemory => ":memory:".to_string(),
+            Storage::File(p) => p.display().to_string(),
+        };
+        let err = |source| DbOpenError {
+            location: location.clone(),
+            source,
+        };
+        let conn = match storage {
+            Storage::InMemory => Connection::open_in_memory().map_err(err)?,
+            Storage::File(p) => {
+                if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| err(rusqlite::Error::ToSqlConversionFailure(Box::new(e))))?;
+                }
+                let c = Connection::open(p).map_err(err)?;
+                c.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
+                c.pragma_update(None, "synchronous", "NORMAL")
+                    .map_err(err)?;
+                c
+            }
+        };
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(err)?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)",
+        )
+        .map_err(err)?;
+        Ok(Db {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    /// Applies the migrations not yet recorded, each in its own transaction.
+    pub fn migrate(&self, migrations: &[Migration]) -> rusqlite::Result<()> {
+        let mut conn = self.lock();
+        for (name, sql) in migrations {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let done: bool = tx.query_row(
+                "SELECT EXISTS(SELECT 1 FROM schema_migrations WHERE name = ?1)",
+                [name],
+                |r| r.get(0),
+            )?;
+            if !done {
+                tx.execute_batch(sql)?;
+                tx.execute("INSERT INTO schema_migrations(name) VALUES (?1)", [name])?;
+            }
+            tx.commit()?;
+        }
+        Ok(())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave a half-done transaction behind (rusqlite
+        // rolls back on drop), so a poisoned lock is safe to reuse.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` on the connection (reads).
+    ///
+    /// Errors: SQLite errors become a 500-free `ApiError` (see [`db_error`]).
+    pub fn read<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, ApiError> {
+        let conn = self.lock();
+        f(&conn).map_err(db_error)
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction, committed when `f` returns `Ok`.
+    /// `f` may return an `ApiError` to roll back with a Berlin Group error.
+    pub fn write<T>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> Result<T, ApiError>,
+    ) -> Result<T, ApiError> {
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(db_error)?;
+        let out = f(&tx)?;
+        tx.commit().map_err(db_error)?;
+        Ok(out)
+    }
+
+    /// The file behind `storage`, for messages.
+    pub fn describe(storage: &Storage) -> String {
+        match storage {
+            Storage::InMemory => "in memory".into(),
+            Storage::File(p) => p.display().to_string(),
+        }
+    }
+}
+
+/// A database failure as an API error ([`ApiError::storage`]: 503 with a Berlin Group body).
+pub fn db_error(e: rusqlite::Error) -> ApiError {
+    ApiError::storage(e.to_string())
+}
+
+/// Default database file under a data directory.
+pub fn default_file(data_dir: &Path) -> PathBuf {
+    data_dir.join("sandbox.sqlite3")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_apply_once_and_writes_roll_back_on_error() {
+        let db = Db::open(&Storage::InMemory).unwrap();
+        let m: &[Migration] = &[("t1", "CREATE TABLE t (x INTEGER NOT NULL)")];
+        db.migrate(m).unwrap();
+        db.migrate(m).unwrap();
+        db.write(|tx| {
+            tx.execute("INSERT INTO t VALUES (1)", [])
+                .map_err(db_error)?;
+            Ok(())
+        })
+        .unwrap();
+        let r: Result<(), ApiError> = db.write(|tx| {
+            tx.execute("INSERT INTO t VALUES (2)", [])
+                .map_err(db_error)?;
+            Err(ApiError::format("nope"))
+        });
+        assert!(r.is_err());
+        let n: i64 = db
+            .read(|c| c.query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0)))
+            .unwrap();
+        assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn file_state_survives_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Storage::File(dir.path().join("sub/sandbox.sqlite3"));
+        {
+            let db = Db::open(&s).unwrap();
+            db.migrate(&[("t1", "CREATE TABLE t (x INTEGER)")]).unwrap();
+            db.write(|tx| tx.execute("INSERT INTO t VALUES (7)", []).map_err(db_error))
+                .unwrap();
+        }
+        let db = Db::open(&s).unwrap();
+        db.migrate(&[("t1", "CREATE TABLE t (x INTEGER)")]).unwrap();
+        let x: i64 = db
+            .read(|c| c.query_row("SELECT x FROM t", [], |r| r.get(0)))
+            .unwrap();
+        assert_eq!(x, 7);
+    }
+}

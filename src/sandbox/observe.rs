@@ -1,0 +1,59 @@
+//! An optional tap on every response the sandbox sends, for tests that check each body
+//! (e.g. against the Berlin Group schemas) and for tools that log traffic.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::Response;
+
+/// One answered request as the observer sees it.
+#[derive(Debug, Clone)]
+pub struct ObservedExchange {
+    pub method: String,
+    /// Path without the query.
+    pub path: String,
+    pub query: Option<String>,
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub body: bytes::Bytes,
+}
+
+/// A callback run for every response (`SandboxConfig::observer`).
+#[derive(Clone)]
+pub struct ResponseObserver(pub Arc<dyn Fn(&ObservedExchange) + Send + Sync>);
+
+impl std::fmt::Debug for ResponseObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ResponseObserver")
+    }
+}
+
+/// Most bytes of a response body buffered for the observer.
+pub const MAX_OBSERVED_BYTES: usize = 64 * 1024 * 1024;
+
+pub(crate) async fn observe(observer: ResponseObserver, req: Request, next: Next) -> Response {
+    let method = req.method().to_string();
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().map(str::to_string);
+    let response = next.run(req).await;
+    let (parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, MAX_OBSERVED_BYTES)
+        .await
+        .unwrap_or_default();
+    let exchange = ObservedExchange {
+        method,
+        path,
+        query,
+        status: parts.status.as_u16(),
+        content_type: parts
+            .headers
+            .get(axum::http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string),
+        body: bytes.clone(),
+    };
+    (observer.0)(&exchange);
+    Response::from_parts(parts, Body::from(bytes))
+}

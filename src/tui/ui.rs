@@ -1,0 +1,1104 @@
+//! Drawing: [`App::render`] lays out the status bar, the operation list, the parameter form,
+//! the request, the signature inspector, the response and the overlays. Only visible lines
+//! are turned into widgets, so a large response costs nothing per frame.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Wrap};
+
+use super::app::{App, Focus, Level, Mode, Preview, ResponseState, ResponseView, fields_of};
+use super::keymap::{self, Command, KEYMAP, Scope};
+use super::theme::Theme;
+use crate::client::PreparedRequest;
+use crate::xs2a::operations::Group;
+
+/// Terminal width from which the request and response get columns of their own.
+const WIDE: u16 = 120;
+
+struct Areas {
+    status: Rect,
+    ops: Rect,
+    guide: Option<Rect>,
+    params: Rect,
+    request: Rect,
+    signature: Rect,
+    response: Rect,
+    footer: Rect,
+}
+
+fn group_title(g: Group) -> &'static str {
+    match g {
+        Group::Ais => "AIS · account information",
+        Group::Pis => "PIS · payment initiation",
+        Group::Baskets => "Baskets · signing baskets",
+        Group::Psu => "PSU",
+        Group::Sandbox => "Sandbox · test data",
+    }
+}
+
+impl App {
+    /// Draws the whole console into `frame`.
+    pub fn render(&self, frame: &mut Frame) {
+        let area = frame.area();
+        frame.render_widget(Block::new().style(self.theme.base), area);
+        let a = self.layout(area);
+        self.draw_status(frame, a.status);
+        self.draw_operations(frame, a.ops);
+        if let Some(g) = a.guide {
+            self.draw_guide(frame, g);
+        }
+        self.draw_params(frame, a.params);
+        self.draw_request(frame, a.request);
+        self.draw_signature(frame, a.signature);
+        self.draw_response(frame, a.response);
+        self.draw_footer(frame, a.footer);
+        if self.sca_prompt().is_some() {
+            self.draw_sca_prompt(frame, area);
+        }
+        if self.picker.is_some() {
+            self.draw_picker(frame, area);
+        }
+        if self.help {
+            self.draw_help(frame, area);
+        }
+    }
+
+    fn op_rows(&self) -> usize {
+        let mut groups = self.ops.iter().map(|o| o.group).collect::<Vec<_>>();
+        groups.dedup();
+        groups.len() + self.ops.len()
+    }
+
+    fn layout(&self, area: Rect) -> Areas {
+        let [status, main, footer] = Layout::vertical([
+            Constraint::Length(2),
+            Constraint::Min(0),
+            Constraint::Length(2),
+        ])
+        .areas(area);
+        let nfields = fields_of(self.selected_operation()).len();
+        let params_h = (nfields.max(1) + 3).min(12) as u16;
+        let ops_h = (self.op_rows() + 2) as u16;
+        if area.width >= WIDE {
+            let [left, middle, right] = Layout::horizontal([
+                Constraint::Length(32),
+                Constraint::Fill(5),
+                Constraint::Fill(6),
+            ])
+            .areas(main);
+            let [ops, guide] =
+                Layout::vertical([Constraint::Length(ops_h), Constraint::Min(0)]).areas(left);
+            let rest = middle.height.saturating_sub(params_h);
+            let want = self.request_line_count(middle.width.saturating_sub(4)) as u16 + 2;
+            let request_h = want.clamp(5.min(rest), (rest * 3 / 5).max(5.min(rest)));
+            let [params, request, signature] = Layout::vertical([
+                Constraint::Length(params_h),
+                Constraint::Length(request_h),
+                Constraint::Min(0),
+            ])
+            .areas(middle);
+            Areas {
+                status,
+                ops,
+                guide: (guide.height >= 5).then_some(guide),
+                params,
+                request,
+                signature,
+                response: right,
+                footer,
+            }
+        } else {
+            let [left, right] =
+                Layout::horizontal([Constraint::Length(30), Constraint::Min(0)]).areas(main);
+            let [ops, params] =
+                Layout::vertical([Constraint::Length(ops_h), Constraint::Min(0)]).areas(left);
+            let [request, signature, response] = Layout::vertical([
+                Constraint::Fill(1),
+                Constraint::Fill(1),
+                Constraint::Fill(2),
+            ])
+            .areas(right);
+            Areas {
+                status,
+                ops,
+                guide: None,
+                params,
+                request,
+                signature,
+                response,
+                footer,
+            }
+        }
+    }
+
+    fn request_line_count(&self, width: u16) -> usize {
+        match &self.preview {
+            Preview::Ready { request, .. } => {
+                request_lines(request, width as usize, &self.theme).len()
+            }
+            _ => 4,
+        }
+    }
+
+    fn pane(&self, title: impl Into<String>, focus: Option<Focus>) -> Block<'static> {
+        let t = &self.theme;
+        let focused = focus.is_some_and(|f| f == self.focus) && self.mode == Mode::Normal
+            || (focus == Some(Focus::Params) && self.mode == Mode::Insert);
+        let title = title.into();
+        let (title, border, tstyle) = if focused {
+            (format!(" ▸ {title} "), t.border_focused, t.border_focused)
+        } else {
+            (format!(" {title} "), t.border, t.title)
+        };
+        Block::bordered()
+            .border_type(BorderType::Rounded)
+            .border_style(border)
+            .title(Span::styled(title, tstyle))
+            .style(t.base)
+            .padding(Padding::horizontal(1))
+    }
+
+    fn draw_status(&self, frame: &mut Frame, area: Rect) {
+        let t = &self.theme;
+        let s = &self.status;
+        let sep = Span::styled("   ", t.status_bar);
+        let label = |l: &str| Span::styled(format!(" {l} "), t.status_label);
+        let val = |v: String| Span::styled(v, t.status_bar.add_modifier(Modifier::BOLD));
+        let target = if s.embedded {
+            format!("{} (embedded sandbox)", s.base_url)
+        } else {
+            s.base_url.clone()
+        };
+        let line1 = Line::from(vec![
+            label("Profile"),
+            val(s.profile.clone()),
+            sep.clone(),
+            label("Target"),
+            val(target),
+        ]);
+        let psu = match &s.psu_id {
+            Some(p) => val(p.clone()),
+            None => Span::styled("no PSU yet", t.status_attention),
+        };
+        let mut l2 = vec![label("PSU-ID"), psu];
+        if let Some(c) = &s.psu_corporate_id {
+            l2.push(sep.clone());
+            l2.push(label("PSU-Corporate-ID"));
+            l2.push(val(c.clone()));
+        }
+        l2.push(sep.clone());
+        l2.push(label("Context"));
+        l2.push(val(s.context.clone().unwrap_or_else(|| "–".into())));
+        l2.push(sep);
+        l2.push(label("TPP-Redirect-URI"));
+        l2.push(val(s.redirect_uri.clone()));
+        frame.render_widget(
+            Paragraph::new(vec![line1, Line::from(l2)]).style(t.status_bar),
+            area,
+        );
+    }
+
+    fn draw_operations(&self, frame: &mut Frame, area: Rect) {
+        let t = &self.theme;
+        let block = self.pane("Operations", Some(Focus::Operations));
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        let width = inner.width as usize;
+        let mut lines = Vec::new();
+        let mut selected_row = 0;
+        let mut last_group = None;
+        let mw = self.ops.iter().map(|o| o.method.len()).max().unwrap_or(3);
+        for (i, op) in self.ops.iter().enumerate() {
+            if last_group != Some(op.group) {
+                last_group = Some(op.group);
+                lines.push(Line::from(Span::styled(group_title(op.group), t.group)));
+            }
+            let text = format!("  {:<mw$} {}", op.method, op.title);
+            if i == self.selected {
+                selected_row = lines.len();
+                let style = if self.focus == Focus::Operations {
+                    t.selected
+                } else {
+                    t.selected_unfocused
+                };
+                lines.push(Line::from(Span::styled(
+                    pad(&format!("▸{}", &text[1..]), width),
+                    style,
+                )));
+            } else {
+                lines.push(Line::from(vec![
+                    Span::raw("  "),
+                    Span::styled(format!("{:<mw$}", op.method), t.method(op.method)),
+                    Span::raw(format!(" {}", op.title)),
+                ]));
+            }
+        }
+        let h = inner.height as usize;
+        let skip = (selected_row + 1).saturating_sub(h);
+        let visible: Vec<Line> = lines.into_iter().skip(skip).take(h).collect();
+        frame.render_widget(Paragraph::new(visible), inner);
+    }
+
+    fn draw_guide(&self, frame: &mut Frame, area: Rect) {
+        let t = &self.theme;
+        let block = self.pane("Next step", None);
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        let k = |scope, cmd| key_for(scope, cmd);
+        let send = k(Scope::Normal, Command::Send);
+        let steps: Vec<String> = match &self.response {
+            _ if self.sending => vec!["Waiting for the answer …".into()],
+            _ if self.sca_done => vec![
+                format!(
+                    "SCA complete. Press {send} to send {} again: the request now carries the PSU-ID.",
+                    self.selected_operation().title
+                ),
+            ],
+            ResponseState::Done(v) if v.sca_redirect.is_some() => vec![
+                format!(
+                    "1. Press {} (or open the URL yourself) and complete SCA in the browser.",
+                    k(Scope::ScaPrompt, Command::OpenSca)
+                ),
+                "2. The bank sends the browser back to the TPP-Redirect-URI; the console picks the result up by itself.".into(),
+                format!("3. Then press {send} to send the request again."),
+            ],
+            ResponseState::Done(v) => {
+                let mut v2 = vec![format!(
+                    "{} {}. {} moves the focus to the response; {} / {} scroll it.",
+                    v.status_text(),
+                    if v.status < 300 { "received" } else { "returned" },
+                    k(Scope::Normal, Command::NextFocus),
+                    k(Scope::Normal, Command::PageUp),
+                    k(Scope::Normal, Command::PageDown),
+                )];
+                if v.first_account_id.is_some() {
+                    let per_account: Vec<&str> = self
+                        .ops
+                        .iter()
+                        .filter(|o| o.params.iter().any(|p| p.name == "account-id"))
+                        .map(|o| o.title)
+                        .collect();
+                    v2.push(format!(
+                        "{} now have an account-id: select one and send it.",
+                        per_account.join(" and ")
+                    ));
+                }
+                v2
+            }
+            _ => vec![
+                format!("Select an operation with ↑/↓ and press {send} to sign and send it."),
+                format!(
+                    "{} edits its parameters; the request pane shows exactly what will be sent.",
+                    k(Scope::Normal, Command::EditParams)
+                ),
+            ],
+        };
+        let lines: Vec<Line> = steps
+            .into_iter()
+            .map(|s| Line::from(Span::styled(s, t.dim)))
+            .collect();
+        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+    }
+
+    fn draw_params(&self, frame: &mut Frame, area: Rect) {
+        let t = &self.theme;
+        let op = self.selected_operation();
+        let block = self.pane(format!("Parameters · {}", op.title), Some(Focus::Params));
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        let fields = fields_of(op);
+        if fields.is_empty() {
+            let send = key_for(Scope::Normal, Command::Send);
+            frame.render_widget(
+                Paragraph::new(Line::from(Span::styled(
+                    format!("No parameters: press {send} to send."),
+                    t.dim,
+                )))
+                .wrap(Wrap { trim: false }),
+                inner,
+            );
+            return;
+        }
+        let name_w = fields.iter().map(|f| f.name.len() + 1).max().unwrap_or(0);
+        let avail = (inner.width as usize).saturating_sub(name_w + 3).max(1);
+        let focused = self.focus == Focus::Params;
+        let editing = self.mode == Mode::Insert;
+        let mut lines = Vec::new();
+        let rows = (inner.height as usize).saturating_sub(1).max(1);
+        let skip = (self.field + 1).saturating_sub(rows);
+        for (i, f) in fields.iter().enumerate().skip(skip).take(rows) {
+            let value = &self.values[self.selected][i];
+            let is_cur = focused && i == self.field;
+            let name = format!(
+                " {}{:<w$}",
+                f.name,
+                if f.required { "*" } else { "" },
+                w = name_w - f.name.len()
+            );
+            let name_style = if is_cur && !editing {
+                t.selected
+            } else if is_cur {
+                t.key
+            } else {
+                t.header_name
+            };
+            let mut spans = vec![Span::styled(name, name_style), Span::raw("  ")];
+            if is_cur && editing {
+                let (shown, _) = window(value, self.cursor, avail);
+                spans.push(Span::styled(pad(&shown, avail), t.input_active));
+                let cx = self.cursor - window(value, self.cursor, avail).1;
+                let x = inner.x + (name_w + 3 + cx) as u16;
+                let y = inner.y + (i - skip) as u16;
+                frame.set_cursor_position(Position::new(x.min(inner.right().saturating_sub(1)), y));
+            } else if value.is_empty() {
+                let ph = if !f.default.is_empty() {
+                    format!("(default: {})", f.default)
+                } else if f.required {
+                    "(required)".to_string()
+                } else {
+                    "(optional)".to_string()
+                };
+                let style = if f.required { t.warning } else { t.dim };
+                spans.push(Span::styled(ph, style));
+            } else {
+                spans.push(Span::styled(ellipsize(value, avail), t.input));
+            }
+            lines.push(Line::from(spans));
+        }
+        let help_field = fields[self.field.min(fields.len() - 1)];
+        let help = if editing {
+            format!("{}: {}", help_field.name, help_field.help)
+        } else {
+            format!(
+                "{}: {}   ({} edits)",
+                help_field.name,
+                help_field.help,
+                key_for(Scope::Normal, Command::EditParams)
+            )
+        };
+        lines.push(Line::from(Span::styled(format!(" {help}"), t.dim)));
+        frame.render_widget(Paragraph::new(lines), inner);
+    }
+
+    fn draw_request(&self, frame: &mut Frame, area: Rect) {
+        let title = match &self.preview {
+            Preview::Ready { sent: true, .. } => "Request · as sent",
+            Preview::Ready { sent: false, .. } => {
+                "Request · preview (Date, X-Request-ID renewed on send)"
+            }
+            _ => "Request",
+        };
+        let block = self.pane(title, Some(Focus::Request));
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        let w = inner.width as usize;
+        let lines = match &self.preview {
+            Preview::Ready { request, .. } => request_lines(request, w, &self.theme),
+            Preview::Error(e) => {
+                let mut v = vec![Line::from(Span::styled(
+                    "The request cannot be built yet:",
+                    self.theme.warning,
+                ))];
+                v.extend(wrap_chars(e, w).into_iter().map(Line::from));
+                v.push(Line::default());
+                v.push(Line::from(Span::styled(
+                    format!(
+                        "Press {} to fill in the parameters.",
+                        key_for(Scope::Normal, Command::EditParams)
+                    ),
+                    self.theme.dim,
+                )));
+                v
+            }
+            Preview::None => vec![Line::from(Span::styled("Preparing …", self.theme.dim))],
+        };
+        self.render_scrolled(frame, inner, 0, lines);
+    }
+
+    fn draw_signature(&self, frame: &mut Frame, area: Rect) {
+        let block = self.pane("Signature inspector", Some(Focus::Signature));
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        let lines = match &self.preview {
+            Preview::Ready { request, .. } => {
+                signature_lines(request, inner.width as usize, &self.theme)
+            }
+            _ => vec![Line::from(Span::styled(
+                "Nothing signed yet.",
+                self.theme.dim,
+            ))],
+        };
+        self.render_scrolled(frame, inner, 1, lines);
+    }
+
+    /// Renders `lines` scrolled by the pane's offset and records the sizes for the keys.
+    fn render_scrolled(&self, frame: &mut Frame, inner: Rect, slot: usize, lines: Vec<Line>) {
+        let h = inner.height as usize;
+        self.viewport[slot].set(h);
+        self.content[slot].set(lines.len());
+        let top = self.scroll[slot].min(lines.len().saturating_sub(h));
+        let visible: Vec<Line> = lines.into_iter().skip(top).take(h).collect();
+        frame.render_widget(Paragraph::new(visible), inner);
+    }
+
+    fn draw_response(&self, frame: &mut Frame, area: Rect) {
+        let t = &self.theme;
+        let title = match &self.response {
+            ResponseState::Sending { .. } => "Response · waiting …".to_string(),
+            ResponseState::Done(v) => format!("Response · {}", v.operation),
+            _ => "Response".to_string(),
+        };
+        let mut block = self.pane(title, Some(Focus::Response));
+        let inner_full = block.inner(area);
+        let w = inner_full.width as usize;
+        match &self.response {
+            ResponseState::Empty => {
+                frame.render_widget(block, area);
+                let send = key_for(Scope::Normal, Command::Send);
+                frame.render_widget(
+                    Paragraph::new(vec![Line::from(Span::styled(
+                        format!("No response yet. Select an operation and press {send}."),
+                        t.dim,
+                    ))])
+                    .wrap(Wrap { trim: false }),
+                    inner_full,
+                );
+            }
+            ResponseState::Sending { method, url } => {
+                frame.render_widget(block, area);
+                let mut lines = vec![Line::from(Span::styled("Sending …", t.dim))];
+                lines.extend(
+                    wrap_chars(&format!("{method} {url}"), w)
+                        .into_iter()
+                        .map(Line::from),
+                );
+                frame.render_widget(Paragraph::new(lines), inner_full);
+            }
+            ResponseState::Failed(e) => {
+                frame.render_widget(block, area);
+                let mut lines = vec![Line::from(Span::styled("No response:", t.error))];
+                lines.extend(wrap_chars(e, w).into_iter().map(Line::from));
+                frame.render_widget(Paragraph::new(lines), inner_full);
+            }
+            ResponseState::Done(v) => {
+                let body_h = inner_full.height.saturating_sub(2) as usize;
+                let total = v.total_lines();
+                let top = self.scroll[2].min(total.saturating_sub(body_h));
+                self.viewport[2].set(body_h);
+                self.content[2].set(total);
+                if total > body_h {
+                    block = block.title_bottom(
+                        Line::from(Span::styled(
+                            format!(
+                                " lines {}–{} of {} ",
+                                top + 1,
+                                (top + body_h).min(total),
+                                total
+                            ),
+                            t.dim,
+                        ))
+                        .right_aligned(),
+                    );
+                }
+                frame.render_widget(block, area);
+                let [head, _, body] = Layout::vertical([
+                    Constraint::Length(1),
+                    Constraint::Length(1),
+                    Constraint::Min(0),
+                ])
+                .areas(inner_full);
+                let head_line = Line::from(vec![
+                    Span::styled(v.status_text(), t.http_status(v.status)),
+                    Span::styled(format!("   {} ms", v.elapsed_ms()), t.base),
+                    Span::styled(format!("   {} bytes", v.body_bytes), t.dim),
+                    Span::styled(if v.is_json { "   JSON" } else { "" }.to_string(), t.dim),
+                ]);
+                frame.render_widget(Paragraph::new(head_line), head);
+                let lines: Vec<Line> = (top..(top + body_h).min(total))
+                    .map(|i| response_line(v, i, self.hscroll, w, t))
+                    .collect();
+                frame.render_widget(Paragraph::new(lines), body);
+            }
+        }
+    }
+
+    fn draw_footer(&self, frame: &mut Frame, area: Rect) {
+        let t = &self.theme;
+        let [msg_area, hint_area] =
+            Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(area);
+        if let Some(m) = &self.message {
+            let style = match m.level {
+                Level::Info => t.info,
+                Level::Success => t.success,
+                Level::Warning => t.warning,
+                Level::Error => t.error,
+            };
+            frame.render_widget(
+                Paragraph::new(Line::from(Span::styled(format!(" {}", m.text), style))),
+                msg_area,
+            );
+        }
+        let (badge, scopes): (&str, &[Scope]) = if self.mode == Mode::Insert {
+            (" INSERT ", &[Scope::Insert, Scope::Always])
+        } else {
+            (" NORMAL ", &[Scope::Normal, Scope::NotInsert])
+        };
+        let badge_style = if self.mode == Mode::Insert {
+            t.mode_badge
+        } else {
+            t.status_label
+        };
+        let mut spans = vec![Span::styled(badge, badge_style), Span::raw(" ")];
+        let mut hints = keymap::hints(scopes);
+        if self.mode == Mode::Insert {
+            hints.push((key_for(Scope::Always, Command::ForceQuit), "quit"));
+        }
+        for (k, label) in hints {
+            spans.push(Span::styled(format!(" {k}"), t.key));
+            spans.push(Span::styled(format!(" {label} "), t.dim));
+        }
+        frame.render_widget(Paragraph::new(Line::from(spans)), hint_area);
+    }
+
+    fn draw_sca_prompt(&self, frame: &mut Frame, area: Rect) {
+        let Some(p) = self.sca_prompt() else {
+            return;
+        };
+        let t = &self.theme;
+        let w = area.width.saturating_sub(4).min(100);
+        let inner_w = w.saturating_sub(4) as usize;
+        let url_lines = wrap_soft(&p.url, inner_w, &['&', '?', '/']);
+        let mut lines = vec![
+            Line::from(
+                "The bank asks the PSU to authenticate (scaRedirect). Open this URL in a browser:",
+            ),
+            Line::default(),
+        ];
+        lines.extend(
+            url_lines
+                .into_iter()
+                .map(|l| Line::from(Span::styled(l, t.url))),
+        );
+        lines.push(Line::default());
+        lines.push(Line::from(vec![
+            Span::styled(key_for(Scope::ScaPrompt, Command::OpenSca), t.key),
+            Span::raw("  open it in the browser        "),
+            Span::styled(key_for(Scope::ScaPrompt, Command::Dismiss), t.key),
+            Span::raw("  close this prompt"),
+        ]));
+        lines.push(Line::default());
+        match &p.browser {
+            Some(Ok(())) => lines.push(Line::from(Span::styled(
+                "Browser opened. Complete SCA there.",
+                t.success,
+            ))),
+            Some(Err(e)) => lines.push(Line::from(Span::styled(
+                format!("The browser could not be opened: {e}. Copy the URL instead."),
+                t.error,
+            ))),
+            None => {}
+        }
+        let waiting = format!(
+            "After SCA the bank redirects the browser to {}; the console picks the result up by itself.",
+            self.status.redirect_uri
+        );
+        for l in wrap_words(&waiting, inner_w) {
+            lines.push(Line::from(Span::styled(l, t.dim)));
+        }
+        for l in wrap_words(
+            "No browser on this machine (ssh)? Open the URL where that redirect address reaches this console.",
+            inner_w,
+        ) {
+            lines.push(Line::from(Span::styled(l, t.dim)));
+        }
+        let h = (lines.len() as u16 + 2).min(area.height);
+        let r = centered(area, w, h);
+        frame.render_widget(Clear, r);
+        let block = Block::bordered()
+            .border_type(BorderType::Double)
+            .border_style(t.modal_border)
+            .title(Span::styled(
+                " Strong customer authentication ",
+                t.modal_border,
+            ))
+            .style(t.base)
+            .padding(Padding::horizontal(1));
+        frame.render_widget(
+            Paragraph::new(lines)
+                .block(block)
+                .wrap(Wrap { trim: false }),
+            r,
+        );
+    }
+
+    fn draw_picker(&self, frame: &mut Frame, area: Rect) {
+        let t = &self.theme;
+        let sel = self.picker.unwrap_or(0);
+        let w = area.width.saturating_sub(4).min(80);
+        let mut lines = Vec::new();
+        for (i, name) in self.profiles.iter().enumerate() {
+            let active = *name == self.status.profile;
+            let text = format!(
+                "{} {}{}",
+                if i == sel { "▸" } else { " " },
+                name,
+                if active { "  (active)" } else { "" }
+            );
+            let style = if i == sel { t.selected } else { t.base };
+            lines.push(Line::from(Span::styled(
+                pad(&text, w.saturating_sub(4) as usize),
+                style,
+            )));
+        }
+        if !self.profile_errors.is_empty() {
+            lines.push(Line::default());
+            lines.push(Line::from(Span::styled("Not loaded:", t.warning)));
+            for e in &self.profile_errors {
+                for l in wrap_chars(e, w.saturating_sub(4) as usize) {
+                    lines.push(Line::from(Span::styled(l, t.error)));
+                }
+            }
+        }
+        lines.push(Line::default());
+        lines.push(Line::from(vec![
+            Span::styled(key_for(Scope::Picker, Command::Choose), t.key),
+            Span::styled(" switch   ", t.dim),
+            Span::styled(key_for(Scope::Picker, Command::Dismiss), t.key),
+            Span::styled(" close", t.dim),
+        ]));
+        let h = (lines.len() as u16 + 2).min(area.height);
+        let r = centered(area, w, h);
+        frame.render_widget(Clear, r);
+        let block = Block::bordered()
+            .border_type(BorderType::Double)
+            .border_style(t.modal_border)
+            .title(Span::styled(" Profiles ", t.modal_border))
+            .style(t.base)
+            .padding(Padding::horizontal(1));
+        frame.render_widget(Paragraph::new(lines).block(block), r);
+    }
+
+    fn draw_help(&self, frame: &mut Frame, area: Rect) {
+        let t = &self.theme;
+        let w = area.width.saturating_sub(4).min(150);
+        let block = Block::bordered()
+            .border_type(BorderType::Double)
+            .border_style(t.modal_border)
+            .title(Span::styled(" Keys ", t.modal_border))
+            .title_bottom(
+                Line::from(Span::styled(
+                    format!(
+                        " {} or {} closes · theme: {} ",
+                        key_for(Scope::NotInsert, Command::ToggleHelp),
+                        key_for(Scope::Help, Command::Dismiss),
+                        t.name
+                    ),
+                    t.dim,
+                ))
+                .right_aligned(),
+            )
+            .style(t.base)
+            .padding(Padding::horizontal(1));
+        let key_w = KEYMAP
+            .iter()
+            .map(|b| keymap::keys_label(b).chars().count())
+            .max()
+            .unwrap_or(8)
+            + 2;
+        let section = |scope: Scope| {
+            let mut v = vec![Line::from(Span::styled(scope.title(), t.group))];
+            for bd in KEYMAP.iter().filter(|b| b.scope == scope) {
+                v.push(Line::from(vec![
+                    Span::styled(format!("  {:<key_w$}", keymap::keys_label(bd)), t.key),
+                    Span::raw(bd.help),
+                ]));
+            }
+            v.push(Line::default());
+            v
+        };
+        let all: Vec<Vec<Line>> = Scope::ORDER.iter().map(|s| section(*s)).collect();
+        let total: usize = all.iter().map(Vec::len).sum();
+        let mut left = Vec::new();
+        let mut right = Vec::new();
+        for s in all {
+            if left.len() + s.len() <= total.div_ceil(2) + 2 && right.is_empty() {
+                left.extend(s);
+            } else {
+                right.extend(s);
+            }
+        }
+        let mut notes = vec![
+            Line::from(Span::styled("Notes", t.group)),
+            Line::from("  The request pane shows every header as sent; Date and X-Request-ID"),
+            Line::from("  are renewed when sending. The private key is never shown."),
+        ];
+        right.append(&mut notes);
+        let h = (left.len().max(right.len()) as u16 + 2).min(area.height);
+        let r = centered(area, w, h);
+        frame.render_widget(Clear, r);
+        let inner = block.inner(r);
+        frame.render_widget(block, r);
+        let [c1, c2] = Layout::horizontal([Constraint::Fill(1), Constraint::Fill(1)]).areas(inner);
+        frame.render_widget(Paragraph::new(left), c1);
+        frame.render_widget(Paragraph::new(right), c2);
+    }
+}
+
+/// The label of the first key bound to `cmd` in `scope`.
+fn key_for(scope: Scope, cmd: Command) -> String {
+    KEYMAP
+        .iter()
+        .find(|b| b.scope == scope && b.command == cmd)
+        .map(|b| b.keys[0].label())
+        .unwrap_or_default()
+}
+
+fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}
+
+/// `s` padded with spaces to `w` characters (or cut).
+fn pad(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n >= w {
+        s.chars().take(w).collect()
+    } else {
+        format!("{s}{}", " ".repeat(w - n))
+    }
+}
+
+/// `s` cut to `w` characters with a trailing `…` when longer.
+fn ellipsize(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        s.to_string()
+    } else {
+        let mut out: String = s.chars().take(w.saturating_sub(1)).collect();
+        out.push('…');
+        out
+    }
+}
+
+/// The part of `s` shown in a field `w` wide so that the cursor is visible, and the index
+/// of its first character.
+fn window(s: &str, cursor: usize, w: usize) -> (String, usize) {
+    let start = (cursor + 1).saturating_sub(w);
+    (s.chars().skip(start).take(w).collect(), start)
+}
+
+/// `s` cut into pieces of `w` characters (URLs and base64 have no spaces to wrap at).
+fn wrap_chars(s: &str, w: usize) -> Vec<String> {
+    let w = w.max(1);
+    let chars: Vec<char> = s.chars().collect();
+    if chars.is_empty() {
+        return vec![String::new()];
+    }
+    chars.chunks(w).map(|c| c.iter().collect()).collect()
+}
+
+/// `s` cut into lines of at most `w` characters, preferably just after one of `breaks`
+/// (in the second half of a line), else exactly at `w`.
+fn wrap_soft(s: &str, w: usize, breaks: &[char]) -> Vec<String> {
+    let w = w.max(1);
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = Vec::new();
+    let mut start = 0;
+    while chars.len() - start > w {
+        let end = start + w;
+        let cut = (start + w / 2..end)
+            .rev()
+            .find(|&i| breaks.contains(&chars[i]))
+            .map(|i| i + 1)
+            .unwrap_or(end);
+        out.push(chars[start..cut].iter().collect());
+        start = cut;
+    }
+    out.push(chars[start..].iter().collect());
+    out
+}
+
+/// Where the signature inspector prefers to wrap (not inside base64).
+const SOFT_BREAKS: [char; 2] = [' ', ','];
+
+/// `s` wrapped at spaces to lines of at most `w` characters.
+fn wrap_words(s: &str, w: usize) -> Vec<String> {
+    let w = w.max(1);
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for word in s.split(' ') {
+        let need = if cur.is_empty() { 0 } else { 1 } + word.chars().count();
+        if !cur.is_empty() && cur.chars().count() + need > w {
+            out.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+        while cur.chars().count() > w {
+            let head: String = cur.chars().take(w).collect();
+            cur = cur.chars().skip(w).collect();
+            out.push(head);
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// A `label value` line with the value wrapped under itself.
+fn labelled(label: &str, value: &str, w: usize, t: &Theme) -> Vec<Line<'static>> {
+    const LW: usize = 11;
+    let vw = w.saturating_sub(LW).max(8);
+    wrap_soft(value, vw, &SOFT_BREAKS)
+        .into_iter()
+        .enumerate()
+        .map(|(i, chunk)| {
+            let lab = if i == 0 {
+                format!("{label:<LW$}")
+            } else {
+                " ".repeat(LW)
+            };
+            Line::from(vec![Span::styled(lab, t.header_name), Span::raw(chunk)])
+        })
+        .collect()
+}
+
+fn request_lines(req: &PreparedRequest, w: usize, t: &Theme) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    let first = format!("{} {}", req.method, req.url);
+    for (i, chunk) in wrap_chars(&first, w).into_iter().enumerate() {
+        if i == 0 && chunk.len() >= req.method.len() {
+            let (m, rest) = chunk.split_at(req.method.len());
+            lines.push(Line::from(vec![
+                Span::styled(
+                    m.to_string(),
+                    t.method(&req.method).add_modifier(Modifier::BOLD),
+                ),
+                Span::styled(rest.to_string(), t.base.add_modifier(Modifier::BOLD)),
+            ]));
+        } else {
+            lines.push(Line::from(Span::styled(
+                chunk,
+                t.base.add_modifier(Modifier::BOLD),
+            )));
+        }
+    }
+    lines.push(Line::default());
+    for (name, value) in &req.headers {
+        let head = format!("{name}: ");
+        let room = w.saturating_sub(head.chars().count());
+        let n = value.chars().count();
+        let shown = if n <= room {
+            value.clone()
+        } else {
+            let note = format!("… ({n} chars)");
+            let keep = room.saturating_sub(note.chars().count());
+            format!("{}{note}", value.chars().take(keep).collect::<String>())
+        };
+        lines.push(Line::from(vec![
+            Span::styled(head, t.header_name),
+            Span::raw(shown),
+        ]));
+    }
+    lines.push(Line::default());
+    if req.body.is_empty() {
+        lines.push(Line::from(Span::styled("(no body)", t.dim)));
+    } else {
+        lines.push(Line::from(Span::styled(
+            format!("Body ({} bytes, compact on the wire):", req.body.len()),
+            t.dim,
+        )));
+        let text = serde_json::from_slice::<serde_json::Value>(&req.body)
+            .ok()
+            .and_then(|v| serde_json::to_string_pretty(&v).ok())
+            .unwrap_or_else(|| String::from_utf8_lossy(&req.body).into_owned());
+        for l in text.lines() {
+            lines.push(Line::from(json_spans(l, 0, w, t)));
+        }
+    }
+    lines
+}
+
+fn signature_lines(req: &PreparedRequest, w: usize, t: &Theme) -> Vec<Line<'static>> {
+    let ins = &req.inspection;
+    let mut lines = Vec::new();
+    lines.extend(labelled("keyId", &ins.key_id, w, t));
+    lines.extend(labelled("algorithm", crate::signing::ALGORITHM, w, t));
+    lines.extend(labelled("headers", &ins.signed_headers.join(" "), w, t));
+    match &ins.digest {
+        Some(d) => lines.extend(labelled("Digest", d, w, t)),
+        None => lines.push(Line::from(vec![
+            Span::styled(format!("{:<11}", "Digest"), t.header_name),
+            Span::styled("none (no body)", t.dim),
+        ])),
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled(
+        "Signing string (signed with the private key):",
+        t.group,
+    )));
+    for l in ins.signing_string.lines() {
+        for chunk in wrap_soft(l, w.saturating_sub(2), &SOFT_BREAKS) {
+            lines.push(Line::from(format!("  {chunk}")));
+        }
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled("Signature header:", t.group)));
+    for chunk in wrap_soft(&ins.signature_header, w.saturating_sub(2), &SOFT_BREAKS) {
+        lines.push(Line::from(format!("  {chunk}")));
+    }
+    lines.push(Line::default());
+    for l in wrap_words(
+        "The private key stays in its file: only the signature and the certificate are sent.",
+        w,
+    ) {
+        lines.push(Line::from(Span::styled(l, t.dim)));
+    }
+    lines
+}
+
+fn response_line(v: &ResponseView, i: usize, hscroll: usize, w: usize, t: &Theme) -> Line<'static> {
+    let nh = v.headers.len();
+    if i < nh {
+        let (n, val) = &v.headers[i];
+        let segs = vec![(t.header_name, format!("{n}: ")), (t.base, val.clone())];
+        return Line::from(cut_segments(segs, hscroll, w));
+    }
+    if i == nh {
+        return Line::default();
+    }
+    let body = v.body_lines();
+    if body.is_empty() {
+        return Line::from(Span::styled("(empty body)", t.dim));
+    }
+    let line = &body[i - nh - 1];
+    if v.is_json {
+        Line::from(json_spans(line, hscroll, w, t))
+    } else {
+        Line::from(cut_segments(
+            vec![(t.base, prefix(line, hscroll + w))],
+            hscroll,
+            w,
+        ))
+    }
+}
+
+/// The first `n` characters of `s`.
+fn prefix(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => s[..i].to_string(),
+        None => s.to_string(),
+    }
+}
+
+/// Styled segments with the first `skip` characters dropped and cut to `w` characters.
+fn cut_segments(segs: Vec<(Style, String)>, skip: usize, w: usize) -> Vec<Span<'static>> {
+    let mut out = Vec::new();
+    let mut to_skip = skip;
+    let mut room = w;
+    for (style, text) in segs {
+        if room == 0 {
+            break;
+        }
+        let n = text.chars().count();
+        if to_skip >= n {
+            to_skip -= n;
+            continue;
+        }
+        let piece: String = text.chars().skip(to_skip).take(room).collect();
+        to_skip = 0;
+        room -= piece.chars().count();
+        out.push(Span::styled(piece, style));
+    }
+    out
+}
+
+/// Colours one line of pretty JSON (keys, strings, numbers, literals, punctuation), looking
+/// only at the characters that can be visible.
+fn json_spans(line: &str, skip: usize, w: usize, t: &Theme) -> Vec<Span<'static>> {
+    let src = prefix(line, skip + w);
+    let chars: Vec<char> = src.chars().collect();
+    let mut segs: Vec<(Style, String)> = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let start = i;
+        let style = if c == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i = (i + 1).min(chars.len());
+            let mut j = i;
+            while j < chars.len() && chars[j] == ' ' {
+                j += 1;
+            }
+            if j < chars.len() && chars[j] == ':' {
+                t.json_key
+            } else {
+                t.json_string
+            }
+        } else if c == '-' || c.is_ascii_digit() {
+            while i < chars.len()
+                && (chars[i].is_ascii_digit() || matches!(chars[i], '-' | '+' | '.' | 'e' | 'E'))
+            {
+                i += 1;
+            }
+            t.json_number
+        } else if c.is_ascii_alphabetic() {
+            while i < chars.len() && chars[i].is_ascii_alphabetic() {
+                i += 1;
+            }
+            t.json_literal
+        } else {
+            while i < chars.len()
+                && !(chars[i] == '"' || chars[i] == '-' || chars[i].is_ascii_alphanumeric())
+            {
+                i += 1;
+            }
+            t.json_punct
+        };
+        segs.push((style, chars[start..i.min(chars.len())].iter().collect()));
+    }
+    cut_segments(segs, skip, w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapping_and_cutting() {
+        assert_eq!(wrap_chars("abcdefg", 3), vec!["abc", "def", "g"]);
+        assert_eq!(wrap_words("aa bb cc", 5), vec!["aa bb", "cc"]);
+        assert_eq!(wrap_soft("ab,cdefgh", 4, &[',']), vec!["ab,", "cdef", "gh"]);
+        assert_eq!(
+            wrap_soft("a?bcd&efgh", 6, &['&', '?']),
+            vec!["a?bcd&", "efgh"]
+        );
+        assert_eq!(ellipsize("abcdef", 4), "abc…");
+        assert_eq!(window("abcdef", 6, 4), ("def".to_string(), 3));
+        let t = Theme::dark();
+        let spans = json_spans("  \"key\": \"value\",", 0, 80, &t);
+        let text: String = spans.iter().map(|s| s.content.to_string()).collect();
+        assert_eq!(text, "  \"key\": \"value\",");
+        assert_eq!(spans[1].style, t.json_key);
+        let cut: String = json_spans("  \"key\": 12", 4, 3, &t)
+            .iter()
+            .map(|s| s.content.to_string())
+            .collect();
+        assert_eq!(cut, "ey\"");
+    }
+}

@@ -1,0 +1,489 @@
+//! Screens of the console rendered into ratatui's `TestBackend` and compared with insta
+//! snapshots, plus key-handling checks. No terminal, no engine, no network: the App is fed
+//! a real signed `PreparedRequest` (fixed clock, volatile values masked) and fake responses.
+
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use psd2_console::cert::Credentials;
+use psd2_console::cert::generate::{TppCertSpec, credentials_of, generate_set};
+use psd2_console::client::{Exchange, PreparedRequest, RequestContext, prepare};
+use psd2_console::profile::{DEFAULT_PROFILE, ProfileSet, SessionState};
+use psd2_console::tui::keymap::KEYMAP;
+use psd2_console::tui::{
+    Action, App, Focus, Level, Mode, Preview, ResponseState, ResponseView, StatusInfo,
+};
+use psd2_console::xs2a::redirect::{PsuContext, ScaCallback, ScaSuccess};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+const BASE_URL: &str = "http://127.0.0.1:40123";
+const REDIRECT_URI: &str = "http://127.0.0.1:40111/callback";
+const PSU_ID: &str = "8c1d3f0e-5b7a-4c2e-9f10-3a6b2d4e5f60";
+const SESSION_ID: &str = "0d9f3c2a-1111-4222-8333-944455556666";
+
+fn credentials() -> &'static Credentials {
+    static C: OnceLock<Credentials> = OnceLock::new();
+    C.get_or_init(|| {
+        credentials_of(&generate_set(&TppCertSpec::default()).expect("generate")).expect("creds")
+    })
+}
+
+fn session(psu: bool) -> SessionState {
+    SessionState {
+        psu_id: psu.then(|| PSU_ID.to_string()),
+        tpp_session_id: Some(SESSION_ID.to_string()),
+        context: psu.then_some(PsuContext::Private),
+        ..SessionState::default()
+    }
+}
+
+fn status(psu: bool) -> StatusInfo {
+    StatusInfo {
+        profile: DEFAULT_PROFILE.into(),
+        base_url: BASE_URL.into(),
+        embedded: true,
+        psu_id: psu.then(|| PSU_ID.to_string()),
+        psu_corporate_id: None,
+        context: psu.then(|| "PRIVATE".to_string()),
+        redirect_uri: REDIRECT_URI.into(),
+        listener_error: None,
+    }
+}
+
+/// Prepares what the app asks for, as the runner does, with a fixed clock.
+fn prepare_for(app: &mut App, psu: bool) -> Option<PreparedRequest> {
+    let spec = app.take_prepare_request()?;
+    let profiles = ProfileSet::load(None);
+    let profile = profiles.get(DEFAULT_PROFILE).expect("built-in profile");
+    let session = session(psu);
+    let ctx = RequestContext {
+        profile,
+        session: &session,
+        credentials: credentials(),
+        base_url: BASE_URL,
+        redirect_uri: REDIRECT_URI,
+        now: SystemTime::UNIX_EPOCH + Duration::from_secs(1_780_000_000),
+    };
+    let r = prepare(spec.op, &spec.params, spec.body.as_deref(), &ctx);
+    let out = r.as_ref().ok().cloned();
+    app.set_preview(r.map_err(|e| e.to_string()));
+    out
+}
+
+fn new_app() -> App {
+    let mut app = App::new(status(false));
+    app.mask_volatile = true;
+    prepare_for(&mut app, false);
+    app
+}
+
+fn key(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+}
+
+fn code(c: KeyCode) -> KeyEvent {
+    KeyEvent::new(c, KeyModifiers::NONE)
+}
+
+fn ctrl_c() -> KeyEvent {
+    KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)
+}
+
+/// The screen as text, one line per row, trailing spaces trimmed.
+fn screen(app: &App, w: u16, h: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+    terminal.draw(|f| app.render(f)).unwrap();
+    let buf = terminal.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        for x in 0..buf.area.width {
+            line.push_str(buf[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn exchange(status: u16, body: serde_json::Value, ms: u64) -> Exchange {
+    let bytes = serde_json::to_vec(&body).unwrap();
+    Exchange {
+        status,
+        headers: vec![
+            ("content-type".into(), "application/json".into()),
+            ("content-length".into(), bytes.len().to_string()),
+            ("x-request-id".into(), "<x-request-id>".into()),
+        ],
+        body: bytes,
+        elapsed: Duration::from_millis(ms),
+        json: Some(body),
+    }
+}
+
+fn sca_redirect_url() -> String {
+    format!(
+        "{BASE_URL}/sca/authorise?authorisationId=4f1c2a8e-0b7d-4e61-9a3c-5d2e8f7b6a10&tpp-session-id={SESSION_ID}&return={REDIRECT_URI}"
+    )
+}
+
+fn response_401(app: &mut App) {
+    let req = app.preview_request();
+    let ex = exchange(
+        401,
+        serde_json::json!({
+            "tppMessages": [{
+                "category": "ERROR",
+                "code": "PSU_CREDENTIALS_INVALID",
+                "text": "No PSU-ID: the PSU must authenticate first"
+            }],
+            "_links": {"scaRedirect": {"href": sca_redirect_url()}}
+        }),
+        42,
+    );
+    app.begin_send(req.clone());
+    app.finish_send(Ok(ResponseView::from_exchange("List accounts", &req, &ex)));
+}
+
+trait PreviewRequest {
+    fn preview_request(&self) -> PreparedRequest;
+}
+
+impl PreviewRequest for App {
+    fn preview_request(&self) -> PreparedRequest {
+        match self.preview() {
+            Preview::Ready { request, .. } => (**request).clone(),
+            other => panic!("no prepared request: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn initial_screen() {
+    let app = new_app();
+    let s = screen(&app, 160, 48);
+    assert!(s.contains("List accounts"));
+    assert!(s.contains("Sandbox customers"));
+    assert!(s.contains("GET http://127.0.0.1:40123/v1/accounts"));
+    assert!(s.contains("Signature inspector"));
+    assert!(s.contains("no PSU yet"));
+    assert!(!s.contains("PRIVATE KEY"), "no key material on screen");
+    insta::assert_snapshot!("initial_screen", s);
+}
+
+#[test]
+fn narrow_terminal_still_shows_every_pane() {
+    let app = new_app();
+    let s = screen(&app, 100, 32);
+    for pane in [
+        "Operations",
+        "Parameters",
+        "Request",
+        "Signature inspector",
+        "Response",
+    ] {
+        assert!(s.contains(pane), "{pane} missing:\n{s}");
+    }
+    insta::assert_snapshot!("narrow_screen", s);
+}
+
+#[test]
+fn help_overlay_lists_every_key_of_the_keymap() {
+    let mut app = new_app();
+    assert_eq!(app.handle_key(key('?')), Action::None);
+    assert!(app.help_visible());
+    let s = screen(&app, 160, 48);
+    for b in KEYMAP {
+        assert!(s.contains(b.help), "help lacks {:?}:\n{s}", b.help);
+    }
+    insta::assert_snapshot!("help_overlay", s);
+    app.handle_key(key('?'));
+    assert!(!app.help_visible(), "? toggles the help off again");
+    app.handle_key(key('?'));
+    app.handle_key(code(KeyCode::Esc));
+    assert!(!app.help_visible(), "Esc closes the help");
+}
+
+#[test]
+fn response_401_opens_the_sca_prompt() {
+    let mut app = new_app();
+    response_401(&mut app);
+    let prompt = app.sca_prompt().expect("prompt shown");
+    assert_eq!(prompt.url, sca_redirect_url());
+    let s = screen(&app, 160, 48);
+    assert!(s.contains("401 Unauthorized"));
+    assert!(s.contains("42 ms"));
+    assert!(s.contains("Strong customer authentication"));
+    assert!(s.contains("open it in the browser"));
+    // The URL is shown in full (wrapped), so it can be copied when no browser opens.
+    let joined: String = s
+        .lines()
+        .map(|l| l.trim_matches(|c| c == '║' || c == ' ' || c == '│'))
+        .collect();
+    assert!(joined.contains(&sca_redirect_url()), "{s}");
+    insta::assert_snapshot!("response_401_sca_prompt", s);
+
+    // o asks the runner to open the browser; a failure lands in the status line.
+    assert_eq!(
+        app.handle_key(key('o')),
+        Action::OpenBrowser(sca_redirect_url())
+    );
+    app.browser_opened(Err("no graphical session".into()));
+    assert_eq!(app.message().unwrap().level, Level::Error);
+    assert!(app.message().unwrap().text.contains("no graphical session"));
+    // Esc dismisses the prompt; o brings the URL back.
+    app.handle_key(code(KeyCode::Esc));
+    assert!(app.sca_prompt().is_none());
+    assert!(matches!(app.handle_key(key('o')), Action::OpenBrowser(_)));
+    assert!(app.sca_prompt().is_some());
+}
+
+#[test]
+fn sca_callback_closes_the_prompt_and_resigns_with_psu_id() {
+    let mut app = new_app();
+    response_401(&mut app);
+    let cb = ScaCallback::Success(ScaSuccess {
+        psu_id: PSU_ID.into(),
+        psu_corporate_id: None,
+        tpp_session_id: SESSION_ID.into(),
+        context: PsuContext::Private,
+    });
+    let summary =
+        format!("SCA complete: PSU-ID {PSU_ID} (PRIVATE context); send the request again");
+    app.sca_finished(&cb, Ok(summary.clone()), status(true));
+    assert!(app.sca_prompt().is_none());
+    assert_eq!(app.message().unwrap().text, summary);
+    assert_eq!(app.message().unwrap().level, Level::Success);
+    let req = prepare_for(&mut app, true).expect("request re-prepared after SCA");
+    assert_eq!(req.header("PSU-ID"), Some(PSU_ID));
+    let s = screen(&app, 160, 48);
+    assert!(s.contains(&format!("PSU-ID: {PSU_ID}")), "{s}");
+    assert!(s.contains(&format!("psu-id: {PSU_ID}")), "signed: {s}");
+    insta::assert_snapshot!("after_sca_callback", s);
+    // Nothing else to prepare until something changes.
+    assert!(app.take_prepare_request().is_none());
+    assert_eq!(app.handle_key(key('s')), Action::Send);
+}
+
+#[test]
+fn scrolled_json_response() {
+    let mut app = new_app();
+    let accounts: Vec<serde_json::Value> = (1..=40)
+        .map(|i| {
+            serde_json::json!({
+                "resourceId": format!("acc-{i:03}"),
+                "iban": format!("NO93860111179{i:02}"),
+                "currency": "NOK",
+                "name": format!("Account {i}"),
+            })
+        })
+        .collect();
+    let req = app.preview_request();
+    let ex = exchange(200, serde_json::json!({ "accounts": accounts }), 7);
+    app.begin_send(req.clone());
+    app.finish_send(Ok(ResponseView::from_exchange("List accounts", &req, &ex)));
+    let ResponseState::Done(view) = app.response() else {
+        panic!("no response")
+    };
+    assert!(view.body_lines().len() > 200);
+    // First account pre-filled for the per-account operations.
+    assert_eq!(
+        app.param_value("accounts.balances", "account-id"),
+        Some("acc-001")
+    );
+    assert_eq!(
+        app.param_value("accounts.transactions", "account-id"),
+        Some("acc-001")
+    );
+    screen(&app, 160, 48); // learn the viewport
+    while app.focus() != Focus::Response {
+        app.handle_key(code(KeyCode::Tab));
+    }
+    app.handle_key(code(KeyCode::PageDown));
+    app.handle_key(key('j'));
+    app.handle_key(code(KeyCode::Down));
+    let top = app.response_scroll();
+    assert!(top > 30, "scrolled a page and two lines: {top}");
+    let s = screen(&app, 160, 48);
+    assert!(s.contains(&format!("lines {}–", top + 1)), "{s}");
+    insta::assert_snapshot!("scrolled_json_response", s);
+    app.handle_key(code(KeyCode::End));
+    screen(&app, 160, 48);
+    assert_eq!(
+        app.response_scroll() + 40,
+        view_total(&app),
+        "End shows the last line"
+    );
+    app.handle_key(code(KeyCode::Home));
+    assert_eq!(app.response_scroll(), 0);
+    app.handle_key(code(KeyCode::PageUp));
+    assert_eq!(app.response_scroll(), 0);
+}
+
+fn view_total(app: &App) -> usize {
+    match app.response() {
+        ResponseState::Done(v) => v.total_lines(),
+        _ => 0,
+    }
+}
+
+#[test]
+fn a_user_typed_account_id_is_not_overwritten() {
+    let mut app = new_app();
+    assert!(app.set_param("accounts.balances", "account-id", "mine"));
+    let req = app.preview_request();
+    let ex = exchange(
+        200,
+        serde_json::json!({"accounts": [{"resourceId": "acc-9"}]}),
+        1,
+    );
+    app.finish_send(Ok(ResponseView::from_exchange("List accounts", &req, &ex)));
+    assert_eq!(
+        app.param_value("accounts.balances", "account-id"),
+        Some("mine")
+    );
+    assert_eq!(
+        app.param_value("accounts.transactions", "account-id"),
+        Some("acc-9")
+    );
+}
+
+#[test]
+fn insert_mode_types_global_keys_as_text() {
+    let mut app = new_app();
+    assert!(app.select_operation("accounts.transactions"));
+    prepare_for(&mut app, false);
+    assert!(matches!(app.preview(), Preview::Error(e) if e.contains("account-id")));
+    assert_eq!(app.handle_key(key('e')), Action::None);
+    assert_eq!(app.mode(), Mode::Insert);
+    assert_eq!(app.focus(), Focus::Params);
+    for c in "acc-q?s".chars() {
+        assert_eq!(app.handle_key(key(c)), Action::None, "{c} is typed");
+    }
+    assert!(!app.should_quit(), "q in INSERT mode does not quit");
+    assert!(
+        !app.help_visible(),
+        "? in INSERT mode does not open the help"
+    );
+    assert_eq!(app.mode(), Mode::Insert);
+    assert_eq!(
+        app.param_value("accounts.transactions", "account-id"),
+        Some("acc-q?s")
+    );
+    app.handle_key(code(KeyCode::Backspace));
+    app.handle_key(code(KeyCode::Backspace));
+    app.handle_key(code(KeyCode::Left));
+    app.handle_key(key('1'));
+    assert_eq!(
+        app.param_value("accounts.transactions", "account-id"),
+        Some("acc-1q")
+    );
+    // Tab moves to the next field without leaving INSERT mode.
+    app.handle_key(code(KeyCode::Tab));
+    assert_eq!(app.field_index(), 1);
+    for c in "booked".chars() {
+        app.handle_key(key(c));
+    }
+    let req = prepare_for(&mut app, false).expect("prepared with the typed values");
+    assert!(
+        req.url
+            .ends_with("/v1/accounts/acc-1q/transactions?bookingStatus=booked"),
+        "{}",
+        req.url
+    );
+    let s = screen(&app, 160, 48);
+    assert!(s.contains("INSERT"));
+    insta::assert_snapshot!("insert_mode", s);
+    // Esc leaves INSERT mode and keeps the value; now q quits.
+    app.handle_key(code(KeyCode::Esc));
+    assert_eq!(app.mode(), Mode::Normal);
+    assert_eq!(
+        app.param_value("accounts.transactions", "bookingStatus"),
+        Some("booked")
+    );
+    assert_eq!(app.handle_key(key('q')), Action::Quit);
+    assert!(app.should_quit());
+}
+
+#[test]
+fn q_quits_outside_insert_mode() {
+    let mut app = new_app();
+    assert_eq!(app.handle_key(key('q')), Action::Quit);
+    assert!(app.should_quit());
+}
+
+#[test]
+fn ctrl_c_quits_even_in_insert_mode() {
+    let mut app = new_app();
+    app.select_operation("accounts.balances");
+    app.handle_key(key('e'));
+    assert_eq!(app.mode(), Mode::Insert);
+    assert_eq!(app.handle_key(ctrl_c()), Action::Quit);
+    assert!(app.should_quit());
+}
+
+#[test]
+fn keys_for_the_main_flow() {
+    let mut app = new_app();
+    assert_eq!(app.selected_operation().id, "accounts.list");
+    app.handle_key(key('j'));
+    app.handle_key(code(KeyCode::Down));
+    app.handle_key(code(KeyCode::Down));
+    assert_eq!(app.selected_operation().id, "sandbox.customers.list");
+    app.handle_key(code(KeyCode::Down));
+    assert_eq!(app.selected_operation().id, "sandbox.customers.list");
+    app.handle_key(key('k'));
+    assert_eq!(app.selected_operation().id, "accounts.transactions");
+    assert!(
+        app.take_prepare_request().is_some(),
+        "selection re-prepares"
+    );
+    assert!(app.take_prepare_request().is_none(), "only once per change");
+    assert_eq!(app.handle_key(key('s')), Action::Send);
+    assert_eq!(app.handle_key(code(KeyCode::Enter)), Action::Send);
+    assert_eq!(app.handle_key(key('r')), Action::ResetSession);
+    // Enter on the parameters edits instead of sending.
+    app.handle_key(code(KeyCode::Tab));
+    assert_eq!(app.focus(), Focus::Params);
+    assert_eq!(app.handle_key(code(KeyCode::Enter)), Action::None);
+    assert_eq!(app.mode(), Mode::Insert);
+    app.handle_key(code(KeyCode::Enter));
+    assert_eq!(app.mode(), Mode::Normal);
+    app.handle_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT));
+    assert_eq!(app.focus(), Focus::Operations);
+    // o without a scaRedirect only explains.
+    assert_eq!(app.handle_key(key('o')), Action::None);
+    // While a request is in flight, s does not send twice.
+    let req = app.preview_request_or_list();
+    app.begin_send(req);
+    assert_eq!(app.handle_key(key('s')), Action::None);
+    assert!(app.is_sending());
+}
+
+trait OrList {
+    fn preview_request_or_list(&mut self) -> PreparedRequest;
+}
+
+impl OrList for App {
+    fn preview_request_or_list(&mut self) -> PreparedRequest {
+        self.select_operation("accounts.list");
+        prepare_for(self, false).expect("list accounts prepares")
+    }
+}
+
+#[test]
+fn paste_types_only_while_editing() {
+    let mut app = new_app();
+    app.select_operation("accounts.balances");
+    app.handle_paste("sq?");
+    assert!(!app.should_quit() && !app.help_visible());
+    assert_eq!(app.param_value("accounts.balances", "account-id"), Some(""));
+    app.handle_key(key('e'));
+    app.handle_paste("c86d2be7-2c2c\n");
+    assert_eq!(
+        app.param_value("accounts.balances", "account-id"),
+        Some("c86d2be7-2c2c")
+    );
+}
