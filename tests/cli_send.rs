@@ -1,0 +1,101 @@
+//! `psd2-console send`, `profile` and `cert show` on the real binary against the embedded
+//! sandbox (in-process, loopback).
+
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_psd2-console");
+
+fn run(home: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN)
+        .env("PSD2_CONSOLE_HOME", home)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn send_prints_json_and_exits_by_status() {
+    let home = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(home.path(), &["send", "--list"]);
+    assert_eq!(code, 0, "{err}");
+    let ids: Vec<&str> = out.lines().map(|l| l.split('\t').next().unwrap()).collect();
+    assert!(ids.contains(&"accounts.list") && ids.contains(&"sandbox.customers.list"));
+
+    let (code, out, err) = run(
+        home.path(),
+        &[
+            "send",
+            "sandbox.customers.list",
+            "--profile",
+            "Embedded sandbox",
+            "--param",
+            "withAccounts=false",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("HTTP 200"), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let first = &v.as_array().unwrap()[0];
+    assert_eq!(first["accounts"], serde_json::json!([]));
+
+    // No consent yet: 401 with a scaRedirect, exit status 1.
+    let (code, out, err) = run(home.path(), &["send", "accounts.list"]);
+    assert_eq!(code, 1, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        v["_links"]["scaRedirect"]["href"]
+            .as_str()
+            .unwrap()
+            .contains("/sca/")
+    );
+    assert_eq!(v["tppMessages"][0]["code"], "CONSENT_INVALID");
+
+    // Bad input: a clear error, exit 1.
+    let (code, _, err) = run(home.path(), &["send", "accounts.balances"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("account-id"), "{err}");
+    let (code, _, err) = run(home.path(), &["send", "no.such.op"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no operation"), "{err}");
+}
+
+#[test]
+fn profiles_are_listed_and_a_broken_one_is_reported() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("config/profiles");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("mine.toml"), "name = \"Mine\"\ntarget = \"https://bank.example\"\ncertificate = \"c.pem\"\nkey = \"c.key\"\n").unwrap();
+    std::fs::write(dir.join("broken.toml"), "name = \"Broken\"\ntarget = 42\n").unwrap();
+    let (code, out, err) = run(home.path(), &["profile", "list"]);
+    assert_eq!(code, 0);
+    let names: Vec<&str> = out.lines().map(|l| l.split('\t').next().unwrap()).collect();
+    assert!(
+        names.contains(&"Embedded sandbox") && names.contains(&"Mine"),
+        "{out}"
+    );
+    assert!(!names.contains(&"Broken"));
+    assert!(err.contains("broken.toml:2"), "{err}");
+    let (code, out, _) = run(home.path(), &["profile", "show", "Mine"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("target = \"https://bank.example\""), "{out}");
+}
+
+#[test]
+fn cert_show_reads_the_vector_certificate() {
+    let home = tempfile::tempdir().unwrap();
+    let cert =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/tpp_qsealc_cert.pem");
+    let (code, out, err) = run(home.path(), &["cert", "show", cert.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("keyId:    SN=1A2B3C4D5E,CA=CN=Sandbox CA,O=Example Bank,C=NO"),
+        "{out}"
+    );
+    assert!(out.contains("PSP_PI, PSP_AI"), "{out}");
+    assert!(out.contains("Finanstilsynet (NO-FSA)"), "{out}");
+}
