@@ -62,6 +62,10 @@ pub struct Engine {
     pub listener_error: Option<String>,
     listener: Option<RedirectListener>,
     sandbox: Option<SandboxHandle>,
+    /// Every exchange sent through [`Engine::send`] (Signature redacted); `None` when the
+    /// history file cannot be opened (the reason is in `history_error`).
+    pub history: Option<std::sync::Arc<std::sync::Mutex<super::history::History>>>,
+    pub history_error: Option<String>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -119,7 +123,14 @@ impl Engine {
         if let (Some(l), Some(id)) = (&listener, &session.tpp_session_id) {
             l.expect_session(id);
         }
+        let (history, history_error) =
+            match super::history::History::open(&paths.data.join("history.sqlite3")) {
+                Ok(h) => (Some(std::sync::Arc::new(std::sync::Mutex::new(h))), None),
+                Err(e) => (None, Some(format!("history: {e}"))),
+            };
         Ok(Engine {
+            history,
+            history_error,
             profile,
             paths,
             session,
@@ -159,9 +170,20 @@ impl Engine {
         Ok(req)
     }
 
-    /// Sends a prepared request.
+    /// Sends a prepared request and records the exchange in the history.
     pub async fn send(&self, req: &PreparedRequest) -> Result<Exchange, ClientError> {
-        send(&self.http, req).await
+        let exchange = send(&self.http, req).await?;
+        self.record(req, &exchange);
+        Ok(exchange)
+    }
+
+    /// Records an exchange in the history (errors are ignored: history is best effort and
+    /// never blocks a send). Returns the entry id.
+    pub fn record(&self, req: &PreparedRequest, exchange: &Exchange) -> Option<i64> {
+        let h = self.history.as_ref()?;
+        let h = h.lock().ok()?;
+        h.record(&self.profile.name, &req.params, req, exchange)
+            .ok()
     }
 
     /// Waits for the next accepted SCA callback (`None` without a listener).

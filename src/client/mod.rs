@@ -5,6 +5,8 @@
 //! targets) and the SCA redirect listener; the TUI and the `send` command both drive it.
 
 pub mod engine;
+pub mod export;
+pub mod history;
 
 use std::time::{Duration, Instant, SystemTime};
 
@@ -35,6 +37,8 @@ pub enum ClientError {
 #[derive(Debug, Clone)]
 pub struct PreparedRequest {
     pub operation_id: String,
+    /// The parameter values it was built from (to prepare it again, e.g. for export).
+    pub params: Vec<(String, String)>,
     pub method: String,
     /// Absolute URL.
     pub url: String,
@@ -141,6 +145,7 @@ pub fn prepare(
     );
     Ok(PreparedRequest {
         operation_id: op.id.to_string(),
+        params: params.to_vec(),
         method: op.method.to_string(),
         url: format!("{}{}", ctx.base_url, path_and_query),
         path_and_query,

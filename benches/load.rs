@@ -1,0 +1,430 @@
+//! Load runs against the real `psd2-console sandbox serve` binary on loopback, load generator
+//! (wrk) on the same 2-core machine. Results go to BENCHMARKS.md.
+//!
+//! `cargo bench --bench load` (needs `wrk`: `apt-get install -y wrk`)
+//!
+//! 1. Signed `GET /v1/accounts/{id}/transactions` (default page of 200) for 15 s with wrk:
+//!    requests/s and latency percentiles; every request's signature is verified.
+//! 2. 64 concurrent payment creations: each answer 201 with a distinct paymentId, and the
+//!    database holds exactly 64 payments afterwards (count from the SQLite file).
+//! 3. A restart in the middle of a run: writers create payments while the server is killed
+//!    (SIGKILL) and restarted on the same database file; every payment that was answered 201
+//!    is still there.
+
+#[path = "../tests/common/mod.rs"]
+#[allow(dead_code, unused_imports)]
+mod common;
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use common::{browser, forms, location};
+use psd2_console::cert::Credentials;
+use psd2_console::cert::generate::{TppCertSpec, credentials_of, generate_set};
+use psd2_console::signing::{SignOptions, sign_request};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_psd2-console");
+const REDIRECT: &str = "http://127.0.0.1:9/callback";
+
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn start_server(port: u16, db: Option<&Path>) -> Server {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["sandbox", "serve", "--addr", &format!("127.0.0.1:{port}")]);
+    match db {
+        Some(p) => cmd.arg("--db").arg(p),
+        None => cmd.arg("--in-memory"),
+    };
+    let child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start sandbox serve");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "server did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Server {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+    }
+}
+
+/// Signed headers for a request (and the body bytes).
+fn signed(
+    creds: &Credentials,
+    method: &str,
+    path: &str,
+    extra: &[(&str, &str)],
+    body: &[u8],
+) -> Vec<(String, String)> {
+    let mut hs: Vec<(String, String)> = vec![
+        ("X-Request-ID".into(), uuid::Uuid::new_v4().to_string()),
+        ("TPP-Redirect-URI".into(), REDIRECT.into()),
+        ("PSU-IP-Address".into(), "127.0.0.1".into()),
+    ];
+    if !body.is_empty() {
+        hs.push(("Content-Type".into(), "application/json".into()));
+    }
+    for (n, v) in extra {
+        hs.push((n.to_string(), v.to_string()));
+    }
+    sign_request(
+        creds,
+        method,
+        path,
+        &mut hs,
+        body,
+        SignOptions {
+            request_target: false,
+            now: SystemTime::now(),
+        },
+    );
+    hs
+}
+
+async fn send(
+    http: &reqwest::Client,
+    base: &str,
+    creds: &Credentials,
+    method: &str,
+    path: &str,
+    extra: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, Value) {
+    let hs = signed(creds, method, path, extra, body);
+    let mut rb = http.request(method.parse().unwrap(), format!("{base}{path}"));
+    for (n, v) in &hs {
+        rb = rb.header(n, v);
+    }
+    if !body.is_empty() {
+        rb = rb.body(body.to_vec());
+    }
+    match rb.send().await {
+        Ok(r) => {
+            let status = r.status().as_u16();
+            let v = r.json().await.unwrap_or(Value::Null);
+            (status, v)
+        }
+        Err(_) => (0, Value::Null),
+    }
+}
+
+/// Runs a consent SCA through the HTML forms; returns the PSU-ID.
+async fn sca(base: &str, sca_url: &str) -> String {
+    let web = browser();
+    let page = web.get(sca_url).send().await.unwrap();
+    let url = page.url().to_string();
+    let html = page.text().await.unwrap();
+    let mut login = forms(&html, &url).remove(0);
+    login.set("customerNumber", "02079146148");
+    let mut resp = login.submit(&web, "").await;
+    for _ in 0..5 {
+        if resp.status().is_redirection() {
+            let to = location(&resp);
+            if to.starts_with(&format!("{base}/")) {
+                resp = web.get(&to).send().await.unwrap();
+                continue;
+            }
+            let u = url::Url::parse(&to).unwrap();
+            return u
+                .query_pairs()
+                .find(|(k, _)| k == "psu-id")
+                .map(|(_, v)| v.into_owned())
+                .expect("psu-id");
+        }
+        let url = resp.url().to_string();
+        let html = resp.text().await.unwrap();
+        let mut form = forms(&html, &url).remove(0);
+        for (n, v) in form.unchecked.clone() {
+            if n.contains("account") {
+                form.check(&n, &v);
+            }
+        }
+        let label = form
+            .buttons
+            .iter()
+            .find(|(_, v, l)| {
+                let t = format!("{v} {l}").to_lowercase();
+                t.contains("approve") || t.contains("continue")
+            })
+            .map(|(_, _, l)| l.clone())
+            .unwrap();
+        resp = form.submit(&web, &label).await;
+    }
+    panic!("no redirect after SCA");
+}
+
+struct Setup {
+    psu_id: String,
+    account_id: String,
+    bban: String,
+}
+
+async fn setup(base: &str, creds: &Credentials) -> Setup {
+    let http = reqwest::Client::new();
+    let (status, v) = send(&http, base, creds, "GET", "/v1/accounts", &[], b"").await;
+    assert_eq!(status, 401, "{v}");
+    let href = v["_links"]["scaRedirect"]["href"].as_str().unwrap().to_string();
+    let psu_id = sca(base, &href).await;
+    let (status, v) = send(
+        &http,
+        base,
+        creds,
+        "GET",
+        "/v1/accounts",
+        &[("PSU-ID", &psu_id)],
+        b"",
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    let acc = &v["accounts"][0];
+    Setup {
+        psu_id,
+        account_id: acc["resourceId"].as_str().unwrap().to_string(),
+        bban: acc["bban"].as_str().unwrap().to_string(),
+    }
+}
+
+fn payment_body(bban: &str, n: usize) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "instructedAmount": {"currency": "NOK", "amount": format!("{}.00", 10 + n)},
+        "debtorAccount": {"bban": bban},
+        "creditorName": "Ola Nordmann",
+        "creditorAccount": {"bban": "12345678903"},
+        "remittanceInformationUnstructured": format!("load {n} {}", uuid::Uuid::new_v4())
+    }))
+    .unwrap()
+}
+
+const PAYMENT_PATH: &str = "/v1/payments/norwegian-domestic-credit-transfers";
+
+fn scenario_transactions(rt: &tokio::runtime::Runtime, creds: &Credentials) {
+    let server = start_server(free_port(), None);
+    let s = rt.block_on(setup(&server.base, creds));
+    let path = format!("/v1/accounts/{}/transactions", s.account_id);
+    let hs = signed(creds, "GET", &path, &[("PSU-ID", &s.psu_id)], b"");
+    // One request to see the body size.
+    let size = rt.block_on(async {
+        let mut rb = reqwest::Client::new().get(format!("{}{path}", server.base));
+        for (n, v) in &hs {
+            rb = rb.header(n, v);
+        }
+        let r = rb.send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        r.bytes().await.unwrap().len()
+    });
+    let mut cmd = Command::new("wrk");
+    cmd.args(["-t", "1", "-c", "64", "-d", "15s", "--latency"]);
+    for (n, v) in &hs {
+        cmd.arg("-H").arg(format!("{n}: {v}"));
+    }
+    cmd.arg(format!("{}{path}", server.base));
+    let out = cmd.output().expect("wrk (apt-get install -y wrk)");
+    println!("== signed GET {path} (response body {size} bytes), wrk -t1 -c64 -d15s");
+    println!("{}", String::from_utf8_lossy(&out.stdout));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !text.contains("Non-2xx"),
+        "every request must be answered 200 (signature verified)"
+    );
+}
+
+fn scenario_concurrent_payments(rt: &tokio::runtime::Runtime, creds: &Arc<Credentials>) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sandbox.sqlite3");
+    let server = start_server(free_port(), Some(&db));
+    let s = rt.block_on(setup(&server.base, creds));
+    let base = server.base.clone();
+    let started = Instant::now();
+    let ids: Vec<(u16, Option<String>)> = rt.block_on(async {
+        let http = reqwest::Client::new();
+        let mut tasks = Vec::new();
+        for n in 0..64 {
+            let (http, base, creds, s_psu, bban) = (
+                http.clone(),
+                base.clone(),
+                creds.clone(),
+                s.psu_id.clone(),
+                s.bban.clone(),
+            );
+            tasks.push(tokio::spawn(async move {
+                let body = payment_body(&bban, n);
+                let (status, v) = send(
+                    &http,
+                    &base,
+                    &creds,
+                    "POST",
+                    PAYMENT_PATH,
+                    &[("PSU-ID", &s_psu)],
+                    &body,
+                )
+                .await;
+                (status, v["paymentId"].as_str().map(str::to_string))
+            }));
+        }
+        let mut out = Vec::new();
+        for t in tasks {
+            out.push(t.await.unwrap());
+        }
+        out
+    });
+    let elapsed = started.elapsed();
+    let created: Vec<String> = ids
+        .iter()
+        .filter(|(st, _)| *st == 201)
+        .filter_map(|(_, id)| id.clone())
+        .collect();
+    let distinct: HashSet<&String> = created.iter().collect();
+    drop(server);
+    let count: i64 = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM payments", [], |r| r.get(0))
+        .unwrap();
+    println!(
+        "== 64 concurrent payment creations: {} answered 201, {} distinct ids, {} rows in the database, {:.1} ms in all",
+        created.len(),
+        distinct.len(),
+        count,
+        elapsed.as_secs_f64() * 1000.0
+    );
+    assert_eq!(created.len(), 64, "{ids:?}");
+    assert_eq!(distinct.len(), 64);
+    assert_eq!(count, 64);
+}
+
+fn scenario_restart(rt: &tokio::runtime::Runtime, creds: &Arc<Credentials>) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sandbox.sqlite3");
+    let port = free_port();
+    let mut server = start_server(port, Some(&db));
+    let s = rt.block_on(setup(&server.base, creds));
+    let base = server.base.clone();
+    let committed = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let failed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let (base, creds, psu, bban, committed, failed, stop) = (
+                base.clone(),
+                creds.clone(),
+                s.psu_id.clone(),
+                s.bban.clone(),
+                committed.clone(),
+                failed.clone(),
+                stop.clone(),
+            );
+            rt.spawn(async move {
+                let http = reqwest::Client::builder()
+                    .timeout(Duration::from_secs(5))
+                    .build()
+                    .unwrap();
+                let mut n = w * 100_000;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    n += 1;
+                    let body = payment_body(&bban, n);
+                    let (status, v) =
+                        send(&http, &base, &creds, "POST", PAYMENT_PATH, &[("PSU-ID", &psu)], &body)
+                            .await;
+                    if status == 201 {
+                        if let Some(id) = v["paymentId"].as_str() {
+                            committed.lock().unwrap().push(id.to_string());
+                        }
+                    } else {
+                        failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    let before_kill = committed.lock().unwrap().len();
+    // SIGKILL: no graceful shutdown, like a crash.
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    std::thread::sleep(Duration::from_millis(300));
+    server = start_server(port, Some(&db));
+    std::thread::sleep(Duration::from_millis(1500));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for w in writers {
+        let _ = rt.block_on(w);
+    }
+    let all = committed.lock().unwrap().clone();
+    let missing: Vec<String> = rt.block_on(async {
+        let http = reqwest::Client::new();
+        let mut missing = Vec::new();
+        for id in &all {
+            let (status, _) = send(
+                &http,
+                &server.base,
+                creds,
+                "GET",
+                &format!("{PAYMENT_PATH}/{id}/status"),
+                &[("PSU-ID", &s.psu_id)],
+                b"",
+            )
+            .await;
+            if status != 200 {
+                missing.push(format!("{id}: {status}"));
+            }
+        }
+        missing
+    });
+    println!(
+        "== restart mid-run: {} payments answered 201 ({} before the SIGKILL), {} requests failed while the server was down, {} of the 201s missing after restart",
+        all.len(),
+        before_kill,
+        failed.load(std::sync::atomic::Ordering::Relaxed),
+        missing.len()
+    );
+    assert!(missing.is_empty(), "lost after restart: {missing:?}");
+    assert!(before_kill > 0 && all.len() > before_kill);
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a filter argument picks scenarios.
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let want = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let creds = Arc::new(credentials_of(&generate_set(&TppCertSpec::default()).unwrap()).unwrap());
+    if want("transactions") {
+        scenario_transactions(&rt, &creds);
+    }
+    if want("payments") {
+        scenario_concurrent_payments(&rt, &creds);
+    }
+    if want("restart") {
+        scenario_restart(&rt, &creds);
+    }
+}

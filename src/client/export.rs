@@ -1,0 +1,110 @@
+//! Exports of exchanges: a cURL command (signed afresh at export time, so it runs as-is within
+//! the 60-second Date window) and HAR 1.2 (Signature redacted).
+
+use serde_json::{Value, json};
+
+use super::PreparedRequest;
+use super::history::{HistoryEntry, redact};
+
+/// Quotes `s` for a POSIX shell (single quotes).
+pub fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// A cURL command for `req` (which should have just been signed). The body is sent with
+/// `--data-binary` so the bytes, and so the Digest, are unchanged.
+pub fn curl_command(req: &PreparedRequest) -> String {
+    let mut out = format!("curl -sS -X {} {}", req.method, shell_quote(&req.url));
+    for (n, v) in &req.headers {
+        out.push_str(" \\\n  -H ");
+        out.push_str(&shell_quote(&format!("{n}: {v}")));
+    }
+    if !req.body.is_empty() {
+        out.push_str(" \\\n  --data-binary ");
+        out.push_str(&shell_quote(&String::from_utf8_lossy(&req.body)));
+    }
+    out.push('\n');
+    out
+}
+
+fn har_headers(h: &[(String, String)]) -> Value {
+    Value::Array(
+        redact(h)
+            .into_iter()
+            .map(|(n, v)| json!({"name": n, "value": v}))
+            .collect(),
+    )
+}
+
+fn header<'a>(h: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    h.iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// HAR 1.2 (`log.entries[]`) of history entries, Signature values redacted.
+pub fn har(entries: &[HistoryEntry]) -> Value {
+    let items: Vec<Value> = entries
+        .iter()
+        .map(|e| {
+            let url = url::Url::parse(&e.url).ok();
+            let query: Vec<Value> = url
+                .as_ref()
+                .map(|u| {
+                    u.query_pairs()
+                        .map(|(k, v)| json!({"name": k, "value": v}))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let started = chrono::DateTime::from_timestamp(e.at, 0)
+                .unwrap_or_default()
+                .to_rfc3339();
+            let mut request = json!({
+                "method": e.method,
+                "url": e.url,
+                "httpVersion": "HTTP/1.1",
+                "cookies": [],
+                "headers": har_headers(&e.request_headers),
+                "queryString": query,
+                "headersSize": -1,
+                "bodySize": e.request_body.len(),
+            });
+            if !e.request_body.is_empty() {
+                request["postData"] = json!({
+                    "mimeType": header(&e.request_headers, "content-type").unwrap_or("application/json"),
+                    "text": String::from_utf8_lossy(&e.request_body),
+                });
+            }
+            json!({
+                "startedDateTime": started,
+                "time": e.elapsed_ms,
+                "request": request,
+                "response": {
+                    "status": e.status,
+                    "statusText": axum::http::StatusCode::from_u16(e.status).ok().and_then(|s| s.canonical_reason()).unwrap_or(""),
+                    "httpVersion": "HTTP/1.1",
+                    "cookies": [],
+                    "headers": har_headers(&e.response_headers),
+                    "content": {
+                        "size": e.response_body.len(),
+                        "mimeType": header(&e.response_headers, "content-type").unwrap_or("application/json"),
+                        "text": String::from_utf8_lossy(&e.response_body),
+                    },
+                    "redirectURL": header(&e.response_headers, "location").unwrap_or(""),
+                    "headersSize": -1,
+                    "bodySize": e.response_body.len(),
+                },
+                "cache": {},
+                "timings": {"send": 0, "wait": e.elapsed_ms, "receive": 0},
+                "comment": format!("psd2-console {} ({})", e.operation_id, e.profile),
+            })
+        })
+        .collect();
+    json!({
+        "log": {
+            "version": "1.2",
+            "creator": {"name": "psd2-console", "version": env!("CARGO_PKG_VERSION")},
+            "entries": items,
+        }
+    })
+}

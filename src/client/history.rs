@@ -1,0 +1,205 @@
+//! History of exchanges: every request the console sends and the response it got, in SQLite
+//! (`<data dir>/history.sqlite3`), with `Signature` values redacted. Private keys never reach
+//! a request, so they cannot reach the history.
+
+use std::path::Path;
+use std::time::SystemTime;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::{Exchange, PreparedRequest};
+
+/// What replaces a redacted header value.
+pub const REDACTED: &str = "[redacted]";
+
+/// Headers whose values are never stored or exported (case-insensitive).
+pub const REDACTED_HEADERS: [&str; 1] = ["signature"];
+
+/// `headers` with the values of [`REDACTED_HEADERS`] replaced by [`REDACTED`].
+pub fn redact(headers: &[(String, String)]) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(n, v)| {
+            if REDACTED_HEADERS.iter().any(|r| n.eq_ignore_ascii_case(r)) {
+                (n.clone(), REDACTED.to_string())
+            } else {
+                (n.clone(), v.clone())
+            }
+        })
+        .collect()
+}
+
+/// One stored exchange.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryEntry {
+    pub id: i64,
+    /// Seconds since the Unix epoch when the request was sent.
+    pub at: i64,
+    pub profile: String,
+    /// Catalogue operation id, or `raw` for imported requests.
+    pub operation_id: String,
+    /// Parameter values used (name → value), to prepare the request again.
+    pub params: Vec<(String, String)>,
+    pub method: String,
+    pub url: String,
+    pub path_and_query: String,
+    /// Request headers as sent, `Signature` redacted.
+    pub request_headers: Vec<(String, String)>,
+    pub request_body: Vec<u8>,
+    pub status: u16,
+    pub response_headers: Vec<(String, String)>,
+    pub response_body: Vec<u8>,
+    pub elapsed_ms: u64,
+}
+
+/// The history database.
+pub struct History {
+    conn: Connection,
+}
+
+impl std::fmt::Debug for History {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("History")
+    }
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS exchanges (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at INTEGER NOT NULL,
+    profile TEXT NOT NULL,
+    operation_id TEXT NOT NULL,
+    params TEXT NOT NULL,
+    method TEXT NOT NULL,
+    url TEXT NOT NULL,
+    path_and_query TEXT NOT NULL,
+    request_headers TEXT NOT NULL,
+    request_body BLOB NOT NULL,
+    status INTEGER NOT NULL,
+    response_headers TEXT NOT NULL,
+    response_body BLOB NOT NULL,
+    elapsed_ms INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS exchanges_at ON exchanges(at);
+";
+
+fn to_json(pairs: &[(String, String)]) -> String {
+    serde_json::to_string(pairs).unwrap_or_else(|_| "[]".into())
+}
+
+fn from_json(text: &str) -> Vec<(String, String)> {
+    serde_json::from_str(text).unwrap_or_default()
+}
+
+impl History {
+    /// Opens (creating) the history at `path`.
+    pub fn open(path: &Path) -> rusqlite::Result<Self> {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(History { conn })
+    }
+
+    /// An in-memory history (tests).
+    pub fn in_memory() -> rusqlite::Result<Self> {
+        let conn = Connection::open_in_memory()?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(History { conn })
+    }
+
+    /// Stores an exchange (Signature redacted) and returns its id.
+    pub fn record(
+        &self,
+        profile: &str,
+        params: &[(String, String)],
+        request: &PreparedRequest,
+        response: &Exchange,
+    ) -> rusqlite::Result<i64> {
+        self.conn.execute(
+            "INSERT INTO exchanges (at, profile, operation_id, params, method, url, path_and_query,
+               request_headers, request_body, status, response_headers, response_body, elapsed_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            params![
+                crate::cert::unix_seconds(SystemTime::now()),
+                profile,
+                request.operation_id,
+                to_json(params),
+                request.method,
+                request.url,
+                request.path_and_query,
+                to_json(&redact(&request.headers)),
+                request.body,
+                response.status,
+                to_json(&redact(&response.headers)),
+                response.body,
+                response.elapsed.as_millis() as i64,
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryEntry> {
+        Ok(HistoryEntry {
+            id: r.get(0)?,
+            at: r.get(1)?,
+            profile: r.get(2)?,
+            operation_id: r.get(3)?,
+            params: from_json(&r.get::<_, String>(4)?),
+            method: r.get(5)?,
+            url: r.get(6)?,
+            path_and_query: r.get(7)?,
+            request_headers: from_json(&r.get::<_, String>(8)?),
+            request_body: r.get(9)?,
+            status: r.get::<_, i64>(10)? as u16,
+            response_headers: from_json(&r.get::<_, String>(11)?),
+            response_body: r.get(12)?,
+            elapsed_ms: r.get::<_, i64>(13)? as u64,
+        })
+    }
+
+    const COLUMNS: &'static str =
+        "id, at, profile, operation_id, params, method, url, path_and_query,
+        request_headers, request_body, status, response_headers, response_body, elapsed_ms";
+
+    /// Newest first; `search` matches URL, operation id, status or body text.
+    pub fn list(&self, search: Option<&str>, limit: usize) -> rusqlite::Result<Vec<HistoryEntry>> {
+        let pattern = format!("%{}%", search.unwrap_or(""));
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT {} FROM exchanges
+             WHERE ?1 = '%%' OR url LIKE ?1 OR operation_id LIKE ?1 OR CAST(status AS TEXT) LIKE ?1
+                OR CAST(response_body AS TEXT) LIKE ?1
+             ORDER BY id DESC LIMIT ?2",
+            Self::COLUMNS
+        ))?;
+        let rows = stmt.query_map(params![pattern, limit as i64], Self::row)?;
+        rows.collect()
+    }
+
+    /// One entry.
+    pub fn get(&self, id: i64) -> rusqlite::Result<Option<HistoryEntry>> {
+        self.conn
+            .query_row(
+                &format!("SELECT {} FROM exchanges WHERE id = ?1", Self::COLUMNS),
+                [id],
+                Self::row,
+            )
+            .optional()
+    }
+
+    /// The newest entry.
+    pub fn last(&self) -> rusqlite::Result<Option<HistoryEntry>> {
+        self.conn
+            .query_row(
+                &format!(
+                    "SELECT {} FROM exchanges ORDER BY id DESC LIMIT 1",
+                    Self::COLUMNS
+                ),
+                [],
+                Self::row,
+            )
+            .optional()
+    }
+}
