@@ -132,8 +132,18 @@ impl Tpp {
     ) -> Vec<(String, String)> {
         let mut headers: Vec<(String, String)> =
             vec![("X-Request-ID".into(), uuid::Uuid::new_v4().to_string())];
+        // The PSU is present in these flows (Authentication 16); ("PSU-IP-Address", "")
+        // leaves the header out (PSU not present).
+        if !extra
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("PSU-IP-Address"))
+        {
+            headers.push(("PSU-IP-Address".into(), "127.0.0.1".into()));
+        }
         for (n, v) in extra {
-            headers.push((n.to_string(), v.to_string()));
+            if !v.is_empty() {
+                headers.push((n.to_string(), v.to_string()));
+            }
         }
         let options = SignOptions {
             request_target: false,
@@ -1551,9 +1561,11 @@ async fn authorisations_and_consents_expire_with_the_sandbox_clock() {
     })
     .await;
     let ok = success(&run.location);
+    // PSU not present: the 180-day consent counts, not the 1-hour SCA session.
     let psu = [
         ("PSU-ID", ok.psu_id.as_str()),
         ("TPP-Redirect-URI", REDIRECT),
+        ("PSU-IP-Address", ""),
     ];
     clock.advance(Duration::from_secs(179 * 24 * 3600));
     tpp.now = Some(clock.now());

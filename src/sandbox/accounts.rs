@@ -1,25 +1,53 @@
 //! AIS handlers: `GET /v1/accounts`, `GET /v1/accounts/{id}`, `.../balances`,
-//! `.../transactions` (interface document, Endpoints, "Other operations named"; Limits;
-//! Account data facts. Shapes: [`crate::xs2a::model`]).
+//! `.../transactions`, `.../transactions/{transactionId}` (interface document, Endpoints,
+//! "Other operations named"; Limits; Account data facts. Shapes: [`crate::xs2a::model`] and
+//! the Berlin Group schemas named on each handler).
+//!
+//! Every handler needs the AISP role ([`super::rules::TppRoles::require_ais`], 401
+//! `ROLE_INVALID`) and a consent ([`super::consent::resolve`]: 401 + `scaRedirect` without
+//! one). Without `PSU-IP-Address` (PSU not present) balances and transactions are limited
+//! ([`super::rules::count_unattended`], [`super::rules::unattended_date_from`]).
+//!
+//! Transactions, `bookingStatus` (Berlin Group `bookingStatusGeneric`):
+//!
+//! | Value | Report |
+//! |---|---|
+//! | `booked` | `booked` (paged) |
+//! | `pending` | `pending` (all) |
+//! | `both` (default) | `booked` (paged) and `pending` (all) |
+//! | `all` | `booked` (paged), `pending` (all) and `information` (the account's standing orders, Berlin Group: "all" = any bookingStatus: pending, booked or information) |
+//! | `information` | 400 `PARAMETER_NOT_SUPPORTED`: the interface document names only `both`, `pending` and `all`; standing orders come with `all` |
+//!
+//! `dateFrom`/`dateTo` filter booked entries by `bookingDate`; `limit` (default and link page
+//! size 200) and `offset` page them, with `first`, `next`, `previous`, `last` links. Pending
+//! entries are always all returned, unfiltered (interface document, Limits; the document
+//! notes its own sandbox does not do this — this sandbox behaves like production, so TPPs
+//! test against the production rule).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Json;
+use axum::Router;
 use axum::extract::State;
 use axum::http::HeaderMap;
+use axum::routing::get;
 use chrono::NaiveDate;
+use serde::Serialize;
+use uuid::Uuid;
 
 use super::App;
 use super::auth::Tpp;
 use super::consent::{self, Access};
 use super::errors::{ApiError, ApiPath, QueryPairs};
 use super::ledger::{self, Entry};
-use super::store::Account;
+use super::rules::{self, AccessKind, TppRoles};
+use super::store::{Account, Customer, MANUAL_TRANSACTION_CODE, ManualTransaction};
 use crate::xs2a::error::MessageCode;
 use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::{
-    AccountDetails, AccountDetailsResponse, AccountList, AccountReference, AccountReport, Amount,
-    Balance, BalancesResponse, Transaction, TransactionsResponse, balance_type, booking_status,
+    AccountDetails, AccountDetailsResponse, AccountList, AccountReference, Amount, Balance,
+    BalancesResponse, Transaction, balance_type, booking_status,
 };
 
 /// Default (and link) page size of booked transactions (interface document, Limits).
@@ -32,7 +60,13 @@ fn account_path(id: &str) -> String {
     format!("/v1/accounts/{id}")
 }
 
-/// `accountDetails` of a seeded account, with `balances` and `transactions` links.
+fn details_path(account: &str, transaction: &str) -> String {
+    format!("{}/transactions/{transaction}", account_path(account))
+}
+
+/// `accountDetails` of an account, with `balances` and `transactions` links: `name` cut to
+/// 70 characters ([`rules::account_name`]), `cashAccountType` an ISO 20022 code
+/// ([`rules::iso_cash_account_type`]), `status` `enabled`, `ownerName` (Account data facts).
 pub fn details(app: &App, a: &Account) -> AccountDetails {
     let id = a.id.to_string();
     let mut links = Links::new();
@@ -49,9 +83,9 @@ pub fn details(app: &App, a: &Account) -> AccountDetails {
         iban: None,
         bban: Some(a.bban.clone()),
         currency: a.currency.clone(),
-        name: Some(a.name.clone()),
-        product: Some(a.product.clone()),
-        cash_account_type: Some(a.cash_account_type.clone()),
+        name: Some(rules::account_name(&a.name)),
+        product: Some(a.product.chars().take(35).collect()),
+        cash_account_type: Some(rules::iso_cash_account_type(&a.cash_account_type).to_string()),
         status: Some("enabled".into()),
         owner_name: app.store.customer(a.owner).map(|c| c.name),
         links: Some(links),
@@ -66,13 +100,18 @@ fn reference(a: &Account) -> AccountReference {
     }
 }
 
-/// `GET /v1/accounts`: `{"accounts":[accountDetails...]}` of the consented accounts; 401
-/// with `scaRedirect` without consent.
+/// `GET /v1/accounts`: Berlin Group `accountList`, `{"accounts":[accountDetails...]}` of the
+/// consented accounts.
+///
+/// Errors: 401 `ROLE_INVALID` without `PSP_AI`; the refusals of [`consent::resolve`] (401 +
+/// `scaRedirect`, 400).
 pub async fn list(
     State(app): State<Arc<App>>,
     tpp: Tpp,
+    roles: TppRoles,
     headers: HeaderMap,
 ) -> Result<Json<AccountList>, ApiError> {
+    roles.require_ais()?;
     let access = consent::resolve(&app, &tpp, &headers)?;
     let accounts = app
         .store
@@ -86,40 +125,55 @@ pub async fn list(
 fn account_of(
     app: &App,
     tpp: &Tpp,
+    roles: &TppRoles,
     headers: &HeaderMap,
     id: &str,
 ) -> Result<(Access, Account), ApiError> {
+    roles.require_ais()?;
     let access = consent::resolve(app, tpp, headers)?;
     let account = consent::consented_account(app, tpp, headers, &access, id)?;
     Ok((access, account))
 }
 
-/// `GET /v1/accounts/{id}`: `{"account": accountDetails}`.
+/// `GET /v1/accounts/{id}`: `{"account": accountDetails}` (Berlin Group
+/// `OK_200_AccountDetails`).
+///
+/// Errors: as [`list`]; 403 `RESOURCE_UNKNOWN` for an account that is not the PSU's in this
+/// context; 401 + `scaRedirect` for the PSU's account outside the consent.
 pub async fn one(
     State(app): State<Arc<App>>,
     tpp: Tpp,
+    roles: TppRoles,
     headers: HeaderMap,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<AccountDetailsResponse>, ApiError> {
-    let (_, account) = account_of(&app, &tpp, &headers, &id)?;
+    let (_, account) = account_of(&app, &tpp, &roles, &headers, &id)?;
     Ok(Json(AccountDetailsResponse {
         account: details(&app, &account),
     }))
 }
 
-/// `GET /v1/accounts/{id}/balances`: `closingBooked` (yesterday), `expected` and
-/// `interimAvailable` (today), all in the account currency.
+/// `GET /v1/accounts/{id}/balances`: Berlin Group `readAccountBalanceResponse-200`,
+/// `closingBooked` (yesterday), `expected` and `interimAvailable` (today). The `account`
+/// reference carries the account currency, and every balance is in it (Account data facts).
+/// Without `PSU-IP-Address`: counted, 4 per 24 h per account.
+///
+/// Errors: as [`one`]; 429 `ACCESS_EXCEEDED`.
 pub async fn balances(
     State(app): State<Arc<App>>,
     tpp: Tpp,
+    roles: TppRoles,
     headers: HeaderMap,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<BalancesResponse>, ApiError> {
-    let (access, account) = account_of(&app, &tpp, &headers, &id)?;
+    let (access, account) = account_of(&app, &tpp, &roles, &headers, &id)?;
     let owner = owner_of(&app, &account, &access)?;
+    if !rules::psu_present(&headers) {
+        rules::count_unattended(&app, &tpp.id, &account.id.to_string(), AccessKind::Balances)?;
+    }
     let today = app.clock.today();
     let yesterday = today.pred_opt().unwrap_or(today);
-    let b = ledger::balances(&account, &owner, today);
+    let b = app.store.balances(&account, &owner, today);
     let balance = |kind: &str, amount: i64, date: NaiveDate| Balance {
         balance_type: kind.to_string(),
         balance_amount: Amount::from_minor(&account.currency, amount),
@@ -135,11 +189,7 @@ pub async fn balances(
     }))
 }
 
-fn owner_of(
-    app: &App,
-    account: &Account,
-    access: &Access,
-) -> Result<super::store::Customer, ApiError> {
+fn owner_of(app: &App, account: &Account, access: &Access) -> Result<Customer, ApiError> {
     app.store.customer(account.owner).ok_or_else(|| {
         ApiError::forbidden_unknown(format!(
             "account {} has no owner in this sandbox (PSU {})",
@@ -148,9 +198,10 @@ fn owner_of(
     })
 }
 
-/// Parsed query of the transactions request.
+/// Parsed query of a transactions request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransactionQuery {
+    /// One of [`booking_status`]'s values, lower case.
     pub booking_status: &'static str,
     pub date_from: Option<NaiveDate>,
     pub date_to: Option<NaiveDate>,
@@ -195,24 +246,54 @@ fn parse_count(q: &QueryPairs, name: &str, default: usize, min: usize) -> Result
 }
 
 impl TransactionQuery {
-    /// Parses `bookingStatus` (default `both`), `dateFrom`, `dateTo`, `limit` (1..=5000,
-    /// default 200), `offset` (default 0). Other parameters are ignored.
+    /// Parses the query of `GET /v1/accounts/{id}/transactions`: `bookingStatus` (default
+    /// `both`; case-insensitive), `dateFrom`, `dateTo`, `limit` (1..=5000, default 200),
+    /// `offset` (default 0). Other parameters are ignored.
+    ///
+    /// Errors: 400 `FORMAT_ERROR` for a malformed value; 400 `PARAMETER_NOT_SUPPORTED` for
+    /// `bookingStatus=information`; 400 `PERIOD_INVALID` when `dateFrom` is after `dateTo`.
     pub fn parse(q: &QueryPairs) -> Result<Self, ApiError> {
-        let booking_status = match q.get("bookingStatus") {
+        Self::parse_with(q, false)
+    }
+
+    /// Parses the query of `GET /v1/card-accounts/{id}/transactions` (Berlin Group
+    /// `bookingStatusCard`: `booked`, `pending`, `both`; the bank's own requests send
+    /// `BOTH`, so case is ignored).
+    ///
+    /// Errors: as [`TransactionQuery::parse`]; `all` and `information` are 400
+    /// `PARAMETER_NOT_SUPPORTED`.
+    pub fn parse_card(q: &QueryPairs) -> Result<Self, ApiError> {
+        Self::parse_with(q, true)
+    }
+
+    fn parse_with(q: &QueryPairs, card: bool) -> Result<Self, ApiError> {
+        let booking_status = match q.get("bookingStatus").map(str::to_ascii_lowercase) {
             None => booking_status::BOTH,
-            Some(booking_status::BOOKED) => booking_status::BOOKED,
-            Some(booking_status::PENDING) => booking_status::PENDING,
-            Some(booking_status::BOTH) => booking_status::BOTH,
-            Some(booking_status::ALL) => booking_status::ALL,
-            Some(booking_status::INFORMATION) => {
+            Some(v) if v == booking_status::BOOKED => booking_status::BOOKED,
+            Some(v) if v == booking_status::PENDING => booking_status::PENDING,
+            Some(v) if v == booking_status::BOTH => booking_status::BOTH,
+            Some(v) if v == booking_status::ALL && !card => booking_status::ALL,
+            Some(v) if v == booking_status::INFORMATION || v == booking_status::ALL => {
                 return Err(ApiError::new(
                     MessageCode::ParameterNotSupported,
-                    "bookingStatus=information is not supported by this ASPSP",
+                    format!(
+                        "bookingStatus={v} is not supported {}",
+                        if card {
+                            "for card accounts (booked, pending, both)"
+                        } else {
+                            "by this ASPSP: standing orders are reported with bookingStatus=all"
+                        }
+                    ),
                 ));
             }
             Some(other) => {
                 return Err(ApiError::format(format!(
-                    "bookingStatus={other:?} is not one of booked, pending, both, all"
+                    "bookingStatus={other:?} is not one of {}",
+                    if card {
+                        "booked, pending, both"
+                    } else {
+                        "booked, pending, both, all"
+                    }
                 )));
             }
         };
@@ -242,16 +323,33 @@ impl TransactionQuery {
         })
     }
 
-    fn wants_booked(&self) -> bool {
+    /// Whether the report has `booked`.
+    pub fn wants_booked(&self) -> bool {
         self.booking_status != booking_status::PENDING
     }
 
-    fn wants_pending(&self) -> bool {
+    /// Whether the report has `pending`.
+    pub fn wants_pending(&self) -> bool {
         self.booking_status != booking_status::BOOKED
     }
 
-    /// The transactions path with this query at `offset`.
-    fn href(&self, account: &str, offset: usize) -> String {
+    /// Whether the report has `information` (`all` only).
+    pub fn wants_information(&self) -> bool {
+        self.booking_status == booking_status::ALL
+    }
+
+    /// Whether a booked entry dated `d` passes `dateFrom` (or `from`, when given, the
+    /// effective lower bound) and `dateTo`.
+    pub fn in_period(&self, d: Option<NaiveDate>, from: Option<NaiveDate>) -> bool {
+        let from = from.or(self.date_from);
+        match d {
+            None => true,
+            Some(d) => from.is_none_or(|f| d >= f) && self.date_to.is_none_or(|t| d <= t),
+        }
+    }
+
+    /// `path` (a transactions path) with this query at `offset`.
+    pub fn href(&self, path: &str, offset: usize) -> String {
         let mut s = url::form_urlencoded::Serializer::new(String::new());
         s.append_pair("bookingStatus", self.booking_status);
         if let Some(d) = self.date_from {
@@ -262,14 +360,14 @@ impl TransactionQuery {
         }
         s.append_pair("limit", &self.limit.to_string());
         s.append_pair("offset", &offset.to_string());
-        format!("{}/transactions?{}", account_path(account), s.finish())
+        format!("{path}?{}", s.finish())
     }
 
-    /// `_links` of the report: `account`, and `first`, `last`, `next`, `previous` as
-    /// applicable for `total` booked entries.
-    fn links(&self, account: &str, total: usize) -> Links {
+    /// `_links` of a report: `owner` (`account` → `owner_href`), and `first`, `last`, `next`,
+    /// `previous` over `path` as applicable for `total` booked entries.
+    pub fn links(&self, path: &str, owner: (&str, String), total: usize) -> Links {
         let mut links = Links::new();
-        links.insert(names::ACCOUNT.into(), Link::href(account_path(account)));
+        links.insert(owner.0.into(), Link::href(owner.1));
         if !self.wants_booked() {
             return links;
         }
@@ -278,20 +376,105 @@ impl TransactionQuery {
         } else {
             (total - 1) / self.limit * self.limit
         };
-        links.insert(names::FIRST.into(), Link::href(self.href(account, 0)));
-        links.insert(names::LAST.into(), Link::href(self.href(account, last)));
+        links.insert(names::FIRST.into(), Link::href(self.href(path, 0)));
+        links.insert(names::LAST.into(), Link::href(self.href(path, last)));
         if self.offset.saturating_add(self.limit) < total {
             links.insert(
                 names::NEXT.into(),
-                Link::href(self.href(account, self.offset + self.limit)),
+                Link::href(self.href(path, self.offset + self.limit)),
             );
         }
         if self.offset > 0 {
             let prev = self.offset.saturating_sub(self.limit).min(last);
-            links.insert(names::PREVIOUS.into(), Link::href(self.href(account, prev)));
+            links.insert(names::PREVIOUS.into(), Link::href(self.href(path, prev)));
         }
         links
     }
+}
+
+/// Berlin Group `additionalInformationStructured`: the standing order of an `information`
+/// entry.
+#[derive(Debug, Clone, Serialize)]
+pub struct AdditionalInformationStructured {
+    #[serde(rename = "standingOrderDetails")]
+    pub standing_order_details: StandingOrderDetails,
+}
+
+/// Berlin Group `standingOrderDetails` (`startDate`, `frequency` required). `dayOfExecution`
+/// is left out: the spec file's enum of it stops at "12" and the order runs on the 26th,
+/// which is in `remittanceInformationUnstructured` instead.
+#[derive(Debug, Clone, Serialize)]
+pub struct StandingOrderDetails {
+    #[serde(rename = "startDate")]
+    pub start_date: String,
+    pub frequency: String,
+}
+
+/// One entry of the report: Berlin Group `transactions` ([`Transaction`]) plus the fields this
+/// sandbox adds: `entryReference` and `additionalInformationProprietary1` (the archive
+/// reference of booked entries; interface document, Account data facts: "Proprietary
+/// references appear in additionalInformationProprietaryX when available" — X is numbered
+/// from 1), `additionalInformation`, `additionalInformationStructured` (standing orders),
+/// `balanceAfterTransaction` (details only) and `_links.transactionDetails`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReportEntry {
+    #[serde(flatten)]
+    pub transaction: Transaction,
+    #[serde(
+        rename = "additionalInformationProprietary1",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub proprietary_reference: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub additional_information: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub additional_information_structured: Option<AdditionalInformationStructured>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub balance_after_transaction: Option<Balance>,
+    #[serde(rename = "_links", skip_serializing_if = "Option::is_none")]
+    pub links: Option<Links>,
+}
+
+/// Berlin Group `accountReport` with the `information` list.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Report {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub booked: Option<Vec<ReportEntry>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Vec<ReportEntry>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub information: Option<Vec<ReportEntry>>,
+    #[serde(rename = "_links")]
+    pub links: Links,
+}
+
+/// Berlin Group `transactionsResponse-200_json`: `{"account":{...},"transactions":{...}}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TransactionsBody {
+    pub account: AccountReference,
+    pub transactions: Report,
+}
+
+/// Berlin Group `OK_200_TransactionDetails`: `{"transactionsDetails": transactionDetailsBody}`
+/// where `transactionDetailsBody` is `{"transactionDetails": transactions}` (the schema; the
+/// spec's example leaves the inner level out, but the schema requires it).
+#[derive(Debug, Clone, Serialize)]
+pub struct TransactionDetailsResponse {
+    #[serde(rename = "transactionsDetails")]
+    pub transactions_details: TransactionDetailsBody,
+}
+
+/// Berlin Group `transactionDetailsBody`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TransactionDetailsBody {
+    #[serde(rename = "transactionDetails")]
+    pub transaction_details: ReportEntry,
+}
+
+/// The archive reference of an entry (11 digits from its id; stable like the id).
+pub fn archive_reference(id: Uuid) -> String {
+    format!("{:011}", id.as_u128() % 100_000_000_000)
 }
 
 fn transaction(currency: &str, e: &Entry, booked: bool) -> Transaction {
@@ -315,57 +498,271 @@ fn transaction(currency: &str, e: &Entry, booked: bool) -> Transaction {
     }
 }
 
-/// `GET /v1/accounts/{id}/transactions`: Berlin Group `transactionsResponse-200_json`.
-/// Booked entries (newest first) are filtered by `dateFrom`/`dateTo` on bookingDate and paged
-/// by `offset`/`limit`; pending entries are always all returned (interface document, Limits).
+/// A listed entry: generated ([`transaction`]) or manual (its own creditor and debtor
+/// accounts), with the details link and, for booked generated entries, the archive reference.
+fn entry(
+    account: &Account,
+    e: &Entry,
+    booked: bool,
+    manual: &HashMap<Uuid, ManualTransaction>,
+) -> ReportEntry {
+    let id = e.id.to_string();
+    let (transaction, reference) = match manual.get(&e.id) {
+        Some(m) if e.code == MANUAL_TRANSACTION_CODE => (m.to_transaction(&account.currency), None),
+        _ => (
+            transaction(&account.currency, e, booked),
+            booked.then(|| archive_reference(e.id)),
+        ),
+    };
+    let mut links = Links::new();
+    links.insert(
+        "transactionDetails".into(),
+        Link::href(details_path(&account.id.to_string(), &id)),
+    );
+    ReportEntry {
+        transaction,
+        proprietary_reference: reference,
+        additional_information: None,
+        additional_information_structured: None,
+        balance_after_transaction: None,
+        links: Some(links),
+    }
+}
+
+/// The `information` entries: the account's standing orders.
+fn information(
+    app: &App,
+    account: &Account,
+    owner: &Customer,
+    today: NaiveDate,
+) -> Vec<ReportEntry> {
+    if !account.generated {
+        return Vec::new();
+    }
+    let own = app.store.accounts_of(owner.id);
+    ledger::standing_orders(account, owner, &own, today)
+        .into_iter()
+        .map(|o| ReportEntry {
+            transaction: Transaction {
+                transaction_id: None,
+                entry_reference: Some(archive_reference(o.id)),
+                booking_date: None,
+                value_date: None,
+                transaction_amount: Amount::from_minor(&account.currency, o.amount),
+                creditor_name: Some(o.creditor_name.clone()),
+                creditor_account: Some(AccountReference {
+                    bban: Some(o.creditor_bban.clone()),
+                    ..AccountReference::default()
+                }),
+                debtor_name: None,
+                debtor_account: None,
+                remittance_information_unstructured: Some(format!(
+                    "{} (fast overføring den {}. hver måned)",
+                    o.text, o.day_of_month
+                )),
+                proprietary_bank_transaction_code: None,
+            },
+            proprietary_reference: None,
+            additional_information: None,
+            additional_information_structured: Some(AdditionalInformationStructured {
+                standing_order_details: StandingOrderDetails {
+                    start_date: o.start_date.to_string(),
+                    frequency: o.frequency.into(),
+                },
+            }),
+            balance_after_transaction: None,
+            links: None,
+        })
+        .collect()
+}
+
+fn manual_of(app: &App, account: &Account) -> HashMap<Uuid, ManualTransaction> {
+    app.store
+        .manual_transactions(account.id)
+        .into_iter()
+        .map(|m| (m.id, m))
+        .collect()
+}
+
+/// `GET /v1/accounts/{id}/transactions`: Berlin Group `transactionsResponse-200_json` (see
+/// the module documentation for `bookingStatus`, dates and paging). Booked entries are
+/// newest first with a `transactionId` that stays the same across calls and clock moves
+/// (Account data facts; release 1.18.0).
+///
+/// Without `PSU-IP-Address` (PSU not present): counted, 4 per 24 h per account; booked
+/// entries from at most 90 days back (the default listing starts there; an older `dateFrom`
+/// is refused).
+///
+/// Errors: the query errors of [`TransactionQuery::parse`]; as [`one`]; 400
+/// `PERIOD_INVALID` for an unattended `dateFrom` older than 90 days; 429 `ACCESS_EXCEEDED`.
 pub async fn transactions(
     State(app): State<Arc<App>>,
     tpp: Tpp,
+    roles: TppRoles,
     headers: HeaderMap,
     ApiPath(id): ApiPath<String>,
     query: QueryPairs,
-) -> Result<Json<TransactionsResponse>, ApiError> {
+) -> Result<Json<TransactionsBody>, ApiError> {
+    roles.require_ais()?;
     let q = TransactionQuery::parse(&query)?;
-    let (access, account) = account_of(&app, &tpp, &headers, &id)?;
+    let (access, account) = account_of(&app, &tpp, &roles, &headers, &id)?;
     let owner = owner_of(&app, &account, &access)?;
     let today = app.clock.today();
+    let from = if rules::psu_present(&headers) {
+        None
+    } else {
+        let from = rules::unattended_date_from(today, q.date_from)?;
+        rules::count_unattended(
+            &app,
+            &tpp.id,
+            &account.id.to_string(),
+            AccessKind::Transactions,
+        )?;
+        Some(from)
+    };
     let account_id = account.id.to_string();
-    let mut report = AccountReport::default();
+    let manual = manual_of(&app, &account);
+    let mut report = Report::default();
     let mut total = 0;
     if q.wants_booked() {
-        let all: Vec<Entry> = ledger::booked(&account, &owner, today)
+        let all: Vec<Entry> = app
+            .store
+            .booked(&account, &owner, today)
             .into_iter()
-            .filter(|e| match (e.booking_date, q.date_from) {
-                (Some(d), Some(f)) => d >= f,
-                _ => true,
-            })
-            .filter(|e| match (e.booking_date, q.date_to) {
-                (Some(d), Some(t)) => d <= t,
-                _ => true,
-            })
+            .filter(|e| q.in_period(e.booking_date, from))
             .collect();
         total = all.len();
         report.booked = Some(
             all.iter()
                 .skip(q.offset)
                 .take(q.limit)
-                .map(|e| transaction(&account.currency, e, true))
+                .map(|e| entry(&account, e, true, &manual))
                 .collect(),
         );
     }
     if q.wants_pending() {
         report.pending = Some(
-            ledger::pending(&account, &owner, today)
+            app.store
+                .pending(&account, &owner, today)
                 .iter()
-                .map(|e| transaction(&account.currency, e, false))
+                .map(|e| entry(&account, e, false, &manual))
                 .collect(),
         );
     }
-    report.links = q.links(&account_id, total);
-    Ok(Json(TransactionsResponse {
-        account: Some(reference(&account)),
+    if q.wants_information() {
+        report.information = Some(information(&app, &account, &owner, today));
+    }
+    let path = format!("{}/transactions", account_path(&account_id));
+    report.links = q.links(&path, (names::ACCOUNT, account_path(&account_id)), total);
+    Ok(Json(TransactionsBody {
+        account: reference(&account),
         transactions: report,
     }))
+}
+
+/// `GET /v1/accounts/{id}/transactions/{transactionId}` (interface document, version 2.11.0:
+/// "Transaction details endpoint"; Berlin Group `OK_200_TransactionDetails`): one booked or
+/// pending entry with what the listing leaves out: `entryReference`, `additionalInformation`
+/// and, for booked entries, `balanceAfterTransaction` (`interimBooked` at its booking date;
+/// left out when a sandbox balance override makes it unknowable).
+///
+/// Without `PSU-IP-Address`: entries booked in the last 90 days only; not counted against the
+/// 4 daily calls (the Limits table counts balances and transaction lists).
+///
+/// Errors: as [`one`]; 404 `RESOURCE_UNKNOWN` for an unknown transaction of the account;
+/// 400 `PERIOD_INVALID` for an older entry without the PSU present.
+pub async fn transaction_details(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    roles: TppRoles,
+    headers: HeaderMap,
+    ApiPath((id, transaction_id)): ApiPath<(String, String)>,
+) -> Result<Json<TransactionDetailsResponse>, ApiError> {
+    let (access, account) = account_of(&app, &tpp, &roles, &headers, &id)?;
+    let owner = owner_of(&app, &account, &access)?;
+    let today = app.clock.today();
+    let unknown = || {
+        ApiError::not_found(format!(
+            "account {id} has no transaction {transaction_id:?}"
+        ))
+    };
+    let tid = Uuid::parse_str(&transaction_id).map_err(|_| unknown())?;
+    let manual = manual_of(&app, &account);
+    let booked = app.store.booked(&account, &owner, today);
+    let (mut item, booked_at) = match booked.iter().position(|e| e.id == tid) {
+        Some(pos) => {
+            let e = &booked[pos];
+            let mut item = entry(&account, e, true, &manual);
+            if app.store.balance_override(account.id).is_none() {
+                let after = booked[pos..]
+                    .iter()
+                    .fold(account.opening_balance, |b, x| b.saturating_add(x.amount));
+                item.balance_after_transaction = Some(Balance {
+                    balance_type: balance_type::INTERIM_BOOKED.into(),
+                    balance_amount: Amount::from_minor(&account.currency, after),
+                    reference_date: e.booking_date.map(|d| d.to_string()),
+                });
+            }
+            (item, e.booking_date)
+        }
+        None => {
+            let pending = app.store.pending(&account, &owner, today);
+            let e = pending.iter().find(|e| e.id == tid).ok_or_else(unknown)?;
+            (entry(&account, e, false, &manual), None)
+        }
+    };
+    if !rules::psu_present(&headers)
+        && let Some(d) = booked_at
+        && d < rules::unattended_earliest(today)
+    {
+        return Err(ApiError::new(
+            MessageCode::PeriodInvalid,
+            format!(
+                "transaction {tid} was booked on {d}, more than {} days ago: without \
+                 PSU-IP-Address (PSU not present) only the last {} days can be read",
+                rules::UNATTENDED_HISTORY_DAYS,
+                rules::UNATTENDED_HISTORY_DAYS
+            ),
+        ));
+    }
+    item.transaction.entry_reference = Some(archive_reference(tid));
+    let code = item
+        .transaction
+        .proprietary_bank_transaction_code
+        .clone()
+        .unwrap_or_else(|| "pending".into());
+    let counterparty = item
+        .transaction
+        .creditor_name
+        .clone()
+        .or_else(|| item.transaction.debtor_name.clone())
+        .unwrap_or_default();
+    item.additional_information = Some(
+        format!(
+            "{} {counterparty} ({code})",
+            if item.transaction.transaction_amount.amount.starts_with('-') {
+                "Betaling til"
+            } else {
+                "Innbetaling fra"
+            }
+        )
+        .chars()
+        .take(500)
+        .collect(),
+    );
+    Ok(Json(TransactionDetailsResponse {
+        transactions_details: TransactionDetailsBody {
+            transaction_details: item,
+        },
+    }))
+}
+
+/// The AIS routes added to the ones [`super::router`] lists itself: the transaction details.
+pub fn routes() -> Router<Arc<App>> {
+    Router::new().route(
+        "/v1/accounts/{id}/transactions/{transaction_id}",
+        get(transaction_details),
+    )
 }
 
 #[cfg(test)]
@@ -386,6 +783,12 @@ mod tests {
         assert_eq!(d.booking_status, "both");
         assert_eq!((d.limit, d.offset), (200, 0));
         assert!(TransactionQuery::parse(&q("bookingStatus=nope")).is_err());
+        assert_eq!(
+            TransactionQuery::parse(&q("bookingStatus=ALL"))
+                .unwrap()
+                .booking_status,
+            "all"
+        );
         let e = TransactionQuery::parse(&q("dateFrom=2026-02-01&dateTo=2026-01-01")).unwrap_err();
         assert_eq!(e.body.first_code(), Some("PERIOD_INVALID"));
         for bad in [
@@ -399,18 +802,26 @@ mod tests {
             let e = TransactionQuery::parse(&q(bad)).unwrap_err();
             assert_eq!(e.body.first_code(), Some("FORMAT_ERROR"), "{bad}");
         }
+        let e = TransactionQuery::parse_card(&q("bookingStatus=all")).unwrap_err();
+        assert_eq!(e.body.first_code(), Some("PARAMETER_NOT_SUPPORTED"));
+        assert_eq!(
+            TransactionQuery::parse_card(&q("bookingStatus=BOTH"))
+                .unwrap()
+                .booking_status,
+            "both"
+        );
     }
 
     #[test]
     fn paging_links() {
         let t = TransactionQuery::parse(&q("limit=200&offset=200")).unwrap();
-        let l = t.links("a", 450);
+        let l = t.links("/p", ("account", "/a".into()), 450);
         assert!(l["next"].href.ends_with("offset=400"));
         assert!(l["previous"].href.ends_with("offset=0"));
         assert!(l["last"].href.ends_with("offset=400"));
-        let l = t.links("a", 400);
+        let l = t.links("/p", ("account", "/a".into()), 400);
         assert!(!l.contains_key("next"));
         let p = TransactionQuery::parse(&q("bookingStatus=pending")).unwrap();
-        assert_eq!(p.links("a", 0).len(), 1);
+        assert_eq!(p.links("/p", ("account", "/a".into()), 0).len(), 1);
     }
 }

@@ -113,6 +113,9 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
         }
         Ok(verified) => {
             parts.extensions.insert(Tpp::of(&verified.certificate));
+            // The verified certificate itself (an `Arc<Certificate>`), for role checks such as
+            // `payments::require_role`.
+            parts.extensions.insert(verified.certificate.clone());
             next.run(Request::from_parts(parts, Body::from(bytes)))
                 .await
         }

@@ -19,7 +19,10 @@ fn customer_path(id: &str) -> String {
     format!("/v1/sandbox/customers/{id}")
 }
 
-fn agreement_element(a: &Agreement) -> SandboxAgreement {
+/// The agreement element of the sandbox customer table (interface document, Resources:
+/// `id`, `name`, `engagements`, `_links.self` and `_links.engagements` with `verbs`), also the
+/// element of `GET /v1/agreements` ([`super::psu::agreements`]).
+pub fn agreement_element(a: &Agreement) -> SandboxAgreement {
     let id = a.id.to_string();
     let mut links = Links::new();
     links.insert(
@@ -72,7 +75,9 @@ pub fn element(
         app.store
             .agreements_of(c.id)
             .iter()
-            .map(agreement_element)
+            // Sandbox links (`/v1/sandbox/customers/{corporate}/agreements/{id}`), followable
+            // without a PSU-ID; `GET /v1/agreements` keeps the PSU links.
+            .map(super::manage::agreement_element)
             .collect()
     } else {
         Vec::new()

@@ -135,6 +135,18 @@ impl Db {
         Ok(out)
     }
 
+    /// Like [`Db::write`] with plain SQLite errors (opening, seeding).
+    pub fn write_raw<T>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
     /// The file behind `storage`, for messages.
     pub fn describe(storage: &Storage) -> String {
         match storage {

@@ -10,7 +10,7 @@
 use chrono::{Datelike, Duration, NaiveDate, Weekday};
 use uuid::Uuid;
 
-use super::store::{Account, AccountKind, Customer};
+use super::store::{Account, AccountKind, CardAccount, Customer};
 
 /// History starts at this date, or 400 days before today when that is earlier, so there is
 /// always more than a year of booked transactions.
@@ -101,6 +101,383 @@ pub fn balances(account: &Account, owner: &Customer, today: NaiveDate) -> Balanc
     Balances {
         closing_booked,
         expected: closing_booked.saturating_add(pending),
+    }
+}
+
+/// A standing order of an account (Berlin Group `standingOrderDetails`, reported with
+/// `bookingStatus=all` as an `information` entry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StandingOrder {
+    /// Stable: UUID v5 of the order's name under the account id.
+    pub id: Uuid,
+    pub start_date: NaiveDate,
+    /// ISO 20022 `EventFrequency7Code` as Berlin Group spells it (`Monthly`).
+    pub frequency: &'static str,
+    /// Day of month it runs.
+    pub day_of_month: u32,
+    /// Minor units, negative (a debit of this account).
+    pub amount: i64,
+    /// The creditor account (another account of the owner).
+    pub creditor_bban: String,
+    pub creditor_name: String,
+    pub text: String,
+}
+
+/// The standing orders behind the recurring transfers of the generated history: a private
+/// current account pays 3 000.00 to the owner's savings account on the 26th of every month.
+/// Other accounts have none.
+pub fn standing_orders(
+    account: &Account,
+    owner: &Customer,
+    owner_accounts: &[Account],
+    today: NaiveDate,
+) -> Vec<StandingOrder> {
+    if account.kind != AccountKind::Current {
+        return Vec::new();
+    }
+    let Some(savings) = owner_accounts
+        .iter()
+        .find(|a| a.kind == AccountKind::Savings)
+    else {
+        return Vec::new();
+    };
+    let start = history_start(today);
+    let start = start
+        .with_day(26)
+        .filter(|d| *d >= start)
+        .or_else(|| {
+            start
+                .checked_add_months(chrono::Months::new(1))
+                .and_then(|d| d.with_day(26))
+        })
+        .unwrap_or(start);
+    vec![StandingOrder {
+        id: Uuid::new_v5(&account.id, b"standing-order/savings"),
+        start_date: start,
+        frequency: "Monthly",
+        day_of_month: 26,
+        amount: -300_000,
+        creditor_bban: savings.bban.clone(),
+        creditor_name: owner.name.clone(),
+        text: "Overføring til Sparekonto".into(),
+    }]
+}
+
+// ---------------------------------------------------------------------------------------
+// Card accounts
+
+/// Credit limit of every seeded card account, minor units (100 000.00).
+pub const CARD_CREDIT_LIMIT: i64 = 10_000_000;
+
+/// Day of month the card invoice is paid (moved back to Friday on a weekend).
+pub const CARD_INVOICE_DAY: u32 = 20;
+
+/// The amount in the currency the card was used in, for purchases abroad.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OriginalAmount {
+    pub currency: &'static str,
+    /// Minor units, same sign as the billed amount.
+    pub amount: i64,
+    /// NOK per unit of `currency`, four decimals (`115230` = 11.5230).
+    pub rate_e4: i64,
+}
+
+/// Where the card was used (Berlin Group `cardAcceptorId`, `cardAcceptorAddress`,
+/// `merchantCategoryCode`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Acceptor {
+    pub name: &'static str,
+    /// ≤ 35 characters.
+    pub id: String,
+    pub town: &'static str,
+    /// ISO 3166 alpha-2.
+    pub country: &'static str,
+    /// ISO 18245, 4 digits.
+    pub mcc: &'static str,
+    pub terminal: String,
+}
+
+/// One card account entry: a purchase (with [`Acceptor`]) or an invoice payment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardEntry {
+    /// Stable across reads and clock moves: UUID v5 of the day and index under the card id;
+    /// the same while pending and after booking.
+    pub id: Uuid,
+    pub transaction_date: NaiveDate,
+    /// `None` while pending.
+    pub booking_date: Option<NaiveDate>,
+    /// Hour and minute (UTC) of the purchase.
+    pub time: (u32, u32),
+    /// Billed amount in the card account's currency (NOK), minor units; negative = purchase.
+    pub amount: i64,
+    /// Set for purchases in another currency.
+    pub original: Option<OriginalAmount>,
+    /// Set for purchases.
+    pub acceptor: Option<Acceptor>,
+    pub text: String,
+    pub code: &'static str,
+}
+
+impl CardEntry {
+    /// Whether the purchase is on an issued invoice at `today` (its month has ended).
+    pub fn invoiced(&self, today: NaiveDate) -> bool {
+        self.acceptor.is_some()
+            && (self.transaction_date.year(), self.transaction_date.month())
+                < (today.year(), today.month())
+    }
+}
+
+const CARD_SHOPS: [(&str, &str, &str, i64, i64); 10] = [
+    ("REMA 1000 Grünerløkka", "Oslo", "5411", 4_900, 89_000),
+    ("Coop Extra Sentrum", "Bergen", "5411", 5_900, 112_000),
+    ("Circle K Sandvika", "Sandvika", "5541", 25_000, 98_000),
+    ("Vinmonopolet Bogstadveien", "Oslo", "5921", 16_900, 74_000),
+    ("Elkjøp Lagunen", "Bergen", "5732", 19_900, 899_000),
+    ("Peppes Pizza Aker Brygge", "Oslo", "5812", 24_900, 79_900),
+    ("Narvesen Oslo S", "Oslo", "5994", 2_900, 18_900),
+    ("Apotek 1 Storo", "Oslo", "5912", 4_900, 64_900),
+    ("XXL Alnabru", "Oslo", "5941", 29_900, 249_900),
+    ("Norwegian Air Shuttle", "Fornebu", "4511", 59_900, 289_900),
+];
+
+/// (name, town, country, currency, MCC, low, high in minor units of the currency).
+const CARD_SHOPS_ABROAD: [(&str, &str, &str, &str, &str, i64, i64); 6] = [
+    ("Café de Flore", "Paris", "FR", "EUR", "5812", 800, 4_500),
+    (
+        "El Corte Inglés",
+        "Madrid",
+        "ES",
+        "EUR",
+        "5311",
+        2_500,
+        18_000,
+    ),
+    (
+        "ICA Maxi Haninge",
+        "Haninge",
+        "SE",
+        "SEK",
+        "5411",
+        8_900,
+        120_000,
+    ),
+    ("Tivoli", "København", "DK", "DKK", "7996", 9_500, 65_000),
+    (
+        "Amazon Marketplace",
+        "Seattle",
+        "US",
+        "USD",
+        "5942",
+        999,
+        8_999,
+    ),
+    ("Pret A Manger", "London", "GB", "GBP", "5814", 450, 1_500),
+];
+
+/// NOK per unit, four decimals.
+fn rate_e4(currency: &str) -> i64 {
+    match currency {
+        "EUR" => 115_230,
+        "SEK" => 10_120,
+        "DKK" => 15_450,
+        "USD" => 106_120,
+        "GBP" => 134_210,
+        _ => 10_000,
+    }
+}
+
+fn card_seed(owner: Uuid) -> u64 {
+    seed_of(owner, AccountKind::Current) ^ 0x00ca_4d00_ca4d_0001
+}
+
+fn acceptor_id(name: &str) -> String {
+    let u = Uuid::new_v5(
+        &super::seed::namespace(),
+        format!("acceptor:{name}").as_bytes(),
+    );
+    format!("{:015}", u.as_u128() % 1_000_000_000_000_000)
+}
+
+/// The purchases made with the card on `day` (without booking date).
+fn card_purchases_on(card: &CardAccount, owner: &Customer, day: NaiveDate) -> Vec<CardEntry> {
+    let mut rng = Rng::for_day(card_seed(owner.id), day);
+    let n = match rng.below(100) {
+        0..=54 => 0,
+        55..=89 => 1,
+        _ => 2,
+    };
+    (0..n)
+        .map(|i| {
+            let time = (
+                u32::try_from(8 + rng.below(14)).unwrap_or(12),
+                u32::try_from(rng.below(60)).unwrap_or(0),
+            );
+            let id = Uuid::new_v5(&card.id, format!("card/{day}/{i}").as_bytes());
+            let terminal = format!("T{:07}", rng.below(10_000_000));
+            if rng.chance(12) {
+                let k = usize::try_from(rng.below(CARD_SHOPS_ABROAD.len() as u64)).unwrap_or(0);
+                let (name, town, country, currency, mcc, lo, hi) = CARD_SHOPS_ABROAD
+                    .get(k)
+                    .copied()
+                    .unwrap_or(CARD_SHOPS_ABROAD[0]);
+                let original = rng.range(lo, hi);
+                let rate = rate_e4(currency);
+                let nok = (original.saturating_mul(rate) + 5_000) / 10_000;
+                CardEntry {
+                    id,
+                    transaction_date: day,
+                    booking_date: None,
+                    time,
+                    amount: -nok,
+                    original: Some(OriginalAmount {
+                        currency,
+                        amount: -original,
+                        rate_e4: rate,
+                    }),
+                    acceptor: Some(Acceptor {
+                        name,
+                        id: acceptor_id(name),
+                        town,
+                        country,
+                        mcc,
+                        terminal,
+                    }),
+                    text: format!("Varekjøp {name} {town}"),
+                    code: "VARER UTLAND",
+                }
+            } else {
+                let k = usize::try_from(rng.below(CARD_SHOPS.len() as u64)).unwrap_or(0);
+                let (name, town, mcc, lo, hi) = CARD_SHOPS.get(k).copied().unwrap_or(CARD_SHOPS[0]);
+                CardEntry {
+                    id,
+                    transaction_date: day,
+                    booking_date: None,
+                    time,
+                    amount: -rng.range(lo, hi),
+                    original: None,
+                    acceptor: Some(Acceptor {
+                        name,
+                        id: acceptor_id(name),
+                        town,
+                        country: "NO",
+                        mcc,
+                        terminal,
+                    }),
+                    text: format!("Varekjøp {name}"),
+                    code: "VARER",
+                }
+            }
+        })
+        .collect()
+}
+
+/// The invoice payment booked on `day`, if it is the invoice day: it pays the previous
+/// month's purchases made since [`history_start`].
+fn card_payment_on(
+    card: &CardAccount,
+    owner: &Customer,
+    day: NaiveDate,
+    start: NaiveDate,
+) -> Option<CardEntry> {
+    if !is_business_day_for(day, CARD_INVOICE_DAY) {
+        return None;
+    }
+    let this_month = day.with_day(1)?;
+    let prev_month = this_month.checked_sub_months(chrono::Months::new(1))?;
+    let mut d = prev_month.max(start);
+    let mut total = 0i64;
+    while d < this_month {
+        total = total.saturating_add(
+            card_purchases_on(card, owner, d)
+                .iter()
+                .map(|e| e.amount)
+                .sum::<i64>(),
+        );
+        d = d.succ_opt()?;
+    }
+    if total == 0 {
+        return None;
+    }
+    Some(CardEntry {
+        id: Uuid::new_v5(&card.id, format!("card-payment/{day}").as_bytes()),
+        transaction_date: day,
+        booking_date: Some(day),
+        time: (6, 0),
+        amount: -total,
+        original: None,
+        acceptor: None,
+        text: format!("Innbetaling kredittkortfaktura {}", month_name(prev_month)),
+        code: "INNBETALING",
+    })
+}
+
+/// Booked card entries, newest first: a purchase made on day d is booked on d + 1; booked
+/// means booked up to yesterday (as for accounts). History starts at [`history_start`].
+pub fn card_booked(card: &CardAccount, owner: &Customer, today: NaiveDate) -> Vec<CardEntry> {
+    let start = history_start(today);
+    let mut out = Vec::new();
+    let mut day = today.pred_opt().unwrap_or(today);
+    while day > start {
+        let mut entries: Vec<CardEntry> = Vec::new();
+        if let Some(p) = card_payment_on(card, owner, day, start) {
+            entries.push(p);
+        }
+        if let Some(made) = day.pred_opt() {
+            entries.extend(
+                card_purchases_on(card, owner, made)
+                    .into_iter()
+                    .map(|mut e| {
+                        e.booking_date = Some(day);
+                        e
+                    }),
+            );
+        }
+        entries.reverse();
+        out.extend(entries);
+        match day.pred_opt() {
+            Some(d) => day = d,
+            None => break,
+        }
+    }
+    out
+}
+
+/// Pending card entries, newest first: purchases of yesterday and today (not booked yet).
+pub fn card_pending(card: &CardAccount, owner: &Customer, today: NaiveDate) -> Vec<CardEntry> {
+    let mut out = card_purchases_on(card, owner, today);
+    out.reverse();
+    if let Some(y) = today.pred_opt() {
+        let mut e = card_purchases_on(card, owner, y);
+        e.reverse();
+        out.extend(e);
+    }
+    out
+}
+
+/// Card balances at `today`, minor units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CardBalances {
+    /// Sum of booked entries (negative: owed to the bank).
+    pub interim_booked: i64,
+    /// Credit limit plus booked plus pending.
+    pub interim_available: i64,
+}
+
+/// Computes the card balances from the generated entries.
+pub fn card_balances(card: &CardAccount, owner: &Customer, today: NaiveDate) -> CardBalances {
+    let booked: i64 = card_booked(card, owner, today)
+        .iter()
+        .map(|e| e.amount)
+        .sum();
+    let pending: i64 = card_pending(card, owner, today)
+        .iter()
+        .map(|e| e.amount)
+        .sum();
+    CardBalances {
+        interim_booked: booked,
+        interim_available: CARD_CREDIT_LIMIT
+            .saturating_add(booked)
+            .saturating_add(pending),
     }
 }
 
@@ -571,6 +948,31 @@ mod tests {
                     .iter()
                     .all(|p| p.booking_date.is_none())
             );
+        }
+    }
+
+    #[test]
+    fn card_history_is_stable_and_bounded() {
+        let data = seed();
+        let today = NaiveDate::from_ymd_opt(2026, 3, 15).unwrap();
+        for card in &data.card_accounts {
+            let owner = data.customers.iter().find(|c| c.id == card.owner).unwrap();
+            let a = card_booked(card, owner, today);
+            assert!(a.len() > 100, "{} booked", a.len());
+            assert!(a.iter().any(|e| e.original.is_some()), "purchases abroad");
+            assert!(a.iter().any(|e| e.acceptor.is_none()), "invoice payments");
+            let later = card_booked(card, owner, today + Duration::days(5));
+            for e in a.iter().take(40) {
+                assert!(later.iter().any(|x| x.id == e.id && x.amount == e.amount));
+            }
+            let b = card_balances(card, owner, today);
+            assert!(b.interim_booked <= 0 && b.interim_booked > -CARD_CREDIT_LIMIT);
+            for e in &a {
+                if let Some(o) = &e.original {
+                    assert_ne!(o.currency, card.currency);
+                    assert_eq!(o.amount.signum(), e.amount.signum());
+                }
+            }
         }
     }
 }

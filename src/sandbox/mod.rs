@@ -16,8 +16,18 @@
 //! | GET | `/v1/accounts/{id}` | `{"account": accountDetails}` |
 //! | GET | `/v1/accounts/{id}/balances` | `readAccountBalanceResponse-200` |
 //! | GET | `/v1/accounts/{id}/transactions` | `transactionsResponse-200_json` (paged) |
+//! | GET | `/v1/accounts/{id}/transactions/{transactionId}` | `{"transactionsDetails":{"transactionDetails":..}}` |
+//! | GET | `/v1/card-accounts`, `/{id}`, `/{id}/balances`, `/{id}/transactions` | [`cards`] |
+//! | POST | `/v1/bank-offered-consents`, `/v1/consents` (deprecated) | 201 `consentsResponse-201` ([`consent`]) |
+//! | GET | `/v1/users`, `/v1/user`, `/v1/agreements`, `/v1/agreements/{id}[/engagements]` | [`psu`] |
+//! | DELETE | `/v1/sandbox/consents/{psuId}` | 204: the PSU revokes its consents ([`psu`]) |
 //! | GET | `/v1/sandbox/customers` | array of sandbox customers |
 //! | GET | `/v1/sandbox/customers/{customerId}` | one sandbox customer |
+//! | POST, DELETE, GET, PUT | `/v1/sandbox/initialize`, `/v1/sandbox/customers[/{id}[/agreements[/{id}[/engagements]]]]`, `/v1/sandbox/accounts[/{id}/transactions,/balances]`, `/v1/sandbox/card-accounts[/{id}/transactions,/balances]` | sandbox management ([`manage`]) |
+//! | POST, GET, DELETE | `/v1/{payments,bulk-payments,periodic-payments}/{product}[/{id}[/status,/authorisations]]` | payment initiation ([`payments`]) |
+//! | POST, GET, DELETE | `/v1/signing-baskets[/{id}[/status,/authorisations]]` | signing baskets ([`baskets`]) |
+//! | POST, GET | `/v1/sandbox/batch`, `/v1/sandbox/clock`, `/v1/sandbox/payments/{id}/hold`, `/release` | batch runs and clock ([`batch`]) |
+//! | GET, POST | `/payment-sca/{authorisationId}`, `/login`, `/decision` | payment and basket SCA pages ([`payment_sca`]) |
 //! | GET | `/sca/{authorisationId}` | SCA page (not signed) |
 //! | POST | `/sca/{authorisationId}/login`, `/context`, `/consent`, `/cancel` | SCA steps |
 //! | GET | `/` | a short HTML description |
@@ -27,14 +37,22 @@
 
 pub mod accounts;
 pub mod auth;
+pub mod baskets;
+pub mod batch;
+pub mod cards;
 pub mod clock;
 pub mod consent;
 pub mod customers;
 pub mod db;
 pub mod errors;
 pub mod ledger;
+pub mod manage;
 pub mod observe;
 pub mod pages;
+pub mod payment_sca;
+pub mod payments;
+pub mod psu;
+pub mod rules;
 pub mod sca;
 pub mod seed;
 pub mod store;
@@ -74,8 +92,8 @@ pub struct SandboxConfig {
 pub struct App {
     pub clock: Clock,
     pub store: Store,
-    /// The durable state (SQLite); see [`db`].
-    pub db: db::Db,
+    /// The durable state (SQLite); see [`db`]. Shared with [`Store`].
+    pub db: Arc<db::Db>,
     /// One verifier for all requests, so certificates are parsed once (its cache).
     pub verifier: Verifier,
 }
@@ -85,14 +103,16 @@ impl App {
     ///
     /// Errors: the database cannot be opened or migrated.
     pub fn new(config: SandboxConfig) -> Result<Self, db::DbOpenError> {
-        let db = db::Db::open(&config.storage)?;
-        db.migrate(MIGRATIONS).map_err(|source| db::DbOpenError {
+        let db = Arc::new(db::Db::open(&config.storage)?);
+        let open_error = |source| db::DbOpenError {
             location: db::Db::describe(&config.storage),
             source,
-        })?;
+        };
+        db.migrate(MIGRATIONS).map_err(open_error)?;
+        let store = Store::open(db.clone(), seed::seed).map_err(open_error)?;
         Ok(App {
             clock: config.clock,
-            store: Store::new(seed::seed()),
+            store,
             db,
             verifier: Verifier::new(config.verify_policy),
         })
@@ -100,7 +120,14 @@ impl App {
 }
 
 /// Schema steps of every module's tables, applied in order (see [`db::Db::migrate`]).
-pub const MIGRATIONS: &[db::Migration] = &[];
+pub const MIGRATIONS: &[db::Migration] = &[
+    store::MIGRATION,
+    rules::MIGRATION,
+    psu::MIGRATION,
+    cards::MIGRATION,
+    consent::MIGRATION,
+    payments::MIGRATION,
+];
 
 /// The sandbox's routes over its state. Absolute links (`scaRedirect`) use `http://{Host}`
 /// of each request.
@@ -120,6 +147,15 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
         )
         .route("/v1/sandbox/customers", get(customers::list))
         .route("/v1/sandbox/customers/{id}", get(customers::one))
+        .merge(manage::routes())
+        .merge(accounts::routes())
+        .merge(cards::routes())
+        .merge(consent::routes())
+        .merge(psu::routes())
+        .merge(payments::routes())
+        .merge(baskets::routes())
+        .merge(batch::routes())
+        .merge(payment_sca::routes())
         .route("/sca/{id}", get(sca::show))
         .route("/sca/{id}/login", post(sca::login))
         .route("/sca/{id}/context", post(sca::context))
@@ -147,9 +183,23 @@ async fn home(headers: HeaderMap) -> pages::Page {
     }
 }
 
+/// Whether `path` looks like another version of the API (`/v2/...`): answered with a Berlin
+/// Group body, not an HTML page, so API clients get a machine-readable 404.
+fn is_other_api_version(path: &str) -> bool {
+    let rest = path.strip_prefix("/v").unwrap_or("");
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    digits > 0 && (rest.len() == digits || rest.as_bytes()[digits] == b'/')
+}
+
 async fn not_found(uri: Uri) -> Response {
     if auth::is_v1(uri.path()) {
         ApiError::not_found(format!("no resource at {}", uri.path())).into_response()
+    } else if is_other_api_version(uri.path()) {
+        ApiError::not_found(format!(
+            "no resource at {}: this sandbox serves the /v1/ interface of the interface document (Versioning: paths are prefixed /v1/)",
+            uri.path()
+        ))
+        .into_response()
     } else {
         pages::error(
             StatusCode::NOT_FOUND,

@@ -8,6 +8,12 @@
 //! next step's page, 200; the consent answers 302 to the TPP); `POST /sca/{id}/cancel` ends
 //! it with a failure redirect. A post that does not fit the current step gets the current
 //! step's page.
+//!
+//! The consent page also offers the PSU's card accounts (PRIVATE context) as `cardAccount`
+//! checkboxes ([`super::cards`]). A registration SCA ([`super::psu`], `GET /v1/users`) has
+//! no consent step: it ends after the login (or the context choice) with the success
+//! redirect. Every completed SCA records its `TPP-Session-ID` session
+//! ([`super::psu::record_completed_sca`]).
 
 use std::sync::Arc;
 
@@ -19,7 +25,10 @@ use uuid::Uuid;
 
 use super::App;
 use super::pages::{self, Hint, Page};
-use super::store::{Authorisation, AuthorisationError, Consent, ConsentKey, ScaStep, TppId};
+use super::store::{
+    Authorisation, AuthorisationError, CardAccount, Consent, ConsentKey, ScaStep, TppId,
+};
+use super::{cards, psu, rules};
 use crate::xs2a::model::CustomerType;
 use crate::xs2a::redirect::{PsuContext, ScaCallback, ScaFailure, ScaSuccess};
 
@@ -137,10 +146,50 @@ fn hints(app: &App) -> Vec<Hint> {
         .collect()
 }
 
+/// The sentence of the TPP box on the shared pages, and its registration variant.
+const AIS_PURPOSE: &str = "asks for access to your account information.";
+const REGISTRATION_PURPOSE: &str =
+    "asks you to confirm who you are, to register you for payments. No account data is shared.";
+
+/// `html` of a login or context page, reworded for a registration SCA.
+fn purpose(app: &App, auth: &Authorisation, html: String) -> String {
+    if psu::is_registration(app, auth.id) {
+        html.replacen(AIS_PURPOSE, REGISTRATION_PURPOSE, 1)
+    } else {
+        html
+    }
+}
+
+/// The card-account checkboxes inserted into the consent form before its buttons.
+fn card_rows(cards: &[CardAccount], checked: &[Uuid]) -> String {
+    if cards.is_empty() {
+        return String::new();
+    }
+    let rows: String = cards
+        .iter()
+        .map(|c| {
+            format!(
+                "<label class=\"acct\"><input type=\"checkbox\" name=\"cardAccount\" value=\"{id}\"{checked}>\
+<span><b>{name}</b><br><span class=\"meta\"><span class=\"bban\">{pan}</span> · {product} · {cur}</span></span></label>",
+                id = c.id,
+                checked = if checked.contains(&c.id) { " checked" } else { "" },
+                name = pages::esc(&c.name),
+                pan = pages::esc(&c.masked_pan),
+                product = pages::esc(&c.product),
+                cur = pages::esc(&c.currency),
+            )
+        })
+        .collect();
+    format!("<h3>Card accounts</h3>{rows}")
+}
+
 /// Renders the page of the authorisation's current step.
 fn render(app: &App, auth: &Authorisation, status: StatusCode, error: Option<&str>) -> Response {
     match &auth.step {
-        ScaStep::Identify => page(status, pages::login(auth, &hints(app), "", error)),
+        ScaStep::Identify => page(
+            status,
+            purpose(app, auth, pages::login(auth, &hints(app), "", error)),
+        ),
         ScaStep::ChooseContext { customer } => {
             let Some(c) = app.store.customer(*customer) else {
                 return auth_error(AuthorisationError::Unknown);
@@ -158,7 +207,10 @@ fn render(app: &App, auth: &Authorisation, status: StatusCode, error: Option<&st
                     (a, name)
                 })
                 .collect();
-            page(status, pages::context(auth, &c, &agreements, error))
+            page(
+                status,
+                purpose(app, auth, pages::context(auth, &c, &agreements, error)),
+            )
         }
         ScaStep::Consent {
             customer,
@@ -184,7 +236,16 @@ fn render(app: &App, auth: &Authorisation, status: StatusCode, error: Option<&st
                 .consent(&key)
                 .map(|x| x.accounts)
                 .unwrap_or_default();
-            let html = pages::consent(auth, &c, corporate.as_deref(), &accounts, &checked, error);
+            let mut html =
+                pages::consent(auth, &c, corporate.as_deref(), &accounts, &checked, error);
+            if agreement.is_none() {
+                let cards = app.store.card_accounts_of(c.id);
+                let checked_cards = cards::consented(app, &key).unwrap_or_default();
+                let rows = card_rows(&cards, &checked_cards);
+                if let Some(at) = html.rfind("<div class=\"buttons\">") {
+                    html.insert_str(at, &rows);
+                }
+            }
             page(status, html)
         }
         ScaStep::Finished => auth_error(AuthorisationError::Finished),
@@ -235,7 +296,11 @@ pub async fn login(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes) -
             customer.name
         ));
     }
-    let step = if app.store.agreements_held_by(customer.id).is_empty() {
+    let no_agreements = app.store.agreements_held_by(customer.id).is_empty();
+    if no_agreements && psu::is_registration(&app, auth.id) {
+        return finish_registration(&app, &auth, customer.id, None);
+    }
+    let step = if no_agreements {
         ScaStep::Consent {
             customer: customer.id,
             agreement: None,
@@ -282,6 +347,9 @@ pub async fn context(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes)
             }
         }
     };
+    if psu::is_registration(&app, auth.id) {
+        return finish_registration(&app, &auth, customer, agreement);
+    }
     match app.store.set_step(
         auth.id,
         app.clock.now(),
@@ -343,7 +411,38 @@ pub async fn consent(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes)
             }
         }
     }
-    if selected.is_empty() {
+    let offered_cards: Vec<Uuid> = if agreement.is_none() {
+        app.store
+            .card_accounts_of(customer)
+            .iter()
+            .map(|c| c.id)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut selected_cards = Vec::new();
+    for (k, v) in &f {
+        if k != "cardAccount" {
+            continue;
+        }
+        match Uuid::parse_str(v.trim())
+            .ok()
+            .filter(|u| offered_cards.contains(u))
+        {
+            Some(u) if !selected_cards.contains(&u) => selected_cards.push(u),
+            Some(_) => {}
+            None => {
+                return render(
+                    &app,
+                    &auth,
+                    StatusCode::BAD_REQUEST,
+                    Some("One of the selected card accounts is not offered here; choose again."),
+                );
+            }
+        }
+    }
+    selected_cards.sort_by_key(|u| offered_cards.iter().position(|o| o == u));
+    if selected.is_empty() && selected_cards.is_empty() {
         return render(
             &app,
             &auth,
@@ -367,11 +466,71 @@ pub async fn consent(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes)
     };
     let auth = match app
         .store
-        .finish_with_consent(auth.id, app.clock.now(), key, consent)
+        .finish_with_consent(auth.id, app.clock.now(), key.clone(), consent)
     {
         Ok(a) => a,
         Err(e) => return auth_error(e),
     };
+    if let Err(e) = psu::record_completed_sca(
+        &app,
+        &auth.tpp,
+        psu,
+        &auth.tpp_session_id,
+        Some(&key),
+        |tx| {
+            cards::replace_consent(tx, &key, &selected_cards)?;
+            super::consent::resource_authorised(tx, auth.id, &key, rules::secs(app.clock.now()))
+        },
+    ) {
+        tracing::error!(error = ?e.body.tpp_messages, "recording the SCA session failed");
+        return storage_error();
+    }
+    let callback = ScaCallback::Success(ScaSuccess {
+        psu_id: psu.to_string(),
+        psu_corporate_id: agreement.map(|a| a.to_string()),
+        tpp_session_id: auth.tpp_session_id.clone(),
+        context: if agreement.is_some() {
+            PsuContext::Corporate
+        } else {
+            PsuContext::Private
+        },
+    });
+    to_tpp(&auth, &callback)
+}
+
+fn storage_error() -> Response {
+    pages::error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Try again",
+        "The bank could not store your answer. Go back to the application and start again.",
+    )
+    .into_response()
+}
+
+/// Ends a registration SCA: the authorisation is finished, the PSU registered with the TPP
+/// and its session recorded, and the browser goes back to the TPP with `psu-id` (and
+/// `psu-corporate-id` in CORPORATE context).
+fn finish_registration(
+    app: &App,
+    auth: &Authorisation,
+    customer: Uuid,
+    agreement: Option<Uuid>,
+) -> Response {
+    let now = app.clock.now();
+    let auth = match app.store.set_step(auth.id, now, ScaStep::Finished) {
+        Ok(a) => a,
+        Err(e) => return auth_error(e),
+    };
+    let psu = psu_id(&auth.tpp, customer);
+    let at = rules::secs(now);
+    if let Err(e) =
+        psu::record_completed_sca(app, &auth.tpp, psu, &auth.tpp_session_id, None, |tx| {
+            psu::register(tx, &auth.tpp, psu, customer, at)
+        })
+    {
+        tracing::error!(error = ?e.body.tpp_messages, "recording a registration failed");
+        return storage_error();
+    }
     let callback = ScaCallback::Success(ScaSuccess {
         psu_id: psu.to_string(),
         psu_corporate_id: agreement.map(|a| a.to_string()),
@@ -408,6 +567,9 @@ fn cancel_auth(app: &App, auth: &Authorisation) -> Response {
         Ok(a) => a,
         Err(e) => return auth_error(e),
     };
+    if let Err(e) = super::consent::resource_rejected(app, auth.id) {
+        tracing::error!(error = ?e.body.tpp_messages, "marking a consent rejected failed");
+    }
     let callback = ScaCallback::Failure(ScaFailure {
         system: SCA_SYSTEM.into(),
         status: 401,

@@ -97,6 +97,121 @@ fn bban(n: u32) -> String {
     }
 }
 
+/// A Norwegian BBAN (bank prefix `1503`, MOD11 check digit) from any number, for accounts
+/// created through sandbox management: the six digits after the prefix come from `r`, moved
+/// on until the check digit exists.
+pub fn bban_from(r: u64) -> String {
+    let mut body = r % 1_000_000;
+    loop {
+        let digits = format!("1503{body:06}");
+        if let Some(check) = mod11(&digits, &[5, 4, 3, 2, 7, 6, 5, 4, 3, 2]) {
+            return format!("{digits}{check}");
+        }
+        body = (body + 1) % 1_000_000;
+    }
+}
+
+/// The MOD11 check digit of `digits` with `weights` (`None` when it would be 10).
+fn mod11(digits: &str, weights: &[u32]) -> Option<u32> {
+    let sum: u32 = digits
+        .bytes()
+        .zip(weights)
+        .map(|(d, w)| u32::from(d.wrapping_sub(b'0')) * w)
+        .sum();
+    let check = (11 - sum % 11) % 11;
+    (check < 10).then_some(check)
+}
+
+/// A mock Norwegian national identity number (11 digits: birth date `DDMMYY`, individual
+/// number, two valid MOD11 check digits) from any number: the customerNumber of created
+/// private customers (interface document, Authentication 14: sandbox SCA needs "a mocked
+/// national identification number or the customerNumber").
+pub fn national_id(r: u64) -> String {
+    let day = r % 28 + 1;
+    let month = (r / 28) % 12 + 1;
+    let year = (r / 336) % 100;
+    let mut individual = (r / 33_600) % 500;
+    loop {
+        let base = format!("{day:02}{month:02}{year:02}{individual:03}");
+        if let Some(k1) = mod11(&base, &[3, 7, 6, 1, 8, 9, 4, 5, 2]) {
+            let with_k1 = format!("{base}{k1}");
+            if let Some(k2) = mod11(&with_k1, &[5, 4, 3, 2, 7, 6, 5, 4, 3, 2]) {
+                return format!("{with_k1}{k2}");
+            }
+        }
+        individual = (individual + 1) % 500;
+    }
+}
+
+/// A mock Norwegian organisation number (9 digits starting with 8 or 9, MOD11 check digit)
+/// from any number: the customerNumber of created corporate customers.
+pub fn organisation_number(r: u64) -> String {
+    let mut body = 80_000_000 + r % 20_000_000;
+    loop {
+        let digits = body.to_string();
+        if let Some(check) = mod11(&digits, &[3, 2, 7, 6, 5, 4, 3, 2]) {
+            return format!("{digits}{check}");
+        }
+        body = 80_000_000 + (body + 1 - 80_000_000) % 20_000_000;
+    }
+}
+
+/// A masked card number like the seed's (`516812******` and four digits from `r`).
+pub fn masked_pan(r: u64) -> String {
+    format!("516812******{:04}", r % 10_000)
+}
+
+/// Employers named on the salary payments of created private customers.
+pub const EMPLOYERS: [&str; 4] = [
+    "Fjellheim Kommune",
+    "Nordkyst Sjømat AS",
+    "Bergen Byggservice AS",
+    "Trøndelag Fylkeskommune",
+];
+
+/// The accounts every customer gets by default, like the seed's: PRIVATE a current account
+/// (`Brukskonto`, CACC) and a savings account (`Sparekonto`, SVGS); CORPORATE an operating
+/// (`Driftskonto`, CACC) and a settlement account (`Oppgjørskonto`, CACC). Each item:
+/// (kind, name prefix, product, cashAccountType, opening balance in minor units).
+pub fn default_accounts(
+    kind: CustomerType,
+) -> [(AccountKind, &'static str, &'static str, &'static str, i64); 2] {
+    match kind {
+        CustomerType::Private => [
+            (
+                AccountKind::Current,
+                "Brukskonto",
+                "Brukskonto",
+                "CACC",
+                1_800_000,
+            ),
+            (
+                AccountKind::Savings,
+                "Sparekonto",
+                "Sparekonto Pluss",
+                "SVGS",
+                8_500_000,
+            ),
+        ],
+        CustomerType::Corporate => [
+            (
+                AccountKind::Operating,
+                "Driftskonto",
+                "Bedriftskonto",
+                "CACC",
+                35_000_000,
+            ),
+            (
+                AccountKind::Settlement,
+                "Oppgjørskonto",
+                "Bedriftskonto Oppgjør",
+                "CACC",
+                6_000_000,
+            ),
+        ],
+    }
+}
+
 /// Builds the seed: customers, accounts, card accounts and agreements.
 pub fn seed() -> SeedData {
     let mut data = SeedData::default();
@@ -141,6 +256,7 @@ pub fn seed() -> SeedData {
                 cash_account_type: cat.into(),
                 opening_balance: opening,
                 bban,
+                generated: true,
             });
         }
         let masked_pan = format!("516812******{}", p.card_last4);
@@ -188,6 +304,7 @@ pub fn seed() -> SeedData {
                 cash_account_type: "CACC".into(),
                 opening_balance: opening,
                 bban,
+                generated: true,
             });
         }
         data.customers.push(customer);
@@ -242,5 +359,23 @@ mod tests {
         assert!(bbans.iter().all(|b| b.len() == 11));
         assert!(a.accounts.iter().all(|x| x.name.chars().count() <= 70));
         assert_eq!(bban(1), bban(1));
+    }
+
+    #[test]
+    fn generated_numbers_are_valid() {
+        for r in [0u64, 1, 7, 99_999, 123_456_789, u64::MAX] {
+            let b = bban_from(r);
+            assert_eq!(b.len(), 11);
+            assert!(mod11(&b[..10], &[5, 4, 3, 2, 7, 6, 5, 4, 3, 2]) == b[10..].parse().ok());
+            let n = national_id(r);
+            assert_eq!(n.len(), 11, "{n}");
+            assert!(n.bytes().all(|c| c.is_ascii_digit()));
+            let o = organisation_number(r);
+            assert_eq!(o.len(), 9, "{o}");
+            assert!(o.starts_with('8') || o.starts_with('9'));
+            assert_eq!(masked_pan(r).len(), 16);
+        }
+        // A real-format example: 01010012356 is a valid test number.
+        assert_eq!(mod11("010100123", &[3, 7, 6, 1, 8, 9, 4, 5, 2]), Some(5));
     }
 }

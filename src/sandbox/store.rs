@@ -1,17 +1,33 @@
-//! The sandbox's state: customers, accounts, card accounts, agreements (the seed of
-//! [`super::seed`]), PSU registrations, consents and SCA authorisations.
+//! The sandbox's state in SQLite ([`super::db`]): customers, accounts, card accounts,
+//! agreements and their engagements, PSU registrations, consents, SCA authorisations, and the
+//! sandbox-management data (manually created transactions and balance overrides).
 //!
-//! Everything is behind one `std::sync::Mutex` and reached through [`Store`]'s methods only,
-//! so the storage can later move (e.g. to SQLite) without touching the handlers. A poisoned
-//! lock is recovered (the data is plain values that stay consistent per method).
+//! Handlers reach the state through [`Store`]'s methods only. Reads run on the shared
+//! connection; every change runs in one `BEGIN IMMEDIATE` transaction ([`Db::write`]), so
+//! concurrent requests never lose or duplicate rows. The schema is the migration
+//! [`MIGRATION`] (listed in `sandbox::MIGRATIONS`).
+//!
+//! A new (empty) database is seeded with the known state of [`super::seed`] when the store is
+//! opened ([`Store::open`]); reopening a database file keeps its state (a `sandbox_meta` row
+//! records that it was initialized). [`Store::initialize`] resets everything (interface
+//! document, Endpoints: "sandbox initialization ... resets the sandbox to a known state").
+//!
+//! Read methods keep the signatures of the former in-memory store (`Option`/`Vec`): a
+//! database failure while reading is logged and reads as "not found"/empty, so callers never
+//! see a panic or a 500. Write methods that can fail return `Result<_, ApiError>` (503
+//! `SERVICE_BLOCKED`, see [`super::errors::ApiError::storage`]).
 
-use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, SystemTime};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use chrono::NaiveDate;
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use uuid::Uuid;
 
-use crate::xs2a::model::CustomerType;
+use super::db::{Db, Migration, db_error};
+use super::errors::ApiError;
+use super::ledger::{self, Balances, Entry};
+use crate::xs2a::model::{AccountReference, Amount, CustomerType, Transaction};
 
 /// How long an SCA authorisation can be used after it was created.
 pub const AUTHORISATION_LIFETIME: Duration = Duration::from_secs(30 * 60);
@@ -19,6 +35,9 @@ pub const AUTHORISATION_LIFETIME: Duration = Duration::from_secs(30 * 60);
 /// How long a consent is valid without a new SCA (interface document, Limits: SCA renewal
 /// 180 days).
 pub const CONSENT_LIFETIME: Duration = Duration::from_secs(180 * 24 * 3600);
+
+/// `proprietaryBankTransactionCode` of manually created (sandbox management) transactions.
+pub const MANUAL_TRANSACTION_CODE: &str = "MANUELL";
 
 /// The TPP as identified by its signing certificate.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -36,7 +55,7 @@ pub struct Customer {
     pub employer: String,
 }
 
-/// What kind of account a seeded account is; decides its generated transactions.
+/// What kind of account an account is; decides its generated transactions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AccountKind {
     /// A private current account (salary in, bills and card purchases out).
@@ -47,6 +66,29 @@ pub enum AccountKind {
     Operating,
     /// A corporate settlement account (card-terminal settlements, weekly sweep).
     Settlement,
+}
+
+impl AccountKind {
+    /// The stored name: `CURRENT`, `SAVINGS`, `OPERATING`, `SETTLEMENT`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccountKind::Current => "CURRENT",
+            AccountKind::Savings => "SAVINGS",
+            AccountKind::Operating => "OPERATING",
+            AccountKind::Settlement => "SETTLEMENT",
+        }
+    }
+
+    /// The kind named by [`AccountKind::as_str`].
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "CURRENT" => AccountKind::Current,
+            "SAVINGS" => AccountKind::Savings,
+            "OPERATING" => AccountKind::Operating,
+            "SETTLEMENT" => AccountKind::Settlement,
+            _ => return None,
+        })
+    }
 }
 
 /// A cash account.
@@ -61,8 +103,12 @@ pub struct Account {
     pub product: String,
     /// ISO 20022 `CashAccountType` code.
     pub cash_account_type: String,
-    /// Balance before the first generated transaction, minor units.
+    /// Balance before the first transaction, minor units.
     pub opening_balance: i64,
+    /// Whether [`super::ledger`] generates a history for it (seeded accounts and the default
+    /// accounts of created customers). Accounts made with `POST /v1/sandbox/accounts` start
+    /// empty: only their manually created transactions are listed.
+    pub generated: bool,
 }
 
 /// A card account.
@@ -78,7 +124,8 @@ pub struct CardAccount {
 }
 
 /// A corporate agreement: `holder` (a private customer) may act for `corporate` on
-/// `accounts` in CORPORATE context. Its id is the `psu-corporate-id` of that context.
+/// `accounts` (its engagements) in CORPORATE context. Its id is the `psu-corporate-id` of
+/// that context.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Agreement {
     pub id: Uuid,
@@ -154,175 +201,1255 @@ pub enum AuthorisationError {
     Finished,
 }
 
-#[derive(Debug, Default)]
-struct Data {
-    seed: SeedData,
-    /// (TPP, PSU-ID) → customer, recorded at the first successful SCA.
-    psus: HashMap<(TppId, Uuid), Uuid>,
-    consents: HashMap<ConsentKey, Consent>,
-    authorisations: HashMap<Uuid, Authorisation>,
+/// A transaction created with `POST /v1/sandbox/accounts/{id}/transactions` (interface
+/// document, Endpoints). Amounts in minor units of the account currency; negative = debit
+/// (the account is the debtor), positive = credit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManualTransaction {
+    /// The `transactionId`; stored, so stable across reads (Account data facts).
+    pub id: Uuid,
+    /// Creation order (increasing; compared with [`BalanceOverride::after_seq`]).
+    pub seq: i64,
+    pub account: Uuid,
+    /// Booked (with `booking_date`) or pending (without).
+    pub booked: bool,
+    pub booking_date: Option<NaiveDate>,
+    pub value_date: NaiveDate,
+    pub amount: i64,
+    pub creditor_name: Option<String>,
+    /// BBAN of the creditor.
+    pub creditor_account: Option<String>,
+    pub debtor_name: Option<String>,
+    /// BBAN of the debtor.
+    pub debtor_account: Option<String>,
+    pub remittance: Option<String>,
+    pub created_at: SystemTime,
 }
 
-/// The sandbox state store.
-#[derive(Debug, Default)]
-pub struct Store {
-    data: Mutex<Data>,
-}
-
-impl Store {
-    /// A store holding `seed` and nothing else.
-    pub fn new(seed: SeedData) -> Self {
-        Store {
-            data: Mutex::new(Data {
-                seed,
-                ..Data::default()
-            }),
+impl ManualTransaction {
+    /// As a [`ledger::Entry`] (what the transaction listing pages): counterparty = creditor
+    /// for debits, debtor for credits; code [`MANUAL_TRANSACTION_CODE`].
+    pub fn entry(&self) -> Entry {
+        let (name, account) = if self.amount < 0 {
+            (&self.creditor_name, &self.creditor_account)
+        } else {
+            (&self.debtor_name, &self.debtor_account)
+        };
+        Entry {
+            id: self.id,
+            booking_date: if self.booked { self.booking_date } else { None },
+            value_date: self.value_date,
+            amount: self.amount,
+            counterparty: name.clone().or_else(|| account.clone()).unwrap_or_default(),
+            text: self.remittance.clone().unwrap_or_default(),
+            code: MANUAL_TRANSACTION_CODE,
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Data> {
-        self.data.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Resets to `seed`, discarding registrations, consents and authorisations (interface
-    /// document: sandbox initialization resets the sandbox to a known state).
-    pub fn initialize(&self, seed: SeedData) {
-        *self.lock() = Data {
-            seed,
-            ..Data::default()
+    /// As a Berlin Group `transactions` element, with creditor and debtor accounts.
+    pub fn to_transaction(&self, currency: &str) -> Transaction {
+        let reference = |bban: &Option<String>| {
+            bban.as_ref().map(|b| AccountReference {
+                bban: Some(b.clone()),
+                ..AccountReference::default()
+            })
         };
+        Transaction {
+            transaction_id: Some(self.id.to_string()),
+            entry_reference: None,
+            booking_date: self.booking_date.map(|d| d.to_string()),
+            value_date: Some(self.value_date.to_string()),
+            transaction_amount: Amount::from_minor(currency, self.amount),
+            creditor_name: self.creditor_name.clone(),
+            creditor_account: reference(&self.creditor_account),
+            debtor_name: self.debtor_name.clone(),
+            debtor_account: reference(&self.debtor_account),
+            remittance_information_unstructured: self.remittance.clone(),
+            proprietary_bank_transaction_code: self
+                .booked
+                .then(|| MANUAL_TRANSACTION_CODE.to_string()),
+        }
+    }
+}
+
+/// A card transaction created with `POST /v1/sandbox/card-accounts/{id}/transactions`
+/// (Berlin Group `cardTransaction` fields). `amount` is the `transactionAmount` in the card
+/// account's currency, minor units, negative for purchases; `original_amount` the amount in
+/// the merchant's currency (interface document, Versioning:
+/// `cardaccount-switch-originalamount-and-transactionamount`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManualCardTransaction {
+    /// The `cardTransactionId`; stored, so stable across reads.
+    pub id: Uuid,
+    pub seq: i64,
+    pub card_account: Uuid,
+    pub booked: bool,
+    pub booking_date: Option<NaiveDate>,
+    pub transaction_date: NaiveDate,
+    pub amount: i64,
+    pub original_amount: Option<Amount>,
+    pub card_acceptor_id: Option<String>,
+    pub merchant_category_code: Option<String>,
+    pub transaction_details: Option<String>,
+    pub created_at: SystemTime,
+}
+
+impl ManualCardTransaction {
+    /// The Berlin Group `cardTransaction` JSON of this transaction.
+    pub fn to_json(&self, currency: &str, masked_pan: &str) -> serde_json::Value {
+        let mut v = serde_json::json!({
+            "cardTransactionId": self.id.to_string(),
+            "transactionDate": self.transaction_date.to_string(),
+            "transactionAmount": Amount::from_minor(currency, self.amount),
+            "maskedPAN": masked_pan,
+        });
+        if let Some(o) = v.as_object_mut() {
+            if let Some(d) = self.booking_date {
+                o.insert("bookingDate".into(), d.to_string().into());
+            }
+            if let Some(a) = &self.original_amount
+                && let Ok(a) = serde_json::to_value(a)
+            {
+                o.insert("originalAmount".into(), a);
+            }
+            for (k, val) in [
+                ("cardAcceptorId", &self.card_acceptor_id),
+                ("merchantCategoryCode", &self.merchant_category_code),
+                ("transactionDetails", &self.transaction_details),
+            ] {
+                if let Some(s) = val {
+                    o.insert(k.into(), s.clone().into());
+                }
+            }
+        }
+        v
+    }
+}
+
+/// Balances set with the sandbox balance-update operations (interface document, Endpoints:
+/// "Sandbox balance-update operations for accounts and card accounts also exist"). Minor
+/// units. `booked` replaces the booked balance and `available` the available one; manual
+/// transactions created afterwards (`seq > after_seq`) still move them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BalanceOverride {
+    pub booked: i64,
+    pub available: i64,
+    /// The highest manual-transaction `seq` of the account when the override was set.
+    pub after_seq: i64,
+    pub set_at: SystemTime,
+}
+
+/// Applies an override and manual transactions to generated balances.
+///
+/// `items` are (seq, counts in the booked balance, amount) of the manual transactions. Without
+/// an override every item counts; with one only items after it. Items that count in the booked
+/// balance move `closing_booked` (for accounts: booked before today, as `closingBooked` is
+/// yesterday's); every counted item moves `expected` (booked + pending).
+pub fn adjust_balances(
+    base: Balances,
+    over: Option<&BalanceOverride>,
+    items: impl IntoIterator<Item = (i64, bool, i64)>,
+) -> Balances {
+    let (mut b, after) = match over {
+        Some(o) => (
+            Balances {
+                closing_booked: o.booked,
+                expected: o.available,
+            },
+            o.after_seq,
+        ),
+        None => (base, i64::MIN),
+    };
+    for (seq, booked_before_today, amount) in items {
+        if seq <= after {
+            continue;
+        }
+        if booked_before_today {
+            b.closing_booked = b.closing_booked.saturating_add(amount);
+        }
+        b.expected = b.expected.saturating_add(amount);
+    }
+    b
+}
+
+/// The schema of this module (one migration; see `sandbox::MIGRATIONS`).
+pub const MIGRATION: Migration = ("store_0001_state", SCHEMA);
+
+const SCHEMA: &str = "
+CREATE TABLE sandbox_meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE customers (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    number TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL CHECK (kind IN ('PRIVATE', 'CORPORATE')),
+    name TEXT NOT NULL,
+    employer TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE accounts (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    owner TEXT NOT NULL REFERENCES customers(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL CHECK (kind IN ('CURRENT', 'SAVINGS', 'OPERATING', 'SETTLEMENT')),
+    bban TEXT NOT NULL UNIQUE,
+    currency TEXT NOT NULL,
+    name TEXT NOT NULL,
+    product TEXT NOT NULL,
+    cash_account_type TEXT NOT NULL,
+    opening_balance INTEGER NOT NULL,
+    generated INTEGER NOT NULL DEFAULT 1
+);
+CREATE INDEX accounts_by_owner ON accounts(owner);
+CREATE TABLE card_accounts (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    owner TEXT NOT NULL REFERENCES customers(id) ON DELETE CASCADE,
+    masked_pan TEXT NOT NULL UNIQUE,
+    currency TEXT NOT NULL,
+    name TEXT NOT NULL,
+    product TEXT NOT NULL,
+    status TEXT NOT NULL
+);
+CREATE INDEX card_accounts_by_owner ON card_accounts(owner);
+CREATE TABLE agreements (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    corporate TEXT NOT NULL REFERENCES customers(id) ON DELETE CASCADE,
+    holder TEXT NOT NULL REFERENCES customers(id) ON DELETE CASCADE
+);
+CREATE TABLE agreement_engagements (
+    agreement TEXT NOT NULL REFERENCES agreements(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    account TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    PRIMARY KEY (agreement, account)
+);
+CREATE INDEX agreement_engagements_by_account ON agreement_engagements(account);
+CREATE TABLE psu_registrations (
+    tpp TEXT NOT NULL,
+    psu_id TEXT NOT NULL,
+    customer TEXT NOT NULL REFERENCES customers(id) ON DELETE CASCADE,
+    registered_at INTEGER NOT NULL,
+    PRIMARY KEY (tpp, psu_id)
+);
+CREATE TABLE consents (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    tpp TEXT NOT NULL,
+    psu_id TEXT NOT NULL,
+    agreement TEXT NOT NULL DEFAULT '',
+    customer TEXT NOT NULL REFERENCES customers(id) ON DELETE CASCADE,
+    granted_at INTEGER NOT NULL,
+    tpp_session_id TEXT NOT NULL,
+    UNIQUE (tpp, psu_id, agreement)
+);
+CREATE TABLE consent_accounts (
+    consent INTEGER NOT NULL REFERENCES consents(seq) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    account TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    PRIMARY KEY (consent, account)
+);
+CREATE INDEX consent_accounts_by_account ON consent_accounts(account);
+CREATE TABLE sca_authorisations (
+    id TEXT PRIMARY KEY,
+    tpp TEXT NOT NULL,
+    tpp_name TEXT NOT NULL,
+    redirect_uri TEXT NOT NULL,
+    tpp_session_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    step TEXT NOT NULL CHECK (step IN ('IDENTIFY', 'CHOOSE_CONTEXT', 'CONSENT', 'FINISHED')),
+    customer TEXT,
+    agreement TEXT
+);
+CREATE TABLE manual_transactions (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    account TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    booked INTEGER NOT NULL,
+    booking_date TEXT,
+    value_date TEXT NOT NULL,
+    amount INTEGER NOT NULL,
+    creditor_name TEXT,
+    creditor_account TEXT,
+    debtor_name TEXT,
+    debtor_account TEXT,
+    remittance TEXT,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX manual_transactions_by_account ON manual_transactions(account);
+CREATE TABLE manual_card_transactions (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    card_account TEXT NOT NULL REFERENCES card_accounts(id) ON DELETE CASCADE,
+    booked INTEGER NOT NULL,
+    booking_date TEXT,
+    transaction_date TEXT NOT NULL,
+    amount INTEGER NOT NULL,
+    original_currency TEXT,
+    original_amount TEXT,
+    card_acceptor_id TEXT,
+    merchant_category_code TEXT,
+    transaction_details TEXT,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX manual_card_transactions_by_card ON manual_card_transactions(card_account);
+CREATE TABLE balance_overrides (
+    account TEXT PRIMARY KEY REFERENCES accounts(id) ON DELETE CASCADE,
+    booked INTEGER NOT NULL,
+    available INTEGER NOT NULL,
+    after_seq INTEGER NOT NULL,
+    set_at INTEGER NOT NULL
+);
+CREATE TABLE card_balance_overrides (
+    card_account TEXT PRIMARY KEY REFERENCES card_accounts(id) ON DELETE CASCADE,
+    booked INTEGER NOT NULL,
+    available INTEGER NOT NULL,
+    after_seq INTEGER NOT NULL,
+    set_at INTEGER NOT NULL
+);
+";
+
+// ---------------------------------------------------------------------------------------
+// Column conversions
+
+/// Nanoseconds since the Unix epoch (negative before it), saturating.
+pub fn to_nanos(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+        Err(e) => i64::try_from(e.duration().as_nanos())
+            .map(|n| -n)
+            .unwrap_or(i64::MIN),
+    }
+}
+
+/// The inverse of [`to_nanos`].
+pub fn from_nanos(n: i64) -> SystemTime {
+    let d = Duration::from_nanos(n.unsigned_abs());
+    if n >= 0 {
+        UNIX_EPOCH.checked_add(d).unwrap_or(UNIX_EPOCH)
+    } else {
+        UNIX_EPOCH.checked_sub(d).unwrap_or(UNIX_EPOCH)
+    }
+}
+
+fn bad_column(i: usize, e: impl std::error::Error + Send + Sync + 'static) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("unexpected stored value {0:?}")]
+struct BadValue(String);
+
+fn uuid_at(r: &Row<'_>, i: usize) -> rusqlite::Result<Uuid> {
+    let s: String = r.get(i)?;
+    Uuid::parse_str(&s).map_err(|e| bad_column(i, e))
+}
+
+fn opt_uuid_at(r: &Row<'_>, i: usize) -> rusqlite::Result<Option<Uuid>> {
+    let s: Option<String> = r.get(i)?;
+    match s.filter(|s| !s.is_empty()) {
+        None => Ok(None),
+        Some(s) => Uuid::parse_str(&s).map(Some).map_err(|e| bad_column(i, e)),
+    }
+}
+
+fn date_at(r: &Row<'_>, i: usize) -> rusqlite::Result<NaiveDate> {
+    let s: String = r.get(i)?;
+    NaiveDate::parse_from_str(&s, "%Y-%m-%d").map_err(|e| bad_column(i, e))
+}
+
+fn opt_date_at(r: &Row<'_>, i: usize) -> rusqlite::Result<Option<NaiveDate>> {
+    let s: Option<String> = r.get(i)?;
+    match s {
+        None => Ok(None),
+        Some(s) => NaiveDate::parse_from_str(&s, "%Y-%m-%d")
+            .map(Some)
+            .map_err(|e| bad_column(i, e)),
+    }
+}
+
+fn customer_type(s: &str) -> Option<CustomerType> {
+    match s {
+        "PRIVATE" => Some(CustomerType::Private),
+        "CORPORATE" => Some(CustomerType::Corporate),
+        _ => None,
+    }
+}
+
+const CUSTOMER_COLS: &str = "id, number, kind, name, employer";
+
+fn customer_row(r: &Row<'_>) -> rusqlite::Result<Customer> {
+    let kind: String = r.get(2)?;
+    Ok(Customer {
+        id: uuid_at(r, 0)?,
+        number: r.get(1)?,
+        kind: customer_type(&kind).ok_or_else(|| bad_column(2, BadValue(kind)))?,
+        name: r.get(3)?,
+        employer: r.get(4)?,
+    })
+}
+
+const ACCOUNT_COLS: &str = "id, owner, kind, bban, currency, name, product, cash_account_type, \
+                            opening_balance, generated";
+
+fn account_row(r: &Row<'_>) -> rusqlite::Result<Account> {
+    let kind: String = r.get(2)?;
+    Ok(Account {
+        id: uuid_at(r, 0)?,
+        owner: uuid_at(r, 1)?,
+        kind: AccountKind::parse(&kind).ok_or_else(|| bad_column(2, BadValue(kind)))?,
+        bban: r.get(3)?,
+        currency: r.get(4)?,
+        name: r.get(5)?,
+        product: r.get(6)?,
+        cash_account_type: r.get(7)?,
+        opening_balance: r.get(8)?,
+        generated: r.get(9)?,
+    })
+}
+
+const CARD_COLS: &str = "id, owner, masked_pan, currency, name, product, status";
+
+fn card_row(r: &Row<'_>) -> rusqlite::Result<CardAccount> {
+    Ok(CardAccount {
+        id: uuid_at(r, 0)?,
+        owner: uuid_at(r, 1)?,
+        masked_pan: r.get(2)?,
+        currency: r.get(3)?,
+        name: r.get(4)?,
+        product: r.get(5)?,
+        status: r.get(6)?,
+    })
+}
+
+const MANUAL_COLS: &str = "id, seq, account, booked, booking_date, value_date, amount, \
+                           creditor_name, creditor_account, debtor_name, debtor_account, \
+                           remittance, created_at";
+
+fn manual_row(r: &Row<'_>) -> rusqlite::Result<ManualTransaction> {
+    Ok(ManualTransaction {
+        id: uuid_at(r, 0)?,
+        seq: r.get(1)?,
+        account: uuid_at(r, 2)?,
+        booked: r.get(3)?,
+        booking_date: opt_date_at(r, 4)?,
+        value_date: date_at(r, 5)?,
+        amount: r.get(6)?,
+        creditor_name: r.get(7)?,
+        creditor_account: r.get(8)?,
+        debtor_name: r.get(9)?,
+        debtor_account: r.get(10)?,
+        remittance: r.get(11)?,
+        created_at: from_nanos(r.get(12)?),
+    })
+}
+
+const MANUAL_CARD_COLS: &str = "id, seq, card_account, booked, booking_date, transaction_date, \
+                                amount, original_currency, original_amount, card_acceptor_id, \
+                                merchant_category_code, transaction_details, created_at";
+
+fn manual_card_row(r: &Row<'_>) -> rusqlite::Result<ManualCardTransaction> {
+    let currency: Option<String> = r.get(7)?;
+    let amount: Option<String> = r.get(8)?;
+    Ok(ManualCardTransaction {
+        id: uuid_at(r, 0)?,
+        seq: r.get(1)?,
+        card_account: uuid_at(r, 2)?,
+        booked: r.get(3)?,
+        booking_date: opt_date_at(r, 4)?,
+        transaction_date: date_at(r, 5)?,
+        amount: r.get(6)?,
+        original_amount: currency
+            .zip(amount)
+            .map(|(currency, amount)| Amount { currency, amount }),
+        card_acceptor_id: r.get(9)?,
+        merchant_category_code: r.get(10)?,
+        transaction_details: r.get(11)?,
+        created_at: from_nanos(r.get(12)?),
+    })
+}
+
+fn override_row(r: &Row<'_>) -> rusqlite::Result<BalanceOverride> {
+    Ok(BalanceOverride {
+        booked: r.get(0)?,
+        available: r.get(1)?,
+        after_seq: r.get(2)?,
+        set_at: from_nanos(r.get(3)?),
+    })
+}
+
+fn step_columns(step: &ScaStep) -> (&'static str, Option<String>, Option<String>) {
+    match step {
+        ScaStep::Identify => ("IDENTIFY", None, None),
+        ScaStep::ChooseContext { customer } => ("CHOOSE_CONTEXT", Some(customer.to_string()), None),
+        ScaStep::Consent {
+            customer,
+            agreement,
+        } => (
+            "CONSENT",
+            Some(customer.to_string()),
+            agreement.map(|a| a.to_string()),
+        ),
+        ScaStep::Finished => ("FINISHED", None, None),
+    }
+}
+
+const AUTH_COLS: &str =
+    "id, tpp, tpp_name, redirect_uri, tpp_session_id, created_at, step, customer, agreement";
+
+fn authorisation_row(r: &Row<'_>) -> rusqlite::Result<Authorisation> {
+    let step: String = r.get(6)?;
+    let customer = opt_uuid_at(r, 7)?;
+    let agreement = opt_uuid_at(r, 8)?;
+    let need = |c: Option<Uuid>| c.ok_or_else(|| bad_column(7, BadValue("no customer".into())));
+    let step = match step.as_str() {
+        "IDENTIFY" => ScaStep::Identify,
+        "CHOOSE_CONTEXT" => ScaStep::ChooseContext {
+            customer: need(customer)?,
+        },
+        "CONSENT" => ScaStep::Consent {
+            customer: need(customer)?,
+            agreement,
+        },
+        "FINISHED" => ScaStep::Finished,
+        _ => return Err(bad_column(6, BadValue(step))),
+    };
+    Ok(Authorisation {
+        id: uuid_at(r, 0)?,
+        tpp: TppId(r.get(1)?),
+        tpp_name: r.get(2)?,
+        redirect_uri: r.get(3)?,
+        tpp_session_id: r.get(4)?,
+        created_at: from_nanos(r.get(5)?),
+        step,
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Statements shared by the store, the seed and the management handlers
+
+/// Inserts a customer.
+pub fn insert_customer(conn: &Connection, c: &Customer) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO customers (id, number, kind, name, employer) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![
+        c.id.to_string(),
+        c.number,
+        c.kind.as_str(),
+        c.name,
+        c.employer
+    ])?;
+    Ok(())
+}
+
+/// Inserts an account (its owner must exist).
+pub fn insert_account(conn: &Connection, a: &Account) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO accounts (id, owner, kind, bban, currency, name, product, \
+         cash_account_type, opening_balance, generated) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?
+    .execute(params![
+        a.id.to_string(),
+        a.owner.to_string(),
+        a.kind.as_str(),
+        a.bban,
+        a.currency,
+        a.name,
+        a.product,
+        a.cash_account_type,
+        a.opening_balance,
+        a.generated
+    ])?;
+    Ok(())
+}
+
+/// Inserts a card account (its owner must exist).
+pub fn insert_card_account(conn: &Connection, a: &CardAccount) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO card_accounts (id, owner, masked_pan, currency, name, product, status) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        a.id.to_string(),
+        a.owner.to_string(),
+        a.masked_pan,
+        a.currency,
+        a.name,
+        a.product,
+        a.status
+    ])?;
+    Ok(())
+}
+
+/// Inserts an agreement and its engagements (accounts, in order).
+pub fn insert_agreement(conn: &Connection, a: &Agreement) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO agreements (id, name, corporate, holder) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![
+        a.id.to_string(),
+        a.name,
+        a.corporate.to_string(),
+        a.holder.to_string()
+    ])?;
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO agreement_engagements (agreement, position, account) VALUES (?1, ?2, ?3)",
+    )?;
+    for (i, account) in a.accounts.iter().enumerate() {
+        stmt.execute(params![
+            a.id.to_string(),
+            i64::try_from(i).unwrap_or(i64::MAX),
+            account.to_string()
+        ])?;
+    }
+    Ok(())
+}
+
+/// Inserts a manual transaction (its `seq` is ignored) and returns the assigned `seq`.
+pub fn insert_manual_transaction(
+    conn: &Connection,
+    t: &ManualTransaction,
+) -> rusqlite::Result<i64> {
+    conn.prepare_cached(
+        "INSERT INTO manual_transactions (id, account, booked, booking_date, value_date, amount, \
+         creditor_name, creditor_account, debtor_name, debtor_account, remittance, created_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    )?
+    .execute(params![
+        t.id.to_string(),
+        t.account.to_string(),
+        t.booked,
+        t.booking_date.map(|d| d.to_string()),
+        t.value_date.to_string(),
+        t.amount,
+        t.creditor_name,
+        t.creditor_account,
+        t.debtor_name,
+        t.debtor_account,
+        t.remittance,
+        to_nanos(t.created_at)
+    ])?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// Inserts a manual card transaction (its `seq` is ignored) and returns the assigned `seq`.
+pub fn insert_manual_card_transaction(
+    conn: &Connection,
+    t: &ManualCardTransaction,
+) -> rusqlite::Result<i64> {
+    conn.prepare_cached(
+        "INSERT INTO manual_card_transactions (id, card_account, booked, booking_date, \
+         transaction_date, amount, original_currency, original_amount, card_acceptor_id, \
+         merchant_category_code, transaction_details, created_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    )?
+    .execute(params![
+        t.id.to_string(),
+        t.card_account.to_string(),
+        t.booked,
+        t.booking_date.map(|d| d.to_string()),
+        t.transaction_date.to_string(),
+        t.amount,
+        t.original_amount.as_ref().map(|a| a.currency.clone()),
+        t.original_amount.as_ref().map(|a| a.amount.clone()),
+        t.card_acceptor_id,
+        t.merchant_category_code,
+        t.transaction_details,
+        to_nanos(t.created_at)
+    ])?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// Sets (replaces) the balance override of an account (`card = false`) or a card account,
+/// recording the current highest manual-transaction seq as its watermark.
+pub fn set_balance_override(
+    conn: &Connection,
+    card: bool,
+    id: Uuid,
+    booked: i64,
+    available: i64,
+    now: SystemTime,
+) -> rusqlite::Result<BalanceOverride> {
+    let (tx_table, tx_col, table, col) = if card {
+        (
+            "manual_card_transactions",
+            "card_account",
+            "card_balance_overrides",
+            "card_account",
+        )
+    } else {
+        (
+            "manual_transactions",
+            "account",
+            "balance_overrides",
+            "account",
+        )
+    };
+    let after_seq: i64 = conn.query_row(
+        &format!("SELECT COALESCE(MAX(seq), 0) FROM {tx_table} WHERE {tx_col} = ?1"),
+        [id.to_string()],
+        |r| r.get(0),
+    )?;
+    conn.execute(
+        &format!(
+            "INSERT INTO {table} ({col}, booked, available, after_seq, set_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT({col}) DO UPDATE SET \
+             booked = excluded.booked, available = excluded.available, \
+             after_seq = excluded.after_seq, set_at = excluded.set_at"
+        ),
+        params![id.to_string(), booked, available, after_seq, to_nanos(now)],
+    )?;
+    Ok(BalanceOverride {
+        booked,
+        available,
+        after_seq,
+        set_at: now,
+    })
+}
+
+/// Inserts `seed` and marks the database as initialized.
+pub fn insert_seed(conn: &Connection, seed: &SeedData) -> rusqlite::Result<()> {
+    for c in &seed.customers {
+        insert_customer(conn, c)?;
+    }
+    for a in &seed.accounts {
+        insert_account(conn, a)?;
+    }
+    for c in &seed.card_accounts {
+        insert_card_account(conn, c)?;
+    }
+    for a in &seed.agreements {
+        insert_agreement(conn, a)?;
+    }
+    conn.execute(
+        "INSERT INTO sandbox_meta (key, value) VALUES ('initialized_at', CURRENT_TIMESTAMP) \
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [],
+    )?;
+    Ok(())
+}
+
+/// Deletes every row of every table except `schema_migrations` (all modules' tables, found
+/// in `sqlite_master`), and resets AUTOINCREMENT counters. Foreign keys are checked at
+/// commit, so the order does not matter.
+pub fn clear_all_tables(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("PRAGMA defer_foreign_keys = ON")?;
+    let tables: Vec<String> = conn
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' \
+             AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> 'schema_migrations'",
+        )?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for t in tables {
+        conn.execute(&format!("DELETE FROM \"{}\"", t.replace('"', "\"\"")), [])?;
+    }
+    let has_sequence: bool = conn.query_row(
+        "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence')",
+        [],
+        |r| r.get(0),
+    )?;
+    if has_sequence {
+        conn.execute("DELETE FROM sqlite_sequence", [])?;
+    }
+    Ok(())
+}
+
+/// Deletes rows that reference deleted rows through a foreign key without `ON DELETE`
+/// action (other modules' tables), repeatedly, so that a deletion made with
+/// `PRAGMA defer_foreign_keys = ON` can commit. Returns how many rows were removed.
+pub fn remove_orphans(conn: &Connection) -> rusqlite::Result<usize> {
+    let mut removed = 0;
+    for _ in 0..16 {
+        let orphans: Vec<(String, Option<i64>)> = conn
+            .prepare("PRAGMA foreign_key_check")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        if orphans.is_empty() {
+            break;
+        }
+        for (table, rowid) in orphans {
+            if let Some(rowid) = rowid {
+                removed += conn.execute(
+                    &format!(
+                        "DELETE FROM \"{}\" WHERE rowid = ?1",
+                        table.replace('"', "\"\"")
+                    ),
+                    [rowid],
+                )?;
+            }
+        }
+    }
+    Ok(removed)
+}
+
+fn agreements_where(
+    conn: &Connection,
+    condition: &str,
+    args: &[&dyn rusqlite::ToSql],
+) -> rusqlite::Result<Vec<Agreement>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT id, name, corporate, holder FROM agreements WHERE {condition} ORDER BY seq"
+    ))?;
+    let heads: Vec<(Uuid, String, Uuid, Uuid)> = stmt
+        .query_map(args, |r| {
+            Ok((uuid_at(r, 0)?, r.get(1)?, uuid_at(r, 2)?, uuid_at(r, 3)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut eng = conn.prepare_cached(
+        "SELECT account FROM agreement_engagements WHERE agreement = ?1 ORDER BY position",
+    )?;
+    heads
+        .into_iter()
+        .map(|(id, name, corporate, holder)| {
+            let accounts = eng
+                .query_map([id.to_string()], |r| uuid_at(r, 0))?
+                .collect::<rusqlite::Result<_>>()?;
+            Ok(Agreement {
+                id,
+                name,
+                corporate,
+                holder,
+                accounts,
+            })
+        })
+        .collect()
+}
+
+fn load_authorisation(conn: &Connection, id: Uuid) -> rusqlite::Result<Option<Authorisation>> {
+    conn.prepare_cached(&format!(
+        "SELECT {AUTH_COLS} FROM sca_authorisations WHERE id = ?1"
+    ))?
+    .query_row([id.to_string()], authorisation_row)
+    .optional()
+}
+
+fn usable(a: Option<Authorisation>, now: SystemTime) -> Result<Authorisation, AuthorisationError> {
+    let a = a.ok_or(AuthorisationError::Unknown)?;
+    if a.step == ScaStep::Finished {
+        return Err(AuthorisationError::Finished);
+    }
+    if is_expired(a.created_at, now) {
+        return Err(AuthorisationError::Expired);
+    }
+    Ok(a)
+}
+
+fn update_step(conn: &Connection, id: Uuid, step: &ScaStep) -> rusqlite::Result<()> {
+    let (name, customer, agreement) = step_columns(step);
+    conn.prepare_cached(
+        "UPDATE sca_authorisations SET step = ?2, customer = ?3, agreement = ?4 WHERE id = ?1",
+    )?
+    .execute(params![id.to_string(), name, customer, agreement])?;
+    Ok(())
+}
+
+fn agreement_key(a: Option<Uuid>) -> String {
+    a.map(|a| a.to_string()).unwrap_or_default()
+}
+
+fn write_consent(conn: &Connection, key: &ConsentKey, consent: &Consent) -> rusqlite::Result<()> {
+    let (tpp, psu, agreement) = (
+        key.tpp.0.as_str(),
+        key.psu_id.to_string(),
+        agreement_key(key.agreement),
+    );
+    conn.prepare_cached(
+        "INSERT INTO psu_registrations (tpp, psu_id, customer, registered_at) \
+         VALUES (?1, ?2, ?3, ?4) ON CONFLICT(tpp, psu_id) DO UPDATE SET customer = excluded.customer",
+    )?
+    .execute(params![
+        tpp,
+        psu,
+        consent.customer.to_string(),
+        to_nanos(consent.granted_at)
+    ])?;
+    conn.prepare_cached("DELETE FROM consents WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3")?
+        .execute(params![tpp, psu, agreement])?;
+    conn.prepare_cached(
+        "INSERT INTO consents (tpp, psu_id, agreement, customer, granted_at, tpp_session_id) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        tpp,
+        psu,
+        agreement,
+        consent.customer.to_string(),
+        to_nanos(consent.granted_at),
+        consent.tpp_session_id
+    ])?;
+    let seq = conn.last_insert_rowid();
+    // Accounts deleted meanwhile are skipped rather than failing the consent.
+    let mut stmt = conn.prepare_cached(
+        "INSERT OR IGNORE INTO consent_accounts (consent, position, account) \
+         SELECT ?1, ?2, id FROM accounts WHERE id = ?3",
+    )?;
+    for (i, a) in consent.accounts.iter().enumerate() {
+        stmt.execute(params![
+            seq,
+            i64::try_from(i).unwrap_or(i64::MAX),
+            a.to_string()
+        ])?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// The store
+
+/// Row counts of a freshly initialized sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InitializeSummary {
+    pub customers: usize,
+    pub accounts: usize,
+    pub card_accounts: usize,
+    pub agreements: usize,
+}
+
+/// The sandbox state store over the shared database.
+pub struct Store {
+    db: Arc<Db>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Store")
+    }
+}
+
+impl Store {
+    /// The store over `db` (migrated with [`MIGRATION`]); seeds it with `seed` in one
+    /// transaction when it has never been initialized. An existing state is kept.
+    ///
+    /// Errors: the database fails.
+    pub fn open(db: Arc<Db>, seed: impl FnOnce() -> SeedData) -> rusqlite::Result<Self> {
+        db.write_raw(|tx| {
+            let initialized: bool = tx.query_row(
+                "SELECT EXISTS(SELECT 1 FROM sandbox_meta WHERE key = 'initialized_at')",
+                [],
+                |r| r.get(0),
+            )?;
+            if !initialized {
+                insert_seed(tx, &seed())?;
+            }
+            Ok(())
+        })?;
+        Ok(Store { db })
     }
 
-    /// All customers, in seed order.
+    /// The database behind the store (for one-transaction changes spanning several tables).
+    pub fn db(&self) -> &Arc<Db> {
+        &self.db
+    }
+
+    fn read<T: Default>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> T {
+        match self.db.read(f) {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::error!(error = ?e.body.tpp_messages, "sandbox store read failed");
+                T::default()
+            }
+        }
+    }
+
+    /// Resets the whole sandbox to `seed` in one transaction: every table of every module is
+    /// emptied (except `schema_migrations`), then the seed is inserted (interface document,
+    /// Endpoints: initialization "discards manually created customers and accounts").
+    ///
+    /// Errors: the database fails (nothing changed).
+    pub fn initialize(&self, seed: &SeedData) -> Result<InitializeSummary, ApiError> {
+        self.db.write(|tx| {
+            clear_all_tables(tx).map_err(db_error)?;
+            insert_seed(tx, seed).map_err(db_error)?;
+            Ok(InitializeSummary {
+                customers: seed.customers.len(),
+                accounts: seed.accounts.len(),
+                card_accounts: seed.card_accounts.len(),
+                agreements: seed.agreements.len(),
+            })
+        })
+    }
+
+    /// Deletes a customer with everything that hangs on it, in one transaction: its
+    /// accounts and card accounts (with their manual transactions and balance overrides),
+    /// agreements where it is holder or corporate party (and the consents given under
+    /// them), its PSU registrations, consents and unfinished SCA authorisations. Rows of
+    /// other modules' tables that reference deleted rows by foreign key are deleted too
+    /// ([`remove_orphans`]). `Ok(false)` when there is no such customer.
+    ///
+    /// Errors: the database fails (nothing changed).
+    pub fn delete_customer(&self, id: Uuid) -> Result<bool, ApiError> {
+        self.db.write(|tx| {
+            let id = id.to_string();
+            let run = |sql: &str| tx.execute(sql, [&id]).map_err(db_error);
+            tx.execute_batch("PRAGMA defer_foreign_keys = ON")
+                .map_err(db_error)?;
+            run("DELETE FROM consents WHERE agreement IN \
+                 (SELECT id FROM agreements WHERE corporate = ?1 OR holder = ?1)")?;
+            run("DELETE FROM sca_authorisations WHERE customer = ?1")?;
+            let n = run("DELETE FROM customers WHERE id = ?1")?;
+            remove_orphans(tx).map_err(db_error)?;
+            Ok(n > 0)
+        })
+    }
+
+    /// Deletes an agreement and the consents given under it, in one transaction. `Ok(false)`
+    /// when there is no such agreement.
+    ///
+    /// Errors: the database fails (nothing changed).
+    pub fn delete_agreement(&self, id: Uuid) -> Result<bool, ApiError> {
+        self.db.write(|tx| {
+            let id = id.to_string();
+            tx.execute_batch("PRAGMA defer_foreign_keys = ON")
+                .map_err(db_error)?;
+            tx.execute("DELETE FROM consents WHERE agreement = ?1", [&id])
+                .map_err(db_error)?;
+            tx.execute("DELETE FROM sca_authorisations WHERE agreement = ?1", [&id])
+                .map_err(db_error)?;
+            let n = tx
+                .execute("DELETE FROM agreements WHERE id = ?1", [&id])
+                .map_err(db_error)?;
+            remove_orphans(tx).map_err(db_error)?;
+            Ok(n > 0)
+        })
+    }
+
+    /// All customers, in creation order (the seed first).
     pub fn customers(&self) -> Vec<Customer> {
-        self.lock().seed.customers.clone()
+        self.read(|c| {
+            c.prepare_cached(&format!(
+                "SELECT {CUSTOMER_COLS} FROM customers ORDER BY seq"
+            ))?
+            .query_map([], customer_row)?
+            .collect()
+        })
     }
 
     pub fn customer(&self, id: Uuid) -> Option<Customer> {
-        self.lock()
-            .seed
-            .customers
-            .iter()
-            .find(|c| c.id == id)
-            .cloned()
+        self.read(|c| {
+            c.prepare_cached(&format!(
+                "SELECT {CUSTOMER_COLS} FROM customers WHERE id = ?1"
+            ))?
+            .query_row([id.to_string()], customer_row)
+            .optional()
+        })
     }
 
     pub fn customer_by_number(&self, number: &str) -> Option<Customer> {
-        self.lock()
-            .seed
-            .customers
-            .iter()
-            .find(|c| c.number == number)
-            .cloned()
+        self.read(|c| {
+            c.prepare_cached(&format!(
+                "SELECT {CUSTOMER_COLS} FROM customers WHERE number = ?1"
+            ))?
+            .query_row([number], customer_row)
+            .optional()
+        })
     }
 
     pub fn account(&self, id: Uuid) -> Option<Account> {
-        self.lock()
-            .seed
-            .accounts
-            .iter()
-            .find(|a| a.id == id)
-            .cloned()
+        self.read(|c| {
+            c.prepare_cached(&format!(
+                "SELECT {ACCOUNT_COLS} FROM accounts WHERE id = ?1"
+            ))?
+            .query_row([id.to_string()], account_row)
+            .optional()
+        })
     }
 
-    /// Accounts owned by `customer`, in seed order.
+    /// The account with this BBAN, if any.
+    pub fn account_by_bban(&self, bban: &str) -> Option<Account> {
+        self.read(|c| {
+            c.prepare_cached(&format!(
+                "SELECT {ACCOUNT_COLS} FROM accounts WHERE bban = ?1"
+            ))?
+            .query_row([bban], account_row)
+            .optional()
+        })
+    }
+
+    /// Accounts owned by `customer`, in creation order.
     pub fn accounts_of(&self, customer: Uuid) -> Vec<Account> {
-        self.lock()
-            .seed
-            .accounts
-            .iter()
-            .filter(|a| a.owner == customer)
-            .cloned()
+        self.read(|c| {
+            c.prepare_cached(&format!(
+                "SELECT {ACCOUNT_COLS} FROM accounts WHERE owner = ?1 ORDER BY seq"
+            ))?
+            .query_map([customer.to_string()], account_row)?
             .collect()
+        })
     }
 
     /// The accounts with the given ids, in the order of `ids`; unknown ids are skipped.
     pub fn accounts_by_ids(&self, ids: &[Uuid]) -> Vec<Account> {
-        let data = self.lock();
-        ids.iter()
-            .filter_map(|id| data.seed.accounts.iter().find(|a| a.id == *id).cloned())
-            .collect()
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {ACCOUNT_COLS} FROM accounts WHERE id = ?1"
+            ))?;
+            let mut out = Vec::new();
+            for id in ids {
+                if let Some(a) = stmt.query_row([id.to_string()], account_row).optional()? {
+                    out.push(a);
+                }
+            }
+            Ok(out)
+        })
     }
 
-    /// Card accounts owned by `customer`.
+    /// Card accounts owned by `customer`, in creation order.
     pub fn card_accounts_of(&self, customer: Uuid) -> Vec<CardAccount> {
-        self.lock()
-            .seed
-            .card_accounts
-            .iter()
-            .filter(|a| a.owner == customer)
-            .cloned()
+        self.read(|c| {
+            c.prepare_cached(&format!(
+                "SELECT {CARD_COLS} FROM card_accounts WHERE owner = ?1 ORDER BY seq"
+            ))?
+            .query_map([customer.to_string()], card_row)?
             .collect()
+        })
+    }
+
+    /// One card account.
+    pub fn card_account(&self, id: Uuid) -> Option<CardAccount> {
+        self.read(|c| {
+            c.prepare_cached(&format!(
+                "SELECT {CARD_COLS} FROM card_accounts WHERE id = ?1"
+            ))?
+            .query_row([id.to_string()], card_row)
+            .optional()
+        })
     }
 
     pub fn agreement(&self, id: Uuid) -> Option<Agreement> {
-        self.lock()
-            .seed
-            .agreements
-            .iter()
-            .find(|a| a.id == id)
-            .cloned()
+        self.read(|c| {
+            Ok(agreements_where(c, "id = ?1", &[&id.to_string()])?
+                .into_iter()
+                .next())
+        })
     }
 
     /// Agreements where `customer` is the holder or the corporate party.
     pub fn agreements_of(&self, customer: Uuid) -> Vec<Agreement> {
-        self.lock()
-            .seed
-            .agreements
-            .iter()
-            .filter(|a| a.holder == customer || a.corporate == customer)
-            .cloned()
-            .collect()
+        self.read(|c| {
+            agreements_where(c, "holder = ?1 OR corporate = ?1", &[&customer.to_string()])
+        })
     }
 
     /// Agreements `customer` holds (may act under in CORPORATE context).
     pub fn agreements_held_by(&self, customer: Uuid) -> Vec<Agreement> {
-        self.lock()
-            .seed
-            .agreements
-            .iter()
-            .filter(|a| a.holder == customer)
-            .cloned()
-            .collect()
+        self.read(|c| agreements_where(c, "holder = ?1", &[&customer.to_string()]))
     }
 
     /// The customer registered under (TPP, PSU-ID), if any.
     pub fn psu_customer(&self, tpp: &TppId, psu_id: Uuid) -> Option<Uuid> {
-        self.lock().psus.get(&(tpp.clone(), psu_id)).copied()
+        self.read(|c| {
+            c.prepare_cached(
+                "SELECT customer FROM psu_registrations WHERE tpp = ?1 AND psu_id = ?2",
+            )?
+            .query_row(params![tpp.0, psu_id.to_string()], |r| uuid_at(r, 0))
+            .optional()
+        })
     }
 
     /// The consent for `key`, if any (expired ones included; see [`Consent::granted_at`]).
     pub fn consent(&self, key: &ConsentKey) -> Option<Consent> {
-        self.lock().consents.get(key).cloned()
+        self.read(|c| {
+            let head = c
+                .prepare_cached(
+                    "SELECT seq, customer, granted_at, tpp_session_id FROM consents \
+                     WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3",
+                )?
+                .query_row(
+                    params![
+                        key.tpp.0,
+                        key.psu_id.to_string(),
+                        agreement_key(key.agreement)
+                    ],
+                    |r| {
+                        Ok((
+                            r.get::<_, i64>(0)?,
+                            uuid_at(r, 1)?,
+                            r.get::<_, i64>(2)?,
+                            r.get::<_, String>(3)?,
+                        ))
+                    },
+                )
+                .optional()?;
+            let Some((seq, customer, granted_at, tpp_session_id)) = head else {
+                return Ok(None);
+            };
+            let accounts = c
+                .prepare_cached(
+                    "SELECT account FROM consent_accounts WHERE consent = ?1 ORDER BY position",
+                )?
+                .query_map([seq], |r| uuid_at(r, 0))?
+                .collect::<rusqlite::Result<_>>()?;
+            Ok(Some(Consent {
+                customer,
+                accounts,
+                granted_at: from_nanos(granted_at),
+                tpp_session_id,
+            }))
+        })
     }
 
     /// Agreement ids under which (TPP, PSU-ID) has a CORPORATE consent.
     pub fn corporate_consents(&self, tpp: &TppId, psu_id: Uuid) -> Vec<Uuid> {
-        let data = self.lock();
-        let mut v: Vec<Uuid> = data
-            .consents
-            .keys()
-            .filter(|k| &k.tpp == tpp && k.psu_id == psu_id)
-            .filter_map(|k| k.agreement)
-            .collect();
+        let mut v: Vec<Uuid> = self.read(|c| {
+            c.prepare_cached(
+                "SELECT agreement FROM consents WHERE tpp = ?1 AND psu_id = ?2 AND agreement <> ''",
+            )?
+            .query_map(params![tpp.0, psu_id.to_string()], |r| uuid_at(r, 0))?
+            .collect()
+        });
         v.sort();
         v
     }
 
-    /// Records the PSU registration and stores (replaces) the consent for `key`.
+    /// Records the PSU registration and stores (replaces) the consent for `key`. A database
+    /// failure is logged (the consent is then not stored).
     pub fn put_consent(&self, key: ConsentKey, consent: Consent) {
-        let mut data = self.lock();
-        data.psus
-            .insert((key.tpp.clone(), key.psu_id), consent.customer);
-        data.consents.insert(key, consent);
+        if let Err(e) = self
+            .db
+            .write(|tx| write_consent(tx, &key, &consent).map_err(db_error))
+        {
+            tracing::error!(error = ?e.body.tpp_messages, "storing a consent failed");
+        }
     }
 
-    /// Stores a new authorisation, dropping ones that expired before `now`.
+    /// Stores a new authorisation, dropping ones that expired before `now`. A database
+    /// failure is logged (the authorisation is then unknown to the SCA pages).
     pub fn insert_authorisation(&self, auth: Authorisation, now: SystemTime) {
-        let mut data = self.lock();
-        data.authorisations
-            .retain(|_, a| !is_expired(a.created_at, now) || a.id == auth.id);
-        data.authorisations.insert(auth.id, auth);
+        let cutoff = to_nanos(now)
+            .saturating_sub(i64::try_from(AUTHORISATION_LIFETIME.as_nanos()).unwrap_or(i64::MAX));
+        let r = self.db.write(|tx| {
+            let (step, customer, agreement) = step_columns(&auth.step);
+            tx.execute(
+                "DELETE FROM sca_authorisations WHERE created_at < ?1 AND id <> ?2",
+                params![cutoff, auth.id.to_string()],
+            )
+            .map_err(db_error)?;
+            tx.execute(
+                &format!(
+                    "INSERT OR REPLACE INTO sca_authorisations ({AUTH_COLS}) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+                ),
+                params![
+                    auth.id.to_string(),
+                    auth.tpp.0,
+                    auth.tpp_name,
+                    auth.redirect_uri,
+                    auth.tpp_session_id,
+                    to_nanos(auth.created_at),
+                    step,
+                    customer,
+                    agreement
+                ],
+            )
+            .map_err(db_error)?;
+            Ok(())
+        });
+        if let Err(e) = r {
+            tracing::error!(error = ?e.body.tpp_messages, "storing an authorisation failed");
+        }
     }
 
     /// A usable (known, unexpired, unfinished) authorisation.
@@ -331,43 +1458,32 @@ impl Store {
         id: Uuid,
         now: SystemTime,
     ) -> Result<Authorisation, AuthorisationError> {
-        let data = self.lock();
-        let a = data
-            .authorisations
-            .get(&id)
-            .ok_or(AuthorisationError::Unknown)?;
-        if a.step == ScaStep::Finished {
-            return Err(AuthorisationError::Finished);
-        }
-        if is_expired(a.created_at, now) {
-            return Err(AuthorisationError::Expired);
-        }
-        Ok(a.clone())
+        usable(self.read(|c| load_authorisation(c, id)), now)
     }
 
-    /// Moves a usable authorisation to `step` (checked again under the lock).
+    /// Moves a usable authorisation to `step` (checked again in the same transaction).
     pub fn set_step(
         &self,
         id: Uuid,
         now: SystemTime,
         step: ScaStep,
     ) -> Result<Authorisation, AuthorisationError> {
-        let mut data = self.lock();
-        let a = data
-            .authorisations
-            .get_mut(&id)
-            .ok_or(AuthorisationError::Unknown)?;
-        if a.step == ScaStep::Finished {
-            return Err(AuthorisationError::Finished);
-        }
-        if is_expired(a.created_at, now) {
-            return Err(AuthorisationError::Expired);
-        }
-        a.step = step;
-        Ok(a.clone())
+        let r = self.db.write(|tx| {
+            let a = match usable(load_authorisation(tx, id).map_err(db_error)?, now) {
+                Ok(a) => a,
+                Err(e) => return Ok(Err(e)),
+            };
+            update_step(tx, id, &step).map_err(db_error)?;
+            Ok(Ok(Authorisation { step, ..a }))
+        });
+        r.unwrap_or_else(|e| {
+            tracing::error!(error = ?e.body.tpp_messages, "updating an authorisation failed");
+            Err(AuthorisationError::Unknown)
+        })
     }
-    /// Finishes a usable authorisation that is at the consent step and stores `consent`
-    /// under `key`, atomically, so an authorisation gives at most one consent.
+
+    /// Finishes a usable authorisation and stores `consent` under `key`, in one
+    /// transaction, so an authorisation gives at most one consent.
     pub fn finish_with_consent(
         &self,
         id: Uuid,
@@ -375,23 +1491,158 @@ impl Store {
         key: ConsentKey,
         consent: Consent,
     ) -> Result<Authorisation, AuthorisationError> {
-        let mut data = self.lock();
-        let a = data
-            .authorisations
-            .get_mut(&id)
-            .ok_or(AuthorisationError::Unknown)?;
-        if a.step == ScaStep::Finished {
-            return Err(AuthorisationError::Finished);
+        let r = self.db.write(|tx| {
+            let a = match usable(load_authorisation(tx, id).map_err(db_error)?, now) {
+                Ok(a) => a,
+                Err(e) => return Ok(Err(e)),
+            };
+            update_step(tx, id, &ScaStep::Finished).map_err(db_error)?;
+            write_consent(tx, &key, &consent).map_err(db_error)?;
+            Ok(Ok(Authorisation {
+                step: ScaStep::Finished,
+                ..a
+            }))
+        });
+        r.unwrap_or_else(|e| {
+            tracing::error!(error = ?e.body.tpp_messages, "finishing an authorisation failed");
+            Err(AuthorisationError::Unknown)
+        })
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Sandbox management data: manual transactions and balance overrides
+
+    /// The manual transactions of an account, newest first (booking or value date, then
+    /// creation order).
+    pub fn manual_transactions(&self, account: Uuid) -> Vec<ManualTransaction> {
+        self.read(|c| {
+            c.prepare_cached(&format!(
+                "SELECT {MANUAL_COLS} FROM manual_transactions WHERE account = ?1 \
+                 ORDER BY COALESCE(booking_date, value_date) DESC, seq DESC"
+            ))?
+            .query_map([account.to_string()], manual_row)?
+            .collect()
+        })
+    }
+
+    /// One manual transaction by its `transactionId`.
+    pub fn manual_transaction(&self, id: Uuid) -> Option<ManualTransaction> {
+        self.read(|c| {
+            c.prepare_cached(&format!(
+                "SELECT {MANUAL_COLS} FROM manual_transactions WHERE id = ?1"
+            ))?
+            .query_row([id.to_string()], manual_row)
+            .optional()
+        })
+    }
+
+    /// The manual card transactions of a card account, newest first.
+    pub fn manual_card_transactions(&self, card_account: Uuid) -> Vec<ManualCardTransaction> {
+        self.read(|c| {
+            c.prepare_cached(&format!(
+                "SELECT {MANUAL_CARD_COLS} FROM manual_card_transactions WHERE card_account = ?1 \
+                 ORDER BY COALESCE(booking_date, transaction_date) DESC, seq DESC"
+            ))?
+            .query_map([card_account.to_string()], manual_card_row)?
+            .collect()
+        })
+    }
+
+    /// The balance override of an account, if one was set.
+    pub fn balance_override(&self, account: Uuid) -> Option<BalanceOverride> {
+        self.read(|c| {
+            c.prepare_cached(
+                "SELECT booked, available, after_seq, set_at FROM balance_overrides \
+                 WHERE account = ?1",
+            )?
+            .query_row([account.to_string()], override_row)
+            .optional()
+        })
+    }
+
+    /// The balance override of a card account, if one was set.
+    pub fn card_balance_override(&self, card_account: Uuid) -> Option<BalanceOverride> {
+        self.read(|c| {
+            c.prepare_cached(
+                "SELECT booked, available, after_seq, set_at FROM card_balance_overrides \
+                 WHERE card_account = ?1",
+            )?
+            .query_row([card_account.to_string()], override_row)
+            .optional()
+        })
+    }
+
+    /// Booked entries of `account` at `today`, newest first: the generated history
+    /// ([`ledger::booked`], for accounts with `generated`) merged with the manual booked
+    /// transactions (a manual entry comes before generated ones of the same day). Use this
+    /// instead of [`ledger::booked`] so sandbox-created transactions are listed.
+    pub fn booked(&self, account: &Account, owner: &Customer, today: NaiveDate) -> Vec<Entry> {
+        let mut all: Vec<Entry> = self
+            .manual_transactions(account.id)
+            .iter()
+            .filter(|t| t.booked)
+            .map(ManualTransaction::entry)
+            .collect();
+        if account.generated {
+            all.extend(ledger::booked(account, owner, today));
         }
-        if is_expired(a.created_at, now) {
-            return Err(AuthorisationError::Expired);
+        all.sort_by_key(|e| std::cmp::Reverse(e.booking_date));
+        all
+    }
+
+    /// Pending entries of `account` at `today`: the manual pending transactions (newest
+    /// first) and then the generated ones ([`ledger::pending`], for accounts with
+    /// `generated`).
+    pub fn pending(&self, account: &Account, owner: &Customer, today: NaiveDate) -> Vec<Entry> {
+        let mut all: Vec<Entry> = self
+            .manual_transactions(account.id)
+            .iter()
+            .filter(|t| !t.booked)
+            .map(ManualTransaction::entry)
+            .collect();
+        if account.generated {
+            all.extend(ledger::pending(account, owner, today));
         }
-        a.step = ScaStep::Finished;
-        let done = a.clone();
-        data.psus
-            .insert((key.tpp.clone(), key.psu_id), consent.customer);
-        data.consents.insert(key, consent);
-        Ok(done)
+        all
+    }
+
+    /// Balances of `account` at `today`: generated ([`ledger::balances`]) or the opening
+    /// balance, then the balance override and the manual transactions
+    /// ([`adjust_balances`]). Use this instead of [`ledger::balances`].
+    pub fn balances(&self, account: &Account, owner: &Customer, today: NaiveDate) -> Balances {
+        let base = if account.generated {
+            ledger::balances(account, owner, today)
+        } else {
+            Balances {
+                closing_booked: account.opening_balance,
+                expected: account.opening_balance,
+            }
+        };
+        let manual = self.manual_transactions(account.id);
+        adjust_balances(
+            base,
+            self.balance_override(account.id).as_ref(),
+            manual.iter().map(|t| {
+                let before_today = t.booked && t.booking_date.is_some_and(|d| d < today);
+                (t.seq, before_today, t.amount)
+            }),
+        )
+    }
+
+    /// Balances of a card account: `base` (what the card ledger computes, with
+    /// `closing_booked` as the booked (`interimBooked`, dated today) and `expected` as the
+    /// available balance) adjusted by the card's balance override and manual card
+    /// transactions ([`adjust_balances`]; booked ones up to `today` move the booked balance).
+    pub fn card_balances(&self, card_account: Uuid, base: Balances, today: NaiveDate) -> Balances {
+        let manual = self.manual_card_transactions(card_account);
+        adjust_balances(
+            base,
+            self.card_balance_override(card_account).as_ref(),
+            manual.iter().map(|t| {
+                let booked = t.booked && t.booking_date.is_some_and(|d| d <= today);
+                (t.seq, booked, t.amount)
+            }),
+        )
     }
 }
 
@@ -408,5 +1659,130 @@ impl Consent {
         now.duration_since(self.granted_at)
             .map(|age| age > CONSENT_LIFETIME)
             .unwrap_or(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::db::Storage;
+
+    fn store() -> Store {
+        let db = Arc::new(Db::open(&Storage::InMemory).unwrap());
+        db.migrate(&[MIGRATION]).unwrap();
+        Store::open(db, crate::sandbox::seed::seed).unwrap()
+    }
+
+    #[test]
+    fn seed_round_trips_through_sqlite() {
+        let s = store();
+        let seed = crate::sandbox::seed::seed();
+        assert_eq!(s.customers(), seed.customers);
+        for c in &seed.customers {
+            let accounts: Vec<Account> = seed
+                .accounts
+                .iter()
+                .filter(|a| a.owner == c.id)
+                .cloned()
+                .collect();
+            assert_eq!(s.accounts_of(c.id), accounts);
+            let cards: Vec<CardAccount> = seed
+                .card_accounts
+                .iter()
+                .filter(|a| a.owner == c.id)
+                .cloned()
+                .collect();
+            assert_eq!(s.card_accounts_of(c.id), cards);
+        }
+        for a in &seed.agreements {
+            assert_eq!(s.agreement(a.id).as_ref(), Some(a));
+        }
+    }
+
+    #[test]
+    fn consents_and_authorisations_round_trip() {
+        let s = store();
+        let seed = crate::sandbox::seed::seed();
+        let c = &seed.customers[0];
+        let now = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let key = ConsentKey {
+            tpp: TppId("t".into()),
+            psu_id: Uuid::new_v4(),
+            agreement: Some(seed.agreements[0].id),
+        };
+        let consent = Consent {
+            customer: c.id,
+            accounts: seed.agreements[0].accounts.clone(),
+            granted_at: now,
+            tpp_session_id: "s".into(),
+        };
+        let auth = Authorisation {
+            id: Uuid::new_v4(),
+            tpp: key.tpp.clone(),
+            tpp_name: "T".into(),
+            redirect_uri: "http://x/cb".into(),
+            tpp_session_id: "s".into(),
+            created_at: now,
+            step: ScaStep::Identify,
+        };
+        s.insert_authorisation(auth.clone(), now);
+        assert_eq!(s.authorisation(auth.id, now), Ok(auth.clone()));
+        let step = ScaStep::Consent {
+            customer: c.id,
+            agreement: key.agreement,
+        };
+        assert_eq!(s.set_step(auth.id, now, step.clone()).unwrap().step, step);
+        s.finish_with_consent(auth.id, now, key.clone(), consent.clone())
+            .unwrap();
+        assert_eq!(
+            s.authorisation(auth.id, now),
+            Err(AuthorisationError::Finished)
+        );
+        assert_eq!(s.consent(&key), Some(consent));
+        assert_eq!(s.psu_customer(&key.tpp, key.psu_id), Some(c.id));
+        assert_eq!(
+            s.corporate_consents(&key.tpp, key.psu_id),
+            vec![seed.agreements[0].id]
+        );
+        let later = now + AUTHORISATION_LIFETIME + Duration::from_secs(1);
+        let other = Authorisation {
+            id: Uuid::new_v4(),
+            created_at: later,
+            ..auth.clone()
+        };
+        s.insert_authorisation(other, later);
+        assert_eq!(
+            s.authorisation(auth.id, later),
+            Err(AuthorisationError::Unknown)
+        );
+    }
+
+    #[test]
+    fn overrides_and_manual_amounts_adjust_balances() {
+        let base = Balances {
+            closing_booked: 100,
+            expected: 90,
+        };
+        let b = adjust_balances(base, None, [(1, true, -10), (2, false, 5)]);
+        assert_eq!((b.closing_booked, b.expected), (90, 85));
+        let o = BalanceOverride {
+            booked: 1000,
+            available: 800,
+            after_seq: 1,
+            set_at: UNIX_EPOCH,
+        };
+        let b = adjust_balances(base, Some(&o), [(1, true, -10), (2, true, -7)]);
+        assert_eq!((b.closing_booked, b.expected), (993, 793));
+    }
+
+    #[test]
+    fn nanos_round_trip() {
+        for t in [
+            UNIX_EPOCH,
+            UNIX_EPOCH + Duration::new(1_800_000_000, 123),
+            UNIX_EPOCH - Duration::from_secs(5),
+        ] {
+            assert_eq!(from_nanos(to_nanos(t)), t);
+        }
     }
 }

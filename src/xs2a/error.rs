@@ -56,6 +56,9 @@ pub enum MessageCode {
     ServiceInvalid405,
     // 409
     StatusInvalid,
+    /// 409, `MessageCode409_SBS`: a payment in a signing basket request is in a status that
+    /// cannot be (re-)authorised, or is already in another basket.
+    ReferenceStatusInvalid,
     // 429
     AccessExceeded,
 }
@@ -91,6 +94,7 @@ impl MessageCode {
             ProductInvalid => "PRODUCT_INVALID",
             ProductUnknown => "PRODUCT_UNKNOWN",
             StatusInvalid => "STATUS_INVALID",
+            ReferenceStatusInvalid => "REFERENCE_STATUS_INVALID",
             AccessExceeded => "ACCESS_EXCEEDED",
         }
     }
@@ -124,7 +128,7 @@ impl MessageCode {
             ServiceBlocked | ProductInvalid => 403,
             ProductUnknown => 404,
             ServiceInvalid405 => 405,
-            StatusInvalid => 409,
+            StatusInvalid | ReferenceStatusInvalid => 409,
             AccessExceeded => 429,
         }
     }

@@ -1,0 +1,482 @@
+//! Signing baskets: one SCA for several payments (interface document: Resources, "Signing
+//! basket creation request" and "response"; States, basket `transactionStatus`; Errors;
+//! Limits: 100 payments per basket; Berlin Group `signingBasket`, `signingBasketResponse-201`,
+//! `signingBasketResponse-200`, `signingBasketStatusResponse-200`, `startScaprocessResponse`;
+//! the v1/v2 Postman collections for the authorisation and DELETE calls).
+//!
+//! | Method | Path | Answer |
+//! |---|---|---|
+//! | POST | `/v1/signing-baskets` `{"paymentIds": [...]}` | 201 `{transactionStatus, basketId, _links}` |
+//! | GET | `/v1/signing-baskets/{basketId}` | 200 `{payments, transactionStatus, _links}` |
+//! | GET | `/v1/signing-baskets/{basketId}/status` | 200 `{transactionStatus}` |
+//! | DELETE | `/v1/signing-baskets/{basketId}` | 204 (status `CANC`; the payments are untouched) |
+//! | POST | `/v1/signing-baskets/{basketId}/authorisations` | 201 `{scaStatus, authorisationId, _links.scaRedirect}` |
+//! | GET | `/v1/signing-baskets/{basketId}/authorisations/{authorisationId}` | 200 `{scaStatus}` |
+//!
+//! Links carry `href` and `verbs` (the interface document's Link). The basket's SCA
+//! ([`super::payment_sca`]) authorises every payment of the basket that is still `RCVD`.
+//!
+//! Basket status ([`basket_status`]): "A signing basket is not atomic. Its single status is
+//! the worst case over all payments in it." The order chosen, worst first:
+//! `RJCT` (any payment rejected, rejected for lack of funds or cancelled) > `PATC` (some
+//! payments authorised, others not yet: partially accepted) > `RCVD` (none authorised yet) >
+//! `ACTC` (all authorised; settled and on-hold authorised payments count as authorised). A
+//! deleted basket reads `CANC`. The status of each payment is read with the payment status
+//! call.
+//!
+//! Headers: the document's header table marks `PSU-ID`, `TPP-Session-ID` and `x-accept-fix`
+//! required; like other sandboxes this one accepts their absence (a session id is generated)
+//! but checks `PSU-ID` when given: a PSU-ID registered for this TPP binds the basket's SCA to
+//! that customer. `TPP-Redirect-URI` and `PSU-IP-Address` are required.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use rusqlite::Connection;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use super::App;
+use super::auth::Tpp;
+use super::batch;
+use super::db::db_error;
+use super::errors::{ApiError, ApiPath};
+use super::payments::body::Service;
+use super::payments::rows::{self, BasketRow, PaymentRow, status};
+use super::payments::{self, TppCert, now_secs, require_role};
+use crate::cert::Psd2Role;
+use crate::xs2a::error::MessageCode;
+use crate::xs2a::links::{Link, Links, names};
+
+/// Most payments in one basket (interface document, Limits: raised from 10 to 100 in release
+/// 1.21.14).
+pub const MAX_BASKET_PAYMENTS: usize = 100;
+
+/// The basket routes (merged into [`super::router`]).
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/v1/signing-baskets", post(create))
+        .route("/v1/signing-baskets/{id}", get(read).delete(delete))
+        .route("/v1/signing-baskets/{id}/status", get(read_status))
+        .route(
+            "/v1/signing-baskets/{id}/authorisations",
+            post(start_authorisation),
+        )
+        .route(
+            "/v1/signing-baskets/{id}/authorisations/{auth}",
+            get(authorisation_status),
+        )
+}
+
+fn basket_path(id: &str) -> String {
+    format!("/v1/signing-baskets/{id}")
+}
+
+/// The basket `transactionStatus`: worst case over `payments` (see the module doc), `CANC`
+/// for a deleted basket.
+pub fn basket_status(b: &BasketRow, payments: &[PaymentRow]) -> &'static str {
+    if b.cancelled {
+        return status::CANC;
+    }
+    let rejected = |p: &&PaymentRow| {
+        matches!(
+            p.status.as_str(),
+            status::RJCT | status::CANC | status::ACCP
+        )
+    };
+    let authorised = |p: &&PaymentRow| p.approved_at.is_some();
+    if payments.iter().any(|p| rejected(&p)) {
+        status::RJCT
+    } else if payments.iter().all(|p| authorised(&p)) {
+        status::ACTC
+    } else if payments.iter().any(|p| authorised(&p)) {
+        "PATC"
+    } else {
+        status::RCVD
+    }
+}
+
+fn payments_of(c: &Connection, b: &BasketRow) -> rusqlite::Result<Vec<PaymentRow>> {
+    let mut out = Vec::new();
+    for id in &b.payments {
+        if let Some(p) = rows::payment(c, id)? {
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
+fn own_basket(app: &App, tpp: &Tpp, id: &str) -> Result<(BasketRow, Vec<PaymentRow>), ApiError> {
+    let found = app.db.read(|c| {
+        let Some(b) = rows::basket(c, id)? else {
+            return Ok(None);
+        };
+        let p = payments_of(c, &b)?;
+        Ok(Some((b, p)))
+    })?;
+    let (b, p) =
+        found.ok_or_else(|| ApiError::not_found(format!("no signing basket has the id {id:?}")))?;
+    if b.tpp != tpp.id.0 {
+        return Err(ApiError::forbidden_unknown(format!(
+            "signing basket {id} was not created by this TPP"
+        )));
+    }
+    Ok((b, p))
+}
+
+/// The `paymentIds` of a basket request.
+///
+/// Errors: 400 `FORMAT_ERROR` for a body that is not `{"paymentIds": [strings]}`, for 0 or
+/// more than [`MAX_BASKET_PAYMENTS`] ids and for an id listed twice; 400
+/// `PARAMETER_NOT_SUPPORTED` for `consentIds` (baskets of consents are not offered).
+fn payment_ids(body: &[u8]) -> Result<Vec<String>, ApiError> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| {
+        ApiError::format(format!(
+            "the body must be JSON {{\"paymentIds\": [...]}}: {e}"
+        ))
+    })?;
+    if v.get("consentIds")
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty())
+    {
+        return Err(ApiError::new(
+            MessageCode::ParameterNotSupported,
+            "consentIds: this ASPSP offers signing baskets for payments only",
+        ));
+    }
+    let Some(items) = v.get("paymentIds").and_then(Value::as_array) else {
+        return Err(ApiError::format(
+            "paymentIds is missing; the body is {\"paymentIds\": [...]}",
+        ));
+    };
+    if items.is_empty() || items.len() > MAX_BASKET_PAYMENTS {
+        return Err(ApiError::format(format!(
+            "paymentIds holds {} ids; a signing basket holds 1 to {MAX_BASKET_PAYMENTS} payments",
+            items.len()
+        )));
+    }
+    let mut ids: Vec<String> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let Some(id) = item.as_str().map(str::trim).filter(|s| !s.is_empty()) else {
+            return Err(ApiError::format(format!(
+                "paymentIds[{i}] must be a non-empty string"
+            )));
+        };
+        if ids.iter().any(|x| x == id) {
+            return Err(ApiError::format(format!(
+                "paymentIds[{i}]: payment {id} is listed twice"
+            )));
+        }
+        ids.push(id.to_string());
+    }
+    Ok(ids)
+}
+
+/// Checks the payments of a new basket, in this order over all ids: each exists (else 400
+/// `RESOURCE_UNKNOWN`) and belongs to this TPP (else 403 `RESOURCE_UNKNOWN`); none is a bulk
+/// or periodic payment (else 400 `REFERENCE_MIX_INVALID`, interface document); each can
+/// still be authorised — not rejected, cancelled, executed or on hold — and is in no other
+/// open basket (else 409 `REFERENCE_STATUS_INVALID`).
+fn check_payments(c: &Connection, tpp: &Tpp, ids: &[String]) -> Result<Vec<PaymentRow>, ApiError> {
+    let mut found = Vec::new();
+    for id in ids {
+        let p = rows::payment(c, id).map_err(db_error)?.ok_or_else(|| {
+            ApiError::new(
+                MessageCode::ResourceUnknown,
+                format!("paymentIds: no payment has the id {id:?}"),
+            )
+        })?;
+        if p.tpp != tpp.id.0 {
+            return Err(ApiError::forbidden_unknown(format!(
+                "paymentIds: payment {id} was not initiated by this TPP"
+            )));
+        }
+        found.push(p);
+    }
+    if let Some(p) = found
+        .iter()
+        .find(|p| p.service != Service::Payments.segment())
+    {
+        return Err(ApiError::new(
+            MessageCode::ReferenceMixInvalid,
+            format!(
+                "paymentIds: payment {} is a {} payment; bulk and periodic payments cannot be \
+                 put in a signing basket",
+                p.id,
+                if p.service == Service::BulkPayments.segment() {
+                    "bulk"
+                } else {
+                    "periodic"
+                }
+            ),
+        ));
+    }
+    for p in &found {
+        if !matches!(p.status.as_str(), status::RCVD | status::ACTC) {
+            return Err(ApiError::new(
+                MessageCode::ReferenceStatusInvalid,
+                format!(
+                    "paymentIds: payment {} has status {} and cannot be put in a signing basket",
+                    p.id, p.status
+                ),
+            ));
+        }
+        if let Some(other) = rows::open_basket_of(c, &p.id).map_err(db_error)? {
+            return Err(ApiError::new(
+                MessageCode::ReferenceStatusInvalid,
+                format!(
+                    "paymentIds: payment {} is already in signing basket {other}; delete that \
+                     basket first",
+                    p.id
+                ),
+            ));
+        }
+    }
+    Ok(found)
+}
+
+fn link(href: String, verbs: &[&str]) -> Link {
+    Link::with_verbs(href, verbs)
+}
+
+/// `POST /v1/signing-baskets` `{"paymentIds": [...]}`: 201 `{transactionStatus, basketId,
+/// _links: {scaRedirect | startAuthorisation, self, status, scaStatus?}}` (implicit start;
+/// `TPP-Explicit-Authorisation-Preferred: true` gives `startAuthorisation`, as in the bank's
+/// Postman collections).
+///
+/// Errors: see [`payment_ids`] and [`check_payments`]; 401 `ROLE_INVALID` without `PSP_PI`.
+async fn create(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    cert: TppCert,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    require_role(&cert.0, Psd2Role::PspPi)?;
+    batch::run_due(&app)?;
+    let redirect = payments::redirect_uri(&headers)?;
+    let session = payments::session_id(&headers)?;
+    payments::require_psu_ip(&headers)?;
+    let explicit = payments::explicit_preferred(&headers)?;
+    let bound = payments::binding(&app, &tpp, &headers)?;
+    let ids = payment_ids(&body)?;
+    let now = now_secs(&app);
+    let id = Uuid::new_v4().to_string();
+    let basket = BasketRow {
+        id: id.clone(),
+        tpp: tpp.id.0.clone(),
+        created_at: now,
+        redirect_uri: redirect.clone(),
+        tpp_session_id: session.clone(),
+        expected_customer: bound.customer.map(|c| c.to_string()),
+        cancelled: false,
+        authorised: false,
+        payments: ids.clone(),
+    };
+    let auth = (!explicit)
+        .then(|| payments::new_authorisation(&tpp, None, Some(&id), &redirect, &session, now));
+    let transaction_status = app.db.write(|tx| {
+        let found = check_payments(tx, &tpp, &ids)?;
+        rows::insert_basket(tx, &basket).map_err(db_error)?;
+        if let Some(a) = &auth {
+            rows::insert_authorisation(tx, a).map_err(db_error)?;
+        }
+        Ok(basket_status(&basket, &found))
+    })?;
+    let path = basket_path(&id);
+    let mut links = Links::new();
+    match &auth {
+        Some(a) => {
+            links.insert(
+                names::SCA_REDIRECT.into(),
+                link(payments::sca_href(&headers, &a.id), &["GET"]),
+            );
+            links.insert(
+                "scaStatus".into(),
+                link(format!("{path}/authorisations/{}", a.id), &["GET"]),
+            );
+        }
+        None => {
+            links.insert(
+                names::START_AUTHORISATION.into(),
+                link(format!("{path}/authorisations"), &["POST"]),
+            );
+        }
+    }
+    links.insert(names::SELF.into(), link(path.clone(), &["GET", "DELETE"]));
+    links.insert(
+        names::STATUS.into(),
+        link(format!("{path}/status"), &["GET"]),
+    );
+    Ok(payments::json_response(
+        StatusCode::CREATED,
+        json!({
+            "transactionStatus": transaction_status,
+            "basketId": id,
+            "_links": serde_json::to_value(&links).unwrap_or(Value::Null),
+        }),
+        &[
+            ("Location", path),
+            ("ASPSP-SCA-Approach", "REDIRECT".to_string()),
+        ],
+    ))
+}
+
+/// `GET /v1/signing-baskets/{basketId}`: `{payments, transactionStatus, _links}` (Berlin
+/// Group `signingBasketResponse-200`).
+async fn read(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    cert: TppCert,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<Value>, ApiError> {
+    require_role(&cert.0, Psd2Role::PspPi)?;
+    batch::run_due(&app)?;
+    let (b, p) = own_basket(&app, &tpp, &id)?;
+    let s = basket_status(&b, &p);
+    let path = basket_path(&id);
+    let mut links = Links::new();
+    links.insert(names::SELF.into(), link(path.clone(), &["GET", "DELETE"]));
+    links.insert(
+        names::STATUS.into(),
+        link(format!("{path}/status"), &["GET"]),
+    );
+    if !b.cancelled && p.iter().any(|x| x.status == status::RCVD) {
+        links.insert(
+            names::START_AUTHORISATION.into(),
+            link(format!("{path}/authorisations"), &["POST"]),
+        );
+    }
+    Ok(Json(json!({
+        "payments": b.payments,
+        "transactionStatus": s,
+        "_links": serde_json::to_value(&links).unwrap_or(Value::Null),
+    })))
+}
+
+/// `GET /v1/signing-baskets/{basketId}/status`: `{transactionStatus}` (Berlin Group
+/// `signingBasketStatusResponse-200`).
+async fn read_status(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    cert: TppCert,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<Value>, ApiError> {
+    require_role(&cert.0, Psd2Role::PspPi)?;
+    batch::run_due(&app)?;
+    let (b, p) = own_basket(&app, &tpp, &id)?;
+    Ok(Json(json!({"transactionStatus": basket_status(&b, &p)})))
+}
+
+/// `DELETE /v1/signing-baskets/{basketId}`: 204; the basket reads `CANC`, its payments are
+/// untouched and may go into another basket (Berlin Group: "as long as no (partial)
+/// authorisation has yet been applied").
+///
+/// Errors: 409 `STATUS_INVALID` when the basket's SCA was completed or it is already deleted.
+async fn delete(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    cert: TppCert,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    require_role(&cert.0, Psd2Role::PspPi)?;
+    batch::run_due(&app)?;
+    own_basket(&app, &tpp, &id)?;
+    app.db.write(|tx| {
+        let b = rows::basket(tx, &id)
+            .map_err(db_error)?
+            .ok_or_else(|| ApiError::not_found(format!("no signing basket {id}")))?;
+        if b.cancelled {
+            return Err(ApiError::new(
+                MessageCode::StatusInvalid,
+                format!("signing basket {id} is already deleted"),
+            ));
+        }
+        if b.authorised {
+            return Err(ApiError::new(
+                MessageCode::StatusInvalid,
+                format!(
+                    "signing basket {id} was already authorised by the PSU and cannot be \
+                     deleted; delete its payments one by one instead"
+                ),
+            ));
+        }
+        rows::set_basket_flags(tx, &id, true, false).map_err(db_error)
+    })?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `POST /v1/signing-baskets/{basketId}/authorisations` (empty body): 201
+/// `startScaprocessResponse` with `scaRedirect` to the basket's SCA page.
+///
+/// Errors: 409 `STATUS_INVALID` for a deleted basket or one without `RCVD` payments.
+async fn start_authorisation(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    cert: TppCert,
+    ApiPath(id): ApiPath<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    require_role(&cert.0, Psd2Role::PspPi)?;
+    batch::run_due(&app)?;
+    let (b, _) = own_basket(&app, &tpp, &id)?;
+    let redirect = match payments::header_str(&headers, crate::xs2a::headers::TPP_REDIRECT_URI)? {
+        Some(_) => payments::redirect_uri(&headers)?,
+        None => b.redirect_uri.clone(),
+    };
+    let session = match payments::header_str(&headers, crate::xs2a::headers::TPP_SESSION_ID)? {
+        Some(_) => payments::session_id(&headers)?,
+        None => b.tpp_session_id.clone(),
+    };
+    let auth =
+        payments::new_authorisation(&tpp, None, Some(&id), &redirect, &session, now_secs(&app));
+    app.db.write(|tx| {
+        let b = rows::basket(tx, &id)
+            .map_err(db_error)?
+            .ok_or_else(|| ApiError::not_found(format!("no signing basket {id}")))?;
+        let p = payments_of(tx, &b).map_err(db_error)?;
+        if b.cancelled || !p.iter().any(|x| x.status == status::RCVD) {
+            return Err(ApiError::new(
+                MessageCode::StatusInvalid,
+                format!(
+                    "signing basket {id} has status {} and has no payment left to authorise",
+                    basket_status(&b, &p)
+                ),
+            ));
+        }
+        rows::insert_authorisation(tx, &auth).map_err(db_error)
+    })?;
+    Ok(payments::start_sca_response(
+        &headers,
+        &basket_path(&id),
+        &auth.id,
+        true,
+    ))
+}
+
+/// `GET /v1/signing-baskets/{basketId}/authorisations/{authorisationId}`: `{scaStatus}`.
+async fn authorisation_status(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    cert: TppCert,
+    ApiPath((id, auth)): ApiPath<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    require_role(&cert.0, Psd2Role::PspPi)?;
+    own_basket(&app, &tpp, &id)?;
+    let a = app
+        .db
+        .read(|c| rows::authorisation(c, &auth))?
+        .filter(|a| a.basket.as_deref() == Some(id.as_str()))
+        .ok_or_else(|| {
+            ApiError::not_found(format!("signing basket {id} has no authorisation {auth:?}"))
+        })?;
+    Ok(Json(
+        json!({"scaStatus": payments::effective_sca_status(&a, now_secs(&app))}),
+    ))
+}

@@ -1,0 +1,520 @@
+//! Card account information: `GET /v1/card-accounts`, `/v1/card-accounts/{id}`,
+//! `.../balances`, `.../transactions` (interface document, Account data facts: "Balance type
+//! interimBooked is returned for card accounts"; "Card transaction transactionAmount and
+//! originalAmount have been switched to the correct mapping"; "Card acceptor information is
+//! in card account transactions"; "Card account status is available in the card account
+//! interface"; Versioning 2.16.0 and `cardaccount-switch-originalamount-and-transactionamount`.
+//! Berlin Group schemas `cardAccountList`, `cardAccountDetails`,
+//! `readCardAccountBalanceResponse-200`, `cardAccountsTransactionsResponse200`,
+//! `cardAccountReport`, `cardTransaction`).
+//!
+//! Consent: card accounts are offered on the SCA consent page (PRIVATE context) as their own
+//! checkboxes (`cardAccount`), next to the accounts; the ticked ones are stored in
+//! `card_consents` under the consent's key (TPP, PSU-ID, agreement) and follow that consent:
+//! the same 180 days, revocation and SCA-session rules ([`super::consent::resolve`]). A card
+//! account of the PSU outside the consent answers 401 + `scaRedirect`; any other 403
+//! `RESOURCE_UNKNOWN`.
+//!
+//! Amounts (`debitAccounting` false): `transactionAmount` is what is billed to the card
+//! account, in its currency (NOK), negative for purchases; `originalAmount` is the amount in
+//! the currency the card was used in, sent for purchases abroad together with
+//! `currencyExchange` (the correct mapping, default since 2024-11-13).
+//!
+//! Transactions: `bookingStatus` `booked`, `pending`, `both` (default; any case); `dateFrom`
+//! and `dateTo` filter booked entries by `bookingDate` and — unlike accounts, as the
+//! interface document's Limits table notes for card accounts — pending entries by
+//! `transactionDate`; `limit`/`offset` page the booked list (default 200). Without
+//! `PSU-IP-Address` the account rules apply: 4 balance and 4 transaction calls per 24 h per
+//! card account, 90 days back.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::routing::get;
+use chrono::NaiveDate;
+use rusqlite::params;
+use serde::Serialize;
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::App;
+use super::accounts::TransactionQuery;
+use super::auth::Tpp;
+use super::consent::{self, Access};
+use super::db::{self, db_error};
+use super::errors::{ApiError, ApiPath, QueryPairs};
+use super::ledger::{self, Balances, CardEntry};
+use super::rules::{self, AccessKind, TppRoles};
+use super::store::{CardAccount, ConsentKey, Customer};
+use crate::xs2a::error::MessageCode;
+use crate::xs2a::links::{Link, Links, names};
+use crate::xs2a::model::{AccountReference, Amount, Balance, balance_type};
+
+/// The table of consented card accounts.
+pub const MIGRATION: db::Migration = (
+    "cards_001_card_consents",
+    "CREATE TABLE card_consents (
+        tpp TEXT NOT NULL,
+        psu_id TEXT NOT NULL,
+        agreement TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        card_account TEXT NOT NULL REFERENCES card_accounts(id) ON DELETE CASCADE,
+        PRIMARY KEY (tpp, psu_id, agreement, card_account)
+    );",
+);
+
+fn agreement_key(a: Option<Uuid>) -> String {
+    a.map(|a| a.to_string()).unwrap_or_default()
+}
+
+/// Replaces the card accounts of consent `key` by `cards` (inside the transaction that
+/// records the completed SCA, [`super::psu::record_completed_sca`]).
+///
+/// Errors: storage (503).
+pub fn replace_consent(
+    tx: &rusqlite::Transaction<'_>,
+    key: &ConsentKey,
+    cards: &[Uuid],
+) -> Result<(), ApiError> {
+    let (tpp, psu, agreement) = (
+        &key.tpp.0,
+        key.psu_id.to_string(),
+        agreement_key(key.agreement),
+    );
+    tx.execute(
+        "DELETE FROM card_consents WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3",
+        params![tpp, psu, agreement],
+    )
+    .map_err(db_error)?;
+    for (i, c) in cards.iter().enumerate() {
+        tx.execute(
+            "INSERT OR IGNORE INTO card_consents (tpp, psu_id, agreement, position, card_account)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                tpp,
+                psu,
+                agreement,
+                i64::try_from(i).unwrap_or(0),
+                c.to_string()
+            ],
+        )
+        .map_err(db_error)?;
+    }
+    Ok(())
+}
+
+/// The card accounts of consent `key`, in the order ticked.
+///
+/// Errors: storage (503).
+pub fn consented(app: &App, key: &ConsentKey) -> Result<Vec<Uuid>, ApiError> {
+    let ids: Vec<String> = app.db.read(|c| {
+        let mut st = c.prepare(
+            "SELECT card_account FROM card_consents
+             WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3 ORDER BY position",
+        )?;
+        let rows = st.query_map(
+            params![
+                key.tpp.0,
+                key.psu_id.to_string(),
+                agreement_key(key.agreement)
+            ],
+            |r| r.get(0),
+        )?;
+        rows.collect()
+    })?;
+    Ok(ids.iter().filter_map(|s| Uuid::parse_str(s).ok()).collect())
+}
+
+fn card_path(id: &str) -> String {
+    format!("/v1/card-accounts/{id}")
+}
+
+/// Berlin Group `cardAccountDetails` as this sandbox fills it: `resourceId`, `maskedPan`,
+/// `currency`, `ownerName`, `name` (≤ 70), `product`, `status` (`enabled`, `blocked` or
+/// `deleted`: the card account status of the Account data facts), `usage` `PRIV`,
+/// `creditLimit`, `_links` (`balances`, `transactions`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CardAccountDetails {
+    pub resource_id: String,
+    pub masked_pan: String,
+    pub currency: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner_name: Option<String>,
+    pub name: String,
+    pub product: String,
+    pub status: String,
+    pub usage: String,
+    pub credit_limit: Amount,
+    #[serde(rename = "_links")]
+    pub links: Links,
+}
+
+/// Berlin Group `cardAccountList`: `{"cardAccounts":[...]}`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CardAccountList {
+    pub card_accounts: Vec<CardAccountDetails>,
+}
+
+/// `{"cardAccount": cardAccountDetails}` (Berlin Group `OK_200_CardAccountDetails`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CardAccountResponse {
+    pub card_account: CardAccountDetails,
+}
+
+/// Berlin Group `readCardAccountBalanceResponse-200`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CardBalancesResponse {
+    pub card_account: AccountReference,
+    pub debit_accounting: bool,
+    pub balances: Vec<Balance>,
+}
+
+/// Berlin Group `cardAccountReport`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CardReport {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub booked: Option<Vec<Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Vec<Value>>,
+    #[serde(rename = "_links")]
+    pub links: Links,
+}
+
+/// Berlin Group `cardAccountsTransactionsResponse200`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CardTransactionsResponse {
+    pub card_account: AccountReference,
+    pub debit_accounting: bool,
+    pub card_transactions: CardReport,
+}
+
+fn status_of(card: &CardAccount) -> String {
+    match card.status.as_str() {
+        s @ ("enabled" | "blocked" | "deleted") => s.to_string(),
+        _ => "enabled".to_string(),
+    }
+}
+
+/// The details of `card`.
+pub fn details(app: &App, card: &CardAccount) -> CardAccountDetails {
+    let id = card.id.to_string();
+    let mut links = Links::new();
+    links.insert(
+        names::BALANCES.into(),
+        Link::href(format!("{}/balances", card_path(&id))),
+    );
+    links.insert(
+        names::TRANSACTIONS.into(),
+        Link::href(format!("{}/transactions", card_path(&id))),
+    );
+    CardAccountDetails {
+        resource_id: id,
+        masked_pan: card.masked_pan.clone(),
+        currency: card.currency.clone(),
+        owner_name: app.store.customer(card.owner).map(|c| c.name),
+        name: rules::account_name(&card.name),
+        product: card.product.chars().take(35).collect(),
+        status: status_of(card),
+        usage: "PRIV".into(),
+        credit_limit: Amount::from_minor(&card.currency, ledger::CARD_CREDIT_LIMIT),
+        links,
+    }
+}
+
+fn reference(card: &CardAccount) -> AccountReference {
+    AccountReference {
+        masked_pan: Some(card.masked_pan.clone()),
+        currency: Some(card.currency.clone()),
+        ..AccountReference::default()
+    }
+}
+
+/// `GET /v1/card-accounts`: the consented card accounts (an empty list when the consent has
+/// none: Berlin Group `OK_200_CardAccountList`).
+///
+/// Errors: 401 `ROLE_INVALID` without `PSP_AI`; the refusals of [`consent::resolve`].
+pub async fn list(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    roles: TppRoles,
+    headers: HeaderMap,
+) -> Result<Json<CardAccountList>, ApiError> {
+    roles.require_ais()?;
+    let access = consent::resolve(&app, &tpp, &headers)?;
+    let cards = consented(&app, &access.key)?
+        .into_iter()
+        .filter_map(|id| app.store.card_account(id))
+        .map(|c| details(&app, &c))
+        .collect();
+    Ok(Json(CardAccountList {
+        card_accounts: cards,
+    }))
+}
+
+fn card_of(
+    app: &App,
+    tpp: &Tpp,
+    roles: &TppRoles,
+    h: &HeaderMap,
+    id: &str,
+) -> Result<(Access, CardAccount, Customer), ApiError> {
+    roles.require_ais()?;
+    let access = consent::resolve(app, tpp, h)?;
+    let unknown = || {
+        ApiError::forbidden_unknown(format!(
+            "card account {id:?} is not a card account of this PSU in this context"
+        ))
+    };
+    let uuid = Uuid::parse_str(id).map_err(|_| unknown())?;
+    let card = app.store.card_account(uuid).ok_or_else(unknown)?;
+    let owns = access.agreement.is_none() && card.owner == access.customer.id;
+    if !owns {
+        return Err(unknown());
+    }
+    if !consented(app, &access.key)?.contains(&uuid) {
+        return Err(consent::needs_sca(
+            app,
+            tpp,
+            h,
+            MessageCode::ConsentInvalid,
+            "the consent does not cover this card account: SCA needed to add it",
+        ));
+    }
+    let owner = app.store.customer(card.owner).ok_or_else(unknown)?;
+    Ok((access, card, owner))
+}
+
+/// `GET /v1/card-accounts/{id}`: `{"cardAccount": cardAccountDetails}`.
+///
+/// Errors: as [`list`]; 403 `RESOURCE_UNKNOWN`; 401 + `scaRedirect` outside the consent.
+pub async fn one(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    roles: TppRoles,
+    headers: HeaderMap,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<CardAccountResponse>, ApiError> {
+    let (_, card, _) = card_of(&app, &tpp, &roles, &headers, &id)?;
+    Ok(Json(CardAccountResponse {
+        card_account: details(&app, &card),
+    }))
+}
+
+/// `GET /v1/card-accounts/{id}/balances`: `interimBooked` (booked card usage, negative when
+/// owed) and `interimAvailable` (credit limit left), both dated today and in the card
+/// account's currency (interface document, version 2.16.0; Account data facts), with the
+/// sandbox balance overrides and manual card transactions applied.
+///
+/// Errors: as [`one`]; 429 `ACCESS_EXCEEDED` without `PSU-IP-Address` after 4 calls a day.
+pub async fn balances(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    roles: TppRoles,
+    headers: HeaderMap,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<CardBalancesResponse>, ApiError> {
+    let (_, card, owner) = card_of(&app, &tpp, &roles, &headers, &id)?;
+    if !rules::psu_present(&headers) {
+        rules::count_unattended(
+            &app,
+            &tpp.id,
+            &card.id.to_string(),
+            AccessKind::CardBalances,
+        )?;
+    }
+    let today = app.clock.today();
+    let base = ledger::card_balances(&card, &owner, today);
+    let b = app.store.card_balances(
+        card.id,
+        Balances {
+            closing_booked: base.interim_booked,
+            expected: base.interim_available,
+        },
+        today,
+    );
+    let balance = |kind: &str, amount: i64| Balance {
+        balance_type: kind.to_string(),
+        balance_amount: Amount::from_minor(&card.currency, amount),
+        reference_date: Some(today.to_string()),
+    };
+    Ok(Json(CardBalancesResponse {
+        card_account: reference(&card),
+        debit_accounting: false,
+        balances: vec![
+            balance(balance_type::INTERIM_BOOKED, b.closing_booked),
+            balance(balance_type::INTERIM_AVAILABLE, b.expected),
+        ],
+    }))
+}
+
+/// Berlin Group `cardTransactionId` is at most 35 characters: a UUID is sent without hyphens.
+pub fn card_transaction_id(id: Uuid) -> String {
+    id.simple().to_string()
+}
+
+fn rate_text(rate_e4: i64) -> String {
+    format!("{}.{:04}", rate_e4 / 10_000, rate_e4 % 10_000)
+}
+
+/// The Berlin Group `cardTransaction` of a generated entry.
+pub fn card_transaction(card: &CardAccount, e: &CardEntry, today: NaiveDate) -> Value {
+    let mut v = serde_json::json!({
+        "cardTransactionId": card_transaction_id(e.id),
+        "transactionDate": e.transaction_date.to_string(),
+        "acceptorTransactionDateTime": format!(
+            "{}T{:02}:{:02}:00Z", e.transaction_date, e.time.0, e.time.1
+        ),
+        "transactionAmount": Amount::from_minor(&card.currency, e.amount),
+        "maskedPAN": card.masked_pan,
+        "transactionDetails": e.text,
+        "proprietaryBankTransactionCode": e.code,
+    });
+    let Some(o) = v.as_object_mut() else {
+        return v;
+    };
+    if let Some(d) = e.booking_date {
+        o.insert("bookingDate".into(), d.to_string().into());
+        o.insert("invoiced".into(), e.invoiced(today).into());
+    }
+    if let Some(orig) = &e.original {
+        o.insert(
+            "originalAmount".into(),
+            serde_json::json!(Amount::from_minor(orig.currency, orig.amount)),
+        );
+        o.insert(
+            "currencyExchange".into(),
+            serde_json::json!([{
+                "sourceCurrency": orig.currency,
+                "exchangeRate": rate_text(orig.rate_e4),
+                "unitCurrency": orig.currency,
+                "targetCurrency": card.currency,
+                "quotationDate": e.transaction_date.to_string(),
+            }]),
+        );
+    }
+    if let Some(a) = &e.acceptor {
+        o.insert("terminalId".into(), a.terminal.clone().into());
+        o.insert("cardAcceptorId".into(), a.id.clone().into());
+        o.insert(
+            "cardAcceptorAddress".into(),
+            serde_json::json!({"townName": a.town, "country": a.country}),
+        );
+        o.insert("merchantCategoryCode".into(), a.mcc.into());
+    }
+    v
+}
+
+/// A manual card transaction's JSON with its id in the ≤ 35-character form.
+fn manual_json(card: &CardAccount, m: &super::store::ManualCardTransaction) -> Value {
+    let mut v = m.to_json(&card.currency, &card.masked_pan);
+    if let Some(o) = v.as_object_mut() {
+        o.insert("cardTransactionId".into(), card_transaction_id(m.id).into());
+    }
+    v
+}
+
+/// `GET /v1/card-accounts/{id}/transactions`: Berlin Group
+/// `cardAccountsTransactionsResponse200` (see the module documentation). Generated entries
+/// and the card's manual (sandbox-created) transactions, newest first; booked ones keep their
+/// `cardTransactionId` across calls and clock moves.
+///
+/// Errors: the query errors of [`TransactionQuery::parse_card`]; as [`one`]; 400
+/// `PERIOD_INVALID` / 429 `ACCESS_EXCEEDED` without `PSU-IP-Address`.
+pub async fn transactions(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    roles: TppRoles,
+    headers: HeaderMap,
+    ApiPath(id): ApiPath<String>,
+    query: QueryPairs,
+) -> Result<Json<CardTransactionsResponse>, ApiError> {
+    roles.require_ais()?;
+    let q = TransactionQuery::parse_card(&query)?;
+    let (_, card, owner) = card_of(&app, &tpp, &roles, &headers, &id)?;
+    let today = app.clock.today();
+    let from = if rules::psu_present(&headers) {
+        None
+    } else {
+        let from = rules::unattended_date_from(today, q.date_from)?;
+        rules::count_unattended(
+            &app,
+            &tpp.id,
+            &card.id.to_string(),
+            AccessKind::CardTransactions,
+        )?;
+        Some(from)
+    };
+    let manual = app.store.manual_card_transactions(card.id);
+    let mut report = CardReport::default();
+    let mut total = 0;
+    if q.wants_booked() {
+        let mut all: Vec<(NaiveDate, Value)> = manual
+            .iter()
+            .filter(|m| m.booked)
+            .filter_map(|m| {
+                let d = m.booking_date.unwrap_or(m.transaction_date);
+                q.in_period(Some(d), from)
+                    .then(|| (d, manual_json(&card, m)))
+            })
+            .collect();
+        all.extend(
+            ledger::card_booked(&card, &owner, today)
+                .iter()
+                .filter(|e| q.in_period(e.booking_date, from))
+                .map(|e| {
+                    (
+                        e.booking_date.unwrap_or(e.transaction_date),
+                        card_transaction(&card, e, today),
+                    )
+                }),
+        );
+        all.sort_by_key(|(d, _)| std::cmp::Reverse(*d));
+        total = all.len();
+        report.booked = Some(
+            all.into_iter()
+                .skip(q.offset)
+                .take(q.limit)
+                .map(|(_, v)| v)
+                .collect(),
+        );
+    }
+    if q.wants_pending() {
+        let mut pending: Vec<Value> = manual
+            .iter()
+            .filter(|m| !m.booked && q.in_period(Some(m.transaction_date), from))
+            .map(|m| manual_json(&card, m))
+            .collect();
+        pending.extend(
+            ledger::card_pending(&card, &owner, today)
+                .iter()
+                .filter(|e| q.in_period(Some(e.transaction_date), from))
+                .map(|e| card_transaction(&card, e, today)),
+        );
+        report.pending = Some(pending);
+    }
+    let card_id = card.id.to_string();
+    let path = format!("{}/transactions", card_path(&card_id));
+    report.links = q.links(&path, ("cardAccount", card_path(&card_id)), total);
+    Ok(Json(CardTransactionsResponse {
+        card_account: reference(&card),
+        debit_accounting: false,
+        card_transactions: report,
+    }))
+}
+
+/// The card account routes (merged into [`super::router`]).
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/v1/card-accounts", get(list))
+        .route("/v1/card-accounts/{id}", get(one))
+        .route("/v1/card-accounts/{id}/balances", get(balances))
+        .route("/v1/card-accounts/{id}/transactions", get(transactions))
+}

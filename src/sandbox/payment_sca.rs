@@ -1,0 +1,666 @@
+//! The SCA pages of payments and signing baskets (server-rendered HTML, plain forms, no
+//! JavaScript, every interpolated value escaped; look and helpers of [`super::pages`]).
+//!
+//! `GET /payment-sca/{authorisationId}` shows the current step:
+//!
+//! 1. `received`: the payment(s) in short and the login form (`customerNumber`, interface
+//!    document, Authentication 14), with the sandbox's private customers as one-click hints.
+//!    `POST /payment-sca/{id}/login` identifies the PSU (`psuIdentified`). Unknown numbers
+//!    and corporate customers get the form again (400); a PSU other than the one the TPP
+//!    named (`PSU-ID` or `X-PSU-IDENTITY` of the initiation) too. A PSU who cannot pay from
+//!    the debtor account(s) — neither owns them nor holds a corporate agreement covering
+//!    them — gets an error page (403) and may log in again.
+//! 2. `psuIdentified`: the payment(s) in full with Approve and Reject,
+//!    `POST /payment-sca/{id}/decision` (`action=approve|reject`).
+//!
+//! Approve: every `RCVD` payment in scope is authorised ([`super::batch::authorise`]: `ACTC`,
+//! instant payments settle at once), the authorisation is `finalised`, the PSU-ID is
+//! registered, and the browser is sent (302) to `TPP-Redirect-URI` with `psu-id`,
+//! `psu-corporate-id` (when approved under a corporate agreement), `tpp-session-id` and
+//! `context` ([`ScaCallback::Success`]). An instant payment rejected for lack of funds ends
+//! with the failure redirect instead (`code=PAYMENT_FAILED`, status 400).
+//!
+//! Reject (also the Cancel button of step 1): the `RCVD` payments become `RJCT`, the
+//! authorisation `failed`, and the failure redirect carries `system`, `status=400`,
+//! `code=PAYMENT_FAILED`, `message`, `tpp-session-id` (interface document, Errors: "Failed
+//! SCA: Redirect with system, status, code, message; PAYMENT_FAILED is one code").
+//!
+//! Unknown ids answer 404, used or expired (30 minutes) authorisations 410.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use rusqlite::Connection;
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::App;
+use super::batch;
+use super::db::db_error;
+use super::errors::ApiError;
+use super::pages::{self, Page, esc, format_bban};
+use super::payments::body::Service;
+use super::payments::rows::{self, AuthorisationRow, PaymentRow, sca_status, status};
+use super::payments::{self, now_secs};
+use super::sca::{SCA_SYSTEM, psu_id};
+use super::store::{Agreement, Customer, TppId};
+use crate::xs2a::model::{CustomerType, format_minor};
+use crate::xs2a::redirect::{PsuContext, ScaCallback, ScaFailure, ScaSuccess};
+
+/// The payment SCA page routes (merged into [`super::router`]; not signed).
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/payment-sca/{id}", get(show))
+        .route("/payment-sca/{id}/login", post(login))
+        .route("/payment-sca/{id}/decision", post(decision))
+}
+
+fn page(status: StatusCode, html: String) -> Response {
+    Page { status, html }.into_response()
+}
+
+fn gone(title: &str, message: &str) -> Response {
+    pages::error(StatusCode::GONE, title, message).into_response()
+}
+
+fn storage_page(e: ApiError) -> Response {
+    let text = e
+        .body
+        .tpp_messages
+        .first()
+        .and_then(|m| m.text.clone())
+        .unwrap_or_default();
+    pages::error(StatusCode::SERVICE_UNAVAILABLE, "Please try again", &text).into_response()
+}
+
+/// The authorisation and the payments it covers (one payment, or a basket's payments).
+struct Scope {
+    auth: AuthorisationRow,
+    payments: Vec<PaymentRow>,
+    /// Customers the TPP bound the payments or the basket to (`PSU-ID`, `X-PSU-IDENTITY`).
+    expected: Vec<String>,
+}
+
+fn scope_of(c: &Connection, auth: AuthorisationRow) -> rusqlite::Result<Scope> {
+    let mut expected = Vec::new();
+    let ids: Vec<String> = match (&auth.payment, &auth.basket) {
+        (Some(p), _) => vec![p.clone()],
+        (None, Some(b)) => match rows::basket(c, b)? {
+            Some(b) => {
+                expected.extend(b.expected_customer);
+                b.payments
+            }
+            None => Vec::new(),
+        },
+        (None, None) => Vec::new(),
+    };
+    let mut payments = Vec::new();
+    for id in ids {
+        if let Some(p) = rows::payment(c, &id)? {
+            expected.extend(p.expected_customer.clone());
+            payments.push(p);
+        }
+    }
+    Ok(Scope {
+        auth,
+        payments,
+        expected,
+    })
+}
+
+/// Loads a usable authorisation, or the error page to answer.
+fn load(app: &App, id: &str) -> Result<Scope, Box<Response>> {
+    let found = app
+        .db
+        .read(|c| match rows::authorisation(c, id)? {
+            Some(a) => scope_of(c, a).map(Some),
+            None => Ok(None),
+        })
+        .map_err(|e| Box::new(storage_page(e)))?;
+    let Some(scope) = found else {
+        return Err(Box::new(
+            pages::error(
+                StatusCode::NOT_FOUND,
+                "Unknown authorisation",
+                "This payment approval link is not known to the bank. Go back to the application \
+             and start again.",
+            )
+            .into_response(),
+        ));
+    };
+    match payments::effective_sca_status(&scope.auth, now_secs(app)) {
+        sca_status::RECEIVED | sca_status::PSU_IDENTIFIED => Ok(scope),
+        sca_status::FAILED if scope.auth.sca_status != sca_status::FAILED => Err(Box::new(gone(
+            "Authorisation expired",
+            "This payment approval link has expired. Go back to the application and start \
+             again.",
+        ))),
+        _ => Err(Box::new(gone(
+            "Authorisation already used",
+            "This payment approval has already been completed or cancelled. Go back to the \
+             application.",
+        ))),
+    }
+}
+
+fn what(scope: &Scope) -> String {
+    match (&scope.auth.basket, scope.payments.len()) {
+        (Some(_), n) => format!("{n} payments (signing basket)"),
+        (None, _) => "a payment".to_string(),
+    }
+}
+
+fn tpp_box(scope: &Scope) -> String {
+    format!(
+        "<p class=\"tpp\"><b>{}</b> asks you to approve {}.</p>",
+        esc(&scope.auth.tpp_name),
+        esc(&what(scope))
+    )
+}
+
+fn error_box(error: Option<&str>) -> String {
+    error
+        .map(|e| format!("<div class=\"error\">{}</div>", esc(e)))
+        .unwrap_or_default()
+}
+
+fn s<'a>(v: &'a Value, path: &[&str]) -> &'a str {
+    path.iter().fold(v, |v, k| &v[*k]).as_str().unwrap_or("")
+}
+
+fn account_text(v: &Value) -> String {
+    if let Some(b) = v["bban"].as_str() {
+        format_bban(b)
+    } else {
+        v["iban"].as_str().unwrap_or("").to_string()
+    }
+}
+
+/// One payment (or bulk entry) as a block of the page.
+fn entry_html(e: &Value, from: &str, when: &str, state: &str) -> String {
+    let amount = format!(
+        "{} {}",
+        s(e, &["instructedAmount", "currency"]),
+        s(e, &["instructedAmount", "amount"])
+    );
+    let message = s(e, &["remittanceInformationUnstructured"]);
+    format!(
+        "<div class=\"acct\"><span><b>{amount}</b> to <b>{name}</b> \
+<span class=\"bban\">{to}</span>{state}<br><span class=\"meta\">from {from} · {when}{msg}</span></span></div>",
+        amount = esc(&amount),
+        name = esc(s(e, &["creditorName"])),
+        to = esc(&account_text(&e["creditorAccount"])),
+        state = if state.is_empty() {
+            String::new()
+        } else {
+            format!(" <span class=\"meta\">({})</span>", esc(state))
+        },
+        from = esc(from),
+        when = esc(when),
+        msg = if message.is_empty() {
+            String::new()
+        } else {
+            format!(" · “{}”", esc(message))
+        },
+    )
+}
+
+fn payment_html(app: &App, p: &PaymentRow) -> String {
+    let body: Value = serde_json::from_str(&p.body).unwrap_or(Value::Null);
+    let from = Uuid::parse_str(&p.debtor_account)
+        .ok()
+        .and_then(|a| app.store.account(a))
+        .map(|a| format!("{} {}", a.name, format_bban(&a.bban)))
+        .unwrap_or_default();
+    let when = if p.service == Service::PeriodicPayments.segment() {
+        let months = body["monthsOfExecution"]
+            .as_array()
+            .map(|m| {
+                let v: Vec<&str> = m.iter().filter_map(Value::as_str).collect();
+                format!(" (months {})", v.join(", "))
+            })
+            .unwrap_or_default();
+        format!(
+            "standing order {}{months} from {}",
+            s(&body, &["frequency"]),
+            s(&body, &["startDate"])
+        )
+    } else if payments::kind_of(p) == Some(payments::body::PaymentType::Instant) {
+        "instant: paid at once".to_string()
+    } else {
+        match p.execution_date.as_deref() {
+            Some(d) => format!("on {d}"),
+            None => "at the next batch run".to_string(),
+        }
+    };
+    let state = if p.status == status::RCVD {
+        String::new()
+    } else {
+        format!("status {}: not part of this approval", p.status)
+    };
+    if p.service == Service::BulkPayments.segment() {
+        let entries = body["payments"].as_array().cloned().unwrap_or_default();
+        let items: String = entries
+            .iter()
+            .map(|e| entry_html(e, &from, &when, ""))
+            .collect();
+        format!(
+            "<p><b>Bulk payment</b>: {n} payments, total {cur} {total}{state}</p>{items}",
+            n = entries.len(),
+            cur = esc(&p.currency),
+            total = esc(&format_minor(p.amount_minor)),
+            state = if state.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", esc(&state))
+            },
+        )
+    } else {
+        entry_html(&body, &from, &when, &state)
+    }
+}
+
+fn payments_html(app: &App, scope: &Scope) -> String {
+    scope
+        .payments
+        .iter()
+        .map(|p| payment_html(app, p))
+        .collect()
+}
+
+fn reject_button(id: &str, label: &str) -> String {
+    format!(
+        "<button type=\"submit\" class=\"secondary\" formaction=\"/payment-sca/{id}/decision\" \
+formnovalidate name=\"action\" value=\"reject\">{label}</button>",
+        id = esc(id),
+        label = esc(label),
+    )
+}
+
+fn login_page(app: &App, scope: &Scope, typed: &str, error: Option<&str>) -> String {
+    let id = &scope.auth.id;
+    let hints: String = app
+        .store
+        .customers()
+        .iter()
+        .filter(|c| c.kind == CustomerType::Private)
+        .map(|c| {
+            format!(
+                "<button type=\"submit\" name=\"customerNumber\" value=\"{num}\">\
+<span><span class=\"num\">{num}</span> &nbsp; {name}</span><small>private customer</small></button>",
+                num = esc(&c.number),
+                name = esc(&c.name),
+            )
+        })
+        .collect();
+    let body = format!(
+        "<h2>Approve {what}</h2>{tpp}{error}{payments}\
+<form id=\"login\" method=\"post\" action=\"/payment-sca/{id}/login\">\
+<label class=\"field\" for=\"customerNumber\">National identity number (customerNumber)</label>\
+<input type=\"text\" id=\"customerNumber\" name=\"customerNumber\" value=\"{typed}\" \
+inputmode=\"numeric\" autocomplete=\"off\" autofocus>\
+<div class=\"buttons\"><button type=\"submit\">Log in</button>{cancel}</div></form>\
+<h3>Sandbox customers</h3><p>In the sandbox any of these identifies you; click one to log in.</p>\
+<form id=\"hints\" class=\"hints\" method=\"post\" action=\"/payment-sca/{id}/login\">{hints}</form>",
+        what = esc(&what(scope)),
+        tpp = tpp_box(scope),
+        error = error_box(error),
+        payments = payments_html(app, scope),
+        id = esc(id),
+        typed = esc(typed),
+        cancel = reject_button(id, "Cancel"),
+    );
+    pages::layout("Approve payment", None, &body)
+}
+
+fn decision_page(app: &App, scope: &Scope, customer: &Customer, corporate: Option<&str>) -> String {
+    let id = &scope.auth.id;
+    let whom = match corporate {
+        Some(c) => format!(
+            "{}, you approve on behalf of <b>{}</b> (corporate).",
+            esc(&customer.name),
+            esc(c)
+        ),
+        None => format!("{}, check the details and approve.", esc(&customer.name)),
+    };
+    let body = format!(
+        "<h2>Approve {what}</h2>{tpp}<p>{whom}</p>{payments}\
+<form id=\"decision\" method=\"post\" action=\"/payment-sca/{id}/decision\">\
+<div class=\"buttons\"><button type=\"submit\" name=\"action\" value=\"approve\">Approve</button>\
+<button type=\"submit\" class=\"secondary\" name=\"action\" value=\"reject\">Reject</button></div></form>",
+        what = esc(&what(scope)),
+        tpp = tpp_box(scope),
+        payments = payments_html(app, scope),
+        id = esc(id),
+    );
+    pages::layout("Approve payment", None, &body)
+}
+
+/// Whether `customer` may pay from every debtor account of `payments`: `Some(None)` when it
+/// owns them all (PRIVATE context), `Some(Some(agreement))` when one corporate agreement it
+/// holds covers them all (CORPORATE context), `None` otherwise.
+fn context_for(
+    app: &App,
+    customer: &Customer,
+    payments: &[PaymentRow],
+) -> Option<Option<Agreement>> {
+    let accounts: Vec<Uuid> = payments
+        .iter()
+        .filter_map(|p| Uuid::parse_str(&p.debtor_account).ok())
+        .collect();
+    let own: Vec<Uuid> = app
+        .store
+        .accounts_of(customer.id)
+        .iter()
+        .map(|a| a.id)
+        .collect();
+    if accounts.iter().all(|a| own.contains(a)) {
+        return Some(None);
+    }
+    app.store
+        .agreements_held_by(customer.id)
+        .into_iter()
+        .find(|ag| accounts.iter().all(|a| ag.accounts.contains(a)))
+        .map(Some)
+}
+
+fn render(app: &App, scope: &Scope) -> Response {
+    if scope.auth.sca_status == sca_status::PSU_IDENTIFIED {
+        let customer = scope
+            .auth
+            .customer
+            .as_deref()
+            .and_then(|c| Uuid::parse_str(c).ok())
+            .and_then(|c| app.store.customer(c));
+        if let Some(c) = customer {
+            let corporate = scope
+                .auth
+                .agreement
+                .as_deref()
+                .and_then(|a| Uuid::parse_str(a).ok())
+                .and_then(|a| app.store.agreement(a))
+                .and_then(|a| app.store.customer(a.corporate))
+                .map(|c| c.name);
+            return page(
+                StatusCode::OK,
+                decision_page(app, scope, &c, corporate.as_deref()),
+            );
+        }
+    }
+    page(StatusCode::OK, login_page(app, scope, "", None))
+}
+
+/// `GET /payment-sca/{id}`.
+async fn show(State(app): State<Arc<App>>, Path(id): Path<String>) -> Response {
+    match load(&app, &id) {
+        Ok(scope) => render(&app, &scope),
+        Err(r) => *r,
+    }
+}
+
+fn form(body: &[u8]) -> Vec<(String, String)> {
+    url::form_urlencoded::parse(body).into_owned().collect()
+}
+
+fn field<'a>(f: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    f.iter()
+        .rev()
+        .find(|(k, v)| k == name && !v.trim().is_empty())
+        .map(|(_, v)| v.trim())
+}
+
+/// `POST /payment-sca/{id}/login` (`customerNumber`; spaces and dots ignored).
+async fn login(State(app): State<Arc<App>>, Path(id): Path<String>, body: Bytes) -> Response {
+    let scope = match load(&app, &id) {
+        Ok(s) => s,
+        Err(r) => return *r,
+    };
+    if scope.auth.sca_status != sca_status::RECEIVED {
+        return render(&app, &scope);
+    }
+    let f = form(&body);
+    let typed = field(&f, "customerNumber").unwrap_or("");
+    let number: String = typed
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '.')
+        .collect();
+    let retry = |msg: &str| {
+        page(
+            StatusCode::BAD_REQUEST,
+            login_page(&app, &scope, typed, Some(msg)),
+        )
+    };
+    if number.is_empty() {
+        return retry("Enter a customerNumber, or click one of the sandbox customers below.");
+    }
+    let Some(customer) = app.store.customer_by_number(&number) else {
+        return retry(&format!(
+            "No sandbox customer has the number {number:?}. Click one of the customers below."
+        ));
+    };
+    if customer.kind == CustomerType::Corporate {
+        return retry(&format!(
+            "{} is a corporate customer; a company cannot log in itself. Log in as a person \
+             who holds an agreement for it.",
+            customer.name
+        ));
+    }
+    let expected = scope
+        .expected
+        .iter()
+        .find(|c| **c != customer.id.to_string());
+    if expected.is_some() {
+        return retry(
+            "The application initiated this payment for another customer (its PSU-ID or \
+             national identity number). Log in as that customer.",
+        );
+    }
+    let Some(agreement) = context_for(&app, &customer, &scope.payments) else {
+        let accounts: Vec<String> = scope
+            .payments
+            .iter()
+            .filter_map(|p| Uuid::parse_str(&p.debtor_account).ok())
+            .filter_map(|a| app.store.account(a))
+            .map(|a| format_bban(&a.bban))
+            .collect();
+        let body = format!(
+            "<h2>Not your account</h2><div class=\"error\">{} cannot approve payments from \
+             account {}: it is neither their own account nor covered by a corporate agreement \
+             they hold.</div><p><a href=\"/payment-sca/{}\">Log in as someone else</a></p>",
+            esc(&customer.name),
+            esc(&accounts.join(", ")),
+            esc(&id),
+        );
+        return page(
+            StatusCode::FORBIDDEN,
+            pages::layout("Not your account", None, &body),
+        );
+    };
+    let customer_id = customer.id.to_string();
+    let agreement_id = agreement.as_ref().map(|a| a.id.to_string());
+    let moved = app.db.write(|tx| {
+        let a = rows::authorisation(tx, &id).map_err(db_error)?;
+        if a.is_none_or(|a| a.sca_status != sca_status::RECEIVED) {
+            return Ok(false);
+        }
+        rows::set_sca_status(
+            tx,
+            &id,
+            sca_status::PSU_IDENTIFIED,
+            Some(&customer_id),
+            agreement_id.as_deref(),
+        )
+        .map_err(db_error)?;
+        Ok(true)
+    });
+    match moved {
+        Ok(_) => match load(&app, &id) {
+            Ok(s) => render(&app, &s),
+            Err(r) => *r,
+        },
+        Err(e) => storage_page(e),
+    }
+}
+
+fn redirect_to_tpp(auth: &AuthorisationRow, callback: &ScaCallback) -> Response {
+    let Ok(location) = callback.redirect_url(&auth.redirect_uri) else {
+        return pages::error(
+            StatusCode::BAD_REQUEST,
+            "Cannot redirect",
+            "The TPP-Redirect-URI is not a valid URL.",
+        )
+        .into_response();
+    };
+    let Ok(value) = HeaderValue::from_str(&location) else {
+        return pages::error(
+            StatusCode::BAD_REQUEST,
+            "Cannot redirect",
+            "The TPP-Redirect-URI cannot be used as a redirect location.",
+        )
+        .into_response();
+    };
+    let mut r = page(StatusCode::FOUND, pages::redirecting(&location));
+    r.headers_mut().insert(header::LOCATION, value);
+    r
+}
+
+fn failure(auth: &AuthorisationRow, message: &str) -> ScaCallback {
+    ScaCallback::Failure(ScaFailure {
+        system: SCA_SYSTEM.into(),
+        status: 400,
+        code: "PAYMENT_FAILED".into(),
+        message: message.into(),
+        tpp_session_id: Some(auth.tpp_session_id.clone()),
+    })
+}
+
+/// What an approval or rejection did.
+enum Outcome {
+    Approved(Vec<(String, String)>),
+    Rejected,
+    NothingLeft,
+    Stale,
+}
+
+/// `POST /payment-sca/{id}/decision` (`action=approve` or `action=reject`).
+async fn decision(State(app): State<Arc<App>>, Path(id): Path<String>, body: Bytes) -> Response {
+    let scope = match load(&app, &id) {
+        Ok(s) => s,
+        Err(r) => return *r,
+    };
+    let f = form(&body);
+    let action = field(&f, "action").unwrap_or("").to_ascii_lowercase();
+    let approve = action == "approve";
+    if !approve && action != "reject" {
+        return render(&app, &scope);
+    }
+    let identified = scope.auth.sca_status == sca_status::PSU_IDENTIFIED;
+    if approve && !identified {
+        return render(&app, &scope);
+    }
+    let customer = scope
+        .auth
+        .customer
+        .as_deref()
+        .and_then(|c| Uuid::parse_str(c).ok());
+    let agreement = scope
+        .auth
+        .agreement
+        .as_deref()
+        .and_then(|a| Uuid::parse_str(a).ok());
+    let tpp = TppId(scope.auth.tpp.clone());
+    let now = now_secs(&app);
+    // Store reads happen before the transaction (the Store shares its connection), under
+    // the execution lock (instant payments are executed at approval).
+    let _executing = batch::execution_lock();
+    let mut prepared = batch::prepare(&app, &scope.payments);
+    let outcome = app.db.write(|tx| {
+        let Some(a) = rows::authorisation(tx, &id).map_err(db_error)? else {
+            return Ok(Outcome::Stale);
+        };
+        if a.sca_status != scope.auth.sca_status {
+            return Ok(Outcome::Stale);
+        }
+        let current = scope_of(tx, a).map_err(db_error)?;
+        let open: Vec<String> = current
+            .payments
+            .iter()
+            .filter(|p| p.status == status::RCVD)
+            .map(|p| p.id.clone())
+            .collect();
+        if !approve {
+            for p in &open {
+                rows::set_status(tx, p, status::RJCT, Some("rejected by the PSU during SCA"))
+                    .map_err(db_error)?;
+            }
+            rows::set_sca_status(tx, &id, sca_status::FAILED, None, None).map_err(db_error)?;
+            return Ok(Outcome::Rejected);
+        }
+        let Some(customer) = customer else {
+            return Ok(Outcome::Stale);
+        };
+        if open.is_empty() {
+            rows::set_sca_status(tx, &id, sca_status::FAILED, None, None).map_err(db_error)?;
+            return Ok(Outcome::NothingLeft);
+        }
+        let psu = psu_id(&tpp, customer);
+        let done = batch::authorise(tx, &open, customer, psu, agreement, now, &mut prepared)
+            .map_err(db_error)?;
+        rows::set_sca_status(tx, &id, sca_status::FINALISED, None, None).map_err(db_error)?;
+        rows::register_psu(tx, &tpp.0, &psu.to_string(), &customer.to_string())
+            .map_err(db_error)?;
+        if let Some(b) = &scope.auth.basket {
+            rows::set_basket_flags(tx, b, false, true).map_err(db_error)?;
+        }
+        Ok(Outcome::Approved(done))
+    });
+    let auth = &scope.auth;
+    match outcome {
+        Err(e) => storage_page(e),
+        Ok(Outcome::Stale) => match load(&app, &id) {
+            Ok(s) => render(&app, &s),
+            Err(r) => *r,
+        },
+        Ok(Outcome::NothingLeft) => pages::error(
+            StatusCode::CONFLICT,
+            "Nothing to approve",
+            "The payment is no longer waiting for approval (it was approved, rejected, \
+             cancelled or put on hold meanwhile). Go back to the application.",
+        )
+        .into_response(),
+        Ok(Outcome::Rejected) => {
+            redirect_to_tpp(auth, &failure(auth, "The PSU rejected the payment"))
+        }
+        Ok(Outcome::Approved(done)) => {
+            if done.iter().any(|(_, s)| s == status::ACCP) {
+                return redirect_to_tpp(
+                    auth,
+                    &failure(
+                        auth,
+                        "Insufficient funds: the instant payment was rejected (status ACCP, \
+                         fundsAvailable false)",
+                    ),
+                );
+            }
+            let Some(customer) = customer else {
+                return render(&app, &scope);
+            };
+            let callback = ScaCallback::Success(ScaSuccess {
+                psu_id: psu_id(&tpp, customer).to_string(),
+                psu_corporate_id: agreement.map(|a| a.to_string()),
+                tpp_session_id: auth.tpp_session_id.clone(),
+                context: if agreement.is_some() {
+                    PsuContext::Corporate
+                } else {
+                    PsuContext::Private
+                },
+            });
+            redirect_to_tpp(auth, &callback)
+        }
+    }
+}

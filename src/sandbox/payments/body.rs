@@ -1,0 +1,1347 @@
+//! Payment products and the body rules of a payment initiation (interface document,
+//! Resources, "Payment initiation body" and "Other payment facts"; Versioning; Errors).
+//!
+//! [`parse`] turns a request body into an [`Initiation`]: the validated, normalised body
+//! that `GET /v1/{service}/{product}/{paymentId}` echoes, the debtor's sandbox account, the
+//! total amount, the execution date, the key of the logical-duplicate check and any
+//! `WARNING`s for the 201 answer. Every rejection is a 400 whose `tppMessages[0].path`
+//! names the offending field.
+//!
+//! Rules, in the order they are checked:
+//!
+//! 1. The body is a JSON object.
+//! 2. Every `amount` is a JSON string (`x-accept-fix: amount-as-string`, default since
+//!    2020-08-01): a JSON number → `FORMAT_ERROR` naming e.g. `instructedAmount.amount`.
+//! 3. Every string is in the character set of the bank's payment system
+//!    ([`crate::sandbox::rules::is_allowed_char`], shared with the other `/v1` bodies:
+//!    printable Latin-1, which holds the Norwegian `æøåÆØÅ`, plus a few typographic marks);
+//!    an emoji or any other character → `FORMAT_ERROR` naming the field (interface
+//!    document, Errors: "ASPSP downstream system rejects a UTF-8 character (for example an
+//!    emoji): 400").
+//! 4. Field shapes of the Berlin Group schemas (`amount`, `accountReference`, `address`,
+//!    `bicfi`, lengths of `creditorName` 70, `remittanceInformationUnstructured` 140,
+//!    `endToEndIdentification` 35, `frequencyCode`, `dayOfExecution`, `monthsOfExecution`).
+//! 5. Product rules ([`PaymentType`]): currencies, account identifiers, `serviceLevel` only on
+//!    non-SEPA cross-border payments, instant limit.
+//! 6. `creditorAddress.city` is accepted as `townName` with a `WARNING` (deprecated, interface
+//!    document Versioning 2.15.0; likewise the legacy `street` and `postalCode`).
+//! 7. From [`STRUCTURED_ADDRESS_ENFORCEMENT`] (2026-08-13 on the sandbox clock; production
+//!    2026-11-15) SEPA, SWIFT and NCBCT payments need `creditorName`,
+//!    `creditorAddress.townName`, `creditorAddress.country` and the creditor agent BIC
+//!    (`creditorAgent`); all missing parts are named in one `FORMAT_ERROR`. The debtor's
+//!    name and address are inferred from the debtor account and never required. Before that
+//!    date a missing part only gives a `WARNING`.
+
+use chrono::NaiveDate;
+use serde_json::{Map, Value};
+
+use crate::sandbox::App;
+use crate::sandbox::errors::ApiError;
+use crate::sandbox::store::Account;
+use crate::xs2a::error::MessageCode;
+use crate::xs2a::model::{format_minor, parse_minor};
+
+/// Sandbox enforcement date of structured creditor addresses (interface document, Versioning:
+/// "Sandbox enforcement starts 2026-08-13; production enforcement 2026-11-15").
+pub const STRUCTURED_ADDRESS_ENFORCEMENT: (i32, u32, u32) = (2026, 8, 13);
+
+/// Most entries of one bulk payment (not stated by the interface document; a sandbox limit).
+pub const MAX_BULK_ENTRIES: usize = 500;
+
+/// Largest instant (Straks) payment, minor units: NOK 500 000.00 (published by
+/// `fee-information`; the interface document does not state a limit).
+pub const INSTANT_MAX_MINOR: i64 = 50_000_000;
+
+/// Largest amount of any payment, minor units (amountValue allows 14 integer digits; the
+/// sandbox stops at 999 999 999.99).
+pub const MAX_AMOUNT_MINOR: i64 = 99_999_999_999;
+
+/// The `{payment-service}` path segment (Berlin Group `paymentService`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Service {
+    /// `payments`: a single payment.
+    Payments,
+    /// `bulk-payments`: one debtor account, `payments[]` entries.
+    BulkPayments,
+    /// `periodic-payments`: a standing order (`startDate`, `frequency`, ...).
+    PeriodicPayments,
+}
+
+impl Service {
+    /// The path segment, e.g. `bulk-payments`.
+    pub fn segment(self) -> &'static str {
+        match self {
+            Service::Payments => "payments",
+            Service::BulkPayments => "bulk-payments",
+            Service::PeriodicPayments => "periodic-payments",
+        }
+    }
+
+    /// The service of a stored segment.
+    pub fn from_segment(s: &str) -> Option<Self> {
+        match s {
+            "payments" => Some(Service::Payments),
+            "bulk-payments" => Some(Service::BulkPayments),
+            "periodic-payments" => Some(Service::PeriodicPayments),
+            _ => None,
+        }
+    }
+}
+
+/// The payment types named by the interface document ("Payment types named: cross-border
+/// (NCBCT), SEPA, SWIFT, bulk, periodic"), plus the domestic and instant products.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaymentType {
+    /// Norwegian domestic credit transfer (NOK, 11-digit BBAN with MOD11 check digit).
+    Domestic,
+    /// Instant domestic transfer (Straks): settles at approval, NOK, at most
+    /// [`INSTANT_MAX_MINOR`].
+    Instant,
+    /// Domestic transfer between two accounts of the same customer.
+    OwnTransfer,
+    /// Norwegian cross-border credit transfer (non-SEPA; sent over SWIFT): creditor IBAN, any
+    /// currency, `serviceLevel` may be urgent.
+    Ncbct,
+    /// SEPA credit transfer: EUR, creditor IBAN; regulatory reporting accepted.
+    Sepa,
+    /// SWIFT payment: creditor IBAN or BBAN, any currency, `serviceLevel` may be urgent.
+    Swift,
+}
+
+impl PaymentType {
+    /// Stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PaymentType::Domestic => "DOMESTIC",
+            PaymentType::Instant => "INSTANT",
+            PaymentType::OwnTransfer => "OWN_TRANSFER",
+            PaymentType::Ncbct => "NCBCT",
+            PaymentType::Sepa => "SEPA",
+            PaymentType::Swift => "SWIFT",
+        }
+    }
+
+    /// The type of a stored name.
+    pub fn from_str_opt(s: &str) -> Option<Self> {
+        [
+            PaymentType::Domestic,
+            PaymentType::Instant,
+            PaymentType::OwnTransfer,
+            PaymentType::Ncbct,
+            PaymentType::Sepa,
+            PaymentType::Swift,
+        ]
+        .into_iter()
+        .find(|t| t.as_str() == s)
+    }
+
+    /// Whether the structured creditor address rule applies (SEPA and SWIFT per the
+    /// interface document; NCBCT payments travel over SWIFT, so they are included).
+    pub fn needs_structured_address(self) -> bool {
+        matches!(
+            self,
+            PaymentType::Ncbct | PaymentType::Sepa | PaymentType::Swift
+        )
+    }
+
+    fn domestic(self) -> bool {
+        matches!(
+            self,
+            PaymentType::Domestic | PaymentType::Instant | PaymentType::OwnTransfer
+        )
+    }
+}
+
+/// A payment product: the canonical path name and its type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Product {
+    pub name: &'static str,
+    pub kind: PaymentType,
+}
+
+/// The product whose details and status cannot be read before approval (interface document,
+/// "GET /v1/payments/{payment-product}/{payment-id}").
+pub const DOMESTIC_NORWAY: &str = "domestic-norway-credit-transfers";
+
+/// The instant product (canonical spelling of the interface document).
+pub const INSTANT: &str = "instant-norwegian-credit-transfers-straks";
+
+/// Accepted `{payment-product}` segments → (canonical name, type).
+///
+/// The three products of the interface document; `instant-norwegian-domestic-credit-
+/// transfers-straks` (the spelling of the bank's v2 Postman collection) is an alias of the
+/// instant product; the Postman collections' `norwegian-cross-border-credit-transfers` (NCBCT),
+/// `sepa-credit-transfers` (SEPA) and `norwegian-domestic-payment-to-self` (own transfer), and
+/// the Berlin Group `cross-border-credit-transfers` (SWIFT).
+pub const PRODUCTS: &[(&str, &str, PaymentType)] = &[
+    (
+        "norwegian-domestic-credit-transfers",
+        "norwegian-domestic-credit-transfers",
+        PaymentType::Domestic,
+    ),
+    (DOMESTIC_NORWAY, DOMESTIC_NORWAY, PaymentType::Domestic),
+    (INSTANT, INSTANT, PaymentType::Instant),
+    (
+        "instant-norwegian-domestic-credit-transfers-straks",
+        INSTANT,
+        PaymentType::Instant,
+    ),
+    (
+        "norwegian-domestic-payment-to-self",
+        "norwegian-domestic-payment-to-self",
+        PaymentType::OwnTransfer,
+    ),
+    (
+        "norwegian-cross-border-credit-transfers",
+        "norwegian-cross-border-credit-transfers",
+        PaymentType::Ncbct,
+    ),
+    (
+        "sepa-credit-transfers",
+        "sepa-credit-transfers",
+        PaymentType::Sepa,
+    ),
+    (
+        "cross-border-credit-transfers",
+        "cross-border-credit-transfers",
+        PaymentType::Swift,
+    ),
+];
+
+/// The product of a path segment.
+///
+/// Errors: `dnb-corporate-*` (the bank's corporate Danish, Swedish and UK products of the v1
+/// Postman collection) → 403 `PRODUCT_INVALID` (exists, but not offered to PSD2 PSUs of this
+/// sandbox); anything else unknown → 404 `PRODUCT_UNKNOWN` (`MessageCode404_PIS`).
+pub fn product(segment: &str) -> Result<Product, ApiError> {
+    if let Some((_, name, kind)) = PRODUCTS.iter().find(|(s, _, _)| *s == segment) {
+        return Ok(Product { name, kind: *kind });
+    }
+    if segment.starts_with("dnb-corporate-") {
+        return Err(ApiError::new(
+            MessageCode::ProductInvalid,
+            format!(
+                "payment product {segment:?} is a corporate product of the bank that is not \
+                 offered through this PSD2 sandbox"
+            ),
+        ));
+    }
+    Err(ApiError::new(
+        MessageCode::ProductUnknown,
+        format!(
+            "payment product {segment:?} is not supported; supported: {}",
+            PRODUCTS
+                .iter()
+                .map(|(s, _, _)| *s)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ))
+}
+
+/// The product of a segment for `service`.
+///
+/// Errors: those of [`product`]; bulk instant payments and periodic payments of a
+/// non-domestic or instant product → 403 `PRODUCT_INVALID` (the Postman collections show
+/// periodic payments for the domestic products only).
+pub fn product_for(service: Service, segment: &str) -> Result<Product, ApiError> {
+    let p = product(segment)?;
+    let ok = match service {
+        Service::Payments => true,
+        Service::BulkPayments => p.kind != PaymentType::Instant,
+        Service::PeriodicPayments => {
+            matches!(p.kind, PaymentType::Domestic | PaymentType::OwnTransfer)
+        }
+    };
+    if ok {
+        Ok(p)
+    } else {
+        Err(ApiError::new(
+            MessageCode::ProductInvalid,
+            format!(
+                "payment product {segment:?} is not available as {}",
+                service.segment()
+            ),
+        ))
+    }
+}
+
+/// A validated payment initiation.
+#[derive(Debug, Clone)]
+pub struct Initiation {
+    /// The normalised body echoed by the details call (known fields only; amounts as
+    /// two-decimal strings; legacy address names mapped to the current ones).
+    pub echo: Map<String, Value>,
+    /// The debtor's sandbox account.
+    pub debtor: Account,
+    /// Currency of the instructed amount(s).
+    pub currency: String,
+    /// Sum of the instructed amounts, minor units.
+    pub total_minor: i64,
+    /// `requestedExecutionDate` (single, bulk) or `startDate` (periodic).
+    pub execution_date: Option<NaiveDate>,
+    /// Debtor, creditor(s), amount, date and remittance: equal keys are logical duplicates.
+    pub dedup_key: String,
+    /// `WARNING` texts for the 201 answer.
+    pub warnings: Vec<String>,
+}
+
+/// A 400 `FORMAT_ERROR` whose message names `path`.
+pub fn field_error(path: &str, text: impl Into<String>) -> ApiError {
+    coded_field_error(MessageCode::FormatError, path, text)
+}
+
+fn coded_field_error(code: MessageCode, path: &str, text: impl Into<String>) -> ApiError {
+    let mut e = ApiError::new(code, text);
+    if let Some(m) = e.body.tpp_messages.first_mut() {
+        m.path = Some(path.to_string());
+    }
+    e
+}
+
+fn join(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+/// The first `amount` given as a JSON number.
+fn numeric_amount(v: &Value, path: &str) -> Option<String> {
+    match v {
+        Value::Object(m) => m.iter().find_map(|(k, v)| {
+            let p = join(path, k);
+            if k == "amount" && v.is_number() {
+                Some(p)
+            } else {
+                numeric_amount(v, &p)
+            }
+        }),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| numeric_amount(v, &format!("{path}[{i}]"))),
+        _ => None,
+    }
+}
+
+/// A JSON object being read, with its path for messages.
+struct Obj<'a> {
+    map: &'a Map<String, Value>,
+    path: String,
+}
+
+impl<'a> Obj<'a> {
+    fn at(&self, key: &str) -> String {
+        join(&self.path, key)
+    }
+
+    fn has(&self, key: &str) -> bool {
+        self.map.get(key).is_some_and(|v| !v.is_null())
+    }
+
+    fn str_opt(&self, key: &str, max: usize) -> Result<Option<String>, ApiError> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => {
+                let s = s.trim();
+                if s.chars().count() > max {
+                    return Err(field_error(
+                        &self.at(key),
+                        format!("{} is longer than {max} characters", self.at(key)),
+                    ));
+                }
+                Ok(Some(s.to_string()).filter(|s| !s.is_empty()))
+            }
+            Some(_) => Err(field_error(
+                &self.at(key),
+                format!("{} must be a string", self.at(key)),
+            )),
+        }
+    }
+
+    fn str_req(&self, key: &str, max: usize) -> Result<String, ApiError> {
+        self.str_opt(key, max)?.ok_or_else(|| {
+            field_error(
+                &self.at(key),
+                format!("{} is missing or empty", self.at(key)),
+            )
+        })
+    }
+
+    fn obj_opt(&self, key: &str) -> Result<Option<Obj<'a>>, ApiError> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Object(m)) => Ok(Some(Obj {
+                map: m,
+                path: self.at(key),
+            })),
+            Some(_) => Err(field_error(
+                &self.at(key),
+                format!("{} must be a JSON object", self.at(key)),
+            )),
+        }
+    }
+
+    fn obj_req(&self, key: &str) -> Result<Obj<'a>, ApiError> {
+        self.obj_opt(key)?
+            .ok_or_else(|| field_error(&self.at(key), format!("{} is missing", self.at(key))))
+    }
+
+    fn date_opt(&self, key: &str) -> Result<Option<NaiveDate>, ApiError> {
+        match self.str_opt(key, 10)? {
+            None => Ok(None),
+            Some(s) => NaiveDate::parse_from_str(&s, "%Y-%m-%d")
+                .map(Some)
+                .map_err(|_| {
+                    field_error(
+                        &self.at(key),
+                        format!(
+                            "{} {s:?} is not an ISO 8601 date (YYYY-MM-DD)",
+                            self.at(key)
+                        ),
+                    )
+                }),
+        }
+    }
+}
+
+fn is_currency(s: &str) -> bool {
+    s.len() == 3 && s.bytes().all(|b| b.is_ascii_uppercase())
+}
+
+/// `amount`: `{currency, amount}` with a positive decimal string of at most two fraction
+/// digits. Returns (currency, minor units, normalised JSON).
+fn amount(o: &Obj<'_>, key: &str) -> Result<(String, i64, Value), ApiError> {
+    let a = o.obj_req(key)?;
+    let currency = a.str_req("currency", 3).and_then(|c| {
+        if is_currency(&c) {
+            Ok(c)
+        } else {
+            Err(field_error(
+                &a.at("currency"),
+                format!("{} {c:?} is not an ISO 4217 code", a.at("currency")),
+            ))
+        }
+    })?;
+    let text = a.str_req("amount", 20)?;
+    let minor = parse_minor(&text).ok_or_else(|| {
+        field_error(
+            &a.at("amount"),
+            format!(
+                "{} {text:?} is not a decimal amount with at most two fraction digits",
+                a.at("amount")
+            ),
+        )
+    })?;
+    if minor <= 0 {
+        return Err(field_error(
+            &a.at("amount"),
+            format!("{} must be greater than zero", a.at("amount")),
+        ));
+    }
+    if minor > MAX_AMOUNT_MINOR {
+        return Err(field_error(
+            &a.at("amount"),
+            format!("{} {text} is above the sandbox maximum", a.at("amount")),
+        ));
+    }
+    let json = serde_json::json!({"currency": currency, "amount": format_minor(minor)});
+    Ok((currency, minor, json))
+}
+
+/// A Norwegian BBAN: 11 digits, MOD11 check digit (weights 5 4 3 2 7 6 5 4 3 2).
+pub fn is_norwegian_bban(b: &str) -> bool {
+    const W: [u32; 10] = [5, 4, 3, 2, 7, 6, 5, 4, 3, 2];
+    if b.len() != 11 || !b.bytes().all(|c| c.is_ascii_digit()) {
+        return false;
+    }
+    let d: Vec<u32> = b.bytes().map(|c| u32::from(c - b'0')).collect();
+    let sum: u32 = d.iter().zip(W).map(|(x, w)| x * w).sum();
+    let check = (11 - sum % 11) % 11;
+    check < 10 && d.get(10) == Some(&check)
+}
+
+/// An IBAN: country letters, check digits, 11–30 alphanumerics, ISO 7064 MOD 97-10.
+pub fn is_iban(s: &str) -> bool {
+    let b = s.as_bytes();
+    if !(15..=34).contains(&b.len())
+        || !b[..2].iter().all(u8::is_ascii_uppercase)
+        || !b[2..4].iter().all(u8::is_ascii_digit)
+        || !b
+            .iter()
+            .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+    {
+        return false;
+    }
+    let mut rem: u32 = 0;
+    for &c in b[4..].iter().chain(&b[..4]) {
+        let v = if c.is_ascii_digit() {
+            u32::from(c - b'0')
+        } else {
+            u32::from(c - b'A') + 10
+        };
+        rem = if v >= 10 {
+            (rem * 100 + v) % 97
+        } else {
+            (rem * 10 + v) % 97
+        };
+    }
+    rem == 1
+}
+
+/// A BICFI (`[A-Z]{6}[A-Z2-9][A-NP-Z0-9]([A-Z0-9]{3})?`).
+pub fn is_bic(s: &str) -> bool {
+    let b = s.as_bytes();
+    (b.len() == 8 || b.len() == 11)
+        && b[..6].iter().all(u8::is_ascii_uppercase)
+        && (b[6].is_ascii_uppercase() || (b'2'..=b'9').contains(&b[6]))
+        && ((b[7].is_ascii_uppercase() && b[7] != b'O') || b[7].is_ascii_digit())
+        && b[8..]
+            .iter()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+}
+
+/// An account reference as given: `iban` or `bban`, optional `currency`.
+struct AccRef {
+    iban: Option<String>,
+    bban: Option<String>,
+    currency: Option<String>,
+}
+
+impl AccRef {
+    /// The Norwegian BBAN, from `bban` or a `NO` IBAN.
+    fn norwegian_bban(&self) -> Option<String> {
+        if let Some(b) = &self.bban {
+            return Some(b.replace(['.', ' '], ""));
+        }
+        self.iban
+            .as_deref()
+            .filter(|i| i.starts_with("NO") && i.len() == 15)
+            .map(|i| i[4..].to_string())
+    }
+
+    fn key(&self) -> String {
+        self.iban
+            .clone()
+            .or_else(|| self.norwegian_bban())
+            .unwrap_or_default()
+    }
+
+    fn json(&self) -> Value {
+        let mut m = Map::new();
+        if let Some(i) = &self.iban {
+            m.insert("iban".into(), Value::String(i.clone()));
+        }
+        if let Some(b) = &self.bban {
+            m.insert("bban".into(), Value::String(b.clone()));
+        }
+        if let Some(c) = &self.currency {
+            m.insert("currency".into(), Value::String(c.clone()));
+        }
+        Value::Object(m)
+    }
+}
+
+fn account_ref(o: &Obj<'_>, key: &str) -> Result<AccRef, ApiError> {
+    let a = o.obj_req(key)?;
+    let iban = a.str_opt("iban", 34)?.map(|s| s.replace(' ', ""));
+    let bban = a.str_opt("bban", 30)?;
+    let currency = a.str_opt("currency", 3)?;
+    if let Some(c) = &currency
+        && !is_currency(c)
+    {
+        return Err(field_error(
+            &a.at("currency"),
+            format!("{} {c:?} is not an ISO 4217 code", a.at("currency")),
+        ));
+    }
+    if let Some(i) = &iban
+        && !is_iban(i)
+    {
+        return Err(field_error(
+            &a.at("iban"),
+            format!("{} {i:?} is not a valid IBAN", a.at("iban")),
+        ));
+    }
+    if iban.is_none() && bban.is_none() {
+        return Err(field_error(
+            &a.path,
+            format!("{} needs an iban or a bban", a.path),
+        ));
+    }
+    Ok(AccRef {
+        iban,
+        bban,
+        currency,
+    })
+}
+
+/// The sandbox account with this BBAN ([`crate::sandbox::store::Store::account_by_bban`]).
+pub fn account_by_bban(app: &App, bban: &str) -> Option<Account> {
+    app.store.account_by_bban(bban)
+}
+
+fn debtor_account(app: &App, o: &Obj<'_>) -> Result<(Account, Value), ApiError> {
+    let r = account_ref(o, "debtorAccount")?;
+    let path = o.at("debtorAccount");
+    let bban = r.norwegian_bban().ok_or_else(|| {
+        field_error(
+            &path,
+            format!("{path} must be a Norwegian account (bban, or an IBAN starting with NO)"),
+        )
+    })?;
+    let account = account_by_bban(app, &bban).ok_or_else(|| {
+        field_error(
+            &path,
+            format!(
+                "{path} {bban} is not an account of this sandbox; pay from one of the sandbox \
+                 customers' accounts"
+            ),
+        )
+    })?;
+    if let Some(c) = &r.currency
+        && c != &account.currency
+    {
+        return Err(field_error(
+            &join(&path, "currency"),
+            format!(
+                "{path}.currency {c} differs from the account currency {}",
+                account.currency
+            ),
+        ));
+    }
+    let json = serde_json::json!({"bban": account.bban, "currency": account.currency});
+    Ok((account, json))
+}
+
+/// Legacy `creditorAddress` names → current names (Berlin Group 1.3.8+ `address`).
+const ADDRESS_ALIASES: [(&str, &str); 3] = [
+    ("city", "townName"),
+    ("street", "streetName"),
+    ("postalCode", "postCode"),
+];
+
+/// `creditorAddress` normalised: (JSON, townName present, country present).
+fn creditor_address(
+    o: &Obj<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<Option<(Value, bool, bool)>, ApiError> {
+    let Some(a) = o.obj_opt("creditorAddress")? else {
+        return Ok(None);
+    };
+    let mut m = Map::new();
+    for (key, max) in [
+        ("streetName", 70),
+        ("buildingNumber", 16),
+        ("townName", 35),
+        ("postCode", 16),
+    ] {
+        let current = a.str_opt(key, max)?;
+        let (legacy, _) = ADDRESS_ALIASES
+            .iter()
+            .find(|(_, to)| *to == key)
+            .copied()
+            .unwrap_or(("", ""));
+        let old = if legacy.is_empty() {
+            None
+        } else {
+            a.str_opt(legacy, max)?
+        };
+        if old.is_some() {
+            warnings.push(format!(
+                "{} is deprecated, use {} (read as {key} this time)",
+                a.at(legacy),
+                a.at(key)
+            ));
+        }
+        if let Some(v) = current.or(old) {
+            m.insert(key.to_string(), Value::String(v));
+        }
+    }
+    let country = a.str_opt("country", 2)?;
+    if let Some(c) = &country {
+        if c.len() != 2 || !c.bytes().all(|b| b.is_ascii_uppercase()) {
+            return Err(field_error(
+                &a.at("country"),
+                format!("{} {c:?} is not an ISO 3166 alpha-2 code", a.at("country")),
+            ));
+        }
+        m.insert("country".into(), Value::String(c.clone()));
+    }
+    let town = m.contains_key("townName");
+    Ok(Some((Value::Object(m), town, country.is_some())))
+}
+
+/// Everything of a payment but the debtor: one single payment, a periodic payment's
+/// payment part, or one bulk entry.
+struct Part {
+    echo: Map<String, Value>,
+    currency: String,
+    minor: i64,
+    creditor_key: String,
+    remittance: String,
+}
+
+/// Reads the creditor side, amount, references and remittance of `o` for `kind`.
+fn part(
+    app: &App,
+    kind: PaymentType,
+    o: &Obj<'_>,
+    debtor: Option<&Account>,
+    warnings: &mut Vec<String>,
+) -> Result<Part, ApiError> {
+    let mut echo = Map::new();
+    if let Some(e2e) = o.str_opt("endToEndIdentification", 35)? {
+        echo.insert("endToEndIdentification".into(), Value::String(e2e));
+    }
+    let (currency, minor, amount_json) = amount(o, "instructedAmount")?;
+    let amount_path = join(&o.at("instructedAmount"), "currency");
+    match kind {
+        k if k.domestic() && currency != "NOK" => {
+            return Err(field_error(
+                &amount_path,
+                format!("domestic payments are in NOK, not {currency}"),
+            ));
+        }
+        PaymentType::Sepa if currency != "EUR" => {
+            return Err(field_error(
+                &amount_path,
+                format!("SEPA credit transfers are in EUR, not {currency}"),
+            ));
+        }
+        PaymentType::Instant if minor > INSTANT_MAX_MINOR => {
+            return Err(field_error(
+                &o.at("instructedAmount"),
+                format!(
+                    "instant payments are limited to NOK {} (see fee-information)",
+                    format_minor(INSTANT_MAX_MINOR)
+                ),
+            ));
+        }
+        _ => {}
+    }
+    let creditor = account_ref(o, "creditorAccount")?;
+    let cpath = o.at("creditorAccount");
+    if kind.domestic() {
+        let ok = creditor
+            .norwegian_bban()
+            .is_some_and(|b| is_norwegian_bban(&b));
+        if !ok {
+            return Err(field_error(
+                &cpath,
+                format!(
+                    "{cpath} must be a Norwegian account number: 11 digits with a valid MOD11 \
+                     check digit (or an IBAN starting with NO)"
+                ),
+            ));
+        }
+    } else if kind != PaymentType::Swift && creditor.iban.is_none() {
+        return Err(field_error(
+            &join(&cpath, "iban"),
+            format!("{cpath}.iban is required for cross-border and SEPA payments"),
+        ));
+    }
+    if let Some(d) = debtor
+        && creditor.norwegian_bban().as_deref() == Some(d.bban.as_str())
+    {
+        return Err(field_error(
+            &cpath,
+            format!("{cpath} is the debtor account itself"),
+        ));
+    }
+    if kind == PaymentType::OwnTransfer {
+        let own = creditor
+            .norwegian_bban()
+            .and_then(|b| account_by_bban(app, &b))
+            .zip(debtor)
+            .is_some_and(|(c, d)| c.owner == d.owner);
+        if !own {
+            return Err(field_error(
+                &cpath,
+                format!(
+                    "{cpath} must be another account of the debtor account's owner \
+                     (norwegian-domestic-payment-to-self)"
+                ),
+            ));
+        }
+    }
+    echo.insert("instructedAmount".into(), amount_json);
+    echo.insert("creditorAccount".into(), creditor.json());
+    let agent = o.str_opt("creditorAgent", 11)?;
+    if let Some(b) = &agent {
+        if !is_bic(b) {
+            return Err(field_error(
+                &o.at("creditorAgent"),
+                format!("{} {b:?} is not a BIC", o.at("creditorAgent")),
+            ));
+        }
+        echo.insert("creditorAgent".into(), Value::String(b.clone()));
+    }
+    let name = o.str_opt("creditorName", 70)?;
+    let address = creditor_address(o, warnings)?;
+    if kind.needs_structured_address() {
+        let mut missing = Vec::new();
+        if name.is_none() {
+            missing.push(o.at("creditorName"));
+        }
+        if !address.as_ref().is_some_and(|a| a.1) {
+            missing.push(o.at("creditorAddress.townName"));
+        }
+        if !address.as_ref().is_some_and(|a| a.2) {
+            missing.push(o.at("creditorAddress.country"));
+        }
+        if agent.is_none() {
+            missing.push(o.at("creditorAgent"));
+        }
+        if !missing.is_empty() {
+            let (y, m, d) = STRUCTURED_ADDRESS_ENFORCEMENT;
+            let from = NaiveDate::from_ymd_opt(y, m, d).unwrap_or(NaiveDate::MAX);
+            let text = format!(
+                "{} payments need a structured creditor address and the creditor agent BIC \
+                 (sandbox enforcement from {from}); missing: {}; the debtor's address is \
+                 inferred by the bank",
+                kind.as_str(),
+                missing.join(", ")
+            );
+            if app.clock.today() >= from {
+                return Err(field_error(&missing.join(","), text));
+            }
+            warnings.push(text);
+        }
+    }
+    let name = match name {
+        Some(n) => n,
+        None => o.str_req("creditorName", 70)?,
+    };
+    echo.insert("creditorName".into(), Value::String(name));
+    if let Some((a, _, country)) = address {
+        if !country {
+            return Err(field_error(
+                &o.at("creditorAddress.country"),
+                format!(
+                    "{} is required in an address",
+                    o.at("creditorAddress.country")
+                ),
+            ));
+        }
+        echo.insert("creditorAddress".into(), a);
+    }
+    if let Some(p) = o.str_opt("purposeCode", 4)? {
+        if p.len() != 4 || !p.bytes().all(|b| b.is_ascii_uppercase()) {
+            return Err(field_error(
+                &o.at("purposeCode"),
+                format!(
+                    "{} {p:?} is not an ISO 20022 purpose code",
+                    o.at("purposeCode")
+                ),
+            ));
+        }
+        echo.insert("purposeCode".into(), Value::String(p));
+    }
+    if let Some(c) = o.str_opt("chargeBearer", 4)? {
+        if !["DEBT", "CRED", "SHAR", "SLEV"].contains(&c.as_str()) {
+            return Err(field_error(
+                &o.at("chargeBearer"),
+                format!("{} must be DEBT, CRED, SHAR or SLEV", o.at("chargeBearer")),
+            ));
+        }
+        echo.insert("chargeBearer".into(), Value::String(c));
+    }
+    if let Some(s) = o.str_opt("serviceLevel", 4)? {
+        if !matches!(kind, PaymentType::Ncbct | PaymentType::Swift) {
+            return Err(field_error(
+                &o.at("serviceLevel"),
+                "serviceLevel can only be set on non-SEPA cross-border payments \
+                 (norwegian-cross-border-credit-transfers, cross-border-credit-transfers)",
+            ));
+        }
+        if !["URGP", "NURG", "SDVA"].contains(&s.as_str()) {
+            return Err(field_error(
+                &o.at("serviceLevel"),
+                format!(
+                    "{} must be URGP (urgent), SDVA (same day) or NURG (normal)",
+                    o.at("serviceLevel")
+                ),
+            ));
+        }
+        echo.insert("serviceLevel".into(), Value::String(s));
+    }
+    let unstructured = o.str_opt("remittanceInformationUnstructured", 140)?;
+    if let Some(u) = &unstructured {
+        echo.insert(
+            "remittanceInformationUnstructured".into(),
+            Value::String(u.clone()),
+        );
+    }
+    let mut structured_refs = Vec::new();
+    if o.has("remittanceInformationStructured") {
+        warnings.push(format!(
+            "{} is to be deprecated; use remittanceInformationStructuredArray",
+            o.at("remittanceInformationStructured")
+        ));
+        let v = match o.map.get("remittanceInformationStructured") {
+            Some(Value::String(_)) => {
+                Value::String(o.str_req("remittanceInformationStructured", 140)?)
+            }
+            _ => {
+                let r = o.obj_req("remittanceInformationStructured")?;
+                structured(&r)?
+            }
+        };
+        structured_refs.push(v.to_string());
+        echo.insert("remittanceInformationStructured".into(), v);
+    }
+    match o.map.get("remittanceInformationStructuredArray") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            let path = o.at("remittanceInformationStructuredArray");
+            let mut out = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let Value::Object(m) = item else {
+                    return Err(field_error(
+                        &format!("{path}[{i}]"),
+                        format!("{path}[{i}] must be a JSON object"),
+                    ));
+                };
+                let v = structured(&Obj {
+                    map: m,
+                    path: format!("{path}[{i}]"),
+                })?;
+                structured_refs.push(v.to_string());
+                out.push(v);
+            }
+            echo.insert(
+                "remittanceInformationStructuredArray".into(),
+                Value::Array(out),
+            );
+        }
+        Some(_) => {
+            return Err(field_error(
+                &o.at("remittanceInformationStructuredArray"),
+                "remittanceInformationStructuredArray must be an array",
+            ));
+        }
+    }
+    // SEPA payments accept the Norwegian regulatory reporting option; cross-border too.
+    if let Some(c) = o.str_opt("regulatoryReportingCode", 10)? {
+        echo.insert("regulatoryReportingCode".into(), Value::String(c));
+    }
+    if let Some(i) = o.str_opt("regulatoryReportingInformation", 140)? {
+        echo.insert("regulatoryReportingInformation".into(), Value::String(i));
+    }
+    if o.has("regulatoryReportingAmount") {
+        let (_, _, j) = amount(o, "regulatoryReportingAmount")?;
+        echo.insert("regulatoryReportingAmount".into(), j);
+    }
+    let remittance = format!(
+        "{}|{}",
+        unstructured.unwrap_or_default(),
+        structured_refs.join(";")
+    );
+    Ok(Part {
+        echo,
+        currency,
+        minor,
+        creditor_key: creditor.key(),
+        remittance,
+    })
+}
+
+/// `remittanceInformationStructured` element: `reference` (≤ 35, required),
+/// `referenceType`, `referenceIssuer`.
+fn structured(o: &Obj<'_>) -> Result<Value, ApiError> {
+    let mut m = Map::new();
+    m.insert(
+        "reference".into(),
+        Value::String(o.str_req("reference", 35)?),
+    );
+    for k in ["referenceType", "referenceIssuer"] {
+        if let Some(v) = o.str_opt(k, 35)? {
+            m.insert(k.into(), Value::String(v));
+        }
+    }
+    Ok(Value::Object(m))
+}
+
+fn execution_date(
+    app: &App,
+    o: &Obj<'_>,
+    key: &str,
+    required: bool,
+) -> Result<Option<NaiveDate>, ApiError> {
+    let d = o.date_opt(key)?;
+    let today = app.clock.today();
+    match d {
+        None if required => Err(field_error(&o.at(key), format!("{} is missing", o.at(key)))),
+        Some(d) if d < today => Err(coded_field_error(
+            MessageCode::ExecutionDateInvalid,
+            &o.at(key),
+            format!(
+                "{} {d} is in the past (today is {today} on the sandbox clock)",
+                o.at(key)
+            ),
+        )),
+        Some(d) if d > today + chrono::Duration::days(365) => Err(coded_field_error(
+            MessageCode::ExecutionDateInvalid,
+            &o.at(key),
+            format!("{} {d} is more than a year ahead", o.at(key)),
+        )),
+        d => Ok(d),
+    }
+}
+
+const FREQUENCIES: [&str; 9] = [
+    "Daily",
+    "Weekly",
+    "EveryTwoWeeks",
+    "Monthly",
+    "EveryTwoMonths",
+    "Quarterly",
+    "SemiAnnual",
+    "Annual",
+    "MonthlyVariable",
+];
+
+/// The periodic-payment fields: `startDate` (required, not in the past), `endDate` (not
+/// before `startDate`), `executionRule` (`following`/`preceding`), `frequency` (Berlin Group
+/// `frequencyCode`), `dayOfExecution` (`"1"`–`"31"`), `monthsOfExecution` (required exactly
+/// when `frequency` is `MonthlyVariable`: 1–11 distinct months `"1"`–`"12"`; a duplicate
+/// month → `FORMAT_ERROR` naming it; interface document: "a create request with duplicate
+/// month identifiers is rejected").
+fn periodic(app: &App, o: &Obj<'_>, echo: &mut Map<String, Value>) -> Result<NaiveDate, ApiError> {
+    let start = execution_date(app, o, "startDate", true)?.unwrap_or_else(|| app.clock.today());
+    echo.insert("startDate".into(), Value::String(start.to_string()));
+    if let Some(end) = o.date_opt("endDate")? {
+        if end < start {
+            return Err(field_error(
+                &o.at("endDate"),
+                format!("endDate {end} is before startDate {start}"),
+            ));
+        }
+        echo.insert("endDate".into(), Value::String(end.to_string()));
+    }
+    if let Some(r) = o.str_opt("executionRule", 9)? {
+        if r != "following" && r != "preceding" {
+            return Err(field_error(
+                &o.at("executionRule"),
+                "executionRule must be following or preceding",
+            ));
+        }
+        echo.insert("executionRule".into(), Value::String(r));
+    }
+    let frequency = o.str_req("frequency", 20)?;
+    if !FREQUENCIES.contains(&frequency.as_str()) {
+        return Err(field_error(
+            &o.at("frequency"),
+            format!(
+                "frequency {frequency:?} is not one of {}",
+                FREQUENCIES.join(", ")
+            ),
+        ));
+    }
+    echo.insert("frequency".into(), Value::String(frequency.clone()));
+    if let Some(d) = o.str_opt("dayOfExecution", 2)? {
+        let ok = !d.starts_with('0') && d.parse::<u8>().is_ok_and(|n| (1..=31).contains(&n));
+        if !ok {
+            return Err(field_error(
+                &o.at("dayOfExecution"),
+                format!("dayOfExecution {d:?} must be \"1\" to \"31\" without leading zero"),
+            ));
+        }
+        echo.insert("dayOfExecution".into(), Value::String(d));
+    }
+    let path = o.at("monthsOfExecution");
+    match (frequency.as_str(), o.map.get("monthsOfExecution")) {
+        ("MonthlyVariable", None | Some(Value::Null)) => {
+            return Err(field_error(
+                &path,
+                "monthsOfExecution is required when frequency is MonthlyVariable",
+            ));
+        }
+        ("MonthlyVariable", Some(Value::Array(items))) => {
+            if items.is_empty() || items.len() > 11 {
+                return Err(field_error(
+                    &path,
+                    "monthsOfExecution holds 1 to 11 months (all 12 is frequency Monthly)",
+                ));
+            }
+            let mut months: Vec<u8> = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let m = item
+                    .as_str()
+                    .and_then(|s| s.trim().parse::<u8>().ok())
+                    .filter(|m| (1..=12).contains(m))
+                    .ok_or_else(|| {
+                        field_error(
+                            &format!("{path}[{i}]"),
+                            format!("{path}[{i}] must be a month \"1\" to \"12\" as a string"),
+                        )
+                    })?;
+                if months.contains(&m) {
+                    return Err(field_error(
+                        &format!("{path}[{i}]"),
+                        format!("{path}[{i}]: month {m} is listed twice; months must be distinct"),
+                    ));
+                }
+                months.push(m);
+            }
+            echo.insert(
+                "monthsOfExecution".into(),
+                Value::Array(
+                    months
+                        .iter()
+                        .map(|m| Value::String(m.to_string()))
+                        .collect(),
+                ),
+            );
+        }
+        ("MonthlyVariable", Some(_)) => {
+            return Err(field_error(
+                &path,
+                "monthsOfExecution must be an array of month strings",
+            ));
+        }
+        (_, None | Some(Value::Null)) => {}
+        (_, Some(_)) => {
+            return Err(field_error(
+                &path,
+                "monthsOfExecution is only allowed with frequency MonthlyVariable",
+            ));
+        }
+    }
+    Ok(start)
+}
+
+/// Validates a payment initiation body for `service` and `product`.
+///
+/// Errors: 400 `FORMAT_ERROR` naming the field (see the module rules), 400
+/// `EXECUTION_DATE_INVALID` for a past or far-future date.
+pub fn parse(
+    app: &App,
+    service: Service,
+    product: &Product,
+    body: &[u8],
+) -> Result<Initiation, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::format("the request body is missing"));
+    }
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::format(format!("the request body is not JSON: {e}")))?;
+    let Value::Object(map) = &v else {
+        return Err(ApiError::format("the request body must be a JSON object"));
+    };
+    if let Some(path) = numeric_amount(&v, "") {
+        return Err(field_error(
+            &path,
+            format!(
+                "{path} must be a JSON string such as \"13.37\", not a number (amounts are \
+                 strings: x-accept-fix amount-as-string is the default since 2020-08-01)"
+            ),
+        ));
+    }
+    crate::sandbox::rules::check_json_characters(&v)?;
+    let o = Obj {
+        map,
+        path: String::new(),
+    };
+    let mut warnings = Vec::new();
+    let (debtor, debtor_json) = debtor_account(app, &o)?;
+    let kind = product.kind;
+    match service {
+        Service::Payments | Service::PeriodicPayments => {
+            let p = part(app, kind, &o, Some(&debtor), &mut warnings)?;
+            let mut echo = Map::new();
+            let mut rest = p.echo;
+            if let Some(e) = rest.remove("endToEndIdentification") {
+                echo.insert("endToEndIdentification".into(), e);
+            }
+            echo.insert("debtorAccount".into(), debtor_json);
+            echo.append(&mut rest);
+            let date = if service == Service::PeriodicPayments {
+                Some(periodic(app, &o, &mut echo)?)
+            } else {
+                let d = execution_date(app, &o, "requestedExecutionDate", false)?;
+                let today = app.clock.today();
+                if kind == PaymentType::Instant
+                    && let Some(d) = d.filter(|d| *d != today)
+                {
+                    return Err(coded_field_error(
+                        MessageCode::ExecutionDateInvalid,
+                        "requestedExecutionDate",
+                        format!(
+                            "requestedExecutionDate {d}: instant payments are executed at once, \
+                             so the date is today ({today}) or absent"
+                        ),
+                    ));
+                }
+                if let Some(d) = d {
+                    echo.insert(
+                        "requestedExecutionDate".into(),
+                        Value::String(d.to_string()),
+                    );
+                }
+                d
+            };
+            let date_key = date.unwrap_or_else(|| app.clock.today());
+            let dedup_key = format!(
+                "{}|{}|{}|{}|{}|{}|{}",
+                service.segment(),
+                debtor.bban,
+                p.creditor_key,
+                p.currency,
+                p.minor,
+                date_key,
+                p.remittance
+            );
+            Ok(Initiation {
+                echo,
+                debtor,
+                currency: p.currency,
+                total_minor: p.minor,
+                execution_date: date,
+                dedup_key,
+                warnings,
+            })
+        }
+        Service::BulkPayments => {
+            let mut echo = Map::new();
+            if let Some(b) = o.map.get("batchBookingPreferred").filter(|b| !b.is_null()) {
+                let Value::Bool(b) = b else {
+                    return Err(field_error(
+                        "batchBookingPreferred",
+                        "batchBookingPreferred must be true or false",
+                    ));
+                };
+                echo.insert("batchBookingPreferred".into(), Value::Bool(*b));
+            }
+            echo.insert("debtorAccount".into(), debtor_json);
+            if let Some(id) = o.str_opt("paymentInformationId", 35)? {
+                echo.insert("paymentInformationId".into(), Value::String(id));
+            }
+            let date = execution_date(app, &o, "requestedExecutionDate", false)?;
+            if let Some(d) = date {
+                echo.insert(
+                    "requestedExecutionDate".into(),
+                    Value::String(d.to_string()),
+                );
+            }
+            let items = match o.map.get("payments") {
+                Some(Value::Array(items)) => items,
+                _ => {
+                    return Err(field_error(
+                        "payments",
+                        "payments must be an array of bulk entries",
+                    ));
+                }
+            };
+            if items.is_empty() || items.len() > MAX_BULK_ENTRIES {
+                return Err(field_error(
+                    "payments",
+                    format!("payments holds 1 to {MAX_BULK_ENTRIES} entries"),
+                ));
+            }
+            let mut entries = Vec::new();
+            let mut currency: Option<String> = None;
+            let mut total: i64 = 0;
+            let mut keys = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let path = format!("payments[{i}]");
+                let Value::Object(m) = item else {
+                    return Err(field_error(&path, format!("{path} must be a JSON object")));
+                };
+                for forbidden in ["debtorAccount", "requestedExecutionDate"] {
+                    if m.get(forbidden).is_some_and(|v| !v.is_null()) {
+                        return Err(field_error(
+                            &format!("{path}.{forbidden}"),
+                            format!(
+                                "{path}.{forbidden} is not allowed in a bulk entry; it is given \
+                                 once for the whole bulk"
+                            ),
+                        ));
+                    }
+                }
+                let p = part(
+                    app,
+                    kind,
+                    &Obj { map: m, path },
+                    Some(&debtor),
+                    &mut warnings,
+                )?;
+                match &currency {
+                    Some(c) if c != &p.currency => {
+                        return Err(field_error(
+                            &format!("payments[{i}].instructedAmount.currency"),
+                            format!("all entries of a bulk payment must be in one currency ({c})"),
+                        ));
+                    }
+                    Some(_) => {}
+                    None => currency = Some(p.currency.clone()),
+                }
+                total = total.saturating_add(p.minor);
+                keys.push(format!("{}|{}|{}", p.creditor_key, p.minor, p.remittance));
+                entries.push(Value::Object(p.echo));
+            }
+            echo.insert("payments".into(), Value::Array(entries));
+            let currency = currency.unwrap_or_else(|| debtor.currency.clone());
+            let dedup_key = format!(
+                "bulk-payments|{}|{}|{}|{}|{}",
+                debtor.bban,
+                currency,
+                total,
+                date.unwrap_or_else(|| app.clock.today()),
+                keys.join("#")
+            );
+            Ok(Initiation {
+                echo,
+                debtor,
+                currency,
+                total_minor: total,
+                execution_date: date,
+                dedup_key,
+                warnings,
+            })
+        }
+    }
+}
+
+/// The credits of a stored payment body to accounts identified by BBAN: (bban, minor units)
+/// for each single payment or bulk entry whose creditor is a Norwegian account.
+pub fn credits(service: Service, echo: &Value) -> Vec<(String, i64)> {
+    let one = |v: &Value| -> Option<(String, i64)> {
+        let c = &v["creditorAccount"];
+        let bban = c["bban"].as_str().map(str::to_string).or_else(|| {
+            c["iban"]
+                .as_str()
+                .filter(|i| i.starts_with("NO") && i.len() == 15)
+                .map(|i| i[4..].to_string())
+        })?;
+        let minor = parse_minor(v["instructedAmount"]["amount"].as_str()?)?;
+        Some((bban, minor))
+    };
+    match service {
+        Service::BulkPayments => echo["payments"]
+            .as_array()
+            .map(|a| a.iter().filter_map(one).collect())
+            .unwrap_or_default(),
+        _ => one(echo).into_iter().collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn account_number_checks() {
+        assert!(is_norwegian_bban("12094355778"));
+        assert!(is_norwegian_bban("70011968048"));
+        assert!(!is_norwegian_bban("12094355779"));
+        assert!(is_iban("NO9386011117947"));
+        assert!(!is_iban("NO9386011117948"));
+        assert!(is_bic("DNBANOKK"));
+        assert!(is_bic("DNBASESXXXX"));
+        assert!(!is_bic("dnbanokk"));
+    }
+}

@@ -1,0 +1,538 @@
+//! The payment tables (SQLite, migration [`MIGRATION`]) and their rows.
+//!
+//! | Table | Holds |
+//! |---|---|
+//! | `pis_payments` | one row per payment resource (single, bulk or periodic) |
+//! | `pis_authorisations` | SCA authorisations of a payment or a signing basket |
+//! | `pis_baskets`, `pis_basket_payments` | signing baskets and their payments, in order |
+//! | `pis_psus` | PSU-IDs created by payment SCA or `X-PSU-IDENTITY`, per TPP |
+//!
+//! Times are Unix seconds on the sandbox clock; dates `YYYY-MM-DD`. Settled payments are
+//! booked as the Store's manual transactions (see [`crate::sandbox::batch::execute`]);
+//! sandbox initialization empties these tables with every other one.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::sandbox::db::Migration;
+
+/// The schema of the payment and signing-basket tables.
+pub const MIGRATION: Migration = (
+    "0100_payments_and_signing_baskets",
+    "CREATE TABLE pis_payments (
+        id TEXT PRIMARY KEY,
+        tpp TEXT NOT NULL,
+        service TEXT NOT NULL,
+        product TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        held_from TEXT,
+        funds_available INTEGER,
+        body TEXT NOT NULL,
+        debtor_account TEXT NOT NULL,
+        currency TEXT NOT NULL,
+        amount_minor INTEGER NOT NULL,
+        execution_date TEXT,
+        dedup_key TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        created_day TEXT NOT NULL,
+        redirect_uri TEXT NOT NULL,
+        tpp_session_id TEXT NOT NULL,
+        expected_customer TEXT,
+        customer TEXT,
+        psu_id TEXT,
+        agreement TEXT,
+        approved_at INTEGER,
+        due_at INTEGER,
+        settled_at INTEGER,
+        reason TEXT
+    );
+    CREATE INDEX pis_payments_due ON pis_payments(status, due_at);
+    CREATE INDEX pis_payments_dedup ON pis_payments(dedup_key, created_day);
+    CREATE TABLE pis_authorisations (
+        id TEXT PRIMARY KEY,
+        tpp TEXT NOT NULL,
+        tpp_name TEXT NOT NULL,
+        payment TEXT REFERENCES pis_payments(id),
+        basket TEXT REFERENCES pis_baskets(id),
+        redirect_uri TEXT NOT NULL,
+        tpp_session_id TEXT NOT NULL,
+        sca_status TEXT NOT NULL,
+        customer TEXT,
+        agreement TEXT,
+        created_at INTEGER NOT NULL
+    );
+    CREATE TABLE pis_baskets (
+        id TEXT PRIMARY KEY,
+        tpp TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        redirect_uri TEXT NOT NULL,
+        tpp_session_id TEXT NOT NULL,
+        expected_customer TEXT,
+        cancelled INTEGER NOT NULL DEFAULT 0,
+        authorised INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE pis_basket_payments (
+        basket TEXT NOT NULL REFERENCES pis_baskets(id),
+        payment TEXT NOT NULL REFERENCES pis_payments(id),
+        position INTEGER NOT NULL,
+        PRIMARY KEY (basket, payment)
+    );
+    CREATE INDEX pis_basket_payments_payment ON pis_basket_payments(payment);
+    CREATE TABLE pis_psus (
+        tpp TEXT NOT NULL,
+        psu_id TEXT NOT NULL,
+        customer TEXT NOT NULL,
+        PRIMARY KEY (tpp, psu_id)
+    );",
+);
+
+/// ISO 20022 transaction statuses used by the sandbox (Berlin Group `transactionStatus`).
+pub mod status {
+    /// Received, waiting for SCA.
+    pub const RCVD: &str = "RCVD";
+    /// Authorised (SCA done), waiting for the batch run.
+    pub const ACTC: &str = "ACTC";
+    /// Settled on the debtor's account.
+    pub const ACSC: &str = "ACSC";
+    /// Rejected for lack of funds at execution (interface document: "ACCP is named for
+    /// payments rejected for lack of funds"); `fundsAvailable` is `false`.
+    pub const ACCP: &str = "ACCP";
+    /// On hold or stopped by the bank (interface document 2.12.0: "new status for payments on
+    /// hold or stopped"; Berlin Group `PDNG`: "further checks and status update will be
+    /// performed").
+    pub const PDNG: &str = "PDNG";
+    /// Rejected by the PSU during SCA.
+    pub const RJCT: &str = "RJCT";
+    /// Cancelled by the TPP (DELETE) before execution.
+    pub const CANC: &str = "CANC";
+}
+
+/// `scaStatus` values used (Berlin Group `scaStatus`).
+pub mod sca_status {
+    pub const RECEIVED: &str = "received";
+    pub const PSU_IDENTIFIED: &str = "psuIdentified";
+    pub const FINALISED: &str = "finalised";
+    pub const FAILED: &str = "failed";
+}
+
+/// One `pis_payments` row.
+#[derive(Debug, Clone)]
+pub struct PaymentRow {
+    pub id: String,
+    pub tpp: String,
+    pub service: String,
+    pub product: String,
+    pub kind: String,
+    pub status: String,
+    pub held_from: Option<String>,
+    pub funds_available: Option<bool>,
+    /// The normalised body (JSON text).
+    pub body: String,
+    /// The debtor's sandbox account id.
+    pub debtor_account: String,
+    pub currency: String,
+    pub amount_minor: i64,
+    pub execution_date: Option<String>,
+    pub dedup_key: String,
+    pub created_at: i64,
+    pub created_day: String,
+    pub redirect_uri: String,
+    pub tpp_session_id: String,
+    /// The customer bound by `PSU-ID` or `X-PSU-IDENTITY` at initiation.
+    pub expected_customer: Option<String>,
+    /// The customer who approved.
+    pub customer: Option<String>,
+    pub psu_id: Option<String>,
+    pub agreement: Option<String>,
+    pub approved_at: Option<i64>,
+    /// When the batch run takes it (set at approval; `None` for periodic payments).
+    pub due_at: Option<i64>,
+    pub settled_at: Option<i64>,
+    /// Why the status last changed (shown in explanatory errors).
+    pub reason: Option<String>,
+}
+
+const PAYMENT_COLUMNS: &str = "id, tpp, service, product, kind, status, held_from, \
+    funds_available, body, debtor_account, currency, amount_minor, execution_date, dedup_key, \
+    created_at, created_day, redirect_uri, tpp_session_id, expected_customer, customer, psu_id, \
+    agreement, approved_at, due_at, settled_at, reason";
+
+fn payment_of(r: &Row<'_>) -> rusqlite::Result<PaymentRow> {
+    Ok(PaymentRow {
+        id: r.get(0)?,
+        tpp: r.get(1)?,
+        service: r.get(2)?,
+        product: r.get(3)?,
+        kind: r.get(4)?,
+        status: r.get(5)?,
+        held_from: r.get(6)?,
+        funds_available: r.get(7)?,
+        body: r.get(8)?,
+        debtor_account: r.get(9)?,
+        currency: r.get(10)?,
+        amount_minor: r.get(11)?,
+        execution_date: r.get(12)?,
+        dedup_key: r.get(13)?,
+        created_at: r.get(14)?,
+        created_day: r.get(15)?,
+        redirect_uri: r.get(16)?,
+        tpp_session_id: r.get(17)?,
+        expected_customer: r.get(18)?,
+        customer: r.get(19)?,
+        psu_id: r.get(20)?,
+        agreement: r.get(21)?,
+        approved_at: r.get(22)?,
+        due_at: r.get(23)?,
+        settled_at: r.get(24)?,
+        reason: r.get(25)?,
+    })
+}
+
+/// Inserts a new payment.
+pub fn insert_payment(c: &Connection, p: &PaymentRow) -> rusqlite::Result<()> {
+    c.execute(
+        &format!(
+            "INSERT INTO pis_payments ({PAYMENT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, \
+             ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, \
+             ?25, ?26)"
+        ),
+        params![
+            p.id,
+            p.tpp,
+            p.service,
+            p.product,
+            p.kind,
+            p.status,
+            p.held_from,
+            p.funds_available,
+            p.body,
+            p.debtor_account,
+            p.currency,
+            p.amount_minor,
+            p.execution_date,
+            p.dedup_key,
+            p.created_at,
+            p.created_day,
+            p.redirect_uri,
+            p.tpp_session_id,
+            p.expected_customer,
+            p.customer,
+            p.psu_id,
+            p.agreement,
+            p.approved_at,
+            p.due_at,
+            p.settled_at,
+            p.reason
+        ],
+    )?;
+    Ok(())
+}
+
+/// The payment `id`, if any.
+pub fn payment(c: &Connection, id: &str) -> rusqlite::Result<Option<PaymentRow>> {
+    c.query_row(
+        &format!("SELECT {PAYMENT_COLUMNS} FROM pis_payments WHERE id = ?1"),
+        [id],
+        payment_of,
+    )
+    .optional()
+}
+
+/// Payments matching `where_sql` (a condition on `pis_payments` with `?1` bound to `arg`),
+/// in execution order: by `due_at`, approval time, creation time, then insertion order.
+pub fn payments_where(
+    c: &Connection,
+    where_sql: &str,
+    arg: i64,
+) -> rusqlite::Result<Vec<PaymentRow>> {
+    let mut st = c.prepare(&format!(
+        "SELECT {PAYMENT_COLUMNS} FROM pis_payments WHERE {where_sql} \
+         ORDER BY due_at, approved_at, created_at, rowid"
+    ))?;
+    let rows = st.query_map([arg], payment_of)?;
+    rows.collect()
+}
+
+/// Whether a payment with `key`, created on `day` and not rejected or cancelled, exists.
+pub fn logical_duplicate_exists(c: &Connection, key: &str, day: &str) -> rusqlite::Result<bool> {
+    c.query_row(
+        "SELECT EXISTS(SELECT 1 FROM pis_payments WHERE dedup_key = ?1 AND created_day = ?2 \
+         AND status NOT IN ('RJCT', 'CANC'))",
+        params![key, day],
+        |r| r.get(0),
+    )
+}
+
+/// Sets the status (and reason) of a payment.
+pub fn set_status(
+    c: &Connection,
+    id: &str,
+    status: &str,
+    reason: Option<&str>,
+) -> rusqlite::Result<()> {
+    c.execute(
+        "UPDATE pis_payments SET status = ?2, reason = COALESCE(?3, reason) WHERE id = ?1",
+        params![id, status, reason],
+    )?;
+    Ok(())
+}
+
+/// Records the approval: status, approver, PSU-ID, agreement, time and batch time.
+#[allow(clippy::too_many_arguments)]
+pub fn approve(
+    c: &Connection,
+    id: &str,
+    status: &str,
+    customer: &str,
+    psu_id: &str,
+    agreement: Option<&str>,
+    at: i64,
+    due_at: Option<i64>,
+) -> rusqlite::Result<()> {
+    c.execute(
+        "UPDATE pis_payments SET status = ?2, customer = ?3, psu_id = ?4, agreement = ?5, \
+         approved_at = ?6, due_at = ?7, reason = 'authorised by the PSU' WHERE id = ?1",
+        params![id, status, customer, psu_id, agreement, at, due_at],
+    )?;
+    Ok(())
+}
+
+/// Records the outcome of an execution attempt.
+pub fn executed(
+    c: &Connection,
+    id: &str,
+    status: &str,
+    funds_available: bool,
+    at: i64,
+    reason: &str,
+) -> rusqlite::Result<()> {
+    c.execute(
+        "UPDATE pis_payments SET status = ?2, funds_available = ?3, \
+         settled_at = CASE WHEN ?2 = 'ACSC' THEN ?4 ELSE settled_at END, reason = ?5 \
+         WHERE id = ?1",
+        params![id, status, funds_available, at, reason],
+    )?;
+    Ok(())
+}
+
+/// Puts a payment on hold (`PDNG`), remembering its status; or releases it.
+pub fn set_hold(
+    c: &Connection,
+    id: &str,
+    status: &str,
+    held_from: Option<&str>,
+    reason: &str,
+) -> rusqlite::Result<()> {
+    c.execute(
+        "UPDATE pis_payments SET status = ?2, held_from = ?3, reason = ?4 WHERE id = ?1",
+        params![id, status, held_from, reason],
+    )?;
+    Ok(())
+}
+
+/// Records the PSU-ID of (TPP, customer); nothing when present.
+pub fn register_psu(
+    c: &Connection,
+    tpp: &str,
+    psu_id: &str,
+    customer: &str,
+) -> rusqlite::Result<()> {
+    c.execute(
+        "INSERT OR IGNORE INTO pis_psus (tpp, psu_id, customer) VALUES (?1, ?2, ?3)",
+        params![tpp, psu_id, customer],
+    )?;
+    Ok(())
+}
+
+/// The customer behind a PSU-ID created by payment SCA or `X-PSU-IDENTITY`.
+pub fn psu_customer(c: &Connection, tpp: &str, psu_id: &str) -> rusqlite::Result<Option<String>> {
+    c.query_row(
+        "SELECT customer FROM pis_psus WHERE tpp = ?1 AND psu_id = ?2",
+        params![tpp, psu_id],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// One `pis_authorisations` row: the SCA of a payment (`payment`) or a basket (`basket`).
+#[derive(Debug, Clone)]
+pub struct AuthorisationRow {
+    pub id: String,
+    pub tpp: String,
+    pub tpp_name: String,
+    pub payment: Option<String>,
+    pub basket: Option<String>,
+    pub redirect_uri: String,
+    pub tpp_session_id: String,
+    pub sca_status: String,
+    pub customer: Option<String>,
+    pub agreement: Option<String>,
+    pub created_at: i64,
+}
+
+const AUTH_COLUMNS: &str = "id, tpp, tpp_name, payment, basket, redirect_uri, tpp_session_id, \
+    sca_status, customer, agreement, created_at";
+
+fn authorisation_of(r: &Row<'_>) -> rusqlite::Result<AuthorisationRow> {
+    Ok(AuthorisationRow {
+        id: r.get(0)?,
+        tpp: r.get(1)?,
+        tpp_name: r.get(2)?,
+        payment: r.get(3)?,
+        basket: r.get(4)?,
+        redirect_uri: r.get(5)?,
+        tpp_session_id: r.get(6)?,
+        sca_status: r.get(7)?,
+        customer: r.get(8)?,
+        agreement: r.get(9)?,
+        created_at: r.get(10)?,
+    })
+}
+
+/// Inserts a new authorisation.
+pub fn insert_authorisation(c: &Connection, a: &AuthorisationRow) -> rusqlite::Result<()> {
+    c.execute(
+        &format!(
+            "INSERT INTO pis_authorisations ({AUTH_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, \
+             ?8, ?9, ?10, ?11)"
+        ),
+        params![
+            a.id,
+            a.tpp,
+            a.tpp_name,
+            a.payment,
+            a.basket,
+            a.redirect_uri,
+            a.tpp_session_id,
+            a.sca_status,
+            a.customer,
+            a.agreement,
+            a.created_at
+        ],
+    )?;
+    Ok(())
+}
+
+/// The authorisation `id`, if any.
+pub fn authorisation(c: &Connection, id: &str) -> rusqlite::Result<Option<AuthorisationRow>> {
+    c.query_row(
+        &format!("SELECT {AUTH_COLUMNS} FROM pis_authorisations WHERE id = ?1"),
+        [id],
+        authorisation_of,
+    )
+    .optional()
+}
+
+/// Moves an authorisation to `sca_status`, recording the PSU (and agreement) when given.
+pub fn set_sca_status(
+    c: &Connection,
+    id: &str,
+    sca_status: &str,
+    customer: Option<&str>,
+    agreement: Option<&str>,
+) -> rusqlite::Result<()> {
+    c.execute(
+        "UPDATE pis_authorisations SET sca_status = ?2, customer = COALESCE(?3, customer), \
+         agreement = COALESCE(?4, agreement) WHERE id = ?1",
+        params![id, sca_status, customer, agreement],
+    )?;
+    Ok(())
+}
+
+/// One `pis_baskets` row with its payment ids in order.
+#[derive(Debug, Clone)]
+pub struct BasketRow {
+    pub id: String,
+    pub tpp: String,
+    pub created_at: i64,
+    pub redirect_uri: String,
+    pub tpp_session_id: String,
+    /// The customer bound by `PSU-ID` at creation (must approve).
+    pub expected_customer: Option<String>,
+    pub cancelled: bool,
+    pub authorised: bool,
+    pub payments: Vec<String>,
+}
+
+/// Inserts a basket and its payments.
+pub fn insert_basket(c: &Connection, b: &BasketRow) -> rusqlite::Result<()> {
+    c.execute(
+        "INSERT INTO pis_baskets (id, tpp, created_at, redirect_uri, tpp_session_id, \
+         expected_customer, cancelled, authorised) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            b.id,
+            b.tpp,
+            b.created_at,
+            b.redirect_uri,
+            b.tpp_session_id,
+            b.expected_customer,
+            b.cancelled,
+            b.authorised
+        ],
+    )?;
+    for (i, p) in b.payments.iter().enumerate() {
+        c.execute(
+            "INSERT INTO pis_basket_payments (basket, payment, position) VALUES (?1, ?2, ?3)",
+            params![b.id, p, i64::try_from(i).unwrap_or(i64::MAX)],
+        )?;
+    }
+    Ok(())
+}
+
+/// The basket `id` with its payment ids, if any.
+pub fn basket(c: &Connection, id: &str) -> rusqlite::Result<Option<BasketRow>> {
+    let Some(mut b) = c
+        .query_row(
+            "SELECT id, tpp, created_at, redirect_uri, tpp_session_id, expected_customer, \
+             cancelled, authorised FROM pis_baskets WHERE id = ?1",
+            [id],
+            |r| {
+                Ok(BasketRow {
+                    id: r.get(0)?,
+                    tpp: r.get(1)?,
+                    created_at: r.get(2)?,
+                    redirect_uri: r.get(3)?,
+                    tpp_session_id: r.get(4)?,
+                    expected_customer: r.get(5)?,
+                    cancelled: r.get(6)?,
+                    authorised: r.get(7)?,
+                    payments: Vec::new(),
+                })
+            },
+        )
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    let mut st =
+        c.prepare("SELECT payment FROM pis_basket_payments WHERE basket = ?1 ORDER BY position")?;
+    b.payments = st
+        .query_map([id], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Some(b))
+}
+
+/// The open (not cancelled) basket holding `payment`, if any.
+pub fn open_basket_of(c: &Connection, payment: &str) -> rusqlite::Result<Option<String>> {
+    c.query_row(
+        "SELECT b.id FROM pis_basket_payments bp JOIN pis_baskets b ON b.id = bp.basket \
+         WHERE bp.payment = ?1 AND b.cancelled = 0 LIMIT 1",
+        [payment],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// Marks a basket cancelled or authorised.
+pub fn set_basket_flags(
+    c: &Connection,
+    id: &str,
+    cancelled: bool,
+    authorised: bool,
+) -> rusqlite::Result<()> {
+    c.execute(
+        "UPDATE pis_baskets SET cancelled = ?2, authorised = ?3 WHERE id = ?1",
+        params![id, cancelled, authorised],
+    )?;
+    Ok(())
+}

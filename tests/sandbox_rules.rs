@@ -1,0 +1,443 @@
+//! Cross-cutting rules of the sandbox over real HTTP, signed with the test TPP, SCA done in
+//! the HTML pages: the SCA session per TPP-Session-ID (interface document, SCA session state
+//! 1–4), the limits without the PSU present (Limits: 4 calls a day, 90 days), the PSD2 roles
+//! of the TPP certificate, and the characters the bank's systems refuse (Errors). Every
+//! response is also checked against the Berlin Group schemas by the test sandbox's observer.
+
+mod common;
+
+use std::time::{Duration, SystemTime};
+
+use common::sandbox::{TestSandbox, tpp_with_roles};
+use common::{Form, browser, forms, location};
+use psd2_console::cert::Psd2Role;
+use psd2_console::sandbox::{Clock, SandboxConfig};
+use psd2_console::xs2a::redirect::{ScaCallback, ScaSuccess};
+use serde_json::Value;
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+
+async fn fixed_sandbox() -> TestSandbox {
+    TestSandbox::start_with(SandboxConfig {
+        clock: Clock::fixed(SystemTime::now()),
+        ..SandboxConfig::default()
+    })
+    .await
+}
+
+fn callback(loc: &str) -> ScaCallback {
+    let url = url::Url::parse(loc).unwrap();
+    let pairs: Vec<(String, String)> = url.query_pairs().into_owned().collect();
+    ScaCallback::from_query_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))).unwrap()
+}
+
+fn success(loc: &str) -> ScaSuccess {
+    match callback(loc) {
+        ScaCallback::Success(s) => s,
+        other => panic!("not a success: {other:?}"),
+    }
+}
+
+/// Logs in as `number` at `href` (PRIVATE context when asked), ticks every account and card
+/// account, and presses `button` (`Approve` or `Cancel`); returns the redirect to the TPP.
+async fn complete(href: &str, number: &str, button: &str) -> String {
+    let web = browser();
+    let r = web.get(href).send().await.unwrap();
+    assert_eq!(r.status(), 200, "SCA page {href}");
+    let url = r.url().to_string();
+    let html = r.text().await.unwrap();
+    let mut login = forms(&html, &url)
+        .into_iter()
+        .find(|f| f.fields.iter().any(|(n, _)| n == "customerNumber"))
+        .expect("a login form");
+    login.set("customerNumber", number);
+    let mut resp = login.submit(&web, "Log in").await;
+    for _ in 0..3 {
+        if resp.status().is_redirection() {
+            return location(&resp);
+        }
+        assert_eq!(resp.status(), 200);
+        let url = resp.url().to_string();
+        let html = resp.text().await.unwrap();
+        let mut f: Form = forms(&html, &url).remove(0);
+        if f.fields
+            .iter()
+            .chain(&f.unchecked)
+            .any(|(n, _)| n == "context")
+        {
+            f.choose("context", "PRIVATE");
+            resp = f.submit(&web, "Continue").await;
+        } else {
+            for (n, v) in f.unchecked.clone() {
+                if n == "account" || n == "cardAccount" {
+                    f.check(&n, &v);
+                }
+            }
+            resp = f.submit(&web, button).await;
+        }
+    }
+    panic!("no redirect to the TPP after SCA at {href}");
+}
+
+/// A private customer without agreements, with a card account.
+async fn private_customer(sb: &TestSandbox) -> Value {
+    let r = sb.send("GET", "/v1/sandbox/customers", &[], None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.json
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| {
+            c["customerType"] == "PRIVATE"
+                && c["agreements"].as_array().is_some_and(|a| a.is_empty())
+                && c["cardAccounts"].as_array().is_some_and(|a| !a.is_empty())
+        })
+        .cloned()
+        .expect("a private customer")
+}
+
+fn number(c: &Value) -> String {
+    c["customerNumber"].as_str().unwrap().to_string()
+}
+
+/// A consent SCA started by `GET /v1/accounts` without PSU-ID in `session`.
+async fn consent(sb: &TestSandbox, c: &Value, session: &str) -> ScaSuccess {
+    let r = sb
+        .send("GET", "/v1/accounts", &[("TPP-Session-ID", session)], None)
+        .await;
+    assert_eq!(r.status, 401, "{}", r.text);
+    let href = r.sca_redirect().expect("scaRedirect").to_string();
+    success(&complete(&href, &number(c), "Approve").await)
+}
+
+fn first_account(c: &Value) -> String {
+    c["accounts"][0].as_str().unwrap().to_string()
+}
+
+fn today(sb: &TestSandbox) -> chrono::NaiveDate {
+    chrono::DateTime::<chrono::Utc>::from(sb.now()).date_naive()
+}
+
+// ---------------------------------------------------------------------------------------
+// SCA sessions (SCA session state rules 1–4)
+
+#[tokio::test]
+async fn sca_session_is_valid_for_one_hour_then_psu_present_requests_need_sca() {
+    let sb = fixed_sandbox().await;
+    let c = private_customer(&sb).await;
+    let ok = consent(&sb, &c, "s-hour").await;
+    let present = [("PSU-ID", ok.psu_id.as_str()), ("TPP-Session-ID", "s-hour")];
+    let balances = format!("/v1/accounts/{}/balances", first_account(&c));
+
+    // Rule 2: within the hour, no new SCA for account services.
+    sb.clock.advance(Duration::from_secs(59 * 60));
+    for path in ["/v1/accounts", balances.as_str(), "/v1/card-accounts"] {
+        let r = sb.send("GET", path, &present, None).await;
+        assert_eq!(r.status, 200, "{path} after 59 min: {}", r.text);
+    }
+    // Rule 1: after the hour a PSU-present request needs a new SCA.
+    sb.clock.advance(Duration::from_secs(2 * 60));
+    let r = sb.send("GET", "/v1/accounts", &present, None).await;
+    assert_eq!(
+        (r.status, r.code()),
+        (401, Some("CONSENT_INVALID")),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains("1 hour"), "{}", r.text);
+    let href = r.sca_redirect().expect("scaRedirect").to_string();
+    // Without the PSU present (no PSU-IP-Address) the 180-day consent is enough.
+    let unattended = [("PSU-ID", ok.psu_id.as_str()), ("PSU-IP-Address", "")];
+    let r = sb.send("GET", "/v1/accounts", &unattended, None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    // Without TPP-Session-ID the request belongs to the PSU's current session: expired too.
+    let r = sb
+        .send(
+            "GET",
+            "/v1/accounts",
+            &[("PSU-ID", ok.psu_id.as_str())],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 401, "{}", r.text);
+    // The new SCA renews the session.
+    let again = success(&complete(&href, &number(&c), "Approve").await);
+    assert_eq!(again.tpp_session_id, "s-hour");
+    let r = sb.send("GET", "/v1/accounts", &present, None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+}
+
+#[tokio::test]
+async fn new_session_id_needs_sca_and_the_old_one_ends_only_when_it_completes() {
+    let sb = fixed_sandbox().await;
+    let c = private_customer(&sb).await;
+    let ok = consent(&sb, &c, "s-old").await;
+    let old = [("PSU-ID", ok.psu_id.as_str()), ("TPP-Session-ID", "s-old")];
+    let new = [("PSU-ID", ok.psu_id.as_str()), ("TPP-Session-ID", "s-new")];
+    assert_eq!(sb.send("GET", "/v1/accounts", &old, None).await.status, 200);
+
+    // Rule 3: a new TPP-Session-ID before the old one expires needs a new SCA ...
+    let r = sb.send("GET", "/v1/accounts", &new, None).await;
+    assert_eq!(
+        (r.status, r.code()),
+        (401, Some("CONSENT_INVALID")),
+        "{}",
+        r.text
+    );
+    let href = r.sca_redirect().unwrap().to_string();
+    // ... which, when aborted, leaves the old id valid.
+    let cancelled = callback(&complete(&href, &number(&c), "Cancel").await);
+    assert!(
+        matches!(cancelled, ScaCallback::Failure(_)),
+        "{cancelled:?}"
+    );
+    assert_eq!(sb.send("GET", "/v1/accounts", &old, None).await.status, 200);
+    assert_eq!(sb.send("GET", "/v1/accounts", &new, None).await.status, 401);
+
+    // When it completes, the new id works and the old one is no longer valid.
+    let r = sb.send("GET", "/v1/accounts", &new, None).await;
+    let done = success(&complete(r.sca_redirect().unwrap(), &number(&c), "Approve").await);
+    assert_eq!(done.tpp_session_id, "s-new");
+    assert_eq!(done.psu_id, ok.psu_id);
+    assert_eq!(sb.send("GET", "/v1/accounts", &new, None).await.status, 200);
+    let r = sb.send("GET", "/v1/accounts", &old, None).await;
+    assert_eq!(
+        (r.status, r.code()),
+        (401, Some("CONSENT_INVALID")),
+        "{}",
+        r.text
+    );
+    assert!(r.sca_redirect().is_some());
+    // Without TPP-Session-ID: the current (new) session.
+    let r = sb
+        .send(
+            "GET",
+            "/v1/accounts",
+            &[("PSU-ID", ok.psu_id.as_str())],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+}
+
+// ---------------------------------------------------------------------------------------
+// PSU not present (no PSU-IP-Address)
+
+#[tokio::test]
+async fn unattended_balances_allow_four_calls_per_account_per_day_then_429() {
+    let sb = fixed_sandbox().await;
+    let c = private_customer(&sb).await;
+    let ok = consent(&sb, &c, "limit-b").await;
+    let unattended = [("PSU-ID", ok.psu_id.as_str()), ("PSU-IP-Address", "")];
+    let accounts: Vec<String> = c["accounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    let path = format!("/v1/accounts/{}/balances", accounts[0]);
+    for i in 1..=4 {
+        let r = sb.send("GET", &path, &unattended, None).await;
+        assert_eq!(r.status, 200, "call {i}: {}", r.text);
+        sb.clock.advance(Duration::from_secs(60));
+    }
+    let r = sb.send("GET", &path, &unattended, None).await;
+    assert_eq!(
+        (r.status, r.code()),
+        (429, Some("ACCESS_EXCEEDED")),
+        "{}",
+        r.text
+    );
+    // Another account has its own count; the PSU present is not limited.
+    let other = format!("/v1/accounts/{}/balances", accounts[1]);
+    assert_eq!(sb.send("GET", &other, &unattended, None).await.status, 200);
+    let present = [("PSU-ID", ok.psu_id.as_str())];
+    assert_eq!(sb.send("GET", &path, &present, None).await.status, 200);
+    // The count is per 24 hours on the sandbox clock.
+    sb.clock.advance(Duration::from_secs(24 * 3600 - 4 * 60));
+    assert_eq!(sb.send("GET", &path, &unattended, None).await.status, 200);
+    let card = c["cardAccounts"][0].as_str().unwrap();
+    let card_path = format!("/v1/card-accounts/{card}/balances");
+    for _ in 0..4 {
+        assert_eq!(
+            sb.send("GET", &card_path, &unattended, None).await.status,
+            200
+        );
+    }
+    let r = sb.send("GET", &card_path, &unattended, None).await;
+    assert_eq!(
+        (r.status, r.code()),
+        (429, Some("ACCESS_EXCEEDED")),
+        "{}",
+        r.text
+    );
+}
+
+#[tokio::test]
+async fn unattended_transactions_allow_four_calls_per_day_and_reach_back_90_days() {
+    let sb = fixed_sandbox().await;
+    let c = private_customer(&sb).await;
+    let ok = consent(&sb, &c, "limit-t").await;
+    let unattended = [("PSU-ID", ok.psu_id.as_str()), ("PSU-IP-Address", "")];
+    let base = format!("/v1/accounts/{}/transactions", first_account(&c));
+    let earliest = today(&sb) - chrono::Duration::days(90);
+
+    // The default listing starts 90 days back.
+    let r = sb
+        .send(
+            "GET",
+            &format!("{base}?bookingStatus=booked&limit=5000"),
+            &unattended,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let booked = r.json["transactions"]["booked"].as_array().unwrap();
+    assert!(!booked.is_empty());
+    let oldest = booked.last().unwrap()["bookingDate"].as_str().unwrap();
+    assert!(
+        oldest >= earliest.to_string().as_str(),
+        "{oldest} within 90 days"
+    );
+    // An older dateFrom is refused (and not counted).
+    let older = earliest - chrono::Duration::days(1);
+    let r = sb
+        .send(
+            "GET",
+            &format!("{base}?dateFrom={older}"),
+            &unattended,
+            None,
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.code()),
+        (400, Some("PERIOD_INVALID")),
+        "{}",
+        r.text
+    );
+    // With the PSU present the whole history is there.
+    let present = [("PSU-ID", ok.psu_id.as_str())];
+    let r = sb
+        .send("GET", &format!("{base}?dateFrom={older}"), &present, None)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+
+    for i in 2..=4 {
+        let r = sb
+            .send(
+                "GET",
+                &format!("{base}?dateFrom={earliest}"),
+                &unattended,
+                None,
+            )
+            .await;
+        assert_eq!(r.status, 200, "call {i}: {}", r.text);
+    }
+    let r = sb.send("GET", &base, &unattended, None).await;
+    assert_eq!(
+        (r.status, r.code()),
+        (429, Some("ACCESS_EXCEEDED")),
+        "{}",
+        r.text
+    );
+    let card = c["cardAccounts"][0].as_str().unwrap();
+    let card_path = format!("/v1/card-accounts/{card}/transactions");
+    for _ in 0..4 {
+        let r = sb.send("GET", &card_path, &unattended, None).await;
+        assert_eq!(r.status, 200, "{}", r.text);
+        let oldest = r.json["cardTransactions"]["booked"]
+            .as_array()
+            .unwrap()
+            .last()
+            .map(|t| t["bookingDate"].as_str().unwrap().to_string())
+            .unwrap_or_default();
+        assert!(oldest >= earliest.to_string(), "{oldest}");
+    }
+    let r = sb.send("GET", &card_path, &unattended, None).await;
+    assert_eq!(
+        (r.status, r.code()),
+        (429, Some("ACCESS_EXCEEDED")),
+        "{}",
+        r.text
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Roles and characters
+
+#[tokio::test]
+async fn account_information_needs_the_psp_ai_role() {
+    let sb = fixed_sandbox().await;
+    let c = private_customer(&sb).await;
+    let ok = consent(&sb, &c, "roles").await;
+    let pisp = tpp_with_roles(&[Psd2Role::PspPi]);
+    let psu = [("PSU-ID", ok.psu_id.as_str())];
+    let account = first_account(&c);
+    for (method, path, body) in [
+        ("GET", "/v1/accounts".to_string(), None),
+        ("GET", format!("/v1/accounts/{account}"), None),
+        ("GET", format!("/v1/accounts/{account}/balances"), None),
+        ("GET", format!("/v1/accounts/{account}/transactions"), None),
+        ("GET", "/v1/card-accounts".to_string(), None),
+        ("POST", "/v1/bank-offered-consents".to_string(), Some("{}")),
+        ("POST", "/v1/consents".to_string(), Some("{}")),
+    ] {
+        let r = sb.send_as(&pisp, method, &path, &psu, body).await;
+        assert_eq!(
+            (r.status, r.code()),
+            (401, Some("ROLE_INVALID")),
+            "{path}: {}",
+            r.text
+        );
+        assert!(r.text.contains("PSP_AI"), "{}", r.text);
+    }
+    // The same requests with PSP_AI pass the role check.
+    let aisp = tpp_with_roles(&[Psd2Role::PspAi]);
+    let r = sb.send_as(&aisp, "GET", "/v1/accounts", &[], None).await;
+    assert_eq!(
+        (r.status, r.code()),
+        (401, Some("CONSENT_INVALID")),
+        "{}",
+        r.text
+    );
+}
+
+#[tokio::test]
+async fn characters_outside_latin1_are_refused_naming_the_field() {
+    let sb = fixed_sandbox().await;
+    for (body, field) in [
+        (r#"{"note":"pizza 🍕"}"#, "note"),
+        (
+            r#"{"access":{"accounts":[{"bban":"1503 ✓"}]}}"#,
+            "access.accounts[0].bban",
+        ),
+        ("{\"note\":\"line\\nbreak\"}", "note"),
+    ] {
+        let r = sb
+            .send("POST", "/v1/bank-offered-consents", &[], Some(body))
+            .await;
+        assert_eq!(
+            (r.status, r.code()),
+            (400, Some("FORMAT_ERROR")),
+            "{body}: {}",
+            r.text
+        );
+        assert_eq!(r.json["tppMessages"][0]["path"], field, "{}", r.text);
+        assert!(
+            r.json["tppMessages"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains(field)
+        );
+    }
+    let r = sb
+        .send(
+            "POST",
+            "/v1/bank-offered-consents",
+            &[],
+            Some(r#"{"note":"Blåbærsyltetøy – «Ærlig» café"}"#),
+        )
+        .await;
+    assert_eq!(r.status, 201, "Latin-1 is accepted: {}", r.text);
+}
