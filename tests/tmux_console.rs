@@ -125,7 +125,6 @@ impl Tmux {
         self.wait_for("the operation list", |s| {
             s.contains("Operations")
                 && s.contains("List accounts")
-                && s.contains("Sandbox customers")
                 && s.contains("Signature inspector")
         })
     }
@@ -179,17 +178,28 @@ macro_rules! require_tmux {
     };
 }
 
+fn crate_operations_count() -> usize {
+    psd2_console::xs2a::operations::OPERATIONS.len() + 8
+}
+
 #[test]
 fn sandbox_customers_are_listed_and_q_restores_the_terminal() {
     require_tmux!();
     let t = Tmux::start("customers");
     t.wait_for_console();
-    t.keys(&["Down", "Down", "Down"]);
-    t.wait_for("Sandbox customers selected", |s| {
+    // Walk down the catalogue until "Sandbox customers" is selected (bounded).
+    let selected = |s: &str| {
         s.lines()
             .any(|l| l.contains("▸ GET") && l.contains("Sandbox customers"))
             && s.contains("/v1/sandbox/customers")
-    });
+    };
+    for _ in 0..crate_operations_count() {
+        if selected(&t.capture()) {
+            break;
+        }
+        t.keys(&["Down"]);
+    }
+    t.wait_for("Sandbox customers selected", selected);
     t.keys(&["s"]);
     let screen = t.wait_for("the 200 response", |s| s.contains("200 OK"));
     assert!(screen.contains("Response · Sandbox customers"), "{screen}");

@@ -220,7 +220,12 @@ fn response_401_opens_the_sca_prompt() {
     // The URL is shown in full (wrapped), so it can be copied when no browser opens.
     let joined: String = s
         .lines()
-        .map(|l| l.trim_matches(|c| c == '║' || c == ' ' || c == '│'))
+        .filter_map(|l| {
+            // the text inside the prompt's double-line frame
+            let a = l.find('║')?;
+            let b = l.rfind('║')?;
+            (b > a).then(|| l[a + '║'.len_utf8()..b].trim())
+        })
         .collect();
     assert!(joined.contains(&sca_redirect_url()), "{s}");
     insta::assert_snapshot!("response_401_sca_prompt", s);
@@ -428,14 +433,19 @@ fn ctrl_c_quits_even_in_insert_mode() {
 fn keys_for_the_main_flow() {
     let mut app = new_app();
     assert_eq!(app.selected_operation().id, "accounts.list");
+    let ops = psd2_console::xs2a::operations::OPERATIONS;
     app.handle_key(key('j'));
+    assert_eq!(app.selected_operation().id, ops[1].id);
     app.handle_key(code(KeyCode::Down));
+    assert_eq!(app.selected_operation().id, ops[2].id);
+    // The last operation stays selected at the end of the list.
+    let last = ops[ops.len() - 1].id;
+    app.select_operation(last);
+    let _ = app.take_prepare_request();
     app.handle_key(code(KeyCode::Down));
-    assert_eq!(app.selected_operation().id, "sandbox.customers.list");
-    app.handle_key(code(KeyCode::Down));
-    assert_eq!(app.selected_operation().id, "sandbox.customers.list");
+    assert_eq!(app.selected_operation().id, last);
     app.handle_key(key('k'));
-    assert_eq!(app.selected_operation().id, "accounts.transactions");
+    assert_eq!(app.selected_operation().id, ops[ops.len() - 2].id);
     assert!(
         app.take_prepare_request().is_some(),
         "selection re-prepares"

@@ -112,6 +112,9 @@ impl App {
         } else {
             let [left, right] =
                 Layout::horizontal([Constraint::Length(30), Constraint::Min(0)]).areas(main);
+            // The catalogue is longer than a narrow screen: the list scrolls, and the
+            // parameters keep their room below it.
+            let ops_h = ops_h.min(left.height.saturating_sub(params_h.max(5)));
             let [ops, params] =
                 Layout::vertical([Constraint::Length(ops_h), Constraint::Min(0)]).areas(left);
             let [request, signature, response] = Layout::vertical([
