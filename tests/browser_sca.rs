@@ -1,6 +1,11 @@
 //! SCA in a real browser: headless Chromium, driven over WebDriver (`chromedriver`) with
-//! `fantoccini`, opens the sandbox's `scaRedirect`, logs in with a sandbox customerNumber,
-//! approves, and lands on the console's redirect listener, which hands the callback on.
+//! `fantoccini`. The PSU first registers through the account consent SCA (`GET /v1/accounts`
+//! → 401 `scaRedirect`), which gives the PSU-ID and a debtor account; then a payment
+//! (`POST /v1/payments/norwegian-domestic-credit-transfers`, `TPP-Redirect-URI` = the
+//! console's redirect listener, `TPP-Session-ID` the listener expects) gets its own SCA
+//! (interface document, Authentication 15): Chromium opens the payment's `scaRedirect`, logs
+//! in with a sandbox customerNumber (Authentication 14), approves, and lands on the listener,
+//! which shows "SCA complete" and hands `ScaCallback::Success` with that tpp-session-id on.
 //!
 //! Needs the Debian packages `chromium` and `chromium-driver` (`.ci/run` installs them).
 //! Binaries: `$CHROMEDRIVER` (default `/usr/bin/chromedriver`, else `chromedriver` on
@@ -10,7 +15,8 @@
 //! The browser is started with `--headless=new --no-sandbox --disable-gpu --disable-quic
 //! --no-first-run --disable-background-networking --disable-component-update --disable-sync
 //! --disable-dev-shm-usage --user-data-dir=<fresh temp dir>`, and only ever talks to
-//! 127.0.0.1 (the sandbox, the listener, chromedriver).
+//! 127.0.0.1 (the sandbox, the listener, chromedriver). chromedriver runs in its own process
+//! group, killed as a whole when the test ends, fails or times out.
 
 mod common;
 
@@ -84,7 +90,7 @@ fn browser_binaries() -> Option<(PathBuf, PathBuf)> {
                 None
             } else {
                 panic!(
-                    "{missing} not found: install them with \
+                    "{missing} not found: install the packages with \
                      `apt-get update && apt-get install -y chromium chromium-driver` \
                      (or set CHROMEDRIVER / CHROMIUM to the binaries, or PSD2_SKIP_BROWSER=1 \
                      to skip this test)"

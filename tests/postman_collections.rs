@@ -22,8 +22,9 @@
 //!   (`pm.globals.set("x", jsonData.a[0].b)`), run on every response. A setup phase first
 //!   does the SCA through the HTML forms and the requests that give those values with a
 //!   valid PSU-ID (account list, card-account list, a payment, a basket, a consent), running
-//!   the matching collection script on each answer. A variable still without a value is
-//!   sent literally, as Postman does.
+//!   the matching collection script on each answer. A variable still without a value (e.g.
+//!   `{{confirmationLink}}`: the sandbox uses the redirect approach, no `confirmation` link)
+//!   is sent literally, as Postman does, and then any 4xx answer will do.
 //!
 //! What counts as meaningful: a 2xx, or a 4xx whose body has a non-empty `tppMessages`
 //! array (and, for `/v1`, every body is checked against the Berlin Group schemas by the
