@@ -1,0 +1,88 @@
+//! `docs/sandbox.md` names a test for every rule: each named test exists, so the table cannot
+//! point at tests that were renamed or never written.
+
+use std::collections::HashSet;
+
+/// `(file stem, fn name)` of every `#[test]`/`#[tokio::test]` function under `tests/`.
+fn test_functions() -> HashSet<(String, String)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut out = HashSet::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut armed = false;
+        for line in text.lines() {
+            let l = line.trim();
+            if l.starts_with("#[test]") || l.starts_with("#[tokio::test") {
+                armed = true;
+                continue;
+            }
+            if armed
+                && let Some(rest) = l
+                    .strip_prefix("async fn ")
+                    .or_else(|| l.strip_prefix("fn "))
+            {
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                out.insert((stem.clone(), name));
+                armed = false;
+            }
+        }
+        // proptest! blocks: `fn name(` inside the macro
+        if text.contains("proptest!") {
+            for line in text.lines() {
+                if let Some(rest) = line.trim().strip_prefix("fn ") {
+                    let name: String = rest
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    out.insert((stem.clone(), name));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_test_named_in_docs_sandbox_exists() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/sandbox.md"),
+    )
+    .unwrap();
+    let tests = test_functions();
+    let mut checked = 0;
+    let mut missing = Vec::new();
+    for line in doc.lines().filter(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = line.split('|').collect();
+        let Some(last) = cells.iter().rev().find(|c| !c.trim().is_empty()) else {
+            continue;
+        };
+        // default file from a header like "Test (`tests/sandbox_payments.rs`)" is not per
+        // line, so names without a file are looked up in every file.
+        for quoted in last.split('`').skip(1).step_by(2) {
+            if quoted.contains(' ') || quoted.contains('/') || quoted == "TestSandbox" {
+                continue;
+            }
+            let found = match quoted.split_once("::") {
+                Some((file, f)) => tests.contains(&(file.to_string(), f.to_string())),
+                None => tests.iter().any(|(_, f)| f == quoted),
+            };
+            checked += 1;
+            if !found {
+                missing.push(quoted.to_string());
+            }
+        }
+    }
+    assert!(checked > 50, "the table names tests ({checked} found)");
+    assert!(
+        missing.is_empty(),
+        "docs/sandbox.md names tests that do not exist: {missing:?}"
+    );
+}
