@@ -12,7 +12,7 @@
 //!    is still there.
 
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code, unused_imports)]
+#[allow(unused_imports)]
 mod common;
 
 use std::collections::HashSet;

@@ -20,8 +20,13 @@ async fn exchanges_are_recorded_redacted_and_export_as_har_and_runnable_curl() {
     let ex = engine.send(&req).await.unwrap();
     assert_eq!(ex.status, 200);
 
-    let history = engine.history.as_ref().unwrap().lock().unwrap();
-    let last = history.last().unwrap().unwrap();
+    let (last, entries) = {
+        let history = engine.history.as_ref().unwrap().lock().unwrap();
+        let last = history.last().unwrap().unwrap();
+        assert_eq!(history.list(Some("customers"), 10).unwrap().len(), 1);
+        assert!(history.list(Some("no-such-thing"), 10).unwrap().is_empty());
+        (last, history.list(None, 10).unwrap())
+    };
     assert_eq!(last.operation_id, "sandbox.customers.list");
     assert_eq!(last.params, params);
     assert_eq!(last.status, 200);
@@ -31,14 +36,10 @@ async fn exchanges_are_recorded_redacted_and_export_as_har_and_runnable_curl() {
         .find(|(n, _)| n == "Signature")
         .unwrap();
     assert_eq!(sig.1, REDACTED);
-    assert_eq!(history.list(Some("customers"), 10).unwrap().len(), 1);
-    assert!(history.list(Some("no-such-thing"), 10).unwrap().is_empty());
-    let entries = history.list(None, 10).unwrap();
-    drop(history);
 
     // The history file holds no Signature value.
     let raw = std::fs::read(paths.data.join("history.sqlite3")).unwrap();
-    let needle = signature.split("signature=\"").nth(1).unwrap()[..40].as_bytes();
+    let needle = &signature.split("signature=\"").nth(1).unwrap().as_bytes()[..40];
     assert!(!raw.windows(needle.len()).any(|w| w == needle));
 
     let h = har(&entries);

@@ -1120,3 +1120,100 @@ async fn corporate_psu_without_psu_corporate_id_gets_400() {
     let a = sb.send("GET", "/v1/agreements", &without, None).await;
     assert_eq!(a.status, 200, "{}", a.text);
 }
+
+/// Authentication 12 ("PSU-CORPORATE-ID ... obtained ... by choosing from /v1/agreements when
+/// a PSU-ID exists") with the payment operation's `X-PSU-IDENTITY` ("a PSU-ID is then
+/// created"): the PSU-ID the single-SCA payment flow created is a registered PSU-ID of that
+/// TPP, so `/v1/agreements` lists the PSU's agreements; account data still needs a consent
+/// (401 with scaRedirect), whose SCA gives the same PSU-ID; another TPP does not know it.
+#[tokio::test]
+async fn a_psu_id_created_by_x_psu_identity_is_known_to_agreements() {
+    let sb = fixed_sandbox().await;
+    let holder = agreement_holder(&sb).await;
+    let seed = psd2_console::sandbox::seed::seed();
+    let customer = seed
+        .customers
+        .iter()
+        .find(|c| c.number == number(&holder))
+        .unwrap();
+    let debtor = seed
+        .accounts
+        .iter()
+        .find(|a| a.owner == customer.id)
+        .unwrap()
+        .bban
+        .clone();
+    let body = serde_json::json!({
+        "debtorAccount": {"bban": debtor},
+        "instructedAmount": {"currency": "NOK", "amount": "12.00"},
+        "creditorAccount": {"bban": "12094355778"},
+        "creditorName": "Foo Bar",
+        "remittanceInformationUnstructured": "single SCA",
+    });
+    let p = sb
+        .send(
+            "POST",
+            "/v1/payments/norwegian-domestic-credit-transfers",
+            &[("X-PSU-IDENTITY", number(&holder).as_str())],
+            Some(&body.to_string()),
+        )
+        .await;
+    assert_eq!(p.status, 201, "{}", p.text);
+    let psu_id = p
+        .headers
+        .get("psu-id")
+        .expect("PSU-ID created")
+        .to_str()
+        .unwrap()
+        .to_string();
+    let psu = [("PSU-ID", psu_id.as_str())];
+    let r = sb.send("GET", "/v1/agreements", &psu, None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let listed: Vec<&str> = r.json["agreements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap())
+        .collect();
+    let held: Vec<&str> = holder["agreements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, held);
+    let e = sb
+        .send(
+            "GET",
+            &format!("/v1/agreements/{}/engagements", listed[0]),
+            &psu,
+            None,
+        )
+        .await;
+    assert_eq!(e.status, 200, "{}", e.text);
+    // Account data needs the PSU's consent: 401 with an SCA that gives the same PSU-ID.
+    let a = sb.send("GET", "/v1/accounts", &psu, None).await;
+    assert_eq!(
+        (a.status, a.code()),
+        (401, Some("CONSENT_INVALID")),
+        "{}",
+        a.text
+    );
+    let href = a.sca_redirect().unwrap().to_string();
+    let ok = success(&complete(&href, &number(&holder), "PRIVATE", tick_all, "Approve").await);
+    assert_eq!(ok.psu_id, psu_id);
+    let a = sb.send("GET", "/v1/accounts", &psu, None).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    // PSU-IDs are per TPP: another TPP has to register the PSU itself.
+    let other = tpp_with_roles(&[Psd2Role::PspPi]);
+    let r = sb
+        .send_as(&other, "GET", "/v1/agreements", &psu, None)
+        .await;
+    assert_eq!(
+        (r.status, r.code()),
+        (401, Some("CONSENT_INVALID")),
+        "{}",
+        r.text
+    );
+    assert!(r.sca_redirect().is_some());
+}

@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 use common::sandbox::{REDIRECT, Reply, TestSandbox, tpp_with_roles};
 use common::{browser, forms, location};
 use psd2_console::cert::Psd2Role;
-use psd2_console::sandbox::store::Account;
+use psd2_console::sandbox::store::{Account, AccountKind};
 use psd2_console::sandbox::{Clock, SandboxConfig, seed};
 use psd2_console::signing::VerifyPolicy;
 use psd2_console::xs2a::redirect::{PsuContext, ScaCallback};
@@ -1371,4 +1371,302 @@ async fn concurrent_initiations_create_exactly_64_distinct_payments() {
     for id in &ids {
         assert_eq!(tx_status(&sb, DOMESTIC, id).await, "RCVD");
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// PSU identity across modules, seeded balances, expired payment SCA
+
+/// Completes a registration SCA (`GET /v1/users`) at `href` as `number`, in PRIVATE context
+/// when the PSU is asked for one; returns the redirect's parameters.
+async fn complete_registration(href: &str, number: &str) -> ScaCallback {
+    let b = browser();
+    let mut resp = b.get(href).send().await.unwrap();
+    for _ in 0..4 {
+        if resp.status() == 302 {
+            return callback_of(&resp);
+        }
+        assert_eq!(resp.status(), 200, "registration SCA page");
+        let url = resp.url().to_string();
+        let html = resp.text().await.unwrap();
+        let all = forms(&html, &url);
+        if let Some(mut f) = all
+            .iter()
+            .find(|f| f.fields.iter().any(|(n, _)| n == "customerNumber"))
+            .cloned()
+        {
+            f.set("customerNumber", number);
+            resp = f.submit(&b, "Log in").await;
+        } else if let Some(mut f) = all
+            .iter()
+            .find(|f| {
+                f.fields
+                    .iter()
+                    .chain(&f.unchecked)
+                    .any(|(n, _)| n == "context")
+            })
+            .cloned()
+        {
+            f.choose("context", "PRIVATE");
+            resp = f.submit(&b, "Continue").await;
+        } else {
+            panic!("unexpected registration step at {url}: {html}");
+        }
+    }
+    panic!("the registration SCA did not end");
+}
+
+/// Authentication 12 and 15: a PISP-only TPP registers the PSU with `GET /v1/users`, and the
+/// PSU-ID it persists binds its payments and signing baskets to that customer: the payment
+/// SCA refuses another customer and the customer's own approval returns the same psu-id.
+#[tokio::test]
+async fn a_psu_id_registered_with_get_users_binds_the_payments_of_a_pisp_only_tpp() {
+    let sb = sandbox().await;
+    let pisp = tpp_with_roles(&[Psd2Role::PspPi]);
+    let r = sb
+        .send_as(
+            &pisp,
+            "GET",
+            "/v1/users",
+            &[("TPP-Session-ID", "reg")],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let ScaCallback::Success(reg) = complete_registration(r.sca_redirect().unwrap(), KARI).await
+    else {
+        panic!("registration failed");
+    };
+    let psu = reg.psu_id.clone();
+    let with_psu = [("PSU-ID", psu.as_str())];
+    let r = sb
+        .send_as(
+            &pisp,
+            "POST",
+            &format!("/v1/payments/{DOMESTIC}"),
+            &with_psu,
+            Some(&domestic(&first_bban(KARI), "25.00", "registered psu").to_string()),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let id = r.json["paymentId"].as_str().unwrap().to_string();
+    let sca = r.sca_redirect().unwrap().to_string();
+    // Another customer cannot approve the registered PSU's payment ...
+    let other = sca_login(&sca, INGRID).await;
+    assert_eq!(other.status(), 400);
+    assert!(other.text().await.unwrap().contains("another customer"));
+    // ... the registered customer can, and the SCA gives back the same PSU-ID.
+    let ScaCallback::Success(ok) = approve(&sca, KARI).await else {
+        panic!("approval failed");
+    };
+    assert_eq!(ok.psu_id, psu);
+    assert_eq!(ok.context, PsuContext::Private);
+    let s = sb
+        .send_as(
+            &pisp,
+            "GET",
+            &format!("/v1/payments/{DOMESTIC}/{id}/status"),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(s.json["transactionStatus"], "ACTC", "{}", s.text);
+    // A signing basket created with the PSU-ID is bound to the same customer.
+    let r = sb
+        .send_as(
+            &pisp,
+            "POST",
+            &format!("/v1/payments/{DOMESTIC}"),
+            &[],
+            Some(&domestic(&first_bban(KARI), "26.00", "in a basket").to_string()),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let in_basket = r.json["paymentId"].as_str().unwrap().to_string();
+    let b = sb
+        .send_as(
+            &pisp,
+            "POST",
+            "/v1/signing-baskets",
+            &with_psu,
+            Some(&json!({ "paymentIds": [in_basket] }).to_string()),
+        )
+        .await;
+    assert_eq!(b.status, 201, "{}", b.text);
+    let other = sca_login(b.sca_redirect().unwrap(), INGRID).await;
+    assert_eq!(other.status(), 400);
+    assert!(other.text().await.unwrap().contains("another customer"));
+}
+
+/// The seeded private current accounts and corporate operating accounts.
+fn payable_seeded_accounts() -> Vec<(Account, String)> {
+    let s = seed::seed();
+    let mut out = Vec::new();
+    for a in &s.accounts {
+        let owner = s.customers.iter().find(|c| c.id == a.owner).unwrap();
+        let approver = match a.kind {
+            AccountKind::Current => owner.number.clone(),
+            AccountKind::Operating => {
+                let holder = s
+                    .agreements
+                    .iter()
+                    .find(|g| g.accounts.contains(&a.id))
+                    .map(|g| g.holder)
+                    .unwrap();
+                s.customers
+                    .iter()
+                    .find(|c| c.id == holder)
+                    .unwrap()
+                    .number
+                    .clone()
+            }
+            _ => continue,
+        };
+        out.push((a.clone(), approver));
+    }
+    out
+}
+
+/// Seeded accounts have a healthy balance on any date (sandbox initialization; interface
+/// document, Errors: insufficient funds is the exception, not the default): with no balance
+/// override, a payment of NOK 1 000.00 from every seeded private current account and
+/// corporate operating account, approved by SCA, is ACSC after the batch run, today and 90,
+/// 200 and 365 days later.
+#[tokio::test]
+async fn seeded_current_and_operating_accounts_pay_1000_nok_on_any_date() {
+    let sb = sandbox_at(tomorrow_at(8)).await; // no `fund`: the seeded balances
+    let accounts = payable_seeded_accounts();
+    assert_eq!(accounts.len(), 5, "three current, two operating accounts");
+    let mut moved = 0;
+    for days in [0u64, 90, 200, 365] {
+        if days > moved {
+            advance(&sb, (days - moved) * 86_400).await;
+            moved = days;
+        }
+        let clock = sb.send("GET", "/v1/sandbox/clock", &[], None).await;
+        assert_eq!(clock.status, 200, "{}", clock.text);
+        let mut ids = Vec::new();
+        for (account, approver) in &accounts {
+            let (id, sca) = created(
+                &sb,
+                DOMESTIC,
+                &domestic(&account.bban, "1000.00", &format!("day +{days}")),
+            )
+            .await;
+            assert!(
+                matches!(approve(&sca, approver).await, ScaCallback::Success(_)),
+                "{} approves from {}",
+                approver,
+                account.name
+            );
+            let s = status_of(&sb, "payments", DOMESTIC, &id).await;
+            assert_eq!(s["transactionStatus"], "ACTC");
+            assert_eq!(
+                s["fundsAvailable"], true,
+                "{} at {}: {s}",
+                account.name, clock.json["now"]
+            );
+            ids.push((id, account.name.clone()));
+        }
+        let r = sb.send("POST", "/v1/sandbox/batch", &[], None).await;
+        assert_eq!(r.status, 200, "{}", r.text);
+        for (id, name) in &ids {
+            assert_eq!(
+                tx_status(&sb, DOMESTIC, id).await,
+                "ACSC",
+                "{name} at {}",
+                clock.json["now"]
+            );
+        }
+    }
+}
+
+/// Berlin Group `paymentInitiationStatusResponse-200_json`: "If the PSU does not complete a
+/// required SCA within the required timeframe the payment resource's status must be set to
+/// RJCT". The SCA link lives 30 minutes; read after that, status and details say RJCT (with
+/// a psuMessage), the authorisation reads failed and the link is gone (410).
+#[tokio::test]
+async fn an_expired_payment_sca_rejects_the_payment_when_next_read() {
+    let sb = sandbox().await;
+    let r = initiate(
+        &sb,
+        DOMESTIC,
+        &domestic(&first_bban(KARI), "30.00", "never approved"),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let id = r.json["paymentId"].as_str().unwrap().to_string();
+    let sca = r.sca_redirect().unwrap().to_string();
+    let sca_status = r.json["_links"]["scaStatus"]["href"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    advance(&sb, 29 * 60).await;
+    assert_eq!(tx_status(&sb, DOMESTIC, &id).await, "RCVD", "still in time");
+    advance(&sb, 2 * 60).await;
+    let s = status_of(&sb, "payments", DOMESTIC, &id).await;
+    assert_eq!(s["transactionStatus"], "RJCT");
+    assert!(s["psuMessage"].as_str().unwrap().contains("expired"), "{s}");
+    let d = sb
+        .send("GET", &format!("/v1/payments/{DOMESTIC}/{id}"), &[], None)
+        .await;
+    assert_eq!(d.json["transactionStatus"], "RJCT", "{}", d.text);
+    let a = sb.send("GET", &sca_status, &[], None).await;
+    assert_eq!(a.json["scaStatus"], "failed", "{}", a.text);
+    assert_eq!(browser().get(&sca).send().await.unwrap().status(), 410);
+    // No new authorisation of a rejected payment.
+    let again = sb
+        .send(
+            "POST",
+            &format!("/v1/payments/{DOMESTIC}/{id}/authorisations"),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(
+        (again.status, again.code()),
+        (409, Some("STATUS_INVALID")),
+        "{}",
+        again.text
+    );
+}
+
+/// The expiry rule spares a payment whose TPP started a new authorisation in time (the new
+/// link keeps it RCVD and can approve it), and one whose authorisation was never started
+/// (explicit start pending).
+#[tokio::test]
+async fn a_new_authorisation_keeps_a_payment_with_an_expired_sca_link_alive() {
+    let sb = sandbox().await;
+    let (id, _old) = created(
+        &sb,
+        DOMESTIC,
+        &domestic(&first_bban(KARI), "31.00", "second try"),
+    )
+    .await;
+    let explicit = sb
+        .send(
+            "POST",
+            &format!("/v1/payments/{DOMESTIC}"),
+            &[("TPP-Explicit-Authorisation-Preferred", "true")],
+            Some(&domestic(&first_bban(KARI), "32.00", "not started").to_string()),
+        )
+        .await;
+    assert_eq!(explicit.status, 201, "{}", explicit.text);
+    let not_started = explicit.json["paymentId"].as_str().unwrap().to_string();
+    advance(&sb, 31 * 60).await;
+    let a = sb
+        .send(
+            "POST",
+            &format!("/v1/payments/{DOMESTIC}/{id}/authorisations"),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(a.status, 201, "{}", a.text);
+    assert_eq!(tx_status(&sb, DOMESTIC, &id).await, "RCVD");
+    assert_eq!(tx_status(&sb, DOMESTIC, &not_started).await, "RCVD");
+    assert!(matches!(
+        approve(a.sca_redirect().unwrap(), KARI).await,
+        ScaCallback::Success(_)
+    ));
+    assert_eq!(tx_status(&sb, DOMESTIC, &id).await, "ACTC");
 }

@@ -338,6 +338,9 @@ async fn read(
 ) -> Result<Json<Value>, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
     batch::run_due(&app)?;
+    let (b, _) = own_basket(&app, &tpp, &id)?;
+    // Payments whose SCA expired are rejected when read (payments::reject_expired).
+    payments::reject_expired(&app, &b.payments)?;
     let (b, p) = own_basket(&app, &tpp, &id)?;
     let s = basket_status(&b, &p);
     let path = basket_path(&id);
@@ -370,6 +373,9 @@ async fn read_status(
 ) -> Result<Json<Value>, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
     batch::run_due(&app)?;
+    let (b, _) = own_basket(&app, &tpp, &id)?;
+    // Payments whose SCA expired are rejected when read (payments::reject_expired).
+    payments::reject_expired(&app, &b.payments)?;
     let (b, p) = own_basket(&app, &tpp, &id)?;
     Ok(Json(json!({"transactionStatus": basket_status(&b, &p)})))
 }

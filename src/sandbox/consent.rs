@@ -211,10 +211,8 @@ pub fn resolve(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Access, ApiError> 
             )
         })?),
     };
-    let Some(customer) = app
-        .store
-        .psu_customer(&tpp.id, psu_id)
-        .and_then(|c| app.store.customer(c))
+    let Some(customer) =
+        super::psu::psu_customer(app, &tpp.id, psu_id)?.and_then(|c| app.store.customer(c))
     else {
         return Err(sca(
             MessageCode::ConsentInvalid,

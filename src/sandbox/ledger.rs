@@ -6,6 +6,13 @@
 //! Account data facts: "For booked transactions the transactionId is stable"). Booked entries
 //! run from [`history_start`] to yesterday; pending entries are dated today and may change
 //! from day to day.
+//!
+//! Balances are `opening + Σ booked` (closing booked) and that plus today's pending entries
+//! (expected, the available balance). The generated flows keep every seeded account in
+//! credit on any date, so payments from them settle (`ACSC`) at the batch runs unless a
+//! trainer lowers the balance: a private current account spends at most its salary less a
+//! tenth per pay period (`CurrentTerms::purchase_budget`), corporate operating accounts
+//! take in more than they pay out, and settlement accounts sweep only what was credited.
 
 use chrono::{Datelike, Duration, NaiveDate, Weekday};
 use uuid::Uuid;
@@ -47,16 +54,21 @@ pub fn history_start(today: NaiveDate) -> NaiveDate {
 pub fn booked(account: &Account, owner: &Customer, today: NaiveDate) -> Vec<Entry> {
     let mut out = Vec::new();
     let start = history_start(today);
-    let mut day = today.pred_opt().unwrap_or(today);
-    while day >= start {
-        let mut entries = booked_on(account, owner, day);
-        entries.reverse();
-        out.extend(entries);
-        match day.pred_opt() {
+    let terms = CurrentTerms::of(owner);
+    // The pay-period budget carried from day to day (current accounts).
+    let mut spent = match account.kind {
+        AccountKind::Current => terms.spent_before(start),
+        _ => 0,
+    };
+    let mut day = start;
+    while day < today {
+        out.extend(booked_with(account, owner, &terms, day, &mut spent));
+        match day.succ_opt() {
             Some(d) => day = d,
             None => break,
         }
     }
+    out.reverse();
     out
 }
 
@@ -65,7 +77,10 @@ pub fn pending(account: &Account, owner: &Customer, today: NaiveDate) -> Vec<Ent
     let seed = seed_of(owner.id, account.kind) ^ 0x005e_ed0f_9e4d_1e57;
     let mut rng = Rng::for_day(seed, today);
     let raw: Vec<Raw> = match account.kind {
-        AccountKind::Current => (0..1 + rng.below(3)).map(|_| purchase(&mut rng)).collect(),
+        AccountKind::Current => {
+            let count = 1 + rng.below(3);
+            pending_purchases(owner, today, &mut rng, count)
+        }
         AccountKind::Savings => Vec::new(),
         AccountKind::Operating => vec![supplier_payment(&mut rng)],
         AccountKind::Settlement => vec![Raw::credit(
@@ -636,9 +651,23 @@ fn is_business_day_for(d: NaiveDate, dom: u32) -> bool {
     actual == d
 }
 
+#[cfg(test)]
 fn booked_on(account: &Account, owner: &Customer, day: NaiveDate) -> Vec<Entry> {
+    let terms = CurrentTerms::of(owner);
+    let mut spent = terms.spent_before(day);
+    booked_with(account, owner, &terms, day, &mut spent)
+}
+
+/// The booked entries of `day`, in booking order; `spent` as in [`current_day`].
+fn booked_with(
+    account: &Account,
+    owner: &Customer,
+    terms: &CurrentTerms,
+    day: NaiveDate,
+    spent: &mut i64,
+) -> Vec<Entry> {
     let raw = match account.kind {
-        AccountKind::Current => current_day(owner, day),
+        AccountKind::Current => current_day(owner, terms, day, spent),
         AccountKind::Savings => savings_day(owner, day),
         AccountKind::Operating => operating_day(owner, day),
         AccountKind::Settlement => settlement_day(owner, day),
@@ -668,18 +697,181 @@ const MERCHANTS: [(&str, i64, i64); 16] = [
     ("Elkjøp", 19_900, 899_000),
 ];
 
-fn purchase(rng: &mut Rng) -> Raw {
-    let i = usize::try_from(rng.below(MERCHANTS.len() as u64)).unwrap_or(0);
-    let (name, lo, hi) = MERCHANTS.get(i).copied().unwrap_or(MERCHANTS[0]);
-    Raw::debit(rng.range(lo, hi), name, format!("Varekjøp {name}"), "VARER")
+/// Merchants of the occasional large purchase (drawn in [`BIG_TICKET_PERCENT`] of the
+/// purchases; the others are everyday ones).
+const BIG_TICKET: [usize; 3] = [9, 14, 15];
+
+/// Share of purchases at a [`BIG_TICKET`] merchant, percent.
+const BIG_TICKET_PERCENT: u64 = 5;
+
+/// A purchase before it is checked against the pay period's budget: merchant index into
+/// [`MERCHANTS`] and amount (minor units, positive).
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    merchant: usize,
+    amount: i64,
 }
 
-fn current_day(owner: &Customer, day: NaiveDate) -> Vec<Raw> {
-    let seed = seed_of(owner.id, AccountKind::Current);
-    let mut fixed = Rng(seed);
-    let salary = fixed.range(3_800_000, 5_200_000) / 5_000 * 5_000;
-    let mortgage = fixed.range(980_000, 1_650_000);
-    let mut rng = Rng::for_day(seed, day);
+impl Candidate {
+    fn draw(rng: &mut Rng) -> Self {
+        let merchant = if rng.chance(BIG_TICKET_PERCENT) {
+            let k = usize::try_from(rng.below(BIG_TICKET.len() as u64)).unwrap_or(0);
+            BIG_TICKET.get(k).copied().unwrap_or(BIG_TICKET[0])
+        } else {
+            let everyday = MERCHANTS.len() - BIG_TICKET.len();
+            let mut k = usize::try_from(rng.below(everyday as u64)).unwrap_or(0);
+            // the k-th merchant that is not a big-ticket one
+            for b in BIG_TICKET {
+                if k >= b {
+                    k += 1;
+                }
+            }
+            k
+        };
+        let (_, lo, hi) = MERCHANTS.get(merchant).copied().unwrap_or(MERCHANTS[0]);
+        Candidate {
+            merchant,
+            amount: rng.range(lo, hi),
+        }
+    }
+
+    fn raw(self) -> Raw {
+        let (name, _, _) = MERCHANTS
+            .get(self.merchant)
+            .copied()
+            .unwrap_or(MERCHANTS[0]);
+        Raw::debit(self.amount, name, format!("Varekjøp {name}"), "VARER")
+    }
+}
+
+/// The fixed terms of a private current account, minor units: the monthly net salary
+/// (credited on the 25th, moved back to Friday on a weekend) and the mortgage instalment
+/// (18–28 % of the salary, debited on the 1st).
+#[derive(Debug, Clone, Copy)]
+struct CurrentTerms {
+    seed: u64,
+    salary: i64,
+    mortgage: i64,
+}
+
+/// Most the other fixed debits of one pay period can take, minor units: streaming (129.00),
+/// electricity (at most 3 200.00), mobile (399.00) and the standing order to the savings
+/// account (3 000.00).
+const OTHER_FIXED_MAX: i64 = 12_900 + 320_000 + 39_900 + 300_000;
+
+impl CurrentTerms {
+    fn of(owner: &Customer) -> Self {
+        let seed = seed_of(owner.id, AccountKind::Current);
+        let mut fixed = Rng(seed);
+        let salary = fixed.range(3_800_000, 5_200_000) / 5_000 * 5_000;
+        let mortgage = salary * fixed.range(18, 28) / 100;
+        CurrentTerms {
+            seed,
+            salary,
+            mortgage,
+        }
+    }
+
+    /// What the card purchases of one pay period may add up to: the salary less the
+    /// mortgage, the other fixed debits at their most, and a tenth of the salary that is
+    /// always saved. So every pay period ends with more than it started with, and the
+    /// account stays in credit on every date (see [`current_day`]).
+    fn purchase_budget(&self) -> i64 {
+        self.salary - self.mortgage - OTHER_FIXED_MAX - self.salary / 10
+    }
+
+    /// The candidate purchases of `day` (before the budget check).
+    fn candidates(&self, day: NaiveDate) -> Vec<Candidate> {
+        let mut rng = Rng::for_day(self.seed ^ 0x0070_7572_6368_6173, day);
+        let n = match rng.below(100) {
+            0..=29 => 0,
+            30..=69 => 1,
+            70..=89 => 2,
+            _ => 3,
+        };
+        (0..n).map(|_| Candidate::draw(&mut rng)).collect()
+    }
+
+    /// The `candidates` that fit the pay period's budget, of which `spent` is used; adds
+    /// theirs to `spent`.
+    fn accept(&self, candidates: Vec<Candidate>, spent: &mut i64) -> Vec<Candidate> {
+        let budget = self.purchase_budget();
+        candidates
+            .into_iter()
+            .filter(|c| {
+                let fits = spent.saturating_add(c.amount) <= budget;
+                if fits {
+                    *spent += c.amount;
+                }
+                fits
+            })
+            .collect()
+    }
+
+    /// How much of the budget the booked purchases of `day`'s pay period used before `day`.
+    fn spent_before(&self, day: NaiveDate) -> i64 {
+        let mut spent = 0i64;
+        let mut d = pay_period_start(day);
+        while d < day {
+            self.accept(self.candidates(d), &mut spent);
+            match d.succ_opt() {
+                Some(n) => d = n,
+                None => break,
+            }
+        }
+        spent
+    }
+}
+
+/// The salary day (business day used for the 25th) on or before `day`: the first day of its
+/// pay period.
+fn pay_period_start(day: NaiveDate) -> NaiveDate {
+    let mut d = day;
+    for _ in 0..40 {
+        if is_business_day_for(d, 25) {
+            return d;
+        }
+        match d.pred_opt() {
+            Some(p) => d = p,
+            None => break,
+        }
+    }
+    d
+}
+
+/// Today's pending card purchases of a private current account (`count` candidates drawn
+/// with `rng`), kept within what is left of the pay period's budget after the booked
+/// purchases before today.
+fn pending_purchases(owner: &Customer, today: NaiveDate, rng: &mut Rng, count: u64) -> Vec<Raw> {
+    let terms = CurrentTerms::of(owner);
+    let mut spent = terms.spent_before(today);
+    let drawn = (0..count).map(|_| Candidate::draw(rng)).collect();
+    terms
+        .accept(drawn, &mut spent)
+        .into_iter()
+        .map(Candidate::raw)
+        .collect()
+}
+
+/// One day of a private current account.
+///
+/// Pay periods run from one salary day to the next. The fixed debits of a period (mortgage,
+/// streaming, electricity, mobile, the savings standing order) each fall once in it, and
+/// the card purchases stop when they would exceed [`CurrentTerms::purchase_budget`], so
+/// every period adds at least a tenth of the salary to the balance: the balance never goes
+/// below what it was at the start of the first full pay period in the history, and with the
+/// more than twelve periods of [`history_start`] the seeded accounts are well in credit on
+/// every date. Deterministic: a day's entries depend only on the owner and the days of its
+/// pay period. `spent` is the budget the pay period used before `day`
+/// ([`CurrentTerms::spent_before`]; 0 on a salary day) and is updated.
+fn current_day(
+    owner: &Customer,
+    terms: &CurrentTerms,
+    day: NaiveDate,
+    spent: &mut i64,
+) -> Vec<Raw> {
+    let salary = terms.salary;
+    let mut rng = Rng::for_day(terms.seed, day);
     let mut out = Vec::new();
     let month = month_name(day);
     let year = day.year();
@@ -701,7 +893,7 @@ fn current_day(owner: &Customer, day: NaiveDate) -> Vec<Raw> {
     }
     if is_business_day_for(day, 1) {
         out.push(Raw::debit(
-            mortgage,
+            terms.mortgage,
             "Nordbank Boliglån",
             format!("Terminbeløp boliglån {month}"),
             "AVTALEGIRO",
@@ -742,15 +934,15 @@ fn current_day(owner: &Customer, day: NaiveDate) -> Vec<Raw> {
         )),
         _ => {}
     }
-    let n = match rng.below(100) {
-        0..=24 => 0,
-        25..=59 => 1,
-        60..=84 => 2,
-        _ => 3,
-    };
-    for _ in 0..n {
-        out.push(purchase(&mut rng));
+    if is_business_day_for(day, 25) {
+        *spent = 0;
     }
+    out.extend(
+        terms
+            .accept(terms.candidates(day), spent)
+            .into_iter()
+            .map(Candidate::raw),
+    );
     out
 }
 
@@ -825,10 +1017,15 @@ fn settlement_credit(owner: &Customer, day: NaiveDate) -> Option<i64> {
     Some(rng.range(250_000, 2_800_000))
 }
 
-/// Sum of last week's (Monday to Sunday before `monday`) settlement credits.
+/// Sum of last week's (Monday to Sunday before `monday`) settlement credits, from
+/// [`HISTORY_ANCHOR`] on: credits before it are not swept, so the first sweep of the history
+/// never takes more than the settlement account was credited (the account stays in credit).
 fn last_week_settlements(owner: &Customer, monday: NaiveDate) -> i64 {
+    let (y, m, d) = HISTORY_ANCHOR;
+    let anchor = NaiveDate::from_ymd_opt(y, m, d).unwrap_or(NaiveDate::MIN);
     (1..=7)
         .filter_map(|back| monday.checked_sub_signed(Duration::days(back)))
+        .filter(|d| *d >= anchor)
         .filter_map(|d| settlement_credit(owner, d))
         .sum()
 }
@@ -840,9 +1037,15 @@ fn operating_day(owner: &Customer, day: NaiveDate) -> Vec<Raw> {
     let mut rng = Rng::for_day(seed, day);
     let mut out = Vec::new();
     let month = month_name(day);
-    if day.weekday() == Weekday::Mon {
+    let monday = day.weekday() == Weekday::Mon;
+    let swept = if monday {
+        last_week_settlements(owner, day)
+    } else {
+        0
+    };
+    if swept > 0 {
         out.push(Raw::credit(
-            last_week_settlements(owner, day),
+            swept,
             &owner.name,
             "Overføring fra Oppgjørskonto",
             "OVERFØRSEL",
@@ -892,9 +1095,15 @@ fn operating_day(owner: &Customer, day: NaiveDate) -> Vec<Raw> {
 
 fn settlement_day(owner: &Customer, day: NaiveDate) -> Vec<Raw> {
     let mut out = Vec::new();
-    if day.weekday() == Weekday::Mon {
+    let monday = day.weekday() == Weekday::Mon;
+    let swept = if monday {
+        last_week_settlements(owner, day)
+    } else {
+        0
+    };
+    if swept > 0 {
         out.push(Raw::debit(
-            last_week_settlements(owner, day),
+            swept,
             &owner.name,
             "Overføring til Driftskonto",
             "OVERFØRSEL",
@@ -973,6 +1182,82 @@ mod tests {
                     assert_eq!(o.amount.signum(), e.amount.signum());
                 }
             }
+        }
+    }
+
+    /// Seeded accounts stay in credit, by a margin, on every date (the pay-period budget of
+    /// current accounts, the sweep of settlement accounts): at least NOK 10 000.00 booked and
+    /// available from the day the history reaches back to the anchor until 2031, and on
+    /// earlier dates (history starting 400 days back).
+    #[test]
+    fn seeded_accounts_stay_in_credit_on_every_date() {
+        const MARGIN: i64 = 1_000_000;
+        let data = seed();
+        let (y, m, d) = HISTORY_ANCHOR;
+        let anchor = NaiveDate::from_ymd_opt(y, m, d).unwrap();
+        let full = anchor + Duration::days(401);
+        let end = NaiveDate::from_ymd_opt(2031, 12, 31).unwrap();
+        for account in &data.accounts {
+            let owner = data
+                .customers
+                .iter()
+                .find(|c| c.id == account.owner)
+                .unwrap();
+            // From `full` on, history starts at the anchor: closing booked at day t is the
+            // opening plus every day before t.
+            let mut closing = account.opening_balance;
+            let mut day = anchor;
+            while day < end {
+                closing += booked_on(account, owner, day)
+                    .iter()
+                    .map(|e| e.amount)
+                    .sum::<i64>();
+                day = day.succ_opt().unwrap();
+                if day >= full {
+                    assert!(
+                        closing >= MARGIN,
+                        "{} closes {closing} before {day}",
+                        account.name
+                    );
+                }
+            }
+            let mut t = anchor - Duration::days(200);
+            while t < end {
+                let b = balances(account, owner, t);
+                assert!(
+                    b.closing_booked >= MARGIN && b.expected >= MARGIN,
+                    "{} at {t}: {b:?}",
+                    account.name
+                );
+                t += Duration::days(if t < full { 9 } else { 97 });
+            }
+        }
+    }
+
+    /// The history listed for a date is the same day by day as each day's own entries (the
+    /// budget carried through [`booked`] equals the one [`booked_on`] recomputes).
+    #[test]
+    fn booked_history_equals_the_days_entries() {
+        let data = seed();
+        let today = NaiveDate::from_ymd_opt(2026, 11, 21).unwrap();
+        for account in data
+            .accounts
+            .iter()
+            .filter(|a| a.kind == AccountKind::Current)
+        {
+            let owner = data
+                .customers
+                .iter()
+                .find(|c| c.id == account.owner)
+                .unwrap();
+            let mut days = Vec::new();
+            let mut day = history_start(today);
+            while day < today {
+                days.extend(booked_on(account, owner, day));
+                day = day.succ_opt().unwrap();
+            }
+            days.reverse();
+            assert_eq!(booked(account, owner, today), days, "{}", account.name);
         }
     }
 }

@@ -21,6 +21,8 @@
 //! Products and body rules: [`body`]. Lifecycle (interface document, States; batch runs):
 //! `RCVD` → SCA approve → `ACTC` → batch run ([`super::batch`]) → `ACSC`, or `ACCP` with
 //! `fundsAvailable: false` when the debtor account lacks the funds; SCA reject → `RJCT`;
+//! SCA link expired unfinished (30 minutes, no newer authorisation) → `RJCT` at the next
+//! read ([`reject_expired`]);
 //! DELETE → `CANC`; sandbox hold → `PDNG`. Instant payments settle at approval. Periodic
 //! payments stay `ACTC` (the batch runs for all payments except periodic ones).
 //!
@@ -59,7 +61,6 @@ use super::batch;
 use super::consent;
 use super::db::db_error;
 use super::errors::{ApiError, ApiPath, QueryPairs};
-use super::store::TppId;
 use crate::cert::{Certificate, Psd2Role};
 use crate::xs2a::error::{MAX_TEXT_CHARS, MessageCode};
 use crate::xs2a::headers;
@@ -286,7 +287,8 @@ pub struct Binding {
     pub created_psu_id: Option<Uuid>,
 }
 
-/// The PSU behind `PSU-ID` (registered by consent SCA, payment SCA or `X-PSU-IDENTITY`) or
+/// The PSU behind `PSU-ID` (registered by any flow: consent SCA, `GET /v1/users`, payment
+/// SCA or `X-PSU-IDENTITY`; [`super::psu::psu_customer`]) or
 /// `X-PSU-IDENTITY` (interface document: "selects the single-SCA flow for a private PSU
 /// without a PSU-ID; a PSU-ID is then created, and the flow is idempotent").
 ///
@@ -335,21 +337,9 @@ pub fn binding(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Binding, ApiError>
     let psu_id = Uuid::parse_str(psu)
         .map_err(|_| ApiError::format(format!("PSU-ID {psu:?} is not a UUID")))?;
     Ok(Binding {
-        customer: psu_customer(app, &tpp.id, psu_id)?,
+        customer: super::psu::psu_customer(app, &tpp.id, psu_id)?,
         created_psu_id: None,
     })
-}
-
-/// The customer registered under (TPP, PSU-ID) by consent SCA ([`super::store::Store`]) or by
-/// payment SCA and `X-PSU-IDENTITY` (`pis_psus`).
-pub fn psu_customer(app: &App, tpp: &TppId, psu_id: Uuid) -> Result<Option<Uuid>, ApiError> {
-    if let Some(c) = app.store.psu_customer(tpp, psu_id) {
-        return Ok(Some(c));
-    }
-    let c = app
-        .db
-        .read(|c| rows::psu_customer(c, &tpp.0, &psu_id.to_string()))?;
-    Ok(c.and_then(|c| Uuid::parse_str(&c).ok()))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -414,6 +404,67 @@ pub fn effective_sca_status(a: &AuthorisationRow, now: i64) -> &str {
     } else {
         &a.sca_status
     }
+}
+
+/// Why an expired authorisation rejected a payment (stored as its reason, shown as the
+/// status response's `psuMessage` and in the DELETE error).
+pub const EXPIRED_REASON: &str = "the PSU did not complete the SCA within 30 minutes: the \
+    payment authorisation expired, so the payment was rejected";
+
+/// Whether `p` is a `RCVD` payment whose SCA expired: at least one authorisation covering it
+/// (its own or a basket's, [`rows::authorisations_covering`]) expired unfinished, and none
+/// is still usable (open and younger than [`AUTHORISATION_SECONDS`]) or finalised.
+fn sca_expired(c: &rusqlite::Connection, p: &PaymentRow, now: i64) -> rusqlite::Result<bool> {
+    if p.status != status::RCVD {
+        return Ok(false);
+    }
+    let auths = rows::authorisations_covering(c, &p.id)?;
+    let expired = |a: &AuthorisationRow| {
+        a.sca_status != sca_status::FAILED && effective_sca_status(a, now) == sca_status::FAILED
+    };
+    let alive = |a: &AuthorisationRow| effective_sca_status(a, now) != sca_status::FAILED;
+    Ok(auths.iter().any(expired) && !auths.iter().any(alive))
+}
+
+/// Rejects (`RJCT`) every `RCVD` payment of `ids` whose SCA expired: at least one
+/// authorisation covering it (its own or a basket's, [`rows::authorisations_covering`])
+/// expired unfinished and none is still usable or finalised. Called when a payment is read
+/// (details, status, and a basket's reads), so an abandoned SCA link ends the payment on the
+/// next read.
+///
+/// Berlin Group (`paymentInitiationStatusResponse-200_json`): "If the PSU does not complete a
+/// required SCA within the required timeframe the payment resource's status must be set to
+/// RJCT." The timeframe is the SCA link's [`AUTHORISATION_SECONDS`]. A new authorisation
+/// started before the read (`POST .../authorisations`, or a signing basket's) keeps the
+/// payment `RCVD` while it is usable; a payment whose authorisation was never started
+/// (explicit start not done yet) stays `RCVD`.
+///
+/// Errors: storage (503).
+pub fn reject_expired(app: &App, ids: &[String]) -> Result<(), ApiError> {
+    let now = now_secs(app);
+    let due = app.db.read(|c| {
+        for id in ids {
+            if let Some(p) = rows::payment(c, id)?
+                && sca_expired(c, &p, now)?
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    })?;
+    if !due {
+        return Ok(());
+    }
+    app.db.write(|tx| {
+        for id in ids {
+            if let Some(p) = rows::payment(tx, id).map_err(db_error)?
+                && sca_expired(tx, &p, now).map_err(db_error)?
+            {
+                rows::set_status(tx, id, status::RJCT, Some(EXPIRED_REASON)).map_err(db_error)?;
+            }
+        }
+        Ok(())
+    })
 }
 
 /// `tppMessages` of `WARNING`s (Berlin Group `tppMessage201PaymentInitiation`, code
@@ -641,6 +692,8 @@ async fn details<const S: u8>(
 ) -> Result<Json<Value>, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
     batch::run_due(&app)?;
+    own_payment(&app, &tpp, service_of(S), &segment, &id)?;
+    reject_expired(&app, std::slice::from_ref(&id))?;
     let p = own_payment(&app, &tpp, service_of(S), &segment, &id)?;
     visible(&p)?;
     let mut body: Map<String, Value> = match serde_json::from_str(&p.body) {
@@ -663,7 +716,8 @@ fn funds_now(app: &App, p: &PaymentRow) -> Option<bool> {
 /// (Berlin Group `paymentInitiationStatusResponse-200_json`). `fundsAvailable` is given when
 /// a funds check applies (Berlin Group: for `ACTC`, `ACWC`, `ACCP`): `false` for a payment
 /// rejected for lack of funds (`ACCP`, interface document), the current check of the debtor
-/// account for an authorised one (`ACTC`).
+/// account for an authorised one (`ACTC`). A payment rejected because its SCA expired
+/// ([`reject_expired`]) carries `psuMessage` saying so.
 async fn status<const S: u8>(
     State(app): State<Arc<App>>,
     tpp: Tpp,
@@ -672,9 +726,14 @@ async fn status<const S: u8>(
 ) -> Result<Json<Value>, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
     batch::run_due(&app)?;
+    own_payment(&app, &tpp, service_of(S), &segment, &id)?;
+    reject_expired(&app, std::slice::from_ref(&id))?;
     let p = own_payment(&app, &tpp, service_of(S), &segment, &id)?;
     visible(&p)?;
     let mut out = json!({"transactionStatus": p.status});
+    if p.status == status::RJCT && p.reason.as_deref() == Some(EXPIRED_REASON) {
+        out["psuMessage"] = Value::String(EXPIRED_REASON.to_string());
+    }
     let funds = match p.status.as_str() {
         status::ACCP => p.funds_available.or(Some(false)),
         status::ACTC => funds_now(&app, &p),

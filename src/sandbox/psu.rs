@@ -41,7 +41,8 @@
 //! A TPP that is only a PISP registers a PSU with `GET /v1/users`: the answer is 200 with a
 //! `scaRedirect`; the SCA asks for the customerNumber (and the context when the PSU holds
 //! agreements) but no account consent, and redirects with `psu-id` (and `psu-corporate-id`
-//! in CORPORATE context), which the TPP persists. [`customer_of`] resolves such a PSU-ID.
+//! in CORPORATE context), which the TPP persists. [`psu_customer`] resolves such a PSU-ID
+//! (and those of every other flow).
 //!
 //! # Revocation (Authentication 11: "may revoke at any time, also directly at the ASPSP")
 //!
@@ -256,23 +257,48 @@ pub fn register(
     .map_err(db_error)
 }
 
-/// The customer behind `psu_id` for `tpp`: from a consent SCA (the store) or a registration
-/// SCA (`GET /v1/users`). For payment handlers too.
+/// The customer behind `psu_id` for `tpp`, however the PSU-ID came to be: the one resolver
+/// of a `PSU-ID` header for every module (accounts, cards, consents, agreements, payments,
+/// signing baskets, revocation).
+///
+/// A PSU-ID is "unique per TPP and ASPSP combination, stable" (interface document, Resources,
+/// "Redirect parameters after SCA"): UUID v5 of (TPP, customer) ([`super::sca::psu_id`]) in
+/// every flow, so the flows that create one share it, and each records it in its own table:
+///
+/// | Created by | Table |
+/// |---|---|
+/// | consent SCA (`/v1/accounts`, `/v1/consents`, ... ; Authentication 11) | store `psu_registrations` |
+/// | registration SCA (`GET /v1/users`, `/v1/agreements`; Authentication 15) | `psu_pisp_registrations` |
+/// | payment or basket SCA, `X-PSU-IDENTITY` ("a PSU-ID is then created") | `pis_psus` |
+///
+/// All three are checked, so a PSU-ID from any of them is known everywhere (Authentication
+/// 12: "PSU-ID is set on all requests after registration"). A customer deleted since (sandbox
+/// management) resolves to `None`.
 ///
 /// Errors: storage (503).
-pub fn customer_of(app: &App, tpp: &TppId, psu_id: Uuid) -> Result<Option<Uuid>, ApiError> {
-    if let Some(c) = app.store.psu_customer(tpp, psu_id) {
-        return Ok(Some(c));
-    }
-    let found: Option<String> = app.db.read(|c| {
-        c.query_row(
-            "SELECT customer FROM psu_pisp_registrations WHERE tpp = ?1 AND psu_id = ?2",
-            params![tpp.0, psu_id.to_string()],
-            |r| r.get(0),
-        )
-        .optional()
-    })?;
-    Ok(found.and_then(|s| Uuid::parse_str(&s).ok()))
+pub fn psu_customer(app: &App, tpp: &TppId, psu_id: Uuid) -> Result<Option<Uuid>, ApiError> {
+    let found = match app.store.psu_customer(tpp, psu_id) {
+        Some(c) => Some(c),
+        None => {
+            let psu = psu_id.to_string();
+            let row: Option<String> = app.db.read(|c| {
+                let pisp: Option<String> = c
+                    .query_row(
+                        "SELECT customer FROM psu_pisp_registrations
+                         WHERE tpp = ?1 AND psu_id = ?2",
+                        params![tpp.0, psu],
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                match pisp {
+                    Some(p) => Ok(Some(p)),
+                    None => super::payments::rows::psu_customer(c, &tpp.0, &psu),
+                }
+            })?;
+            row.and_then(|s| Uuid::parse_str(&s).ok())
+        }
+    };
+    Ok(found.filter(|c| app.store.customer(*c).is_some()))
 }
 
 /// Marks authorisation `id` as a registration SCA (no account consent step).
@@ -382,7 +408,7 @@ pub async fn revoke(
 ) -> Result<StatusCode, ApiError> {
     let psu_id = Uuid::parse_str(&psu)
         .map_err(|_| ApiError::format(format!("psuId {psu:?} is not a UUID")))?;
-    if customer_of(&app, &tpp.id, psu_id)?.is_none() {
+    if psu_customer(&app, &tpp.id, psu_id)?.is_none() {
         return Err(ApiError::not_found(format!(
             "PSU-ID {psu_id} is not known to this TPP"
         )));
@@ -488,8 +514,13 @@ pub struct EngagementList {
     pub engagements: Vec<Engagement>,
 }
 
-/// The customer of the request's `PSU-ID` (consent or registration), or the answer to send.
-fn psu_customer(app: &App, tpp: &Tpp, roles: &TppRoles, h: &HeaderMap) -> Result<Uuid, ApiError> {
+/// The customer of the request's `PSU-ID` (any flow: [`psu_customer`]), or the answer to send.
+fn request_customer(
+    app: &App,
+    tpp: &Tpp,
+    roles: &TppRoles,
+    h: &HeaderMap,
+) -> Result<Uuid, ApiError> {
     if !roles.has(Psd2Role::PspAi) && !roles.has(Psd2Role::PspPi) {
         roles.require(Psd2Role::PspPi, "agreement listing (PSP_AI or PSP_PI)")?;
     }
@@ -506,7 +537,7 @@ fn psu_customer(app: &App, tpp: &Tpp, roles: &TppRoles, h: &HeaderMap) -> Result
     };
     let psu_id = Uuid::parse_str(psu)
         .map_err(|_| ApiError::format(format!("PSU-ID {psu:?} is not a UUID")))?;
-    customer_of(app, &tpp.id, psu_id)?
+    psu_customer(app, &tpp.id, psu_id)?
         .ok_or_else(|| sca("this PSU-ID is not registered with this TPP: SCA needed"))
 }
 
@@ -523,7 +554,7 @@ pub async fn agreements(
     roles: TppRoles,
     headers: HeaderMap,
 ) -> Result<Json<AgreementList>, ApiError> {
-    let customer = psu_customer(&app, &tpp, &roles, &headers)?;
+    let customer = request_customer(&app, &tpp, &roles, &headers)?;
     Ok(Json(AgreementList {
         agreements: app
             .store
@@ -558,7 +589,7 @@ pub async fn agreement(
     headers: HeaderMap,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<SandboxAgreement>, ApiError> {
-    let customer = psu_customer(&app, &tpp, &roles, &headers)?;
+    let customer = request_customer(&app, &tpp, &roles, &headers)?;
     let a = held_agreement(&app, customer, &id)?;
     Ok(Json(super::customers::agreement_element(&a)))
 }
@@ -573,7 +604,7 @@ pub async fn engagements(
     headers: HeaderMap,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<EngagementList>, ApiError> {
-    let customer = psu_customer(&app, &tpp, &roles, &headers)?;
+    let customer = request_customer(&app, &tpp, &roles, &headers)?;
     let a = held_agreement(&app, customer, &id)?;
     Ok(Json(EngagementList {
         engagements: app

@@ -423,6 +423,21 @@ pub fn authorisation(c: &Connection, id: &str) -> rusqlite::Result<Option<Author
     .optional()
 }
 
+/// Every authorisation that could authorise `payment`: its own, and those of the baskets
+/// (not cancelled) holding it; oldest first.
+pub fn authorisations_covering(
+    c: &Connection,
+    payment: &str,
+) -> rusqlite::Result<Vec<AuthorisationRow>> {
+    let mut st = c.prepare(&format!(
+        "SELECT {AUTH_COLUMNS} FROM pis_authorisations WHERE payment = ?1 OR basket IN \
+         (SELECT bp.basket FROM pis_basket_payments bp JOIN pis_baskets b ON b.id = bp.basket \
+          WHERE bp.payment = ?1 AND b.cancelled = 0) ORDER BY created_at, rowid"
+    ))?;
+    let rows = st.query_map([payment], authorisation_of)?;
+    rows.collect()
+}
+
 /// Moves an authorisation to `sca_status`, recording the PSU (and agreement) when given.
 pub fn set_sca_status(
     c: &Connection,
