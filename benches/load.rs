@@ -225,8 +225,23 @@ const PAYMENT_PATH: &str = "/v1/payments/norwegian-domestic-credit-transfers";
 fn scenario_transactions(rt: &tokio::runtime::Runtime, creds: &Credentials) {
     let server = start_server(free_port(), None);
     let s = rt.block_on(setup(&server.base, creds));
-    let path = format!("/v1/accounts/{}/transactions", s.account_id);
-    let hs = signed(creds, "GET", &path, &[("PSU-ID", &s.psu_id)], b"");
+    let default_page = format!("/v1/accounts/{}/transactions", s.account_id);
+    // The default page (200 booked + pending), then a 10-entry page to show the fixed cost
+    // of a signed request apart from the body size.
+    let small_page = format!("{default_page}?bookingStatus=booked&limit=10");
+    for path in [default_page, small_page] {
+        wrk_run(rt, creds, &server, &s, &path);
+    }
+}
+
+fn wrk_run(
+    rt: &tokio::runtime::Runtime,
+    creds: &Credentials,
+    server: &Server,
+    s: &Setup,
+    path: &str,
+) {
+    let hs = signed(creds, "GET", path, &[("PSU-ID", &s.psu_id)], b"");
     // One request to see the body size.
     let size = rt.block_on(async {
         let mut rb = reqwest::Client::new().get(format!("{}{path}", server.base));
@@ -302,7 +317,7 @@ fn scenario_concurrent_payments(rt: &tokio::runtime::Runtime, creds: &Arc<Creden
     drop(server);
     let count: i64 = rusqlite::Connection::open(&db)
         .unwrap()
-        .query_row("SELECT COUNT(*) FROM payments", [], |r| r.get(0))
+        .query_row("SELECT COUNT(*) FROM pis_payments", [], |r| r.get(0))
         .unwrap();
     println!(
         "== 64 concurrent payment creations: {} answered 201, {} distinct ids, {} rows in the database, {:.1} ms in all",

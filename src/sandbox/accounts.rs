@@ -602,7 +602,7 @@ pub async fn transactions(
     headers: HeaderMap,
     ApiPath(id): ApiPath<String>,
     query: QueryPairs,
-) -> Result<Json<TransactionsBody>, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     roles.require_ais()?;
     let q = TransactionQuery::parse(&query)?;
     let (access, account) = account_of(&app, &tpp, &roles, &headers, &id)?;
@@ -620,6 +620,16 @@ pub async fn transactions(
         )?;
         Some(from)
     };
+    let key = PageKey {
+        account: account.id,
+        query: query.0.clone(),
+        from,
+        today,
+        version: app.db.version(),
+    };
+    if let Some(body) = app.pages.get(&key) {
+        return Ok(json_bytes(body));
+    }
     let account_id = account.id.to_string();
     let manual = manual_of(&app, &account);
     let mut report = Report::default();
@@ -654,10 +664,64 @@ pub async fn transactions(
     }
     let path = format!("{}/transactions", account_path(&account_id));
     report.links = q.links(&path, (names::ACCOUNT, account_path(&account_id)), total);
-    Ok(Json(TransactionsBody {
+    let body = serde_json::to_vec(&TransactionsBody {
         account: reference(&account),
         transactions: report,
-    }))
+    })
+    .map(bytes::Bytes::from)
+    .map_err(|e| ApiError::format(format!("the transaction page could not be written: {e}")))?;
+    app.pages.put(key, body.clone());
+    Ok(json_bytes(body))
+}
+
+fn json_bytes(body: bytes::Bytes) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response()
+}
+
+/// What a serialized transaction page depends on: the account, the query as sent, the
+/// unattended-access window, the sandbox day and the data version ([`super::db::Db::version`],
+/// bumped by every committed write, so a new transaction, payment settlement or balance
+/// change is never served from an old page).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PageKey {
+    account: Uuid,
+    query: Vec<(String, String)>,
+    from: Option<NaiveDate>,
+    today: NaiveDate,
+    version: u64,
+}
+
+/// Serialized `GET /v1/accounts/{id}/transactions` bodies. The ledger generates an account's
+/// whole history and a default page is 200 entries (about 100 KB of JSON), so building it
+/// costs far more than verifying the request's signature; the access checks (signature,
+/// role, consent, session, unattended limits) still run on every request, only the body is
+/// reused. At most [`PAGE_CACHE_ENTRIES`] pages are kept; the cache is emptied when full.
+#[derive(Debug, Default)]
+pub struct PageCache {
+    pages: std::sync::Mutex<std::collections::HashMap<PageKey, bytes::Bytes>>,
+}
+
+/// Most pages a [`PageCache`] keeps.
+pub const PAGE_CACHE_ENTRIES: usize = 512;
+
+impl PageCache {
+    fn get(&self, key: &PageKey) -> Option<bytes::Bytes> {
+        self.pages.lock().ok()?.get(key).cloned()
+    }
+
+    fn put(&self, key: PageKey, body: bytes::Bytes) {
+        if let Ok(mut pages) = self.pages.lock() {
+            if pages.len() >= PAGE_CACHE_ENTRIES {
+                pages.clear();
+            }
+            pages.insert(key, body);
+        }
+    }
 }
 
 /// `GET /v1/accounts/{id}/transactions/{transactionId}` (interface document, version 2.11.0:

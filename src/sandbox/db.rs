@@ -29,6 +29,9 @@ pub type Migration = (&'static str, &'static str);
 /// The SQLite connection behind a mutex.
 pub struct Db {
     conn: Mutex<Connection>,
+    /// Bumped after every committed [`Db::write`]: caches of derived data (serialized
+    /// transaction pages) key on it, so any change invalidates them.
+    version: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Db {
@@ -81,6 +84,7 @@ impl Db {
         .map_err(err)?;
         Ok(Db {
             conn: Mutex::new(conn),
+            version: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -109,6 +113,11 @@ impl Db {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The data version: changes after every committed write.
+    pub fn version(&self) -> u64 {
+        self.version.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     /// Runs `f` on the connection (reads).
     ///
     /// Errors: SQLite errors become a 500-free `ApiError` (see [`db_error`]).
@@ -132,6 +141,8 @@ impl Db {
             .map_err(db_error)?;
         let out = f(&tx)?;
         tx.commit().map_err(db_error)?;
+        self.version
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
         Ok(out)
     }
 
@@ -144,6 +155,8 @@ impl Db {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let out = f(&tx)?;
         tx.commit()?;
+        self.version
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
         Ok(out)
     }
 

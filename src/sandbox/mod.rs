@@ -96,6 +96,8 @@ pub struct App {
     pub db: Arc<db::Db>,
     /// One verifier for all requests, so certificates are parsed once (its cache).
     pub verifier: Verifier,
+    /// Serialized transaction pages (see [`accounts::PageCache`]).
+    pub pages: accounts::PageCache,
 }
 
 impl App {
@@ -115,6 +117,7 @@ impl App {
             store,
             db,
             verifier: Verifier::new(config.verify_policy),
+            pages: accounts::PageCache::default(),
         })
     }
 }
