@@ -188,7 +188,10 @@ async fn setup(base: &str, creds: &Credentials) -> Setup {
     let http = reqwest::Client::new();
     let (status, v) = send(&http, base, creds, "GET", "/v1/accounts", &[], b"").await;
     assert_eq!(status, 401, "{v}");
-    let href = v["_links"]["scaRedirect"]["href"].as_str().unwrap().to_string();
+    let href = v["_links"]["scaRedirect"]["href"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let psu_id = sca(base, &href).await;
     let (status, v) = send(
         &http,
@@ -361,9 +364,16 @@ fn scenario_restart(rt: &tokio::runtime::Runtime, creds: &Arc<Credentials>) {
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     n += 1;
                     let body = payment_body(&bban, n);
-                    let (status, v) =
-                        send(&http, &base, &creds, "POST", PAYMENT_PATH, &[("PSU-ID", &psu)], &body)
-                            .await;
+                    let (status, v) = send(
+                        &http,
+                        &base,
+                        &creds,
+                        "POST",
+                        PAYMENT_PATH,
+                        &[("PSU-ID", &psu)],
+                        &body,
+                    )
+                    .await;
                     if status == 201 {
                         if let Some(id) = v["paymentId"].as_str() {
                             committed.lock().unwrap().push(id.to_string());

@@ -70,7 +70,7 @@ struct Sca {
 
 /// Runs the consent SCA through the HTML forms: GET /v1/accounts without PSU-ID gives a
 /// scaRedirect; log in with `number`; choose `context` (`PRIVATE` or `CORPORATE:{id}`) when
-/// asked; tick every offered account; approve.
+/// asked; tick every offered account and card account; approve.
 async fn sca(sb: &TestSandbox, number: &str, context: &str) -> Sca {
     let r = sb
         .send(
@@ -104,10 +104,9 @@ async fn sca(sb: &TestSandbox, number: &str, context: &str) -> Sca {
             form.choose("context", context);
             resp = form.submit(&web, "Continue").await;
         } else {
+            // Every offered account and card account (`account`, `cardAccount` boxes).
             for (n, v) in form.unchecked.clone() {
-                if n == "account" {
-                    form.check(&n, &v);
-                }
+                form.check(&n, &v);
             }
             resp = form.submit(&web, "Approve").await;
         }
@@ -610,6 +609,15 @@ async fn created_transactions_are_listed_booked_or_pending_with_stable_ids() {
     assert_eq!(booked.json["transactionAmount"], amount("-349.90"));
     assert_eq!(booked.json["bookingDate"], yesterday.as_str());
     let booked_id = booked.json["transactionId"].as_str().unwrap().to_string();
+    // Location: the transaction details resource.
+    let details_path = booked.headers["location"].to_str().unwrap().to_string();
+    let details = sb.send("GET", &details_path, &psu_headers(&s), None).await;
+    assert_eq!(details.status, 200, "{}", details.text);
+    assert!(
+        details.json["transactionsDetails"].is_object() && details.text.contains(&booked_id),
+        "{}",
+        details.text
+    );
     let salary = post(
         &sb,
         &path,
@@ -1007,7 +1015,12 @@ async fn card_account_transactions_and_balances_are_stored_and_validated() {
         .iter()
         .filter(|t| t["cardTransactionId"] == r_id)
         .collect();
-    assert_eq!(mine.len(), 1, "{}", listed.text);
+    assert_eq!(
+        mine.len(),
+        1,
+        "{} booked, none with id {r_id}",
+        booked.len()
+    );
     assert_eq!(mine[0]["transactionAmount"], amount("-499.00"));
     let b = sb
         .send(

@@ -279,7 +279,8 @@ impl ManualTransaction {
 /// `cardaccount-switch-originalamount-and-transactionamount`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManualCardTransaction {
-    /// The `cardTransactionId`; stored, so stable across reads.
+    /// The `cardTransactionId` (sent in the simple 32-hex-digit form); stored, so stable
+    /// across reads.
     pub id: Uuid,
     pub seq: i64,
     pub card_account: Uuid,
@@ -298,7 +299,8 @@ impl ManualCardTransaction {
     /// The Berlin Group `cardTransaction` JSON of this transaction.
     pub fn to_json(&self, currency: &str, masked_pan: &str) -> serde_json::Value {
         let mut v = serde_json::json!({
-            "cardTransactionId": self.id.to_string(),
+            // The simple (32 hex digits) form, like the generated card transactions'.
+            "cardTransactionId": self.id.simple().to_string(),
             "transactionDate": self.transaction_date.to_string(),
             "transactionAmount": Amount::from_minor(currency, self.amount),
             "maskedPAN": masked_pan,
