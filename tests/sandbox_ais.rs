@@ -7,91 +7,18 @@
 
 mod common;
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use common::sandbox::{Reply, TestSandbox, tpp_with_roles};
-use common::{Form, browser, forms, location};
+use common::{Form, browser};
 use psd2_console::cert::Psd2Role;
-use psd2_console::sandbox::{Clock, SandboxConfig};
-use psd2_console::xs2a::redirect::{PsuContext, ScaCallback, ScaSuccess};
+use psd2_console::xs2a::redirect::{PsuContext, ScaSuccess};
 use serde_json::Value;
 
 // ---------------------------------------------------------------------------------------
 // Helpers
 
-async fn fixed_sandbox() -> TestSandbox {
-    TestSandbox::start_with(SandboxConfig {
-        clock: Clock::fixed(SystemTime::now()),
-        ..SandboxConfig::default()
-    })
-    .await
-}
-
-fn callback(loc: &str) -> ScaCallback {
-    let url = url::Url::parse(loc).unwrap();
-    let pairs: Vec<(String, String)> = url.query_pairs().into_owned().collect();
-    ScaCallback::from_query_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))).unwrap()
-}
-
-fn success(loc: &str) -> ScaSuccess {
-    match callback(loc) {
-        ScaCallback::Success(s) => s,
-        other => panic!("not a success: {other:?}"),
-    }
-}
-
-/// Completes the SCA at `href` in the HTML pages: logs in as `number`, chooses `context`
-/// when asked (`PRIVATE` or `CORPORATE:{agreement}`), lets `tick` adjust the consent form and
-/// presses `button`; returns the redirect to the TPP.
-async fn complete(
-    href: &str,
-    number: &str,
-    context: &str,
-    tick: impl Fn(&mut Form),
-    button: &str,
-) -> String {
-    let web = browser();
-    let r = web.get(href).send().await.unwrap();
-    assert_eq!(r.status(), 200, "SCA page {href}");
-    let url = r.url().to_string();
-    let html = r.text().await.unwrap();
-    let mut login = forms(&html, &url)
-        .into_iter()
-        .find(|f| f.fields.iter().any(|(n, _)| n == "customerNumber"))
-        .expect("a login form");
-    login.set("customerNumber", number);
-    let mut resp = login.submit(&web, "Log in").await;
-    for _ in 0..3 {
-        if resp.status().is_redirection() {
-            return location(&resp);
-        }
-        assert_eq!(resp.status(), 200);
-        let url = resp.url().to_string();
-        let html = resp.text().await.unwrap();
-        let mut f = forms(&html, &url).remove(0);
-        if f.fields
-            .iter()
-            .chain(&f.unchecked)
-            .any(|(n, _)| n == "context")
-        {
-            f.choose("context", context);
-            resp = f.submit(&web, "Continue").await;
-        } else {
-            tick(&mut f);
-            resp = f.submit(&web, button).await;
-        }
-    }
-    panic!("no redirect to the TPP after SCA at {href}");
-}
-
-/// Ticks every account and card account box.
-fn tick_all(f: &mut Form) {
-    for (n, v) in f.unchecked.clone() {
-        if n == "account" || n == "cardAccount" {
-            f.check(&n, &v);
-        }
-    }
-}
+use common::sca::{complete, fixed_sandbox, success, tick_all};
 
 /// Ticks the accounts only (card accounts left as they are).
 fn tick_accounts(f: &mut Form) {

@@ -6,78 +6,22 @@
 
 mod common;
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use common::sandbox::{TestSandbox, tpp_with_roles};
-use common::{Form, browser, forms, location};
 use psd2_console::cert::Psd2Role;
-use psd2_console::sandbox::{Clock, SandboxConfig};
 use psd2_console::xs2a::redirect::{ScaCallback, ScaSuccess};
 use serde_json::Value;
 
 // ---------------------------------------------------------------------------------------
 // Helpers
 
-async fn fixed_sandbox() -> TestSandbox {
-    TestSandbox::start_with(SandboxConfig {
-        clock: Clock::fixed(SystemTime::now()),
-        ..SandboxConfig::default()
-    })
-    .await
-}
-
-fn callback(loc: &str) -> ScaCallback {
-    let url = url::Url::parse(loc).unwrap();
-    let pairs: Vec<(String, String)> = url.query_pairs().into_owned().collect();
-    ScaCallback::from_query_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))).unwrap()
-}
-
-fn success(loc: &str) -> ScaSuccess {
-    match callback(loc) {
-        ScaCallback::Success(s) => s,
-        other => panic!("not a success: {other:?}"),
-    }
-}
+use common::sca::{callback, fixed_sandbox, success, tick_all};
 
 /// Logs in as `number` at `href` (PRIVATE context when asked), ticks every account and card
 /// account, and presses `button` (`Approve` or `Cancel`); returns the redirect to the TPP.
 async fn complete(href: &str, number: &str, button: &str) -> String {
-    let web = browser();
-    let r = web.get(href).send().await.unwrap();
-    assert_eq!(r.status(), 200, "SCA page {href}");
-    let url = r.url().to_string();
-    let html = r.text().await.unwrap();
-    let mut login = forms(&html, &url)
-        .into_iter()
-        .find(|f| f.fields.iter().any(|(n, _)| n == "customerNumber"))
-        .expect("a login form");
-    login.set("customerNumber", number);
-    let mut resp = login.submit(&web, "Log in").await;
-    for _ in 0..3 {
-        if resp.status().is_redirection() {
-            return location(&resp);
-        }
-        assert_eq!(resp.status(), 200);
-        let url = resp.url().to_string();
-        let html = resp.text().await.unwrap();
-        let mut f: Form = forms(&html, &url).remove(0);
-        if f.fields
-            .iter()
-            .chain(&f.unchecked)
-            .any(|(n, _)| n == "context")
-        {
-            f.choose("context", "PRIVATE");
-            resp = f.submit(&web, "Continue").await;
-        } else {
-            for (n, v) in f.unchecked.clone() {
-                if n == "account" || n == "cardAccount" {
-                    f.check(&n, &v);
-                }
-            }
-            resp = f.submit(&web, button).await;
-        }
-    }
-    panic!("no redirect to the TPP after SCA at {href}");
+    common::sca::complete(href, number, "PRIVATE", tick_all, button).await
 }
 
 /// A private customer without agreements, with a card account.

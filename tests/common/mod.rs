@@ -206,4 +206,5 @@ pub fn location(resp: &reqwest::Response) -> String {
 }
 
 pub mod sandbox;
+pub mod sca;
 pub mod schema;
