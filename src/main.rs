@@ -88,6 +88,27 @@ enum Command {
         #[command(subcommand)]
         command: ProfileCommand,
     },
+    /// The history of exchanges, newest first: id, time, status, operation, URL.
+    History {
+        /// Only entries whose URL, operation, status or body contain this text.
+        #[arg(long)]
+        search: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Export an exchange of the history: cURL (signed afresh now, so it runs as-is within
+    /// the 60-second Date window) or HAR 1.2 (Signature redacted).
+    Export {
+        #[arg(long, value_parser = ["curl", "har"])]
+        format: String,
+        /// History id, or `last`.
+        #[arg(default_value = "last")]
+        id: String,
+        /// For cURL: send to this base URL instead of the profile's target (e.g. a
+        /// `sandbox serve` at http://127.0.0.1:8080, since the embedded one ends with the command).
+        #[arg(long)]
+        base_url: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -287,6 +308,93 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             }
         },
+        Some(Command::History { search, limit }) => {
+            let h =
+                psd2_console::client::history::History::open(&paths.data.join("history.sqlite3"))?;
+            for e in h.list(search.as_deref(), limit)? {
+                let at = chrono::DateTime::from_timestamp(e.at, 0)
+                    .map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+                    .unwrap_or_default();
+                println!(
+                    "{}\t{at}\t{}\t{}\t{} {}",
+                    e.id, e.status, e.operation_id, e.method, e.url
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Export {
+            format,
+            id,
+            base_url,
+        }) => {
+            let h =
+                psd2_console::client::history::History::open(&paths.data.join("history.sqlite3"))?;
+            let entry = if id == "last" {
+                h.last()?
+            } else {
+                h.get(
+                    id.parse()
+                        .map_err(|_| anyhow!("history id {id:?} is neither a number nor `last`"))?,
+                )?
+            }
+            .ok_or_else(|| anyhow!("no history entry {id} (see `psd2-console history`)"))?;
+            if format == "har" {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&psd2_console::client::export::har(&[entry]))?
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            let op = operations::find(&entry.operation_id).ok_or_else(|| {
+                anyhow!("history entry {} is not a catalogue operation", entry.id)
+            })?;
+            let profiles = ProfileSet::load(Some(&paths.profiles_dir()));
+            let mut profile = profiles.get(&entry.profile).cloned().ok_or_else(|| {
+                anyhow!(
+                    "the profile {:?} of entry {} is gone",
+                    entry.profile,
+                    entry.id
+                )
+            })?;
+            let credentials = psd2_console::client::engine::ensure_credentials(&profile, &paths)?;
+            if let Some(b) = base_url {
+                profile.target =
+                    psd2_console::profile::Target::Url(b.trim_end_matches('/').to_string());
+            }
+            let session =
+                psd2_console::profile::SessionState::load(&paths.session_file(&profile.slug()))?;
+            let base = match &profile.target {
+                psd2_console::profile::Target::Url(u) => u.clone(),
+                psd2_console::profile::Target::Embedded => {
+                    bail!(
+                        "the embedded sandbox ends with this command: give --base-url of a running `psd2-console sandbox serve`"
+                    )
+                }
+            };
+            let body = (!entry.request_body.is_empty())
+                .then(|| String::from_utf8_lossy(&entry.request_body).into_owned());
+            let redirect = entry
+                .request_headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case("TPP-Redirect-URI"))
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| "http://127.0.0.1/callback".into());
+            let req = psd2_console::client::prepare(
+                op,
+                &entry.params,
+                body.as_deref(),
+                &psd2_console::client::RequestContext {
+                    profile: &profile,
+                    session: &session,
+                    credentials: &credentials,
+                    base_url: &base,
+                    redirect_uri: &redirect,
+                    now: std::time::SystemTime::now(),
+                },
+            )?;
+            print!("{}", psd2_console::client::export::curl_command(&req));
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Profile { command }) => {
             let profiles = ProfileSet::load(Some(&paths.profiles_dir()));
             for e in &profiles.errors {

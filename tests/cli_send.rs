@@ -99,3 +99,94 @@ fn cert_show_reads_the_vector_certificate() {
     assert!(out.contains("PSP_PI, PSP_AI"), "{out}");
     assert!(out.contains("Finanstilsynet (NO-FSA)"), "{out}");
 }
+
+#[test]
+fn history_and_exports_from_the_command_line() {
+    let home = tempfile::tempdir().unwrap();
+    let (code, _, err) = run(
+        home.path(),
+        &[
+            "send",
+            "sandbox.customers.list",
+            "--param",
+            "withAgreements=false",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = run(home.path(), &["history"]);
+    assert_eq!(code, 0);
+    let first = out.lines().next().expect("one entry");
+    assert!(
+        first.contains("\t200\tsandbox.customers.list\tGET "),
+        "{out}"
+    );
+
+    let (code, out, _) = run(home.path(), &["export", "--format", "har", "last"]);
+    assert_eq!(code, 0);
+    let har: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(har["log"]["version"], "1.2");
+    let sig = har["log"]["entries"][0]["request"]["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["name"] == "Signature")
+        .unwrap()["value"]
+        .clone();
+    assert_eq!(sig, "[redacted]");
+
+    // The embedded sandbox ends with each command: cURL needs a running sandbox serve.
+    let (code, _, err) = run(home.path(), &["export", "--format", "curl"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--base-url"), "{err}");
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = Command::new(BIN)
+        .args([
+            "sandbox",
+            "serve",
+            "--in-memory",
+            "--addr",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "sandbox serve did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let (code, curl, err) = run(
+        home.path(),
+        &[
+            "export",
+            "--format",
+            "curl",
+            "--base-url",
+            &format!("http://127.0.0.1:{port}"),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(curl.starts_with("curl "), "{curl}");
+    if Command::new("curl").arg("--version").output().is_ok() {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "{} --max-time 20 -o /dev/null -w '%{{http_code}}'",
+                curl.trim_end()
+            ))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "200", "{curl}");
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+}
