@@ -176,3 +176,37 @@ async fn list_accounts_after_sca_in_the_browser() {
     assert!(t.json.as_ref().unwrap()["transactions"]["booked"].is_array());
     engine.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_console_signs_at_the_embedded_sandbox_time_after_the_clock_is_advanced() {
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path().to_path_buf());
+    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
+    let engine = Engine::start(profile, paths).await.unwrap();
+    let advance = operations::find("sandbox.clock.advance").unwrap();
+    let r = engine
+        .send(
+            &engine
+                .prepare(advance, &[], Some(r#"{"advanceSeconds": 7200}"#))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert!(r.is_success(), "{}", r.pretty_body());
+    let skew = engine
+        .now()
+        .duration_since(std::time::SystemTime::now())
+        .unwrap()
+        .as_secs();
+    assert!(
+        skew >= 7100,
+        "the engine signs at the sandbox's time ({skew} s ahead)"
+    );
+    let list = operations::find("sandbox.customers.list").unwrap();
+    let r = engine
+        .send(&engine.prepare(list, &[], None).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(r.status, 200, "{}", r.pretty_body());
+    engine.shutdown().await;
+}

@@ -62,6 +62,9 @@ pub struct Engine {
     pub listener_error: Option<String>,
     listener: Option<RedirectListener>,
     sandbox: Option<SandboxHandle>,
+    /// The embedded sandbox's clock: requests are signed at its time, so advancing it
+    /// (`sandbox.clock.advance`) keeps the Date check passing.
+    sandbox_clock: Option<crate::sandbox::Clock>,
     /// Every exchange sent through [`Engine::send`] (Signature redacted); `None` when the
     /// history file cannot be opened (the reason is in `history_error`).
     pub history: Option<std::sync::Arc<std::sync::Mutex<super::history::History>>>,
@@ -84,11 +87,13 @@ impl Engine {
     /// session state (creating a TPP-Session-ID when there is none).
     pub async fn start(profile: Profile, paths: Paths) -> Result<Engine, ClientError> {
         let credentials = Arc::new(ensure_credentials(&profile, &paths)?);
-        let (base_url, sandbox) = match &profile.target {
+        let (base_url, sandbox, sandbox_clock) = match &profile.target {
             Target::Embedded => {
+                let clock = crate::sandbox::Clock::system();
                 let handle = crate::sandbox::spawn(
                     std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
                     SandboxConfig {
+                        clock: clock.clone(),
                         storage: crate::sandbox::db::Storage::File(
                             crate::sandbox::db::default_file(&paths.data),
                         ),
@@ -97,9 +102,9 @@ impl Engine {
                 )
                 .await
                 .map_err(|e| ClientError::Setup(format!("embedded sandbox: {e}")))?;
-                (handle.base_url.clone(), Some(handle))
+                (handle.base_url.clone(), Some(handle), Some(clock))
             }
-            Target::Url(u) => (u.clone(), None),
+            Target::Url(u) => (u.clone(), None, None),
         };
         let (listener, listener_error) =
             match RedirectListener::start(profile.tpp_redirect_uri.as_deref()).await {
@@ -141,6 +146,7 @@ impl Engine {
             listener_error,
             listener,
             sandbox,
+            sandbox_clock,
         })
     }
 
@@ -161,13 +167,21 @@ impl Engine {
                 credentials: &self.credentials,
                 base_url: &self.base_url,
                 redirect_uri: &self.redirect_uri,
-                now: SystemTime::now(),
+                now: self.now(),
             },
         )?;
         if let (Some(l), Some(id)) = (&self.listener, req.header("TPP-Session-ID")) {
             l.expect_session(id);
         }
         Ok(req)
+    }
+
+    /// The signing time: the embedded sandbox's clock, or the system clock for remote targets.
+    pub fn now(&self) -> SystemTime {
+        self.sandbox_clock
+            .as_ref()
+            .map(|c| c.now())
+            .unwrap_or_else(SystemTime::now)
     }
 
     /// Sends a prepared request and records the exchange in the history.
