@@ -122,17 +122,17 @@ pub async fn list(
     Ok(Json(AccountList { accounts }))
 }
 
+/// The consented account `id` with the access and the owner's customer record (`None` when
+/// gone; see [`owner_of`]).
 fn account_of(
     app: &App,
     tpp: &Tpp,
     roles: &TppRoles,
     headers: &HeaderMap,
     id: &str,
-) -> Result<(Access, Account), ApiError> {
+) -> Result<(Access, Account, Option<Customer>), ApiError> {
     roles.require_ais()?;
-    let access = consent::resolve(app, tpp, headers)?;
-    let account = consent::consented_account(app, tpp, headers, &access, id)?;
-    Ok((access, account))
+    consent::resolve_account(app, tpp, headers, id)
 }
 
 /// `GET /v1/accounts/{id}`: `{"account": accountDetails}` (Berlin Group
@@ -147,7 +147,7 @@ pub async fn one(
     headers: HeaderMap,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<AccountDetailsResponse>, ApiError> {
-    let (_, account) = account_of(&app, &tpp, &roles, &headers, &id)?;
+    let (_, account, _) = account_of(&app, &tpp, &roles, &headers, &id)?;
     Ok(Json(AccountDetailsResponse {
         account: details(&app, &account),
     }))
@@ -166,8 +166,8 @@ pub async fn balances(
     headers: HeaderMap,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<BalancesResponse>, ApiError> {
-    let (access, account) = account_of(&app, &tpp, &roles, &headers, &id)?;
-    let owner = owner_of(&app, &account, &access)?;
+    let (access, account, owner) = account_of(&app, &tpp, &roles, &headers, &id)?;
+    let owner = owner_of(owner, &account, &access)?;
     if !rules::psu_present(&headers) {
         rules::count_unattended(&app, &tpp.id, &account.id.to_string(), AccessKind::Balances)?;
     }
@@ -189,8 +189,12 @@ pub async fn balances(
     }))
 }
 
-fn owner_of(app: &App, account: &Account, access: &Access) -> Result<Customer, ApiError> {
-    app.store.customer(account.owner).ok_or_else(|| {
+fn owner_of(
+    owner: Option<Customer>,
+    account: &Account,
+    access: &Access,
+) -> Result<Customer, ApiError> {
+    owner.ok_or_else(|| {
         ApiError::forbidden_unknown(format!(
             "account {} has no owner in this sandbox (PSU {})",
             account.id, access.key.psu_id
@@ -605,8 +609,8 @@ pub async fn transactions(
 ) -> Result<axum::response::Response, ApiError> {
     roles.require_ais()?;
     let q = TransactionQuery::parse(&query)?;
-    let (access, account) = account_of(&app, &tpp, &roles, &headers, &id)?;
-    let owner = owner_of(&app, &account, &access)?;
+    let (access, account, owner) = account_of(&app, &tpp, &roles, &headers, &id)?;
+    let owner = owner_of(owner, &account, &access)?;
     let today = app.clock.today();
     let from = if rules::psu_present(&headers) {
         None
@@ -703,7 +707,9 @@ pub struct PageKey {
 /// reused. At most [`PAGE_CACHE_ENTRIES`] pages are kept; the cache is emptied when full.
 #[derive(Debug, Default)]
 pub struct PageCache {
-    pages: std::sync::Mutex<std::collections::HashMap<PageKey, bytes::Bytes>>,
+    pages: std::sync::Mutex<
+        std::collections::HashMap<PageKey, bytes::Bytes, foldhash::fast::RandomState>,
+    >,
 }
 
 /// Most pages a [`PageCache`] keeps.
@@ -742,8 +748,8 @@ pub async fn transaction_details(
     headers: HeaderMap,
     ApiPath((id, transaction_id)): ApiPath<(String, String)>,
 ) -> Result<Json<TransactionDetailsResponse>, ApiError> {
-    let (access, account) = account_of(&app, &tpp, &roles, &headers, &id)?;
-    let owner = owner_of(&app, &account, &access)?;
+    let (access, account, owner) = account_of(&app, &tpp, &roles, &headers, &id)?;
+    let owner = owner_of(owner, &account, &access)?;
     let today = app.clock.today();
     let unknown = || {
         ApiError::not_found(format!(

@@ -58,6 +58,41 @@ impl Tpp {
     }
 }
 
+/// [`Tpp::of`] per certificate: the verifier hands out the same `Arc<Certificate>` for a
+/// certificate it has cached, so the identity (a SHA-256 of the DER) is computed once per
+/// certificate instead of per request. Entries hold their `Arc`, so an address cannot be
+/// reused while it is a key; at most [`TPP_CACHE_ENTRIES`] are kept (emptied when full).
+#[derive(Debug, Default)]
+pub struct TppCache {
+    map: std::sync::Mutex<
+        std::collections::HashMap<usize, (Arc<Certificate>, Tpp), foldhash::fast::RandomState>,
+    >,
+}
+
+/// Most identities a [`TppCache`] keeps.
+pub const TPP_CACHE_ENTRIES: usize = 256;
+
+impl TppCache {
+    /// The identity of `certificate` ([`Tpp::of`]).
+    pub fn of(&self, certificate: &Arc<Certificate>) -> Tpp {
+        let addr = Arc::as_ptr(certificate) as usize;
+        if let Ok(map) = self.map.lock()
+            && let Some((c, tpp)) = map.get(&addr)
+            && Arc::ptr_eq(c, certificate)
+        {
+            return tpp.clone();
+        }
+        let tpp = Tpp::of(certificate);
+        if let Ok(mut map) = self.map.lock() {
+            if map.len() >= TPP_CACHE_ENTRIES {
+                map.clear();
+            }
+            map.insert(addr, (certificate.clone(), tpp.clone()));
+        }
+        tpp
+    }
+}
+
 impl<S: Send + Sync> FromRequestParts<S> for Tpp {
     type Rejection = ApiError;
 
@@ -112,7 +147,7 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
                 .into_response()
         }
         Ok(verified) => {
-            parts.extensions.insert(Tpp::of(&verified.certificate));
+            parts.extensions.insert(app.tpps.of(&verified.certificate));
             // The verified certificate itself (an `Arc<Certificate>`), for role checks such as
             // `payments::require_role`.
             parts.extensions.insert(verified.certificate.clone());

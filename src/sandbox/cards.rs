@@ -111,7 +111,7 @@ pub fn replace_consent(
 /// Errors: storage (503).
 pub fn consented(app: &App, key: &ConsentKey) -> Result<Vec<Uuid>, ApiError> {
     let ids: Vec<String> = app.db.read(|c| {
-        let mut st = c.prepare(
+        let mut st = c.prepare_cached(
             "SELECT card_account FROM card_consents
              WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3 ORDER BY position",
         )?;

@@ -192,7 +192,161 @@ pub fn needs_sca(app: &App, tpp: &Tpp, h: &HeaderMap, code: MessageCode, text: &
 }
 
 /// The consent addressed by the request's PSU headers, or the answer to send instead.
+///
+/// A granted access is remembered in [`App::decisions`] (see [`Decisions`]): the same
+/// question is answered from there only while the data version is unchanged and the sandbox
+/// clock is still within the consent's 180 days and the SCA session's hour, so the answer is
+/// always the one the full check would give.
 pub fn resolve(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Access, ApiError> {
+    let key = DecisionKey::of(tpp, h, None);
+    let (version, now) = (app.db.version(), app.clock.now());
+    if let Some(d) = app.decisions.get(&key, version, now) {
+        return Ok(d.access);
+    }
+    let (access, validity) = resolve_fresh(app, tpp, h, version, now)?;
+    app.decisions.put(
+        key,
+        Decision {
+            validity,
+            access: access.clone(),
+            account: None,
+        },
+    );
+    Ok(access)
+}
+
+/// [`resolve`] and [`consented_account`] for account `id`, with the account owner's customer
+/// record (`None` when the owner is gone), remembered like [`resolve`].
+///
+/// Errors: those of [`resolve`] and [`consented_account`].
+pub fn resolve_account(
+    app: &App,
+    tpp: &Tpp,
+    h: &HeaderMap,
+    id: &str,
+) -> Result<(Access, Account, Option<Customer>), ApiError> {
+    let key = DecisionKey::of(tpp, h, Some(id));
+    let (version, now) = (app.db.version(), app.clock.now());
+    if let Some(Decision {
+        access,
+        account: Some((account, owner)),
+        ..
+    }) = app.decisions.get(&key, version, now)
+    {
+        return Ok((access, account, owner));
+    }
+    let (access, validity) = resolve_fresh(app, tpp, h, version, now)?;
+    let account = consented_account(app, tpp, h, &access, id)?;
+    let owner = app.store.customer(account.owner);
+    app.decisions.put(
+        key,
+        Decision {
+            validity,
+            access: access.clone(),
+            account: Some((account.clone(), owner.clone())),
+        },
+    );
+    Ok((access, account, owner))
+}
+
+/// What an access decision depends on besides the stored data and the clock: the TPP, the
+/// PSU headers as sent, whether the PSU is present, and the account asked for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DecisionKey {
+    tpp: TppId,
+    psu_id: Option<HeaderValue>,
+    corporate: Option<HeaderValue>,
+    session: Option<HeaderValue>,
+    present: bool,
+    account: Option<String>,
+}
+
+impl DecisionKey {
+    fn of(tpp: &Tpp, h: &HeaderMap, account: Option<&str>) -> Self {
+        DecisionKey {
+            tpp: tpp.id.clone(),
+            psu_id: h.get(headers::PSU_ID).cloned(),
+            corporate: h.get(headers::PSU_CORPORATE_ID).cloned(),
+            session: h.get(headers::TPP_SESSION_ID).cloned(),
+            present: rules::psu_present(h),
+            account: account.map(str::to_string),
+        }
+    }
+}
+
+/// When a granted access still holds: same data version ([`db::Db::version`]), and the
+/// sandbox clock between the decision time and both the consent's last valid instant
+/// (granted + [`super::store::CONSENT_LIFETIME`]) and, with the PSU present, the SCA
+/// session's last valid second ([`super::psu::session_check`]).
+#[derive(Debug, Clone, Copy)]
+struct Validity {
+    version: u64,
+    from: std::time::SystemTime,
+    consent_until: std::time::SystemTime,
+    session_until: Option<i64>,
+}
+
+impl Validity {
+    fn holds(&self, version: u64, now: std::time::SystemTime) -> bool {
+        self.version == version
+            && now >= self.from
+            && now <= self.consent_until
+            && self
+                .session_until
+                .is_none_or(|last| rules::secs(now) <= last)
+    }
+}
+
+/// A remembered granted access.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    validity: Validity,
+    access: Access,
+    account: Option<(Account, Option<Customer>)>,
+}
+
+/// Granted access decisions of [`resolve`] and [`resolve_account`]; refusals are never
+/// remembered. At most [`DECISION_CACHE_ENTRIES`] are kept; the cache is emptied when full.
+#[derive(Debug, Default)]
+pub struct Decisions {
+    map: std::sync::Mutex<
+        std::collections::HashMap<DecisionKey, Decision, foldhash::fast::RandomState>,
+    >,
+}
+
+/// Most decisions a [`Decisions`] keeps.
+pub const DECISION_CACHE_ENTRIES: usize = 4096;
+
+impl Decisions {
+    fn get(&self, key: &DecisionKey, version: u64, now: std::time::SystemTime) -> Option<Decision> {
+        let map = self.map.lock().ok()?;
+        map.get(key)
+            .filter(|d| d.validity.holds(version, now))
+            .cloned()
+    }
+
+    fn put(&self, key: DecisionKey, decision: Decision) {
+        if let Ok(mut map) = self.map.lock() {
+            if map.len() >= DECISION_CACHE_ENTRIES {
+                map.retain(|_, d| d.validity.version == decision.validity.version);
+                if map.len() >= DECISION_CACHE_ENTRIES {
+                    map.clear();
+                }
+            }
+            map.insert(key, decision);
+        }
+    }
+}
+
+/// The full check of [`resolve`] at data version `version` and clock `now`, with how long its
+/// grant holds.
+fn resolve_fresh(
+    app: &App,
+    tpp: &Tpp,
+    h: &HeaderMap,
+    version: u64,
+    now: std::time::SystemTime,
+) -> Result<(Access, Validity), ApiError> {
     let sca = |code, text: &str| needs_sca(app, tpp, h, code, text);
     let Some(psu) = header(h, headers::PSU_ID)? else {
         return Err(sca(
@@ -268,24 +422,38 @@ pub fn resolve(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Access, ApiError> 
         }
         None => {}
     }
-    if consent.is_expired(app.clock.now()) {
+    if consent.is_expired(now) {
         return Err(sca(
             MessageCode::ConsentExpired,
             "the consent is older than 180 days: a new SCA is needed",
         ));
     }
+    let mut session_until = None;
     if rules::psu_present(h) {
         let session = header(h, headers::TPP_SESSION_ID)?;
-        if let Some(reason) = super::psu::session_refusal(app, &tpp.id, psu_id, session)? {
-            return Err(sca(MessageCode::ConsentInvalid, &reason));
+        match super::psu::session_check(app, &tpp.id, psu_id, session)? {
+            Err(reason) => return Err(sca(MessageCode::ConsentInvalid, &reason)),
+            Ok(last) => session_until = Some(last),
         }
     }
-    Ok(Access {
-        key,
-        customer,
-        agreement,
-        consent,
-    })
+    let validity = Validity {
+        version,
+        from: now,
+        consent_until: consent
+            .granted_at
+            .checked_add(super::store::CONSENT_LIFETIME)
+            .unwrap_or(now),
+        session_until,
+    };
+    Ok((
+        Access {
+            key,
+            customer,
+            agreement,
+            consent,
+        },
+        validity,
+    ))
 }
 
 /// The consented account `id` of `access`: 403 `RESOURCE_UNKNOWN` when the PSU has no such
@@ -762,4 +930,36 @@ pub fn routes() -> Router<Arc<App>> {
             "/v1/bank-offered-consents/{consent_id}/status",
             get(consent_status),
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn remembered_access_holds_only_for_the_same_data_and_within_consent_and_session() {
+        let at = |s: u64| UNIX_EPOCH + Duration::from_secs(s);
+        let v = Validity {
+            version: 7,
+            from: at(1_000),
+            consent_until: at(5_000),
+            session_until: Some(4_000),
+        };
+        assert!(v.holds(7, at(1_000)));
+        assert!(v.holds(7, at(4_000) + Duration::from_millis(999)));
+        // Any committed write changes the version.
+        assert!(!v.holds(8, at(2_000)));
+        // The clock set back before the decision: decided again.
+        assert!(!v.holds(7, at(999)));
+        // The SCA session's hour is over after its last second.
+        assert!(!v.holds(7, at(4_001)));
+        let unattended = Validity {
+            session_until: None,
+            ..v
+        };
+        assert!(unattended.holds(7, at(5_000)));
+        // The consent's 180 days are over.
+        assert!(!unattended.holds(7, at(5_000) + Duration::from_nanos(1)));
+    }
 }

@@ -98,6 +98,10 @@ pub struct App {
     pub verifier: Verifier,
     /// Serialized transaction pages (see [`accounts::PageCache`]).
     pub pages: accounts::PageCache,
+    /// Granted access decisions (see [`consent::Decisions`]).
+    pub decisions: consent::Decisions,
+    /// TPP identities per verified certificate (see [`auth::TppCache`]).
+    pub tpps: auth::TppCache,
 }
 
 impl App {
@@ -118,6 +122,8 @@ impl App {
             db,
             verifier: Verifier::new(config.verify_policy),
             pages: accounts::PageCache::default(),
+            decisions: consent::Decisions::default(),
+            tpps: auth::TppCache::default(),
         })
     }
 }

@@ -131,7 +131,7 @@ struct SessionRow {
 
 fn sessions(app: &App, tpp: &TppId, psu_id: Uuid) -> Result<Vec<SessionRow>, ApiError> {
     app.db.read(|c| {
-        let mut st = c.prepare(
+        let mut st = c.prepare_cached(
             "SELECT session_id, sca_at, superseded FROM psu_sessions
              WHERE tpp = ?1 AND psu_id = ?2 ORDER BY sca_at DESC, rowid DESC",
         )?;
@@ -156,22 +156,37 @@ pub fn session_refusal(
     psu_id: Uuid,
     session: Option<&str>,
 ) -> Result<Option<String>, ApiError> {
+    Ok(session_check(app, tpp, psu_id, session)?.err())
+}
+
+/// [`session_refusal`] with the other answer too: `Ok(Ok(deadline))` when the session's SCA
+/// is valid, `deadline` being the last second (Unix seconds, inclusive) it stays valid
+/// (its SCA time + [`SCA_SESSION_LIFETIME`]); `Ok(Err(reason))` when a new SCA is needed.
+///
+/// Errors: storage (503).
+pub fn session_check(
+    app: &App,
+    tpp: &TppId,
+    psu_id: Uuid,
+    session: Option<&str>,
+) -> Result<Result<i64, String>, ApiError> {
     let rows = sessions(app, tpp, psu_id)?;
     let now = rules::secs(app.clock.now());
     let limit = i64::try_from(SCA_SESSION_LIFETIME.as_secs()).unwrap_or(i64::MAX);
     let fresh = |r: &SessionRow| now.saturating_sub(r.sca_at) <= limit;
+    let deadline = |r: &SessionRow| Ok(r.sca_at.saturating_add(limit));
     Ok(match session {
         Some(sid) => match rows.iter().find(|r| r.session_id == sid) {
-            Some(r) if r.superseded => Some(format!(
+            Some(r) if r.superseded => Err(format!(
                 "TPP-Session-ID {sid:?} ended when the SCA of a newer session of this PSU \
                  completed (SCA session rule 3): a new SCA is needed"
             )),
-            Some(r) if !fresh(r) => Some(format!(
+            Some(r) if !fresh(r) => Err(format!(
                 "the SCA of TPP-Session-ID {sid:?} is older than 1 hour (SCA session rule 1): \
                  a new SCA is needed while the PSU is present"
             )),
-            Some(_) => None,
-            None => Some(match rows.iter().find(|r| !r.superseded && fresh(r)) {
+            Some(r) => deadline(r),
+            None => Err(match rows.iter().find(|r| !r.superseded && fresh(r)) {
                 Some(o) => format!(
                     "TPP-Session-ID {sid:?} is new while session {:?} is still valid: a new \
                          session needs its own SCA (SCA session rule 3); {:?} stays valid unless \
@@ -182,13 +197,13 @@ pub fn session_refusal(
             }),
         },
         None => match rows.iter().find(|r| !r.superseded) {
-            None => Some("the PSU has no SCA session with this TPP: SCA needed".to_string()),
-            Some(r) if !fresh(r) => Some(format!(
+            None => Err("the PSU has no SCA session with this TPP: SCA needed".to_string()),
+            Some(r) if !fresh(r) => Err(format!(
                 "the SCA of the PSU's current session {:?} is older than 1 hour (SCA session \
                  rule 1): a new SCA is needed while the PSU is present",
                 r.session_id
             )),
-            Some(_) => None,
+            Some(r) => deadline(r),
         },
     })
 }
@@ -283,12 +298,11 @@ pub fn psu_customer(app: &App, tpp: &TppId, psu_id: Uuid) -> Result<Option<Uuid>
             let psu = psu_id.to_string();
             let row: Option<String> = app.db.read(|c| {
                 let pisp: Option<String> = c
-                    .query_row(
+                    .prepare_cached(
                         "SELECT customer FROM psu_pisp_registrations
                          WHERE tpp = ?1 AND psu_id = ?2",
-                        params![tpp.0, psu],
-                        |r| r.get(0),
-                    )
+                    )?
+                    .query_row(params![tpp.0, psu], |r| r.get(0))
                     .optional()?;
                 match pisp {
                     Some(p) => Ok(Some(p)),
@@ -357,9 +371,11 @@ pub enum Revoked {
 /// Errors: storage (503).
 pub fn revocation(app: &App, key: &ConsentKey) -> Result<Option<Revoked>, ApiError> {
     let by_tpp: Option<bool> = app.db.read(|c| {
-        c.query_row(
+        c.prepare_cached(
             "SELECT by_tpp FROM psu_revocations
              WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3",
+        )?
+        .query_row(
             params![
                 key.tpp.0,
                 key.psu_id.to_string(),
