@@ -50,6 +50,38 @@ fn test_functions() -> HashSet<(String, String)> {
     out
 }
 
+/// Whether a `#[test] fn name` exists in some file under `src/`.
+fn unit_test_exists(name: &str) -> bool {
+    fn walk(dir: &std::path::Path, name: &str) -> bool {
+        std::fs::read_dir(dir).unwrap().any(|e| {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, name)
+            } else {
+                std::fs::read_to_string(&p).is_ok_and(|t| {
+                    let mut armed = false;
+                    t.lines().any(|l| {
+                        let l = l.trim();
+                        if l.starts_with("#[test]") {
+                            armed = true;
+                            return false;
+                        }
+                        let hit = armed && l.starts_with(&format!("fn {name}("));
+                        if l.starts_with("fn ") {
+                            armed = false;
+                        }
+                        hit
+                    })
+                })
+            }
+        })
+    }
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        name,
+    )
+}
+
 #[test]
 fn every_test_named_in_docs_sandbox_exists() {
     let doc = std::fs::read_to_string(
@@ -70,9 +102,15 @@ fn every_test_named_in_docs_sandbox_exists() {
             if quoted.contains(' ') || quoted.contains('/') || quoted == "TestSandbox" {
                 continue;
             }
-            let found = match quoted.split_once("::") {
-                Some((file, f)) => tests.contains(&(file.to_string(), f.to_string())),
-                None => tests.iter().any(|(_, f)| f == quoted),
+            let found = if quoted.matches("::").count() >= 2 {
+                // a unit test: `module::path::tests::name` under src/
+                let name = quoted.rsplit("::").next().unwrap_or_default();
+                unit_test_exists(name)
+            } else {
+                match quoted.split_once("::") {
+                    Some((file, f)) => tests.contains(&(file.to_string(), f.to_string())),
+                    None => tests.iter().any(|(_, f)| f == quoted),
+                }
             };
             checked += 1;
             if !found {
