@@ -8,21 +8,18 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use common::payments::{
+    CREDITOR_BBAN, DOMESTIC, INGRID, KARI, accounts_of, domestic, first_bban as bban,
+};
 use common::sandbox::{REDIRECT, Reply, TestSandbox, tpp_with_roles};
 use common::{browser, forms, location};
 use psd2_console::cert::Psd2Role;
-use psd2_console::sandbox::store::Account;
 use psd2_console::sandbox::{Clock, SandboxConfig, seed};
 use psd2_console::xs2a::redirect::ScaCallback;
-use serde_json::{Value, json};
+use serde_json::json;
 
 // ---------------------------------------------------------------------------------------
 // Fixtures
-
-const KARI: &str = "31125461118";
-const INGRID: &str = "02079146148";
-const CREDITOR_BBAN: &str = "12094355778";
-const DOMESTIC: &str = "norwegian-domestic-credit-transfers";
 
 /// Tomorrow (real time, so the generated TPP certificate is valid) at 08:00 UTC.
 fn tomorrow_morning() -> SystemTime {
@@ -52,30 +49,6 @@ async fn sandbox() -> TestSandbox {
         assert_eq!(r.status, 200, "{}", r.text);
     }
     sb
-}
-
-fn accounts_of(number: &str) -> Vec<Account> {
-    let s = seed::seed();
-    let c = s.customers.iter().find(|c| c.number == number).unwrap();
-    s.accounts
-        .iter()
-        .filter(|a| a.owner == c.id)
-        .cloned()
-        .collect()
-}
-
-fn bban(number: &str) -> String {
-    accounts_of(number)[0].bban.clone()
-}
-
-fn domestic(debtor: &str, amount: &str, remittance: &str) -> Value {
-    json!({
-        "debtorAccount": {"bban": debtor},
-        "instructedAmount": {"currency": "NOK", "amount": amount},
-        "creditorAccount": {"bban": CREDITOR_BBAN},
-        "creditorName": "Foo Bar",
-        "remittanceInformationUnstructured": remittance,
-    })
 }
 
 /// Creates a payment with explicit authorisation (the TPP will sign it in a basket).

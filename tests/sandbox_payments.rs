@@ -10,6 +10,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use common::payments::{CREDITOR_BBAN, DOMESTIC, INGRID, KARI, accounts_of, domestic, first_bban};
 use common::sandbox::{REDIRECT, Reply, TestSandbox, tpp_with_roles};
 use common::{browser, forms, location};
 use psd2_console::cert::Psd2Role;
@@ -22,11 +23,8 @@ use serde_json::{Value, json};
 // ---------------------------------------------------------------------------------------
 // Fixtures
 
-const KARI: &str = "31125461118";
-const INGRID: &str = "02079146148";
 const FJORDBRIS: &str = "912345602";
 /// A valid Norwegian account number outside the sandbox (MOD11), from the bank's collection.
-const CREDITOR_BBAN: &str = "12094355778";
 
 /// Tomorrow (real time, so the generated TPP certificate is valid) at `hour`:00 UTC.
 fn tomorrow_at(hour: u64) -> SystemTime {
@@ -67,30 +65,6 @@ async fn fund(sb: &TestSandbox, account: &Account, amount: &str) {
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.text);
-}
-
-fn accounts_of(number: &str) -> Vec<Account> {
-    let s = seed::seed();
-    let c = s.customers.iter().find(|c| c.number == number).unwrap();
-    s.accounts
-        .iter()
-        .filter(|a| a.owner == c.id)
-        .cloned()
-        .collect()
-}
-
-fn first_bban(number: &str) -> String {
-    accounts_of(number)[0].bban.clone()
-}
-
-fn domestic(debtor: &str, amount: &str, remittance: &str) -> Value {
-    json!({
-        "debtorAccount": {"bban": debtor},
-        "instructedAmount": {"currency": "NOK", "amount": amount},
-        "creditorAccount": {"bban": CREDITOR_BBAN},
-        "creditorName": "Foo Bar",
-        "remittanceInformationUnstructured": remittance,
-    })
 }
 
 fn cross_border(debtor: &str, currency: &str, remittance: &str) -> Value {
@@ -202,7 +176,6 @@ async fn advance(sb: &TestSandbox, secs: u64) -> Reply {
     r
 }
 
-const DOMESTIC: &str = "norwegian-domestic-credit-transfers";
 const INSTANT: &str = "instant-norwegian-credit-transfers-straks";
 
 // ---------------------------------------------------------------------------------------

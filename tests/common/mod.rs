@@ -205,6 +205,7 @@ pub fn location(resp: &reqwest::Response) -> String {
     resp.url().join(loc).unwrap().to_string()
 }
 
+pub mod payments;
 pub mod sandbox;
 pub mod sca;
 pub mod schema;
