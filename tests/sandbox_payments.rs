@@ -24,7 +24,6 @@ use serde_json::{Value, json};
 // Fixtures
 
 const FJORDBRIS: &str = "912345602";
-/// A valid Norwegian account number outside the sandbox (MOD11), from the bank's collection.
 
 /// Tomorrow (real time, so the generated TPP certificate is valid) at `hour`:00 UTC.
 fn tomorrow_at(hour: u64) -> SystemTime {

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 pub const KARI: &str = "31125461118";
 /// Ingrid Berg (private, no agreement).
 pub const INGRID: &str = "02079146148";
-/// A creditor account outside the sandbox's customers.
+/// A valid Norwegian account number outside the sandbox (MOD11), from the bank's collection.
 pub const CREDITOR_BBAN: &str = "12094355778";
 /// The domestic product.
 pub const DOMESTIC: &str = "norwegian-domestic-credit-transfers";
