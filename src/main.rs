@@ -88,6 +88,15 @@ enum Command {
         #[command(subcommand)]
         command: ProfileCommand,
     },
+    /// Import requests from a cURL file, a HAR file or a Postman v2.1 collection and print
+    /// their names; with --send, send each one (re-signed with the profile) and print status.
+    Import {
+        file: PathBuf,
+        #[arg(long, default_value = DEFAULT_PROFILE)]
+        profile: String,
+        #[arg(long)]
+        send: bool,
+    },
     /// The history of exchanges, newest first: id, time, status, operation, URL.
     History {
         /// Only entries whose URL, operation, status or body contain this text.
@@ -308,6 +317,55 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             }
         },
+        Some(Command::Import {
+            file,
+            profile,
+            send,
+        }) => {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("reading {}", file.display()))?;
+            let imported =
+                psd2_console::client::import::import(&text, &file.display().to_string())?;
+            if !send {
+                for r in &imported {
+                    println!("{}\t{} {}", r.name, r.method, r.url);
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            let profiles = ProfileSet::load(Some(&paths.profiles_dir()));
+            let profile = profiles
+                .get(&profile)
+                .cloned()
+                .ok_or_else(|| anyhow!("no profile {profile:?}"))?;
+            let engine = Engine::start(profile, paths.clone()).await?;
+            for r in &imported {
+                let ctx = psd2_console::client::RequestContext {
+                    profile: &engine.profile,
+                    session: &engine.session,
+                    credentials: &engine.credentials,
+                    base_url: &engine.base_url,
+                    redirect_uri: &engine.redirect_uri,
+                    now: engine.now(),
+                };
+                match psd2_console::client::prepare_imported(r, &ctx) {
+                    Ok(req) => match engine.send(&req).await {
+                        Ok(ex) => {
+                            let code = ex
+                                .json
+                                .as_ref()
+                                .and_then(|j| j["tppMessages"][0]["code"].as_str())
+                                .unwrap_or("")
+                                .to_string();
+                            println!("{}\t{}\t{code}", r.name, ex.status)
+                        }
+                        Err(e) => println!("{}\terror\t{e}", r.name),
+                    },
+                    Err(e) => println!("{}\tnot sent\t{e}", r.name),
+                }
+            }
+            engine.shutdown().await;
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::History { search, limit }) => {
             let h =
                 psd2_console::client::history::History::open(&paths.data.join("history.sqlite3"))?;

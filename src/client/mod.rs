@@ -7,6 +7,7 @@
 pub mod engine;
 pub mod export;
 pub mod history;
+pub mod import;
 
 use std::time::{Duration, Instant, SystemTime};
 
@@ -147,6 +148,84 @@ pub fn prepare(
         operation_id: op.id.to_string(),
         params: params.to_vec(),
         method: op.method.to_string(),
+        url: format!("{}{}", ctx.base_url, path_and_query),
+        path_and_query,
+        headers,
+        body,
+        inspection,
+    })
+}
+
+/// Builds and signs an imported request (method, URL path and query, headers and body as
+/// imported) against `ctx.base_url`: the signing headers are replaced, `X-Request-ID` is new,
+/// and `TPP-Redirect-URI`, `PSU-ID`, `PSU-Corporate-ID` and `TPP-Session-ID` take the
+/// profile's values when the import has none or a `{{variable}}` placeholder.
+///
+/// Errors: the URL has no path, or the body is not JSON.
+pub fn prepare_imported(
+    imported: &import::ImportedRequest,
+    ctx: &RequestContext<'_>,
+) -> Result<PreparedRequest, ClientError> {
+    // `{{host}}/v1/...`, `https://{{host}}/v1/...` or an absolute URL: keep path and query.
+    let after_scheme = imported
+        .url
+        .split_once("://")
+        .map(|(_, r)| r)
+        .unwrap_or(&imported.url);
+    let path_and_query = match after_scheme.find('/') {
+        Some(i) => after_scheme[i..].to_string(),
+        None => {
+            return Err(ClientError::Params(format!(
+                "{:?} has no path to send",
+                imported.url
+            )));
+        }
+    };
+    let body = match &imported.body {
+        Some(b) => compact_json(b)?,
+        None => Vec::new(),
+    };
+    let placeholder = |v: &str| v.contains("{{");
+    let mut headers: Vec<(String, String)> = imported
+        .headers
+        .iter()
+        .filter(|(n, v)| !placeholder(v) && !n.eq_ignore_ascii_case(h::X_REQUEST_ID))
+        .cloned()
+        .collect();
+    let has = |hs: &[(String, String)], n: &str| hs.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
+    headers.push((h::X_REQUEST_ID.into(), uuid::Uuid::new_v4().to_string()));
+    if !has(&headers, h::TPP_REDIRECT_URI) {
+        headers.push((h::TPP_REDIRECT_URI.into(), ctx.redirect_uri.to_string()));
+    }
+    for (name, value) in [
+        (h::PSU_ID, &ctx.session.psu_id),
+        (h::PSU_CORPORATE_ID, &ctx.session.psu_corporate_id),
+        (h::TPP_SESSION_ID, &ctx.session.tpp_session_id),
+    ] {
+        if let Some(v) = value
+            && !has(&headers, name)
+        {
+            headers.push((name.into(), v.clone()));
+        }
+    }
+    if !body.is_empty() && !has(&headers, h::CONTENT_TYPE) {
+        headers.push((h::CONTENT_TYPE.into(), "application/json".into()));
+    }
+    let inspection = sign_request(
+        ctx.credentials,
+        &imported.method,
+        &path_and_query,
+        &mut headers,
+        &body,
+        SignOptions {
+            request_target: ctx.profile.sign_request_target,
+            now: ctx.now,
+        },
+    );
+    Ok(PreparedRequest {
+        operation_id: "raw".into(),
+        params: Vec::new(),
+        method: imported.method.clone(),
         url: format!("{}{}", ctx.base_url, path_and_query),
         path_and_query,
         headers,
