@@ -21,7 +21,6 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use common::{browser, forms, location};
 use psd2_console::cert::Credentials;
 use psd2_console::cert::generate::{TppCertSpec, credentials_of, generate_set};
 use psd2_console::signing::{SignOptions, sign_request};
@@ -133,49 +132,17 @@ async fn send(
     }
 }
 
-/// Runs a consent SCA through the HTML forms; returns the PSU-ID.
-async fn sca(base: &str, sca_url: &str) -> String {
-    let web = browser();
-    let page = web.get(sca_url).send().await.unwrap();
-    let url = page.url().to_string();
-    let html = page.text().await.unwrap();
-    let mut login = forms(&html, &url).remove(0);
-    login.set("customerNumber", "02079146148");
-    let mut resp = login.submit(&web, "").await;
-    for _ in 0..5 {
-        if resp.status().is_redirection() {
-            let to = location(&resp);
-            if to.starts_with(&format!("{base}/")) {
-                resp = web.get(&to).send().await.unwrap();
-                continue;
-            }
-            let u = url::Url::parse(&to).unwrap();
-            return u
-                .query_pairs()
-                .find(|(k, _)| k == "psu-id")
-                .map(|(_, v)| v.into_owned())
-                .expect("psu-id");
-        }
-        let url = resp.url().to_string();
-        let html = resp.text().await.unwrap();
-        let mut form = forms(&html, &url).remove(0);
-        for (n, v) in form.unchecked.clone() {
-            if n.contains("account") {
-                form.check(&n, &v);
-            }
-        }
-        let label = form
-            .buttons
-            .iter()
-            .find(|(_, v, l)| {
-                let t = format!("{v} {l}").to_lowercase();
-                t.contains("approve") || t.contains("continue")
-            })
-            .map(|(_, _, l)| l.clone())
-            .unwrap();
-        resp = form.submit(&web, &label).await;
-    }
-    panic!("no redirect after SCA");
+/// Runs a consent SCA through the HTML forms (the tests' helper); returns the PSU-ID.
+async fn sca(sca_url: &str) -> String {
+    let to_tpp = common::sca::complete(
+        sca_url,
+        "02079146148",
+        "PRIVATE",
+        common::sca::tick_all,
+        "Approve",
+    )
+    .await;
+    common::sca::success(&to_tpp).psu_id
 }
 
 struct Setup {
@@ -192,7 +159,7 @@ async fn setup(base: &str, creds: &Credentials) -> Setup {
         .as_str()
         .unwrap()
         .to_string();
-    let psu_id = sca(base, &href).await;
+    let psu_id = sca(&href).await;
     let (status, v) = send(
         &http,
         base,

@@ -50,7 +50,6 @@ use std::collections::{HashMap, HashSet};
 
 use common::sandbox::{REDIRECT, Reply, TestSandbox};
 use common::schema::spec_path;
-use common::{browser, forms, location};
 use serde_json::{Value, json};
 
 /// Payment products the interface document names ("Other payment facts").
@@ -78,44 +77,39 @@ struct PmRequest {
     sets: Vec<(String, String)>,
 }
 
+/// The collection's requests, read by the product's own importer
+/// (`psd2_console::client::import`), each with the `pm.*.set` lines of its test script.
 fn load_collection(file: &str) -> Vec<PmRequest> {
     let path = spec_path(file);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let imported = psd2_console::client::import::import(&text, file).expect("a Postman collection");
     let doc: Value = serde_json::from_str(&text).expect("a Postman collection");
-    let mut out = Vec::new();
-    walk(&doc["item"], &mut out);
-    assert!(!out.is_empty(), "{file} has no requests");
-    out
+    let mut scripts = Vec::new();
+    script_sets(&doc["item"], &mut scripts);
+    assert_eq!(imported.len(), scripts.len(), "one script list per request");
+    assert!(!imported.is_empty(), "{file} has no requests");
+    imported
+        .into_iter()
+        .zip(scripts)
+        .map(|(r, sets)| PmRequest {
+            name: r.name,
+            method: r.method,
+            url: r.url,
+            headers: r.headers,
+            body: r.body,
+            sets,
+        })
+        .collect()
 }
 
-fn walk(items: &Value, out: &mut Vec<PmRequest>) {
+/// The `pm.*.set(...)` lines of each request's test script, in request order.
+fn script_sets(items: &Value, out: &mut Vec<Vec<(String, String)>>) {
     for it in items.as_array().into_iter().flatten() {
         if it.get("item").is_some() {
-            walk(&it["item"], out);
+            script_sets(&it["item"], out);
             continue;
         }
-        let r = &it["request"];
-        let url = match &r["url"] {
-            Value::String(s) => s.clone(),
-            u => u["raw"].as_str().unwrap_or_default().to_string(),
-        };
-        let headers = r["header"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|h| h["disabled"] != json!(true))
-            .map(|h| {
-                (
-                    h["key"].as_str().unwrap_or_default().trim().to_string(),
-                    h["value"].as_str().unwrap_or_default().trim().to_string(),
-                )
-            })
-            .collect();
-        let body = match (r["body"]["mode"].as_str(), r["body"]["raw"].as_str()) {
-            (Some("raw"), Some(raw)) if !raw.is_empty() => Some(raw.to_string()),
-            _ => None,
-        };
         let mut sets = Vec::new();
         for e in it["event"].as_array().into_iter().flatten() {
             if e["listen"] != "test" {
@@ -127,14 +121,7 @@ fn walk(items: &Value, out: &mut Vec<PmRequest>) {
                 }
             }
         }
-        out.push(PmRequest {
-            name: it["name"].as_str().unwrap_or_default().to_string(),
-            method: r["method"].as_str().unwrap_or("GET").to_ascii_uppercase(),
-            url: url.trim().to_string(),
-            headers,
-            body,
-            sets,
-        });
+        out.push(sets);
     }
 }
 
@@ -478,50 +465,15 @@ fn table(rows: &[Row]) -> String {
 
 /// Completes the sandbox SCA behind `sca_url` as customer `number` (private context, every
 /// offered account ticked); returns the redirect to the TPP.
-async fn complete_sca(sca_url: &str, base: &str, number: &str) -> String {
-    let web = browser();
-    let page = web.get(sca_url).send().await.unwrap();
-    assert_eq!(page.status(), 200, "SCA page {sca_url}");
-    let url = page.url().to_string();
-    let html = page.text().await.unwrap();
-    let mut login = forms(&html, &url)
-        .into_iter()
-        .find(|f| f.fields.iter().any(|(n, _)| n == "customerNumber"))
-        .expect("a login form with customerNumber");
-    login.set("customerNumber", number);
-    let mut resp = login.submit(&web, "log in").await;
-    for _ in 0..6 {
-        if resp.status().is_redirection() {
-            let to = location(&resp);
-            if to.starts_with(base) {
-                resp = web.get(&to).send().await.unwrap();
-                continue;
-            }
-            return to;
-        }
-        assert_eq!(resp.status(), 200, "SCA step");
-        let url = resp.url().to_string();
-        let html = resp.text().await.unwrap();
-        let mut form = forms(&html, &url).remove(0);
-        if form.unchecked.iter().any(|(_, v)| v == "PRIVATE") {
-            form.choose("context", "PRIVATE");
-        }
-        for (n, v) in form.unchecked.clone() {
+async fn complete_sca(sca_url: &str, number: &str) -> String {
+    let tick_accounts = |f: &mut common::Form| {
+        for (n, v) in f.unchecked.clone() {
             if n == "account" {
-                form.check(&n, &v);
+                f.check(&n, &v);
             }
         }
-        let label = ["approve", "continue", "confirm"]
-            .into_iter()
-            .find(|w| {
-                form.buttons
-                    .iter()
-                    .any(|(_, v, l)| format!("{v} {l}").to_lowercase().contains(w))
-            })
-            .expect("an approve/continue button");
-        resp = form.submit(&web, label).await;
-    }
-    panic!("no redirect to the TPP after SCA");
+    };
+    common::sca::complete(sca_url, number, "PRIVATE", tick_accounts, "Approve").await
 }
 
 fn query_param(location: &str, name: &str) -> Option<String> {
@@ -589,7 +541,7 @@ async fn replay(collection: &str) {
         .sca_redirect()
         .unwrap_or_else(|| panic!("no scaRedirect: {} {}", first.status, first.text))
         .to_string();
-    let to_tpp = complete_sca(&sca, &sb.base, &number).await;
+    let to_tpp = complete_sca(&sca, &number).await;
     let psu = query_param(&to_tpp, "psu-id").unwrap_or_else(|| panic!("no psu-id: {to_tpp}"));
     run.vars.insert("ssn".into(), psu.clone());
     let h = [
