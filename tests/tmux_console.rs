@@ -205,6 +205,15 @@ fn sandbox_customers_are_listed_and_q_restores_the_terminal() {
     assert!(screen.contains("Response · Sandbox customers"), "{screen}");
     assert!(screen.contains("Request · as sent"), "{screen}");
     t.quit_and_check_restored();
+    // The console recorded the exchange in the history (Signature redacted).
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_psd2-console"))
+        .env("PSD2_CONSOLE_HOME", t._home.path())
+        .args(["export", "--format", "har", "last"])
+        .output()
+        .unwrap();
+    let har = String::from_utf8_lossy(&out.stdout);
+    assert!(har.contains("/v1/sandbox/customers"), "{har}");
+    assert!(har.contains("[redacted]") && !har.contains("signature=\""), "{har}");
 }
 
 #[test]

@@ -306,7 +306,13 @@ async fn perform(
                     app.begin_send(req.clone());
                     let http = engine.http.clone();
                     let title = spec.op.title;
-                    tasks.spawn(async move { Done::Sent(send_and_view(http, req, title).await) });
+                    let history = engine
+                        .history
+                        .clone()
+                        .map(|h| (h, engine.profile.name.clone()));
+                    tasks.spawn(async move {
+                        Done::Sent(send_and_view(http, req, title, history).await)
+                    });
                 }
                 Err(e) => app.set_message(
                     Level::Error,
@@ -357,18 +363,33 @@ async fn perform(
     Ok(())
 }
 
+/// The history to record an exchange in, and the profile name it is recorded under.
+type HistorySink = (
+    std::sync::Arc<std::sync::Mutex<crate::client::history::History>>,
+    String,
+);
+
 async fn send_and_view(
     http: reqwest::Client,
     req: PreparedRequest,
     title: &'static str,
+    history: Option<HistorySink>,
 ) -> Result<ResponseView, String> {
     let ex = crate::client::send(&http, &req)
         .await
         .map_err(|e| e.to_string())?;
-    // Pretty-printing a large body is CPU work: keep it off the async workers.
-    tokio::task::spawn_blocking(move || ResponseView::from_exchange(title, &req, &ex))
-        .await
-        .map_err(|e| format!("internal error: {e}"))
+    // Pretty-printing a large body and writing the history are CPU and disk work: keep them
+    // off the async workers. History is best effort and never fails a send.
+    tokio::task::spawn_blocking(move || {
+        if let Some((h, profile)) = history
+            && let Ok(h) = h.lock()
+        {
+            let _ = h.record(&profile, &req.params, &req, &ex);
+        }
+        ResponseView::from_exchange(title, &req, &ex)
+    })
+    .await
+    .map_err(|e| format!("internal error: {e}"))
 }
 
 /// Opens `url` in the browser; without a graphical session on Linux/BSD it does not try
