@@ -213,7 +213,10 @@ fn sandbox_customers_are_listed_and_q_restores_the_terminal() {
         .unwrap();
     let har = String::from_utf8_lossy(&out.stdout);
     assert!(har.contains("/v1/sandbox/customers"), "{har}");
-    assert!(har.contains("[redacted]") && !har.contains("signature=\""), "{har}");
+    assert!(
+        har.contains("[redacted]") && !har.contains("signature=\""),
+        "{har}"
+    );
 }
 
 #[test]
