@@ -30,6 +30,22 @@ pub enum Action {
     ResetSession,
     /// Start the profile with this name and make it active.
     SwitchProfile(String),
+    /// Read the profiles again for the profiles screen ([`App::set_profiles`]).
+    LoadProfiles,
+    /// Read the history for the history screen.
+    LoadHistory,
+}
+
+/// The screens, switched with `1`/`2`/`3` (F1–F3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Screen {
+    /// Operations, parameters, request, signature, response.
+    #[default]
+    Console,
+    /// Profiles, their certificates and session state ([`super::profiles`]).
+    Profiles,
+    /// Every exchange sent ([`super::history`]).
+    History,
 }
 
 /// The panes that can have focus, in Tab order.
@@ -365,6 +381,12 @@ pub struct App {
     pub(crate) sending: bool,
     /// SCA completed since the last send (the guide suggests sending again).
     pub(crate) sca_done: bool,
+    /// The screen shown.
+    pub(crate) screen: Screen,
+    /// State of the profiles screen.
+    pub(crate) profiles_view: super::profiles::ProfilesView,
+    /// State of the history screen.
+    pub(crate) history_view: super::history::HistoryView,
     auto_account_id: Option<String>,
     quit: bool,
 }
@@ -406,6 +428,9 @@ impl App {
             message: None,
             sending: false,
             sca_done: false,
+            screen: Screen::Console,
+            profiles_view: Default::default(),
+            history_view: Default::default(),
             auto_account_id: None,
             quit: false,
         };
@@ -523,6 +548,11 @@ impl App {
     /// Index of the highlighted parameter in the form.
     pub fn field_index(&self) -> usize {
         self.field
+    }
+
+    /// The screen shown.
+    pub fn screen(&self) -> Screen {
+        self.screen
     }
 
     /// Whether the help overlay is shown.
@@ -792,6 +822,10 @@ impl App {
             Context::Picker
         } else if self.sca_prompt().is_some() {
             Context::ScaPrompt
+        } else if self.screen == Screen::Profiles {
+            Context::Profiles
+        } else if self.screen == Screen::History {
+            Context::History
         } else {
             Context::Normal {
                 params_focused: self.focus == Focus::Params,
@@ -806,6 +840,12 @@ impl App {
             return Action::None;
         }
         let ctx = self.context();
+        if ctx != Context::Insert
+            && keymap::lookup(ctx, &key) != Some(Command::ForceQuit)
+            && let Some(action) = self.text_input_key(&key)
+        {
+            return action;
+        }
         match keymap::lookup(ctx, &key) {
             Some(cmd) => self.command(ctx, cmd),
             None => {
@@ -837,8 +877,38 @@ impl App {
         }
     }
 
+    /// Text inputs of the components (boxes, forms, editors) get keys before the keymap, so
+    /// typing never triggers a command; each returns `None` when it is not active. Ctrl-c
+    /// never reaches them.
+    fn text_input_key(&mut self, key: &KeyEvent) -> Option<Action> {
+        let _ = key;
+        None
+    }
+
+    /// Whether the screen's own commands take `cmd` (see [`super::profiles`] and
+    /// [`super::history`]).
+    fn screen_command(&mut self, ctx: Context, cmd: Command) -> Option<Action> {
+        match ctx {
+            Context::Profiles => self.profiles_command(cmd),
+            Context::History => self.history_command(cmd),
+            _ => None,
+        }
+    }
+
     fn command(&mut self, ctx: Context, cmd: Command) -> Action {
+        if let Some(action) = self.screen_command(ctx, cmd) {
+            return action;
+        }
         match cmd {
+            Command::ShowConsole => self.screen = Screen::Console,
+            Command::ShowProfiles => {
+                self.screen = Screen::Profiles;
+                return Action::LoadProfiles;
+            }
+            Command::ShowHistory => {
+                self.screen = Screen::History;
+                return Action::LoadHistory;
+            }
             Command::Quit | Command::ForceQuit => {
                 self.quit = true;
                 return Action::Quit;

@@ -68,6 +68,12 @@ pub enum Command {
     CursorEnd,
     /// Clear the value.
     ClearField,
+    /// Show the console screen (operations, request, response).
+    ShowConsole,
+    /// Show the profiles screen.
+    ShowProfiles,
+    /// Show the history screen.
+    ShowHistory,
 }
 
 /// Where a binding applies.
@@ -91,6 +97,10 @@ pub enum Scope {
     Picker,
     /// INSERT mode: every other key types itself.
     Insert,
+    /// Browsing the profiles screen.
+    ProfilesScreen,
+    /// Browsing the history screen.
+    HistoryScreen,
 }
 
 impl Scope {
@@ -106,16 +116,20 @@ impl Scope {
             Scope::ScaPrompt => "SCA prompt",
             Scope::Picker => "Profiles",
             Scope::Insert => "Typing a parameter (INSERT); other keys type themselves",
+            Scope::ProfilesScreen => "Profiles screen",
+            Scope::HistoryScreen => "History screen",
         }
     }
 
     /// Help-overlay order of the scopes.
-    pub const ORDER: [Scope; 9] = [
+    pub const ORDER: [Scope; 11] = [
         Scope::Always,
         Scope::NotInsert,
         Scope::Normal,
         Scope::ParamsPane,
         Scope::ResponsePane,
+        Scope::ProfilesScreen,
+        Scope::HistoryScreen,
         Scope::ScaPrompt,
         Scope::Picker,
         Scope::Help,
@@ -191,6 +205,7 @@ impl Key {
             KeyCode::End => "End".into(),
             KeyCode::PageUp => "PgUp".into(),
             KeyCode::PageDown => "PgDn".into(),
+            KeyCode::F(n) => format!("F{n}"),
             other => format!("{other:?}"),
         };
         let mut out = String::new();
@@ -254,6 +269,27 @@ pub const KEYMAP: &[Binding] = &[
         Command::Quit,
         "quit",
         Some("quit"),
+    ),
+    b(
+        Scope::NotInsert,
+        &[Key::ch('1'), Key::plain(K::F(1))],
+        Command::ShowConsole,
+        "console screen: operations, request, response",
+        None,
+    ),
+    b(
+        Scope::NotInsert,
+        &[Key::ch('2'), Key::plain(K::F(2))],
+        Command::ShowProfiles,
+        "profiles screen: profiles, certificates, session",
+        None,
+    ),
+    b(
+        Scope::NotInsert,
+        &[Key::ch('3'), Key::plain(K::F(3))],
+        Command::ShowHistory,
+        "history screen: every exchange sent",
+        None,
     ),
     b(
         Scope::NotInsert,
@@ -520,6 +556,10 @@ pub enum Context {
     ScaPrompt,
     /// The profile picker is shown.
     Picker,
+    /// Browsing the profiles screen.
+    Profiles,
+    /// Browsing the history screen.
+    History,
 }
 
 impl Context {
@@ -530,6 +570,8 @@ impl Context {
             Context::Help => vec![Scope::Always, Scope::Help, Scope::NotInsert],
             Context::ScaPrompt => vec![Scope::Always, Scope::ScaPrompt, Scope::NotInsert],
             Context::Picker => vec![Scope::Always, Scope::Picker, Scope::NotInsert],
+            Context::Profiles => vec![Scope::Always, Scope::ProfilesScreen, Scope::NotInsert],
+            Context::History => vec![Scope::Always, Scope::HistoryScreen, Scope::NotInsert],
             Context::Normal {
                 params_focused,
                 response_focused,

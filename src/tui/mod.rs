@@ -10,7 +10,9 @@
 //!   sends and browser launches. It redraws only after one of these; there is no tick.
 
 pub mod app;
+pub mod history;
 pub mod keymap;
+pub mod profiles;
 pub mod theme;
 mod ui;
 
@@ -33,7 +35,7 @@ use crate::profile::ProfileSet;
 
 pub use app::{
     Action, App, Focus, Level, Message, Mode, Preview, RequestSpec, ResponseState, ResponseView,
-    ScaPrompt, StatusInfo, mask_request,
+    ScaPrompt, Screen, StatusInfo, mask_request,
 };
 pub use theme::Theme;
 
@@ -299,6 +301,8 @@ async fn perform(
 ) -> anyhow::Result<()> {
     match action {
         Action::None | Action::Quit => {}
+        Action::LoadProfiles => {}
+        Action::LoadHistory => {}
         Action::Send => {
             let spec = app.request_spec();
             match engine.prepare(spec.op, &spec.params, spec.body.as_deref()) {

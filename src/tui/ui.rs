@@ -8,7 +8,9 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Wrap};
 
-use super::app::{App, Focus, Level, Mode, Preview, ResponseState, ResponseView, fields_of};
+use super::app::{
+    App, Focus, Level, Mode, Preview, ResponseState, ResponseView, Screen, fields_of,
+};
 use super::keymap::{self, Command, KEYMAP, Scope};
 use super::theme::Theme;
 use crate::client::PreparedRequest;
@@ -45,6 +47,21 @@ impl App {
         frame.render_widget(Block::new().style(self.theme.base), area);
         let a = self.layout(area);
         self.draw_status(frame, a.status);
+        if self.screen != Screen::Console {
+            let [_, main, _] = Layout::vertical([
+                Constraint::Length(2),
+                Constraint::Min(0),
+                Constraint::Length(2),
+            ])
+            .areas(area);
+            match self.screen {
+                Screen::Profiles => self.draw_profiles(frame, main),
+                _ => self.draw_history(frame, main),
+            }
+            self.draw_footer(frame, a.footer);
+            self.draw_overlays(frame, area);
+            return;
+        }
         self.draw_operations(frame, a.ops);
         if let Some(g) = a.guide {
             self.draw_guide(frame, g);
@@ -54,6 +71,11 @@ impl App {
         self.draw_signature(frame, a.signature);
         self.draw_response(frame, a.response);
         self.draw_footer(frame, a.footer);
+        self.draw_overlays(frame, area);
+    }
+
+    /// The SCA prompt, the profile picker and the help, over any screen.
+    fn draw_overlays(&self, frame: &mut Frame, area: Rect) {
         if self.sca_prompt().is_some() {
             self.draw_sca_prompt(frame, area);
         }
@@ -174,13 +196,27 @@ impl App {
         } else {
             s.base_url.clone()
         };
-        let line1 = Line::from(vec![
+        let mut line1 = vec![
             label("Profile"),
             val(s.profile.clone()),
             sep.clone(),
             label("Target"),
             val(target),
-        ]);
+            sep.clone(),
+        ];
+        for (n, name, screen) in [
+            ('1', "Console", Screen::Console),
+            ('2', "Profiles", Screen::Profiles),
+            ('3', "History", Screen::History),
+        ] {
+            let style = if self.screen == screen {
+                t.status_label
+            } else {
+                t.status_bar
+            };
+            line1.push(Span::styled(format!(" {n} {name} "), style));
+        }
+        let line1 = Line::from(line1);
         let psu = match &s.psu_id {
             Some(p) => val(p.clone()),
             None => Span::styled("no PSU yet", t.status_attention),
@@ -546,7 +582,11 @@ impl App {
         let (badge, scopes): (&str, &[Scope]) = if self.mode == Mode::Insert {
             (" INSERT ", &[Scope::Insert, Scope::Always])
         } else {
-            (" NORMAL ", &[Scope::Normal, Scope::NotInsert])
+            match self.screen {
+                Screen::Console => (" NORMAL ", &[Scope::Normal, Scope::NotInsert]),
+                Screen::Profiles => (" PROFILES ", &[Scope::ProfilesScreen, Scope::NotInsert]),
+                Screen::History => (" HISTORY ", &[Scope::HistoryScreen, Scope::NotInsert]),
+            }
         };
         let badge_style = if self.mode == Mode::Insert {
             t.mode_badge
