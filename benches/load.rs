@@ -199,8 +199,11 @@ fn scenario_transactions(rt: &tokio::runtime::Runtime, creds: &Credentials) {
     // The default page (200 booked + pending), then a 10-entry page to show the fixed cost
     // of a signed request apart from the body size.
     let small_page = format!("{default_page}?bookingStatus=booked&limit=10");
+    // The default page as clients that accept gzip (reqwest, curl --compressed, browsers)
+    // get it, then as plain JSON, then the small page.
+    wrk_run(rt, creds, &server, &s, &default_page, Some("gzip"));
     for path in [default_page, small_page] {
-        wrk_run(rt, creds, &server, &s, &path);
+        wrk_run(rt, creds, &server, &s, &path, None);
     }
 }
 
@@ -210,16 +213,26 @@ fn wrk_run(
     server: &Server,
     s: &Setup,
     path: &str,
+    accept_encoding: Option<&str>,
 ) {
-    let hs = signed(creds, "GET", path, &[("PSU-ID", &s.psu_id)], b"");
-    // One request to see the body size.
+    let mut hs = signed(creds, "GET", path, &[("PSU-ID", &s.psu_id)], b"");
+    if let Some(coding) = accept_encoding {
+        hs.push(("Accept-Encoding".into(), coding.into()));
+    }
+    // One request to see the body size as sent (compressed when asked for).
     let size = rt.block_on(async {
-        let mut rb = reqwest::Client::new().get(format!("{}{path}", server.base));
+        let client = reqwest::Client::builder().no_gzip().build().unwrap();
+        let mut rb = client.get(format!("{}{path}", server.base));
         for (n, v) in &hs {
             rb = rb.header(n, v);
         }
         let r = rb.send().await.unwrap();
         assert_eq!(r.status(), 200);
+        let encoding = r
+            .headers()
+            .get("content-encoding")
+            .map(|v| v.to_str().unwrap_or("?").to_string());
+        assert_eq!(encoding.as_deref(), accept_encoding, "content coding");
         r.bytes().await.unwrap().len()
     });
     let mut cmd = Command::new("wrk");
@@ -229,7 +242,10 @@ fn wrk_run(
     }
     cmd.arg(format!("{}{path}", server.base));
     let out = cmd.output().expect("wrk (apt-get install -y wrk)");
-    println!("== signed GET {path} (response body {size} bytes), wrk -t1 -c64 -d15s");
+    let coding = accept_encoding.map_or(String::new(), |c| format!(", Accept-Encoding: {c}"));
+    println!(
+        "== signed GET {path} (response body {size} bytes{coding}), wrk -t1 -c64 -d15s"
+    );
     println!("{}", String::from_utf8_lossy(&out.stdout));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(

@@ -96,6 +96,13 @@ enum Command {
         profile: String,
         #[arg(long)]
         send: bool,
+        /// A Postman environment export (or a JSON object of names to values) giving values
+        /// of `{{variables}}`.
+        #[arg(long, value_name = "ENV.json")]
+        env: Option<PathBuf>,
+        /// With --send: send only the Nth request (1-based, in the order listed); repeatable.
+        #[arg(long = "request", value_name = "N")]
+        requests: Vec<usize>,
     },
     /// The history of exchanges, newest first: id, time, status, operation, URL.
     History {
@@ -321,14 +328,51 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             file,
             profile,
             send,
+            env,
+            requests,
         }) => {
+            use psd2_console::client::import::{self as imp, Variables};
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("reading {}", file.display()))?;
-            let imported =
-                psd2_console::client::import::import(&text, &file.display().to_string())?;
+            let imported = imp::import_file(&text, &file.display().to_string())?;
+            let environment = match &env {
+                Some(e) => imp::environment(
+                    &std::fs::read_to_string(e)
+                        .with_context(|| format!("reading {}", e.display()))?,
+                    &e.display().to_string(),
+                )?,
+                None => Vec::new(),
+            };
+            let mut vars = Variables::new(&imported.variables, &environment);
+            let all = &imported.requests;
+            if let Some(bad) = requests.iter().find(|n| **n == 0 || **n > all.len()) {
+                bail!("--request {bad}: the file has requests 1 to {}", all.len());
+            }
             if !send {
-                for r in &imported {
-                    println!("{}\t{} {}", r.name, r.method, r.url);
+                let mut unknown: Vec<String> = Vec::new();
+                for r in all {
+                    let (url, names) = vars.display_url(r);
+                    println!("{}\t{} {}", r.name, r.method, url);
+                    for n in names {
+                        if !unknown.contains(&n) {
+                            unknown.push(n);
+                        }
+                    }
+                }
+                let (scripted, missing): (Vec<String>, Vec<String>) = unknown
+                    .into_iter()
+                    .partition(|n| all.iter().flat_map(|r| &r.sets).any(|s| &s.variable == n));
+                if !scripted.is_empty() {
+                    eprintln!(
+                        "note: set from responses by the test scripts when sent in order with --send: {}",
+                        scripted.join(", ")
+                    );
+                }
+                if !missing.is_empty() {
+                    eprintln!(
+                        "warning: variables without a value (give them with --env FILE): {}",
+                        missing.join(", ")
+                    );
                 }
                 return Ok(ExitCode::SUCCESS);
             }
@@ -338,7 +382,31 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 .cloned()
                 .ok_or_else(|| anyhow!("no profile {profile:?}"))?;
             let engine = Engine::start(profile, paths.clone()).await?;
-            for r in &imported {
+            let mut queue: std::collections::VecDeque<usize> = if requests.is_empty() {
+                (0..all.len()).collect()
+            } else {
+                requests.iter().map(|n| n - 1).collect()
+            };
+            let mut deferred = std::collections::HashSet::new();
+            while let Some(i) = queue.pop_front() {
+                let r = &all[i];
+                let resolved = vars.resolve(r);
+                // A variable that a later request's script sets: send this one after it.
+                if !resolved.unknown.is_empty()
+                    && requests.is_empty()
+                    && imp::set_later(all, i, &resolved.unknown)
+                    && deferred.insert(i)
+                {
+                    queue.push_back(i);
+                    continue;
+                }
+                if !resolved.unknown.is_empty() {
+                    eprintln!(
+                        "warning: {}: variables without a value, sent as written: {}",
+                        r.name,
+                        resolved.unknown.join(", ")
+                    );
+                }
                 let ctx = psd2_console::client::RequestContext {
                     profile: &engine.profile,
                     session: &engine.session,
@@ -347,9 +415,12 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     redirect_uri: &engine.redirect_uri,
                     now: engine.now(),
                 };
-                match psd2_console::client::prepare_imported(r, &ctx) {
+                match psd2_console::client::prepare_imported(&resolved.request, &ctx) {
                     Ok(req) => match engine.send(&req).await {
                         Ok(ex) => {
+                            if let Some(j) = &ex.json {
+                                vars.capture(r, j);
+                            }
                             let code = ex
                                 .json
                                 .as_ref()
@@ -403,9 +474,6 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 );
                 return Ok(ExitCode::SUCCESS);
             }
-            let op = operations::find(&entry.operation_id).ok_or_else(|| {
-                anyhow!("history entry {} is not a catalogue operation", entry.id)
-            })?;
             let profiles = ProfileSet::load(Some(&paths.profiles_dir()));
             let mut profile = profiles.get(&entry.profile).cloned().ok_or_else(|| {
                 anyhow!(
@@ -429,18 +497,14 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     )
                 }
             };
-            let body = (!entry.request_body.is_empty())
-                .then(|| String::from_utf8_lossy(&entry.request_body).into_owned());
             let redirect = entry
                 .request_headers
                 .iter()
                 .find(|(n, _)| n.eq_ignore_ascii_case("TPP-Redirect-URI"))
                 .map(|(_, v)| v.clone())
                 .unwrap_or_else(|| "http://127.0.0.1/callback".into());
-            let req = psd2_console::client::prepare(
-                op,
-                &entry.params,
-                body.as_deref(),
+            let req = psd2_console::client::export::reprepare(
+                &entry,
                 &psd2_console::client::RequestContext {
                     profile: &profile,
                     session: &session,

@@ -241,6 +241,45 @@ async fn default_transactions_page_is_200_with_next_and_previous_links() {
 }
 
 #[tokio::test]
+async fn transaction_pages_are_gzip_encoded_only_when_the_client_accepts_gzip() {
+    let sb = fixed_sandbox().await;
+    let c = private_customer(&sb).await;
+    let ok = consent_all(&sb, &c, "gzip").await;
+    let psu = ("PSU-ID", ok.psu_id.as_str());
+    let id = accounts_of(&sb.send("GET", "/v1/accounts", &[psu], None).await)[0]["resourceId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = format!("/v1/accounts/{id}/transactions");
+    let plain = sb.send("GET", &path, &[psu], None).await;
+    assert_eq!(plain.status, 200, "{}", plain.text);
+    assert!(plain.headers.get("content-encoding").is_none());
+    for accept in ["gzip", "br;q=1.0, gzip;q=0.8", "*"] {
+        let zipped = sb
+            .send("GET", &path, &[psu, ("Accept-Encoding", accept)], None)
+            .await;
+        assert_eq!(zipped.status, 200);
+        assert_eq!(zipped.headers["content-encoding"], "gzip", "{accept}");
+        assert_eq!(zipped.headers["vary"], "accept-encoding");
+        assert!(zipped.body.len() * 3 < plain.body.len(), "{accept}: compressed");
+        let mut decoded = Vec::new();
+        std::io::Read::read_to_end(
+            &mut flate2::read::GzDecoder::new(&zipped.body[..]),
+            &mut decoded,
+        )
+        .unwrap();
+        assert_eq!(decoded, plain.body, "{accept}: the same page");
+    }
+    for refuse in ["gzip;q=0", "identity", "br"] {
+        let r = sb
+            .send("GET", &path, &[psu, ("Accept-Encoding", refuse)], None)
+            .await;
+        assert!(r.headers.get("content-encoding").is_none(), "{refuse}");
+        assert_eq!(r.body, plain.body, "{refuse}");
+    }
+}
+
+#[tokio::test]
 async fn pending_transactions_are_always_all_returned_unfiltered() {
     let sb = fixed_sandbox().await;
     let c = private_customer(&sb).await;

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use tokio::sync::mpsc;
 
-use super::{ClientError, Exchange, PreparedRequest, RequestContext, http_client, prepare, send};
+use super::{ClientError, Exchange, PreparedRequest, RequestContext, prepare, send_for_profile};
 use crate::cert::generate::{TppCertSpec, write_set};
 use crate::cert::{CertError, Credentials};
 use crate::profile::{Paths, Profile, SessionState, Target};
@@ -87,6 +87,7 @@ impl Engine {
     /// session state (creating a TPP-Session-ID when there is none).
     pub async fn start(profile: Profile, paths: Paths) -> Result<Engine, ClientError> {
         let credentials = Arc::new(ensure_credentials(&profile, &paths)?);
+        let http = super::tls::http_client_for(&profile)?;
         let (base_url, sandbox, sandbox_clock) = match &profile.target {
             Target::Embedded => {
                 let clock = crate::sandbox::Clock::system();
@@ -141,7 +142,7 @@ impl Engine {
             session,
             credentials,
             base_url,
-            http: http_client()?,
+            http,
             redirect_uri,
             listener_error,
             listener,
@@ -186,7 +187,7 @@ impl Engine {
 
     /// Sends a prepared request and records the exchange in the history.
     pub async fn send(&self, req: &PreparedRequest) -> Result<Exchange, ClientError> {
-        let exchange = send(&self.http, req).await?;
+        let exchange = send_for_profile(&self.http, req, Some(&self.profile.name)).await?;
         self.record(req, &exchange);
         Ok(exchange)
     }
@@ -222,7 +223,11 @@ impl Engine {
                 self.session.psu_corporate_id = s.psu_corporate_id.clone();
                 self.session.context = Some(s.context);
                 self.session.tpp_session_id = Some(s.tpp_session_id.clone());
-                self.session.sca_completed_at = Some(crate::cert::unix_seconds(SystemTime::now()));
+                let now = crate::cert::unix_seconds(SystemTime::now());
+                self.session.sca_completed_at = Some(now);
+                // Consent is gathered during SCA (bank-offered consent, rule 11): each
+                // completed SCA (re)starts its 180 days.
+                self.session.consent_at = Some(now);
                 self.save_session()?;
                 Ok(format!(
                     "SCA complete: PSU-ID {}{} ({} context); send the request again",

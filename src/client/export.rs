@@ -3,8 +3,65 @@
 
 use serde_json::{Value, json};
 
-use super::PreparedRequest;
 use super::history::{HistoryEntry, redact};
+use super::import::{ImportedRequest, SIGNING_HEADERS};
+use super::{ClientError, PreparedRequest, RequestContext, prepare, prepare_imported};
+use crate::xs2a::headers as h;
+use crate::xs2a::operations;
+
+/// Headers of a stored request that are not carried over when it is prepared again: the
+/// signing headers, `X-Request-ID` (new on every send), and the session-bound headers
+/// (`TPP-Session-ID`, `PSU-ID`, `PSU-Corporate-ID`, `TPP-Redirect-URI`), which take the
+/// values of the current session and redirect listener, so an SCA done now applies.
+const NOT_CARRIED: [&str; 5] = [
+    h::X_REQUEST_ID,
+    h::TPP_SESSION_ID,
+    h::PSU_ID,
+    h::PSU_CORPORATE_ID,
+    h::TPP_REDIRECT_URI,
+];
+
+/// The request of history `entry`, prepared and signed again with `ctx` (its `now` is the
+/// new `Date`): same method, path, query, parameters and body; new `X-Request-ID`, `Date`,
+/// `Digest` and `Signature`; `TPP-Session-ID`, `PSU-ID`, `PSU-Corporate-ID` and
+/// `TPP-Redirect-URI` from the current session (`ctx`), not from the stored request.
+///
+/// A catalogue operation is built again from its parameters ([`prepare`]); an imported
+/// (`raw`) request from its stored URL, headers and body ([`prepare_imported`]). This is
+/// what re-send (history screen `r`) and the cURL export (CLI `export`, history screen `x`)
+/// use.
+///
+/// Errors: the stored parameters no longer build the request, or the body is not JSON.
+pub fn reprepare(
+    entry: &HistoryEntry,
+    ctx: &RequestContext<'_>,
+) -> Result<PreparedRequest, ClientError> {
+    let body = (!entry.request_body.is_empty())
+        .then(|| String::from_utf8_lossy(&entry.request_body).into_owned());
+    if let Some(op) = operations::find(&entry.operation_id) {
+        return prepare(op, &entry.params, body.as_deref(), ctx);
+    }
+    let headers = entry
+        .request_headers
+        .iter()
+        .filter(|(n, _)| {
+            !SIGNING_HEADERS
+                .iter()
+                .chain(NOT_CARRIED.iter())
+                .any(|s| s.eq_ignore_ascii_case(n))
+        })
+        .cloned()
+        .collect();
+    let imported = ImportedRequest {
+        name: format!("history {}", entry.id),
+        method: entry.method.clone(),
+        url: entry.url.clone(),
+        headers,
+        body,
+        ..ImportedRequest::default()
+    };
+    prepare_imported(&imported, ctx)
+}
 
 /// Quotes `s` for a POSIX shell (single quotes).
 pub fn shell_quote(s: &str) -> String {

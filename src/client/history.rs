@@ -30,7 +30,7 @@ pub fn redact(headers: &[(String, String)]) -> Vec<(String, String)> {
 }
 
 /// One stored exchange.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HistoryEntry {
     pub id: i64,
     /// Seconds since the Unix epoch when the request was sent.
@@ -141,6 +141,33 @@ impl History {
         Ok(self.conn.last_insert_rowid())
     }
 
+    /// Stores `entry` as given (its `id` is ignored; header values of
+    /// [`REDACTED_HEADERS`] are redacted) and returns the new id. For imports and tests, where
+    /// the time of the exchange is not now.
+    pub fn insert(&self, entry: &HistoryEntry) -> rusqlite::Result<i64> {
+        self.conn.execute(
+            "INSERT INTO exchanges (at, profile, operation_id, params, method, url, path_and_query,
+               request_headers, request_body, status, response_headers, response_body, elapsed_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            params![
+                entry.at,
+                entry.profile,
+                entry.operation_id,
+                to_json(&entry.params),
+                entry.method,
+                entry.url,
+                entry.path_and_query,
+                to_json(&redact(&entry.request_headers)),
+                entry.request_body,
+                entry.status,
+                to_json(&redact(&entry.response_headers)),
+                entry.response_body,
+                entry.elapsed_ms as i64,
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
     fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryEntry> {
         Ok(HistoryEntry {
             id: r.get(0)?,
@@ -164,13 +191,22 @@ impl History {
         "id, at, profile, operation_id, params, method, url, path_and_query,
         request_headers, request_body, status, response_headers, response_body, elapsed_ms";
 
-    /// Newest first; `search` matches URL, operation id, status or body text.
+    /// Newest first, at most `limit`; `search` (case-insensitive for ASCII, taken
+    /// literally: `%` and `_` are not wildcards) matches the URL (path and query), operation
+    /// id, status, or the request or response body text.
     pub fn list(&self, search: Option<&str>, limit: usize) -> rusqlite::Result<Vec<HistoryEntry>> {
-        let pattern = format!("%{}%", search.unwrap_or(""));
+        let escaped = search
+            .unwrap_or("")
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        let pattern = format!("%{escaped}%");
         let mut stmt = self.conn.prepare(&format!(
             "SELECT {} FROM exchanges
-             WHERE ?1 = '%%' OR url LIKE ?1 OR operation_id LIKE ?1 OR CAST(status AS TEXT) LIKE ?1
-                OR CAST(response_body AS TEXT) LIKE ?1
+             WHERE ?1 = '%%' OR url LIKE ?1 ESCAPE '\\' OR operation_id LIKE ?1 ESCAPE '\\'
+                OR CAST(status AS TEXT) LIKE ?1 ESCAPE '\\'
+                OR CAST(request_body AS TEXT) LIKE ?1 ESCAPE '\\'
+                OR CAST(response_body AS TEXT) LIKE ?1 ESCAPE '\\'
              ORDER BY id DESC LIMIT ?2",
             Self::COLUMNS
         ))?;

@@ -8,6 +8,9 @@ pub mod engine;
 pub mod export;
 pub mod history;
 pub mod import;
+pub mod response_sig;
+pub mod tls;
+pub mod validate;
 
 use std::time::{Duration, Instant, SystemTime};
 
@@ -15,7 +18,7 @@ use crate::cert::Credentials;
 use crate::profile::{Profile, SessionState};
 use crate::signing::{SignOptions, SignatureInspection, sign_request};
 use crate::xs2a::headers as h;
-use crate::xs2a::operations::Operation;
+use crate::xs2a::operations::{Operation, ParamKind};
 
 pub use engine::Engine;
 
@@ -30,6 +33,9 @@ pub enum ClientError {
     Setup(String),
     #[error("cannot reach {url}: {reason}")]
     Connect { url: String, reason: String },
+    /// The TLS handshake failed; `reason` says why in plain words ([`tls::describe_send_error`]).
+    #[error("TLS handshake with {host} failed: {reason}")]
+    Tls { host: String, reason: String },
     #[error("request to {url} failed: {reason}")]
     Http { url: String, reason: String },
 }
@@ -94,6 +100,12 @@ pub fn compact_json(text: &str) -> Result<Vec<u8>, ClientError> {
 /// `TPP-Session-ID`, `PSU-ID`/`PSU-Corporate-ID` (when learned and the operation is
 /// PSU-bound), `PSU-IP-Address`, `x-accept-fix`, `Accept`, `Content-Type` with a body; then
 /// `Date`, `Digest`, `TPP-Signature-Certificate` and `Signature` from signing.
+///
+/// Header parameters ([`ParamKind::Header`]) with a value replace the header of that name, or
+/// are added: before signing (so `Date`, `X-Request-ID`, `PSU-ID` ... are signed as typed),
+/// except `Digest`, `TPP-Signature-Certificate` and `Signature`, which replace the signed
+/// values afterwards (to reproduce a bad request on purpose). Without a body text the
+/// operation's default template is sent ([`Operation::default_body`]).
 pub fn prepare(
     op: &Operation,
     params: &[(String, String)],
@@ -101,10 +113,20 @@ pub fn prepare(
     ctx: &RequestContext<'_>,
 ) -> Result<PreparedRequest, ClientError> {
     let path_and_query = op.path_and_query(params).map_err(ClientError::Params)?;
-    let body = match body.or(op.body) {
-        Some(t) => compact_json(t)?,
+    let body = match body.map(str::to_string).or_else(|| op.default_body()) {
+        Some(t) => compact_json(&t)?,
         None => Vec::new(),
     };
+    let typed: Vec<(&str, &str)> = params
+        .iter()
+        .filter_map(|(k, v)| {
+            op.param(k)
+                .filter(|p| p.kind == ParamKind::Header && !v.is_empty())
+                .map(|p| (p.name, v.as_str()))
+        })
+        .collect();
+    let after_signing =
+        |n: &str| [h::DIGEST, h::SIGNATURE, h::TPP_SIGNATURE_CERTIFICATE].contains(&n);
     let mut headers: Vec<(String, String)> = vec![
         (h::ACCEPT.into(), "application/json".into()),
         (h::X_REQUEST_ID.into(), uuid::Uuid::new_v4().to_string()),
@@ -117,7 +139,7 @@ pub fn prepare(
         headers.push((h::TPP_SESSION_ID.into(), s.clone()));
     }
     if op.psu_headers {
-        if let Some(p) = &ctx.session.psu_id {
+        if let Some(p) = ctx.session.psu_id.as_ref().or(ctx.profile.psu_id.as_ref()) {
             headers.push((h::PSU_ID.into(), p.clone()));
         }
         if let Some(c) = &ctx.session.psu_corporate_id {
@@ -133,6 +155,9 @@ pub fn prepare(
     if !body.is_empty() {
         headers.push((h::CONTENT_TYPE.into(), "application/json".into()));
     }
+    for (n, v) in typed.iter().filter(|(n, _)| !after_signing(n)) {
+        set_header(&mut headers, n, v);
+    }
     let inspection = sign_request(
         ctx.credentials,
         op.method,
@@ -144,6 +169,9 @@ pub fn prepare(
             now: ctx.now,
         },
     );
+    for (n, v) in typed.iter().filter(|(n, _)| after_signing(n)) {
+        set_header(&mut headers, n, v);
+    }
     Ok(PreparedRequest {
         operation_id: op.id.to_string(),
         params: params.to_vec(),
@@ -154,6 +182,14 @@ pub fn prepare(
         body,
         inspection,
     })
+}
+
+/// Replaces the value of header `name` (case-insensitive), or appends it.
+fn set_header(headers: &mut Vec<(String, String)>, name: &str, value: &str) {
+    match headers.iter_mut().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
+        Some((_, v)) => *v = value.to_string(),
+        None => headers.push((name.to_string(), value.to_string())),
+    }
 }
 
 /// Builds and signs an imported request (method, URL path and query, headers and body as
@@ -268,19 +304,28 @@ impl Exchange {
     }
 }
 
-/// A reqwest client for PSD2 calls: rustls, TLS 1.2 or higher, no automatic redirects (a
-/// 302 is shown, not followed), 30 s timeout.
+/// A reqwest client for PSD2 calls with no profile options: rustls, TLS 1.2 or higher, no
+/// automatic redirects (a 302 is shown, not followed), 30 s timeout. See
+/// [`tls::http_client_for`] for a profile's client (CA bundle, QWAC).
 pub fn http_client() -> Result<reqwest::Client, ClientError> {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(30))
-        .user_agent(concat!("psd2-console/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| ClientError::Setup(format!("HTTP client: {e}")))
+    tls::http_client_for(&crate::profile::Profile::new_embedded("default"))
 }
 
 /// Sends `req` and reads the whole response.
 pub async fn send(http: &reqwest::Client, req: &PreparedRequest) -> Result<Exchange, ClientError> {
+    send_for_profile(http, req, None).await
+}
+
+/// [`send`], naming `profile` in the hints of TLS failure messages (e.g. "add the CA to
+/// `ca_bundle` in profile X").
+///
+/// Errors: [`ClientError::Tls`] for handshake failures, [`ClientError::Connect`] for refused
+/// connections, DNS failures and timeouts, [`ClientError::Http`] otherwise.
+pub async fn send_for_profile(
+    http: &reqwest::Client,
+    req: &PreparedRequest,
+    profile: Option<&str>,
+) -> Result<Exchange, ClientError> {
     let method = reqwest::Method::from_bytes(req.method.as_bytes())
         .map_err(|e| ClientError::Params(format!("method {}: {e}", req.method)))?;
     let mut rb = http.request(method, &req.url);
@@ -294,7 +339,7 @@ pub async fn send(http: &reqwest::Client, req: &PreparedRequest) -> Result<Excha
     let resp = rb
         .send()
         .await
-        .map_err(|e| describe_send_error(&req.url, &e))?;
+        .map_err(|e| tls::describe_send_error(&req.url, &e, profile))?;
     let status = resp.status().as_u16();
     let headers = resp
         .headers()
@@ -323,25 +368,4 @@ pub async fn send(http: &reqwest::Client, req: &PreparedRequest) -> Result<Excha
         elapsed,
         json,
     })
-}
-
-fn describe_send_error(url: &str, e: &reqwest::Error) -> ClientError {
-    let mut reason = e.to_string();
-    let mut src = std::error::Error::source(e);
-    while let Some(s) = src {
-        reason.push_str(": ");
-        reason.push_str(&s.to_string());
-        src = s.source();
-    }
-    if e.is_connect() || e.is_timeout() {
-        ClientError::Connect {
-            url: url.to_string(),
-            reason,
-        }
-    } else {
-        ClientError::Http {
-            url: url.to_string(),
-            reason,
-        }
-    }
 }

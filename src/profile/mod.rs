@@ -6,6 +6,7 @@
 //! Profiles come from the shipped examples (`profiles/*.toml`, built into the binary) and from
 //! `<config dir>/profiles/*.toml`; a user profile with the same name replaces a shipped one.
 
+pub mod edit;
 pub mod paths;
 
 use std::path::{Path, PathBuf};
@@ -95,6 +96,9 @@ pub struct Profile {
     /// `TPP-Redirect-Preferred` (`false` asks for the app-based flow, rule 13).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpp_redirect_preferred: Option<bool>,
+    /// `PSU-ID` sent until SCA teaches one (a PISP-only TPP persists the PSU-ID, rule 15).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psu_id: Option<String>,
     /// `PSU-IP-Address`, sent when the PSU is present (rule 16).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub psu_ip_address: Option<String>,
@@ -104,9 +108,42 @@ pub struct Profile {
     /// Sign `(request-target)` too.
     #[serde(default)]
     pub sign_request_target: bool,
+    /// Extra CA certificates (a PEM file with one or more certificates) trusted for the
+    /// target's TLS server certificate, in addition to the system roots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_bundle: Option<PathBuf>,
+    /// TLS client certificate (QWAC), PEM; sent when the server asks for one. Needs
+    /// `client_key`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_certificate: Option<PathBuf>,
+    /// Private key of `client_certificate` (PKCS#8, PKCS#1 or SEC1, PEM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_key: Option<PathBuf>,
+    /// Lowest TLS version accepted: `"1.2"` (the default; Authentication rule 1) or `"1.3"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_min_version: Option<TlsMinVersion>,
+    /// Verify the `Signature` of signed responses (Authentication rule 10) and show the
+    /// outcome with the response.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub verify_response_signatures: bool,
+    /// The ASPSP's signing certificate (PEM or DER), used to verify responses that do not
+    /// carry their certificate in a header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aspsp_certificate: Option<PathBuf>,
     /// The file the profile was read from (`None` for built-in ones).
     #[serde(skip)]
     pub source: Option<PathBuf>,
+}
+
+/// The lowest TLS version a profile accepts (`tls_min_version`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TlsMinVersion {
+    /// TLS 1.2, the interface document's minimum (Authentication rule 1).
+    #[serde(rename = "1.2")]
+    Tls12,
+    /// TLS 1.3 only.
+    #[serde(rename = "1.3")]
+    Tls13,
 }
 
 fn default_roles() -> Vec<Psd2Role> {
@@ -141,20 +178,25 @@ impl Profile {
 
     /// A file-system-safe form of the name, used for session and certificate files.
     pub fn slug(&self) -> String {
-        let s: String = self
-            .name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_lowercase()
-                } else {
-                    '-'
-                }
-            })
-            .collect();
-        let s = s.trim_matches('-').to_string();
-        if s.is_empty() { "profile".into() } else { s }
+        slug_of(&self.name)
     }
+}
+
+/// The file-system-safe form of a profile name: ASCII letters and digits lower-cased, every
+/// other character `-`, trimmed of `-` (`profile` when nothing is left).
+pub fn slug_of(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let s = s.trim_matches('-').to_string();
+    if s.is_empty() { "profile".into() } else { s }
 }
 
 /// A profile file that could not be read: the file, the line when known, and why.
@@ -263,12 +305,36 @@ pub struct SessionState {
     pub tpp_session_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<PsuContext>,
-    /// When the last SCA completed, seconds since the Unix epoch.
+    /// When the last SCA completed, seconds since the Unix epoch. The TPP-Session-ID is valid
+    /// for one hour from then (interface document, Limits: "SCA session validity").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sca_completed_at: Option<i64>,
+    /// When the PSU last gave (or renewed) consent, seconds since the Unix epoch. Consent is
+    /// gathered during SCA (Authentication rule 11, bank-offered consent) and must be renewed
+    /// with SCA every 180 days (Limits: "SCA renewal").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consent_at: Option<i64>,
 }
 
+/// How long a TPP-Session-ID stays valid after SCA, seconds (interface document, Limits:
+/// "SCA session validity", 1 hour).
+pub const SCA_SESSION_SECS: i64 = 3600;
+
+/// After how many days consent must be renewed with SCA (Limits: "SCA renewal", 180 days).
+pub const CONSENT_RENEWAL_DAYS: i64 = 180;
+
 impl SessionState {
+    /// Seconds left of the 1-hour SCA session at `now` (Unix seconds): `None` without a
+    /// completed SCA, `Some(0)` or less when it has run out.
+    pub fn sca_remaining_secs(&self, now: i64) -> Option<i64> {
+        self.sca_completed_at.map(|t| t + SCA_SESSION_SECS - now)
+    }
+
+    /// Whole days since consent was given, at `now` (Unix seconds); `None` without consent.
+    pub fn consent_age_days(&self, now: i64) -> Option<i64> {
+        self.consent_at.map(|t| (now - t).max(0) / 86_400)
+    }
+
     /// Reads `path`; a missing file is an empty state.
     ///
     /// Errors: the file exists but is not a session TOML (named with its path).
@@ -344,6 +410,7 @@ mod tests {
             tpp_session_id: Some("abc".into()),
             context: Some(PsuContext::Private),
             sca_completed_at: Some(1),
+            consent_at: Some(1),
         };
         s.save(&path).unwrap();
         assert_eq!(SessionState::load(&path).unwrap(), s);

@@ -631,8 +631,9 @@ pub async fn transactions(
         today,
         version: app.db.version(),
     };
-    if let Some(body) = app.pages.get(&key) {
-        return Ok(json_bytes(body));
+    let gzip = accepts_gzip(&headers);
+    if let Some(page) = app.pages.get(&key) {
+        return Ok(page.response(gzip));
     }
     let account_id = account.id.to_string();
     let manual = manual_of(&app, &account);
@@ -674,17 +675,82 @@ pub async fn transactions(
     })
     .map(bytes::Bytes::from)
     .map_err(|e| ApiError::format(format!("the transaction page could not be written: {e}")))?;
-    app.pages.put(key, body.clone());
-    Ok(json_bytes(body))
+    let page = Page::new(body);
+    app.pages.put(key, page.clone());
+    Ok(page.response(gzip))
 }
 
-fn json_bytes(body: bytes::Bytes) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    (
-        [(axum::http::header::CONTENT_TYPE, "application/json")],
-        body,
-    )
-        .into_response()
+/// Whether the request's `Accept-Encoding` (RFC 9110 §12.5.3) accepts `gzip` (or `x-gzip`,
+/// or `*`) with a non-zero weight. Absent header: identity only.
+pub fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(axum::http::header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|item| {
+            let mut parts = item.split(';');
+            let coding = parts.next().unwrap_or("").trim();
+            let weight_zero = parts.any(|p| {
+                let p = p.trim();
+                p.strip_prefix("q=")
+                    .or_else(|| p.strip_prefix("Q="))
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            !weight_zero
+                && (coding.eq_ignore_ascii_case("gzip")
+                    || coding.eq_ignore_ascii_case("x-gzip")
+                    || coding == "*")
+        })
+}
+
+/// A serialized transaction page and, made on first demand, its gzip encoding.
+///
+/// Neither the interface document nor the Berlin Group file speak of content codings; ASPSP
+/// gateways compress large JSON answers for clients that send `Accept-Encoding: gzip`
+/// (reqwest, curl `--compressed`, browsers), and so does the sandbox for transaction pages,
+/// the one large answer. The gzip body is cached with the page, so a compressed answer costs
+/// no more than a plain one. Answers carry `Vary: Accept-Encoding`.
+#[derive(Debug, Clone)]
+pub struct Page {
+    json: bytes::Bytes,
+    gzip: Arc<std::sync::OnceLock<Option<bytes::Bytes>>>,
+}
+
+impl Page {
+    fn new(json: bytes::Bytes) -> Self {
+        Page {
+            json,
+            gzip: Arc::default(),
+        }
+    }
+
+    /// The gzip encoding of the page (`None` if the encoder failed: then served plain).
+    fn gzip(&self) -> Option<bytes::Bytes> {
+        self.gzip
+            .get_or_init(|| {
+                use std::io::Write;
+                let mut enc = flate2::write::GzEncoder::new(
+                    Vec::with_capacity(self.json.len() / 4),
+                    flate2::Compression::default(),
+                );
+                enc.write_all(&self.json).ok()?;
+                enc.finish().ok().map(bytes::Bytes::from)
+            })
+            .clone()
+    }
+
+    /// The `200` answer: gzip-encoded when `gzip` (the client accepts it), else plain JSON.
+    fn response(&self, gzip: bool) -> axum::response::Response {
+        use axum::http::header::{CONTENT_ENCODING, CONTENT_TYPE, VARY};
+        use axum::response::IntoResponse;
+        let json = [(CONTENT_TYPE, "application/json"), (VARY, "accept-encoding")];
+        match gzip.then(|| self.gzip()).flatten() {
+            Some(body) => (json, [(CONTENT_ENCODING, "gzip")], body).into_response(),
+            None => (json, self.json.clone()).into_response(),
+        }
+    }
 }
 
 /// What a serialized transaction page depends on: the account, the query as sent, the
@@ -708,7 +774,7 @@ pub struct PageKey {
 #[derive(Debug, Default)]
 pub struct PageCache {
     pages: std::sync::Mutex<
-        std::collections::HashMap<PageKey, bytes::Bytes, foldhash::fast::RandomState>,
+        std::collections::HashMap<PageKey, Page, foldhash::fast::RandomState>,
     >,
 }
 
@@ -716,11 +782,11 @@ pub struct PageCache {
 pub const PAGE_CACHE_ENTRIES: usize = 512;
 
 impl PageCache {
-    fn get(&self, key: &PageKey) -> Option<bytes::Bytes> {
+    fn get(&self, key: &PageKey) -> Option<Page> {
         self.pages.lock().ok()?.get(key).cloned()
     }
 
-    fn put(&self, key: PageKey, body: bytes::Bytes) {
+    fn put(&self, key: PageKey, body: Page) {
         if let Ok(mut pages) = self.pages.lock() {
             if pages.len() >= PAGE_CACHE_ENTRIES {
                 pages.clear();

@@ -30,6 +30,23 @@ impl std::fmt::Debug for ResponseObserver {
     }
 }
 
+/// The body as the client reads it: gzip-decoded when `Content-Encoding: gzip` (bodies that
+/// fail to decode are handed over as sent, so the observer reports them).
+fn decoded(headers: &axum::http::HeaderMap, body: &bytes::Bytes) -> bytes::Bytes {
+    let gzip = headers
+        .get(axum::http::header::CONTENT_ENCODING)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"gzip"));
+    if !gzip {
+        return body.clone();
+    }
+    use std::io::Read;
+    let mut out = Vec::new();
+    match flate2::read::GzDecoder::new(&body[..]).read_to_end(&mut out) {
+        Ok(_) => out.into(),
+        Err(_) => body.clone(),
+    }
+}
+
 /// Most bytes of a response body buffered for the observer.
 pub const MAX_OBSERVED_BYTES: usize = 64 * 1024 * 1024;
 
@@ -52,7 +69,7 @@ pub(crate) async fn observe(observer: ResponseObserver, req: Request, next: Next
             .get(axum::http::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string),
-        body: bytes.clone(),
+        body: decoded(&parts.headers, &bytes),
     };
     (observer.0)(&exchange);
     Response::from_parts(parts, Body::from(bytes))

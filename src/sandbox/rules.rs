@@ -121,20 +121,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for TppRoles {
 // ---------------------------------------------------------------------------------------
 // Characters
 
-/// Characters outside Latin-1 that the downstream systems still take: en and em dash,
-/// typographic quotes, ellipsis, euro sign.
-pub const EXTRA_ALLOWED: &[char] = &[
-    '\u{2013}', '\u{2014}', '\u{2018}', '\u{2019}', '\u{201A}', '\u{201C}', '\u{201D}', '\u{201E}',
-    '\u{2026}', '\u{20AC}',
-];
-
-/// Whether the bank's downstream systems take `c`: printable ASCII (U+0020–U+007E), printable
-/// Latin-1 (U+00A0–U+00FF: æ ø å é ü § « » ...), and [`EXTRA_ALLOWED`]. Control characters
-/// (including line breaks and tabs), emoji, other scripts and every astral-plane character
-/// are refused.
-pub fn is_allowed_char(c: char) -> bool {
-    matches!(c, '\u{20}'..='\u{7E}' | '\u{A0}'..='\u{FF}') || EXTRA_ALLOWED.contains(&c)
-}
+pub use crate::xs2a::charset::{EXTRA_ALLOWED, is_allowed_char};
 
 /// Checks that `value` of request field `field` has only characters the bank's downstream
 /// systems take ([`is_allowed_char`]).
@@ -145,11 +132,7 @@ pub fn is_allowed_char(c: char) -> bool {
 /// document shows no code, `FORMAT_ERROR` is the Berlin Group 400 code for a malformed
 /// field).
 pub fn check_characters(field: &str, value: &str) -> Result<(), ApiError> {
-    let Some((pos, c)) = value
-        .chars()
-        .enumerate()
-        .find(|(_, c)| !is_allowed_char(*c))
-    else {
+    let Some((pos, c)) = crate::xs2a::charset::first_refused(value) else {
         return Ok(());
     };
     let shown = if c.is_control() {

@@ -350,6 +350,34 @@ fn verify_with(
     let cert_value =
         header(headers, "tpp-signature-certificate").ok_or(VerifyError::CertificateMissing)?;
     let key = load_cert(cert_value)?;
+    verify_with_key(policy, request, now, signature_value, &key)
+}
+
+/// Verifies a signed message (a request, or a signed response with `method` and
+/// `path_and_query` empty) whose signer's certificate is already known: validity period,
+/// Signature parameters, keyId against the certificate, Digest, Date, the signed headers and
+/// the RSA signature, in that order (Authentication rules 4–9).
+///
+/// Errors: the first check that fails, as a [`VerifyError`] that says what differed.
+pub fn verify_signed_message(
+    policy: &VerifyPolicy,
+    message: &RequestView<'_>,
+    now: SystemTime,
+    key: &Arc<TrustedKey>,
+) -> Result<VerifiedRequest, VerifyError> {
+    let signature_value =
+        header(message.headers, "signature").ok_or(VerifyError::SignatureMissing)?;
+    verify_with_key(policy, message, now, signature_value, key)
+}
+
+fn verify_with_key(
+    policy: &VerifyPolicy,
+    request: &RequestView<'_>,
+    now: SystemTime,
+    signature_value: &str,
+    key: &Arc<TrustedKey>,
+) -> Result<VerifiedRequest, VerifyError> {
+    let headers = request.headers;
     let cert = &key.certificate;
     if policy.check_validity {
         let t = crate::cert::unix_seconds(now);

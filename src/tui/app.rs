@@ -3,13 +3,12 @@
 //! responses and SCA callbacks, and performs the [`Action`]s it returns.
 
 use std::cell::Cell;
-use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::keymap::{self, Command, Context};
 use super::theme::Theme;
-use crate::client::{Engine, Exchange, PreparedRequest};
+use crate::client::{Engine, PreparedRequest};
 use crate::profile::{ProfileSet, Target};
 use crate::xs2a::headers as h;
 use crate::xs2a::operations::{OPERATIONS, Operation};
@@ -32,8 +31,25 @@ pub enum Action {
     SwitchProfile(String),
     /// Read the profiles again for the profiles screen ([`App::set_profiles`]).
     LoadProfiles,
-    /// Read the history for the history screen.
+    /// Read the history for the history screen ([`super::history::load`] with
+    /// [`App::history_query`], then [`App::set_history`]).
     LoadHistory,
+    /// Re-send the history exchange with this id, prepared and signed afresh
+    /// ([`crate::client::export::reprepare`]).
+    ResendHistory(i64),
+    /// Write the history exchange with this id as a cURL command, signed afresh, to a file
+    /// in the data dir.
+    ExportHistoryCurl(i64),
+    /// Import the requests of this file (Postman, HAR, cURL) ([`App::set_imported`]).
+    ImportFile(String),
+    /// Send the imported request at this index ([`App::imported_request`]), re-signed with
+    /// the active profile.
+    SendImported(usize),
+    /// Copy this text to the clipboard (OSC 52, [`crossterm::clipboard::CopyToClipboard`]).
+    Copy(String),
+    /// Evaluate a jq filter off the UI task ([`super::response::spawn_filter`]), then
+    /// [`App::filter_finished`].
+    RunFilter(super::response::FilterJob),
 }
 
 /// The screens, switched with `1`/`2`/`3` (F1–F3).
@@ -169,30 +185,37 @@ pub struct Field {
     pub default: &'static str,
     /// The JSON body rather than a path or query parameter.
     pub is_body: bool,
+    /// A request header ([`crate::xs2a::operations::ParamKind::Header`]).
+    pub is_header: bool,
+    /// The engine fills it when left empty (shown as `auto`).
+    pub auto: bool,
 }
 
-/// The form fields of `op`: its parameters, then `body` when it takes one.
+/// The form fields of `op`: its path and query parameters, `body` when it takes one, then
+/// its request headers ([`Operation::header_params`]).
 pub fn fields_of(op: &Operation) -> Vec<Field> {
-    let mut v: Vec<Field> = op
-        .params
-        .iter()
-        .map(|p| Field {
-            name: p.name,
-            help: p.help,
-            required: p.required,
-            default: p.default,
-            is_body: false,
-        })
-        .collect();
+    let field = |p: &crate::xs2a::operations::Param| Field {
+        name: p.name,
+        help: p.help,
+        required: p.required,
+        default: p.default,
+        is_body: false,
+        is_header: p.kind == crate::xs2a::operations::ParamKind::Header,
+        auto: p.auto,
+    };
+    let mut v: Vec<Field> = op.params.iter().map(field).collect();
     if op.body.is_some() {
         v.push(Field {
             name: "body",
-            help: "JSON body, one line (compacted before signing)",
+            help: "JSON body: Enter or e opens the editor (templates: Ctrl-t)",
             required: false,
             default: "",
             is_body: true,
+            is_header: false,
+            auto: false,
         });
     }
+    v.extend(op.header_params().iter().map(field));
     v
 }
 
@@ -207,118 +230,7 @@ pub struct RequestSpec {
     pub body: Option<String>,
 }
 
-/// A response made ready for display: the body pretty-printed and split into lines once,
-/// so that drawing touches only the visible lines, however large the body.
-#[derive(Debug, Clone)]
-pub struct ResponseView {
-    /// Title of the operation sent.
-    pub operation: String,
-    /// Method sent.
-    pub method: String,
-    /// URL sent.
-    pub url: String,
-    /// HTTP status.
-    pub status: u16,
-    /// Time from sending to the whole body received.
-    pub elapsed: Duration,
-    /// Response headers as received.
-    pub headers: Vec<(String, String)>,
-    /// Body size in bytes.
-    pub body_bytes: usize,
-    /// Whether the body is JSON (then `lines` are pretty JSON).
-    pub is_json: bool,
-    /// `_links.scaRedirect.href`, if present.
-    pub sca_redirect: Option<String>,
-    /// `accounts[0].resourceId`, if present.
-    pub first_account_id: Option<String>,
-    lines: Vec<String>,
-}
-
-impl ResponseView {
-    /// Builds the view of `exchange`, the answer to `request` (an operation titled
-    /// `operation`). Pretty-printing a large body takes a while: call this off the UI task.
-    pub fn from_exchange(operation: &str, request: &PreparedRequest, exchange: &Exchange) -> Self {
-        let text = exchange.pretty_body();
-        let lines = text.lines().map(sanitize_line).collect();
-        let first_account_id = exchange
-            .json
-            .as_ref()
-            .and_then(|j| j.get("accounts"))
-            .and_then(|a| a.as_array())
-            .and_then(|a| a.first())
-            .and_then(|a| a.get("resourceId"))
-            .and_then(|r| r.as_str())
-            .map(str::to_string);
-        ResponseView {
-            operation: operation.to_string(),
-            method: request.method.clone(),
-            url: request.url.clone(),
-            status: exchange.status,
-            elapsed: exchange.elapsed,
-            headers: exchange.headers.clone(),
-            body_bytes: exchange.body.len(),
-            is_json: exchange.json.is_some(),
-            sca_redirect: exchange.sca_redirect(),
-            first_account_id,
-            lines,
-        }
-    }
-
-    /// The body as display lines (pretty JSON or text).
-    pub fn body_lines(&self) -> &[String] {
-        &self.lines
-    }
-
-    /// Number of scrollable lines: headers, a blank line, the body.
-    pub fn total_lines(&self) -> usize {
-        self.headers.len() + 1 + self.lines.len().max(1)
-    }
-
-    /// `200 OK`, `401 Unauthorized`, ...
-    pub fn status_text(&self) -> String {
-        let reason = http::StatusCode::from_u16(self.status)
-            .ok()
-            .and_then(|s| s.canonical_reason())
-            .unwrap_or("");
-        format!("{} {}", self.status, reason).trim_end().to_string()
-    }
-
-    /// Elapsed time in whole milliseconds.
-    pub fn elapsed_ms(&self) -> u128 {
-        self.elapsed.as_millis()
-    }
-}
-
-fn sanitize_line(line: &str) -> String {
-    if !line.chars().any(char::is_control) {
-        return line.to_string();
-    }
-    line.chars()
-        .map(|c| match c {
-            '\t' => ' ',
-            c if c.is_control() => '\u{fffd}',
-            c => c,
-        })
-        .collect()
-}
-
-/// The response pane's content.
-#[derive(Debug, Clone)]
-pub enum ResponseState {
-    /// Nothing sent yet.
-    Empty,
-    /// Waiting for an answer to `method url`.
-    Sending {
-        /// Method sent.
-        method: String,
-        /// URL sent.
-        url: String,
-    },
-    /// An answer arrived.
-    Done(Box<ResponseView>),
-    /// No answer: the request could not be sent or the connection failed.
-    Failed(String),
-}
+pub use super::response::{ResponseState, ResponseView};
 
 /// The request pane's content.
 #[derive(Debug, Clone)]
@@ -387,6 +299,20 @@ pub struct App {
     pub(crate) profiles_view: super::profiles::ProfilesView,
     /// State of the history screen.
     pub(crate) history_view: super::history::HistoryView,
+    /// The body editor and the validation problems ([`super::editor`]).
+    pub(crate) editor: super::editor::EditorState,
+    /// The operation finder (`/`), while open.
+    pub(crate) finder: Option<super::catalogue::OperationFinder>,
+    /// State of the response viewer (search and filter boxes, link chooser).
+    pub(crate) response_ui: super::response::ResponseUi,
+    /// The keys in force: the keymap with the config file's overrides ([`super::config`]).
+    pub(crate) keymap: keymap::Keymap,
+    /// The themes `t` cycles through ([`super::theme::ThemeSet`]).
+    pub(crate) themes: super::theme::ThemeSet,
+    /// The command palette (`Ctrl-p`, [`super::palette`]).
+    pub(crate) palette: super::palette::PaletteView,
+    /// Pane rectangles of the last draw, for the mouse ([`super::mouse`]).
+    pub(crate) hit: super::mouse::HitAreas,
     auto_account_id: Option<String>,
     quit: bool,
 }
@@ -431,6 +357,13 @@ impl App {
             screen: Screen::Console,
             profiles_view: Default::default(),
             history_view: Default::default(),
+            editor: Default::default(),
+            finder: None,
+            response_ui: Default::default(),
+            keymap: Default::default(),
+            themes: Default::default(),
+            palette: Default::default(),
+            hit: Default::default(),
             auto_account_id: None,
             quit: false,
         };
@@ -501,7 +434,7 @@ impl App {
         }
     }
 
-    fn select_index(&mut self, i: usize) {
+    pub(crate) fn select_index(&mut self, i: usize) {
         if i != self.selected {
             self.selected = i;
             self.field = 0;
@@ -673,6 +606,7 @@ impl App {
         self.sending = false;
         self.scroll[2] = 0;
         self.hscroll = 0;
+        self.response_ui = Default::default();
         let view = match result {
             Ok(v) => v,
             Err(e) => {
@@ -813,13 +747,17 @@ impl App {
         self.preview_dirty = true;
     }
 
-    fn context(&self) -> Context {
+    pub(crate) fn context(&self) -> Context {
         if self.mode == Mode::Insert {
             Context::Insert
+        } else if self.palette.open {
+            Context::Palette
         } else if self.help {
             Context::Help
         } else if self.picker.is_some() {
             Context::Picker
+        } else if self.response_ui.chooser.is_some() {
+            Context::LinkChooser
         } else if self.sca_prompt().is_some() {
             Context::ScaPrompt
         } else if self.screen == Screen::Profiles {
@@ -841,12 +779,12 @@ impl App {
         }
         let ctx = self.context();
         if ctx != Context::Insert
-            && keymap::lookup(ctx, &key) != Some(Command::ForceQuit)
+            && self.keymap.lookup(ctx, &key) != Some(Command::ForceQuit)
             && let Some(action) = self.text_input_key(&key)
         {
             return action;
         }
-        match keymap::lookup(ctx, &key) {
+        match self.keymap.lookup(ctx, &key) {
             Some(cmd) => self.command(ctx, cmd),
             None => {
                 if ctx == Context::Insert
@@ -865,6 +803,15 @@ impl App {
     /// Handles pasted text (bracketed paste): typed into the parameter being edited, line
     /// breaks dropped; outside INSERT mode it is ignored, so a paste never fires commands.
     pub fn handle_paste(&mut self, text: &str) {
+        if self.profiles_paste(text) {
+            return;
+        }
+        if self.body_editor_paste(text) {
+            return;
+        }
+        if self.response_paste(text) {
+            return;
+        }
         if self.mode != Mode::Insert {
             self.set_message(
                 Level::Info,
@@ -881,7 +828,24 @@ impl App {
     /// typing never triggers a command; each returns `None` when it is not active. Ctrl-c
     /// never reaches them.
     fn text_input_key(&mut self, key: &KeyEvent) -> Option<Action> {
-        let _ = key;
+        if let Some(a) = self.body_editor_key(key) {
+            return Some(a);
+        }
+        if let Some(a) = self.palette_key(key) {
+            return Some(a);
+        }
+        if let Some(a) = self.finder_key(key) {
+            return Some(a);
+        }
+        if let Some(a) = self.response_input_key(key) {
+            return Some(a);
+        }
+        if let Some(a) = self.history_text_input(key) {
+            return Some(a);
+        }
+        if let Some(a) = self.profiles_text_input(key) {
+            return Some(a);
+        }
         None
     }
 
@@ -891,16 +855,28 @@ impl App {
         match ctx {
             Context::Profiles => self.profiles_command(cmd),
             Context::History => self.history_command(cmd),
+            Context::LinkChooser => self.links_command(cmd),
             _ => None,
         }
     }
 
-    fn command(&mut self, ctx: Context, cmd: Command) -> Action {
+    pub(crate) fn command(&mut self, ctx: Context, cmd: Command) -> Action {
         if let Some(action) = self.screen_command(ctx, cmd) {
             return action;
         }
         match cmd {
             Command::ShowConsole => self.screen = Screen::Console,
+            Command::ResponseSearch
+            | Command::ResponseFilter
+            | Command::SearchNext
+            | Command::SearchPrev
+            | Command::CopyBody
+            | Command::FollowLink
+            | Command::ClearResponse => return self.response_command(cmd),
+            Command::FindOperation => {
+                self.focus = Focus::Operations;
+                self.open_finder();
+            }
             Command::ShowProfiles => {
                 self.screen = Screen::Profiles;
                 return Action::LoadProfiles;
@@ -938,10 +914,22 @@ impl App {
             Command::Send => {
                 if self.sending {
                     self.set_message(Level::Warning, "Still waiting for the previous response");
-                } else {
+                } else if self.validate_before_send() {
                     return Action::Send;
                 }
             }
+            Command::SendAnyway => {
+                if self.sending {
+                    self.set_message(Level::Warning, "Still waiting for the previous response");
+                } else {
+                    self.send_anyway();
+                    return Action::Send;
+                }
+            }
+            Command::CloseBody
+            | Command::NextTemplate
+            | Command::ResetBody
+            | Command::FormatBody => self.body_editor_command(cmd),
             Command::EditParams => self.start_editing(),
             Command::OpenSca => match &self.sca {
                 Some(p) => {
@@ -968,10 +956,8 @@ impl App {
             Command::ScrollLeft => self.hscroll = self.hscroll.saturating_sub(8),
             Command::ScrollRight => self.hscroll += 8,
             Command::ResetSession => return Action::ResetSession,
-            Command::ToggleTheme => {
-                self.theme = self.theme.toggled();
-                self.set_message(Level::Info, format!("Theme: {}", self.theme.name));
-            }
+            Command::ToggleTheme => self.cycle_theme(),
+            Command::Palette => self.open_palette(),
             Command::Profiles => {
                 let cur = self
                     .profiles
@@ -995,6 +981,7 @@ impl App {
             Command::LeaveInsert => {
                 self.mode = Mode::Normal;
                 self.preview_dirty = true;
+                self.revalidate();
             }
             Command::NextField => self.move_field(1),
             Command::PrevField => self.move_field(-1),
@@ -1018,6 +1005,22 @@ impl App {
                 self.cursor = 0;
                 self.preview_dirty = true;
             }
+            // Taken by the history screen (`history_command`); nothing elsewhere.
+            Command::HistorySearch
+            | Command::HistoryOpen
+            | Command::HistoryResend
+            | Command::HistoryMark
+            | Command::HistoryDiff
+            | Command::HistoryExportCurl
+            | Command::HistoryImport => {}
+            // Taken by the profiles screen (`profiles_command`); nothing elsewhere.
+            Command::ProfileNew
+            | Command::ProfileEdit
+            | Command::ProfileClone
+            | Command::ProfileDelete
+            | Command::ProfileGenerateCert
+            | Command::FormSave
+            | Command::Confirm => {}
         }
         Action::None
     }
@@ -1089,6 +1092,10 @@ impl App {
         }
         self.focus = Focus::Params;
         self.field = self.field.min(n - 1);
+        if fields_of(op)[self.field].is_body {
+            self.open_body_editor();
+            return;
+        }
         self.mode = Mode::Insert;
         self.cursor = self.current_value().chars().count();
     }

@@ -1,29 +1,967 @@
-//! The history screen (`3`): every exchange sent, newest first.
+//! The history screen (`3`): every exchange sent, newest first, with a search box, a detail
+//! pane, re-send, diff of two responses, cURL export, and the import of requests from a
+//! file.
+//!
+//! Keys (rows of [`super::keymap::Scope::HistoryScreen`]):
+//! - `↑`/`↓`/`k`/`j` move, `PgUp`/`PgDn` scroll the detail pane (or the diff);
+//! - `/` types a search (path, status or body text, via [`History::list`]); `Enter` keeps
+//!   it, `Esc` clears it;
+//! - `Enter` opens the exchange in the console: its operation selected, its parameters and
+//!   body filled in, its response shown;
+//! - `r` re-sends it ([`Action::ResendHistory`]): the runner prepares it again with
+//!   [`crate::client::export::reprepare`], so it gets a fresh `Date`, `X-Request-ID`,
+//!   `Digest` and `Signature`, and the CURRENT session's `TPP-Session-ID`, `PSU-ID` and
+//!   `PSU-Corporate-ID` (the stored session may be over; an SCA done now applies);
+//! - `m` marks it, `d` diffs the marked exchange's response with the highlighted one's
+//!   (status, headers, pretty JSON body; a line diff shown in an overlay, `Esc` closes);
+//! - `x` exports it as cURL, signed afresh ([`Action::ExportHistoryCurl`]), to a file in the
+//!   data dir;
+//! - `i` asks for a file (Postman collection, HAR, cURL), lists its requests; `Enter` sends
+//!   the highlighted one re-signed with the active profile ([`Action::SendImported`]).
 
+use std::cell::Cell;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Frame;
-use ratatui::layout::Rect;
-use ratatui::widgets::Paragraph;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Cell as TableCell, Clear, Paragraph, Row, Table, Wrap};
 
-use super::app::{Action, App};
+use super::app::{Action, App, Focus, Level, ResponseState, ResponseView, Screen};
 use super::keymap::Command;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use crate::client::history::{History, HistoryEntry};
+use crate::client::import::{self, ImportedRequest, Variables};
+use crate::client::{Engine, Exchange, PreparedRequest, RequestContext, export};
+use crate::signing::SignatureInspection;
+use crate::xs2a::operations;
+
+/// How many exchanges the screen loads (newest first).
+pub const HISTORY_LIMIT: usize = 500;
+
+/// Reads the rows of the history screen: the newest [`HISTORY_LIMIT`] exchanges whose URL,
+/// operation, status or body contain `query` (all when it is empty). This is what the runner
+/// does on [`Action::LoadHistory`], off the UI thread.
+///
+/// Errors: the SQLite error, as text.
+pub fn load(history: &History, query: &str) -> Result<Vec<HistoryEntry>, String> {
+    let q = query.trim();
+    history
+        .list((!q.is_empty()).then_some(q), HISTORY_LIMIT)
+        .map_err(|e| format!("reading the history failed: {e}"))
+}
+
+/// [`load`] off the async workers, for the runner: `(query, rows)`; without a history
+/// (it could not be opened) the reason `unavailable` is the error.
+pub async fn load_async(
+    history: Option<Arc<Mutex<History>>>,
+    unavailable: Option<String>,
+    query: String,
+) -> (String, Result<Vec<HistoryEntry>, String>) {
+    let Some(h) = history else {
+        let why = unavailable.unwrap_or_else(|| "no history file".into());
+        return (query, Err(format!("The history is not available: {why}")));
+    };
+    let q = query.clone();
+    let rows = tokio::task::spawn_blocking(move || match h.lock() {
+        Ok(h) => load(&h, &q),
+        Err(_) => Err("the history is not available (a writer failed)".into()),
+    })
+    .await
+    .unwrap_or_else(|e| Err(format!("internal error: {e}")));
+    (query, rows)
+}
+
+/// The request context of `engine` now (its profile, session, credentials, target, redirect
+/// URI and clock).
+fn context_of(engine: &Engine) -> RequestContext<'_> {
+    RequestContext {
+        profile: &engine.profile,
+        session: &engine.session,
+        credentials: &engine.credentials,
+        base_url: &engine.base_url,
+        redirect_uri: &engine.redirect_uri,
+        now: engine.now(),
+    }
+}
+
+/// Title shown for a request that is not a catalogue operation.
+pub const IMPORTED_TITLE: &str = "imported request";
+
+/// The request of history `entry` prepared afresh on `engine` for a re-send (see
+/// [`crate::client::export::reprepare`]), with the title of its operation.
+///
+/// Errors: the stored request no longer builds (as text).
+pub fn resend_request(
+    engine: &Engine,
+    entry: &HistoryEntry,
+) -> Result<(PreparedRequest, &'static str), String> {
+    let title = operations::find(&entry.operation_id)
+        .map(|o| o.title)
+        .unwrap_or(IMPORTED_TITLE);
+    export::reprepare(entry, &context_of(engine))
+        .map(|r| (r, title))
+        .map_err(|e| e.to_string())
+}
+
+/// Writes the cURL command of history `entry`, prepared and signed afresh now on `engine`,
+/// to `<data dir>/exports/exchange-<id>-<unix seconds>.sh` (atomically, mode 0600) and
+/// returns the path. The command runs as-is while the `Date` is within the bank's window
+/// (60 s at the sandbox) and the target is up (the embedded sandbox lives as long as the
+/// console).
+///
+/// Errors: the request no longer builds, or the file cannot be written (as text).
+pub fn export_curl(engine: &Engine, entry: &HistoryEntry) -> Result<PathBuf, String> {
+    let req = export::reprepare(entry, &context_of(engine)).map_err(|e| e.to_string())?;
+    let secs = crate::cert::unix_seconds(std::time::SystemTime::now());
+    let path = engine
+        .paths
+        .data
+        .join("exports")
+        .join(format!("exchange-{}-{secs}.sh", entry.id));
+    let text = format!("#!/bin/sh\n{}", export::curl_command(&req));
+    crate::fsutil::write_atomic(&path, text.as_bytes(), true).map_err(|e| e.to_string())?;
+    Ok(path)
+}
+
+/// Reads and imports the file at `path` (Postman collection, HAR or cURL commands), with the
+/// collection's variables.
+///
+/// Errors: unreadable file or unknown format (as text, naming the file).
+pub fn import_path(path: &str) -> Result<(Vec<ImportedRequest>, Variables), String> {
+    let expanded = match path.strip_prefix("~/") {
+        Some(rest) => std::env::var_os("HOME")
+            .map(|h| PathBuf::from(h).join(rest))
+            .unwrap_or_else(|| PathBuf::from(path)),
+        None => PathBuf::from(path),
+    };
+    let text = std::fs::read_to_string(&expanded)
+        .map_err(|e| format!("cannot read {}: {e}", expanded.display()))?;
+    let imported = import::import_file(&text, path).map_err(|e| e.to_string())?;
+    let variables = Variables::new(&imported.variables, &[]);
+    Ok((imported.requests, variables))
+}
+
+/// An imported request (variables already resolved) prepared and signed on `engine`.
+///
+/// Errors: no path to send, or a body that is not JSON (as text).
+pub fn imported_request_prepared(
+    engine: &Engine,
+    request: &ImportedRequest,
+) -> Result<PreparedRequest, String> {
+    crate::client::prepare_imported(request, &context_of(engine)).map_err(|e| e.to_string())
+}
+
+/// What the one-line text box of the screen is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Input {
+    /// The search box (`/`).
+    Search,
+    /// The path of a file to import (`i`).
+    ImportPath,
+}
+
+/// Kind of a line of the detail pane or the diff, for its colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Heading,
+    Header,
+    Text,
+    Added,
+    Removed,
+}
+
+/// The diff overlay.
+#[derive(Debug, Clone)]
+struct DiffView {
+    title: String,
+    lines: Vec<(Kind, String)>,
+    scroll: usize,
+}
+
+/// Requests imported from a file, listed in an overlay.
+#[derive(Debug, Clone)]
+struct ImportList {
+    source: String,
+    requests: Vec<ImportedRequest>,
+    variables: Variables,
+    selected: usize,
+}
 
 /// State of the history screen.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct HistoryView {
     /// Index of the highlighted exchange.
     pub selected: usize,
+    rows: Vec<HistoryEntry>,
+    loaded: bool,
+    error: Option<String>,
+    query: String,
+    path: String,
+    input: Option<Input>,
+    marked: Option<i64>,
+    diff: Option<DiffView>,
+    import: Option<ImportList>,
+    detail: Vec<(Kind, String)>,
+    detail_scroll: usize,
+    /// Visible height of the detail pane or the diff at the last draw.
+    viewport: Cell<usize>,
 }
 
 impl App {
+    /// The search text of the history screen (what [`load`] filters by).
+    pub fn history_query(&self) -> &str {
+        &self.history_view.query
+    }
+
+    /// Shows the rows read for search `query` (see [`load`]); a result for another query
+    /// than the current one (typing went on meanwhile) is ignored.
+    pub fn set_history(&mut self, query: &str, rows: Result<Vec<HistoryEntry>, String>) {
+        let v = &mut self.history_view;
+        if query != v.query {
+            return;
+        }
+        let keep = v.rows.get(v.selected).map(|e| e.id);
+        v.loaded = true;
+        match rows {
+            Ok(rows) => {
+                v.rows = rows;
+                v.error = None;
+            }
+            Err(e) => {
+                v.rows.clear();
+                v.error = Some(e);
+            }
+        }
+        v.selected = keep
+            .and_then(|id| v.rows.iter().position(|e| e.id == id))
+            .unwrap_or(0);
+        self.refresh_detail();
+    }
+
+    /// The exchanges shown, newest first.
+    pub fn history_rows(&self) -> &[HistoryEntry] {
+        &self.history_view.rows
+    }
+
+    /// The exchange with history id `id`, if it is shown.
+    pub fn history_entry(&self, id: i64) -> Option<&HistoryEntry> {
+        self.history_view.rows.iter().find(|e| e.id == id)
+    }
+
+    /// The highlighted exchange.
+    pub fn highlighted_exchange(&self) -> Option<&HistoryEntry> {
+        self.history_view.rows.get(self.history_view.selected)
+    }
+
+    /// Whether the diff overlay is shown.
+    pub fn history_diff_visible(&self) -> bool {
+        self.history_view.diff.is_some()
+    }
+
+    /// Lists the requests imported from `source` (a file) in the import overlay, or says why
+    /// the file could not be imported.
+    pub fn set_imported(
+        &mut self,
+        source: &str,
+        result: Result<(Vec<ImportedRequest>, Variables), String>,
+    ) {
+        match result {
+            Ok((requests, _)) if requests.is_empty() => {
+                self.set_message(Level::Warning, format!("{source} holds no requests"))
+            }
+            Ok((requests, variables)) => {
+                self.set_message(
+                    Level::Success,
+                    format!(
+                        "{} request(s) imported from {source}: Enter sends the highlighted one with profile {}",
+                        requests.len(),
+                        self.status.profile
+                    ),
+                );
+                self.history_view.import = Some(ImportList {
+                    source: source.to_string(),
+                    requests,
+                    variables,
+                    selected: 0,
+                });
+            }
+            Err(e) => self.set_message(Level::Error, format!("Import failed: {e}")),
+        }
+    }
+
+    /// The imported request at `index` of the import overlay, with its variables resolved
+    /// (see [`crate::client::import::Variables::resolve`]), and the names of the variables
+    /// without a value.
+    pub fn imported_request(&self, index: usize) -> Option<(ImportedRequest, Vec<String>)> {
+        let list = self.history_view.import.as_ref()?;
+        let req = list.requests.get(index)?;
+        let r = list.variables.resolve(req);
+        Some((r.request, r.unknown))
+    }
+
+    /// Records that history exchange `id` (or imported request `what`) is being re-sent:
+    /// call after [`App::begin_send`]; shows the console, where the response arrives.
+    pub fn resend_started(&mut self, what: &str) {
+        self.history_view.import = None;
+        self.screen = Screen::Console;
+        self.focus = Focus::Response;
+        self.set_message(
+            Level::Info,
+            format!("Sending {what} again, signed afresh (new Date, X-Request-ID, Signature) …"),
+        );
+    }
+
+    /// Shows where a cURL export was written, or why it failed.
+    pub fn curl_exported(&mut self, id: i64, result: Result<PathBuf, String>) {
+        match result {
+            Ok(p) => self.set_message(
+                Level::Success,
+                format!(
+                    "cURL of #{id}, signed now, written to {} (run it within 60 s)",
+                    p.display()
+                ),
+            ),
+            Err(e) => self.set_message(Level::Error, format!("cURL export of #{id} failed: {e}")),
+        }
+    }
+
+    /// The text box of the history screen takes keys first while it is open; `None` when it
+    /// is not (see [`App::text_input_key`](super::app)).
+    pub(crate) fn history_text_input(&mut self, key: &KeyEvent) -> Option<Action> {
+        if self.screen != Screen::History {
+            return None;
+        }
+        let input = self.history_view.input?;
+        let v = &mut self.history_view;
+        let text = match input {
+            Input::Search => &mut v.query,
+            Input::ImportPath => &mut v.path,
+        };
+        let typed = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        let changed = match key.code {
+            KeyCode::Char(c) if typed => {
+                text.push(c);
+                true
+            }
+            KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                text.clear();
+                true
+            }
+            KeyCode::Backspace => text.pop().is_some(),
+            KeyCode::Enter => {
+                v.input = None;
+                return Some(match input {
+                    Input::Search => Action::None,
+                    Input::ImportPath => {
+                        let path = v.path.trim().to_string();
+                        if path.is_empty() {
+                            Action::None
+                        } else {
+                            Action::ImportFile(path)
+                        }
+                    }
+                });
+            }
+            KeyCode::Esc => {
+                v.input = None;
+                if input == Input::Search && !v.query.is_empty() {
+                    v.query.clear();
+                    return Some(Action::LoadHistory);
+                }
+                return Some(Action::None);
+            }
+            _ => false,
+        };
+        Some(if changed && input == Input::Search {
+            Action::LoadHistory
+        } else {
+            Action::None
+        })
+    }
+
     /// Commands of the history screen; `None` for commands it does not take.
     pub(crate) fn history_command(&mut self, cmd: Command) -> Option<Action> {
-        let _ = cmd;
-        None
+        if self.history_view.import.is_some() {
+            return self.import_command(cmd);
+        }
+        if let Some(d) = &mut self.history_view.diff {
+            let page = self.history_view.viewport.get().saturating_sub(1).max(1);
+            let max = d.lines.len().saturating_sub(1);
+            match cmd {
+                Command::Up => d.scroll = d.scroll.saturating_sub(1),
+                Command::Down => d.scroll = (d.scroll + 1).min(max),
+                Command::PageUp => d.scroll = d.scroll.saturating_sub(page),
+                Command::PageDown => d.scroll = (d.scroll + page).min(max),
+                Command::Top => d.scroll = 0,
+                Command::Bottom => d.scroll = max,
+                Command::Dismiss | Command::HistoryDiff => self.history_view.diff = None,
+                _ => return None,
+            }
+            return Some(Action::None);
+        }
+        let v = &mut self.history_view;
+        let n = v.rows.len();
+        let page = v.viewport.get().saturating_sub(1).max(1);
+        match cmd {
+            Command::Up | Command::Down => {
+                let next = if cmd == Command::Up {
+                    v.selected.saturating_sub(1)
+                } else {
+                    (v.selected + 1).min(n.saturating_sub(1))
+                };
+                if next != v.selected {
+                    v.selected = next;
+                    self.refresh_detail();
+                }
+            }
+            Command::PageUp => v.detail_scroll = v.detail_scroll.saturating_sub(page),
+            Command::PageDown => {
+                v.detail_scroll = (v.detail_scroll + page).min(v.detail.len().saturating_sub(1))
+            }
+            Command::Top => v.detail_scroll = 0,
+            Command::Bottom => v.detail_scroll = v.detail.len().saturating_sub(1),
+            Command::HistorySearch => v.input = Some(Input::Search),
+            Command::HistoryImport => v.input = Some(Input::ImportPath),
+            Command::Dismiss => {
+                if !v.query.is_empty() {
+                    v.query.clear();
+                    return Some(Action::LoadHistory);
+                }
+            }
+            Command::HistoryMark => match self.highlighted_exchange().map(|e| e.id) {
+                Some(id) if self.history_view.marked == Some(id) => {
+                    self.history_view.marked = None;
+                    self.set_message(Level::Info, format!("Exchange #{id} unmarked"));
+                }
+                Some(id) => {
+                    self.history_view.marked = Some(id);
+                    self.set_message(
+                        Level::Info,
+                        format!("Exchange #{id} marked: highlight another and press d to diff"),
+                    );
+                }
+                None => {}
+            },
+            Command::HistoryDiff => self.open_diff(),
+            Command::HistoryOpen => self.open_in_console(),
+            Command::HistoryResend => {
+                if let Some(id) = self.highlighted_exchange().map(|e| e.id) {
+                    if self.sending {
+                        self.set_message(Level::Warning, "Still waiting for the previous response");
+                    } else {
+                        return Some(Action::ResendHistory(id));
+                    }
+                }
+            }
+            Command::HistoryExportCurl => {
+                if let Some(id) = self.highlighted_exchange().map(|e| e.id) {
+                    return Some(Action::ExportHistoryCurl(id));
+                }
+            }
+            _ => return None,
+        }
+        Some(Action::None)
+    }
+
+    fn import_command(&mut self, cmd: Command) -> Option<Action> {
+        let list = self.history_view.import.as_mut()?;
+        let n = list.requests.len();
+        match cmd {
+            Command::Up => list.selected = list.selected.saturating_sub(1),
+            Command::Down => list.selected = (list.selected + 1).min(n.saturating_sub(1)),
+            Command::Dismiss => self.history_view.import = None,
+            Command::HistoryOpen => {
+                if self.sending {
+                    self.set_message(Level::Warning, "Still waiting for the previous response");
+                } else {
+                    return Some(Action::SendImported(list.selected));
+                }
+            }
+            _ => return None,
+        }
+        Some(Action::None)
+    }
+
+    fn refresh_detail(&mut self) {
+        let v = &mut self.history_view;
+        v.detail_scroll = 0;
+        v.detail = v.rows.get(v.selected).map(detail_lines).unwrap_or_default();
+    }
+
+    fn open_diff(&mut self) {
+        let Some(marked) = self.history_view.marked else {
+            self.set_message(
+                Level::Info,
+                "Mark an exchange with m first, then highlight another and press d",
+            );
+            return;
+        };
+        let (Some(a), Some(b)) = (self.history_entry(marked), self.highlighted_exchange()) else {
+            self.set_message(
+                Level::Warning,
+                format!("The marked exchange #{marked} is not in the list (clear the search)"),
+            );
+            return;
+        };
+        let title = format!(
+            " Diff of the responses: #{} {} {} (−) → #{} {} {} (+) ",
+            a.id,
+            a.status,
+            path_of(a),
+            b.id,
+            b.status,
+            path_of(b)
+        );
+        self.history_view.diff = Some(DiffView {
+            title,
+            lines: diff_lines(a, b),
+            scroll: 0,
+        });
+    }
+
+    fn open_in_console(&mut self) {
+        let Some(e) = self.highlighted_exchange().cloned() else {
+            return;
+        };
+        let exchange = Exchange {
+            status: e.status,
+            headers: e.response_headers.clone(),
+            body: e.response_body.clone(),
+            elapsed: std::time::Duration::from_millis(e.elapsed_ms),
+            json: serde_json::from_slice(&e.response_body).ok(),
+        };
+        let request = PreparedRequest {
+            operation_id: e.operation_id.clone(),
+            params: e.params.clone(),
+            method: e.method.clone(),
+            url: e.url.clone(),
+            path_and_query: e.path_and_query.clone(),
+            headers: e.request_headers.clone(),
+            body: e.request_body.clone(),
+            inspection: SignatureInspection {
+                digest: None,
+                signing_string: String::new(),
+                key_id: String::new(),
+                signed_headers: Vec::new(),
+                signature_header: String::new(),
+                added_headers: Vec::new(),
+            },
+        };
+        let title = match operations::find(&e.operation_id) {
+            Some(op) if self.select_operation(op.id) => {
+                for (name, value) in &e.params {
+                    self.set_param(op.id, name, value);
+                }
+                if !e.request_body.is_empty() {
+                    self.set_param(op.id, "body", &String::from_utf8_lossy(&e.request_body));
+                }
+                self.set_message(
+                    Level::Info,
+                    format!(
+                        "Exchange #{} opened: {} with its parameters; s sends it again",
+                        e.id, op.title
+                    ),
+                );
+                op.title
+            }
+            _ => {
+                self.set_message(
+                    Level::Info,
+                    format!(
+                        "Exchange #{} is an imported request, not a catalogue operation: its response is shown; r on the history screen re-sends it",
+                        e.id
+                    ),
+                );
+                "imported request"
+            }
+        };
+        let view = ResponseView::from_exchange(title, &request, &exchange);
+        self.response = ResponseState::Done(Box::new(view));
+        self.scroll[2] = 0;
+        self.focus = Focus::Response;
+        self.screen = Screen::Console;
     }
 
     /// Draws the history screen into `area` (between the status bar and the footer).
     pub(crate) fn draw_history(&self, frame: &mut Frame, area: Rect) {
-        let text = format!("No exchanges yet (row {})", self.history_view.selected);
-        frame.render_widget(Paragraph::new(text).style(self.theme.base), area);
+        let t = &self.theme;
+        let v = &self.history_view;
+        let [search, main] =
+            Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+        self.draw_history_search(frame, search);
+        let (list_area, detail_area) = if main.width >= 120 {
+            let [a, b] = Layout::horizontal([Constraint::Fill(1), Constraint::Fill(1)]).areas(main);
+            (a, b)
+        } else {
+            let [a, b] =
+                Layout::vertical([Constraint::Percentage(45), Constraint::Min(0)]).areas(main);
+            (a, b)
+        };
+        let block = |title: String| {
+            Block::bordered()
+                .border_type(BorderType::Rounded)
+                .border_style(t.border)
+                .title(Span::styled(title, t.title))
+        };
+        let list_block = block(format!(
+            " Exchanges ({}{}) ",
+            v.rows.len(),
+            if v.rows.len() >= HISTORY_LIMIT {
+                "+"
+            } else {
+                ""
+            }
+        ))
+        .border_style(t.border_focused);
+        if let Some(e) = &v.error {
+            frame.render_widget(
+                Paragraph::new(Span::styled(e.clone(), t.error)).block(list_block),
+                list_area,
+            );
+        } else if v.rows.is_empty() {
+            let text = if !v.loaded {
+                "Loading …"
+            } else if v.query.is_empty() {
+                "No exchanges yet: send a request from the console (1) and it appears here."
+            } else {
+                "No exchange matches the search (Esc clears it)."
+            };
+            frame.render_widget(
+                Paragraph::new(Span::styled(text, t.dim)).block(list_block),
+                list_area,
+            );
+        } else {
+            let inner_h = list_area.height.saturating_sub(3) as usize;
+            let first = v.selected.saturating_sub(inner_h.saturating_sub(1));
+            let rows: Vec<Row> = v
+                .rows
+                .iter()
+                .enumerate()
+                .skip(first)
+                .take(inner_h.max(1))
+                .map(|(i, e)| {
+                    let mark = if v.marked == Some(e.id) { "●" } else { " " };
+                    let row = Row::new(vec![
+                        TableCell::from(format!("{mark}{}", time_of(e.at))),
+                        TableCell::from(e.profile.clone()),
+                        TableCell::from(Span::styled(
+                            e.method.clone(),
+                            self.method_style(&e.method),
+                        )),
+                        TableCell::from(path_of(e).to_string()),
+                        TableCell::from(Span::styled(
+                            e.status.to_string(),
+                            self.status_style(e.status),
+                        )),
+                        TableCell::from(format!("{} ms", e.elapsed_ms)),
+                    ]);
+                    if i == v.selected {
+                        row.style(t.selected)
+                    } else {
+                        row
+                    }
+                })
+                .collect();
+            let header =
+                Row::new(["  time (UTC)", "profile", "method", "path", "st", "time"]).style(t.dim);
+            let table = Table::new(
+                rows,
+                [
+                    Constraint::Length(15),
+                    Constraint::Length(12),
+                    Constraint::Length(6),
+                    Constraint::Fill(1),
+                    Constraint::Length(3),
+                    Constraint::Length(8),
+                ],
+            )
+            .header(header)
+            .block(list_block);
+            frame.render_widget(table, list_area);
+        }
+        let detail_title = match self.highlighted_exchange() {
+            Some(e) => format!(" Exchange #{} ", e.id),
+            None => " Exchange ".to_string(),
+        };
+        let inner_h = detail_area.height.saturating_sub(2) as usize;
+        v.viewport.set(inner_h);
+        let lines: Vec<Line> = v
+            .detail
+            .iter()
+            .skip(v.detail_scroll)
+            .take(inner_h)
+            .map(|(k, s)| self.styled_line(*k, s))
+            .collect();
+        frame.render_widget(
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .block(block(detail_title)),
+            detail_area,
+        );
+        if let Some(d) = &v.diff {
+            self.draw_history_diff(frame, main, d);
+        }
+        if let Some(list) = &v.import {
+            self.draw_import_list(frame, main, list);
+        }
     }
+
+    fn draw_history_search(&self, frame: &mut Frame, area: Rect) {
+        let t = &self.theme;
+        let v = &self.history_view;
+        let line = match v.input {
+            Some(Input::Search) => Line::from(vec![
+                Span::styled(" Search: ", t.key),
+                Span::styled(format!("{}▏", v.query), t.input_active),
+                Span::styled("  Enter keeps · Esc clears", t.dim),
+            ]),
+            Some(Input::ImportPath) => Line::from(vec![
+                Span::styled(" Import file (Postman, HAR, cURL): ", t.key),
+                Span::styled(format!("{}▏", v.path), t.input_active),
+                Span::styled("  Enter imports · Esc cancels", t.dim),
+            ]),
+            None if !v.query.is_empty() => Line::from(vec![
+                Span::styled(" Search: ", t.dim),
+                Span::styled(v.query.clone(), t.input),
+                Span::styled("  (/ edits · Esc clears)", t.dim),
+            ]),
+            None => Line::from(Span::styled(
+                " / search by path, status or body · Enter opens · r re-sends · m marks, d diffs · x exports cURL · i imports",
+                t.dim,
+            )),
+        };
+        frame.render_widget(Paragraph::new(line), area);
+    }
+
+    fn draw_history_diff(&self, frame: &mut Frame, area: Rect, d: &DiffView) {
+        let t = &self.theme;
+        let r = inset(area, 2, 1);
+        frame.render_widget(Clear, r);
+        let inner_h = r.height.saturating_sub(2) as usize;
+        self.history_view.viewport.set(inner_h);
+        let lines: Vec<Line> = d
+            .lines
+            .iter()
+            .skip(d.scroll)
+            .take(inner_h)
+            .map(|(k, s)| self.styled_line(*k, s))
+            .collect();
+        let block = Block::bordered()
+            .border_type(BorderType::Rounded)
+            .border_style(t.modal_border)
+            .title(Span::styled(d.title.clone(), t.title))
+            .title_bottom(Span::styled(" ↑/↓ PgUp/PgDn scroll · Esc closes ", t.dim));
+        frame.render_widget(Paragraph::new(lines).style(t.base).block(block), r);
+    }
+
+    fn draw_import_list(&self, frame: &mut Frame, area: Rect, list: &ImportList) {
+        let t = &self.theme;
+        let r = inset(area, 4, 2);
+        frame.render_widget(Clear, r);
+        let inner_h = r.height.saturating_sub(2) as usize;
+        let first = list.selected.saturating_sub(inner_h.saturating_sub(1));
+        let lines: Vec<Line> = list
+            .requests
+            .iter()
+            .enumerate()
+            .skip(first)
+            .take(inner_h)
+            .map(|(i, req)| {
+                let (url, _) = list.variables.display_url(req);
+                let line = Line::from(vec![
+                    Span::styled(
+                        format!(" {:<6} ", req.method),
+                        self.method_style(&req.method),
+                    ),
+                    Span::raw(format!("{:<40} ", req.name)),
+                    Span::styled(url, t.dim),
+                ]);
+                if i == list.selected {
+                    line.style(t.selected)
+                } else {
+                    line
+                }
+            })
+            .collect();
+        let block = Block::bordered()
+            .border_type(BorderType::Rounded)
+            .border_style(t.modal_border)
+            .title(Span::styled(
+                format!(" Imported from {} ({}) ", list.source, list.requests.len()),
+                t.title,
+            ))
+            .title_bottom(Span::styled(
+                " ↑/↓ choose · Enter sends it re-signed with the active profile · Esc closes ",
+                t.dim,
+            ));
+        frame.render_widget(Paragraph::new(lines).style(t.base).block(block), r);
+    }
+
+    fn styled_line(&self, kind: Kind, text: &str) -> Line<'static> {
+        let t = &self.theme;
+        let style = match kind {
+            Kind::Heading => t.title.add_modifier(Modifier::BOLD),
+            Kind::Header => t.header_name,
+            Kind::Text => t.base,
+            Kind::Added => t.success,
+            Kind::Removed => t.error,
+        };
+        Line::from(Span::styled(text.to_string(), style))
+    }
+
+    fn method_style(&self, method: &str) -> Style {
+        match method {
+            "GET" | "HEAD" => self.theme.method_read,
+            "DELETE" => self.theme.method_delete,
+            _ => self.theme.method_write,
+        }
+    }
+
+    fn status_style(&self, status: u16) -> Style {
+        match status {
+            200..=299 => self.theme.status_ok,
+            300..=399 => self.theme.status_redirect,
+            400..=499 => self.theme.status_client_error,
+            _ => self.theme.status_server_error,
+        }
+    }
+}
+
+fn inset(area: Rect, dx: u16, dy: u16) -> Rect {
+    Rect {
+        x: area.x + dx.min(area.width / 4),
+        y: area.y + dy.min(area.height / 4),
+        width: area.width.saturating_sub(2 * dx.min(area.width / 4)),
+        height: area.height.saturating_sub(2 * dy.min(area.height / 4)),
+    }
+}
+
+/// `MM-DD HH:MM:SS` in UTC.
+fn time_of(at: i64) -> String {
+    chrono::DateTime::from_timestamp(at, 0)
+        .map(|t| t.format("%m-%d %H:%M:%S").to_string())
+        .unwrap_or_default()
+}
+
+/// The path and query of an exchange.
+fn path_of(e: &HistoryEntry) -> &str {
+    &e.path_and_query
+}
+
+fn status_text(status: u16) -> String {
+    let reason = http::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
+    format!("{status} {reason}").trim_end().to_string()
+}
+
+/// A body as display lines: pretty JSON when it is JSON, else text; control characters
+/// replaced.
+fn body_lines(body: &[u8]) -> Vec<String> {
+    let text = match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(v) => serde_json::to_string_pretty(&v).unwrap_or_default(),
+        Err(_) => String::from_utf8_lossy(body).into_owned(),
+    };
+    text.lines()
+        .map(|l| {
+            l.chars()
+                .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+                .collect()
+        })
+        .collect()
+}
+
+fn detail_lines(e: &HistoryEntry) -> Vec<(Kind, String)> {
+    let mut out = vec![
+        (Kind::Heading, format!("{} {}", e.method, e.url)),
+        (
+            Kind::Text,
+            format!(
+                "{} UTC · profile {} · operation {} · {} · {} ms",
+                chrono::DateTime::from_timestamp(e.at, 0)
+                    .map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+                    .unwrap_or_default(),
+                e.profile,
+                e.operation_id,
+                status_text(e.status),
+                e.elapsed_ms
+            ),
+        ),
+        (Kind::Text, String::new()),
+        (Kind::Heading, "Request headers (Signature redacted)".into()),
+    ];
+    out.extend(
+        e.request_headers
+            .iter()
+            .map(|(n, v)| (Kind::Header, format!("  {n}: {v}"))),
+    );
+    if !e.request_body.is_empty() {
+        out.push((Kind::Heading, "Request body".into()));
+        out.extend(
+            body_lines(&e.request_body)
+                .into_iter()
+                .map(|l| (Kind::Text, format!("  {l}"))),
+        );
+    }
+    out.push((Kind::Text, String::new()));
+    out.push((Kind::Heading, format!("Response {}", status_text(e.status))));
+    out.extend(
+        e.response_headers
+            .iter()
+            .map(|(n, v)| (Kind::Header, format!("  {n}: {v}"))),
+    );
+    if !e.response_body.is_empty() {
+        out.push((Kind::Heading, "Response body".into()));
+        out.extend(
+            body_lines(&e.response_body)
+                .into_iter()
+                .map(|l| (Kind::Text, format!("  {l}"))),
+        );
+    }
+    out
+}
+
+/// The text of a response that the diff compares: status, headers (sorted by name, lower
+/// case), and the body as pretty JSON.
+fn diff_text(e: &HistoryEntry) -> String {
+    let mut headers: Vec<(String, &str)> = e
+        .response_headers
+        .iter()
+        .map(|(n, v)| (n.to_ascii_lowercase(), v.as_str()))
+        .collect();
+    headers.sort();
+    let mut out = format!("status: {}\n", status_text(e.status));
+    for (n, v) in headers {
+        out.push_str(&format!("{n}: {v}\n"));
+    }
+    out.push('\n');
+    for l in body_lines(&e.response_body) {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out
+}
+
+/// A line diff (the `similar` crate, Myers) of the responses of `old` and `new`: `-` lines
+/// only in `old`, `+` lines only in `new`, the others with two spaces.
+fn diff_lines(old: &HistoryEntry, new: &HistoryEntry) -> Vec<(Kind, String)> {
+    let (a, b) = (diff_text(old), diff_text(new));
+    let diff = similar::TextDiff::from_lines(&a, &b);
+    diff.iter_all_changes()
+        .map(|c| {
+            let text = c.value().trim_end_matches('\n');
+            match c.tag() {
+                similar::ChangeTag::Delete => (Kind::Removed, format!("- {text}")),
+                similar::ChangeTag::Insert => (Kind::Added, format!("+ {text}")),
+                similar::ChangeTag::Equal => (Kind::Text, format!("  {text}")),
+            }
+        })
+        .collect()
 }

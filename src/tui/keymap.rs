@@ -3,8 +3,20 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-/// What a key does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// What a key does. The name of a command in the config file's `[keys]` table is the
+/// snake_case of its variant ([`Command::name`], e.g. `send`, `toggle_theme`).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    strum::EnumIter,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum Command {
     /// Quit the console (not while typing a parameter).
     Quit,
@@ -22,6 +34,16 @@ pub enum Command {
     PrevFocus,
     /// Sign and send the selected operation.
     Send,
+    /// Sign and send without validating first (to reproduce a bad request on purpose).
+    SendAnyway,
+    /// Body editor: close it, keeping the text (compacted when it is JSON).
+    CloseBody,
+    /// Body editor: replace the text by the operation's next body template.
+    NextTemplate,
+    /// Body editor: replace the text by the current template again.
+    ResetBody,
+    /// Body editor: pretty-print the JSON.
+    FormatBody,
     /// Edit the parameters of the selected operation (INSERT mode).
     EditParams,
     /// Open the last scaRedirect in the browser.
@@ -40,8 +62,10 @@ pub enum Command {
     ScrollRight,
     /// Forget the PSU learned from SCA and start a new TPP session.
     ResetSession,
-    /// Switch between the dark and the high-contrast theme.
+    /// Switch to the next theme (built-in ones, then the user's).
     ToggleTheme,
+    /// Open the command palette (every action, searchable).
+    Palette,
     /// Open the profile picker.
     Profiles,
     /// Close the help, the SCA prompt or the profile picker.
@@ -74,6 +98,52 @@ pub enum Command {
     ShowProfiles,
     /// Show the history screen.
     ShowHistory,
+    /// Profiles screen: create a profile (opens the form).
+    ProfileNew,
+    /// Profiles screen: edit the highlighted profile (a built-in one offers a clone).
+    ProfileEdit,
+    /// Profiles screen: clone the highlighted profile into the form.
+    ProfileClone,
+    /// Profiles screen: delete the highlighted profile (asks y/n first).
+    ProfileDelete,
+    /// Profiles screen: generate a test certificate for the highlighted profile (or, in
+    /// the form, for the profile being edited).
+    ProfileGenerateCert,
+    /// Profile form: validate and save.
+    FormSave,
+    /// Confirm the question asked (e.g. delete this profile).
+    Confirm,
+    /// History screen: type a search (path, status or body text).
+    HistorySearch,
+    /// History screen: open the highlighted exchange in the console; in the import list,
+    /// send the highlighted request.
+    HistoryOpen,
+    /// History screen: re-send the highlighted exchange, signed afresh.
+    HistoryResend,
+    /// History screen: mark the highlighted exchange for a diff.
+    HistoryMark,
+    /// History screen: diff the marked exchange's response with the highlighted one's.
+    HistoryDiff,
+    /// History screen: export the highlighted exchange as cURL, signed afresh, to a file.
+    HistoryExportCurl,
+    /// History screen: import requests from a file (Postman, HAR, cURL).
+    HistoryImport,
+    /// Find an operation by words of its name, id, path or group.
+    FindOperation,
+    /// Response: open the search box.
+    ResponseSearch,
+    /// Response: next search match.
+    SearchNext,
+    /// Response: previous search match.
+    SearchPrev,
+    /// Response: open the jq filter box.
+    ResponseFilter,
+    /// Response: copy the body (or the filter result) to the clipboard.
+    CopyBody,
+    /// Response: follow a link of `_links` (prefills the request).
+    FollowLink,
+    /// Response: clear the jq filter and the search.
+    ClearResponse,
 }
 
 /// Where a binding applies.
@@ -97,10 +167,22 @@ pub enum Scope {
     Picker,
     /// INSERT mode: every other key types itself.
     Insert,
+    /// The multi-line body editor is open: every other key types into the body.
+    BodyEditor,
     /// Browsing the profiles screen.
     ProfilesScreen,
     /// Browsing the history screen.
     HistoryScreen,
+    /// Typing in the operation finder; other keys type themselves.
+    Finder,
+    /// The profile form (create, edit, clone): every other key types into the field.
+    ProfileForm,
+    /// The profiles screen asks for a yes/no confirmation.
+    ProfileConfirm,
+    /// While the command palette is shown: every other key types into its filter box.
+    Palette,
+    /// While the response's link chooser is shown.
+    LinkChooser,
 }
 
 impl Scope {
@@ -116,23 +198,35 @@ impl Scope {
             Scope::ScaPrompt => "SCA prompt",
             Scope::Picker => "Profiles",
             Scope::Insert => "Typing a parameter (INSERT); other keys type themselves",
+            Scope::BodyEditor => "Body editor; other keys type into the body",
             Scope::ProfilesScreen => "Profiles screen",
             Scope::HistoryScreen => "History screen",
+            Scope::ProfileForm => "Profile form; other keys type into the field",
+            Scope::ProfileConfirm => "Profiles screen: confirm",
+            Scope::Finder => "Finding an operation (/); other keys type themselves",
+            Scope::Palette => "Command palette; other keys type into the filter",
+            Scope::LinkChooser => "Following a link of the response",
         }
     }
 
     /// Help-overlay order of the scopes.
-    pub const ORDER: [Scope; 11] = [
+    pub const ORDER: [Scope; 17] = [
         Scope::Always,
         Scope::NotInsert,
         Scope::Normal,
         Scope::ParamsPane,
         Scope::ResponsePane,
         Scope::ProfilesScreen,
+        Scope::ProfileForm,
+        Scope::ProfileConfirm,
         Scope::HistoryScreen,
+        Scope::Finder,
         Scope::ScaPrompt,
         Scope::Picker,
+        Scope::LinkChooser,
         Scope::Help,
+        Scope::Palette,
+        Scope::BodyEditor,
         Scope::Insert,
     ];
 }
@@ -299,11 +393,102 @@ pub const KEYMAP: &[Binding] = &[
         Some("help"),
     ),
     b(
+        Scope::NotInsert,
+        &[Key::ctrl('p')],
+        Command::Palette,
+        "command palette: search every action and run it",
+        None,
+    ),
+    b(
         Scope::Normal,
         &[Key::ch('s'), Key::plain(K::Enter)],
         Command::Send,
         "sign and send the selected operation",
         Some("send"),
+    ),
+    b(
+        Scope::Normal,
+        &[Key::ch('S')],
+        Command::SendAnyway,
+        "send without validating (reproduce a bad request on purpose)",
+        None,
+    ),
+    b(
+        Scope::Normal,
+        &[Key::ch('/')],
+        Command::FindOperation,
+        "find an operation: type words of its name, id, path or group",
+        Some("find"),
+    ),
+    b(
+        Scope::Finder,
+        &[Key::plain(K::Enter)],
+        Command::Choose,
+        "keep the highlighted operation",
+        Some("keep"),
+    ),
+    b(
+        Scope::Finder,
+        &[Key::plain(K::Esc)],
+        Command::Dismiss,
+        "close, back to the operation selected before",
+        Some("cancel"),
+    ),
+    b(
+        Scope::Finder,
+        &[Key::plain(K::Up)],
+        Command::Up,
+        "previous match",
+        None,
+    ),
+    b(
+        Scope::Finder,
+        &[Key::plain(K::Down)],
+        Command::Down,
+        "next match",
+        None,
+    ),
+    b(
+        Scope::Finder,
+        &[Key::plain(K::Backspace)],
+        Command::Backspace,
+        "delete the last character",
+        None,
+    ),
+    b(
+        Scope::Finder,
+        &[Key::ctrl('u')],
+        Command::ClearField,
+        "clear the query",
+        None,
+    ),
+    b(
+        Scope::BodyEditor,
+        &[Key::plain(K::Esc)],
+        Command::CloseBody,
+        "close the body editor, keeping the text (compacted when it is JSON)",
+        Some("done"),
+    ),
+    b(
+        Scope::BodyEditor,
+        &[Key::ctrl('t')],
+        Command::NextTemplate,
+        "next body template of the operation (SEPA, SWIFT, bulk, periodic ...)",
+        Some("template"),
+    ),
+    b(
+        Scope::BodyEditor,
+        &[Key::ctrl('g')],
+        Command::ResetBody,
+        "reset the body to the template",
+        Some("reset"),
+    ),
+    b(
+        Scope::BodyEditor,
+        &[Key::ctrl('l')],
+        Command::FormatBody,
+        "pretty-print the JSON body",
+        Some("format"),
     ),
     b(
         Scope::Normal,
@@ -393,7 +578,7 @@ pub const KEYMAP: &[Binding] = &[
         Scope::Normal,
         &[Key::ch('t')],
         Command::ToggleTheme,
-        "switch between the dark and the high-contrast theme",
+        "next theme: dark, light, high-contrast, then your own",
         None,
     ),
     b(
@@ -415,6 +600,167 @@ pub const KEYMAP: &[Binding] = &[
         &[Key::plain(K::Right), Key::ch('l')],
         Command::ScrollRight,
         "scroll right",
+        None,
+    ),
+    b(
+        Scope::ResponsePane,
+        &[Key::ch('/')],
+        Command::ResponseSearch,
+        "search the body (Enter jumps to the first match)",
+        Some("search"),
+    ),
+    b(
+        Scope::ResponsePane,
+        &[Key::ch('n')],
+        Command::SearchNext,
+        "next match",
+        None,
+    ),
+    b(
+        Scope::ResponsePane,
+        &[Key::ch('N')],
+        Command::SearchPrev,
+        "previous match",
+        None,
+    ),
+    b(
+        Scope::ResponsePane,
+        &[Key::ch('|')],
+        Command::ResponseFilter,
+        "jq filter (jaq, in-process); empty or Esc clears",
+        Some("jq"),
+    ),
+    b(
+        Scope::ResponsePane,
+        &[Key::ch('y')],
+        Command::CopyBody,
+        "copy the body (or the filter result) to the clipboard (OSC 52)",
+        Some("copy"),
+    ),
+    b(
+        Scope::ResponsePane,
+        &[Key::ch('f')],
+        Command::FollowLink,
+        "follow a link of _links: prefills the next request",
+        Some("follow"),
+    ),
+    b(
+        Scope::ResponsePane,
+        &[Key::plain(K::Esc)],
+        Command::ClearResponse,
+        "clear the jq filter and the search",
+        None,
+    ),
+    b(
+        Scope::LinkChooser,
+        &[Key::plain(K::Up), Key::ch('k')],
+        Command::Up,
+        "previous link",
+        None,
+    ),
+    b(
+        Scope::LinkChooser,
+        &[Key::plain(K::Down), Key::ch('j')],
+        Command::Down,
+        "next link",
+        None,
+    ),
+    b(
+        Scope::LinkChooser,
+        &[Key::plain(K::Enter)],
+        Command::Choose,
+        "follow the highlighted link",
+        None,
+    ),
+    b(
+        Scope::LinkChooser,
+        &[Key::plain(K::Esc)],
+        Command::Dismiss,
+        "close without following",
+        None,
+    ),
+    b(
+        Scope::HistoryScreen,
+        &[Key::plain(K::Up), Key::ch('k')],
+        Command::Up,
+        "previous exchange (in the diff: scroll up)",
+        None,
+    ),
+    b(
+        Scope::HistoryScreen,
+        &[Key::plain(K::Down), Key::ch('j')],
+        Command::Down,
+        "next exchange (in the diff: scroll down)",
+        None,
+    ),
+    b(
+        Scope::HistoryScreen,
+        &[Key::plain(K::PageUp)],
+        Command::PageUp,
+        "scroll the exchange (or the diff) up a page",
+        None,
+    ),
+    b(
+        Scope::HistoryScreen,
+        &[Key::plain(K::PageDown)],
+        Command::PageDown,
+        "scroll the exchange (or the diff) down a page",
+        None,
+    ),
+    b(
+        Scope::HistoryScreen,
+        &[Key::ch('/')],
+        Command::HistorySearch,
+        "search by path, status or body text (Enter keeps, Esc clears)",
+        Some("search"),
+    ),
+    b(
+        Scope::HistoryScreen,
+        &[Key::plain(K::Enter)],
+        Command::HistoryOpen,
+        "open the exchange in the console (in the import list: send the request)",
+        Some("open"),
+    ),
+    b(
+        Scope::HistoryScreen,
+        &[Key::ch('r')],
+        Command::HistoryResend,
+        "re-send: fresh Date, X-Request-ID and signature, the current session",
+        Some("re-send"),
+    ),
+    b(
+        Scope::HistoryScreen,
+        &[Key::ch('m')],
+        Command::HistoryMark,
+        "mark the exchange for a diff (again: unmark)",
+        Some("mark"),
+    ),
+    b(
+        Scope::HistoryScreen,
+        &[Key::ch('d')],
+        Command::HistoryDiff,
+        "diff the marked response with the highlighted one",
+        Some("diff"),
+    ),
+    b(
+        Scope::HistoryScreen,
+        &[Key::ch('x')],
+        Command::HistoryExportCurl,
+        "export as cURL, signed afresh, to a file in the data dir",
+        Some("cURL"),
+    ),
+    b(
+        Scope::HistoryScreen,
+        &[Key::ch('i')],
+        Command::HistoryImport,
+        "import requests from a file (Postman collection, HAR, cURL) and send one",
+        Some("import"),
+    ),
+    b(
+        Scope::HistoryScreen,
+        &[Key::plain(K::Esc)],
+        Command::Dismiss,
+        "close the diff or the import list, else clear the search",
         None,
     ),
     b(
@@ -465,6 +811,188 @@ pub const KEYMAP: &[Binding] = &[
         Command::Dismiss,
         "close the help",
         None,
+    ),
+    b(
+        Scope::Palette,
+        &[Key::plain(K::Up), Key::ctrl('k')],
+        Command::Up,
+        "previous action",
+        None,
+    ),
+    b(
+        Scope::Palette,
+        &[Key::plain(K::Down), Key::ctrl('j')],
+        Command::Down,
+        "next action",
+        None,
+    ),
+    b(
+        Scope::Palette,
+        &[Key::plain(K::Enter)],
+        Command::Choose,
+        "run the highlighted action",
+        None,
+    ),
+    b(
+        Scope::Palette,
+        &[Key::plain(K::Esc), Key::ctrl('p')],
+        Command::Dismiss,
+        "close the palette",
+        None,
+    ),
+    b(
+        Scope::ProfilesScreen,
+        &[Key::plain(K::Up), Key::ch('k')],
+        Command::Up,
+        "previous profile",
+        None,
+    ),
+    b(
+        Scope::ProfilesScreen,
+        &[Key::plain(K::Down), Key::ch('j')],
+        Command::Down,
+        "next profile",
+        None,
+    ),
+    b(
+        Scope::ProfilesScreen,
+        &[Key::plain(K::Enter)],
+        Command::Choose,
+        "switch to the highlighted profile",
+        Some("use"),
+    ),
+    b(
+        Scope::ProfilesScreen,
+        &[Key::ch('n')],
+        Command::ProfileNew,
+        "new profile",
+        Some("new"),
+    ),
+    b(
+        Scope::ProfilesScreen,
+        &[Key::ch('e')],
+        Command::ProfileEdit,
+        "edit the highlighted profile (built-in ones are cloned instead)",
+        Some("edit"),
+    ),
+    b(
+        Scope::ProfilesScreen,
+        &[Key::ch('c')],
+        Command::ProfileClone,
+        "clone the highlighted profile",
+        Some("clone"),
+    ),
+    b(
+        Scope::ProfilesScreen,
+        &[Key::ch('d')],
+        Command::ProfileDelete,
+        "delete the highlighted profile (asks first)",
+        Some("delete"),
+    ),
+    b(
+        Scope::ProfilesScreen,
+        &[Key::ch('g')],
+        Command::ProfileGenerateCert,
+        "generate a test certificate for the highlighted profile",
+        Some("gen cert"),
+    ),
+    b(
+        Scope::ProfileForm,
+        &[Key::plain(K::Tab), Key::plain(K::Down)],
+        Command::NextField,
+        "next field",
+        Some("next"),
+    ),
+    b(
+        Scope::ProfileForm,
+        &[Key::plain(K::BackTab), Key::plain(K::Up)],
+        Command::PrevField,
+        "previous field",
+        None,
+    ),
+    b(
+        Scope::ProfileForm,
+        &[Key::plain(K::Enter), Key::ctrl('s')],
+        Command::FormSave,
+        "check and save the profile",
+        Some("save"),
+    ),
+    b(
+        Scope::ProfileForm,
+        &[Key::plain(K::Esc)],
+        Command::Dismiss,
+        "cancel (nothing is saved)",
+        Some("cancel"),
+    ),
+    b(
+        Scope::ProfileForm,
+        &[Key::ctrl('g')],
+        Command::ProfileGenerateCert,
+        "generate a test certificate with the roles typed; fills in certificate and key",
+        Some("gen cert"),
+    ),
+    b(
+        Scope::ProfileForm,
+        &[Key::plain(K::Backspace)],
+        Command::Backspace,
+        "delete before the cursor",
+        None,
+    ),
+    b(
+        Scope::ProfileForm,
+        &[Key::plain(K::Delete)],
+        Command::Delete,
+        "delete under the cursor",
+        None,
+    ),
+    b(
+        Scope::ProfileForm,
+        &[Key::plain(K::Left)],
+        Command::CursorLeft,
+        "cursor left",
+        None,
+    ),
+    b(
+        Scope::ProfileForm,
+        &[Key::plain(K::Right)],
+        Command::CursorRight,
+        "cursor right",
+        None,
+    ),
+    b(
+        Scope::ProfileForm,
+        &[Key::plain(K::Home)],
+        Command::CursorHome,
+        "cursor to the start",
+        None,
+    ),
+    b(
+        Scope::ProfileForm,
+        &[Key::plain(K::End)],
+        Command::CursorEnd,
+        "cursor to the end",
+        None,
+    ),
+    b(
+        Scope::ProfileForm,
+        &[Key::ctrl('u')],
+        Command::ClearField,
+        "clear the field",
+        None,
+    ),
+    b(
+        Scope::ProfileConfirm,
+        &[Key::ch('y')],
+        Command::Confirm,
+        "yes",
+        Some("yes"),
+    ),
+    b(
+        Scope::ProfileConfirm,
+        &[Key::ch('n'), Key::plain(K::Esc)],
+        Command::Dismiss,
+        "no",
+        Some("no"),
     ),
     b(
         Scope::Insert,
@@ -560,6 +1088,14 @@ pub enum Context {
     Profiles,
     /// Browsing the history screen.
     History,
+    /// Typing in the operation finder.
+    Finder,
+    /// The command palette is shown (its filter box takes every other key).
+    Palette,
+    /// The body editor is open (every other key types into the body).
+    BodyEditor,
+    /// The response's link chooser is shown.
+    LinkChooser,
 }
 
 impl Context {
@@ -572,6 +1108,10 @@ impl Context {
             Context::Picker => vec![Scope::Always, Scope::Picker, Scope::NotInsert],
             Context::Profiles => vec![Scope::Always, Scope::ProfilesScreen, Scope::NotInsert],
             Context::History => vec![Scope::Always, Scope::HistoryScreen, Scope::NotInsert],
+            Context::Finder => vec![Scope::Always, Scope::Finder],
+            Context::Palette => vec![Scope::Always, Scope::Palette],
+            Context::BodyEditor => vec![Scope::Always, Scope::BodyEditor],
+            Context::LinkChooser => vec![Scope::Always, Scope::LinkChooser, Scope::NotInsert],
             Context::Normal {
                 params_focused,
                 response_focused,
@@ -620,6 +1160,380 @@ pub fn hints(scopes: &[Scope]) -> Vec<(String, &'static str)> {
         .flat_map(|s| KEYMAP.iter().filter(move |bd| bd.scope == *s))
         .filter_map(|bd| bd.hint.map(|h| (bd.keys[0].label(), h)))
         .collect()
+}
+
+impl Command {
+    /// The command's name in the config file's `[keys]` table: the snake_case of the
+    /// variant (`send`, `toggle_theme`, `force_quit`).
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
+    /// The command called `name` ([`Command::name`]), if any.
+    pub fn from_name(name: &str) -> Option<Command> {
+        name.trim().parse().ok()
+    }
+
+    /// Every command, in declaration order.
+    pub fn all() -> impl Iterator<Item = Command> {
+        <Command as strum::IntoEnumIterator>::iter()
+    }
+}
+
+/// Commands deliberately bound to no key in [`KEYMAP`] (they can only be run from code);
+/// every other command has at least one row there (tested).
+pub const UNBOUND: &[Command] = &[];
+
+impl Scope {
+    /// Scopes whose other keys type text (INSERT mode, the body editor, the finder, the
+    /// profile form, the palette's filter): the global `NotInsert` keys do not apply there.
+    pub fn is_typing(self) -> bool {
+        matches!(
+            self,
+            Scope::Insert
+                | Scope::BodyEditor
+                | Scope::Palette
+                | Scope::Finder
+                | Scope::ProfileForm
+        )
+    }
+
+    /// Whether a key bound in both `self` and `other` would clash: the same scope, or a
+    /// global scope and one it is searched together with.
+    pub fn overlaps(self, other: Scope) -> bool {
+        self == other
+            || self == Scope::Always
+            || other == Scope::Always
+            || (self == Scope::NotInsert && !other.is_typing())
+            || (other == Scope::NotInsert && !self.is_typing())
+    }
+}
+
+/// Parses a key as written in the config file: a character (`a`, `A`, `?`), a name
+/// (`enter`, `esc`, `tab`, `backtab`, `up`, `down`, `left`, `right`, `pgup`, `pgdn`,
+/// `home`, `end`, `space`, `backspace`, `del`, `f1`..`f12`), optionally after `ctrl-`,
+/// `alt-` (and `shift-` for `tab` and letters). Names are case-insensitive; a single
+/// character keeps its case (`A` is Shift-a).
+///
+/// Errors: an empty string, an unknown name, `shift-` on a key other than a letter or tab.
+pub fn parse_key(s: &str) -> Result<Key, String> {
+    let written = s.trim();
+    let mut rest = written;
+    let mut mods = KeyModifiers::NONE;
+    let mut shift = false;
+    while rest.chars().count() > 1 {
+        let lower = rest.to_ascii_lowercase();
+        if lower.starts_with("ctrl-") {
+            mods |= KeyModifiers::CONTROL;
+            rest = &rest[5..];
+        } else if lower.starts_with("alt-") {
+            mods |= KeyModifiers::ALT;
+            rest = &rest[4..];
+        } else if lower.starts_with("shift-") {
+            shift = true;
+            rest = &rest[6..];
+        } else {
+            break;
+        }
+    }
+    let bad = || {
+        format!(
+            "\"{written}\" is not a key (examples: a, A, ctrl-x, alt-x, enter, esc, tab, backtab, up, pgdn, f1, space)"
+        )
+    };
+    let mut chars = rest.chars();
+    let code = match (chars.next(), chars.next()) {
+        (None, _) => return Err("an empty key".to_string()),
+        (Some(c), None) => {
+            let c = if shift {
+                if !c.is_alphabetic() {
+                    return Err(format!(
+                        "\"{written}\": shift- only goes with letters and tab (write the character itself, e.g. ? or A)"
+                    ));
+                }
+                c.to_uppercase().next().unwrap_or(c)
+            } else if mods.contains(KeyModifiers::CONTROL) {
+                c.to_ascii_lowercase()
+            } else {
+                c
+            };
+            KeyCode::Char(c)
+        }
+        _ => {
+            let name = rest.to_ascii_lowercase();
+            let code = match name.as_str() {
+                "enter" | "return" => KeyCode::Enter,
+                "esc" | "escape" => KeyCode::Esc,
+                "tab" if shift => KeyCode::BackTab,
+                "tab" => KeyCode::Tab,
+                "backtab" => KeyCode::BackTab,
+                "up" => KeyCode::Up,
+                "down" => KeyCode::Down,
+                "left" => KeyCode::Left,
+                "right" => KeyCode::Right,
+                "pgup" | "pageup" => KeyCode::PageUp,
+                "pgdn" | "pagedown" => KeyCode::PageDown,
+                "home" => KeyCode::Home,
+                "end" => KeyCode::End,
+                "space" => KeyCode::Char(' '),
+                "backspace" => KeyCode::Backspace,
+                "del" | "delete" => KeyCode::Delete,
+                f if f.starts_with('f') => match f[1..].parse::<u8>() {
+                    Ok(n @ 1..=12) => KeyCode::F(n),
+                    _ => return Err(bad()),
+                },
+                _ => return Err(bad()),
+            };
+            if shift && code != KeyCode::BackTab {
+                return Err(format!(
+                    "\"{written}\": shift- only goes with letters and tab"
+                ));
+            }
+            code
+        }
+    };
+    Ok(Key { code, mods })
+}
+
+/// A binding of the active keymap ([`Keymap`]): a row of [`KEYMAP`], its keys possibly
+/// replaced from the config file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActiveBinding {
+    /// Where it applies.
+    pub scope: Scope,
+    /// The keys (any of them); empty when the config file unbound the command.
+    pub keys: Vec<Key>,
+    /// What they do.
+    pub command: Command,
+    /// The help text.
+    pub help: &'static str,
+    /// A short label for the hint line.
+    pub hint: Option<&'static str>,
+}
+
+impl ActiveBinding {
+    /// The keys joined for display, e.g. `s / Enter`; `(none)` when unbound.
+    pub fn keys_label(&self) -> String {
+        if self.keys.is_empty() {
+            return "(none)".to_string();
+        }
+        self.keys
+            .iter()
+            .map(Key::label)
+            .collect::<Vec<_>>()
+            .join(" / ")
+    }
+}
+
+/// One entry of the config file's `[keys]` table: `command = ["key", ...]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyOverride {
+    /// The command name as written ([`Command::name`]).
+    pub command: String,
+    /// The keys as written ([`parse_key`]).
+    pub keys: Vec<String>,
+    /// Where it was written, `file:line`, for messages.
+    pub origin: String,
+}
+
+/// The keys in force: [`KEYMAP`] with the config file's overrides applied. Key handling,
+/// the help overlay, the hint line and the command palette all read it, so they always
+/// agree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keymap {
+    bindings: Vec<ActiveBinding>,
+}
+
+impl Default for Keymap {
+    fn default() -> Self {
+        Keymap::from_table(KEYMAP)
+    }
+}
+
+impl Keymap {
+    /// The keymap of a table of bindings, without overrides.
+    pub fn from_table(table: &[Binding]) -> Self {
+        Keymap {
+            bindings: table
+                .iter()
+                .map(|b| ActiveBinding {
+                    scope: b.scope,
+                    keys: b.keys.to_vec(),
+                    command: b.command,
+                    help: b.help,
+                    hint: b.hint,
+                })
+                .collect(),
+        }
+    }
+
+    /// Every binding, in table order.
+    pub fn bindings(&self) -> &[ActiveBinding] {
+        &self.bindings
+    }
+
+    /// The bindings of `scope`, in table order.
+    pub fn in_scope(&self, scope: Scope) -> impl Iterator<Item = &ActiveBinding> {
+        self.bindings.iter().filter(move |b| b.scope == scope)
+    }
+
+    /// The command bound to `ev` in `ctx`: the first matching row of the most specific
+    /// scope.
+    pub fn lookup(&self, ctx: Context, ev: &KeyEvent) -> Option<Command> {
+        ctx.scopes().into_iter().find_map(|scope| {
+            self.in_scope(scope)
+                .find(|bd| bd.keys.iter().any(|k| k.matches(ev)))
+                .map(|bd| bd.command)
+        })
+    }
+
+    /// The keys bound to `cmd` in `scope` (empty when none).
+    pub fn keys_of(&self, scope: Scope, cmd: Command) -> &[Key] {
+        self.in_scope(scope)
+            .find(|b| b.command == cmd)
+            .map(|b| b.keys.as_slice())
+            .unwrap_or(&[])
+    }
+
+    /// The label of the first key bound to `cmd` in `scope` (`""` when none).
+    pub fn key_for(&self, scope: Scope, cmd: Command) -> String {
+        self.keys_of(scope, cmd)
+            .first()
+            .map(Key::label)
+            .unwrap_or_default()
+    }
+
+    /// The hint-line entries `(key, label)` of the bindings of `scopes`, scope by scope in
+    /// the order given, each in table order; unbound commands are left out.
+    pub fn hints(&self, scopes: &[Scope]) -> Vec<(String, &'static str)> {
+        scopes
+            .iter()
+            .flat_map(|s| self.in_scope(*s))
+            .filter_map(|bd| Some((bd.keys.first()?.label(), bd.hint?)))
+            .collect()
+    }
+
+    /// Pairs of bindings that share a key in overlapping scopes ([`Scope::overlaps`]), as
+    /// messages; empty for a sound keymap.
+    pub fn collisions(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, a) in self.bindings.iter().enumerate() {
+            for b in &self.bindings[i + 1..] {
+                if a.command == b.command || !a.scope.overlaps(b.scope) {
+                    continue;
+                }
+                for k in a.keys.iter().filter(|k| b.keys.contains(k)) {
+                    out.push(format!(
+                        "{} is both {} ({}) and {} ({})",
+                        k.label(),
+                        a.command.name(),
+                        a.scope.title(),
+                        b.command.name(),
+                        b.scope.title()
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    /// The first clash of the keys of `cmd` with another command's.
+    fn clash_of(&self, cmd: Command) -> Option<String> {
+        for mine in self.bindings.iter().filter(|b| b.command == cmd) {
+            for other in &self.bindings {
+                if other.command == cmd || !mine.scope.overlaps(other.scope) {
+                    continue;
+                }
+                if let Some(k) = mine.keys.iter().find(|k| other.keys.contains(k)) {
+                    return Some(format!(
+                        "{} is already {} ({})",
+                        k.label(),
+                        other.command.name(),
+                        other.scope.title()
+                    ));
+                }
+            }
+        }
+        None
+    }
+
+    /// Applies the config file's `[keys]` entries: each replaces the keys of its command in
+    /// every scope where the command is bound (an empty list unbinds it). Entries with an
+    /// unknown command, a key that does not parse, or a key that clashes with another
+    /// binding in an overlapping scope are ignored; `ctrl-c` stays bound to `force_quit`.
+    /// Returns the problems as `file:line: reason`: those of single entries in the order of
+    /// `overrides`, then the clashes.
+    pub fn apply_overrides(&mut self, overrides: &[KeyOverride]) -> Vec<String> {
+        let mut problems = Vec::new();
+        let mut parsed: Vec<(Command, Vec<Key>, &KeyOverride)> = Vec::new();
+        for o in overrides {
+            let Some(cmd) = Command::from_name(&o.command) else {
+                problems.push(format!(
+                    "{}: unknown command \"{}\" (names are like send, quit, toggle_theme); ignored",
+                    o.origin, o.command
+                ));
+                continue;
+            };
+            if !self.bindings.iter().any(|b| b.command == cmd) {
+                problems.push(format!(
+                    "{}: {} has no key binding to replace; ignored",
+                    o.origin, o.command
+                ));
+                continue;
+            }
+            let mut keys = Vec::new();
+            let mut bad = None;
+            for k in &o.keys {
+                match parse_key(k) {
+                    Ok(key) if !keys.contains(&key) => keys.push(key),
+                    Ok(_) => {}
+                    Err(e) => {
+                        bad = Some(e);
+                        break;
+                    }
+                }
+            }
+            if let Some(e) = bad {
+                problems.push(format!("{}: {}: {e}; ignored", o.origin, o.command));
+                continue;
+            }
+            if cmd == Command::ForceQuit && !keys.contains(&Key::ctrl('c')) {
+                keys.insert(0, Key::ctrl('c'));
+                problems.push(format!(
+                    "{}: ctrl-c cannot be unbound: it always quits",
+                    o.origin
+                ));
+            }
+            parsed.push((cmd, keys, o));
+        }
+        let original = self.bindings.clone();
+        let mut accepted = vec![true; parsed.len()];
+        loop {
+            let mut map = Keymap {
+                bindings: original.clone(),
+            };
+            for ((cmd, keys, _), _) in parsed.iter().zip(&accepted).filter(|(_, ok)| **ok) {
+                for b in map.bindings.iter_mut().filter(|b| b.command == *cmd) {
+                    b.keys = keys.clone();
+                }
+            }
+            let clash = parsed
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| accepted[*i])
+                .find_map(|(i, (cmd, _, o))| map.clash_of(*cmd).map(|c| (i, c, *o)));
+            match clash {
+                Some((i, why, o)) => {
+                    accepted[i] = false;
+                    problems.push(format!("{}: {}: {why}; ignored", o.origin, o.command));
+                }
+                None => {
+                    *self = map;
+                    return problems;
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

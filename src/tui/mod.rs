@@ -10,9 +10,15 @@
 //!   sends and browser launches. It redraws only after one of these; there is no tick.
 
 pub mod app;
+pub mod catalogue;
+pub mod config;
+pub mod editor;
 pub mod history;
 pub mod keymap;
+pub mod mouse;
+pub mod palette;
 pub mod profiles;
+pub mod response;
 pub mod theme;
 mod ui;
 
@@ -20,7 +26,10 @@ use std::io::{Stdout, stdout};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste, Event, KeyEventKind};
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
+    KeyEventKind, MouseEventKind,
+};
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
@@ -39,7 +48,8 @@ pub use app::{
 };
 pub use theme::Theme;
 
-/// Environment variable choosing the theme at start: `dark` (default) or `high-contrast`.
+/// Environment variable choosing the theme at start (`dark`, `light`, `high-contrast` or a
+/// user theme's name); it wins over the config file's `theme` ([`config`]).
 pub const THEME_ENV: &str = "PSD2_CONSOLE_THEME";
 
 /// Set by the panic hook, so the loop stops instead of drawing on a restored terminal.
@@ -51,6 +61,7 @@ fn restore_terminal() {
     let _ = execute!(
         stdout(),
         DisableBracketedPaste,
+        DisableMouseCapture,
         LeaveAlternateScreen,
         cursor::Show
     );
@@ -71,7 +82,8 @@ impl TerminalGuard {
             stdout(),
             EnterAlternateScreen,
             cursor::Hide,
-            EnableBracketedPaste
+            EnableBracketedPaste,
+            EnableMouseCapture
         ) {
             restore_terminal();
             anyhow::bail!("cannot enter the alternate screen: {e}");
@@ -148,6 +160,10 @@ pub async fn run(engine: Engine, profiles: ProfileSet) -> anyhow::Result<()> {
 enum Done {
     Sent(Result<ResponseView, String>),
     Browser(Result<(), String>),
+    /// Rows of the history screen for a search (see [`history::load_async`]).
+    History(String, Result<Vec<crate::client::history::HistoryEntry>, String>),
+    /// A jq filter finished ([`response::spawn_filter`]).
+    Filtered(Option<response::FilterDone>),
 }
 
 async fn recv_opt<T>(rx: &mut Option<mpsc::UnboundedReceiver<T>>) -> Option<T> {
@@ -225,10 +241,18 @@ impl StopSignals {
     }
 }
 
-fn theme_from_env() -> Option<Theme> {
-    std::env::var(THEME_ENV)
-        .ok()
-        .and_then(|n| Theme::by_name(&n))
+
+/// Environment variable naming a file where the console writes, once its first frame is
+/// on the terminal, the wall-clock time in nanoseconds since the Unix epoch (for the
+/// start-to-first-frame benchmark, `benches/tui.rs`).
+pub const TRACE_FIRST_FRAME_ENV: &str = "PSD2_CONSOLE_TRACE_FIRST_FRAME";
+
+fn write_first_frame_trace(path: &std::path::Path) {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let _ = crate::fsutil::write_atomic(path, nanos.to_string().as_bytes(), false);
 }
 
 async fn event_loop(
@@ -238,13 +262,14 @@ async fn event_loop(
 ) -> anyhow::Result<()> {
     let mut app = App::new(StatusInfo::from_engine(engine));
     app.set_profiles(profiles);
-    if let Some(t) = theme_from_env() {
-        app.theme = t;
-    }
+    // The runner's own copy: the profiles screen saves and deletes, then it is read again.
+    let mut profiles = profiles.clone();
+    app.apply_setup(config::load(&engine.paths));
     let mut input = spawn_input_thread();
     let mut callbacks = engine.take_callback_receiver();
     let mut tasks: JoinSet<Done> = JoinSet::new();
     let mut stop = StopSignals::new();
+    let mut trace_first_frame = std::env::var_os(TRACE_FIRST_FRAME_ENV);
     loop {
         if let Some(spec) = app.take_prepare_request() {
             let r = engine
@@ -253,14 +278,23 @@ async fn event_loop(
             app.set_preview(r);
         }
         terminal.draw(|f| app.render(f))?;
+        if let Some(path) = trace_first_frame.take() {
+            write_first_frame_trace(std::path::Path::new(&path));
+        }
         tokio::select! {
             () = stop.recv() => return Ok(()),
             ev = input.recv() => match ev {
                 Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => {
                     let action = app.handle_key(k);
-                    perform(action, &mut app, engine, &mut tasks, &mut callbacks, profiles, terminal).await?;
+                    perform(action, &mut app, engine, &mut tasks, &mut callbacks, &mut profiles, terminal).await?;
                 }
                 Some(Ok(Event::Paste(text))) => app.handle_paste(&text),
+                // Pointer moves without a button change nothing: no redraw.
+                Some(Ok(Event::Mouse(m))) if m.kind == MouseEventKind::Moved => continue,
+                Some(Ok(Event::Mouse(m))) => {
+                    let action = app.handle_mouse(m);
+                    perform(action, &mut app, engine, &mut tasks, &mut callbacks, &mut profiles, terminal).await?;
+                }
                 Some(Ok(_)) => {} // resize and others: just redraw
                 Some(Err(e)) => anyhow::bail!("reading the terminal failed: {e}"),
                 None => anyhow::bail!("the terminal input ended"),
@@ -278,6 +312,9 @@ async fn event_loop(
             Some(done) = tasks.join_next(), if !tasks.is_empty() => match done {
                 Ok(Done::Sent(r)) => app.finish_send(r),
                 Ok(Done::Browser(r)) => app.browser_opened(r),
+                Ok(Done::History(q, r)) => app.set_history(&q, r),
+                Ok(Done::Filtered(Some(r))) => app.filter_finished(r),
+                Ok(Done::Filtered(None)) => app.set_message(Level::Error, "The jq filter stopped unexpectedly"),
                 Err(e) => app.finish_send(Err(format!("internal error: {e}"))),
             },
         }
@@ -296,19 +333,85 @@ async fn perform(
     engine: &mut Engine,
     tasks: &mut JoinSet<Done>,
     callbacks: &mut Option<mpsc::UnboundedReceiver<crate::xs2a::redirect::ScaCallback>>,
-    profiles: &ProfileSet,
+    profiles: &mut ProfileSet,
     terminal: &mut Terminal<CrosstermBackend<Stdout>>,
 ) -> anyhow::Result<()> {
     match action {
         Action::None | Action::Quit => {}
-        Action::LoadProfiles => {}
-        Action::LoadHistory => {}
+        Action::Copy(text) => {
+            let copy = crossterm::clipboard::CopyToClipboard::to_clipboard_from(text.as_bytes());
+            if let Err(e) = execute!(stdout(), copy) {
+                app.set_message(Level::Error, format!("Copy failed: {e}"));
+            }
+        }
+        Action::RunFilter(job) => {
+            let rx = response::spawn_filter(job);
+            tasks.spawn(async move { Done::Filtered(rx.await.ok()) });
+        }
+        Action::LoadProfiles => {
+            *profiles = ProfileSet::load(Some(&engine.paths.profiles_dir()));
+            app.set_profile_set(profiles.clone(), &engine.paths);
+        }
+        Action::LoadHistory => {
+            let (h, why) = (engine.history.clone(), engine.history_error.clone());
+            let query = app.history_query().to_string();
+            tasks.spawn(async move {
+                let (q, rows) = history::load_async(h, why, query).await;
+                Done::History(q, rows)
+            });
+        }
+        Action::ResendHistory(id) => {
+            let Some(entry) = app.history_entry(id).cloned() else {
+                return Ok(());
+            };
+            match history::resend_request(engine, &entry) {
+                Ok((req, title)) => {
+                    app.begin_send(req.clone());
+                    app.resend_started(&format!("#{id} ({title})"));
+                    let http = SendTarget::of(engine);
+                    let sink = engine.history.clone().map(|h| (h, engine.profile.name.clone()));
+                    tasks.spawn(async move {
+                        Done::Sent(send_and_view(http, req, title, sink).await)
+                    });
+                }
+                Err(e) => app.set_message(Level::Error, format!("#{id} not re-sent: {e}")),
+            }
+        }
+        Action::ExportHistoryCurl(id) => {
+            if let Some(entry) = app.history_entry(id).cloned() {
+                app.curl_exported(id, history::export_curl(engine, &entry));
+            }
+        }
+        Action::ImportFile(path) => app.set_imported(&path, history::import_path(&path)),
+        Action::SendImported(i) => {
+            let Some((req, unknown)) = app.imported_request(i) else {
+                return Ok(());
+            };
+            match history::imported_request_prepared(engine, &req) {
+                Ok(prepared) => {
+                    app.begin_send(prepared.clone());
+                    app.resend_started(&req.name);
+                    if !unknown.is_empty() {
+                        app.set_message(
+                            Level::Warning,
+                            format!("Sending {} with variables without a value: {}", req.name, unknown.join(", ")),
+                        );
+                    }
+                    let http = SendTarget::of(engine);
+                    let sink = engine.history.clone().map(|h| (h, engine.profile.name.clone()));
+                    tasks.spawn(async move {
+                        Done::Sent(send_and_view(http, prepared, history::IMPORTED_TITLE, sink).await)
+                    });
+                }
+                Err(e) => app.set_message(Level::Error, format!("{} not sent: {e}", req.name)),
+            }
+        }
         Action::Send => {
             let spec = app.request_spec();
             match engine.prepare(spec.op, &spec.params, spec.body.as_deref()) {
                 Ok(req) => {
                     app.begin_send(req.clone());
-                    let http = engine.http.clone();
+                    let http = SendTarget::of(engine);
                     let title = spec.op.title;
                     let history = engine
                         .history
@@ -373,13 +476,29 @@ type HistorySink = (
     String,
 );
 
-async fn send_and_view(
+/// Where a request goes: the engine's HTTP client and its profile (named in TLS hints, and
+/// deciding whether response signatures are verified).
+struct SendTarget {
     http: reqwest::Client,
+    profile: crate::profile::Profile,
+}
+
+impl SendTarget {
+    fn of(engine: &Engine) -> Self {
+        SendTarget {
+            http: engine.http.clone(),
+            profile: engine.profile.clone(),
+        }
+    }
+}
+
+async fn send_and_view(
+    target: SendTarget,
     req: PreparedRequest,
     title: &'static str,
     history: Option<HistorySink>,
 ) -> Result<ResponseView, String> {
-    let ex = crate::client::send(&http, &req)
+    let ex = crate::client::send_for_profile(&target.http, &req, Some(&target.profile.name))
         .await
         .map_err(|e| e.to_string())?;
     // Pretty-printing a large body and writing the history are CPU and disk work: keep them
@@ -390,7 +509,14 @@ async fn send_and_view(
         {
             let _ = h.record(&profile, &req.params, &req, &ex);
         }
-        ResponseView::from_exchange(title, &req, &ex)
+        let signature = crate::client::response_sig::verify_response(
+            &target.profile,
+            &ex,
+            std::time::SystemTime::now(),
+        );
+        let mut view = ResponseView::from_exchange_owned(title, &req, ex);
+        view.signature = signature;
+        view
     })
     .await
     .map_err(|e| format!("internal error: {e}"))

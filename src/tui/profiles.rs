@@ -1,43 +1,1123 @@
-//! The profiles screen (`2`): the loaded profiles, the active one's certificate and session
-//! state.
+//! The profiles screen (`2`): every profile (built-in ones read-only, the active one marked)
+//! and, for the highlighted one, its target and TLS options, a certificate inspector (serial,
+//! keyId as signed, subject, issuer, validity with a warning near expiry, PSD2 roles and NCA,
+//! whether the key matches; never key bytes) and the session state learned from SCA (PSU-ID,
+//! corporate context, TPP-Session-ID with its 1-hour SCA window, consent age of 180 days).
+//!
+//! Keys: Enter switches to the profile, `n` new, `e` edit, `c` clone, `d` delete (y/n), `g`
+//! generate a test certificate. The form (create, edit, clone) takes every key while open
+//! ([`App::profiles_text_input`]), so typing never triggers a command.
+//!
+//! File work (saving, deleting, generating certificates) happens here, on the paths given
+//! with [`App::set_profile_set`]; afterwards the screen returns [`Action::LoadProfiles`] and
+//! the runner reads the profiles again.
 
+use std::path::{Path, PathBuf};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Frame;
-use ratatui::layout::Rect;
-use ratatui::text::Line;
-use ratatui::widgets::Paragraph;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
 
-use super::app::{Action, App};
-use super::keymap::Command;
+use super::app::{Action, App, Level};
+use super::keymap::{Command, KEYMAP, Scope};
+use crate::cert::{Certificate, PrivateKey};
+use crate::profile::edit::{
+    FIELDS, FieldError, ProfileDraft, copy_name, delete_profile, generate_certificate,
+    save_profile,
+};
+use crate::profile::{
+    CONSENT_RENEWAL_DAYS, Paths, Profile, ProfileSet, SCA_SESSION_SECS, SessionState, Target,
+    TlsMinVersion,
+};
+
+/// Days before expiry from which the inspector warns.
+pub const EXPIRY_WARNING_DAYS: i64 = 30;
+
+/// What the form is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FormKind {
+    /// A new profile.
+    New,
+    /// Editing the user profile `original`, read from `source`.
+    Edit {
+        /// The name before editing.
+        original: String,
+        /// Its file.
+        source: PathBuf,
+    },
+    /// A copy of profile `from`.
+    Clone {
+        /// The name of the profile copied.
+        from: String,
+    },
+}
+
+/// The profile form: the draft, the highlighted field, the cursor, and the errors of the
+/// last save attempt.
+#[derive(Debug, Clone)]
+pub struct ProfileForm {
+    /// What saving does.
+    pub kind: FormKind,
+    /// The field values.
+    pub draft: ProfileDraft,
+    /// Index of the highlighted field in [`FIELDS`].
+    pub field: usize,
+    /// Cursor position in the field, in characters.
+    pub cursor: usize,
+    /// Why the last save was refused, per field.
+    pub errors: Vec<FieldError>,
+}
+
+/// The certificate of a profile as the inspector shows it.
+#[derive(Debug, Clone)]
+pub enum CertInfo {
+    /// No certificate configured; why, and what happens instead.
+    Missing(String),
+    /// Certificate and key files, parsed.
+    Files {
+        /// The certificate file.
+        cert_path: PathBuf,
+        /// The key file.
+        key_path: Option<PathBuf>,
+        /// The parsed certificate, or why it cannot be read.
+        cert: Result<Box<Certificate>, String>,
+        /// Whether the key's public half is the certificate's (`None` without a key file),
+        /// or why the key cannot be read.
+        key_match: Option<Result<bool, String>>,
+    },
+}
+
+/// What the screen shows about one profile, read when the profiles are (re)loaded.
+#[derive(Debug, Clone)]
+pub struct ProfileDetails {
+    /// The certificate inspector's content.
+    pub cert: CertInfo,
+    /// The session file.
+    pub session_file: PathBuf,
+    /// The session state, or why it cannot be read.
+    pub session: Result<SessionState, String>,
+}
 
 /// State of the profiles screen.
 #[derive(Debug, Clone, Default)]
 pub struct ProfilesView {
-    /// Index of the highlighted profile in [`App`]'s profile list.
+    /// Index of the highlighted profile.
     pub selected: usize,
+    /// The loaded profiles.
+    pub set: ProfileSet,
+    /// Details per profile of `set`, same order.
+    pub details: Vec<ProfileDetails>,
+    /// Where profiles, certificates and sessions live (`None` before the first load).
+    pub paths: Option<Paths>,
+    /// The open form, if any.
+    pub form: Option<ProfileForm>,
+    /// The name of the profile to delete, while asking y/n.
+    pub confirm_delete: Option<String>,
+    /// Select this profile after the next load (after a save).
+    pending_select: Option<String>,
+    /// Fixed "now" (Unix seconds) for tests; `None`: the system clock.
+    pub clock: Option<i64>,
+}
+
+/// Reads what the inspector shows about `p`.
+pub fn profile_details(p: &Profile, paths: &Paths) -> ProfileDetails {
+    let cert = match (&p.certificate, &p.key) {
+        (Some(c), k) => cert_info(p.resolve(c), k.as_ref().map(|k| p.resolve(k))),
+        (None, _) => {
+            let dir = paths.certs_dir();
+            let c = dir.join(format!("{}.pem", p.slug()));
+            let k = dir.join(format!("{}.key", p.slug()));
+            if p.target == Target::Embedded && c.exists() {
+                cert_info(c, Some(k))
+            } else if p.target == Target::Embedded {
+                CertInfo::Missing(
+                    "none yet: a test certificate is generated on first use (or press g)".into(),
+                )
+            } else {
+                CertInfo::Missing(
+                    "none configured: a remote target needs certificate and key".into(),
+                )
+            }
+        }
+    };
+    let session_file = paths.session_file(&p.slug());
+    let session = SessionState::load(&session_file).map_err(|e| e.to_string());
+    ProfileDetails {
+        cert,
+        session_file,
+        session,
+    }
+}
+
+fn cert_info(cert_path: PathBuf, key_path: Option<PathBuf>) -> CertInfo {
+    let cert = Certificate::load(&cert_path)
+        .map(Box::new)
+        .map_err(|e| e.to_string());
+    let key_match = key_path.as_ref().map(|k| {
+        let key = PrivateKey::load(k).map_err(|e| e.to_string())?;
+        match &cert {
+            Ok(c) => Ok(key.matches(c)),
+            Err(_) => Err("the certificate cannot be read".to_string()),
+        }
+    });
+    CertInfo::Files {
+        cert_path,
+        key_path,
+        cert,
+        key_match,
+    }
+}
+
+/// The command bound to `ev` in `scope` (the profile form and the confirmation have their
+/// own scopes, searched alone).
+fn scope_lookup(scope: Scope, ev: &KeyEvent) -> Option<Command> {
+    KEYMAP
+        .iter()
+        .filter(|b| b.scope == scope)
+        .find(|b| b.keys.iter().any(|k| k.matches(ev)))
+        .map(|b| b.command)
+}
+
+fn byte_index(s: &str, char_index: usize) -> usize {
+    s.char_indices()
+        .nth(char_index)
+        .map(|(i, _)| i)
+        .unwrap_or(s.len())
+}
+
+fn fmt_time(t: i64) -> String {
+    chrono::DateTime::from_timestamp(t, 0)
+        .map(|d| d.format("%Y-%m-%d %H:%M UTC").to_string())
+        .unwrap_or_else(|| t.to_string())
+}
+
+fn fmt_duration(secs: i64) -> String {
+    let s = secs.abs();
+    if s >= 86_400 {
+        format!("{} d {} h", s / 86_400, (s % 86_400) / 3600)
+    } else if s >= 3600 {
+        format!("{} h {} min", s / 3600, (s % 3600) / 60)
+    } else {
+        format!("{} min {} s", s / 60, s % 60)
+    }
 }
 
 impl App {
+    /// Shows `set` on the profiles screen (and in the picker), reading each profile's
+    /// certificate and session from `paths`. Keeps the highlighted profile when it still
+    /// exists.
+    pub fn set_profile_set(&mut self, set: ProfileSet, paths: &Paths) {
+        self.set_profiles(&set);
+        let v = &mut self.profiles_view;
+        let keep = v
+            .pending_select
+            .take()
+            .or_else(|| v.set.profiles.get(v.selected).map(|p| p.name.clone()));
+        v.details = set
+            .profiles
+            .iter()
+            .map(|p| profile_details(p, paths))
+            .collect();
+        v.selected = keep
+            .and_then(|n| set.profiles.iter().position(|p| p.name == n))
+            .unwrap_or(v.selected)
+            .min(set.profiles.len().saturating_sub(1));
+        v.set = set;
+        v.paths = Some(paths.clone());
+    }
+
+    /// Fixes the screen's clock (Unix seconds) for the SCA window, consent age and expiry
+    /// warnings; `None` uses the system clock.
+    pub fn set_profiles_clock(&mut self, now: Option<i64>) {
+        self.profiles_view.clock = now;
+    }
+
+    /// The profiles screen's state.
+    pub fn profiles_view(&self) -> &ProfilesView {
+        &self.profiles_view
+    }
+
+    fn profiles_now(&self) -> i64 {
+        self.profiles_view
+            .clock
+            .unwrap_or_else(|| crate::cert::unix_seconds(std::time::SystemTime::now()))
+    }
+
+    fn highlighted_profile(&self) -> Option<&Profile> {
+        self.profiles_view
+            .set
+            .profiles
+            .get(self.profiles_view.selected)
+    }
+
+    /// The hint-line scopes of the profiles screen: the form's, the confirmation's, or the
+    /// list's.
+    pub(crate) fn profiles_hint_scopes(&self) -> &'static [Scope] {
+        if self.profiles_view.form.is_some() {
+            &[Scope::ProfileForm]
+        } else if self.profiles_view.confirm_delete.is_some() {
+            &[Scope::ProfileConfirm]
+        } else {
+            &[Scope::ProfilesScreen, Scope::NotInsert]
+        }
+    }
+
     /// Commands of the profiles screen; `None` for commands it does not take.
     pub(crate) fn profiles_command(&mut self, cmd: Command) -> Option<Action> {
-        let _ = cmd;
-        None
+        let n = self.profiles_view.set.profiles.len();
+        match cmd {
+            Command::Up => {
+                self.profiles_view.selected = self.profiles_view.selected.saturating_sub(1);
+            }
+            Command::Down => {
+                self.profiles_view.selected =
+                    (self.profiles_view.selected + 1).min(n.saturating_sub(1));
+            }
+            Command::Choose => {
+                let name = self.highlighted_profile()?.name.clone();
+                if name == self.status.profile {
+                    self.set_message(Level::Info, format!("Profile {name} is already active"));
+                } else {
+                    self.set_message(Level::Info, format!("Starting profile {name} …"));
+                    return Some(Action::SwitchProfile(name));
+                }
+            }
+            Command::ProfileNew => {
+                self.open_form(FormKind::New, ProfileDraft::default());
+            }
+            Command::ProfileEdit => {
+                let p = self.highlighted_profile()?.clone();
+                match &p.source {
+                    Some(src) => {
+                        let kind = FormKind::Edit {
+                            original: p.name.clone(),
+                            source: src.clone(),
+                        };
+                        self.open_form(kind, ProfileDraft::from_profile(&p));
+                    }
+                    None => {
+                        self.clone_into_form(&p);
+                        self.set_message(
+                            Level::Info,
+                            format!(
+                                "{} is built in and read-only: editing a copy instead",
+                                p.name
+                            ),
+                        );
+                    }
+                }
+            }
+            Command::ProfileClone => {
+                let p = self.highlighted_profile()?.clone();
+                self.clone_into_form(&p);
+            }
+            Command::ProfileDelete => {
+                let p = self.highlighted_profile()?;
+                let name = p.name.clone();
+                if p.is_builtin() {
+                    self.set_message(
+                        Level::Warning,
+                        format!("{name} is built in and cannot be deleted"),
+                    );
+                } else {
+                    self.set_message(
+                        Level::Warning,
+                        format!("Delete profile {name}? y deletes its file, n keeps it"),
+                    );
+                    self.profiles_view.confirm_delete = Some(name);
+                }
+            }
+            Command::ProfileGenerateCert => return Some(self.generate_for_highlighted()),
+            _ => return None,
+        }
+        Some(Action::None)
+    }
+
+    fn open_form(&mut self, kind: FormKind, draft: ProfileDraft) {
+        let cursor = draft.values[0].chars().count();
+        self.profiles_view.form = Some(ProfileForm {
+            kind,
+            draft,
+            field: 0,
+            cursor,
+            errors: Vec::new(),
+        });
+    }
+
+    fn clone_into_form(&mut self, p: &Profile) {
+        let mut draft = ProfileDraft::from_profile(p);
+        draft.set("name", &copy_name(&self.profiles_view.set, &p.name));
+        // Relative paths of a user profile stay valid (the copy is saved beside it); those
+        // of a built-in one are made absolute where the file exists.
+        for key in [
+            "certificate",
+            "key",
+            "ca_bundle",
+            "client_certificate",
+            "client_key",
+            "aspsp_certificate",
+        ] {
+            let v = draft.get(key).to_string();
+            if !v.is_empty() {
+                let resolved = p.resolve(Path::new(&v));
+                if resolved.exists() {
+                    draft.set(key, &resolved.display().to_string());
+                }
+            }
+        }
+        self.open_form(
+            FormKind::Clone {
+                from: p.name.clone(),
+            },
+            draft,
+        );
+    }
+
+    fn generate_for_highlighted(&mut self) -> Action {
+        let Some(p) = self.highlighted_profile().cloned() else {
+            return Action::None;
+        };
+        let Some(paths) = self.profiles_view.paths.clone() else {
+            self.set_message(Level::Error, "The profiles are not loaded yet");
+            return Action::None;
+        };
+        if p.is_builtin() && p.target != Target::Embedded {
+            self.set_message(
+                Level::Warning,
+                format!(
+                    "{} is built in and read-only: clone it (c) and generate the certificate in the form (Ctrl-g)",
+                    p.name
+                ),
+            );
+            return Action::None;
+        }
+        let written = match generate_certificate(&paths, &p.name, &p.roles) {
+            Ok(w) => w,
+            Err(e) => {
+                self.set_message(Level::Error, format!("Certificate not generated: {e}"));
+                return Action::None;
+            }
+        };
+        let applies = if p.name == self.status.profile {
+            " (press Enter on another profile and back, or restart, to sign with it)"
+        } else {
+            ""
+        };
+        if p.is_builtin() || (p.certificate.is_none() && p.target == Target::Embedded) {
+            self.set_message(
+                Level::Success,
+                format!(
+                    "New test certificate for {} in {}{applies}",
+                    p.name,
+                    written.tpp_cert.display()
+                ),
+            );
+            return Action::LoadProfiles;
+        }
+        let mut updated = p.clone();
+        updated.certificate = Some(written.tpp_cert.clone());
+        updated.key = Some(written.tpp_key.clone());
+        match save_profile(&paths.profiles_dir(), &updated, p.source.as_deref()) {
+            Ok(file) => self.set_message(
+                Level::Success,
+                format!(
+                    "New test certificate {} for {}; {} updated{applies}",
+                    written.tpp_cert.display(),
+                    p.name,
+                    file.display()
+                ),
+            ),
+            Err(e) => self.set_message(
+                Level::Error,
+                format!("Certificate generated, but the profile was not saved: {e}"),
+            ),
+        }
+        Action::LoadProfiles
+    }
+
+    /// Keys for the profile form and the delete confirmation while they are open: every key
+    /// is theirs (letters type into the field). `None` when neither is open.
+    pub(crate) fn profiles_text_input(&mut self, key: &KeyEvent) -> Option<Action> {
+        if self.screen != super::app::Screen::Profiles {
+            return None;
+        }
+        if self.profiles_view.confirm_delete.is_some() {
+            return Some(match scope_lookup(Scope::ProfileConfirm, key) {
+                Some(Command::Confirm) => self.delete_confirmed(),
+                Some(Command::Dismiss) => {
+                    self.profiles_view.confirm_delete = None;
+                    self.set_message(Level::Info, "Nothing deleted");
+                    Action::None
+                }
+                _ => Action::None,
+            });
+        }
+        self.profiles_view.form.as_ref()?;
+        let cmd = scope_lookup(Scope::ProfileForm, key);
+        let action = match cmd {
+            Some(Command::FormSave) => self.save_form(),
+            Some(Command::Dismiss) => {
+                self.profiles_view.form = None;
+                self.set_message(Level::Info, "Nothing saved");
+                Action::None
+            }
+            Some(Command::ProfileGenerateCert) => {
+                self.generate_in_form();
+                Action::None
+            }
+            Some(c) => {
+                self.form_edit(c);
+                Action::None
+            }
+            None => {
+                if let KeyCode::Char(c) = key.code
+                    && !key
+                        .modifiers
+                        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+                {
+                    self.form_type(c);
+                }
+                Action::None
+            }
+        };
+        Some(action)
+    }
+
+    /// Types pasted text into the open form field (line breaks dropped); false when no form
+    /// is open.
+    pub fn profiles_paste(&mut self, text: &str) -> bool {
+        if self.profiles_view.form.is_none() {
+            return false;
+        }
+        for c in text.chars().filter(|c| *c != '\n' && *c != '\r') {
+            self.form_type(c);
+        }
+        true
+    }
+
+    fn form_type(&mut self, c: char) {
+        if let Some(f) = &mut self.profiles_view.form {
+            let v = &mut f.draft.values[f.field];
+            let at = byte_index(v, f.cursor);
+            v.insert(at, c);
+            f.cursor += 1;
+        }
+    }
+
+    fn form_edit(&mut self, cmd: Command) {
+        let Some(f) = &mut self.profiles_view.form else {
+            return;
+        };
+        let len = |f: &ProfileForm| f.draft.values[f.field].chars().count();
+        match cmd {
+            Command::NextField => {
+                f.field = (f.field + 1) % FIELDS.len();
+                f.cursor = len(f);
+            }
+            Command::PrevField => {
+                f.field = (f.field + FIELDS.len() - 1) % FIELDS.len();
+                f.cursor = len(f);
+            }
+            Command::Backspace => {
+                if f.cursor > 0 {
+                    f.cursor -= 1;
+                    let v = &mut f.draft.values[f.field];
+                    let at = byte_index(v, f.cursor);
+                    v.remove(at);
+                }
+            }
+            Command::Delete => {
+                let cursor = f.cursor;
+                let v = &mut f.draft.values[f.field];
+                if cursor < v.chars().count() {
+                    let at = byte_index(v, cursor);
+                    v.remove(at);
+                }
+            }
+            Command::CursorLeft => f.cursor = f.cursor.saturating_sub(1),
+            Command::CursorRight => f.cursor = (f.cursor + 1).min(len(f)),
+            Command::CursorHome => f.cursor = 0,
+            Command::CursorEnd => f.cursor = len(f),
+            Command::ClearField => {
+                f.draft.values[f.field].clear();
+                f.cursor = 0;
+            }
+            _ => {}
+        }
+    }
+
+    fn generate_in_form(&mut self) {
+        let Some(paths) = self.profiles_view.paths.clone() else {
+            self.set_message(Level::Error, "The profiles are not loaded yet");
+            return;
+        };
+        let Some(f) = &mut self.profiles_view.form else {
+            return;
+        };
+        let name = f.draft.get("name").trim().to_string();
+        if name.is_empty() {
+            f.errors = vec![FieldError {
+                field: "name",
+                message: "type a name first: the certificate files are named after it".into(),
+            }];
+            f.field = 0;
+            return;
+        }
+        let roles = f.draft.roles();
+        match generate_certificate(&paths, &name, &roles) {
+            Ok(w) => {
+                f.draft
+                    .set("certificate", &w.tpp_cert.display().to_string());
+                f.draft.set("key", &w.tpp_key.display().to_string());
+                f.errors
+                    .retain(|e| e.field != "certificate" && e.field != "key");
+                let roles = if roles.is_empty() {
+                    "PSP_AI, PSP_PI".to_string()
+                } else {
+                    roles.iter().map(|r| r.name()).collect::<Vec<_>>().join(", ")
+                };
+                self.set_message(
+                    Level::Success,
+                    format!(
+                        "Test certificate ({roles}) written to {} (key 0600); save with Enter",
+                        w.tpp_cert.display()
+                    ),
+                );
+            }
+            Err(e) => self.set_message(Level::Error, format!("Certificate not generated: {e}")),
+        }
+    }
+
+    fn save_form(&mut self) -> Action {
+        let Some(paths) = self.profiles_view.paths.clone() else {
+            self.set_message(Level::Error, "The profiles are not loaded yet");
+            return Action::None;
+        };
+        let dir = paths.profiles_dir();
+        let set = &self.profiles_view.set;
+        let Some(f) = &mut self.profiles_view.form else {
+            return Action::None;
+        };
+        let (original, previous) = match &f.kind {
+            FormKind::Edit { original, source } => (Some(original.clone()), Some(source.clone())),
+            _ => (None, None),
+        };
+        let profile = match f.draft.validate(set, original.as_deref(), &dir) {
+            Ok(p) => p,
+            Err(errors) => {
+                if let Some(first) = errors.first()
+                    && let Some(i) = ProfileDraft::index(first.field)
+                {
+                    f.field = i;
+                    f.cursor = f.draft.values[i].chars().count();
+                }
+                let n = errors.len();
+                f.errors = errors;
+                self.set_message(
+                    Level::Error,
+                    format!("Not saved: {n} field(s) need attention (shown in the form)"),
+                );
+                return Action::None;
+            }
+        };
+        match save_profile(&dir, &profile, previous.as_deref()) {
+            Ok(file) => {
+                let applies = if original.as_deref() == Some(self.status.profile.as_str()) {
+                    "; it is active: press Enter on it after another profile to apply"
+                } else {
+                    "; Enter switches to it"
+                };
+                self.profiles_view.form = None;
+                self.profiles_view.pending_select = Some(profile.name.clone());
+                self.set_message(
+                    Level::Success,
+                    format!("Saved {} to {}{applies}", profile.name, file.display()),
+                );
+                Action::LoadProfiles
+            }
+            Err(e) => {
+                self.set_message(Level::Error, format!("Not saved: {e}"));
+                Action::None
+            }
+        }
+    }
+
+    fn delete_confirmed(&mut self) -> Action {
+        let Some(name) = self.profiles_view.confirm_delete.take() else {
+            return Action::None;
+        };
+        let Some(p) = self.profiles_view.set.get(&name).cloned() else {
+            return Action::None;
+        };
+        match delete_profile(&p) {
+            Ok(file) => {
+                let note = if name == self.status.profile {
+                    " (it stays active until you switch)"
+                } else {
+                    ""
+                };
+                self.set_message(
+                    Level::Success,
+                    format!("Deleted {name} ({}){note}", file.display()),
+                );
+                Action::LoadProfiles
+            }
+            Err(e) => {
+                self.set_message(Level::Error, format!("Not deleted: {e}"));
+                Action::None
+            }
+        }
     }
 
     /// Draws the profiles screen into `area` (between the status bar and the footer).
     pub(crate) fn draw_profiles(&self, frame: &mut Frame, area: Rect) {
-        let lines: Vec<Line> = self
+        let t = &self.theme;
+        let list_w = self
+            .profiles_view
+            .set
             .profiles
             .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let mark = if i == self.profiles_view.selected {
-                    "▸ "
-                } else {
-                    "  "
-                };
-                Line::from(format!("{mark}{p}"))
-            })
-            .collect();
-        frame.render_widget(Paragraph::new(lines).style(self.theme.base), area);
+            .map(|p| p.name.chars().count() + 6)
+            .max()
+            .unwrap_or(20)
+            .clamp(24, 40) as u16;
+        let [list_area, detail_area] =
+            Layout::horizontal([Constraint::Length(list_w), Constraint::Min(20)]).areas(area);
+        self.draw_profile_list(frame, list_area);
+        if let Some(form) = &self.profiles_view.form {
+            self.draw_profile_form(frame, detail_area, form);
+        } else {
+            let lines = self.profile_detail_lines();
+            let title = match self.highlighted_profile() {
+                Some(p) => format!(" {} ", p.name),
+                None => " Profile ".into(),
+            };
+            frame.render_widget(
+                Paragraph::new(lines)
+                    .style(t.base)
+                    .wrap(Wrap { trim: false })
+                    .block(block(title, t.border, t.title)),
+                detail_area,
+            );
+        }
     }
+
+    fn draw_profile_list(&self, frame: &mut Frame, area: Rect) {
+        let t = &self.theme;
+        let v = &self.profiles_view;
+        let mut lines: Vec<Line> = Vec::new();
+        for (i, p) in v.set.profiles.iter().enumerate() {
+            let active = p.name == self.status.profile;
+            let mark = if active { "● " } else { "  " };
+            let style = if i == v.selected {
+                if v.form.is_some() {
+                    t.selected_unfocused
+                } else {
+                    t.selected
+                }
+            } else {
+                t.base
+            };
+            let mut spans = vec![Span::styled(format!("{mark}{}", p.name), style)];
+            if p.is_builtin() {
+                spans.push(Span::styled(" 🔒", t.dim));
+            }
+            lines.push(Line::from(spans));
+        }
+        if v.set.profiles.is_empty() {
+            lines.push(Line::styled("(loading …)", t.dim));
+        }
+        lines.push(Line::default());
+        lines.push(Line::styled("● active   🔒 built-in", t.dim));
+        for e in &v.set.errors {
+            lines.push(Line::styled(format!("✗ {e}"), t.error));
+        }
+        frame.render_widget(
+            Paragraph::new(lines)
+                .style(t.base)
+                .wrap(Wrap { trim: false })
+                .block(block(" Profiles ".into(), t.border_focused, t.border_focused)),
+            area,
+        );
+    }
+
+    /// Replaces volatile parts (the home directory of config and data) for snapshots.
+    fn shown_path(&self, p: &Path) -> String {
+        let s = p.display().to_string();
+        if !self.mask_volatile {
+            return s;
+        }
+        match &self.profiles_view.paths {
+            Some(paths) => s
+                .replace(&paths.data.display().to_string(), "<data>")
+                .replace(&paths.config.display().to_string(), "<config>"),
+            None => s,
+        }
+    }
+
+    fn profile_detail_lines(&self) -> Vec<Line<'static>> {
+        let t = &self.theme;
+        let v = &self.profiles_view;
+        let Some(p) = self.highlighted_profile() else {
+            return vec![Line::styled("No profile", t.dim)];
+        };
+        let now = self.profiles_now();
+        let label = |l: &str| Span::styled(format!("{l:<18}"), t.status_label);
+        let kv = |l: &str, value: String| Line::from(vec![label(l), Span::raw(value)]);
+        let kv_styled =
+            |l: &str, value: String, s: Style| Line::from(vec![label(l), Span::styled(value, s)]);
+        let mut out: Vec<Line<'static>> = Vec::new();
+        let active = p.name == self.status.profile;
+        let mut what = Vec::new();
+        if active {
+            what.push("active".to_string());
+        }
+        if p.is_builtin() {
+            what.push("built in, read-only (c clones it)".to_string());
+        }
+        if !what.is_empty() {
+            out.push(kv_styled("Profile", what.join("; "), t.info));
+        }
+        out.push(kv(
+            "File",
+            match &p.source {
+                Some(s) => self.shown_path(s),
+                None => "built into the binary".into(),
+            },
+        ));
+        out.push(kv(
+            "Target",
+            match &p.target {
+                Target::Embedded => "embedded sandbox (in this process, loopback)".into(),
+                Target::Url(u) => u.clone(),
+            },
+        ));
+        if let Target::Url(u) = &p.target {
+            let tls = if u.starts_with("https://") {
+                format!(
+                    "TLS ≥ {}; roots: system{}; client certificate (QWAC): {}",
+                    match p.tls_min_version {
+                        Some(TlsMinVersion::Tls13) => "1.3",
+                        _ => "1.2",
+                    },
+                    p.ca_bundle
+                        .as_ref()
+                        .map(|b| format!(" + {}", self.shown_path(&p.resolve(b))))
+                        .unwrap_or_default(),
+                    p.client_certificate
+                        .as_ref()
+                        .map(|c| self.shown_path(&p.resolve(c)))
+                        .unwrap_or_else(|| "none".into()),
+                )
+            } else {
+                "plain http: no TLS".into()
+            };
+            out.push(kv("Transport", tls));
+        }
+        out.push(kv(
+            "Responses",
+            if p.verify_response_signatures {
+                format!(
+                    "signatures verified (certificate: {})",
+                    p.aspsp_certificate
+                        .as_ref()
+                        .map(|c| self.shown_path(&p.resolve(c)))
+                        .unwrap_or_else(|| "from ASPSP-Signature-Certificate".into())
+                )
+            } else {
+                "signatures not verified".into()
+            },
+        ));
+        if let Some(ip) = &p.psu_ip_address {
+            out.push(kv("PSU-IP-Address", ip.clone()));
+        }
+        if let Some(u) = &p.tpp_redirect_uri {
+            out.push(kv("TPP-Redirect-URI", u.clone()));
+        }
+        out.push(Line::default());
+        out.push(Line::styled("Certificate", t.title));
+        let details = v.details.get(v.selected);
+        match details.map(|d| &d.cert) {
+            None => out.push(Line::styled("  (loading …)", t.dim)),
+            Some(CertInfo::Missing(why)) => out.push(kv_styled("  File", why.clone(), t.dim)),
+            Some(CertInfo::Files {
+                cert_path,
+                key_path,
+                cert,
+                key_match,
+            }) => {
+                out.push(kv("  File", self.shown_path(cert_path)));
+                match (key_path, key_match) {
+                    (Some(k), Some(Ok(true))) => out.push(Line::from(vec![
+                        label("  Key file"),
+                        Span::raw(self.shown_path(k)),
+                        Span::styled("  ✓ matches the certificate", t.success),
+                    ])),
+                    (Some(k), Some(Ok(false))) => out.push(Line::from(vec![
+                        label("  Key file"),
+                        Span::raw(self.shown_path(k)),
+                        Span::styled("  ✗ does NOT match the certificate", t.error),
+                    ])),
+                    (Some(k), Some(Err(e))) => out.push(Line::from(vec![
+                        label("  Key file"),
+                        Span::raw(self.shown_path(k)),
+                        Span::styled(format!("  ✗ {e}"), t.error),
+                    ])),
+                    _ => out.push(kv_styled("  Key file", "none".into(), t.warning)),
+                }
+                match cert {
+                    Err(e) => out.push(kv_styled("  Error", e.clone(), t.error)),
+                    Ok(c) => self.cert_lines(&mut out, c, p, now),
+                }
+            }
+        }
+        out.push(Line::default());
+        out.push(Line::styled("Session", t.title));
+        match details {
+            None => {}
+            Some(d) => {
+                out.push(kv("  File", self.shown_path(&d.session_file)));
+                match &d.session {
+                    Err(e) => out.push(kv_styled("  Error", e.clone(), t.error)),
+                    Ok(s) => self.session_lines(&mut out, s, p, now),
+                }
+            }
+        }
+        out
+    }
+
+    fn cert_lines(&self, out: &mut Vec<Line<'static>>, c: &Certificate, p: &Profile, now: i64) {
+        let t = &self.theme;
+        let label = |l: &str| Span::styled(format!("{l:<18}"), t.status_label);
+        let kv = |l: &str, value: String| Line::from(vec![label(l), Span::raw(value)]);
+        let mask = self.mask_volatile;
+        let serial = if mask {
+            "<serial>".to_string()
+        } else {
+            c.serial_hex()
+        };
+        out.push(kv("  Serial", serial.clone()));
+        let key_id = if mask {
+            c.key_id().replacen(&c.serial_hex(), "<serial>", 1)
+        } else {
+            c.key_id()
+        };
+        out.push(kv("  keyId", key_id));
+        out.push(kv("  Subject", c.subject.to_rfc2253()));
+        out.push(kv("  Issuer", c.issuer.to_rfc2253()));
+        let (from, to) = if mask {
+            ("<not-before>".to_string(), "<not-after>".to_string())
+        } else {
+            (fmt_time(c.not_before), fmt_time(c.not_after))
+        };
+        let left = c.not_after - now;
+        let (state, style) = if now < c.not_before {
+            (
+                format!("✗ not valid yet (starts in {})", fmt_duration(c.not_before - now)),
+                t.error,
+            )
+        } else if left < 0 {
+            (format!("✗ EXPIRED {} ago", fmt_duration(left)), t.error)
+        } else if left < EXPIRY_WARNING_DAYS * 86_400 {
+            (
+                format!("⚠ expires in {} days", left / 86_400),
+                t.warning,
+            )
+        } else if mask {
+            ("valid".to_string(), t.success)
+        } else {
+            (format!("valid, {} days left", left / 86_400), t.success)
+        };
+        out.push(Line::from(vec![
+            label("  Valid"),
+            Span::raw(format!("{from} → {to}  ")),
+            Span::styled(state, style),
+        ]));
+        let roles = c.roles();
+        let role_text = if roles.is_empty() {
+            "none (no PSD2 qcStatement)".to_string()
+        } else {
+            roles.iter().map(|r| r.name()).collect::<Vec<_>>().join(", ")
+        };
+        out.push(kv("  PSD2 roles", role_text));
+        if let Some(s) = &c.psd2 {
+            out.push(kv("  NCA", format!("{} ({})", s.nca_name, s.nca_id)));
+        }
+        let missing: Vec<&str> = p
+            .roles
+            .iter()
+            .filter(|r| !roles.contains(r))
+            .map(|r| r.name())
+            .collect();
+        if !missing.is_empty() {
+            out.push(Line::from(vec![
+                label(""),
+                Span::styled(
+                    format!(
+                        "⚠ the profile expects {} too; the bank may refuse those operations",
+                        missing.join(", ")
+                    ),
+                    t.warning,
+                ),
+            ]));
+        }
+    }
+
+    fn session_lines(&self, out: &mut Vec<Line<'static>>, s: &SessionState, p: &Profile, now: i64) {
+        let t = &self.theme;
+        let label = |l: &str| Span::styled(format!("{l:<18}"), t.status_label);
+        let none = |what: &str| Span::styled(what.to_string(), t.dim);
+        let line = |l: &str, v: Option<&String>, empty: &str| match v {
+            Some(v) => Line::from(vec![label(l), Span::raw(v.clone())]),
+            None => Line::from(vec![label(l), none(empty)]),
+        };
+        let psu = s.psu_id.as_ref().or(p.psu_id.as_ref());
+        let psu_note = if s.psu_id.is_none() && p.psu_id.is_some() {
+            " (from the profile)"
+        } else {
+            ""
+        };
+        match psu {
+            Some(v) => out.push(Line::from(vec![
+                label("  PSU-ID"),
+                Span::raw(format!("{v}{psu_note}")),
+            ])),
+            None => out.push(Line::from(vec![
+                label("  PSU-ID"),
+                Span::styled("none yet: SCA registers the PSU", t.status_attention),
+            ])),
+        }
+        out.push(line(
+            "  PSU-Corporate-ID",
+            s.psu_corporate_id.as_ref(),
+            "none (private context)",
+        ));
+        out.push(line(
+            "  Context",
+            s.context.map(|c| c.as_str().to_string()).as_ref(),
+            "not chosen yet",
+        ));
+        out.push(line(
+            "  TPP-Session-ID",
+            s.tpp_session_id.as_ref(),
+            "none yet (created when the profile starts)",
+        ));
+        let sca = match s.sca_remaining_secs(now) {
+            None => Span::styled("no SCA yet", t.dim),
+            Some(left) if left > 0 => Span::styled(
+                format!(
+                    "{} left of {} min (SCA at {})",
+                    fmt_duration(left),
+                    SCA_SESSION_SECS / 60,
+                    fmt_time(s.sca_completed_at.unwrap_or_default())
+                ),
+                t.success,
+            ),
+            Some(left) => Span::styled(
+                format!(
+                    "expired {} ago: the next PSU request asks for SCA again",
+                    fmt_duration(left)
+                ),
+                t.warning,
+            ),
+        };
+        out.push(Line::from(vec![label("  SCA session"), sca]));
+        let consent = match s.consent_age_days(now) {
+            None => Span::styled("no consent yet", t.dim),
+            Some(d) if d < CONSENT_RENEWAL_DAYS - EXPIRY_WARNING_DAYS => Span::styled(
+                format!("{d} of {CONSENT_RENEWAL_DAYS} days"),
+                t.success,
+            ),
+            Some(d) if d < CONSENT_RENEWAL_DAYS => Span::styled(
+                format!(
+                    "⚠ {d} of {CONSENT_RENEWAL_DAYS} days: renew with SCA within {} days",
+                    CONSENT_RENEWAL_DAYS - d
+                ),
+                t.warning,
+            ),
+            Some(d) => Span::styled(
+                format!("✗ {d} days: over {CONSENT_RENEWAL_DAYS}, SCA must renew the consent"),
+                t.error,
+            ),
+        };
+        out.push(Line::from(vec![label("  Consent age"), consent]));
+    }
+
+    fn draw_profile_form(&self, frame: &mut Frame, area: Rect, form: &ProfileForm) {
+        let t = &self.theme;
+        let title = match &form.kind {
+            FormKind::New => " New profile ".to_string(),
+            FormKind::Edit { original, .. } => format!(" Edit {original} "),
+            FormKind::Clone { from } => format!(" Copy of {from} "),
+        };
+        let label_w = FIELDS
+            .iter()
+            .map(|f| f.label.chars().count())
+            .max()
+            .unwrap_or(10)
+            + 2;
+        let mut lines: Vec<Line<'static>> = Vec::new();
+        let mut selected_line = 0;
+        for (i, spec) in FIELDS.iter().enumerate() {
+            let value = &form.draft.values[i];
+            let active = i == form.field;
+            if active {
+                selected_line = lines.len();
+            }
+            let marker = if active { "▸ " } else { "  " };
+            let mut spans = vec![Span::styled(
+                format!("{marker}{:<label_w$}", spec.label),
+                if active { t.border_focused } else { t.status_label },
+            )];
+            if active {
+                let at = byte_index(value, form.cursor);
+                let (a, b) = value.split_at(at);
+                let mut rest = b.chars();
+                let under = rest.next().map(|c| c.to_string()).unwrap_or(" ".into());
+                spans.push(Span::styled(a.to_string(), t.input_active));
+                spans.push(Span::styled(under, t.selected));
+                spans.push(Span::styled(rest.collect::<String>(), t.input_active));
+            } else {
+                let shown = if value.is_empty() {
+                    Span::styled("—", t.dim)
+                } else {
+                    Span::styled(value.clone(), t.input)
+                };
+                spans.push(shown);
+            }
+            lines.push(Line::from(spans));
+            for e in form.errors.iter().filter(|e| e.field == spec.key) {
+                lines.push(Line::from(vec![
+                    Span::raw(" ".repeat(label_w + 2)),
+                    Span::styled(format!("✗ {}", e.message), t.error),
+                ]));
+            }
+        }
+        let help = FIELDS[form.field].help;
+        let inner_h = area.height.saturating_sub(4) as usize;
+        let scroll = selected_line.saturating_sub(inner_h.saturating_sub(2));
+        let [form_area, help_area] =
+            Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(area);
+        frame.render_widget(
+            Paragraph::new(lines)
+                .style(t.base)
+                .scroll((scroll as u16, 0))
+                .block(block(title, t.border_focused, t.border_focused)),
+            form_area,
+        );
+        frame.render_widget(
+            Paragraph::new(Line::styled(format!(" {help}"), t.dim)),
+            help_area,
+        );
+    }
+}
+
+fn block(title: String, border: Style, title_style: Style) -> Block<'static> {
+    Block::bordered()
+        .border_type(BorderType::Rounded)
+        .border_style(border)
+        .title(Span::styled(title, title_style))
 }

@@ -1,85 +1,142 @@
-//! Colours and text styles of the console, all in one place.
+//! Colours and text styles of the console, all in one place, read from TOML theme files.
 //!
-//! [`Theme::dark`] is the default: the terminal's own background, calm colours from the 16
-//! ANSI colours (so it looks right over ssh and in tmux), and bold only where the eye should
-//! go first. [`Theme::high_contrast`] is for projectors and bright rooms: black background,
-//! white text, yellow focus.
+//! The built-in themes are the files of the repository's `themes/` directory, embedded in
+//! the binary: [`Theme::dark`] (the default: the terminal's own background, calm ANSI
+//! colours), `light`, and [`Theme::high_contrast`] (projectors: pure black, white and
+//! yellow, bold). User themes are `<config>/themes/*.toml` ([`ThemeSet::load`]); a user
+//! theme with the name of a built-in one replaces it.
+//!
+//! A theme file maps each style of [`Theme`] (the snake_case field names, [`Theme::KEYS`]) to
+//! a style: a colour name for the foreground (`key = "yellow"`) or a table
+//! `{ fg = "black", bg = "#00afaf", bold = true }` with the flags `bold`, `dim`, `italic`,
+//! `underlined`, `reversed`, `crossed_out`. Colours are parsed by ratatui's `Color: FromStr`:
+//! the 16 ANSI names, `reset`, a 256-palette index (`"236"`) or `#rrggbb`. The optional key
+//! `extends = "light"` names the built-in theme that styles missing from the file come from
+//! (default `dark`). Unknown keys are reported and skipped; a file that is not TOML or holds
+//! a bad colour is rejected with `file:line: reason`.
+
+use std::path::Path;
+use std::sync::OnceLock;
 
 use ratatui::style::{Color, Modifier, Style};
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
 
-/// Every style the console draws with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Theme {
-    /// Short name shown in the help overlay (`dark`, `high-contrast`).
-    pub name: &'static str,
+use super::app::{App, Level};
+use super::keymap::{Command, Scope};
+
+/// The built-in themes: `(name, TOML text)`, in cycling order.
+pub const BUILTIN: [(&str, &str); 3] = [
+    ("dark", include_str!("../../themes/dark.toml")),
+    ("light", include_str!("../../themes/light.toml")),
+    (
+        "high-contrast",
+        include_str!("../../themes/high-contrast.toml"),
+    ),
+];
+
+/// Name of the default theme, used when a chosen theme is missing or broken.
+pub const DEFAULT_THEME: &str = "dark";
+
+macro_rules! theme_struct {
+    ($( $(#[$doc:meta])* $field:ident, )*) => {
+        /// Every style the console draws with; each field is a key of the theme files.
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub struct Theme {
+            /// Name: the theme file's name without `.toml` (`dark`, `light`,
+            /// `high-contrast`, or a user theme's).
+            pub name: String,
+            $( $(#[$doc])* pub $field: Style, )*
+        }
+
+        impl Theme {
+            /// The style keys of a theme file, in the order of the struct.
+            pub const KEYS: &'static [&'static str] = &[$(stringify!($field)),*];
+
+            fn style_mut(&mut self, key: &str) -> Option<&mut Style> {
+                match key {
+                    $(stringify!($field) => Some(&mut self.$field),)*
+                    _ => None,
+                }
+            }
+
+            /// A theme called `name` with every style empty (the terminal's defaults).
+            fn blank(name: &str) -> Self {
+                Theme { name: name.to_string(), $($field: Style::new(),)* }
+            }
+        }
+    };
+}
+
+theme_struct! {
     /// Base style of every pane (foreground and background).
-    pub base: Style,
+    base,
     /// Secondary text: hints, placeholders, labels.
-    pub dim: Style,
+    dim,
     /// Border of a pane without focus.
-    pub border: Style,
+    border,
     /// Border and title of the focused pane.
-    pub border_focused: Style,
+    border_focused,
     /// Title of a pane without focus.
-    pub title: Style,
+    title,
     /// The status bar at the top.
-    pub status_bar: Style,
+    status_bar,
     /// Labels in the status bar (`Profile`, `Target`, ...).
-    pub status_label: Style,
+    status_label,
     /// A value in the status bar that needs attention (no PSU yet).
-    pub status_attention: Style,
+    status_attention,
     /// The selected row of the focused list.
-    pub selected: Style,
+    selected,
     /// The selected row of a list without focus.
-    pub selected_unfocused: Style,
+    selected_unfocused,
     /// Group headings in the operation list.
-    pub group: Style,
+    group,
     /// HTTP methods that only read (GET, HEAD).
-    pub method_read: Style,
+    method_read,
     /// HTTP methods that create or change (POST, PUT, PATCH).
-    pub method_write: Style,
+    method_write,
     /// DELETE.
-    pub method_delete: Style,
+    method_delete,
     /// 2xx statuses.
-    pub status_ok: Style,
+    status_ok,
     /// 3xx statuses.
-    pub status_redirect: Style,
+    status_redirect,
     /// 4xx statuses.
-    pub status_client_error: Style,
+    status_client_error,
     /// 5xx statuses and transport errors.
-    pub status_server_error: Style,
+    status_server_error,
     /// Header names in the request and response panes.
-    pub header_name: Style,
+    header_name,
     /// JSON object keys.
-    pub json_key: Style,
+    json_key,
     /// JSON strings.
-    pub json_string: Style,
+    json_string,
     /// JSON numbers.
-    pub json_number: Style,
+    json_number,
     /// JSON `true`, `false`, `null`.
-    pub json_literal: Style,
+    json_literal,
     /// JSON braces, brackets, commas and colons.
-    pub json_punct: Style,
+    json_punct,
     /// Informational messages in the status line.
-    pub info: Style,
+    info,
     /// Success messages.
-    pub success: Style,
+    success,
     /// Warnings.
-    pub warning: Style,
+    warning,
     /// Errors.
-    pub error: Style,
-    /// Border of modal dialogs (SCA prompt, help, profiles).
-    pub modal_border: Style,
+    error,
+    /// Border of modal dialogs (SCA prompt, help, profiles, palette).
+    modal_border,
     /// The scaRedirect URL in the prompt.
-    pub url: Style,
+    url,
     /// A parameter value.
-    pub input: Style,
+    input,
     /// The parameter being edited (INSERT mode).
-    pub input_active: Style,
+    input_active,
     /// Key names in the help overlay and the hint line.
-    pub key: Style,
+    key,
     /// The `-- INSERT --` mode badge.
-    pub mode_badge: Style,
+    mode_badge,
 }
 
 impl Default for Theme {
@@ -88,131 +145,55 @@ impl Default for Theme {
     }
 }
 
+/// The built-in theme `name` parsed once and cached.
+fn builtin(name: &str) -> Option<Theme> {
+    static CACHE: OnceLock<Vec<Theme>> = OnceLock::new();
+    let all = CACHE.get_or_init(|| {
+        BUILTIN
+            .iter()
+            .map(|(n, text)| {
+                let base = (*n != DEFAULT_THEME).then(Theme::dark);
+                parse_theme(n, text, &format!("themes/{n}.toml"), base.as_ref())
+                    .map(|(t, _)| t)
+                    // The built-ins are tested to parse; never panic over one anyway.
+                    .unwrap_or_else(|_| Theme::blank(n))
+            })
+            .collect()
+    });
+    all.iter().find(|t| t.name == name).cloned()
+}
+
 impl Theme {
-    /// The default theme: terminal background, muted ANSI colours.
+    /// The default theme (`themes/dark.toml`): terminal background, muted ANSI colours.
     pub fn dark() -> Self {
-        let base = Style::new().fg(Color::Reset).bg(Color::Reset);
-        Theme {
-            name: "dark",
-            base,
-            dim: Style::new().fg(Color::DarkGray),
-            border: Style::new().fg(Color::DarkGray),
-            border_focused: Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
-            title: Style::new().fg(Color::Gray),
-            status_bar: Style::new().fg(Color::White).bg(Color::Indexed(236)),
-            status_label: Style::new().fg(Color::Gray).bg(Color::Indexed(236)),
-            status_attention: Style::new().fg(Color::Yellow).bg(Color::Indexed(236)),
-            selected: Style::new()
-                .fg(Color::Black)
-                .bg(Color::Cyan)
-                .add_modifier(Modifier::BOLD),
-            selected_unfocused: Style::new().fg(Color::White).bg(Color::Indexed(238)),
-            group: Style::new().fg(Color::Blue).add_modifier(Modifier::BOLD),
-            method_read: Style::new().fg(Color::Green),
-            method_write: Style::new().fg(Color::Yellow),
-            method_delete: Style::new().fg(Color::Red),
-            status_ok: Style::new().fg(Color::Green).add_modifier(Modifier::BOLD),
-            status_redirect: Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
-            status_client_error: Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
-            status_server_error: Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
-            header_name: Style::new().fg(Color::Cyan),
-            json_key: Style::new().fg(Color::Cyan),
-            json_string: Style::new().fg(Color::Green),
-            json_number: Style::new().fg(Color::Magenta),
-            json_literal: Style::new().fg(Color::Yellow),
-            json_punct: Style::new().fg(Color::Gray),
-            info: Style::new().fg(Color::Gray),
-            success: Style::new().fg(Color::Green).add_modifier(Modifier::BOLD),
-            warning: Style::new().fg(Color::Yellow),
-            error: Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
-            modal_border: Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
-            url: Style::new()
-                .fg(Color::Cyan)
-                .add_modifier(Modifier::UNDERLINED),
-            input: Style::new().fg(Color::White),
-            input_active: Style::new().fg(Color::White).bg(Color::Indexed(24)),
-            key: Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
-            mode_badge: Style::new()
-                .fg(Color::Black)
-                .bg(Color::Yellow)
-                .add_modifier(Modifier::BOLD),
-        }
+        static DARK: OnceLock<Theme> = OnceLock::new();
+        DARK.get_or_init(|| {
+            let (n, text) = BUILTIN[0];
+            parse_theme(n, text, "themes/dark.toml", None)
+                .map(|(t, _)| t)
+                .unwrap_or_else(|_| Theme::blank(n))
+        })
+        .clone()
     }
 
-    /// White on black with yellow focus and bold everywhere it matters; for projectors.
+    /// The light theme (`themes/light.toml`): dark text on a light background.
+    pub fn light() -> Self {
+        builtin("light").unwrap_or_else(Theme::dark)
+    }
+
+    /// Black, white and yellow, bold, for projectors (`themes/high-contrast.toml`).
     pub fn high_contrast() -> Self {
-        let base = Style::new().fg(Color::White).bg(Color::Black);
-        let bold = Modifier::BOLD;
-        Theme {
-            name: "high-contrast",
-            base,
-            dim: Style::new().fg(Color::Gray).bg(Color::Black),
-            border: Style::new().fg(Color::White),
-            border_focused: Style::new().fg(Color::Yellow).add_modifier(bold),
-            title: Style::new().fg(Color::White).add_modifier(bold),
-            status_bar: Style::new().fg(Color::Black).bg(Color::White),
-            status_label: Style::new()
-                .fg(Color::Black)
-                .bg(Color::White)
-                .add_modifier(bold),
-            status_attention: Style::new()
-                .fg(Color::Red)
-                .bg(Color::White)
-                .add_modifier(bold),
-            selected: Style::new()
-                .fg(Color::Black)
-                .bg(Color::Yellow)
-                .add_modifier(bold),
-            selected_unfocused: Style::new().fg(Color::Black).bg(Color::Gray),
-            group: Style::new().fg(Color::LightCyan).add_modifier(bold),
-            method_read: Style::new().fg(Color::LightGreen).add_modifier(bold),
-            method_write: Style::new().fg(Color::LightYellow).add_modifier(bold),
-            method_delete: Style::new().fg(Color::LightRed).add_modifier(bold),
-            status_ok: Style::new().fg(Color::LightGreen).add_modifier(bold),
-            status_redirect: Style::new().fg(Color::LightCyan).add_modifier(bold),
-            status_client_error: Style::new().fg(Color::LightYellow).add_modifier(bold),
-            status_server_error: Style::new().fg(Color::LightRed).add_modifier(bold),
-            header_name: Style::new().fg(Color::LightCyan).add_modifier(bold),
-            json_key: Style::new().fg(Color::LightCyan).add_modifier(bold),
-            json_string: Style::new().fg(Color::White),
-            json_number: Style::new().fg(Color::LightMagenta),
-            json_literal: Style::new().fg(Color::LightYellow),
-            json_punct: Style::new().fg(Color::White),
-            info: Style::new().fg(Color::White),
-            success: Style::new().fg(Color::LightGreen).add_modifier(bold),
-            warning: Style::new().fg(Color::LightYellow).add_modifier(bold),
-            error: Style::new().fg(Color::LightRed).add_modifier(bold),
-            modal_border: Style::new().fg(Color::Yellow).add_modifier(bold),
-            url: Style::new()
-                .fg(Color::LightCyan)
-                .add_modifier(bold | Modifier::UNDERLINED),
-            input: Style::new().fg(Color::White).add_modifier(bold),
-            input_active: Style::new().fg(Color::Black).bg(Color::LightYellow),
-            key: Style::new().fg(Color::Yellow).add_modifier(bold),
-            mode_badge: Style::new()
-                .fg(Color::Black)
-                .bg(Color::Yellow)
-                .add_modifier(bold),
-        }
+        builtin("high-contrast").unwrap_or_else(Theme::dark)
     }
 
-    /// The theme called `name` (`dark`, `high-contrast`), if there is one.
+    /// The built-in theme called `name` (`dark`, `light`, `high-contrast`; case and `_`
+    /// are ignored), if there is one. User themes: [`ThemeSet::select`].
     pub fn by_name(name: &str) -> Option<Self> {
-        match name.trim().to_ascii_lowercase().as_str() {
+        let n = name.trim().to_ascii_lowercase().replace('_', "-");
+        match n.as_str() {
             "dark" | "default" => Some(Theme::dark()),
-            "high-contrast" | "high_contrast" | "highcontrast" | "contrast" => {
-                Some(Theme::high_contrast())
-            }
-            _ => None,
-        }
-    }
-
-    /// The other theme (dark ↔ high-contrast), for the toggle key.
-    pub fn toggled(&self) -> Self {
-        if self.name == "dark" {
-            Theme::high_contrast()
-        } else {
-            Theme::dark()
+            "highcontrast" | "contrast" => Some(Theme::high_contrast()),
+            other => builtin(other),
         }
     }
 
@@ -233,5 +214,409 @@ impl Theme {
             400..=499 => self.status_client_error,
             _ => self.status_server_error,
         }
+    }
+}
+
+/// The 1-based line of byte offset `at` in `text`.
+pub(crate) fn line_of(text: &str, at: usize) -> usize {
+    text.as_bytes()[..at.min(text.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
+}
+
+/// `origin:line: message` of a TOML syntax error.
+pub(crate) fn toml_error(origin: &str, text: &str, e: &toml::de::Error) -> String {
+    let line = line_of(text, e.span().map(|s| s.start).unwrap_or(0));
+    format!("{origin}:{line}: {}", e.message().trim())
+}
+
+const FLAGS: [(&str, Modifier); 6] = [
+    ("bold", Modifier::BOLD),
+    ("dim", Modifier::DIM),
+    ("italic", Modifier::ITALIC),
+    ("underlined", Modifier::UNDERLINED),
+    ("reversed", Modifier::REVERSED),
+    ("crossed_out", Modifier::CROSSED_OUT),
+];
+
+fn parse_color(v: &Spanned<DeValue>, what: &str, at: &str) -> Result<Color, String> {
+    match v.get_ref().as_str() {
+        Some(s) => s.parse::<Color>().map_err(|_| {
+            format!(
+                "{at}: {what}: \"{s}\" is not a colour (a name such as \"cyan\", \"reset\", a palette index such as \"236\", or \"#rrggbb\")"
+            )
+        }),
+        None => Err(format!("{at}: {what} must be a string (a colour)")),
+    }
+}
+
+/// Parses one style value; unknown keys of a style table are pushed to `warnings`.
+fn parse_style(
+    key: &str,
+    v: &Spanned<DeValue>,
+    text: &str,
+    origin: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Style, String> {
+    let at = |span: std::ops::Range<usize>| format!("{origin}:{}", line_of(text, span.start));
+    match v.get_ref() {
+        DeValue::String(_) => Ok(Style::new().fg(parse_color(v, key, &at(v.span()))?)),
+        DeValue::Table(t) => {
+            let mut style = Style::new();
+            let mut entries: Vec<_> = t.iter().collect();
+            entries.sort_by_key(|(k, _)| k.span().start);
+            for (k, val) in entries {
+                let name: &str = k.get_ref();
+                let here = at(k.span());
+                match name {
+                    "fg" => style = style.fg(parse_color(val, &format!("{key}.fg"), &here)?),
+                    "bg" => style = style.bg(parse_color(val, &format!("{key}.bg"), &here)?),
+                    flag => match FLAGS.iter().find(|(n, _)| *n == flag) {
+                        Some((_, m)) => match val.get_ref().as_bool() {
+                            Some(true) => style = style.add_modifier(*m),
+                            Some(false) => {}
+                            None => {
+                                return Err(format!(
+                                    "{here}: {key}.{flag} must be true or false"
+                                ));
+                            }
+                        },
+                        None => warnings.push(format!(
+                            "{here}: unknown key \"{flag}\" in {key} (known: fg, bg, {})",
+                            FLAGS.map(|(n, _)| n).join(", ")
+                        )),
+                    },
+                }
+            }
+            Ok(style)
+        }
+        _ => Err(format!(
+            "{}: {key} must be a colour or a table like {{ fg = \"white\", bold = true }}",
+            at(v.span())
+        )),
+    }
+}
+
+/// Parses the theme file `text` (read from `origin`, used in messages) as the theme `name`.
+/// Styles missing from the file come from `extends = "..."` when given, else from `base`,
+/// else they are empty.
+///
+/// Returns the theme and warnings (`origin:line: unknown key "..."`). Errors
+/// (`origin:line: reason`): not TOML, a bad colour, a flag that is not a boolean, a style
+/// that is neither a colour nor a table, an unknown `extends`.
+pub fn parse_theme(
+    name: &str,
+    text: &str,
+    origin: &str,
+    base: Option<&Theme>,
+) -> Result<(Theme, Vec<String>), String> {
+    let doc = DeTable::parse(text).map_err(|e| toml_error(origin, text, &e))?;
+    let doc = doc.get_ref();
+    let mut warnings = Vec::new();
+    let mut theme = match doc.get("extends") {
+        Some(v) => {
+            let at = format!("{origin}:{}", line_of(text, v.span().start));
+            let ext = v
+                .get_ref()
+                .as_str()
+                .ok_or_else(|| format!("{at}: extends must be a string"))?;
+            if ext == name {
+                return Err(format!("{at}: a theme cannot extend itself"));
+            }
+            Theme::by_name(ext).ok_or_else(|| {
+                format!(
+                    "{at}: extends \"{ext}\": no such built-in theme ({})",
+                    BUILTIN.map(|(n, _)| n).join(", ")
+                )
+            })?
+        }
+        None => base.cloned().unwrap_or_else(|| Theme::blank(name)),
+    };
+    theme.name = name.to_string();
+    let mut entries: Vec<_> = doc.iter().collect();
+    entries.sort_by_key(|(k, _)| k.span().start);
+    for (k, v) in entries {
+        let key: &str = k.get_ref();
+        if key == "extends" {
+            continue;
+        }
+        let parsed = if Theme::KEYS.contains(&key) {
+            Some(parse_style(key, v, text, origin, &mut warnings)?)
+        } else {
+            None
+        };
+        match (parsed, theme.style_mut(key)) {
+            (Some(style), Some(slot)) => *slot = style,
+            _ => warnings.push(format!(
+                "{origin}:{}: unknown key \"{key}\" (not a style of the console)",
+                line_of(text, k.span().start)
+            )),
+        }
+    }
+    Ok((theme, warnings))
+}
+
+/// The themes that can be chosen: the built-ins, then the user's, with what went wrong
+/// while reading them.
+#[derive(Debug, Clone)]
+pub struct ThemeSet {
+    themes: Vec<Theme>,
+    /// `(name, error)` of user theme files that could not be used.
+    broken: Vec<(String, String)>,
+    problems: Vec<String>,
+}
+
+impl Default for ThemeSet {
+    fn default() -> Self {
+        ThemeSet::builtin()
+    }
+}
+
+impl ThemeSet {
+    /// Only the built-in themes.
+    pub fn builtin() -> Self {
+        ThemeSet {
+            themes: BUILTIN
+                .iter()
+                .filter_map(|(n, _)| Theme::by_name(n))
+                .collect(),
+            broken: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// The built-in themes plus every `*.toml` of `dir` (the user's `<config>/themes`), in
+    /// file-name order; a missing directory is not an error. A user theme named like a
+    /// built-in one replaces it. Files that cannot be read or parsed are left out and
+    /// reported ([`ThemeSet::problems`]); unknown keys are reported too.
+    pub fn load(dir: Option<&Path>) -> Self {
+        let mut set = ThemeSet::builtin();
+        let Some(dir) = dir else {
+            return set;
+        };
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return set;
+        };
+        let mut files: Vec<_> = rd
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml") && p.is_file())
+            .collect();
+        files.sort();
+        for path in files {
+            let Some(name) = path.file_stem().and_then(|s| s.to_str()).map(str::to_string)
+            else {
+                continue;
+            };
+            let origin = path.display().to_string();
+            let result = std::fs::read_to_string(&path)
+                .map_err(|e| format!("{origin}: cannot read: {e}"))
+                .and_then(|text| parse_theme(&name, &text, &origin, Some(&Theme::dark())));
+            match result {
+                Ok((theme, warnings)) => {
+                    set.problems.extend(warnings);
+                    match set.themes.iter_mut().find(|t| t.name == name) {
+                        Some(slot) => *slot = theme,
+                        None => set.themes.push(theme),
+                    }
+                }
+                Err(e) => {
+                    set.problems.push(e.clone());
+                    set.broken.push((name, e));
+                }
+            }
+        }
+        set
+    }
+
+    /// The usable themes, in cycling order.
+    pub fn themes(&self) -> &[Theme] {
+        &self.themes
+    }
+
+    /// Names of the usable themes, in cycling order.
+    pub fn names(&self) -> Vec<&str> {
+        self.themes.iter().map(|t| t.name.as_str()).collect()
+    }
+
+    /// What went wrong while loading: unknown keys (the theme is used anyway) and files
+    /// left out (`file:line: reason`).
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+
+    /// The theme called `name`. A theme whose file is broken, or a name that is not known,
+    /// gives `Err(message)` naming the file, line and reason; use the default theme then
+    /// ([`Theme::dark`]).
+    pub fn select(&self, name: &str) -> Result<Theme, String> {
+        if let Some(t) = self.themes.iter().find(|t| t.name == name) {
+            return Ok(t.clone());
+        }
+        if let Some((_, e)) = self.broken.iter().find(|(n, _)| n == name) {
+            return Err(format!("theme {name} not used: {e}; using {DEFAULT_THEME}"));
+        }
+        match Theme::by_name(name).and_then(|t| self.themes.iter().find(|x| x.name == t.name))
+        {
+            Some(t) => Ok(t.clone()),
+            None => Err(format!(
+                "no theme called \"{name}\" (themes: {}); using {DEFAULT_THEME}",
+                self.names().join(", ")
+            )),
+        }
+    }
+
+    /// The theme after the one called `current` (the first after the last, and the first
+    /// when `current` is not in the set).
+    pub fn next(&self, current: &str) -> Theme {
+        let i = self
+            .themes
+            .iter()
+            .position(|t| t.name == current)
+            .map(|i| (i + 1) % self.themes.len().max(1))
+            .unwrap_or(0);
+        self.themes.get(i).cloned().unwrap_or_else(Theme::dark)
+    }
+}
+
+impl App {
+    /// Switches to the next theme of [`App::themes`] and says which in the status line.
+    pub(crate) fn cycle_theme(&mut self) {
+        self.theme = self.themes.next(&self.theme.name);
+        let names = self.themes.names();
+        let pos = names.iter().position(|n| *n == self.theme.name).unwrap_or(0);
+        let key = self.keymap.key_for(Scope::Normal, Command::ToggleTheme);
+        let text = format!(
+            "Theme: {} ({} of {}: {}){}",
+            self.theme.name,
+            pos + 1,
+            names.len(),
+            names.join(", "),
+            if key.is_empty() {
+                String::new()
+            } else {
+                format!(" · {key} for the next")
+            }
+        );
+        self.set_message(Level::Info, text);
+    }
+
+    /// The themes `t` cycles through.
+    pub fn themes(&self) -> &ThemeSet {
+        &self.themes
+    }
+
+    /// Replaces the themes `t` cycles through (the theme shown stays until the next `t`).
+    pub fn set_themes(&mut self, themes: ThemeSet) {
+        self.themes = themes;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The dark theme as it was written in Rust before it moved to `themes/dark.toml`.
+    fn legacy_dark() -> Theme {
+        let mut t = Theme::blank("dark");
+        t.base = Style::new().fg(Color::Reset).bg(Color::Reset);
+        t.dim = Style::new().fg(Color::DarkGray);
+        t.border = Style::new().fg(Color::DarkGray);
+        t.border_focused = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+        t.title = Style::new().fg(Color::Gray);
+        t.status_bar = Style::new().fg(Color::White).bg(Color::Indexed(236));
+        t.status_label = Style::new().fg(Color::Gray).bg(Color::Indexed(236));
+        t.status_attention = Style::new().fg(Color::Yellow).bg(Color::Indexed(236));
+        t.selected = Style::new()
+            .fg(Color::Black)
+            .bg(Color::Cyan)
+            .add_modifier(Modifier::BOLD);
+        t.selected_unfocused = Style::new().fg(Color::White).bg(Color::Indexed(238));
+        t.group = Style::new().fg(Color::Blue).add_modifier(Modifier::BOLD);
+        t.method_read = Style::new().fg(Color::Green);
+        t.method_write = Style::new().fg(Color::Yellow);
+        t.method_delete = Style::new().fg(Color::Red);
+        t.status_ok = Style::new().fg(Color::Green).add_modifier(Modifier::BOLD);
+        t.status_redirect = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+        t.status_client_error = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+        t.status_server_error = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
+        t.header_name = Style::new().fg(Color::Cyan);
+        t.json_key = Style::new().fg(Color::Cyan);
+        t.json_string = Style::new().fg(Color::Green);
+        t.json_number = Style::new().fg(Color::Magenta);
+        t.json_literal = Style::new().fg(Color::Yellow);
+        t.json_punct = Style::new().fg(Color::Gray);
+        t.info = Style::new().fg(Color::Gray);
+        t.success = Style::new().fg(Color::Green).add_modifier(Modifier::BOLD);
+        t.warning = Style::new().fg(Color::Yellow);
+        t.error = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
+        t.modal_border = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+        t.url = Style::new()
+            .fg(Color::Cyan)
+            .add_modifier(Modifier::UNDERLINED);
+        t.input = Style::new().fg(Color::White);
+        t.input_active = Style::new().fg(Color::White).bg(Color::Indexed(24));
+        t.key = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+        t.mode_badge = Style::new()
+            .fg(Color::Black)
+            .bg(Color::Yellow)
+            .add_modifier(Modifier::BOLD);
+        t
+    }
+
+    #[test]
+    fn dark_toml_is_the_former_dark_theme() {
+        assert_eq!(Theme::dark(), legacy_dark());
+    }
+
+    #[test]
+    fn every_builtin_sets_every_style_and_nothing_else() {
+        for (name, text) in BUILTIN {
+            let (t, warnings) =
+                parse_theme(name, text, name, None).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(warnings.is_empty(), "{name}: {warnings:?}");
+            assert_eq!(t.name, name);
+            let doc = DeTable::parse(text).unwrap();
+            for key in Theme::KEYS {
+                assert!(doc.get_ref().get(*key).is_some(), "{name} lacks {key}");
+            }
+        }
+    }
+
+    #[test]
+    fn high_contrast_uses_only_black_white_and_yellow() {
+        let t = Theme::high_contrast();
+        let mut copy = t.clone();
+        for key in Theme::KEYS {
+            let s = *copy.style_mut(key).unwrap();
+            for c in [s.fg, s.bg].into_iter().flatten() {
+                assert!(
+                    matches!(c, Color::Black | Color::White | Color::Yellow),
+                    "{key}: {c:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e = parse_theme("x", "dim = \"cyan\"\nkey = { fg = \"blurple\" }\n", "x.toml", None)
+            .unwrap_err();
+        assert!(e.starts_with("x.toml:2: key.fg: \"blurple\""), "{e}");
+        let e = parse_theme("x", "dim = \"cyan\"\n\nkey = {\n", "x.toml", None).unwrap_err();
+        assert!(e.starts_with("x.toml:3:"), "{e}");
+        let (t, w) = parse_theme(
+            "x",
+            "extends = \"light\"\nkey = { fg = \"red\", blink = true }\nsparkle = \"red\"\n",
+            "x.toml",
+            None,
+        )
+        .unwrap();
+        assert_eq!(t.key, Style::new().fg(Color::Red));
+        assert_eq!(t.base, Theme::light().base);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].starts_with("x.toml:2: unknown key \"blink\""), "{w:?}");
+        assert!(w[1].starts_with("x.toml:3: unknown key \"sparkle\""), "{w:?}");
     }
 }

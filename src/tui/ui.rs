@@ -4,14 +4,15 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Wrap};
 
 use super::app::{
-    App, Focus, Level, Mode, Preview, ResponseState, ResponseView, Screen, fields_of,
+    App, Focus, Level, Mode, Preview, ResponseState, Screen, fields_of,
 };
-use super::keymap::{self, Command, KEYMAP, Scope};
+use super::keymap::{Command, Scope};
+use super::response::json_spans;
 use super::theme::Theme;
 use crate::client::PreparedRequest;
 use crate::xs2a::operations::Group;
@@ -46,6 +47,7 @@ impl App {
         let area = frame.area();
         frame.render_widget(Block::new().style(self.theme.base), area);
         let a = self.layout(area);
+        self.hit.record(a.ops, a.params, a.request, a.signature, a.response);
         self.draw_status(frame, a.status);
         if self.screen != Screen::Console {
             let [_, main, _] = Layout::vertical([
@@ -76,15 +78,20 @@ impl App {
 
     /// The SCA prompt, the profile picker and the help, over any screen.
     fn draw_overlays(&self, frame: &mut Frame, area: Rect) {
+        self.draw_body_editor(frame, area);
         if self.sca_prompt().is_some() {
             self.draw_sca_prompt(frame, area);
         }
         if self.picker.is_some() {
             self.draw_picker(frame, area);
         }
+        if self.response_ui.chooser.is_some() {
+            self.draw_link_chooser(frame, area);
+        }
         if self.help {
             self.draw_help(frame, area);
         }
+        self.draw_palette(frame, area);
     }
 
     fn op_rows(&self) -> usize {
@@ -167,7 +174,7 @@ impl App {
         }
     }
 
-    fn pane(&self, title: impl Into<String>, focus: Option<Focus>) -> Block<'static> {
+    pub(crate) fn pane(&self, title: impl Into<String>, focus: Option<Focus>) -> Block<'static> {
         let t = &self.theme;
         let focused = focus.is_some_and(|f| f == self.focus) && self.mode == Mode::Normal
             || (focus == Some(Focus::Params) && self.mode == Mode::Insert);
@@ -249,7 +256,21 @@ impl App {
         let mut selected_row = 0;
         let mut last_group = None;
         let mw = self.ops.iter().map(|o| o.method.len()).max().unwrap_or(3);
+        let finder = self.operation_finder();
+        if let Some(f) = finder {
+            lines.push(Line::from(vec![
+                Span::styled("/ ", t.key),
+                Span::styled(format!("{}▏", f.query), t.selected),
+            ]));
+            lines.push(Line::from(Span::styled(
+                format!("{} of {} operations", f.matches.len(), self.ops.len()),
+                t.dim,
+            )));
+        }
         for (i, op) in self.ops.iter().enumerate() {
+            if finder.is_some_and(|f| !f.matches.contains(&i)) {
+                continue;
+            }
             if last_group != Some(op.group) {
                 last_group = Some(op.group);
                 lines.push(Line::from(Span::styled(group_title(op.group), t.group)));
@@ -276,7 +297,22 @@ impl App {
         }
         let h = inner.height as usize;
         let skip = (selected_row + 1).saturating_sub(h);
-        let visible: Vec<Line> = lines.into_iter().skip(skip).take(h).collect();
+        self.hit.set_ops_top(skip);
+        let mut visible: Vec<Line> = lines.into_iter().skip(skip).take(h).collect();
+        if finder.is_some() && skip > 0 {
+            // Keep the query line in view however far the matches scroll.
+            visible.remove(0);
+            visible.insert(
+                0,
+                Line::from(vec![
+                    Span::styled("/ ", t.key),
+                    Span::styled(
+                        format!("{}▏", finder.map(|f| f.query.as_str()).unwrap_or("")),
+                        t.selected,
+                    ),
+                ]),
+            );
+        }
         frame.render_widget(Paragraph::new(visible), inner);
     }
 
@@ -285,7 +321,7 @@ impl App {
         let block = self.pane("Next step", None);
         let inner = block.inner(area);
         frame.render_widget(block, area);
-        let k = |scope, cmd| key_for(scope, cmd);
+        let k = |scope, cmd| self.keymap.key_for(scope, cmd);
         let send = k(Scope::Normal, Command::Send);
         let steps: Vec<String> = match &self.response {
             _ if self.sending => vec!["Waiting for the answer …".into()],
@@ -349,7 +385,7 @@ impl App {
         frame.render_widget(block, area);
         let fields = fields_of(op);
         if fields.is_empty() {
-            let send = key_for(Scope::Normal, Command::Send);
+            let send = self.keymap.key_for(Scope::Normal, Command::Send);
             frame.render_widget(
                 Paragraph::new(Line::from(Span::styled(
                     format!("No parameters: press {send} to send."),
@@ -360,22 +396,32 @@ impl App {
             );
             return;
         }
-        let name_w = fields.iter().map(|f| f.name.len() + 1).max().unwrap_or(0);
+        let name_w = fields
+            .iter()
+            .map(|f| f.name.len() + 1)
+            .max()
+            .unwrap_or(0)
+            .min((inner.width as usize / 2).max(4));
         let avail = (inner.width as usize).saturating_sub(name_w + 3).max(1);
         let focused = self.focus == Focus::Params;
         let editing = self.mode == Mode::Insert;
-        let mut lines = Vec::new();
-        let rows = (inner.height as usize).saturating_sub(1).max(1);
-        let skip = (self.field + 1).saturating_sub(rows);
-        for (i, f) in fields.iter().enumerate().skip(skip).take(rows) {
+        let problems = self.problems();
+        // Every line of the form with the field it belongs to: the field's own line, a
+        // "Headers" heading, and the red problem lines under a field.
+        let mut rows: Vec<(Option<usize>, Line)> = Vec::new();
+        let mut cur_line = 0;
+        let mut cursor_x = None;
+        let mut headers_seen = false;
+        for (i, f) in fields.iter().enumerate() {
+            if f.is_header && !headers_seen {
+                headers_seen = true;
+                rows.push((None, Line::from(Span::styled(" Headers", t.group))));
+            }
             let value = &self.values[self.selected][i];
             let is_cur = focused && i == self.field;
-            let name = format!(
-                " {}{:<w$}",
-                f.name,
-                if f.required { "*" } else { "" },
-                w = name_w - f.name.len()
-            );
+            let mark = if f.required { "*" } else { "" };
+            let label = ellipsize(&format!("{}{mark}", f.name), name_w);
+            let name = format!(" {label:<name_w$}");
             let name_style = if is_cur && !editing {
                 t.selected
             } else if is_cur {
@@ -384,28 +430,72 @@ impl App {
                 t.header_name
             };
             let mut spans = vec![Span::styled(name, name_style), Span::raw("  ")];
+            if is_cur {
+                cur_line = rows.len();
+            }
             if is_cur && editing {
-                let (shown, _) = window(value, self.cursor, avail);
+                let (shown, start) = window(value, self.cursor, avail);
                 spans.push(Span::styled(pad(&shown, avail), t.input_active));
-                let cx = self.cursor - window(value, self.cursor, avail).1;
-                let x = inner.x + (name_w + 3 + cx) as u16;
-                let y = inner.y + (i - skip) as u16;
-                frame.set_cursor_position(Position::new(x.min(inner.right().saturating_sub(1)), y));
+                cursor_x = Some(name_w + 3 + self.cursor - start);
             } else if value.is_empty() {
                 let ph = if !f.default.is_empty() {
                     format!("(default: {})", f.default)
+                } else if f.auto {
+                    "(auto)".to_string()
+                } else if f.is_body {
+                    "(template; Enter edits)".to_string()
                 } else if f.required {
                     "(required)".to_string()
                 } else {
                     "(optional)".to_string()
                 };
-                let style = if f.required { t.warning } else { t.dim };
+                let style = if f.required && !f.auto { t.warning } else { t.dim };
                 spans.push(Span::styled(ph, style));
             } else {
                 spans.push(Span::styled(ellipsize(value, avail), t.input));
             }
-            lines.push(Line::from(spans));
+            rows.push((Some(i), Line::from(spans)));
+            let width = (inner.width as usize).saturating_sub(4).max(1);
+            for p in problems.iter().filter(|p| {
+                if f.is_body {
+                    p.is_body()
+                } else {
+                    p.field.eq_ignore_ascii_case(f.name)
+                }
+            }) {
+                let text = if f.is_body {
+                    format!("↳ {p}")
+                } else {
+                    format!("↳ {}", p.reason)
+                };
+                rows.push((
+                    Some(i),
+                    Line::from(Span::styled(format!("   {}", ellipsize(&text, width)), t.error)),
+                ));
+            }
         }
+        let height = (inner.height as usize).saturating_sub(1).max(1);
+        // Keep the current field's line and its problems in view.
+        let cur_end = rows[cur_line..]
+            .iter()
+            .take_while(|(fi, _)| *fi == rows[cur_line].0)
+            .count()
+            + cur_line;
+        let mut skip = cur_end.saturating_sub(height);
+        if skip > cur_line {
+            skip = cur_line;
+        }
+        if let Some(x) = cursor_x {
+            let y = inner.y + (cur_line - skip) as u16;
+            let x = inner.x + x as u16;
+            frame.set_cursor_position(Position::new(x.min(inner.right().saturating_sub(1)), y));
+        }
+        let mut lines: Vec<Line> = rows
+            .into_iter()
+            .skip(skip)
+            .take(height)
+            .map(|(_, l)| l)
+            .collect();
         let help_field = fields[self.field.min(fields.len() - 1)];
         let help = if editing {
             format!("{}: {}", help_field.name, help_field.help)
@@ -414,7 +504,7 @@ impl App {
                 "{}: {}   ({} edits)",
                 help_field.name,
                 help_field.help,
-                key_for(Scope::Normal, Command::EditParams)
+                self.keymap.key_for(Scope::Normal, Command::EditParams)
             )
         };
         lines.push(Line::from(Span::styled(format!(" {help}"), t.dim)));
@@ -445,7 +535,7 @@ impl App {
                 v.push(Line::from(Span::styled(
                     format!(
                         "Press {} to fill in the parameters.",
-                        key_for(Scope::Normal, Command::EditParams)
+                        self.keymap.key_for(Scope::Normal, Command::EditParams)
                     ),
                     self.theme.dim,
                 )));
@@ -482,87 +572,6 @@ impl App {
         frame.render_widget(Paragraph::new(visible), inner);
     }
 
-    fn draw_response(&self, frame: &mut Frame, area: Rect) {
-        let t = &self.theme;
-        let title = match &self.response {
-            ResponseState::Sending { .. } => "Response · waiting …".to_string(),
-            ResponseState::Done(v) => format!("Response · {}", v.operation),
-            _ => "Response".to_string(),
-        };
-        let mut block = self.pane(title, Some(Focus::Response));
-        let inner_full = block.inner(area);
-        let w = inner_full.width as usize;
-        match &self.response {
-            ResponseState::Empty => {
-                frame.render_widget(block, area);
-                let send = key_for(Scope::Normal, Command::Send);
-                frame.render_widget(
-                    Paragraph::new(vec![Line::from(Span::styled(
-                        format!("No response yet. Select an operation and press {send}."),
-                        t.dim,
-                    ))])
-                    .wrap(Wrap { trim: false }),
-                    inner_full,
-                );
-            }
-            ResponseState::Sending { method, url } => {
-                frame.render_widget(block, area);
-                let mut lines = vec![Line::from(Span::styled("Sending …", t.dim))];
-                lines.extend(
-                    wrap_chars(&format!("{method} {url}"), w)
-                        .into_iter()
-                        .map(Line::from),
-                );
-                frame.render_widget(Paragraph::new(lines), inner_full);
-            }
-            ResponseState::Failed(e) => {
-                frame.render_widget(block, area);
-                let mut lines = vec![Line::from(Span::styled("No response:", t.error))];
-                lines.extend(wrap_chars(e, w).into_iter().map(Line::from));
-                frame.render_widget(Paragraph::new(lines), inner_full);
-            }
-            ResponseState::Done(v) => {
-                let body_h = inner_full.height.saturating_sub(2) as usize;
-                let total = v.total_lines();
-                let top = self.scroll[2].min(total.saturating_sub(body_h));
-                self.viewport[2].set(body_h);
-                self.content[2].set(total);
-                if total > body_h {
-                    block = block.title_bottom(
-                        Line::from(Span::styled(
-                            format!(
-                                " lines {}–{} of {} ",
-                                top + 1,
-                                (top + body_h).min(total),
-                                total
-                            ),
-                            t.dim,
-                        ))
-                        .right_aligned(),
-                    );
-                }
-                frame.render_widget(block, area);
-                let [head, _, body] = Layout::vertical([
-                    Constraint::Length(1),
-                    Constraint::Length(1),
-                    Constraint::Min(0),
-                ])
-                .areas(inner_full);
-                let head_line = Line::from(vec![
-                    Span::styled(v.status_text(), t.http_status(v.status)),
-                    Span::styled(format!("   {} ms", v.elapsed_ms()), t.base),
-                    Span::styled(format!("   {} bytes", v.body_bytes), t.dim),
-                    Span::styled(if v.is_json { "   JSON" } else { "" }.to_string(), t.dim),
-                ]);
-                frame.render_widget(Paragraph::new(head_line), head);
-                let lines: Vec<Line> = (top..(top + body_h).min(total))
-                    .map(|i| response_line(v, i, self.hscroll, w, t))
-                    .collect();
-                frame.render_widget(Paragraph::new(lines), body);
-            }
-        }
-    }
-
     fn draw_footer(&self, frame: &mut Frame, area: Rect) {
         let t = &self.theme;
         let [msg_area, hint_area] =
@@ -579,12 +588,14 @@ impl App {
                 msg_area,
             );
         }
-        let (badge, scopes): (&str, &[Scope]) = if self.mode == Mode::Insert {
+        let (badge, scopes): (&str, &[Scope]) = if self.body_editor_open() {
+            (" BODY ", &[Scope::BodyEditor, Scope::Always])
+        } else if self.mode == Mode::Insert {
             (" INSERT ", &[Scope::Insert, Scope::Always])
         } else {
             match self.screen {
                 Screen::Console => (" NORMAL ", &[Scope::Normal, Scope::NotInsert]),
-                Screen::Profiles => (" PROFILES ", &[Scope::ProfilesScreen, Scope::NotInsert]),
+                Screen::Profiles => (" PROFILES ", self.profiles_hint_scopes()),
                 Screen::History => (" HISTORY ", &[Scope::HistoryScreen, Scope::NotInsert]),
             }
         };
@@ -594,9 +605,10 @@ impl App {
             t.status_label
         };
         let mut spans = vec![Span::styled(badge, badge_style), Span::raw(" ")];
-        let mut hints = keymap::hints(scopes);
+        let mut hints = self.keymap.hints(scopes);
         if self.mode == Mode::Insert {
-            hints.push((key_for(Scope::Always, Command::ForceQuit), "quit"));
+            let quit = self.keymap.key_for(Scope::Always, Command::ForceQuit);
+            hints.push((quit, "quit"));
         }
         for (k, label) in hints {
             spans.push(Span::styled(format!(" {k}"), t.key));
@@ -626,9 +638,15 @@ impl App {
         );
         lines.push(Line::default());
         lines.push(Line::from(vec![
-            Span::styled(key_for(Scope::ScaPrompt, Command::OpenSca), t.key),
+            Span::styled(
+                self.keymap.key_for(Scope::ScaPrompt, Command::OpenSca),
+                t.key,
+            ),
             Span::raw("  open it in the browser        "),
-            Span::styled(key_for(Scope::ScaPrompt, Command::Dismiss), t.key),
+            Span::styled(
+                self.keymap.key_for(Scope::ScaPrompt, Command::Dismiss),
+                t.key,
+            ),
             Span::raw("  close this prompt"),
         ]));
         lines.push(Line::default());
@@ -706,9 +724,9 @@ impl App {
         }
         lines.push(Line::default());
         lines.push(Line::from(vec![
-            Span::styled(key_for(Scope::Picker, Command::Choose), t.key),
+            Span::styled(self.keymap.key_for(Scope::Picker, Command::Choose), t.key),
             Span::styled(" switch   ", t.dim),
-            Span::styled(key_for(Scope::Picker, Command::Dismiss), t.key),
+            Span::styled(self.keymap.key_for(Scope::Picker, Command::Dismiss), t.key),
             Span::styled(" close", t.dim),
         ]));
         let h = (lines.len() as u16 + 2).min(area.height);
@@ -734,8 +752,8 @@ impl App {
                 Line::from(Span::styled(
                     format!(
                         " {} or {} closes · theme: {} ",
-                        key_for(Scope::NotInsert, Command::ToggleHelp),
-                        key_for(Scope::Help, Command::Dismiss),
+                        self.keymap.key_for(Scope::NotInsert, Command::ToggleHelp),
+                        self.keymap.key_for(Scope::Help, Command::Dismiss),
                         t.name
                     ),
                     t.dim,
@@ -744,17 +762,19 @@ impl App {
             )
             .style(t.base)
             .padding(Padding::horizontal(1));
-        let key_w = KEYMAP
+        let key_w = self
+            .keymap
+            .bindings()
             .iter()
-            .map(|b| keymap::keys_label(b).chars().count())
+            .map(|b| b.keys_label().chars().count())
             .max()
             .unwrap_or(8)
             + 2;
         let section = |scope: Scope| {
             let mut v = vec![Line::from(Span::styled(scope.title(), t.group))];
-            for bd in KEYMAP.iter().filter(|b| b.scope == scope) {
+            for bd in self.keymap.in_scope(scope) {
                 v.push(Line::from(vec![
-                    Span::styled(format!("  {:<key_w$}", keymap::keys_label(bd)), t.key),
+                    Span::styled(format!("  {:<key_w$}", bd.keys_label()), t.key),
                     Span::raw(bd.help),
                 ]));
             }
@@ -787,15 +807,6 @@ impl App {
         frame.render_widget(Paragraph::new(left), c1);
         frame.render_widget(Paragraph::new(right), c2);
     }
-}
-
-/// The label of the first key bound to `cmd` in `scope`.
-fn key_for(scope: Scope, cmd: Command) -> String {
-    KEYMAP
-        .iter()
-        .find(|b| b.scope == scope && b.command == cmd)
-        .map(|b| b.keys[0].label())
-        .unwrap_or_default()
 }
 
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
@@ -1007,115 +1018,6 @@ fn signature_lines(req: &PreparedRequest, w: usize, t: &Theme) -> Vec<Line<'stat
         lines.push(Line::from(Span::styled(l, t.dim)));
     }
     lines
-}
-
-fn response_line(v: &ResponseView, i: usize, hscroll: usize, w: usize, t: &Theme) -> Line<'static> {
-    let nh = v.headers.len();
-    if i < nh {
-        let (n, val) = &v.headers[i];
-        let segs = vec![(t.header_name, format!("{n}: ")), (t.base, val.clone())];
-        return Line::from(cut_segments(segs, hscroll, w));
-    }
-    if i == nh {
-        return Line::default();
-    }
-    let body = v.body_lines();
-    if body.is_empty() {
-        return Line::from(Span::styled("(empty body)", t.dim));
-    }
-    let line = &body[i - nh - 1];
-    if v.is_json {
-        Line::from(json_spans(line, hscroll, w, t))
-    } else {
-        Line::from(cut_segments(
-            vec![(t.base, prefix(line, hscroll + w))],
-            hscroll,
-            w,
-        ))
-    }
-}
-
-/// The first `n` characters of `s`.
-fn prefix(s: &str, n: usize) -> String {
-    match s.char_indices().nth(n) {
-        Some((i, _)) => s[..i].to_string(),
-        None => s.to_string(),
-    }
-}
-
-/// Styled segments with the first `skip` characters dropped and cut to `w` characters.
-fn cut_segments(segs: Vec<(Style, String)>, skip: usize, w: usize) -> Vec<Span<'static>> {
-    let mut out = Vec::new();
-    let mut to_skip = skip;
-    let mut room = w;
-    for (style, text) in segs {
-        if room == 0 {
-            break;
-        }
-        let n = text.chars().count();
-        if to_skip >= n {
-            to_skip -= n;
-            continue;
-        }
-        let piece: String = text.chars().skip(to_skip).take(room).collect();
-        to_skip = 0;
-        room -= piece.chars().count();
-        out.push(Span::styled(piece, style));
-    }
-    out
-}
-
-/// Colours one line of pretty JSON (keys, strings, numbers, literals, punctuation), looking
-/// only at the characters that can be visible.
-fn json_spans(line: &str, skip: usize, w: usize, t: &Theme) -> Vec<Span<'static>> {
-    let src = prefix(line, skip + w);
-    let chars: Vec<char> = src.chars().collect();
-    let mut segs: Vec<(Style, String)> = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let start = i;
-        let style = if c == '"' {
-            i += 1;
-            while i < chars.len() && chars[i] != '"' {
-                if chars[i] == '\\' {
-                    i += 1;
-                }
-                i += 1;
-            }
-            i = (i + 1).min(chars.len());
-            let mut j = i;
-            while j < chars.len() && chars[j] == ' ' {
-                j += 1;
-            }
-            if j < chars.len() && chars[j] == ':' {
-                t.json_key
-            } else {
-                t.json_string
-            }
-        } else if c == '-' || c.is_ascii_digit() {
-            while i < chars.len()
-                && (chars[i].is_ascii_digit() || matches!(chars[i], '-' | '+' | '.' | 'e' | 'E'))
-            {
-                i += 1;
-            }
-            t.json_number
-        } else if c.is_ascii_alphabetic() {
-            while i < chars.len() && chars[i].is_ascii_alphabetic() {
-                i += 1;
-            }
-            t.json_literal
-        } else {
-            while i < chars.len()
-                && !(chars[i] == '"' || chars[i] == '-' || chars[i].is_ascii_alphanumeric())
-            {
-                i += 1;
-            }
-            t.json_punct
-        };
-        segs.push((style, chars[start..i.min(chars.len())].iter().collect()));
-    }
-    cut_segments(segs, skip, w)
 }
 
 #[cfg(test)]

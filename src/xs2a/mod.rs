@@ -2,6 +2,7 @@
 //! (`tppMessages`), `_links`, header names, resource shapes, SCA redirect parameters and the
 //! operation catalogue.
 
+pub mod charset;
 pub mod error;
 pub mod headers;
 pub mod links;

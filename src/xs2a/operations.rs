@@ -2,12 +2,18 @@
 //! template, parameters and body template. The console, the `send` command and tests use it;
 //! the sandbox routes the same paths.
 
+use crate::xs2a::headers as h;
+
 /// Where a parameter goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParamKind {
     /// Replaces `{name}` in the path.
     Path,
+    /// Appended to the query string.
     Query,
+    /// Sent as the HTTP request header `name` ([`crate::client::prepare`]); a typed value
+    /// replaces what the engine would send.
+    Header,
 }
 
 /// One parameter of an operation.
@@ -19,6 +25,11 @@ pub struct Param {
     /// Value used when the user gives none (`""`: omitted unless required).
     pub default: &'static str,
     pub help: &'static str,
+    /// The engine fills it when left empty (signing headers, session and profile values;
+    /// shown as `auto` in the console); a typed value overrides it.
+    pub auto: bool,
+    /// The value must be a UUID (RFC 4122), e.g. `X-Request-ID`, `PSU-ID`.
+    pub uuid: bool,
 }
 
 /// Operation groups, in catalogue order.
@@ -70,6 +81,8 @@ const ACCOUNT_ID: Param = Param {
     required: true,
     default: "",
     help: "resourceId of an account from List accounts",
+    auto: false,
+    uuid: false,
 };
 
 const CARD_ACCOUNT_ID: Param = Param {
@@ -78,6 +91,8 @@ const CARD_ACCOUNT_ID: Param = Param {
     required: true,
     default: "",
     help: "resourceId of a card account from List card accounts",
+    auto: false,
+    uuid: false,
 };
 
 const PAYMENT_SERVICE: Param = Param {
@@ -86,6 +101,8 @@ const PAYMENT_SERVICE: Param = Param {
     required: true,
     default: "payments",
     help: "payments, bulk-payments or periodic-payments",
+    auto: false,
+    uuid: false,
 };
 
 const PAYMENT_PRODUCT: Param = Param {
@@ -94,6 +111,8 @@ const PAYMENT_PRODUCT: Param = Param {
     required: true,
     default: "norwegian-domestic-credit-transfers",
     help: "e.g. norwegian-domestic-credit-transfers, instant-norwegian-credit-transfers-straks",
+    auto: false,
+    uuid: false,
 };
 
 const PAYMENT_ID: Param = Param {
@@ -102,6 +121,8 @@ const PAYMENT_ID: Param = Param {
     required: true,
     default: "",
     help: "paymentId from the initiation answer",
+    auto: false,
+    uuid: false,
 };
 
 const BASKET_ID: Param = Param {
@@ -110,6 +131,8 @@ const BASKET_ID: Param = Param {
     required: true,
     default: "",
     help: "basketId from the basket creation answer",
+    auto: false,
+    uuid: false,
 };
 
 const CUSTOMER_ID: Param = Param {
@@ -118,6 +141,8 @@ const CUSTOMER_ID: Param = Param {
     required: true,
     default: "",
     help: "customerId from Sandbox customers",
+    auto: false,
+    uuid: false,
 };
 
 const ALLOW_LOGICAL_DUPLICATE: Param = Param {
@@ -126,6 +151,8 @@ const ALLOW_LOGICAL_DUPLICATE: Param = Param {
     required: false,
     default: "",
     help: "true to allow a logical duplicate",
+    auto: false,
+    uuid: false,
 };
 
 const fn path_param(name: &'static str, help: &'static str) -> Param {
@@ -135,6 +162,8 @@ const fn path_param(name: &'static str, help: &'static str) -> Param {
         required: true,
         default: "",
         help,
+        auto: false,
+        uuid: false,
     }
 }
 
@@ -145,8 +174,229 @@ const fn query_param(name: &'static str, default: &'static str, help: &'static s
         required: false,
         default,
         help,
+        auto: false,
+        uuid: false,
     }
 }
+
+const fn header(
+    name: &'static str,
+    required: bool,
+    auto: bool,
+    uuid: bool,
+    help: &'static str,
+) -> Param {
+    Param {
+        name,
+        kind: ParamKind::Header,
+        required,
+        default: "",
+        help,
+        auto,
+        uuid,
+    }
+}
+
+// Request headers (interface document: the header table of "Create payments signing
+// basket", the headers of "GET /v1/sandbox/customers", Authentication rules 2-17, "Other
+// operations named" for X-PSU-IDENTITY and X-Accept-Fix; Berlin Group 1.3.11 where silent).
+
+const H_X_REQUEST_ID: Param = header(
+    h::X_REQUEST_ID,
+    true,
+    true,
+    true,
+    "UUID, unique per call: new on every send unless you type one",
+);
+const H_DATE: Param = header(
+    h::DATE,
+    true,
+    true,
+    false,
+    "RFC 7231 date, signing time (60 s tolerance); a typed value is signed as given",
+);
+const H_DIGEST: Param = header(
+    h::DIGEST,
+    false,
+    true,
+    false,
+    "SHA-256=<base64> of the body; a typed value replaces it after signing",
+);
+const H_TPP_SIGNATURE_CERTIFICATE: Param = header(
+    h::TPP_SIGNATURE_CERTIFICATE,
+    true,
+    true,
+    false,
+    "signing certificate, base64 (from the profile); a typed value replaces it",
+);
+const H_SIGNATURE: Param = header(
+    h::SIGNATURE,
+    true,
+    true,
+    false,
+    "keyId, algorithm, headers, signature (Authentication 5); a typed value replaces it",
+);
+const H_TPP_REDIRECT_URI: Param = header(
+    h::TPP_REDIRECT_URI,
+    true,
+    true,
+    false,
+    "where the PSU returns after SCA (the console's callback listener)",
+);
+const H_TPP_REDIRECT_PREFERRED: Param = header(
+    h::TPP_REDIRECT_PREFERRED,
+    false,
+    true,
+    false,
+    "false asks for biometric authentication in the bank's app (profile)",
+);
+const H_TPP_SESSION_ID: Param = header(
+    h::TPP_SESSION_ID,
+    false,
+    true,
+    true,
+    "the SCA session (1 hour); from the session state",
+);
+const H_TPP_SESSION_ID_REQUIRED: Param = Param {
+    required: true,
+    ..H_TPP_SESSION_ID
+};
+const H_PSU_ID: Param = header(
+    h::PSU_ID,
+    false,
+    true,
+    true,
+    "UUID learned from SCA (redirect psu-id); sent on all requests after registration",
+);
+const H_PSU_ID_REQUIRED: Param = Param {
+    required: true,
+    ..H_PSU_ID
+};
+const H_PSU_CORPORATE_ID: Param = header(
+    h::PSU_CORPORATE_ID,
+    false,
+    true,
+    true,
+    "UUID of the corporate context (redirect psu-corporate-id)",
+);
+const H_PSU_IP_ADDRESS: Param = header(
+    h::PSU_IP_ADDRESS,
+    false,
+    true,
+    false,
+    "when the PSU is present (Authentication 16); from the profile",
+);
+const H_PSU_IP_ADDRESS_REQUIRED: Param = Param {
+    required: true,
+    ..H_PSU_IP_ADDRESS
+};
+const H_X_ACCEPT_FIX: Param = header(
+    h::X_ACCEPT_FIX,
+    false,
+    true,
+    false,
+    "opt-in fixes, comma-separated, e.g. amount-as-string (profile)",
+);
+const H_X_ACCEPT_FIX_REQUIRED: Param = Param {
+    required: true,
+    ..H_X_ACCEPT_FIX
+};
+const H_X_PSU_IDENTITY: Param = header(
+    h::X_PSU_IDENTITY,
+    false,
+    false,
+    false,
+    "national identification number: single-SCA flow for a private PSU without PSU-ID",
+);
+const H_ACCEPT: Param = header(h::ACCEPT, false, true, false, "content negotiation");
+const H_ACCEPT_LANGUAGE: Param = header("Accept-Language", false, false, false, "e.g. nb, en");
+const H_PSU_USER_AGENT: Param = header("PSU-User-Agent", false, false, false, "the PSU's browser");
+const H_PSU_DEVICE_ID: Param = header("PSU-Device-ID", false, false, true, "UUID of the PSU's device");
+const H_PSU_GEO_LOCATION: Param = header(
+    "PSU-Geo-Location",
+    false,
+    false,
+    false,
+    "GEO:<latitude>,<longitude>",
+);
+
+/// Headers of the XS2A operations (AIS, PIS, PSU): the basket header table with the
+/// requirements that hold before registration (PSU-ID only after SCA).
+const XS2A_HEADERS: &[Param] = &[
+    H_X_REQUEST_ID,
+    H_TPP_SESSION_ID,
+    H_PSU_ID,
+    H_PSU_CORPORATE_ID,
+    H_PSU_IP_ADDRESS,
+    H_TPP_REDIRECT_URI,
+    H_TPP_REDIRECT_PREFERRED,
+    H_X_ACCEPT_FIX,
+    H_ACCEPT,
+    H_ACCEPT_LANGUAGE,
+    H_PSU_USER_AGENT,
+    H_PSU_DEVICE_ID,
+    H_PSU_GEO_LOCATION,
+    H_DATE,
+    H_DIGEST,
+    H_TPP_SIGNATURE_CERTIFICATE,
+    H_SIGNATURE,
+];
+
+/// Headers of payment initiation: [`XS2A_HEADERS`] and `X-PSU-IDENTITY`.
+const PAYMENT_CREATE_HEADERS: &[Param] = &[
+    H_X_REQUEST_ID,
+    H_X_PSU_IDENTITY,
+    H_TPP_SESSION_ID,
+    H_PSU_ID,
+    H_PSU_CORPORATE_ID,
+    H_PSU_IP_ADDRESS,
+    H_TPP_REDIRECT_URI,
+    H_TPP_REDIRECT_PREFERRED,
+    H_X_ACCEPT_FIX,
+    H_ACCEPT,
+    H_ACCEPT_LANGUAGE,
+    H_PSU_USER_AGENT,
+    H_PSU_DEVICE_ID,
+    H_PSU_GEO_LOCATION,
+    H_DATE,
+    H_DIGEST,
+    H_TPP_SIGNATURE_CERTIFICATE,
+    H_SIGNATURE,
+];
+
+/// The header table of "Create payments signing basket", as the document gives it.
+const BASKET_CREATE_HEADERS: &[Param] = &[
+    H_X_REQUEST_ID,
+    H_TPP_SESSION_ID_REQUIRED,
+    H_PSU_ID_REQUIRED,
+    H_PSU_CORPORATE_ID,
+    H_PSU_IP_ADDRESS_REQUIRED,
+    H_TPP_REDIRECT_URI,
+    H_TPP_REDIRECT_PREFERRED,
+    H_X_ACCEPT_FIX_REQUIRED,
+    H_ACCEPT,
+    H_ACCEPT_LANGUAGE,
+    H_PSU_USER_AGENT,
+    H_PSU_DEVICE_ID,
+    H_PSU_GEO_LOCATION,
+    H_DATE,
+    H_DIGEST,
+    H_TPP_SIGNATURE_CERTIFICATE,
+    H_SIGNATURE,
+];
+
+/// Headers of the sandbox operations ("GET /v1/sandbox/customers": X-Request-ID,
+/// TPP-Signature-Certificate, Signature required; every request carries TPP-Redirect-URI).
+const SANDBOX_HEADERS: &[Param] = &[
+    H_X_REQUEST_ID,
+    H_TPP_REDIRECT_URI,
+    H_ACCEPT,
+    H_ACCEPT_LANGUAGE,
+    H_DATE,
+    H_DIGEST,
+    H_TPP_SIGNATURE_CERTIFICATE,
+    H_SIGNATURE,
+];
 
 const TRANSACTION_QUERY: [Param; 5] = [
     query_param("bookingStatus", "both", "both, booked, pending or all"),
@@ -181,32 +431,69 @@ const fn op(
     }
 }
 
+// Body templates. The debtor is Kari Nordmann's current account of the embedded sandbox's
+// seed (`15031279191`, customerNumber 31125461118), so every template is accepted there as
+// is; against another bank, replace it with one of your PSU's accounts. `{{date+N}}` is
+// replaced by the date N days after today when a template is rendered ([`Template::render`]).
+
 /// Body of a domestic credit transfer (interface document, "Payment initiation body").
 pub const DOMESTIC_PAYMENT_BODY: &str = r#"{
   "instructedAmount": {"currency": "NOK", "amount": "123.50"},
-  "debtorAccount": {"bban": "<your account bban>"},
+  "debtorAccount": {"bban": "15031279191"},
   "creditorName": "Ola Nordmann",
-  "creditorAccount": {"bban": "98765432109"},
-  "requestedExecutionDate": "",
+  "creditorAccount": {"bban": "12094355778"},
   "remittanceInformationUnstructured": "Invoice 42"
+}"#;
+
+/// A future-dated domestic credit transfer (`requestedExecutionDate`, ISO 8601 date).
+pub const DOMESTIC_FUTURE_PAYMENT_BODY: &str = r#"{
+  "instructedAmount": {"currency": "NOK", "amount": "980.00"},
+  "debtorAccount": {"bban": "15031279191"},
+  "creditorName": "Ola Nordmann",
+  "creditorAccount": {"bban": "12094355778"},
+  "requestedExecutionDate": "{{date+7}}",
+  "remittanceInformationUnstructured": "Invoice 43"
+}"#;
+
+/// Body of an instant (Straks) credit transfer: NOK, settles at approval.
+pub const INSTANT_PAYMENT_BODY: &str = r#"{
+  "instructedAmount": {"currency": "NOK", "amount": "49.90"},
+  "debtorAccount": {"bban": "15031279191"},
+  "creditorName": "Per Hansen",
+  "creditorAccount": {"bban": "12345678903"},
+  "remittanceInformationUnstructured": "Lunch"
 }"#;
 
 /// Body of a SEPA credit transfer with the structured creditor address and creditor agent
 /// BIC required from 2026-08-13 in the sandbox (interface document, Versioning).
 pub const SEPA_PAYMENT_BODY: &str = r#"{
   "instructedAmount": {"currency": "EUR", "amount": "250.00"},
-  "debtorAccount": {"bban": "<your account bban>"},
+  "debtorAccount": {"bban": "15031279191"},
   "creditorName": "Ola Nordmann GmbH",
   "creditorAccount": {"iban": "DE89370400440532013000"},
   "creditorAgent": "COBADEFFXXX",
-  "creditorAddress": {"townName": "Berlin", "country": "DE", "streetName": "Unter den Linden", "buildingNumber": "1", "postCode": "10117"},
+  "creditorAddress": {"streetName": "Unter den Linden", "buildingNumber": "1", "postCode": "10117", "townName": "Berlin", "country": "DE"},
   "remittanceInformationUnstructured": "Invoice 4711"
 }"#;
 
-/// Body of a cross-border (NCBCT / SWIFT) credit transfer.
+/// A SEPA credit transfer with the Norwegian regulatory reporting option (interface document,
+/// "SEPA payments accept a Norwegian regulatory reporting option").
+pub const SEPA_REPORTING_PAYMENT_BODY: &str = r#"{
+  "instructedAmount": {"currency": "EUR", "amount": "12500.00"},
+  "debtorAccount": {"bban": "15031279191"},
+  "creditorName": "Ola Nordmann GmbH",
+  "creditorAccount": {"iban": "DE89370400440532013000"},
+  "creditorAgent": "COBADEFFXXX",
+  "creditorAddress": {"townName": "Berlin", "country": "DE"},
+  "regulatoryReportingCode": "14",
+  "regulatoryReportingInformation": "Purchase of goods",
+  "remittanceInformationUnstructured": "Invoice 4712"
+}"#;
+
+/// Body of a Norwegian cross-border (NCBCT, non-SEPA over SWIFT) credit transfer.
 pub const CROSS_BORDER_PAYMENT_BODY: &str = r#"{
   "instructedAmount": {"currency": "USD", "amount": "500.00"},
-  "debtorAccount": {"bban": "<your account bban>"},
+  "debtorAccount": {"bban": "15031279191"},
   "creditorName": "Example Supplier Inc",
   "creditorAccount": {"iban": "GB33BUKB20201555555555"},
   "creditorAgent": "BUKBGB22",
@@ -214,27 +501,154 @@ pub const CROSS_BORDER_PAYMENT_BODY: &str = r#"{
   "remittanceInformationUnstructured": "PO 1234"
 }"#;
 
-/// Body of a bulk payment.
+/// An urgent NCBCT transfer: `serviceLevel` `URGP`, allowed on non-SEPA cross-border payments
+/// only (interface document, Versioning 2.14.0).
+pub const CROSS_BORDER_URGENT_PAYMENT_BODY: &str = r#"{
+  "instructedAmount": {"currency": "USD", "amount": "1500.00"},
+  "debtorAccount": {"bban": "15031279191"},
+  "creditorName": "Example Supplier Inc",
+  "creditorAccount": {"iban": "GB33BUKB20201555555555"},
+  "creditorAgent": "BUKBGB22",
+  "creditorAddress": {"townName": "London", "country": "GB"},
+  "serviceLevel": "URGP",
+  "chargeBearer": "SHAR",
+  "remittanceInformationUnstructured": "PO 1235, urgent"
+}"#;
+
+/// Body of a SWIFT payment (Berlin Group product `cross-border-credit-transfers`).
+pub const SWIFT_PAYMENT_BODY: &str = r#"{
+  "instructedAmount": {"currency": "SEK", "amount": "2000.00"},
+  "debtorAccount": {"bban": "15031279191"},
+  "creditorName": "Svensk Leverantör AB",
+  "creditorAccount": {"iban": "SE8091900000091980562026"},
+  "creditorAgent": "DNBASESXXXX",
+  "creditorAddress": {"streetName": "Drottninggatan", "buildingNumber": "5", "postCode": "11151", "townName": "Stockholm", "country": "SE"},
+  "remittanceInformationUnstructured": "Faktura 991"
+}"#;
+
+/// Body of a bulk payment: one debtor account, `payments[]` entries.
 pub const BULK_PAYMENT_BODY: &str = r#"{
-  "debtorAccount": {"bban": "<your account bban>"},
+  "debtorAccount": {"bban": "15031279191"},
   "payments": [
-    {"instructedAmount": {"currency": "NOK", "amount": "100.00"}, "creditorName": "Kari Nordmann", "creditorAccount": {"bban": "98765432109"}, "remittanceInformationUnstructured": "Salary 1"},
+    {"instructedAmount": {"currency": "NOK", "amount": "100.00"}, "creditorName": "Kari Nordmann", "creditorAccount": {"bban": "12094355778"}, "remittanceInformationUnstructured": "Salary 1"},
     {"instructedAmount": {"currency": "NOK", "amount": "200.00"}, "creditorName": "Per Hansen", "creditorAccount": {"bban": "12345678903"}, "remittanceInformationUnstructured": "Salary 2"}
   ]
 }"#;
 
 /// Body of a periodic payment with frequency `MonthlyVariable` (interface document, "Other
-/// payment facts").
+/// payment facts"): distinct months, as strings.
 pub const PERIODIC_PAYMENT_BODY: &str = r#"{
   "instructedAmount": {"currency": "NOK", "amount": "1500.00"},
-  "debtorAccount": {"bban": "<your account bban>"},
+  "debtorAccount": {"bban": "15031279191"},
   "creditorName": "Borettslaget",
-  "creditorAccount": {"bban": "98765432109"},
+  "creditorAccount": {"bban": "12094355778"},
   "remittanceInformationUnstructured": "Rent",
-  "startDate": "2026-12-01",
+  "startDate": "{{date+7}}",
   "frequency": "MonthlyVariable",
-  "monthsOfExecution": ["01", "03", "05", "07", "09", "11"]
+  "monthsOfExecution": ["1", "3", "5", "7", "9", "11"]
 }"#;
+
+/// A monthly periodic payment with an end date and execution day.
+pub const PERIODIC_MONTHLY_PAYMENT_BODY: &str = r#"{
+  "instructedAmount": {"currency": "NOK", "amount": "750.00"},
+  "debtorAccount": {"bban": "15031279191"},
+  "creditorName": "Borettslaget",
+  "creditorAccount": {"bban": "12094355778"},
+  "remittanceInformationUnstructured": "Felleskostnader",
+  "startDate": "{{date+7}}",
+  "endDate": "{{date+365}}",
+  "executionRule": "following",
+  "frequency": "Monthly",
+  "dayOfExecution": "15"
+}"#;
+
+/// Body of a signing basket: ids of single payments created before (at most 100, no bulk or
+/// periodic payments).
+pub const BASKET_BODY: &str = r#"{"paymentIds": ["<paymentId>", "<paymentId>"]}"#;
+
+/// Body of the deprecated consent operation (the document says the body is ignored; this is
+/// the Berlin Group `consents` shape).
+pub const CONSENT_BODY: &str = r#"{
+  "access": {"accounts": [], "balances": [], "transactions": []},
+  "recurringIndicator": true,
+  "validUntil": "{{date+90}}",
+  "frequencyPerDay": 4,
+  "combinedServiceIndicator": false
+}"#;
+
+/// A body template offered by the request editor for an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Template {
+    /// Short name shown in the editor, e.g. `SEPA`.
+    pub name: &'static str,
+    /// JSON text, possibly with `{{date+N}}` placeholders ([`Template::render`]).
+    pub body: &'static str,
+}
+
+const fn t(name: &'static str, body: &'static str) -> Template {
+    Template { name, body }
+}
+
+impl Template {
+    /// The body with every `{{date+N}}` replaced by the ISO 8601 date `N` days after `today`.
+    pub fn render(&self, today: chrono::NaiveDate) -> String {
+        render_dates(self.body, today)
+    }
+}
+
+/// Replaces `{{date+N}}` placeholders in `text` by `today + N days` (`YYYY-MM-DD`); other text
+/// is kept as is.
+pub fn render_dates(text: &str, today: chrono::NaiveDate) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("{{date+") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + "{{date+".len()..];
+        match after.find("}}") {
+            Some(j) if after[..j].bytes().all(|b| b.is_ascii_digit()) && j > 0 => {
+                let days: i64 = after[..j].parse().unwrap_or(0);
+                let d = today + chrono::Duration::days(days);
+                out.push_str(&d.format("%Y-%m-%d").to_string());
+                rest = &after[j + 2..];
+            }
+            _ => {
+                out.push_str("{{date+");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+const SINGLE_DOMESTIC_TEMPLATES: &[Template] = &[
+    t("Domestic", DOMESTIC_PAYMENT_BODY),
+    t("Domestic, future-dated", DOMESTIC_FUTURE_PAYMENT_BODY),
+    t("Instant (Straks)", INSTANT_PAYMENT_BODY),
+];
+const INSTANT_TEMPLATES: &[Template] = &[
+    t("Instant (Straks)", INSTANT_PAYMENT_BODY),
+    t("Domestic", DOMESTIC_PAYMENT_BODY),
+];
+const SEPA_TEMPLATES: &[Template] = &[
+    t("SEPA", SEPA_PAYMENT_BODY),
+    t("SEPA, regulatory reporting", SEPA_REPORTING_PAYMENT_BODY),
+];
+const NCBCT_TEMPLATES: &[Template] = &[
+    t("Cross-border (NCBCT)", CROSS_BORDER_PAYMENT_BODY),
+    t("Cross-border (NCBCT), urgent", CROSS_BORDER_URGENT_PAYMENT_BODY),
+];
+const SWIFT_TEMPLATES: &[Template] = &[
+    t("SWIFT", SWIFT_PAYMENT_BODY),
+    t("SWIFT, urgent", CROSS_BORDER_URGENT_PAYMENT_BODY),
+];
+const BULK_TEMPLATES: &[Template] = &[t("Bulk", BULK_PAYMENT_BODY)];
+const PERIODIC_TEMPLATES: &[Template] = &[
+    t("Periodic, MonthlyVariable", PERIODIC_PAYMENT_BODY),
+    t("Periodic, Monthly", PERIODIC_MONTHLY_PAYMENT_BODY),
+];
+const BASKET_TEMPLATES: &[Template] = &[t("Signing basket", BASKET_BODY)];
+const CONSENT_TEMPLATES: &[Template] = &[t("Consent", CONSENT_BODY), t("Empty", "{}")];
 
 /// The catalogue: every operation of the interface document, grouped AIS / PIS / Baskets /
 /// PSU / Sandbox.
@@ -369,7 +783,7 @@ pub const OPERATIONS: &[Operation] = &[
             "POST",
             "/v1/consents",
             &[],
-            Some("{}"),
+            Some(CONSENT_BODY),
             "Endpoints: POST /v1/consents (deprecated)",
         )
     },
@@ -390,7 +804,7 @@ pub const OPERATIONS: &[Operation] = &[
         "POST",
         "/v1/payments/instant-norwegian-credit-transfers-straks",
         &[ALLOW_LOGICAL_DUPLICATE],
-        Some(DOMESTIC_PAYMENT_BODY),
+        Some(INSTANT_PAYMENT_BODY),
         "Other payment facts: instant payments",
     ),
     op(
@@ -422,6 +836,16 @@ pub const OPERATIONS: &[Operation] = &[
         &[ALLOW_LOGICAL_DUPLICATE],
         Some(CROSS_BORDER_PAYMENT_BODY),
         "Other payment facts: NCBCT, SWIFT",
+    ),
+    op(
+        "payments.swift.create",
+        "SWIFT payment",
+        Group::Pis,
+        "POST",
+        "/v1/payments/cross-border-credit-transfers",
+        &[ALLOW_LOGICAL_DUPLICATE],
+        Some(SWIFT_PAYMENT_BODY),
+        "Other payment facts: SWIFT; Versioning: structured addresses",
     ),
     op(
         "payments.bulk.create",
@@ -500,7 +924,7 @@ pub const OPERATIONS: &[Operation] = &[
         "POST",
         "/v1/signing-baskets",
         &[],
-        Some(r#"{"paymentIds": ["<paymentId>", "<paymentId>"]}"#),
+        Some(BASKET_BODY),
         "Resources: Signing basket creation request",
     ),
     op(
@@ -576,6 +1000,8 @@ pub const OPERATIONS: &[Operation] = &[
                 required: false,
                 default: "true",
                 help: "include mock accounts",
+                auto: false,
+                uuid: false,
             },
             Param {
                 name: "withAgreements",
@@ -583,6 +1009,8 @@ pub const OPERATIONS: &[Operation] = &[
                 required: false,
                 default: "true",
                 help: "include agreements",
+                auto: false,
+                uuid: false,
             },
         ],
         body: None,
@@ -750,13 +1178,78 @@ pub fn find(id: &str) -> Option<&'static Operation> {
 }
 
 impl Operation {
-    /// Fills the path template and query from `values` (name → value), using defaults.
+    /// The request headers of the operation as form fields ([`ParamKind::Header`]): the
+    /// basket header table for `baskets.create`, the sandbox customer listing's headers for
+    /// the sandbox operations, and the basket table with the requirements that hold before
+    /// registration for the other XS2A operations (plus `X-PSU-IDENTITY` on payment
+    /// initiation).
+    pub fn header_params(&self) -> &'static [Param] {
+        if self.group == Group::Sandbox {
+            SANDBOX_HEADERS
+        } else if self.id == "baskets.create" {
+            BASKET_CREATE_HEADERS
+        } else if self.group == Group::Pis && self.method == "POST" && self.body.is_some() {
+            PAYMENT_CREATE_HEADERS
+        } else {
+            XS2A_HEADERS
+        }
+    }
+
+    /// Every parameter: path and query ([`Operation::params`]), then the headers
+    /// ([`Operation::header_params`]).
+    pub fn all_params(&self) -> impl Iterator<Item = &'static Param> + use<> {
+        self.params.iter().chain(self.header_params())
+    }
+
+    /// The parameter named `name` (path, query or header; header names case-insensitive).
+    pub fn param(&self, name: &str) -> Option<&'static Param> {
+        self.all_params().find(|p| match p.kind {
+            ParamKind::Header => p.name.eq_ignore_ascii_case(name),
+            _ => p.name == name,
+        })
+    }
+
+    /// The body templates the request editor offers, the default first (empty without a
+    /// body).
+    pub fn templates(&self) -> Vec<Template> {
+        let list: &[Template] = match self.id {
+            "payments.domestic.create" | "payments.domestic-norway.create" => {
+                SINGLE_DOMESTIC_TEMPLATES
+            }
+            "payments.instant.create" => INSTANT_TEMPLATES,
+            "payments.sepa.create" => SEPA_TEMPLATES,
+            "payments.cross-border.create" => NCBCT_TEMPLATES,
+            "payments.swift.create" => SWIFT_TEMPLATES,
+            "payments.bulk.create" => BULK_TEMPLATES,
+            "payments.periodic.create" => PERIODIC_TEMPLATES,
+            "baskets.create" => BASKET_TEMPLATES,
+            "consents.create" => CONSENT_TEMPLATES,
+            _ => {
+                return self
+                    .body
+                    .map(|b| vec![t("Default", b)])
+                    .unwrap_or_default();
+            }
+        };
+        list.to_vec()
+    }
+
+    /// The body sent when none is given: the default template with its `{{date+N}}`
+    /// placeholders rendered for `today` (UTC).
+    pub fn default_body(&self) -> Option<String> {
+        let today = chrono::Utc::now().date_naive();
+        self.body.map(|b| render_dates(b, today))
+    }
+
+    /// Fills the path template and query from `values` (name → value), using defaults;
+    /// header parameters are accepted and left to [`crate::client::prepare`].
     ///
-    /// Errors: the names of required parameters that have no value, or unknown names.
+    /// Errors: the names of required path or query parameters that have no value, or unknown
+    /// names.
     pub fn path_and_query(&self, values: &[(String, String)]) -> Result<String, String> {
         for (k, _) in values {
-            if !self.params.iter().any(|p| p.name == k) {
-                let known: Vec<&str> = self.params.iter().map(|p| p.name).collect();
+            if self.param(k).is_none() {
+                let known: Vec<&str> = self.all_params().map(|p| p.name).collect();
                 return Err(format!(
                     "{} has no parameter {k:?} (known: {})",
                     self.id,
@@ -799,6 +1292,7 @@ impl Operation {
                     query.append_pair(p.name, v);
                     has_query = true;
                 }
+                ParamKind::Header => {}
             }
         }
         if !missing.is_empty() {

@@ -37,6 +37,8 @@ pub const REDIRECT: &str = "http://127.0.0.1:9/callback";
 pub struct Reply {
     pub status: u16,
     pub headers: reqwest::header::HeaderMap,
+    /// The body as received (not decoded: the client sends no `Accept-Encoding` of its own).
+    pub body: bytes::Bytes,
     pub text: String,
     pub json: Value,
 }
@@ -45,11 +47,13 @@ impl Reply {
     pub async fn of(r: reqwest::Response) -> Reply {
         let status = r.status().as_u16();
         let headers = r.headers().clone();
-        let text = r.text().await.unwrap();
+        let body = r.bytes().await.unwrap();
+        let text = String::from_utf8_lossy(&body).into_owned();
         let json = serde_json::from_str(&text).unwrap_or(Value::Null);
         Reply {
             status,
             headers,
+            body,
             text,
             json,
         }
@@ -110,7 +114,9 @@ impl TestSandbox {
             base: handle.base_url.clone(),
             handle: Some(handle),
             clock,
+            // No automatic Accept-Encoding: tests see the sandbox's answers byte for byte.
             http: reqwest::Client::builder()
+                .no_gzip()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .unwrap(),

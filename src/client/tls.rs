@@ -1,0 +1,238 @@
+//! HTTPS to remote ASPSPs: the reqwest client a profile gets (rustls, TLS 1.2 or higher per
+//! Authentication rule 1, the system roots plus an optional extra CA bundle, an optional
+//! QWAC client certificate), and plain-language messages for TLS and connection failures.
+
+use std::error::Error as StdError;
+use std::path::Path;
+use std::time::Duration;
+
+use super::ClientError;
+use crate::profile::{Profile, TlsMinVersion};
+
+/// Whole-request timeout of PSD2 calls.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Time allowed to open the TCP connection (and finish the TLS handshake).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn read(profile: &Profile, field: &str, p: &Path) -> Result<Vec<u8>, ClientError> {
+    let path = profile.resolve(p);
+    std::fs::read(&path).map_err(|e| {
+        ClientError::Setup(format!(
+            "profile {:?}: cannot read {field} {}: {e}",
+            profile.name,
+            path.display()
+        ))
+    })
+}
+
+/// The reqwest client for `profile`: rustls; minimum TLS 1.2 (or 1.3 with
+/// `tls_min_version = "1.3"`); server certificates checked against the platform's roots plus
+/// the certificates of `ca_bundle`; `client_certificate` + `client_key` (a QWAC, PEM)
+/// presented when the server asks; no automatic redirects (a 302 is shown, not followed);
+/// 30 s per request, 10 s to connect.
+///
+/// Errors ([`ClientError::Setup`], naming the profile and file): a file cannot be read, the
+/// CA bundle holds no PEM certificate, the client certificate or key is not PEM, or only one
+/// of them is set.
+pub fn http_client_for(profile: &Profile) -> Result<reqwest::Client, ClientError> {
+    let setup = |what: String| ClientError::Setup(format!("profile {:?}: {what}", profile.name));
+    let mut b = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(REQUEST_TIMEOUT)
+        .connect_timeout(CONNECT_TIMEOUT)
+        .user_agent(concat!("psd2-console/", env!("CARGO_PKG_VERSION")))
+        .tls_version_min(match profile.tls_min_version {
+            Some(TlsMinVersion::Tls13) => reqwest::tls::Version::TLS_1_3,
+            _ => reqwest::tls::Version::TLS_1_2,
+        });
+    if let Some(p) = &profile.ca_bundle {
+        let pem = read(profile, "ca_bundle", p)?;
+        let certs = reqwest::Certificate::from_pem_bundle(&pem)
+            .map_err(|e| setup(format!("ca_bundle {}: {e}", p.display())))?;
+        if certs.is_empty() {
+            return Err(setup(format!(
+                "ca_bundle {} holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
+                p.display()
+            )));
+        }
+        b = b.tls_certs_merge(certs);
+    }
+    match (&profile.client_certificate, &profile.client_key) {
+        (Some(c), Some(k)) => {
+            let mut pem = read(profile, "client_certificate", c)?;
+            pem.push(b'\n');
+            pem.extend(read(profile, "client_key", k)?);
+            let id = reqwest::Identity::from_pem(&pem).map_err(|e| {
+                setup(format!(
+                    "client certificate {} / key {}: {} (both must be PEM)",
+                    c.display(),
+                    k.display(),
+                    chain_text(&e)
+                ))
+            })?;
+            b = b.identity(id);
+        }
+        (None, None) => {}
+        _ => {
+            return Err(setup(
+                "client_certificate and client_key go together (set both or neither)".into(),
+            ));
+        }
+    }
+    b.build()
+        .map_err(|e| setup(format!("HTTP client: {}", chain_text(&e))))
+}
+
+/// Every message of an error's `source()` chain joined with `: ` (repeats skipped).
+pub fn chain_text(e: &(dyn StdError + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(e);
+    while let Some(err) = cur {
+        let s = err.to_string();
+        if !parts.iter().any(|p| p.contains(&s)) {
+            parts.push(s);
+        }
+        cur = err.source();
+    }
+    parts.join(": ")
+}
+
+/// `host:port` of a URL (the default port filled in), or the URL itself when it has none.
+pub fn host_port(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(u) => match (u.host_str(), u.port_or_known_default()) {
+            (Some(h), Some(p)) => format!("{h}:{p}"),
+            (Some(h), None) => h.to_string(),
+            _ => url.to_string(),
+        },
+        Err(_) => url.to_string(),
+    }
+}
+
+/// What went wrong below HTTP, found by walking the error chain.
+enum Cause<'a> {
+    Rustls(&'a rustls::Error),
+    Io(std::io::ErrorKind),
+}
+
+fn causes<'a>(e: &'a (dyn StdError + 'static)) -> Vec<Cause<'a>> {
+    let mut out = Vec::new();
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(r) = err.downcast_ref::<rustls::Error>() {
+            out.push(Cause::Rustls(r));
+        }
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            // io::Error::source() skips the wrapped error itself: look inside.
+            if let Some(r) = io
+                .get_ref()
+                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+            {
+                out.push(Cause::Rustls(r));
+            }
+            out.push(Cause::Io(io.kind()));
+        }
+        cur = err.source();
+    }
+    out
+}
+
+/// A sentence for a rustls failure; `profile` names where to fix it.
+fn tls_reason(e: &rustls::Error, host: &str, profile: Option<&str>) -> String {
+    use rustls::{AlertDescription as A, CertificateError as C, Error as E};
+    let in_profile = profile
+        .map(|p| format!(" in profile {p:?}"))
+        .unwrap_or_default();
+    match e {
+        E::InvalidCertificate(c) => {
+            let what = match c {
+                C::UnknownIssuer => format!(
+                    "the server certificate is not trusted (UnknownIssuer); add the CA that issued it to `ca_bundle`{in_profile}"
+                ),
+                C::Expired | C::ExpiredContext { .. } => {
+                    "the server certificate has expired (Expired)".into()
+                }
+                C::NotValidYet | C::NotValidYetContext { .. } => {
+                    "the server certificate is not valid yet (NotValidYet)".into()
+                }
+                C::NotValidForName | C::NotValidForNameContext { .. } => format!(
+                    "the server certificate is not issued for {} (NotValidForName); check the target URL{in_profile}",
+                    host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host)
+                ),
+                C::Revoked => "the server certificate is revoked (Revoked)".into(),
+                C::BadSignature => "the server certificate's signature is invalid".into(),
+                other => format!("the server certificate was refused ({other:?})"),
+            };
+            what
+        }
+        E::AlertReceived(A::CertificateRequired) => format!(
+            "the server requires a client certificate (QWAC); set `client_certificate` and `client_key`{in_profile}"
+        ),
+        E::AlertReceived(A::BadCertificate | A::UnknownCA | A::CertificateUnknown) => format!(
+            "the server refused the client certificate (QWAC){in_profile} ({e})"
+        ),
+        E::AlertReceived(A::ProtocolVersion) | E::PeerIncompatible(_) => format!(
+            "no TLS version or cipher in common with the server ({e}); the console requires TLS 1.2 or higher (`tls_min_version`{in_profile})"
+        ),
+        E::AlertReceived(A::HandshakeFailure) => format!(
+            "the server ended the handshake (HandshakeFailure): it may require a client certificate (QWAC){in_profile}, or share no cipher or TLS version"
+        ),
+        E::InvalidMessage(_) => {
+            "the server does not speak TLS here (is the target http:// rather than https://?)"
+                .into()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Turns a reqwest send error into a clear [`ClientError`]: TLS handshake failures
+/// ([`ClientError::Tls`]: untrusted, expired or misnamed server certificate, client
+/// certificate required or refused, no common TLS version), connection refused, DNS
+/// failures and timeouts ([`ClientError::Connect`]), with the host and port. `profile` is
+/// named in hints about what to change.
+pub fn describe_send_error(url: &str, e: &reqwest::Error, profile: Option<&str>) -> ClientError {
+    let host = host_port(url);
+    let full = chain_text(e);
+    let causes = causes(e);
+    if let Some(r) = causes.iter().find_map(|c| match c {
+        Cause::Rustls(r) => Some(*r),
+        _ => None,
+    }) {
+        return ClientError::Tls {
+            host: host.clone(),
+            reason: tls_reason(r, &host, profile),
+        };
+    }
+    let io_kind = causes.iter().find_map(|c| match c {
+        Cause::Io(k) => Some(k.to_owned()),
+        _ => None,
+    });
+    let reason = if e.is_timeout() || io_kind == Some(std::io::ErrorKind::TimedOut) {
+        format!(
+            "no answer from {host} in time (timeout; {} s to connect, {} s per request)",
+            CONNECT_TIMEOUT.as_secs(),
+            REQUEST_TIMEOUT.as_secs()
+        )
+    } else if io_kind == Some(std::io::ErrorKind::ConnectionRefused) {
+        format!("connection refused at {host}: nothing listens there")
+    } else if full.contains("dns error") || full.contains("failed to lookup address") {
+        let name = host.rsplit_once(':').map(|(h, _)| h).unwrap_or(&host);
+        format!("DNS: no such host {name:?} ({full})")
+    } else if io_kind == Some(std::io::ErrorKind::ConnectionReset)
+        || io_kind == Some(std::io::ErrorKind::UnexpectedEof)
+    {
+        format!("{host} closed the connection ({full})")
+    } else if e.is_connect() {
+        format!("cannot connect to {host}: {full}")
+    } else {
+        return ClientError::Http {
+            url: url.to_string(),
+            reason: full,
+        };
+    };
+    ClientError::Connect {
+        url: url.to_string(),
+        reason,
+    }
+}

@@ -1,0 +1,1911 @@
+//! The response viewer: status, time, size, headers and the body as pretty JSON with
+//! syntax colours; search (`/`, `n`, `N`), a jq filter box (`|`, evaluated in-process by
+//! jaq), copy body (`y`, OSC 52) and following a link of `_links` (`f`).
+//!
+//! Large bodies: the body is pretty-printed once, off the UI task
+//! ([`ResponseView::from_exchange_owned`]), straight from the received bytes (no
+//! `serde_json::Value` kept), and held once as text with an index of line starts
+//! ([`Body`]). Drawing touches only the visible lines, and only their visible characters:
+//! colouring and search highlights included. Search matches are computed once per query.
+
+use std::cell::Cell;
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Wrap};
+
+use super::app::{Action, App, Focus, Level, ScaPrompt};
+use super::keymap::{Command, KEYMAP, Scope};
+use super::theme::Theme;
+use crate::client::{Exchange, PreparedRequest};
+use crate::xs2a::links::names;
+use crate::xs2a::operations::{OPERATIONS, Operation, ParamKind};
+
+/// Most matches a search keeps (a one-letter search of 20 MB would otherwise hold
+/// millions); the count then reads `100000+`.
+pub const MAX_MATCHES: usize = 100_000;
+
+/// Most values a jq filter may produce before it is stopped.
+pub const MAX_FILTER_OUTPUTS: usize = 100_000;
+
+/// Most bytes of filter output kept (the rest is cut with a note).
+pub const MAX_FILTER_BYTES: usize = 64 << 20;
+
+/// A text held once, with the byte offset of each line start: line `i` is found in O(1)
+/// without a `String` per line. Lines end at `\n` (a `\r` before it is dropped).
+#[derive(Debug, Clone, Default)]
+pub struct Body {
+    text: Arc<String>,
+    starts: Vec<u32>,
+}
+
+impl Body {
+    /// Indexes `text`. Texts over 4 GiB are cut (offsets are 32-bit).
+    pub fn new(mut text: String) -> Self {
+        if text.len() > u32::MAX as usize {
+            let mut cut = u32::MAX as usize;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+        }
+        let bytes = text.as_bytes();
+        let mut starts = Vec::new();
+        if !text.is_empty() {
+            let n = memchr::memchr_iter(b'\n', bytes).count();
+            starts.reserve_exact(n + 1);
+            starts.push(0);
+            starts.extend(
+                memchr::memchr_iter(b'\n', bytes)
+                    .filter(|&i| i + 1 < bytes.len())
+                    .map(|i| (i + 1) as u32),
+            );
+        }
+        Body {
+            text: Arc::new(text),
+            starts,
+        }
+    }
+
+    /// Number of lines (0 for an empty text).
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Whether there are no lines.
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// The whole text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Byte range of line `i` in [`Body::text`] (without its line break).
+    fn range(&self, i: usize) -> Range<usize> {
+        let start = self.starts[i] as usize;
+        let mut end = match self.starts.get(i + 1) {
+            Some(&s) => s as usize - 1,
+            None => self.text.len(),
+        };
+        if end > start && self.text.as_bytes()[end - 1] == b'\n' {
+            end -= 1;
+        }
+        if end > start && self.text.as_bytes()[end - 1] == b'\r' {
+            end -= 1;
+        }
+        start..end
+    }
+
+    /// Line `i`, or `None` past the end.
+    pub fn line(&self, i: usize) -> Option<&str> {
+        (i < self.len()).then(|| &self.text[self.range(i)])
+    }
+
+    /// The line holding byte `offset`.
+    pub fn line_of(&self, offset: usize) -> usize {
+        self.starts
+            .partition_point(|&s| s as usize <= offset)
+            .saturating_sub(1)
+    }
+
+    /// Iterates over the lines.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        (0..self.len()).filter_map(|i| self.line(i))
+    }
+}
+
+/// One entry of the response's `_links` (Berlin Group `_linksAll`): its name, `href` and
+/// `verbs` (when the bank gives them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkRef {
+    /// Link name, e.g. `balances`, `next`, `scaRedirect`.
+    pub name: String,
+    /// Absolute URL or path.
+    pub href: String,
+    /// HTTP methods allowed on it (`verbs`), often empty.
+    pub verbs: Vec<String>,
+}
+
+/// What following a link means: the catalogue operation and the parameter values taken
+/// from the `href` (path parameters and the operation's query parameters).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkTarget {
+    /// The operation whose method and path template match.
+    pub op: &'static Operation,
+    /// `(name, value)` for each parameter found in the `href`, percent-decoded.
+    pub params: Vec<(String, String)>,
+}
+
+const PAYMENT_SERVICES: [&str; 3] = ["payments", "bulk-payments", "periodic-payments"];
+
+/// Finds the catalogue operation a link leads to: the `href`'s path (from `/v1/` on; an
+/// absolute URL's origin and any base path before it are ignored) is matched against each
+/// operation's path template, preferring the method the link implies
+/// (`startAuthorisation` → POST, else the first of `verbs`, else GET) and, among equals,
+/// the template with the most literal segments (so `/v1/accounts/{id}/balances` wins over
+/// `/v1/{payment-service}/{payment-product}/{payment-id}`). Query parameters the operation
+/// knows (e.g. `bookingStatus`, `limit`, `offset` of the paging links) are taken too.
+///
+/// `None` when no operation matches (e.g. `scaStatus`, which has no catalogue entry) or
+/// the href has no `/v1/` path.
+pub fn match_href(name: &str, href: &str, verbs: &[String]) -> Option<LinkTarget> {
+    let (path, query) = split_href(href)?;
+    let at = if path.starts_with("/v1/") {
+        0
+    } else {
+        path.find("/v1/")?
+    };
+    let path = &path[at..];
+    let segs: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+    let wanted = if name == names::START_AUTHORISATION {
+        "POST".to_string()
+    } else {
+        verbs
+            .first()
+            .map(|v| v.to_ascii_uppercase())
+            .unwrap_or_else(|| "GET".into())
+    };
+    let mut best: Option<(usize, LinkTarget)> = None;
+    for op in OPERATIONS {
+        let Some((literals, params)) = match_template(op.path, &segs) else {
+            continue;
+        };
+        // Exact method first, then GET, then anything.
+        let method_rank = if op.method == wanted {
+            2
+        } else if op.method == "GET" {
+            1
+        } else {
+            0
+        };
+        let score = method_rank * 1000 + literals;
+        if best.as_ref().is_none_or(|(s, _)| score > *s) {
+            best = Some((score, LinkTarget { op, params }));
+        }
+    }
+    let (_, LinkTarget { op, mut params }) = best?;
+    if let Some(q) = query {
+        for (k, v) in url::form_urlencoded::parse(q.as_bytes()) {
+            if op
+                .params
+                .iter()
+                .any(|p| p.kind == ParamKind::Query && p.name == k)
+            {
+                params.push((k.into_owned(), v.into_owned()));
+            }
+        }
+    }
+    Some(LinkTarget { op, params })
+}
+
+/// `(path, query)` of an href: absolute URLs are parsed, paths split at `?` (a fragment is
+/// dropped).
+fn split_href(href: &str) -> Option<(String, Option<String>)> {
+    let href = href.trim();
+    if href.starts_with("http://") || href.starts_with("https://") {
+        let u = url::Url::parse(href).ok()?;
+        return Some((u.path().to_string(), u.query().map(str::to_string)));
+    }
+    let href = href.split('#').next().unwrap_or("");
+    match href.split_once('?') {
+        Some((p, q)) => Some((p.to_string(), Some(q.to_string()))),
+        None => Some((href.to_string(), None)),
+    }
+}
+
+/// Matches path segments against a template: the number of literal segments and the
+/// captured `{name}` values, percent-decoded.
+fn match_template(template: &str, segs: &[&str]) -> Option<(usize, Vec<(String, String)>)> {
+    let tsegs: Vec<&str> = template.split('/').collect();
+    if tsegs.len() != segs.len() {
+        return None;
+    }
+    let mut literals = 0;
+    let mut params = Vec::new();
+    for (t, s) in tsegs.iter().zip(segs) {
+        if let Some(name) = t.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
+            if s.is_empty() {
+                return None;
+            }
+            let v = percent_encoding::percent_decode_str(s)
+                .decode_utf8_lossy()
+                .into_owned();
+            if name == "payment-service" && !PAYMENT_SERVICES.contains(&v.as_str()) {
+                return None;
+            }
+            params.push((name.to_string(), v));
+        } else if t == s {
+            literals += 1;
+        } else {
+            return None;
+        }
+    }
+    Some((literals, params))
+}
+
+/// The state of a jq filter applied to a response.
+#[derive(Debug, Clone)]
+pub enum FilterState {
+    /// Being evaluated off the UI task.
+    Running,
+    /// The result: each output value pretty-printed, one after the other.
+    Done(Body),
+    /// Why the filter failed (with the column of a syntax error), as display lines.
+    Failed(Body),
+}
+
+/// A jq filter and its state.
+#[derive(Debug, Clone)]
+pub struct Filtered {
+    /// The expression.
+    pub expr: String,
+    /// Its state.
+    pub state: FilterState,
+}
+
+/// A search of the shown body: computed once per query.
+#[derive(Debug, Clone)]
+pub struct Search {
+    /// The text searched for; all lower case searches ignoring ASCII case (smart case).
+    pub query: String,
+    /// Byte offsets of the matches in the shown body, in order (at most [`MAX_MATCHES`]).
+    matches: Vec<u32>,
+    /// Whether there were more than [`MAX_MATCHES`].
+    capped: bool,
+    /// Index of the current match.
+    current: usize,
+}
+
+impl Search {
+    /// Finds `query` in `text`: smart case (case-insensitive for ASCII unless the query has
+    /// an upper-case letter), non-overlapping, at most [`MAX_MATCHES`].
+    pub fn run(query: &str, text: &str) -> Search {
+        let mut matches = Vec::new();
+        let mut capped = false;
+        if !query.is_empty() {
+            let ci = !query.chars().any(char::is_uppercase);
+            if let Ok(ac) = aho_corasick::AhoCorasick::builder()
+                .ascii_case_insensitive(ci)
+                .build([query])
+            {
+                for m in ac.find_iter(text) {
+                    if matches.len() == MAX_MATCHES {
+                        capped = true;
+                        break;
+                    }
+                    matches.push(m.start() as u32);
+                }
+            }
+        }
+        Search {
+            query: query.to_string(),
+            matches,
+            capped,
+            current: 0,
+        }
+    }
+
+    /// Number of matches kept.
+    pub fn count(&self) -> usize {
+        self.matches.len()
+    }
+
+    /// `3 of 17`, `0 of 0`, `1 of 100000+`.
+    pub fn position_text(&self) -> String {
+        let plus = if self.capped { "+" } else { "" };
+        if self.matches.is_empty() {
+            "no match".to_string()
+        } else {
+            format!("{} of {}{plus}", self.current + 1, self.matches.len())
+        }
+    }
+
+    /// Matches overlapping bytes `range` of the text, as byte ranges, with whether each is
+    /// the current one (binary search: O(log n + matches in range)).
+    fn in_range(&self, range: Range<usize>) -> impl Iterator<Item = (Range<usize>, bool)> + '_ {
+        let qlen = self.query.len();
+        let first = self
+            .matches
+            .partition_point(|&m| (m as usize) + qlen <= range.start);
+        self.matches[first..]
+            .iter()
+            .enumerate()
+            .take_while(move |(_, m)| (**m as usize) < range.end)
+            .map(move |(k, &m)| {
+                let m = m as usize;
+                (m..m + qlen, first + k == self.current)
+            })
+    }
+}
+
+/// A response made ready for display: the body pretty-printed once and indexed by line, so
+/// that drawing touches only the visible lines, however large the body.
+#[derive(Debug, Clone)]
+pub struct ResponseView {
+    /// Title of the operation sent.
+    pub operation: String,
+    /// Method sent.
+    pub method: String,
+    /// URL sent.
+    pub url: String,
+    /// HTTP status.
+    pub status: u16,
+    /// Time from sending to the whole body received.
+    pub elapsed: Duration,
+    /// Response headers as received.
+    pub headers: Vec<(String, String)>,
+    /// Body size in bytes, as received.
+    pub body_bytes: usize,
+    /// Whether the body is JSON (then the body lines are pretty JSON).
+    pub is_json: bool,
+    /// `_links.scaRedirect.href`, if present.
+    pub sca_redirect: Option<String>,
+    /// `accounts[0].resourceId`, if present.
+    pub first_account_id: Option<String>,
+    /// The top-level `_links`, in the body's order.
+    pub links: Vec<LinkRef>,
+    /// The outcome of verifying the response's signature, when the profile asks for it
+    /// (`verify_response_signatures`; Authentication rule 10).
+    pub signature: Option<crate::client::response_sig::ResponseSignature>,
+    body: Body,
+    filter: Option<Box<Filtered>>,
+    search: Option<Box<Search>>,
+}
+
+/// What is read from the parsed JSON before it is dropped.
+struct Meta {
+    sca_redirect: Option<String>,
+    first_account_id: Option<String>,
+    links: Vec<LinkRef>,
+}
+
+impl Meta {
+    fn of(json: Option<&serde_json::Value>) -> Meta {
+        let first_account_id = json
+            .and_then(|j| j.get("accounts"))
+            .and_then(|a| a.as_array())
+            .and_then(|a| a.first())
+            .and_then(|a| a.get("resourceId"))
+            .and_then(|r| r.as_str())
+            .map(str::to_string);
+        let links = json
+            .and_then(|j| j.get("_links"))
+            .and_then(|l| l.as_object())
+            .map(|o| {
+                o.iter()
+                    .filter_map(|(name, l)| {
+                        let href = l.get("href")?.as_str()?.to_string();
+                        let verbs = l
+                            .get("verbs")
+                            .and_then(|v| v.as_array())
+                            .map(|a| {
+                                a.iter()
+                                    .filter_map(|x| x.as_str().map(str::to_string))
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        Some(LinkRef {
+                            name: name.clone(),
+                            href,
+                            verbs,
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Meta {
+            sca_redirect: json.and_then(crate::xs2a::links::sca_redirect_of),
+            first_account_id,
+            links,
+        }
+    }
+}
+
+/// `body` pretty-printed (two-space indent, `"key": value`) straight from the bytes,
+/// without building a `serde_json::Value`; `None` when it is not one JSON value.
+pub fn pretty_json(body: &[u8]) -> Option<String> {
+    let mut out = Vec::with_capacity(body.len() + body.len() / 2);
+    let mut de = serde_json::Deserializer::from_slice(body);
+    {
+        let mut ser = serde_json::Serializer::pretty(&mut out);
+        serde_transcode::transcode(&mut de, &mut ser).ok()?;
+    }
+    de.end().ok()?;
+    out.shrink_to_fit();
+    String::from_utf8(out).ok()
+}
+
+impl ResponseView {
+    /// Builds the view of `exchange`, the answer to `request` (an operation titled
+    /// `operation`). Pretty-printing a large body takes a while: call this off the UI task.
+    pub fn from_exchange(operation: &str, request: &PreparedRequest, exchange: &Exchange) -> Self {
+        let meta = Meta::of(exchange.json.as_ref());
+        Self::build(
+            operation,
+            request,
+            exchange,
+            meta,
+            &exchange.body,
+            exchange.json.as_ref(),
+        )
+    }
+
+    /// As [`ResponseView::from_exchange`], taking the exchange so that its parsed JSON is
+    /// dropped before the body is pretty-printed and its raw bytes right after: a large
+    /// body is never held three times.
+    pub fn from_exchange_owned(
+        operation: &str,
+        request: &PreparedRequest,
+        mut exchange: Exchange,
+    ) -> Self {
+        let json = exchange.json.take();
+        let meta = Meta::of(json.as_ref());
+        let is_json = json.is_some();
+        drop(json);
+        let body = std::mem::take(&mut exchange.body);
+        Self::build_with(operation, request, &exchange, meta, &body, is_json, None)
+    }
+
+    fn build(
+        operation: &str,
+        request: &PreparedRequest,
+        exchange: &Exchange,
+        meta: Meta,
+        body: &[u8],
+        json: Option<&serde_json::Value>,
+    ) -> Self {
+        Self::build_with(
+            operation,
+            request,
+            exchange,
+            meta,
+            body,
+            json.is_some(),
+            json,
+        )
+    }
+
+    /// `json`: the parsed body, used only if the bytes cannot be pretty-printed directly.
+    fn build_with(
+        operation: &str,
+        request: &PreparedRequest,
+        exchange: &Exchange,
+        meta: Meta,
+        body: &[u8],
+        is_json: bool,
+        json: Option<&serde_json::Value>,
+    ) -> Self {
+        let text = if is_json {
+            pretty_json(body)
+                .or_else(|| json.and_then(|v| serde_json::to_string_pretty(v).ok()))
+                .unwrap_or_else(|| String::from_utf8_lossy(body).into_owned())
+        } else {
+            String::from_utf8_lossy(body).into_owned()
+        };
+        ResponseView {
+            operation: operation.to_string(),
+            method: request.method.clone(),
+            url: request.url.clone(),
+            status: exchange.status,
+            elapsed: exchange.elapsed,
+            headers: exchange.headers.clone(),
+            body_bytes: body.len(),
+            is_json,
+            sca_redirect: meta.sca_redirect,
+            first_account_id: meta.first_account_id,
+            links: meta.links,
+            signature: None,
+            body: Body::new(text),
+            filter: None,
+            search: None,
+        }
+    }
+
+    /// The body as received (pretty JSON or text), unfiltered.
+    pub fn body_lines(&self) -> &Body {
+        &self.body
+    }
+
+    /// The body shown: the filter's result or error when a filter is applied, else the
+    /// body.
+    pub fn shown_body(&self) -> &Body {
+        match self.filter.as_ref().map(|f| &f.state) {
+            Some(FilterState::Done(b)) | Some(FilterState::Failed(b)) => b,
+            _ => &self.body,
+        }
+    }
+
+    /// The jq filter applied, if any.
+    pub fn filter(&self) -> Option<&Filtered> {
+        self.filter.as_deref()
+    }
+
+    /// The active search, if any.
+    pub fn search(&self) -> Option<&Search> {
+        self.search.as_deref()
+    }
+
+    /// Number of scrollable lines: headers, a blank line, the shown body.
+    pub fn total_lines(&self) -> usize {
+        self.headers.len() + 1 + self.shown_body().len().max(1)
+    }
+
+    /// `200 OK`, `401 Unauthorized`, ...
+    pub fn status_text(&self) -> String {
+        let reason = http::StatusCode::from_u16(self.status)
+            .ok()
+            .and_then(|s| s.canonical_reason())
+            .unwrap_or("");
+        format!("{} {}", self.status, reason).trim_end().to_string()
+    }
+
+    /// Elapsed time in whole milliseconds.
+    pub fn elapsed_ms(&self) -> u128 {
+        self.elapsed.as_millis()
+    }
+
+    /// The body size in human units: `512 B`, `1.5 KiB`, `20.0 MiB`.
+    pub fn size_text(&self) -> String {
+        human_size(self.body_bytes)
+    }
+
+    /// What `y` copies: the filter's result when a filter is applied, else the body.
+    pub fn copy_text(&self) -> &str {
+        match self.filter.as_ref().map(|f| &f.state) {
+            Some(FilterState::Done(b)) => b.text(),
+            _ => self.body.text(),
+        }
+    }
+
+    /// Searches the shown body for `query` (replacing any previous search).
+    pub fn set_search(&mut self, query: &str) {
+        self.search = Some(Box::new(Search::run(query, self.shown_body().text())));
+    }
+
+    /// The display line (header, blank line and body lines counted) of the current match.
+    fn current_match_line(&self) -> Option<(usize, usize)> {
+        let s = self.search.as_ref()?;
+        let off = *s.matches.get(s.current)? as usize;
+        let body = self.shown_body();
+        let li = body.line_of(off);
+        let col = body.text()[body.range(li).start..off].chars().count();
+        Some((self.headers.len() + 1 + li, col))
+    }
+
+    /// Moves the current match by `delta`, wrapping around.
+    fn step_match(&mut self, delta: isize) {
+        if let Some(s) = &mut self.search {
+            let n = s.matches.len();
+            if n > 0 {
+                s.current = (s.current as isize + delta).rem_euclid(n as isize) as usize;
+            }
+        }
+    }
+}
+
+/// `n` bytes in human units (IEC): `512 B`, `1.5 KiB`, `20.0 MiB`, `1.2 GiB`.
+pub fn human_size(n: usize) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut v = n as f64 / 1024.0;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", UNITS[u])
+}
+
+/// A duration for the head line: `42 ms` below a second, else `1.25 s`.
+pub fn human_time(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{:.2} s", d.as_secs_f64())
+    }
+}
+
+/// The response pane's content.
+#[derive(Debug, Clone)]
+pub enum ResponseState {
+    /// Nothing sent yet.
+    Empty,
+    /// Waiting for an answer to `method url`.
+    Sending {
+        /// Method sent.
+        method: String,
+        /// URL sent.
+        url: String,
+    },
+    /// An answer arrived.
+    Done(Box<ResponseView>),
+    /// No answer: the request could not be sent or the connection failed.
+    Failed(String),
+}
+
+// ---------------------------------------------------------------------------------------
+// jq (jaq)
+
+/// A jq filter to evaluate off the UI task ([`Action::RunFilter`]): the expression and the
+/// shown body it applies to (shared, not copied).
+#[derive(Debug, Clone)]
+pub struct FilterJob {
+    /// The jq expression.
+    pub expr: String,
+    input: Arc<String>,
+}
+
+impl PartialEq for FilterJob {
+    fn eq(&self, other: &Self) -> bool {
+        self.expr == other.expr && Arc::ptr_eq(&self.input, &other.input)
+    }
+}
+
+impl Eq for FilterJob {}
+
+/// The outcome of a [`FilterJob`], for [`App::filter_finished`].
+#[derive(Debug)]
+pub struct FilterDone {
+    expr: String,
+    input: Arc<String>,
+    result: Result<String, String>,
+}
+
+impl FilterJob {
+    /// Evaluates the filter (slow on a large body: call it off the UI task).
+    pub fn run(self) -> FilterDone {
+        let result = run_jq(&self.expr, &self.input);
+        FilterDone {
+            expr: self.expr,
+            input: self.input,
+            result,
+        }
+    }
+}
+
+/// Evaluates `expr` with jaq (jq's language with jaq's standard library) on the JSON
+/// `input` and returns every output value pretty-printed (two-space indent), one after the
+/// other. At most [`MAX_FILTER_OUTPUTS`] values and [`MAX_FILTER_BYTES`] bytes are kept;
+/// a note says when the output was cut.
+///
+/// Errors: the input is not JSON; the expression does not parse (`… at column N`) or uses
+/// an undefined filter or variable; evaluation fails (`.a` on an array, `error(...)`,
+/// `halt`).
+pub fn run_jq(expr: &str, input: &str) -> Result<String, String> {
+    use jaq_core::load::{Arena, File, Loader};
+    use jaq_core::{Compiler, Ctx, Vars, data};
+    use jaq_json::Val;
+
+    let input = jaq_json::read::parse_single(input.as_bytes())
+        .map_err(|e| format!("the body is not JSON: {e}"))?;
+    let defs = jaq_core::defs()
+        .chain(jaq_std::defs())
+        .chain(jaq_json::defs());
+    let funs = jaq_core::funs()
+        .chain(jaq_std::funs())
+        .chain(jaq_json::funs());
+    let loader = Loader::new(defs);
+    let arena = Arena::default();
+    let program = File {
+        code: expr,
+        path: (),
+    };
+    let modules = loader
+        .load(&arena, program)
+        .map_err(|errs| load_error(expr, errs))?;
+    let filter = Compiler::default()
+        .with_funs(funs)
+        .compile(modules)
+        .map_err(|errs| {
+            let mut out = Vec::new();
+            for (_, es) in errs {
+                for (s, undefined) in es {
+                    out.push(format!(
+                        "undefined {} {s}{}",
+                        undefined.as_str(),
+                        column_note(expr, s)
+                    ));
+                }
+            }
+            out.join("; ")
+        })?;
+    let ctx = Ctx::<data::JustLut<Val>>::new(&filter.lut, Vars::new([]));
+    let pp = jaq_json::write::Pp {
+        indent: Some("  ".to_string()),
+        sep_space: true,
+        ..Default::default()
+    };
+    let mut out: Vec<u8> = Vec::new();
+    for (n, item) in filter.id.run((ctx, input)).enumerate() {
+        if n == MAX_FILTER_OUTPUTS || out.len() > MAX_FILTER_BYTES {
+            out.extend_from_slice(
+                format!(
+                    "… output cut after {n} values ({})\n",
+                    human_size(out.len())
+                )
+                .as_bytes(),
+            );
+            break;
+        }
+        match item {
+            Ok(v) => {
+                jaq_json::write::write(&mut out, &pp, 0, &v).map_err(|e| e.to_string())?;
+                out.push(b'\n');
+            }
+            Err(exn) => {
+                return Err(match exn.get_err() {
+                    Ok(e) => format!("jq error: {e}"),
+                    Err(_) => "the filter stopped (halt)".to_string(),
+                });
+            }
+        }
+    }
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// The messages of load (lex and parse) errors with their column in `expr`.
+fn load_error<P>(expr: &str, errs: jaq_core::load::Errors<&str, P>) -> String {
+    use jaq_core::load::Error;
+    let mut out = Vec::new();
+    for (_, e) in errs {
+        match e {
+            Error::Io(v) => out.extend(v.into_iter().map(|(path, msg)| format!("{path}: {msg}"))),
+            Error::Lex(v) => out.extend(v.into_iter().map(|(expect, got)| {
+                format!("expected {}{}", lex_expect(&expect), column_note(expr, got))
+            })),
+            Error::Parse(v) => out.extend(v.into_iter().map(|(expect, got)| {
+                let found = if got.is_empty() {
+                    "the end".to_string()
+                } else {
+                    format!("{:?}", got.chars().take(20).collect::<String>())
+                };
+                format!(
+                    "expected {}, found {found}{}",
+                    expect.as_str(),
+                    column_note(expr, got)
+                )
+            })),
+        }
+    }
+    if out.is_empty() {
+        "the filter does not parse".to_string()
+    } else {
+        out.join("; ")
+    }
+}
+
+fn lex_expect(e: &jaq_core::load::lex::Expect<&str>) -> &'static str {
+    use jaq_core::load::lex::Expect;
+    match e {
+        Expect::Delim(d) if !["(", "[", "{", "\""].contains(d) => "closing delimiter",
+        other => other.as_str(),
+    }
+}
+
+/// ` at column N` when `part` is a slice of `expr` (1-based, in characters).
+fn column_note(expr: &str, part: &str) -> String {
+    let start = expr.as_ptr() as usize;
+    let p = part.as_ptr() as usize;
+    if p < start || p > start + expr.len() {
+        return String::new();
+    }
+    let off = p - start;
+    match expr.get(..off) {
+        Some(before) => format!(" at column {}", before.chars().count() + 1),
+        None => String::new(),
+    }
+}
+
+/// Starts `job` on a thread of its own (a runaway filter never blocks the console, and a
+/// detached thread does not hold up quitting); the receiver gets the outcome.
+pub fn spawn_filter(job: FilterJob) -> tokio::sync::oneshot::Receiver<FilterDone> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let expr = job.expr.clone();
+    let input = job.input.clone();
+    let spawned = std::thread::Builder::new()
+        .name("jq-filter".into())
+        .stack_size(64 << 20)
+        .spawn(move || {
+            let _ = tx.send(job.run());
+        });
+    if let Err(e) = spawned {
+        let (tx, rx2) = tokio::sync::oneshot::channel();
+        let _ = tx.send(FilterDone {
+            expr,
+            input,
+            result: Err(format!("cannot start the filter: {e}")),
+        });
+        return rx2;
+    }
+    rx
+}
+
+// ---------------------------------------------------------------------------------------
+// App state and keys
+
+/// Which box is open at the bottom of the response pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    /// `/` search.
+    Search,
+    /// `|` jq filter.
+    Filter,
+}
+
+/// A one-line text box.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputBox {
+    /// Search or filter.
+    pub kind: InputKind,
+    /// The text typed.
+    pub text: String,
+    /// Cursor position in characters.
+    pub cursor: usize,
+}
+
+/// The response viewer's own UI state in [`App`] (the per-response state, filter and
+/// search, lives in the [`ResponseView`]).
+#[derive(Debug, Default)]
+pub struct ResponseUi {
+    /// The open search or filter box.
+    pub(crate) input: Option<InputBox>,
+    /// The highlighted entry of the link chooser, when it is open.
+    pub(crate) chooser: Option<usize>,
+    /// Width of the body area at the last draw (to scroll a match into view).
+    pub(crate) width: Cell<usize>,
+}
+
+impl App {
+    fn response_view(&self) -> Option<&ResponseView> {
+        match &self.response {
+            super::app::ResponseState::Done(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    fn response_view_mut(&mut self) -> Option<&mut ResponseView> {
+        match &mut self.response {
+            super::app::ResponseState::Done(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The search or filter box, when one is open.
+    pub fn response_input(&self) -> Option<&InputBox> {
+        self.response_ui.input.as_ref()
+    }
+
+    /// The highlighted entry of the link chooser, when it is open.
+    pub fn link_chooser(&self) -> Option<usize> {
+        self.response_ui.chooser
+    }
+
+    /// Scrolls the response so that display line `line` is the first visible one (clamped
+    /// at the last draw's bottom).
+    pub fn scroll_response_to(&mut self, line: usize) {
+        let total = self.response_view().map(|v| v.total_lines()).unwrap_or(0);
+        let max = total.saturating_sub(self.viewport[2].get().max(1));
+        self.scroll[2] = line.min(max);
+    }
+
+    /// Keys for the open search or filter box (from [`App::text_input_key`]): they type
+    /// text, Enter applies, Esc closes (the filter box also clears the filter). `None`
+    /// when no box is open.
+    pub(crate) fn response_input_key(&mut self, key: &KeyEvent) -> Option<Action> {
+        let input = self.response_ui.input.as_mut()?;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let n = input.text.chars().count();
+        match key.code {
+            KeyCode::Esc => {
+                let kind = input.kind;
+                self.response_ui.input = None;
+                if kind == InputKind::Filter {
+                    self.clear_filter();
+                }
+            }
+            KeyCode::Enter => {
+                let input = self.response_ui.input.take()?;
+                return Some(match input.kind {
+                    InputKind::Search => {
+                        self.start_search(&input.text);
+                        Action::None
+                    }
+                    InputKind::Filter => self.start_filter(&input.text),
+                });
+            }
+            KeyCode::Char('u') if ctrl => {
+                input.text.clear();
+                input.cursor = 0;
+            }
+            KeyCode::Char(c) if !ctrl && !alt => {
+                let at = byte_at(&input.text, input.cursor);
+                input.text.insert(at, c);
+                input.cursor += 1;
+            }
+            KeyCode::Backspace if input.cursor > 0 => {
+                input.cursor -= 1;
+                let at = byte_at(&input.text, input.cursor);
+                input.text.remove(at);
+            }
+            KeyCode::Delete if input.cursor < n => {
+                let at = byte_at(&input.text, input.cursor);
+                input.text.remove(at);
+            }
+            KeyCode::Left => input.cursor = input.cursor.saturating_sub(1),
+            KeyCode::Right => input.cursor = (input.cursor + 1).min(n),
+            KeyCode::Home => input.cursor = 0,
+            KeyCode::End => input.cursor = n,
+            _ => {}
+        }
+        Some(Action::None)
+    }
+
+    /// Pastes `text` into the open search or filter box (line breaks dropped); false when
+    /// no box is open.
+    pub fn response_paste(&mut self, text: &str) -> bool {
+        let Some(input) = self.response_ui.input.as_mut() else {
+            return false;
+        };
+        for c in text.chars().filter(|c| *c != '\n' && *c != '\r') {
+            let at = byte_at(&input.text, input.cursor);
+            input.text.insert(at, c);
+            input.cursor += 1;
+        }
+        true
+    }
+
+    /// The response viewer's commands (search, filter, copy, follow link, clear).
+    pub(crate) fn response_command(&mut self, cmd: Command) -> Action {
+        if self.response_view().is_none() {
+            self.set_message(Level::Info, "No response yet: send a request first");
+            return Action::None;
+        }
+        match cmd {
+            Command::ResponseSearch => self.open_input(InputKind::Search),
+            Command::ResponseFilter => {
+                if self.response_view().is_some_and(|v| !v.is_json) {
+                    self.set_message(Level::Warning, "The body is not JSON: nothing to filter");
+                } else {
+                    self.open_input(InputKind::Filter)
+                }
+            }
+            Command::SearchNext => self.next_match(1),
+            Command::SearchPrev => self.next_match(-1),
+            Command::CopyBody => return self.copy_body(),
+            Command::FollowLink => return self.follow_link(),
+            Command::ClearResponse => {
+                let had = self
+                    .response_view()
+                    .is_some_and(|v| v.filter.is_some() || v.search.is_some());
+                self.clear_filter();
+                if let Some(v) = self.response_view_mut() {
+                    v.search = None;
+                }
+                if had {
+                    self.set_message(Level::Info, "Filter and search cleared");
+                }
+            }
+            _ => {}
+        }
+        Action::None
+    }
+
+    fn open_input(&mut self, kind: InputKind) {
+        let text = self
+            .response_view()
+            .and_then(|v| match kind {
+                InputKind::Search => v.search.as_ref().map(|s| s.query.clone()),
+                InputKind::Filter => v.filter.as_ref().map(|f| f.expr.clone()),
+            })
+            .unwrap_or_default();
+        let cursor = text.chars().count();
+        self.response_ui.input = Some(InputBox { kind, text, cursor });
+    }
+
+    fn start_search(&mut self, query: &str) {
+        let Some(v) = self.response_view_mut() else {
+            return;
+        };
+        if query.is_empty() {
+            v.search = None;
+            return;
+        }
+        v.set_search(query);
+        let s = v.search.as_ref().map(|s| (s.count(), s.position_text()));
+        match s {
+            Some((0, _)) => self.set_message(Level::Warning, format!("No match for {query:?}")),
+            Some((_, pos)) => {
+                self.jump_to_match();
+                self.set_message(
+                    Level::Info,
+                    format!("Match {pos} for {query:?}; n next, N previous"),
+                );
+            }
+            None => {}
+        }
+    }
+
+    fn next_match(&mut self, delta: isize) {
+        let Some(v) = self.response_view_mut() else {
+            return;
+        };
+        let Some(s) = &v.search else {
+            self.set_message(Level::Info, "No search: press / to search the body");
+            return;
+        };
+        if s.count() == 0 {
+            let q = s.query.clone();
+            self.set_message(Level::Warning, format!("No match for {q:?}"));
+            return;
+        }
+        v.step_match(delta);
+        let pos = v
+            .search
+            .as_ref()
+            .map(|s| s.position_text())
+            .unwrap_or_default();
+        self.jump_to_match();
+        self.set_message(Level::Info, format!("Match {pos}"));
+    }
+
+    /// Scrolls the current match into view (a third from the top, its column visible).
+    fn jump_to_match(&mut self) {
+        let Some((line, col)) = self.response_view().and_then(|v| v.current_match_line()) else {
+            return;
+        };
+        let h = self.viewport[2].get().max(1);
+        self.scroll_response_to(line.saturating_sub(h / 3));
+        let w = self.response_ui.width.get().max(1);
+        if col < self.hscroll || col >= self.hscroll + w {
+            self.hscroll = col.saturating_sub(w / 4);
+        }
+    }
+
+    fn start_filter(&mut self, expr: &str) -> Action {
+        let expr = expr.trim().to_string();
+        if expr.is_empty() {
+            self.clear_filter();
+            return Action::None;
+        }
+        let Some(v) = self.response_view_mut() else {
+            return Action::None;
+        };
+        let input = v.body.text.clone();
+        v.filter = Some(Box::new(Filtered {
+            expr: expr.clone(),
+            state: FilterState::Running,
+        }));
+        v.search = None;
+        self.set_message(Level::Info, format!("Filtering with {expr} …"));
+        Action::RunFilter(FilterJob { expr, input })
+    }
+
+    /// Shows the outcome of a jq filter ([`Action::RunFilter`]); ignored when the response
+    /// or the filter changed meanwhile.
+    pub fn filter_finished(&mut self, done: FilterDone) {
+        let Some(v) = self.response_view_mut() else {
+            return;
+        };
+        let current = matches!(&v.filter, Some(f) if f.expr == done.expr
+            && matches!(f.state, FilterState::Running))
+            && Arc::ptr_eq(&v.body.text, &done.input);
+        if !current {
+            return;
+        }
+        let (state, msg) = match done.result {
+            Ok(text) => {
+                let b = Body::new(text);
+                let n = b.len();
+                (
+                    FilterState::Done(b),
+                    (
+                        Level::Success,
+                        format!("Filtered: {} ({n} lines)", done.expr),
+                    ),
+                )
+            }
+            Err(e) => (
+                FilterState::Failed(Body::new(format!("jq filter {}\n{e}", done.expr))),
+                (Level::Error, format!("Filter failed: {e}")),
+            ),
+        };
+        v.filter = Some(Box::new(Filtered {
+            expr: done.expr,
+            state,
+        }));
+        self.scroll[2] = 0;
+        self.hscroll = 0;
+        self.set_message(msg.0, msg.1);
+    }
+
+    fn clear_filter(&mut self) {
+        if let Some(v) = self.response_view_mut()
+            && v.filter.take().is_some()
+        {
+            v.search = None;
+            self.scroll[2] = 0;
+            self.hscroll = 0;
+        }
+    }
+
+    fn copy_body(&mut self) -> Action {
+        let Some(v) = self.response_view() else {
+            return Action::None;
+        };
+        let text = v.copy_text().to_string();
+        let what = if matches!(
+            v.filter.as_ref().map(|f| &f.state),
+            Some(FilterState::Done(_))
+        ) {
+            "filter result"
+        } else {
+            "body"
+        };
+        if text.is_empty() {
+            self.set_message(Level::Info, format!("The {what} is empty: nothing copied"));
+            return Action::None;
+        }
+        self.set_message(
+            Level::Success,
+            format!(
+                "Copied the {what} ({} bytes) to the clipboard (OSC 52)",
+                text.len()
+            ),
+        );
+        Action::Copy(text)
+    }
+
+    fn follow_link(&mut self) -> Action {
+        let n = self.response_view().map(|v| v.links.len()).unwrap_or(0);
+        match n {
+            0 => {
+                self.set_message(Level::Info, "This response has no _links to follow");
+                Action::None
+            }
+            1 => self.follow(0),
+            _ => {
+                self.response_ui.chooser = Some(0);
+                Action::None
+            }
+        }
+    }
+
+    /// Keys of the link chooser (context [`super::keymap::Context::LinkChooser`]).
+    pub(crate) fn links_command(&mut self, cmd: Command) -> Option<Action> {
+        let i = self.response_ui.chooser?;
+        let n = self.response_view().map(|v| v.links.len()).unwrap_or(0);
+        match cmd {
+            Command::Up => self.response_ui.chooser = Some(i.saturating_sub(1)),
+            Command::Down => self.response_ui.chooser = Some((i + 1).min(n.saturating_sub(1))),
+            Command::Choose => {
+                self.response_ui.chooser = None;
+                return Some(self.follow(i));
+            }
+            Command::Dismiss => self.response_ui.chooser = None,
+            _ => return None,
+        }
+        Some(Action::None)
+    }
+
+    /// Follows link `i` of the response: scaRedirect opens the SCA prompt; any other link
+    /// selects the matching operation and fills its parameters from the href.
+    fn follow(&mut self, i: usize) -> Action {
+        let Some(link) = self.response_view().and_then(|v| v.links.get(i).cloned()) else {
+            return Action::None;
+        };
+        if link.name == names::SCA_REDIRECT {
+            let url = if link.href.starts_with('/') {
+                format!(
+                    "{}{}",
+                    self.status.base_url.trim_end_matches('/'),
+                    link.href
+                )
+            } else {
+                link.href.clone()
+            };
+            self.sca = Some(ScaPrompt { url, browser: None });
+            self.sca_visible = true;
+            self.set_message(
+                Level::Info,
+                "scaRedirect: press o to open it in the browser",
+            );
+            return Action::None;
+        }
+        let Some(target) = match_href(&link.name, &link.href, &link.verbs) else {
+            self.set_message(
+                Level::Warning,
+                format!(
+                    "No operation of the catalogue matches _links.{} ({})",
+                    link.name, link.href
+                ),
+            );
+            return Action::None;
+        };
+        let op = target.op;
+        self.select_operation(op.id);
+        for p in op.params {
+            let v = target
+                .params
+                .iter()
+                .rev()
+                .find(|(k, _)| k == p.name)
+                .map(|(_, v)| v.as_str())
+                .unwrap_or("");
+            self.set_param(op.id, p.name, v);
+        }
+        self.focus = Focus::Operations;
+        self.set_message(
+            Level::Success,
+            format!(
+                "{} prefilled from _links.{}: press s to send it",
+                op.title, link.name
+            ),
+        );
+        Action::None
+    }
+}
+
+fn byte_at(s: &str, char_index: usize) -> usize {
+    s.char_indices()
+        .nth(char_index)
+        .map(|(i, _)| i)
+        .unwrap_or(s.len())
+}
+
+// ---------------------------------------------------------------------------------------
+// Drawing
+
+/// The label of the first key bound to `cmd` in `scope`.
+fn key_for(scope: Scope, cmd: Command) -> String {
+    KEYMAP
+        .iter()
+        .find(|b| b.scope == scope && b.command == cmd)
+        .map(|b| b.keys[0].label())
+        .unwrap_or_default()
+}
+
+impl App {
+    /// Draws the response pane: only the visible lines are built.
+    pub(crate) fn draw_response(&self, frame: &mut Frame, area: Rect) {
+        let t = &self.theme;
+        let title = match &self.response {
+            super::app::ResponseState::Sending { .. } => "Response · waiting …".to_string(),
+            super::app::ResponseState::Done(v) => format!("Response · {}", v.operation),
+            _ => "Response".to_string(),
+        };
+        let mut block = self.pane(title, Some(Focus::Response));
+        let inner_full = block.inner(area);
+        let w = inner_full.width as usize;
+        let v = match &self.response {
+            super::app::ResponseState::Done(v) => v,
+            other => {
+                frame.render_widget(block, area);
+                let lines = match other {
+                    super::app::ResponseState::Sending { method, url } => {
+                        vec![
+                            Line::from(Span::styled("Sending …", t.dim)),
+                            Line::from(format!("{method} {url}")),
+                        ]
+                    }
+                    super::app::ResponseState::Failed(e) => vec![
+                        Line::from(Span::styled("No response:", t.error)),
+                        Line::from(e.clone()),
+                    ],
+                    _ => vec![Line::from(Span::styled(
+                        format!(
+                            "No response yet. Select an operation and press {}.",
+                            key_for(Scope::Normal, Command::Send)
+                        ),
+                        t.dim,
+                    ))],
+                };
+                frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner_full);
+                return;
+            }
+        };
+        let input_h = u16::from(self.response_ui.input.is_some());
+        let body_h = inner_full.height.saturating_sub(2 + input_h) as usize;
+        let total = v.total_lines();
+        let top = self.scroll[2].min(total.saturating_sub(body_h));
+        self.viewport[2].set(body_h);
+        self.content[2].set(total);
+        self.response_ui.width.set(w);
+        let mut bottom = Vec::new();
+        if let Some(s) = &v.search {
+            bottom.push(Span::styled(
+                format!(" /{} · {} ", s.query, s.position_text()),
+                t.key,
+            ));
+        }
+        if total > body_h {
+            bottom.push(Span::styled(
+                format!(
+                    " lines {}–{} of {} ",
+                    top + 1,
+                    (top + body_h).min(total),
+                    total
+                ),
+                t.dim,
+            ));
+        }
+        if !bottom.is_empty() {
+            block = block.title_bottom(Line::from(bottom).right_aligned());
+        }
+        frame.render_widget(block, area);
+        let [head, _, body, input_area] = Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Length(1),
+            Constraint::Min(0),
+            Constraint::Length(input_h),
+        ])
+        .areas(inner_full);
+        let mut head_spans = vec![
+            Span::styled(v.status_text(), t.http_status(v.status)),
+            Span::styled(format!("   {}", human_time(v.elapsed)), t.base),
+            Span::styled(format!("   {}", v.size_text()), t.dim),
+            Span::styled(if v.is_json { "   JSON" } else { "" }.to_string(), t.dim),
+        ];
+        if let Some(sig) = &v.signature {
+            let style = match sig {
+                crate::client::response_sig::ResponseSignature::Verified { .. } => t.success,
+                crate::client::response_sig::ResponseSignature::Failed(_) => t.error,
+                crate::client::response_sig::ResponseSignature::Unsigned => t.warning,
+            };
+            head_spans.push(Span::styled(format!("   {}", sig.summary()), style));
+        }
+        if let Some(f) = &v.filter {
+            let state = match f.state {
+                FilterState::Running => " (running …)",
+                FilterState::Failed(_) => " (error)",
+                FilterState::Done(_) => "",
+            };
+            head_spans.push(Span::styled(
+                format!("   filtered: {}{state}", f.expr),
+                t.warning,
+            ));
+        }
+        frame.render_widget(Paragraph::new(Line::from(head_spans)), head);
+        let lines: Vec<Line> = (top..(top + body_h).min(total))
+            .map(|i| view_line(v, i, self.hscroll, w, t))
+            .collect();
+        frame.render_widget(Paragraph::new(lines), body);
+        if let Some(input) = &self.response_ui.input {
+            let label = match input.kind {
+                InputKind::Search => "/",
+                InputKind::Filter => "jq ",
+            };
+            let room = w.saturating_sub(label.len() + 1).max(1);
+            let start = (input.cursor + 1).saturating_sub(room);
+            let shown: String = input.text.chars().skip(start).take(room).collect();
+            frame.render_widget(
+                Paragraph::new(Line::from(vec![
+                    Span::styled(label, t.key),
+                    Span::styled(format!("{shown:<room$}"), t.input_active),
+                ])),
+                input_area,
+            );
+            let x = input_area.x + (label.len() + input.cursor - start) as u16;
+            frame.set_cursor_position(Position::new(
+                x.min(input_area.right().saturating_sub(1)),
+                input_area.y,
+            ));
+        }
+    }
+
+    /// The link chooser overlay (several `_links`).
+    pub(crate) fn draw_link_chooser(&self, frame: &mut Frame, area: Rect) {
+        let (Some(sel), Some(v)) = (self.response_ui.chooser, self.response_view()) else {
+            return;
+        };
+        let t = &self.theme;
+        let w = area.width.saturating_sub(4).min(100);
+        let inner_w = w.saturating_sub(4) as usize;
+        let name_w = v
+            .links
+            .iter()
+            .map(|l| l.name.chars().count())
+            .max()
+            .unwrap_or(4)
+            + 2;
+        let mut lines = Vec::new();
+        for (i, l) in v.links.iter().enumerate() {
+            let target = if l.name == names::SCA_REDIRECT {
+                "SCA prompt".to_string()
+            } else {
+                match_href(&l.name, &l.href, &l.verbs)
+                    .map(|m| m.op.title.to_string())
+                    .unwrap_or_else(|| "no operation".into())
+            };
+            let text = format!(
+                "{} {:<name_w$}{}  → {target}",
+                if i == sel { "▸" } else { " " },
+                l.name,
+                l.href
+            );
+            let style = if i == sel { t.selected } else { t.base };
+            lines.push(Line::from(Span::styled(pad(&text, inner_w), style)));
+        }
+        lines.push(Line::default());
+        lines.push(Line::from(vec![
+            Span::styled(key_for(Scope::LinkChooser, Command::Choose), t.key),
+            Span::styled(" follow (prefills the request; s sends)   ", t.dim),
+            Span::styled(key_for(Scope::LinkChooser, Command::Dismiss), t.key),
+            Span::styled(" close", t.dim),
+        ]));
+        let h = (lines.len() as u16 + 2).min(area.height);
+        let r = Rect::new(
+            area.x + (area.width - w.min(area.width)) / 2,
+            area.y + (area.height - h) / 2,
+            w.min(area.width),
+            h,
+        );
+        frame.render_widget(Clear, r);
+        let block = Block::bordered()
+            .border_type(BorderType::Double)
+            .border_style(t.modal_border)
+            .title(Span::styled(" Follow a link ", t.modal_border))
+            .style(t.base)
+            .padding(Padding::horizontal(1));
+        frame.render_widget(Paragraph::new(lines).block(block), r);
+    }
+}
+
+/// `s` padded with spaces to `w` characters (or cut).
+fn pad(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n >= w {
+        s.chars().take(w).collect()
+    } else {
+        format!("{s}{}", " ".repeat(w - n))
+    }
+}
+
+/// Display line `i` of the view (headers, a blank line, the shown body), scrolled right by
+/// `hscroll` characters and cut to `w`: only those characters are coloured.
+pub fn view_line(v: &ResponseView, i: usize, hscroll: usize, w: usize, t: &Theme) -> Line<'static> {
+    let nh = v.headers.len();
+    if i < nh {
+        let (n, val) = &v.headers[i];
+        let segs = vec![(t.header_name, format!("{n}: ")), (t.base, val.clone())];
+        return Line::from(cut_segments(segs, hscroll, w));
+    }
+    if i == nh {
+        return Line::default();
+    }
+    let body = v.shown_body();
+    if body.is_empty() {
+        return Line::from(Span::styled("(empty body)", t.dim));
+    }
+    let bi = i - nh - 1;
+    let Some(line) = body.line(bi) else {
+        return Line::default();
+    };
+    let line_start = body.range(bi).start;
+    let failed = matches!(
+        v.filter.as_ref().map(|f| &f.state),
+        Some(FilterState::Failed(_))
+    );
+    let json = (v.is_json || v.filter.is_some()) && !failed;
+    let base = if failed { t.error } else { t.base };
+    let marks: Vec<(Range<usize>, bool)> = match &v.search {
+        Some(s) => s
+            .in_range(line_start..line_start + line.len())
+            .map(|(r, cur)| {
+                (
+                    r.start.saturating_sub(line_start)..(r.end - line_start).min(line.len()),
+                    cur,
+                )
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    Line::from(styled_line(line, json, base, &marks, hscroll, w, t))
+}
+
+/// Colours `line` (JSON tokens when `json`, else `base`), paints the search `marks`
+/// (byte ranges, `true` for the current match) over them, and cuts the result to the
+/// characters `skip..skip + w`. Work is bounded by `skip + w` characters, not by the
+/// line's length.
+fn styled_line(
+    line: &str,
+    json: bool,
+    base: Style,
+    marks: &[(Range<usize>, bool)],
+    skip: usize,
+    w: usize,
+    t: &Theme,
+) -> Vec<Span<'static>> {
+    let end = line
+        .char_indices()
+        .nth(skip + w)
+        .map(|(i, _)| i)
+        .unwrap_or(line.len());
+    let segs = if json {
+        json_tokens(line, end, t)
+    } else {
+        vec![(base, 0..end)]
+    };
+    let segs = overlay(segs, marks, t);
+    let texts = segs
+        .into_iter()
+        .filter(|(_, r)| r.start < r.end)
+        .map(|(s, r)| (s, sanitize(&line[r])))
+        .collect();
+    cut_segments(texts, skip, w)
+}
+
+/// Paints search marks over token segments.
+fn overlay(
+    segs: Vec<(Style, Range<usize>)>,
+    marks: &[(Range<usize>, bool)],
+    t: &Theme,
+) -> Vec<(Style, Range<usize>)> {
+    if marks.is_empty() {
+        return segs;
+    }
+    let current = t.selected;
+    let other = Style::new().add_modifier(Modifier::REVERSED);
+    let mut out = Vec::with_capacity(segs.len() + 2 * marks.len());
+    for (style, r) in segs {
+        let mut pos = r.start;
+        for (m, cur) in marks {
+            if m.end <= pos || m.start >= r.end {
+                continue;
+            }
+            let ms = m.start.max(pos);
+            let me = m.end.min(r.end);
+            if ms > pos {
+                out.push((style, pos..ms));
+            }
+            let hs = if *cur { current } else { style.patch(other) };
+            out.push((hs, ms..me));
+            pos = me;
+        }
+        if pos < r.end {
+            out.push((style, pos..r.end));
+        }
+    }
+    out
+}
+
+/// The line with tabs as spaces and other control characters as `�` (char for char, so
+/// columns stay put).
+fn sanitize(s: &str) -> String {
+    if !s.chars().any(char::is_control) {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| match c {
+            '\t' => ' ',
+            c if c.is_control() => '\u{fffd}',
+            c => c,
+        })
+        .collect()
+}
+
+/// How far past the visible part a string is scanned to tell a key (followed by `:`) from a
+/// value.
+const KEY_PEEK: usize = 512;
+
+/// Token segments (style, byte range) of a pretty-JSON line up to byte `end`: keys,
+/// strings, numbers, literals (`true`, `false`, `null`), punctuation, spaces.
+fn json_tokens(line: &str, end: usize, t: &Theme) -> Vec<(Style, Range<usize>)> {
+    let b = line.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < end {
+        let c = b[i];
+        let start = i;
+        let style = if c == b'"' {
+            let limit = (end + KEY_PEEK).min(b.len());
+            let mut j = i + 1;
+            let mut closed = false;
+            while j < limit {
+                match b[j] {
+                    b'\\' => j += 2,
+                    b'"' => {
+                        closed = true;
+                        j += 1;
+                        break;
+                    }
+                    _ => j += 1,
+                }
+            }
+            let j = j.min(b.len());
+            let mut k = j;
+            while k < b.len() && k < j + 4 && b[k] == b' ' {
+                k += 1;
+            }
+            i = j;
+            if closed && k < b.len() && b[k] == b':' {
+                t.json_key
+            } else {
+                t.json_string
+            }
+        } else if c == b'-' || c.is_ascii_digit() {
+            i += 1;
+            while i < end
+                && (b[i].is_ascii_digit() || matches!(b[i], b'+' | b'-' | b'.' | b'e' | b'E'))
+            {
+                i += 1;
+            }
+            t.json_number
+        } else if c.is_ascii_alphabetic() {
+            while i < end && b[i].is_ascii_alphabetic() {
+                i += 1;
+            }
+            t.json_literal
+        } else if c == b' ' {
+            while i < end && b[i] == b' ' {
+                i += 1;
+            }
+            t.base
+        } else if c.is_ascii() {
+            i += 1;
+            t.json_punct
+        } else {
+            // Not JSON syntax (cannot happen in pretty JSON): take the whole character.
+            i += line[i..].chars().next().map(char::len_utf8).unwrap_or(1);
+            t.base
+        };
+        out.push((style, start..i.min(end)));
+    }
+    out
+}
+
+/// Styled segments with the first `skip` characters dropped and cut to `w` characters.
+pub(crate) fn cut_segments(
+    segs: Vec<(Style, String)>,
+    skip: usize,
+    w: usize,
+) -> Vec<Span<'static>> {
+    let mut out = Vec::new();
+    let mut to_skip = skip;
+    let mut room = w;
+    for (style, text) in segs {
+        if room == 0 {
+            break;
+        }
+        let n = text.chars().count();
+        if to_skip >= n {
+            to_skip -= n;
+            continue;
+        }
+        let piece: String = text.chars().skip(to_skip).take(room).collect();
+        to_skip = 0;
+        room -= piece.chars().count();
+        out.push(Span::styled(piece, style));
+    }
+    out
+}
+
+/// Colours one line of pretty JSON (keys, strings, numbers, literals, punctuation), looking
+/// only at the characters that can be visible (`skip..skip + w`).
+pub(crate) fn json_spans(line: &str, skip: usize, w: usize, t: &Theme) -> Vec<Span<'static>> {
+    styled_line(line, true, t.base, &[], skip, w, t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(name: &str, href: &str) -> Option<(&'static str, Vec<(String, String)>)> {
+        match_href(name, href, &[]).map(|t| (t.op.id, t.params))
+    }
+
+    fn p(k: &str, v: &str) -> (String, String) {
+        (k.to_string(), v.to_string())
+    }
+
+    #[test]
+    fn sandbox_links_match_catalogue_operations() {
+        // accounts.rs / manage.rs / psu.rs: balances, transactions, account.
+        assert_eq!(
+            target("balances", "/v1/accounts/acc-1/balances"),
+            Some(("accounts.balances", vec![p("account-id", "acc-1")]))
+        );
+        assert_eq!(
+            target("transactions", "/v1/accounts/acc-1/transactions"),
+            Some(("accounts.transactions", vec![p("account-id", "acc-1")]))
+        );
+        assert_eq!(
+            target("account", "/v1/accounts/acc%201").map(|t| t.0),
+            Some("accounts.get")
+        );
+        assert_eq!(
+            target("account", "/v1/accounts").map(|t| t.0),
+            Some("accounts.list")
+        );
+        // cards.rs
+        assert_eq!(
+            target("balances", "/v1/card-accounts/c-9/balances"),
+            Some(("card-accounts.balances", vec![p("card-account-id", "c-9")]))
+        );
+        // accounts.rs paging: next / previous / first / last keep the query.
+        assert_eq!(
+            target(
+                "next",
+                "/v1/accounts/acc-1/transactions?bookingStatus=booked&dateFrom=2026-01-01&limit=200&offset=400"
+            ),
+            Some((
+                "accounts.transactions",
+                vec![
+                    p("account-id", "acc-1"),
+                    p("bookingStatus", "booked"),
+                    p("dateFrom", "2026-01-01"),
+                    p("limit", "200"),
+                    p("offset", "400"),
+                ]
+            ))
+        );
+        // payments.rs: self, status, startAuthorisation (POST), absolute URLs with a base path.
+        let pay = "/v1/payments/norwegian-domestic-credit-transfers/pay-7";
+        let ids = vec![
+            p("payment-service", "payments"),
+            p("payment-product", "norwegian-domestic-credit-transfers"),
+            p("payment-id", "pay-7"),
+        ];
+        assert_eq!(target("self", pay), Some(("payments.get", ids.clone())));
+        assert_eq!(
+            target("status", &format!("https://bank.example/xs2a{pay}/status")),
+            Some(("payments.status", ids.clone()))
+        );
+        assert_eq!(
+            target("startAuthorisation", &format!("{pay}/authorisations")),
+            Some(("payments.start-authorisation", ids))
+        );
+        // baskets.rs (verbs given).
+        assert_eq!(
+            match_href(
+                "startAuthorisation",
+                "/v1/signing-baskets/b-1/authorisations",
+                &["POST".to_string()]
+            )
+            .map(|t| t.op.id),
+            Some("baskets.start-authorisation")
+        );
+        assert_eq!(
+            match_href(
+                "self",
+                "/v1/signing-baskets/b-1",
+                &["GET".into(), "DELETE".into()]
+            )
+            .map(|t| t.op.id),
+            Some("baskets.get")
+        );
+        // No operation: scaStatus, a non-payment service, no /v1/.
+        assert_eq!(
+            target("scaStatus", &format!("{pay}/authorisations/a-1")),
+            None
+        );
+        assert_eq!(target("x", "/v1/accounts-typo/a/b"), None);
+        assert_eq!(target("x", "https://example.com/elsewhere"), None);
+    }
+
+    #[test]
+    fn body_index_and_lines() {
+        let b = Body::new("a\nbc\r\n\nd".to_string());
+        assert_eq!(b.len(), 4);
+        assert_eq!(b.iter().collect::<Vec<_>>(), vec!["a", "bc", "", "d"]);
+        assert_eq!(b.line_of(0), 0);
+        assert_eq!(b.line_of(3), 1);
+        assert_eq!(b.line_of(7), 3);
+        assert_eq!(Body::new("x\n".into()).len(), 1);
+        assert!(Body::new(String::new()).is_empty());
+    }
+
+    #[test]
+    fn pretty_json_matches_serde() {
+        let v = serde_json::json!({"a": [1, 2.5, {"b": null}], "c": "x\"y", "d": {}, "e": []});
+        let compact = serde_json::to_vec(&v).unwrap();
+        assert_eq!(
+            pretty_json(&compact).unwrap(),
+            serde_json::to_string_pretty(&v).unwrap()
+        );
+        assert!(pretty_json(b"{\"a\": 1} trailing").is_none());
+    }
+
+    #[test]
+    fn colours_and_cuts() {
+        let t = Theme::dark();
+        let spans = json_spans("  \"key\": \"value\",", 0, 80, &t);
+        let text: String = spans.iter().map(|s| s.content.to_string()).collect();
+        assert_eq!(text, "  \"key\": \"value\",");
+        assert_eq!(spans[1].style, t.json_key);
+        assert_eq!(spans[1].content, "\"key\"");
+        assert_eq!(spans[4].style, t.json_string);
+        let styles: Vec<_> = json_spans("  \"n\": -1.5e3, true, null", 0, 80, &t)
+            .into_iter()
+            .map(|s| (s.content.to_string(), s.style))
+            .collect();
+        assert!(styles.contains(&("-1.5e3".into(), t.json_number)));
+        assert!(styles.contains(&("true".into(), t.json_literal)));
+        assert!(styles.contains(&("null".into(), t.json_literal)));
+        assert!(styles.contains(&(":".into(), t.json_punct)));
+        let cut: String = json_spans("  \"key\": 12", 4, 3, &t)
+            .iter()
+            .map(|s| s.content.to_string())
+            .collect();
+        assert_eq!(cut, "ey\"");
+        // A key cut off by the window is still a key.
+        assert_eq!(
+            json_spans("  \"longkey\": 1", 0, 5, &t)[1].style,
+            t.json_key
+        );
+    }
+
+    #[test]
+    fn search_is_smart_case_and_capped() {
+        let s = Search::run("abc", "xABCx abc");
+        assert_eq!(s.matches, vec![1, 6]);
+        let s = Search::run("ABC", "xABCx abc");
+        assert_eq!(s.matches, vec![1]);
+        let big = "a".repeat(MAX_MATCHES + 5);
+        let s = Search::run("a", &big);
+        assert_eq!(s.count(), MAX_MATCHES);
+        assert!(s.position_text().ends_with('+'));
+    }
+
+    #[test]
+    fn jq_results_and_errors() {
+        let input = r#"{"accounts": [{"resourceId": "a1"}, {"resourceId": "a2"}]}"#;
+        assert_eq!(
+            run_jq(".accounts[].resourceId", input).unwrap(),
+            "\"a1\"\n\"a2\"\n"
+        );
+        assert_eq!(
+            run_jq(".accounts[0]", input).unwrap(),
+            "{\n  \"resourceId\": \"a1\"\n}\n"
+        );
+        let e = run_jq(".accounts[", input).unwrap_err();
+        assert!(e.contains("column"), "{e}");
+        let e = run_jq(".accounts | nosuchfn", input).unwrap_err();
+        assert!(e.contains("nosuchfn") && e.contains("column 13"), "{e}");
+        let e = run_jq(".accounts.x", input).unwrap_err();
+        assert!(e.starts_with("jq error"), "{e}");
+        assert!(run_jq("halt", input).is_err());
+        assert!(run_jq(".", "not json").unwrap_err().contains("not JSON"));
+        let many = run_jq("range(200000)", "null").unwrap();
+        assert!(many.contains("output cut after"), "capped");
+    }
+
+    #[test]
+    fn human_units() {
+        assert_eq!(human_size(512), "512 B");
+        assert_eq!(human_size(1536), "1.5 KiB");
+        assert_eq!(human_size(20 << 20), "20.0 MiB");
+        assert_eq!(human_time(Duration::from_millis(42)), "42 ms");
+        assert_eq!(human_time(Duration::from_millis(1250)), "1.25 s");
+    }
+}

@@ -1,0 +1,505 @@
+//! The history screen (`3`) rendered into ratatui's `TestBackend` (insta snapshots) over an
+//! in-memory history with fixed rows, and its keys: search, open in the console, mark and
+//! diff, re-send (a fresh signed request), cURL export.
+
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use psd2_console::cert::Credentials;
+use psd2_console::cert::generate::{TppCertSpec, credentials_of, generate_set};
+use psd2_console::client::export::reprepare;
+use psd2_console::client::history::{History, HistoryEntry, REDACTED};
+use psd2_console::client::{Exchange, RequestContext, prepare};
+use psd2_console::profile::{DEFAULT_PROFILE, ProfileSet, SessionState};
+use psd2_console::tui::history::load;
+use psd2_console::tui::{Action, App, ResponseState, Screen, StatusInfo};
+use psd2_console::xs2a::operations;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+const BASE_URL: &str = "http://127.0.0.1:48080";
+const REDIRECT_URI: &str = "http://127.0.0.1:40111/callback";
+const ACCOUNT: &str = "0c3f6a1e-7d4b-4a58-9e21-5b8c7d6e4f30";
+/// 2026-05-28 20:26:40 UTC.
+const T0: i64 = 1_780_000_000;
+
+fn credentials() -> &'static Credentials {
+    static C: OnceLock<Credentials> = OnceLock::new();
+    C.get_or_init(|| {
+        credentials_of(&generate_set(&TppCertSpec::default()).expect("generate")).expect("creds")
+    })
+}
+
+fn status() -> StatusInfo {
+    StatusInfo {
+        profile: DEFAULT_PROFILE.into(),
+        base_url: BASE_URL.into(),
+        embedded: true,
+        psu_id: None,
+        psu_corporate_id: None,
+        context: None,
+        redirect_uri: REDIRECT_URI.into(),
+        listener_error: None,
+    }
+}
+
+fn headers(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect()
+}
+
+fn json(v: serde_json::Value) -> Vec<u8> {
+    serde_json::to_vec(&v).unwrap()
+}
+
+/// One fixed exchange (`id` is given by the history).
+fn entry(
+    at: i64,
+    op: &str,
+    method: &str,
+    path: &str,
+    status: u16,
+    body: serde_json::Value,
+    ms: u64,
+) -> HistoryEntry {
+    HistoryEntry {
+        id: 0,
+        at,
+        profile: DEFAULT_PROFILE.into(),
+        operation_id: op.into(),
+        params: Vec::new(),
+        method: method.into(),
+        url: format!("{BASE_URL}{path}"),
+        path_and_query: path.into(),
+        request_headers: headers(&[
+            ("Accept", "application/json"),
+            ("X-Request-ID", "9a1b2c3d-0000-4000-8000-000000000001"),
+            ("Date", "Thu, 28 May 2026 20:26:40 GMT"),
+            (
+                "Signature",
+                "keyId=\"SN=1,CA=x\",algorithm=\"rsa-sha256\",signature=\"c2VjcmV0\"",
+            ),
+        ]),
+        request_body: Vec::new(),
+        status,
+        response_headers: headers(&[
+            ("content-type", "application/json"),
+            ("x-request-id", "9a1b2c3d-0000-4000-8000-000000000001"),
+        ]),
+        response_body: json(body),
+        elapsed_ms: ms,
+    }
+}
+
+/// A history with four exchanges, oldest first: a 401 account list, the account list after
+/// SCA, balances, a 404 transactions.
+fn fixed_history() -> History {
+    let h = History::in_memory().unwrap();
+    let rows = [
+        entry(
+            T0,
+            "accounts.list",
+            "GET",
+            "/v1/accounts",
+            401,
+            serde_json::json!({"tppMessages": [{"category": "ERROR", "code": "PSU_CREDENTIALS_INVALID", "text": "SCA needed"}]}),
+            14,
+        ),
+        entry(
+            T0 + 35,
+            "accounts.list",
+            "GET",
+            "/v1/accounts",
+            200,
+            serde_json::json!({"accounts": [{"resourceId": ACCOUNT, "bban": "12345678901", "currency": "NOK", "name": "Brukskonto"}]}),
+            21,
+        ),
+        entry(
+            T0 + 52,
+            "accounts.balances",
+            "GET",
+            &format!("/v1/accounts/{ACCOUNT}/balances"),
+            200,
+            serde_json::json!({"balances": [{"balanceType": "interimAvailable", "balanceAmount": {"currency": "NOK", "amount": "1520.50"}}]}),
+            9,
+        ),
+        entry(
+            T0 + 80,
+            "accounts.transactions",
+            "GET",
+            "/v1/accounts/nope/transactions?bookingStatus=booked",
+            404,
+            serde_json::json!({"tppMessages": [{"category": "ERROR", "code": "RESOURCE_UNKNOWN", "text": "No such account"}]}),
+            7,
+        ),
+    ];
+    for r in &rows {
+        h.insert(r).unwrap();
+    }
+    h
+}
+
+fn key(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+}
+
+fn code(c: KeyCode) -> KeyEvent {
+    KeyEvent::new(c, KeyModifiers::NONE)
+}
+
+/// The screen as text, one line per row, trailing spaces trimmed.
+fn screen(app: &App, w: u16, h: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+    terminal.draw(|f| app.render(f)).unwrap();
+    let buf = terminal.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        for x in 0..buf.area.width {
+            line.push_str(buf[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Does what the runner does for an action of the history screen that reads the history.
+fn run(app: &mut App, history: &History, action: Action) {
+    if action == Action::LoadHistory {
+        let q = app.history_query().to_string();
+        app.set_history(&q, load(history, &q));
+    }
+}
+
+/// The app on the history screen with the rows of `history` loaded.
+fn history_app(history: &History) -> App {
+    let mut app = App::new(status());
+    app.mask_volatile = true;
+    let a = app.handle_key(key('3'));
+    assert_eq!(
+        a,
+        Action::LoadHistory,
+        "showing the screen loads the history"
+    );
+    assert_eq!(app.screen(), Screen::History);
+    run(&mut app, history, a);
+    app
+}
+
+#[test]
+fn history_screen_lists_newest_first_with_the_detail_of_the_highlighted() {
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    let ids: Vec<i64> = app.history_rows().iter().map(|e| e.id).collect();
+    assert_eq!(ids, vec![4, 3, 2, 1], "newest first");
+    // The stored Signature is redacted, and the detail pane shows it so.
+    let text = screen(&app, 160, 40);
+    assert!(text.contains(&format!("Signature: {REDACTED}")), "{text}");
+    assert!(!text.contains("c2VjcmV0"), "{text}");
+    app.handle_key(key('j'));
+    assert_eq!(app.highlighted_exchange().unwrap().id, 3);
+    insta::assert_snapshot!("history_screen", screen(&app, 160, 40));
+}
+
+#[test]
+fn search_filters_by_path_status_and_body_text_and_never_runs_commands() {
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    assert_eq!(app.handle_key(key('/')), Action::None);
+    // Typing: each key reloads with the new search; `q`, `r`, `x` are text here.
+    let mut last = Action::None;
+    for c in "balances".chars() {
+        last = app.handle_key(key(c));
+        assert_eq!(last, Action::LoadHistory);
+        run(&mut app, &h, last.clone());
+    }
+    assert!(!app.should_quit());
+    assert_eq!(app.history_query(), "balances");
+    let paths: Vec<&str> = app
+        .history_rows()
+        .iter()
+        .map(|e| e.path_and_query.as_str())
+        .collect();
+    assert_eq!(paths, vec![format!("/v1/accounts/{ACCOUNT}/balances")]);
+    let _ = last;
+
+    // Backspace everything, then a status.
+    for _ in 0..8 {
+        let a = app.handle_key(code(KeyCode::Backspace));
+        run(&mut app, &h, a);
+    }
+    assert_eq!(app.history_rows().len(), 4);
+    for c in "401".chars() {
+        let a = app.handle_key(key(c));
+        run(&mut app, &h, a);
+    }
+    let ids: Vec<i64> = app.history_rows().iter().map(|e| e.id).collect();
+    assert_eq!(ids, vec![1]);
+
+    // Body text, typed with a `q` in it: not a quit.
+    let a = app.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    run(&mut app, &h, a);
+    for c in "RESOURCE_UNKNOWN".chars() {
+        let a = app.handle_key(key(c));
+        run(&mut app, &h, a);
+    }
+    let ids: Vec<i64> = app.history_rows().iter().map(|e| e.id).collect();
+    assert_eq!(ids, vec![4], "the 404's body names RESOURCE_UNKNOWN");
+    for c in "q".chars() {
+        let a = app.handle_key(key(c));
+        run(&mut app, &h, a);
+    }
+    assert!(!app.should_quit(), "q typed into the search box");
+    assert!(app.history_rows().is_empty());
+    insta::assert_snapshot!("history_search_no_match", screen(&app, 120, 24));
+
+    // Enter keeps the search and leaves the box; Esc then clears it.
+    assert_eq!(app.handle_key(code(KeyCode::Enter)), Action::None);
+    assert_eq!(app.history_query(), "RESOURCE_UNKNOWNq");
+    let a = app.handle_key(code(KeyCode::Esc));
+    assert_eq!(a, Action::LoadHistory);
+    run(&mut app, &h, a);
+    assert_eq!(app.history_query(), "");
+    assert_eq!(app.history_rows().len(), 4);
+    // Outside the box, q quits again.
+    assert_eq!(app.handle_key(key('q')), Action::Quit);
+}
+
+#[test]
+fn diff_of_two_responses_in_an_overlay() {
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    // Mark the 401 (oldest, last row), then highlight the 200 account list and diff.
+    for _ in 0..3 {
+        app.handle_key(code(KeyCode::Down));
+    }
+    assert_eq!(app.highlighted_exchange().unwrap().id, 1);
+    assert_eq!(app.handle_key(key('m')), Action::None);
+    app.handle_key(code(KeyCode::Up));
+    assert_eq!(app.highlighted_exchange().unwrap().id, 2);
+    assert_eq!(app.handle_key(key('d')), Action::None);
+    assert!(app.history_diff_visible());
+    let text = screen(&app, 120, 32);
+    assert!(text.contains("- status: 401 Unauthorized"), "{text}");
+    assert!(text.contains("+ status: 200 OK"), "{text}");
+    assert!(text.contains("+   \"accounts\": ["), "{text}");
+    insta::assert_snapshot!("history_diff", text);
+    // Esc closes the overlay, not the screen.
+    app.handle_key(code(KeyCode::Esc));
+    assert!(!app.history_diff_visible());
+    assert_eq!(app.screen(), Screen::History);
+}
+
+#[test]
+fn diff_needs_a_mark_first() {
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    app.handle_key(key('d'));
+    assert!(!app.history_diff_visible());
+    assert!(
+        app.message()
+            .unwrap()
+            .text
+            .contains("Mark an exchange with m")
+    );
+}
+
+#[test]
+fn enter_opens_the_exchange_in_the_console() {
+    let h = History::in_memory().unwrap();
+    let mut e = entry(
+        T0,
+        "accounts.balances",
+        "GET",
+        &format!("/v1/accounts/{ACCOUNT}/balances"),
+        200,
+        serde_json::json!({"balances": []}),
+        5,
+    );
+    e.params = vec![("account-id".into(), ACCOUNT.into())];
+    h.insert(&e).unwrap();
+    let mut app = history_app(&h);
+    assert_eq!(app.handle_key(code(KeyCode::Enter)), Action::None);
+    assert_eq!(app.screen(), Screen::Console);
+    assert_eq!(app.selected_operation().id, "accounts.balances");
+    assert_eq!(
+        app.param_value("accounts.balances", "account-id"),
+        Some(ACCOUNT)
+    );
+    match app.response() {
+        ResponseState::Done(v) => {
+            assert_eq!(v.status, 200);
+            assert!(v.url.ends_with("/balances"));
+        }
+        other => panic!("no response shown: {other:?}"),
+    }
+}
+
+#[test]
+fn resend_asks_the_runner_for_a_fresh_signed_request() {
+    // A real exchange: list accounts signed at T0 and stored (Signature redacted).
+    let profiles = ProfileSet::load(None);
+    let profile = profiles.get(DEFAULT_PROFILE).unwrap();
+    let old_session = SessionState {
+        tpp_session_id: Some("0d9f3c2a-1111-4222-8333-944455556666".into()),
+        ..SessionState::default()
+    };
+    let op = operations::find("accounts.balances").unwrap();
+    let params = vec![("account-id".to_string(), ACCOUNT.to_string())];
+    let ctx = |session, now| RequestContext {
+        profile,
+        session,
+        credentials: credentials(),
+        base_url: BASE_URL,
+        redirect_uri: REDIRECT_URI,
+        now,
+    };
+    let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(T0 as u64);
+    let sent = prepare(op, &params, None, &ctx(&old_session, t0)).unwrap();
+    let h = History::in_memory().unwrap();
+    let ex = Exchange {
+        status: 200,
+        headers: headers(&[("content-type", "application/json")]),
+        body: b"{\"balances\":[]}".to_vec(),
+        elapsed: Duration::from_millis(3),
+        json: None,
+    };
+    let id = h.record(DEFAULT_PROFILE, &params, &sent, &ex).unwrap();
+
+    let mut app = history_app(&h);
+    let action = app.handle_key(key('r'));
+    assert_eq!(action, Action::ResendHistory(id));
+
+    // What the runner does with it: prepare the stored entry again, now, with the current
+    // session (a PSU-ID learned since).
+    let stored = app.history_entry(id).unwrap().clone();
+    let header = |hs: &[(String, String)], n: &str| {
+        hs.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(n))
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(
+        header(&stored.request_headers, "Signature").unwrap(),
+        REDACTED
+    );
+    let now_session = SessionState {
+        psu_id: Some("8c1d3f0e-5b7a-4c2e-9f10-3a6b2d4e5f60".into()),
+        tpp_session_id: Some("11111111-2222-4333-8444-555555555555".into()),
+        ..SessionState::default()
+    };
+    let later = t0 + Duration::from_secs(3600);
+    let fresh = reprepare(&stored, &ctx(&now_session, later)).unwrap();
+    assert_eq!(fresh.method, stored.method);
+    assert_eq!(fresh.path_and_query, stored.path_and_query);
+    assert_eq!(fresh.params, stored.params);
+    let old_date = header(&stored.request_headers, "Date").unwrap();
+    let old_xid = header(&stored.request_headers, "X-Request-ID").unwrap();
+    assert_ne!(fresh.header("Date").unwrap(), old_date, "a fresh Date");
+    assert_eq!(
+        fresh.header("Date").unwrap(),
+        httpdate::fmt_http_date(later),
+        "signed at the runner's clock"
+    );
+    assert_ne!(
+        fresh.header("X-Request-ID").unwrap(),
+        old_xid,
+        "a new X-Request-ID"
+    );
+    let sig = fresh.header("Signature").unwrap();
+    assert!(
+        sig.contains("signature=\"") && !sig.contains(REDACTED),
+        "{sig}"
+    );
+    assert_ne!(sig, sent.header("Signature").unwrap());
+    // The current session's headers, not the stored ones.
+    assert_eq!(
+        fresh.header("TPP-Session-ID"),
+        now_session.tpp_session_id.as_deref()
+    );
+    assert_eq!(fresh.header("PSU-ID"), now_session.psu_id.as_deref());
+}
+
+#[test]
+fn resend_of_an_imported_request_re_signs_its_stored_headers_and_body() {
+    let h = History::in_memory().unwrap();
+    let mut e = entry(
+        T0,
+        "raw",
+        "POST",
+        "/v1/payments/sepa-credit-transfers",
+        201,
+        serde_json::json!({"paymentId": "p1"}),
+        5,
+    );
+    e.request_body = b"{\"a\":\"1\"}".to_vec();
+    e.request_headers.push(("PSU-ID".into(), "old-psu".into()));
+    e.request_headers.push(("X-Custom".into(), "kept".into()));
+    h.insert(&e).unwrap();
+    let mut app = history_app(&h);
+    let Action::ResendHistory(id) = app.handle_key(key('r')) else {
+        panic!("r re-sends");
+    };
+    let profiles = ProfileSet::load(None);
+    let session = SessionState::default();
+    let fresh = reprepare(
+        app.history_entry(id).unwrap(),
+        &RequestContext {
+            profile: profiles.get(DEFAULT_PROFILE).unwrap(),
+            session: &session,
+            credentials: credentials(),
+            base_url: "http://127.0.0.1:9",
+            redirect_uri: REDIRECT_URI,
+            now: SystemTime::now(),
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        fresh.url,
+        "http://127.0.0.1:9/v1/payments/sepa-credit-transfers"
+    );
+    assert_eq!(fresh.body, b"{\"a\":\"1\"}");
+    assert_eq!(fresh.header("X-Custom"), Some("kept"));
+    assert_eq!(
+        fresh.header("PSU-ID"),
+        None,
+        "session headers come from the session"
+    );
+    assert!(fresh.header("Digest").is_some());
+    assert_eq!(
+        fresh
+            .headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case("Signature"))
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn x_asks_for_a_curl_export_and_keys_outside_the_list_do_nothing() {
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    assert_eq!(app.handle_key(key('x')), Action::ExportHistoryCurl(4));
+    // i opens the import path box: typed keys are text, Enter asks to import.
+    assert_eq!(app.handle_key(key('i')), Action::None);
+    for c in "/tmp/x.json".chars() {
+        assert_eq!(app.handle_key(key(c)), Action::None);
+    }
+    assert_eq!(
+        app.handle_key(code(KeyCode::Enter)),
+        Action::ImportFile("/tmp/x.json".into())
+    );
+    // An empty history: the keys are harmless.
+    let empty = History::in_memory().unwrap();
+    let mut app = history_app(&empty);
+    for c in ['r', 'x', 'm', 'd', 'j', 'k'] {
+        let a = app.handle_key(key(c));
+        assert_eq!(a, Action::None, "{c}");
+    }
+    app.handle_key(code(KeyCode::Enter));
+    assert_eq!(app.screen(), Screen::History);
+}
