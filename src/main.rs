@@ -351,9 +351,9 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             if !send {
                 let mut unknown: Vec<String> = Vec::new();
                 for r in all {
-                    let (url, names) = vars.display_url(r);
+                    let (url, _) = vars.display_url(r);
                     println!("{}\t{} {}", r.name, r.method, url);
-                    for n in names {
+                    for n in vars.resolve(r).unknown {
                         if !unknown.contains(&n) {
                             unknown.push(n);
                         }
@@ -402,7 +402,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 }
                 if !resolved.unknown.is_empty() {
                     eprintln!(
-                        "warning: {}: variables without a value, sent as written: {}",
+                        "warning: {}: variables without a value (a header holding one is left out, elsewhere it is sent as written): {}",
                         r.name,
                         resolved.unknown.join(", ")
                     );

@@ -51,7 +51,9 @@ fn leaf(ca: &Ca, server: bool) -> (String, String) {
     let key = KeyPair::generate().unwrap();
     let mut params = CertificateParams::default();
     if server {
-        params.distinguished_name.push(DnType::CommonName, "localhost");
+        params
+            .distinguished_name
+            .push(DnType::CommonName, "localhost");
         params.subject_alt_names = vec![
             SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)),
             SanType::DnsName("localhost".try_into().unwrap()),
@@ -100,10 +102,12 @@ async fn https_server(spec: ServerSpec) -> (u16, Ca) {
             roots
                 .add(CertificateDer::from_pem_slice(pem.as_bytes()).unwrap())
                 .unwrap();
-            let verifier =
-                rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
-                    .build()
-                    .unwrap();
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider,
+            )
+            .build()
+            .unwrap();
             builder.with_client_cert_verifier(verifier)
         }
         None => builder.with_no_client_auth(),
@@ -254,7 +258,9 @@ async fn untrusted_server_is_named_and_the_ca_bundle_fixes_it() {
         "bundle.pem",
         &format!("{}\n{}", other.pem, server_ca.pem),
     ));
-    let ex = send_accounts(&profile).await.expect("trusted with the bundle");
+    let ex = send_accounts(&profile)
+        .await
+        .expect("trusted with the bundle");
     assert_eq!(ex.status, 200);
     assert_eq!(ex.json.unwrap()["accounts"], serde_json::json!([]));
 }
@@ -281,7 +287,9 @@ async fn client_certificate_required_fails_clearly_and_the_qwac_is_accepted() {
     let (cert, key) = leaf(&client_ca, false);
     profile.client_certificate = Some(write(dir.path(), "qwac.pem", &cert));
     profile.client_key = Some(write(dir.path(), "qwac.key", &key));
-    let ex = send_accounts(&profile).await.expect("accepted with the QWAC");
+    let ex = send_accounts(&profile)
+        .await
+        .expect("accepted with the QWAC");
     assert_eq!(ex.status, 200);
 
     // A QWAC from a CA the server does not know is refused, and said so.

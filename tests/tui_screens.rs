@@ -10,7 +10,6 @@ use psd2_console::cert::Credentials;
 use psd2_console::cert::generate::{TppCertSpec, credentials_of, generate_set};
 use psd2_console::client::{Exchange, PreparedRequest, RequestContext, prepare};
 use psd2_console::profile::{DEFAULT_PROFILE, ProfileSet, SessionState};
-use psd2_console::tui::keymap::KEYMAP;
 use psd2_console::tui::{
     Action, App, Focus, Level, Mode, Preview, ResponseState, ResponseView, StatusInfo,
 };
@@ -189,16 +188,13 @@ fn narrow_terminal_still_shows_every_pane() {
     insta::assert_snapshot!("narrow_screen", s);
 }
 
+/// The help's content (every binding, page by page) is `tests/tui_keys.rs::help_overlay_snapshot`.
 #[test]
-fn help_overlay_lists_every_key_of_the_keymap() {
+fn help_toggles_with_question_mark_and_closes_with_esc() {
     let mut app = new_app();
     assert_eq!(app.handle_key(key('?')), Action::None);
     assert!(app.help_visible());
-    let s = screen(&app, 160, 48);
-    for b in KEYMAP {
-        assert!(s.contains(b.help), "help lacks {:?}:\n{s}", b.help);
-    }
-    insta::assert_snapshot!("help_overlay", s);
+    assert!(screen(&app, 160, 48).contains("Keys"));
     app.handle_key(key('?'));
     assert!(!app.help_visible(), "? toggles the help off again");
     app.handle_key(key('?'));
@@ -457,6 +453,8 @@ fn keys_for_the_main_flow() {
     // Enter on the parameters edits instead of sending.
     app.handle_key(code(KeyCode::Tab));
     assert_eq!(app.focus(), Focus::Params);
+    // (its first field is the body, which opens the body editor: go to a header)
+    app.handle_key(code(KeyCode::Down));
     assert_eq!(app.handle_key(code(KeyCode::Enter)), Action::None);
     assert_eq!(app.mode(), Mode::Insert);
     app.handle_key(code(KeyCode::Enter));

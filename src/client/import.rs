@@ -638,7 +638,12 @@ mod tests {
         let get = vars.resolve(&imp.requests[1]);
         assert_eq!(get.unknown, vec!["link".to_string()]);
         assert_eq!(get.request.url, "{{host}}/%7B%7Blink%7D%7D");
-        assert!(set_later(&imp.requests, 0, &["link".into()]) == false);
+        assert!(
+            !set_later(&imp.requests, 0, &["link".into()]),
+            "no request after the first sets it"
+        );
+        let reordered = [imp.requests[1].clone(), imp.requests[0].clone()];
+        assert!(set_later(&reordered, 0, &["link".into()]));
         let set = vars.capture(
             &imp.requests[0],
             &serde_json::json!({"paymentId": "p1", "_links": {"confirmation": {"href": "/v1/c/1"}}}),

@@ -118,24 +118,30 @@ enum Cause<'a> {
 
 fn causes<'a>(e: &'a (dyn StdError + 'static)) -> Vec<Cause<'a>> {
     let mut out = Vec::new();
-    let mut cur: Option<&(dyn StdError + 'static)> = Some(e);
+    collect_causes(e, &mut out, 0);
+    out
+}
+
+/// Walks `source()`, and the error wrapped inside each `io::Error` (whose `source()` skips
+/// it), collecting rustls errors and I/O error kinds.
+fn collect_causes<'a>(e: &'a (dyn StdError + 'static), out: &mut Vec<Cause<'a>>, depth: usize) {
+    let mut cur: Option<&'a (dyn StdError + 'static)> = Some(e);
     while let Some(err) = cur {
+        if depth > 16 {
+            return;
+        }
         if let Some(r) = err.downcast_ref::<rustls::Error>() {
             out.push(Cause::Rustls(r));
         }
         if let Some(io) = err.downcast_ref::<std::io::Error>() {
-            // io::Error::source() skips the wrapped error itself: look inside.
-            if let Some(r) = io
-                .get_ref()
-                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-            {
-                out.push(Cause::Rustls(r));
-            }
             out.push(Cause::Io(io.kind()));
+            if let Some(inner) = io.get_ref() {
+                let inner: &'a (dyn StdError + 'static) = inner;
+                collect_causes(inner, out, depth + 1);
+            }
         }
         cur = err.source();
     }
-    out
 }
 
 /// A sentence for a rustls failure; `profile` names where to fix it.
@@ -145,33 +151,30 @@ fn tls_reason(e: &rustls::Error, host: &str, profile: Option<&str>) -> String {
         .map(|p| format!(" in profile {p:?}"))
         .unwrap_or_default();
     match e {
-        E::InvalidCertificate(c) => {
-            let what = match c {
-                C::UnknownIssuer => format!(
-                    "the server certificate is not trusted (UnknownIssuer); add the CA that issued it to `ca_bundle`{in_profile}"
-                ),
-                C::Expired | C::ExpiredContext { .. } => {
-                    "the server certificate has expired (Expired)".into()
-                }
-                C::NotValidYet | C::NotValidYetContext { .. } => {
-                    "the server certificate is not valid yet (NotValidYet)".into()
-                }
-                C::NotValidForName | C::NotValidForNameContext { .. } => format!(
-                    "the server certificate is not issued for {} (NotValidForName); check the target URL{in_profile}",
-                    host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host)
-                ),
-                C::Revoked => "the server certificate is revoked (Revoked)".into(),
-                C::BadSignature => "the server certificate's signature is invalid".into(),
-                other => format!("the server certificate was refused ({other:?})"),
-            };
-            what
-        }
+        E::InvalidCertificate(c) => match c {
+            C::UnknownIssuer => format!(
+                "the server certificate is not trusted (UnknownIssuer); add the CA that issued it to `ca_bundle`{in_profile}"
+            ),
+            C::Expired | C::ExpiredContext { .. } => {
+                "the server certificate has expired (Expired)".into()
+            }
+            C::NotValidYet | C::NotValidYetContext { .. } => {
+                "the server certificate is not valid yet (NotValidYet)".into()
+            }
+            C::NotValidForName | C::NotValidForNameContext { .. } => format!(
+                "the server certificate is not issued for {} (NotValidForName); check the target URL{in_profile}",
+                host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host)
+            ),
+            C::Revoked => "the server certificate is revoked (Revoked)".into(),
+            C::BadSignature => "the server certificate's signature is invalid".into(),
+            other => format!("the server certificate was refused ({other:?})"),
+        },
         E::AlertReceived(A::CertificateRequired) => format!(
             "the server requires a client certificate (QWAC); set `client_certificate` and `client_key`{in_profile}"
         ),
-        E::AlertReceived(A::BadCertificate | A::UnknownCA | A::CertificateUnknown) => format!(
-            "the server refused the client certificate (QWAC){in_profile} ({e})"
-        ),
+        E::AlertReceived(A::BadCertificate | A::UnknownCA | A::CertificateUnknown) => {
+            format!("the server refused the client certificate (QWAC){in_profile} ({e})")
+        }
         E::AlertReceived(A::ProtocolVersion) | E::PeerIncompatible(_) => format!(
             "no TLS version or cipher in common with the server ({e}); the console requires TLS 1.2 or higher (`tls_min_version`{in_profile})"
         ),

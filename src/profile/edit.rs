@@ -71,11 +71,7 @@ pub const FIELDS: &[FieldSpec] = &[
         "x-accept-fix",
         "opt-in changes, comma-separated (e.g. amount-as-string)",
     ),
-    f(
-        "sign_request_target",
-        "Sign (request-target)",
-        "yes / no",
-    ),
+    f("sign_request_target", "Sign (request-target)", "yes / no"),
     f(
         "ca_bundle",
         "Extra CA bundle",
@@ -121,7 +117,9 @@ fn yes_no(b: bool) -> String {
 }
 
 fn path_text(p: &Option<PathBuf>) -> String {
-    p.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
+    p.as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default()
 }
 
 impl Default for ProfileDraft {
@@ -155,7 +153,11 @@ impl ProfileDraft {
         d.set("key", &path_text(&p.key));
         d.set(
             "roles",
-            &p.roles.iter().map(|r| r.name()).collect::<Vec<_>>().join(", "),
+            &p.roles
+                .iter()
+                .map(|r| r.name())
+                .collect::<Vec<_>>()
+                .join(", "),
         );
         d.set("psu_id", p.psu_id.as_deref().unwrap_or(""));
         d.set("psu_ip_address", p.psu_ip_address.as_deref().unwrap_or(""));
@@ -236,16 +238,17 @@ impl ProfileDraft {
         dir: &Path,
     ) -> Result<Profile, Vec<FieldError>> {
         let mut errors = Vec::new();
-        let mut err = |field: &'static str, message: String| {
-            errors.push(FieldError { field, message })
-        };
+        let mut err =
+            |field: &'static str, message: String| errors.push(FieldError { field, message });
         let name = self.get("name").trim().to_string();
-        let is_original =
-            |n: &str| original.is_some_and(|o| o.eq_ignore_ascii_case(n));
+        let is_original = |n: &str| original.is_some_and(|o| o.eq_ignore_ascii_case(n));
         if name.is_empty() {
             err("name", "a name is required".into());
         } else if !is_original(&name)
-            && set.profiles.iter().any(|p| p.name.eq_ignore_ascii_case(&name))
+            && set
+                .profiles
+                .iter()
+                .any(|p| p.name.eq_ignore_ascii_case(&name))
         {
             err("name", format!("a profile called {name:?} exists already"));
         } else {

@@ -311,6 +311,8 @@ pub struct App {
     pub(crate) themes: super::theme::ThemeSet,
     /// The command palette (`Ctrl-p`, [`super::palette`]).
     pub(crate) palette: super::palette::PaletteView,
+    /// Scroll state of the help overlay ([`super::palette::HelpView`]).
+    pub(crate) help_view: super::palette::HelpView,
     /// Pane rectangles of the last draw, for the mouse ([`super::mouse`]).
     pub(crate) hit: super::mouse::HitAreas,
     auto_account_id: Option<String>,
@@ -363,6 +365,7 @@ impl App {
             keymap: Default::default(),
             themes: Default::default(),
             palette: Default::default(),
+            help_view: Default::default(),
             hit: Default::default(),
             auto_account_id: None,
             quit: false,
@@ -855,6 +858,7 @@ impl App {
         match ctx {
             Context::Profiles => self.profiles_command(cmd),
             Context::History => self.history_command(cmd),
+            Context::Help => self.help_command(cmd),
             Context::LinkChooser => self.links_command(cmd),
             _ => None,
         }

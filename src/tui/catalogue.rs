@@ -6,7 +6,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::app::{Action, App};
-use super::keymap::{self, Command, Context};
+use super::keymap::{Command, Context};
 use crate::xs2a::operations::{Group, Operation};
 
 /// State of the operation finder while it is open.
@@ -91,7 +91,7 @@ impl App {
     /// Ctrl-u), every other character is typed into the query. `None` when it is closed.
     pub(crate) fn finder_key(&mut self, key: &KeyEvent) -> Option<Action> {
         self.finder.as_ref()?;
-        match keymap::lookup(Context::Finder, key) {
+        match self.keymap.lookup(Context::Finder, key) {
             Some(Command::Dismiss) => {
                 let previous = self.finder.take().map(|f| f.previous).unwrap_or(0);
                 self.select_index(previous);

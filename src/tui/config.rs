@@ -128,8 +128,9 @@ pub fn read_config(path: &Path) -> ConsoleConfig {
 }
 
 /// What the console starts with: keys, themes and the start theme, and every problem met
-/// on the way (for the status line).
-#[derive(Debug, Clone)]
+/// on the way (for the status line). The default: [`super::keymap::KEYMAP`], the built-in
+/// themes, dark, no problems.
+#[derive(Debug, Clone, Default)]
 pub struct Setup {
     /// [`super::keymap::KEYMAP`] with the config file's overrides.
     pub keymap: Keymap,
@@ -139,17 +140,6 @@ pub struct Setup {
     pub theme: Theme,
     /// Problems as `file:line: reason`.
     pub problems: Vec<String>,
-}
-
-impl Default for Setup {
-    fn default() -> Self {
-        Setup {
-            keymap: Keymap::default(),
-            themes: ThemeSet::builtin(),
-            theme: Theme::dark(),
-            problems: Vec::new(),
-        }
-    }
 }
 
 /// Reads `<config>/config.toml` and `<config>/themes/*.toml`; the start theme comes from
@@ -177,7 +167,9 @@ pub fn load_with(paths: &Paths, env_theme: Option<&str>) -> Setup {
                 .map(|t| (t, config_file(paths).display().to_string()))
         });
     let theme = match wanted {
-        None => themes.select(DEFAULT_THEME).unwrap_or_else(|_| Theme::dark()),
+        None => themes
+            .select(DEFAULT_THEME)
+            .unwrap_or_else(|_| Theme::dark()),
         Some((name, from)) => match themes.select(&name) {
             Ok(t) => t,
             Err(e) => {
@@ -203,8 +195,13 @@ impl App {
         self.keymap = setup.keymap;
         self.themes = setup.themes;
         self.theme = setup.theme;
-        if !setup.problems.is_empty() {
-            self.set_message(Level::Warning, setup.problems.join("; "));
+        match setup.problems.len() {
+            0 => {}
+            1 => self.set_message(Level::Warning, setup.problems[0].clone()),
+            n => self.set_message(
+                Level::Warning,
+                format!("{n} config problems: {}", setup.problems.join("; ")),
+            ),
         }
     }
 

@@ -18,7 +18,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Paragraph};
 use ratatui_textarea::TextArea;
 
-use super::app::{Action, App, Level, fields_of};
+use super::app::{Action, App, Focus, Level, fields_of};
 use super::keymap::{Command, Context};
 
 /// The commands the body editor acts on; every other key goes into the text.
@@ -351,6 +351,18 @@ impl App {
             return true;
         }
         let n = problems.len();
+        // Highlight the first field with a problem, so its reason is in view.
+        let fields = fields_of(self.selected_operation());
+        if let Some(i) = fields.iter().position(|f| {
+            if f.is_body {
+                problems[0].is_body()
+            } else {
+                problems[0].field.eq_ignore_ascii_case(f.name)
+            }
+        }) {
+            self.focus = Focus::Params;
+            self.field = i;
+        }
         self.set_message(
             Level::Error,
             format!(

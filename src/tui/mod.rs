@@ -158,10 +158,13 @@ pub async fn run(engine: Engine, profiles: ProfileSet) -> anyhow::Result<()> {
 
 /// What finished in the background.
 enum Done {
-    Sent(Result<ResponseView, String>),
+    Sent(Result<Box<ResponseView>, String>),
     Browser(Result<(), String>),
     /// Rows of the history screen for a search (see [`history::load_async`]).
-    History(String, Result<Vec<crate::client::history::HistoryEntry>, String>),
+    History(
+        String,
+        Result<Vec<crate::client::history::HistoryEntry>, String>,
+    ),
     /// A jq filter finished ([`response::spawn_filter`]).
     Filtered(Option<response::FilterDone>),
 }
@@ -310,7 +313,7 @@ async fn event_loop(
                 }
             },
             Some(done) = tasks.join_next(), if !tasks.is_empty() => match done {
-                Ok(Done::Sent(r)) => app.finish_send(r),
+                Ok(Done::Sent(r)) => app.finish_send(r.map(|v| *v)),
                 Ok(Done::Browser(r)) => app.browser_opened(r),
                 Ok(Done::History(q, r)) => app.set_history(&q, r),
                 Ok(Done::Filtered(Some(r))) => app.filter_finished(r),
@@ -369,10 +372,13 @@ async fn perform(
                     app.begin_send(req.clone());
                     app.resend_started(&format!("#{id} ({title})"));
                     let http = SendTarget::of(engine);
-                    let sink = engine.history.clone().map(|h| (h, engine.profile.name.clone()));
-                    tasks.spawn(async move {
-                        Done::Sent(send_and_view(http, req, title, sink).await)
-                    });
+                    let sink = engine
+                        .history
+                        .clone()
+                        .map(|h| (h, engine.profile.name.clone()));
+                    tasks.spawn(
+                        async move { Done::Sent(send_and_view(http, req, title, sink).await) },
+                    );
                 }
                 Err(e) => app.set_message(Level::Error, format!("#{id} not re-sent: {e}")),
             }
@@ -394,13 +400,22 @@ async fn perform(
                     if !unknown.is_empty() {
                         app.set_message(
                             Level::Warning,
-                            format!("Sending {} with variables without a value: {}", req.name, unknown.join(", ")),
+                            format!(
+                                "Sending {} with variables without a value: {}",
+                                req.name,
+                                unknown.join(", ")
+                            ),
                         );
                     }
                     let http = SendTarget::of(engine);
-                    let sink = engine.history.clone().map(|h| (h, engine.profile.name.clone()));
+                    let sink = engine
+                        .history
+                        .clone()
+                        .map(|h| (h, engine.profile.name.clone()));
                     tasks.spawn(async move {
-                        Done::Sent(send_and_view(http, prepared, history::IMPORTED_TITLE, sink).await)
+                        Done::Sent(
+                            send_and_view(http, prepared, history::IMPORTED_TITLE, sink).await,
+                        )
                     });
                 }
                 Err(e) => app.set_message(Level::Error, format!("{} not sent: {e}", req.name)),
@@ -497,7 +512,7 @@ async fn send_and_view(
     req: PreparedRequest,
     title: &'static str,
     history: Option<HistorySink>,
-) -> Result<ResponseView, String> {
+) -> Result<Box<ResponseView>, String> {
     let ex = crate::client::send_for_profile(&target.http, &req, Some(&target.profile.name))
         .await
         .map_err(|e| e.to_string())?;
@@ -514,7 +529,7 @@ async fn send_and_view(
             &ex,
             std::time::SystemTime::now(),
         );
-        let mut view = ResponseView::from_exchange_owned(title, &req, ex);
+        let mut view = Box::new(ResponseView::from_exchange_owned(title, &req, ex));
         view.signature = signature;
         view
     })

@@ -5,6 +5,8 @@
 //! The filter box is a text input: characters always type, so a letter never runs a
 //! command; the palette's own keys (`Scope::Palette`: ↑/↓, Enter, Esc) come from the keymap.
 
+use std::cell::Cell;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
@@ -134,7 +136,12 @@ impl App {
             app.sca_visible = false;
         };
         let mut first = Action::None;
-        let console = [Scope::Normal, Scope::ParamsPane, Scope::ResponsePane, Scope::Insert];
+        let console = [
+            Scope::Normal,
+            Scope::ParamsPane,
+            Scope::ResponsePane,
+            Scope::Insert,
+        ];
         let ctx = if console.contains(&scope) {
             close_dialogs(self);
             self.screen = Screen::Console;
@@ -201,7 +208,10 @@ impl App {
         let t = &self.theme;
         let entries = self.palette_entries();
         let w = area.width.saturating_sub(4).min(110);
-        let h = area.height.saturating_sub(4).min(entries.len().max(1) as u16 + 5);
+        let h = area
+            .height
+            .saturating_sub(4)
+            .min(entries.len().max(1) as u16 + 5);
         let r = Rect::new(
             area.x + (area.width - w) / 2,
             area.y + 2.min(area.height.saturating_sub(h)),
@@ -304,5 +314,70 @@ fn pad(s: &str, w: usize) -> String {
         s.chars().take(w).collect()
     } else {
         format!("{s}{}", " ".repeat(w - n))
+    }
+}
+
+/// Scroll state of the help overlay: the first line shown, and the sizes of the last draw.
+#[derive(Debug, Default)]
+pub struct HelpView {
+    /// First line shown (clamped when drawing).
+    pub scroll: usize,
+    rows: Cell<usize>,
+    height: Cell<usize>,
+}
+
+impl App {
+    /// Commands while the help is shown: ↑/↓/PgUp/PgDn scroll it; `None` for the others.
+    pub(crate) fn help_command(&mut self, cmd: Command) -> Option<Action> {
+        let height = self.help_view.height.get().max(1);
+        let max = self.help_view.rows.get().saturating_sub(height);
+        let cur = self.help_view.scroll.min(max);
+        self.help_view.scroll = match cmd {
+            Command::Up => cur.saturating_sub(1),
+            Command::Down => (cur + 1).min(max),
+            Command::PageUp => cur.saturating_sub(height.saturating_sub(1).max(1)),
+            Command::PageDown => (cur + height.saturating_sub(1).max(1)).min(max),
+            Command::ToggleHelp | Command::Dismiss => {
+                self.help = false;
+                self.help_view.scroll = 0;
+                return Some(Action::None);
+            }
+            _ => return None,
+        };
+        Some(Action::None)
+    }
+
+    /// First help line to show for `rows` lines in `height` rows; records both for the keys.
+    pub(crate) fn help_top(&self, rows: usize, height: u16) -> u16 {
+        self.help_view.rows.set(rows);
+        self.help_view.height.set(height as usize);
+        let max = rows.saturating_sub(height as usize);
+        self.help_view.scroll.min(max).min(u16::MAX as usize) as u16
+    }
+
+    /// When the help does not fit, says which lines are shown and how to scroll, on the
+    /// bottom border of `r`.
+    pub(crate) fn draw_help_more(&self, frame: &mut Frame, r: Rect) {
+        let rows = self.help_view.rows.get();
+        let height = self.help_view.height.get();
+        if rows <= height || r.height < 3 {
+            return;
+        }
+        let top = self.help_view.scroll.min(rows - height);
+        let text = format!(
+            " lines {}–{} of {} · {}/{} {}/{} scroll ",
+            top + 1,
+            top + height,
+            rows,
+            self.keymap.key_for(Scope::Help, Command::Up),
+            self.keymap.key_for(Scope::Help, Command::Down),
+            self.keymap.key_for(Scope::Help, Command::PageUp),
+            self.keymap.key_for(Scope::Help, Command::PageDown),
+        );
+        let w = (text.chars().count() as u16).min(r.width.saturating_sub(4));
+        frame.render_widget(
+            Paragraph::new(Span::styled(text, self.theme.dim)),
+            Rect::new(r.x + 2, r.bottom() - 1, w, 1),
+        );
     }
 }

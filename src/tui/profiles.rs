@@ -22,11 +22,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
 
 use super::app::{Action, App, Level};
-use super::keymap::{Command, KEYMAP, Scope};
+use super::keymap::{Command, Keymap, Scope};
 use crate::cert::{Certificate, PrivateKey};
 use crate::profile::edit::{
-    FIELDS, FieldError, ProfileDraft, copy_name, delete_profile, generate_certificate,
-    save_profile,
+    FIELDS, FieldError, ProfileDraft, copy_name, delete_profile, generate_certificate, save_profile,
 };
 use crate::profile::{
     CONSENT_RENEWAL_DAYS, Paths, Profile, ProfileSet, SCA_SESSION_SECS, SessionState, Target,
@@ -173,10 +172,9 @@ fn cert_info(cert_path: PathBuf, key_path: Option<PathBuf>) -> CertInfo {
 
 /// The command bound to `ev` in `scope` (the profile form and the confirmation have their
 /// own scopes, searched alone).
-fn scope_lookup(scope: Scope, ev: &KeyEvent) -> Option<Command> {
-    KEYMAP
-        .iter()
-        .filter(|b| b.scope == scope)
+fn scope_lookup(keymap: &Keymap, scope: Scope, ev: &KeyEvent) -> Option<Command> {
+    keymap
+        .in_scope(scope)
         .find(|b| b.keys.iter().any(|k| k.matches(ev)))
         .map(|b| b.command)
 }
@@ -445,7 +443,7 @@ impl App {
             return None;
         }
         if self.profiles_view.confirm_delete.is_some() {
-            return Some(match scope_lookup(Scope::ProfileConfirm, key) {
+            return Some(match scope_lookup(&self.keymap, Scope::ProfileConfirm, key) {
                 Some(Command::Confirm) => self.delete_confirmed(),
                 Some(Command::Dismiss) => {
                     self.profiles_view.confirm_delete = None;
@@ -456,7 +454,18 @@ impl App {
             });
         }
         self.profiles_view.form.as_ref()?;
-        let cmd = scope_lookup(Scope::ProfileForm, key);
+        // Line-editing keys work as in every text field; the form's own keys come from the
+        // keymap (so the help lists them).
+        let editing = match key.code {
+            KeyCode::Backspace => Some(Command::Backspace),
+            KeyCode::Delete => Some(Command::Delete),
+            KeyCode::Left => Some(Command::CursorLeft),
+            KeyCode::Right => Some(Command::CursorRight),
+            KeyCode::Home => Some(Command::CursorHome),
+            KeyCode::End => Some(Command::CursorEnd),
+            _ => None,
+        };
+        let cmd = scope_lookup(&self.keymap, Scope::ProfileForm, key).or(editing);
         let action = match cmd {
             Some(Command::FormSave) => self.save_form(),
             Some(Command::Dismiss) => {
@@ -521,13 +530,11 @@ impl App {
                 f.field = (f.field + FIELDS.len() - 1) % FIELDS.len();
                 f.cursor = len(f);
             }
-            Command::Backspace => {
-                if f.cursor > 0 {
-                    f.cursor -= 1;
-                    let v = &mut f.draft.values[f.field];
-                    let at = byte_index(v, f.cursor);
-                    v.remove(at);
-                }
+            Command::Backspace if f.cursor > 0 => {
+                f.cursor -= 1;
+                let v = &mut f.draft.values[f.field];
+                let at = byte_index(v, f.cursor);
+                v.remove(at);
             }
             Command::Delete => {
                 let cursor = f.cursor;
@@ -577,7 +584,11 @@ impl App {
                 let roles = if roles.is_empty() {
                     "PSP_AI, PSP_PI".to_string()
                 } else {
-                    roles.iter().map(|r| r.name()).collect::<Vec<_>>().join(", ")
+                    roles
+                        .iter()
+                        .map(|r| r.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 };
                 self.set_message(
                     Level::Success,
@@ -680,10 +691,10 @@ impl App {
             .set
             .profiles
             .iter()
-            .map(|p| p.name.chars().count() + 6)
+            .map(|p| p.name.chars().count() + 16)
             .max()
             .unwrap_or(20)
-            .clamp(24, 40) as u16;
+            .clamp(24, 44) as u16;
         let [list_area, detail_area] =
             Layout::horizontal([Constraint::Length(list_w), Constraint::Min(20)]).areas(area);
         self.draw_profile_list(frame, list_area);
@@ -723,7 +734,7 @@ impl App {
             };
             let mut spans = vec![Span::styled(format!("{mark}{}", p.name), style)];
             if p.is_builtin() {
-                spans.push(Span::styled(" 🔒", t.dim));
+                spans.push(Span::styled(" [built-in]", t.dim));
             }
             lines.push(Line::from(spans));
         }
@@ -731,7 +742,8 @@ impl App {
             lines.push(Line::styled("(loading …)", t.dim));
         }
         lines.push(Line::default());
-        lines.push(Line::styled("● active   🔒 built-in", t.dim));
+        lines.push(Line::styled("● active", t.dim));
+        lines.push(Line::styled("[built-in] read-only", t.dim));
         for e in &v.set.errors {
             lines.push(Line::styled(format!("✗ {e}"), t.error));
         }
@@ -739,14 +751,24 @@ impl App {
             Paragraph::new(lines)
                 .style(t.base)
                 .wrap(Wrap { trim: false })
-                .block(block(" Profiles ".into(), t.border_focused, t.border_focused)),
+                .block(block(
+                    " Profiles ".into(),
+                    t.border_focused,
+                    t.border_focused,
+                )),
             area,
         );
     }
 
     /// Replaces volatile parts (the home directory of config and data) for snapshots.
     fn shown_path(&self, p: &Path) -> String {
-        let s = p.display().to_string();
+        self.shown_text(&p.display().to_string())
+    }
+
+    /// `s` with the config and data directories written `<config>` and `<data>` when
+    /// volatile values are masked.
+    fn shown_text(&self, s: &str) -> String {
+        let s = s.to_string();
         if !self.mask_volatile {
             return s;
         }
@@ -765,7 +787,7 @@ impl App {
             return vec![Line::styled("No profile", t.dim)];
         };
         let now = self.profiles_now();
-        let label = |l: &str| Span::styled(format!("{l:<18}"), t.status_label);
+        let label = |l: &str| Span::styled(format!("{l:<20}"), t.status_label);
         let kv = |l: &str, value: String| Line::from(vec![label(l), Span::raw(value)]);
         let kv_styled =
             |l: &str, value: String, s: Style| Line::from(vec![label(l), Span::styled(value, s)]);
@@ -891,7 +913,7 @@ impl App {
 
     fn cert_lines(&self, out: &mut Vec<Line<'static>>, c: &Certificate, p: &Profile, now: i64) {
         let t = &self.theme;
-        let label = |l: &str| Span::styled(format!("{l:<18}"), t.status_label);
+        let label = |l: &str| Span::styled(format!("{l:<20}"), t.status_label);
         let kv = |l: &str, value: String| Line::from(vec![label(l), Span::raw(value)]);
         let mask = self.mask_volatile;
         let serial = if mask {
@@ -916,16 +938,16 @@ impl App {
         let left = c.not_after - now;
         let (state, style) = if now < c.not_before {
             (
-                format!("✗ not valid yet (starts in {})", fmt_duration(c.not_before - now)),
+                format!(
+                    "✗ not valid yet (starts in {})",
+                    fmt_duration(c.not_before - now)
+                ),
                 t.error,
             )
         } else if left < 0 {
             (format!("✗ EXPIRED {} ago", fmt_duration(left)), t.error)
         } else if left < EXPIRY_WARNING_DAYS * 86_400 {
-            (
-                format!("⚠ expires in {} days", left / 86_400),
-                t.warning,
-            )
+            (format!("⚠ expires in {} days", left / 86_400), t.warning)
         } else if mask {
             ("valid".to_string(), t.success)
         } else {
@@ -940,7 +962,11 @@ impl App {
         let role_text = if roles.is_empty() {
             "none (no PSD2 qcStatement)".to_string()
         } else {
-            roles.iter().map(|r| r.name()).collect::<Vec<_>>().join(", ")
+            roles
+                .iter()
+                .map(|r| r.name())
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         out.push(kv("  PSD2 roles", role_text));
         if let Some(s) = &c.psd2 {
@@ -968,7 +994,7 @@ impl App {
 
     fn session_lines(&self, out: &mut Vec<Line<'static>>, s: &SessionState, p: &Profile, now: i64) {
         let t = &self.theme;
-        let label = |l: &str| Span::styled(format!("{l:<18}"), t.status_label);
+        let label = |l: &str| Span::styled(format!("{l:<20}"), t.status_label);
         let none = |what: &str| Span::styled(what.to_string(), t.dim);
         let line = |l: &str, v: Option<&String>, empty: &str| match v {
             Some(v) => Line::from(vec![label(l), Span::raw(v.clone())]),
@@ -1009,10 +1035,17 @@ impl App {
             None => Span::styled("no SCA yet", t.dim),
             Some(left) if left > 0 => Span::styled(
                 format!(
-                    "{} left of {} min (SCA at {})",
+                    "{} left of {} min{}",
                     fmt_duration(left),
                     SCA_SESSION_SECS / 60,
-                    fmt_time(s.sca_completed_at.unwrap_or_default())
+                    if self.mask_volatile {
+                        String::new()
+                    } else {
+                        format!(
+                            " (SCA at {})",
+                            fmt_time(s.sca_completed_at.unwrap_or_default())
+                        )
+                    }
                 ),
                 t.success,
             ),
@@ -1027,10 +1060,9 @@ impl App {
         out.push(Line::from(vec![label("  SCA session"), sca]));
         let consent = match s.consent_age_days(now) {
             None => Span::styled("no consent yet", t.dim),
-            Some(d) if d < CONSENT_RENEWAL_DAYS - EXPIRY_WARNING_DAYS => Span::styled(
-                format!("{d} of {CONSENT_RENEWAL_DAYS} days"),
-                t.success,
-            ),
+            Some(d) if d < CONSENT_RENEWAL_DAYS - EXPIRY_WARNING_DAYS => {
+                Span::styled(format!("{d} of {CONSENT_RENEWAL_DAYS} days"), t.success)
+            }
             Some(d) if d < CONSENT_RENEWAL_DAYS => Span::styled(
                 format!(
                     "⚠ {d} of {CONSENT_RENEWAL_DAYS} days: renew with SCA within {} days",
@@ -1070,7 +1102,11 @@ impl App {
             let marker = if active { "▸ " } else { "  " };
             let mut spans = vec![Span::styled(
                 format!("{marker}{:<label_w$}", spec.label),
-                if active { t.border_focused } else { t.status_label },
+                if active {
+                    t.border_focused
+                } else {
+                    t.status_label
+                },
             )];
             if active {
                 let at = byte_index(value, form.cursor);
@@ -1092,7 +1128,7 @@ impl App {
             for e in form.errors.iter().filter(|e| e.field == spec.key) {
                 lines.push(Line::from(vec![
                     Span::raw(" ".repeat(label_w + 2)),
-                    Span::styled(format!("✗ {}", e.message), t.error),
+                    Span::styled(format!("✗ {}", self.shown_text(&e.message)), t.error),
                 ]));
             }
         }

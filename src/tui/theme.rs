@@ -245,7 +245,7 @@ fn parse_color(v: &Spanned<DeValue>, what: &str, at: &str) -> Result<Color, Stri
     match v.get_ref().as_str() {
         Some(s) => s.parse::<Color>().map_err(|_| {
             format!(
-                "{at}: {what}: \"{s}\" is not a colour (a name such as \"cyan\", \"reset\", a palette index such as \"236\", or \"#rrggbb\")"
+                "{at}: {what}: \"{s}\" is not a colour (try \"cyan\", \"reset\", \"236\" or \"#rrggbb\")"
             )
         }),
         None => Err(format!("{at}: {what} must be a string (a colour)")),
@@ -278,9 +278,7 @@ fn parse_style(
                             Some(true) => style = style.add_modifier(*m),
                             Some(false) => {}
                             None => {
-                                return Err(format!(
-                                    "{here}: {key}.{flag} must be true or false"
-                                ));
+                                return Err(format!("{here}: {key}.{flag} must be true or false"));
                             }
                         },
                         None => warnings.push(format!(
@@ -406,7 +404,10 @@ impl ThemeSet {
             .collect();
         files.sort();
         for path in files {
-            let Some(name) = path.file_stem().and_then(|s| s.to_str()).map(str::to_string)
+            let Some(name) = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .map(str::to_string)
             else {
                 continue;
             };
@@ -457,8 +458,7 @@ impl ThemeSet {
         if let Some((_, e)) = self.broken.iter().find(|(n, _)| n == name) {
             return Err(format!("theme {name} not used: {e}; using {DEFAULT_THEME}"));
         }
-        match Theme::by_name(name).and_then(|t| self.themes.iter().find(|x| x.name == t.name))
-        {
+        match Theme::by_name(name).and_then(|t| self.themes.iter().find(|x| x.name == t.name)) {
             Some(t) => Ok(t.clone()),
             None => Err(format!(
                 "no theme called \"{name}\" (themes: {}); using {DEFAULT_THEME}",
@@ -485,7 +485,10 @@ impl App {
     pub(crate) fn cycle_theme(&mut self) {
         self.theme = self.themes.next(&self.theme.name);
         let names = self.themes.names();
-        let pos = names.iter().position(|n| *n == self.theme.name).unwrap_or(0);
+        let pos = names
+            .iter()
+            .position(|n| *n == self.theme.name)
+            .unwrap_or(0);
         let key = self.keymap.key_for(Scope::Normal, Command::ToggleTheme);
         let text = format!(
             "Theme: {} ({} of {}: {}){}",
@@ -601,8 +604,13 @@ mod tests {
 
     #[test]
     fn errors_name_the_line() {
-        let e = parse_theme("x", "dim = \"cyan\"\nkey = { fg = \"blurple\" }\n", "x.toml", None)
-            .unwrap_err();
+        let e = parse_theme(
+            "x",
+            "dim = \"cyan\"\nkey = { fg = \"blurple\" }\n",
+            "x.toml",
+            None,
+        )
+        .unwrap_err();
         assert!(e.starts_with("x.toml:2: key.fg: \"blurple\""), "{e}");
         let e = parse_theme("x", "dim = \"cyan\"\n\nkey = {\n", "x.toml", None).unwrap_err();
         assert!(e.starts_with("x.toml:3:"), "{e}");
@@ -617,6 +625,9 @@ mod tests {
         assert_eq!(t.base, Theme::light().base);
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(w[0].starts_with("x.toml:2: unknown key \"blink\""), "{w:?}");
-        assert!(w[1].starts_with("x.toml:3: unknown key \"sparkle\""), "{w:?}");
+        assert!(
+            w[1].starts_with("x.toml:3: unknown key \"sparkle\""),
+            "{w:?}"
+        );
     }
 }

@@ -108,7 +108,9 @@ impl App {
         ])
         .areas(area);
         let nfields = fields_of(self.selected_operation()).len();
-        let params_h = (nfields.max(1) + 3).min(12) as u16;
+        // Validation problems get room under their fields.
+        let params_max = if self.problems().is_empty() { 12 } else { 20 };
+        let params_h = (nfields.max(1) + 3).min(params_max) as u16;
         let ops_h = (self.op_rows() + 2) as u16;
         if area.width >= WIDE {
             let [left, middle, right] = Layout::horizontal([
@@ -468,10 +470,14 @@ impl App {
                 } else {
                     format!("↳ {}", p.reason)
                 };
-                rows.push((
-                    Some(i),
-                    Line::from(Span::styled(format!("   {}", ellipsize(&text, width)), t.error)),
-                ));
+                for (k, part) in wrap_words(&text, width.saturating_sub(2)).into_iter().enumerate()
+                {
+                    let indent = if k == 0 { "   " } else { "     " };
+                    rows.push((
+                        Some(i),
+                        Line::from(Span::styled(format!("{indent}{part}"), t.error)),
+                    ));
+                }
             }
         }
         let height = (inner.height as usize).saturating_sub(1).max(1);
@@ -770,13 +776,20 @@ impl App {
             .max()
             .unwrap_or(8)
             + 2;
+        // Two columns inside the borders and padding; long help texts wrap under themselves.
+        let text_w = ((w.saturating_sub(4) / 2) as usize)
+            .saturating_sub(key_w + 2)
+            .max(12);
         let section = |scope: Scope| {
             let mut v = vec![Line::from(Span::styled(scope.title(), t.group))];
             for bd in self.keymap.in_scope(scope) {
-                v.push(Line::from(vec![
-                    Span::styled(format!("  {:<key_w$}", bd.keys_label()), t.key),
-                    Span::raw(bd.help),
-                ]));
+                for (i, chunk) in wrap_words(bd.help, text_w).into_iter().enumerate() {
+                    let keys = if i == 0 { bd.keys_label() } else { String::new() };
+                    v.push(Line::from(vec![
+                        Span::styled(format!("  {keys:<key_w$}"), t.key),
+                        Span::raw(chunk),
+                    ]));
+                }
             }
             v.push(Line::default());
             v
@@ -804,8 +817,10 @@ impl App {
         let inner = block.inner(r);
         frame.render_widget(block, r);
         let [c1, c2] = Layout::horizontal([Constraint::Fill(1), Constraint::Fill(1)]).areas(inner);
-        frame.render_widget(Paragraph::new(left), c1);
-        frame.render_widget(Paragraph::new(right), c2);
+        let top = self.help_top(left.len().max(right.len()), inner.height);
+        frame.render_widget(Paragraph::new(left).scroll((top, 0)), c1);
+        frame.render_widget(Paragraph::new(right).scroll((top, 0)), c2);
+        self.draw_help_more(frame, r);
     }
 }
 

@@ -311,7 +311,13 @@ const H_X_PSU_IDENTITY: Param = header(
 const H_ACCEPT: Param = header(h::ACCEPT, false, true, false, "content negotiation");
 const H_ACCEPT_LANGUAGE: Param = header("Accept-Language", false, false, false, "e.g. nb, en");
 const H_PSU_USER_AGENT: Param = header("PSU-User-Agent", false, false, false, "the PSU's browser");
-const H_PSU_DEVICE_ID: Param = header("PSU-Device-ID", false, false, true, "UUID of the PSU's device");
+const H_PSU_DEVICE_ID: Param = header(
+    "PSU-Device-ID",
+    false,
+    false,
+    true,
+    "UUID of the PSU's device",
+);
 const H_PSU_GEO_LOCATION: Param = header(
     "PSU-Geo-Location",
     false,
@@ -636,7 +642,10 @@ const SEPA_TEMPLATES: &[Template] = &[
 ];
 const NCBCT_TEMPLATES: &[Template] = &[
     t("Cross-border (NCBCT)", CROSS_BORDER_PAYMENT_BODY),
-    t("Cross-border (NCBCT), urgent", CROSS_BORDER_URGENT_PAYMENT_BODY),
+    t(
+        "Cross-border (NCBCT), urgent",
+        CROSS_BORDER_URGENT_PAYMENT_BODY,
+    ),
 ];
 const SWIFT_TEMPLATES: &[Template] = &[
     t("SWIFT", SWIFT_PAYMENT_BODY),
@@ -1225,10 +1234,7 @@ impl Operation {
             "baskets.create" => BASKET_TEMPLATES,
             "consents.create" => CONSENT_TEMPLATES,
             _ => {
-                return self
-                    .body
-                    .map(|b| vec![t("Default", b)])
-                    .unwrap_or_default();
+                return self.body.map(|b| vec![t("Default", b)]).unwrap_or_default();
             }
         };
         list.to_vec()
