@@ -243,9 +243,7 @@ fn wrk_run(
     cmd.arg(format!("{}{path}", server.base));
     let out = cmd.output().expect("wrk (apt-get install -y wrk)");
     let coding = accept_encoding.map_or(String::new(), |c| format!(", Accept-Encoding: {c}"));
-    println!(
-        "== signed GET {path} (response body {size} bytes{coding}), wrk -t1 -c64 -d15s"
-    );
+    println!("== signed GET {path} (response body {size} bytes{coding}), wrk -t1 -c64 -d15s");
     println!("{}", String::from_utf8_lossy(&out.stdout));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(

@@ -261,7 +261,10 @@ async fn transaction_pages_are_gzip_encoded_only_when_the_client_accepts_gzip() 
         assert_eq!(zipped.status, 200);
         assert_eq!(zipped.headers["content-encoding"], "gzip", "{accept}");
         assert_eq!(zipped.headers["vary"], "accept-encoding");
-        assert!(zipped.body.len() * 3 < plain.body.len(), "{accept}: compressed");
+        assert!(
+            zipped.body.len() * 3 < plain.body.len(),
+            "{accept}: compressed"
+        );
         let mut decoded = Vec::new();
         std::io::Read::read_to_end(
             &mut flate2::read::GzDecoder::new(&zipped.body[..]),

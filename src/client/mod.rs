@@ -186,7 +186,10 @@ pub fn prepare(
 
 /// Replaces the value of header `name` (case-insensitive), or appends it.
 fn set_header(headers: &mut Vec<(String, String)>, name: &str, value: &str) {
-    match headers.iter_mut().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
+    match headers
+        .iter_mut()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+    {
         Some((_, v)) => *v = value.to_string(),
         None => headers.push((name.to_string(), value.to_string())),
     }
@@ -270,6 +273,22 @@ pub fn prepare_imported(
     })
 }
 
+/// Largest body parsed into a JSON tree ([`Exchange::json`]): 1 MiB. A tree takes about
+/// eight times the text (a 20 MB transaction list about 160 MiB), so larger bodies are kept
+/// as bytes only; the console pretty-prints them straight from the bytes and reads their
+/// `_links` with a skeleton parse (`tui::response`).
+pub const JSON_TREE_LIMIT: usize = 1024 * 1024;
+
+/// The body as a JSON tree, as [`send`] keeps it in [`Exchange::json`]: `None` when it is
+/// not JSON or longer than [`JSON_TREE_LIMIT`].
+pub fn json_tree(body: &[u8]) -> Option<serde_json::Value> {
+    if body.len() <= JSON_TREE_LIMIT {
+        serde_json::from_slice(body).ok()
+    } else {
+        None
+    }
+}
+
 /// A response as received.
 #[derive(Debug, Clone)]
 pub struct Exchange {
@@ -278,7 +297,8 @@ pub struct Exchange {
     pub body: Vec<u8>,
     /// Time from sending to the whole body received.
     pub elapsed: Duration,
-    /// The body parsed as JSON, when it is JSON.
+    /// The body parsed as JSON, when it is JSON and at most [`JSON_TREE_LIMIT`] bytes long
+    /// (larger bodies are kept as bytes only).
     pub json: Option<serde_json::Value>,
 }
 
@@ -360,7 +380,7 @@ pub async fn send_for_profile(
         })?
         .to_vec();
     let elapsed = started.elapsed();
-    let json = serde_json::from_slice(&body).ok();
+    let json = json_tree(&body);
     Ok(Exchange {
         status,
         headers,

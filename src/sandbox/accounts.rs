@@ -745,7 +745,10 @@ impl Page {
     fn response(&self, gzip: bool) -> axum::response::Response {
         use axum::http::header::{CONTENT_ENCODING, CONTENT_TYPE, VARY};
         use axum::response::IntoResponse;
-        let json = [(CONTENT_TYPE, "application/json"), (VARY, "accept-encoding")];
+        let json = [
+            (CONTENT_TYPE, "application/json"),
+            (VARY, "accept-encoding"),
+        ];
         match gzip.then(|| self.gzip()).flatten() {
             Some(body) => (json, [(CONTENT_ENCODING, "gzip")], body).into_response(),
             None => (json, self.json.clone()).into_response(),
@@ -773,9 +776,7 @@ pub struct PageKey {
 /// reused. At most [`PAGE_CACHE_ENTRIES`] pages are kept; the cache is emptied when full.
 #[derive(Debug, Default)]
 pub struct PageCache {
-    pages: std::sync::Mutex<
-        std::collections::HashMap<PageKey, Page, foldhash::fast::RandomState>,
-    >,
+    pages: std::sync::Mutex<std::collections::HashMap<PageKey, Page, foldhash::fast::RandomState>>,
 }
 
 /// Most pages a [`PageCache`] keeps.

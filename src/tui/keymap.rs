@@ -1176,11 +1176,7 @@ impl Scope {
     pub fn is_typing(self) -> bool {
         matches!(
             self,
-            Scope::Insert
-                | Scope::BodyEditor
-                | Scope::Palette
-                | Scope::Finder
-                | Scope::ProfileForm
+            Scope::Insert | Scope::BodyEditor | Scope::Palette | Scope::Finder | Scope::ProfileForm
         )
     }
 

@@ -244,7 +244,6 @@ impl StopSignals {
     }
 }
 
-
 /// Environment variable naming a file where the console writes, once its first frame is
 /// on the terminal, the wall-clock time in nanoseconds since the Unix epoch (for the
 /// start-to-first-frame benchmark, `benches/tui.rs`).

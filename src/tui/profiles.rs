@@ -443,15 +443,17 @@ impl App {
             return None;
         }
         if self.profiles_view.confirm_delete.is_some() {
-            return Some(match scope_lookup(&self.keymap, Scope::ProfileConfirm, key) {
-                Some(Command::Confirm) => self.delete_confirmed(),
-                Some(Command::Dismiss) => {
-                    self.profiles_view.confirm_delete = None;
-                    self.set_message(Level::Info, "Nothing deleted");
-                    Action::None
-                }
-                _ => Action::None,
-            });
+            return Some(
+                match scope_lookup(&self.keymap, Scope::ProfileConfirm, key) {
+                    Some(Command::Confirm) => self.delete_confirmed(),
+                    Some(Command::Dismiss) => {
+                        self.profiles_view.confirm_delete = None;
+                        self.set_message(Level::Info, "Nothing deleted");
+                        Action::None
+                    }
+                    _ => Action::None,
+                },
+            );
         }
         self.profiles_view.form.as_ref()?;
         // Line-editing keys work as in every text field; the form's own keys come from the

@@ -387,7 +387,59 @@ struct Meta {
     links: Vec<LinkRef>,
 }
 
+/// What [`Meta`] reads of a body too large for a JSON tree ([`crate::client::JSON_TREE_LIMIT`]):
+/// parsed with everything else skipped, so it costs no memory beyond these fields.
+#[derive(serde::Deserialize)]
+struct Skeleton {
+    #[serde(rename = "_links", default)]
+    links: Option<serde_json::Value>,
+    #[serde(default)]
+    accounts: Option<Vec<SkeletonAccount>>,
+    #[serde(default)]
+    transactions: Option<SkeletonTransactions>,
+}
+
+#[derive(serde::Deserialize)]
+struct SkeletonAccount {
+    #[serde(rename = "resourceId", default)]
+    resource_id: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct SkeletonTransactions {
+    #[serde(rename = "_links", default)]
+    links: Option<serde_json::Value>,
+}
+
 impl Meta {
+    /// The meta of a body kept as bytes only, and whether it is JSON at all.
+    fn of_large(body: &[u8]) -> (Meta, bool) {
+        if let Ok(s) = serde_json::from_slice::<Skeleton>(body) {
+            let mut v = serde_json::Map::new();
+            if let Some(l) = s.links {
+                v.insert("_links".into(), l);
+            }
+            if let Some(a) = s.accounts {
+                let ids = a
+                    .into_iter()
+                    .map(|a| serde_json::json!({ "resourceId": a.resource_id }))
+                    .collect();
+                v.insert("accounts".into(), serde_json::Value::Array(ids));
+            }
+            if let Some(t) = s.transactions {
+                let mut tv = serde_json::Map::new();
+                if let Some(l) = t.links {
+                    tv.insert("_links".into(), l);
+                }
+                v.insert("transactions".into(), serde_json::Value::Object(tv));
+            }
+            let v = serde_json::Value::Object(v);
+            return (Meta::of(Some(&v)), true);
+        }
+        let is_json = serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok();
+        (Meta::of(None), is_json)
+    }
+
     fn of(json: Option<&serde_json::Value>) -> Meta {
         let first_account_id = json
             .and_then(|j| j.get("accounts"))
@@ -447,6 +499,18 @@ impl ResponseView {
     /// Builds the view of `exchange`, the answer to `request` (an operation titled
     /// `operation`). Pretty-printing a large body takes a while: call this off the UI task.
     pub fn from_exchange(operation: &str, request: &PreparedRequest, exchange: &Exchange) -> Self {
+        if exchange.json.is_none() {
+            let (meta, is_json) = Meta::of_large(&exchange.body);
+            return Self::build_with(
+                operation,
+                request,
+                exchange,
+                meta,
+                &exchange.body,
+                is_json,
+                None,
+            );
+        }
         let meta = Meta::of(exchange.json.as_ref());
         Self::build(
             operation,
@@ -467,8 +531,10 @@ impl ResponseView {
         mut exchange: Exchange,
     ) -> Self {
         let json = exchange.json.take();
-        let meta = Meta::of(json.as_ref());
-        let is_json = json.is_some();
+        let (meta, is_json) = match &json {
+            Some(v) => (Meta::of(Some(v)), true),
+            None => Meta::of_large(&exchange.body),
+        };
         drop(json);
         let body = std::mem::take(&mut exchange.body);
         Self::build_with(operation, request, &exchange, meta, &body, is_json, None)
@@ -1363,7 +1429,7 @@ impl App {
             block = block.title_bottom(Line::from(bottom).right_aligned());
         }
         frame.render_widget(block, area);
-        let [head, _, body, input_area] = Layout::vertical([
+        let [head, marker, body, input_area] = Layout::vertical([
             Constraint::Length(1),
             Constraint::Length(1),
             Constraint::Min(0),
@@ -1384,18 +1450,20 @@ impl App {
             };
             head_spans.push(Span::styled(format!("   {}", sig.summary()), style));
         }
+        frame.render_widget(Paragraph::new(Line::from(head_spans)), head);
         if let Some(f) = &v.filter {
             let state = match f.state {
                 FilterState::Running => " (running …)",
                 FilterState::Failed(_) => " (error)",
                 FilterState::Done(_) => "",
             };
-            head_spans.push(Span::styled(
-                format!("   filtered: {}{state}", f.expr),
-                t.warning,
-            ));
+            let clear = key_for(Scope::ResponsePane, Command::ClearResponse);
+            let line = Line::from(vec![
+                Span::styled(format!("filtered: {}{state}", f.expr), t.warning),
+                Span::styled(format!("   {clear} clears"), t.dim),
+            ]);
+            frame.render_widget(Paragraph::new(line), marker);
         }
-        frame.render_widget(Paragraph::new(Line::from(head_spans)), head);
         let lines: Vec<Line> = (top..(top + body_h).min(total))
             .map(|i| view_line(v, i, self.hscroll, w, t))
             .collect();
@@ -1438,17 +1506,24 @@ impl App {
             .max()
             .unwrap_or(4)
             + 2;
+        let targets: Vec<String> = v
+            .links
+            .iter()
+            .map(|l| {
+                if l.name == names::SCA_REDIRECT {
+                    "SCA prompt".to_string()
+                } else {
+                    match_href(&l.name, &l.href, &l.verbs)
+                        .map(|m| m.op.title.to_string())
+                        .unwrap_or_else(|| "(no operation)".into())
+                }
+            })
+            .collect();
+        let target_w = targets.iter().map(|x| x.chars().count()).max().unwrap_or(0) + 2;
         let mut lines = Vec::new();
-        for (i, l) in v.links.iter().enumerate() {
-            let target = if l.name == names::SCA_REDIRECT {
-                "SCA prompt".to_string()
-            } else {
-                match_href(&l.name, &l.href, &l.verbs)
-                    .map(|m| m.op.title.to_string())
-                    .unwrap_or_else(|| "no operation".into())
-            };
+        for (i, (l, target)) in v.links.iter().zip(&targets).enumerate() {
             let text = format!(
-                "{} {:<name_w$}{}  → {target}",
+                "{} {:<name_w$}→ {target:<target_w$}{}",
                 if i == sel { "▸" } else { " " },
                 l.name,
                 l.href

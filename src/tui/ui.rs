@@ -8,9 +8,7 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Wrap};
 
-use super::app::{
-    App, Focus, Level, Mode, Preview, ResponseState, Screen, fields_of,
-};
+use super::app::{App, Focus, Level, Mode, Preview, ResponseState, Screen, fields_of};
 use super::keymap::{Command, Scope};
 use super::response::json_spans;
 use super::theme::Theme;
@@ -47,7 +45,8 @@ impl App {
         let area = frame.area();
         frame.render_widget(Block::new().style(self.theme.base), area);
         let a = self.layout(area);
-        self.hit.record(a.ops, a.params, a.request, a.signature, a.response);
+        self.hit
+            .record(a.ops, a.params, a.request, a.signature, a.response);
         self.draw_status(frame, a.status);
         if self.screen != Screen::Console {
             let [_, main, _] = Layout::vertical([
@@ -451,7 +450,11 @@ impl App {
                 } else {
                     "(optional)".to_string()
                 };
-                let style = if f.required && !f.auto { t.warning } else { t.dim };
+                let style = if f.required && !f.auto {
+                    t.warning
+                } else {
+                    t.dim
+                };
                 spans.push(Span::styled(ph, style));
             } else {
                 spans.push(Span::styled(ellipsize(value, avail), t.input));
@@ -470,7 +473,9 @@ impl App {
                 } else {
                     format!("↳ {}", p.reason)
                 };
-                for (k, part) in wrap_words(&text, width.saturating_sub(2)).into_iter().enumerate()
+                for (k, part) in wrap_words(&text, width.saturating_sub(2))
+                    .into_iter()
+                    .enumerate()
                 {
                     let indent = if k == 0 { "   " } else { "     " };
                     rows.push((
@@ -784,7 +789,11 @@ impl App {
             let mut v = vec![Line::from(Span::styled(scope.title(), t.group))];
             for bd in self.keymap.in_scope(scope) {
                 for (i, chunk) in wrap_words(bd.help, text_w).into_iter().enumerate() {
-                    let keys = if i == 0 { bd.keys_label() } else { String::new() };
+                    let keys = if i == 0 {
+                        bd.keys_label()
+                    } else {
+                        String::new()
+                    };
                     v.push(Line::from(vec![
                         Span::styled(format!("  {keys:<key_w$}"), t.key),
                         Span::raw(chunk),
