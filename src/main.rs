@@ -12,6 +12,21 @@ use psd2_console::cert::generate::{TppCertSpec, write_set};
 use psd2_console::cert::{Certificate, Credentials, Psd2Role};
 use psd2_console::client::Engine;
 use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
+
+/// `println!` for command output. A closed pipe (`psd2-console send --list | head -1`) ends
+/// the program quietly with status 0, as Unix tools do, instead of a panic; any other write
+/// error is reported and exits 1.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+            eprintln!("error: writing to standard output: {e}");
+            std::process::exit(1);
+        }
+    }};
+}
 use psd2_console::signing::{SignOptions, sign_request};
 use psd2_console::xs2a::operations::{self, OPERATIONS};
 use psd2_console::xs2a::redirect::ScaCallback;
@@ -243,7 +258,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         }) => {
             if list {
                 for op in OPERATIONS {
-                    println!("{}\t{} {}\t{}", op.id, op.method, op.path, op.title);
+                    out!("{}\t{} {}\t{}", op.id, op.method, op.path, op.title);
                 }
                 return Ok(ExitCode::SUCCESS);
             }
@@ -310,12 +325,12 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                         ..TppCertSpec::default()
                     },
                 )?;
-                println!("certificate: {}", written.tpp_cert.display());
-                println!("key:         {}", written.tpp_key.display());
-                println!("CA:          {}", written.ca_cert.display());
-                println!("CA key:      {}", written.ca_key.display());
+                out!("certificate: {}", written.tpp_cert.display());
+                out!("key:         {}", written.tpp_key.display());
+                out!("CA:          {}", written.ca_cert.display());
+                out!("CA key:      {}", written.ca_key.display());
                 let c = Certificate::load(&written.tpp_cert)?;
-                println!("keyId:       {}", c.key_id());
+                out!("keyId:       {}", c.key_id());
                 Ok(ExitCode::SUCCESS)
             }
             CertCommand::Show { file } => {
@@ -352,7 +367,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 let mut unknown: Vec<String> = Vec::new();
                 for r in all {
                     let (url, _) = vars.display_url(r);
-                    println!("{}\t{} {}", r.name, r.method, url);
+                    out!("{}\t{} {}", r.name, r.method, url);
                     for n in vars.resolve(r).unknown {
                         if !unknown.contains(&n) {
                             unknown.push(n);
@@ -427,11 +442,11 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                                 .and_then(|j| j["tppMessages"][0]["code"].as_str())
                                 .unwrap_or("")
                                 .to_string();
-                            println!("{}\t{}\t{code}", r.name, ex.status)
+                            out!("{}\t{}\t{code}", r.name, ex.status)
                         }
-                        Err(e) => println!("{}\terror\t{e}", r.name),
+                        Err(e) => out!("{}\terror\t{e}", r.name),
                     },
-                    Err(e) => println!("{}\tnot sent\t{e}", r.name),
+                    Err(e) => out!("{}\tnot sent\t{e}", r.name),
                 }
             }
             engine.shutdown().await;
@@ -444,9 +459,13 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 let at = chrono::DateTime::from_timestamp(e.at, 0)
                     .map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string())
                     .unwrap_or_default();
-                println!(
+                out!(
                     "{}\t{at}\t{}\t{}\t{} {}",
-                    e.id, e.status, e.operation_id, e.method, e.url
+                    e.id,
+                    e.status,
+                    e.operation_id,
+                    e.method,
+                    e.url
                 );
             }
             Ok(ExitCode::SUCCESS)
@@ -468,7 +487,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             }
             .ok_or_else(|| anyhow!("no history entry {id} (see `psd2-console history`)"))?;
             if format == "har" {
-                println!(
+                out!(
                     "{}",
                     serde_json::to_string_pretty(&psd2_console::client::export::har(&[entry]))?
                 );
@@ -529,7 +548,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                             psd2_console::profile::Target::Embedded => "embedded".to_string(),
                             psd2_console::profile::Target::Url(u) => u.clone(),
                         };
-                        println!("{}\t{}", p.name, target);
+                        out!("{}\t{}", p.name, target);
                     }
                     Ok(ExitCode::SUCCESS)
                 }
@@ -624,7 +643,7 @@ async fn send_command(
         exchange.status,
         exchange.elapsed.as_millis()
     );
-    println!("{}", exchange.pretty_body());
+    out!("{}", exchange.pretty_body());
     let ok = exchange.is_success();
     engine.shutdown().await;
     Ok(if ok {

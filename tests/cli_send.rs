@@ -190,3 +190,23 @@ fn history_and_exports_from_the_command_line() {
     let _ = server.kill();
     let _ = server.wait();
 }
+
+#[test]
+fn a_closed_pipe_ends_listing_quietly_with_status_0() {
+    // `psd2-console send --list | head -1`: the reader is gone before the first line.
+    let home = tempfile::tempdir().unwrap();
+    for args in [&["send", "--list"][..], &["profile", "list"][..]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(BIN)
+            .env("PSD2_CONSOLE_HOME", home.path())
+            .args(args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}

@@ -126,7 +126,7 @@ impl History {
                 crate::cert::unix_seconds(SystemTime::now()),
                 profile,
                 request.operation_id,
-                to_json(params),
+                to_json(&redact(params)),
                 request.method,
                 request.url,
                 request.path_and_query,
@@ -153,7 +153,7 @@ impl History {
                 entry.at,
                 entry.profile,
                 entry.operation_id,
-                to_json(&entry.params),
+                to_json(&redact(&entry.params)),
                 entry.method,
                 entry.url,
                 entry.path_and_query,
@@ -237,5 +237,32 @@ impl History {
                 Self::row,
             )
             .optional()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_signature_parameters_are_redacted_like_headers() {
+        // Support staff can type a Signature header into the form to reproduce a bad request;
+        // the typed value is a parameter and must not reach the database either.
+        let h = History::in_memory().unwrap();
+        let secret = "keyId=\"SN=1,CA=x\",signature=\"c2VjcmV0LXNpZ25hdHVyZQ==\"";
+        let id = h
+            .insert(&HistoryEntry {
+                params: vec![
+                    ("Signature".into(), secret.into()),
+                    ("account-id".into(), "abc".into()),
+                ],
+                request_headers: vec![("signature".into(), secret.into())],
+                ..HistoryEntry::default()
+            })
+            .unwrap();
+        let back = h.get(id).unwrap().unwrap();
+        assert_eq!(back.params[0], ("Signature".into(), REDACTED.into()));
+        assert_eq!(back.params[1], ("account-id".into(), "abc".into()));
+        assert_eq!(back.request_headers[0].1, REDACTED);
     }
 }
