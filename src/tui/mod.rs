@@ -272,16 +272,24 @@ async fn event_loop(
     let mut tasks: JoinSet<Done> = JoinSet::new();
     let mut stop = StopSignals::new();
     let mut trace_first_frame = std::env::var_os(TRACE_FIRST_FRAME_ENV);
+    let mut redraw = true;
     loop {
+        if redraw {
+            terminal.draw(|f| app.render(f))?;
+            if let Some(path) = trace_first_frame.take() {
+                write_first_frame_trace(std::path::Path::new(&path));
+            }
+        }
+        redraw = true;
+        // The preview is signed after a frame is on screen: the first signature of a
+        // process seeds aws-lc's random generator (CPU jitter entropy, about 30 ms), which
+        // would otherwise delay the first frame. The pane shows "Preparing …" meanwhile.
         if let Some(spec) = app.take_prepare_request() {
             let r = engine
                 .prepare(spec.op, &spec.params, spec.body.as_deref())
                 .map_err(|e| e.to_string());
             app.set_preview(r);
-        }
-        terminal.draw(|f| app.render(f))?;
-        if let Some(path) = trace_first_frame.take() {
-            write_first_frame_trace(std::path::Path::new(&path));
+            continue;
         }
         tokio::select! {
             () = stop.recv() => return Ok(()),
@@ -292,7 +300,10 @@ async fn event_loop(
                 }
                 Some(Ok(Event::Paste(text))) => app.handle_paste(&text),
                 // Pointer moves without a button change nothing: no redraw.
-                Some(Ok(Event::Mouse(m))) if m.kind == MouseEventKind::Moved => continue,
+                Some(Ok(Event::Mouse(m))) if m.kind == MouseEventKind::Moved => {
+                    redraw = false;
+                    continue;
+                }
                 Some(Ok(Event::Mouse(m))) => {
                     let action = app.handle_mouse(m);
                     perform(action, &mut app, engine, &mut tasks, &mut callbacks, &mut profiles, terminal).await?;
