@@ -209,3 +209,4 @@ pub mod payments;
 pub mod sandbox;
 pub mod sca;
 pub mod schema;
+pub mod tmux;
