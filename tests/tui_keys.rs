@@ -388,6 +388,10 @@ fn a_key_override_changes_what_the_key_does_and_what_help_shows() {
     assert_eq!(app.theme.name, "light");
     let s = screen(&app, 160, 48);
     assert!(s.contains(" x send "), "the footer hint follows:\n{s}");
+    assert!(
+        s.contains("Select an operation and press x."),
+        "the response pane's hint follows:\n{s}"
+    );
     app.handle_key(key('?'));
     let s = screen(&app, 160, 48);
     let line = s

@@ -1,5 +1,6 @@
-//! The keymap: one table, [`KEYMAP`], drives both key handling ([`lookup`]) and the help
-//! overlay, so the help always tells the truth.
+//! The keymap: one table, [`KEYMAP`], plus the config file's overrides makes the
+//! [`Keymap`] that drives both key handling ([`Keymap::lookup`]) and the help overlay, so
+//! the help always tells the truth.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -348,7 +349,7 @@ const fn b(
 use KeyCode as K;
 
 /// The keymap. Within a context the first matching row of the most specific scope wins
-/// (see [`lookup`]).
+/// (see [`Keymap::lookup`]).
 pub const KEYMAP: &[Binding] = &[
     b(
         Scope::Always,
@@ -1117,37 +1118,6 @@ impl Context {
     }
 }
 
-/// The command bound to `ev` in `ctx`, if any.
-pub fn lookup(ctx: Context, ev: &KeyEvent) -> Option<Command> {
-    ctx.scopes().into_iter().find_map(|scope| {
-        KEYMAP
-            .iter()
-            .filter(|bd| bd.scope == scope)
-            .find(|bd| bd.keys.iter().any(|k| k.matches(ev)))
-            .map(|bd| bd.command)
-    })
-}
-
-/// The keys of a binding joined for display, e.g. `s / Enter`.
-pub fn keys_label(binding: &Binding) -> String {
-    binding
-        .keys
-        .iter()
-        .map(Key::label)
-        .collect::<Vec<_>>()
-        .join(" / ")
-}
-
-/// The hint-line entries `(key, label)` of the bindings of `scopes`, scope by scope in the
-/// order given, each in table order.
-pub fn hints(scopes: &[Scope]) -> Vec<(String, &'static str)> {
-    scopes
-        .iter()
-        .flat_map(|s| KEYMAP.iter().filter(move |bd| bd.scope == *s))
-        .filter_map(|bd| bd.hint.map(|h| (bd.keys[0].label(), h)))
-        .collect()
-}
-
 impl Command {
     /// The command's name in the config file's `[keys]` table: the snake_case of the
     /// variant (`send`, `toggle_theme`, `force_quit`).
@@ -1530,13 +1500,14 @@ mod tests {
     fn insert_mode_never_sees_global_letters() {
         for c in ['q', '?', 's', 'e', 'o', 'r', 'p', 'j', 'k'] {
             assert_eq!(
-                lookup(Context::Insert, &key(KeyCode::Char(c), KeyModifiers::NONE)),
+                Keymap::default()
+                    .lookup(Context::Insert, &key(KeyCode::Char(c), KeyModifiers::NONE)),
                 None,
                 "{c}"
             );
         }
         assert_eq!(
-            lookup(
+            Keymap::default().lookup(
                 Context::Insert,
                 &key(KeyCode::Char('c'), KeyModifiers::CONTROL)
             ),
@@ -1555,15 +1526,18 @@ mod tests {
             params_focused: false,
             response_focused: false,
         };
-        assert_eq!(lookup(params, &enter), Some(Command::EditParams));
-        assert_eq!(lookup(ops, &enter), Some(Command::Send));
+        assert_eq!(
+            Keymap::default().lookup(params, &enter),
+            Some(Command::EditParams)
+        );
+        assert_eq!(Keymap::default().lookup(ops, &enter), Some(Command::Send));
         // Shift does not matter for characters, BackTab arrives with SHIFT.
         assert_eq!(
-            lookup(ops, &key(KeyCode::Char('?'), KeyModifiers::SHIFT)),
+            Keymap::default().lookup(ops, &key(KeyCode::Char('?'), KeyModifiers::SHIFT)),
             Some(Command::ToggleHelp)
         );
         assert_eq!(
-            lookup(ops, &key(KeyCode::BackTab, KeyModifiers::SHIFT)),
+            Keymap::default().lookup(ops, &key(KeyCode::BackTab, KeyModifiers::SHIFT)),
             Some(Command::PrevFocus)
         );
     }

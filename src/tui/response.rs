@@ -21,7 +21,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Wrap};
 
 use super::app::{Action, App, Focus, Level, ScaPrompt};
-use super::keymap::{Command, KEYMAP, Scope};
+use super::keymap::{Command, Scope};
 use super::theme::Theme;
 use crate::client::{Exchange, PreparedRequest};
 use crate::xs2a::links::names;
@@ -1352,15 +1352,6 @@ fn byte_at(s: &str, char_index: usize) -> usize {
 // ---------------------------------------------------------------------------------------
 // Drawing
 
-/// The label of the first key bound to `cmd` in `scope`.
-fn key_for(scope: Scope, cmd: Command) -> String {
-    KEYMAP
-        .iter()
-        .find(|b| b.scope == scope && b.command == cmd)
-        .map(|b| b.keys[0].label())
-        .unwrap_or_default()
-}
-
 impl App {
     /// Draws the response pane: only the visible lines are built.
     pub(crate) fn draw_response(&self, frame: &mut Frame, area: Rect) {
@@ -1391,7 +1382,7 @@ impl App {
                     _ => vec![Line::from(Span::styled(
                         format!(
                             "No response yet. Select an operation and press {}.",
-                            key_for(Scope::Normal, Command::Send)
+                            self.keymap.key_for(Scope::Normal, Command::Send)
                         ),
                         t.dim,
                     ))],
@@ -1457,7 +1448,9 @@ impl App {
                 FilterState::Failed(_) => " (error)",
                 FilterState::Done(_) => "",
             };
-            let clear = key_for(Scope::ResponsePane, Command::ClearResponse);
+            let clear = self
+                .keymap
+                .key_for(Scope::ResponsePane, Command::ClearResponse);
             let line = Line::from(vec![
                 Span::styled(format!("filtered: {}{state}", f.expr), t.warning),
                 Span::styled(format!("   {clear} clears"), t.dim),
@@ -1533,9 +1526,15 @@ impl App {
         }
         lines.push(Line::default());
         lines.push(Line::from(vec![
-            Span::styled(key_for(Scope::LinkChooser, Command::Choose), t.key),
+            Span::styled(
+                self.keymap.key_for(Scope::LinkChooser, Command::Choose),
+                t.key,
+            ),
             Span::styled(" follow (prefills the request; s sends)   ", t.dim),
-            Span::styled(key_for(Scope::LinkChooser, Command::Dismiss), t.key),
+            Span::styled(
+                self.keymap.key_for(Scope::LinkChooser, Command::Dismiss),
+                t.key,
+            ),
             Span::styled(" close", t.dim),
         ]));
         let h = (lines.len() as u16 + 2).min(area.height);
