@@ -29,6 +29,23 @@ pub fn redact(headers: &[(String, String)]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A row to store, borrowed from an exchange or a [`HistoryEntry`].
+struct NewRow<'a> {
+    at: i64,
+    profile: &'a str,
+    operation_id: &'a str,
+    params: &'a [(String, String)],
+    method: &'a str,
+    url: &'a str,
+    path_and_query: &'a str,
+    request_headers: &'a [(String, String)],
+    request_body: &'a [u8],
+    status: u16,
+    response_headers: &'a [(String, String)],
+    response_body: &'a [u8],
+    elapsed_ms: u64,
+}
+
 /// One stored exchange.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HistoryEntry {
@@ -118,51 +135,64 @@ impl History {
         request: &PreparedRequest,
         response: &Exchange,
     ) -> rusqlite::Result<i64> {
-        self.conn.execute(
-            "INSERT INTO exchanges (at, profile, operation_id, params, method, url, path_and_query,
-               request_headers, request_body, status, response_headers, response_body, elapsed_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-            params![
-                crate::cert::unix_seconds(SystemTime::now()),
-                profile,
-                request.operation_id,
-                to_json(&redact(params)),
-                request.method,
-                request.url,
-                request.path_and_query,
-                to_json(&redact(&request.headers)),
-                request.body,
-                response.status,
-                to_json(&redact(&response.headers)),
-                response.body,
-                response.elapsed.as_millis() as i64,
-            ],
-        )?;
-        Ok(self.conn.last_insert_rowid())
+        self.insert_row(NewRow {
+            at: crate::cert::unix_seconds(SystemTime::now()),
+            profile,
+            operation_id: &request.operation_id,
+            params,
+            method: &request.method,
+            url: &request.url,
+            path_and_query: &request.path_and_query,
+            request_headers: &request.headers,
+            request_body: &request.body,
+            status: response.status,
+            response_headers: &response.headers,
+            response_body: &response.body,
+            elapsed_ms: u64::try_from(response.elapsed.as_millis()).unwrap_or(u64::MAX),
+        })
     }
 
     /// Stores `entry` as given (its `id` is ignored; header values of
     /// [`REDACTED_HEADERS`] are redacted) and returns the new id. For imports and tests, where
     /// the time of the exchange is not now.
     pub fn insert(&self, entry: &HistoryEntry) -> rusqlite::Result<i64> {
+        self.insert_row(NewRow {
+            at: entry.at,
+            profile: &entry.profile,
+            operation_id: &entry.operation_id,
+            params: &entry.params,
+            method: &entry.method,
+            url: &entry.url,
+            path_and_query: &entry.path_and_query,
+            request_headers: &entry.request_headers,
+            request_body: &entry.request_body,
+            status: entry.status,
+            response_headers: &entry.response_headers,
+            response_body: &entry.response_body,
+            elapsed_ms: entry.elapsed_ms,
+        })
+    }
+
+    /// The one INSERT, where every parameter and header list is redacted.
+    fn insert_row(&self, r: NewRow<'_>) -> rusqlite::Result<i64> {
         self.conn.execute(
             "INSERT INTO exchanges (at, profile, operation_id, params, method, url, path_and_query,
                request_headers, request_body, status, response_headers, response_body, elapsed_ms)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
-                entry.at,
-                entry.profile,
-                entry.operation_id,
-                to_json(&redact(&entry.params)),
-                entry.method,
-                entry.url,
-                entry.path_and_query,
-                to_json(&redact(&entry.request_headers)),
-                entry.request_body,
-                entry.status,
-                to_json(&redact(&entry.response_headers)),
-                entry.response_body,
-                entry.elapsed_ms as i64,
+                r.at,
+                r.profile,
+                r.operation_id,
+                to_json(&redact(r.params)),
+                r.method,
+                r.url,
+                r.path_and_query,
+                to_json(&redact(r.request_headers)),
+                r.request_body,
+                r.status,
+                to_json(&redact(r.response_headers)),
+                r.response_body,
+                i64::try_from(r.elapsed_ms).unwrap_or(i64::MAX),
             ],
         )?;
         Ok(self.conn.last_insert_rowid())
