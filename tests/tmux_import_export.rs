@@ -9,13 +9,14 @@
 //!
 //! Skipped (with a message) when tmux or curl is not installed.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const PATIENCE: Duration = Duration::from_secs(60);
-const STEP: Duration = Duration::from_millis(200);
-const EXIT_MARKER: &str = "console-exited-with-";
+use common::tmux::{EXIT_MARKER, PATIENCE, Tmux, ready};
+
 const BIN: &str = env!("CARGO_BIN_EXE_psd2-console");
 const PROFILE: &str = "Served sandbox";
 
@@ -24,10 +25,6 @@ fn available(tool: &str, arg: &str) -> bool {
         .arg(arg)
         .output()
         .is_ok_and(|o| o.status.success())
-}
-
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
 }
 
 /// `psd2-console sandbox serve`, killed on drop.
@@ -103,107 +100,9 @@ fn collection() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/spec/dnb-psd2-v1.postman_collection.json")
 }
 
-/// A tmux server and session running the console; killed on drop.
-struct Tmux {
-    socket: String,
-    session: String,
-}
-
-impl Tmux {
-    fn start(home: &Path) -> Tmux {
-        let unique = format!(
-            "psd2c-import-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .subsec_nanos()
-        );
-        let script = format!(
-            "env PSD2_CONSOLE_HOME={} {} --profile {}; echo {EXIT_MARKER}$?; sleep 300",
-            shell_quote(&home.display().to_string()),
-            shell_quote(BIN),
-            shell_quote(PROFILE),
-        );
-        let t = Tmux {
-            socket: unique.clone(),
-            session: unique,
-        };
-        let out = t.tmux(&[
-            "new-session",
-            "-d",
-            "-s",
-            &t.session,
-            "-x",
-            "160",
-            "-y",
-            "48",
-            &script,
-        ]);
-        assert!(
-            out.status.success(),
-            "tmux new-session failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        t
-    }
-
-    fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .args(["-L", &self.socket])
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .expect("run tmux")
-    }
-
-    fn capture(&self) -> String {
-        let out = self.tmux(&["capture-pane", "-p", "-t", &self.session]);
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Sends tmux key names, one `send-keys` call each with a short pause.
-    fn keys(&self, keys: &[&str]) {
-        for k in keys {
-            let out = self.tmux(&["send-keys", "-t", &self.session, k]);
-            assert!(out.status.success(), "send-keys {k} failed");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// Types `text` literally.
-    fn type_text(&self, text: &str) {
-        let out = self.tmux(&["send-keys", "-t", &self.session, "-l", text]);
-        assert!(out.status.success(), "send-keys -l failed");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-
-    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.capture();
-            if done(&screen) {
-                return screen;
-            }
-            if start.elapsed() > PATIENCE {
-                panic!("gave up waiting for {what}; the screen was:\n{screen}");
-            }
-            std::thread::sleep(STEP);
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.tmux(&["kill-session", "-t", &self.session]);
-        let _ = self.tmux(&["kill-server"]);
-    }
-}
-
 #[test]
 fn import_the_v1_collection_send_a_request_export_it_as_curl_and_run_it() {
-    if !available("tmux", "-V") {
-        eprintln!("skipped: tmux is not installed");
+    if !ready() {
         return;
     }
     if !available("curl", "--version") {
@@ -214,7 +113,7 @@ fn import_the_v1_collection_send_a_request_export_it_as_curl_and_run_it() {
     let (_server, base_url) = serve(home.path());
     served_profile(home.path(), &base_url);
 
-    let t = Tmux::start(home.path());
+    let t = Tmux::start_in("import", home, &["--profile", PROFILE]);
     t.wait_for("the console on the served profile", |s| {
         s.contains("Operations") && s.contains(&base_url)
     });
@@ -255,7 +154,7 @@ fn import_the_v1_collection_send_a_request_export_it_as_curl_and_run_it() {
         s.contains("written to") || s.contains("export of")
     });
     assert!(screen.contains("written to"), "{screen}");
-    let exports: Vec<PathBuf> = std::fs::read_dir(home.path().join("data/exports"))
+    let exports: Vec<PathBuf> = std::fs::read_dir(t.home.path().join("data/exports"))
         .unwrap()
         .flatten()
         .map(|e| e.path())

@@ -36,7 +36,12 @@ impl Tmux {
     /// prints the exit status and the terminal modes (`stty -a`) and waits, so the pane
     /// stays readable.
     pub fn start(test: &str) -> Tmux {
-        let home = tempfile::tempdir().expect("temp dir");
+        Tmux::start_in(test, tempfile::tempdir().expect("temp dir"), &[])
+    }
+
+    /// [`Tmux::start`] with a home the test has prepared (profiles, certificates) and extra
+    /// command-line arguments for the console (e.g. `--profile NAME`).
+    pub fn start_in(test: &str, home: tempfile::TempDir, args: &[&str]) -> Tmux {
         let unique = format!(
             "psd2c-{}-{}-{}",
             test,
@@ -48,9 +53,12 @@ impl Tmux {
         );
         let bin = env!("CARGO_BIN_EXE_psd2-console");
         let script = format!(
-            "env PSD2_CONSOLE_HOME={} {}; echo {EXIT_MARKER}$?; stty -a; sleep 300",
+            "env PSD2_CONSOLE_HOME={} {}{}; echo {EXIT_MARKER}$?; stty -a; sleep 300",
             shell_quote(&home.path().display().to_string()),
             shell_quote(bin),
+            args.iter()
+                .map(|a| format!(" {}", shell_quote(a)))
+                .collect::<String>(),
         );
         let t = Tmux {
             socket: unique.clone(),
