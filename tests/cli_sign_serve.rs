@@ -176,7 +176,7 @@ async fn signed_requests_are_accepted_and_tampered_ones_rejected_with_reasons() 
     let (code, text) = code_and_text(&body);
     assert_eq!(
         (status, code.as_str()),
-        (401, "SIGNATURE_INVALID"),
+        (400, "SIGNATURE_INVALID"),
         "{text}"
     );
     assert!(text.contains("x-request-id: 22222222"), "{text}");
@@ -254,7 +254,7 @@ async fn signed_requests_are_accepted_and_tampered_ones_rejected_with_reasons() 
     // Unsigned.
     let (status, body) = send(&base, "GET", path, &mk(vec![], &hs), None).await;
     let (code, _) = code_and_text(&body);
-    assert_eq!((status, code.as_str()), (401, "SIGNATURE_MISSING"));
+    assert_eq!((status, code.as_str()), (400, "SIGNATURE_MISSING"));
 }
 
 #[test]

@@ -277,7 +277,15 @@ async fn a_payment_in_an_open_basket_cannot_join_another_until_that_basket_is_de
         .send("DELETE", &format!("/v1/signing-baskets/{id}"), &[], None)
         .await;
     assert_eq!(d.status, 204, "{}", d.text);
-    assert_eq!(basket_status(&sb, id).await, "CANC");
+    let gone = sb
+        .send(
+            "GET",
+            &format!("/v1/signing-baskets/{id}/status"),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(gone.status, 404, "a deleted basket is gone: {}", gone.text);
     assert_eq!(
         payment_status(&sb, &p).await,
         "RCVD",
@@ -530,4 +538,123 @@ async fn a_basket_created_with_a_psu_id_is_approved_by_that_psu_only() {
         )
         .await;
     assert_eq!(r.status, 400, "{}", r.text);
+}
+
+// ---------------------------------------------------------------------------------------
+// Issue 9: headers, corporate context, deletion
+
+#[tokio::test]
+async fn a_basket_without_a_required_header_of_the_document_is_format_error_naming_it() {
+    let sb = sandbox().await;
+    let p = payment(&sb, &bban(KARI), "headers").await;
+    let body = json!({ "paymentIds": [p] }).to_string();
+    for header in [
+        "x-accept-fix",
+        "TPP-Session-ID",
+        "PSU-ID",
+        "PSU-IP-Address",
+        "TPP-Redirect-URI",
+    ] {
+        let r = sb
+            .send("POST", "/v1/signing-baskets", &[(header, "")], Some(&body))
+            .await;
+        assert_eq!(r.status, 400, "without {header}: {}", r.text);
+        assert_eq!(r.code(), Some("FORMAT_ERROR"));
+        assert!(r.text.contains(header), "{header}: {}", r.text);
+    }
+    let r = sb
+        .send(
+            "POST",
+            "/v1/signing-baskets",
+            &[("x-accept-fix", ""), ("PSU-ID", "")],
+            Some(&body),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert!(
+        r.text.contains("x-accept-fix") && r.text.contains("PSU-ID"),
+        "every missing header is named: {}",
+        r.text
+    );
+    let r = basket(&sb, &[p]).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+}
+
+#[tokio::test]
+async fn a_deleted_basket_is_gone_not_canc() {
+    let sb = sandbox().await;
+    let p = payment(&sb, &bban(KARI), "deleted").await;
+    let b = basket(&sb, std::slice::from_ref(&p)).await;
+    assert_eq!(b.status, 201, "{}", b.text);
+    let id = b.json["basketId"].as_str().unwrap();
+    let path = format!("/v1/signing-baskets/{id}");
+    let d = sb.send("DELETE", &path, &[], None).await;
+    assert_eq!(d.status, 204, "{}", d.text);
+    for (method, p) in [
+        ("GET", path.clone()),
+        ("GET", format!("{path}/status")),
+        ("POST", format!("{path}/authorisations")),
+        ("DELETE", path.clone()),
+    ] {
+        let r = sb.send(method, &p, &[], None).await;
+        assert_eq!(r.status, 404, "{method} {p}: {}", r.text);
+        assert_eq!(r.code(), Some("RESOURCE_UNKNOWN"));
+        assert!(r.text.contains("deleted"), "{}", r.text);
+        assert!(!r.text.contains("CANC"), "{}", r.text);
+    }
+    assert_eq!(
+        payment_status(&sb, &p).await,
+        "RCVD",
+        "payments are untouched"
+    );
+}
+
+#[tokio::test]
+async fn a_corporate_users_basket_requests_without_psu_corporate_id_get_400() {
+    let sb = sandbox().await;
+    const FJORDBRIS: &str = "912345602";
+    // Register Kari's PSU-ID in CORPORATE context by approving one corporate payment.
+    let r = sb
+        .send(
+            "POST",
+            &format!("/v1/payments/{DOMESTIC}"),
+            &[],
+            Some(&domestic(&bban(FJORDBRIS), "3.00", "first").to_string()),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let ScaCallback::Success(ok) = sca_decide(r.sca_redirect().unwrap(), KARI, "Approve").await
+    else {
+        panic!("failure redirect");
+    };
+    let corporate = ok.psu_corporate_id.clone().expect("corporate context");
+    let p = payment(&sb, &bban(FJORDBRIS), "corporate basket").await;
+    let body = json!({ "paymentIds": [p] }).to_string();
+    let r = sb
+        .send(
+            "POST",
+            "/v1/signing-baskets",
+            &[("PSU-ID", ok.psu_id.as_str())],
+            Some(&body),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert_eq!(r.code(), Some("FORMAT_ERROR"));
+    assert!(r.text.contains("PSU-Corporate-ID"), "{}", r.text);
+    let both = [
+        ("PSU-ID", ok.psu_id.as_str()),
+        ("PSU-Corporate-ID", corporate.as_str()),
+    ];
+    let r = sb
+        .send("POST", "/v1/signing-baskets", &both, Some(&body))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let id = r.json["basketId"].as_str().unwrap();
+    let status = format!("/v1/signing-baskets/{id}/status");
+    let r = sb
+        .send("GET", &status, &[("PSU-ID", ok.psu_id.as_str())], None)
+        .await;
+    assert_eq!(r.status, 400, "{}", r.text);
+    let r = sb.send("GET", &status, &both, None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
 }

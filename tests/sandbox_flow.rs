@@ -1145,7 +1145,7 @@ async fn signature_failures_answer_berlin_group_errors() {
         .await;
     assert_eq!(
         (r.status.as_u16(), r.code().as_str()),
-        (401, "SIGNATURE_MISSING")
+        (400, "SIGNATURE_MISSING")
     );
 
     // A tampered body.
@@ -1197,7 +1197,7 @@ async fn signature_failures_answer_berlin_group_errors() {
     let r = tpp.send_raw("GET", url.clone(), &headers, b"").await;
     assert_eq!(
         (r.status.as_u16(), r.code().as_str()),
-        (401, "SIGNATURE_INVALID")
+        (400, "SIGNATURE_INVALID")
     );
 
     // Another certificate than the one that signed.
@@ -1223,7 +1223,7 @@ async fn signature_failures_answer_berlin_group_errors() {
     let r = tpp.send_raw("GET", url.clone(), &headers, b"").await;
     assert_eq!(
         (r.status.as_u16(), r.code().as_str()),
-        (401, "CERTIFICATE_INVALID")
+        (400, "CERTIFICATE_INVALID")
     );
     let mut headers = tpp.signed_headers("GET", &pq, &[], b"");
     for h in headers.iter_mut() {

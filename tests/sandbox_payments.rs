@@ -1642,3 +1642,173 @@ async fn a_new_authorisation_keeps_a_payment_with_an_expired_sca_link_alive() {
     ));
     assert_eq!(tx_status(&sb, DOMESTIC, &id).await, "ACTC");
 }
+
+// ---------------------------------------------------------------------------------------
+// Issue 9: amounts, KID, corporate context
+
+#[tokio::test]
+async fn amounts_outside_the_berlin_group_pattern_are_format_error_naming_the_field() {
+    let sb = sandbox().await;
+    for bad in [
+        " 10",
+        "+10",
+        "10.",
+        "10 ",
+        ".5",
+        "1e3",
+        "1,50",
+        "123456789012345",
+    ] {
+        let r = initiate(&sb, DOMESTIC, &domestic(&first_bban(KARI), bad, "pattern")).await;
+        assert_eq!(r.status, 400, "{bad:?}: {}", r.text);
+        assert_eq!(r.code(), Some("FORMAT_ERROR"), "{bad:?}");
+        assert_eq!(
+            r.json["tppMessages"][0]["path"], "instructedAmount.amount",
+            "{bad:?}"
+        );
+        assert!(r.text.contains("instructedAmount.amount"), "{}", r.text);
+    }
+    // An instructed amount is positive.
+    for bad in ["0", "0.00", "-5.00"] {
+        let r = initiate(&sb, DOMESTIC, &domestic(&first_bban(KARI), bad, "positive")).await;
+        assert_eq!(r.status, 400, "{bad:?}: {}", r.text);
+        assert_eq!(r.json["tppMessages"][0]["path"], "instructedAmount.amount");
+        assert!(r.text.contains("greater than zero"), "{}", r.text);
+    }
+    // The pattern's own forms pass.
+    for (i, good) in ["10", "10.5", "10.50"].iter().enumerate() {
+        let r = initiate(
+            &sb,
+            DOMESTIC,
+            &domestic(&first_bban(KARI), good, &format!("fine {i}")),
+        )
+        .await;
+        assert_eq!(r.status, 201, "{good:?}: {}", r.text);
+    }
+    // Inside a bulk payment the entry is named.
+    let bulk = json!({
+        "debtorAccount": {"bban": first_bban(KARI)},
+        "payments": [
+            {"instructedAmount": {"currency": "NOK", "amount": "1.00"},
+             "creditorAccount": {"bban": CREDITOR_BBAN}, "creditorName": "A"},
+            {"instructedAmount": {"currency": "NOK", "amount": "+2"},
+             "creditorAccount": {"bban": CREDITOR_BBAN}, "creditorName": "B"}
+        ]
+    });
+    let r = sb
+        .send(
+            "POST",
+            &format!("/v1/bulk-payments/{DOMESTIC}"),
+            &[],
+            Some(&bulk.to_string()),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert_eq!(
+        r.json["tppMessages"][0]["path"],
+        "payments[1].instructedAmount.amount"
+    );
+}
+
+/// A domestic payment with a structured KID reference.
+fn with_kid(kid: &str, array: bool, remittance: &str) -> Value {
+    let mut body = domestic(&first_bban(KARI), "20.00", remittance);
+    let reference = json!({"reference": kid, "referenceType": "KID"});
+    if array {
+        body["remittanceInformationStructuredArray"] = json!([reference]);
+    } else {
+        body["remittanceInformationStructured"] = reference;
+    }
+    body
+}
+
+#[tokio::test]
+async fn kid_with_a_wrong_check_digit_or_length_is_format_error_naming_the_field() {
+    let sb = sandbox().await;
+    // 123456789 + MOD10 (Luhn) 7, or + MOD11 2; 7992739871 + Luhn 3.
+    for (i, good) in ["1234567897", "1234567892", "79927398713"]
+        .iter()
+        .enumerate()
+    {
+        for array in [false, true] {
+            let r = initiate(
+                &sb,
+                DOMESTIC,
+                &with_kid(good, array, &format!("kid {i} {array}")),
+            )
+            .await;
+            assert_eq!(r.status, 201, "{good}: {}", r.text);
+        }
+    }
+    for (bad, why) in [
+        ("1234567891", "check digit"),
+        ("1", "2 to 25"),
+        ("12345678901234567890123456", "2 to 25"),
+        ("12345A7897", "digits only"),
+    ] {
+        let r = initiate(&sb, DOMESTIC, &with_kid(bad, true, "bad kid")).await;
+        assert_eq!(r.status, 400, "{bad}: {}", r.text);
+        assert_eq!(r.code(), Some("FORMAT_ERROR"));
+        assert_eq!(
+            r.json["tppMessages"][0]["path"], "remittanceInformationStructuredArray[0].reference",
+            "{bad}"
+        );
+        assert!(r.text.contains(why), "{bad}: {}", r.text);
+        let r = initiate(&sb, DOMESTIC, &with_kid(bad, false, "bad kid")).await;
+        assert_eq!(r.status, 400, "{bad}: {}", r.text);
+        assert_eq!(
+            r.json["tppMessages"][0]["path"],
+            "remittanceInformationStructured.reference"
+        );
+    }
+    // Another reference type is not a KID.
+    let mut body = domestic(&first_bban(KARI), "21.00", "scor");
+    body["remittanceInformationStructuredArray"] =
+        json!([{"reference": "RF18539007547034", "referenceType": "SCOR"}]);
+    let r = initiate(&sb, DOMESTIC, &body).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+}
+
+#[tokio::test]
+async fn a_corporate_users_payment_requests_without_psu_corporate_id_get_400() {
+    let sb = sandbox().await;
+    let (id, sca) = created(
+        &sb,
+        DOMESTIC,
+        &domestic(&first_bban(FJORDBRIS), "250.00", "flour"),
+    )
+    .await;
+    let ScaCallback::Success(ok) = approve(&sca, KARI).await else {
+        panic!("failure redirect");
+    };
+    assert_eq!(ok.context, PsuContext::Corporate);
+    let corporate = ok.psu_corporate_id.clone().unwrap();
+    let base = format!("/v1/payments/{DOMESTIC}/{id}");
+    let psu_only = [("PSU-ID", ok.psu_id.as_str())];
+    let both = [
+        ("PSU-ID", ok.psu_id.as_str()),
+        ("PSU-Corporate-ID", corporate.as_str()),
+    ];
+    for path in [format!("{base}/status"), base.clone()] {
+        let r = sb.send("GET", &path, &psu_only, None).await;
+        assert_eq!(r.status, 400, "{path}: {}", r.text);
+        assert_eq!(r.code(), Some("FORMAT_ERROR"));
+        assert!(r.text.contains("PSU-Corporate-ID"), "{}", r.text);
+        let r = sb.send("GET", &path, &both, None).await;
+        assert_eq!(r.status, 200, "{path}: {}", r.text);
+    }
+    let r = sb.send("DELETE", &base, &psu_only, None).await;
+    assert_eq!(r.status, 400, "{}", r.text);
+    // Initiating from the corporate account with PSU-ID only, and with both.
+    let body = domestic(&first_bban(FJORDBRIS), "251.00", "more flour").to_string();
+    let path = format!("/v1/payments/{DOMESTIC}");
+    let r = sb.send("POST", &path, &psu_only, Some(&body)).await;
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert!(r.text.contains("PSU-Corporate-ID"), "{}", r.text);
+    let r = sb.send("POST", &path, &both, Some(&body)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    // A private payment of the same PSU needs no PSU-Corporate-ID.
+    let body = domestic(&first_bban(KARI), "5.00", "private").to_string();
+    let r = sb.send("POST", &path, &psu_only, Some(&body)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+}

@@ -385,3 +385,227 @@ async fn characters_outside_latin1_are_refused_naming_the_field() {
         .await;
     assert_eq!(r.status, 201, "Latin-1 is accepted: {}", r.text);
 }
+
+// ---------------------------------------------------------------------------------------
+// Issue 9: signature failures are 400; TPP-Redirect-URI on every request; keyId serials
+
+/// A signed GET of `path` as [`TestSandbox::send`] builds it, changed by `tweak` after
+/// signing.
+async fn send_tweaked(
+    sb: &TestSandbox,
+    path: &str,
+    tweak: impl FnOnce(&mut Vec<(String, String)>),
+) -> common::sandbox::Reply {
+    let mut hs: Vec<(String, String)> = vec![
+        ("X-Request-ID".into(), uuid::Uuid::new_v4().to_string()),
+        ("TPP-Redirect-URI".into(), common::sandbox::REDIRECT.into()),
+        ("PSU-IP-Address".into(), "127.0.0.1".into()),
+    ];
+    psd2_console::signing::sign_request(
+        common::sandbox::tpp(),
+        "GET",
+        path,
+        &mut hs,
+        b"",
+        psd2_console::signing::SignOptions {
+            request_target: false,
+            now: sb.now(),
+        },
+    );
+    tweak(&mut hs);
+    let mut rb = sb.http.get(format!("{}{path}", sb.base));
+    for (n, v) in &hs {
+        rb = rb.header(n, v);
+    }
+    common::sandbox::Reply::of(rb.send().await.unwrap()).await
+}
+
+fn set(hs: &mut [(String, String)], name: &str, f: impl FnOnce(&str) -> String) {
+    let h = hs
+        .iter_mut()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .unwrap_or_else(|| panic!("no {name}"));
+    h.1 = f(&h.1);
+}
+
+fn with_key_id(hs: &mut [(String, String)], key_id: String) {
+    set(hs, "Signature", |v| {
+        let mut p = psd2_console::signing::SignatureParams::parse(v).unwrap();
+        p.key_id = key_id;
+        p.to_header_value()
+    });
+}
+
+#[tokio::test]
+async fn signature_and_certificate_failures_answer_400_as_the_document_says() {
+    let sb = TestSandbox::start().await;
+    let path = "/v1/accounts";
+    let cases: Vec<(&str, &str, Box<dyn FnOnce(&mut Vec<(String, String)>)>)> = vec![
+        (
+            "missing Signature",
+            "SIGNATURE_MISSING",
+            Box::new(|hs| hs.retain(|(n, _)| n != "Signature")),
+        ),
+        (
+            "missing certificate",
+            "CERTIFICATE_MISSING",
+            Box::new(|hs| hs.retain(|(n, _)| n != "TPP-Signature-Certificate")),
+        ),
+        (
+            "undecodable certificate",
+            "CERTIFICATE_INVALID",
+            Box::new(|hs| {
+                set(hs, "TPP-Signature-Certificate", |_| {
+                    "bm90IGEgY2VydA==".into()
+                })
+            }),
+        ),
+        (
+            "signature does not verify",
+            "SIGNATURE_INVALID",
+            Box::new(|hs| set(hs, "X-Request-ID", |_| uuid::Uuid::new_v4().to_string())),
+        ),
+        (
+            "algorithm mismatch",
+            "SIGNATURE_INVALID",
+            Box::new(|hs| {
+                set(hs, "Signature", |v| {
+                    let mut p = psd2_console::signing::SignatureParams::parse(v).unwrap();
+                    p.algorithm = "hmac-sha256".into();
+                    p.to_header_value()
+                })
+            }),
+        ),
+        (
+            "header present but not signed",
+            "SIGNATURE_INVALID",
+            Box::new(|hs| {
+                hs.push((
+                    "PSU-ID".into(),
+                    "11111111-1111-4111-8111-111111111111".into(),
+                ))
+            }),
+        ),
+    ];
+    for (what, code, tweak) in cases {
+        let r = send_tweaked(&sb, path, tweak).await;
+        assert_eq!(
+            (r.status, r.code()),
+            (400, Some(code)),
+            "{what}: {}",
+            r.text
+        );
+    }
+    // Expired and not yet valid certificates: the sandbox clock outside the validity.
+    let days = |d: u64| Duration::from_secs(d * 86_400);
+    for (clock, code) in [
+        (
+            std::time::SystemTime::now() + days(800),
+            "CERTIFICATE_EXPIRED",
+        ),
+        (
+            std::time::SystemTime::now() - days(2),
+            "CERTIFICATE_INVALID",
+        ),
+    ] {
+        let sb = TestSandbox::start_with(psd2_console::sandbox::SandboxConfig {
+            clock: psd2_console::sandbox::Clock::fixed(clock),
+            ..Default::default()
+        })
+        .await;
+        let r = sb.send("GET", path, &[], None).await;
+        assert_eq!((r.status, r.code()), (400, Some(code)), "{}", r.text);
+    }
+}
+
+#[tokio::test]
+async fn tpp_redirect_uri_is_required_on_every_production_request() {
+    let sb = TestSandbox::start().await;
+    let c = private_customer(&sb).await;
+    let ok = consent(&sb, &c, "s-redirect").await;
+    let psu = [("PSU-ID", ok.psu_id.as_str())];
+    let r = sb.send("GET", "/v1/accounts", &psu, None).await;
+    assert_eq!(r.status, 200, "consented: {}", r.text);
+    let without: Vec<(&str, &str)> = psu
+        .iter()
+        .copied()
+        .chain([("TPP-Redirect-URI", "")])
+        .collect();
+    let account = first_account(&c);
+    for (method, path) in [
+        ("GET", "/v1/accounts".to_string()),
+        ("GET", format!("/v1/accounts/{account}/balances")),
+        ("GET", "/v1/card-accounts".to_string()),
+        ("GET", "/v1/agreements".to_string()),
+        ("GET", "/v1/users".to_string()),
+        ("POST", "/v1/bank-offered-consents".to_string()),
+        (
+            "GET",
+            "/v1/payments/norwegian-domestic-credit-transfers/x/status".to_string(),
+        ),
+        ("GET", "/v1/signing-baskets/x".to_string()),
+    ] {
+        let r = sb.send(method, &path, &without, None).await;
+        assert_eq!(r.status, 400, "{method} {path}: {}", r.text);
+        assert_eq!(r.code(), Some("FORMAT_ERROR"));
+        assert!(r.text.contains("TPP-Redirect-URI"), "{}", r.text);
+    }
+    // A blank value is no value.
+    let r = sb
+        .send(
+            "GET",
+            "/v1/accounts",
+            &[("PSU-ID", ok.psu_id.as_str()), ("TPP-Redirect-URI", " ")],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.text);
+    // The sandbox's own management operations do not need it.
+    let r = sb
+        .send(
+            "GET",
+            "/v1/sandbox/customers",
+            &[("TPP-Redirect-URI", "")],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+}
+
+#[tokio::test]
+async fn key_id_serials_compare_as_numbers_with_or_without_leading_zeros() {
+    let sb = TestSandbox::start().await;
+    let cert = &common::sandbox::tpp().certificate;
+    let hex = cert.serial_hex();
+    // The console writes the document's form: upper-case hex, no leading zeros.
+    assert!(!hex.starts_with('0'), "{hex}");
+    assert_eq!(hex, hex.to_ascii_uppercase());
+    assert_eq!(
+        cert.key_id(),
+        format!("SN={hex},CA={}", cert.issuer.to_rfc2253())
+    );
+    let ca = cert.issuer.to_rfc2253();
+    // openssl prints whole bytes: an odd-length serial gets a leading 0.
+    let openssl = if hex.len() % 2 == 1 {
+        format!("0{hex}")
+    } else {
+        format!("00{hex}")
+    };
+    let path = "/v1/sandbox/customers";
+    for serial in [
+        hex.clone(),
+        openssl,
+        format!("000{hex}"),
+        hex.to_ascii_lowercase(),
+    ] {
+        let key_id = format!("SN={serial},CA={ca}");
+        let r = send_tweaked(&sb, path, |hs| with_key_id(hs, key_id.clone())).await;
+        assert_eq!(r.status, 200, "{key_id}: {}", r.text);
+    }
+    // Another number is refused, saying both serials.
+    let other = format!("SN=1{hex},CA={ca}");
+    let r = send_tweaked(&sb, path, |hs| with_key_id(hs, other)).await;
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert_eq!(r.code(), Some("PARAMETER_NOT_CONSISTENT"));
+    assert!(r.text.contains(&hex), "{}", r.text);
+}

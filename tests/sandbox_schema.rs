@@ -212,14 +212,71 @@ fn date_formats_are_checked() {
     bad("GET", "/v1/accounts/a1/balances", 200, b);
 }
 
+/// The one documented exception (docs/sandbox.md): signature and certificate failures are
+/// 400 in the interface document (Authentication 3, Errors table) with the Berlin Group's
+/// 401 codes; exactly those five codes pass under 400, for every family, and nothing else.
+#[test]
+fn signature_and_certificate_codes_under_400_are_the_only_documented_exception() {
+    for code in [
+        "SIGNATURE_MISSING",
+        "SIGNATURE_INVALID",
+        "CERTIFICATE_MISSING",
+        "CERTIFICATE_INVALID",
+        "CERTIFICATE_EXPIRED",
+    ] {
+        ok("GET", "/v1/accounts", 400, error(code));
+        ok(
+            "POST",
+            "/v1/payments/norwegian-domestic-credit-transfers",
+            400,
+            error(code),
+        );
+        ok("POST", "/v1/signing-baskets", 400, error(code));
+        ok("GET", "/v1/sandbox/customers", 400, error(code));
+        // Not under another status that lacks them.
+        bad("GET", "/v1/accounts", 403, error(code));
+    }
+    // The crate sends exactly these codes with 400.
+    let crate_codes: Vec<&str> = psd2_console::xs2a::error::SIGNATURE_FAILURE_CODES
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
+    assert_eq!(crate_codes.len(), 5);
+    for c in &crate_codes {
+        assert!(common::schema::DOCUMENTED_400_CODES.contains(c), "{c}");
+    }
+    // Other 401 codes stay 401-only, and an unknown code is no exception either.
+    for code in [
+        "ROLE_INVALID",
+        "CONSENT_INVALID",
+        "CORPORATE_ID_INVALID",
+        "PSU_CREDENTIALS_INVALID",
+        "CERTIFICATE_BLOCKED",
+        "SIGNATURE_BROKEN",
+    ] {
+        bad("GET", "/v1/accounts", 400, error(code));
+    }
+    // A message list is checked message by message.
+    bad(
+        "GET",
+        "/v1/accounts",
+        400,
+        json!({"tppMessages": [
+            {"category": "ERROR", "code": "SIGNATURE_INVALID"},
+            {"category": "ERROR", "code": "CONSENT_INVALID"}
+        ]}),
+    );
+}
+
 #[test]
 fn error_code_outside_the_enum_of_its_status_is_a_violation() {
     ok("GET", "/v1/accounts", 400, error("FORMAT_ERROR"));
     ok("GET", "/v1/accounts", 401, error("SIGNATURE_INVALID"));
     ok("GET", "/v1/accounts", 401, error("CONSENT_INVALID"));
-    // SIGNATURE_INVALID is a 401 code only; FORMAT_ERROR a 400 code only.
-    let e = bad("GET", "/v1/accounts", 400, error("SIGNATURE_INVALID"));
+    // CONSENT_INVALID and ROLE_INVALID are 401 codes only; FORMAT_ERROR a 400 code only.
+    let e = bad("GET", "/v1/accounts", 400, error("CONSENT_INVALID"));
     assert!(e.contains("Error400_NG_AIS"), "{e}");
+    bad("GET", "/v1/accounts", 400, error("ROLE_INVALID"));
     bad("GET", "/v1/accounts", 401, error("FORMAT_ERROR"));
     bad("GET", "/v1/accounts", 404, error("NOT_A_CODE"));
     // PAYMENT_FAILED is PIS only.

@@ -169,6 +169,33 @@ fn an_amount_must_be_a_string_with_at_most_two_decimals() {
     assert!(check("payments.domestic.create", &[], Some(&b)).is_empty());
 }
 
+/// The Berlin Group pattern `-?[0-9]{1,14}(\.[0-9]{1,3})?`, the same check as the sandbox's
+/// (`psd2_console::xs2a::amount`); an instructed amount above zero.
+#[test]
+fn an_amount_outside_the_berlin_group_pattern_or_not_positive_is_named() {
+    let mut b = template("payments.domestic.create");
+    for bad in [" 10", "+10", "10.", "1e3", "0", "-1.00"] {
+        b["instructedAmount"]["amount"] = json!(bad);
+        let p = check("payments.domestic.create", &[], Some(&b));
+        assert_eq!(fields(&p), ["body.instructedAmount.amount"], "{bad:?}");
+        assert!(
+            p[0].reason.contains("-?[0-9]{1,14}") || p[0].reason.contains("greater than zero"),
+            "{bad:?}: {}",
+            p[0].reason
+        );
+        // The sandbox refuses the same strings, with the same sentence.
+        let shared = psd2_console::xs2a::amount::check_amount(bad, true).unwrap_err();
+        assert_eq!(p[0].reason, shared.reason(bad));
+    }
+    for good in ["10", "10.5", "0.01"] {
+        b["instructedAmount"]["amount"] = json!(good);
+        assert!(
+            check("payments.domestic.create", &[], Some(&b)).is_empty(),
+            "{good:?}"
+        );
+    }
+}
+
 #[test]
 fn names_over_70_characters_are_named() {
     for field in [

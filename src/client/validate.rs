@@ -9,7 +9,7 @@
 //! | A UUID header (`X-Request-ID`, `TPP-Session-ID`, `PSU-ID`, `PSU-Corporate-ID`, `PSU-Device-ID`) is not a hyphenated UUID | Resources, redirect parameters ("UUID (RFC 4122)"); basket header table |
 //! | A header value is not visible ASCII | RFC 9110 field values (reqwest refuses them) |
 //! | The body is not JSON (line and column given) | "All payloads are JSON" |
-//! | An `amount` is not a JSON string, or not a decimal with at most 2 fraction digits | Payment initiation body; Versioning `amount-as-string` |
+//! | An `amount` is not a JSON string, does not match the Berlin Group pattern `-?[0-9]{1,14}(\.[0-9]{1,3})?` ([`crate::xs2a::amount`], shared with the sandbox), an `instructedAmount` is not above zero, or more than 2 fraction digits | Payment initiation body; Versioning `amount-as-string`; Berlin Group `amountValue` |
 //! | A name (`creditorName`, `debtorName`, `ultimateCreditor`, `ultimateDebtor`, ...) is over 70 characters | Limits; Berlin Group `creditorName` max 70 |
 //! | SEPA, SWIFT or NCBCT payment without `creditorName`, `creditorAddress.townName`, `creditorAddress.country` or the creditor agent BIC | Versioning, structured addresses (sandbox from 2026-08-13; reported regardless of the date) |
 //! | A character the bank refuses (emoji, other scripts, control characters) in any body string | Errors: "ASPSP downstream system rejects a UTF-8 character"; [`crate::xs2a::charset`], the sandbox's own definition |
@@ -288,7 +288,12 @@ fn refused(pos: usize, c: char) -> String {
 fn amount(v: &Value, path: &str, out: &mut Vec<Problem>) {
     match v {
         Value::String(s) => {
-            if parse_minor(s).is_none() {
+            // The Berlin Group pattern, shared with the sandbox; an instructed amount must be
+            // greater than zero. The bank's currencies have 2 fraction digits.
+            let positive = path.ends_with("instructedAmount.amount");
+            if let Err(p) = crate::xs2a::amount::check_amount(s, positive) {
+                out.push(Problem::new(path, p.reason(s)));
+            } else if parse_minor(s).is_none() {
                 out.push(Problem::new(
                     path,
                     format!("{s:?} is not a decimal amount with at most 2 fraction digits"),

@@ -146,6 +146,9 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
             ApiError::format("the X-Request-ID header is missing; every request needs one")
                 .into_response()
         }
+        Ok(_) if lacks_redirect_uri(parts.uri.path(), &parts.headers) => {
+            missing_redirect_uri().into_response()
+        }
         Ok(verified) => {
             parts.extensions.insert(app.tpps.of(&verified.certificate));
             // The verified certificate itself (an `Arc<Certificate>`), for role checks such as
@@ -159,6 +162,26 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
         echo_request_id(&mut response, id);
     }
     response
+}
+
+/// Whether a production-interface request lacks `TPP-Redirect-URI` (absent or blank):
+/// "Every request carries TPP-Redirect-URI" (interface document, Endpoints) and "The header
+/// is therefore required on all requests" (Authentication 11). The sandbox's own
+/// `/v1/sandbox/*` operations are exempt: the document lists their headers separately
+/// (`GET /v1/sandbox/customers`: `X-Request-ID`, `TPP-Signature-Certificate`, `Signature`).
+pub fn lacks_redirect_uri(path: &str, h: &axum::http::HeaderMap) -> bool {
+    let management = path == "/v1/sandbox" || path.starts_with("/v1/sandbox/");
+    !management
+        && h.get(headers::TPP_REDIRECT_URI)
+            .is_none_or(|v| v.as_bytes().trim_ascii().is_empty())
+}
+
+/// 400 `FORMAT_ERROR` naming the missing `TPP-Redirect-URI` (see [`lacks_redirect_uri`]).
+pub fn missing_redirect_uri() -> ApiError {
+    ApiError::format(
+        "the TPP-Redirect-URI header is missing; the interface document requires it on every \
+         request (Authentication 11: after SCA the PSU is redirected to it)",
+    )
 }
 
 fn echo_request_id(response: &mut Response, id: HeaderValue) {

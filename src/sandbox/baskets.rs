@@ -24,10 +24,23 @@
 //! deleted basket reads `CANC`. The status of each payment is read with the payment status
 //! call.
 //!
-//! Headers: the document's header table marks `PSU-ID`, `TPP-Session-ID` and `x-accept-fix`
-//! required; like other sandboxes this one accepts their absence (a session id is generated)
-//! but checks `PSU-ID` when given: a PSU-ID registered for this TPP binds the basket's SCA to
-//! that customer. `TPP-Redirect-URI` and `PSU-IP-Address` are required.
+//! A request with `PSU-ID` about a basket holding a payment in CORPORATE context needs
+//! `PSU-Corporate-ID` (400 `FORMAT_ERROR` otherwise; Authentication 12, as for payments:
+//! [`payments::require_corporate_id`]).
+//!
+//! Headers ([`require_headers`]): the document's header table of "Create payments signing
+//! basket" marks `x-accept-fix`, `TPP-Session-ID`, `TPP-Redirect-URI`, `PSU-ID` and
+//! `PSU-IP-Address` required; a creation without any of them is 400 `FORMAT_ERROR` naming
+//! every missing header. `PSU-ID` must be a UUID; one registered for this TPP binds the
+//! basket's SCA to that customer (an unknown one binds nobody: the SCA identifies the PSU).
+//!
+//! Deletion ([`delete`]): the Berlin Group text for `DELETE /v1/signing-baskets/{basketId}`
+//! is "Delete the signing basket structure as long as no (partial) authorisation has yet
+//! been applied. The underlying transactions are not affected by this deletion." The
+//! structure is gone: every later call on a deleted basket (GET, status, authorisations,
+//! DELETE again) answers 404 `RESOURCE_UNKNOWN` saying it was deleted, instead of a
+//! `transactionStatus` `CANC`, which the document's basket states (RCVD, ACTC, PATC, RJCT)
+//! do not have. Its payments keep their own status and may go into another basket.
 
 use std::sync::Arc;
 
@@ -78,12 +91,9 @@ fn basket_path(id: &str) -> String {
     format!("/v1/signing-baskets/{id}")
 }
 
-/// The basket `transactionStatus`: worst case over `payments` (see the module doc), `CANC`
-/// for a deleted basket.
-pub fn basket_status(b: &BasketRow, payments: &[PaymentRow]) -> &'static str {
-    if b.cancelled {
-        return status::CANC;
-    }
+/// The basket `transactionStatus`: worst case over `payments` (see the module doc). A
+/// deleted basket has no status: [`own_basket`] answers 404 for it.
+pub fn basket_status(payments: &[PaymentRow]) -> &'static str {
     let rejected = |p: &&PaymentRow| {
         matches!(
             p.status.as_str(),
@@ -127,7 +137,68 @@ fn own_basket(app: &App, tpp: &Tpp, id: &str) -> Result<(BasketRow, Vec<PaymentR
             "signing basket {id} was not created by this TPP"
         )));
     }
+    if b.cancelled {
+        return Err(deleted(id));
+    }
     Ok((b, p))
+}
+
+/// 404 `RESOURCE_UNKNOWN` for a deleted basket (see the module doc, "Deletion").
+fn deleted(id: &str) -> ApiError {
+    ApiError::not_found(format!(
+        "signing basket {id} was deleted (DELETE /v1/signing-baskets/{id}); its payments are \
+         untouched and keep their own status"
+    ))
+}
+
+/// [`payments::require_corporate_id`] for a basket of `payments` (own payments only: the
+/// others are refused by [`check_payments`]).
+fn require_corporate_id(
+    app: &App,
+    tpp: &Tpp,
+    h: &HeaderMap,
+    payments: &[PaymentRow],
+) -> Result<(), ApiError> {
+    payments::require_corporate_id(h, || {
+        payments
+            .iter()
+            .filter(|p| p.tpp == tpp.id.0)
+            .find(|p| payments::in_corporate_context(app, p))
+            .map(|p| format!("payment {} of the basket", p.id))
+    })
+}
+
+/// Headers the interface document's table for "Create payments signing basket" marks
+/// required, in the table's order.
+pub const REQUIRED_HEADERS: [&str; 5] = [
+    crate::xs2a::headers::X_ACCEPT_FIX,
+    crate::xs2a::headers::TPP_SESSION_ID,
+    crate::xs2a::headers::TPP_REDIRECT_URI,
+    crate::xs2a::headers::PSU_ID,
+    crate::xs2a::headers::PSU_IP_ADDRESS,
+];
+
+/// Checks that every header of [`REQUIRED_HEADERS`] is present and not blank.
+///
+/// Errors: 400 `FORMAT_ERROR` naming every missing header (interface document, header table
+/// of "Create payments signing basket"; Errors: a malformed request is 400).
+pub fn require_headers(h: &HeaderMap) -> Result<(), ApiError> {
+    let mut missing = Vec::new();
+    for name in REQUIRED_HEADERS {
+        if payments::header_str(h, name)?.is_none() {
+            missing.push(name);
+        }
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::format(format!(
+        "the {} header{} missing; creating a signing basket requires x-accept-fix, \
+         TPP-Session-ID, TPP-Redirect-URI, PSU-ID and PSU-IP-Address (the interface \
+         document's header table)",
+        missing.join(", "),
+        if missing.len() == 1 { " is" } else { "s are" }
+    )))
 }
 
 /// The `paymentIds` of a basket request.
@@ -259,6 +330,7 @@ async fn create(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
+    require_headers(&headers)?;
     batch::run_due(&app)?;
     let redirect = payments::redirect_uri(&headers)?;
     let session = payments::session_id(&headers)?;
@@ -266,6 +338,14 @@ async fn create(
     let explicit = payments::explicit_preferred(&headers)?;
     let bound = payments::binding(&app, &tpp, &headers)?;
     let ids = payment_ids(&body)?;
+    let listed = app.db.read(|c| {
+        let mut v = Vec::new();
+        for id in &ids {
+            v.extend(rows::payment(c, id)?);
+        }
+        Ok(v)
+    })?;
+    require_corporate_id(&app, &tpp, &headers, &listed)?;
     let now = now_secs(&app);
     let id = Uuid::new_v4().to_string();
     let basket = BasketRow {
@@ -287,7 +367,7 @@ async fn create(
         if let Some(a) = &auth {
             rows::insert_authorisation(tx, a).map_err(db_error)?;
         }
-        Ok(basket_status(&basket, &found))
+        Ok(basket_status(&found))
     })?;
     let path = basket_path(&id);
     let mut links = Links::new();
@@ -335,6 +415,7 @@ async fn read(
     tpp: Tpp,
     cert: TppCert,
     ApiPath(id): ApiPath<String>,
+    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
     batch::run_due(&app)?;
@@ -342,7 +423,8 @@ async fn read(
     // Payments whose SCA expired are rejected when read (payments::reject_expired).
     payments::reject_expired(&app, &b.payments)?;
     let (b, p) = own_basket(&app, &tpp, &id)?;
-    let s = basket_status(&b, &p);
+    require_corporate_id(&app, &tpp, &headers, &p)?;
+    let s = basket_status(&p);
     let path = basket_path(&id);
     let mut links = Links::new();
     links.insert(names::SELF.into(), link(path.clone(), &["GET", "DELETE"]));
@@ -350,7 +432,7 @@ async fn read(
         names::STATUS.into(),
         link(format!("{path}/status"), &["GET"]),
     );
-    if !b.cancelled && p.iter().any(|x| x.status == status::RCVD) {
+    if p.iter().any(|x| x.status == status::RCVD) {
         links.insert(
             names::START_AUTHORISATION.into(),
             link(format!("{path}/authorisations"), &["POST"]),
@@ -370,39 +452,41 @@ async fn read_status(
     tpp: Tpp,
     cert: TppCert,
     ApiPath(id): ApiPath<String>,
+    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
     batch::run_due(&app)?;
     let (b, _) = own_basket(&app, &tpp, &id)?;
     // Payments whose SCA expired are rejected when read (payments::reject_expired).
     payments::reject_expired(&app, &b.payments)?;
-    let (b, p) = own_basket(&app, &tpp, &id)?;
-    Ok(Json(json!({"transactionStatus": basket_status(&b, &p)})))
+    let (_, p) = own_basket(&app, &tpp, &id)?;
+    require_corporate_id(&app, &tpp, &headers, &p)?;
+    Ok(Json(json!({"transactionStatus": basket_status(&p)})))
 }
 
-/// `DELETE /v1/signing-baskets/{basketId}`: 204; the basket reads `CANC`, its payments are
-/// untouched and may go into another basket (Berlin Group: "as long as no (partial)
-/// authorisation has yet been applied").
+/// `DELETE /v1/signing-baskets/{basketId}`: 204; the basket structure is deleted (later calls
+/// on it answer 404, see the module doc), its payments are untouched and may go into another
+/// basket (Berlin Group: "as long as no (partial) authorisation has yet been applied").
 ///
-/// Errors: 409 `STATUS_INVALID` when the basket's SCA was completed or it is already deleted.
+/// Errors: 409 `STATUS_INVALID` when the basket's SCA was completed; 404 `RESOURCE_UNKNOWN`
+/// when it is already deleted.
 async fn delete(
     State(app): State<Arc<App>>,
     tpp: Tpp,
     cert: TppCert,
     ApiPath(id): ApiPath<String>,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
     batch::run_due(&app)?;
-    own_basket(&app, &tpp, &id)?;
+    let (_, p) = own_basket(&app, &tpp, &id)?;
+    require_corporate_id(&app, &tpp, &headers, &p)?;
     app.db.write(|tx| {
         let b = rows::basket(tx, &id)
             .map_err(db_error)?
             .ok_or_else(|| ApiError::not_found(format!("no signing basket {id}")))?;
         if b.cancelled {
-            return Err(ApiError::new(
-                MessageCode::StatusInvalid,
-                format!("signing basket {id} is already deleted"),
-            ));
+            return Err(deleted(&id));
         }
         if b.authorised {
             return Err(ApiError::new(
@@ -421,7 +505,8 @@ async fn delete(
 /// `POST /v1/signing-baskets/{basketId}/authorisations` (empty body): 201
 /// `startScaprocessResponse` with `scaRedirect` to the basket's SCA page.
 ///
-/// Errors: 409 `STATUS_INVALID` for a deleted basket or one without `RCVD` payments.
+/// Errors: 404 `RESOURCE_UNKNOWN` for a deleted basket; 409 `STATUS_INVALID` for one without
+/// `RCVD` payments.
 async fn start_authorisation(
     State(app): State<Arc<App>>,
     tpp: Tpp,
@@ -431,7 +516,8 @@ async fn start_authorisation(
 ) -> Result<Response, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
     batch::run_due(&app)?;
-    let (b, _) = own_basket(&app, &tpp, &id)?;
+    let (b, p) = own_basket(&app, &tpp, &id)?;
+    require_corporate_id(&app, &tpp, &headers, &p)?;
     let redirect = match payments::header_str(&headers, crate::xs2a::headers::TPP_REDIRECT_URI)? {
         Some(_) => payments::redirect_uri(&headers)?,
         None => b.redirect_uri.clone(),
@@ -447,12 +533,15 @@ async fn start_authorisation(
             .map_err(db_error)?
             .ok_or_else(|| ApiError::not_found(format!("no signing basket {id}")))?;
         let p = payments_of(tx, &b).map_err(db_error)?;
-        if b.cancelled || !p.iter().any(|x| x.status == status::RCVD) {
+        if b.cancelled {
+            return Err(deleted(&id));
+        }
+        if !p.iter().any(|x| x.status == status::RCVD) {
             return Err(ApiError::new(
                 MessageCode::StatusInvalid,
                 format!(
                     "signing basket {id} has status {} and has no payment left to authorise",
-                    basket_status(&b, &p)
+                    basket_status(&p)
                 ),
             ));
         }
@@ -472,9 +561,11 @@ async fn authorisation_status(
     tpp: Tpp,
     cert: TppCert,
     ApiPath((id, auth)): ApiPath<(String, String)>,
+    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
-    own_basket(&app, &tpp, &id)?;
+    let (_, p) = own_basket(&app, &tpp, &id)?;
+    require_corporate_id(&app, &tpp, &headers, &p)?;
     let a = app
         .db
         .read(|c| rows::authorisation(c, &auth))?

@@ -70,7 +70,8 @@ impl ApiError {
         }
     }
 
-    /// A signature verification failure: its code and that code's status (400 or 401).
+    /// A signature verification failure: its code, always with 400 (interface document,
+    /// Authentication 3; see [`crate::xs2a::error::SIGNATURE_FAILURE_CODES`]).
     pub fn from_verify(err: &VerifyError) -> Self {
         ApiError::new(err.message_code(), err.to_string())
     }

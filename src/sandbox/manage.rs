@@ -515,20 +515,10 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// Whether `s` is a Norwegian BBAN: 11 digits, the last a MOD11 check digit.
+/// Whether `s` is a Norwegian BBAN: 11 digits, the last a MOD11 check digit (the shared
+/// check of [`crate::xs2a::check_digits`]).
 pub fn is_bban(s: &str) -> bool {
-    const W: [u32; 10] = [5, 4, 3, 2, 7, 6, 5, 4, 3, 2];
-    if s.len() != 11 || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return false;
-    }
-    let sum: u32 = s
-        .bytes()
-        .take(10)
-        .zip(W)
-        .map(|(d, w)| u32::from(d - b'0') * w)
-        .sum();
-    let check = (11 - sum % 11) % 11;
-    check < 10 && u32::from(s.as_bytes()[10] - b'0') == check
+    crate::xs2a::check_digits::is_norwegian_bban(s)
 }
 
 /// Whether `s` (upper case, no spaces) is an IBAN: two letters, two digits, 11..=30

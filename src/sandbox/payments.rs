@@ -26,6 +26,10 @@
 //! DELETE → `CANC`; sandbox hold → `PDNG`. Instant payments settle at approval. Periodic
 //! payments stay `ACTC` (the batch runs for all payments except periodic ones).
 //!
+//! A request with `PSU-ID` about a payment in CORPORATE context (a corporate customer's
+//! debtor account, or approved under a corporate agreement) needs `PSU-Corporate-ID`, else
+//! 400 `FORMAT_ERROR` ([`require_corporate_id`]; Authentication 12).
+//!
 //! Every handler needs the `PSP_PI` role in the TPP certificate ([`require_role`]: 401
 //! `ROLE_INVALID`) and first runs the batch runs that are due ([`super::batch::run_due`]).
 //!
@@ -343,6 +347,62 @@ pub fn binding(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Binding, ApiError>
 }
 
 // ---------------------------------------------------------------------------------------
+// Corporate context (Authentication 12)
+
+/// Whether `account` belongs to a corporate customer (its payments are made in CORPORATE
+/// context).
+fn corporate_account(app: &App, account: &super::store::Account) -> bool {
+    app.store
+        .customer(account.owner)
+        .is_some_and(|c| c.kind == CustomerType::Corporate)
+}
+
+/// Whether payment `p` is in CORPORATE context: approved under a corporate agreement, or
+/// drawn on an account of a corporate customer.
+pub fn in_corporate_context(app: &App, p: &PaymentRow) -> bool {
+    p.agreement.as_deref().is_some_and(|a| !a.is_empty())
+        || Uuid::parse_str(&p.debtor_account)
+            .ok()
+            .and_then(|a| app.store.account(a))
+            .is_some_and(|a| corporate_account(app, &a))
+}
+
+/// Interface document, Authentication 12: "For corporate context PSU-CORPORATE-ID is set as
+/// well ... A corporate user's request without it is answered 400" (Errors table: "Corporate
+/// user's request lacks PSU-CORPORATE-ID: 400"), the rule account requests already follow
+/// ([`super::consent`]). For PIS and signing baskets a request acts as a corporate user when
+/// it identifies the PSU (`PSU-ID`) and concerns a payment in CORPORATE context:
+/// `corporate` names it (e.g. via [`in_corporate_context`]), or gives `None`; it is only
+/// called when `PSU-ID` is present and `PSU-Corporate-ID` absent.
+///
+/// Errors: 400 `FORMAT_ERROR` naming the missing header and the payment.
+pub fn require_corporate_id(
+    h: &HeaderMap,
+    corporate: impl FnOnce() -> Option<String>,
+) -> Result<(), ApiError> {
+    if header_str(h, headers::PSU_ID)?.is_none()
+        || header_str(h, headers::PSU_CORPORATE_ID)?.is_some()
+    {
+        return Ok(());
+    }
+    let Some(what) = corporate() else {
+        return Ok(());
+    };
+    Err(ApiError::format(format!(
+        "the PSU-Corporate-ID header is missing: {what} is in CORPORATE context (a corporate \
+         customer's account), so a request with PSU-ID needs the psu-corporate-id received \
+         after SCA or chosen from GET /v1/agreements (Authentication 12)"
+    )))
+}
+
+/// [`require_corporate_id`] for payment `p`.
+pub fn require_corporate_id_for(app: &App, h: &HeaderMap, p: &PaymentRow) -> Result<(), ApiError> {
+    require_corporate_id(h, || {
+        in_corporate_context(app, p).then(|| format!("payment {}", p.id))
+    })
+}
+
+// ---------------------------------------------------------------------------------------
 // Links and responses
 
 /// `/v1/{service}/{product}/{id}`.
@@ -534,6 +594,9 @@ async fn create<const S: u8>(
     let explicit = explicit_preferred(&headers)?;
     let bound = binding(&app, &tpp, &headers)?;
     let init = body::parse(&app, service, &product, &body)?;
+    require_corporate_id(&headers, || {
+        corporate_account(&app, &init.debtor).then(|| "the debtor account".to_string())
+    })?;
     let now = now_secs(&app);
     let today = app.clock.today().to_string();
     let id = Uuid::new_v4().to_string();
@@ -689,12 +752,14 @@ async fn details<const S: u8>(
     tpp: Tpp,
     cert: TppCert,
     ApiPath((segment, id)): ApiPath<(String, String)>,
+    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
     batch::run_due(&app)?;
     own_payment(&app, &tpp, service_of(S), &segment, &id)?;
     reject_expired(&app, std::slice::from_ref(&id))?;
     let p = own_payment(&app, &tpp, service_of(S), &segment, &id)?;
+    require_corporate_id_for(&app, &headers, &p)?;
     visible(&p)?;
     let mut body: Map<String, Value> = match serde_json::from_str(&p.body) {
         Ok(Value::Object(m)) => m,
@@ -723,12 +788,14 @@ async fn status<const S: u8>(
     tpp: Tpp,
     cert: TppCert,
     ApiPath((segment, id)): ApiPath<(String, String)>,
+    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
     batch::run_due(&app)?;
     own_payment(&app, &tpp, service_of(S), &segment, &id)?;
     reject_expired(&app, std::slice::from_ref(&id))?;
     let p = own_payment(&app, &tpp, service_of(S), &segment, &id)?;
+    require_corporate_id_for(&app, &headers, &p)?;
     visible(&p)?;
     let mut out = json!({"transactionStatus": p.status});
     if p.status == status::RJCT && p.reason.as_deref() == Some(EXPIRED_REASON) {
@@ -757,11 +824,13 @@ async fn cancel<const S: u8>(
     tpp: Tpp,
     cert: TppCert,
     ApiPath((segment, id)): ApiPath<(String, String)>,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
     batch::run_due(&app)?;
     let service = service_of(S);
-    own_payment(&app, &tpp, service, &segment, &id)?;
+    let p = own_payment(&app, &tpp, service, &segment, &id)?;
+    require_corporate_id_for(&app, &headers, &p)?;
     app.db.write(|tx| {
         let p = rows::payment(tx, &id)
             .map_err(db_error)?
@@ -818,6 +887,7 @@ async fn start_authorisation<const S: u8>(
     batch::run_due(&app)?;
     let service = service_of(S);
     let p = own_payment(&app, &tpp, service, &segment, &id)?;
+    require_corporate_id_for(&app, &headers, &p)?;
     let redirect = match header_str(&headers, headers::TPP_REDIRECT_URI)? {
         Some(_) => redirect_uri(&headers)?,
         None => p.redirect_uri.clone(),
@@ -886,10 +956,12 @@ async fn authorisation_status<const S: u8>(
     tpp: Tpp,
     cert: TppCert,
     ApiPath((segment, id, auth)): ApiPath<(String, String, String)>,
+    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
     batch::run_due(&app)?;
-    own_payment(&app, &tpp, service_of(S), &segment, &id)?;
+    let p = own_payment(&app, &tpp, service_of(S), &segment, &id)?;
+    require_corporate_id_for(&app, &headers, &p)?;
     let a = app
         .db
         .read(|c| rows::authorisation(c, &auth))?

@@ -34,7 +34,7 @@ use crate::xs2a::headers;
 /// The PSD2 roles of the request's certificate (`TPP-Signature-Certificate`, already verified
 /// by [`super::auth::verify_v1`]); empty when the certificate has no PSD2 qcStatement.
 ///
-/// Errors: 401 `CERTIFICATE_MISSING` / `CERTIFICATE_INVALID` when the header is absent or
+/// Errors: 400 `CERTIFICATE_MISSING` / `CERTIFICATE_INVALID` when the header is absent or
 /// unparsable (the signature middleware refuses such requests first, so this is a guard).
 pub fn roles(h: &HeaderMap) -> Result<Vec<Psd2Role>, ApiError> {
     let Some(value) = h

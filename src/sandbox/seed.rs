@@ -20,6 +20,7 @@
 use uuid::Uuid;
 
 use super::store::{Account, AccountKind, Agreement, CardAccount, Customer, SeedData};
+use crate::xs2a::check_digits::{BBAN_WEIGHTS, mod11};
 use crate::xs2a::model::CustomerType;
 
 /// The namespace of all sandbox UUID v5 ids.
@@ -80,17 +81,10 @@ const CORPORATE: [CorporateSeed; 2] = [
 
 /// A Norwegian BBAN (11 digits, MOD11 check digit) for the `n`th seeded account.
 fn bban(n: u32) -> String {
-    const WEIGHTS: [u32; 10] = [5, 4, 3, 2, 7, 6, 5, 4, 3, 2];
     let mut body = 120_000 + n * 7919;
     loop {
         let digits = format!("1503{:06}", body % 1_000_000);
-        let sum: u32 = digits
-            .bytes()
-            .zip(WEIGHTS)
-            .map(|(d, w)| u32::from(d - b'0') * w)
-            .sum();
-        let check = (11 - sum % 11) % 11;
-        if check < 10 {
+        if let Some(check) = mod11(&digits, &BBAN_WEIGHTS) {
             return format!("{digits}{check}");
         }
         body += 1;
@@ -104,22 +98,11 @@ pub fn bban_from(r: u64) -> String {
     let mut body = r % 1_000_000;
     loop {
         let digits = format!("1503{body:06}");
-        if let Some(check) = mod11(&digits, &[5, 4, 3, 2, 7, 6, 5, 4, 3, 2]) {
+        if let Some(check) = mod11(&digits, &BBAN_WEIGHTS) {
             return format!("{digits}{check}");
         }
         body = (body + 1) % 1_000_000;
     }
-}
-
-/// The MOD11 check digit of `digits` with `weights` (`None` when it would be 10).
-fn mod11(digits: &str, weights: &[u32]) -> Option<u32> {
-    let sum: u32 = digits
-        .bytes()
-        .zip(weights)
-        .map(|(d, w)| u32::from(d.wrapping_sub(b'0')) * w)
-        .sum();
-    let check = (11 - sum % 11) % 11;
-    (check < 10).then_some(check)
 }
 
 /// A mock Norwegian national identity number (11 digits: birth date `DDMMYY`, individual
@@ -135,7 +118,7 @@ pub fn national_id(r: u64) -> String {
         let base = format!("{day:02}{month:02}{year:02}{individual:03}");
         if let Some(k1) = mod11(&base, &[3, 7, 6, 1, 8, 9, 4, 5, 2]) {
             let with_k1 = format!("{base}{k1}");
-            if let Some(k2) = mod11(&with_k1, &[5, 4, 3, 2, 7, 6, 5, 4, 3, 2]) {
+            if let Some(k2) = mod11(&with_k1, &BBAN_WEIGHTS) {
                 return format!("{with_k1}{k2}");
             }
         }

@@ -85,14 +85,15 @@ pub enum VerifyError {
 }
 
 impl VerifyError {
-    /// The Berlin Group code sent for this error; its status is [`MessageCode::status`].
-    ///
-    /// The interface document answers failed signatures with 400 and "KID errors" with 400;
-    /// the Berlin Group enums allow `SIGNATURE_*` and `CERTIFICATE_*` only with 401. So
-    /// signature and certificate failures get 401 with those codes (the spec's pairing), and
-    /// the failures the document calls 400 that have a 400 code get it: digest and header
-    /// format (`FORMAT_ERROR`), Date (`TIMESTAMP_INVALID`), keyId not matching the
-    /// certificate (`PARAMETER_NOT_CONSISTENT`).
+    /// The Berlin Group code sent for this error; its status is [`MessageCode::status`]:
+    /// 400 for every verification failure (interface document, Authentication 3: "requests
+    /// whose signature fails validation, are answered with 400"; Errors table). Signature and
+    /// certificate failures keep the Berlin Group's `SIGNATURE_*` / `CERTIFICATE_*` codes,
+    /// which that file lists under 401 only: the document wins on the status
+    /// ([`crate::xs2a::error::SIGNATURE_FAILURE_CODES`]). The other failures have a 400
+    /// code of their own: digest and header format (`FORMAT_ERROR`), Date
+    /// (`TIMESTAMP_INVALID`), keyId not matching the certificate (`PARAMETER_NOT_CONSISTENT`,
+    /// the document's "KID errors: 400").
     pub fn message_code(&self) -> MessageCode {
         use VerifyError::*;
         match self {

@@ -19,7 +19,9 @@ pub enum TppMessageCategory {
 /// Message codes used by this project, each a member of a Berlin Group `MessageCode*` enum.
 ///
 /// The status each is sent with is given by [`MessageCode::status`]; every pairing is one
-/// that the spec's per-status enums allow (e.g. `SIGNATURE_INVALID` only under 401).
+/// that the spec's per-status enums allow, except [`SIGNATURE_FAILURE_CODES`]: the interface
+/// document answers signature and certificate failures with 400 (Authentication 3; Errors
+/// table), the Berlin Group file lists those codes under 401 only, and the document wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum MessageCode {
@@ -36,13 +38,14 @@ pub enum MessageCode {
     PaymentFailed,
     ExecutionDateInvalid,
     ReferenceMixInvalid,
-    // 401, MessageCode401_*
+    // MessageCode401_* codes, sent with 400 (see [`SIGNATURE_FAILURE_CODES`])
     CertificateInvalid,
-    RoleInvalid,
     CertificateExpired,
     CertificateMissing,
     SignatureInvalid,
     SignatureMissing,
+    // 401, MessageCode401_*
+    RoleInvalid,
     CorporateIdInvalid,
     PsuCredentialsInvalid,
     ConsentInvalid,
@@ -99,7 +102,11 @@ impl MessageCode {
         }
     }
 
-    /// The HTTP status this code belongs to in the Berlin Group `MessageCode<status>_*` enums.
+    /// The HTTP status this code is sent with: the one its Berlin Group
+    /// `MessageCode<status>_*` enum gives, except for [`SIGNATURE_FAILURE_CODES`] (401 in the
+    /// Berlin Group file), which the interface document answers with 400 (Authentication 3:
+    /// "requests whose signature fails validation, are answered with 400"; Errors table:
+    /// "Missing or invalid signature ... 400").
     pub fn status(self) -> u16 {
         use MessageCode::*;
         match self {
@@ -115,12 +122,9 @@ impl MessageCode {
             | PaymentFailed
             | ExecutionDateInvalid
             | ReferenceMixInvalid => 400,
-            CertificateInvalid
-            | RoleInvalid
-            | CertificateExpired
-            | CertificateMissing
-            | SignatureInvalid
-            | SignatureMissing
+            CertificateInvalid | CertificateExpired | CertificateMissing | SignatureInvalid
+            | SignatureMissing => 400,
+            RoleInvalid
             | CorporateIdInvalid
             | PsuCredentialsInvalid
             | ConsentInvalid
@@ -133,6 +137,19 @@ impl MessageCode {
         }
     }
 }
+
+/// The codes of the Berlin Group's `MessageCode401_*` enums that this project sends with
+/// status 400: signature and certificate failures (interface document, Authentication 3 and
+/// the Errors table: "Missing or invalid signature on a request that must be signed: 400";
+/// where the document and the Berlin Group file disagree, the document wins). The codes are
+/// kept because they say what failed; no 400 code of the Berlin Group file does.
+pub const SIGNATURE_FAILURE_CODES: [MessageCode; 5] = [
+    MessageCode::SignatureMissing,
+    MessageCode::SignatureInvalid,
+    MessageCode::CertificateMissing,
+    MessageCode::CertificateInvalid,
+    MessageCode::CertificateExpired,
+];
 
 /// One element of `tppMessages` (Berlin Group `tppMessage*`): `category`, `code`, optional
 /// `path` and `text` (max 500 characters in the spec).

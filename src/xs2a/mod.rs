@@ -2,7 +2,9 @@
 //! (`tppMessages`), `_links`, header names, resource shapes, SCA redirect parameters and the
 //! operation catalogue.
 
+pub mod amount;
 pub mod charset;
+pub mod check_digits;
 pub mod error;
 pub mod headers;
 pub mod links;

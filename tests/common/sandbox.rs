@@ -32,6 +32,10 @@ pub fn tpp_with_roles(roles: &[psd2_console::cert::Psd2Role]) -> Credentials {
 
 pub const REDIRECT: &str = "http://127.0.0.1:9/callback";
 
+/// The `PSU-ID` [`TestSandbox::send`] gives a basket creation by default: a UUID no SCA
+/// registered, so it binds nobody (the basket's SCA identifies the PSU).
+pub const BASKET_PSU_ID: &str = "00000000-0000-4000-8000-00000000ba5e";
+
 /// A reply: status, headers, text and JSON (Null when not JSON).
 #[derive(Debug, Clone)]
 pub struct Reply {
@@ -126,7 +130,9 @@ impl TestSandbox {
     }
 
     /// Sends a request signed with [`tpp`] at the sandbox clock's now. Default headers
-    /// (`X-Request-ID`, `TPP-Redirect-URI`, `PSU-IP-Address`, `Content-Type` with a body)
+    /// (`X-Request-ID`, `TPP-Redirect-URI`, `PSU-IP-Address`, `Content-Type` with a body;
+    /// for `POST /v1/signing-baskets` also the other headers its table requires:
+    /// `x-accept-fix`, `TPP-Session-ID` and a `PSU-ID` no SCA registered, [`BASKET_PSU_ID`])
     /// are added unless `headers` gives them; a header given with an empty value is left out.
     pub async fn send(
         &self,
@@ -157,6 +163,17 @@ impl TestSandbox {
         }
         if !given("PSU-IP-Address") {
             hs.push(("PSU-IP-Address".into(), "127.0.0.1".into()));
+        }
+        if method == "POST" && path == "/v1/signing-baskets" {
+            for (n, v) in [
+                ("x-accept-fix", "amount-as-string".to_string()),
+                ("TPP-Session-ID", uuid::Uuid::new_v4().to_string()),
+                ("PSU-ID", BASKET_PSU_ID.to_string()),
+            ] {
+                if !given(n) {
+                    hs.push((n.into(), v));
+                }
+            }
         }
         if body.is_some() && !given("Content-Type") {
             hs.push(("Content-Type".into(), "application/json".into()));

@@ -18,7 +18,11 @@
 //!    an emoji or any other character → `FORMAT_ERROR` naming the field (interface
 //!    document, Errors: "ASPSP downstream system rejects a UTF-8 character (for example an
 //!    emoji): 400").
-//! 4. Field shapes of the Berlin Group schemas (`amount`, `accountReference`, `address`,
+//! 4. Field shapes of the Berlin Group schemas (`amount`: the `amountValue` pattern
+//!    `-?[0-9]{1,14}(\.[0-9]{1,3})?` as sent, greater than zero
+//!    ([`crate::xs2a::amount`]); a KID reference (`referenceType` `KID`): 2–25 digits with a
+//!    MOD10 or MOD11 check digit ([`crate::xs2a::check_digits::check_kid`]);
+//!    `accountReference`, `address`,
 //!    `bicfi`, lengths of `creditorName` 70, `remittanceInformationUnstructured` 140,
 //!    `endToEndIdentification` 35, `frequencyCode`, `dayOfExecution`, `monthsOfExecution`).
 //! 5. Product rules ([`PaymentType`]): currencies, account identifiers, `serviceLevel` only on
@@ -411,8 +415,12 @@ fn is_currency(s: &str) -> bool {
     s.len() == 3 && s.bytes().all(|b| b.is_ascii_uppercase())
 }
 
-/// `amount`: `{currency, amount}` with a positive decimal string of at most two fraction
-/// digits. Returns (currency, minor units, normalised JSON).
+/// `amount`: `{currency, amount}` with an amount string of the Berlin Group pattern
+/// ([`crate::xs2a::amount`], checked as sent: no trimming) that is greater than zero and has
+/// at most two fraction digits (the minor unit of NOK and EUR). Returns (currency, minor
+/// units, normalised JSON).
+///
+/// Errors: 400 `FORMAT_ERROR` naming `<key>.amount` or `<key>.currency`.
 fn amount(o: &Obj<'_>, key: &str) -> Result<(String, i64, Value), ApiError> {
     let a = o.obj_req(key)?;
     let currency = a.str_req("currency", 3).and_then(|c| {
@@ -425,7 +433,15 @@ fn amount(o: &Obj<'_>, key: &str) -> Result<(String, i64, Value), ApiError> {
             ))
         }
     })?;
-    let text = a.str_req("amount", 20)?;
+    a.str_req("amount", 20)?;
+    let text = a
+        .map
+        .get("amount")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    crate::xs2a::amount::check_amount(&text, true)
+        .map_err(|p| field_error(&a.at("amount"), p.describe(&a.at("amount"), &text)))?;
     let minor = parse_minor(&text).ok_or_else(|| {
         field_error(
             &a.at("amount"),
@@ -451,17 +467,9 @@ fn amount(o: &Obj<'_>, key: &str) -> Result<(String, i64, Value), ApiError> {
     Ok((currency, minor, json))
 }
 
-/// A Norwegian BBAN: 11 digits, MOD11 check digit (weights 5 4 3 2 7 6 5 4 3 2).
-pub fn is_norwegian_bban(b: &str) -> bool {
-    const W: [u32; 10] = [5, 4, 3, 2, 7, 6, 5, 4, 3, 2];
-    if b.len() != 11 || !b.bytes().all(|c| c.is_ascii_digit()) {
-        return false;
-    }
-    let d: Vec<u32> = b.bytes().map(|c| u32::from(c - b'0')).collect();
-    let sum: u32 = d.iter().zip(W).map(|(x, w)| x * w).sum();
-    let check = (11 - sum % 11) % 11;
-    check < 10 && d.get(10) == Some(&check)
-}
+/// A Norwegian BBAN: 11 digits, MOD11 check digit (the shared check of
+/// [`crate::xs2a::check_digits`]).
+pub use crate::xs2a::check_digits::is_norwegian_bban;
 
 /// An IBAN: country letters, check digits, 11–30 alphanumerics, ISO 7064 MOD 97-10.
 pub fn is_iban(s: &str) -> bool {
@@ -950,18 +958,35 @@ fn part(
 }
 
 /// `remittanceInformationStructured` element: `reference` (≤ 35, required),
-/// `referenceType`, `referenceIssuer`.
+/// `referenceType`, `referenceIssuer`. A `referenceType` of `KID` (any case) makes
+/// `reference` a Norwegian KID, checked with [`crate::xs2a::check_digits::check_kid`]: 2–25
+/// digits with a valid MOD10 or MOD11 check digit.
+///
+/// Errors: 400 `FORMAT_ERROR` naming the field, e.g.
+/// `remittanceInformationStructuredArray[0].reference` (interface document, Errors: "KID
+/// errors: 400").
 fn structured(o: &Obj<'_>) -> Result<Value, ApiError> {
     let mut m = Map::new();
-    m.insert(
-        "reference".into(),
-        Value::String(o.str_req("reference", 35)?),
-    );
+    let reference = o.str_req("reference", 35)?;
     for k in ["referenceType", "referenceIssuer"] {
         if let Some(v) = o.str_opt(k, 35)? {
             m.insert(k.into(), Value::String(v));
         }
     }
+    let is_kid = m
+        .get("referenceType")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.eq_ignore_ascii_case("KID"));
+    if is_kid {
+        let raw = o
+            .map
+            .get("reference")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        crate::xs2a::check_digits::check_kid(raw)
+            .map_err(|p| field_error(&o.at("reference"), p.describe(&o.at("reference"), raw)))?;
+    }
+    m.insert("reference".into(), Value::String(reference));
     Ok(Value::Object(m))
 }
 
