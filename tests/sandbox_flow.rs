@@ -140,6 +140,14 @@ impl Tpp {
         {
             headers.push(("PSU-IP-Address".into(), "127.0.0.1".into()));
         }
+        // Every production request carries TPP-Redirect-URI (Authentication 11);
+        // ("TPP-Redirect-URI", "") leaves it out.
+        if !extra
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("TPP-Redirect-URI"))
+        {
+            headers.push(("TPP-Redirect-URI".into(), REDIRECT.into()));
+        }
         for (n, v) in extra {
             if !v.is_empty() {
                 headers.push((n.to_string(), v.to_string()));
@@ -830,13 +838,13 @@ async fn transactions_parameters_filter_and_fail_cleanly() {
     assert_eq!(r.status, 405, "{}", r.text);
     assert_eq!(r.code(), "SERVICE_INVALID");
 
-    // Invalid PSU-ID; missing TPP-Redirect-URI where SCA is needed.
+    // Invalid PSU-ID; missing TPP-Redirect-URI.
     let r = tpp.get("/v1/accounts", &[("PSU-ID", "not-a-uuid")]).await;
     assert_eq!(
         (r.status.as_u16(), r.code().as_str()),
         (400, "FORMAT_ERROR")
     );
-    let r = tpp.get("/v1/accounts", &[]).await;
+    let r = tpp.get("/v1/accounts", &[("TPP-Redirect-URI", "")]).await;
     assert_eq!(
         (r.status.as_u16(), r.code().as_str()),
         (400, "FORMAT_ERROR")
