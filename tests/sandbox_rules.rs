@@ -420,6 +420,9 @@ async fn send_tweaked(
     common::sandbox::Reply::of(rb.send().await.unwrap()).await
 }
 
+/// A change to the signed headers of [`send_tweaked`].
+type Tweak = dyn FnOnce(&mut Vec<(String, String)>);
+
 fn set(hs: &mut [(String, String)], name: &str, f: impl FnOnce(&str) -> String) {
     let h = hs
         .iter_mut()
@@ -440,7 +443,7 @@ fn with_key_id(hs: &mut [(String, String)], key_id: String) {
 async fn signature_and_certificate_failures_answer_400_as_the_document_says() {
     let sb = TestSandbox::start().await;
     let path = "/v1/accounts";
-    let cases: Vec<(&str, &str, Box<dyn FnOnce(&mut Vec<(String, String)>)>)> = vec![
+    let cases: Vec<(&str, &str, Box<Tweak>)> = vec![
         (
             "missing Signature",
             "SIGNATURE_MISSING",
