@@ -587,9 +587,13 @@ async fn a_deleted_basket_is_gone_not_canc() {
     let b = basket(&sb, std::slice::from_ref(&p)).await;
     assert_eq!(b.status, 201, "{}", b.text);
     let id = b.json["basketId"].as_str().unwrap();
+    let sca = b.sca_redirect().unwrap().to_string();
     let path = format!("/v1/signing-baskets/{id}");
     let d = sb.send("DELETE", &path, &[], None).await;
     assert_eq!(d.status, 204, "{}", d.text);
+    // Its SCA link authorises nothing any more.
+    let page = browser().get(&sca).send().await.unwrap();
+    assert_ne!(page.status(), 200, "the deleted basket's SCA page");
     for (method, p) in [
         ("GET", path.clone()),
         ("GET", format!("{path}/status")),

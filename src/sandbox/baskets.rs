@@ -9,7 +9,7 @@
 //! | POST | `/v1/signing-baskets` `{"paymentIds": [...]}` | 201 `{transactionStatus, basketId, _links}` |
 //! | GET | `/v1/signing-baskets/{basketId}` | 200 `{payments, transactionStatus, _links}` |
 //! | GET | `/v1/signing-baskets/{basketId}/status` | 200 `{transactionStatus}` |
-//! | DELETE | `/v1/signing-baskets/{basketId}` | 204 (status `CANC`; the payments are untouched) |
+//! | DELETE | `/v1/signing-baskets/{basketId}` | 204 (the basket is gone: later calls 404; the payments are untouched) |
 //! | POST | `/v1/signing-baskets/{basketId}/authorisations` | 201 `{scaStatus, authorisationId, _links.scaRedirect}` |
 //! | GET | `/v1/signing-baskets/{basketId}/authorisations/{authorisationId}` | 200 `{scaStatus}` |
 //!
@@ -21,8 +21,8 @@
 //! `RJCT` (any payment rejected, rejected for lack of funds or cancelled) > `PATC` (some
 //! payments authorised, others not yet: partially accepted) > `RCVD` (none authorised yet) >
 //! `ACTC` (all authorised; settled and on-hold authorised payments count as authorised). A
-//! deleted basket reads `CANC`. The status of each payment is read with the payment status
-//! call.
+//! deleted basket has no status (404, see "Deletion"). The status of each payment is read
+//! with the payment status call.
 //!
 //! A request with `PSU-ID` about a basket holding a payment in CORPORATE context needs
 //! `PSU-Corporate-ID` (400 `FORMAT_ERROR` otherwise; Authentication 12, as for payments:
@@ -40,7 +40,8 @@
 //! structure is gone: every later call on a deleted basket (GET, status, authorisations,
 //! DELETE again) answers 404 `RESOURCE_UNKNOWN` saying it was deleted, instead of a
 //! `transactionStatus` `CANC`, which the document's basket states (RCVD, ACTC, PATC, RJCT)
-//! do not have. Its payments keep their own status and may go into another basket.
+//! do not have. Its payments keep their own status and may go into another basket; its open
+//! SCA links end (the SCA page says the approval was cancelled).
 
 use std::sync::Arc;
 
@@ -497,6 +498,7 @@ async fn delete(
                 ),
             ));
         }
+        rows::fail_open_basket_authorisations(tx, &id).map_err(db_error)?;
         rows::set_basket_flags(tx, &id, true, false).map_err(db_error)
     })?;
     Ok(StatusCode::NO_CONTENT.into_response())

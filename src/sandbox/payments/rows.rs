@@ -454,6 +454,21 @@ pub fn set_sca_status(
     Ok(())
 }
 
+/// Ends every open (`received`, `psuIdentified`) authorisation of basket `basket`: they
+/// become `failed`, so the SCA page of a deleted basket authorises nothing.
+pub fn fail_open_basket_authorisations(c: &Connection, basket: &str) -> rusqlite::Result<()> {
+    c.execute(
+        "UPDATE pis_authorisations SET sca_status = ?2 WHERE basket = ?1 AND sca_status IN (?3, ?4)",
+        params![
+            basket,
+            sca_status::FAILED,
+            sca_status::RECEIVED,
+            sca_status::PSU_IDENTIFIED
+        ],
+    )?;
+    Ok(())
+}
+
 /// One `pis_baskets` row with its payment ids in order.
 #[derive(Debug, Clone)]
 pub struct BasketRow {
