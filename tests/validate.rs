@@ -196,6 +196,32 @@ fn an_amount_outside_the_berlin_group_pattern_or_not_positive_is_named() {
     }
 }
 
+/// KID references: the sandbox's check (`psd2_console::xs2a::check_digits::check_kid`).
+#[test]
+fn a_kid_with_a_wrong_check_digit_or_length_is_named() {
+    let mut b = template("payments.domestic.create");
+    for (kid, fine) in [
+        ("1234567897", true),
+        ("1234567892", true),
+        ("1234567891", false),
+        ("1", false),
+    ] {
+        b["remittanceInformationStructuredArray"] =
+            json!([{"reference": kid, "referenceType": "KID"}]);
+        let p = check("payments.domestic.create", &[], Some(&b));
+        if fine {
+            assert!(p.is_empty(), "{kid}: {p:?}");
+        } else {
+            assert_eq!(
+                fields(&p),
+                ["body.remittanceInformationStructuredArray[0].reference"],
+                "{kid}"
+            );
+            assert!(p[0].reason.contains("KID"), "{}", p[0].reason);
+        }
+    }
+}
+
 #[test]
 fn names_over_70_characters_are_named() {
     for field in [

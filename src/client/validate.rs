@@ -10,6 +10,7 @@
 //! | A header value is not visible ASCII | RFC 9110 field values (reqwest refuses them) |
 //! | The body is not JSON (line and column given) | "All payloads are JSON" |
 //! | An `amount` is not a JSON string, does not match the Berlin Group pattern `-?[0-9]{1,14}(\.[0-9]{1,3})?` ([`crate::xs2a::amount`], shared with the sandbox), an `instructedAmount` is not above zero, or more than 2 fraction digits | Payment initiation body; Versioning `amount-as-string`; Berlin Group `amountValue` |
+//! | A KID reference (`referenceType` `KID`) that is not 2–25 digits with a MOD10 or MOD11 check digit | Errors ("KID errors: 400"); [`crate::xs2a::check_digits::check_kid`], the sandbox's own check |
 //! | A name (`creditorName`, `debtorName`, `ultimateCreditor`, `ultimateDebtor`, ...) is over 70 characters | Limits; Berlin Group `creditorName` max 70 |
 //! | SEPA, SWIFT or NCBCT payment without `creditorName`, `creditorAddress.townName`, `creditorAddress.country` or the creditor agent BIC | Versioning, structured addresses (sandbox from 2026-08-13; reported regardless of the date) |
 //! | A character the bank refuses (emoji, other scripts, control characters) in any body string | Errors: "ASPSP downstream system rejects a UTF-8 character"; [`crate::xs2a::charset`], the sandbox's own definition |
@@ -235,6 +236,14 @@ fn json_error_text(e: &serde_json::Error) -> String {
 fn walk(v: &Value, path: &str, out: &mut Vec<Problem>) {
     match v {
         Value::Object(m) => {
+            // A KID payment reference (referenceType KID): the sandbox's own check.
+            if let (Some(Value::String(t)), Some(Value::String(r))) =
+                (m.get("referenceType"), m.get("reference"))
+                && t.trim().eq_ignore_ascii_case("KID")
+                && let Err(k) = crate::xs2a::check_digits::check_kid(r)
+            {
+                out.push(Problem::new(format!("{path}.reference"), k.reason(r)));
+            }
             for (k, x) in m {
                 let p = format!("{path}.{k}");
                 if let Some((pos, c)) = charset::first_refused(k) {

@@ -97,19 +97,24 @@ pub enum KidProblem {
 impl KidProblem {
     /// A sentence about KID `value` in field `field`.
     pub fn describe(self, field: &str, value: &str) -> String {
+        format!("{field}: {}", self.reason(value))
+    }
+
+    /// Why KID `value` was refused, without the field name.
+    pub fn reason(self, value: &str) -> String {
         match self {
             KidProblem::Length => format!(
-                "{field}: the KID {value:?} has {} characters; a KID has {KID_MIN_LEN} to \
+                "the KID {value:?} has {} characters; a KID has {KID_MIN_LEN} to \
                  {KID_MAX_LEN} digits",
                 value.chars().count()
             ),
             KidProblem::NotDigits => format!(
-                "{field}: the KID {value:?} must be digits only (the last may be '-' for a \
-                 MOD11 check digit of 10)"
+                "the KID {value:?} must be digits only (the last may be '-' for a MOD11 \
+                 check digit of 10)"
             ),
             KidProblem::CheckDigit => format!(
-                "{field}: the KID {value:?} has a wrong check digit (neither MOD10 nor MOD11 \
-                 fits); check the reference on the invoice"
+                "the KID {value:?} has a wrong check digit (neither MOD10 nor MOD11 fits); \
+                 check the reference on the invoice"
             ),
         }
     }
