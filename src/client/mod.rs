@@ -416,7 +416,7 @@ pub async fn send_for_profile(
     let resp = rb
         .send()
         .await
-        .map_err(|e| tls::describe_send_error(&req.url, &e, profile))?;
+        .map_err(|e| tls::describe_send_error_with_body(&req.url, &e, profile, req.body.len()))?;
     let status = resp.status().as_u16();
     let headers = resp
         .headers()
