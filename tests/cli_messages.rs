@@ -213,3 +213,50 @@ fn messages_say_things_once_and_in_order() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(err.is_empty(), "{err}");
 }
+
+/// Issue 8 item 12 (second half): a body the server stops reading. A server that closes
+/// without answering gets "closed the connection while the request body (N bytes) was being
+/// sent" with the sandbox's limit, not "error writing a body to connection: Broken pipe";
+/// the sandbox's own answer is shown when one came.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_body_cut_off_by_the_server_is_explained_with_the_limit() {
+    use psd2_console::client::{BodyInput, Engine};
+    use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
+    use tokio::io::AsyncReadExt;
+    let home = tempfile::tempdir().unwrap();
+    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
+    let engine = Engine::start(profile, Paths::under(home.path().to_path_buf()))
+        .await
+        .unwrap();
+    let op = psd2_console::xs2a::operations::find("payments.domestic.create").unwrap();
+    let big = vec![b' '; 8 * 1024 * 1024];
+    let limit = psd2_console::sandbox::auth::MAX_BODY_BYTES.to_string();
+
+    // A server that reads a little and hangs up.
+    let rude = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let rude_addr = rude.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = rude.accept().await {
+            let mut buf = vec![0u8; 4096];
+            let _ = s.read(&mut buf).await;
+            drop(s);
+        }
+    });
+    let mut req = engine.prepare_with(op, &[], BodyInput::Raw(&big)).unwrap();
+    req.url = format!("http://{rude_addr}{}", req.path_and_query);
+    let err = engine.send(&req).await.expect_err("no answer").to_string();
+    assert!(
+        err.contains("closed the connection while the request body (8388608 bytes) was being sent"),
+        "{err}"
+    );
+    assert!(err.contains(&limit), "{err}");
+    assert!(!err.contains("Broken pipe"), "{err}");
+
+    // The sandbox itself: its answer when one came, else the same explanation.
+    let req = engine.prepare_with(op, &[], BodyInput::Raw(&big)).unwrap();
+    match engine.send(&req).await {
+        Ok(ex) => assert!(!ex.is_success(), "{}", ex.pretty_body()),
+        Err(e) => assert!(e.to_string().contains(&limit), "{e}"),
+    }
+    engine.shutdown().await;
+}

@@ -417,3 +417,39 @@ impl Credentials {
         Self::new(Certificate::load(cert_path)?, PrivateKey::load(key_path)?)
     }
 }
+
+#[cfg(test)]
+mod validity_tests {
+    use super::*;
+
+    /// The verdict `cert show` and the profile inspector print (issue 8 item 20).
+    #[test]
+    fn validity_verdicts_and_missing_roles() {
+        let pem = include_bytes!("../../tests/vectors/tpp_qsealc_cert.pem");
+        let c = Certificate::from_pem_or_der(pem, "vector").unwrap();
+        let day = 86_400;
+        assert_eq!(
+            c.validity_at(c.not_before - 2 * day),
+            Validity::NotYetValid {
+                starts_in: 2 * day
+            }
+        );
+        assert_eq!(
+            c.validity_at(c.not_after + 3 * day),
+            Validity::Expired { ago: 3 * day }
+        );
+        assert_eq!(
+            c.validity_at(c.not_after - 5 * day - 10),
+            Validity::ExpiresSoon { days: 5 }
+        );
+        assert!(matches!(
+            c.validity_at(c.not_before + day),
+            Validity::Valid { .. }
+        ));
+        assert!(!c.validity_at(c.not_after + 1).is_usable());
+        assert_eq!(
+            c.missing_roles(&[Psd2Role::PspAi, Psd2Role::PspIc]),
+            vec![Psd2Role::PspIc]
+        );
+    }
+}

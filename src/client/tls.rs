@@ -319,3 +319,43 @@ fn describe_plain(url: &str, e: &reqwest::Error, profile: Option<&str>) -> Clien
         reason,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Stands in for webpki's error of that name (rustls passes it on as `Other`).
+    #[derive(Debug)]
+    struct CaUsedAsEndEntity;
+
+    impl std::fmt::Display for CaUsedAsEndEntity {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("CaUsedAsEndEntity")
+        }
+    }
+
+    impl StdError for CaUsedAsEndEntity {}
+
+    #[test]
+    fn rustls_certificate_errors_say_what_to_change() {
+        use rustls::{CertificateError as C, Error as E, OtherError};
+        let other = E::InvalidCertificate(C::Other(OtherError(std::sync::Arc::new(
+            CaUsedAsEndEntity,
+        ))));
+        let text = tls_reason(&other, "bank.example:443", Some("Bank"));
+        assert!(text.contains("CaUsedAsEndEntity"), "{text}");
+        assert!(text.contains("leaf certificate"), "{text}");
+        assert!(text.contains("`ca_bundle`"), "{text}");
+        for (e, words) in [
+            (C::BadEncoding, "well-formed"),
+            (C::InvalidPurpose, "serverAuth"),
+            (C::UnhandledCriticalExtension, "without that extension"),
+            (C::Expired, "renewed"),
+            (C::NotValidYet, "clock"),
+        ] {
+            let text = tls_reason(&E::InvalidCertificate(e.clone()), "h:443", None);
+            assert!(text.contains(words), "{e:?}: {text}");
+            assert!(!text.starts_with("the server certificate was refused ("), "{text}");
+        }
+    }
+}
