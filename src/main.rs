@@ -347,11 +347,12 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 organisation,
                 force,
             } => {
-                let existing: Vec<String> = psd2_console::cert::generate::WrittenSet::paths(&dir, &name)
-                    .existing()
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect();
+                let existing: Vec<String> =
+                    psd2_console::cert::generate::WrittenSet::paths(&dir, &name)
+                        .existing()
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect();
                 if !force && !existing.is_empty() {
                     bail!(
                         "not overwriting {} (give --force to replace them, or another --name or --dir)",
@@ -854,10 +855,7 @@ async fn send_command(
             let cb = match tokio::time::timeout(SCA_WAIT, engine.next_callback()).await {
                 Ok(Some(cb)) => cb,
                 Ok(None) => bail!("the SCA callback listener stopped"),
-                Err(_) => bail!(
-                    "no SCA callback within {} minutes",
-                    SCA_WAIT.as_secs() / 60
-                ),
+                Err(_) => bail!("no SCA callback within {} minutes", SCA_WAIT.as_secs() / 60),
             };
             let applied = engine.apply_sca_callback(&cb)?;
             eprintln!("{}", applied.summary);
@@ -924,7 +922,11 @@ async fn send_command(
 }
 
 /// The URL `op` was sent to (for a flow the engine did not record).
-fn exchange_url(engine: &Engine, op: &operations::Operation, values: &[(String, String)]) -> String {
+fn exchange_url(
+    engine: &Engine,
+    op: &operations::Operation,
+    values: &[(String, String)],
+) -> String {
     format!(
         "{}{}",
         engine.base_url,

@@ -60,7 +60,11 @@ fn both_postman_collections_import_and_every_request_is_sent_re_signed() {
         let (code, out, err) = run(home.path(), &["import", "--send", &spec(collection)]);
         // Not every request answers 2xx here (no SCA, other banks' products): exit 1.
         assert_eq!(code, 1, "{err}");
-        assert!(err.contains(&format!("sent {}: 2xx ", requests_in(collection) - 1)) || err.contains(&format!("sent {}: 2xx ", requests_in(collection))), "{err}");
+        assert!(
+            err.contains(&format!("sent {}: 2xx ", requests_in(collection) - 1))
+                || err.contains(&format!("sent {}: 2xx ", requests_in(collection))),
+            "{err}"
+        );
         let mut statuses = Vec::new();
         let mut not_sent = Vec::new();
         for line in out.lines() {
@@ -142,11 +146,18 @@ fn import_send_fills_profile_headers_summarises_and_reads_console_exports() {
     let home = tempfile::tempdir().unwrap();
     let (code, _, err) = run(
         home.path(),
-        &["import", "--send", &spec("dnb-psd2-v1.postman_collection.json")],
+        &[
+            "import",
+            "--send",
+            &spec("dnb-psd2-v1.postman_collection.json"),
+        ],
     );
     assert_eq!(code, 1, "{err}");
     let summary = err.lines().last().unwrap();
-    assert!(summary.starts_with("sent ") && summary.contains(", 4xx "), "{err}");
+    assert!(
+        summary.starts_with("sent ") && summary.contains(", 4xx "),
+        "{err}"
+    );
     let h = psd2_console::client::history::History::open_existing(
         &home.path().join("data/history.sqlite3"),
     )
@@ -165,10 +176,11 @@ fn import_send_fills_profile_headers_summarises_and_reads_console_exports() {
         );
     }
     // Where the file had only a `{{psu_ip_address}}` placeholder, the profile's value went.
-    assert!(entries.iter().any(|e| e
-        .request_headers
-        .iter()
-        .any(|(n, v)| n.eq_ignore_ascii_case("PSU-IP-Address") && v == "127.0.0.1")));
+    assert!(entries.iter().any(|e| {
+        e.request_headers
+            .iter()
+            .any(|(n, v)| n.eq_ignore_ascii_case("PSU-IP-Address") && v == "127.0.0.1")
+    }));
 
     // The console's own cURL export, as the history screen writes it.
     let file = home.path().join("export.sh");

@@ -42,7 +42,10 @@ fn cert_new_refuses_to_overwrite_without_force() {
     let key = std::fs::read(dir.join("tpp.key")).unwrap();
     let (code, _, err) = run(home.path(), &["cert", "new", "--dir", d, "--name", "tpp"]);
     assert_eq!(code, 1);
-    assert!(err.contains("not overwriting") && err.contains("tpp.key"), "{err}");
+    assert!(
+        err.contains("not overwriting") && err.contains("tpp.key"),
+        "{err}"
+    );
     assert!(err.contains("--force"), "{err}");
     assert_eq!(std::fs::read(dir.join("tpp.key")).unwrap(), key, "key kept");
     let (code, _, err) = run(
@@ -59,7 +62,9 @@ fn cert_show_gives_a_verdict_and_missing_roles() {
     let d = home.path().to_str().unwrap();
     let (code, _, err) = run(
         home.path(),
-        &["cert", "new", "--dir", d, "--name", "ai", "--roles", "PSP_AI"],
+        &[
+            "cert", "new", "--dir", d, "--name", "ai", "--roles", "PSP_AI",
+        ],
     );
     assert_eq!(code, 0, "{err}");
     let pem = home.path().join("ai.pem");
@@ -75,7 +80,12 @@ fn history_sessions_and_data_dir_are_private() {
     let home = tempfile::tempdir().unwrap();
     let (code, _, err) = run(
         home.path(),
-        &["send", "sandbox.customers.list", "--param", "withAccounts=false"],
+        &[
+            "send",
+            "sandbox.customers.list",
+            "--param",
+            "withAccounts=false",
+        ],
     );
     assert_eq!(code, 0, "{err}");
     let data = home.path().join("data");
@@ -109,7 +119,12 @@ fn a_failing_history_write_is_reported_and_history_names_the_problem() {
     std::fs::create_dir_all(home.path().join("data/history.sqlite3")).unwrap();
     let (code, out, err) = run(
         home.path(),
-        &["send", "sandbox.customers.list", "--param", "withAccounts=false"],
+        &[
+            "send",
+            "sandbox.customers.list",
+            "--param",
+            "withAccounts=false",
+        ],
     );
     assert_eq!(code, 0, "the send stands: {err}");
     assert!(out.contains("customerNumber"), "{out}");
@@ -117,7 +132,10 @@ fn a_failing_history_write_is_reported_and_history_names_the_problem() {
     assert!(err.contains("is a directory"), "{err}");
     let (code, _, err) = run(home.path(), &["history"]);
     assert_eq!(code, 1);
-    assert!(err.contains("is a directory, not a history database"), "{err}");
+    assert!(
+        err.contains("is a directory, not a history database"),
+        "{err}"
+    );
 }
 
 #[test]

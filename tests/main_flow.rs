@@ -238,10 +238,17 @@ async fn a_payment_sca_keeps_the_corporate_context_and_reads_the_payment_status(
     let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
     let mut engine = Engine::start(profile, paths.clone()).await.unwrap();
     let customers = engine
-        .send(&req(&engine, "sandbox.customers.list", &[("withAgreements", "true")]))
+        .send(&req(
+            &engine,
+            "sandbox.customers.list",
+            &[("withAgreements", "true")],
+        ))
         .await
         .unwrap();
-    let kari = customers.json.as_ref().unwrap()
+    let kari = customers
+        .json
+        .as_ref()
+        .unwrap()
         .as_array()
         .unwrap()
         .iter()
@@ -251,7 +258,10 @@ async fn a_payment_sca_keeps_the_corporate_context_and_reads_the_payment_status(
     let agreement = kari["agreements"][0]["id"].as_str().unwrap().to_string();
 
     // AIS SCA in corporate context.
-    let first = engine.send(&req(&engine, "accounts.list", &[])).await.unwrap();
+    let first = engine
+        .send(&req(&engine, "accounts.list", &[]))
+        .await
+        .unwrap();
     let sca = first.sca_redirect().expect("scaRedirect");
     let to_tpp = common::sca::complete(
         &sca,
@@ -274,7 +284,8 @@ async fn a_payment_sca_keeps_the_corporate_context_and_reads_the_payment_status(
 
     // A payment from Kari's own account, approved in PRIVATE context.
     let created = engine
-        .send(&req(&engine, 
+        .send(&req(
+            &engine,
             "payments.instant.create",
             &[("allowLogicalDuplicate", "true")],
         ))
@@ -300,10 +311,21 @@ async fn a_payment_sca_keeps_the_corporate_context_and_reads_the_payment_status(
     assert_eq!(saved.psu_corporate_id.as_deref(), Some(agreement.as_str()));
 
     let st = engine.status_after_sca(&flow).await.unwrap();
-    assert_eq!(st.verdict, Verdict::Approved, "{}", st.exchange.pretty_body());
-    assert!(st.summary().starts_with(&format!("payment {payment_id} approved: ")));
+    assert_eq!(
+        st.verdict,
+        Verdict::Approved,
+        "{}",
+        st.exchange.pretty_body()
+    );
+    assert!(
+        st.summary()
+            .starts_with(&format!("payment {payment_id} approved: "))
+    );
 
-    let accounts = engine.send(&req(&engine, "accounts.list", &[])).await.unwrap();
+    let accounts = engine
+        .send(&req(&engine, "accounts.list", &[]))
+        .await
+        .unwrap();
     assert_eq!(accounts.status, 200, "{}", accounts.pretty_body());
     engine.shutdown().await;
 }

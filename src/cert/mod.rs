@@ -430,9 +430,7 @@ mod validity_tests {
         let day = 86_400;
         assert_eq!(
             c.validity_at(c.not_before - 2 * day),
-            Validity::NotYetValid {
-                starts_in: 2 * day
-            }
+            Validity::NotYetValid { starts_in: 2 * day }
         );
         assert_eq!(
             c.validity_at(c.not_after + 3 * day),

@@ -8,9 +8,9 @@ use std::time::SystemTime;
 use tokio::sync::mpsc;
 
 use super::{ClientError, Exchange, PreparedRequest, RequestContext, prepare, send_for_profile};
-use crate::client::import::ImportedRequest;
 use crate::cert::generate::{TppCertSpec, write_set};
 use crate::cert::{CertError, Credentials};
+use crate::client::import::ImportedRequest;
 use crate::profile::{Paths, Profile, SessionState, Target};
 use crate::redirect::RedirectListener;
 use crate::sandbox::{SandboxConfig, SandboxHandle};
@@ -95,7 +95,11 @@ impl ScaFlow {
     /// The flow of a request to `path` (path and query, or an absolute URL).
     pub fn of_path(path: &str) -> ScaFlow {
         let path = path_of(path);
-        let first = path.trim_start_matches("/v1/").split('/').next().unwrap_or("");
+        let first = path
+            .trim_start_matches("/v1/")
+            .split('/')
+            .next()
+            .unwrap_or("");
         match first {
             "payments" | "bulk-payments" | "periodic-payments" => ScaFlow::Payment,
             "signing-baskets" => ScaFlow::Basket,
@@ -323,11 +327,10 @@ impl Engine {
                 .save(&session_file)
                 .map_err(|e| ClientError::Setup(format!("session state: {e}")))?;
         }
-        let (history, history_error) = match super::history::History::open(&paths.history_file())
-        {
-                Ok(h) => (Some(std::sync::Arc::new(std::sync::Mutex::new(h))), None),
-                Err(e) => (None, Some(format!("history: {e}"))),
-            };
+        let (history, history_error) = match super::history::History::open(&paths.history_file()) {
+            Ok(h) => (Some(std::sync::Arc::new(std::sync::Mutex::new(h))), None),
+            Err(e) => (None, Some(format!("history: {e}"))),
+        };
         Ok(Engine {
             pending_sca: std::sync::Mutex::default(),
             history,
@@ -492,7 +495,10 @@ impl Engine {
 
     /// The SCA flows waiting for their callback, oldest first.
     pub fn pending_sca(&self) -> Vec<PendingSca> {
-        self.pending_sca.lock().map(|p| p.clone()).unwrap_or_default()
+        self.pending_sca
+            .lock()
+            .map(|p| p.clone())
+            .unwrap_or_default()
     }
 
     /// Reads the status of the resource whose SCA `flow` completed (GET its status path,
@@ -535,7 +541,10 @@ impl Engine {
         let status = exchange
             .json
             .as_ref()
-            .and_then(|j| j.get("transactionStatus").or_else(|| j.get("consentStatus")))
+            .and_then(|j| {
+                j.get("transactionStatus")
+                    .or_else(|| j.get("consentStatus"))
+            })
             .and_then(|v| v.as_str())
             .unwrap_or("")
             .to_string();

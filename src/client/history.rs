@@ -187,7 +187,10 @@ impl History {
             .and_then(|()| conn.execute_batch(SCHEMA))
             .map_err(|e| describe_open_error(path, &e))?;
         for suffix in ["", "-wal", "-shm"] {
-            tighten(&std::path::PathBuf::from(format!("{}{suffix}", path.display())));
+            tighten(&std::path::PathBuf::from(format!(
+                "{}{suffix}",
+                path.display()
+            )));
         }
         Ok(History { conn })
     }

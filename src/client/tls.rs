@@ -229,7 +229,9 @@ fn webpki_reason(debug: &str, in_profile: &str) -> String {
             return text.to_string();
         }
     }
-    format!("the server certificate was refused ({debug}); check the server's certificate chain and `ca_bundle`{in_profile}")
+    format!(
+        "the server certificate was refused ({debug}); check the server's certificate chain and `ca_bundle`{in_profile}"
+    )
 }
 
 /// Turns a reqwest send error into a clear [`ClientError`]: TLS handshake failures
@@ -339,9 +341,8 @@ mod tests {
     #[test]
     fn rustls_certificate_errors_say_what_to_change() {
         use rustls::{CertificateError as C, Error as E, OtherError};
-        let other = E::InvalidCertificate(C::Other(OtherError(std::sync::Arc::new(
-            CaUsedAsEndEntity,
-        ))));
+        let other =
+            E::InvalidCertificate(C::Other(OtherError(std::sync::Arc::new(CaUsedAsEndEntity))));
         let text = tls_reason(&other, "bank.example:443", Some("Bank"));
         assert!(text.contains("CaUsedAsEndEntity"), "{text}");
         assert!(text.contains("leaf certificate"), "{text}");
@@ -355,7 +356,10 @@ mod tests {
         ] {
             let text = tls_reason(&E::InvalidCertificate(e.clone()), "h:443", None);
             assert!(text.contains(words), "{e:?}: {text}");
-            assert!(!text.starts_with("the server certificate was refused ("), "{text}");
+            assert!(
+                !text.starts_with("the server certificate was refused ("),
+                "{text}"
+            );
         }
     }
 }

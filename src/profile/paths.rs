@@ -88,10 +88,8 @@ impl Paths {
             if let Ok(m) = std::fs::metadata(&self.data)
                 && m.permissions().mode() & 0o077 != 0
             {
-                let _ = std::fs::set_permissions(
-                    &self.data,
-                    std::fs::Permissions::from_mode(0o700),
-                );
+                let _ =
+                    std::fs::set_permissions(&self.data, std::fs::Permissions::from_mode(0o700));
             }
         }
         Ok(())

@@ -131,10 +131,18 @@ impl RedirectListener {
         }
     }
 
+    /// The former name of [`RedirectListener::await_callback`] (arms one flow).
+    pub fn expect_session(&self, tpp_session_id: &str) {
+        self.await_callback(tpp_session_id);
+    }
+
     /// Disarms one waiting flow of `tpp_session_id` (the console gave up waiting); returns
     /// whether one was waiting.
     pub fn forget_callback(&self, tpp_session_id: &str) -> bool {
-        self.waiting.lock().map(|mut w| take_one(&mut w, tpp_session_id)).unwrap_or(false)
+        self.waiting
+            .lock()
+            .map(|mut w| take_one(&mut w, tpp_session_id))
+            .unwrap_or(false)
     }
 
     /// How many flows are waiting for a callback.
