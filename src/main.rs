@@ -63,14 +63,23 @@ enum Command {
         #[arg(long = "param", value_name = "K=V")]
         params: Vec<String>,
         /// Request body (JSON), sent compact.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "raw_body")]
         body_file: Option<PathBuf>,
+        /// Request body sent byte for byte as in the file (may be invalid JSON or not
+        /// UTF-8); the Digest covers exactly these bytes.
+        #[arg(long, value_name = "FILE")]
+        raw_body: Option<PathBuf>,
         /// List operation ids, one per line.
         #[arg(long)]
         list: bool,
-        /// On a scaRedirect, print the URL, wait for the SCA callback and send again.
-        #[arg(long)]
+        /// On a scaRedirect, print the URL and wait for the SCA callback; then read the
+        /// status of a payment, basket or consent (exit 0 when approved), or send an account
+        /// read again. The default on an embedded profile.
+        #[arg(long, conflicts_with = "no_wait")]
         wait_sca: bool,
+        /// Do not wait for SCA (on an embedded profile the printed link dies with the command).
+        #[arg(long)]
+        no_wait: bool,
     },
     /// Sign a request and print the headers signing adds, as `Name: value` lines.
     Sign {
@@ -118,6 +127,10 @@ enum Command {
         /// With --send: send only the Nth request (1-based, in the order listed); repeatable.
         #[arg(long = "request", value_name = "N")]
         requests: Vec<usize>,
+        /// With --send: on a scaRedirect, print the link and pause until the SCA callback
+        /// (then go on with the next request).
+        #[arg(long, requires = "send")]
+        wait_sca: bool,
     },
     /// The history of exchanges, newest first: id, time, status, operation, URL.
     History {
@@ -173,6 +186,9 @@ enum CertCommand {
         /// Subject organisation.
         #[arg(long, default_value = "psd2-console Test TPP")]
         organisation: String,
+        /// Overwrite existing files of the set (without it, existing files are an error).
+        #[arg(long)]
+        force: bool,
     },
     /// Show a certificate: serial, keyId, issuer, subject, validity, PSD2 roles.
     Show { file: PathBuf },
@@ -235,17 +251,22 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 Storage::File(db.unwrap_or_else(|| default_file(&paths.data)))
             };
-            eprintln!(
-                "psd2-console sandbox listening on http://{addr} (state: {})",
-                psd2_console::sandbox::db::Db::describe(&storage)
-            );
+            let described = psd2_console::sandbox::db::Db::describe(&storage);
             let config = psd2_console::sandbox::SandboxConfig {
                 storage,
                 ..Default::default()
             };
-            psd2_console::sandbox::serve_forever(addr, config)
+            // Bind first, so "listening" is said only once it is true.
+            let handle = psd2_console::sandbox::spawn(addr, config)
                 .await
-                .with_context(|| format!("serving on {addr}"))?;
+                .with_context(|| format!("cannot serve on {addr}"))?;
+            eprintln!(
+                "psd2-console sandbox listening on {} (state: {described}; request bodies up to {} bytes)",
+                handle.base_url,
+                psd2_console::sandbox::auth::MAX_BODY_BYTES
+            );
+            std::future::pending::<()>().await;
+            drop(handle);
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Send {
@@ -253,8 +274,10 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             profile,
             params,
             body_file,
+            raw_body,
             list,
             wait_sca,
+            no_wait,
         }) => {
             if list {
                 for op in OPERATIONS {
@@ -265,7 +288,19 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let Some(operation) = operation else {
                 bail!("give an operation id (see `psd2-console send --list`)");
             };
-            send_command(&paths, &operation, &profile, &params, body_file, wait_sca).await
+            let body = match (body_file, raw_body) {
+                (Some(f), _) => SendBody::Json(read_text(&f)?),
+                (None, Some(f)) => SendBody::Raw(
+                    std::fs::read(&f).with_context(|| format!("reading {}", f.display()))?,
+                ),
+                (None, None) => SendBody::Default,
+            };
+            let wait = match (wait_sca, no_wait) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            };
+            send_command(&paths, &operation, &profile, &params, body, wait).await
         }
         Some(Command::Sign {
             cert,
@@ -299,9 +334,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     now: std::time::SystemTime::now(),
                 },
             );
-            let mut out = std::io::stdout().lock();
             for (n, v) in inspection.added_headers {
-                writeln!(out, "{n}: {v}")?;
+                out!("{n}: {v}");
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -311,7 +345,20 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 name,
                 roles,
                 organisation,
+                force,
             } => {
+                let existing: Vec<String> =
+                    psd2_console::cert::generate::WrittenSet::paths(&dir, &name)
+                        .existing()
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect();
+                if !force && !existing.is_empty() {
+                    bail!(
+                        "not overwriting {} (give --force to replace them, or another --name or --dir)",
+                        existing.join(", ")
+                    );
+                }
                 let roles = roles
                     .iter()
                     .map(|r| r.parse::<Psd2Role>().map_err(|e| anyhow!(e)))
@@ -335,7 +382,9 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             }
             CertCommand::Show { file } => {
                 let c = Certificate::load(&file)?;
-                print!("{}", describe_certificate(&c));
+                let now = psd2_console::cert::unix_seconds(std::time::SystemTime::now());
+                let text = describe_certificate(&c, now);
+                out!("{}", text.trim_end());
                 Ok(ExitCode::SUCCESS)
             }
         },
@@ -345,6 +394,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             send,
             env,
             requests,
+            wait_sca,
         }) => {
             use psd2_console::client::import::{self as imp, Variables};
             let text = std::fs::read_to_string(&file)
@@ -396,7 +446,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 .get(&profile)
                 .cloned()
                 .ok_or_else(|| anyhow!("no profile {profile:?}"))?;
-            let engine = Engine::start(profile, paths.clone()).await?;
+            let mut engine = Engine::start(profile, paths.clone()).await?;
+            let mut tally = ImportTally::default();
             let mut queue: std::collections::VecDeque<usize> = if requests.is_empty() {
                 (0..all.len()).collect()
             } else {
@@ -430,9 +481,11 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     redirect_uri: &engine.redirect_uri,
                     now: engine.now(),
                 };
-                match psd2_console::client::prepare_imported(&resolved.request, &ctx) {
-                    Ok(req) => match engine.send(&req).await {
-                        Ok(ex) => {
+                let prepared = psd2_console::client::prepare_imported(&resolved.request, &ctx);
+                match prepared {
+                    Ok(req) => match engine.send_recorded(&req).await {
+                        Ok((ex, recorded)) => {
+                            warn_history(&recorded);
                             if let Some(j) = &ex.json {
                                 vars.capture(r, j);
                             }
@@ -442,19 +495,39 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                                 .and_then(|j| j["tppMessages"][0]["code"].as_str())
                                 .unwrap_or("")
                                 .to_string();
-                            out!("{}\t{}\t{code}", r.name, ex.status)
+                            tally.count(ex.status);
+                            out!("{}\t{}\t{code}", r.name, ex.status);
+                            if wait_sca && let Some(url) = ex.sca_redirect() {
+                                import_wait_sca(&mut engine, &url).await?;
+                            }
                         }
-                        Err(e) => out!("{}\terror\t{e}", r.name),
+                        Err(e) => {
+                            tally.failed += 1;
+                            out!("{}\terror\t{e}", r.name)
+                        }
                     },
-                    Err(e) => out!("{}\tnot sent\t{e}", r.name),
+                    Err(e) => {
+                        tally.failed += 1;
+                        out!("{}\tnot sent\t{e}", r.name)
+                    }
                 }
             }
             engine.shutdown().await;
-            Ok(ExitCode::SUCCESS)
+            eprintln!("{}", tally.summary());
+            Ok(if tally.all_2xx() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         }
         Some(Command::History { search, limit }) => {
-            let h =
-                psd2_console::client::history::History::open(&paths.data.join("history.sqlite3"))?;
+            let file = paths.history_file();
+            if !file.exists() && !file.is_symlink() {
+                eprintln!("no history yet ({} does not exist)", file.display());
+                return Ok(ExitCode::SUCCESS);
+            }
+            let h = psd2_console::client::history::History::open_existing(&paths.history_file())
+                .map_err(|e| anyhow!(e))?;
             for e in h.list(search.as_deref(), limit)? {
                 let at = chrono::DateTime::from_timestamp(e.at, 0)
                     .map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string())
@@ -475,8 +548,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             id,
             base_url,
         }) => {
-            let h =
-                psd2_console::client::history::History::open(&paths.data.join("history.sqlite3"))?;
+            let h = psd2_console::client::history::History::open_existing(&paths.history_file())
+                .map_err(|e| anyhow!(e))?;
             let entry = if id == "last" {
                 h.last()?
             } else {
@@ -564,7 +637,14 @@ async fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-fn describe_certificate(c: &Certificate) -> String {
+/// Roles `cert show` checks for: account information and payment initiation, the roles the
+/// console's operations need (a certificate without them gets `ROLE_INVALID`).
+const EXPECTED_ROLES: [Psd2Role; 2] = [Psd2Role::PspAi, Psd2Role::PspPi];
+
+/// `cert show`: the fields, then the verdict on validity at `now` (Unix seconds) and the
+/// missing PSD2 roles, from the same functions as the console's profile inspector
+/// ([`Certificate::validity_at`], [`Certificate::missing_roles`]).
+fn describe_certificate(c: &Certificate, now: i64) -> String {
     let fmt_time = |t| psd2_console::signing::imf_fixdate(t);
     let roles: Vec<&str> = c.roles().iter().map(|r| r.name()).collect();
     let mut s = String::new();
@@ -588,17 +668,141 @@ fn describe_certificate(c: &Certificate) -> String {
     if let Some(p) = &c.psd2 {
         s.push_str(&format!("NCA:      {} ({})\n", p.nca_name, p.nca_id));
     }
+    use psd2_console::cert::Validity;
+    let days = |secs: i64| secs.div_euclid(86_400);
+    let verdict = match c.validity_at(now) {
+        Validity::NotYetValid { starts_in } => format!(
+            "not yet valid (starts in {} days; a bank refuses it until then)",
+            days(starts_in)
+        ),
+        Validity::Expired { ago } => format!(
+            "expired {} days ago (a bank refuses it: make a new one with `cert new`)",
+            days(ago)
+        ),
+        Validity::ExpiresSoon { days } => format!("valid, expires in {days} days"),
+        Validity::Valid { days_left } => format!("valid ({days_left} days left)"),
+    };
+    s.push_str(&format!("verdict:  {verdict}\n"));
+    let missing: Vec<&str> = c
+        .missing_roles(&EXPECTED_ROLES)
+        .iter()
+        .map(|r| r.name())
+        .collect();
+    if !missing.is_empty() {
+        s.push_str(&format!(
+            "missing:  {} (operations needing {} are refused with ROLE_INVALID)\n",
+            missing.join(", "),
+            if missing.len() == 1 { "it" } else { "them" }
+        ));
+    }
     s
 }
 
+/// Outcomes of `import --send`.
+#[derive(Default)]
+struct ImportTally {
+    sent: usize,
+    ok: usize,
+    client: usize,
+    server: usize,
+    other: usize,
+    /// Not sent (could not be built) or no answer.
+    failed: usize,
+}
+
+impl ImportTally {
+    fn count(&mut self, status: u16) {
+        self.sent += 1;
+        match status {
+            200..=299 => self.ok += 1,
+            400..=499 => self.client += 1,
+            500..=599 => self.server += 1,
+            _ => self.other += 1,
+        }
+    }
+
+    fn all_2xx(&self) -> bool {
+        self.failed == 0 && self.ok == self.sent
+    }
+
+    /// `sent 43: 2xx 40, 4xx 3, 5xx 0` (plus other statuses and failures when any).
+    fn summary(&self) -> String {
+        let mut s = format!(
+            "sent {}: 2xx {}, 4xx {}, 5xx {}",
+            self.sent, self.ok, self.client, self.server
+        );
+        if self.other > 0 {
+            s.push_str(&format!(", other {}", self.other));
+        }
+        if self.failed > 0 {
+            s.push_str(&format!(", not sent or no answer {}", self.failed));
+        }
+        s
+    }
+}
+
+/// `import --send --wait-sca`: prints the link and waits for its callback, applying it.
+async fn import_wait_sca(engine: &mut Engine, url: &str) -> Result<()> {
+    if let Some(e) = &engine.listener_error {
+        eprintln!("SCA needed: {url}\nwarning: cannot wait for the SCA callback: {e}");
+        return Ok(());
+    }
+    eprintln!("SCA needed: open {url}\nwaiting for the SCA callback (Ctrl-C gives up)");
+    open_browser(url);
+    match tokio::time::timeout(SCA_WAIT, engine.next_callback()).await {
+        Ok(Some(cb)) => eprintln!("{}", engine.apply_sca_callback(&cb)?.summary),
+        Ok(None) => bail!("the SCA callback listener stopped"),
+        Err(_) => bail!("no SCA callback within {} minutes", SCA_WAIT.as_secs() / 60),
+    }
+    Ok(())
+}
+
+/// The body of `send`.
+enum SendBody {
+    Default,
+    Json(String),
+    Raw(Vec<u8>),
+}
+
+/// Reads a text file; the I/O error is said once, with the path.
+fn read_text(f: &std::path::Path) -> Result<String> {
+    std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))
+}
+
+/// How long `send` waits for an SCA callback: the sandbox's authorisations live 30 minutes.
+const SCA_WAIT: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
+/// Opens `url` in a browser when there is a display (or `BROWSER`), as the console does.
+fn open_browser(url: &str) {
+    let has = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());
+    if has("DISPLAY") || has("WAYLAND_DISPLAY") || has("BROWSER") {
+        let _ = open::that_detached(url);
+    }
+}
+
+/// Prints a history write failure (the send itself stands).
+fn warn_history(recorded: &Result<i64, String>) {
+    if let Err(e) = recorded {
+        eprintln!("warning: history: {e}");
+    }
+}
+
+/// `send`: prepares, signs and sends one request. `wait`: `Some(true)` waits for SCA on a
+/// `scaRedirect`, `Some(false)` does not, `None` waits on an embedded profile only (its
+/// sandbox, and so the SCA link, lives only as long as this process).
+///
+/// After SCA: a payment, basket or consent is not sent again; its status is read and
+/// printed with its id (exit 0 when approved, 1 otherwise). An account read is sent again.
 async fn send_command(
     paths: &Paths,
     operation: &str,
     profile: &str,
     params: &[String],
-    body_file: Option<PathBuf>,
-    wait_sca: bool,
+    body: SendBody,
+    wait: Option<bool>,
 ) -> Result<ExitCode> {
+    use psd2_console::client::BodyInput;
+    use psd2_console::client::engine::{ScaFlow, Verdict};
     let op = operations::find(operation)
         .ok_or_else(|| anyhow!("no operation {operation:?} (see `psd2-console send --list`)"))?;
     let profiles = ProfileSet::load(Some(&paths.profiles_dir()));
@@ -613,29 +817,93 @@ async fn send_command(
             .ok_or_else(|| anyhow!("--param {p:?} is not name=value"))?;
         values.push((k.to_string(), v.to_string()));
     }
-    let body = match body_file {
-        Some(f) => {
-            Some(std::fs::read_to_string(&f).with_context(|| format!("reading {}", f.display()))?)
-        }
-        None => None,
-    };
+    let embedded = profile.target == psd2_console::profile::Target::Embedded;
+    let wait = wait.unwrap_or(embedded);
     let mut engine = Engine::start(profile, paths.clone()).await?;
-    let mut exchange = engine
-        .send(&engine.prepare(op, &values, body.as_deref())?)
+    let input = match &body {
+        SendBody::Default => BodyInput::Default,
+        SendBody::Json(t) => BodyInput::Json(t),
+        SendBody::Raw(b) => BodyInput::Raw(b),
+    };
+    let (mut exchange, recorded) = engine
+        .send_recorded(&engine.prepare_with(op, &values, input)?)
         .await?;
-    if wait_sca && let Some(url) = exchange.sca_redirect() {
-        eprintln!("SCA needed: open {url}");
-        let _ = open::that_detached(&url);
-        match engine.next_callback().await {
-            Some(cb) => {
-                eprintln!("{}", engine.apply_callback(&cb)?);
-                if matches!(cb, ScaCallback::Success(_)) {
-                    exchange = engine
-                        .send(&engine.prepare(op, &values, body.as_deref())?)
-                        .await?;
+    warn_history(&recorded);
+    let mut status_ok = None;
+    if let Some(url) = exchange.sca_redirect() {
+        if !wait {
+            eprintln!("SCA needed: {url}");
+            if embedded {
+                eprintln!(
+                    "note: this link dies with this command (the embedded sandbox stops when it ends); \
+                     leave out --no-wait to complete SCA while the command waits"
+                );
+            }
+        } else if let Some(e) = &engine.listener_error {
+            eprintln!("SCA needed: {url}\nwarning: cannot wait for the SCA callback: {e}");
+        } else {
+            eprintln!("SCA needed: open {url}");
+            if embedded {
+                eprintln!(
+                    "waiting for the SCA callback: the embedded sandbox, and so this link, lives only \
+                     as long as this command (Ctrl-C gives up; --no-wait does not wait)"
+                );
+            } else {
+                eprintln!("waiting for the SCA callback (Ctrl-C gives up)");
+            }
+            open_browser(&url);
+            let cb = match tokio::time::timeout(SCA_WAIT, engine.next_callback()).await {
+                Ok(Some(cb)) => cb,
+                Ok(None) => bail!("the SCA callback listener stopped"),
+                Err(_) => bail!("no SCA callback within {} minutes", SCA_WAIT.as_secs() / 60),
+            };
+            let applied = engine.apply_sca_callback(&cb)?;
+            eprintln!("{}", applied.summary);
+            let flow = applied.flow.unwrap_or_else(|| {
+                psd2_console::client::engine::PendingSca::from_response(
+                    "",
+                    &exchange_url(&engine, op, &values),
+                    exchange.json.as_ref(),
+                    &url,
+                )
+            });
+            match flow.flow {
+                ScaFlow::AisRead => {
+                    if matches!(cb, ScaCallback::Success(_)) {
+                        let input = match &body {
+                            SendBody::Default => BodyInput::Default,
+                            SendBody::Json(t) => BodyInput::Json(t),
+                            SendBody::Raw(b) => BodyInput::Raw(b),
+                        };
+                        let (ex, recorded) = engine
+                            .send_recorded(&engine.prepare_with(op, &values, input)?)
+                            .await?;
+                        warn_history(&recorded);
+                        exchange = ex;
+                    }
+                }
+                _ => {
+                    let st = engine.status_after_sca(&flow).await?;
+                    eprintln!("{}", st.summary());
+                    let mut shown = serde_json::Map::new();
+                    let id_key = match flow.flow {
+                        ScaFlow::Payment => "paymentId",
+                        ScaFlow::Basket => "basketId",
+                        _ => "consentId",
+                    };
+                    if let Some(id) = &st.resource_id {
+                        shown.insert(id_key.into(), id.clone().into());
+                    }
+                    if let Some(serde_json::Value::Object(m)) = &st.exchange.json {
+                        shown.extend(m.clone());
+                    }
+                    status_ok = Some(st.verdict == Verdict::Approved);
+                    exchange = st.exchange;
+                    if !shown.is_empty() {
+                        exchange.json = Some(serde_json::Value::Object(shown));
+                    }
                 }
             }
-            None => eprintln!("no SCA callback listener"),
         }
     }
     eprintln!(
@@ -644,11 +912,24 @@ async fn send_command(
         exchange.elapsed.as_millis()
     );
     out!("{}", exchange.pretty_body());
-    let ok = exchange.is_success();
+    let ok = status_ok.unwrap_or_else(|| exchange.is_success());
     engine.shutdown().await;
     Ok(if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The URL `op` was sent to (for a flow the engine did not record).
+fn exchange_url(
+    engine: &Engine,
+    op: &operations::Operation,
+    values: &[(String, String)],
+) -> String {
+    format!(
+        "{}{}",
+        engine.base_url,
+        op.path_and_query(values).unwrap_or_default()
+    )
 }

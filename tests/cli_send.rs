@@ -43,8 +43,9 @@ fn send_prints_json_and_exits_by_status() {
     let first = &v.as_array().unwrap()[0];
     assert_eq!(first["accounts"], serde_json::json!([]));
 
-    // No consent yet: 401 with a scaRedirect, exit status 1.
-    let (code, out, err) = run(home.path(), &["send", "accounts.list"]);
+    // No consent yet: 401 with a scaRedirect, exit status 1 (--no-wait: the embedded
+    // profile would otherwise wait for the SCA).
+    let (code, out, err) = run(home.path(), &["send", "accounts.list", "--no-wait"]);
     assert_eq!(code, 1, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert!(

@@ -210,3 +210,122 @@ async fn the_console_signs_at_the_embedded_sandbox_time_after_the_clock_is_advan
     assert_eq!(r.status, 200, "{}", r.pretty_body());
     engine.shutdown().await;
 }
+
+fn req(
+    engine: &Engine,
+    op: &str,
+    params: &[(&str, &str)],
+) -> psd2_console::client::PreparedRequest {
+    let op = operations::find(op).unwrap();
+    let params: Vec<(String, String)> = params
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    engine.prepare(op, &params, None).unwrap()
+}
+
+/// Issue 8 items 1 and 3 through the engine: after an AIS SCA in CORPORATE context, a
+/// payment SCA (approved in PRIVATE context) leaves the session's PSU-ID, PSU-Corporate-ID
+/// and context as they were, the flow is known as a payment, and its status is read with
+/// `status_after_sca` (no second POST); account reads keep working in corporate context.
+#[tokio::test]
+async fn a_payment_sca_keeps_the_corporate_context_and_reads_the_payment_status() {
+    use psd2_console::client::engine::{ScaFlow, Verdict};
+    use psd2_console::xs2a::redirect::PsuContext;
+    const KARI: &str = "31125461118";
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path().to_path_buf());
+    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
+    let mut engine = Engine::start(profile, paths.clone()).await.unwrap();
+    let customers = engine
+        .send(&req(
+            &engine,
+            "sandbox.customers.list",
+            &[("withAgreements", "true")],
+        ))
+        .await
+        .unwrap();
+    let kari = customers
+        .json
+        .as_ref()
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["customerNumber"] == KARI)
+        .cloned()
+        .expect("Kari in the seed");
+    let agreement = kari["agreements"][0]["id"].as_str().unwrap().to_string();
+
+    // AIS SCA in corporate context.
+    let first = engine
+        .send(&req(&engine, "accounts.list", &[]))
+        .await
+        .unwrap();
+    let sca = first.sca_redirect().expect("scaRedirect");
+    let to_tpp = common::sca::complete(
+        &sca,
+        KARI,
+        &format!("CORPORATE:{agreement}"),
+        common::sca::tick_all,
+        "Approve",
+    )
+    .await;
+    assert_eq!(browser().get(&to_tpp).send().await.unwrap().status(), 200);
+    let cb = engine.next_callback().await.unwrap();
+    let applied = engine.apply_sca_callback(&cb).unwrap();
+    assert_eq!(applied.flow.unwrap().flow, ScaFlow::AisRead);
+    assert_eq!(engine.session.context, Some(PsuContext::Corporate));
+    assert_eq!(
+        engine.session.psu_corporate_id.as_deref(),
+        Some(agreement.as_str())
+    );
+    let before = engine.session.clone();
+
+    // A payment from Kari's own account, approved in PRIVATE context.
+    let created = engine
+        .send(&req(
+            &engine,
+            "payments.instant.create",
+            &[("allowLogicalDuplicate", "true")],
+        ))
+        .await
+        .unwrap();
+    assert_eq!(created.status, 201, "{}", created.pretty_body());
+    let payment_id = created.json.as_ref().unwrap()["paymentId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let sca = created.sca_redirect().expect("payment scaRedirect");
+    let to_tpp = common::sca::complete(&sca, KARI, "PRIVATE", |_| {}, "Approve").await;
+    assert!(to_tpp.contains("context=PRIVATE"), "{to_tpp}");
+    assert_eq!(browser().get(&to_tpp).send().await.unwrap().status(), 200);
+    let cb = engine.next_callback().await.unwrap();
+    assert!(matches!(cb, ScaCallback::Success(_)), "{cb:?}");
+    let applied = engine.apply_sca_callback(&cb).unwrap();
+    let flow = applied.flow.expect("the payment flow");
+    assert_eq!(flow.flow, ScaFlow::Payment);
+    assert_eq!(flow.resource_id.as_deref(), Some(payment_id.as_str()));
+    assert_eq!(engine.session, before, "the AIS context is unchanged");
+    let saved = SessionState::load(&paths.session_file("embedded-sandbox")).unwrap();
+    assert_eq!(saved.psu_corporate_id.as_deref(), Some(agreement.as_str()));
+
+    let st = engine.status_after_sca(&flow).await.unwrap();
+    assert_eq!(
+        st.verdict,
+        Verdict::Approved,
+        "{}",
+        st.exchange.pretty_body()
+    );
+    assert!(
+        st.summary()
+            .starts_with(&format!("payment {payment_id} approved: "))
+    );
+
+    let accounts = engine
+        .send(&req(&engine, "accounts.list", &[]))
+        .await
+        .unwrap();
+    assert_eq!(accounts.status, 200, "{}", accounts.pretty_body());
+    engine.shutdown().await;
+}

@@ -14,7 +14,8 @@ async fn accepts_known_sessions_and_rejects_others() {
     assert!(l.addr.ip().is_loopback());
     assert!(l.redirect_uri.starts_with("http://127.0.0.1:"));
     assert!(l.redirect_uri.ends_with("/callback"));
-    l.expect_session("sess-1");
+    l.await_callback("sess-1");
+    l.await_callback("sess-1");
     let psu = uuid::Uuid::new_v4().to_string();
 
     // Wrong tpp-session-id: refused, not handed on.
@@ -73,7 +74,7 @@ async fn uses_the_profile_port_and_path_and_refuses_non_loopback() {
     let mut l = RedirectListener::start(Some(&uri)).await.unwrap();
     assert_eq!(l.addr.port(), port);
     assert_eq!(l.redirect_uri, uri);
-    l.expect_session("s");
+    l.await_callback("s");
     let (status, _) = get(&format!(
         "http://127.0.0.1:{port}/tpp/return?psu-id={}&tpp-session-id=s",
         uuid::Uuid::new_v4()
@@ -92,4 +93,66 @@ async fn uses_the_profile_port_and_path_and_refuses_non_loopback() {
             Err(ListenerError::NotLoopback(_))
         ));
     }
+}
+
+/// Issue 8 item 4: only a flow the console started and waits for, with its tpp-session-id,
+/// once; forged, replayed, unarmed and session-less failure callbacks get a 400 page and
+/// change nothing.
+#[tokio::test]
+async fn callbacks_are_taken_once_per_waiting_flow_and_nothing_else() {
+    let mut l = RedirectListener::start(None).await.unwrap();
+    let psu = uuid::Uuid::new_v4().to_string();
+    let ok = format!(
+        "{}?psu-id={psu}&tpp-session-id=sess-1&context=PRIVATE",
+        l.redirect_uri
+    );
+    // No flow is waiting yet: even the right session id is refused.
+    let (status, page) = get(&ok).await;
+    assert_eq!(status, 400, "{page}");
+    assert!(page.contains("No SCA this console started"), "{page}");
+    assert!(l.try_next().is_none());
+
+    l.await_callback("sess-1");
+    assert_eq!(l.waiting(), 1);
+    // A failure callback without tpp-session-id does not abort the waiting flow.
+    let (status, page) = get(&format!(
+        "{}?system=evil&status=500&code=PAYMENT_FAILED&message=x",
+        l.redirect_uri
+    ))
+    .await;
+    assert_eq!(status, 400, "{page}");
+    assert!(page.contains("no tpp-session-id"), "{page}");
+    // A forged corporate callback with another session id is refused.
+    let (status, _) = get(&format!(
+        "{}?psu-id={psu}&tpp-session-id=other&context=CORPORATE&psu-corporate-id=2222",
+        l.redirect_uri
+    ))
+    .await;
+    assert_eq!(status, 400);
+    assert!(l.try_next().is_none());
+    assert_eq!(l.waiting(), 1, "the waiting flow is still armed");
+
+    // The real one is taken once...
+    let (status, _) = get(&ok).await;
+    assert_eq!(status, 200);
+    assert!(matches!(l.next().await.unwrap(), ScaCallback::Success(_)));
+    assert_eq!(l.waiting(), 0);
+    // ... and a replay (even a corporate one with the same session id) is refused.
+    let (status, page) = get(&format!(
+        "{}?psu-id={psu}&tpp-session-id=sess-1&context=CORPORATE&psu-corporate-id=2222",
+        l.redirect_uri
+    ))
+    .await;
+    assert_eq!(status, 400, "{page}");
+    assert!(l.try_next().is_none());
+
+    // Giving up disarms.
+    l.await_callback("sess-2");
+    assert!(l.forget_callback("sess-2"));
+    let (status, _) = get(&format!(
+        "{}?psu-id={psu}&tpp-session-id=sess-2",
+        l.redirect_uri
+    ))
+    .await;
+    assert_eq!(status, 400);
 }

@@ -162,19 +162,36 @@ pub struct WrittenSet {
     pub tpp_key: PathBuf,
 }
 
+impl WrittenSet {
+    /// The four file paths of set `stem` in `dir` (nothing is read or written).
+    pub fn paths(dir: &Path, stem: &str) -> WrittenSet {
+        WrittenSet {
+            ca_cert: dir.join(format!("{stem}-ca.pem")),
+            ca_key: dir.join(format!("{stem}-ca.key")),
+            tpp_cert: dir.join(format!("{stem}.pem")),
+            tpp_key: dir.join(format!("{stem}.key")),
+        }
+    }
+
+    /// Those of the four files that exist already (`cert new` refuses to overwrite them
+    /// without `--force`).
+    pub fn existing(&self) -> Vec<&Path> {
+        [&self.ca_cert, &self.ca_key, &self.tpp_cert, &self.tpp_key]
+            .into_iter()
+            .map(PathBuf::as_path)
+            .filter(|p| p.exists())
+            .collect()
+    }
+}
+
 /// Generates a set and writes it into `dir` as `<stem>-ca.pem`, `<stem>-ca.key`,
 /// `<stem>.pem`, `<stem>.key`; keys are created 0600, every file atomically.
 pub fn write_set(dir: &Path, stem: &str, spec: &TppCertSpec) -> Result<WrittenSet, CertError> {
     let set = generate_set(spec)?;
-    let paths = WrittenSet {
-        ca_cert: dir.join(format!("{stem}-ca.pem")),
-        ca_key: dir.join(format!("{stem}-ca.key")),
-        tpp_cert: dir.join(format!("{stem}.pem")),
-        tpp_key: dir.join(format!("{stem}.key")),
-    };
-    let io = |path: &Path, e: std::io::Error| CertError::Io {
+    let paths = WrittenSet::paths(dir, stem);
+    let io = |path: &Path, e: std::io::Error| CertError::Write {
         path: path.display().to_string(),
-        source: e,
+        error: e,
     };
     for (p, text, private) in [
         (&paths.ca_cert, &set.ca_cert_pem, false),

@@ -19,12 +19,13 @@ pub use qc::{Psd2Role, Psd2Statement};
 /// Errors of loading and checking certificates and keys.
 #[derive(Debug, thiserror::Error)]
 pub enum CertError {
-    #[error("cannot read {path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
+    /// Reading a file failed. The I/O error is in the message only (not a `source`), so
+    /// `{:#}` chains do not print it twice.
+    #[error("cannot read {path}: {error}")]
+    Io { path: String, error: std::io::Error },
+    /// Writing a file (or creating its directory) failed.
+    #[error("cannot write {path}: {error}")]
+    Write { path: String, error: std::io::Error },
     #[error("{what} is not a PEM or DER X.509 certificate: {reason}")]
     BadCertificate { what: String, reason: String },
     #[error("{what} is not an RSA private key in PKCS#8 or PKCS#1 (PEM or DER): {reason}")]
@@ -37,6 +38,30 @@ pub enum CertError {
     NotRsa { oid: String },
     #[error("certificate generation failed: {0}")]
     Generate(String),
+}
+
+/// Days before `notAfter` from which a certificate is reported as expiring soon.
+pub const EXPIRY_WARNING_DAYS: i64 = 30;
+
+/// A certificate's validity at some instant ([`Certificate::validity_at`]); durations in
+/// seconds, days rounded down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Validity {
+    /// Before `notBefore`; `starts_in` seconds until it is.
+    NotYetValid { starts_in: i64 },
+    /// After `notAfter`, since `ago` seconds.
+    Expired { ago: i64 },
+    /// Valid, but `notAfter` is less than [`EXPIRY_WARNING_DAYS`] away.
+    ExpiresSoon { days: i64 },
+    /// Valid for `days_left` more days.
+    Valid { days_left: i64 },
+}
+
+impl Validity {
+    /// Whether the certificate can be used now (valid or expiring soon).
+    pub fn is_usable(self) -> bool {
+        matches!(self, Validity::ExpiresSoon { .. } | Validity::Valid { .. })
+    }
 }
 
 /// OID of `rsaEncryption` (PKCS#1).
@@ -133,9 +158,9 @@ impl Certificate {
 
     /// Reads a certificate file (PEM or DER).
     pub fn load(path: &Path) -> Result<Self, CertError> {
-        let bytes = std::fs::read(path).map_err(|source| CertError::Io {
+        let bytes = std::fs::read(path).map_err(|error| CertError::Io {
             path: path.display().to_string(),
-            source,
+            error,
         })?;
         Self::from_pem_or_der(&bytes, &path.display().to_string())
     }
@@ -196,6 +221,40 @@ impl Certificate {
     pub fn is_valid_at(&self, now: SystemTime) -> bool {
         let t = unix_seconds(now);
         self.not_before <= t && t <= self.not_after
+    }
+
+    /// The verdict on the validity period at `now` (Unix seconds), as the console shows it
+    /// (profile inspector, `cert show`): [`Validity::NotYetValid`] before `notBefore`,
+    /// [`Validity::Expired`] after `notAfter`, [`Validity::ExpiresSoon`] within
+    /// [`EXPIRY_WARNING_DAYS`] of `notAfter`, else [`Validity::Valid`].
+    pub fn validity_at(&self, now: i64) -> Validity {
+        let left = self.not_after - now;
+        if now < self.not_before {
+            Validity::NotYetValid {
+                starts_in: self.not_before - now,
+            }
+        } else if left < 0 {
+            Validity::Expired { ago: -left }
+        } else if left < EXPIRY_WARNING_DAYS * 86_400 {
+            Validity::ExpiresSoon {
+                days: left / 86_400,
+            }
+        } else {
+            Validity::Valid {
+                days_left: left / 86_400,
+            }
+        }
+    }
+
+    /// The roles of `expected` that the certificate's PSD2 statement lacks, in `expected`'s
+    /// order (all of them when it has no statement).
+    pub fn missing_roles(&self, expected: &[Psd2Role]) -> Vec<Psd2Role> {
+        let have = self.roles();
+        expected
+            .iter()
+            .filter(|r| !have.contains(r))
+            .copied()
+            .collect()
     }
 
     /// Whether the public key is RSA.
@@ -291,9 +350,9 @@ impl PrivateKey {
 
     /// Reads a key file.
     pub fn load(path: &Path) -> Result<Self, CertError> {
-        let bytes = std::fs::read(path).map_err(|source| CertError::Io {
+        let bytes = std::fs::read(path).map_err(|error| CertError::Io {
             path: path.display().to_string(),
-            source,
+            error,
         })?;
         Self::from_pem_or_der(&bytes, &path.display().to_string())
     }
@@ -356,5 +415,39 @@ impl Credentials {
     /// Loads and pairs a certificate file and a key file.
     pub fn load(cert_path: &Path, key_path: &Path) -> Result<Self, CertError> {
         Self::new(Certificate::load(cert_path)?, PrivateKey::load(key_path)?)
+    }
+}
+
+#[cfg(test)]
+mod validity_tests {
+    use super::*;
+
+    /// The verdict `cert show` and the profile inspector print (issue 8 item 20).
+    #[test]
+    fn validity_verdicts_and_missing_roles() {
+        let pem = include_bytes!("../../tests/vectors/tpp_qsealc_cert.pem");
+        let c = Certificate::from_pem_or_der(pem, "vector").unwrap();
+        let day = 86_400;
+        assert_eq!(
+            c.validity_at(c.not_before - 2 * day),
+            Validity::NotYetValid { starts_in: 2 * day }
+        );
+        assert_eq!(
+            c.validity_at(c.not_after + 3 * day),
+            Validity::Expired { ago: 3 * day }
+        );
+        assert_eq!(
+            c.validity_at(c.not_after - 5 * day - 10),
+            Validity::ExpiresSoon { days: 5 }
+        );
+        assert!(matches!(
+            c.validity_at(c.not_before + day),
+            Validity::Valid { .. }
+        ));
+        assert!(!c.validity_at(c.not_after + 1).is_usable());
+        assert_eq!(
+            c.missing_roles(&[Psd2Role::PspAi, Psd2Role::PspIc]),
+            vec![Psd2Role::PspIc]
+        );
     }
 }

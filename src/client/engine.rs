@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use super::{ClientError, Exchange, PreparedRequest, RequestContext, prepare, send_for_profile};
 use crate::cert::generate::{TppCertSpec, write_set};
 use crate::cert::{CertError, Credentials};
+use crate::client::import::ImportedRequest;
 use crate::profile::{Paths, Profile, SessionState, Target};
 use crate::redirect::RedirectListener;
 use crate::sandbox::{SandboxConfig, SandboxHandle};
@@ -69,6 +70,203 @@ pub struct Engine {
     /// history file cannot be opened (the reason is in `history_error`).
     pub history: Option<std::sync::Arc<std::sync::Mutex<super::history::History>>>,
     pub history_error: Option<String>,
+    /// SCA flows started by responses with a `scaRedirect` and waiting for their callback,
+    /// oldest first ([`Engine::expect_sca`]).
+    pending_sca: std::sync::Mutex<Vec<PendingSca>>,
+}
+
+/// What an SCA flow authorises, from the path of the request whose response started it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScaFlow {
+    /// An account information read (`/v1/accounts...`, `/v1/card-accounts...`): the SCA
+    /// gives the session its PSU, context and consent; the read is sent again after it.
+    AisRead,
+    /// A consent (`/v1/consents`, `/v1/bank-offered-consents`): like [`ScaFlow::AisRead`]
+    /// for the session; afterwards the consent's status is read.
+    Consent,
+    /// A payment (`/v1/payments`, `/v1/bulk-payments`, `/v1/periodic-payments`): the
+    /// session's AIS context stays as it is; afterwards the payment's status is read.
+    Payment,
+    /// A signing basket (`/v1/signing-baskets`): as [`ScaFlow::Payment`].
+    Basket,
+}
+
+impl ScaFlow {
+    /// The flow of a request to `path` (path and query, or an absolute URL).
+    pub fn of_path(path: &str) -> ScaFlow {
+        let path = path_of(path);
+        let first = path
+            .trim_start_matches("/v1/")
+            .split('/')
+            .next()
+            .unwrap_or("");
+        match first {
+            "payments" | "bulk-payments" | "periodic-payments" => ScaFlow::Payment,
+            "signing-baskets" => ScaFlow::Basket,
+            "consents" | "bank-offered-consents" => ScaFlow::Consent,
+            _ => ScaFlow::AisRead,
+        }
+    }
+
+    /// Whether the SCA sets the session's AIS context (PSU-ID, PSU-Corporate-ID, context).
+    pub fn sets_ais_context(self) -> bool {
+        matches!(self, ScaFlow::AisRead | ScaFlow::Consent)
+    }
+
+    /// `payment`, `signing basket`, `consent` or `account access`.
+    pub fn noun(self) -> &'static str {
+        match self {
+            ScaFlow::AisRead => "account access",
+            ScaFlow::Consent => "consent",
+            ScaFlow::Payment => "payment",
+            ScaFlow::Basket => "signing basket",
+        }
+    }
+}
+
+/// The path and query of `url` (an absolute URL or already a path).
+fn path_of(url: &str) -> &str {
+    match url.split_once("://") {
+        Some((_, rest)) => rest.find('/').map(|i| &rest[i..]).unwrap_or("/"),
+        None => url,
+    }
+}
+
+/// An SCA flow the console started and waits for ([`Engine::expect_sca`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingSca {
+    /// The `TPP-Session-ID` the flow's request carried (the callback must echo it).
+    pub tpp_session_id: String,
+    pub flow: ScaFlow,
+    /// The resource's id (`paymentId`, `basketId`, `consentId`) when known.
+    pub resource_id: Option<String>,
+    /// Path of the resource's status (`.../status`, from `_links.status` or built from the
+    /// request path and the id), for [`Engine::status_after_sca`]; `None` for AIS reads.
+    pub status_path: Option<String>,
+    /// The `scaRedirect` link.
+    pub sca_redirect: String,
+}
+
+impl PendingSca {
+    /// The flow started by a response to `method url` with JSON `body` (`None` when unknown:
+    /// then the id and status path come from the URL alone, e.g. for start-authorisation).
+    pub fn from_response(
+        tpp_session_id: &str,
+        url: &str,
+        body: Option<&serde_json::Value>,
+        sca_redirect: &str,
+    ) -> PendingSca {
+        let path = path_of(url);
+        let path = path.split('?').next().unwrap_or(path).trim_end_matches('/');
+        let flow = ScaFlow::of_path(path);
+        let id_field = match flow {
+            ScaFlow::Payment => "paymentId",
+            ScaFlow::Basket => "basketId",
+            ScaFlow::Consent => "consentId",
+            ScaFlow::AisRead => "",
+        };
+        let body_id = body
+            .and_then(|b| b.get(id_field))
+            .and_then(|v| v.as_str())
+            .map(str::to_string);
+        // `.../{id}/authorisations` (start authorisation): the resource is the prefix.
+        let (resource, resource_id) = match path.strip_suffix("/authorisations") {
+            Some(prefix) => (
+                Some(prefix.to_string()),
+                prefix.rsplit('/').next().map(str::to_string),
+            ),
+            None => (
+                body_id.as_ref().map(|id| format!("{path}/{id}")),
+                body_id.clone(),
+            ),
+        };
+        let linked = body
+            .and_then(|b| b["_links"]["status"]["href"].as_str())
+            .map(|h| path_of(h).to_string());
+        let status_path = match flow {
+            ScaFlow::AisRead => None,
+            _ => linked.or_else(|| resource.map(|r| format!("{r}/status"))),
+        };
+        PendingSca {
+            tpp_session_id: tpp_session_id.to_string(),
+            flow,
+            resource_id,
+            status_path,
+            sca_redirect: sca_redirect.to_string(),
+        }
+    }
+}
+
+/// What applying an SCA callback did ([`Engine::apply_sca_callback`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScaApplied {
+    /// One line for the user.
+    pub summary: String,
+    /// The flow the callback completed (`None` when none was waiting).
+    pub flow: Option<PendingSca>,
+}
+
+/// How a resource stands after SCA ([`classify_status`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Approved,
+    Rejected,
+    /// Neither yet (e.g. `RCVD`, `PATC`, `received`).
+    Pending,
+}
+
+/// Classifies a `transactionStatus` (payments, baskets; BG `TransactionStatus`) or a
+/// `consentStatus` (BG `ConsentStatus`). Approved: `ACCP`, `ACCC`, `ACFC`, `ACSC`, `ACSP`,
+/// `ACTC`, `ACWC`, `ACWP`, consent `valid`. Rejected: `RJCT`, `CANC`; consent `rejected`, `revokedByPsu`, `expired`,
+/// `terminatedByTpp`. Everything else (`RCVD`, `PDNG`, `PATC`, `PART`, `received`,
+/// `partiallyAuthorised`) is pending.
+pub fn classify_status(status: &str) -> Verdict {
+    match status {
+        "ACCP" | "ACCC" | "ACFC" | "ACSC" | "ACSP" | "ACTC" | "ACWC" | "ACWP" | "valid" => {
+            Verdict::Approved
+        }
+        "RJCT" | "CANC" | "rejected" | "revokedByPsu" | "expired" | "terminatedByTpp" => {
+            Verdict::Rejected
+        }
+        _ => Verdict::Pending,
+    }
+}
+
+/// A resource's status read after its SCA ([`Engine::status_after_sca`]).
+#[derive(Debug, Clone)]
+pub struct StatusAfterSca {
+    pub flow: ScaFlow,
+    /// `paymentId`, `basketId` or `consentId`, when known.
+    pub resource_id: Option<String>,
+    /// `transactionStatus` or `consentStatus` (empty when the answer had none).
+    pub status: String,
+    pub verdict: Verdict,
+    /// The status exchange as received.
+    pub exchange: Exchange,
+}
+
+impl StatusAfterSca {
+    /// "payment 1234 approved: ACSC" and the like.
+    pub fn summary(&self) -> String {
+        let what = match self.verdict {
+            Verdict::Approved => "approved",
+            Verdict::Rejected => "rejected",
+            Verdict::Pending => "not approved yet",
+        };
+        format!(
+            "{} {}{what}: {}",
+            self.flow.noun(),
+            self.resource_id
+                .as_ref()
+                .map(|i| format!("{i} "))
+                .unwrap_or_default(),
+            if self.status.is_empty() {
+                format!("HTTP {}", self.exchange.status)
+            } else {
+                self.status.clone()
+            }
+        )
+    }
 }
 
 impl std::fmt::Debug for Engine {
@@ -86,6 +284,9 @@ impl Engine {
     /// free loopback port for `embedded` targets, starts the redirect listener, and loads the
     /// session state (creating a TPP-Session-ID when there is none).
     pub async fn start(profile: Profile, paths: Paths) -> Result<Engine, ClientError> {
+        paths
+            .ensure_data_dir()
+            .map_err(|e| ClientError::Setup(e.to_string()))?;
         let credentials = Arc::new(ensure_credentials(&profile, &paths)?);
         let http = super::tls::http_client_for(&profile)?;
         let (base_url, sandbox, sandbox_clock) = match &profile.target {
@@ -126,15 +327,12 @@ impl Engine {
                 .save(&session_file)
                 .map_err(|e| ClientError::Setup(format!("session state: {e}")))?;
         }
-        if let (Some(l), Some(id)) = (&listener, &session.tpp_session_id) {
-            l.expect_session(id);
-        }
-        let (history, history_error) =
-            match super::history::History::open(&paths.data.join("history.sqlite3")) {
-                Ok(h) => (Some(std::sync::Arc::new(std::sync::Mutex::new(h))), None),
-                Err(e) => (None, Some(format!("history: {e}"))),
-            };
+        let (history, history_error) = match super::history::History::open(&paths.history_file()) {
+            Ok(h) => (Some(std::sync::Arc::new(std::sync::Mutex::new(h))), None),
+            Err(e) => (None, Some(format!("history: {e}"))),
+        };
         Ok(Engine {
+            pending_sca: std::sync::Mutex::default(),
             history,
             history_error,
             profile,
@@ -171,10 +369,29 @@ impl Engine {
                 now: self.now(),
             },
         )?;
-        if let (Some(l), Some(id)) = (&self.listener, req.header("TPP-Session-ID")) {
-            l.expect_session(id);
-        }
         Ok(req)
+    }
+
+    /// [`Engine::prepare`] with any body ([`super::BodyInput`], e.g. raw bytes).
+    pub fn prepare_with(
+        &self,
+        op: &Operation,
+        params: &[(String, String)],
+        body: super::BodyInput<'_>,
+    ) -> Result<PreparedRequest, ClientError> {
+        super::prepare_with(
+            op,
+            params,
+            body,
+            &RequestContext {
+                profile: &self.profile,
+                session: &self.session,
+                credentials: &self.credentials,
+                base_url: &self.base_url,
+                redirect_uri: &self.redirect_uri,
+                now: self.now(),
+            },
+        )
     }
 
     /// The signing time: the embedded sandbox's clock, or the system clock for remote targets.
@@ -185,20 +402,164 @@ impl Engine {
             .unwrap_or_else(SystemTime::now)
     }
 
-    /// Sends a prepared request and records the exchange in the history.
+    /// Sends a prepared request, records the exchange in the history, and when the
+    /// response carries a `scaRedirect` arms the callback listener for that flow
+    /// ([`Engine::expect_sca`]). A failing history write does not fail the send: see
+    /// [`Engine::send_recorded`] to learn about it.
     pub async fn send(&self, req: &PreparedRequest) -> Result<Exchange, ClientError> {
-        let exchange = send_for_profile(&self.http, req, Some(&self.profile.name)).await?;
-        self.record(req, &exchange);
-        Ok(exchange)
+        self.send_recorded(req).await.map(|(ex, _)| ex)
     }
 
-    /// Records an exchange in the history (errors are ignored: history is best effort and
-    /// never blocks a send). Returns the entry id.
-    pub fn record(&self, req: &PreparedRequest, exchange: &Exchange) -> Option<i64> {
-        let h = self.history.as_ref()?;
-        let h = h.lock().ok()?;
+    /// [`Engine::send`], also returning the history outcome: the new entry id, or why the
+    /// exchange was not stored (a sentence naming the history path; the CLI prints it as a
+    /// warning, the console shows it in its status line).
+    pub async fn send_recorded(
+        &self,
+        req: &PreparedRequest,
+    ) -> Result<(Exchange, Result<i64, String>), ClientError> {
+        let exchange = send_for_profile(&self.http, req, Some(&self.profile.name)).await?;
+        let recorded = self.record(req, &exchange);
+        if let Some(href) = exchange.sca_redirect() {
+            self.expect_sca(req, &exchange, &href);
+        }
+        Ok((exchange, recorded))
+    }
+
+    /// Records an exchange in the history and returns the entry id. History is best effort
+    /// and never blocks a send; the error says why nothing was stored: the history could not
+    /// be opened ([`Engine::history_error`]) or the write failed (e.g. a read-only disk).
+    pub fn record(&self, req: &PreparedRequest, exchange: &Exchange) -> Result<i64, String> {
+        let path = self.paths.history_file();
+        let Some(h) = self.history.as_ref() else {
+            return Err(self
+                .history_error
+                .clone()
+                .unwrap_or_else(|| format!("history {} is not open", path.display())));
+        };
+        let h = h
+            .lock()
+            .map_err(|_| "the history is unusable after an internal error".to_string())?;
         h.record(&self.profile.name, &req.params, req, exchange)
-            .ok()
+            .map_err(|e| {
+                format!(
+                    "the exchange was not stored in the history: {}",
+                    super::history::describe_open_error(&path, &e)
+                )
+            })
+    }
+
+    /// Notes that `exchange` (the answer to `req`) started an SCA at `sca_redirect` and
+    /// arms the callback listener for it: one callback with the request's `TPP-Session-ID`
+    /// is then accepted. [`Engine::send`] calls this; a front end that sends by itself (the
+    /// TUI) calls it when a response carries a `scaRedirect`. Returns the flow.
+    pub fn expect_sca(
+        &self,
+        req: &PreparedRequest,
+        exchange: &Exchange,
+        sca_redirect: &str,
+    ) -> Option<PendingSca> {
+        let session = req
+            .header(crate::xs2a::headers::TPP_SESSION_ID)
+            .map(str::to_string)
+            .or_else(|| self.session.tpp_session_id.clone())?;
+        let flow =
+            PendingSca::from_response(&session, &req.url, exchange.json.as_ref(), sca_redirect);
+        self.arm(flow.clone());
+        Some(flow)
+    }
+
+    /// [`Engine::expect_sca`] for a front end that kept only the request URL and the
+    /// response's JSON body (`None` when not at hand): the session's current
+    /// `TPP-Session-ID` is the flow's.
+    pub fn expect_sca_at(
+        &self,
+        url: &str,
+        body: Option<&serde_json::Value>,
+        sca_redirect: &str,
+    ) -> Option<PendingSca> {
+        let session = self.session.tpp_session_id.clone()?;
+        let flow = PendingSca::from_response(&session, url, body, sca_redirect);
+        self.arm(flow.clone());
+        Some(flow)
+    }
+
+    /// Arms the listener for `flow` and remembers it (see [`Engine::expect_sca`]).
+    pub fn arm(&self, flow: PendingSca) {
+        if let Some(l) = &self.listener {
+            l.await_callback(&flow.tpp_session_id);
+        }
+        if let Ok(mut p) = self.pending_sca.lock() {
+            p.push(flow);
+        }
+    }
+
+    /// The SCA flows waiting for their callback, oldest first.
+    pub fn pending_sca(&self) -> Vec<PendingSca> {
+        self.pending_sca
+            .lock()
+            .map(|p| p.clone())
+            .unwrap_or_default()
+    }
+
+    /// Reads the status of the resource whose SCA `flow` completed (GET its status path,
+    /// signed like any request): for the CLI's `send --wait-sca` and the console's hint after
+    /// a payment, basket or consent SCA. The creating request is never sent again.
+    ///
+    /// Errors: `flow` is an AIS read or its status path is unknown
+    /// ([`ClientError::Params`]), or the GET fails.
+    pub async fn status_after_sca(&self, flow: &PendingSca) -> Result<StatusAfterSca, ClientError> {
+        let Some(path) = &flow.status_path else {
+            return Err(ClientError::Params(format!(
+                "no status to read after the SCA of this {}",
+                flow.flow.noun()
+            )));
+        };
+        let imported = ImportedRequest {
+            name: "status after SCA".into(),
+            method: "GET".into(),
+            url: path.clone(),
+            ..ImportedRequest::default()
+        };
+        let mut req = super::prepare_imported(
+            &imported,
+            &RequestContext {
+                profile: &self.profile,
+                session: &self.session,
+                credentials: &self.credentials,
+                base_url: &self.base_url,
+                redirect_uri: &self.redirect_uri,
+                now: self.now(),
+            },
+        )?;
+        req.operation_id = match flow.flow {
+            ScaFlow::Payment => "payments.status",
+            ScaFlow::Basket => "baskets.status",
+            _ => "raw",
+        }
+        .into();
+        let exchange = self.send(&req).await?;
+        let status = exchange
+            .json
+            .as_ref()
+            .and_then(|j| {
+                j.get("transactionStatus")
+                    .or_else(|| j.get("consentStatus"))
+            })
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_string();
+        let verdict = if exchange.is_success() {
+            classify_status(&status)
+        } else {
+            Verdict::Pending
+        };
+        Ok(StatusAfterSca {
+            flow: flow.flow,
+            resource_id: flow.resource_id.clone(),
+            status,
+            verdict,
+            exchange,
+        })
     }
 
     /// Waits for the next accepted SCA callback (`None` without a listener).
@@ -214,9 +575,40 @@ impl Engine {
         self.listener.as_mut().and_then(|l| l.take_receiver())
     }
 
-    /// Applies an SCA outcome: on success stores PSU-ID, PSU-Corporate-ID, context and
-    /// TPP-Session-ID, persisted atomically. Returns a one-line summary for the user.
+    /// Applies an SCA outcome; see [`Engine::apply_sca_callback`]. Returns a one-line
+    /// summary for the user.
     pub fn apply_callback(&mut self, cb: &ScaCallback) -> Result<String, ClientError> {
+        self.apply_sca_callback(cb).map(|a| a.summary)
+    }
+
+    /// Applies an SCA outcome to the oldest waiting flow with the callback's
+    /// `tpp-session-id`. A successful SCA of an account read or a consent stores PSU-ID,
+    /// PSU-Corporate-ID, context and TPP-Session-ID (persisted atomically); a payment or
+    /// basket SCA leaves the session's AIS context as it is (its `context` is the payment's,
+    /// not the session's). Returns the summary and the flow, whose status the caller reads
+    /// with [`Engine::status_after_sca`] for payments, baskets and consents.
+    pub fn apply_sca_callback(&mut self, cb: &ScaCallback) -> Result<ScaApplied, ClientError> {
+        let flow = cb.tpp_session_id().and_then(|id| {
+            let mut p = self.pending_sca.lock().ok()?;
+            let i = p.iter().position(|f| f.tpp_session_id == id)?;
+            Some(p.remove(i))
+        });
+        let kind = flow.as_ref().map(|f| f.flow).unwrap_or(ScaFlow::AisRead);
+        let summary = match cb {
+            ScaCallback::Success(_) if !kind.sets_ais_context() => format!(
+                "SCA of the {}{} complete; the session's PSU and context are unchanged",
+                kind.noun(),
+                flow.as_ref()
+                    .and_then(|f| f.resource_id.as_ref())
+                    .map(|i| format!(" {i}"))
+                    .unwrap_or_default()
+            ),
+            _ => self.apply_ais_callback(cb)?,
+        };
+        Ok(ScaApplied { summary, flow })
+    }
+
+    fn apply_ais_callback(&mut self, cb: &ScaCallback) -> Result<String, ClientError> {
         match cb {
             ScaCallback::Success(s) => {
                 self.session.psu_id = Some(s.psu_id.clone());
@@ -252,9 +644,6 @@ impl Engine {
             tpp_session_id: Some(uuid::Uuid::new_v4().to_string()),
             ..SessionState::default()
         };
-        if let (Some(l), Some(id)) = (&self.listener, &self.session.tpp_session_id) {
-            l.expect_session(id);
-        }
         self.save_session()
     }
 

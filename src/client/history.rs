@@ -108,15 +108,119 @@ fn from_json(text: &str) -> Vec<(String, String)> {
     serde_json::from_str(text).unwrap_or_default()
 }
 
+/// Creates `path` empty with mode 0600 when it does not exist (best effort: SQLite reports
+/// what goes wrong when it opens it).
+fn create_private(path: &Path) {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    let _ = o.open(path);
+}
+
+/// Sets an existing file readable by others to 0600 (best effort).
+fn tighten(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(m) = std::fs::metadata(path)
+            && m.is_file()
+            && m.permissions().mode() & 0o077 != 0
+        {
+            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+}
+
+/// What is wrong with the history at `path`, in a sentence: a directory in its place, a
+/// directory that cannot be written, a file that is not a database, or SQLite's own words.
+pub fn describe_open_error(path: &Path, e: &rusqlite::Error) -> String {
+    let shown = path.display();
+    if path.is_dir() {
+        return format!(
+            "the history path {shown} is a directory, not a history database: move it away"
+        );
+    }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(d) = dir
+        && !d.is_dir()
+    {
+        return format!(
+            "cannot create the history {shown}: its directory {} cannot be created",
+            d.display()
+        );
+    }
+    let read_only = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| m.permissions().readonly())
+            .unwrap_or(false)
+    };
+    if read_only(path) || dir.is_some_and(read_only) {
+        return format!("cannot write the history {shown}: read-only ({e})");
+    }
+    if let rusqlite::Error::SqliteFailure(f, _) = e
+        && f.code == rusqlite::ErrorCode::NotADatabase
+    {
+        return format!("the history {shown} is not a history database (SQLite): {e}");
+    }
+    format!("cannot open the history {shown}: {e}")
+}
+
 impl History {
-    /// Opens (creating) the history at `path`.
-    pub fn open(path: &Path) -> rusqlite::Result<Self> {
+    /// Opens (creating) the history at `path`. A new database file is created 0600 (it
+    /// holds PSU-IDs and payment bodies); SQLite gives its `-wal` and `-shm` files the same
+    /// mode. Existing files that are readable by others are tightened to 0600.
+    ///
+    /// Errors: a sentence naming the path and what is wrong with it ([`describe_open_error`]).
+    pub fn open(path: &Path) -> Result<Self, String> {
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        let conn = Connection::open(path)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.execute_batch(SCHEMA)?;
+        create_private(path);
+        let conn = Connection::open(path).map_err(|e| describe_open_error(path, &e))?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .and_then(|()| conn.execute_batch(SCHEMA))
+            .map_err(|e| describe_open_error(path, &e))?;
+        for suffix in ["", "-wal", "-shm"] {
+            tighten(&std::path::PathBuf::from(format!(
+                "{}{suffix}",
+                path.display()
+            )));
+        }
+        Ok(History { conn })
+    }
+
+    /// Opens an existing history without creating anything (for read-only commands such as
+    /// `history` and `export`).
+    ///
+    /// Errors: no history at `path` yet, `path` is a directory or not a database, or it
+    /// cannot be opened (each said in a sentence naming the path).
+    pub fn open_existing(path: &Path) -> Result<Self, String> {
+        if path.is_dir() {
+            return Err(format!(
+                "the history path {} is a directory, not a history database: move it away",
+                path.display()
+            ));
+        }
+        if !path.exists() {
+            return Err(format!(
+                "no history yet: {} does not exist (send a request first)",
+                path.display()
+            ));
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .or_else(|_| Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY))
+        .map_err(|e| describe_open_error(path, &e))?;
+        conn.query_row("SELECT count(*) FROM exchanges", [], |_| Ok(()))
+            .map_err(|e| describe_open_error(path, &e))?;
         Ok(History { conn })
     }
 

@@ -95,8 +95,13 @@ pub fn import_file(text: &str, source_name: &str) -> Result<Import, ImportError>
         source_name: source_name.to_string(),
         reason,
     };
-    let trimmed = text.trim_start();
-    if trimmed.starts_with("curl") {
+    // A cURL file may open with `#!/bin/sh` (the console's own exports do) and comments.
+    let first_line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .unwrap_or("");
+    if first_line.starts_with("curl") {
         return curl(text).map_err(err).map(|requests| Import {
             requests,
             variables: Vec::new(),

@@ -112,10 +112,42 @@ pub fn prepare(
     body: Option<&str>,
     ctx: &RequestContext<'_>,
 ) -> Result<PreparedRequest, ClientError> {
+    let body = match body {
+        Some(t) => BodyInput::Json(t),
+        None => BodyInput::Default,
+    };
+    prepare_with(op, params, body, ctx)
+}
+
+/// The body of a request to [`prepare_with`].
+#[derive(Debug, Clone, Copy)]
+pub enum BodyInput<'a> {
+    /// The operation's default template ([`Operation::default_body`]), or none.
+    Default,
+    /// JSON text, compacted before signing ([`compact_json`]).
+    Json(&'a str),
+    /// Bytes sent exactly as given (not parsed, may be invalid JSON or not UTF-8); the
+    /// `Digest` covers these bytes. `Content-Type: application/json` is sent when non-empty.
+    Raw(&'a [u8]),
+}
+
+/// [`prepare`] with any [`BodyInput`] (`send --raw-body FILE` sends [`BodyInput::Raw`]).
+///
+/// Errors: a path parameter is missing, or a JSON body is not JSON.
+pub fn prepare_with(
+    op: &Operation,
+    params: &[(String, String)],
+    body: BodyInput<'_>,
+    ctx: &RequestContext<'_>,
+) -> Result<PreparedRequest, ClientError> {
     let path_and_query = op.path_and_query(params).map_err(ClientError::Params)?;
-    let body = match body.map(str::to_string).or_else(|| op.default_body()) {
-        Some(t) => compact_json(&t)?,
-        None => Vec::new(),
+    let body = match body {
+        BodyInput::Raw(b) => b.to_vec(),
+        BodyInput::Json(t) => compact_json(t)?,
+        BodyInput::Default => match op.default_body() {
+            Some(t) => compact_json(&t)?,
+            None => Vec::new(),
+        },
     };
     let typed: Vec<(&str, &str)> = params
         .iter()
@@ -198,7 +230,9 @@ fn set_header(headers: &mut Vec<(String, String)>, name: &str, value: &str) {
 /// Builds and signs an imported request (method, URL path and query, headers and body as
 /// imported) against `ctx.base_url`: the signing headers are replaced, `X-Request-ID` is new,
 /// and `TPP-Redirect-URI`, `PSU-ID`, `PSU-Corporate-ID` and `TPP-Session-ID` take the
-/// profile's values when the import has none or a `{{variable}}` placeholder.
+/// profile's values when the import has none or a `{{variable}}` placeholder; so do
+/// `PSU-IP-Address`, `x-accept-fix`, `TPP-Redirect-Preferred` (when the profile sets them)
+/// and `Accept: application/json`.
 ///
 /// Errors: the URL has no path, or the body is not JSON.
 pub fn prepare_imported(
@@ -246,6 +280,29 @@ pub fn prepare_imported(
         {
             headers.push((name.into(), v.clone()));
         }
+    }
+    // Headers the profile gives that the file lacks (a bank's collection often leaves out
+    // PSU-IP-Address, without which the 5th unattended call a day answers 429).
+    let profile_headers = [
+        (h::PSU_IP_ADDRESS, ctx.profile.psu_ip_address.clone()),
+        (
+            h::X_ACCEPT_FIX,
+            (!ctx.profile.x_accept_fix.is_empty()).then(|| ctx.profile.x_accept_fix.join(",")),
+        ),
+        (
+            h::TPP_REDIRECT_PREFERRED,
+            ctx.profile.tpp_redirect_preferred.map(|p| p.to_string()),
+        ),
+    ];
+    for (name, value) in profile_headers {
+        if let Some(v) = value
+            && !has(&headers, name)
+        {
+            headers.push((name.into(), v));
+        }
+    }
+    if !has(&headers, h::ACCEPT) {
+        headers.push((h::ACCEPT.into(), "application/json".into()));
     }
     if !body.is_empty() && !has(&headers, h::CONTENT_TYPE) {
         headers.push((h::CONTENT_TYPE.into(), "application/json".into()));
@@ -359,7 +416,7 @@ pub async fn send_for_profile(
     let resp = rb
         .send()
         .await
-        .map_err(|e| tls::describe_send_error(&req.url, &e, profile))?;
+        .map_err(|e| tls::describe_send_error_with_body(&req.url, &e, profile, req.body.len()))?;
     let status = resp.status().as_u16();
     let headers = resp
         .headers()

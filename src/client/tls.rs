@@ -156,17 +156,23 @@ fn tls_reason(e: &rustls::Error, host: &str, profile: Option<&str>) -> String {
                 "the server certificate is not trusted (UnknownIssuer); add the CA that issued it to `ca_bundle`{in_profile}"
             ),
             C::Expired | C::ExpiredContext { .. } => {
-                "the server certificate has expired (Expired)".into()
+                "the server certificate has expired (Expired): the server needs a renewed certificate (or this machine's clock is wrong)".into()
             }
             C::NotValidYet | C::NotValidYetContext { .. } => {
-                "the server certificate is not valid yet (NotValidYet)".into()
+                "the server certificate is not valid yet (NotValidYet): check this machine's clock, or wait until its notBefore".into()
             }
             C::NotValidForName | C::NotValidForNameContext { .. } => format!(
                 "the server certificate is not issued for {} (NotValidForName); check the target URL{in_profile}",
                 host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host)
             ),
             C::Revoked => "the server certificate is revoked (Revoked)".into(),
-            C::BadSignature => "the server certificate's signature is invalid".into(),
+            C::BadSignature => "the server certificate's signature is invalid (BadSignature): it was not issued by the CA that claims it; check `ca_bundle` holds the right CA".into(),
+            C::BadEncoding => "the server certificate is not valid DER (BadEncoding): the server must send a well-formed X.509 certificate".into(),
+            C::InvalidPurpose | C::InvalidPurposeContext { .. } => "the server certificate is not for TLS servers (InvalidPurpose): it needs extendedKeyUsage serverAuth".into(),
+            C::UnhandledCriticalExtension => "the server certificate has a critical extension TLS clients do not know (UnhandledCriticalExtension): issue it without that extension".into(),
+            C::UnsupportedSignatureAlgorithmContext { .. }
+            | C::UnsupportedSignatureAlgorithmForPublicKeyContext { .. } => "the server certificate is signed with an algorithm the console does not accept (e.g. SHA-1): issue it with SHA-256 or better".into(),
+            C::Other(o) => webpki_reason(&format!("{o:?}"), &in_profile),
             other => format!("the server certificate was refused ({other:?})"),
         },
         E::AlertReceived(A::CertificateRequired) => format!(
@@ -189,12 +195,88 @@ fn tls_reason(e: &rustls::Error, host: &str, profile: Option<&str>) -> String {
     }
 }
 
+/// What to change for a certificate path error that rustls passes on from webpki as
+/// `CertificateError::Other` (`debug` is its Debug text, e.g. `OtherError(CaUsedAsEndEntity)`).
+fn webpki_reason(debug: &str, in_profile: &str) -> String {
+    let table: [(&str, &str); 6] = [
+        (
+            "CaUsedAsEndEntity",
+            "the server presents a CA certificate as its own (CaUsedAsEndEntity): configure the server with a leaf certificate issued by that CA (basicConstraints CA:FALSE), and put the CA into `ca_bundle`",
+        ),
+        (
+            "EndEntityUsedAsCa",
+            "the certificate that issued the server's is not a CA (EndEntityUsedAsCa): issue the server certificate from a CA certificate (basicConstraints CA:TRUE)",
+        ),
+        (
+            "PathLenConstraintViolated",
+            "the server's chain is longer than its CA allows (PathLenConstraintViolated): issue the server certificate closer to the root, or from a CA without pathLen limit",
+        ),
+        (
+            "NameConstraintViolation",
+            "the server certificate names a host its CA may not issue for (NameConstraintViolation): issue it from a CA allowed for that name",
+        ),
+        (
+            "MaximumPathDepthExceeded",
+            "the server's chain is too long (MaximumPathDepthExceeded): send a shorter chain",
+        ),
+        (
+            "UnsupportedCertVersion",
+            "the server certificate is not X.509 v3 (UnsupportedCertVersion): reissue it as v3",
+        ),
+    ];
+    for (name, text) in table {
+        if debug.contains(name) {
+            return text.to_string();
+        }
+    }
+    format!(
+        "the server certificate was refused ({debug}); check the server's certificate chain and `ca_bundle`{in_profile}"
+    )
+}
+
 /// Turns a reqwest send error into a clear [`ClientError`]: TLS handshake failures
 /// ([`ClientError::Tls`]: untrusted, expired or misnamed server certificate, client
 /// certificate required or refused, no common TLS version), connection refused, DNS
 /// failures and timeouts ([`ClientError::Connect`]), with the host and port. `profile` is
 /// named in hints about what to change.
 pub fn describe_send_error(url: &str, e: &reqwest::Error, profile: Option<&str>) -> ClientError {
+    describe_send_error_with_body(url, e, profile, 0)
+}
+
+/// [`describe_send_error`] for a request with a body of `body_len` bytes: when the server
+/// closed the connection while the body was being written (broken pipe or reset, and no
+/// answer was read), says so with the body size and the sandbox's limit
+/// ([`crate::sandbox::auth::MAX_BODY_BYTES`]); an answer that did come is shown as a
+/// response, not here.
+pub fn describe_send_error_with_body(
+    url: &str,
+    e: &reqwest::Error,
+    profile: Option<&str>,
+    body_len: usize,
+) -> ClientError {
+    let full = chain_text(e);
+    let closed = causes(e).iter().any(|c| {
+        matches!(
+            c,
+            Cause::Io(std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset)
+        )
+    }) || full.contains("Broken pipe");
+    if body_len > 0 && closed && full.contains("body") {
+        let limit = crate::sandbox::auth::MAX_BODY_BYTES;
+        return ClientError::Connect {
+            url: url.to_string(),
+            reason: format!(
+                "{} closed the connection while the request body ({body_len} bytes) was being sent, without an answer; \
+                 the body is probably over its size limit (the embedded sandbox and `sandbox serve` take at most {limit} bytes, {} MiB)",
+                host_port(url),
+                limit / (1024 * 1024)
+            ),
+        };
+    }
+    describe_plain(url, e, profile)
+}
+
+fn describe_plain(url: &str, e: &reqwest::Error, profile: Option<&str>) -> ClientError {
     let host = host_port(url);
     let full = chain_text(e);
     let causes = causes(e);
@@ -237,5 +319,47 @@ pub fn describe_send_error(url: &str, e: &reqwest::Error, profile: Option<&str>)
     ClientError::Connect {
         url: url.to_string(),
         reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Stands in for webpki's error of that name (rustls passes it on as `Other`).
+    #[derive(Debug)]
+    struct CaUsedAsEndEntity;
+
+    impl std::fmt::Display for CaUsedAsEndEntity {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("CaUsedAsEndEntity")
+        }
+    }
+
+    impl StdError for CaUsedAsEndEntity {}
+
+    #[test]
+    fn rustls_certificate_errors_say_what_to_change() {
+        use rustls::{CertificateError as C, Error as E, OtherError};
+        let other =
+            E::InvalidCertificate(C::Other(OtherError(std::sync::Arc::new(CaUsedAsEndEntity))));
+        let text = tls_reason(&other, "bank.example:443", Some("Bank"));
+        assert!(text.contains("CaUsedAsEndEntity"), "{text}");
+        assert!(text.contains("leaf certificate"), "{text}");
+        assert!(text.contains("`ca_bundle`"), "{text}");
+        for (e, words) in [
+            (C::BadEncoding, "well-formed"),
+            (C::InvalidPurpose, "serverAuth"),
+            (C::UnhandledCriticalExtension, "without that extension"),
+            (C::Expired, "renewed"),
+            (C::NotValidYet, "clock"),
+        ] {
+            let text = tls_reason(&E::InvalidCertificate(e.clone()), "h:443", None);
+            assert!(text.contains(words), "{e:?}: {text}");
+            assert!(
+                !text.starts_with("the server certificate was refused ("),
+                "{text}"
+            );
+        }
     }
 }

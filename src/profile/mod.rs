@@ -359,7 +359,8 @@ impl SessionState {
     /// Writes the state atomically (temp file + rename).
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
         let text = toml::to_string(self).map_err(std::io::Error::other)?;
-        crate::fsutil::write_atomic(path, text.as_bytes(), false)
+        // 0600: the session holds the PSU-ID and PSU-Corporate-ID (PSU data).
+        crate::fsutil::write_atomic(path, text.as_bytes(), true)
     }
 }
 

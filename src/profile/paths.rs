@@ -3,6 +3,17 @@
 
 use std::path::PathBuf;
 
+/// The data directory cannot be created ([`Paths::ensure_data_dir`]).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot create the data directory {}: {error} (make it writable, or set PSD2_CONSOLE_HOME to a writable directory)",
+    path.display()
+)]
+pub struct DataDirError {
+    pub path: PathBuf,
+    pub error: std::io::Error,
+}
+
 /// Config and data directories.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Paths {
@@ -44,6 +55,44 @@ impl Paths {
 
     pub fn certs_dir(&self) -> PathBuf {
         self.data.join("certs")
+    }
+
+    /// The history database, `<data>/history.sqlite3`.
+    pub fn history_file(&self) -> PathBuf {
+        self.data.join("history.sqlite3")
+    }
+
+    /// Creates the data directory (and its parents) when missing, mode 0700 on Unix: it
+    /// holds session files, the history and generated keys (PSU data and secrets). An
+    /// existing data directory is tightened to 0700 too (best effort).
+    ///
+    /// Errors: [`DataDirError`] naming the directory, e.g. for a read-only home.
+    pub fn ensure_data_dir(&self) -> Result<(), DataDirError> {
+        let err = |e: std::io::Error| DataDirError {
+            path: self.data.clone(),
+            error: e,
+        };
+        if !self.data.is_dir() {
+            let mut b = std::fs::DirBuilder::new();
+            b.recursive(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::DirBuilderExt;
+                b.mode(0o700);
+            }
+            b.create(&self.data).map_err(err)?;
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            if let Ok(m) = std::fs::metadata(&self.data)
+                && m.permissions().mode() & 0o077 != 0
+            {
+                let _ =
+                    std::fs::set_permissions(&self.data, std::fs::Permissions::from_mode(0o700));
+            }
+        }
+        Ok(())
     }
 
     /// Session state of the profile with slug `slug`.

@@ -3,10 +3,15 @@
 //! parameters of the interface document ("Redirect parameters after SCA"); the listener
 //! answers the browser with a short page and hands the outcome to the console.
 //!
-//! A callback whose `tpp-session-id` is not one the console sent is refused (400) and not
-//! handed on, so a stale or forged redirect cannot change the profile's PSU-ID.
+//! A callback is accepted only for an SCA flow the console started and is waiting for
+//! ([`RedirectListener::await_callback`], armed when a response carried a `scaRedirect`),
+//! carrying that flow's `tpp-session-id`, and only once per flow. Anything else — a forged
+//! or replayed callback, one for no waiting flow, a failure callback without
+//! `tpp-session-id` — gets a 400 page and a `tracing::warn!` line and is not handed on, so
+//! it changes nothing (no PSU-ID, corporate id or context is taken from it, and a waiting
+//! `send --wait-sca` goes on waiting).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 
@@ -32,13 +37,16 @@ pub enum ListenerError {
     },
 }
 
+/// SCA flows waiting for their callback: `tpp-session-id` → how many.
+type Waiting = Arc<Mutex<HashMap<String, usize>>>;
+
 /// Path used when the profile gives no TPP-Redirect-URI.
 pub const DEFAULT_PATH: &str = "/callback";
 
 #[derive(Clone)]
 struct ListenerState {
     path: String,
-    sent_session_ids: Arc<Mutex<HashSet<String>>>,
+    waiting: Waiting,
     tx: mpsc::UnboundedSender<ScaCallback>,
 }
 
@@ -47,7 +55,7 @@ pub struct RedirectListener {
     pub addr: SocketAddr,
     /// The `TPP-Redirect-URI` to send, e.g. `http://127.0.0.1:40111/callback`.
     pub redirect_uri: String,
-    sent_session_ids: Arc<Mutex<HashSet<String>>>,
+    waiting: Waiting,
     rx: Option<mpsc::UnboundedReceiver<ScaCallback>>,
     shutdown: Option<oneshot::Sender<()>>,
 }
@@ -90,10 +98,10 @@ impl RedirectListener {
             None => format!("http://{uri_host}:{}{path}", addr.port()),
         };
         let (tx, rx) = mpsc::unbounded_channel();
-        let sent_session_ids = Arc::new(Mutex::new(HashSet::new()));
+        let waiting: Waiting = Arc::default();
         let state = ListenerState {
             path: path.clone(),
-            sent_session_ids: sent_session_ids.clone(),
+            waiting: waiting.clone(),
             tx,
         };
         let app = axum::Router::new().fallback(callback).with_state(state);
@@ -108,18 +116,38 @@ impl RedirectListener {
         Ok(RedirectListener {
             addr,
             redirect_uri,
-            sent_session_ids,
+            waiting,
             rx: Some(rx),
             shutdown: Some(stop_tx),
         })
     }
 
-    /// Records a `TPP-Session-ID` the console sent; only callbacks carrying a recorded id
-    /// are accepted.
-    pub fn expect_session(&self, tpp_session_id: &str) {
-        if let Ok(mut s) = self.sent_session_ids.lock() {
-            s.insert(tpp_session_id.to_string());
+    /// Arms one SCA flow the console started (a response carried a `scaRedirect`) with the
+    /// `TPP-Session-ID` it sent: the next callback carrying that id is accepted, once. Arm
+    /// again for each further flow.
+    pub fn await_callback(&self, tpp_session_id: &str) {
+        if let Ok(mut w) = self.waiting.lock() {
+            *w.entry(tpp_session_id.to_string()).or_default() += 1;
         }
+    }
+
+    /// The former name of [`RedirectListener::await_callback`] (arms one flow).
+    pub fn expect_session(&self, tpp_session_id: &str) {
+        self.await_callback(tpp_session_id);
+    }
+
+    /// Disarms one waiting flow of `tpp_session_id` (the console gave up waiting); returns
+    /// whether one was waiting.
+    pub fn forget_callback(&self, tpp_session_id: &str) -> bool {
+        self.waiting
+            .lock()
+            .map(|mut w| take_one(&mut w, tpp_session_id))
+            .unwrap_or(false)
+    }
+
+    /// How many flows are waiting for a callback.
+    pub fn waiting(&self) -> usize {
+        self.waiting.lock().map(|w| w.values().sum()).unwrap_or(0)
     }
 
     /// Waits for the next accepted callback (`None` once the receiver was taken).
@@ -163,28 +191,41 @@ async fn callback(
     let parsed = ScaCallback::from_query_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let cb = match parsed {
         Ok(cb) => cb,
-        Err(e) => return page(StatusCode::BAD_REQUEST, "Callback not understood", &e),
-    };
-    if let Some(id) = cb.tpp_session_id() {
-        let known = state
-            .sent_session_ids
-            .lock()
-            .map(|s| s.contains(id))
-            .unwrap_or(false);
-        if !known {
-            return page(
-                StatusCode::BAD_REQUEST,
-                "Callback rejected",
-                &format!(
-                    "tpp-session-id {id:?} is not one this console sent; the result was not used."
-                ),
-            );
+        Err(e) => {
+            tracing::warn!(reason = %e, "SCA callback not understood, rejected");
+            return page(StatusCode::BAD_REQUEST, "Callback not understood", &e);
         }
-    } else if matches!(cb, ScaCallback::Success(_)) {
+    };
+    let Some(id) = cb.tpp_session_id() else {
+        tracing::warn!(
+            kind = kind_of(&cb),
+            "SCA callback without tpp-session-id rejected"
+        );
         return page(
             StatusCode::BAD_REQUEST,
             "Callback rejected",
-            "The callback has no tpp-session-id.",
+            "The callback has no tpp-session-id, so it cannot belong to an SCA this console \
+             started; the result was not used.",
+        );
+    };
+    let accepted = state
+        .waiting
+        .lock()
+        .map(|mut w| take_one(&mut w, id))
+        .unwrap_or(false);
+    if !accepted {
+        tracing::warn!(
+            kind = kind_of(&cb),
+            tpp_session_id = id,
+            "SCA callback for no waiting flow rejected (forged, replayed or stale)"
+        );
+        return page(
+            StatusCode::BAD_REQUEST,
+            "Callback rejected",
+            &format!(
+                "No SCA this console started is waiting for a callback with tpp-session-id \
+                 {id:?} (forged, replayed or already completed); the result was not used."
+            ),
         );
     }
     let response = match &cb {
@@ -207,6 +248,28 @@ async fn callback(
     };
     let _ = state.tx.send(cb);
     response
+}
+
+/// Consumes one waiting flow of `id`.
+fn take_one(w: &mut HashMap<String, usize>, id: &str) -> bool {
+    match w.get_mut(id) {
+        Some(n) if *n > 1 => {
+            *n -= 1;
+            true
+        }
+        Some(_) => {
+            w.remove(id);
+            true
+        }
+        None => false,
+    }
+}
+
+fn kind_of(cb: &ScaCallback) -> &'static str {
+    match cb {
+        ScaCallback::Success(_) => "success",
+        ScaCallback::Failure(_) => "failure",
+    }
 }
 
 fn page(status: StatusCode, title: &str, text: &str) -> Response {

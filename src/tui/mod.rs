@@ -323,7 +323,13 @@ async fn event_loop(
                 }
             },
             Some(done) = tasks.join_next(), if !tasks.is_empty() => match done {
-                Ok(Done::Sent(r)) => app.finish_send(r.map(|v| *v)),
+                Ok(Done::Sent(r)) => {
+                    // A scaRedirect starts a flow: only then does the listener take a callback.
+                    if let Ok(v) = &r && let Some(href) = &v.sca_redirect {
+                        engine.expect_sca_at(&v.url, None, href);
+                    }
+                    app.finish_send(r.map(|v| *v))
+                }
                 Ok(Done::Browser(r)) => app.browser_opened(r),
                 Ok(Done::History(q, r)) => app.set_history(&q, r),
                 Ok(Done::Filtered(Some(r))) => app.filter_finished(r),

@@ -33,7 +33,7 @@ use crate::profile::{
 };
 
 /// Days before expiry from which the inspector warns.
-pub const EXPIRY_WARNING_DAYS: i64 = 30;
+pub const EXPIRY_WARNING_DAYS: i64 = crate::cert::EXPIRY_WARNING_DAYS;
 
 /// What the form is for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -937,23 +937,17 @@ impl App {
         } else {
             (fmt_time(c.not_before), fmt_time(c.not_after))
         };
-        let left = c.not_after - now;
-        let (state, style) = if now < c.not_before {
-            (
-                format!(
-                    "✗ not valid yet (starts in {})",
-                    fmt_duration(c.not_before - now)
-                ),
+        // One verdict for the inspector and `cert show` (crate::cert::Certificate::validity_at).
+        use crate::cert::Validity;
+        let (state, style) = match c.validity_at(now) {
+            Validity::NotYetValid { starts_in } => (
+                format!("✗ not valid yet (starts in {})", fmt_duration(starts_in)),
                 t.error,
-            )
-        } else if left < 0 {
-            (format!("✗ EXPIRED {} ago", fmt_duration(left)), t.error)
-        } else if left < EXPIRY_WARNING_DAYS * 86_400 {
-            (format!("⚠ expires in {} days", left / 86_400), t.warning)
-        } else if mask {
-            ("valid".to_string(), t.success)
-        } else {
-            (format!("valid, {} days left", left / 86_400), t.success)
+            ),
+            Validity::Expired { ago } => (format!("✗ EXPIRED {} ago", fmt_duration(ago)), t.error),
+            Validity::ExpiresSoon { days } => (format!("⚠ expires in {days} days"), t.warning),
+            Validity::Valid { .. } if mask => ("valid".to_string(), t.success),
+            Validity::Valid { days_left } => (format!("valid, {days_left} days left"), t.success),
         };
         out.push(Line::from(vec![
             label("  Valid"),
@@ -974,12 +968,7 @@ impl App {
         if let Some(s) = &c.psd2 {
             out.push(kv("  NCA", format!("{} ({})", s.nca_name, s.nca_id)));
         }
-        let missing: Vec<&str> = p
-            .roles
-            .iter()
-            .filter(|r| !roles.contains(r))
-            .map(|r| r.name())
-            .collect();
+        let missing: Vec<&str> = c.missing_roles(&p.roles).iter().map(|r| r.name()).collect();
         if !missing.is_empty() {
             out.push(Line::from(vec![
                 label(""),
