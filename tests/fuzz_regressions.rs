@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use psd2_console::cert::Certificate;
+use psd2_console::cert::{Certificate, DistinguishedName};
 use psd2_console::signing::{
     RequestView, TrustedKey, VerifyError, VerifyPolicy, imf_fixdate, verify_signed_message,
 };
@@ -71,4 +71,20 @@ fn certificate_expired_before_1970_is_refused_not_a_panic() {
 fn imf_fixdate_writes_times_before_1970() {
     let t = SystemTime::UNIX_EPOCH - Duration::from_secs(86_400);
     assert_eq!(imf_fixdate(t), "Wed, 31 Dec 1969 00:00:00 GMT");
+}
+
+/// fuzz target `dn` (crash-ccab1eda29d0efe0445d31ddc49df8e4d45f7160): the character after a
+/// `#hex` value was skipped as if it were a separator, so a non-ASCII character there made
+/// the parser slice inside it and panic; any other character was silently taken for a
+/// separator. A `#hex` value must be followed by `,`, `+`, `;` or the end (RFC 2253 2.1).
+#[test]
+fn dn_hex_value_followed_by_a_non_separator_is_an_error() {
+    let found = "2.5.4.3..345.=#0C053D616E64313F7820\u{14}2.5.4.3..345.=#0C053D616E6431\u{4f9}7820\u{14}341341.345.=#0C053D616E64313F7820\u{14}2==#N2O";
+    for input in [found, "CN=#0C00\u{e9}O=x", "CN=#0C00xO=y", "CN=#0C00 O=y"] {
+        let e = DistinguishedName::parse_rfc2253(input).unwrap_err();
+        assert!(e.reason.contains("#hex"), "{input:?}: {}", e.reason);
+    }
+    // Separators (with spaces around them) after a #hex value still work.
+    let dn = DistinguishedName::parse_rfc2253("CN=#0C0141 , O=Bank;C=NO").unwrap();
+    assert_eq!(dn.to_rfc2253(), "CN=A,O=Bank,C=NO");
 }
