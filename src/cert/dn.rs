@@ -215,8 +215,15 @@ impl DistinguishedName {
                 s.trim_start().to_string()
             };
             attributes.push(DnAttribute { oid, value });
+            while i < bytes.len() && bytes[i] == b' ' {
+                i += 1;
+            }
             if i >= bytes.len() {
                 break;
+            }
+            // Only a #hex value can stop before a separator (tests/fuzz_regressions.rs).
+            if !matches!(bytes[i], b',' | b'+' | b';') {
+                return Err(err("a #hex value must be followed by ',', '+' or ';'"));
             }
             i += 1; // separator
             while i < bytes.len() && bytes[i] == b' ' {
