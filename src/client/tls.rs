@@ -261,8 +261,10 @@ pub fn describe_send_error_with_body(
             Cause::Io(std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset)
         )
     }) || full.contains("Broken pipe");
-    if body_len > 0 && closed && full.contains("body") {
-        let limit = crate::sandbox::auth::MAX_BODY_BYTES;
+    let limit = crate::sandbox::auth::MAX_BODY_BYTES;
+    // hyper says "error writing a body" for a broken pipe, but a reset can surface as a plain
+    // connection error before it gets there: a body over the limit explains both.
+    if body_len > 0 && closed && (full.contains("body") || body_len > limit) {
         return ClientError::Connect {
             url: url.to_string(),
             reason: format!(
