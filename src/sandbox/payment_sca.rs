@@ -32,7 +32,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use rusqlite::Connection;
@@ -40,7 +40,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::App;
-use super::batch;
+use super::{batch, sca_guard};
 use super::db::db_error;
 use super::errors::ApiError;
 use super::pages::{self, Page, esc, format_bban};
@@ -395,12 +395,86 @@ fn render(app: &App, scope: &Scope) -> Response {
     page(StatusCode::OK, login_page(app, scope, "", None))
 }
 
-/// `GET /payment-sca/{id}`.
-async fn show(State(app): State<Arc<App>>, Path(id): Path<String>) -> Response {
-    match load(&app, &id) {
-        Ok(scope) => render(&app, &scope),
-        Err(r) => *r,
+/// The steps' names in the per-step form tokens ([`sca_guard`]).
+const STEPS: &[&str] = &["login", "decision"];
+
+fn step_name(sca_status: &str) -> Option<&'static str> {
+    match sca_status {
+        sca_status::RECEIVED => Some("login"),
+        sca_status::PSU_IDENTIFIED => Some("decision"),
+        _ => None,
     }
+}
+
+/// The step authorisation `id` is at now (`None`: finished, expired or unknown).
+fn current_step(app: &App, id: &str) -> Option<&'static str> {
+    let auth = app.db.read(|c| rows::authorisation(c, id)).ok().flatten()?;
+    if payments::effective_sca_status(&auth, now_secs(app)) != auth.sca_status {
+        return None;
+    }
+    step_name(&auth.sca_status)
+}
+
+/// `GET /payment-sca/{id}`: the current step's page; the first opening binds the SCA to
+/// this browser, later ones must come from it ([`sca_guard::open`]).
+async fn show(State(app): State<Arc<App>>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+    let scope = match load(&app, &id) {
+        Ok(scope) => scope,
+        Err(r) => return *r,
+    };
+    let browser = match sca_guard::open(&app, &id, &format!("/payment-sca/{id}"), &headers) {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let page = render(&app, &scope);
+    browser
+        .finish(&id, step_name(&scope.auth.sca_status), page)
+        .await
+}
+
+/// Runs `step` for a form post that passes [`sca_guard::post`] (the bound browser, its
+/// own site, the current step's token); answers the current page for a token of an
+/// earlier step, the 403 page otherwise.
+async fn guarded(
+    app: &App,
+    id: String,
+    headers: &HeaderMap,
+    body: &[u8],
+    step: impl FnOnce(&App, String, &[u8]) -> Response,
+) -> Response {
+    let scope = match load(app, &id) {
+        Ok(scope) => scope,
+        Err(r) => return *r,
+    };
+    let current = step_name(&scope.auth.sca_status).unwrap_or("finished");
+    let (browser, response) = match sca_guard::post(app, &id, headers, &form(body), current, STEPS)
+    {
+        Ok(sca_guard::Post::Current(b)) => (b, step(app, id.clone(), body)),
+        Ok(sca_guard::Post::Stale(b)) => (b, render(app, &scope)),
+        Err(r) => return r,
+    };
+    let now = current_step(app, &id);
+    browser.finish(&id, now, response).await
+}
+
+/// `POST /payment-sca/{id}/login`: see [`login_step`].
+async fn login(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    guarded(&app, id, &headers, &body, login_step).await
+}
+
+/// `POST /payment-sca/{id}/decision`: see [`decision_step`].
+async fn decision(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    guarded(&app, id, &headers, &body, decision_step).await
 }
 
 fn form(body: &[u8]) -> Vec<(String, String)> {
@@ -415,8 +489,8 @@ fn field<'a>(f: &'a [(String, String)], name: &str) -> Option<&'a str> {
 }
 
 /// `POST /payment-sca/{id}/login` (`customerNumber`; spaces and dots ignored).
-async fn login(State(app): State<Arc<App>>, Path(id): Path<String>, body: Bytes) -> Response {
-    let scope = match load(&app, &id) {
+fn login_step(app: &App, id: String, body: &[u8]) -> Response {
+    let scope = match load(app, &id) {
         Ok(s) => s,
         Err(r) => return *r,
     };
@@ -548,8 +622,8 @@ enum Outcome {
 }
 
 /// `POST /payment-sca/{id}/decision` (`action=approve` or `action=reject`).
-async fn decision(State(app): State<Arc<App>>, Path(id): Path<String>, body: Bytes) -> Response {
-    let scope = match load(&app, &id) {
+fn decision_step(app: &App, id: String, body: &[u8]) -> Response {
+    let scope = match load(app, &id) {
         Ok(s) => s,
         Err(r) => return *r,
     };

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use uuid::Uuid;
 
@@ -28,7 +28,7 @@ use super::pages::{self, Hint, Page};
 use super::store::{
     Authorisation, AuthorisationError, CardAccount, Consent, ConsentKey, ScaStep, TppId,
 };
-use super::{cards, psu, rules};
+use super::{cards, psu, rules, sca_guard};
 use crate::xs2a::model::CustomerType;
 use crate::xs2a::redirect::{PsuContext, ScaCallback, ScaFailure, ScaSuccess};
 
@@ -252,17 +252,103 @@ fn render(app: &App, auth: &Authorisation, status: StatusCode, error: Option<&st
     }
 }
 
-/// `GET /sca/{id}`: the current step's page.
-pub async fn show(State(app): State<Arc<App>>, ScaId(id): ScaId) -> Response {
-    match load(&app, id) {
-        Ok(auth) => render(&app, &auth, StatusCode::OK, None),
-        Err(e) => auth_error(e),
+/// The steps' names in the per-step form tokens ([`sca_guard`]).
+const STEPS: &[&str] = &["identify", "context", "consent"];
+
+fn step_name(step: &ScaStep) -> Option<&'static str> {
+    match step {
+        ScaStep::Identify => Some("identify"),
+        ScaStep::ChooseContext { .. } => Some("context"),
+        ScaStep::Consent { .. } => Some("consent"),
+        ScaStep::Finished => None,
     }
 }
 
-/// `POST /sca/{id}/login`: identifies the PSU by `customerNumber` (spaces and dots ignored).
-pub async fn login(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes) -> Response {
+/// `GET /sca/{id}`: the current step's page; the first opening binds the SCA to this
+/// browser, later ones must come from it ([`sca_guard::open`]).
+pub async fn show(State(app): State<Arc<App>>, ScaId(id): ScaId, headers: HeaderMap) -> Response {
     let auth = match load(&app, id) {
+        Ok(a) => a,
+        Err(e) => return auth_error(e),
+    };
+    let key = auth.id.to_string();
+    let browser = match sca_guard::open(&app, &key, &format!("/sca/{key}"), &headers) {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let page = render(&app, &auth, StatusCode::OK, None);
+    browser.finish(&key, step_name(&auth.step), page).await
+}
+
+/// Runs `step` for a form post of authorisation `id` that passes [`sca_guard::post`]
+/// (the bound browser, its own site, the current step's token); answers the current page
+/// for a token of an earlier step, the 403 page otherwise.
+async fn guarded(
+    app: &App,
+    id: Option<Uuid>,
+    headers: &HeaderMap,
+    body: &[u8],
+    step: impl FnOnce(&App, Option<Uuid>, &[u8]) -> Response,
+) -> Response {
+    let auth = match load(app, id) {
+        Ok(a) => a,
+        Err(e) => return auth_error(e),
+    };
+    let key = auth.id.to_string();
+    let current = step_name(&auth.step).unwrap_or("finished");
+    let response = match sca_guard::post(app, &key, headers, &form(body), current, STEPS) {
+        Ok(sca_guard::Post::Current(b)) => (b, step(app, id, body)),
+        Ok(sca_guard::Post::Stale(b)) => (b, render(app, &auth, StatusCode::OK, None)),
+        Err(r) => return r,
+    };
+    let (browser, response) = response;
+    let now = load(app, id).ok().and_then(|a| step_name(&a.step));
+    browser.finish(&key, now, response).await
+}
+
+/// `POST /sca/{id}/login`: see [`login_step`], behind [`sca_guard::post`].
+pub async fn login(
+    State(app): State<Arc<App>>,
+    ScaId(id): ScaId,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    guarded(&app, id, &headers, &body, login_step).await
+}
+
+/// `POST /sca/{id}/context`: see [`context_step`], behind [`sca_guard::post`].
+pub async fn context(
+    State(app): State<Arc<App>>,
+    ScaId(id): ScaId,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    guarded(&app, id, &headers, &body, context_step).await
+}
+
+/// `POST /sca/{id}/consent`: see [`consent_step`], behind [`sca_guard::post`].
+pub async fn consent(
+    State(app): State<Arc<App>>,
+    ScaId(id): ScaId,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    guarded(&app, id, &headers, &body, consent_step).await
+}
+
+/// `POST /sca/{id}/cancel`: see [`cancel_step`], behind [`sca_guard::post`].
+pub async fn cancel(
+    State(app): State<Arc<App>>,
+    ScaId(id): ScaId,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    guarded(&app, id, &headers, &body, |app, id, _| cancel_step(app, id)).await
+}
+
+/// `POST /sca/{id}/login`: identifies the PSU by `customerNumber` (spaces and dots ignored).
+fn login_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
+    let auth = match load(app, id) {
         Ok(a) => a,
         Err(e) => return auth_error(e),
     };
@@ -317,8 +403,8 @@ pub async fn login(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes) -
 }
 
 /// `POST /sca/{id}/context`: `context=PRIVATE` or `context=CORPORATE:{agreementId}`.
-pub async fn context(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes) -> Response {
-    let auth = match load(&app, id) {
+fn context_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
+    let auth = match load(app, id) {
         Ok(a) => a,
         Err(e) => return auth_error(e),
     };
@@ -365,8 +451,8 @@ pub async fn context(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes)
 
 /// `POST /sca/{id}/consent`: stores the consent for the ticked `account`s and redirects to
 /// the TPP with `psu-id`, `psu-corporate-id` (CORPORATE), `tpp-session-id`, `context`.
-pub async fn consent(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes) -> Response {
-    let auth = match load(&app, id) {
+fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
+    let auth = match load(app, id) {
         Ok(a) => a,
         Err(e) => return auth_error(e),
     };
@@ -582,9 +668,9 @@ fn cancel_auth(app: &App, auth: &Authorisation) -> Response {
 
 /// `POST /sca/{id}/cancel`: ends the SCA and redirects to the TPP with `system`, `status`
 /// (401), `code` (`CONSENT_INVALID`), `message`, `tpp-session-id`.
-pub async fn cancel(State(app): State<Arc<App>>, ScaId(id): ScaId) -> Response {
-    match load(&app, id) {
-        Ok(auth) => cancel_auth(&app, &auth),
+fn cancel_step(app: &App, id: Option<Uuid>) -> Response {
+    match load(app, id) {
+        Ok(auth) => cancel_auth(app, &auth),
         Err(e) => auth_error(e),
     }
 }
