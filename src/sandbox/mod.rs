@@ -34,6 +34,11 @@
 //!
 //! Unknown `/v1` paths answer 404 with a `RESOURCE_UNKNOWN` body, wrong methods 405
 //! `SERVICE_INVALID`; no input produces a 500.
+//!
+//! Against hostile clients: a repeated `X-Request-ID` is refused ([`replay`]), the SCA pages
+//! are bound to the PSU's browser ([`sca_guard`]), links come from
+//! [`SandboxConfig::public_url`] (never the `Host` header), and the server loop cuts slow
+//! clients off ([`serve`]).
 
 pub mod accounts;
 pub mod auth;

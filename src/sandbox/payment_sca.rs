@@ -25,7 +25,9 @@
 //! `code=PAYMENT_FAILED`, `message`, `tpp-session-id` (interface document, Errors: "Failed
 //! SCA: Redirect with system, status, code, message; PAYMENT_FAILED is one code").
 //!
-//! Unknown ids answer 404, used or expired (30 minutes) authorisations 410.
+//! Unknown ids answer 404, used or expired (30 minutes) authorisations 410. Every page and
+//! step is bound to the browser that opened the SCA (cookie, per-step form token, `Origin`:
+//! [`super::sca_guard`]); a step from elsewhere gets a 403 page.
 
 use std::sync::Arc;
 

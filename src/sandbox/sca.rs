@@ -7,7 +7,8 @@
 //! `POST /sca/{id}/consent` (`account=<resourceId>` repeated) advance it (each answers the
 //! next step's page, 200; the consent answers 302 to the TPP); `POST /sca/{id}/cancel` ends
 //! it with a failure redirect. A post that does not fit the current step gets the current
-//! step's page.
+//! step's page. Every page and step is bound to the browser that opened the SCA (cookie,
+//! per-step form token, `Origin`: [`sca_guard`]); a step from elsewhere gets a 403 page.
 //!
 //! The consent page also offers the PSU's card accounts (PRIVATE context) as `cardAccount`
 //! checkboxes ([`super::cards`]). A registration SCA ([`super::psu`], `GET /v1/users`) has
