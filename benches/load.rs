@@ -281,7 +281,9 @@ fn wrk_unique_run(creds: &Credentials, server: &Server, s: &Setup, path: &str, r
                     let mut out = Vec::new();
                     for _ in (t..n).step_by(threads) {
                         let hs = signed_at(creds, "GET", path, &[("PSU-ID", psu)], b"", date);
-                        out.extend_from_slice(format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n").as_bytes());
+                        out.extend_from_slice(
+                            format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n").as_bytes(),
+                        );
                         for (k, v) in &hs {
                             out.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
                         }

@@ -203,7 +203,9 @@ fn parse_public_url(s: &str) -> Result<String, String> {
         return Err(format!("{s:?} is not an absolute http(s) URL"));
     }
     if u.query().is_some() || u.fragment().is_some() || !u.username().is_empty() {
-        return Err(format!("{s:?} must not have a query, a fragment or credentials"));
+        return Err(format!(
+            "{s:?} must not have a query, a fragment or credentials"
+        ));
     }
     Ok(s.trim_end_matches('/').to_string())
 }

@@ -35,7 +35,12 @@ async fn a_repeated_x_request_id_is_refused_even_on_another_path_or_with_a_query
     let sb = TestSandbox::start().await;
     let id = uuid::Uuid::new_v4().to_string();
     let first = sb
-        .send("GET", "/v1/sandbox/customers", &[("X-Request-ID", &id)], None)
+        .send(
+            "GET",
+            "/v1/sandbox/customers",
+            &[("X-Request-ID", &id)],
+            None,
+        )
         .await;
     assert_eq!(first.status, 200, "{}", first.text);
     for path in [
@@ -115,7 +120,12 @@ async fn used_x_request_ids_are_still_refused_after_a_restart_on_a_file_database
     let id = uuid::Uuid::new_v4().to_string();
     let sb = TestSandbox::start_with(config()).await;
     let r = sb
-        .send("GET", "/v1/sandbox/customers", &[("X-Request-ID", &id)], None)
+        .send(
+            "GET",
+            "/v1/sandbox/customers",
+            &[("X-Request-ID", &id)],
+            None,
+        )
         .await;
     assert_eq!(r.status, 200, "{}", r.text);
     // The ids are written in the background; give the writer a few of its intervals.
@@ -123,7 +133,12 @@ async fn used_x_request_ids_are_still_refused_after_a_restart_on_a_file_database
     sb.stop().await;
     let sb = TestSandbox::start_with(config()).await;
     let r = sb
-        .send("GET", "/v1/sandbox/customers", &[("X-Request-ID", &id)], None)
+        .send(
+            "GET",
+            "/v1/sandbox/customers",
+            &[("X-Request-ID", &id)],
+            None,
+        )
         .await;
     assert_eq!(r.status, 400, "{}", r.text);
     assert_eq!(r.code(), Some("FORMAT_ERROR"));
@@ -140,7 +155,12 @@ async fn allow_replays_turns_the_check_off_for_load_benchmarks() {
     let id = uuid::Uuid::new_v4().to_string();
     for _ in 0..3 {
         let r = sb
-            .send("GET", "/v1/sandbox/customers", &[("X-Request-ID", &id)], None)
+            .send(
+                "GET",
+                "/v1/sandbox/customers",
+                &[("X-Request-ID", &id)],
+                None,
+            )
             .await;
         assert_eq!(r.status, 200, "{}", r.text);
     }
@@ -152,7 +172,12 @@ async fn allow_replays_turns_the_check_off_for_load_benchmarks() {
 
 async fn consent_link(sb: &TestSandbox, redirect: &str) -> String {
     let r = sb
-        .send("GET", "/v1/accounts", &[("TPP-Redirect-URI", redirect)], None)
+        .send(
+            "GET",
+            "/v1/accounts",
+            &[("TPP-Redirect-URI", redirect)],
+            None,
+        )
         .await;
     assert_eq!(r.status, 401, "{}", r.text);
     r.sca_redirect().unwrap().to_string()
@@ -233,7 +258,13 @@ async fn consent_sca_steps_from_another_browser_or_site_get_a_403_page_and_the_p
     .await;
     is_bank_403(r.status().as_u16(), &r.text().await.unwrap());
     for t in ["", "00000000000000000000000000000000"] {
-        let r = post(&psu, &action, &[("customerNumber", INGRID), ("token", t)], None).await;
+        let r = post(
+            &psu,
+            &action,
+            &[("customerNumber", INGRID), ("token", t)],
+            None,
+        )
+        .await;
         is_bank_403(r.status().as_u16(), &r.text().await.unwrap());
     }
     // ...and then finishes (with its own Origin, as a browser sends it).
@@ -257,7 +288,13 @@ async fn consent_sca_steps_from_another_browser_or_site_get_a_403_page_and_the_p
         .clone();
     assert_ne!(consent_token, token, "a token per step");
     // The login step's token posted again (the back button) shows the current page.
-    let r = post(&psu, &action, &[("customerNumber", INGRID), ("token", &token)], None).await;
+    let r = post(
+        &psu,
+        &action,
+        &[("customerNumber", INGRID), ("token", &token)],
+        None,
+    )
+    .await;
     assert_eq!(r.status(), 200);
     assert!(r.text().await.unwrap().contains("Give consent"));
     tick_all(&mut consent);
@@ -295,7 +332,13 @@ async fn payment_sca_steps_from_another_browser_get_a_403_page_and_the_psu_finis
         .into_iter()
         .find(|f| f.fields.iter().any(|(n, _)| n == "customerNumber"))
         .unwrap();
-    let token = login.fields.iter().find(|(n, _)| n == "token").unwrap().1.clone();
+    let token = login
+        .fields
+        .iter()
+        .find(|(n, _)| n == "token")
+        .unwrap()
+        .1
+        .clone();
     let evil = stranger();
     let decision = href.clone() + "/decision";
     for (url, pairs) in [
@@ -398,7 +441,10 @@ async fn slow_clients_are_cut_off_while_other_requests_are_served() {
     let trickle = std::thread::spawn(move || {
         let mut s = TcpStream::connect(addr).unwrap();
         let started = SystemTime::now();
-        for b in b"GET /v1/sandbox/customers HTTP/1.1\r\nHost: x\r\nX-Padding: ".iter().cycle() {
+        for b in b"GET /v1/sandbox/customers HTTP/1.1\r\nHost: x\r\nX-Padding: "
+            .iter()
+            .cycle()
+        {
             if s.write_all(&[*b]).is_err() {
                 break;
             }
@@ -427,16 +473,19 @@ async fn slow_clients_are_cut_off_while_other_requests_are_served() {
         let r = sb.send("GET", "/v1/sandbox/customers", &[], None).await;
         assert_eq!(r.status, 200, "{}", r.text);
     }
-    let (trickle, body, idle) = tokio::task::spawn_blocking(move || {
-        (trickle.join(), body.join(), idle.join())
-    })
-    .await
-    .unwrap();
+    let (trickle, body, idle) =
+        tokio::task::spawn_blocking(move || (trickle.join(), body.join(), idle.join()))
+            .await
+            .unwrap();
     trickle.expect("the trickling connection was closed");
     let body = body.unwrap();
     assert!(body.starts_with("HTTP/1.1 400"), "{body}");
     assert!(body.contains("did not arrive within"), "{body}");
-    assert_eq!(idle.unwrap(), "", "an idle connection is closed without an answer");
+    assert_eq!(
+        idle.unwrap(),
+        "",
+        "an idle connection is closed without an answer"
+    );
     assert!(serve::HEADER_READ_TIMEOUT <= Duration::from_secs(30));
     sb.stop().await;
 }
@@ -448,8 +497,7 @@ async fn slow_clients_are_cut_off_while_other_requests_are_served() {
 async fn a_redirect_uri_holding_psu_id_gets_the_sandbox_values_not_the_tpps() {
     let sb = fixed_sandbox().await;
     let fake = uuid::Uuid::new_v4().to_string();
-    let redirect =
-        format!("http://127.0.0.1:9/callback?psu-id={fake}&Context=CORPORATE&state=abc");
+    let redirect = format!("http://127.0.0.1:9/callback?psu-id={fake}&Context=CORPORATE&state=abc");
     let href = consent_link(&sb, &redirect).await;
     let to_tpp = common::sca::complete(&href, INGRID, "PRIVATE", tick_all, "Approve").await;
     let url = url::Url::parse(&to_tpp).unwrap();

@@ -42,7 +42,6 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::App;
-use super::{batch, sca_guard};
 use super::db::db_error;
 use super::errors::ApiError;
 use super::pages::{self, Page, esc, format_bban};
@@ -51,6 +50,7 @@ use super::payments::rows::{self, AuthorisationRow, PaymentRow, sca_status, stat
 use super::payments::{self, now_secs};
 use super::sca::{SCA_SYSTEM, psu_id};
 use super::store::{Agreement, Customer, TppId};
+use super::{batch, sca_guard};
 use crate::xs2a::model::{CustomerType, format_minor};
 use crate::xs2a::redirect::{PsuContext, ScaCallback, ScaFailure, ScaSuccess};
 
@@ -426,7 +426,7 @@ async fn show(State(app): State<Arc<App>>, Path(id): Path<String>, headers: Head
     };
     let browser = match sca_guard::open(&app, &id, &format!("/payment-sca/{id}"), &headers) {
         Ok(b) => b,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let page = render(&app, &scope);
     browser
@@ -453,7 +453,7 @@ async fn guarded(
     {
         Ok(sca_guard::Post::Current(b)) => (b, step(app, id.clone(), body)),
         Ok(sca_guard::Post::Stale(b)) => (b, render(app, &scope)),
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let now = current_step(app, &id);
     browser.finish(&id, now, response).await
@@ -497,9 +497,9 @@ fn login_step(app: &App, id: String, body: &[u8]) -> Response {
         Err(r) => return *r,
     };
     if scope.auth.sca_status != sca_status::RECEIVED {
-        return render(&app, &scope);
+        return render(app, &scope);
     }
-    let f = form(&body);
+    let f = form(body);
     let typed = field(&f, "customerNumber").unwrap_or("");
     let number: String = typed
         .chars()
@@ -508,7 +508,7 @@ fn login_step(app: &App, id: String, body: &[u8]) -> Response {
     let retry = |msg: &str| {
         page(
             StatusCode::BAD_REQUEST,
-            login_page(&app, &scope, typed, Some(msg)),
+            login_page(app, &scope, typed, Some(msg)),
         )
     };
     if number.is_empty() {
@@ -536,7 +536,7 @@ fn login_step(app: &App, id: String, body: &[u8]) -> Response {
              national identity number). Log in as that customer.",
         );
     }
-    let Some(agreement) = context_for(&app, &customer, &scope.payments) else {
+    let Some(agreement) = context_for(app, &customer, &scope.payments) else {
         let accounts: Vec<String> = scope
             .payments
             .iter()
@@ -575,8 +575,8 @@ fn login_step(app: &App, id: String, body: &[u8]) -> Response {
         Ok(true)
     });
     match moved {
-        Ok(_) => match load(&app, &id) {
-            Ok(s) => render(&app, &s),
+        Ok(_) => match load(app, &id) {
+            Ok(s) => render(app, &s),
             Err(r) => *r,
         },
         Err(e) => storage_page(e),
@@ -629,15 +629,15 @@ fn decision_step(app: &App, id: String, body: &[u8]) -> Response {
         Ok(s) => s,
         Err(r) => return *r,
     };
-    let f = form(&body);
+    let f = form(body);
     let action = field(&f, "action").unwrap_or("").to_ascii_lowercase();
     let approve = action == "approve";
     if !approve && action != "reject" {
-        return render(&app, &scope);
+        return render(app, &scope);
     }
     let identified = scope.auth.sca_status == sca_status::PSU_IDENTIFIED;
     if approve && !identified {
-        return render(&app, &scope);
+        return render(app, &scope);
     }
     let customer = scope
         .auth
@@ -650,11 +650,11 @@ fn decision_step(app: &App, id: String, body: &[u8]) -> Response {
         .as_deref()
         .and_then(|a| Uuid::parse_str(a).ok());
     let tpp = TppId(scope.auth.tpp.clone());
-    let now = now_secs(&app);
+    let now = now_secs(app);
     // Store reads happen before the transaction (the Store shares its connection), under
     // the execution lock (instant payments are executed at approval).
     let _executing = batch::execution_lock();
-    let mut prepared = batch::prepare(&app, &scope.payments);
+    let mut prepared = batch::prepare(app, &scope.payments);
     let outcome = app.db.write(|tx| {
         let Some(a) = rows::authorisation(tx, &id).map_err(db_error)? else {
             return Ok(Outcome::Stale);
@@ -698,8 +698,8 @@ fn decision_step(app: &App, id: String, body: &[u8]) -> Response {
     let auth = &scope.auth;
     match outcome {
         Err(e) => storage_page(e),
-        Ok(Outcome::Stale) => match load(&app, &id) {
-            Ok(s) => render(&app, &s),
+        Ok(Outcome::Stale) => match load(app, &id) {
+            Ok(s) => render(app, &s),
             Err(r) => *r,
         },
         Ok(Outcome::NothingLeft) => pages::error(
@@ -724,7 +724,7 @@ fn decision_step(app: &App, id: String, body: &[u8]) -> Response {
                 );
             }
             let Some(customer) = customer else {
-                return render(&app, &scope);
+                return render(app, &scope);
             };
             let callback = ScaCallback::Success(ScaSuccess {
                 psu_id: psu_id(&tpp, customer).to_string(),

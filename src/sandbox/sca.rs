@@ -275,7 +275,7 @@ pub async fn show(State(app): State<Arc<App>>, ScaId(id): ScaId, headers: Header
     let key = auth.id.to_string();
     let browser = match sca_guard::open(&app, &key, &format!("/sca/{key}"), &headers) {
         Ok(b) => b,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let page = render(&app, &auth, StatusCode::OK, None);
     browser.finish(&key, step_name(&auth.step), page).await
@@ -300,7 +300,7 @@ async fn guarded(
     let response = match sca_guard::post(app, &key, headers, &form(body), current, STEPS) {
         Ok(sca_guard::Post::Current(b)) => (b, step(app, id, body)),
         Ok(sca_guard::Post::Stale(b)) => (b, render(app, &auth, StatusCode::OK, None)),
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let (browser, response) = response;
     let now = load(app, id).ok().and_then(|a| step_name(&a.step));
@@ -354,9 +354,9 @@ fn login_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
         Err(e) => return auth_error(e),
     };
     if auth.step != ScaStep::Identify {
-        return next_page(&app, &auth);
+        return next_page(app, &auth);
     }
-    let f = form(&body);
+    let f = form(body);
     let typed = field(&f, "customerNumber").unwrap_or("");
     let number: String = typed
         .chars()
@@ -365,7 +365,7 @@ fn login_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
     let retry = |msg: &str| {
         page(
             StatusCode::BAD_REQUEST,
-            pages::login(&auth, &hints(&app), typed, Some(msg)),
+            pages::login(&auth, &hints(app), typed, Some(msg)),
         )
     };
     if number.is_empty() {
@@ -384,8 +384,8 @@ fn login_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
         ));
     }
     let no_agreements = app.store.agreements_held_by(customer.id).is_empty();
-    if no_agreements && psu::is_registration(&app, auth.id) {
-        return finish_registration(&app, &auth, customer.id, None);
+    if no_agreements && psu::is_registration(app, auth.id) {
+        return finish_registration(app, &auth, customer.id, None);
     }
     let step = if no_agreements {
         ScaStep::Consent {
@@ -398,7 +398,7 @@ fn login_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
         }
     };
     match app.store.set_step(auth.id, app.clock.now(), step) {
-        Ok(a) => next_page(&app, &a),
+        Ok(a) => next_page(app, &a),
         Err(e) => auth_error(e),
     }
 }
@@ -410,9 +410,9 @@ fn context_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
         Err(e) => return auth_error(e),
     };
     let ScaStep::ChooseContext { customer } = auth.step else {
-        return next_page(&app, &auth);
+        return next_page(app, &auth);
     };
-    let f = form(&body);
+    let f = form(body);
     let choice = field(&f, "context").unwrap_or("");
     let agreement = if choice.eq_ignore_ascii_case("PRIVATE") {
         None
@@ -426,7 +426,7 @@ fn context_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
             Some(a) => Some(a.id),
             None => {
                 return render(
-                    &app,
+                    app,
                     &auth,
                     StatusCode::BAD_REQUEST,
                     Some("Choose your own accounts or one of the listed companies."),
@@ -434,8 +434,8 @@ fn context_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
             }
         }
     };
-    if psu::is_registration(&app, auth.id) {
-        return finish_registration(&app, &auth, customer, agreement);
+    if psu::is_registration(app, auth.id) {
+        return finish_registration(app, &auth, customer, agreement);
     }
     match app.store.set_step(
         auth.id,
@@ -445,7 +445,7 @@ fn context_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
             agreement,
         },
     ) {
-        Ok(a) => next_page(&app, &a),
+        Ok(a) => next_page(app, &a),
         Err(e) => auth_error(e),
     }
 }
@@ -462,11 +462,11 @@ fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
         agreement,
     } = auth.step
     else {
-        return next_page(&app, &auth);
+        return next_page(app, &auth);
     };
-    let f = form(&body);
+    let f = form(body);
     if field(&f, "action").is_some_and(|a| a.eq_ignore_ascii_case("cancel")) {
-        return cancel_auth(&app, &auth);
+        return cancel_auth(app, &auth);
     }
     let offered: Vec<Uuid> = match agreement.and_then(|a| app.store.agreement(a)) {
         Some(a) => a.accounts,
@@ -490,7 +490,7 @@ fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
             Some(_) => {}
             None => {
                 return render(
-                    &app,
+                    app,
                     &auth,
                     StatusCode::BAD_REQUEST,
                     Some("One of the selected accounts is not offered here; choose again."),
@@ -520,7 +520,7 @@ fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
             Some(_) => {}
             None => {
                 return render(
-                    &app,
+                    app,
                     &auth,
                     StatusCode::BAD_REQUEST,
                     Some("One of the selected card accounts is not offered here; choose again."),
@@ -531,7 +531,7 @@ fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
     selected_cards.sort_by_key(|u| offered_cards.iter().position(|o| o == u));
     if selected.is_empty() && selected_cards.is_empty() {
         return render(
-            &app,
+            app,
             &auth,
             StatusCode::BAD_REQUEST,
             Some("Tick at least one account, or Cancel."),
@@ -559,7 +559,7 @@ fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
         Err(e) => return auth_error(e),
     };
     if let Err(e) = psu::record_completed_sca(
-        &app,
+        app,
         &auth.tpp,
         psu,
         &auth.tpp_session_id,

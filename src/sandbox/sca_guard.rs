@@ -87,7 +87,7 @@ pub fn forbidden(why: &str) -> Response {
     .into_response()
 }
 
-fn stored_hash(app: &App, id: &str) -> Result<Option<String>, Response> {
+fn stored_hash(app: &App, id: &str) -> Result<Option<String>, Box<Response>> {
     app.db
         .read(|c| {
             c.query_row(
@@ -97,7 +97,7 @@ fn stored_hash(app: &App, id: &str) -> Result<Option<String>, Response> {
             )
             .optional()
         })
-        .map_err(|_| storage_page())
+        .map_err(|_| Box::new(storage_page()))
 }
 
 fn storage_page() -> Response {
@@ -120,19 +120,26 @@ fn matching(headers: &HeaderMap, hash: &str) -> Option<String> {
 /// (`/sca/{id}`): binds it to this browser when nobody has opened it yet, else checks the
 /// cookie.
 ///
-/// Errors: the 403 page (another browser), or a 503 page (the database failed).
-pub fn open(app: &App, id: &str, path: &str, headers: &HeaderMap) -> Result<Browser, Response> {
+/// Errors: the 403 page (another browser), or a 503 page (the database failed), boxed.
+pub fn open(
+    app: &App,
+    id: &str,
+    path: &str,
+    headers: &HeaderMap,
+) -> Result<Browser, Box<Response>> {
     if let Some(hash) = stored_hash(app, id)? {
         return match matching(headers, &hash) {
             Some(secret) => Ok(Browser {
                 secret,
                 set_cookie: None,
             }),
-            None => Err(forbidden("This approval was opened in another browser.")),
+            None => Err(Box::new(forbidden(
+                "This approval was opened in another browser.",
+            ))),
         };
     }
     let mut raw = [0u8; 32];
-    aws_lc_rs::rand::fill(&mut raw).map_err(|_| storage_page())?;
+    aws_lc_rs::rand::fill(&mut raw).map_err(|_| Box::new(storage_page()))?;
     let secret = hex(&raw);
     let hash = sha256(&secret);
     let now = super::rules::secs(app.clock.now());
@@ -151,7 +158,7 @@ pub fn open(app: &App, id: &str, path: &str, headers: &HeaderMap) -> Result<Brow
             )
             .map_err(db::db_error)
         })
-        .map_err(|_| storage_page())?;
+        .map_err(|_| Box::new(storage_page()))?;
     if inserted == 0 {
         // Another request bound it a moment ago.
         return open(app, id, path, headers);
@@ -183,7 +190,7 @@ pub enum Post {
 /// the `token` of `form` against `current` (the step the authorisation is at) and `steps`
 /// (every step name).
 ///
-/// Errors: the 403 page, or a 503 page (the database failed).
+/// Errors: the 403 page, or a 503 page (the database failed), boxed.
 pub fn post(
     app: &App,
     id: &str,
@@ -191,17 +198,21 @@ pub fn post(
     form: &[(String, String)],
     current: &str,
     steps: &[&str],
-) -> Result<Post, Response> {
+) -> Result<Post, Box<Response>> {
     if let Some(origin) = headers.get(header::ORIGIN)
         && origin.as_bytes() != app.public_origin.as_bytes()
     {
-        return Err(forbidden("The form was sent from another site."));
+        return Err(Box::new(forbidden("The form was sent from another site.")));
     }
     let Some(hash) = stored_hash(app, id)? else {
-        return Err(forbidden("This approval was not opened in this browser."));
+        return Err(Box::new(forbidden(
+            "This approval was not opened in this browser.",
+        )));
     };
     let Some(secret) = matching(headers, &hash) else {
-        return Err(forbidden("This approval was opened in another browser."));
+        return Err(Box::new(forbidden(
+            "This approval was opened in another browser.",
+        )));
     };
     let browser = Browser {
         secret,
@@ -222,11 +233,14 @@ pub fn post(
     {
         return Ok(Post::Stale(browser));
     }
-    Err(forbidden("The form is not one this bank showed you."))
+    Err(Box::new(forbidden(
+        "The form is not one this bank showed you.",
+    )))
 }
 
 fn constant_eq(a: &str, b: &str) -> bool {
-    a.len() == b.len() && aws_lc_rs::constant_time::verify_slices_are_equal(a.as_bytes(), b.as_bytes()).is_ok()
+    a.len() == b.len()
+        && aws_lc_rs::constant_time::verify_slices_are_equal(a.as_bytes(), b.as_bytes()).is_ok()
 }
 
 impl Browser {

@@ -70,7 +70,8 @@ pub async fn serve(
             .timer(TokioTimer::new())
             .header_read_timeout(HEADER_READ_TIMEOUT)
             .keep_alive(true);
-        let conn = builder.serve_connection(TokioIo::new(IdleIo::new(stream, IDLE_TIMEOUT)), service);
+        let conn =
+            builder.serve_connection(TokioIo::new(IdleIo::new(stream, IDLE_TIMEOUT)), service);
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             if let Err(e) = conn.await {
@@ -106,7 +107,10 @@ pub async fn body_in_time(req: Request, next: Next) -> Response {
     )
     .await;
     match read {
-        Ok(Ok(bytes)) => next.run(Request::from_parts(parts, Body::from(bytes))).await,
+        Ok(Ok(bytes)) => {
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
         Ok(Err(_)) if v1 => ApiError::format(format!(
             "the request body could not be read or is larger than {MAX_BODY_BYTES} bytes"
         ))

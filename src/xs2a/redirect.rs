@@ -97,7 +97,11 @@ impl ScaCallback {
         let mut url = url::Url::parse(redirect_uri)?;
         let kept: Vec<(String, String)> = url
             .query_pairs()
-            .filter(|(k, _)| !REDIRECT_PARAMETERS.iter().any(|p| k.eq_ignore_ascii_case(p)))
+            .filter(|(k, _)| {
+                !REDIRECT_PARAMETERS
+                    .iter()
+                    .any(|p| k.eq_ignore_ascii_case(p))
+            })
             .map(|(k, v)| (k.into_owned(), v.into_owned()))
             .collect();
         url.set_query(None);
