@@ -519,3 +519,101 @@ async fn a_redirect_uri_holding_psu_id_gets_the_sandbox_values_not_the_tpps() {
     assert_eq!(success(&to_tpp).psu_id, psu_ids[0]);
     sb.stop().await;
 }
+
+// ---------------------------------------------------------------------------------------
+// The `sandbox serve` flags of items 8 and 10
+
+/// `sandbox serve --in-memory` with `args` on a free port; killed on drop.
+struct Served(std::process::Child, String);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve_with(args: &[&str]) -> Served {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_psd2-console"))
+        .args(["sandbox", "serve", "--in-memory", "--addr"])
+        .arg(format!("127.0.0.1:{port}"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let served = Served(child, format!("http://127.0.0.1:{port}"));
+    for _ in 0..600 {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return served;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("sandbox serve did not start");
+}
+
+/// The same signed `GET path` sent twice to `base`: both statuses and the first body.
+async fn twice(base: &str, path: &str) -> (u16, u16, serde_json::Value) {
+    let mut hs = vec![
+        ("X-Request-ID".to_string(), uuid::Uuid::new_v4().to_string()),
+        ("TPP-Redirect-URI".to_string(), REDIRECT.to_string()),
+        ("Host".to_string(), "evil.example".to_string()),
+    ];
+    psd2_console::signing::sign_request(
+        tpp(),
+        "GET",
+        path,
+        &mut hs,
+        b"",
+        psd2_console::signing::SignOptions {
+            request_target: false,
+            now: SystemTime::now(),
+        },
+    );
+    let http = reqwest::Client::new();
+    let mut out = Vec::new();
+    for _ in 0..2 {
+        let mut rb = http.get(format!("{base}{path}"));
+        for (n, v) in &hs {
+            rb = rb.header(n, v);
+        }
+        let r = rb.send().await.unwrap();
+        let status = r.status().as_u16();
+        out.push((status, r.json().await.unwrap_or(serde_json::Value::Null)));
+    }
+    (out[0].0, out[1].0, out[0].1.clone())
+}
+
+#[tokio::test]
+async fn sandbox_serve_takes_public_url_and_allow_replays() {
+    let s = serve_with(&["--public-url", "https://bank.example/sandbox/"]);
+    let (first, second, body) = twice(&s.1, "/v1/accounts").await;
+    assert_eq!((first, second), (401, 400), "{body}");
+    let href = body["_links"]["scaRedirect"]["href"].as_str().unwrap();
+    assert!(
+        href.starts_with("https://bank.example/sandbox/sca/"),
+        "{href}"
+    );
+    drop(s);
+    let s = serve_with(&["--allow-replays"]);
+    let (first, second, body) = twice(&s.1, "/v1/accounts").await;
+    assert_eq!((first, second), (401, 401), "{body}");
+    let href = body["_links"]["scaRedirect"]["href"].as_str().unwrap();
+    assert!(href.starts_with(&format!("{}/sca/", s.1)), "{href}");
+    // A --public-url that is not an absolute http(s) URL is refused.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_psd2-console"))
+        .args(["sandbox", "serve", "--in-memory", "--public-url", "ftp://x"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("absolute http(s) URL"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
