@@ -4,7 +4,11 @@
 //! `cargo bench --bench load` (needs `wrk`: `apt-get install -y wrk`)
 //!
 //! 1. Signed `GET /v1/accounts/{id}/transactions` (default page of 200) for 15 s with wrk:
-//!    requests/s and latency percentiles; every request's signature is verified.
+//!    requests/s and latency percentiles; every request's signature is verified. wrk sends
+//!    one signed request over and over, so these runs start the server with
+//!    `--allow-replays` (the replay check of `X-Request-ID` off). Then the same default page
+//!    with the check on: wrk cycles through unique requests signed beforehand (a Lua script,
+//!    [`REPLAY_LUA`]), for a shorter run sized to the requests signed.
 //! 2. 64 concurrent payment creations: each answer 201 with a distinct paymentId, and the
 //!    database holds exactly 64 payments afterwards (count from the SQLite file).
 //! 3. A restart in the middle of a run: writers create payments while the server is killed
@@ -49,9 +53,14 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn start_server(port: u16, db: Option<&Path>) -> Server {
+/// Starts `sandbox serve` on `port`; `allow_replays` turns the X-Request-ID check off (for
+/// wrk runs that send one signed request many times).
+fn start_server(port: u16, db: Option<&Path>, allow_replays: bool) -> Server {
     let mut cmd = Command::new(BIN);
     cmd.args(["sandbox", "serve", "--addr", &format!("127.0.0.1:{port}")]);
+    if allow_replays {
+        cmd.arg("--allow-replays");
+    }
     match db {
         Some(p) => cmd.arg("--db").arg(p),
         None => cmd.arg("--in-memory"),
@@ -72,13 +81,25 @@ fn start_server(port: u16, db: Option<&Path>) -> Server {
     }
 }
 
-/// Signed headers for a request (and the body bytes).
+/// Signed headers for a request (and the body bytes), dated now.
 fn signed(
     creds: &Credentials,
     method: &str,
     path: &str,
     extra: &[(&str, &str)],
     body: &[u8],
+) -> Vec<(String, String)> {
+    signed_at(creds, method, path, extra, body, SystemTime::now())
+}
+
+/// Signed headers for a request with a new X-Request-ID, dated `now`.
+fn signed_at(
+    creds: &Credentials,
+    method: &str,
+    path: &str,
+    extra: &[(&str, &str)],
+    body: &[u8],
+    now: SystemTime,
 ) -> Vec<(String, String)> {
     let mut hs: Vec<(String, String)> = vec![
         ("X-Request-ID".into(), uuid::Uuid::new_v4().to_string()),
@@ -99,7 +120,7 @@ fn signed(
         body,
         SignOptions {
             request_target: false,
-            now: SystemTime::now(),
+            now,
         },
     );
     hs
@@ -193,7 +214,7 @@ fn payment_body(bban: &str, n: usize) -> Vec<u8> {
 const PAYMENT_PATH: &str = "/v1/payments/norwegian-domestic-credit-transfers";
 
 fn scenario_transactions(rt: &tokio::runtime::Runtime, creds: &Credentials) {
-    let server = start_server(free_port(), None);
+    let server = start_server(free_port(), None, true);
     let s = rt.block_on(setup(&server.base, creds));
     let default_page = format!("/v1/accounts/{}/transactions", s.account_id);
     // The default page (200 booked + pending), then a 10-entry page to show the fixed cost
@@ -202,9 +223,123 @@ fn scenario_transactions(rt: &tokio::runtime::Runtime, creds: &Credentials) {
     // The default page as clients that accept gzip (reqwest, curl --compressed, browsers)
     // get it, then as plain JSON, then the small page.
     wrk_run(rt, creds, &server, &s, &default_page, Some("gzip"));
-    for path in [default_page, small_page] {
-        wrk_run(rt, creds, &server, &s, &path, None);
+    let mut rate = 0.0;
+    for path in [&default_page, &small_page] {
+        let r = wrk_run(rt, creds, &server, &s, path, None);
+        if path == &default_page {
+            rate = r;
+        }
     }
+    drop(server);
+    // The replay check on: a server without --allow-replays, unique pre-signed requests.
+    let server = start_server(free_port(), None, false);
+    let s = rt.block_on(setup(&server.base, creds));
+    let default_page = format!("/v1/accounts/{}/transactions", s.account_id);
+    wrk_unique_run(creds, &server, &s, &default_page, rate);
+}
+
+/// wrk's Lua script for the run with the replay check on: reads the pre-signed raw requests
+/// (separated by NUL bytes) from the file given after `--`, and sends each once, in order.
+/// Should wrk get through all of them, it starts over: those replays are answered 400 and
+/// show as "Non-2xx" (the run then reports it).
+const REPLAY_LUA: &str = r#"
+local reqs = {}
+local i = 0
+init = function(args)
+  local f = assert(io.open(args[1], "rb"))
+  local data = f:read("*a")
+  f:close()
+  for r in string.gmatch(data, "([^%z]+)%z") do
+    reqs[#reqs + 1] = r
+  end
+end
+request = function()
+  i = i + 1
+  if i > #reqs then i = 1 end
+  return reqs[i]
+end
+"#;
+
+/// Seconds of the run with the replay check on.
+const UNIQUE_RUN_SECS: u64 = 3;
+
+/// The run with the replay check on: signs enough unique requests for [`UNIQUE_RUN_SECS`] at
+/// 1.3 × `rate` (the req/s of the replaying run; at least 20,000 requests), on every core,
+/// each dated 30 s after its signing, so that it is inside the 60 s Date window from its
+/// signing until 90 s later (signing and the run must fit in that); then wrk cycles
+/// through them once.
+fn wrk_unique_run(creds: &Credentials, server: &Server, s: &Setup, path: &str, rate: f64) {
+    let n = ((rate * UNIQUE_RUN_SECS as f64 * 1.3) as usize).max(20_000);
+    let host = server.base.trim_start_matches("http://").to_string();
+    let started = Instant::now();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let chunks: Vec<Vec<u8>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (host, psu) = (&host, &s.psu_id);
+                scope.spawn(move || {
+                    let mut out = Vec::new();
+                    for _ in (t..n).step_by(threads) {
+                        let date = SystemTime::now() + Duration::from_secs(30);
+                        let hs = signed_at(creds, "GET", path, &[("PSU-ID", psu)], b"", date);
+                        out.extend_from_slice(
+                            format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n").as_bytes(),
+                        );
+                        for (k, v) in &hs {
+                            out.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
+                        }
+                        out.extend_from_slice(b"\r\n\0");
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let signing = started.elapsed();
+    assert!(
+        signing + Duration::from_secs(UNIQUE_RUN_SECS) < Duration::from_secs(85),
+        "signing {n} requests took {signing:?}: they would leave the Date window"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("requests.bin");
+    std::fs::write(&data, chunks.concat()).unwrap();
+    let script = dir.path().join("unique.lua");
+    std::fs::write(&script, REPLAY_LUA).unwrap();
+    let out = Command::new("wrk")
+        .args(["-t", "1", "-c", "64", "-d"])
+        .arg(format!("{UNIQUE_RUN_SECS}s"))
+        .arg("--latency")
+        .arg("-s")
+        .arg(&script)
+        .arg(format!("{}{path}", server.base))
+        .arg("--")
+        .arg(&data)
+        .output()
+        .expect("wrk (apt-get install -y wrk)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    println!(
+        "== signed GET {path}, replay check ON: {n} unique requests signed beforehand in {:.1} s, wrk -t1 -c64 -d{UNIQUE_RUN_SECS}s",
+        signing.as_secs_f64()
+    );
+    println!("{text}{}", String::from_utf8_lossy(&out.stderr));
+    if text.contains("Non-2xx") {
+        println!(
+            "   (wrk sent more than the {n} unique requests: the replays beyond them were refused with 400)"
+        );
+    }
+    assert!(
+        requests_per_sec(&text) > 0.0,
+        "wrk reported no requests: {text}"
+    );
+}
+
+/// `Requests/sec:` of wrk's output (0 when missing).
+fn requests_per_sec(wrk: &str) -> f64 {
+    wrk.lines()
+        .find_map(|l| l.trim().strip_prefix("Requests/sec:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0.0)
 }
 
 fn wrk_run(
@@ -214,7 +349,7 @@ fn wrk_run(
     s: &Setup,
     path: &str,
     accept_encoding: Option<&str>,
-) {
+) -> f64 {
     let mut hs = signed(creds, "GET", path, &[("PSU-ID", &s.psu_id)], b"");
     if let Some(coding) = accept_encoding {
         hs.push(("Accept-Encoding".into(), coding.into()));
@@ -250,12 +385,13 @@ fn wrk_run(
         !text.contains("Non-2xx"),
         "every request must be answered 200 (signature verified)"
     );
+    requests_per_sec(&text)
 }
 
 fn scenario_concurrent_payments(rt: &tokio::runtime::Runtime, creds: &Arc<Credentials>) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("sandbox.sqlite3");
-    let server = start_server(free_port(), Some(&db));
+    let server = start_server(free_port(), Some(&db), false);
     let s = rt.block_on(setup(&server.base, creds));
     let base = server.base.clone();
     let started = Instant::now();
@@ -319,7 +455,7 @@ fn scenario_restart(rt: &tokio::runtime::Runtime, creds: &Arc<Credentials>) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("sandbox.sqlite3");
     let port = free_port();
-    let mut server = start_server(port, Some(&db));
+    let mut server = start_server(port, Some(&db), false);
     let s = rt.block_on(setup(&server.base, creds));
     let base = server.base.clone();
     let committed = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
@@ -373,7 +509,7 @@ fn scenario_restart(rt: &tokio::runtime::Runtime, creds: &Arc<Credentials>) {
     let _ = server.child.kill();
     let _ = server.child.wait();
     std::thread::sleep(Duration::from_millis(300));
-    server = start_server(port, Some(&db));
+    server = start_server(port, Some(&db), false);
     std::thread::sleep(Duration::from_millis(1500));
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     for w in writers {

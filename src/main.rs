@@ -167,6 +167,15 @@ enum SandboxCommand {
         /// State database file (default: <data dir>/sandbox.sqlite3).
         #[arg(long, conflicts_with = "in_memory")]
         db: Option<PathBuf>,
+        /// Base URL of the links the sandbox hands out (scaRedirect), e.g.
+        /// https://sandbox.example when behind a proxy; never taken from the Host header.
+        /// Default: http://{addr}.
+        #[arg(long, value_parser = parse_public_url)]
+        public_url: Option<String>,
+        /// Accept a repeated X-Request-ID (turns the replay check off): only for load
+        /// benchmarks that send one signed request many times.
+        #[arg(long)]
+        allow_replays: bool,
     },
 }
 
@@ -200,6 +209,21 @@ enum ProfileCommand {
     List,
     /// One profile as TOML.
     Show { name: String },
+}
+
+/// `--public-url`: an absolute http(s) URL without query or fragment; kept without its
+/// trailing slash.
+fn parse_public_url(s: &str) -> Result<String, String> {
+    let u = url::Url::parse(s).map_err(|e| format!("{s:?} is not a URL: {e}"))?;
+    if !matches!(u.scheme(), "http" | "https") || !u.has_host() {
+        return Err(format!("{s:?} is not an absolute http(s) URL"));
+    }
+    if u.query().is_some() || u.fragment().is_some() || !u.username().is_empty() {
+        return Err(format!(
+            "{s:?} must not have a query, a fragment or credentials"
+        ));
+    }
+    Ok(s.trim_end_matches('/').to_string())
 }
 
 fn main() -> ExitCode {
@@ -243,6 +267,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     addr,
                     in_memory,
                     db,
+                    public_url,
+                    allow_replays,
                 },
         }) => {
             use psd2_console::sandbox::db::{Storage, default_file};
@@ -254,6 +280,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let described = psd2_console::sandbox::db::Db::describe(&storage);
             let config = psd2_console::sandbox::SandboxConfig {
                 storage,
+                public_url,
+                allow_replays,
                 ..Default::default()
             };
             // Bind first, so "listening" is said only once it is true.

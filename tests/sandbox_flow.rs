@@ -38,11 +38,31 @@ fn other_credentials() -> &'static Credentials {
 
 const REDIRECT: &str = "http://127.0.0.1:9/callback";
 
+/// One browser for the whole test binary: every client shares one cookie jar (the SCA
+/// pages bind each SCA to the browser that opened it).
 fn browser() -> reqwest::Client {
+    static JAR: OnceLock<Arc<reqwest::cookie::Jar>> = OnceLock::new();
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
+        .cookie_provider(JAR.get_or_init(Default::default).clone())
         .build()
         .unwrap()
+}
+
+/// The per-step form token of the last page of each SCA (`/sca/{id}` → token), as a
+/// browser posts the form of the page it shows.
+fn tokens() -> &'static Mutex<std::collections::HashMap<String, String>> {
+    static T: OnceLock<Mutex<std::collections::HashMap<String, String>>> = OnceLock::new();
+    T.get_or_init(Default::default)
+}
+
+/// `/sca/{id}` of an SCA page path.
+fn sca_key(path: &str) -> Option<String> {
+    let mut parts = path.trim_start_matches('/').split('/');
+    match (parts.next(), parts.next()) {
+        (Some(p @ ("sca" | "payment-sca")), Some(id)) => Some(format!("/{p}/{id}")),
+        _ => None,
+    }
 }
 
 /// A response: status, headers, raw text and JSON (Null when not JSON).
@@ -57,7 +77,13 @@ impl Reply {
     async fn of(r: reqwest::Response) -> Reply {
         let status = r.status();
         let headers = r.headers().clone();
+        let key = sca_key(r.url().path());
         let text = r.text().await.unwrap();
+        if let Some(key) = key
+            && let Some(token) = forms_token(&text)
+        {
+            tokens().lock().unwrap().insert(key, token);
+        }
         let json = serde_json::from_str(&text).unwrap_or(Value::Null);
         Reply {
             status,
@@ -235,6 +261,15 @@ struct Form {
     buttons: Vec<(String, String, Option<String>)>,
 }
 
+/// The `token` hidden input of the first form of `html`.
+fn forms_token(html: &str) -> Option<String> {
+    forms(html)
+        .into_iter()
+        .flat_map(|f| f.inputs)
+        .find(|i| i.name == "token")
+        .map(|i| i.value)
+}
+
 fn forms(html: &str) -> Vec<Form> {
     let doc = Html::parse_document(html);
     let form_sel = Selector::parse("form").unwrap();
@@ -292,10 +327,17 @@ async fn post_form(
     pairs: &[(&str, &str)],
 ) -> Reply {
     let url = url::Url::parse(base).unwrap().join(action).unwrap();
+    let mut pairs = pairs.to_vec();
+    let token = sca_key(url.path()).and_then(|k| tokens().lock().unwrap().get(&k).cloned());
+    if let Some(t) = &token
+        && !pairs.iter().any(|(k, _)| *k == "token")
+    {
+        pairs.push(("token", t));
+    }
     Reply::of(
         web.post(url)
             .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(urlencode(pairs))
+            .body(urlencode(&pairs))
             .send()
             .await
             .unwrap(),

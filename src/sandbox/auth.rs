@@ -140,7 +140,8 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
         .get(headers::X_REQUEST_ID)
         .filter(|v| !v.as_bytes().trim_ascii().is_empty())
         .cloned();
-    let mut response = match app.verifier.verify(&view, app.clock.now()) {
+    let now = app.clock.now();
+    let mut response = match app.verifier.verify(&view, now) {
         Err(e) => ApiError::from_verify(&e).into_response(),
         Ok(_) if request_id.is_none() => {
             ApiError::format("the X-Request-ID header is missing; every request needs one")
@@ -150,12 +151,29 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
             missing_redirect_uri().into_response()
         }
         Ok(verified) => {
-            parts.extensions.insert(app.tpps.of(&verified.certificate));
-            // The verified certificate itself (an `Arc<Certificate>`), for role checks such as
-            // `payments::require_role`.
-            parts.extensions.insert(verified.certificate.clone());
-            next.run(Request::from_parts(parts, Body::from(bytes)))
-                .await
+            let tpp = app.tpps.of(&verified.certificate);
+            // A repeated X-Request-ID of this TPP is a replay (see `super::replay`).
+            let refused = match (&app.replay, &request_id) {
+                (Some(guard), Some(id)) => {
+                    let id = String::from_utf8_lossy(id.as_bytes());
+                    guard
+                        .check(&tpp.id, &id, &parts.headers, now)
+                        .err()
+                        .map(|r| r.to_error(&id))
+                }
+                _ => None,
+            };
+            match refused {
+                Some(e) => e.into_response(),
+                None => {
+                    parts.extensions.insert(tpp);
+                    // The verified certificate itself (an `Arc<Certificate>`), for role checks
+                    // such as `payments::require_role`.
+                    parts.extensions.insert(verified.certificate.clone());
+                    next.run(Request::from_parts(parts, Body::from(bytes)))
+                        .await
+                }
+            }
         }
     };
     if let Some(id) = request_id {

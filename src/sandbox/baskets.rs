@@ -376,7 +376,7 @@ async fn create(
         Some(a) => {
             links.insert(
                 names::SCA_REDIRECT.into(),
-                link(payments::sca_href(&headers, &a.id), &["GET"]),
+                link(payments::sca_href(&app, &a.id), &["GET"]),
             );
             links.insert(
                 "scaStatus".into(),
@@ -550,7 +550,7 @@ async fn start_authorisation(
         rows::insert_authorisation(tx, &auth).map_err(db_error)
     })?;
     Ok(payments::start_sca_response(
-        &headers,
+        &app,
         &basket_path(&id),
         &auth.id,
         true,

@@ -89,23 +89,9 @@ pub fn header<'a>(h: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, ApiEr
     }
 }
 
-/// `http://{Host}` of the request (the sandbox serves plain HTTP); `http://localhost` when
-/// the Host header is missing or not a plain `host[:port]`.
-pub fn base_url(h: &HeaderMap) -> String {
-    let host = h
-        .get(axum::http::header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|s| s.parse::<axum::http::uri::Authority>().ok())
-        .filter(|a| !a.as_str().contains('@'));
-    match host {
-        Some(a) => format!("http://{}", a.as_str()),
-        None => "http://localhost".to_string(),
-    }
-}
-
 /// Starts an SCA authorisation for this request; returns its id and the absolute
-/// `scaRedirect` href (`http://{Host}/sca/{id}`). `why` says why SCA is needed (for the
-/// message when `TPP-Redirect-URI` is missing). Records `TPP-Session-ID`, generating one
+/// `scaRedirect` href (`{public_url}/sca/{id}`, [`App::public_url`], never the request's
+/// `Host`). `why` says why SCA is needed (for the message when `TPP-Redirect-URI` is missing). Records `TPP-Session-ID`, generating one
 /// when absent.
 ///
 /// Errors: 400 `FORMAT_ERROR` when `TPP-Redirect-URI` is missing or not an absolute http(s)
@@ -150,7 +136,7 @@ pub fn begin_sca(
         step: ScaStep::Identify,
     };
     let id = auth.id;
-    let href = format!("{}/sca/{}", base_url(h), id);
+    let href = format!("{}/sca/{}", app.public_url, id);
     app.store.insert_authorisation(auth, now);
     Ok((id, href))
 }

@@ -34,6 +34,11 @@
 //!
 //! Unknown `/v1` paths answer 404 with a `RESOURCE_UNKNOWN` body, wrong methods 405
 //! `SERVICE_INVALID`; no input produces a 500.
+//!
+//! Against hostile clients: a repeated `X-Request-ID` is refused ([`replay`]), the SCA pages
+//! are bound to the PSU's browser ([`sca_guard`]), links come from
+//! [`SandboxConfig::public_url`] (never the `Host` header), and the server loop cuts slow
+//! clients off ([`serve`]).
 
 pub mod accounts;
 pub mod auth;
@@ -52,16 +57,19 @@ pub mod pages;
 pub mod payment_sca;
 pub mod payments;
 pub mod psu;
+pub mod replay;
 pub mod rules;
 pub mod sca;
+pub mod sca_guard;
 pub mod seed;
+pub mod serve;
 pub mod store;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use tokio::sync::oneshot;
@@ -86,6 +94,14 @@ pub struct SandboxConfig {
     pub observer: Option<observe::ResponseObserver>,
     /// Where the state lives (default: in memory).
     pub storage: db::Storage,
+    /// Accept a repeated `X-Request-ID` (no replay check, see [`replay`]): only for load
+    /// benchmarks that send one signed request many times (`sandbox serve --allow-replays`).
+    pub allow_replays: bool,
+    /// The base URL of absolute links (`scaRedirect`, the home page), e.g.
+    /// `https://sandbox.example` (no trailing slash); never taken from the request's `Host`.
+    /// `None`: `http://{listen address}` in [`spawn`] and [`serve_forever`],
+    /// `http://localhost` for a bare [`router`].
+    pub public_url: Option<String>,
 }
 
 /// Shared state of the handlers.
@@ -102,6 +118,13 @@ pub struct App {
     pub decisions: consent::Decisions,
     /// TPP identities per verified certificate (see [`auth::TppCache`]).
     pub tpps: auth::TppCache,
+    /// `X-Request-ID`s already used ([`replay`]); `None` with `allow_replays`.
+    pub replay: Option<replay::ReplayGuard>,
+    /// Base of absolute links, without a trailing slash ([`SandboxConfig::public_url`]).
+    pub public_url: String,
+    /// The origin (`scheme://host[:port]`) of `public_url`: form posts of the SCA pages
+    /// with another `Origin` are refused ([`sca_guard`]).
+    pub public_origin: String,
 }
 
 impl App {
@@ -116,6 +139,24 @@ impl App {
         };
         db.migrate(MIGRATIONS).map_err(open_error)?;
         let store = Store::open(db.clone(), seed::seed).map_err(open_error)?;
+        let max_skew = config.verify_policy.max_skew_secs;
+        let replay = match (&config.storage, config.allow_replays) {
+            (_, true) => None,
+            (db::Storage::InMemory, false) => Some(replay::ReplayGuard::in_memory(max_skew)),
+            (db::Storage::File(f), false) => Some(
+                replay::ReplayGuard::persistent(f, max_skew, config.clock.now())
+                    .map_err(open_error)?,
+            ),
+        };
+        let public_url = config
+            .public_url
+            .as_deref()
+            .unwrap_or("http://localhost")
+            .trim_end_matches('/')
+            .to_string();
+        let public_origin = url::Url::parse(&public_url)
+            .map(|u| u.origin().ascii_serialization())
+            .unwrap_or_else(|_| public_url.clone());
         Ok(App {
             clock: config.clock,
             store,
@@ -124,6 +165,9 @@ impl App {
             pages: accounts::PageCache::default(),
             decisions: consent::Decisions::default(),
             tpps: auth::TppCache::default(),
+            replay,
+            public_url,
+            public_origin,
         })
     }
 }
@@ -136,10 +180,11 @@ pub const MIGRATIONS: &[db::Migration] = &[
     cards::MIGRATION,
     consent::MIGRATION,
     payments::MIGRATION,
+    sca_guard::MIGRATION,
 ];
 
-/// The sandbox's routes over its state. Absolute links (`scaRedirect`) use `http://{Host}`
-/// of each request.
+/// The sandbox's routes over its state. Absolute links (`scaRedirect`) start with
+/// [`SandboxConfig::public_url`], never with the request's `Host`.
 ///
 /// Errors: the state database cannot be opened.
 pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
@@ -176,6 +221,7 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
             app.clone(),
             auth::verify_v1,
         ))
+        .layer(axum::middleware::from_fn(serve::body_in_time))
         .with_state(app);
     Ok(match observer {
         Some(o) => router.layer(axum::middleware::from_fn(move |req, next| {
@@ -185,10 +231,10 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
     })
 }
 
-async fn home(headers: HeaderMap) -> pages::Page {
+async fn home(axum::extract::State(app): axum::extract::State<Arc<App>>) -> pages::Page {
     pages::Page {
         status: StatusCode::OK,
-        html: pages::home(&consent::base_url(&headers)),
+        html: pages::home(&app.public_url),
     }
 }
 
@@ -257,21 +303,22 @@ impl SandboxHandle {
     }
 }
 
-/// Binds `addr` (e.g. `127.0.0.1:0`) and serves the sandbox in a tokio task.
+/// Binds `addr` (e.g. `127.0.0.1:0`) and serves the sandbox in a tokio task, with the
+/// timeouts of [`serve`]. Links use `http://{bound address}` unless `config.public_url` is
+/// set.
 ///
 /// Errors: binding fails.
-pub async fn spawn(addr: SocketAddr, config: SandboxConfig) -> std::io::Result<SandboxHandle> {
+pub async fn spawn(addr: SocketAddr, mut config: SandboxConfig) -> std::io::Result<SandboxHandle> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let (tx, rx) = oneshot::channel::<()>();
+    config
+        .public_url
+        .get_or_insert_with(|| format!("http://{addr}"));
     let app = router(config).map_err(std::io::Error::other)?;
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = rx.await;
-            })
-            .await
-    });
+    let task = tokio::spawn(serve::serve(listener, app, async move {
+        let _ = rx.await;
+    }));
     Ok(SandboxHandle {
         addr,
         base_url: format!("http://{addr}"),
@@ -280,12 +327,18 @@ pub async fn spawn(addr: SocketAddr, config: SandboxConfig) -> std::io::Result<S
     })
 }
 
-/// Binds `addr` and serves the sandbox until the process ends (`psd2-console sandbox serve`).
+/// Binds `addr` and serves the sandbox until the process ends (`psd2-console sandbox serve`),
+/// with the timeouts of [`serve`]. Links use `http://{bound address}` unless
+/// `config.public_url` is set (`--public-url`).
 ///
 /// Errors: binding or serving fails.
-pub async fn serve_forever(addr: SocketAddr, config: SandboxConfig) -> std::io::Result<()> {
+pub async fn serve_forever(addr: SocketAddr, mut config: SandboxConfig) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
-    tracing::info!(addr = %listener.local_addr()?, "sandbox ASPSP listening");
+    let bound = listener.local_addr()?;
+    tracing::info!(addr = %bound, "sandbox ASPSP listening");
+    config
+        .public_url
+        .get_or_insert_with(|| format!("http://{bound}"));
     let app = router(config).map_err(std::io::Error::other)?;
-    axum::serve(listener, app).await
+    serve::serve(listener, app, std::future::pending()).await
 }

@@ -33,7 +33,10 @@ impl IntoResponse for Page {
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
             (header::CACHE_CONTROL, "no-store"),
             (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-            (header::REFERRER_POLICY, "no-referrer"),
+            // Not `no-referrer`: with it browsers send `Origin: null` on the pages' own form
+            // posts, which the SCA guard refuses; `same-origin` still sends nothing to the
+            // TPP or any other site.
+            (header::REFERRER_POLICY, "same-origin"),
             (
                 header::CONTENT_SECURITY_POLICY,
                 "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'",

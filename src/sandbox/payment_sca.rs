@@ -25,14 +25,16 @@
 //! `code=PAYMENT_FAILED`, `message`, `tpp-session-id` (interface document, Errors: "Failed
 //! SCA: Redirect with system, status, code, message; PAYMENT_FAILED is one code").
 //!
-//! Unknown ids answer 404, used or expired (30 minutes) authorisations 410.
+//! Unknown ids answer 404, used or expired (30 minutes) authorisations 410. Every page and
+//! step is bound to the browser that opened the SCA (cookie, per-step form token, `Origin`:
+//! [`super::sca_guard`]); a step from elsewhere gets a 403 page.
 
 use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use rusqlite::Connection;
@@ -40,7 +42,6 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::App;
-use super::batch;
 use super::db::db_error;
 use super::errors::ApiError;
 use super::pages::{self, Page, esc, format_bban};
@@ -49,6 +50,7 @@ use super::payments::rows::{self, AuthorisationRow, PaymentRow, sca_status, stat
 use super::payments::{self, now_secs};
 use super::sca::{SCA_SYSTEM, psu_id};
 use super::store::{Agreement, Customer, TppId};
+use super::{batch, sca_guard};
 use crate::xs2a::model::{CustomerType, format_minor};
 use crate::xs2a::redirect::{PsuContext, ScaCallback, ScaFailure, ScaSuccess};
 
@@ -395,12 +397,86 @@ fn render(app: &App, scope: &Scope) -> Response {
     page(StatusCode::OK, login_page(app, scope, "", None))
 }
 
-/// `GET /payment-sca/{id}`.
-async fn show(State(app): State<Arc<App>>, Path(id): Path<String>) -> Response {
-    match load(&app, &id) {
-        Ok(scope) => render(&app, &scope),
-        Err(r) => *r,
+/// The steps' names in the per-step form tokens ([`sca_guard`]).
+const STEPS: &[&str] = &["login", "decision"];
+
+fn step_name(sca_status: &str) -> Option<&'static str> {
+    match sca_status {
+        sca_status::RECEIVED => Some("login"),
+        sca_status::PSU_IDENTIFIED => Some("decision"),
+        _ => None,
     }
+}
+
+/// The step authorisation `id` is at now (`None`: finished, expired or unknown).
+fn current_step(app: &App, id: &str) -> Option<&'static str> {
+    let auth = app.db.read(|c| rows::authorisation(c, id)).ok().flatten()?;
+    if payments::effective_sca_status(&auth, now_secs(app)) != auth.sca_status {
+        return None;
+    }
+    step_name(&auth.sca_status)
+}
+
+/// `GET /payment-sca/{id}`: the current step's page; the first opening binds the SCA to
+/// this browser, later ones must come from it ([`sca_guard::open`]).
+async fn show(State(app): State<Arc<App>>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+    let scope = match load(&app, &id) {
+        Ok(scope) => scope,
+        Err(r) => return *r,
+    };
+    let browser = match sca_guard::open(&app, &id, &format!("/payment-sca/{id}"), &headers) {
+        Ok(b) => b,
+        Err(r) => return *r,
+    };
+    let page = render(&app, &scope);
+    browser
+        .finish(&id, step_name(&scope.auth.sca_status), page)
+        .await
+}
+
+/// Runs `step` for a form post that passes [`sca_guard::post`] (the bound browser, its
+/// own site, the current step's token); answers the current page for a token of an
+/// earlier step, the 403 page otherwise.
+async fn guarded(
+    app: &App,
+    id: String,
+    headers: &HeaderMap,
+    body: &[u8],
+    step: impl FnOnce(&App, String, &[u8]) -> Response,
+) -> Response {
+    let scope = match load(app, &id) {
+        Ok(scope) => scope,
+        Err(r) => return *r,
+    };
+    let current = step_name(&scope.auth.sca_status).unwrap_or("finished");
+    let (browser, response) = match sca_guard::post(app, &id, headers, &form(body), current, STEPS)
+    {
+        Ok(sca_guard::Post::Current(b)) => (b, step(app, id.clone(), body)),
+        Ok(sca_guard::Post::Stale(b)) => (b, render(app, &scope)),
+        Err(r) => return *r,
+    };
+    let now = current_step(app, &id);
+    browser.finish(&id, now, response).await
+}
+
+/// `POST /payment-sca/{id}/login`: see [`login_step`].
+async fn login(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    guarded(&app, id, &headers, &body, login_step).await
+}
+
+/// `POST /payment-sca/{id}/decision`: see [`decision_step`].
+async fn decision(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    guarded(&app, id, &headers, &body, decision_step).await
 }
 
 fn form(body: &[u8]) -> Vec<(String, String)> {
@@ -415,15 +491,15 @@ fn field<'a>(f: &'a [(String, String)], name: &str) -> Option<&'a str> {
 }
 
 /// `POST /payment-sca/{id}/login` (`customerNumber`; spaces and dots ignored).
-async fn login(State(app): State<Arc<App>>, Path(id): Path<String>, body: Bytes) -> Response {
-    let scope = match load(&app, &id) {
+fn login_step(app: &App, id: String, body: &[u8]) -> Response {
+    let scope = match load(app, &id) {
         Ok(s) => s,
         Err(r) => return *r,
     };
     if scope.auth.sca_status != sca_status::RECEIVED {
-        return render(&app, &scope);
+        return render(app, &scope);
     }
-    let f = form(&body);
+    let f = form(body);
     let typed = field(&f, "customerNumber").unwrap_or("");
     let number: String = typed
         .chars()
@@ -432,7 +508,7 @@ async fn login(State(app): State<Arc<App>>, Path(id): Path<String>, body: Bytes)
     let retry = |msg: &str| {
         page(
             StatusCode::BAD_REQUEST,
-            login_page(&app, &scope, typed, Some(msg)),
+            login_page(app, &scope, typed, Some(msg)),
         )
     };
     if number.is_empty() {
@@ -460,7 +536,7 @@ async fn login(State(app): State<Arc<App>>, Path(id): Path<String>, body: Bytes)
              national identity number). Log in as that customer.",
         );
     }
-    let Some(agreement) = context_for(&app, &customer, &scope.payments) else {
+    let Some(agreement) = context_for(app, &customer, &scope.payments) else {
         let accounts: Vec<String> = scope
             .payments
             .iter()
@@ -499,8 +575,8 @@ async fn login(State(app): State<Arc<App>>, Path(id): Path<String>, body: Bytes)
         Ok(true)
     });
     match moved {
-        Ok(_) => match load(&app, &id) {
-            Ok(s) => render(&app, &s),
+        Ok(_) => match load(app, &id) {
+            Ok(s) => render(app, &s),
             Err(r) => *r,
         },
         Err(e) => storage_page(e),
@@ -548,20 +624,20 @@ enum Outcome {
 }
 
 /// `POST /payment-sca/{id}/decision` (`action=approve` or `action=reject`).
-async fn decision(State(app): State<Arc<App>>, Path(id): Path<String>, body: Bytes) -> Response {
-    let scope = match load(&app, &id) {
+fn decision_step(app: &App, id: String, body: &[u8]) -> Response {
+    let scope = match load(app, &id) {
         Ok(s) => s,
         Err(r) => return *r,
     };
-    let f = form(&body);
+    let f = form(body);
     let action = field(&f, "action").unwrap_or("").to_ascii_lowercase();
     let approve = action == "approve";
     if !approve && action != "reject" {
-        return render(&app, &scope);
+        return render(app, &scope);
     }
     let identified = scope.auth.sca_status == sca_status::PSU_IDENTIFIED;
     if approve && !identified {
-        return render(&app, &scope);
+        return render(app, &scope);
     }
     let customer = scope
         .auth
@@ -574,11 +650,11 @@ async fn decision(State(app): State<Arc<App>>, Path(id): Path<String>, body: Byt
         .as_deref()
         .and_then(|a| Uuid::parse_str(a).ok());
     let tpp = TppId(scope.auth.tpp.clone());
-    let now = now_secs(&app);
+    let now = now_secs(app);
     // Store reads happen before the transaction (the Store shares its connection), under
     // the execution lock (instant payments are executed at approval).
     let _executing = batch::execution_lock();
-    let mut prepared = batch::prepare(&app, &scope.payments);
+    let mut prepared = batch::prepare(app, &scope.payments);
     let outcome = app.db.write(|tx| {
         let Some(a) = rows::authorisation(tx, &id).map_err(db_error)? else {
             return Ok(Outcome::Stale);
@@ -622,8 +698,8 @@ async fn decision(State(app): State<Arc<App>>, Path(id): Path<String>, body: Byt
     let auth = &scope.auth;
     match outcome {
         Err(e) => storage_page(e),
-        Ok(Outcome::Stale) => match load(&app, &id) {
-            Ok(s) => render(&app, &s),
+        Ok(Outcome::Stale) => match load(app, &id) {
+            Ok(s) => render(app, &s),
             Err(r) => *r,
         },
         Ok(Outcome::NothingLeft) => pages::error(
@@ -648,7 +724,7 @@ async fn decision(State(app): State<Arc<App>>, Path(id): Path<String>, body: Byt
                 );
             }
             let Some(customer) = customer else {
-                return render(&app, &scope);
+                return render(app, &scope);
             };
             let callback = ScaCallback::Success(ScaSuccess {
                 psu_id: psu_id(&tpp, customer).to_string(),

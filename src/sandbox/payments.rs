@@ -410,9 +410,10 @@ pub fn payment_path(service: Service, product: &str, id: &str) -> String {
     format!("/v1/{}/{product}/{id}", service.segment())
 }
 
-/// The absolute URL of the payment SCA page of authorisation `auth`.
-pub fn sca_href(h: &HeaderMap, auth: &str) -> String {
-    format!("{}/payment-sca/{auth}", consent::base_url(h))
+/// The absolute URL of the payment SCA page of authorisation `auth` (under
+/// [`App::public_url`], never the request's `Host`).
+pub fn sca_href(app: &App, auth: &str) -> String {
+    format!("{}/payment-sca/{auth}", app.public_url)
 }
 
 /// A random authorisation id without a run of ten or more decimal digits (as the consent
@@ -656,7 +657,7 @@ async fn create<const S: u8>(
         Some(a) => {
             links.insert(
                 names::SCA_REDIRECT.into(),
-                Link::href(sca_href(&headers, &a.id)),
+                Link::href(sca_href(&app, &a.id)),
             );
             links.insert(
                 "scaStatus".into(),
@@ -913,12 +914,12 @@ async fn start_authorisation<const S: u8>(
         rows::insert_authorisation(tx, &auth).map_err(db_error)
     })?;
     let self_path = payment_path(service, &p.product, &id);
-    Ok(start_sca_response(&headers, &self_path, &auth.id, false))
+    Ok(start_sca_response(&app, &self_path, &auth.id, false))
 }
 
 /// 201 `startScaprocessResponse` for authorisation `auth` under `resource_path`
 /// (`verbs` added on basket links, interface document's Link).
-pub fn start_sca_response(h: &HeaderMap, resource_path: &str, auth: &str, verbs: bool) -> Response {
+pub fn start_sca_response(app: &App, resource_path: &str, auth: &str, verbs: bool) -> Response {
     let link = |href: String, v: &[&str]| {
         if verbs {
             Link::with_verbs(href, v)
@@ -930,7 +931,7 @@ pub fn start_sca_response(h: &HeaderMap, resource_path: &str, auth: &str, verbs:
     let mut links = Links::new();
     links.insert(
         names::SCA_REDIRECT.into(),
-        link(sca_href(h, auth), &["GET"]),
+        link(sca_href(app, auth), &["GET"]),
     );
     links.insert("scaStatus".into(), link(status_path.clone(), &["GET"]));
     json_response(

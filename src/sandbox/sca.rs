@@ -7,7 +7,8 @@
 //! `POST /sca/{id}/consent` (`account=<resourceId>` repeated) advance it (each answers the
 //! next step's page, 200; the consent answers 302 to the TPP); `POST /sca/{id}/cancel` ends
 //! it with a failure redirect. A post that does not fit the current step gets the current
-//! step's page.
+//! step's page. Every page and step is bound to the browser that opened the SCA (cookie,
+//! per-step form token, `Origin`: [`sca_guard`]); a step from elsewhere gets a 403 page.
 //!
 //! The consent page also offers the PSU's card accounts (PRIVATE context) as `cardAccount`
 //! checkboxes ([`super::cards`]). A registration SCA ([`super::psu`], `GET /v1/users`) has
@@ -19,7 +20,7 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use uuid::Uuid;
 
@@ -28,7 +29,7 @@ use super::pages::{self, Hint, Page};
 use super::store::{
     Authorisation, AuthorisationError, CardAccount, Consent, ConsentKey, ScaStep, TppId,
 };
-use super::{cards, psu, rules};
+use super::{cards, psu, rules, sca_guard};
 use crate::xs2a::model::CustomerType;
 use crate::xs2a::redirect::{PsuContext, ScaCallback, ScaFailure, ScaSuccess};
 
@@ -252,24 +253,110 @@ fn render(app: &App, auth: &Authorisation, status: StatusCode, error: Option<&st
     }
 }
 
-/// `GET /sca/{id}`: the current step's page.
-pub async fn show(State(app): State<Arc<App>>, ScaId(id): ScaId) -> Response {
-    match load(&app, id) {
-        Ok(auth) => render(&app, &auth, StatusCode::OK, None),
-        Err(e) => auth_error(e),
+/// The steps' names in the per-step form tokens ([`sca_guard`]).
+const STEPS: &[&str] = &["identify", "context", "consent"];
+
+fn step_name(step: &ScaStep) -> Option<&'static str> {
+    match step {
+        ScaStep::Identify => Some("identify"),
+        ScaStep::ChooseContext { .. } => Some("context"),
+        ScaStep::Consent { .. } => Some("consent"),
+        ScaStep::Finished => None,
     }
 }
 
-/// `POST /sca/{id}/login`: identifies the PSU by `customerNumber` (spaces and dots ignored).
-pub async fn login(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes) -> Response {
+/// `GET /sca/{id}`: the current step's page; the first opening binds the SCA to this
+/// browser, later ones must come from it ([`sca_guard::open`]).
+pub async fn show(State(app): State<Arc<App>>, ScaId(id): ScaId, headers: HeaderMap) -> Response {
     let auth = match load(&app, id) {
         Ok(a) => a,
         Err(e) => return auth_error(e),
     };
+    let key = auth.id.to_string();
+    let browser = match sca_guard::open(&app, &key, &format!("/sca/{key}"), &headers) {
+        Ok(b) => b,
+        Err(r) => return *r,
+    };
+    let page = render(&app, &auth, StatusCode::OK, None);
+    browser.finish(&key, step_name(&auth.step), page).await
+}
+
+/// Runs `step` for a form post of authorisation `id` that passes [`sca_guard::post`]
+/// (the bound browser, its own site, the current step's token); answers the current page
+/// for a token of an earlier step, the 403 page otherwise.
+async fn guarded(
+    app: &App,
+    id: Option<Uuid>,
+    headers: &HeaderMap,
+    body: &[u8],
+    step: impl FnOnce(&App, Option<Uuid>, &[u8]) -> Response,
+) -> Response {
+    let auth = match load(app, id) {
+        Ok(a) => a,
+        Err(e) => return auth_error(e),
+    };
+    let key = auth.id.to_string();
+    let current = step_name(&auth.step).unwrap_or("finished");
+    let response = match sca_guard::post(app, &key, headers, &form(body), current, STEPS) {
+        Ok(sca_guard::Post::Current(b)) => (b, step(app, id, body)),
+        Ok(sca_guard::Post::Stale(b)) => (b, render(app, &auth, StatusCode::OK, None)),
+        Err(r) => return *r,
+    };
+    let (browser, response) = response;
+    let now = load(app, id).ok().and_then(|a| step_name(&a.step));
+    browser.finish(&key, now, response).await
+}
+
+/// `POST /sca/{id}/login`: see [`login_step`], behind [`sca_guard::post`].
+pub async fn login(
+    State(app): State<Arc<App>>,
+    ScaId(id): ScaId,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    guarded(&app, id, &headers, &body, login_step).await
+}
+
+/// `POST /sca/{id}/context`: see [`context_step`], behind [`sca_guard::post`].
+pub async fn context(
+    State(app): State<Arc<App>>,
+    ScaId(id): ScaId,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    guarded(&app, id, &headers, &body, context_step).await
+}
+
+/// `POST /sca/{id}/consent`: see [`consent_step`], behind [`sca_guard::post`].
+pub async fn consent(
+    State(app): State<Arc<App>>,
+    ScaId(id): ScaId,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    guarded(&app, id, &headers, &body, consent_step).await
+}
+
+/// `POST /sca/{id}/cancel`: see [`cancel_step`], behind [`sca_guard::post`].
+pub async fn cancel(
+    State(app): State<Arc<App>>,
+    ScaId(id): ScaId,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    guarded(&app, id, &headers, &body, |app, id, _| cancel_step(app, id)).await
+}
+
+/// `POST /sca/{id}/login`: identifies the PSU by `customerNumber` (spaces and dots ignored).
+fn login_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
+    let auth = match load(app, id) {
+        Ok(a) => a,
+        Err(e) => return auth_error(e),
+    };
     if auth.step != ScaStep::Identify {
-        return next_page(&app, &auth);
+        return next_page(app, &auth);
     }
-    let f = form(&body);
+    let f = form(body);
     let typed = field(&f, "customerNumber").unwrap_or("");
     let number: String = typed
         .chars()
@@ -278,7 +365,7 @@ pub async fn login(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes) -
     let retry = |msg: &str| {
         page(
             StatusCode::BAD_REQUEST,
-            pages::login(&auth, &hints(&app), typed, Some(msg)),
+            pages::login(&auth, &hints(app), typed, Some(msg)),
         )
     };
     if number.is_empty() {
@@ -297,8 +384,8 @@ pub async fn login(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes) -
         ));
     }
     let no_agreements = app.store.agreements_held_by(customer.id).is_empty();
-    if no_agreements && psu::is_registration(&app, auth.id) {
-        return finish_registration(&app, &auth, customer.id, None);
+    if no_agreements && psu::is_registration(app, auth.id) {
+        return finish_registration(app, &auth, customer.id, None);
     }
     let step = if no_agreements {
         ScaStep::Consent {
@@ -311,21 +398,21 @@ pub async fn login(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes) -
         }
     };
     match app.store.set_step(auth.id, app.clock.now(), step) {
-        Ok(a) => next_page(&app, &a),
+        Ok(a) => next_page(app, &a),
         Err(e) => auth_error(e),
     }
 }
 
 /// `POST /sca/{id}/context`: `context=PRIVATE` or `context=CORPORATE:{agreementId}`.
-pub async fn context(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes) -> Response {
-    let auth = match load(&app, id) {
+fn context_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
+    let auth = match load(app, id) {
         Ok(a) => a,
         Err(e) => return auth_error(e),
     };
     let ScaStep::ChooseContext { customer } = auth.step else {
-        return next_page(&app, &auth);
+        return next_page(app, &auth);
     };
-    let f = form(&body);
+    let f = form(body);
     let choice = field(&f, "context").unwrap_or("");
     let agreement = if choice.eq_ignore_ascii_case("PRIVATE") {
         None
@@ -339,7 +426,7 @@ pub async fn context(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes)
             Some(a) => Some(a.id),
             None => {
                 return render(
-                    &app,
+                    app,
                     &auth,
                     StatusCode::BAD_REQUEST,
                     Some("Choose your own accounts or one of the listed companies."),
@@ -347,8 +434,8 @@ pub async fn context(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes)
             }
         }
     };
-    if psu::is_registration(&app, auth.id) {
-        return finish_registration(&app, &auth, customer, agreement);
+    if psu::is_registration(app, auth.id) {
+        return finish_registration(app, &auth, customer, agreement);
     }
     match app.store.set_step(
         auth.id,
@@ -358,15 +445,15 @@ pub async fn context(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes)
             agreement,
         },
     ) {
-        Ok(a) => next_page(&app, &a),
+        Ok(a) => next_page(app, &a),
         Err(e) => auth_error(e),
     }
 }
 
 /// `POST /sca/{id}/consent`: stores the consent for the ticked `account`s and redirects to
 /// the TPP with `psu-id`, `psu-corporate-id` (CORPORATE), `tpp-session-id`, `context`.
-pub async fn consent(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes) -> Response {
-    let auth = match load(&app, id) {
+fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
+    let auth = match load(app, id) {
         Ok(a) => a,
         Err(e) => return auth_error(e),
     };
@@ -375,11 +462,11 @@ pub async fn consent(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes)
         agreement,
     } = auth.step
     else {
-        return next_page(&app, &auth);
+        return next_page(app, &auth);
     };
-    let f = form(&body);
+    let f = form(body);
     if field(&f, "action").is_some_and(|a| a.eq_ignore_ascii_case("cancel")) {
-        return cancel_auth(&app, &auth);
+        return cancel_auth(app, &auth);
     }
     let offered: Vec<Uuid> = match agreement.and_then(|a| app.store.agreement(a)) {
         Some(a) => a.accounts,
@@ -403,7 +490,7 @@ pub async fn consent(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes)
             Some(_) => {}
             None => {
                 return render(
-                    &app,
+                    app,
                     &auth,
                     StatusCode::BAD_REQUEST,
                     Some("One of the selected accounts is not offered here; choose again."),
@@ -433,7 +520,7 @@ pub async fn consent(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes)
             Some(_) => {}
             None => {
                 return render(
-                    &app,
+                    app,
                     &auth,
                     StatusCode::BAD_REQUEST,
                     Some("One of the selected card accounts is not offered here; choose again."),
@@ -444,7 +531,7 @@ pub async fn consent(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes)
     selected_cards.sort_by_key(|u| offered_cards.iter().position(|o| o == u));
     if selected.is_empty() && selected_cards.is_empty() {
         return render(
-            &app,
+            app,
             &auth,
             StatusCode::BAD_REQUEST,
             Some("Tick at least one account, or Cancel."),
@@ -472,7 +559,7 @@ pub async fn consent(State(app): State<Arc<App>>, ScaId(id): ScaId, body: Bytes)
         Err(e) => return auth_error(e),
     };
     if let Err(e) = psu::record_completed_sca(
-        &app,
+        app,
         &auth.tpp,
         psu,
         &auth.tpp_session_id,
@@ -582,9 +669,9 @@ fn cancel_auth(app: &App, auth: &Authorisation) -> Response {
 
 /// `POST /sca/{id}/cancel`: ends the SCA and redirects to the TPP with `system`, `status`
 /// (401), `code` (`CONSENT_INVALID`), `message`, `tpp-session-id`.
-pub async fn cancel(State(app): State<Arc<App>>, ScaId(id): ScaId) -> Response {
-    match load(&app, id) {
-        Ok(auth) => cancel_auth(&app, &auth),
+fn cancel_step(app: &App, id: Option<Uuid>) -> Response {
+    match load(app, id) {
+        Ok(auth) => cancel_auth(app, &auth),
         Err(e) => auth_error(e),
     }
 }

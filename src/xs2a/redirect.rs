@@ -42,6 +42,18 @@ pub struct ScaFailure {
     pub tpp_session_id: Option<String>,
 }
 
+/// Every parameter name of the redirect after SCA, success and failure.
+pub const REDIRECT_PARAMETERS: &[&str] = &[
+    "psu-id",
+    "psu-corporate-id",
+    "tpp-session-id",
+    "context",
+    "system",
+    "status",
+    "code",
+    "message",
+];
+
 /// The outcome of an SCA as carried by the redirect.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ScaCallback {
@@ -77,11 +89,27 @@ impl ScaCallback {
         }
     }
 
-    /// `redirect_uri` with the parameters appended (existing query kept).
+    /// `redirect_uri` with the parameters appended. The TPP's own query parameters are kept,
+    /// except those named like a redirect parameter (`psu-id`, `context`, `code`, ...,
+    /// compared case-insensitively): the ASPSP's values replace them, so a TPP-Redirect-URI
+    /// holding `psu-id=...` cannot put another PSU-ID ahead of the real one.
     pub fn redirect_url(&self, redirect_uri: &str) -> Result<String, url::ParseError> {
         let mut url = url::Url::parse(redirect_uri)?;
+        let kept: Vec<(String, String)> = url
+            .query_pairs()
+            .filter(|(k, _)| {
+                !REDIRECT_PARAMETERS
+                    .iter()
+                    .any(|p| k.eq_ignore_ascii_case(p))
+            })
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        url.set_query(None);
         {
             let mut q = url.query_pairs_mut();
+            for (k, v) in &kept {
+                q.append_pair(k, v);
+            }
             for (k, v) in self.to_query_pairs() {
                 q.append_pair(k, &v);
             }

@@ -186,10 +186,16 @@ impl Form {
     }
 }
 
-/// A reqwest client that does not follow redirects.
+/// A reqwest client that does not follow redirects and keeps cookies, like one browser:
+/// every client of a test binary shares one cookie jar (the SCA pages bind each SCA to the
+/// browser that opened it with a cookie). A client without cookies is another browser.
 pub fn browser() -> reqwest::Client {
+    static JAR: std::sync::OnceLock<std::sync::Arc<reqwest::cookie::Jar>> =
+        std::sync::OnceLock::new();
+    let jar = JAR.get_or_init(Default::default).clone();
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
+        .cookie_provider(jar)
         .build()
         .unwrap()
 }
