@@ -376,3 +376,61 @@ async fn concurrent_customer_creations_neither_lose_nor_duplicate_rows() {
     listed.sort();
     assert_eq!(listed, tx_ids);
 }
+
+/// The sandbox time of `GET /v1/sandbox/clock`.
+async fn sandbox_now(sb: &TestSandbox) -> chrono::DateTime<chrono::Utc> {
+    let r = sb.send("GET", "/v1/sandbox/clock", &[], None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    chrono::DateTime::parse_from_rfc3339(r.json["now"].as_str().unwrap())
+        .unwrap()
+        .with_timezone(&chrono::Utc)
+}
+
+/// Issue 9 item 13: the clock offset of `POST /v1/sandbox/clock` is part of the persisted
+/// state (a restart keeps the sandbox time), and `POST /v1/sandbox/initialize` resets it.
+#[tokio::test]
+async fn clock_offset_survives_a_restart_and_initialize_resets_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sandbox.sqlite3");
+    // Whole seconds, as the clock endpoint answers in seconds.
+    let start = SystemTime::UNIX_EPOCH
+        + std::time::Duration::from_secs(
+            SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap()
+                .as_secs(),
+        );
+    let fixed = |storage| SandboxConfig {
+        clock: Clock::fixed(start),
+        storage,
+        ..SandboxConfig::default()
+    };
+    let real = chrono::DateTime::<chrono::Utc>::from(start);
+    let day = chrono::Duration::days(3);
+    {
+        let sb = TestSandbox::start_with(fixed(Storage::File(file.clone()))).await;
+        assert_eq!(sandbox_now(&sb).await, real);
+        let r = post(
+            &sb,
+            "/v1/sandbox/clock",
+            &json!({"advanceSeconds": 3 * 86_400}),
+        )
+        .await;
+        assert_eq!(r.status, 200, "{}", r.text);
+        assert_eq!(sandbox_now(&sb).await, real + day);
+        sb.stop().await;
+    }
+    let sb = TestSandbox::start_with(fixed(Storage::File(file.clone()))).await;
+    assert_eq!(
+        sandbox_now(&sb).await,
+        real + day,
+        "the offset is restored from the database on start"
+    );
+    let r = post(&sb, "/v1/sandbox/initialize", &json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(sandbox_now(&sb).await, real, "initialize resets the clock");
+    sb.assert_schema_valid();
+    sb.stop().await;
+    let sb = TestSandbox::start_with(fixed(Storage::File(file))).await;
+    assert_eq!(sandbox_now(&sb).await, real, "the reset is persisted too");
+}

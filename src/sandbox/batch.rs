@@ -510,7 +510,8 @@ async fn clock(State(app): State<Arc<App>>, _tpp: Tpp) -> Json<Value> {
 }
 
 /// `POST /v1/sandbox/clock` `{"advanceSeconds": n}`: moves the sandbox clock forward
-/// ([`super::Clock::advance`]) and runs the batch runs that became due. Requests are signed
+/// and persists its offset with the rest of the state (`sandbox_meta`; `sandbox serve`
+/// restores it on start, `POST /v1/sandbox/initialize` resets it), then runs the batch runs that became due. Requests are signed
 /// against the sandbox clock, so a client must sign later requests with the new time.
 ///
 /// Errors: 400 `FORMAT_ERROR` for a missing, non-integer, zero, negative or too large
@@ -534,7 +535,17 @@ async fn advance_clock(
                 "advanceSeconds must be an integer from 1 to {MAX_ADVANCE_SECONDS}"
             ))
         })?;
-    app.clock.advance(std::time::Duration::from_secs(secs));
+    // The new offset is stored before the clock moves, so a restart keeps the sandbox time
+    // (the database lock serializes concurrent advances).
+    app.db.write(|tx| {
+        let offset = app
+            .clock
+            .offset()
+            .saturating_add(std::time::Duration::from_secs(secs));
+        super::store::Store::write_clock_offset(tx, offset)?;
+        app.clock.set_offset(offset);
+        Ok(())
+    })?;
     let mut report = run_due(&app)?;
     report.payments.clear();
     let mut out = clock_json(&app);

@@ -116,6 +116,9 @@ impl App {
         };
         db.migrate(MIGRATIONS).map_err(open_error)?;
         let store = Store::open(db.clone(), seed::seed).map_err(open_error)?;
+        if let Some(offset) = store.clock_offset().map_err(open_error)? {
+            config.clock.set_offset(offset);
+        }
         Ok(App {
             clock: config.clock,
             store,

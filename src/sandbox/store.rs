@@ -1157,6 +1157,37 @@ impl Store {
         }
     }
 
+    /// The persisted sandbox clock offset (`sandbox_meta` key `clock_offset_nanos`, written by
+    /// `POST /v1/sandbox/clock` with [`Store::write_clock_offset`]); `None` when the clock was
+    /// not advanced since the last initialization. A negative stored value reads as zero.
+    ///
+    /// Errors: the database fails.
+    pub fn clock_offset(&self) -> rusqlite::Result<Option<Duration>> {
+        let nanos: Option<i64> = self.db.read_raw(|c| {
+            c.query_row(
+                "SELECT CAST(value AS INTEGER) FROM sandbox_meta WHERE key = 'clock_offset_nanos'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+        })?;
+        Ok(nanos.map(|n| Duration::from_nanos(u64::try_from(n).unwrap_or(0))))
+    }
+
+    /// Persists the sandbox clock offset in `tx` (part of the `POST /v1/sandbox/clock`
+    /// transaction); [`Store::initialize`] removes it with the rest of `sandbox_meta`.
+    ///
+    /// Errors: the database fails.
+    pub fn write_clock_offset(tx: &Connection, offset: Duration) -> rusqlite::Result<()> {
+        let nanos = u64::try_from(offset.as_nanos()).unwrap_or(u64::MAX);
+        tx.execute(
+            "INSERT INTO sandbox_meta (key, value) VALUES ('clock_offset_nanos', ?1) \
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [nanos.to_string()],
+        )?;
+        Ok(())
+    }
+
     /// Resets the whole sandbox to `seed` in one transaction: every table of every module is
     /// emptied (except `schema_migrations`), then the seed is inserted (interface document,
     /// Endpoints: initialization "discards manually created customers and accounts").
