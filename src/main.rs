@@ -154,6 +154,9 @@ enum SandboxCommand {
         /// State database file (default: <data dir>/sandbox.sqlite3).
         #[arg(long, conflicts_with = "in_memory")]
         db: Option<PathBuf>,
+        /// Log lines on stderr (one per request) as text or JSON; filtered by RUST_LOG.
+        #[arg(long, value_enum, default_value = "text")]
+        log_format: psd2_console::logging::LogFormat,
     },
 }
 
@@ -211,6 +214,9 @@ async fn run(cli: Cli) -> Result<ExitCode> {
     let paths = Paths::from_env();
     match cli.command {
         None => {
+            // The TUI owns the terminal: logs go to <data dir>/console.log (0600).
+            psd2_console::logging::init_file(&psd2_console::logging::console_log_file(&paths.data))
+                .with_context(|| format!("opening the log file in {}", paths.data.display()))?;
             let profiles = ProfileSet::load(Some(&paths.profiles_dir()));
             let name = cli.profile.as_deref().unwrap_or(DEFAULT_PROFILE);
             let profile = profiles
@@ -227,8 +233,10 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     addr,
                     in_memory,
                     db,
+                    log_format,
                 },
         }) => {
+            psd2_console::logging::init_stderr(log_format);
             use psd2_console::sandbox::db::{Storage, default_file};
             let storage = if in_memory {
                 Storage::InMemory

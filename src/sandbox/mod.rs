@@ -35,6 +35,7 @@
 //! Unknown `/v1` paths answer 404 with a `RESOURCE_UNKNOWN` body, wrong methods 405
 //! `SERVICE_INVALID`; no input produces a 500.
 
+pub mod access_log;
 pub mod accounts;
 pub mod auth;
 pub mod baskets;
@@ -179,7 +180,8 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
             app.clone(),
             auth::verify_v1,
         ))
-        .with_state(app);
+        .with_state(app)
+        .layer(axum::middleware::from_fn(access_log::log_request));
     Ok(match observer {
         Some(o) => router.layer(axum::middleware::from_fn(move |req, next| {
             observe::observe(o.clone(), req, next)
