@@ -97,20 +97,24 @@ pub fn due_at(approved_at: i64, execution_date: Option<NaiveDate>) -> i64 {
     }
 }
 
-fn store_available(app: &App, account: &Account) -> Option<i64> {
-    let owner = app.store.customer(account.owner)?;
-    Some(
+fn store_available(app: &App, account: &Account) -> Result<Option<i64>, ApiError> {
+    let Some(owner) = app.store.customer(account.owner)? else {
+        return Ok(None);
+    };
+    Ok(Some(
         app.store
-            .balances(account, &owner, app.clock.today())
+            .balances(account, &owner, app.clock.today())?
             .expected,
-    )
+    ))
 }
 
 /// The available balance of `account`, minor units: the expected balance of the account
 /// ([`super::store::Store::balances`]: generated ledger, balance overrides and manual
 /// transactions, which include the bookings of settled sandbox payments). `None` when the
 /// account has no owner.
-pub fn available_minor(app: &App, account: &Account) -> Option<i64> {
+///
+/// Errors: the database fails (503).
+pub fn available_minor(app: &App, account: &Account) -> Result<Option<i64>, ApiError> {
     store_available(app, account)
 }
 
@@ -144,20 +148,22 @@ pub struct Prepared {
 }
 
 /// Reads what executing `payments` needs ([`Prepared`]).
-pub fn prepare(app: &App, payments: &[PaymentRow]) -> Prepared {
+///
+/// Errors: the database fails (503).
+pub fn prepare(app: &App, payments: &[PaymentRow]) -> Result<Prepared, ApiError> {
     let mut p = Prepared::default();
     for pay in payments {
         if !p.debtors.contains_key(&pay.debtor_account)
             && let Some(a) = Uuid::parse_str(&pay.debtor_account)
                 .ok()
-                .and_then(|a| app.store.account(a))
+                .map_or(Ok(None), |a| app.store.account(a))?
         {
             let owner_name = app
                 .store
-                .customer(a.owner)
+                .customer(a.owner)?
                 .map(|c| c.name)
                 .unwrap_or_default();
-            let available = store_available(app, &a);
+            let available = store_available(app, &a)?;
             p.debtors.insert(
                 pay.debtor_account.clone(),
                 Debtor {
@@ -170,12 +176,13 @@ pub fn prepare(app: &App, payments: &[PaymentRow]) -> Prepared {
         let service = Service::from_segment(&pay.service).unwrap_or(Service::Payments);
         let echo: Value = serde_json::from_str(&pay.body).unwrap_or(Value::Null);
         for (bban, _) in body::credits(service, &echo) {
-            p.creditors
-                .entry(bban.clone())
-                .or_insert_with(|| body::account_by_bban(app, &bban));
+            if !p.creditors.contains_key(&bban) {
+                let account = body::account_by_bban(app, &bban)?;
+                p.creditors.insert(bban, account);
+            }
         }
     }
-    p
+    Ok(p)
 }
 
 /// The outcome of executing payments.
@@ -373,7 +380,7 @@ fn run(app: &App, tpp: Option<&str>, all: bool) -> Result<BatchReport, ApiError>
     let now = now_secs(app);
     let condition = if all { ALL_AUTHORISED } else { DUE };
     let candidates = app.db.read(|c| rows::payments_where(c, condition, now))?;
-    let mut prepared = prepare(app, &candidates);
+    let mut prepared = prepare(app, &candidates)?;
     let known: Vec<&str> = candidates.iter().map(|p| p.id.as_str()).collect();
     app.db.write(|tx| {
         // Again inside the transaction: a payment may have been cancelled meanwhile.

@@ -314,7 +314,7 @@ pub fn binding(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Binding, ApiError>
             .chars()
             .filter(|c| !c.is_whitespace() && *c != '.')
             .collect();
-        let Some(customer) = app.store.customer_by_number(&number) else {
+        let Some(customer) = app.store.customer_by_number(&number)? else {
             return Err(ApiError::format(format!(
                 "X-PSU-IDENTITY: no sandbox customer has the national identity number {number:?}"
             )));
@@ -705,11 +705,14 @@ async fn details<const S: u8>(
 }
 
 /// Whether the debtor account of `p` holds its amount now ([`batch::available_minor`]).
-fn funds_now(app: &App, p: &PaymentRow) -> Option<bool> {
-    let account = Uuid::parse_str(&p.debtor_account)
+fn funds_now(app: &App, p: &PaymentRow) -> Result<Option<bool>, ApiError> {
+    let Some(account) = Uuid::parse_str(&p.debtor_account)
         .ok()
-        .and_then(|a| app.store.account(a))?;
-    batch::available_minor(app, &account).map(|a| a >= p.amount_minor)
+        .map_or(Ok(None), |a| app.store.account(a))?
+    else {
+        return Ok(None);
+    };
+    Ok(batch::available_minor(app, &account)?.map(|a| a >= p.amount_minor))
 }
 
 /// `GET /v1/{service}/{product}/{paymentId}/status`: `{transactionStatus, fundsAvailable?}`
@@ -736,7 +739,7 @@ async fn status<const S: u8>(
     }
     let funds = match p.status.as_str() {
         status::ACCP => p.funds_available.or(Some(false)),
-        status::ACTC => funds_now(&app, &p),
+        status::ACTC => funds_now(&app, &p)?,
         _ => None,
     };
     if let Some(f) = funds {
