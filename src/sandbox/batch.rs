@@ -176,9 +176,9 @@ pub fn prepare(app: &App, payments: &[PaymentRow]) -> Result<Prepared, ApiError>
         let service = Service::from_segment(&pay.service).unwrap_or(Service::Payments);
         let echo: Value = serde_json::from_str(&pay.body).unwrap_or(Value::Null);
         for (bban, _) in body::credits(service, &echo) {
-            if !p.creditors.contains_key(&bban) {
-                let account = body::account_by_bban(app, &bban)?;
-                p.creditors.insert(bban, account);
+            if let std::collections::hash_map::Entry::Vacant(e) = p.creditors.entry(bban) {
+                let account = body::account_by_bban(app, e.key())?;
+                e.insert(account);
             }
         }
     }

@@ -900,14 +900,13 @@ pub async fn consent_delete(
     if !matches!(status, "received" | "valid") {
         return Ok(StatusCode::NO_CONTENT);
     }
-    if status == "received" {
-        if let Err(AuthorisationError::Storage) =
+    if status == "received"
+        && let Err(AuthorisationError::Storage) =
             app.store.set_step(r.id, app.clock.now(), ScaStep::Finished)
-        {
-            return Err(ApiError::storage(
-                "finishing the consent's SCA authorisation failed",
-            ));
-        }
+    {
+        return Err(ApiError::storage(
+            "finishing the consent's SCA authorisation failed",
+        ));
     }
     let now = rules::secs(app.clock.now());
     app.db.write(|tx| {
