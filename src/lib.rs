@@ -10,6 +10,7 @@
 pub mod cert;
 pub mod client;
 pub mod fsutil;
+pub mod logging;
 pub mod profile;
 pub mod redirect;
 pub mod sandbox;

@@ -176,6 +176,9 @@ enum SandboxCommand {
         /// benchmarks that send one signed request many times.
         #[arg(long)]
         allow_replays: bool,
+        /// Log lines on stderr (one per request) as text or JSON; filtered by RUST_LOG.
+        #[arg(long, value_enum, default_value = "text")]
+        log_format: psd2_console::logging::LogFormat,
     },
 }
 
@@ -251,6 +254,9 @@ async fn run(cli: Cli) -> Result<ExitCode> {
     let paths = Paths::from_env();
     match cli.command {
         None => {
+            // The TUI owns the terminal: logs go to <data dir>/console.log (0600).
+            psd2_console::logging::init_file(&psd2_console::logging::console_log_file(&paths.data))
+                .with_context(|| format!("opening the log file in {}", paths.data.display()))?;
             let profiles = ProfileSet::load(Some(&paths.profiles_dir()));
             let name = cli.profile.as_deref().unwrap_or(DEFAULT_PROFILE);
             let profile = profiles
@@ -269,8 +275,10 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     db,
                     public_url,
                     allow_replays,
+                    log_format,
                 },
         }) => {
+            psd2_console::logging::init_stderr(log_format);
             use psd2_console::sandbox::db::{Storage, default_file};
             let storage = if in_memory {
                 Storage::InMemory

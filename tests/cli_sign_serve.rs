@@ -293,3 +293,125 @@ fn sign_prints_one_line_certificate_and_digest() {
         assert_eq!(mode & 0o777, 0o600);
     }
 }
+
+/// `sandbox serve` with `args` and `rust_log` (unset when `None`), stderr into `log`.
+fn start_logging_server(args: &[&str], rust_log: Option<&str>, log: &Path) -> (Server, String) {
+    let port = free_port();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["sandbox", "serve", "--in-memory", "--addr"])
+        .arg(format!("127.0.0.1:{port}"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap());
+    match rust_log {
+        Some(v) => cmd.env("RUST_LOG", v),
+        None => cmd.env_remove("RUST_LOG"),
+    };
+    let server = Server(cmd.spawn().expect("start sandbox serve"));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "sandbox serve did not start listening"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (server, format!("http://127.0.0.1:{port}"))
+}
+
+/// The access-log lines of a stopped server's stderr.
+fn access_lines(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("psd2_console::access"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Issue 9 item 15: `sandbox serve` logs one line per request to stderr, with method, path,
+/// status, Berlin Group code, latency, X-Request-ID and the verification step that failed,
+/// as JSON (`--log-format json`) or text, filtered by RUST_LOG.
+#[tokio::test]
+async fn serve_logs_one_line_per_request_as_json_or_text_filtered_by_rust_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    cert_new(tmp.path(), "tpp");
+    let path = "/v1/sandbox/customers";
+    let hs = vec![
+        (
+            "X-Request-ID",
+            "33333333-3333-4333-8333-333333333333".to_string(),
+        ),
+        ("TPP-Redirect-URI", "http://127.0.0.1:9/cb".to_string()),
+    ];
+    let signed: Vec<(String, String)> = hs
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.clone()))
+        .chain(sign(tmp.path(), "tpp", "GET", path, &hs, None))
+        .collect();
+    let mut tampered = signed.clone();
+    tampered[0].1 = "44444444-4444-4444-8444-444444444444".into();
+
+    // JSON, default filter.
+    let log = tmp.path().join("json.log");
+    let (server, base) = start_logging_server(&["--log-format", "json"], None, &log);
+    let (ok_status, _) = send(&base, "GET", path, &signed, None).await;
+    assert_eq!(ok_status, 200);
+    let (bad_status, bad_body) = send(&base, "GET", path, &tampered, None).await;
+    let (bad_code, _) = code_and_text(&bad_body);
+    let (missing_status, _) = send(&base, "GET", "/v1/accounts?secret=1", &[], None).await;
+    drop(server);
+    let lines = access_lines(&log);
+    assert_eq!(lines.len(), 3, "one line per request: {lines:#?}");
+    let events: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    let f = |i: usize| events[i]["fields"].clone();
+    assert_eq!(events[0]["level"], "INFO");
+    assert_eq!(f(0)["method"], "GET");
+    assert_eq!(f(0)["path"], path);
+    assert_eq!(f(0)["status"], 200);
+    assert_eq!(f(0)["code"], "-");
+    assert_eq!(f(0)["verify"], "-");
+    assert_eq!(f(0)["request_id"], "33333333-3333-4333-8333-333333333333");
+    assert!(f(0)["latency_us"].as_u64().is_some(), "{}", lines[0]);
+    assert_eq!(f(1)["status"], bad_status);
+    assert_eq!(f(1)["code"], bad_code.as_str());
+    assert_eq!(f(1)["verify"], "SignatureInvalid");
+    assert_eq!(f(1)["request_id"], "44444444-4444-4444-8444-444444444444");
+    assert_eq!(f(2)["status"], missing_status);
+    assert_eq!(f(2)["verify"], "SignatureMissing");
+    assert_eq!(f(2)["request_id"], "-");
+    assert!(
+        !lines[2].contains("secret"),
+        "no query in the log: {}",
+        lines[2]
+    );
+
+    // Text.
+    let log = tmp.path().join("text.log");
+    let (server, base) = start_logging_server(&[], Some("info"), &log);
+    send(&base, "GET", path, &tampered, None).await;
+    drop(server);
+    let lines = access_lines(&log);
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    for part in [
+        "method=GET",
+        "path=/v1/sandbox/customers ",
+        &format!("status={bad_status}"),
+        &format!("code=\"{bad_code}\""),
+        "request_id=44444444-4444-4444-8444-444444444444 ",
+        "verify=\"SignatureInvalid\"",
+        "latency_us=",
+    ] {
+        assert!(lines[0].contains(part), "{part} in {}", lines[0]);
+    }
+
+    // RUST_LOG filters.
+    let log = tmp.path().join("off.log");
+    let (server, base) = start_logging_server(&[], Some("psd2_console::access=off"), &log);
+    send(&base, "GET", path, &signed, None).await;
+    drop(server);
+    assert!(access_lines(&log).is_empty());
+}

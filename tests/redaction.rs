@@ -2,7 +2,8 @@
 //! the sandbox's HTML pages → accounts, balances, a payment), no private key bytes are
 //! anywhere outside the key files, and no Signature value sent is in the history database
 //! (raw bytes, WAL and SHM included), a HAR export, or the console's output (stdout and
-//! stderr of the CLI commands run on the same data dir).
+//! stderr of the CLI commands run on the same data dir), nor in the log of a real `sandbox serve`
+//! (`RUST_LOG=trace`, JSON and text) the flow's signed requests are replayed to.
 //!
 //! Private key bytes looked for: every line of the PEM bodies, the DER bytes (in 24-byte
 //! pieces) and the base64 of the DER (in 32-character pieces, standard and URL-safe
@@ -163,6 +164,68 @@ fn cli(home: &Path, args: &[&str]) -> (bool, Vec<u8>) {
     let mut all = out.stdout;
     all.extend_from_slice(&out.stderr);
     (out.status.success(), all)
+}
+
+/// Runs `sandbox serve --log-format format` with `RUST_LOG=trace` on the data dir, replays
+/// the signed requests of the flow to it (their Signature, certificate and body as sent) and
+/// returns its stderr, which must hold one access-log line per request.
+async fn serve_log(home: &Path, format: &str, sent: &[PreparedRequest]) -> (String, Vec<u8>) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let log = home.join(format!("serve-{format}.stderr"));
+    let mut child = Command::new(BIN)
+        .env("PSD2_CONSOLE_HOME", home)
+        .env("RUST_LOG", "trace")
+        .args([
+            "sandbox",
+            "serve",
+            "--in-memory",
+            "--log-format",
+            format,
+            "--addr",
+        ])
+        .arg(format!("127.0.0.1:{port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "sandbox serve did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let http = reqwest::Client::new();
+    for req in sent {
+        let mut rb = http.request(
+            req.method.parse().unwrap(),
+            format!("http://127.0.0.1:{port}{}", req.path_and_query),
+        );
+        for (n, v) in &req.headers {
+            rb = rb.header(n, v);
+        }
+        // Whatever the answer (the replayed Date may be stale), the request was logged.
+        rb.body(req.body.clone()).send().await.unwrap();
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let out = std::fs::read(&log).unwrap();
+    std::fs::remove_file(&log).unwrap();
+    let text = String::from_utf8_lossy(&out);
+    assert_eq!(
+        text.matches("psd2_console::access").count(),
+        sent.len(),
+        "one access-log line per request: {text}"
+    );
+    (
+        format!("stderr of sandbox serve --log-format {format}"),
+        out,
+    )
 }
 
 /// Checks every file under `home` (key files aside) and each `(label, bytes)` of `extra`.
@@ -334,6 +397,11 @@ async fn no_private_key_bytes_or_signature_values_outside_their_place_after_a_fu
         let (ok, out) = cli(home.path(), args);
         assert!(ok, "{args:?}: {}", String::from_utf8_lossy(&out));
         logs.push((format!("output of {args:?}"), out));
+    }
+    // A real `sandbox serve` logging everything (RUST_LOG=trace), as JSON and as text, while
+    // the CLI sends signed requests to it: its stderr is scanned too.
+    for format in ["json", "text"] {
+        logs.push(serve_log(home.path(), format, &sent).await);
     }
     let har_out = &logs[1].1;
     assert!(

@@ -376,3 +376,122 @@ async fn concurrent_customer_creations_neither_lose_nor_duplicate_rows() {
     listed.sort();
     assert_eq!(listed, tx_ids);
 }
+
+/// The sandbox time of `GET /v1/sandbox/clock`.
+async fn sandbox_now(sb: &TestSandbox) -> chrono::DateTime<chrono::Utc> {
+    let r = sb.send("GET", "/v1/sandbox/clock", &[], None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    chrono::DateTime::parse_from_rfc3339(r.json["now"].as_str().unwrap())
+        .unwrap()
+        .with_timezone(&chrono::Utc)
+}
+
+/// Issue 9 item 13: the clock offset of `POST /v1/sandbox/clock` is part of the persisted
+/// state (a restart keeps the sandbox time), and `POST /v1/sandbox/initialize` resets it.
+#[tokio::test]
+async fn clock_offset_survives_a_restart_and_initialize_resets_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sandbox.sqlite3");
+    // Whole seconds, as the clock endpoint answers in seconds.
+    let start = SystemTime::UNIX_EPOCH
+        + std::time::Duration::from_secs(
+            SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap()
+                .as_secs(),
+        );
+    let fixed = |storage| SandboxConfig {
+        clock: Clock::fixed(start),
+        storage,
+        ..SandboxConfig::default()
+    };
+    let real = chrono::DateTime::<chrono::Utc>::from(start);
+    let day = chrono::Duration::days(3);
+    {
+        let sb = TestSandbox::start_with(fixed(Storage::File(file.clone()))).await;
+        assert_eq!(sandbox_now(&sb).await, real);
+        let r = post(
+            &sb,
+            "/v1/sandbox/clock",
+            &json!({"advanceSeconds": 3 * 86_400}),
+        )
+        .await;
+        assert_eq!(r.status, 200, "{}", r.text);
+        assert_eq!(sandbox_now(&sb).await, real + day);
+        sb.stop().await;
+    }
+    let sb = TestSandbox::start_with(fixed(Storage::File(file.clone()))).await;
+    assert_eq!(
+        sandbox_now(&sb).await,
+        real + day,
+        "the offset is restored from the database on start"
+    );
+    let r = post(&sb, "/v1/sandbox/initialize", &json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(sandbox_now(&sb).await, real, "initialize resets the clock");
+    sb.assert_schema_valid();
+    sb.stop().await;
+    let sb = TestSandbox::start_with(fixed(Storage::File(file))).await;
+    assert_eq!(sandbox_now(&sb).await, real, "the reset is persisted too");
+}
+
+/// Runs `sql` on the sandbox's database file from outside (a second connection), as a
+/// storage failure the sandbox did not cause (a dropped table reads as "no such table").
+fn break_database(file: &std::path::Path, sql: &str) {
+    let c = rusqlite::Connection::open(file).unwrap();
+    c.busy_timeout(std::time::Duration::from_secs(10)).unwrap();
+    c.execute_batch(sql).unwrap();
+}
+
+fn assert_storage_error(r: &Reply, what: &str) {
+    assert_eq!(r.status, 503, "{what}: {}", r.text);
+    assert_eq!(r.code(), Some("SERVICE_BLOCKED"), "{what}: {}", r.text);
+    assert!(
+        r.sca_redirect().is_none(),
+        "{what}: no scaRedirect: {}",
+        r.text
+    );
+}
+
+/// Issue 9 item 14: a failing database is never answered as "not found", an empty list or a
+/// success: an SCA that could not be stored gets no scaRedirect, a consent that cannot be
+/// read no new SCA, a customer list that cannot be read no `[]`, and the SCA page no
+/// "unknown authorisation": each is 503 (the Berlin Group file allows 503 on every
+/// operation) with `SERVICE_BLOCKED`, over real HTTP.
+#[tokio::test]
+async fn storage_failures_are_answered_503_never_404_empty_or_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sandbox.sqlite3");
+    let sb = TestSandbox::start_with(config(Storage::File(file.clone()))).await;
+    let psu_id = sca_psu_id(&sb, "31125461118").await;
+
+    // The authorisation of a new SCA cannot be stored.
+    break_database(&file, "DROP TABLE sca_authorisations");
+    let r = sb.send("GET", "/v1/accounts", &[], None).await;
+    assert_storage_error(&r, "starting an SCA");
+    let page = sb
+        .get_page(&format!("{}/sca/{}", sb.base, uuid::Uuid::new_v4()))
+        .await;
+    assert_eq!(page.status, 503, "the SCA page: {}", page.text);
+
+    // The PSU's consent cannot be read.
+    break_database(&file, "DROP TABLE consent_accounts; DROP TABLE consents");
+    let r = sb
+        .send("GET", "/v1/accounts", &[("PSU-ID", &psu_id)], None)
+        .await;
+    assert_storage_error(&r, "reading a consent");
+
+    // The customers cannot be read.
+    break_database(&file, "PRAGMA foreign_keys = OFF; DROP TABLE customers");
+    let r = sb.send("GET", "/v1/sandbox/customers", &[], None).await;
+    assert_storage_error(&r, "listing customers");
+    let r = sb
+        .send(
+            "GET",
+            &format!("/v1/sandbox/customers/{}", seed::seed().customers[0].id),
+            &[],
+            None,
+        )
+        .await;
+    assert_storage_error(&r, "one customer");
+}

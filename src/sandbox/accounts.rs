@@ -67,7 +67,9 @@ fn details_path(account: &str, transaction: &str) -> String {
 /// `accountDetails` of an account, with `balances` and `transactions` links: `name` cut to
 /// 70 characters ([`rules::account_name`]), `cashAccountType` an ISO 20022 code
 /// ([`rules::iso_cash_account_type`]), `status` `enabled`, `ownerName` (Account data facts).
-pub fn details(app: &App, a: &Account) -> AccountDetails {
+///
+/// Errors: the database fails (503).
+pub fn details(app: &App, a: &Account) -> Result<AccountDetails, ApiError> {
     let id = a.id.to_string();
     let mut links = Links::new();
     links.insert(
@@ -78,7 +80,7 @@ pub fn details(app: &App, a: &Account) -> AccountDetails {
         names::TRANSACTIONS.into(),
         Link::href(format!("{}/transactions", account_path(&id))),
     );
-    AccountDetails {
+    Ok(AccountDetails {
         resource_id: Some(id),
         iban: None,
         bban: Some(a.bban.clone()),
@@ -87,9 +89,9 @@ pub fn details(app: &App, a: &Account) -> AccountDetails {
         product: Some(a.product.chars().take(35).collect()),
         cash_account_type: Some(rules::iso_cash_account_type(&a.cash_account_type).to_string()),
         status: Some("enabled".into()),
-        owner_name: app.store.customer(a.owner).map(|c| c.name),
+        owner_name: app.store.customer(a.owner)?.map(|c| c.name),
         links: Some(links),
-    }
+    })
 }
 
 fn reference(a: &Account) -> AccountReference {
@@ -115,10 +117,10 @@ pub async fn list(
     let access = consent::resolve(&app, &tpp, &headers)?;
     let accounts = app
         .store
-        .accounts_by_ids(&access.consent.accounts)
+        .accounts_by_ids(&access.consent.accounts)?
         .iter()
         .map(|a| details(&app, a))
-        .collect();
+        .collect::<Result<_, _>>()?;
     Ok(Json(AccountList { accounts }))
 }
 
@@ -149,7 +151,7 @@ pub async fn one(
 ) -> Result<Json<AccountDetailsResponse>, ApiError> {
     let (_, account, _) = account_of(&app, &tpp, &roles, &headers, &id)?;
     Ok(Json(AccountDetailsResponse {
-        account: details(&app, &account),
+        account: details(&app, &account)?,
     }))
 }
 
@@ -173,7 +175,7 @@ pub async fn balances(
     }
     let today = app.clock.today();
     let yesterday = today.pred_opt().unwrap_or(today);
-    let b = app.store.balances(&account, &owner, today);
+    let b = app.store.balances(&account, &owner, today)?;
     let balance = |kind: &str, amount: i64, date: NaiveDate| Balance {
         balance_type: kind.to_string(),
         balance_amount: Amount::from_minor(&account.currency, amount),
@@ -539,12 +541,12 @@ fn information(
     account: &Account,
     owner: &Customer,
     today: NaiveDate,
-) -> Vec<ReportEntry> {
+) -> Result<Vec<ReportEntry>, ApiError> {
     if !account.generated {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    let own = app.store.accounts_of(owner.id);
-    ledger::standing_orders(account, owner, &own, today)
+    let own = app.store.accounts_of(owner.id)?;
+    Ok(ledger::standing_orders(account, owner, &own, today)
         .into_iter()
         .map(|o| ReportEntry {
             transaction: Transaction {
@@ -577,15 +579,16 @@ fn information(
             balance_after_transaction: None,
             links: None,
         })
-        .collect()
+        .collect())
 }
 
-fn manual_of(app: &App, account: &Account) -> HashMap<Uuid, ManualTransaction> {
-    app.store
-        .manual_transactions(account.id)
+fn manual_of(app: &App, account: &Account) -> Result<HashMap<Uuid, ManualTransaction>, ApiError> {
+    Ok(app
+        .store
+        .manual_transactions(account.id)?
         .into_iter()
         .map(|m| (m.id, m))
-        .collect()
+        .collect())
 }
 
 /// `GET /v1/accounts/{id}/transactions`: Berlin Group `transactionsResponse-200_json` (see
@@ -636,13 +639,13 @@ pub async fn transactions(
         return Ok(page.response(gzip));
     }
     let account_id = account.id.to_string();
-    let manual = manual_of(&app, &account);
+    let manual = manual_of(&app, &account)?;
     let mut report = Report::default();
     let mut total = 0;
     if q.wants_booked() {
         let all: Vec<Entry> = app
             .store
-            .booked(&account, &owner, today)
+            .booked(&account, &owner, today)?
             .into_iter()
             .filter(|e| q.in_period(e.booking_date, from))
             .collect();
@@ -658,14 +661,14 @@ pub async fn transactions(
     if q.wants_pending() {
         report.pending = Some(
             app.store
-                .pending(&account, &owner, today)
+                .pending(&account, &owner, today)?
                 .iter()
                 .map(|e| entry(&account, e, false, &manual))
                 .collect(),
         );
     }
     if q.wants_information() {
-        report.information = Some(information(&app, &account, &owner, today));
+        report.information = Some(information(&app, &account, &owner, today)?);
     }
     let path = format!("{}/transactions", account_path(&account_id));
     report.links = q.links(&path, (names::ACCOUNT, account_path(&account_id)), total);
@@ -824,13 +827,13 @@ pub async fn transaction_details(
         ))
     };
     let tid = Uuid::parse_str(&transaction_id).map_err(|_| unknown())?;
-    let manual = manual_of(&app, &account);
-    let booked = app.store.booked(&account, &owner, today);
+    let manual = manual_of(&app, &account)?;
+    let booked = app.store.booked(&account, &owner, today)?;
     let (mut item, booked_at) = match booked.iter().position(|e| e.id == tid) {
         Some(pos) => {
             let e = &booked[pos];
             let mut item = entry(&account, e, true, &manual);
-            if app.store.balance_override(account.id).is_none() {
+            if app.store.balance_override(account.id)?.is_none() {
                 let after = booked[pos..]
                     .iter()
                     .fold(account.opening_balance, |b, x| b.saturating_add(x.amount));
@@ -843,7 +846,7 @@ pub async fn transaction_details(
             (item, e.booking_date)
         }
         None => {
-            let pending = app.store.pending(&account, &owner, today);
+            let pending = app.store.pending(&account, &owner, today)?;
             let e = pending.iter().find(|e| e.id == tid).ok_or_else(unknown)?;
             (entry(&account, e, false, &manual), None)
         }

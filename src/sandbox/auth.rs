@@ -142,7 +142,12 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
         .cloned();
     let now = app.clock.now();
     let mut response = match app.verifier.verify(&view, now) {
-        Err(e) => ApiError::from_verify(&e).into_response(),
+        Err(e) => {
+            let mut r = ApiError::from_verify(&e).into_response();
+            r.extensions_mut()
+                .insert(super::access_log::VerifyStep::of(&e));
+            r
+        }
         Ok(_) if request_id.is_none() => {
             ApiError::format("the X-Request-ID header is missing; every request needs one")
                 .into_response()

@@ -161,11 +161,12 @@ fn require_corporate_id(
     payments: &[PaymentRow],
 ) -> Result<(), ApiError> {
     payments::require_corporate_id(h, || {
-        payments
-            .iter()
-            .filter(|p| p.tpp == tpp.id.0)
-            .find(|p| payments::in_corporate_context(app, p))
-            .map(|p| format!("payment {} of the basket", p.id))
+        for p in payments.iter().filter(|p| p.tpp == tpp.id.0) {
+            if payments::in_corporate_context(app, p)? {
+                return Ok(Some(format!("payment {} of the basket", p.id)));
+            }
+        }
+        Ok(None)
     })
 }
 

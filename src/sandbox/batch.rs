@@ -97,20 +97,24 @@ pub fn due_at(approved_at: i64, execution_date: Option<NaiveDate>) -> i64 {
     }
 }
 
-fn store_available(app: &App, account: &Account) -> Option<i64> {
-    let owner = app.store.customer(account.owner)?;
-    Some(
+fn store_available(app: &App, account: &Account) -> Result<Option<i64>, ApiError> {
+    let Some(owner) = app.store.customer(account.owner)? else {
+        return Ok(None);
+    };
+    Ok(Some(
         app.store
-            .balances(account, &owner, app.clock.today())
+            .balances(account, &owner, app.clock.today())?
             .expected,
-    )
+    ))
 }
 
 /// The available balance of `account`, minor units: the expected balance of the account
 /// ([`super::store::Store::balances`]: generated ledger, balance overrides and manual
 /// transactions, which include the bookings of settled sandbox payments). `None` when the
 /// account has no owner.
-pub fn available_minor(app: &App, account: &Account) -> Option<i64> {
+///
+/// Errors: the database fails (503).
+pub fn available_minor(app: &App, account: &Account) -> Result<Option<i64>, ApiError> {
     store_available(app, account)
 }
 
@@ -144,20 +148,22 @@ pub struct Prepared {
 }
 
 /// Reads what executing `payments` needs ([`Prepared`]).
-pub fn prepare(app: &App, payments: &[PaymentRow]) -> Prepared {
+///
+/// Errors: the database fails (503).
+pub fn prepare(app: &App, payments: &[PaymentRow]) -> Result<Prepared, ApiError> {
     let mut p = Prepared::default();
     for pay in payments {
         if !p.debtors.contains_key(&pay.debtor_account)
             && let Some(a) = Uuid::parse_str(&pay.debtor_account)
                 .ok()
-                .and_then(|a| app.store.account(a))
+                .map_or(Ok(None), |a| app.store.account(a))?
         {
             let owner_name = app
                 .store
-                .customer(a.owner)
+                .customer(a.owner)?
                 .map(|c| c.name)
                 .unwrap_or_default();
-            let available = store_available(app, &a);
+            let available = store_available(app, &a)?;
             p.debtors.insert(
                 pay.debtor_account.clone(),
                 Debtor {
@@ -170,12 +176,13 @@ pub fn prepare(app: &App, payments: &[PaymentRow]) -> Prepared {
         let service = Service::from_segment(&pay.service).unwrap_or(Service::Payments);
         let echo: Value = serde_json::from_str(&pay.body).unwrap_or(Value::Null);
         for (bban, _) in body::credits(service, &echo) {
-            p.creditors
-                .entry(bban.clone())
-                .or_insert_with(|| body::account_by_bban(app, &bban));
+            if let std::collections::hash_map::Entry::Vacant(e) = p.creditors.entry(bban) {
+                let account = body::account_by_bban(app, e.key())?;
+                e.insert(account);
+            }
         }
     }
-    p
+    Ok(p)
 }
 
 /// The outcome of executing payments.
@@ -373,7 +380,7 @@ fn run(app: &App, tpp: Option<&str>, all: bool) -> Result<BatchReport, ApiError>
     let now = now_secs(app);
     let condition = if all { ALL_AUTHORISED } else { DUE };
     let candidates = app.db.read(|c| rows::payments_where(c, condition, now))?;
-    let mut prepared = prepare(app, &candidates);
+    let mut prepared = prepare(app, &candidates)?;
     let known: Vec<&str> = candidates.iter().map(|p| p.id.as_str()).collect();
     app.db.write(|tx| {
         // Again inside the transaction: a payment may have been cancelled meanwhile.
@@ -510,7 +517,8 @@ async fn clock(State(app): State<Arc<App>>, _tpp: Tpp) -> Json<Value> {
 }
 
 /// `POST /v1/sandbox/clock` `{"advanceSeconds": n}`: moves the sandbox clock forward
-/// ([`super::Clock::advance`]) and runs the batch runs that became due. Requests are signed
+/// and persists its offset with the rest of the state (`sandbox_meta`; `sandbox serve`
+/// restores it on start, `POST /v1/sandbox/initialize` resets it), then runs the batch runs that became due. Requests are signed
 /// against the sandbox clock, so a client must sign later requests with the new time.
 ///
 /// Errors: 400 `FORMAT_ERROR` for a missing, non-integer, zero, negative or too large
@@ -534,7 +542,17 @@ async fn advance_clock(
                 "advanceSeconds must be an integer from 1 to {MAX_ADVANCE_SECONDS}"
             ))
         })?;
-    app.clock.advance(std::time::Duration::from_secs(secs));
+    // The new offset is stored before the clock moves, so a restart keeps the sandbox time
+    // (the database lock serializes concurrent advances).
+    app.db.write(|tx| {
+        let offset = app
+            .clock
+            .offset()
+            .saturating_add(std::time::Duration::from_secs(secs));
+        super::store::Store::write_clock_offset(tx, offset)?;
+        app.clock.set_offset(offset);
+        Ok(())
+    })?;
     let mut report = run_due(&app)?;
     report.payments.clear();
     let mut out = clock_json(&app);

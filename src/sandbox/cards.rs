@@ -204,7 +204,9 @@ fn status_of(card: &CardAccount) -> String {
 }
 
 /// The details of `card`.
-pub fn details(app: &App, card: &CardAccount) -> CardAccountDetails {
+///
+/// Errors: the database fails (503).
+pub fn details(app: &App, card: &CardAccount) -> Result<CardAccountDetails, ApiError> {
     let id = card.id.to_string();
     let mut links = Links::new();
     links.insert(
@@ -215,18 +217,18 @@ pub fn details(app: &App, card: &CardAccount) -> CardAccountDetails {
         names::TRANSACTIONS.into(),
         Link::href(format!("{}/transactions", card_path(&id))),
     );
-    CardAccountDetails {
+    Ok(CardAccountDetails {
         resource_id: id,
         masked_pan: card.masked_pan.clone(),
         currency: card.currency.clone(),
-        owner_name: app.store.customer(card.owner).map(|c| c.name),
+        owner_name: app.store.customer(card.owner)?.map(|c| c.name),
         name: rules::account_name(&card.name),
         product: card.product.chars().take(35).collect(),
         status: status_of(card),
         usage: "PRIV".into(),
         credit_limit: Amount::from_minor(&card.currency, ledger::CARD_CREDIT_LIMIT),
         links,
-    }
+    })
 }
 
 fn reference(card: &CardAccount) -> AccountReference {
@@ -251,9 +253,9 @@ pub async fn list(
     let access = consent::resolve(&app, &tpp, &headers)?;
     let cards = consented(&app, &access.key)?
         .into_iter()
-        .filter_map(|id| app.store.card_account(id))
-        .map(|c| details(&app, &c))
-        .collect();
+        .filter_map(|id| app.store.card_account(id).transpose())
+        .map(|c| details(&app, &c?))
+        .collect::<Result<_, _>>()?;
     Ok(Json(CardAccountList {
         card_accounts: cards,
     }))
@@ -274,7 +276,7 @@ fn card_of(
         ))
     };
     let uuid = Uuid::parse_str(id).map_err(|_| unknown())?;
-    let card = app.store.card_account(uuid).ok_or_else(unknown)?;
+    let card = app.store.card_account(uuid)?.ok_or_else(unknown)?;
     let owns = access.agreement.is_none() && card.owner == access.customer.id;
     if !owns {
         return Err(unknown());
@@ -288,7 +290,7 @@ fn card_of(
             "the consent does not cover this card account: SCA needed to add it",
         ));
     }
-    let owner = app.store.customer(card.owner).ok_or_else(unknown)?;
+    let owner = app.store.customer(card.owner)?.ok_or_else(unknown)?;
     Ok((access, card, owner))
 }
 
@@ -304,7 +306,7 @@ pub async fn one(
 ) -> Result<Json<CardAccountResponse>, ApiError> {
     let (_, card, _) = card_of(&app, &tpp, &roles, &headers, &id)?;
     Ok(Json(CardAccountResponse {
-        card_account: details(&app, &card),
+        card_account: details(&app, &card)?,
     }))
 }
 
@@ -339,7 +341,7 @@ pub async fn balances(
             expected: base.interim_available,
         },
         today,
-    );
+    )?;
     let balance = |kind: &str, amount: i64| Balance {
         balance_type: kind.to_string(),
         balance_amount: Amount::from_minor(&card.currency, amount),
@@ -452,7 +454,7 @@ pub async fn transactions(
         )?;
         Some(from)
     };
-    let manual = app.store.manual_card_transactions(card.id);
+    let manual = app.store.manual_card_transactions(card.id)?;
     let mut report = CardReport::default();
     let mut total = 0;
     if q.wants_booked() {

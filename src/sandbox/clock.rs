@@ -36,8 +36,16 @@ impl Clock {
         }
     }
 
-    fn offset(&self) -> Duration {
+    /// The offset added to the base time by [`Clock::advance`] / [`Clock::set_offset`]
+    /// (what `sandbox_meta` persists, see `Store::set_clock_offset`).
+    pub fn offset(&self) -> Duration {
         *self.offset.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sets the offset of this clock and all its clones (restoring a persisted offset, or
+    /// `Duration::ZERO` when `POST /v1/sandbox/initialize` resets the sandbox).
+    pub fn set_offset(&self, offset: Duration) {
+        *self.offset.lock().unwrap_or_else(|e| e.into_inner()) = offset;
     }
 
     /// The current sandbox time: base time plus the accumulated offset.

@@ -42,7 +42,8 @@ use super::db::{self, db_error};
 use super::errors::{ApiError, ApiPath};
 use super::rules::{self, TppRoles};
 use super::store::{
-    Account, Agreement, Authorisation, Consent, ConsentKey, Customer, ScaStep, TppId,
+    Account, Agreement, Authorisation, AuthorisationError, Consent, ConsentKey, Customer, ScaStep,
+    TppId,
 };
 use crate::xs2a::error::{MessageCode, TppMessage, TppMessageCategory};
 use crate::xs2a::headers;
@@ -64,15 +65,17 @@ pub struct Access {
 impl Access {
     /// Whether the PSU could consent to `account` in this context (own accounts in PRIVATE,
     /// the agreement's accounts in CORPORATE).
-    pub fn may_consent_to(&self, app: &App, account: Uuid) -> bool {
-        match &self.agreement {
+    ///
+    /// Errors: the database fails (503).
+    pub fn may_consent_to(&self, app: &App, account: Uuid) -> Result<bool, ApiError> {
+        Ok(match &self.agreement {
             Some(a) => a.accounts.contains(&account),
             None => app
                 .store
-                .accounts_of(self.customer.id)
+                .accounts_of(self.customer.id)?
                 .iter()
                 .any(|a| a.id == account),
-        }
+        })
     }
 }
 
@@ -137,7 +140,7 @@ pub fn begin_sca(
     };
     let id = auth.id;
     let href = format!("{}/sca/{}", app.public_url, id);
-    app.store.insert_authorisation(auth, now);
+    app.store.insert_authorisation(auth, now)?;
     Ok((id, href))
 }
 
@@ -223,7 +226,7 @@ pub fn resolve_account(
     }
     let (access, validity) = resolve_fresh(app, tpp, h, version, now)?;
     let account = consented_account(app, tpp, h, &access, id)?;
-    let owner = app.store.customer(account.owner);
+    let owner = app.store.customer(account.owner)?;
     app.decisions.put(
         key,
         Decision {
@@ -351,9 +354,10 @@ fn resolve_fresh(
             )
         })?),
     };
-    let Some(customer) =
-        super::psu::psu_customer(app, &tpp.id, psu_id)?.and_then(|c| app.store.customer(c))
-    else {
+    let Some(customer) = (match super::psu::psu_customer(app, &tpp.id, psu_id)? {
+        Some(c) => app.store.customer(c)?,
+        None => None,
+    }) else {
         return Err(sca(
             MessageCode::ConsentInvalid,
             "this PSU-ID has no consent for this TPP: SCA needed",
@@ -361,7 +365,7 @@ fn resolve_fresh(
     };
     let agreement = match corporate {
         None => None,
-        Some(cid) => match app.store.agreement(cid) {
+        Some(cid) => match app.store.agreement(cid)? {
             Some(a) if a.holder == customer.id => Some(a),
             _ => {
                 return Err(ApiError::new(
@@ -376,8 +380,8 @@ fn resolve_fresh(
         psu_id,
         agreement: agreement.as_ref().map(|a| a.id),
     };
-    let Some(consent) = app.store.consent(&key) else {
-        if agreement.is_none() && !app.store.corporate_consents(&tpp.id, psu_id).is_empty() {
+    let Some(consent) = app.store.consent(&key)? else {
+        if agreement.is_none() && !app.store.corporate_consents(&tpp.id, psu_id)?.is_empty() {
             return Err(ApiError::format(
                 "the PSU-Corporate-ID header is missing: this PSU acts in CORPORATE context \
                  (its consent was given for a corporate agreement), so every request needs the \
@@ -460,9 +464,9 @@ pub fn consented_account(
         return Err(unknown());
     };
     if access.consent.accounts.contains(&uuid) {
-        return app.store.account(uuid).ok_or_else(unknown);
+        return app.store.account(uuid)?.ok_or_else(unknown);
     }
-    if access.may_consent_to(app, uuid) {
+    if access.may_consent_to(app, uuid)? {
         return Err(needs_sca(
             app,
             tpp,
@@ -724,12 +728,17 @@ fn current_status(app: &App, r: &Resource) -> Result<&'static str, ApiError> {
     Ok(match (r.status.as_str(), &r.key) {
         ("received", _) => match app.store.authorisation(r.id, app.clock.now()) {
             Ok(_) => "received",
+            Err(AuthorisationError::Storage) => {
+                return Err(ApiError::storage(
+                    "reading the consent's SCA authorisation failed",
+                ));
+            }
             Err(_) => "rejected",
         },
         ("valid", Some(key)) => match super::psu::revocation(app, key)? {
             Some(super::psu::Revoked::ByPsu) => "revokedByPsu",
             Some(super::psu::Revoked::ByTpp) => "terminatedByTpp",
-            None => match app.store.consent(key) {
+            None => match app.store.consent(key)? {
                 Some(c) if !c.is_expired(app.clock.now()) => "valid",
                 _ => "expired",
             },
@@ -813,13 +822,13 @@ pub async fn consent_information(
     let mut links = Links::new();
     let mut since = r.created_at;
     if let Some(key) = &r.key
-        && let Some(c) = app.store.consent(key)
+        && let Some(c) = app.store.consent(key)?
     {
         since = rules::secs(c.granted_at);
         if status == "valid" {
             let mut refs: Vec<crate::xs2a::model::AccountReference> = app
                 .store
-                .accounts_by_ids(&c.accounts)
+                .accounts_by_ids(&c.accounts)?
                 .iter()
                 .map(|a| crate::xs2a::model::AccountReference {
                     bban: Some(a.bban.clone()),
@@ -830,12 +839,15 @@ pub async fn consent_information(
             refs.extend(
                 super::cards::consented(&app, key)?
                     .into_iter()
-                    .filter_map(|id| app.store.card_account(id))
-                    .map(|card| crate::xs2a::model::AccountReference {
-                        masked_pan: Some(card.masked_pan.clone()),
-                        currency: Some(card.currency.clone()),
-                        ..Default::default()
-                    }),
+                    .filter_map(|id| app.store.card_account(id).transpose())
+                    .map(|card| {
+                        card.map(|card| crate::xs2a::model::AccountReference {
+                            masked_pan: Some(card.masked_pan.clone()),
+                            currency: Some(card.currency.clone()),
+                            ..Default::default()
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
             );
             access.accounts = refs.clone();
             access.balances = refs.clone();
@@ -874,8 +886,13 @@ pub async fn consent_delete(
     if !matches!(status, "received" | "valid") {
         return Ok(StatusCode::NO_CONTENT);
     }
-    if status == "received" {
-        let _ = app.store.set_step(r.id, app.clock.now(), ScaStep::Finished);
+    if status == "received"
+        && let Err(AuthorisationError::Storage) =
+            app.store.set_step(r.id, app.clock.now(), ScaStep::Finished)
+    {
+        return Err(ApiError::storage(
+            "finishing the consent's SCA authorisation failed",
+        ));
     }
     let now = rules::secs(app.clock.now());
     app.db.write(|tx| {

@@ -48,7 +48,7 @@ pub fn element(
     c: &Customer,
     with_accounts: bool,
     with_agreements: bool,
-) -> SandboxCustomer {
+) -> Result<SandboxCustomer, ApiError> {
     let id = c.id.to_string();
     let mut links = Links::new();
     links.insert(
@@ -58,12 +58,12 @@ pub fn element(
     let (accounts, card_accounts) = if with_accounts {
         (
             app.store
-                .accounts_of(c.id)
+                .accounts_of(c.id)?
                 .iter()
                 .map(|a| a.id.to_string())
                 .collect(),
             app.store
-                .card_accounts_of(c.id)
+                .card_accounts_of(c.id)?
                 .iter()
                 .map(|a| a.id.to_string())
                 .collect(),
@@ -73,7 +73,7 @@ pub fn element(
     };
     let agreements = if with_agreements {
         app.store
-            .agreements_of(c.id)
+            .agreements_of(c.id)?
             .iter()
             // Sandbox links (`/v1/sandbox/customers/{corporate}/agreements/{id}`), followable
             // without a PSU-ID; `GET /v1/agreements` keeps the PSU links.
@@ -82,7 +82,7 @@ pub fn element(
     } else {
         Vec::new()
     };
-    SandboxCustomer {
+    Ok(SandboxCustomer {
         customer_id: id,
         customer_number: c.number.clone(),
         customer_type: c.kind,
@@ -91,7 +91,7 @@ pub fn element(
         accounts,
         card_accounts,
         links,
-    }
+    })
 }
 
 /// `GET /v1/sandbox/customers?withAccounts=&withAgreements=` (both default `true`): 200 with
@@ -105,10 +105,10 @@ pub async fn list(
     let with_agreements = query.bool("withAgreements", true)?;
     Ok(Json(
         app.store
-            .customers()
+            .customers()?
             .iter()
             .map(|c| element(&app, c, with_accounts, with_agreements))
-            .collect(),
+            .collect::<Result<_, _>>()?,
     ))
 }
 
@@ -118,9 +118,10 @@ pub async fn one(
     _tpp: Tpp,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<SandboxCustomer>, ApiError> {
-    let customer = uuid::Uuid::parse_str(&id)
-        .ok()
-        .and_then(|u| app.store.customer(u))
-        .ok_or_else(|| ApiError::not_found(format!("no sandbox customer {id:?}")))?;
-    Ok(Json(element(&app, &customer, true, true)))
+    let customer = match uuid::Uuid::parse_str(&id) {
+        Ok(u) => app.store.customer(u)?,
+        Err(_) => None,
+    }
+    .ok_or_else(|| ApiError::not_found(format!("no sandbox customer {id:?}")))?;
+    Ok(Json(element(&app, &customer, true, true)?))
 }

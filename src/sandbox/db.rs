@@ -129,6 +129,15 @@ impl Db {
         f(&conn).map_err(db_error)
     }
 
+    /// Like [`Db::read`] with plain SQLite errors (opening).
+    pub fn read_raw<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T> {
+        let conn = self.lock();
+        f(&conn)
+    }
+
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction, committed when `f` returns `Ok`.
     /// `f` may return an `ApiError` to roll back with a Berlin Group error.
     pub fn write<T>(
@@ -171,7 +180,17 @@ impl Db {
 
 /// A database failure as an API error ([`ApiError::storage`]: 503 with a Berlin Group body).
 pub fn db_error(e: rusqlite::Error) -> ApiError {
-    ApiError::storage(e.to_string())
+    ApiError::from(e)
+}
+
+/// A database failure as an API error, so handlers and [`Db::write`] closures use `?` on
+/// rusqlite results: [`ApiError::storage`] (503 `SERVICE_BLOCKED`, the reason in the text),
+/// logged at `error` level when converted.
+impl From<rusqlite::Error> for ApiError {
+    fn from(e: rusqlite::Error) -> Self {
+        tracing::error!(error = %e, "sandbox database failed");
+        ApiError::storage(e.to_string())
+    }
 }
 
 /// Default database file under a data directory.

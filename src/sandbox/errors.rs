@@ -87,7 +87,16 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, axum::Json(self.body)).into_response()
+        // The code travels to the access log (`access_log::ErrorCode`).
+        let code = self
+            .body
+            .first_code()
+            .map(|c| super::access_log::ErrorCode(c.into()));
+        let mut response = (self.status, axum::Json(self.body)).into_response();
+        if let Some(code) = code {
+            response.extensions_mut().insert(code);
+        }
+        response
     }
 }
 

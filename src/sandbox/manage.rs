@@ -165,7 +165,7 @@ pub fn agreement_element(a: &Agreement) -> SandboxAgreement {
 }
 
 /// Berlin Group `accountDetails` of an account, as `GET /v1/accounts/{id}` shows it.
-fn account_details(app: &App, a: &Account) -> AccountDetails {
+fn account_details(app: &App, a: &Account) -> Result<AccountDetails, ApiError> {
     let path = format!("/v1/accounts/{}", a.id);
     let mut links = Links::new();
     links.insert(
@@ -176,7 +176,7 @@ fn account_details(app: &App, a: &Account) -> AccountDetails {
         names::TRANSACTIONS.into(),
         Link::href(format!("{path}/transactions")),
     );
-    AccountDetails {
+    Ok(AccountDetails {
         resource_id: Some(a.id.to_string()),
         iban: None,
         bban: Some(a.bban.clone()),
@@ -185,13 +185,13 @@ fn account_details(app: &App, a: &Account) -> AccountDetails {
         product: Some(a.product.clone()),
         cash_account_type: Some(a.cash_account_type.clone()),
         status: Some("enabled".into()),
-        owner_name: app.store.customer(a.owner).map(|c| c.name),
+        owner_name: app.store.customer(a.owner)?.map(|c| c.name),
         links: Some(links),
-    }
+    })
 }
 
 /// Berlin Group `cardAccountDetails` of a card account.
-fn card_details(app: &App, c: &CardAccount) -> CardAccountDetails {
+fn card_details(app: &App, c: &CardAccount) -> Result<CardAccountDetails, ApiError> {
     let path = format!("/v1/card-accounts/{}", c.id);
     let mut links = Links::new();
     links.insert(
@@ -202,16 +202,16 @@ fn card_details(app: &App, c: &CardAccount) -> CardAccountDetails {
         names::TRANSACTIONS.into(),
         Link::href(format!("{path}/transactions")),
     );
-    CardAccountDetails {
+    Ok(CardAccountDetails {
         resource_id: Some(c.id.to_string()),
         masked_pan: c.masked_pan.clone(),
         currency: c.currency.clone(),
         name: Some(c.name.clone()),
         product: Some(c.product.clone()),
         status: Some(c.status.clone()),
-        owner_name: app.store.customer(c.owner).map(|x| x.name),
+        owner_name: app.store.customer(c.owner)?.map(|x| x.name),
         links: Some(links),
-    }
+    })
 }
 
 fn created(location: &str, body: impl serde::Serialize) -> Response {
@@ -613,13 +613,14 @@ fn cut(text: &str, max: usize) -> String {
 /// `POST /v1/sandbox/initialize` (interface document, Endpoints: "sandbox initialization
 /// (path not shown): Resets the sandbox to a known state"): in one transaction every table of
 /// every module is emptied — manually created customers, accounts, transactions, balance
-/// overrides, consents, PSU registrations, authorisations, payments, baskets, counters — and
-/// the seed ([`super::seed`]) is inserted again with its fixed ids. Body ignored. 200
+/// overrides, consents, PSU registrations, authorisations, payments, baskets, counters, the
+/// persisted clock offset (the sandbox clock is back at real time) — and the seed ([`super::seed`]) is inserted again with its fixed ids. Body ignored. 200
 /// `{"customers": 5, "accounts": 10, "cardAccounts": 3, "agreements": 2}`.
 ///
 /// Errors: 503 `SERVICE_BLOCKED` when the database fails (nothing changed).
 pub async fn initialize(State(app): State<Arc<App>>, _tpp: Tpp) -> Result<Json<Value>, ApiError> {
     let s = app.store.initialize(&seed::seed())?;
+    app.clock.set_offset(std::time::Duration::ZERO);
     Ok(Json(json!({
         "customers": s.customers,
         "accounts": s.accounts,
@@ -869,12 +870,12 @@ pub async fn create_customer(
             },
             name,
         };
-        store::insert_customer(tx, &customer).map_err(db_error)?;
+        store::insert_customer(tx, &customer)?;
         match accounts {
             Some(specs) => {
                 for spec in specs {
                     let a = build_account(tx, &customer, spec)?;
-                    store::insert_account(tx, &a).map_err(db_error)?;
+                    store::insert_account(tx, &a)?;
                 }
             }
             None => {
@@ -891,7 +892,7 @@ pub async fn create_customer(
                         opening_balance: opening,
                         generated: true,
                     };
-                    store::insert_account(tx, &a).map_err(db_error)?;
+                    store::insert_account(tx, &a)?;
                 }
             }
         }
@@ -916,11 +917,11 @@ pub async fn create_customer(
                 product: product.unwrap_or_else(|| "Kredittkort".into()),
                 status: "enabled".into(),
             };
-            store::insert_card_account(tx, &c).map_err(db_error)?;
+            store::insert_card_account(tx, &c)?;
         }
         Ok(customer)
     })?;
-    let element = super::customers::element(&app, &customer, true, true);
+    let element = super::customers::element(&app, &customer, true, true)?;
     Ok(created(&customer_path(customer.id), element))
 }
 
@@ -943,10 +944,11 @@ pub async fn delete_customer(
 }
 
 fn path_customer(app: &App, id: &str) -> Result<Customer, ApiError> {
-    path_uuid(id, "sandbox customer")
-        .ok()
-        .and_then(|u| app.store.customer(u))
-        .ok_or_else(|| ApiError::not_found(format!("no sandbox customer {id:?}")))
+    match path_uuid(id, "sandbox customer") {
+        Ok(u) => app.store.customer(u)?,
+        Err(_) => None,
+    }
+    .ok_or_else(|| ApiError::not_found(format!("no sandbox customer {id:?}")))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1002,13 +1004,13 @@ pub async fn create_agreement(
         f.opt_uuid("holderCustomerId")?,
         f.opt_str("holderCustomerNumber", 40)?,
     ) {
-        (Some(h), None) => app.store.customer(h).ok_or_else(|| {
+        (Some(h), None) => app.store.customer(h)?.ok_or_else(|| {
             unknown_in_body(
                 "holderCustomerId",
                 format!("holderCustomerId {h} is not a sandbox customer"),
             )
         })?,
-        (None, Some(n)) => app.store.customer_by_number(&n).ok_or_else(|| {
+        (None, Some(n)) => app.store.customer_by_number(&n)?.ok_or_else(|| {
             unknown_in_body(
                 "holderCustomerNumber",
                 format!("holderCustomerNumber {n} is not a sandbox customer's number"),
@@ -1039,7 +1041,7 @@ pub async fn create_agreement(
     }
     let own: Vec<Uuid> = app
         .store
-        .accounts_of(corporate.id)
+        .accounts_of(corporate.id)?
         .iter()
         .map(|a| a.id)
         .collect();
@@ -1065,7 +1067,7 @@ pub async fn create_agreement(
                     ));
                 };
                 if !own.contains(&u) {
-                    return Err(match app.store.account(u) {
+                    return Err(match app.store.account(u)? {
                         None => unknown_in_body(&p, format!("{p} {u} is not a sandbox account")),
                         Some(_) => inconsistent(
                             &p,
@@ -1094,13 +1096,11 @@ pub async fn create_agreement(
         ),
     };
     let agreement = app.db.write(|tx| {
-        let taken: bool = tx
-            .query_row(
-                "SELECT EXISTS(SELECT 1 FROM agreements WHERE corporate = ?1 AND holder = ?2)",
-                [corporate.id.to_string(), holder.id.to_string()],
-                |r| r.get(0),
-            )
-            .map_err(db_error)?;
+        let taken: bool = tx.query_row(
+            "SELECT EXISTS(SELECT 1 FROM agreements WHERE corporate = ?1 AND holder = ?2)",
+            [corporate.id.to_string(), holder.id.to_string()],
+            |r| r.get(0),
+        )?;
         if taken {
             return Err(inconsistent(
                 "holderCustomerId",
@@ -1118,7 +1118,7 @@ pub async fn create_agreement(
             holder: holder.id,
             accounts,
         };
-        store::insert_agreement(tx, &a).map_err(db_error)?;
+        store::insert_agreement(tx, &a)?;
         Ok(a)
     })?;
     Ok(created(
@@ -1139,7 +1139,7 @@ pub async fn list_agreements(
     let c = path_customer(&app, &id)?;
     Ok(Json(
         app.store
-            .agreements_of(c.id)
+            .agreements_of(c.id)?
             .iter()
             .map(agreement_element)
             .collect(),
@@ -1148,11 +1148,12 @@ pub async fn list_agreements(
 
 fn path_agreement(app: &App, id: &str, agreement: &str) -> Result<Agreement, ApiError> {
     let c = path_customer(app, id)?;
-    Uuid::parse_str(agreement)
-        .ok()
-        .and_then(|a| app.store.agreement(a))
-        .filter(|a| a.corporate == c.id || a.holder == c.id)
-        .ok_or_else(|| ApiError::not_found(format!("customer {id} has no agreement {agreement:?}")))
+    match Uuid::parse_str(agreement) {
+        Ok(a) => app.store.agreement(a)?,
+        Err(_) => None,
+    }
+    .filter(|a| a.corporate == c.id || a.holder == c.id)
+    .ok_or_else(|| ApiError::not_found(format!("customer {id} has no agreement {agreement:?}")))
 }
 
 /// `GET /v1/sandbox/customers/{customerId}/agreements/{agreementId}` (the agreement
@@ -1182,10 +1183,10 @@ pub async fn get_engagements(
     let a = path_agreement(&app, &id, &agreement)?;
     let engagements: Vec<AccountDetails> = app
         .store
-        .accounts_by_ids(&a.accounts)
+        .accounts_by_ids(&a.accounts)?
         .iter()
         .map(|x| account_details(&app, x))
-        .collect();
+        .collect::<Result<_, _>>()?;
     let mut links = Links::new();
     links.insert(
         "agreement".into(),
@@ -1228,7 +1229,7 @@ fn body_customer(app: &App, f: &Fields<'_>) -> Result<Customer, ApiError> {
     let id = f
         .opt_uuid("customerId")?
         .ok_or_else(|| f.missing("customerId", "the owning sandbox customer's customerId"))?;
-    app.store.customer(id).ok_or_else(|| {
+    app.store.customer(id)?.ok_or_else(|| {
         unknown_in_body(
             "customerId",
             format!("customerId {id} is not a sandbox customer"),
@@ -1288,12 +1289,12 @@ pub async fn create_account(
             }
             a.bban = b;
         }
-        store::insert_account(tx, &a).map_err(db_error)?;
+        store::insert_account(tx, &a)?;
         Ok(a)
     })?;
     Ok(created(
         &format!("/v1/accounts/{}", account.id),
-        json!({ "account": account_details(&app, &account) }),
+        json!({ "account": account_details(&app, &account)? }),
     ))
 }
 
@@ -1346,12 +1347,12 @@ pub async fn create_card_account(
             product,
             status,
         };
-        store::insert_card_account(tx, &c).map_err(db_error)?;
+        store::insert_card_account(tx, &c)?;
         Ok(c)
     })?;
     Ok(created(
         &format!("/v1/card-accounts/{}", card.id),
-        json!({ "cardAccount": card_details(&app, &card) }),
+        json!({ "cardAccount": card_details(&app, &card)? }),
     ))
 }
 
@@ -1374,14 +1375,14 @@ const TRANSACTION_FIELDS: [&str; 10] = [
 fn path_account(app: &App, id: &str) -> Result<Account, ApiError> {
     Uuid::parse_str(id)
         .ok()
-        .and_then(|u| app.store.account(u))
+        .map_or(Ok(None), |u| app.store.account(u))?
         .ok_or_else(|| ApiError::not_found(format!("no sandbox account {id:?}")))
 }
 
 fn path_card(app: &App, id: &str) -> Result<CardAccount, ApiError> {
     Uuid::parse_str(id)
         .ok()
-        .and_then(|u| app.store.card_account(u))
+        .map_or(Ok(None), |u| app.store.card_account(u))?
         .ok_or_else(|| ApiError::not_found(format!("no sandbox card account {id:?}")))
 }
 
@@ -1550,7 +1551,7 @@ pub async fn create_transaction(
             "money coming in (positive amount) needs the debtorName (who paid)",
         ));
     }
-    let owner_name = app.store.customer(account.owner).map(|c| c.name);
+    let owner_name = app.store.customer(account.owner)?.map(|c| c.name);
     let (creditor_name, creditor_account, debtor_name, debtor_account) = if outgoing {
         (
             creditor_name,
@@ -1767,9 +1768,9 @@ pub async fn set_balances(
     let today = app.clock.today();
     let owner = app
         .store
-        .customer(account.owner)
+        .customer(account.owner)?
         .ok_or_else(|| ApiError::not_found(format!("no sandbox account {id:?}")))?;
-    let current = app.store.balances(&account, &owner, today);
+    let current = app.store.balances(&account, &owner, today)?;
     let now = app.clock.now();
     app.db.write(|tx| {
         store::set_balance_override(
@@ -1782,7 +1783,7 @@ pub async fn set_balances(
         )
         .map_err(db_error)
     })?;
-    let b = app.store.balances(&account, &owner, today);
+    let b = app.store.balances(&account, &owner, today)?;
     let yesterday = today.pred_opt().unwrap_or(today);
     let balance = |kind: &str, amount: i64, date: NaiveDate| Balance {
         balance_type: kind.to_string(),
@@ -1822,7 +1823,7 @@ pub async fn set_card_balances(
     let today = app.clock.today();
     let owner = app
         .store
-        .customer(card.owner)
+        .customer(card.owner)?
         .ok_or_else(|| ApiError::not_found(format!("no sandbox card account {id:?}")))?;
     let base = super::ledger::card_balances(&card, &owner, today);
     let current = app.store.card_balances(
@@ -1832,7 +1833,7 @@ pub async fn set_card_balances(
             expected: base.interim_available,
         },
         today,
-    );
+    )?;
     let booked = booked.unwrap_or(current.closing_booked);
     let available = available.unwrap_or(current.expected);
     let now = app.clock.now();
@@ -1846,7 +1847,7 @@ pub async fn set_card_balances(
             expected: available,
         },
         today,
-    );
+    )?;
     let balance = |kind: &str, amount: i64| Balance {
         balance_type: kind.to_string(),
         balance_amount: Amount::from_minor(&card.currency, amount),

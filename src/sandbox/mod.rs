@@ -40,6 +40,7 @@
 //! [`SandboxConfig::public_url`] (never the `Host` header), and the server loop cuts slow
 //! clients off ([`serve`]).
 
+pub mod access_log;
 pub mod accounts;
 pub mod auth;
 pub mod baskets;
@@ -139,6 +140,9 @@ impl App {
         };
         db.migrate(MIGRATIONS).map_err(open_error)?;
         let store = Store::open(db.clone(), seed::seed).map_err(open_error)?;
+        if let Some(offset) = store.clock_offset().map_err(open_error)? {
+            config.clock.set_offset(offset);
+        }
         let max_skew = config.verify_policy.max_skew_secs;
         let replay = match (&config.storage, config.allow_replays) {
             (_, true) => None,
@@ -222,7 +226,8 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
             auth::verify_v1,
         ))
         .layer(axum::middleware::from_fn(serve::body_in_time))
-        .with_state(app);
+        .with_state(app)
+        .layer(axum::middleware::from_fn(access_log::log_request));
     Ok(match observer {
         Some(o) => router.layer(axum::middleware::from_fn(move |req, next| {
             observe::observe(o.clone(), req, next)

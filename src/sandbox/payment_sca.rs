@@ -48,7 +48,7 @@ use super::pages::{self, Page, esc, format_bban};
 use super::payments::body::Service;
 use super::payments::rows::{self, AuthorisationRow, PaymentRow, sca_status, status};
 use super::payments::{self, now_secs};
-use super::sca::{SCA_SYSTEM, psu_id};
+use super::sca::{SCA_SYSTEM, or_page, psu_id};
 use super::store::{Agreement, Customer, TppId};
 use super::{batch, sca_guard};
 use crate::xs2a::model::{CustomerType, format_minor};
@@ -212,11 +212,11 @@ fn entry_html(e: &Value, from: &str, when: &str, state: &str) -> String {
     )
 }
 
-fn payment_html(app: &App, p: &PaymentRow) -> String {
+fn payment_html(app: &App, p: &PaymentRow) -> Result<String, ApiError> {
     let body: Value = serde_json::from_str(&p.body).unwrap_or(Value::Null);
     let from = Uuid::parse_str(&p.debtor_account)
         .ok()
-        .and_then(|a| app.store.account(a))
+        .map_or(Ok(None), |a| app.store.account(a))?
         .map(|a| format!("{} {}", a.name, format_bban(&a.bban)))
         .unwrap_or_default();
     let when = if p.service == Service::PeriodicPayments.segment() {
@@ -251,7 +251,7 @@ fn payment_html(app: &App, p: &PaymentRow) -> String {
             .iter()
             .map(|e| entry_html(e, &from, &when, ""))
             .collect();
-        format!(
+        Ok(format!(
             "<p><b>Bulk payment</b>: {n} payments, total {cur} {total}{state}</p>{items}",
             n = entries.len(),
             cur = esc(&p.currency),
@@ -261,13 +261,13 @@ fn payment_html(app: &App, p: &PaymentRow) -> String {
             } else {
                 format!(" ({})", esc(&state))
             },
-        )
+        ))
     } else {
-        entry_html(&body, &from, &when, &state)
+        Ok(entry_html(&body, &from, &when, &state))
     }
 }
 
-fn payments_html(app: &App, scope: &Scope) -> String {
+fn payments_html(app: &App, scope: &Scope) -> Result<String, ApiError> {
     scope
         .payments
         .iter()
@@ -284,11 +284,16 @@ formnovalidate name=\"action\" value=\"reject\">{label}</button>",
     )
 }
 
-fn login_page(app: &App, scope: &Scope, typed: &str, error: Option<&str>) -> String {
+fn login_page(
+    app: &App,
+    scope: &Scope,
+    typed: &str,
+    error: Option<&str>,
+) -> Result<String, ApiError> {
     let id = &scope.auth.id;
     let hints: String = app
         .store
-        .customers()
+        .customers()?
         .iter()
         .filter(|c| c.kind == CustomerType::Private)
         .map(|c| {
@@ -312,15 +317,20 @@ inputmode=\"numeric\" autocomplete=\"off\" autofocus>\
         what = esc(&what(scope)),
         tpp = tpp_box(scope),
         error = error_box(error),
-        payments = payments_html(app, scope),
+        payments = payments_html(app, scope)?,
         id = esc(id),
         typed = esc(typed),
         cancel = reject_button(id, "Cancel"),
     );
-    pages::layout("Approve payment", None, &body)
+    Ok(pages::layout("Approve payment", None, &body))
 }
 
-fn decision_page(app: &App, scope: &Scope, customer: &Customer, corporate: Option<&str>) -> String {
+fn decision_page(
+    app: &App,
+    scope: &Scope,
+    customer: &Customer,
+    corporate: Option<&str>,
+) -> Result<String, ApiError> {
     let id = &scope.auth.id;
     let whom = match corporate {
         Some(c) => format!(
@@ -337,10 +347,10 @@ fn decision_page(app: &App, scope: &Scope, customer: &Customer, corporate: Optio
 <button type=\"submit\" class=\"secondary\" name=\"action\" value=\"reject\">Reject</button></div></form>",
         what = esc(&what(scope)),
         tpp = tpp_box(scope),
-        payments = payments_html(app, scope),
+        payments = payments_html(app, scope)?,
         id = esc(id),
     );
-    pages::layout("Approve payment", None, &body)
+    Ok(pages::layout("Approve payment", None, &body))
 }
 
 /// Whether `customer` may pay from every debtor account of `payments`: `Some(None)` when it
@@ -350,51 +360,60 @@ fn context_for(
     app: &App,
     customer: &Customer,
     payments: &[PaymentRow],
-) -> Option<Option<Agreement>> {
+) -> Result<Option<Option<Agreement>>, ApiError> {
     let accounts: Vec<Uuid> = payments
         .iter()
         .filter_map(|p| Uuid::parse_str(&p.debtor_account).ok())
         .collect();
     let own: Vec<Uuid> = app
         .store
-        .accounts_of(customer.id)
+        .accounts_of(customer.id)?
         .iter()
         .map(|a| a.id)
         .collect();
     if accounts.iter().all(|a| own.contains(a)) {
-        return Some(None);
+        return Ok(Some(None));
     }
-    app.store
-        .agreements_held_by(customer.id)
+    Ok(app
+        .store
+        .agreements_held_by(customer.id)?
         .into_iter()
         .find(|ag| accounts.iter().all(|a| ag.accounts.contains(a)))
-        .map(Some)
+        .map(Some))
 }
 
 fn render(app: &App, scope: &Scope) -> Response {
     if scope.auth.sca_status == sca_status::PSU_IDENTIFIED {
-        let customer = scope
+        let customer = match scope
             .auth
             .customer
             .as_deref()
             .and_then(|c| Uuid::parse_str(c).ok())
-            .and_then(|c| app.store.customer(c));
+        {
+            Some(c) => or_page!(app.store.customer(c)),
+            None => None,
+        };
         if let Some(c) = customer {
-            let corporate = scope
+            let agreement = match scope
                 .auth
                 .agreement
                 .as_deref()
                 .and_then(|a| Uuid::parse_str(a).ok())
-                .and_then(|a| app.store.agreement(a))
-                .and_then(|a| app.store.customer(a.corporate))
-                .map(|c| c.name);
+            {
+                Some(a) => or_page!(app.store.agreement(a)),
+                None => None,
+            };
+            let corporate = match agreement {
+                Some(a) => or_page!(app.store.customer(a.corporate)).map(|c| c.name),
+                None => None,
+            };
             return page(
                 StatusCode::OK,
-                decision_page(app, scope, &c, corporate.as_deref()),
+                or_page!(decision_page(app, scope, &c, corporate.as_deref())),
             );
         }
     }
-    page(StatusCode::OK, login_page(app, scope, "", None))
+    page(StatusCode::OK, or_page!(login_page(app, scope, "", None)))
 }
 
 /// The steps' names in the per-step form tokens ([`sca_guard`]).
@@ -508,13 +527,16 @@ fn login_step(app: &App, id: String, body: &[u8]) -> Response {
     let retry = |msg: &str| {
         page(
             StatusCode::BAD_REQUEST,
-            login_page(app, &scope, typed, Some(msg)),
+            match login_page(app, &scope, typed, Some(msg)) {
+                Ok(html) => html,
+                Err(_) => return super::sca::storage_error(),
+            },
         )
     };
     if number.is_empty() {
         return retry("Enter a customerNumber, or click one of the sandbox customers below.");
     }
-    let Some(customer) = app.store.customer_by_number(&number) else {
+    let Some(customer) = or_page!(app.store.customer_by_number(&number)) else {
         return retry(&format!(
             "No sandbox customer has the number {number:?}. Click one of the customers below."
         ));
@@ -536,14 +558,17 @@ fn login_step(app: &App, id: String, body: &[u8]) -> Response {
              national identity number). Log in as that customer.",
         );
     }
-    let Some(agreement) = context_for(app, &customer, &scope.payments) else {
-        let accounts: Vec<String> = scope
+    let Some(agreement) = or_page!(context_for(app, &customer, &scope.payments)) else {
+        let mut accounts: Vec<String> = Vec::new();
+        for a in scope
             .payments
             .iter()
             .filter_map(|p| Uuid::parse_str(&p.debtor_account).ok())
-            .filter_map(|a| app.store.account(a))
-            .map(|a| format_bban(&a.bban))
-            .collect();
+        {
+            if let Some(a) = or_page!(app.store.account(a)) {
+                accounts.push(format_bban(&a.bban));
+            }
+        }
         let body = format!(
             "<h2>Not your account</h2><div class=\"error\">{} cannot approve payments from \
              account {}: it is neither their own account nor covered by a corporate agreement \
@@ -654,7 +679,7 @@ fn decision_step(app: &App, id: String, body: &[u8]) -> Response {
     // Store reads happen before the transaction (the Store shares its connection), under
     // the execution lock (instant payments are executed at approval).
     let _executing = batch::execution_lock();
-    let mut prepared = batch::prepare(app, &scope.payments);
+    let mut prepared = or_page!(batch::prepare(app, &scope.payments));
     let outcome = app.db.write(|tx| {
         let Some(a) = rows::authorisation(tx, &id).map_err(db_error)? else {
             return Ok(Outcome::Stale);

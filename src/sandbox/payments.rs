@@ -318,7 +318,7 @@ pub fn binding(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Binding, ApiError>
             .chars()
             .filter(|c| !c.is_whitespace() && *c != '.')
             .collect();
-        let Some(customer) = app.store.customer_by_number(&number) else {
+        let Some(customer) = app.store.customer_by_number(&number)? else {
             return Err(ApiError::format(format!(
                 "X-PSU-IDENTITY: no sandbox customer has the national identity number {number:?}"
             )));
@@ -351,20 +351,30 @@ pub fn binding(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Binding, ApiError>
 
 /// Whether `account` belongs to a corporate customer (its payments are made in CORPORATE
 /// context).
-fn corporate_account(app: &App, account: &super::store::Account) -> bool {
-    app.store
-        .customer(account.owner)
-        .is_some_and(|c| c.kind == CustomerType::Corporate)
+///
+/// Errors: a storage failure ([`ApiError`] 503).
+fn corporate_account(app: &App, account: &super::store::Account) -> Result<bool, ApiError> {
+    Ok(app
+        .store
+        .customer(account.owner)?
+        .is_some_and(|c| c.kind == CustomerType::Corporate))
 }
 
 /// Whether payment `p` is in CORPORATE context: approved under a corporate agreement, or
 /// drawn on an account of a corporate customer.
-pub fn in_corporate_context(app: &App, p: &PaymentRow) -> bool {
-    p.agreement.as_deref().is_some_and(|a| !a.is_empty())
-        || Uuid::parse_str(&p.debtor_account)
-            .ok()
-            .and_then(|a| app.store.account(a))
-            .is_some_and(|a| corporate_account(app, &a))
+///
+/// Errors: a storage failure ([`ApiError`] 503).
+pub fn in_corporate_context(app: &App, p: &PaymentRow) -> Result<bool, ApiError> {
+    if p.agreement.as_deref().is_some_and(|a| !a.is_empty()) {
+        return Ok(true);
+    }
+    let Ok(debtor) = Uuid::parse_str(&p.debtor_account) else {
+        return Ok(false);
+    };
+    match app.store.account(debtor)? {
+        Some(a) => corporate_account(app, &a),
+        None => Ok(false),
+    }
 }
 
 /// Interface document, Authentication 12: "For corporate context PSU-CORPORATE-ID is set as
@@ -378,14 +388,14 @@ pub fn in_corporate_context(app: &App, p: &PaymentRow) -> bool {
 /// Errors: 400 `FORMAT_ERROR` naming the missing header and the payment.
 pub fn require_corporate_id(
     h: &HeaderMap,
-    corporate: impl FnOnce() -> Option<String>,
+    corporate: impl FnOnce() -> Result<Option<String>, ApiError>,
 ) -> Result<(), ApiError> {
     if header_str(h, headers::PSU_ID)?.is_none()
         || header_str(h, headers::PSU_CORPORATE_ID)?.is_some()
     {
         return Ok(());
     }
-    let Some(what) = corporate() else {
+    let Some(what) = corporate()? else {
         return Ok(());
     };
     Err(ApiError::format(format!(
@@ -398,7 +408,7 @@ pub fn require_corporate_id(
 /// [`require_corporate_id`] for payment `p`.
 pub fn require_corporate_id_for(app: &App, h: &HeaderMap, p: &PaymentRow) -> Result<(), ApiError> {
     require_corporate_id(h, || {
-        in_corporate_context(app, p).then(|| format!("payment {}", p.id))
+        Ok(in_corporate_context(app, p)?.then(|| format!("payment {}", p.id)))
     })
 }
 
@@ -596,7 +606,7 @@ async fn create<const S: u8>(
     let bound = binding(&app, &tpp, &headers)?;
     let init = body::parse(&app, service, &product, &body)?;
     require_corporate_id(&headers, || {
-        corporate_account(&app, &init.debtor).then(|| "the debtor account".to_string())
+        Ok(corporate_account(&app, &init.debtor)?.then(|| "the debtor account".to_string()))
     })?;
     let now = now_secs(&app);
     let today = app.clock.today().to_string();
@@ -771,11 +781,14 @@ async fn details<const S: u8>(
 }
 
 /// Whether the debtor account of `p` holds its amount now ([`batch::available_minor`]).
-fn funds_now(app: &App, p: &PaymentRow) -> Option<bool> {
-    let account = Uuid::parse_str(&p.debtor_account)
+fn funds_now(app: &App, p: &PaymentRow) -> Result<Option<bool>, ApiError> {
+    let Some(account) = Uuid::parse_str(&p.debtor_account)
         .ok()
-        .and_then(|a| app.store.account(a))?;
-    batch::available_minor(app, &account).map(|a| a >= p.amount_minor)
+        .map_or(Ok(None), |a| app.store.account(a))?
+    else {
+        return Ok(None);
+    };
+    Ok(batch::available_minor(app, &account)?.map(|a| a >= p.amount_minor))
 }
 
 /// `GET /v1/{service}/{product}/{paymentId}/status`: `{transactionStatus, fundsAvailable?}`
@@ -804,7 +817,7 @@ async fn status<const S: u8>(
     }
     let funds = match p.status.as_str() {
         status::ACCP => p.funds_available.or(Some(false)),
-        status::ACTC => funds_now(&app, &p),
+        status::ACTC => funds_now(&app, &p)?,
         _ => None,
     };
     if let Some(f) = funds {

@@ -292,7 +292,7 @@ pub fn register(
 ///
 /// Errors: storage (503).
 pub fn psu_customer(app: &App, tpp: &TppId, psu_id: Uuid) -> Result<Option<Uuid>, ApiError> {
-    let found = match app.store.psu_customer(tpp, psu_id) {
+    let found = match app.store.psu_customer(tpp, psu_id)? {
         Some(c) => Some(c),
         None => {
             let psu = psu_id.to_string();
@@ -312,7 +312,10 @@ pub fn psu_customer(app: &App, tpp: &TppId, psu_id: Uuid) -> Result<Option<Uuid>
             row.and_then(|s| Uuid::parse_str(&s).ok())
         }
     };
-    Ok(found.filter(|c| app.store.customer(*c).is_some()))
+    Ok(match found {
+        Some(c) if app.store.customer(c)?.is_some() => Some(c),
+        _ => None,
+    })
 }
 
 /// Marks authorisation `id` as a registration SCA (no account consent step).
@@ -432,22 +435,22 @@ pub async fn revoke(
     let mut keys = vec![None];
     keys.extend(
         app.store
-            .corporate_consents(&tpp.id, psu_id)
+            .corporate_consents(&tpp.id, psu_id)?
             .into_iter()
             .map(Some),
     );
-    let keys: Vec<Option<Uuid>> = keys
-        .into_iter()
-        .filter(|a| {
-            app.store
-                .consent(&ConsentKey {
-                    tpp: tpp.id.clone(),
-                    psu_id,
-                    agreement: *a,
-                })
-                .is_some()
-        })
-        .collect();
+    let mut consented: Vec<Option<Uuid>> = Vec::new();
+    for a in keys {
+        let key = ConsentKey {
+            tpp: tpp.id.clone(),
+            psu_id,
+            agreement: a,
+        };
+        if app.store.consent(&key)?.is_some() {
+            consented.push(a);
+        }
+    }
+    let keys = consented;
     let now = rules::secs(app.clock.now());
     app.db.write(|tx| {
         for a in &keys {
@@ -574,7 +577,7 @@ pub async fn agreements(
     Ok(Json(AgreementList {
         agreements: app
             .store
-            .agreements_held_by(customer)
+            .agreements_held_by(customer)?
             .iter()
             .map(super::customers::agreement_element)
             .collect(),
@@ -588,7 +591,7 @@ fn held_agreement(
 ) -> Result<super::store::Agreement, ApiError> {
     Uuid::parse_str(id)
         .ok()
-        .and_then(|a| app.store.agreement(a))
+        .map_or(Ok(None), |a| app.store.agreement(a))?
         .filter(|a| a.holder == customer)
         .ok_or_else(|| {
             ApiError::forbidden_unknown(format!("agreement {id:?} is not held by this PSU"))
@@ -625,7 +628,7 @@ pub async fn engagements(
     Ok(Json(EngagementList {
         engagements: app
             .store
-            .accounts_by_ids(&a.accounts)
+            .accounts_by_ids(&a.accounts)?
             .iter()
             .map(|acc| {
                 let mut links = Links::new();

@@ -74,8 +74,21 @@ fn field<'a>(f: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.trim())
 }
 
+/// The value of a store result, or (the database failed; logged where it failed) the 503
+/// page of [`storage_error`], returned from the enclosing page handler.
+macro_rules! or_page {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(_) => return $crate::sandbox::sca::storage_error(),
+        }
+    };
+}
+pub(crate) use or_page;
+
 fn auth_error(e: AuthorisationError) -> Response {
     let (status, title, msg) = match e {
+        AuthorisationError::Storage => return storage_error(),
         AuthorisationError::Unknown => (
             StatusCode::NOT_FOUND,
             "Unknown authorisation",
@@ -127,24 +140,24 @@ fn page(status: StatusCode, html: String) -> Response {
     Page { status, html }.into_response()
 }
 
-fn hints(app: &App) -> Vec<Hint> {
-    app.store
-        .customers()
-        .into_iter()
-        .filter(|c| c.kind == CustomerType::Private)
-        .map(|c| {
-            let corporate_names = app
-                .store
-                .agreements_held_by(c.id)
-                .iter()
-                .filter_map(|a| app.store.customer(a.corporate).map(|x| x.name))
-                .collect();
-            Hint {
-                customer: c,
-                corporate_names,
+fn hints(app: &App) -> Result<Vec<Hint>, super::errors::ApiError> {
+    let mut out = Vec::new();
+    for c in app.store.customers()? {
+        if c.kind != CustomerType::Private {
+            continue;
+        }
+        let mut corporate_names = Vec::new();
+        for a in app.store.agreements_held_by(c.id)? {
+            if let Some(x) = app.store.customer(a.corporate)? {
+                corporate_names.push(x.name);
             }
-        })
-        .collect()
+        }
+        out.push(Hint {
+            customer: c,
+            corporate_names,
+        });
+    }
+    Ok(out)
 }
 
 /// The sentence of the TPP box on the shared pages, and its registration variant.
@@ -189,25 +202,23 @@ fn render(app: &App, auth: &Authorisation, status: StatusCode, error: Option<&st
     match &auth.step {
         ScaStep::Identify => page(
             status,
-            purpose(app, auth, pages::login(auth, &hints(app), "", error)),
+            purpose(
+                app,
+                auth,
+                pages::login(auth, &or_page!(hints(app)), "", error),
+            ),
         ),
         ScaStep::ChooseContext { customer } => {
-            let Some(c) = app.store.customer(*customer) else {
+            let Some(c) = or_page!(app.store.customer(*customer)) else {
                 return auth_error(AuthorisationError::Unknown);
             };
-            let agreements: Vec<_> = app
-                .store
-                .agreements_held_by(c.id)
-                .into_iter()
-                .map(|a| {
-                    let name = app
-                        .store
-                        .customer(a.corporate)
-                        .map(|x| x.name)
-                        .unwrap_or_default();
-                    (a, name)
-                })
-                .collect();
+            let mut agreements = Vec::new();
+            for a in or_page!(app.store.agreements_held_by(c.id)) {
+                let name = or_page!(app.store.customer(a.corporate))
+                    .map(|x| x.name)
+                    .unwrap_or_default();
+                agreements.push((a, name));
+            }
             page(
                 status,
                 purpose(app, auth, pages::context(auth, &c, &agreements, error)),
@@ -217,30 +228,32 @@ fn render(app: &App, auth: &Authorisation, status: StatusCode, error: Option<&st
             customer,
             agreement,
         } => {
-            let Some(c) = app.store.customer(*customer) else {
+            let Some(c) = or_page!(app.store.customer(*customer)) else {
                 return auth_error(AuthorisationError::Unknown);
             };
-            let (accounts, corporate) = match agreement.and_then(|a| app.store.agreement(a)) {
+            let chosen = match agreement {
+                Some(a) => or_page!(app.store.agreement(*a)),
+                None => None,
+            };
+            let (accounts, corporate) = match chosen {
                 Some(a) => (
-                    app.store.accounts_by_ids(&a.accounts),
-                    app.store.customer(a.corporate).map(|x| x.name),
+                    or_page!(app.store.accounts_by_ids(&a.accounts)),
+                    or_page!(app.store.customer(a.corporate)).map(|x| x.name),
                 ),
-                None => (app.store.accounts_of(c.id), None),
+                None => (or_page!(app.store.accounts_of(c.id)), None),
             };
             let key = ConsentKey {
                 tpp: auth.tpp.clone(),
                 psu_id: psu_id(&auth.tpp, c.id),
                 agreement: *agreement,
             };
-            let checked = app
-                .store
-                .consent(&key)
+            let checked = or_page!(app.store.consent(&key))
                 .map(|x| x.accounts)
                 .unwrap_or_default();
             let mut html =
                 pages::consent(auth, &c, corporate.as_deref(), &accounts, &checked, error);
             if agreement.is_none() {
-                let cards = app.store.card_accounts_of(c.id);
+                let cards = or_page!(app.store.card_accounts_of(c.id));
                 let checked_cards = cards::consented(app, &key).unwrap_or_default();
                 let rows = card_rows(&cards, &checked_cards);
                 if let Some(at) = html.rfind("<div class=\"buttons\">") {
@@ -365,13 +378,16 @@ fn login_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
     let retry = |msg: &str| {
         page(
             StatusCode::BAD_REQUEST,
-            pages::login(&auth, &hints(app), typed, Some(msg)),
+            match hints(app) {
+                Ok(h) => pages::login(&auth, &h, typed, Some(msg)),
+                Err(_) => return storage_error(),
+            },
         )
     };
     if number.is_empty() {
         return retry("Enter a customerNumber, or click one of the sandbox customers below.");
     }
-    let Some(customer) = app.store.customer_by_number(&number) else {
+    let Some(customer) = or_page!(app.store.customer_by_number(&number)) else {
         return retry(&format!(
             "No sandbox customer has the number {number:?}. Click one of the customers below."
         ));
@@ -383,7 +399,7 @@ fn login_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
             customer.name
         ));
     }
-    let no_agreements = app.store.agreements_held_by(customer.id).is_empty();
+    let no_agreements = or_page!(app.store.agreements_held_by(customer.id)).is_empty();
     if no_agreements && psu::is_registration(app, auth.id) {
         return finish_registration(app, &auth, customer.id, None);
     }
@@ -417,11 +433,14 @@ fn context_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
     let agreement = if choice.eq_ignore_ascii_case("PRIVATE") {
         None
     } else {
-        let held = choice
+        let held = match choice
             .strip_prefix("CORPORATE:")
             .and_then(|a| Uuid::parse_str(a).ok())
-            .and_then(|a| app.store.agreement(a))
-            .filter(|a| a.holder == customer);
+        {
+            Some(a) => or_page!(app.store.agreement(a)),
+            None => None,
+        }
+        .filter(|a| a.holder == customer);
         match held {
             Some(a) => Some(a.id),
             None => {
@@ -468,11 +487,13 @@ fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
     if field(&f, "action").is_some_and(|a| a.eq_ignore_ascii_case("cancel")) {
         return cancel_auth(app, &auth);
     }
-    let offered: Vec<Uuid> = match agreement.and_then(|a| app.store.agreement(a)) {
+    let chosen = match agreement {
+        Some(a) => or_page!(app.store.agreement(a)),
+        None => None,
+    };
+    let offered: Vec<Uuid> = match chosen {
         Some(a) => a.accounts,
-        None => app
-            .store
-            .accounts_of(customer)
+        None => or_page!(app.store.accounts_of(customer))
             .iter()
             .map(|a| a.id)
             .collect(),
@@ -499,8 +520,7 @@ fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
         }
     }
     let offered_cards: Vec<Uuid> = if agreement.is_none() {
-        app.store
-            .card_accounts_of(customer)
+        or_page!(app.store.card_accounts_of(customer))
             .iter()
             .map(|c| c.id)
             .collect()
@@ -585,7 +605,9 @@ fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
     to_tpp(&auth, &callback)
 }
 
-fn storage_error() -> Response {
+/// 503 page in the bank's style: the state database failed (never an "unknown
+/// authorisation" page or a success for it).
+pub(crate) fn storage_error() -> Response {
     pages::error(
         StatusCode::SERVICE_UNAVAILABLE,
         "Try again",

@@ -12,10 +12,10 @@
 //! records that it was initialized). [`Store::initialize`] resets everything (interface
 //! document, Endpoints: "sandbox initialization ... resets the sandbox to a known state").
 //!
-//! Read methods keep the signatures of the former in-memory store (`Option`/`Vec`): a
-//! database failure while reading is logged and reads as "not found"/empty, so callers never
-//! see a panic or a 500. Write methods that can fail return `Result<_, ApiError>` (503
-//! `SERVICE_BLOCKED`, see [`super::errors::ApiError::storage`]).
+//! Every read and write returns a `Result`: a database failure is logged and becomes 503
+//! `SERVICE_BLOCKED` ([`super::errors::ApiError::storage`], via `From<rusqlite::Error>`),
+//! never a "not found", an empty list or a success (`AuthorisationError::Storage` for the
+//! SCA authorisation checks).
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -199,6 +199,8 @@ pub enum AuthorisationError {
     Unknown,
     Expired,
     Finished,
+    /// The database failed (logged when it happened); answered 503, never "unknown".
+    Storage,
 }
 
 /// A transaction created with `POST /v1/sandbox/accounts/{id}/transactions` (interface
@@ -1147,14 +1149,41 @@ impl Store {
         &self.db
     }
 
-    fn read<T: Default>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> T {
-        match self.db.read(f) {
-            Ok(v) => v,
-            Err(e) => {
-                tracing::error!(error = ?e.body.tpp_messages, "sandbox store read failed");
-                T::default()
-            }
-        }
+    /// Runs a read on the connection. Errors: the database fails (503, logged; see
+    /// `From<rusqlite::Error> for ApiError` in [`super::db`]).
+    fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, ApiError> {
+        self.db.read(f)
+    }
+
+    /// The persisted sandbox clock offset (`sandbox_meta` key `clock_offset_nanos`, written by
+    /// `POST /v1/sandbox/clock` with [`Store::write_clock_offset`]); `None` when the clock was
+    /// not advanced since the last initialization. A negative stored value reads as zero.
+    ///
+    /// Errors: the database fails.
+    pub fn clock_offset(&self) -> rusqlite::Result<Option<Duration>> {
+        let nanos: Option<i64> = self.db.read_raw(|c| {
+            c.query_row(
+                "SELECT CAST(value AS INTEGER) FROM sandbox_meta WHERE key = 'clock_offset_nanos'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+        })?;
+        Ok(nanos.map(|n| Duration::from_nanos(u64::try_from(n).unwrap_or(0))))
+    }
+
+    /// Persists the sandbox clock offset in `tx` (part of the `POST /v1/sandbox/clock`
+    /// transaction); [`Store::initialize`] removes it with the rest of `sandbox_meta`.
+    ///
+    /// Errors: the database fails.
+    pub fn write_clock_offset(tx: &Connection, offset: Duration) -> rusqlite::Result<()> {
+        let nanos = u64::try_from(offset.as_nanos()).unwrap_or(u64::MAX);
+        tx.execute(
+            "INSERT INTO sandbox_meta (key, value) VALUES ('clock_offset_nanos', ?1) \
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [nanos.to_string()],
+        )?;
+        Ok(())
     }
 
     /// Resets the whole sandbox to `seed` in one transaction: every table of every module is
@@ -1164,8 +1193,8 @@ impl Store {
     /// Errors: the database fails (nothing changed).
     pub fn initialize(&self, seed: &SeedData) -> Result<InitializeSummary, ApiError> {
         self.db.write(|tx| {
-            clear_all_tables(tx).map_err(db_error)?;
-            insert_seed(tx, seed).map_err(db_error)?;
+            clear_all_tables(tx)?;
+            insert_seed(tx, seed)?;
             Ok(InitializeSummary {
                 customers: seed.customers.len(),
                 accounts: seed.accounts.len(),
@@ -1187,13 +1216,12 @@ impl Store {
         self.db.write(|tx| {
             let id = id.to_string();
             let run = |sql: &str| tx.execute(sql, [&id]).map_err(db_error);
-            tx.execute_batch("PRAGMA defer_foreign_keys = ON")
-                .map_err(db_error)?;
+            tx.execute_batch("PRAGMA defer_foreign_keys = ON")?;
             run("DELETE FROM consents WHERE agreement IN \
                  (SELECT id FROM agreements WHERE corporate = ?1 OR holder = ?1)")?;
             run("DELETE FROM sca_authorisations WHERE customer = ?1")?;
             let n = run("DELETE FROM customers WHERE id = ?1")?;
-            remove_orphans(tx).map_err(db_error)?;
+            remove_orphans(tx)?;
             Ok(n > 0)
         })
     }
@@ -1205,22 +1233,17 @@ impl Store {
     pub fn delete_agreement(&self, id: Uuid) -> Result<bool, ApiError> {
         self.db.write(|tx| {
             let id = id.to_string();
-            tx.execute_batch("PRAGMA defer_foreign_keys = ON")
-                .map_err(db_error)?;
-            tx.execute("DELETE FROM consents WHERE agreement = ?1", [&id])
-                .map_err(db_error)?;
-            tx.execute("DELETE FROM sca_authorisations WHERE agreement = ?1", [&id])
-                .map_err(db_error)?;
-            let n = tx
-                .execute("DELETE FROM agreements WHERE id = ?1", [&id])
-                .map_err(db_error)?;
-            remove_orphans(tx).map_err(db_error)?;
+            tx.execute_batch("PRAGMA defer_foreign_keys = ON")?;
+            tx.execute("DELETE FROM consents WHERE agreement = ?1", [&id])?;
+            tx.execute("DELETE FROM sca_authorisations WHERE agreement = ?1", [&id])?;
+            let n = tx.execute("DELETE FROM agreements WHERE id = ?1", [&id])?;
+            remove_orphans(tx)?;
             Ok(n > 0)
         })
     }
 
     /// All customers, in creation order (the seed first).
-    pub fn customers(&self) -> Vec<Customer> {
+    pub fn customers(&self) -> Result<Vec<Customer>, ApiError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {CUSTOMER_COLS} FROM customers ORDER BY seq"
@@ -1230,7 +1253,7 @@ impl Store {
         })
     }
 
-    pub fn customer(&self, id: Uuid) -> Option<Customer> {
+    pub fn customer(&self, id: Uuid) -> Result<Option<Customer>, ApiError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {CUSTOMER_COLS} FROM customers WHERE id = ?1"
@@ -1240,7 +1263,7 @@ impl Store {
         })
     }
 
-    pub fn customer_by_number(&self, number: &str) -> Option<Customer> {
+    pub fn customer_by_number(&self, number: &str) -> Result<Option<Customer>, ApiError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {CUSTOMER_COLS} FROM customers WHERE number = ?1"
@@ -1250,7 +1273,7 @@ impl Store {
         })
     }
 
-    pub fn account(&self, id: Uuid) -> Option<Account> {
+    pub fn account(&self, id: Uuid) -> Result<Option<Account>, ApiError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {ACCOUNT_COLS} FROM accounts WHERE id = ?1"
@@ -1261,7 +1284,7 @@ impl Store {
     }
 
     /// The account with this BBAN, if any.
-    pub fn account_by_bban(&self, bban: &str) -> Option<Account> {
+    pub fn account_by_bban(&self, bban: &str) -> Result<Option<Account>, ApiError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {ACCOUNT_COLS} FROM accounts WHERE bban = ?1"
@@ -1272,7 +1295,7 @@ impl Store {
     }
 
     /// Accounts owned by `customer`, in creation order.
-    pub fn accounts_of(&self, customer: Uuid) -> Vec<Account> {
+    pub fn accounts_of(&self, customer: Uuid) -> Result<Vec<Account>, ApiError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {ACCOUNT_COLS} FROM accounts WHERE owner = ?1 ORDER BY seq"
@@ -1283,7 +1306,7 @@ impl Store {
     }
 
     /// The accounts with the given ids, in the order of `ids`; unknown ids are skipped.
-    pub fn accounts_by_ids(&self, ids: &[Uuid]) -> Vec<Account> {
+    pub fn accounts_by_ids(&self, ids: &[Uuid]) -> Result<Vec<Account>, ApiError> {
         self.read(|c| {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {ACCOUNT_COLS} FROM accounts WHERE id = ?1"
@@ -1299,7 +1322,7 @@ impl Store {
     }
 
     /// Card accounts owned by `customer`, in creation order.
-    pub fn card_accounts_of(&self, customer: Uuid) -> Vec<CardAccount> {
+    pub fn card_accounts_of(&self, customer: Uuid) -> Result<Vec<CardAccount>, ApiError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {CARD_COLS} FROM card_accounts WHERE owner = ?1 ORDER BY seq"
@@ -1310,7 +1333,7 @@ impl Store {
     }
 
     /// One card account.
-    pub fn card_account(&self, id: Uuid) -> Option<CardAccount> {
+    pub fn card_account(&self, id: Uuid) -> Result<Option<CardAccount>, ApiError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {CARD_COLS} FROM card_accounts WHERE id = ?1"
@@ -1320,7 +1343,7 @@ impl Store {
         })
     }
 
-    pub fn agreement(&self, id: Uuid) -> Option<Agreement> {
+    pub fn agreement(&self, id: Uuid) -> Result<Option<Agreement>, ApiError> {
         self.read(|c| {
             Ok(agreements_where(c, "id = ?1", &[&id.to_string()])?
                 .into_iter()
@@ -1329,19 +1352,19 @@ impl Store {
     }
 
     /// Agreements where `customer` is the holder or the corporate party.
-    pub fn agreements_of(&self, customer: Uuid) -> Vec<Agreement> {
+    pub fn agreements_of(&self, customer: Uuid) -> Result<Vec<Agreement>, ApiError> {
         self.read(|c| {
             agreements_where(c, "holder = ?1 OR corporate = ?1", &[&customer.to_string()])
         })
     }
 
     /// Agreements `customer` holds (may act under in CORPORATE context).
-    pub fn agreements_held_by(&self, customer: Uuid) -> Vec<Agreement> {
+    pub fn agreements_held_by(&self, customer: Uuid) -> Result<Vec<Agreement>, ApiError> {
         self.read(|c| agreements_where(c, "holder = ?1", &[&customer.to_string()]))
     }
 
     /// The customer registered under (TPP, PSU-ID), if any.
-    pub fn psu_customer(&self, tpp: &TppId, psu_id: Uuid) -> Option<Uuid> {
+    pub fn psu_customer(&self, tpp: &TppId, psu_id: Uuid) -> Result<Option<Uuid>, ApiError> {
         self.read(|c| {
             c.prepare_cached(
                 "SELECT customer FROM psu_registrations WHERE tpp = ?1 AND psu_id = ?2",
@@ -1352,7 +1375,7 @@ impl Store {
     }
 
     /// The consent for `key`, if any (expired ones included; see [`Consent::granted_at`]).
-    pub fn consent(&self, key: &ConsentKey) -> Option<Consent> {
+    pub fn consent(&self, key: &ConsentKey) -> Result<Option<Consent>, ApiError> {
         self.read(|c| {
             let head = c
                 .prepare_cached(
@@ -1394,41 +1417,42 @@ impl Store {
     }
 
     /// Agreement ids under which (TPP, PSU-ID) has a CORPORATE consent.
-    pub fn corporate_consents(&self, tpp: &TppId, psu_id: Uuid) -> Vec<Uuid> {
+    pub fn corporate_consents(&self, tpp: &TppId, psu_id: Uuid) -> Result<Vec<Uuid>, ApiError> {
         let mut v: Vec<Uuid> = self.read(|c| {
             c.prepare_cached(
                 "SELECT agreement FROM consents WHERE tpp = ?1 AND psu_id = ?2 AND agreement <> ''",
             )?
             .query_map(params![tpp.0, psu_id.to_string()], |r| uuid_at(r, 0))?
             .collect()
-        });
+        })?;
         v.sort();
-        v
+        Ok(v)
     }
 
-    /// Records the PSU registration and stores (replaces) the consent for `key`. A database
-    /// failure is logged (the consent is then not stored).
-    pub fn put_consent(&self, key: ConsentKey, consent: Consent) {
-        if let Err(e) = self
-            .db
-            .write(|tx| write_consent(tx, &key, &consent).map_err(db_error))
-        {
-            tracing::error!(error = ?e.body.tpp_messages, "storing a consent failed");
-        }
+    /// Records the PSU registration and stores (replaces) the consent for `key`.
+    ///
+    /// Errors: the database fails (503, logged); nothing is stored.
+    pub fn put_consent(&self, key: ConsentKey, consent: Consent) -> Result<(), ApiError> {
+        self.db.write(|tx| Ok(write_consent(tx, &key, &consent)?))
     }
 
-    /// Stores a new authorisation, dropping ones that expired before `now`. A database
-    /// failure is logged (the authorisation is then unknown to the SCA pages).
-    pub fn insert_authorisation(&self, auth: Authorisation, now: SystemTime) {
+    /// Stores a new authorisation, dropping ones that expired before `now`.
+    ///
+    /// Errors: the database fails (503, logged); nothing is stored, so no `scaRedirect` may
+    /// be sent.
+    pub fn insert_authorisation(
+        &self,
+        auth: Authorisation,
+        now: SystemTime,
+    ) -> Result<(), ApiError> {
         let cutoff = to_nanos(now)
             .saturating_sub(i64::try_from(AUTHORISATION_LIFETIME.as_nanos()).unwrap_or(i64::MAX));
-        let r = self.db.write(|tx| {
+        self.db.write(|tx| {
             let (step, customer, agreement) = step_columns(&auth.step);
             tx.execute(
                 "DELETE FROM sca_authorisations WHERE created_at < ?1 AND id <> ?2",
                 params![cutoff, auth.id.to_string()],
-            )
-            .map_err(db_error)?;
+            )?;
             tx.execute(
                 &format!(
                     "INSERT OR REPLACE INTO sca_authorisations ({AUTH_COLS}) \
@@ -1445,13 +1469,9 @@ impl Store {
                     customer,
                     agreement
                 ],
-            )
-            .map_err(db_error)?;
+            )?;
             Ok(())
-        });
-        if let Err(e) = r {
-            tracing::error!(error = ?e.body.tpp_messages, "storing an authorisation failed");
-        }
+        })
     }
 
     /// A usable (known, unexpired, unfinished) authorisation.
@@ -1460,7 +1480,10 @@ impl Store {
         id: Uuid,
         now: SystemTime,
     ) -> Result<Authorisation, AuthorisationError> {
-        usable(self.read(|c| load_authorisation(c, id)), now)
+        match self.read(|c| load_authorisation(c, id)) {
+            Ok(a) => usable(a, now),
+            Err(_) => Err(AuthorisationError::Storage),
+        }
     }
 
     /// Moves a usable authorisation to `step` (checked again in the same transaction).
@@ -1471,17 +1494,14 @@ impl Store {
         step: ScaStep,
     ) -> Result<Authorisation, AuthorisationError> {
         let r = self.db.write(|tx| {
-            let a = match usable(load_authorisation(tx, id).map_err(db_error)?, now) {
+            let a = match usable(load_authorisation(tx, id)?, now) {
                 Ok(a) => a,
                 Err(e) => return Ok(Err(e)),
             };
-            update_step(tx, id, &step).map_err(db_error)?;
+            update_step(tx, id, &step)?;
             Ok(Ok(Authorisation { step, ..a }))
         });
-        r.unwrap_or_else(|e| {
-            tracing::error!(error = ?e.body.tpp_messages, "updating an authorisation failed");
-            Err(AuthorisationError::Unknown)
-        })
+        r.unwrap_or(Err(AuthorisationError::Storage))
     }
 
     /// Finishes a usable authorisation and stores `consent` under `key`, in one
@@ -1494,21 +1514,18 @@ impl Store {
         consent: Consent,
     ) -> Result<Authorisation, AuthorisationError> {
         let r = self.db.write(|tx| {
-            let a = match usable(load_authorisation(tx, id).map_err(db_error)?, now) {
+            let a = match usable(load_authorisation(tx, id)?, now) {
                 Ok(a) => a,
                 Err(e) => return Ok(Err(e)),
             };
-            update_step(tx, id, &ScaStep::Finished).map_err(db_error)?;
-            write_consent(tx, &key, &consent).map_err(db_error)?;
+            update_step(tx, id, &ScaStep::Finished)?;
+            write_consent(tx, &key, &consent)?;
             Ok(Ok(Authorisation {
                 step: ScaStep::Finished,
                 ..a
             }))
         });
-        r.unwrap_or_else(|e| {
-            tracing::error!(error = ?e.body.tpp_messages, "finishing an authorisation failed");
-            Err(AuthorisationError::Unknown)
-        })
+        r.unwrap_or(Err(AuthorisationError::Storage))
     }
 
     // -----------------------------------------------------------------------------------
@@ -1516,7 +1533,7 @@ impl Store {
 
     /// The manual transactions of an account, newest first (booking or value date, then
     /// creation order).
-    pub fn manual_transactions(&self, account: Uuid) -> Vec<ManualTransaction> {
+    pub fn manual_transactions(&self, account: Uuid) -> Result<Vec<ManualTransaction>, ApiError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {MANUAL_COLS} FROM manual_transactions WHERE account = ?1 \
@@ -1528,7 +1545,7 @@ impl Store {
     }
 
     /// One manual transaction by its `transactionId`.
-    pub fn manual_transaction(&self, id: Uuid) -> Option<ManualTransaction> {
+    pub fn manual_transaction(&self, id: Uuid) -> Result<Option<ManualTransaction>, ApiError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {MANUAL_COLS} FROM manual_transactions WHERE id = ?1"
@@ -1539,7 +1556,10 @@ impl Store {
     }
 
     /// The manual card transactions of a card account, newest first.
-    pub fn manual_card_transactions(&self, card_account: Uuid) -> Vec<ManualCardTransaction> {
+    pub fn manual_card_transactions(
+        &self,
+        card_account: Uuid,
+    ) -> Result<Vec<ManualCardTransaction>, ApiError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {MANUAL_CARD_COLS} FROM manual_card_transactions WHERE card_account = ?1 \
@@ -1551,7 +1571,7 @@ impl Store {
     }
 
     /// The balance override of an account, if one was set.
-    pub fn balance_override(&self, account: Uuid) -> Option<BalanceOverride> {
+    pub fn balance_override(&self, account: Uuid) -> Result<Option<BalanceOverride>, ApiError> {
         self.read(|c| {
             c.prepare_cached(
                 "SELECT booked, available, after_seq, set_at FROM balance_overrides \
@@ -1563,7 +1583,10 @@ impl Store {
     }
 
     /// The balance override of a card account, if one was set.
-    pub fn card_balance_override(&self, card_account: Uuid) -> Option<BalanceOverride> {
+    pub fn card_balance_override(
+        &self,
+        card_account: Uuid,
+    ) -> Result<Option<BalanceOverride>, ApiError> {
         self.read(|c| {
             c.prepare_cached(
                 "SELECT booked, available, after_seq, set_at FROM card_balance_overrides \
@@ -1578,9 +1601,14 @@ impl Store {
     /// ([`ledger::booked`], for accounts with `generated`) merged with the manual booked
     /// transactions (a manual entry comes before generated ones of the same day). Use this
     /// instead of [`ledger::booked`] so sandbox-created transactions are listed.
-    pub fn booked(&self, account: &Account, owner: &Customer, today: NaiveDate) -> Vec<Entry> {
+    pub fn booked(
+        &self,
+        account: &Account,
+        owner: &Customer,
+        today: NaiveDate,
+    ) -> Result<Vec<Entry>, ApiError> {
         let mut all: Vec<Entry> = self
-            .manual_transactions(account.id)
+            .manual_transactions(account.id)?
             .iter()
             .filter(|t| t.booked)
             .map(ManualTransaction::entry)
@@ -1589,15 +1617,20 @@ impl Store {
             all.extend(ledger::booked(account, owner, today));
         }
         all.sort_by_key(|e| std::cmp::Reverse(e.booking_date));
-        all
+        Ok(all)
     }
 
     /// Pending entries of `account` at `today`: the manual pending transactions (newest
     /// first) and then the generated ones ([`ledger::pending`], for accounts with
     /// `generated`).
-    pub fn pending(&self, account: &Account, owner: &Customer, today: NaiveDate) -> Vec<Entry> {
+    pub fn pending(
+        &self,
+        account: &Account,
+        owner: &Customer,
+        today: NaiveDate,
+    ) -> Result<Vec<Entry>, ApiError> {
         let mut all: Vec<Entry> = self
-            .manual_transactions(account.id)
+            .manual_transactions(account.id)?
             .iter()
             .filter(|t| !t.booked)
             .map(ManualTransaction::entry)
@@ -1605,13 +1638,18 @@ impl Store {
         if account.generated {
             all.extend(ledger::pending(account, owner, today));
         }
-        all
+        Ok(all)
     }
 
     /// Balances of `account` at `today`: generated ([`ledger::balances`]) or the opening
     /// balance, then the balance override and the manual transactions
     /// ([`adjust_balances`]). Use this instead of [`ledger::balances`].
-    pub fn balances(&self, account: &Account, owner: &Customer, today: NaiveDate) -> Balances {
+    pub fn balances(
+        &self,
+        account: &Account,
+        owner: &Customer,
+        today: NaiveDate,
+    ) -> Result<Balances, ApiError> {
         let base = if account.generated {
             ledger::balances(account, owner, today)
         } else {
@@ -1620,31 +1658,36 @@ impl Store {
                 expected: account.opening_balance,
             }
         };
-        let manual = self.manual_transactions(account.id);
-        adjust_balances(
+        let manual = self.manual_transactions(account.id)?;
+        Ok(adjust_balances(
             base,
-            self.balance_override(account.id).as_ref(),
+            self.balance_override(account.id)?.as_ref(),
             manual.iter().map(|t| {
                 let before_today = t.booked && t.booking_date.is_some_and(|d| d < today);
                 (t.seq, before_today, t.amount)
             }),
-        )
+        ))
     }
 
     /// Balances of a card account: `base` (what the card ledger computes, with
     /// `closing_booked` as the booked (`interimBooked`, dated today) and `expected` as the
     /// available balance) adjusted by the card's balance override and manual card
     /// transactions ([`adjust_balances`]; booked ones up to `today` move the booked balance).
-    pub fn card_balances(&self, card_account: Uuid, base: Balances, today: NaiveDate) -> Balances {
-        let manual = self.manual_card_transactions(card_account);
-        adjust_balances(
+    pub fn card_balances(
+        &self,
+        card_account: Uuid,
+        base: Balances,
+        today: NaiveDate,
+    ) -> Result<Balances, ApiError> {
+        let manual = self.manual_card_transactions(card_account)?;
+        Ok(adjust_balances(
             base,
-            self.card_balance_override(card_account).as_ref(),
+            self.card_balance_override(card_account)?.as_ref(),
             manual.iter().map(|t| {
                 let booked = t.booked && t.booking_date.is_some_and(|d| d <= today);
                 (t.seq, booked, t.amount)
             }),
-        )
+        ))
     }
 }
 
@@ -1679,7 +1722,7 @@ mod tests {
     fn seed_round_trips_through_sqlite() {
         let s = store();
         let seed = crate::sandbox::seed::seed();
-        assert_eq!(s.customers(), seed.customers);
+        assert_eq!(s.customers().unwrap(), seed.customers);
         for c in &seed.customers {
             let accounts: Vec<Account> = seed
                 .accounts
@@ -1687,17 +1730,17 @@ mod tests {
                 .filter(|a| a.owner == c.id)
                 .cloned()
                 .collect();
-            assert_eq!(s.accounts_of(c.id), accounts);
+            assert_eq!(s.accounts_of(c.id).unwrap(), accounts);
             let cards: Vec<CardAccount> = seed
                 .card_accounts
                 .iter()
                 .filter(|a| a.owner == c.id)
                 .cloned()
                 .collect();
-            assert_eq!(s.card_accounts_of(c.id), cards);
+            assert_eq!(s.card_accounts_of(c.id).unwrap(), cards);
         }
         for a in &seed.agreements {
-            assert_eq!(s.agreement(a.id).as_ref(), Some(a));
+            assert_eq!(s.agreement(a.id).unwrap().as_ref(), Some(a));
         }
     }
 
@@ -1727,7 +1770,7 @@ mod tests {
             created_at: now,
             step: ScaStep::Identify,
         };
-        s.insert_authorisation(auth.clone(), now);
+        s.insert_authorisation(auth.clone(), now).unwrap();
         assert_eq!(s.authorisation(auth.id, now), Ok(auth.clone()));
         let step = ScaStep::Consent {
             customer: c.id,
@@ -1740,10 +1783,10 @@ mod tests {
             s.authorisation(auth.id, now),
             Err(AuthorisationError::Finished)
         );
-        assert_eq!(s.consent(&key), Some(consent));
-        assert_eq!(s.psu_customer(&key.tpp, key.psu_id), Some(c.id));
+        assert_eq!(s.consent(&key).unwrap(), Some(consent));
+        assert_eq!(s.psu_customer(&key.tpp, key.psu_id).unwrap(), Some(c.id));
         assert_eq!(
-            s.corporate_consents(&key.tpp, key.psu_id),
+            s.corporate_consents(&key.tpp, key.psu_id).unwrap(),
             vec![seed.agreements[0].id]
         );
         let later = now + AUTHORISATION_LIFETIME + Duration::from_secs(1);
@@ -1752,7 +1795,7 @@ mod tests {
             created_at: later,
             ..auth.clone()
         };
-        s.insert_authorisation(other, later);
+        s.insert_authorisation(other, later).unwrap();
         assert_eq!(
             s.authorisation(auth.id, later),
             Err(AuthorisationError::Unknown)

@@ -587,7 +587,9 @@ fn account_ref(o: &Obj<'_>, key: &str) -> Result<AccRef, ApiError> {
 }
 
 /// The sandbox account with this BBAN ([`crate::sandbox::store::Store::account_by_bban`]).
-pub fn account_by_bban(app: &App, bban: &str) -> Option<Account> {
+///
+/// Errors: the database fails (503).
+pub fn account_by_bban(app: &App, bban: &str) -> Result<Option<Account>, ApiError> {
     app.store.account_by_bban(bban)
 }
 
@@ -600,7 +602,7 @@ fn debtor_account(app: &App, o: &Obj<'_>) -> Result<(Account, Value), ApiError> 
             format!("{path} must be a Norwegian account (bban, or an IBAN starting with NO)"),
         )
     })?;
-    let account = account_by_bban(app, &bban).ok_or_else(|| {
+    let account = account_by_bban(app, &bban)?.ok_or_else(|| {
         field_error(
             &path,
             format!(
@@ -762,7 +764,7 @@ fn part(
     if kind == PaymentType::OwnTransfer {
         let own = creditor
             .norwegian_bban()
-            .and_then(|b| account_by_bban(app, &b))
+            .map_or(Ok(None), |b| account_by_bban(app, &b))?
             .zip(debtor)
             .is_some_and(|(c, d)| c.owner == d.owner);
         if !own {
