@@ -315,7 +315,8 @@ async fn event_loop(
             cb = recv_opt(&mut callbacks) => match cb {
                 Some(cb) => {
                     let summary = engine.apply_callback(&cb).map_err(|e| e.to_string());
-                    app.sca_finished(&cb, summary, StatusInfo::from_engine(engine));
+                    let action = app.sca_finished(&cb, summary, StatusInfo::from_engine(engine));
+                    perform(action, &mut app, engine, &mut tasks, &mut callbacks, &mut profiles, terminal).await?;
                 }
                 None => {
                     callbacks = None;
@@ -364,6 +365,9 @@ async fn perform(
         Action::LoadProfiles => {
             *profiles = ProfileSet::load(Some(&engine.paths.profiles_dir()));
             app.set_profile_set(profiles.clone(), &engine.paths);
+            if let Some(name) = app.take_apply_after_load() {
+                switch_profile(name, app, engine, callbacks, profiles, terminal).await?;
+            }
         }
         Action::LoadHistory => {
             let (h, why) = (engine.history.clone(), engine.history_error.clone());
@@ -468,29 +472,40 @@ async fn perform(
             Err(e) => app.set_message(Level::Error, format!("Session reset failed: {e}")),
         },
         Action::SwitchProfile(name) => {
-            let Some(profile) = profiles.get(&name).cloned() else {
-                app.set_message(Level::Error, format!("No profile called {name}"));
-                return Ok(());
-            };
-            terminal.draw(|f| app.render(f))?;
-            match Engine::start(profile, engine.paths.clone()).await {
-                Ok(new) => {
-                    let old = std::mem::replace(engine, new);
-                    old.shutdown().await;
-                    *callbacks = engine.take_callback_receiver();
-                    app.profile_switched(StatusInfo::from_engine(engine));
-                    if let Some(e) = &engine.listener_error {
-                        app.set_message(
-                            Level::Warning,
-                            format!("Profile {name} is active, but the SCA callback listener is not running: {e}"),
-                        );
-                    }
-                }
-                Err(e) => {
-                    app.set_message(Level::Error, format!("Profile {name} could not start: {e}"))
-                }
+            switch_profile(name, app, engine, callbacks, profiles, terminal).await?
+        }
+    }
+    Ok(())
+}
+
+/// Starts profile `name` (from the runner's `profiles`) in place of the running engine.
+async fn switch_profile(
+    name: String,
+    app: &mut App,
+    engine: &mut Engine,
+    callbacks: &mut Option<mpsc::UnboundedReceiver<crate::xs2a::redirect::ScaCallback>>,
+    profiles: &ProfileSet,
+    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
+) -> anyhow::Result<()> {
+    let Some(profile) = profiles.get(&name).cloned() else {
+        app.set_message(Level::Error, format!("No profile called {name}"));
+        return Ok(());
+    };
+    terminal.draw(|f| app.render(f))?;
+    match Engine::start(profile, engine.paths.clone()).await {
+        Ok(new) => {
+            let old = std::mem::replace(engine, new);
+            old.shutdown().await;
+            *callbacks = engine.take_callback_receiver();
+            app.profile_switched(StatusInfo::from_engine(engine));
+            if let Some(e) = &engine.listener_error {
+                app.set_message(
+                    Level::Warning,
+                    format!("Profile {name} is active, but the SCA callback listener is not running: {e}"),
+                );
             }
         }
+        Err(e) => app.set_message(Level::Error, format!("Profile {name} could not start: {e}")),
     }
     Ok(())
 }
@@ -529,11 +544,23 @@ async fn send_and_view(
     // Pretty-printing a large body and writing the history are CPU and disk work: keep them
     // off the async workers. History is best effort and never fails a send.
     tokio::task::spawn_blocking(move || {
-        if let Some((h, profile)) = history
-            && let Ok(h) = h.lock()
-        {
-            let _ = h.record(&profile, &req.params, &req, &ex);
-        }
+        // History is best effort: a failed write is shown (status line and log), never
+        // fails the send.
+        let history_error = match history.map(|(h, profile)| {
+            h.lock()
+                .map_err(|_| "the history lock is poisoned".to_string())
+                .and_then(|h| {
+                    h.record(&profile, &req.params, &req, &ex)
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                })
+        }) {
+            Some(Err(e)) => {
+                tracing::warn!("history write failed: {e}");
+                Some(e)
+            }
+            _ => None,
+        };
         let signature = crate::client::response_sig::verify_response(
             &target.profile,
             &ex,
@@ -541,6 +568,7 @@ async fn send_and_view(
         );
         let mut view = Box::new(ResponseView::from_exchange_owned(title, &req, ex));
         view.signature = signature;
+        view.history_error = history_error;
         view
     })
     .await

@@ -90,7 +90,50 @@ impl App {
         if self.help {
             self.draw_help(frame, area);
         }
+        if self.log_open {
+            self.draw_log(frame, area);
+        }
         self.draw_palette(frame, area);
+    }
+
+    /// The problems overlay (`!`): every warning and error so far, newest last, wrapped.
+    fn draw_log(&self, frame: &mut Frame, area: Rect) {
+        let t = &self.theme;
+        let w = area.width.saturating_sub(4).min(120);
+        let inner_w = w.saturating_sub(4) as usize;
+        let mut lines = Vec::new();
+        if self.log.is_empty() {
+            lines.push(Line::from(Span::styled("No problems so far.", t.dim)));
+        }
+        for m in &self.log {
+            let style = if m.level == Level::Error {
+                t.error
+            } else {
+                t.warning
+            };
+            for (i, l) in wrap_chars(&m.text, inner_w.saturating_sub(2))
+                .into_iter()
+                .enumerate()
+            {
+                let lead = if i == 0 { "• " } else { "  " };
+                lines.push(Line::from(Span::styled(format!("{lead}{l}"), style)));
+            }
+        }
+        let room = (area.height as usize).saturating_sub(4).max(1);
+        // The newest problems stay in view.
+        let skip = lines.len().saturating_sub(room);
+        let mut lines: Vec<Line> = lines.into_iter().skip(skip).collect();
+        lines.push(Line::from(Span::styled("any key closes", t.dim)));
+        let h = (lines.len() as u16 + 2).min(area.height);
+        let r = centered(area, w, h);
+        frame.render_widget(Clear, r);
+        let block = Block::bordered()
+            .border_type(BorderType::Double)
+            .border_style(t.modal_border)
+            .title(Span::styled(" Problems ", t.modal_border))
+            .style(t.base)
+            .padding(Padding::horizontal(1));
+        frame.render_widget(Paragraph::new(lines).block(block), r);
     }
 
     fn op_rows(&self) -> usize {
@@ -326,6 +369,13 @@ impl App {
         let send = k(Scope::Normal, Command::Send);
         let steps: Vec<String> = match &self.response {
             _ if self.sending => vec!["Waiting for the answer …".into()],
+            _ if self.sca_outcome.is_some() => vec![
+                format!("{}.", self.sca_outcome.as_deref().unwrap_or_default()),
+                format!(
+                    "{} is selected with its id: press {send} to read the status again.",
+                    self.selected_operation().title
+                ),
+            ],
             _ if self.sca_done => vec![
                 format!(
                     "SCA complete. Press {send} to send {} again: the request now carries the PSU-ID.",
@@ -338,7 +388,12 @@ impl App {
                     k(Scope::ScaPrompt, Command::OpenSca)
                 ),
                 "2. The bank sends the browser back to the TPP-Redirect-URI; the console picks the result up by itself.".into(),
-                format!("3. Then press {send} to send the request again."),
+                match self.sca_subject_text() {
+                    Some(what) => format!(
+                        "3. Then the console reads the status of {what} by itself (the initiation is not sent again)."
+                    ),
+                    None => format!("3. Then press {send} to send the request again."),
+                },
             ],
             ResponseState::Done(v) => {
                 let mut v2 = vec![format!(
@@ -673,8 +728,11 @@ impl App {
             None => {}
         }
         let waiting = format!(
-            "After SCA the bank redirects the browser to {}; the console picks the result up by itself.",
-            self.status.redirect_uri
+            "After SCA the bank redirects the browser to {}; the console picks the result up by itself{}.",
+            self.status.redirect_uri,
+            self.sca_subject_text()
+                .map(|w| format!(" and reads the status of {w}"))
+                .unwrap_or_default()
         );
         for l in wrap_words(&waiting, inner_w) {
             lines.push(Line::from(Span::styled(l, t.dim)));
