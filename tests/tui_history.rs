@@ -503,3 +503,76 @@ fn x_asks_for_a_curl_export_and_keys_outside_the_list_do_nothing() {
     app.handle_key(code(KeyCode::Enter));
     assert_eq!(app.screen(), Screen::History);
 }
+
+/// The cells of the overlay's rows between its left and right border must all be the
+/// overlay's: nothing of the panes underneath shows inside or at the right edge.
+fn assert_overlay_covers(s: &str, top_left: char, top_right: char) {
+    let rows: Vec<&str> = s.lines().collect();
+    let top = rows
+        .iter()
+        .position(|l| l.contains(top_left))
+        .unwrap_or_else(|| panic!("no overlay\n{s}"));
+    let top_line: Vec<char> = rows[top].chars().collect();
+    let left = top_line.iter().position(|c| *c == top_left).unwrap();
+    let right = top_line.iter().rposition(|c| *c == top_right).unwrap();
+    for (i, row) in rows.iter().enumerate().skip(top + 1) {
+        let cells: Vec<char> = row.chars().collect();
+        if cells.get(left) == Some(&'╰') {
+            assert_eq!(
+                cells.get(right),
+                Some(&'╯'),
+                "row {i}: bottom right corner\n{s}"
+            );
+            return;
+        }
+        assert_eq!(cells.get(left), Some(&'│'), "row {i}: left border\n{s}");
+        assert_eq!(cells.get(right), Some(&'│'), "row {i}: right border\n{s}");
+        // Nothing of the panes underneath in the margins.
+        assert!(
+            cells[..left]
+                .iter()
+                .chain(&cells[right + 1..])
+                .all(|c| *c == ' '),
+            "row {i}: the pane underneath shows through: {row}\n{s}"
+        );
+    }
+    panic!("the overlay has no bottom border\n{s}");
+}
+
+#[test]
+fn diff_and_import_overlays_cover_what_is_underneath_at_200x50_and_80x24() {
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    for _ in 0..3 {
+        app.handle_key(code(KeyCode::Down));
+    }
+    app.handle_key(key('m'));
+    app.handle_key(code(KeyCode::Up));
+    app.handle_key(key('d'));
+    assert!(app.history_diff_visible());
+    let big = screen(&app, 200, 50);
+    assert_overlay_covers(&big, '╭', '╮');
+    insta::assert_snapshot!("history_diff_200x50", big);
+    let small = screen(&app, 80, 24);
+    insta::assert_snapshot!("history_diff_80x24", small);
+    app.handle_key(code(KeyCode::Esc));
+
+    // The import list.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("req.curl");
+    std::fs::write(
+        &file,
+        "curl -X GET 'http://127.0.0.1:48080/v1/accounts' -H 'Accept: application/json'\n",
+    )
+    .unwrap();
+    let path = file.display().to_string();
+    app.set_imported(&path, psd2_console::tui::history::import_path(&path));
+    let big = screen(&app, 200, 50);
+    assert!(big.contains("Imported from"), "{big}");
+    assert_overlay_covers(&big, '╭', '╮');
+    // The temporary directory's name changes from run to run.
+    let dir_name = dir.path().display().to_string();
+    insta::assert_snapshot!("history_import_200x50", big.replace(&dir_name, "<tmp>"));
+    let small = screen(&app, 80, 24);
+    insta::assert_snapshot!("history_import_80x24", small.replace(&dir_name, "<tmp>"));
+}

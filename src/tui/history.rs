@@ -742,7 +742,10 @@ impl App {
     fn draw_history_diff(&self, frame: &mut Frame, area: Rect, d: &DiffView) {
         let t = &self.theme;
         let r = inset(area, 2, 1);
-        frame.render_widget(Clear, r);
+        // The whole screen area is cleared, not only the overlay: the panes underneath
+        // must not show through its margins.
+        frame.render_widget(Clear, area);
+        frame.render_widget(Block::new().style(t.base), area);
         let inner_h = r.height.saturating_sub(2) as usize;
         self.history_view.viewport.set(inner_h);
         let lines: Vec<Line> = d
@@ -763,7 +766,8 @@ impl App {
     fn draw_import_list(&self, frame: &mut Frame, area: Rect, list: &ImportList) {
         let t = &self.theme;
         let r = inset(area, 4, 2);
-        frame.render_widget(Clear, r);
+        frame.render_widget(Clear, area);
+        frame.render_widget(Block::new().style(t.base), area);
         let inner_h = r.height.saturating_sub(2) as usize;
         let first = list.selected.saturating_sub(inner_h.saturating_sub(1));
         let lines: Vec<Line> = list

@@ -588,7 +588,7 @@ pub const KEYMAP: &[Binding] = &[
         Scope::Normal,
         &[Key::ch('!')],
         Command::ShowProblems,
-        "show problems: every warning and error so far (config, profiles, history)",
+        "show problems: the warnings and errors so far",
         None,
     ),
     b(

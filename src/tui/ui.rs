@@ -839,9 +839,12 @@ impl App {
             .max()
             .unwrap_or(8)
             + 2;
-        // Two columns inside the borders and padding; long help texts wrap under themselves.
+        // Two columns inside the borders and padding; long help texts wrap under themselves,
+        // leaving a gap of two columns before the right column (a text as wide as its
+        // column ran into the next one's titles: "down a pageProfiles").
+        const GAP: usize = 2;
         let text_w = ((w.saturating_sub(4) / 2) as usize)
-            .saturating_sub(key_w + 2)
+            .saturating_sub(2 + key_w + GAP)
             .max(12);
         let section = |scope: Scope| {
             let mut v = vec![Line::from(Span::styled(scope.title(), t.group))];
