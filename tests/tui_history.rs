@@ -576,3 +576,65 @@ fn diff_and_import_overlays_cover_what_is_underneath_at_200x50_and_80x24() {
     let small = screen(&app, 80, 24);
     insta::assert_snapshot!("history_import_80x24", small.replace(&dir_name, "<tmp>"));
 }
+
+#[test]
+fn r_on_an_exchange_of_another_profile_names_it_and_offers_the_recorded_one() {
+    let h = History::in_memory().unwrap();
+    let mut e = entry(
+        T0,
+        "accounts.list",
+        "GET",
+        "/v1/accounts",
+        200,
+        serde_json::json!({"accounts": []}),
+        5,
+    );
+    e.profile = "My bank".into();
+    let id = h.insert(&e).unwrap();
+    let mut app = history_app(&h);
+    let mut set = ProfileSet::load(None);
+    let mut mine = set.get(DEFAULT_PROFILE).unwrap().clone();
+    mine.name = "My bank".into();
+    mine.source = Some("/nowhere/mybank.toml".into());
+    set.profiles.push(mine);
+    app.set_profiles(&set);
+    // r asks, naming both profiles; nothing is sent yet.
+    assert_eq!(app.handle_key(key('r')), Action::None);
+    let m = app.message().unwrap().text.clone();
+    assert!(
+        m.contains(&format!("#{id} was recorded under profile My bank")),
+        "{m}"
+    );
+    assert!(
+        m.contains(&format!(
+            "a: send with the active profile {DEFAULT_PROFILE}"
+        )),
+        "{m}"
+    );
+    let s = screen(&app, 200, 50);
+    assert!(s.contains("recorded under profile My bank"), "{s}");
+    // y: switch to the recorded profile and send.
+    assert_eq!(
+        app.handle_key(key('y')),
+        Action::ResendHistoryAs(id, "My bank".into())
+    );
+    // a: send with the active profile.
+    app.handle_key(key('r'));
+    assert_eq!(app.handle_key(key('a')), Action::ResendHistory(id));
+    // Any other key: nothing.
+    app.handle_key(key('r'));
+    assert_eq!(app.handle_key(key('q')), Action::None);
+    assert!(!app.should_quit());
+    // The re-send says which profile sends it.
+    app.resend_started(&format!("#{id}"));
+    assert!(
+        app.message()
+            .unwrap()
+            .text
+            .contains(&format!("with profile {DEFAULT_PROFILE}"))
+    );
+    // An exchange of the active profile is re-sent at once.
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    assert_eq!(app.handle_key(key('r')), Action::ResendHistory(4));
+}

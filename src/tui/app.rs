@@ -37,6 +37,9 @@ pub enum Action {
     /// Re-send the history exchange with this id, prepared and signed afresh
     /// ([`crate::client::export::reprepare`]).
     ResendHistory(i64),
+    /// Switch to the profile (the one the exchange was recorded under), then re-send the
+    /// history exchange with this id as [`Action::ResendHistory`].
+    ResendHistoryAs(i64, String),
     /// Write the history exchange with this id as a cURL command, signed afresh, to a file
     /// in the data dir.
     ExportHistoryCurl(i64),
@@ -347,6 +350,15 @@ pub enum Confirm {
     ResetSession,
     /// Generate a new certificate and key for this profile (`g` on the Profiles screen).
     GenerateCert(String),
+    /// Re-send history exchange `id`, recorded under another profile than the active one:
+    /// `y` switches to `recorded` (when it is loaded) and sends, `a` sends with the active
+    /// profile.
+    ResendOtherProfile {
+        /// The history exchange.
+        id: i64,
+        /// The profile it was recorded under, when it is loaded.
+        recorded: Option<String>,
+    },
 }
 
 /// A payment or signing basket that asked for SCA: after SCA the console reads its status
@@ -620,9 +632,22 @@ impl App {
         });
     }
 
-    /// The answer to [`App::ask`]: `y` runs the action, any other key cancels it.
+    /// The answer to [`App::ask`]: `y` runs the action, any other key cancels it (a re-send
+    /// under another profile also takes `a`: the active profile).
     fn confirm_key(&mut self, key: &KeyEvent) -> Option<Action> {
         let what = self.confirm.take()?;
+        if let Confirm::ResendOtherProfile { id, recorded } = &what {
+            return Some(match (key.code, recorded) {
+                (KeyCode::Char('y' | 'Y'), Some(p)) => Action::ResendHistoryAs(*id, p.clone()),
+                (KeyCode::Char('y' | 'Y'), None) | (KeyCode::Char('a' | 'A'), _) => {
+                    Action::ResendHistory(*id)
+                }
+                _ => {
+                    self.set_message(Level::Info, "Cancelled: nothing sent");
+                    Action::None
+                }
+            });
+        }
         if !matches!(key.code, KeyCode::Char('y' | 'Y')) {
             self.set_message(Level::Info, "Cancelled: nothing changed");
             return Some(Action::None);
@@ -630,6 +655,7 @@ impl App {
         Some(match what {
             Confirm::ResetSession => Action::ResetSession,
             Confirm::GenerateCert(name) => self.generate_confirmed(&name),
+            Confirm::ResendOtherProfile { .. } => Action::None,
         })
     }
 

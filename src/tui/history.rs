@@ -311,7 +311,10 @@ impl App {
         self.focus = Focus::Response;
         self.set_message(
             Level::Info,
-            format!("Sending {what} again, signed afresh (new Date, X-Request-ID, Signature) …"),
+            format!(
+                "Sending {what} again with profile {}, signed afresh (new Date, X-Request-ID, Signature) …",
+                self.status.profile
+            ),
         );
     }
 
@@ -451,9 +454,42 @@ impl App {
             Command::HistoryDiff => self.open_diff(),
             Command::HistoryOpen => self.open_in_console(),
             Command::HistoryResend => {
-                if let Some(id) = self.highlighted_exchange().map(|e| e.id) {
+                if let Some((id, recorded)) = self
+                    .highlighted_exchange()
+                    .map(|e| (e.id, e.profile.clone()))
+                {
                     if self.sending {
                         self.set_message(Level::Warning, "Still waiting for the previous response");
+                    } else if recorded != self.status.profile {
+                        // Another profile means another certificate and target: say so and
+                        // let the user choose (issue 8 item 15).
+                        let known = self.profiles.iter().any(|p| *p == recorded);
+                        let active = self.status.profile.clone();
+                        let (question, note) = if known {
+                            (
+                                format!(
+                                    "#{id} was recorded under profile {recorded}; send it with {recorded}?"
+                                ),
+                                format!(
+                                    "y: switch to {recorded} and send · a: send with the active profile {active} · other keys cancel"
+                                ),
+                            )
+                        } else {
+                            (
+                                format!(
+                                    "#{id} was recorded under profile {recorded}, which is not loaded; send it with the active profile {active}?"
+                                ),
+                                format!("a or y: send with {active} · other keys cancel"),
+                            )
+                        };
+                        self.ask(
+                            super::app::Confirm::ResendOtherProfile {
+                                id,
+                                recorded: known.then_some(recorded),
+                            },
+                            question,
+                            &note,
+                        );
                     } else {
                         return Some(Action::ResendHistory(id));
                     }

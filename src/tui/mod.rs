@@ -377,6 +377,21 @@ async fn perform(
                 Done::History(q, rows)
             });
         }
+        Action::ResendHistoryAs(id, name) => {
+            switch_profile(name.clone(), app, engine, callbacks, profiles, terminal).await?;
+            if engine.profile.name == name {
+                Box::pin(perform(
+                    Action::ResendHistory(id),
+                    app,
+                    engine,
+                    tasks,
+                    callbacks,
+                    profiles,
+                    terminal,
+                ))
+                .await?;
+            }
+        }
         Action::ResendHistory(id) => {
             let Some(entry) = app.history_entry(id).cloned() else {
                 return Ok(());
