@@ -638,3 +638,55 @@ fn r_on_an_exchange_of_another_profile_names_it_and_offers_the_recorded_one() {
     let mut app = history_app(&h);
     assert_eq!(app.handle_key(key('r')), Action::ResendHistory(4));
 }
+
+#[test]
+fn big_bodies_are_capped_in_the_history_with_size_and_sha256() {
+    use psd2_console::client::history::{BODY_CAP, body_cut};
+    let h = History::in_memory().unwrap();
+    let big: Vec<u8> = std::iter::repeat_n(b'x', 50 << 20).collect();
+    let sha: String = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &big)
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let mut e = entry(
+        T0,
+        "payments.sepa.create",
+        "POST",
+        "/v1/payments/sepa-credit-transfers",
+        400,
+        serde_json::json!({}),
+        5,
+    );
+    e.request_body = big.clone();
+    let id = h.insert(&e).unwrap();
+    drop(big);
+    let stored = h.list(None, 10).unwrap();
+    let got = stored.iter().find(|r| r.id == id).unwrap();
+    assert!(
+        got.request_body.len() < BODY_CAP + 200,
+        "{}",
+        got.request_body.len()
+    );
+    assert!(got.request_body[..BODY_CAP].iter().all(|b| *b == b'x'));
+    assert_eq!(body_cut(&got.request_body), Some((50 << 20, sha.clone())));
+    assert_eq!(body_cut(b"{}"), None);
+
+    // The history screen shows it; r refuses to send a cut body; Enter opens it cut.
+    let mut app = history_app(&h);
+    let s = screen(&app, 160, 40);
+    assert!(s.contains("body cut at 1048576 of 52428800 bytes"), "{s}");
+    assert_eq!(app.handle_key(key('r')), Action::None);
+    let m = app.message().unwrap().text.clone();
+    assert!(m.contains("not re-sent") && m.contains(&sha), "{m}");
+    app.handle_key(code(KeyCode::Enter));
+    assert_eq!(app.screen(), Screen::Console);
+    let body = app.param_value("payments.sepa.create", "body").unwrap();
+    assert!(body.len() <= BODY_CAP + 200, "{}", body.len());
+    assert!(
+        app.message()
+            .unwrap()
+            .text
+            .contains("was cut to 1048576 bytes")
+    );
+}

@@ -33,7 +33,7 @@ use super::keymap::Command;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use crate::client::history::{History, HistoryEntry};
+use crate::client::history::{BODY_CAP, History, HistoryEntry, body_cut};
 use crate::client::import::{self, ImportedRequest, Variables};
 use crate::client::{Engine, Exchange, PreparedRequest, RequestContext, export};
 use crate::signing::SignatureInspection;
@@ -453,6 +453,21 @@ impl App {
             },
             Command::HistoryDiff => self.open_diff(),
             Command::HistoryOpen => self.open_in_console(),
+            Command::HistoryResend
+                if self
+                    .highlighted_exchange()
+                    .is_some_and(|e| body_cut(&e.request_body).is_some()) =>
+            {
+                let e = self.highlighted_exchange().cloned().unwrap_or_default();
+                let (size, sha) = body_cut(&e.request_body).unwrap_or_default();
+                self.set_message(
+                    Level::Warning,
+                    format!(
+                        "#{} not re-sent: its request body ({size} bytes, SHA-256 {sha}) was cut to {BODY_CAP} bytes in the history",
+                        e.id
+                    ),
+                );
+            }
             Command::HistoryResend => {
                 if let Some((id, recorded)) = self
                     .highlighted_exchange()
@@ -594,16 +609,37 @@ impl App {
                 for (name, value) in &e.params {
                     self.set_param(op.id, name, value);
                 }
-                if !e.request_body.is_empty() {
-                    self.set_param(op.id, "body", &String::from_utf8_lossy(&e.request_body));
+                // At most BODY_CAP bytes go into the form (entries stored before bodies were
+                // capped can hold more), so the editor stays responsive.
+                let body = &e.request_body[..e.request_body.len().min(BODY_CAP)];
+                if !body.is_empty() {
+                    self.set_param(op.id, "body", &String::from_utf8_lossy(body));
                 }
-                self.set_message(
-                    Level::Info,
-                    format!(
-                        "Exchange #{} opened: {} with its parameters; s sends it again",
-                        e.id, op.title
+                match body_cut(&e.request_body) {
+                    Some((size, sha)) => self.set_message(
+                        Level::Warning,
+                        format!(
+                            "Exchange #{} opened: {}; its body ({size} bytes, SHA-256 {sha}) was cut to {BODY_CAP} bytes in the history: the form has the first {BODY_CAP}",
+                            e.id, op.title
+                        ),
                     ),
-                );
+                    None if e.request_body.len() > BODY_CAP => self.set_message(
+                        Level::Warning,
+                        format!(
+                            "Exchange #{} opened: {}; its body of {} bytes is in the form cut to {BODY_CAP}",
+                            e.id,
+                            op.title,
+                            e.request_body.len()
+                        ),
+                    ),
+                    None => self.set_message(
+                        Level::Info,
+                        format!(
+                            "Exchange #{} opened: {} with its parameters; s sends it again",
+                            e.id, op.title
+                        ),
+                    ),
+                }
                 op.title
             }
             _ => {
@@ -904,10 +940,21 @@ fn status_text(status: u16) -> String {
 
 /// A body as display lines: pretty JSON when it is JSON, else text; control characters
 /// replaced.
+///
+/// A body longer than [`BODY_CAP`] (stored before bodies were capped) shows its first
+/// `BODY_CAP` bytes as text and its size: never a JSON tree of 50 MB.
 fn body_lines(body: &[u8]) -> Vec<String> {
-    let text = match serde_json::from_slice::<serde_json::Value>(body) {
-        Ok(v) => serde_json::to_string_pretty(&v).unwrap_or_default(),
-        Err(_) => String::from_utf8_lossy(body).into_owned(),
+    let text = if body.len() > BODY_CAP && body_cut(body).is_none() {
+        format!(
+            "{}\n[body of {} bytes: shown cut at {BODY_CAP}]",
+            String::from_utf8_lossy(&body[..BODY_CAP]),
+            body.len()
+        )
+    } else {
+        match super::response::pretty_json(body) {
+            Some(t) => t,
+            None => String::from_utf8_lossy(body).into_owned(),
+        }
     };
     text.lines()
         .map(|l| {
@@ -916,6 +963,16 @@ fn body_lines(body: &[u8]) -> Vec<String> {
                 .collect()
         })
         .collect()
+}
+
+/// `what`, and for a body cut in the history its whole size and SHA-256.
+fn body_heading(what: &str, body: &[u8]) -> String {
+    match body_cut(body) {
+        Some((size, sha)) => format!(
+            "{what}: body cut at {BODY_CAP} of {size} bytes in the history (SHA-256 of the whole {sha})"
+        ),
+        None => what.to_string(),
+    }
 }
 
 fn detail_lines(e: &HistoryEntry) -> Vec<(Kind, String)> {
@@ -943,7 +1000,7 @@ fn detail_lines(e: &HistoryEntry) -> Vec<(Kind, String)> {
             .map(|(n, v)| (Kind::Header, format!("  {n}: {v}"))),
     );
     if !e.request_body.is_empty() {
-        out.push((Kind::Heading, "Request body".into()));
+        out.push((Kind::Heading, body_heading("Request body", &e.request_body)));
         out.extend(
             body_lines(&e.request_body)
                 .into_iter()
@@ -958,7 +1015,10 @@ fn detail_lines(e: &HistoryEntry) -> Vec<(Kind, String)> {
             .map(|(n, v)| (Kind::Header, format!("  {n}: {v}"))),
     );
     if !e.response_body.is_empty() {
-        out.push((Kind::Heading, "Response body".into()));
+        out.push((
+            Kind::Heading,
+            body_heading("Response body", &e.response_body),
+        ));
         out.extend(
             body_lines(&e.response_body)
                 .into_iter()
