@@ -958,12 +958,26 @@ fn body_lines(body: &[u8]) -> Vec<String> {
     };
     text.lines()
         .map(|l| {
-            l.chars()
+            // The detail pane wraps: a line of a megabyte would be thousands of rows drawn
+            // every frame. Long lines are cut with their length.
+            let (shown, rest) = match l.char_indices().nth(DETAIL_LINE_CHARS) {
+                Some((i, _)) => (&l[..i], l[i..].chars().count()),
+                None => (l, 0),
+            };
+            let mut out: String = shown
+                .chars()
                 .map(|c| if c.is_control() { '\u{fffd}' } else { c })
-                .collect()
+                .collect();
+            if rest > 0 {
+                out.push_str(&format!("… ({rest} more characters on this line)"));
+            }
+            out
         })
         .collect()
 }
+
+/// Characters of one body line the history detail shows.
+const DETAIL_LINE_CHARS: usize = 2000;
 
 /// `what`, and for a body cut in the history its whole size and SHA-256.
 fn body_heading(what: &str, body: &[u8]) -> String {

@@ -916,8 +916,10 @@ fn pad(s: &str, w: usize) -> String {
 }
 
 /// `s` cut to `w` characters with a trailing `…` when longer.
+///
+/// Looks at no more than `w + 1` characters: a 1 MiB body value costs nothing per frame.
 fn ellipsize(s: &str, w: usize) -> String {
-    if s.chars().count() <= w {
+    if s.char_indices().nth(w).is_none() {
         s.to_string()
     } else {
         let mut out: String = s.chars().take(w.saturating_sub(1)).collect();
@@ -1056,16 +1058,33 @@ fn request_lines(req: &PreparedRequest, w: usize, t: &Theme) -> Vec<Line<'static
             format!("Body ({} bytes, compact on the wire):", req.body.len()),
             t.dim,
         )));
-        let text = serde_json::from_slice::<serde_json::Value>(&req.body)
-            .ok()
-            .and_then(|v| serde_json::to_string_pretty(&v).ok())
-            .unwrap_or_else(|| String::from_utf8_lossy(&req.body).into_owned());
+        // The pane is rebuilt every frame: a large body shows its first PANE_BODY_LIMIT
+        // bytes as text (a 1 MiB body pretty-printed per frame made every key slow).
+        let text = if req.body.len() <= PANE_BODY_LIMIT {
+            super::response::pretty_json(&req.body)
+                .unwrap_or_else(|| String::from_utf8_lossy(&req.body).into_owned())
+        } else {
+            String::from_utf8_lossy(&req.body[..PANE_BODY_LIMIT]).into_owned()
+        };
         for l in text.lines() {
-            lines.push(Line::from(json_spans(l, 0, w, t)));
+            let cut = l.char_indices().nth(w).map_or(l, |(i, _)| &l[..i]);
+            lines.push(Line::from(json_spans(cut, 0, w, t)));
+        }
+        if req.body.len() > PANE_BODY_LIMIT {
+            lines.push(Line::from(Span::styled(
+                format!(
+                    "… {} more bytes not shown here (the editor has the whole body)",
+                    req.body.len() - PANE_BODY_LIMIT
+                ),
+                t.dim,
+            )));
         }
     }
     lines
 }
+
+/// Bytes of a request body the request pane shows (64 KiB).
+const PANE_BODY_LIMIT: usize = 64 << 10;
 
 fn signature_lines(req: &PreparedRequest, w: usize, t: &Theme) -> Vec<Line<'static>> {
     let ins = &req.inspection;
