@@ -257,7 +257,9 @@ fn history50_child(record: bool) {
             json: None,
         };
         let t = Instant::now();
-        history.record(DEFAULT_PROFILE, &[], &req, &ex).expect("record");
+        history
+            .record(DEFAULT_PROFILE, &[], &req, &ex)
+            .expect("record");
         println!("record_ms={}", t.elapsed().as_millis());
         return;
     }

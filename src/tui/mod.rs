@@ -264,6 +264,14 @@ async fn event_loop(
 ) -> anyhow::Result<()> {
     let mut app = App::new(StatusInfo::from_engine(engine));
     app.set_profiles(profiles);
+    if engine.history.is_none()
+        && let Some(why) = &engine.history_error
+    {
+        app.set_message(
+            Level::Warning,
+            format!("The history is not available ({why}): exchanges are not recorded"),
+        );
+    }
     // The runner's own copy: the profiles screen saves and deletes, then it is read again.
     let mut profiles = profiles.clone();
     app.apply_setup(config::load(&engine.paths));
@@ -401,13 +409,14 @@ async fn perform(
                     app.begin_send(req.clone());
                     app.resend_started(&format!("#{id} ({title})"));
                     let http = SendTarget::of(engine);
+                    let unavailable = engine.history_error.clone();
                     let sink = engine
                         .history
                         .clone()
                         .map(|h| (h, engine.profile.name.clone()));
-                    tasks.spawn(
-                        async move { Done::Sent(send_and_view(http, req, title, sink).await) },
-                    );
+                    tasks.spawn(async move {
+                        Done::Sent(send_and_view(http, req, title, sink, unavailable).await)
+                    });
                 }
                 Err(e) => app.set_message(Level::Error, format!("#{id} not re-sent: {e}")),
             }
@@ -437,13 +446,21 @@ async fn perform(
                         );
                     }
                     let http = SendTarget::of(engine);
+                    let unavailable = engine.history_error.clone();
                     let sink = engine
                         .history
                         .clone()
                         .map(|h| (h, engine.profile.name.clone()));
                     tasks.spawn(async move {
                         Done::Sent(
-                            send_and_view(http, prepared, history::IMPORTED_TITLE, sink).await,
+                            send_and_view(
+                                http,
+                                prepared,
+                                history::IMPORTED_TITLE,
+                                sink,
+                                unavailable,
+                            )
+                            .await,
                         )
                     });
                 }
@@ -456,13 +473,14 @@ async fn perform(
                 Ok(req) => {
                     app.begin_send(req.clone());
                     let http = SendTarget::of(engine);
+                    let unavailable = engine.history_error.clone();
                     let title = spec.op.title;
                     let history = engine
                         .history
                         .clone()
                         .map(|h| (h, engine.profile.name.clone()));
                     tasks.spawn(async move {
-                        Done::Sent(send_and_view(http, req, title, history).await)
+                        Done::Sent(send_and_view(http, req, title, history, unavailable).await)
                     });
                 }
                 Err(e) => app.set_message(
@@ -547,11 +565,14 @@ impl SendTarget {
     }
 }
 
+/// `unavailable`: why there is no history to write to (it could not be opened), shown with
+/// the response as a failed history write.
 async fn send_and_view(
     target: SendTarget,
     req: PreparedRequest,
     title: &'static str,
     history: Option<HistorySink>,
+    unavailable: Option<String>,
 ) -> Result<Box<ResponseView>, String> {
     let ex = crate::client::send_for_profile(&target.http, &req, Some(&target.profile.name))
         .await
@@ -574,7 +595,8 @@ async fn send_and_view(
                 tracing::warn!("history write failed: {e}");
                 Some(e)
             }
-            _ => None,
+            Some(Ok(())) => None,
+            None => unavailable.map(|why| format!("the history is not available ({why})")),
         };
         let signature = crate::client::response_sig::verify_response(
             &target.profile,
