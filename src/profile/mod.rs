@@ -325,9 +325,9 @@ impl ProfileSet {
             // Files named like the profile first: most likely the one meant.
             let mut errs: Vec<&ProfileError> = self.errors.iter().collect();
             errs.sort_by_key(|e| {
-                !Path::new(&e.file)
+                Path::new(&e.file)
                     .file_stem()
-                    .is_some_and(|s| slug_of(&s.to_string_lossy()) == slug)
+                    .is_none_or(|s| slug_of(&s.to_string_lossy()) != slug)
             });
             msg.push_str(&format!(
                 "; {} profile file(s) could not be read: {}",

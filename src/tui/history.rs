@@ -478,7 +478,7 @@ impl App {
                     } else if recorded != self.status.profile {
                         // Another profile means another certificate and target: say so and
                         // let the user choose (issue 8 item 15).
-                        let known = self.profiles.iter().any(|p| *p == recorded);
+                        let known = self.profiles.contains(&recorded);
                         let active = self.status.profile.clone();
                         let (question, note) = if known {
                             (
