@@ -119,7 +119,10 @@ fn a_history_that_cannot_be_written_is_reported_and_the_send_still_shows() {
     // ! lists it again.
     t.keys(&["!"]);
     let problems = t.wait_for("the problems overlay", |s| s.contains("Problems"));
-    assert!(problems.contains("not written to the history"), "{problems}");
+    assert!(
+        problems.contains("not written to the history"),
+        "{problems}"
+    );
     t.keys(&["Escape"]);
     t.quit_and_check_restored();
 }
