@@ -10,8 +10,15 @@
 //! - (d) frame render time while scrolling that response: criterion, `App::render` into a
 //!   200×60 `TestBackend` at several offsets.
 //!
+//! - (e) a history entry with a 50 MB request body (issue 8 item 12): a child process
+//!   (`PSD2_TUI_BENCH_CHILD=history50`) records it in a history file (stored capped at
+//!   `BODY_CAP`), loads the history screen, opens the entry (Enter) and presses 30 keys
+//!   (focus, field moves, the body editor, typing), each followed by what the runner does
+//!   (re-sign the request when it changed, draw a 200×60 frame); prints the slowest and
+//!   median keystroke and `VmHWM`.
+//!
 //! `cargo bench --bench tui` runs all; `-- frame` only (d); `PSD2_TUI_BENCH_SKIP_PROCESS=1`
-//! skips (a)–(c). (a) and (b) are skipped when tmux is missing.
+//! skips (a)–(c) and (e). (a) and (b) are skipped when tmux is missing.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -206,6 +213,108 @@ fn memory_child() {
     );
 }
 
+/// (e) in a child: with `record`, signs a 50 MB payment body and records it in the history
+/// file in `PSD2_TUI_BENCH_DIR` (prints the time); else, in a fresh process (its own peak
+/// memory), opens that history, the entry, and presses 30 keys.
+fn history50_child(record: bool) {
+    use psd2_console::cert::generate::{TppCertSpec, credentials_of, generate_set};
+    use psd2_console::client::history::History;
+    use psd2_console::client::{RequestContext, prepare};
+    use psd2_console::profile::{DEFAULT_PROFILE, ProfileSet, SessionState};
+    use psd2_console::tui::Action;
+
+    let creds = credentials_of(&generate_set(&TppCertSpec::default()).expect("generate"))
+        .expect("credentials");
+    let profiles = ProfileSet::load(None);
+    let profile = profiles.get(DEFAULT_PROFILE).expect("built-in profile");
+    let session = SessionState::default();
+    let ctx = || RequestContext {
+        profile,
+        session: &session,
+        credentials: &creds,
+        base_url: "http://127.0.0.1:40123",
+        redirect_uri: "http://127.0.0.1:40111/callback",
+        now: SystemTime::now(),
+    };
+    let dir = std::path::PathBuf::from(std::env::var_os("PSD2_TUI_BENCH_DIR").expect("dir"));
+    let history = History::open(&dir.join("history.sqlite3")).expect("history");
+    if record {
+        // The 50 MB payment body, recorded as the runner records a sent exchange.
+        let mut body = String::with_capacity(50 << 20);
+        body.push_str(r#"{"instructedAmount":{"currency":"NOK","amount":"1.00"},"creditorName":"Big","remittanceInformationUnstructured":""#);
+        while body.len() < (50 << 20) - 2 {
+            body.push_str("0123456789abcdef");
+        }
+        body.push_str("\"}");
+        let op = psd2_console::xs2a::operations::find("payments.sepa.create").expect("op");
+        let req = prepare(op, &[], Some(&body), &ctx()).expect("prepare 50 MB");
+        drop(body);
+        let ex = Exchange {
+            status: 413,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: br#"{"tppMessages":[{"category":"ERROR","code":"FORMAT_ERROR","text":"too large"}]}"#.to_vec(),
+            elapsed: Duration::from_millis(40),
+            json: None,
+        };
+        let t = Instant::now();
+        history
+            .record(DEFAULT_PROFILE, &[], &req, &ex)
+            .expect("record");
+        println!("record_ms={}", t.elapsed().as_millis());
+        return;
+    }
+    let base = proc_status_kib("VmHWM:");
+    let mut terminal = Terminal::new(TestBackend::new(200, 60)).expect("terminal");
+    let mut app = App::new(status());
+    let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    // What the runner does after a key: read the history, re-sign a changed request, draw.
+    let mut step = |app: &mut App, k: KeyEvent| -> Duration {
+        let t = Instant::now();
+        if app.handle_key(k) == Action::LoadHistory {
+            let q = app.history_query().to_string();
+            app.set_history(&q, psd2_console::tui::history::load(&history, &q));
+        }
+        if let Some(spec) = app.take_prepare_request() {
+            let r = prepare(spec.op, &spec.params, spec.body.as_deref(), &ctx())
+                .map_err(|e| e.to_string());
+            app.set_preview(r);
+        }
+        terminal.draw(|f| app.render(f)).expect("draw");
+        t.elapsed()
+    };
+    let open_screen = step(&mut app, key(KeyCode::Char('3')));
+    let open_entry = step(&mut app, key(KeyCode::Enter));
+    // 30 keystrokes in the console with the entry open: focus the parameters, walk to the
+    // body, open the editor, move and type in it, close it, scroll the response.
+    let mut keys = vec![key(KeyCode::BackTab); 3];
+    keys.extend([key(KeyCode::Down); 2]);
+    keys.push(key(KeyCode::Enter)); // the body editor
+    keys.extend([key(KeyCode::Down); 3]);
+    keys.extend([key(KeyCode::End)]);
+    keys.extend("typed text".chars().map(|c| key(KeyCode::Char(c))));
+    keys.push(key(KeyCode::Esc)); // close the editor
+    keys.extend([key(KeyCode::Tab); 3]); // to the response
+    keys.extend([key(KeyCode::PageDown); 3]);
+    keys.extend([key(KeyCode::Up); 3]);
+    assert_eq!(keys.len(), 30);
+    let mut times: Vec<f64> = keys
+        .into_iter()
+        .map(|k| step(&mut app, k).as_secs_f64() * 1000.0)
+        .collect();
+    if std::env::var_os("PSD2_TUI_BENCH_VERBOSE").is_some() {
+        eprintln!("per key ms: {times:.1?}");
+    }
+    let slowest = times.iter().copied().fold(0.0, f64::max);
+    let m = median(&mut times);
+    println!(
+        "open_history_ms={:.1} open_entry_ms={:.1} keys=30 slowest_key_ms={slowest:.2} median_key_ms={m:.2} hwm_kib={} rss_kib={} (hwm before the history screen {base})",
+        open_screen.as_secs_f64() * 1000.0,
+        open_entry.as_secs_f64() * 1000.0,
+        proc_status_kib("VmHWM:"),
+        proc_status_kib("VmRSS:"),
+    );
+}
+
 fn tmux(socket: &str, args: &[&str]) -> std::process::Output {
     Command::new("tmux")
         .arg("-L")
@@ -296,6 +405,27 @@ fn median(v: &mut [f64]) -> f64 {
 fn process_benches() {
     // (c) peak memory, in a child process of its own.
     let exe = std::env::current_exe().expect("bench exe");
+    // (e) the 50 MB history entry: recorded by one child, opened by another (its own peak
+    // memory).
+    let dir = tempfile::tempdir().expect("temp dir");
+    for mode in ["history50-record", "history50"] {
+        match Command::new(&exe)
+            .env("PSD2_TUI_BENCH_CHILD", mode)
+            .env("PSD2_TUI_BENCH_DIR", dir.path())
+            .output()
+        {
+            Ok(o) => println!(
+                "tui/{mode}: {}{}",
+                String::from_utf8_lossy(&o.stdout).trim(),
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .filter(|l| l.contains("panicked"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+            Err(e) => println!("tui/{mode}: cannot run the child: {e}"),
+        }
+    }
     for (name, no_value) in [("as_received", false), ("view_only", true)] {
         let mut cmd = Command::new(&exe);
         cmd.env("PSD2_TUI_BENCH_CHILD", "memory");
@@ -396,9 +526,11 @@ fn process_benches() {
 }
 
 fn main() {
-    if std::env::var("PSD2_TUI_BENCH_CHILD").as_deref() == Ok("memory") {
-        memory_child();
-        return;
+    match std::env::var("PSD2_TUI_BENCH_CHILD").as_deref() {
+        Ok("memory") => return memory_child(),
+        Ok("history50-record") => return history50_child(true),
+        Ok("history50") => return history50_child(false),
+        _ => {}
     }
     frames();
     if std::env::var_os("PSD2_TUI_BENCH_SKIP_PROCESS").is_none()

@@ -259,10 +259,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 .with_context(|| format!("opening the log file in {}", paths.data.display()))?;
             let profiles = ProfileSet::load(Some(&paths.profiles_dir()));
             let name = cli.profile.as_deref().unwrap_or(DEFAULT_PROFILE);
-            let profile = profiles
-                .get(name)
-                .cloned()
-                .ok_or_else(|| anyhow!("no profile {name:?}"))?;
+            let profile = profiles.require(name).cloned().map_err(|e| anyhow!(e))?;
             let engine = Engine::start(profile, paths).await?;
             psd2_console::tui::run(engine, profiles).await?;
             Ok(ExitCode::SUCCESS)
@@ -843,9 +840,9 @@ async fn send_command(
         .ok_or_else(|| anyhow!("no operation {operation:?} (see `psd2-console send --list`)"))?;
     let profiles = ProfileSet::load(Some(&paths.profiles_dir()));
     let profile = profiles
-        .get(profile)
+        .require(profile)
         .cloned()
-        .ok_or_else(|| anyhow!("no profile {profile:?} (see `psd2-console profile list`)"))?;
+        .map_err(|e| anyhow!("{e} (see `psd2-console profile list`)"))?;
     let mut values = Vec::new();
     for p in params {
         let (k, v) = p

@@ -85,3 +85,44 @@ fn list_accounts_gets_401_and_the_sca_prompt() {
     assert!(!screen.contains(EXIT_MARKER), "{screen}");
     t.quit_and_check_restored();
 }
+
+#[test]
+fn a_history_that_cannot_be_written_is_reported_and_the_send_still_shows() {
+    if !ready() {
+        return;
+    }
+    // history.sqlite3 is a directory: the history cannot be opened or written.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("data/history.sqlite3")).unwrap();
+    let t = Tmux::start_in("histfail", home, &[]);
+    let first = t.wait_for("the start warning", |s| {
+        s.contains("Operations") && s.contains("The history is not available")
+    });
+    assert!(first.contains("exchanges are not recorded"), "{first}");
+    // Sandbox customers: a 200 that could not be recorded; the answer is shown anyway.
+    let selected = |s: &str| {
+        s.lines()
+            .any(|l| l.contains("▸ GET") && l.contains("Sandbox customers"))
+    };
+    for _ in 0..crate_operations_count() {
+        if selected(&t.capture()) {
+            break;
+        }
+        t.keys(&["Down"]);
+    }
+    t.wait_for("Sandbox customers selected", selected);
+    t.keys(&["s"]);
+    let screen = t.wait_for("the 200 with the history warning", |s| {
+        s.contains("200 OK") && s.contains("not written to the history")
+    });
+    assert!(screen.contains("Response · Sandbox customers"), "{screen}");
+    // ! lists it again.
+    t.keys(&["!"]);
+    let problems = t.wait_for("the problems overlay", |s| s.contains("Problems"));
+    assert!(
+        problems.contains("not written to the history"),
+        "{problems}"
+    );
+    t.keys(&["Escape"]);
+    t.quit_and_check_restored();
+}

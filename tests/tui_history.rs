@@ -503,3 +503,190 @@ fn x_asks_for_a_curl_export_and_keys_outside_the_list_do_nothing() {
     app.handle_key(code(KeyCode::Enter));
     assert_eq!(app.screen(), Screen::History);
 }
+
+/// The cells of the overlay's rows between its left and right border must all be the
+/// overlay's: nothing of the panes underneath shows inside or at the right edge.
+fn assert_overlay_covers(s: &str, top_left: char, top_right: char) {
+    let rows: Vec<&str> = s.lines().collect();
+    let top = rows
+        .iter()
+        .position(|l| l.contains(top_left))
+        .unwrap_or_else(|| panic!("no overlay\n{s}"));
+    let top_line: Vec<char> = rows[top].chars().collect();
+    let left = top_line.iter().position(|c| *c == top_left).unwrap();
+    let right = top_line.iter().rposition(|c| *c == top_right).unwrap();
+    for (i, row) in rows.iter().enumerate().skip(top + 1) {
+        let cells: Vec<char> = row.chars().collect();
+        if cells.get(left) == Some(&'╰') {
+            assert_eq!(
+                cells.get(right),
+                Some(&'╯'),
+                "row {i}: bottom right corner\n{s}"
+            );
+            return;
+        }
+        assert_eq!(cells.get(left), Some(&'│'), "row {i}: left border\n{s}");
+        assert_eq!(cells.get(right), Some(&'│'), "row {i}: right border\n{s}");
+        // Nothing of the panes underneath in the margins.
+        assert!(
+            cells[..left]
+                .iter()
+                .chain(&cells[right + 1..])
+                .all(|c| *c == ' '),
+            "row {i}: the pane underneath shows through: {row}\n{s}"
+        );
+    }
+    panic!("the overlay has no bottom border\n{s}");
+}
+
+#[test]
+fn diff_and_import_overlays_cover_what_is_underneath_at_200x50_and_80x24() {
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    for _ in 0..3 {
+        app.handle_key(code(KeyCode::Down));
+    }
+    app.handle_key(key('m'));
+    app.handle_key(code(KeyCode::Up));
+    app.handle_key(key('d'));
+    assert!(app.history_diff_visible());
+    let big = screen(&app, 200, 50);
+    assert_overlay_covers(&big, '╭', '╮');
+    insta::assert_snapshot!("history_diff_200x50", big);
+    let small = screen(&app, 80, 24);
+    insta::assert_snapshot!("history_diff_80x24", small);
+    app.handle_key(code(KeyCode::Esc));
+
+    // The import list.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("req.curl");
+    std::fs::write(
+        &file,
+        "curl -X GET 'http://127.0.0.1:48080/v1/accounts' -H 'Accept: application/json'\n",
+    )
+    .unwrap();
+    let path = file.display().to_string();
+    app.set_imported(&path, psd2_console::tui::history::import_path(&path));
+    let big = screen(&app, 200, 50);
+    assert!(big.contains("Imported from"), "{big}");
+    assert_overlay_covers(&big, '╭', '╮');
+    // The temporary directory's name changes from run to run.
+    let dir_name = dir.path().display().to_string();
+    insta::assert_snapshot!("history_import_200x50", big.replace(&dir_name, "<tmp>"));
+    let small = screen(&app, 80, 24);
+    insta::assert_snapshot!("history_import_80x24", small.replace(&dir_name, "<tmp>"));
+}
+
+#[test]
+fn r_on_an_exchange_of_another_profile_names_it_and_offers_the_recorded_one() {
+    let h = History::in_memory().unwrap();
+    let mut e = entry(
+        T0,
+        "accounts.list",
+        "GET",
+        "/v1/accounts",
+        200,
+        serde_json::json!({"accounts": []}),
+        5,
+    );
+    e.profile = "My bank".into();
+    let id = h.insert(&e).unwrap();
+    let mut app = history_app(&h);
+    let mut set = ProfileSet::load(None);
+    let mut mine = set.get(DEFAULT_PROFILE).unwrap().clone();
+    mine.name = "My bank".into();
+    mine.source = Some("/nowhere/mybank.toml".into());
+    set.profiles.push(mine);
+    app.set_profiles(&set);
+    // r asks, naming both profiles; nothing is sent yet.
+    assert_eq!(app.handle_key(key('r')), Action::None);
+    let m = app.message().unwrap().text.clone();
+    assert!(
+        m.contains(&format!("#{id} was recorded under profile My bank")),
+        "{m}"
+    );
+    assert!(
+        m.contains(&format!(
+            "a: send with the active profile {DEFAULT_PROFILE}"
+        )),
+        "{m}"
+    );
+    let s = screen(&app, 200, 50);
+    assert!(s.contains("recorded under profile My bank"), "{s}");
+    // y: switch to the recorded profile and send.
+    assert_eq!(
+        app.handle_key(key('y')),
+        Action::ResendHistoryAs(id, "My bank".into())
+    );
+    // a: send with the active profile.
+    app.handle_key(key('r'));
+    assert_eq!(app.handle_key(key('a')), Action::ResendHistory(id));
+    // Any other key: nothing.
+    app.handle_key(key('r'));
+    assert_eq!(app.handle_key(key('q')), Action::None);
+    assert!(!app.should_quit());
+    // The re-send says which profile sends it.
+    app.resend_started(&format!("#{id}"));
+    assert!(
+        app.message()
+            .unwrap()
+            .text
+            .contains(&format!("with profile {DEFAULT_PROFILE}"))
+    );
+    // An exchange of the active profile is re-sent at once.
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    assert_eq!(app.handle_key(key('r')), Action::ResendHistory(4));
+}
+
+#[test]
+fn big_bodies_are_capped_in_the_history_with_size_and_sha256() {
+    use psd2_console::client::history::{BODY_CAP, body_cut};
+    let h = History::in_memory().unwrap();
+    let big: Vec<u8> = std::iter::repeat_n(b'x', 50 << 20).collect();
+    let sha: String = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &big)
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let mut e = entry(
+        T0,
+        "payments.sepa.create",
+        "POST",
+        "/v1/payments/sepa-credit-transfers",
+        400,
+        serde_json::json!({}),
+        5,
+    );
+    e.request_body = big.clone();
+    let id = h.insert(&e).unwrap();
+    drop(big);
+    let stored = h.list(None, 10).unwrap();
+    let got = stored.iter().find(|r| r.id == id).unwrap();
+    assert!(
+        got.request_body.len() < BODY_CAP + 200,
+        "{}",
+        got.request_body.len()
+    );
+    assert!(got.request_body[..BODY_CAP].iter().all(|b| *b == b'x'));
+    assert_eq!(body_cut(&got.request_body), Some((50 << 20, sha.clone())));
+    assert_eq!(body_cut(b"{}"), None);
+
+    // The history screen shows it; r refuses to send a cut body; Enter opens it cut.
+    let mut app = history_app(&h);
+    let s = screen(&app, 160, 40);
+    assert!(s.contains("body cut at 1048576 of 52428800 bytes"), "{s}");
+    assert_eq!(app.handle_key(key('r')), Action::None);
+    let m = app.message().unwrap().text.clone();
+    assert!(m.contains("not re-sent") && m.contains(&sha), "{m}");
+    app.handle_key(code(KeyCode::Enter));
+    assert_eq!(app.screen(), Screen::Console);
+    let body = app.param_value("payments.sepa.create", "body").unwrap();
+    assert!(body.len() <= BODY_CAP + 200, "{}", body.len());
+    assert!(
+        app.message()
+            .unwrap()
+            .text
+            .contains("was cut to 1048576 bytes")
+    );
+}

@@ -197,22 +197,36 @@ fn user_theme_with_an_unknown_key_loads_and_reports_it() {
 }
 
 #[test]
-fn a_broken_user_theme_falls_back_to_dark_with_file_line_and_reason() {
+fn a_user_theme_with_one_bad_colour_keeps_its_other_styles() {
     let (_dir, paths) = home(
         Some("theme = \"broken\"\n"),
         &[("broken", "dim = \"cyan\"\nkey = { fg = \"blurple\" }\n")],
     );
     let setup = load_with(&paths, None);
-    assert_eq!(setup.theme, Theme::dark());
-    assert!(
-        !setup.themes.names().contains(&"broken"),
-        "left out of the cycle"
+    assert_eq!(setup.theme.name, "broken", "the theme is used");
+    assert_eq!(
+        setup.theme.dim.fg,
+        Some(Color::Cyan),
+        "its good style applies"
     );
+    assert_eq!(setup.theme.key, Theme::dark().key, "the bad one is skipped");
+    assert!(setup.themes.names().contains(&"broken"), "in the cycle");
     let app = app_with(setup);
     let text = &app.message().unwrap().text;
     assert!(text.contains("broken.toml:2"), "{text}");
     assert!(text.contains("\"blurple\" is not a colour"), "{text}");
-    assert!(text.contains("using dark"), "{text}");
+    assert!(text.contains("key skipped"), "{text}");
+    // The problem stays reachable after the status line changed (`!`).
+    let mut app = app;
+    app.handle_key(key('t'));
+    assert!(!app.message().unwrap().text.contains("blurple"));
+    app.handle_key(key('!'));
+    assert!(app.log_visible());
+    let s = screen(&app, 200, 50);
+    assert!(s.contains("Problems"), "{s}");
+    assert!(s.contains("\"blurple\" is not a colour"), "{s}");
+    app.handle_key(key('x'));
+    assert!(!app.log_visible(), "any key closes it");
 
     // A TOML syntax error names the line too.
     let (_dir, paths) = home(
@@ -651,4 +665,31 @@ fn the_wheel_scrolls_the_response_under_the_pointer() {
     app.handle_mouse(wheel(true, 5, 8));
     assert_ne!(app.selected_operation().id, before);
     assert_eq!(app.response_scroll(), 0);
+}
+
+/// Text of each row of the help overlay's inner area, split at the column boundary, to check
+/// that no text of the left column runs into the right one.
+fn assert_help_columns_apart(s: &str) {
+    for line in s.lines() {
+        for glued in [
+            "pageProfiles",
+            "pageHistory",
+            "pageResponse",
+            "pageParameters",
+        ] {
+            assert!(!line.contains(glued), "columns run together: {line}\n{s}");
+        }
+    }
+}
+
+#[test]
+fn help_overlay_at_200x50_and_80x24() {
+    let mut app = new_app();
+    app.handle_key(key('?'));
+    let big = screen(&app, 200, 50);
+    assert_help_columns_apart(&big);
+    insta::assert_snapshot!("help_overlay_200x50", big);
+    let small = screen(&app, 80, 24);
+    assert_help_columns_apart(&small);
+    insta::assert_snapshot!("help_overlay_80x24", small);
 }

@@ -213,13 +213,21 @@ fn create_clone_and_delete_round_trip_through_files() {
     );
     assert!(screen(&app, 130, 40).contains("My bank"));
 
-    // Edit: rename keeps one file.
+    // Edit: a rename changes the name key, the file keeps its name (issue 8 item 8).
     app.handle_key(key('e'));
     app.handle_key(ctrl('u'));
     type_text(&mut app, "My bank 2");
     assert_eq!(app.handle_key(code(KeyCode::Enter)), Action::LoadProfiles);
-    assert!(!file.exists(), "the old file is gone after a rename");
-    assert!(paths.profiles_dir().join("my-bank-2.toml").exists());
+    assert!(
+        file.exists(),
+        "the user's file keeps its name after a rename"
+    );
+    assert!(!paths.profiles_dir().join("my-bank-2.toml").exists());
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("name = \"My bank 2\"")
+    );
     reload(&mut app, &paths);
 
     // Clone.
@@ -414,4 +422,144 @@ fn enter_switches_to_the_highlighted_profile() {
     );
     select(&mut app, DEFAULT_PROFILE);
     assert_eq!(app.handle_key(code(KeyCode::Enter)), Action::None);
+}
+
+/// A hand-written profile: its own file name, comments, key order and spacing.
+const HAND_WRITTEN: &str = r#"# My bank's test profile -- hand-written, keep these notes.
+name = "My bank"
+target = "embedded"   # the built-in sandbox
+
+# Issued by the sandbox CA on 2026-01-01.
+certificate = "old.pem"
+key = "old.key"
+psu_ip_address    = "10.0.0.7"  # office
+verify_response_signatures = false
+"#;
+
+#[test]
+fn editing_a_profile_keeps_its_file_name_comments_and_untouched_keys() {
+    let home = tempfile::tempdir().unwrap();
+    let (mut app, paths) = profiles_app(home.path());
+    // No certificate files here: the form would refuse paths that do not exist.
+    let hand_written = HAND_WRITTEN.replace("certificate = \"old.pem\"\nkey = \"old.key\"\n", "");
+    let hand_written = hand_written.as_str();
+    write_profile(&paths, "mybank.toml", hand_written);
+    reload(&mut app, &paths);
+    let file = paths.profiles_dir().join("mybank.toml");
+    // e, Enter with no change: the file is unchanged byte for byte.
+    select(&mut app, "My bank");
+    app.handle_key(key('e'));
+    assert_eq!(app.handle_key(code(KeyCode::Enter)), Action::LoadProfiles);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), hand_written);
+    assert_eq!(std::fs::read_dir(paths.profiles_dir()).unwrap().count(), 1);
+    reload(&mut app, &paths);
+    // Change PSU-IP-Address only: that value changes, its comment and everything else stay.
+    select(&mut app, "My bank");
+    app.handle_key(key('e'));
+    for _ in 0..6 {
+        app.handle_key(code(KeyCode::Tab));
+    }
+    app.handle_key(ctrl('u'));
+    type_text(&mut app, "192.0.2.1");
+    assert_eq!(app.handle_key(code(KeyCode::Enter)), Action::LoadProfiles);
+    let after = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        after,
+        hand_written.replace("\"10.0.0.7\"", "\"192.0.2.1\""),
+        "only the edited value changed"
+    );
+    assert!(!paths.profiles_dir().join("my-bank.toml").exists());
+}
+
+#[test]
+fn edits_to_the_active_profile_apply_at_once() {
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path().to_path_buf());
+    let hand_written = HAND_WRITTEN.replace("certificate = \"old.pem\"\nkey = \"old.key\"\n", "");
+    write_profile(&paths, "mybank.toml", &hand_written);
+    let mut app = App::new(StatusInfo {
+        profile: "My bank".into(),
+        ..status()
+    });
+    assert_eq!(app.handle_key(key('2')), Action::LoadProfiles);
+    reload(&mut app, &paths);
+    select(&mut app, "My bank");
+    app.handle_key(key('e'));
+    assert_eq!(app.handle_key(code(KeyCode::Enter)), Action::LoadProfiles);
+    assert!(app.message().unwrap().text.contains("applied now"));
+    // The runner reloads the profiles, then restarts the active one with the edits.
+    reload(&mut app, &paths);
+    assert_eq!(app.take_apply_after_load().as_deref(), Some("My bank"));
+    assert_eq!(app.take_apply_after_load(), None, "once");
+}
+
+#[test]
+fn g_asks_first_and_keeps_a_hand_written_file() {
+    let home = tempfile::tempdir().unwrap();
+    let (mut app, paths) = profiles_app(home.path());
+    write_profile(&paths, "mybank.toml", HAND_WRITTEN);
+    reload(&mut app, &paths);
+    let file = paths.profiles_dir().join("mybank.toml");
+    select(&mut app, "My bank");
+    // g asks; n (or any key but y) changes nothing.
+    assert_eq!(app.handle_key(key('g')), Action::None);
+    let text = screen(&app, 130, 40);
+    assert!(
+        text.contains("Generate a new test certificate and key for My bank"),
+        "{text}"
+    );
+    assert!(text.contains("(y/N)"), "{text}");
+    assert_eq!(app.handle_key(key('n')), Action::None);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), HAND_WRITTEN);
+    assert!(!paths.certs_dir().exists());
+    // g, y: generated; the file keeps its name and comments, only certificate and key change.
+    app.handle_key(key('g'));
+    assert_eq!(app.handle_key(key('y')), Action::LoadProfiles);
+    let after = std::fs::read_to_string(&file).unwrap();
+    assert!(after.starts_with("# My bank's test profile -- hand-written, keep these notes.\n"));
+    assert!(
+        after.contains("# Issued by the sandbox CA on 2026-01-01.\n"),
+        "{after}"
+    );
+    assert!(
+        after.contains("target = \"embedded\"   # the built-in sandbox"),
+        "{after}"
+    );
+    assert!(
+        after.contains("psu_ip_address    = \"10.0.0.7\"  # office"),
+        "{after}"
+    );
+    assert!(!after.contains("old.pem"), "{after}");
+    assert_eq!(std::fs::read_dir(paths.profiles_dir()).unwrap().count(), 1);
+}
+
+#[test]
+fn r_asks_before_resetting_the_session() {
+    let mut app = App::new(status());
+    assert_eq!(app.handle_key(key('r')), Action::None, "asks first");
+    assert!(app.message().unwrap().text.contains("(y/N)"));
+    assert_eq!(
+        app.handle_key(key('x')),
+        Action::None,
+        "any other key cancels"
+    );
+    assert!(app.message().unwrap().text.contains("nothing changed"));
+    assert_eq!(app.handle_key(key('s')), Action::Send, "keys work again");
+    app.handle_key(key('r'));
+    assert_eq!(app.handle_key(key('y')), Action::ResetSession);
+}
+
+#[test]
+fn new_profiles_default_psu_ip_address_to_loopback() {
+    let home = tempfile::tempdir().unwrap();
+    let (mut app, paths) = profiles_app(home.path());
+    app.handle_key(key('n'));
+    let form = app.profiles_view().form.as_ref().unwrap();
+    assert_eq!(form.draft.get("psu_ip_address"), "127.0.0.1");
+    type_text(&mut app, "Fresh");
+    app.handle_key(code(KeyCode::Tab));
+    type_text(&mut app, "embedded");
+    assert_eq!(app.handle_key(code(KeyCode::Enter)), Action::LoadProfiles);
+    let text = std::fs::read_to_string(paths.profiles_dir().join("fresh.toml")).unwrap();
+    assert!(text.contains("psu_ip_address = \"127.0.0.1\""), "{text}");
 }

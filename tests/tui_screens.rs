@@ -449,7 +449,9 @@ fn keys_for_the_main_flow() {
     assert!(app.take_prepare_request().is_none(), "only once per change");
     assert_eq!(app.handle_key(key('s')), Action::Send);
     assert_eq!(app.handle_key(code(KeyCode::Enter)), Action::Send);
-    assert_eq!(app.handle_key(key('r')), Action::ResetSession);
+    // r asks first (y/N): y resets.
+    assert_eq!(app.handle_key(key('r')), Action::None);
+    assert_eq!(app.handle_key(key('y')), Action::ResetSession);
     // Enter on the parameters edits instead of sending.
     app.handle_key(code(KeyCode::Tab));
     assert_eq!(app.focus(), Focus::Params);

@@ -29,6 +29,46 @@ pub fn redact(headers: &[(String, String)]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Largest request or response body the history stores, in bytes (1 MiB). A longer body is
+/// stored as its first `BODY_CAP` bytes and a note with the size and SHA-256 of the whole
+/// ([`capped_body`]), so a 50 MB body neither fills the disk nor makes the history screen
+/// slow (README, "History").
+pub const BODY_CAP: usize = 1 << 20;
+
+/// Start of the note that ends a cut body ([`capped_body`]).
+pub const CUT_NOTE: &str = "\n[psd2-console history: body cut at ";
+
+/// What the history stores of `body`: the body itself up to [`BODY_CAP`] bytes; else its
+/// first `BODY_CAP` bytes followed by
+/// `\n[psd2-console history: body cut at 1048576 of <size> bytes; SHA-256 of the whole body <hex>]`.
+pub fn capped_body(body: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if body.len() <= BODY_CAP {
+        return std::borrow::Cow::Borrowed(body);
+    }
+    let sha = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, body);
+    let hex: String = sha.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let mut out = Vec::with_capacity(BODY_CAP + 160);
+    out.extend_from_slice(&body[..BODY_CAP]);
+    out.extend_from_slice(
+        format!(
+            "{CUT_NOTE}{BODY_CAP} of {} bytes; SHA-256 of the whole body {hex}]",
+            body.len()
+        )
+        .as_bytes(),
+    );
+    std::borrow::Cow::Owned(out)
+}
+
+/// The size and SHA-256 (hex) of the whole body when `stored` is a body cut by
+/// [`capped_body`]; `None` for a body stored whole.
+pub fn body_cut(stored: &[u8]) -> Option<(usize, String)> {
+    let tail = stored.get(BODY_CAP..)?;
+    let note = std::str::from_utf8(tail).ok()?.strip_prefix(CUT_NOTE)?;
+    let rest = note.strip_prefix(&format!("{BODY_CAP} of "))?;
+    let (size, rest) = rest.split_once(" bytes; SHA-256 of the whole body ")?;
+    Some((size.parse().ok()?, rest.strip_suffix(']')?.to_string()))
+}
+
 /// A row to store, borrowed from an exchange or a [`HistoryEntry`].
 struct NewRow<'a> {
     at: i64,
@@ -292,10 +332,10 @@ impl History {
                 r.url,
                 r.path_and_query,
                 to_json(&redact(r.request_headers)),
-                r.request_body,
+                &capped_body(r.request_body)[..],
                 r.status,
                 to_json(&redact(r.response_headers)),
-                r.response_body,
+                &capped_body(r.response_body)[..],
                 i64::try_from(r.elapsed_ms).unwrap_or(i64::MAX),
             ],
         )?;

@@ -1,7 +1,8 @@
 //! Creating, editing, cloning and deleting user profiles: a [`ProfileDraft`] holds the text
 //! of every field as typed in the console's form, [`ProfileDraft::validate`] turns it into a
 //! [`Profile`] or says what is wrong next to which field, and [`save_profile`] /
-//! [`delete_profile`] write `<config>/profiles/<slug>.toml` atomically.
+//! [`delete_profile`] write `<config>/profiles/<slug>.toml` atomically (an existing file is
+//! edited in place, format-preserving, under its own name).
 //!
 //! Built-in profiles (no `source` file) are read-only: they can be cloned, not changed.
 
@@ -11,6 +12,10 @@ use std::path::{Path, PathBuf};
 use super::{Paths, Profile, ProfileSet, Target, TlsMinVersion, slug_of};
 use crate::cert::generate::{TppCertSpec, WrittenSet, write_set};
 use crate::cert::{CertError, Psd2Role};
+
+/// The PSU-IP-Address new profiles get, as the built-in embedded profile has
+/// (`profiles/embedded-sandbox.toml`).
+pub const DEFAULT_PSU_IP_ADDRESS: &str = "127.0.0.1";
 
 /// One field of the profile form: its key (the TOML key), label and help line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,12 +129,15 @@ fn path_text(p: &Option<PathBuf>) -> String {
 
 impl Default for ProfileDraft {
     /// A new remote profile's form: empty name and target, roles PSP_AI and PSP_PI, TLS 1.2,
-    /// `x-accept-fix: amount-as-string`.
+    /// `x-accept-fix: amount-as-string`, PSU-IP-Address `127.0.0.1` (as the built-in
+    /// profile: without it the sandbox counts every read as TPP-initiated, 4 a day per
+    /// account, and the 5th answers 429).
     fn default() -> Self {
         let mut d = ProfileDraft {
             values: vec![String::new(); FIELDS.len()],
         };
         d.set("roles", "PSP_AI, PSP_PI");
+        d.set("psu_ip_address", DEFAULT_PSU_IP_ADDRESS);
         d.set("x_accept_fix", "amount-as-string");
         d.set("sign_request_target", "no");
         d.set("verify_response_signatures", "no");
@@ -418,6 +426,9 @@ pub enum EditError {
     /// Generating the test certificate failed.
     #[error("{0}")]
     Cert(#[from] CertError),
+    /// A new profile's file name is taken by another file (never overwritten).
+    #[error("{} already exists: choose another name", .0.display())]
+    Exists(PathBuf),
 }
 
 impl Profile {
@@ -458,29 +469,78 @@ impl Profile {
     }
 }
 
-/// Writes `profile` to `<dir>/<slug>.toml` atomically (temp file + rename) and returns the
-/// path. When `previous` (the file the profile was read from) is another file, as after a
-/// rename, that file is removed once the new one is in place.
+/// Writes `profile` atomically (temp file + rename) and returns the path written.
 ///
-/// Errors: the directory or file cannot be written.
+/// - `previous` (the file the profile was read from) exists: that file is edited in place,
+///   format-preserving ([`toml_edit`]): its name, comments, key order and layout are kept,
+///   only keys whose value changed are rewritten, keys now unset are removed and new keys
+///   are appended. A rename changes the `name` key, not the file name.
+/// - Otherwise (a new profile or a copy) `<dir>/<slug>.toml` is written; an existing file
+///   there is never overwritten ([`EditError::Exists`]).
+///
+/// Errors: the file cannot be read, parsed or written.
 pub fn save_profile(
     dir: &Path,
     profile: &Profile,
     previous: Option<&Path>,
 ) -> Result<PathBuf, EditError> {
-    let path = dir.join(format!("{}.toml", profile.slug()));
-    let text = format!(
-        "# psd2-console profile, written by the profiles screen.\n{}",
-        profile.to_toml()?
-    );
-    crate::fsutil::write_atomic(&path, text.as_bytes(), false)?;
+    let new_text = profile.to_toml()?;
     if let Some(old) = previous
-        && old != path
         && old.exists()
     {
-        std::fs::remove_file(old)?;
+        let old_text = std::fs::read_to_string(old)?;
+        let text = edit_in_place(&old_text, &new_text)?;
+        crate::fsutil::write_atomic(old, text.as_bytes(), false)?;
+        return Ok(old.to_path_buf());
     }
+    let path = dir.join(format!("{}.toml", profile.slug()));
+    if path.exists() {
+        return Err(EditError::Exists(path));
+    }
+    let text = format!("# psd2-console profile, written by the profiles screen.\n{new_text}");
+    crate::fsutil::write_atomic(&path, text.as_bytes(), false)?;
     Ok(path)
+}
+
+/// `old_text` (a profile file) changed to the values of `new_text` (the profile as
+/// [`Profile::to_toml`] writes it), touching only the keys whose meaning differs (a key the
+/// file leaves out at its default stays out); each changed value keeps the spacing and
+/// trailing comment of the one it replaces.
+fn edit_in_place(old_text: &str, new_text: &str) -> Result<String, EditError> {
+    let toml_err = |e: &dyn std::fmt::Display| EditError::Toml(e.to_string());
+    let mut doc: toml_edit::DocumentMut = old_text.parse().map_err(|e| toml_err(&e))?;
+    let new_doc: toml_edit::DocumentMut = new_text.parse().map_err(|e| toml_err(&e))?;
+    // What the file means, written the way `new_text` is (defaults filled in).
+    let old_profile: Profile = toml::from_str(old_text).map_err(|e| toml_err(&e))?;
+    let old_tab: toml::Table = toml::from_str(&old_profile.to_toml()?).map_err(|e| toml_err(&e))?;
+    let new_tab: toml::Table = toml::from_str(new_text).map_err(|e| toml_err(&e))?;
+    let gone: Vec<String> = old_tab
+        .keys()
+        .filter(|k| !new_tab.contains_key(*k))
+        .cloned()
+        .collect();
+    for k in gone {
+        doc.remove(&k);
+    }
+    for (k, item) in new_doc.iter() {
+        if old_tab.get(k) == new_tab.get(k) {
+            continue;
+        }
+        match (
+            doc.get_mut(k).and_then(|i| i.as_value_mut()),
+            item.as_value(),
+        ) {
+            (Some(v), Some(nv)) => {
+                let decor = v.decor().clone();
+                *v = nv.clone();
+                *v.decor_mut() = decor;
+            }
+            _ => {
+                doc.insert(k, item.clone());
+            }
+        }
+    }
+    Ok(doc.to_string())
 }
 
 /// Removes the file of user profile `profile`.

@@ -154,9 +154,7 @@ impl Profile {
     /// Parses one profile file's text.
     pub fn from_toml(text: &str, file: &str) -> Result<Self, ProfileError> {
         toml::from_str::<Profile>(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+            let line = e.span().map(|s| line_at(text, s.start));
             ProfileError {
                 file: file.to_string(),
                 line,
@@ -180,6 +178,16 @@ impl Profile {
     pub fn slug(&self) -> String {
         slug_of(&self.name)
     }
+}
+
+/// The 1-based line of byte offset `at` in `text`: one more than the line breaks before
+/// it (an offset at the start of line 2 is on line 2).
+fn line_at(text: &str, at: usize) -> usize {
+    text.as_bytes()[..at.min(text.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
 }
 
 /// The file-system-safe form of a profile name: ASCII letters and digits lower-cased, every
@@ -276,12 +284,61 @@ impl ProfileSet {
         }
     }
 
+    /// Adds `p`. A user profile named like a built-in one replaces it (an override); a
+    /// second user profile with a name (or file-name form, [`Profile::slug`]) already taken
+    /// is not loaded and reported in `errors`, naming the file that has it.
     fn insert(&mut self, p: Profile) {
-        if let Some(existing) = self.profiles.iter_mut().find(|x| x.name == p.name) {
-            *existing = p;
-        } else {
-            self.profiles.push(p);
+        let same = |x: &Profile| x.name.eq_ignore_ascii_case(&p.name) || x.slug() == p.slug();
+        match self.profiles.iter_mut().find(|x| same(x)) {
+            Some(existing) if existing.is_builtin() => *existing = p,
+            Some(existing) => self.errors.push(ProfileError {
+                file: p
+                    .source
+                    .as_ref()
+                    .map(|s| s.display().to_string())
+                    .unwrap_or_default(),
+                line: None,
+                message: format!(
+                    "a second profile named {:?} (also in {}): this file is not loaded; rename one of them",
+                    p.name,
+                    existing
+                        .source
+                        .as_ref()
+                        .map(|s| s.display().to_string())
+                        .unwrap_or_default()
+                ),
+            }),
+            None => self.profiles.push(p),
         }
+    }
+
+    /// The profile called `name` ([`ProfileSet::get`]), or why there is none: the message
+    /// lists the profile files that could not be read (`file:line: reason`), since the one
+    /// meant may be among them.
+    pub fn require(&self, name: &str) -> Result<&Profile, String> {
+        if let Some(p) = self.get(name) {
+            return Ok(p);
+        }
+        let mut msg = format!("no profile {name:?}");
+        if !self.errors.is_empty() {
+            let slug = slug_of(name);
+            // Files named like the profile first: most likely the one meant.
+            let mut errs: Vec<&ProfileError> = self.errors.iter().collect();
+            errs.sort_by_key(|e| {
+                Path::new(&e.file)
+                    .file_stem()
+                    .is_none_or(|s| slug_of(&s.to_string_lossy()) != slug)
+            });
+            msg.push_str(&format!(
+                "; {} profile file(s) could not be read: {}",
+                errs.len(),
+                errs.iter()
+                    .map(|e| e.to_string())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ));
+        }
+        Err(msg)
     }
 
     /// The profile called `name` (case-insensitive).
@@ -342,9 +399,7 @@ impl SessionState {
         match std::fs::read_to_string(path) {
             Ok(text) => toml::from_str(&text).map_err(|e| ProfileError {
                 file: path.display().to_string(),
-                line: e
-                    .span()
-                    .map(|s| text[..s.start.min(text.len())].lines().count().max(1)),
+                line: e.span().map(|s| line_at(&text, s.start)),
                 message: e.message().to_string(),
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(SessionState::default()),
@@ -398,6 +453,63 @@ mod tests {
         assert_eq!(e.line, Some(3));
         assert!(e.to_string().contains("b-bad.toml:3"), "{e}");
         assert!(e.message.contains("PSP_XX"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_key_on_line_2_is_reported_at_line_2() {
+        let e = Profile::from_toml(
+            "name = \"X\"\ncolour = \"blue\"\ntarget = \"embedded\"\n",
+            "x.toml",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+        assert!(e.to_string().starts_with("x.toml:2: "), "{e}");
+        assert!(e.message.contains("colour"), "{e}");
+    }
+
+    #[test]
+    fn a_second_profile_with_the_same_name_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["a.toml", "b.toml"] {
+            std::fs::write(
+                dir.path().join(f),
+                "name = \"Twin\"\ntarget = \"embedded\"\n",
+            )
+            .unwrap();
+        }
+        let set = ProfileSet::load(Some(dir.path()));
+        let twins: Vec<_> = set.profiles.iter().filter(|p| p.name == "Twin").collect();
+        assert_eq!(twins.len(), 1);
+        assert!(twins[0].source.as_ref().unwrap().ends_with("a.toml"));
+        assert_eq!(set.errors.len(), 1, "{:?}", set.errors);
+        let e = set.errors[0].to_string();
+        assert!(e.contains("b.toml"), "{e}");
+        assert!(e.contains("a second profile named \"Twin\""), "{e}");
+        assert!(e.contains("a.toml"), "{e}");
+        // A user profile named like a built-in one still overrides it, silently.
+        std::fs::write(
+            dir.path().join("c.toml"),
+            format!("name = \"{DEFAULT_PROFILE}\"\ntarget = \"embedded\"\n"),
+        )
+        .unwrap();
+        let set = ProfileSet::load(Some(dir.path()));
+        assert_eq!(set.errors.len(), 1);
+        assert!(set.get(DEFAULT_PROFILE).unwrap().source.is_some());
+    }
+
+    #[test]
+    fn require_shows_the_parse_error_of_an_unreadable_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("mybank.toml"),
+            "name = \"mybank\"\ntarget = \n",
+        )
+        .unwrap();
+        let set = ProfileSet::load(Some(dir.path()));
+        let e = set.require("mybank").unwrap_err();
+        assert!(e.starts_with("no profile \"mybank\""), "{e}");
+        assert!(e.contains("mybank.toml:2"), "{e}");
+        assert!(set.require(DEFAULT_PROFILE).is_ok());
     }
 
     #[test]

@@ -37,6 +37,9 @@ pub enum Action {
     /// Re-send the history exchange with this id, prepared and signed afresh
     /// ([`crate::client::export::reprepare`]).
     ResendHistory(i64),
+    /// Switch to the profile (the one the exchange was recorded under), then re-send the
+    /// history exchange with this id as [`Action::ResendHistory`].
+    ResendHistoryAs(i64, String),
     /// Write the history exchange with this id as a cURL command, signed afresh, to a file
     /// in the data dir.
     ExportHistoryCurl(i64),
@@ -315,9 +318,71 @@ pub struct App {
     pub(crate) help_view: super::palette::HelpView,
     /// Pane rectangles of the last draw, for the mouse ([`super::mouse`]).
     pub(crate) hit: super::mouse::HitAreas,
-    auto_account_id: Option<String>,
+    /// Values the console filled in by itself, per parameter name (`body:<op id>` for a
+    /// body): a field still holding one is refilled, a value the user typed never is.
+    auto_values: Vec<(String, String)>,
+    /// paymentIds answered 201 in this run (for the signing basket template).
+    payments_created: Vec<String>,
+    /// The payment or basket whose SCA the prompt is for (its status is read after SCA).
+    sca_subject: Option<ScaSubject>,
+    /// The status read started by a completed payment or basket SCA, until it answers.
+    status_read: Option<ScaSubject>,
+    /// What that status read found ("payment … approved: ACSC"), for the guide.
+    pub(crate) sca_outcome: Option<String>,
+    /// Every warning and error shown in the status line, oldest first (at most
+    /// [`LOG_CAP`]): a truncated or replaced status line can be read again (`!`, or "show
+    /// problems" in the palette).
+    pub(crate) log: Vec<Message>,
+    /// Whether the problems overlay is shown.
+    pub(crate) log_open: bool,
+    /// A destructive action waiting for y/N.
+    pub(crate) confirm: Option<Confirm>,
     quit: bool,
 }
+
+/// How many warnings and errors [`App::log`] keeps.
+pub const LOG_CAP: usize = 500;
+
+/// A destructive action that waits for `y` (any other key cancels it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirm {
+    /// Reset the session (`r`): forget the PSU-ID and start a new TPP session.
+    ResetSession,
+    /// Generate a new certificate and key for this profile (`g` on the Profiles screen).
+    GenerateCert(String),
+    /// Re-send history exchange `id`, recorded under another profile than the active one:
+    /// `y` switches to `recorded` (when it is loaded) and sends, `a` sends with the active
+    /// profile.
+    ResendOtherProfile {
+        /// The history exchange.
+        id: i64,
+        /// The profile it was recorded under, when it is loaded.
+        recorded: Option<String>,
+    },
+}
+
+/// A payment or signing basket that asked for SCA: after SCA the console reads its status
+/// (GET …/status) instead of sending the creating POST again (which would create another
+/// resource).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ScaSubject {
+    /// `payment` or `basket`.
+    kind: &'static str,
+    /// paymentId or basketId.
+    id: String,
+    /// The catalogue operation that reads its status.
+    status_op: &'static str,
+    /// The parameter holding the id in that operation.
+    param: &'static str,
+}
+
+/// Transaction statuses (ISO 20022, BG `transactionStatus`) that mean the bank accepted the
+/// payment or basket after SCA.
+const APPROVED_STATUSES: [&str; 9] = [
+    "ACCC", "ACCP", "ACSC", "ACSP", "ACTC", "ACWC", "ACWP", "ACFC", "PATC",
+];
+/// Transaction statuses that mean it was refused or cancelled.
+const REJECTED_STATUSES: [&str; 2] = ["RJCT", "CANC"];
 
 impl App {
     /// A console showing the whole operation catalogue, grouped, with the first operation
@@ -367,7 +432,14 @@ impl App {
             palette: Default::default(),
             help_view: Default::default(),
             hit: Default::default(),
-            auto_account_id: None,
+            auto_values: Vec::new(),
+            payments_created: Vec::new(),
+            sca_subject: None,
+            status_read: None,
+            sca_outcome: None,
+            log: Vec::new(),
+            log_open: false,
+            confirm: None,
             quit: false,
         };
         app.message = Some(match &app.status.listener_error {
@@ -395,6 +467,12 @@ impl App {
             self.profiles.insert(0, self.status.profile.clone());
         }
         self.profile_errors = set.errors.iter().map(|e| e.to_string()).collect();
+        for e in &set.errors {
+            self.log_problem(Message {
+                level: Level::Warning,
+                text: e.to_string(),
+            });
+        }
         if !set.errors.is_empty() {
             self.set_message(
                 Level::Warning,
@@ -508,10 +586,77 @@ impl App {
 
     /// Sets the status-line message.
     pub fn set_message(&mut self, level: Level, text: impl Into<String>) {
-        self.message = Some(Message {
+        let m = Message {
             level,
             text: text.into(),
+        };
+        if matches!(level, Level::Warning | Level::Error) {
+            self.log_problem(m.clone());
+        }
+        self.message = Some(m);
+    }
+
+    /// Adds `m` to the problems log (not the status line); a repeat of the last entry is
+    /// not added again.
+    pub(crate) fn log_problem(&mut self, m: Message) {
+        if self.log.last() == Some(&m) {
+            return;
+        }
+        if self.log.len() >= LOG_CAP {
+            self.log.remove(0);
+        }
+        self.log.push(m);
+    }
+
+    /// The warnings and errors seen so far, oldest first (what `!` lists).
+    pub fn log(&self) -> &[Message] {
+        &self.log
+    }
+
+    /// Whether the problems overlay is shown.
+    pub fn log_visible(&self) -> bool {
+        self.log_open
+    }
+
+    /// The destructive action waiting for y/N, if any.
+    pub fn pending_confirm(&self) -> Option<&Confirm> {
+        self.confirm.as_ref()
+    }
+
+    /// Asks y/N before `what` (status line: `question (y/N) note`); the next key answers.
+    pub(crate) fn ask(&mut self, what: Confirm, question: String, note: &str) {
+        self.confirm = Some(what);
+        self.message = Some(Message {
+            level: Level::Warning,
+            text: format!("{question} (y/N) {note}").trim_end().to_string(),
         });
+    }
+
+    /// The answer to [`App::ask`]: `y` runs the action, any other key cancels it (a re-send
+    /// under another profile also takes `a`: the active profile).
+    fn confirm_key(&mut self, key: &KeyEvent) -> Option<Action> {
+        let what = self.confirm.take()?;
+        if let Confirm::ResendOtherProfile { id, recorded } = &what {
+            return Some(match (key.code, recorded) {
+                (KeyCode::Char('y' | 'Y'), Some(p)) => Action::ResendHistoryAs(*id, p.clone()),
+                (KeyCode::Char('y' | 'Y'), None) | (KeyCode::Char('a' | 'A'), _) => {
+                    Action::ResendHistory(*id)
+                }
+                _ => {
+                    self.set_message(Level::Info, "Cancelled: nothing sent");
+                    Action::None
+                }
+            });
+        }
+        if !matches!(key.code, KeyCode::Char('y' | 'Y')) {
+            self.set_message(Level::Info, "Cancelled: nothing changed");
+            return Some(Action::None);
+        }
+        Some(match what {
+            Confirm::ResetSession => Action::ResetSession,
+            Confirm::GenerateCert(name) => self.generate_confirmed(&name),
+            Confirm::ResendOtherProfile { .. } => Action::None,
+        })
     }
 
     /// Whether a quit key was pressed.
@@ -596,6 +741,7 @@ impl App {
         };
         self.sending = true;
         self.sca_done = false;
+        self.sca_outcome = None;
         self.sca_visible = false;
         self.set_message(
             Level::Info,
@@ -620,7 +766,39 @@ impl App {
         };
         let status = view.status_text();
         let ms = view.elapsed_ms();
-        if let Some(url) = &view.sca_redirect {
+        let read = self
+            .status_read
+            .take()
+            .filter(|s| self.ops[self.selected].id == s.status_op);
+        if view.sca_redirect.is_some() {
+            self.sca_subject = self.subject_of(&view);
+        }
+        if let Some(subject) = read {
+            let st = view.transaction_status.clone();
+            let (level, text) = match st.as_deref() {
+                Some(t) if APPROVED_STATUSES.contains(&t) => (
+                    Level::Success,
+                    format!("{} {} approved: {t}", subject.kind, subject.id),
+                ),
+                Some(t) if REJECTED_STATUSES.contains(&t) => (
+                    Level::Error,
+                    format!("{} {} rejected: {t}", subject.kind, subject.id),
+                ),
+                Some(t) => (
+                    Level::Warning,
+                    format!("{} {} not approved yet: {t}", subject.kind, subject.id),
+                ),
+                None => (
+                    Level::Warning,
+                    format!(
+                        "{} {}: the status read answered {status} without a transactionStatus",
+                        subject.kind, subject.id
+                    ),
+                ),
+            };
+            self.sca_outcome = Some(text.clone());
+            self.set_message(level, text);
+        } else if let Some(url) = &view.sca_redirect {
             self.sca = Some(ScaPrompt {
                 url: url.clone(),
                 browser: None,
@@ -642,54 +820,197 @@ impl App {
             };
             self.set_message(level, format!("{status} in {ms} ms ({})", view.operation));
         }
+        if let Some(e) = &view.history_error {
+            self.set_message(
+                Level::Warning,
+                format!("{status} in {ms} ms, but not written to the history: {e}"),
+            );
+        }
         if let Some(id) = view.first_account_id.clone() {
-            self.prefill_account_id(&id);
+            self.prefill_announced("account-id", &id);
+        }
+        if (200..300).contains(&view.status) {
+            self.prefill_ids(&view);
         }
         self.response = ResponseState::Done(Box::new(view));
     }
 
-    fn prefill_account_id(&mut self, id: &str) {
+    /// "payment <id>" / "basket <id>" while the SCA prompt is for one.
+    pub(crate) fn sca_subject_text(&self) -> Option<String> {
+        self.sca_subject
+            .as_ref()
+            .map(|s| format!("{} {}", s.kind, s.id))
+    }
+
+    /// The payment or basket a response with a scaRedirect is about: the id in its body
+    /// (a 201 initiation), else the id parameter of the operation sent (a start-authorisation).
+    fn subject_of(&self, view: &ResponseView) -> Option<ScaSubject> {
+        let op = self.ops[self.selected];
+        let param_of = |name: &str| {
+            self.param_value(op.id, name)
+                .filter(|v| !v.is_empty())
+                .map(str::to_string)
+        };
+        if let Some(id) = view.payment_id.clone().or_else(|| {
+            op.id
+                .starts_with("payments.")
+                .then(|| param_of("payment-id"))
+                .flatten()
+        }) {
+            return Some(ScaSubject {
+                kind: "payment",
+                id,
+                status_op: "payments.status",
+                param: "payment-id",
+            });
+        }
+        let id = view.basket_id.clone().or_else(|| {
+            op.id
+                .starts_with("baskets.")
+                .then(|| param_of("basket-id"))
+                .flatten()
+        })?;
+        Some(ScaSubject {
+            kind: "basket",
+            id,
+            status_op: "baskets.status",
+            param: "basket-id",
+        })
+    }
+
+    /// Carries the ids of a 2xx answer into the operations that take them (Issue 8 item 5):
+    /// paymentId (with the payment service and product of the URL it was created at) into
+    /// every payment operation and the signing basket body, basketId into the basket
+    /// operations, the first transactionId into Transaction details.
+    fn prefill_ids(&mut self, view: &ResponseView) {
+        if let Some(id) = &view.payment_id {
+            if let Some((service, product)) = payment_route(&view.url) {
+                self.prefill("payment-service", &service);
+                self.prefill("payment-product", &product);
+            }
+            self.prefill_announced("payment-id", id);
+            if !self.payments_created.contains(id) {
+                self.payments_created.push(id.clone());
+            }
+            let n = self.payments_created.len();
+            let ids = &self.payments_created[n.saturating_sub(100)..];
+            let body = serde_json::to_string(&serde_json::json!({ "paymentIds": ids }))
+                .unwrap_or_default();
+            self.prefill_body("baskets.create", &body);
+        }
+        if let Some(id) = &view.basket_id {
+            self.prefill_announced("basket-id", id);
+        }
+        if let Some(id) = &view.transaction_id {
+            self.prefill_announced("transaction-id", id);
+        }
+    }
+
+    /// [`App::prefill`], naming the operations filled in the status message.
+    fn prefill_announced(&mut self, name: &str, id: &str) {
+        let filled = self.prefill(name, id);
+        if !filled.is_empty()
+            && let Some(m) = &mut self.message
+        {
+            m.text.push_str(&format!(
+                "; {name} {id} filled in for {}",
+                filled.join(", ")
+            ));
+        }
+    }
+
+    /// Sets parameter `name` of every operation that has it to `value`, where it is empty
+    /// or still holds the value filled in last time; returns the titles of the operations
+    /// whose value changed.
+    fn prefill(&mut self, name: &str, value: &str) -> Vec<&'static str> {
+        let last = self
+            .auto_values
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone());
         let mut filled = Vec::new();
         for (oi, op) in self.ops.iter().enumerate() {
-            if let Some(fi) = fields_of(op).iter().position(|f| f.name == "account-id") {
+            if let Some(fi) = fields_of(op)
+                .iter()
+                .position(|f| f.name == name && !f.is_body)
+            {
                 let cur = &self.values[oi][fi];
-                if cur.is_empty() || Some(cur) == self.auto_account_id.as_ref() {
-                    if cur != id {
+                if cur.is_empty() || Some(cur) == last.as_ref() {
+                    if cur != value {
                         filled.push(op.title);
                         if oi == self.selected {
                             self.preview_dirty = true;
                         }
                     }
-                    self.values[oi][fi] = id.to_string();
+                    self.values[oi][fi] = value.to_string();
                 }
             }
         }
-        self.auto_account_id = Some(id.to_string());
-        if !filled.is_empty()
-            && let Some(m) = &mut self.message
-        {
-            m.text.push_str(&format!(
-                "; account-id {id} filled in for {}",
-                filled.join(", ")
-            ));
+        self.auto_values.retain(|(k, _)| k != name);
+        self.auto_values.push((name.to_string(), value.to_string()));
+        filled
+    }
+
+    /// Sets the body of operation `op_id` to `body` when it is empty or still the one
+    /// filled in last time.
+    fn prefill_body(&mut self, op_id: &str, body: &str) {
+        let key = format!("body:{op_id}");
+        let last = self
+            .auto_values
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.clone());
+        let Some(oi) = self.ops.iter().position(|o| o.id == op_id) else {
+            return;
+        };
+        let Some(fi) = fields_of(self.ops[oi]).iter().position(|f| f.is_body) else {
+            return;
+        };
+        let cur = &self.values[oi][fi];
+        if cur.trim().is_empty() || Some(cur) == last.as_ref() {
+            self.values[oi][fi] = body.to_string();
+            if oi == self.selected {
+                self.preview_dirty = true;
+            }
+            self.auto_values.retain(|(k, _)| *k != key);
+            self.auto_values.push((key, body.to_string()));
         }
     }
 
     /// Shows the outcome of an SCA callback: `summary` is what
     /// [`crate::client::Engine::apply_callback`] returned, `status` the updated status bar.
     /// Success closes the prompt and re-prepares the request (now with PSU-ID).
+    ///
+    /// After the SCA of a payment or basket the creating POST is not sent again (that would
+    /// create another one): Payment status (Basket status) is selected with its id and the
+    /// returned [`Action::Send`] reads it; [`App::finish_send`] then says
+    /// "payment <id> approved: <status>".
     pub fn sca_finished(
         &mut self,
         callback: &ScaCallback,
         summary: Result<String, String>,
         status: StatusInfo,
-    ) {
+    ) -> Action {
         self.status = status;
         self.sca_visible = false;
         self.preview_dirty = true;
         match (callback, summary) {
             (ScaCallback::Success(_), Ok(s)) => {
                 self.sca = None;
+                if let Some(subject) = self.sca_subject.take() {
+                    let s = s.trim_end_matches("; send the request again");
+                    self.select_operation(subject.status_op);
+                    self.set_param(subject.status_op, subject.param, &subject.id);
+                    self.set_message(
+                        Level::Success,
+                        format!(
+                            "{s}; reading the status of {} {} …",
+                            subject.kind, subject.id
+                        ),
+                    );
+                    self.status_read = Some(subject);
+                    return Action::Send;
+                }
                 self.sca_done = true;
                 self.set_message(Level::Success, s);
             }
@@ -699,6 +1020,7 @@ impl App {
                 format!("The SCA result could not be stored: {e}"),
             ),
         }
+        Action::None
     }
 
     /// Shows the outcome of opening the browser.
@@ -831,6 +1153,14 @@ impl App {
     /// typing never triggers a command; each returns `None` when it is not active. Ctrl-c
     /// never reaches them.
     fn text_input_key(&mut self, key: &KeyEvent) -> Option<Action> {
+        if let Some(a) = self.confirm_key(key) {
+            return Some(a);
+        }
+        if self.log_open {
+            // Any key closes the problems overlay.
+            self.log_open = false;
+            return Some(Action::None);
+        }
         if let Some(a) = self.body_editor_key(key) {
             return Some(a);
         }
@@ -959,7 +1289,14 @@ impl App {
             }
             Command::ScrollLeft => self.hscroll = self.hscroll.saturating_sub(8),
             Command::ScrollRight => self.hscroll += 8,
-            Command::ResetSession => return Action::ResetSession,
+            Command::ResetSession => {
+                self.ask(
+                    Confirm::ResetSession,
+                    format!("Reset the session of {}?", self.status.profile),
+                    "The PSU-ID is forgotten and a new TPP session starts.",
+                );
+            }
+            Command::ShowProblems => self.log_open = true,
             Command::ToggleTheme => self.cycle_theme(),
             Command::Palette => self.open_palette(),
             Command::Profiles => {
@@ -1148,6 +1485,18 @@ impl App {
 
 /// Rewrites the CLI wording of parameter errors (`needs --param account-id=...`) for the
 /// console (`needs account-id`).
+/// `(payment-service, payment-product)` of a payment URL (`…/v1/payments/sepa-credit-transfers…`).
+fn payment_route(url: &str) -> Option<(String, String)> {
+    let path = url.split(['?', '#']).next()?;
+    let rest = &path[path.find("/v1/")? + 4..];
+    let mut segs = rest.split('/');
+    let service = segs.next()?;
+    let product = segs.next().filter(|p| !p.is_empty())?;
+    ["payments", "bulk-payments", "periodic-payments"]
+        .contains(&service)
+        .then(|| (service.to_string(), product.to_string()))
+}
+
 pub(crate) fn humanize(e: &str) -> String {
     e.replace("--param ", "").replace("=...", "")
 }

@@ -195,13 +195,29 @@ impl App {
         self.keymap = setup.keymap;
         self.themes = setup.themes;
         self.theme = setup.theme;
+        for p in &setup.problems {
+            self.log_problem(super::app::Message {
+                level: Level::Warning,
+                text: p.clone(),
+            });
+        }
         match setup.problems.len() {
             0 => {}
-            1 => self.set_message(Level::Warning, setup.problems[0].clone()),
-            n => self.set_message(
-                Level::Warning,
-                format!("{n} config problems: {}", setup.problems.join("; ")),
-            ),
+            1 => {
+                self.message = Some(super::app::Message {
+                    level: Level::Warning,
+                    text: format!("{} (! lists problems)", setup.problems[0]),
+                })
+            }
+            n => {
+                self.message = Some(super::app::Message {
+                    level: Level::Warning,
+                    text: format!(
+                        "{n} config problems (! lists them): {}",
+                        setup.problems.join("; ")
+                    ),
+                })
+            }
         }
     }
 

@@ -33,7 +33,7 @@ use super::keymap::Command;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use crate::client::history::{History, HistoryEntry};
+use crate::client::history::{BODY_CAP, History, HistoryEntry, body_cut};
 use crate::client::import::{self, ImportedRequest, Variables};
 use crate::client::{Engine, Exchange, PreparedRequest, RequestContext, export};
 use crate::signing::SignatureInspection;
@@ -311,7 +311,10 @@ impl App {
         self.focus = Focus::Response;
         self.set_message(
             Level::Info,
-            format!("Sending {what} again, signed afresh (new Date, X-Request-ID, Signature) …"),
+            format!(
+                "Sending {what} again with profile {}, signed afresh (new Date, X-Request-ID, Signature) …",
+                self.status.profile
+            ),
         );
     }
 
@@ -450,10 +453,58 @@ impl App {
             },
             Command::HistoryDiff => self.open_diff(),
             Command::HistoryOpen => self.open_in_console(),
+            Command::HistoryResend
+                if self
+                    .highlighted_exchange()
+                    .is_some_and(|e| body_cut(&e.request_body).is_some()) =>
+            {
+                let e = self.highlighted_exchange().cloned().unwrap_or_default();
+                let (size, sha) = body_cut(&e.request_body).unwrap_or_default();
+                self.set_message(
+                    Level::Warning,
+                    format!(
+                        "#{} not re-sent: its request body ({size} bytes, SHA-256 {sha}) was cut to {BODY_CAP} bytes in the history",
+                        e.id
+                    ),
+                );
+            }
             Command::HistoryResend => {
-                if let Some(id) = self.highlighted_exchange().map(|e| e.id) {
+                if let Some((id, recorded)) = self
+                    .highlighted_exchange()
+                    .map(|e| (e.id, e.profile.clone()))
+                {
                     if self.sending {
                         self.set_message(Level::Warning, "Still waiting for the previous response");
+                    } else if recorded != self.status.profile {
+                        // Another profile means another certificate and target: say so and
+                        // let the user choose (issue 8 item 15).
+                        let known = self.profiles.contains(&recorded);
+                        let active = self.status.profile.clone();
+                        let (question, note) = if known {
+                            (
+                                format!(
+                                    "#{id} was recorded under profile {recorded}; send it with {recorded}?"
+                                ),
+                                format!(
+                                    "y: switch to {recorded} and send · a: send with the active profile {active} · other keys cancel"
+                                ),
+                            )
+                        } else {
+                            (
+                                format!(
+                                    "#{id} was recorded under profile {recorded}, which is not loaded; send it with the active profile {active}?"
+                                ),
+                                format!("a or y: send with {active} · other keys cancel"),
+                            )
+                        };
+                        self.ask(
+                            super::app::Confirm::ResendOtherProfile {
+                                id,
+                                recorded: known.then_some(recorded),
+                            },
+                            question,
+                            &note,
+                        );
                     } else {
                         return Some(Action::ResendHistory(id));
                     }
@@ -558,16 +609,37 @@ impl App {
                 for (name, value) in &e.params {
                     self.set_param(op.id, name, value);
                 }
-                if !e.request_body.is_empty() {
-                    self.set_param(op.id, "body", &String::from_utf8_lossy(&e.request_body));
+                // At most BODY_CAP bytes go into the form (entries stored before bodies were
+                // capped can hold more), so the editor stays responsive.
+                let body = &e.request_body[..e.request_body.len().min(BODY_CAP)];
+                if !body.is_empty() {
+                    self.set_param(op.id, "body", &String::from_utf8_lossy(body));
                 }
-                self.set_message(
-                    Level::Info,
-                    format!(
-                        "Exchange #{} opened: {} with its parameters; s sends it again",
-                        e.id, op.title
+                match body_cut(&e.request_body) {
+                    Some((size, sha)) => self.set_message(
+                        Level::Warning,
+                        format!(
+                            "Exchange #{} opened: {}; its body ({size} bytes, SHA-256 {sha}) was cut to {BODY_CAP} bytes in the history: the form has the first {BODY_CAP}",
+                            e.id, op.title
+                        ),
                     ),
-                );
+                    None if e.request_body.len() > BODY_CAP => self.set_message(
+                        Level::Warning,
+                        format!(
+                            "Exchange #{} opened: {}; its body of {} bytes is in the form cut to {BODY_CAP}",
+                            e.id,
+                            op.title,
+                            e.request_body.len()
+                        ),
+                    ),
+                    None => self.set_message(
+                        Level::Info,
+                        format!(
+                            "Exchange #{} opened: {} with its parameters; s sends it again",
+                            e.id, op.title
+                        ),
+                    ),
+                }
                 op.title
             }
             _ => {
@@ -742,7 +814,10 @@ impl App {
     fn draw_history_diff(&self, frame: &mut Frame, area: Rect, d: &DiffView) {
         let t = &self.theme;
         let r = inset(area, 2, 1);
-        frame.render_widget(Clear, r);
+        // The whole screen area is cleared, not only the overlay: the panes underneath
+        // must not show through its margins.
+        frame.render_widget(Clear, area);
+        frame.render_widget(Block::new().style(t.base), area);
         let inner_h = r.height.saturating_sub(2) as usize;
         self.history_view.viewport.set(inner_h);
         let lines: Vec<Line> = d
@@ -763,7 +838,8 @@ impl App {
     fn draw_import_list(&self, frame: &mut Frame, area: Rect, list: &ImportList) {
         let t = &self.theme;
         let r = inset(area, 4, 2);
-        frame.render_widget(Clear, r);
+        frame.render_widget(Clear, area);
+        frame.render_widget(Block::new().style(t.base), area);
         let inner_h = r.height.saturating_sub(2) as usize;
         let first = list.selected.saturating_sub(inner_h.saturating_sub(1));
         let lines: Vec<Line> = list
@@ -864,18 +940,53 @@ fn status_text(status: u16) -> String {
 
 /// A body as display lines: pretty JSON when it is JSON, else text; control characters
 /// replaced.
+///
+/// A body longer than [`BODY_CAP`] (stored before bodies were capped) shows its first
+/// `BODY_CAP` bytes as text and its size: never a JSON tree of 50 MB.
 fn body_lines(body: &[u8]) -> Vec<String> {
-    let text = match serde_json::from_slice::<serde_json::Value>(body) {
-        Ok(v) => serde_json::to_string_pretty(&v).unwrap_or_default(),
-        Err(_) => String::from_utf8_lossy(body).into_owned(),
+    let text = if body.len() > BODY_CAP && body_cut(body).is_none() {
+        format!(
+            "{}\n[body of {} bytes: shown cut at {BODY_CAP}]",
+            String::from_utf8_lossy(&body[..BODY_CAP]),
+            body.len()
+        )
+    } else {
+        match super::response::pretty_json(body) {
+            Some(t) => t,
+            None => String::from_utf8_lossy(body).into_owned(),
+        }
     };
     text.lines()
         .map(|l| {
-            l.chars()
+            // The detail pane wraps: a line of a megabyte would be thousands of rows drawn
+            // every frame. Long lines are cut with their length.
+            let (shown, rest) = match l.char_indices().nth(DETAIL_LINE_CHARS) {
+                Some((i, _)) => (&l[..i], l[i..].chars().count()),
+                None => (l, 0),
+            };
+            let mut out: String = shown
+                .chars()
                 .map(|c| if c.is_control() { '\u{fffd}' } else { c })
-                .collect()
+                .collect();
+            if rest > 0 {
+                out.push_str(&format!("… ({rest} more characters on this line)"));
+            }
+            out
         })
         .collect()
+}
+
+/// Characters of one body line the history detail shows.
+const DETAIL_LINE_CHARS: usize = 2000;
+
+/// `what`, and for a body cut in the history its whole size and SHA-256.
+fn body_heading(what: &str, body: &[u8]) -> String {
+    match body_cut(body) {
+        Some((size, sha)) => format!(
+            "{what}: body cut at {BODY_CAP} of {size} bytes in the history (SHA-256 of the whole {sha})"
+        ),
+        None => what.to_string(),
+    }
 }
 
 fn detail_lines(e: &HistoryEntry) -> Vec<(Kind, String)> {
@@ -903,7 +1014,7 @@ fn detail_lines(e: &HistoryEntry) -> Vec<(Kind, String)> {
             .map(|(n, v)| (Kind::Header, format!("  {n}: {v}"))),
     );
     if !e.request_body.is_empty() {
-        out.push((Kind::Heading, "Request body".into()));
+        out.push((Kind::Heading, body_heading("Request body", &e.request_body)));
         out.extend(
             body_lines(&e.request_body)
                 .into_iter()
@@ -918,7 +1029,10 @@ fn detail_lines(e: &HistoryEntry) -> Vec<(Kind, String)> {
             .map(|(n, v)| (Kind::Header, format!("  {n}: {v}"))),
     );
     if !e.response_body.is_empty() {
-        out.push((Kind::Heading, "Response body".into()));
+        out.push((
+            Kind::Heading,
+            body_heading("Response body", &e.response_body),
+        ));
         out.extend(
             body_lines(&e.response_body)
                 .into_iter()

@@ -65,6 +65,8 @@ pub enum Command {
     ResetSession,
     /// Switch to the next theme (built-in ones, then the user's).
     ToggleTheme,
+    /// Show the problems seen so far (config, profiles, history writes, failed sends).
+    ShowProblems,
     /// Open the command palette (every action, searchable).
     Palette,
     /// Open the profile picker.
@@ -580,6 +582,13 @@ pub const KEYMAP: &[Binding] = &[
         &[Key::ch('t')],
         Command::ToggleTheme,
         "next theme: dark, light, high-contrast, then your own",
+        None,
+    ),
+    b(
+        Scope::Normal,
+        &[Key::ch('!')],
+        Command::ShowProblems,
+        "show problems: the warnings and errors so far",
         None,
     ),
     b(

@@ -264,6 +264,14 @@ async fn event_loop(
 ) -> anyhow::Result<()> {
     let mut app = App::new(StatusInfo::from_engine(engine));
     app.set_profiles(profiles);
+    if engine.history.is_none()
+        && let Some(why) = &engine.history_error
+    {
+        app.set_message(
+            Level::Warning,
+            format!("The history is not available ({why}): exchanges are not recorded"),
+        );
+    }
     // The runner's own copy: the profiles screen saves and deletes, then it is read again.
     let mut profiles = profiles.clone();
     app.apply_setup(config::load(&engine.paths));
@@ -315,7 +323,8 @@ async fn event_loop(
             cb = recv_opt(&mut callbacks) => match cb {
                 Some(cb) => {
                     let summary = engine.apply_callback(&cb).map_err(|e| e.to_string());
-                    app.sca_finished(&cb, summary, StatusInfo::from_engine(engine));
+                    let action = app.sca_finished(&cb, summary, StatusInfo::from_engine(engine));
+                    perform(action, &mut app, engine, &mut tasks, &mut callbacks, &mut profiles, terminal).await?;
                 }
                 None => {
                     callbacks = None;
@@ -370,6 +379,9 @@ async fn perform(
         Action::LoadProfiles => {
             *profiles = ProfileSet::load(Some(&engine.paths.profiles_dir()));
             app.set_profile_set(profiles.clone(), &engine.paths);
+            if let Some(name) = app.take_apply_after_load() {
+                switch_profile(name, app, engine, callbacks, profiles, terminal).await?;
+            }
         }
         Action::LoadHistory => {
             let (h, why) = (engine.history.clone(), engine.history_error.clone());
@@ -378,6 +390,21 @@ async fn perform(
                 let (q, rows) = history::load_async(h, why, query).await;
                 Done::History(q, rows)
             });
+        }
+        Action::ResendHistoryAs(id, name) => {
+            switch_profile(name.clone(), app, engine, callbacks, profiles, terminal).await?;
+            if engine.profile.name == name {
+                Box::pin(perform(
+                    Action::ResendHistory(id),
+                    app,
+                    engine,
+                    tasks,
+                    callbacks,
+                    profiles,
+                    terminal,
+                ))
+                .await?;
+            }
         }
         Action::ResendHistory(id) => {
             let Some(entry) = app.history_entry(id).cloned() else {
@@ -388,13 +415,14 @@ async fn perform(
                     app.begin_send(req.clone());
                     app.resend_started(&format!("#{id} ({title})"));
                     let http = SendTarget::of(engine);
+                    let unavailable = engine.history_error.clone();
                     let sink = engine
                         .history
                         .clone()
                         .map(|h| (h, engine.profile.name.clone()));
-                    tasks.spawn(
-                        async move { Done::Sent(send_and_view(http, req, title, sink).await) },
-                    );
+                    tasks.spawn(async move {
+                        Done::Sent(send_and_view(http, req, title, sink, unavailable).await)
+                    });
                 }
                 Err(e) => app.set_message(Level::Error, format!("#{id} not re-sent: {e}")),
             }
@@ -424,13 +452,21 @@ async fn perform(
                         );
                     }
                     let http = SendTarget::of(engine);
+                    let unavailable = engine.history_error.clone();
                     let sink = engine
                         .history
                         .clone()
                         .map(|h| (h, engine.profile.name.clone()));
                     tasks.spawn(async move {
                         Done::Sent(
-                            send_and_view(http, prepared, history::IMPORTED_TITLE, sink).await,
+                            send_and_view(
+                                http,
+                                prepared,
+                                history::IMPORTED_TITLE,
+                                sink,
+                                unavailable,
+                            )
+                            .await,
                         )
                     });
                 }
@@ -443,13 +479,14 @@ async fn perform(
                 Ok(req) => {
                     app.begin_send(req.clone());
                     let http = SendTarget::of(engine);
+                    let unavailable = engine.history_error.clone();
                     let title = spec.op.title;
                     let history = engine
                         .history
                         .clone()
                         .map(|h| (h, engine.profile.name.clone()));
                     tasks.spawn(async move {
-                        Done::Sent(send_and_view(http, req, title, history).await)
+                        Done::Sent(send_and_view(http, req, title, history, unavailable).await)
                     });
                 }
                 Err(e) => app.set_message(
@@ -474,29 +511,40 @@ async fn perform(
             Err(e) => app.set_message(Level::Error, format!("Session reset failed: {e}")),
         },
         Action::SwitchProfile(name) => {
-            let Some(profile) = profiles.get(&name).cloned() else {
-                app.set_message(Level::Error, format!("No profile called {name}"));
-                return Ok(());
-            };
-            terminal.draw(|f| app.render(f))?;
-            match Engine::start(profile, engine.paths.clone()).await {
-                Ok(new) => {
-                    let old = std::mem::replace(engine, new);
-                    old.shutdown().await;
-                    *callbacks = engine.take_callback_receiver();
-                    app.profile_switched(StatusInfo::from_engine(engine));
-                    if let Some(e) = &engine.listener_error {
-                        app.set_message(
-                            Level::Warning,
-                            format!("Profile {name} is active, but the SCA callback listener is not running: {e}"),
-                        );
-                    }
-                }
-                Err(e) => {
-                    app.set_message(Level::Error, format!("Profile {name} could not start: {e}"))
-                }
+            switch_profile(name, app, engine, callbacks, profiles, terminal).await?
+        }
+    }
+    Ok(())
+}
+
+/// Starts profile `name` (from the runner's `profiles`) in place of the running engine.
+async fn switch_profile(
+    name: String,
+    app: &mut App,
+    engine: &mut Engine,
+    callbacks: &mut Option<mpsc::UnboundedReceiver<crate::xs2a::redirect::ScaCallback>>,
+    profiles: &ProfileSet,
+    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
+) -> anyhow::Result<()> {
+    let Some(profile) = profiles.get(&name).cloned() else {
+        app.set_message(Level::Error, format!("No profile called {name}"));
+        return Ok(());
+    };
+    terminal.draw(|f| app.render(f))?;
+    match Engine::start(profile, engine.paths.clone()).await {
+        Ok(new) => {
+            let old = std::mem::replace(engine, new);
+            old.shutdown().await;
+            *callbacks = engine.take_callback_receiver();
+            app.profile_switched(StatusInfo::from_engine(engine));
+            if let Some(e) = &engine.listener_error {
+                app.set_message(
+                    Level::Warning,
+                    format!("Profile {name} is active, but the SCA callback listener is not running: {e}"),
+                );
             }
         }
+        Err(e) => app.set_message(Level::Error, format!("Profile {name} could not start: {e}")),
     }
     Ok(())
 }
@@ -523,11 +571,14 @@ impl SendTarget {
     }
 }
 
+/// `unavailable`: why there is no history to write to (it could not be opened), shown with
+/// the response as a failed history write.
 async fn send_and_view(
     target: SendTarget,
     req: PreparedRequest,
     title: &'static str,
     history: Option<HistorySink>,
+    unavailable: Option<String>,
 ) -> Result<Box<ResponseView>, String> {
     let ex = crate::client::send_for_profile(&target.http, &req, Some(&target.profile.name))
         .await
@@ -535,11 +586,24 @@ async fn send_and_view(
     // Pretty-printing a large body and writing the history are CPU and disk work: keep them
     // off the async workers. History is best effort and never fails a send.
     tokio::task::spawn_blocking(move || {
-        if let Some((h, profile)) = history
-            && let Ok(h) = h.lock()
-        {
-            let _ = h.record(&profile, &req.params, &req, &ex);
-        }
+        // History is best effort: a failed write is shown (status line and log), never
+        // fails the send.
+        let history_error = match history.map(|(h, profile)| {
+            h.lock()
+                .map_err(|_| "the history lock is poisoned".to_string())
+                .and_then(|h| {
+                    h.record(&profile, &req.params, &req, &ex)
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                })
+        }) {
+            Some(Err(e)) => {
+                tracing::warn!("history write failed: {e}");
+                Some(e)
+            }
+            Some(Ok(())) => None,
+            None => unavailable.map(|why| format!("the history is not available ({why})")),
+        };
         let signature = crate::client::response_sig::verify_response(
             &target.profile,
             &ex,
@@ -547,6 +611,7 @@ async fn send_and_view(
         );
         let mut view = Box::new(ResponseView::from_exchange_owned(title, &req, ex));
         view.signature = signature;
+        view.history_error = history_error;
         view
     })
     .await

@@ -117,6 +117,9 @@ pub struct ProfilesView {
     pub confirm_delete: Option<String>,
     /// Select this profile after the next load (after a save).
     pending_select: Option<String>,
+    /// The active profile was saved: restart it under this name after the next load, so
+    /// its edits apply at once ([`App::take_apply_after_load`]).
+    pub apply_after_load: Option<String>,
     /// Fixed "now" (Unix seconds) for tests; `None`: the system clock.
     pub clock: Option<i64>,
 }
@@ -225,6 +228,12 @@ impl App {
             .min(set.profiles.len().saturating_sub(1));
         v.set = set;
         v.paths = Some(paths.clone());
+    }
+
+    /// The profile to restart after the profiles were read again (the active one was
+    /// edited), taken once.
+    pub fn take_apply_after_load(&mut self) -> Option<String> {
+        self.profiles_view.apply_after_load.take()
     }
 
     /// Fixes the screen's clock (Unix seconds) for the SCA window, consent age and expiry
@@ -374,14 +383,17 @@ impl App {
         );
     }
 
+    /// `g`: checks the highlighted profile can take a generated certificate, then asks y/N
+    /// (the old certificate and key are replaced, and the sandbox knows the TPP by its
+    /// certificate: resources created with the old one become unreachable).
     fn generate_for_highlighted(&mut self) -> Action {
         let Some(p) = self.highlighted_profile().cloned() else {
             return Action::None;
         };
-        let Some(paths) = self.profiles_view.paths.clone() else {
+        if self.profiles_view.paths.is_none() {
             self.set_message(Level::Error, "The profiles are not loaded yet");
             return Action::None;
-        };
+        }
         if p.is_builtin() && p.target != Target::Embedded {
             self.set_message(
                 Level::Warning,
@@ -392,6 +404,31 @@ impl App {
             );
             return Action::None;
         }
+        let replaces = if p.certificate.is_some() {
+            "It replaces the certificate and key the profile names: payments and consents made with them become unreachable."
+        } else {
+            "It replaces the profile's generated certificate and key."
+        };
+        self.ask(
+            super::app::Confirm::GenerateCert(p.name.clone()),
+            format!("Generate a new test certificate and key for {}?", p.name),
+            replaces,
+        );
+        Action::None
+    }
+
+    /// Generates the certificate for profile `name` after a `y` to [`Self::generate_for_highlighted`].
+    /// A profile file gets only its `certificate` and `key` keys changed (file name and
+    /// comments kept, [`save_profile`]).
+    pub(crate) fn generate_confirmed(&mut self, name: &str) -> Action {
+        let Some(p) = self.profiles_view.set.get(name).cloned() else {
+            self.set_message(Level::Error, format!("No profile called {name}"));
+            return Action::None;
+        };
+        let Some(paths) = self.profiles_view.paths.clone() else {
+            self.set_message(Level::Error, "The profiles are not loaded yet");
+            return Action::None;
+        };
         let written = match generate_certificate(&paths, &p.name, &p.roles) {
             Ok(w) => w,
             Err(e) => {
@@ -400,7 +437,8 @@ impl App {
             }
         };
         let applies = if p.name == self.status.profile {
-            " (press Enter on another profile and back, or restart, to sign with it)"
+            self.profiles_view.apply_after_load = Some(p.name.clone());
+            " (active: applied now)"
         } else {
             ""
         };
@@ -639,7 +677,8 @@ impl App {
         match save_profile(&dir, &profile, previous.as_deref()) {
             Ok(file) => {
                 let applies = if original.as_deref() == Some(self.status.profile.as_str()) {
-                    "; it is active: press Enter on it after another profile to apply"
+                    self.profiles_view.apply_after_load = Some(profile.name.clone());
+                    "; it is active: applied now"
                 } else {
                     "; Enter switches to it"
                 };

@@ -128,6 +128,9 @@ impl Body {
 pub struct LinkRef {
     /// Link name, e.g. `balances`, `next`, `scaRedirect`.
     pub name: String,
+    /// Where it sits in the body, as a JSON path: `_links.balances`,
+    /// `transactions._links.next`, `transactions.booked[0]._links.transactionDetails`.
+    pub path: String,
     /// Absolute URL or path.
     pub href: String,
     /// HTTP methods allowed on it (`verbs`), often empty.
@@ -370,8 +373,19 @@ pub struct ResponseView {
     pub sca_redirect: Option<String>,
     /// `accounts[0].resourceId`, if present.
     pub first_account_id: Option<String>,
-    /// The top-level `_links`, in the body's order.
+    /// Every `_links` entry, nested ones too, in the body's order ([`LinkRef::path`]).
     pub links: Vec<LinkRef>,
+    /// Top-level `paymentId` (payment initiation answer, BG `paymentInitationRequestResponse-201`).
+    pub payment_id: Option<String>,
+    /// Top-level `basketId` (signing basket answer, BG `signingBasketResponse-201`).
+    pub basket_id: Option<String>,
+    /// The first `transactionId` under `transactions` (booked before pending), if any.
+    pub transaction_id: Option<String>,
+    /// Top-level `transactionStatus` (payment or basket status, BG `transactionStatus`).
+    pub transaction_status: Option<String>,
+    /// Why the exchange could not be written to the history, when that failed (the send
+    /// itself succeeded).
+    pub history_error: Option<String>,
     /// The outcome of verifying the response's signature, when the profile asks for it
     /// (`verify_response_signatures`; Authentication rule 10).
     pub signature: Option<crate::client::response_sig::ResponseSignature>,
@@ -385,6 +399,10 @@ struct Meta {
     sca_redirect: Option<String>,
     first_account_id: Option<String>,
     links: Vec<LinkRef>,
+    payment_id: Option<String>,
+    basket_id: Option<String>,
+    transaction_id: Option<String>,
+    transaction_status: Option<String>,
 }
 
 /// What [`Meta`] reads of a body too large for a JSON tree ([`crate::client::JSON_TREE_LIMIT`]):
@@ -448,13 +466,57 @@ impl Meta {
             .and_then(|a| a.get("resourceId"))
             .and_then(|r| r.as_str())
             .map(str::to_string);
-        let links = json
-            .and_then(|j| j.get("_links"))
-            .and_then(|l| l.as_object())
-            .map(|o| {
-                o.iter()
-                    .filter_map(|(name, l)| {
-                        let href = l.get("href")?.as_str()?.to_string();
+        let mut links = Vec::new();
+        if let Some(j) = json {
+            collect_links(j, "", &mut links);
+        }
+        let top = |k: &str| {
+            json.and_then(|j| j.get(k))
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        };
+        let transaction_id = json.and_then(|j| j.get("transactions")).and_then(|t| {
+            ["booked", "pending"].iter().find_map(|k| {
+                t.get(*k)?
+                    .as_array()?
+                    .iter()
+                    .find_map(|x| x.get("transactionId")?.as_str().map(str::to_string))
+            })
+        });
+        Meta {
+            sca_redirect: json.and_then(crate::xs2a::links::sca_redirect_of),
+            first_account_id,
+            links,
+            payment_id: top("paymentId"),
+            basket_id: top("basketId"),
+            transaction_id,
+            transaction_status: top("transactionStatus"),
+        }
+    }
+}
+
+/// Every `_links` object in `v`, nested ones too (Berlin Group puts paging links under
+/// `transactions._links` and `transactionDetails` under each transaction's `_links`), in
+/// the body's order, each entry named with its JSON path (`prefix` is the path of `v`).
+/// Entries without a string `href` are skipped.
+fn collect_links(v: &serde_json::Value, prefix: &str, out: &mut Vec<LinkRef>) {
+    let join = |k: &str| {
+        if prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{prefix}.{k}")
+        }
+    };
+    match v {
+        serde_json::Value::Object(o) => {
+            for (k, child) in o {
+                if k == "_links"
+                    && let Some(lo) = child.as_object()
+                {
+                    for (name, l) in lo {
+                        let Some(href) = l.get("href").and_then(|h| h.as_str()) else {
+                            continue;
+                        };
                         let verbs = l
                             .get("verbs")
                             .and_then(|v| v.as_array())
@@ -464,20 +526,24 @@ impl Meta {
                                     .collect()
                             })
                             .unwrap_or_default();
-                        Some(LinkRef {
+                        out.push(LinkRef {
                             name: name.clone(),
-                            href,
+                            path: format!("{}.{name}", join("_links")),
+                            href: href.to_string(),
                             verbs,
-                        })
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        Meta {
-            sca_redirect: json.and_then(crate::xs2a::links::sca_redirect_of),
-            first_account_id,
-            links,
+                        });
+                    }
+                } else {
+                    collect_links(child, &join(k), out);
+                }
+            }
         }
+        serde_json::Value::Array(a) => {
+            for (i, child) in a.iter().enumerate() {
+                collect_links(child, &format!("{prefix}[{i}]"), out);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -588,6 +654,11 @@ impl ResponseView {
             sca_redirect: meta.sca_redirect,
             first_account_id: meta.first_account_id,
             links: meta.links,
+            payment_id: meta.payment_id,
+            basket_id: meta.basket_id,
+            transaction_id: meta.transaction_id,
+            transaction_status: meta.transaction_status,
+            history_error: None,
             signature: None,
             body: Body::new(text),
             filter: None,
@@ -1312,8 +1383,8 @@ impl App {
             self.set_message(
                 Level::Warning,
                 format!(
-                    "No operation of the catalogue matches _links.{} ({})",
-                    link.name, link.href
+                    "No operation of the catalogue matches {} ({})",
+                    link.path, link.href
                 ),
             );
             return Action::None;
@@ -1334,8 +1405,8 @@ impl App {
         self.set_message(
             Level::Success,
             format!(
-                "{} prefilled from _links.{}: press s to send it",
-                op.title, link.name
+                "{} prefilled from {}: press s to send it",
+                op.title, link.path
             ),
         );
         Action::None
@@ -1495,9 +1566,10 @@ impl App {
         let name_w = v
             .links
             .iter()
-            .map(|l| l.name.chars().count())
+            .map(|l| l.path.chars().count())
             .max()
             .unwrap_or(4)
+            .min(inner_w / 2)
             + 2;
         let targets: Vec<String> = v
             .links
@@ -1514,11 +1586,22 @@ impl App {
             .collect();
         let target_w = targets.iter().map(|x| x.chars().count()).max().unwrap_or(0) + 2;
         let mut lines = Vec::new();
-        for (i, (l, target)) in v.links.iter().zip(&targets).enumerate() {
+        // Room for the entries: the screen less the border and the two hint lines; the
+        // list scrolls so the selected entry stays in view.
+        let room = (area.height as usize).saturating_sub(4).max(1);
+        let skip = (sel + 1).saturating_sub(room);
+        for (i, (l, target)) in v
+            .links
+            .iter()
+            .zip(&targets)
+            .enumerate()
+            .skip(skip)
+            .take(room)
+        {
             let text = format!(
                 "{} {:<name_w$}→ {target:<target_w$}{}",
                 if i == sel { "▸" } else { " " },
-                l.name,
+                l.path,
                 l.href
             );
             let style = if i == sel { t.selected } else { t.base };

@@ -12,8 +12,10 @@
 //! `underlined`, `reversed`, `crossed_out`. Colours are parsed by ratatui's `Color: FromStr`:
 //! the 16 ANSI names, `reset`, a 256-palette index (`"236"`) or `#rrggbb`. The optional key
 //! `extends = "light"` names the built-in theme that styles missing from the file come from
-//! (default `dark`). Unknown keys are reported and skipped; a file that is not TOML or holds
-//! a bad colour is rejected with `file:line: reason`.
+//! (default `dark`). Unknown keys and styles with a bad colour or flag are reported
+//! (`file:line: reason`) and skipped, the theme's other styles are used (the skipped ones
+//! come from `extends`/the base); a file that is not TOML, or names an unknown `extends`, is
+//! rejected with `file:line: reason`.
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -301,9 +303,10 @@ fn parse_style(
 /// Styles missing from the file come from `extends = "..."` when given, else from `base`,
 /// else they are empty.
 ///
-/// Returns the theme and warnings (`origin:line: unknown key "..."`). Errors
-/// (`origin:line: reason`): not TOML, a bad colour, a flag that is not a boolean, a style
-/// that is neither a colour nor a table, an unknown `extends`.
+/// Returns the theme and warnings (`origin:line: reason`): unknown keys, and styles skipped
+/// for a bad colour, a flag that is not a boolean or a value that is neither a colour nor a
+/// table (those keep the style of `extends`/`base`). Errors (`origin:line: reason`): not
+/// TOML, an unknown `extends`.
 pub fn parse_theme(
     name: &str,
     text: &str,
@@ -341,7 +344,14 @@ pub fn parse_theme(
             continue;
         }
         let parsed = if Theme::KEYS.contains(&key) {
-            Some(parse_style(key, v, text, origin, &mut warnings)?)
+            match parse_style(key, v, text, origin, &mut warnings) {
+                Ok(style) => Some(style),
+                Err(e) => {
+                    // One bad style does not cost the others: skipped, reported.
+                    warnings.push(format!("{e}; {key} skipped"));
+                    continue;
+                }
+            }
         } else {
             None
         };
@@ -604,14 +614,19 @@ mod tests {
 
     #[test]
     fn errors_name_the_line() {
-        let e = parse_theme(
+        // A bad colour skips that style only (issue 8 item 18): dim is kept.
+        let (t, w) = parse_theme(
             "x",
             "dim = \"cyan\"\nkey = { fg = \"blurple\" }\n",
             "x.toml",
-            None,
+            Some(&Theme::dark()),
         )
-        .unwrap_err();
-        assert!(e.starts_with("x.toml:2: key.fg: \"blurple\""), "{e}");
+        .unwrap();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].starts_with("x.toml:2: key.fg: \"blurple\""), "{w:?}");
+        assert!(w[0].ends_with("key skipped"), "{w:?}");
+        assert_eq!(t.dim, Style::new().fg(Color::Cyan));
+        assert_eq!(t.key, Theme::dark().key, "the bad one keeps the base style");
         let e = parse_theme("x", "dim = \"cyan\"\n\nkey = {\n", "x.toml", None).unwrap_err();
         assert!(e.starts_with("x.toml:3:"), "{e}");
         let (t, w) = parse_theme(

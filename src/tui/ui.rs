@@ -90,7 +90,50 @@ impl App {
         if self.help {
             self.draw_help(frame, area);
         }
+        if self.log_open {
+            self.draw_log(frame, area);
+        }
         self.draw_palette(frame, area);
+    }
+
+    /// The problems overlay (`!`): every warning and error so far, newest last, wrapped.
+    fn draw_log(&self, frame: &mut Frame, area: Rect) {
+        let t = &self.theme;
+        let w = area.width.saturating_sub(4).min(120);
+        let inner_w = w.saturating_sub(4) as usize;
+        let mut lines = Vec::new();
+        if self.log.is_empty() {
+            lines.push(Line::from(Span::styled("No problems so far.", t.dim)));
+        }
+        for m in &self.log {
+            let style = if m.level == Level::Error {
+                t.error
+            } else {
+                t.warning
+            };
+            for (i, l) in wrap_chars(&m.text, inner_w.saturating_sub(2))
+                .into_iter()
+                .enumerate()
+            {
+                let lead = if i == 0 { "• " } else { "  " };
+                lines.push(Line::from(Span::styled(format!("{lead}{l}"), style)));
+            }
+        }
+        let room = (area.height as usize).saturating_sub(4).max(1);
+        // The newest problems stay in view.
+        let skip = lines.len().saturating_sub(room);
+        let mut lines: Vec<Line> = lines.into_iter().skip(skip).collect();
+        lines.push(Line::from(Span::styled("any key closes", t.dim)));
+        let h = (lines.len() as u16 + 2).min(area.height);
+        let r = centered(area, w, h);
+        frame.render_widget(Clear, r);
+        let block = Block::bordered()
+            .border_type(BorderType::Double)
+            .border_style(t.modal_border)
+            .title(Span::styled(" Problems ", t.modal_border))
+            .style(t.base)
+            .padding(Padding::horizontal(1));
+        frame.render_widget(Paragraph::new(lines).block(block), r);
     }
 
     fn op_rows(&self) -> usize {
@@ -326,6 +369,13 @@ impl App {
         let send = k(Scope::Normal, Command::Send);
         let steps: Vec<String> = match &self.response {
             _ if self.sending => vec!["Waiting for the answer …".into()],
+            _ if self.sca_outcome.is_some() => vec![
+                format!("{}.", self.sca_outcome.as_deref().unwrap_or_default()),
+                format!(
+                    "{} is selected with its id: press {send} to read the status again.",
+                    self.selected_operation().title
+                ),
+            ],
             _ if self.sca_done => vec![
                 format!(
                     "SCA complete. Press {send} to send {} again: the request now carries the PSU-ID.",
@@ -338,7 +388,12 @@ impl App {
                     k(Scope::ScaPrompt, Command::OpenSca)
                 ),
                 "2. The bank sends the browser back to the TPP-Redirect-URI; the console picks the result up by itself.".into(),
-                format!("3. Then press {send} to send the request again."),
+                match self.sca_subject_text() {
+                    Some(what) => format!(
+                        "3. Then the console reads the status of {what} by itself (the initiation is not sent again)."
+                    ),
+                    None => format!("3. Then press {send} to send the request again."),
+                },
             ],
             ResponseState::Done(v) => {
                 let mut v2 = vec![format!(
@@ -673,8 +728,11 @@ impl App {
             None => {}
         }
         let waiting = format!(
-            "After SCA the bank redirects the browser to {}; the console picks the result up by itself.",
-            self.status.redirect_uri
+            "After SCA the bank redirects the browser to {}; the console picks the result up by itself{}.",
+            self.status.redirect_uri,
+            self.sca_subject_text()
+                .map(|w| format!(" and reads the status of {w}"))
+                .unwrap_or_default()
         );
         for l in wrap_words(&waiting, inner_w) {
             lines.push(Line::from(Span::styled(l, t.dim)));
@@ -781,9 +839,12 @@ impl App {
             .max()
             .unwrap_or(8)
             + 2;
-        // Two columns inside the borders and padding; long help texts wrap under themselves.
+        // Two columns inside the borders and padding; long help texts wrap under themselves,
+        // leaving a gap of two columns before the right column (a text as wide as its
+        // column ran into the next one's titles: "down a pageProfiles").
+        const GAP: usize = 2;
         let text_w = ((w.saturating_sub(4) / 2) as usize)
-            .saturating_sub(key_w + 2)
+            .saturating_sub(2 + key_w + GAP)
             .max(12);
         let section = |scope: Scope| {
             let mut v = vec![Line::from(Span::styled(scope.title(), t.group))];
@@ -855,8 +916,10 @@ fn pad(s: &str, w: usize) -> String {
 }
 
 /// `s` cut to `w` characters with a trailing `…` when longer.
+///
+/// Looks at no more than `w + 1` characters: a 1 MiB body value costs nothing per frame.
 fn ellipsize(s: &str, w: usize) -> String {
-    if s.chars().count() <= w {
+    if s.char_indices().nth(w).is_none() {
         s.to_string()
     } else {
         let mut out: String = s.chars().take(w.saturating_sub(1)).collect();
@@ -995,16 +1058,33 @@ fn request_lines(req: &PreparedRequest, w: usize, t: &Theme) -> Vec<Line<'static
             format!("Body ({} bytes, compact on the wire):", req.body.len()),
             t.dim,
         )));
-        let text = serde_json::from_slice::<serde_json::Value>(&req.body)
-            .ok()
-            .and_then(|v| serde_json::to_string_pretty(&v).ok())
-            .unwrap_or_else(|| String::from_utf8_lossy(&req.body).into_owned());
+        // The pane is rebuilt every frame: a large body shows its first PANE_BODY_LIMIT
+        // bytes as text (a 1 MiB body pretty-printed per frame made every key slow).
+        let text = if req.body.len() <= PANE_BODY_LIMIT {
+            super::response::pretty_json(&req.body)
+                .unwrap_or_else(|| String::from_utf8_lossy(&req.body).into_owned())
+        } else {
+            String::from_utf8_lossy(&req.body[..PANE_BODY_LIMIT]).into_owned()
+        };
         for l in text.lines() {
-            lines.push(Line::from(json_spans(l, 0, w, t)));
+            let cut = l.char_indices().nth(w).map_or(l, |(i, _)| &l[..i]);
+            lines.push(Line::from(json_spans(cut, 0, w, t)));
+        }
+        if req.body.len() > PANE_BODY_LIMIT {
+            lines.push(Line::from(Span::styled(
+                format!(
+                    "… {} more bytes not shown here (the editor has the whole body)",
+                    req.body.len() - PANE_BODY_LIMIT
+                ),
+                t.dim,
+            )));
         }
     }
     lines
 }
+
+/// Bytes of a request body the request pane shows (64 KiB).
+const PANE_BODY_LIMIT: usize = 64 << 10;
 
 fn signature_lines(req: &PreparedRequest, w: usize, t: &Theme) -> Vec<Line<'static>> {
     let ins = &req.inspection;
