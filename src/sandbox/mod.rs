@@ -52,6 +52,7 @@ pub mod pages;
 pub mod payment_sca;
 pub mod payments;
 pub mod psu;
+pub mod reads;
 pub mod rules;
 pub mod sca;
 pub mod seed;
@@ -102,6 +103,8 @@ pub struct App {
     pub decisions: consent::Decisions,
     /// TPP identities per verified certificate (see [`auth::TppCache`]).
     pub tpps: auth::TppCache,
+    /// Serialized bodies of the everyday AIS reads (see [`reads::ReadCache`]).
+    pub reads: reads::ReadCache,
 }
 
 impl App {
@@ -124,6 +127,7 @@ impl App {
             pages: accounts::PageCache::default(),
             decisions: consent::Decisions::default(),
             tpps: auth::TppCache::default(),
+            reads: reads::ReadCache::default(),
         })
     }
 }
