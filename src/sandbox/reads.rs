@@ -189,3 +189,37 @@ impl ReadCache {
 fn json(body: bytes::Bytes) -> Response {
     ([(CONTENT_TYPE, "application/json")], body).into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_body_is_built_once_per_key_and_again_for_a_new_version_or_day() {
+        let cache = ReadCache::default();
+        let id = Uuid::new_v4();
+        let day = NaiveDate::from_ymd_opt(2026, 11, 23).unwrap();
+        let next = day.succ_opt().unwrap();
+        let mut builds = 0;
+        for (version, today) in [(1, day), (1, day), (2, day), (2, next), (2, next)] {
+            let r = cache
+                .answer(
+                    ReadKey::new(Read::AccountBalances, id, version).on(today),
+                    || {
+                        builds += 1;
+                        Ok(serde_json::json!({"version": version}))
+                    },
+                )
+                .unwrap();
+            assert_eq!(r.status(), 200);
+            assert_eq!(r.headers()[CONTENT_TYPE], "application/json");
+        }
+        assert_eq!(builds, 3);
+        // Another read of the same resource is another body; refusals are not kept.
+        let r = cache.answer::<serde_json::Value>(ReadKey::new(Read::Account, id, 2), || {
+            Err(ApiError::format("no"))
+        });
+        assert!(r.is_err());
+        assert_eq!(cache.len(), 3);
+    }
+}
