@@ -412,7 +412,10 @@ fn scenario_restart(rt: &tokio::runtime::Runtime, creds: &Arc<Credentials>) {
 }
 
 fn main() {
-    if let Some(port) = std::env::var(BARE_AXUM_ENV).ok().and_then(|p| p.parse().ok()) {
+    if let Some(port) = std::env::var(BARE_AXUM_ENV)
+        .ok()
+        .and_then(|p| p.parse().ok())
+    {
         bare_axum_main(port);
     }
     // `cargo bench` passes `--bench`; a filter argument picks scenarios.
@@ -579,7 +582,8 @@ fn parse_wrk(text: &str) -> WrkFigures {
             f.per_sec = rest.trim().parse().unwrap_or(0.0);
         } else if let Some(rest) = t.strip_prefix("99%") {
             let v = rest.trim();
-            let (num, unit) = v.split_at(v.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(v.len()));
+            let (num, unit) =
+                v.split_at(v.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(v.len()));
             let n: f64 = num.parse().unwrap_or(f64::NAN);
             f.p99_ms = match unit {
                 "us" => n / 1000.0,
@@ -589,7 +593,11 @@ fn parse_wrk(text: &str) -> WrkFigures {
                 _ => f64::NAN,
             };
         } else if t.contains(" requests in ") {
-            f.requests = t.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or(0);
+            f.requests = t
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
         }
     }
     f
@@ -637,7 +645,15 @@ fn wrk_measure(
 ) -> (WrkFigures, String) {
     let secs = reads_secs();
     let mut cmd = Command::new("wrk");
-    cmd.args(["-t", "1", "-c", "64", "-d", &format!("{secs}s"), "--latency"]);
+    cmd.args([
+        "-t",
+        "1",
+        "-c",
+        "64",
+        "-d",
+        &format!("{secs}s"),
+        "--latency",
+    ]);
     let _script = match unique {
         Some((path, requests)) => {
             let file = tempfile::Builder::new().suffix(".lua").tempfile().unwrap();
@@ -654,11 +670,15 @@ fn wrk_measure(
     };
     cmd.arg(url);
     if let Some(pid) = callgrind_pid {
-        let _ = Command::new("callgrind_control").args(["-z", &pid.to_string()]).output();
+        let _ = Command::new("callgrind_control")
+            .args(["-z", &pid.to_string()])
+            .output();
     }
     let out = cmd.output().expect("wrk (apt-get install -y wrk)");
     if let Some(pid) = callgrind_pid {
-        let _ = Command::new("callgrind_control").args(["-d", &pid.to_string()]).output();
+        let _ = Command::new("callgrind_control")
+            .args(["-d", &pid.to_string()])
+            .output();
     }
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     (parse_wrk(&text), text)
@@ -740,7 +760,10 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
         .unwrap_or(0);
     let secs = reads_secs();
     let (axum_before, text) = wrk_measure(&format!("{}/", bare.base), &[], None, None);
-    println!("== bare axum, fixed {} byte JSON, wrk -t1 -c64 -d{secs}s\n{text}", bare_axum_body().len());
+    println!(
+        "== bare axum, fixed {} byte JSON, wrk -t1 -c64 -d{secs}s\n{text}",
+        bare_axum_body().len()
+    );
     let mut rows = Vec::new();
     for (path, coding) in &reads {
         let hs = read_headers(creds, &s.psu_id, path, *coding);
@@ -764,7 +787,9 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             callgrind_pid,
         );
         let coding_text = coding.map_or(String::new(), |c| format!(", Accept-Encoding: {c}"));
-        println!("== signed GET {path} (body {size} bytes{coding_text}), wrk -t1 -c64 -d{secs}s\n{text}");
+        println!(
+            "== signed GET {path} (body {size} bytes{coding_text}), wrk -t1 -c64 -d{secs}s\n{text}"
+        );
         assert!(
             !text.contains("Non-2xx"),
             "every request must be answered 200 (signature verified)"
@@ -797,7 +822,10 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             100.0 * f.per_sec / axum
         );
         if callgrind {
-            println!("|   (callgrind: {} requests in this run's dump) | | | | |", f.requests);
+            println!(
+                "|   (callgrind: {} requests in this run's dump) | | | | |",
+                f.requests
+            );
         }
     }
 }

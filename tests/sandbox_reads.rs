@@ -39,9 +39,7 @@ async fn get(sb: &TestSandbox, path: &str, psu: &str) -> Reply {
     let r = sb.send("GET", path, &[("PSU-ID", psu)], None).await;
     assert_eq!(r.status, 200, "{path}: {}", r.text);
     assert_eq!(
-        r.headers
-            .get("content-type")
-            .and_then(|v| v.to_str().ok()),
+        r.headers.get("content-type").and_then(|v| v.to_str().ok()),
         Some("application/json"),
         "{path}"
     );

@@ -475,9 +475,8 @@ pub async fn transactions(
     let key = ReadKey::new(Read::CardTransactions, card.id, version)
         .on(today)
         .query(&query.0, from);
-    app.reads.answer(key, || {
-        card_report(&app, &q, &card, &owner, today, from)
-    })
+    app.reads
+        .answer(key, || card_report(&app, &q, &card, &owner, today, from))
 }
 
 /// The body of [`transactions`] for query `q` of `card` at `today`, booked entries from

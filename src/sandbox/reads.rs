@@ -152,7 +152,12 @@ impl ReadCache {
 
     /// The card account `id` (as sent) that the consent `key` covers, with its owner, as
     /// remembered at data `version` by [`ReadCache::put_card`].
-    pub fn card(&self, key: &ConsentKey, id: &str, version: u64) -> Option<(CardAccount, Customer)> {
+    pub fn card(
+        &self,
+        key: &ConsentKey,
+        id: &str,
+        version: u64,
+    ) -> Option<(CardAccount, Customer)> {
         let cards = self.cards.lock().ok()?;
         cards.get(&(key.clone(), id.to_string(), version)).cloned()
     }
