@@ -611,27 +611,42 @@ fn reads_secs() -> u64 {
         .unwrap_or(10)
 }
 
-/// A wrk Lua script that sends `requests` (each a full set of headers for `GET path`) in
-/// turn, starting over at the end: unique pre-signed requests, for a sandbox that refuses a
-/// replayed X-Request-ID. Requests beyond `requests.len()` in a run are replays.
-fn wrk_cycling_script(path: &str, requests: &[Vec<(String, String)>]) -> String {
-    fn lua(s: &str) -> String {
-        format!("{s:?}")
-    }
-    let mut s = String::from("local reqs = {}\nlocal i = 0\n");
+/// A wrk Lua script that sends the requests of `data` (a file written by
+/// [`wrk_request_lines`]: `GET path` with each line's headers) in turn, starting over at the
+/// end: unique pre-signed requests, for a sandbox that refuses a replayed X-Request-ID.
+/// Requests beyond the number of lines in a run are replays.
+fn wrk_cycling_script(path: &str, data: &Path) -> String {
+    format!(
+        r#"local reqs = {{}}
+local i = 0
+init = function(args)
+  for line in io.lines({data:?}) do
+    local hs = {{}}
+    for name, value in string.gmatch(line, "([^\t:]+): ([^\t]*)") do
+      hs[name] = value
+    end
+    reqs[#reqs + 1] = wrk.format("GET", {path:?}, hs)
+  end
+end
+request = function()
+  i = i + 1
+  if i > #reqs then i = 1 end
+  return reqs[i]
+end
+"#,
+        data = data.display().to_string(),
+    )
+}
+
+/// One line per request: its headers as `Name: value`, separated by tabs.
+fn wrk_request_lines(requests: &[Vec<(String, String)>]) -> String {
+    let mut out = String::new();
     for hs in requests {
-        s.push_str("reqs[#reqs + 1] = wrk.format(\"GET\", ");
-        s.push_str(&lua(path));
-        s.push_str(", {");
-        for (n, v) in hs {
-            s.push_str(&format!("[{}] = {}, ", lua(n), lua(v)));
-        }
-        s.push_str("})\n");
+        let line: Vec<String> = hs.iter().map(|(n, v)| format!("{n}: {v}")).collect();
+        out.push_str(&line.join("\t"));
+        out.push('\n');
     }
-    s.push_str(
-        "request = function()\n  i = i + 1\n  if i > #reqs then i = 1 end\n  return reqs[i]\nend\n",
-    );
-    s
+    out
 }
 
 /// Runs wrk (`-t1 -c64 --latency`) against `url` with the fixed `headers`, or, when `unique`
@@ -656,10 +671,12 @@ fn wrk_measure(
     ]);
     let _script = match unique {
         Some((path, requests)) => {
+            let data = tempfile::NamedTempFile::new().unwrap();
+            std::fs::write(data.path(), wrk_request_lines(requests)).unwrap();
             let file = tempfile::Builder::new().suffix(".lua").tempfile().unwrap();
-            std::fs::write(file.path(), wrk_cycling_script(path, requests)).unwrap();
+            std::fs::write(file.path(), wrk_cycling_script(path, data.path())).unwrap();
             cmd.arg("-s").arg(file.path());
-            Some(file)
+            Some((file, data))
         }
         None => {
             for (n, v) in headers {
