@@ -11,9 +11,21 @@ use psd2_console::cert::Psd2Role;
 use psd2_console::sandbox::{Clock, SandboxConfig};
 use serde_json::json;
 
+/// A sandbox whose clock stands at 23:30 UTC (today's or, when past, tomorrow's), so a
+/// test can cross midnight within the PSU's one-hour SCA session.
 async fn sandbox() -> TestSandbox {
+    let now = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let day = now - now % 86_400;
+    let at = if day + 84_600 > now {
+        day + 84_600
+    } else {
+        day + 86_400 + 84_600
+    };
     TestSandbox::start_with(SandboxConfig {
-        clock: Clock::fixed(SystemTime::now()),
+        clock: Clock::fixed(SystemTime::UNIX_EPOCH + Duration::from_secs(at)),
         ..SandboxConfig::default()
     })
     .await
@@ -135,7 +147,8 @@ async fn repeated_reads_follow_every_write_and_the_sandbox_day() {
     let today = sb.clock.today();
     assert_eq!(balance(&after, "expected").1, today.to_string());
     assert_eq!(balance(&bal_after, "interimBooked").1, today.to_string());
-    sb.clock.advance(Duration::from_secs(24 * 3600));
+    // 40 minutes later: past midnight, within the SCA session.
+    sb.clock.advance(Duration::from_secs(40 * 60));
     let tomorrow = today.succ_opt().unwrap().to_string();
     assert_eq!(
         balance(&get(&sb, &bal_path, &psu).await, "expected").1,
