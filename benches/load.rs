@@ -548,6 +548,12 @@ fn scenario_restart(rt: &tokio::runtime::Runtime, creds: &Arc<Credentials>) {
 }
 
 fn main() {
+    if let Some(port) = std::env::var(BARE_AXUM_ENV)
+        .ok()
+        .and_then(|p| p.parse().ok())
+    {
+        bare_axum_main(port);
+    }
     // `cargo bench` passes `--bench`; a filter argument picks scenarios.
     let filter: Vec<String> = std::env::args()
         .skip(1)
@@ -563,10 +569,421 @@ fn main() {
     if want("transactions") {
         scenario_transactions(&rt, &creds);
     }
+    if want("reads") {
+        scenario_reads(&rt, &creds);
+    }
     if want("payments") {
         scenario_concurrent_payments(&rt, &creds);
     }
     if want("restart") {
         scenario_restart(&rt, &creds);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// AIS reads against a bare-axum baseline (issue 9, "Speed of the everyday reads")
+
+/// Set (to a port) in the environment of the bench binary re-executed as the bare-axum
+/// baseline server.
+const BARE_AXUM_ENV: &str = "PSD2_LOAD_BARE_AXUM";
+
+/// The baseline's fixed body: a JSON document of about 2 KB (an `accountList`-like shape).
+fn bare_axum_body() -> bytes::Bytes {
+    let accounts: Vec<Value> = (0..6)
+        .map(|n| {
+            serde_json::json!({
+                "resourceId": format!("3d9a1c2e-5b7f-4e21-9a0c-7f1e2d3c4b{n:02}"),
+                "bban": format!("1234567890{n}"),
+                "currency": "NOK",
+                "name": "Brukskonto",
+                "product": "Brukskonto Pluss",
+                "cashAccountType": "CACC",
+                "status": "enabled",
+                "ownerName": "Ola Nordmann",
+                "_links": {
+                    "balances": {"href": format!("/v1/accounts/3d9a1c2e-5b7f-4e21-9a0c-7f1e2d3c4b{n:02}/balances")},
+                    "transactions": {"href": format!("/v1/accounts/3d9a1c2e-5b7f-4e21-9a0c-7f1e2d3c4b{n:02}/transactions")}
+                }
+            })
+        })
+        .collect();
+    serde_json::to_vec(&serde_json::json!({ "accounts": accounts }))
+        .unwrap()
+        .into()
+}
+
+/// The baseline server: axum on a default multi-thread tokio runtime (as `sandbox serve`),
+/// one route answering the fixed body with `Content-Type: application/json`. Runs in its own
+/// process so it competes for the CPU with wrk like the sandbox does.
+fn bare_axum_main(port: u16) -> ! {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let body = bare_axum_body();
+        let app = axum::Router::new().route(
+            "/",
+            axum::routing::get(move || {
+                let body = body.clone();
+                async move {
+                    (
+                        [(axum::http::header::CONTENT_TYPE, "application/json")],
+                        body,
+                    )
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .unwrap();
+        axum::serve(listener, app).await.unwrap();
+    });
+    std::process::exit(0)
+}
+
+/// Starts the baseline: this bench binary again, with [`BARE_AXUM_ENV`] set.
+fn start_bare_axum() -> Server {
+    let port = free_port();
+    let child = Command::new(std::env::current_exe().unwrap())
+        .env(BARE_AXUM_ENV, port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the bare axum baseline");
+    wait_listening(port);
+    Server {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+    }
+}
+
+fn wait_listening(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "server did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `sandbox serve --in-memory` for the reads, optionally under a wrapper command from
+/// `PSD2_LOAD_WRAP` (e.g. `valgrind --tool=callgrind`), with `extra` arguments. The binary is
+/// this build's unless `PSD2_LOAD_BIN` names another (e.g. a copy of an older build, to
+/// compare in one run).
+fn start_reads_server(extra: &[&str]) -> Server {
+    let port = free_port();
+    let bin = std::env::var("PSD2_LOAD_BIN").unwrap_or_else(|_| BIN.to_string());
+    let wrap: Vec<String> = std::env::var("PSD2_LOAD_WRAP")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    let mut cmd = match wrap.split_first() {
+        Some((program, args)) => {
+            let mut c = Command::new(program);
+            c.args(args).arg(&bin);
+            c
+        }
+        None => Command::new(&bin),
+    };
+    cmd.args(["sandbox", "serve", "--in-memory", "--addr"])
+        .arg(format!("127.0.0.1:{port}"))
+        .args(extra);
+    let child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start sandbox serve");
+    wait_listening(port);
+    Server {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+    }
+}
+
+/// What one wrk run measured.
+#[derive(Debug, Clone, Copy, Default)]
+struct WrkFigures {
+    requests: u64,
+    per_sec: f64,
+    p99_ms: f64,
+}
+
+/// Reads `N requests in`, `Requests/sec:` and the `99%` latency line of `wrk --latency`.
+fn parse_wrk(text: &str) -> WrkFigures {
+    let mut f = WrkFigures::default();
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(rest) = t.strip_prefix("Requests/sec:") {
+            f.per_sec = rest.trim().parse().unwrap_or(0.0);
+        } else if let Some(rest) = t.strip_prefix("99%") {
+            let v = rest.trim();
+            let (num, unit) =
+                v.split_at(v.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(v.len()));
+            let n: f64 = num.parse().unwrap_or(f64::NAN);
+            f.p99_ms = match unit {
+                "us" => n / 1000.0,
+                "ms" => n,
+                "s" => n * 1000.0,
+                "m" => n * 60_000.0,
+                _ => f64::NAN,
+            };
+        } else if t.contains(" requests in ") {
+            f.requests = t
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+        }
+    }
+    f
+}
+
+/// Seconds per wrk run (`PSD2_LOAD_SECS`, default 10).
+fn reads_secs() -> u64 {
+    std::env::var("PSD2_LOAD_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10)
+}
+
+/// A wrk Lua script that sends the requests of `data` (a file written by
+/// [`wrk_request_lines`]: `GET path` with each line's headers) in turn, starting over at the
+/// end: unique pre-signed requests, for a sandbox that refuses a replayed X-Request-ID.
+/// Requests beyond the number of lines in a run are replays.
+fn wrk_cycling_script(path: &str, data: &Path) -> String {
+    format!(
+        r#"local reqs = {{}}
+local i = 0
+init = function(args)
+  for line in io.lines({data:?}) do
+    local hs = {{}}
+    for name, value in string.gmatch(line, "([^\t:]+): ([^\t]*)") do
+      hs[name] = value
+    end
+    reqs[#reqs + 1] = wrk.format("GET", {path:?}, hs)
+  end
+end
+request = function()
+  i = i + 1
+  if i > #reqs then i = 1 end
+  return reqs[i]
+end
+"#,
+        data = data.display().to_string(),
+    )
+}
+
+/// One line per request: its headers as `Name: value`, separated by tabs.
+fn wrk_request_lines(requests: &[Vec<(String, String)>]) -> String {
+    let mut out = String::new();
+    for hs in requests {
+        let line: Vec<String> = hs.iter().map(|(n, v)| format!("{n}: {v}")).collect();
+        out.push_str(&line.join("\t"));
+        out.push('\n');
+    }
+    out
+}
+
+/// Runs wrk (`-t1 -c64 --latency`) against `url` with the fixed `headers`, or, when `unique`
+/// holds requests, with [`wrk_cycling_script`]. When `callgrind_pid` is given, the server's
+/// callgrind counters are zeroed before and dumped after the run (`callgrind_control`).
+fn wrk_measure(
+    url: &str,
+    headers: &[(String, String)],
+    unique: Option<(&str, &[Vec<(String, String)>])>,
+    callgrind_pid: Option<u32>,
+) -> (WrkFigures, String) {
+    let secs = reads_secs();
+    let mut cmd = Command::new("wrk");
+    cmd.args([
+        "-t",
+        "1",
+        "-c",
+        "64",
+        "-d",
+        &format!("{secs}s"),
+        "--latency",
+    ]);
+    let _script = match unique {
+        Some((path, requests)) => {
+            let data = tempfile::NamedTempFile::new().unwrap();
+            std::fs::write(data.path(), wrk_request_lines(requests)).unwrap();
+            let file = tempfile::Builder::new().suffix(".lua").tempfile().unwrap();
+            std::fs::write(file.path(), wrk_cycling_script(path, data.path())).unwrap();
+            cmd.arg("-s").arg(file.path());
+            Some((file, data))
+        }
+        None => {
+            for (n, v) in headers {
+                cmd.arg("-H").arg(format!("{n}: {v}"));
+            }
+            None
+        }
+    };
+    cmd.arg(url);
+    if let Some(pid) = callgrind_pid {
+        let _ = Command::new("callgrind_control")
+            .args(["-z", &pid.to_string()])
+            .output();
+    }
+    let out = cmd.output().expect("wrk (apt-get install -y wrk)");
+    if let Some(pid) = callgrind_pid {
+        let _ = Command::new("callgrind_control")
+            .args(["-d", &pid.to_string()])
+            .output();
+    }
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    (parse_wrk(&text), text)
+}
+
+/// A signed GET of `path` as the reads send it (`PSU-ID`, `PSU-IP-Address`: PSU present).
+fn read_headers(
+    creds: &Credentials,
+    psu_id: &str,
+    path: &str,
+    accept_encoding: Option<&str>,
+) -> Vec<(String, String)> {
+    let mut hs = signed(creds, "GET", path, &[("PSU-ID", psu_id)], b"");
+    if let Some(coding) = accept_encoding {
+        hs.push(("Accept-Encoding".into(), coding.into()));
+    }
+    hs
+}
+
+/// The first consented card account of the PSU.
+fn first_card_account(
+    rt: &tokio::runtime::Runtime,
+    creds: &Credentials,
+    base: &str,
+    psu_id: &str,
+) -> String {
+    rt.block_on(async {
+        let http = reqwest::Client::new();
+        let (status, v) = send(
+            &http,
+            base,
+            creds,
+            "GET",
+            "/v1/card-accounts",
+            &[("PSU-ID", psu_id)],
+            b"",
+        )
+        .await;
+        assert_eq!(status, 200, "{v}");
+        v["cardAccounts"][0]["resourceId"]
+            .as_str()
+            .expect("a consented card account")
+            .to_string()
+    })
+}
+
+/// Every read of the AIS flow, signed (RSA-2048 verified by the sandbox), for wrk, each
+/// beside the bare-axum baseline measured in the same run: requests/s, p99 and the ratio.
+///
+/// Environment: `PSD2_LOAD_SECS` (seconds per run, default 10); `PSD2_LOAD_UNIQUE=N` signs
+/// N distinct requests per read (own X-Request-ID and Date) and cycles through them with a
+/// wrk Lua script, for a sandbox with the X-Request-ID replay check on (without it the one
+/// signed request is replayed, which needs the sandbox's replay switch); `PSD2_LOAD_WRAP`
+/// runs the sandbox under a wrapper, and with `PSD2_LOAD_CALLGRIND=1` (wrapper `valgrind
+/// --tool=callgrind`) each read's instructions are dumped per run to `callgrind.out.*`.
+fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
+    let unique: usize = std::env::var("PSD2_LOAD_UNIQUE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let bare = start_bare_axum();
+    // One signed request replayed needs the replay check off; unique ones run with it on.
+    let server = start_reads_server(if unique == 0 {
+        &["--allow-replays"]
+    } else {
+        &[]
+    });
+    let callgrind = std::env::var("PSD2_LOAD_CALLGRIND").is_ok_and(|v| v == "1");
+    let callgrind_pid = callgrind.then(|| server.child.id());
+    let s = rt.block_on(setup(&server.base, creds));
+    let card = first_card_account(rt, creds, &server.base, &s.psu_id);
+    let acc = format!("/v1/accounts/{}", s.account_id);
+    let card = format!("/v1/card-accounts/{card}");
+    let reads: Vec<(String, Option<&str>)> = vec![
+        ("/v1/accounts".into(), None),
+        (acc.clone(), None),
+        (format!("{acc}/balances"), None),
+        (format!("{acc}/transactions"), Some("gzip")),
+        (format!("{acc}/transactions"), None),
+        ("/v1/card-accounts".into(), None),
+        (card.clone(), None),
+        (format!("{card}/balances"), None),
+        (format!("{card}/transactions"), None),
+    ];
+    let secs = reads_secs();
+    let (axum_before, text) = wrk_measure(&format!("{}/", bare.base), &[], None, None);
+    println!(
+        "== bare axum, fixed {} byte JSON, wrk -t1 -c64 -d{secs}s\n{text}",
+        bare_axum_body().len()
+    );
+    let mut rows = Vec::new();
+    for (path, coding) in &reads {
+        let hs = read_headers(creds, &s.psu_id, path, *coding);
+        let size = rt.block_on(async {
+            let client = reqwest::Client::builder().no_gzip().build().unwrap();
+            let mut rb = client.get(format!("{}{path}", server.base));
+            for (n, v) in &hs {
+                rb = rb.header(n, v);
+            }
+            let r = rb.send().await.unwrap();
+            assert_eq!(r.status(), 200, "{path}");
+            r.bytes().await.unwrap().len()
+        });
+        let presigned: Vec<Vec<(String, String)>> = (0..unique)
+            .map(|_| read_headers(creds, &s.psu_id, path, *coding))
+            .collect();
+        let (f, text) = wrk_measure(
+            &format!("{}{path}", server.base),
+            &hs,
+            (unique > 0).then_some((path.as_str(), presigned.as_slice())),
+            callgrind_pid,
+        );
+        let coding_text = coding.map_or(String::new(), |c| format!(", Accept-Encoding: {c}"));
+        println!(
+            "== signed GET {path} (body {size} bytes{coding_text}), wrk -t1 -c64 -d{secs}s\n{text}"
+        );
+        assert!(
+            !text.contains("Non-2xx"),
+            "every request must be answered 200 (signature verified)"
+        );
+        rows.push((path.clone(), *coding, size, f));
+    }
+    let (axum_after, text) = wrk_measure(&format!("{}/", bare.base), &[], None, None);
+    println!("== bare axum again\n{text}");
+    let axum = (axum_before.per_sec + axum_after.per_sec) / 2.0;
+    println!(
+        "== reads summary (bare axum {:.0} and {:.0} req/s, p99 {:.2} / {:.2} ms; ratio against their mean){}",
+        axum_before.per_sec,
+        axum_after.per_sec,
+        axum_before.p99_ms,
+        axum_after.p99_ms,
+        if unique > 0 {
+            format!("; {unique} unique pre-signed requests per read")
+        } else {
+            "; one signed request replayed".to_string()
+        }
+    );
+    println!("| read | body bytes | requests/s | p99 | of bare axum |");
+    println!("|---|---|---|---|---|");
+    for (path, coding, size, f) in rows {
+        let coding = coding.map_or(String::new(), |c| format!(" (Accept-Encoding: {c})"));
+        println!(
+            "| `GET {path}`{coding} | {size} | {:.0} | {:.2} ms | {:.0} % |",
+            f.per_sec,
+            f.p99_ms,
+            100.0 * f.per_sec / axum
+        );
+        if callgrind {
+            println!(
+                "|   (callgrind: {} requests in this run's dump) | | | | |",
+                f.requests
+            );
+        }
     }
 }

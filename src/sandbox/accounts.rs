@@ -31,6 +31,7 @@ use axum::Json;
 use axum::Router;
 use axum::extract::State;
 use axum::http::HeaderMap;
+use axum::response::Response;
 use axum::routing::get;
 use chrono::NaiveDate;
 use serde::Serialize;
@@ -41,6 +42,7 @@ use super::auth::Tpp;
 use super::consent::{self, Access};
 use super::errors::{ApiError, ApiPath, QueryPairs};
 use super::ledger::{self, Entry};
+use super::reads::{Read, ReadKey};
 use super::rules::{self, AccessKind, TppRoles};
 use super::store::{Account, Customer, MANUAL_TRANSACTION_CODE, ManualTransaction};
 use crate::xs2a::error::MessageCode;
@@ -112,16 +114,21 @@ pub async fn list(
     tpp: Tpp,
     roles: TppRoles,
     headers: HeaderMap,
-) -> Result<Json<AccountList>, ApiError> {
+) -> Result<Response, ApiError> {
     roles.require_ais()?;
+    let version = app.db.version();
     let access = consent::resolve(&app, &tpp, &headers)?;
-    let accounts = app
-        .store
-        .accounts_by_ids(&access.consent.accounts)?
-        .iter()
-        .map(|a| details(&app, a))
-        .collect::<Result<_, _>>()?;
-    Ok(Json(AccountList { accounts }))
+    let key = ReadKey::new(Read::AccountList, Uuid::nil(), version)
+        .consent(&access.key, &access.consent.accounts);
+    app.reads.answer(key, || {
+        let accounts = app
+            .store
+            .accounts_by_ids(&access.consent.accounts)?
+            .iter()
+            .map(|a| details(&app, a))
+            .collect::<Result<_, _>>()?;
+        Ok(AccountList { accounts })
+    })
 }
 
 /// The consented account `id` with the access and the owner's customer record (`None` when
@@ -148,11 +155,15 @@ pub async fn one(
     roles: TppRoles,
     headers: HeaderMap,
     ApiPath(id): ApiPath<String>,
-) -> Result<Json<AccountDetailsResponse>, ApiError> {
+) -> Result<Response, ApiError> {
+    let version = app.db.version();
     let (_, account, _) = account_of(&app, &tpp, &roles, &headers, &id)?;
-    Ok(Json(AccountDetailsResponse {
-        account: details(&app, &account)?,
-    }))
+    let key = ReadKey::new(Read::Account, account.id, version);
+    app.reads.answer(key, || {
+        Ok(AccountDetailsResponse {
+            account: details(&app, &account)?,
+        })
+    })
 }
 
 /// `GET /v1/accounts/{id}/balances`: Berlin Group `readAccountBalanceResponse-200`,
@@ -167,28 +178,32 @@ pub async fn balances(
     roles: TppRoles,
     headers: HeaderMap,
     ApiPath(id): ApiPath<String>,
-) -> Result<Json<BalancesResponse>, ApiError> {
+) -> Result<Response, ApiError> {
+    let version = app.db.version();
     let (access, account, owner) = account_of(&app, &tpp, &roles, &headers, &id)?;
     let owner = owner_of(owner, &account, &access)?;
     if !rules::psu_present(&headers) {
         rules::count_unattended(&app, &tpp.id, &account.id.to_string(), AccessKind::Balances)?;
     }
     let today = app.clock.today();
-    let yesterday = today.pred_opt().unwrap_or(today);
-    let b = app.store.balances(&account, &owner, today)?;
-    let balance = |kind: &str, amount: i64, date: NaiveDate| Balance {
-        balance_type: kind.to_string(),
-        balance_amount: Amount::from_minor(&account.currency, amount),
-        reference_date: Some(date.to_string()),
-    };
-    Ok(Json(BalancesResponse {
-        account: Some(reference(&account)),
-        balances: vec![
-            balance(balance_type::CLOSING_BOOKED, b.closing_booked, yesterday),
-            balance(balance_type::EXPECTED, b.expected, today),
-            balance(balance_type::INTERIM_AVAILABLE, b.expected, today),
-        ],
-    }))
+    let key = ReadKey::new(Read::AccountBalances, account.id, version).on(today);
+    app.reads.answer(key, || {
+        let yesterday = today.pred_opt().unwrap_or(today);
+        let b = app.store.balances(&account, &owner, today)?;
+        let balance = |kind: &str, amount: i64, date: NaiveDate| Balance {
+            balance_type: kind.to_string(),
+            balance_amount: Amount::from_minor(&account.currency, amount),
+            reference_date: Some(date.to_string()),
+        };
+        Ok(BalancesResponse {
+            account: Some(reference(&account)),
+            balances: vec![
+                balance(balance_type::CLOSING_BOOKED, b.closing_booked, yesterday),
+                balance(balance_type::EXPECTED, b.expected, today),
+                balance(balance_type::INTERIM_AVAILABLE, b.expected, today),
+            ],
+        })
+    })
 }
 
 fn owner_of(

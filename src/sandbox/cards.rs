@@ -29,10 +29,10 @@
 
 use std::sync::Arc;
 
-use axum::Json;
 use axum::Router;
 use axum::extract::State;
 use axum::http::HeaderMap;
+use axum::response::Response;
 use axum::routing::get;
 use chrono::NaiveDate;
 use rusqlite::params;
@@ -47,6 +47,7 @@ use super::consent::{self, Access};
 use super::db::{self, db_error};
 use super::errors::{ApiError, ApiPath, QueryPairs};
 use super::ledger::{self, Balances, CardEntry};
+use super::reads::{Read, ReadKey};
 use super::rules::{self, AccessKind, TppRoles};
 use super::store::{CardAccount, ConsentKey, Customer};
 use crate::xs2a::error::MessageCode;
@@ -248,17 +249,21 @@ pub async fn list(
     tpp: Tpp,
     roles: TppRoles,
     headers: HeaderMap,
-) -> Result<Json<CardAccountList>, ApiError> {
+) -> Result<Response, ApiError> {
     roles.require_ais()?;
+    let version = app.db.version();
     let access = consent::resolve(&app, &tpp, &headers)?;
-    let cards = consented(&app, &access.key)?
-        .into_iter()
-        .filter_map(|id| app.store.card_account(id).transpose())
-        .map(|c| details(&app, &c?))
-        .collect::<Result<_, _>>()?;
-    Ok(Json(CardAccountList {
-        card_accounts: cards,
-    }))
+    let key = ReadKey::new(Read::CardList, Uuid::nil(), version).consent(&access.key, &[]);
+    app.reads.answer(key, || {
+        let cards = consented(&app, &access.key)?
+            .into_iter()
+            .filter_map(|id| app.store.card_account(id).transpose())
+            .map(|c| details(&app, &c?))
+            .collect::<Result<_, _>>()?;
+        Ok(CardAccountList {
+            card_accounts: cards,
+        })
+    })
 }
 
 fn card_of(
@@ -269,7 +274,11 @@ fn card_of(
     id: &str,
 ) -> Result<(Access, CardAccount, Customer), ApiError> {
     roles.require_ais()?;
+    let version = app.db.version();
     let access = consent::resolve(app, tpp, h)?;
+    if let Some((card, owner)) = app.reads.card(&access.key, id, version) {
+        return Ok((access, card, owner));
+    }
     let unknown = || {
         ApiError::forbidden_unknown(format!(
             "card account {id:?} is not a card account of this PSU in this context"
@@ -291,6 +300,8 @@ fn card_of(
         ));
     }
     let owner = app.store.customer(card.owner)?.ok_or_else(unknown)?;
+    app.reads
+        .put_card(&access.key, id, version, card.clone(), owner.clone());
     Ok((access, card, owner))
 }
 
@@ -303,11 +314,15 @@ pub async fn one(
     roles: TppRoles,
     headers: HeaderMap,
     ApiPath(id): ApiPath<String>,
-) -> Result<Json<CardAccountResponse>, ApiError> {
+) -> Result<Response, ApiError> {
+    let version = app.db.version();
     let (_, card, _) = card_of(&app, &tpp, &roles, &headers, &id)?;
-    Ok(Json(CardAccountResponse {
-        card_account: details(&app, &card)?,
-    }))
+    let key = ReadKey::new(Read::Card, card.id, version);
+    app.reads.answer(key, || {
+        Ok(CardAccountResponse {
+            card_account: details(&app, &card)?,
+        })
+    })
 }
 
 /// `GET /v1/card-accounts/{id}/balances`: `interimBooked` (booked card usage, negative when
@@ -322,7 +337,8 @@ pub async fn balances(
     roles: TppRoles,
     headers: HeaderMap,
     ApiPath(id): ApiPath<String>,
-) -> Result<Json<CardBalancesResponse>, ApiError> {
+) -> Result<Response, ApiError> {
+    let version = app.db.version();
     let (_, card, owner) = card_of(&app, &tpp, &roles, &headers, &id)?;
     if !rules::psu_present(&headers) {
         rules::count_unattended(
@@ -333,28 +349,31 @@ pub async fn balances(
         )?;
     }
     let today = app.clock.today();
-    let base = ledger::card_balances(&card, &owner, today);
-    let b = app.store.card_balances(
-        card.id,
-        Balances {
-            closing_booked: base.interim_booked,
-            expected: base.interim_available,
-        },
-        today,
-    )?;
-    let balance = |kind: &str, amount: i64| Balance {
-        balance_type: kind.to_string(),
-        balance_amount: Amount::from_minor(&card.currency, amount),
-        reference_date: Some(today.to_string()),
-    };
-    Ok(Json(CardBalancesResponse {
-        card_account: reference(&card),
-        debit_accounting: false,
-        balances: vec![
-            balance(balance_type::INTERIM_BOOKED, b.closing_booked),
-            balance(balance_type::INTERIM_AVAILABLE, b.expected),
-        ],
-    }))
+    let key = ReadKey::new(Read::CardBalances, card.id, version).on(today);
+    app.reads.answer(key, || {
+        let base = ledger::card_balances(&card, &owner, today);
+        let b = app.store.card_balances(
+            card.id,
+            Balances {
+                closing_booked: base.interim_booked,
+                expected: base.interim_available,
+            },
+            today,
+        )?;
+        let balance = |kind: &str, amount: i64| Balance {
+            balance_type: kind.to_string(),
+            balance_amount: Amount::from_minor(&card.currency, amount),
+            reference_date: Some(today.to_string()),
+        };
+        Ok(CardBalancesResponse {
+            card_account: reference(&card),
+            debit_accounting: false,
+            balances: vec![
+                balance(balance_type::INTERIM_BOOKED, b.closing_booked),
+                balance(balance_type::INTERIM_AVAILABLE, b.expected),
+            ],
+        })
+    })
 }
 
 /// Berlin Group `cardTransactionId` is at most 35 characters: a UUID is sent without hyphens.
@@ -437,8 +456,9 @@ pub async fn transactions(
     headers: HeaderMap,
     ApiPath(id): ApiPath<String>,
     query: QueryPairs,
-) -> Result<Json<CardTransactionsResponse>, ApiError> {
+) -> Result<Response, ApiError> {
     roles.require_ais()?;
+    let version = app.db.version();
     let q = TransactionQuery::parse_card(&query)?;
     let (_, card, owner) = card_of(&app, &tpp, &roles, &headers, &id)?;
     let today = app.clock.today();
@@ -454,6 +474,23 @@ pub async fn transactions(
         )?;
         Some(from)
     };
+    let key = ReadKey::new(Read::CardTransactions, card.id, version)
+        .on(today)
+        .query(&query.0, from);
+    app.reads
+        .answer(key, || card_report(&app, &q, &card, &owner, today, from))
+}
+
+/// The body of [`transactions`] for query `q` of `card` at `today`, booked entries from
+/// `from` (PSU not present) or `dateFrom`.
+fn card_report(
+    app: &App,
+    q: &TransactionQuery,
+    card: &CardAccount,
+    owner: &Customer,
+    today: NaiveDate,
+    from: Option<NaiveDate>,
+) -> Result<CardTransactionsResponse, ApiError> {
     let manual = app.store.manual_card_transactions(card.id)?;
     let mut report = CardReport::default();
     let mut total = 0;
@@ -464,17 +501,17 @@ pub async fn transactions(
             .filter_map(|m| {
                 let d = m.booking_date.unwrap_or(m.transaction_date);
                 q.in_period(Some(d), from)
-                    .then(|| (d, manual_json(&card, m)))
+                    .then(|| (d, manual_json(card, m)))
             })
             .collect();
         all.extend(
-            ledger::card_booked(&card, &owner, today)
+            ledger::card_booked(card, owner, today)
                 .iter()
                 .filter(|e| q.in_period(e.booking_date, from))
                 .map(|e| {
                     (
                         e.booking_date.unwrap_or(e.transaction_date),
-                        card_transaction(&card, e, today),
+                        card_transaction(card, e, today),
                     )
                 }),
         );
@@ -492,24 +529,24 @@ pub async fn transactions(
         let mut pending: Vec<Value> = manual
             .iter()
             .filter(|m| !m.booked && q.in_period(Some(m.transaction_date), from))
-            .map(|m| manual_json(&card, m))
+            .map(|m| manual_json(card, m))
             .collect();
         pending.extend(
-            ledger::card_pending(&card, &owner, today)
+            ledger::card_pending(card, owner, today)
                 .iter()
                 .filter(|e| q.in_period(Some(e.transaction_date), from))
-                .map(|e| card_transaction(&card, e, today)),
+                .map(|e| card_transaction(card, e, today)),
         );
         report.pending = Some(pending);
     }
     let card_id = card.id.to_string();
     let path = format!("{}/transactions", card_path(&card_id));
     report.links = q.links(&path, ("cardAccount", card_path(&card_id)), total);
-    Ok(Json(CardTransactionsResponse {
-        card_account: reference(&card),
+    Ok(CardTransactionsResponse {
+        card_account: reference(card),
         debit_accounting: false,
         card_transactions: report,
-    }))
+    })
 }
 
 /// The card account routes (merged into [`super::router`]).

@@ -58,6 +58,7 @@ pub mod pages;
 pub mod payment_sca;
 pub mod payments;
 pub mod psu;
+pub mod reads;
 pub mod replay;
 pub mod rules;
 pub mod sca;
@@ -126,6 +127,8 @@ pub struct App {
     /// The origin (`scheme://host[:port]`) of `public_url`: form posts of the SCA pages
     /// with another `Origin` are refused ([`sca_guard`]).
     pub public_origin: String,
+    /// Serialized bodies of the everyday AIS reads (see [`reads::ReadCache`]).
+    pub reads: reads::ReadCache,
 }
 
 impl App {
@@ -172,6 +175,7 @@ impl App {
             replay,
             public_url,
             public_origin,
+            reads: reads::ReadCache::default(),
         })
     }
 }
