@@ -666,6 +666,9 @@ fn wait_listening(port: u16) {
     }
 }
 
+/// The headers of one signed request, in order.
+type SignedHeaders = Vec<(String, String)>;
+
 /// `sandbox serve --in-memory` for the reads, optionally under a wrapper command from
 /// `PSD2_LOAD_WRAP` (e.g. `valgrind --tool=callgrind`), with `extra` arguments. The binary is
 /// this build's unless `PSD2_LOAD_BIN` names another (e.g. a copy of an older build, to
@@ -791,7 +794,7 @@ fn wrk_request_lines(requests: &[Vec<(String, String)>]) -> String {
 fn wrk_measure(
     url: &str,
     headers: &[(String, String)],
-    unique: Option<(&str, &[Vec<(String, String)>])>,
+    unique: Option<(&str, &[SignedHeaders])>,
     callgrind_pid: Option<u32>,
 ) -> (WrkFigures, String) {
     let secs = reads_secs();
