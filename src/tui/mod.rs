@@ -269,7 +269,9 @@ async fn event_loop(
     {
         app.set_message(
             Level::Warning,
-            format!("The history is not available ({why}): exchanges are not recorded"),
+            format!(
+                "Exchanges are not recorded: the history is not available ({why}); ! shows it again"
+            ),
         );
     }
     // The runner's own copy: the profiles screen saves and deletes, then it is read again.
