@@ -349,6 +349,19 @@ impl Engine {
         })
     }
 
+    /// What signing a request of this engine needs now: profile, session, credentials,
+    /// target and TPP-Redirect-URI, at [`Engine::now`].
+    fn request_context(&self) -> RequestContext<'_> {
+        RequestContext {
+            profile: &self.profile,
+            session: &self.session,
+            credentials: &self.credentials,
+            base_url: &self.base_url,
+            redirect_uri: &self.redirect_uri,
+            now: self.now(),
+        }
+    }
+
     /// Builds and signs the request for `op` now.
     pub fn prepare(
         &self,
@@ -356,19 +369,7 @@ impl Engine {
         params: &[(String, String)],
         body: Option<&str>,
     ) -> Result<PreparedRequest, ClientError> {
-        let req = prepare(
-            op,
-            params,
-            body,
-            &RequestContext {
-                profile: &self.profile,
-                session: &self.session,
-                credentials: &self.credentials,
-                base_url: &self.base_url,
-                redirect_uri: &self.redirect_uri,
-                now: self.now(),
-            },
-        )?;
+        let req = prepare(op, params, body, &self.request_context())?;
         Ok(req)
     }
 
@@ -379,19 +380,7 @@ impl Engine {
         params: &[(String, String)],
         body: super::BodyInput<'_>,
     ) -> Result<PreparedRequest, ClientError> {
-        super::prepare_with(
-            op,
-            params,
-            body,
-            &RequestContext {
-                profile: &self.profile,
-                session: &self.session,
-                credentials: &self.credentials,
-                base_url: &self.base_url,
-                redirect_uri: &self.redirect_uri,
-                now: self.now(),
-            },
-        )
+        super::prepare_with(op, params, body, &self.request_context())
     }
 
     /// The signing time: the embedded sandbox's clock, or the system clock for remote targets.
@@ -520,17 +509,7 @@ impl Engine {
             url: path.clone(),
             ..ImportedRequest::default()
         };
-        let mut req = super::prepare_imported(
-            &imported,
-            &RequestContext {
-                profile: &self.profile,
-                session: &self.session,
-                credentials: &self.credentials,
-                base_url: &self.base_url,
-                redirect_uri: &self.redirect_uri,
-                now: self.now(),
-            },
-        )?;
+        let mut req = super::prepare_imported(&imported, &self.request_context())?;
         req.operation_id = match flow.flow {
             ScaFlow::Payment => "payments.status",
             ScaFlow::Basket => "baskets.status",
