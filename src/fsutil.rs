@@ -42,6 +42,38 @@ pub fn write_atomic(path: &Path, bytes: &[u8], private: bool) -> std::io::Result
     result.map_err(|e| std::io::Error::new(e.kind(), format!("writing {}: {e}", path.display())))
 }
 
+/// Creates `path` empty with mode 0600 when it does not exist (best effort: whoever opens
+/// it next reports what goes wrong). For files holding PSU data (history, sandbox state).
+pub fn create_private(path: &Path) {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    let _ = o.open(path);
+}
+
+/// Sets the SQLite database `path` and its `-wal` and `-shm` files to 0600 where they exist
+/// and are readable by others (best effort; SQLite gives new `-wal`/`-shm` files the mode of
+/// the database file).
+pub fn tighten_sqlite(path: &Path) {
+    #[cfg(unix)]
+    for suffix in ["", "-wal", "-shm"] {
+        use std::os::unix::fs::PermissionsExt;
+        let file = std::path::PathBuf::from(format!("{}{suffix}", path.display()));
+        if let Ok(m) = std::fs::metadata(&file)
+            && m.is_file()
+            && m.permissions().mode() & 0o077 != 0
+        {
+            let _ = std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -91,7 +91,13 @@ fn history_sessions_and_data_dir_are_private() {
     let data = home.path().join("data");
     assert_eq!(mode(&data), 0o700);
     assert_eq!(mode(&data.join("history.sqlite3")), 0o600);
-    for extra in ["history.sqlite3-wal", "history.sqlite3-shm"] {
+    assert_eq!(mode(&data.join("sandbox.sqlite3")), 0o600);
+    for extra in [
+        "history.sqlite3-wal",
+        "history.sqlite3-shm",
+        "sandbox.sqlite3-wal",
+        "sandbox.sqlite3-shm",
+    ] {
         if data.join(extra).exists() {
             assert_eq!(mode(&data.join(extra)), 0o600, "{extra}");
         }

@@ -148,35 +148,6 @@ fn from_json(text: &str) -> Vec<(String, String)> {
     serde_json::from_str(text).unwrap_or_default()
 }
 
-/// Creates `path` empty with mode 0600 when it does not exist (best effort: SQLite reports
-/// what goes wrong when it opens it).
-fn create_private(path: &Path) {
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600);
-    }
-    let _ = o.open(path);
-}
-
-/// Sets an existing file readable by others to 0600 (best effort).
-fn tighten(path: &Path) {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        if let Ok(m) = std::fs::metadata(path)
-            && m.is_file()
-            && m.permissions().mode() & 0o077 != 0
-        {
-            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = path;
-}
-
 /// What is wrong with the history at `path`, in a sentence: a directory in its place, a
 /// directory that cannot be written, a file that is not a database, or SQLite's own words.
 pub fn describe_open_error(path: &Path, e: &rusqlite::Error) -> String {
@@ -221,17 +192,12 @@ impl History {
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        create_private(path);
+        crate::fsutil::create_private(path);
         let conn = Connection::open(path).map_err(|e| describe_open_error(path, &e))?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .and_then(|()| conn.execute_batch(SCHEMA))
             .map_err(|e| describe_open_error(path, &e))?;
-        for suffix in ["", "-wal", "-shm"] {
-            tighten(&std::path::PathBuf::from(format!(
-                "{}{suffix}",
-                path.display()
-            )));
-        }
+        crate::fsutil::tighten_sqlite(path);
         Ok(History { conn })
     }
 

@@ -67,8 +67,12 @@ impl Db {
                     std::fs::create_dir_all(dir)
                         .map_err(|e| err(rusqlite::Error::ToSqlConversionFailure(Box::new(e))))?;
                 }
+                // The sandbox's state holds PSU data (consents, payments): 0600 like the
+                // history.
+                crate::fsutil::create_private(p);
                 let c = Connection::open(p).map_err(err)?;
                 c.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
+                crate::fsutil::tighten_sqlite(p);
                 c.pragma_update(None, "synchronous", "NORMAL")
                     .map_err(err)?;
                 c
