@@ -18,7 +18,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Wrap};
+use ratatui::widgets::{Clear, Paragraph, Wrap};
 
 use super::app::{Action, App, Focus, Level, ScaPrompt};
 use super::keymap::{Command, Scope};
@@ -1628,12 +1628,7 @@ impl App {
             h,
         );
         frame.render_widget(Clear, r);
-        let block = Block::bordered()
-            .border_type(BorderType::Double)
-            .border_style(t.modal_border)
-            .title(Span::styled(" Follow a link ", t.modal_border))
-            .style(t.base)
-            .padding(Padding::horizontal(1));
+        let block = t.modal_block(" Follow a link ");
         frame.render_widget(Paragraph::new(lines).block(block), r);
     }
 }

@@ -166,6 +166,18 @@ fn builtin(name: &str) -> Option<Theme> {
 }
 
 impl Theme {
+    /// The frame of a modal overlay (SCA prompt, problems, profile picker, link chooser):
+    /// double border in `modal_border`, `title` in it, `base` inside, one column of padding.
+    pub fn modal_block<'a>(&self, title: &'a str) -> ratatui::widgets::Block<'a> {
+        use ratatui::widgets::{Block, BorderType, Padding};
+        Block::bordered()
+            .border_type(BorderType::Double)
+            .border_style(self.modal_border)
+            .title(ratatui::text::Span::styled(title, self.modal_border))
+            .style(self.base)
+            .padding(Padding::horizontal(1))
+    }
+
     /// The default theme (`themes/dark.toml`): terminal background, muted ANSI colours.
     pub fn dark() -> Self {
         static DARK: OnceLock<Theme> = OnceLock::new();

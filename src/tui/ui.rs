@@ -127,12 +127,7 @@ impl App {
         let h = (lines.len() as u16 + 2).min(area.height);
         let r = centered(area, w, h);
         frame.render_widget(Clear, r);
-        let block = Block::bordered()
-            .border_type(BorderType::Double)
-            .border_style(t.modal_border)
-            .title(Span::styled(" Problems ", t.modal_border))
-            .style(t.base)
-            .padding(Padding::horizontal(1));
+        let block = t.modal_block(" Problems ");
         frame.render_widget(Paragraph::new(lines).block(block), r);
     }
 
@@ -746,15 +741,7 @@ impl App {
         let h = (lines.len() as u16 + 2).min(area.height);
         let r = centered(area, w, h);
         frame.render_widget(Clear, r);
-        let block = Block::bordered()
-            .border_type(BorderType::Double)
-            .border_style(t.modal_border)
-            .title(Span::styled(
-                " Strong customer authentication ",
-                t.modal_border,
-            ))
-            .style(t.base)
-            .padding(Padding::horizontal(1));
+        let block = t.modal_block(" Strong customer authentication ");
         frame.render_widget(
             Paragraph::new(lines)
                 .block(block)
@@ -801,12 +788,7 @@ impl App {
         let h = (lines.len() as u16 + 2).min(area.height);
         let r = centered(area, w, h);
         frame.render_widget(Clear, r);
-        let block = Block::bordered()
-            .border_type(BorderType::Double)
-            .border_style(t.modal_border)
-            .title(Span::styled(" Profiles ", t.modal_border))
-            .style(t.base)
-            .padding(Padding::horizontal(1));
+        let block = t.modal_block(" Profiles ");
         frame.render_widget(Paragraph::new(lines).block(block), r);
     }
 
