@@ -13,6 +13,11 @@ use psd2_console::cert::{Certificate, Credentials, Psd2Role};
 use psd2_console::client::Engine;
 use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
 
+/// mimalloc instead of glibc's malloc: allocation was about 13 % of the sandbox's CPU per
+/// signed read under load (perf; BENCHMARKS.md, "Everyday reads").
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// `println!` for command output. A closed pipe (`psd2-console send --list | head -1`) ends
 /// the program quietly with status 0, as Unix tools do, instead of a panic; any other write
 /// error is reported and exits 1.
