@@ -7,6 +7,13 @@
 //! `WARNING`s for the 201 answer. Every rejection is a 400 whose `tppMessages[0].path`
 //! names the offending field.
 //!
+//! The protocol facts live in [`crate::xs2a`] and are shared with the console's validator:
+//! the product table ([`crate::xs2a::payment`]), the identifier checks
+//! ([`crate::xs2a::identifiers`], [`crate::xs2a::check_digits`]), the amount pattern
+//! ([`crate::xs2a::amount`]) and the body reader with its empty-string rule
+//! ([`crate::xs2a::fields`]); this module adds the sandbox's side: its accounts, its clock
+//! and the answers ([`ApiError`]).
+//!
 //! Rules, in the order they are checked:
 //!
 //! 1. The body is a JSON object.
