@@ -3,12 +3,14 @@
 //!
 //! The client ([`client`], [`tui`]) and the sandbox ([`sandbox`]) share the protocol model
 //! ([`xs2a`]) and the signing rules ([`signing`]), so each wire shape and rule has one
-//! definition used on both sides.
+//! definition used on both sides. Neither imports the other: [`embedded`], the composition
+//! layer above both, starts the embedded sandbox for the console.
 
 #![forbid(unsafe_code)]
 
 pub mod cert;
 pub mod client;
+pub mod embedded;
 pub mod fsutil;
 pub mod logging;
 pub mod profile;

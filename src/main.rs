@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 use psd2_console::cert::generate::{TppCertSpec, write_set};
 use psd2_console::cert::{Certificate, Credentials, Psd2Role};
 use psd2_console::client::Engine;
+use psd2_console::embedded::start_engine;
 use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
 
 /// mimalloc instead of glibc's malloc: allocation was about 13 % of the sandbox's CPU per
@@ -265,7 +266,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let profiles = ProfileSet::load(Some(&paths.profiles_dir()));
             let name = cli.profile.as_deref().unwrap_or(DEFAULT_PROFILE);
             let profile = profiles.require(name).cloned().map_err(|e| anyhow!(e))?;
-            let engine = Engine::start(profile, paths).await?;
+            let engine = start_engine(profile, paths).await?;
             psd2_console::tui::run(engine, profiles).await?;
             Ok(ExitCode::SUCCESS)
         }
@@ -301,7 +302,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             eprintln!(
                 "psd2-console sandbox listening on {} (state: {described}; request bodies up to {} bytes)",
                 handle.base_url,
-                psd2_console::sandbox::auth::MAX_BODY_BYTES
+                psd2_console::xs2a::limits::MAX_BODY_BYTES
             );
             std::future::pending::<()>().await;
             drop(handle);
@@ -484,7 +485,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 .get(&profile)
                 .cloned()
                 .ok_or_else(|| anyhow!("no profile {profile:?}"))?;
-            let mut engine = Engine::start(profile, paths.clone()).await?;
+            let mut engine = start_engine(profile, paths.clone()).await?;
             let mut tally = ImportTally::default();
             let mut queue: std::collections::VecDeque<usize> = if requests.is_empty() {
                 (0..all.len()).collect()
@@ -819,7 +820,7 @@ fn open_browser(url: &str) {
 }
 
 /// Prints a history write failure (the send itself stands).
-fn warn_history(recorded: &Result<i64, String>) {
+fn warn_history(recorded: &Result<i64, psd2_console::client::engine::HistoryWriteError>) {
     if let Err(e) = recorded {
         eprintln!("warning: history: {e}");
     }
@@ -857,7 +858,7 @@ async fn send_command(
     }
     let embedded = profile.target == psd2_console::profile::Target::Embedded;
     let wait = wait.unwrap_or(embedded);
-    let mut engine = Engine::start(profile, paths.clone()).await?;
+    let mut engine = start_engine(profile, paths.clone()).await?;
     let input = match &body {
         SendBody::Default => BodyInput::Default,
         SendBody::Json(t) => BodyInput::Json(t),

@@ -1,9 +1,9 @@
 //! History and exports: every exchange sent through the engine is stored with the Signature
 //! redacted; HAR exports carry no Signature value; a cURL export (signed afresh) runs as-is.
 
-use psd2_console::client::Engine;
 use psd2_console::client::export::{curl_command, har};
 use psd2_console::client::history::REDACTED;
+use psd2_console::embedded::start_engine;
 use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
 use psd2_console::xs2a::operations;
 
@@ -12,7 +12,7 @@ async fn exchanges_are_recorded_redacted_and_export_as_har_and_runnable_curl() {
     let home = tempfile::tempdir().unwrap();
     let paths = Paths::under(home.path().to_path_buf());
     let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let engine = Engine::start(profile, paths.clone()).await.unwrap();
+    let engine = start_engine(profile, paths.clone()).await.unwrap();
     let op = operations::find("sandbox.customers.list").unwrap();
     let params = vec![("withAccounts".to_string(), "false".to_string())];
     let req = engine.prepare(op, &params, None).unwrap();

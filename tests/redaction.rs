@@ -23,9 +23,10 @@ use std::process::Command;
 use base64::Engine as _;
 use common::payments::{KARI, domestic, first_bban};
 use common::sca::{complete, tick_all};
+use psd2_console::client::PreparedRequest;
 use psd2_console::client::export::har;
 use psd2_console::client::history::REDACTED;
-use psd2_console::client::{Engine, PreparedRequest};
+use psd2_console::embedded::start_engine;
 use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
 use psd2_console::xs2a::operations;
 
@@ -274,7 +275,7 @@ async fn no_private_key_bytes_or_signature_values_outside_their_place_after_a_fu
     let home = tempfile::tempdir().unwrap();
     let paths = Paths::under(home.path().to_path_buf());
     let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let mut engine = Engine::start(profile, paths.clone()).await.unwrap();
+    let mut engine = start_engine(profile, paths.clone()).await.unwrap();
     let mut sent: Vec<PreparedRequest> = Vec::new();
 
     // List accounts: 401 with a scaRedirect.

@@ -121,7 +121,7 @@ impl Certificate {
             .iter()
             .find(|e| e.oid.to_id_string() == qc::QC_STATEMENTS_OID)
         {
-            Some(ext) => qc::parse_qc_statements(ext.value).map_err(bad)?,
+            Some(ext) => qc::parse_qc_statements(ext.value).map_err(|e| bad(e.to_string()))?,
             None => None,
         };
         Ok(Certificate {

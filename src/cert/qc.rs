@@ -109,9 +109,23 @@ pub struct Psd2Statement {
     pub nca_id: String,
 }
 
+/// A malformed qcStatements extension (ETSI EN 319 412-5; PSD2 statement: ETSI TS 119 495
+/// section 5.1): what is wrong, in a sentence.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct QcStatementsError(String);
+
 /// Reads the PSD2 statement out of a qcStatements extension value (DER). `Ok(None)` when the
-/// extension has no PSD2 statement; `Err` when it is malformed.
-pub fn parse_qc_statements(der: &[u8]) -> Result<Option<Psd2Statement>, String> {
+/// extension has no PSD2 statement.
+///
+/// Errors: [`QcStatementsError`] when it is malformed (not DER, a part of the wrong ASN.1
+/// type, a missing part, an unknown role).
+pub fn parse_qc_statements(der: &[u8]) -> Result<Option<Psd2Statement>, QcStatementsError> {
+    parse_statements(der).map_err(QcStatementsError)
+}
+
+/// [`parse_qc_statements`] with the reason as text.
+fn parse_statements(der: &[u8]) -> Result<Option<Psd2Statement>, String> {
     let (_, obj) = x509_parser::der_parser::parse_der(der)
         .map_err(|e| format!("qcStatements is not DER: {e}"))?;
     let statements = obj

@@ -1,7 +1,13 @@
 //! The console's engine: one active profile with its credentials, target base URL, the
-//! embedded sandbox (for `embedded` targets), the SCA redirect listener and the session state
+//! local ASPSP (for `embedded` targets), the SCA redirect listener and the session state
 //! learned from SCA.
+//!
+//! The engine does not know the sandbox: an `embedded` profile's ASPSP is started through a
+//! [`LocalAspspStarter`] passed to [`Engine::start`]. The composition layer
+//! ([`crate::embedded`]) implements it with the embedded sandbox.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -13,9 +19,58 @@ use crate::cert::{CertError, Credentials};
 use crate::client::import::ImportedRequest;
 use crate::profile::{Paths, Profile, SessionState, Target};
 use crate::redirect::RedirectListener;
-use crate::sandbox::{SandboxConfig, SandboxHandle};
 use crate::xs2a::operations::Operation;
 use crate::xs2a::redirect::ScaCallback;
+
+/// A boxed future that may move between threads.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A running local ASPSP that an `embedded` profile talks to (the embedded sandbox, started
+/// by [`crate::embedded::EmbeddedSandbox`]).
+pub trait LocalAspsp: Send + Sync {
+    /// Its base URL, e.g. `http://127.0.0.1:40123` (no trailing slash).
+    fn base_url(&self) -> &str;
+
+    /// Its clock now: the engine signs requests at this time, so that advancing the ASPSP's
+    /// clock keeps its `Date` check passing.
+    fn now(&self) -> SystemTime;
+
+    /// Stops it; open requests may finish.
+    fn shutdown(self: Box<Self>) -> BoxFuture<'static, ()>;
+}
+
+/// Starts the local ASPSP of an `embedded` profile; [`Engine::start`] calls it once.
+pub trait LocalAspspStarter: Send + Sync {
+    /// Starts a local ASPSP whose state lives under `paths` (e.g. the data directory).
+    ///
+    /// Errors: it cannot start (no port, storage unreadable); the engine reports it as
+    /// [`ClientError::Setup`] `embedded sandbox: ...`.
+    fn start<'a>(&'a self, paths: &'a Paths)
+    -> BoxFuture<'a, std::io::Result<Box<dyn LocalAspsp>>>;
+}
+
+/// Why an exchange was not stored in the history ([`Engine::record`]); the history is best
+/// effort, so the send itself succeeded.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryWriteError {
+    /// The history could not be opened when the engine started (the reason, as in
+    /// [`Engine::history_error`]).
+    #[error("{0}")]
+    NotOpen(String),
+    /// A thread panicked while it held the history.
+    #[error("the history is unusable after an internal error")]
+    Poisoned,
+    /// SQLite refused the write; `message` says why
+    /// ([`super::history::describe_open_error`]).
+    #[error("the exchange was not stored in the history: {message}")]
+    Write {
+        /// The sentence naming the history path.
+        message: String,
+        /// SQLite's error.
+        #[source]
+        source: rusqlite::Error,
+    },
+}
 
 /// Loads the profile's certificate and key; for an `embedded` profile without them, the
 /// generated test certificate in `<data>/certs/<slug>.pem` (created on first use, key 0600).
@@ -62,10 +117,9 @@ pub struct Engine {
     /// Why the redirect listener could not start, if it could not.
     pub listener_error: Option<String>,
     listener: Option<RedirectListener>,
-    sandbox: Option<SandboxHandle>,
-    /// The embedded sandbox's clock: requests are signed at its time, so advancing it
-    /// (`sandbox.clock.advance`) keeps the Date check passing.
-    sandbox_clock: Option<crate::sandbox::Clock>,
+    /// The local ASPSP of an `embedded` profile: requests are signed at its clock's time, so
+    /// advancing it (`sandbox.clock.advance`) keeps the Date check passing.
+    local: Option<Box<dyn LocalAspsp>>,
     /// Every exchange sent through [`Engine::send`] (Signature redacted); `None` when the
     /// history file cannot be opened (the reason is in `history_error`).
     pub history: Option<std::sync::Arc<std::sync::Mutex<super::history::History>>>,
@@ -280,33 +334,32 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
-    /// Starts `profile`: loads or generates credentials, starts the embedded sandbox on a
-    /// free loopback port for `embedded` targets, starts the redirect listener, and loads the
+    /// Starts `profile`: loads or generates credentials, starts the local ASPSP with `local`
+    /// for `embedded` targets (the console passes [`crate::embedded::EmbeddedSandbox`], or
+    /// calls [`crate::embedded::start_engine`]), starts the redirect listener, and loads the
     /// session state (creating a TPP-Session-ID when there is none).
-    pub async fn start(profile: Profile, paths: Paths) -> Result<Engine, ClientError> {
+    ///
+    /// Errors: [`ClientError::Setup`] for the data directory, credentials, the local ASPSP
+    /// and the session state; those of the HTTP client.
+    pub async fn start(
+        profile: Profile,
+        paths: Paths,
+        local: &dyn LocalAspspStarter,
+    ) -> Result<Engine, ClientError> {
         paths
             .ensure_data_dir()
             .map_err(|e| ClientError::Setup(e.to_string()))?;
         let credentials = Arc::new(ensure_credentials(&profile, &paths)?);
         let http = super::tls::http_client_for(&profile)?;
-        let (base_url, sandbox, sandbox_clock) = match &profile.target {
+        let (base_url, local) = match &profile.target {
             Target::Embedded => {
-                let clock = crate::sandbox::Clock::system();
-                let handle = crate::sandbox::spawn(
-                    std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
-                    SandboxConfig {
-                        clock: clock.clone(),
-                        storage: crate::sandbox::db::Storage::File(
-                            crate::sandbox::db::default_file(&paths.data),
-                        ),
-                        ..SandboxConfig::default()
-                    },
-                )
-                .await
-                .map_err(|e| ClientError::Setup(format!("embedded sandbox: {e}")))?;
-                (handle.base_url.clone(), Some(handle), Some(clock))
+                let aspsp = local
+                    .start(&paths)
+                    .await
+                    .map_err(|e| ClientError::Setup(format!("embedded sandbox: {e}")))?;
+                (aspsp.base_url().to_string(), Some(aspsp))
             }
-            Target::Url(u) => (u.clone(), None, None),
+            Target::Url(u) => (u.clone(), None),
         };
         let (listener, listener_error) =
             match RedirectListener::start(profile.tpp_redirect_uri.as_deref()).await {
@@ -344,8 +397,7 @@ impl Engine {
             redirect_uri,
             listener_error,
             listener,
-            sandbox,
-            sandbox_clock,
+            local,
         })
     }
 
@@ -383,12 +435,11 @@ impl Engine {
         super::prepare_with(op, params, body, &self.request_context())
     }
 
-    /// The signing time: the embedded sandbox's clock, or the system clock for remote targets.
+    /// The signing time: the local ASPSP's clock, or the system clock for remote targets.
     pub fn now(&self) -> SystemTime {
-        self.sandbox_clock
+        self.local
             .as_ref()
-            .map(|c| c.now())
-            .unwrap_or_else(SystemTime::now)
+            .map_or_else(SystemTime::now, |l| l.now())
     }
 
     /// Sends a prepared request, records the exchange in the history, and when the
@@ -405,7 +456,7 @@ impl Engine {
     pub async fn send_recorded(
         &self,
         req: &PreparedRequest,
-    ) -> Result<(Exchange, Result<i64, String>), ClientError> {
+    ) -> Result<(Exchange, Result<i64, HistoryWriteError>), ClientError> {
         let exchange = send_for_profile(&self.http, req, Some(&self.profile.name)).await?;
         let recorded = self.record(req, &exchange);
         if let Some(href) = exchange.sca_redirect() {
@@ -417,23 +468,26 @@ impl Engine {
     /// Records an exchange in the history and returns the entry id. History is best effort
     /// and never blocks a send; the error says why nothing was stored: the history could not
     /// be opened ([`Engine::history_error`]) or the write failed (e.g. a read-only disk).
-    pub fn record(&self, req: &PreparedRequest, exchange: &Exchange) -> Result<i64, String> {
+    ///
+    /// Errors: [`HistoryWriteError`], one sentence naming the history path.
+    pub fn record(
+        &self,
+        req: &PreparedRequest,
+        exchange: &Exchange,
+    ) -> Result<i64, HistoryWriteError> {
         let path = self.paths.history_file();
         let Some(h) = self.history.as_ref() else {
-            return Err(self
-                .history_error
-                .clone()
-                .unwrap_or_else(|| format!("history {} is not open", path.display())));
+            return Err(HistoryWriteError::NotOpen(
+                self.history_error
+                    .clone()
+                    .unwrap_or_else(|| format!("history {} is not open", path.display())),
+            ));
         };
-        let h = h
-            .lock()
-            .map_err(|_| "the history is unusable after an internal error".to_string())?;
+        let h = h.lock().map_err(|_| HistoryWriteError::Poisoned)?;
         h.record(&self.profile.name, &req.params, req, exchange)
-            .map_err(|e| {
-                format!(
-                    "the exchange was not stored in the history: {}",
-                    super::history::describe_open_error(&path, &e)
-                )
+            .map_err(|source| HistoryWriteError::Write {
+                message: super::history::describe_open_error(&path, &source),
+                source,
             })
     }
 
@@ -632,11 +686,11 @@ impl Engine {
             .map_err(|e| ClientError::Setup(format!("saving session state: {e}")))
     }
 
-    /// Stops the embedded sandbox and the listener.
+    /// Stops the local ASPSP and the listener.
     pub async fn shutdown(mut self) {
         self.listener.take();
-        if let Some(s) = self.sandbox.take() {
-            s.shutdown().await;
+        if let Some(l) = self.local.take() {
+            l.shutdown().await;
         }
     }
 }

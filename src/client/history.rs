@@ -2,7 +2,7 @@
 //! (`<data dir>/history.sqlite3`), with `Signature` values redacted. Private keys never reach
 //! a request, so they cannot reach the history.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -148,6 +148,36 @@ fn from_json(text: &str) -> Vec<(String, String)> {
     serde_json::from_str(text).unwrap_or_default()
 }
 
+/// Why the history could not be opened. The message is one sentence naming the path.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryOpenError {
+    /// A directory is where the history database should be.
+    #[error("the history path {} is a directory, not a history database: move it away", .0.display())]
+    IsDirectory(PathBuf),
+    /// No history yet ([`History::open_existing`] creates nothing).
+    #[error("no history yet: {} does not exist (send a request first)", .0.display())]
+    Missing(PathBuf),
+    /// SQLite could not open or read it; `message` says why ([`describe_open_error`]).
+    #[error("{message}")]
+    Sqlite {
+        /// The sentence of [`describe_open_error`].
+        message: String,
+        /// SQLite's error.
+        #[source]
+        source: rusqlite::Error,
+    },
+}
+
+impl HistoryOpenError {
+    /// SQLite's `source` on the history at `path`, described ([`describe_open_error`]).
+    fn sqlite(path: &Path, source: rusqlite::Error) -> Self {
+        HistoryOpenError::Sqlite {
+            message: describe_open_error(path, &source),
+            source,
+        }
+    }
+}
+
 /// What is wrong with the history at `path`, in a sentence: a directory in its place, a
 /// directory that cannot be written, a file that is not a database, or SQLite's own words.
 pub fn describe_open_error(path: &Path, e: &rusqlite::Error) -> String {
@@ -187,16 +217,17 @@ impl History {
     /// holds PSU-IDs and payment bodies); SQLite gives its `-wal` and `-shm` files the same
     /// mode. Existing files that are readable by others are tightened to 0600.
     ///
-    /// Errors: a sentence naming the path and what is wrong with it ([`describe_open_error`]).
-    pub fn open(path: &Path) -> Result<Self, String> {
+    /// Errors: [`HistoryOpenError::Sqlite`], a sentence naming the path and what is wrong
+    /// with it ([`describe_open_error`]).
+    pub fn open(path: &Path) -> Result<Self, HistoryOpenError> {
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
         crate::fsutil::create_private(path);
-        let conn = Connection::open(path).map_err(|e| describe_open_error(path, &e))?;
+        let conn = Connection::open(path).map_err(|e| HistoryOpenError::sqlite(path, e))?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .and_then(|()| conn.execute_batch(SCHEMA))
-            .map_err(|e| describe_open_error(path, &e))?;
+            .map_err(|e| HistoryOpenError::sqlite(path, e))?;
         crate::fsutil::tighten_sqlite(path);
         Ok(History { conn })
     }
@@ -205,28 +236,22 @@ impl History {
     /// `history` and `export`).
     ///
     /// Errors: no history at `path` yet, `path` is a directory or not a database, or it
-    /// cannot be opened (each said in a sentence naming the path).
-    pub fn open_existing(path: &Path) -> Result<Self, String> {
+    /// cannot be opened (each a [`HistoryOpenError`] whose sentence names the path).
+    pub fn open_existing(path: &Path) -> Result<Self, HistoryOpenError> {
         if path.is_dir() {
-            return Err(format!(
-                "the history path {} is a directory, not a history database: move it away",
-                path.display()
-            ));
+            return Err(HistoryOpenError::IsDirectory(path.to_path_buf()));
         }
         if !path.exists() {
-            return Err(format!(
-                "no history yet: {} does not exist (send a request first)",
-                path.display()
-            ));
+            return Err(HistoryOpenError::Missing(path.to_path_buf()));
         }
         let conn = Connection::open_with_flags(
             path,
             rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .or_else(|_| Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY))
-        .map_err(|e| describe_open_error(path, &e))?;
+        .map_err(|e| HistoryOpenError::sqlite(path, e))?;
         conn.query_row("SELECT count(*) FROM exchanges", [], |_| Ok(()))
-            .map_err(|e| describe_open_error(path, &e))?;
+            .map_err(|e| HistoryOpenError::sqlite(path, e))?;
         Ok(History { conn })
     }
 

@@ -1,8 +1,10 @@
 //! The TPP side: build a request for an operation from a profile, sign it, send it with
 //! reqwest, and keep the exchange.
 //!
-//! [`engine::Engine`] ties a profile to its credentials, the embedded sandbox (for `embedded`
-//! targets) and the SCA redirect listener; the TUI and the `send` command both drive it.
+//! [`engine::Engine`] ties a profile to its credentials, a local ASPSP (for `embedded`
+//! targets, started through [`engine::LocalAspspStarter`]; [`crate::embedded`] supplies the
+//! sandbox) and the SCA redirect listener; the TUI and the `send` command both drive it.
+//! Nothing here imports [`crate::sandbox`].
 
 pub mod engine;
 pub mod export;
@@ -140,7 +142,9 @@ pub fn prepare_with(
     body: BodyInput<'_>,
     ctx: &RequestContext<'_>,
 ) -> Result<PreparedRequest, ClientError> {
-    let path_and_query = op.path_and_query(params).map_err(ClientError::Params)?;
+    let path_and_query = op
+        .path_and_query(params)
+        .map_err(|e| ClientError::Params(e.to_string()))?;
     let body = match body {
         BodyInput::Raw(b) => b.to_vec(),
         BodyInput::Json(t) => compact_json(t)?,

@@ -246,7 +246,7 @@ pub fn describe_send_error(url: &str, e: &reqwest::Error, profile: Option<&str>)
 /// [`describe_send_error`] for a request with a body of `body_len` bytes: when the server
 /// closed the connection while the body was being written (broken pipe or reset, and no
 /// answer was read), says so with the body size and the sandbox's limit
-/// ([`crate::sandbox::auth::MAX_BODY_BYTES`]); an answer that did come is shown as a
+/// ([`crate::xs2a::limits::MAX_BODY_BYTES`]); an answer that did come is shown as a
 /// response, not here.
 pub fn describe_send_error_with_body(
     url: &str,
@@ -261,7 +261,7 @@ pub fn describe_send_error_with_body(
             Cause::Io(std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset)
         )
     }) || full.contains("Broken pipe");
-    let limit = crate::sandbox::auth::MAX_BODY_BYTES;
+    let limit = crate::xs2a::limits::MAX_BODY_BYTES;
     // hyper says "error writing a body" for a broken pipe, but a reset can surface as a plain
     // connection error before it gets there: a body over the limit explains both.
     if body_len > 0 && closed && (full.contains("body") || body_len > limit) {

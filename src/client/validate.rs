@@ -28,6 +28,7 @@ use crate::xs2a::charset;
 use crate::xs2a::headers as h;
 use crate::xs2a::model::parse_minor;
 use crate::xs2a::operations::{Operation, Param, ParamKind};
+use crate::xs2a::payment::PaymentType;
 
 /// Most payments in one signing basket (interface document, Limits and Versioning: raised
 /// from 10 to 100 in release 1.21.14).
@@ -325,10 +326,7 @@ fn amount(v: &Value, path: &str, out: &mut Vec<Problem>) {
 
 /// The payment type of a payment initiation (from the product in the path), `None` for other
 /// operations or an unknown product.
-fn payment_type(
-    op: &Operation,
-    values: &[(String, String)],
-) -> Option<crate::sandbox::payments::body::PaymentType> {
+fn payment_type(op: &Operation, values: &[(String, String)]) -> Option<PaymentType> {
     if op.method != "POST" {
         return None;
     }
@@ -341,54 +339,29 @@ fn payment_type(
     {
         return None;
     }
-    crate::sandbox::payments::body::product(product)
-        .ok()
-        .map(|p| p.kind)
+    crate::xs2a::payment::product(product).ok().map(|p| p.kind)
 }
 
-fn structured_address(
-    kind: crate::sandbox::payments::body::PaymentType,
-    part: &Value,
-    path: &str,
-    out: &mut Vec<Problem>,
-) {
+/// The structured-address rule ([`crate::xs2a::payment::missing_structured_parts`], the
+/// sandbox's own) on one payment or bulk entry at `path`.
+fn structured_address(kind: PaymentType, part: &Value, path: &str, out: &mut Vec<Problem>) {
     let Some(m) = part.as_object() else {
         return;
     };
-    let present = |v: Option<&Value>| {
-        v.and_then(Value::as_str)
-            .is_some_and(|s| !s.trim().is_empty())
-    };
-    let address = m.get("creditorAddress").and_then(Value::as_object);
-    let reason = |what: &str| {
-        format!(
-            "{} payments need {what} (structured addresses: sandbox from 2026-08-13, \
-             production from 2026-11-15)",
-            kind.as_str()
-        )
-    };
-    if !present(m.get("creditorName")) {
+    for missing in crate::xs2a::payment::missing_structured_parts(m) {
+        let what = match missing {
+            "creditorName" => "the creditor name",
+            "creditorAddress.townName" => "the creditor's town name",
+            "creditorAddress.country" => "the creditor's country code (ISO 3166)",
+            _ => "the creditor agent BIC",
+        };
         out.push(Problem::new(
-            format!("{path}.creditorName"),
-            reason("the creditor name"),
-        ));
-    }
-    if !address.is_some_and(|a| present(a.get("townName")) || present(a.get("city"))) {
-        out.push(Problem::new(
-            format!("{path}.creditorAddress.townName"),
-            reason("the creditor's town name"),
-        ));
-    }
-    if !address.is_some_and(|a| present(a.get("country"))) {
-        out.push(Problem::new(
-            format!("{path}.creditorAddress.country"),
-            reason("the creditor's country code (ISO 3166)"),
-        ));
-    }
-    if !present(m.get("creditorAgent")) {
-        out.push(Problem::new(
-            format!("{path}.creditorAgent"),
-            reason("the creditor agent BIC"),
+            format!("{path}.{missing}"),
+            format!(
+                "{} payments need {what} (structured addresses: sandbox from 2026-08-13, \
+                 production from 2026-11-15)",
+                kind.as_str()
+            ),
         ));
     }
 }

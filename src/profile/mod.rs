@@ -315,7 +315,9 @@ impl ProfileSet {
     /// The profile called `name` ([`ProfileSet::get`]), or why there is none: the message
     /// lists the profile files that could not be read (`file:line: reason`), since the one
     /// meant may be among them.
-    pub fn require(&self, name: &str) -> Result<&Profile, String> {
+    ///
+    /// Errors: [`NoSuchProfile`].
+    pub fn require(&self, name: &str) -> Result<&Profile, NoSuchProfile> {
         if let Some(p) = self.get(name) {
             return Ok(p);
         }
@@ -338,7 +340,10 @@ impl ProfileSet {
                     .join("; ")
             ));
         }
-        Err(msg)
+        Err(NoSuchProfile {
+            name: name.to_string(),
+            message: msg,
+        })
     }
 
     /// The profile called `name` (case-insensitive).
@@ -417,6 +422,16 @@ impl SessionState {
         // 0600: the session holds the PSU-ID and PSU-Corporate-ID (PSU data).
         crate::fsutil::write_atomic(path, text.as_bytes(), true)
     }
+}
+
+/// No profile of the name asked for ([`ProfileSet::require`]); the message also lists the
+/// profile files that could not be read (`file:line: reason`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct NoSuchProfile {
+    /// The name asked for.
+    pub name: String,
+    message: String,
 }
 
 #[cfg(test)]
@@ -506,7 +521,7 @@ mod tests {
         )
         .unwrap();
         let set = ProfileSet::load(Some(dir.path()));
-        let e = set.require("mybank").unwrap_err();
+        let e = set.require("mybank").unwrap_err().to_string();
         assert!(e.starts_with("no profile \"mybank\""), "{e}");
         assert!(e.contains("mybank.toml:2"), "{e}");
         assert!(set.require(DEFAULT_PROFILE).is_ok());

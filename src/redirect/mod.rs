@@ -193,7 +193,11 @@ async fn callback(
         Ok(cb) => cb,
         Err(e) => {
             tracing::warn!(reason = %e, "SCA callback not understood, rejected");
-            return page(StatusCode::BAD_REQUEST, "Callback not understood", &e);
+            return page(
+                StatusCode::BAD_REQUEST,
+                "Callback not understood",
+                &e.to_string(),
+            );
         }
     };
     let Some(id) = cb.tpp_session_id() else {

@@ -23,8 +23,8 @@ use crate::signing::RequestView;
 use crate::xs2a::error::MessageCode;
 use crate::xs2a::headers;
 
-/// Largest request body read, bytes.
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+/// Largest request body read, bytes (defined with the protocol model).
+pub use crate::xs2a::limits::MAX_BODY_BYTES;
 
 /// The TPP of a verified request.
 #[derive(Debug, Clone)]

@@ -44,7 +44,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use chrono::NaiveDate;
 use rusqlite::Connection;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::App;
@@ -58,6 +58,7 @@ use super::store::{
     ManualTransaction,
 };
 use crate::xs2a::error::MessageCode;
+use crate::xs2a::fields::{Fields, json_type};
 use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::{
     AccountDetails, AccountReference, Amount, Balance, BalancesResponse, CardAccountDetails,
@@ -248,145 +249,9 @@ fn unknown_in_body(path: &str, text: impl Into<String>) -> ApiError {
     with_path(ApiError::new(MessageCode::ResourceUnknown, text), path)
 }
 
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// A JSON object being validated; `prefix` names it in messages (`""` for the body,
-/// `accounts[0].` for a nested one).
-struct Fields<'a> {
-    map: &'a Map<String, Value>,
-    prefix: String,
-}
-
-impl<'a> Fields<'a> {
-    /// `value` as an object with only `allowed` keys.
-    fn of(value: &'a Value, prefix: &str, allowed: &[&str]) -> Result<Self, ApiError> {
-        let name = prefix.trim_end_matches('.');
-        let Value::Object(map) = value else {
-            return Err(field_error(
-                if name.is_empty() { "body" } else { name },
-                format!(
-                    "{} must be a JSON object, not {}",
-                    if name.is_empty() { "the body" } else { name },
-                    json_type(value)
-                ),
-            ));
-        };
-        if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-            return Err(field_error(
-                &format!("{prefix}{k}"),
-                format!(
-                    "unknown field {prefix}{k}; the fields are: {}",
-                    allowed.join(", ")
-                ),
-            ));
-        }
-        Ok(Fields {
-            map,
-            prefix: prefix.to_string(),
-        })
-    }
-
-    fn path(&self, name: &str) -> String {
-        format!("{}{name}", self.prefix)
-    }
-
-    fn get(&self, name: &str) -> Option<&'a Value> {
-        self.map.get(name).filter(|v| !v.is_null())
-    }
-
-    fn missing(&self, name: &str, what: &str) -> ApiError {
-        let p = self.path(name);
-        field_error(&p, format!("{p} is missing: {what}"))
-    }
-
-    /// A string of 1..=`max` characters without control characters, trimmed.
-    fn opt_str(&self, name: &str, max: usize) -> Result<Option<String>, ApiError> {
-        let Some(v) = self.get(name) else {
-            return Ok(None);
-        };
-        let p = self.path(name);
-        let Value::String(s) = v else {
-            return Err(field_error(
-                &p,
-                format!("{p} must be a string, not {}", json_type(v)),
-            ));
-        };
-        let s = s.trim();
-        if s.is_empty() {
-            return Err(field_error(&p, format!("{p} must not be empty")));
-        }
-        let n = s.chars().count();
-        if n > max {
-            return Err(field_error(
-                &p,
-                format!("{p} is {n} characters long; at most {max} are allowed"),
-            ));
-        }
-        if s.chars().any(char::is_control) {
-            return Err(field_error(&p, format!("{p} contains a control character")));
-        }
-        Ok(Some(s.to_string()))
-    }
-
-    fn req_str(&self, name: &str, max: usize, what: &str) -> Result<String, ApiError> {
-        self.opt_str(name, max)?
-            .ok_or_else(|| self.missing(name, what))
-    }
-
-    fn opt_uuid(&self, name: &str) -> Result<Option<Uuid>, ApiError> {
-        match self.opt_str(name, 100)? {
-            None => Ok(None),
-            Some(s) => Uuid::parse_str(&s).map(Some).map_err(|_| {
-                let p = self.path(name);
-                field_error(&p, format!("{p} {s:?} is not a UUID (a resource id)"))
-            }),
-        }
-    }
-
-    fn opt_array(&self, name: &str, max: usize) -> Result<Option<&'a Vec<Value>>, ApiError> {
-        let Some(v) = self.get(name) else {
-            return Ok(None);
-        };
-        let p = self.path(name);
-        let Value::Array(a) = v else {
-            return Err(field_error(
-                &p,
-                format!("{p} must be an array, not {}", json_type(v)),
-            ));
-        };
-        if a.len() > max {
-            return Err(field_error(
-                &p,
-                format!("{p} has {} elements; at most {max} are allowed", a.len()),
-            ));
-        }
-        Ok(Some(a))
-    }
-
-    /// A currency code: three upper-case letters (ISO 4217).
-    fn opt_currency(&self, name: &str) -> Result<Option<String>, ApiError> {
-        match self.opt_str(name, 3)? {
-            None => Ok(None),
-            Some(c) if c.len() == 3 && c.bytes().all(|b| b.is_ascii_uppercase()) => Ok(Some(c)),
-            Some(c) => {
-                let p = self.path(name);
-                Err(field_error(
-                    &p,
-                    format!("{p} {c:?} is not an ISO 4217 currency code (three capital letters)"),
-                ))
-            }
-        }
-    }
-
+/// Readers of sandbox-management fields on the shared body reader ([`Fields`]): the
+/// general shapes (strings, objects, arrays, UUIDs, currencies, dates) are the reader's own.
+impl Fields<'_> {
     /// A Berlin Group `amount` `{"currency": "NOK", "amount": "-12.50"}`: the amount is a
     /// string (Versioning: `amount-as-string`) with at most two decimals. Returns the currency
     /// and minor units.
@@ -394,13 +259,17 @@ impl<'a> Fields<'a> {
         let Some(v) = self.get(name) else {
             return Ok(None);
         };
-        let p = self.path(name);
-        let f = Fields::of(v, &format!("{p}."), &["currency", "amount"])?;
+        let p = self.at(name);
+        let f = Fields::of(v, &p, &["currency", "amount"])?;
         let currency = f
             .opt_currency("currency")?
             .ok_or_else(|| f.missing("currency", "the ISO 4217 currency code, e.g. \"NOK\""))?;
         let amount = match f.get("amount") {
-            None => return Err(f.missing("amount", "a decimal string such as \"-125.50\"")),
+            None => {
+                return Err(f
+                    .missing("amount", "a decimal string such as \"-125.50\"")
+                    .into());
+            }
             Some(Value::String(s)) => s.trim().to_string(),
             Some(Value::Number(n)) => {
                 return Err(field_error(
@@ -433,42 +302,14 @@ impl<'a> Fields<'a> {
         Ok(Some((currency, minor)))
     }
 
-    /// An ISO 8601 date `YYYY-MM-DD`.
-    fn opt_date(&self, name: &str) -> Result<Option<NaiveDate>, ApiError> {
-        match self.opt_str(name, 10)? {
-            None => Ok(None),
-            Some(s) => {
-                let shape_ok = s.len() == 10
-                    && s.bytes().enumerate().all(|(i, b)| {
-                        if i == 4 || i == 7 {
-                            b == b'-'
-                        } else {
-                            b.is_ascii_digit()
-                        }
-                    });
-                shape_ok
-                    .then(|| NaiveDate::parse_from_str(&s, "%Y-%m-%d").ok())
-                    .flatten()
-                    .map(Some)
-                    .ok_or_else(|| {
-                        let p = self.path(name);
-                        field_error(
-                            &p,
-                            format!("{p} {s:?} is not an ISO 8601 date (YYYY-MM-DD)"),
-                        )
-                    })
-            }
-        }
-    }
-
     /// A Berlin Group `accountReference` with a `bban` (11 digits, MOD11) or an `iban`
     /// (mod-97 checked); returns it normalized: the BBAN for Norwegian IBANs, else the IBAN.
     fn opt_account_ref(&self, name: &str) -> Result<Option<String>, ApiError> {
         let Some(v) = self.get(name) else {
             return Ok(None);
         };
-        let p = self.path(name);
-        let f = Fields::of(v, &format!("{p}."), &["bban", "iban", "currency"])?;
+        let p = self.at(name);
+        let f = Fields::of(v, &p, &["bban", "iban", "currency"])?;
         f.opt_currency("currency")?;
         match (f.opt_str("bban", 40)?, f.opt_str("iban", 40)?) {
             (Some(b), None) => {
@@ -515,38 +356,10 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// Whether `s` is a Norwegian BBAN: 11 digits, the last a MOD11 check digit (the shared
-/// check of [`crate::xs2a::check_digits`]).
-pub fn is_bban(s: &str) -> bool {
-    crate::xs2a::check_digits::is_norwegian_bban(s)
-}
-
-/// Whether `s` (upper case, no spaces) is an IBAN: two letters, two digits, 11..=30
-/// alphanumerics, ISO 13616 mod-97 = 1.
-pub fn is_iban(s: &str) -> bool {
-    let b = s.as_bytes();
-    if !(15..=34).contains(&b.len())
-        || !b[..2].iter().all(u8::is_ascii_uppercase)
-        || !b[2..4].iter().all(u8::is_ascii_digit)
-        || !b.iter().all(u8::is_ascii_alphanumeric)
-    {
-        return false;
-    }
-    let mut rem: u32 = 0;
-    for &c in b[4..].iter().chain(&b[..4]) {
-        let v = if c.is_ascii_digit() {
-            u32::from(c - b'0')
-        } else {
-            u32::from(c.to_ascii_uppercase() - b'A') + 10
-        };
-        rem = if v >= 10 {
-            (rem * 100 + v) % 97
-        } else {
-            (rem * 10 + v) % 97
-        };
-    }
-    rem == 1
-}
+/// The account identifier checks, shared with the payment bodies and the console
+/// ([`crate::xs2a::identifiers`]): a Norwegian BBAN (11 digits, MOD11) and an IBAN (Berlin
+/// Group `iban` pattern, MOD 97-10).
+pub use crate::xs2a::identifiers::{is_iban, is_norwegian_bban as is_bban};
 
 /// Parses the request body as a JSON value; an empty body is `what` missing.
 fn parse_body(body: &[u8], what: &str) -> Result<Value, ApiError> {
@@ -664,7 +477,7 @@ fn account_spec(f: &Fields<'_>) -> Result<AccountSpec, ApiError> {
         None => "CACC".to_string(),
         Some(t) if CASH_ACCOUNT_TYPES.contains(&t.as_str()) => t,
         Some(t) => {
-            let p = f.path("cashAccountType");
+            let p = f.at("cashAccountType");
             return Err(field_error(
                 &p,
                 format!(
@@ -681,7 +494,7 @@ fn account_spec(f: &Fields<'_>) -> Result<AccountSpec, ApiError> {
     let opening_balance = match f.opt_amount("balance")? {
         None => 0,
         Some((c, _)) if c != currency => {
-            let p = f.path("balance.currency");
+            let p = f.at("balance.currency");
             return Err(inconsistent(
                 &p,
                 format!("{p} {c} differs from the account currency {currency}"),
@@ -772,7 +585,7 @@ pub async fn create_customer(
                 format!("customerType {other:?} is not PRIVATE or CORPORATE"),
             ));
         }
-        None => return Err(f.missing("customerType", "PRIVATE or CORPORATE")),
+        None => return Err(f.missing("customerType", "PRIVATE or CORPORATE").into()),
     };
     let name = f.req_str(
         "customerName",
@@ -809,7 +622,7 @@ pub async fn create_customer(
                 .map(|(i, v)| {
                     account_spec(&Fields::of(
                         v,
-                        &format!("accounts[{i}]."),
+                        &format!("accounts[{i}]"),
                         &ACCOUNT_SPEC_FIELDS,
                     )?)
                 })
@@ -823,7 +636,7 @@ pub async fn create_customer(
                 .iter()
                 .enumerate()
                 .map(|(i, v)| {
-                    let c = Fields::of(v, &format!("cardAccounts[{i}]."), &CARD_SPEC_FIELDS)?;
+                    let c = Fields::of(v, &format!("cardAccounts[{i}]"), &CARD_SPEC_FIELDS)?;
                     Ok((
                         c.req_str(
                             "name",
@@ -1000,35 +813,36 @@ pub async fn create_agreement(
             ),
         ));
     }
-    let holder = match (
-        f.opt_uuid("holderCustomerId")?,
-        f.opt_str("holderCustomerNumber", 40)?,
-    ) {
-        (Some(h), None) => app.store.customer(h)?.ok_or_else(|| {
-            unknown_in_body(
-                "holderCustomerId",
-                format!("holderCustomerId {h} is not a sandbox customer"),
-            )
-        })?,
-        (None, Some(n)) => app.store.customer_by_number(&n)?.ok_or_else(|| {
-            unknown_in_body(
-                "holderCustomerNumber",
-                format!("holderCustomerNumber {n} is not a sandbox customer's number"),
-            )
-        })?,
-        (None, None) => {
-            return Err(f.missing(
+    let holder =
+        match (
+            f.opt_uuid("holderCustomerId")?,
+            f.opt_str("holderCustomerNumber", 40)?,
+        ) {
+            (Some(h), None) => app.store.customer(h)?.ok_or_else(|| {
+                unknown_in_body(
+                    "holderCustomerId",
+                    format!("holderCustomerId {h} is not a sandbox customer"),
+                )
+            })?,
+            (None, Some(n)) => app.store.customer_by_number(&n)?.ok_or_else(|| {
+                unknown_in_body(
+                    "holderCustomerNumber",
+                    format!("holderCustomerNumber {n} is not a sandbox customer's number"),
+                )
+            })?,
+            (None, None) => {
+                return Err(f.missing(
                 "holderCustomerId",
                 "the PRIVATE customer who may act for the company (or holderCustomerNumber)",
-            ));
-        }
-        (Some(_), Some(_)) => {
-            return Err(field_error(
-                "holderCustomerId",
-                "give either holderCustomerId or holderCustomerNumber, not both",
-            ));
-        }
-    };
+            ).into());
+            }
+            (Some(_), Some(_)) => {
+                return Err(field_error(
+                    "holderCustomerId",
+                    "give either holderCustomerId or holderCustomerNumber, not both",
+                ));
+            }
+        };
     if holder.kind != CustomerType::Private {
         return Err(inconsistent(
             "holderCustomerId",
@@ -1540,16 +1354,20 @@ pub async fn create_transaction(
         _ => {}
     }
     if outgoing && creditor_name.is_none() && creditor_account.is_none() {
-        return Err(f.missing(
-            "creditorName",
-            "money going out (negative amount) needs the creditorName (or creditorAccount)",
-        ));
+        return Err(f
+            .missing(
+                "creditorName",
+                "money going out (negative amount) needs the creditorName (or creditorAccount)",
+            )
+            .into());
     }
     if !outgoing && debtor_name.is_none() {
-        return Err(f.missing(
-            "debtorName",
-            "money coming in (positive amount) needs the debtorName (who paid)",
-        ));
+        return Err(f
+            .missing(
+                "debtorName",
+                "money coming in (positive amount) needs the debtorName (who paid)",
+            )
+            .into());
     }
     let owner_name = app.store.customer(account.owner)?.map(|c| c.name);
     let (creditor_name, creditor_account, debtor_name, debtor_account) = if outgoing {
@@ -1738,11 +1556,13 @@ fn balance_update(body: &[u8], currency: &str) -> Result<(Option<i64>, Option<i6
         }
     }
     if out.iter().all(Option::is_none) {
-        return Err(f.missing(
-            "booked",
-            "give booked and/or available, e.g. {\"booked\": {\"currency\": \"NOK\", \
+        return Err(f
+            .missing(
+                "booked",
+                "give booked and/or available, e.g. {\"booked\": {\"currency\": \"NOK\", \
              \"amount\": \"1000.00\"}}",
-        ));
+            )
+            .into());
     }
     Ok((out[0], out[1]))
 }
@@ -1882,9 +1702,9 @@ mod tests {
         let f = Fields::of(&v, "", &["a", "b"]).unwrap();
         let e = f.opt_amount("a").unwrap_err();
         assert_eq!(e.body.tpp_messages[0].path.as_deref(), Some("a.amount"));
-        let e = f.opt_str("b", 5).unwrap_err();
+        let e = ApiError::from(f.opt_str("b", 5).unwrap_err());
         assert_eq!(e.body.first_code(), Some("FORMAT_ERROR"));
-        let e = Fields::of(&v, "", &["a"]).err().unwrap();
+        let e = ApiError::from(Fields::of(&v, "", &["a"]).err().unwrap());
         assert_eq!(e.body.tpp_messages[0].path.as_deref(), Some("b"));
     }
 }

@@ -63,19 +63,47 @@ pub fn imf_fixdate(t: SystemTime) -> String {
         .to_string()
 }
 
+/// Why a `Date` header value is not an IMF-fixdate (RFC 9110 section 5.6.7, formerly RFC
+/// 7231 section 7.1.1.1).
+#[derive(Debug, thiserror::Error)]
+pub enum DateError {
+    /// Not an HTTP date at all.
+    #[error(
+        "Date {value:?} is not an RFC 7231 IMF-fixdate (e.g. \"Sun, 07 Jun 2026 20:51:35 GMT\")"
+    )]
+    Syntax {
+        /// The value as given.
+        value: String,
+        /// httpdate's error.
+        #[source]
+        source: httpdate::Error,
+    },
+    /// An HTTP date that is not the canonical IMF-fixdate of its instant (RFC 850 or asctime
+    /// form, a wrong weekday).
+    #[error("Date {value:?} is not a valid IMF-fixdate: that instant is written {canonical:?}")]
+    NotCanonical {
+        /// The value as given.
+        value: String,
+        /// The IMF-fixdate of the same instant.
+        canonical: String,
+    },
+}
+
 /// Parses a strict IMF-fixdate: the obsolete RFC 850 and asctime forms and a weekday that
 /// does not match the date are refused (the text must re-format to itself).
-pub fn parse_imf_fixdate(s: &str) -> Result<SystemTime, String> {
-    let t = httpdate::parse_http_date(s).map_err(|_| {
-        format!(
-            "Date {s:?} is not an RFC 7231 IMF-fixdate (e.g. \"Sun, 07 Jun 2026 20:51:35 GMT\")"
-        )
+///
+/// Errors: [`DateError`].
+pub fn parse_imf_fixdate(s: &str) -> Result<SystemTime, DateError> {
+    let t = httpdate::parse_http_date(s).map_err(|source| DateError::Syntax {
+        value: s.to_string(),
+        source,
     })?;
     let canonical = imf_fixdate(t);
     if canonical != s {
-        return Err(format!(
-            "Date {s:?} is not a valid IMF-fixdate: that instant is written {canonical:?}"
-        ));
+        return Err(DateError::NotCanonical {
+            value: s.to_string(),
+            canonical,
+        });
     }
     Ok(t)
 }

@@ -22,7 +22,10 @@ pub fn is_encoded(value: &str) -> bool {
 
 /// Decodes `value` when it is RFC 2047-encoded (charset `utf-8` or `iso-8859-1`, encoding
 /// `B` or `Q` in either case; over-long words accepted) and returns it unchanged otherwise.
-pub fn decode_if_encoded(value: &str) -> Result<std::borrow::Cow<'_, str>, String> {
+///
+/// Errors: the decoder's, for a malformed encoded word or bytes that are not text in the
+/// charset named.
+pub fn decode_if_encoded(value: &str) -> Result<std::borrow::Cow<'_, str>, rfc2047_decoder::Error> {
     if !is_encoded(value) {
         return Ok(std::borrow::Cow::Borrowed(value));
     }
@@ -30,7 +33,6 @@ pub fn decode_if_encoded(value: &str) -> Result<std::borrow::Cow<'_, str>, Strin
         .too_long_encoded_word_strategy(rfc2047_decoder::RecoverStrategy::Decode)
         .decode(value.trim().as_bytes())
         .map(std::borrow::Cow::Owned)
-        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

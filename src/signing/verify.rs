@@ -431,7 +431,7 @@ fn verify_with_key(
     // Date (rule 4)
     match header(headers, "date") {
         Some(d) => {
-            let date = parse_imf_fixdate(d).map_err(VerifyError::DateInvalid)?;
+            let date = parse_imf_fixdate(d).map_err(|e| VerifyError::DateInvalid(e.to_string()))?;
             let skew = crate::cert::unix_seconds(date) - crate::cert::unix_seconds(now);
             if skew.unsigned_abs() > policy.max_skew_secs {
                 return Err(VerifyError::DateSkew {

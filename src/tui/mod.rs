@@ -533,7 +533,7 @@ async fn switch_profile(
         return Ok(());
     };
     terminal.draw(|f| app.render(f))?;
-    match Engine::start(profile, engine.paths.clone()).await {
+    match crate::embedded::start_engine(profile, engine.paths.clone()).await {
         Ok(new) => {
             let old = std::mem::replace(engine, new);
             old.shutdown().await;

@@ -18,6 +18,17 @@ pub const KID_MIN_LEN: usize = 2;
 /// Longest KID, digits including the check digit.
 pub const KID_MAX_LEN: usize = 25;
 
+/// The MOD11 check value of `digits` (ASCII digits) each multiplied by its weight:
+/// `(11 - sum mod 11) mod 11`, 0 to 10. The one MOD11 computation behind [`mod11`] and
+/// [`kid_mod11`].
+fn mod11_value(digits: impl Iterator<Item = u8>, weights: impl Iterator<Item = u32>) -> u32 {
+    let sum: u32 = digits
+        .zip(weights)
+        .map(|(d, w)| u32::from(d - b'0') * w)
+        .sum();
+    (11 - sum % 11) % 11
+}
+
 /// The MOD11 check digit of the ASCII digits `digits` with `weights` (paired from the left):
 /// `(11 - sum mod 11) mod 11`. `None` when it would be 10 (no single digit), when `digits`
 /// holds a non-digit, or when the lengths differ.
@@ -25,12 +36,7 @@ pub fn mod11(digits: &str, weights: &[u32]) -> Option<u32> {
     if digits.len() != weights.len() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let sum: u32 = digits
-        .bytes()
-        .zip(weights)
-        .map(|(d, w)| u32::from(d - b'0') * w)
-        .sum();
-    let check = (11 - sum % 11) % 11;
+    let check = mod11_value(digits.bytes(), weights.iter().copied());
     (check < 10).then_some(check)
 }
 
@@ -71,13 +77,10 @@ pub fn kid_mod11(digits: &str) -> Option<char> {
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let sum: u32 = digits
-        .bytes()
-        .rev()
-        .zip([2u32, 3, 4, 5, 6, 7].into_iter().cycle())
-        .map(|(b, w)| u32::from(b - b'0') * w)
-        .sum();
-    match (11 - sum % 11) % 11 {
+    match mod11_value(
+        digits.bytes().rev(),
+        [2u32, 3, 4, 5, 6, 7].into_iter().cycle(),
+    ) {
         10 => Some('-'),
         c => char::from_digit(c, 10),
     }

@@ -1,13 +1,18 @@
 //! The XS2A protocol model shared by the console and the embedded sandbox: error bodies
-//! (`tppMessages`), `_links`, header names, resource shapes, SCA redirect parameters and the
-//! operation catalogue.
+//! (`tppMessages`), `_links`, header names, resource shapes, SCA redirect parameters, the
+//! operation catalogue, and every identifier and check-digit rule ([`identifiers`],
+//! [`check_digits`], [`amount`]).
 
 pub mod amount;
 pub mod charset;
 pub mod check_digits;
 pub mod error;
+pub mod fields;
 pub mod headers;
+pub mod identifiers;
+pub mod limits;
 pub mod links;
 pub mod model;
 pub mod operations;
+pub mod payment;
 pub mod redirect;

@@ -1250,21 +1250,21 @@ impl Operation {
     /// Fills the path template and query from `values` (name → value), using defaults;
     /// header parameters are accepted and left to [`crate::client::prepare`].
     ///
-    /// Errors: the names of required path or query parameters that have no value, or unknown
-    /// names.
-    pub fn path_and_query(&self, values: &[(String, String)]) -> Result<String, String> {
+    /// Errors: [`ParamsError`]: an unknown name, or the names of required path or query
+    /// parameters that have no value.
+    pub fn path_and_query(&self, values: &[(String, String)]) -> Result<String, ParamsError> {
         for (k, _) in values {
             if self.param(k).is_none() {
                 let known: Vec<&str> = self.all_params().map(|p| p.name).collect();
-                return Err(format!(
-                    "{} has no parameter {k:?} (known: {})",
-                    self.id,
-                    if known.is_empty() {
+                return Err(ParamsError::Unknown {
+                    operation: self.id,
+                    name: k.clone(),
+                    known: if known.is_empty() {
                         "none".to_string()
                     } else {
                         known.join(", ")
-                    }
-                ));
+                    },
+                });
             }
         }
         let get = |name: &str| {
@@ -1302,15 +1302,10 @@ impl Operation {
             }
         }
         if !missing.is_empty() {
-            return Err(format!(
-                "{} needs {}",
-                self.id,
-                missing
-                    .iter()
-                    .map(|m| format!("--param {m}=..."))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ));
+            return Err(ParamsError::Missing {
+                operation: self.id,
+                missing,
+            });
         }
         if has_query {
             path.push('?');
@@ -1318,6 +1313,32 @@ impl Operation {
         }
         Ok(path)
     }
+}
+
+/// Why an operation's path and query could not be filled ([`Operation::path_and_query`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParamsError {
+    /// A value for a name the operation does not have.
+    #[error("{operation} has no parameter {name:?} (known: {known})")]
+    Unknown {
+        /// The operation id.
+        operation: &'static str,
+        /// The name given.
+        name: String,
+        /// The operation's parameter names, comma-separated (`none` when it has none).
+        known: String,
+    },
+    /// Required path or query parameters without a value (and without a default).
+    #[error(
+        "{operation} needs {}",
+        missing.iter().map(|m| format!("--param {m}=...")).collect::<Vec<_>>().join(" ")
+    )]
+    Missing {
+        /// The operation id.
+        operation: &'static str,
+        /// The parameter names, in template order.
+        missing: Vec<&'static str>,
+    },
 }
 
 #[cfg(test)]
@@ -1337,7 +1358,12 @@ mod tests {
             p,
             "/v1/accounts/a%20b/transactions?bookingStatus=both&limit=5"
         );
-        assert!(op.path_and_query(&[]).unwrap_err().contains("account-id"));
+        assert!(
+            op.path_and_query(&[])
+                .unwrap_err()
+                .to_string()
+                .contains("account-id")
+        );
         assert!(op.path_and_query(&[("nope".into(), "1".into())]).is_err());
         let ids: std::collections::HashSet<_> = OPERATIONS.iter().map(|o| o.id).collect();
         assert_eq!(ids.len(), OPERATIONS.len(), "ids are unique");

@@ -120,8 +120,15 @@ impl ScaCallback {
     /// Parses query pairs. Success needs `psu-id`, `tpp-session-id` and `context`; failure
     /// needs `status` and `code` (`system` and `message` default to empty).
     ///
-    /// Errors: a sentence naming the missing or malformed parameter.
+    /// Errors: [`CallbackError`], a sentence naming the missing or malformed parameter.
     pub fn from_query_pairs<'a>(
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self, CallbackError> {
+        Self::parse_pairs(pairs).map_err(CallbackError)
+    }
+
+    /// [`ScaCallback::from_query_pairs`] with the reason as text.
+    fn parse_pairs<'a>(
         pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<Self, String> {
         let mut map = std::collections::HashMap::new();
@@ -187,6 +194,12 @@ impl ScaCallback {
         }
     }
 }
+
+/// An SCA callback the console does not understand (interface document, Resources, redirect
+/// parameters): a sentence naming the missing or malformed parameter.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CallbackError(String);
 
 #[cfg(test)]
 mod tests {

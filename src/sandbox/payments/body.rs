@@ -7,6 +7,13 @@
 //! `WARNING`s for the 201 answer. Every rejection is a 400 whose `tppMessages[0].path`
 //! names the offending field.
 //!
+//! The protocol facts live in [`crate::xs2a`] and are shared with the console's validator:
+//! the product table ([`crate::xs2a::payment`]), the identifier checks
+//! ([`crate::xs2a::identifiers`], [`crate::xs2a::check_digits`]), the amount pattern
+//! ([`crate::xs2a::amount`]) and the body reader with its empty-string rule
+//! ([`crate::xs2a::fields`]); this module adds the sandbox's side: its accounts, its clock
+//! and the answers ([`ApiError`]).
+//!
 //! Rules, in the order they are checked:
 //!
 //! 1. The body is a JSON object.
@@ -43,231 +50,42 @@ use crate::sandbox::App;
 use crate::sandbox::errors::ApiError;
 use crate::sandbox::store::Account;
 use crate::xs2a::error::MessageCode;
+use crate::xs2a::fields::{FieldError, Fields, join};
+use crate::xs2a::identifiers::is_country;
 use crate::xs2a::model::{format_minor, parse_minor};
-
-/// Sandbox enforcement date of structured creditor addresses (interface document, Versioning:
-/// "Sandbox enforcement starts 2026-08-13; production enforcement 2026-11-15").
-pub const STRUCTURED_ADDRESS_ENFORCEMENT: (i32, u32, u32) = (2026, 8, 13);
+use crate::xs2a::payment::ProductError;
 
 /// Most entries of one bulk payment (not stated by the interface document; a sandbox limit).
 pub const MAX_BULK_ENTRIES: usize = 500;
-
-/// Largest instant (Straks) payment, minor units: NOK 500 000.00 (published by
-/// `fee-information`; the interface document does not state a limit).
-pub const INSTANT_MAX_MINOR: i64 = 50_000_000;
 
 /// Largest amount of any payment, minor units (amountValue allows 14 integer digits; the
 /// sandbox stops at 999 999 999.99).
 pub const MAX_AMOUNT_MINOR: i64 = 99_999_999_999;
 
-/// The `{payment-service}` path segment (Berlin Group `paymentService`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Service {
-    /// `payments`: a single payment.
-    Payments,
-    /// `bulk-payments`: one debtor account, `payments[]` entries.
-    BulkPayments,
-    /// `periodic-payments`: a standing order (`startDate`, `frequency`, ...).
-    PeriodicPayments,
-}
+pub use crate::xs2a::payment::{
+    DOMESTIC_NORWAY, INSTANT, INSTANT_MAX_MINOR, PRODUCTS, PaymentType, Product,
+    STRUCTURED_ADDRESS_ENFORCEMENT, Service,
+};
 
-impl Service {
-    /// The path segment, e.g. `bulk-payments`.
-    pub fn segment(self) -> &'static str {
-        match self {
-            Service::Payments => "payments",
-            Service::BulkPayments => "bulk-payments",
-            Service::PeriodicPayments => "periodic-payments",
-        }
-    }
-
-    /// The service of a stored segment.
-    pub fn from_segment(s: &str) -> Option<Self> {
-        match s {
-            "payments" => Some(Service::Payments),
-            "bulk-payments" => Some(Service::BulkPayments),
-            "periodic-payments" => Some(Service::PeriodicPayments),
-            _ => None,
-        }
-    }
-}
-
-/// The payment types named by the interface document ("Payment types named: cross-border
-/// (NCBCT), SEPA, SWIFT, bulk, periodic"), plus the domestic and instant products.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PaymentType {
-    /// Norwegian domestic credit transfer (NOK, 11-digit BBAN with MOD11 check digit).
-    Domestic,
-    /// Instant domestic transfer (Straks): settles at approval, NOK, at most
-    /// [`INSTANT_MAX_MINOR`].
-    Instant,
-    /// Domestic transfer between two accounts of the same customer.
-    OwnTransfer,
-    /// Norwegian cross-border credit transfer (non-SEPA; sent over SWIFT): creditor IBAN, any
-    /// currency, `serviceLevel` may be urgent.
-    Ncbct,
-    /// SEPA credit transfer: EUR, creditor IBAN; regulatory reporting accepted.
-    Sepa,
-    /// SWIFT payment: creditor IBAN or BBAN, any currency, `serviceLevel` may be urgent.
-    Swift,
-}
-
-impl PaymentType {
-    /// Stored name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PaymentType::Domestic => "DOMESTIC",
-            PaymentType::Instant => "INSTANT",
-            PaymentType::OwnTransfer => "OWN_TRANSFER",
-            PaymentType::Ncbct => "NCBCT",
-            PaymentType::Sepa => "SEPA",
-            PaymentType::Swift => "SWIFT",
-        }
-    }
-
-    /// The type of a stored name.
-    pub fn from_str_opt(s: &str) -> Option<Self> {
-        [
-            PaymentType::Domestic,
-            PaymentType::Instant,
-            PaymentType::OwnTransfer,
-            PaymentType::Ncbct,
-            PaymentType::Sepa,
-            PaymentType::Swift,
-        ]
-        .into_iter()
-        .find(|t| t.as_str() == s)
-    }
-
-    /// Whether the structured creditor address rule applies (SEPA and SWIFT per the
-    /// interface document; NCBCT payments travel over SWIFT, so they are included).
-    pub fn needs_structured_address(self) -> bool {
-        matches!(
-            self,
-            PaymentType::Ncbct | PaymentType::Sepa | PaymentType::Swift
-        )
-    }
-
-    fn domestic(self) -> bool {
-        matches!(
-            self,
-            PaymentType::Domestic | PaymentType::Instant | PaymentType::OwnTransfer
-        )
-    }
-}
-
-/// A payment product: the canonical path name and its type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Product {
-    pub name: &'static str,
-    pub kind: PaymentType,
-}
-
-/// The product whose details and status cannot be read before approval (interface document,
-/// "GET /v1/payments/{payment-product}/{payment-id}").
-pub const DOMESTIC_NORWAY: &str = "domestic-norway-credit-transfers";
-
-/// The instant product (canonical spelling of the interface document).
-pub const INSTANT: &str = "instant-norwegian-credit-transfers-straks";
-
-/// Accepted `{payment-product}` segments → (canonical name, type).
+/// The product of a path segment ([`crate::xs2a::payment::product`]).
 ///
-/// The three products of the interface document; `instant-norwegian-domestic-credit-
-/// transfers-straks` (the spelling of the bank's v2 Postman collection) is an alias of the
-/// instant product; the Postman collections' `norwegian-cross-border-credit-transfers` (NCBCT),
-/// `sepa-credit-transfers` (SEPA) and `norwegian-domestic-payment-to-self` (own transfer), and
-/// the Berlin Group `cross-border-credit-transfers` (SWIFT).
-pub const PRODUCTS: &[(&str, &str, PaymentType)] = &[
-    (
-        "norwegian-domestic-credit-transfers",
-        "norwegian-domestic-credit-transfers",
-        PaymentType::Domestic,
-    ),
-    (DOMESTIC_NORWAY, DOMESTIC_NORWAY, PaymentType::Domestic),
-    (INSTANT, INSTANT, PaymentType::Instant),
-    (
-        "instant-norwegian-domestic-credit-transfers-straks",
-        INSTANT,
-        PaymentType::Instant,
-    ),
-    (
-        "norwegian-domestic-payment-to-self",
-        "norwegian-domestic-payment-to-self",
-        PaymentType::OwnTransfer,
-    ),
-    (
-        "norwegian-cross-border-credit-transfers",
-        "norwegian-cross-border-credit-transfers",
-        PaymentType::Ncbct,
-    ),
-    (
-        "sepa-credit-transfers",
-        "sepa-credit-transfers",
-        PaymentType::Sepa,
-    ),
-    (
-        "cross-border-credit-transfers",
-        "cross-border-credit-transfers",
-        PaymentType::Swift,
-    ),
-];
-
-/// The product of a path segment.
-///
-/// Errors: `dnb-corporate-*` (the bank's corporate Danish, Swedish and UK products of the v1
-/// Postman collection) → 403 `PRODUCT_INVALID` (exists, but not offered to PSD2 PSUs of this
-/// sandbox); anything else unknown → 404 `PRODUCT_UNKNOWN` (`MessageCode404_PIS`).
+/// Errors: `dnb-corporate-*` → 403 `PRODUCT_INVALID`; anything else unknown → 404
+/// `PRODUCT_UNKNOWN` (`MessageCode404_PIS`); the codes of [`ProductError::message_code`].
 pub fn product(segment: &str) -> Result<Product, ApiError> {
-    if let Some((_, name, kind)) = PRODUCTS.iter().find(|(s, _, _)| *s == segment) {
-        return Ok(Product { name, kind: *kind });
-    }
-    if segment.starts_with("dnb-corporate-") {
-        return Err(ApiError::new(
-            MessageCode::ProductInvalid,
-            format!(
-                "payment product {segment:?} is a corporate product of the bank that is not \
-                 offered through this PSD2 sandbox"
-            ),
-        ));
-    }
-    Err(ApiError::new(
-        MessageCode::ProductUnknown,
-        format!(
-            "payment product {segment:?} is not supported; supported: {}",
-            PRODUCTS
-                .iter()
-                .map(|(s, _, _)| *s)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    ))
+    crate::xs2a::payment::product(segment).map_err(product_error)
 }
 
-/// The product of a segment for `service`.
+/// The product of a segment for `service` ([`crate::xs2a::payment::product_for`]).
 ///
-/// Errors: those of [`product`]; bulk instant payments and periodic payments of a
-/// non-domestic or instant product → 403 `PRODUCT_INVALID` (the Postman collections show
-/// periodic payments for the domestic products only).
+/// Errors: those of [`product`]; a product not offered for `service` → 403
+/// `PRODUCT_INVALID`.
 pub fn product_for(service: Service, segment: &str) -> Result<Product, ApiError> {
-    let p = product(segment)?;
-    let ok = match service {
-        Service::Payments => true,
-        Service::BulkPayments => p.kind != PaymentType::Instant,
-        Service::PeriodicPayments => {
-            matches!(p.kind, PaymentType::Domestic | PaymentType::OwnTransfer)
-        }
-    };
-    if ok {
-        Ok(p)
-    } else {
-        Err(ApiError::new(
-            MessageCode::ProductInvalid,
-            format!(
-                "payment product {segment:?} is not available as {}",
-                service.segment()
-            ),
-        ))
-    }
+    crate::xs2a::payment::product_for(service, segment).map_err(product_error)
+}
+
+/// The sandbox answer to a refused product: its message code and text.
+fn product_error(e: ProductError) -> ApiError {
+    ApiError::new(e.message_code(), e.to_string())
 }
 
 /// A validated payment initiation.
@@ -295,20 +113,19 @@ pub fn field_error(path: &str, text: impl Into<String>) -> ApiError {
     coded_field_error(MessageCode::FormatError, path, text)
 }
 
+/// The reader's refusal as a 400 `FORMAT_ERROR` naming the field.
+impl From<FieldError> for ApiError {
+    fn from(e: FieldError) -> Self {
+        field_error(&e.path, e.text)
+    }
+}
+
 fn coded_field_error(code: MessageCode, path: &str, text: impl Into<String>) -> ApiError {
     let mut e = ApiError::new(code, text);
     if let Some(m) = e.body.tpp_messages.first_mut() {
         m.path = Some(path.to_string());
     }
     e
-}
-
-fn join(prefix: &str, key: &str) -> String {
-    if prefix.is_empty() {
-        key.to_string()
-    } else {
-        format!("{prefix}.{key}")
-    }
 }
 
 /// The first `amount` given as a JSON number.
@@ -330,112 +147,23 @@ fn numeric_amount(v: &Value, path: &str) -> Option<String> {
     }
 }
 
-/// A JSON object being read, with its path for messages.
-struct Obj<'a> {
-    map: &'a Map<String, Value>,
-    path: String,
-}
-
-impl<'a> Obj<'a> {
-    fn at(&self, key: &str) -> String {
-        join(&self.path, key)
-    }
-
-    fn has(&self, key: &str) -> bool {
-        self.map.get(key).is_some_and(|v| !v.is_null())
-    }
-
-    fn str_opt(&self, key: &str, max: usize) -> Result<Option<String>, ApiError> {
-        match self.map.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => {
-                let s = s.trim();
-                if s.chars().count() > max {
-                    return Err(field_error(
-                        &self.at(key),
-                        format!("{} is longer than {max} characters", self.at(key)),
-                    ));
-                }
-                Ok(Some(s.to_string()).filter(|s| !s.is_empty()))
-            }
-            Some(_) => Err(field_error(
-                &self.at(key),
-                format!("{} must be a string", self.at(key)),
-            )),
-        }
-    }
-
-    fn str_req(&self, key: &str, max: usize) -> Result<String, ApiError> {
-        self.str_opt(key, max)?.ok_or_else(|| {
-            field_error(
-                &self.at(key),
-                format!("{} is missing or empty", self.at(key)),
-            )
-        })
-    }
-
-    fn obj_opt(&self, key: &str) -> Result<Option<Obj<'a>>, ApiError> {
-        match self.map.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Object(m)) => Ok(Some(Obj {
-                map: m,
-                path: self.at(key),
-            })),
-            Some(_) => Err(field_error(
-                &self.at(key),
-                format!("{} must be a JSON object", self.at(key)),
-            )),
-        }
-    }
-
-    fn obj_req(&self, key: &str) -> Result<Obj<'a>, ApiError> {
-        self.obj_opt(key)?
-            .ok_or_else(|| field_error(&self.at(key), format!("{} is missing", self.at(key))))
-    }
-
-    fn date_opt(&self, key: &str) -> Result<Option<NaiveDate>, ApiError> {
-        match self.str_opt(key, 10)? {
-            None => Ok(None),
-            Some(s) => NaiveDate::parse_from_str(&s, "%Y-%m-%d")
-                .map(Some)
-                .map_err(|_| {
-                    field_error(
-                        &self.at(key),
-                        format!(
-                            "{} {s:?} is not an ISO 8601 date (YYYY-MM-DD)",
-                            self.at(key)
-                        ),
-                    )
-                }),
-        }
-    }
-}
-
-fn is_currency(s: &str) -> bool {
-    s.len() == 3 && s.bytes().all(|b| b.is_ascii_uppercase())
-}
-
 /// `amount`: `{currency, amount}` with an amount string of the Berlin Group pattern
 /// ([`crate::xs2a::amount`], checked as sent: no trimming) that is greater than zero and has
 /// at most two fraction digits (the minor unit of NOK and EUR). Returns (currency, minor
 /// units, normalised JSON).
 ///
 /// Errors: 400 `FORMAT_ERROR` naming `<key>.amount` or `<key>.currency`.
-fn amount(o: &Obj<'_>, key: &str) -> Result<(String, i64, Value), ApiError> {
-    let a = o.obj_req(key)?;
-    let currency = a.str_req("currency", 3).and_then(|c| {
-        if is_currency(&c) {
-            Ok(c)
-        } else {
-            Err(field_error(
-                &a.at("currency"),
-                format!("{} {c:?} is not an ISO 4217 code", a.at("currency")),
-            ))
-        }
-    })?;
-    a.str_req("amount", 20)?;
+fn amount(o: &Fields<'_>, key: &str) -> Result<(String, i64, Value), ApiError> {
+    let a = o.req_obj(
+        key,
+        "an amount {\"currency\": \"NOK\", \"amount\": \"13.37\"}",
+    )?;
+    let currency = a
+        .opt_currency("currency")?
+        .ok_or_else(|| a.missing("currency", "the ISO 4217 currency code, e.g. \"NOK\""))?;
+    a.req_str("amount", 20, "a decimal string such as \"13.37\"")?;
     let text = a
-        .map
+        .map()
         .get("amount")
         .and_then(Value::as_str)
         .unwrap_or_default()
@@ -467,49 +195,9 @@ fn amount(o: &Obj<'_>, key: &str) -> Result<(String, i64, Value), ApiError> {
     Ok((currency, minor, json))
 }
 
-/// A Norwegian BBAN: 11 digits, MOD11 check digit (the shared check of
-/// [`crate::xs2a::check_digits`]).
-pub use crate::xs2a::check_digits::is_norwegian_bban;
-
-/// An IBAN: country letters, check digits, 11–30 alphanumerics, ISO 7064 MOD 97-10.
-pub fn is_iban(s: &str) -> bool {
-    let b = s.as_bytes();
-    if !(15..=34).contains(&b.len())
-        || !b[..2].iter().all(u8::is_ascii_uppercase)
-        || !b[2..4].iter().all(u8::is_ascii_digit)
-        || !b
-            .iter()
-            .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
-    {
-        return false;
-    }
-    let mut rem: u32 = 0;
-    for &c in b[4..].iter().chain(&b[..4]) {
-        let v = if c.is_ascii_digit() {
-            u32::from(c - b'0')
-        } else {
-            u32::from(c - b'A') + 10
-        };
-        rem = if v >= 10 {
-            (rem * 100 + v) % 97
-        } else {
-            (rem * 10 + v) % 97
-        };
-    }
-    rem == 1
-}
-
-/// A BICFI (`[A-Z]{6}[A-Z2-9][A-NP-Z0-9]([A-Z0-9]{3})?`).
-pub fn is_bic(s: &str) -> bool {
-    let b = s.as_bytes();
-    (b.len() == 8 || b.len() == 11)
-        && b[..6].iter().all(u8::is_ascii_uppercase)
-        && (b[6].is_ascii_uppercase() || (b'2'..=b'9').contains(&b[6]))
-        && ((b[7].is_ascii_uppercase() && b[7] != b'O') || b[7].is_ascii_digit())
-        && b[8..]
-            .iter()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
-}
+/// The account and agent identifier checks, shared with sandbox management and the console
+/// ([`crate::xs2a::identifiers`]).
+pub use crate::xs2a::identifiers::{is_bic, is_iban, is_norwegian_bban};
 
 /// An account reference as given: `iban` or `bban`, optional `currency`.
 struct AccRef {
@@ -552,19 +240,11 @@ impl AccRef {
     }
 }
 
-fn account_ref(o: &Obj<'_>, key: &str) -> Result<AccRef, ApiError> {
-    let a = o.obj_req(key)?;
-    let iban = a.str_opt("iban", 34)?.map(|s| s.replace(' ', ""));
-    let bban = a.str_opt("bban", 30)?;
-    let currency = a.str_opt("currency", 3)?;
-    if let Some(c) = &currency
-        && !is_currency(c)
-    {
-        return Err(field_error(
-            &a.at("currency"),
-            format!("{} {c:?} is not an ISO 4217 code", a.at("currency")),
-        ));
-    }
+fn account_ref(o: &Fields<'_>, key: &str) -> Result<AccRef, ApiError> {
+    let a = o.req_obj(key, "an account reference with an iban or a bban")?;
+    let iban = a.opt_str("iban", 34)?.map(|s| s.replace(' ', ""));
+    let bban = a.opt_str("bban", 30)?;
+    let currency = a.opt_currency("currency")?;
     if let Some(i) = &iban
         && !is_iban(i)
     {
@@ -575,8 +255,8 @@ fn account_ref(o: &Obj<'_>, key: &str) -> Result<AccRef, ApiError> {
     }
     if iban.is_none() && bban.is_none() {
         return Err(field_error(
-            &a.path,
-            format!("{} needs an iban or a bban", a.path),
+            a.path(),
+            format!("{} needs an iban or a bban", a.path()),
         ));
     }
     Ok(AccRef {
@@ -593,7 +273,7 @@ pub fn account_by_bban(app: &App, bban: &str) -> Result<Option<Account>, ApiErro
     app.store.account_by_bban(bban)
 }
 
-fn debtor_account(app: &App, o: &Obj<'_>) -> Result<(Account, Value), ApiError> {
+fn debtor_account(app: &App, o: &Fields<'_>) -> Result<(Account, Value), ApiError> {
     let r = account_ref(o, "debtorAccount")?;
     let path = o.at("debtorAccount");
     let bban = r.norwegian_bban().ok_or_else(|| {
@@ -633,12 +313,12 @@ const ADDRESS_ALIASES: [(&str, &str); 3] = [
     ("postalCode", "postCode"),
 ];
 
-/// `creditorAddress` normalised: (JSON, townName present, country present).
+/// `creditorAddress` normalised: (JSON, country present).
 fn creditor_address(
-    o: &Obj<'_>,
+    o: &Fields<'_>,
     warnings: &mut Vec<String>,
-) -> Result<Option<(Value, bool, bool)>, ApiError> {
-    let Some(a) = o.obj_opt("creditorAddress")? else {
+) -> Result<Option<(Value, bool)>, ApiError> {
+    let Some(a) = o.opt_obj("creditorAddress")? else {
         return Ok(None);
     };
     let mut m = Map::new();
@@ -648,7 +328,7 @@ fn creditor_address(
         ("townName", 35),
         ("postCode", 16),
     ] {
-        let current = a.str_opt(key, max)?;
+        let current = a.opt_str(key, max)?;
         let (legacy, _) = ADDRESS_ALIASES
             .iter()
             .find(|(_, to)| *to == key)
@@ -657,7 +337,7 @@ fn creditor_address(
         let old = if legacy.is_empty() {
             None
         } else {
-            a.str_opt(legacy, max)?
+            a.opt_str(legacy, max)?
         };
         if old.is_some() {
             warnings.push(format!(
@@ -670,9 +350,9 @@ fn creditor_address(
             m.insert(key.to_string(), Value::String(v));
         }
     }
-    let country = a.str_opt("country", 2)?;
+    let country = a.opt_str("country", 2)?;
     if let Some(c) = &country {
-        if c.len() != 2 || !c.bytes().all(|b| b.is_ascii_uppercase()) {
+        if !is_country(c) {
             return Err(field_error(
                 &a.at("country"),
                 format!("{} {c:?} is not an ISO 3166 alpha-2 code", a.at("country")),
@@ -680,8 +360,7 @@ fn creditor_address(
         }
         m.insert("country".into(), Value::String(c.clone()));
     }
-    let town = m.contains_key("townName");
-    Ok(Some((Value::Object(m), town, country.is_some())))
+    Ok(Some((Value::Object(m), country.is_some())))
 }
 
 /// Everything of a payment but the debtor: one single payment, a periodic payment's
@@ -698,18 +377,18 @@ struct Part {
 fn part(
     app: &App,
     kind: PaymentType,
-    o: &Obj<'_>,
+    o: &Fields<'_>,
     debtor: Option<&Account>,
     warnings: &mut Vec<String>,
 ) -> Result<Part, ApiError> {
     let mut echo = Map::new();
-    if let Some(e2e) = o.str_opt("endToEndIdentification", 35)? {
+    if let Some(e2e) = o.opt_str("endToEndIdentification", 35)? {
         echo.insert("endToEndIdentification".into(), Value::String(e2e));
     }
     let (currency, minor, amount_json) = amount(o, "instructedAmount")?;
     let amount_path = join(&o.at("instructedAmount"), "currency");
     match kind {
-        k if k.domestic() && currency != "NOK" => {
+        k if k.is_domestic() && currency != "NOK" => {
             return Err(field_error(
                 &amount_path,
                 format!("domestic payments are in NOK, not {currency}"),
@@ -734,7 +413,7 @@ fn part(
     }
     let creditor = account_ref(o, "creditorAccount")?;
     let cpath = o.at("creditorAccount");
-    if kind.domestic() {
+    if kind.is_domestic() {
         let ok = creditor
             .norwegian_bban()
             .is_some_and(|b| is_norwegian_bban(&b));
@@ -779,7 +458,7 @@ fn part(
     }
     echo.insert("instructedAmount".into(), amount_json);
     echo.insert("creditorAccount".into(), creditor.json());
-    let agent = o.str_opt("creditorAgent", 11)?;
+    let agent = o.opt_str("creditorAgent", 11)?;
     if let Some(b) = &agent {
         if !is_bic(b) {
             return Err(field_error(
@@ -789,22 +468,13 @@ fn part(
         }
         echo.insert("creditorAgent".into(), Value::String(b.clone()));
     }
-    let name = o.str_opt("creditorName", 70)?;
+    let name = o.opt_str("creditorName", 70)?;
     let address = creditor_address(o, warnings)?;
     if kind.needs_structured_address() {
-        let mut missing = Vec::new();
-        if name.is_none() {
-            missing.push(o.at("creditorName"));
-        }
-        if !address.as_ref().is_some_and(|a| a.1) {
-            missing.push(o.at("creditorAddress.townName"));
-        }
-        if !address.as_ref().is_some_and(|a| a.2) {
-            missing.push(o.at("creditorAddress.country"));
-        }
-        if agent.is_none() {
-            missing.push(o.at("creditorAgent"));
-        }
+        let missing: Vec<String> = crate::xs2a::payment::missing_structured_parts(o.map())
+            .into_iter()
+            .map(|p| o.at(p))
+            .collect();
         if !missing.is_empty() {
             let (y, m, d) = STRUCTURED_ADDRESS_ENFORCEMENT;
             let from = NaiveDate::from_ymd_opt(y, m, d).unwrap_or(NaiveDate::MAX);
@@ -823,10 +493,10 @@ fn part(
     }
     let name = match name {
         Some(n) => n,
-        None => o.str_req("creditorName", 70)?,
+        None => o.req_str("creditorName", 70, "the creditor's name")?,
     };
     echo.insert("creditorName".into(), Value::String(name));
-    if let Some((a, _, country)) = address {
+    if let Some((a, country)) = address {
         if !country {
             return Err(field_error(
                 &o.at("creditorAddress.country"),
@@ -838,7 +508,7 @@ fn part(
         }
         echo.insert("creditorAddress".into(), a);
     }
-    if let Some(p) = o.str_opt("purposeCode", 4)? {
+    if let Some(p) = o.opt_str("purposeCode", 4)? {
         if p.len() != 4 || !p.bytes().all(|b| b.is_ascii_uppercase()) {
             return Err(field_error(
                 &o.at("purposeCode"),
@@ -850,7 +520,7 @@ fn part(
         }
         echo.insert("purposeCode".into(), Value::String(p));
     }
-    if let Some(c) = o.str_opt("chargeBearer", 4)? {
+    if let Some(c) = o.opt_str("chargeBearer", 4)? {
         if !["DEBT", "CRED", "SHAR", "SLEV"].contains(&c.as_str()) {
             return Err(field_error(
                 &o.at("chargeBearer"),
@@ -859,7 +529,7 @@ fn part(
         }
         echo.insert("chargeBearer".into(), Value::String(c));
     }
-    if let Some(s) = o.str_opt("serviceLevel", 4)? {
+    if let Some(s) = o.opt_str("serviceLevel", 4)? {
         if !matches!(kind, PaymentType::Ncbct | PaymentType::Swift) {
             return Err(field_error(
                 &o.at("serviceLevel"),
@@ -878,7 +548,7 @@ fn part(
         }
         echo.insert("serviceLevel".into(), Value::String(s));
     }
-    let unstructured = o.str_opt("remittanceInformationUnstructured", 140)?;
+    let unstructured = o.opt_str("remittanceInformationUnstructured", 140)?;
     if let Some(u) = &unstructured {
         echo.insert(
             "remittanceInformationUnstructured".into(),
@@ -891,19 +561,24 @@ fn part(
             "{} is to be deprecated; use remittanceInformationStructuredArray",
             o.at("remittanceInformationStructured")
         ));
-        let v = match o.map.get("remittanceInformationStructured") {
-            Some(Value::String(_)) => {
-                Value::String(o.str_req("remittanceInformationStructured", 140)?)
-            }
+        let v = match o.map().get("remittanceInformationStructured") {
+            Some(Value::String(_)) => Value::String(o.req_str(
+                "remittanceInformationStructured",
+                140,
+                "the structured reference",
+            )?),
             _ => {
-                let r = o.obj_req("remittanceInformationStructured")?;
+                let r = o.req_obj(
+                    "remittanceInformationStructured",
+                    "a string or an object with a reference",
+                )?;
                 structured(&r)?
             }
         };
         structured_refs.push(v.to_string());
         echo.insert("remittanceInformationStructured".into(), v);
     }
-    match o.map.get("remittanceInformationStructuredArray") {
+    match o.map().get("remittanceInformationStructuredArray") {
         None | Some(Value::Null) => {}
         Some(Value::Array(items)) => {
             let path = o.at("remittanceInformationStructuredArray");
@@ -915,10 +590,7 @@ fn part(
                         format!("{path}[{i}] must be a JSON object"),
                     ));
                 };
-                let v = structured(&Obj {
-                    map: m,
-                    path: format!("{path}[{i}]"),
-                })?;
+                let v = structured(&Fields::new(m, format!("{path}[{i}]")))?;
                 structured_refs.push(v.to_string());
                 out.push(v);
             }
@@ -935,10 +607,10 @@ fn part(
         }
     }
     // SEPA payments accept the Norwegian regulatory reporting option; cross-border too.
-    if let Some(c) = o.str_opt("regulatoryReportingCode", 10)? {
+    if let Some(c) = o.opt_str("regulatoryReportingCode", 10)? {
         echo.insert("regulatoryReportingCode".into(), Value::String(c));
     }
-    if let Some(i) = o.str_opt("regulatoryReportingInformation", 140)? {
+    if let Some(i) = o.opt_str("regulatoryReportingInformation", 140)? {
         echo.insert("regulatoryReportingInformation".into(), Value::String(i));
     }
     if o.has("regulatoryReportingAmount") {
@@ -967,11 +639,11 @@ fn part(
 /// Errors: 400 `FORMAT_ERROR` naming the field, e.g.
 /// `remittanceInformationStructuredArray[0].reference` (interface document, Errors: "KID
 /// errors: 400").
-fn structured(o: &Obj<'_>) -> Result<Value, ApiError> {
+fn structured(o: &Fields<'_>) -> Result<Value, ApiError> {
     let mut m = Map::new();
-    let reference = o.str_req("reference", 35)?;
+    let reference = o.req_str("reference", 35, "the payment reference")?;
     for k in ["referenceType", "referenceIssuer"] {
-        if let Some(v) = o.str_opt(k, 35)? {
+        if let Some(v) = o.opt_str(k, 35)? {
             m.insert(k.into(), Value::String(v));
         }
     }
@@ -981,7 +653,7 @@ fn structured(o: &Obj<'_>) -> Result<Value, ApiError> {
         .is_some_and(|t| t.eq_ignore_ascii_case("KID"));
     if is_kid {
         let raw = o
-            .map
+            .map()
             .get("reference")
             .and_then(Value::as_str)
             .unwrap_or_default();
@@ -994,11 +666,11 @@ fn structured(o: &Obj<'_>) -> Result<Value, ApiError> {
 
 fn execution_date(
     app: &App,
-    o: &Obj<'_>,
+    o: &Fields<'_>,
     key: &str,
     required: bool,
 ) -> Result<Option<NaiveDate>, ApiError> {
-    let d = o.date_opt(key)?;
+    let d = o.opt_date(key)?;
     let today = app.clock.today();
     match d {
         None if required => Err(field_error(&o.at(key), format!("{} is missing", o.at(key)))),
@@ -1037,10 +709,14 @@ const FREQUENCIES: [&str; 9] = [
 /// when `frequency` is `MonthlyVariable`: 1–11 distinct months `"1"`–`"12"`; a duplicate
 /// month → `FORMAT_ERROR` naming it; interface document: "a create request with duplicate
 /// month identifiers is rejected").
-fn periodic(app: &App, o: &Obj<'_>, echo: &mut Map<String, Value>) -> Result<NaiveDate, ApiError> {
+fn periodic(
+    app: &App,
+    o: &Fields<'_>,
+    echo: &mut Map<String, Value>,
+) -> Result<NaiveDate, ApiError> {
     let start = execution_date(app, o, "startDate", true)?.unwrap_or_else(|| app.clock.today());
     echo.insert("startDate".into(), Value::String(start.to_string()));
-    if let Some(end) = o.date_opt("endDate")? {
+    if let Some(end) = o.opt_date("endDate")? {
         if end < start {
             return Err(field_error(
                 &o.at("endDate"),
@@ -1049,7 +725,7 @@ fn periodic(app: &App, o: &Obj<'_>, echo: &mut Map<String, Value>) -> Result<Nai
         }
         echo.insert("endDate".into(), Value::String(end.to_string()));
     }
-    if let Some(r) = o.str_opt("executionRule", 9)? {
+    if let Some(r) = o.opt_str("executionRule", 9)? {
         if r != "following" && r != "preceding" {
             return Err(field_error(
                 &o.at("executionRule"),
@@ -1058,7 +734,7 @@ fn periodic(app: &App, o: &Obj<'_>, echo: &mut Map<String, Value>) -> Result<Nai
         }
         echo.insert("executionRule".into(), Value::String(r));
     }
-    let frequency = o.str_req("frequency", 20)?;
+    let frequency = o.req_str("frequency", 20, "the frequency code, e.g. \"Monthly\"")?;
     if !FREQUENCIES.contains(&frequency.as_str()) {
         return Err(field_error(
             &o.at("frequency"),
@@ -1069,7 +745,7 @@ fn periodic(app: &App, o: &Obj<'_>, echo: &mut Map<String, Value>) -> Result<Nai
         ));
     }
     echo.insert("frequency".into(), Value::String(frequency.clone()));
-    if let Some(d) = o.str_opt("dayOfExecution", 2)? {
+    if let Some(d) = o.opt_str("dayOfExecution", 2)? {
         let ok = !d.starts_with('0') && d.parse::<u8>().is_ok_and(|n| (1..=31).contains(&n));
         if !ok {
             return Err(field_error(
@@ -1080,7 +756,7 @@ fn periodic(app: &App, o: &Obj<'_>, echo: &mut Map<String, Value>) -> Result<Nai
         echo.insert("dayOfExecution".into(), Value::String(d));
     }
     let path = o.at("monthsOfExecution");
-    match (frequency.as_str(), o.map.get("monthsOfExecution")) {
+    match (frequency.as_str(), o.map().get("monthsOfExecution")) {
         ("MonthlyVariable", None | Some(Value::Null)) => {
             return Err(field_error(
                 &path,
@@ -1169,10 +845,7 @@ pub fn parse(
         ));
     }
     crate::sandbox::rules::check_json_characters(&v)?;
-    let o = Obj {
-        map,
-        path: String::new(),
-    };
+    let o = Fields::new(map, "");
     let mut warnings = Vec::new();
     let (debtor, debtor_json) = debtor_account(app, &o)?;
     let kind = product.kind;
@@ -1234,7 +907,11 @@ pub fn parse(
         }
         Service::BulkPayments => {
             let mut echo = Map::new();
-            if let Some(b) = o.map.get("batchBookingPreferred").filter(|b| !b.is_null()) {
+            if let Some(b) = o
+                .map()
+                .get("batchBookingPreferred")
+                .filter(|b| !b.is_null())
+            {
                 let Value::Bool(b) = b else {
                     return Err(field_error(
                         "batchBookingPreferred",
@@ -1244,7 +921,7 @@ pub fn parse(
                 echo.insert("batchBookingPreferred".into(), Value::Bool(*b));
             }
             echo.insert("debtorAccount".into(), debtor_json);
-            if let Some(id) = o.str_opt("paymentInformationId", 35)? {
+            if let Some(id) = o.opt_str("paymentInformationId", 35)? {
                 echo.insert("paymentInformationId".into(), Value::String(id));
             }
             let date = execution_date(app, &o, "requestedExecutionDate", false)?;
@@ -1254,7 +931,7 @@ pub fn parse(
                     Value::String(d.to_string()),
                 );
             }
-            let items = match o.map.get("payments") {
+            let items = match o.map().get("payments") {
                 Some(Value::Array(items)) => items,
                 _ => {
                     return Err(field_error(
@@ -1292,7 +969,7 @@ pub fn parse(
                 let p = part(
                     app,
                     kind,
-                    &Obj { map: m, path },
+                    &Fields::new(m, path),
                     Some(&debtor),
                     &mut warnings,
                 )?;
