@@ -58,9 +58,8 @@ use uuid::Uuid;
 
 use super::App;
 use super::auth::Tpp;
-use super::domain::settlement;
 
-use super::domain::settlement::now_secs;
+use super::domain::settlement::{self, now_secs};
 use super::errors::{ApiError, ApiPath};
 use super::payments::body::Service;
 use super::payments::{self, TppCert, require_role};

@@ -45,12 +45,11 @@ use serde_json::{Value, json};
 
 use super::App;
 use super::auth::Tpp;
-use super::domain::settlement::{BATCH_HOURS, BatchReport, next_batch_at, run, run_due};
-
-use super::domain::settlement::{now_secs, rfc3339};
+use super::domain::settlement::{
+    self, BATCH_HOURS, BatchReport, next_batch_at, now_secs, rfc3339, run, run_due,
+};
 use super::errors::{ApiError, ApiPath};
-use super::store::payments::{self as rows, PaymentRow, status};
-use crate::xs2a::error::MessageCode;
+use super::store::payments::status;
 
 /// Largest clock advance of one `POST /v1/sandbox/clock`, seconds (400 days).
 pub const MAX_ADVANCE_SECONDS: u64 = 400 * 24 * 3600;
@@ -131,51 +130,18 @@ async fn advance_clock(
     Ok(Json(out))
 }
 
-fn own(app: &App, tpp: &Tpp, id: &str) -> Result<PaymentRow, ApiError> {
-    let p = app
-        .db
-        .read(|c| rows::payment(c, id))?
-        .ok_or_else(|| ApiError::not_found(format!("no payment has the id {id:?}")))?;
-    if p.tpp != tpp.id.0 {
-        return Err(ApiError::forbidden_unknown(format!(
-            "payment {id} was not initiated by this TPP"
-        )));
-    }
-    Ok(p)
-}
-
 /// `POST /v1/sandbox/payments/{paymentId}/hold`: the bank stops a `RCVD` or `ACTC` payment
 /// for further checks (`PDNG`); batch runs skip it and DELETE explains why it cannot be
 /// deleted.
 ///
-/// Errors: 404/403 `RESOURCE_UNKNOWN`; 409 `STATUS_INVALID` in any other status.
+/// Errors: those of [`settlement::hold`] (404/403 `RESOURCE_UNKNOWN`; 409 `STATUS_INVALID`).
 async fn hold(
     State(app): State<Arc<App>>,
     tpp: Tpp,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<Value>, ApiError> {
     run_due(&app)?;
-    own(&app, &tpp, &id)?;
-    app.db.write(|tx| {
-        let p = rows::payment(tx, &id)?
-            .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
-        if p.status != status::RCVD && p.status != status::ACTC {
-            return Err(ApiError::new(
-                MessageCode::StatusInvalid,
-                format!(
-                    "payment {id} has status {} and cannot be put on hold",
-                    p.status
-                ),
-            ));
-        }
-        Ok(rows::set_hold(
-            tx,
-            &id,
-            status::PDNG,
-            Some(&p.status),
-            "on hold at the bank for further checks",
-        )?)
-    })?;
+    settlement::hold(&app, &tpp.id, &id)?;
     Ok(Json(
         json!({"paymentId": id, "transactionStatus": status::PDNG}),
     ))
@@ -184,33 +150,13 @@ async fn hold(
 /// `POST /v1/sandbox/payments/{paymentId}/release`: ends a hold; the payment gets its status
 /// from before the hold (an authorised one is taken by the next due batch run).
 ///
-/// Errors: 404/403 `RESOURCE_UNKNOWN`; 409 `STATUS_INVALID` when not on hold.
+/// Errors: those of [`settlement::release`] (404/403 `RESOURCE_UNKNOWN`; 409
+/// `STATUS_INVALID`).
 async fn release(
     State(app): State<Arc<App>>,
     tpp: Tpp,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<Value>, ApiError> {
-    own(&app, &tpp, &id)?;
-    let back = app.db.write(|tx| {
-        let p = rows::payment(tx, &id)?
-            .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
-        if p.status != status::PDNG {
-            return Err(ApiError::new(
-                MessageCode::StatusInvalid,
-                format!("payment {id} is not on hold (status {})", p.status),
-            ));
-        }
-        let back = p.held_from.unwrap_or_else(|| status::RCVD.to_string());
-        rows::set_hold(tx, &id, &back, None, "released by the bank")?;
-        Ok(back)
-    })?;
-    run_due(&app)?;
-    let now_status = app
-        .db
-        .read(|c| rows::payment(c, &id))?
-        .map(|p| p.status)
-        .unwrap_or(back);
-    Ok(Json(
-        json!({"paymentId": id, "transactionStatus": now_status}),
-    ))
+    let status = settlement::release(&app, &tpp.id, &id)?;
+    Ok(Json(json!({"paymentId": id, "transactionStatus": status})))
 }

@@ -42,15 +42,14 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::App;
-use super::domain::settlement;
 
 use super::domain::access::psu_id;
-use super::domain::settlement::now_secs;
+use super::domain::settlement::{self, now_secs};
 use super::errors::ApiError;
 use super::model::{Agreement, Customer, TppId};
 use super::pages::{self, Page, esc, format_bban};
+use super::payments;
 use super::payments::body::Service;
-use super::payments::{self};
 use super::sca::{SCA_SYSTEM, or_page};
 use super::sca_guard;
 use super::store::payments::{self as rows, AuthorisationRow, PaymentRow, sca_status, status};

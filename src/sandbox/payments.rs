@@ -61,8 +61,7 @@ use uuid::Uuid;
 use super::App;
 use super::auth::Tpp;
 use super::domain::access;
-use super::domain::settlement;
-use super::domain::settlement::{now_secs, rfc3339};
+use super::domain::settlement::{self, now_secs, rfc3339};
 
 use super::errors::{ApiError, ApiPath, QueryPairs};
 use super::store::payments::{self as rows, AuthorisationRow, PaymentRow, sca_status, status};

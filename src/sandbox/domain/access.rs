@@ -10,16 +10,16 @@ use std::time::Duration;
 use axum::http::{HeaderMap, HeaderValue};
 use uuid::Uuid;
 
-use super::super::App;
-use super::super::auth::Tpp;
-use super::super::errors::ApiError;
-use super::super::model::{
+use crate::sandbox::App;
+use crate::sandbox::auth::Tpp;
+use crate::sandbox::errors::ApiError;
+use crate::sandbox::model::{
     Account, Agreement, Authorisation, CONSENT_LIFETIME, CardAccount, Consent, ConsentKey,
     Customer, ScaStep, TppId,
 };
-use super::super::rules::{self};
-use super::super::store::access as store;
-use super::super::store::payments;
+use crate::sandbox::rules;
+use crate::sandbox::store::access as store;
+use crate::sandbox::store::payments;
 use crate::xs2a::error::MessageCode;
 use crate::xs2a::headers;
 

@@ -27,12 +27,13 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::super::App;
-use super::super::errors::ApiError;
-use super::super::model::{Account, ManualTransaction};
-use super::super::payments::body::{self, PaymentType, Service};
-use super::super::store::insert_manual_transaction;
-use super::super::store::payments::{self as rows, PaymentRow, status};
+use crate::sandbox::App;
+use crate::sandbox::errors::ApiError;
+use crate::sandbox::model::{Account, ManualTransaction, TppId};
+use crate::sandbox::payments::body::{self, PaymentType, Service};
+use crate::sandbox::store::insert_manual_transaction;
+use crate::sandbox::store::payments::{self as rows, PaymentRow, status};
+use crate::xs2a::error::MessageCode;
 use crate::xs2a::model::{format_minor, parse_minor};
 
 /// The sandbox clock as Unix seconds.
@@ -477,6 +478,78 @@ pub fn authorise(
         out.push((id.clone(), s));
     }
     Ok(out)
+}
+
+/// The payment `id` of `tpp`.
+///
+/// Errors: 404 `RESOURCE_UNKNOWN` for an unknown id; 403 `RESOURCE_UNKNOWN` for another
+/// TPP's payment; storage (503).
+fn own(app: &App, tpp: &TppId, id: &str) -> Result<PaymentRow, ApiError> {
+    let p = app
+        .db
+        .read(|c| rows::payment(c, id))?
+        .ok_or_else(|| ApiError::not_found(format!("no payment has the id {id:?}")))?;
+    if p.tpp != tpp.0 {
+        return Err(ApiError::forbidden_unknown(format!(
+            "payment {id} was not initiated by this TPP"
+        )));
+    }
+    Ok(p)
+}
+
+/// Puts payment `id` of `tpp` on hold at the bank (`PDNG`, remembering its status): batch
+/// runs skip it until [`release`].
+///
+/// Errors: those of [`own`]; 409 `STATUS_INVALID` unless the payment is `RCVD` or `ACTC`.
+pub fn hold(app: &App, tpp: &TppId, id: &str) -> Result<(), ApiError> {
+    own(app, tpp, id)?;
+    app.db.write(|tx| {
+        let p = rows::payment(tx, id)?
+            .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
+        if p.status != status::RCVD && p.status != status::ACTC {
+            return Err(ApiError::new(
+                MessageCode::StatusInvalid,
+                format!(
+                    "payment {id} has status {} and cannot be put on hold",
+                    p.status
+                ),
+            ));
+        }
+        Ok(rows::set_hold(
+            tx,
+            id,
+            status::PDNG,
+            Some(&p.status),
+            "on hold at the bank for further checks",
+        )?)
+    })
+}
+
+/// Ends the hold of payment `id` of `tpp`: it gets its status from before the hold, then the
+/// due batch runs run ([`run_due`]). Returns its status after them.
+///
+/// Errors: those of [`own`]; 409 `STATUS_INVALID` when it is not on hold; storage (503).
+pub fn release(app: &App, tpp: &TppId, id: &str) -> Result<String, ApiError> {
+    own(app, tpp, id)?;
+    let back = app.db.write(|tx| {
+        let p = rows::payment(tx, id)?
+            .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
+        if p.status != status::PDNG {
+            return Err(ApiError::new(
+                MessageCode::StatusInvalid,
+                format!("payment {id} is not on hold (status {})", p.status),
+            ));
+        }
+        let back = p.held_from.unwrap_or_else(|| status::RCVD.to_string());
+        rows::set_hold(tx, id, &back, None, "released by the bank")?;
+        Ok(back)
+    })?;
+    run_due(app)?;
+    Ok(app
+        .db
+        .read(|c| rows::payment(c, id))?
+        .map(|p| p.status)
+        .unwrap_or(back))
 }
 
 #[cfg(test)]

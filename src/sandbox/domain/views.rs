@@ -2,9 +2,9 @@
 //! customer"), shared by `GET /v1/sandbox/customers`, the sandbox management endpoints and
 //! `GET /v1/agreements`.
 
-use super::super::App;
-use super::super::errors::ApiError;
-use super::super::model::{Agreement, Customer};
+use crate::sandbox::App;
+use crate::sandbox::errors::ApiError;
+use crate::sandbox::model::{Agreement, Customer};
 use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::{SandboxAgreement, SandboxCustomer};
 use uuid::Uuid;

@@ -16,6 +16,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
 
+use super::agreement_key;
 use crate::sandbox::db::Migration;
 use crate::sandbox::model::{ConsentKey, TppId};
 
@@ -80,10 +81,6 @@ pub const CONSENT_MIGRATION: Migration = (
         last_action INTEGER NOT NULL
     );",
 );
-
-fn agreement_key(a: Option<Uuid>) -> String {
-    a.map(|a| a.to_string()).unwrap_or_default()
-}
 
 /// One SCA session of a (TPP, PSU-ID).
 #[derive(Debug, Clone)]

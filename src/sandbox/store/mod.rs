@@ -2,10 +2,14 @@
 //! agreements and their engagements, PSU registrations, consents, SCA authorisations, and the
 //! sandbox-management data (manually created transactions and balance overrides).
 //!
-//! Handlers reach the state through [`Store`]'s methods only. Reads run on the shared
-//! connection; every change runs in one `BEGIN IMMEDIATE` transaction ([`Db::write`]), so
-//! concurrent requests never lose or duplicate rows. The schema is the migration
-//! [`MIGRATION`] (listed in `sandbox::MIGRATIONS`).
+//! All of the sandbox's SQL lives here: [`Store`]'s methods, the row functions of this module
+//! (taking a connection or an open transaction), and the per-table modules [`payments`]
+//! (payment initiation, signing baskets), [`access`] (sessions, registrations, revocations,
+//! card consents, consent resources), [`unattended`], [`sca_browsers`] and [`replay`]. Reads
+//! run on the shared connection; every change runs in one `BEGIN IMMEDIATE` transaction
+//! ([`Db::write`]), so concurrent requests never lose or duplicate rows. The schema is the
+//! migrations [`MIGRATION`] and those of the per-table modules (listed in
+//! `sandbox::MIGRATIONS`). The domain types are [`super::model`]'s (re-exported here).
 //!
 //! A new (empty) database is seeded with the known state of [`super::seed`] when the store is
 //! opened ([`Store::open`]); reopening a database file keeps its state (a `sandbox_meta` row
