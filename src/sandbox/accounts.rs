@@ -4,7 +4,7 @@
 //! the Berlin Group schemas named on each handler).
 //!
 //! Every handler needs the AISP role ([`super::rules::TppRoles::require_ais`], 401
-//! `ROLE_INVALID`) and a consent ([`super::consent::resolve`]: 401 + `scaRedirect` without
+//! `ROLE_INVALID`) and a consent ([`access::resolve`]: 401 + `scaRedirect` without
 //! one). Without `PSU-IP-Address` (PSU not present) balances and transactions are limited
 //! ([`super::rules::count_unattended`], [`super::rules::unattended_date_from`]).
 //!
@@ -29,8 +29,9 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{FromRequestParts, State};
 use axum::http::HeaderMap;
+use axum::http::request::Parts;
 use axum::response::Response;
 use axum::routing::get;
 use chrono::NaiveDate;
@@ -39,12 +40,13 @@ use uuid::Uuid;
 
 use super::App;
 use super::auth::Tpp;
-use super::consent::{self, Access};
+use super::domain::access;
+use super::domain::access::Access;
 use super::errors::{ApiError, ApiPath, QueryPairs};
 use super::ledger::{self, Entry};
+use super::model::{Account, CardAccount, Customer, MANUAL_TRANSACTION_CODE, ManualTransaction};
 use super::reads::{Read, ReadKey};
 use super::rules::{self, AccessKind, TppRoles};
-use super::store::{Account, Customer, MANUAL_TRANSACTION_CODE, ManualTransaction};
 use crate::xs2a::error::MessageCode;
 use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::{
@@ -107,7 +109,7 @@ fn reference(a: &Account) -> AccountReference {
 /// `GET /v1/accounts`: Berlin Group `accountList`, `{"accounts":[accountDetails...]}` of the
 /// consented accounts.
 ///
-/// Errors: 401 `ROLE_INVALID` without `PSP_AI`; the refusals of [`consent::resolve`] (401 +
+/// Errors: 401 `ROLE_INVALID` without `PSP_AI`; the refusals of [`access::resolve`] (401 +
 /// `scaRedirect`, 400).
 pub async fn list(
     State(app): State<Arc<App>>,
@@ -117,7 +119,7 @@ pub async fn list(
 ) -> Result<Response, ApiError> {
     roles.require_ais()?;
     let version = app.db.version();
-    let access = consent::resolve(&app, &tpp, &headers)?;
+    let access = access::resolve(&app, &tpp, &headers)?;
     let key = ReadKey::new(Read::AccountList, Uuid::nil(), version)
         .consent(&access.key, &access.consent.accounts);
     app.reads.answer(key, || {
@@ -131,17 +133,147 @@ pub async fn list(
     })
 }
 
-/// The consented account `id` with the access and the owner's customer record (`None` when
-/// gone; see [`owner_of`]).
-fn account_of(
-    app: &App,
-    tpp: &Tpp,
-    roles: &TppRoles,
-    headers: &HeaderMap,
-    id: &str,
-) -> Result<(Access, Account, Option<Customer>), ApiError> {
-    roles.require_ais()?;
-    consent::resolve_account(app, tpp, headers, id)
+/// An account resource an AIS request names by its path parameter `{id}`: an account or a
+/// card account, resolved against the request's consent.
+pub trait Consentable: Sized {
+    /// The owner's customer record as the resolution gives it.
+    type Owner;
+
+    /// The access of the request and resource `id` with its owner.
+    ///
+    /// Errors: the refusals of [`access::resolve`]; 403 `RESOURCE_UNKNOWN` for a resource
+    /// that is not the PSU's in this context; 401 + `scaRedirect` for the PSU's resource
+    /// outside the consent.
+    fn resolve(
+        app: &App,
+        tpp: &Tpp,
+        h: &HeaderMap,
+        id: &str,
+    ) -> Result<(Access, Self, Self::Owner), ApiError>;
+}
+
+impl Consentable for Account {
+    /// `None` when the owner is gone (see [`owner_of`]).
+    type Owner = Option<Customer>;
+
+    fn resolve(
+        app: &App,
+        tpp: &Tpp,
+        h: &HeaderMap,
+        id: &str,
+    ) -> Result<(Access, Self, Self::Owner), ApiError> {
+        access::resolve_account(app, tpp, h, id)
+    }
+}
+
+impl Consentable for CardAccount {
+    type Owner = Customer;
+
+    fn resolve(
+        app: &App,
+        tpp: &Tpp,
+        h: &HeaderMap,
+        id: &str,
+    ) -> Result<(Access, Self, Self::Owner), ApiError> {
+        access::resolve_card(app, tpp, h, id)
+    }
+}
+
+/// The query a [`Consented`] request parses before its consent is resolved (so a malformed
+/// query is refused without starting an SCA).
+pub trait AisQuery: Sized {
+    /// Parses the query of `parts`.
+    ///
+    /// Errors: 400 for a malformed query (see [`TransactionQuery::parse`]).
+    fn parse(parts: &Parts) -> Result<Self, ApiError>;
+}
+
+/// No query (the query string is not read).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoQuery;
+
+impl AisQuery for NoQuery {
+    fn parse(_: &Parts) -> Result<Self, ApiError> {
+        Ok(NoQuery)
+    }
+}
+
+/// The query of a transactions listing: the pairs as sent and their meaning, for accounts
+/// ([`TransactionQuery::parse`]) or, with `CARD`, card accounts
+/// ([`TransactionQuery::parse_card`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing<const CARD: bool> {
+    /// The decoded (name, value) pairs, in order.
+    pub pairs: Vec<(String, String)>,
+    /// The parsed query.
+    pub parsed: TransactionQuery,
+}
+
+impl<const CARD: bool> AisQuery for Listing<CARD> {
+    fn parse(parts: &Parts) -> Result<Self, ApiError> {
+        let pairs = QueryPairs::of(parts);
+        let parsed = TransactionQuery::parse_with(&pairs, CARD)?;
+        Ok(Listing {
+            pairs: pairs.0,
+            parsed,
+        })
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct IdParam {
+    id: String,
+}
+
+/// The one extractor of the AIS handlers that address a resource (`/v1/accounts/{id}/...`,
+/// `/v1/card-accounts/{id}/...`): the TPP needs the AISP role
+/// ([`TppRoles::require_ais`], 401 `ROLE_INVALID`), then the query `Q` is parsed, then the
+/// request's consent must cover resource `{id}` ([`Consentable::resolve`]).
+///
+/// Errors (the rejection): those of the three steps, in that order.
+pub struct Consented<R: Consentable, Q = NoQuery> {
+    /// The verified TPP.
+    pub tpp: Tpp,
+    /// The request's standing consent.
+    pub access: Access,
+    /// The consented resource.
+    pub item: R,
+    /// Its owner.
+    pub owner: R::Owner,
+    /// The parsed query.
+    pub query: Q,
+    /// Whether the PSU is present (`PSU-IP-Address` sent; [`rules::psu_present`]).
+    pub psu_present: bool,
+    /// The data version ([`super::db::Db::version`]) read before the consent was resolved.
+    pub version: u64,
+}
+
+impl<R, Q> FromRequestParts<Arc<App>> for Consented<R, Q>
+where
+    R: Consentable + Send,
+    R::Owner: Send,
+    Q: AisQuery + Send,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, ApiError> {
+        let tpp = Tpp::from_request_parts(parts, app).await?;
+        let roles = TppRoles::from_request_parts(parts, app).await?;
+        let ApiPath(IdParam { id }) = ApiPath::<IdParam>::from_request_parts(parts, app).await?;
+        roles.require_ais()?;
+        let version = app.db.version();
+        let query = Q::parse(parts)?;
+        let (access, item, owner) = R::resolve(app, &tpp, &parts.headers, &id)?;
+        Ok(Consented {
+            psu_present: rules::psu_present(&parts.headers),
+            tpp,
+            access,
+            item,
+            owner,
+            query,
+            version,
+        })
+    }
 }
 
 /// `GET /v1/accounts/{id}`: `{"account": accountDetails}` (Berlin Group
@@ -149,16 +281,9 @@ fn account_of(
 ///
 /// Errors: as [`list`]; 403 `RESOURCE_UNKNOWN` for an account that is not the PSU's in this
 /// context; 401 + `scaRedirect` for the PSU's account outside the consent.
-pub async fn one(
-    State(app): State<Arc<App>>,
-    tpp: Tpp,
-    roles: TppRoles,
-    headers: HeaderMap,
-    ApiPath(id): ApiPath<String>,
-) -> Result<Response, ApiError> {
-    let version = app.db.version();
-    let (_, account, _) = account_of(&app, &tpp, &roles, &headers, &id)?;
-    let key = ReadKey::new(Read::Account, account.id, version);
+pub async fn one(State(app): State<Arc<App>>, c: Consented<Account>) -> Result<Response, ApiError> {
+    let account = c.item;
+    let key = ReadKey::new(Read::Account, account.id, c.version);
     app.reads.answer(key, || {
         Ok(AccountDetailsResponse {
             account: details(&app, &account)?,
@@ -174,19 +299,20 @@ pub async fn one(
 /// Errors: as [`one`]; 429 `ACCESS_EXCEEDED`.
 pub async fn balances(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    roles: TppRoles,
-    headers: HeaderMap,
-    ApiPath(id): ApiPath<String>,
+    c: Consented<Account>,
 ) -> Result<Response, ApiError> {
-    let version = app.db.version();
-    let (access, account, owner) = account_of(&app, &tpp, &roles, &headers, &id)?;
-    let owner = owner_of(owner, &account, &access)?;
-    if !rules::psu_present(&headers) {
-        rules::count_unattended(&app, &tpp.id, &account.id.to_string(), AccessKind::Balances)?;
+    let owner = owner_of(c.owner, &c.item, &c.access)?;
+    let account = c.item;
+    if !c.psu_present {
+        rules::count_unattended(
+            &app,
+            &c.tpp.id,
+            &account.id.to_string(),
+            AccessKind::Balances,
+        )?;
     }
     let today = app.clock.today();
-    let key = ReadKey::new(Read::AccountBalances, account.id, version).on(today);
+    let key = ReadKey::new(Read::AccountBalances, account.id, c.version).on(today);
     app.reads.answer(key, || {
         let yesterday = today.pred_opt().unwrap_or(today);
         let b = app.store.balances(&account, &owner, today)?;
@@ -619,18 +745,13 @@ fn manual_of(app: &App, account: &Account) -> Result<HashMap<Uuid, ManualTransac
 /// `PERIOD_INVALID` for an unattended `dateFrom` older than 90 days; 429 `ACCESS_EXCEEDED`.
 pub async fn transactions(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    roles: TppRoles,
+    c: Consented<Account, Listing<false>>,
     headers: HeaderMap,
-    ApiPath(id): ApiPath<String>,
-    query: QueryPairs,
 ) -> Result<axum::response::Response, ApiError> {
-    roles.require_ais()?;
-    let q = TransactionQuery::parse(&query)?;
-    let (access, account, owner) = account_of(&app, &tpp, &roles, &headers, &id)?;
-    let owner = owner_of(owner, &account, &access)?;
+    let owner = owner_of(c.owner, &c.item, &c.access)?;
+    let (tpp, account, q) = (c.tpp, c.item, c.query.parsed);
     let today = app.clock.today();
-    let from = if rules::psu_present(&headers) {
+    let from = if c.psu_present {
         None
     } else {
         let from = rules::unattended_date_from(today, q.date_from)?;
@@ -644,7 +765,7 @@ pub async fn transactions(
     };
     let key = PageKey {
         account: account.id,
-        query: query.0.clone(),
+        query: c.query.pairs,
         from,
         today,
         version: app.db.version(),
@@ -828,13 +949,11 @@ impl PageCache {
 /// 400 `PERIOD_INVALID` for an older entry without the PSU present.
 pub async fn transaction_details(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    roles: TppRoles,
-    headers: HeaderMap,
+    c: Consented<Account>,
     ApiPath((id, transaction_id)): ApiPath<(String, String)>,
 ) -> Result<Json<TransactionDetailsResponse>, ApiError> {
-    let (access, account, owner) = account_of(&app, &tpp, &roles, &headers, &id)?;
-    let owner = owner_of(owner, &account, &access)?;
+    let owner = owner_of(c.owner, &c.item, &c.access)?;
+    let account = c.item;
     let today = app.clock.today();
     let unknown = || {
         ApiError::not_found(format!(
@@ -866,7 +985,7 @@ pub async fn transaction_details(
             (entry(&account, e, false, &manual), None)
         }
     };
-    if !rules::psu_present(&headers)
+    if !c.psu_present
         && let Some(d) = booked_at
         && d < rules::unattended_earliest(today)
     {

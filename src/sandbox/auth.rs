@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::App;
 use super::errors::ApiError;
-use super::store::TppId;
+use super::model::TppId;
 use crate::cert::Certificate;
 use crate::signing::RequestView;
 use crate::xs2a::error::MessageCode;

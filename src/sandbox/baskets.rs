@@ -58,12 +58,12 @@ use uuid::Uuid;
 
 use super::App;
 use super::auth::Tpp;
-use super::batch;
-use super::db::db_error;
+
+use super::domain::settlement::{self, now_secs};
 use super::errors::{ApiError, ApiPath};
 use super::payments::body::Service;
-use super::payments::rows::{self, BasketRow, PaymentRow, status};
-use super::payments::{self, TppCert, now_secs, require_role};
+use super::payments::{self, TppCert, require_role};
+use super::store::payments::{self as rows, BasketRow, PaymentRow, status};
 use crate::cert::Psd2Role;
 use crate::xs2a::error::MessageCode;
 use crate::xs2a::links::{Link, Links, names};
@@ -259,7 +259,7 @@ fn payment_ids(body: &[u8]) -> Result<Vec<String>, ApiError> {
 fn check_payments(c: &Connection, tpp: &Tpp, ids: &[String]) -> Result<Vec<PaymentRow>, ApiError> {
     let mut found = Vec::new();
     for id in ids {
-        let p = rows::payment(c, id).map_err(db_error)?.ok_or_else(|| {
+        let p = rows::payment(c, id)?.ok_or_else(|| {
             ApiError::new(
                 MessageCode::ResourceUnknown,
                 format!("paymentIds: no payment has the id {id:?}"),
@@ -300,7 +300,7 @@ fn check_payments(c: &Connection, tpp: &Tpp, ids: &[String]) -> Result<Vec<Payme
                 ),
             ));
         }
-        if let Some(other) = rows::open_basket_of(c, &p.id).map_err(db_error)? {
+        if let Some(other) = rows::open_basket_of(c, &p.id)? {
             return Err(ApiError::new(
                 MessageCode::ReferenceStatusInvalid,
                 format!(
@@ -333,7 +333,7 @@ async fn create(
 ) -> Result<Response, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
     require_headers(&headers)?;
-    batch::run_due(&app)?;
+    settlement::run_due(&app)?;
     let redirect = payments::redirect_uri(&headers)?;
     let session = payments::session_id(&headers)?;
     payments::require_psu_ip(&headers)?;
@@ -365,9 +365,9 @@ async fn create(
         .then(|| payments::new_authorisation(&tpp, None, Some(&id), &redirect, &session, now));
     let transaction_status = app.db.write(|tx| {
         let found = check_payments(tx, &tpp, &ids)?;
-        rows::insert_basket(tx, &basket).map_err(db_error)?;
+        rows::insert_basket(tx, &basket)?;
         if let Some(a) = &auth {
-            rows::insert_authorisation(tx, a).map_err(db_error)?;
+            rows::insert_authorisation(tx, a)?;
         }
         Ok(basket_status(&found))
     })?;
@@ -420,7 +420,7 @@ async fn read(
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
-    batch::run_due(&app)?;
+    settlement::run_due(&app)?;
     let (b, _) = own_basket(&app, &tpp, &id)?;
     // Payments whose SCA expired are rejected when read (payments::reject_expired).
     payments::reject_expired(&app, &b.payments)?;
@@ -457,7 +457,7 @@ async fn read_status(
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
-    batch::run_due(&app)?;
+    settlement::run_due(&app)?;
     let (b, _) = own_basket(&app, &tpp, &id)?;
     // Payments whose SCA expired are rejected when read (payments::reject_expired).
     payments::reject_expired(&app, &b.payments)?;
@@ -480,12 +480,11 @@ async fn delete(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
-    batch::run_due(&app)?;
+    settlement::run_due(&app)?;
     let (_, p) = own_basket(&app, &tpp, &id)?;
     require_corporate_id(&app, &tpp, &headers, &p)?;
     app.db.write(|tx| {
-        let b = rows::basket(tx, &id)
-            .map_err(db_error)?
+        let b = rows::basket(tx, &id)?
             .ok_or_else(|| ApiError::not_found(format!("no signing basket {id}")))?;
         if b.cancelled {
             return Err(deleted(&id));
@@ -499,8 +498,8 @@ async fn delete(
                 ),
             ));
         }
-        rows::fail_open_basket_authorisations(tx, &id).map_err(db_error)?;
-        rows::set_basket_flags(tx, &id, true, false).map_err(db_error)
+        rows::fail_open_basket_authorisations(tx, &id)?;
+        Ok(rows::set_basket_flags(tx, &id, true, false)?)
     })?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
@@ -518,7 +517,7 @@ async fn start_authorisation(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
-    batch::run_due(&app)?;
+    settlement::run_due(&app)?;
     let (b, p) = own_basket(&app, &tpp, &id)?;
     require_corporate_id(&app, &tpp, &headers, &p)?;
     let redirect = match payments::header_str(&headers, crate::xs2a::headers::TPP_REDIRECT_URI)? {
@@ -532,10 +531,9 @@ async fn start_authorisation(
     let auth =
         payments::new_authorisation(&tpp, None, Some(&id), &redirect, &session, now_secs(&app));
     app.db.write(|tx| {
-        let b = rows::basket(tx, &id)
-            .map_err(db_error)?
+        let b = rows::basket(tx, &id)?
             .ok_or_else(|| ApiError::not_found(format!("no signing basket {id}")))?;
-        let p = payments_of(tx, &b).map_err(db_error)?;
+        let p = payments_of(tx, &b)?;
         if b.cancelled {
             return Err(deleted(&id));
         }
@@ -548,7 +546,7 @@ async fn start_authorisation(
                 ),
             ));
         }
-        rows::insert_authorisation(tx, &auth).map_err(db_error)
+        Ok(rows::insert_authorisation(tx, &auth)?)
     })?;
     Ok(payments::start_sca_response(
         &app,

@@ -34,457 +34,25 @@
 //! the multi-authorisation status and `ACWP` an accepted-without-posting end state, so
 //! neither fits a stopped payment.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::routing::{get, post};
-use chrono::{NaiveDate, NaiveTime};
-use rusqlite::Connection;
-use serde::Serialize;
 use serde_json::{Value, json};
-use uuid::Uuid;
 
 use super::App;
 use super::auth::Tpp;
-use super::db::db_error;
+use super::domain::settlement::{
+    self, BATCH_HOURS, BatchReport, next_batch_at, now_secs, rfc3339, run, run_due,
+};
 use super::errors::{ApiError, ApiPath};
-use super::payments::body::{self, Service};
-use super::payments::rows::{self, PaymentRow, status};
-use super::payments::{self, now_secs, rfc3339};
-use super::store::{Account, ManualTransaction, insert_manual_transaction};
-use crate::xs2a::error::MessageCode;
-use crate::xs2a::model::{format_minor, parse_minor};
-
-/// Hours (UTC, sandbox clock) of the five daily batch runs.
-pub const BATCH_HOURS: [u32; 5] = [6, 9, 12, 15, 18];
+use super::store::payments::status;
 
 /// Largest clock advance of one `POST /v1/sandbox/clock`, seconds (400 days).
 pub const MAX_ADVANCE_SECONDS: u64 = 400 * 24 * 3600;
-
-fn at_hour(day: NaiveDate, hour: u32) -> i64 {
-    day.and_time(NaiveTime::from_hms_opt(hour, 0, 0).unwrap_or(NaiveTime::MIN))
-        .and_utc()
-        .timestamp()
-}
-
-/// The first batch run at or after `t` (Unix seconds).
-pub fn next_batch_at(t: i64) -> i64 {
-    let day = chrono::DateTime::<chrono::Utc>::from_timestamp(t, 0)
-        .map(|d| d.date_naive())
-        .unwrap_or_default();
-    let mut d = day;
-    loop {
-        if let Some(s) = BATCH_HOURS.iter().map(|h| at_hour(d, *h)).find(|s| *s >= t) {
-            return s;
-        }
-        match d.succ_opt() {
-            Some(n) => d = n,
-            None => return t,
-        }
-    }
-}
-
-/// The run that takes a payment authorised at `approved_at` with `execution_date`.
-pub fn due_at(approved_at: i64, execution_date: Option<NaiveDate>) -> i64 {
-    let first = next_batch_at(approved_at);
-    match execution_date {
-        Some(d) => first.max(at_hour(d, BATCH_HOURS[0])),
-        None => first,
-    }
-}
-
-fn store_available(app: &App, account: &Account) -> Result<Option<i64>, ApiError> {
-    let Some(owner) = app.store.customer(account.owner)? else {
-        return Ok(None);
-    };
-    Ok(Some(
-        app.store
-            .balances(account, &owner, app.clock.today())?
-            .expected,
-    ))
-}
-
-/// The available balance of `account`, minor units: the expected balance of the account
-/// ([`super::store::Store::balances`]: generated ledger, balance overrides and manual
-/// transactions, which include the bookings of settled sandbox payments). `None` when the
-/// account has no owner.
-///
-/// Errors: the database fails (503).
-pub fn available_minor(app: &App, account: &Account) -> Result<Option<i64>, ApiError> {
-    store_available(app, account)
-}
-
-/// Serialises executions (batch runs, instant settlement): each reads balances through the
-/// Store before its database transaction, so two at once could both spend the same funds.
-static EXECUTION: Mutex<()> = Mutex::new(());
-
-/// Holds the execution lock (batch runs and instant settlement run one at a time); a poisoned lock is reused (executions leave
-/// no half-done state: they run in one transaction).
-pub fn execution_lock() -> MutexGuard<'static, ()> {
-    EXECUTION.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// A debtor account as execution sees it.
-#[derive(Debug, Clone)]
-struct Debtor {
-    account: Account,
-    owner_name: String,
-    /// Available balance read before the transaction, plus what this execution moved.
-    available: Option<i64>,
-}
-
-/// What executing payments needs from the [`super::store::Store`], read before the database
-/// transaction: the Store shares the SQLite connection, so it must not be called inside
-/// [`super::db::Db::write`]. Keeps the balance movements of the executions it is used for.
-#[derive(Debug, Default)]
-pub struct Prepared {
-    debtors: HashMap<String, Debtor>,
-    /// Creditor BBAN → sandbox account, `None` outside the sandbox.
-    creditors: HashMap<String, Option<Account>>,
-}
-
-/// Reads what executing `payments` needs ([`Prepared`]).
-///
-/// Errors: the database fails (503).
-pub fn prepare(app: &App, payments: &[PaymentRow]) -> Result<Prepared, ApiError> {
-    let mut p = Prepared::default();
-    for pay in payments {
-        if !p.debtors.contains_key(&pay.debtor_account)
-            && let Some(a) = Uuid::parse_str(&pay.debtor_account)
-                .ok()
-                .map_or(Ok(None), |a| app.store.account(a))?
-        {
-            let owner_name = app
-                .store
-                .customer(a.owner)?
-                .map(|c| c.name)
-                .unwrap_or_default();
-            let available = store_available(app, &a)?;
-            p.debtors.insert(
-                pay.debtor_account.clone(),
-                Debtor {
-                    account: a,
-                    owner_name,
-                    available,
-                },
-            );
-        }
-        let service = Service::from_segment(&pay.service).unwrap_or(Service::Payments);
-        let echo: Value = serde_json::from_str(&pay.body).unwrap_or(Value::Null);
-        for (bban, _) in body::credits(service, &echo) {
-            if let std::collections::hash_map::Entry::Vacant(e) = p.creditors.entry(bban) {
-                let account = body::account_by_bban(app, e.key())?;
-                e.insert(account);
-            }
-        }
-    }
-    Ok(p)
-}
-
-/// The outcome of executing payments.
-#[derive(Debug, Clone, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BatchReport {
-    /// When the run happened (RFC 3339).
-    pub ran_at: String,
-    /// Payments settled (`ACSC`).
-    pub settled: usize,
-    /// Payments rejected for lack of funds (`ACCP`).
-    pub insufficient_funds: usize,
-    /// The caller's payments taken by the run: `{paymentId, transactionStatus}`.
-    pub payments: Vec<Value>,
-}
-
-fn account_text(v: &Value) -> Option<String> {
-    v["bban"]
-        .as_str()
-        .or_else(|| v["iban"].as_str())
-        .map(str::to_string)
-}
-
-fn manual(id: Uuid, account: &Account, day: NaiveDate, amount: i64, at: i64) -> ManualTransaction {
-    ManualTransaction {
-        id,
-        seq: 0,
-        account: account.id,
-        booked: true,
-        booking_date: Some(day),
-        value_date: day,
-        amount,
-        creditor_name: None,
-        creditor_account: None,
-        debtor_name: None,
-        debtor_account: None,
-        remittance: None,
-        created_at: std::time::UNIX_EPOCH
-            + std::time::Duration::from_secs(u64::try_from(at).unwrap_or(0)),
-    }
-}
-
-/// Books a settled payment as the Store's manual transactions ([`super::store::
-/// insert_manual_transaction`]), so it is listed under the account's booked transactions and
-/// moves its balances: a debit per payment (per bulk entry, or one for the whole bulk with
-/// `batchBookingPreferred`) on the debtor account, and a credit on each creditor account of
-/// the sandbox in the same currency. Transaction ids are UUID v5 of the payment id.
-fn book(
-    c: &Connection,
-    p: &PaymentRow,
-    debtor: &Debtor,
-    prepared: &mut Prepared,
-    at: i64,
-) -> rusqlite::Result<()> {
-    let day = chrono::DateTime::<chrono::Utc>::from_timestamp(at, 0)
-        .map(|d| d.date_naive())
-        .unwrap_or_default();
-    let service = Service::from_segment(&p.service).unwrap_or(Service::Payments);
-    let echo: Value = serde_json::from_str(&p.body).unwrap_or(Value::Null);
-    let entries: Vec<Value> = match service {
-        Service::BulkPayments => echo["payments"].as_array().cloned().unwrap_or_default(),
-        _ => vec![echo.clone()],
-    };
-    let tx_id = |what: &str| {
-        Uuid::new_v5(
-            &super::seed::namespace(),
-            format!("payment:{}:{what}", p.id).as_bytes(),
-        )
-    };
-    let minor_of = |e: &Value| {
-        e["instructedAmount"]["amount"]
-            .as_str()
-            .and_then(parse_minor)
-            .unwrap_or(0)
-    };
-    let batch_booking =
-        service == Service::BulkPayments && echo["batchBookingPreferred"].as_bool() == Some(true);
-    if batch_booking {
-        let mut t = manual(tx_id("debit"), &debtor.account, day, -p.amount_minor, at);
-        t.creditor_name = Some(format!("Bulk payment ({} payments)", entries.len()));
-        t.debtor_name = Some(debtor.owner_name.clone());
-        t.debtor_account = Some(debtor.account.bban.clone());
-        t.remittance = echo["paymentInformationId"]
-            .as_str()
-            .map(str::to_string)
-            .or_else(|| Some(format!("Bulk payment {}", p.id)));
-        insert_manual_transaction(c, &t)?;
-    }
-    for (i, e) in entries.iter().enumerate() {
-        let minor = minor_of(e);
-        let creditor_name = e["creditorName"].as_str().map(str::to_string);
-        let remittance = e["remittanceInformationUnstructured"]
-            .as_str()
-            .map(str::to_string);
-        if !batch_booking {
-            let mut t = manual(
-                tx_id(&format!("debit:{i}")),
-                &debtor.account,
-                day,
-                -minor,
-                at,
-            );
-            t.creditor_name = creditor_name;
-            t.creditor_account = account_text(&e["creditorAccount"]);
-            t.debtor_name = Some(debtor.owner_name.clone());
-            t.debtor_account = Some(debtor.account.bban.clone());
-            t.remittance = remittance.clone();
-            insert_manual_transaction(c, &t)?;
-        }
-        let to = body::credits(Service::Payments, e)
-            .into_iter()
-            .next()
-            .and_then(|(bban, _)| prepared.creditors.get(&bban).cloned().flatten())
-            .filter(|a| a.currency == p.currency);
-        if let Some(to) = to {
-            let mut t = manual(tx_id(&format!("credit:{i}")), &to, day, minor, at);
-            t.creditor_name = e["creditorName"].as_str().map(str::to_string);
-            t.creditor_account = Some(to.bban.clone());
-            t.debtor_name = Some(debtor.owner_name.clone());
-            t.debtor_account = Some(debtor.account.bban.clone());
-            t.remittance = remittance;
-            insert_manual_transaction(c, &t)?;
-            if let Some(d) = prepared.debtors.get_mut(&to.id.to_string()) {
-                d.available = d.available.map(|a| a.saturating_add(minor));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Executes one authorised payment at `at` (inside the caller's transaction; `prepared` from
-/// [`prepare`], under [`execution_lock`]): when the debtor account's available balance
-/// ([`available_minor`], less what earlier executions with the same `prepared` spent) covers
-/// the amount, `ACSC` and its bookings (a debit on the debtor account, credits on sandbox creditor
-/// accounts: booked manual transactions of the Store); otherwise `ACCP` with
-/// `fundsAvailable: false`. Returns the new status.
-///
-/// Errors: SQLite errors.
-pub fn execute(
-    c: &Connection,
-    p: &PaymentRow,
-    at: i64,
-    prepared: &mut Prepared,
-) -> rusqlite::Result<&'static str> {
-    let Some(debtor) = prepared.debtors.get(&p.debtor_account).cloned() else {
-        rows::executed(
-            c,
-            &p.id,
-            status::ACCP,
-            false,
-            at,
-            "the debtor account no longer exists",
-        )?;
-        return Ok(status::ACCP);
-    };
-    let available = debtor.available.unwrap_or(0);
-    if available < p.amount_minor {
-        rows::executed(
-            c,
-            &p.id,
-            status::ACCP,
-            false,
-            at,
-            &format!(
-                "rejected for lack of funds at {}: available {} {}, needed {} {}",
-                rfc3339(at),
-                format_minor(available),
-                debtor.account.currency,
-                format_minor(p.amount_minor),
-                p.currency
-            ),
-        )?;
-        return Ok(status::ACCP);
-    }
-    if let Some(d) = prepared.debtors.get_mut(&p.debtor_account) {
-        d.available = Some(available.saturating_sub(p.amount_minor));
-    }
-    book(c, p, &debtor, prepared, at)?;
-    rows::executed(
-        c,
-        &p.id,
-        status::ACSC,
-        true,
-        at,
-        &format!("settled at {}", rfc3339(at)),
-    )?;
-    Ok(status::ACSC)
-}
-
-const DUE: &str = "status = 'ACTC' AND due_at IS NOT NULL AND due_at <= ?1";
-const ALL_AUTHORISED: &str = "status = 'ACTC' AND due_at IS NOT NULL AND ?1 = ?1";
-
-fn run(app: &App, tpp: Option<&str>, all: bool) -> Result<BatchReport, ApiError> {
-    let _running = execution_lock();
-    let now = now_secs(app);
-    let condition = if all { ALL_AUTHORISED } else { DUE };
-    let candidates = app.db.read(|c| rows::payments_where(c, condition, now))?;
-    let mut prepared = prepare(app, &candidates)?;
-    let known: Vec<&str> = candidates.iter().map(|p| p.id.as_str()).collect();
-    app.db.write(|tx| {
-        // Again inside the transaction: a payment may have been cancelled meanwhile.
-        let due = rows::payments_where(tx, condition, now).map_err(db_error)?;
-        let mut report = BatchReport {
-            ran_at: rfc3339(now),
-            ..BatchReport::default()
-        };
-        for p in due.iter().filter(|p| known.contains(&p.id.as_str())) {
-            let at = if all {
-                now
-            } else {
-                p.due_at.unwrap_or(now).min(now)
-            };
-            let s = execute(tx, p, at, &mut prepared).map_err(db_error)?;
-            if s == status::ACSC {
-                report.settled += 1;
-            } else {
-                report.insufficient_funds += 1;
-            }
-            if tpp == Some(p.tpp.as_str()) {
-                report
-                    .payments
-                    .push(json!({"paymentId": p.id, "transactionStatus": s}));
-            }
-        }
-        Ok(report)
-    })
-}
-
-/// Executes every authorised payment whose batch run time has passed on the sandbox clock.
-///
-/// Errors: the state database failed (503).
-pub fn run_due(app: &App) -> Result<BatchReport, ApiError> {
-    let now = now_secs(app);
-    let any: bool = app.db.read(|c| {
-        c.query_row(
-            &format!("SELECT EXISTS(SELECT 1 FROM pis_payments WHERE {DUE})"),
-            [now],
-            |r| r.get(0),
-        )
-    })?;
-    if !any {
-        return Ok(BatchReport {
-            ran_at: rfc3339(now),
-            ..BatchReport::default()
-        });
-    }
-    run(app, None, false)
-}
-
-/// Authorises the `RCVD` payments among `ids` for `customer` (SCA approval, inside the
-/// caller's transaction, under [`execution_lock`]): `ACTC` with their batch run time;
-/// instant payments are executed at once (`ACSC` or `ACCP`, with `prepared` from
-/// [`prepare`]); periodic ones get no batch run. Returns (paymentId, new status) of each
-/// payment authorised.
-///
-/// Errors: SQLite errors.
-pub fn authorise(
-    c: &Connection,
-    ids: &[String],
-    customer: Uuid,
-    psu_id: Uuid,
-    agreement: Option<Uuid>,
-    now: i64,
-    prepared: &mut Prepared,
-) -> rusqlite::Result<Vec<(String, String)>> {
-    let mut out = Vec::new();
-    let agreement = agreement.map(|a| a.to_string());
-    for id in ids {
-        let Some(p) = rows::payment(c, id)? else {
-            continue;
-        };
-        if p.status != status::RCVD {
-            continue;
-        }
-        let periodic = p.service == Service::PeriodicPayments.segment();
-        let instant = payments::kind_of(&p) == Some(body::PaymentType::Instant);
-        let execution = p
-            .execution_date
-            .as_deref()
-            .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok());
-        let due = (!periodic && !instant).then(|| due_at(now, execution));
-        rows::approve(
-            c,
-            id,
-            status::ACTC,
-            &customer.to_string(),
-            &psu_id.to_string(),
-            agreement.as_deref(),
-            now,
-            due,
-        )?;
-        let s = if instant {
-            let mut p = p;
-            p.status = status::ACTC.into();
-            execute(c, &p, now, prepared)?.to_string()
-        } else {
-            status::ACTC.to_string()
-        };
-        out.push((id.clone(), s));
-    }
-    Ok(out)
-}
 
 /// The batch and clock control routes (merged into [`super::router`]).
 pub fn routes() -> Router<Arc<App>> {
@@ -562,53 +130,18 @@ async fn advance_clock(
     Ok(Json(out))
 }
 
-fn own(app: &App, tpp: &Tpp, id: &str) -> Result<PaymentRow, ApiError> {
-    let p = app
-        .db
-        .read(|c| rows::payment(c, id))?
-        .ok_or_else(|| ApiError::not_found(format!("no payment has the id {id:?}")))?;
-    if p.tpp != tpp.id.0 {
-        return Err(ApiError::forbidden_unknown(format!(
-            "payment {id} was not initiated by this TPP"
-        )));
-    }
-    Ok(p)
-}
-
 /// `POST /v1/sandbox/payments/{paymentId}/hold`: the bank stops a `RCVD` or `ACTC` payment
 /// for further checks (`PDNG`); batch runs skip it and DELETE explains why it cannot be
 /// deleted.
 ///
-/// Errors: 404/403 `RESOURCE_UNKNOWN`; 409 `STATUS_INVALID` in any other status.
+/// Errors: those of [`settlement::hold`] (404/403 `RESOURCE_UNKNOWN`; 409 `STATUS_INVALID`).
 async fn hold(
     State(app): State<Arc<App>>,
     tpp: Tpp,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<Value>, ApiError> {
     run_due(&app)?;
-    own(&app, &tpp, &id)?;
-    app.db.write(|tx| {
-        let p = rows::payment(tx, &id)
-            .map_err(db_error)?
-            .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
-        if p.status != status::RCVD && p.status != status::ACTC {
-            return Err(ApiError::new(
-                MessageCode::StatusInvalid,
-                format!(
-                    "payment {id} has status {} and cannot be put on hold",
-                    p.status
-                ),
-            ));
-        }
-        rows::set_hold(
-            tx,
-            &id,
-            status::PDNG,
-            Some(&p.status),
-            "on hold at the bank for further checks",
-        )
-        .map_err(db_error)
-    })?;
+    settlement::hold(&app, &tpp.id, &id)?;
     Ok(Json(
         json!({"paymentId": id, "transactionStatus": status::PDNG}),
     ))
@@ -617,54 +150,13 @@ async fn hold(
 /// `POST /v1/sandbox/payments/{paymentId}/release`: ends a hold; the payment gets its status
 /// from before the hold (an authorised one is taken by the next due batch run).
 ///
-/// Errors: 404/403 `RESOURCE_UNKNOWN`; 409 `STATUS_INVALID` when not on hold.
+/// Errors: those of [`settlement::release`] (404/403 `RESOURCE_UNKNOWN`; 409
+/// `STATUS_INVALID`).
 async fn release(
     State(app): State<Arc<App>>,
     tpp: Tpp,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<Value>, ApiError> {
-    own(&app, &tpp, &id)?;
-    let back = app.db.write(|tx| {
-        let p = rows::payment(tx, &id)
-            .map_err(db_error)?
-            .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
-        if p.status != status::PDNG {
-            return Err(ApiError::new(
-                MessageCode::StatusInvalid,
-                format!("payment {id} is not on hold (status {})", p.status),
-            ));
-        }
-        let back = p.held_from.unwrap_or_else(|| status::RCVD.to_string());
-        rows::set_hold(tx, &id, &back, None, "released by the bank").map_err(db_error)?;
-        Ok(back)
-    })?;
-    run_due(&app)?;
-    let now_status = app
-        .db
-        .read(|c| rows::payment(c, &id))?
-        .map(|p| p.status)
-        .unwrap_or(back);
-    Ok(Json(
-        json!({"paymentId": id, "transactionStatus": now_status}),
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn batch_times_are_the_five_daily_runs() {
-        let day = NaiveDate::from_ymd_opt(2026, 9, 1).unwrap();
-        assert_eq!(next_batch_at(at_hour(day, 6)), at_hour(day, 6));
-        assert_eq!(next_batch_at(at_hour(day, 6) + 1), at_hour(day, 9));
-        assert_eq!(
-            next_batch_at(at_hour(day, 18) + 1),
-            at_hour(day.succ_opt().unwrap(), 6)
-        );
-        assert_eq!(next_batch_at(at_hour(day, 0)), at_hour(day, 6));
-        let later = NaiveDate::from_ymd_opt(2026, 9, 5).unwrap();
-        assert_eq!(due_at(at_hour(day, 10), Some(later)), at_hour(later, 6));
-        assert_eq!(due_at(at_hour(day, 10), Some(day)), at_hour(day, 12));
-    }
+    let status = settlement::release(&app, &tpp.id, &id)?;
+    Ok(Json(json!({"paymentId": id, "transactionStatus": status})))
 }

@@ -11,7 +11,7 @@
 //! Consent: card accounts are offered on the SCA consent page (PRIVATE context) as their own
 //! checkboxes (`cardAccount`), next to the accounts; the ticked ones are stored in
 //! `card_consents` under the consent's key (TPP, PSU-ID, agreement) and follow that consent:
-//! the same 180 days, revocation and SCA-session rules ([`super::consent::resolve`]). A card
+//! the same 180 days, revocation and SCA-session rules ([`access::resolve`]). A card
 //! account of the PSU outside the consent answers 401 + `scaRedirect`; any other 403
 //! `RESOURCE_UNKNOWN`.
 //!
@@ -35,99 +35,22 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::get;
 use chrono::NaiveDate;
-use rusqlite::params;
 use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
 use super::App;
-use super::accounts::TransactionQuery;
+use super::accounts::{Consented, Listing, TransactionQuery};
 use super::auth::Tpp;
-use super::consent::{self, Access};
-use super::db::{self, db_error};
-use super::errors::{ApiError, ApiPath, QueryPairs};
+use super::domain::access;
+use super::domain::access::consented;
+use super::errors::ApiError;
 use super::ledger::{self, Balances, CardEntry};
+use super::model::{CardAccount, Customer};
 use super::reads::{Read, ReadKey};
 use super::rules::{self, AccessKind, TppRoles};
-use super::store::{CardAccount, ConsentKey, Customer};
-use crate::xs2a::error::MessageCode;
 use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::{AccountReference, Amount, Balance, balance_type};
-
-/// The table of consented card accounts.
-pub const MIGRATION: db::Migration = (
-    "cards_001_card_consents",
-    "CREATE TABLE card_consents (
-        tpp TEXT NOT NULL,
-        psu_id TEXT NOT NULL,
-        agreement TEXT NOT NULL,
-        position INTEGER NOT NULL,
-        card_account TEXT NOT NULL REFERENCES card_accounts(id) ON DELETE CASCADE,
-        PRIMARY KEY (tpp, psu_id, agreement, card_account)
-    );",
-);
-
-fn agreement_key(a: Option<Uuid>) -> String {
-    a.map(|a| a.to_string()).unwrap_or_default()
-}
-
-/// Replaces the card accounts of consent `key` by `cards` (inside the transaction that
-/// records the completed SCA, [`super::psu::record_completed_sca`]).
-///
-/// Errors: storage (503).
-pub fn replace_consent(
-    tx: &rusqlite::Transaction<'_>,
-    key: &ConsentKey,
-    cards: &[Uuid],
-) -> Result<(), ApiError> {
-    let (tpp, psu, agreement) = (
-        &key.tpp.0,
-        key.psu_id.to_string(),
-        agreement_key(key.agreement),
-    );
-    tx.execute(
-        "DELETE FROM card_consents WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3",
-        params![tpp, psu, agreement],
-    )
-    .map_err(db_error)?;
-    for (i, c) in cards.iter().enumerate() {
-        tx.execute(
-            "INSERT OR IGNORE INTO card_consents (tpp, psu_id, agreement, position, card_account)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![
-                tpp,
-                psu,
-                agreement,
-                i64::try_from(i).unwrap_or(0),
-                c.to_string()
-            ],
-        )
-        .map_err(db_error)?;
-    }
-    Ok(())
-}
-
-/// The card accounts of consent `key`, in the order ticked.
-///
-/// Errors: storage (503).
-pub fn consented(app: &App, key: &ConsentKey) -> Result<Vec<Uuid>, ApiError> {
-    let ids: Vec<String> = app.db.read(|c| {
-        let mut st = c.prepare_cached(
-            "SELECT card_account FROM card_consents
-             WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3 ORDER BY position",
-        )?;
-        let rows = st.query_map(
-            params![
-                key.tpp.0,
-                key.psu_id.to_string(),
-                agreement_key(key.agreement)
-            ],
-            |r| r.get(0),
-        )?;
-        rows.collect()
-    })?;
-    Ok(ids.iter().filter_map(|s| Uuid::parse_str(s).ok()).collect())
-}
 
 fn card_path(id: &str) -> String {
     format!("/v1/card-accounts/{id}")
@@ -243,7 +166,7 @@ fn reference(card: &CardAccount) -> AccountReference {
 /// `GET /v1/card-accounts`: the consented card accounts (an empty list when the consent has
 /// none: Berlin Group `OK_200_CardAccountList`).
 ///
-/// Errors: 401 `ROLE_INVALID` without `PSP_AI`; the refusals of [`consent::resolve`].
+/// Errors: 401 `ROLE_INVALID` without `PSP_AI`; the refusals of [`access::resolve`].
 pub async fn list(
     State(app): State<Arc<App>>,
     tpp: Tpp,
@@ -252,7 +175,7 @@ pub async fn list(
 ) -> Result<Response, ApiError> {
     roles.require_ais()?;
     let version = app.db.version();
-    let access = consent::resolve(&app, &tpp, &headers)?;
+    let access = access::resolve(&app, &tpp, &headers)?;
     let key = ReadKey::new(Read::CardList, Uuid::nil(), version).consent(&access.key, &[]);
     app.reads.answer(key, || {
         let cards = consented(&app, &access.key)?
@@ -266,58 +189,15 @@ pub async fn list(
     })
 }
 
-fn card_of(
-    app: &App,
-    tpp: &Tpp,
-    roles: &TppRoles,
-    h: &HeaderMap,
-    id: &str,
-) -> Result<(Access, CardAccount, Customer), ApiError> {
-    roles.require_ais()?;
-    let version = app.db.version();
-    let access = consent::resolve(app, tpp, h)?;
-    if let Some((card, owner)) = app.reads.card(&access.key, id, version) {
-        return Ok((access, card, owner));
-    }
-    let unknown = || {
-        ApiError::forbidden_unknown(format!(
-            "card account {id:?} is not a card account of this PSU in this context"
-        ))
-    };
-    let uuid = Uuid::parse_str(id).map_err(|_| unknown())?;
-    let card = app.store.card_account(uuid)?.ok_or_else(unknown)?;
-    let owns = access.agreement.is_none() && card.owner == access.customer.id;
-    if !owns {
-        return Err(unknown());
-    }
-    if !consented(app, &access.key)?.contains(&uuid) {
-        return Err(consent::needs_sca(
-            app,
-            tpp,
-            h,
-            MessageCode::ConsentInvalid,
-            "the consent does not cover this card account: SCA needed to add it",
-        ));
-    }
-    let owner = app.store.customer(card.owner)?.ok_or_else(unknown)?;
-    app.reads
-        .put_card(&access.key, id, version, card.clone(), owner.clone());
-    Ok((access, card, owner))
-}
-
 /// `GET /v1/card-accounts/{id}`: `{"cardAccount": cardAccountDetails}`.
 ///
 /// Errors: as [`list`]; 403 `RESOURCE_UNKNOWN`; 401 + `scaRedirect` outside the consent.
 pub async fn one(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    roles: TppRoles,
-    headers: HeaderMap,
-    ApiPath(id): ApiPath<String>,
+    c: Consented<CardAccount>,
 ) -> Result<Response, ApiError> {
-    let version = app.db.version();
-    let (_, card, _) = card_of(&app, &tpp, &roles, &headers, &id)?;
-    let key = ReadKey::new(Read::Card, card.id, version);
+    let card = c.item;
+    let key = ReadKey::new(Read::Card, card.id, c.version);
     app.reads.answer(key, || {
         Ok(CardAccountResponse {
             card_account: details(&app, &card)?,
@@ -333,17 +213,13 @@ pub async fn one(
 /// Errors: as [`one`]; 429 `ACCESS_EXCEEDED` without `PSU-IP-Address` after 4 calls a day.
 pub async fn balances(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    roles: TppRoles,
-    headers: HeaderMap,
-    ApiPath(id): ApiPath<String>,
+    c: Consented<CardAccount>,
 ) -> Result<Response, ApiError> {
-    let version = app.db.version();
-    let (_, card, owner) = card_of(&app, &tpp, &roles, &headers, &id)?;
-    if !rules::psu_present(&headers) {
+    let (card, owner, version) = (c.item, c.owner, c.version);
+    if !c.psu_present {
         rules::count_unattended(
             &app,
-            &tpp.id,
+            &c.tpp.id,
             &card.id.to_string(),
             AccessKind::CardBalances,
         )?;
@@ -434,7 +310,7 @@ pub fn card_transaction(card: &CardAccount, e: &CardEntry, today: NaiveDate) -> 
 }
 
 /// A manual card transaction's JSON with its id in the ≤ 35-character form.
-fn manual_json(card: &CardAccount, m: &super::store::ManualCardTransaction) -> Value {
+fn manual_json(card: &CardAccount, m: &super::model::ManualCardTransaction) -> Value {
     let mut v = m.to_json(&card.currency, &card.masked_pan);
     if let Some(o) = v.as_object_mut() {
         o.insert("cardTransactionId".into(), card_transaction_id(m.id).into());
@@ -451,24 +327,17 @@ fn manual_json(card: &CardAccount, m: &super::store::ManualCardTransaction) -> V
 /// `PERIOD_INVALID` / 429 `ACCESS_EXCEEDED` without `PSU-IP-Address`.
 pub async fn transactions(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    roles: TppRoles,
-    headers: HeaderMap,
-    ApiPath(id): ApiPath<String>,
-    query: QueryPairs,
+    c: Consented<CardAccount, Listing<true>>,
 ) -> Result<Response, ApiError> {
-    roles.require_ais()?;
-    let version = app.db.version();
-    let q = TransactionQuery::parse_card(&query)?;
-    let (_, card, owner) = card_of(&app, &tpp, &roles, &headers, &id)?;
+    let (card, owner, version, q) = (c.item, c.owner, c.version, c.query.parsed);
     let today = app.clock.today();
-    let from = if rules::psu_present(&headers) {
+    let from = if c.psu_present {
         None
     } else {
         let from = rules::unattended_date_from(today, q.date_from)?;
         rules::count_unattended(
             &app,
-            &tpp.id,
+            &c.tpp.id,
             &card.id.to_string(),
             AccessKind::CardTransactions,
         )?;
@@ -476,7 +345,7 @@ pub async fn transactions(
     };
     let key = ReadKey::new(Read::CardTransactions, card.id, version)
         .on(today)
-        .query(&query.0, from);
+        .query(&c.query.pairs, from);
     app.reads
         .answer(key, || card_report(&app, &q, &card, &owner, today, from))
 }

@@ -130,7 +130,7 @@ impl Db {
         f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> Result<T, ApiError> {
         let conn = self.lock();
-        f(&conn).map_err(db_error)
+        Ok(f(&conn)?)
     }
 
     /// Like [`Db::read`] with plain SQLite errors (opening).
@@ -149,11 +149,9 @@ impl Db {
         f: impl FnOnce(&Transaction<'_>) -> Result<T, ApiError>,
     ) -> Result<T, ApiError> {
         let mut conn = self.lock();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(db_error)?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let out = f(&tx)?;
-        tx.commit().map_err(db_error)?;
+        tx.commit()?;
         self.version
             .fetch_add(1, std::sync::atomic::Ordering::Release);
         Ok(out)
@@ -213,14 +211,12 @@ mod tests {
         db.migrate(m).unwrap();
         db.migrate(m).unwrap();
         db.write(|tx| {
-            tx.execute("INSERT INTO t VALUES (1)", [])
-                .map_err(db_error)?;
+            tx.execute("INSERT INTO t VALUES (1)", [])?;
             Ok(())
         })
         .unwrap();
         let r: Result<(), ApiError> = db.write(|tx| {
-            tx.execute("INSERT INTO t VALUES (2)", [])
-                .map_err(db_error)?;
+            tx.execute("INSERT INTO t VALUES (2)", [])?;
             Err(ApiError::format("nope"))
         });
         assert!(r.is_err());
@@ -237,7 +233,7 @@ mod tests {
         {
             let db = Db::open(&s).unwrap();
             db.migrate(&[("t1", "CREATE TABLE t (x INTEGER)")]).unwrap();
-            db.write(|tx| tx.execute("INSERT INTO t VALUES (7)", []).map_err(db_error))
+            db.write(|tx| Ok(tx.execute("INSERT INTO t VALUES (7)", [])?))
                 .unwrap();
         }
         let db = Db::open(&s).unwrap();

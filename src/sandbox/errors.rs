@@ -122,6 +122,16 @@ where
 pub struct QueryPairs(pub Vec<(String, String)>);
 
 impl QueryPairs {
+    /// The query string of `parts`, decoded (`application/x-www-form-urlencoded`).
+    pub fn of(parts: &Parts) -> Self {
+        let q = parts.uri.query().unwrap_or("");
+        QueryPairs(
+            url::form_urlencoded::parse(q.as_bytes())
+                .into_owned()
+                .collect(),
+        )
+    }
+
     /// The last value of `name`, if present.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0
@@ -148,11 +158,6 @@ impl<S: Send + Sync> FromRequestParts<S> for QueryPairs {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        let q = parts.uri.query().unwrap_or("");
-        Ok(QueryPairs(
-            url::form_urlencoded::parse(q.as_bytes())
-                .into_owned()
-                .collect(),
-        ))
+        Ok(QueryPairs::of(parts))
     }
 }

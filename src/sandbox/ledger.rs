@@ -17,7 +17,10 @@
 use chrono::{Datelike, Duration, NaiveDate, Weekday};
 use uuid::Uuid;
 
-use super::store::{Account, AccountKind, CardAccount, Customer};
+use super::model::{
+    Account, AccountKind, BalanceOverride, CardAccount, Customer, MANUAL_TRANSACTION_CODE,
+    ManualTransaction,
+};
 
 /// History starts at this date, or 400 days before today when that is earlier, so there is
 /// always more than a year of booked transactions.
@@ -1118,6 +1121,60 @@ fn settlement_day(owner: &Customer, day: NaiveDate) -> Vec<Raw> {
         ));
     }
     out
+}
+
+impl ManualTransaction {
+    /// As a [`ledger::Entry`] (what the transaction listing pages): counterparty = creditor
+    /// for debits, debtor for credits; code [`MANUAL_TRANSACTION_CODE`].
+    pub fn entry(&self) -> Entry {
+        let (name, account) = if self.amount < 0 {
+            (&self.creditor_name, &self.creditor_account)
+        } else {
+            (&self.debtor_name, &self.debtor_account)
+        };
+        Entry {
+            id: self.id,
+            booking_date: if self.booked { self.booking_date } else { None },
+            value_date: self.value_date,
+            amount: self.amount,
+            counterparty: name.clone().or_else(|| account.clone()).unwrap_or_default(),
+            text: self.remittance.clone().unwrap_or_default(),
+            code: MANUAL_TRANSACTION_CODE,
+        }
+    }
+}
+
+/// Applies an override and manual transactions to generated balances.
+///
+/// `items` are (seq, counts in the booked balance, amount) of the manual transactions. Without
+/// an override every item counts; with one only items after it. Items that count in the booked
+/// balance move `closing_booked` (for accounts: booked before today, as `closingBooked` is
+/// yesterday's); every counted item moves `expected` (booked + pending).
+pub fn adjust_balances(
+    base: Balances,
+    over: Option<&BalanceOverride>,
+    items: impl IntoIterator<Item = (i64, bool, i64)>,
+) -> Balances {
+    let (mut b, after) = match over {
+        Some(o) => (
+            Balances {
+                closing_booked: o.booked,
+                expected: o.available,
+            },
+            o.after_seq,
+        ),
+        None => (base, i64::MIN),
+    };
+    for (seq, booked_before_today, amount) in items {
+        if seq <= after {
+            continue;
+        }
+        if booked_before_today {
+            b.closing_booked = b.closing_booked.saturating_add(amount);
+        }
+        b.expected = b.expected.saturating_add(amount);
+    }
+    b
 }
 
 #[cfg(test)]

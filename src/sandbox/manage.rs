@@ -49,14 +49,16 @@ use uuid::Uuid;
 
 use super::App;
 use super::auth::Tpp;
-use super::db::db_error;
+
+use super::domain::views::{self, agreement_path, customer_path};
 use super::errors::{ApiError, ApiPath};
 use super::ledger::Balances;
-use super::seed;
-use super::store::{
-    self, Account, AccountKind, Agreement, CardAccount, Customer, ManualCardTransaction,
+use super::model::{
+    Account, AccountKind, Agreement, CardAccount, Customer, ManualCardTransaction,
     ManualTransaction,
 };
+use super::seed;
+use super::store::{self, Unique};
 use crate::xs2a::error::MessageCode;
 use crate::xs2a::fields::{Fields, json_type};
 use crate::xs2a::links::{Link, Links, names};
@@ -131,39 +133,6 @@ pub fn routes() -> Router<Arc<App>> {
 
 // ---------------------------------------------------------------------------------------
 // Paths and elements
-
-/// `/v1/sandbox/customers/{id}`.
-pub fn customer_path(id: Uuid) -> String {
-    format!("/v1/sandbox/customers/{id}")
-}
-
-/// `/v1/sandbox/customers/{corporate}/agreements/{id}`: an agreement lives under its
-/// corporate customer (the listing's `_links.self` of every agreement element).
-pub fn agreement_path(a: &Agreement) -> String {
-    format!("{}/agreements/{}", customer_path(a.corporate), a.id)
-}
-
-/// The agreement element of the interface document ("Sandbox customer", Agreement element:
-/// `id`, `name`, `engagements` = the covered accounts' resourceIds, `_links` with `self` and
-/// `engagements`, each `{href, verbs}`).
-pub fn agreement_element(a: &Agreement) -> SandboxAgreement {
-    let path = agreement_path(a);
-    let mut links = Links::new();
-    links.insert(
-        names::SELF.into(),
-        Link::with_verbs(path.clone(), &["GET", "DELETE"]),
-    );
-    links.insert(
-        "engagements".into(),
-        Link::with_verbs(format!("{path}/engagements"), VERBS_GET),
-    );
-    SandboxAgreement {
-        id: a.id.to_string(),
-        name: a.name.clone(),
-        engagements: a.accounts.iter().map(|x| x.to_string()).collect(),
-        links,
-    }
-}
 
 /// Berlin Group `accountDetails` of an account, as `GET /v1/accounts/{id}` shows it.
 fn account_details(app: &App, a: &Account) -> Result<AccountDetails, ApiError> {
@@ -381,18 +350,18 @@ fn random_u64() -> u64 {
     Uuid::new_v4().as_u64_pair().0
 }
 
-fn exists(conn: &Connection, sql: &str, value: &str) -> Result<bool, ApiError> {
-    conn.query_row(sql, [value], |r| r.get(0)).map_err(db_error)
+fn exists(conn: &Connection, what: Unique, value: &str) -> Result<bool, ApiError> {
+    Ok(store::exists(conn, what, value)?)
 }
 
 fn unique_value(
     conn: &Connection,
-    sql: &str,
+    what: Unique,
     make: impl Fn(u64) -> String,
 ) -> Result<String, ApiError> {
     for _ in 0..1000 {
         let v = make(random_u64());
-        if !exists(conn, sql, &v)? {
+        if !exists(conn, what, &v)? {
             return Ok(v);
         }
     }
@@ -400,19 +369,11 @@ fn unique_value(
 }
 
 fn fresh_bban(conn: &Connection) -> Result<String, ApiError> {
-    unique_value(
-        conn,
-        "SELECT EXISTS(SELECT 1 FROM accounts WHERE bban = ?1)",
-        seed::bban_from,
-    )
+    unique_value(conn, Unique::Bban, seed::bban_from)
 }
 
 fn fresh_pan(conn: &Connection) -> Result<String, ApiError> {
-    unique_value(
-        conn,
-        "SELECT EXISTS(SELECT 1 FROM card_accounts WHERE masked_pan = ?1)",
-        seed::masked_pan,
-    )
+    unique_value(conn, Unique::MaskedPan, seed::masked_pan)
 }
 
 /// `text` cut to `max` characters.
@@ -652,7 +613,7 @@ pub async fn create_customer(
         ),
     };
     let customer = app.db.write(|tx| {
-        let number_sql = "SELECT EXISTS(SELECT 1 FROM customers WHERE number = ?1)";
+        let number_sql = Unique::CustomerNumber;
         let number = match number {
             Some(n) => {
                 if exists(tx, number_sql, &n)? {
@@ -734,7 +695,7 @@ pub async fn create_customer(
         }
         Ok(customer)
     })?;
-    let element = super::customers::element(&app, &customer, true, true)?;
+    let element = views::element(&app, &customer, true, true)?;
     Ok(created(&customer_path(customer.id), element))
 }
 
@@ -910,11 +871,7 @@ pub async fn create_agreement(
         ),
     };
     let agreement = app.db.write(|tx| {
-        let taken: bool = tx.query_row(
-            "SELECT EXISTS(SELECT 1 FROM agreements WHERE corporate = ?1 AND holder = ?2)",
-            [corporate.id.to_string(), holder.id.to_string()],
-            |r| r.get(0),
-        )?;
+        let taken = store::agreement_between(tx, corporate.id, holder.id)?;
         if taken {
             return Err(inconsistent(
                 "holderCustomerId",
@@ -937,7 +894,7 @@ pub async fn create_agreement(
     })?;
     Ok(created(
         &agreement_path(&agreement),
-        agreement_element(&agreement),
+        views::sandbox_agreement_element(&agreement),
     ))
 }
 
@@ -955,7 +912,7 @@ pub async fn list_agreements(
         app.store
             .agreements_of(c.id)?
             .iter()
-            .map(agreement_element)
+            .map(views::sandbox_agreement_element)
             .collect(),
     ))
 }
@@ -979,7 +936,7 @@ pub async fn get_agreement(
     _tpp: Tpp,
     ApiPath((id, agreement)): ApiPath<(String, String)>,
 ) -> Result<Json<SandboxAgreement>, ApiError> {
-    Ok(Json(agreement_element(&path_agreement(
+    Ok(Json(views::sandbox_agreement_element(&path_agreement(
         &app, &id, &agreement,
     )?)))
 }
@@ -1091,11 +1048,7 @@ pub async fn create_account(
     let account = app.db.write(|tx| {
         let mut a = build_account(tx, &owner, spec)?;
         if let Some(b) = bban {
-            if exists(
-                tx,
-                "SELECT EXISTS(SELECT 1 FROM accounts WHERE bban = ?1)",
-                &b,
-            )? {
+            if exists(tx, Unique::Bban, &b)? {
                 return Err(field_error(
                     "bban",
                     format!("bban {b} is already an account of this sandbox"),
@@ -1402,14 +1355,10 @@ pub async fn create_transaction(
     };
     t.seq = app.db.write(|tx| {
         // The account may have been deleted since it was read.
-        if !exists(
-            tx,
-            "SELECT EXISTS(SELECT 1 FROM accounts WHERE id = ?1)",
-            &account.id.to_string(),
-        )? {
+        if !exists(tx, Unique::AccountId, &account.id.to_string())? {
             return Err(ApiError::not_found(format!("no sandbox account {id:?}")));
         }
-        store::insert_manual_transaction(tx, &t).map_err(db_error)
+        Ok(store::insert_manual_transaction(tx, &t)?)
     })?;
     Ok(created(
         &format!("/v1/accounts/{}/transactions/{}", account.id, t.id),
@@ -1513,16 +1462,12 @@ pub async fn create_card_transaction(
         created_at: app.clock.now(),
     };
     t.seq = app.db.write(|tx| {
-        if !exists(
-            tx,
-            "SELECT EXISTS(SELECT 1 FROM card_accounts WHERE id = ?1)",
-            &card.id.to_string(),
-        )? {
+        if !exists(tx, Unique::CardAccountId, &card.id.to_string())? {
             return Err(ApiError::not_found(format!(
                 "no sandbox card account {id:?}"
             )));
         }
-        store::insert_manual_card_transaction(tx, &t).map_err(db_error)
+        Ok(store::insert_manual_card_transaction(tx, &t)?)
     })?;
     Ok(created(
         &format!("/v1/card-accounts/{}/transactions", card.id),
@@ -1593,15 +1538,14 @@ pub async fn set_balances(
     let current = app.store.balances(&account, &owner, today)?;
     let now = app.clock.now();
     app.db.write(|tx| {
-        store::set_balance_override(
+        Ok(store::set_balance_override(
             tx,
             false,
             account.id,
             booked.unwrap_or(current.closing_booked),
             available.unwrap_or(current.expected),
             now,
-        )
-        .map_err(db_error)
+        )?)
     })?;
     let b = app.store.balances(&account, &owner, today)?;
     let yesterday = today.pred_opt().unwrap_or(today);
@@ -1658,7 +1602,9 @@ pub async fn set_card_balances(
     let available = available.unwrap_or(current.expected);
     let now = app.clock.now();
     app.db.write(|tx| {
-        store::set_balance_override(tx, true, card.id, booked, available, now).map_err(db_error)
+        Ok(store::set_balance_override(
+            tx, true, card.id, booked, available, now,
+        )?)
     })?;
     let b = app.store.card_balances(
         card.id,

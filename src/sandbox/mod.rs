@@ -2,11 +2,19 @@
 //! signed `/v1` interface of the interface document and the HTML SCA pages its `scaRedirect`
 //! links open.
 //!
-//! Layout: [`router`] wires the routes; [`auth`] verifies every `/v1` request's signature;
-//! [`accounts`] and [`customers`] are the resource handlers; [`consent`] decides which
-//! accounts a request may read and starts SCA; [`sca`] and [`pages`] are the SCA pages;
-//! [`store`] holds the state, initialized from [`seed`]; [`ledger`] generates the
-//! transactions and balances; [`clock`] is the injectable time source.
+//! Layout, in three layers that only call downwards (`scripts/sandbox_cycles.py` checks that
+//! the modules import each other without cycles):
+//!
+//! - HTTP: [`router`] wires the routes; [`auth`] verifies every `/v1` request's signature;
+//!   the handlers parse a request, call the domain and answer: [`accounts`] (with the one
+//!   extractor of a consented account, [`accounts::Consented`]), [`cards`], [`consent`],
+//!   [`psu`], [`customers`], [`manage`], [`payments`], [`baskets`], [`batch`]; [`sca`],
+//!   [`payment_sca`] and [`pages`] are the SCA pages.
+//! - Domain: [`domain`] holds the services the handlers share (access decisions, settlement,
+//!   the customer and agreement views); [`model`] the plain domain types; [`ledger`]
+//!   generates the transactions and computes balances; [`rules`] the cross-cutting rules.
+//! - Store: [`store`] holds the state (all SQL; per-table modules under it), initialized from
+//!   [`seed`], on [`db`]; [`clock`] is the injectable time source.
 //!
 //! Routes:
 //!
@@ -50,9 +58,11 @@ pub mod clock;
 pub mod consent;
 pub mod customers;
 pub mod db;
+pub mod domain;
 pub mod errors;
 pub mod ledger;
 pub mod manage;
+pub mod model;
 pub mod observe;
 pub mod pages;
 pub mod payment_sca;
@@ -80,6 +90,7 @@ use tokio::task::JoinHandle;
 pub use clock::Clock;
 
 use crate::signing::{Verifier, VerifyPolicy};
+use domain::access;
 use errors::ApiError;
 use store::Store;
 
@@ -116,8 +127,8 @@ pub struct App {
     pub verifier: Verifier,
     /// Serialized transaction pages (see [`accounts::PageCache`]).
     pub pages: accounts::PageCache,
-    /// Granted access decisions (see [`consent::Decisions`]).
-    pub decisions: consent::Decisions,
+    /// Granted access decisions (see [`access::Decisions`]).
+    pub decisions: access::Decisions,
     /// TPP identities per verified certificate (see [`auth::TppCache`]).
     pub tpps: auth::TppCache,
     /// `X-Request-ID`s already used ([`replay`]); `None` with `allow_replays`.
@@ -170,7 +181,7 @@ impl App {
             db,
             verifier: Verifier::new(config.verify_policy),
             pages: accounts::PageCache::default(),
-            decisions: consent::Decisions::default(),
+            decisions: access::Decisions::default(),
             tpps: auth::TppCache::default(),
             replay,
             public_url,
@@ -183,12 +194,12 @@ impl App {
 /// Schema steps of every module's tables, applied in order (see [`db::Db::migrate`]).
 pub const MIGRATIONS: &[db::Migration] = &[
     store::MIGRATION,
-    rules::MIGRATION,
-    psu::MIGRATION,
-    cards::MIGRATION,
-    consent::MIGRATION,
-    payments::MIGRATION,
-    sca_guard::MIGRATION,
+    store::unattended::MIGRATION,
+    store::access::PSU_MIGRATION,
+    store::access::CARDS_MIGRATION,
+    store::access::CONSENT_MIGRATION,
+    store::payments::MIGRATION,
+    store::sca_browsers::MIGRATION,
 ];
 
 /// The sandbox's routes over its state. Absolute links (`scaRedirect`) start with

@@ -13,7 +13,7 @@
 //! 2. `psuIdentified`: the payment(s) in full with Approve and Reject,
 //!    `POST /payment-sca/{id}/decision` (`action=approve|reject`).
 //!
-//! Approve: every `RCVD` payment in scope is authorised ([`super::batch::authorise`]: `ACTC`,
+//! Approve: every `RCVD` payment in scope is authorised ([`settlement::authorise`]: `ACTC`,
 //! instant payments settle at once), the authorisation is `finalised`, the PSU-ID is
 //! registered, and the browser is sent (302) to `TPP-Redirect-URI` with `psu-id`,
 //! `psu-corporate-id` (when approved under a corporate agreement), `tpp-session-id` and
@@ -42,15 +42,17 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::App;
-use super::db::db_error;
+
+use super::domain::access::psu_id;
+use super::domain::settlement::{self, now_secs};
 use super::errors::ApiError;
+use super::model::{Agreement, Customer, TppId};
 use super::pages::{self, Page, esc, format_bban};
+use super::payments;
 use super::payments::body::Service;
-use super::payments::rows::{self, AuthorisationRow, PaymentRow, sca_status, status};
-use super::payments::{self, now_secs};
-use super::sca::{SCA_SYSTEM, or_page, psu_id};
-use super::store::{Agreement, Customer, TppId};
-use super::{batch, sca_guard};
+use super::sca::{SCA_SYSTEM, or_page};
+use super::sca_guard;
+use super::store::payments::{self as rows, AuthorisationRow, PaymentRow, sca_status, status};
 use crate::xs2a::model::{CustomerType, format_minor};
 use crate::xs2a::redirect::{PsuContext, ScaCallback, ScaFailure, ScaSuccess};
 
@@ -232,7 +234,7 @@ fn payment_html(app: &App, p: &PaymentRow) -> Result<String, ApiError> {
             s(&body, &["frequency"]),
             s(&body, &["startDate"])
         )
-    } else if payments::kind_of(p) == Some(payments::body::PaymentType::Instant) {
+    } else if settlement::kind_of(p) == Some(payments::body::PaymentType::Instant) {
         "instant: paid at once".to_string()
     } else {
         match p.execution_date.as_deref() {
@@ -585,7 +587,7 @@ fn login_step(app: &App, id: String, body: &[u8]) -> Response {
     let customer_id = customer.id.to_string();
     let agreement_id = agreement.as_ref().map(|a| a.id.to_string());
     let moved = app.db.write(|tx| {
-        let a = rows::authorisation(tx, &id).map_err(db_error)?;
+        let a = rows::authorisation(tx, &id)?;
         if a.is_none_or(|a| a.sca_status != sca_status::RECEIVED) {
             return Ok(false);
         }
@@ -595,8 +597,7 @@ fn login_step(app: &App, id: String, body: &[u8]) -> Response {
             sca_status::PSU_IDENTIFIED,
             Some(&customer_id),
             agreement_id.as_deref(),
-        )
-        .map_err(db_error)?;
+        )?;
         Ok(true)
     });
     match moved {
@@ -678,16 +679,16 @@ fn decision_step(app: &App, id: String, body: &[u8]) -> Response {
     let now = now_secs(app);
     // Store reads happen before the transaction (the Store shares its connection), under
     // the execution lock (instant payments are executed at approval).
-    let _executing = batch::execution_lock();
-    let mut prepared = or_page!(batch::prepare(app, &scope.payments));
+    let _executing = settlement::execution_lock();
+    let mut prepared = or_page!(settlement::prepare(app, &scope.payments));
     let outcome = app.db.write(|tx| {
-        let Some(a) = rows::authorisation(tx, &id).map_err(db_error)? else {
+        let Some(a) = rows::authorisation(tx, &id)? else {
             return Ok(Outcome::Stale);
         };
         if a.sca_status != scope.auth.sca_status {
             return Ok(Outcome::Stale);
         }
-        let current = scope_of(tx, a).map_err(db_error)?;
+        let current = scope_of(tx, a)?;
         let open: Vec<String> = current
             .payments
             .iter()
@@ -696,27 +697,24 @@ fn decision_step(app: &App, id: String, body: &[u8]) -> Response {
             .collect();
         if !approve {
             for p in &open {
-                rows::set_status(tx, p, status::RJCT, Some("rejected by the PSU during SCA"))
-                    .map_err(db_error)?;
+                rows::set_status(tx, p, status::RJCT, Some("rejected by the PSU during SCA"))?;
             }
-            rows::set_sca_status(tx, &id, sca_status::FAILED, None, None).map_err(db_error)?;
+            rows::set_sca_status(tx, &id, sca_status::FAILED, None, None)?;
             return Ok(Outcome::Rejected);
         }
         let Some(customer) = customer else {
             return Ok(Outcome::Stale);
         };
         if open.is_empty() {
-            rows::set_sca_status(tx, &id, sca_status::FAILED, None, None).map_err(db_error)?;
+            rows::set_sca_status(tx, &id, sca_status::FAILED, None, None)?;
             return Ok(Outcome::NothingLeft);
         }
         let psu = psu_id(&tpp, customer);
-        let done = batch::authorise(tx, &open, customer, psu, agreement, now, &mut prepared)
-            .map_err(db_error)?;
-        rows::set_sca_status(tx, &id, sca_status::FINALISED, None, None).map_err(db_error)?;
-        rows::register_psu(tx, &tpp.0, &psu.to_string(), &customer.to_string())
-            .map_err(db_error)?;
+        let done = settlement::authorise(tx, &open, customer, psu, agreement, now, &mut prepared)?;
+        rows::set_sca_status(tx, &id, sca_status::FINALISED, None, None)?;
+        rows::register_psu(tx, &tpp.0, &psu.to_string(), &customer.to_string())?;
         if let Some(b) = &scope.auth.basket {
-            rows::set_basket_flags(tx, b, false, true).map_err(db_error)?;
+            rows::set_basket_flags(tx, b, false, true)?;
         }
         Ok(Outcome::Approved(done))
     });

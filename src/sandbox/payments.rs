@@ -31,7 +31,7 @@
 //! 400 `FORMAT_ERROR` ([`require_corporate_id`]; Authentication 12).
 //!
 //! Every handler needs the `PSP_PI` role in the TPP certificate ([`require_role`]: 401
-//! `ROLE_INVALID`) and first runs the batch runs that are due ([`super::batch::run_due`]).
+//! `ROLE_INVALID`) and first runs the batch runs that are due ([`settlement::run_due`]).
 //!
 //! SCA (interface document, Authentication 11 and 15: "Each payment also needs its own SCA";
 //! the SCA-session rule 2 does not apply because payments need dynamic linking): the 201
@@ -43,7 +43,6 @@
 //! keeps the redirect.
 
 pub mod body;
-pub mod rows;
 
 use std::sync::Arc;
 
@@ -61,19 +60,17 @@ use uuid::Uuid;
 
 use super::App;
 use super::auth::Tpp;
-use super::batch;
-use super::consent;
-use super::db::db_error;
+use super::domain::access;
+use super::domain::settlement::{self, now_secs, rfc3339};
+
 use super::errors::{ApiError, ApiPath, QueryPairs};
+use super::store::payments::{self as rows, AuthorisationRow, PaymentRow, sca_status, status};
 use crate::cert::{Certificate, Psd2Role};
 use crate::xs2a::error::{MAX_TEXT_CHARS, MessageCode};
 use crate::xs2a::headers;
 use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::{Amount, CustomerType};
-use body::{PaymentType, Service};
-use rows::{AuthorisationRow, PaymentRow, sca_status, status};
-
-pub use rows::MIGRATION;
+use body::Service;
 
 /// How long a payment SCA link can be used (as the consent SCA:
 /// [`super::store::AUTHORISATION_LIFETIME`]), seconds.
@@ -117,22 +114,6 @@ pub fn require_role(cert: &Certificate, role: Psd2Role) -> Result<(), ApiError> 
         Psd2Role::PspAs => "account servicing",
     };
     super::rules::TppRoles(cert.roles()).require(role, service)
-}
-
-/// The sandbox clock as Unix seconds.
-pub fn now_secs(app: &App) -> i64 {
-    app.clock
-        .now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
-
-/// Unix seconds as RFC 3339 UTC.
-pub fn rfc3339(t: i64) -> String {
-    chrono::DateTime::<chrono::Utc>::from_timestamp(t, 0)
-        .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        .unwrap_or_default()
 }
 
 const SINGLE: u8 = 0;
@@ -241,13 +222,13 @@ pub fn redirect_uri(h: &HeaderMap) -> Result<String, ApiError> {
 
 /// `TPP-Session-ID`, or a generated one when absent.
 ///
-/// Errors: 400 `FORMAT_ERROR` when longer than [`consent::MAX_SESSION_ID_CHARS`].
+/// Errors: 400 `FORMAT_ERROR` when longer than [`access::MAX_SESSION_ID_CHARS`].
 pub fn session_id(h: &HeaderMap) -> Result<String, ApiError> {
     match header_str(h, headers::TPP_SESSION_ID)? {
-        Some(s) if s.chars().count() > consent::MAX_SESSION_ID_CHARS => {
+        Some(s) if s.chars().count() > access::MAX_SESSION_ID_CHARS => {
             Err(ApiError::format(format!(
                 "TPP-Session-ID is longer than {} characters",
-                consent::MAX_SESSION_ID_CHARS
+                access::MAX_SESSION_ID_CHARS
             )))
         }
         Some(s) => Ok(s.to_string()),
@@ -292,13 +273,13 @@ pub struct Binding {
 }
 
 /// The PSU behind `PSU-ID` (registered by any flow: consent SCA, `GET /v1/users`, payment
-/// SCA or `X-PSU-IDENTITY`; [`super::psu::psu_customer`]) or
+/// SCA or `X-PSU-IDENTITY`; [`access::psu_customer`]) or
 /// `X-PSU-IDENTITY` (interface document: "selects the single-SCA flow for a private PSU
 /// without a PSU-ID; a PSU-ID is then created, and the flow is idempotent").
 ///
 /// `X-PSU-IDENTITY` is the mock national identification number, i.e. a private customer's
 /// `customerNumber` (Authentication 14). The PSU-ID is the one SCA gives (UUID v5 of TPP and
-/// customer, [`super::sca::psu_id`]), so repeating the header gives the same PSU-ID. An
+/// customer, [`access::psu_id`]), so repeating the header gives the same PSU-ID. An
 /// unknown `PSU-ID` binds nobody (the SCA identifies the PSU).
 ///
 /// Errors: 400 `FORMAT_ERROR` for a `PSU-ID` that is not a UUID, for both headers at once,
@@ -332,7 +313,7 @@ pub fn binding(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Binding, ApiError>
         }
         return Ok(Binding {
             customer: Some(customer.id),
-            created_psu_id: Some(super::sca::psu_id(&tpp.id, customer.id)),
+            created_psu_id: Some(access::psu_id(&tpp.id, customer.id)),
         });
     }
     let Some(psu) = psu else {
@@ -341,7 +322,7 @@ pub fn binding(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Binding, ApiError>
     let psu_id = Uuid::parse_str(psu)
         .map_err(|_| ApiError::format(format!("PSU-ID {psu:?} is not a UUID")))?;
     Ok(Binding {
-        customer: super::psu::psu_customer(app, &tpp.id, psu_id)?,
+        customer: access::psu_customer(app, &tpp.id, psu_id)?,
         created_psu_id: None,
     })
 }
@@ -353,7 +334,7 @@ pub fn binding(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Binding, ApiError>
 /// context).
 ///
 /// Errors: a storage failure ([`ApiError`] 503).
-fn corporate_account(app: &App, account: &super::store::Account) -> Result<bool, ApiError> {
+fn corporate_account(app: &App, account: &super::model::Account) -> Result<bool, ApiError> {
     Ok(app
         .store
         .customer(account.owner)?
@@ -380,7 +361,7 @@ pub fn in_corporate_context(app: &App, p: &PaymentRow) -> Result<bool, ApiError>
 /// Interface document, Authentication 12: "For corporate context PSU-CORPORATE-ID is set as
 /// well ... A corporate user's request without it is answered 400" (Errors table: "Corporate
 /// user's request lacks PSU-CORPORATE-ID: 400"), the rule account requests already follow
-/// ([`super::consent`]). For PIS and signing baskets a request acts as a corporate user when
+/// ([`super::domain::access`]). For PIS and signing baskets a request acts as a corporate user when
 /// it identifies the PSU (`PSU-ID`) and concerns a payment in CORPORATE context:
 /// `corporate` names it (e.g. via [`in_corporate_context`]), or gives `None`; it is only
 /// called when `PSU-ID` is present and `PSU-Corporate-ID` absent.
@@ -528,10 +509,10 @@ pub fn reject_expired(app: &App, ids: &[String]) -> Result<(), ApiError> {
     }
     app.db.write(|tx| {
         for id in ids {
-            if let Some(p) = rows::payment(tx, id).map_err(db_error)?
-                && sca_expired(tx, &p, now).map_err(db_error)?
+            if let Some(p) = rows::payment(tx, id)?
+                && sca_expired(tx, &p, now)?
             {
-                rows::set_status(tx, id, status::RJCT, Some(EXPIRED_REASON)).map_err(db_error)?;
+                rows::set_status(tx, id, status::RJCT, Some(EXPIRED_REASON))?;
             }
         }
         Ok(())
@@ -595,7 +576,7 @@ async fn create<const S: u8>(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
-    batch::run_due(&app)?;
+    settlement::run_due(&app)?;
     let service = service_of(S);
     let product = body::product_for(service, &segment)?;
     let allow_duplicate = query.bool("allowLogicalDuplicate", false)?;
@@ -642,9 +623,7 @@ async fn create<const S: u8>(
     let auth =
         (!explicit).then(|| new_authorisation(&tpp, Some(&id), None, &redirect, &session, now));
     app.db.write(|tx| {
-        if !allow_duplicate
-            && rows::logical_duplicate_exists(tx, &init.dedup_key, &today).map_err(db_error)?
-        {
+        if !allow_duplicate && rows::logical_duplicate_exists(tx, &init.dedup_key, &today)? {
             return Err(ApiError::new(
                 MessageCode::PaymentFailed,
                 "logical duplicate: a payment with the same debtor account, creditor, amount, \
@@ -653,11 +632,11 @@ async fn create<const S: u8>(
             ));
         }
         if let (Some(c), Some(p)) = (bound.customer, bound.created_psu_id) {
-            rows::register_psu(tx, &tpp.id.0, &p.to_string(), &c.to_string()).map_err(db_error)?;
+            rows::register_psu(tx, &tpp.id.0, &p.to_string(), &c.to_string())?;
         }
-        rows::insert_payment(tx, &row).map_err(db_error)?;
+        rows::insert_payment(tx, &row)?;
         if let Some(a) = &auth {
-            rows::insert_authorisation(tx, a).map_err(db_error)?;
+            rows::insert_authorisation(tx, a)?;
         }
         Ok(())
     })?;
@@ -766,7 +745,7 @@ async fn details<const S: u8>(
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
-    batch::run_due(&app)?;
+    settlement::run_due(&app)?;
     own_payment(&app, &tpp, service_of(S), &segment, &id)?;
     reject_expired(&app, std::slice::from_ref(&id))?;
     let p = own_payment(&app, &tpp, service_of(S), &segment, &id)?;
@@ -780,7 +759,7 @@ async fn details<const S: u8>(
     Ok(Json(Value::Object(body)))
 }
 
-/// Whether the debtor account of `p` holds its amount now ([`batch::available_minor`]).
+/// Whether the debtor account of `p` holds its amount now ([`settlement::available_minor`]).
 fn funds_now(app: &App, p: &PaymentRow) -> Result<Option<bool>, ApiError> {
     let Some(account) = Uuid::parse_str(&p.debtor_account)
         .ok()
@@ -788,7 +767,7 @@ fn funds_now(app: &App, p: &PaymentRow) -> Result<Option<bool>, ApiError> {
     else {
         return Ok(None);
     };
-    Ok(batch::available_minor(app, &account)?.map(|a| a >= p.amount_minor))
+    Ok(settlement::available_minor(app, &account)?.map(|a| a >= p.amount_minor))
 }
 
 /// `GET /v1/{service}/{product}/{paymentId}/status`: `{transactionStatus, fundsAvailable?}`
@@ -805,7 +784,7 @@ async fn status<const S: u8>(
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
-    batch::run_due(&app)?;
+    settlement::run_due(&app)?;
     own_payment(&app, &tpp, service_of(S), &segment, &id)?;
     reject_expired(&app, std::slice::from_ref(&id))?;
     let p = own_payment(&app, &tpp, service_of(S), &segment, &id)?;
@@ -841,18 +820,16 @@ async fn cancel<const S: u8>(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
-    batch::run_due(&app)?;
+    settlement::run_due(&app)?;
     let service = service_of(S);
     let p = own_payment(&app, &tpp, service, &segment, &id)?;
     require_corporate_id_for(&app, &headers, &p)?;
     app.db.write(|tx| {
-        let p = rows::payment(tx, &id)
-            .map_err(db_error)?
+        let p = rows::payment(tx, &id)?
             .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
         let why = match p.status.as_str() {
             status::RCVD | status::ACTC => {
-                rows::set_status(tx, &id, status::CANC, Some("cancelled by the TPP"))
-                    .map_err(db_error)?;
+                rows::set_status(tx, &id, status::CANC, Some("cancelled by the TPP"))?;
                 return Ok(());
             }
             status::PDNG => format!(
@@ -898,7 +875,7 @@ async fn start_authorisation<const S: u8>(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
-    batch::run_due(&app)?;
+    settlement::run_due(&app)?;
     let service = service_of(S);
     let p = own_payment(&app, &tpp, service, &segment, &id)?;
     require_corporate_id_for(&app, &headers, &p)?;
@@ -912,8 +889,7 @@ async fn start_authorisation<const S: u8>(
     };
     let auth = new_authorisation(&tpp, Some(&id), None, &redirect, &session, now_secs(&app));
     app.db.write(|tx| {
-        let p = rows::payment(tx, &id)
-            .map_err(db_error)?
+        let p = rows::payment(tx, &id)?
             .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
         if p.status != status::RCVD {
             return Err(ApiError::new(
@@ -924,7 +900,7 @@ async fn start_authorisation<const S: u8>(
                 ),
             ));
         }
-        rows::insert_authorisation(tx, &auth).map_err(db_error)
+        Ok(rows::insert_authorisation(tx, &auth)?)
     })?;
     let self_path = payment_path(service, &p.product, &id);
     Ok(start_sca_response(&app, &self_path, &auth.id, false))
@@ -973,7 +949,7 @@ async fn authorisation_status<const S: u8>(
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
-    batch::run_due(&app)?;
+    settlement::run_due(&app)?;
     let p = own_payment(&app, &tpp, service_of(S), &segment, &id)?;
     require_corporate_id_for(&app, &headers, &p)?;
     let a = app
@@ -1044,9 +1020,4 @@ async fn fee_information(cert: TppCert) -> Result<Json<FeeInformation>, ApiError
         settlement: "immediate, also outside banking hours".into(),
         valid_from: "2024-01-01".into(),
     }))
-}
-
-/// The kind of a stored payment.
-pub fn kind_of(p: &PaymentRow) -> Option<PaymentType> {
-    PaymentType::from_str_opt(&p.kind)
 }

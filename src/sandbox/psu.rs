@@ -26,9 +26,9 @@
 //! 3. A request with a `TPP-Session-ID` the PSU has no SCA in gets 401 + `scaRedirect`; when
 //!    that SCA completes, every other session of the (TPP, PSU-ID) ends (`superseded`); when
 //!    it is cancelled or abandoned, the old session stays valid.
-//! 4. The 180-day consent renewal is the consent's own age ([`super::store::CONSENT_LIFETIME`]).
+//! 4. The 180-day consent renewal is the consent's own age ([`super::model::CONSENT_LIFETIME`]).
 //!
-//! How the two combine, in [`super::consent::resolve`]: the consent (which accounts, given at
+//! How the two combine, in [`access::resolve`]: the consent (which accounts, given at
 //! SCA, 180 days) is checked first for every request; the session (1 hour) only for
 //! PSU-present requests. A request without `PSU-IP-Address` (PSU not present) needs only the
 //! consent, and is limited instead (4 calls a day, 90 days of transactions: [`super::rules`]).
@@ -53,367 +53,37 @@
 //! a new SCA for the same context gives a valid consent again.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Json;
 use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{delete, get};
-use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use uuid::Uuid;
 
 use super::App;
 use super::auth::Tpp;
-use super::consent;
-use super::db::{self, db_error};
+use super::domain::access;
+use super::domain::access::{Revoked, psu_customer, revoke_key, start_registration};
+use super::domain::views;
 use super::errors::{ApiError, ApiPath};
+use super::model::ConsentKey;
 use super::rules::{self, TppRoles};
-use super::store::{ConsentKey, TppId};
 use crate::cert::Psd2Role;
 use crate::xs2a::error::MessageCode;
 use crate::xs2a::headers;
 use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::SandboxAgreement;
 
-/// How long the SCA of a session is valid (interface document, Limits: "SCA session
-/// validity, TPP-Session-ID, 1 hour"; SCA session state rule 1).
-pub const SCA_SESSION_LIFETIME: Duration = Duration::from_secs(3600);
-
-/// The tables of this module: sessions, registrations of PISP-only TPPs (consent
-/// registrations are the store's), revocations, SCA purposes. Sandbox initialization empties
-/// them with every other table ([`super::store::Store::initialize`]).
-pub const MIGRATION: db::Migration = (
-    "psu_001_sessions_registrations_revocations",
-    "CREATE TABLE psu_sessions (
-        tpp TEXT NOT NULL,
-        psu_id TEXT NOT NULL,
-        session_id TEXT NOT NULL,
-        sca_at INTEGER NOT NULL,
-        superseded INTEGER NOT NULL DEFAULT 0,
-        PRIMARY KEY (tpp, psu_id, session_id)
-    );
-    CREATE TABLE psu_pisp_registrations (
-        tpp TEXT NOT NULL,
-        psu_id TEXT NOT NULL,
-        customer TEXT NOT NULL REFERENCES customers(id) ON DELETE CASCADE,
-        registered_at INTEGER NOT NULL,
-        PRIMARY KEY (tpp, psu_id)
-    );
-    CREATE TABLE psu_revocations (
-        tpp TEXT NOT NULL,
-        psu_id TEXT NOT NULL,
-        agreement TEXT NOT NULL,
-        revoked_at INTEGER NOT NULL,
-        by_tpp INTEGER NOT NULL DEFAULT 0,
-        PRIMARY KEY (tpp, psu_id, agreement)
-    );
-    CREATE TABLE psu_sca_purposes (
-        authorisation TEXT PRIMARY KEY,
-        purpose TEXT NOT NULL
-    );",
-);
-
-fn agreement_key(a: Option<Uuid>) -> String {
-    a.map(|a| a.to_string()).unwrap_or_default()
-}
-
 // ---------------------------------------------------------------------------------------
 // Sessions
-
-#[derive(Debug, Clone)]
-struct SessionRow {
-    session_id: String,
-    sca_at: i64,
-    superseded: bool,
-}
-
-fn sessions(app: &App, tpp: &TppId, psu_id: Uuid) -> Result<Vec<SessionRow>, ApiError> {
-    app.db.read(|c| {
-        let mut st = c.prepare_cached(
-            "SELECT session_id, sca_at, superseded FROM psu_sessions
-             WHERE tpp = ?1 AND psu_id = ?2 ORDER BY sca_at DESC, rowid DESC",
-        )?;
-        let rows = st.query_map(params![tpp.0, psu_id.to_string()], |r| {
-            Ok(SessionRow {
-                session_id: r.get(0)?,
-                sca_at: r.get(1)?,
-                superseded: r.get::<_, i64>(2)? != 0,
-            })
-        })?;
-        rows.collect()
-    })
-}
-
-/// Why a PSU-present request of (TPP, PSU-ID) in `session` (its `TPP-Session-ID`, if any)
-/// needs a new SCA; `None` when its session's SCA is valid. See the module documentation.
-///
-/// Errors: storage (503).
-pub fn session_refusal(
-    app: &App,
-    tpp: &TppId,
-    psu_id: Uuid,
-    session: Option<&str>,
-) -> Result<Option<String>, ApiError> {
-    Ok(session_check(app, tpp, psu_id, session)?.err())
-}
-
-/// [`session_refusal`] with the other answer too: `Ok(Ok(deadline))` when the session's SCA
-/// is valid, `deadline` being the last second (Unix seconds, inclusive) it stays valid
-/// (its SCA time + [`SCA_SESSION_LIFETIME`]); `Ok(Err(reason))` when a new SCA is needed.
-///
-/// Errors: storage (503).
-pub fn session_check(
-    app: &App,
-    tpp: &TppId,
-    psu_id: Uuid,
-    session: Option<&str>,
-) -> Result<Result<i64, String>, ApiError> {
-    let rows = sessions(app, tpp, psu_id)?;
-    let now = rules::secs(app.clock.now());
-    let limit = i64::try_from(SCA_SESSION_LIFETIME.as_secs()).unwrap_or(i64::MAX);
-    let fresh = |r: &SessionRow| now.saturating_sub(r.sca_at) <= limit;
-    let deadline = |r: &SessionRow| Ok(r.sca_at.saturating_add(limit));
-    Ok(match session {
-        Some(sid) => match rows.iter().find(|r| r.session_id == sid) {
-            Some(r) if r.superseded => Err(format!(
-                "TPP-Session-ID {sid:?} ended when the SCA of a newer session of this PSU \
-                 completed (SCA session rule 3): a new SCA is needed"
-            )),
-            Some(r) if !fresh(r) => Err(format!(
-                "the SCA of TPP-Session-ID {sid:?} is older than 1 hour (SCA session rule 1): \
-                 a new SCA is needed while the PSU is present"
-            )),
-            Some(r) => deadline(r),
-            None => Err(match rows.iter().find(|r| !r.superseded && fresh(r)) {
-                Some(o) => format!(
-                    "TPP-Session-ID {sid:?} is new while session {:?} is still valid: a new \
-                         session needs its own SCA (SCA session rule 3); {:?} stays valid unless \
-                         this SCA completes",
-                    o.session_id, o.session_id
-                ),
-                None => format!("no SCA in TPP-Session-ID {sid:?} yet: SCA needed"),
-            }),
-        },
-        None => match rows.iter().find(|r| !r.superseded) {
-            None => Err("the PSU has no SCA session with this TPP: SCA needed".to_string()),
-            Some(r) if !fresh(r) => Err(format!(
-                "the SCA of the PSU's current session {:?} is older than 1 hour (SCA session \
-                 rule 1): a new SCA is needed while the PSU is present",
-                r.session_id
-            )),
-            Some(r) => deadline(r),
-        },
-    })
-}
-
-/// Records a completed SCA of (TPP, PSU-ID) in `session_id` and runs `extra` (card consents,
-/// registration, ...) in the same transaction: the session's SCA time is now, every other
-/// session of the PSU with this TPP ends (rule 3), and the revocation of `consent` (the
-/// consent the SCA gave, if any) is lifted.
-///
-/// Errors: storage (503), or what `extra` returns.
-pub fn record_completed_sca(
-    app: &App,
-    tpp: &TppId,
-    psu_id: Uuid,
-    session_id: &str,
-    consent: Option<&ConsentKey>,
-    extra: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<(), ApiError>,
-) -> Result<(), ApiError> {
-    let now = rules::secs(app.clock.now());
-    let psu = psu_id.to_string();
-    app.db.write(|tx| {
-        tx.execute(
-            "UPDATE psu_sessions SET superseded = 1
-             WHERE tpp = ?1 AND psu_id = ?2 AND session_id <> ?3",
-            params![tpp.0, psu, session_id],
-        )
-        .map_err(db_error)?;
-        tx.execute(
-            "INSERT INTO psu_sessions (tpp, psu_id, session_id, sca_at, superseded)
-             VALUES (?1, ?2, ?3, ?4, 0)
-             ON CONFLICT (tpp, psu_id, session_id)
-             DO UPDATE SET sca_at = excluded.sca_at, superseded = 0",
-            params![tpp.0, psu, session_id, now],
-        )
-        .map_err(db_error)?;
-        if let Some(k) = consent {
-            tx.execute(
-                "DELETE FROM psu_revocations WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3",
-                params![k.tpp.0, k.psu_id.to_string(), agreement_key(k.agreement)],
-            )
-            .map_err(db_error)?;
-        }
-        extra(tx)
-    })
-}
 
 // ---------------------------------------------------------------------------------------
 // Registration and SCA purposes
 
-/// Records that `psu_id` of `tpp` is `customer` (inside [`record_completed_sca`]).
-pub fn register(
-    tx: &rusqlite::Transaction<'_>,
-    tpp: &TppId,
-    psu_id: Uuid,
-    customer: Uuid,
-    at: i64,
-) -> Result<(), ApiError> {
-    tx.execute(
-        "INSERT INTO psu_pisp_registrations (tpp, psu_id, customer, registered_at)
-         VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT (tpp, psu_id) DO UPDATE SET customer = excluded.customer,
-             registered_at = excluded.registered_at",
-        params![tpp.0, psu_id.to_string(), customer.to_string(), at],
-    )
-    .map(|_| ())
-    .map_err(db_error)
-}
-
-/// The customer behind `psu_id` for `tpp`, however the PSU-ID came to be: the one resolver
-/// of a `PSU-ID` header for every module (accounts, cards, consents, agreements, payments,
-/// signing baskets, revocation).
-///
-/// A PSU-ID is "unique per TPP and ASPSP combination, stable" (interface document, Resources,
-/// "Redirect parameters after SCA"): UUID v5 of (TPP, customer) ([`super::sca::psu_id`]) in
-/// every flow, so the flows that create one share it, and each records it in its own table:
-///
-/// | Created by | Table |
-/// |---|---|
-/// | consent SCA (`/v1/accounts`, `/v1/consents`, ... ; Authentication 11) | store `psu_registrations` |
-/// | registration SCA (`GET /v1/users`, `/v1/agreements`; Authentication 15) | `psu_pisp_registrations` |
-/// | payment or basket SCA, `X-PSU-IDENTITY` ("a PSU-ID is then created") | `pis_psus` |
-///
-/// All three are checked, so a PSU-ID from any of them is known everywhere (Authentication
-/// 12: "PSU-ID is set on all requests after registration"). A customer deleted since (sandbox
-/// management) resolves to `None`.
-///
-/// Errors: storage (503).
-pub fn psu_customer(app: &App, tpp: &TppId, psu_id: Uuid) -> Result<Option<Uuid>, ApiError> {
-    let found = match app.store.psu_customer(tpp, psu_id)? {
-        Some(c) => Some(c),
-        None => {
-            let psu = psu_id.to_string();
-            let row: Option<String> = app.db.read(|c| {
-                let pisp: Option<String> = c
-                    .prepare_cached(
-                        "SELECT customer FROM psu_pisp_registrations
-                         WHERE tpp = ?1 AND psu_id = ?2",
-                    )?
-                    .query_row(params![tpp.0, psu], |r| r.get(0))
-                    .optional()?;
-                match pisp {
-                    Some(p) => Ok(Some(p)),
-                    None => super::payments::rows::psu_customer(c, &tpp.0, &psu),
-                }
-            })?;
-            row.and_then(|s| Uuid::parse_str(&s).ok())
-        }
-    };
-    Ok(match found {
-        Some(c) if app.store.customer(c)?.is_some() => Some(c),
-        _ => None,
-    })
-}
-
-/// Marks authorisation `id` as a registration SCA (no account consent step).
-fn mark_registration(app: &App, id: Uuid) -> Result<(), ApiError> {
-    app.db.write(|tx| {
-        tx.execute(
-            "INSERT OR REPLACE INTO psu_sca_purposes (authorisation, purpose)
-             VALUES (?1, 'register')",
-            params![id.to_string()],
-        )
-        .map(|_| ())
-        .map_err(db_error)
-    })
-}
-
-/// Whether authorisation `id` is a registration SCA (started by `GET /v1/users` or by
-/// `GET /v1/agreements` without a known PSU-ID).
-pub fn is_registration(app: &App, id: Uuid) -> bool {
-    app.db
-        .read(|c| {
-            c.query_row(
-                "SELECT EXISTS(SELECT 1 FROM psu_sca_purposes
-                 WHERE authorisation = ?1 AND purpose = 'register')",
-                params![id.to_string()],
-                |r| r.get::<_, bool>(0),
-            )
-        })
-        .unwrap_or(false)
-}
-
-/// Starts a registration SCA; returns its `scaRedirect` href.
-///
-/// Errors: 400 `FORMAT_ERROR` for a missing or bad `TPP-Redirect-URI` or `TPP-Session-ID`;
-/// storage (503).
-pub fn start_registration(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<String, ApiError> {
-    let (id, href) = consent::begin_sca(app, tpp, h, "PSU registration needs SCA")?;
-    mark_registration(app, id)?;
-    Ok(href)
-}
-
 // ---------------------------------------------------------------------------------------
 // Revocation
-
-/// Who ended a consent before its time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Revoked {
-    /// The PSU, at the bank (`DELETE /v1/sandbox/consents/{psuId}`): `revokedByPsu`.
-    ByPsu,
-    /// The TPP (`DELETE /v1/consents/{consentId}`): `terminatedByTpp`.
-    ByTpp,
-}
-
-/// Whether consent `key` was revoked by the PSU or terminated by the TPP (and no new SCA
-/// for it completed since).
-///
-/// Errors: storage (503).
-pub fn revocation(app: &App, key: &ConsentKey) -> Result<Option<Revoked>, ApiError> {
-    let by_tpp: Option<bool> = app.db.read(|c| {
-        c.prepare_cached(
-            "SELECT by_tpp FROM psu_revocations
-             WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3",
-        )?
-        .query_row(
-            params![
-                key.tpp.0,
-                key.psu_id.to_string(),
-                agreement_key(key.agreement)
-            ],
-            |r| r.get(0),
-        )
-        .optional()
-    })?;
-    Ok(by_tpp.map(|t| if t { Revoked::ByTpp } else { Revoked::ByPsu }))
-}
-
-/// Marks consent `key` revoked at `at` (seconds), by the TPP or the PSU.
-///
-/// Errors: storage (503).
-pub fn revoke_key(
-    tx: &rusqlite::Transaction<'_>,
-    key: &ConsentKey,
-    by: Revoked,
-    at: i64,
-) -> Result<(), ApiError> {
-    tx.execute(
-        "INSERT OR REPLACE INTO psu_revocations (tpp, psu_id, agreement, revoked_at, by_tpp)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![
-            key.tpp.0,
-            key.psu_id.to_string(),
-            agreement_key(key.agreement),
-            at,
-            by == Revoked::ByTpp
-        ],
-    )
-    .map(|_| ())
-    .map_err(db_error)
-}
 
 /// `DELETE /v1/sandbox/consents/{psuId}`: the PSU revokes, directly at the ASPSP, every
 /// consent (PRIVATE and each CORPORATE one) it gave the calling TPP. 204, no body.
@@ -549,7 +219,7 @@ fn request_customer(
             Err(e) => e,
         }
     };
-    let Some(psu) = consent::header(h, headers::PSU_ID)? else {
+    let Some(psu) = access::header(h, headers::PSU_ID)? else {
         return Err(sca(
             "no PSU-ID: the PSU has to register (SCA) before its agreements can be listed",
         ));
@@ -579,7 +249,7 @@ pub async fn agreements(
             .store
             .agreements_held_by(customer)?
             .iter()
-            .map(super::customers::agreement_element)
+            .map(views::agreement_element)
             .collect(),
     }))
 }
@@ -588,7 +258,7 @@ fn held_agreement(
     app: &App,
     customer: Uuid,
     id: &str,
-) -> Result<super::store::Agreement, ApiError> {
+) -> Result<super::model::Agreement, ApiError> {
     Uuid::parse_str(id)
         .ok()
         .map_or(Ok(None), |a| app.store.agreement(a))?
@@ -610,7 +280,7 @@ pub async fn agreement(
 ) -> Result<Json<SandboxAgreement>, ApiError> {
     let customer = request_customer(&app, &tpp, &roles, &headers)?;
     let a = held_agreement(&app, customer, &id)?;
-    Ok(Json(super::customers::agreement_element(&a)))
+    Ok(Json(views::agreement_element(&a)))
 }
 
 /// `GET /v1/agreements/{id}/engagements`: the accounts the agreement covers.

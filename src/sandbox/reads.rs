@@ -22,7 +22,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::errors::ApiError;
-use super::store::{CardAccount, ConsentKey, Customer};
+use super::model::{CardAccount, ConsentKey, Customer};
 
 /// Which read a body answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

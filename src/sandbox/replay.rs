@@ -39,7 +39,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use axum::http::HeaderMap;
 
 use super::errors::ApiError;
-use super::store::TppId;
+use super::model::TppId;
+use super::store::replay as store;
 use crate::xs2a::error::MessageCode;
 
 /// Most ids remembered at once (all TPPs together).
@@ -54,14 +55,6 @@ const MAX_PENDING: usize = 200_000;
 const SHARDS: usize = 16;
 
 /// The table of the database file holding remembered ids.
-const TABLE_SQL: &str = "CREATE TABLE IF NOT EXISTS replay_request_ids (
-    tpp TEXT NOT NULL,
-    request_id TEXT NOT NULL,
-    expires INTEGER NOT NULL,
-    PRIMARY KEY (tpp, request_id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS replay_request_ids_expires ON replay_request_ids (expires);";
-
 type Key = [u64; 2];
 
 #[derive(Default)]
@@ -164,29 +157,13 @@ impl ReplayGuard {
     /// Errors: the file cannot be opened or the table created or read.
     pub fn persistent(file: &Path, max_skew: u64, now: SystemTime) -> rusqlite::Result<Self> {
         let mut guard = Self::in_memory(max_skew);
-        let conn = open(file)?;
+        let conn = store::open(file)?;
         let now_s = secs(now);
-        conn.execute(
-            "DELETE FROM replay_request_ids WHERE expires <= ?1",
-            [now_s],
-        )?;
-        {
-            let mut stmt =
-                conn.prepare("SELECT tpp, request_id, expires FROM replay_request_ids")?;
-            let rows = stmt.query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, u32>(2)?,
-                ))
-            })?;
-            for row in rows {
-                let (tpp, id, expires) = row?;
-                let key = guard.key(&tpp, &id);
-                let mut shard = guard.shard(&key);
-                shard.seen.insert(key, expires);
-                shard.order.push_back((expires, key));
-            }
+        for (tpp, id, expires) in store::load(&conn, now_s)? {
+            let key = guard.key(&tpp, &id);
+            let mut shard = guard.shard(&key);
+            shard.seen.insert(key, expires);
+            shard.order.push_back((expires, key));
         }
         for s in &guard.shards {
             let mut s = s.lock().unwrap_or_else(|p| p.into_inner());
@@ -277,33 +254,17 @@ impl ReplayGuard {
     }
 }
 
-fn open(file: &Path) -> rusqlite::Result<rusqlite::Connection> {
-    let conn = rusqlite::Connection::open(file)?;
-    conn.busy_timeout(Duration::from_secs(5))?;
-    conn.execute_batch(TABLE_SQL)?;
-    Ok(conn)
-}
-
 fn flush(conn: &mut rusqlite::Connection, batch: &[Pending]) -> rusqlite::Result<()> {
-    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    {
-        let mut insert = tx.prepare_cached(
-            "INSERT OR REPLACE INTO replay_request_ids (tpp, request_id, expires) \
-             VALUES (?1, ?2, ?3)",
-        )?;
-        for p in batch {
-            insert.execute(rusqlite::params![p.tpp, p.request_id, p.expires])?;
-        }
-        // Every id of the batch was remembered with an expiry after its sandbox-clock `now`,
-        // so rows expiring before the batch's earliest expiry (less a margin) are expired.
-        if let Some(min) = batch.iter().map(|p| p.expires).min() {
-            tx.execute(
-                "DELETE FROM replay_request_ids WHERE expires < ?1",
-                [min.saturating_sub(2)],
-            )?;
-        }
-    }
-    tx.commit()
+    // Every id of the batch was remembered with an expiry after its sandbox-clock `now`,
+    // so rows expiring before the batch's earliest expiry (less a margin) are expired.
+    let min = batch.iter().map(|p| p.expires).min();
+    store::save(
+        conn,
+        batch
+            .iter()
+            .map(|p| (p.tpp.as_str(), p.request_id.as_str(), p.expires)),
+        min.map(|m| m.saturating_sub(2)),
+    )
 }
 
 /// Writes the pending ids every [`FLUSH_INTERVAL`] until the guard is dropped.

@@ -12,18 +12,17 @@
 //! | `name` at most 70 characters | Account data facts; Versioning `longer-names` |
 //! | `cashAccountType` an ISO 20022 `ExternalCashAccountType1Code` | Account data facts; Versioning `cash-account-type-iso` |
 //!
-//! The unattended-access counter lives in the table `rules_unattended_access` ([`MIGRATION`]).
+//! The unattended-access counter lives in the table `rules_unattended_access` ([`super::store::unattended`]).
 
 use std::time::{Duration, SystemTime};
 
 use axum::http::HeaderMap;
 use chrono::NaiveDate;
-use rusqlite::params;
 
 use super::App;
-use super::db::{self, db_error};
 use super::errors::ApiError;
-use super::store::TppId;
+use super::model::TppId;
+use super::store::unattended;
 use crate::cert::{Certificate, Psd2Role};
 use crate::xs2a::error::MessageCode;
 use crate::xs2a::headers;
@@ -235,20 +234,6 @@ impl AccessKind {
     }
 }
 
-/// The table of unattended calls: one row per counted call (emptied by sandbox
-/// initialization with every other table).
-pub const MIGRATION: db::Migration = (
-    "rules_001_unattended_access",
-    "CREATE TABLE rules_unattended_access (
-        tpp TEXT NOT NULL,
-        resource TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        at INTEGER NOT NULL
-    );
-    CREATE INDEX rules_unattended_access_key
-        ON rules_unattended_access (tpp, resource, kind, at);",
-);
-
 /// Counts one call without the PSU present to `kind` of account `resource` by `tpp`, in one
 /// transaction: calls older than [`UNATTENDED_WINDOW`] are forgotten, and the call is refused
 /// when [`UNATTENDED_CALLS`] were already made in the window. Only calls that get data count:
@@ -271,20 +256,8 @@ pub fn count_unattended(
     let window = i64::try_from(UNATTENDED_WINDOW.as_secs()).unwrap_or(i64::MAX);
     let since = t.saturating_sub(window);
     app.db.write(|tx| {
-        tx.execute(
-            "DELETE FROM rules_unattended_access
-             WHERE tpp = ?1 AND resource = ?2 AND kind = ?3 AND at <= ?4",
-            params![tpp.0, resource, kind.as_str(), since],
-        )
-        .map_err(db_error)?;
-        let (count, oldest): (i64, Option<i64>) = tx
-            .query_row(
-                "SELECT COUNT(*), MIN(at) FROM rules_unattended_access
-                 WHERE tpp = ?1 AND resource = ?2 AND kind = ?3",
-                params![tpp.0, resource, kind.as_str()],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .map_err(db_error)?;
+        let (count, oldest) =
+            unattended::forget_and_count(tx, tpp, resource, kind.as_str(), since)?;
         if count >= UNATTENDED_CALLS {
             let next = oldest.unwrap_or(t).saturating_add(window).saturating_add(1);
             return Err(ApiError::new(
@@ -298,12 +271,7 @@ pub fn count_unattended(
                 ),
             ));
         }
-        tx.execute(
-            "INSERT INTO rules_unattended_access (tpp, resource, kind, at)
-             VALUES (?1, ?2, ?3, ?4)",
-            params![tpp.0, resource, kind.as_str(), t],
-        )
-        .map_err(db_error)?;
+        unattended::record(tx, tpp, resource, kind.as_str(), t)?;
         Ok(())
     })
 }

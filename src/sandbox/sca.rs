@@ -14,7 +14,7 @@
 //! checkboxes ([`super::cards`]). A registration SCA ([`super::psu`], `GET /v1/users`) has
 //! no consent step: it ends after the login (or the context choice) with the success
 //! redirect. Every completed SCA records its `TPP-Session-ID` session
-//! ([`super::psu::record_completed_sca`]).
+//! ([`access::record_completed_sca`]).
 
 use std::sync::Arc;
 
@@ -25,25 +25,16 @@ use axum::response::{IntoResponse, Response};
 use uuid::Uuid;
 
 use super::App;
+use super::domain::access;
+use super::domain::access::psu_id;
+use super::model::{Authorisation, AuthorisationError, CardAccount, Consent, ConsentKey, ScaStep};
 use super::pages::{self, Hint, Page};
-use super::store::{
-    Authorisation, AuthorisationError, CardAccount, Consent, ConsentKey, ScaStep, TppId,
-};
-use super::{cards, psu, rules, sca_guard};
+use super::{rules, sca_guard};
 use crate::xs2a::model::CustomerType;
 use crate::xs2a::redirect::{PsuContext, ScaCallback, ScaFailure, ScaSuccess};
 
 /// `system` of the failure redirect.
 pub const SCA_SYSTEM: &str = "sandbox-sca";
-
-/// The `psu-id` of a customer towards a TPP: UUID v5, stable per (TPP, customer) (interface
-/// document: "Unique per TPP and ASPSP combination, stable").
-pub fn psu_id(tpp: &TppId, customer: Uuid) -> Uuid {
-    Uuid::new_v5(
-        &super::seed::namespace(),
-        format!("psu:{}:{customer}", tpp.0).as_bytes(),
-    )
-}
 
 /// The path parameter of the SCA routes, never rejecting (a bad id is an unknown one).
 pub struct ScaId(pub Option<Uuid>);
@@ -167,7 +158,7 @@ const REGISTRATION_PURPOSE: &str =
 
 /// `html` of a login or context page, reworded for a registration SCA.
 fn purpose(app: &App, auth: &Authorisation, html: String) -> String {
-    if psu::is_registration(app, auth.id) {
+    if access::is_registration(app, auth.id) {
         html.replacen(AIS_PURPOSE, REGISTRATION_PURPOSE, 1)
     } else {
         html
@@ -254,7 +245,7 @@ fn render(app: &App, auth: &Authorisation, status: StatusCode, error: Option<&st
                 pages::consent(auth, &c, corporate.as_deref(), &accounts, &checked, error);
             if agreement.is_none() {
                 let cards = or_page!(app.store.card_accounts_of(c.id));
-                let checked_cards = cards::consented(app, &key).unwrap_or_default();
+                let checked_cards = access::consented(app, &key).unwrap_or_default();
                 let rows = card_rows(&cards, &checked_cards);
                 if let Some(at) = html.rfind("<div class=\"buttons\">") {
                     html.insert_str(at, &rows);
@@ -400,7 +391,7 @@ fn login_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
         ));
     }
     let no_agreements = or_page!(app.store.agreements_held_by(customer.id)).is_empty();
-    if no_agreements && psu::is_registration(app, auth.id) {
+    if no_agreements && access::is_registration(app, auth.id) {
         return finish_registration(app, &auth, customer.id, None);
     }
     let step = if no_agreements {
@@ -453,7 +444,7 @@ fn context_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
             }
         }
     };
-    if psu::is_registration(app, auth.id) {
+    if access::is_registration(app, auth.id) {
         return finish_registration(app, &auth, customer, agreement);
     }
     match app.store.set_step(
@@ -578,15 +569,15 @@ fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
         Ok(a) => a,
         Err(e) => return auth_error(e),
     };
-    if let Err(e) = psu::record_completed_sca(
+    if let Err(e) = access::record_completed_sca(
         app,
         &auth.tpp,
         psu,
         &auth.tpp_session_id,
         Some(&key),
         |tx| {
-            cards::replace_consent(tx, &key, &selected_cards)?;
-            super::consent::resource_authorised(tx, auth.id, &key, rules::secs(app.clock.now()))
+            access::replace_consent(tx, &key, &selected_cards)?;
+            access::resource_authorised(tx, auth.id, &key, rules::secs(app.clock.now()))
         },
     ) {
         tracing::error!(error = ?e.body.tpp_messages, "recording the SCA session failed");
@@ -633,8 +624,8 @@ fn finish_registration(
     let psu = psu_id(&auth.tpp, customer);
     let at = rules::secs(now);
     if let Err(e) =
-        psu::record_completed_sca(app, &auth.tpp, psu, &auth.tpp_session_id, None, |tx| {
-            psu::register(tx, &auth.tpp, psu, customer, at)
+        access::record_completed_sca(app, &auth.tpp, psu, &auth.tpp_session_id, None, |tx| {
+            access::register(tx, &auth.tpp, psu, customer, at)
         })
     {
         tracing::error!(error = ?e.body.tpp_messages, "recording a registration failed");
@@ -676,7 +667,7 @@ fn cancel_auth(app: &App, auth: &Authorisation) -> Response {
         Ok(a) => a,
         Err(e) => return auth_error(e),
     };
-    if let Err(e) = super::consent::resource_rejected(app, auth.id) {
+    if let Err(e) = access::resource_rejected(app, auth.id) {
         tracing::error!(error = ?e.body.tpp_messages, "marking a consent rejected failed");
     }
     let callback = ScaCallback::Failure(ScaFailure {

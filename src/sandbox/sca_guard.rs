@@ -22,11 +22,10 @@
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use rusqlite::OptionalExtension;
 
 use super::App;
-use super::db;
 use super::pages;
+use super::store::sca_browsers as store;
 
 /// The cookie's name.
 pub const COOKIE: &str = "sb_sca";
@@ -36,17 +35,6 @@ pub const COOKIE_MAX_AGE: u64 = 3600;
 
 /// The form field of the per-step token.
 pub const TOKEN_FIELD: &str = "token";
-
-/// The table of bound browsers.
-pub const MIGRATION: db::Migration = (
-    "sca_guard_001_browsers",
-    "CREATE TABLE sca_browsers (
-        authorisation TEXT PRIMARY KEY,
-        secret_sha256 TEXT NOT NULL,
-        created_at INTEGER NOT NULL
-    );
-    CREATE INDEX sca_browsers_created ON sca_browsers (created_at);",
-);
 
 /// The browser an SCA is bound to, as far as this request shows it.
 #[derive(Debug, Clone)]
@@ -89,14 +77,7 @@ pub fn forbidden(why: &str) -> Response {
 
 fn stored_hash(app: &App, id: &str) -> Result<Option<String>, Box<Response>> {
     app.db
-        .read(|c| {
-            c.query_row(
-                "SELECT secret_sha256 FROM sca_browsers WHERE authorisation = ?1",
-                [id],
-                |r| r.get(0),
-            )
-            .optional()
-        })
+        .read(|c| store::hash_of(c, id))
         .map_err(|_| Box::new(storage_page()))
 }
 
@@ -146,17 +127,13 @@ pub fn open(
     let inserted = app
         .db
         .write(|tx| {
-            tx.execute(
-                "DELETE FROM sca_browsers WHERE created_at < ?1",
-                [now - 2 * COOKIE_MAX_AGE as i64],
-            )
-            .map_err(db::db_error)?;
-            tx.execute(
-                "INSERT OR IGNORE INTO sca_browsers (authorisation, secret_sha256, created_at) \
-                 VALUES (?1, ?2, ?3)",
-                rusqlite::params![id, hash, now],
-            )
-            .map_err(db::db_error)
+            Ok(store::bind(
+                tx,
+                id,
+                &hash,
+                now,
+                now - 2 * COOKIE_MAX_AGE as i64,
+            )?)
         })
         .map_err(|_| Box::new(storage_page()))?;
     if inserted == 0 {

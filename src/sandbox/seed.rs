@@ -19,7 +19,7 @@
 
 use uuid::Uuid;
 
-use super::store::{Account, AccountKind, Agreement, CardAccount, Customer, SeedData};
+use super::model::{Account, AccountKind, Agreement, CardAccount, Customer, SeedData};
 use crate::xs2a::check_digits::{BBAN_WEIGHTS, mod11};
 use crate::xs2a::model::CustomerType;
 

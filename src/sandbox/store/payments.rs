@@ -8,7 +8,7 @@
 //! | `pis_psus` | PSU-IDs created by payment SCA or `X-PSU-IDENTITY`, per TPP |
 //!
 //! Times are Unix seconds on the sandbox clock; dates `YYYY-MM-DD`. Settled payments are
-//! booked as the Store's manual transactions (see [`crate::sandbox::batch::execute`]);
+//! booked as the Store's manual transactions (see [`crate::sandbox::domain::settlement::execute`]);
 //! sandbox initialization empties these tables with every other one.
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
@@ -251,6 +251,45 @@ pub fn payments_where(
     ))?;
     let rows = st.query_map([arg], payment_of)?;
     rows.collect()
+}
+
+/// Which authorised payments a batch run takes ([`batch_candidates`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Batch {
+    /// `ACTC` payments whose run time (`due_at`) has passed.
+    Due,
+    /// Every `ACTC` payment with a run time (`POST /v1/sandbox/batch`).
+    AllAuthorised,
+}
+
+impl Batch {
+    fn condition(self) -> &'static str {
+        match self {
+            Batch::Due => "status = 'ACTC' AND due_at IS NOT NULL AND due_at <= ?1",
+            Batch::AllAuthorised => "status = 'ACTC' AND due_at IS NOT NULL AND ?1 = ?1",
+        }
+    }
+}
+
+/// The payments a batch run at `now` (Unix seconds) takes, in execution order.
+pub fn batch_candidates(
+    c: &Connection,
+    which: Batch,
+    now: i64,
+) -> rusqlite::Result<Vec<PaymentRow>> {
+    payments_where(c, which.condition(), now)
+}
+
+/// Whether a payment is due at `now` (Unix seconds).
+pub fn any_due(c: &Connection, now: i64) -> rusqlite::Result<bool> {
+    c.query_row(
+        &format!(
+            "SELECT EXISTS(SELECT 1 FROM pis_payments WHERE {})",
+            Batch::Due.condition()
+        ),
+        [now],
+        |r| r.get(0),
+    )
 }
 
 /// Whether a payment with `key`, created on `day` and not rejected or cancelled, exists.

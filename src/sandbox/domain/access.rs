@@ -1,0 +1,772 @@
+//! Which accounts a request may read, and starting the SCA that grants them: consent
+//! resolution with its decision cache ([`resolve`], [`Decisions`]), the PSU's SCA sessions
+//! and registrations, revocation by the PSU or the TPP, the card accounts of a consent, and
+//! the consent resources' status changes at SCA. The handlers of `consent`, `psu`, `cards`,
+//! `accounts`, `sca` and `payments` call these; how the parts combine is described in
+//! [`crate::sandbox::psu`] and [`crate::sandbox::consent`].
+
+use std::time::Duration;
+
+use axum::http::{HeaderMap, HeaderValue};
+use uuid::Uuid;
+
+use crate::sandbox::App;
+use crate::sandbox::auth::Tpp;
+use crate::sandbox::errors::ApiError;
+use crate::sandbox::model::{
+    Account, Agreement, Authorisation, CONSENT_LIFETIME, CardAccount, Consent, ConsentKey,
+    Customer, ScaStep, TppId,
+};
+use crate::sandbox::rules;
+use crate::sandbox::store::access as store;
+use crate::sandbox::store::payments;
+use crate::xs2a::error::MessageCode;
+use crate::xs2a::headers;
+
+/// Longest accepted `TPP-Session-ID`.
+pub const MAX_SESSION_ID_CHARS: usize = 200;
+
+/// A request's standing consent.
+#[derive(Debug, Clone)]
+pub struct Access {
+    pub key: ConsentKey,
+    pub customer: Customer,
+    /// Set in CORPORATE context.
+    pub agreement: Option<Agreement>,
+    pub consent: Consent,
+}
+
+impl Access {
+    /// Whether the PSU could consent to `account` in this context (own accounts in PRIVATE,
+    /// the agreement's accounts in CORPORATE).
+    ///
+    /// Errors: the database fails (503).
+    pub fn may_consent_to(&self, app: &App, account: Uuid) -> Result<bool, ApiError> {
+        Ok(match &self.agreement {
+            Some(a) => a.accounts.contains(&account),
+            None => app
+                .store
+                .accounts_of(self.customer.id)?
+                .iter()
+                .any(|a| a.id == account),
+        })
+    }
+}
+
+/// The value of header `name`, trimmed, `None` when absent or blank.
+///
+/// Errors: 400 `FORMAT_ERROR` when it is not visible ASCII.
+pub fn header<'a>(h: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, ApiError> {
+    match h.get(name) {
+        None => Ok(None),
+        Some(v) => v
+            .to_str()
+            .map(|s| Some(s.trim()).filter(|s| !s.is_empty()))
+            .map_err(|_| ApiError::format(format!("the {name} header is not visible ASCII"))),
+    }
+}
+
+/// Starts an SCA authorisation for this request; returns its id and the absolute
+/// `scaRedirect` href (`{public_url}/sca/{id}`, [`App::public_url`], never the request's
+/// `Host`). `why` says why SCA is needed (for the message when `TPP-Redirect-URI` is missing). Records `TPP-Session-ID`, generating one
+/// when absent.
+///
+/// Errors: 400 `FORMAT_ERROR` when `TPP-Redirect-URI` is missing or not an absolute http(s)
+/// URL, or `TPP-Session-ID` is longer than [`MAX_SESSION_ID_CHARS`].
+pub fn begin_sca(
+    app: &App,
+    tpp: &Tpp,
+    h: &HeaderMap,
+    why: &str,
+) -> Result<(Uuid, String), ApiError> {
+    let Some(redirect) = header(h, headers::TPP_REDIRECT_URI)? else {
+        return Err(ApiError::format(format!(
+            "the TPP-Redirect-URI header is missing; it is required because this request \
+             needs SCA ({why})"
+        )));
+    };
+    match url::Url::parse(redirect) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => {}
+        _ => {
+            return Err(ApiError::format(format!(
+                "TPP-Redirect-URI {redirect:?} is not an absolute http(s) URL"
+            )));
+        }
+    }
+    let session = match header(h, headers::TPP_SESSION_ID)? {
+        Some(s) if s.chars().count() > MAX_SESSION_ID_CHARS => {
+            return Err(ApiError::format(format!(
+                "TPP-Session-ID is longer than {MAX_SESSION_ID_CHARS} characters"
+            )));
+        }
+        Some(s) => s.to_string(),
+        None => Uuid::new_v4().to_string(),
+    };
+    let now = app.clock.now();
+    let auth = Authorisation {
+        id: authorisation_id(),
+        tpp: tpp.id.clone(),
+        tpp_name: tpp.name.clone(),
+        redirect_uri: redirect.to_string(),
+        tpp_session_id: session,
+        created_at: now,
+        step: ScaStep::Identify,
+    };
+    let id = auth.id;
+    let href = format!("{}/sca/{}", app.public_url, id);
+    app.store.insert_authorisation(auth, now)?;
+    Ok((id, href))
+}
+
+/// Starts an SCA for this request and returns the 401 (`code`, `text`) carrying
+/// `_links.scaRedirect` to it (see [`begin_sca`]).
+///
+/// Errors: as [`begin_sca`].
+pub fn start_sca(
+    app: &App,
+    tpp: &Tpp,
+    h: &HeaderMap,
+    code: MessageCode,
+    text: &str,
+) -> Result<ApiError, ApiError> {
+    let (_, href) = begin_sca(app, tpp, h, text)?;
+    Ok(ApiError::new(code, text).with_sca_redirect(href))
+}
+
+/// A random authorisation id without a run of ten or more decimal digits, so that the SCA
+/// page's only long digit runs are the customerNumbers (clients may scrape those as hints).
+fn authorisation_id() -> Uuid {
+    loop {
+        let id = Uuid::new_v4();
+        let mut run = 0;
+        let long = id.to_string().bytes().any(|b| {
+            run = if b.is_ascii_digit() { run + 1 } else { 0 };
+            run >= 10
+        });
+        if !long {
+            return id;
+        }
+    }
+}
+
+/// [`start_sca`] collapsed into the error to answer.
+pub fn needs_sca(app: &App, tpp: &Tpp, h: &HeaderMap, code: MessageCode, text: &str) -> ApiError {
+    start_sca(app, tpp, h, code, text).unwrap_or_else(|e| e)
+}
+
+/// The consent addressed by the request's PSU headers, or the answer to send instead.
+///
+/// A granted access is remembered in [`App::decisions`] (see [`Decisions`]): the same
+/// question is answered from there only while the data version is unchanged and the sandbox
+/// clock is still within the consent's 180 days and the SCA session's hour, so the answer is
+/// always the one the full check would give.
+pub fn resolve(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Access, ApiError> {
+    let key = DecisionKey::of(tpp, h, None);
+    let (version, now) = (app.db.version(), app.clock.now());
+    if let Some(d) = app.decisions.get(&key, version, now) {
+        return Ok(d.access);
+    }
+    let (access, validity) = resolve_fresh(app, tpp, h, version, now)?;
+    app.decisions.put(
+        key,
+        Decision {
+            validity,
+            access: access.clone(),
+            account: None,
+        },
+    );
+    Ok(access)
+}
+
+/// [`resolve`] and [`consented_account`] for account `id`, with the account owner's customer
+/// record (`None` when the owner is gone), remembered like [`resolve`].
+///
+/// Errors: those of [`resolve`] and [`consented_account`].
+pub fn resolve_account(
+    app: &App,
+    tpp: &Tpp,
+    h: &HeaderMap,
+    id: &str,
+) -> Result<(Access, Account, Option<Customer>), ApiError> {
+    let key = DecisionKey::of(tpp, h, Some(id));
+    let (version, now) = (app.db.version(), app.clock.now());
+    if let Some(Decision {
+        access,
+        account: Some((account, owner)),
+        ..
+    }) = app.decisions.get(&key, version, now)
+    {
+        return Ok((access, account, owner));
+    }
+    let (access, validity) = resolve_fresh(app, tpp, h, version, now)?;
+    let account = consented_account(app, tpp, h, &access, id)?;
+    let owner = app.store.customer(account.owner)?;
+    app.decisions.put(
+        key,
+        Decision {
+            validity,
+            access: access.clone(),
+            account: Some((account.clone(), owner.clone())),
+        },
+    );
+    Ok((access, account, owner))
+}
+
+/// [`resolve`] and the consented card account `id` with its owner's customer record,
+/// remembered in the read cache ([`crate::sandbox::reads`]) per consent and data version.
+///
+/// Errors: those of [`resolve`]; 403 `RESOURCE_UNKNOWN` for a card account that is not the
+/// PSU's in this context (PRIVATE context only: agreements cover no cards); 401
+/// `CONSENT_INVALID` + `scaRedirect` for the PSU's card account outside the consent.
+pub fn resolve_card(
+    app: &App,
+    tpp: &Tpp,
+    h: &HeaderMap,
+    id: &str,
+) -> Result<(Access, CardAccount, Customer), ApiError> {
+    let version = app.db.version();
+    let access = resolve(app, tpp, h)?;
+    if let Some((card, owner)) = app.reads.card(&access.key, id, version) {
+        return Ok((access, card, owner));
+    }
+    let unknown = || {
+        ApiError::forbidden_unknown(format!(
+            "card account {id:?} is not a card account of this PSU in this context"
+        ))
+    };
+    let uuid = Uuid::parse_str(id).map_err(|_| unknown())?;
+    let card = app.store.card_account(uuid)?.ok_or_else(unknown)?;
+    let owns = access.agreement.is_none() && card.owner == access.customer.id;
+    if !owns {
+        return Err(unknown());
+    }
+    if !consented(app, &access.key)?.contains(&uuid) {
+        return Err(needs_sca(
+            app,
+            tpp,
+            h,
+            MessageCode::ConsentInvalid,
+            "the consent does not cover this card account: SCA needed to add it",
+        ));
+    }
+    let owner = app.store.customer(card.owner)?.ok_or_else(unknown)?;
+    app.reads
+        .put_card(&access.key, id, version, card.clone(), owner.clone());
+    Ok((access, card, owner))
+}
+
+/// What an access decision depends on besides the stored data and the clock: the TPP, the
+/// PSU headers as sent, whether the PSU is present, and the account asked for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DecisionKey {
+    tpp: TppId,
+    psu_id: Option<HeaderValue>,
+    corporate: Option<HeaderValue>,
+    session: Option<HeaderValue>,
+    present: bool,
+    account: Option<String>,
+}
+
+impl DecisionKey {
+    fn of(tpp: &Tpp, h: &HeaderMap, account: Option<&str>) -> Self {
+        DecisionKey {
+            tpp: tpp.id.clone(),
+            psu_id: h.get(headers::PSU_ID).cloned(),
+            corporate: h.get(headers::PSU_CORPORATE_ID).cloned(),
+            session: h.get(headers::TPP_SESSION_ID).cloned(),
+            present: rules::psu_present(h),
+            account: account.map(str::to_string),
+        }
+    }
+}
+
+/// When a granted access still holds: same data version ([`crate::sandbox::db::Db::version`]), and the
+/// sandbox clock between the decision time and both the consent's last valid instant
+/// (granted + [`CONSENT_LIFETIME`]) and, with the PSU present, the SCA
+/// session's last valid second ([`session_check`]).
+#[derive(Debug, Clone, Copy)]
+struct Validity {
+    version: u64,
+    from: std::time::SystemTime,
+    consent_until: std::time::SystemTime,
+    session_until: Option<i64>,
+}
+
+impl Validity {
+    fn holds(&self, version: u64, now: std::time::SystemTime) -> bool {
+        self.version == version
+            && now >= self.from
+            && now <= self.consent_until
+            && self
+                .session_until
+                .is_none_or(|last| rules::secs(now) <= last)
+    }
+}
+
+/// A remembered granted access.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    validity: Validity,
+    access: Access,
+    account: Option<(Account, Option<Customer>)>,
+}
+
+/// Granted access decisions of [`resolve`] and [`resolve_account`]; refusals are never
+/// remembered. At most [`DECISION_CACHE_ENTRIES`] are kept; the cache is emptied when full.
+#[derive(Debug, Default)]
+pub struct Decisions {
+    map: std::sync::Mutex<
+        std::collections::HashMap<DecisionKey, Decision, foldhash::fast::RandomState>,
+    >,
+}
+
+/// Most decisions a [`Decisions`] keeps.
+pub const DECISION_CACHE_ENTRIES: usize = 4096;
+
+impl Decisions {
+    fn get(&self, key: &DecisionKey, version: u64, now: std::time::SystemTime) -> Option<Decision> {
+        let map = self.map.lock().ok()?;
+        map.get(key)
+            .filter(|d| d.validity.holds(version, now))
+            .cloned()
+    }
+
+    fn put(&self, key: DecisionKey, decision: Decision) {
+        if let Ok(mut map) = self.map.lock() {
+            if map.len() >= DECISION_CACHE_ENTRIES {
+                map.retain(|_, d| d.validity.version == decision.validity.version);
+                if map.len() >= DECISION_CACHE_ENTRIES {
+                    map.clear();
+                }
+            }
+            map.insert(key, decision);
+        }
+    }
+}
+
+/// The full check of [`resolve`] at data version `version` and clock `now`, with how long its
+/// grant holds.
+fn resolve_fresh(
+    app: &App,
+    tpp: &Tpp,
+    h: &HeaderMap,
+    version: u64,
+    now: std::time::SystemTime,
+) -> Result<(Access, Validity), ApiError> {
+    let sca = |code, text: &str| needs_sca(app, tpp, h, code, text);
+    let Some(psu) = header(h, headers::PSU_ID)? else {
+        return Err(sca(
+            MessageCode::ConsentInvalid,
+            "no PSU-ID: the PSU has to authorise access (SCA) first",
+        ));
+    };
+    let psu_id = Uuid::parse_str(psu)
+        .map_err(|_| ApiError::format(format!("PSU-ID {psu:?} is not a UUID")))?;
+    let corporate = match header(h, headers::PSU_CORPORATE_ID)? {
+        None => None,
+        Some(c) => Some(Uuid::parse_str(c).map_err(|_| {
+            ApiError::new(
+                MessageCode::CorporateIdInvalid,
+                format!("PSU-Corporate-ID {c:?} is not a UUID"),
+            )
+        })?),
+    };
+    let Some(customer) = (match psu_customer(app, &tpp.id, psu_id)? {
+        Some(c) => app.store.customer(c)?,
+        None => None,
+    }) else {
+        return Err(sca(
+            MessageCode::ConsentInvalid,
+            "this PSU-ID has no consent for this TPP: SCA needed",
+        ));
+    };
+    let agreement = match corporate {
+        None => None,
+        Some(cid) => match app.store.agreement(cid)? {
+            Some(a) if a.holder == customer.id => Some(a),
+            _ => {
+                return Err(ApiError::new(
+                    MessageCode::CorporateIdInvalid,
+                    format!("PSU-Corporate-ID {cid} is not an agreement of this PSU"),
+                ));
+            }
+        },
+    };
+    let key = ConsentKey {
+        tpp: tpp.id.clone(),
+        psu_id,
+        agreement: agreement.as_ref().map(|a| a.id),
+    };
+    let Some(consent) = app.store.consent(&key)? else {
+        if agreement.is_none() && !app.store.corporate_consents(&tpp.id, psu_id)?.is_empty() {
+            return Err(ApiError::format(
+                "the PSU-Corporate-ID header is missing: this PSU acts in CORPORATE context \
+                 (its consent was given for a corporate agreement), so every request needs the \
+                 psu-corporate-id received after SCA",
+            ));
+        }
+        return Err(sca(
+            MessageCode::ConsentInvalid,
+            match agreement {
+                Some(_) => "no consent in this CORPORATE context: SCA needed",
+                None => "no consent in PRIVATE context: SCA needed",
+            },
+        ));
+    };
+    match revocation(app, &key)? {
+        Some(Revoked::ByPsu) => {
+            return Err(sca(
+                MessageCode::ConsentInvalid,
+                "the PSU revoked this consent at the bank: a new SCA is needed",
+            ));
+        }
+        Some(Revoked::ByTpp) => {
+            return Err(sca(
+                MessageCode::ConsentInvalid,
+                "the TPP terminated this consent (DELETE of the consent resource): a new SCA \
+                 is needed",
+            ));
+        }
+        None => {}
+    }
+    if consent.is_expired(now) {
+        return Err(sca(
+            MessageCode::ConsentExpired,
+            "the consent is older than 180 days: a new SCA is needed",
+        ));
+    }
+    let mut session_until = None;
+    if rules::psu_present(h) {
+        let session = header(h, headers::TPP_SESSION_ID)?;
+        match session_check(app, &tpp.id, psu_id, session)? {
+            Err(reason) => return Err(sca(MessageCode::ConsentInvalid, &reason)),
+            Ok(last) => session_until = Some(last),
+        }
+    }
+    let validity = Validity {
+        version,
+        from: now,
+        consent_until: consent
+            .granted_at
+            .checked_add(CONSENT_LIFETIME)
+            .unwrap_or(now),
+        session_until,
+    };
+    Ok((
+        Access {
+            key,
+            customer,
+            agreement,
+            consent,
+        },
+        validity,
+    ))
+}
+
+/// The consented account `id` of `access`: 403 `RESOURCE_UNKNOWN` when the PSU has no such
+/// account in this context, 401 with `scaRedirect` when it has but did not consent to it.
+pub fn consented_account(
+    app: &App,
+    tpp: &Tpp,
+    h: &HeaderMap,
+    access: &Access,
+    id: &str,
+) -> Result<Account, ApiError> {
+    let unknown = || {
+        ApiError::forbidden_unknown(format!(
+            "account {id:?} is not an account of this PSU in this context"
+        ))
+    };
+    let Ok(uuid) = Uuid::parse_str(id) else {
+        return Err(unknown());
+    };
+    if access.consent.accounts.contains(&uuid) {
+        return app.store.account(uuid)?.ok_or_else(unknown);
+    }
+    if access.may_consent_to(app, uuid)? {
+        return Err(needs_sca(
+            app,
+            tpp,
+            h,
+            MessageCode::ConsentInvalid,
+            "the consent does not cover this account: SCA needed to add it",
+        ));
+    }
+    Err(unknown())
+}
+
+/// Marks the consent resource `id` (if the SCA `id` belongs to one) `valid` for consent `key`
+/// (inside the transaction that records the completed SCA).
+///
+/// Errors: storage (503).
+pub fn resource_authorised(
+    tx: &rusqlite::Transaction<'_>,
+    id: Uuid,
+    key: &ConsentKey,
+    at: i64,
+) -> Result<(), ApiError> {
+    Ok(store::resource_authorised(tx, id, key, at)?)
+}
+
+/// Marks the consent resource `id` (if any) `rejected`: its SCA was cancelled.
+///
+/// Errors: storage (503).
+pub fn resource_rejected(app: &App, id: Uuid) -> Result<(), ApiError> {
+    let now = rules::secs(app.clock.now());
+    app.db
+        .write(|tx| Ok(store::resource_rejected(tx, id, now)?))
+}
+
+/// How long the SCA of a session is valid (interface document, Limits: "SCA session
+/// validity, TPP-Session-ID, 1 hour"; SCA session state rule 1).
+pub const SCA_SESSION_LIFETIME: Duration = Duration::from_secs(3600);
+
+/// Why a PSU-present request of (TPP, PSU-ID) in `session` (its `TPP-Session-ID`, if any)
+/// needs a new SCA; `None` when its session's SCA is valid. See the module documentation.
+///
+/// Errors: storage (503).
+pub fn session_refusal(
+    app: &App,
+    tpp: &TppId,
+    psu_id: Uuid,
+    session: Option<&str>,
+) -> Result<Option<String>, ApiError> {
+    Ok(session_check(app, tpp, psu_id, session)?.err())
+}
+
+/// [`session_refusal`] with the other answer too: `Ok(Ok(deadline))` when the session's SCA
+/// is valid, `deadline` being the last second (Unix seconds, inclusive) it stays valid
+/// (its SCA time + [`SCA_SESSION_LIFETIME`]); `Ok(Err(reason))` when a new SCA is needed.
+///
+/// Errors: storage (503).
+pub fn session_check(
+    app: &App,
+    tpp: &TppId,
+    psu_id: Uuid,
+    session: Option<&str>,
+) -> Result<Result<i64, String>, ApiError> {
+    let rows = app.db.read(|c| store::sessions(c, tpp, psu_id))?;
+    let now = rules::secs(app.clock.now());
+    let limit = i64::try_from(SCA_SESSION_LIFETIME.as_secs()).unwrap_or(i64::MAX);
+    let fresh = |r: &store::SessionRow| now.saturating_sub(r.sca_at) <= limit;
+    let deadline = |r: &store::SessionRow| Ok(r.sca_at.saturating_add(limit));
+    Ok(match session {
+        Some(sid) => match rows.iter().find(|r| r.session_id == sid) {
+            Some(r) if r.superseded => Err(format!(
+                "TPP-Session-ID {sid:?} ended when the SCA of a newer session of this PSU \
+                 completed (SCA session rule 3): a new SCA is needed"
+            )),
+            Some(r) if !fresh(r) => Err(format!(
+                "the SCA of TPP-Session-ID {sid:?} is older than 1 hour (SCA session rule 1): \
+                 a new SCA is needed while the PSU is present"
+            )),
+            Some(r) => deadline(r),
+            None => Err(match rows.iter().find(|r| !r.superseded && fresh(r)) {
+                Some(o) => format!(
+                    "TPP-Session-ID {sid:?} is new while session {:?} is still valid: a new \
+                         session needs its own SCA (SCA session rule 3); {:?} stays valid unless \
+                         this SCA completes",
+                    o.session_id, o.session_id
+                ),
+                None => format!("no SCA in TPP-Session-ID {sid:?} yet: SCA needed"),
+            }),
+        },
+        None => match rows.iter().find(|r| !r.superseded) {
+            None => Err("the PSU has no SCA session with this TPP: SCA needed".to_string()),
+            Some(r) if !fresh(r) => Err(format!(
+                "the SCA of the PSU's current session {:?} is older than 1 hour (SCA session \
+                 rule 1): a new SCA is needed while the PSU is present",
+                r.session_id
+            )),
+            Some(r) => deadline(r),
+        },
+    })
+}
+
+/// Records a completed SCA of (TPP, PSU-ID) in `session_id` and runs `extra` (card consents,
+/// registration, ...) in the same transaction: the session's SCA time is now, every other
+/// session of the PSU with this TPP ends (rule 3), and the revocation of `consent` (the
+/// consent the SCA gave, if any) is lifted.
+///
+/// Errors: storage (503), or what `extra` returns.
+pub fn record_completed_sca(
+    app: &App,
+    tpp: &TppId,
+    psu_id: Uuid,
+    session_id: &str,
+    consent: Option<&ConsentKey>,
+    extra: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<(), ApiError>,
+) -> Result<(), ApiError> {
+    let now = rules::secs(app.clock.now());
+    let psu = psu_id.to_string();
+    app.db.write(|tx| {
+        store::record_session(tx, tpp, &psu, session_id, now)?;
+        if let Some(k) = consent {
+            store::lift_revocation(tx, k)?;
+        }
+        extra(tx)
+    })
+}
+
+/// Records that `psu_id` of `tpp` is `customer` (inside [`record_completed_sca`]).
+pub fn register(
+    tx: &rusqlite::Transaction<'_>,
+    tpp: &TppId,
+    psu_id: Uuid,
+    customer: Uuid,
+    at: i64,
+) -> Result<(), ApiError> {
+    Ok(store::register_pisp(tx, tpp, psu_id, customer, at)?)
+}
+
+/// The customer behind `psu_id` for `tpp`, however the PSU-ID came to be: the one resolver
+/// of a `PSU-ID` header for every module (accounts, cards, consents, agreements, payments,
+/// signing baskets, revocation).
+///
+/// A PSU-ID is "unique per TPP and ASPSP combination, stable" (interface document, Resources,
+/// "Redirect parameters after SCA"): UUID v5 of (TPP, customer) ([`psu_id`]) in
+/// every flow, so the flows that create one share it, and each records it in its own table:
+///
+/// | Created by | Table |
+/// |---|---|
+/// | consent SCA (`/v1/accounts`, `/v1/consents`, ... ; Authentication 11) | store `psu_registrations` |
+/// | registration SCA (`GET /v1/users`, `/v1/agreements`; Authentication 15) | `psu_pisp_registrations` |
+/// | payment or basket SCA, `X-PSU-IDENTITY` ("a PSU-ID is then created") | `pis_psus` |
+///
+/// All three are checked, so a PSU-ID from any of them is known everywhere (Authentication
+/// 12: "PSU-ID is set on all requests after registration"). A customer deleted since (sandbox
+/// management) resolves to `None`.
+///
+/// Errors: storage (503).
+pub fn psu_customer(app: &App, tpp: &TppId, psu_id: Uuid) -> Result<Option<Uuid>, ApiError> {
+    let found = match app.store.psu_customer(tpp, psu_id)? {
+        Some(c) => Some(c),
+        None => {
+            let psu = psu_id.to_string();
+            let row: Option<String> =
+                app.db.read(|c| match store::pisp_customer(c, tpp, &psu)? {
+                    Some(p) => Ok(Some(p)),
+                    None => payments::psu_customer(c, &tpp.0, &psu),
+                })?;
+            row.and_then(|s| Uuid::parse_str(&s).ok())
+        }
+    };
+    Ok(match found {
+        Some(c) if app.store.customer(c)?.is_some() => Some(c),
+        _ => None,
+    })
+}
+
+/// Marks authorisation `id` as a registration SCA (no account consent step).
+fn mark_registration(app: &App, id: Uuid) -> Result<(), ApiError> {
+    app.db.write(|tx| Ok(store::mark_registration(tx, id)?))
+}
+
+/// Whether authorisation `id` is a registration SCA (started by `GET /v1/users` or by
+/// `GET /v1/agreements` without a known PSU-ID).
+pub fn is_registration(app: &App, id: Uuid) -> bool {
+    app.db
+        .read(|c| store::is_registration(c, id))
+        .unwrap_or(false)
+}
+
+/// Starts a registration SCA; returns its `scaRedirect` href.
+///
+/// Errors: 400 `FORMAT_ERROR` for a missing or bad `TPP-Redirect-URI` or `TPP-Session-ID`;
+/// storage (503).
+pub fn start_registration(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<String, ApiError> {
+    let (id, href) = begin_sca(app, tpp, h, "PSU registration needs SCA")?;
+    mark_registration(app, id)?;
+    Ok(href)
+}
+
+/// Who ended a consent before its time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Revoked {
+    /// The PSU, at the bank (`DELETE /v1/sandbox/consents/{psuId}`): `revokedByPsu`.
+    ByPsu,
+    /// The TPP (`DELETE /v1/consents/{consentId}`): `terminatedByTpp`.
+    ByTpp,
+}
+
+/// Whether consent `key` was revoked by the PSU or terminated by the TPP (and no new SCA
+/// for it completed since).
+///
+/// Errors: storage (503).
+pub fn revocation(app: &App, key: &ConsentKey) -> Result<Option<Revoked>, ApiError> {
+    let by_tpp = app.db.read(|c| store::revocation(c, key))?;
+    Ok(by_tpp.map(|t| if t { Revoked::ByTpp } else { Revoked::ByPsu }))
+}
+
+/// Marks consent `key` revoked at `at` (seconds), by the TPP or the PSU.
+///
+/// Errors: storage (503).
+pub fn revoke_key(
+    tx: &rusqlite::Transaction<'_>,
+    key: &ConsentKey,
+    by: Revoked,
+    at: i64,
+) -> Result<(), ApiError> {
+    Ok(store::revoke(tx, key, by == Revoked::ByTpp, at)?)
+}
+
+/// Replaces the card accounts of consent `key` by `cards` (inside the transaction that
+/// records the completed SCA, [`record_completed_sca`]).
+///
+/// Errors: storage (503).
+pub fn replace_consent(
+    tx: &rusqlite::Transaction<'_>,
+    key: &ConsentKey,
+    cards: &[Uuid],
+) -> Result<(), ApiError> {
+    Ok(store::replace_card_consent(tx, key, cards)?)
+}
+
+/// The card accounts of consent `key`, in the order ticked.
+///
+/// Errors: storage (503).
+pub fn consented(app: &App, key: &ConsentKey) -> Result<Vec<Uuid>, ApiError> {
+    let ids = app.db.read(|c| store::consented_cards(c, key))?;
+    Ok(ids.iter().filter_map(|s| Uuid::parse_str(s).ok()).collect())
+}
+
+/// The `psu-id` of a customer towards a TPP: UUID v5, stable per (TPP, customer) (interface
+/// document: "Unique per TPP and ASPSP combination, stable").
+pub fn psu_id(tpp: &TppId, customer: Uuid) -> Uuid {
+    Uuid::new_v5(
+        &crate::sandbox::seed::namespace(),
+        format!("psu:{}:{customer}", tpp.0).as_bytes(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn remembered_access_holds_only_for_the_same_data_and_within_consent_and_session() {
+        let at = |s: u64| UNIX_EPOCH + Duration::from_secs(s);
+        let v = Validity {
+            version: 7,
+            from: at(1_000),
+            consent_until: at(5_000),
+            session_until: Some(4_000),
+        };
+        assert!(v.holds(7, at(1_000)));
+        assert!(v.holds(7, at(4_000) + Duration::from_millis(999)));
+        // Any committed write changes the version.
+        assert!(!v.holds(8, at(2_000)));
+        // The clock set back before the decision: decided again.
+        assert!(!v.holds(7, at(999)));
+        // The SCA session's hour is over after its last second.
+        assert!(!v.holds(7, at(4_001)));
+        let unattended = Validity {
+            session_until: None,
+            ..v
+        };
+        assert!(unattended.holds(7, at(5_000)));
+        // The consent's 180 days are over.
+        assert!(!unattended.holds(7, at(5_000) + Duration::from_nanos(1)));
+    }
+}

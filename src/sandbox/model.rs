@@ -1,0 +1,315 @@
+//! The sandbox's domain types: customers, accounts, card accounts, agreements, consents, SCA
+//! authorisations and the sandbox-management data (manual transactions, balance overrides),
+//! with their lifetimes. Plain data: [`super::store`] persists them, [`super::ledger`]
+//! computes transactions and balances from them, the handlers answer with them.
+
+use std::time::{Duration, SystemTime};
+
+use chrono::NaiveDate;
+use uuid::Uuid;
+
+use crate::xs2a::model::{AccountReference, Amount, CustomerType, Transaction};
+
+/// How long an SCA authorisation can be used after it was created.
+pub const AUTHORISATION_LIFETIME: Duration = Duration::from_secs(30 * 60);
+
+/// How long a consent is valid without a new SCA (interface document, Limits: SCA renewal
+/// 180 days).
+pub const CONSENT_LIFETIME: Duration = Duration::from_secs(180 * 24 * 3600);
+
+/// `proprietaryBankTransactionCode` of manually created (sandbox management) transactions.
+pub const MANUAL_TRANSACTION_CODE: &str = "MANUELL";
+
+/// The TPP as identified by its signing certificate.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TppId(pub String);
+
+/// A sandbox customer (interface document, Resources, "Sandbox customer").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Customer {
+    pub id: Uuid,
+    /// The number the PSU types at sandbox SCA (a mock national id or organisation number).
+    pub number: String,
+    pub kind: CustomerType,
+    pub name: String,
+    /// For private customers: the employer named on salary payments.
+    pub employer: String,
+}
+
+/// What kind of account an account is; decides its generated transactions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AccountKind {
+    /// A private current account (salary in, bills and card purchases out).
+    Current,
+    /// A private savings account (monthly transfer, round-ups, interest).
+    Savings,
+    /// A corporate operating account (customer and supplier payments, salaries, taxes).
+    Operating,
+    /// A corporate settlement account (card-terminal settlements, weekly sweep).
+    Settlement,
+}
+
+impl AccountKind {
+    /// The stored name: `CURRENT`, `SAVINGS`, `OPERATING`, `SETTLEMENT`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccountKind::Current => "CURRENT",
+            AccountKind::Savings => "SAVINGS",
+            AccountKind::Operating => "OPERATING",
+            AccountKind::Settlement => "SETTLEMENT",
+        }
+    }
+
+    /// The kind named by [`AccountKind::as_str`].
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "CURRENT" => AccountKind::Current,
+            "SAVINGS" => AccountKind::Savings,
+            "OPERATING" => AccountKind::Operating,
+            "SETTLEMENT" => AccountKind::Settlement,
+            _ => return None,
+        })
+    }
+}
+
+/// A cash account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Account {
+    pub id: Uuid,
+    pub owner: Uuid,
+    pub kind: AccountKind,
+    pub bban: String,
+    pub currency: String,
+    pub name: String,
+    pub product: String,
+    /// ISO 20022 `CashAccountType` code.
+    pub cash_account_type: String,
+    /// Balance before the first transaction, minor units.
+    pub opening_balance: i64,
+    /// Whether [`super::ledger`] generates a history for it (seeded accounts and the default
+    /// accounts of created customers). Accounts made with `POST /v1/sandbox/accounts` start
+    /// empty: only their manually created transactions are listed.
+    pub generated: bool,
+}
+
+/// A card account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardAccount {
+    pub id: Uuid,
+    pub owner: Uuid,
+    pub masked_pan: String,
+    pub currency: String,
+    pub name: String,
+    pub product: String,
+    pub status: String,
+}
+
+/// A corporate agreement: `holder` (a private customer) may act for `corporate` on
+/// `accounts` (its engagements) in CORPORATE context. Its id is the `psu-corporate-id` of
+/// that context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Agreement {
+    pub id: Uuid,
+    pub name: String,
+    pub corporate: Uuid,
+    pub holder: Uuid,
+    pub accounts: Vec<Uuid>,
+}
+
+/// The customers, accounts and agreements of an initialized sandbox.
+#[derive(Debug, Clone, Default)]
+pub struct SeedData {
+    pub customers: Vec<Customer>,
+    pub accounts: Vec<Account>,
+    pub card_accounts: Vec<CardAccount>,
+    pub agreements: Vec<Agreement>,
+}
+
+/// Which consent a request addresses: the TPP, the `PSU-ID` and, in CORPORATE context, the
+/// `PSU-Corporate-ID` (an agreement id).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ConsentKey {
+    pub tpp: TppId,
+    pub psu_id: Uuid,
+    pub agreement: Option<Uuid>,
+}
+
+/// A bank-offered consent given during SCA (interface document, Authentication rule 11).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Consent {
+    pub customer: Uuid,
+    pub accounts: Vec<Uuid>,
+    pub granted_at: SystemTime,
+    pub tpp_session_id: String,
+}
+
+/// Where an SCA authorisation stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScaStep {
+    /// Waiting for the customerNumber.
+    Identify,
+    /// The customer has agreements: waiting for PRIVATE or CORPORATE (which agreement).
+    ChooseContext { customer: Uuid },
+    /// Waiting for the account selection; `agreement` is set in CORPORATE context.
+    Consent {
+        customer: Uuid,
+        agreement: Option<Uuid>,
+    },
+    /// Approved or cancelled; the authorisation cannot be used again.
+    Finished,
+}
+
+/// An SCA authorisation started by an account request without consent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Authorisation {
+    pub id: Uuid,
+    pub tpp: TppId,
+    /// The TPP's display name (certificate subject organisation).
+    pub tpp_name: String,
+    /// `TPP-Redirect-URI` of the triggering request (absolute http(s) URL).
+    pub redirect_uri: String,
+    /// `TPP-Session-ID` of the triggering request, or one generated by the sandbox.
+    pub tpp_session_id: String,
+    pub created_at: SystemTime,
+    pub step: ScaStep,
+}
+
+/// Why an authorisation cannot be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthorisationError {
+    Unknown,
+    Expired,
+    Finished,
+    /// The database failed (logged when it happened); answered 503, never "unknown".
+    Storage,
+}
+
+/// A transaction created with `POST /v1/sandbox/accounts/{id}/transactions` (interface
+/// document, Endpoints). Amounts in minor units of the account currency; negative = debit
+/// (the account is the debtor), positive = credit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManualTransaction {
+    /// The `transactionId`; stored, so stable across reads (Account data facts).
+    pub id: Uuid,
+    /// Creation order (increasing; compared with [`BalanceOverride::after_seq`]).
+    pub seq: i64,
+    pub account: Uuid,
+    /// Booked (with `booking_date`) or pending (without).
+    pub booked: bool,
+    pub booking_date: Option<NaiveDate>,
+    pub value_date: NaiveDate,
+    pub amount: i64,
+    pub creditor_name: Option<String>,
+    /// BBAN of the creditor.
+    pub creditor_account: Option<String>,
+    pub debtor_name: Option<String>,
+    /// BBAN of the debtor.
+    pub debtor_account: Option<String>,
+    pub remittance: Option<String>,
+    pub created_at: SystemTime,
+}
+
+impl ManualTransaction {
+    /// As a Berlin Group `transactions` element, with creditor and debtor accounts.
+    pub fn to_transaction(&self, currency: &str) -> Transaction {
+        let reference = |bban: &Option<String>| {
+            bban.as_ref().map(|b| AccountReference {
+                bban: Some(b.clone()),
+                ..AccountReference::default()
+            })
+        };
+        Transaction {
+            transaction_id: Some(self.id.to_string()),
+            entry_reference: None,
+            booking_date: self.booking_date.map(|d| d.to_string()),
+            value_date: Some(self.value_date.to_string()),
+            transaction_amount: Amount::from_minor(currency, self.amount),
+            creditor_name: self.creditor_name.clone(),
+            creditor_account: reference(&self.creditor_account),
+            debtor_name: self.debtor_name.clone(),
+            debtor_account: reference(&self.debtor_account),
+            remittance_information_unstructured: self.remittance.clone(),
+            proprietary_bank_transaction_code: self
+                .booked
+                .then(|| MANUAL_TRANSACTION_CODE.to_string()),
+        }
+    }
+}
+
+/// A card transaction created with `POST /v1/sandbox/card-accounts/{id}/transactions`
+/// (Berlin Group `cardTransaction` fields). `amount` is the `transactionAmount` in the card
+/// account's currency, minor units, negative for purchases; `original_amount` the amount in
+/// the merchant's currency (interface document, Versioning:
+/// `cardaccount-switch-originalamount-and-transactionamount`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManualCardTransaction {
+    /// The `cardTransactionId` (sent in the simple 32-hex-digit form); stored, so stable
+    /// across reads.
+    pub id: Uuid,
+    pub seq: i64,
+    pub card_account: Uuid,
+    pub booked: bool,
+    pub booking_date: Option<NaiveDate>,
+    pub transaction_date: NaiveDate,
+    pub amount: i64,
+    pub original_amount: Option<Amount>,
+    pub card_acceptor_id: Option<String>,
+    pub merchant_category_code: Option<String>,
+    pub transaction_details: Option<String>,
+    pub created_at: SystemTime,
+}
+
+impl ManualCardTransaction {
+    /// The Berlin Group `cardTransaction` JSON of this transaction.
+    pub fn to_json(&self, currency: &str, masked_pan: &str) -> serde_json::Value {
+        let mut v = serde_json::json!({
+            // The simple (32 hex digits) form, like the generated card transactions'.
+            "cardTransactionId": self.id.simple().to_string(),
+            "transactionDate": self.transaction_date.to_string(),
+            "transactionAmount": Amount::from_minor(currency, self.amount),
+            "maskedPAN": masked_pan,
+        });
+        if let Some(o) = v.as_object_mut() {
+            if let Some(d) = self.booking_date {
+                o.insert("bookingDate".into(), d.to_string().into());
+            }
+            if let Some(a) = &self.original_amount
+                && let Ok(a) = serde_json::to_value(a)
+            {
+                o.insert("originalAmount".into(), a);
+            }
+            for (k, val) in [
+                ("cardAcceptorId", &self.card_acceptor_id),
+                ("merchantCategoryCode", &self.merchant_category_code),
+                ("transactionDetails", &self.transaction_details),
+            ] {
+                if let Some(s) = val {
+                    o.insert(k.into(), s.clone().into());
+                }
+            }
+        }
+        v
+    }
+}
+
+/// Balances set with the sandbox balance-update operations (interface document, Endpoints:
+/// "Sandbox balance-update operations for accounts and card accounts also exist"). Minor
+/// units. `booked` replaces the booked balance and `available` the available one; manual
+/// transactions created afterwards (`seq > after_seq`) still move them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BalanceOverride {
+    pub booked: i64,
+    pub available: i64,
+    /// The highest manual-transaction `seq` of the account when the override was set.
+    pub after_seq: i64,
+    pub set_at: SystemTime,
+}
+
+impl Consent {
+    /// Whether the consent is older than [`CONSENT_LIFETIME`] at `now`.
+    pub fn is_expired(&self, now: SystemTime) -> bool {
+        now.duration_since(self.granted_at)
+            .map(|age| age > CONSENT_LIFETIME)
+            .unwrap_or(false)
+    }
+}
