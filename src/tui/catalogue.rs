@@ -55,12 +55,12 @@ pub fn operation_matches(op: &Operation, query: &str) -> bool {
 impl App {
     /// Opens the finder with an empty query (every operation listed).
     pub(crate) fn open_finder(&mut self) {
-        let previous = self.selected;
+        let previous = self.form.selected;
         let mut f = OperationFinder {
             previous,
             ..OperationFinder::default()
         };
-        f.matches = (0..self.ops.len()).collect();
+        f.matches = (0..self.form.ops.len()).collect();
         f.cursor = previous;
         self.finder = Some(f);
     }
@@ -75,6 +75,7 @@ impl App {
             return;
         };
         f.matches = self
+            .form
             .ops
             .iter()
             .enumerate()
@@ -101,7 +102,7 @@ impl App {
                 match f.matches.get(f.cursor) {
                     Some(&i) => {
                         self.select_index(i);
-                        let title = self.ops[i].title;
+                        let title = self.form.ops[i].title;
                         self.set_message(
                             super::app::Level::Info,
                             format!("{title}: press s to send, e to edit its parameters"),

@@ -308,7 +308,7 @@ impl App {
     pub fn resend_started(&mut self, what: &str) {
         self.history_view.import = None;
         self.screen = Screen::Console;
-        self.focus = Focus::Response;
+        self.panes.focus = Focus::Response;
         self.set_message(
             Level::Info,
             format!(
@@ -478,7 +478,7 @@ impl App {
                     } else if recorded != self.status.profile {
                         // Another profile means another certificate and target: say so and
                         // let the user choose (issue 8 item 15).
-                        let known = self.profiles.contains(&recorded);
+                        let known = self.profiles.names.contains(&recorded);
                         let active = self.status.profile.clone();
                         let (question, note) = if known {
                             (
@@ -655,8 +655,8 @@ impl App {
         };
         let view = ResponseView::from_exchange(title, &request, &exchange);
         self.response = ResponseState::Done(Box::new(view));
-        self.scroll[2] = 0;
-        self.focus = Focus::Response;
+        self.panes.scroll[2] = 0;
+        self.panes.focus = Focus::Response;
         self.screen = Screen::Console;
     }
 

@@ -22,6 +22,7 @@ use ratatui::widgets::{Clear, Paragraph, Wrap};
 
 use super::app::{Action, App, Focus, Level, ScaPrompt};
 use super::keymap::{Command, Scope};
+use super::overlay::{Layer, Overlay};
 use super::theme::Theme;
 use crate::client::{Exchange, PreparedRequest};
 use crate::xs2a::links::names;
@@ -1016,8 +1017,6 @@ pub struct InputBox {
 pub struct ResponseUi {
     /// The open search or filter box.
     pub(crate) input: Option<InputBox>,
-    /// The highlighted entry of the link chooser, when it is open.
-    pub(crate) chooser: Option<usize>,
     /// Width of the body area at the last draw (to scroll a match into view).
     pub(crate) width: Cell<usize>,
 }
@@ -1044,15 +1043,15 @@ impl App {
 
     /// The highlighted entry of the link chooser, when it is open.
     pub fn link_chooser(&self) -> Option<usize> {
-        self.response_ui.chooser
+        self.overlays.link_chooser()
     }
 
     /// Scrolls the response so that display line `line` is the first visible one (clamped
     /// at the last draw's bottom).
     pub fn scroll_response_to(&mut self, line: usize) {
         let total = self.response_view().map(|v| v.total_lines()).unwrap_or(0);
-        let max = total.saturating_sub(self.viewport[2].get().max(1));
-        self.scroll[2] = line.min(max);
+        let max = total.saturating_sub(self.panes.viewport[2].get().max(1));
+        self.panes.scroll[2] = line.min(max);
     }
 
     /// Keys for the open search or filter box (from [`App::text_input_key`]): they type
@@ -1221,11 +1220,11 @@ impl App {
         let Some((line, col)) = self.response_view().and_then(|v| v.current_match_line()) else {
             return;
         };
-        let h = self.viewport[2].get().max(1);
+        let h = self.panes.viewport[2].get().max(1);
         self.scroll_response_to(line.saturating_sub(h / 3));
         let w = self.response_ui.width.get().max(1);
-        if col < self.hscroll || col >= self.hscroll + w {
-            self.hscroll = col.saturating_sub(w / 4);
+        if col < self.panes.hscroll || col >= self.panes.hscroll + w {
+            self.panes.hscroll = col.saturating_sub(w / 4);
         }
     }
 
@@ -1281,8 +1280,8 @@ impl App {
             expr: done.expr,
             state,
         }));
-        self.scroll[2] = 0;
-        self.hscroll = 0;
+        self.panes.scroll[2] = 0;
+        self.panes.hscroll = 0;
         self.set_message(msg.0, msg.1);
     }
 
@@ -1291,8 +1290,8 @@ impl App {
             && v.filter.take().is_some()
         {
             v.search = None;
-            self.scroll[2] = 0;
-            self.hscroll = 0;
+            self.panes.scroll[2] = 0;
+            self.panes.hscroll = 0;
         }
     }
 
@@ -1332,7 +1331,7 @@ impl App {
             }
             1 => self.follow(0),
             _ => {
-                self.response_ui.chooser = Some(0);
+                self.overlays.open(Overlay::LinkChooser(0));
                 Action::None
             }
         }
@@ -1340,16 +1339,23 @@ impl App {
 
     /// Keys of the link chooser (context [`super::keymap::Context::LinkChooser`]).
     pub(crate) fn links_command(&mut self, cmd: Command) -> Option<Action> {
-        let i = self.response_ui.chooser?;
+        let i = self.overlays.link_chooser()?;
         let n = self.response_view().map(|v| v.links.len()).unwrap_or(0);
         match cmd {
-            Command::Up => self.response_ui.chooser = Some(i.saturating_sub(1)),
-            Command::Down => self.response_ui.chooser = Some((i + 1).min(n.saturating_sub(1))),
+            Command::Up => self
+                .overlays
+                .open(Overlay::LinkChooser(i.saturating_sub(1))),
+            Command::Down => {
+                let i = (i + 1).min(n.saturating_sub(1));
+                self.overlays.open(Overlay::LinkChooser(i));
+            }
             Command::Choose => {
-                self.response_ui.chooser = None;
+                self.overlays.close(Layer::LinkChooser);
                 return Some(self.follow(i));
             }
-            Command::Dismiss => self.response_ui.chooser = None,
+            Command::Dismiss => {
+                self.overlays.close(Layer::LinkChooser);
+            }
             _ => return None,
         }
         Some(Action::None)
@@ -1371,8 +1377,8 @@ impl App {
             } else {
                 link.href.clone()
             };
-            self.sca = Some(ScaPrompt { url, browser: None });
-            self.sca_visible = true;
+            self.sca.prompt = Some(ScaPrompt { url, browser: None });
+            self.overlays.open(Overlay::ScaPrompt);
             self.set_message(
                 Level::Info,
                 "scaRedirect: press o to open it in the browser",
@@ -1401,7 +1407,7 @@ impl App {
                 .unwrap_or("");
             self.set_param(op.id, p.name, v);
         }
-        self.focus = Focus::Operations;
+        self.panes.focus = Focus::Operations;
         self.set_message(
             Level::Success,
             format!(
@@ -1465,9 +1471,9 @@ impl App {
         let input_h = u16::from(self.response_ui.input.is_some());
         let body_h = inner_full.height.saturating_sub(2 + input_h) as usize;
         let total = v.total_lines();
-        let top = self.scroll[2].min(total.saturating_sub(body_h));
-        self.viewport[2].set(body_h);
-        self.content[2].set(total);
+        let top = self.panes.scroll[2].min(total.saturating_sub(body_h));
+        self.panes.viewport[2].set(body_h);
+        self.panes.content[2].set(total);
         self.response_ui.width.set(w);
         let mut bottom = Vec::new();
         if let Some(s) = &v.search {
@@ -1529,7 +1535,7 @@ impl App {
             frame.render_widget(Paragraph::new(line), marker);
         }
         let lines: Vec<Line> = (top..(top + body_h).min(total))
-            .map(|i| view_line(v, i, self.hscroll, w, t))
+            .map(|i| view_line(v, i, self.panes.hscroll, w, t))
             .collect();
         frame.render_widget(Paragraph::new(lines), body);
         if let Some(input) = &self.response_ui.input {
@@ -1556,8 +1562,8 @@ impl App {
     }
 
     /// The link chooser overlay (several `_links`).
-    pub(crate) fn draw_link_chooser(&self, frame: &mut Frame, area: Rect) {
-        let (Some(sel), Some(v)) = (self.response_ui.chooser, self.response_view()) else {
+    pub(crate) fn draw_link_chooser(&self, frame: &mut Frame, area: Rect, sel: usize) {
+        let Some(v) = self.response_view() else {
             return;
         };
         let t = &self.theme;
