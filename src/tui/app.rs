@@ -166,13 +166,13 @@ pub struct App {
     /// The screen shown.
     pub(crate) screen: Screen,
     /// State of the profiles screen.
-    pub(crate) profiles_view: super::profiles::ProfilesView,
+    pub(crate) profiles_view: super::profiles_view::ProfilesView,
     /// State of the history screen.
-    pub(crate) history_view: super::history::HistoryView,
+    pub(crate) history_view: super::history_view::HistoryView,
     /// The body editor and the validation problems ([`super::editor`]).
-    pub(crate) editor: super::editor::EditorState,
+    pub(crate) editor: super::body_editor::EditorState,
     /// The operation finder (`/`), while open.
-    pub(crate) finder: Option<super::catalogue::OperationFinder>,
+    pub(crate) finder: Option<super::form::OperationFinder>,
     /// State of the response viewer (search and filter boxes, link chooser).
     pub(crate) response_ui: super::response::ResponseUi,
     /// The keys in force: the keymap with the config file's overrides ([`super::config`]).

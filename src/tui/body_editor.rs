@@ -65,6 +65,19 @@ pub(crate) fn today() -> chrono::NaiveDate {
     chrono::Utc::now().date_naive()
 }
 
+/// State of the request editor: the problems found by the last validation and the
+/// templates chosen (the open body editor lives in the overlay stack,
+/// [`super::overlay::Overlay::BodyEditor`]).
+#[derive(Debug, Default)]
+pub struct EditorState {
+    /// Problems of the last validation of the operation with id `problems_for`.
+    pub(crate) problems: Vec<Problem>,
+    /// The operation the problems belong to.
+    pub(crate) problems_for: Option<&'static str>,
+    /// The template last chosen per operation id.
+    pub(crate) templates: Vec<(&'static str, usize)>,
+}
+
 impl BodyEditor {
     /// The text, lines joined by `\n`.
     pub fn text(&self) -> String {

@@ -6,21 +6,9 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::app::{Action, App};
+pub use super::form::OperationFinder;
 use super::keymap::{Command, Context};
 use crate::xs2a::operations::{Group, Operation};
-
-/// State of the operation finder while it is open.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct OperationFinder {
-    /// What was typed.
-    pub query: String,
-    /// Indexes (into [`App::operations`]) of the operations matching `query`, in list order.
-    pub matches: Vec<usize>,
-    /// Position in `matches` of the highlighted operation.
-    pub cursor: usize,
-    /// The selection before the finder opened (restored by Esc).
-    pub previous: usize,
-}
 
 /// The group's words, so `ais`, `pis`, `baskets`, `psu` and `sandbox` find a whole group.
 fn group_words(g: Group) -> &'static str {

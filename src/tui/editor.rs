@@ -22,23 +22,10 @@ const BODY_COMMANDS: [Command; 4] = [
     Command::ResetBody,
     Command::FormatBody,
 ];
-pub use super::body_editor::{BodyEditor, compact, pretty};
+pub use super::body_editor::{BodyEditor, EditorState, compact, pretty};
 use super::body_editor::{new_textarea, today};
 use super::overlay::{Layer, Overlay};
 use crate::client::validate::{self, Problem};
-
-/// State of the request editor: the problems found by the last validation and the
-/// templates chosen (the open body editor lives in the overlay stack,
-/// [`super::overlay::Overlay::BodyEditor`]).
-#[derive(Debug, Default)]
-pub struct EditorState {
-    /// Problems of the last validation of the operation with id `problems_for`.
-    pub(crate) problems: Vec<Problem>,
-    /// The operation the problems belong to.
-    pub(crate) problems_for: Option<&'static str>,
-    /// The template last chosen per operation id.
-    templates: Vec<(&'static str, usize)>,
-}
 
 impl App {
     /// Whether the body editor is open.

@@ -75,6 +75,19 @@ pub struct RequestSpec {
     pub body: Option<String>,
 }
 
+/// State of the operation finder while it is open.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OperationFinder {
+    /// What was typed.
+    pub query: String,
+    /// Indexes (into the console's operation list) of the operations matching `query`, in list order.
+    pub matches: Vec<usize>,
+    /// Position in `matches` of the highlighted operation.
+    pub cursor: usize,
+    /// The selection before the finder opened (restored by Esc).
+    pub previous: usize,
+}
+
 /// The operation list and the parameter form.
 #[derive(Debug)]
 pub struct Form {
