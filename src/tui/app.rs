@@ -2,16 +2,21 @@
 //! and rendered in tests. The runner ([`super::run`]) feeds it keys, prepared requests,
 //! responses and SCA callbacks, and performs the [`Action`]s it returns.
 
-use std::cell::Cell;
-
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
+pub use super::form::{Field, Mode, RequestSpec, fields_of};
+use super::form::{Form, step};
 use super::keymap::{self, Command, Context};
+use super::overlay::{Layer, Overlay, Overlays};
+pub use super::panes::Focus;
+use super::panes::Panes;
+use super::status_line::StatusLine;
+pub use super::status_line::{LOG_CAP, Level, Message};
 use super::theme::Theme;
 use crate::client::{Engine, PreparedRequest};
 use crate::profile::{ProfileSet, Target};
 use crate::xs2a::headers as h;
-use crate::xs2a::operations::{OPERATIONS, Operation};
+use crate::xs2a::operations::Operation;
 use crate::xs2a::redirect::ScaCallback;
 
 /// What the runner must do after a key.
@@ -67,77 +72,6 @@ pub enum Screen {
     History,
 }
 
-/// The panes that can have focus, in Tab order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Focus {
-    /// The operation list.
-    Operations,
-    /// The parameter form of the selected operation.
-    Params,
-    /// The request as it will be (or was) sent.
-    Request,
-    /// The signature inspector.
-    Signature,
-    /// The response.
-    Response,
-}
-
-impl Focus {
-    const ORDER: [Focus; 5] = [
-        Focus::Operations,
-        Focus::Params,
-        Focus::Request,
-        Focus::Signature,
-        Focus::Response,
-    ];
-
-    fn index(self) -> usize {
-        Focus::ORDER.iter().position(|f| *f == self).unwrap_or(0)
-    }
-
-    /// Index into the scroll state of scrollable panes.
-    fn scroll_slot(self) -> Option<usize> {
-        match self {
-            Focus::Request => Some(0),
-            Focus::Signature => Some(1),
-            Focus::Response => Some(2),
-            _ => None,
-        }
-    }
-}
-
-/// Whether keys type text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// Keys are commands.
-    Normal,
-    /// Keys type into the highlighted parameter (only Ctrl-c and the INSERT keys are
-    /// commands).
-    Insert,
-}
-
-/// Severity of a status-line message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    /// Neutral information.
-    Info,
-    /// Something worked.
-    Success,
-    /// Needs attention.
-    Warning,
-    /// Failed.
-    Error,
-}
-
-/// A status-line message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Message {
-    /// Severity.
-    pub level: Level,
-    /// One line of text.
-    pub text: String,
-}
-
 /// What the status bar shows about the active profile and session.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StatusInfo {
@@ -173,64 +107,6 @@ impl StatusInfo {
             listener_error: engine.listener_error.clone(),
         }
     }
-}
-
-/// One entry of an operation's parameter form.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Field {
-    /// Parameter name (`body` for the JSON body).
-    pub name: &'static str,
-    /// Short explanation.
-    pub help: &'static str,
-    /// Whether the request cannot be built without it.
-    pub required: bool,
-    /// Value used when left empty (`""`: omitted).
-    pub default: &'static str,
-    /// The JSON body rather than a path or query parameter.
-    pub is_body: bool,
-    /// A request header ([`crate::xs2a::operations::ParamKind::Header`]).
-    pub is_header: bool,
-    /// The engine fills it when left empty (shown as `auto`).
-    pub auto: bool,
-}
-
-/// The form fields of `op`: its path and query parameters, `body` when it takes one, then
-/// its request headers ([`Operation::header_params`]).
-pub fn fields_of(op: &Operation) -> Vec<Field> {
-    let field = |p: &crate::xs2a::operations::Param| Field {
-        name: p.name,
-        help: p.help,
-        required: p.required,
-        default: p.default,
-        is_body: false,
-        is_header: p.kind == crate::xs2a::operations::ParamKind::Header,
-        auto: p.auto,
-    };
-    let mut v: Vec<Field> = op.params.iter().map(field).collect();
-    if op.body.is_some() {
-        v.push(Field {
-            name: "body",
-            help: "JSON body: Enter or e opens the editor (templates: Ctrl-t)",
-            required: false,
-            default: "",
-            is_body: true,
-            is_header: false,
-            auto: false,
-        });
-    }
-    v.extend(op.header_params().iter().map(field));
-    v
-}
-
-/// What to prepare: the operation, its non-empty parameter values, and the body text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RequestSpec {
-    /// The operation.
-    pub op: &'static Operation,
-    /// `(name, value)` of every parameter the user filled in.
-    pub params: Vec<(String, String)>,
-    /// The body text, when the operation takes one.
-    pub body: Option<String>,
 }
 
 pub use super::response::{ResponseState, ResponseView};
@@ -270,78 +146,79 @@ pub struct App {
     /// screenshots.
     pub mask_volatile: bool,
     pub(crate) status: StatusInfo,
-    pub(crate) ops: Vec<&'static Operation>,
-    pub(crate) selected: usize,
-    pub(crate) values: Vec<Vec<String>>,
-    pub(crate) focus: Focus,
-    pub(crate) mode: Mode,
-    pub(crate) field: usize,
-    pub(crate) cursor: usize,
-    pub(crate) preview: Preview,
-    preview_dirty: bool,
+    /// The operation list and the parameter form ([`super::form`]).
+    pub(crate) form: Form,
+    /// Focus, scroll state and last-draw rectangles of the panes ([`super::panes`]).
+    pub(crate) panes: Panes,
+    /// The request pane: the prepared request and whether it must be prepared again.
+    pub(crate) request: RequestPane,
     pub(crate) response: ResponseState,
-    /// Scroll offsets of Request, Signature, Response.
-    pub(crate) scroll: [usize; 3],
-    pub(crate) hscroll: usize,
-    /// Visible height and content length of the scrollable panes at the last draw.
-    pub(crate) viewport: [Cell<usize>; 3],
-    pub(crate) content: [Cell<usize>; 3],
-    pub(crate) sca: Option<ScaPrompt>,
-    pub(crate) sca_visible: bool,
-    pub(crate) help: bool,
-    pub(crate) picker: Option<usize>,
-    pub(crate) profiles: Vec<String>,
-    pub(crate) profile_errors: Vec<String>,
-    pub(crate) message: Option<Message>,
+    /// The SCA prompt and what the console knows about the SCA in progress.
+    pub(crate) sca: ScaState,
+    /// The open dialogs, bottom first: key handling, drawing and the mouse read only this
+    /// ([`super::overlay`]).
+    pub(crate) overlays: Overlays,
+    /// The loaded profiles, for the picker.
+    pub(crate) profiles: ProfileList,
+    /// The status-line message and the problems log ([`super::status_line`]).
+    pub(crate) messages: StatusLine,
     pub(crate) sending: bool,
-    /// SCA completed since the last send (the guide suggests sending again).
-    pub(crate) sca_done: bool,
     /// The screen shown.
     pub(crate) screen: Screen,
     /// State of the profiles screen.
-    pub(crate) profiles_view: super::profiles::ProfilesView,
+    pub(crate) profiles_view: super::profiles_view::ProfilesView,
     /// State of the history screen.
-    pub(crate) history_view: super::history::HistoryView,
+    pub(crate) history_view: super::history_view::HistoryView,
     /// The body editor and the validation problems ([`super::editor`]).
-    pub(crate) editor: super::editor::EditorState,
+    pub(crate) editor: super::body_editor::EditorState,
     /// The operation finder (`/`), while open.
-    pub(crate) finder: Option<super::catalogue::OperationFinder>,
+    pub(crate) finder: Option<super::form::OperationFinder>,
     /// State of the response viewer (search and filter boxes, link chooser).
     pub(crate) response_ui: super::response::ResponseUi,
     /// The keys in force: the keymap with the config file's overrides ([`super::config`]).
     pub(crate) keymap: keymap::Keymap,
     /// The themes `t` cycles through ([`super::theme::ThemeSet`]).
     pub(crate) themes: super::theme::ThemeSet,
-    /// The command palette (`Ctrl-p`, [`super::palette`]).
-    pub(crate) palette: super::palette::PaletteView,
-    /// Scroll state of the help overlay ([`super::palette::HelpView`]).
-    pub(crate) help_view: super::palette::HelpView,
-    /// Pane rectangles of the last draw, for the mouse ([`super::mouse`]).
-    pub(crate) hit: super::mouse::HitAreas,
-    /// Values the console filled in by itself, per parameter name (`body:<op id>` for a
-    /// body): a field still holding one is refilled, a value the user typed never is.
-    auto_values: Vec<(String, String)>,
-    /// paymentIds answered 201 in this run (for the signing basket template).
-    payments_created: Vec<String>,
-    /// The payment or basket whose SCA the prompt is for (its status is read after SCA).
-    sca_subject: Option<ScaSubject>,
-    /// The status read started by a completed payment or basket SCA, until it answers.
-    status_read: Option<ScaSubject>,
-    /// What that status read found ("payment … approved: ACSC"), for the guide.
-    pub(crate) sca_outcome: Option<String>,
-    /// Every warning and error shown in the status line, oldest first (at most
-    /// [`LOG_CAP`]): a truncated or replaced status line can be read again (`!`, or "show
-    /// problems" in the palette).
-    pub(crate) log: Vec<Message>,
-    /// Whether the problems overlay is shown.
-    pub(crate) log_open: bool,
     /// A destructive action waiting for y/N.
     pub(crate) confirm: Option<Confirm>,
     quit: bool,
 }
 
-/// How many warnings and errors [`App::log`] keeps.
-pub const LOG_CAP: usize = 500;
+/// The profiles loaded, for the picker (`p`).
+#[derive(Debug, Default)]
+pub(crate) struct ProfileList {
+    /// Their names, the active one included.
+    pub(crate) names: Vec<String>,
+    /// Profile files that could not be read.
+    pub(crate) errors: Vec<String>,
+}
+
+/// The request pane's state.
+#[derive(Debug)]
+pub(crate) struct RequestPane {
+    /// What it shows.
+    pub(crate) preview: Preview,
+    /// The selection or a value changed since the preview was prepared.
+    pub(crate) dirty: bool,
+}
+
+/// What the console knows about strong customer authentication in this run.
+#[derive(Debug, Default)]
+pub(crate) struct ScaState {
+    /// The scaRedirect of the last response asking for SCA (shown while the
+    /// [`super::overlay::Overlay::ScaPrompt`] is open; `o` opens it).
+    pub(crate) prompt: Option<ScaPrompt>,
+    /// SCA completed since the last send (the guide suggests sending again).
+    pub(crate) done: bool,
+    /// paymentIds answered 201 in this run (for the signing basket template).
+    pub(crate) payments_created: Vec<String>,
+    /// The payment or basket whose SCA the prompt is for (its status is read after SCA).
+    pub(crate) subject: Option<ScaSubject>,
+    /// The status read started by a completed payment or basket SCA, until it answers.
+    pub(crate) status_read: Option<ScaSubject>,
+    /// What that status read found ("payment … approved: ACSC"), for the guide.
+    pub(crate) outcome: Option<String>,
+}
 
 /// A destructive action that waits for `y` (any other key cancels it).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -388,39 +265,25 @@ impl App {
     /// A console showing the whole operation catalogue, grouped, with the first operation
     /// ("List accounts") selected and a welcome message.
     pub fn new(status: StatusInfo) -> Self {
-        let mut ops: Vec<&'static Operation> = OPERATIONS.iter().collect();
-        ops.sort_by_key(|o| o.group); // stable: catalogue order within a group
-        let values = ops
-            .iter()
-            .map(|o| vec![String::new(); fields_of(o).len()])
-            .collect();
         let mut app = App {
             theme: Theme::dark(),
             mask_volatile: false,
-            profiles: vec![status.profile.clone()],
+            profiles: ProfileList {
+                names: vec![status.profile.clone()],
+                errors: Vec::new(),
+            },
             status,
-            ops,
-            selected: 0,
-            values,
-            focus: Focus::Operations,
-            mode: Mode::Normal,
-            field: 0,
-            cursor: 0,
-            preview: Preview::None,
-            preview_dirty: true,
+            form: Form::default(),
+            panes: Panes::default(),
+            request: RequestPane {
+                preview: Preview::None,
+                dirty: true,
+            },
             response: ResponseState::Empty,
-            scroll: [0; 3],
-            hscroll: 0,
-            viewport: Default::default(),
-            content: Default::default(),
-            sca: None,
-            sca_visible: false,
-            help: false,
-            picker: None,
-            profile_errors: Vec::new(),
-            message: None,
+            sca: ScaState::default(),
+            overlays: Overlays::default(),
+            messages: StatusLine::default(),
             sending: false,
-            sca_done: false,
             screen: Screen::Console,
             profiles_view: Default::default(),
             history_view: Default::default(),
@@ -429,20 +292,10 @@ impl App {
             response_ui: Default::default(),
             keymap: Default::default(),
             themes: Default::default(),
-            palette: Default::default(),
-            help_view: Default::default(),
-            hit: Default::default(),
-            auto_values: Vec::new(),
-            payments_created: Vec::new(),
-            sca_subject: None,
-            status_read: None,
-            sca_outcome: None,
-            log: Vec::new(),
-            log_open: false,
             confirm: None,
             quit: false,
         };
-        app.message = Some(match &app.status.listener_error {
+        app.messages.show(match &app.status.listener_error {
             Some(e) => Message {
                 level: Level::Warning,
                 text: format!(
@@ -462,11 +315,11 @@ impl App {
     /// Lists the loaded profiles (for the picker) and reports profile files that failed to
     /// load.
     pub fn set_profiles(&mut self, set: &ProfileSet) {
-        self.profiles = set.profiles.iter().map(|p| p.name.clone()).collect();
-        if !self.profiles.contains(&self.status.profile) {
-            self.profiles.insert(0, self.status.profile.clone());
+        self.profiles.names = set.profiles.iter().map(|p| p.name.clone()).collect();
+        if !self.profiles.names.contains(&self.status.profile) {
+            self.profiles.names.insert(0, self.status.profile.clone());
         }
-        self.profile_errors = set.errors.iter().map(|e| e.to_string()).collect();
+        self.profiles.errors = set.errors.iter().map(|e| e.to_string()).collect();
         for e in &set.errors {
             self.log_problem(Message {
                 level: Level::Warning,
@@ -496,17 +349,17 @@ impl App {
 
     /// The operations in display order (grouped).
     pub fn operations(&self) -> &[&'static Operation] {
-        &self.ops
+        &self.form.ops
     }
 
     /// The selected operation.
     pub fn selected_operation(&self) -> &'static Operation {
-        self.ops[self.selected]
+        self.form.operation()
     }
 
     /// Selects the operation with id `id`; false when there is none.
     pub fn select_operation(&mut self, id: &str) -> bool {
-        match self.ops.iter().position(|o| o.id == id) {
+        match self.form.index_of(id) {
             Some(i) => {
                 self.select_index(i);
                 true
@@ -516,52 +369,44 @@ impl App {
     }
 
     pub(crate) fn select_index(&mut self, i: usize) {
-        if i != self.selected {
-            self.selected = i;
-            self.field = 0;
-            self.scroll[0] = 0;
-            self.scroll[1] = 0;
-            self.preview_dirty = true;
+        if i != self.form.selected {
+            self.form.selected = i;
+            self.form.field = 0;
+            self.panes.scroll[0] = 0;
+            self.panes.scroll[1] = 0;
+            self.request.dirty = true;
         }
     }
 
     /// The value typed for parameter `name` of operation `op_id` (`""` when empty).
     pub fn param_value(&self, op_id: &str, name: &str) -> Option<&str> {
-        let oi = self.ops.iter().position(|o| o.id == op_id)?;
-        let fi = fields_of(self.ops[oi])
-            .iter()
-            .position(|f| f.name == name)?;
-        Some(self.values[oi][fi].as_str())
+        self.form.value(op_id, name)
     }
 
     /// Sets parameter `name` of operation `op_id`; false when there is no such parameter.
     pub fn set_param(&mut self, op_id: &str, name: &str, value: &str) -> bool {
-        let Some(oi) = self.ops.iter().position(|o| o.id == op_id) else {
-            return false;
-        };
-        let Some(fi) = fields_of(self.ops[oi]).iter().position(|f| f.name == name) else {
-            return false;
-        };
-        self.values[oi][fi] = value.to_string();
-        if oi == self.selected {
-            self.preview_dirty = true;
+        match self.form.set(op_id, name, value) {
+            Some(selected) => {
+                self.request.dirty |= selected;
+                true
+            }
+            None => false,
         }
-        true
     }
 
     /// Current mode.
     pub fn mode(&self) -> Mode {
-        self.mode
+        self.form.mode
     }
 
     /// Focused pane.
     pub fn focus(&self) -> Focus {
-        self.focus
+        self.panes.focus
     }
 
     /// Index of the highlighted parameter in the form.
     pub fn field_index(&self) -> usize {
-        self.field
+        self.form.field
     }
 
     /// The screen shown.
@@ -571,51 +416,41 @@ impl App {
 
     /// Whether the help overlay is shown.
     pub fn help_visible(&self) -> bool {
-        self.help
+        self.overlays.is_open(Layer::Help)
     }
 
     /// The scaRedirect URL when the SCA prompt is shown.
     pub fn sca_prompt(&self) -> Option<&ScaPrompt> {
-        self.sca.as_ref().filter(|_| self.sca_visible)
+        self.sca
+            .prompt
+            .as_ref()
+            .filter(|_| self.overlays.is_open(Layer::ScaPrompt))
     }
 
     /// The status-line message.
     pub fn message(&self) -> Option<&Message> {
-        self.message.as_ref()
+        self.messages.message()
     }
 
     /// Sets the status-line message.
     pub fn set_message(&mut self, level: Level, text: impl Into<String>) {
-        let m = Message {
-            level,
-            text: text.into(),
-        };
-        if matches!(level, Level::Warning | Level::Error) {
-            self.log_problem(m.clone());
-        }
-        self.message = Some(m);
+        self.messages.set(level, text);
     }
 
     /// Adds `m` to the problems log (not the status line); a repeat of the last entry is
     /// not added again.
     pub(crate) fn log_problem(&mut self, m: Message) {
-        if self.log.last() == Some(&m) {
-            return;
-        }
-        if self.log.len() >= LOG_CAP {
-            self.log.remove(0);
-        }
-        self.log.push(m);
+        self.messages.log_problem(m);
     }
 
     /// The warnings and errors seen so far, oldest first (what `!` lists).
     pub fn log(&self) -> &[Message] {
-        &self.log
+        self.messages.log()
     }
 
     /// Whether the problems overlay is shown.
     pub fn log_visible(&self) -> bool {
-        self.log_open
+        self.overlays.is_open(Layer::Problems)
     }
 
     /// The destructive action waiting for y/N, if any.
@@ -626,7 +461,7 @@ impl App {
     /// Asks y/N before `what` (status line: `question (y/N) note`); the next key answers.
     pub(crate) fn ask(&mut self, what: Confirm, question: String, note: &str) {
         self.confirm = Some(what);
-        self.message = Some(Message {
+        self.messages.show(Message {
             level: Level::Warning,
             text: format!("{question} (y/N) {note}").trim_end().to_string(),
         });
@@ -666,7 +501,7 @@ impl App {
 
     /// The request pane's content.
     pub fn preview(&self) -> &Preview {
-        &self.preview
+        &self.request.preview
     }
 
     /// The response pane's content.
@@ -681,37 +516,27 @@ impl App {
 
     /// First visible line of the response pane.
     pub fn response_scroll(&self) -> usize {
-        self.scroll[2]
+        self.panes.scroll[2]
     }
 
     /// The request to prepare for the selected operation now.
     pub fn request_spec(&self) -> RequestSpec {
-        let op = self.ops[self.selected];
-        let mut params = Vec::new();
-        let mut body = None;
-        for (f, v) in fields_of(op).iter().zip(&self.values[self.selected]) {
-            if f.is_body {
-                body = Some(v.clone()).filter(|b| !b.trim().is_empty());
-            } else if !v.is_empty() {
-                params.push((f.name.to_string(), v.clone()));
-            }
-        }
-        RequestSpec { op, params, body }
+        self.form.request_spec()
     }
 
     /// The request to prepare for the preview, when the selection or the parameters changed
     /// since the last call (so signing happens only on change, never per frame).
     pub fn take_prepare_request(&mut self) -> Option<RequestSpec> {
-        if !self.preview_dirty {
+        if !self.request.dirty {
             return None;
         }
-        self.preview_dirty = false;
+        self.request.dirty = false;
         Some(self.request_spec())
     }
 
     /// Shows a prepared preview (or why it cannot be built).
     pub fn set_preview(&mut self, result: Result<PreparedRequest, String>) {
-        self.preview = match result {
+        self.request.preview = match result {
             Ok(r) => Preview::Ready {
                 request: Box::new(self.displayed(r)),
                 sent: false,
@@ -735,17 +560,17 @@ impl App {
             method: request.method.clone(),
             url: request.url.clone(),
         };
-        self.preview = Preview::Ready {
+        self.request.preview = Preview::Ready {
             request: Box::new(self.displayed(request)),
             sent: true,
         };
         self.sending = true;
-        self.sca_done = false;
-        self.sca_outcome = None;
-        self.sca_visible = false;
+        self.sca.done = false;
+        self.sca.outcome = None;
+        self.overlays.close(Layer::ScaPrompt);
         self.set_message(
             Level::Info,
-            format!("Sending {} …", self.ops[self.selected].title),
+            format!("Sending {} …", self.form.ops[self.form.selected].title),
         );
     }
 
@@ -753,9 +578,10 @@ impl App {
     /// pre-fills `account-id` of the other operations (unless the user typed one).
     pub fn finish_send(&mut self, result: Result<ResponseView, String>) {
         self.sending = false;
-        self.scroll[2] = 0;
-        self.hscroll = 0;
+        self.panes.scroll[2] = 0;
+        self.panes.hscroll = 0;
         self.response_ui = Default::default();
+        self.overlays.close(Layer::LinkChooser);
         let view = match result {
             Ok(v) => v,
             Err(e) => {
@@ -766,12 +592,10 @@ impl App {
         };
         let status = view.status_text();
         let ms = view.elapsed_ms();
-        let read = self
-            .status_read
-            .take()
-            .filter(|s| self.ops[self.selected].id == s.status_op);
+        let op_id = self.form.operation().id;
+        let read = self.sca.status_read.take().filter(|s| op_id == s.status_op);
         if view.sca_redirect.is_some() {
-            self.sca_subject = self.subject_of(&view);
+            self.sca.subject = self.subject_of(&view);
         }
         if let Some(subject) = read {
             let st = view.transaction_status.clone();
@@ -796,14 +620,14 @@ impl App {
                     ),
                 ),
             };
-            self.sca_outcome = Some(text.clone());
+            self.sca.outcome = Some(text.clone());
             self.set_message(level, text);
         } else if let Some(url) = &view.sca_redirect {
-            self.sca = Some(ScaPrompt {
+            self.sca.prompt = Some(ScaPrompt {
                 url: url.clone(),
                 browser: None,
             });
-            self.sca_visible = true;
+            self.overlays.open(Overlay::ScaPrompt);
             self.set_message(
                 Level::Warning,
                 format!(
@@ -837,7 +661,8 @@ impl App {
 
     /// "payment <id>" / "basket <id>" while the SCA prompt is for one.
     pub(crate) fn sca_subject_text(&self) -> Option<String> {
-        self.sca_subject
+        self.sca
+            .subject
             .as_ref()
             .map(|s| format!("{} {}", s.kind, s.id))
     }
@@ -845,7 +670,7 @@ impl App {
     /// The payment or basket a response with a scaRedirect is about: the id in its body
     /// (a 201 initiation), else the id parameter of the operation sent (a start-authorisation).
     fn subject_of(&self, view: &ResponseView) -> Option<ScaSubject> {
-        let op = self.ops[self.selected];
+        let op = self.form.ops[self.form.selected];
         let param_of = |name: &str| {
             self.param_value(op.id, name)
                 .filter(|v| !v.is_empty())
@@ -889,11 +714,11 @@ impl App {
                 self.prefill("payment-product", &product);
             }
             self.prefill_announced("payment-id", id);
-            if !self.payments_created.contains(id) {
-                self.payments_created.push(id.clone());
+            if !self.sca.payments_created.contains(id) {
+                self.sca.payments_created.push(id.clone());
             }
-            let n = self.payments_created.len();
-            let ids = &self.payments_created[n.saturating_sub(100)..];
+            let n = self.sca.payments_created.len();
+            let ids = &self.sca.payments_created[n.saturating_sub(100)..];
             let body = serde_json::to_string(&serde_json::json!({ "paymentIds": ids }))
                 .unwrap_or_default();
             self.prefill_body("baskets.create", &body);
@@ -909,72 +734,25 @@ impl App {
     /// [`App::prefill`], naming the operations filled in the status message.
     fn prefill_announced(&mut self, name: &str, id: &str) {
         let filled = self.prefill(name, id);
-        if !filled.is_empty()
-            && let Some(m) = &mut self.message
-        {
-            m.text.push_str(&format!(
+        if !filled.is_empty() {
+            self.messages.append(&format!(
                 "; {name} {id} filled in for {}",
                 filled.join(", ")
             ));
         }
     }
 
-    /// Sets parameter `name` of every operation that has it to `value`, where it is empty
-    /// or still holds the value filled in last time; returns the titles of the operations
-    /// whose value changed.
+    /// [`Form::prefill`]; the preview is prepared again when the selected operation changed.
     fn prefill(&mut self, name: &str, value: &str) -> Vec<&'static str> {
-        let last = self
-            .auto_values
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone());
-        let mut filled = Vec::new();
-        for (oi, op) in self.ops.iter().enumerate() {
-            if let Some(fi) = fields_of(op)
-                .iter()
-                .position(|f| f.name == name && !f.is_body)
-            {
-                let cur = &self.values[oi][fi];
-                if cur.is_empty() || Some(cur) == last.as_ref() {
-                    if cur != value {
-                        filled.push(op.title);
-                        if oi == self.selected {
-                            self.preview_dirty = true;
-                        }
-                    }
-                    self.values[oi][fi] = value.to_string();
-                }
-            }
-        }
-        self.auto_values.retain(|(k, _)| k != name);
-        self.auto_values.push((name.to_string(), value.to_string()));
+        let (filled, selected) = self.form.prefill(name, value);
+        self.request.dirty |= selected;
         filled
     }
 
-    /// Sets the body of operation `op_id` to `body` when it is empty or still the one
-    /// filled in last time.
+    /// [`Form::prefill_body`]; the preview is prepared again when the selected operation
+    /// changed.
     fn prefill_body(&mut self, op_id: &str, body: &str) {
-        let key = format!("body:{op_id}");
-        let last = self
-            .auto_values
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| v.clone());
-        let Some(oi) = self.ops.iter().position(|o| o.id == op_id) else {
-            return;
-        };
-        let Some(fi) = fields_of(self.ops[oi]).iter().position(|f| f.is_body) else {
-            return;
-        };
-        let cur = &self.values[oi][fi];
-        if cur.trim().is_empty() || Some(cur) == last.as_ref() {
-            self.values[oi][fi] = body.to_string();
-            if oi == self.selected {
-                self.preview_dirty = true;
-            }
-            self.auto_values.retain(|(k, _)| *k != key);
-            self.auto_values.push((key, body.to_string()));
-        }
+        self.request.dirty |= self.form.prefill_body(op_id, body);
     }
 
     /// Shows the outcome of an SCA callback: `summary` is what
@@ -992,12 +770,12 @@ impl App {
         status: StatusInfo,
     ) -> Action {
         self.status = status;
-        self.sca_visible = false;
-        self.preview_dirty = true;
+        self.overlays.close(Layer::ScaPrompt);
+        self.request.dirty = true;
         match (callback, summary) {
             (ScaCallback::Success(_), Ok(s)) => {
-                self.sca = None;
-                if let Some(subject) = self.sca_subject.take() {
+                self.sca.prompt = None;
+                if let Some(subject) = self.sca.subject.take() {
                     let s = s.trim_end_matches("; send the request again");
                     self.select_operation(subject.status_op);
                     self.set_param(subject.status_op, subject.param, &subject.id);
@@ -1008,10 +786,10 @@ impl App {
                             subject.kind, subject.id
                         ),
                     );
-                    self.status_read = Some(subject);
+                    self.sca.status_read = Some(subject);
                     return Action::Send;
                 }
-                self.sca_done = true;
+                self.sca.done = true;
                 self.set_message(Level::Success, s);
             }
             (ScaCallback::Failure(_), Ok(s)) => self.set_message(Level::Error, s),
@@ -1035,7 +813,7 @@ impl App {
                 format!("Could not open a browser ({e}); copy the URL from the prompt"),
             ),
         }
-        if let Some(p) = &mut self.sca {
+        if let Some(p) = &mut self.sca.prompt {
             p.browser = Some(result);
         }
     }
@@ -1043,10 +821,10 @@ impl App {
     /// Records a session reset: new status, re-prepared request.
     pub fn session_reset(&mut self, status: StatusInfo) {
         self.status = status;
-        self.sca_done = false;
-        self.preview_dirty = true;
-        self.sca = None;
-        self.sca_visible = false;
+        self.sca.done = false;
+        self.request.dirty = true;
+        self.sca.prompt = None;
+        self.overlays.close(Layer::ScaPrompt);
         self.set_message(
             Level::Info,
             "Session reset: PSU-ID forgotten, new TPP-Session-ID",
@@ -1060,39 +838,42 @@ impl App {
             format!("Profile {} is active", status.profile),
         );
         self.status = status;
-        self.preview_dirty = true;
-        self.sca = None;
-        self.sca_visible = false;
+        self.request.dirty = true;
+        self.sca.prompt = None;
+        self.overlays.close(Layer::ScaPrompt);
         self.response = ResponseState::Empty;
-        self.scroll = [0; 3];
+        self.panes.scroll = [0; 3];
     }
 
     /// Asks for the request preview to be prepared again.
     pub fn invalidate_preview(&mut self) {
-        self.preview_dirty = true;
+        self.request.dirty = true;
     }
 
     pub(crate) fn context(&self) -> Context {
-        if self.mode == Mode::Insert {
-            Context::Insert
-        } else if self.palette.open {
-            Context::Palette
-        } else if self.help {
-            Context::Help
-        } else if self.picker.is_some() {
-            Context::Picker
-        } else if self.response_ui.chooser.is_some() {
-            Context::LinkChooser
-        } else if self.sca_prompt().is_some() {
-            Context::ScaPrompt
+        if self.form.mode == Mode::Insert {
+            return Context::Insert;
+        }
+        // The topmost dialog with keys of its own; the problems log and the body editor take
+        // every key before the keymap ([`App::text_input_key`]).
+        let dialog = self.overlays.layers_top_down().find_map(|l| match l {
+            Layer::Palette => Some(Context::Palette),
+            Layer::Help => Some(Context::Help),
+            Layer::Picker => Some(Context::Picker),
+            Layer::LinkChooser => Some(Context::LinkChooser),
+            Layer::ScaPrompt if self.sca.prompt.is_some() => Some(Context::ScaPrompt),
+            _ => None,
+        });
+        if let Some(ctx) = dialog {
+            ctx
         } else if self.screen == Screen::Profiles {
             Context::Profiles
         } else if self.screen == Screen::History {
             Context::History
         } else {
             Context::Normal {
-                params_focused: self.focus == Focus::Params,
-                response_focused: self.focus == Focus::Response,
+                params_focused: self.panes.focus == Focus::Params,
+                response_focused: self.panes.focus == Focus::Response,
             }
         }
     }
@@ -1137,7 +918,7 @@ impl App {
         if self.response_paste(text) {
             return;
         }
-        if self.mode != Mode::Insert {
+        if self.form.mode != Mode::Insert {
             self.set_message(
                 Level::Info,
                 "Paste ignored: press e to edit a parameter first",
@@ -1156,16 +937,15 @@ impl App {
         if let Some(a) = self.confirm_key(key) {
             return Some(a);
         }
-        if self.log_open {
-            // Any key closes the problems overlay.
-            self.log_open = false;
-            return Some(Action::None);
-        }
-        if let Some(a) = self.body_editor_key(key) {
-            return Some(a);
-        }
-        if let Some(a) = self.palette_key(key) {
-            return Some(a);
+        match self.overlays.top().map(Overlay::layer) {
+            Some(Layer::Problems) => {
+                // Any key closes the problems overlay.
+                self.overlays.close(Layer::Problems);
+                return Some(Action::None);
+            }
+            Some(Layer::BodyEditor) => return self.body_editor_key(key),
+            Some(Layer::Palette) => return self.palette_key(key),
+            _ => {}
         }
         if let Some(a) = self.finder_key(key) {
             return Some(a);
@@ -1208,7 +988,7 @@ impl App {
             | Command::FollowLink
             | Command::ClearResponse => return self.response_command(cmd),
             Command::FindOperation => {
-                self.focus = Focus::Operations;
+                self.panes.focus = Focus::Operations;
                 self.open_finder();
             }
             Command::ShowProfiles => {
@@ -1223,12 +1003,20 @@ impl App {
                 self.quit = true;
                 return Action::Quit;
             }
-            Command::ToggleHelp => self.help = !self.help,
+            Command::ToggleHelp => {
+                if self.overlays.close(Layer::Help).is_none() {
+                    self.overlays.open(Overlay::Help(Default::default()));
+                }
+            }
             Command::Dismiss => match ctx {
-                Context::Help => self.help = false,
-                Context::Picker => self.picker = None,
+                Context::Help => {
+                    self.overlays.close(Layer::Help);
+                }
+                Context::Picker => {
+                    self.overlays.close(Layer::Picker);
+                }
                 Context::ScaPrompt => {
-                    self.sca_visible = false;
+                    self.overlays.close(Layer::ScaPrompt);
                     self.set_message(
                         Level::Info,
                         "SCA prompt closed; press o to open the URL, s to send again after SCA",
@@ -1239,11 +1027,11 @@ impl App {
             Command::Up => self.move_by(ctx, -1),
             Command::Down => self.move_by(ctx, 1),
             Command::NextFocus => {
-                self.focus = Focus::ORDER[(self.focus.index() + 1) % Focus::ORDER.len()]
+                self.panes.focus = Focus::ORDER[(self.panes.focus.index() + 1) % Focus::ORDER.len()]
             }
             Command::PrevFocus => {
-                self.focus =
-                    Focus::ORDER[(self.focus.index() + Focus::ORDER.len() - 1) % Focus::ORDER.len()]
+                self.panes.focus = Focus::ORDER
+                    [(self.panes.focus.index() + Focus::ORDER.len() - 1) % Focus::ORDER.len()]
             }
             Command::Send => {
                 if self.sending {
@@ -1265,10 +1053,10 @@ impl App {
             | Command::ResetBody
             | Command::FormatBody => self.body_editor_command(cmd),
             Command::EditParams => self.start_editing(),
-            Command::OpenSca => match &self.sca {
+            Command::OpenSca => match &self.sca.prompt {
                 Some(p) => {
                     let url = p.url.clone();
-                    self.sca_visible = true;
+                    self.overlays.open(Overlay::ScaPrompt);
                     self.set_message(Level::Info, "Opening the browser …");
                     return Action::OpenBrowser(url);
                 }
@@ -1281,14 +1069,14 @@ impl App {
             Command::PageDown => self.scroll_page(1),
             Command::Top => {
                 let slot = self.scroll_target();
-                self.scroll[slot] = 0;
+                self.panes.scroll[slot] = 0;
             }
             Command::Bottom => {
                 let slot = self.scroll_target();
-                self.scroll[slot] = self.max_scroll(slot);
+                self.panes.scroll[slot] = self.max_scroll(slot);
             }
-            Command::ScrollLeft => self.hscroll = self.hscroll.saturating_sub(8),
-            Command::ScrollRight => self.hscroll += 8,
+            Command::ScrollLeft => self.panes.hscroll = self.panes.hscroll.saturating_sub(8),
+            Command::ScrollRight => self.panes.hscroll += 8,
             Command::ResetSession => {
                 self.ask(
                     Confirm::ResetSession,
@@ -1296,20 +1084,21 @@ impl App {
                     "The PSU-ID is forgotten and a new TPP session starts.",
                 );
             }
-            Command::ShowProblems => self.log_open = true,
+            Command::ShowProblems => self.overlays.open(Overlay::Problems),
             Command::ToggleTheme => self.cycle_theme(),
             Command::Palette => self.open_palette(),
             Command::Profiles => {
                 let cur = self
                     .profiles
+                    .names
                     .iter()
                     .position(|p| *p == self.status.profile)
                     .unwrap_or(0);
-                self.picker = Some(cur);
+                self.overlays.open(Overlay::Picker(cur));
             }
             Command::Choose => {
-                if let Some(i) = self.picker.take()
-                    && let Some(name) = self.profiles.get(i).cloned()
+                if let Some(Overlay::Picker(i)) = self.overlays.close(Layer::Picker)
+                    && let Some(name) = self.profiles.names.get(i).cloned()
                 {
                     if name == self.status.profile {
                         self.set_message(Level::Info, format!("Profile {name} is already active"));
@@ -1320,31 +1109,29 @@ impl App {
                 }
             }
             Command::LeaveInsert => {
-                self.mode = Mode::Normal;
-                self.preview_dirty = true;
+                self.form.mode = Mode::Normal;
+                self.request.dirty = true;
                 self.revalidate();
             }
-            Command::NextField => self.move_field(1),
-            Command::PrevField => self.move_field(-1),
+            Command::NextField => self.form.move_field(1),
+            Command::PrevField => self.form.move_field(-1),
             Command::Backspace => {
-                if self.cursor > 0 {
-                    self.cursor -= 1;
+                if self.form.cursor > 0 {
+                    self.form.cursor -= 1;
                     self.remove_at_cursor();
                 }
             }
             Command::Delete => self.remove_at_cursor(),
-            Command::CursorLeft => self.cursor = self.cursor.saturating_sub(1),
+            Command::CursorLeft => self.form.cursor = self.form.cursor.saturating_sub(1),
             Command::CursorRight => {
-                self.cursor = (self.cursor + 1).min(self.current_value().chars().count())
+                self.form.cursor =
+                    (self.form.cursor + 1).min(self.form.current_value().chars().count())
             }
-            Command::CursorHome => self.cursor = 0,
-            Command::CursorEnd => self.cursor = self.current_value().chars().count(),
+            Command::CursorHome => self.form.cursor = 0,
+            Command::CursorEnd => self.form.cursor = self.form.current_value().chars().count(),
             Command::ClearField => {
-                if let Some(v) = self.current_value_mut() {
-                    v.clear();
-                }
-                self.cursor = 0;
-                self.preview_dirty = true;
+                self.form.clear_field();
+                self.request.dirty = true;
             }
             // Taken by the history screen (`history_command`); nothing elsewhere.
             Command::HistorySearch
@@ -1368,21 +1155,21 @@ impl App {
 
     fn move_by(&mut self, ctx: Context, delta: isize) {
         if ctx == Context::Picker {
-            if let Some(i) = self.picker {
-                let n = self.profiles.len().max(1);
-                self.picker = Some(step(i, delta, n));
+            if let Some(i) = self.overlays.picker() {
+                let n = self.profiles.names.len().max(1);
+                self.overlays.open(Overlay::Picker(step(i, delta, n)));
             }
             return;
         }
-        match self.focus {
+        match self.panes.focus {
             Focus::Operations => {
-                let i = step(self.selected, delta, self.ops.len());
+                let i = step(self.form.selected, delta, self.form.ops.len());
                 self.select_index(i);
             }
             Focus::Params => {
-                let n = fields_of(self.ops[self.selected]).len();
+                let n = fields_of(self.form.ops[self.form.selected]).len();
                 if n > 0 {
-                    self.field = step(self.field, delta, n);
+                    self.form.field = step(self.form.field, delta, n);
                 }
             }
             f => {
@@ -1394,35 +1181,29 @@ impl App {
     }
 
     fn scroll_target(&self) -> usize {
-        self.focus.scroll_slot().unwrap_or(2)
+        self.panes.focus.scroll_slot().unwrap_or(2)
     }
 
     fn max_scroll(&self, slot: usize) -> usize {
         let content = match (slot, &self.response) {
-            (2, ResponseState::Done(v)) => v.total_lines(),
-            _ => self.content[slot].get(),
+            (2, ResponseState::Done(v)) => Some(v.total_lines()),
+            _ => None,
         };
-        content.saturating_sub(self.viewport[slot].get().max(1))
+        self.panes.max_scroll(slot, content)
     }
 
     fn scroll_lines(&mut self, slot: usize, delta: isize) {
         let max = self.max_scroll(slot);
-        let cur = self.scroll[slot].min(max);
-        self.scroll[slot] = if delta < 0 {
-            cur.saturating_sub(delta.unsigned_abs())
-        } else {
-            (cur + delta as usize).min(max)
-        };
+        self.panes.scroll_lines(slot, delta, max);
     }
 
     fn scroll_page(&mut self, dir: isize) {
         let slot = self.scroll_target();
-        let page = self.viewport[slot].get().saturating_sub(1).max(1) as isize;
-        self.scroll_lines(slot, dir * page);
+        self.scroll_lines(slot, dir * self.panes.page(slot));
     }
 
     fn start_editing(&mut self) {
-        let op = self.ops[self.selected];
+        let op = self.form.ops[self.form.selected];
         let n = fields_of(op).len();
         if n == 0 {
             self.set_message(
@@ -1431,55 +1212,60 @@ impl App {
             );
             return;
         }
-        self.focus = Focus::Params;
-        self.field = self.field.min(n - 1);
-        if fields_of(op)[self.field].is_body {
+        self.panes.focus = Focus::Params;
+        self.form.field = self.form.field.min(n - 1);
+        if fields_of(op)[self.form.field].is_body {
             self.open_body_editor();
             return;
         }
-        self.mode = Mode::Insert;
-        self.cursor = self.current_value().chars().count();
-    }
-
-    fn move_field(&mut self, delta: isize) {
-        let n = fields_of(self.ops[self.selected]).len();
-        if n == 0 {
-            return;
-        }
-        self.field = step(self.field, delta, n);
-        self.cursor = self.current_value().chars().count();
-    }
-
-    fn current_value(&self) -> &str {
-        self.values[self.selected]
-            .get(self.field)
-            .map(String::as_str)
-            .unwrap_or("")
-    }
-
-    fn current_value_mut(&mut self) -> Option<&mut String> {
-        self.values[self.selected].get_mut(self.field)
+        self.form.mode = Mode::Insert;
+        self.form.cursor = self.form.current_value().chars().count();
     }
 
     fn type_char(&mut self, c: char) {
-        let cursor = self.cursor;
-        if let Some(v) = self.current_value_mut() {
-            let at = byte_index(v, cursor);
-            v.insert(at, c);
-            self.cursor += 1;
-            self.preview_dirty = true;
-        }
+        self.request.dirty |= self.form.type_char(c);
     }
 
     fn remove_at_cursor(&mut self) {
-        let cursor = self.cursor;
-        if let Some(v) = self.current_value_mut()
-            && cursor < v.chars().count()
-        {
-            let at = byte_index(v, cursor);
-            v.remove(at);
-            self.preview_dirty = true;
-        }
+        self.request.dirty |= self.form.remove_at_cursor();
+    }
+}
+
+impl App {
+    /// Switches to the next theme of [`App::themes`] and says which in the status line.
+    pub(crate) fn cycle_theme(&mut self) {
+        self.theme = self.themes.next(&self.theme.name);
+        let names = self.themes.names();
+        let pos = names
+            .iter()
+            .position(|n| *n == self.theme.name)
+            .unwrap_or(0);
+        let key = self
+            .keymap
+            .key_for(keymap::Scope::Normal, Command::ToggleTheme);
+        let text = format!(
+            "Theme: {} ({} of {}: {}){}",
+            self.theme.name,
+            pos + 1,
+            names.len(),
+            names.join(", "),
+            if key.is_empty() {
+                String::new()
+            } else {
+                format!(" · {key} for the next")
+            }
+        );
+        self.set_message(Level::Info, text);
+    }
+
+    /// The themes `t` cycles through.
+    pub fn themes(&self) -> &super::theme::ThemeSet {
+        &self.themes
+    }
+
+    /// Replaces the themes `t` cycles through (the theme shown stays until the next `t`).
+    pub fn set_themes(&mut self, themes: super::theme::ThemeSet) {
+        self.themes = themes;
     }
 }
 
@@ -1499,24 +1285,6 @@ fn payment_route(url: &str) -> Option<(String, String)> {
 
 pub(crate) fn humanize(e: &str) -> String {
     e.replace("--param ", "").replace("=...", "")
-}
-
-fn step(i: usize, delta: isize, n: usize) -> usize {
-    if n == 0 {
-        return 0;
-    }
-    if delta < 0 {
-        i.saturating_sub(delta.unsigned_abs())
-    } else {
-        (i + delta as usize).min(n - 1)
-    }
-}
-
-fn byte_index(s: &str, char_index: usize) -> usize {
-    s.char_indices()
-        .nth(char_index)
-        .map(|(i, _)| i)
-        .unwrap_or(s.len())
 }
 
 /// Placeholders for values that change on every preparation.

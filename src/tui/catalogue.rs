@@ -6,21 +6,9 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::app::{Action, App};
+pub use super::form::OperationFinder;
 use super::keymap::{Command, Context};
 use crate::xs2a::operations::{Group, Operation};
-
-/// State of the operation finder while it is open.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct OperationFinder {
-    /// What was typed.
-    pub query: String,
-    /// Indexes (into [`App::operations`]) of the operations matching `query`, in list order.
-    pub matches: Vec<usize>,
-    /// Position in `matches` of the highlighted operation.
-    pub cursor: usize,
-    /// The selection before the finder opened (restored by Esc).
-    pub previous: usize,
-}
 
 /// The group's words, so `ais`, `pis`, `baskets`, `psu` and `sandbox` find a whole group.
 fn group_words(g: Group) -> &'static str {
@@ -55,12 +43,12 @@ pub fn operation_matches(op: &Operation, query: &str) -> bool {
 impl App {
     /// Opens the finder with an empty query (every operation listed).
     pub(crate) fn open_finder(&mut self) {
-        let previous = self.selected;
+        let previous = self.form.selected;
         let mut f = OperationFinder {
             previous,
             ..OperationFinder::default()
         };
-        f.matches = (0..self.ops.len()).collect();
+        f.matches = (0..self.form.ops.len()).collect();
         f.cursor = previous;
         self.finder = Some(f);
     }
@@ -75,6 +63,7 @@ impl App {
             return;
         };
         f.matches = self
+            .form
             .ops
             .iter()
             .enumerate()
@@ -101,7 +90,7 @@ impl App {
                 match f.matches.get(f.cursor) {
                     Some(&i) => {
                         self.select_index(i);
-                        let title = self.ops[i].title;
+                        let title = self.form.ops[i].title;
                         self.set_message(
                             super::app::Level::Info,
                             format!("{title}: press s to send, e to edit its parameters"),

@@ -203,21 +203,17 @@ impl App {
         }
         match setup.problems.len() {
             0 => {}
-            1 => {
-                self.message = Some(super::app::Message {
-                    level: Level::Warning,
-                    text: format!("{} (! lists problems)", setup.problems[0]),
-                })
-            }
-            n => {
-                self.message = Some(super::app::Message {
-                    level: Level::Warning,
-                    text: format!(
-                        "{n} config problems (! lists them): {}",
-                        setup.problems.join("; ")
-                    ),
-                })
-            }
+            1 => self.messages.show(super::app::Message {
+                level: Level::Warning,
+                text: format!("{} (! lists problems)", setup.problems[0]),
+            }),
+            n => self.messages.show(super::app::Message {
+                level: Level::Warning,
+                text: format!(
+                    "{n} config problems (! lists them): {}",
+                    setup.problems.join("; ")
+                ),
+            }),
         }
     }
 

@@ -11,12 +11,6 @@
 //! fields and the status line says how to send anyway (`S`).
 
 use crossterm::event::KeyEvent;
-use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::Modifier;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Clear, Paragraph};
-use ratatui_textarea::TextArea;
 
 use super::app::{Action, App, Focus, Level, fields_of};
 use super::keymap::{Command, Context};
@@ -28,101 +22,28 @@ const BODY_COMMANDS: [Command; 4] = [
     Command::ResetBody,
     Command::FormatBody,
 ];
-use super::theme::Theme;
+pub use super::body_editor::{BodyEditor, EditorState, compact, pretty};
+use super::body_editor::{new_textarea, today};
+use super::overlay::{Layer, Overlay};
 use crate::client::validate::{self, Problem};
-use crate::xs2a::operations::Operation;
-
-/// State of the request editor: the open body editor, if any, and the problems found by the
-/// last validation.
-#[derive(Debug, Default)]
-pub struct EditorState {
-    /// The body editor, while open.
-    pub(crate) body: Option<BodyEditor>,
-    /// Problems of the last validation of the operation with id `problems_for`.
-    pub(crate) problems: Vec<Problem>,
-    /// The operation the problems belong to.
-    pub(crate) problems_for: Option<&'static str>,
-    /// The template last chosen per operation id.
-    templates: Vec<(&'static str, usize)>,
-}
-
-/// The open body editor.
-#[derive(Debug)]
-pub struct BodyEditor {
-    /// The text being edited.
-    pub(crate) text: TextArea<'static>,
-    /// The operation whose body it is.
-    pub(crate) op: &'static Operation,
-    /// Index of the operation in the console's list.
-    pub(crate) op_index: usize,
-    /// Index of the `body` field in the form.
-    pub(crate) field: usize,
-    /// Index of the template in [`Operation::templates`].
-    pub(crate) template: usize,
-    /// Problems of the text as it is now.
-    pub(crate) problems: Vec<Problem>,
-}
-
-impl BodyEditor {
-    /// The text, lines joined by `\n`.
-    pub fn text(&self) -> String {
-        self.text.lines().join("\n")
-    }
-}
-
-/// `text` pretty-printed when it is JSON, else unchanged.
-pub fn pretty(text: &str) -> String {
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(v) => serde_json::to_string_pretty(&v).unwrap_or_else(|_| text.to_string()),
-        Err(_) => text.to_string(),
-    }
-}
-
-/// `text` compacted when it is JSON, else unchanged.
-pub fn compact(text: &str) -> String {
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(v) => serde_json::to_string(&v).unwrap_or_else(|_| text.to_string()),
-        Err(_) => text.to_string(),
-    }
-}
-
-fn new_textarea(text: &str, theme: &Theme) -> TextArea<'static> {
-    let lines: Vec<String> = if text.is_empty() {
-        vec![String::new()]
-    } else {
-        text.lines().map(str::to_string).collect()
-    };
-    let mut t = TextArea::new(lines);
-    t.set_max_histories(200);
-    t.set_style(theme.base);
-    t.set_line_number_style(theme.dim);
-    t.set_cursor_line_style(theme.base);
-    t.set_cursor_style(theme.base.add_modifier(Modifier::REVERSED));
-    t
-}
-
-fn today() -> chrono::NaiveDate {
-    chrono::Utc::now().date_naive()
-}
 
 impl App {
     /// Whether the body editor is open.
     pub fn body_editor_open(&self) -> bool {
-        self.editor.body.is_some()
+        self.overlays.is_open(Layer::BodyEditor)
     }
 
     /// The text of the open body editor.
     pub fn body_editor_text(&self) -> Option<String> {
-        self.editor.body.as_ref().map(BodyEditor::text)
+        self.overlays.body_editor().map(BodyEditor::text)
     }
 
     /// Name of the template the body editor shows (or the operation's default).
     pub fn body_template_name(&self) -> Option<&'static str> {
         let op = self.selected_operation();
         let i = self
-            .editor
-            .body
-            .as_ref()
+            .overlays
+            .body_editor()
             .map(|b| b.template)
             .unwrap_or_else(|| self.template_choice(op.id));
         op.templates().get(i).map(|t| t.name)
@@ -155,7 +76,7 @@ impl App {
             return;
         };
         let template = self.template_choice(op.id);
-        let current = self.values[self.selected][field].clone();
+        let current = self.form.values[self.form.selected][field].clone();
         let text = if current.trim().is_empty() {
             op.templates()
                 .get(template)
@@ -167,14 +88,14 @@ impl App {
         let mut ed = BodyEditor {
             text: new_textarea(&text, &self.theme),
             op,
-            op_index: self.selected,
+            op_index: self.form.selected,
             field,
             template,
             problems: Vec::new(),
         };
-        self.field = field;
+        self.form.field = field;
         ed.problems = self.body_problems(&ed);
-        self.editor.body = Some(ed);
+        self.overlays.open(Overlay::BodyEditor(Box::new(ed)));
         self.set_message(
             Level::Info,
             "Editing the body: Esc closes (text kept), Ctrl-t next template, Ctrl-g reset, Ctrl-l format",
@@ -182,24 +103,14 @@ impl App {
     }
 
     fn body_problems(&self, ed: &BodyEditor) -> Vec<Problem> {
-        let values = self.param_pairs(ed.op_index);
+        let values = self.form.param_pairs(ed.op_index);
         validate::validate_body(ed.op, &values, &ed.text())
-    }
-
-    /// `(name, value)` of the non-body fields of operation `oi` with a value.
-    fn param_pairs(&self, oi: usize) -> Vec<(String, String)> {
-        fields_of(self.ops[oi])
-            .iter()
-            .zip(&self.values[oi])
-            .filter(|(f, v)| !f.is_body && !v.is_empty())
-            .map(|(f, v)| (f.name.to_string(), v.clone()))
-            .collect()
     }
 
     /// Keys of the open body editor: its own commands, or typed into the text. `None` when
     /// the editor is closed.
     pub(crate) fn body_editor_key(&mut self, key: &KeyEvent) -> Option<Action> {
-        self.editor.body.as_ref()?;
+        self.overlays.body_editor()?;
         let cmd = self
             .keymap
             .lookup(Context::BodyEditor, key)
@@ -210,9 +121,8 @@ impl App {
             }
             None => {
                 let changed = self
-                    .editor
-                    .body
-                    .as_mut()
+                    .overlays
+                    .body_editor_mut()
                     .is_some_and(|ed| ed.text.input(*key));
                 if changed {
                     self.refresh_body_problems();
@@ -225,7 +135,7 @@ impl App {
     /// Pasted text goes into the open body editor, line breaks included; false when it is
     /// closed.
     pub(crate) fn body_editor_paste(&mut self, text: &str) -> bool {
-        let Some(ed) = self.editor.body.as_mut() else {
+        let Some(ed) = self.overlays.body_editor_mut() else {
             return false;
         };
         ed.text
@@ -235,15 +145,17 @@ impl App {
     }
 
     fn refresh_body_problems(&mut self) {
-        if let Some(ed) = self.editor.body.take() {
-            let problems = self.body_problems(&ed);
-            self.editor.body = Some(BodyEditor { problems, ..ed });
+        if let Some(ed) = self.overlays.body_editor() {
+            let problems = self.body_problems(ed);
+            if let Some(ed) = self.overlays.body_editor_mut() {
+                ed.problems = problems;
+            }
         }
     }
 
     /// The body editor's commands (scope "Body editor" of the keymap).
     pub(crate) fn body_editor_command(&mut self, cmd: Command) {
-        let Some(mut ed) = self.editor.body.take() else {
+        let Some(mut ed) = self.overlays.take_body_editor() else {
             return;
         };
         match cmd {
@@ -254,7 +166,7 @@ impl App {
                 } else {
                     compact(&text)
                 };
-                self.values[ed.op_index][ed.field] = stored;
+                self.form.values[ed.op_index][ed.field] = stored;
                 self.invalidate_preview();
                 let n = ed.problems.len();
                 self.set_message(
@@ -273,7 +185,7 @@ impl App {
             Command::NextTemplate | Command::ResetBody => {
                 let templates = ed.op.templates();
                 if templates.is_empty() {
-                    self.editor.body = Some(ed);
+                    self.overlays.open(Overlay::BodyEditor(ed));
                     return;
                 }
                 if cmd == Command::NextTemplate {
@@ -318,7 +230,7 @@ impl App {
             _ => {}
         }
         ed.problems = self.body_problems(&ed);
-        self.editor.body = Some(ed);
+        self.overlays.open(Overlay::BodyEditor(ed));
     }
 
     /// Validates the selected operation's request ([`validate::validate`]); keeps the
@@ -360,8 +272,8 @@ impl App {
                 problems[0].field.eq_ignore_ascii_case(f.name)
             }
         }) {
-            self.focus = Focus::Params;
-            self.field = i;
+            self.panes.focus = Focus::Params;
+            self.form.field = i;
         }
         self.set_message(
             Level::Error,
@@ -378,81 +290,5 @@ impl App {
     pub(crate) fn send_anyway(&mut self) {
         self.editor.problems.clear();
         self.editor.problems_for = None;
-    }
-
-    /// Draws the body editor over the right side of the console.
-    pub(crate) fn draw_body_editor(&self, frame: &mut Frame, area: Rect) {
-        let Some(ed) = &self.editor.body else {
-            return;
-        };
-        let t = &self.theme;
-        let left = if area.width >= 120 { 32 } else { 30 };
-        let area = Rect {
-            x: area.x + left.min(area.width / 3),
-            y: area.y + 2,
-            width: area.width.saturating_sub(left.min(area.width / 3)),
-            height: area.height.saturating_sub(4),
-        };
-        frame.render_widget(Clear, area);
-        let templates = ed.op.templates();
-        let tname = templates
-            .get(ed.template)
-            .map(|x| {
-                format!(
-                    " · template {} ({}/{})",
-                    x.name,
-                    ed.template + 1,
-                    templates.len()
-                )
-            })
-            .unwrap_or_default();
-        let cursor = ed.text.cursor();
-        let block = Block::bordered()
-            .border_type(BorderType::Rounded)
-            .border_style(t.border_focused)
-            .title(Span::styled(
-                format!(" ▸ Body · {}{tname} ", ed.op.title),
-                t.border_focused,
-            ))
-            .title_bottom(
-                Line::from(Span::styled(
-                    format!(" line {}, column {} ", cursor.0 + 1, cursor.1 + 1),
-                    t.dim,
-                ))
-                .right_aligned(),
-            )
-            .style(t.base);
-        let inner = block.inner(area);
-        frame.render_widget(block, area);
-        let plines = ed.problems.len().min(8) as u16;
-        let [text_area, sep, plist] = Layout::vertical([
-            Constraint::Min(1),
-            Constraint::Length(u16::from(plines > 0)),
-            Constraint::Length(plines + u16::from(ed.problems.len() > 8)),
-        ])
-        .areas(inner);
-        frame.render_widget(&ed.text, text_area);
-        if plines > 0 {
-            frame.render_widget(
-                Paragraph::new(Line::from(Span::styled(
-                    format!("{} problem(s):", ed.problems.len()),
-                    t.error,
-                ))),
-                sep,
-            );
-            let mut lines: Vec<Line> = ed
-                .problems
-                .iter()
-                .take(8)
-                .map(|p| Line::from(Span::styled(format!(" {p}"), t.error)))
-                .collect();
-            if ed.problems.len() > 8 {
-                lines.push(Line::from(Span::styled(
-                    format!(" … and {} more", ed.problems.len() - 8),
-                    t.error,
-                )));
-            }
-            frame.render_widget(Paragraph::new(lines), plist);
-        }
     }
 }

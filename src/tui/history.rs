@@ -19,8 +19,6 @@
 //! - `i` asks for a file (Postman collection, HAR, cURL), lists its requests; `Enter` sends
 //!   the highlighted one re-signed with the active profile ([`Action::SendImported`]).
 
-use std::cell::Cell;
-
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -29,6 +27,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Cell as TableCell, Clear, Paragraph, Row, Table, Wrap};
 
 use super::app::{Action, App, Focus, Level, ResponseState, ResponseView, Screen};
+pub use super::history_view::HistoryView;
+use super::history_view::{DiffView, ImportList, Input, Kind};
 use super::keymap::Command;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -155,62 +155,6 @@ pub fn imported_request_prepared(
     crate::client::prepare_imported(request, &context_of(engine)).map_err(|e| e.to_string())
 }
 
-/// What the one-line text box of the screen is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Input {
-    /// The search box (`/`).
-    Search,
-    /// The path of a file to import (`i`).
-    ImportPath,
-}
-
-/// Kind of a line of the detail pane or the diff, for its colour.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Heading,
-    Header,
-    Text,
-    Added,
-    Removed,
-}
-
-/// The diff overlay.
-#[derive(Debug, Clone)]
-struct DiffView {
-    title: String,
-    lines: Vec<(Kind, String)>,
-    scroll: usize,
-}
-
-/// Requests imported from a file, listed in an overlay.
-#[derive(Debug, Clone)]
-struct ImportList {
-    source: String,
-    requests: Vec<ImportedRequest>,
-    variables: Variables,
-    selected: usize,
-}
-
-/// State of the history screen.
-#[derive(Debug, Default)]
-pub struct HistoryView {
-    /// Index of the highlighted exchange.
-    pub selected: usize,
-    rows: Vec<HistoryEntry>,
-    loaded: bool,
-    error: Option<String>,
-    query: String,
-    path: String,
-    input: Option<Input>,
-    marked: Option<i64>,
-    diff: Option<DiffView>,
-    import: Option<ImportList>,
-    detail: Vec<(Kind, String)>,
-    detail_scroll: usize,
-    /// Visible height of the detail pane or the diff at the last draw.
-    viewport: Cell<usize>,
-}
-
 impl App {
     /// The search text of the history screen (what [`load`] filters by).
     pub fn history_query(&self) -> &str {
@@ -308,7 +252,7 @@ impl App {
     pub fn resend_started(&mut self, what: &str) {
         self.history_view.import = None;
         self.screen = Screen::Console;
-        self.focus = Focus::Response;
+        self.panes.focus = Focus::Response;
         self.set_message(
             Level::Info,
             format!(
@@ -478,7 +422,7 @@ impl App {
                     } else if recorded != self.status.profile {
                         // Another profile means another certificate and target: say so and
                         // let the user choose (issue 8 item 15).
-                        let known = self.profiles.contains(&recorded);
+                        let known = self.profiles.names.contains(&recorded);
                         let active = self.status.profile.clone();
                         let (question, note) = if known {
                             (
@@ -655,8 +599,8 @@ impl App {
         };
         let view = ResponseView::from_exchange(title, &request, &exchange);
         self.response = ResponseState::Done(Box::new(view));
-        self.scroll[2] = 0;
-        self.focus = Focus::Response;
+        self.panes.scroll[2] = 0;
+        self.panes.focus = Focus::Response;
         self.screen = Screen::Console;
     }
 

@@ -10,15 +10,23 @@
 //!   sends and browser launches. It redraws only after one of these; there is no tick.
 
 pub mod app;
+pub mod body_editor;
 pub mod catalogue;
 pub mod config;
 pub mod editor;
+pub mod form;
 pub mod history;
+pub mod history_view;
 pub mod keymap;
 pub mod mouse;
+pub mod overlay;
 pub mod palette;
+pub mod panes;
 pub mod profiles;
+pub mod profiles_view;
 pub mod response;
+mod response_pane;
+pub mod status_line;
 pub mod theme;
 mod ui;
 
@@ -167,6 +175,9 @@ enum Done {
     ),
     /// A jq filter finished ([`response::spawn_filter`]).
     Filtered(Option<response::FilterDone>),
+    /// A profile started ([`Runner::switch_profile`]): its name, the engine (or why not),
+    /// and what to do once it is active.
+    Started(String, Result<Box<Engine>, String>, Option<Action>),
 }
 
 async fn recv_opt<T>(rx: &mut Option<mpsc::UnboundedReceiver<T>>) -> Option<T> {
@@ -257,6 +268,9 @@ fn write_first_frame_trace(path: &std::path::Path) {
     let _ = crate::fsutil::write_atomic(path, nanos.to_string().as_bytes(), false);
 }
 
+/// How many waiting terminal events are handled before one redraw.
+const DRAIN_MAX: usize = 256;
+
 async fn event_loop(
     terminal: &mut Terminal<CrosstermBackend<Stdout>>,
     engine: &mut Engine,
@@ -274,12 +288,17 @@ async fn event_loop(
             ),
         );
     }
-    // The runner's own copy: the profiles screen saves and deletes, then it is read again.
-    let mut profiles = profiles.clone();
     app.apply_setup(config::load(&engine.paths));
+    let mut runner = Runner {
+        callbacks: engine.take_callback_receiver(),
+        engine,
+        // The runner's own copy: the profiles screen saves and deletes, then it is read again.
+        profiles: profiles.clone(),
+        tasks: JoinSet::new(),
+        switching: None,
+        deferred: Vec::new(),
+    };
     let mut input = spawn_input_thread();
-    let mut callbacks = engine.take_callback_receiver();
-    let mut tasks: JoinSet<Done> = JoinSet::new();
     let mut stop = StopSignals::new();
     let mut trace_first_frame = std::env::var_os(TRACE_FIRST_FRAME_ENV);
     let mut redraw = true;
@@ -294,8 +313,11 @@ async fn event_loop(
         // The preview is signed after a frame is on screen: the first signature of a
         // process seeds aws-lc's random generator (CPU jitter entropy, about 30 ms), which
         // would otherwise delay the first frame. The pane shows "Preparing …" meanwhile.
-        if let Some(spec) = app.take_prepare_request() {
-            let r = engine
+        if runner.switching.is_none()
+            && let Some(spec) = app.take_prepare_request()
+        {
+            let r = runner
+                .engine
                 .prepare(spec.op, &spec.params, spec.body.as_deref())
                 .map_err(|e| e.to_string());
             app.set_preview(r);
@@ -303,48 +325,33 @@ async fn event_loop(
         }
         tokio::select! {
             () = stop.recv() => return Ok(()),
-            ev = input.recv() => match ev {
-                Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => {
-                    let action = app.handle_key(k);
-                    perform(action, &mut app, engine, &mut tasks, &mut callbacks, &mut profiles, terminal).await?;
+            ev = input.recv() => {
+                redraw = runner.terminal_event(&mut app, ev)?;
+                // Drain what else is waiting (a paste burst, held keys, wheel scrolling)
+                // before the one redraw.
+                for _ in 0..DRAIN_MAX {
+                    if app.should_quit() {
+                        break;
+                    }
+                    match input.try_recv() {
+                        Ok(ev) => redraw |= runner.terminal_event(&mut app, Some(ev))?,
+                        Err(_) => break,
+                    }
                 }
-                Some(Ok(Event::Paste(text))) => app.handle_paste(&text),
-                // Pointer moves without a button change nothing: no redraw.
-                Some(Ok(Event::Mouse(m))) if m.kind == MouseEventKind::Moved => {
-                    redraw = false;
-                    continue;
-                }
-                Some(Ok(Event::Mouse(m))) => {
-                    let action = app.handle_mouse(m);
-                    perform(action, &mut app, engine, &mut tasks, &mut callbacks, &mut profiles, terminal).await?;
-                }
-                Some(Ok(_)) => {} // resize and others: just redraw
-                Some(Err(e)) => anyhow::bail!("reading the terminal failed: {e}"),
-                None => anyhow::bail!("the terminal input ended"),
-            },
-            cb = recv_opt(&mut callbacks) => match cb {
+            }
+            cb = recv_opt(&mut runner.callbacks) => match cb {
                 Some(cb) => {
-                    let summary = engine.apply_callback(&cb).map_err(|e| e.to_string());
-                    let action = app.sca_finished(&cb, summary, StatusInfo::from_engine(engine));
-                    perform(action, &mut app, engine, &mut tasks, &mut callbacks, &mut profiles, terminal).await?;
+                    let summary = runner.engine.apply_callback(&cb).map_err(|e| e.to_string());
+                    let action = app.sca_finished(&cb, summary, StatusInfo::from_engine(runner.engine));
+                    runner.perform(&mut app, action);
                 }
                 None => {
-                    callbacks = None;
+                    runner.callbacks = None;
                     app.set_message(Level::Warning, "The SCA callback listener stopped");
                 }
             },
-            Some(done) = tasks.join_next(), if !tasks.is_empty() => match done {
-                Ok(Done::Sent(r)) => {
-                    // A scaRedirect starts a flow: only then does the listener take a callback.
-                    if let Ok(v) = &r && let Some(href) = &v.sca_redirect {
-                        engine.expect_sca_at(&v.url, None, href);
-                    }
-                    app.finish_send(r.map(|v| *v))
-                }
-                Ok(Done::Browser(r)) => app.browser_opened(r),
-                Ok(Done::History(q, r)) => app.set_history(&q, r),
-                Ok(Done::Filtered(Some(r))) => app.filter_finished(r),
-                Ok(Done::Filtered(None)) => app.set_message(Level::Error, "The jq filter stopped unexpectedly"),
+            Some(done) = runner.tasks.join_next(), if !runner.tasks.is_empty() => match done {
+                Ok(done) => runner.finished(&mut app, done).await,
                 Err(e) => app.finish_send(Err(format!("internal error: {e}"))),
             },
         }
@@ -357,198 +364,264 @@ async fn event_loop(
     }
 }
 
-async fn perform(
-    action: Action,
-    app: &mut App,
-    engine: &mut Engine,
-    tasks: &mut JoinSet<Done>,
-    callbacks: &mut Option<mpsc::UnboundedReceiver<crate::xs2a::redirect::ScaCallback>>,
-    profiles: &mut ProfileSet,
-    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
-) -> anyhow::Result<()> {
-    match action {
-        Action::None | Action::Quit => {}
-        Action::Copy(text) => {
-            let copy = crossterm::clipboard::CopyToClipboard::to_clipboard_from(text.as_bytes());
-            if let Err(e) = execute!(stdout(), copy) {
-                app.set_message(Level::Error, format!("Copy failed: {e}"));
-            }
-        }
-        Action::RunFilter(job) => {
-            let rx = response::spawn_filter(job);
-            tasks.spawn(async move { Done::Filtered(rx.await.ok()) });
-        }
-        Action::LoadProfiles => {
-            *profiles = ProfileSet::load(Some(&engine.paths.profiles_dir()));
-            app.set_profile_set(profiles.clone(), &engine.paths);
-            if let Some(name) = app.take_apply_after_load() {
-                switch_profile(name, app, engine, callbacks, profiles, terminal).await?;
-            }
-        }
-        Action::LoadHistory => {
-            let (h, why) = (engine.history.clone(), engine.history_error.clone());
-            let query = app.history_query().to_string();
-            tasks.spawn(async move {
-                let (q, rows) = history::load_async(h, why, query).await;
-                Done::History(q, rows)
-            });
-        }
-        Action::ResendHistoryAs(id, name) => {
-            switch_profile(name.clone(), app, engine, callbacks, profiles, terminal).await?;
-            if engine.profile.name == name {
-                Box::pin(perform(
-                    Action::ResendHistory(id),
-                    app,
-                    engine,
-                    tasks,
-                    callbacks,
-                    profiles,
-                    terminal,
-                ))
-                .await?;
-            }
-        }
-        Action::ResendHistory(id) => {
-            let Some(entry) = app.history_entry(id).cloned() else {
-                return Ok(());
-            };
-            match history::resend_request(engine, &entry) {
-                Ok((req, title)) => {
-                    app.begin_send(req.clone());
-                    app.resend_started(&format!("#{id} ({title})"));
-                    let http = SendTarget::of(engine);
-                    let unavailable = engine.history_error.clone();
-                    let sink = engine
-                        .history
-                        .clone()
-                        .map(|h| (h, engine.profile.name.clone()));
-                    tasks.spawn(async move {
-                        Done::Sent(send_and_view(http, req, title, sink, unavailable).await)
-                    });
-                }
-                Err(e) => app.set_message(Level::Error, format!("#{id} not re-sent: {e}")),
-            }
-        }
-        Action::ExportHistoryCurl(id) => {
-            if let Some(entry) = app.history_entry(id).cloned() {
-                app.curl_exported(id, history::export_curl(engine, &entry));
-            }
-        }
-        Action::ImportFile(path) => app.set_imported(&path, history::import_path(&path)),
-        Action::SendImported(i) => {
-            let Some((req, unknown)) = app.imported_request(i) else {
-                return Ok(());
-            };
-            match history::imported_request_prepared(engine, &req) {
-                Ok(prepared) => {
-                    app.begin_send(prepared.clone());
-                    app.resend_started(&req.name);
-                    if !unknown.is_empty() {
-                        app.set_message(
-                            Level::Warning,
-                            format!(
-                                "Sending {} with variables without a value: {}",
-                                req.name,
-                                unknown.join(", ")
-                            ),
-                        );
-                    }
-                    let http = SendTarget::of(engine);
-                    let unavailable = engine.history_error.clone();
-                    let sink = engine
-                        .history
-                        .clone()
-                        .map(|h| (h, engine.profile.name.clone()));
-                    tasks.spawn(async move {
-                        Done::Sent(
-                            send_and_view(
-                                http,
-                                prepared,
-                                history::IMPORTED_TITLE,
-                                sink,
-                                unavailable,
-                            )
-                            .await,
-                        )
-                    });
-                }
-                Err(e) => app.set_message(Level::Error, format!("{} not sent: {e}", req.name)),
-            }
-        }
-        Action::Send => {
-            let spec = app.request_spec();
-            match engine.prepare(spec.op, &spec.params, spec.body.as_deref()) {
-                Ok(req) => {
-                    app.begin_send(req.clone());
-                    let http = SendTarget::of(engine);
-                    let unavailable = engine.history_error.clone();
-                    let title = spec.op.title;
-                    let history = engine
-                        .history
-                        .clone()
-                        .map(|h| (h, engine.profile.name.clone()));
-                    tasks.spawn(async move {
-                        Done::Sent(send_and_view(http, req, title, history, unavailable).await)
-                    });
-                }
-                Err(e) => app.set_message(
-                    Level::Error,
-                    format!(
-                        "Not sent: {} (press e to edit the parameters)",
-                        app::humanize(&e.to_string())
-                    ),
-                ),
-            }
-        }
-        Action::OpenBrowser(url) => {
-            tasks.spawn(async move {
-                let r = tokio::task::spawn_blocking(move || open_browser(&url))
-                    .await
-                    .unwrap_or_else(|e| Err(e.to_string()));
-                Done::Browser(r)
-            });
-        }
-        Action::ResetSession => match engine.reset_session() {
-            Ok(()) => app.session_reset(StatusInfo::from_engine(engine)),
-            Err(e) => app.set_message(Level::Error, format!("Session reset failed: {e}")),
-        },
-        Action::SwitchProfile(name) => {
-            switch_profile(name, app, engine, callbacks, profiles, terminal).await?
-        }
-    }
-    Ok(())
+/// Performs what the [`App`] asks for ([`Action`]) on the engine, off the UI task where it
+/// takes time, and feeds the outcomes back ([`Done`]).
+struct Runner<'e> {
+    engine: &'e mut Engine,
+    callbacks: Option<mpsc::UnboundedReceiver<crate::xs2a::redirect::ScaCallback>>,
+    profiles: ProfileSet,
+    tasks: JoinSet<Done>,
+    /// The profile being started, while it starts.
+    switching: Option<String>,
+    /// Actions that need the engine, asked for while a profile was starting: performed,
+    /// in order, once it is active (or failed to start).
+    deferred: Vec<Action>,
 }
 
-/// Starts profile `name` (from the runner's `profiles`) in place of the running engine.
-async fn switch_profile(
-    name: String,
-    app: &mut App,
-    engine: &mut Engine,
-    callbacks: &mut Option<mpsc::UnboundedReceiver<crate::xs2a::redirect::ScaCallback>>,
-    profiles: &ProfileSet,
-    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
-) -> anyhow::Result<()> {
-    let Some(profile) = profiles.get(&name).cloned() else {
-        app.set_message(Level::Error, format!("No profile called {name}"));
-        return Ok(());
-    };
-    terminal.draw(|f| app.render(f))?;
-    match crate::embedded::start_engine(profile, engine.paths.clone()).await {
-        Ok(new) => {
-            let old = std::mem::replace(engine, new);
-            old.shutdown().await;
-            *callbacks = engine.take_callback_receiver();
-            app.profile_switched(StatusInfo::from_engine(engine));
-            if let Some(e) = &engine.listener_error {
-                app.set_message(
-                    Level::Warning,
-                    format!("Profile {name} is active, but the SCA callback listener is not running: {e}"),
-                );
+impl Runner<'_> {
+    /// Handles one terminal event; false when nothing changed on screen (pointer moves).
+    ///
+    /// Errors: the terminal cannot be read.
+    fn terminal_event(
+        &mut self,
+        app: &mut App,
+        ev: Option<std::io::Result<Event>>,
+    ) -> anyhow::Result<bool> {
+        match ev {
+            Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => {
+                let action = app.handle_key(k);
+                self.perform(app, action);
+            }
+            Some(Ok(Event::Paste(text))) => app.handle_paste(&text),
+            // Pointer moves without a button change nothing: no redraw.
+            Some(Ok(Event::Mouse(m))) if m.kind == MouseEventKind::Moved => return Ok(false),
+            Some(Ok(Event::Mouse(m))) => {
+                let action = app.handle_mouse(m);
+                self.perform(app, action);
+            }
+            Some(Ok(_)) => {} // resize and others: just redraw
+            Some(Err(e)) => anyhow::bail!("reading the terminal failed: {e}"),
+            None => anyhow::bail!("the terminal input ended"),
+        }
+        Ok(true)
+    }
+
+    /// Feeds back what finished in the background.
+    async fn finished(&mut self, app: &mut App, done: Done) {
+        match done {
+            Done::Sent(r) => {
+                // A scaRedirect starts a flow: only then does the listener take a callback.
+                if let Ok(v) = &r
+                    && let Some(href) = &v.sca_redirect
+                {
+                    self.engine.expect_sca_at(&v.url, None, href);
+                }
+                app.finish_send(r.map(|v| *v))
+            }
+            Done::Browser(r) => app.browser_opened(r),
+            Done::History(q, r) => app.set_history(&q, r),
+            Done::Filtered(Some(r)) => app.filter_finished(r),
+            Done::Filtered(None) => {
+                app.set_message(Level::Error, "The jq filter stopped unexpectedly")
+            }
+            Done::Started(name, r, then) => self.profile_started(app, name, r, then).await,
+        }
+    }
+
+    /// Whether `action` needs the engine as it is after a profile switch in progress.
+    fn needs_engine(action: &Action) -> bool {
+        !matches!(
+            action,
+            Action::None
+                | Action::Quit
+                | Action::Copy(_)
+                | Action::RunFilter(_)
+                | Action::OpenBrowser(_)
+                | Action::ImportFile(_)
+        )
+    }
+
+    fn perform(&mut self, app: &mut App, action: Action) {
+        if self.switching.is_some() && Self::needs_engine(&action) {
+            self.deferred.push(action);
+            return;
+        }
+        let engine = &mut *self.engine;
+        match action {
+            Action::None | Action::Quit => {}
+            Action::Copy(text) => {
+                let copy =
+                    crossterm::clipboard::CopyToClipboard::to_clipboard_from(text.as_bytes());
+                if let Err(e) = execute!(stdout(), copy) {
+                    app.set_message(Level::Error, format!("Copy failed: {e}"));
+                }
+            }
+            Action::RunFilter(job) => {
+                let rx = response::spawn_filter(job);
+                self.tasks
+                    .spawn(async move { Done::Filtered(rx.await.ok()) });
+            }
+            Action::LoadProfiles => {
+                self.profiles = ProfileSet::load(Some(&engine.paths.profiles_dir()));
+                app.set_profile_set(self.profiles.clone(), &engine.paths);
+                if let Some(name) = app.take_apply_after_load() {
+                    self.switch_profile(app, name, None);
+                }
+            }
+            Action::LoadHistory => {
+                let (h, why) = (engine.history.clone(), engine.history_error.clone());
+                let query = app.history_query().to_string();
+                self.tasks.spawn(async move {
+                    let (q, rows) = history::load_async(h, why, query).await;
+                    Done::History(q, rows)
+                });
+            }
+            Action::ResendHistoryAs(id, name) => {
+                self.switch_profile(app, name, Some(Action::ResendHistory(id)))
+            }
+            Action::ResendHistory(id) => {
+                let Some(entry) = app.history_entry(id).cloned() else {
+                    return;
+                };
+                match history::resend_request(engine, &entry) {
+                    Ok((req, title)) => {
+                        self.send(app, req, title);
+                        app.resend_started(&format!("#{id} ({title})"));
+                    }
+                    Err(e) => app.set_message(Level::Error, format!("#{id} not re-sent: {e}")),
+                }
+            }
+            Action::ExportHistoryCurl(id) => {
+                if let Some(entry) = app.history_entry(id).cloned() {
+                    app.curl_exported(id, history::export_curl(engine, &entry));
+                }
+            }
+            Action::ImportFile(path) => app.set_imported(&path, history::import_path(&path)),
+            Action::SendImported(i) => {
+                let Some((req, unknown)) = app.imported_request(i) else {
+                    return;
+                };
+                match history::imported_request_prepared(engine, &req) {
+                    Ok(prepared) => {
+                        self.send(app, prepared, history::IMPORTED_TITLE);
+                        app.resend_started(&req.name);
+                        if !unknown.is_empty() {
+                            app.set_message(
+                                Level::Warning,
+                                format!(
+                                    "Sending {} with variables without a value: {}",
+                                    req.name,
+                                    unknown.join(", ")
+                                ),
+                            );
+                        }
+                    }
+                    Err(e) => app.set_message(Level::Error, format!("{} not sent: {e}", req.name)),
+                }
+            }
+            Action::Send => {
+                let spec = app.request_spec();
+                match engine.prepare(spec.op, &spec.params, spec.body.as_deref()) {
+                    Ok(req) => self.send(app, req, spec.op.title),
+                    Err(e) => app.set_message(
+                        Level::Error,
+                        format!(
+                            "Not sent: {} (press e to edit the parameters)",
+                            app::humanize(&e.to_string())
+                        ),
+                    ),
+                }
+            }
+            Action::OpenBrowser(url) => {
+                self.tasks.spawn(async move {
+                    let r = tokio::task::spawn_blocking(move || open_browser(&url))
+                        .await
+                        .unwrap_or_else(|e| Err(e.to_string()));
+                    Done::Browser(r)
+                });
+            }
+            Action::ResetSession => match engine.reset_session() {
+                Ok(()) => app.session_reset(StatusInfo::from_engine(engine)),
+                Err(e) => app.set_message(Level::Error, format!("Session reset failed: {e}")),
+            },
+            Action::SwitchProfile(name) => self.switch_profile(app, name, None),
+        }
+    }
+
+    /// The one way a request leaves: the request and response panes show it as sent, and a
+    /// task sends it with the active profile, records it in the history and answers
+    /// [`Done::Sent`].
+    fn send(&mut self, app: &mut App, req: PreparedRequest, title: &'static str) {
+        app.begin_send(req.clone());
+        let engine = &*self.engine;
+        let target = SendTarget::of(engine);
+        let unavailable = engine.history_error.clone();
+        let sink = engine
+            .history
+            .clone()
+            .map(|h| (h, engine.profile.name.clone()));
+        self.tasks.spawn(async move {
+            Done::Sent(send_and_view(target, req, title, sink, unavailable).await)
+        });
+    }
+
+    /// Starts profile `name` (from the runner's profiles) in the background; the loop keeps
+    /// drawing and taking keys meanwhile, and `then` is performed once it is active.
+    fn switch_profile(&mut self, app: &mut App, name: String, then: Option<Action>) {
+        let Some(profile) = self.profiles.get(&name).cloned() else {
+            app.set_message(Level::Error, format!("No profile called {name}"));
+            return;
+        };
+        let paths = self.engine.paths.clone();
+        self.switching = Some(name.clone());
+        self.tasks.spawn(async move {
+            let r = crate::embedded::start_engine(profile, paths)
+                .await
+                .map(Box::new)
+                .map_err(|e| e.to_string());
+            Done::Started(name, r, then)
+        });
+    }
+
+    /// Makes the started profile the active one (the old engine is shut down), then
+    /// performs what waited for it.
+    async fn profile_started(
+        &mut self,
+        app: &mut App,
+        name: String,
+        started: Result<Box<Engine>, String>,
+        then: Option<Action>,
+    ) {
+        self.switching = None;
+        match started {
+            Ok(new) => {
+                let old = std::mem::replace(&mut *self.engine, *new);
+                old.shutdown().await;
+                self.callbacks = self.engine.take_callback_receiver();
+                app.profile_switched(StatusInfo::from_engine(self.engine));
+                if let Some(e) = &self.engine.listener_error {
+                    app.set_message(
+                        Level::Warning,
+                        format!("Profile {name} is active, but the SCA callback listener is not running: {e}"),
+                    );
+                }
+                if let Some(then) = then {
+                    self.perform(app, then);
+                }
+            }
+            Err(e) => app.set_message(Level::Error, format!("Profile {name} could not start: {e}")),
+        }
+        let deferred = std::mem::take(&mut self.deferred);
+        let mut rest = deferred.into_iter();
+        for action in rest.by_ref() {
+            self.perform(app, action);
+            if self.switching.is_some() {
+                break;
             }
         }
-        Err(e) => app.set_message(Level::Error, format!("Profile {name} could not start: {e}")),
+        // A deferred switch started another profile: what came after it waits for that one.
+        self.deferred.extend(rest);
     }
-    Ok(())
 }
 
 /// The history to record an exchange in, and the profile name it is recorded under.

@@ -5,8 +5,6 @@
 //! The filter box is a text input: characters always type, so a letter never runs a
 //! command; the palette's own keys (`Scope::Palette`: ↑/↓, Enter, Esc) come from the keymap.
 
-use std::cell::Cell;
-
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
@@ -15,17 +13,8 @@ use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph};
 
 use super::app::{Action, App, Focus, Level, Mode, Screen};
 use super::keymap::{ActiveBinding, Command, Context, Scope};
-
-/// State of the command palette.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PaletteView {
-    /// Whether the palette is shown.
-    pub open: bool,
-    /// The filter text.
-    pub query: String,
-    /// Index of the highlighted entry among the filtered ones.
-    pub selected: usize,
-}
+pub use super::overlay::{HelpView, PaletteView};
+use super::overlay::{Layer, Overlay};
 
 /// Whether `b` matches every word of `query` (case-insensitive, in its help text, keys,
 /// scope or command name).
@@ -47,20 +36,17 @@ fn matches(b: &ActiveBinding, query: &str) -> bool {
 impl App {
     /// Whether the command palette is shown.
     pub fn palette_visible(&self) -> bool {
-        self.palette.open
+        self.overlays.is_open(Layer::Palette)
     }
 
     /// The palette's filter text.
     pub fn palette_query(&self) -> &str {
-        &self.palette.query
+        self.overlays.palette().map_or("", |p| p.query.as_str())
     }
 
     /// Opens the palette with an empty filter.
     pub(crate) fn open_palette(&mut self) {
-        self.palette = PaletteView {
-            open: true,
-            ..PaletteView::default()
-        };
+        self.overlays.open(Overlay::Palette(PaletteView::default()));
     }
 
     /// The actions shown for the current filter: every binding of the keymap except the
@@ -70,7 +56,7 @@ impl App {
             .iter()
             .filter(|s| **s != Scope::Palette)
             .flat_map(|s| self.keymap.in_scope(*s))
-            .filter(|b| matches(b, &self.palette.query))
+            .filter(|b| matches(b, self.palette_query()))
             .collect()
     }
 
@@ -78,34 +64,35 @@ impl App {
     /// is closed. Characters type into the filter, Backspace deletes, Ctrl-u clears; the
     /// palette scope's keys move, run and close.
     pub(crate) fn palette_key(&mut self, key: &KeyEvent) -> Option<Action> {
-        if !self.palette.open {
-            return None;
-        }
+        let n = self.palette_entries().len();
+        let cmd = self.keymap.lookup(Context::Palette, key);
+        let palette = self.overlays.palette_mut()?;
         let plain = !key
             .modifiers
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
         if let (KeyCode::Char(c), true) = (key.code, plain) {
-            self.palette.query.push(c);
-            self.palette.selected = 0;
+            palette.query.push(c);
+            palette.selected = 0;
             return Some(Action::None);
         }
-        let n = self.palette_entries().len();
-        match self.keymap.lookup(Context::Palette, key) {
+        match cmd {
             Some(Command::ForceQuit) => return None,
-            Some(Command::Up) => self.palette.selected = self.palette.selected.saturating_sub(1),
+            Some(Command::Up) => palette.selected = palette.selected.saturating_sub(1),
             Some(Command::Down) => {
-                self.palette.selected = (self.palette.selected + 1).min(n.saturating_sub(1))
+                palette.selected = (palette.selected + 1).min(n.saturating_sub(1))
             }
-            Some(Command::Dismiss) => self.palette = PaletteView::default(),
+            Some(Command::Dismiss) => {
+                self.overlays.close(Layer::Palette);
+            }
             Some(Command::Choose) => return Some(self.run_palette_entry()),
             _ => match key.code {
                 KeyCode::Backspace => {
-                    self.palette.query.pop();
-                    self.palette.selected = 0;
+                    palette.query.pop();
+                    palette.selected = 0;
                 }
                 KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                    self.palette.query.clear();
-                    self.palette.selected = 0;
+                    palette.query.clear();
+                    palette.selected = 0;
                 }
                 _ => {}
             },
@@ -115,11 +102,12 @@ impl App {
 
     /// Closes the palette and runs the highlighted action where it applies.
     fn run_palette_entry(&mut self) -> Action {
+        let selected = self.overlays.palette().map_or(0, |p| p.selected);
         let chosen = self
             .palette_entries()
-            .get(self.palette.selected)
+            .get(selected)
             .map(|b| (b.scope, b.command));
-        self.palette = PaletteView::default();
+        self.overlays.close(Layer::Palette);
         let Some((scope, cmd)) = chosen else {
             self.set_message(Level::Info, "No action matches the filter");
             return Action::None;
@@ -131,9 +119,9 @@ impl App {
     /// switches the screen, focuses the pane or opens the dialog first.
     pub fn run_in_scope(&mut self, scope: Scope, cmd: Command) -> Action {
         let close_dialogs = |app: &mut App| {
-            app.help = false;
-            app.picker = None;
-            app.sca_visible = false;
+            for layer in [Layer::Help, Layer::Picker, Layer::ScaPrompt] {
+                app.overlays.close(layer);
+            }
         };
         let mut first = Action::None;
         let console = [
@@ -146,14 +134,14 @@ impl App {
             close_dialogs(self);
             self.screen = Screen::Console;
             if scope == Scope::ParamsPane {
-                self.focus = Focus::Params;
+                self.panes.focus = Focus::Params;
             } else if scope == Scope::ResponsePane {
-                self.focus = Focus::Response;
+                self.panes.focus = Focus::Response;
             }
-            if scope == Scope::Insert && self.mode != Mode::Insert {
+            if scope == Scope::Insert && self.form.mode != Mode::Insert {
                 let ctx = self.context();
                 self.command(ctx, Command::EditParams);
-                if self.mode != Mode::Insert {
+                if self.form.mode != Mode::Insert {
                     return Action::None;
                 }
             }
@@ -171,10 +159,12 @@ impl App {
             }
             self.context()
         } else if scope == Scope::Help {
-            self.help = true;
+            if !self.overlays.is_open(Layer::Help) {
+                self.overlays.open(Overlay::Help(HelpView::default()));
+            }
             Context::Help
         } else if scope == Scope::ScaPrompt {
-            if self.sca.is_none() {
+            if self.sca.prompt.is_none() {
                 self.set_message(
                     Level::Info,
                     "No SCA prompt: the last response did not ask for SCA",
@@ -182,11 +172,11 @@ impl App {
                 return Action::None;
             }
             close_dialogs(self);
-            self.sca_visible = true;
+            self.overlays.open(Overlay::ScaPrompt);
             Context::ScaPrompt
         } else if scope == Scope::Picker {
-            self.help = false;
-            if self.picker.is_none() {
+            self.overlays.close(Layer::Help);
+            if !self.overlays.is_open(Layer::Picker) {
                 let ctx = self.context();
                 self.command(ctx, Command::Profiles);
             }
@@ -201,10 +191,7 @@ impl App {
     }
 
     /// Draws the palette over `area` when it is open.
-    pub(crate) fn draw_palette(&self, frame: &mut Frame, area: Rect) {
-        if !self.palette.open {
-            return;
-        }
+    pub(crate) fn draw_palette(&self, frame: &mut Frame, area: Rect, palette: &PaletteView) {
         let t = &self.theme;
         let entries = self.palette_entries();
         let w = area.width.saturating_sub(4).min(110);
@@ -247,11 +234,11 @@ impl App {
         let mut lines = vec![
             Line::from(vec![
                 Span::styled("> ", t.key),
-                Span::styled(self.palette.query.clone(), t.input),
+                Span::styled(palette.query.clone(), t.input),
             ]),
             Line::default(),
         ];
-        let x = inner.x + 2 + self.palette.query.chars().count() as u16;
+        let x = inner.x + 2 + palette.query.chars().count() as u16;
         frame.set_cursor_position(Position::new(
             x.min(inner.right().saturating_sub(1)),
             inner.y,
@@ -266,7 +253,7 @@ impl App {
         let key_w = 18.min(width / 4);
         let scope_w = 26.min(width / 4);
         let help_w = width.saturating_sub(key_w + scope_w + 2).max(1);
-        let skip = (self.palette.selected + 1).saturating_sub(rows);
+        let skip = (palette.selected + 1).saturating_sub(rows);
         for (i, b) in entries.iter().enumerate().skip(skip).take(rows) {
             let text = format!(
                 "{:<help_w$} {:<key_w$} {}",
@@ -274,7 +261,7 @@ impl App {
                 cut(&b.keys_label(), key_w),
                 cut(b.scope.title(), scope_w),
             );
-            if i == self.palette.selected {
+            if i == palette.selected {
                 lines.push(Line::from(Span::styled(pad(&text, width), t.selected)));
             } else {
                 lines.push(Line::from(vec![
@@ -317,53 +304,28 @@ fn pad(s: &str, w: usize) -> String {
     }
 }
 
-/// Scroll state of the help overlay: the first line shown, and the sizes of the last draw.
-#[derive(Debug, Default)]
-pub struct HelpView {
-    /// First line shown (clamped when drawing).
-    pub scroll: usize,
-    rows: Cell<usize>,
-    height: Cell<usize>,
-}
-
 impl App {
     /// Commands while the help is shown: ↑/↓/PgUp/PgDn scroll it; `None` for the others.
     pub(crate) fn help_command(&mut self, cmd: Command) -> Option<Action> {
-        let height = self.help_view.height.get().max(1);
-        let max = self.help_view.rows.get().saturating_sub(height);
-        let cur = self.help_view.scroll.min(max);
-        self.help_view.scroll = match cmd {
-            Command::Up => cur.saturating_sub(1),
-            Command::Down => (cur + 1).min(max),
-            Command::PageUp => cur.saturating_sub(height.saturating_sub(1).max(1)),
-            Command::PageDown => (cur + height.saturating_sub(1).max(1)).min(max),
-            Command::ToggleHelp | Command::Dismiss => {
-                self.help = false;
-                self.help_view.scroll = 0;
-                return Some(Action::None);
-            }
-            _ => return None,
-        };
-        Some(Action::None)
-    }
-
-    /// First help line to show for `rows` lines in `height` rows; records both for the keys.
-    pub(crate) fn help_top(&self, rows: usize, height: u16) -> u16 {
-        self.help_view.rows.set(rows);
-        self.help_view.height.set(height as usize);
-        let max = rows.saturating_sub(height as usize);
-        self.help_view.scroll.min(max).min(u16::MAX as usize) as u16
+        if matches!(cmd, Command::ToggleHelp | Command::Dismiss) {
+            self.overlays.close(Layer::Help);
+            return Some(Action::None);
+        }
+        self.overlays
+            .help_mut()
+            .is_some_and(|v| v.scroll_by(cmd))
+            .then_some(Action::None)
     }
 
     /// When the help does not fit, says which lines are shown and how to scroll, on the
     /// bottom border of `r`.
-    pub(crate) fn draw_help_more(&self, frame: &mut Frame, r: Rect) {
-        let rows = self.help_view.rows.get();
-        let height = self.help_view.height.get();
+    pub(crate) fn draw_help_more(&self, frame: &mut Frame, r: Rect, view: &HelpView) {
+        let rows = view.rows.get();
+        let height = view.height.get();
         if rows <= height || r.height < 3 {
             return;
         }
-        let top = self.help_view.scroll.min(rows - height);
+        let top = view.scroll.min(rows - height);
         let text = format!(
             " lines {}–{} of {} · {}/{} {}/{} scroll ",
             top + 1,

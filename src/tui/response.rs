@@ -13,15 +13,9 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph, Wrap};
 
-use super::app::{Action, App, Focus, Level, ScaPrompt};
-use super::keymap::{Command, Scope};
 use super::theme::Theme;
 use crate::client::{Exchange, PreparedRequest};
 use crate::xs2a::links::names;
@@ -41,8 +35,8 @@ pub const MAX_FILTER_BYTES: usize = 64 << 20;
 /// without a `String` per line. Lines end at `\n` (a `\r` before it is dropped).
 #[derive(Debug, Clone, Default)]
 pub struct Body {
-    text: Arc<String>,
-    starts: Vec<u32>,
+    pub(crate) text: Arc<String>,
+    pub(crate) starts: Vec<u32>,
 }
 
 impl Body {
@@ -280,11 +274,11 @@ pub struct Search {
     /// The text searched for; all lower case searches ignoring ASCII case (smart case).
     pub query: String,
     /// Byte offsets of the matches in the shown body, in order (at most [`MAX_MATCHES`]).
-    matches: Vec<u32>,
+    pub(crate) matches: Vec<u32>,
     /// Whether there were more than [`MAX_MATCHES`].
-    capped: bool,
+    pub(crate) capped: bool,
     /// Index of the current match.
-    current: usize,
+    pub(crate) current: usize,
 }
 
 impl Search {
@@ -389,20 +383,20 @@ pub struct ResponseView {
     /// The outcome of verifying the response's signature, when the profile asks for it
     /// (`verify_response_signatures`; Authentication rule 10).
     pub signature: Option<crate::client::response_sig::ResponseSignature>,
-    body: Body,
-    filter: Option<Box<Filtered>>,
-    search: Option<Box<Search>>,
+    pub(crate) body: Body,
+    pub(crate) filter: Option<Box<Filtered>>,
+    pub(crate) search: Option<Box<Search>>,
 }
 
 /// What is read from the parsed JSON before it is dropped.
 struct Meta {
-    sca_redirect: Option<String>,
-    first_account_id: Option<String>,
-    links: Vec<LinkRef>,
-    payment_id: Option<String>,
-    basket_id: Option<String>,
-    transaction_id: Option<String>,
-    transaction_status: Option<String>,
+    pub(crate) sca_redirect: Option<String>,
+    pub(crate) first_account_id: Option<String>,
+    pub(crate) links: Vec<LinkRef>,
+    pub(crate) payment_id: Option<String>,
+    pub(crate) basket_id: Option<String>,
+    pub(crate) transaction_id: Option<String>,
+    pub(crate) transaction_status: Option<String>,
 }
 
 /// What [`Meta`] reads of a body too large for a JSON tree ([`crate::client::JSON_TREE_LIMIT`]):
@@ -410,23 +404,23 @@ struct Meta {
 #[derive(serde::Deserialize)]
 struct Skeleton {
     #[serde(rename = "_links", default)]
-    links: Option<serde_json::Value>,
+    pub(crate) links: Option<serde_json::Value>,
     #[serde(default)]
-    accounts: Option<Vec<SkeletonAccount>>,
+    pub(crate) accounts: Option<Vec<SkeletonAccount>>,
     #[serde(default)]
-    transactions: Option<SkeletonTransactions>,
+    pub(crate) transactions: Option<SkeletonTransactions>,
 }
 
 #[derive(serde::Deserialize)]
 struct SkeletonAccount {
     #[serde(rename = "resourceId", default)]
-    resource_id: Option<String>,
+    pub(crate) resource_id: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
 struct SkeletonTransactions {
     #[serde(rename = "_links", default)]
-    links: Option<serde_json::Value>,
+    pub(crate) links: Option<serde_json::Value>,
 }
 
 impl Meta {
@@ -728,7 +722,7 @@ impl ResponseView {
     }
 
     /// The display line (header, blank line and body lines counted) of the current match.
-    fn current_match_line(&self) -> Option<(usize, usize)> {
+    pub(crate) fn current_match_line(&self) -> Option<(usize, usize)> {
         let s = self.search.as_ref()?;
         let off = *s.matches.get(s.current)? as usize;
         let body = self.shown_body();
@@ -738,7 +732,7 @@ impl ResponseView {
     }
 
     /// Moves the current match by `delta`, wrapping around.
-    fn step_match(&mut self, delta: isize) {
+    pub(crate) fn step_match(&mut self, delta: isize) {
         if let Some(s) = &mut self.search {
             let n = s.matches.len();
             if n > 0 {
@@ -799,7 +793,7 @@ pub enum ResponseState {
 pub struct FilterJob {
     /// The jq expression.
     pub expr: String,
-    input: Arc<String>,
+    pub(crate) input: Arc<String>,
 }
 
 impl PartialEq for FilterJob {
@@ -810,12 +804,12 @@ impl PartialEq for FilterJob {
 
 impl Eq for FilterJob {}
 
-/// The outcome of a [`FilterJob`], for [`App::filter_finished`].
+/// The outcome of a [`FilterJob`], for [`crate::tui::App::filter_finished`].
 #[derive(Debug)]
 pub struct FilterDone {
-    expr: String,
-    input: Arc<String>,
-    result: Result<String, String>,
+    pub(crate) expr: String,
+    pub(crate) input: Arc<String>,
+    pub(crate) result: Result<String, String>,
 }
 
 impl FilterJob {
@@ -1016,625 +1010,12 @@ pub struct InputBox {
 pub struct ResponseUi {
     /// The open search or filter box.
     pub(crate) input: Option<InputBox>,
-    /// The highlighted entry of the link chooser, when it is open.
-    pub(crate) chooser: Option<usize>,
     /// Width of the body area at the last draw (to scroll a match into view).
     pub(crate) width: Cell<usize>,
 }
 
-impl App {
-    fn response_view(&self) -> Option<&ResponseView> {
-        match &self.response {
-            super::app::ResponseState::Done(v) => Some(v),
-            _ => None,
-        }
-    }
-
-    fn response_view_mut(&mut self) -> Option<&mut ResponseView> {
-        match &mut self.response {
-            super::app::ResponseState::Done(v) => Some(v),
-            _ => None,
-        }
-    }
-
-    /// The search or filter box, when one is open.
-    pub fn response_input(&self) -> Option<&InputBox> {
-        self.response_ui.input.as_ref()
-    }
-
-    /// The highlighted entry of the link chooser, when it is open.
-    pub fn link_chooser(&self) -> Option<usize> {
-        self.response_ui.chooser
-    }
-
-    /// Scrolls the response so that display line `line` is the first visible one (clamped
-    /// at the last draw's bottom).
-    pub fn scroll_response_to(&mut self, line: usize) {
-        let total = self.response_view().map(|v| v.total_lines()).unwrap_or(0);
-        let max = total.saturating_sub(self.viewport[2].get().max(1));
-        self.scroll[2] = line.min(max);
-    }
-
-    /// Keys for the open search or filter box (from [`App::text_input_key`]): they type
-    /// text, Enter applies, Esc closes (the filter box also clears the filter). `None`
-    /// when no box is open.
-    pub(crate) fn response_input_key(&mut self, key: &KeyEvent) -> Option<Action> {
-        let input = self.response_ui.input.as_mut()?;
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let alt = key.modifiers.contains(KeyModifiers::ALT);
-        let n = input.text.chars().count();
-        match key.code {
-            KeyCode::Esc => {
-                let kind = input.kind;
-                self.response_ui.input = None;
-                if kind == InputKind::Filter {
-                    self.clear_filter();
-                }
-            }
-            KeyCode::Enter => {
-                let input = self.response_ui.input.take()?;
-                return Some(match input.kind {
-                    InputKind::Search => {
-                        self.start_search(&input.text);
-                        Action::None
-                    }
-                    InputKind::Filter => self.start_filter(&input.text),
-                });
-            }
-            KeyCode::Char('u') if ctrl => {
-                input.text.clear();
-                input.cursor = 0;
-            }
-            KeyCode::Char(c) if !ctrl && !alt => {
-                let at = byte_at(&input.text, input.cursor);
-                input.text.insert(at, c);
-                input.cursor += 1;
-            }
-            KeyCode::Backspace if input.cursor > 0 => {
-                input.cursor -= 1;
-                let at = byte_at(&input.text, input.cursor);
-                input.text.remove(at);
-            }
-            KeyCode::Delete if input.cursor < n => {
-                let at = byte_at(&input.text, input.cursor);
-                input.text.remove(at);
-            }
-            KeyCode::Left => input.cursor = input.cursor.saturating_sub(1),
-            KeyCode::Right => input.cursor = (input.cursor + 1).min(n),
-            KeyCode::Home => input.cursor = 0,
-            KeyCode::End => input.cursor = n,
-            _ => {}
-        }
-        Some(Action::None)
-    }
-
-    /// Pastes `text` into the open search or filter box (line breaks dropped); false when
-    /// no box is open.
-    pub fn response_paste(&mut self, text: &str) -> bool {
-        let Some(input) = self.response_ui.input.as_mut() else {
-            return false;
-        };
-        for c in text.chars().filter(|c| *c != '\n' && *c != '\r') {
-            let at = byte_at(&input.text, input.cursor);
-            input.text.insert(at, c);
-            input.cursor += 1;
-        }
-        true
-    }
-
-    /// The response viewer's commands (search, filter, copy, follow link, clear).
-    pub(crate) fn response_command(&mut self, cmd: Command) -> Action {
-        if self.response_view().is_none() {
-            self.set_message(Level::Info, "No response yet: send a request first");
-            return Action::None;
-        }
-        match cmd {
-            Command::ResponseSearch => self.open_input(InputKind::Search),
-            Command::ResponseFilter => {
-                if self.response_view().is_some_and(|v| !v.is_json) {
-                    self.set_message(Level::Warning, "The body is not JSON: nothing to filter");
-                } else {
-                    self.open_input(InputKind::Filter)
-                }
-            }
-            Command::SearchNext => self.next_match(1),
-            Command::SearchPrev => self.next_match(-1),
-            Command::CopyBody => return self.copy_body(),
-            Command::FollowLink => return self.follow_link(),
-            Command::ClearResponse => {
-                let had = self
-                    .response_view()
-                    .is_some_and(|v| v.filter.is_some() || v.search.is_some());
-                self.clear_filter();
-                if let Some(v) = self.response_view_mut() {
-                    v.search = None;
-                }
-                if had {
-                    self.set_message(Level::Info, "Filter and search cleared");
-                }
-            }
-            _ => {}
-        }
-        Action::None
-    }
-
-    fn open_input(&mut self, kind: InputKind) {
-        let text = self
-            .response_view()
-            .and_then(|v| match kind {
-                InputKind::Search => v.search.as_ref().map(|s| s.query.clone()),
-                InputKind::Filter => v.filter.as_ref().map(|f| f.expr.clone()),
-            })
-            .unwrap_or_default();
-        let cursor = text.chars().count();
-        self.response_ui.input = Some(InputBox { kind, text, cursor });
-    }
-
-    fn start_search(&mut self, query: &str) {
-        let Some(v) = self.response_view_mut() else {
-            return;
-        };
-        if query.is_empty() {
-            v.search = None;
-            return;
-        }
-        v.set_search(query);
-        let s = v.search.as_ref().map(|s| (s.count(), s.position_text()));
-        match s {
-            Some((0, _)) => self.set_message(Level::Warning, format!("No match for {query:?}")),
-            Some((_, pos)) => {
-                self.jump_to_match();
-                self.set_message(
-                    Level::Info,
-                    format!("Match {pos} for {query:?}; n next, N previous"),
-                );
-            }
-            None => {}
-        }
-    }
-
-    fn next_match(&mut self, delta: isize) {
-        let Some(v) = self.response_view_mut() else {
-            return;
-        };
-        let Some(s) = &v.search else {
-            self.set_message(Level::Info, "No search: press / to search the body");
-            return;
-        };
-        if s.count() == 0 {
-            let q = s.query.clone();
-            self.set_message(Level::Warning, format!("No match for {q:?}"));
-            return;
-        }
-        v.step_match(delta);
-        let pos = v
-            .search
-            .as_ref()
-            .map(|s| s.position_text())
-            .unwrap_or_default();
-        self.jump_to_match();
-        self.set_message(Level::Info, format!("Match {pos}"));
-    }
-
-    /// Scrolls the current match into view (a third from the top, its column visible).
-    fn jump_to_match(&mut self) {
-        let Some((line, col)) = self.response_view().and_then(|v| v.current_match_line()) else {
-            return;
-        };
-        let h = self.viewport[2].get().max(1);
-        self.scroll_response_to(line.saturating_sub(h / 3));
-        let w = self.response_ui.width.get().max(1);
-        if col < self.hscroll || col >= self.hscroll + w {
-            self.hscroll = col.saturating_sub(w / 4);
-        }
-    }
-
-    fn start_filter(&mut self, expr: &str) -> Action {
-        let expr = expr.trim().to_string();
-        if expr.is_empty() {
-            self.clear_filter();
-            return Action::None;
-        }
-        let Some(v) = self.response_view_mut() else {
-            return Action::None;
-        };
-        let input = v.body.text.clone();
-        v.filter = Some(Box::new(Filtered {
-            expr: expr.clone(),
-            state: FilterState::Running,
-        }));
-        v.search = None;
-        self.set_message(Level::Info, format!("Filtering with {expr} …"));
-        Action::RunFilter(FilterJob { expr, input })
-    }
-
-    /// Shows the outcome of a jq filter ([`Action::RunFilter`]); ignored when the response
-    /// or the filter changed meanwhile.
-    pub fn filter_finished(&mut self, done: FilterDone) {
-        let Some(v) = self.response_view_mut() else {
-            return;
-        };
-        let current = matches!(&v.filter, Some(f) if f.expr == done.expr
-            && matches!(f.state, FilterState::Running))
-            && Arc::ptr_eq(&v.body.text, &done.input);
-        if !current {
-            return;
-        }
-        let (state, msg) = match done.result {
-            Ok(text) => {
-                let b = Body::new(text);
-                let n = b.len();
-                (
-                    FilterState::Done(b),
-                    (
-                        Level::Success,
-                        format!("Filtered: {} ({n} lines)", done.expr),
-                    ),
-                )
-            }
-            Err(e) => (
-                FilterState::Failed(Body::new(format!("jq filter {}\n{e}", done.expr))),
-                (Level::Error, format!("Filter failed: {e}")),
-            ),
-        };
-        v.filter = Some(Box::new(Filtered {
-            expr: done.expr,
-            state,
-        }));
-        self.scroll[2] = 0;
-        self.hscroll = 0;
-        self.set_message(msg.0, msg.1);
-    }
-
-    fn clear_filter(&mut self) {
-        if let Some(v) = self.response_view_mut()
-            && v.filter.take().is_some()
-        {
-            v.search = None;
-            self.scroll[2] = 0;
-            self.hscroll = 0;
-        }
-    }
-
-    fn copy_body(&mut self) -> Action {
-        let Some(v) = self.response_view() else {
-            return Action::None;
-        };
-        let text = v.copy_text().to_string();
-        let what = if matches!(
-            v.filter.as_ref().map(|f| &f.state),
-            Some(FilterState::Done(_))
-        ) {
-            "filter result"
-        } else {
-            "body"
-        };
-        if text.is_empty() {
-            self.set_message(Level::Info, format!("The {what} is empty: nothing copied"));
-            return Action::None;
-        }
-        self.set_message(
-            Level::Success,
-            format!(
-                "Copied the {what} ({} bytes) to the clipboard (OSC 52)",
-                text.len()
-            ),
-        );
-        Action::Copy(text)
-    }
-
-    fn follow_link(&mut self) -> Action {
-        let n = self.response_view().map(|v| v.links.len()).unwrap_or(0);
-        match n {
-            0 => {
-                self.set_message(Level::Info, "This response has no _links to follow");
-                Action::None
-            }
-            1 => self.follow(0),
-            _ => {
-                self.response_ui.chooser = Some(0);
-                Action::None
-            }
-        }
-    }
-
-    /// Keys of the link chooser (context [`super::keymap::Context::LinkChooser`]).
-    pub(crate) fn links_command(&mut self, cmd: Command) -> Option<Action> {
-        let i = self.response_ui.chooser?;
-        let n = self.response_view().map(|v| v.links.len()).unwrap_or(0);
-        match cmd {
-            Command::Up => self.response_ui.chooser = Some(i.saturating_sub(1)),
-            Command::Down => self.response_ui.chooser = Some((i + 1).min(n.saturating_sub(1))),
-            Command::Choose => {
-                self.response_ui.chooser = None;
-                return Some(self.follow(i));
-            }
-            Command::Dismiss => self.response_ui.chooser = None,
-            _ => return None,
-        }
-        Some(Action::None)
-    }
-
-    /// Follows link `i` of the response: scaRedirect opens the SCA prompt; any other link
-    /// selects the matching operation and fills its parameters from the href.
-    fn follow(&mut self, i: usize) -> Action {
-        let Some(link) = self.response_view().and_then(|v| v.links.get(i).cloned()) else {
-            return Action::None;
-        };
-        if link.name == names::SCA_REDIRECT {
-            let url = if link.href.starts_with('/') {
-                format!(
-                    "{}{}",
-                    self.status.base_url.trim_end_matches('/'),
-                    link.href
-                )
-            } else {
-                link.href.clone()
-            };
-            self.sca = Some(ScaPrompt { url, browser: None });
-            self.sca_visible = true;
-            self.set_message(
-                Level::Info,
-                "scaRedirect: press o to open it in the browser",
-            );
-            return Action::None;
-        }
-        let Some(target) = match_href(&link.name, &link.href, &link.verbs) else {
-            self.set_message(
-                Level::Warning,
-                format!(
-                    "No operation of the catalogue matches {} ({})",
-                    link.path, link.href
-                ),
-            );
-            return Action::None;
-        };
-        let op = target.op;
-        self.select_operation(op.id);
-        for p in op.params {
-            let v = target
-                .params
-                .iter()
-                .rev()
-                .find(|(k, _)| k == p.name)
-                .map(|(_, v)| v.as_str())
-                .unwrap_or("");
-            self.set_param(op.id, p.name, v);
-        }
-        self.focus = Focus::Operations;
-        self.set_message(
-            Level::Success,
-            format!(
-                "{} prefilled from {}: press s to send it",
-                op.title, link.path
-            ),
-        );
-        Action::None
-    }
-}
-
-fn byte_at(s: &str, char_index: usize) -> usize {
-    s.char_indices()
-        .nth(char_index)
-        .map(|(i, _)| i)
-        .unwrap_or(s.len())
-}
-
-// ---------------------------------------------------------------------------------------
-// Drawing
-
-impl App {
-    /// Draws the response pane: only the visible lines are built.
-    pub(crate) fn draw_response(&self, frame: &mut Frame, area: Rect) {
-        let t = &self.theme;
-        let title = match &self.response {
-            super::app::ResponseState::Sending { .. } => "Response · waiting …".to_string(),
-            super::app::ResponseState::Done(v) => format!("Response · {}", v.operation),
-            _ => "Response".to_string(),
-        };
-        let mut block = self.pane(title, Some(Focus::Response));
-        let inner_full = block.inner(area);
-        let w = inner_full.width as usize;
-        let v = match &self.response {
-            super::app::ResponseState::Done(v) => v,
-            other => {
-                frame.render_widget(block, area);
-                let lines = match other {
-                    super::app::ResponseState::Sending { method, url } => {
-                        vec![
-                            Line::from(Span::styled("Sending …", t.dim)),
-                            Line::from(format!("{method} {url}")),
-                        ]
-                    }
-                    super::app::ResponseState::Failed(e) => vec![
-                        Line::from(Span::styled("No response:", t.error)),
-                        Line::from(e.clone()),
-                    ],
-                    _ => vec![Line::from(Span::styled(
-                        format!(
-                            "No response yet. Select an operation and press {}.",
-                            self.keymap.key_for(Scope::Normal, Command::Send)
-                        ),
-                        t.dim,
-                    ))],
-                };
-                frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner_full);
-                return;
-            }
-        };
-        let input_h = u16::from(self.response_ui.input.is_some());
-        let body_h = inner_full.height.saturating_sub(2 + input_h) as usize;
-        let total = v.total_lines();
-        let top = self.scroll[2].min(total.saturating_sub(body_h));
-        self.viewport[2].set(body_h);
-        self.content[2].set(total);
-        self.response_ui.width.set(w);
-        let mut bottom = Vec::new();
-        if let Some(s) = &v.search {
-            bottom.push(Span::styled(
-                format!(" /{} · {} ", s.query, s.position_text()),
-                t.key,
-            ));
-        }
-        if total > body_h {
-            bottom.push(Span::styled(
-                format!(
-                    " lines {}–{} of {} ",
-                    top + 1,
-                    (top + body_h).min(total),
-                    total
-                ),
-                t.dim,
-            ));
-        }
-        if !bottom.is_empty() {
-            block = block.title_bottom(Line::from(bottom).right_aligned());
-        }
-        frame.render_widget(block, area);
-        let [head, marker, body, input_area] = Layout::vertical([
-            Constraint::Length(1),
-            Constraint::Length(1),
-            Constraint::Min(0),
-            Constraint::Length(input_h),
-        ])
-        .areas(inner_full);
-        let mut head_spans = vec![
-            Span::styled(v.status_text(), t.http_status(v.status)),
-            Span::styled(format!("   {}", human_time(v.elapsed)), t.base),
-            Span::styled(format!("   {}", v.size_text()), t.dim),
-            Span::styled(if v.is_json { "   JSON" } else { "" }.to_string(), t.dim),
-        ];
-        if let Some(sig) = &v.signature {
-            let style = match sig {
-                crate::client::response_sig::ResponseSignature::Verified { .. } => t.success,
-                crate::client::response_sig::ResponseSignature::Failed(_) => t.error,
-                crate::client::response_sig::ResponseSignature::Unsigned => t.warning,
-            };
-            head_spans.push(Span::styled(format!("   {}", sig.summary()), style));
-        }
-        frame.render_widget(Paragraph::new(Line::from(head_spans)), head);
-        if let Some(f) = &v.filter {
-            let state = match f.state {
-                FilterState::Running => " (running …)",
-                FilterState::Failed(_) => " (error)",
-                FilterState::Done(_) => "",
-            };
-            let clear = self
-                .keymap
-                .key_for(Scope::ResponsePane, Command::ClearResponse);
-            let line = Line::from(vec![
-                Span::styled(format!("filtered: {}{state}", f.expr), t.warning),
-                Span::styled(format!("   {clear} clears"), t.dim),
-            ]);
-            frame.render_widget(Paragraph::new(line), marker);
-        }
-        let lines: Vec<Line> = (top..(top + body_h).min(total))
-            .map(|i| view_line(v, i, self.hscroll, w, t))
-            .collect();
-        frame.render_widget(Paragraph::new(lines), body);
-        if let Some(input) = &self.response_ui.input {
-            let label = match input.kind {
-                InputKind::Search => "/",
-                InputKind::Filter => "jq ",
-            };
-            let room = w.saturating_sub(label.len() + 1).max(1);
-            let start = (input.cursor + 1).saturating_sub(room);
-            let shown: String = input.text.chars().skip(start).take(room).collect();
-            frame.render_widget(
-                Paragraph::new(Line::from(vec![
-                    Span::styled(label, t.key),
-                    Span::styled(format!("{shown:<room$}"), t.input_active),
-                ])),
-                input_area,
-            );
-            let x = input_area.x + (label.len() + input.cursor - start) as u16;
-            frame.set_cursor_position(Position::new(
-                x.min(input_area.right().saturating_sub(1)),
-                input_area.y,
-            ));
-        }
-    }
-
-    /// The link chooser overlay (several `_links`).
-    pub(crate) fn draw_link_chooser(&self, frame: &mut Frame, area: Rect) {
-        let (Some(sel), Some(v)) = (self.response_ui.chooser, self.response_view()) else {
-            return;
-        };
-        let t = &self.theme;
-        let w = area.width.saturating_sub(4).min(100);
-        let inner_w = w.saturating_sub(4) as usize;
-        let name_w = v
-            .links
-            .iter()
-            .map(|l| l.path.chars().count())
-            .max()
-            .unwrap_or(4)
-            .min(inner_w / 2)
-            + 2;
-        let targets: Vec<String> = v
-            .links
-            .iter()
-            .map(|l| {
-                if l.name == names::SCA_REDIRECT {
-                    "SCA prompt".to_string()
-                } else {
-                    match_href(&l.name, &l.href, &l.verbs)
-                        .map(|m| m.op.title.to_string())
-                        .unwrap_or_else(|| "(no operation)".into())
-                }
-            })
-            .collect();
-        let target_w = targets.iter().map(|x| x.chars().count()).max().unwrap_or(0) + 2;
-        let mut lines = Vec::new();
-        // Room for the entries: the screen less the border and the two hint lines; the
-        // list scrolls so the selected entry stays in view.
-        let room = (area.height as usize).saturating_sub(4).max(1);
-        let skip = (sel + 1).saturating_sub(room);
-        for (i, (l, target)) in v
-            .links
-            .iter()
-            .zip(&targets)
-            .enumerate()
-            .skip(skip)
-            .take(room)
-        {
-            let text = format!(
-                "{} {:<name_w$}→ {target:<target_w$}{}",
-                if i == sel { "▸" } else { " " },
-                l.path,
-                l.href
-            );
-            let style = if i == sel { t.selected } else { t.base };
-            lines.push(Line::from(Span::styled(pad(&text, inner_w), style)));
-        }
-        lines.push(Line::default());
-        lines.push(Line::from(vec![
-            Span::styled(
-                self.keymap.key_for(Scope::LinkChooser, Command::Choose),
-                t.key,
-            ),
-            Span::styled(" follow (prefills the request; s sends)   ", t.dim),
-            Span::styled(
-                self.keymap.key_for(Scope::LinkChooser, Command::Dismiss),
-                t.key,
-            ),
-            Span::styled(" close", t.dim),
-        ]));
-        let h = (lines.len() as u16 + 2).min(area.height);
-        let r = Rect::new(
-            area.x + (area.width - w.min(area.width)) / 2,
-            area.y + (area.height - h) / 2,
-            w.min(area.width),
-            h,
-        );
-        frame.render_widget(Clear, r);
-        let block = t.modal_block(" Follow a link ");
-        frame.render_widget(Paragraph::new(lines).block(block), r);
-    }
-}
-
 /// `s` padded with spaces to `w` characters (or cut).
-fn pad(s: &str, w: usize) -> String {
+pub(crate) fn pad(s: &str, w: usize) -> String {
     let n = s.chars().count();
     if n >= w {
         s.chars().take(w).collect()

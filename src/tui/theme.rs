@@ -24,9 +24,6 @@ use ratatui::style::{Color, Modifier, Style};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use super::app::{App, Level};
-use super::keymap::{Command, Scope};
-
 /// The built-in themes: `(name, TOML text)`, in cycling order.
 pub const BUILTIN: [(&str, &str); 3] = [
     ("dark", include_str!("../../themes/dark.toml")),
@@ -499,42 +496,6 @@ impl ThemeSet {
             .map(|i| (i + 1) % self.themes.len().max(1))
             .unwrap_or(0);
         self.themes.get(i).cloned().unwrap_or_else(Theme::dark)
-    }
-}
-
-impl App {
-    /// Switches to the next theme of [`App::themes`] and says which in the status line.
-    pub(crate) fn cycle_theme(&mut self) {
-        self.theme = self.themes.next(&self.theme.name);
-        let names = self.themes.names();
-        let pos = names
-            .iter()
-            .position(|n| *n == self.theme.name)
-            .unwrap_or(0);
-        let key = self.keymap.key_for(Scope::Normal, Command::ToggleTheme);
-        let text = format!(
-            "Theme: {} ({} of {}: {}){}",
-            self.theme.name,
-            pos + 1,
-            names.len(),
-            names.join(", "),
-            if key.is_empty() {
-                String::new()
-            } else {
-                format!(" · {key} for the next")
-            }
-        );
-        self.set_message(Level::Info, text);
-    }
-
-    /// The themes `t` cycles through.
-    pub fn themes(&self) -> &ThemeSet {
-        &self.themes
-    }
-
-    /// Replaces the themes `t` cycles through (the theme shown stays until the next `t`).
-    pub fn set_themes(&mut self, themes: ThemeSet) {
-        self.themes = themes;
     }
 }
 

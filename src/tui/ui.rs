@@ -10,6 +10,8 @@ use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Wrap};
 
 use super::app::{App, Focus, Level, Mode, Preview, ResponseState, Screen, fields_of};
 use super::keymap::{Command, Scope};
+use super::overlay::Overlay;
+use super::palette::HelpView;
 use super::response::json_spans;
 use super::theme::Theme;
 use crate::client::PreparedRequest;
@@ -45,7 +47,8 @@ impl App {
         let area = frame.area();
         frame.render_widget(Block::new().style(self.theme.base), area);
         let a = self.layout(area);
-        self.hit
+        self.panes
+            .hit
             .record(a.ops, a.params, a.request, a.signature, a.response);
         self.draw_status(frame, a.status);
         if self.screen != Screen::Console {
@@ -75,25 +78,23 @@ impl App {
         self.draw_overlays(frame, area);
     }
 
-    /// The SCA prompt, the profile picker and the help, over any screen.
+    /// The open dialogs over any screen, bottom to top ([`super::overlay`]).
     fn draw_overlays(&self, frame: &mut Frame, area: Rect) {
-        self.draw_body_editor(frame, area);
-        if self.sca_prompt().is_some() {
-            self.draw_sca_prompt(frame, area);
+        for overlay in self.overlays.iter() {
+            match overlay {
+                Overlay::BodyEditor(ed) => ed.draw(frame, area, &self.theme),
+                Overlay::ScaPrompt => {
+                    if self.sca_prompt().is_some() {
+                        self.draw_sca_prompt(frame, area);
+                    }
+                }
+                Overlay::LinkChooser(sel) => self.draw_link_chooser(frame, area, *sel),
+                Overlay::Picker(sel) => self.draw_picker(frame, area, *sel),
+                Overlay::Help(view) => self.draw_help(frame, area, view),
+                Overlay::Problems => self.draw_log(frame, area),
+                Overlay::Palette(p) => self.draw_palette(frame, area, p),
+            }
         }
-        if self.picker.is_some() {
-            self.draw_picker(frame, area);
-        }
-        if self.response_ui.chooser.is_some() {
-            self.draw_link_chooser(frame, area);
-        }
-        if self.help {
-            self.draw_help(frame, area);
-        }
-        if self.log_open {
-            self.draw_log(frame, area);
-        }
-        self.draw_palette(frame, area);
     }
 
     /// The problems overlay (`!`): every warning and error so far, newest last, wrapped.
@@ -102,10 +103,10 @@ impl App {
         let w = area.width.saturating_sub(4).min(120);
         let inner_w = w.saturating_sub(4) as usize;
         let mut lines = Vec::new();
-        if self.log.is_empty() {
+        if self.messages.log().is_empty() {
             lines.push(Line::from(Span::styled("No problems so far.", t.dim)));
         }
-        for m in &self.log {
+        for m in self.messages.log() {
             let style = if m.level == Level::Error {
                 t.error
             } else {
@@ -131,12 +132,6 @@ impl App {
         frame.render_widget(Paragraph::new(lines).block(block), r);
     }
 
-    fn op_rows(&self) -> usize {
-        let mut groups = self.ops.iter().map(|o| o.group).collect::<Vec<_>>();
-        groups.dedup();
-        groups.len() + self.ops.len()
-    }
-
     fn layout(&self, area: Rect) -> Areas {
         let [status, main, footer] = Layout::vertical([
             Constraint::Length(2),
@@ -148,7 +143,7 @@ impl App {
         // Validation problems get room under their fields.
         let params_max = if self.problems().is_empty() { 12 } else { 20 };
         let params_h = (nfields.max(1) + 3).min(params_max) as u16;
-        let ops_h = (self.op_rows() + 2) as u16;
+        let ops_h = (self.form.rows() + 2) as u16;
         if area.width >= WIDE {
             let [left, middle, right] = Layout::horizontal([
                 Constraint::Length(32),
@@ -205,7 +200,7 @@ impl App {
     }
 
     fn request_line_count(&self, width: u16) -> usize {
-        match &self.preview {
+        match &self.request.preview {
             Preview::Ready { request, .. } => {
                 request_lines(request, width as usize, &self.theme).len()
             }
@@ -215,8 +210,9 @@ impl App {
 
     pub(crate) fn pane(&self, title: impl Into<String>, focus: Option<Focus>) -> Block<'static> {
         let t = &self.theme;
-        let focused = focus.is_some_and(|f| f == self.focus) && self.mode == Mode::Normal
-            || (focus == Some(Focus::Params) && self.mode == Mode::Insert);
+        let focused = focus.is_some_and(|f| f == self.panes.focus)
+            && self.form.mode == Mode::Normal
+            || (focus == Some(Focus::Params) && self.form.mode == Mode::Insert);
         let title = title.into();
         let (title, border, tstyle) = if focused {
             (format!(" ▸ {title} "), t.border_focused, t.border_focused)
@@ -294,7 +290,13 @@ impl App {
         let mut lines = Vec::new();
         let mut selected_row = 0;
         let mut last_group = None;
-        let mw = self.ops.iter().map(|o| o.method.len()).max().unwrap_or(3);
+        let mw = self
+            .form
+            .ops
+            .iter()
+            .map(|o| o.method.len())
+            .max()
+            .unwrap_or(3);
         let finder = self.operation_finder();
         if let Some(f) = finder {
             lines.push(Line::from(vec![
@@ -302,11 +304,11 @@ impl App {
                 Span::styled(format!("{}▏", f.query), t.selected),
             ]));
             lines.push(Line::from(Span::styled(
-                format!("{} of {} operations", f.matches.len(), self.ops.len()),
+                format!("{} of {} operations", f.matches.len(), self.form.ops.len()),
                 t.dim,
             )));
         }
-        for (i, op) in self.ops.iter().enumerate() {
+        for (i, op) in self.form.ops.iter().enumerate() {
             if finder.is_some_and(|f| !f.matches.contains(&i)) {
                 continue;
             }
@@ -315,9 +317,9 @@ impl App {
                 lines.push(Line::from(Span::styled(group_title(op.group), t.group)));
             }
             let text = format!("  {:<mw$} {}", op.method, op.title);
-            if i == self.selected {
+            if i == self.form.selected {
                 selected_row = lines.len();
-                let style = if self.focus == Focus::Operations {
+                let style = if self.panes.focus == Focus::Operations {
                     t.selected
                 } else {
                     t.selected_unfocused
@@ -336,7 +338,7 @@ impl App {
         }
         let h = inner.height as usize;
         let skip = (selected_row + 1).saturating_sub(h);
-        self.hit.set_ops_top(skip);
+        self.panes.hit.set_ops_top(skip);
         let mut visible: Vec<Line> = lines.into_iter().skip(skip).take(h).collect();
         if finder.is_some() && skip > 0 {
             // Keep the query line in view however far the matches scroll.
@@ -364,14 +366,14 @@ impl App {
         let send = k(Scope::Normal, Command::Send);
         let steps: Vec<String> = match &self.response {
             _ if self.sending => vec!["Waiting for the answer …".into()],
-            _ if self.sca_outcome.is_some() => vec![
-                format!("{}.", self.sca_outcome.as_deref().unwrap_or_default()),
+            _ if self.sca.outcome.is_some() => vec![
+                format!("{}.", self.sca.outcome.as_deref().unwrap_or_default()),
                 format!(
                     "{} is selected with its id: press {send} to read the status again.",
                     self.selected_operation().title
                 ),
             ],
-            _ if self.sca_done => vec![
+            _ if self.sca.done => vec![
                 format!(
                     "SCA complete. Press {send} to send {} again: the request now carries the PSU-ID.",
                     self.selected_operation().title
@@ -401,6 +403,7 @@ impl App {
                 )];
                 if v.first_account_id.is_some() {
                     let per_account: Vec<&str> = self
+                        .form
                         .ops
                         .iter()
                         .filter(|o| o.params.iter().any(|p| p.name == "account-id"))
@@ -454,8 +457,8 @@ impl App {
             .unwrap_or(0)
             .min((inner.width as usize / 2).max(4));
         let avail = (inner.width as usize).saturating_sub(name_w + 3).max(1);
-        let focused = self.focus == Focus::Params;
-        let editing = self.mode == Mode::Insert;
+        let focused = self.panes.focus == Focus::Params;
+        let editing = self.form.mode == Mode::Insert;
         let problems = self.problems();
         // Every line of the form with the field it belongs to: the field's own line, a
         // "Headers" heading, and the red problem lines under a field.
@@ -468,8 +471,8 @@ impl App {
                 headers_seen = true;
                 rows.push((None, Line::from(Span::styled(" Headers", t.group))));
             }
-            let value = &self.values[self.selected][i];
-            let is_cur = focused && i == self.field;
+            let value = &self.form.values[self.form.selected][i];
+            let is_cur = focused && i == self.form.field;
             let mark = if f.required { "*" } else { "" };
             let label = ellipsize(&format!("{}{mark}", f.name), name_w);
             let name = format!(" {label:<name_w$}");
@@ -485,9 +488,9 @@ impl App {
                 cur_line = rows.len();
             }
             if is_cur && editing {
-                let (shown, start) = window(value, self.cursor, avail);
+                let (shown, start) = window(value, self.form.cursor, avail);
                 spans.push(Span::styled(pad(&shown, avail), t.input_active));
-                cursor_x = Some(name_w + 3 + self.cursor - start);
+                cursor_x = Some(name_w + 3 + self.form.cursor - start);
             } else if value.is_empty() {
                 let ph = if !f.default.is_empty() {
                     format!("(default: {})", f.default)
@@ -557,7 +560,7 @@ impl App {
             .take(height)
             .map(|(_, l)| l)
             .collect();
-        let help_field = fields[self.field.min(fields.len() - 1)];
+        let help_field = fields[self.form.field.min(fields.len() - 1)];
         let help = if editing {
             format!("{}: {}", help_field.name, help_field.help)
         } else {
@@ -573,7 +576,7 @@ impl App {
     }
 
     fn draw_request(&self, frame: &mut Frame, area: Rect) {
-        let title = match &self.preview {
+        let title = match &self.request.preview {
             Preview::Ready { sent: true, .. } => "Request · as sent",
             Preview::Ready { sent: false, .. } => {
                 "Request · preview (Date, X-Request-ID renewed on send)"
@@ -584,7 +587,7 @@ impl App {
         let inner = block.inner(area);
         frame.render_widget(block, area);
         let w = inner.width as usize;
-        let lines = match &self.preview {
+        let lines = match &self.request.preview {
             Preview::Ready { request, .. } => request_lines(request, w, &self.theme),
             Preview::Error(e) => {
                 let mut v = vec![Line::from(Span::styled(
@@ -611,7 +614,7 @@ impl App {
         let block = self.pane("Signature inspector", Some(Focus::Signature));
         let inner = block.inner(area);
         frame.render_widget(block, area);
-        let lines = match &self.preview {
+        let lines = match &self.request.preview {
             Preview::Ready { request, .. } => {
                 signature_lines(request, inner.width as usize, &self.theme)
             }
@@ -626,9 +629,9 @@ impl App {
     /// Renders `lines` scrolled by the pane's offset and records the sizes for the keys.
     fn render_scrolled(&self, frame: &mut Frame, inner: Rect, slot: usize, lines: Vec<Line>) {
         let h = inner.height as usize;
-        self.viewport[slot].set(h);
-        self.content[slot].set(lines.len());
-        let top = self.scroll[slot].min(lines.len().saturating_sub(h));
+        self.panes.viewport[slot].set(h);
+        self.panes.content[slot].set(lines.len());
+        let top = self.panes.scroll[slot].min(lines.len().saturating_sub(h));
         let visible: Vec<Line> = lines.into_iter().skip(top).take(h).collect();
         frame.render_widget(Paragraph::new(visible), inner);
     }
@@ -637,7 +640,7 @@ impl App {
         let t = &self.theme;
         let [msg_area, hint_area] =
             Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(area);
-        if let Some(m) = &self.message {
+        if let Some(m) = self.messages.message() {
             let style = match m.level {
                 Level::Info => t.info,
                 Level::Success => t.success,
@@ -651,7 +654,7 @@ impl App {
         }
         let (badge, scopes): (&str, &[Scope]) = if self.body_editor_open() {
             (" BODY ", &[Scope::BodyEditor, Scope::Always])
-        } else if self.mode == Mode::Insert {
+        } else if self.form.mode == Mode::Insert {
             (" INSERT ", &[Scope::Insert, Scope::Always])
         } else {
             match self.screen {
@@ -660,14 +663,14 @@ impl App {
                 Screen::History => (" HISTORY ", &[Scope::HistoryScreen, Scope::NotInsert]),
             }
         };
-        let badge_style = if self.mode == Mode::Insert {
+        let badge_style = if self.form.mode == Mode::Insert {
             t.mode_badge
         } else {
             t.status_label
         };
         let mut spans = vec![Span::styled(badge, badge_style), Span::raw(" ")];
         let mut hints = self.keymap.hints(scopes);
-        if self.mode == Mode::Insert {
+        if self.form.mode == Mode::Insert {
             let quit = self.keymap.key_for(Scope::Always, Command::ForceQuit);
             hints.push((quit, "quit"));
         }
@@ -750,12 +753,11 @@ impl App {
         );
     }
 
-    fn draw_picker(&self, frame: &mut Frame, area: Rect) {
+    fn draw_picker(&self, frame: &mut Frame, area: Rect, sel: usize) {
         let t = &self.theme;
-        let sel = self.picker.unwrap_or(0);
         let w = area.width.saturating_sub(4).min(80);
         let mut lines = Vec::new();
-        for (i, name) in self.profiles.iter().enumerate() {
+        for (i, name) in self.profiles.names.iter().enumerate() {
             let active = *name == self.status.profile;
             let text = format!(
                 "{} {}{}",
@@ -769,10 +771,10 @@ impl App {
                 style,
             )));
         }
-        if !self.profile_errors.is_empty() {
+        if !self.profiles.errors.is_empty() {
             lines.push(Line::default());
             lines.push(Line::from(Span::styled("Not loaded:", t.warning)));
-            for e in &self.profile_errors {
+            for e in &self.profiles.errors {
                 for l in wrap_chars(e, w.saturating_sub(4) as usize) {
                     lines.push(Line::from(Span::styled(l, t.error)));
                 }
@@ -792,7 +794,7 @@ impl App {
         frame.render_widget(Paragraph::new(lines).block(block), r);
     }
 
-    fn draw_help(&self, frame: &mut Frame, area: Rect) {
+    fn draw_help(&self, frame: &mut Frame, area: Rect, view: &HelpView) {
         let t = &self.theme;
         let w = area.width.saturating_sub(4).min(150);
         let block = Block::bordered()
@@ -869,10 +871,10 @@ impl App {
         let inner = block.inner(r);
         frame.render_widget(block, r);
         let [c1, c2] = Layout::horizontal([Constraint::Fill(1), Constraint::Fill(1)]).areas(inner);
-        let top = self.help_top(left.len().max(right.len()), inner.height);
+        let top = view.top(left.len().max(right.len()), inner.height);
         frame.render_widget(Paragraph::new(left).scroll((top, 0)), c1);
         frame.render_widget(Paragraph::new(right).scroll((top, 0)), c2);
-        self.draw_help_more(frame, r);
+        self.draw_help_more(frame, r, view);
     }
 }
 
