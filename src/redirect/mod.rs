@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
+use maud::{DOCTYPE, html};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::xs2a::redirect::ScaCallback;
@@ -277,12 +278,20 @@ fn kind_of(cb: &ScaCallback) -> &'static str {
 }
 
 fn page(status: StatusCode, title: &str, text: &str) -> Response {
-    let body = format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>{t}</title>\
-         <style>body{{font-family:sans-serif;max-width:40em;margin:4em auto;}}</style></head>\
-         <body><h1>{t}</h1><p>{x}</p><p><small>psd2-console redirect listener</small></p></body></html>",
-        t = html_escape::encode_text(title),
-        x = html_escape::encode_text(text)
-    );
-    (status, Html(body)).into_response()
+    let body = html! {
+        (DOCTYPE)
+        html {
+            head {
+                meta charset="utf-8";
+                title { (title) }
+                style { "body{font-family:sans-serif;max-width:40em;margin:4em auto;}" }
+            }
+            body {
+                h1 { (title) }
+                p { (text) }
+                p { small { "psd2-console redirect listener" } }
+            }
+        }
+    };
+    (status, Html(body.into_string())).into_response()
 }

@@ -2,21 +2,19 @@
 //! redirect SCA, bank-offered consent as a checkbox list with existing consents pre-selected,
 //! sandbox SCA by customerNumber).
 //!
-//! Plain forms, no JavaScript, inline CSS only; every interpolated value is HTML-escaped.
+//! Plain forms, no JavaScript, inline CSS only. The markup is written with [`maud::html!`],
+//! which escapes every interpolated value (element text and attribute values); the only
+//! unescaped text is the pages' own style sheet, a constant.
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use maud::{DOCTYPE, Markup, PreEscaped, html};
 use uuid::Uuid;
 
 use super::store::{Account, Agreement, Authorisation, Customer};
 
 /// The name shown on every page.
 pub const BANK_NAME: &str = "psd2-console Sandbox Bank";
-
-/// Escapes text for element content and double-quoted attributes.
-pub fn esc(s: &str) -> String {
-    html_escape::encode_double_quoted_attribute(s).into_owned()
-}
 
 /// An HTML page with its status.
 #[derive(Debug, Clone)]
@@ -79,54 +77,128 @@ footer{text-align:center;color:#8597a3;font-size:13px;margin:24px 0}
 code{background:#eef2f5;padding:1px 5px;border-radius:4px}
 "#;
 
-/// The common frame: header with the bank name, optional step indicator, body.
-pub fn layout(title: &str, step: Option<usize>, body: &str) -> String {
-    let steps = match step {
-        None => String::new(),
-        Some(on) => {
-            let items: String = ["1 Identify", "2 Context", "3 Consent"]
-                .iter()
-                .enumerate()
-                .map(|(i, s)| {
-                    let class = if i + 1 == on { " class=\"on\"" } else { "" };
-                    format!("<span{class}>{s}</span>")
-                })
-                .collect();
-            format!("<div class=\"steps\">{items}</div>")
+/// The common frame: header with the bank name, optional step indicator (`step` 1 to 3 of
+/// Identify, Context, Consent), `body` in the card; the whole HTML document.
+pub fn layout(title: &str, step: Option<usize>, body: Markup) -> String {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width,initial-scale=1";
+                title { (title) " – " (BANK_NAME) }
+                // The one deliberate unescaped text: a constant style sheet (`"` must stay `"`).
+                style { (PreEscaped(CSS)) }
+            }
+            body {
+                header {
+                    div class="logo" { "SB" }
+                    h1 { (BANK_NAME) }
+                    span class="badge" { "SANDBOX" }
+                }
+                main {
+                    div class="card" {
+                        @if let Some(on) = step {
+                            div class="steps" {
+                                @for (i, s) in ["1 Identify", "2 Context", "3 Consent"].iter().enumerate() {
+                                    span class=[(i + 1 == on).then_some("on")] { (s) }
+                                }
+                            }
+                        }
+                        (body)
+                    }
+                }
+                footer {
+                    (BANK_NAME) " · NextGenPSD2 XS2A 1.3 sandbox · fake customers, no real money"
+                }
+            }
         }
-    };
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-<title>{title} – {bank}</title><style>{CSS}</style></head><body>\
-<header><div class=\"logo\">SB</div><h1>{bank}</h1><span class=\"badge\">SANDBOX</span></header>\
-<main><div class=\"card\">{steps}{body}</div></main>\
-<footer>{bank} · NextGenPSD2 XS2A 1.3 sandbox · fake customers, no real money</footer>\
-</body></html>",
-        title = esc(title),
-        bank = esc(BANK_NAME),
-    )
+    }
+    .into_string()
 }
 
-fn error_box(error: Option<&str>) -> String {
-    error
-        .map(|e| format!("<div class=\"error\">{}</div>", esc(e)))
-        .unwrap_or_default()
+/// The red message box of a step shown again (nothing when `error` is `None`).
+pub fn error_box(error: Option<&str>) -> Markup {
+    html! {
+        @if let Some(e) = error {
+            div class="error" { (e) }
+        }
+    }
 }
 
-fn tpp_box(auth: &Authorisation) -> String {
-    format!(
-        "<p class=\"tpp\"><b>{}</b> asks for access to your account information.</p>",
-        esc(&auth.tpp_name)
-    )
+fn tpp_box(auth: &Authorisation) -> Markup {
+    html! {
+        p class="tpp" { b { (auth.tpp_name) } " asks for access to your account information." }
+    }
 }
 
-fn cancel_button(auth: &Authorisation) -> String {
-    format!(
-        "<button type=\"submit\" class=\"secondary\" formaction=\"/sca/{}/cancel\" \
-formnovalidate name=\"action\" value=\"cancel\">Cancel</button>",
-        auth.id
-    )
+/// A secondary submit button `action=value` posting to `formaction` without validation
+/// (Cancel and Reject buttons inside a step's form).
+pub fn secondary_button(formaction: &str, value: &str, label: &str) -> Markup {
+    html! {
+        button type="submit" class="secondary" formaction=(formaction) formnovalidate
+            name="action" value=(value) { (label) }
+    }
+}
+
+fn cancel_button(auth: &Authorisation) -> Markup {
+    secondary_button(&format!("/sca/{}/cancel", auth.id), "cancel", "Cancel")
+}
+
+/// One sandbox customer as a one-click login button: submits `customerNumber=number`;
+/// `extra` is the small grey note on the right.
+pub fn hint_button(number: &str, name: &str, extra: &str) -> Markup {
+    html! {
+        button type="submit" name="customerNumber" value=(number) {
+            span { span class="num" { (number) } " \u{a0} " (name) }
+            small { (extra) }
+        }
+    }
+}
+
+/// The customerNumber form (`id="login"`) and the form of one-click `hints`
+/// (`id="hints"`), both posting to `action` (interface document, Authentication 14:
+/// sandbox SCA by customerNumber). `typed` is the number typed before; `cancel` sits beside
+/// Log in.
+pub fn login_forms(action: &str, typed: &str, cancel: Markup, hints: Markup) -> Markup {
+    html! {
+        form id="login" method="post" action=(action) {
+            label class="field" for="customerNumber" {
+                "National identity number (customerNumber)"
+            }
+            input type="text" id="customerNumber" name="customerNumber" value=(typed)
+                inputmode="numeric" autocomplete="off" autofocus;
+            div class="buttons" { button type="submit" { "Log in" } (cancel) }
+        }
+        h3 { "Sandbox customers" }
+        p { "In the sandbox any of these identifies you; click one to log in." }
+        form id="hints" class="hints" method="post" action=(action) { (hints) }
+    }
+}
+
+/// One account (or card account) as a checkbox row: `field=id`, ticked when `checked`;
+/// `number` is the formatted BBAN or the masked PAN.
+pub fn account_checkbox(
+    field: &str,
+    id: Uuid,
+    checked: bool,
+    name: &str,
+    number: &str,
+    product: &str,
+    currency: &str,
+) -> Markup {
+    html! {
+        label class="acct" {
+            input type="checkbox" name=(field) value=(id.to_string()) checked[checked];
+            span {
+                b { (name) }
+                br;
+                span class="meta" {
+                    span class="bban" { (number) } " · " (product) " · " (currency)
+                }
+            }
+        }
+    }
 }
 
 /// A private customer offered as a login hint, with the names of corporate customers they
@@ -138,39 +210,23 @@ pub struct Hint {
 
 /// Step 1: the customerNumber form, with clickable hints.
 pub fn login(auth: &Authorisation, hints: &[Hint], typed: &str, error: Option<&str>) -> String {
-    let hint_buttons: String = hints
-        .iter()
-        .map(|h| {
-            let extra = if h.corporate_names.is_empty() {
+    let hint_buttons = html! {
+        @for h in hints {
+            @let extra = if h.corporate_names.is_empty() {
                 "private accounts".to_string()
             } else {
                 format!("private + corporate: {}", h.corporate_names.join(", "))
             };
-            format!(
-                "<button type=\"submit\" name=\"customerNumber\" value=\"{num}\">\
-<span><span class=\"num\">{num}</span> &nbsp; {name}</span><small>{extra}</small></button>",
-                num = esc(&h.customer.number),
-                name = esc(&h.customer.name),
-                extra = esc(&extra),
-            )
-        })
-        .collect();
-    let body = format!(
-        "<h2>Log in</h2>{tpp}{error}\
-<form id=\"login\" method=\"post\" action=\"/sca/{id}/login\">\
-<label class=\"field\" for=\"customerNumber\">National identity number (customerNumber)</label>\
-<input type=\"text\" id=\"customerNumber\" name=\"customerNumber\" value=\"{typed}\" \
-inputmode=\"numeric\" autocomplete=\"off\" autofocus>\
-<div class=\"buttons\"><button type=\"submit\">Log in</button>{cancel}</div></form>\
-<h3>Sandbox customers</h3><p>In the sandbox any of these identifies you; click one to log in.</p>\
-<form id=\"hints\" class=\"hints\" method=\"post\" action=\"/sca/{id}/login\">{hint_buttons}</form>",
-        tpp = tpp_box(auth),
-        error = error_box(error),
-        id = auth.id,
-        typed = esc(typed),
-        cancel = cancel_button(auth),
-    );
-    layout("Log in", Some(1), &body)
+            (hint_button(&h.customer.number, &h.customer.name, &extra))
+        }
+    };
+    let body = html! {
+        h2 { "Log in" }
+        (tpp_box(auth))
+        (error_box(error))
+        (login_forms(&format!("/sca/{}/login", auth.id), typed, cancel_button(auth), hint_buttons))
+    };
+    layout("Log in", Some(1), body)
 }
 
 /// Step 2: PRIVATE or CORPORATE (which agreement). `agreements` pairs an agreement with the
@@ -181,32 +237,26 @@ pub fn context(
     agreements: &[(Agreement, String)],
     error: Option<&str>,
 ) -> String {
-    let corporate: String = agreements
-        .iter()
-        .map(|(a, corp)| {
-            format!(
-                "<label class=\"choice\"><input type=\"radio\" name=\"context\" \
-value=\"CORPORATE:{id}\"><span><b>{corp}</b><br><span class=\"meta\">Corporate · {name}</span></span></label>",
-                id = a.id,
-                corp = esc(corp),
-                name = esc(&a.name),
-            )
-        })
-        .collect();
-    let body = format!(
-        "<h2>Hello, {name}</h2>{tpp}{error}<p>Whose accounts should {tppname} see?</p>\
-<form id=\"context\" method=\"post\" action=\"/sca/{id}/context\">\
-<label class=\"choice\"><input type=\"radio\" name=\"context\" value=\"PRIVATE\" checked>\
-<span><b>My own accounts</b><br><span class=\"meta\">Private</span></span></label>{corporate}\
-<div class=\"buttons\"><button type=\"submit\">Continue</button>{cancel}</div></form>",
-        name = esc(&customer.name),
-        tpp = tpp_box(auth),
-        tppname = esc(&auth.tpp_name),
-        error = error_box(error),
-        id = auth.id,
-        cancel = cancel_button(auth),
-    );
-    layout("Choose context", Some(2), &body)
+    let body = html! {
+        h2 { "Hello, " (customer.name) }
+        (tpp_box(auth))
+        (error_box(error))
+        p { "Whose accounts should " (auth.tpp_name) " see?" }
+        form id="context" method="post" action={ "/sca/" (auth.id.to_string()) "/context" } {
+            label class="choice" {
+                input type="radio" name="context" value="PRIVATE" checked;
+                span { b { "My own accounts" } br; span class="meta" { "Private" } }
+            }
+            @for (a, corp) in agreements {
+                label class="choice" {
+                    input type="radio" name="context" value={ "CORPORATE:" (a.id.to_string()) };
+                    span { b { (corp) } br; span class="meta" { "Corporate · " (a.name) } }
+                }
+            }
+            div class="buttons" { button type="submit" { "Continue" } (cancel_button(auth)) }
+        }
+    };
+    layout("Choose context", Some(2), body)
 }
 
 /// `1503.12.34562` from `15031234562`.
@@ -228,73 +278,65 @@ pub fn consent(
     checked: &[Uuid],
     error: Option<&str>,
 ) -> String {
-    let rows: String = accounts
-        .iter()
-        .map(|a| {
-            format!(
-                "<label class=\"acct\"><input type=\"checkbox\" name=\"account\" value=\"{id}\"{checked}>\
-<span><b>{name}</b><br><span class=\"meta\"><span class=\"bban\">{bban}</span> · {product} · {cur}</span></span></label>",
-                id = a.id,
-                checked = if checked.contains(&a.id) { " checked" } else { "" },
-                name = esc(&a.name),
-                bban = esc(&format_bban(&a.bban)),
-                product = esc(&a.product),
-                cur = esc(&a.currency),
-            )
-        })
-        .collect();
-    let whose = match corporate {
-        Some(c) => format!("accounts of <b>{}</b> (corporate)", esc(c)),
-        None => "your own accounts (private)".to_string(),
+    let body = html! {
+        h2 { "Give consent" }
+        (tpp_box(auth))
+        (error_box(error))
+        p {
+            (customer.name) ", choose which of "
+            @match corporate {
+                Some(c) => { "accounts of " b { (c) } " (corporate)" },
+                None => { "your own accounts (private)" },
+            }
+            " " (auth.tpp_name) " may read (balances and transactions). Accounts you consented \
+             to before are already ticked; untick to withdraw."
+        }
+        form id="consent" method="post" action={ "/sca/" (auth.id.to_string()) "/consent" } {
+            @for a in accounts {
+                (account_checkbox("account", a.id, checked.contains(&a.id), &a.name,
+                    &format_bban(&a.bban), &a.product, &a.currency))
+            }
+            div class="buttons" {
+                button type="submit" name="action" value="approve" { "Approve" }
+                (cancel_button(auth))
+            }
+        }
     };
-    let body = format!(
-        "<h2>Give consent</h2>{tpp}{error}\
-<p>{name}, choose which of {whose} {tppname} may read (balances and transactions). \
-Accounts you consented to before are already ticked; untick to withdraw.</p>\
-<form id=\"consent\" method=\"post\" action=\"/sca/{id}/consent\">{rows}\
-<div class=\"buttons\"><button type=\"submit\" name=\"action\" value=\"approve\">Approve</button>{cancel}</div></form>",
-        tpp = tpp_box(auth),
-        error = error_box(error),
-        name = esc(&customer.name),
-        tppname = esc(&auth.tpp_name),
-        id = auth.id,
-        cancel = cancel_button(auth),
-    );
-    layout("Consent", Some(3), &body)
+    layout("Consent", Some(3), body)
 }
 
 /// An error page (unknown, expired or used authorisation; unknown page).
 pub fn error(status: StatusCode, title: &str, message: &str) -> Page {
-    let body = format!(
-        "<h2>{}</h2><div class=\"error\">{}</div>",
-        esc(title),
-        esc(message)
-    );
+    let body = html! {
+        h2 { (title) }
+        div class="error" { (message) }
+    };
     Page {
         status,
-        html: layout(title, None, &body),
+        html: layout(title, None, body),
     }
 }
 
 /// A short page shown with the final redirect (browsers follow the Location header).
 pub fn redirecting(location: &str) -> String {
-    let body = format!(
-        "<h2>Returning to the TPP</h2><p><a href=\"{href}\">Continue</a></p>",
-        href = esc(location)
-    );
-    layout("Redirecting", None, &body)
+    let body = html! {
+        h2 { "Returning to the TPP" }
+        p { a href=(location) { "Continue" } }
+    };
+    layout("Redirecting", None, body)
 }
 
 /// The home page of the sandbox: what it is and where the interface is.
 pub fn home(base_url: &str) -> String {
-    let body = format!(
-        "<h2>Sandbox ASPSP</h2>\
-<p>This is the embedded sandbox of psd2-console: a NextGenPSD2 XS2A 1.3 bank with fake \
-customers. The signed interface is under <code>{base}/v1</code>; SCA pages open from the \
-<code>scaRedirect</code> links it returns.</p>",
-        base = esc(base_url)
-    );
-    layout("Sandbox", None, &body)
+    let body = html! {
+        h2 { "Sandbox ASPSP" }
+        p {
+            "This is the embedded sandbox of psd2-console: a NextGenPSD2 XS2A 1.3 bank with fake \
+             customers. The signed interface is under " code { (base_url) "/v1" } "; SCA pages \
+             open from the " code { "scaRedirect" } " links it returns."
+        }
+    };
+    layout("Sandbox", None, body)
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use maud::{Markup, html};
 use rusqlite::Connection;
 use serde_json::Value;
 use uuid::Uuid;
@@ -47,7 +48,7 @@ use super::domain::access::psu_id;
 use super::domain::settlement::{self, now_secs};
 use super::errors::ApiError;
 use super::model::{Agreement, Customer, TppId};
-use super::pages::{self, Page, esc, format_bban};
+use super::pages::{self, Page, format_bban};
 use super::payments;
 use super::payments::body::Service;
 use super::sca::{SCA_SYSTEM, or_page};
@@ -159,18 +160,10 @@ fn what(scope: &Scope) -> String {
     }
 }
 
-fn tpp_box(scope: &Scope) -> String {
-    format!(
-        "<p class=\"tpp\"><b>{}</b> asks you to approve {}.</p>",
-        esc(&scope.auth.tpp_name),
-        esc(&what(scope))
-    )
-}
-
-fn error_box(error: Option<&str>) -> String {
-    error
-        .map(|e| format!("<div class=\"error\">{}</div>", esc(e)))
-        .unwrap_or_default()
+fn tpp_box(scope: &Scope) -> Markup {
+    html! {
+        p class="tpp" { b { (scope.auth.tpp_name) } " asks you to approve " (what(scope)) "." }
+    }
 }
 
 fn s<'a>(v: &'a Value, path: &[&str]) -> &'a str {
@@ -186,35 +179,33 @@ fn account_text(v: &Value) -> String {
 }
 
 /// One payment (or bulk entry) as a block of the page.
-fn entry_html(e: &Value, from: &str, when: &str, state: &str) -> String {
-    let amount = format!(
-        "{} {}",
-        s(e, &["instructedAmount", "currency"]),
-        s(e, &["instructedAmount", "amount"])
-    );
+fn entry_html(e: &Value, from: &str, when: &str, state: &str) -> Markup {
     let message = s(e, &["remittanceInformationUnstructured"]);
-    format!(
-        "<div class=\"acct\"><span><b>{amount}</b> to <b>{name}</b> \
-<span class=\"bban\">{to}</span>{state}<br><span class=\"meta\">from {from} · {when}{msg}</span></span></div>",
-        amount = esc(&amount),
-        name = esc(s(e, &["creditorName"])),
-        to = esc(&account_text(&e["creditorAccount"])),
-        state = if state.is_empty() {
-            String::new()
-        } else {
-            format!(" <span class=\"meta\">({})</span>", esc(state))
-        },
-        from = esc(from),
-        when = esc(when),
-        msg = if message.is_empty() {
-            String::new()
-        } else {
-            format!(" · “{}”", esc(message))
-        },
-    )
+    html! {
+        div class="acct" {
+            span {
+                b {
+                    (s(e, &["instructedAmount", "currency"])) " "
+                    (s(e, &["instructedAmount", "amount"]))
+                }
+                " to " b { (s(e, &["creditorName"])) } " "
+                span class="bban" { (account_text(&e["creditorAccount"])) }
+                @if !state.is_empty() {
+                    " " span class="meta" { "(" (state) ")" }
+                }
+                br;
+                span class="meta" {
+                    "from " (from) " · " (when)
+                    @if !message.is_empty() {
+                        " · “" (message) "”"
+                    }
+                }
+            }
+        }
+    }
 }
 
-fn payment_html(app: &App, p: &PaymentRow) -> Result<String, ApiError> {
+fn payment_html(app: &App, p: &PaymentRow) -> Result<Markup, ApiError> {
     let body: Value = serde_json::from_str(&p.body).unwrap_or(Value::Null);
     let from = Uuid::parse_str(&p.debtor_account)
         .ok()
@@ -249,41 +240,38 @@ fn payment_html(app: &App, p: &PaymentRow) -> Result<String, ApiError> {
     };
     if p.service == Service::BulkPayments.segment() {
         let entries = body["payments"].as_array().cloned().unwrap_or_default();
-        let items: String = entries
-            .iter()
-            .map(|e| entry_html(e, &from, &when, ""))
-            .collect();
-        Ok(format!(
-            "<p><b>Bulk payment</b>: {n} payments, total {cur} {total}{state}</p>{items}",
-            n = entries.len(),
-            cur = esc(&p.currency),
-            total = esc(&format_minor(p.amount_minor)),
-            state = if state.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", esc(&state))
-            },
-        ))
+        Ok(html! {
+            p {
+                b { "Bulk payment" } ": " (entries.len()) " payments, total " (p.currency) " "
+                (format_minor(p.amount_minor))
+                @if !state.is_empty() {
+                    " (" (state) ")"
+                }
+            }
+            @for e in &entries {
+                (entry_html(e, &from, &when, ""))
+            }
+        })
     } else {
         Ok(entry_html(&body, &from, &when, &state))
     }
 }
 
-fn payments_html(app: &App, scope: &Scope) -> Result<String, ApiError> {
-    scope
+fn payments_html(app: &App, scope: &Scope) -> Result<Markup, ApiError> {
+    let blocks = scope
         .payments
         .iter()
         .map(|p| payment_html(app, p))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(html! {
+        @for b in &blocks {
+            (b)
+        }
+    })
 }
 
-fn reject_button(id: &str, label: &str) -> String {
-    format!(
-        "<button type=\"submit\" class=\"secondary\" formaction=\"/payment-sca/{id}/decision\" \
-formnovalidate name=\"action\" value=\"reject\">{label}</button>",
-        id = esc(id),
-        label = esc(label),
-    )
+fn reject_button(id: &str, label: &str) -> Markup {
+    pages::secondary_button(&format!("/payment-sca/{id}/decision"), "reject", label)
 }
 
 fn login_page(
@@ -293,38 +281,26 @@ fn login_page(
     error: Option<&str>,
 ) -> Result<String, ApiError> {
     let id = &scope.auth.id;
-    let hints: String = app
-        .store
-        .customers()?
-        .iter()
-        .filter(|c| c.kind == CustomerType::Private)
-        .map(|c| {
-            format!(
-                "<button type=\"submit\" name=\"customerNumber\" value=\"{num}\">\
-<span><span class=\"num\">{num}</span> &nbsp; {name}</span><small>private customer</small></button>",
-                num = esc(&c.number),
-                name = esc(&c.name),
-            )
-        })
-        .collect();
-    let body = format!(
-        "<h2>Approve {what}</h2>{tpp}{error}{payments}\
-<form id=\"login\" method=\"post\" action=\"/payment-sca/{id}/login\">\
-<label class=\"field\" for=\"customerNumber\">National identity number (customerNumber)</label>\
-<input type=\"text\" id=\"customerNumber\" name=\"customerNumber\" value=\"{typed}\" \
-inputmode=\"numeric\" autocomplete=\"off\" autofocus>\
-<div class=\"buttons\"><button type=\"submit\">Log in</button>{cancel}</div></form>\
-<h3>Sandbox customers</h3><p>In the sandbox any of these identifies you; click one to log in.</p>\
-<form id=\"hints\" class=\"hints\" method=\"post\" action=\"/payment-sca/{id}/login\">{hints}</form>",
-        what = esc(&what(scope)),
-        tpp = tpp_box(scope),
-        error = error_box(error),
-        payments = payments_html(app, scope)?,
-        id = esc(id),
-        typed = esc(typed),
-        cancel = reject_button(id, "Cancel"),
-    );
-    Ok(pages::layout("Approve payment", None, &body))
+    let customers = app.store.customers()?;
+    let hints = html! {
+        @for c in customers.iter().filter(|c| c.kind == CustomerType::Private) {
+            (pages::hint_button(&c.number, &c.name, "private customer"))
+        }
+    };
+    let payments = payments_html(app, scope)?;
+    let body = html! {
+        h2 { "Approve " (what(scope)) }
+        (tpp_box(scope))
+        (pages::error_box(error))
+        (payments)
+        (pages::login_forms(
+            &format!("/payment-sca/{id}/login"),
+            typed,
+            reject_button(id, "Cancel"),
+            hints,
+        ))
+    };
+    Ok(pages::layout("Approve payment", None, body))
 }
 
 fn decision_page(
@@ -334,25 +310,26 @@ fn decision_page(
     corporate: Option<&str>,
 ) -> Result<String, ApiError> {
     let id = &scope.auth.id;
-    let whom = match corporate {
-        Some(c) => format!(
-            "{}, you approve on behalf of <b>{}</b> (corporate).",
-            esc(&customer.name),
-            esc(c)
-        ),
-        None => format!("{}, check the details and approve.", esc(&customer.name)),
+    let payments = payments_html(app, scope)?;
+    let body = html! {
+        h2 { "Approve " (what(scope)) }
+        (tpp_box(scope))
+        p {
+            (customer.name)
+            @match corporate {
+                Some(c) => { ", you approve on behalf of " b { (c) } " (corporate)." },
+                None => { ", check the details and approve." },
+            }
+        }
+        (payments)
+        form id="decision" method="post" action={ "/payment-sca/" (id) "/decision" } {
+            div class="buttons" {
+                button type="submit" name="action" value="approve" { "Approve" }
+                button type="submit" class="secondary" name="action" value="reject" { "Reject" }
+            }
+        }
     };
-    let body = format!(
-        "<h2>Approve {what}</h2>{tpp}<p>{whom}</p>{payments}\
-<form id=\"decision\" method=\"post\" action=\"/payment-sca/{id}/decision\">\
-<div class=\"buttons\"><button type=\"submit\" name=\"action\" value=\"approve\">Approve</button>\
-<button type=\"submit\" class=\"secondary\" name=\"action\" value=\"reject\">Reject</button></div></form>",
-        what = esc(&what(scope)),
-        tpp = tpp_box(scope),
-        payments = payments_html(app, scope)?,
-        id = esc(id),
-    );
-    Ok(pages::layout("Approve payment", None, &body))
+    Ok(pages::layout("Approve payment", None, body))
 }
 
 /// Whether `customer` may pay from every debtor account of `payments`: `Some(None)` when it
@@ -571,17 +548,18 @@ fn login_step(app: &App, id: String, body: &[u8]) -> Response {
                 accounts.push(format_bban(&a.bban));
             }
         }
-        let body = format!(
-            "<h2>Not your account</h2><div class=\"error\">{} cannot approve payments from \
-             account {}: it is neither their own account nor covered by a corporate agreement \
-             they hold.</div><p><a href=\"/payment-sca/{}\">Log in as someone else</a></p>",
-            esc(&customer.name),
-            esc(&accounts.join(", ")),
-            esc(&id),
-        );
+        let body = html! {
+            h2 { "Not your account" }
+            div class="error" {
+                (customer.name) " cannot approve payments from account " (accounts.join(", "))
+                ": it is neither their own account nor covered by a corporate agreement they \
+                 hold."
+            }
+            p { a href={ "/payment-sca/" (id) } { "Log in as someone else" } }
+        };
         return page(
             StatusCode::FORBIDDEN,
-            pages::layout("Not your account", None, &body),
+            pages::layout("Not your account", None, body),
         );
     };
     let customer_id = customer.id.to_string();

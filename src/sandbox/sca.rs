@@ -22,6 +22,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use maud::html;
 use uuid::Uuid;
 
 use super::App;
@@ -170,22 +171,14 @@ fn card_rows(cards: &[CardAccount], checked: &[Uuid]) -> String {
     if cards.is_empty() {
         return String::new();
     }
-    let rows: String = cards
-        .iter()
-        .map(|c| {
-            format!(
-                "<label class=\"acct\"><input type=\"checkbox\" name=\"cardAccount\" value=\"{id}\"{checked}>\
-<span><b>{name}</b><br><span class=\"meta\"><span class=\"bban\">{pan}</span> · {product} · {cur}</span></span></label>",
-                id = c.id,
-                checked = if checked.contains(&c.id) { " checked" } else { "" },
-                name = pages::esc(&c.name),
-                pan = pages::esc(&c.masked_pan),
-                product = pages::esc(&c.product),
-                cur = pages::esc(&c.currency),
-            )
-        })
-        .collect();
-    format!("<h3>Card accounts</h3>{rows}")
+    html! {
+        h3 { "Card accounts" }
+        @for c in cards {
+            (pages::account_checkbox("cardAccount", c.id, checked.contains(&c.id), &c.name,
+                &c.masked_pan, &c.product, &c.currency))
+        }
+    }
+    .into_string()
 }
 
 /// Renders the page of the authorisation's current step.

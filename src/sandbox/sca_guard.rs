@@ -22,6 +22,7 @@
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use maud::html;
 
 use super::App;
 use super::pages;
@@ -253,10 +254,7 @@ impl Browser {
 
 /// `html` with `<input type="hidden" name="token" value="{token}">` first in every form.
 fn with_token(html: &str, token: &str) -> String {
-    let input = format!(
-        "<input type=\"hidden\" name=\"{TOKEN_FIELD}\" value=\"{}\">",
-        pages::esc(token)
-    );
+    let input = html! { input type="hidden" name=(TOKEN_FIELD) value=(token); }.into_string();
     let mut out = String::with_capacity(html.len() + 128);
     let mut rest = html;
     while let Some(at) = rest.find("<form") {
