@@ -14,7 +14,7 @@ use psd2_console::tui::theme::{BUILTIN, Theme, parse_theme};
 use psd2_console::tui::{Action, App, Focus, Level, ResponseView, Screen};
 use ratatui::style::Color;
 
-use crate::common::tui::{Drive, masked_app, prepare_as_runner};
+use crate::common::tui::{self, Drive, masked_app, prepare_as_runner};
 
 /// A real signed request for the selected operation (fixed clock), as the runner makes.
 fn prepared(app: &mut App) -> PreparedRequest {
@@ -592,4 +592,28 @@ fn help_overlay_at_200x50_and_80x24() {
     let small = app.screen_text(80, 24);
     assert_help_columns_apart(&small);
     insta::assert_snapshot!("help_overlay_80x24", small);
+}
+
+/// The harness reads the key names the tests write.
+#[test]
+fn harness_reads_key_names_and_modifiers() {
+    assert_eq!(tui::parse_key("q"), tui::key('q'));
+    assert_eq!(tui::parse_key("C-p"), tui::ctrl('p'));
+    assert_eq!(tui::parse_key("S-S"), tui::shift('S'));
+    assert_eq!(
+        tui::parse_key("Enter"),
+        tui::code(crossterm::event::KeyCode::Enter)
+    );
+    assert_eq!(
+        tui::parse_key("F5"),
+        tui::code(crossterm::event::KeyCode::F(5))
+    );
+    assert_eq!(
+        tui::parse_key("C-A-x"),
+        crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Char('x'),
+            KeyModifiers::CONTROL | KeyModifiers::ALT
+        )
+    );
+    assert!(std::panic::catch_unwind(|| tui::parse_key("Entr")).is_err());
 }

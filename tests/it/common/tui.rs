@@ -243,20 +243,3 @@ impl Drive for App {
         buffer_text(&self.buffer(w, h), true)
     }
 }
-
-#[test]
-fn parse_key_reads_names_and_modifiers() {
-    assert_eq!(parse_key("q"), key('q'));
-    assert_eq!(parse_key("C-p"), ctrl('p'));
-    assert_eq!(parse_key("S-S"), shift('S'));
-    assert_eq!(parse_key("Enter"), code(KeyCode::Enter));
-    assert_eq!(parse_key("F5"), code(KeyCode::F(5)));
-    assert_eq!(
-        parse_key("C-A-x"),
-        KeyEvent::new(
-            KeyCode::Char('x'),
-            KeyModifiers::CONTROL | KeyModifiers::ALT
-        )
-    );
-    assert!(std::panic::catch_unwind(|| parse_key("Entr")).is_err());
-}
