@@ -15,7 +15,7 @@
 //!    (SIGKILL) and restarted on the same database file; every payment that was answered 201
 //!    is still there.
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/it/common/mod.rs"]
 #[allow(unused_imports)]
 mod common;
 

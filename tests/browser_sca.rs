@@ -18,6 +18,7 @@
 //! 127.0.0.1 (the sandbox, the listener, chromedriver). chromedriver runs in its own process
 //! group, killed as a whole when the test ends, fails or times out.
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 use std::net::TcpListener;

@@ -1,0 +1,100 @@
+//! The real `psd2-console` binary as a subprocess, shared by the `cli_*` modules and the tmux
+//! tests: one-shot commands on a private data dir, and `sandbox serve` killed on drop.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The binary Cargo built for the integration tests.
+pub const BIN: &str = env!("CARGO_BIN_EXE_psd2-console");
+
+/// `(exit code or -1 when killed by a signal, stdout, stderr)` of a finished command.
+pub fn outcome(out: Output) -> (i32, String, String) {
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs `psd2-console args` on the data dir `home` (`PSD2_CONSOLE_HOME`) to the end.
+pub fn run(home: &Path, args: &[&str]) -> (i32, String, String) {
+    outcome(
+        Command::new(BIN)
+            .env("PSD2_CONSOLE_HOME", home)
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}
+
+/// `psd2-console args` on the data dir `home` with no graphical session and no `BROWSER`
+/// (`DISPLAY`, `WAYLAND_DISPLAY` and `BROWSER` removed), so no browser can open.
+pub fn headless(home: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.env("PSD2_CONSOLE_HOME", home)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("BROWSER")
+        .args(args);
+    c
+}
+
+/// Runs [`headless`] to the end.
+pub fn run_headless(home: &Path, args: &[&str]) -> (i32, String, String) {
+    outcome(headless(home, args).output().unwrap())
+}
+
+/// A child process (`sandbox serve`), killed and reaped on drop.
+pub struct Server(pub Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits until something accepts connections on 127.0.0.1:`port`; panics after `patience`.
+pub fn wait_listening(port: u16, patience: Duration) {
+    let deadline = Instant::now() + patience;
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "sandbox serve did not start listening"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `psd2-console sandbox serve --in-memory` on a free port, output discarded, once it
+/// listens; returns it with its base URL `http://127.0.0.1:{port}`.
+pub fn serve_in_memory() -> (Server, String) {
+    let port = free_port();
+    let child = Command::new(BIN)
+        .args([
+            "sandbox",
+            "serve",
+            "--in-memory",
+            "--addr",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start sandbox serve");
+    let server = Server(child);
+    wait_listening(port, Duration::from_secs(60));
+    (server, format!("http://127.0.0.1:{port}"))
+}

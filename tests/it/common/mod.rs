@@ -1,0 +1,220 @@
+//! A tiny form-filling "browser" for the sandbox's server-rendered SCA pages: it reads the
+//! forms with `scraper`, fills fields, and submits them over real HTTP without following
+//! redirects, so tests see every 302.
+
+#![allow(dead_code)]
+
+use scraper::{Html, Selector};
+
+/// One form of a page: method, absolute action URL, fields, and its submit buttons.
+#[derive(Debug, Clone)]
+pub struct Form {
+    pub method: String,
+    pub action: String,
+    /// (name, value) of text, hidden, checked checkbox/radio inputs and selects.
+    pub fields: Vec<(String, String)>,
+    /// Unchecked checkboxes and radios: (name, value).
+    pub unchecked: Vec<(String, String)>,
+    /// Submit buttons: (name, value, label).
+    pub buttons: Vec<(String, String, String)>,
+}
+
+/// Parses every form of `html`, resolving actions against `page_url`.
+pub fn forms(html: &str, page_url: &str) -> Vec<Form> {
+    let doc = Html::parse_document(html);
+    let form_sel = Selector::parse("form").unwrap();
+    let input_sel = Selector::parse("input, select, button, textarea").unwrap();
+    let option_sel = Selector::parse("option").unwrap();
+    let base = url::Url::parse(page_url).unwrap();
+    let mut out = Vec::new();
+    for f in doc.select(&form_sel) {
+        let method = f
+            .value()
+            .attr("method")
+            .unwrap_or("get")
+            .to_ascii_uppercase();
+        let action = base
+            .join(f.value().attr("action").unwrap_or(""))
+            .unwrap()
+            .to_string();
+        let mut form = Form {
+            method,
+            action,
+            fields: vec![],
+            unchecked: vec![],
+            buttons: vec![],
+        };
+        for i in f.select(&input_sel) {
+            let el = i.value();
+            let name = el.attr("name").unwrap_or("").to_string();
+            let value = el.attr("value").unwrap_or("").to_string();
+            match el.name() {
+                "button" => {
+                    if el.attr("type").unwrap_or("submit") == "submit" {
+                        form.buttons.push((
+                            name,
+                            value,
+                            i.text().collect::<String>().trim().to_string(),
+                        ));
+                    }
+                }
+                "select" => {
+                    let chosen = i
+                        .select(&option_sel)
+                        .find(|o| o.value().attr("selected").is_some())
+                        .or_else(|| i.select(&option_sel).next());
+                    if let Some(o) = chosen {
+                        let v = o
+                            .value()
+                            .attr("value")
+                            .map(str::to_string)
+                            .unwrap_or_else(|| o.text().collect());
+                        form.fields.push((name, v));
+                    }
+                }
+                "textarea" => form.fields.push((name, i.text().collect())),
+                _ => match el.attr("type").unwrap_or("text") {
+                    "submit" => form.buttons.push((name, value.clone(), value)),
+                    "checkbox" | "radio" => {
+                        let v = if el.attr("value").is_some() {
+                            value
+                        } else {
+                            "on".into()
+                        };
+                        if el.attr("checked").is_some() {
+                            form.fields.push((name, v));
+                        } else {
+                            form.unchecked.push((name, v));
+                        }
+                    }
+                    _ => {
+                        if !name.is_empty() {
+                            form.fields.push((name, value));
+                        }
+                    }
+                },
+            }
+        }
+        out.push(form);
+    }
+    out
+}
+
+impl Form {
+    /// Sets a text field (replacing its value, or adding it).
+    pub fn set(&mut self, name: &str, value: &str) -> &mut Self {
+        if let Some(f) = self.fields.iter_mut().find(|(n, _)| n == name) {
+            f.1 = value.to_string();
+        } else {
+            self.fields.push((name.to_string(), value.to_string()));
+        }
+        self
+    }
+
+    /// Checks the checkbox `name`=`value` (others of the same name stay as they are).
+    pub fn check(&mut self, name: &str, value: &str) -> &mut Self {
+        if let Some(i) = self
+            .unchecked
+            .iter()
+            .position(|(n, v)| n == name && v == value)
+        {
+            let f = self.unchecked.remove(i);
+            self.fields.push(f);
+        }
+        self
+    }
+
+    /// Chooses the radio `name`=`value`: the group's other values are unchecked.
+    pub fn choose(&mut self, name: &str, value: &str) -> &mut Self {
+        let (group, rest): (Vec<_>, Vec<_>) = self.fields.drain(..).partition(|(n, _)| n == name);
+        self.fields = rest;
+        self.unchecked.extend(group);
+        self.check(name, value)
+    }
+
+    /// Unchecks the checkbox `name`=`value`.
+    pub fn uncheck(&mut self, name: &str, value: &str) -> &mut Self {
+        if let Some(i) = self
+            .fields
+            .iter()
+            .position(|(n, v)| n == name && v == value)
+        {
+            let f = self.fields.remove(i);
+            self.unchecked.push(f);
+        }
+        self
+    }
+
+    /// Values of checked boxes named `name`.
+    pub fn checked(&self, name: &str) -> Vec<String> {
+        self.fields
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+
+    /// Submits with the button whose label or value contains `button` (case-insensitive).
+    pub async fn submit(&self, client: &reqwest::Client, button: &str) -> reqwest::Response {
+        let mut fields = self.fields.clone();
+        let b = self
+            .buttons
+            .iter()
+            .find(|(_, v, l)| {
+                l.to_lowercase().contains(&button.to_lowercase())
+                    || v.to_lowercase().contains(&button.to_lowercase())
+            })
+            .unwrap_or_else(|| panic!("no button {button:?} in {:?}", self.buttons));
+        if !b.0.is_empty() {
+            fields.push((b.0.clone(), b.1.clone()));
+        }
+        if self.method == "POST" {
+            client
+                .post(&self.action)
+                .form(&fields)
+                .send()
+                .await
+                .unwrap()
+        } else {
+            client
+                .get(&self.action)
+                .query(&fields)
+                .send()
+                .await
+                .unwrap()
+        }
+    }
+}
+
+/// A reqwest client that does not follow redirects and keeps cookies, like one browser:
+/// every client of a test binary shares one cookie jar (the SCA pages bind each SCA to the
+/// browser that opened it with a cookie). A client without cookies is another browser.
+pub fn browser() -> reqwest::Client {
+    static JAR: std::sync::OnceLock<std::sync::Arc<reqwest::cookie::Jar>> =
+        std::sync::OnceLock::new();
+    let jar = JAR.get_or_init(Default::default).clone();
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .cookie_provider(jar)
+        .build()
+        .unwrap()
+}
+
+/// The `Location` of a redirect response, resolved against `base`.
+pub fn location(resp: &reqwest::Response) -> String {
+    let loc = resp
+        .headers()
+        .get("location")
+        .unwrap_or_else(|| panic!("no Location on {}", resp.status()))
+        .to_str()
+        .unwrap();
+    resp.url().join(loc).unwrap().to_string()
+}
+
+pub mod cli;
+pub mod payments;
+pub mod sandbox;
+pub mod sca;
+pub mod schema;
+pub mod tmux;
+pub mod tui;

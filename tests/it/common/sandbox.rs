@@ -1,0 +1,315 @@
+//! A test sandbox on 127.0.0.1 with a signing client, whose every response is checked by
+//! [`super::schema::check_exchange`] (Berlin Group component schemas). Violations are
+//! collected and fail the test when the [`TestSandbox`] is dropped (or on
+//! [`TestSandbox::assert_schema_valid`]).
+
+#![allow(dead_code)]
+
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::SystemTime;
+
+use psd2_console::cert::Credentials;
+use psd2_console::cert::generate::{TppCertSpec, credentials_of, generate_set};
+use psd2_console::sandbox::observe::{ObservedExchange, ResponseObserver};
+use psd2_console::sandbox::{self, Clock, SandboxConfig, SandboxHandle};
+use psd2_console::signing::{SignOptions, sign_request};
+use serde_json::Value;
+
+/// TPP credentials with PSP_AI and PSP_PI, generated once per test binary.
+pub fn tpp() -> &'static Credentials {
+    static C: OnceLock<Credentials> = OnceLock::new();
+    C.get_or_init(|| credentials_of(&generate_set(&TppCertSpec::default()).unwrap()).unwrap())
+}
+
+/// Credentials with only the given roles (e.g. a PISP-only TPP), generated once per set.
+pub fn tpp_with_roles(roles: &[psd2_console::cert::Psd2Role]) -> Credentials {
+    let spec = TppCertSpec {
+        roles: roles.to_vec(),
+        ..TppCertSpec::default()
+    };
+    credentials_of(&generate_set(&spec).unwrap()).unwrap()
+}
+
+pub const REDIRECT: &str = "http://127.0.0.1:9/callback";
+
+/// The `PSU-ID` [`TestSandbox::send`] gives a basket creation by default: a UUID no SCA
+/// registered, so it binds nobody (the basket's SCA identifies the PSU).
+pub const BASKET_PSU_ID: &str = "00000000-0000-4000-8000-00000000ba5e";
+
+/// A reply: status, headers, text and JSON (Null when not JSON).
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    /// The body as received (not decoded: the client sends no `Accept-Encoding` of its own).
+    pub body: bytes::Bytes,
+    pub text: String,
+    pub json: Value,
+}
+
+impl Reply {
+    pub async fn of(r: reqwest::Response) -> Reply {
+        let status = r.status().as_u16();
+        let headers = r.headers().clone();
+        let body = r.bytes().await.unwrap();
+        let text = String::from_utf8_lossy(&body).into_owned();
+        let json = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Reply {
+            status,
+            headers,
+            body,
+            text,
+            json,
+        }
+    }
+
+    /// The first tppMessages code, if any.
+    pub fn code(&self) -> Option<&str> {
+        self.json["tppMessages"][0]["code"].as_str()
+    }
+
+    /// `_links.scaRedirect.href`, if any.
+    pub fn sca_redirect(&self) -> Option<&str> {
+        self.json["_links"]["scaRedirect"]["href"].as_str()
+    }
+
+    /// Asserts a Berlin Group error: HTTP `status` and `code` as the first `tppMessages`
+    /// code (interface document, "Error codes"; Berlin Group `tppMessage2XX` schemas).
+    /// Panics with the body when either differs.
+    #[track_caller]
+    pub fn assert_error(&self, status: u16, code: &str) -> &Self {
+        assert_eq!(
+            (self.status, self.code()),
+            (status, Some(code)),
+            "expected {status} {code}, got {} {}",
+            self.status,
+            self.text
+        );
+        self
+    }
+
+    /// Asserts the HTTP `status`; panics with the body when it differs.
+    #[track_caller]
+    pub fn assert_status(&self, status: u16) -> &Self {
+        assert_eq!(self.status, status, "{}", self.text);
+        self
+    }
+}
+
+/// A running sandbox plus a client that signs.
+pub struct TestSandbox {
+    pub handle: Option<SandboxHandle>,
+    pub base: String,
+    pub clock: Clock,
+    pub http: reqwest::Client,
+    pub violations: Arc<Mutex<Vec<String>>>,
+    pub seen: Arc<Mutex<usize>>,
+}
+
+impl TestSandbox {
+    /// A sandbox in memory on the system clock.
+    pub async fn start() -> Self {
+        Self::start_with(SandboxConfig::default()).await
+    }
+
+    /// A sandbox with `config` (its observer is replaced by the schema check).
+    pub async fn start_with(mut config: SandboxConfig) -> Self {
+        let violations = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::new(Mutex::new(0usize));
+        let (v, s) = (violations.clone(), seen.clone());
+        config.observer = Some(ResponseObserver(Arc::new(move |ex: &ObservedExchange| {
+            *s.lock().unwrap() += 1;
+            if let Err(e) = super::schema::check_exchange(ex) {
+                v.lock().unwrap().push(format!(
+                    "{} {}{} -> {}: {e}",
+                    ex.method,
+                    ex.path,
+                    ex.query
+                        .as_deref()
+                        .map(|q| format!("?{q}"))
+                        .unwrap_or_default(),
+                    ex.status
+                ));
+            }
+        })));
+        let clock = config.clock.clone();
+        let handle = sandbox::spawn(([127, 0, 0, 1], 0).into(), config)
+            .await
+            .unwrap();
+        TestSandbox {
+            base: handle.base_url.clone(),
+            handle: Some(handle),
+            clock,
+            // No automatic Accept-Encoding: tests see the sandbox's answers byte for byte.
+            http: reqwest::Client::builder()
+                .no_gzip()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+            violations,
+            seen,
+        }
+    }
+
+    /// Sends a request signed with [`tpp`] at the sandbox clock's now. Default headers
+    /// (`X-Request-ID`, `TPP-Redirect-URI`, `PSU-IP-Address`, `Content-Type` with a body;
+    /// for `POST /v1/signing-baskets` also the other headers its table requires:
+    /// `x-accept-fix`, `TPP-Session-ID` and a `PSU-ID` no SCA registered, [`BASKET_PSU_ID`])
+    /// are added unless `headers` gives them; a header given with an empty value is left out.
+    pub async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&str>,
+    ) -> Reply {
+        self.send_as(tpp(), method, path, headers, body).await
+    }
+
+    /// Like [`TestSandbox::send`] with other credentials.
+    pub async fn send_as(
+        &self,
+        credentials: &Credentials,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&str>,
+    ) -> Reply {
+        let mut hs: Vec<(String, String)> = Vec::new();
+        let given = |n: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
+        if !given("X-Request-ID") {
+            hs.push(("X-Request-ID".into(), uuid::Uuid::new_v4().to_string()));
+        }
+        if !given("TPP-Redirect-URI") {
+            hs.push(("TPP-Redirect-URI".into(), REDIRECT.into()));
+        }
+        if !given("PSU-IP-Address") {
+            hs.push(("PSU-IP-Address".into(), "127.0.0.1".into()));
+        }
+        if method == "POST" && path == "/v1/signing-baskets" {
+            for (n, v) in [
+                ("x-accept-fix", "amount-as-string".to_string()),
+                ("TPP-Session-ID", uuid::Uuid::new_v4().to_string()),
+                ("PSU-ID", BASKET_PSU_ID.to_string()),
+            ] {
+                if !given(n) {
+                    hs.push((n.into(), v));
+                }
+            }
+        }
+        if body.is_some() && !given("Content-Type") {
+            hs.push(("Content-Type".into(), "application/json".into()));
+        }
+        for (n, v) in headers {
+            if !v.is_empty() {
+                hs.push((n.to_string(), v.to_string()));
+            }
+        }
+        let body_bytes = body.map(|b| b.as_bytes().to_vec()).unwrap_or_default();
+        sign_request(
+            credentials,
+            method,
+            path,
+            &mut hs,
+            &body_bytes,
+            SignOptions {
+                request_target: false,
+                now: self.now(),
+            },
+        );
+        let mut rb = self
+            .http
+            .request(method.parse().unwrap(), format!("{}{}", self.base, path));
+        for (n, v) in &hs {
+            rb = rb.header(n, v);
+        }
+        if body.is_some() {
+            rb = rb.body(body_bytes);
+        }
+        Reply::of(rb.send().await.unwrap()).await
+    }
+
+    /// A signed `GET path` with the default headers of [`TestSandbox::send`].
+    pub async fn get(&self, path: &str) -> Reply {
+        self.send("GET", path, &[], None).await
+    }
+
+    /// A signed `GET path` with `headers` besides (or instead of) the defaults of
+    /// [`TestSandbox::send`], e.g. `[("PSU-ID", psu)]`.
+    pub async fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> Reply {
+        self.send("GET", path, headers, None).await
+    }
+
+    /// A signed `POST path` with `body` as JSON and the default headers of
+    /// [`TestSandbox::send`].
+    pub async fn post_json(&self, path: &str, body: &Value) -> Reply {
+        self.send("POST", path, &[], Some(&body.to_string())).await
+    }
+
+    /// A signed `DELETE path` with the default headers of [`TestSandbox::send`].
+    pub async fn delete(&self, path: &str) -> Reply {
+        self.send("DELETE", path, &[], None).await
+    }
+
+    /// The sandbox's customers: `GET /v1/sandbox/customers`, which must answer 200 with an
+    /// array (docs/sandbox.md, "Sandbox management and state").
+    pub async fn customers(&self) -> Vec<Value> {
+        let r = self.get("/v1/sandbox/customers").await;
+        r.assert_status(200);
+        r.json.as_array().unwrap().clone()
+    }
+
+    /// A payment initiation: `POST /v1/payments/{product}` with `body` (interface document,
+    /// "Payment initiation"; the product is one of the seed's, e.g.
+    /// [`super::payments::DOMESTIC`]).
+    pub async fn initiate(&self, product: &str, body: &Value) -> Reply {
+        self.post_json(&format!("/v1/payments/{product}"), body)
+            .await
+    }
+
+    /// [`TestSandbox::initiate`], which must answer 201; returns `(paymentId, scaRedirect)`
+    /// (the redirect empty when there is none).
+    pub async fn create_payment(&self, product: &str, body: &Value) -> (String, String) {
+        let r = self.initiate(product, body).await;
+        r.assert_status(201);
+        (
+            r.json["paymentId"].as_str().unwrap().to_string(),
+            r.sca_redirect().unwrap_or_default().to_string(),
+        )
+    }
+
+    /// An unsigned GET (SCA pages, or to test signature errors).
+    pub async fn get_page(&self, url: &str) -> Reply {
+        Reply::of(self.http.get(url).send().await.unwrap()).await
+    }
+
+    pub fn now(&self) -> SystemTime {
+        self.clock.now()
+    }
+
+    /// Panics listing every response that did not validate.
+    pub fn assert_schema_valid(&self) {
+        let v = self.violations.lock().unwrap();
+        assert!(
+            v.is_empty(),
+            "responses not valid per the Berlin Group schemas:\n{}",
+            v.join("\n")
+        );
+    }
+
+    /// Stops the server (checks the schema violations first).
+    pub async fn stop(mut self) {
+        self.assert_schema_valid();
+        if let Some(h) = self.handle.take() {
+            h.shutdown().await;
+        }
+    }
+}
+
+impl Drop for TestSandbox {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.assert_schema_valid();
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! The integration tests in one binary (one link of the crate with aws-lc and SQLite instead
+//! of one per file): a module per area, named after the file it was in before, so test names
+//! read `sandbox_ais::…`, `tui_profiles::…`. Shared harnesses live in [`common`]. The tmux
+//! tests (`tests/tmux/`) and the headless-browser test (`tests/browser_sca.rs`) are binaries
+//! of their own: they drive real terminals and a real browser.
+
+mod common;
+
+mod cli_import;
+mod cli_messages;
+mod cli_sca;
+mod cli_send;
+mod cli_sign_serve;
+mod docs_tables;
+mod fuzz_regressions;
+mod history_export;
+mod main_flow;
+mod postman_collections;
+mod redaction;
+mod redirect_listener;
+mod remote_tls;
+mod sandbox_ais;
+mod sandbox_baskets;
+mod sandbox_flow;
+mod sandbox_hostile;
+mod sandbox_manage;
+mod sandbox_payments;
+mod sandbox_reads;
+mod sandbox_rules;
+mod sandbox_schema;
+mod sandbox_state;
+mod signing_props;
+mod signing_vectors;
+mod tui_catalogue;
+mod tui_editor;
+mod tui_history;
+mod tui_ids;
+mod tui_keys;
+mod tui_profiles;
+mod tui_response;
+mod tui_screens;
+mod validate;

@@ -1,0 +1,332 @@
+//! The main job end to end through the console's engine, with no mocks: the built-in
+//! embedded-sandbox profile lists accounts, gets 401 with a scaRedirect, the PSU completes
+//! SCA in the sandbox's HTML forms over real HTTP, the browser lands on the console's
+//! redirect listener, the engine stores the PSU-ID, and the accounts are listed.
+
+use crate::common;
+
+use common::{browser, forms, location};
+use psd2_console::client::Engine;
+use psd2_console::embedded::start_engine;
+use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet, SessionState};
+use psd2_console::xs2a::operations;
+use psd2_console::xs2a::redirect::ScaCallback;
+
+/// Logs in with the first customerNumber the login page offers, keeps the pre-selected
+/// accounts (or ticks the first), approves, and returns the redirect to the TPP.
+async fn complete_sca(sca_url: &str, sandbox_base: &str) -> String {
+    let web = browser();
+    let page = web.get(sca_url).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap();
+    assert!(!html.contains("<script"), "SCA pages need no JavaScript");
+    let mut login = forms(&html, sca_url).remove(0);
+    let number = login
+        .fields
+        .iter()
+        .find(|(n, _)| n == "customerNumber")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    let number = if number.is_empty() {
+        // The login page lists the sandbox's customer numbers as hints.
+        let customers = regex_lite_numbers(&html);
+        customers.first().cloned().expect("a customerNumber hint")
+    } else {
+        number
+    };
+    login.set("customerNumber", &number);
+    let mut resp = login.submit(&web, "").await;
+    // Pages until the redirect: a context choice (private), then the consent.
+    for _ in 0..4 {
+        if resp.status().is_redirection() {
+            let to = location(&resp);
+            if to.starts_with(&format!("{sandbox_base}/")) {
+                resp = web.get(&to).send().await.unwrap();
+                continue;
+            }
+            return to;
+        }
+        let url = resp.url().to_string();
+        let html = resp.text().await.unwrap();
+        let mut form = forms(&html, &url).remove(0);
+        if form.unchecked.iter().any(|(_, v)| v == "PRIVATE") {
+            form.choose("context", "PRIVATE");
+        }
+        if form.fields.iter().all(|(n, _)| !n.contains("account"))
+            && let Some((n, v)) = form
+                .unchecked
+                .iter()
+                .find(|(n, _)| n.contains("account"))
+                .cloned()
+        {
+            form.check(&n, &v);
+        }
+        let label = form
+            .buttons
+            .iter()
+            .find(|(_, v, l)| {
+                let t = format!("{v} {l}").to_lowercase();
+                t.contains("approve") || t.contains("continue") || t.contains("next")
+            })
+            .map(|(_, _, l)| l.clone())
+            .expect("an approve/continue button");
+        resp = form.submit(&web, &label).await;
+    }
+    panic!("no redirect to the TPP after SCA");
+}
+
+fn regex_lite_numbers(html: &str) -> Vec<String> {
+    // 11-digit mock national ids shown as hints.
+    let b = html.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_digit() {
+            let s = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            if i - s == 11 {
+                out.push(html[s..i].to_string());
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn list_accounts_after_sca_in_the_browser() {
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path().to_path_buf());
+    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
+    let mut engine = start_engine(profile, paths.clone()).await.unwrap();
+    assert!(
+        engine.listener_error.is_none(),
+        "{:?}",
+        engine.listener_error
+    );
+    // First run generated the test certificate, key 0600.
+    let key_file = paths.certs_dir().join("embedded-sandbox.key");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&key_file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    let list = operations::find("accounts.list").unwrap();
+    let first = engine
+        .send(&engine.prepare(list, &[], None).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(first.status, 401, "{}", first.pretty_body());
+    let sca = first.sca_redirect().expect("scaRedirect");
+
+    let to_tpp = complete_sca(&sca, &engine.base_url).await;
+    assert!(to_tpp.starts_with(&engine.redirect_uri), "{to_tpp}");
+    // The browser follows the redirect to the console's listener.
+    let landing = browser().get(&to_tpp).send().await.unwrap();
+    assert_eq!(landing.status(), 200);
+    assert!(landing.text().await.unwrap().contains("SCA complete"));
+
+    let cb = engine.next_callback().await.unwrap();
+    let ScaCallback::Success(ok) = &cb else {
+        panic!("{cb:?}")
+    };
+    uuid::Uuid::parse_str(&ok.psu_id).unwrap();
+    engine.apply_callback(&cb).unwrap();
+    // Persisted for the next start.
+    let saved = SessionState::load(&paths.session_file("embedded-sandbox")).unwrap();
+    assert_eq!(saved.psu_id.as_deref(), Some(ok.psu_id.as_str()));
+
+    let again = engine.prepare(list, &[], None).unwrap();
+    assert_eq!(again.header("PSU-ID"), Some(ok.psu_id.as_str()));
+    let accounts = engine.send(&again).await.unwrap();
+    assert_eq!(accounts.status, 200, "{}", accounts.pretty_body());
+    let list = accounts.json.as_ref().unwrap()["accounts"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(!list.is_empty());
+    let id = list[0]["resourceId"].as_str().unwrap().to_string();
+
+    let balances = operations::find("accounts.balances").unwrap();
+    let b = engine
+        .send(
+            &engine
+                .prepare(balances, &[("account-id".into(), id.clone())], None)
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(b.status, 200, "{}", b.pretty_body());
+    assert!(b.json.as_ref().unwrap()["balances"][0]["balanceAmount"]["amount"].is_string());
+
+    let tx = operations::find("accounts.transactions").unwrap();
+    let t = engine
+        .send(
+            &engine
+                .prepare(tx, &[("account-id".into(), id)], None)
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(t.status, 200, "{}", t.pretty_body());
+    assert!(t.json.as_ref().unwrap()["transactions"]["booked"].is_array());
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_console_signs_at_the_embedded_sandbox_time_after_the_clock_is_advanced() {
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path().to_path_buf());
+    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
+    let engine = start_engine(profile, paths).await.unwrap();
+    let advance = operations::find("sandbox.clock.advance").unwrap();
+    let r = engine
+        .send(
+            &engine
+                .prepare(advance, &[], Some(r#"{"advanceSeconds": 7200}"#))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert!(r.is_success(), "{}", r.pretty_body());
+    let skew = engine
+        .now()
+        .duration_since(std::time::SystemTime::now())
+        .unwrap()
+        .as_secs();
+    assert!(
+        skew >= 7100,
+        "the engine signs at the sandbox's time ({skew} s ahead)"
+    );
+    let list = operations::find("sandbox.customers.list").unwrap();
+    let r = engine
+        .send(&engine.prepare(list, &[], None).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(r.status, 200, "{}", r.pretty_body());
+    engine.shutdown().await;
+}
+
+fn req(
+    engine: &Engine,
+    op: &str,
+    params: &[(&str, &str)],
+) -> psd2_console::client::PreparedRequest {
+    let op = operations::find(op).unwrap();
+    let params: Vec<(String, String)> = params
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    engine.prepare(op, &params, None).unwrap()
+}
+
+/// Issue 8 items 1 and 3 through the engine: after an AIS SCA in CORPORATE context, a
+/// payment SCA (approved in PRIVATE context) leaves the session's PSU-ID, PSU-Corporate-ID
+/// and context as they were, the flow is known as a payment, and its status is read with
+/// `status_after_sca` (no second POST); account reads keep working in corporate context.
+#[tokio::test]
+async fn a_payment_sca_keeps_the_corporate_context_and_reads_the_payment_status() {
+    use psd2_console::client::engine::{ScaFlow, Verdict};
+    use psd2_console::xs2a::redirect::PsuContext;
+    const KARI: &str = "31125461118";
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path().to_path_buf());
+    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
+    let mut engine = start_engine(profile, paths.clone()).await.unwrap();
+    let customers = engine
+        .send(&req(
+            &engine,
+            "sandbox.customers.list",
+            &[("withAgreements", "true")],
+        ))
+        .await
+        .unwrap();
+    let kari = customers
+        .json
+        .as_ref()
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["customerNumber"] == KARI)
+        .cloned()
+        .expect("Kari in the seed");
+    let agreement = kari["agreements"][0]["id"].as_str().unwrap().to_string();
+
+    // AIS SCA in corporate context.
+    let first = engine
+        .send(&req(&engine, "accounts.list", &[]))
+        .await
+        .unwrap();
+    let sca = first.sca_redirect().expect("scaRedirect");
+    let to_tpp = common::sca::complete(
+        &sca,
+        KARI,
+        &format!("CORPORATE:{agreement}"),
+        common::sca::tick_all,
+        "Approve",
+    )
+    .await;
+    assert_eq!(browser().get(&to_tpp).send().await.unwrap().status(), 200);
+    let cb = engine.next_callback().await.unwrap();
+    let applied = engine.apply_sca_callback(&cb).unwrap();
+    assert_eq!(applied.flow.unwrap().flow, ScaFlow::AisRead);
+    assert_eq!(engine.session.context, Some(PsuContext::Corporate));
+    assert_eq!(
+        engine.session.psu_corporate_id.as_deref(),
+        Some(agreement.as_str())
+    );
+    let before = engine.session.clone();
+
+    // A payment from Kari's own account, approved in PRIVATE context.
+    let created = engine
+        .send(&req(
+            &engine,
+            "payments.instant.create",
+            &[("allowLogicalDuplicate", "true")],
+        ))
+        .await
+        .unwrap();
+    assert_eq!(created.status, 201, "{}", created.pretty_body());
+    let payment_id = created.json.as_ref().unwrap()["paymentId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let sca = created.sca_redirect().expect("payment scaRedirect");
+    let to_tpp = common::sca::complete(&sca, KARI, "PRIVATE", |_| {}, "Approve").await;
+    assert!(to_tpp.contains("context=PRIVATE"), "{to_tpp}");
+    assert_eq!(browser().get(&to_tpp).send().await.unwrap().status(), 200);
+    let cb = engine.next_callback().await.unwrap();
+    assert!(matches!(cb, ScaCallback::Success(_)), "{cb:?}");
+    let applied = engine.apply_sca_callback(&cb).unwrap();
+    let flow = applied.flow.expect("the payment flow");
+    assert_eq!(flow.flow, ScaFlow::Payment);
+    assert_eq!(flow.resource_id.as_deref(), Some(payment_id.as_str()));
+    assert_eq!(engine.session, before, "the AIS context is unchanged");
+    let saved = SessionState::load(&paths.session_file("embedded-sandbox")).unwrap();
+    assert_eq!(saved.psu_corporate_id.as_deref(), Some(agreement.as_str()));
+
+    let st = engine.status_after_sca(&flow).await.unwrap();
+    assert_eq!(
+        st.verdict,
+        Verdict::Approved,
+        "{}",
+        st.exchange.pretty_body()
+    );
+    assert!(
+        st.summary()
+            .starts_with(&format!("payment {payment_id} approved: "))
+    );
+
+    let accounts = engine
+        .send(&req(&engine, "accounts.list", &[]))
+        .await
+        .unwrap();
+    assert_eq!(accounts.status, 200, "{}", accounts.pretty_body());
+    engine.shutdown().await;
+}

@@ -1,0 +1,611 @@
+//! Signing baskets of the embedded sandbox over real HTTP: creation limits and reference
+//! rules, the worst-case basket status, the basket SCA that authorises every payment in it,
+//! explicit authorisation, deletion and roles. Every response is checked against the Berlin
+//! Group schemas by the test sandbox's observer.
+
+use crate::common;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use common::payments::{
+    CREDITOR_BBAN, DOMESTIC, INGRID, KARI, accounts_of, domestic, first_bban as bban,
+};
+use common::sandbox::{REDIRECT, Reply, TestSandbox, tpp_with_roles};
+use common::{browser, forms, location};
+use psd2_console::cert::Psd2Role;
+use psd2_console::sandbox::{Clock, SandboxConfig, seed};
+use psd2_console::xs2a::redirect::ScaCallback;
+use serde_json::json;
+
+// ---------------------------------------------------------------------------------------
+// Fixtures
+
+/// Tomorrow (real time, so the generated TPP certificate is valid) at 08:00 UTC.
+fn tomorrow_morning() -> SystemTime {
+    let now = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    SystemTime::UNIX_EPOCH + Duration::from_secs((now / 86_400 + 1) * 86_400 + 8 * 3600)
+}
+
+/// A sandbox whose seeded accounts each have NOK 10 000.00 available.
+async fn sandbox() -> TestSandbox {
+    let sb = TestSandbox::start_with(SandboxConfig {
+        clock: Clock::fixed(tomorrow_morning()),
+        ..SandboxConfig::default()
+    })
+    .await;
+    for a in seed::seed().accounts {
+        let r = sb
+            .send(
+                "PUT",
+                &format!("/v1/sandbox/accounts/{}/balances", a.id),
+                &[],
+                Some(&json!({"available": {"currency": "NOK", "amount": "10000.00"}}).to_string()),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{}", r.text);
+    }
+    sb
+}
+
+/// Creates a payment with explicit authorisation (the TPP will sign it in a basket).
+async fn payment(sb: &TestSandbox, debtor: &str, remittance: &str) -> String {
+    let r = sb
+        .send(
+            "POST",
+            &format!("/v1/payments/{DOMESTIC}"),
+            &[("TPP-Explicit-Authorisation-Preferred", "true")],
+            Some(&domestic(debtor, "12.00", remittance).to_string()),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    r.json["paymentId"].as_str().unwrap().to_string()
+}
+
+async fn basket(sb: &TestSandbox, ids: &[String]) -> Reply {
+    sb.post_json("/v1/signing-baskets", &json!({ "paymentIds": ids }))
+        .await
+}
+
+async fn payment_status(sb: &TestSandbox, id: &str) -> String {
+    let r = sb
+        .get(&format!("/v1/payments/{DOMESTIC}/{id}/status"))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.json["transactionStatus"].as_str().unwrap().to_string()
+}
+
+async fn basket_status(sb: &TestSandbox, id: &str) -> String {
+    let r = sb.get(&format!("/v1/signing-baskets/{id}/status")).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.json["transactionStatus"].as_str().unwrap().to_string()
+}
+
+/// Logs in as `number` on the SCA page `sca`; returns the response to the login post.
+async fn sca_login(sca: &str, number: &str) -> reqwest::Response {
+    let b = browser();
+    let html = b.get(sca).send().await.unwrap().text().await.unwrap();
+    let mut f = forms(&html, sca)
+        .into_iter()
+        .find(|f| {
+            f.action.ends_with("/login") && f.fields.iter().any(|(n, _)| n == "customerNumber")
+        })
+        .expect("login form");
+    f.set("customerNumber", number);
+    f.submit(&b, "Log in").await
+}
+
+/// Logs in and presses `button`; returns the callback of the redirect to the TPP.
+async fn sca_decide(sca: &str, number: &str, button: &str) -> ScaCallback {
+    let r = sca_login(sca, number).await;
+    assert_eq!(r.status(), 200);
+    let url = r.url().to_string();
+    let html = r.text().await.unwrap();
+    let f = forms(&html, &url)
+        .into_iter()
+        .find(|f| f.action.ends_with("/decision"))
+        .expect("decision form");
+    let resp = f.submit(&browser(), button).await;
+    assert_eq!(resp.status(), 302);
+    let loc = location(&resp);
+    assert!(loc.starts_with(REDIRECT), "{loc}");
+    let url = url::Url::parse(&loc).unwrap();
+    let pairs: Vec<(String, String)> = url.query_pairs().into_owned().collect();
+    ScaCallback::from_query_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))).unwrap()
+}
+
+// ---------------------------------------------------------------------------------------
+// Creation
+
+#[tokio::test]
+async fn a_basket_answers_201_rcvd_with_sca_redirect_and_links_with_verbs() {
+    let sb = sandbox().await;
+    let a = payment(&sb, &bban(KARI), "a").await;
+    let b = payment(&sb, &bban(KARI), "b").await;
+    let r = basket(&sb, &[a.clone(), b.clone()]).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.json["transactionStatus"], "RCVD");
+    let id = r.json["basketId"].as_str().unwrap();
+    let links = &r.json["_links"];
+    assert!(
+        links["scaRedirect"]["href"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{}/payment-sca/", sb.base))
+    );
+    assert_eq!(links["scaRedirect"]["verbs"], json!(["GET"]));
+    assert_eq!(
+        links["self"]["href"],
+        format!("/v1/signing-baskets/{id}").as_str()
+    );
+    assert_eq!(links["self"]["verbs"], json!(["GET", "DELETE"]));
+    assert_eq!(links["status"]["verbs"], json!(["GET"]));
+    let g = sb.get(&format!("/v1/signing-baskets/{id}")).await;
+    assert_eq!(g.status, 200, "{}", g.text);
+    assert_eq!(g.json["payments"], json!([a, b]));
+    assert_eq!(g.json["transactionStatus"], "RCVD");
+}
+
+#[tokio::test]
+async fn a_basket_holds_1_to_100_payments() {
+    let sb = Arc::new(sandbox().await);
+    let r = basket(&sb, &[]).await;
+    r.assert_error(400, "FORMAT_ERROR");
+    let debtor = bban(KARI);
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..101 {
+        let (sb, debtor) = (sb.clone(), debtor.clone());
+        set.spawn(async move { payment(&sb, &debtor, &format!("p{i}")).await });
+    }
+    let mut ids = Vec::new();
+    while let Some(id) = set.join_next().await {
+        ids.push(id.unwrap());
+    }
+    let r = basket(&sb, &ids).await;
+    r.assert_error(400, "FORMAT_ERROR");
+    assert!(r.text.contains("100"), "{}", r.text);
+    let r = basket(&sb, &ids[..100]).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = sb
+        .send(
+            "POST",
+            "/v1/signing-baskets",
+            &[],
+            Some(r#"{"paymentIds":"x"}"#),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    let r = basket(&sb, &[ids[100].clone(), ids[100].clone()]).await;
+    assert_eq!(r.status, 400, "an id listed twice: {}", r.text);
+}
+
+#[tokio::test]
+async fn bulk_or_periodic_payments_in_a_basket_are_reference_mix_invalid() {
+    let sb = sandbox().await;
+    let single = payment(&sb, &bban(KARI), "single").await;
+    let bulk = sb
+        .send(
+            "POST",
+            &format!("/v1/bulk-payments/{DOMESTIC}"),
+            &[],
+            Some(
+                &json!({"debtorAccount": {"bban": bban(KARI)}, "payments": [
+                    {"instructedAmount": {"currency": "NOK", "amount": "1.00"},
+                     "creditorAccount": {"bban": CREDITOR_BBAN}, "creditorName": "A"}]})
+                .to_string(),
+            ),
+        )
+        .await;
+    assert_eq!(bulk.status, 201, "{}", bulk.text);
+    let today = chrono::DateTime::<chrono::Utc>::from(sb.now()).date_naive();
+    let mut periodic = domestic(&bban(KARI), "5.00", "periodic");
+    periodic["startDate"] = json!(today.to_string());
+    periodic["frequency"] = json!("Monthly");
+    let periodic = sb
+        .post_json(&format!("/v1/periodic-payments/{DOMESTIC}"), &periodic)
+        .await;
+    assert_eq!(periodic.status, 201, "{}", periodic.text);
+    for other in [&bulk, &periodic] {
+        let id = other.json["paymentId"].as_str().unwrap().to_string();
+        let r = basket(&sb, &[single.clone(), id]).await;
+        r.assert_error(400, "REFERENCE_MIX_INVALID");
+    }
+}
+
+#[tokio::test]
+async fn unknown_payment_ids_are_resource_unknown_and_other_tpps_payments_forbidden() {
+    let sb = sandbox().await;
+    let mine = payment(&sb, &bban(KARI), "mine").await;
+    let r = basket(&sb, &[mine.clone(), "no-such-payment".into()]).await;
+    r.assert_error(400, "RESOURCE_UNKNOWN");
+    let other = tpp_with_roles(&[Psd2Role::PspPi]);
+    let r = sb
+        .send_as(
+            &other,
+            "POST",
+            "/v1/signing-baskets",
+            &[],
+            Some(&json!({ "paymentIds": [mine] }).to_string()),
+        )
+        .await;
+    r.assert_error(403, "RESOURCE_UNKNOWN");
+}
+
+#[tokio::test]
+async fn a_payment_in_an_open_basket_cannot_join_another_until_that_basket_is_deleted() {
+    let sb = sandbox().await;
+    let p = payment(&sb, &bban(KARI), "once").await;
+    let first = basket(&sb, std::slice::from_ref(&p)).await;
+    assert_eq!(first.status, 201);
+    let r = basket(&sb, std::slice::from_ref(&p)).await;
+    r.assert_error(409, "REFERENCE_STATUS_INVALID");
+    let id = first.json["basketId"].as_str().unwrap();
+    let d = sb.delete(&format!("/v1/signing-baskets/{id}")).await;
+    assert_eq!(d.status, 204, "{}", d.text);
+    let gone = sb.get(&format!("/v1/signing-baskets/{id}/status")).await;
+    assert_eq!(gone.status, 404, "a deleted basket is gone: {}", gone.text);
+    assert_eq!(
+        payment_status(&sb, &p).await,
+        "RCVD",
+        "payments are untouched"
+    );
+    let r = basket(&sb, &[p]).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+}
+
+#[tokio::test]
+async fn basket_creation_needs_the_psp_pi_role() {
+    let sb = sandbox().await;
+    let p = payment(&sb, &bban(KARI), "role").await;
+    let ais = tpp_with_roles(&[Psd2Role::PspAi]);
+    let r = sb
+        .send_as(
+            &ais,
+            "POST",
+            "/v1/signing-baskets",
+            &[],
+            Some(&json!({ "paymentIds": [p] }).to_string()),
+        )
+        .await;
+    r.assert_error(401, "ROLE_INVALID");
+}
+
+// ---------------------------------------------------------------------------------------
+// Status and SCA
+
+#[tokio::test]
+async fn the_basket_sca_authorises_every_payment_in_it() {
+    let sb = sandbox().await;
+    let ids = vec![
+        payment(&sb, &bban(KARI), "one").await,
+        payment(&sb, &accounts_of(KARI)[1].bban, "two").await,
+    ];
+    let r = basket(&sb, &ids).await;
+    let id = r.json["basketId"].as_str().unwrap();
+    let sca = r.sca_redirect().unwrap();
+    let page = browser()
+        .get(sca)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("2 payments"), "{page}");
+    let ScaCallback::Success(ok) = sca_decide(sca, KARI, "Approve").await else {
+        panic!("failure redirect");
+    };
+    assert!(!ok.psu_id.is_empty());
+    for p in &ids {
+        assert_eq!(payment_status(&sb, p).await, "ACTC");
+    }
+    assert_eq!(basket_status(&sb, id).await, "ACTC");
+    let auth = r.json["_links"]["scaStatus"]["href"].as_str().unwrap();
+    let s = sb.get(auth).await;
+    assert_eq!(s.json["scaStatus"], "finalised", "{}", s.text);
+    // Authorised: it can no longer be deleted.
+    let d = sb.delete(&format!("/v1/signing-baskets/{id}")).await;
+    d.assert_error(409, "STATUS_INVALID");
+    // The batch run executes them; the basket stays ACTC (authorised).
+    sb.send("POST", "/v1/sandbox/batch", &[], None).await;
+    assert_eq!(payment_status(&sb, &ids[0]).await, "ACSC");
+    assert_eq!(basket_status(&sb, id).await, "ACTC");
+}
+
+#[tokio::test]
+async fn rejecting_the_basket_sca_rejects_its_payments() {
+    let sb = sandbox().await;
+    let ids = vec![
+        payment(&sb, &bban(KARI), "r1").await,
+        payment(&sb, &bban(KARI), "r2").await,
+    ];
+    let r = basket(&sb, &ids).await;
+    let ScaCallback::Failure(f) = sca_decide(r.sca_redirect().unwrap(), KARI, "Reject").await
+    else {
+        panic!("success redirect");
+    };
+    assert_eq!(f.code, "PAYMENT_FAILED");
+    for p in &ids {
+        assert_eq!(payment_status(&sb, p).await, "RJCT");
+    }
+    assert_eq!(
+        basket_status(&sb, r.json["basketId"].as_str().unwrap()).await,
+        "RJCT"
+    );
+}
+
+#[tokio::test]
+async fn the_basket_status_is_the_worst_case_over_its_payments() {
+    let sb = sandbox().await;
+    // One payment authorised on its own, one not yet: partially accepted.
+    let r = sb
+        .send(
+            "POST",
+            &format!("/v1/payments/{DOMESTIC}"),
+            &[],
+            Some(&domestic(&bban(KARI), "12.00", "own sca").to_string()),
+        )
+        .await;
+    let authorised = r.json["paymentId"].as_str().unwrap().to_string();
+    sca_decide(r.sca_redirect().unwrap(), KARI, "Approve").await;
+    let waiting = payment(&sb, &bban(KARI), "waiting").await;
+    let b = basket(&sb, &[authorised.clone(), waiting.clone()]).await;
+    assert_eq!(b.status, 201, "{}", b.text);
+    assert_eq!(b.json["transactionStatus"], "PATC");
+    let id = b.json["basketId"].as_str().unwrap();
+    assert_eq!(basket_status(&sb, id).await, "PATC");
+    // A cancelled (rejected-class) payment makes the whole basket RJCT.
+    let d = sb
+        .delete(&format!("/v1/payments/{DOMESTIC}/{waiting}"))
+        .await;
+    assert_eq!(d.status, 204);
+    assert_eq!(basket_status(&sb, id).await, "RJCT");
+    // Executed or rejected payments cannot go into a basket.
+    let r = basket(&sb, &[waiting]).await;
+    r.assert_error(409, "REFERENCE_STATUS_INVALID");
+}
+
+#[tokio::test]
+async fn explicit_basket_authorisation_gives_start_authorisation_then_an_sca_redirect() {
+    let sb = sandbox().await;
+    let p = payment(&sb, &bban(KARI), "explicit").await;
+    let r = sb
+        .send(
+            "POST",
+            "/v1/signing-baskets",
+            &[("TPP-Explicit-Authorisation-Preferred", "true")],
+            Some(&json!({ "paymentIds": [p] }).to_string()),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert!(r.sca_redirect().is_none());
+    let start = &r.json["_links"]["startAuthorisation"];
+    assert_eq!(start["verbs"], json!(["POST"]));
+    let a = sb
+        .send("POST", start["href"].as_str().unwrap(), &[], None)
+        .await;
+    assert_eq!(a.status, 201, "{}", a.text);
+    assert_eq!(a.json["scaStatus"], "received");
+    assert!(a.json["authorisationId"].is_string());
+    let sca = a.sca_redirect().unwrap();
+    assert!(matches!(
+        sca_decide(sca, KARI, "Approve").await,
+        ScaCallback::Success(_)
+    ));
+    assert_eq!(payment_status(&sb, &p).await, "ACTC");
+    let again = sb
+        .send("POST", start["href"].as_str().unwrap(), &[], None)
+        .await;
+    assert_eq!(
+        again.status, 409,
+        "nothing left to authorise: {}",
+        again.text
+    );
+}
+
+#[tokio::test]
+async fn the_basket_psu_must_own_every_debtor_account() {
+    let sb = sandbox().await;
+    let ids = vec![
+        payment(&sb, &bban(KARI), "kari").await,
+        payment(&sb, &bban(INGRID), "ingrid").await,
+    ];
+    let r = basket(&sb, &ids).await;
+    let sca = r.sca_redirect().unwrap();
+    for who in [KARI, INGRID] {
+        let resp = sca_login(sca, who).await;
+        assert_eq!(resp.status(), 403, "{who}");
+    }
+    for p in &ids {
+        assert_eq!(payment_status(&sb, p).await, "RCVD");
+    }
+}
+
+#[tokio::test]
+async fn baskets_of_another_tpp_are_forbidden_and_unknown_ones_not_found() {
+    let sb = sandbox().await;
+    let p = payment(&sb, &bban(KARI), "x").await;
+    let r = basket(&sb, &[p]).await;
+    let id = r.json["basketId"].as_str().unwrap();
+    let other = tpp_with_roles(&[Psd2Role::PspPi]);
+    for (method, path) in [
+        ("GET", format!("/v1/signing-baskets/{id}")),
+        ("GET", format!("/v1/signing-baskets/{id}/status")),
+        ("DELETE", format!("/v1/signing-baskets/{id}")),
+        ("POST", format!("/v1/signing-baskets/{id}/authorisations")),
+    ] {
+        let r = sb.send_as(&other, method, &path, &[], None).await;
+        assert_eq!(r.status, 403, "{method} {path}: {}", r.text);
+    }
+    let r = sb.get("/v1/signing-baskets/unknown/status").await;
+    r.assert_error(404, "RESOURCE_UNKNOWN");
+}
+
+#[tokio::test]
+async fn a_basket_created_with_a_psu_id_is_approved_by_that_psu_only() {
+    let sb = sandbox().await;
+    // Ingrid's PSU-ID, created by the single-SCA flow (X-PSU-IDENTITY).
+    let r = sb
+        .send(
+            "POST",
+            &format!("/v1/payments/{DOMESTIC}"),
+            &[("X-PSU-IDENTITY", INGRID)],
+            Some(&domestic(&bban(INGRID), "1.00", "register").to_string()),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let psu = r
+        .headers
+        .get("psu-id")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    let p = payment(&sb, &bban(KARI), "kari pays").await;
+    let b = sb
+        .send(
+            "POST",
+            "/v1/signing-baskets",
+            &[("PSU-ID", &psu)],
+            Some(&json!({ "paymentIds": [p] }).to_string()),
+        )
+        .await;
+    assert_eq!(b.status, 201, "{}", b.text);
+    let resp = sca_login(b.sca_redirect().unwrap(), KARI).await;
+    assert_eq!(resp.status(), 400);
+    assert!(resp.text().await.unwrap().contains("another customer"));
+    let r = sb
+        .send(
+            "POST",
+            "/v1/signing-baskets",
+            &[("PSU-ID", "not-a-uuid")],
+            Some(&json!({ "paymentIds": [p] }).to_string()),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.text);
+}
+
+// ---------------------------------------------------------------------------------------
+// Issue 9: headers, corporate context, deletion
+
+#[tokio::test]
+async fn a_basket_without_a_required_header_of_the_document_is_format_error_naming_it() {
+    let sb = sandbox().await;
+    let p = payment(&sb, &bban(KARI), "headers").await;
+    let body = json!({ "paymentIds": [p] }).to_string();
+    for header in [
+        "x-accept-fix",
+        "TPP-Session-ID",
+        "PSU-ID",
+        "PSU-IP-Address",
+        "TPP-Redirect-URI",
+    ] {
+        let r = sb
+            .send("POST", "/v1/signing-baskets", &[(header, "")], Some(&body))
+            .await;
+        assert_eq!(r.status, 400, "without {header}: {}", r.text);
+        assert_eq!(r.code(), Some("FORMAT_ERROR"));
+        assert!(r.text.contains(header), "{header}: {}", r.text);
+    }
+    let r = sb
+        .send(
+            "POST",
+            "/v1/signing-baskets",
+            &[("x-accept-fix", ""), ("PSU-ID", "")],
+            Some(&body),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert!(
+        r.text.contains("x-accept-fix") && r.text.contains("PSU-ID"),
+        "every missing header is named: {}",
+        r.text
+    );
+    let r = basket(&sb, &[p]).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+}
+
+#[tokio::test]
+async fn a_deleted_basket_is_gone_not_canc() {
+    let sb = sandbox().await;
+    let p = payment(&sb, &bban(KARI), "deleted").await;
+    let b = basket(&sb, std::slice::from_ref(&p)).await;
+    assert_eq!(b.status, 201, "{}", b.text);
+    let id = b.json["basketId"].as_str().unwrap();
+    let sca = b.sca_redirect().unwrap().to_string();
+    let path = format!("/v1/signing-baskets/{id}");
+    let d = sb.delete(&path).await;
+    assert_eq!(d.status, 204, "{}", d.text);
+    // Its SCA link authorises nothing any more.
+    let page = browser().get(&sca).send().await.unwrap();
+    assert_ne!(page.status(), 200, "the deleted basket's SCA page");
+    for (method, p) in [
+        ("GET", path.clone()),
+        ("GET", format!("{path}/status")),
+        ("POST", format!("{path}/authorisations")),
+        ("DELETE", path.clone()),
+    ] {
+        let r = sb.send(method, &p, &[], None).await;
+        assert_eq!(r.status, 404, "{method} {p}: {}", r.text);
+        assert_eq!(r.code(), Some("RESOURCE_UNKNOWN"));
+        assert!(r.text.contains("deleted"), "{}", r.text);
+        assert!(!r.text.contains("CANC"), "{}", r.text);
+    }
+    assert_eq!(
+        payment_status(&sb, &p).await,
+        "RCVD",
+        "payments are untouched"
+    );
+}
+
+#[tokio::test]
+async fn a_corporate_users_basket_requests_without_psu_corporate_id_get_400() {
+    let sb = sandbox().await;
+    const FJORDBRIS: &str = "912345602";
+    // Register Kari's PSU-ID in CORPORATE context by approving one corporate payment.
+    let r = sb
+        .send(
+            "POST",
+            &format!("/v1/payments/{DOMESTIC}"),
+            &[],
+            Some(&domestic(&bban(FJORDBRIS), "3.00", "first").to_string()),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let ScaCallback::Success(ok) = sca_decide(r.sca_redirect().unwrap(), KARI, "Approve").await
+    else {
+        panic!("failure redirect");
+    };
+    let corporate = ok.psu_corporate_id.clone().expect("corporate context");
+    let p = payment(&sb, &bban(FJORDBRIS), "corporate basket").await;
+    let body = json!({ "paymentIds": [p] }).to_string();
+    let r = sb
+        .send(
+            "POST",
+            "/v1/signing-baskets",
+            &[("PSU-ID", ok.psu_id.as_str())],
+            Some(&body),
+        )
+        .await;
+    r.assert_error(400, "FORMAT_ERROR");
+    assert!(r.text.contains("PSU-Corporate-ID"), "{}", r.text);
+    let both = [
+        ("PSU-ID", ok.psu_id.as_str()),
+        ("PSU-Corporate-ID", corporate.as_str()),
+    ];
+    let r = sb
+        .send("POST", "/v1/signing-baskets", &both, Some(&body))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let id = r.json["basketId"].as_str().unwrap();
+    let status = format!("/v1/signing-baskets/{id}/status");
+    let r = sb
+        .get_with(&status, &[("PSU-ID", ok.psu_id.as_str())])
+        .await;
+    assert_eq!(r.status, 400, "{}", r.text);
+    let r = sb.get_with(&status, &both).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+}

@@ -1,0 +1,464 @@
+//! The sandbox's durable state over real HTTP: seeding of a new database, state kept across a
+//! restart on a file database (customers and a PSU's consent), sandbox initialization
+//! resetting every module's tables in one transaction, and concurrent creations neither
+//! losing nor duplicating rows (interface document, Endpoints: "Sandbox initialization ...
+//! discards manually created customers and accounts"; Authentication 11: consent gathered
+//! during SCA).
+
+use crate::common;
+
+use std::time::SystemTime;
+
+use common::sandbox::{Reply, TestSandbox};
+use common::{browser, forms, location};
+use psd2_console::sandbox::db::{Db, Storage};
+use psd2_console::sandbox::{Clock, MIGRATIONS, SandboxConfig, seed};
+use serde_json::{Value, json};
+
+fn config(storage: Storage) -> SandboxConfig {
+    SandboxConfig {
+        clock: Clock::fixed(SystemTime::now()),
+        storage,
+        ..SandboxConfig::default()
+    }
+}
+
+fn ids(list: &[Value], key: &str) -> Vec<String> {
+    list.iter()
+        .map(|c| c[key].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Completes the consent SCA in the HTML forms as `number` (PRIVATE context, every offered
+/// account ticked) and returns the redirect's psu-id.
+async fn sca_psu_id(sb: &TestSandbox, number: &str) -> String {
+    let r = sb.get("/v1/accounts").await;
+    assert_eq!(r.status, 401, "{}", r.text);
+    let url = r.sca_redirect().expect("scaRedirect").to_string();
+    let web = browser();
+    let html = web.get(&url).send().await.unwrap().text().await.unwrap();
+    let mut login = forms(&html, &url).remove(0);
+    login.set("customerNumber", number);
+    let mut resp = login.submit(&web, "Log in").await;
+    for _ in 0..3 {
+        if resp.status().is_redirection() {
+            break;
+        }
+        assert_eq!(resp.status(), 200);
+        let page = resp.url().to_string();
+        let html = resp.text().await.unwrap();
+        let mut form = forms(&html, &page).remove(0);
+        if form.fields.iter().any(|(n, _)| n == "context") {
+            form.choose("context", "PRIVATE");
+            resp = form.submit(&web, "Continue").await;
+        } else {
+            for (n, v) in form.unchecked.clone() {
+                if n == "account" {
+                    form.check(&n, &v);
+                }
+            }
+            resp = form.submit(&web, "Approve").await;
+        }
+    }
+    assert_eq!(resp.status(), 302);
+    let to = url::Url::parse(&location(&resp)).unwrap();
+    to.query_pairs()
+        .find(|(k, _)| k == "psu-id")
+        .map(|(_, v)| v.to_string())
+        .expect("psu-id")
+}
+
+#[tokio::test]
+async fn a_new_database_is_seeded_with_the_known_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let sb = TestSandbox::start_with(config(Storage::File(dir.path().join("s.sqlite3")))).await;
+    let list = sb.customers().await;
+    let known = seed::seed();
+    assert_eq!(
+        ids(&list, "customerId"),
+        known
+            .customers
+            .iter()
+            .map(|c| c.id.to_string())
+            .collect::<Vec<_>>(),
+        "the seed's deterministic ids, in seed order"
+    );
+    for (c, k) in list.iter().zip(&known.customers) {
+        assert_eq!(c["customerNumber"], k.number.as_str());
+        let accounts: Vec<String> = known
+            .accounts
+            .iter()
+            .filter(|a| a.owner == k.id)
+            .map(|a| a.id.to_string())
+            .collect();
+        let listed: Vec<String> = c["accounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(listed, accounts);
+    }
+    // An in-memory sandbox starts in the same state.
+    let mem = TestSandbox::start_with(config(Storage::InMemory)).await;
+    assert_eq!(mem.customers().await, list);
+}
+
+#[tokio::test]
+async fn state_survives_a_restart_on_a_file_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("state/sandbox.sqlite3");
+    let (created, psu_id, accounts, booked) = {
+        let sb = TestSandbox::start_with(config(Storage::File(file.clone()))).await;
+        let r = sb
+            .post_json(
+                "/v1/sandbox/customers",
+                &json!({"customerType": "PRIVATE", "customerName": "Astrid Lund"}),
+            )
+            .await;
+        assert_eq!(r.status, 201, "{}", r.text);
+        let created = r.json.clone();
+        let number = created["customerNumber"].as_str().unwrap().to_string();
+        let account = created["accounts"][0].as_str().unwrap().to_string();
+        let t = sb
+            .post_json(
+                &format!("/v1/sandbox/accounts/{account}/transactions"),
+                &json!({"transactionAmount": {"currency": "NOK", "amount": "-77.00"},
+                    "creditorName": "Kaffebrenneriet"}),
+            )
+            .await;
+        assert_eq!(t.status, 201, "{}", t.text);
+        let psu_id = sca_psu_id(&sb, &number).await;
+        let a = sb.get_with("/v1/accounts", &[("PSU-ID", &psu_id)]).await;
+        assert_eq!(a.status, 200, "{}", a.text);
+        let b = sb
+            .get_with(
+                &format!("/v1/accounts/{account}/transactions?bookingStatus=booked&limit=5"),
+                &[("PSU-ID", &psu_id)],
+            )
+            .await;
+        assert_eq!(b.status, 200, "{}", b.text);
+        let booked = b.json["transactions"]["booked"][0].clone();
+        sb.stop().await;
+        (created, psu_id, a.json, booked)
+    };
+    assert_eq!(booked["creditorName"], "Kaffebrenneriet");
+
+    let sb = TestSandbox::start_with(config(Storage::File(file))).await;
+    let list = sb.customers().await;
+    assert_eq!(
+        list.len(),
+        6,
+        "the seed and the created customer, not reseeded"
+    );
+    assert_eq!(list.last(), Some(&created));
+    // The PSU who did SCA before the restart reads its accounts without a new SCA.
+    let a = sb.get_with("/v1/accounts", &[("PSU-ID", &psu_id)]).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.json, accounts);
+    let account = created["accounts"][0].as_str().unwrap();
+    let b = sb
+        .get_with(
+            &format!("/v1/accounts/{account}/transactions?bookingStatus=booked&limit=5"),
+            &[("PSU-ID", &psu_id)],
+        )
+        .await;
+    assert_eq!(
+        b.json["transactions"]["booked"][0], booked,
+        "same transactionId"
+    );
+}
+
+#[tokio::test]
+async fn initialize_resets_every_table_to_the_known_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sandbox.sqlite3");
+    // Another module's table, with a row, in the same database.
+    {
+        let db = Db::open(&Storage::File(file.clone())).unwrap();
+        db.migrate(MIGRATIONS).unwrap();
+        db.migrate(&[(
+            "test_other_module",
+            "CREATE TABLE other_module_rows (id INTEGER PRIMARY KEY AUTOINCREMENT, \
+             account TEXT REFERENCES accounts(id))",
+        )])
+        .unwrap();
+    }
+    let sb = TestSandbox::start_with(config(Storage::File(file.clone()))).await;
+    let known = sb.customers().await;
+    let r = sb
+        .post_json(
+            "/v1/sandbox/customers",
+            &json!({"customerType": "CORPORATE", "customerName": "Midlertidig AS"}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let seeded_account = known[0]["accounts"][0].as_str().unwrap().to_string();
+    {
+        let db = Db::open(&Storage::File(file.clone())).unwrap();
+        db.write(|tx| {
+            tx.execute(
+                "INSERT INTO other_module_rows (account) VALUES (?1)",
+                [&seeded_account],
+            )
+            .map_err(psd2_console::sandbox::db::db_error)
+        })
+        .unwrap();
+    }
+    let r = sb
+        .post_json(
+            &format!("/v1/sandbox/accounts/{seeded_account}/balances"),
+            &json!({"booked": {"currency": "NOK", "amount": "1.00"}}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let number = known[0]["customerNumber"].as_str().unwrap().to_string();
+    let psu_id = sca_psu_id(&sb, &number).await;
+    let ok = sb.get_with("/v1/accounts", &[("PSU-ID", &psu_id)]).await;
+    assert_eq!(ok.status, 200, "{}", ok.text);
+
+    let r = sb.send("POST", "/v1/sandbox/initialize", &[], None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        r.json,
+        json!({"customers": 5, "accounts": 10, "cardAccounts": 3, "agreements": 2})
+    );
+    assert_eq!(sb.customers().await, known, "the known state, same ids");
+    // The consent is gone: SCA again.
+    let again = sb.get_with("/v1/accounts", &[("PSU-ID", &psu_id)]).await;
+    assert_eq!(again.status, 401, "{}", again.text);
+    assert!(again.sca_redirect().is_some());
+    // The balance override is gone.
+    let psu_id = sca_psu_id(&sb, &number).await;
+    let b = sb
+        .get_with(
+            &format!("/v1/accounts/{seeded_account}/balances"),
+            &[("PSU-ID", &psu_id)],
+        )
+        .await;
+    assert_eq!(b.status, 200, "{}", b.text);
+    assert_ne!(b.json["balances"][0]["balanceAmount"]["amount"], "1.00");
+    // Other modules' tables are emptied too; the migrations stay recorded.
+    let db = Db::open(&Storage::File(file)).unwrap();
+    let (rows, migrations): (i64, i64) = db
+        .read(|c| {
+            Ok((
+                c.query_row("SELECT COUNT(*) FROM other_module_rows", [], |r| r.get(0))?,
+                c.query_row("SELECT COUNT(*) FROM schema_migrations", [], |r| r.get(0))?,
+            ))
+        })
+        .unwrap();
+    assert_eq!(rows, 0);
+    assert_eq!(
+        usize::try_from(migrations).unwrap(),
+        MIGRATIONS.len() + 1,
+        "schema_migrations kept"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_customer_creations_neither_lose_nor_duplicate_rows() {
+    let sb = std::sync::Arc::new(TestSandbox::start_with(config(Storage::InMemory)).await);
+    let before = sb.customers().await.len();
+    let mut tasks = Vec::new();
+    for i in 0..64 {
+        let sb = sb.clone();
+        tasks.push(tokio::spawn(async move {
+            let body = json!({
+                "customerType": if i % 2 == 0 { "PRIVATE" } else { "CORPORATE" },
+                "customerName": format!("Samtidig kunde {i}"),
+            });
+            let r = sb.post_json("/v1/sandbox/customers", &body).await;
+            assert_eq!(r.status, 201, "{}", r.text);
+            r.json
+        }));
+    }
+    let mut created = Vec::new();
+    for t in tasks {
+        created.push(t.await.unwrap());
+    }
+    let mut ids_created = ids(&created, "customerId");
+    let mut numbers = ids(&created, "customerNumber");
+    ids_created.sort();
+    ids_created.dedup();
+    numbers.sort();
+    numbers.dedup();
+    assert_eq!(ids_created.len(), 64, "distinct ids");
+    assert_eq!(numbers.len(), 64, "distinct customerNumbers");
+    let list = sb.customers().await;
+    assert_eq!(list.len(), before + 64, "exactly 64 new rows");
+    let mut listed = ids(&list, "customerId");
+    listed.sort();
+    listed.dedup();
+    assert_eq!(listed.len(), list.len());
+    let mut bbans: Vec<String> = list
+        .iter()
+        .flat_map(|c| c["accounts"].as_array().unwrap().clone())
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    let n = bbans.len();
+    assert_eq!(n, (before + 64) * 2);
+    bbans.sort();
+    bbans.dedup();
+    assert_eq!(bbans.len(), n, "distinct account ids");
+
+    // 64 concurrent transactions on one account: all listed once.
+    let account = created[0]["accounts"][0].as_str().unwrap().to_string();
+    let mut tasks = Vec::new();
+    for i in 0..64 {
+        let sb = sb.clone();
+        let account = account.clone();
+        tasks.push(tokio::spawn(async move {
+            let body = json!({
+                "transactionAmount": {"currency": "NOK", "amount": format!("-{}.00", i + 1)},
+                "creditorName": format!("Butikk {i}"),
+                "bookingStatus": "pending",
+            });
+            let r = sb
+                .post_json(
+                    &format!("/v1/sandbox/accounts/{account}/transactions"),
+                    &body,
+                )
+                .await;
+            assert_eq!(r.status, 201, "{}", r.text);
+            r.json["transactionId"].as_str().unwrap().to_string()
+        }));
+    }
+    let mut tx_ids = Vec::new();
+    for t in tasks {
+        tx_ids.push(t.await.unwrap());
+    }
+    tx_ids.sort();
+    tx_ids.dedup();
+    assert_eq!(tx_ids.len(), 64);
+    let number = created[0]["customerNumber"].as_str().unwrap().to_string();
+    let psu_id = sca_psu_id(&sb, &number).await;
+    let r = sb
+        .get_with(
+            &format!("/v1/accounts/{account}/transactions?bookingStatus=pending"),
+            &[("PSU-ID", &psu_id)],
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let mut listed: Vec<String> = r.json["transactions"]["pending"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["transactionId"].as_str().unwrap().to_string())
+        .filter(|id| tx_ids.binary_search(id).is_ok())
+        .collect();
+    listed.sort();
+    assert_eq!(listed, tx_ids);
+}
+
+/// The sandbox time of `GET /v1/sandbox/clock`.
+async fn sandbox_now(sb: &TestSandbox) -> chrono::DateTime<chrono::Utc> {
+    let r = sb.get("/v1/sandbox/clock").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    chrono::DateTime::parse_from_rfc3339(r.json["now"].as_str().unwrap())
+        .unwrap()
+        .with_timezone(&chrono::Utc)
+}
+
+/// Issue 9 item 13: the clock offset of `POST /v1/sandbox/clock` is part of the persisted
+/// state (a restart keeps the sandbox time), and `POST /v1/sandbox/initialize` resets it.
+#[tokio::test]
+async fn clock_offset_survives_a_restart_and_initialize_resets_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sandbox.sqlite3");
+    // Whole seconds, as the clock endpoint answers in seconds.
+    let start = SystemTime::UNIX_EPOCH
+        + std::time::Duration::from_secs(
+            SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap()
+                .as_secs(),
+        );
+    let fixed = |storage| SandboxConfig {
+        clock: Clock::fixed(start),
+        storage,
+        ..SandboxConfig::default()
+    };
+    let real = chrono::DateTime::<chrono::Utc>::from(start);
+    let day = chrono::Duration::days(3);
+    {
+        let sb = TestSandbox::start_with(fixed(Storage::File(file.clone()))).await;
+        assert_eq!(sandbox_now(&sb).await, real);
+        let r = sb
+            .post_json("/v1/sandbox/clock", &json!({"advanceSeconds": 3 * 86_400}))
+            .await;
+        assert_eq!(r.status, 200, "{}", r.text);
+        assert_eq!(sandbox_now(&sb).await, real + day);
+        sb.stop().await;
+    }
+    let sb = TestSandbox::start_with(fixed(Storage::File(file.clone()))).await;
+    assert_eq!(
+        sandbox_now(&sb).await,
+        real + day,
+        "the offset is restored from the database on start"
+    );
+    let r = sb.post_json("/v1/sandbox/initialize", &json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(sandbox_now(&sb).await, real, "initialize resets the clock");
+    sb.assert_schema_valid();
+    sb.stop().await;
+    let sb = TestSandbox::start_with(fixed(Storage::File(file))).await;
+    assert_eq!(sandbox_now(&sb).await, real, "the reset is persisted too");
+}
+
+/// Runs `sql` on the sandbox's database file from outside (a second connection), as a
+/// storage failure the sandbox did not cause (a dropped table reads as "no such table").
+fn break_database(file: &std::path::Path, sql: &str) {
+    let c = rusqlite::Connection::open(file).unwrap();
+    c.busy_timeout(std::time::Duration::from_secs(10)).unwrap();
+    c.execute_batch(sql).unwrap();
+}
+
+fn assert_storage_error(r: &Reply, what: &str) {
+    assert_eq!(r.status, 503, "{what}: {}", r.text);
+    assert_eq!(r.code(), Some("SERVICE_BLOCKED"), "{what}: {}", r.text);
+    assert!(
+        r.sca_redirect().is_none(),
+        "{what}: no scaRedirect: {}",
+        r.text
+    );
+}
+
+/// Issue 9 item 14: a failing database is never answered as "not found", an empty list or a
+/// success: an SCA that could not be stored gets no scaRedirect, a consent that cannot be
+/// read no new SCA, a customer list that cannot be read no `[]`, and the SCA page no
+/// "unknown authorisation": each is 503 (the Berlin Group file allows 503 on every
+/// operation) with `SERVICE_BLOCKED`, over real HTTP.
+#[tokio::test]
+async fn storage_failures_are_answered_503_never_404_empty_or_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sandbox.sqlite3");
+    let sb = TestSandbox::start_with(config(Storage::File(file.clone()))).await;
+    let psu_id = sca_psu_id(&sb, "31125461118").await;
+
+    // The authorisation of a new SCA cannot be stored.
+    break_database(&file, "DROP TABLE sca_authorisations");
+    let r = sb.get("/v1/accounts").await;
+    assert_storage_error(&r, "starting an SCA");
+    let page = sb
+        .get_page(&format!("{}/sca/{}", sb.base, uuid::Uuid::new_v4()))
+        .await;
+    assert_eq!(page.status, 503, "the SCA page: {}", page.text);
+
+    // The PSU's consent cannot be read.
+    break_database(&file, "DROP TABLE consent_accounts; DROP TABLE consents");
+    let r = sb.get_with("/v1/accounts", &[("PSU-ID", &psu_id)]).await;
+    assert_storage_error(&r, "reading a consent");
+
+    // The customers cannot be read.
+    break_database(&file, "PRAGMA foreign_keys = OFF; DROP TABLE customers");
+    let r = sb.get("/v1/sandbox/customers").await;
+    assert_storage_error(&r, "listing customers");
+    let r = sb
+        .get(&format!(
+            "/v1/sandbox/customers/{}",
+            seed::seed().customers[0].id
+        ))
+        .await;
+    assert_storage_error(&r, "one customer");
+}

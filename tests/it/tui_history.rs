@@ -1,0 +1,646 @@
+//! The history screen (`3`) rendered into ratatui's `TestBackend` (insta snapshots) over an
+//! in-memory history with fixed rows, and its keys: search, open in the console, mark and
+//! diff, re-send (a fresh signed request), cURL export.
+
+use std::time::{Duration, SystemTime};
+
+use psd2_console::client::export::reprepare;
+use psd2_console::client::history::{History, HistoryEntry, REDACTED};
+use psd2_console::client::{Exchange, RequestContext, prepare};
+use psd2_console::profile::{DEFAULT_PROFILE, ProfileSet, SessionState};
+use psd2_console::tui::history::load;
+use psd2_console::tui::{Action, App, ResponseState, Screen, StatusInfo};
+use psd2_console::xs2a::operations;
+
+use crate::common::sandbox::tpp;
+use crate::common::tui::{self, Drive, REDIRECT_URI, key};
+
+const BASE_URL: &str = "http://127.0.0.1:48080";
+const ACCOUNT: &str = "0c3f6a1e-7d4b-4a58-9e21-5b8c7d6e4f30";
+/// 2026-05-28 20:26:40 UTC.
+const T0: i64 = 1_780_000_000;
+
+/// [`tui::status`] on this module's [`BASE_URL`].
+fn status() -> StatusInfo {
+    StatusInfo {
+        base_url: BASE_URL.into(),
+        ..tui::status()
+    }
+}
+
+fn headers(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect()
+}
+
+fn json(v: serde_json::Value) -> Vec<u8> {
+    serde_json::to_vec(&v).unwrap()
+}
+
+/// One fixed exchange (`id` is given by the history).
+fn entry(
+    at: i64,
+    op: &str,
+    method: &str,
+    path: &str,
+    status: u16,
+    body: serde_json::Value,
+    ms: u64,
+) -> HistoryEntry {
+    HistoryEntry {
+        id: 0,
+        at,
+        profile: DEFAULT_PROFILE.into(),
+        operation_id: op.into(),
+        params: Vec::new(),
+        method: method.into(),
+        url: format!("{BASE_URL}{path}"),
+        path_and_query: path.into(),
+        request_headers: headers(&[
+            ("Accept", "application/json"),
+            ("X-Request-ID", "9a1b2c3d-0000-4000-8000-000000000001"),
+            ("Date", "Thu, 28 May 2026 20:26:40 GMT"),
+            (
+                "Signature",
+                "keyId=\"SN=1,CA=x\",algorithm=\"rsa-sha256\",signature=\"c2VjcmV0\"",
+            ),
+        ]),
+        request_body: Vec::new(),
+        status,
+        response_headers: headers(&[
+            ("content-type", "application/json"),
+            ("x-request-id", "9a1b2c3d-0000-4000-8000-000000000001"),
+        ]),
+        response_body: json(body),
+        elapsed_ms: ms,
+    }
+}
+
+/// A history with four exchanges, oldest first: a 401 account list, the account list after
+/// SCA, balances, a 404 transactions.
+fn fixed_history() -> History {
+    let h = History::in_memory().unwrap();
+    let rows = [
+        entry(
+            T0,
+            "accounts.list",
+            "GET",
+            "/v1/accounts",
+            401,
+            serde_json::json!({"tppMessages": [{"category": "ERROR", "code": "PSU_CREDENTIALS_INVALID", "text": "SCA needed"}]}),
+            14,
+        ),
+        entry(
+            T0 + 35,
+            "accounts.list",
+            "GET",
+            "/v1/accounts",
+            200,
+            serde_json::json!({"accounts": [{"resourceId": ACCOUNT, "bban": "12345678901", "currency": "NOK", "name": "Brukskonto"}]}),
+            21,
+        ),
+        entry(
+            T0 + 52,
+            "accounts.balances",
+            "GET",
+            &format!("/v1/accounts/{ACCOUNT}/balances"),
+            200,
+            serde_json::json!({"balances": [{"balanceType": "interimAvailable", "balanceAmount": {"currency": "NOK", "amount": "1520.50"}}]}),
+            9,
+        ),
+        entry(
+            T0 + 80,
+            "accounts.transactions",
+            "GET",
+            "/v1/accounts/nope/transactions?bookingStatus=booked",
+            404,
+            serde_json::json!({"tppMessages": [{"category": "ERROR", "code": "RESOURCE_UNKNOWN", "text": "No such account"}]}),
+            7,
+        ),
+    ];
+    for r in &rows {
+        h.insert(r).unwrap();
+    }
+    h
+}
+
+/// Does what the runner does for an action of the history screen that reads the history.
+fn run(app: &mut App, history: &History, action: Action) {
+    if action == Action::LoadHistory {
+        let q = app.history_query().to_string();
+        app.set_history(&q, load(history, &q));
+    }
+}
+
+/// The app on the history screen with the rows of `history` loaded.
+fn history_app(history: &History) -> App {
+    let mut app = App::new(status());
+    app.mask_volatile = true;
+    let a = app.press("3");
+    assert_eq!(
+        a,
+        Action::LoadHistory,
+        "showing the screen loads the history"
+    );
+    assert_eq!(app.screen(), Screen::History);
+    run(&mut app, history, a);
+    app
+}
+
+#[test]
+fn history_screen_lists_newest_first_with_the_detail_of_the_highlighted() {
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    let ids: Vec<i64> = app.history_rows().iter().map(|e| e.id).collect();
+    assert_eq!(ids, vec![4, 3, 2, 1], "newest first");
+    // The stored Signature is redacted, and the detail pane shows it so.
+    let text = app.screen_text(160, 40);
+    assert!(text.contains(&format!("Signature: {REDACTED}")), "{text}");
+    assert!(!text.contains("c2VjcmV0"), "{text}");
+    app.keys("j");
+    assert_eq!(app.highlighted_exchange().unwrap().id, 3);
+    insta::assert_snapshot!("history_screen", app.screen_text(160, 40));
+}
+
+#[test]
+fn search_filters_by_path_status_and_body_text_and_never_runs_commands() {
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    assert_eq!(app.press("/"), Action::None);
+    // Typing: each key reloads with the new search; `q`, `r`, `x` are text here.
+    let mut last = Action::None;
+    for c in "balances".chars() {
+        last = app.handle_key(key(c));
+        assert_eq!(last, Action::LoadHistory);
+        run(&mut app, &h, last.clone());
+    }
+    assert!(!app.should_quit());
+    assert_eq!(app.history_query(), "balances");
+    let paths: Vec<&str> = app
+        .history_rows()
+        .iter()
+        .map(|e| e.path_and_query.as_str())
+        .collect();
+    assert_eq!(paths, vec![format!("/v1/accounts/{ACCOUNT}/balances")]);
+    let _ = last;
+
+    // Backspace everything, then a status.
+    for _ in 0..8 {
+        let a = app.press("Backspace");
+        run(&mut app, &h, a);
+    }
+    assert_eq!(app.history_rows().len(), 4);
+    for c in "401".chars() {
+        let a = app.handle_key(key(c));
+        run(&mut app, &h, a);
+    }
+    let ids: Vec<i64> = app.history_rows().iter().map(|e| e.id).collect();
+    assert_eq!(ids, vec![1]);
+
+    // Body text, typed with a `q` in it: not a quit.
+    let a = app.press("C-u");
+    run(&mut app, &h, a);
+    for c in "RESOURCE_UNKNOWN".chars() {
+        let a = app.handle_key(key(c));
+        run(&mut app, &h, a);
+    }
+    let ids: Vec<i64> = app.history_rows().iter().map(|e| e.id).collect();
+    assert_eq!(ids, vec![4], "the 404's body names RESOURCE_UNKNOWN");
+    for c in "q".chars() {
+        let a = app.handle_key(key(c));
+        run(&mut app, &h, a);
+    }
+    assert!(!app.should_quit(), "q typed into the search box");
+    assert!(app.history_rows().is_empty());
+    insta::assert_snapshot!("history_search_no_match", app.screen_text(120, 24));
+
+    // Enter keeps the search and leaves the box; Esc then clears it.
+    assert_eq!(app.press("Enter"), Action::None);
+    assert_eq!(app.history_query(), "RESOURCE_UNKNOWNq");
+    let a = app.press("Esc");
+    assert_eq!(a, Action::LoadHistory);
+    run(&mut app, &h, a);
+    assert_eq!(app.history_query(), "");
+    assert_eq!(app.history_rows().len(), 4);
+    // Outside the box, q quits again.
+    assert_eq!(app.press("q"), Action::Quit);
+}
+
+#[test]
+fn diff_of_two_responses_in_an_overlay() {
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    // Mark the 401 (oldest, last row), then highlight the 200 account list and diff.
+    for _ in 0..3 {
+        app.keys("Down");
+    }
+    assert_eq!(app.highlighted_exchange().unwrap().id, 1);
+    assert_eq!(app.press("m"), Action::None);
+    app.keys("Up");
+    assert_eq!(app.highlighted_exchange().unwrap().id, 2);
+    assert_eq!(app.press("d"), Action::None);
+    assert!(app.history_diff_visible());
+    let text = app.screen_text(120, 32);
+    assert!(text.contains("- status: 401 Unauthorized"), "{text}");
+    assert!(text.contains("+ status: 200 OK"), "{text}");
+    assert!(text.contains("+   \"accounts\": ["), "{text}");
+    insta::assert_snapshot!("history_diff", text);
+    // Esc closes the overlay, not the screen.
+    app.keys("Esc");
+    assert!(!app.history_diff_visible());
+    assert_eq!(app.screen(), Screen::History);
+}
+
+#[test]
+fn diff_needs_a_mark_first() {
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    app.keys("d");
+    assert!(!app.history_diff_visible());
+    assert!(
+        app.message()
+            .unwrap()
+            .text
+            .contains("Mark an exchange with m")
+    );
+}
+
+#[test]
+fn enter_opens_the_exchange_in_the_console() {
+    let h = History::in_memory().unwrap();
+    let mut e = entry(
+        T0,
+        "accounts.balances",
+        "GET",
+        &format!("/v1/accounts/{ACCOUNT}/balances"),
+        200,
+        serde_json::json!({"balances": []}),
+        5,
+    );
+    e.params = vec![("account-id".into(), ACCOUNT.into())];
+    h.insert(&e).unwrap();
+    let mut app = history_app(&h);
+    assert_eq!(app.press("Enter"), Action::None);
+    assert_eq!(app.screen(), Screen::Console);
+    assert_eq!(app.selected_operation().id, "accounts.balances");
+    assert_eq!(
+        app.param_value("accounts.balances", "account-id"),
+        Some(ACCOUNT)
+    );
+    match app.response() {
+        ResponseState::Done(v) => {
+            assert_eq!(v.status, 200);
+            assert!(v.url.ends_with("/balances"));
+        }
+        other => panic!("no response shown: {other:?}"),
+    }
+}
+
+#[test]
+fn resend_asks_the_runner_for_a_fresh_signed_request() {
+    // A real exchange: list accounts signed at T0 and stored (Signature redacted).
+    let profiles = ProfileSet::load(None);
+    let profile = profiles.get(DEFAULT_PROFILE).unwrap();
+    let old_session = SessionState {
+        tpp_session_id: Some("0d9f3c2a-1111-4222-8333-944455556666".into()),
+        ..SessionState::default()
+    };
+    let op = operations::find("accounts.balances").unwrap();
+    let params = vec![("account-id".to_string(), ACCOUNT.to_string())];
+    let ctx = |session, now| RequestContext {
+        profile,
+        session,
+        credentials: tpp(),
+        base_url: BASE_URL,
+        redirect_uri: REDIRECT_URI,
+        now,
+    };
+    let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(T0 as u64);
+    let sent = prepare(op, &params, None, &ctx(&old_session, t0)).unwrap();
+    let h = History::in_memory().unwrap();
+    let ex = Exchange {
+        status: 200,
+        headers: headers(&[("content-type", "application/json")]),
+        body: b"{\"balances\":[]}".to_vec(),
+        elapsed: Duration::from_millis(3),
+        json: None,
+    };
+    let id = h.record(DEFAULT_PROFILE, &params, &sent, &ex).unwrap();
+
+    let mut app = history_app(&h);
+    let action = app.press("r");
+    assert_eq!(action, Action::ResendHistory(id));
+
+    // What the runner does with it: prepare the stored entry again, now, with the current
+    // session (a PSU-ID learned since).
+    let stored = app.history_entry(id).unwrap().clone();
+    let header = |hs: &[(String, String)], n: &str| {
+        hs.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(n))
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(
+        header(&stored.request_headers, "Signature").unwrap(),
+        REDACTED
+    );
+    let now_session = SessionState {
+        psu_id: Some("8c1d3f0e-5b7a-4c2e-9f10-3a6b2d4e5f60".into()),
+        tpp_session_id: Some("11111111-2222-4333-8444-555555555555".into()),
+        ..SessionState::default()
+    };
+    let later = t0 + Duration::from_secs(3600);
+    let fresh = reprepare(&stored, &ctx(&now_session, later)).unwrap();
+    assert_eq!(fresh.method, stored.method);
+    assert_eq!(fresh.path_and_query, stored.path_and_query);
+    assert_eq!(fresh.params, stored.params);
+    let old_date = header(&stored.request_headers, "Date").unwrap();
+    let old_xid = header(&stored.request_headers, "X-Request-ID").unwrap();
+    assert_ne!(fresh.header("Date").unwrap(), old_date, "a fresh Date");
+    assert_eq!(
+        fresh.header("Date").unwrap(),
+        httpdate::fmt_http_date(later),
+        "signed at the runner's clock"
+    );
+    assert_ne!(
+        fresh.header("X-Request-ID").unwrap(),
+        old_xid,
+        "a new X-Request-ID"
+    );
+    let sig = fresh.header("Signature").unwrap();
+    assert!(
+        sig.contains("signature=\"") && !sig.contains(REDACTED),
+        "{sig}"
+    );
+    assert_ne!(sig, sent.header("Signature").unwrap());
+    // The current session's headers, not the stored ones.
+    assert_eq!(
+        fresh.header("TPP-Session-ID"),
+        now_session.tpp_session_id.as_deref()
+    );
+    assert_eq!(fresh.header("PSU-ID"), now_session.psu_id.as_deref());
+}
+
+#[test]
+fn resend_of_an_imported_request_re_signs_its_stored_headers_and_body() {
+    let h = History::in_memory().unwrap();
+    let mut e = entry(
+        T0,
+        "raw",
+        "POST",
+        "/v1/payments/sepa-credit-transfers",
+        201,
+        serde_json::json!({"paymentId": "p1"}),
+        5,
+    );
+    e.request_body = b"{\"a\":\"1\"}".to_vec();
+    e.request_headers.push(("PSU-ID".into(), "old-psu".into()));
+    e.request_headers.push(("X-Custom".into(), "kept".into()));
+    h.insert(&e).unwrap();
+    let mut app = history_app(&h);
+    let Action::ResendHistory(id) = app.press("r") else {
+        panic!("r re-sends");
+    };
+    let profiles = ProfileSet::load(None);
+    let session = SessionState::default();
+    let fresh = reprepare(
+        app.history_entry(id).unwrap(),
+        &RequestContext {
+            profile: profiles.get(DEFAULT_PROFILE).unwrap(),
+            session: &session,
+            credentials: tpp(),
+            base_url: "http://127.0.0.1:9",
+            redirect_uri: REDIRECT_URI,
+            now: SystemTime::now(),
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        fresh.url,
+        "http://127.0.0.1:9/v1/payments/sepa-credit-transfers"
+    );
+    assert_eq!(fresh.body, b"{\"a\":\"1\"}");
+    assert_eq!(fresh.header("X-Custom"), Some("kept"));
+    assert_eq!(
+        fresh.header("PSU-ID"),
+        None,
+        "session headers come from the session"
+    );
+    assert!(fresh.header("Digest").is_some());
+    assert_eq!(
+        fresh
+            .headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case("Signature"))
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn x_asks_for_a_curl_export_and_keys_outside_the_list_do_nothing() {
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    assert_eq!(app.press("x"), Action::ExportHistoryCurl(4));
+    // i opens the import path box: typed keys are text, Enter asks to import.
+    assert_eq!(app.press("i"), Action::None);
+    for c in "/tmp/x.json".chars() {
+        assert_eq!(app.handle_key(key(c)), Action::None);
+    }
+    assert_eq!(app.press("Enter"), Action::ImportFile("/tmp/x.json".into()));
+    // An empty history: the keys are harmless.
+    let empty = History::in_memory().unwrap();
+    let mut app = history_app(&empty);
+    for c in ['r', 'x', 'm', 'd', 'j', 'k'] {
+        let a = app.handle_key(key(c));
+        assert_eq!(a, Action::None, "{c}");
+    }
+    app.keys("Enter");
+    assert_eq!(app.screen(), Screen::History);
+}
+
+/// The cells of the overlay's rows between its left and right border must all be the
+/// overlay's: nothing of the panes underneath shows inside or at the right edge.
+fn assert_overlay_covers(s: &str, top_left: char, top_right: char) {
+    let rows: Vec<&str> = s.lines().collect();
+    let top = rows
+        .iter()
+        .position(|l| l.contains(top_left))
+        .unwrap_or_else(|| panic!("no overlay\n{s}"));
+    let top_line: Vec<char> = rows[top].chars().collect();
+    let left = top_line.iter().position(|c| *c == top_left).unwrap();
+    let right = top_line.iter().rposition(|c| *c == top_right).unwrap();
+    for (i, row) in rows.iter().enumerate().skip(top + 1) {
+        let cells: Vec<char> = row.chars().collect();
+        if cells.get(left) == Some(&'╰') {
+            assert_eq!(
+                cells.get(right),
+                Some(&'╯'),
+                "row {i}: bottom right corner\n{s}"
+            );
+            return;
+        }
+        assert_eq!(cells.get(left), Some(&'│'), "row {i}: left border\n{s}");
+        assert_eq!(cells.get(right), Some(&'│'), "row {i}: right border\n{s}");
+        // Nothing of the panes underneath in the margins.
+        assert!(
+            cells[..left]
+                .iter()
+                .chain(&cells[right + 1..])
+                .all(|c| *c == ' '),
+            "row {i}: the pane underneath shows through: {row}\n{s}"
+        );
+    }
+    panic!("the overlay has no bottom border\n{s}");
+}
+
+#[test]
+fn diff_and_import_overlays_cover_what_is_underneath_at_200x50_and_80x24() {
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    for _ in 0..3 {
+        app.keys("Down");
+    }
+    app.keys("m Up d");
+    assert!(app.history_diff_visible());
+    let big = app.screen_text(200, 50);
+    assert_overlay_covers(&big, '╭', '╮');
+    insta::assert_snapshot!("history_diff_200x50", big);
+    let small = app.screen_text(80, 24);
+    insta::assert_snapshot!("history_diff_80x24", small);
+    app.keys("Esc");
+
+    // The import list.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("req.curl");
+    std::fs::write(
+        &file,
+        "curl -X GET 'http://127.0.0.1:48080/v1/accounts' -H 'Accept: application/json'\n",
+    )
+    .unwrap();
+    let path = file.display().to_string();
+    app.set_imported(&path, psd2_console::tui::history::import_path(&path));
+    let big = app.screen_text(200, 50);
+    assert!(big.contains("Imported from"), "{big}");
+    assert_overlay_covers(&big, '╭', '╮');
+    // The temporary directory's name changes from run to run.
+    let dir_name = dir.path().display().to_string();
+    insta::assert_snapshot!("history_import_200x50", big.replace(&dir_name, "<tmp>"));
+    let small = app.screen_text(80, 24);
+    insta::assert_snapshot!("history_import_80x24", small.replace(&dir_name, "<tmp>"));
+}
+
+#[test]
+fn r_on_an_exchange_of_another_profile_names_it_and_offers_the_recorded_one() {
+    let h = History::in_memory().unwrap();
+    let mut e = entry(
+        T0,
+        "accounts.list",
+        "GET",
+        "/v1/accounts",
+        200,
+        serde_json::json!({"accounts": []}),
+        5,
+    );
+    e.profile = "My bank".into();
+    let id = h.insert(&e).unwrap();
+    let mut app = history_app(&h);
+    let mut set = ProfileSet::load(None);
+    let mut mine = set.get(DEFAULT_PROFILE).unwrap().clone();
+    mine.name = "My bank".into();
+    mine.source = Some("/nowhere/mybank.toml".into());
+    set.profiles.push(mine);
+    app.set_profiles(&set);
+    // r asks, naming both profiles; nothing is sent yet.
+    assert_eq!(app.press("r"), Action::None);
+    let m = app.message().unwrap().text.clone();
+    assert!(
+        m.contains(&format!("#{id} was recorded under profile My bank")),
+        "{m}"
+    );
+    assert!(
+        m.contains(&format!(
+            "a: send with the active profile {DEFAULT_PROFILE}"
+        )),
+        "{m}"
+    );
+    let s = app.screen_text(200, 50);
+    assert!(s.contains("recorded under profile My bank"), "{s}");
+    // y: switch to the recorded profile and send.
+    assert_eq!(
+        app.press("y"),
+        Action::ResendHistoryAs(id, "My bank".into())
+    );
+    // a: send with the active profile.
+    app.keys("r");
+    assert_eq!(app.press("a"), Action::ResendHistory(id));
+    // Any other key: nothing.
+    app.keys("r");
+    assert_eq!(app.press("q"), Action::None);
+    assert!(!app.should_quit());
+    // The re-send says which profile sends it.
+    app.resend_started(&format!("#{id}"));
+    assert!(
+        app.message()
+            .unwrap()
+            .text
+            .contains(&format!("with profile {DEFAULT_PROFILE}"))
+    );
+    // An exchange of the active profile is re-sent at once.
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    assert_eq!(app.press("r"), Action::ResendHistory(4));
+}
+
+#[test]
+fn big_bodies_are_capped_in_the_history_with_size_and_sha256() {
+    use psd2_console::client::history::{BODY_CAP, body_cut};
+    let h = History::in_memory().unwrap();
+    let big: Vec<u8> = std::iter::repeat_n(b'x', 50 << 20).collect();
+    let sha: String = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &big)
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let mut e = entry(
+        T0,
+        "payments.sepa.create",
+        "POST",
+        "/v1/payments/sepa-credit-transfers",
+        400,
+        serde_json::json!({}),
+        5,
+    );
+    e.request_body = big.clone();
+    let id = h.insert(&e).unwrap();
+    drop(big);
+    let stored = h.list(None, 10).unwrap();
+    let got = stored.iter().find(|r| r.id == id).unwrap();
+    assert!(
+        got.request_body.len() < BODY_CAP + 200,
+        "{}",
+        got.request_body.len()
+    );
+    assert!(got.request_body[..BODY_CAP].iter().all(|b| *b == b'x'));
+    assert_eq!(body_cut(&got.request_body), Some((50 << 20, sha.clone())));
+    assert_eq!(body_cut(b"{}"), None);
+
+    // The history screen shows it; r refuses to send a cut body; Enter opens it cut.
+    let mut app = history_app(&h);
+    let s = app.screen_text(160, 40);
+    assert!(s.contains("body cut at 1048576 of 52428800 bytes"), "{s}");
+    assert_eq!(app.press("r"), Action::None);
+    let m = app.message().unwrap().text.clone();
+    assert!(m.contains("not re-sent") && m.contains(&sha), "{m}");
+    app.keys("Enter");
+    assert_eq!(app.screen(), Screen::Console);
+    let body = app.param_value("payments.sepa.create", "body").unwrap();
+    assert!(body.len() <= BODY_CAP + 200, "{}", body.len());
+    assert!(
+        app.message()
+            .unwrap()
+            .text
+            .contains("was cut to 1048576 bytes")
+    );
+}

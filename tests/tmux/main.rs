@@ -1,0 +1,9 @@
+//! The tmux tests in one binary: the real `psd2-console` binary in a real terminal (tmux),
+//! driven by keys and read back from the pane. Each module was a file of its own before.
+
+#[path = "../it/common/mod.rs"]
+mod common;
+
+mod tmux_console;
+mod tmux_import_export;
+mod tmux_profiles;
