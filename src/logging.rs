@@ -9,7 +9,7 @@
 //! `RUST_LOG=warn` or `RUST_LOG=psd2_console::access=off`); without it, [`DEFAULT_FILTER`].
 //! Nothing logged carries key bytes or `Signature` values: the access log records method, path,
 //! status, code, latency, `X-Request-ID` and the failed verification step only
-//! (`tests/redaction.rs` checks the output of a real `sandbox serve`).
+//! (`tests/it/redaction.rs` checks the output of a real `sandbox serve`).
 
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};

@@ -221,7 +221,7 @@ impl DistinguishedName {
             if i >= bytes.len() {
                 break;
             }
-            // Only a #hex value can stop before a separator (tests/fuzz_regressions.rs).
+            // Only a #hex value can stop before a separator (tests/it/fuzz_regressions.rs).
             if !matches!(bytes[i], b',' | b'+' | b';') {
                 return Err(err("a #hex value must be followed by ',', '+' or ';'"));
             }

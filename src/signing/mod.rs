@@ -51,7 +51,7 @@ pub fn digest_header_value(body: &[u8]) -> String {
 
 /// `t` as an RFC 7231 IMF-fixdate, e.g. `Sun, 07 Jun 2026 20:51:35 GMT`. Times outside
 /// 1970–9999 (a certificate's UTCTime may say 1950), which httpdate panics on, are written by
-/// chrono in the same form (tests/fuzz_regressions.rs).
+/// chrono in the same form (tests/it/fuzz_regressions.rs).
 pub fn imf_fixdate(t: SystemTime) -> String {
     let httpdate_range = std::time::UNIX_EPOCH
         ..std::time::UNIX_EPOCH + std::time::Duration::from_secs(253_402_300_800);
