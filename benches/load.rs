@@ -15,6 +15,9 @@
 //!    (SIGKILL) and restarted on the same database file; every payment that was answered 201
 //!    is still there.
 
+// Tests and benches may unwrap: a panic is their failure report (Cargo.toml [lints]).
+#![allow(clippy::unwrap_used)]
+
 #[path = "../tests/it/common/mod.rs"]
 #[allow(unused_imports)]
 mod common;

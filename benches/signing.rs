@@ -3,6 +3,9 @@
 //!
 //! `cargo bench --bench signing`
 
+// Tests and benches may unwrap: a panic is their failure report (Cargo.toml [lints]).
+#![allow(clippy::unwrap_used)]
+
 use std::hint::black_box;
 use std::time::{Duration, SystemTime};
 

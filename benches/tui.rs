@@ -20,6 +20,9 @@
 //! `cargo bench --bench tui` runs all; `-- frame` only (d); `PSD2_TUI_BENCH_SKIP_PROCESS=1`
 //! skips (a)–(c) and (e). (a) and (b) are skipped when tmux is missing.
 
+// Tests and benches may unwrap: a panic is their failure report (Cargo.toml [lints]).
+#![allow(clippy::unwrap_used)]
+
 use std::fmt::Write as _;
 use std::hint::black_box;
 use std::path::Path;

@@ -18,6 +18,9 @@
 //! 127.0.0.1 (the sandbox, the listener, chromedriver). chromedriver runs in its own process
 //! group, killed as a whole when the test ends, fails or times out.
 
+// Tests and benches may unwrap: a panic is their failure report (Cargo.toml [lints]).
+#![allow(clippy::unwrap_used)]
+
 #[path = "it/common/mod.rs"]
 mod common;
 

@@ -4,6 +4,9 @@
 //! tests (`tests/tmux/`) and the headless-browser test (`tests/browser_sca.rs`) are binaries
 //! of their own: they drive real terminals and a real browser.
 
+// Tests and benches may unwrap: a panic is their failure report (Cargo.toml [lints]).
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 mod cli_import;

@@ -1,6 +1,9 @@
 //! The tmux tests in one binary: the real `psd2-console` binary in a real terminal (tmux),
 //! driven by keys and read back from the pane. Each module was a file of its own before.
 
+// Tests and benches may unwrap: a panic is their failure report (Cargo.toml [lints]).
+#![allow(clippy::unwrap_used)]
+
 #[path = "../it/common/mod.rs"]
 mod common;
 
