@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-/tmp/perf.data}
-PSD2_LOAD_SECS=${PSD2_LOAD_SECS:-8} cargo bench --bench load -- reads >/tmp/perf_reads-bench.log 2>&1 &
+B=${PSD2_LOAD_BENCH_BIN:-}; if [ -n "$B" ]; then PSD2_LOAD_SECS=${PSD2_LOAD_SECS:-8} "$B" reads; else PSD2_LOAD_SECS=${PSD2_LOAD_SECS:-8} cargo bench --bench load -- reads; fi >/tmp/perf_reads-bench.log 2>&1 &
 bench=$!
 for _ in $(seq 1 1500); do
     if pgrep -af "^wrk" | grep -qE "/v1/accounts( |$)"; then break; fi

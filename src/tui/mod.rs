@@ -24,6 +24,7 @@ pub mod palette;
 pub mod panes;
 pub mod profiles;
 pub mod profiles_view;
+pub mod qr;
 pub mod response;
 mod response_pane;
 pub mod status_line;

@@ -19,6 +19,7 @@ mod fuzz_regressions;
 mod history_export;
 mod main_flow;
 mod postman_collections;
+mod qr;
 mod redaction;
 mod redirect_listener;
 mod remote_tls;
