@@ -12,6 +12,7 @@ pub mod cert;
 pub mod client;
 pub mod embedded;
 pub mod fsutil;
+pub mod lint;
 pub mod logging;
 pub mod profile;
 pub mod redirect;
