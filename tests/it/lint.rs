@@ -125,13 +125,8 @@ fn error_message_without_code_is_an_error() {
     let hit = the_finding(&f, Severity::Error, "Error401_NG_AIS /tppMessages/0");
     assert!(hit.message.contains("code"), "{hit}");
     // No tppMessages at all, and a message without text (a warning only).
-    let f = lint_of(
-        "GET",
-        "/v1/accounts",
-        400,
-        &json_headers(&[]),
-        &json!({"error": "x"}),
-    );
+    let no_messages = json!({"error": "x"});
+    let f = lint_of("GET", "/v1/accounts", 400, &json_headers(&[]), &no_messages);
     the_finding(&f, Severity::Error, "BG error (tppMessages)");
     let body = json!({"tppMessages": [{"category": "ERROR", "code": "FORMAT_ERROR"}]});
     let f = lint_of("GET", "/v1/accounts", 400, &json_headers(&[]), &body);
@@ -150,13 +145,8 @@ fn unknown_transaction_status_is_an_error() {
     );
     assert!(hit.message.contains("DONE"), "{hit}");
     // On a path the Berlin Group file does not have: the structural rule.
-    let f = lint_of(
-        "GET",
-        "/v1/agreements",
-        200,
-        &json_headers(&[]),
-        &json!({"list": [{"transactionStatus": "DONE"}]}),
-    );
+    let listed = json!({"list": [{"transactionStatus": "DONE"}]});
+    let f = lint_of("GET", "/v1/agreements", 200, &json_headers(&[]), &listed);
     the_finding(
         &f,
         Severity::Error,
@@ -287,22 +277,14 @@ fn sca_headers_of_a_201_are_checked() {
     the_finding(&f, Severity::Warning, "BG header Location");
     the_finding(&f, Severity::Warning, "BG header ASPSP-SCA-Approach");
     assert!(!lint::has_errors(&f), "{f:#?}");
-    let f = lint_of(
-        "POST",
-        PAYMENT,
-        201,
-        &json_headers(&[("Location", "/x"), ("ASPSP-SCA-Approach", "SMS")]),
-        &body,
-    );
-    the_finding(&f, Severity::Error, "BG header ASPSP-SCA-Approach");
-    let f = lint_of(
-        "POST",
-        PAYMENT,
-        201,
-        &json_headers(&[("Location", "/x"), ("ASPSP-SCA-Approach", "EMBEDDED")]),
-        &body,
-    );
-    the_finding(&f, Severity::Warning, "Authentication 11");
+    for (approach, severity, rule) in [
+        ("SMS", Severity::Error, "BG header ASPSP-SCA-Approach"),
+        ("EMBEDDED", Severity::Warning, "Authentication 11"),
+    ] {
+        let h = json_headers(&[("Location", "/x"), ("ASPSP-SCA-Approach", approach)]);
+        let f = lint_of("POST", PAYMENT, 201, &h, &body);
+        the_finding(&f, severity, rule);
+    }
 }
 
 /// The documented exception (docs/sandbox.md "Signatures and errors"): signature and
@@ -423,16 +405,7 @@ async fn clean_sandbox_responses_have_no_findings() {
 #[test]
 fn send_lint_prints_no_findings_for_the_embedded_sandbox() {
     let home = tempfile::tempdir().unwrap();
-    let (code, out, err) = run(
-        home.path(),
-        &[
-            "send",
-            "sandbox.customers.list",
-            "--lint",
-            "--param",
-            "withAccounts=false",
-        ],
-    );
+    let (code, out, err) = run(home.path(), &["send", "sandbox.customers.list", "--lint"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.trim_end().ends_with("lint: no findings"), "{out}");
     // The body comes first, unchanged.
