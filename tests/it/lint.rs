@@ -429,3 +429,64 @@ fn send_lint_prints_no_findings_for_the_embedded_sandbox() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("strict"), "{err}");
 }
+
+/// A bank on 127.0.0.1 that answers each of `answers` connections with a 200 whose body is
+/// JSON sent as `text/plain` and without `X-Request-ID`; returns its base URL.
+fn careless_bank(answers: usize) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(answers) {
+            let mut stream = stream.unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            // The request head (a GET has no body).
+            while reader.read_line(&mut line).unwrap() > 0 && line != "\r\n" {
+                line.clear();
+            }
+            let body = r#"{"accounts": []}"#;
+            write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .unwrap();
+        }
+    });
+    base
+}
+
+#[test]
+fn send_lint_reports_a_careless_bank_and_strict_fails_on_it() {
+    let home = tempfile::tempdir().unwrap();
+    let profiles = home.path().join("config/profiles");
+    std::fs::create_dir_all(&profiles).unwrap();
+    let certs = home.path().join("certs");
+    let d = certs.to_str().unwrap();
+    let made = run(home.path(), &["cert", "new", "--dir", d, "--name", "tpp"]);
+    assert_eq!(made.0, 0, "{}", made.2);
+    let profile = format!(
+        "name = \"Careless\"\ntarget = \"{}\"\ncertificate = \"{d}/tpp.pem\"\nkey = \"{d}/tpp.key\"\n",
+        careless_bank(2)
+    );
+    std::fs::write(profiles.join("careless.toml"), profile).unwrap();
+
+    let send = [
+        "send",
+        "accounts.list",
+        "--profile",
+        "Careless",
+        "--no-wait",
+    ];
+    let (code, out, err) = run(home.path(), &[&send[..], &["--lint"]].concat());
+    assert_eq!(code, 0, "a 200 exits 0 without strict: {err}");
+    assert!(out.contains("error [BG header X-Request-ID]"), "{out}");
+    assert!(out.contains("error [Content-Type]"), "{out}");
+    assert!(out.trim_end().ends_with("lint: 2 errors"), "{out}");
+
+    let (code, out, err) = run(home.path(), &[&send[..], &["--lint=strict"]].concat());
+    assert_eq!(code, 1, "strict fails on an error finding: {out} {err}");
+    assert!(out.trim_end().ends_with("lint: 2 errors"), "{out}");
+}
