@@ -13,6 +13,7 @@ pub mod client;
 pub mod embedded;
 pub mod fsutil;
 pub mod lessons;
+pub mod lint;
 pub mod logging;
 pub mod profile;
 pub mod redirect;

@@ -86,6 +86,11 @@ enum Command {
         /// Do not wait for SCA (on an embedded profile the printed link dies with the command).
         #[arg(long)]
         no_wait: bool,
+        /// Check the response against the Berlin Group 1.3.11 schemas and the interface
+        /// document's response rules; print the findings after the body, one per line
+        /// (`lint: no findings` when clean). `--lint=strict` also exits 1 on an error finding.
+        #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "report")]
+        lint: Option<LintMode>,
     },
     /// Sign a request and print the headers signing adds, as `Name: value` lines.
     Sign {
@@ -317,6 +322,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             list,
             wait_sca,
             no_wait,
+            lint,
         }) => {
             if list {
                 for op in OPERATIONS {
@@ -339,7 +345,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 (_, true) => Some(false),
                 _ => None,
             };
-            send_command(&paths, &operation, &profile, &params, body, wait).await
+            send_command(&paths, &operation, &profile, &params, body, wait, lint).await
         }
         Some(Command::Sign {
             cert,
@@ -819,6 +825,34 @@ fn open_browser(url: &str) {
     }
 }
 
+/// `send --lint`: report the findings, or also fail on an error finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LintMode {
+    Report,
+    Strict,
+}
+
+/// What the lint is told about a prepared request: method, path and `X-Request-ID`.
+fn lint_asked(req: &psd2_console::client::PreparedRequest) -> psd2_console::lint::Asked {
+    psd2_console::lint::Asked::request(&req.method, &req.path_and_query)
+        .with_request_id(req.header("X-Request-ID"))
+}
+
+/// Prints the lint's findings on `exchange` (one line each, or `lint: no findings`);
+/// returns whether there was an error finding.
+fn print_lint(
+    asked: &psd2_console::lint::Asked,
+    exchange: &psd2_console::client::Exchange,
+) -> bool {
+    use psd2_console::lint;
+    let findings = lint::check_response(asked, exchange.status, &exchange.headers, &exchange.body);
+    for f in &findings {
+        out!("{f}");
+    }
+    out!("{}", lint::summary(&findings));
+    lint::has_errors(&findings)
+}
+
 /// Prints a history write failure (the send itself stands).
 fn warn_history(recorded: &Result<i64, psd2_console::client::engine::HistoryWriteError>) {
     if let Err(e) = recorded {
@@ -839,6 +873,7 @@ async fn send_command(
     params: &[String],
     body: SendBody,
     wait: Option<bool>,
+    lint: Option<LintMode>,
 ) -> Result<ExitCode> {
     use psd2_console::client::BodyInput;
     use psd2_console::client::engine::{ScaFlow, Verdict};
@@ -864,9 +899,9 @@ async fn send_command(
         SendBody::Json(t) => BodyInput::Json(t),
         SendBody::Raw(b) => BodyInput::Raw(b),
     };
-    let (mut exchange, recorded) = engine
-        .send_recorded(&engine.prepare_with(op, &values, input)?)
-        .await?;
+    let prepared = engine.prepare_with(op, &values, input)?;
+    let mut asked = lint_asked(&prepared);
+    let (mut exchange, recorded) = engine.send_recorded(&prepared).await?;
     warn_history(&recorded);
     let mut status_ok = None;
     if let Some(url) = exchange.sca_redirect() {
@@ -914,9 +949,9 @@ async fn send_command(
                             SendBody::Json(t) => BodyInput::Json(t),
                             SendBody::Raw(b) => BodyInput::Raw(b),
                         };
-                        let (ex, recorded) = engine
-                            .send_recorded(&engine.prepare_with(op, &values, input)?)
-                            .await?;
+                        let prepared = engine.prepare_with(op, &values, input)?;
+                        asked = lint_asked(&prepared);
+                        let (ex, recorded) = engine.send_recorded(&prepared).await?;
                         warn_history(&recorded);
                         exchange = ex;
                     }
@@ -937,6 +972,9 @@ async fn send_command(
                         shown.extend(m.clone());
                     }
                     status_ok = Some(st.verdict == Verdict::Approved);
+                    if let Some(path) = &flow.status_path {
+                        asked = psd2_console::lint::Asked::request("GET", path);
+                    }
                     exchange = st.exchange;
                     if !shown.is_empty() {
                         exchange.json = Some(serde_json::Value::Object(shown));
@@ -951,7 +989,11 @@ async fn send_command(
         exchange.elapsed.as_millis()
     );
     out!("{}", exchange.pretty_body());
-    let ok = status_ok.unwrap_or_else(|| exchange.is_success());
+    let lint_failed = match lint {
+        Some(mode) => print_lint(&asked, &exchange) && mode == LintMode::Strict,
+        None => false,
+    };
+    let ok = status_ok.unwrap_or_else(|| exchange.is_success()) && !lint_failed;
     engine.shutdown().await;
     Ok(if ok {
         ExitCode::SUCCESS

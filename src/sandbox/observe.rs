@@ -18,6 +18,12 @@ pub struct ObservedExchange {
     pub status: u16,
     pub content_type: Option<String>,
     pub body: bytes::Bytes,
+    /// The response headers as sent (name, value; values that are not visible ASCII are
+    /// read lossily).
+    pub headers: Vec<(String, String)>,
+    /// The request's `X-Request-ID` (`None`: it had none, or a blank one), for the echo check of
+    /// `crate::lint`.
+    pub request_id: Option<String>,
 }
 
 /// A callback run for every response (`SandboxConfig::observer`).
@@ -54,6 +60,11 @@ pub(crate) async fn observe(observer: ResponseObserver, req: Request, next: Next
     let method = req.method().to_string();
     let path = req.uri().path().to_string();
     let query = req.uri().query().map(str::to_string);
+    let request_id = req
+        .headers()
+        .get(crate::xs2a::headers::X_REQUEST_ID)
+        .filter(|v| !v.as_bytes().trim_ascii().is_empty())
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
     let response = next.run(req).await;
     let (parts, body) = response.into_parts();
     let bytes = axum::body::to_bytes(body, MAX_OBSERVED_BYTES)
@@ -70,6 +81,17 @@ pub(crate) async fn observe(observer: ResponseObserver, req: Request, next: Next
             .and_then(|v| v.to_str().ok())
             .map(str::to_string),
         body: decoded(&parts.headers, &bytes),
+        headers: parts
+            .headers
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.as_str().to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+        request_id,
     };
     (observer.0)(&exchange);
     Response::from_parts(parts, Body::from(bytes))

@@ -17,6 +17,7 @@ mod cli_sign_serve;
 mod docs_tables;
 mod fuzz_regressions;
 mod history_export;
+mod lint;
 mod main_flow;
 mod postman_collections;
 mod qr;

@@ -1,0 +1,305 @@
+//! Conformance lint: checks one response of a NextGenPSD2 interface (the embedded sandbox or a
+//! real bank) against the Berlin Group NextGenPSD2 1.3.11 OpenAPI file built into the binary
+//! (`spec/berlin-group-psd2-api-1.3.11.yaml`, compiled once with `jsonschema`, see [`spec()`])
+//! and against the interface document's rules on responses.
+//!
+//! One entry point, [`check_response`]: what was asked ([`Asked`]: an operation id of the
+//! catalogue, or a method and path, and the request's `X-Request-ID` when known), the status,
+//! the response headers and the body bytes in; a list of [`Finding`]s (severity, rule,
+//! message) out, empty when the response conforms. Used by `send --lint`, by the test
+//! harness on every sandbox answer (`tests/it/common/schema.rs`), and meant for `doctor` on
+//! recorded responses and for a response-pane badge ([`summary`]).
+//!
+//! # What is checked
+//!
+//! Only paths under `/v1/` (a base-URL prefix before `/v1/` is ignored, e.g.
+//! `https://bank.example/psd2/v1/accounts`); anything else gives no findings.
+//!
+//! Headers:
+//! - `X-Request-ID` is in every response (Berlin Group: a required header of every
+//!   response) and echoes the request's (error `BG header X-Request-ID`); when the request
+//!   is known to have had none, nothing is required.
+//! - A body has `Content-Type: application/json` (or `application/problem+json`), with
+//!   `charset`, if given, UTF-8 (interface document: "All payloads are JSON", "Requests and
+//!   responses use UTF-8"; error `Content-Type`).
+//! - `ASPSP-SCA-Approach`, when present, is one of the file's values (error) and `REDIRECT`
+//!   (warning: Authentication 11, SCA is a redirect flow); on a 201 whose Berlin Group
+//!   response lists `Location` or `ASPSP-SCA-Approach`, a missing one is a warning (the file
+//!   marks both optional).
+//!
+//! Bodies (1xx and 3xx answers are not checked):
+//! - The operation is found as the Berlin Group file lists it (`paths` → method →
+//!   `responses` → status → `content` `application/json` → schema); the body is validated
+//!   against that schema, one error finding per schema error, with the rule
+//!   `<schema name> <JSON pointer>` (e.g. `readAccountBalanceResponse-200
+//!   /balances/0/balanceAmount/amount`). So amounts are strings matching the
+//!   `amountValue` pattern as a whole (`-?[0-9]{1,14}(\.[0-9]{1,3})?`; the file's pattern
+//!   is unanchored, the lint anchors it), `transactionStatus` / `consentStatus` /
+//!   `scaStatus` are values of the file's enums,
+//!   `_links` members are `{href}` objects (`scaRedirect` as a plain string is an error),
+//!   dates are `YYYY-MM-DD` and date-times carry an offset.
+//! - Every 4xx/5xx body is JSON with a non-empty `tppMessages` array; each message's `code`
+//!   is one of the file's `MessageCode<status>_*` enums for that status and family (schema
+//!   `Error<status>_NG_<AIS|PIS|PIIS|SBS>`); a message without `text` is a warning.
+//! - A 2xx the operation does not list, or a body where the file gives none (a 204), is an
+//!   error.
+//! - The one documented exception ([`DOCUMENTED_400_CODES`]): the interface document answers
+//!   signature and certificate failures with 400 (Authentication 3; Errors table) where the
+//!   file lists `SIGNATURE_*` / `CERTIFICATE_*` under 401 only; a 400 message with exactly one
+//!   of those five codes is accepted, nothing else is relaxed.
+//! - Paths with no Berlin Group counterpart (`/v1/sandbox/**`, `/v1/users`, `/v1/user`,
+//!   `/v1/agreements/**`, `/v1/bank-offered-consents/**`,
+//!   `/v1/payments/{product}/fee-information`): errors against the generic error shape
+//!   (`tppMessages` of `{category, code, path?, text?}`, `code` from the status's
+//!   `MessageCode*` enums); the sandbox customer listing against the interface document's
+//!   "Sandbox customer" table (every field required, no others); other 2xx bodies, and 2xx
+//!   bodies of paths the file does not have, by the structural rules: every `_links` member
+//!   an object with a string `href`, every `{currency, amount}` amount of the
+//!   `amountValue` pattern, every `transactionStatus` / `consentStatus` / `scaStatus` a
+//!   value of the file.
+//! - Interface document rules: the signing basket creation response (201) has a
+//!   `transactionStatus` of `RCVD`, `ACTC`, `PATC`, `RJCT` and links with `href` and `verbs`
+//!   ("Signing basket creation response"; error); `GET /v1/accounts` answering 401 and
+//!   `GET /v1/users` answering 200 carry a `scaRedirect` link (Endpoints; warning).
+
+mod rules;
+mod spec;
+
+pub use spec::{DOCUMENTED_400_CODES, SPEC_FILE, SPEC_YAML, Spec, SpecError, spec};
+
+use serde_json::Value;
+
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// Allowed but worth knowing (an optional header missing, a message without text).
+    Warning,
+    /// The response breaks a schema of the Berlin Group file or a rule of the interface
+    /// document.
+    Error,
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        })
+    }
+}
+
+/// One thing the lint found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub severity: Severity,
+    /// Where the rule comes from: a Berlin Group schema name and the JSON pointer into the
+    /// body (`accountList /accounts/0/currency`), `BG header <name>`, or a section of the
+    /// interface document (`Signing basket creation response /transactionStatus`).
+    pub rule: String,
+    /// What is wrong, in a sentence.
+    pub message: String,
+}
+
+impl Finding {
+    pub(crate) fn error(rule: impl Into<String>, message: impl Into<String>) -> Finding {
+        Finding {
+            severity: Severity::Error,
+            rule: rule.into(),
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn warning(rule: impl Into<String>, message: impl Into<String>) -> Finding {
+        Finding {
+            severity: Severity::Warning,
+            rule: rule.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Finding {
+    /// One line: `error [rule] message`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} [{}] {}", self.severity, self.rule, self.message)
+    }
+}
+
+/// What the request carried as `X-Request-ID`, for the echo check.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum RequestId {
+    /// Not known (e.g. only the response was recorded): the response must have one.
+    #[default]
+    Unknown,
+    /// The request had none: nothing to echo, nothing required.
+    NotSent,
+    /// The request's value: the response must echo it exactly.
+    Sent(String),
+}
+
+/// What was asked: the request a response answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Asked {
+    /// HTTP method (any case).
+    pub method: String,
+    /// The path (`/v1/accounts/a1`), with or without query, or the absolute URL; a path
+    /// template of the catalogue (`/v1/{payment-service}/{payment-product}/{payment-id}`)
+    /// works too.
+    pub path: String,
+    pub request_id: RequestId,
+}
+
+impl Asked {
+    /// A request by method and path (or URL); `X-Request-ID` unknown.
+    pub fn request(method: &str, path: &str) -> Asked {
+        Asked {
+            method: method.to_string(),
+            path: path.to_string(),
+            request_id: RequestId::Unknown,
+        }
+    }
+
+    /// The operation `id` of the catalogue (`send --list`, e.g. `accounts.list`) by its
+    /// method and path template; `None` for an unknown id.
+    pub fn operation(id: &str) -> Option<Asked> {
+        crate::xs2a::operations::find(id).map(|op| Asked::request(op.method, op.path))
+    }
+
+    /// With the request's `X-Request-ID` (`None`: the request had none).
+    pub fn with_request_id(mut self, id: Option<&str>) -> Asked {
+        self.request_id = match id {
+            Some(id) => RequestId::Sent(id.to_string()),
+            None => RequestId::NotSent,
+        };
+        self
+    }
+}
+
+/// The `/v1/...` path of a path, path and query, or URL (`None`: not an API path).
+fn api_path(path_or_url: &str) -> Option<&str> {
+    let p = path_or_url.split(['?', '#']).next().unwrap_or(path_or_url);
+    let p = match p.split_once("://") {
+        Some((_, rest)) => rest.find('/').map(|i| &rest[i..])?,
+        None => p,
+    };
+    if p.starts_with("/v1/") {
+        Some(p)
+    } else {
+        p.find("/v1/").map(|i| &p[i..])
+    }
+}
+
+/// Checks one response against the built-in Berlin Group file and the interface document
+/// (see the module documentation for every rule). `headers`: the response headers as
+/// (name, value), names in any case; `body`: the body bytes as read (decompressed).
+///
+/// Returns the findings, errors and warnings, in the order found; empty when the response
+/// conforms or its path is not under `/v1/`. Never fails: should the built-in file not
+/// compile, that is reported as one error finding (rule `lint`).
+pub fn check_response(
+    asked: &Asked,
+    status: u16,
+    headers: &[(String, String)],
+    body: &[u8],
+) -> Vec<Finding> {
+    let Some(path) = api_path(&asked.path) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let spec = match spec() {
+        Ok(s) => s,
+        Err(e) => {
+            out.push(Finding::error("lint", e.to_string()));
+            return out;
+        }
+    };
+    let method = asked.method.to_ascii_uppercase();
+    rules::request_id(&asked.request_id, headers, &mut out);
+    rules::sca_headers(spec, &method, path, status, headers, &mut out);
+    let body = rules::json_body(headers, body, &mut out);
+    if (200..300).contains(&status) || status >= 400 {
+        if let rules::Body::Json(v) = &body {
+            rules::document_rules(&method, path, status, v, &mut out);
+        }
+        rules::check_body(spec, &method, path, status, body, &mut out);
+    }
+    out
+}
+
+/// One line for a badge or a summary: `lint: no findings`, `lint: 2 errors, 1 warning`.
+pub fn summary(findings: &[Finding]) -> String {
+    let errors = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    let warnings = findings.len() - errors;
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    match (errors, warnings) {
+        (0, 0) => "lint: no findings".into(),
+        (e, 0) => format!("lint: {}", plural(e, "error")),
+        (0, w) => format!("lint: {}", plural(w, "warning")),
+        (e, w) => format!("lint: {}, {}", plural(e, "error"), plural(w, "warning")),
+    }
+}
+
+/// Whether any finding is an error.
+pub fn has_errors(findings: &[Finding]) -> bool {
+    findings.iter().any(|f| f.severity == Severity::Error)
+}
+
+/// The value of header `name` (case-insensitive), the first one.
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// `_links.scaRedirect` of a body, whatever its shape.
+fn sca_redirect(body: &Value) -> Option<&Value> {
+    body.get("_links").and_then(|l| l.get("scaRedirect"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_path_takes_the_v1_part_of_paths_and_urls() {
+        assert_eq!(api_path("/v1/accounts?x=1"), Some("/v1/accounts"));
+        assert_eq!(
+            api_path("https://bank.example/psd2/v1/accounts/a1#f"),
+            Some("/v1/accounts/a1")
+        );
+        assert_eq!(
+            api_path("http://127.0.0.1:8080/v1/users"),
+            Some("/v1/users")
+        );
+        assert_eq!(api_path("/sca/abc"), None);
+        assert_eq!(api_path("http://host"), None);
+    }
+
+    #[test]
+    fn summary_counts_errors_and_warnings() {
+        let e = Finding::error("r", "m");
+        let w = Finding::warning("r", "m");
+        assert_eq!(summary(&[]), "lint: no findings");
+        assert_eq!(summary(std::slice::from_ref(&e)), "lint: 1 error");
+        assert_eq!(summary(&[w.clone(), w.clone()]), "lint: 2 warnings");
+        assert_eq!(summary(&[e.clone(), e, w]), "lint: 2 errors, 1 warning");
+    }
+
+    #[test]
+    fn the_built_in_file_compiles_and_maps_operations() {
+        let s = spec().expect("the built-in Berlin Group file compiles");
+        assert_eq!(
+            s.schema_for("GET", "/v1/accounts", 200).as_deref(),
+            Some("accountList")
+        );
+        let op = Asked::operation("accounts.list").expect("accounts.list");
+        assert_eq!(
+            (op.method.as_str(), op.path.as_str()),
+            ("GET", "/v1/accounts")
+        );
+    }
+}
