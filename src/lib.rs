@@ -11,6 +11,7 @@
 pub mod cert;
 pub mod client;
 pub mod embedded;
+pub mod flow;
 pub mod fsutil;
 pub mod lessons;
 pub mod lint;

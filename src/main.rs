@@ -51,6 +51,11 @@ struct Cli {
     command: Option<Command>,
 }
 
+/// How many recent history entries `flow` looks through for a session.
+const FLOW_HISTORY_WINDOW: usize = 500;
+/// Without a TPP-Session-ID, a gap longer than this (seconds) ends the latest flow.
+const FLOW_GAP_SECONDS: i64 = 30 * 60;
+
 #[derive(Subcommand)]
 enum Command {
     /// The embedded sandbox ASPSP.
@@ -150,6 +155,18 @@ enum Command {
         search: Option<String>,
         #[arg(long, default_value_t = 50)]
         limit: usize,
+    },
+    /// The flow of a session as a sequence diagram (TPP, ASPSP, PSU browser, callback
+    /// listener), each arrow with the rule of the interface document it shows. Without
+    /// arguments: the latest flow (the newest exchange's TPP-Session-ID).
+    Flow {
+        #[arg(long, value_parser = ["mermaid", "text"], default_value = "text")]
+        format: String,
+        /// The exchanges of this TPP-Session-ID.
+        #[arg(long, conflicts_with = "ids")]
+        session: Option<String>,
+        /// History ids, in the order to draw them.
+        ids: Vec<i64>,
     },
     /// Export an exchange of the history: cURL (signed afresh now, so it runs as-is within
     /// the 60-second Date window) or HAR 1.2 (Signature redacted).
@@ -586,6 +603,38 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     e.url
                 );
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Flow {
+            format,
+            session,
+            ids,
+        }) => {
+            use psd2_console::flow;
+            let h = psd2_console::client::history::History::open_existing(&paths.history_file())
+                .map_err(|e| anyhow!(e))?;
+            let entries = if !ids.is_empty() {
+                let mut picked = Vec::new();
+                for id in ids {
+                    picked.push(h.get(id)?.ok_or_else(|| anyhow!("no history entry {id}"))?);
+                }
+                picked
+            } else {
+                let recent = h.list(None, FLOW_HISTORY_WINDOW)?;
+                match session {
+                    Some(s) => flow::session(&recent, &s),
+                    None => flow::latest_session(&recent, FLOW_GAP_SECONDS),
+                }
+            };
+            if entries.is_empty() {
+                return Err(anyhow!("no exchanges for that flow in the history"));
+            }
+            let f = flow::Flow::from_history(&entries);
+            let text = match format.as_str() {
+                "mermaid" => f.to_mermaid(),
+                _ => f.to_text(),
+            };
+            out!("{}", text.trim_end());
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Export {
