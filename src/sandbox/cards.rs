@@ -41,14 +41,14 @@ use uuid::Uuid;
 
 use super::App;
 use super::accounts::{Consented, Listing, TransactionQuery};
-use super::auth::Tpp;
+use super::auth::AisTpp;
 use super::domain::access;
 use super::domain::access::consented;
 use super::errors::ApiError;
 use super::ledger::{self, Balances, CardEntry};
 use super::model::{CardAccount, Customer};
 use super::reads::{Read, ReadKey};
-use super::rules::{self, AccessKind, TppRoles};
+use super::rules::{self, AccessKind};
 use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::{AccountReference, Amount, Balance, balance_type};
 
@@ -169,11 +169,9 @@ fn reference(card: &CardAccount) -> AccountReference {
 /// Errors: 401 `ROLE_INVALID` without `PSP_AI`; the refusals of [`access::resolve`].
 pub async fn list(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    roles: TppRoles,
+    AisTpp(tpp): AisTpp,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    roles.require_ais()?;
     let version = app.db.version();
     let access = access::resolve(&app, &tpp, &headers)?;
     let key = ReadKey::new(Read::CardList, Uuid::nil(), version).consent(&access.key, &[]);

@@ -653,19 +653,10 @@ pub async fn create_customer(
                 }
             }
             None => {
-                for (kind, prefix, product, cat, opening) in seed::default_accounts(customer.kind) {
-                    let a = Account {
-                        id: Uuid::new_v4(),
-                        owner: customer.id,
-                        kind,
-                        bban: fresh_bban(tx)?,
-                        currency: seed::CURRENCY.into(),
-                        name: cut(&format!("{prefix} {}", customer.name), MAX_NAME_CHARS),
-                        product: product.into(),
-                        cash_account_type: cat.into(),
-                        opening_balance: opening,
-                        generated: true,
-                    };
+                for spec in seed::default_accounts(customer.kind) {
+                    let mut a =
+                        seed::default_account(&customer, spec, Uuid::new_v4(), fresh_bban(tx)?);
+                    a.name = cut(&a.name, MAX_NAME_CHARS);
                     store::insert_account(tx, &a)?;
                 }
             }

@@ -218,18 +218,34 @@ fn push_default_accounts(
         default_accounts(customer.kind).into_iter().zip(raise)
     {
         let bban = next_bban();
-        data.accounts.push(Account {
-            id: id(&format!("account:{bban}")),
-            owner: customer.id,
-            kind,
-            currency: CURRENCY.into(),
-            name: format!("{name} {}", customer.name),
-            product: product.into(),
-            cash_account_type: cat.into(),
-            opening_balance: opening + raise,
-            bban,
-            generated: true,
-        });
+        let account_id = id(&format!("account:{bban}"));
+        let spec = (kind, name, product, cat, opening + raise);
+        data.accounts
+            .push(default_account(customer, spec, account_id, bban));
+    }
+}
+
+/// The account of `customer` that `spec` (an item of [`default_accounts`]) describes, with
+/// `id` and `bban`: named `{name prefix} {customer name}`, in [`CURRENCY`], with generated
+/// history (the seed's accounts, and those of a customer created without `accounts`).
+pub fn default_account(
+    customer: &Customer,
+    spec: (AccountKind, &str, &str, &str, i64),
+    id: Uuid,
+    bban: String,
+) -> Account {
+    let (kind, name, product, cat, opening) = spec;
+    Account {
+        id,
+        owner: customer.id,
+        kind,
+        bban,
+        currency: CURRENCY.into(),
+        name: format!("{name} {}", customer.name),
+        product: product.into(),
+        cash_account_type: cat.into(),
+        opening_balance: opening,
+        generated: true,
     }
 }
 
