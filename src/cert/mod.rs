@@ -40,6 +40,22 @@ pub enum CertError {
     Generate(String),
 }
 
+/// Reads the file at `path` and parses its bytes with `parse(bytes, what)`, `what` being the
+/// path as shown in messages ([`Certificate::load`], [`PrivateKey::load`]).
+///
+/// Errors: [`CertError::Io`] when the file cannot be read; what `parse` returns.
+fn load_file<T>(
+    path: &Path,
+    parse: impl FnOnce(&[u8], &str) -> Result<T, CertError>,
+) -> Result<T, CertError> {
+    let what = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|error| CertError::Io {
+        path: what.clone(),
+        error,
+    })?;
+    parse(&bytes, &what)
+}
+
 /// Days before `notAfter` from which a certificate is reported as expiring soon.
 pub const EXPIRY_WARNING_DAYS: i64 = 30;
 
@@ -158,11 +174,7 @@ impl Certificate {
 
     /// Reads a certificate file (PEM or DER).
     pub fn load(path: &Path) -> Result<Self, CertError> {
-        let bytes = std::fs::read(path).map_err(|error| CertError::Io {
-            path: path.display().to_string(),
-            error,
-        })?;
-        Self::from_pem_or_der(&bytes, &path.display().to_string())
+        load_file(path, Self::from_pem_or_der)
     }
 
     /// Parses the value of a `TPP-Signature-Certificate` header: base64 of the DER (a PEM
@@ -350,11 +362,7 @@ impl PrivateKey {
 
     /// Reads a key file.
     pub fn load(path: &Path) -> Result<Self, CertError> {
-        let bytes = std::fs::read(path).map_err(|error| CertError::Io {
-            path: path.display().to_string(),
-            error,
-        })?;
-        Self::from_pem_or_der(&bytes, &path.display().to_string())
+        load_file(path, Self::from_pem_or_der)
     }
 
     /// The public key as PKCS#1 `RSAPublicKey` DER.

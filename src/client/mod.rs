@@ -84,6 +84,31 @@ pub struct RequestContext<'a> {
     pub now: SystemTime,
 }
 
+impl RequestContext<'_> {
+    /// Signs a request in place with this context's credentials, the profile's
+    /// `(request-target)` setting and the instant [`RequestContext::now`] (see
+    /// [`sign_request`]).
+    fn sign(
+        &self,
+        method: &str,
+        path_and_query: &str,
+        headers: &mut Vec<(String, String)>,
+        body: &[u8],
+    ) -> SignatureInspection {
+        sign_request(
+            self.credentials,
+            method,
+            path_and_query,
+            headers,
+            body,
+            SignOptions {
+                request_target: self.profile.sign_request_target,
+                now: self.now,
+            },
+        )
+    }
+}
+
 /// Compacts a JSON body: the interface document asks for no insignificant whitespace, and the
 /// Digest covers exactly these bytes.
 pub fn compact_json(text: &str) -> Result<Vec<u8>, ClientError> {
@@ -194,17 +219,7 @@ pub fn prepare_with(
     for (n, v) in typed.iter().filter(|(n, _)| !after_signing(n)) {
         set_header(&mut headers, n, v);
     }
-    let inspection = sign_request(
-        ctx.credentials,
-        op.method,
-        &path_and_query,
-        &mut headers,
-        &body,
-        SignOptions {
-            request_target: ctx.profile.sign_request_target,
-            now: ctx.now,
-        },
-    );
+    let inspection = ctx.sign(op.method, &path_and_query, &mut headers, &body);
     for (n, v) in typed.iter().filter(|(n, _)| after_signing(n)) {
         set_header(&mut headers, n, v);
     }
@@ -311,17 +326,7 @@ pub fn prepare_imported(
     if !body.is_empty() && !has(&headers, h::CONTENT_TYPE) {
         headers.push((h::CONTENT_TYPE.into(), "application/json".into()));
     }
-    let inspection = sign_request(
-        ctx.credentials,
-        &imported.method,
-        &path_and_query,
-        &mut headers,
-        &body,
-        SignOptions {
-            request_target: ctx.profile.sign_request_target,
-            now: ctx.now,
-        },
-    );
+    let inspection = ctx.sign(&imported.method, &path_and_query, &mut headers, &body);
     Ok(PreparedRequest {
         operation_id: "raw".into(),
         params: Vec::new(),

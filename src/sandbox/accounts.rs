@@ -39,7 +39,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::App;
-use super::auth::Tpp;
+use super::auth::{AisTpp, Tpp};
 use super::domain::access;
 use super::domain::access::Access;
 use super::errors::{ApiError, ApiPath, QueryPairs};
@@ -113,11 +113,9 @@ fn reference(a: &Account) -> AccountReference {
 /// `scaRedirect`, 400).
 pub async fn list(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    roles: TppRoles,
+    AisTpp(tpp): AisTpp,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    roles.require_ais()?;
     let version = app.db.version();
     let access = access::resolve(&app, &tpp, &headers)?;
     let key = ReadKey::new(Read::AccountList, Uuid::nil(), version)

@@ -16,8 +16,9 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::App;
-use super::errors::ApiError;
+use super::errors::{ApiError, ApiPath};
 use super::model::TppId;
+use super::rules::TppRoles;
 use crate::cert::Certificate;
 use crate::signing::RequestView;
 use crate::xs2a::error::MessageCode;
@@ -102,6 +103,53 @@ impl<S: Send + Sync> FromRequestParts<S> for Tpp {
                 MessageCode::SignatureMissing,
                 "the request was not verified as signed",
             )
+        })
+    }
+}
+
+/// The TPP of an account-information operation, as an extractor: the verified [`Tpp`],
+/// which must hold the AISP role (`PSP_AI`, [`TppRoles::require_ais`]). The role is checked
+/// when the handler's arguments are extracted, before the ones that follow it.
+///
+/// Errors (the rejection): those of [`Tpp`] and [`TppRoles`]; 401 `ROLE_INVALID` without
+/// `PSP_AI`.
+#[derive(Debug, Clone)]
+pub struct AisTpp(pub Tpp);
+
+impl<S: Send + Sync> FromRequestParts<S> for AisTpp {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let tpp = Tpp::from_request_parts(parts, state).await?;
+        TppRoles::from_request_parts(parts, state)
+            .await?
+            .require_ais()?;
+        Ok(AisTpp(tpp))
+    }
+}
+
+/// What the operations on one resource of the TPP extract first, in this order: the
+/// verified [`Tpp`], its [`TppRoles`] and the request path's one parameter (`{id}`,
+/// `{consentId}`).
+///
+/// Errors (the rejection): those of [`Tpp`], [`TppRoles`] and [`ApiPath`].
+pub struct TppResource {
+    /// The verified TPP.
+    pub tpp: Tpp,
+    /// Its certificate's PSD2 roles (not checked here).
+    pub roles: TppRoles,
+    /// The path parameter.
+    pub id: String,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for TppResource {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Ok(TppResource {
+            tpp: Tpp::from_request_parts(parts, state).await?,
+            roles: TppRoles::from_request_parts(parts, state).await?,
+            id: ApiPath::<String>::from_request_parts(parts, state).await?.0,
         })
     }
 }

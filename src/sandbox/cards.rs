@@ -41,14 +41,14 @@ use uuid::Uuid;
 
 use super::App;
 use super::accounts::{Consented, Listing, TransactionQuery};
-use super::auth::Tpp;
+use super::auth::AisTpp;
 use super::domain::access;
 use super::domain::access::consented;
 use super::errors::ApiError;
 use super::ledger::{self, Balances, CardEntry};
 use super::model::{CardAccount, Customer};
 use super::reads::{Read, ReadKey};
-use super::rules::{self, AccessKind, TppRoles};
+use super::rules::{self, AccessKind};
 use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::{AccountReference, Amount, Balance, balance_type};
 
@@ -169,11 +169,9 @@ fn reference(card: &CardAccount) -> AccountReference {
 /// Errors: 401 `ROLE_INVALID` without `PSP_AI`; the refusals of [`access::resolve`].
 pub async fn list(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    roles: TppRoles,
+    AisTpp(tpp): AisTpp,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    roles.require_ais()?;
     let version = app.db.version();
     let access = access::resolve(&app, &tpp, &headers)?;
     let key = ReadKey::new(Read::CardList, Uuid::nil(), version).consent(&access.key, &[]);
@@ -227,29 +225,50 @@ pub async fn balances(
     let today = app.clock.today();
     let key = ReadKey::new(Read::CardBalances, card.id, version).on(today);
     app.reads.answer(key, || {
-        let base = ledger::card_balances(&card, &owner, today);
-        let b = app.store.card_balances(
-            card.id,
-            Balances {
-                closing_booked: base.interim_booked,
-                expected: base.interim_available,
-            },
-            today,
-        )?;
-        let balance = |kind: &str, amount: i64| Balance {
-            balance_type: kind.to_string(),
-            balance_amount: Amount::from_minor(&card.currency, amount),
-            reference_date: Some(today.to_string()),
-        };
+        let b = current_balances(&app, &card, &owner, today)?;
         Ok(CardBalancesResponse {
             card_account: reference(&card),
             debit_accounting: false,
-            balances: vec![
-                balance(balance_type::INTERIM_BOOKED, b.closing_booked),
-                balance(balance_type::INTERIM_AVAILABLE, b.expected),
-            ],
+            balances: interim_balances(&card, &b, today),
         })
     })
+}
+
+/// The balances of `card` (of `owner`) on `today`: the card ledger's
+/// ([`ledger::card_balances`]) adjusted by the sandbox override and manual card transactions
+/// ([`super::store::Store::card_balances`]); `closing_booked` is `interimBooked`, `expected`
+/// `interimAvailable` (minor units of the card's currency).
+///
+/// Errors: storage (503).
+pub fn current_balances(
+    app: &App,
+    card: &CardAccount,
+    owner: &Customer,
+    today: NaiveDate,
+) -> Result<Balances, ApiError> {
+    let base = ledger::card_balances(card, owner, today);
+    app.store.card_balances(
+        card.id,
+        Balances {
+            closing_booked: base.interim_booked,
+            expected: base.interim_available,
+        },
+        today,
+    )
+}
+
+/// `b` as the two Berlin Group `balance`s of a card account, `interimBooked` then
+/// `interimAvailable`, in the card's currency and dated `today`.
+pub fn interim_balances(card: &CardAccount, b: &Balances, today: NaiveDate) -> Vec<Balance> {
+    let balance = |kind: &str, amount: i64| Balance {
+        balance_type: kind.to_string(),
+        balance_amount: Amount::from_minor(&card.currency, amount),
+        reference_date: Some(today.to_string()),
+    };
+    vec![
+        balance(balance_type::INTERIM_BOOKED, b.closing_booked),
+        balance(balance_type::INTERIM_AVAILABLE, b.expected),
+    ]
 }
 
 /// Berlin Group `cardTransactionId` is at most 35 characters: a UUID is sent without hyphens.

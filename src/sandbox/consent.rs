@@ -28,7 +28,8 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{FromRequestParts, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -36,12 +37,12 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::App;
-use super::auth::Tpp;
+use super::auth::{AisTpp, Tpp, TppResource};
 use super::domain::access;
 use super::domain::access::begin_sca;
-use super::errors::{ApiError, ApiPath};
+use super::errors::ApiError;
 use super::model::{AuthorisationError, ConsentKey, ScaStep, TppId};
-use super::rules::{self, TppRoles};
+use super::rules;
 use super::store::access as store;
 use crate::xs2a::error::{MessageCode, TppMessage, TppMessageCategory};
 use crate::xs2a::links::{Link, Links, names};
@@ -104,12 +105,10 @@ fn created(body: ConsentsResponse) -> Response {
 /// JSON, a refused character, or a missing `TPP-Redirect-URI`.
 pub async fn bank_offered_consents(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    roles: TppRoles,
+    AisTpp(tpp): AisTpp,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    roles.require_ais()?;
     if !body.trim_ascii().is_empty() {
         let v: serde_json::Value = serde_json::from_slice(&body)
             .map_err(|e| ApiError::format(format!("the request body is not JSON: {e}")))?;
@@ -128,11 +127,9 @@ pub async fn bank_offered_consents(
 /// `TPP-Redirect-URI`.
 pub async fn consents_deprecated(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    roles: TppRoles,
+    AisTpp(tpp): AisTpp,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    roles.require_ais()?;
     let mut body = consent_created(&app, &tpp, &headers)?;
     body.tpp_messages.push(TppMessage {
         category: TppMessageCategory::Warning,
@@ -272,18 +269,32 @@ pub struct ConsentInformation {
     pub links: Links,
 }
 
+/// The consent resource `{consentId}` of the request path, created by the calling TPP, as
+/// the extractor of the consent resource operations: the TPP needs the AISP role
+/// ([`rules::TppRoles::require_ais`]), then [`load_resource`].
+///
+/// Errors (the rejection): 401 `ROLE_INVALID` without `PSP_AI`; those of
+/// [`load_resource`].
+pub struct OwnConsent(Resource);
+
+impl FromRequestParts<Arc<App>> for OwnConsent {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, ApiError> {
+        let TppResource { tpp, roles, id } = TppResource::from_request_parts(parts, app).await?;
+        roles.require_ais()?;
+        load_resource(app, &tpp.id, &id).map(OwnConsent)
+    }
+}
+
 /// `GET /v1/consents/{consentId}/status` (also under `/v1/bank-offered-consents`).
 ///
 /// Errors: 401 `ROLE_INVALID` without `PSP_AI`; 404 `RESOURCE_UNKNOWN`; 403
 /// `CONSENT_UNKNOWN` for another TPP's consent.
 pub async fn consent_status(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    roles: TppRoles,
-    ApiPath(id): ApiPath<String>,
+    OwnConsent(r): OwnConsent,
 ) -> Result<axum::Json<ConsentStatusResponse>, ApiError> {
-    roles.require_ais()?;
-    let r = load_resource(&app, &tpp.id, &id)?;
     Ok(axum::Json(ConsentStatusResponse {
         consent_status: current_status(&app, &r)?.into(),
     }))
@@ -295,12 +306,8 @@ pub async fn consent_status(
 /// Errors: as [`consent_status`].
 pub async fn consent_information(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    roles: TppRoles,
-    ApiPath(id): ApiPath<String>,
+    OwnConsent(r): OwnConsent,
 ) -> Result<axum::Json<ConsentInformation>, ApiError> {
-    roles.require_ais()?;
-    let r = load_resource(&app, &tpp.id, &id)?;
     let status = current_status(&app, &r)?;
     let mut access = AccountAccess::default();
     let mut links = Links::new();
@@ -360,12 +367,8 @@ pub async fn consent_information(
 /// Errors: as [`consent_status`].
 pub async fn consent_delete(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    roles: TppRoles,
-    ApiPath(id): ApiPath<String>,
+    OwnConsent(r): OwnConsent,
 ) -> Result<StatusCode, ApiError> {
-    roles.require_ais()?;
-    let r = load_resource(&app, &tpp.id, &id)?;
     let status = current_status(&app, &r)?;
     if !matches!(status, "received" | "valid") {
         return Ok(StatusCode::NO_CONTENT);

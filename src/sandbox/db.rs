@@ -148,13 +148,7 @@ impl Db {
         &self,
         f: impl FnOnce(&Transaction<'_>) -> Result<T, ApiError>,
     ) -> Result<T, ApiError> {
-        let mut conn = self.lock();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let out = f(&tx)?;
-        tx.commit()?;
-        self.version
-            .fetch_add(1, std::sync::atomic::Ordering::Release);
-        Ok(out)
+        self.write_with(f)
     }
 
     /// Like [`Db::write`] with plain SQLite errors (opening, seeding).
@@ -162,6 +156,15 @@ impl Db {
         &self,
         f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
     ) -> rusqlite::Result<T> {
+        self.write_with(f)
+    }
+
+    /// [`Db::write`] for any error type SQLite errors convert into: `BEGIN IMMEDIATE`, `f`,
+    /// `COMMIT` (rolled back when `f` fails), and the data version bumped after a commit.
+    fn write_with<T, E: From<rusqlite::Error>>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> Result<T, E>,
+    ) -> Result<T, E> {
         let mut conn = self.lock();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let out = f(&tx)?;

@@ -1033,6 +1033,15 @@ fn last_week_settlements(owner: &Customer, monday: NaiveDate) -> i64 {
         .sum()
 }
 
+/// What the Monday sweep moves from the settlement account to the operating account on
+/// `day`: [`last_week_settlements`] when `day` is a Monday and that is more than zero.
+fn monday_sweep(owner: &Customer, day: NaiveDate) -> Option<i64> {
+    if day.weekday() != Weekday::Mon {
+        return None;
+    }
+    Some(last_week_settlements(owner, day)).filter(|swept| *swept > 0)
+}
+
 fn operating_day(owner: &Customer, day: NaiveDate) -> Vec<Raw> {
     let seed = seed_of(owner.id, AccountKind::Operating);
     let mut fixed = Rng(seed);
@@ -1040,13 +1049,7 @@ fn operating_day(owner: &Customer, day: NaiveDate) -> Vec<Raw> {
     let mut rng = Rng::for_day(seed, day);
     let mut out = Vec::new();
     let month = month_name(day);
-    let monday = day.weekday() == Weekday::Mon;
-    let swept = if monday {
-        last_week_settlements(owner, day)
-    } else {
-        0
-    };
-    if swept > 0 {
+    if let Some(swept) = monday_sweep(owner, day) {
         out.push(Raw::credit(
             swept,
             &owner.name,
@@ -1098,13 +1101,7 @@ fn operating_day(owner: &Customer, day: NaiveDate) -> Vec<Raw> {
 
 fn settlement_day(owner: &Customer, day: NaiveDate) -> Vec<Raw> {
     let mut out = Vec::new();
-    let monday = day.weekday() == Weekday::Mon;
-    let swept = if monday {
-        last_week_settlements(owner, day)
-    } else {
-        0
-    };
-    if swept > 0 {
+    if let Some(swept) = monday_sweep(owner, day) {
         out.push(Raw::debit(
             swept,
             &owner.name,

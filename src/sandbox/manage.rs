@@ -653,19 +653,10 @@ pub async fn create_customer(
                 }
             }
             None => {
-                for (kind, prefix, product, cat, opening) in seed::default_accounts(customer.kind) {
-                    let a = Account {
-                        id: Uuid::new_v4(),
-                        owner: customer.id,
-                        kind,
-                        bban: fresh_bban(tx)?,
-                        currency: seed::CURRENCY.into(),
-                        name: cut(&format!("{prefix} {}", customer.name), MAX_NAME_CHARS),
-                        product: product.into(),
-                        cash_account_type: cat.into(),
-                        opening_balance: opening,
-                        generated: true,
-                    };
+                for spec in seed::default_accounts(customer.kind) {
+                    let mut a =
+                        seed::default_account(&customer, spec, Uuid::new_v4(), fresh_bban(tx)?);
+                    a.name = cut(&a.name, MAX_NAME_CHARS);
                     store::insert_account(tx, &a)?;
                 }
             }
@@ -1589,15 +1580,7 @@ pub async fn set_card_balances(
         .store
         .customer(card.owner)?
         .ok_or_else(|| ApiError::not_found(format!("no sandbox card account {id:?}")))?;
-    let base = super::ledger::card_balances(&card, &owner, today);
-    let current = app.store.card_balances(
-        card.id,
-        Balances {
-            closing_booked: base.interim_booked,
-            expected: base.interim_available,
-        },
-        today,
-    )?;
+    let current = super::cards::current_balances(&app, &card, &owner, today)?;
     let booked = booked.unwrap_or(current.closing_booked);
     let available = available.unwrap_or(current.expected);
     let now = app.clock.now();
@@ -1614,17 +1597,9 @@ pub async fn set_card_balances(
         },
         today,
     )?;
-    let balance = |kind: &str, amount: i64| Balance {
-        balance_type: kind.to_string(),
-        balance_amount: Amount::from_minor(&card.currency, amount),
-        reference_date: Some(today.to_string()),
-    };
     Ok(Json(json!({
         "cardAccount": { "maskedPan": card.masked_pan },
-        "balances": [
-            balance(balance_type::INTERIM_BOOKED, b.closing_booked),
-            balance(balance_type::INTERIM_AVAILABLE, b.expected),
-        ],
+        "balances": super::cards::interim_balances(&card, &b, today),
     })))
 }
 

@@ -51,11 +51,11 @@ use super::model::{Agreement, Customer, TppId};
 use super::pages::{self, Page, format_bban};
 use super::payments;
 use super::payments::body::Service;
-use super::sca::{SCA_SYSTEM, or_page};
+use super::sca::{Login, SCA_SYSTEM, field, form, identify, or_page};
 use super::sca_guard;
 use super::store::payments::{self as rows, AuthorisationRow, PaymentRow, sca_status, status};
 use crate::xs2a::model::{CustomerType, format_minor};
-use crate::xs2a::redirect::{PsuContext, ScaCallback, ScaFailure, ScaSuccess};
+use crate::xs2a::redirect::{ScaCallback, ScaFailure, ScaSuccess};
 
 /// The payment SCA page routes (merged into [`super::router`]; not signed).
 pub fn routes() -> Router<Arc<App>> {
@@ -477,17 +477,6 @@ async fn decision(
     guarded(&app, id, &headers, &body, decision_step).await
 }
 
-fn form(body: &[u8]) -> Vec<(String, String)> {
-    url::form_urlencoded::parse(body).into_owned().collect()
-}
-
-fn field<'a>(f: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    f.iter()
-        .rev()
-        .find(|(k, v)| k == name && !v.trim().is_empty())
-        .map(|(_, v)| v.trim())
-}
-
 /// `POST /payment-sca/{id}/login` (`customerNumber`; spaces and dots ignored).
 fn login_step(app: &App, id: String, body: &[u8]) -> Response {
     let scope = match load(app, &id) {
@@ -499,10 +488,6 @@ fn login_step(app: &App, id: String, body: &[u8]) -> Response {
     }
     let f = form(body);
     let typed = field(&f, "customerNumber").unwrap_or("");
-    let number: String = typed
-        .chars()
-        .filter(|c| !c.is_whitespace() && *c != '.')
-        .collect();
     let retry = |msg: &str| {
         page(
             StatusCode::BAD_REQUEST,
@@ -512,21 +497,10 @@ fn login_step(app: &App, id: String, body: &[u8]) -> Response {
             },
         )
     };
-    if number.is_empty() {
-        return retry("Enter a customerNumber, or click one of the sandbox customers below.");
-    }
-    let Some(customer) = or_page!(app.store.customer_by_number(&number)) else {
-        return retry(&format!(
-            "No sandbox customer has the number {number:?}. Click one of the customers below."
-        ));
+    let customer = match or_page!(identify(app, typed, "")) {
+        Login::Customer(c) => c,
+        Login::Retry(msg) => return retry(&msg),
     };
-    if customer.kind == CustomerType::Corporate {
-        return retry(&format!(
-            "{} is a corporate customer; a company cannot log in itself. Log in as a person \
-             who holds an agreement for it.",
-            customer.name
-        ));
-    }
     let expected = scope
         .expected
         .iter()
@@ -727,16 +701,11 @@ fn decision_step(app: &App, id: String, body: &[u8]) -> Response {
             let Some(customer) = customer else {
                 return render(app, &scope);
             };
-            let callback = ScaCallback::Success(ScaSuccess {
-                psu_id: psu_id(&tpp, customer).to_string(),
-                psu_corporate_id: agreement.map(|a| a.to_string()),
-                tpp_session_id: auth.tpp_session_id.clone(),
-                context: if agreement.is_some() {
-                    PsuContext::Corporate
-                } else {
-                    PsuContext::Private
-                },
-            });
+            let callback = ScaCallback::Success(ScaSuccess::in_context(
+                psu_id(&tpp, customer).to_string(),
+                agreement.map(|a| a.to_string()),
+                auth.tpp_session_id.clone(),
+            ));
             redirect_to_tpp(auth, &callback)
         }
     }

@@ -190,16 +190,10 @@ pub fn routes() -> Router<Arc<App>> {
 // ---------------------------------------------------------------------------------------
 // Headers
 
-/// The value of header `name`, trimmed; `Err` when it is not visible ASCII.
-pub fn header_str<'a>(h: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, ApiError> {
-    match h.get(name) {
-        None => Ok(None),
-        Some(v) => v
-            .to_str()
-            .map(|s| Some(s.trim()).filter(|s| !s.is_empty()))
-            .map_err(|_| ApiError::format(format!("the {name} header is not visible ASCII"))),
-    }
-}
+/// The value of header `name`, trimmed, `None` when absent or blank; `Err` (400
+/// `FORMAT_ERROR`) when it is not visible ASCII: [`access::header`] under the name the
+/// payment and basket handlers use.
+pub use super::domain::access::header as header_str;
 
 /// `TPP-Redirect-URI`: required (interface document, Endpoints: "Every request carries
 /// TPP-Redirect-URI"; the payment SCA returns there).

@@ -56,14 +56,15 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{FromRequestParts, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{delete, get};
 use serde::Serialize;
 use uuid::Uuid;
 
 use super::App;
-use super::auth::Tpp;
+use super::auth::{Tpp, TppResource};
 use super::domain::access;
 use super::domain::access::{Revoked, psu_customer, revoke_key, start_registration};
 use super::domain::views;
@@ -268,19 +269,29 @@ fn held_agreement(
         })
 }
 
+/// The agreement `{id}` of the request path, which the PSU of the request's `PSU-ID` must
+/// hold, as an extractor: the TPP's roles and the PSU as for [`agreements`]
+/// ([`request_customer`]), then [`held_agreement`].
+///
+/// Errors (the rejection): as [`agreements`]; 403 `RESOURCE_UNKNOWN` for an agreement the
+/// PSU does not hold.
+pub struct HeldAgreement(pub super::model::Agreement);
+
+impl FromRequestParts<Arc<App>> for HeldAgreement {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, ApiError> {
+        let TppResource { tpp, roles, id } = TppResource::from_request_parts(parts, app).await?;
+        let customer = request_customer(app, &tpp, &roles, &parts.headers)?;
+        held_agreement(app, customer, &id).map(HeldAgreement)
+    }
+}
+
 /// `GET /v1/agreements/{id}`: one agreement of the PSU (the `self` link of the listing).
 ///
 /// Errors: as [`agreements`]; 403 `RESOURCE_UNKNOWN` for an agreement the PSU does not hold.
-pub async fn agreement(
-    State(app): State<Arc<App>>,
-    tpp: Tpp,
-    roles: TppRoles,
-    headers: HeaderMap,
-    ApiPath(id): ApiPath<String>,
-) -> Result<Json<SandboxAgreement>, ApiError> {
-    let customer = request_customer(&app, &tpp, &roles, &headers)?;
-    let a = held_agreement(&app, customer, &id)?;
-    Ok(Json(views::agreement_element(&a)))
+pub async fn agreement(HeldAgreement(a): HeldAgreement) -> Json<SandboxAgreement> {
+    Json(views::agreement_element(&a))
 }
 
 /// `GET /v1/agreements/{id}/engagements`: the accounts the agreement covers.
@@ -288,13 +299,8 @@ pub async fn agreement(
 /// Errors: as [`agreement`].
 pub async fn engagements(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    roles: TppRoles,
-    headers: HeaderMap,
-    ApiPath(id): ApiPath<String>,
+    HeldAgreement(a): HeldAgreement,
 ) -> Result<Json<EngagementList>, ApiError> {
-    let customer = request_customer(&app, &tpp, &roles, &headers)?;
-    let a = held_agreement(&app, customer, &id)?;
     Ok(Json(EngagementList {
         engagements: app
             .store

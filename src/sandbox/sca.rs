@@ -32,7 +32,7 @@ use super::model::{Authorisation, AuthorisationError, CardAccount, Consent, Cons
 use super::pages::{self, Hint, Page};
 use super::{rules, sca_guard};
 use crate::xs2a::model::CustomerType;
-use crate::xs2a::redirect::{PsuContext, ScaCallback, ScaFailure, ScaSuccess};
+use crate::xs2a::redirect::{ScaCallback, ScaFailure, ScaSuccess};
 
 /// `system` of the failure redirect.
 pub const SCA_SYSTEM: &str = "sandbox-sca";
@@ -55,15 +55,59 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for ScaId {
     }
 }
 
-fn form(body: &[u8]) -> Vec<(String, String)> {
+/// The fields of a form post (`application/x-www-form-urlencoded`), in order.
+pub(crate) fn form(body: &[u8]) -> Vec<(String, String)> {
     url::form_urlencoded::parse(body).into_owned().collect()
 }
 
-fn field<'a>(f: &'a [(String, String)], name: &str) -> Option<&'a str> {
+/// The last non-blank value of field `name` of `f`, trimmed.
+pub(crate) fn field<'a>(f: &'a [(String, String)], name: &str) -> Option<&'a str> {
     f.iter()
         .rev()
         .find(|(k, v)| k == name && !v.trim().is_empty())
         .map(|(_, v)| v.trim())
+}
+
+/// What a login form's `customerNumber` gives: the private customer who logs in, or the
+/// text that the login page shows again (400) asking for another number.
+pub(crate) enum Login {
+    Customer(super::model::Customer),
+    Retry(String),
+}
+
+/// The customer a login form's `customerNumber` (as `typed`; spaces and dots ignored) names
+/// ([`login_step`] and the payment SCA's login): [`Login::Retry`] when it is blank, nobody's,
+/// or a corporate customer's (a company cannot log in itself; `corporate_advice` ends the
+/// sentence telling the PSU what to do instead).
+///
+/// Errors: storage (the caller answers the 503 page).
+pub(crate) fn identify(
+    app: &App,
+    typed: &str,
+    corporate_advice: &str,
+) -> Result<Login, super::errors::ApiError> {
+    let number: String = typed
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '.')
+        .collect();
+    if number.is_empty() {
+        return Ok(Login::Retry(
+            "Enter a customerNumber, or click one of the sandbox customers below.".into(),
+        ));
+    }
+    let Some(customer) = app.store.customer_by_number(&number)? else {
+        return Ok(Login::Retry(format!(
+            "No sandbox customer has the number {number:?}. Click one of the customers below."
+        )));
+    };
+    if customer.kind == CustomerType::Corporate {
+        return Ok(Login::Retry(format!(
+            "{} is a corporate customer; a company cannot log in itself. Log in as a person \
+             who holds an agreement for it{corporate_advice}.",
+            customer.name
+        )));
+    }
+    Ok(Login::Customer(customer))
 }
 
 /// The value of a store result, or (the database failed; logged where it failed) the 503
@@ -355,34 +399,18 @@ fn login_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
     }
     let f = form(body);
     let typed = field(&f, "customerNumber").unwrap_or("");
-    let number: String = typed
-        .chars()
-        .filter(|c| !c.is_whitespace() && *c != '.')
-        .collect();
-    let retry = |msg: &str| {
-        page(
-            StatusCode::BAD_REQUEST,
-            match hints(app) {
-                Ok(h) => pages::login(&auth, &h, typed, Some(msg)),
-                Err(_) => return storage_error(),
-            },
-        )
+    let customer = match or_page!(identify(app, typed, " and choose the corporate context")) {
+        Login::Customer(c) => c,
+        Login::Retry(msg) => {
+            return page(
+                StatusCode::BAD_REQUEST,
+                match hints(app) {
+                    Ok(h) => pages::login(&auth, &h, typed, Some(&msg)),
+                    Err(_) => return storage_error(),
+                },
+            );
+        }
     };
-    if number.is_empty() {
-        return retry("Enter a customerNumber, or click one of the sandbox customers below.");
-    }
-    let Some(customer) = or_page!(app.store.customer_by_number(&number)) else {
-        return retry(&format!(
-            "No sandbox customer has the number {number:?}. Click one of the customers below."
-        ));
-    };
-    if customer.kind == CustomerType::Corporate {
-        return retry(&format!(
-            "{} is a corporate customer; a company cannot log in itself. Log in as a person \
-             who holds an agreement for it and choose the corporate context.",
-            customer.name
-        ));
-    }
     let no_agreements = or_page!(app.store.agreements_held_by(customer.id)).is_empty();
     if no_agreements && access::is_registration(app, auth.id) {
         return finish_registration(app, &auth, customer.id, None);
@@ -576,16 +604,11 @@ fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
         tracing::error!(error = ?e.body.tpp_messages, "recording the SCA session failed");
         return storage_error();
     }
-    let callback = ScaCallback::Success(ScaSuccess {
-        psu_id: psu.to_string(),
-        psu_corporate_id: agreement.map(|a| a.to_string()),
-        tpp_session_id: auth.tpp_session_id.clone(),
-        context: if agreement.is_some() {
-            PsuContext::Corporate
-        } else {
-            PsuContext::Private
-        },
-    });
+    let callback = ScaCallback::Success(ScaSuccess::in_context(
+        psu.to_string(),
+        agreement.map(|a| a.to_string()),
+        auth.tpp_session_id.clone(),
+    ));
     to_tpp(&auth, &callback)
 }
 
@@ -624,16 +647,11 @@ fn finish_registration(
         tracing::error!(error = ?e.body.tpp_messages, "recording a registration failed");
         return storage_error();
     }
-    let callback = ScaCallback::Success(ScaSuccess {
-        psu_id: psu.to_string(),
-        psu_corporate_id: agreement.map(|a| a.to_string()),
-        tpp_session_id: auth.tpp_session_id.clone(),
-        context: if agreement.is_some() {
-            PsuContext::Corporate
-        } else {
-            PsuContext::Private
-        },
-    });
+    let callback = ScaCallback::Success(ScaSuccess::in_context(
+        psu.to_string(),
+        agreement.map(|a| a.to_string()),
+        auth.tpp_session_id.clone(),
+    ));
     to_tpp(&auth, &callback)
 }
 

@@ -195,6 +195,60 @@ pub fn default_accounts(
     }
 }
 
+/// A seed customer, its id derived from its `number` (`customer:{number}`).
+fn seed_customer(number: &str, kind: CustomerType, name: &str, employer: &str) -> Customer {
+    Customer {
+        id: id(&format!("customer:{number}")),
+        number: number.to_string(),
+        kind,
+        name: name.to_string(),
+        employer: employer.to_string(),
+    }
+}
+
+/// Adds the [`default_accounts`] of `customer` to `data`, numbered by `next_bban`, each
+/// opening balance raised by the matching `raise` (minor units).
+fn push_default_accounts(
+    data: &mut SeedData,
+    customer: &Customer,
+    next_bban: &mut impl FnMut() -> String,
+    raise: [i64; 2],
+) {
+    for ((kind, name, product, cat, opening), raise) in
+        default_accounts(customer.kind).into_iter().zip(raise)
+    {
+        let bban = next_bban();
+        let account_id = id(&format!("account:{bban}"));
+        let spec = (kind, name, product, cat, opening + raise);
+        data.accounts
+            .push(default_account(customer, spec, account_id, bban));
+    }
+}
+
+/// The account of `customer` that `spec` (an item of [`default_accounts`]) describes, with
+/// `id` and `bban`: named `{name prefix} {customer name}`, in [`CURRENCY`], with generated
+/// history (the seed's accounts, and those of a customer created without `accounts`).
+pub fn default_account(
+    customer: &Customer,
+    spec: (AccountKind, &str, &str, &str, i64),
+    id: Uuid,
+    bban: String,
+) -> Account {
+    let (kind, name, product, cat, opening) = spec;
+    Account {
+        id,
+        owner: customer.id,
+        kind,
+        bban,
+        currency: CURRENCY.into(),
+        name: format!("{name} {}", customer.name),
+        product: product.into(),
+        cash_account_type: cat.into(),
+        opening_balance: opening,
+        generated: true,
+    }
+}
+
 /// Builds the seed: customers, accounts, card accounts and agreements.
 pub fn seed() -> SeedData {
     let mut data = SeedData::default();
@@ -204,44 +258,16 @@ pub fn seed() -> SeedData {
         bban(n)
     };
     for (i, p) in PRIVATE.iter().enumerate() {
-        let customer = Customer {
-            id: id(&format!("customer:{}", p.number)),
-            number: p.number.to_string(),
-            kind: CustomerType::Private,
-            name: p.name.to_string(),
-            employer: p.employer.to_string(),
-        };
+        let customer = seed_customer(p.number, CustomerType::Private, p.name, p.employer);
+        // Each private customer's opening balances rise by a step: 3 500 NOK on the current
+        // account, 12 000 NOK on the savings account.
         let step = i64::try_from(i).unwrap_or(0);
-        for (kind, name, product, cat, opening) in [
-            (
-                AccountKind::Current,
-                "Brukskonto",
-                "Brukskonto",
-                "CACC",
-                1_800_000 + 350_000 * step,
-            ),
-            (
-                AccountKind::Savings,
-                "Sparekonto",
-                "Sparekonto Pluss",
-                "SVGS",
-                8_500_000 + 1_200_000 * step,
-            ),
-        ] {
-            let bban = next_bban();
-            data.accounts.push(Account {
-                id: id(&format!("account:{bban}")),
-                owner: customer.id,
-                kind,
-                currency: CURRENCY.into(),
-                name: format!("{name} {}", p.name),
-                product: product.into(),
-                cash_account_type: cat.into(),
-                opening_balance: opening,
-                bban,
-                generated: true,
-            });
-        }
+        push_default_accounts(
+            &mut data,
+            &customer,
+            &mut next_bban,
+            [350_000 * step, 1_200_000 * step],
+        );
         let masked_pan = format!("516812******{}", p.card_last4);
         data.card_accounts.push(CardAccount {
             id: id(&format!("card:{masked_pan}")),
@@ -255,41 +281,8 @@ pub fn seed() -> SeedData {
         data.customers.push(customer);
     }
     for c in &CORPORATE {
-        let customer = Customer {
-            id: id(&format!("customer:{}", c.number)),
-            number: c.number.to_string(),
-            kind: CustomerType::Corporate,
-            name: c.name.to_string(),
-            employer: String::new(),
-        };
-        for (kind, name, product, opening) in [
-            (
-                AccountKind::Operating,
-                "Driftskonto",
-                "Bedriftskonto",
-                35_000_000,
-            ),
-            (
-                AccountKind::Settlement,
-                "Oppgjørskonto",
-                "Bedriftskonto Oppgjør",
-                6_000_000,
-            ),
-        ] {
-            let bban = next_bban();
-            data.accounts.push(Account {
-                id: id(&format!("account:{bban}")),
-                owner: customer.id,
-                kind,
-                currency: CURRENCY.into(),
-                name: format!("{name} {}", c.name),
-                product: product.into(),
-                cash_account_type: "CACC".into(),
-                opening_balance: opening,
-                bban,
-                generated: true,
-            });
-        }
+        let customer = seed_customer(c.number, CustomerType::Corporate, c.name, "");
+        push_default_accounts(&mut data, &customer, &mut next_bban, [0, 0]);
         data.customers.push(customer);
     }
     // Kari acts for Fjordbris Bakeri on both its accounts; Ola for Nordlys Konsult on its

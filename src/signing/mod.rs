@@ -113,16 +113,26 @@ pub fn request_target(method: &str, path_and_query: &str) -> String {
     format!("{} {}", method.to_ascii_lowercase(), path_and_query)
 }
 
+/// Why a signing string could not be built (Authentication rule 7 of the interface document:
+/// every header the `headers` parameter lists must be in the request).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SigningStringError {
+    /// A listed header the request does not carry; its lower-case name.
+    #[error("{0}")]
+    HeaderMissing(String),
+}
+
 /// Builds the signing string for `header_names` (lower-case, `(request-target)` allowed),
 /// looking header values up with `lookup` (case-insensitive name → value).
 ///
-/// Errors: the name of the first listed header the request does not carry.
+/// Errors: [`SigningStringError::HeaderMissing`] with the name of the first listed header
+/// the request does not carry.
 pub fn build_signing_string<'a>(
     method: &str,
     path_and_query: &str,
     header_names: &[String],
     lookup: impl Fn(&str) -> Option<&'a str>,
-) -> Result<String, String> {
+) -> Result<String, SigningStringError> {
     let mut out = String::with_capacity(256);
     for (i, name) in header_names.iter().enumerate() {
         if i > 0 {
@@ -134,7 +144,8 @@ pub fn build_signing_string<'a>(
         if lname == REQUEST_TARGET {
             out.push_str(&request_target(method, path_and_query));
         } else {
-            let v = lookup(&lname).ok_or_else(|| lname.clone())?;
+            let v =
+                lookup(&lname).ok_or_else(|| SigningStringError::HeaderMissing(lname.clone()))?;
             out.push_str(v.trim());
         }
     }
@@ -262,14 +273,15 @@ fn parse_params(s: &str) -> Result<SignatureParams, VerifyError> {
 /// [`sign_request`] uses this with the order of [`ELIGIBLE_HEADERS`]; other orders exist in
 /// the field (the test vectors sign `date` last) and verify the same way.
 ///
-/// Errors: the lower-case name of a listed header the request lacks.
+/// Errors: [`SigningStringError::HeaderMissing`] with the lower-case name of a listed header
+/// the request lacks.
 pub fn sign_with_names(
     credentials: &Credentials,
     method: &str,
     path_and_query: &str,
     headers: &[(String, String)],
     names: &[String],
-) -> Result<(String, SignatureParams), String> {
+) -> Result<(String, SignatureParams), SigningStringError> {
     let signing_string = build_signing_string(method, path_and_query, names, |n| find(headers, n))?;
     let params = SignatureParams {
         key_id: credentials.certificate.key_id(),

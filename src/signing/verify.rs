@@ -9,8 +9,8 @@ use aws_lc_rs::signature::{
 };
 
 use super::{
-    ALGORITHM, ELIGIBLE_HEADERS, REQUEST_TARGET, SignatureParams, build_signing_string,
-    digest_header_value, imf_fixdate, parse_imf_fixdate,
+    ALGORITHM, ELIGIBLE_HEADERS, REQUEST_TARGET, SignatureParams, SigningStringError,
+    build_signing_string, digest_header_value, imf_fixdate, parse_imf_fixdate,
 };
 use crate::cert::{Certificate, DistinguishedName};
 use crate::xs2a::error::MessageCode;
@@ -464,7 +464,7 @@ fn verify_with_key(
         &params.headers,
         |n| header(headers, n),
     )
-    .map_err(VerifyError::SignedHeaderMissing)?;
+    .map_err(|SigningStringError::HeaderMissing(name)| VerifyError::SignedHeaderMissing(name))?;
     if !key.verify(signing_string.as_bytes(), &params.signature) {
         return Err(VerifyError::SignatureInvalid { signing_string });
     }

@@ -31,6 +31,28 @@ pub struct ScaSuccess {
     pub context: PsuContext,
 }
 
+impl ScaSuccess {
+    /// A success in the corporate context when `psu_corporate_id` is given (the corporate
+    /// agreement the PSU acted under), else in the private context.
+    pub fn in_context(
+        psu_id: String,
+        psu_corporate_id: Option<String>,
+        tpp_session_id: String,
+    ) -> Self {
+        let context = if psu_corporate_id.is_some() {
+            PsuContext::Corporate
+        } else {
+            PsuContext::Private
+        };
+        ScaSuccess {
+            psu_id,
+            psu_corporate_id,
+            tpp_session_id,
+            context,
+        }
+    }
+}
+
 /// Failed SCA: `system`, `status` (HTTP status), `code` (e.g. `PAYMENT_FAILED`), `message`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScaFailure {

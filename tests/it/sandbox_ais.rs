@@ -10,7 +10,7 @@ use crate::common;
 use std::time::Duration;
 
 use common::sandbox::{Reply, TestSandbox, tpp_with_roles};
-use common::{Form, browser};
+use common::{Form, page_text};
 use psd2_console::cert::Psd2Role;
 use psd2_console::xs2a::redirect::{PsuContext, ScaSuccess};
 use serde_json::Value;
@@ -118,8 +118,7 @@ async fn accounts_have_short_names_iso_cash_account_types_and_balances_in_their_
     for c in [private_customer(&sb).await, agreement_holder(&sb).await] {
         let ok = consent_all(&sb, &c, &format!("names-{}", number(&c))).await;
         let psu = [("PSU-ID", ok.psu_id.as_str())];
-        let r = sb.get_with("/v1/accounts", &psu).await;
-        assert_eq!(r.status, 200, "{}", r.text);
+        let r = sb.get_with_ok("/v1/accounts", &psu).await;
         let accounts = accounts_of(&r);
         assert!(!accounts.is_empty());
         for a in &accounts {
@@ -129,13 +128,11 @@ async fn accounts_have_short_names_iso_cash_account_types_and_balances_in_their_
             assert!(ISO_CASH_ACCOUNT_TYPES.contains(&t), "{t} is ISO 20022");
             assert_eq!(a["ownerName"], c["customerName"]);
             let id = a["resourceId"].as_str().unwrap();
-            let one = sb.get_with(&format!("/v1/accounts/{id}"), &psu).await;
-            assert_eq!(one.status, 200, "{}", one.text);
+            let one = sb.get_with_ok(&format!("/v1/accounts/{id}"), &psu).await;
             assert_eq!(&one.json["account"], a);
             let b = sb
-                .get_with(&format!("/v1/accounts/{id}/balances"), &psu)
+                .get_with_ok(&format!("/v1/accounts/{id}/balances"), &psu)
                 .await;
-            assert_eq!(b.status, 200, "{}", b.text);
             assert_eq!(b.json["account"]["currency"], a["currency"]);
             let balances = b.json["balances"].as_array().unwrap();
             assert!(!balances.is_empty());
@@ -200,9 +197,8 @@ async fn default_transactions_page_is_200_with_next_and_previous_links() {
         .unwrap()
         .to_string();
     let page1 = sb
-        .get_with(&format!("/v1/accounts/{id}/transactions"), &psu)
+        .get_with_ok(&format!("/v1/accounts/{id}/transactions"), &psu)
         .await;
-    assert_eq!(page1.status, 200, "{}", page1.text);
     let b1 = booked(&page1);
     assert_eq!(b1.len(), 200, "default page size");
     let links = &page1.json["transactions"]["_links"];
@@ -280,9 +276,8 @@ async fn pending_transactions_are_always_all_returned_unfiltered() {
         let id = a["resourceId"].as_str().unwrap();
         let base = format!("/v1/accounts/{id}/transactions");
         let pending = sb
-            .get_with(&format!("{base}?bookingStatus=pending"), &psu)
+            .get_with_ok(&format!("{base}?bookingStatus=pending"), &psu)
             .await;
-        assert_eq!(pending.status, 200, "{}", pending.text);
         assert!(pending.json["transactions"].get("booked").is_none());
         let all_pending = pending.json["transactions"]["pending"].clone();
         seen_pending |= all_pending.as_array().is_some_and(|p| !p.is_empty());
@@ -290,12 +285,11 @@ async fn pending_transactions_are_always_all_returned_unfiltered() {
         let from = today - chrono::Duration::days(40);
         let to = today - chrono::Duration::days(20);
         let filtered = sb
-            .get_with(
+            .get_with_ok(
                 &format!("{base}?bookingStatus=both&dateFrom={from}&dateTo={to}&limit=1"),
                 &psu,
             )
             .await;
-        assert_eq!(filtered.status, 200, "{}", filtered.text);
         assert_eq!(
             filtered.json["transactions"]["pending"], all_pending,
             "dateFrom, dateTo and limit do not filter pending"
@@ -323,9 +317,8 @@ async fn booking_status_all_adds_standing_orders_as_information() {
             a["resourceId"].as_str().unwrap()
         );
         let all = sb
-            .get_with(&format!("{base}?bookingStatus=all"), &psu)
+            .get_with_ok(&format!("{base}?bookingStatus=all"), &psu)
             .await;
-        assert_eq!(all.status, 200, "{}", all.text);
         let report = &all.json["transactions"];
         assert!(report["booked"].is_array() && report["pending"].is_array());
         let info = report["information"].as_array().expect("information");
@@ -427,8 +420,7 @@ async fn card_accounts_show_status_and_interim_booked_balances_in_their_currency
     let c = private_customer(&sb).await;
     let ok = consent_all(&sb, &c, "cards").await;
     let psu = [("PSU-ID", ok.psu_id.as_str())];
-    let r = sb.get_with("/v1/card-accounts", &psu).await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    let r = sb.get_with_ok("/v1/card-accounts", &psu).await;
     let cards = r.json["cardAccounts"].as_array().unwrap().clone();
     let mut expected: Vec<String> = c["cardAccounts"]
         .as_array()
@@ -451,13 +443,13 @@ async fn card_accounts_show_status_and_interim_booked_balances_in_their_currency
         );
         assert!(card["maskedPan"].is_string());
         assert!(card["name"].as_str().unwrap().chars().count() <= 70);
-        let one = sb.get_with(&format!("/v1/card-accounts/{id}"), &psu).await;
-        assert_eq!(one.status, 200, "{}", one.text);
+        let one = sb
+            .get_with_ok(&format!("/v1/card-accounts/{id}"), &psu)
+            .await;
         assert_eq!(&one.json["cardAccount"], card);
         let b = sb
-            .get_with(&format!("/v1/card-accounts/{id}/balances"), &psu)
+            .get_with_ok(&format!("/v1/card-accounts/{id}/balances"), &psu)
             .await;
-        assert_eq!(b.status, 200, "{}", b.text);
         let balances = b.json["balances"].as_array().unwrap();
         assert!(
             balances.iter().any(|x| x["balanceType"] == "interimBooked"),
@@ -481,8 +473,7 @@ async fn card_transactions_carry_the_acceptor_and_the_correct_amount_mapping() {
     let id = card["resourceId"].as_str().unwrap();
     let currency = card["currency"].as_str().unwrap();
     let path = format!("/v1/card-accounts/{id}/transactions?bookingStatus=BOTH&limit=5000");
-    let r = sb.get_with(&path, &psu).await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    let r = sb.get_with_ok(&path, &psu).await;
     let report = &r.json["cardTransactions"];
     let booked = report["booked"].as_array().unwrap();
     assert!(report["pending"].is_array());
@@ -530,8 +521,7 @@ async fn card_accounts_outside_the_consent_need_sca() {
     let href = sca_link(&sb, "no-cards").await;
     let ok = success(&complete(&href, &number(&c), "PRIVATE", tick_accounts, "Approve").await);
     let psu = [("PSU-ID", ok.psu_id.as_str())];
-    let r = sb.get_with("/v1/card-accounts", &psu).await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    let r = sb.get_with_ok("/v1/card-accounts", &psu).await;
     assert_eq!(r.json["cardAccounts"], serde_json::json!([]));
     let card = c["cardAccounts"][0].as_str().unwrap();
     let r = sb
@@ -571,8 +561,7 @@ async fn bank_offered_consents_answers_201_with_an_sca_redirect() {
     let ok = success(&complete(&href, &number(&c), "PRIVATE", tick_all, "Approve").await);
     assert_eq!(ok.tpp_session_id, "boc-1");
     let psu = [("PSU-ID", ok.psu_id.as_str()), ("TPP-Session-ID", "boc-1")];
-    let accounts = sb.get_with("/v1/accounts", &psu).await;
-    assert_eq!(accounts.status, 200, "{}", accounts.text);
+    let accounts = sb.get_with_ok("/v1/accounts", &psu).await;
     assert_eq!(
         accounts_of(&accounts).len(),
         c["accounts"].as_array().unwrap().len()
@@ -628,10 +617,8 @@ async fn deprecated_consents_ignores_the_body_and_warns() {
         )
         .await,
     );
-    let accounts = sb
-        .get_with("/v1/accounts", &[("PSU-ID", ok.psu_id.as_str())])
+    sb.get_with_ok("/v1/accounts", &[("PSU-ID", ok.psu_id.as_str())])
         .await;
-    assert_eq!(accounts.status, 200, "{}", accounts.text);
 }
 
 #[tokio::test]
@@ -641,8 +628,7 @@ async fn consent_resource_status_follows_sca_revocation_and_delete() {
     let status = |id: String| {
         let sb = &sb;
         async move {
-            let r = sb.get(&format!("/v1/consents/{id}/status")).await;
-            assert_eq!(r.status, 200, "{}", r.text);
+            let r = sb.get_ok(&format!("/v1/consents/{id}/status")).await;
             r.json["consentStatus"].as_str().unwrap().to_string()
         }
     };
@@ -652,8 +638,7 @@ async fn consent_resource_status_follows_sca_revocation_and_delete() {
         .await;
     let id = r.json["consentId"].as_str().unwrap().to_string();
     assert_eq!(status(id.clone()).await, "received");
-    let info = sb.get(&format!("/v1/consents/{id}")).await;
-    assert_eq!(info.status, 200, "{}", info.text);
+    let info = sb.get_ok(&format!("/v1/consents/{id}")).await;
     assert_eq!(info.json["consentStatus"], "received");
     let ok = success(
         &complete(
@@ -758,8 +743,7 @@ async fn revocation_by_the_psu_makes_account_calls_answer_401_with_sca_redirect(
     // A new SCA gives a valid consent again, with the same PSU-ID.
     let again = consent_all(&sb, &c, "revoke-2").await;
     assert_eq!(again.psu_id, ok.psu_id);
-    let r = sb.get_with("/v1/accounts", &psu).await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    sb.get_with_ok("/v1/accounts", &psu).await;
     let unknown = sb
         .delete(&format!("/v1/sandbox/consents/{}", uuid::Uuid::new_v4()))
         .await;
@@ -786,8 +770,7 @@ async fn consent_needs_renewal_by_sca_after_180_days() {
     let href = sca_link(&sb, "renewal-2").await;
     let renewed = success(&complete(&href, &number(&c), "PRIVATE", |_| {}, "Approve").await);
     assert_eq!(renewed.psu_id, ok.psu_id);
-    let r = sb.get_with("/v1/accounts", &unattended).await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    let r = sb.get_with_ok("/v1/accounts", &unattended).await;
     assert_eq!(
         accounts_of(&r).len(),
         c["accounts"].as_array().unwrap().len()
@@ -819,14 +802,7 @@ async fn users_registers_the_psu_of_a_pisp_only_tpp_by_sca() {
         )
         .await;
     let href = r.sca_redirect().unwrap().to_string();
-    let page = browser()
-        .get(&href)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = page_text(&href).await;
     assert!(
         page.contains("register"),
         "the page says it is a registration"
@@ -869,8 +845,7 @@ async fn agreements_lists_the_corporate_agreements_of_the_psu() {
     let href = r.sca_redirect().unwrap().to_string();
     let ok = success(&complete(&href, &number(&holder), "PRIVATE", |_| {}, "Approve").await);
     let psu = [("PSU-ID", ok.psu_id.as_str())];
-    let r = sb.get_with("/v1/agreements", &psu).await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    let r = sb.get_with_ok("/v1/agreements", &psu).await;
     let listed = r.json["agreements"].as_array().unwrap();
     let expected = holder["agreements"].as_array().unwrap();
     let ids = |v: &[Value]| {
@@ -946,15 +921,13 @@ async fn corporate_psu_without_psu_corporate_id_gets_400() {
         ("PSU-ID", ok.psu_id.as_str()),
         ("PSU-Corporate-ID", agreement.as_str()),
     ];
-    let r = sb.get_with("/v1/accounts", &with).await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    sb.get_with_ok("/v1/accounts", &with).await;
     let without = [("PSU-ID", ok.psu_id.as_str())];
     let r = sb.get_with("/v1/accounts", &without).await;
     r.assert_error(400, "FORMAT_ERROR");
     assert!(r.text.contains("PSU-Corporate-ID"));
     // The agreement listing needs no PSU-Corporate-ID.
-    let a = sb.get_with("/v1/agreements", &without).await;
-    assert_eq!(a.status, 200, "{}", a.text);
+    sb.get_with_ok("/v1/agreements", &without).await;
 }
 
 /// Authentication 12 ("PSU-CORPORATE-ID ... obtained ... by choosing from /v1/agreements when
@@ -1003,8 +976,7 @@ async fn a_psu_id_created_by_x_psu_identity_is_known_to_agreements() {
         .unwrap()
         .to_string();
     let psu = [("PSU-ID", psu_id.as_str())];
-    let r = sb.get_with("/v1/agreements", &psu).await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    let r = sb.get_with_ok("/v1/agreements", &psu).await;
     let listed: Vec<&str> = r.json["agreements"]
         .as_array()
         .unwrap()
@@ -1018,18 +990,15 @@ async fn a_psu_id_created_by_x_psu_identity_is_known_to_agreements() {
         .map(|a| a["id"].as_str().unwrap())
         .collect();
     assert_eq!(listed, held);
-    let e = sb
-        .get_with(&format!("/v1/agreements/{}/engagements", listed[0]), &psu)
+    sb.get_with_ok(&format!("/v1/agreements/{}/engagements", listed[0]), &psu)
         .await;
-    assert_eq!(e.status, 200, "{}", e.text);
     // Account data needs the PSU's consent: 401 with an SCA that gives the same PSU-ID.
     let a = sb.get_with("/v1/accounts", &psu).await;
     a.assert_error(401, "CONSENT_INVALID");
     let href = a.sca_redirect().unwrap().to_string();
     let ok = success(&complete(&href, &number(&holder), "PRIVATE", tick_all, "Approve").await);
     assert_eq!(ok.psu_id, psu_id);
-    let a = sb.get_with("/v1/accounts", &psu).await;
-    assert_eq!(a.status, 200, "{}", a.text);
+    sb.get_with_ok("/v1/accounts", &psu).await;
     // PSU-IDs are per TPP: another TPP has to register the PSU itself.
     let other = tpp_with_roles(&[Psd2Role::PspPi]);
     let r = sb

@@ -12,7 +12,7 @@ use common::payments::{
     CREDITOR_BBAN, DOMESTIC, INGRID, KARI, accounts_of, domestic, first_bban as bban,
 };
 use common::sandbox::{REDIRECT, Reply, TestSandbox, tpp_with_roles};
-use common::{browser, forms, location};
+use common::{browser, forms, location, page_text};
 use psd2_console::cert::Psd2Role;
 use psd2_console::sandbox::{Clock, SandboxConfig, seed};
 use psd2_console::xs2a::redirect::ScaCallback;
@@ -72,15 +72,13 @@ async fn basket(sb: &TestSandbox, ids: &[String]) -> Reply {
 
 async fn payment_status(sb: &TestSandbox, id: &str) -> String {
     let r = sb
-        .get(&format!("/v1/payments/{DOMESTIC}/{id}/status"))
+        .get_ok(&format!("/v1/payments/{DOMESTIC}/{id}/status"))
         .await;
-    assert_eq!(r.status, 200, "{}", r.text);
     r.json["transactionStatus"].as_str().unwrap().to_string()
 }
 
 async fn basket_status(sb: &TestSandbox, id: &str) -> String {
-    let r = sb.get(&format!("/v1/signing-baskets/{id}/status")).await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    let r = sb.get_ok(&format!("/v1/signing-baskets/{id}/status")).await;
     r.json["transactionStatus"].as_str().unwrap().to_string()
 }
 
@@ -143,8 +141,7 @@ async fn a_basket_answers_201_rcvd_with_sca_redirect_and_links_with_verbs() {
     );
     assert_eq!(links["self"]["verbs"], json!(["GET", "DELETE"]));
     assert_eq!(links["status"]["verbs"], json!(["GET"]));
-    let g = sb.get(&format!("/v1/signing-baskets/{id}")).await;
-    assert_eq!(g.status, 200, "{}", g.text);
+    let g = sb.get_ok(&format!("/v1/signing-baskets/{id}")).await;
     assert_eq!(g.json["payments"], json!([a, b]));
     assert_eq!(g.json["transactionStatus"], "RCVD");
 }
@@ -205,9 +202,8 @@ async fn bulk_or_periodic_payments_in_a_basket_are_reference_mix_invalid() {
     periodic["startDate"] = json!(today.to_string());
     periodic["frequency"] = json!("Monthly");
     let periodic = sb
-        .post_json(&format!("/v1/periodic-payments/{DOMESTIC}"), &periodic)
+        .post_created(&format!("/v1/periodic-payments/{DOMESTIC}"), &periodic)
         .await;
-    assert_eq!(periodic.status, 201, "{}", periodic.text);
     for other in [&bulk, &periodic] {
         let id = other.json["paymentId"].as_str().unwrap().to_string();
         let r = basket(&sb, &[single.clone(), id]).await;
@@ -286,14 +282,7 @@ async fn the_basket_sca_authorises_every_payment_in_it() {
     let r = basket(&sb, &ids).await;
     let id = r.json["basketId"].as_str().unwrap();
     let sca = r.sca_redirect().unwrap();
-    let page = browser()
-        .get(sca)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = page_text(sca).await;
     assert!(page.contains("2 payments"), "{page}");
     let ScaCallback::Success(ok) = sca_decide(sca, KARI, "Approve").await else {
         panic!("failure redirect");
@@ -606,6 +595,5 @@ async fn a_corporate_users_basket_requests_without_psu_corporate_id_get_400() {
         .get_with(&status, &[("PSU-ID", ok.psu_id.as_str())])
         .await;
     assert_eq!(r.status, 400, "{}", r.text);
-    let r = sb.get_with(&status, &both).await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    sb.get_with_ok(&status, &both).await;
 }

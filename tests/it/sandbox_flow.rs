@@ -222,9 +222,15 @@ impl Tpp {
         self.request("GET", path, extra, b"").await
     }
 
+    /// [`Tpp::get`], which must answer 200 (panics with the path and the body).
+    async fn get_ok(&self, path: &str, extra: &[(&str, &str)]) -> Reply {
+        let r = self.get(path, extra).await;
+        assert_eq!(r.status, 200, "GET {path}: {}", r.text);
+        r
+    }
+
     async fn customers(&self) -> Vec<Value> {
-        let r = self.get("/v1/sandbox/customers", &[]).await;
-        assert_eq!(r.status, 200, "{}", r.text);
+        let r = self.get_ok("/v1/sandbox/customers", &[]).await;
         r.json.as_array().unwrap().clone()
     }
 }
@@ -634,8 +640,7 @@ async fn main_flow_sca_then_accounts_balances_transactions() {
         ("PSU-ID", ok.psu_id.as_str()),
         ("TPP-Redirect-URI", cb_url.as_str()),
     ];
-    let accounts = tpp.get("/v1/accounts", &psu).await;
-    assert_eq!(accounts.status, 200, "{}", accounts.text);
+    let accounts = tpp.get_ok("/v1/accounts", &psu).await;
     let ids = account_ids(&accounts);
     assert_eq!(ids, vec![run.offered[0].clone()]);
     assert!(
@@ -668,8 +673,9 @@ async fn main_flow_sca_then_accounts_balances_transactions() {
     assert!(psd2_console::xs2a::links::sca_redirect_of(&other.json).is_some());
 
     // 6. Balances.
-    let balances = tpp.get(&format!("/v1/accounts/{id}/balances"), &psu).await;
-    assert_eq!(balances.status, 200, "{}", balances.text);
+    let balances = tpp
+        .get_ok(&format!("/v1/accounts/{id}/balances"), &psu)
+        .await;
     assert_eq!(balances.json["account"]["bban"], acct["bban"]);
     assert_eq!(balances.json["account"]["currency"], currency.as_str());
     let list = balances.json["balances"].as_array().unwrap();
@@ -689,8 +695,7 @@ async fn main_flow_sca_then_accounts_balances_transactions() {
 
     // 7. Transactions: a default page of 200 booked, a next link, pending present.
     let path = format!("/v1/accounts/{id}/transactions");
-    let page1 = tpp.get(&path, &psu).await;
-    assert_eq!(page1.status, 200, "{}", page1.text);
+    let page1 = tpp.get_ok(&path, &psu).await;
     assert_eq!(page1.json["account"]["bban"], acct["bban"]);
     let report = &page1.json["transactions"];
     let booked = report["booked"].as_array().unwrap();
@@ -729,8 +734,7 @@ async fn main_flow_sca_then_accounts_balances_transactions() {
     } else {
         next.clone()
     };
-    let page2 = tpp.get(&next_path, &psu).await;
-    assert_eq!(page2.status, 200, "{}", page2.text);
+    let page2 = tpp.get_ok(&next_path, &psu).await;
     let booked2 = page2.json["transactions"]["booked"].as_array().unwrap();
     assert!(!booked2.is_empty());
     assert!(booked2[0]["bookingDate"].as_str().unwrap() <= oldest_today.as_str());
@@ -778,9 +782,8 @@ async fn transactions_parameters_filter_and_fail_cleanly() {
     let base = format!("/v1/accounts/{id}/transactions");
 
     let all = tpp
-        .get(&format!("{base}?bookingStatus=booked&limit=5000"), &psu)
+        .get_ok(&format!("{base}?bookingStatus=booked&limit=5000"), &psu)
         .await;
-    assert_eq!(all.status, 200, "{}", all.text);
     let booked = all.json["transactions"]["booked"]
         .as_array()
         .unwrap()
@@ -802,12 +805,11 @@ async fn transactions_parameters_filter_and_fail_cleanly() {
     // A date window filters booked ones only; pending are all returned.
     let (from, to) = (dates[dates.len() / 2], dates[dates.len() / 3]);
     let window = tpp
-        .get(
+        .get_ok(
             &format!("{base}?bookingStatus=both&dateFrom={from}&dateTo={to}"),
             &psu,
         )
         .await;
-    assert_eq!(window.status, 200, "{}", window.text);
     let w = window.json["transactions"]["booked"].as_array().unwrap();
     let expected = dates.iter().filter(|d| **d >= from && **d <= to).count();
     assert_eq!(w.len(), expected.min(200));
@@ -1008,17 +1010,14 @@ async fn corporate_context_uses_the_agreement() {
         ("PSU-Corporate-ID", agreement_id.as_str()),
         ("TPP-Redirect-URI", REDIRECT),
     ];
-    let r = tpp.get("/v1/accounts", &corp).await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    let r = tpp.get_ok("/v1/accounts", &corp).await;
     let mut ids = account_ids(&r);
     ids.sort();
     assert_eq!(ids, expected);
     let own = strings(&holder["accounts"]);
     assert!(ids.iter().all(|i| !own.contains(i)), "no private accounts");
-    let b = tpp
-        .get(&format!("/v1/accounts/{}/balances", ids[0]), &corp)
+    tpp.get_ok(&format!("/v1/accounts/{}/balances", ids[0]), &corp)
         .await;
-    assert_eq!(b.status, 200, "{}", b.text);
 
     // Without PSU-Corporate-ID: 400.
     let r = tpp
@@ -1062,7 +1061,7 @@ async fn corporate_context_uses_the_agreement() {
     assert_eq!(p.psu_id, ok.psu_id);
     assert_eq!(p.context, PsuContext::Private);
     let r = tpp
-        .get(
+        .get_ok(
             "/v1/accounts",
             &[
                 ("PSU-ID", p.psu_id.as_str()),
@@ -1070,7 +1069,6 @@ async fn corporate_context_uses_the_agreement() {
             ],
         )
         .await;
-    assert_eq!(r.status, 200, "{}", r.text);
     let mut mine = account_ids(&r);
     mine.sort();
     let mut own_sorted = own.clone();
@@ -1180,8 +1178,7 @@ async fn signature_failures_answer_berlin_group_errors() {
     let path = "/v1/sandbox/customers";
 
     // Signed at the sandbox's time: accepted.
-    let r = tpp.get(path, &[]).await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    tpp.get_ok(path, &[]).await;
 
     // Unsigned.
     let (url, _) = tpp.target(path);
@@ -1367,8 +1364,7 @@ async fn sandbox_customers_have_exactly_the_documented_shape() {
         }
         // The self link works.
         let href = c["_links"]["self"]["href"].as_str().unwrap();
-        let one = tpp.get(href, &[]).await;
-        assert_eq!(one.status, 200, "{}", one.text);
+        let one = tpp.get_ok(href, &[]).await;
         assert_eq!(&one.json, c);
     }
     let n = numbers.len();
@@ -1402,9 +1398,8 @@ async fn sandbox_customers_have_exactly_the_documented_shape() {
         ("withAccounts=false&withAgreements=false", true, true),
     ] {
         let r = tpp
-            .get(&format!("/v1/sandbox/customers?{query}"), &[])
+            .get_ok(&format!("/v1/sandbox/customers?{query}"), &[])
             .await;
-        assert_eq!(r.status, 200, "{}", r.text);
         let list = r.json.as_array().unwrap();
         assert_eq!(list.len(), customers.len());
         for c in list {

@@ -6,20 +6,10 @@
 
 use crate::common;
 
-use std::time::SystemTime;
-
+use common::Form;
 use common::sandbox::{Reply, TestSandbox};
-use common::{browser, forms, location};
-use psd2_console::sandbox::{Clock, SandboxConfig};
+use common::sca::{complete, fixed_sandbox, success};
 use serde_json::{Value, json};
-
-async fn sandbox() -> TestSandbox {
-    TestSandbox::start_with(SandboxConfig {
-        clock: Clock::fixed(SystemTime::now()),
-        ..SandboxConfig::default()
-    })
-    .await
-}
 
 fn error_text(r: &Reply) -> String {
     r.json["tppMessages"][0]["text"]
@@ -37,8 +27,7 @@ fn strings(v: &Value) -> Vec<String> {
 }
 
 async fn create_customer(sb: &TestSandbox, body: Value) -> Value {
-    let r = sb.post_json("/v1/sandbox/customers", &body).await;
-    assert_eq!(r.status, 201, "{}", r.text);
+    let r = sb.post_created("/v1/sandbox/customers", &body).await;
     r.json
 }
 
@@ -55,47 +44,17 @@ async fn sca(sb: &TestSandbox, number: &str, context: &str) -> Sca {
     let r = sb
         .get_with("/v1/accounts", &[("TPP-Session-ID", "manage-tests")])
         .await;
-    assert_eq!(r.status, 401, "{}", r.text);
-    let url = r.sca_redirect().expect("scaRedirect").to_string();
-    let web = browser();
-    let html = web.get(&url).send().await.unwrap().text().await.unwrap();
-    let mut login = forms(&html, &url).remove(0);
-    login.set("customerNumber", number);
-    let mut resp = login.submit(&web, "Log in").await;
-    for _ in 0..3 {
-        if resp.status().is_redirection() {
-            break;
+    r.assert_status(401);
+    let href = r.sca_redirect().expect("scaRedirect");
+    let tick_every_box = |f: &mut Form| {
+        for (n, v) in f.unchecked.clone() {
+            f.check(&n, &v);
         }
-        assert_eq!(resp.status(), 200, "SCA step failed");
-        let page = resp.url().to_string();
-        let html = resp.text().await.unwrap();
-        let mut form = forms(&html, &page).remove(0);
-        if form
-            .unchecked
-            .iter()
-            .chain(&form.fields)
-            .any(|(n, _)| n == "context")
-        {
-            form.choose("context", context);
-            resp = form.submit(&web, "Continue").await;
-        } else {
-            // Every offered account and card account (`account`, `cardAccount` boxes).
-            for (n, v) in form.unchecked.clone() {
-                form.check(&n, &v);
-            }
-            resp = form.submit(&web, "Approve").await;
-        }
-    }
-    assert_eq!(resp.status(), 302);
-    let to = url::Url::parse(&location(&resp)).unwrap();
-    let param = |k: &str| {
-        to.query_pairs()
-            .find(|(n, _)| n == k)
-            .map(|(_, v)| v.to_string())
     };
+    let s = success(&complete(href, number, context, tick_every_box, "Approve").await);
     Sca {
-        psu_id: param("psu-id").expect("psu-id"),
-        corporate_id: param("psu-corporate-id"),
+        psu_id: s.psu_id,
+        corporate_id: s.psu_corporate_id,
     }
 }
 
@@ -113,7 +72,7 @@ fn amount(v: &str) -> Value {
 
 #[tokio::test]
 async fn created_customer_gets_default_accounts_like_the_seed_and_is_listed() {
-    let sb = sandbox().await;
+    let sb = fixed_sandbox().await;
     let before = sb.customers().await;
     let private = create_customer(
         &sb,
@@ -158,8 +117,7 @@ async fn created_customer_gets_default_accounts_like_the_seed_and_is_listed() {
     assert_eq!(&after[before.len()], &private, "listed in creation order");
     // The self link answers the same element.
     let href = private["_links"]["self"]["href"].as_str().unwrap();
-    let one = sb.get(href).await;
-    assert_eq!(one.status, 200, "{}", one.text);
+    let one = sb.get_ok(href).await;
     assert_eq!(one.json, private);
 
     // The customerNumber logs in at SCA; the default accounts carry a generated history.
@@ -192,7 +150,7 @@ async fn created_customer_gets_default_accounts_like_the_seed_and_is_listed() {
 
 #[tokio::test]
 async fn customer_body_is_validated_field_by_field() {
-    let sb = sandbox().await;
+    let sb = fixed_sandbox().await;
     let n = sb.customers().await.len();
     let long = "x".repeat(71);
     let seventy = "y".repeat(70);
@@ -295,7 +253,7 @@ async fn customer_body_is_validated_field_by_field() {
 
 #[tokio::test]
 async fn deleting_a_customer_drops_its_accounts_and_consents() {
-    let sb = sandbox().await;
+    let sb = fixed_sandbox().await;
     let c = create_customer(
         &sb,
         json!({"customerType": "PRIVATE", "customerName": "Siri Dahl"}),
@@ -338,7 +296,7 @@ async fn deleting_a_customer_drops_its_accounts_and_consents() {
 
 #[tokio::test]
 async fn created_account_has_the_name_type_and_currency_asked_for() {
-    let sb = sandbox().await;
+    let sb = fixed_sandbox().await;
     let c = create_customer(
         &sb,
         json!({"customerType": "PRIVATE", "customerName": "Ola Berg", "accounts": []}),
@@ -349,13 +307,12 @@ async fn created_account_has_the_name_type_and_currency_asked_for() {
     let name = "Sparekonto for ferie og andre gode formål, med et langt navn: 70 tegn.";
     assert_eq!(name.chars().count(), 70);
     let r = sb
-        .post_json(
+        .post_created(
             "/v1/sandbox/accounts",
             &json!({"customerId": cid, "name": name, "cashAccountType": "SVGS", "currency": "NOK",
                 "balance": amount("1500.00")}),
         )
         .await;
-    assert_eq!(r.status, 201, "{}", r.text);
     let a = &r.json["account"];
     assert_eq!(a["name"], name);
     assert_eq!(a["cashAccountType"], "SVGS");
@@ -478,18 +435,17 @@ async fn empty_account_with_consent(sb: &TestSandbox, name: &str) -> (String, St
 
 #[tokio::test]
 async fn transaction_with_another_account_as_debtor_is_rejected_with_an_explanation() {
-    let sb = sandbox().await;
+    let sb = fixed_sandbox().await;
     let (id, bban, s, _) = empty_account_with_consent(&sb, "Eva Lie").await;
     // Another real account of the sandbox (of a seeded customer).
     let seeded_bban = {
         let owner = sb.customers().await[0]["customerId"].clone();
         let r = sb
-            .post_json(
+            .post_created(
                 "/v1/sandbox/accounts",
                 &json!({"customerId": owner, "name": "Annen konto"}),
             )
             .await;
-        assert_eq!(r.status, 201, "{}", r.text);
         r.json["account"]["bban"].as_str().unwrap().to_string()
     };
     assert_ne!(seeded_bban, bban);
@@ -524,13 +480,12 @@ async fn transaction_with_another_account_as_debtor_is_rejected_with_an_explanat
     r.assert_error(400, "PARAMETER_NOT_CONSISTENT");
     // The mock account itself as debtor of money out is fine.
     let r = sb
-        .post_json(
+        .post_created(
             &path,
             &json!({"transactionAmount": amount("-100.00"), "creditorName": "Elkjøp",
                 "debtorAccount": {"bban": bban}, "creditorAccount": {"bban": seeded_bban}}),
         )
         .await;
-    assert_eq!(r.status, 201, "{}", r.text);
     assert_eq!(r.json["debtorAccount"]["bban"], bban);
     assert_eq!(r.json["creditorAccount"]["bban"], seeded_bban);
     // Nothing of the rejected ones was stored.
@@ -556,19 +511,18 @@ async fn transaction_with_another_account_as_debtor_is_rejected_with_an_explanat
 
 #[tokio::test]
 async fn created_transactions_are_listed_booked_or_pending_with_stable_ids() {
-    let sb = sandbox().await;
+    let sb = fixed_sandbox().await;
     let (id, _, s, number) = empty_account_with_consent(&sb, "Nils Moe").await;
     let today = sb.clock.today();
     let yesterday = today.pred_opt().unwrap().to_string();
     let path = format!("/v1/sandbox/accounts/{id}/transactions");
     let booked = sb
-        .post_json(
+        .post_created(
             &path,
             &json!({"transactionAmount": amount("-349.90"), "creditorName": "Elkjøp",
                 "bookingDate": yesterday, "remittanceInformationUnstructured": "Varekjøp"}),
         )
         .await;
-    assert_eq!(booked.status, 201, "{}", booked.text);
     assert_eq!(booked.json["transactionAmount"], amount("-349.90"));
     assert_eq!(booked.json["bookingDate"], yesterday.as_str());
     let booked_id = booked.json["transactionId"].as_str().unwrap().to_string();
@@ -582,25 +536,23 @@ async fn created_transactions_are_listed_booked_or_pending_with_stable_ids() {
         details.text
     );
     let salary = sb
-        .post_json(
+        .post_created(
             &path,
             &json!({"transactionAmount": amount("25000.00"), "debtorName": "Fjellheim Kommune"}),
         )
         .await;
-    assert_eq!(salary.status, 201, "{}", salary.text);
     assert_eq!(
         salary.json["bookingDate"],
         today.to_string().as_str(),
         "default today"
     );
     let pending = sb
-        .post_json(
+        .post_created(
             &path,
             &json!({"transactionAmount": amount("-59.00"), "creditorName": "Narvesen",
                 "bookingStatus": "pending"}),
         )
         .await;
-    assert_eq!(pending.status, 201, "{}", pending.text);
     assert!(pending.json.get("bookingDate").is_none());
     let pending_id = pending.json["transactionId"].as_str().unwrap().to_string();
 
@@ -616,12 +568,11 @@ async fn created_transactions_are_listed_booked_or_pending_with_stable_ids() {
                 .map(|(k, v)| (k.as_str(), v.as_str()))
                 .collect();
             let r = sb
-                .get_with(
+                .get_with_ok(
                     &format!("/v1/accounts/{id}/transactions?bookingStatus=both"),
                     &h,
                 )
                 .await;
-            assert_eq!(r.status, 200, "{}", r.text);
             r.json["transactions"].clone()
         }
     };
@@ -667,7 +618,7 @@ async fn created_transactions_are_listed_booked_or_pending_with_stable_ids() {
 
 #[tokio::test]
 async fn transaction_bodies_are_validated() {
-    let sb = sandbox().await;
+    let sb = fixed_sandbox().await;
     let (id, bban, _, _) = empty_account_with_consent(&sb, "Kai Holm").await;
     let tomorrow = sb.clock.today().succ_opt().unwrap().to_string();
     let path = format!("/v1/sandbox/accounts/{id}/transactions");
@@ -773,7 +724,7 @@ async fn transaction_bodies_are_validated() {
 
 #[tokio::test]
 async fn balance_update_sets_what_the_balance_endpoint_returns() {
-    let sb = sandbox().await;
+    let sb = fixed_sandbox().await;
     let (id, _, s, _) = empty_account_with_consent(&sb, "Lise Aas").await;
     let balances = || async {
         let r = sb
@@ -821,10 +772,8 @@ async fn balance_update_sets_what_the_balance_endpoint_returns() {
         ("5000.00".into(), "4200.50".into(), "4200.50".into())
     );
     // POST works too; an omitted amount keeps its value.
-    let r = sb
-        .post_json(&path, &json!({"available": amount("-20.00")}))
+    sb.post_ok(&path, &json!({"available": amount("-20.00")}))
         .await;
-    assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(
         balances().await,
         ("5000.00".into(), "-20.00".into(), "-20.00".into())
@@ -832,16 +781,10 @@ async fn balance_update_sets_what_the_balance_endpoint_returns() {
     // Transactions created afterwards move the balances: a booked one dated yesterday both,
     // a pending one only the available balance.
     let yesterday = sb.clock.today().pred_opt().unwrap().to_string();
-    let t = sb.post_json(&format!("/v1/sandbox/accounts/{id}/transactions"),
-        &json!({"transactionAmount": amount("-100.00"), "creditorName": "Vy", "bookingDate": yesterday}),
-    )
-    .await;
-    assert_eq!(t.status, 201, "{}", t.text);
-    let t = sb.post_json(&format!("/v1/sandbox/accounts/{id}/transactions"),
-        &json!({"transactionAmount": amount("30.00"), "debtorName": "Venn", "bookingStatus": "pending"}),
-    )
-    .await;
-    assert_eq!(t.status, 201, "{}", t.text);
+    sb.post_created(&format!("/v1/sandbox/accounts/{id}/transactions"),
+        &json!({"transactionAmount": amount("-100.00"), "creditorName": "Vy", "bookingDate": yesterday}),).await;
+    sb.post_created(&format!("/v1/sandbox/accounts/{id}/transactions"),
+        &json!({"transactionAmount": amount("30.00"), "debtorName": "Venn", "bookingStatus": "pending"}),).await;
     assert_eq!(
         balances().await,
         ("4900.00".into(), "-90.00".into(), "-90.00".into())
@@ -882,7 +825,7 @@ async fn balance_update_sets_what_the_balance_endpoint_returns() {
 
 #[tokio::test]
 async fn card_account_transactions_and_balances_are_stored_and_validated() {
-    let sb = sandbox().await;
+    let sb = fixed_sandbox().await;
     let c = create_customer(
         &sb,
         json!({"customerType": "PRIVATE", "customerName": "Tor Vik"}),
@@ -891,7 +834,7 @@ async fn card_account_transactions_and_balances_are_stored_and_validated() {
     let card = strings(&c["cardAccounts"])[0].clone();
     let path = format!("/v1/sandbox/card-accounts/{card}/transactions");
     let r = sb
-        .post_json(
+        .post_created(
             &path,
             &json!({"transactionAmount": amount("-499.00"),
                 "originalAmount": {"currency": "EUR", "amount": "-42.90"},
@@ -899,7 +842,6 @@ async fn card_account_transactions_and_balances_are_stored_and_validated() {
                 "transactionDetails": "Elkjøp Lagunen"}),
         )
         .await;
-    assert_eq!(r.status, 201, "{}", r.text);
     assert_eq!(r.json["transactionAmount"], amount("-499.00"));
     assert_eq!(r.json["originalAmount"]["currency"], "EUR");
     assert_eq!(r.json["bookingDate"], sb.clock.today().to_string().as_str());
@@ -1002,13 +944,11 @@ async fn card_account_transactions_and_balances_are_stored_and_validated() {
     assert_eq!(get("interimBooked"), amount("-1200.00"));
     assert_eq!(get("interimAvailable"), amount("28800.00"));
     // A new card account for the customer.
-    let r = sb
-        .post_json(
-            "/v1/sandbox/card-accounts",
-            &json!({"customerId": c["customerId"], "name": "Visa Reise"}),
-        )
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text);
+    sb.post_created(
+        "/v1/sandbox/card-accounts",
+        &json!({"customerId": c["customerId"], "name": "Visa Reise"}),
+    )
+    .await;
     let listed = sb
         .send(
             "GET",
@@ -1022,7 +962,7 @@ async fn card_account_transactions_and_balances_are_stored_and_validated() {
 
 #[tokio::test]
 async fn agreement_grants_a_private_customer_the_corporate_context() {
-    let sb = sandbox().await;
+    let sb = fixed_sandbox().await;
     let company = create_customer(
         &sb,
         json!({"customerType": "CORPORATE", "customerName": "Sjøbris Rederi AS"}),
@@ -1037,13 +977,12 @@ async fn agreement_grants_a_private_customer_the_corporate_context() {
     let company_accounts = strings(&company["accounts"]);
     let path = format!("/v1/sandbox/customers/{company_id}/agreements");
     let r = sb
-        .post_json(
+        .post_created(
             &path,
             &json!({"holderCustomerNumber": person["customerNumber"],
                 "accounts": [company_accounts[1]]}),
         )
         .await;
-    assert_eq!(r.status, 201, "{}", r.text);
     let agreement = r.json.clone();
     let agreement_id = agreement["id"].as_str().unwrap().to_string();
     assert_eq!(
@@ -1064,8 +1003,7 @@ async fn agreement_grants_a_private_customer_the_corporate_context() {
         );
     }
     let self_href = agreement["_links"]["self"]["href"].as_str().unwrap();
-    let one = sb.get(self_href).await;
-    assert_eq!(one.status, 200, "{}", one.text);
+    let one = sb.get_ok(self_href).await;
     assert_eq!(one.json, agreement);
     let eng = sb
         .send(
@@ -1169,7 +1107,7 @@ async fn agreement_grants_a_private_customer_the_corporate_context() {
 
 #[tokio::test]
 async fn seeded_agreement_links_point_to_the_sandbox_agreement_resources() {
-    let sb = sandbox().await;
+    let sb = fixed_sandbox().await;
     let list = sb.customers().await;
     let mut seen = 0;
     for c in &list {
@@ -1205,7 +1143,7 @@ async fn seeded_agreement_links_point_to_the_sandbox_agreement_resources() {
 
 #[tokio::test]
 async fn management_input_never_gives_a_server_error() {
-    let sb = sandbox().await;
+    let sb = fixed_sandbox().await;
     let some = sb.customers().await[0].clone();
     let cid = some["customerId"].as_str().unwrap().to_string();
     let account = some["accounts"][0].as_str().unwrap().to_string();

@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime};
 
 use common::payments::{CREDITOR_BBAN, DOMESTIC, INGRID, KARI, accounts_of, domestic, first_bban};
 use common::sandbox::{REDIRECT, Reply, TestSandbox, tpp_with_roles};
-use common::{browser, forms, location};
+use common::{browser, forms, location, page_text};
 use psd2_console::cert::Psd2Role;
 use psd2_console::sandbox::store::{Account, AccountKind};
 use psd2_console::sandbox::{Clock, SandboxConfig, seed};
@@ -81,9 +81,8 @@ fn cross_border(debtor: &str, currency: &str, remittance: &str) -> Value {
 
 async fn status_of(sb: &TestSandbox, service: &str, product: &str, id: &str) -> Value {
     let r = sb
-        .get(&format!("/v1/{service}/{product}/{id}/status"))
+        .get_ok(&format!("/v1/{service}/{product}/{id}/status"))
         .await;
-    assert_eq!(r.status, 200, "{}", r.text);
     r.json
 }
 
@@ -138,11 +137,8 @@ async fn approve(sca: &str, number: &str) -> ScaCallback {
 }
 
 async fn advance(sb: &TestSandbox, secs: u64) -> Reply {
-    let r = sb
-        .post_json("/v1/sandbox/clock", &json!({ "advanceSeconds": secs }))
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text);
-    r
+    sb.post_ok("/v1/sandbox/clock", &json!({ "advanceSeconds": secs }))
+        .await
 }
 
 const INSTANT: &str = "instant-norwegian-credit-transfers-straks";
@@ -175,8 +171,7 @@ async fn initiation_answers_201_rcvd_with_absolute_sca_redirect_self_and_status_
         self_href
     );
     assert_eq!(tx_status(&sb, DOMESTIC, id).await, "RCVD");
-    let d = sb.get(&self_href).await;
-    assert_eq!(d.status, 200, "{}", d.text);
+    let d = sb.get_ok(&self_href).await;
     assert_eq!(d.json["transactionStatus"], "RCVD");
     assert_eq!(d.json["instructedAmount"]["amount"], "13.37");
     assert_eq!(d.json["creditorName"], "Foo Bar");
@@ -388,13 +383,11 @@ async fn logical_duplicate_is_rejected_unless_allow_logical_duplicate_is_true() 
     let r = sb.initiate(DOMESTIC, &body).await;
     r.assert_error(400, "PAYMENT_FAILED");
     assert!(r.text.contains("allowLogicalDuplicate"), "{}", r.text);
-    let r = sb
-        .post_json(
-            &format!("/v1/payments/{DOMESTIC}?allowLogicalDuplicate=true"),
-            &body,
-        )
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text);
+    sb.post_created(
+        &format!("/v1/payments/{DOMESTIC}?allowLogicalDuplicate=true"),
+        &body,
+    )
+    .await;
     let r = sb
         .initiate(
             DOMESTIC,
@@ -690,14 +683,7 @@ async fn sca_pages_escape_interpolated_values() {
     let mut body = domestic(&first_bban(KARI), "1.00", "<script>alert(1)</script>");
     body["creditorName"] = json!("<b>Evil</b> & Co");
     let (_, sca) = sb.create_payment(DOMESTIC, &body).await;
-    let html = browser()
-        .get(&sca)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let html = page_text(&sca).await;
     assert!(!html.contains("<script>alert"), "{html}");
     assert!(html.contains("&lt;script&gt;"));
     assert!(html.contains("&lt;b&gt;Evil&lt;/b&gt; &amp; Co"));
@@ -951,11 +937,9 @@ async fn periodic_monthly_variable_with_duplicate_months_is_rejected() {
     r.assert_error(400, "FORMAT_ERROR");
     assert_eq!(r.json["tppMessages"][0]["path"], "monthsOfExecution[2]");
     body["monthsOfExecution"] = json!(["1", "4", "10"]);
-    let r = sb.post_json(&path, &body).await;
-    assert_eq!(r.status, 201, "{}", r.text);
+    let r = sb.post_created(&path, &body).await;
     let id = r.json["paymentId"].as_str().unwrap();
-    let d = sb.get(&format!("{path}/{id}")).await;
-    assert_eq!(d.status, 200, "{}", d.text);
+    let d = sb.get_ok(&format!("{path}/{id}")).await;
     assert_eq!(d.json["frequency"], "MonthlyVariable");
     assert_eq!(d.json["monthsOfExecution"], json!(["1", "4", "10"]));
     assert_eq!(d.json["startDate"], today.to_string().as_str());
@@ -976,8 +960,7 @@ async fn periodic_payments_are_not_taken_by_the_batch_runs() {
     body["startDate"] = json!(today.to_string());
     body["frequency"] = json!("Monthly");
     let path = format!("/v1/periodic-payments/{DOMESTIC}");
-    let r = sb.post_json(&path, &body).await;
-    assert_eq!(r.status, 201, "{}", r.text);
+    let r = sb.post_created(&path, &body).await;
     let id = r.json["paymentId"].as_str().unwrap();
     approve(r.sca_redirect().unwrap(), KARI).await;
     sb.send("POST", "/v1/sandbox/batch", &[], None).await;
@@ -1004,11 +987,9 @@ async fn a_bulk_payment_is_one_resource_settled_as_a_whole() {
         ]
     });
     let path = format!("/v1/bulk-payments/{DOMESTIC}");
-    let r = sb.post_json(&path, &bulk).await;
-    assert_eq!(r.status, 201, "{}", r.text);
+    let r = sb.post_created(&path, &bulk).await;
     let id = r.json["paymentId"].as_str().unwrap();
-    let d = sb.get(&format!("{path}/{id}")).await;
-    assert_eq!(d.status, 200, "{}", d.text);
+    let d = sb.get_ok(&format!("{path}/{id}")).await;
     assert_eq!(d.json["payments"].as_array().unwrap().len(), 2);
     assert_eq!(
         d.json["payments"][1]["instructedAmount"]["amount"],
@@ -1154,8 +1135,7 @@ async fn domestic_norway_details_and_status_are_hidden_until_approved() {
     }
     approve(&sca, KARI).await;
     assert_eq!(tx_status(&sb, product, &id).await, "ACTC");
-    let d = sb.get(&format!("/v1/payments/{product}/{id}")).await;
-    assert_eq!(d.status, 200, "{}", d.text);
+    sb.get_ok(&format!("/v1/payments/{product}/{id}")).await;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1169,9 +1149,8 @@ async fn fee_information_of_instant_payments_has_string_amounts() {
         "instant-norwegian-domestic-credit-transfers-straks",
     ] {
         let r = sb
-            .get(&format!("/v1/payments/{product}/fee-information"))
+            .get_ok(&format!("/v1/payments/{product}/fee-information"))
             .await;
-        assert_eq!(r.status, 200, "{}", r.text);
         assert_eq!(r.json["paymentProduct"], INSTANT);
         let fees = r.json["fees"].as_array().unwrap();
         assert!(!fees.is_empty());
@@ -1440,8 +1419,7 @@ async fn seeded_current_and_operating_accounts_pay_1000_nok_on_any_date() {
             advance(&sb, (days - moved) * 86_400).await;
             moved = days;
         }
-        let clock = sb.get("/v1/sandbox/clock").await;
-        assert_eq!(clock.status, 200, "{}", clock.text);
+        let clock = sb.get_ok("/v1/sandbox/clock").await;
         let mut ids = Vec::new();
         for (account, approver) in &accounts {
             let (id, sca) = sb

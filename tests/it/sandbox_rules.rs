@@ -8,7 +8,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::sandbox::{TestSandbox, tpp_with_roles};
+use common::sandbox::{TestSandbox, signed_headers, tpp_with_roles};
 use psd2_console::cert::Psd2Role;
 use psd2_console::xs2a::redirect::{ScaCallback, ScaSuccess};
 use serde_json::Value;
@@ -26,8 +26,7 @@ async fn complete(href: &str, number: &str, button: &str) -> String {
 
 /// A private customer without agreements, with a card account.
 async fn private_customer(sb: &TestSandbox) -> Value {
-    let r = sb.get("/v1/sandbox/customers").await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    let r = sb.get_ok("/v1/sandbox/customers").await;
     r.json
         .as_array()
         .unwrap()
@@ -88,8 +87,7 @@ async fn sca_session_is_valid_for_one_hour_then_psu_present_requests_need_sca() 
     let href = r.sca_redirect().expect("scaRedirect").to_string();
     // Without the PSU present (no PSU-IP-Address) the 180-day consent is enough.
     let unattended = [("PSU-ID", ok.psu_id.as_str()), ("PSU-IP-Address", "")];
-    let r = sb.get_with("/v1/accounts", &unattended).await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    sb.get_with_ok("/v1/accounts", &unattended).await;
     // Without TPP-Session-ID the request belongs to the PSU's current session: expired too.
     let r = sb
         .get_with("/v1/accounts", &[("PSU-ID", ok.psu_id.as_str())])
@@ -98,8 +96,7 @@ async fn sca_session_is_valid_for_one_hour_then_psu_present_requests_need_sca() 
     // The new SCA renews the session.
     let again = success(&complete(&href, &number(&c), "Approve").await);
     assert_eq!(again.tpp_session_id, "s-hour");
-    let r = sb.get_with("/v1/accounts", &present).await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    sb.get_with_ok("/v1/accounts", &present).await;
 }
 
 #[tokio::test]
@@ -134,10 +131,8 @@ async fn new_session_id_needs_sca_and_the_old_one_ends_only_when_it_completes() 
     r.assert_error(401, "CONSENT_INVALID");
     assert!(r.sca_redirect().is_some());
     // Without TPP-Session-ID: the current (new) session.
-    let r = sb
-        .get_with("/v1/accounts", &[("PSU-ID", ok.psu_id.as_str())])
+    sb.get_with_ok("/v1/accounts", &[("PSU-ID", ok.psu_id.as_str())])
         .await;
-    assert_eq!(r.status, 200, "{}", r.text);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -191,12 +186,11 @@ async fn unattended_transactions_allow_four_calls_per_day_and_reach_back_90_days
 
     // The default listing starts 90 days back.
     let r = sb
-        .get_with(
+        .get_with_ok(
             &format!("{base}?bookingStatus=booked&limit=5000"),
             &unattended,
         )
         .await;
-    assert_eq!(r.status, 200, "{}", r.text);
     let booked = r.json["transactions"]["booked"].as_array().unwrap();
     assert!(!booked.is_empty());
     let oldest = booked.last().unwrap()["bookingDate"].as_str().unwrap();
@@ -212,10 +206,8 @@ async fn unattended_transactions_allow_four_calls_per_day_and_reach_back_90_days
     r.assert_error(400, "PERIOD_INVALID");
     // With the PSU present the whole history is there.
     let present = [("PSU-ID", ok.psu_id.as_str())];
-    let r = sb
-        .get_with(&format!("{base}?dateFrom={older}"), &present)
+    sb.get_with_ok(&format!("{base}?dateFrom={older}"), &present)
         .await;
-    assert_eq!(r.status, 200, "{}", r.text);
 
     for i in 2..=4 {
         let r = sb
@@ -228,8 +220,7 @@ async fn unattended_transactions_allow_four_calls_per_day_and_reach_back_90_days
     let card = c["cardAccounts"][0].as_str().unwrap();
     let card_path = format!("/v1/card-accounts/{card}/transactions");
     for _ in 0..4 {
-        let r = sb.get_with(&card_path, &unattended).await;
-        assert_eq!(r.status, 200, "{}", r.text);
+        let r = sb.get_with_ok(&card_path, &unattended).await;
         let oldest = r.json["cardTransactions"]["booked"]
             .as_array()
             .unwrap()
@@ -326,22 +317,7 @@ async fn send_tweaked(
     path: &str,
     tweak: impl FnOnce(&mut Vec<(String, String)>),
 ) -> common::sandbox::Reply {
-    let mut hs: Vec<(String, String)> = vec![
-        ("X-Request-ID".into(), uuid::Uuid::new_v4().to_string()),
-        ("TPP-Redirect-URI".into(), common::sandbox::REDIRECT.into()),
-        ("PSU-IP-Address".into(), "127.0.0.1".into()),
-    ];
-    psd2_console::signing::sign_request(
-        common::sandbox::tpp(),
-        "GET",
-        path,
-        &mut hs,
-        b"",
-        psd2_console::signing::SignOptions {
-            request_target: false,
-            now: sb.now(),
-        },
-    );
+    let mut hs = signed_headers(common::sandbox::tpp(), "GET", path, &[], None, sb.now());
     tweak(&mut hs);
     let mut rb = sb.http.get(format!("{}{path}", sb.base));
     for (n, v) in &hs {
@@ -494,10 +470,8 @@ async fn tpp_redirect_uri_is_required_on_every_production_request() {
         .await;
     assert_eq!(r.status, 400, "{}", r.text);
     // The sandbox's own management operations do not need it.
-    let r = sb
-        .get_with("/v1/sandbox/customers", &[("TPP-Redirect-URI", "")])
+    sb.get_with_ok("/v1/sandbox/customers", &[("TPP-Redirect-URI", "")])
         .await;
-    assert_eq!(r.status, 200, "{}", r.text);
 }
 
 #[tokio::test]

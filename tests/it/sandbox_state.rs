@@ -9,8 +9,9 @@ use crate::common;
 
 use std::time::SystemTime;
 
+use common::Form;
 use common::sandbox::{Reply, TestSandbox};
-use common::{browser, forms, location};
+use common::sca::{complete, success};
 use psd2_console::sandbox::db::{Db, Storage};
 use psd2_console::sandbox::{Clock, MIGRATIONS, SandboxConfig, seed};
 use serde_json::{Value, json};
@@ -33,39 +34,16 @@ fn ids(list: &[Value], key: &str) -> Vec<String> {
 /// account ticked) and returns the redirect's psu-id.
 async fn sca_psu_id(sb: &TestSandbox, number: &str) -> String {
     let r = sb.get("/v1/accounts").await;
-    assert_eq!(r.status, 401, "{}", r.text);
-    let url = r.sca_redirect().expect("scaRedirect").to_string();
-    let web = browser();
-    let html = web.get(&url).send().await.unwrap().text().await.unwrap();
-    let mut login = forms(&html, &url).remove(0);
-    login.set("customerNumber", number);
-    let mut resp = login.submit(&web, "Log in").await;
-    for _ in 0..3 {
-        if resp.status().is_redirection() {
-            break;
-        }
-        assert_eq!(resp.status(), 200);
-        let page = resp.url().to_string();
-        let html = resp.text().await.unwrap();
-        let mut form = forms(&html, &page).remove(0);
-        if form.fields.iter().any(|(n, _)| n == "context") {
-            form.choose("context", "PRIVATE");
-            resp = form.submit(&web, "Continue").await;
-        } else {
-            for (n, v) in form.unchecked.clone() {
-                if n == "account" {
-                    form.check(&n, &v);
-                }
+    r.assert_status(401);
+    let href = r.sca_redirect().expect("scaRedirect");
+    let tick_accounts = |f: &mut Form| {
+        for (n, v) in f.unchecked.clone() {
+            if n == "account" {
+                f.check(&n, &v);
             }
-            resp = form.submit(&web, "Approve").await;
         }
-    }
-    assert_eq!(resp.status(), 302);
-    let to = url::Url::parse(&location(&resp)).unwrap();
-    to.query_pairs()
-        .find(|(k, _)| k == "psu-id")
-        .map(|(_, v)| v.to_string())
-        .expect("psu-id")
+    };
+    success(&complete(href, number, "PRIVATE", tick_accounts, "Approve").await).psu_id
 }
 
 #[tokio::test]
@@ -111,33 +89,28 @@ async fn state_survives_a_restart_on_a_file_database() {
     let (created, psu_id, accounts, booked) = {
         let sb = TestSandbox::start_with(config(Storage::File(file.clone()))).await;
         let r = sb
-            .post_json(
+            .post_created(
                 "/v1/sandbox/customers",
                 &json!({"customerType": "PRIVATE", "customerName": "Astrid Lund"}),
             )
             .await;
-        assert_eq!(r.status, 201, "{}", r.text);
         let created = r.json.clone();
         let number = created["customerNumber"].as_str().unwrap().to_string();
         let account = created["accounts"][0].as_str().unwrap().to_string();
-        let t = sb
-            .post_json(
-                &format!("/v1/sandbox/accounts/{account}/transactions"),
-                &json!({"transactionAmount": {"currency": "NOK", "amount": "-77.00"},
+        sb.post_created(
+            &format!("/v1/sandbox/accounts/{account}/transactions"),
+            &json!({"transactionAmount": {"currency": "NOK", "amount": "-77.00"},
                     "creditorName": "Kaffebrenneriet"}),
-            )
-            .await;
-        assert_eq!(t.status, 201, "{}", t.text);
+        )
+        .await;
         let psu_id = sca_psu_id(&sb, &number).await;
-        let a = sb.get_with("/v1/accounts", &[("PSU-ID", &psu_id)]).await;
-        assert_eq!(a.status, 200, "{}", a.text);
+        let a = sb.get_with_ok("/v1/accounts", &[("PSU-ID", &psu_id)]).await;
         let b = sb
-            .get_with(
+            .get_with_ok(
                 &format!("/v1/accounts/{account}/transactions?bookingStatus=booked&limit=5"),
                 &[("PSU-ID", &psu_id)],
             )
             .await;
-        assert_eq!(b.status, 200, "{}", b.text);
         let booked = b.json["transactions"]["booked"][0].clone();
         sb.stop().await;
         (created, psu_id, a.json, booked)
@@ -153,8 +126,7 @@ async fn state_survives_a_restart_on_a_file_database() {
     );
     assert_eq!(list.last(), Some(&created));
     // The PSU who did SCA before the restart reads its accounts without a new SCA.
-    let a = sb.get_with("/v1/accounts", &[("PSU-ID", &psu_id)]).await;
-    assert_eq!(a.status, 200, "{}", a.text);
+    let a = sb.get_with_ok("/v1/accounts", &[("PSU-ID", &psu_id)]).await;
     assert_eq!(a.json, accounts);
     let account = created["accounts"][0].as_str().unwrap();
     let b = sb
@@ -186,13 +158,11 @@ async fn initialize_resets_every_table_to_the_known_state() {
     }
     let sb = TestSandbox::start_with(config(Storage::File(file.clone()))).await;
     let known = sb.customers().await;
-    let r = sb
-        .post_json(
-            "/v1/sandbox/customers",
-            &json!({"customerType": "CORPORATE", "customerName": "Midlertidig AS"}),
-        )
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text);
+    sb.post_created(
+        "/v1/sandbox/customers",
+        &json!({"customerType": "CORPORATE", "customerName": "Midlertidig AS"}),
+    )
+    .await;
     let seeded_account = known[0]["accounts"][0].as_str().unwrap().to_string();
     {
         let db = Db::open(&Storage::File(file.clone())).unwrap();
@@ -205,17 +175,14 @@ async fn initialize_resets_every_table_to_the_known_state() {
         })
         .unwrap();
     }
-    let r = sb
-        .post_json(
-            &format!("/v1/sandbox/accounts/{seeded_account}/balances"),
-            &json!({"booked": {"currency": "NOK", "amount": "1.00"}}),
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    sb.post_ok(
+        &format!("/v1/sandbox/accounts/{seeded_account}/balances"),
+        &json!({"booked": {"currency": "NOK", "amount": "1.00"}}),
+    )
+    .await;
     let number = known[0]["customerNumber"].as_str().unwrap().to_string();
     let psu_id = sca_psu_id(&sb, &number).await;
-    let ok = sb.get_with("/v1/accounts", &[("PSU-ID", &psu_id)]).await;
-    assert_eq!(ok.status, 200, "{}", ok.text);
+    sb.get_with_ok("/v1/accounts", &[("PSU-ID", &psu_id)]).await;
 
     let r = sb.send("POST", "/v1/sandbox/initialize", &[], None).await;
     assert_eq!(r.status, 200, "{}", r.text);
@@ -231,12 +198,11 @@ async fn initialize_resets_every_table_to_the_known_state() {
     // The balance override is gone.
     let psu_id = sca_psu_id(&sb, &number).await;
     let b = sb
-        .get_with(
+        .get_with_ok(
             &format!("/v1/accounts/{seeded_account}/balances"),
             &[("PSU-ID", &psu_id)],
         )
         .await;
-    assert_eq!(b.status, 200, "{}", b.text);
     assert_ne!(b.json["balances"][0]["balanceAmount"]["amount"], "1.00");
     // Other modules' tables are emptied too; the migrations stay recorded.
     let db = Db::open(&Storage::File(file)).unwrap();
@@ -268,8 +234,7 @@ async fn concurrent_customer_creations_neither_lose_nor_duplicate_rows() {
                 "customerType": if i % 2 == 0 { "PRIVATE" } else { "CORPORATE" },
                 "customerName": format!("Samtidig kunde {i}"),
             });
-            let r = sb.post_json("/v1/sandbox/customers", &body).await;
-            assert_eq!(r.status, 201, "{}", r.text);
+            let r = sb.post_created("/v1/sandbox/customers", &body).await;
             r.json
         }));
     }
@@ -315,12 +280,11 @@ async fn concurrent_customer_creations_neither_lose_nor_duplicate_rows() {
                 "bookingStatus": "pending",
             });
             let r = sb
-                .post_json(
+                .post_created(
                     &format!("/v1/sandbox/accounts/{account}/transactions"),
                     &body,
                 )
                 .await;
-            assert_eq!(r.status, 201, "{}", r.text);
             r.json["transactionId"].as_str().unwrap().to_string()
         }));
     }
@@ -334,12 +298,11 @@ async fn concurrent_customer_creations_neither_lose_nor_duplicate_rows() {
     let number = created[0]["customerNumber"].as_str().unwrap().to_string();
     let psu_id = sca_psu_id(&sb, &number).await;
     let r = sb
-        .get_with(
+        .get_with_ok(
             &format!("/v1/accounts/{account}/transactions?bookingStatus=pending"),
             &[("PSU-ID", &psu_id)],
         )
         .await;
-    assert_eq!(r.status, 200, "{}", r.text);
     let mut listed: Vec<String> = r.json["transactions"]["pending"]
         .as_array()
         .unwrap()
@@ -353,8 +316,7 @@ async fn concurrent_customer_creations_neither_lose_nor_duplicate_rows() {
 
 /// The sandbox time of `GET /v1/sandbox/clock`.
 async fn sandbox_now(sb: &TestSandbox) -> chrono::DateTime<chrono::Utc> {
-    let r = sb.get("/v1/sandbox/clock").await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    let r = sb.get_ok("/v1/sandbox/clock").await;
     chrono::DateTime::parse_from_rfc3339(r.json["now"].as_str().unwrap())
         .unwrap()
         .with_timezone(&chrono::Utc)
@@ -384,10 +346,8 @@ async fn clock_offset_survives_a_restart_and_initialize_resets_it() {
     {
         let sb = TestSandbox::start_with(fixed(Storage::File(file.clone()))).await;
         assert_eq!(sandbox_now(&sb).await, real);
-        let r = sb
-            .post_json("/v1/sandbox/clock", &json!({"advanceSeconds": 3 * 86_400}))
+        sb.post_ok("/v1/sandbox/clock", &json!({"advanceSeconds": 3 * 86_400}))
             .await;
-        assert_eq!(r.status, 200, "{}", r.text);
         assert_eq!(sandbox_now(&sb).await, real + day);
         sb.stop().await;
     }
@@ -397,8 +357,7 @@ async fn clock_offset_survives_a_restart_and_initialize_resets_it() {
         real + day,
         "the offset is restored from the database on start"
     );
-    let r = sb.post_json("/v1/sandbox/initialize", &json!({})).await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    sb.post_ok("/v1/sandbox/initialize", &json!({})).await;
     assert_eq!(sandbox_now(&sb).await, real, "initialize resets the clock");
     sb.assert_schema_valid();
     sb.stop().await;

@@ -11,6 +11,8 @@ use psd2_console::signing::{
     RequestView, SignOptions, SignatureParams, VerifyPolicy, sign_request, verify_request,
 };
 
+use crate::common::header_map;
+
 fn credentials() -> &'static Credentials {
     static C: OnceLock<Credentials> = OnceLock::new();
     C.get_or_init(|| {
@@ -26,17 +28,6 @@ fn credentials() -> &'static Credentials {
 /// A fixed instant inside the vector certificates' validity.
 fn now() -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_secs(1_790_000_000)
-}
-
-fn header_map(headers: &[(String, String)]) -> http::HeaderMap {
-    let mut m = http::HeaderMap::new();
-    for (n, v) in headers {
-        m.append(
-            http::HeaderName::from_bytes(n.as_bytes()).unwrap(),
-            http::HeaderValue::from_bytes(v.as_bytes()).unwrap(),
-        );
-    }
-    m
 }
 
 struct Signed {

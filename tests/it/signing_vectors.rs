@@ -14,6 +14,8 @@ use psd2_console::signing::{
     verify_signing_string,
 };
 
+use crate::common::header_map;
+
 fn vectors_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/vectors")
 }
@@ -70,17 +72,6 @@ fn request_headers(date: &str, cert: &Certificate) -> Vec<(String, String)> {
         ("Date".into(), date.into()),
         ("TPP-Signature-Certificate".into(), cert.header_value()),
     ]
-}
-
-fn header_map(headers: &[(String, String)]) -> http::HeaderMap {
-    let mut m = http::HeaderMap::new();
-    for (n, v) in headers {
-        m.append(
-            http::HeaderName::from_bytes(n.as_bytes()).unwrap(),
-            http::HeaderValue::from_bytes(v.as_bytes()).unwrap(),
-        );
-    }
-    m
 }
 
 #[test]

@@ -439,7 +439,7 @@ fn resolve_fresh(
     if rules::psu_present(h) {
         let session = header(h, headers::TPP_SESSION_ID)?;
         match session_check(app, &tpp.id, psu_id, session)? {
-            Err(reason) => return Err(sca(MessageCode::ConsentInvalid, &reason)),
+            Err(reason) => return Err(sca(MessageCode::ConsentInvalid, &reason.to_string())),
             Ok(last) => session_until = Some(last),
         }
     }
@@ -531,7 +531,64 @@ pub fn session_refusal(
     psu_id: Uuid,
     session: Option<&str>,
 ) -> Result<Option<String>, ApiError> {
-    Ok(session_check(app, tpp, psu_id, session)?.err())
+    Ok(session_check(app, tpp, psu_id, session)?
+        .err()
+        .map(|e| e.to_string()))
+}
+
+/// Why a PSU-present request needs a new SCA of its session (SCA session state rules 1 and 3
+/// of the interface document); the message is the `tppMessages` text of the 401 answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionRefusal {
+    /// The session's SCA was superseded by the SCA of a newer session of the PSU (rule 3).
+    #[error(
+        "TPP-Session-ID {session:?} ended when the SCA of a newer session of this PSU \
+         completed (SCA session rule 3): a new SCA is needed"
+    )]
+    Superseded {
+        /// The request's `TPP-Session-ID`.
+        session: String,
+    },
+    /// The SCA of the named session is older than [`SCA_SESSION_LIFETIME`] (rule 1).
+    #[error(
+        "the SCA of TPP-Session-ID {session:?} is older than 1 hour (SCA session rule 1): \
+         a new SCA is needed while the PSU is present"
+    )]
+    SessionExpired {
+        /// The request's `TPP-Session-ID`.
+        session: String,
+    },
+    /// A new `TPP-Session-ID` while another session of the PSU is still valid (rule 3).
+    #[error(
+        "TPP-Session-ID {session:?} is new while session {valid:?} is still valid: a new \
+         session needs its own SCA (SCA session rule 3); {valid:?} stays valid unless \
+         this SCA completes"
+    )]
+    NewSession {
+        /// The request's `TPP-Session-ID`.
+        session: String,
+        /// The session that is still valid.
+        valid: String,
+    },
+    /// A new `TPP-Session-ID` and no valid session of the PSU.
+    #[error("no SCA in TPP-Session-ID {session:?} yet: SCA needed")]
+    NoSca {
+        /// The request's `TPP-Session-ID`.
+        session: String,
+    },
+    /// No `TPP-Session-ID` given and the PSU has no SCA session with this TPP.
+    #[error("the PSU has no SCA session with this TPP: SCA needed")]
+    NoSession,
+    /// No `TPP-Session-ID` given and the PSU's current session is older than
+    /// [`SCA_SESSION_LIFETIME`] (rule 1).
+    #[error(
+        "the SCA of the PSU's current session {current:?} is older than 1 hour (SCA session \
+         rule 1): a new SCA is needed while the PSU is present"
+    )]
+    CurrentExpired {
+        /// The PSU's current session.
+        current: String,
+    },
 }
 
 /// [`session_refusal`] with the other answer too: `Ok(Ok(deadline))` when the session's SCA
@@ -544,40 +601,33 @@ pub fn session_check(
     tpp: &TppId,
     psu_id: Uuid,
     session: Option<&str>,
-) -> Result<Result<i64, String>, ApiError> {
+) -> Result<Result<i64, SessionRefusal>, ApiError> {
     let rows = app.db.read(|c| store::sessions(c, tpp, psu_id))?;
     let now = rules::secs(app.clock.now());
     let limit = i64::try_from(SCA_SESSION_LIFETIME.as_secs()).unwrap_or(i64::MAX);
     let fresh = |r: &store::SessionRow| now.saturating_sub(r.sca_at) <= limit;
     let deadline = |r: &store::SessionRow| Ok(r.sca_at.saturating_add(limit));
     Ok(match session {
-        Some(sid) => match rows.iter().find(|r| r.session_id == sid) {
-            Some(r) if r.superseded => Err(format!(
-                "TPP-Session-ID {sid:?} ended when the SCA of a newer session of this PSU \
-                 completed (SCA session rule 3): a new SCA is needed"
-            )),
-            Some(r) if !fresh(r) => Err(format!(
-                "the SCA of TPP-Session-ID {sid:?} is older than 1 hour (SCA session rule 1): \
-                 a new SCA is needed while the PSU is present"
-            )),
-            Some(r) => deadline(r),
-            None => Err(match rows.iter().find(|r| !r.superseded && fresh(r)) {
-                Some(o) => format!(
-                    "TPP-Session-ID {sid:?} is new while session {:?} is still valid: a new \
-                         session needs its own SCA (SCA session rule 3); {:?} stays valid unless \
-                         this SCA completes",
-                    o.session_id, o.session_id
-                ),
-                None => format!("no SCA in TPP-Session-ID {sid:?} yet: SCA needed"),
-            }),
-        },
+        Some(sid) => {
+            let session = sid.to_string();
+            match rows.iter().find(|r| r.session_id == sid) {
+                Some(r) if r.superseded => Err(SessionRefusal::Superseded { session }),
+                Some(r) if !fresh(r) => Err(SessionRefusal::SessionExpired { session }),
+                Some(r) => deadline(r),
+                None => Err(match rows.iter().find(|r| !r.superseded && fresh(r)) {
+                    Some(o) => SessionRefusal::NewSession {
+                        session,
+                        valid: o.session_id.clone(),
+                    },
+                    None => SessionRefusal::NoSca { session },
+                }),
+            }
+        }
         None => match rows.iter().find(|r| !r.superseded) {
-            None => Err("the PSU has no SCA session with this TPP: SCA needed".to_string()),
-            Some(r) if !fresh(r) => Err(format!(
-                "the SCA of the PSU's current session {:?} is older than 1 hour (SCA session \
-                 rule 1): a new SCA is needed while the PSU is present",
-                r.session_id
-            )),
+            None => Err(SessionRefusal::NoSession),
+            Some(r) if !fresh(r) => Err(SessionRefusal::CurrentExpired {
+                current: r.session_id.clone(),
+            }),
             Some(r) => deadline(r),
         },
     })

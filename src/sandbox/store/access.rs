@@ -16,7 +16,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
 
-use super::agreement_key;
+use super::key_params;
 use crate::sandbox::db::Migration;
 use crate::sandbox::model::{ConsentKey, TppId};
 
@@ -137,7 +137,7 @@ pub fn record_session(
 pub fn lift_revocation(c: &Connection, k: &ConsentKey) -> rusqlite::Result<()> {
     c.execute(
         "DELETE FROM psu_revocations WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3",
-        params![k.tpp.0, k.psu_id.to_string(), agreement_key(k.agreement)],
+        key_params(k),
     )?;
     Ok(())
 }
@@ -197,29 +197,17 @@ pub fn revocation(c: &Connection, key: &ConsentKey) -> rusqlite::Result<Option<b
         "SELECT by_tpp FROM psu_revocations
          WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3",
     )?
-    .query_row(
-        params![
-            key.tpp.0,
-            key.psu_id.to_string(),
-            agreement_key(key.agreement)
-        ],
-        |r| r.get(0),
-    )
+    .query_row(key_params(key), |r| r.get(0))
     .optional()
 }
 
 /// Marks consent `key` revoked at `at`, by the TPP (`by_tpp`) or the PSU.
 pub fn revoke(c: &Connection, key: &ConsentKey, by_tpp: bool, at: i64) -> rusqlite::Result<()> {
+    let (tpp, psu, agreement) = key_params(key);
     c.execute(
         "INSERT OR REPLACE INTO psu_revocations (tpp, psu_id, agreement, revoked_at, by_tpp)
          VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![
-            key.tpp.0,
-            key.psu_id.to_string(),
-            agreement_key(key.agreement),
-            at,
-            by_tpp
-        ],
+        params![tpp, psu, agreement, at, by_tpp],
     )?;
     Ok(())
 }
@@ -230,11 +218,7 @@ pub fn replace_card_consent(
     key: &ConsentKey,
     cards: &[Uuid],
 ) -> rusqlite::Result<()> {
-    let (tpp, psu, agreement) = (
-        &key.tpp.0,
-        key.psu_id.to_string(),
-        agreement_key(key.agreement),
-    );
+    let (tpp, psu, agreement) = key_params(key);
     c.execute(
         "DELETE FROM card_consents WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3",
         params![tpp, psu, agreement],
@@ -261,14 +245,7 @@ pub fn consented_cards(c: &Connection, key: &ConsentKey) -> rusqlite::Result<Vec
         "SELECT card_account FROM card_consents
          WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3 ORDER BY position",
     )?;
-    let rows = st.query_map(
-        params![
-            key.tpp.0,
-            key.psu_id.to_string(),
-            agreement_key(key.agreement)
-        ],
-        |r| r.get(0),
-    )?;
+    let rows = st.query_map(key_params(key), |r| r.get(0))?;
     rows.collect()
 }
 

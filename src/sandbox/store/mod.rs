@@ -763,12 +763,18 @@ fn agreement_key(a: Option<Uuid>) -> String {
     a.map(|a| a.to_string()).unwrap_or_default()
 }
 
-fn write_consent(conn: &Connection, key: &ConsentKey, consent: &Consent) -> rusqlite::Result<()> {
-    let (tpp, psu, agreement) = (
+/// The `(tpp, psu_id, agreement)` columns of consent `key` as stored (the agreement empty
+/// for the PSU's private context), the `?1, ?2, ?3` of the consent tables' queries.
+fn key_params(key: &ConsentKey) -> (&str, String, String) {
+    (
         key.tpp.0.as_str(),
         key.psu_id.to_string(),
         agreement_key(key.agreement),
-    );
+    )
+}
+
+fn write_consent(conn: &Connection, key: &ConsentKey, consent: &Consent) -> rusqlite::Result<()> {
+    let (tpp, psu, agreement) = key_params(key);
     conn.prepare_cached(
         "INSERT INTO psu_registrations (tpp, psu_id, customer, registered_at) \
          VALUES (?1, ?2, ?3, ?4) ON CONFLICT(tpp, psu_id) DO UPDATE SET customer = excluded.customer",
@@ -1090,21 +1096,14 @@ impl Store {
                     "SELECT seq, customer, granted_at, tpp_session_id FROM consents \
                      WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3",
                 )?
-                .query_row(
-                    params![
-                        key.tpp.0,
-                        key.psu_id.to_string(),
-                        agreement_key(key.agreement)
-                    ],
-                    |r| {
-                        Ok((
-                            r.get::<_, i64>(0)?,
-                            uuid_at(r, 1)?,
-                            r.get::<_, i64>(2)?,
-                            r.get::<_, String>(3)?,
-                        ))
-                    },
-                )
+                .query_row(key_params(key), |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        uuid_at(r, 1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, String>(3)?,
+                    ))
+                })
                 .optional()?;
             let Some((seq, customer, granted_at, tpp_session_id)) = head else {
                 return Ok(None);

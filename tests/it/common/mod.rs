@@ -211,6 +211,31 @@ pub fn location(resp: &reqwest::Response) -> String {
     resp.url().join(loc).unwrap().to_string()
 }
 
+/// `headers` ((name, value) pairs, in order; repeated names kept) as an `http::HeaderMap`,
+/// for the signature verifier's request views.
+pub fn header_map(headers: &[(String, String)]) -> http::HeaderMap {
+    let mut m = http::HeaderMap::new();
+    for (n, v) in headers {
+        m.append(
+            http::HeaderName::from_bytes(n.as_bytes()).unwrap(),
+            http::HeaderValue::from_bytes(v.as_bytes()).unwrap(),
+        );
+    }
+    m
+}
+
+/// The body of `GET url` in the shared [`browser`] (an SCA page, read as text).
+pub async fn page_text(url: &str) -> String {
+    browser()
+        .get(url)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
 pub mod cli;
 pub mod payments;
 pub mod sandbox;

@@ -88,12 +88,76 @@ impl Reply {
         self
     }
 
+    /// The reply of `method path`, which must have the HTTP `status`; panics naming the
+    /// request, with the body, when it differs.
+    pub fn expect_status(self, status: u16, method: &str, path: &str) -> Self {
+        assert_eq!(self.status, status, "{method} {path}: {}", self.text);
+        self
+    }
+
     /// Asserts the HTTP `status`; panics with the body when it differs.
     #[track_caller]
     pub fn assert_status(&self, status: u16) -> &Self {
         assert_eq!(self.status, status, "{}", self.text);
         self
     }
+}
+
+/// The headers of a request signed with `credentials` at `now`, as [`TestSandbox::send`]
+/// sends them: its default headers (unless `headers` gives them; an empty value leaves a
+/// header out), then `headers`, then `Date`, `Digest` (with a body),
+/// `TPP-Signature-Certificate` and `Signature`.
+pub fn signed_headers(
+    credentials: &Credentials,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+    now: SystemTime,
+) -> Vec<(String, String)> {
+    let mut hs: Vec<(String, String)> = Vec::new();
+    let given = |n: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
+    if !given("X-Request-ID") {
+        hs.push(("X-Request-ID".into(), uuid::Uuid::new_v4().to_string()));
+    }
+    if !given("TPP-Redirect-URI") {
+        hs.push(("TPP-Redirect-URI".into(), REDIRECT.into()));
+    }
+    if !given("PSU-IP-Address") {
+        hs.push(("PSU-IP-Address".into(), "127.0.0.1".into()));
+    }
+    if method == "POST" && path == "/v1/signing-baskets" {
+        for (n, v) in [
+            ("x-accept-fix", "amount-as-string".to_string()),
+            ("TPP-Session-ID", uuid::Uuid::new_v4().to_string()),
+            ("PSU-ID", BASKET_PSU_ID.to_string()),
+        ] {
+            if !given(n) {
+                hs.push((n.into(), v));
+            }
+        }
+    }
+    if body.is_some() && !given("Content-Type") {
+        hs.push(("Content-Type".into(), "application/json".into()));
+    }
+    for (n, v) in headers {
+        if !v.is_empty() {
+            hs.push((n.to_string(), v.to_string()));
+        }
+    }
+    let body_bytes = body.map(|b| b.as_bytes().to_vec()).unwrap_or_default();
+    sign_request(
+        credentials,
+        method,
+        path,
+        &mut hs,
+        &body_bytes,
+        SignOptions {
+            request_target: false,
+            now,
+        },
+    );
+    hs
 }
 
 /// A running sandbox plus a client that signs.
@@ -175,56 +239,15 @@ impl TestSandbox {
         headers: &[(&str, &str)],
         body: Option<&str>,
     ) -> Reply {
-        let mut hs: Vec<(String, String)> = Vec::new();
-        let given = |n: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
-        if !given("X-Request-ID") {
-            hs.push(("X-Request-ID".into(), uuid::Uuid::new_v4().to_string()));
-        }
-        if !given("TPP-Redirect-URI") {
-            hs.push(("TPP-Redirect-URI".into(), REDIRECT.into()));
-        }
-        if !given("PSU-IP-Address") {
-            hs.push(("PSU-IP-Address".into(), "127.0.0.1".into()));
-        }
-        if method == "POST" && path == "/v1/signing-baskets" {
-            for (n, v) in [
-                ("x-accept-fix", "amount-as-string".to_string()),
-                ("TPP-Session-ID", uuid::Uuid::new_v4().to_string()),
-                ("PSU-ID", BASKET_PSU_ID.to_string()),
-            ] {
-                if !given(n) {
-                    hs.push((n.into(), v));
-                }
-            }
-        }
-        if body.is_some() && !given("Content-Type") {
-            hs.push(("Content-Type".into(), "application/json".into()));
-        }
-        for (n, v) in headers {
-            if !v.is_empty() {
-                hs.push((n.to_string(), v.to_string()));
-            }
-        }
-        let body_bytes = body.map(|b| b.as_bytes().to_vec()).unwrap_or_default();
-        sign_request(
-            credentials,
-            method,
-            path,
-            &mut hs,
-            &body_bytes,
-            SignOptions {
-                request_target: false,
-                now: self.now(),
-            },
-        );
+        let hs = signed_headers(credentials, method, path, headers, body, self.now());
         let mut rb = self
             .http
             .request(method.parse().unwrap(), format!("{}{}", self.base, path));
         for (n, v) in &hs {
             rb = rb.header(n, v);
         }
-        if body.is_some() {
-            rb = rb.body(body_bytes);
+        if let Some(b) = body {
+            rb = rb.body(b.as_bytes().to_vec());
         }
         Reply::of(rb.send().await.unwrap()).await
     }
@@ -244,6 +267,32 @@ impl TestSandbox {
     /// [`TestSandbox::send`].
     pub async fn post_json(&self, path: &str, body: &Value) -> Reply {
         self.send("POST", path, &[], Some(&body.to_string())).await
+    }
+
+    /// [`TestSandbox::get`], which must answer 200 (panics with the path and the body).
+    pub async fn get_ok(&self, path: &str) -> Reply {
+        self.get(path).await.expect_status(200, "GET", path)
+    }
+
+    /// [`TestSandbox::get_with`], which must answer 200 (panics with the path and the body).
+    pub async fn get_with_ok(&self, path: &str, headers: &[(&str, &str)]) -> Reply {
+        self.get_with(path, headers)
+            .await
+            .expect_status(200, "GET", path)
+    }
+
+    /// [`TestSandbox::post_json`], which must answer 200 (panics with the path and the body).
+    pub async fn post_ok(&self, path: &str, body: &Value) -> Reply {
+        self.post_json(path, body)
+            .await
+            .expect_status(200, "POST", path)
+    }
+
+    /// [`TestSandbox::post_json`], which must answer 201 (panics with the path and the body).
+    pub async fn post_created(&self, path: &str, body: &Value) -> Reply {
+        self.post_json(path, body)
+            .await
+            .expect_status(201, "POST", path)
     }
 
     /// A signed `DELETE path` with the default headers of [`TestSandbox::send`].
