@@ -30,7 +30,8 @@
 //! - `error`: the request is answered with `status` and a Berlin Group error body
 //!   (`tppMessages` with `code` and `text`) instead of the handler's answer;
 //! - `delay`: the request waits `delayMs`, then gets its normal answer;
-//! - `drop`: the connection is closed without an answer;
+//! - `drop`: the connection is closed without an answer (the access log and the event
+//!   stream show status 444, nginx's code for that);
 //! - `rejectPayment`: the next matching payment executed (batch run, or approval of an
 //!   instant payment) becomes `RJCT`; `insufficientFunds`: `ACCP` with `fundsAvailable:
 //!   false` (interface document, States: "ACCP is named for payments rejected for lack of
@@ -521,6 +522,8 @@ pub async fn inject(State(app): State<Arc<App>>, req: Request, next: Next) -> Re
     let mut response = match d.action {
         Action::Drop => {
             let mut r = Response::new(Body::new(Dropped));
+            // Never sent; logged as 444, nginx's "connection closed without response".
+            *r.status_mut() = StatusCode::from_u16(444).unwrap_or(StatusCode::BAD_REQUEST);
             r.extensions_mut().insert(super::observe::Unobserved);
             r
         }

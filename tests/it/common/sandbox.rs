@@ -175,6 +175,20 @@ impl TestSandbox {
         headers: &[(&str, &str)],
         body: Option<&str>,
     ) -> Reply {
+        let request = self.signed(credentials, method, path, headers, body);
+        Reply::of(request.send().await.unwrap()).await
+    }
+
+    /// The request [`TestSandbox::send_as`] sends, not yet sent (for answers read as a
+    /// stream, e.g. the event stream).
+    pub fn signed(
+        &self,
+        credentials: &Credentials,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&str>,
+    ) -> reqwest::RequestBuilder {
         let mut hs: Vec<(String, String)> = Vec::new();
         let given = |n: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
         if !given("X-Request-ID") {
@@ -226,7 +240,7 @@ impl TestSandbox {
         if body.is_some() {
             rb = rb.body(body_bytes);
         }
-        Reply::of(rb.send().await.unwrap()).await
+        rb
     }
 
     /// A signed `GET path` with the default headers of [`TestSandbox::send`].
