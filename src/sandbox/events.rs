@@ -230,6 +230,23 @@ pub fn sca_outcome(location: Option<&str>) -> (Option<String>, Option<String>) {
     (outcome, code)
 }
 
+/// What a subscriber reads next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Received {
+    Event(Arc<Event>),
+    /// It read too slowly and lost this many events (the oldest).
+    Lagged(u64),
+}
+
+/// The next thing `rx` reads; `None` once the sandbox is gone.
+pub async fn receive(rx: &mut broadcast::Receiver<Arc<Event>>) -> Option<Received> {
+    match rx.recv().await {
+        Ok(e) => Some(Received::Event(e)),
+        Err(RecvError::Lagged(missed)) => Some(Received::Lagged(missed)),
+        Err(RecvError::Closed) => None,
+    }
+}
+
 fn sse_event(e: &Event) -> SseEvent {
     SseEvent::default()
         .event(e.kind())
@@ -245,12 +262,11 @@ pub async fn stream(State(app): State<Arc<App>>) -> Response {
         if let Some(f) = first {
             return Some((Ok::<_, Infallible>(f), (rx, None)));
         }
-        let e = match rx.recv().await {
-            Ok(e) => sse_event(&e),
-            Err(RecvError::Lagged(missed)) => SseEvent::default()
+        let e = match receive(&mut rx).await? {
+            Received::Event(e) => sse_event(&e),
+            Received::Lagged(missed) => SseEvent::default()
                 .event("lagged")
                 .data(json!({"type": "lagged", "missed": missed}).to_string()),
-            Err(RecvError::Closed) => return None,
         };
         Some((Ok(e), (rx, None)))
     });
@@ -265,6 +281,38 @@ pub async fn stream(State(app): State<Arc<App>>) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_slow_subscriber_lags_and_learns_how_many_events_it_lost() {
+        let events = Events::default();
+        let mut rx = events.subscribe();
+        let at = std::time::UNIX_EPOCH;
+        for i in 0..CAPACITY as u64 + 3 {
+            events.emit(|| clock_event(at, i, "advance"));
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        assert_eq!(rt.block_on(receive(&mut rx)), Some(Received::Lagged(3)));
+        assert_eq!(
+            rt.block_on(receive(&mut rx)),
+            Some(Received::Event(Arc::new(clock_event(at, 3, "advance"))))
+        );
+    }
+
+    #[test]
+    fn no_event_is_built_while_nobody_listens() {
+        let events = Events::default();
+        events.emit(|| panic!("built with nobody listening"));
+        let rx = events.subscribe();
+        let built = std::cell::Cell::new(false);
+        events.emit(|| {
+            built.set(true);
+            clock_event(std::time::UNIX_EPOCH, 0, "advance")
+        });
+        assert!(built.get());
+        drop(rx);
+    }
 
     #[test]
     fn sca_steps_of_page_paths() {
