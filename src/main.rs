@@ -208,6 +208,12 @@ enum SandboxCommand {
         #[arg(long, value_enum, default_value = "text")]
         log_format: psd2_console::logging::LogFormat,
     },
+    /// Fault injection rules of a running sandbox (signed management requests): add, list,
+    /// clear.
+    Fault {
+        #[command(subcommand)]
+        command: psd2_console::client::sandbox_admin::FaultCommand,
+    },
 }
 
 #[derive(Subcommand)]
@@ -328,6 +334,13 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             );
             std::future::pending::<()>().await;
             drop(handle);
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Sandbox {
+            command: SandboxCommand::Fault { command },
+        }) => {
+            let printed = psd2_console::client::sandbox_admin::run(command, &paths).await?;
+            out!("{printed}");
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Send {

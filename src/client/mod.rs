@@ -11,6 +11,7 @@ pub mod export;
 pub mod history;
 pub mod import;
 pub mod response_sig;
+pub mod sandbox_admin;
 pub mod tls;
 pub mod validate;
 

@@ -11,18 +11,26 @@
 //! | `request_id` | the `X-Request-ID` header (at most [`MAX_REQUEST_ID_CHARS`] characters; `-` when absent or not visible ASCII) |
 //! | `verify` | the signature-verification step that failed ([`VerifyStep`], e.g. `SignatureInvalid`, `DateSkew`), else `-` |
 //!
+//! The same place feeds the event stream ([`super::events`]): when anybody is subscribed,
+//! one `request` event per answered request (with the verification step and the rebuilt
+//! signing string, and whether a fault answered) and one `sca` event per SCA page step; with
+//! nobody subscribed nothing more than one counter read is done.
+//!
 //! Where the line goes (stderr as text or JSON for `sandbox serve`, a file for the console)
 //! and which lines are kept (`RUST_LOG`) is decided by the subscriber ([`crate::logging`]).
 //! Headers other than `X-Request-ID`, bodies, certificates and `Signature` values are never
 //! logged. A path holds URI characters only and the request id visible ASCII only (others
 //! log as `-`), so a hostile client cannot write line breaks or terminal escapes into the log.
 
+use std::sync::Arc;
 use std::time::Instant;
 
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 
+use super::App;
+use super::events::{self, Event, RequestEvent, ScaEvent};
 use crate::signing::VerifyError;
 
 /// The `tracing` target of access-log events (filter with `RUST_LOG=psd2_console::access=...`).
@@ -35,6 +43,11 @@ pub const MAX_REQUEST_ID_CHARS: usize = 100;
 /// [`super::errors::ApiError`]'s `IntoResponse`, read by the access log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorCode(pub String);
+
+/// The id of the fault rule that answered a request ([`super::faults`]), set as a response
+/// extension by [`super::faults::mark`], read for the event stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Injected(pub String);
 
 /// The verification step that refused a request: the [`VerifyError`] variant's name (never
 /// its text, which may quote header values). Set as a response extension by
@@ -64,13 +77,26 @@ fn request_id(req: &Request) -> String {
         .unwrap_or_else(|| "-".to_string())
 }
 
+/// What a `request` event needs of the request, kept only while somebody listens.
+struct Seen {
+    path_and_query: String,
+    headers: axum::http::HeaderMap,
+}
+
 /// The middleware (installed outermost by [`super::router`]): runs the request, then emits
-/// the access-log event.
-pub async fn log_request(req: Request, next: Next) -> Response {
+/// the access-log event (and the stream's events, [`publish`]).
+pub async fn log_request(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
     let start = Instant::now();
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     let request_id = request_id(&req);
+    let seen = (app.events.listening() && path != "/v1/sandbox/events").then(|| Seen {
+        path_and_query: req
+            .uri()
+            .path_and_query()
+            .map_or_else(|| path.clone(), |p| p.as_str().to_string()),
+        headers: req.headers().clone(),
+    });
     let response = next.run(req).await;
     let latency_us = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
     let code = response
@@ -92,7 +118,69 @@ pub async fn log_request(req: Request, next: Next) -> Response {
         verify,
         "request"
     );
+    if let Some(seen) = seen {
+        publish(
+            &app,
+            method.as_str(),
+            &path,
+            &request_id,
+            latency_us,
+            seen,
+            &response,
+        );
+    }
     response
+}
+
+/// Sends the `request` event of an answered request, and the `sca` event of an SCA page.
+fn publish(
+    app: &App,
+    method: &str,
+    path: &str,
+    request_id: &str,
+    latency_us: u64,
+    seen: Seen,
+    response: &Response,
+) {
+    let x = response.extensions();
+    let code = x.get::<ErrorCode>().map(|c| c.0.clone());
+    let fault = x.get::<Injected>().map(|f| f.0.clone());
+    let status = response.status().as_u16();
+    let signing_string = (path == "/v1" || path.starts_with("/v1/"))
+        .then(|| events::rebuilt_signing_string(method, &seen.path_and_query, &seen.headers))
+        .flatten();
+    app.events.emit(|| {
+        Event::Request(RequestEvent {
+            method: method.to_string(),
+            path: path.to_string(),
+            status,
+            code,
+            latency_us,
+            request_id: (request_id != "-").then(|| request_id.to_string()),
+            verify: x.get::<VerifyStep>().map(|s| s.0.clone()),
+            signing_string,
+            injected: fault.is_some(),
+            fault: fault.clone(),
+        })
+    });
+    if let Some((sca_id, step)) = events::sca_step(method, path) {
+        let location = response
+            .headers()
+            .get(axum::http::header::LOCATION)
+            .and_then(|v| v.to_str().ok());
+        let (outcome, code) = events::sca_outcome(location);
+        app.events.emit(|| {
+            Event::Sca(ScaEvent {
+                sca_id,
+                step,
+                status,
+                outcome,
+                code,
+                injected: fault.is_some(),
+                fault,
+            })
+        });
+    }
 }
 
 #[cfg(test)]

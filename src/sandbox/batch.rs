@@ -121,6 +121,9 @@ async fn advance_clock(
         app.clock.set_offset(offset);
         Ok(())
     })?;
+    app.events.emit(|| {
+        super::events::clock_event(app.clock.now(), app.clock.offset().as_secs(), "advance")
+    });
     let mut report = run_due(&app)?;
     report.payments.clear();
     let mut out = clock_json(&app);

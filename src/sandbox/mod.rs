@@ -38,6 +38,8 @@
 //! | GET, POST | `/payment-sca/{authorisationId}`, `/login`, `/decision` | payment and basket SCA pages ([`payment_sca`]) |
 //! | GET | `/sca/{authorisationId}` | SCA page (not signed) |
 //! | POST | `/sca/{authorisationId}/login`, `/context`, `/consent`, `/cancel` | SCA steps |
+//! | POST, GET, DELETE | `/v1/sandbox/faults[/{id}]` | fault injection rules ([`faults`]) |
+//! | GET | `/v1/sandbox/events` | server-sent events of every request, SCA step, batch run and clock change ([`events`]) |
 //! | GET | `/` | a short HTML description |
 //!
 //! Unknown `/v1` paths answer 404 with a `RESOURCE_UNKNOWN` body, wrong methods 405
@@ -60,6 +62,8 @@ pub mod customers;
 pub mod db;
 pub mod domain;
 pub mod errors;
+pub mod events;
+pub mod faults;
 pub mod ledger;
 pub mod manage;
 pub mod model;
@@ -140,6 +144,10 @@ pub struct App {
     pub public_origin: String,
     /// Serialized bodies of the everyday AIS reads (see [`reads::ReadCache`]).
     pub reads: reads::ReadCache,
+    /// The request fault rules ([`faults`]), mirrored from the database.
+    pub faults: faults::Faults,
+    /// The event stream's sender ([`events`]).
+    pub events: events::Events,
 }
 
 impl App {
@@ -154,6 +162,7 @@ impl App {
         };
         db.migrate(MIGRATIONS).map_err(open_error)?;
         let store = Store::open(db.clone(), seed::seed).map_err(open_error)?;
+        let faults = faults::Faults::load(&db).map_err(open_error)?;
         if let Some(offset) = store.clock_offset().map_err(open_error)? {
             config.clock.set_offset(offset);
         }
@@ -187,6 +196,8 @@ impl App {
             public_url,
             public_origin,
             reads: reads::ReadCache::default(),
+            faults,
+            events: events::Events::default(),
         })
     }
 }
@@ -200,6 +211,7 @@ pub const MIGRATIONS: &[db::Migration] = &[
     store::access::CONSENT_MIGRATION,
     store::payments::MIGRATION,
     store::sca_browsers::MIGRATION,
+    store::faults::MIGRATION,
 ];
 
 /// The sandbox's routes over its state. Absolute links (`scaRedirect`) start with
@@ -228,6 +240,8 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
         .merge(payments::routes())
         .merge(baskets::routes())
         .merge(batch::routes())
+        .merge(faults::routes())
+        .route("/v1/sandbox/events", get(events::stream))
         .merge(payment_sca::routes())
         .route("/sca/{id}", get(sca::show))
         .route("/sca/{id}/login", post(sca::login))
@@ -238,11 +252,18 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(
             app.clone(),
+            faults::inject,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
             auth::verify_v1,
         ))
         .layer(axum::middleware::from_fn(serve::body_in_time))
-        .with_state(app)
-        .layer(axum::middleware::from_fn(access_log::log_request));
+        .with_state(app.clone())
+        .layer(axum::middleware::from_fn_with_state(
+            app,
+            access_log::log_request,
+        ));
     Ok(match observer {
         Some(o) => router.layer(axum::middleware::from_fn(move |req, next| {
             observe::observe(o.clone(), req, next)

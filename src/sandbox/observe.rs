@@ -53,6 +53,12 @@ fn decoded(headers: &axum::http::HeaderMap, body: &bytes::Bytes) -> bytes::Bytes
     }
 }
 
+/// Marks a response the observer passes on untouched (neither buffered nor reported): the
+/// endless event stream ([`super::events`]) and a connection a fault drops
+/// ([`super::faults`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Unobserved;
+
 /// Most bytes of a response body buffered for the observer.
 pub const MAX_OBSERVED_BYTES: usize = 64 * 1024 * 1024;
 
@@ -66,6 +72,9 @@ pub(crate) async fn observe(observer: ResponseObserver, req: Request, next: Next
         .filter(|v| !v.as_bytes().trim_ascii().is_empty())
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
     let response = next.run(req).await;
+    if response.extensions().get::<Unobserved>().is_some() {
+        return response;
+    }
     let (parts, body) = response.into_parts();
     let bytes = axum::body::to_bytes(body, MAX_OBSERVED_BYTES)
         .await

@@ -628,6 +628,14 @@ fn decision_step(app: &App, id: String, body: &[u8]) -> Response {
         .as_deref()
         .and_then(|a| Uuid::parse_str(a).ok());
     let tpp = TppId(scope.auth.tpp.clone());
+    // A fault rule may turn the approval into a cancel or a failure (`super::faults`).
+    let forced = approve
+        .then(|| {
+            let who = customer.map(|c| psu_id(&tpp, c).to_string());
+            super::faults::sca_outcome(app, &format!("/payment-sca/{id}"), who.as_deref())
+        })
+        .flatten();
+    let approve = approve && forced.is_none();
     let now = now_secs(app);
     // Store reads happen before the transaction (the Store shares its connection), under
     // the execution lock (instant payments are executed at approval).
@@ -684,9 +692,31 @@ fn decision_step(app: &App, id: String, body: &[u8]) -> Response {
              cancelled or put on hold meanwhile). Go back to the application.",
         )
         .into_response(),
-        Ok(Outcome::Rejected) => {
-            redirect_to_tpp(auth, &failure(auth, "The PSU rejected the payment"))
-        }
+        Ok(Outcome::Rejected) => match forced {
+            None => redirect_to_tpp(auth, &failure(auth, "The PSU rejected the payment")),
+            Some(o) => {
+                let callback = match &o {
+                    super::faults::ScaOutcome::Cancel { .. } => {
+                        failure(auth, "The PSU cancelled the SCA")
+                    }
+                    super::faults::ScaOutcome::Fail {
+                        status,
+                        code,
+                        message,
+                        ..
+                    } => ScaCallback::Failure(ScaFailure {
+                        system: SCA_SYSTEM.into(),
+                        status: *status,
+                        code: code.clone(),
+                        message: message.clone(),
+                        tpp_session_id: Some(auth.tpp_session_id.clone()),
+                    }),
+                };
+                let mut r = redirect_to_tpp(auth, &callback);
+                super::faults::mark(&mut r, o.fault());
+                r
+            }
+        },
         Ok(Outcome::Approved(done)) => {
             if done.iter().any(|(_, s)| s == status::ACCP) {
                 return redirect_to_tpp(

@@ -499,6 +499,20 @@ fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
     if field(&f, "action").is_some_and(|a| a.eq_ignore_ascii_case("cancel")) {
         return cancel_auth(app, &auth);
     }
+    let who = psu_id(&auth.tpp, customer).to_string();
+    if let Some(o) = super::faults::sca_outcome(app, &format!("/sca/{}", auth.id), Some(&who)) {
+        let mut r = match &o {
+            super::faults::ScaOutcome::Cancel { .. } => cancel_auth(app, &auth),
+            super::faults::ScaOutcome::Fail {
+                status,
+                code,
+                message,
+                ..
+            } => fail_auth(app, &auth, *status, code, message),
+        };
+        super::faults::mark(&mut r, o.fault());
+        return r;
+    }
     let chosen = match agreement {
         Some(a) => or_page!(app.store.agreement(a)),
         None => None,
@@ -671,6 +685,12 @@ fn to_tpp(auth: &Authorisation, callback: &ScaCallback) -> Response {
 }
 
 fn cancel_auth(app: &App, auth: &Authorisation) -> Response {
+    fail_auth(app, auth, 401, "CONSENT_INVALID", "PSU cancelled the SCA")
+}
+
+/// Ends the SCA with a failure redirect carrying `status`, `code` and `message` (the consent,
+/// if any, is rejected).
+fn fail_auth(app: &App, auth: &Authorisation, status: u16, code: &str, message: &str) -> Response {
     let auth = match app
         .store
         .set_step(auth.id, app.clock.now(), ScaStep::Finished)
@@ -683,9 +703,9 @@ fn cancel_auth(app: &App, auth: &Authorisation) -> Response {
     }
     let callback = ScaCallback::Failure(ScaFailure {
         system: SCA_SYSTEM.into(),
-        status: 401,
-        code: "CONSENT_INVALID".into(),
-        message: "PSU cancelled the SCA".into(),
+        status,
+        code: code.into(),
+        message: message.into(),
         tpp_session_id: Some(auth.tpp_session_id.clone()),
     });
     to_tpp(&auth, &callback)

@@ -15,6 +15,8 @@ mod cli_sca;
 mod cli_send;
 mod cli_sign_serve;
 mod docs_tables;
+mod events;
+mod faults;
 mod flow;
 mod fuzz_regressions;
 mod history_export;

@@ -15,7 +15,8 @@
 //! the debtor account (and on a sandbox creditor account) as a booked transaction, so the
 //! account-information interface lists it and its balances move; otherwise it becomes
 //! `ACCP` with `fundsAvailable: false`. Instant payments are executed at approval
-//! ([`authorise`]). Periodic payments are never taken (they stay `ACTC`, the standing
+//! ([`authorise`]). A fault rule may force another outcome at execution (`RJCT`, `ACCP`,
+//! `PDNG`: [`crate::sandbox::faults`]). Periodic payments are never taken (they stay `ACTC`, the standing
 //! order). Payments on hold (`PDNG`) are skipped until released.
 
 use std::collections::HashMap;
@@ -322,6 +323,10 @@ pub fn execute(
     at: i64,
     prepared: &mut Prepared,
 ) -> rusqlite::Result<&'static str> {
+    // A fault rule may force the outcome (`crate::sandbox::faults`, payment actions).
+    if let Some(outcome) = crate::sandbox::faults::payment_outcome(c, p)? {
+        return outcome.apply(c, &p.id, at);
+    }
     let Some(debtor) = prepared.debtors.get(&p.debtor_account).cloned() else {
         rows::executed(
             c,
@@ -382,7 +387,7 @@ pub fn run(app: &App, tpp: Option<&str>, all: bool) -> Result<BatchReport, ApiEr
     let candidates = app.db.read(|c| rows::batch_candidates(c, which, now))?;
     let mut prepared = prepare(app, &candidates)?;
     let known: Vec<&str> = candidates.iter().map(|p| p.id.as_str()).collect();
-    app.db.write(|tx| {
+    let report = app.db.write(|tx| {
         // Again inside the transaction: a payment may have been cancelled meanwhile.
         let due = rows::batch_candidates(tx, which, now)?;
         let mut report = BatchReport {
@@ -398,7 +403,7 @@ pub fn run(app: &App, tpp: Option<&str>, all: bool) -> Result<BatchReport, ApiEr
             let s = execute(tx, p, at, &mut prepared)?;
             if s == status::ACSC {
                 report.settled += 1;
-            } else {
+            } else if s == status::ACCP {
                 report.insufficient_funds += 1;
             }
             if tpp == Some(p.tpp.as_str()) {
@@ -408,7 +413,16 @@ pub fn run(app: &App, tpp: Option<&str>, all: bool) -> Result<BatchReport, ApiEr
             }
         }
         Ok(report)
-    })
+    })?;
+    app.events.emit(|| {
+        crate::sandbox::events::Event::Batch(crate::sandbox::events::BatchEvent {
+            ran_at: report.ran_at.clone(),
+            settled: report.settled,
+            insufficient_funds: report.insufficient_funds,
+            all,
+        })
+    });
+    Ok(report)
 }
 
 /// Executes every authorised payment whose batch run time has passed on the sandbox clock.

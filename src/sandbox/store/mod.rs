@@ -22,6 +22,7 @@
 //! SCA authorisation checks).
 
 pub mod access;
+pub mod faults;
 pub mod payments;
 pub mod replay;
 pub mod sca_browsers;

@@ -241,5 +241,6 @@ pub mod payments;
 pub mod sandbox;
 pub mod sca;
 pub mod schema;
+pub mod sse;
 pub mod tmux;
 pub mod tui;

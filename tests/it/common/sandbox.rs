@@ -239,6 +239,20 @@ impl TestSandbox {
         headers: &[(&str, &str)],
         body: Option<&str>,
     ) -> Reply {
+        let request = self.signed(credentials, method, path, headers, body);
+        Reply::of(request.send().await.unwrap()).await
+    }
+
+    /// The request [`TestSandbox::send_as`] sends, not yet sent (for answers read as a
+    /// stream, e.g. the event stream).
+    pub fn signed(
+        &self,
+        credentials: &Credentials,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&str>,
+    ) -> reqwest::RequestBuilder {
         let hs = signed_headers(credentials, method, path, headers, body, self.now());
         let mut rb = self
             .http
@@ -249,7 +263,7 @@ impl TestSandbox {
         if let Some(b) = body {
             rb = rb.body(b.as_bytes().to_vec());
         }
-        Reply::of(rb.send().await.unwrap()).await
+        rb
     }
 
     /// A signed `GET path` with the default headers of [`TestSandbox::send`].

@@ -1,0 +1,291 @@
+//! `psd2-console sandbox fault add|list|clear`: a client of a running sandbox's fault rules
+//! (`/v1/sandbox/faults`, see `docs/sandbox.md`, "Faults and events"). Each call is a signed
+//! management request like `send sandbox.initialize`: signed with the profile's credentials
+//! ([`ensure_credentials`]) at the local time, with a fresh `X-Request-ID`. The sandbox checks
+//! the definition; its refusal (400 `FORMAT_ERROR` naming the field) is reported as is.
+
+use std::time::SystemTime;
+
+use serde_json::{Map, Value, json};
+
+use super::ClientError;
+use super::engine::ensure_credentials;
+use super::tls::http_client_for;
+use crate::cert::Credentials;
+use crate::profile::{DEFAULT_PROFILE, NoSuchProfile, Paths, ProfileSet, Target};
+use crate::signing::{SignOptions, sign_request};
+
+/// Where the rules live: the sandbox's base URL and the profile that signs.
+#[derive(Debug, Clone, clap::Args)]
+pub struct FaultTarget {
+    /// Base URL of a running `psd2-console sandbox serve`, e.g. http://127.0.0.1:8080
+    /// (default: the profile's target URL).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// The profile whose certificate and key sign the requests.
+    #[arg(long, default_value = DEFAULT_PROFILE)]
+    pub profile: String,
+}
+
+/// The `sandbox fault` subcommands.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum FaultCommand {
+    /// Add a rule and print it (JSON with its id).
+    Add {
+        #[command(flatten)]
+        target: FaultTarget,
+        /// error, delay, drop, rejectPayment, insufficientFunds, holdPayment, scaCancel,
+        /// scaFail.
+        #[arg(long, default_value = "error")]
+        action: String,
+        /// Only this method (GET, POST, PUT, DELETE, PATCH).
+        #[arg(long)]
+        method: Option<String>,
+        /// Path pattern: `*` any characters, `{name}` one segment, e.g. '/v1/accounts*'.
+        #[arg(long)]
+        path: Option<String>,
+        /// Only requests with this PSU-ID.
+        #[arg(long)]
+        psu_id: Option<String>,
+        /// Answers left (default: until cleared).
+        #[arg(long)]
+        times: Option<u64>,
+        /// HTTP status of an `error` (400-599) or `scaFail`.
+        #[arg(long)]
+        status: Option<u16>,
+        /// Berlin Group code, e.g. SERVICE_BLOCKED.
+        #[arg(long)]
+        code: Option<String>,
+        /// The tppMessages text (or SCA failure message, or payment status reason).
+        #[arg(long)]
+        text: Option<String>,
+        /// Wait before answering, milliseconds.
+        #[arg(long)]
+        delay_ms: Option<u64>,
+    },
+    /// List the rules: id, action, method and path, answers left.
+    List {
+        #[command(flatten)]
+        target: FaultTarget,
+    },
+    /// Remove one rule (by id) or all of them.
+    Clear {
+        #[command(flatten)]
+        target: FaultTarget,
+        /// The rule's id; every rule when absent.
+        id: Option<String>,
+    },
+}
+
+/// Errors of a `sandbox fault` command.
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    #[error(transparent)]
+    Profile(#[from] NoSuchProfile),
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error(
+        "profile {0:?} targets the embedded sandbox, which ends with this command: give --url of a running `psd2-console sandbox serve`"
+    )]
+    Embedded(String),
+    #[error("request to {url} failed: {source}")]
+    Http {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The sandbox refused: its status and its first `tppMessages` text (with the field).
+    #[error("the sandbox answered {status}: {text}")]
+    Refused { status: u16, text: String },
+}
+
+/// A signing client of one sandbox.
+struct Admin {
+    base: String,
+    credentials: Credentials,
+    http: reqwest::Client,
+}
+
+impl Admin {
+    fn of(target: &FaultTarget, paths: &Paths) -> Result<Self, AdminError> {
+        let profiles = ProfileSet::load(Some(&paths.profiles_dir()));
+        let profile = profiles.require(&target.profile)?;
+        let base = match (&target.url, &profile.target) {
+            (Some(u), _) | (None, Target::Url(u)) => u.trim_end_matches('/').to_string(),
+            (None, Target::Embedded) => return Err(AdminError::Embedded(profile.name.clone())),
+        };
+        Ok(Admin {
+            base,
+            credentials: ensure_credentials(profile, paths)?,
+            http: http_client_for(profile)?,
+        })
+    }
+
+    /// Sends a signed request; returns the status and the JSON body (`Null` for none).
+    ///
+    /// Errors: not sent or no answer ([`AdminError::Http`]); a status other than 2xx
+    /// ([`AdminError::Refused`]).
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, AdminError> {
+        let bytes = body.map(Value::to_string).unwrap_or_default().into_bytes();
+        let mut headers = vec![("X-Request-ID".to_string(), uuid::Uuid::new_v4().to_string())];
+        if body.is_some() {
+            headers.push(("Content-Type".into(), "application/json".into()));
+        }
+        sign_request(
+            &self.credentials,
+            method.as_str(),
+            path,
+            &mut headers,
+            &bytes,
+            SignOptions {
+                request_target: false,
+                now: SystemTime::now(),
+            },
+        );
+        let url = format!("{}{path}", self.base);
+        let mut rb = self.http.request(method, &url);
+        for (n, v) in &headers {
+            rb = rb.header(n, v);
+        }
+        let http = |source| AdminError::Http {
+            url: url.clone(),
+            source,
+        };
+        let r = rb.body(bytes).send().await.map_err(http)?;
+        let status = r.status().as_u16();
+        let text = r.text().await.map_err(http)?;
+        let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        if !(200..300).contains(&status) {
+            let m = &json["tppMessages"][0];
+            let text = match (m["text"].as_str(), m["path"].as_str()) {
+                (Some(t), Some(p)) => format!("{} ({p}): {t}", m["code"].as_str().unwrap_or("")),
+                (Some(t), None) => format!("{}: {t}", m["code"].as_str().unwrap_or("")),
+                _ => text,
+            };
+            return Err(AdminError::Refused { status, text });
+        }
+        Ok(json)
+    }
+}
+
+/// One line of `sandbox fault list`: id, action, method (or `*`) and path, answers left.
+pub fn describe(rule: &Value) -> String {
+    let s = |k: &str| rule[k].as_str().unwrap_or("").to_string();
+    let left = match rule["remaining"].as_u64() {
+        Some(n) => format!("{n} left"),
+        None => "until cleared".to_string(),
+    };
+    let mut line = format!(
+        "{}\t{}\t{} {}\t{left}",
+        s("id"),
+        s("action"),
+        rule["method"].as_str().unwrap_or("*"),
+        s("path")
+    );
+    if let Some(st) = rule["status"].as_u64() {
+        line.push_str(&format!("\t{st} {}", s("code")));
+    }
+    if let Some(ms) = rule["delayMs"].as_u64() {
+        line.push_str(&format!("\tdelay {ms} ms"));
+    }
+    line
+}
+
+/// Runs a `sandbox fault` command against the sandbox; returns what to print.
+///
+/// Errors: [`AdminError`] (no such profile, credentials, the sandbox unreachable or
+/// refusing).
+pub async fn run(command: FaultCommand, paths: &Paths) -> Result<String, AdminError> {
+    match command {
+        FaultCommand::Add {
+            target,
+            action,
+            method,
+            path,
+            psu_id,
+            times,
+            status,
+            code,
+            text,
+            delay_ms,
+        } => {
+            let mut body = Map::new();
+            body.insert("action".into(), json!(action));
+            let mut put = |k: &str, v: Option<Value>| {
+                if let Some(v) = v {
+                    body.insert(k.into(), v);
+                }
+            };
+            put("method", method.map(Value::from));
+            put("path", path.map(Value::from));
+            put("psuId", psu_id.map(Value::from));
+            put("times", times.map(Value::from));
+            put("status", status.map(Value::from));
+            put("code", code.map(Value::from));
+            put("text", text.map(Value::from));
+            put("delayMs", delay_ms.map(Value::from));
+            let rule = Admin::of(&target, paths)?
+                .send(
+                    reqwest::Method::POST,
+                    "/v1/sandbox/faults",
+                    Some(&Value::Object(body)),
+                )
+                .await?;
+            Ok(serde_json::to_string_pretty(&rule).unwrap_or_default())
+        }
+        FaultCommand::List { target } => {
+            let list = Admin::of(&target, paths)?
+                .send(reqwest::Method::GET, "/v1/sandbox/faults", None)
+                .await?;
+            let rules = list["faults"].as_array().cloned().unwrap_or_default();
+            if rules.is_empty() {
+                return Ok("no fault rules".into());
+            }
+            Ok(rules.iter().map(describe).collect::<Vec<_>>().join("\n"))
+        }
+        FaultCommand::Clear { target, id } => {
+            let admin = Admin::of(&target, paths)?;
+            match id {
+                Some(id) => {
+                    let path = format!(
+                        "/v1/sandbox/faults/{}",
+                        percent_encoding::utf8_percent_encode(
+                            &id,
+                            percent_encoding::NON_ALPHANUMERIC
+                        )
+                    );
+                    admin.send(reqwest::Method::DELETE, &path, None).await?;
+                    Ok(format!("removed fault rule {id}"))
+                }
+                None => {
+                    let r = admin
+                        .send(reqwest::Method::DELETE, "/v1/sandbox/faults", None)
+                        .await?;
+                    Ok(format!("cleared {} fault rules", r["cleared"]))
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_lines_name_id_action_path_and_answers_left() {
+        let r = json!({"id": "f1", "action": "error", "method": "GET", "path": "/v1/accounts*",
+                       "status": 503, "code": "SERVICE_BLOCKED", "remaining": 2});
+        assert_eq!(
+            describe(&r),
+            "f1\terror\tGET /v1/accounts*\t2 left\t503 SERVICE_BLOCKED"
+        );
+        let r = json!({"id": "f2", "action": "drop", "path": "*", "remaining": null});
+        assert_eq!(describe(&r), "f2\tdrop\t* *\tuntil cleared");
+    }
+}

@@ -1,0 +1,361 @@
+//! The sandbox's event stream: `GET /v1/sandbox/events` (a signed management operation like
+//! the other `/v1/sandbox/*` ones) answers `text/event-stream` (server-sent events, axum's
+//! [`Sse`]) with one event per answered request and per SCA step, batch run and clock change,
+//! as they happen. The interface document has no such operation; it is this sandbox's tool
+//! for watching a client talk to it.
+//!
+//! Each SSE event has `event:` set to its `type` and `data:` one JSON object:
+//!
+//! | `type` | fields |
+//! |---|---|
+//! | `request` | `method`, `path` (no query), `status`, `code` (first `tppMessages` code or `null`), `latency_us`, `request_id` (`X-Request-ID` or `null`), `verify` (the verification step that failed, [`super::access_log::VerifyStep`], or `null`), `signing_string` (`/v1` only: the signing string as the server rebuilds it from the request: the headers the `Signature` lists, or, when it is missing or unreadable, the eligible headers present; never the `Signature` header itself), `injected` (`true` when a fault rule answered, [`super::faults`]) and `fault` (its id) |
+//! | `sca` | `sca_id`, `step` (`opened`, `login`, `context`, `consent`, `cancel`, `decision`), `status` (HTTP status of the page), `outcome` (`success` or `failure` once the browser is sent back to the TPP, else `null`), `code` (the failure's code), `injected`, `fault` |
+//! | `batch` | `ran_at`, `settled`, `insufficient_funds`, `all` (`POST /v1/sandbox/batch`) |
+//! | `clock` | `now` (RFC 3339), `offset_secs`, `reason` (`advance` or `initialize`) |
+//! | `lagged` | `missed`: events this subscriber lost because it read too slowly |
+//!
+//! A stream starts with the comment `: subscribed` (sent once the subscription exists, so a
+//! client that read it sees every later event) and keeps the connection alive with a comment
+//! every 15 s. Form fields of the SCA pages (the PSU's answers), bodies, `Signature` values,
+//! certificates and keys are never in an event.
+//!
+//! Bounded: every subscriber has a queue of [`CAPACITY`] events (`tokio::sync::broadcast`);
+//! one that falls behind loses the oldest and gets a `lagged` event, and requests never wait
+//! for it. With nobody subscribed no event is built ([`Events::listening`]).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::json;
+use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::RecvError;
+
+use super::App;
+use crate::signing::{ELIGIBLE_HEADERS, SignatureParams, build_signing_string};
+
+/// Events each subscriber may have unread before it lags.
+pub const CAPACITY: usize = 1024;
+
+/// One answered request.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct RequestEvent {
+    pub method: String,
+    /// Path without the query.
+    pub path: String,
+    pub status: u16,
+    /// The first `tppMessages` code of an error answer.
+    pub code: Option<String>,
+    /// Microseconds from the request reaching the router to the response head.
+    pub latency_us: u64,
+    pub request_id: Option<String>,
+    /// The verification step that failed (e.g. `SignatureMissing`).
+    pub verify: Option<String>,
+    /// The signing string as the server rebuilds it (`/v1` requests).
+    pub signing_string: Option<String>,
+    /// Whether a fault rule answered.
+    pub injected: bool,
+    /// The fault rule's id.
+    pub fault: Option<String>,
+}
+
+/// One step of the PSU's browser on the SCA pages.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ScaEvent {
+    pub sca_id: String,
+    /// `opened`, `login`, `context`, `consent`, `cancel`, `decision`.
+    pub step: String,
+    /// HTTP status of the page answer.
+    pub status: u16,
+    /// `success` or `failure` when the browser is sent back to the TPP.
+    pub outcome: Option<String>,
+    /// The failure's code (`code` of the redirect).
+    pub code: Option<String>,
+    pub injected: bool,
+    pub fault: Option<String>,
+}
+
+/// One batch run.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct BatchEvent {
+    /// RFC 3339.
+    pub ran_at: String,
+    pub settled: usize,
+    pub insufficient_funds: usize,
+    /// Every authorised payment (`POST /v1/sandbox/batch`) rather than the due ones.
+    pub all: bool,
+}
+
+/// A change of the sandbox clock.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ClockEvent {
+    /// The sandbox time after the change (RFC 3339).
+    pub now: String,
+    /// Seconds the sandbox clock is ahead of its base.
+    pub offset_secs: u64,
+    /// `advance` or `initialize`.
+    pub reason: String,
+}
+
+/// An event of the stream; serialized with its `type`.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    Request(RequestEvent),
+    Sca(ScaEvent),
+    Batch(BatchEvent),
+    Clock(ClockEvent),
+}
+
+impl Event {
+    /// The SSE `event:` name (the `type`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::Request(_) => "request",
+            Event::Sca(_) => "sca",
+            Event::Batch(_) => "batch",
+            Event::Clock(_) => "clock",
+        }
+    }
+}
+
+/// The sending side, one per sandbox ([`App::events`]).
+#[derive(Debug)]
+pub struct Events {
+    tx: broadcast::Sender<Arc<Event>>,
+}
+
+impl Default for Events {
+    fn default() -> Self {
+        Events {
+            tx: broadcast::Sender::new(CAPACITY),
+        }
+    }
+}
+
+impl Events {
+    /// Whether anybody is subscribed (check before building an event).
+    pub fn listening(&self) -> bool {
+        self.tx.receiver_count() > 0
+    }
+
+    /// Sends the event `make` builds, when anybody listens; never waits.
+    pub fn emit(&self, make: impl FnOnce() -> Event) {
+        if self.listening() {
+            let _ = self.tx.send(Arc::new(make()));
+        }
+    }
+
+    /// A new subscription: every event sent from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
+        self.tx.subscribe()
+    }
+}
+
+/// A `clock` event: the sandbox time `now`, its offset and why it changed.
+pub fn clock_event(now: std::time::SystemTime, offset_secs: u64, reason: &str) -> Event {
+    Event::Clock(ClockEvent {
+        now: chrono::DateTime::<chrono::Utc>::from(now)
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        offset_secs,
+        reason: reason.to_string(),
+    })
+}
+
+/// The signing string of a request as the verifier rebuilds it: over the headers its
+/// `Signature` lists, or (no `Signature`, or one that cannot be read) over the eligible
+/// headers it carries, in the order of [`ELIGIBLE_HEADERS`]. A `signature` entry in the list
+/// is left out, so the `Signature` value never appears. `None` when a listed header is absent.
+pub fn rebuilt_signing_string(
+    method: &str,
+    path_and_query: &str,
+    headers: &HeaderMap,
+) -> Option<String> {
+    let value = |n: &str| headers.get(n).and_then(|v| v.to_str().ok());
+    let listed = value("signature")
+        .and_then(|s| SignatureParams::parse(s).ok())
+        .map(|p| p.headers);
+    let names: Vec<String> = match listed {
+        Some(names) => names,
+        None => ELIGIBLE_HEADERS
+            .iter()
+            .filter(|n| headers.contains_key(**n))
+            .map(|n| n.to_string())
+            .collect(),
+    }
+    .into_iter()
+    .filter(|n| !n.eq_ignore_ascii_case("signature"))
+    .collect();
+    build_signing_string(method, path_and_query, &names, value).ok()
+}
+
+/// The SCA step of a page path (`/sca/{id}[/step]`, `/payment-sca/{id}[/step]`) and method:
+/// `(sca id, step)`; `None` for other paths.
+pub fn sca_step(method: &str, path: &str) -> Option<(String, String)> {
+    let rest = path
+        .strip_prefix("/sca/")
+        .or_else(|| path.strip_prefix("/payment-sca/"))?;
+    let mut parts = rest.splitn(2, '/');
+    let id = parts.next().filter(|s| !s.is_empty())?;
+    let step = match (method, parts.next()) {
+        ("GET", None) => "opened",
+        ("POST", Some(s @ ("login" | "context" | "consent" | "cancel" | "decision"))) => s,
+        _ => return None,
+    };
+    Some((id.to_string(), step.to_string()))
+}
+
+/// `outcome` and `code` of a redirect to the TPP: `success` when it carries `psu-id`,
+/// `failure` with its `code` when it carries one.
+pub fn sca_outcome(location: Option<&str>) -> (Option<String>, Option<String>) {
+    let Some(url) = location.and_then(|l| url::Url::parse(l).ok()) else {
+        return (None, None);
+    };
+    let mut outcome = None;
+    let mut code = None;
+    for (k, v) in url.query_pairs() {
+        match &*k {
+            "psu-id" => outcome = Some("success".to_string()),
+            "code" => {
+                outcome = Some("failure".to_string());
+                code = Some(v.into_owned());
+            }
+            _ => {}
+        }
+    }
+    (outcome, code)
+}
+
+/// What a subscriber reads next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Received {
+    Event(Arc<Event>),
+    /// It read too slowly and lost this many events (the oldest).
+    Lagged(u64),
+}
+
+/// The next thing `rx` reads; `None` once the sandbox is gone.
+pub async fn receive(rx: &mut broadcast::Receiver<Arc<Event>>) -> Option<Received> {
+    match rx.recv().await {
+        Ok(e) => Some(Received::Event(e)),
+        Err(RecvError::Lagged(missed)) => Some(Received::Lagged(missed)),
+        Err(RecvError::Closed) => None,
+    }
+}
+
+fn sse_event(e: &Event) -> SseEvent {
+    SseEvent::default()
+        .event(e.kind())
+        .data(serde_json::to_string(e).unwrap_or_default())
+}
+
+/// `GET /v1/sandbox/events`: the event stream (see the module documentation). Only signed
+/// requests reach it: the signature check refuses the others before any `/v1` handler.
+pub async fn stream(State(app): State<Arc<App>>) -> Response {
+    let rx = app.events.subscribe();
+    let first = SseEvent::default().comment("subscribed");
+    let events = futures_util::stream::unfold((rx, Some(first)), |(mut rx, first)| async move {
+        if let Some(f) = first {
+            return Some((Ok::<_, Infallible>(f), (rx, None)));
+        }
+        let e = match receive(&mut rx).await? {
+            Received::Event(e) => sse_event(&e),
+            Received::Lagged(missed) => SseEvent::default()
+                .event("lagged")
+                .data(json!({"type": "lagged", "missed": missed}).to_string()),
+        };
+        Some((Ok(e), (rx, None)))
+    });
+    let mut r = Sse::new(events)
+        .keep_alive(KeepAlive::default())
+        .into_response();
+    // An endless body: the response observer must not buffer it.
+    r.extensions_mut().insert(super::observe::Unobserved);
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slow_subscriber_lags_and_learns_how_many_events_it_lost() {
+        let events = Events::default();
+        let mut rx = events.subscribe();
+        let at = std::time::UNIX_EPOCH;
+        for i in 0..CAPACITY as u64 + 3 {
+            events.emit(|| clock_event(at, i, "advance"));
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        assert_eq!(rt.block_on(receive(&mut rx)), Some(Received::Lagged(3)));
+        assert_eq!(
+            rt.block_on(receive(&mut rx)),
+            Some(Received::Event(Arc::new(clock_event(at, 3, "advance"))))
+        );
+    }
+
+    #[test]
+    fn no_event_is_built_while_nobody_listens() {
+        let events = Events::default();
+        events.emit(|| panic!("built with nobody listening"));
+        let rx = events.subscribe();
+        let built = std::cell::Cell::new(false);
+        events.emit(|| {
+            built.set(true);
+            clock_event(std::time::UNIX_EPOCH, 0, "advance")
+        });
+        assert!(built.get());
+        drop(rx);
+    }
+
+    #[test]
+    fn sca_steps_of_page_paths() {
+        assert_eq!(
+            sca_step("GET", "/sca/abc"),
+            Some(("abc".into(), "opened".into()))
+        );
+        assert_eq!(
+            sca_step("POST", "/payment-sca/abc/decision"),
+            Some(("abc".into(), "decision".into()))
+        );
+        assert_eq!(sca_step("POST", "/sca/abc/other"), None);
+        assert_eq!(sca_step("GET", "/v1/accounts"), None);
+    }
+
+    #[test]
+    fn rebuilt_signing_string_never_holds_the_signature() {
+        let mut h = HeaderMap::new();
+        h.insert("x-request-id", "r1".parse().unwrap());
+        h.insert(
+            "signature",
+            "keyId=\"SN=1,CA=x\",algorithm=\"rsa-sha256\",headers=\"x-request-id signature\",signature=\"c2VjcmV0\""
+                .parse()
+                .unwrap(),
+        );
+        let s = rebuilt_signing_string("GET", "/v1/accounts", &h).unwrap();
+        assert_eq!(s, "x-request-id: r1");
+        h.remove("signature");
+        h.insert("date", "Tue, 24 Nov 2026 10:00:00 GMT".parse().unwrap());
+        let s = rebuilt_signing_string("GET", "/v1/accounts", &h).unwrap();
+        assert_eq!(s, "date: Tue, 24 Nov 2026 10:00:00 GMT\nx-request-id: r1");
+    }
+
+    #[test]
+    fn redirect_outcomes() {
+        assert_eq!(
+            sca_outcome(Some("http://t/cb?psu-id=1&context=PRIVATE")),
+            (Some("success".into()), None)
+        );
+        assert_eq!(
+            sca_outcome(Some("http://t/cb?system=s&status=401&code=CONSENT_INVALID")),
+            (Some("failure".into()), Some("CONSENT_INVALID".into()))
+        );
+        assert_eq!(sca_outcome(None), (None, None));
+    }
+}
