@@ -323,13 +323,31 @@ fn har(doc: &Value) -> Vec<ImportedRequest> {
 /// (signing headers too).
 fn curl(text: &str) -> Result<Vec<ImportedRequest>, String> {
     let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
+    // A command runs from a line starting with `curl` until its quotes close, so a quoted
+    // body may span lines (pretty-printed JSON) and keeps its newlines.
+    let mut commands: Vec<String> = Vec::new();
+    let mut pending: Option<String> = None;
+    for line in joined.lines() {
+        match pending.as_mut() {
+            Some(p) => {
+                p.push('\n');
+                p.push_str(line);
+            }
+            None if line.trim_start().starts_with("curl") => {
+                pending = Some(line.trim_start().to_string());
+            }
+            None => continue,
+        }
+        if pending
+            .as_deref()
+            .is_some_and(|p| shell_words::split(p).is_ok())
+        {
+            commands.extend(pending.take());
+        }
+    }
+    commands.extend(pending);
     let mut out = Vec::new();
-    for (i, line) in joined
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with("curl"))
-        .enumerate()
-    {
+    for (i, line) in commands.iter().enumerate() {
         let words = shell_words::split(line).map_err(|e| format!("cURL command {}: {e}", i + 1))?;
         let mut method = None;
         let mut url = None;
@@ -819,6 +837,65 @@ mod tests {
                 .to_string()
                 .contains("item")
         );
+    }
+
+    #[test]
+    fn raw_http_requests_keep_headers_and_body_bytes() {
+        let r = parse_raw_http(
+            b"\r\nPOST /v1/x?a=%20b HTTP/1.1\nHost: bank\nX-Long: one\n  two\nContent-Length: 3\n\n{}\n\xff",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(
+            (r.method.as_str(), r.url.as_str()),
+            ("POST", "/v1/x?a=%20b")
+        );
+        assert_eq!(r.path_and_query(), Some("/v1/x?a=%20b"));
+        assert_eq!(
+            r.headers,
+            vec![
+                ("Host".to_string(), "bank".to_string()),
+                ("X-Long".to_string(), "one two".to_string()),
+                ("Content-Length".to_string(), "3".to_string()),
+            ]
+        );
+        assert_eq!(r.body, b"{}\n");
+        let whole = parse_raw_http(b"PUT /p HTTP/1.1\r\nA: b\r\n\r\n\x00\xff\r\n", "t").unwrap();
+        assert_eq!(whole.body, b"\x00\xff\r\n");
+        let no_body = parse_raw_http(b"GET /p HTTP/1.1\r\nA: b", "t").unwrap();
+        assert!(no_body.body.is_empty());
+        for bad in [
+            &b""[..],
+            b"GET /p",
+            b"GET /p FTP/1\r\n",
+            b"GET /p HTTP/1.1\r\nno colon\r\n",
+            b"POST /p HTTP/1.1\r\nContent-Length: 9\r\n\r\n{}",
+            b"POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+        ] {
+            assert!(
+                parse_raw_http(bad, "t").is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn as_given_imports_keep_signing_headers_and_refuse_postman() {
+        let curl = b"curl -X POST 'https://b/v1/p' -H 'Signature: s' -H 'Digest: d' --data-raw '{ \"a\": 1 }\n'";
+        let r = import_as_given(curl, "t").unwrap();
+        assert_eq!(r[0].headers.len(), 2);
+        assert_eq!(r[0].body, b"{ \"a\": 1 }\n");
+        assert_eq!(
+            import(std::str::from_utf8(curl).unwrap(), "t").unwrap()[0].headers,
+            vec![]
+        );
+        let har = br#"{"log": {"entries": [{"request": {"method": "GET", "url": "https://b/v1/x",
+            "headers": [{"name": "Date", "value": "d"}, {"name": "X-A", "value": "1"}]}}]}}"#;
+        assert_eq!(import_as_given(har, "t").unwrap()[0].headers.len(), 2);
+        assert!(import_as_given(br#"{"item": []}"#, "t").is_err());
+        assert_eq!(path_and_query_of("https://b/v1/x?q#frag"), Some("/v1/x?q"));
+        assert_eq!(path_and_query_of("https://b"), None);
     }
 
     #[test]

@@ -232,7 +232,7 @@ fn keep_signature_replays_byte_for_byte_and_reproduces_the_stale_date_answer() {
         &["send", "--as-given", file, "--keep-signature"],
     );
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("HTTP 401 "), "{err}");
+    assert!(err.contains("HTTP 400 "), "{err}");
     assert!(
         err.contains(&format!(
             "{file}#1: as given with profile \"{DEFAULT_PROFILE}\", signature kept: changed Host"
@@ -264,7 +264,7 @@ fn keep_signature_replays_byte_for_byte_and_reproduces_the_stale_date_answer() {
         )),
         "{out}"
     );
-    assert!(lines[1].contains("\t401\traw\tGET "), "{out}");
+    assert!(lines[1].contains("\t400\traw\tGET "), "{out}");
     assert!(
         lines[1].ends_with(&format!("\tas-given {file}#1 changed Host")),
         "{out}"
