@@ -340,7 +340,7 @@ fn curl(text: &str) -> Result<Vec<ImportedRequest>, String> {
         }
         if pending
             .as_deref()
-            .is_some_and(|p| shell_words::split(p).is_ok())
+            .is_some_and(|p| shell_words::split(&ansi_c_quotes(p)).is_ok())
         {
             commands.extend(pending.take());
         }
@@ -348,7 +348,8 @@ fn curl(text: &str) -> Result<Vec<ImportedRequest>, String> {
     commands.extend(pending);
     let mut out = Vec::new();
     for (i, line) in commands.iter().enumerate() {
-        let words = shell_words::split(line).map_err(|e| format!("cURL command {}: {e}", i + 1))?;
+        let words = shell_words::split(&ansi_c_quotes(line))
+            .map_err(|e| format!("cURL command {}: {e}", i + 1))?;
         let mut method = None;
         let mut url = None;
         let mut headers = Vec::new();
@@ -593,6 +594,101 @@ pub fn parse_raw_http(bytes: &[u8], source_name: &str) -> Result<RecordedRequest
         headers,
         body: body.to_vec(),
     })
+}
+
+/// `command` with bash's ANSI-C quoted strings (`$'{\n  "a": 1\n}'`, as browsers' "Copy as
+/// cURL" writes bodies with newlines) turned into plain single-quoted strings holding the
+/// text they stand for, so that [`shell_words`] reads them: `\n \t \r \a \b \e \f \v \\ \'
+/// \" \?`, `\xHH`, octal `\NNN`, `\uHHHH` and `\UHHHHHHHH` (bash manual, "ANSI-C Quoting");
+/// bytes that are not UTF-8 become U+FFFD. Other text, and `$'` inside quotes, is kept.
+fn ansi_c_quotes(command: &str) -> std::borrow::Cow<'_, str> {
+    if !command.contains("$'") {
+        return std::borrow::Cow::Borrowed(command);
+    }
+    let mut out = String::with_capacity(command.len());
+    let mut chars = command.chars().peekable();
+    let (mut single, mut double) = (false, false);
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '\\' if !single => {
+                out.push(c);
+                out.extend(chars.next());
+                continue;
+            }
+            '$' if !single && !double && chars.peek() == Some(&'\'') => {
+                chars.next();
+                let text = ansi_c_body(&mut chars);
+                out.push('\'');
+                out.push_str(&text.replace('\'', "'\\''"));
+                out.push('\'');
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The text of an ANSI-C quoted string after its `$'`, up to and including the closing `'`
+/// ([`ansi_c_quotes`]).
+fn ansi_c_body(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> String {
+    fn digits(
+        chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+        radix: u32,
+        max: usize,
+        init: u32,
+    ) -> u32 {
+        let mut v = init;
+        for _ in 0..max {
+            let Some(d) = chars.peek().and_then(|d| d.to_digit(radix)) else {
+                break;
+            };
+            v = v.saturating_mul(radix).saturating_add(d);
+            chars.next();
+        }
+        v
+    }
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut buf = [0u8; 4];
+    while let Some(c) = chars.next() {
+        let escaped = match c {
+            '\'' => break,
+            '\\' => chars.next(),
+            other => {
+                bytes.extend_from_slice(other.encode_utf8(&mut buf).as_bytes());
+                continue;
+            }
+        };
+        match escaped {
+            Some('n') => bytes.push(b'\n'),
+            Some('t') => bytes.push(b'\t'),
+            Some('r') => bytes.push(b'\r'),
+            Some('a') => bytes.push(7),
+            Some('b') => bytes.push(8),
+            Some('e' | 'E') => bytes.push(0x1b),
+            Some('f') => bytes.push(0x0c),
+            Some('v') => bytes.push(0x0b),
+            Some(q @ ('\\' | '\'' | '"' | '?')) => bytes.push(q as u8),
+            Some('x') => bytes.push((digits(chars, 16, 2, 0) & 0xff) as u8),
+            Some(d @ '0'..='7') => {
+                bytes.push((digits(chars, 8, 2, d.to_digit(8).unwrap_or(0)) & 0xff) as u8)
+            }
+            Some(u @ ('u' | 'U')) => {
+                let v = digits(chars, 16, if u == 'u' { 4 } else { 8 }, 0);
+                let ch = char::from_u32(v).unwrap_or('\u{fffd}');
+                bytes.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+            }
+            Some(other) => {
+                bytes.push(b'\\');
+                bytes.extend_from_slice(other.encode_utf8(&mut buf).as_bytes());
+            }
+            None => bytes.push(b'\\'),
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// Values of Postman variables for a run: static ones (collection, then environment, then
@@ -894,6 +990,20 @@ mod tests {
             "headers": [{"name": "Date", "value": "d"}, {"name": "X-A", "value": "1"}]}}]}}"#;
         assert_eq!(import_as_given(har, "t").unwrap()[0].headers.len(), 2);
         assert!(import_as_given(br#"{"item": []}"#, "t").is_err());
+        // Browsers' "Copy as cURL (bash)": ANSI-C quoting for bodies with newlines.
+        let copied = br#"curl 'https://b/v1/p' -H 'X-A: it'"'"'s' --data-raw $'{\n  "n": "\xc3\xa6\u00f8 it\'s \\ \101"\n}\n' -H "B: \$'x'""#;
+        let r = import_as_given(copied, "t").unwrap();
+        assert_eq!(
+            String::from_utf8(r[0].body.clone()).unwrap(),
+            "{\n  \"n\": \"\u{e6}\u{f8} it's \\ A\"\n}\n"
+        );
+        assert_eq!(
+            r[0].headers,
+            vec![
+                ("X-A".to_string(), "it's".to_string()),
+                ("B".to_string(), "$'x'".to_string())
+            ]
+        );
         assert_eq!(path_and_query_of("https://b/v1/x?q#frag"), Some("/v1/x?q"));
         assert_eq!(path_and_query_of("https://b"), None);
     }
