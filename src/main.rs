@@ -1082,32 +1082,24 @@ async fn replay_command(
     };
     for i in chosen {
         let (source, recorded) = &all[i];
-        let ctx = psd2_console::client::RequestContext {
-            profile: &engine.profile,
-            session: &engine.session,
-            credentials: &engine.credentials,
-            base_url: &engine.base_url,
-            redirect_uri: &engine.redirect_uri,
-            now: engine.now(),
-        };
-        let prepared = match replay::prepare_as_given(recorded, source, &ctx, mode) {
-            Ok(p) => p,
-            Err(e) if !single => {
-                tally.failed += 1;
-                out!("{source}\tnot sent\t{e}");
-                continue;
+        let ctx = engine.request_context();
+        let sent = match replay::prepare_as_given(recorded, source, &ctx, mode) {
+            Ok(prepared) => {
+                eprintln!("{}", prepared.describe(&engine.profile.name));
+                replay::send_replay(&engine, &prepared)
+                    .await
+                    .map_err(|e| ("error", e))
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => Err(("not sent", e)),
         };
-        eprintln!("{}", prepared.describe(&engine.profile.name));
-        let (ex, recorded) = match replay::send_replay(&engine, &prepared).await {
+        let (ex, recorded) = match sent {
             Ok(sent) => sent,
-            Err(e) if !single => {
+            Err((what, e)) if !single => {
                 tally.failed += 1;
-                out!("{source}\terror\t{e}");
+                out!("{source}\t{what}\t{e}");
                 continue;
             }
-            Err(e) => return Err(e.into()),
+            Err((_, e)) => return Err(e.into()),
         };
         warn_history(&recorded);
         tally.count(ex.status);

@@ -363,6 +363,31 @@ impl History {
         request: &PreparedRequest,
         response: &Exchange,
     ) -> rusqlite::Result<i64> {
+        self.insert_exchange(profile, params, request, response, None)
+    }
+
+    /// [`History::record`] for a replay as given: also stores where it came from and which
+    /// headers were changed ([`ReplayInfo`]). The request's `params` are stored (usually
+    /// none).
+    pub fn record_replay(
+        &self,
+        profile: &str,
+        request: &PreparedRequest,
+        response: &Exchange,
+        replay: &ReplayInfo,
+    ) -> rusqlite::Result<i64> {
+        self.insert_exchange(profile, &request.params, request, response, Some(replay))
+    }
+
+    /// The row of an exchange sent now.
+    fn insert_exchange(
+        &self,
+        profile: &str,
+        params: &[(String, String)],
+        request: &PreparedRequest,
+        response: &Exchange,
+        replay: Option<&ReplayInfo>,
+    ) -> rusqlite::Result<i64> {
         self.insert_row(NewRow {
             at: crate::cert::unix_seconds(SystemTime::now()),
             profile,
@@ -377,35 +402,7 @@ impl History {
             response_headers: &response.headers,
             response_body: &response.body,
             elapsed_ms: u64::try_from(response.elapsed.as_millis()).unwrap_or(u64::MAX),
-            replay: None,
-        })
-    }
-
-    /// [`History::record`] for a replay as given: also stores where it came from and which
-    /// headers were changed ([`ReplayInfo`]). The request's `params` are stored (usually
-    /// none).
-    pub fn record_replay(
-        &self,
-        profile: &str,
-        request: &PreparedRequest,
-        response: &Exchange,
-        replay: &ReplayInfo,
-    ) -> rusqlite::Result<i64> {
-        self.insert_row(NewRow {
-            at: crate::cert::unix_seconds(SystemTime::now()),
-            profile,
-            operation_id: &request.operation_id,
-            params: &request.params,
-            method: &request.method,
-            url: &request.url,
-            path_and_query: &request.path_and_query,
-            request_headers: &request.headers,
-            request_body: &request.body,
-            status: response.status,
-            response_headers: &response.headers,
-            response_body: &response.body,
-            elapsed_ms: u64::try_from(response.elapsed.as_millis()).unwrap_or(u64::MAX),
-            replay: Some(replay),
+            replay,
         })
     }
 
