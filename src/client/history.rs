@@ -208,6 +208,11 @@ fn migration_1() -> String {
 /// history at once migrate it once); returns the version in force.
 fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if current >= SCHEMA_VERSION {
+        // Up to date: no write lock taken (`history` runs next to a console that writes).
+        return Ok(current);
+    }
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if version < 1 {
@@ -593,6 +598,29 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_history_that_could_not_be_migrated_still_records_and_searches() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        let h = History { conn, version: 0 };
+        let id = h
+            .insert(&HistoryEntry {
+                url: "http://x/v1/accounts".into(),
+                request_headers: vec![("PSU-ID".into(), "under_score%".into())],
+                response_body: b"{\"consentId\":\"c-1\"}".to_vec(),
+                ..HistoryEntry::default()
+            })
+            .unwrap();
+        h.insert(&HistoryEntry::default()).unwrap();
+        let found =
+            |q: &str| -> Vec<i64> { h.list(Some(q), 10).unwrap().iter().map(|e| e.id).collect() };
+        assert_eq!(found("under_score%"), [id]);
+        assert_eq!(found("C-1"), [id]);
+        assert!(found("under-score").is_empty(), "`_` is not a wildcard");
+        assert_eq!(h.replay_info(id).unwrap(), None);
+        assert_eq!(h.list(None, 10).unwrap().len(), 2);
+    }
 
     #[test]
     fn typed_signature_parameters_are_redacted_like_headers() {
