@@ -96,6 +96,16 @@ enum Command {
         /// (`lint: no findings` when clean). `--lint=strict` also exits 1 on an error finding.
         #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "report")]
         lint: Option<LintMode>,
+        /// Replay the one request recorded in FILE (HAR entry, cURL command or raw HTTP) as
+        /// given: every header and the exact body bytes, to the profile's target (path and
+        /// query kept); Date, Digest, TPP-Signature-Certificate and Signature are made again
+        /// with the profile's certificate. Does not wait for SCA (the link is printed).
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["operation", "params", "body_file", "raw_body", "list", "wait_sca"])]
+        as_given: Option<PathBuf>,
+        /// With --as-given: keep the recorded signature too, changing nothing but the host
+        /// (to reproduce a TIMESTAMP_INVALID or SIGNATURE_INVALID answer).
+        #[arg(long, requires = "as_given")]
+        keep_signature: bool,
     },
     /// Sign a request and print the headers signing adds, as `Name: value` lines.
     Sign {
@@ -147,14 +157,26 @@ enum Command {
         /// (then go on with the next request).
         #[arg(long, requires = "send")]
         wait_sca: bool,
+        /// Take the requests as recorded (HAR, cURL or raw HTTP): every header and the exact
+        /// body bytes; with --send, only Date, Digest, TPP-Signature-Certificate and
+        /// Signature are made again (see `send --as-given`).
+        #[arg(long, conflicts_with_all = ["env", "wait_sca"])]
+        as_given: bool,
+        /// With --as-given --send: keep the recorded signature too (byte for byte).
+        #[arg(long, requires = "as_given")]
+        keep_signature: bool,
     },
     /// The history of exchanges, newest first: id, time, status, operation, URL.
     History {
-        /// Only entries whose URL, operation, status or body contain this text.
+        /// Only entries with this text anywhere: URL, operation, status, header values
+        /// (X-Request-ID, TPP-Session-ID, PSU-ID, ...), bodies (paymentId, consentId, ...).
         #[arg(long)]
         search: Option<String>,
         #[arg(long, default_value_t = 50)]
         limit: usize,
+        /// `text` (tab-separated lines) or `json` (an array of the entries, bodies left out).
+        #[arg(long, value_parser = ["text", "json"], default_value = "text")]
+        format: String,
     },
     /// The flow of a session as a sequence diagram (TPP, ASPSP, PSU browser, callback
     /// listener), each arrow with the rule of the interface document it shows. Without
@@ -353,7 +375,12 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             wait_sca,
             no_wait,
             lint,
+            as_given,
+            keep_signature,
         }) => {
+            if let Some(file) = as_given {
+                return replay_command(&paths, &file, &profile, keep_signature, &[], true).await;
+            }
             if list {
                 for op in OPERATIONS {
                     out!("{}\t{} {}\t{}", op.id, op.method, op.path, op.title);
@@ -470,7 +497,20 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             env,
             requests,
             wait_sca,
+            as_given,
+            keep_signature,
         }) => {
+            if as_given {
+                if !send {
+                    let all = psd2_console::client::replay::read_file(&file)?;
+                    for (source, r) in all {
+                        out!("{source}\t{} {}\t{}", r.method, r.url, r.name);
+                    }
+                    return Ok(ExitCode::SUCCESS);
+                }
+                return replay_command(&paths, &file, &profile, keep_signature, &requests, false)
+                    .await;
+            }
             use psd2_console::client::import::{self as imp, Variables};
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("reading {}", file.display()))?;
@@ -595,7 +635,11 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 ExitCode::FAILURE
             })
         }
-        Some(Command::History { search, limit }) => {
+        Some(Command::History {
+            search,
+            limit,
+            format,
+        }) => {
             let file = paths.history_file();
             if !file.exists() && !file.is_symlink() {
                 eprintln!("no history yet ({} does not exist)", file.display());
@@ -603,18 +647,41 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             }
             let h = psd2_console::client::history::History::open_existing(&paths.history_file())
                 .map_err(|e| anyhow!(e))?;
+            let mut json = Vec::new();
             for e in h.list(search.as_deref(), limit)? {
                 let at = chrono::DateTime::from_timestamp(e.at, 0)
                     .map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string())
                     .unwrap_or_default();
+                let replay = h.replay_info(e.id)?;
+                if format == "json" {
+                    json.push(serde_json::json!({
+                        "id": e.id, "at": at, "profile": e.profile, "status": e.status,
+                        "operationId": e.operation_id, "method": e.method, "url": e.url,
+                        "replay": replay,
+                    }));
+                    continue;
+                }
+                // As-given replays end with a column naming the source and changed headers.
+                let marker = replay
+                    .map(|r| {
+                        let changed = match r.changed_headers.is_empty() {
+                            true => "nothing".to_string(),
+                            false => r.changed_headers.join(","),
+                        };
+                        format!("\tas-given {} changed {changed}", r.replay_of)
+                    })
+                    .unwrap_or_default();
                 out!(
-                    "{}\t{at}\t{}\t{}\t{} {}",
+                    "{}\t{at}\t{}\t{}\t{} {}{marker}",
                     e.id,
                     e.status,
                     e.operation_id,
                     e.method,
                     e.url
                 );
+            }
+            if format == "json" {
+                out!("{}", serde_json::to_string_pretty(&json)?);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -1075,4 +1142,93 @@ fn exchange_url(
         engine.base_url,
         op.path_and_query(values).unwrap_or_default()
     )
+}
+
+/// `send --as-given FILE` (`single`: the file must hold one request; its response body is
+/// printed) and `import FILE --as-given --send` (each request, or those of `selection`,
+/// 1-based: one `source\tstatus\tcode` line each and a summary). What was changed is said on
+/// stderr for each. Exit 0 when every answer is 2xx.
+async fn replay_command(
+    paths: &Paths,
+    file: &std::path::Path,
+    profile: &str,
+    keep_signature: bool,
+    selection: &[usize],
+    single: bool,
+) -> Result<ExitCode> {
+    use psd2_console::client::replay::{self, SignatureMode};
+    let all = replay::read_file(file)?;
+    if single && all.len() != 1 {
+        bail!(
+            "{} holds {} requests: `send --as-given` replays one (use `import {} --as-given --send --request N`)",
+            file.display(),
+            all.len(),
+            file.display()
+        );
+    }
+    if let Some(bad) = selection.iter().find(|n| **n == 0 || **n > all.len()) {
+        bail!("--request {bad}: the file has requests 1 to {}", all.len());
+    }
+    let profiles = ProfileSet::load(Some(&paths.profiles_dir()));
+    let profile = profiles
+        .require(profile)
+        .cloned()
+        .map_err(|e| anyhow!("{e} (see `psd2-console profile list`)"))?;
+    let engine = start_engine(profile, paths.clone()).await?;
+    let mode = match keep_signature {
+        true => SignatureMode::Keep,
+        false => SignatureMode::Remake,
+    };
+    let mut tally = ImportTally::default();
+    let chosen: Vec<usize> = match selection.is_empty() {
+        true => (0..all.len()).collect(),
+        false => selection.iter().map(|n| n - 1).collect(),
+    };
+    for i in chosen {
+        let (source, recorded) = &all[i];
+        let ctx = engine.request_context();
+        let sent = match replay::prepare_as_given(recorded, source, &ctx, mode) {
+            Ok(prepared) => {
+                eprintln!("{}", prepared.describe(&engine.profile.name));
+                replay::send_replay(&engine, &prepared)
+                    .await
+                    .map_err(|e| ("error", e))
+            }
+            Err(e) => Err(("not sent", e)),
+        };
+        let (ex, recorded) = match sent {
+            Ok(sent) => sent,
+            Err((what, e)) if !single => {
+                tally.failed += 1;
+                out!("{source}\t{what}\t{e}");
+                continue;
+            }
+            Err((_, e)) => return Err(e.into()),
+        };
+        warn_history(&recorded);
+        tally.count(ex.status);
+        if let Some(url) = ex.sca_redirect() {
+            eprintln!("SCA needed: {url}");
+        }
+        if single {
+            eprintln!("HTTP {} in {} ms", ex.status, ex.elapsed.as_millis());
+            out!("{}", ex.pretty_body());
+        } else {
+            let code = ex
+                .json
+                .as_ref()
+                .and_then(|j| j["tppMessages"][0]["code"].as_str())
+                .unwrap_or("");
+            out!("{source}\t{}\t{code}", ex.status);
+        }
+    }
+    engine.shutdown().await;
+    if !single {
+        eprintln!("{}", tally.summary());
+    }
+    Ok(if tally.all_2xx() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

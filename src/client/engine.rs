@@ -403,7 +403,7 @@ impl Engine {
 
     /// What signing a request of this engine needs now: profile, session, credentials,
     /// target and TPP-Redirect-URI, at [`Engine::now`].
-    fn request_context(&self) -> RequestContext<'_> {
+    pub fn request_context(&self) -> RequestContext<'_> {
         RequestContext {
             profile: &self.profile,
             session: &self.session,

@@ -84,6 +84,20 @@ struct NewRow<'a> {
     response_headers: &'a [(String, String)],
     response_body: &'a [u8],
     elapsed_ms: u64,
+    replay: Option<&'a ReplayInfo>,
+}
+
+/// What the history keeps of a replay as given (`send --as-given FILE`,
+/// [`crate::client::replay`]): where the request came from and which headers the console
+/// changed. Stored in the columns `replay_of` and `changed_headers` (JSON list of names).
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub struct ReplayInfo {
+    /// The source: the file and the request's number in it, e.g. `capture.har#2`.
+    pub replay_of: String,
+    /// Names of the headers changed, added or removed, as in the recorded request (e.g.
+    /// `Host`, `Date`, `Digest`, `TPP-Signature-Certificate`, `Signature`); empty when the
+    /// request went byte for byte.
+    pub changed_headers: Vec<String>,
 }
 
 /// One stored exchange.
@@ -112,6 +126,9 @@ pub struct HistoryEntry {
 /// The history database.
 pub struct History {
     conn: Connection,
+    /// The schema version in force (`PRAGMA user_version`, [`SCHEMA_VERSION`] once
+    /// migrated); a history opened read-only by [`History::open_existing`] may stay older.
+    version: i64,
 }
 
 impl std::fmt::Debug for History {
@@ -139,6 +156,71 @@ CREATE TABLE IF NOT EXISTS exchanges (
 );
 CREATE INDEX IF NOT EXISTS exchanges_at ON exchanges(at);
 ";
+
+/// The schema version [`History::open`] migrates to (`PRAGMA user_version`): 0 is the
+/// first schema ([`SCHEMA`]); 1 adds `replay_of` and `changed_headers` ([`ReplayInfo`])
+/// and the search index `exchanges_fts`.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// The text the search index holds for row `{r}` (`new` in the triggers, `exchanges` when
+/// the index is built for existing rows): profile, operation id, method and URL, status,
+/// request headers as `Name: value` lines (Signature values are stored redacted, so they
+/// are not searchable), request body, response headers, response body, replay source.
+const SEARCH_TEXT: &str = "coalesce({r}.profile, '') || char(10) || {r}.operation_id || char(10)
+    || {r}.method || ' ' || {r}.url || char(10) || {r}.status || char(10)
+    || CASE WHEN json_valid({r}.request_headers) THEN (SELECT coalesce(group_concat(
+         json_extract(value, '$[0]') || ': ' || json_extract(value, '$[1]'), char(10)), '')
+         FROM json_each({r}.request_headers)) ELSE {r}.request_headers END || char(10)
+    || coalesce(CAST({r}.request_body AS TEXT), '') || char(10)
+    || CASE WHEN json_valid({r}.response_headers) THEN (SELECT coalesce(group_concat(
+         json_extract(value, '$[0]') || ': ' || json_extract(value, '$[1]'), char(10)), '')
+         FROM json_each({r}.response_headers)) ELSE {r}.response_headers END || char(10)
+    || coalesce(CAST({r}.response_body AS TEXT), '') || char(10) || coalesce({r}.replay_of, '')";
+
+/// Version 0 → 1: the replay columns, and the search index (SQLite FTS5 with the trigram
+/// tokenizer, so any substring of three or more characters is found, case-insensitively)
+/// kept in step with `exchanges` by triggers and built for the rows already there.
+fn migration_1() -> String {
+    let text = |r: &str| SEARCH_TEXT.replace("{r}", r);
+    format!(
+        "ALTER TABLE exchanges ADD COLUMN replay_of TEXT;
+         ALTER TABLE exchanges ADD COLUMN changed_headers TEXT;
+         CREATE VIRTUAL TABLE exchanges_fts USING fts5(text, tokenize = 'trigram');
+         CREATE TRIGGER exchanges_fts_insert AFTER INSERT ON exchanges BEGIN
+           INSERT INTO exchanges_fts(rowid, text) VALUES (new.id, {new});
+         END;
+         CREATE TRIGGER exchanges_fts_update AFTER UPDATE ON exchanges BEGIN
+           DELETE FROM exchanges_fts WHERE rowid = old.id;
+           INSERT INTO exchanges_fts(rowid, text) VALUES (new.id, {new});
+         END;
+         CREATE TRIGGER exchanges_fts_delete AFTER DELETE ON exchanges BEGIN
+           DELETE FROM exchanges_fts WHERE rowid = old.id;
+         END;
+         INSERT INTO exchanges_fts(rowid, text) SELECT id, {all} FROM exchanges;
+         PRAGMA user_version = 1;",
+        new = text("new"),
+        all = text("exchanges"),
+    )
+}
+
+/// Brings the history on `conn` to [`SCHEMA_VERSION`] in one `BEGIN IMMEDIATE`
+/// transaction (the version is read again inside it, so two processes opening an old
+/// history at once migrate it once); returns the version in force.
+fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if current >= SCHEMA_VERSION {
+        // Up to date: no write lock taken (`history` runs next to a console that writes).
+        return Ok(current);
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if version < 1 {
+        tx.execute_batch(&migration_1())?;
+    }
+    tx.commit()?;
+    Ok(version.max(SCHEMA_VERSION))
+}
 
 fn to_json(pairs: &[(String, String)]) -> String {
     serde_json::to_string(pairs).unwrap_or_else(|_| "[]".into())
@@ -224,16 +306,19 @@ impl History {
             let _ = std::fs::create_dir_all(dir);
         }
         crate::fsutil::create_private(path);
-        let conn = Connection::open(path).map_err(|e| HistoryOpenError::sqlite(path, e))?;
-        conn.pragma_update(None, "journal_mode", "WAL")
+        let mut conn = Connection::open(path).map_err(|e| HistoryOpenError::sqlite(path, e))?;
+        let version = conn
+            .pragma_update(None, "journal_mode", "WAL")
             .and_then(|()| conn.execute_batch(SCHEMA))
+            .and_then(|()| migrate(&mut conn))
             .map_err(|e| HistoryOpenError::sqlite(path, e))?;
         crate::fsutil::tighten_sqlite(path);
-        Ok(History { conn })
+        Ok(History { conn, version })
     }
 
     /// Opens an existing history without creating anything (for read-only commands such as
-    /// `history` and `export`).
+    /// `history` and `export`). An older history is migrated ([`SCHEMA_VERSION`]) when it
+    /// can be written; one that cannot is read as it is (search then scans the columns).
     ///
     /// Errors: no history at `path` yet, `path` is a directory or not a database, or it
     /// cannot be opened (each a [`HistoryOpenError`] whose sentence names the path).
@@ -244,7 +329,7 @@ impl History {
         if !path.exists() {
             return Err(HistoryOpenError::Missing(path.to_path_buf()));
         }
-        let conn = Connection::open_with_flags(
+        let mut conn = Connection::open_with_flags(
             path,
             rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
@@ -252,14 +337,27 @@ impl History {
         .map_err(|e| HistoryOpenError::sqlite(path, e))?;
         conn.query_row("SELECT count(*) FROM exchanges", [], |_| Ok(()))
             .map_err(|e| HistoryOpenError::sqlite(path, e))?;
-        Ok(History { conn })
+        let version = match migrate(&mut conn) {
+            Ok(v) => v,
+            Err(_) => conn
+                .pragma_query_value(None, "user_version", |r| r.get(0))
+                .map_err(|e| HistoryOpenError::sqlite(path, e))?,
+        };
+        Ok(History { conn, version })
     }
 
     /// An in-memory history (tests).
     pub fn in_memory() -> rusqlite::Result<Self> {
-        let conn = Connection::open_in_memory()?;
+        let mut conn = Connection::open_in_memory()?;
         conn.execute_batch(SCHEMA)?;
-        Ok(History { conn })
+        let version = migrate(&mut conn)?;
+        Ok(History { conn, version })
+    }
+
+    /// The schema version in force ([`SCHEMA_VERSION`] unless the history could only be
+    /// read).
+    pub fn schema_version(&self) -> i64 {
+        self.version
     }
 
     /// Stores an exchange (Signature redacted) and returns its id.
@@ -269,6 +367,31 @@ impl History {
         params: &[(String, String)],
         request: &PreparedRequest,
         response: &Exchange,
+    ) -> rusqlite::Result<i64> {
+        self.insert_exchange(profile, params, request, response, None)
+    }
+
+    /// [`History::record`] for a replay as given: also stores where it came from and which
+    /// headers were changed ([`ReplayInfo`]). The request's `params` are stored (usually
+    /// none).
+    pub fn record_replay(
+        &self,
+        profile: &str,
+        request: &PreparedRequest,
+        response: &Exchange,
+        replay: &ReplayInfo,
+    ) -> rusqlite::Result<i64> {
+        self.insert_exchange(profile, &request.params, request, response, Some(replay))
+    }
+
+    /// The row of an exchange sent now.
+    fn insert_exchange(
+        &self,
+        profile: &str,
+        params: &[(String, String)],
+        request: &PreparedRequest,
+        response: &Exchange,
+        replay: Option<&ReplayInfo>,
     ) -> rusqlite::Result<i64> {
         self.insert_row(NewRow {
             at: crate::cert::unix_seconds(SystemTime::now()),
@@ -284,7 +407,32 @@ impl History {
             response_headers: &response.headers,
             response_body: &response.body,
             elapsed_ms: u64::try_from(response.elapsed.as_millis()).unwrap_or(u64::MAX),
+            replay,
         })
+    }
+
+    /// What entry `id` replayed as given, or `None` for an ordinary exchange (or an entry
+    /// of a history older than [`SCHEMA_VERSION`]).
+    pub fn replay_info(&self, id: i64) -> rusqlite::Result<Option<ReplayInfo>> {
+        if self.version < 1 {
+            return Ok(None);
+        }
+        let row: Option<(Option<String>, Option<String>)> = self
+            .conn
+            .query_row(
+                "SELECT replay_of, changed_headers FROM exchanges WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        Ok(row.and_then(|(of, changed)| {
+            Some(ReplayInfo {
+                replay_of: of?,
+                changed_headers: changed
+                    .and_then(|c| serde_json::from_str(&c).ok())
+                    .unwrap_or_default(),
+            })
+        }))
     }
 
     /// Stores `entry` as given (its `id` is ignored; header values of
@@ -305,15 +453,31 @@ impl History {
             response_headers: &entry.response_headers,
             response_body: &entry.response_body,
             elapsed_ms: entry.elapsed_ms,
+            replay: None,
         })
     }
 
     /// The one INSERT, where every parameter and header list is redacted.
     fn insert_row(&self, r: NewRow<'_>) -> rusqlite::Result<i64> {
-        self.conn.execute(
+        let replay_of = r.replay.map(|i| i.replay_of.as_str());
+        let changed = r
+            .replay
+            .map(|i| serde_json::to_string(&i.changed_headers).unwrap_or_else(|_| "[]".into()));
+        let sql = if self.version >= 1 {
+            "INSERT INTO exchanges (at, profile, operation_id, params, method, url, path_and_query,
+               request_headers, request_body, status, response_headers, response_body, elapsed_ms,
+               replay_of, changed_headers)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+        } else {
+            // A history that could not be migrated has no replay columns: ?14 and ?15 are
+            // bound (one parameter list for both schemas) and not stored.
             "INSERT INTO exchanges (at, profile, operation_id, params, method, url, path_and_query,
                request_headers, request_body, status, response_headers, response_body, elapsed_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13
+             WHERE coalesce(?14, ?15, 1) IS NOT NULL"
+        };
+        self.conn.execute(
+            sql,
             params![
                 r.at,
                 r.profile,
@@ -328,6 +492,8 @@ impl History {
                 to_json(&redact(r.response_headers)),
                 &capped_body(r.response_body)[..],
                 i64::try_from(r.elapsed_ms).unwrap_or(i64::MAX),
+                replay_of,
+                changed,
             ],
         )?;
         Ok(self.conn.last_insert_rowid())
@@ -356,26 +522,50 @@ impl History {
         "id, at, profile, operation_id, params, method, url, path_and_query,
         request_headers, request_body, status, response_headers, response_body, elapsed_ms";
 
-    /// Newest first, at most `limit`; `search` (case-insensitive for ASCII, taken
-    /// literally: `%` and `_` are not wildcards) matches the URL (path and query), operation
-    /// id, status, or the request or response body text.
+    /// Newest first, at most `limit`; `search` (taken literally, case-insensitive) is any
+    /// text of the exchange: URL (path and query), method, operation id, status, profile,
+    /// request and response header values (`X-Request-ID`, `TPP-Session-ID`, `PSU-ID`,
+    /// `Location`, ...), request and response bodies (`paymentId`, `consentId`, ...), the
+    /// source of a replay. `Signature` values are stored redacted, so never found.
+    ///
+    /// A search of three or more characters uses the FTS5 trigram index `exchanges_fts`;
+    /// a shorter one scans its text (ASCII case-insensitive). A history that could not be
+    /// migrated (read-only, older than [`SCHEMA_VERSION`]) is searched with `LIKE` over the
+    /// same columns.
     pub fn list(&self, search: Option<&str>, limit: usize) -> rusqlite::Result<Vec<HistoryEntry>> {
-        let escaped = search
-            .unwrap_or("")
-            .replace('\\', "\\\\")
-            .replace('%', "\\%")
-            .replace('_', "\\_");
-        let pattern = format!("%{escaped}%");
+        let search = search.unwrap_or("");
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let (filter, arg) = if search.is_empty() {
+            ("?1 = ''", String::new())
+        } else if self.version < 1 {
+            let escaped = search
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            (
+                "url LIKE ?1 ESCAPE '\\' OR operation_id LIKE ?1 ESCAPE '\\'
+                 OR CAST(status AS TEXT) LIKE ?1 ESCAPE '\\'
+                 OR request_headers LIKE ?1 ESCAPE '\\' OR response_headers LIKE ?1 ESCAPE '\\'
+                 OR CAST(request_body AS TEXT) LIKE ?1 ESCAPE '\\'
+                 OR CAST(response_body AS TEXT) LIKE ?1 ESCAPE '\\'",
+                format!("%{escaped}%"),
+            )
+        } else if search.chars().count() >= 3 {
+            (
+                "id IN (SELECT rowid FROM exchanges_fts WHERE exchanges_fts MATCH ?1)",
+                format!("\"{}\"", search.replace('"', "\"\"")),
+            )
+        } else {
+            (
+                "id IN (SELECT rowid FROM exchanges_fts WHERE instr(lower(text), lower(?1)) > 0)",
+                search.to_string(),
+            )
+        };
         let mut stmt = self.conn.prepare(&format!(
-            "SELECT {} FROM exchanges
-             WHERE ?1 = '%%' OR url LIKE ?1 ESCAPE '\\' OR operation_id LIKE ?1 ESCAPE '\\'
-                OR CAST(status AS TEXT) LIKE ?1 ESCAPE '\\'
-                OR CAST(request_body AS TEXT) LIKE ?1 ESCAPE '\\'
-                OR CAST(response_body AS TEXT) LIKE ?1 ESCAPE '\\'
-             ORDER BY id DESC LIMIT ?2",
+            "SELECT {} FROM exchanges WHERE {filter} ORDER BY id DESC LIMIT ?2",
             Self::COLUMNS
         ))?;
-        let rows = stmt.query_map(params![pattern, limit as i64], Self::row)?;
+        let rows = stmt.query_map(params![arg, limit], Self::row)?;
         rows.collect()
     }
 
@@ -408,6 +598,29 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_history_that_could_not_be_migrated_still_records_and_searches() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        let h = History { conn, version: 0 };
+        let id = h
+            .insert(&HistoryEntry {
+                url: "http://x/v1/accounts".into(),
+                request_headers: vec![("PSU-ID".into(), "under_score%".into())],
+                response_body: b"{\"consentId\":\"c-1\"}".to_vec(),
+                ..HistoryEntry::default()
+            })
+            .unwrap();
+        h.insert(&HistoryEntry::default()).unwrap();
+        let found =
+            |q: &str| -> Vec<i64> { h.list(Some(q), 10).unwrap().iter().map(|e| e.id).collect() };
+        assert_eq!(found("under_score%"), [id]);
+        assert_eq!(found("C-1"), [id]);
+        assert!(found("under-score").is_empty(), "`_` is not a wildcard");
+        assert_eq!(h.replay_info(id).unwrap(), None);
+        assert_eq!(h.list(None, 10).unwrap().len(), 2);
+    }
 
     #[test]
     fn typed_signature_parameters_are_redacted_like_headers() {

@@ -78,6 +78,12 @@ fn keep_header(name: &str) -> bool {
     !SIGNING_HEADERS.iter().any(|s| s.eq_ignore_ascii_case(name))
 }
 
+/// `r` without its [`SIGNING_HEADERS`] (the console signs afresh).
+fn without_signing_headers(mut r: ImportedRequest) -> ImportedRequest {
+    r.headers.retain(|(n, _)| keep_header(n));
+    r
+}
+
 /// Detects the format of `text` (Postman collection, HAR, or a cURL command) and imports its
 /// requests (see [`import_file`] for the collection variables too).
 ///
@@ -103,7 +109,7 @@ pub fn import_file(text: &str, source_name: &str) -> Result<Import, ImportError>
         .unwrap_or("");
     if first_line.starts_with("curl") {
         return curl(text).map_err(err).map(|requests| Import {
-            requests,
+            requests: requests.into_iter().map(without_signing_headers).collect(),
             variables: Vec::new(),
         });
     }
@@ -114,7 +120,7 @@ pub fn import_file(text: &str, source_name: &str) -> Result<Import, ImportError>
     })?;
     if doc.get("log").and_then(|l| l.get("entries")).is_some() {
         return Ok(Import {
-            requests: har(&doc),
+            requests: har(&doc).into_iter().map(without_signing_headers).collect(),
             variables: Vec::new(),
         });
     }
@@ -273,6 +279,7 @@ fn postman_items(items: &Value, scope: &[(String, String)], out: &mut Vec<Import
     }
 }
 
+/// The entries of a HAR log, with every header as recorded (signing headers too).
 fn har(doc: &Value) -> Vec<ImportedRequest> {
     doc["log"]["entries"]
         .as_array()
@@ -300,7 +307,6 @@ fn har(doc: &Value) -> Vec<ImportedRequest> {
                             h["value"].as_str().unwrap_or_default().to_string(),
                         )
                     })
-                    .filter(|(n, _)| keep_header(n))
                     .collect(),
                 body: r["postData"]["text"]
                     .as_str()
@@ -313,17 +319,37 @@ fn har(doc: &Value) -> Vec<ImportedRequest> {
 }
 
 /// Parses one or more cURL commands (backslash line continuations allowed), reading `-X`,
-/// `-H`, `-d`/`--data`/`--data-raw`/`--data-binary` and the URL.
+/// `-H`, `-d`/`--data`/`--data-raw`/`--data-binary` and the URL; every header is kept
+/// (signing headers too).
 fn curl(text: &str) -> Result<Vec<ImportedRequest>, String> {
     let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
+    // A command runs from a line starting with `curl` until its quotes close, so a quoted
+    // body may span lines (pretty-printed JSON) and keeps its newlines.
+    let mut commands: Vec<String> = Vec::new();
+    let mut pending: Option<String> = None;
+    for line in joined.lines() {
+        match pending.as_mut() {
+            Some(p) => {
+                p.push('\n');
+                p.push_str(line);
+            }
+            None if line.trim_start().starts_with("curl") => {
+                pending = Some(line.trim_start().to_string());
+            }
+            None => continue,
+        }
+        if pending
+            .as_deref()
+            .is_some_and(|p| shell_words::split(&ansi_c_quotes(p)).is_ok())
+        {
+            commands.extend(pending.take());
+        }
+    }
+    commands.extend(pending);
     let mut out = Vec::new();
-    for (i, line) in joined
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with("curl"))
-        .enumerate()
-    {
-        let words = shell_words::split(line).map_err(|e| format!("cURL command {}: {e}", i + 1))?;
+    for (i, line) in commands.iter().enumerate() {
+        let words = shell_words::split(&ansi_c_quotes(line))
+            .map_err(|e| format!("cURL command {}: {e}", i + 1))?;
         let mut method = None;
         let mut url = None;
         let mut headers = Vec::new();
@@ -335,7 +361,6 @@ fn curl(text: &str) -> Result<Vec<ImportedRequest>, String> {
                 "-H" | "--header" => {
                     if let Some(h) = it.next()
                         && let Some((n, v)) = h.split_once(':')
-                        && keep_header(n.trim())
                     {
                         headers.push((n.trim().to_string(), v.trim().to_string()));
                     }
@@ -369,6 +394,301 @@ fn curl(text: &str) -> Result<Vec<ImportedRequest>, String> {
         return Err("no cURL command found".into());
     }
     Ok(out)
+}
+
+/// A request exactly as recorded, for a faithful replay ([`crate::client::replay`]): every
+/// header (signing headers too) in file order, and the body bytes as they were sent.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RecordedRequest {
+    /// HAR comment or `har N URL`, `curl N METHOD URL`, or `http METHOD TARGET`.
+    pub name: String,
+    /// The method as written (methods are case-sensitive, RFC 9110 §9.1).
+    pub method: String,
+    /// The URL (HAR, cURL: absolute) or request target (raw HTTP: usually `/path?query`).
+    pub url: String,
+    /// Headers in file order, names and values as written (values without surrounding
+    /// whitespace).
+    pub headers: Vec<(String, String)>,
+    /// The body bytes, empty for none.
+    pub body: Vec<u8>,
+}
+
+impl RecordedRequest {
+    /// The path and query of [`RecordedRequest::url`] exactly as written ([`path_and_query_of`]).
+    pub fn path_and_query(&self) -> Option<&str> {
+        path_and_query_of(&self.url)
+    }
+}
+
+impl From<ImportedRequest> for RecordedRequest {
+    fn from(r: ImportedRequest) -> Self {
+        RecordedRequest {
+            name: r.name,
+            method: r.method,
+            url: r.url,
+            headers: r.headers,
+            body: r.body.map(String::into_bytes).unwrap_or_default(),
+        }
+    }
+}
+
+/// The path and query of `url` exactly as written (no decoding or re-encoding), without a
+/// fragment: `/v1/x?a=1` of `https://bank.example/v1/x?a=1#f`, of `{{host}}/v1/x?a=1` and of
+/// `/v1/x?a=1`; `None` when there is no path (`https://bank.example`).
+pub fn path_and_query_of(url: &str) -> Option<&str> {
+    let url = url.split_once('#').map_or(url, |(u, _)| u);
+    if url.starts_with('/') {
+        return Some(url);
+    }
+    let after_scheme = url.split_once("://").map_or(url, |(_, r)| r);
+    after_scheme.find('/').map(|i| &after_scheme[i..])
+}
+
+/// Reads the requests of a HAR file, a cURL command file or one raw HTTP/1.1 request
+/// ([`parse_raw_http`]) as recorded, for a replay as given: unlike [`import_file`], every
+/// header is kept (`Signature`, `Digest`, `Date`, `TPP-Signature-Certificate` too) and the
+/// body is the recorded bytes (HAR `postData.text`, the cURL `--data*` argument, the raw
+/// body).
+///
+/// Errors: a Postman collection (it holds templates, not recorded requests), text that is
+/// none of the three formats, or a malformed one (with the reason).
+pub fn import_as_given(
+    bytes: &[u8],
+    source_name: &str,
+) -> Result<Vec<RecordedRequest>, ImportError> {
+    let err = |reason: String| ImportError {
+        source_name: source_name.to_string(),
+        reason,
+    };
+    let first_line = bytes
+        .split(|b| *b == b'\n')
+        .map(|l| String::from_utf8_lossy(l).trim().to_string())
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .unwrap_or_default();
+    if first_line.starts_with("curl") {
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| err(format!("a cURL file that is not UTF-8: {e}")))?;
+        return Ok(curl(text)
+            .map_err(err)?
+            .into_iter()
+            .map(RecordedRequest::from)
+            .collect());
+    }
+    if first_line.starts_with('{') {
+        let doc: Value = serde_json::from_slice(bytes)
+            .map_err(|e| err(format!("not JSON (a HAR file): {e}")))?;
+        if doc.get("log").and_then(|l| l.get("entries")).is_some() {
+            return Ok(har(&doc).into_iter().map(RecordedRequest::from).collect());
+        }
+        return Err(err(
+            "JSON without `log.entries`: a replay as given reads HAR, cURL or raw HTTP (a Postman collection holds templates, not recorded requests)".into(),
+        ));
+    }
+    parse_raw_http(bytes, source_name).map(|r| vec![r])
+}
+
+/// Reads one raw HTTP/1.1 request (RFC 9112 §2–§6): the request line `METHOD TARGET
+/// HTTP/1.x`, header lines `Name: value` (obsolete folded lines are joined with a space), an
+/// empty line, then the body. Lines may end in CRLF or LF; empty lines before the request
+/// line are skipped. The body is the bytes after the empty line, cut to `Content-Length`
+/// when that header says fewer. Used by the replay as given (`send --as-given FILE`) and
+/// for anyone who has a request as captured by a proxy or `nc -l`.
+///
+/// Errors: no request line, a malformed request line or header line, a header section that
+/// is not UTF-8, a `Content-Length` that is not a number or exceeds the bytes given, or
+/// `Transfer-Encoding` (chunked bodies are not read: give the body plainly).
+pub fn parse_raw_http(bytes: &[u8], source_name: &str) -> Result<RecordedRequest, ImportError> {
+    let err = |reason: String| ImportError {
+        source_name: source_name.to_string(),
+        reason,
+    };
+    let mut lines: Vec<&[u8]> = Vec::new();
+    let mut pos = 0;
+    let mut body_start = bytes.len();
+    while pos < bytes.len() {
+        let end = bytes[pos..]
+            .iter()
+            .position(|b| *b == b'\n')
+            .map_or(bytes.len(), |i| pos + i);
+        let line = &bytes[pos..end];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        pos = (end + 1).min(bytes.len());
+        if line.is_empty() {
+            if lines.is_empty() {
+                continue;
+            }
+            body_start = pos;
+            break;
+        }
+        lines.push(line);
+    }
+    let text = |l: &[u8]| {
+        std::str::from_utf8(l)
+            .map(str::to_string)
+            .map_err(|e| err(format!("the header section is not UTF-8: {e}")))
+    };
+    let Some((request_line, header_lines)) = lines.split_first() else {
+        return Err(err("no HTTP request line (METHOD /path HTTP/1.1)".into()));
+    };
+    let request_line = text(request_line)?;
+    let parts: Vec<&str> = request_line.split(' ').collect();
+    let is_token = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    };
+    let [method, target, version] = parts[..] else {
+        return Err(err(format!(
+            "{request_line:?} is not an HTTP request line (METHOD /path HTTP/1.1)"
+        )));
+    };
+    if !is_token(method) || !version.starts_with("HTTP/") || target.is_empty() {
+        return Err(err(format!(
+            "{request_line:?} is not an HTTP request line (METHOD /path HTTP/1.1)"
+        )));
+    }
+    let mut headers: Vec<(String, String)> = Vec::new();
+    for l in header_lines {
+        let l = text(l)?;
+        if l.starts_with([' ', '\t']) {
+            let Some((_, v)) = headers.last_mut() else {
+                return Err(err(format!("{l:?}: a continuation line with no header")));
+            };
+            v.push(' ');
+            v.push_str(l.trim());
+            continue;
+        }
+        let Some((n, v)) = l.split_once(':').filter(|(n, _)| is_token(n)) else {
+            return Err(err(format!("{l:?} is not a header line (Name: value)")));
+        };
+        headers.push((n.to_string(), v.trim().to_string()));
+    }
+    let value = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    };
+    if value("transfer-encoding").is_some() {
+        return Err(err(
+            "Transfer-Encoding is not read: give the body plainly, with Content-Length".into(),
+        ));
+    }
+    let mut body = &bytes[body_start..];
+    if let Some(cl) = value("content-length") {
+        let n: usize = cl
+            .parse()
+            .map_err(|_| err(format!("Content-Length {cl:?} is not a number")))?;
+        if n > body.len() {
+            return Err(err(format!(
+                "Content-Length says {n} bytes, the body has {}",
+                body.len()
+            )));
+        }
+        body = &body[..n];
+    }
+    Ok(RecordedRequest {
+        name: format!("http {method} {target}"),
+        method: method.to_string(),
+        url: target.to_string(),
+        headers,
+        body: body.to_vec(),
+    })
+}
+
+/// `command` with bash's ANSI-C quoted strings (`$'{\n  "a": 1\n}'`, as browsers' "Copy as
+/// cURL" writes bodies with newlines) turned into plain single-quoted strings holding the
+/// text they stand for, so that [`shell_words`] reads them: `\n \t \r \a \b \e \f \v \\ \'
+/// \" \?`, `\xHH`, octal `\NNN`, `\uHHHH` and `\UHHHHHHHH` (bash manual, "ANSI-C Quoting");
+/// bytes that are not UTF-8 become U+FFFD. Other text, and `$'` inside quotes, is kept.
+fn ansi_c_quotes(command: &str) -> std::borrow::Cow<'_, str> {
+    if !command.contains("$'") {
+        return std::borrow::Cow::Borrowed(command);
+    }
+    let mut out = String::with_capacity(command.len());
+    let mut chars = command.chars().peekable();
+    let (mut single, mut double) = (false, false);
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '\\' if !single => {
+                out.push(c);
+                out.extend(chars.next());
+                continue;
+            }
+            '$' if !single && !double && chars.peek() == Some(&'\'') => {
+                chars.next();
+                let text = ansi_c_body(&mut chars);
+                out.push('\'');
+                out.push_str(&text.replace('\'', "'\\''"));
+                out.push('\'');
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The text of an ANSI-C quoted string after its `$'`, up to and including the closing `'`
+/// ([`ansi_c_quotes`]).
+fn ansi_c_body(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> String {
+    fn digits(
+        chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+        radix: u32,
+        max: usize,
+        init: u32,
+    ) -> u32 {
+        let mut v = init;
+        for _ in 0..max {
+            let Some(d) = chars.peek().and_then(|d| d.to_digit(radix)) else {
+                break;
+            };
+            v = v.saturating_mul(radix).saturating_add(d);
+            chars.next();
+        }
+        v
+    }
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut buf = [0u8; 4];
+    while let Some(c) = chars.next() {
+        let escaped = match c {
+            '\'' => break,
+            '\\' => chars.next(),
+            other => {
+                bytes.extend_from_slice(other.encode_utf8(&mut buf).as_bytes());
+                continue;
+            }
+        };
+        match escaped {
+            Some('n') => bytes.push(b'\n'),
+            Some('t') => bytes.push(b'\t'),
+            Some('r') => bytes.push(b'\r'),
+            Some('a') => bytes.push(7),
+            Some('b') => bytes.push(8),
+            Some('e' | 'E') => bytes.push(0x1b),
+            Some('f') => bytes.push(0x0c),
+            Some('v') => bytes.push(0x0b),
+            Some(q @ ('\\' | '\'' | '"' | '?')) => bytes.push(q as u8),
+            Some('x') => bytes.push((digits(chars, 16, 2, 0) & 0xff) as u8),
+            Some(d @ '0'..='7') => {
+                bytes.push((digits(chars, 8, 2, d.to_digit(8).unwrap_or(0)) & 0xff) as u8)
+            }
+            Some(u @ ('u' | 'U')) => {
+                let v = digits(chars, 16, if u == 'u' { 4 } else { 8 }, 0);
+                let ch = char::from_u32(v).unwrap_or('\u{fffd}');
+                bytes.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+            }
+            Some(other) => {
+                bytes.push(b'\\');
+                bytes.extend_from_slice(other.encode_utf8(&mut buf).as_bytes());
+            }
+            None => bytes.push(b'\\'),
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// Values of Postman variables for a run: static ones (collection, then environment, then
@@ -613,6 +933,79 @@ mod tests {
                 .to_string()
                 .contains("item")
         );
+    }
+
+    #[test]
+    fn raw_http_requests_keep_headers_and_body_bytes() {
+        let r = parse_raw_http(
+            b"\r\nPOST /v1/x?a=%20b HTTP/1.1\nHost: bank\nX-Long: one\n  two\nContent-Length: 3\n\n{}\n\xff",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(
+            (r.method.as_str(), r.url.as_str()),
+            ("POST", "/v1/x?a=%20b")
+        );
+        assert_eq!(r.path_and_query(), Some("/v1/x?a=%20b"));
+        assert_eq!(
+            r.headers,
+            vec![
+                ("Host".to_string(), "bank".to_string()),
+                ("X-Long".to_string(), "one two".to_string()),
+                ("Content-Length".to_string(), "3".to_string()),
+            ]
+        );
+        assert_eq!(r.body, b"{}\n");
+        let whole = parse_raw_http(b"PUT /p HTTP/1.1\r\nA: b\r\n\r\n\x00\xff\r\n", "t").unwrap();
+        assert_eq!(whole.body, b"\x00\xff\r\n");
+        let no_body = parse_raw_http(b"GET /p HTTP/1.1\r\nA: b", "t").unwrap();
+        assert!(no_body.body.is_empty());
+        for bad in [
+            &b""[..],
+            b"GET /p",
+            b"GET /p FTP/1\r\n",
+            b"GET /p HTTP/1.1\r\nno colon\r\n",
+            b"POST /p HTTP/1.1\r\nContent-Length: 9\r\n\r\n{}",
+            b"POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+        ] {
+            assert!(
+                parse_raw_http(bad, "t").is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn as_given_imports_keep_signing_headers_and_refuse_postman() {
+        let curl = b"curl -X POST 'https://b/v1/p' -H 'Signature: s' -H 'Digest: d' --data-raw '{ \"a\": 1 }\n'";
+        let r = import_as_given(curl, "t").unwrap();
+        assert_eq!(r[0].headers.len(), 2);
+        assert_eq!(r[0].body, b"{ \"a\": 1 }\n");
+        assert_eq!(
+            import(std::str::from_utf8(curl).unwrap(), "t").unwrap()[0].headers,
+            vec![]
+        );
+        let har = br#"{"log": {"entries": [{"request": {"method": "GET", "url": "https://b/v1/x",
+            "headers": [{"name": "Date", "value": "d"}, {"name": "X-A", "value": "1"}]}}]}}"#;
+        assert_eq!(import_as_given(har, "t").unwrap()[0].headers.len(), 2);
+        assert!(import_as_given(br#"{"item": []}"#, "t").is_err());
+        // Browsers' "Copy as cURL (bash)": ANSI-C quoting for bodies with newlines.
+        let copied = br#"curl 'https://b/v1/p' -H 'X-A: it'"'"'s' --data-raw $'{\n  "n": "\xc3\xa6\u00f8 it\'s \\ \101"\n}\n' -H "B: \$'x'""#;
+        let r = import_as_given(copied, "t").unwrap();
+        assert_eq!(
+            String::from_utf8(r[0].body.clone()).unwrap(),
+            "{\n  \"n\": \"\u{e6}\u{f8} it's \\ A\"\n}\n"
+        );
+        assert_eq!(
+            r[0].headers,
+            vec![
+                ("X-A".to_string(), "it's".to_string()),
+                ("B".to_string(), "$'x'".to_string())
+            ]
+        );
+        assert_eq!(path_and_query_of("https://b/v1/x?q#frag"), Some("/v1/x?q"));
+        assert_eq!(path_and_query_of("https://b"), None);
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod engine;
 pub mod export;
 pub mod history;
 pub mod import;
+pub mod replay;
 pub mod response_sig;
 pub mod sandbox_admin;
 pub mod tls;
@@ -260,20 +261,9 @@ pub fn prepare_imported(
     ctx: &RequestContext<'_>,
 ) -> Result<PreparedRequest, ClientError> {
     // `{{host}}/v1/...`, `https://{{host}}/v1/...` or an absolute URL: keep path and query.
-    let after_scheme = imported
-        .url
-        .split_once("://")
-        .map(|(_, r)| r)
-        .unwrap_or(&imported.url);
-    let path_and_query = match after_scheme.find('/') {
-        Some(i) => after_scheme[i..].to_string(),
-        None => {
-            return Err(ClientError::Params(format!(
-                "{:?} has no path to send",
-                imported.url
-            )));
-        }
-    };
+    let path_and_query = import::path_and_query_of(&imported.url)
+        .ok_or_else(|| ClientError::Params(format!("{:?} has no path to send", imported.url)))?
+        .to_string();
     let body = match &imported.body {
         Some(b) => compact_json(b)?,
         None => Vec::new(),

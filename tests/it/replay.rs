@@ -1,0 +1,341 @@
+//! Faithful replay (`send --as-given FILE`, `import FILE --as-given --send`): a recorded
+//! request reaches the embedded sandbox over real HTTP with its own headers and its exact
+//! body bytes, re-signed with the profile's test certificate; `--keep-signature` sends it
+//! byte for byte and so reproduces the sandbox's answer to a stale `Date`; the history
+//! records the profile, the source and the changed headers.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use psd2_console::client::RequestContext;
+use psd2_console::client::history::{History, REDACTED, ReplayInfo};
+use psd2_console::client::import::parse_raw_http;
+use psd2_console::client::replay::{SignatureMode, prepare_as_given, send_replay};
+use psd2_console::embedded::start_engine;
+use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
+use psd2_console::signing::{SignOptions, digest_header_value, sign_request};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::common::cli::{run, run_headless};
+use crate::common::payments::{DOMESTIC, KARI, domestic, first_bban};
+use crate::common::sandbox::tpp;
+
+/// A TCP relay on 127.0.0.1 in front of `target` (`host:port`) that keeps every byte the
+/// client sent, so a test sees the request exactly as it went over the wire. Returns its
+/// base URL and the bytes.
+async fn tee_proxy(target: String) -> (String, Arc<Mutex<Vec<u8>>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let server = tokio::net::TcpStream::connect(&target).await.unwrap();
+            let kept = kept.clone();
+            tokio::spawn(async move {
+                let (mut client_read, mut client_write) = client.into_split();
+                let (mut server_read, mut server_write) = server.into_split();
+                let up = async {
+                    let mut buf = [0u8; 8192];
+                    while let Ok(n @ 1..) = client_read.read(&mut buf).await {
+                        kept.lock().unwrap().extend_from_slice(&buf[..n]);
+                        if server_write.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                    let _ = server_write.shutdown().await;
+                };
+                let down = tokio::io::copy(&mut server_read, &mut client_write);
+                let _ = tokio::join!(up, down);
+            });
+        }
+    });
+    (base, seen)
+}
+
+/// Raw HTTP/1.1 text of a request: request line, `headers`, empty line, `body`.
+fn raw_http(request_line: &str, headers: &[(String, String)], body: &str) -> String {
+    let mut s = format!("{request_line}\r\n");
+    for (n, v) in headers {
+        s.push_str(&format!("{n}: {v}\r\n"));
+    }
+    s.push_str("\r\n");
+    s.push_str(body);
+    s
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_request_replays_with_its_own_headers_and_exact_body_bytes() {
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path().to_path_buf());
+    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
+    let engine = start_engine(profile, paths).await.unwrap();
+    let (proxy, wire) = tee_proxy(engine.base_url.trim_start_matches("http://").into()).await;
+
+    // Pretty-printed JSON with a trailing newline: valid, but not what the console sends.
+    let body = format!(
+        "{}\n",
+        serde_json::to_string_pretty(&domestic(&first_bban(KARI), "12.30", "as given")).unwrap()
+    );
+    let request_id = uuid::Uuid::new_v4().to_string();
+    let trace = "case 4711; note=\"a  b\"";
+    let recorded_headers = pairs(&[
+        ("Host", "bank.example"),
+        ("X-Request-ID", &request_id),
+        ("TPP-Redirect-URI", "http://127.0.0.1:9/callback"),
+        ("PSU-IP-Address", "10.20.30.40"),
+        ("Content-Type", "application/json"),
+        ("X-Customer-Trace", trace),
+        ("Content-Length", &body.len().to_string()),
+        ("Date", "Mon, 02 Mar 2026 10:00:00 GMT"),
+        ("Digest", "SHA-256=Y3VzdG9tZXI="),
+        ("TPP-Signature-Certificate", "MIIBY3VzdG9tZXI="),
+        (
+            "Signature",
+            "keyId=\"SN=1,CA=customer\",algorithm=\"rsa-sha256\",headers=\"digest x-request-id\",signature=\"Y3VzdG9tZXI=\"",
+        ),
+    ]);
+    let raw = raw_http(
+        &format!("POST /v1/payments/{DOMESTIC} HTTP/1.1"),
+        &recorded_headers,
+        &body,
+    );
+    let recorded = parse_raw_http(raw.as_bytes(), "capture.http").unwrap();
+    assert_eq!(recorded.body, body.as_bytes());
+    assert_eq!(recorded.headers, recorded_headers);
+
+    let ctx = RequestContext {
+        profile: &engine.profile,
+        session: &engine.session,
+        credentials: &engine.credentials,
+        base_url: &proxy,
+        redirect_uri: &engine.redirect_uri,
+        now: engine.now(),
+    };
+    let replay =
+        prepare_as_given(&recorded, "capture.http#1", &ctx, SignatureMode::Remake).unwrap();
+    assert_eq!(
+        replay.info.changed_headers,
+        [
+            "Host",
+            "Date",
+            "Digest",
+            "TPP-Signature-Certificate",
+            "Signature"
+        ]
+    );
+    // The recorded order and spelling; only the connection's headers are left to the client.
+    let names: Vec<&str> = replay
+        .request
+        .headers
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let expected: Vec<&str> = recorded_headers
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .filter(|n| !["Host", "Content-Length"].contains(n))
+        .collect();
+    assert_eq!(names, expected);
+
+    let (exchange, id) = send_replay(&engine, &replay).await.unwrap();
+    // 201: the sandbox checked the signature and the Digest over the bytes it received.
+    assert_eq!(exchange.status, 201, "{}", exchange.pretty_body());
+
+    let wire = wire.lock().unwrap().clone();
+    let end = wire.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&wire[..end]).to_string();
+    assert_eq!(&wire[end + 4..], body.as_bytes(), "the exact body bytes");
+    let sent = |name: &str| {
+        head.lines()
+            .find_map(|l| {
+                l.split_once(':')
+                    .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            })
+            .map(|(_, v)| v.trim().to_string())
+    };
+    assert_eq!(sent("x-customer-trace").as_deref(), Some(trace), "{head}");
+    assert_eq!(sent("x-request-id"), Some(request_id.clone()));
+    assert_eq!(sent("psu-ip-address").as_deref(), Some("10.20.30.40"));
+    assert_eq!(
+        sent("host").as_deref(),
+        Some(proxy.trim_start_matches("http://"))
+    );
+    assert_eq!(sent("digest"), Some(digest_header_value(body.as_bytes())));
+    assert_ne!(
+        sent("date").as_deref(),
+        Some("Mon, 02 Mar 2026 10:00:00 GMT")
+    );
+
+    {
+        let history = engine.history.as_ref().unwrap().lock().unwrap();
+        let id = id.unwrap();
+        assert_eq!(
+            history.replay_info(id).unwrap(),
+            Some(ReplayInfo {
+                replay_of: "capture.http#1".into(),
+                changed_headers: replay.info.changed_headers.clone(),
+            })
+        );
+        let entry = history.get(id).unwrap().unwrap();
+        assert_eq!(entry.profile, DEFAULT_PROFILE);
+        assert_eq!(entry.request_body, body.as_bytes());
+        let signature = entry
+            .request_headers
+            .iter()
+            .find(|(n, _)| n == "Signature")
+            .unwrap();
+        assert_eq!(signature.1, REDACTED);
+    }
+    engine.shutdown().await;
+}
+
+#[test]
+fn keep_signature_replays_byte_for_byte_and_reproduces_the_stale_date_answer() {
+    let home = tempfile::tempdir().unwrap();
+    let path = "/v1/sandbox/customers?withAccounts=false";
+    let mut headers = pairs(&[
+        ("Host", "bank.example"),
+        ("X-Request-ID", &uuid::Uuid::new_v4().to_string()),
+        ("TPP-Redirect-URI", "http://127.0.0.1:9/callback"),
+        ("PSU-IP-Address", "127.0.0.1"),
+        ("X-Support-Case", "4711"),
+    ]);
+    // Signed by "the customer" two hours ago: valid then, stale now.
+    sign_request(
+        tpp(),
+        "GET",
+        path,
+        &mut headers,
+        b"",
+        SignOptions {
+            request_target: false,
+            now: SystemTime::now() - Duration::from_secs(2 * 3600),
+        },
+    );
+    let file = home.path().join("stale.http");
+    std::fs::write(
+        &file,
+        raw_http(&format!("GET {path} HTTP/1.1"), &headers, ""),
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+
+    let (code, out, err) = run_headless(
+        home.path(),
+        &["send", "--as-given", file, "--keep-signature"],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("HTTP 400 "), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{file}#1: as given with profile \"{DEFAULT_PROFILE}\", signature kept: changed Host"
+        )),
+        "{err}"
+    );
+    let answer: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        answer["tppMessages"][0]["code"], "TIMESTAMP_INVALID",
+        "{out}"
+    );
+
+    // The same file re-signed with the profile's certificate goes through.
+    let (code, out, err) = run_headless(home.path(), &["send", "--as-given", file]);
+    assert_eq!(code, 0, "{err}\n{out}");
+    assert!(
+        err.contains("changed Host, Date, TPP-Signature-Certificate, Signature"),
+        "{err}"
+    );
+
+    let (code, out, err) = run(home.path(), &["history"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].contains("\t200\traw\tGET "), "{out}");
+    assert!(
+        lines[0].ends_with(&format!(
+            "\tas-given {file}#1 changed Host,Date,TPP-Signature-Certificate,Signature"
+        )),
+        "{out}"
+    );
+    assert!(lines[1].contains("\t400\traw\tGET "), "{out}");
+    assert!(
+        lines[1].ends_with(&format!("\tas-given {file}#1 changed Host")),
+        "{out}"
+    );
+
+    let history =
+        History::open_existing(&Paths::under(home.path().to_path_buf()).history_file()).unwrap();
+    let entries = history.list(None, 10).unwrap();
+    assert_eq!(entries.len(), 2);
+    for e in &entries {
+        assert_eq!(e.profile, DEFAULT_PROFILE);
+        assert!(
+            e.request_headers
+                .iter()
+                .any(|(n, v)| n == "X-Support-Case" && v == "4711")
+        );
+    }
+    let kept = history.replay_info(entries[1].id).unwrap().unwrap();
+    assert_eq!(kept.changed_headers, ["Host"]);
+}
+
+#[test]
+fn a_har_file_replays_as_given_request_by_request() {
+    let home = tempfile::tempdir().unwrap();
+    let body = format!(
+        "{}\n",
+        serde_json::to_string_pretty(&domestic(&first_bban(KARI), "5.00", "har")).unwrap()
+    );
+    let har = serde_json::json!({"log": {"version": "1.2", "entries": [
+        {"request": {"method": "GET", "url": "https://bank.example/v1/sandbox/customers?withAccounts=false",
+          "headers": [{"name": "X-Request-ID", "value": uuid::Uuid::new_v4().to_string()},
+                      {"name": "TPP-Redirect-URI", "value": "http://127.0.0.1:9/callback"},
+                      {"name": "Signature", "value": "keyId=\"x\",signature=\"eA==\""}]}},
+        {"request": {"method": "POST", "url": format!("https://bank.example/v1/payments/{DOMESTIC}"),
+          "headers": [{"name": "X-Request-ID", "value": uuid::Uuid::new_v4().to_string()},
+                      {"name": "TPP-Redirect-URI", "value": "http://127.0.0.1:9/callback"},
+                      {"name": "PSU-IP-Address", "value": "127.0.0.1"},
+                      {"name": "Content-Type", "value": "application/json"}],
+          "postData": {"mimeType": "application/json", "text": body}}}
+    ]}});
+    let file = home.path().join("capture.har");
+    std::fs::write(&file, har.to_string()).unwrap();
+    let file = file.to_str().unwrap();
+
+    let (code, out, err) = run(home.path(), &["import", file, "--as-given"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(out.starts_with(&format!("{file}#1\tGET https://bank.example/v1/sandbox/")));
+
+    let (code, _, err) = run_headless(home.path(), &["send", "--as-given", file]);
+    assert_eq!(code, 1);
+    assert!(err.contains("holds 2 requests"), "{err}");
+
+    let (code, out, err) = run_headless(
+        home.path(),
+        &["import", file, "--as-given", "--send", "--request", "2"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, format!("{file}#2\t201\t\n"));
+    assert!(
+        err.contains("changed Date, Digest, TPP-Signature-Certificate, Signature"),
+        "{err}"
+    );
+    assert!(err.contains("sent 1: 2xx 1, 4xx 0, 5xx 0"), "{err}");
+
+    let history =
+        History::open_existing(&Paths::under(home.path().to_path_buf()).history_file()).unwrap();
+    let last = history.last().unwrap().unwrap();
+    assert_eq!(last.request_body, body.as_bytes());
+    assert_eq!(
+        history.replay_info(last.id).unwrap().unwrap().replay_of,
+        format!("{file}#2")
+    );
+}
