@@ -234,7 +234,11 @@ fn certificate_pem(profile: &Profile, paths: &Paths) -> Result<Option<String>, C
         return Ok(None);
     }
     let cert = Certificate::load(&path)?;
-    Ok(Some(pem::encode(&pem::Pem::new("CERTIFICATE", cert.der))))
+    let config = pem::EncodeConfig::new().set_line_ending(pem::LineEnding::LF);
+    Ok(Some(pem::encode_config(
+        &pem::Pem::new("CERTIFICATE", cert.der),
+        config,
+    )))
 }
 
 /// Copies the sandbox database `db` (perhaps in use by a running console) to `dst` with

@@ -27,6 +27,8 @@ struct Scenario {
     paths: Paths,
     psu_id: String,
     payment_id: String,
+    /// Its payment product (path segment).
+    product: String,
     /// The `Signature` header values of every request sent.
     signatures: Vec<String>,
 }
@@ -99,11 +101,19 @@ async fn scenario() -> Scenario {
     .await;
     assert_eq!(clock.status, 200, "{}", clock.pretty_body());
     engine.shutdown().await;
+    let url = entries(&paths.history_file())
+        .into_iter()
+        .find(|e| e.operation_id == "payments.instant.create")
+        .unwrap()
+        .url;
+    let path = url.split('?').next().unwrap();
+    let product = path.rsplit('/').next().unwrap().to_string();
     Scenario {
         home,
         paths,
         psu_id,
         payment_id,
+        product,
         signatures: sigs,
     }
 }
@@ -121,17 +131,41 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
 }
 
-/// Asserts that no byte sequence of the profile's private key (PEM text, each PEM line, DER)
-/// nor of any Signature value sent (whole header, signature parameter) is in `bytes`.
-fn assert_no_secrets(bytes: &[u8], key_file: &Path, signatures: &[String]) {
+/// Asserts that no byte sequence of the profile's private key (PEM text, DER, each PEM line
+/// and each 24-byte piece of the DER that is not also in the certificate: the modulus is in
+/// both) nor of any Signature value sent (whole header, signature parameter) is in `bytes`.
+fn assert_no_secrets(bytes: &[u8], key_file: &Path, cert_file: &Path, signatures: &[String]) {
     let key_pem = std::fs::read_to_string(key_file).unwrap();
     let der = pem::parse(&key_pem).unwrap().into_contents();
+    let cert_pem = std::fs::read_to_string(cert_file).unwrap();
+    let cert_der = pem::parse(&cert_pem).unwrap().into_contents();
+    let cert_text = cert_pem.replace(['\n', '\r'], "");
     assert!(!contains(bytes, key_pem.as_bytes()));
     assert!(!contains(bytes, &der), "the key's DER is in the bundle");
-    for line in key_pem.lines().filter(|l| l.len() > 20) {
+    assert!(
+        !contains(bytes, b"PRIVATE KEY"),
+        "a PEM key label is in the bundle"
+    );
+    let lines: Vec<&str> = key_pem
+        .lines()
+        .filter(|l| !l.starts_with("-----") && !cert_text.contains(*l))
+        .collect();
+    assert!(lines.len() >= 10, "the key's private lines are checked");
+    for line in lines {
         assert!(
             !contains(bytes, line.as_bytes()),
             "a key PEM line is in the bundle"
+        );
+    }
+    let pieces: Vec<&[u8]> = der
+        .chunks(24)
+        .filter(|c| c.len() == 24 && !contains(&cert_der, c))
+        .collect();
+    assert!(pieces.len() >= 20, "the key's private bytes are checked");
+    for piece in pieces {
+        assert!(
+            !contains(bytes, piece),
+            "a piece of the key's DER is in the bundle"
         );
     }
     assert!(!signatures.is_empty());
@@ -192,7 +226,8 @@ async fn export_then_open_gives_the_same_history_and_sandbox_state_without_secre
 
     let bytes = unpacked(&bundle);
     let key = s.paths.certs_dir().join("embedded-sandbox.key");
-    assert_no_secrets(&bytes, &key, &s.signatures);
+    let cert = s.paths.certs_dir().join("embedded-sandbox.pem");
+    assert_no_secrets(&bytes, &key, &cert, &s.signatures);
 
     let read = Bundle::read(&bundle).unwrap();
     let m = &read.manifest;
@@ -265,8 +300,14 @@ async fn export_then_open_gives_the_same_history_and_sandbox_state_without_secre
         one::<i64>(&live, OFFSET_SQL, "")
     );
 
-    // The console on the case: the new certificate owns the exported TPP's payment, the
-    // session carries the PSU-ID, and the clock is the exported one.
+    // The console on the case: the new certificate owns the exported TPP's payment and
+    // consent, the session carries the PSU-ID, and the sandbox answers as the exported one
+    // does (same state, same clock).
+    let status_params = [
+        ("payment-service", "payments"),
+        ("payment-product", s.product.as_str()),
+        ("payment-id", s.payment_id.as_str()),
+    ];
     let profile = ProfileSet::load(Some(&opened.profiles_dir()))
         .get("Case")
         .cloned()
@@ -274,26 +315,33 @@ async fn export_then_open_gives_the_same_history_and_sandbox_state_without_secre
     let engine = start_engine(profile, opened.clone()).await.unwrap();
     assert_eq!(engine.session.psu_id.as_deref(), Some(s.psu_id.as_str()));
     let mut sigs = Vec::new();
-    let st = send(
-        &engine,
-        &mut sigs,
-        "payments.status",
-        &[
-            ("payment-service", "payments"),
-            (
-                "payment-product",
-                "instant-norwegian-domestic-credit-transfers",
-            ),
-            ("payment-id", &s.payment_id),
-        ],
-        None,
-    )
-    .await;
+    let st = send(&engine, &mut sigs, "payments.status", &status_params, None).await;
     assert_eq!(st.status, 200, "{}", st.pretty_body());
-    assert_eq!(st.json.as_ref().unwrap()["transactionStatus"], "RCVD");
     let accounts = send(&engine, &mut sigs, "accounts.list", &[], None).await;
-    assert_eq!(accounts.status, 200, "{}", accounts.pretty_body());
     engine.shutdown().await;
+
+    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
+    let engine = start_engine(profile, s.paths.clone()).await.unwrap();
+    let live_st = send(&engine, &mut sigs, "payments.status", &status_params, None).await;
+    assert_eq!(live_st.status, 200, "{}", live_st.pretty_body());
+    let live_accounts = send(&engine, &mut sigs, "accounts.list", &[], None).await;
+    engine.shutdown().await;
+    assert_eq!(
+        st.json.as_ref().unwrap()["transactionStatus"],
+        live_st.json.as_ref().unwrap()["transactionStatus"]
+    );
+    // The session's SCA is 2 sandbox hours old on both: the same answer (consent found,
+    // SCA session over), not "no consent" for an unknown TPP.
+    let code = |e: &psd2_console::client::Exchange| {
+        e.json.as_ref().unwrap()["tppMessages"][0]["code"].clone()
+    };
+    assert_eq!(
+        accounts.status,
+        live_accounts.status,
+        "{}",
+        accounts.pretty_body()
+    );
+    assert_eq!(code(&accounts), code(&live_accounts));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -325,7 +373,8 @@ async fn pseudonymized_bundles_replace_psu_values_consistently_and_leave_the_liv
         "Kari's customer number is in the bundle"
     );
     let key = s.paths.certs_dir().join("embedded-sandbox.key");
-    assert_no_secrets(&bytes, &key, &s.signatures);
+    let cert = s.paths.certs_dir().join("embedded-sandbox.pem");
+    assert_no_secrets(&bytes, &key, &cert, &s.signatures);
 
     // The pseudonym of the PSU-ID is one UUID in every exchange and in the sandbox state.
     let read = Bundle::read(&bundle).unwrap();
@@ -385,12 +434,6 @@ async fn a_loopback_sandbox_gives_its_snapshot_to_signed_requests_and_the_export
     );
     let body = unsigned.bytes().await.unwrap();
     assert!(!body.starts_with(b"SQLite format 3"));
-    // The snapshot is a SQLite file, not a Berlin Group JSON body: the schema check's only
-    // complaints are about it.
-    sb.violations
-        .lock()
-        .unwrap()
-        .retain(|v| !v.starts_with("GET /v1/sandbox/snapshot -> 200"));
 
     // A profile on that sandbox, with certificate files; one exchange in its history.
     let home = tempfile::tempdir().unwrap();
@@ -443,5 +486,11 @@ async fn a_loopback_sandbox_gives_its_snapshot_to_signed_requests_and_the_export
     std::fs::write(&snap, read.snapshot.as_ref().expect("the served state")).unwrap();
     let status_sql = "SELECT status FROM pis_payments WHERE id = ?1";
     assert_eq!(one::<String>(&snap, status_sql, &payment_id), "RCVD");
-    assert_no_secrets(&unpacked(&bundle), &set.tpp_key, &sigs);
+    assert_no_secrets(&unpacked(&bundle), &set.tpp_key, &set.tpp_cert, &sigs);
+    // The snapshot is a SQLite file, not a Berlin Group JSON body: the schema check's only
+    // complaints are about it.
+    sb.violations
+        .lock()
+        .unwrap()
+        .retain(|v| !v.starts_with("GET /v1/sandbox/snapshot -> 200"));
 }
