@@ -277,6 +277,24 @@ async fn export_then_open_gives_the_same_history_and_sandbox_state_without_secre
     );
     assert_eq!(code, 0, "{out}{err}");
 
+    // `--case FILE` opens into a fresh home under the data directory; a file that is not a
+    // bundle is refused before any console starts, and so is `--case` with a command.
+    let fresh = psd2_console::case::open::open_fresh(&bundle, &other.path().join("data")).unwrap();
+    assert!(
+        fresh
+            .home
+            .starts_with(other.path().join("data").join("cases"))
+    );
+    assert_eq!(entries(&fresh.paths.history_file()).len(), 4);
+    let junk = other.path().join("junk.tar.gz");
+    std::fs::write(&junk, "not a bundle").unwrap();
+    let (code, _, err) = cli::run(other.path(), &["--case", junk.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(err.contains("is not a case bundle"), "{err}");
+    let (code, _, err) = cli::run(other.path(), &["--case", b, "history"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("without a command"), "{err}");
+
     // The same history, through the library and through `history` on the new home.
     let opened = Paths::under(into.clone());
     assert_eq!(
