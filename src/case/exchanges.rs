@@ -111,44 +111,65 @@ impl CaseBody {
     }
 }
 
-/// One exchange of `exchanges.json`: a [`HistoryEntry`] field for field (`at` in seconds
-/// since the Unix epoch, headers and parameters as `[name, value]` pairs, `Signature`
-/// redacted as the history stores it).
+/// One exchange of `exchanges.json`: what the history stores of it ([`HistoryEntry`]),
+/// with the request and the response each in an object (`at` in seconds since the Unix
+/// epoch, headers and parameters as `[name, value]` pairs, `Signature` redacted as the
+/// history stores it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CaseExchange {
+    /// History id where it was exported from.
     pub id: i64,
     pub at: i64,
     pub profile: String,
     pub operation_id: String,
     pub params: Vec<(String, String)>,
+    pub request: CaseRequest,
+    pub response: CaseResponse,
+    pub elapsed_ms: u64,
+}
+
+/// The request of a [`CaseExchange`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CaseRequest {
     pub method: String,
     pub url: String,
     pub path_and_query: String,
-    pub request_headers: Vec<(String, String)>,
-    pub request_body: CaseBody,
+    pub headers: Vec<(String, String)>,
+    pub body: CaseBody,
+}
+
+/// The response of a [`CaseExchange`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaseResponse {
     pub status: u16,
-    pub response_headers: Vec<(String, String)>,
-    pub response_body: CaseBody,
-    pub elapsed_ms: u64,
+    pub headers: Vec<(String, String)>,
+    pub body: CaseBody,
 }
 
 impl From<&HistoryEntry> for CaseExchange {
     fn from(e: &HistoryEntry) -> Self {
+        let request = CaseRequest {
+            method: e.method.clone(),
+            url: e.url.clone(),
+            path_and_query: e.path_and_query.clone(),
+            headers: e.request_headers.clone(),
+            body: CaseBody::of(&e.request_body),
+        };
+        let response = CaseResponse {
+            status: e.status,
+            headers: e.response_headers.clone(),
+            body: CaseBody::of(&e.response_body),
+        };
         CaseExchange {
             id: e.id,
             at: e.at,
             profile: e.profile.clone(),
             operation_id: e.operation_id.clone(),
             params: e.params.clone(),
-            method: e.method.clone(),
-            url: e.url.clone(),
-            path_and_query: e.path_and_query.clone(),
-            request_headers: e.request_headers.clone(),
-            request_body: CaseBody::of(&e.request_body),
-            status: e.status,
-            response_headers: e.response_headers.clone(),
-            response_body: CaseBody::of(&e.response_body),
+            request,
+            response,
             elapsed_ms: e.elapsed_ms,
         }
     }
@@ -159,20 +180,21 @@ impl CaseExchange {
     ///
     /// Errors: a base64 body that does not decode.
     pub fn to_entry(&self) -> Result<HistoryEntry, base64::DecodeError> {
+        let (rq, rs) = (&self.request, &self.response);
         Ok(HistoryEntry {
             id: self.id,
             at: self.at,
             profile: self.profile.clone(),
             operation_id: self.operation_id.clone(),
             params: self.params.clone(),
-            method: self.method.clone(),
-            url: self.url.clone(),
-            path_and_query: self.path_and_query.clone(),
-            request_headers: self.request_headers.clone(),
-            request_body: self.request_body.bytes()?,
-            status: self.status,
-            response_headers: self.response_headers.clone(),
-            response_body: self.response_body.bytes()?,
+            method: rq.method.clone(),
+            url: rq.url.clone(),
+            path_and_query: rq.path_and_query.clone(),
+            request_headers: rq.headers.clone(),
+            request_body: rq.body.bytes()?,
+            status: rs.status,
+            response_headers: rs.headers.clone(),
+            response_body: rs.body.bytes()?,
             elapsed_ms: self.elapsed_ms,
         })
     }
@@ -212,8 +234,8 @@ mod tests {
             ..HistoryEntry::default()
         };
         let c = CaseExchange::from(&e);
-        assert_eq!(c.request_body, CaseBody::Text("{\"a\":1}".into()));
-        assert!(matches!(c.response_body, CaseBody::Base64(_)));
+        assert_eq!(c.request.body, CaseBody::Text("{\"a\":1}".into()));
+        assert!(matches!(c.response.body, CaseBody::Base64(_)));
         let json = serde_json::to_string(&c).unwrap();
         let back: CaseExchange = serde_json::from_str(&json).unwrap();
         assert_eq!(back.to_entry().unwrap(), e);

@@ -274,7 +274,8 @@ fn write_session(
     exchanges: &[CaseExchange],
 ) -> Result<(), CaseError> {
     let header = |ex: &CaseExchange, name: &str| {
-        ex.request_headers
+        ex.request
+            .headers
             .iter()
             .find(|(n, v)| n.eq_ignore_ascii_case(name) && !v.is_empty())
             .map(|(_, v)| v.clone())

@@ -399,7 +399,7 @@ async fn pseudonymized_bundles_replace_psu_values_consistently_and_leave_the_liv
     let sent: Vec<&str> = read
         .exchanges
         .iter()
-        .flat_map(|e| &e.request_headers)
+        .flat_map(|e| &e.request.headers)
         .filter(|(n, _)| n.eq_ignore_ascii_case("PSU-ID"))
         .map(|(_, v)| v.as_str())
         .collect();
