@@ -512,3 +512,15 @@ async fn a_loopback_sandbox_gives_its_snapshot_to_signed_requests_and_the_export
         .unwrap()
         .retain(|v| !v.starts_with("GET /v1/sandbox/snapshot -> 200"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandbox_on_a_public_url_refuses_its_snapshot() {
+    let sb = common::sandbox::TestSandbox::start_with(psd2_console::sandbox::SandboxConfig {
+        public_url: Some("https://sandbox.example".into()),
+        ..psd2_console::sandbox::SandboxConfig::default()
+    })
+    .await;
+    let reply = sb.get("/v1/sandbox/snapshot").await;
+    reply.assert_error(403, "SERVICE_BLOCKED");
+    assert!(!reply.body.starts_with(b"SQLite format 3"));
+}
