@@ -53,7 +53,13 @@ impl Opened {
         let state = match &m.sandbox {
             Some(s) => format!(
                 "the sandbox state of {} (clock {} s from real time, {} at export)",
-                m.target, s.clock_offset_seconds, s.now
+                if m.target == "embedded" {
+                    "the embedded sandbox"
+                } else {
+                    m.target.as_str()
+                },
+                s.clock_offset_seconds,
+                s.now
             ),
             None => format!(
                 "a new sandbox ({})",
