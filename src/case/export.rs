@@ -81,8 +81,11 @@ impl ExportReport {
 /// with a signed `GET /v1/sandbox/snapshot`); with `pseudonymize` the PSU values in all of
 /// them are replaced by pseudonyms, in a copy (the live history and sandbox are untouched).
 ///
+/// A `sandbox serve` that refuses the snapshot ([`CaseError::SnapshotRefused`]) gives a
+/// bundle without state; the manifest's `sandboxNote` says why.
+///
 /// Errors: `out` exists without `force` ([`CaseError::Exists`]), no history or an unknown
-/// id, the sandbox cannot be copied or refuses ([`CaseError::SnapshotRefused`]), or a write
+/// id, the credentials cannot be loaded, the sandbox state cannot be copied, or a write
 /// fails.
 pub async fn export(paths: &Paths, opts: &ExportOptions) -> Result<ExportReport, CaseError> {
     if !opts.force && (opts.out.exists() || opts.out.is_symlink()) {
@@ -127,11 +130,17 @@ pub async fn export(paths: &Paths, opts: &ExportOptions) -> Result<ExportReport,
                     ))
                 }
             }
-            Target::Url(u) if is_loopback_url(u) => {
-                let bytes = fetch_snapshot(p, paths, u).await?;
-                crate::fsutil::write_atomic(&snap, &bytes, true).map_err(CaseError::io(&snap))?;
-                None
-            }
+            // A refusal (e.g. an older sandbox without the route, or a Date outside its
+            // moved clock's window) leaves the state out and says why; the exchanges stand.
+            Target::Url(u) if is_loopback_url(u) => match fetch_snapshot(p, paths, u).await {
+                Ok(bytes) => {
+                    crate::fsutil::write_atomic(&snap, &bytes, true)
+                        .map_err(CaseError::io(&snap))?;
+                    None
+                }
+                Err(e @ CaseError::SnapshotRefused { .. }) => Some(e.to_string()),
+                Err(e) => return Err(e),
+            },
             Target::Url(u) => Some(format!(
                 "{u} is not on loopback (only a local sandbox's state is copied)"
             )),
