@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod case;
 pub mod cert;
 pub mod client;
 pub mod embedded;

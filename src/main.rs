@@ -47,6 +47,10 @@ struct Cli {
     /// Profile to open the console on.
     #[arg(long, global = false)]
     profile: Option<String>,
+    /// Open the console on a case bundle (`case export`): in a fresh home under the data
+    /// directory, on the case's profile and sandbox state.
+    #[arg(long, value_name = "FILE", conflicts_with = "profile")]
+    case: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -190,6 +194,12 @@ enum Command {
         /// History ids, in the order to draw them.
         ids: Vec<i64>,
     },
+    /// Case bundles: export exchanges, the certificate and the sandbox state to one file;
+    /// open one into an isolated home.
+    Case {
+        #[command(subcommand)]
+        command: psd2_console::case::cli::CaseCommand,
+    },
     /// Export an exchange of the history: cURL (signed afresh now, so it runs as-is within
     /// the 60-second Date window) or HAR 1.2 (Signature redacted).
     Export {
@@ -307,14 +317,24 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<ExitCode> {
-    let paths = Paths::from_env();
+    let mut paths = Paths::from_env();
+    let mut cli_profile = cli.profile.clone();
+    if let Some(file) = &cli.case {
+        if cli.command.is_some() {
+            bail!("--case opens the console: give it without a command");
+        }
+        let opened = psd2_console::case::open::open_fresh(file, &paths.data)?;
+        eprintln!("{}", opened.summary());
+        paths = opened.paths;
+        cli_profile = Some(opened.profile);
+    }
     match cli.command {
         None => {
             // The TUI owns the terminal: logs go to <data dir>/console.log (0600).
             psd2_console::logging::init_file(&psd2_console::logging::console_log_file(&paths.data))
                 .with_context(|| format!("opening the log file in {}", paths.data.display()))?;
             let profiles = ProfileSet::load(Some(&paths.profiles_dir()));
-            let name = cli.profile.as_deref().unwrap_or(DEFAULT_PROFILE);
+            let name = cli_profile.as_deref().unwrap_or(DEFAULT_PROFILE);
             let profile = profiles.require(name).cloned().map_err(|e| anyhow!(e))?;
             let engine = start_engine(profile, paths).await?;
             psd2_console::tui::run(engine, profiles).await?;
@@ -634,6 +654,10 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 ExitCode::FAILURE
             })
+        }
+        Some(Command::Case { command }) => {
+            out!("{}", psd2_console::case::cli::run(&paths, command).await?);
+            Ok(ExitCode::SUCCESS)
         }
         Some(Command::History {
             search,

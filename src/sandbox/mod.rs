@@ -35,6 +35,7 @@
 //! | POST, GET, DELETE | `/v1/{payments,bulk-payments,periodic-payments}/{product}[/{id}[/status,/authorisations]]` | payment initiation ([`payments`]) |
 //! | POST, GET, DELETE | `/v1/signing-baskets[/{id}[/status,/authorisations]]` | signing baskets ([`baskets`]) |
 //! | POST, GET | `/v1/sandbox/batch`, `/v1/sandbox/clock`, `/v1/sandbox/payments/{id}/hold`, `/release` | batch runs and clock ([`batch`]) |
+//! | GET | `/v1/sandbox/snapshot` | the state as a SQLite file, loopback sandboxes only ([`snapshot`]) |
 //! | GET, POST | `/payment-sca/{authorisationId}`, `/login`, `/decision` | payment and basket SCA pages ([`payment_sca`]) |
 //! | GET | `/sca/{authorisationId}` | SCA page (not signed) |
 //! | POST | `/sca/{authorisationId}/login`, `/context`, `/consent`, `/cancel` | SCA steps |
@@ -79,6 +80,7 @@ pub mod sca;
 pub mod sca_guard;
 pub mod seed;
 pub mod serve;
+pub mod snapshot;
 pub mod store;
 
 use std::net::SocketAddr;
@@ -242,6 +244,7 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
         .merge(batch::routes())
         .merge(faults::routes())
         .route("/v1/sandbox/events", get(events::stream))
+        .merge(snapshot::routes())
         .merge(payment_sca::routes())
         .route("/sca/{id}", get(sca::show))
         .route("/sca/{id}/login", post(sca::login))

@@ -9,6 +9,7 @@
 
 mod common;
 
+mod case;
 mod cli_import;
 mod cli_messages;
 mod cli_sca;

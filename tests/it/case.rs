@@ -1,0 +1,526 @@
+//! Case bundles (`psd2-console case export` / `case open`): real sends to the embedded
+//! sandbox and to a sandbox on loopback, the bundle written and opened into another home,
+//! the same history and sandbox state there; no private key or Signature value in any byte.
+
+use std::io::Read as _;
+use std::path::Path;
+
+use psd2_console::case::bundle::Bundle;
+use psd2_console::case::exchanges::Selection;
+use psd2_console::case::export::{ExportOptions, export};
+use psd2_console::client::history::{History, HistoryEntry};
+use psd2_console::client::{Engine, PreparedRequest};
+use psd2_console::embedded::start_engine;
+use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
+use psd2_console::xs2a::operations;
+use rusqlite::Connection;
+
+use crate::common;
+use crate::common::cli;
+
+/// Kari, a private customer of the seed.
+const KARI: &str = "31125461118";
+
+/// What the scenario did on the embedded sandbox.
+struct Scenario {
+    home: tempfile::TempDir,
+    paths: Paths,
+    psu_id: String,
+    payment_id: String,
+    /// Its payment product (path segment).
+    product: String,
+    /// The `Signature` header values of every request sent.
+    signatures: Vec<String>,
+}
+
+/// Prepares `op` with `params` and sends it, keeping its Signature value.
+async fn send(
+    engine: &Engine,
+    signatures: &mut Vec<String>,
+    op: &str,
+    params: &[(&str, &str)],
+    body: Option<&str>,
+) -> psd2_console::client::Exchange {
+    let params: Vec<(String, String)> = params
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let req: PreparedRequest = engine
+        .prepare(operations::find(op).unwrap(), &params, body)
+        .unwrap();
+    signatures.push(req.header("Signature").unwrap().to_string());
+    engine.send(&req).await.unwrap()
+}
+
+/// On the embedded sandbox of a new home: AIS SCA as Kari, accounts read with the PSU-ID,
+/// an instant payment initiated (left RCVD), the sandbox clock advanced by 2 hours.
+async fn scenario() -> Scenario {
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path().to_path_buf());
+    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
+    let mut engine = start_engine(profile, paths.clone()).await.unwrap();
+    let mut sigs = Vec::new();
+    let first = send(&engine, &mut sigs, "accounts.list", &[], None).await;
+    let sca = first.sca_redirect().expect("scaRedirect");
+    let to_tpp =
+        common::sca::complete(&sca, KARI, "PRIVATE", common::sca::tick_all, "Approve").await;
+    assert_eq!(
+        common::browser()
+            .get(&to_tpp)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let cb = engine.next_callback().await.unwrap();
+    engine.apply_sca_callback(&cb).unwrap();
+    let psu_id = engine.session.psu_id.clone().expect("a PSU-ID after SCA");
+    let accounts = send(&engine, &mut sigs, "accounts.list", &[], None).await;
+    assert_eq!(accounts.status, 200, "{}", accounts.pretty_body());
+    let created = send(
+        &engine,
+        &mut sigs,
+        "payments.instant.create",
+        &[("allowLogicalDuplicate", "true")],
+        None,
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.pretty_body());
+    let payment_id = created.json.as_ref().unwrap()["paymentId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let clock = send(
+        &engine,
+        &mut sigs,
+        "sandbox.clock.advance",
+        &[],
+        Some(r#"{"advanceSeconds": 7200}"#),
+    )
+    .await;
+    assert_eq!(clock.status, 200, "{}", clock.pretty_body());
+    engine.shutdown().await;
+    let url = entries(&paths.history_file())
+        .into_iter()
+        .find(|e| e.operation_id == "payments.instant.create")
+        .unwrap()
+        .url;
+    let path = url.split('?').next().unwrap();
+    let product = path.rsplit('/').next().unwrap().to_string();
+    Scenario {
+        home,
+        paths,
+        psu_id,
+        payment_id,
+        product,
+        signatures: sigs,
+    }
+}
+
+/// The uncompressed tar stream of a bundle: every byte its members hold.
+fn unpacked(bundle: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(bundle).unwrap())
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Asserts that no byte sequence of the profile's private key (PEM text, DER, each PEM line
+/// and each 24-byte piece of the DER that is not also in the certificate: the modulus is in
+/// both) nor of any Signature value sent (whole header, signature parameter) is in `bytes`.
+fn assert_no_secrets(bytes: &[u8], key_file: &Path, cert_file: &Path, signatures: &[String]) {
+    let key_pem = std::fs::read_to_string(key_file).unwrap();
+    let der = pem::parse(&key_pem).unwrap().into_contents();
+    let cert_pem = std::fs::read_to_string(cert_file).unwrap();
+    let cert_der = pem::parse(&cert_pem).unwrap().into_contents();
+    let cert_text = cert_pem.replace(['\n', '\r'], "");
+    assert!(!contains(bytes, key_pem.as_bytes()));
+    assert!(!contains(bytes, &der), "the key's DER is in the bundle");
+    assert!(
+        !contains(bytes, b"PRIVATE KEY"),
+        "a PEM key label is in the bundle"
+    );
+    let lines: Vec<&str> = key_pem
+        .lines()
+        .filter(|l| !l.starts_with("-----") && !cert_text.contains(*l))
+        .collect();
+    assert!(lines.len() >= 10, "the key's private lines are checked");
+    for line in lines {
+        assert!(
+            !contains(bytes, line.as_bytes()),
+            "a key PEM line is in the bundle"
+        );
+    }
+    let pieces: Vec<&[u8]> = der
+        .chunks(24)
+        .filter(|c| c.len() == 24 && !contains(&cert_der, c))
+        .collect();
+    assert!(pieces.len() >= 20, "the key's private bytes are checked");
+    for piece in pieces {
+        assert!(
+            !contains(bytes, piece),
+            "a piece of the key's DER is in the bundle"
+        );
+    }
+    assert!(!signatures.is_empty());
+    for s in signatures {
+        let value = s
+            .split("signature=\"")
+            .nth(1)
+            .unwrap()
+            .trim_end_matches('"');
+        assert!(value.len() > 40);
+        assert!(
+            !contains(bytes, s.as_bytes()),
+            "a Signature header is in the bundle"
+        );
+        assert!(
+            !contains(bytes, value.as_bytes()),
+            "a signature value is in the bundle"
+        );
+    }
+}
+
+/// The entries of the history at `file`, oldest first, without their ids.
+fn entries(file: &Path) -> Vec<HistoryEntry> {
+    let h = History::open_existing(file).unwrap();
+    let mut v = h.list(None, 1000).unwrap();
+    v.reverse();
+    v.into_iter().map(|e| HistoryEntry { id: 0, ..e }).collect()
+}
+
+fn one<T: rusqlite::types::FromSql>(db: &Path, sql: &str, p: &str) -> T {
+    Connection::open(db)
+        .unwrap()
+        .query_row(sql, [p], |r| r.get(0))
+        .unwrap()
+}
+
+const OFFSET_SQL: &str =
+    "SELECT CAST(value AS INTEGER) FROM sandbox_meta WHERE key = 'clock_offset_nanos' AND ?1 = ?1";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn export_then_open_gives_the_same_history_and_sandbox_state_without_secrets() {
+    let s = scenario().await;
+    let bundle = s.home.path().join("case.tar.gz");
+    let b = bundle.to_str().unwrap();
+    let (code, out, err) = cli::run(s.home.path(), &["case", "export", "--out", b]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("4 exchange(s)"), "{out}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&bundle).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+    // Never overwritten without --force.
+    let (code, _, err) = cli::run(s.home.path(), &["case", "export", "--out", b, "last"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("--force"), "{err}");
+
+    let bytes = unpacked(&bundle);
+    let key = s.paths.certs_dir().join("embedded-sandbox.key");
+    let cert = s.paths.certs_dir().join("embedded-sandbox.pem");
+    assert_no_secrets(&bytes, &key, &cert, &s.signatures);
+
+    let read = Bundle::read(&bundle).unwrap();
+    let m = &read.manifest;
+    assert_eq!(m.profile, DEFAULT_PROFILE);
+    assert_eq!(m.target, "embedded");
+    let state = m.sandbox.as_ref().expect("the sandbox state");
+    assert!(
+        (7200..7260).contains(&state.clock_offset_seconds),
+        "{state:?}"
+    );
+    let ops: Vec<&str> = m
+        .exchanges
+        .iter()
+        .map(|e| e.operation_id.as_str())
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            "accounts.list",
+            "accounts.list",
+            "payments.instant.create",
+            "sandbox.clock.advance"
+        ]
+    );
+    let cert = read.certificate_pem.as_deref().unwrap();
+    assert!(cert.starts_with("-----BEGIN CERTIFICATE-----"));
+    assert!(!cert.contains("PRIVATE KEY"));
+
+    // Open into a new home; a non-empty one is refused without --force.
+    let other = tempfile::tempdir().unwrap();
+    let into = other.path().join("case-home");
+    let into_s = into.to_str().unwrap();
+    let (code, out, err) = cli::run(other.path(), &["case", "open", b, "--into", into_s]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(&format!(
+            "PSD2_CONSOLE_HOME='{into_s}' psd2-console --profile 'Case'"
+        )),
+        "{out}"
+    );
+    let (code, _, err) = cli::run(other.path(), &["case", "open", b, "--into", into_s]);
+    assert_ne!(code, 0);
+    assert!(err.contains("not empty"), "{err}");
+    let (code, out, err) = cli::run(
+        other.path(),
+        &["case", "open", b, "--into", into_s, "--force"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+
+    // `--case FILE` opens into a fresh home under the data directory; a file that is not a
+    // bundle is refused before any console starts, and so is `--case` with a command.
+    let fresh = psd2_console::case::open::open_fresh(&bundle, &other.path().join("data")).unwrap();
+    assert!(
+        fresh
+            .home
+            .starts_with(other.path().join("data").join("cases"))
+    );
+    assert_eq!(entries(&fresh.paths.history_file()).len(), 4);
+    let junk = other.path().join("junk.tar.gz");
+    std::fs::write(&junk, "not a bundle").unwrap();
+    let (code, _, err) = cli::run(other.path(), &["--case", junk.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(err.contains("is not a case bundle"), "{err}");
+    let (code, _, err) = cli::run(other.path(), &["--case", b, "history"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("without a command"), "{err}");
+
+    // The same history, through the library and through `history` on the new home.
+    let opened = Paths::under(into.clone());
+    assert_eq!(
+        entries(&opened.history_file()),
+        entries(&s.paths.history_file())
+    );
+    let (code, listed, err) = cli::run(&into, &["history"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(listed.lines().count(), 4, "{listed}");
+    assert!(listed.contains("payments.instant.create"), "{listed}");
+
+    // The same sandbox state: the payment, the consent of the PSU, the clock offset.
+    let live = s.paths.data.join("sandbox.sqlite3");
+    let copy = opened.data.join("sandbox.sqlite3");
+    let status_sql = "SELECT status FROM pis_payments WHERE id = ?1";
+    assert_eq!(one::<String>(&copy, status_sql, &s.payment_id), "RCVD");
+    let consent_sql = "SELECT COUNT(*) FROM consents WHERE psu_id = ?1";
+    assert_eq!(one::<i64>(&copy, consent_sql, &s.psu_id), 1);
+    assert_eq!(
+        one::<i64>(&copy, OFFSET_SQL, ""),
+        one::<i64>(&live, OFFSET_SQL, "")
+    );
+
+    // The console on the case: the new certificate owns the exported TPP's payment and
+    // consent, the session carries the PSU-ID, and the sandbox answers as the exported one
+    // does (same state, same clock).
+    let status_params = [
+        ("payment-service", "payments"),
+        ("payment-product", s.product.as_str()),
+        ("payment-id", s.payment_id.as_str()),
+    ];
+    let profile = ProfileSet::load(Some(&opened.profiles_dir()))
+        .get("Case")
+        .cloned()
+        .expect("the case profile");
+    let engine = start_engine(profile, opened.clone()).await.unwrap();
+    assert_eq!(engine.session.psu_id.as_deref(), Some(s.psu_id.as_str()));
+    let mut sigs = Vec::new();
+    let st = send(&engine, &mut sigs, "payments.status", &status_params, None).await;
+    assert_eq!(st.status, 200, "{}", st.pretty_body());
+    let accounts = send(&engine, &mut sigs, "accounts.list", &[], None).await;
+    engine.shutdown().await;
+
+    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
+    let engine = start_engine(profile, s.paths.clone()).await.unwrap();
+    let live_st = send(&engine, &mut sigs, "payments.status", &status_params, None).await;
+    assert_eq!(live_st.status, 200, "{}", live_st.pretty_body());
+    let live_accounts = send(&engine, &mut sigs, "accounts.list", &[], None).await;
+    engine.shutdown().await;
+    assert_eq!(
+        st.json.as_ref().unwrap()["transactionStatus"],
+        live_st.json.as_ref().unwrap()["transactionStatus"]
+    );
+    // The session's SCA is 2 sandbox hours old on both: the same answer (consent found,
+    // SCA session over), not "no consent" for an unknown TPP.
+    let code = |e: &psd2_console::client::Exchange| {
+        e.json.as_ref().unwrap()["tppMessages"][0]["code"].clone()
+    };
+    assert_eq!(
+        accounts.status,
+        live_accounts.status,
+        "{}",
+        accounts.pretty_body()
+    );
+    assert_eq!(code(&accounts), code(&live_accounts));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pseudonymized_bundles_replace_psu_values_consistently_and_leave_the_live_state_alone() {
+    let s = scenario().await;
+    let bundle = s.home.path().join("pseudo.tar.gz");
+    let report = export(
+        &s.paths,
+        &ExportOptions {
+            out: bundle.clone(),
+            selection: Selection::Session,
+            pseudonymize: true,
+            force: false,
+            profile: None,
+        },
+    )
+    .await
+    .unwrap();
+    assert!(report.manifest.pseudonymized);
+    assert!(report.pseudonyms >= 3, "{}", report.summary());
+
+    let bytes = unpacked(&bundle);
+    assert!(
+        !contains(&bytes, s.psu_id.as_bytes()),
+        "the PSU-ID is in the bundle"
+    );
+    assert!(
+        !contains(&bytes, KARI.as_bytes()),
+        "Kari's customer number is in the bundle"
+    );
+    let key = s.paths.certs_dir().join("embedded-sandbox.key");
+    let cert = s.paths.certs_dir().join("embedded-sandbox.pem");
+    assert_no_secrets(&bytes, &key, &cert, &s.signatures);
+
+    // The pseudonym of the PSU-ID is one UUID in every exchange and in the sandbox state.
+    let read = Bundle::read(&bundle).unwrap();
+    let sent: Vec<&str> = read
+        .exchanges
+        .iter()
+        .flat_map(|e| &e.request.headers)
+        .filter(|(n, _)| n.eq_ignore_ascii_case("PSU-ID"))
+        .map(|(_, v)| v.as_str())
+        .collect();
+    assert!(sent.len() >= 2, "{sent:?}");
+    assert!(sent.iter().all(|v| *v == sent[0]), "{sent:?}");
+    let pseudonym = sent[0];
+    assert!(uuid::Uuid::parse_str(pseudonym).is_ok());
+    assert_ne!(pseudonym, s.psu_id);
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("snap.sqlite3");
+    std::fs::write(&snap, read.snapshot.as_ref().unwrap()).unwrap();
+    let consent_sql = "SELECT COUNT(*) FROM consents WHERE psu_id = ?1";
+    assert_eq!(one::<i64>(&snap, consent_sql, pseudonym), 1);
+    assert_eq!(one::<i64>(&snap, consent_sql, &s.psu_id), 0);
+    let number_sql = "SELECT COUNT(*) FROM customers WHERE number = ?1";
+    assert_eq!(one::<i64>(&snap, number_sql, KARI), 0);
+    let status_sql = "SELECT status FROM pis_payments WHERE id = ?1";
+    assert_eq!(one::<String>(&snap, status_sql, &s.payment_id), "RCVD");
+
+    // The live history and sandbox still hold the real values.
+    let live = s.paths.data.join("sandbox.sqlite3");
+    assert_eq!(one::<i64>(&live, consent_sql, &s.psu_id), 1);
+    assert_eq!(one::<i64>(&live, number_sql, KARI), 1);
+    let real = entries(&s.paths.history_file());
+    assert!(
+        real.iter()
+            .any(|e| e.request_headers.iter().any(|(_, v)| v == &s.psu_id))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loopback_sandbox_gives_its_snapshot_to_signed_requests_and_the_export_takes_it() {
+    let sb = common::sandbox::TestSandbox::start().await;
+    let (payment_id, _) = sb
+        .create_payment(
+            common::payments::DOMESTIC,
+            &common::payments::domestic(&common::payments::first_bban(KARI), "10.00", "case"),
+        )
+        .await;
+    let reply = sb.get("/v1/sandbox/snapshot").await;
+    reply.assert_status(200);
+    assert!(reply.body.starts_with(b"SQLite format 3\0"));
+    assert_eq!(reply.headers["content-type"], "application/vnd.sqlite3");
+    let unsigned = reqwest::get(format!("{}/v1/sandbox/snapshot", sb.base))
+        .await
+        .unwrap();
+    assert!(
+        unsigned.status().is_client_error(),
+        "an unsigned request gets no state"
+    );
+    let body = unsigned.bytes().await.unwrap();
+    assert!(!body.starts_with(b"SQLite format 3"));
+
+    // A profile on that sandbox, with certificate files; one exchange in its history.
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path().to_path_buf());
+    let certs = home.path().join("certs");
+    let set = psd2_console::cert::generate::write_set(
+        &certs,
+        "tpp",
+        &psd2_console::cert::generate::TppCertSpec::default(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(paths.profiles_dir()).unwrap();
+    std::fs::write(
+        paths.profiles_dir().join("local.toml"),
+        format!(
+            "name = \"Local\"\ntarget = \"{}\"\ncertificate = \"{}\"\nkey = \"{}\"\n",
+            sb.base,
+            set.tpp_cert.display(),
+            set.tpp_key.display()
+        ),
+    )
+    .unwrap();
+    let profile = ProfileSet::load(Some(&paths.profiles_dir()))
+        .get("Local")
+        .cloned()
+        .unwrap();
+    let engine = start_engine(profile, paths.clone()).await.unwrap();
+    let mut sigs = Vec::new();
+    let customers = send(&engine, &mut sigs, "sandbox.customers.list", &[], None).await;
+    assert_eq!(customers.status, 200);
+    engine.shutdown().await;
+
+    let bundle = home.path().join("local.tar.gz");
+    let report = export(
+        &paths,
+        &ExportOptions {
+            out: bundle.clone(),
+            selection: Selection::Last,
+            pseudonymize: false,
+            force: false,
+            profile: None,
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.manifest.target, sb.base);
+    let read = Bundle::read(&bundle).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("snap.sqlite3");
+    std::fs::write(&snap, read.snapshot.as_ref().expect("the served state")).unwrap();
+    let status_sql = "SELECT status FROM pis_payments WHERE id = ?1";
+    assert_eq!(one::<String>(&snap, status_sql, &payment_id), "RCVD");
+    assert_no_secrets(&unpacked(&bundle), &set.tpp_key, &set.tpp_cert, &sigs);
+    // The snapshot is a SQLite file, not a Berlin Group JSON body: the schema check's only
+    // complaints are about it.
+    sb.violations
+        .lock()
+        .unwrap()
+        .retain(|v| !v.starts_with("GET /v1/sandbox/snapshot -> 200"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandbox_on_a_public_url_refuses_its_snapshot() {
+    let sb = common::sandbox::TestSandbox::start_with(psd2_console::sandbox::SandboxConfig {
+        public_url: Some("https://sandbox.example".into()),
+        ..psd2_console::sandbox::SandboxConfig::default()
+    })
+    .await;
+    let reply = sb.get("/v1/sandbox/snapshot").await;
+    reply.assert_error(403, "SERVICE_BLOCKED");
+    assert!(!reply.body.starts_with(b"SQLite format 3"));
+}
