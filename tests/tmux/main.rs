@@ -10,3 +10,4 @@ mod common;
 mod tmux_console;
 mod tmux_import_export;
 mod tmux_profiles;
+mod tmux_support;

@@ -14,7 +14,7 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::cli::{BIN, Server, free_port, wait_listening};
+use common::cli::{serve_in_memory, served_profile};
 use common::tmux::{EXIT_MARKER, PATIENCE, Tmux, ready};
 
 const PROFILE: &str = "Served sandbox";
@@ -24,49 +24,6 @@ fn available(tool: &str, arg: &str) -> bool {
         .arg(arg)
         .output()
         .is_ok_and(|o| o.status.success())
-}
-
-fn serve(home: &Path) -> (Server, String) {
-    let port = free_port();
-    let child = Command::new(BIN)
-        .env("PSD2_CONSOLE_HOME", home)
-        .args(["sandbox", "serve", "--in-memory", "--addr"])
-        .arg(format!("127.0.0.1:{port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start sandbox serve");
-    let server = Server(child);
-    wait_listening(port, PATIENCE);
-    (server, format!("http://127.0.0.1:{port}"))
-}
-
-/// A certificate from `cert new` and a profile file targeting `base_url`.
-fn served_profile(home: &Path, base_url: &str) {
-    let certs = home.join("tpp-certs");
-    let out = Command::new(BIN)
-        .env("PSD2_CONSOLE_HOME", home)
-        .args(["cert", "new", "--dir"])
-        .arg(&certs)
-        .args(["--name", "tpp"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let dir = home.join("config/profiles");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("served.toml"),
-        format!(
-            "name = \"{PROFILE}\"\ntarget = \"{base_url}\"\ncertificate = \"{}\"\nkey = \"{}\"\nroles = [\"PSP_AI\", \"PSP_PI\"]\n",
-            certs.join("tpp.pem").display(),
-            certs.join("tpp.key").display()
-        ),
-    )
-    .unwrap();
 }
 
 fn collection() -> PathBuf {
@@ -87,8 +44,8 @@ fn import_the_v1_collection_send_a_request_export_it_as_curl_and_run_it() {
         return;
     }
     let home = tempfile::tempdir().unwrap();
-    let (_server, base_url) = serve(home.path());
-    served_profile(home.path(), &base_url);
+    let (_server, base_url) = serve_in_memory();
+    served_profile(home.path(), PROFILE, &base_url);
 
     let t = Tmux::start_in("import", home, &["--profile", PROFILE]);
     t.wait_for("the console on the served profile", |s| {

@@ -98,3 +98,32 @@ pub fn serve_in_memory() -> (Server, String) {
     wait_listening(port, Duration::from_secs(60));
     (server, format!("http://127.0.0.1:{port}"))
 }
+
+/// A certificate from `cert new` (in `<home>/tpp-certs`) and a profile `name` targeting
+/// `base_url` with it (roles PSP_AI and PSP_PI), in `<home>/config/profiles`.
+pub fn served_profile(home: &Path, name: &str, base_url: &str) {
+    let certs = home.join("tpp-certs");
+    let out = Command::new(BIN)
+        .env("PSD2_CONSOLE_HOME", home)
+        .args(["cert", "new", "--dir"])
+        .arg(&certs)
+        .args(["--name", "tpp"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = home.join("config/profiles");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("served.toml"),
+        format!(
+            "name = \"{name}\"\ntarget = \"{base_url}\"\ncertificate = \"{}\"\nkey = \"{}\"\nroles = [\"PSP_AI\", \"PSP_PI\"]\n",
+            certs.join("tpp.pem").display(),
+            certs.join("tpp.key").display()
+        ),
+    )
+    .unwrap();
+}

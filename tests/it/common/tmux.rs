@@ -42,15 +42,6 @@ impl Tmux {
     /// [`Tmux::start`] with a home the test has prepared (profiles, certificates) and extra
     /// command-line arguments for the console (e.g. `--profile NAME`).
     pub fn start_in(test: &str, home: tempfile::TempDir, args: &[&str]) -> Tmux {
-        let unique = format!(
-            "psd2c-{}-{}-{}",
-            test,
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .subsec_nanos()
-        );
         let bin = env!("CARGO_BIN_EXE_psd2-console");
         let script = format!(
             "env PSD2_CONSOLE_HOME={} {}{}; echo {EXIT_MARKER}$?; stty -a; sleep 300",
@@ -59,6 +50,30 @@ impl Tmux {
             args.iter()
                 .map(|a| format!(" {}", shell_quote(a)))
                 .collect::<String>(),
+        );
+        Tmux::new_session(test, home, &script)
+    }
+
+    /// A shell (bash, no rc files, prompt `$ `) in `home` with `PSD2_CONSOLE_HOME` set to it,
+    /// for tests that run several commands of the real binary one after the other.
+    pub fn start_shell(test: &str, home: tempfile::TempDir) -> Tmux {
+        let script = format!(
+            "cd {dir} && env PSD2_CONSOLE_HOME={dir} PS1='$ ' bash --norc --noprofile",
+            dir = shell_quote(&home.path().display().to_string()),
+        );
+        Tmux::new_session(test, home, &script)
+    }
+
+    /// A detached session of 160×48 running `script`, on a tmux server of its own.
+    fn new_session(test: &str, home: tempfile::TempDir, script: &str) -> Tmux {
+        let unique = format!(
+            "psd2c-{}-{}-{}",
+            test,
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos()
         );
         let t = Tmux {
             socket: unique.clone(),
@@ -74,7 +89,7 @@ impl Tmux {
             "160",
             "-y",
             "48",
-            &script,
+            script,
         ]);
         assert!(
             out.status.success(),
