@@ -50,16 +50,16 @@ impl App {
         };
         f.matches = (0..self.form.ops.len()).collect();
         f.cursor = previous;
-        self.finder = Some(f);
+        self.form.finder = Some(f);
     }
 
     /// The finder's state while it is open.
     pub fn operation_finder(&self) -> Option<&OperationFinder> {
-        self.finder.as_ref()
+        self.form.finder.as_ref()
     }
 
     fn refilter(&mut self) {
-        let Some(f) = self.finder.as_mut() else {
+        let Some(f) = self.form.finder.as_mut() else {
             return;
         };
         f.matches = self
@@ -79,14 +79,14 @@ impl App {
     /// Keys while the finder is open: the keymap's finder keys (Esc, Enter, ↑/↓, Backspace,
     /// Ctrl-u), every other character is typed into the query. `None` when it is closed.
     pub(crate) fn finder_key(&mut self, key: &KeyEvent) -> Option<Action> {
-        self.finder.as_ref()?;
+        self.form.finder.as_ref()?;
         match self.keymap.lookup(Context::Finder, key) {
             Some(Command::Dismiss) => {
-                let previous = self.finder.take().map(|f| f.previous).unwrap_or(0);
+                let previous = self.form.finder.take().map(|f| f.previous).unwrap_or(0);
                 self.select_index(previous);
             }
             Some(Command::Choose) => {
-                let f = self.finder.take().unwrap_or_default();
+                let f = self.form.finder.take().unwrap_or_default();
                 match f.matches.get(f.cursor) {
                     Some(&i) => {
                         self.select_index(i);
@@ -100,7 +100,7 @@ impl App {
                 }
             }
             Some(cmd @ (Command::Up | Command::Down)) => {
-                let sel = self.finder.as_mut().and_then(|f| {
+                let sel = self.form.finder.as_mut().and_then(|f| {
                     let n = f.matches.len();
                     if n == 0 {
                         return None;
@@ -117,13 +117,13 @@ impl App {
                 }
             }
             Some(Command::Backspace) => {
-                if let Some(f) = self.finder.as_mut() {
+                if let Some(f) = self.form.finder.as_mut() {
                     f.query.pop();
                 }
                 self.refilter();
             }
             Some(Command::ClearField) => {
-                if let Some(f) = self.finder.as_mut() {
+                if let Some(f) = self.form.finder.as_mut() {
                     f.query.clear();
                 }
                 self.refilter();
@@ -135,7 +135,7 @@ impl App {
                         .modifiers
                         .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
                 {
-                    if let Some(f) = self.finder.as_mut() {
+                    if let Some(f) = self.form.finder.as_mut() {
                         f.query.push(c);
                     }
                     self.refilter();

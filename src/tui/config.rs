@@ -174,6 +174,7 @@ pub fn load_with(paths: &Paths, env_theme: Option<&str>) -> Setup {
             Ok(t) => t,
             Err(e) => {
                 // A broken file already names itself in the problems: say it once.
+                let e = e.to_string();
                 problems.retain(|p| !e.contains(p.as_str()));
                 problems.push(format!("{from}: {e}"));
                 Theme::dark()

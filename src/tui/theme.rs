@@ -308,6 +308,27 @@ fn parse_style(
     }
 }
 
+/// Why [`ThemeSet::select`] gave no theme (the default is used then).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ThemeSelectError {
+    /// The theme's file was left out when the themes were loaded.
+    #[error("theme {name} not used: {reason}; using {DEFAULT_THEME}")]
+    Broken {
+        /// The theme asked for.
+        name: String,
+        /// Why its file was left out (`file:line: reason`).
+        reason: String,
+    },
+    /// No theme of that name.
+    #[error("no theme called \"{name}\" (themes: {known}); using {DEFAULT_THEME}")]
+    Unknown {
+        /// The theme asked for.
+        name: String,
+        /// The usable themes, `, `-separated.
+        known: String,
+    },
+}
+
 /// Parses the theme file `text` (read from `origin`, used in messages) as the theme `name`.
 /// Styles missing from the file come from `extends = "..."` when given, else from `base`,
 /// else they are empty.
@@ -468,21 +489,24 @@ impl ThemeSet {
     }
 
     /// The theme called `name`. A theme whose file is broken, or a name that is not known,
-    /// gives `Err(message)` naming the file, line and reason; use the default theme then
-    /// ([`Theme::dark`]).
-    pub fn select(&self, name: &str) -> Result<Theme, String> {
+    /// gives a [`ThemeSelectError`] naming the file, line and reason; use the default theme
+    /// then ([`Theme::dark`]).
+    pub fn select(&self, name: &str) -> Result<Theme, ThemeSelectError> {
         if let Some(t) = self.themes.iter().find(|t| t.name == name) {
             return Ok(t.clone());
         }
         if let Some((_, e)) = self.broken.iter().find(|(n, _)| n == name) {
-            return Err(format!("theme {name} not used: {e}; using {DEFAULT_THEME}"));
+            return Err(ThemeSelectError::Broken {
+                name: name.to_string(),
+                reason: e.clone(),
+            });
         }
         match Theme::by_name(name).and_then(|t| self.themes.iter().find(|x| x.name == t.name)) {
             Some(t) => Ok(t.clone()),
-            None => Err(format!(
-                "no theme called \"{name}\" (themes: {}); using {DEFAULT_THEME}",
-                self.names().join(", ")
-            )),
+            None => Err(ThemeSelectError::Unknown {
+                name: name.to_string(),
+                known: self.names().join(", "),
+            }),
         }
     }
 

@@ -9,6 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Wrap};
 
 use super::app::{App, Focus, Level, Mode, Preview, ResponseState, Screen, fields_of};
+use super::component::Component;
 use super::keymap::{Command, Scope};
 use super::overlay::Overlay;
 use super::palette::HelpView;
@@ -58,9 +59,10 @@ impl App {
                 Constraint::Length(2),
             ])
             .areas(area);
+            let ctx = ctx!(self);
             match self.screen {
-                Screen::Profiles => self.draw_profiles(frame, main),
-                _ => self.draw_history(frame, main),
+                Screen::Profiles => self.profiles_view.draw(frame, main, &ctx),
+                _ => self.history.draw(frame, main, &ctx),
             }
             self.draw_footer(frame, a.footer);
             self.draw_overlays(frame, area);
@@ -365,7 +367,7 @@ impl App {
         let k = |scope, cmd| self.keymap.key_for(scope, cmd);
         let send = k(Scope::Normal, Command::Send);
         let steps: Vec<String> = match &self.response {
-            _ if self.sending => vec!["Waiting for the answer …".into()],
+            _ if self.request.sending => vec!["Waiting for the answer …".into()],
             _ if self.sca.outcome.is_some() => vec![
                 format!("{}.", self.sca.outcome.as_deref().unwrap_or_default()),
                 format!(
@@ -659,7 +661,7 @@ impl App {
         } else {
             match self.screen {
                 Screen::Console => (" NORMAL ", &[Scope::Normal, Scope::NotInsert]),
-                Screen::Profiles => (" PROFILES ", self.profiles_hint_scopes()),
+                Screen::Profiles => (" PROFILES ", self.profiles_view.hint_scopes()),
                 Screen::History => (" HISTORY ", &[Scope::HistoryScreen, Scope::NotInsert]),
             }
         };
