@@ -11,8 +11,9 @@ pub use super::form::{Field, Mode, RequestSpec, fields_of};
 use super::form::{Form, step};
 use super::history::HistoryError;
 pub use super::history::HistoryView;
-use super::keymap::{self, Command, Context};
+use super::keymap::{self, Command, Context, Scope};
 use super::overlay::{Layer, Overlay, Overlays};
+use super::palette::{HelpView, PaletteView};
 pub use super::panes::Focus;
 use super::panes::Panes;
 pub use super::profiles::ProfilesView;
@@ -865,7 +866,15 @@ impl App {
                 return Some(Action::None);
             }
             Some(Layer::BodyEditor) => return self.body_editor_key(key),
-            Some(Layer::Palette) => return self.palette_key(key),
+            Some(Layer::Palette) => {
+                let mut ctx = ctx!(self);
+                let effect = self
+                    .overlays
+                    .palette_mut()
+                    .and_then(|p| p.input(key, &mut ctx));
+                let said = ctx.into_messages();
+                return self.apply(said, effect);
+            }
             _ => {}
         }
         if let Some(a) = self.finder_key(key) {
@@ -884,7 +893,15 @@ impl App {
             Context::Profiles | Context::History => {
                 self.on_screen(|screen, ctx| screen.handle(cmd, ctx))
             }
-            Context::Help => self.help_command(cmd),
+            Context::Help => {
+                let mut ctx = ctx!(self);
+                let effect = self
+                    .overlays
+                    .help_mut()
+                    .and_then(|h| h.handle(cmd, &mut ctx));
+                let said = ctx.into_messages();
+                self.apply(said, effect)
+            }
             Context::LinkChooser => self.links_command(cmd),
             _ => None,
         }
@@ -1002,7 +1019,7 @@ impl App {
             }
             Command::ShowProblems => self.overlays.open(Overlay::Problems),
             Command::ToggleTheme => self.cycle_theme(),
-            Command::Palette => self.open_palette(),
+            Command::Palette => self.overlays.open(Overlay::Palette(PaletteView::default())),
             Command::Profiles => {
                 let cur = self
                     .profiles
@@ -1171,7 +1188,108 @@ impl App {
                 self.open_exchange(*o);
                 Action::None
             }
+            Effect::Close(layer) => {
+                self.overlays.close(layer);
+                Action::None
+            }
+            Effect::RunInScope(scope, cmd) => {
+                self.overlays.close(Layer::Palette);
+                self.run_in_scope(scope, cmd)
+            }
         })
+    }
+
+    /// Whether the command palette is shown.
+    pub fn palette_visible(&self) -> bool {
+        self.overlays.is_open(Layer::Palette)
+    }
+
+    /// The palette's filter text.
+    pub fn palette_query(&self) -> &str {
+        self.overlays.palette().map_or("", |p| p.query.as_str())
+    }
+
+    /// The actions the palette shows for its filter ([`PaletteView::entries`]).
+    pub fn palette_entries(&self) -> Vec<&keymap::ActiveBinding> {
+        self.overlays
+            .palette()
+            .map(|p| p.entries(&self.keymap))
+            .unwrap_or_else(|| PaletteView::default().entries(&self.keymap))
+    }
+
+    /// Runs `cmd` as if its key had been pressed in a context where `scope` applies:
+    /// switches the screen, focuses the pane or opens the dialog first.
+    pub fn run_in_scope(&mut self, scope: Scope, cmd: Command) -> Action {
+        let close_dialogs = |app: &mut App| {
+            for layer in [Layer::Help, Layer::Picker, Layer::ScaPrompt] {
+                app.overlays.close(layer);
+            }
+        };
+        let mut first = Action::None;
+        let console = [
+            Scope::Normal,
+            Scope::ParamsPane,
+            Scope::ResponsePane,
+            Scope::Insert,
+        ];
+        let ctx = if console.contains(&scope) {
+            close_dialogs(self);
+            self.screen = Screen::Console;
+            if scope == Scope::ParamsPane {
+                self.panes.focus = Focus::Params;
+            } else if scope == Scope::ResponsePane {
+                self.panes.focus = Focus::Response;
+            }
+            if scope == Scope::Insert && self.form.mode != Mode::Insert {
+                let ctx = self.context();
+                self.command(ctx, Command::EditParams);
+                if self.form.mode != Mode::Insert {
+                    return Action::None;
+                }
+            }
+            self.context()
+        } else if scope == Scope::ProfilesScreen || scope == Scope::HistoryScreen {
+            close_dialogs(self);
+            let (screen, show) = if scope == Scope::ProfilesScreen {
+                (Screen::Profiles, Command::ShowProfiles)
+            } else {
+                (Screen::History, Command::ShowHistory)
+            };
+            if self.screen != screen {
+                let ctx = self.context();
+                first = self.command(ctx, show);
+            }
+            self.context()
+        } else if scope == Scope::Help {
+            if !self.overlays.is_open(Layer::Help) {
+                self.overlays.open(Overlay::Help(HelpView::default()));
+            }
+            Context::Help
+        } else if scope == Scope::ScaPrompt {
+            if self.sca.prompt.is_none() {
+                self.set_message(
+                    Level::Info,
+                    "No SCA prompt: the last response did not ask for SCA",
+                );
+                return Action::None;
+            }
+            close_dialogs(self);
+            self.overlays.open(Overlay::ScaPrompt);
+            Context::ScaPrompt
+        } else if scope == Scope::Picker {
+            self.overlays.close(Layer::Help);
+            if !self.overlays.is_open(Layer::Picker) {
+                let ctx = self.context();
+                self.command(ctx, Command::Profiles);
+            }
+            Context::Picker
+        } else {
+            self.context()
+        };
+        match self.command(ctx, cmd) {
+            Action::None => first,
+            a => a,
+        }
     }
 
     /// Shows a recorded exchange in the console: its operation selected with its parameters

@@ -16,7 +16,8 @@ use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
-use super::keymap::{Command, Keymap};
+use super::keymap::{Command, Keymap, Scope};
+use super::overlay::Layer;
 use super::response::ResponseView;
 use super::status_line::{Level, Message};
 use super::theme::Theme;
@@ -214,6 +215,11 @@ pub(crate) enum Effect {
     },
     /// Show a recorded exchange in the console (history `Enter`).
     OpenExchange(Box<OpenExchange>),
+    /// Close this dialog.
+    Close(Layer),
+    /// Close the palette and run `Command` as if its key had been pressed where `Scope`
+    /// applies (the screen switched, the pane focused, the dialog opened first).
+    RunInScope(Scope, Command),
 }
 
 /// A recorded exchange shown in the console: its operation selected with its parameters and

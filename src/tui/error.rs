@@ -1,5 +1,5 @@
-//! Errors the runner hands to the console ([`super::App::finish_send`],
-//! [`super::App::browser_opened`]); each keeps its source, and its text is what the status
+//! Errors the runner hands to the console ([`App::finish_send`](crate::tui::App::finish_send),
+//! [`App::browser_opened`](crate::tui::App::browser_opened)); each keeps its source, and its text is what the status
 //! line shows.
 
 use crate::client::ClientError;

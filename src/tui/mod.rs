@@ -30,6 +30,7 @@ pub mod profiles_view;
 pub mod response;
 mod response_pane;
 pub mod status_line;
+mod text;
 pub mod theme;
 mod ui;
 
