@@ -4,6 +4,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
+use super::catalogue::OperationFinder;
 pub use super::component::{Action, Confirm, Screen, StatusInfo};
 use super::component::{Component, Effect, OpenExchange};
 use super::error::{BrowserError, SendError};
@@ -64,6 +65,7 @@ macro_rules! ctx {
             &$app.keymap,
             &$app.status,
             &$app.profiles.names,
+            &$app.form.ops,
             $app.request.sending,
             $app.mask_volatile,
         )
@@ -877,8 +879,15 @@ impl App {
             }
             _ => {}
         }
-        if let Some(a) = self.finder_key(key) {
-            return Some(a);
+        if self.form.finder.is_some() {
+            let mut ctx = ctx!(self);
+            let effect = self
+                .form
+                .finder
+                .as_mut()
+                .and_then(|f| f.input(key, &mut ctx));
+            let said = ctx.into_messages();
+            return self.apply(said, effect);
         }
         if let Some(a) = self.response_input_key(key) {
             return Some(a);
@@ -922,7 +931,7 @@ impl App {
             | Command::ClearResponse => return self.response_command(cmd),
             Command::FindOperation => {
                 self.panes.focus = Focus::Operations;
-                self.open_finder();
+                self.form.finder = Some(OperationFinder::open(&self.form.ops, self.form.selected));
             }
             Command::ShowProfiles => {
                 self.screen = Screen::Profiles;
@@ -1164,6 +1173,42 @@ impl App {
     }
 }
 
+/// The console's setup (keys and themes of the config file, [`super::config`]).
+impl App {
+    /// Takes the keys, themes and start theme of `setup`; its problems, if any, go to the
+    /// status line.
+    pub fn apply_setup(&mut self, setup: super::config::Setup) {
+        self.keymap = setup.keymap;
+        self.themes = setup.themes;
+        self.theme = setup.theme;
+        for p in &setup.problems {
+            self.log_problem(Message {
+                level: Level::Warning,
+                text: p.clone(),
+            });
+        }
+        match setup.problems.len() {
+            0 => {}
+            1 => self.messages.show(Message {
+                level: Level::Warning,
+                text: format!("{} (! lists problems)", setup.problems[0]),
+            }),
+            n => self.messages.show(Message {
+                level: Level::Warning,
+                text: format!(
+                    "{n} config problems (! lists them): {}",
+                    setup.problems.join("; ")
+                ),
+            }),
+        }
+    }
+
+    /// The keys in force.
+    pub fn keymap(&self) -> &keymap::Keymap {
+        &self.keymap
+    }
+}
+
 /// The screens' components: what the runner and the tests ask of them, and the effects they
 /// return.
 impl App {
@@ -1188,6 +1233,13 @@ impl App {
                 self.open_exchange(*o);
                 Action::None
             }
+            Effect::Select { index, close } => {
+                if close {
+                    self.form.finder = None;
+                }
+                self.select_index(index);
+                Action::None
+            }
             Effect::Close(layer) => {
                 self.overlays.close(layer);
                 Action::None
@@ -1197,6 +1249,11 @@ impl App {
                 self.run_in_scope(scope, cmd)
             }
         })
+    }
+
+    /// The operation finder's state while it is open.
+    pub fn operation_finder(&self) -> Option<&OperationFinder> {
+        self.form.finder.as_ref()
     }
 
     /// Whether the command palette is shown.

@@ -145,6 +145,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) status: &'a StatusInfo,
     /// The names of the loaded profiles (the active one included).
     pub(crate) profiles: &'a [String],
+    /// The console's operations, in display order.
+    pub(crate) ops: &'a [&'static Operation],
     /// Whether a request is in flight.
     pub(crate) sending: bool,
     /// Whether volatile values (serials, times, home directories) are masked, for
@@ -160,6 +162,7 @@ impl<'a> Ctx<'a> {
         keymap: &'a Keymap,
         status: &'a StatusInfo,
         profiles: &'a [String],
+        ops: &'a [&'static Operation],
         sending: bool,
         mask: bool,
     ) -> Self {
@@ -168,6 +171,7 @@ impl<'a> Ctx<'a> {
             keymap,
             status,
             profiles,
+            ops,
             sending,
             mask,
             said: Vec::new(),
@@ -217,6 +221,13 @@ pub(crate) enum Effect {
     OpenExchange(Box<OpenExchange>),
     /// Close this dialog.
     Close(Layer),
+    /// Select operation `index` of the console's list; `close`: the finder closes.
+    Select {
+        /// Index into the operation list.
+        index: usize,
+        /// Whether the operation finder closes.
+        close: bool,
+    },
     /// Close the palette and run `Command` as if its key had been pressed where `Scope`
     /// applies (the screen switched, the pane focused, the dialog opened first).
     RunInScope(Scope, Command),

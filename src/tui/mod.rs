@@ -15,6 +15,7 @@ pub mod body_editor;
 pub mod catalogue;
 mod component;
 pub mod config;
+mod deps;
 pub mod editor;
 pub mod error;
 pub mod form;
