@@ -72,6 +72,17 @@ macro_rules! ctx {
     };
 }
 
+/// Runs `$call` (a component call that gets `&mut $ctx`, a [`ctx!`] of `$app`), then shows
+/// the messages it left and performs the effect it returned ([`App::apply`]).
+macro_rules! with_ctx {
+    ($app:ident, |$ctx:ident| $call:expr) => {{
+        let mut $ctx = ctx!($app);
+        let effect = $call;
+        let said = $ctx.into_messages();
+        $app.apply(said, effect)
+    }};
+}
+
 /// The console state.
 #[derive(Debug)]
 pub struct App {
@@ -405,13 +416,10 @@ impl App {
         }
         Some(match what {
             Confirm::ResetSession => Action::ResetSession,
-            Confirm::GenerateCert(name) => {
-                let mut ctx = ctx!(self);
-                let action = self.profiles_view.generate_confirmed(&name, &mut ctx);
-                let said = ctx.into_messages();
-                self.apply(said, None);
-                action
-            }
+            Confirm::GenerateCert(name) => with_ctx!(self, |ctx| Some(Effect::Run(
+                self.profiles_view.generate_confirmed(&name, &mut ctx)
+            )))
+            .unwrap_or(Action::None),
             Confirm::ResendOtherProfile { .. } => Action::None,
         })
     }
@@ -869,25 +877,19 @@ impl App {
             }
             Some(Layer::BodyEditor) => return self.body_editor_key(key),
             Some(Layer::Palette) => {
-                let mut ctx = ctx!(self);
-                let effect = self
+                return with_ctx!(self, |ctx| self
                     .overlays
                     .palette_mut()
-                    .and_then(|p| p.input(key, &mut ctx));
-                let said = ctx.into_messages();
-                return self.apply(said, effect);
+                    .and_then(|p| p.input(key, &mut ctx)));
             }
             _ => {}
         }
         if self.form.finder.is_some() {
-            let mut ctx = ctx!(self);
-            let effect = self
+            return with_ctx!(self, |ctx| self
                 .form
                 .finder
                 .as_mut()
-                .and_then(|f| f.input(key, &mut ctx));
-            let said = ctx.into_messages();
-            return self.apply(said, effect);
+                .and_then(|f| f.input(key, &mut ctx)));
         }
         if let Some(a) = self.response_input_key(key) {
             return Some(a);
@@ -903,13 +905,10 @@ impl App {
                 self.on_screen(|screen, ctx| screen.handle(cmd, ctx))
             }
             Context::Help => {
-                let mut ctx = ctx!(self);
-                let effect = self
+                with_ctx!(self, |ctx| self
                     .overlays
                     .help_mut()
-                    .and_then(|h| h.handle(cmd, &mut ctx));
-                let said = ctx.into_messages();
-                self.apply(said, effect)
+                    .and_then(|h| h.handle(cmd, &mut ctx)))
             }
             Context::LinkChooser => self.links_command(cmd),
             _ => None,
@@ -1448,10 +1447,10 @@ impl App {
         source: &str,
         result: Result<(Vec<ImportedRequest>, Variables), HistoryError>,
     ) {
-        let mut ctx = ctx!(self);
-        self.history.set_imported(source, result, &mut ctx);
-        let said = ctx.into_messages();
-        self.apply(said, None);
+        with_ctx!(self, |ctx| {
+            self.history.set_imported(source, result, &mut ctx);
+            None
+        });
     }
 
     /// The imported request at `index` of the import overlay, with its variables resolved,
@@ -1477,10 +1476,10 @@ impl App {
 
     /// Shows where a cURL export of exchange `id` was written, or why it failed.
     pub fn curl_exported(&mut self, id: i64, result: Result<std::path::PathBuf, HistoryError>) {
-        let mut ctx = ctx!(self);
-        HistoryView::curl_exported(id, result, &mut ctx);
-        let said = ctx.into_messages();
-        self.apply(said, None);
+        with_ctx!(self, |ctx| {
+            HistoryView::curl_exported(id, result, &mut ctx);
+            None
+        });
     }
 }
 

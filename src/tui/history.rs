@@ -679,13 +679,7 @@ impl Component for HistoryView {
             );
         } else {
             let inner_h = list_area.height.saturating_sub(3) as usize;
-            let first = v.selected.saturating_sub(inner_h.saturating_sub(1));
-            let rows: Vec<Row> = v
-                .rows
-                .iter()
-                .enumerate()
-                .skip(first)
-                .take(inner_h.max(1))
+            let rows: Vec<Row> = in_view(&v.rows, v.selected, inner_h.max(1))
                 .map(|(i, e)| {
                     let mark = if v.marked == Some(e.id) { "●" } else { " " };
                     let row = Row::new(vec![
@@ -729,13 +723,7 @@ impl Component for HistoryView {
         };
         let inner_h = detail_area.height.saturating_sub(2) as usize;
         v.viewport.set(inner_h);
-        let lines: Vec<Line> = v
-            .detail
-            .iter()
-            .skip(v.detail_scroll)
-            .take(inner_h)
-            .map(|(k, s)| styled_line(t, *k, s))
-            .collect();
+        let lines = styled_lines(t, &v.detail, v.detail_scroll, inner_h);
         frame.render_widget(
             Paragraph::new(lines)
                 .wrap(Wrap { trim: false })
@@ -780,19 +768,10 @@ impl HistoryView {
 
     fn draw_diff(&self, frame: &mut Frame, area: Rect, d: &DiffView, t: &Theme) {
         let r = inset(area, 2, 1);
-        // The whole screen area is cleared, not only the overlay: the panes underneath
-        // must not show through its margins.
-        frame.render_widget(Clear, area);
-        frame.render_widget(Block::new().style(t.base), area);
+        cover(frame, area, t);
         let inner_h = r.height.saturating_sub(2) as usize;
         self.viewport.set(inner_h);
-        let lines: Vec<Line> = d
-            .lines
-            .iter()
-            .skip(d.scroll)
-            .take(inner_h)
-            .map(|(k, s)| styled_line(t, *k, s))
-            .collect();
+        let lines = styled_lines(t, &d.lines, d.scroll, inner_h);
         let block = Block::bordered()
             .border_type(BorderType::Rounded)
             .border_style(t.modal_border)
@@ -804,16 +783,9 @@ impl HistoryView {
 
 fn draw_import_list(frame: &mut Frame, area: Rect, list: &ImportList, t: &Theme) {
     let r = inset(area, 4, 2);
-    frame.render_widget(Clear, area);
-    frame.render_widget(Block::new().style(t.base), area);
+    cover(frame, area, t);
     let inner_h = r.height.saturating_sub(2) as usize;
-    let first = list.selected.saturating_sub(inner_h.saturating_sub(1));
-    let lines: Vec<Line> = list
-        .requests
-        .iter()
-        .enumerate()
-        .skip(first)
-        .take(inner_h)
+    let lines: Vec<Line> = in_view(&list.requests, list.selected, inner_h)
         .map(|(i, req)| {
             let (url, _) = list.variables.display_url(req);
             let line = Line::from(vec![
@@ -840,6 +812,34 @@ fn draw_import_list(frame: &mut Frame, area: Rect, list: &ImportList, t: &Theme)
             t.dim,
         ));
     frame.render_widget(Paragraph::new(lines).style(t.base).block(block), r);
+}
+
+/// Clears the whole screen area under an overlay of the history screen, not only the
+/// overlay: the panes underneath must not show through its margins.
+fn cover(frame: &mut Frame, area: Rect, t: &Theme) {
+    frame.render_widget(Clear, area);
+    frame.render_widget(Block::new().style(t.base), area);
+}
+
+/// The items of a list `rows` high that keep `selected` in view, with their indexes.
+fn in_view<T>(items: &[T], selected: usize, rows: usize) -> impl Iterator<Item = (usize, &T)> {
+    let first = selected.saturating_sub(rows.saturating_sub(1));
+    items.iter().enumerate().skip(first).take(rows)
+}
+
+/// `rows` lines of `lines` from `from` on, coloured by kind.
+fn styled_lines(
+    t: &Theme,
+    lines: &[(Kind, String)],
+    from: usize,
+    rows: usize,
+) -> Vec<Line<'static>> {
+    lines
+        .iter()
+        .skip(from)
+        .take(rows)
+        .map(|(k, s)| styled_line(t, *k, s))
+        .collect()
 }
 
 fn styled_line(t: &Theme, kind: Kind, text: &str) -> Line<'static> {

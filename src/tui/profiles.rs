@@ -105,6 +105,15 @@ fn byte_index(s: &str, char_index: usize) -> usize {
         .unwrap_or(s.len())
 }
 
+/// `PSP_AI, PSP_PI`: the names of `roles`, comma-separated.
+fn role_names(roles: &[crate::cert::Psd2Role]) -> String {
+    roles
+        .iter()
+        .map(|r| r.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn fmt_time(t: i64) -> String {
     chrono::DateTime::from_timestamp(t, 0)
         .map(|d| d.format("%Y-%m-%d %H:%M UTC").to_string())
@@ -518,11 +527,7 @@ impl ProfilesView {
                 let roles = if roles.is_empty() {
                     "PSP_AI, PSP_PI".to_string()
                 } else {
-                    roles
-                        .iter()
-                        .map(|r| r.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    role_names(&roles)
                 };
                 ctx.say(
                     Level::Success,
@@ -897,11 +902,7 @@ impl ProfilesView {
         let role_text = if roles.is_empty() {
             "none (no PSD2 qcStatement)".to_string()
         } else {
-            roles
-                .iter()
-                .map(|r| r.name())
-                .collect::<Vec<_>>()
-                .join(", ")
+            role_names(&roles)
         };
         out.push(kv("  PSD2 roles", role_text));
         if let Some(s) = &c.psd2 {

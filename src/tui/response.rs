@@ -1037,16 +1037,6 @@ pub struct ResponseUi {
     pub(crate) width: Cell<usize>,
 }
 
-/// `s` padded with spaces to `w` characters (or cut).
-pub(crate) fn pad(s: &str, w: usize) -> String {
-    let n = s.chars().count();
-    if n >= w {
-        s.chars().take(w).collect()
-    } else {
-        format!("{s}{}", " ".repeat(w - n))
-    }
-}
-
 /// Display line `i` of the view (headers, a blank line, the shown body), scrolled right by
 /// `hscroll` characters and cut to `w`: only those characters are coloured.
 pub fn view_line(v: &ResponseView, i: usize, hscroll: usize, w: usize, t: &Theme) -> Line<'static> {
