@@ -308,6 +308,47 @@ fn parse_style(
     }
 }
 
+/// Why a theme file was left out (`origin:line: reason`, [`parse_theme`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ThemeError {
+    /// The file cannot be read.
+    #[error("{origin}: cannot read: {source}")]
+    Read {
+        /// The file.
+        origin: String,
+        /// The read error.
+        source: std::io::Error,
+    },
+    /// Not TOML.
+    #[error("{at}: {}", .source.message().trim())]
+    Syntax {
+        /// `origin:line` of the error.
+        at: String,
+        /// The TOML parser's error.
+        source: toml::de::Error,
+    },
+    /// `extends` is not a string.
+    #[error("{at}: extends must be a string")]
+    ExtendsNotString {
+        /// `origin:line` of `extends`.
+        at: String,
+    },
+    /// `extends` names the theme itself.
+    #[error("{at}: a theme cannot extend itself")]
+    ExtendsItself {
+        /// `origin:line` of `extends`.
+        at: String,
+    },
+    /// `extends` names no built-in theme.
+    #[error("{at}: extends \"{base}\": no such built-in theme ({})", BUILTIN.map(|(n, _)| n).join(", "))]
+    UnknownBase {
+        /// `origin:line` of `extends`.
+        at: String,
+        /// The name given.
+        base: String,
+    },
+}
+
 /// Why [`ThemeSet::select`] gave no theme (the default is used then).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ThemeSelectError {
@@ -335,15 +376,21 @@ pub enum ThemeSelectError {
 ///
 /// Returns the theme and warnings (`origin:line: reason`): unknown keys, and styles skipped
 /// for a bad colour, a flag that is not a boolean or a value that is neither a colour nor a
-/// table (those keep the style of `extends`/`base`). Errors (`origin:line: reason`): not
-/// TOML, an unknown `extends`.
+/// table (those keep the style of `extends`/`base`). Errors ([`ThemeError`],
+/// `origin:line: reason`): not TOML, a bad or unknown `extends`.
 pub fn parse_theme(
     name: &str,
     text: &str,
     origin: &str,
     base: Option<&Theme>,
-) -> Result<(Theme, Vec<String>), String> {
-    let doc = DeTable::parse(text).map_err(|e| toml_error(origin, text, &e))?;
+) -> Result<(Theme, Vec<String>), ThemeError> {
+    let doc = DeTable::parse(text).map_err(|source| ThemeError::Syntax {
+        at: format!(
+            "{origin}:{}",
+            line_of(text, source.span().map(|s| s.start).unwrap_or(0))
+        ),
+        source,
+    })?;
     let doc = doc.get_ref();
     let mut warnings = Vec::new();
     let mut theme = match doc.get("extends") {
@@ -352,15 +399,13 @@ pub fn parse_theme(
             let ext = v
                 .get_ref()
                 .as_str()
-                .ok_or_else(|| format!("{at}: extends must be a string"))?;
+                .ok_or_else(|| ThemeError::ExtendsNotString { at: at.clone() })?;
             if ext == name {
-                return Err(format!("{at}: a theme cannot extend itself"));
+                return Err(ThemeError::ExtendsItself { at });
             }
-            Theme::by_name(ext).ok_or_else(|| {
-                format!(
-                    "{at}: extends \"{ext}\": no such built-in theme ({})",
-                    BUILTIN.map(|(n, _)| n).join(", ")
-                )
+            Theme::by_name(ext).ok_or_else(|| ThemeError::UnknownBase {
+                at,
+                base: ext.to_string(),
             })?
         }
         None => base.cloned().unwrap_or_else(|| Theme::blank(name)),
@@ -453,7 +498,10 @@ impl ThemeSet {
             };
             let origin = path.display().to_string();
             let result = std::fs::read_to_string(&path)
-                .map_err(|e| format!("{origin}: cannot read: {e}"))
+                .map_err(|source| ThemeError::Read {
+                    origin: origin.clone(),
+                    source,
+                })
                 .and_then(|text| parse_theme(&name, &text, &origin, Some(&Theme::dark())));
             match result {
                 Ok((theme, warnings)) => {
@@ -464,8 +512,8 @@ impl ThemeSet {
                     }
                 }
                 Err(e) => {
-                    set.problems.push(e.clone());
-                    set.broken.push((name, e));
+                    set.problems.push(e.to_string());
+                    set.broken.push((name, e.to_string()));
                 }
             }
         }
@@ -624,7 +672,9 @@ mod tests {
         assert!(w[0].ends_with("key skipped"), "{w:?}");
         assert_eq!(t.dim, Style::new().fg(Color::Cyan));
         assert_eq!(t.key, Theme::dark().key, "the bad one keeps the base style");
-        let e = parse_theme("x", "dim = \"cyan\"\n\nkey = {\n", "x.toml", None).unwrap_err();
+        let e = parse_theme("x", "dim = \"cyan\"\n\nkey = {\n", "x.toml", None)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("x.toml:3:"), "{e}");
         let (t, w) = parse_theme(
             "x",
