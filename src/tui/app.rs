@@ -4,110 +4,30 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
+use super::catalogue::OperationFinder;
+pub use super::component::{Action, Confirm, Screen, StatusInfo};
+use super::component::{Component, Effect, OpenExchange};
+use super::error::{BrowserError, SendError};
 pub use super::form::{Field, Mode, RequestSpec, fields_of};
 use super::form::{Form, step};
-use super::keymap::{self, Command, Context};
+use super::history::HistoryError;
+pub use super::history::HistoryView;
+use super::keymap::{self, Command, Context, Scope};
 use super::overlay::{Layer, Overlay, Overlays};
+use super::palette::{HelpView, PaletteView};
 pub use super::panes::Focus;
 use super::panes::Panes;
+pub use super::profiles::ProfilesView;
 use super::status_line::StatusLine;
 pub use super::status_line::{LOG_CAP, Level, Message};
 use super::theme::Theme;
-use crate::client::{Engine, PreparedRequest};
-use crate::profile::{ProfileSet, Target};
+use crate::client::history::HistoryEntry;
+use crate::client::import::{ImportedRequest, Variables};
+use crate::client::{ClientError, PreparedRequest};
+use crate::profile::ProfileSet;
 use crate::xs2a::headers as h;
 use crate::xs2a::operations::Operation;
 use crate::xs2a::redirect::ScaCallback;
-
-/// What the runner must do after a key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
-    /// Nothing beyond redrawing.
-    None,
-    /// Leave the console.
-    Quit,
-    /// Prepare (sign) the selected operation afresh and send it ([`App::request_spec`]).
-    Send,
-    /// Open this URL in the browser.
-    OpenBrowser(String),
-    /// Forget the PSU-ID and start a new TPP session ([`crate::client::Engine::reset_session`]).
-    ResetSession,
-    /// Start the profile with this name and make it active.
-    SwitchProfile(String),
-    /// Read the profiles again for the profiles screen ([`App::set_profiles`]).
-    LoadProfiles,
-    /// Read the history for the history screen ([`super::history::load`] with
-    /// [`App::history_query`], then [`App::set_history`]).
-    LoadHistory,
-    /// Re-send the history exchange with this id, prepared and signed afresh
-    /// ([`crate::client::export::reprepare`]).
-    ResendHistory(i64),
-    /// Switch to the profile (the one the exchange was recorded under), then re-send the
-    /// history exchange with this id as [`Action::ResendHistory`].
-    ResendHistoryAs(i64, String),
-    /// Write the history exchange with this id as a cURL command, signed afresh, to a file
-    /// in the data dir.
-    ExportHistoryCurl(i64),
-    /// Import the requests of this file (Postman, HAR, cURL) ([`App::set_imported`]).
-    ImportFile(String),
-    /// Send the imported request at this index ([`App::imported_request`]), re-signed with
-    /// the active profile.
-    SendImported(usize),
-    /// Copy this text to the clipboard (OSC 52, [`crossterm::clipboard::CopyToClipboard`]).
-    Copy(String),
-    /// Evaluate a jq filter off the UI task ([`super::response::spawn_filter`]), then
-    /// [`App::filter_finished`].
-    RunFilter(super::response::FilterJob),
-}
-
-/// The screens, switched with `1`/`2`/`3` (F1–F3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Screen {
-    /// Operations, parameters, request, signature, response.
-    #[default]
-    Console,
-    /// Profiles, their certificates and session state ([`super::profiles`]).
-    Profiles,
-    /// Every exchange sent ([`super::history`]).
-    History,
-}
-
-/// What the status bar shows about the active profile and session.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct StatusInfo {
-    /// Profile name.
-    pub profile: String,
-    /// Base URL requests go to.
-    pub base_url: String,
-    /// Whether the target is the embedded sandbox.
-    pub embedded: bool,
-    /// PSU-ID learned from SCA.
-    pub psu_id: Option<String>,
-    /// PSU-Corporate-ID learned from SCA (corporate context).
-    pub psu_corporate_id: Option<String>,
-    /// `PRIVATE` or `CORPORATE`.
-    pub context: Option<String>,
-    /// The TPP-Redirect-URI sent (where the SCA callback arrives).
-    pub redirect_uri: String,
-    /// Why the redirect listener is not running, if it is not.
-    pub listener_error: Option<String>,
-}
-
-impl StatusInfo {
-    /// The status of a running engine.
-    pub fn from_engine(engine: &Engine) -> Self {
-        StatusInfo {
-            profile: engine.profile.name.clone(),
-            base_url: engine.base_url.clone(),
-            embedded: engine.profile.target == Target::Embedded,
-            psu_id: engine.session.psu_id.clone(),
-            psu_corporate_id: engine.session.psu_corporate_id.clone(),
-            context: engine.session.context.map(|c| c.as_str().to_string()),
-            redirect_uri: engine.redirect_uri.clone(),
-            listener_error: engine.listener_error.clone(),
-        }
-    }
-}
 
 pub use super::response::{ResponseState, ResponseView};
 
@@ -128,12 +48,39 @@ pub enum Preview {
 }
 
 /// The scaRedirect prompt.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct ScaPrompt {
     /// The URL the PSU must open.
     pub url: String,
     /// Outcome of the last attempt to open a browser, if any.
-    pub browser: Option<Result<(), String>>,
+    pub browser: Option<Result<(), BrowserError>>,
+}
+
+/// A [`Ctx`] over the shared state of `$app`, borrowed field by field so that a component
+/// field of the app can be borrowed mutably beside it.
+macro_rules! ctx {
+    ($app:expr) => {
+        $crate::tui::component::Ctx::new(
+            &$app.theme,
+            &$app.keymap,
+            &$app.status,
+            &$app.profiles.names,
+            &$app.form.ops,
+            $app.request.sending,
+            $app.mask_volatile,
+        )
+    };
+}
+
+/// Runs `$call` (a component call that gets `&mut $ctx`, a [`ctx!`] of `$app`), then shows
+/// the messages it left and performs the effect it returned ([`App::apply`]).
+macro_rules! with_ctx {
+    ($app:ident, |$ctx:ident| $call:expr) => {{
+        let mut $ctx = ctx!($app);
+        let effect = $call;
+        let said = $ctx.into_messages();
+        $app.apply(said, effect)
+    }};
 }
 
 /// The console state.
@@ -162,17 +109,14 @@ pub struct App {
     pub(crate) profiles: ProfileList,
     /// The status-line message and the problems log ([`super::status_line`]).
     pub(crate) messages: StatusLine,
-    pub(crate) sending: bool,
     /// The screen shown.
     pub(crate) screen: Screen,
     /// State of the profiles screen.
-    pub(crate) profiles_view: super::profiles_view::ProfilesView,
+    pub(crate) profiles_view: ProfilesView,
     /// State of the history screen.
-    pub(crate) history_view: super::history_view::HistoryView,
+    pub(crate) history: HistoryView,
     /// The body editor and the validation problems ([`super::editor`]).
     pub(crate) editor: super::body_editor::EditorState,
-    /// The operation finder (`/`), while open.
-    pub(crate) finder: Option<super::form::OperationFinder>,
     /// State of the response viewer (search and filter boxes, link chooser).
     pub(crate) response_ui: super::response::ResponseUi,
     /// The keys in force: the keymap with the config file's overrides ([`super::config`]).
@@ -200,6 +144,8 @@ pub(crate) struct RequestPane {
     pub(crate) preview: Preview,
     /// The selection or a value changed since the preview was prepared.
     pub(crate) dirty: bool,
+    /// Whether a request is in flight (its response pending).
+    pub(crate) sending: bool,
 }
 
 /// What the console knows about strong customer authentication in this run.
@@ -218,24 +164,6 @@ pub(crate) struct ScaState {
     pub(crate) status_read: Option<ScaSubject>,
     /// What that status read found ("payment … approved: ACSC"), for the guide.
     pub(crate) outcome: Option<String>,
-}
-
-/// A destructive action that waits for `y` (any other key cancels it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Confirm {
-    /// Reset the session (`r`): forget the PSU-ID and start a new TPP session.
-    ResetSession,
-    /// Generate a new certificate and key for this profile (`g` on the Profiles screen).
-    GenerateCert(String),
-    /// Re-send history exchange `id`, recorded under another profile than the active one:
-    /// `y` switches to `recorded` (when it is loaded) and sends, `a` sends with the active
-    /// profile.
-    ResendOtherProfile {
-        /// The history exchange.
-        id: i64,
-        /// The profile it was recorded under, when it is loaded.
-        recorded: Option<String>,
-    },
 }
 
 /// A payment or signing basket that asked for SCA: after SCA the console reads its status
@@ -278,17 +206,16 @@ impl App {
             request: RequestPane {
                 preview: Preview::None,
                 dirty: true,
+                sending: false,
             },
             response: ResponseState::Empty,
             sca: ScaState::default(),
             overlays: Overlays::default(),
             messages: StatusLine::default(),
-            sending: false,
             screen: Screen::Console,
             profiles_view: Default::default(),
-            history_view: Default::default(),
+            history: Default::default(),
             editor: Default::default(),
-            finder: None,
             response_ui: Default::default(),
             keymap: Default::default(),
             themes: Default::default(),
@@ -489,7 +416,10 @@ impl App {
         }
         Some(match what {
             Confirm::ResetSession => Action::ResetSession,
-            Confirm::GenerateCert(name) => self.generate_confirmed(&name),
+            Confirm::GenerateCert(name) => with_ctx!(self, |ctx| Some(Effect::Run(
+                self.profiles_view.generate_confirmed(&name, &mut ctx)
+            )))
+            .unwrap_or(Action::None),
             Confirm::ResendOtherProfile { .. } => Action::None,
         })
     }
@@ -511,7 +441,7 @@ impl App {
 
     /// Whether a request is in flight.
     pub fn is_sending(&self) -> bool {
-        self.sending
+        self.request.sending
     }
 
     /// First visible line of the response pane.
@@ -534,14 +464,15 @@ impl App {
         Some(self.request_spec())
     }
 
-    /// Shows a prepared preview (or why it cannot be built).
-    pub fn set_preview(&mut self, result: Result<PreparedRequest, String>) {
+    /// Shows a prepared preview (or why it cannot be built: the error's text, in the
+    /// console's wording, [`humanize`]).
+    pub fn set_preview<E: std::fmt::Display>(&mut self, result: Result<PreparedRequest, E>) {
         self.request.preview = match result {
             Ok(r) => Preview::Ready {
                 request: Box::new(self.displayed(r)),
                 sent: false,
             },
-            Err(e) => Preview::Error(humanize(&e)),
+            Err(e) => Preview::Error(humanize(&e.to_string())),
         };
     }
 
@@ -564,7 +495,7 @@ impl App {
             request: Box::new(self.displayed(request)),
             sent: true,
         };
-        self.sending = true;
+        self.request.sending = true;
         self.sca.done = false;
         self.sca.outcome = None;
         self.overlays.close(Layer::ScaPrompt);
@@ -576,8 +507,8 @@ impl App {
 
     /// Shows the outcome of a send. A scaRedirect opens the SCA prompt; an account list
     /// pre-fills `account-id` of the other operations (unless the user typed one).
-    pub fn finish_send(&mut self, result: Result<ResponseView, String>) {
-        self.sending = false;
+    pub fn finish_send(&mut self, result: Result<ResponseView, SendError>) {
+        self.request.sending = false;
         self.panes.scroll[2] = 0;
         self.panes.hscroll = 0;
         self.response_ui = Default::default();
@@ -585,6 +516,7 @@ impl App {
         let view = match result {
             Ok(v) => v,
             Err(e) => {
+                let e = e.to_string();
                 self.set_message(Level::Error, e.clone());
                 self.response = ResponseState::Failed(e);
                 return;
@@ -766,7 +698,7 @@ impl App {
     pub fn sca_finished(
         &mut self,
         callback: &ScaCallback,
-        summary: Result<String, String>,
+        summary: Result<String, ClientError>,
         status: StatusInfo,
     ) -> Action {
         self.status = status;
@@ -802,7 +734,7 @@ impl App {
     }
 
     /// Shows the outcome of opening the browser.
-    pub fn browser_opened(&mut self, result: Result<(), String>) {
+    pub fn browser_opened(&mut self, result: Result<(), BrowserError>) {
         match &result {
             Ok(()) => self.set_message(
                 Level::Info,
@@ -909,7 +841,7 @@ impl App {
     /// Handles pasted text (bracketed paste): typed into the parameter being edited, line
     /// breaks dropped; outside INSERT mode it is ignored, so a paste never fires commands.
     pub fn handle_paste(&mut self, text: &str) {
-        if self.profiles_paste(text) {
+        if self.profiles_view.paste(text) {
             return;
         }
         if self.body_editor_paste(text) {
@@ -944,31 +876,40 @@ impl App {
                 return Some(Action::None);
             }
             Some(Layer::BodyEditor) => return self.body_editor_key(key),
-            Some(Layer::Palette) => return self.palette_key(key),
+            Some(Layer::Palette) => {
+                return with_ctx!(self, |ctx| self
+                    .overlays
+                    .palette_mut()
+                    .and_then(|p| p.input(key, &mut ctx)));
+            }
             _ => {}
         }
-        if let Some(a) = self.finder_key(key) {
-            return Some(a);
+        if self.form.finder.is_some() {
+            return with_ctx!(self, |ctx| self
+                .form
+                .finder
+                .as_mut()
+                .and_then(|f| f.input(key, &mut ctx)));
         }
         if let Some(a) = self.response_input_key(key) {
             return Some(a);
         }
-        if let Some(a) = self.history_text_input(key) {
-            return Some(a);
-        }
-        if let Some(a) = self.profiles_text_input(key) {
-            return Some(a);
-        }
-        None
+        self.on_screen(|screen, ctx| screen.input(key, ctx))
     }
 
     /// Whether the screen's own commands take `cmd` (see [`super::profiles`] and
     /// [`super::history`]).
     fn screen_command(&mut self, ctx: Context, cmd: Command) -> Option<Action> {
         match ctx {
-            Context::Profiles => self.profiles_command(cmd),
-            Context::History => self.history_command(cmd),
-            Context::Help => self.help_command(cmd),
+            Context::Profiles | Context::History => {
+                self.on_screen(|screen, ctx| screen.handle(cmd, ctx))
+            }
+            Context::Help => {
+                with_ctx!(self, |ctx| self
+                    .overlays
+                    .help_mut()
+                    .and_then(|h| h.handle(cmd, &mut ctx)))
+            }
             Context::LinkChooser => self.links_command(cmd),
             _ => None,
         }
@@ -989,7 +930,7 @@ impl App {
             | Command::ClearResponse => return self.response_command(cmd),
             Command::FindOperation => {
                 self.panes.focus = Focus::Operations;
-                self.open_finder();
+                self.form.finder = Some(OperationFinder::open(&self.form.ops, self.form.selected));
             }
             Command::ShowProfiles => {
                 self.screen = Screen::Profiles;
@@ -1034,14 +975,14 @@ impl App {
                     [(self.panes.focus.index() + Focus::ORDER.len() - 1) % Focus::ORDER.len()]
             }
             Command::Send => {
-                if self.sending {
+                if self.request.sending {
                     self.set_message(Level::Warning, "Still waiting for the previous response");
                 } else if self.validate_before_send() {
                     return Action::Send;
                 }
             }
             Command::SendAnyway => {
-                if self.sending {
+                if self.request.sending {
                     self.set_message(Level::Warning, "Still waiting for the previous response");
                 } else {
                     self.send_anyway();
@@ -1086,7 +1027,7 @@ impl App {
             }
             Command::ShowProblems => self.overlays.open(Overlay::Problems),
             Command::ToggleTheme => self.cycle_theme(),
-            Command::Palette => self.open_palette(),
+            Command::Palette => self.overlays.open(Overlay::Palette(PaletteView::default())),
             Command::Profiles => {
                 let cur = self
                     .profiles
@@ -1133,7 +1074,7 @@ impl App {
                 self.form.clear_field();
                 self.request.dirty = true;
             }
-            // Taken by the history screen (`history_command`); nothing elsewhere.
+            // Taken by the history screen ([`HistoryView`]); nothing elsewhere.
             Command::HistorySearch
             | Command::HistoryOpen
             | Command::HistoryResend
@@ -1141,7 +1082,7 @@ impl App {
             | Command::HistoryDiff
             | Command::HistoryExportCurl
             | Command::HistoryImport => {}
-            // Taken by the profiles screen (`profiles_command`); nothing elsewhere.
+            // Taken by the profiles screen ([`ProfilesView`]); nothing elsewhere.
             Command::ProfileNew
             | Command::ProfileEdit
             | Command::ProfileClone
@@ -1228,6 +1169,317 @@ impl App {
 
     fn remove_at_cursor(&mut self) {
         self.request.dirty |= self.form.remove_at_cursor();
+    }
+}
+
+/// The console's setup (keys and themes of the config file, [`super::config`]).
+impl App {
+    /// Takes the keys, themes and start theme of `setup`; its problems, if any, go to the
+    /// status line.
+    pub fn apply_setup(&mut self, setup: super::config::Setup) {
+        self.keymap = setup.keymap;
+        self.themes = setup.themes;
+        self.theme = setup.theme;
+        for p in &setup.problems {
+            self.log_problem(Message {
+                level: Level::Warning,
+                text: p.clone(),
+            });
+        }
+        match setup.problems.len() {
+            0 => {}
+            1 => self.messages.show(Message {
+                level: Level::Warning,
+                text: format!("{} (! lists problems)", setup.problems[0]),
+            }),
+            n => self.messages.show(Message {
+                level: Level::Warning,
+                text: format!(
+                    "{n} config problems (! lists them): {}",
+                    setup.problems.join("; ")
+                ),
+            }),
+        }
+    }
+
+    /// The keys in force.
+    pub fn keymap(&self) -> &keymap::Keymap {
+        &self.keymap
+    }
+}
+
+/// The screens' components: what the runner and the tests ask of them, and the effects they
+/// return.
+impl App {
+    /// Shows the messages a component left, in order, then performs its effect; `None` when
+    /// the component did not take the key.
+    pub(crate) fn apply(&mut self, said: Vec<Message>, effect: Option<Effect>) -> Option<Action> {
+        for m in said {
+            self.set_message(m.level, m.text);
+        }
+        Some(match effect? {
+            Effect::None => Action::None,
+            Effect::Run(action) => action,
+            Effect::Ask {
+                what,
+                question,
+                note,
+            } => {
+                self.ask(what, question, &note);
+                Action::None
+            }
+            Effect::OpenExchange(o) => {
+                self.open_exchange(*o);
+                Action::None
+            }
+            Effect::Select { index, close } => {
+                if close {
+                    self.form.finder = None;
+                }
+                self.select_index(index);
+                Action::None
+            }
+            Effect::Close(layer) => {
+                self.overlays.close(layer);
+                Action::None
+            }
+            Effect::RunInScope(scope, cmd) => {
+                self.overlays.close(Layer::Palette);
+                self.run_in_scope(scope, cmd)
+            }
+        })
+    }
+
+    /// The operation finder's state while it is open.
+    pub fn operation_finder(&self) -> Option<&OperationFinder> {
+        self.form.finder.as_ref()
+    }
+
+    /// Whether the command palette is shown.
+    pub fn palette_visible(&self) -> bool {
+        self.overlays.is_open(Layer::Palette)
+    }
+
+    /// The palette's filter text.
+    pub fn palette_query(&self) -> &str {
+        self.overlays.palette().map_or("", |p| p.query.as_str())
+    }
+
+    /// The actions the palette shows for its filter ([`PaletteView::entries`]).
+    pub fn palette_entries(&self) -> Vec<&keymap::ActiveBinding> {
+        self.overlays
+            .palette()
+            .map(|p| p.entries(&self.keymap))
+            .unwrap_or_else(|| PaletteView::default().entries(&self.keymap))
+    }
+
+    /// Runs `cmd` as if its key had been pressed in a context where `scope` applies:
+    /// switches the screen, focuses the pane or opens the dialog first.
+    pub fn run_in_scope(&mut self, scope: Scope, cmd: Command) -> Action {
+        let close_dialogs = |app: &mut App| {
+            for layer in [Layer::Help, Layer::Picker, Layer::ScaPrompt] {
+                app.overlays.close(layer);
+            }
+        };
+        let mut first = Action::None;
+        let console = [
+            Scope::Normal,
+            Scope::ParamsPane,
+            Scope::ResponsePane,
+            Scope::Insert,
+        ];
+        let ctx = if console.contains(&scope) {
+            close_dialogs(self);
+            self.screen = Screen::Console;
+            if scope == Scope::ParamsPane {
+                self.panes.focus = Focus::Params;
+            } else if scope == Scope::ResponsePane {
+                self.panes.focus = Focus::Response;
+            }
+            if scope == Scope::Insert && self.form.mode != Mode::Insert {
+                let ctx = self.context();
+                self.command(ctx, Command::EditParams);
+                if self.form.mode != Mode::Insert {
+                    return Action::None;
+                }
+            }
+            self.context()
+        } else if scope == Scope::ProfilesScreen || scope == Scope::HistoryScreen {
+            close_dialogs(self);
+            let (screen, show) = if scope == Scope::ProfilesScreen {
+                (Screen::Profiles, Command::ShowProfiles)
+            } else {
+                (Screen::History, Command::ShowHistory)
+            };
+            if self.screen != screen {
+                let ctx = self.context();
+                first = self.command(ctx, show);
+            }
+            self.context()
+        } else if scope == Scope::Help {
+            if !self.overlays.is_open(Layer::Help) {
+                self.overlays.open(Overlay::Help(HelpView::default()));
+            }
+            Context::Help
+        } else if scope == Scope::ScaPrompt {
+            if self.sca.prompt.is_none() {
+                self.set_message(
+                    Level::Info,
+                    "No SCA prompt: the last response did not ask for SCA",
+                );
+                return Action::None;
+            }
+            close_dialogs(self);
+            self.overlays.open(Overlay::ScaPrompt);
+            Context::ScaPrompt
+        } else if scope == Scope::Picker {
+            self.overlays.close(Layer::Help);
+            if !self.overlays.is_open(Layer::Picker) {
+                let ctx = self.context();
+                self.command(ctx, Command::Profiles);
+            }
+            Context::Picker
+        } else {
+            self.context()
+        };
+        match self.command(ctx, cmd) {
+            Action::None => first,
+            a => a,
+        }
+    }
+
+    /// Shows a recorded exchange in the console: its operation selected with its parameters
+    /// and body, its response in the response pane, focused.
+    fn open_exchange(&mut self, o: OpenExchange) {
+        if let Some(op) = o.op
+            && self.select_operation(op.id)
+        {
+            for (name, value) in &o.params {
+                self.set_param(op.id, name, value);
+            }
+            if let Some(body) = &o.body {
+                self.set_param(op.id, "body", body);
+            }
+        }
+        self.set_message(o.message.level, o.message.text);
+        self.response = ResponseState::Done(Box::new(o.view));
+        self.panes.scroll[2] = 0;
+        self.panes.focus = Focus::Response;
+        self.screen = Screen::Console;
+    }
+
+    /// Hands a key to the component of the screen shown (history, profiles) and performs
+    /// its effect; `None` on the console screen or when the component does not take it.
+    fn on_screen(
+        &mut self,
+        f: impl FnOnce(&mut dyn Component, &mut super::component::Ctx) -> Option<Effect>,
+    ) -> Option<Action> {
+        let mut ctx = ctx!(self);
+        let screen: &mut dyn Component = match self.screen {
+            Screen::History => &mut self.history,
+            Screen::Profiles => &mut self.profiles_view,
+            Screen::Console => return None,
+        };
+        let effect = f(screen, &mut ctx);
+        let said = ctx.into_messages();
+        self.apply(said, effect)
+    }
+
+    /// Shows `set` on the profiles screen and in the picker, reading each profile's
+    /// certificate and session from `paths` ([`ProfilesView::set_profile_set`]).
+    pub fn set_profile_set(&mut self, set: ProfileSet, paths: &crate::profile::Paths) {
+        self.set_profiles(&set);
+        self.profiles_view.set_profile_set(set, paths);
+    }
+
+    /// The profile to restart after the profiles were read again (the active one was
+    /// edited), taken once.
+    pub fn take_apply_after_load(&mut self) -> Option<String> {
+        self.profiles_view.take_apply_after_load()
+    }
+
+    /// Fixes the profiles screen's clock (Unix seconds) for the SCA window, consent age and
+    /// expiry warnings; `None` uses the system clock.
+    pub fn set_profiles_clock(&mut self, now: Option<i64>) {
+        self.profiles_view.clock = now;
+    }
+
+    /// The profiles screen's state.
+    pub fn profiles_view(&self) -> &ProfilesView {
+        &self.profiles_view
+    }
+
+    /// The search text of the history screen (what [`super::history::load`] filters by).
+    pub fn history_query(&self) -> &str {
+        self.history.query()
+    }
+
+    /// Shows the rows read for search `query` on the history screen
+    /// ([`HistoryView::set_rows`]).
+    pub fn set_history(&mut self, query: &str, rows: Result<Vec<HistoryEntry>, HistoryError>) {
+        self.history.set_rows(query, rows);
+    }
+
+    /// The exchanges shown on the history screen, newest first.
+    pub fn history_rows(&self) -> &[HistoryEntry] {
+        self.history.rows()
+    }
+
+    /// The exchange with history id `id`, if it is shown.
+    pub fn history_entry(&self, id: i64) -> Option<&HistoryEntry> {
+        self.history.entry(id)
+    }
+
+    /// The highlighted exchange of the history screen.
+    pub fn highlighted_exchange(&self) -> Option<&HistoryEntry> {
+        self.history.highlighted()
+    }
+
+    /// Whether the diff overlay of the history screen is shown.
+    pub fn history_diff_visible(&self) -> bool {
+        self.history.diff_visible()
+    }
+
+    /// Lists the requests imported from `source` (a file) in the import overlay, or says why
+    /// the file could not be imported.
+    pub fn set_imported(
+        &mut self,
+        source: &str,
+        result: Result<(Vec<ImportedRequest>, Variables), HistoryError>,
+    ) {
+        with_ctx!(self, |ctx| {
+            self.history.set_imported(source, result, &mut ctx);
+            None
+        });
+    }
+
+    /// The imported request at `index` of the import overlay, with its variables resolved,
+    /// and the names of the variables without a value.
+    pub fn imported_request(&self, index: usize) -> Option<(ImportedRequest, Vec<String>)> {
+        self.history.imported_request(index)
+    }
+
+    /// Records that history exchange `id` (or imported request `what`) is being re-sent:
+    /// call after [`App::begin_send`]; shows the console, where the response arrives.
+    pub fn resend_started(&mut self, what: &str) {
+        self.history.close_import();
+        self.screen = Screen::Console;
+        self.panes.focus = Focus::Response;
+        self.set_message(
+            Level::Info,
+            format!(
+                "Sending {what} again with profile {}, signed afresh (new Date, X-Request-ID, Signature) …",
+                self.status.profile
+            ),
+        );
+    }
+
+    /// Shows where a cURL export of exchange `id` was written, or why it failed.
+    pub fn curl_exported(&mut self, id: i64, result: Result<std::path::PathBuf, HistoryError>) {
+        with_ctx!(self, |ctx| {
+            HistoryView::curl_exported(id, result, &mut ctx);
+            None
+        });
     }
 }
 

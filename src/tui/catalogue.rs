@@ -5,9 +5,13 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::app::{Action, App};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+
+use super::component::{Component, Ctx, Effect};
 pub use super::form::OperationFinder;
 use super::keymap::{Command, Context};
+use super::status_line::Level;
 use crate::xs2a::operations::{Group, Operation};
 
 /// The group's words, so `ais`, `pis`, `baskets`, `psu` and `sandbox` find a whole group.
@@ -40,110 +44,106 @@ pub fn operation_matches(op: &Operation, query: &str) -> bool {
         .all(|w| hay.contains(w))
 }
 
-impl App {
-    /// Opens the finder with an empty query (every operation listed).
-    pub(crate) fn open_finder(&mut self) {
-        let previous = self.form.selected;
-        let mut f = OperationFinder {
+impl OperationFinder {
+    /// A finder over `ops` with an empty query (every operation listed), `previous`
+    /// highlighted (and selected again by Esc).
+    pub(crate) fn open(ops: &[&'static Operation], previous: usize) -> Self {
+        OperationFinder {
             previous,
+            matches: (0..ops.len()).collect(),
+            cursor: previous,
             ..OperationFinder::default()
-        };
-        f.matches = (0..self.form.ops.len()).collect();
-        f.cursor = previous;
-        self.finder = Some(f);
-    }
-
-    /// The finder's state while it is open.
-    pub fn operation_finder(&self) -> Option<&OperationFinder> {
-        self.finder.as_ref()
-    }
-
-    fn refilter(&mut self) {
-        let Some(f) = self.finder.as_mut() else {
-            return;
-        };
-        f.matches = self
-            .form
-            .ops
-            .iter()
-            .enumerate()
-            .filter(|(_, op)| operation_matches(op, &f.query))
-            .map(|(i, _)| i)
-            .collect();
-        f.cursor = 0;
-        if let Some(&i) = f.matches.first() {
-            self.select_index(i);
         }
     }
 
+    /// Lists the operations of `ops` matching the query; the first is selected.
+    fn refilter(&mut self, ops: &[&'static Operation]) -> Effect {
+        self.matches = ops
+            .iter()
+            .enumerate()
+            .filter(|(_, op)| operation_matches(op, &self.query))
+            .map(|(i, _)| i)
+            .collect();
+        self.cursor = 0;
+        match self.matches.first() {
+            Some(&index) => Effect::Select {
+                index,
+                close: false,
+            },
+            None => Effect::None,
+        }
+    }
+}
+
+impl Component for OperationFinder {
     /// Keys while the finder is open: the keymap's finder keys (Esc, Enter, ↑/↓, Backspace,
-    /// Ctrl-u), every other character is typed into the query. `None` when it is closed.
-    pub(crate) fn finder_key(&mut self, key: &KeyEvent) -> Option<Action> {
-        self.finder.as_ref()?;
-        match self.keymap.lookup(Context::Finder, key) {
-            Some(Command::Dismiss) => {
-                let previous = self.finder.take().map(|f| f.previous).unwrap_or(0);
-                self.select_index(previous);
-            }
-            Some(Command::Choose) => {
-                let f = self.finder.take().unwrap_or_default();
-                match f.matches.get(f.cursor) {
-                    Some(&i) => {
-                        self.select_index(i);
-                        let title = self.form.ops[i].title;
-                        self.set_message(
-                            super::app::Level::Info,
-                            format!("{title}: press s to send, e to edit its parameters"),
+    /// Ctrl-u), every other character is typed into the query.
+    fn input(&mut self, key: &KeyEvent, ctx: &mut Ctx) -> Option<Effect> {
+        Some(match ctx.keymap.lookup(Context::Finder, key) {
+            Some(Command::Dismiss) => Effect::Select {
+                index: self.previous,
+                close: true,
+            },
+            Some(Command::Choose) => match self.matches.get(self.cursor) {
+                Some(&index) => {
+                    if let Some(op) = ctx.ops.get(index) {
+                        ctx.say(
+                            Level::Info,
+                            format!("{}: press s to send, e to edit its parameters", op.title),
                         );
                     }
-                    None => self.select_index(f.previous),
+                    Effect::Select { index, close: true }
                 }
-            }
+                None => Effect::Select {
+                    index: self.previous,
+                    close: true,
+                },
+            },
             Some(cmd @ (Command::Up | Command::Down)) => {
-                let sel = self.finder.as_mut().and_then(|f| {
-                    let n = f.matches.len();
-                    if n == 0 {
-                        return None;
-                    }
-                    f.cursor = if cmd == Command::Up {
-                        (f.cursor + n - 1) % n
-                    } else {
-                        (f.cursor + 1) % n
-                    };
-                    Some(f.matches[f.cursor])
-                });
-                if let Some(i) = sel {
-                    self.select_index(i);
+                let n = self.matches.len();
+                if n == 0 {
+                    return Some(Effect::None);
+                }
+                self.cursor = if cmd == Command::Up {
+                    (self.cursor + n - 1) % n
+                } else {
+                    (self.cursor + 1) % n
+                };
+                Effect::Select {
+                    index: self.matches[self.cursor],
+                    close: false,
                 }
             }
             Some(Command::Backspace) => {
-                if let Some(f) = self.finder.as_mut() {
-                    f.query.pop();
-                }
-                self.refilter();
+                self.query.pop();
+                self.refilter(ctx.ops)
             }
             Some(Command::ClearField) => {
-                if let Some(f) = self.finder.as_mut() {
-                    f.query.clear();
-                }
-                self.refilter();
+                self.query.clear();
+                self.refilter(ctx.ops)
             }
-            Some(_) => {}
-            None => {
-                if let KeyCode::Char(c) = key.code
-                    && !key
+            Some(_) => Effect::None,
+            None => match key.code {
+                KeyCode::Char(c)
+                    if !key
                         .modifiers
-                        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+                        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
                 {
-                    if let Some(f) = self.finder.as_mut() {
-                        f.query.push(c);
-                    }
-                    self.refilter();
+                    self.query.push(c);
+                    self.refilter(ctx.ops)
                 }
-            }
-        }
-        Some(Action::None)
+                _ => Effect::None,
+            },
+        })
     }
+
+    /// The finder takes its keys as text ([`Component::input`]).
+    fn handle(&mut self, _cmd: Command, _ctx: &mut Ctx) -> Option<Effect> {
+        None
+    }
+
+    /// The finder is drawn by the operation list it filters (`ui.rs`).
+    fn draw(&self, _frame: &mut Frame, _area: Rect, _ctx: &Ctx) {}
 }
 
 #[cfg(test)]

@@ -19,7 +19,6 @@ use std::path::{Path, PathBuf};
 
 use toml::de::{DeTable, DeValue};
 
-use super::app::{App, Level};
 use super::keymap::{KeyOverride, Keymap};
 use super::theme::{DEFAULT_THEME, Theme, ThemeSet, line_of, toml_error};
 use crate::profile::Paths;
@@ -174,6 +173,7 @@ pub fn load_with(paths: &Paths, env_theme: Option<&str>) -> Setup {
             Ok(t) => t,
             Err(e) => {
                 // A broken file already names itself in the problems: say it once.
+                let e = e.to_string();
                 problems.retain(|p| !e.contains(p.as_str()));
                 problems.push(format!("{from}: {e}"));
                 Theme::dark()
@@ -185,40 +185,5 @@ pub fn load_with(paths: &Paths, env_theme: Option<&str>) -> Setup {
         themes,
         theme,
         problems,
-    }
-}
-
-impl App {
-    /// Takes the keys, themes and start theme of `setup`; its problems, if any, go to the
-    /// status line.
-    pub fn apply_setup(&mut self, setup: Setup) {
-        self.keymap = setup.keymap;
-        self.themes = setup.themes;
-        self.theme = setup.theme;
-        for p in &setup.problems {
-            self.log_problem(super::app::Message {
-                level: Level::Warning,
-                text: p.clone(),
-            });
-        }
-        match setup.problems.len() {
-            0 => {}
-            1 => self.messages.show(super::app::Message {
-                level: Level::Warning,
-                text: format!("{} (! lists problems)", setup.problems[0]),
-            }),
-            n => self.messages.show(super::app::Message {
-                level: Level::Warning,
-                text: format!(
-                    "{n} config problems (! lists them): {}",
-                    setup.problems.join("; ")
-                ),
-            }),
-        }
-    }
-
-    /// The keys in force.
-    pub fn keymap(&self) -> &Keymap {
-        &self.keymap
     }
 }

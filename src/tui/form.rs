@@ -106,6 +106,8 @@ pub struct Form {
     /// Values the console filled in by itself, per parameter name (`body:<op id>` for a
     /// body): a field still holding one is refilled, a value the user typed never is.
     auto_values: Vec<(String, String)>,
+    /// The operation finder (`/`), while open.
+    pub(crate) finder: Option<OperationFinder>,
 }
 
 impl Default for Form {
@@ -126,6 +128,7 @@ impl Default for Form {
             cursor: 0,
             mode: Mode::Normal,
             auto_values: Vec::new(),
+            finder: None,
         }
     }
 }

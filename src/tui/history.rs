@@ -19,39 +19,77 @@
 //! - `i` asks for a file (Postman collection, HAR, cURL), lists its requests; `Enter` sends
 //!   the highlighted one re-signed with the active profile ([`Action::SendImported`]).
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Modifier, Style};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Cell as TableCell, Clear, Paragraph, Row, Table, Wrap};
-
-use super::app::{Action, App, Focus, Level, ResponseState, ResponseView, Screen};
-pub use super::history_view::HistoryView;
-use super::history_view::{DiffView, ImportList, Input, Kind};
-use super::keymap::Command;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Cell as TableCell, Clear, Paragraph, Row, Table, Wrap};
+
+use super::component::{Action, Component, Confirm, Ctx, Effect, OpenExchange};
+pub use super::history_view::HistoryView;
+use super::history_view::{DiffView, ImportList, Input, Kind};
+use super::keymap::Command;
+use super::response::ResponseView;
+use super::status_line::{Level, Message};
+use super::theme::Theme;
 use crate::client::history::{BODY_CAP, History, HistoryEntry, body_cut};
-use crate::client::import::{self, ImportedRequest, Variables};
-use crate::client::{Engine, Exchange, PreparedRequest, RequestContext, export};
+use crate::client::import::{self, ImportError, ImportedRequest, Variables};
+use crate::client::{ClientError, Engine, Exchange, PreparedRequest, RequestContext, export};
 use crate::signing::SignatureInspection;
 use crate::xs2a::operations;
 
 /// How many exchanges the screen loads (newest first).
 pub const HISTORY_LIMIT: usize = 500;
 
+/// Why the history screen could not read, export or import (the text is what the screen
+/// shows).
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    /// The SQLite query failed.
+    #[error("reading the history failed: {0}")]
+    Read(#[source] rusqlite::Error),
+    /// There is no history: it could not be opened (why, as the engine reported it).
+    #[error("The history is not available: {0}")]
+    Unavailable(String),
+    /// A writer panicked while it held the history.
+    #[error("the history is not available (a writer failed)")]
+    Poisoned,
+    /// The background task reading it failed.
+    #[error("internal error: {0}")]
+    Task(#[source] tokio::task::JoinError),
+    /// The recorded request no longer builds.
+    #[error(transparent)]
+    Request(#[from] ClientError),
+    /// The export file could not be written.
+    #[error(transparent)]
+    Write(#[from] std::io::Error),
+    /// The file to import cannot be read.
+    #[error("cannot read {}: {source}", path.display())]
+    ReadFile {
+        /// The file (with `~/` expanded).
+        path: PathBuf,
+        /// The read error.
+        source: std::io::Error,
+    },
+    /// The file is not a Postman collection, HAR or cURL command (or a malformed one).
+    #[error(transparent)]
+    Import(#[from] ImportError),
+}
+
 /// Reads the rows of the history screen: the newest [`HISTORY_LIMIT`] exchanges whose URL,
 /// operation, status or body contain `query` (all when it is empty). This is what the runner
 /// does on [`Action::LoadHistory`], off the UI thread.
 ///
-/// Errors: the SQLite error, as text.
-pub fn load(history: &History, query: &str) -> Result<Vec<HistoryEntry>, String> {
+/// Errors: [`HistoryError::Read`] with the SQLite error.
+pub fn load(history: &History, query: &str) -> Result<Vec<HistoryEntry>, HistoryError> {
     let q = query.trim();
     history
         .list((!q.is_empty()).then_some(q), HISTORY_LIMIT)
-        .map_err(|e| format!("reading the history failed: {e}"))
+        .map_err(HistoryError::Read)
 }
 
 /// [`load`] off the async workers, for the runner: `(query, rows)`; without a history
@@ -60,18 +98,18 @@ pub async fn load_async(
     history: Option<Arc<Mutex<History>>>,
     unavailable: Option<String>,
     query: String,
-) -> (String, Result<Vec<HistoryEntry>, String>) {
+) -> (String, Result<Vec<HistoryEntry>, HistoryError>) {
     let Some(h) = history else {
         let why = unavailable.unwrap_or_else(|| "no history file".into());
-        return (query, Err(format!("The history is not available: {why}")));
+        return (query, Err(HistoryError::Unavailable(why)));
     };
     let q = query.clone();
     let rows = tokio::task::spawn_blocking(move || match h.lock() {
         Ok(h) => load(&h, &q),
-        Err(_) => Err("the history is not available (a writer failed)".into()),
+        Err(_) => Err(HistoryError::Poisoned),
     })
     .await
-    .unwrap_or_else(|e| Err(format!("internal error: {e}")));
+    .unwrap_or_else(|e| Err(HistoryError::Task(e)));
     (query, rows)
 }
 
@@ -94,17 +132,15 @@ pub const IMPORTED_TITLE: &str = "imported request";
 /// The request of history `entry` prepared afresh on `engine` for a re-send (see
 /// [`crate::client::export::reprepare`]), with the title of its operation.
 ///
-/// Errors: the stored request no longer builds (as text).
+/// Errors: the stored request no longer builds.
 pub fn resend_request(
     engine: &Engine,
     entry: &HistoryEntry,
-) -> Result<(PreparedRequest, &'static str), String> {
+) -> Result<(PreparedRequest, &'static str), ClientError> {
     let title = operations::find(&entry.operation_id)
         .map(|o| o.title)
         .unwrap_or(IMPORTED_TITLE);
-    export::reprepare(entry, &context_of(engine))
-        .map(|r| (r, title))
-        .map_err(|e| e.to_string())
+    export::reprepare(entry, &context_of(engine)).map(|r| (r, title))
 }
 
 /// Writes the cURL command of history `entry`, prepared and signed afresh now on `engine`,
@@ -113,9 +149,10 @@ pub fn resend_request(
 /// (60 s at the sandbox) and the target is up (the embedded sandbox lives as long as the
 /// console).
 ///
-/// Errors: the request no longer builds, or the file cannot be written (as text).
-pub fn export_curl(engine: &Engine, entry: &HistoryEntry) -> Result<PathBuf, String> {
-    let req = export::reprepare(entry, &context_of(engine)).map_err(|e| e.to_string())?;
+/// Errors: the request no longer builds ([`HistoryError::Request`]), or the file cannot be
+/// written ([`HistoryError::Write`]).
+pub fn export_curl(engine: &Engine, entry: &HistoryEntry) -> Result<PathBuf, HistoryError> {
+    let req = export::reprepare(entry, &context_of(engine))?;
     let secs = crate::cert::unix_seconds(std::time::SystemTime::now());
     let path = engine
         .paths
@@ -123,117 +160,120 @@ pub fn export_curl(engine: &Engine, entry: &HistoryEntry) -> Result<PathBuf, Str
         .join("exports")
         .join(format!("exchange-{}-{secs}.sh", entry.id));
     let text = format!("#!/bin/sh\n{}", export::curl_command(&req));
-    crate::fsutil::write_atomic(&path, text.as_bytes(), true).map_err(|e| e.to_string())?;
+    crate::fsutil::write_atomic(&path, text.as_bytes(), true)?;
     Ok(path)
 }
 
 /// Reads and imports the file at `path` (Postman collection, HAR or cURL commands), with the
 /// collection's variables.
 ///
-/// Errors: unreadable file or unknown format (as text, naming the file).
-pub fn import_path(path: &str) -> Result<(Vec<ImportedRequest>, Variables), String> {
+/// Errors: unreadable file ([`HistoryError::ReadFile`]) or unknown format
+/// ([`HistoryError::Import`], naming the file).
+pub fn import_path(path: &str) -> Result<(Vec<ImportedRequest>, Variables), HistoryError> {
     let expanded = match path.strip_prefix("~/") {
         Some(rest) => std::env::var_os("HOME")
             .map(|h| PathBuf::from(h).join(rest))
             .unwrap_or_else(|| PathBuf::from(path)),
         None => PathBuf::from(path),
     };
-    let text = std::fs::read_to_string(&expanded)
-        .map_err(|e| format!("cannot read {}: {e}", expanded.display()))?;
-    let imported = import::import_file(&text, path).map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(&expanded).map_err(|source| HistoryError::ReadFile {
+        path: expanded.clone(),
+        source,
+    })?;
+    let imported = import::import_file(&text, path)?;
     let variables = Variables::new(&imported.variables, &[]);
     Ok((imported.requests, variables))
 }
 
 /// An imported request (variables already resolved) prepared and signed on `engine`.
 ///
-/// Errors: no path to send, or a body that is not JSON (as text).
+/// Errors: no path to send, or a body that is not JSON.
 pub fn imported_request_prepared(
     engine: &Engine,
     request: &ImportedRequest,
-) -> Result<PreparedRequest, String> {
-    crate::client::prepare_imported(request, &context_of(engine)).map_err(|e| e.to_string())
+) -> Result<PreparedRequest, ClientError> {
+    crate::client::prepare_imported(request, &context_of(engine))
 }
 
-impl App {
-    /// The search text of the history screen (what [`load`] filters by).
-    pub fn history_query(&self) -> &str {
-        &self.history_view.query
+impl HistoryView {
+    /// The search text (what [`load`] filters by).
+    pub fn query(&self) -> &str {
+        &self.query
     }
 
     /// Shows the rows read for search `query` (see [`load`]); a result for another query
     /// than the current one (typing went on meanwhile) is ignored.
-    pub fn set_history(&mut self, query: &str, rows: Result<Vec<HistoryEntry>, String>) {
-        let v = &mut self.history_view;
-        if query != v.query {
+    pub fn set_rows(&mut self, query: &str, rows: Result<Vec<HistoryEntry>, HistoryError>) {
+        if query != self.query {
             return;
         }
-        let keep = v.rows.get(v.selected).map(|e| e.id);
-        v.loaded = true;
+        let keep = self.rows.get(self.selected).map(|e| e.id);
+        self.loaded = true;
         match rows {
             Ok(rows) => {
-                v.rows = rows;
-                v.error = None;
+                self.rows = rows;
+                self.error = None;
             }
             Err(e) => {
-                v.rows.clear();
-                v.error = Some(e);
+                self.rows.clear();
+                self.error = Some(e.to_string());
             }
         }
-        v.selected = keep
-            .and_then(|id| v.rows.iter().position(|e| e.id == id))
+        self.selected = keep
+            .and_then(|id| self.rows.iter().position(|e| e.id == id))
             .unwrap_or(0);
         self.refresh_detail();
     }
 
     /// The exchanges shown, newest first.
-    pub fn history_rows(&self) -> &[HistoryEntry] {
-        &self.history_view.rows
+    pub fn rows(&self) -> &[HistoryEntry] {
+        &self.rows
     }
 
     /// The exchange with history id `id`, if it is shown.
-    pub fn history_entry(&self, id: i64) -> Option<&HistoryEntry> {
-        self.history_view.rows.iter().find(|e| e.id == id)
+    pub fn entry(&self, id: i64) -> Option<&HistoryEntry> {
+        self.rows.iter().find(|e| e.id == id)
     }
 
     /// The highlighted exchange.
-    pub fn highlighted_exchange(&self) -> Option<&HistoryEntry> {
-        self.history_view.rows.get(self.history_view.selected)
+    pub fn highlighted(&self) -> Option<&HistoryEntry> {
+        self.rows.get(self.selected)
     }
 
     /// Whether the diff overlay is shown.
-    pub fn history_diff_visible(&self) -> bool {
-        self.history_view.diff.is_some()
+    pub fn diff_visible(&self) -> bool {
+        self.diff.is_some()
     }
 
     /// Lists the requests imported from `source` (a file) in the import overlay, or says why
     /// the file could not be imported.
-    pub fn set_imported(
+    pub(crate) fn set_imported(
         &mut self,
         source: &str,
-        result: Result<(Vec<ImportedRequest>, Variables), String>,
+        result: Result<(Vec<ImportedRequest>, Variables), HistoryError>,
+        ctx: &mut Ctx,
     ) {
         match result {
             Ok((requests, _)) if requests.is_empty() => {
-                self.set_message(Level::Warning, format!("{source} holds no requests"))
+                ctx.say(Level::Warning, format!("{source} holds no requests"))
             }
             Ok((requests, variables)) => {
-                self.set_message(
+                ctx.say(
                     Level::Success,
                     format!(
                         "{} request(s) imported from {source}: Enter sends the highlighted one with profile {}",
                         requests.len(),
-                        self.status.profile
+                        ctx.status.profile
                     ),
                 );
-                self.history_view.import = Some(ImportList {
+                self.import = Some(ImportList {
                     source: source.to_string(),
                     requests,
                     variables,
                     selected: 0,
                 });
             }
-            Err(e) => self.set_message(Level::Error, format!("Import failed: {e}")),
+            Err(e) => ctx.say(Level::Error, format!("Import failed: {e}")),
         }
     }
 
@@ -241,52 +281,245 @@ impl App {
     /// (see [`crate::client::import::Variables::resolve`]), and the names of the variables
     /// without a value.
     pub fn imported_request(&self, index: usize) -> Option<(ImportedRequest, Vec<String>)> {
-        let list = self.history_view.import.as_ref()?;
+        let list = self.import.as_ref()?;
         let req = list.requests.get(index)?;
         let r = list.variables.resolve(req);
         Some((r.request, r.unknown))
     }
 
-    /// Records that history exchange `id` (or imported request `what`) is being re-sent:
-    /// call after [`App::begin_send`]; shows the console, where the response arrives.
-    pub fn resend_started(&mut self, what: &str) {
-        self.history_view.import = None;
-        self.screen = Screen::Console;
-        self.panes.focus = Focus::Response;
-        self.set_message(
-            Level::Info,
-            format!(
-                "Sending {what} again with profile {}, signed afresh (new Date, X-Request-ID, Signature) …",
-                self.status.profile
-            ),
-        );
+    /// Closes the import overlay (its request is being sent).
+    pub(crate) fn close_import(&mut self) {
+        self.import = None;
     }
 
-    /// Shows where a cURL export was written, or why it failed.
-    pub fn curl_exported(&mut self, id: i64, result: Result<PathBuf, String>) {
+    /// Says where a cURL export of exchange `id` was written, or why it failed.
+    pub(crate) fn curl_exported(id: i64, result: Result<PathBuf, HistoryError>, ctx: &mut Ctx) {
         match result {
-            Ok(p) => self.set_message(
+            Ok(p) => ctx.say(
                 Level::Success,
                 format!(
                     "cURL of #{id}, signed now, written to {} (run it within 60 s)",
                     p.display()
                 ),
             ),
-            Err(e) => self.set_message(Level::Error, format!("cURL export of #{id} failed: {e}")),
+            Err(e) => ctx.say(Level::Error, format!("cURL export of #{id} failed: {e}")),
         }
     }
 
-    /// The text box of the history screen takes keys first while it is open; `None` when it
-    /// is not (see [`App::text_input_key`](super::app)).
-    pub(crate) fn history_text_input(&mut self, key: &KeyEvent) -> Option<Action> {
-        if self.screen != Screen::History {
-            return None;
+    /// `r`: the re-send of the highlighted exchange, or the question to ask first when it
+    /// was recorded under another profile (another certificate and target, issue 8 item 15).
+    fn resend(&mut self, ctx: &mut Ctx) -> Effect {
+        let Some((id, recorded)) = self.highlighted().map(|e| (e.id, e.profile.clone())) else {
+            return Effect::None;
+        };
+        if ctx.busy() {
+            return Effect::None;
         }
-        let input = self.history_view.input?;
-        let v = &mut self.history_view;
+        if recorded == ctx.status.profile {
+            return Effect::Run(Action::ResendHistory(id));
+        }
+        let known = ctx.profiles.contains(&recorded);
+        let active = &ctx.status.profile;
+        let (question, note) = if known {
+            (
+                format!("#{id} was recorded under profile {recorded}; send it with {recorded}?"),
+                format!(
+                    "y: switch to {recorded} and send · a: send with the active profile {active} · other keys cancel"
+                ),
+            )
+        } else {
+            (
+                format!(
+                    "#{id} was recorded under profile {recorded}, which is not loaded; send it with the active profile {active}?"
+                ),
+                format!("a or y: send with {active} · other keys cancel"),
+            )
+        };
+        Effect::Ask {
+            what: Confirm::ResendOtherProfile {
+                id,
+                recorded: known.then_some(recorded),
+            },
+            question,
+            note,
+        }
+    }
+
+    /// Commands while the diff overlay is open; `None` for the ones it does not take.
+    fn diff_command(&mut self, cmd: Command) -> Option<Effect> {
+        let d = self.diff.as_mut()?;
+        let page = self.viewport.get().saturating_sub(1).max(1);
+        let max = d.lines.len().saturating_sub(1);
+        match cmd {
+            Command::Up => d.scroll = d.scroll.saturating_sub(1),
+            Command::Down => d.scroll = (d.scroll + 1).min(max),
+            Command::PageUp => d.scroll = d.scroll.saturating_sub(page),
+            Command::PageDown => d.scroll = (d.scroll + page).min(max),
+            Command::Top => d.scroll = 0,
+            Command::Bottom => d.scroll = max,
+            Command::Dismiss | Command::HistoryDiff => self.diff = None,
+            _ => return None,
+        }
+        Some(Effect::None)
+    }
+
+    fn import_command(&mut self, cmd: Command, ctx: &mut Ctx) -> Option<Effect> {
+        let list = self.import.as_mut()?;
+        let n = list.requests.len();
+        match cmd {
+            Command::Up => list.selected = list.selected.saturating_sub(1),
+            Command::Down => list.selected = (list.selected + 1).min(n.saturating_sub(1)),
+            Command::Dismiss => self.import = None,
+            Command::HistoryOpen => {
+                if !ctx.busy() {
+                    return Some(Effect::Run(Action::SendImported(list.selected)));
+                }
+            }
+            _ => return None,
+        }
+        Some(Effect::None)
+    }
+
+    fn refresh_detail(&mut self) {
+        self.detail_scroll = 0;
+        self.detail = self
+            .rows
+            .get(self.selected)
+            .map(detail_lines)
+            .unwrap_or_default();
+    }
+
+    fn mark(&mut self, ctx: &mut Ctx) {
+        match self.highlighted().map(|e| e.id) {
+            Some(id) if self.marked == Some(id) => {
+                self.marked = None;
+                ctx.say(Level::Info, format!("Exchange #{id} unmarked"));
+            }
+            Some(id) => {
+                self.marked = Some(id);
+                ctx.say(
+                    Level::Info,
+                    format!("Exchange #{id} marked: highlight another and press d to diff"),
+                );
+            }
+            None => {}
+        }
+    }
+
+    fn open_diff(&mut self, ctx: &mut Ctx) {
+        let Some(marked) = self.marked else {
+            ctx.say(
+                Level::Info,
+                "Mark an exchange with m first, then highlight another and press d",
+            );
+            return;
+        };
+        let (Some(a), Some(b)) = (self.entry(marked), self.highlighted()) else {
+            ctx.say(
+                Level::Warning,
+                format!("The marked exchange #{marked} is not in the list (clear the search)"),
+            );
+            return;
+        };
+        let title = format!(
+            " Diff of the responses: #{} {} {} (−) → #{} {} {} (+) ",
+            a.id,
+            a.status,
+            path_of(a),
+            b.id,
+            b.status,
+            path_of(b)
+        );
+        self.diff = Some(DiffView {
+            title,
+            lines: diff_lines(a, b),
+            scroll: 0,
+        });
+    }
+}
+
+/// `Enter`: the highlighted exchange for the console, its operation (when it is one of the
+/// catalogue) with its parameters and body, and its response.
+fn open_in_console(e: &HistoryEntry) -> OpenExchange {
+    let exchange = Exchange {
+        status: e.status,
+        headers: e.response_headers.clone(),
+        body: e.response_body.clone(),
+        elapsed: std::time::Duration::from_millis(e.elapsed_ms),
+        json: serde_json::from_slice(&e.response_body).ok(),
+    };
+    let request = PreparedRequest {
+        operation_id: e.operation_id.clone(),
+        params: e.params.clone(),
+        method: e.method.clone(),
+        url: e.url.clone(),
+        path_and_query: e.path_and_query.clone(),
+        headers: e.request_headers.clone(),
+        body: e.request_body.clone(),
+        inspection: SignatureInspection {
+            digest: None,
+            signing_string: String::new(),
+            key_id: String::new(),
+            signed_headers: Vec::new(),
+            signature_header: String::new(),
+            added_headers: Vec::new(),
+        },
+    };
+    let op = operations::find(&e.operation_id);
+    let (level, text) = match op {
+        Some(op) => match body_cut(&e.request_body) {
+            Some((size, sha)) => (
+                Level::Warning,
+                format!(
+                    "Exchange #{} opened: {}; its body ({size} bytes, SHA-256 {sha}) was cut to {BODY_CAP} bytes in the history: the form has the first {BODY_CAP}",
+                    e.id, op.title
+                ),
+            ),
+            None if e.request_body.len() > BODY_CAP => (
+                Level::Warning,
+                format!(
+                    "Exchange #{} opened: {}; its body of {} bytes is in the form cut to {BODY_CAP}",
+                    e.id,
+                    op.title,
+                    e.request_body.len()
+                ),
+            ),
+            None => (
+                Level::Info,
+                format!(
+                    "Exchange #{} opened: {} with its parameters; s sends it again",
+                    e.id, op.title
+                ),
+            ),
+        },
+        None => (
+            Level::Info,
+            format!(
+                "Exchange #{} is an imported request, not a catalogue operation: its response is shown; r on the history screen re-sends it",
+                e.id
+            ),
+        ),
+    };
+    // At most BODY_CAP bytes go into the form (entries stored before bodies were capped can
+    // hold more), so the editor stays responsive.
+    let body = &e.request_body[..e.request_body.len().min(BODY_CAP)];
+    let title = op.map_or(IMPORTED_TITLE, |o| o.title);
+    OpenExchange {
+        op,
+        params: e.params.clone(),
+        body: (!body.is_empty()).then(|| String::from_utf8_lossy(body).into_owned()),
+        view: ResponseView::from_exchange(title, &request, &exchange),
+        message: Message { level, text },
+    }
+}
+
+impl Component for HistoryView {
+    /// The search and import boxes take keys first while one is open.
+    fn input(&mut self, key: &KeyEvent, _ctx: &mut Ctx) -> Option<Effect> {
+        let input = self.input?;
         let text = match input {
-            Input::Search => &mut v.query,
-            Input::ImportPath => &mut v.path,
+            Input::Search => &mut self.query,
+            Input::ImportPath => &mut self.path,
         };
         let typed = !key
             .modifiers
@@ -302,315 +535,107 @@ impl App {
             }
             KeyCode::Backspace => text.pop().is_some(),
             KeyCode::Enter => {
-                v.input = None;
+                self.input = None;
+                let path = self.path.trim();
                 return Some(match input {
-                    Input::Search => Action::None,
-                    Input::ImportPath => {
-                        let path = v.path.trim().to_string();
-                        if path.is_empty() {
-                            Action::None
-                        } else {
-                            Action::ImportFile(path)
-                        }
+                    Input::ImportPath if !path.is_empty() => {
+                        Effect::Run(Action::ImportFile(path.to_string()))
                     }
+                    _ => Effect::None,
                 });
             }
             KeyCode::Esc => {
-                v.input = None;
-                if input == Input::Search && !v.query.is_empty() {
-                    v.query.clear();
-                    return Some(Action::LoadHistory);
+                self.input = None;
+                if input == Input::Search && !self.query.is_empty() {
+                    self.query.clear();
+                    return Some(Effect::Run(Action::LoadHistory));
                 }
-                return Some(Action::None);
+                return Some(Effect::None);
             }
             _ => false,
         };
         Some(if changed && input == Input::Search {
-            Action::LoadHistory
+            Effect::Run(Action::LoadHistory)
         } else {
-            Action::None
+            Effect::None
         })
     }
 
-    /// Commands of the history screen; `None` for commands it does not take.
-    pub(crate) fn history_command(&mut self, cmd: Command) -> Option<Action> {
-        if self.history_view.import.is_some() {
-            return self.import_command(cmd);
+    fn handle(&mut self, cmd: Command, ctx: &mut Ctx) -> Option<Effect> {
+        if self.import.is_some() {
+            return self.import_command(cmd, ctx);
         }
-        if let Some(d) = &mut self.history_view.diff {
-            let page = self.history_view.viewport.get().saturating_sub(1).max(1);
-            let max = d.lines.len().saturating_sub(1);
-            match cmd {
-                Command::Up => d.scroll = d.scroll.saturating_sub(1),
-                Command::Down => d.scroll = (d.scroll + 1).min(max),
-                Command::PageUp => d.scroll = d.scroll.saturating_sub(page),
-                Command::PageDown => d.scroll = (d.scroll + page).min(max),
-                Command::Top => d.scroll = 0,
-                Command::Bottom => d.scroll = max,
-                Command::Dismiss | Command::HistoryDiff => self.history_view.diff = None,
-                _ => return None,
-            }
-            return Some(Action::None);
+        if self.diff.is_some() {
+            return self.diff_command(cmd);
         }
-        let v = &mut self.history_view;
-        let n = v.rows.len();
-        let page = v.viewport.get().saturating_sub(1).max(1);
+        let n = self.rows.len();
+        let page = self.viewport.get().saturating_sub(1).max(1);
         match cmd {
             Command::Up | Command::Down => {
                 let next = if cmd == Command::Up {
-                    v.selected.saturating_sub(1)
+                    self.selected.saturating_sub(1)
                 } else {
-                    (v.selected + 1).min(n.saturating_sub(1))
+                    (self.selected + 1).min(n.saturating_sub(1))
                 };
-                if next != v.selected {
-                    v.selected = next;
+                if next != self.selected {
+                    self.selected = next;
                     self.refresh_detail();
                 }
             }
-            Command::PageUp => v.detail_scroll = v.detail_scroll.saturating_sub(page),
+            Command::PageUp => self.detail_scroll = self.detail_scroll.saturating_sub(page),
             Command::PageDown => {
-                v.detail_scroll = (v.detail_scroll + page).min(v.detail.len().saturating_sub(1))
+                self.detail_scroll =
+                    (self.detail_scroll + page).min(self.detail.len().saturating_sub(1))
             }
-            Command::Top => v.detail_scroll = 0,
-            Command::Bottom => v.detail_scroll = v.detail.len().saturating_sub(1),
-            Command::HistorySearch => v.input = Some(Input::Search),
-            Command::HistoryImport => v.input = Some(Input::ImportPath),
+            Command::Top => self.detail_scroll = 0,
+            Command::Bottom => self.detail_scroll = self.detail.len().saturating_sub(1),
+            Command::HistorySearch => self.input = Some(Input::Search),
+            Command::HistoryImport => self.input = Some(Input::ImportPath),
             Command::Dismiss => {
-                if !v.query.is_empty() {
-                    v.query.clear();
-                    return Some(Action::LoadHistory);
+                if !self.query.is_empty() {
+                    self.query.clear();
+                    return Some(Effect::Run(Action::LoadHistory));
                 }
             }
-            Command::HistoryMark => match self.highlighted_exchange().map(|e| e.id) {
-                Some(id) if self.history_view.marked == Some(id) => {
-                    self.history_view.marked = None;
-                    self.set_message(Level::Info, format!("Exchange #{id} unmarked"));
+            Command::HistoryMark => self.mark(ctx),
+            Command::HistoryDiff => self.open_diff(ctx),
+            Command::HistoryOpen => {
+                if let Some(e) = self.highlighted() {
+                    return Some(Effect::OpenExchange(Box::new(open_in_console(e))));
                 }
-                Some(id) => {
-                    self.history_view.marked = Some(id);
-                    self.set_message(
-                        Level::Info,
-                        format!("Exchange #{id} marked: highlight another and press d to diff"),
-                    );
-                }
-                None => {}
-            },
-            Command::HistoryDiff => self.open_diff(),
-            Command::HistoryOpen => self.open_in_console(),
-            Command::HistoryResend
-                if self
-                    .highlighted_exchange()
-                    .is_some_and(|e| body_cut(&e.request_body).is_some()) =>
-            {
-                let e = self.highlighted_exchange().cloned().unwrap_or_default();
-                let (size, sha) = body_cut(&e.request_body).unwrap_or_default();
-                self.set_message(
-                    Level::Warning,
-                    format!(
-                        "#{} not re-sent: its request body ({size} bytes, SHA-256 {sha}) was cut to {BODY_CAP} bytes in the history",
-                        e.id
-                    ),
-                );
             }
             Command::HistoryResend => {
-                if let Some((id, recorded)) = self
-                    .highlighted_exchange()
-                    .map(|e| (e.id, e.profile.clone()))
+                if let Some(e) = self.highlighted()
+                    && let Some((size, sha)) = body_cut(&e.request_body)
                 {
-                    if self.sending {
-                        self.set_message(Level::Warning, "Still waiting for the previous response");
-                    } else if recorded != self.status.profile {
-                        // Another profile means another certificate and target: say so and
-                        // let the user choose (issue 8 item 15).
-                        let known = self.profiles.names.contains(&recorded);
-                        let active = self.status.profile.clone();
-                        let (question, note) = if known {
-                            (
-                                format!(
-                                    "#{id} was recorded under profile {recorded}; send it with {recorded}?"
-                                ),
-                                format!(
-                                    "y: switch to {recorded} and send · a: send with the active profile {active} · other keys cancel"
-                                ),
-                            )
-                        } else {
-                            (
-                                format!(
-                                    "#{id} was recorded under profile {recorded}, which is not loaded; send it with the active profile {active}?"
-                                ),
-                                format!("a or y: send with {active} · other keys cancel"),
-                            )
-                        };
-                        self.ask(
-                            super::app::Confirm::ResendOtherProfile {
-                                id,
-                                recorded: known.then_some(recorded),
-                            },
-                            question,
-                            &note,
-                        );
-                    } else {
-                        return Some(Action::ResendHistory(id));
-                    }
+                    ctx.say(
+                        Level::Warning,
+                        format!(
+                            "#{} not re-sent: its request body ({size} bytes, SHA-256 {sha}) was cut to {BODY_CAP} bytes in the history",
+                            e.id
+                        ),
+                    );
+                } else {
+                    return Some(self.resend(ctx));
                 }
             }
             Command::HistoryExportCurl => {
-                if let Some(id) = self.highlighted_exchange().map(|e| e.id) {
-                    return Some(Action::ExportHistoryCurl(id));
+                if let Some(id) = self.highlighted().map(|e| e.id) {
+                    return Some(Effect::Run(Action::ExportHistoryCurl(id)));
                 }
             }
             _ => return None,
         }
-        Some(Action::None)
-    }
-
-    fn import_command(&mut self, cmd: Command) -> Option<Action> {
-        let list = self.history_view.import.as_mut()?;
-        let n = list.requests.len();
-        match cmd {
-            Command::Up => list.selected = list.selected.saturating_sub(1),
-            Command::Down => list.selected = (list.selected + 1).min(n.saturating_sub(1)),
-            Command::Dismiss => self.history_view.import = None,
-            Command::HistoryOpen => {
-                if self.sending {
-                    self.set_message(Level::Warning, "Still waiting for the previous response");
-                } else {
-                    return Some(Action::SendImported(list.selected));
-                }
-            }
-            _ => return None,
-        }
-        Some(Action::None)
-    }
-
-    fn refresh_detail(&mut self) {
-        let v = &mut self.history_view;
-        v.detail_scroll = 0;
-        v.detail = v.rows.get(v.selected).map(detail_lines).unwrap_or_default();
-    }
-
-    fn open_diff(&mut self) {
-        let Some(marked) = self.history_view.marked else {
-            self.set_message(
-                Level::Info,
-                "Mark an exchange with m first, then highlight another and press d",
-            );
-            return;
-        };
-        let (Some(a), Some(b)) = (self.history_entry(marked), self.highlighted_exchange()) else {
-            self.set_message(
-                Level::Warning,
-                format!("The marked exchange #{marked} is not in the list (clear the search)"),
-            );
-            return;
-        };
-        let title = format!(
-            " Diff of the responses: #{} {} {} (−) → #{} {} {} (+) ",
-            a.id,
-            a.status,
-            path_of(a),
-            b.id,
-            b.status,
-            path_of(b)
-        );
-        self.history_view.diff = Some(DiffView {
-            title,
-            lines: diff_lines(a, b),
-            scroll: 0,
-        });
-    }
-
-    fn open_in_console(&mut self) {
-        let Some(e) = self.highlighted_exchange().cloned() else {
-            return;
-        };
-        let exchange = Exchange {
-            status: e.status,
-            headers: e.response_headers.clone(),
-            body: e.response_body.clone(),
-            elapsed: std::time::Duration::from_millis(e.elapsed_ms),
-            json: serde_json::from_slice(&e.response_body).ok(),
-        };
-        let request = PreparedRequest {
-            operation_id: e.operation_id.clone(),
-            params: e.params.clone(),
-            method: e.method.clone(),
-            url: e.url.clone(),
-            path_and_query: e.path_and_query.clone(),
-            headers: e.request_headers.clone(),
-            body: e.request_body.clone(),
-            inspection: SignatureInspection {
-                digest: None,
-                signing_string: String::new(),
-                key_id: String::new(),
-                signed_headers: Vec::new(),
-                signature_header: String::new(),
-                added_headers: Vec::new(),
-            },
-        };
-        let title = match operations::find(&e.operation_id) {
-            Some(op) if self.select_operation(op.id) => {
-                for (name, value) in &e.params {
-                    self.set_param(op.id, name, value);
-                }
-                // At most BODY_CAP bytes go into the form (entries stored before bodies were
-                // capped can hold more), so the editor stays responsive.
-                let body = &e.request_body[..e.request_body.len().min(BODY_CAP)];
-                if !body.is_empty() {
-                    self.set_param(op.id, "body", &String::from_utf8_lossy(body));
-                }
-                match body_cut(&e.request_body) {
-                    Some((size, sha)) => self.set_message(
-                        Level::Warning,
-                        format!(
-                            "Exchange #{} opened: {}; its body ({size} bytes, SHA-256 {sha}) was cut to {BODY_CAP} bytes in the history: the form has the first {BODY_CAP}",
-                            e.id, op.title
-                        ),
-                    ),
-                    None if e.request_body.len() > BODY_CAP => self.set_message(
-                        Level::Warning,
-                        format!(
-                            "Exchange #{} opened: {}; its body of {} bytes is in the form cut to {BODY_CAP}",
-                            e.id,
-                            op.title,
-                            e.request_body.len()
-                        ),
-                    ),
-                    None => self.set_message(
-                        Level::Info,
-                        format!(
-                            "Exchange #{} opened: {} with its parameters; s sends it again",
-                            e.id, op.title
-                        ),
-                    ),
-                }
-                op.title
-            }
-            _ => {
-                self.set_message(
-                    Level::Info,
-                    format!(
-                        "Exchange #{} is an imported request, not a catalogue operation: its response is shown; r on the history screen re-sends it",
-                        e.id
-                    ),
-                );
-                "imported request"
-            }
-        };
-        let view = ResponseView::from_exchange(title, &request, &exchange);
-        self.response = ResponseState::Done(Box::new(view));
-        self.panes.scroll[2] = 0;
-        self.panes.focus = Focus::Response;
-        self.screen = Screen::Console;
+        Some(Effect::None)
     }
 
     /// Draws the history screen into `area` (between the status bar and the footer).
-    pub(crate) fn draw_history(&self, frame: &mut Frame, area: Rect) {
-        let t = &self.theme;
-        let v = &self.history_view;
+    fn draw(&self, frame: &mut Frame, area: Rect, ctx: &Ctx) {
+        let t = ctx.theme;
+        let v = self;
         let [search, main] =
             Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
-        self.draw_history_search(frame, search);
+        self.draw_search(frame, search, t);
         let (list_area, detail_area) = if main.width >= 120 {
             let [a, b] = Layout::horizontal([Constraint::Fill(1), Constraint::Fill(1)]).areas(main);
             (a, b)
@@ -654,26 +679,17 @@ impl App {
             );
         } else {
             let inner_h = list_area.height.saturating_sub(3) as usize;
-            let first = v.selected.saturating_sub(inner_h.saturating_sub(1));
-            let rows: Vec<Row> = v
-                .rows
-                .iter()
-                .enumerate()
-                .skip(first)
-                .take(inner_h.max(1))
+            let rows: Vec<Row> = in_view(&v.rows, v.selected, inner_h.max(1))
                 .map(|(i, e)| {
                     let mark = if v.marked == Some(e.id) { "●" } else { " " };
                     let row = Row::new(vec![
                         TableCell::from(format!("{mark}{}", time_of(e.at))),
                         TableCell::from(e.profile.clone()),
-                        TableCell::from(Span::styled(
-                            e.method.clone(),
-                            self.method_style(&e.method),
-                        )),
+                        TableCell::from(Span::styled(e.method.clone(), t.method(&e.method))),
                         TableCell::from(path_of(e).to_string()),
                         TableCell::from(Span::styled(
                             e.status.to_string(),
-                            self.status_style(e.status),
+                            t.http_status(e.status),
                         )),
                         TableCell::from(format!("{} ms", e.elapsed_ms)),
                     ]);
@@ -701,19 +717,13 @@ impl App {
             .block(list_block);
             frame.render_widget(table, list_area);
         }
-        let detail_title = match self.highlighted_exchange() {
+        let detail_title = match self.highlighted() {
             Some(e) => format!(" Exchange #{} ", e.id),
             None => " Exchange ".to_string(),
         };
         let inner_h = detail_area.height.saturating_sub(2) as usize;
         v.viewport.set(inner_h);
-        let lines: Vec<Line> = v
-            .detail
-            .iter()
-            .skip(v.detail_scroll)
-            .take(inner_h)
-            .map(|(k, s)| self.styled_line(*k, s))
-            .collect();
+        let lines = styled_lines(t, &v.detail, v.detail_scroll, inner_h);
         frame.render_widget(
             Paragraph::new(lines)
                 .wrap(Wrap { trim: false })
@@ -721,16 +731,17 @@ impl App {
             detail_area,
         );
         if let Some(d) = &v.diff {
-            self.draw_history_diff(frame, main, d);
+            self.draw_diff(frame, main, d, t);
         }
         if let Some(list) = &v.import {
-            self.draw_import_list(frame, main, list);
+            draw_import_list(frame, main, list, t);
         }
     }
+}
 
-    fn draw_history_search(&self, frame: &mut Frame, area: Rect) {
-        let t = &self.theme;
-        let v = &self.history_view;
+impl HistoryView {
+    fn draw_search(&self, frame: &mut Frame, area: Rect, t: &Theme) {
+        let v = self;
         let line = match v.input {
             Some(Input::Search) => Line::from(vec![
                 Span::styled(" Search: ", t.key),
@@ -755,22 +766,12 @@ impl App {
         frame.render_widget(Paragraph::new(line), area);
     }
 
-    fn draw_history_diff(&self, frame: &mut Frame, area: Rect, d: &DiffView) {
-        let t = &self.theme;
+    fn draw_diff(&self, frame: &mut Frame, area: Rect, d: &DiffView, t: &Theme) {
         let r = inset(area, 2, 1);
-        // The whole screen area is cleared, not only the overlay: the panes underneath
-        // must not show through its margins.
-        frame.render_widget(Clear, area);
-        frame.render_widget(Block::new().style(t.base), area);
+        cover(frame, area, t);
         let inner_h = r.height.saturating_sub(2) as usize;
-        self.history_view.viewport.set(inner_h);
-        let lines: Vec<Line> = d
-            .lines
-            .iter()
-            .skip(d.scroll)
-            .take(inner_h)
-            .map(|(k, s)| self.styled_line(*k, s))
-            .collect();
+        self.viewport.set(inner_h);
+        let lines = styled_lines(t, &d.lines, d.scroll, inner_h);
         let block = Block::bordered()
             .border_type(BorderType::Rounded)
             .border_style(t.modal_border)
@@ -778,79 +779,78 @@ impl App {
             .title_bottom(Span::styled(" ↑/↓ PgUp/PgDn scroll · Esc closes ", t.dim));
         frame.render_widget(Paragraph::new(lines).style(t.base).block(block), r);
     }
+}
 
-    fn draw_import_list(&self, frame: &mut Frame, area: Rect, list: &ImportList) {
-        let t = &self.theme;
-        let r = inset(area, 4, 2);
-        frame.render_widget(Clear, area);
-        frame.render_widget(Block::new().style(t.base), area);
-        let inner_h = r.height.saturating_sub(2) as usize;
-        let first = list.selected.saturating_sub(inner_h.saturating_sub(1));
-        let lines: Vec<Line> = list
-            .requests
-            .iter()
-            .enumerate()
-            .skip(first)
-            .take(inner_h)
-            .map(|(i, req)| {
-                let (url, _) = list.variables.display_url(req);
-                let line = Line::from(vec![
-                    Span::styled(
-                        format!(" {:<6} ", req.method),
-                        self.method_style(&req.method),
-                    ),
-                    Span::raw(format!("{:<40} ", req.name)),
-                    Span::styled(url, t.dim),
-                ]);
-                if i == list.selected {
-                    line.style(t.selected)
-                } else {
-                    line
-                }
-            })
-            .collect();
-        let block = Block::bordered()
-            .border_type(BorderType::Rounded)
-            .border_style(t.modal_border)
-            .title(Span::styled(
-                format!(" Imported from {} ({}) ", list.source, list.requests.len()),
-                t.title,
-            ))
-            .title_bottom(Span::styled(
-                " ↑/↓ choose · Enter sends it re-signed with the active profile · Esc closes ",
-                t.dim,
-            ));
-        frame.render_widget(Paragraph::new(lines).style(t.base).block(block), r);
-    }
+fn draw_import_list(frame: &mut Frame, area: Rect, list: &ImportList, t: &Theme) {
+    let r = inset(area, 4, 2);
+    cover(frame, area, t);
+    let inner_h = r.height.saturating_sub(2) as usize;
+    let lines: Vec<Line> = in_view(&list.requests, list.selected, inner_h)
+        .map(|(i, req)| {
+            let (url, _) = list.variables.display_url(req);
+            let line = Line::from(vec![
+                Span::styled(format!(" {:<6} ", req.method), t.method(&req.method)),
+                Span::raw(format!("{:<40} ", req.name)),
+                Span::styled(url, t.dim),
+            ]);
+            if i == list.selected {
+                line.style(t.selected)
+            } else {
+                line
+            }
+        })
+        .collect();
+    let block = Block::bordered()
+        .border_type(BorderType::Rounded)
+        .border_style(t.modal_border)
+        .title(Span::styled(
+            format!(" Imported from {} ({}) ", list.source, list.requests.len()),
+            t.title,
+        ))
+        .title_bottom(Span::styled(
+            " ↑/↓ choose · Enter sends it re-signed with the active profile · Esc closes ",
+            t.dim,
+        ));
+    frame.render_widget(Paragraph::new(lines).style(t.base).block(block), r);
+}
 
-    fn styled_line(&self, kind: Kind, text: &str) -> Line<'static> {
-        let t = &self.theme;
-        let style = match kind {
-            Kind::Heading => t.title.add_modifier(Modifier::BOLD),
-            Kind::Header => t.header_name,
-            Kind::Text => t.base,
-            Kind::Added => t.success,
-            Kind::Removed => t.error,
-        };
-        Line::from(Span::styled(text.to_string(), style))
-    }
+/// Clears the whole screen area under an overlay of the history screen, not only the
+/// overlay: the panes underneath must not show through its margins.
+fn cover(frame: &mut Frame, area: Rect, t: &Theme) {
+    frame.render_widget(Clear, area);
+    frame.render_widget(Block::new().style(t.base), area);
+}
 
-    fn method_style(&self, method: &str) -> Style {
-        match method {
-            "GET" | "HEAD" => self.theme.method_read,
-            "DELETE" => self.theme.method_delete,
-            _ => self.theme.method_write,
-        }
-    }
+/// The items of a list `rows` high that keep `selected` in view, with their indexes.
+fn in_view<T>(items: &[T], selected: usize, rows: usize) -> impl Iterator<Item = (usize, &T)> {
+    let first = selected.saturating_sub(rows.saturating_sub(1));
+    items.iter().enumerate().skip(first).take(rows)
+}
 
-    fn status_style(&self, status: u16) -> Style {
-        match status {
-            200..=299 => self.theme.status_ok,
-            300..=399 => self.theme.status_redirect,
-            400..=499 => self.theme.status_client_error,
-            _ => self.theme.status_server_error,
-        }
-    }
+/// `rows` lines of `lines` from `from` on, coloured by kind.
+fn styled_lines(
+    t: &Theme,
+    lines: &[(Kind, String)],
+    from: usize,
+    rows: usize,
+) -> Vec<Line<'static>> {
+    lines
+        .iter()
+        .skip(from)
+        .take(rows)
+        .map(|(k, s)| styled_line(t, *k, s))
+        .collect()
+}
+
+fn styled_line(t: &Theme, kind: Kind, text: &str) -> Line<'static> {
+    let style = match kind {
+        Kind::Heading => t.title.add_modifier(Modifier::BOLD),
+        Kind::Header => t.header_name,
+        Kind::Text => t.base,
+        Kind::Added => t.success,
+        Kind::Removed => t.error,
+    };
+    Line::from(Span::styled(text.to_string(), style))
 }
 
 fn inset(area: Rect, dx: u16, dy: u16) -> Rect {

@@ -565,14 +565,36 @@ impl Scope {
     }
 }
 
+/// Why a key of the config file is not a key ([`parse_key`]); each holds the key as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyParseError {
+    /// Nothing was written.
+    #[error("an empty key")]
+    Empty,
+    /// Not a character nor a known key name.
+    #[error(
+        "\"{0}\" is not a key (examples: a, A, ctrl-x, alt-x, enter, esc, tab, backtab, up, pgdn, f1, space)"
+    )]
+    Unknown(String),
+    /// `shift-` before a character that is not a letter.
+    #[error(
+        "\"{0}\": shift- only goes with letters and tab (write the character itself, e.g. ? or A)"
+    )]
+    ShiftOnCharacter(String),
+    /// `shift-` before a named key other than `tab`.
+    #[error("\"{0}\": shift- only goes with letters and tab")]
+    ShiftOnKey(String),
+}
+
 /// Parses a key as written in the config file: a character (`a`, `A`, `?`), a name
 /// (`enter`, `esc`, `tab`, `backtab`, `up`, `down`, `left`, `right`, `pgup`, `pgdn`,
 /// `home`, `end`, `space`, `backspace`, `del`, `f1`..`f12`), optionally after `ctrl-`,
 /// `alt-` (and `shift-` for `tab` and letters). Names are case-insensitive; a single
 /// character keeps its case (`A` is Shift-a).
 ///
-/// Errors: an empty string, an unknown name, `shift-` on a key other than a letter or tab.
-pub fn parse_key(s: &str) -> Result<Key, String> {
+/// Errors: an empty string, an unknown name, `shift-` on a key other than a letter or tab
+/// ([`KeyParseError`]).
+pub fn parse_key(s: &str) -> Result<Key, KeyParseError> {
     let written = s.trim();
     let mut rest = written;
     let mut mods = KeyModifiers::NONE;
@@ -592,20 +614,14 @@ pub fn parse_key(s: &str) -> Result<Key, String> {
             break;
         }
     }
-    let bad = || {
-        format!(
-            "\"{written}\" is not a key (examples: a, A, ctrl-x, alt-x, enter, esc, tab, backtab, up, pgdn, f1, space)"
-        )
-    };
+    let bad = || KeyParseError::Unknown(written.to_string());
     let mut chars = rest.chars();
     let code = match (chars.next(), chars.next()) {
-        (None, _) => return Err("an empty key".to_string()),
+        (None, _) => return Err(KeyParseError::Empty),
         (Some(c), None) => {
             let c = if shift {
                 if !c.is_alphabetic() {
-                    return Err(format!(
-                        "\"{written}\": shift- only goes with letters and tab (write the character itself, e.g. ? or A)"
-                    ));
+                    return Err(KeyParseError::ShiftOnCharacter(written.to_string()));
                 }
                 c.to_uppercase().next().unwrap_or(c)
             } else if mods.contains(KeyModifiers::CONTROL) {
@@ -641,9 +657,7 @@ pub fn parse_key(s: &str) -> Result<Key, String> {
                 _ => return Err(bad()),
             };
             if shift && code != KeyCode::BackTab {
-                return Err(format!(
-                    "\"{written}\": shift- only goes with letters and tab"
-                ));
+                return Err(KeyParseError::ShiftOnKey(written.to_string()));
             }
             code
         }

@@ -9,11 +9,15 @@
 //!   blocks in `crossterm::event::read`), SCA callbacks from the redirect listener, finished
 //!   sends and browser launches. It redraws only after one of these; there is no tick.
 
+#[macro_use]
 pub mod app;
 pub mod body_editor;
 pub mod catalogue;
+mod component;
 pub mod config;
+mod deps;
 pub mod editor;
+pub mod error;
 pub mod form;
 pub mod history;
 pub mod history_view;
@@ -28,6 +32,7 @@ pub mod qr;
 pub mod response;
 mod response_pane;
 pub mod status_line;
+mod text;
 pub mod theme;
 mod ui;
 
@@ -55,6 +60,7 @@ pub use app::{
     Action, App, Focus, Level, Message, Mode, Preview, RequestSpec, ResponseState, ResponseView,
     ScaPrompt, Screen, StatusInfo, mask_request,
 };
+pub use error::{BrowserError, SendError};
 pub use theme::Theme;
 
 /// Environment variable choosing the theme at start (`dark`, `light`, `high-contrast` or a
@@ -167,18 +173,22 @@ pub async fn run(engine: Engine, profiles: ProfileSet) -> anyhow::Result<()> {
 
 /// What finished in the background.
 enum Done {
-    Sent(Result<Box<ResponseView>, String>),
-    Browser(Result<(), String>),
+    Sent(Result<Box<ResponseView>, SendError>),
+    Browser(Result<(), BrowserError>),
     /// Rows of the history screen for a search (see [`history::load_async`]).
     History(
         String,
-        Result<Vec<crate::client::history::HistoryEntry>, String>,
+        Result<Vec<crate::client::history::HistoryEntry>, history::HistoryError>,
     ),
     /// A jq filter finished ([`response::spawn_filter`]).
     Filtered(Option<response::FilterDone>),
     /// A profile started ([`Runner::switch_profile`]): its name, the engine (or why not),
     /// and what to do once it is active.
-    Started(String, Result<Box<Engine>, String>, Option<Action>),
+    Started(
+        String,
+        Result<Box<Engine>, crate::client::ClientError>,
+        Option<Action>,
+    ),
 }
 
 async fn recv_opt<T>(rx: &mut Option<mpsc::UnboundedReceiver<T>>) -> Option<T> {
@@ -319,8 +329,7 @@ async fn event_loop(
         {
             let r = runner
                 .engine
-                .prepare(spec.op, &spec.params, spec.body.as_deref())
-                .map_err(|e| e.to_string());
+                .prepare(spec.op, &spec.params, spec.body.as_deref());
             app.set_preview(r);
             continue;
         }
@@ -342,7 +351,7 @@ async fn event_loop(
             }
             cb = recv_opt(&mut runner.callbacks) => match cb {
                 Some(cb) => {
-                    let summary = runner.engine.apply_callback(&cb).map_err(|e| e.to_string());
+                    let summary = runner.engine.apply_callback(&cb);
                     let action = app.sca_finished(&cb, summary, StatusInfo::from_engine(runner.engine));
                     runner.perform(&mut app, action);
                 }
@@ -353,7 +362,7 @@ async fn event_loop(
             },
             Some(done) = runner.tasks.join_next(), if !runner.tasks.is_empty() => match done {
                 Ok(done) => runner.finished(&mut app, done).await,
-                Err(e) => app.finish_send(Err(format!("internal error: {e}"))),
+                Err(e) => app.finish_send(Err(SendError::Task(e))),
             },
         }
         if PANICKED.load(Ordering::SeqCst) {
@@ -537,7 +546,7 @@ impl Runner<'_> {
                 self.tasks.spawn(async move {
                     let r = tokio::task::spawn_blocking(move || open_browser(&url))
                         .await
-                        .unwrap_or_else(|e| Err(e.to_string()));
+                        .unwrap_or_else(|e| Err(BrowserError::Task(e)));
                     Done::Browser(r)
                 });
             }
@@ -578,8 +587,7 @@ impl Runner<'_> {
         self.tasks.spawn(async move {
             let r = crate::embedded::start_engine(profile, paths)
                 .await
-                .map(Box::new)
-                .map_err(|e| e.to_string());
+                .map(Box::new);
             Done::Started(name, r, then)
         });
     }
@@ -590,7 +598,7 @@ impl Runner<'_> {
         &mut self,
         app: &mut App,
         name: String,
-        started: Result<Box<Engine>, String>,
+        started: Result<Box<Engine>, crate::client::ClientError>,
         then: Option<Action>,
     ) {
         self.switching = None;
@@ -655,10 +663,9 @@ async fn send_and_view(
     title: &'static str,
     history: Option<HistorySink>,
     unavailable: Option<String>,
-) -> Result<Box<ResponseView>, String> {
-    let ex = crate::client::send_for_profile(&target.http, &req, Some(&target.profile.name))
-        .await
-        .map_err(|e| e.to_string())?;
+) -> Result<Box<ResponseView>, SendError> {
+    let ex =
+        crate::client::send_for_profile(&target.http, &req, Some(&target.profile.name)).await?;
     // Pretty-printing a large body and writing the history are CPU and disk work: keep them
     // off the async workers. History is best effort and never fails a send.
     tokio::task::spawn_blocking(move || {
@@ -691,20 +698,18 @@ async fn send_and_view(
         view
     })
     .await
-    .map_err(|e| format!("internal error: {e}"))
+    .map_err(SendError::Task)
 }
 
 /// Opens `url` in the browser; without a graphical session on Linux/BSD it does not try
 /// (a text browser would fight the console for the terminal) and says so.
-fn open_browser(url: &str) -> Result<(), String> {
+fn open_browser(url: &str) -> Result<(), BrowserError> {
     #[cfg(all(unix, not(target_os = "macos")))]
     {
         let has = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());
         if !has("DISPLAY") && !has("WAYLAND_DISPLAY") && !has("BROWSER") {
-            return Err(
-                "no graphical session here (DISPLAY and WAYLAND_DISPLAY are not set)".into(),
-            );
+            return Err(BrowserError::NoGraphicalSession);
         }
     }
-    open::that_detached(url).map_err(|e| e.to_string())
+    Ok(open::that_detached(url)?)
 }

@@ -67,7 +67,7 @@ impl App {
         };
         match pane {
             // While the finder filters the list its rows are the finder's: focus only.
-            Focus::Operations if self.finder.is_none() => {
+            Focus::Operations if self.form.finder.is_none() => {
                 if let Some(id) = self.form.op_at_line(self.panes.hit.ops_top.get() + row) {
                     self.select_operation(id);
                 }

@@ -4,17 +4,24 @@
 //!
 //! The filter box is a text input: characters always type, so a letter never runs a
 //! command; the palette's own keys (`Scope::Palette`: ↑/↓, Enter, Esc) come from the keymap.
+//!
+//! The help overlay (`?`) is here too: both are [`Component`]s over their overlay state
+//! ([`PaletteView`], [`HelpView`]); running a chosen action is the app's
+//! ([`Effect::RunInScope`]).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Frame;
-use ratatui::layout::{Position, Rect};
+use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph};
+use ratatui::widgets::{Block, Clear, Paragraph};
 
-use super::app::{Action, App, Focus, Level, Mode, Screen};
-use super::keymap::{ActiveBinding, Command, Context, Scope};
+use super::component::{Component, Ctx, Effect};
+use super::keymap::{ActiveBinding, Command, Context, Keymap, Scope};
+use super::overlay::Layer;
 pub use super::overlay::{HelpView, PaletteView};
-use super::overlay::{Layer, Overlay};
+use super::status_line::Level;
+use super::text::{centered, ellipsize as cut, pad, wrap_words};
+use super::theme::Theme;
 
 /// Whether `b` matches every word of `query` (case-insensitive, in its help text, keys,
 /// scope or command name).
@@ -33,167 +40,92 @@ fn matches(b: &ActiveBinding, query: &str) -> bool {
         .all(|w| hay.contains(w))
 }
 
-impl App {
-    /// Whether the command palette is shown.
-    pub fn palette_visible(&self) -> bool {
-        self.overlays.is_open(Layer::Palette)
-    }
+/// A dialog's frame: double border, `title`, and `bottom` right-aligned on the bottom border.
+fn dialog_block<'a>(t: &Theme, title: &'a str, bottom: String) -> Block<'a> {
+    t.modal_block(title)
+        .title_bottom(Line::from(Span::styled(bottom, t.dim)).right_aligned())
+}
 
-    /// The palette's filter text.
-    pub fn palette_query(&self) -> &str {
-        self.overlays.palette().map_or("", |p| p.query.as_str())
-    }
-
-    /// Opens the palette with an empty filter.
-    pub(crate) fn open_palette(&mut self) {
-        self.overlays.open(Overlay::Palette(PaletteView::default()));
-    }
-
-    /// The actions shown for the current filter: every binding of the keymap except the
+impl PaletteView {
+    /// The actions shown for the current filter: every binding of `keymap` except the
     /// palette's own, in help-overlay order.
-    pub fn palette_entries(&self) -> Vec<&ActiveBinding> {
+    pub(crate) fn entries<'k>(&self, keymap: &'k Keymap) -> Vec<&'k ActiveBinding> {
         Scope::ORDER
             .iter()
             .filter(|s| **s != Scope::Palette)
-            .flat_map(|s| self.keymap.in_scope(*s))
-            .filter(|b| matches(b, self.palette_query()))
+            .flat_map(|s| keymap.in_scope(*s))
+            .filter(|b| matches(b, &self.query))
             .collect()
     }
+}
 
-    /// Keys while the palette is open (called from [`App::text_input_key`]): `None` when it
-    /// is closed. Characters type into the filter, Backspace deletes, Ctrl-u clears; the
-    /// palette scope's keys move, run and close.
-    pub(crate) fn palette_key(&mut self, key: &KeyEvent) -> Option<Action> {
-        let n = self.palette_entries().len();
-        let cmd = self.keymap.lookup(Context::Palette, key);
-        let palette = self.overlays.palette_mut()?;
+/// How many actions the palette lists without a filter.
+fn palette_total(keymap: &Keymap) -> usize {
+    keymap
+        .bindings()
+        .iter()
+        .filter(|b| b.scope != Scope::Palette)
+        .count()
+}
+
+impl Component for PaletteView {
+    /// Every key while the palette is open: characters type into the filter, Backspace
+    /// deletes, Ctrl-u clears; the palette scope's keys move, run and close. `None` only for
+    /// the force-quit key.
+    fn input(&mut self, key: &KeyEvent, ctx: &mut Ctx) -> Option<Effect> {
+        let n = self.entries(ctx.keymap).len();
+        let cmd = ctx.keymap.lookup(Context::Palette, key);
         let plain = !key
             .modifiers
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
         if let (KeyCode::Char(c), true) = (key.code, plain) {
-            palette.query.push(c);
-            palette.selected = 0;
-            return Some(Action::None);
+            self.query.push(c);
+            self.selected = 0;
+            return Some(Effect::None);
         }
         match cmd {
             Some(Command::ForceQuit) => return None,
-            Some(Command::Up) => palette.selected = palette.selected.saturating_sub(1),
-            Some(Command::Down) => {
-                palette.selected = (palette.selected + 1).min(n.saturating_sub(1))
+            Some(Command::Up) => self.selected = self.selected.saturating_sub(1),
+            Some(Command::Down) => self.selected = (self.selected + 1).min(n.saturating_sub(1)),
+            Some(Command::Dismiss) => return Some(Effect::Close(Layer::Palette)),
+            Some(Command::Choose) => {
+                let chosen = self
+                    .entries(ctx.keymap)
+                    .get(self.selected)
+                    .map(|b| (b.scope, b.command));
+                return Some(match chosen {
+                    Some((scope, cmd)) => Effect::RunInScope(scope, cmd),
+                    None => {
+                        ctx.say(Level::Info, "No action matches the filter");
+                        Effect::Close(Layer::Palette)
+                    }
+                });
             }
-            Some(Command::Dismiss) => {
-                self.overlays.close(Layer::Palette);
-            }
-            Some(Command::Choose) => return Some(self.run_palette_entry()),
             _ => match key.code {
                 KeyCode::Backspace => {
-                    palette.query.pop();
-                    palette.selected = 0;
+                    self.query.pop();
+                    self.selected = 0;
                 }
                 KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                    palette.query.clear();
-                    palette.selected = 0;
+                    self.query.clear();
+                    self.selected = 0;
                 }
                 _ => {}
             },
         }
-        Some(Action::None)
+        Some(Effect::None)
     }
 
-    /// Closes the palette and runs the highlighted action where it applies.
-    fn run_palette_entry(&mut self) -> Action {
-        let selected = self.overlays.palette().map_or(0, |p| p.selected);
-        let chosen = self
-            .palette_entries()
-            .get(selected)
-            .map(|b| (b.scope, b.command));
-        self.overlays.close(Layer::Palette);
-        let Some((scope, cmd)) = chosen else {
-            self.set_message(Level::Info, "No action matches the filter");
-            return Action::None;
-        };
-        self.run_in_scope(scope, cmd)
+    /// The palette takes its keys as text ([`Component::input`]), never as commands.
+    fn handle(&mut self, _cmd: Command, _ctx: &mut Ctx) -> Option<Effect> {
+        None
     }
 
-    /// Runs `cmd` as if its key had been pressed in a context where `scope` applies:
-    /// switches the screen, focuses the pane or opens the dialog first.
-    pub fn run_in_scope(&mut self, scope: Scope, cmd: Command) -> Action {
-        let close_dialogs = |app: &mut App| {
-            for layer in [Layer::Help, Layer::Picker, Layer::ScaPrompt] {
-                app.overlays.close(layer);
-            }
-        };
-        let mut first = Action::None;
-        let console = [
-            Scope::Normal,
-            Scope::ParamsPane,
-            Scope::ResponsePane,
-            Scope::Insert,
-        ];
-        let ctx = if console.contains(&scope) {
-            close_dialogs(self);
-            self.screen = Screen::Console;
-            if scope == Scope::ParamsPane {
-                self.panes.focus = Focus::Params;
-            } else if scope == Scope::ResponsePane {
-                self.panes.focus = Focus::Response;
-            }
-            if scope == Scope::Insert && self.form.mode != Mode::Insert {
-                let ctx = self.context();
-                self.command(ctx, Command::EditParams);
-                if self.form.mode != Mode::Insert {
-                    return Action::None;
-                }
-            }
-            self.context()
-        } else if scope == Scope::ProfilesScreen || scope == Scope::HistoryScreen {
-            close_dialogs(self);
-            let (screen, show) = if scope == Scope::ProfilesScreen {
-                (Screen::Profiles, Command::ShowProfiles)
-            } else {
-                (Screen::History, Command::ShowHistory)
-            };
-            if self.screen != screen {
-                let ctx = self.context();
-                first = self.command(ctx, show);
-            }
-            self.context()
-        } else if scope == Scope::Help {
-            if !self.overlays.is_open(Layer::Help) {
-                self.overlays.open(Overlay::Help(HelpView::default()));
-            }
-            Context::Help
-        } else if scope == Scope::ScaPrompt {
-            if self.sca.prompt.is_none() {
-                self.set_message(
-                    Level::Info,
-                    "No SCA prompt: the last response did not ask for SCA",
-                );
-                return Action::None;
-            }
-            close_dialogs(self);
-            self.overlays.open(Overlay::ScaPrompt);
-            Context::ScaPrompt
-        } else if scope == Scope::Picker {
-            self.overlays.close(Layer::Help);
-            if !self.overlays.is_open(Layer::Picker) {
-                let ctx = self.context();
-                self.command(ctx, Command::Profiles);
-            }
-            Context::Picker
-        } else {
-            self.context()
-        };
-        match self.command(ctx, cmd) {
-            Action::None => first,
-            a => a,
-        }
-    }
-
-    /// Draws the palette over `area` when it is open.
-    pub(crate) fn draw_palette(&self, frame: &mut Frame, area: Rect, palette: &PaletteView) {
-        let t = &self.theme;
-        let entries = self.palette_entries();
+    /// Draws the palette over `area`.
+    fn draw(&self, frame: &mut Frame, area: Rect, ctx: &Ctx) {
+        let t = ctx.theme;
+        let palette = self;
+        let entries = self.entries(ctx.keymap);
         let w = area.width.saturating_sub(4).min(110);
         let h = area
             .height
@@ -205,28 +137,20 @@ impl App {
             w,
             h,
         );
-        let k = |cmd| self.keymap.key_for(Scope::Palette, cmd);
-        let block = Block::bordered()
-            .border_type(BorderType::Double)
-            .border_style(t.modal_border)
-            .title(Span::styled(" Commands ", t.modal_border))
-            .title_bottom(
-                Line::from(Span::styled(
-                    format!(
-                        " {}/{} choose · {} runs · {} closes · {} of {} ",
-                        k(Command::Up),
-                        k(Command::Down),
-                        k(Command::Choose),
-                        k(Command::Dismiss),
-                        entries.len(),
-                        self.palette_total()
-                    ),
-                    t.dim,
-                ))
-                .right_aligned(),
-            )
-            .style(t.base)
-            .padding(Padding::horizontal(1));
+        let k = |cmd| ctx.keymap.key_for(Scope::Palette, cmd);
+        let block = dialog_block(
+            t,
+            " Commands ",
+            format!(
+                " {}/{} choose · {} runs · {} closes · {} of {} ",
+                k(Command::Up),
+                k(Command::Down),
+                k(Command::Choose),
+                k(Command::Dismiss),
+                entries.len(),
+                palette_total(ctx.keymap)
+            ),
+        );
         let inner = block.inner(r);
         frame.render_widget(Clear, r);
         frame.render_widget(block, r);
@@ -273,72 +197,119 @@ impl App {
         }
         frame.render_widget(Paragraph::new(lines), inner);
     }
+}
 
-    fn palette_total(&self) -> usize {
-        self.keymap
+impl Component for HelpView {
+    /// ↑/↓/PgUp/PgDn scroll it, `?` and Esc close it; `None` for the other commands.
+    fn handle(&mut self, cmd: Command, _ctx: &mut Ctx) -> Option<Effect> {
+        if matches!(cmd, Command::ToggleHelp | Command::Dismiss) {
+            return Some(Effect::Close(Layer::Help));
+        }
+        self.scroll_by(cmd).then_some(Effect::None)
+    }
+
+    /// Draws the help over `area`: every scope's keys in two columns, scrolled.
+    fn draw(&self, frame: &mut Frame, area: Rect, ctx: &Ctx) {
+        let t = ctx.theme;
+        let view = self;
+        let w = area.width.saturating_sub(4).min(150);
+        let block = dialog_block(
+            t,
+            " Keys ",
+            format!(
+                " {} or {} closes · theme: {} ",
+                ctx.keymap.key_for(Scope::NotInsert, Command::ToggleHelp),
+                ctx.keymap.key_for(Scope::Help, Command::Dismiss),
+                t.name
+            ),
+        );
+        let key_w = ctx
+            .keymap
             .bindings()
             .iter()
-            .filter(|b| b.scope != Scope::Palette)
-            .count()
-    }
-}
-
-/// `s` cut to `w` characters with `…` when longer.
-fn cut(s: &str, w: usize) -> String {
-    if s.chars().count() <= w {
-        s.to_string()
-    } else {
-        let mut out: String = s.chars().take(w.saturating_sub(1)).collect();
-        out.push('…');
-        out
-    }
-}
-
-/// `s` padded with spaces to `w` characters (or cut).
-fn pad(s: &str, w: usize) -> String {
-    let n = s.chars().count();
-    if n >= w {
-        s.chars().take(w).collect()
-    } else {
-        format!("{s}{}", " ".repeat(w - n))
-    }
-}
-
-impl App {
-    /// Commands while the help is shown: ↑/↓/PgUp/PgDn scroll it; `None` for the others.
-    pub(crate) fn help_command(&mut self, cmd: Command) -> Option<Action> {
-        if matches!(cmd, Command::ToggleHelp | Command::Dismiss) {
-            self.overlays.close(Layer::Help);
-            return Some(Action::None);
+            .map(|b| b.keys_label().chars().count())
+            .max()
+            .unwrap_or(8)
+            + 2;
+        // Two columns inside the borders and padding; long help texts wrap under themselves,
+        // leaving a gap of two columns before the right column (a text as wide as its
+        // column ran into the next one's titles: "down a pageProfiles").
+        const GAP: usize = 2;
+        let text_w = ((w.saturating_sub(4) / 2) as usize)
+            .saturating_sub(2 + key_w + GAP)
+            .max(12);
+        let section = |scope: Scope| {
+            let mut v = vec![Line::from(Span::styled(scope.title(), t.group))];
+            for bd in ctx.keymap.in_scope(scope) {
+                for (i, chunk) in wrap_words(bd.help, text_w).into_iter().enumerate() {
+                    let keys = if i == 0 {
+                        bd.keys_label()
+                    } else {
+                        String::new()
+                    };
+                    v.push(Line::from(vec![
+                        Span::styled(format!("  {keys:<key_w$}"), t.key),
+                        Span::raw(chunk),
+                    ]));
+                }
+            }
+            v.push(Line::default());
+            v
+        };
+        let all: Vec<Vec<Line>> = Scope::ORDER.iter().map(|s| section(*s)).collect();
+        let total: usize = all.iter().map(Vec::len).sum();
+        let mut left = Vec::new();
+        let mut right = Vec::new();
+        for s in all {
+            if left.len() + s.len() <= total.div_ceil(2) + 2 && right.is_empty() {
+                left.extend(s);
+            } else {
+                right.extend(s);
+            }
         }
-        self.overlays
-            .help_mut()
-            .is_some_and(|v| v.scroll_by(cmd))
-            .then_some(Action::None)
+        let mut notes = vec![
+            Line::from(Span::styled("Notes", t.group)),
+            Line::from("  The request pane shows every header as sent; Date and X-Request-ID"),
+            Line::from("  are renewed when sending. The private key is never shown."),
+        ];
+        right.append(&mut notes);
+        let h = (left.len().max(right.len()) as u16 + 2).min(area.height);
+        let r = centered(area, w, h);
+        frame.render_widget(Clear, r);
+        let inner = block.inner(r);
+        frame.render_widget(block, r);
+        let [c1, c2] = Layout::horizontal([Constraint::Fill(1), Constraint::Fill(1)]).areas(inner);
+        let top = view.top(left.len().max(right.len()), inner.height);
+        frame.render_widget(Paragraph::new(left).scroll((top, 0)), c1);
+        frame.render_widget(Paragraph::new(right).scroll((top, 0)), c2);
+        self.draw_more(frame, r, ctx);
     }
+}
 
+impl HelpView {
     /// When the help does not fit, says which lines are shown and how to scroll, on the
     /// bottom border of `r`.
-    pub(crate) fn draw_help_more(&self, frame: &mut Frame, r: Rect, view: &HelpView) {
-        let rows = view.rows.get();
-        let height = view.height.get();
+    fn draw_more(&self, frame: &mut Frame, r: Rect, ctx: &Ctx) {
+        let rows = self.rows.get();
+        let height = self.height.get();
         if rows <= height || r.height < 3 {
             return;
         }
-        let top = view.scroll.min(rows - height);
+        let top = self.scroll.min(rows - height);
+        let k = |cmd| ctx.keymap.key_for(Scope::Help, cmd);
         let text = format!(
             " lines {}–{} of {} · {}/{} {}/{} scroll ",
             top + 1,
             top + height,
             rows,
-            self.keymap.key_for(Scope::Help, Command::Up),
-            self.keymap.key_for(Scope::Help, Command::Down),
-            self.keymap.key_for(Scope::Help, Command::PageUp),
-            self.keymap.key_for(Scope::Help, Command::PageDown),
+            k(Command::Up),
+            k(Command::Down),
+            k(Command::PageUp),
+            k(Command::PageDown),
         );
         let w = (text.chars().count() as u16).min(r.width.saturating_sub(4));
         frame.render_widget(
-            Paragraph::new(Span::styled(text, self.theme.dim)),
+            Paragraph::new(Span::styled(text, ctx.theme.dim)),
             Rect::new(r.x + 2, r.bottom() - 1, w, 1),
         );
     }

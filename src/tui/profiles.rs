@@ -6,10 +6,10 @@
 //!
 //! Keys: Enter switches to the profile, `n` new, `e` edit, `c` clone, `d` delete (y/n), `g`
 //! generate a test certificate. The form (create, edit, clone) takes every key while open
-//! ([`App::profiles_text_input`]), so typing never triggers a command.
+//! ([`ProfilesView`]'s [`Component::input`]), so typing never triggers a command.
 //!
 //! File work (saving, deleting, generating certificates) happens here, on the paths given
-//! with [`App::set_profile_set`]; afterwards the screen returns [`Action::LoadProfiles`] and
+//! with [`ProfilesView::set_profile_set`]; afterwards the screen returns [`Action::LoadProfiles`] and
 //! the runner reads the profiles again.
 
 use std::path::{Path, PathBuf};
@@ -21,9 +21,12 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
 
-use super::app::{Action, App, Level};
+use super::component::{Action, Component, Confirm, Ctx, Effect};
 use super::keymap::{Command, Keymap, Scope};
-pub use super::profiles_view::{CertInfo, FormKind, ProfileDetails, ProfileForm, ProfilesView};
+pub use super::profiles_view::{
+    CertInfo, FormKind, KeyCheckError, ProfileDetails, ProfileForm, ProfilesView,
+};
+use super::status_line::Level;
 use crate::cert::{Certificate, PrivateKey};
 use crate::profile::edit::{
     FIELDS, FieldError, ProfileDraft, copy_name, delete_profile, generate_certificate, save_profile,
@@ -32,6 +35,7 @@ use crate::profile::{
     CONSENT_RENEWAL_DAYS, Paths, Profile, ProfileSet, SCA_SESSION_SECS, SessionState, Target,
     TlsMinVersion,
 };
+use std::sync::Arc;
 
 /// Days before expiry from which the inspector warns.
 pub const EXPIRY_WARNING_DAYS: i64 = crate::cert::EXPIRY_WARNING_DAYS;
@@ -58,7 +62,7 @@ pub fn profile_details(p: &Profile, paths: &Paths) -> ProfileDetails {
         }
     };
     let session_file = paths.session_file(&p.slug());
-    let session = SessionState::load(&session_file).map_err(|e| e.to_string());
+    let session = SessionState::load(&session_file).map_err(Arc::new);
     ProfileDetails {
         cert,
         session_file,
@@ -69,12 +73,12 @@ pub fn profile_details(p: &Profile, paths: &Paths) -> ProfileDetails {
 fn cert_info(cert_path: PathBuf, key_path: Option<PathBuf>) -> CertInfo {
     let cert = Certificate::load(&cert_path)
         .map(Box::new)
-        .map_err(|e| e.to_string());
+        .map_err(Arc::new);
     let key_match = key_path.as_ref().map(|k| {
-        let key = PrivateKey::load(k).map_err(|e| e.to_string())?;
+        let key = PrivateKey::load(k).map_err(|e| KeyCheckError::Key(Arc::new(e)))?;
         match &cert {
             Ok(c) => Ok(key.matches(c)),
-            Err(_) => Err("the certificate cannot be read".to_string()),
+            Err(_) => Err(KeyCheckError::NoCertificate),
         }
     });
     CertInfo::Files {
@@ -101,6 +105,15 @@ fn byte_index(s: &str, char_index: usize) -> usize {
         .unwrap_or(s.len())
 }
 
+/// `PSP_AI, PSP_PI`: the names of `roles`, comma-separated.
+fn role_names(roles: &[crate::cert::Psd2Role]) -> String {
+    roles
+        .iter()
+        .map(|r| r.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn fmt_time(t: i64) -> String {
     chrono::DateTime::from_timestamp(t, 0)
         .map(|d| d.format("%Y-%m-%d %H:%M UTC").to_string())
@@ -118,13 +131,12 @@ fn fmt_duration(secs: i64) -> String {
     }
 }
 
-impl App {
+impl ProfilesView {
     /// Shows `set` on the profiles screen (and in the picker), reading each profile's
     /// certificate and session from `paths`. Keeps the highlighted profile when it still
     /// exists.
     pub fn set_profile_set(&mut self, set: ProfileSet, paths: &Paths) {
-        self.set_profiles(&set);
-        let v = &mut self.profiles_view;
+        let v = self;
         let keep = v
             .pending_select
             .take()
@@ -145,39 +157,25 @@ impl App {
     /// The profile to restart after the profiles were read again (the active one was
     /// edited), taken once.
     pub fn take_apply_after_load(&mut self) -> Option<String> {
-        self.profiles_view.apply_after_load.take()
+        self.apply_after_load.take()
     }
 
-    /// Fixes the screen's clock (Unix seconds) for the SCA window, consent age and expiry
-    /// warnings; `None` uses the system clock.
-    pub fn set_profiles_clock(&mut self, now: Option<i64>) {
-        self.profiles_view.clock = now;
-    }
-
-    /// The profiles screen's state.
-    pub fn profiles_view(&self) -> &ProfilesView {
-        &self.profiles_view
-    }
-
-    fn profiles_now(&self) -> i64 {
-        self.profiles_view
-            .clock
+    /// "Now" in Unix seconds: the fixed [`ProfilesView::clock`], else the system clock.
+    fn now(&self) -> i64 {
+        self.clock
             .unwrap_or_else(|| crate::cert::unix_seconds(std::time::SystemTime::now()))
     }
 
     fn highlighted_profile(&self) -> Option<&Profile> {
-        self.profiles_view
-            .set
-            .profiles
-            .get(self.profiles_view.selected)
+        self.set.profiles.get(self.selected)
     }
 
     /// The hint-line scopes of the profiles screen: the form's, the confirmation's, or the
     /// list's.
-    pub(crate) fn profiles_hint_scopes(&self) -> &'static [Scope] {
-        if self.profiles_view.form.is_some() {
+    pub(crate) fn hint_scopes(&self) -> &'static [Scope] {
+        if self.form.is_some() {
             &[Scope::ProfileForm]
-        } else if self.profiles_view.confirm_delete.is_some() {
+        } else if self.confirm_delete.is_some() {
             &[Scope::ProfileConfirm]
         } else {
             &[Scope::ProfilesScreen, Scope::NotInsert]
@@ -185,23 +183,22 @@ impl App {
     }
 
     /// Commands of the profiles screen; `None` for commands it does not take.
-    pub(crate) fn profiles_command(&mut self, cmd: Command) -> Option<Action> {
-        let n = self.profiles_view.set.profiles.len();
+    fn command(&mut self, cmd: Command, ctx: &mut Ctx) -> Option<Effect> {
+        let n = self.set.profiles.len();
         match cmd {
             Command::Up => {
-                self.profiles_view.selected = self.profiles_view.selected.saturating_sub(1);
+                self.selected = self.selected.saturating_sub(1);
             }
             Command::Down => {
-                self.profiles_view.selected =
-                    (self.profiles_view.selected + 1).min(n.saturating_sub(1));
+                self.selected = (self.selected + 1).min(n.saturating_sub(1));
             }
             Command::Choose => {
                 let name = self.highlighted_profile()?.name.clone();
-                if name == self.status.profile {
-                    self.set_message(Level::Info, format!("Profile {name} is already active"));
+                if name == ctx.status.profile {
+                    ctx.say(Level::Info, format!("Profile {name} is already active"));
                 } else {
-                    self.set_message(Level::Info, format!("Starting profile {name} …"));
-                    return Some(Action::SwitchProfile(name));
+                    ctx.say(Level::Info, format!("Starting profile {name} …"));
+                    return Some(Effect::Run(Action::SwitchProfile(name)));
                 }
             }
             Command::ProfileNew => {
@@ -219,7 +216,7 @@ impl App {
                     }
                     None => {
                         self.clone_into_form(&p);
-                        self.set_message(
+                        ctx.say(
                             Level::Info,
                             format!(
                                 "{} is built in and read-only: editing a copy instead",
@@ -237,27 +234,27 @@ impl App {
                 let p = self.highlighted_profile()?;
                 let name = p.name.clone();
                 if p.is_builtin() {
-                    self.set_message(
+                    ctx.say(
                         Level::Warning,
                         format!("{name} is built in and cannot be deleted"),
                     );
                 } else {
-                    self.set_message(
+                    ctx.say(
                         Level::Warning,
                         format!("Delete profile {name}? y deletes its file, n keeps it"),
                     );
-                    self.profiles_view.confirm_delete = Some(name);
+                    self.confirm_delete = Some(name);
                 }
             }
-            Command::ProfileGenerateCert => return Some(self.generate_for_highlighted()),
+            Command::ProfileGenerateCert => return Some(self.generate_for_highlighted(ctx)),
             _ => return None,
         }
-        Some(Action::None)
+        Some(Effect::None)
     }
 
     fn open_form(&mut self, kind: FormKind, draft: ProfileDraft) {
         let cursor = draft.values[0].chars().count();
-        self.profiles_view.form = Some(ProfileForm {
+        self.form = Some(ProfileForm {
             kind,
             draft,
             field: 0,
@@ -268,7 +265,7 @@ impl App {
 
     fn clone_into_form(&mut self, p: &Profile) {
         let mut draft = ProfileDraft::from_profile(p);
-        draft.set("name", &copy_name(&self.profiles_view.set, &p.name));
+        draft.set("name", &copy_name(&self.set, &p.name));
         // Relative paths of a user profile stay valid (the copy is saved beside it); those
         // of a built-in one are made absolute where the file exists.
         for key in [
@@ -298,64 +295,63 @@ impl App {
     /// `g`: checks the highlighted profile can take a generated certificate, then asks y/N
     /// (the old certificate and key are replaced, and the sandbox knows the TPP by its
     /// certificate: resources created with the old one become unreachable).
-    fn generate_for_highlighted(&mut self) -> Action {
+    fn generate_for_highlighted(&mut self, ctx: &mut Ctx) -> Effect {
         let Some(p) = self.highlighted_profile().cloned() else {
-            return Action::None;
+            return Effect::None;
         };
-        if self.profiles_view.paths.is_none() {
-            self.set_message(Level::Error, "The profiles are not loaded yet");
-            return Action::None;
+        if self.paths.is_none() {
+            ctx.say(Level::Error, "The profiles are not loaded yet");
+            return Effect::None;
         }
         if p.is_builtin() && p.target != Target::Embedded {
-            self.set_message(
+            ctx.say(
                 Level::Warning,
                 format!(
                     "{} is built in and read-only: clone it (c) and generate the certificate in the form (Ctrl-g)",
                     p.name
                 ),
             );
-            return Action::None;
+            return Effect::None;
         }
         let replaces = if p.certificate.is_some() {
             "It replaces the certificate and key the profile names: payments and consents made with them become unreachable."
         } else {
             "It replaces the profile's generated certificate and key."
         };
-        self.ask(
-            super::app::Confirm::GenerateCert(p.name.clone()),
-            format!("Generate a new test certificate and key for {}?", p.name),
-            replaces,
-        );
-        Action::None
+        Effect::Ask {
+            what: Confirm::GenerateCert(p.name.clone()),
+            question: format!("Generate a new test certificate and key for {}?", p.name),
+            note: replaces.to_string(),
+        }
     }
 
     /// Generates the certificate for profile `name` after a `y` to [`Self::generate_for_highlighted`].
     /// A profile file gets only its `certificate` and `key` keys changed (file name and
     /// comments kept, [`save_profile`]).
-    pub(crate) fn generate_confirmed(&mut self, name: &str) -> Action {
-        let Some(p) = self.profiles_view.set.get(name).cloned() else {
-            self.set_message(Level::Error, format!("No profile called {name}"));
+    pub(crate) fn generate_confirmed(&mut self, name: &str, ctx: &mut Ctx) -> Action {
+        let Some(p) = self.set.get(name).cloned() else {
+            ctx.say(Level::Error, format!("No profile called {name}"));
             return Action::None;
         };
-        let Some(paths) = self.profiles_view.paths.clone() else {
-            self.set_message(Level::Error, "The profiles are not loaded yet");
+        let Some(paths) = self.paths.clone() else {
+            ctx.say(Level::Error, "The profiles are not loaded yet");
             return Action::None;
         };
         let written = match generate_certificate(&paths, &p.name, &p.roles) {
             Ok(w) => w,
             Err(e) => {
-                self.set_message(Level::Error, format!("Certificate not generated: {e}"));
+                ctx.say(Level::Error, format!("Certificate not generated: {e}"));
                 return Action::None;
             }
         };
-        let applies = if p.name == self.status.profile {
-            self.profiles_view.apply_after_load = Some(p.name.clone());
+        let applies = if p.name == ctx.status.profile {
+            self.apply_after_load = Some(p.name.clone());
             " (active: applied now)"
         } else {
             ""
         };
         if p.is_builtin() || (p.certificate.is_none() && p.target == Target::Embedded) {
-            self.set_message(
+            ctx.say(
                 Level::Success,
                 format!(
                     "New test certificate for {} in {}{applies}",
@@ -369,7 +365,7 @@ impl App {
         updated.certificate = Some(written.tpp_cert.clone());
         updated.key = Some(written.tpp_key.clone());
         match save_profile(&paths.profiles_dir(), &updated, p.source.as_deref()) {
-            Ok(file) => self.set_message(
+            Ok(file) => ctx.say(
                 Level::Success,
                 format!(
                     "New test certificate {} for {}; {} updated{applies}",
@@ -378,7 +374,7 @@ impl App {
                     file.display()
                 ),
             ),
-            Err(e) => self.set_message(
+            Err(e) => ctx.say(
                 Level::Error,
                 format!("Certificate generated, but the profile was not saved: {e}"),
             ),
@@ -388,24 +384,19 @@ impl App {
 
     /// Keys for the profile form and the delete confirmation while they are open: every key
     /// is theirs (letters type into the field). `None` when neither is open.
-    pub(crate) fn profiles_text_input(&mut self, key: &KeyEvent) -> Option<Action> {
-        if self.screen != super::app::Screen::Profiles {
-            return None;
+    fn text_input(&mut self, key: &KeyEvent, ctx: &mut Ctx) -> Option<Action> {
+        if self.confirm_delete.is_some() {
+            return Some(match scope_lookup(ctx.keymap, Scope::ProfileConfirm, key) {
+                Some(Command::Confirm) => self.delete_confirmed(ctx),
+                Some(Command::Dismiss) => {
+                    self.confirm_delete = None;
+                    ctx.say(Level::Info, "Nothing deleted");
+                    Action::None
+                }
+                _ => Action::None,
+            });
         }
-        if self.profiles_view.confirm_delete.is_some() {
-            return Some(
-                match scope_lookup(&self.keymap, Scope::ProfileConfirm, key) {
-                    Some(Command::Confirm) => self.delete_confirmed(),
-                    Some(Command::Dismiss) => {
-                        self.profiles_view.confirm_delete = None;
-                        self.set_message(Level::Info, "Nothing deleted");
-                        Action::None
-                    }
-                    _ => Action::None,
-                },
-            );
-        }
-        self.profiles_view.form.as_ref()?;
+        self.form.as_ref()?;
         // Line-editing keys work as in every text field; the form's own keys come from the
         // keymap (so the help lists them).
         let editing = match key.code {
@@ -417,16 +408,16 @@ impl App {
             KeyCode::End => Some(Command::CursorEnd),
             _ => None,
         };
-        let cmd = scope_lookup(&self.keymap, Scope::ProfileForm, key).or(editing);
+        let cmd = scope_lookup(ctx.keymap, Scope::ProfileForm, key).or(editing);
         let action = match cmd {
-            Some(Command::FormSave) => self.save_form(),
+            Some(Command::FormSave) => self.save_form(ctx),
             Some(Command::Dismiss) => {
-                self.profiles_view.form = None;
-                self.set_message(Level::Info, "Nothing saved");
+                self.form = None;
+                ctx.say(Level::Info, "Nothing saved");
                 Action::None
             }
             Some(Command::ProfileGenerateCert) => {
-                self.generate_in_form();
+                self.generate_in_form(ctx);
                 Action::None
             }
             Some(c) => {
@@ -449,8 +440,8 @@ impl App {
 
     /// Types pasted text into the open form field (line breaks dropped); false when no form
     /// is open.
-    pub fn profiles_paste(&mut self, text: &str) -> bool {
-        if self.profiles_view.form.is_none() {
+    fn paste_text(&mut self, text: &str) -> bool {
+        if self.form.is_none() {
             return false;
         }
         for c in text.chars().filter(|c| *c != '\n' && *c != '\r') {
@@ -460,7 +451,7 @@ impl App {
     }
 
     fn form_type(&mut self, c: char) {
-        if let Some(f) = &mut self.profiles_view.form {
+        if let Some(f) = &mut self.form {
             let v = &mut f.draft.values[f.field];
             let at = byte_index(v, f.cursor);
             v.insert(at, c);
@@ -469,7 +460,7 @@ impl App {
     }
 
     fn form_edit(&mut self, cmd: Command) {
-        let Some(f) = &mut self.profiles_view.form else {
+        let Some(f) = &mut self.form else {
             return;
         };
         let len = |f: &ProfileForm| f.draft.values[f.field].chars().count();
@@ -508,12 +499,12 @@ impl App {
         }
     }
 
-    fn generate_in_form(&mut self) {
-        let Some(paths) = self.profiles_view.paths.clone() else {
-            self.set_message(Level::Error, "The profiles are not loaded yet");
+    fn generate_in_form(&mut self, ctx: &mut Ctx) {
+        let Some(paths) = self.paths.clone() else {
+            ctx.say(Level::Error, "The profiles are not loaded yet");
             return;
         };
-        let Some(f) = &mut self.profiles_view.form else {
+        let Some(f) = &mut self.form else {
             return;
         };
         let name = f.draft.get("name").trim().to_string();
@@ -536,13 +527,9 @@ impl App {
                 let roles = if roles.is_empty() {
                     "PSP_AI, PSP_PI".to_string()
                 } else {
-                    roles
-                        .iter()
-                        .map(|r| r.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    role_names(&roles)
                 };
-                self.set_message(
+                ctx.say(
                     Level::Success,
                     format!(
                         "Test certificate ({roles}) written to {} (key 0600); save with Enter",
@@ -550,18 +537,18 @@ impl App {
                     ),
                 );
             }
-            Err(e) => self.set_message(Level::Error, format!("Certificate not generated: {e}")),
+            Err(e) => ctx.say(Level::Error, format!("Certificate not generated: {e}")),
         }
     }
 
-    fn save_form(&mut self) -> Action {
-        let Some(paths) = self.profiles_view.paths.clone() else {
-            self.set_message(Level::Error, "The profiles are not loaded yet");
+    fn save_form(&mut self, ctx: &mut Ctx) -> Action {
+        let Some(paths) = self.paths.clone() else {
+            ctx.say(Level::Error, "The profiles are not loaded yet");
             return Action::None;
         };
         let dir = paths.profiles_dir();
-        let set = &self.profiles_view.set;
-        let Some(f) = &mut self.profiles_view.form else {
+        let set = &self.set;
+        let Some(f) = &mut self.form else {
             return Action::None;
         };
         let (original, previous) = match &f.kind {
@@ -579,7 +566,7 @@ impl App {
                 }
                 let n = errors.len();
                 f.errors = errors;
-                self.set_message(
+                ctx.say(
                     Level::Error,
                     format!("Not saved: {n} field(s) need attention (shown in the form)"),
                 );
@@ -588,59 +575,58 @@ impl App {
         };
         match save_profile(&dir, &profile, previous.as_deref()) {
             Ok(file) => {
-                let applies = if original.as_deref() == Some(self.status.profile.as_str()) {
-                    self.profiles_view.apply_after_load = Some(profile.name.clone());
+                let applies = if original.as_deref() == Some(ctx.status.profile.as_str()) {
+                    self.apply_after_load = Some(profile.name.clone());
                     "; it is active: applied now"
                 } else {
                     "; Enter switches to it"
                 };
-                self.profiles_view.form = None;
-                self.profiles_view.pending_select = Some(profile.name.clone());
-                self.set_message(
+                self.form = None;
+                self.pending_select = Some(profile.name.clone());
+                ctx.say(
                     Level::Success,
                     format!("Saved {} to {}{applies}", profile.name, file.display()),
                 );
                 Action::LoadProfiles
             }
             Err(e) => {
-                self.set_message(Level::Error, format!("Not saved: {e}"));
+                ctx.say(Level::Error, format!("Not saved: {e}"));
                 Action::None
             }
         }
     }
 
-    fn delete_confirmed(&mut self) -> Action {
-        let Some(name) = self.profiles_view.confirm_delete.take() else {
+    fn delete_confirmed(&mut self, ctx: &mut Ctx) -> Action {
+        let Some(name) = self.confirm_delete.take() else {
             return Action::None;
         };
-        let Some(p) = self.profiles_view.set.get(&name).cloned() else {
+        let Some(p) = self.set.get(&name).cloned() else {
             return Action::None;
         };
         match delete_profile(&p) {
             Ok(file) => {
-                let note = if name == self.status.profile {
+                let note = if name == ctx.status.profile {
                     " (it stays active until you switch)"
                 } else {
                     ""
                 };
-                self.set_message(
+                ctx.say(
                     Level::Success,
                     format!("Deleted {name} ({}){note}", file.display()),
                 );
                 Action::LoadProfiles
             }
             Err(e) => {
-                self.set_message(Level::Error, format!("Not deleted: {e}"));
+                ctx.say(Level::Error, format!("Not deleted: {e}"));
                 Action::None
             }
         }
     }
 
     /// Draws the profiles screen into `area` (between the status bar and the footer).
-    pub(crate) fn draw_profiles(&self, frame: &mut Frame, area: Rect) {
-        let t = &self.theme;
+    fn draw_screen(&self, frame: &mut Frame, area: Rect, ctx: &Ctx) {
+        let t = ctx.theme;
         let list_w = self
-            .profiles_view
             .set
             .profiles
             .iter()
@@ -650,11 +636,11 @@ impl App {
             .clamp(24, 44) as u16;
         let [list_area, detail_area] =
             Layout::horizontal([Constraint::Length(list_w), Constraint::Min(20)]).areas(area);
-        self.draw_profile_list(frame, list_area);
-        if let Some(form) = &self.profiles_view.form {
-            self.draw_profile_form(frame, detail_area, form);
+        self.draw_profile_list(frame, list_area, ctx);
+        if let Some(form) = &self.form {
+            self.draw_profile_form(frame, detail_area, form, ctx);
         } else {
-            let lines = self.profile_detail_lines();
+            let lines = self.profile_detail_lines(ctx);
             let title = match self.highlighted_profile() {
                 Some(p) => format!(" {} ", p.name),
                 None => " Profile ".into(),
@@ -669,12 +655,12 @@ impl App {
         }
     }
 
-    fn draw_profile_list(&self, frame: &mut Frame, area: Rect) {
-        let t = &self.theme;
-        let v = &self.profiles_view;
+    fn draw_profile_list(&self, frame: &mut Frame, area: Rect, ctx: &Ctx) {
+        let t = ctx.theme;
+        let v = self;
         let mut lines: Vec<Line> = Vec::new();
         for (i, p) in v.set.profiles.iter().enumerate() {
-            let active = p.name == self.status.profile;
+            let active = p.name == ctx.status.profile;
             let mark = if active { "● " } else { "  " };
             let style = if i == v.selected {
                 if v.form.is_some() {
@@ -714,18 +700,18 @@ impl App {
     }
 
     /// Replaces volatile parts (the home directory of config and data) for snapshots.
-    fn shown_path(&self, p: &Path) -> String {
-        self.shown_text(&p.display().to_string())
+    fn shown_path(&self, ctx: &Ctx, p: &Path) -> String {
+        self.shown_text(ctx, &p.display().to_string())
     }
 
     /// `s` with the config and data directories written `<config>` and `<data>` when
     /// volatile values are masked.
-    fn shown_text(&self, s: &str) -> String {
+    fn shown_text(&self, ctx: &Ctx, s: &str) -> String {
         let s = s.to_string();
-        if !self.mask_volatile {
+        if !ctx.mask {
             return s;
         }
-        match &self.profiles_view.paths {
+        match &self.paths {
             Some(paths) => s
                 .replace(&paths.data.display().to_string(), "<data>")
                 .replace(&paths.config.display().to_string(), "<config>"),
@@ -733,19 +719,19 @@ impl App {
         }
     }
 
-    fn profile_detail_lines(&self) -> Vec<Line<'static>> {
-        let t = &self.theme;
-        let v = &self.profiles_view;
+    fn profile_detail_lines(&self, ctx: &Ctx) -> Vec<Line<'static>> {
+        let t = ctx.theme;
+        let v = self;
         let Some(p) = self.highlighted_profile() else {
             return vec![Line::styled("No profile", t.dim)];
         };
-        let now = self.profiles_now();
+        let now = self.now();
         let label = |l: &str| Span::styled(format!("{l:<20}"), t.status_label);
         let kv = |l: &str, value: String| Line::from(vec![label(l), Span::raw(value)]);
         let kv_styled =
             |l: &str, value: String, s: Style| Line::from(vec![label(l), Span::styled(value, s)]);
         let mut out: Vec<Line<'static>> = Vec::new();
-        let active = p.name == self.status.profile;
+        let active = p.name == ctx.status.profile;
         let mut what = Vec::new();
         if active {
             what.push("active".to_string());
@@ -759,7 +745,7 @@ impl App {
         out.push(kv(
             "File",
             match &p.source {
-                Some(s) => self.shown_path(s),
+                Some(s) => self.shown_path(ctx, s),
                 None => "built into the binary".into(),
             },
         ));
@@ -780,11 +766,11 @@ impl App {
                     },
                     p.ca_bundle
                         .as_ref()
-                        .map(|b| format!(" + {}", self.shown_path(&p.resolve(b))))
+                        .map(|b| format!(" + {}", self.shown_path(ctx, &p.resolve(b))))
                         .unwrap_or_default(),
                     p.client_certificate
                         .as_ref()
-                        .map(|c| self.shown_path(&p.resolve(c)))
+                        .map(|c| self.shown_path(ctx, &p.resolve(c)))
                         .unwrap_or_else(|| "none".into()),
                 )
             } else {
@@ -799,7 +785,7 @@ impl App {
                     "signatures verified (certificate: {})",
                     p.aspsp_certificate
                         .as_ref()
-                        .map(|c| self.shown_path(&p.resolve(c)))
+                        .map(|c| self.shown_path(ctx, &p.resolve(c)))
                         .unwrap_or_else(|| "from ASPSP-Signature-Certificate".into())
                 )
             } else {
@@ -824,28 +810,28 @@ impl App {
                 cert,
                 key_match,
             }) => {
-                out.push(kv("  File", self.shown_path(cert_path)));
+                out.push(kv("  File", self.shown_path(ctx, cert_path)));
                 match (key_path, key_match) {
                     (Some(k), Some(Ok(true))) => out.push(Line::from(vec![
                         label("  Key file"),
-                        Span::raw(self.shown_path(k)),
+                        Span::raw(self.shown_path(ctx, k)),
                         Span::styled("  ✓ matches the certificate", t.success),
                     ])),
                     (Some(k), Some(Ok(false))) => out.push(Line::from(vec![
                         label("  Key file"),
-                        Span::raw(self.shown_path(k)),
+                        Span::raw(self.shown_path(ctx, k)),
                         Span::styled("  ✗ does NOT match the certificate", t.error),
                     ])),
                     (Some(k), Some(Err(e))) => out.push(Line::from(vec![
                         label("  Key file"),
-                        Span::raw(self.shown_path(k)),
+                        Span::raw(self.shown_path(ctx, k)),
                         Span::styled(format!("  ✗ {e}"), t.error),
                     ])),
                     _ => out.push(kv_styled("  Key file", "none".into(), t.warning)),
                 }
                 match cert {
-                    Err(e) => out.push(kv_styled("  Error", e.clone(), t.error)),
-                    Ok(c) => self.cert_lines(&mut out, c, p, now),
+                    Err(e) => out.push(kv_styled("  Error", e.to_string(), t.error)),
+                    Ok(c) => self.cert_lines(ctx, &mut out, c, p, now),
                 }
             }
         }
@@ -854,21 +840,28 @@ impl App {
         match details {
             None => {}
             Some(d) => {
-                out.push(kv("  File", self.shown_path(&d.session_file)));
+                out.push(kv("  File", self.shown_path(ctx, &d.session_file)));
                 match &d.session {
-                    Err(e) => out.push(kv_styled("  Error", e.clone(), t.error)),
-                    Ok(s) => self.session_lines(&mut out, s, p, now),
+                    Err(e) => out.push(kv_styled("  Error", e.to_string(), t.error)),
+                    Ok(s) => self.session_lines(ctx, &mut out, s, p, now),
                 }
             }
         }
         out
     }
 
-    fn cert_lines(&self, out: &mut Vec<Line<'static>>, c: &Certificate, p: &Profile, now: i64) {
-        let t = &self.theme;
+    fn cert_lines(
+        &self,
+        ctx: &Ctx,
+        out: &mut Vec<Line<'static>>,
+        c: &Certificate,
+        p: &Profile,
+        now: i64,
+    ) {
+        let t = ctx.theme;
         let label = |l: &str| Span::styled(format!("{l:<20}"), t.status_label);
         let kv = |l: &str, value: String| Line::from(vec![label(l), Span::raw(value)]);
-        let mask = self.mask_volatile;
+        let mask = ctx.mask;
         let serial = if mask {
             "<serial>".to_string()
         } else {
@@ -909,11 +902,7 @@ impl App {
         let role_text = if roles.is_empty() {
             "none (no PSD2 qcStatement)".to_string()
         } else {
-            roles
-                .iter()
-                .map(|r| r.name())
-                .collect::<Vec<_>>()
-                .join(", ")
+            role_names(&roles)
         };
         out.push(kv("  PSD2 roles", role_text));
         if let Some(s) = &c.psd2 {
@@ -934,8 +923,15 @@ impl App {
         }
     }
 
-    fn session_lines(&self, out: &mut Vec<Line<'static>>, s: &SessionState, p: &Profile, now: i64) {
-        let t = &self.theme;
+    fn session_lines(
+        &self,
+        ctx: &Ctx,
+        out: &mut Vec<Line<'static>>,
+        s: &SessionState,
+        p: &Profile,
+        now: i64,
+    ) {
+        let t = ctx.theme;
         let label = |l: &str| Span::styled(format!("{l:<20}"), t.status_label);
         let none = |what: &str| Span::styled(what.to_string(), t.dim);
         let line = |l: &str, v: Option<&String>, empty: &str| match v {
@@ -980,7 +976,7 @@ impl App {
                     "{} left of {} min{}",
                     fmt_duration(left),
                     SCA_SESSION_SECS / 60,
-                    if self.mask_volatile {
+                    if ctx.mask {
                         String::new()
                     } else {
                         format!(
@@ -1020,8 +1016,8 @@ impl App {
         out.push(Line::from(vec![label("  Consent age"), consent]));
     }
 
-    fn draw_profile_form(&self, frame: &mut Frame, area: Rect, form: &ProfileForm) {
-        let t = &self.theme;
+    fn draw_profile_form(&self, frame: &mut Frame, area: Rect, form: &ProfileForm, ctx: &Ctx) {
+        let t = ctx.theme;
         let title = match &form.kind {
             FormKind::New => " New profile ".to_string(),
             FormKind::Edit { original, .. } => format!(" Edit {original} "),
@@ -1070,7 +1066,7 @@ impl App {
             for e in form.errors.iter().filter(|e| e.field == spec.key) {
                 lines.push(Line::from(vec![
                     Span::raw(" ".repeat(label_w + 2)),
-                    Span::styled(format!("✗ {}", self.shown_text(&e.message)), t.error),
+                    Span::styled(format!("✗ {}", self.shown_text(ctx, &e.message)), t.error),
                 ]));
             }
         }
@@ -1090,6 +1086,25 @@ impl App {
             Paragraph::new(Line::styled(format!(" {help}"), t.dim)),
             help_area,
         );
+    }
+}
+
+impl Component for ProfilesView {
+    /// The profile form and the delete confirmation take every key while open.
+    fn input(&mut self, key: &KeyEvent, ctx: &mut Ctx) -> Option<Effect> {
+        self.text_input(key, ctx).map(Effect::Run)
+    }
+
+    fn handle(&mut self, cmd: Command, ctx: &mut Ctx) -> Option<Effect> {
+        self.command(cmd, ctx)
+    }
+
+    fn paste(&mut self, text: &str) -> bool {
+        self.paste_text(text)
+    }
+
+    fn draw(&self, frame: &mut Frame, area: Rect, ctx: &Ctx) {
+        self.draw_screen(frame, area, ctx);
     }
 }
 

@@ -4,9 +4,11 @@
 
 use std::path::PathBuf;
 
-use crate::cert::Certificate;
+use std::sync::Arc;
+
+use crate::cert::{CertError, Certificate};
 use crate::profile::edit::{FieldError, ProfileDraft};
-use crate::profile::{Paths, ProfileSet, SessionState};
+use crate::profile::{Paths, ProfileError, ProfileSet, SessionState};
 
 /// What the form is for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +45,17 @@ pub struct ProfileForm {
     pub errors: Vec<FieldError>,
 }
 
+/// Why the inspector cannot tell whether a key matches its certificate.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum KeyCheckError {
+    /// The key file cannot be read or parsed.
+    #[error(transparent)]
+    Key(Arc<CertError>),
+    /// The certificate cannot be read, so there is nothing to compare with.
+    #[error("the certificate cannot be read")]
+    NoCertificate,
+}
+
 /// The certificate of a profile as the inspector shows it.
 #[derive(Debug, Clone)]
 pub enum CertInfo {
@@ -55,10 +68,10 @@ pub enum CertInfo {
         /// The key file.
         key_path: Option<PathBuf>,
         /// The parsed certificate, or why it cannot be read.
-        cert: Result<Box<Certificate>, String>,
+        cert: Result<Box<Certificate>, Arc<CertError>>,
         /// Whether the key's public half is the certificate's (`None` without a key file),
-        /// or why the key cannot be read.
-        key_match: Option<Result<bool, String>>,
+        /// or why that cannot be told.
+        key_match: Option<Result<bool, KeyCheckError>>,
     },
 }
 
@@ -70,7 +83,7 @@ pub struct ProfileDetails {
     /// The session file.
     pub session_file: PathBuf,
     /// The session state, or why it cannot be read.
-    pub session: Result<SessionState, String>,
+    pub session: Result<SessionState, Arc<ProfileError>>,
 }
 
 /// State of the profiles screen.

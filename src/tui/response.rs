@@ -809,7 +809,31 @@ impl Eq for FilterJob {}
 pub struct FilterDone {
     pub(crate) expr: String,
     pub(crate) input: Arc<String>,
-    pub(crate) result: Result<String, String>,
+    pub(crate) result: Result<String, JqError>,
+}
+
+/// Why a jq filter gave no output (the text is what the response pane shows).
+#[derive(Debug, thiserror::Error)]
+pub enum JqError {
+    /// The body is not JSON.
+    #[error("the body is not JSON: {0}")]
+    NotJson(#[source] jaq_json::read::Error),
+    /// The expression does not parse, or names an undefined filter or variable (each
+    /// problem with its column, `; `-separated).
+    #[error("{0}")]
+    Compile(String),
+    /// Evaluation raised an error (`.a` on an array, `error(...)`): jaq's message.
+    #[error("jq error: {0}")]
+    Eval(String),
+    /// The filter called `halt`.
+    #[error("the filter stopped (halt)")]
+    Halt,
+    /// An output value could not be written.
+    #[error(transparent)]
+    Write(#[from] std::io::Error),
+    /// The thread evaluating it could not start.
+    #[error("cannot start the filter: {0}")]
+    Spawn(#[source] std::io::Error),
 }
 
 impl FilterJob {
@@ -832,13 +856,12 @@ impl FilterJob {
 /// Errors: the input is not JSON; the expression does not parse (`… at column N`) or uses
 /// an undefined filter or variable; evaluation fails (`.a` on an array, `error(...)`,
 /// `halt`).
-pub fn run_jq(expr: &str, input: &str) -> Result<String, String> {
+pub fn run_jq(expr: &str, input: &str) -> Result<String, JqError> {
     use jaq_core::load::{Arena, File, Loader};
     use jaq_core::{Compiler, Ctx, Vars, data};
     use jaq_json::Val;
 
-    let input = jaq_json::read::parse_single(input.as_bytes())
-        .map_err(|e| format!("the body is not JSON: {e}"))?;
+    let input = jaq_json::read::parse_single(input.as_bytes()).map_err(JqError::NotJson)?;
     let defs = jaq_core::defs()
         .chain(jaq_std::defs())
         .chain(jaq_json::defs());
@@ -853,7 +876,7 @@ pub fn run_jq(expr: &str, input: &str) -> Result<String, String> {
     };
     let modules = loader
         .load(&arena, program)
-        .map_err(|errs| load_error(expr, errs))?;
+        .map_err(|errs| JqError::Compile(load_error(expr, errs)))?;
     let filter = Compiler::default()
         .with_funs(funs)
         .compile(modules)
@@ -868,7 +891,7 @@ pub fn run_jq(expr: &str, input: &str) -> Result<String, String> {
                     ));
                 }
             }
-            out.join("; ")
+            JqError::Compile(out.join("; "))
         })?;
     let ctx = Ctx::<data::JustLut<Val>>::new(&filter.lut, Vars::new([]));
     let pp = jaq_json::write::Pp {
@@ -890,13 +913,13 @@ pub fn run_jq(expr: &str, input: &str) -> Result<String, String> {
         }
         match item {
             Ok(v) => {
-                jaq_json::write::write(&mut out, &pp, 0, &v).map_err(|e| e.to_string())?;
+                jaq_json::write::write(&mut out, &pp, 0, &v)?;
                 out.push(b'\n');
             }
             Err(exn) => {
                 return Err(match exn.get_err() {
-                    Ok(e) => format!("jq error: {e}"),
-                    Err(_) => "the filter stopped (halt)".to_string(),
+                    Ok(e) => JqError::Eval(e.to_string()),
+                    Err(_) => JqError::Halt,
                 });
             }
         }
@@ -974,7 +997,7 @@ pub fn spawn_filter(job: FilterJob) -> tokio::sync::oneshot::Receiver<FilterDone
         let _ = tx.send(FilterDone {
             expr,
             input,
-            result: Err(format!("cannot start the filter: {e}")),
+            result: Err(JqError::Spawn(e)),
         });
         return rx2;
     }
@@ -1012,16 +1035,6 @@ pub struct ResponseUi {
     pub(crate) input: Option<InputBox>,
     /// Width of the body area at the last draw (to scroll a match into view).
     pub(crate) width: Cell<usize>,
-}
-
-/// `s` padded with spaces to `w` characters (or cut).
-pub(crate) fn pad(s: &str, w: usize) -> String {
-    let n = s.chars().count();
-    if n >= w {
-        s.chars().take(w).collect()
-    } else {
-        format!("{s}{}", " ".repeat(w - n))
-    }
 }
 
 /// Display line `i` of the view (headers, a blank line, the shown body), scrolled right by
@@ -1421,14 +1434,21 @@ mod tests {
             run_jq(".accounts[0]", input).unwrap(),
             "{\n  \"resourceId\": \"a1\"\n}\n"
         );
-        let e = run_jq(".accounts[", input).unwrap_err();
+        let e = run_jq(".accounts[", input).unwrap_err().to_string();
         assert!(e.contains("column"), "{e}");
-        let e = run_jq(".accounts | nosuchfn", input).unwrap_err();
+        let e = run_jq(".accounts | nosuchfn", input)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("nosuchfn") && e.contains("column 13"), "{e}");
-        let e = run_jq(".accounts.x", input).unwrap_err();
+        let e = run_jq(".accounts.x", input).unwrap_err().to_string();
         assert!(e.starts_with("jq error"), "{e}");
         assert!(run_jq("halt", input).is_err());
-        assert!(run_jq(".", "not json").unwrap_err().contains("not JSON"));
+        assert!(
+            run_jq(".", "not json")
+                .unwrap_err()
+                .to_string()
+                .contains("not JSON")
+        );
         let many = run_jq("range(200000)", "null").unwrap();
         assert!(many.contains("output cut after"), "capped");
     }

@@ -13,6 +13,7 @@ use super::app::{Action, App, Focus, Level, ScaPrompt};
 use super::keymap::{Command, Scope};
 use super::overlay::{Layer, Overlay};
 use super::response::*;
+use super::text::pad;
 use crate::xs2a::links::names;
 
 impl App {

@@ -308,21 +308,89 @@ fn parse_style(
     }
 }
 
+/// Why a theme file was left out (`origin:line: reason`, [`parse_theme`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ThemeError {
+    /// The file cannot be read.
+    #[error("{origin}: cannot read: {source}")]
+    Read {
+        /// The file.
+        origin: String,
+        /// The read error.
+        source: std::io::Error,
+    },
+    /// Not TOML.
+    #[error("{at}: {}", .source.message().trim())]
+    Syntax {
+        /// `origin:line` of the error.
+        at: String,
+        /// The TOML parser's error.
+        source: toml::de::Error,
+    },
+    /// `extends` is not a string.
+    #[error("{at}: extends must be a string")]
+    ExtendsNotString {
+        /// `origin:line` of `extends`.
+        at: String,
+    },
+    /// `extends` names the theme itself.
+    #[error("{at}: a theme cannot extend itself")]
+    ExtendsItself {
+        /// `origin:line` of `extends`.
+        at: String,
+    },
+    /// `extends` names no built-in theme.
+    #[error("{at}: extends \"{base}\": no such built-in theme ({})", BUILTIN.map(|(n, _)| n).join(", "))]
+    UnknownBase {
+        /// `origin:line` of `extends`.
+        at: String,
+        /// The name given.
+        base: String,
+    },
+}
+
+/// Why [`ThemeSet::select`] gave no theme (the default is used then).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ThemeSelectError {
+    /// The theme's file was left out when the themes were loaded.
+    #[error("theme {name} not used: {reason}; using {DEFAULT_THEME}")]
+    Broken {
+        /// The theme asked for.
+        name: String,
+        /// Why its file was left out (`file:line: reason`).
+        reason: String,
+    },
+    /// No theme of that name.
+    #[error("no theme called \"{name}\" (themes: {known}); using {DEFAULT_THEME}")]
+    Unknown {
+        /// The theme asked for.
+        name: String,
+        /// The usable themes, `, `-separated.
+        known: String,
+    },
+}
+
 /// Parses the theme file `text` (read from `origin`, used in messages) as the theme `name`.
 /// Styles missing from the file come from `extends = "..."` when given, else from `base`,
 /// else they are empty.
 ///
 /// Returns the theme and warnings (`origin:line: reason`): unknown keys, and styles skipped
 /// for a bad colour, a flag that is not a boolean or a value that is neither a colour nor a
-/// table (those keep the style of `extends`/`base`). Errors (`origin:line: reason`): not
-/// TOML, an unknown `extends`.
+/// table (those keep the style of `extends`/`base`). Errors ([`ThemeError`],
+/// `origin:line: reason`): not TOML, a bad or unknown `extends`.
 pub fn parse_theme(
     name: &str,
     text: &str,
     origin: &str,
     base: Option<&Theme>,
-) -> Result<(Theme, Vec<String>), String> {
-    let doc = DeTable::parse(text).map_err(|e| toml_error(origin, text, &e))?;
+) -> Result<(Theme, Vec<String>), ThemeError> {
+    let doc = DeTable::parse(text).map_err(|source| ThemeError::Syntax {
+        at: format!(
+            "{origin}:{}",
+            line_of(text, source.span().map(|s| s.start).unwrap_or(0))
+        ),
+        source,
+    })?;
     let doc = doc.get_ref();
     let mut warnings = Vec::new();
     let mut theme = match doc.get("extends") {
@@ -331,15 +399,13 @@ pub fn parse_theme(
             let ext = v
                 .get_ref()
                 .as_str()
-                .ok_or_else(|| format!("{at}: extends must be a string"))?;
+                .ok_or_else(|| ThemeError::ExtendsNotString { at: at.clone() })?;
             if ext == name {
-                return Err(format!("{at}: a theme cannot extend itself"));
+                return Err(ThemeError::ExtendsItself { at });
             }
-            Theme::by_name(ext).ok_or_else(|| {
-                format!(
-                    "{at}: extends \"{ext}\": no such built-in theme ({})",
-                    BUILTIN.map(|(n, _)| n).join(", ")
-                )
+            Theme::by_name(ext).ok_or_else(|| ThemeError::UnknownBase {
+                at,
+                base: ext.to_string(),
             })?
         }
         None => base.cloned().unwrap_or_else(|| Theme::blank(name)),
@@ -432,7 +498,10 @@ impl ThemeSet {
             };
             let origin = path.display().to_string();
             let result = std::fs::read_to_string(&path)
-                .map_err(|e| format!("{origin}: cannot read: {e}"))
+                .map_err(|source| ThemeError::Read {
+                    origin: origin.clone(),
+                    source,
+                })
                 .and_then(|text| parse_theme(&name, &text, &origin, Some(&Theme::dark())));
             match result {
                 Ok((theme, warnings)) => {
@@ -443,8 +512,8 @@ impl ThemeSet {
                     }
                 }
                 Err(e) => {
-                    set.problems.push(e.clone());
-                    set.broken.push((name, e));
+                    set.problems.push(e.to_string());
+                    set.broken.push((name, e.to_string()));
                 }
             }
         }
@@ -468,21 +537,24 @@ impl ThemeSet {
     }
 
     /// The theme called `name`. A theme whose file is broken, or a name that is not known,
-    /// gives `Err(message)` naming the file, line and reason; use the default theme then
-    /// ([`Theme::dark`]).
-    pub fn select(&self, name: &str) -> Result<Theme, String> {
+    /// gives a [`ThemeSelectError`] naming the file, line and reason; use the default theme
+    /// then ([`Theme::dark`]).
+    pub fn select(&self, name: &str) -> Result<Theme, ThemeSelectError> {
         if let Some(t) = self.themes.iter().find(|t| t.name == name) {
             return Ok(t.clone());
         }
         if let Some((_, e)) = self.broken.iter().find(|(n, _)| n == name) {
-            return Err(format!("theme {name} not used: {e}; using {DEFAULT_THEME}"));
+            return Err(ThemeSelectError::Broken {
+                name: name.to_string(),
+                reason: e.clone(),
+            });
         }
         match Theme::by_name(name).and_then(|t| self.themes.iter().find(|x| x.name == t.name)) {
             Some(t) => Ok(t.clone()),
-            None => Err(format!(
-                "no theme called \"{name}\" (themes: {}); using {DEFAULT_THEME}",
-                self.names().join(", ")
-            )),
+            None => Err(ThemeSelectError::Unknown {
+                name: name.to_string(),
+                known: self.names().join(", "),
+            }),
         }
     }
 
@@ -600,7 +672,9 @@ mod tests {
         assert!(w[0].ends_with("key skipped"), "{w:?}");
         assert_eq!(t.dim, Style::new().fg(Color::Cyan));
         assert_eq!(t.key, Theme::dark().key, "the bad one keeps the base style");
-        let e = parse_theme("x", "dim = \"cyan\"\n\nkey = {\n", "x.toml", None).unwrap_err();
+        let e = parse_theme("x", "dim = \"cyan\"\n\nkey = {\n", "x.toml", None)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("x.toml:3:"), "{e}");
         let (t, w) = parse_theme(
             "x",

@@ -9,10 +9,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Wrap};
 
 use super::app::{App, Focus, Level, Mode, Preview, ResponseState, Screen, fields_of};
+use super::component::Component;
 use super::keymap::{Command, Scope};
 use super::overlay::Overlay;
-use super::palette::HelpView;
 use super::response::json_spans;
+use super::text::{centered, ellipsize, pad, wrap_words};
 use super::theme::Theme;
 use crate::client::PreparedRequest;
 use crate::xs2a::operations::Group;
@@ -58,9 +59,10 @@ impl App {
                 Constraint::Length(2),
             ])
             .areas(area);
+            let ctx = ctx!(self);
             match self.screen {
-                Screen::Profiles => self.draw_profiles(frame, main),
-                _ => self.draw_history(frame, main),
+                Screen::Profiles => self.profiles_view.draw(frame, main, &ctx),
+                _ => self.history.draw(frame, main, &ctx),
             }
             self.draw_footer(frame, a.footer);
             self.draw_overlays(frame, area);
@@ -80,6 +82,7 @@ impl App {
 
     /// The open dialogs over any screen, bottom to top ([`super::overlay`]).
     fn draw_overlays(&self, frame: &mut Frame, area: Rect) {
+        let ctx = ctx!(self);
         for overlay in self.overlays.iter() {
             match overlay {
                 Overlay::BodyEditor(ed) => ed.draw(frame, area, &self.theme),
@@ -90,9 +93,9 @@ impl App {
                 }
                 Overlay::LinkChooser(sel) => self.draw_link_chooser(frame, area, *sel),
                 Overlay::Picker(sel) => self.draw_picker(frame, area, *sel),
-                Overlay::Help(view) => self.draw_help(frame, area, view),
+                Overlay::Help(view) => view.draw(frame, area, &ctx),
                 Overlay::Problems => self.draw_log(frame, area),
-                Overlay::Palette(p) => self.draw_palette(frame, area, p),
+                Overlay::Palette(p) => p.draw(frame, area, &ctx),
             }
         }
     }
@@ -365,7 +368,7 @@ impl App {
         let k = |scope, cmd| self.keymap.key_for(scope, cmd);
         let send = k(Scope::Normal, Command::Send);
         let steps: Vec<String> = match &self.response {
-            _ if self.sending => vec!["Waiting for the answer …".into()],
+            _ if self.request.sending => vec!["Waiting for the answer …".into()],
             _ if self.sca.outcome.is_some() => vec![
                 format!("{}.", self.sca.outcome.as_deref().unwrap_or_default()),
                 format!(
@@ -659,7 +662,7 @@ impl App {
         } else {
             match self.screen {
                 Screen::Console => (" NORMAL ", &[Scope::Normal, Scope::NotInsert]),
-                Screen::Profiles => (" PROFILES ", self.profiles_hint_scopes()),
+                Screen::Profiles => (" PROFILES ", self.profiles_view.hint_scopes()),
                 Screen::History => (" HISTORY ", &[Scope::HistoryScreen, Scope::NotInsert]),
             }
         };
@@ -793,123 +796,6 @@ impl App {
         let block = t.modal_block(" Profiles ");
         frame.render_widget(Paragraph::new(lines).block(block), r);
     }
-
-    fn draw_help(&self, frame: &mut Frame, area: Rect, view: &HelpView) {
-        let t = &self.theme;
-        let w = area.width.saturating_sub(4).min(150);
-        let block = Block::bordered()
-            .border_type(BorderType::Double)
-            .border_style(t.modal_border)
-            .title(Span::styled(" Keys ", t.modal_border))
-            .title_bottom(
-                Line::from(Span::styled(
-                    format!(
-                        " {} or {} closes · theme: {} ",
-                        self.keymap.key_for(Scope::NotInsert, Command::ToggleHelp),
-                        self.keymap.key_for(Scope::Help, Command::Dismiss),
-                        t.name
-                    ),
-                    t.dim,
-                ))
-                .right_aligned(),
-            )
-            .style(t.base)
-            .padding(Padding::horizontal(1));
-        let key_w = self
-            .keymap
-            .bindings()
-            .iter()
-            .map(|b| b.keys_label().chars().count())
-            .max()
-            .unwrap_or(8)
-            + 2;
-        // Two columns inside the borders and padding; long help texts wrap under themselves,
-        // leaving a gap of two columns before the right column (a text as wide as its
-        // column ran into the next one's titles: "down a pageProfiles").
-        const GAP: usize = 2;
-        let text_w = ((w.saturating_sub(4) / 2) as usize)
-            .saturating_sub(2 + key_w + GAP)
-            .max(12);
-        let section = |scope: Scope| {
-            let mut v = vec![Line::from(Span::styled(scope.title(), t.group))];
-            for bd in self.keymap.in_scope(scope) {
-                for (i, chunk) in wrap_words(bd.help, text_w).into_iter().enumerate() {
-                    let keys = if i == 0 {
-                        bd.keys_label()
-                    } else {
-                        String::new()
-                    };
-                    v.push(Line::from(vec![
-                        Span::styled(format!("  {keys:<key_w$}"), t.key),
-                        Span::raw(chunk),
-                    ]));
-                }
-            }
-            v.push(Line::default());
-            v
-        };
-        let all: Vec<Vec<Line>> = Scope::ORDER.iter().map(|s| section(*s)).collect();
-        let total: usize = all.iter().map(Vec::len).sum();
-        let mut left = Vec::new();
-        let mut right = Vec::new();
-        for s in all {
-            if left.len() + s.len() <= total.div_ceil(2) + 2 && right.is_empty() {
-                left.extend(s);
-            } else {
-                right.extend(s);
-            }
-        }
-        let mut notes = vec![
-            Line::from(Span::styled("Notes", t.group)),
-            Line::from("  The request pane shows every header as sent; Date and X-Request-ID"),
-            Line::from("  are renewed when sending. The private key is never shown."),
-        ];
-        right.append(&mut notes);
-        let h = (left.len().max(right.len()) as u16 + 2).min(area.height);
-        let r = centered(area, w, h);
-        frame.render_widget(Clear, r);
-        let inner = block.inner(r);
-        frame.render_widget(block, r);
-        let [c1, c2] = Layout::horizontal([Constraint::Fill(1), Constraint::Fill(1)]).areas(inner);
-        let top = view.top(left.len().max(right.len()), inner.height);
-        frame.render_widget(Paragraph::new(left).scroll((top, 0)), c1);
-        frame.render_widget(Paragraph::new(right).scroll((top, 0)), c2);
-        self.draw_help_more(frame, r, view);
-    }
-}
-
-fn centered(area: Rect, w: u16, h: u16) -> Rect {
-    let w = w.min(area.width);
-    let h = h.min(area.height);
-    Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    )
-}
-
-/// `s` padded with spaces to `w` characters (or cut).
-fn pad(s: &str, w: usize) -> String {
-    let n = s.chars().count();
-    if n >= w {
-        s.chars().take(w).collect()
-    } else {
-        format!("{s}{}", " ".repeat(w - n))
-    }
-}
-
-/// `s` cut to `w` characters with a trailing `…` when longer.
-///
-/// Looks at no more than `w + 1` characters: a 1 MiB body value costs nothing per frame.
-fn ellipsize(s: &str, w: usize) -> String {
-    if s.char_indices().nth(w).is_none() {
-        s.to_string()
-    } else {
-        let mut out: String = s.chars().take(w.saturating_sub(1)).collect();
-        out.push('…');
-        out
-    }
 }
 
 /// The part of `s` shown in a field `w` wide so that the cursor is visible, and the index
@@ -952,32 +838,6 @@ fn wrap_soft(s: &str, w: usize, breaks: &[char]) -> Vec<String> {
 
 /// Where the signature inspector prefers to wrap (not inside base64).
 const SOFT_BREAKS: [char; 2] = [' ', ','];
-
-/// `s` wrapped at spaces to lines of at most `w` characters.
-fn wrap_words(s: &str, w: usize) -> Vec<String> {
-    let w = w.max(1);
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    for word in s.split(' ') {
-        let need = if cur.is_empty() { 0 } else { 1 } + word.chars().count();
-        if !cur.is_empty() && cur.chars().count() + need > w {
-            out.push(std::mem::take(&mut cur));
-        }
-        if !cur.is_empty() {
-            cur.push(' ');
-        }
-        cur.push_str(word);
-        while cur.chars().count() > w {
-            let head: String = cur.chars().take(w).collect();
-            cur = cur.chars().skip(w).collect();
-            out.push(head);
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
 
 /// A `label value` line with the value wrapped under itself.
 fn labelled(label: &str, value: &str, w: usize, t: &Theme) -> Vec<Line<'static>> {

@@ -170,7 +170,7 @@ fn response_401_opens_the_sca_prompt() {
 
     // o asks the runner to open the browser; a failure lands in the status line.
     assert_eq!(app.press("o"), Action::OpenBrowser(sca_redirect_url()));
-    app.browser_opened(Err("no graphical session".into()));
+    app.browser_opened(Err(psd2_console::tui::BrowserError::NoGraphicalSession));
     assert_eq!(app.message().unwrap().level, Level::Error);
     assert!(app.message().unwrap().text.contains("no graphical session"));
     // Esc dismisses the prompt; o brings the URL back.
