@@ -12,6 +12,7 @@ use super::app::{App, Focus, Level, Mode, Preview, ResponseState, Screen, fields
 use super::component::Component;
 use super::keymap::{Command, Scope};
 use super::overlay::Overlay;
+use super::qr::QrGlyphs;
 use super::response::json_spans;
 use super::text::{centered, ellipsize, pad, wrap_words};
 use super::theme::Theme;
@@ -744,16 +745,72 @@ impl App {
         ) {
             lines.push(Line::from(Span::styled(l, t.dim)));
         }
-        let h = (lines.len() as u16 + 2).min(area.height);
-        let r = centered(area, w, h);
+        // The scaRedirect as a QR code for a phone in the room (issue 12): below the text
+        // when the terminal is tall enough, else beside it when wide enough, else a note
+        // with the size it needs (a cut code cannot be scanned).
+        let qr = QrGlyphs::new(&p.url).ok();
+        let text_h = lines.len() as u16;
+        let placement = qr.as_ref().map(|q| {
+            if text_h + q.height() + 3 <= area.height && q.width() + 4 <= area.width {
+                QrPlacement::Below
+            } else if w + q.width() + 3 <= area.width && q.height() + 2 <= area.height {
+                QrPlacement::Beside
+            } else {
+                QrPlacement::TooSmall
+            }
+        });
+        if let (Some(q), Some(QrPlacement::TooSmall)) = (&qr, placement) {
+            lines.push(Line::from(Span::styled(
+                format!(
+                    "A QR code of this link needs a terminal of {}×{} or more.",
+                    q.width() + 4,
+                    text_h + q.height() + 3
+                ),
+                t.dim,
+            )));
+        }
+        let (box_w, box_h) = match (&qr, placement) {
+            (Some(q), Some(QrPlacement::Below)) => {
+                (w.max(q.width() + 4), lines.len() as u16 + q.height() + 3)
+            }
+            (Some(q), Some(QrPlacement::Beside)) => {
+                (w + q.width() + 3, (lines.len() as u16).max(q.height()) + 2)
+            }
+            _ => (w, lines.len() as u16 + 2),
+        };
+        let r = centered(area, box_w.min(area.width), box_h.min(area.height));
         frame.render_widget(Clear, r);
         let block = t.modal_block(" Strong customer authentication ");
-        frame.render_widget(
-            Paragraph::new(lines)
-                .block(block)
-                .wrap(Wrap { trim: false }),
-            r,
-        );
+        let inner = block.inner(r);
+        frame.render_widget(block, r);
+        let text_area = match placement {
+            Some(QrPlacement::Beside) => Rect {
+                width: w.saturating_sub(2),
+                ..inner
+            },
+            _ => inner,
+        };
+        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), text_area);
+        if let Some(q) = &qr {
+            let at = match placement {
+                Some(QrPlacement::Below) => Some(Rect {
+                    x: inner.x + (inner.width.saturating_sub(q.width())) / 2,
+                    y: inner.y + text_h + 1,
+                    width: q.width(),
+                    height: q.height(),
+                }),
+                Some(QrPlacement::Beside) => Some(Rect {
+                    x: inner.x + w.saturating_sub(1),
+                    y: inner.y,
+                    width: q.width(),
+                    height: q.height(),
+                }),
+                _ => None,
+            };
+            if let Some(at) = at {
+                frame.render_widget(q, at.intersection(inner));
+            }
+        }
     }
 
     fn draw_picker(&self, frame: &mut Frame, area: Rect, sel: usize) {
@@ -966,6 +1023,17 @@ fn signature_lines(req: &PreparedRequest, w: usize, t: &Theme) -> Vec<Line<'stat
         lines.push(Line::from(Span::styled(l, t.dim)));
     }
     lines
+}
+
+/// Where the SCA prompt draws the QR code of the scaRedirect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum QrPlacement {
+    /// Under the text (tall terminals).
+    Below,
+    /// Right of the text (wide, short terminals).
+    Beside,
+    /// It does not fit: a note says what size it needs.
+    TooSmall,
 }
 
 #[cfg(test)]

@@ -12,18 +12,20 @@ use ratatui::style::Color;
 /// Pixels per module in the image handed to the decoder.
 const SCALE: usize = 4;
 
-fn luminance(c: Color) -> u8 {
-    match c {
-        Color::Rgb(r, g, b) => ((u16::from(r) + u16::from(g) + u16::from(b)) / 3) as u8,
-        Color::White => 255,
-        Color::Black | Color::Reset => 0,
-        other => panic!("unexpected colour {other:?} in the QR code"),
-    }
+/// The QR code's colours: light modules (glyphs) white, dark ones (background) black.
+fn qr_colours(fg: Color, bg: Color) -> Option<(u8, u8)> {
+    let level = |c: Color| match c {
+        Color::Rgb(255, 255, 255) | Color::White => Some(255),
+        Color::Rgb(0, 0, 0) | Color::Black => Some(0),
+        _ => None,
+    };
+    Some((level(fg)?, level(bg)?))
 }
 
-/// Reads the screen region `area` of `buf` as a greyscale picture: the upper and lower
-/// half of each cell take the glyph's colour where the glyph covers them, else the cell's
-/// background. Returns the texts of every QR code found in it.
+/// Reads the screen region `area` of `buf` as a greyscale picture, as a camera would: in
+/// cells painted in the QR code's black and white, the upper and lower half take the
+/// glyph's colour where the glyph covers them, else the background; every other cell
+/// (text, frames) counts as white paper. Returns the texts of every QR code found.
 pub fn decode_qr(buf: &Buffer, area: Rect) -> Vec<String> {
     let w = area.width as usize;
     let h = area.height as usize * 2;
@@ -31,13 +33,12 @@ pub fn decode_qr(buf: &Buffer, area: Rect) -> Vec<String> {
     for y in 0..area.height {
         for x in 0..area.width {
             let cell = &buf[(area.x + x, area.y + y)];
-            let (fg, bg) = (luminance(cell.fg), luminance(cell.bg));
-            let (top, bottom) = match cell.symbol() {
-                "█" => (fg, fg),
-                "▀" => (fg, bg),
-                "▄" => (bg, fg),
-                " " => (bg, bg),
-                other => panic!("unexpected glyph {other:?} in the QR code"),
+            let (top, bottom) = match (qr_colours(cell.fg, cell.bg), cell.symbol()) {
+                (Some((fg, _)), "█") => (fg, fg),
+                (Some((fg, bg)), "▀") => (fg, bg),
+                (Some((fg, bg)), "▄") => (bg, fg),
+                (Some((_, bg)), " ") => (bg, bg),
+                _ => (255, 255),
             };
             pixels[(2 * y as usize) * w + x as usize] = top;
             pixels[(2 * y as usize + 1) * w + x as usize] = bottom;

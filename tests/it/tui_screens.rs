@@ -145,6 +145,22 @@ fn help_toggles_with_question_mark_and_closes_with_esc() {
 }
 
 #[test]
+fn the_sca_prompt_shows_the_sca_redirect_as_a_qr_code_a_phone_can_read() {
+    let mut app = new_app();
+    response_401(&mut app);
+    // Tall enough: under the text; short and wide: beside it. Both decode to the link.
+    for (w, h) in [(160, 48), (200, 34)] {
+        let buf = app.buffer(w, h);
+        let found = crate::qr::decode_qr(&buf, buf.area);
+        assert_eq!(found, vec![sca_redirect_url()], "at {w}×{h}");
+    }
+    // Too small for an uncut code: none drawn, and a note says what size it needs.
+    let buf = app.buffer(100, 30);
+    assert!(crate::qr::decode_qr(&buf, buf.area).is_empty());
+    assert!(app.screen_text(100, 30).contains("A QR code of this link needs a terminal of"));
+}
+
+#[test]
 fn response_401_opens_the_sca_prompt() {
     let mut app = new_app();
     response_401(&mut app);

@@ -12,10 +12,10 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::cli::{serve_in_memory, served_profile};
-use common::tmux::{EXIT_MARKER, PATIENCE, Tmux, ready};
+use common::tmux::{EXIT_MARKER, Tmux, ready};
 
 const PROFILE: &str = "Served sandbox";
 
