@@ -10,6 +10,7 @@
 
 pub mod cert;
 pub mod client;
+pub mod doctor;
 pub mod embedded;
 pub mod fsutil;
 pub mod logging;

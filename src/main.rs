@@ -146,6 +146,10 @@ enum Command {
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
+    /// Why does this request fail? Checks a recorded request (HAR, cURL, raw HTTP, or a
+    /// history id) offline as the bank does; exit 0 when every check passes, 1 when one
+    /// fails, 2 for unreadable input.
+    Doctor(psd2_console::doctor::cli::DoctorArgs),
     /// Export an exchange of the history: cURL (signed afresh now, so it runs as-is within
     /// the 60-second Date window) or HAR 1.2 (Signature redacted).
     Export {
@@ -559,6 +563,12 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 ExitCode::FAILURE
             })
         }
+        Some(Command::Doctor(args)) => Ok(psd2_console::doctor::cli::run(
+            &args,
+            &paths,
+            &mut std::io::stdout().lock(),
+            &mut std::io::stderr().lock(),
+        )),
         Some(Command::History { search, limit }) => {
             let file = paths.history_file();
             if !file.exists() && !file.is_symlink() {

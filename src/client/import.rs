@@ -91,6 +91,24 @@ pub fn import(text: &str, source_name: &str) -> Result<Vec<ImportedRequest>, Imp
 ///
 /// Errors: not one of the three formats, or a malformed one (with the reason).
 pub fn import_file(text: &str, source_name: &str) -> Result<Import, ImportError> {
+    import_with(text, source_name, keep_header)
+}
+
+/// Like [`import`], but every header is kept as recorded, the signing headers (`Signature`,
+/// `Digest`, `Date`, `TPP-Signature-Certificate`) too: the request as it was sent, for
+/// [`crate::doctor`], which diagnoses a signed request offline.
+///
+/// Errors: not one of the three formats, or a malformed one (with the reason).
+pub fn import_verbatim(text: &str, source_name: &str) -> Result<Vec<ImportedRequest>, ImportError> {
+    import_with(text, source_name, |_| true).map(|i| i.requests)
+}
+
+/// [`import_file`] keeping the headers whose name `keep` accepts.
+fn import_with(
+    text: &str,
+    source_name: &str,
+    keep: fn(&str) -> bool,
+) -> Result<Import, ImportError> {
     let err = |reason: String| ImportError {
         source_name: source_name.to_string(),
         reason,
@@ -102,7 +120,7 @@ pub fn import_file(text: &str, source_name: &str) -> Result<Import, ImportError>
         .find(|l| !l.is_empty() && !l.starts_with('#'))
         .unwrap_or("");
     if first_line.starts_with("curl") {
-        return curl(text).map_err(err).map(|requests| Import {
+        return curl(text, keep).map_err(err).map(|requests| Import {
             requests,
             variables: Vec::new(),
         });
@@ -114,13 +132,13 @@ pub fn import_file(text: &str, source_name: &str) -> Result<Import, ImportError>
     })?;
     if doc.get("log").and_then(|l| l.get("entries")).is_some() {
         return Ok(Import {
-            requests: har(&doc),
+            requests: har(&doc, keep),
             variables: Vec::new(),
         });
     }
     if doc.get("item").is_some() {
         let mut requests = Vec::new();
-        postman_items(&doc["item"], &[], &mut requests);
+        postman_items(&doc["item"], &[], keep, &mut requests);
         return Ok(Import {
             requests,
             variables: postman_variables(&doc["variable"]),
@@ -231,12 +249,17 @@ pub fn environment(text: &str, source_name: &str) -> Result<Vec<(String, String)
     }
 }
 
-fn postman_items(items: &Value, scope: &[(String, String)], out: &mut Vec<ImportedRequest>) {
+fn postman_items(
+    items: &Value,
+    scope: &[(String, String)],
+    keep: fn(&str) -> bool,
+    out: &mut Vec<ImportedRequest>,
+) {
     for it in items.as_array().into_iter().flatten() {
         let mut variables = scope.to_vec();
         variables.extend(postman_variables(&it["variable"]));
         if it.get("item").is_some() {
-            postman_items(&it["item"], &variables, out);
+            postman_items(&it["item"], &variables, keep, out);
             continue;
         }
         let r = &it["request"];
@@ -255,7 +278,7 @@ fn postman_items(items: &Value, scope: &[(String, String)], out: &mut Vec<Import
                     h["value"].as_str().unwrap_or_default().trim().to_string(),
                 )
             })
-            .filter(|(n, _)| !n.is_empty() && keep_header(n))
+            .filter(|(n, _)| !n.is_empty() && keep(n))
             .collect();
         let body = match (r["body"]["mode"].as_str(), r["body"]["raw"].as_str()) {
             (Some("raw"), Some(raw)) if !raw.trim().is_empty() => Some(raw.to_string()),
@@ -273,7 +296,7 @@ fn postman_items(items: &Value, scope: &[(String, String)], out: &mut Vec<Import
     }
 }
 
-fn har(doc: &Value) -> Vec<ImportedRequest> {
+fn har(doc: &Value, keep: fn(&str) -> bool) -> Vec<ImportedRequest> {
     doc["log"]["entries"]
         .as_array()
         .into_iter()
@@ -300,7 +323,7 @@ fn har(doc: &Value) -> Vec<ImportedRequest> {
                             h["value"].as_str().unwrap_or_default().to_string(),
                         )
                     })
-                    .filter(|(n, _)| keep_header(n))
+                    .filter(|(n, _)| keep(n))
                     .collect(),
                 body: r["postData"]["text"]
                     .as_str()
@@ -314,7 +337,7 @@ fn har(doc: &Value) -> Vec<ImportedRequest> {
 
 /// Parses one or more cURL commands (backslash line continuations allowed), reading `-X`,
 /// `-H`, `-d`/`--data`/`--data-raw`/`--data-binary` and the URL.
-fn curl(text: &str) -> Result<Vec<ImportedRequest>, String> {
+fn curl(text: &str, keep: fn(&str) -> bool) -> Result<Vec<ImportedRequest>, String> {
     let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
     let mut out = Vec::new();
     for (i, line) in joined
@@ -335,7 +358,7 @@ fn curl(text: &str) -> Result<Vec<ImportedRequest>, String> {
                 "-H" | "--header" => {
                     if let Some(h) = it.next()
                         && let Some((n, v)) = h.split_once(':')
-                        && keep_header(n.trim())
+                        && keep(n.trim())
                     {
                         headers.push((n.trim().to_string(), v.trim().to_string()));
                     }

@@ -15,6 +15,7 @@ mod cli_sca;
 mod cli_send;
 mod cli_sign_serve;
 mod docs_tables;
+mod doctor;
 mod fuzz_regressions;
 mod history_export;
 mod main_flow;
