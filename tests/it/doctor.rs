@@ -813,3 +813,30 @@ fn cli_reads_a_history_entry_whose_signature_is_redacted() {
     assert_eq!(code, 2);
     assert!(err.contains("no history entry"), "{err}");
 }
+
+#[test]
+fn the_operation_is_found_from_method_and_path() {
+    use psd2_console::xs2a::operations::find_request;
+    let (op, values) = find_request(
+        "GET",
+        "/v1/payments/instant-norwegian-credit-transfers-straks/fee-information",
+    )
+    .unwrap();
+    assert!(values.is_empty(), "the literal template wins: {values:?}");
+    assert_eq!(
+        op.path,
+        "/v1/payments/instant-norwegian-credit-transfers-straks/fee-information"
+    );
+    let (op, values) =
+        find_request("get", "/v1/payments/sepa-credit-transfers/p%201/status?x=1").unwrap();
+    assert_eq!(
+        op.path,
+        "/v1/{payment-service}/{payment-product}/{payment-id}/status"
+    );
+    assert!(
+        values.contains(&("payment-id".to_string(), "p 1".to_string())),
+        "{values:?}"
+    );
+    assert!(find_request("GET", "/v1/nothing-here").is_none());
+    assert!(find_request("PATCH", "/v1/accounts").is_none());
+}
