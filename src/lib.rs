@@ -11,6 +11,7 @@
 pub mod case;
 pub mod cert;
 pub mod client;
+pub mod doctor;
 pub mod embedded;
 pub mod flow;
 pub mod fsutil;

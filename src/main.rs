@@ -200,6 +200,10 @@ enum Command {
         #[command(subcommand)]
         command: psd2_console::case::cli::CaseCommand,
     },
+    /// Why does this request fail? Checks a recorded request (HAR, cURL, raw HTTP, or a
+    /// history id) offline as the bank does; exit 0 when every check passes, 1 when one
+    /// fails, 2 for unreadable input.
+    Doctor(psd2_console::doctor::cli::DoctorArgs),
     /// Export an exchange of the history: cURL (signed afresh now, so it runs as-is within
     /// the 60-second Date window) or HAR 1.2 (Signature redacted).
     Export {
@@ -659,6 +663,12 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             out!("{}", psd2_console::case::cli::run(&paths, command).await?);
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Doctor(args)) => Ok(psd2_console::doctor::cli::run(
+            &args,
+            &paths,
+            &mut std::io::stdout().lock(),
+            &mut std::io::stderr().lock(),
+        )),
         Some(Command::History {
             search,
             limit,

@@ -78,9 +78,10 @@ fn keep_header(name: &str) -> bool {
     !SIGNING_HEADERS.iter().any(|s| s.eq_ignore_ascii_case(name))
 }
 
-/// `r` without its [`SIGNING_HEADERS`] (the console signs afresh).
-fn without_signing_headers(mut r: ImportedRequest) -> ImportedRequest {
-    r.headers.retain(|(n, _)| keep_header(n));
+/// `r` with only the headers `keep` accepts (e.g. [`keep_header`]: without its
+/// [`SIGNING_HEADERS`], as the console signs afresh).
+fn with_headers(mut r: ImportedRequest, keep: fn(&str) -> bool) -> ImportedRequest {
+    r.headers.retain(|(n, _)| keep(n));
     r
 }
 
@@ -97,6 +98,24 @@ pub fn import(text: &str, source_name: &str) -> Result<Vec<ImportedRequest>, Imp
 ///
 /// Errors: not one of the three formats, or a malformed one (with the reason).
 pub fn import_file(text: &str, source_name: &str) -> Result<Import, ImportError> {
+    import_with(text, source_name, keep_header)
+}
+
+/// Like [`import`], but every header is kept as recorded, the signing headers (`Signature`,
+/// `Digest`, `Date`, `TPP-Signature-Certificate`) too: the request as it was sent, for
+/// [`crate::doctor`], which diagnoses a signed request offline.
+///
+/// Errors: not one of the three formats, or a malformed one (with the reason).
+pub fn import_verbatim(text: &str, source_name: &str) -> Result<Vec<ImportedRequest>, ImportError> {
+    import_with(text, source_name, |_| true).map(|i| i.requests)
+}
+
+/// [`import_file`] keeping the headers whose name `keep` accepts.
+fn import_with(
+    text: &str,
+    source_name: &str,
+    keep: fn(&str) -> bool,
+) -> Result<Import, ImportError> {
     let err = |reason: String| ImportError {
         source_name: source_name.to_string(),
         reason,
@@ -109,7 +128,10 @@ pub fn import_file(text: &str, source_name: &str) -> Result<Import, ImportError>
         .unwrap_or("");
     if first_line.starts_with("curl") {
         return curl(text).map_err(err).map(|requests| Import {
-            requests: requests.into_iter().map(without_signing_headers).collect(),
+            requests: requests
+                .into_iter()
+                .map(|r| with_headers(r, keep))
+                .collect(),
             variables: Vec::new(),
         });
     }
@@ -120,13 +142,16 @@ pub fn import_file(text: &str, source_name: &str) -> Result<Import, ImportError>
     })?;
     if doc.get("log").and_then(|l| l.get("entries")).is_some() {
         return Ok(Import {
-            requests: har(&doc).into_iter().map(without_signing_headers).collect(),
+            requests: har(&doc)
+                .into_iter()
+                .map(|r| with_headers(r, keep))
+                .collect(),
             variables: Vec::new(),
         });
     }
     if doc.get("item").is_some() {
         let mut requests = Vec::new();
-        postman_items(&doc["item"], &[], &mut requests);
+        postman_items(&doc["item"], &[], keep, &mut requests);
         return Ok(Import {
             requests,
             variables: postman_variables(&doc["variable"]),
@@ -237,12 +262,17 @@ pub fn environment(text: &str, source_name: &str) -> Result<Vec<(String, String)
     }
 }
 
-fn postman_items(items: &Value, scope: &[(String, String)], out: &mut Vec<ImportedRequest>) {
+fn postman_items(
+    items: &Value,
+    scope: &[(String, String)],
+    keep: fn(&str) -> bool,
+    out: &mut Vec<ImportedRequest>,
+) {
     for it in items.as_array().into_iter().flatten() {
         let mut variables = scope.to_vec();
         variables.extend(postman_variables(&it["variable"]));
         if it.get("item").is_some() {
-            postman_items(&it["item"], &variables, out);
+            postman_items(&it["item"], &variables, keep, out);
             continue;
         }
         let r = &it["request"];
@@ -261,7 +291,7 @@ fn postman_items(items: &Value, scope: &[(String, String)], out: &mut Vec<Import
                     h["value"].as_str().unwrap_or_default().trim().to_string(),
                 )
             })
-            .filter(|(n, _)| !n.is_empty() && keep_header(n))
+            .filter(|(n, _)| !n.is_empty() && keep(n))
             .collect();
         let body = match (r["body"]["mode"].as_str(), r["body"]["raw"].as_str()) {
             (Some("raw"), Some(raw)) if !raw.trim().is_empty() => Some(raw.to_string()),

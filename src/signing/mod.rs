@@ -21,7 +21,7 @@ use crate::cert::Credentials;
 
 pub use verify::{
     CERT_CACHE_SIZE, RequestView, TrustedKey, VerifiedRequest, Verifier, VerifyError, VerifyPolicy,
-    verify_request, verify_signed_message, verify_signing_string,
+    parse_key_id, verify_request, verify_signed_message, verify_signing_string,
 };
 
 /// Headers eligible for signing, in signing order (Authentication rule 6).

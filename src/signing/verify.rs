@@ -229,7 +229,12 @@ fn header<'a>(headers: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
         .map(str::trim)
 }
 
-fn parse_key_id(key_id: &str) -> Result<(Vec<u8>, DistinguishedName), VerifyError> {
+/// Parses a keyId `SN=<hex serial>,CA=<issuer DN, RFC 2253>` (Authentication rule 5) into
+/// the serial (big-endian bytes without leading zeros; a `0x` prefix and either letter case
+/// accepted) and the issuer DN.
+///
+/// Errors: [`VerifyError::KeyIdMalformed`] saying which part is wrong.
+pub fn parse_key_id(key_id: &str) -> Result<(Vec<u8>, DistinguishedName), VerifyError> {
     let bad = |reason: &str| VerifyError::KeyIdMalformed {
         key_id: key_id.to_string(),
         reason: reason.to_string(),

@@ -1186,6 +1186,51 @@ pub fn find(id: &str) -> Option<&'static Operation> {
     OPERATIONS.iter().find(|o| o.id == id)
 }
 
+/// The operation a request is for, from its method and path (the query, if any, is
+/// ignored), with the values of the path template's `{name}` segments (percent-decoded) as
+/// (name, value). Among templates that fit, the one with the most literal segments wins
+/// (`/v1/payments/norwegian-domestic-credit-transfers` over
+/// `/v1/{payment-service}/{payment-product}/...`); `None` when no operation fits.
+pub fn find_request(
+    method: &str,
+    path: &str,
+) -> Option<(&'static Operation, Vec<(String, String)>)> {
+    let path = path.split(['?', '#']).next().unwrap_or("");
+    let segments: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+    // (literal segments, operation, path values) of the best fit so far
+    type Fit = (usize, &'static Operation, Vec<(String, String)>);
+    let mut best: Option<Fit> = None;
+    for op in OPERATIONS
+        .iter()
+        .filter(|o| o.method.eq_ignore_ascii_case(method))
+    {
+        let template: Vec<&str> = op.path.split('/').collect();
+        if template.len() != segments.len() {
+            continue;
+        }
+        let mut literal = 0;
+        let mut values = Vec::new();
+        let fits = template.iter().zip(&segments).all(|(t, s)| {
+            match t.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
+                Some(name) if !s.is_empty() => {
+                    let v = percent_encoding::percent_decode_str(s).decode_utf8_lossy();
+                    values.push((name.to_string(), v.into_owned()));
+                    true
+                }
+                Some(_) => false,
+                None => {
+                    literal += 1;
+                    t == s
+                }
+            }
+        });
+        if fits && best.as_ref().is_none_or(|(n, _, _)| literal > *n) {
+            best = Some((literal, op, values));
+        }
+    }
+    best.map(|(_, op, values)| (op, values))
+}
+
 impl Operation {
     /// The request headers of the operation as form fields ([`ParamKind::Header`]): the
     /// basket header table for `baskets.create`, the sandbox customer listing's headers for

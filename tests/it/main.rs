@@ -16,6 +16,7 @@ mod cli_sca;
 mod cli_send;
 mod cli_sign_serve;
 mod docs_tables;
+mod doctor;
 mod events;
 mod faults;
 mod flow;

@@ -157,7 +157,10 @@ fn the_sca_prompt_shows_the_sca_redirect_as_a_qr_code_a_phone_can_read() {
     // Too small for an uncut code: none drawn, and a note says what size it needs.
     let buf = app.buffer(100, 30);
     assert!(crate::qr::decode_qr(&buf, buf.area).is_empty());
-    assert!(app.screen_text(100, 30).contains("A QR code of this link needs a terminal of"));
+    assert!(
+        app.screen_text(100, 30)
+            .contains("A QR code of this link needs a terminal of")
+    );
 }
 
 #[test]

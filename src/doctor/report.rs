@@ -1,0 +1,44 @@
+//! The `doctor` command's renderings of a [`Diagnosis`]: text (one line per check, then the
+//! verdict) and a JSON document.
+
+use super::{Diagnosis, SentAtSource, Status};
+
+/// One line per check (`✔`/`✘`/`⚠`, id, message, `[rule]`) after a line naming the request,
+/// and a last line `verdict: ...` naming the cause.
+pub fn text(d: &Diagnosis) -> String {
+    let width = d.checks.iter().map(|c| c.id.len()).max().unwrap_or(0);
+    let when = match d.sent_at_source {
+        SentAtSource::Option => "--sent-at",
+        SentAtSource::Recorded => "recorded",
+        SentAtSource::Now => "now",
+    };
+    let mut out = format!(
+        "{} {} ({}), sent {} ({when})\n",
+        d.method, d.path_and_query, d.source, d.sent_at
+    );
+    for c in &d.checks {
+        out.push_str(&format!(
+            "{} {:width$}  {}  [{}]\n",
+            c.status.mark(),
+            c.id,
+            c.message,
+            c.rule
+        ));
+    }
+    let mark = if d.verdict.passed {
+        Status::Pass.mark()
+    } else {
+        Status::Fail.mark()
+    };
+    out.push_str(&format!("verdict: {mark} {}\n", d.verdict.message));
+    out
+}
+
+/// The diagnosis as a JSON document: `source`, `method`, `path_and_query`, `operation`,
+/// `sent_at`, `sent_at_source`, `checks` (`[{id, status, rule, message}]`, status `pass`,
+/// `fail` or `warn`) and `verdict` (`{passed, cause, message}`), pretty-printed.
+///
+/// Errors: serde_json's (not expected for this shape).
+pub fn json(d: &Diagnosis) -> Result<String, serde_json::Error> {
+    serde_json::to_string_pretty(d)
+}
