@@ -61,14 +61,7 @@ fn request() -> PreparedRequest {
         path_and_query: "/v1/accounts/acc-1/transactions".into(),
         headers: Vec::new(),
         body: Vec::new(),
-        inspection: SignatureInspection {
-            digest: None,
-            signing_string: String::new(),
-            key_id: String::new(),
-            signed_headers: Vec::new(),
-            signature_header: String::new(),
-            added_headers: Vec::new(),
-        },
+        inspection: SignatureInspection::default(),
     }
 }
 

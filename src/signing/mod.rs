@@ -311,7 +311,8 @@ impl Default for SignOptions {
 }
 
 /// What signing produced, for the console's signature inspector and the `sign` command.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The default is an unsigned request's: every part empty.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SignatureInspection {
     /// `Digest` value, when the request has a body.
     pub digest: Option<String>,

@@ -456,14 +456,7 @@ fn open_in_console(e: &HistoryEntry) -> OpenExchange {
         path_and_query: e.path_and_query.clone(),
         headers: e.request_headers.clone(),
         body: e.request_body.clone(),
-        inspection: SignatureInspection {
-            digest: None,
-            signing_string: String::new(),
-            key_id: String::new(),
-            signed_headers: Vec::new(),
-            signature_header: String::new(),
-            added_headers: Vec::new(),
-        },
+        inspection: SignatureInspection::default(),
     };
     let op = operations::find(&e.operation_id);
     let (level, text) = match op {

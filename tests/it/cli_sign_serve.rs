@@ -11,18 +11,7 @@ use psd2_console::xs2a::error::ErrorBody;
 use crate::common::cli::{BIN, Server, free_port, serve_in_memory, wait_listening};
 
 fn cert_new(dir: &Path, name: &str) {
-    let out = Command::new(BIN)
-        .args(["cert", "new", "--dir"])
-        .arg(dir)
-        .args(["--name", name])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = crate::common::cli::cert_new(dir, name);
     assert!(stdout.contains("keyId:       SN="), "{stdout}");
 }
 

@@ -16,31 +16,19 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-use common::cli::{BIN, serve_in_memory, served_profile};
+use common::cli::{BIN, cert_new, serve_in_memory, served_profile};
 use common::tmux::{EXIT_MARKER, Tmux, ready, shell_quote};
 use psd2_console::cert::Credentials;
 use psd2_console::signing::{SignOptions, SignatureParams, sign_request};
 
 const PROFILE: &str = "Support";
 
-/// The customer's certificate and key, made by `cert new` in `dir`.
+/// The customer's certificate and key, made by `cert new` in `<home>/customer`.
 fn customer_credentials(home: &Path) -> Credentials {
     let dir = home.join("customer");
-    let out = Command::new(BIN)
-        .env("PSD2_CONSOLE_HOME", home)
-        .args(["cert", "new", "--dir"])
-        .arg(&dir)
-        .args(["--name", "customer"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    cert_new(&dir, "customer");
     Credentials::load(&dir.join("customer.pem"), &dir.join("customer.key")).unwrap()
 }
 
@@ -65,13 +53,13 @@ fn with_x500_issuer(headers: &mut [(String, String)]) -> String {
 /// bank's answer (status, first tppMessages code).
 fn customer_har(home: &Path, base_url: &str, har: &Path) -> (u16, String) {
     let credentials = customer_credentials(home);
-    let path = "/v1/payments/domestic-credit-transfers";
-    let body = r#"{"instructedAmount": {"currency": "NOK", "amount": "125.50"},
-  "debtorAccount": {"bban": "12345678903"},
-  "creditorAccount": {"bban": "98765432106"},
-  "creditorName": "Kari Nordmann",
-  "remittanceInformationUnstructured": "Invoice 1001"}
-"#;
+    let path = "/v1/payments/norwegian-domestic-credit-transfers";
+    // Pretty-printed with a final newline, as the customer's app sent it.
+    let body = format!(
+        "{}\n",
+        psd2_console::xs2a::operations::DOMESTIC_PAYMENT_BODY
+    );
+    let body = body.as_str();
     let mut headers: Vec<(String, String)> = vec![
         ("Content-Type".into(), "application/json".into()),
         ("X-Request-ID".into(), uuid::Uuid::new_v4().to_string()),
@@ -219,7 +207,7 @@ fn doctor_names_the_cause_replay_reproduces_it_and_a_case_carries_it_to_a_collea
         &t,
         "status",
         &format!(
-            "PSD2_CONSOLE_HOME=colleague {bin} send payments.status --profile Case --param payment-service=payments --param payment-product=domestic-credit-transfers --param payment-id={payment_id} > status.json"
+            "PSD2_CONSOLE_HOME=colleague {bin} send payments.status --profile Case --param payment-service=payments --param payment-product=norwegian-domestic-credit-transfers --param payment-id={payment_id} > status.json"
         ),
     );
     assert_eq!(exit, 0, "the case's sandbox holds the payment: {screen}");
@@ -237,12 +225,16 @@ fn doctor_names_the_cause_replay_reproduces_it_and_a_case_carries_it_to_a_collea
     t.keys(&["3"]);
     let screen = t.wait_for("the case's history", |s| {
         s.lines()
-            .filter(|l| l.contains("domestic-credit-transfers"))
+            .filter(|l| l.contains("Support") && l.contains("POST") && l.contains("/v1/payments/"))
             .count()
             >= 2
     });
-    assert!(screen.contains("400"), "{screen}");
-    assert!(screen.contains("201"), "{screen}");
+    let replays: Vec<&str> = screen
+        .lines()
+        .filter(|l| l.contains("Support") && l.contains("POST"))
+        .collect();
+    assert!(replays.iter().any(|l| l.contains(" 400 ")), "{screen}");
+    assert!(replays.iter().any(|l| l.contains(" 201 ")), "{screen}");
     t.keys(&["q"]);
     let screen = t.wait_for("the console to exit", |s| s.contains(EXIT_MARKER));
     assert!(screen.contains(&format!("{EXIT_MARKER}0")), "{screen}");

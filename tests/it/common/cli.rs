@@ -103,18 +103,7 @@ pub fn serve_in_memory() -> (Server, String) {
 /// `base_url` with it (roles PSP_AI and PSP_PI), in `<home>/config/profiles`.
 pub fn served_profile(home: &Path, name: &str, base_url: &str) {
     let certs = home.join("tpp-certs");
-    let out = Command::new(BIN)
-        .env("PSD2_CONSOLE_HOME", home)
-        .args(["cert", "new", "--dir"])
-        .arg(&certs)
-        .args(["--name", "tpp"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    cert_new(&certs, "tpp");
     let dir = home.join("config/profiles");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
@@ -126,4 +115,21 @@ pub fn served_profile(home: &Path, name: &str, base_url: &str) {
         ),
     )
     .unwrap();
+}
+
+/// `psd2-console cert new --dir DIR --name NAME`: a test certificate `DIR/NAME.pem` and its
+/// key `DIR/NAME.key` (panics with the command's stderr when it fails); returns its stdout.
+pub fn cert_new(dir: &Path, name: &str) -> String {
+    let out = Command::new(BIN)
+        .args(["cert", "new", "--dir"])
+        .arg(dir)
+        .args(["--name", name])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }

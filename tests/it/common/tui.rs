@@ -89,14 +89,7 @@ pub fn unsigned_request(op: &str, method: &str, path: &str) -> PreparedRequest {
         path_and_query: path.into(),
         headers: Vec::new(),
         body: Vec::new(),
-        inspection: SignatureInspection {
-            digest: None,
-            signing_string: String::new(),
-            key_id: String::new(),
-            signed_headers: Vec::new(),
-            signature_header: String::new(),
-            added_headers: Vec::new(),
-        },
+        inspection: SignatureInspection::default(),
     }
 }
 
