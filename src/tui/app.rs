@@ -1081,7 +1081,8 @@ impl App {
             | Command::HistoryMark
             | Command::HistoryDiff
             | Command::HistoryExportCurl
-            | Command::HistoryImport => {}
+            | Command::HistoryImport
+            | Command::HistoryDoctor => {}
             // Taken by the profiles screen ([`ProfilesView`]); nothing elsewhere.
             Command::ProfileNew
             | Command::ProfileEdit

@@ -357,7 +357,7 @@ impl HistoryView {
             Command::PageDown => d.scroll = (d.scroll + page).min(max),
             Command::Top => d.scroll = 0,
             Command::Bottom => d.scroll = max,
-            Command::Dismiss | Command::HistoryDiff => self.diff = None,
+            Command::Dismiss | Command::HistoryDiff | Command::HistoryDoctor => self.diff = None,
             _ => return None,
         }
         Some(Effect::None)
@@ -404,6 +404,49 @@ impl HistoryView {
             }
             None => {}
         }
+    }
+
+    /// `c`: the doctor's checks of the highlighted request in the overlay the diff uses
+    /// (`crate::doctor::diagnose`; the stored Signature is redacted, so the signature and
+    /// keyId checks show as not checked).
+    fn open_doctor(&mut self, ctx: &mut Ctx) {
+        let Some(e) = self.highlighted() else {
+            ctx.say(Level::Info, "No exchange to check");
+            return;
+        };
+        let d = crate::doctor::diagnose(
+            &crate::doctor::input::from_history(e),
+            &crate::doctor::Options::default(),
+        );
+        let width = d.checks.iter().map(|c| c.id.len()).max().unwrap_or(0);
+        let mut lines: Vec<(Kind, String)> = d
+            .checks
+            .iter()
+            .map(|c| {
+                let kind = match c.status {
+                    crate::doctor::Status::Pass => Kind::Added,
+                    crate::doctor::Status::Fail => Kind::Removed,
+                    crate::doctor::Status::Warn => Kind::Header,
+                };
+                (
+                    kind,
+                    format!(
+                        "{} {:<width$}  {}  [{}]",
+                        c.status.mark(),
+                        c.id,
+                        c.message,
+                        c.rule
+                    ),
+                )
+            })
+            .collect();
+        lines.push((Kind::Text, String::new()));
+        lines.push((Kind::Heading, format!("verdict: {}", d.verdict.message)));
+        self.diff = Some(DiffView {
+            title: format!(" Doctor: #{} {} {} ", e.id, e.method, path_of(e)),
+            lines,
+            scroll: 0,
+        });
     }
 
     fn open_diff(&mut self, ctx: &mut Ctx) {
@@ -592,6 +635,7 @@ impl Component for HistoryView {
             }
             Command::HistoryMark => self.mark(ctx),
             Command::HistoryDiff => self.open_diff(ctx),
+            Command::HistoryDoctor => self.open_doctor(ctx),
             Command::HistoryOpen => {
                 if let Some(e) = self.highlighted() {
                     return Some(Effect::OpenExchange(Box::new(open_in_console(e))));

@@ -131,6 +131,9 @@ pub enum Command {
     HistoryExportCurl,
     /// History screen: import requests from a file (Postman, HAR, cURL).
     HistoryImport,
+    /// History screen: the doctor's checks of the highlighted request, offline, in the
+    /// bank's order (`psd2-console doctor`).
+    HistoryDoctor,
     /// Find an operation by words of its name, id, path or group.
     FindOperation,
     /// Response: open the search box.
@@ -413,7 +416,8 @@ pub const KEYMAP: &[Binding] = &[
     b(Scope::HistoryScreen, &[Key::ch('d')], Command::HistoryDiff, "diff the marked response with this one", Some("diff")),
     b(Scope::HistoryScreen, &[Key::ch('x')], Command::HistoryExportCurl, "export as cURL, signed afresh, to the data dir", Some("cURL")),
     b(Scope::HistoryScreen, &[Key::ch('i')], Command::HistoryImport, "import a Postman, HAR or cURL file, send a request", Some("import")),
-    b(Scope::HistoryScreen, &[Key::plain(K::Esc)], Command::Dismiss, "close the diff or import list, else clear the search", None),
+    b(Scope::HistoryScreen, &[Key::ch('c')], Command::HistoryDoctor, "doctor: check the request as the bank would, offline", Some("doctor")),
+    b(Scope::HistoryScreen, &[Key::plain(K::Esc)], Command::Dismiss, "close the diff, doctor or import list, else clear the search", None),
     b(Scope::ScaPrompt, &[Key::ch('o'), Key::plain(K::Enter)], Command::OpenSca, "open the URL in the browser", None),
     b(Scope::ScaPrompt, &[Key::plain(K::Esc)], Command::Dismiss, "close the prompt (o opens the URL later)", None),
     b(Scope::Picker, &[Key::plain(K::Up), Key::ch('k')], Command::Up, "previous profile", None),

@@ -254,6 +254,33 @@ fn diff_of_two_responses_in_an_overlay() {
 }
 
 #[test]
+fn c_shows_the_doctors_checks_of_the_highlighted_request() {
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    assert_eq!(app.press("c"), Action::None);
+    assert!(app.history_diff_visible(), "the doctor uses the overlay");
+    let text = app.screen_text(160, 48);
+    assert!(text.contains("Doctor: #4 GET"), "{text}");
+    // The recorded request has no TPP-Redirect-URI (Authentication 11) and no certificate.
+    let line = |id: &str| {
+        text.lines()
+            .find(|l| l.contains(&format!(" {id} ")))
+            .unwrap_or_else(|| panic!("no {id} line: {text}"))
+            .to_string()
+    };
+    assert!(line("headers.required").contains('✘'), "{text}");
+    assert!(
+        line("headers.required").contains("TPP-Redirect-URI"),
+        "{text}"
+    );
+    assert!(line("cert.parse").contains('✘'), "{text}");
+    assert!(text.contains("verdict: "), "{text}");
+    // c again (or Esc) closes it.
+    app.keys("c");
+    assert!(!app.history_diff_visible());
+}
+
+#[test]
 fn diff_needs_a_mark_first() {
     let h = fixed_history();
     let mut app = history_app(&h);
