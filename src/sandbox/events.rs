@@ -25,6 +25,7 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -127,20 +128,51 @@ impl Event {
 #[derive(Debug)]
 pub struct Events {
     tx: broadcast::Sender<Arc<Event>>,
+    /// Live subscriptions, kept here so that the request path reads an atomic instead of
+    /// the channel's `receiver_count` (which takes the channel's lock on every request).
+    listeners: Arc<AtomicUsize>,
 }
 
 impl Default for Events {
     fn default() -> Self {
         Events {
             tx: broadcast::Sender::new(CAPACITY),
+            listeners: Arc::new(AtomicUsize::new(0)),
         }
+    }
+}
+
+/// A subscription to the event stream ([`Events::subscribe`]): the channel's receiver
+/// (through `Deref`), counted as a listener until dropped.
+#[derive(Debug)]
+pub struct Subscription {
+    rx: broadcast::Receiver<Arc<Event>>,
+    listeners: Arc<AtomicUsize>,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.listeners.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl std::ops::Deref for Subscription {
+    type Target = broadcast::Receiver<Arc<Event>>;
+    fn deref(&self) -> &Self::Target {
+        &self.rx
+    }
+}
+
+impl std::ops::DerefMut for Subscription {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.rx
     }
 }
 
 impl Events {
     /// Whether anybody is subscribed (check before building an event).
     pub fn listening(&self) -> bool {
-        self.tx.receiver_count() > 0
+        self.listeners.load(Ordering::Relaxed) > 0
     }
 
     /// Sends the event `make` builds, when anybody listens; never waits.
@@ -151,8 +183,13 @@ impl Events {
     }
 
     /// A new subscription: every event sent from now on.
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
-        self.tx.subscribe()
+    pub fn subscribe(&self) -> Subscription {
+        let rx = self.tx.subscribe();
+        self.listeners.fetch_add(1, Ordering::Relaxed);
+        Subscription {
+            rx,
+            listeners: Arc::clone(&self.listeners),
+        }
     }
 }
 
@@ -312,6 +349,9 @@ mod tests {
         });
         assert!(built.get());
         drop(rx);
+        // The last subscription gone, nothing is built again.
+        assert!(!events.listening());
+        events.emit(|| panic!("built after the subscriber left"));
     }
 
     #[test]
