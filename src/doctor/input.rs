@@ -84,6 +84,7 @@ pub fn parse(bytes: &[u8], source_name: &str, entry: usize) -> Result<RecordedRe
             body: chosen.body.map(String::into_bytes).unwrap_or_default(),
             sent_at: har_started(text, entry),
             source: format!("{kind} {entry} of {source_name}"),
+            response: har_response(text, entry),
         });
     }
     raw_http(&bytes[start..], source_name).ok_or_else(|| {
@@ -105,6 +106,38 @@ fn har_started(text: &str, entry: usize) -> Option<SystemTime> {
     chrono::DateTime::parse_from_rfc3339(started)
         .ok()
         .map(SystemTime::from)
+}
+
+/// The `response` of HAR entry `entry` (1-based): status, headers and `content.text`, when
+/// the text is a HAR file whose entry has a status.
+fn har_response(text: &str, entry: usize) -> Option<super::RecordedResponse> {
+    let doc: serde_json::Value = serde_json::from_str(text).ok()?;
+    let r = doc["log"]["entries"]
+        .get(entry.checked_sub(1)?)?
+        .get("response")?;
+    let status = u16::try_from(r.get("status")?.as_u64()?).ok()?;
+    let headers = r["headers"]
+        .as_array()
+        .map(|hs| {
+            hs.iter()
+                .filter_map(|h| {
+                    Some((
+                        h["name"].as_str()?.to_string(),
+                        h["value"].as_str()?.to_string(),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let body = r["content"]["text"]
+        .as_str()
+        .map(|t| t.as_bytes().to_vec())
+        .unwrap_or_default();
+    Some(super::RecordedResponse {
+        status,
+        headers,
+        body,
+    })
 }
 
 /// The path and query of `url` (an absolute URL or already a path), byte for byte.
@@ -145,6 +178,7 @@ fn raw_http(bytes: &[u8], source_name: &str) -> Option<RecordedRequest> {
         body: bytes[body_start..].to_vec(),
         sent_at: None,
         source: format!("raw HTTP in {source_name}"),
+        response: None,
     })
 }
 
@@ -158,5 +192,10 @@ pub fn from_history(entry: &HistoryEntry) -> RecordedRequest {
         body: entry.request_body.clone(),
         sent_at: Some(crate::cert::from_unix_seconds(entry.at)),
         source: format!("history entry {} ({})", entry.id, entry.profile),
+        response: Some(super::RecordedResponse {
+            status: entry.status,
+            headers: entry.response_headers.clone(),
+            body: entry.response_body.clone(),
+        }),
     }
 }

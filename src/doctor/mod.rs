@@ -46,6 +46,32 @@ pub struct RecordedRequest {
     pub sent_at: Option<SystemTime>,
     /// Where it came from, for the report, e.g. `HAR entry 1 of capture.har`.
     pub source: String,
+    /// The bank's answer, when the recording has it (HAR `response`, a history entry).
+    pub response: Option<RecordedResponse>,
+}
+
+/// A recorded answer: status, headers as recorded, body bytes (HAR `response.content.text`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RecordedResponse {
+    /// HTTP status code.
+    pub status: u16,
+    /// Response headers, (name, value).
+    pub headers: Vec<(String, String)>,
+    /// The body bytes (gzip already decoded by whoever recorded it).
+    pub body: Vec<u8>,
+}
+
+/// The conformance lint of the recorded answer ([`crate::lint::check_response`]): reported
+/// beside the checks, never part of the verdict (the bank's answer does not make the
+/// request fail).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResponseLint {
+    /// The answer's status.
+    pub status: u16,
+    /// `lint: no findings` or `lint: N errors, M warnings` ([`crate::lint::summary`]).
+    pub summary: String,
+    /// One line per finding: `error [rule] message`.
+    pub findings: Vec<String>,
 }
 
 impl RecordedRequest {
@@ -156,6 +182,8 @@ pub struct Diagnosis {
     /// In the bank's order.
     pub checks: Vec<Check>,
     pub verdict: Verdict,
+    /// The recorded answer's conformance lint, when the recording has an answer.
+    pub response: Option<ResponseLint>,
 }
 
 impl Diagnosis {
@@ -228,6 +256,16 @@ pub fn diagnose(request: &RecordedRequest, options: &Options) -> Diagnosis {
     content::body(&cx, &mut checks);
     let checks = checks.0;
     let verdict = verdict(&checks);
+    let response = request.response.as_ref().map(|r| {
+        let asked = crate::lint::Asked::request(&request.method, &request.path_and_query)
+            .with_request_id(request.header("X-Request-ID").map(str::trim));
+        let findings = crate::lint::check_response(&asked, r.status, &r.headers, &r.body);
+        ResponseLint {
+            status: r.status,
+            summary: crate::lint::summary(&findings),
+            findings: findings.iter().map(ToString::to_string).collect(),
+        }
+    });
     Diagnosis {
         source: request.source.clone(),
         method: request.method.clone(),
@@ -237,6 +275,7 @@ pub fn diagnose(request: &RecordedRequest, options: &Options) -> Diagnosis {
         sent_at_source,
         checks,
         verdict,
+        response,
     }
 }
 

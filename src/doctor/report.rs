@@ -25,6 +25,15 @@ pub fn text(d: &Diagnosis) -> String {
             c.rule
         ));
     }
+    if let Some(r) = &d.response {
+        out.push_str(&format!(
+            "answer {} (Berlin Group 1.3.11 schemas and the document's response rules): {}\n",
+            r.status, r.summary
+        ));
+        for f in &r.findings {
+            out.push_str(&format!("  {f}\n"));
+        }
+    }
     let mark = if d.verdict.passed {
         Status::Pass.mark()
     } else {
@@ -36,7 +45,8 @@ pub fn text(d: &Diagnosis) -> String {
 
 /// The diagnosis as a JSON document: `source`, `method`, `path_and_query`, `operation`,
 /// `sent_at`, `sent_at_source`, `checks` (`[{id, status, rule, message}]`, status `pass`,
-/// `fail` or `warn`) and `verdict` (`{passed, cause, message}`), pretty-printed.
+/// `fail` or `warn`), `verdict` (`{passed, cause, message}`) and `response` (`{status,
+/// summary, findings}` or null), pretty-printed.
 ///
 /// Errors: serde_json's (not expected for this shape).
 pub fn json(d: &Diagnosis) -> Result<String, serde_json::Error> {

@@ -408,7 +408,7 @@ impl HistoryView {
 
     /// `c`: the doctor's checks of the highlighted request in the overlay the diff uses
     /// (`crate::doctor::diagnose`; the stored Signature is redacted, so the signature and
-    /// keyId checks show as not checked).
+    /// keyId checks show as not checked), and the conformance lint of its recorded answer.
     fn open_doctor(&mut self, ctx: &mut Ctx) {
         let Some(e) = self.highlighted() else {
             ctx.say(Level::Info, "No exchange to check");
@@ -440,6 +440,11 @@ impl HistoryView {
                 )
             })
             .collect();
+        if let Some(r) = &d.response {
+            lines.push((Kind::Text, String::new()));
+            lines.push((Kind::Heading, format!("answer {}: {}", r.status, r.summary)));
+            lines.extend(r.findings.iter().map(|f| (Kind::Text, format!("  {f}"))));
+        }
         lines.push((Kind::Text, String::new()));
         lines.push((Kind::Heading, format!("verdict: {}", d.verdict.message)));
         self.diff = Some(DiffView {

@@ -143,6 +143,7 @@ impl Draft {
             body: self.body,
             sent_at: None,
             source: "test".into(),
+            response: None,
         }
     }
 }
@@ -513,6 +514,7 @@ fn vector_request(name: &str, date: &str) -> RecordedRequest {
         body: std::fs::read(dir.join("body.json")).unwrap(),
         sent_at: None,
         source: format!("vector {name}"),
+        response: None,
     }
 }
 
@@ -674,6 +676,60 @@ fn cli_reads_a_har_file() {
     let (code, _, err) = cli::run(dir.path(), &["doctor", path, "--entry", "3"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("there is no entry 3"), "{err}");
+}
+
+#[test]
+fn a_recorded_answer_is_linted_beside_the_checks_without_changing_the_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean = Draft::payment(BODY).signed();
+    let mut doc: serde_json::Value = serde_json::from_str(&har(&[&clean])).unwrap();
+    // The bank's answer: a 201 whose transactionStatus is not a Berlin Group value and that
+    // does not echo X-Request-ID.
+    doc["log"]["entries"][0]["response"] = serde_json::json!({
+        "status": 201, "statusText": "Created", "httpVersion": "HTTP/1.1",
+        "headers": [{"name": "Content-Type", "value": "application/json"}],
+        "content": {"size": 0, "mimeType": "application/json",
+            "text": "{\"transactionStatus\": \"DONE\", \"paymentId\": \"p1\", \"_links\": {\"self\": {\"href\": \"/v1/payments/norwegian-domestic-credit-transfers/p1\"}}}"},
+        "redirectURL": "", "headersSize": -1, "bodySize": -1,
+    });
+    let file = dir.path().join("answered.har");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let path = file.to_str().unwrap();
+
+    let (code, out, err) = cli::run(dir.path(), &["doctor", path]);
+    assert_eq!(
+        code, 0,
+        "the answer does not make the request fail: {out}{err}"
+    );
+    assert!(
+        out.contains("answer 201 (Berlin Group 1.3.11 schemas"),
+        "{out}"
+    );
+    assert!(
+        out.contains("X-Request-ID"),
+        "the missing echo is named: {out}"
+    );
+    assert!(
+        out.contains("DONE"),
+        "the unknown transactionStatus is named: {out}"
+    );
+    assert!(
+        out.lines().last().unwrap().starts_with("verdict: ✔"),
+        "{out}"
+    );
+
+    let (_, out, _) = cli::run(dir.path(), &["doctor", path, "--format", "json"]);
+    let j = json_of(&out);
+    assert_eq!(j["response"]["status"], 201);
+    assert!(
+        j["response"]["summary"].as_str().unwrap().contains("error"),
+        "{j}"
+    );
+    assert!(!j["response"]["findings"].as_array().unwrap().is_empty());
+    // Without an answer in the recording there is no lint.
+    std::fs::write(&file, har(&[&clean])).unwrap();
+    let (_, out, _) = cli::run(dir.path(), &["doctor", path, "--format", "json"]);
+    assert!(json_of(&out)["response"].is_null(), "{out}");
 }
 
 #[test]

@@ -275,6 +275,8 @@ fn c_shows_the_doctors_checks_of_the_highlighted_request() {
     );
     assert!(line("cert.parse").contains('✘'), "{text}");
     assert!(text.contains("verdict: "), "{text}");
+    // The recorded answer (a 404 RESOURCE_UNKNOWN) is linted too.
+    assert!(text.contains("answer 404: lint: "), "{text}");
     // c again (or Esc) closes it.
     app.keys("c");
     assert!(!app.history_diff_visible());
