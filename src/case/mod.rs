@@ -38,11 +38,12 @@ use std::path::PathBuf;
 /// The profile a case is opened on: the embedded sandbox (`<config>/profiles/case.toml`).
 pub const CASE_PROFILE: &str = "Case";
 
-/// What can go wrong with a case bundle. Each message names the file or the value at fault.
+/// What can go wrong with a case bundle. Each message names the file or the value at fault;
+/// the underlying error is the `source` (printed after it by `{:#}`, not repeated in it).
 #[derive(Debug, thiserror::Error)]
 pub enum CaseError {
     /// A file could not be read or written.
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io {
         /// The file or directory.
         path: PathBuf,
@@ -51,7 +52,7 @@ pub enum CaseError {
         source: std::io::Error,
     },
     /// SQLite failed on the history, the sandbox state or its copy.
-    #[error("{what}: {source}")]
+    #[error("{what}")]
     Sqlite {
         /// Which database, and what was being done.
         what: String,
@@ -102,7 +103,7 @@ pub enum CaseError {
         text: String,
     },
     /// The manifest or exchanges cannot be (de)serialized.
-    #[error("{what}: {source}")]
+    #[error("{what}")]
     Json {
         /// Which member.
         what: &'static str,

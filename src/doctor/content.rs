@@ -343,7 +343,7 @@ pub(super) fn role(cx: &Context<'_>, key: Result<&TrustedKey, &String>, checks: 
 pub(super) fn body(cx: &Context<'_>, checks: &mut Checks) {
     body_rules(cx, checks);
     let body = &cx.request.body;
-    if body.is_empty() {
+    if body.iter().all(u8::is_ascii_whitespace) {
         checks.push("body.compact", Status::Pass, RULE_COMPACT, "no body");
     } else if let Some(offset) = insignificant_whitespace(body) {
         checks.push(
@@ -376,22 +376,36 @@ fn body_rules(cx: &Context<'_>, checks: &mut Checks) {
         );
         return;
     };
-    if body.is_empty() {
-        if op.body.is_some() {
-            checks.push(
-                "body.rules",
-                Status::Fail,
-                RULE_BODY,
-                format!("{} takes a JSON body; the request has none", op.id),
-            );
-        } else {
+    if op.body.is_none() {
+        // White space only (e.g. the newline `echo` adds to raw HTTP text) is no body.
+        if body.iter().all(u8::is_ascii_whitespace) {
             checks.push(
                 "body.rules",
                 Status::Pass,
                 RULE_BODY,
                 "no body, none needed",
             );
+        } else {
+            checks.push(
+                "body.rules",
+                Status::Warn,
+                RULE_BODY,
+                format!(
+                    "{} takes no body; the request carries {} bytes the bank ignores or refuses",
+                    op.id,
+                    body.len()
+                ),
+            );
         }
+        return;
+    }
+    if body.is_empty() {
+        checks.push(
+            "body.rules",
+            Status::Fail,
+            RULE_BODY,
+            format!("{} takes a JSON body; the request has none", op.id),
+        );
         return;
     }
     let Ok(text) = std::str::from_utf8(body) else {

@@ -733,6 +733,42 @@ fn a_recorded_answer_is_linted_beside_the_checks_without_changing_the_verdict() 
 }
 
 #[test]
+fn a_trailing_newline_after_a_get_is_no_body() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("get.http");
+    let status_of = |raw: &str, id: &str| {
+        std::fs::write(&file, raw).unwrap();
+        let (_, out, _) = cli::run(
+            dir.path(),
+            &["doctor", file.to_str().unwrap(), "--format", "json"],
+        );
+        let j = json_of(&out);
+        let c = j["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("no {id}: {j}"))
+            .clone();
+        (
+            c["status"].as_str().unwrap().to_string(),
+            c["message"].as_str().unwrap().to_string(),
+        )
+    };
+    // As `echo` writes it: the blank line, then one more newline.
+    let echoed = "GET /v1/accounts HTTP/1.1\nX-Request-ID: 1\n\n\n";
+    assert_eq!(status_of(echoed, "body.rules").0, "pass");
+    assert_eq!(status_of(echoed, "body.compact").0, "pass");
+    // A real body on an operation that takes none is named.
+    let (status, message) = status_of(
+        "GET /v1/accounts HTTP/1.1\nX-Request-ID: 1\n\n{\"a\":1}",
+        "body.rules",
+    );
+    assert_eq!(status, "warn", "{message}");
+    assert!(message.contains("takes no body"), "{message}");
+}
+
+#[test]
 fn cli_reads_a_curl_file_with_sent_at() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("request.sh");
