@@ -54,6 +54,21 @@ pub struct ScaPrompt {
     pub url: String,
     /// Outcome of the last attempt to open a browser, if any.
     pub browser: Option<Result<(), BrowserError>>,
+    /// The URL as a QR code, encoded once when the prompt opens (not on every redraw);
+    /// `None` when the URL is too long for one.
+    pub qr: Option<super::qr::QrGlyphs>,
+}
+
+impl ScaPrompt {
+    /// The prompt for `url`, with its QR code.
+    pub fn new(url: String) -> Self {
+        let qr = super::qr::QrGlyphs::new(&url).ok();
+        ScaPrompt {
+            url,
+            browser: None,
+            qr,
+        }
+    }
 }
 
 /// A [`Ctx`] over the shared state of `$app`, borrowed field by field so that a component
@@ -555,10 +570,7 @@ impl App {
             self.sca.outcome = Some(text.clone());
             self.set_message(level, text);
         } else if let Some(url) = &view.sca_redirect {
-            self.sca.prompt = Some(ScaPrompt {
-                url: url.clone(),
-                browser: None,
-            });
+            self.sca.prompt = Some(ScaPrompt::new(url.clone()));
             self.overlays.open(Overlay::ScaPrompt);
             self.set_message(
                 Level::Warning,

@@ -372,7 +372,7 @@ impl App {
             } else {
                 link.href.clone()
             };
-            self.sca.prompt = Some(ScaPrompt { url, browser: None });
+            self.sca.prompt = Some(ScaPrompt::new(url));
             self.overlays.open(Overlay::ScaPrompt);
             self.set_message(
                 Level::Info,

@@ -12,7 +12,6 @@ use super::app::{App, Focus, Level, Mode, Preview, ResponseState, Screen, fields
 use super::component::Component;
 use super::keymap::{Command, Scope};
 use super::overlay::Overlay;
-use super::qr::QrGlyphs;
 use super::response::json_spans;
 use super::text::{centered, ellipsize, pad, wrap_words};
 use super::theme::Theme;
@@ -748,7 +747,7 @@ impl App {
         // The scaRedirect as a QR code for a phone in the room (issue 12): below the text
         // when the terminal is tall enough, else beside it when wide enough, else a note
         // with the size it needs (a cut code cannot be scanned).
-        let qr = QrGlyphs::new(&p.url).ok();
+        let qr = p.qr.as_ref();
         let text_h = lines.len() as u16;
         let placement = qr.as_ref().map(|q| {
             if text_h + q.height() + 3 <= area.height && q.width() + 4 <= area.width {
@@ -759,7 +758,7 @@ impl App {
                 QrPlacement::TooSmall
             }
         });
-        if let (Some(q), Some(QrPlacement::TooSmall)) = (&qr, placement) {
+        if let (Some(q), Some(QrPlacement::TooSmall)) = (qr, placement) {
             lines.push(Line::from(Span::styled(
                 format!(
                     "A QR code of this link needs a terminal of {}×{} or more.",
@@ -769,7 +768,7 @@ impl App {
                 t.dim,
             )));
         }
-        let (box_w, box_h) = match (&qr, placement) {
+        let (box_w, box_h) = match (qr, placement) {
             (Some(q), Some(QrPlacement::Below)) => {
                 (w.max(q.width() + 4), lines.len() as u16 + q.height() + 3)
             }
@@ -791,7 +790,7 @@ impl App {
             _ => inner,
         };
         frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), text_area);
-        if let Some(q) = &qr {
+        if let Some(q) = qr {
             let at = match placement {
                 Some(QrPlacement::Below) => Some(Rect {
                     x: inner.x + (inner.width.saturating_sub(q.width())) / 2,
