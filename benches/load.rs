@@ -615,28 +615,90 @@ fn bare_axum_body() -> bytes::Bytes {
         .into()
 }
 
+/// Set (to `1`) beside [`BARE_AXUM_ENV`]: the baseline verifies one RSA-2048 signature per
+/// request before answering ([`RsaFloor`]).
+const BARE_AXUM_RSA_ENV: &str = "PSD2_LOAD_BARE_AXUM_RSA";
+
+/// The least a server that RSA-verifies every request must do on top of bare axum: one
+/// RSA-2048 PKCS#1 v1.5 SHA-256 verification (the interface document's `rsa-sha256`,
+/// Authentication 6) of a fixed signing string of the size the reads sign, with the public
+/// key parsed once at start. No header is parsed, no certificate read, no keyId compared,
+/// no Date or Digest checked, no database touched: an upper bound for any verifying server
+/// on this machine, not a model of the sandbox.
+struct RsaFloor {
+    key: aws_lc_rs::signature::ParsedPublicKey,
+    signing_string: Vec<u8>,
+    signature: Vec<u8>,
+}
+
+impl RsaFloor {
+    fn new() -> RsaFloor {
+        use aws_lc_rs::signature::KeyPair as _;
+        let pair = aws_lc_rs::rsa::KeyPair::generate(aws_lc_rs::rsa::KeySize::Rsa2048).unwrap();
+        // The shape of a read's signing string (Authentication 4): five signed headers.
+        let signing_string = format!(
+            "digest: SHA-256=47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n\
+             x-request-id: 99391c7e-ad88-49ec-a2ad-99ddcb1f7721\n\
+             psu-id: {}\n\
+             tpp-redirect-uri: {REDIRECT}\n\
+             date: Sun, 22 Nov 2026 12:00:00 GMT",
+            "0".repeat(11)
+        )
+        .into_bytes();
+        let mut signature = vec![0; pair.public_modulus_len()];
+        pair.sign(
+            &aws_lc_rs::signature::RSA_PKCS1_SHA256,
+            &aws_lc_rs::rand::SystemRandom::new(),
+            &signing_string,
+            &mut signature,
+        )
+        .unwrap();
+        let key = aws_lc_rs::signature::ParsedPublicKey::new(
+            &aws_lc_rs::signature::RSA_PKCS1_2048_8192_SHA256,
+            pair.public_key().as_ref(),
+        )
+        .unwrap();
+        RsaFloor {
+            key,
+            signing_string,
+            signature,
+        }
+    }
+
+    fn verify(&self) -> bool {
+        self.key
+            .verify_sig(&self.signing_string, &self.signature)
+            .is_ok()
+    }
+}
+
 /// The baseline server: axum on a default multi-thread tokio runtime (as `sandbox serve`),
-/// one route answering the fixed body with `Content-Type: application/json`. Runs in its own
-/// process so it competes for the CPU with wrk like the sandbox does.
+/// answering the fixed body with `Content-Type: application/json` on every path (after one
+/// [`RsaFloor`] verification when [`BARE_AXUM_RSA_ENV`] is set). Runs in its own process so
+/// it competes for the CPU with wrk like the sandbox does.
 fn bare_axum_main(port: u16) -> ! {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
+    let rsa = std::env::var(BARE_AXUM_RSA_ENV)
+        .is_ok_and(|v| v == "1")
+        .then(|| Arc::new(RsaFloor::new()));
     rt.block_on(async move {
         let body = bare_axum_body();
-        let app = axum::Router::new().route(
-            "/",
-            axum::routing::get(move || {
-                let body = body.clone();
-                async move {
-                    (
-                        [(axum::http::header::CONTENT_TYPE, "application/json")],
-                        body,
-                    )
+        let app = axum::Router::new().fallback(axum::routing::get(move || {
+            let body = body.clone();
+            let rsa = rsa.clone();
+            async move {
+                if let Some(rsa) = rsa {
+                    assert!(rsa.verify(), "the floor's own signature verifies");
                 }
-            }),
-        );
+                (
+                    [(axum::http::header::CONTENT_TYPE, "application/json")],
+                    body,
+                )
+            }
+        }));
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
             .await
             .unwrap();
@@ -645,11 +707,13 @@ fn bare_axum_main(port: u16) -> ! {
     std::process::exit(0)
 }
 
-/// Starts the baseline: this bench binary again, with [`BARE_AXUM_ENV`] set.
-fn start_bare_axum() -> Server {
+/// Starts the baseline: this bench binary again, with [`BARE_AXUM_ENV`] set (and
+/// [`BARE_AXUM_RSA_ENV`] when `rsa`).
+fn start_bare_axum(rsa: bool) -> Server {
     let port = free_port();
     let child = Command::new(std::env::current_exe().unwrap())
         .env(BARE_AXUM_ENV, port.to_string())
+        .env(BARE_AXUM_RSA_ENV, if rsa { "1" } else { "0" })
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -898,7 +962,8 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    let bare = start_bare_axum();
+    let bare = start_bare_axum(false);
+    let floor = start_bare_axum(true);
     // One signed request replayed needs the replay check off; unique ones run with it on.
     let server = start_reads_server(if unique == 0 {
         &["--allow-replays"]
@@ -928,6 +993,15 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
         "== bare axum, fixed {} byte JSON, wrk -t1 -c64 -d{secs}s\n{text}",
         bare_axum_body().len()
     );
+    // The RSA floor gets the accounts read's signed headers, so the bytes on the wire match.
+    let floor_headers = read_headers(creds, &s.psu_id, "/v1/accounts", None);
+    let (floor_before, text) = wrk_measure(
+        &format!("{}/v1/accounts", floor.base),
+        &floor_headers,
+        None,
+        None,
+    );
+    println!("== bare axum + one RSA-2048 verification per request (the floor)\n{text}");
     let mut rows = Vec::new();
     for (path, coding) in &reads {
         let hs = read_headers(creds, &s.psu_id, path, *coding);
@@ -960,9 +1034,25 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
         );
         rows.push((path.clone(), *coding, size, f));
     }
+    let (floor_after, text) = wrk_measure(
+        &format!("{}/v1/accounts", floor.base),
+        &floor_headers,
+        None,
+        None,
+    );
+    println!("== the floor again\n{text}");
     let (axum_after, text) = wrk_measure(&format!("{}/", bare.base), &[], None, None);
     println!("== bare axum again\n{text}");
     let axum = (axum_before.per_sec + axum_after.per_sec) / 2.0;
+    let floor_mean = (floor_before.per_sec + floor_after.per_sec) / 2.0;
+    println!(
+        "== the floor: bare axum + RSA-2048 verify, {:.0} and {:.0} req/s, p99 {:.2} / {:.2} ms: {:.0} % of bare axum",
+        floor_before.per_sec,
+        floor_after.per_sec,
+        floor_before.p99_ms,
+        floor_after.p99_ms,
+        100.0 * floor_mean / axum
+    );
     println!(
         "== reads summary (bare axum {:.0} and {:.0} req/s, p99 {:.2} / {:.2} ms; ratio against their mean){}",
         axum_before.per_sec,
@@ -975,15 +1065,16 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             "; one signed request replayed".to_string()
         }
     );
-    println!("| read | body bytes | requests/s | p99 | of bare axum |");
-    println!("|---|---|---|---|---|");
+    println!("| read | body bytes | requests/s | p99 | of bare axum | of the RSA floor |");
+    println!("|---|---|---|---|---|---|");
     for (path, coding, size, f) in rows {
         let coding = coding.map_or(String::new(), |c| format!(" (Accept-Encoding: {c})"));
         println!(
-            "| `GET {path}`{coding} | {size} | {:.0} | {:.2} ms | {:.0} % |",
+            "| `GET {path}`{coding} | {size} | {:.0} | {:.2} ms | {:.0} % | {:.0} % |",
             f.per_sec,
             f.p99_ms,
-            100.0 * f.per_sec / axum
+            100.0 * f.per_sec / axum,
+            100.0 * f.per_sec / floor_mean
         );
         if callgrind {
             println!(
