@@ -49,6 +49,7 @@ fn status() -> StatusInfo {
         context: None,
         redirect_uri: "http://127.0.0.1:40111/callback".into(),
         listener_error: None,
+        room: None,
     }
 }
 

@@ -99,6 +99,21 @@ pub const FIELDS: &[FieldSpec] = &[
         "ASPSP certificate",
         "the bank's signing certificate, for signed responses that do not carry one",
     ),
+    f(
+        "sandbox_port",
+        "Sandbox port",
+        "the embedded sandbox's TCP port; empty: 8088; 0: any free port (links change each start)",
+    ),
+    f(
+        "callback_port",
+        "Callback port",
+        "the SCA callback listener's port when TPP-Redirect-URI is empty; empty: 8089; 0: any",
+    ),
+    f(
+        "listen",
+        "Listen address",
+        "room mode: this machine's LAN address for the sandbox and the callback; empty: 127.0.0.1",
+    ),
 ];
 
 /// A validation failure next to one form field.
@@ -195,6 +210,10 @@ impl ProfileDraft {
             &yes_no(p.verify_response_signatures),
         );
         d.set("aspsp_certificate", &path_text(&p.aspsp_certificate));
+        let text = |v: Option<String>| v.unwrap_or_default();
+        d.set("sandbox_port", &text(p.sandbox_port.map(|n| n.to_string())));
+        d.set("callback_port", &text(p.callback_port.map(|n| n.to_string())));
+        d.set("listen", &text(p.listen.map(|a| a.to_string())));
         d
     }
 
@@ -379,10 +398,34 @@ impl ProfileDraft {
                 None
             }
         };
+        let mut port = |key: &'static str| -> Option<u16> {
+            let t = self.get(key).trim();
+            if t.is_empty() {
+                return None;
+            }
+            t.parse::<u16>()
+                .map_err(|_| err(key, format!("{t:?}: a port from 0 to 65535 (0: any free port)")))
+                .ok()
+        };
+        let sandbox_port = port("sandbox_port");
+        let callback_port = port("callback_port");
+        let listen = match self.get("listen").trim() {
+            "" => None,
+            t => match crate::profile::check_listen_address(t) {
+                Ok(a) => Some(a),
+                Err(e) => {
+                    err("listen", e);
+                    None
+                }
+            },
+        };
         if !errors.is_empty() {
             return Err(errors);
         }
         Ok(Profile {
+            sandbox_port,
+            callback_port,
+            listen,
             name,
             target: target.unwrap_or(Target::Embedded),
             certificate,
@@ -441,6 +484,9 @@ impl Profile {
             key: None,
             roles: vec![Psd2Role::PspAi, Psd2Role::PspPi],
             tpp_redirect_uri: None,
+            sandbox_port: None,
+            callback_port: None,
+            listen: None,
             tpp_redirect_preferred: None,
             psu_ip_address: None,
             x_accept_fix: vec!["amount-as-string".into()],

@@ -201,6 +201,7 @@ fn messages_say_things_once_and_in_order() {
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     let out = Command::new(BIN)
+        .env("PSD2_CONSOLE_FREE_PORTS", "1")
         .env("PSD2_CONSOLE_HOME", home.path())
         .args([
             "sign",
@@ -234,7 +235,7 @@ async fn a_body_cut_off_by_the_server_is_explained_with_the_limit() {
     let home = tempfile::tempdir().unwrap();
     let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
     let engine =
-        psd2_console::embedded::start_engine(profile, Paths::under(home.path().to_path_buf()))
+        psd2_console::embedded::start_engine(crate::common::any_ports(profile), Paths::under(home.path().to_path_buf()))
             .await
             .unwrap();
     let op = psd2_console::xs2a::operations::find("payments.domestic.create").unwrap();

@@ -244,3 +244,14 @@ pub mod schema;
 pub mod sse;
 pub mod tmux;
 pub mod tui;
+
+/// `profile` with any free ports for the embedded sandbox and the callback listener
+/// (`sandbox_port = 0`, `callback_port = 0`), so in-process engines of parallel tests do not
+/// collide on the fixed defaults.
+pub fn any_ports(profile: psd2_console::profile::Profile) -> psd2_console::profile::Profile {
+    psd2_console::profile::Profile {
+        sandbox_port: Some(0),
+        callback_port: Some(0),
+        ..profile
+    }
+}
