@@ -238,6 +238,7 @@ pub async fn page_text(url: &str) -> String {
 
 pub mod cli;
 pub mod payments;
+pub mod qr;
 pub mod sandbox;
 pub mod sca;
 pub mod schema;
