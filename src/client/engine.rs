@@ -410,7 +410,10 @@ impl Engine {
     /// the SCA flows still waiting.
     ///
     /// Errors: as [`Engine::start`] for the local ASPSP.
-    pub async fn restart_network(&mut self, local: &dyn LocalAspspStarter) -> Result<(), ClientError> {
+    pub async fn restart_network(
+        &mut self,
+        local: &dyn LocalAspspStarter,
+    ) -> Result<(), ClientError> {
         let network = start_network(&self.profile, &self.paths, local).await?;
         self.base_url = network.base_url;
         self.redirect_uri = network.redirect_uri;

@@ -64,7 +64,7 @@ pub const FIELDS: &[FieldSpec] = &[
     f(
         "tpp_redirect_uri",
         "TPP-Redirect-URI",
-        "where SCA returns; empty: the console's listener on a free loopback port",
+        "where SCA returns; empty: the console's listener, http://127.0.0.1:<callback port>/callback",
     ),
     f(
         "tpp_redirect_preferred",
@@ -212,7 +212,10 @@ impl ProfileDraft {
         d.set("aspsp_certificate", &path_text(&p.aspsp_certificate));
         let text = |v: Option<String>| v.unwrap_or_default();
         d.set("sandbox_port", &text(p.sandbox_port.map(|n| n.to_string())));
-        d.set("callback_port", &text(p.callback_port.map(|n| n.to_string())));
+        d.set(
+            "callback_port",
+            &text(p.callback_port.map(|n| n.to_string())),
+        );
         d.set("listen", &text(p.listen.map(|a| a.to_string())));
         d
     }
@@ -404,7 +407,12 @@ impl ProfileDraft {
                 return None;
             }
             t.parse::<u16>()
-                .map_err(|_| err(key, format!("{t:?}: a port from 0 to 65535 (0: any free port)")))
+                .map_err(|_| {
+                    err(
+                        key,
+                        format!("{t:?}: a port from 0 to 65535 (0: any free port)"),
+                    )
+                })
                 .ok()
         };
         let sandbox_port = port("sandbox_port");

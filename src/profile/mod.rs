@@ -22,7 +22,8 @@ pub use paths::Paths;
 /// Where requests go.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    /// The sandbox ASPSP in this process, on a loopback port chosen at start.
+    /// The sandbox ASPSP in this process, on 127.0.0.1 (or the room-mode `listen` address)
+    /// at `sandbox_port`.
     Embedded,
     /// A remote ASPSP at this base URL (paths such as `/v1/accounts` are appended).
     Url(String),

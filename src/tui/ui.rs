@@ -244,8 +244,11 @@ impl App {
         let mut line1 = Vec::new();
         if let Some(addr) = &s.room {
             line1.push(Span::styled(
-                format!(" ROOM MODE: sandbox and SCA callback reachable from the network on {addr} "),
-                t.status_attention.add_modifier(Modifier::BOLD | Modifier::REVERSED),
+                format!(
+                    " ROOM MODE: sandbox and SCA callback reachable from the network on {addr} "
+                ),
+                t.status_attention
+                    .add_modifier(Modifier::BOLD | Modifier::REVERSED),
             ));
             line1.push(sep.clone());
         }

@@ -9,7 +9,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Color;
 
-use crate::common::qr::decode_qr;
+pub use crate::common::qr::decode_qr;
 
 #[test]
 fn the_drawn_code_decodes_back_to_the_sca_link() {

@@ -277,7 +277,9 @@ async fn no_private_key_bytes_or_signature_values_outside_their_place_after_a_fu
     let home = tempfile::tempdir().unwrap();
     let paths = Paths::under(home.path().to_path_buf());
     let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let mut engine = start_engine(crate::common::any_ports(profile), paths.clone()).await.unwrap();
+    let mut engine = start_engine(crate::common::any_ports(profile), paths.clone())
+        .await
+        .unwrap();
     let mut sent: Vec<PreparedRequest> = Vec::new();
 
     // List accounts: 401 with a scaRedirect.

@@ -47,7 +47,8 @@ async fn list_accounts(engine: &Engine) -> (u16, Option<String>) {
 /// Completes the SCA at `href` as KARI, follows the redirect to the console's listener
 /// (which must take it), applies the callback and lists the accounts: 200.
 async fn finish_sca(engine: &mut Engine, href: &str) {
-    let to_tpp = common::sca::complete(href, KARI, "PRIVATE", common::sca::tick_all, "Approve").await;
+    let to_tpp =
+        common::sca::complete(href, KARI, "PRIVATE", common::sca::tick_all, "Approve").await;
     assert!(
         to_tpp.starts_with(&engine.redirect_uri),
         "{to_tpp} is not on {}",
@@ -109,7 +110,10 @@ async fn a_taken_port_is_an_error_naming_the_field_to_change() {
         .await
         .unwrap_err()
         .to_string();
-    assert!(e.contains(&format!("port {port} on 127.0.0.1 is taken")), "{e}");
+    assert!(
+        e.contains(&format!("port {port} on 127.0.0.1 is taken")),
+        "{e}"
+    );
     assert!(e.contains("`sandbox_port`"), "{e}");
     assert!(e.contains("built-in profile"), "{e}");
 
@@ -119,7 +123,10 @@ async fn a_taken_port_is_an_error_naming_the_field_to_change() {
         .await
         .unwrap();
     let e = engine.listener_error.clone().expect("a listener error");
-    assert!(e.contains(&format!("port {port} on 127.0.0.1 is taken")), "{e}");
+    assert!(
+        e.contains(&format!("port {port} on 127.0.0.1 is taken")),
+        "{e}"
+    );
     assert!(e.contains("`callback_port`"), "{e}");
     engine.shutdown().await;
 
@@ -162,7 +169,10 @@ fn the_cli_names_the_field_when_the_sandbox_port_is_taken() {
         .unwrap();
     let (code, _, err) = crate::common::cli::outcome(out);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains(&format!("port {port} on 127.0.0.1 is taken")), "{err}");
+    assert!(
+        err.contains(&format!("port {port} on 127.0.0.1 is taken")),
+        "{err}"
+    );
     assert!(err.contains("`sandbox_port`"), "{err}");
     drop(taken);
 }
@@ -246,7 +256,9 @@ fn the_room_banner_is_drawn_only_in_room_mode() {
     let text = on.screen_text(160, 40);
     let first = text.lines().next().unwrap();
     assert!(
-        first.contains("ROOM MODE: sandbox and SCA callback reachable from the network on 127.0.0.2"),
+        first.contains(
+            "ROOM MODE: sandbox and SCA callback reachable from the network on 127.0.0.2"
+        ),
         "{text}"
     );
     // Still there at a projector's 80 columns.
