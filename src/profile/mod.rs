@@ -175,9 +175,9 @@ pub const DEFAULT_SANDBOX_PORT: u16 = 8088;
 pub const DEFAULT_CALLBACK_PORT: u16 = 8089;
 
 /// Environment variable for tests and scripts: when set to `1`, the embedded sandbox and
-/// the callback listener take any free port (as `sandbox_port = 0` and `callback_port = 0`),
-/// whatever the profile says, so that several consoles run side by side. A port given in
-/// `tpp_redirect_uri` stays.
+/// the callback listener of a profile that sets no `sandbox_port` / `callback_port` take any
+/// free port instead of the defaults (as `0`), so that several consoles run side by side.
+/// Ports a profile sets, and the port of a `tpp_redirect_uri`, stay.
 pub const FREE_PORTS_ENV: &str = "PSD2_CONSOLE_FREE_PORTS";
 
 /// Checks a room-mode address (`listen`, `--listen`): an IP address of this machine that
@@ -256,11 +256,12 @@ impl Profile {
     }
 
     /// The profile with any free ports for the embedded sandbox and the callback listener
-    /// (`sandbox_port = 0`, `callback_port = 0`) when [`FREE_PORTS_ENV`] is `1`.
+    /// where it sets none (`sandbox_port = 0`, `callback_port = 0`) when [`FREE_PORTS_ENV`]
+    /// is `1`.
     pub fn with_free_ports_from_env(mut self) -> Self {
         if std::env::var(FREE_PORTS_ENV).is_ok_and(|v| v == "1") {
-            self.sandbox_port = Some(0);
-            self.callback_port = Some(0);
+            self.sandbox_port.get_or_insert(0);
+            self.callback_port.get_or_insert(0);
         }
         self
     }

@@ -245,7 +245,11 @@ impl App {
         if let Some(addr) = &s.room {
             line1.push(Span::styled(
                 format!(
-                    " ROOM MODE: sandbox and SCA callback reachable from the network on {addr} "
+                    " ROOM MODE: {} reachable from the network on {addr} ",
+                    match s.embedded {
+                        true => "sandbox and SCA callback",
+                        false => "SCA callback",
+                    }
                 ),
                 t.status_attention
                     .add_modifier(Modifier::BOLD | Modifier::REVERSED),

@@ -265,3 +265,18 @@ fn the_room_banner_is_drawn_only_in_room_mode() {
     let narrow = on.screen_text(80, 24);
     assert!(narrow.lines().next().unwrap().contains(banner), "{narrow}");
 }
+
+#[test]
+fn the_room_banner_of_a_remote_profile_names_only_the_callback() {
+    let text = App::new(StatusInfo {
+        room: Some("192.168.1.20".into()),
+        embedded: false,
+        ..status()
+    })
+    .screen_text(160, 40);
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.contains("ROOM MODE: SCA callback reachable from the network on 192.168.1.20"),
+        "{text}"
+    );
+}

@@ -6,6 +6,7 @@
 //! SCA from that URL; the redirect reaches the console's listener on 127.0.0.2; and List
 //! accounts answers 200 on screen.
 
+use crate::common::cli::free_port;
 use crate::common::payments::KARI;
 use crate::common::qr::decode_qr_text;
 use crate::common::tmux::{Tmux, ready};
@@ -72,5 +73,70 @@ fn room_mode_sca_from_the_qr_code_reaches_the_listener_on_the_room_address() {
         s.contains("200") && s.contains("\"accounts\"")
     });
     assert!(screen.contains("resourceId"), "{screen}");
+    t.quit_and_check_restored();
+}
+
+/// Highlights `name` in the profile picker (`p`) and presses Enter.
+fn pick_profile(t: &Tmux, name: &str) {
+    t.keys(&["p"]);
+    t.wait_for("the profile picker", |s| s.contains("▸"));
+    for _ in 0..10 {
+        let screen = t.capture();
+        if screen.lines().any(|l| l.contains('▸') && l.contains(name)) {
+            t.keys(&["Enter"]);
+            return;
+        }
+        t.keys(&["Down"]);
+    }
+    panic!("{name} not in the picker:\n{}", t.capture());
+}
+
+#[test]
+fn switching_between_profiles_on_the_same_fixed_ports_works() {
+    if !ready() {
+        return;
+    }
+    // Two profiles on the same fixed ports (set in the files, so PSD2_CONSOLE_FREE_PORTS
+    // leaves them): the switch must free them before the next profile listens.
+    let (sandbox_port, callback_port) = (free_port(), free_port());
+    let home = tempfile::tempdir().expect("temp dir");
+    let dir = home.path().join("config/profiles");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (file, name) in [("a.toml", "Room A"), ("b.toml", "Room B")] {
+        std::fs::write(
+            dir.join(file),
+            format!(
+                "name = \"{name}\"\ntarget = \"embedded\"\nsandbox_port = {sandbox_port}\ncallback_port = {callback_port}\n"
+            ),
+        )
+        .unwrap();
+    }
+    let t = Tmux::start_in("switch", home, &["--profile", "Room A"]);
+    let target = format!("http://127.0.0.1:{sandbox_port}");
+    let screen = t.wait_for_console();
+    assert!(
+        screen.contains("Room A") && screen.contains(&target),
+        "{screen}"
+    );
+    for name in ["Room B", "Room A"] {
+        pick_profile(&t, name);
+        let screen = t.wait_for(&format!("{name} active"), |s| {
+            s.contains(&format!("Profile {name} is active")) || s.contains("could not start")
+        });
+        assert!(!screen.contains("could not start"), "{screen}");
+        assert!(!screen.contains("is taken"), "{screen}");
+        assert!(screen.contains(&target), "{screen}");
+    }
+    // The callback listener came back on its port too: List accounts gets its SCA prompt
+    // naming the same TPP-Redirect-URI.
+    t.keys(&["s"]);
+    let screen = t.wait_for("the SCA prompt", |s| {
+        s.contains("Strong customer authentication")
+    });
+    assert!(
+        screen.contains(&format!("http://127.0.0.1:{callback_port}/callback")),
+        "{screen}"
+    );
+    t.keys(&["Escape"]);
     t.quit_and_check_restored();
 }

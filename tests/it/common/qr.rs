@@ -80,18 +80,9 @@ pub fn decode_qr_text(screen: &str) -> Vec<String> {
         let last = r.iter().rposition(|c| GLYPHS.contains(c));
         first.zip(last)
     };
-    let left = rows[top..=bottom]
-        .iter()
-        .filter_map(columns)
-        .map(|(l, _)| l)
-        .min()
-        .unwrap_or(0);
-    let right = rows[top..=bottom]
-        .iter()
-        .filter_map(columns)
-        .map(|(_, r)| r)
-        .max()
-        .unwrap_or(0);
+    let spans: Vec<(usize, usize)> = rows[top..=bottom].iter().filter_map(columns).collect();
+    let left = spans.iter().map(|s| s.0).min().unwrap_or(0);
+    let right = spans.iter().map(|s| s.1).max().unwrap_or(0);
     let area = Rect::new(0, 0, (right - left + 1) as u16, (bottom - top + 1) as u16);
     let mut buf = Buffer::empty(area);
     let style = Style::default().fg(Color::White).bg(Color::Black);
