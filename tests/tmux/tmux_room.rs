@@ -80,13 +80,14 @@ fn room_mode_sca_from_the_qr_code_reaches_the_listener_on_the_room_address() {
 fn pick_profile(t: &Tmux, name: &str) {
     t.keys(&["p"]);
     t.wait_for("the profile picker", |s| s.contains("▸"));
-    for _ in 0..10 {
+    // Down to the end of the list, then up: the list does not wrap.
+    for step in 0..12 {
         let screen = t.capture();
         if screen.lines().any(|l| l.contains('▸') && l.contains(name)) {
             t.keys(&["Enter"]);
             return;
         }
-        t.keys(&["Down"]);
+        t.keys(&[if step < 6 { "Down" } else { "Up" }]);
     }
     panic!("{name} not in the picker:\n{}", t.capture());
 }
