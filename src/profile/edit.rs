@@ -689,6 +689,47 @@ mod tests {
     }
 
     #[test]
+    fn the_address_fields_round_trip_and_are_checked() {
+        let set = ProfileSet::load(None);
+        let dir = tempfile::tempdir().unwrap();
+        let p = Profile {
+            sandbox_port: Some(9100),
+            callback_port: Some(0),
+            listen: Some("192.168.1.20".parse().unwrap()),
+            ..Profile::new_embedded("Room")
+        };
+        let d = ProfileDraft::from_profile(&p);
+        assert_eq!(d.validate(&set, None, dir.path()).unwrap(), p);
+        let mut bad = d.clone();
+        bad.set("sandbox_port", "70000");
+        bad.set("callback_port", "x");
+        bad.set("listen", "0.0.0.0");
+        let errors = bad.validate(&set, None, dir.path()).unwrap_err();
+        let fields: Vec<_> = errors.iter().map(|e| e.field).collect();
+        assert_eq!(
+            fields,
+            ["sandbox_port", "callback_port", "listen"],
+            "{errors:?}"
+        );
+        // An edit elsewhere keeps the port line of the file as written.
+        let file = dir.path().join("room.toml");
+        let text = "name = \"Room\"\ntarget = \"embedded\"\nsandbox_port = 9100  # the lab's\n";
+        std::fs::write(&file, text).unwrap();
+        let mut read = Profile::from_toml(text, "room.toml").unwrap();
+        read.source = Some(file.clone());
+        let mut d = ProfileDraft::from_profile(&read);
+        d.set("psu_id", "PSU-1");
+        let edited = d.validate(&set, Some("Room"), dir.path()).unwrap();
+        save_profile(dir.path(), &edited, Some(&file)).unwrap();
+        let after = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            after.contains("sandbox_port = 9100  # the lab's\n"),
+            "{after}"
+        );
+        assert!(after.contains("psu_id = \"PSU-1\""), "{after}");
+    }
+
+    #[test]
     fn copy_names_are_unique() {
         let set = ProfileSet::load(None);
         assert_eq!(

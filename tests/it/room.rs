@@ -280,3 +280,35 @@ fn the_room_banner_of_a_remote_profile_names_only_the_callback() {
         "{text}"
     );
 }
+
+#[test]
+fn cli_commands_say_on_stderr_when_room_mode_is_on() {
+    use crate::common::cli::run_headless;
+    let home = tempfile::tempdir().unwrap();
+    let args = ["send", "accounts.list", "--no-wait"];
+    let (code, _, err) = run_headless(home.path(), &args);
+    assert_eq!(code, 1, "{err}");
+    assert!(!err.contains("room mode"), "{err}");
+    assert!(err.contains("SCA needed: http://127.0.0.1:"), "{err}");
+
+    let room: Vec<&str> = ["--listen", "127.0.0.2"]
+        .iter()
+        .chain(&args)
+        .copied()
+        .collect();
+    let (code, _, err) = run_headless(home.path(), &room);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("room mode: reachable from the network on 127.0.0.2: the embedded sandbox (http://127.0.0.2:"),
+        "{err}"
+    );
+    assert!(err.contains("SCA needed: http://127.0.0.2:"), "{err}");
+
+    // An address links cannot name is refused before anything starts.
+    let (code, _, err) = run_headless(
+        home.path(),
+        &["--listen", "0.0.0.0", "send", "accounts.list"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("0.0.0.0 cannot be named in links"), "{err}");
+}
