@@ -823,10 +823,11 @@ pub fn describe_bind_error(
         std::io::ErrorKind::AddrInUse => format!(
             "port {} on {} is taken (another psd2-console or another program listens there): \
              {} to a free port (0: any free port, links then change at every start), or stop \
-             the other program",
+             the other program (a command run beside a console: {}=1 gives it free ports)",
             addr.port(),
             addr.ip(),
-            profile.where_to_set(field)
+            profile.where_to_set(field),
+            crate::profile::FREE_PORTS_ENV
         ),
         std::io::ErrorKind::AddrNotAvailable => format!(
             "cannot listen on {}: it is not an address of this machine (check --listen or \
