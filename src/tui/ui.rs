@@ -244,13 +244,9 @@ impl App {
         let mut line1 = Vec::new();
         if let Some(addr) = &s.room {
             line1.push(Span::styled(
-                format!(
-                    " ROOM MODE: {} reachable from the network on {addr} ",
-                    match s.embedded {
-                        true => "sandbox and SCA callback",
-                        false => "SCA callback",
-                    }
-                ),
+                // Short, so that the profile and target still fit at a projector's 100
+                // columns; the README says what is reachable (sandbox and callback).
+                format!(" ROOM MODE: reachable from the network on {addr} "),
                 t.status_attention
                     .add_modifier(Modifier::BOLD | Modifier::REVERSED),
             ));

@@ -256,18 +256,18 @@ fn the_room_banner_is_drawn_only_in_room_mode() {
     let text = on.screen_text(160, 40);
     let first = text.lines().next().unwrap();
     assert!(
-        first.contains(
-            "ROOM MODE: sandbox and SCA callback reachable from the network on 127.0.0.2"
-        ),
+        first.contains("ROOM MODE: reachable from the network on 127.0.0.2"),
         "{text}"
     );
-    // Still there at a projector's 80 columns.
+    // Still there at a projector's 80 columns, and the target beside it at 100.
     let narrow = on.screen_text(80, 24);
     assert!(narrow.lines().next().unwrap().contains(banner), "{narrow}");
+    let wide = on.screen_text(100, 30);
+    assert!(wide.lines().next().unwrap().contains("Target"), "{wide}");
 }
 
 #[test]
-fn the_room_banner_of_a_remote_profile_names_only_the_callback() {
+fn the_room_banner_is_drawn_for_a_remote_profile_too() {
     let text = App::new(StatusInfo {
         room: Some("192.168.1.20".into()),
         embedded: false,
@@ -276,7 +276,7 @@ fn the_room_banner_of_a_remote_profile_names_only_the_callback() {
     .screen_text(160, 40);
     let first = text.lines().next().unwrap();
     assert!(
-        first.contains("ROOM MODE: SCA callback reachable from the network on 192.168.1.20"),
+        first.contains("ROOM MODE: reachable from the network on 192.168.1.20"),
         "{text}"
     );
 }
