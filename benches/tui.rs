@@ -49,6 +49,7 @@ fn status() -> StatusInfo {
         context: None,
         redirect_uri: "http://127.0.0.1:40111/callback".into(),
         listener_error: None,
+        room: None,
     }
 }
 
@@ -455,7 +456,7 @@ fn process_benches() {
         let _ = tmux(&socket, &["kill-server"]);
     }
     let script = format!(
-        "exec env PSD2_CONSOLE_HOME={} PSD2_CONSOLE_TRACE_FIRST_FRAME={} {}",
+        "exec env PSD2_CONSOLE_FREE_PORTS=1 PSD2_CONSOLE_HOME={} PSD2_CONSOLE_TRACE_FIRST_FRAME={} {}",
         quote(&home.path().join("home").display().to_string()),
         quote(&trace.display().to_string()),
         quote(bin)

@@ -3,11 +3,14 @@
 //! imports the sandbox, and the sandbox never imports the client; only this module (and the
 //! binary's `sandbox serve` command) knows both.
 //!
-//! An `embedded` profile talks to a sandbox started on a free loopback port, with its state
+//! An `embedded` profile talks to a sandbox started on the profile's `sandbox_port` (8088 by
+//! default) on 127.0.0.1, or on the room-mode address (`listen`, `--listen`), with its state
 //! in the data directory's database ([`crate::sandbox::db::default_file`]) and the system
 //! clock; the engine signs requests at that clock's time ([`crate::client::engine::LocalAspsp`]).
+//! Its links (scaRedirect) name the address it listens on, so they survive a restart.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::OnceLock;
 use std::time::SystemTime;
 
 use crate::client::engine::{BoxFuture, LocalAspsp, LocalAspspStarter};
@@ -16,8 +19,9 @@ use crate::profile::{Paths, Profile};
 use crate::sandbox::db::{Storage, default_file};
 use crate::sandbox::{Clock, SandboxConfig, SandboxHandle};
 
-/// Starts the embedded sandbox for `embedded` profiles: loopback, a free port, state in
-/// `<data>/` ([`default_file`]), the system clock.
+/// Starts the embedded sandbox for `embedded` profiles: on the address the engine gives
+/// (the profile's `listen` and `sandbox_port`), state in `<data>/` ([`default_file`]), the
+/// system clock.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EmbeddedSandbox;
 
@@ -45,11 +49,12 @@ impl LocalAspspStarter for EmbeddedSandbox {
     fn start<'a>(
         &'a self,
         paths: &'a Paths,
+        addr: SocketAddr,
     ) -> BoxFuture<'a, std::io::Result<Box<dyn LocalAspsp>>> {
         Box::pin(async move {
             let clock = Clock::system();
             let handle = crate::sandbox::spawn(
-                SocketAddr::from(([127, 0, 0, 1], 0)),
+                addr,
                 SandboxConfig {
                     clock: clock.clone(),
                     storage: Storage::File(default_file(&paths.data)),
@@ -62,10 +67,29 @@ impl LocalAspspStarter for EmbeddedSandbox {
     }
 }
 
-/// Starts `profile` with the embedded sandbox for `embedded` targets ([`Engine::start`] with
-/// [`EmbeddedSandbox`]).
+/// The console's `--listen ADDR`, set once at start ([`listen_on`]).
+static LISTEN: OnceLock<IpAddr> = OnceLock::new();
+
+/// Room mode for every profile this process starts from now on (the first one and those
+/// switched to): `--listen ADDR` wins over the profiles' `listen`. Set once; a second call
+/// is ignored.
+pub fn listen_on(addr: IpAddr) {
+    let _ = LISTEN.set(addr);
+}
+
+/// The profile as this process starts it: `--listen` ([`listen_on`]) over its `listen`,
+/// and any free ports when [`crate::profile::FREE_PORTS_ENV`] is `1`.
+pub fn as_started(mut profile: Profile) -> Profile {
+    if let Some(addr) = LISTEN.get() {
+        profile.listen = Some(*addr);
+    }
+    profile.with_free_ports_from_env()
+}
+
+/// Starts `profile` ([`as_started`]) with the embedded sandbox for `embedded` targets
+/// ([`Engine::start`] with [`EmbeddedSandbox`]).
 ///
 /// Errors: those of [`Engine::start`].
 pub async fn start_engine(profile: Profile, paths: Paths) -> Result<Engine, ClientError> {
-    Engine::start(profile, paths, &EmbeddedSandbox).await
+    Engine::start(as_started(profile), paths, &EmbeddedSandbox).await
 }

@@ -15,6 +15,7 @@ pub mod doctor;
 pub mod embedded;
 pub mod flow;
 pub mod fsutil;
+pub mod http_server;
 pub mod lessons;
 pub mod lint;
 pub mod logging;

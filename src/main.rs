@@ -51,6 +51,12 @@ struct Cli {
     /// directory, on the case's profile and sandbox state.
     #[arg(long, value_name = "FILE", conflicts_with = "profile")]
     case: Option<PathBuf>,
+    /// Room mode: the embedded sandbox and the SCA callback listener listen on ADDR (this
+    /// machine's address on the room's network, e.g. 192.168.1.20) instead of 127.0.0.1, and
+    /// scaRedirect links and the TPP-Redirect-URI name it, so phones in the room open them.
+    /// Wins over the profile's `listen`. The console shows a banner while it is on.
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
+    listen: Option<std::net::IpAddr>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -284,6 +290,29 @@ enum ProfileCommand {
     Show { name: String },
 }
 
+/// `--listen`: an IP address links can name ([`psd2_console::profile::check_listen_address`]).
+fn parse_listen(s: &str) -> Result<std::net::IpAddr, String> {
+    psd2_console::profile::check_listen_address(s)
+}
+
+/// [`start_engine`] for a command-line command: in room mode it says on stderr that the
+/// embedded sandbox and the callback listener are reachable from the network.
+async fn start_cli_engine(profile: psd2_console::profile::Profile, paths: Paths) -> Result<Engine> {
+    let engine = start_engine(profile, paths).await?;
+    if let Some(addr) = engine.room_address() {
+        eprintln!(
+            "room mode: reachable from the network on {addr}: {}the SCA callback listener ({})",
+            match engine.profile.target {
+                psd2_console::profile::Target::Embedded =>
+                    format!("the embedded sandbox ({}) and ", engine.base_url),
+                _ => String::new(),
+            },
+            engine.redirect_uri
+        );
+    }
+    Ok(engine)
+}
+
 /// `--public-url`: an absolute http(s) URL without query or fragment; kept without its
 /// trailing slash.
 fn parse_public_url(s: &str) -> Result<String, String> {
@@ -323,6 +352,12 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> Result<ExitCode> {
     let mut paths = Paths::from_env();
     let mut cli_profile = cli.profile.clone();
+    if let Some(addr) = cli.listen {
+        if matches!(cli.command, Some(Command::Sandbox { .. })) {
+            bail!("--listen is for the console and its commands; `sandbox serve` takes --addr");
+        }
+        psd2_console::embedded::listen_on(addr);
+    }
     if let Some(file) = &cli.case {
         if cli.command.is_some() {
             bail!("--case opens the console: give it without a command");
@@ -585,7 +620,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 .get(&profile)
                 .cloned()
                 .ok_or_else(|| anyhow!("no profile {profile:?}"))?;
-            let mut engine = start_engine(profile, paths.clone()).await?;
+            let mut engine = start_cli_engine(profile, paths.clone()).await?;
             let mut tally = ImportTally::default();
             let mut queue: std::collections::VecDeque<usize> = if requests.is_empty() {
                 (0..all.len()).collect()
@@ -1056,7 +1091,7 @@ async fn send_command(
     }
     let embedded = profile.target == psd2_console::profile::Target::Embedded;
     let wait = wait.unwrap_or(embedded);
-    let mut engine = start_engine(profile, paths.clone()).await?;
+    let mut engine = start_cli_engine(profile, paths.clone()).await?;
     let input = match &body {
         SendBody::Default => BodyInput::Default,
         SendBody::Json(t) => BodyInput::Json(t),
@@ -1208,7 +1243,7 @@ async fn replay_command(
         .require(profile)
         .cloned()
         .map_err(|e| anyhow!("{e} (see `psd2-console profile list`)"))?;
-    let engine = start_engine(profile, paths.clone()).await?;
+    let engine = start_cli_engine(profile, paths.clone()).await?;
     let mode = match keep_signature {
         true => SignatureMode::Keep,
         false => SignatureMode::Remake,

@@ -7,6 +7,7 @@
 //! ([`crate::embedded`]) implements it with the embedded sandbox.
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -28,7 +29,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// A running local ASPSP that an `embedded` profile talks to (the embedded sandbox, started
 /// by [`crate::embedded::EmbeddedSandbox`]).
 pub trait LocalAspsp: Send + Sync {
-    /// Its base URL, e.g. `http://127.0.0.1:40123` (no trailing slash).
+    /// Its base URL, e.g. `http://127.0.0.1:8088` (no trailing slash).
     fn base_url(&self) -> &str;
 
     /// Its clock now: the engine signs requests at this time, so that advancing the ASPSP's
@@ -41,12 +42,17 @@ pub trait LocalAspsp: Send + Sync {
 
 /// Starts the local ASPSP of an `embedded` profile; [`Engine::start`] calls it once.
 pub trait LocalAspspStarter: Send + Sync {
-    /// Starts a local ASPSP whose state lives under `paths` (e.g. the data directory).
+    /// Starts a local ASPSP listening on `addr` (port 0: any free port) whose state lives
+    /// under `paths` (e.g. the data directory); its links name `addr`.
     ///
-    /// Errors: it cannot start (no port, storage unreadable); the engine reports it as
-    /// [`ClientError::Setup`] `embedded sandbox: ...`.
-    fn start<'a>(&'a self, paths: &'a Paths)
-    -> BoxFuture<'a, std::io::Result<Box<dyn LocalAspsp>>>;
+    /// Errors: it cannot start (port taken, address not of this machine, storage
+    /// unreadable); the engine reports it as [`ClientError::Setup`] `embedded sandbox: ...`,
+    /// naming the profile field to change for a taken port.
+    fn start<'a>(
+        &'a self,
+        paths: &'a Paths,
+        addr: SocketAddr,
+    ) -> BoxFuture<'a, std::io::Result<Box<dyn LocalAspsp>>>;
 }
 
 /// Why an exchange was not stored in the history ([`Engine::record`]); the history is best
@@ -351,26 +357,7 @@ impl Engine {
             .map_err(|e| ClientError::Setup(e.to_string()))?;
         let credentials = Arc::new(ensure_credentials(&profile, &paths)?);
         let http = super::tls::http_client_for(&profile)?;
-        let (base_url, local) = match &profile.target {
-            Target::Embedded => {
-                let aspsp = local
-                    .start(&paths)
-                    .await
-                    .map_err(|e| ClientError::Setup(format!("embedded sandbox: {e}")))?;
-                (aspsp.base_url().to_string(), Some(aspsp))
-            }
-            Target::Url(u) => (u.clone(), None),
-        };
-        let (listener, listener_error) =
-            match RedirectListener::start(profile.tpp_redirect_uri.as_deref()).await {
-                Ok(l) => (Some(l), None),
-                Err(e) => (None, Some(e.to_string())),
-            };
-        let redirect_uri = match (&listener, &profile.tpp_redirect_uri) {
-            (Some(l), _) => l.redirect_uri.clone(),
-            (None, Some(u)) => u.clone(),
-            (None, None) => "http://127.0.0.1/callback".to_string(),
-        };
+        let network = start_network(&profile, &paths, local).await?;
         let session_file = paths.session_file(&profile.slug());
         let mut session = SessionState::load(&session_file)
             .map_err(|e| ClientError::Setup(format!("session state: {e}")))?;
@@ -392,13 +379,53 @@ impl Engine {
             paths,
             session,
             credentials,
-            base_url,
+            base_url: network.base_url,
             http,
-            redirect_uri,
-            listener_error,
-            listener,
-            local,
+            redirect_uri: network.redirect_uri,
+            listener_error: network.listener_error,
+            listener: network.listener,
+            local: network.local,
         })
+    }
+
+    /// The room-mode address the embedded sandbox and the callback listener listen on
+    /// (the profile's `listen` or `--listen`), `None` on 127.0.0.1.
+    pub fn room_address(&self) -> Option<std::net::IpAddr> {
+        self.profile.room_address()
+    }
+
+    /// Takes the local ASPSP and the callback listener out of the engine, for a profile
+    /// switch: [`StoppedNetwork::stop`] frees their ports, so the next profile can listen on
+    /// the same ones. The engine sends nothing meanwhile; [`Engine::restart_network`] starts
+    /// them again (the same ports) when the next profile could not start.
+    pub fn take_network(&mut self) -> StoppedNetwork {
+        StoppedNetwork {
+            listener: self.listener.take(),
+            local: self.local.take(),
+        }
+    }
+
+    /// Starts the local ASPSP and the callback listener again after
+    /// [`Engine::take_network`], on the profile's ports, and arms the listener again for
+    /// the SCA flows still waiting.
+    ///
+    /// Errors: as [`Engine::start`] for the local ASPSP.
+    pub async fn restart_network(
+        &mut self,
+        local: &dyn LocalAspspStarter,
+    ) -> Result<(), ClientError> {
+        let network = start_network(&self.profile, &self.paths, local).await?;
+        self.base_url = network.base_url;
+        self.redirect_uri = network.redirect_uri;
+        self.listener_error = network.listener_error;
+        self.listener = network.listener;
+        self.local = network.local;
+        if let Some(l) = &self.listener {
+            for flow in self.pending_sca() {
+                l.await_callback(&flow.tpp_session_id);
+            }
+        }
+        Ok(())
     }
 
     /// What signing a request of this engine needs now: profile, session, credentials,
@@ -686,11 +713,127 @@ impl Engine {
             .map_err(|e| ClientError::Setup(format!("saving session state: {e}")))
     }
 
-    /// Stops the local ASPSP and the listener.
+    /// Stops the local ASPSP and the listener; their ports are free when it returns.
     pub async fn shutdown(mut self) {
-        self.listener.take();
-        if let Some(l) = self.local.take() {
+        self.take_network().stop().await;
+    }
+}
+
+/// The local ASPSP and the callback listener taken out of an engine
+/// ([`Engine::take_network`]).
+pub struct StoppedNetwork {
+    listener: Option<RedirectListener>,
+    local: Option<Box<dyn LocalAspsp>>,
+}
+
+impl StoppedNetwork {
+    /// Stops both; their ports are free when it returns.
+    pub async fn stop(self) {
+        if let Some(l) = self.listener {
             l.shutdown().await;
         }
+        if let Some(l) = self.local {
+            l.shutdown().await;
+        }
+    }
+}
+
+/// What [`start_network`] started.
+struct Network {
+    base_url: String,
+    local: Option<Box<dyn LocalAspsp>>,
+    listener: Option<RedirectListener>,
+    listener_error: Option<String>,
+    redirect_uri: String,
+}
+
+/// Starts the local ASPSP of an `embedded` profile on `listen:sandbox_port` and the
+/// callback listener on `listen` at the port of `tpp_redirect_uri` or `callback_port`.
+///
+/// Errors: [`ClientError::Setup`] when the local ASPSP cannot start (a taken port names the
+/// field to change) or `listen` cannot be named in links. A listener that cannot start is
+/// not an error: `listener_error` says why (a remote profile works without it).
+async fn start_network(
+    profile: &Profile,
+    paths: &Paths,
+    local: &dyn LocalAspspStarter,
+) -> Result<Network, ClientError> {
+    let ip = profile.listen_address();
+    if let Err(e) = crate::profile::check_listen_address(&ip.to_string()) {
+        return Err(ClientError::Setup(format!(
+            "listen address of profile {:?} (`listen` or --listen): {e}",
+            profile.name
+        )));
+    }
+    let (base_url, local) = match &profile.target {
+        Target::Embedded => {
+            let addr = SocketAddr::new(ip, profile.sandbox_port());
+            let aspsp = local.start(paths, addr).await.map_err(|e| {
+                ClientError::Setup(format!(
+                    "embedded sandbox: {}",
+                    describe_bind_error(profile, "sandbox_port", addr, &e)
+                ))
+            })?;
+            (aspsp.base_url().to_string(), Some(aspsp))
+        }
+        Target::Url(u) => (u.clone(), None),
+    };
+    let started = RedirectListener::start_on(
+        ip,
+        profile.tpp_redirect_uri.as_deref(),
+        profile.callback_port(),
+    )
+    .await;
+    let (listener, listener_error) = match started {
+        Ok(l) => (Some(l), None),
+        Err(crate::redirect::ListenerError::Bind { addr, source }) => {
+            let field = match profile.tpp_redirect_uri {
+                Some(_) => "tpp_redirect_uri",
+                None => "callback_port",
+            };
+            let why = describe_bind_error(profile, field, addr, &source);
+            (None, Some(format!("SCA callback listener: {why}")))
+        }
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let redirect_uri = match (&listener, &profile.tpp_redirect_uri) {
+        (Some(l), _) => l.redirect_uri.clone(),
+        (None, Some(u)) => u.clone(),
+        (None, None) => "http://127.0.0.1/callback".to_string(),
+    };
+    Ok(Network {
+        base_url,
+        local,
+        listener,
+        listener_error,
+        redirect_uri,
+    })
+}
+
+/// Why binding `addr` failed, and what to change: for a taken port the profile `field`
+/// (where to set it, [`Profile::where_to_set`]), for an address that is not this machine's
+/// `listen` / `--listen`.
+pub fn describe_bind_error(
+    profile: &Profile,
+    field: &str,
+    addr: SocketAddr,
+    e: &std::io::Error,
+) -> String {
+    match e.kind() {
+        std::io::ErrorKind::AddrInUse => format!(
+            "port {} on {} is taken (another psd2-console or another program listens there): \
+             {} to a free port (0: any free port, links then change at every start), or stop \
+             the other program (a command run beside a console: {}=1 gives it free ports)",
+            addr.port(),
+            addr.ip(),
+            profile.where_to_set(field),
+            crate::profile::FREE_PORTS_ENV
+        ),
+        std::io::ErrorKind::AddrNotAvailable => format!(
+            "cannot listen on {}: it is not an address of this machine (check --listen or \
+             `listen` in the profile)",
+            addr.ip()
+        ),
+        _ => format!("cannot listen on {addr}: {e}"),
     }
 }

@@ -64,7 +64,7 @@ pub const FIELDS: &[FieldSpec] = &[
     f(
         "tpp_redirect_uri",
         "TPP-Redirect-URI",
-        "where SCA returns; empty: the console's listener on a free loopback port",
+        "where SCA returns; empty: the console's listener, http://127.0.0.1:<callback port>/callback",
     ),
     f(
         "tpp_redirect_preferred",
@@ -98,6 +98,21 @@ pub const FIELDS: &[FieldSpec] = &[
         "aspsp_certificate",
         "ASPSP certificate",
         "the bank's signing certificate, for signed responses that do not carry one",
+    ),
+    f(
+        "sandbox_port",
+        "Sandbox port",
+        "the embedded sandbox's TCP port; empty: 8088; 0: any free port (links change each start)",
+    ),
+    f(
+        "callback_port",
+        "Callback port",
+        "the SCA callback listener's port when TPP-Redirect-URI is empty; empty: 8089; 0: any",
+    ),
+    f(
+        "listen",
+        "Listen address",
+        "room mode: this machine's LAN address for the sandbox and the callback; empty: 127.0.0.1",
     ),
 ];
 
@@ -195,6 +210,13 @@ impl ProfileDraft {
             &yes_no(p.verify_response_signatures),
         );
         d.set("aspsp_certificate", &path_text(&p.aspsp_certificate));
+        let text = |v: Option<String>| v.unwrap_or_default();
+        d.set("sandbox_port", &text(p.sandbox_port.map(|n| n.to_string())));
+        d.set(
+            "callback_port",
+            &text(p.callback_port.map(|n| n.to_string())),
+        );
+        d.set("listen", &text(p.listen.map(|a| a.to_string())));
         d
     }
 
@@ -379,10 +401,39 @@ impl ProfileDraft {
                 None
             }
         };
+        let mut port = |key: &'static str| -> Option<u16> {
+            let t = self.get(key).trim();
+            if t.is_empty() {
+                return None;
+            }
+            t.parse::<u16>()
+                .map_err(|_| {
+                    err(
+                        key,
+                        format!("{t:?}: a port from 0 to 65535 (0: any free port)"),
+                    )
+                })
+                .ok()
+        };
+        let sandbox_port = port("sandbox_port");
+        let callback_port = port("callback_port");
+        let listen = match self.get("listen").trim() {
+            "" => None,
+            t => match crate::profile::check_listen_address(t) {
+                Ok(a) => Some(a),
+                Err(e) => {
+                    err("listen", e);
+                    None
+                }
+            },
+        };
         if !errors.is_empty() {
             return Err(errors);
         }
         Ok(Profile {
+            sandbox_port,
+            callback_port,
+            listen,
             name,
             target: target.unwrap_or(Target::Embedded),
             certificate,
@@ -441,6 +492,9 @@ impl Profile {
             key: None,
             roles: vec![Psd2Role::PspAi, Psd2Role::PspPi],
             tpp_redirect_uri: None,
+            sandbox_port: None,
+            callback_port: None,
+            listen: None,
             tpp_redirect_preferred: None,
             psu_ip_address: None,
             x_accept_fix: vec!["amount-as-string".into()],
@@ -632,6 +686,47 @@ mod tests {
         ] {
             assert!(fields.contains(&f), "{f} missing in {errors:?}");
         }
+    }
+
+    #[test]
+    fn the_address_fields_round_trip_and_are_checked() {
+        let set = ProfileSet::load(None);
+        let dir = tempfile::tempdir().unwrap();
+        let p = Profile {
+            sandbox_port: Some(9100),
+            callback_port: Some(0),
+            listen: Some("192.168.1.20".parse().unwrap()),
+            ..Profile::new_embedded("Room")
+        };
+        let d = ProfileDraft::from_profile(&p);
+        assert_eq!(d.validate(&set, None, dir.path()).unwrap(), p);
+        let mut bad = d.clone();
+        bad.set("sandbox_port", "70000");
+        bad.set("callback_port", "x");
+        bad.set("listen", "0.0.0.0");
+        let errors = bad.validate(&set, None, dir.path()).unwrap_err();
+        let fields: Vec<_> = errors.iter().map(|e| e.field).collect();
+        assert_eq!(
+            fields,
+            ["sandbox_port", "callback_port", "listen"],
+            "{errors:?}"
+        );
+        // An edit elsewhere keeps the port line of the file as written.
+        let file = dir.path().join("room.toml");
+        let text = "name = \"Room\"\ntarget = \"embedded\"\nsandbox_port = 9100  # the lab's\n";
+        std::fs::write(&file, text).unwrap();
+        let mut read = Profile::from_toml(text, "room.toml").unwrap();
+        read.source = Some(file.clone());
+        let mut d = ProfileDraft::from_profile(&read);
+        d.set("psu_id", "PSU-1");
+        let edited = d.validate(&set, Some("Room"), dir.path()).unwrap();
+        save_profile(dir.path(), &edited, Some(&file)).unwrap();
+        let after = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            after.contains("sandbox_port = 9100  # the lab's\n"),
+            "{after}"
+        );
+        assert!(after.contains("psu_id = \"PSU-1\""), "{after}");
     }
 
     #[test]

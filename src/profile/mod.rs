@@ -9,6 +9,7 @@
 pub mod edit;
 pub mod paths;
 
+use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -21,7 +22,8 @@ pub use paths::Paths;
 /// Where requests go.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    /// The sandbox ASPSP in this process, on a loopback port chosen at start.
+    /// The sandbox ASPSP in this process, on 127.0.0.1 (or the room-mode `listen` address)
+    /// at `sandbox_port`.
     Embedded,
     /// A remote ASPSP at this base URL (paths such as `/v1/accounts` are appended).
     Url(String),
@@ -68,7 +70,10 @@ fn default_accept_fix() -> Vec<String> {
 /// certificate = "certs/tpp.pem"  # relative to the profile file; absent: generated test cert
 /// key = "certs/tpp.key"
 /// roles = ["PSP_AI", "PSP_PI"]
-/// tpp_redirect_uri = "http://127.0.0.1:8089/callback"  # absent: port chosen at start
+/// tpp_redirect_uri = "http://127.0.0.1:8089/callback"  # absent: callback_port
+/// sandbox_port = 8088            # embedded sandbox; 0: any free port
+/// callback_port = 8089           # SCA callback listener; 0: any free port
+/// listen = "192.168.1.20"        # room mode; absent: 127.0.0.1
 /// tpp_redirect_preferred = true
 /// psu_ip_address = "127.0.0.1"
 /// x_accept_fix = ["amount-as-string"]
@@ -89,10 +94,26 @@ pub struct Profile {
     /// a generated test certificate).
     #[serde(default = "default_roles")]
     pub roles: Vec<Psd2Role>,
-    /// `TPP-Redirect-URI`; when absent the console's listener picks a free loopback port and
-    /// uses `http://127.0.0.1:<port>/callback`.
+    /// `TPP-Redirect-URI`; when absent the console's listener takes `callback_port` and
+    /// sends `http://127.0.0.1:<callback_port>/callback` (the `listen` address instead of
+    /// 127.0.0.1 in room mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpp_redirect_uri: Option<String>,
+    /// TCP port of the embedded sandbox (`target = "embedded"`), so its links (scaRedirect)
+    /// stay the same across restarts. Absent: [`DEFAULT_SANDBOX_PORT`] (8088); `0`: any free
+    /// port, chosen at each start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_port: Option<u16>,
+    /// TCP port of the SCA callback listener when `tpp_redirect_uri` is absent (with it, the
+    /// URI's port). Absent: [`DEFAULT_CALLBACK_PORT`] (8089); `0`: any free port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_port: Option<u16>,
+    /// Room mode: the address (the laptop's LAN address) the embedded sandbox and the
+    /// callback listener listen on, and that scaRedirect links and the TPP-Redirect-URI
+    /// name, so that phones in the room can open them. Absent: 127.0.0.1 (loopback only).
+    /// The console's `--listen ADDR` wins over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen: Option<IpAddr>,
     /// `TPP-Redirect-Preferred` (`false` asks for the app-based flow, rule 13).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpp_redirect_preferred: Option<bool>,
@@ -146,6 +167,37 @@ pub enum TlsMinVersion {
     Tls13,
 }
 
+/// The embedded sandbox's port when a profile gives no `sandbox_port`.
+pub const DEFAULT_SANDBOX_PORT: u16 = 8088;
+
+/// The SCA callback listener's port when a profile gives neither `tpp_redirect_uri` nor
+/// `callback_port` (the port of the shipped remote example's `tpp_redirect_uri` too).
+pub const DEFAULT_CALLBACK_PORT: u16 = 8089;
+
+/// Environment variable for tests and scripts: when set to `1`, the embedded sandbox and
+/// the callback listener of a profile that sets no `sandbox_port` / `callback_port` take any
+/// free port instead of the defaults (as `0`), so that several consoles run side by side.
+/// Ports a profile sets, and the port of a `tpp_redirect_uri`, stay.
+pub const FREE_PORTS_ENV: &str = "PSD2_CONSOLE_FREE_PORTS";
+
+/// Checks a room-mode address (`listen`, `--listen`): an IP address of this machine that
+/// links can name, so not `0.0.0.0`, `::` or a multicast address.
+///
+/// Errors: one sentence saying what to give instead.
+pub fn check_listen_address(text: &str) -> Result<IpAddr, String> {
+    let a: IpAddr = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not an IP address (e.g. 192.168.1.20)"))?;
+    if a.is_unspecified() || a.is_multicast() {
+        return Err(format!(
+            "{a} cannot be named in links: give this machine's address on the room's network \
+             (e.g. 192.168.1.20), which scaRedirect and TPP-Redirect-URI will carry"
+        ));
+    }
+    Ok(a)
+}
+
 fn default_roles() -> Vec<Psd2Role> {
     vec![Psd2Role::PspAi, Psd2Role::PspPi]
 }
@@ -177,6 +229,54 @@ impl Profile {
     /// A file-system-safe form of the name, used for session and certificate files.
     pub fn slug(&self) -> String {
         slug_of(&self.name)
+    }
+
+    /// The address the embedded sandbox and the callback listener listen on: `listen`, else
+    /// 127.0.0.1.
+    pub fn listen_address(&self) -> IpAddr {
+        self.listen.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST))
+    }
+
+    /// The room-mode address: `listen` when it is set and is not 127.0.0.1 (then the
+    /// console says that the sandbox and the listener are reachable from the network).
+    pub fn room_address(&self) -> Option<IpAddr> {
+        self.listen
+            .filter(|a| *a != IpAddr::V4(Ipv4Addr::LOCALHOST))
+    }
+
+    /// The embedded sandbox's port: `sandbox_port`, else [`DEFAULT_SANDBOX_PORT`].
+    pub fn sandbox_port(&self) -> u16 {
+        self.sandbox_port.unwrap_or(DEFAULT_SANDBOX_PORT)
+    }
+
+    /// The callback listener's port when `tpp_redirect_uri` gives none: `callback_port`,
+    /// else [`DEFAULT_CALLBACK_PORT`].
+    pub fn callback_port(&self) -> u16 {
+        self.callback_port.unwrap_or(DEFAULT_CALLBACK_PORT)
+    }
+
+    /// The profile with any free ports for the embedded sandbox and the callback listener
+    /// where it sets none (`sandbox_port = 0`, `callback_port = 0`) when [`FREE_PORTS_ENV`]
+    /// is `1`.
+    pub fn with_free_ports_from_env(mut self) -> Self {
+        if std::env::var(FREE_PORTS_ENV).is_ok_and(|v| v == "1") {
+            self.sandbox_port.get_or_insert(0);
+            self.callback_port.get_or_insert(0);
+        }
+        self
+    }
+
+    /// Where the user changes `field` of this profile, for error messages: the profile's
+    /// file, or for a built-in profile a copy of it (the built-in ones are read-only).
+    pub fn where_to_set(&self, field: &str) -> String {
+        match &self.source {
+            Some(f) => format!("set `{field}` in {}", f.display()),
+            None => format!(
+                "the built-in profile {:?} is read-only: copy it (Profiles screen, c) and set \
+                 `{field}` in the copy",
+                self.name
+            ),
+        }
     }
 }
 

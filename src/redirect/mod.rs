@@ -1,5 +1,6 @@
-//! The SCA callback listener: a small axum server on 127.0.0.1 at the path of the profile's
-//! `TPP-Redirect-URI`. The ASPSP redirects the PSU's browser here after SCA with the
+//! The SCA callback listener: a small axum server on 127.0.0.1 (in room mode, on the
+//! profile's `listen` address) at the path of the profile's `TPP-Redirect-URI`, served with
+//! the timeouts of [`crate::http_server`]. The ASPSP redirects the PSU's browser here after SCA with the
 //! parameters of the interface document ("Redirect parameters after SCA"); the listener
 //! answers the browser with a short page and hands the outcome to the console.
 //!
@@ -12,7 +13,7 @@
 //! `send --wait-sca` goes on waiting).
 
 use std::collections::HashMap;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 
 use axum::extract::{RawQuery, State};
@@ -30,6 +31,10 @@ pub enum ListenerError {
         "TPP-Redirect-URI {0:?} is not a loopback http URL (http://127.0.0.1:PORT/path or http://localhost:PORT/path), so the console cannot receive the callback"
     )]
     NotLoopback(String),
+    #[error(
+        "TPP-Redirect-URI {0:?} is not an http URL with a path (room mode serves the callback over plain http on the listen address)"
+    )]
+    NotHttp(String),
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -59,6 +64,7 @@ pub struct RedirectListener {
     waiting: Waiting,
     rx: Option<mpsc::UnboundedReceiver<ScaCallback>>,
     shutdown: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Drop for RedirectListener {
@@ -74,30 +80,57 @@ impl RedirectListener {
     /// 127.0.0.1 or localhost; the socket is always bound to 127.0.0.1); without, a free port
     /// is chosen and the path is `/callback`.
     pub async fn start(redirect_uri: Option<&str>) -> Result<Self, ListenerError> {
-        let (port, path, uri_host) = match redirect_uri {
+        Self::start_on(IpAddr::V4(Ipv4Addr::LOCALHOST), redirect_uri, 0).await
+    }
+
+    /// Starts listening on `ip`.
+    ///
+    /// - `ip` 127.0.0.1: as [`RedirectListener::start`], but without `redirect_uri` on
+    ///   `port` (0: a free one), path `/callback`, sending `http://127.0.0.1:<port>/callback`.
+    /// - another address (room mode): bound on `ip` at the port of `redirect_uri` (any http
+    ///   URL; its host is replaced by `ip`) or at `port`, sending `http://<ip>:<port><path>`,
+    ///   so a phone on the room's network reaches it. The callback checks are the same.
+    ///
+    /// A taken port is an error ([`ListenerError::Bind`], `AddrInUse`), never replaced by
+    /// another one.
+    ///
+    /// Errors: [`ListenerError`].
+    pub async fn start_on(
+        ip: IpAddr,
+        redirect_uri: Option<&str>,
+        port: u16,
+    ) -> Result<Self, ListenerError> {
+        let room = ip != IpAddr::V4(Ipv4Addr::LOCALHOST);
+        let (port, path, given) = match redirect_uri {
             Some(u) => {
-                let parsed =
-                    url::Url::parse(u).map_err(|_| ListenerError::NotLoopback(u.to_string()))?;
-                let host = parsed.host_str().unwrap_or_default().to_string();
-                if parsed.scheme() != "http" || !(host == "127.0.0.1" || host == "localhost") {
+                let parsed = url::Url::parse(u).map_err(|_| match room {
+                    true => ListenerError::NotHttp(u.to_string()),
+                    false => ListenerError::NotLoopback(u.to_string()),
+                })?;
+                let host = parsed.host_str().unwrap_or_default();
+                if room && parsed.scheme() != "http" {
+                    return Err(ListenerError::NotHttp(u.to_string()));
+                }
+                if !room
+                    && (parsed.scheme() != "http" || !(host == "127.0.0.1" || host == "localhost"))
+                {
                     return Err(ListenerError::NotLoopback(u.to_string()));
                 }
                 let port = parsed.port().unwrap_or(80);
-                (port, parsed.path().to_string(), host)
+                // Off loopback the URI names the listen address: only its port and path stay.
+                let given = (!room).then(|| u.to_string());
+                (port, parsed.path().to_string(), given)
             }
-            None => (0, DEFAULT_PATH.to_string(), "127.0.0.1".to_string()),
+            None => (port, DEFAULT_PATH.to_string(), None),
         };
-        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        let addr = SocketAddr::new(ip, port);
         let socket = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|source| ListenerError::Bind { addr, source })?;
         let addr = socket
             .local_addr()
             .map_err(|source| ListenerError::Bind { addr, source })?;
-        let redirect_uri = match redirect_uri {
-            Some(u) => u.to_string(),
-            None => format!("http://{uri_host}:{}{path}", addr.port()),
-        };
+        let redirect_uri = given.unwrap_or_else(|| format!("http://{addr}{path}"));
         let (tx, rx) = mpsc::unbounded_channel();
         let waiting: Waiting = Arc::default();
         let state = ListenerState {
@@ -107,12 +140,13 @@ impl RedirectListener {
         };
         let app = axum::Router::new().fallback(callback).with_state(state);
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let _ = axum::serve(socket, app)
-                .with_graceful_shutdown(async {
-                    let _ = stop_rx.await;
-                })
-                .await;
+        let task = tokio::spawn(async move {
+            let stopped = async {
+                let _ = stop_rx.await;
+            };
+            if let Err(e) = crate::http_server::serve(socket, app, stopped).await {
+                tracing::warn!(error = %e, "the SCA callback listener stopped");
+            }
         });
         Ok(RedirectListener {
             addr,
@@ -120,7 +154,23 @@ impl RedirectListener {
             waiting,
             rx: Some(rx),
             shutdown: Some(stop_tx),
+            task: Some(task),
         })
+    }
+
+    /// Stops listening and waits (at most 5 s) until the port is free again, so that it can
+    /// be bound at once (a restart on the same port).
+    pub async fn shutdown(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(mut task) = self.task.take()
+            && tokio::time::timeout(std::time::Duration::from_secs(5), &mut task)
+                .await
+                .is_err()
+        {
+            task.abort();
+        }
     }
 
     /// Arms one SCA flow the console started (a response carried a `scaRedirect`) with the

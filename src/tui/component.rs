@@ -97,6 +97,9 @@ pub struct StatusInfo {
     pub redirect_uri: String,
     /// Why the redirect listener is not running, if it is not.
     pub listener_error: Option<String>,
+    /// Room mode: the address the embedded sandbox and the callback listener are reachable
+    /// on from the network (`--listen`, the profile's `listen`); `None` on 127.0.0.1.
+    pub room: Option<String>,
 }
 
 impl StatusInfo {
@@ -111,6 +114,7 @@ impl StatusInfo {
             context: engine.session.context.map(|c| c.as_str().to_string()),
             redirect_uri: engine.redirect_uri.clone(),
             listener_error: engine.listener_error.clone(),
+            room: engine.room_address().map(|a| a.to_string()),
         }
     }
 }

@@ -584,7 +584,12 @@ impl Runner<'_> {
         };
         let paths = self.engine.paths.clone();
         self.switching = Some(name.clone());
+        // The ports are fixed (`sandbox_port`, `callback_port`): the active profile's sandbox
+        // and listener stop first, so the next profile can listen on the same ones.
+        let old_network = self.engine.take_network();
+        self.callbacks = None;
         self.tasks.spawn(async move {
+            old_network.stop().await;
             let r = crate::embedded::start_engine(profile, paths)
                 .await
                 .map(Box::new);
@@ -618,7 +623,19 @@ impl Runner<'_> {
                     self.perform(app, then);
                 }
             }
-            Err(e) => app.set_message(Level::Error, format!("Profile {name} could not start: {e}")),
+            Err(e) => {
+                // The active profile goes on: its sandbox and listener start again.
+                let restarted = self
+                    .engine
+                    .restart_network(&crate::embedded::EmbeddedSandbox)
+                    .await;
+                self.callbacks = self.engine.take_callback_receiver();
+                let mut text = format!("Profile {name} could not start: {e}");
+                if let Err(e) = restarted {
+                    text.push_str(&format!("; the active profile could not start again: {e}"));
+                }
+                app.set_message(Level::Error, text);
+            }
         }
         let deferred = std::mem::take(&mut self.deferred);
         let mut rest = deferred.into_iter();

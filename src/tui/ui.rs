@@ -241,14 +241,25 @@ impl App {
         } else {
             s.base_url.clone()
         };
-        let mut line1 = vec![
+        let mut line1 = Vec::new();
+        if let Some(addr) = &s.room {
+            line1.push(Span::styled(
+                // Short, so that the profile and target still fit at a projector's 100
+                // columns; the README says what is reachable (sandbox and callback).
+                format!(" ROOM MODE: reachable from the network on {addr} "),
+                t.status_attention
+                    .add_modifier(Modifier::BOLD | Modifier::REVERSED),
+            ));
+            line1.push(sep.clone());
+        }
+        line1.extend([
             label("Profile"),
             val(s.profile.clone()),
             sep.clone(),
             label("Target"),
             val(target),
             sep.clone(),
-        ];
+        ]);
         for (n, name, screen) in [
             ('1', "Console", Screen::Console),
             ('2', "Profiles", Screen::Profiles),

@@ -58,7 +58,9 @@ async fn scenario() -> Scenario {
     let home = tempfile::tempdir().unwrap();
     let paths = Paths::under(home.path().to_path_buf());
     let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let mut engine = start_engine(profile, paths.clone()).await.unwrap();
+    let mut engine = start_engine(crate::common::any_ports(profile), paths.clone())
+        .await
+        .unwrap();
     let mut sigs = Vec::new();
     let first = send(&engine, &mut sigs, "accounts.list", &[], None).await;
     let sca = first.sca_redirect().expect("scaRedirect");
@@ -330,7 +332,9 @@ async fn export_then_open_gives_the_same_history_and_sandbox_state_without_secre
         .get("Case")
         .cloned()
         .expect("the case profile");
-    let engine = start_engine(profile, opened.clone()).await.unwrap();
+    let engine = start_engine(crate::common::any_ports(profile), opened.clone())
+        .await
+        .unwrap();
     assert_eq!(engine.session.psu_id.as_deref(), Some(s.psu_id.as_str()));
     let mut sigs = Vec::new();
     let st = send(&engine, &mut sigs, "payments.status", &status_params, None).await;
@@ -339,7 +343,9 @@ async fn export_then_open_gives_the_same_history_and_sandbox_state_without_secre
     engine.shutdown().await;
 
     let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let engine = start_engine(profile, s.paths.clone()).await.unwrap();
+    let engine = start_engine(crate::common::any_ports(profile), s.paths.clone())
+        .await
+        .unwrap();
     let live_st = send(&engine, &mut sigs, "payments.status", &status_params, None).await;
     assert_eq!(live_st.status, 200, "{}", live_st.pretty_body());
     let live_accounts = send(&engine, &mut sigs, "accounts.list", &[], None).await;
@@ -478,7 +484,9 @@ async fn a_loopback_sandbox_gives_its_snapshot_to_signed_requests_and_the_export
         .get("Local")
         .cloned()
         .unwrap();
-    let engine = start_engine(profile, paths.clone()).await.unwrap();
+    let engine = start_engine(crate::common::any_ports(profile), paths.clone())
+        .await
+        .unwrap();
     let mut sigs = Vec::new();
     let customers = send(&engine, &mut sigs, "sandbox.customers.list", &[], None).await;
     assert_eq!(customers.status, 200);

@@ -201,6 +201,7 @@ fn messages_say_things_once_and_in_order() {
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     let out = Command::new(BIN)
+        .env("PSD2_CONSOLE_FREE_PORTS", "1")
         .env("PSD2_CONSOLE_HOME", home.path())
         .args([
             "sign",
@@ -233,10 +234,12 @@ async fn a_body_cut_off_by_the_server_is_explained_with_the_limit() {
     use tokio::io::AsyncReadExt;
     let home = tempfile::tempdir().unwrap();
     let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let engine =
-        psd2_console::embedded::start_engine(profile, Paths::under(home.path().to_path_buf()))
-            .await
-            .unwrap();
+    let engine = psd2_console::embedded::start_engine(
+        crate::common::any_ports(profile),
+        Paths::under(home.path().to_path_buf()),
+    )
+    .await
+    .unwrap();
     let op = psd2_console::xs2a::operations::find("payments.domestic.create").unwrap();
     let big = vec![b' '; 8 * 1024 * 1024];
     let limit = psd2_console::sandbox::auth::MAX_BODY_BYTES.to_string();

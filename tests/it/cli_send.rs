@@ -155,6 +155,7 @@ fn a_closed_pipe_ends_listing_quietly_with_status_0() {
         let (reader, writer) = std::io::pipe().unwrap();
         drop(reader);
         let out = Command::new(BIN)
+            .env("PSD2_CONSOLE_FREE_PORTS", "1")
             .env("PSD2_CONSOLE_HOME", home.path())
             .args(args)
             .stdout(writer)

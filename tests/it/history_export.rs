@@ -12,7 +12,9 @@ async fn exchanges_are_recorded_redacted_and_export_as_har_and_runnable_curl() {
     let home = tempfile::tempdir().unwrap();
     let paths = Paths::under(home.path().to_path_buf());
     let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let engine = start_engine(profile, paths.clone()).await.unwrap();
+    let engine = start_engine(crate::common::any_ports(profile), paths.clone())
+        .await
+        .unwrap();
     let op = operations::find("sandbox.customers.list").unwrap();
     let params = vec![("withAccounts".to_string(), "false".to_string())];
     let req = engine.prepare(op, &params, None).unwrap();

@@ -130,7 +130,9 @@ async fn real_sends_are_found_by_payment_id_and_request_id() {
     let home = tempfile::tempdir().unwrap();
     let paths = Paths::under(home.path().to_path_buf());
     let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let engine = start_engine(profile, paths.clone()).await.unwrap();
+    let engine = start_engine(crate::common::any_ports(profile), paths.clone())
+        .await
+        .unwrap();
 
     let create = operations::find("payments.domestic.create").unwrap();
     let body = domestic(&first_bban(KARI), "3.00", "search me").to_string();

@@ -31,6 +31,7 @@ mod redaction;
 mod redirect_listener;
 mod remote_tls;
 mod replay;
+mod room;
 mod sandbox_ais;
 mod sandbox_baskets;
 mod sandbox_flow;

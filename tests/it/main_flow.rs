@@ -101,7 +101,9 @@ async fn list_accounts_after_sca_in_the_browser() {
     let home = tempfile::tempdir().unwrap();
     let paths = Paths::under(home.path().to_path_buf());
     let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let mut engine = start_engine(profile, paths.clone()).await.unwrap();
+    let mut engine = start_engine(crate::common::any_ports(profile), paths.clone())
+        .await
+        .unwrap();
     assert!(
         engine.listener_error.is_none(),
         "{:?}",
@@ -183,7 +185,9 @@ async fn the_console_signs_at_the_embedded_sandbox_time_after_the_clock_is_advan
     let home = tempfile::tempdir().unwrap();
     let paths = Paths::under(home.path().to_path_buf());
     let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let engine = start_engine(profile, paths).await.unwrap();
+    let engine = start_engine(crate::common::any_ports(profile), paths)
+        .await
+        .unwrap();
     let advance = operations::find("sandbox.clock.advance").unwrap();
     let r = engine
         .send(
@@ -237,7 +241,9 @@ async fn a_payment_sca_keeps_the_corporate_context_and_reads_the_payment_status(
     let home = tempfile::tempdir().unwrap();
     let paths = Paths::under(home.path().to_path_buf());
     let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let mut engine = start_engine(profile, paths.clone()).await.unwrap();
+    let mut engine = start_engine(crate::common::any_ports(profile), paths.clone())
+        .await
+        .unwrap();
     let customers = engine
         .send(&req(
             &engine,

@@ -157,6 +157,7 @@ fn has_signature_value(hay: &[u8]) -> bool {
 /// Runs the CLI on the data dir and returns stdout + stderr.
 fn cli(home: &Path, args: &[&str]) -> (bool, Vec<u8>) {
     let out = Command::new(BIN)
+        .env("PSD2_CONSOLE_FREE_PORTS", "1")
         .env("PSD2_CONSOLE_HOME", home)
         .env("RUST_LOG", "trace")
         .args(args)
@@ -178,6 +179,7 @@ async fn serve_log(home: &Path, format: &str, sent: &[PreparedRequest]) -> (Stri
         .port();
     let log = home.join(format!("serve-{format}.stderr"));
     let mut child = Command::new(BIN)
+        .env("PSD2_CONSOLE_FREE_PORTS", "1")
         .env("PSD2_CONSOLE_HOME", home)
         .env("RUST_LOG", "trace")
         .args([
@@ -275,7 +277,9 @@ async fn no_private_key_bytes_or_signature_values_outside_their_place_after_a_fu
     let home = tempfile::tempdir().unwrap();
     let paths = Paths::under(home.path().to_path_buf());
     let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let mut engine = start_engine(profile, paths.clone()).await.unwrap();
+    let mut engine = start_engine(crate::common::any_ports(profile), paths.clone())
+        .await
+        .unwrap();
     let mut sent: Vec<PreparedRequest> = Vec::new();
 
     // List accounts: 401 with a scaRedirect.

@@ -75,7 +75,9 @@ async fn a_recorded_request_replays_with_its_own_headers_and_exact_body_bytes() 
     let home = tempfile::tempdir().unwrap();
     let paths = Paths::under(home.path().to_path_buf());
     let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let engine = start_engine(profile, paths).await.unwrap();
+    let engine = start_engine(crate::common::any_ports(profile), paths)
+        .await
+        .unwrap();
     let (proxy, wire) = tee_proxy(engine.base_url.trim_start_matches("http://").into()).await;
 
     // Pretty-printed JSON with a trailing newline: valid, but not what the console sends.

@@ -494,6 +494,7 @@ fn serve_with(args: &[&str]) -> Served {
         .unwrap()
         .port();
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_psd2-console"))
+        .env("PSD2_CONSOLE_FREE_PORTS", "1")
         .args(["sandbox", "serve", "--in-memory", "--addr"])
         .arg(format!("127.0.0.1:{port}"))
         .args(args)
@@ -548,6 +549,7 @@ async fn sandbox_serve_takes_public_url_and_allow_replays() {
     assert!(href.starts_with(&format!("{}/sca/", s.1)), "{href}");
     // A --public-url that is not an absolute http(s) URL is refused.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_psd2-console"))
+        .env("PSD2_CONSOLE_FREE_PORTS", "1")
         .args(["sandbox", "serve", "--in-memory", "--public-url", "ftp://x"])
         .output()
         .unwrap();

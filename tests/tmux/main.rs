@@ -10,4 +10,5 @@ mod common;
 mod tmux_console;
 mod tmux_import_export;
 mod tmux_profiles;
+mod tmux_room;
 mod tmux_support;

@@ -40,6 +40,7 @@ fn sandbox_customers_are_listed_and_q_restores_the_terminal() {
     t.quit_and_check_restored();
     // The console recorded the exchange in the history (Signature redacted).
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_psd2-console"))
+        .env("PSD2_CONSOLE_FREE_PORTS", "1")
         .env("PSD2_CONSOLE_HOME", t.home.path())
         .args(["export", "--format", "har", "last"])
         .output()

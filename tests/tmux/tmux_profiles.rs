@@ -53,6 +53,7 @@ fn create_a_profile_with_a_generated_certificate() {
     assert!(!text.contains("PRIVATE KEY"));
 
     let out = Command::new(env!("CARGO_BIN_EXE_psd2-console"))
+        .env("PSD2_CONSOLE_FREE_PORTS", "1")
         .args(["profile", "list"])
         .env("PSD2_CONSOLE_HOME", home)
         .output()

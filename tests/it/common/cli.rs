@@ -19,10 +19,13 @@ pub fn outcome(out: Output) -> (i32, String, String) {
     )
 }
 
-/// Runs `psd2-console args` on the data dir `home` (`PSD2_CONSOLE_HOME`) to the end.
+/// Runs `psd2-console args` on the data dir `home` (`PSD2_CONSOLE_HOME`) to the end. Every
+/// command of the binary in the tests runs with `PSD2_CONSOLE_FREE_PORTS=1`: the embedded
+/// sandbox and the callback listener take free ports, so tests run in parallel.
 pub fn run(home: &Path, args: &[&str]) -> (i32, String, String) {
     outcome(
         Command::new(BIN)
+            .env("PSD2_CONSOLE_FREE_PORTS", "1")
             .env("PSD2_CONSOLE_HOME", home)
             .args(args)
             .output()
@@ -35,6 +38,7 @@ pub fn run(home: &Path, args: &[&str]) -> (i32, String, String) {
 pub fn headless(home: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(BIN);
     c.env("PSD2_CONSOLE_HOME", home)
+        .env("PSD2_CONSOLE_FREE_PORTS", "1")
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
         .env_remove("BROWSER")
@@ -83,6 +87,7 @@ pub fn wait_listening(port: u16, patience: Duration) {
 pub fn serve_in_memory() -> (Server, String) {
     let port = free_port();
     let child = Command::new(BIN)
+        .env("PSD2_CONSOLE_FREE_PORTS", "1")
         .args([
             "sandbox",
             "serve",
@@ -121,6 +126,7 @@ pub fn served_profile(home: &Path, name: &str, base_url: &str) {
 /// key `DIR/NAME.key` (panics with the command's stderr when it fails); returns its stdout.
 pub fn cert_new(dir: &Path, name: &str) -> String {
     let out = Command::new(BIN)
+        .env("PSD2_CONSOLE_FREE_PORTS", "1")
         .args(["cert", "new", "--dir"])
         .arg(dir)
         .args(["--name", name])

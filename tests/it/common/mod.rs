@@ -238,9 +238,21 @@ pub async fn page_text(url: &str) -> String {
 
 pub mod cli;
 pub mod payments;
+pub mod qr;
 pub mod sandbox;
 pub mod sca;
 pub mod schema;
 pub mod sse;
 pub mod tmux;
 pub mod tui;
+
+/// `profile` with any free ports for the embedded sandbox and the callback listener
+/// (`sandbox_port = 0`, `callback_port = 0`), so in-process engines of parallel tests do not
+/// collide on the fixed defaults.
+pub fn any_ports(profile: psd2_console::profile::Profile) -> psd2_console::profile::Profile {
+    psd2_console::profile::Profile {
+        sandbox_port: Some(0),
+        callback_port: Some(0),
+        ..profile
+    }
+}

@@ -69,9 +69,10 @@ pub async fn complete(
         if resp.status().is_redirection() {
             return location(&resp);
         }
-        assert_eq!(resp.status(), 200);
+        let status = resp.status();
         let url = resp.url().to_string();
         let html = resp.text().await.unwrap();
+        assert_eq!(status, 200, "{url}: {html}");
         let mut f = forms(&html, &url).remove(0);
         if f.fields
             .iter()

@@ -99,11 +99,15 @@ impl Tmux {
         t
     }
 
+    /// Runs `tmux args` on this test's server. The server (started by the first call)
+    /// passes `PSD2_CONSOLE_FREE_PORTS=1` to everything it runs: the embedded sandbox and the
+    /// callback listener of each console take free ports, so tests run in parallel.
     pub fn tmux(&self, args: &[&str]) -> Output {
         Command::new("tmux")
             .args(["-L", &self.socket])
             .args(args)
             .env_remove("TMUX")
+            .env("PSD2_CONSOLE_FREE_PORTS", "1")
             .output()
             .expect("run tmux")
     }

@@ -37,6 +37,7 @@ pub fn status() -> StatusInfo {
         context: None,
         redirect_uri: REDIRECT_URI.into(),
         listener_error: None,
+        room: None,
     }
 }
 

@@ -1,0 +1,183 @@
+//! The HTTP/1.1 server loop of the embedded sandbox and of the SCA callback listener, with
+//! timeouts so that slow clients are cut off while other requests are served (a hostile
+//! client trickling bytes must not hold a connection for minutes; in room mode both listen
+//! on the network). The timeouts are described in [`crate::sandbox::serve`].
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::time::{Instant, Sleep};
+
+/// Time for the request line and headers (and for the next request on a keep-alive
+/// connection).
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest time without any progress reading or writing a connection.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Serves `app` on `listener` until `shutdown` completes; then stops accepting and lets open
+/// connections finish their requests.
+///
+/// Errors: accepting fails for another reason than a transient one (too many open files,
+/// connection reset before accept).
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) if is_transient(&e) => {
+                    tracing::warn!(error = %e, "accept failed; continuing");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone());
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder
+            .timer(TokioTimer::new())
+            .header_read_timeout(HEADER_READ_TIMEOUT)
+            .keep_alive(true);
+        let conn =
+            builder.serve_connection(TokioIo::new(IdleIo::new(stream, IDLE_TIMEOUT)), service);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
+}
+
+fn is_transient(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(
+        e.kind(),
+        ConnectionAborted | ConnectionReset | Interrupted | WouldBlock
+    ) || e.raw_os_error().is_some_and(|c| c == 23 || c == 24) // ENFILE, EMFILE
+}
+
+/// A connection that fails with `TimedOut` once neither reads nor writes have made progress
+/// for its idle time while one of them is waiting.
+pub struct IdleIo<T> {
+    inner: T,
+    idle: Duration,
+    last_progress: Instant,
+    sleep: Pin<Box<Sleep>>,
+}
+
+impl<T> IdleIo<T> {
+    /// Wraps `inner` with the idle limit `idle`.
+    pub fn new(inner: T, idle: Duration) -> Self {
+        let now = Instant::now();
+        IdleIo {
+            inner,
+            idle,
+            last_progress: now,
+            sleep: Box::pin(tokio::time::sleep_until(now + idle)),
+        }
+    }
+
+    fn progress(&mut self) {
+        self.last_progress = Instant::now();
+    }
+
+    /// Called when the inner IO is pending: an error once the idle time has passed.
+    fn poll_idle(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Error> {
+        loop {
+            let deadline = self.last_progress + self.idle;
+            if self.sleep.deadline() != deadline {
+                self.sleep.as_mut().reset(deadline);
+            }
+            ready!(self.sleep.as_mut().poll(cx));
+            if self.last_progress + self.idle <= Instant::now() {
+                return Poll::Ready(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "no progress on the connection",
+                ));
+            }
+        }
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for IdleIo<T> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.inner).poll_read(cx, buf) {
+            Poll::Ready(r) => {
+                this.progress();
+                Poll::Ready(r)
+            }
+            Poll::Pending => this.poll_idle(cx).map(Err),
+        }
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for IdleIo<T> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.inner).poll_write(cx, buf) {
+            Poll::Ready(r) => {
+                this.progress();
+                Poll::Ready(r)
+            }
+            Poll::Pending => this.poll_idle(cx).map(Err),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.inner).poll_write_vectored(cx, bufs) {
+            Poll::Ready(r) => {
+                this.progress();
+                Poll::Ready(r)
+            }
+            Poll::Pending => this.poll_idle(cx).map(Err),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.inner).poll_flush(cx) {
+            Poll::Ready(r) => Poll::Ready(r),
+            Poll::Pending => this.poll_idle(cx).map(Err),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}

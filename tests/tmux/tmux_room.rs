@@ -1,0 +1,143 @@
+//! Room mode end to end on the real binary (issue 12): `psd2-console --listen 127.0.0.2` (an
+//! address of the loopback range standing in for the laptop's LAN address; free ports, as
+//! every tmux test has them, [`crate::common::tmux::Tmux::tmux`]) shows the room banner;
+//! List accounts answers 401 with the SCA prompt; the QR code decoded from the plain-text
+//! capture carries the scaRedirect on 127.0.0.2; a cookie-keeping HTTP client completes the
+//! SCA from that URL; the redirect reaches the console's listener on 127.0.0.2; and List
+//! accounts answers 200 on screen.
+
+use crate::common::cli::free_port;
+use crate::common::payments::KARI;
+use crate::common::qr::decode_qr_text;
+use crate::common::tmux::{Tmux, ready};
+use crate::common::{browser, sca};
+
+/// The room address of the test.
+const ROOM: &str = "127.0.0.2";
+
+/// The console's command-line arguments for the room (one place, so more options, e.g.
+/// presenter mode, are added here).
+fn room_args() -> Vec<&'static str> {
+    vec!["--listen", ROOM]
+}
+
+/// Starts the console in room mode in a fresh home.
+fn start_room_console(test: &str) -> Tmux {
+    Tmux::start_in(test, tempfile::tempdir().expect("temp dir"), &room_args())
+}
+
+#[test]
+fn room_mode_sca_from_the_qr_code_reaches_the_listener_on_the_room_address() {
+    if !ready() {
+        return;
+    }
+    let t = start_room_console("room");
+    let screen = t.wait_for_console();
+    assert!(
+        screen.contains(&format!("reachable from the network on {ROOM}")),
+        "no room banner:\n{screen}"
+    );
+    // List accounts is selected first.
+    t.keys(&["s"]);
+    let screen = t.wait_for("401 and the SCA prompt with its QR code", |s| {
+        s.contains("401") && s.contains("Strong customer authentication") && s.contains('▀')
+    });
+    let codes = decode_qr_text(&screen);
+    assert_eq!(codes.len(), 1, "one QR code on screen:\n{screen}");
+    let sca_url = codes[0].clone();
+    assert!(
+        sca_url.starts_with(&format!("http://{ROOM}:")),
+        "the QR code's URL {sca_url} is not on {ROOM}"
+    );
+    // The same link is on screen as text (its start at least: long URLs wrap).
+    let shown: String = sca_url.chars().take(40).collect();
+    assert!(screen.contains(&shown), "{shown} not on screen:\n{screen}");
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let landing = runtime.block_on(async {
+        let to_tpp = sca::complete(&sca_url, KARI, "PRIVATE", sca::tick_all, "Approve").await;
+        assert!(
+            to_tpp.starts_with(&format!("http://{ROOM}:")),
+            "the redirect to the TPP {to_tpp} is not on {ROOM}"
+        );
+        let r = browser().get(&to_tpp).send().await.unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    });
+    assert_eq!(landing.0, 200, "{}", landing.1);
+    assert!(landing.1.contains("SCA complete"), "{}", landing.1);
+    t.wait_for("the console to take the callback", |s| {
+        s.contains("SCA complete") && !s.contains("no PSU yet")
+    });
+    t.keys(&["s"]);
+    let screen = t.wait_for("List accounts to answer 200", |s| {
+        s.contains("200") && s.contains("\"accounts\"")
+    });
+    assert!(screen.contains("resourceId"), "{screen}");
+    t.quit_and_check_restored();
+}
+
+/// Highlights `name` in the profile picker (`p`) and presses Enter.
+fn pick_profile(t: &Tmux, name: &str) {
+    t.keys(&["p"]);
+    t.wait_for("the profile picker", |s| s.contains("▸"));
+    // Down to the end of the list, then up: the list does not wrap.
+    for step in 0..12 {
+        let screen = t.capture();
+        if screen.lines().any(|l| l.contains('▸') && l.contains(name)) {
+            t.keys(&["Enter"]);
+            return;
+        }
+        t.keys(&[if step < 6 { "Down" } else { "Up" }]);
+    }
+    panic!("{name} not in the picker:\n{}", t.capture());
+}
+
+#[test]
+fn switching_between_profiles_on_the_same_fixed_ports_works() {
+    if !ready() {
+        return;
+    }
+    // Two profiles on the same fixed ports (set in the files, so PSD2_CONSOLE_FREE_PORTS
+    // leaves them): the switch must free them before the next profile listens.
+    let (sandbox_port, callback_port) = (free_port(), free_port());
+    let home = tempfile::tempdir().expect("temp dir");
+    let dir = home.path().join("config/profiles");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (file, name) in [("a.toml", "Room A"), ("b.toml", "Room B")] {
+        std::fs::write(
+            dir.join(file),
+            format!(
+                "name = \"{name}\"\ntarget = \"embedded\"\nsandbox_port = {sandbox_port}\ncallback_port = {callback_port}\n"
+            ),
+        )
+        .unwrap();
+    }
+    let t = Tmux::start_in("switch", home, &["--profile", "Room A"]);
+    let target = format!("http://127.0.0.1:{sandbox_port}");
+    let screen = t.wait_for_console();
+    assert!(
+        screen.contains("Room A") && screen.contains(&target),
+        "{screen}"
+    );
+    for name in ["Room B", "Room A"] {
+        pick_profile(&t, name);
+        let screen = t.wait_for(&format!("{name} active"), |s| {
+            s.contains(&format!("Profile {name} is active")) || s.contains("could not start")
+        });
+        assert!(!screen.contains("could not start"), "{screen}");
+        assert!(!screen.contains("is taken"), "{screen}");
+        assert!(screen.contains(&target), "{screen}");
+    }
+    // The callback listener came back on its port too: List accounts gets its SCA prompt
+    // naming the same TPP-Redirect-URI.
+    t.keys(&["s"]);
+    let screen = t.wait_for("the SCA prompt", |s| {
+        s.contains("Strong customer authentication")
+    });
+    assert!(
+        screen.contains(&format!("http://127.0.0.1:{callback_port}/callback")),
+        "{screen}"
+    );
+    t.keys(&["Escape"]);
+    t.quit_and_check_restored();
+}
