@@ -1311,6 +1311,8 @@ impl App {
     fn prefill_operation(&mut self, p: super::component::Prefill) {
         self.screen = Screen::Console;
         self.form.finder = None;
+        // The prompt of an earlier answer would hide the step (`o` still opens its URL).
+        self.overlays.close(Layer::ScaPrompt);
         if !self.select_operation(p.op.id) {
             return;
         }

@@ -208,12 +208,14 @@ impl FlowView {
             let (a, b) = (xs[lane(arrow.from)], xs[lane(arrow.to)]);
             let (lo, hi) = (a.min(b), a.max(b));
             let style = arrow_style(arrow.label.as_str(), t);
-            // Label above the arrow, from just right of its left end.
+            // Label above the arrow, from just right of its left end; a label longer than
+            // the room to the right edge moves left (over the lanes before it).
             let mut label = format!("{}. {}", i + 1, arrow.label);
             if let Some(rule) = arrow.rule {
                 label.push_str(&format!("  [{rule}]"));
             }
-            let lx = inner.x + lo + 1;
+            let len = label.chars().count() as u16;
+            let lx = inner.x + (lo + 1).min(inner.width.saturating_sub(len)).max(1);
             let room = (inner.x + inner.width).saturating_sub(lx) as usize;
             put(buf, lx, y, &ellipsize(&label, room), style);
             // The arrow itself.

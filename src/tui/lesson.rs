@@ -39,8 +39,8 @@ impl LessonPanel {
                 "Lesson: {} ({} steps). {} next step, {} back",
                 lesson.title,
                 lesson.steps.len(),
-                ctx.keymap.key_for(Scope::Normal, Command::LessonNext),
-                ctx.keymap.key_for(Scope::Normal, Command::LessonBack),
+                ctx.keymap.key_for(Scope::NotInsert, Command::LessonNext),
+                ctx.keymap.key_for(Scope::NotInsert, Command::LessonBack),
             ),
         );
         let progress = LessonProgress::new(lesson);
@@ -102,7 +102,7 @@ impl Component for LessonPanel {
                 Level::Info,
                 format!(
                     "No lesson running: {} chooses one",
-                    ctx.keymap.key_for(Scope::Normal, Command::Lessons)
+                    ctx.keymap.key_for(Scope::NotInsert, Command::Lessons)
                 ),
             );
             return Some(Effect::None);
@@ -138,9 +138,9 @@ impl Component for LessonPanel {
         let step = p.current();
         let keys = format!(
             " {} next · {} back · {} lessons ",
-            ctx.keymap.key_for(Scope::Normal, Command::LessonNext),
-            ctx.keymap.key_for(Scope::Normal, Command::LessonBack),
-            ctx.keymap.key_for(Scope::Normal, Command::Lessons),
+            ctx.keymap.key_for(Scope::NotInsert, Command::LessonNext),
+            ctx.keymap.key_for(Scope::NotInsert, Command::LessonBack),
+            ctx.keymap.key_for(Scope::NotInsert, Command::Lessons),
         );
         let block = Block::bordered()
             .border_type(BorderType::Rounded)
