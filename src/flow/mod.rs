@@ -604,3 +604,93 @@ pub fn session(newest_first: &[HistoryEntry], session: &str) -> Vec<HistoryEntry
     picked.reverse();
     picked
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(sca_id: &str, name: &str, status: u16, outcome: Option<&str>) -> BrowserStep {
+        BrowserStep {
+            at: 0,
+            sca_id: sca_id.into(),
+            step: name.into(),
+            status,
+            outcome: outcome.map(str::to_string),
+            code: outcome
+                .filter(|o| *o == "failure")
+                .map(|_| "SCA_FAILED".into()),
+        }
+    }
+
+    #[test]
+    fn durations_show_their_two_largest_units() {
+        assert_eq!(short_duration(3600), "1h");
+        assert_eq!(short_duration(2530), "42m 10s");
+        assert_eq!(short_duration(179 * 86_400 + 23 * 3600 + 5), "179d 23h");
+        assert_eq!(short_duration(59), "59s");
+        assert_eq!(short_duration(0), "0s");
+        assert_eq!(short_duration(-5), "0s");
+    }
+
+    #[test]
+    fn timers_count_from_the_session_state_and_the_last_signing_time() {
+        let session = SessionState {
+            sca_completed_at: Some(1_000),
+            consent_at: Some(1_000),
+            ..SessionState::default()
+        };
+        let [sca, consent, date] = timers(&session, Some(1_000), 1_030);
+        assert_eq!(sca.remaining_secs, Some(SCA_SESSION_SECS - 30));
+        assert_eq!(sca.describe(), "59m 30s left of 1h");
+        assert_eq!(consent.remaining_secs, Some(180 * 86_400 - 30));
+        assert_eq!(date.describe(), "30s left of 1m");
+        let [sca, _, date] = timers(&session, Some(1_000), 1_000 + 2 * 3600);
+        assert_eq!(sca.describe(), "expired 1h ago");
+        assert!(date.remaining_secs.unwrap() < 0);
+        let [sca, consent, date] = timers(&SessionState::default(), None, 5);
+        assert_eq!(sca.describe(), "not started (1h)");
+        assert_eq!(consent.remaining_secs, None);
+        assert_eq!(date.remaining_secs, None);
+    }
+
+    #[test]
+    fn a_step_belongs_to_the_sca_of_its_redirect_path_only() {
+        let s = step("abc", "opened", 200, None);
+        assert!(s.belongs_to("http://127.0.0.1:1/sca/abc"));
+        assert!(s.belongs_to("http://127.0.0.1:1/payment-sca/abc?x=1"));
+        assert!(!s.belongs_to("http://127.0.0.1:1/sca/abcd"));
+        assert!(!s.belongs_to("http://127.0.0.1:1/sca/other"));
+    }
+
+    #[test]
+    fn a_failed_sca_is_drawn_back_to_the_callback_with_its_code() {
+        let entry = HistoryEntry {
+            id: 1,
+            method: "POST".into(),
+            path_and_query: "/v1/bank-offered-consents".into(),
+            status: 201,
+            response_body: br#"{"consentStatus":"received","_links":{"scaRedirect":{"href":"http://h/sca/abc"}}}"#.to_vec(),
+            ..HistoryEntry::default()
+        };
+        let steps = [
+            step("abc", "opened", 200, None),
+            step("abc", "cancel", 302, Some("failure")),
+            step("zzz", "login", 200, None),
+        ];
+        let f = Flow::from_history_and_steps(&[entry], &steps);
+        let labels: Vec<&str> = f.arrows.iter().map(|a| a.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "POST /v1/bank-offered-consents",
+                "201 received + scaRedirect",
+                "open scaRedirect",
+                "GET SCA page → 200",
+                "POST cancel → 302",
+                "302 to TPP-Redirect-URI with code SCA_FAILED",
+                "GET TPP-Redirect-URI",
+                "SCA failed: code SCA_FAILED",
+            ]
+        );
+    }
+}

@@ -267,7 +267,6 @@ impl App {
             ('1', "Console", Screen::Console),
             ('2', "Profiles", Screen::Profiles),
             ('3', "History", Screen::History),
-            ('5', "Flow", Screen::Flow),
         ] {
             let style = if self.screen == screen {
                 t.status_label

@@ -52,6 +52,7 @@ async fn the_flow_screen_draws_a_full_ais_flow_with_the_browser_steps_and_the_me
     // At 80×24 the newest arrows stay in view.
     assert!(narrow.contains("GET /v1/accounts + PSU-ID"), "{narrow}");
     assert!(narrow.contains("SCA session: <time>"), "{narrow}");
+    insta::assert_snapshot!("flow_screen_full_ais_flow_80x24", narrow);
 
     let (code, mermaid, err) = run_headless(c.home.path(), &["flow", "--format", "mermaid"]);
     assert_eq!(code, 0, "{err}");
