@@ -453,6 +453,8 @@ impl Runner<'_> {
             tracing::warn!("browser step not stored in the history: {e}");
         }
         app.add_browser_step(step);
+        // A read of the flow already under way may have missed it: read again.
+        self.refresh_flow(app);
     }
 
     /// Reads the flow again when the flow screen is shown (after a send or a callback).

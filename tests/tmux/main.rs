@@ -11,3 +11,4 @@ mod tmux_console;
 mod tmux_import_export;
 mod tmux_profiles;
 mod tmux_support;
+mod tmux_teaching;
