@@ -53,6 +53,19 @@ async fn the_flow_screen_draws_a_full_ais_flow_with_the_browser_steps_and_the_me
     assert!(narrow.contains("GET /v1/accounts + PSU-ID"), "{narrow}");
     assert!(narrow.contains("SCA session: <time>"), "{narrow}");
     insta::assert_snapshot!("flow_screen_full_ais_flow_80x24", narrow);
+    assert!(
+        !narrow.contains("1. POST /v1/bank-offered-consents"),
+        "{narrow}"
+    );
+    // Home shows the first arrows, ↓ scrolls, End follows the newest again.
+    c.app.press("Home");
+    let top = c.app.screen_text(80, 24);
+    assert!(top.contains("1. POST /v1/bank-offered-consents"), "{top}");
+    assert!(top.contains("1–6 of 12"), "{top}");
+    c.app.press("Down");
+    assert!(c.app.screen_text(80, 24).contains("2–7 of 12"));
+    c.app.press("End");
+    assert_eq!(c.normalize(&c.app.screen_text(80, 24)), narrow);
 
     let (code, mermaid, err) = run_headless(c.home.path(), &["flow", "--format", "mermaid"]);
     assert_eq!(code, 0, "{err}");

@@ -366,3 +366,34 @@ fn lesson_with_an_unknown_name_is_refused_with_the_list_of_lessons() {
     }
     assert!(err.contains("lessons"), "{err}");
 }
+
+#[test]
+fn the_palette_opens_the_lesson_picker_and_the_flow_screen() {
+    use crate::common::tui::masked_app;
+    use psd2_console::tui::Screen;
+    let mut app = masked_app();
+    app.keys("C-p");
+    app.type_text("guided walkthrough");
+    assert_eq!(app.palette_entries().len(), 1);
+    assert_eq!(app.press("Enter"), Action::LoadLessons);
+    app.set_lessons(LessonSet::load(None));
+    assert!(app.lesson_picker_visible());
+    let s = app.screen_text(120, 36);
+    for l in LessonSet::load(None).lessons {
+        assert!(s.contains(&l.id), "{s}");
+    }
+    app.press("Esc");
+    assert!(!app.lesson_picker_visible());
+    assert!(app.lesson().is_none(), "Esc starts nothing");
+    app.keys("C-p");
+    app.type_text("live sequence diagram");
+    assert_eq!(app.press("Enter"), Action::LoadFlow);
+    assert_eq!(app.screen(), Screen::Flow);
+    let s = app.screen_text(120, 36);
+    assert!(s.contains("No exchange yet"), "{s}");
+    // F5 comes back to it from another screen; 1 leaves it.
+    app.press("1");
+    assert_eq!(app.screen(), Screen::Console);
+    assert_eq!(app.press("F5"), Action::LoadFlow);
+    assert_eq!(app.screen(), Screen::Flow);
+}
