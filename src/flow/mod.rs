@@ -230,6 +230,33 @@ fn has_sca_redirect(body: &Value) -> bool {
         .is_some()
 }
 
+/// The way back after SCA: the ASPSP redirects the browser to TPP-Redirect-URI carrying
+/// `carried` (`psu-id`, `code …`), the browser calls the callback listener, which hands
+/// `learned` to the console.
+fn way_back(arrows: &mut Vec<Arrow>, carried: &str, learned: String, history_id: i64) {
+    arrows.push(Arrow {
+        from: Lane::Aspsp,
+        to: Lane::Browser,
+        label: format!("302 to TPP-Redirect-URI with {carried}"),
+        rule: Some("Resources: Redirect parameters after SCA"),
+        history_id,
+    });
+    arrows.push(Arrow {
+        from: Lane::Browser,
+        to: Lane::Callback,
+        label: "GET TPP-Redirect-URI".into(),
+        rule: Some("Authentication 11"),
+        history_id,
+    });
+    arrows.push(Arrow {
+        from: Lane::Callback,
+        to: Lane::Tpp,
+        label: learned,
+        rule: Some("Authentication 12"),
+        history_id,
+    });
+}
+
 /// `_links.scaRedirect.href` (or the link itself when it is a string).
 fn sca_redirect_href(body: &Value) -> Option<String> {
     let link = body.get("_links")?.get("scaRedirect")?;
@@ -292,27 +319,7 @@ impl Flow {
                 } else {
                     "psu-id"
                 };
-                arrows.push(Arrow {
-                    from: Lane::Aspsp,
-                    to: Lane::Browser,
-                    label: format!("302 to TPP-Redirect-URI with {what}"),
-                    rule: Some("Resources: Redirect parameters after SCA"),
-                    history_id: e.id,
-                });
-                arrows.push(Arrow {
-                    from: Lane::Browser,
-                    to: Lane::Callback,
-                    label: "GET TPP-Redirect-URI".into(),
-                    rule: Some("Authentication 11"),
-                    history_id: e.id,
-                });
-                arrows.push(Arrow {
-                    from: Lane::Callback,
-                    to: Lane::Tpp,
-                    label: format!("{what} learned"),
-                    rule: Some("Authentication 12"),
-                    history_id: e.id,
-                });
+                way_back(&mut arrows, what, format!("{what} learned"), e.id);
                 sca_open = false;
             }
             if psu.is_some() {
@@ -392,31 +399,12 @@ impl Flow {
                         (_, Some(code)) => format!("code {code}"),
                         _ => "an error".to_string(),
                     };
-                    arrows.push(Arrow {
-                        from: Lane::Aspsp,
-                        to: Lane::Browser,
-                        label: format!("302 to TPP-Redirect-URI with {carried}"),
-                        rule: Some("Resources: Redirect parameters after SCA"),
-                        history_id: e.id,
-                    });
-                    arrows.push(Arrow {
-                        from: Lane::Browser,
-                        to: Lane::Callback,
-                        label: "GET TPP-Redirect-URI".into(),
-                        rule: Some("Authentication 11"),
-                        history_id: e.id,
-                    });
-                    arrows.push(Arrow {
-                        from: Lane::Callback,
-                        to: Lane::Tpp,
-                        label: if outcome == "success" {
-                            "psu-id learned".into()
-                        } else {
-                            format!("SCA failed: {carried}")
-                        },
-                        rule: Some("Authentication 12"),
-                        history_id: e.id,
-                    });
+                    let learned = if outcome == "success" {
+                        "psu-id learned".to_string()
+                    } else {
+                        format!("SCA failed: {carried}")
+                    };
+                    way_back(&mut arrows, &carried, learned, e.id);
                     callback_drawn = true;
                 }
             }
