@@ -55,13 +55,33 @@ impl StepSource {
     }
 }
 
+/// The browser steps of an open event stream ([`subscribe`]). Dropping it closes the
+/// stream at once, so a sandbox shutting down does not wait for it.
+#[derive(Debug)]
+pub struct StepStream {
+    rx: mpsc::UnboundedReceiver<BrowserStep>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl StepStream {
+    /// The next step; `None` once the stream ended (the sandbox stopped).
+    pub async fn recv(&mut self) -> Option<BrowserStep> {
+        self.rx.recv().await
+    }
+}
+
+impl Drop for StepStream {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
 /// Opens the event stream of `source` and returns its browser steps, in order, as they
 /// arrive (each stamped with the system time it arrived at, like the history's entries).
-/// The channel closes when the stream ends (the sandbox stops) or the receiver is dropped.
 ///
 /// Errors: the request cannot be sent, or the sandbox answers other than 200 (one
 /// sentence with the status).
-pub async fn subscribe(source: StepSource) -> Result<mpsc::UnboundedReceiver<BrowserStep>, String> {
+pub async fn subscribe(source: StepSource) -> Result<StepStream, String> {
     let mut headers = vec![
         ("X-Request-ID".to_string(), uuid::Uuid::new_v4().to_string()),
         ("TPP-Redirect-URI".to_string(), source.redirect_uri.clone()),
@@ -88,7 +108,7 @@ pub async fn subscribe(source: StepSource) -> Result<mpsc::UnboundedReceiver<Bro
         return Err(format!("{url} answered {}", response.status()));
     }
     let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
+    let reader = tokio::spawn(async move {
         let mut pending = String::new();
         while let Ok(Some(chunk)) = response.chunk().await {
             pending.push_str(&String::from_utf8_lossy(&chunk));
@@ -102,7 +122,7 @@ pub async fn subscribe(source: StepSource) -> Result<mpsc::UnboundedReceiver<Bro
             }
         }
     });
-    Ok(rx)
+    Ok(StepStream { rx, reader })
 }
 
 fn unix_now() -> i64 {

@@ -199,7 +199,7 @@ enum Done {
     /// The latest flow read from the history for the flow screen.
     Flow(Box<flow_view::FlowData>),
     /// The browser-step stream of the embedded sandbox opened (or why not).
-    Steps(Result<mpsc::UnboundedReceiver<crate::flow::BrowserStep>, String>),
+    Steps(Result<crate::flow::live::StepStream, String>),
     /// A profile started ([`Runner::switch_profile`]): its name, the engine (or why not),
     /// and what to do once it is active.
     Started(
@@ -373,7 +373,12 @@ async fn event_loop(
                     }
                 }
             }
-            step = recv_opt(&mut runner.steps) => match step {
+            step = async {
+                match &mut runner.steps {
+                    Some(s) => s.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => match step {
                 Some(step) => runner.browser_step(&mut app, step),
                 None => runner.steps = None,
             },
@@ -420,7 +425,7 @@ struct Runner<'e> {
     /// in order, once it is active (or failed to start).
     deferred: Vec<Action>,
     /// The PSU browser's steps on the embedded sandbox's SCA pages, while subscribed.
-    steps: Option<mpsc::UnboundedReceiver<crate::flow::BrowserStep>>,
+    steps: Option<crate::flow::live::StepStream>,
 }
 
 /// `t` as Unix seconds.
@@ -716,6 +721,8 @@ impl Runner<'_> {
         self.switching = None;
         match started {
             Ok(new) => {
+                // The old sandbox's event stream closes first, so its shutdown does not wait.
+                self.steps = None;
                 let old = std::mem::replace(&mut *self.engine, *new);
                 old.shutdown().await;
                 self.callbacks = self.engine.take_callback_receiver();

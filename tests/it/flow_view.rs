@@ -40,6 +40,10 @@ async fn the_flow_screen_draws_a_full_ais_flow_with_the_browser_steps_and_the_me
             .all(|a| a.label != "SCA: login, context, consent")
     );
     assert_eq!(flow.arrows.last().unwrap().label, "200");
+    // The status line says how long the answer took: a fixed message keeps the snapshots
+    // stable (the screen is what is checked).
+    c.app
+        .set_message(psd2_console::tui::Level::Info, "List accounts answered");
     let text = c.normalize(&c.app.screen_text(120, 36));
     insta::assert_snapshot!("flow_screen_full_ais_flow", text);
     // The clocks count from the session state: an hour of SCA session, 180 days of consent.
@@ -74,5 +78,5 @@ async fn the_flow_screen_draws_a_full_ais_flow_with_the_browser_steps_and_the_me
         "{mermaid}"
     );
     insta::assert_snapshot!("flow_mermaid_full_ais_flow", mermaid);
-    c.engine.shutdown().await;
+    c.shutdown().await;
 }

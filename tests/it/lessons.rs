@@ -101,7 +101,7 @@ async fn lesson_ais_bank_offered_consent_runs_end_to_end() {
     );
     assert_eq!(c.send().await, 200, "{}", c.body());
     assert!(c.json()["transactions"]["booked"].is_array());
-    c.engine.shutdown().await;
+    c.shutdown().await;
 }
 
 #[tokio::test]
@@ -132,7 +132,7 @@ async fn lesson_corporate_context_runs_end_to_end() {
     next_step(&mut c, "Read the company's accounts", Some("accounts.list"));
     assert_eq!(c.send().await, 200, "{}", c.body());
     assert!(!c.json()["accounts"].as_array().unwrap().is_empty());
-    c.engine.shutdown().await;
+    c.shutdown().await;
 }
 
 #[tokio::test]
@@ -164,7 +164,7 @@ async fn lesson_domestic_payment_runs_end_to_end() {
     assert_eq!(c.send().await, 200, "{}", c.body());
     let booked = c.json()["transactionStatus"].as_str().unwrap().to_string();
     assert!(["ACSC", "RJCT"].contains(&booked.as_str()), "{}", c.body());
-    c.engine.shutdown().await;
+    c.shutdown().await;
 }
 
 #[tokio::test]
@@ -222,7 +222,7 @@ async fn lesson_signing_basket_runs_end_to_end() {
     next_step(&mut c, "Read one payment's status", Some("payments.status"));
     assert_eq!(c.send().await, 200, "{}", c.body());
     assert!(c.json()["transactionStatus"].is_string());
-    c.engine.shutdown().await;
+    c.shutdown().await;
 }
 
 #[tokio::test]
@@ -251,7 +251,7 @@ async fn lesson_consent_expiry_runs_end_to_end() {
     assert_eq!(c.send().await, 401, "{}", c.body());
     assert_eq!(c.code(), Some("CONSENT_EXPIRED"), "{}", c.body());
     assert!(c.json()["_links"]["scaRedirect"]["href"].is_string());
-    c.engine.shutdown().await;
+    c.shutdown().await;
 }
 
 #[tokio::test]
@@ -305,7 +305,7 @@ async fn lesson_signature_failure_runs_end_to_end() {
     let (code, out, err) = run_headless(c.home.path(), &["doctor", broken_file.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}\n{err}");
     assert!(out.contains("another header order"), "{out}");
-    c.engine.shutdown().await;
+    c.shutdown().await;
 }
 
 #[tokio::test]
@@ -352,7 +352,7 @@ async fn the_lesson_keys_step_forward_and_back_and_select_each_steps_operation()
     c.app.press("x");
     assert!(c.app.lesson().is_none());
     assert!(!c.app.screen_text(140, 44).contains("Lesson:"));
-    c.engine.shutdown().await;
+    c.shutdown().await;
 }
 
 #[test]

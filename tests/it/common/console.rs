@@ -10,11 +10,10 @@
 use psd2_console::client::{Engine, Exchange};
 use psd2_console::embedded::start_engine;
 use psd2_console::flow::BrowserStep;
-use psd2_console::flow::live::{StepSource, subscribe};
+use psd2_console::flow::live::{StepSource, StepStream, subscribe};
 use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
 use psd2_console::tui::flow_view::{FlowData, read_flow};
 use psd2_console::tui::{Action, App, ResponseView, StatusInfo};
-use tokio::sync::mpsc;
 
 use super::browser;
 
@@ -29,7 +28,7 @@ pub struct Console {
     /// The last answer, as received.
     pub last: Option<Exchange>,
     /// The browser's steps on the SCA pages, from the sandbox's event stream.
-    pub steps: Option<mpsc::UnboundedReceiver<BrowserStep>>,
+    pub steps: Option<StepStream>,
     /// The home (`PSD2_CONSOLE_HOME`) of the run: the CLI reads the same history there.
     pub home: tempfile::TempDir,
 }
@@ -62,6 +61,13 @@ impl Console {
     /// profile.
     pub async fn watch_steps(&mut self) {
         self.steps = Some(subscribe(StepSource::of(&self.engine)).await.unwrap());
+    }
+
+    /// Stops the engine (the event stream first, as the runner does, so the sandbox does
+    /// not wait for it).
+    pub async fn shutdown(mut self) {
+        self.steps = None;
+        self.engine.shutdown().await;
     }
 
     /// Sends the selected operation as the runner does (`Action::Send`) and returns the
