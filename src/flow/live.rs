@@ -114,7 +114,8 @@ pub async fn subscribe(source: StepSource) -> Result<StepStream, String> {
             pending.push_str(&String::from_utf8_lossy(&chunk));
             while let Some(end) = pending.find("\n\n") {
                 let block: String = pending.drain(..end + 2).collect();
-                if let Some(step) = step_of_block(&block, unix_now())
+                if let Some(step) =
+                    step_of_block(&block, crate::cert::unix_seconds(SystemTime::now()))
                     && tx.send(step).is_err()
                 {
                     return;
@@ -123,12 +124,6 @@ pub async fn subscribe(source: StepSource) -> Result<StepStream, String> {
         }
     });
     Ok(StepStream { rx, reader })
-}
-
-fn unix_now() -> i64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }
 
 /// The browser step of one server-sent event block (`event: sca` and a `data:` line), seen

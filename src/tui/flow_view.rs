@@ -110,9 +110,16 @@ impl FlowView {
     }
 
     /// The clocks at the data's `now`; the `Date` window counts from the last request's
-    /// signing time (its history time).
+    /// signing time: its `Date` header (the clock it was signed with, the sandbox's for an
+    /// embedded profile), else its history time.
     pub fn timers(&self) -> [Timer; 3] {
-        let last = self.data.entries.last().map(|e| e.at);
+        let last = self.data.entries.last().map(|e| {
+            e.request_headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case("Date"))
+                .and_then(|(_, v)| httpdate::parse_http_date(v).ok())
+                .map_or(e.at, crate::cert::unix_seconds)
+        });
         timers(&self.data.session, last, self.data.now)
     }
 
@@ -346,5 +353,35 @@ impl Component for FlowView {
             self.draw_diagram(frame, diagram, ctx);
             self.draw_timers(frame, clocks, ctx, true);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_date_window_counts_from_the_last_requests_date_header() {
+        let signed = |date: Option<&str>| HistoryEntry {
+            at: 100,
+            request_headers: date
+                .map(|d| vec![("Date".to_string(), d.to_string())])
+                .unwrap_or_default(),
+            ..HistoryEntry::default()
+        };
+        let mut view = FlowView::default();
+        // 1970-01-01 00:16:40 is 1000 s: the sandbox's clock, ahead of the history's time.
+        view.set_data(FlowData {
+            entries: vec![signed(Some("Thu, 01 Jan 1970 00:16:40 GMT"))],
+            now: 1030,
+            ..FlowData::default()
+        });
+        assert_eq!(view.timers()[2].remaining_secs, Some(30));
+        view.set_data(FlowData {
+            entries: vec![signed(None)],
+            now: 130,
+            ..FlowData::default()
+        });
+        assert_eq!(view.timers()[2].remaining_secs, Some(30));
     }
 }

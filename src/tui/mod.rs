@@ -384,7 +384,7 @@ async fn event_loop(
             },
             // The flow screen's clocks move each second while it is shown (no tick elsewhere).
             () = tokio::time::sleep(std::time::Duration::from_secs(1)), if app.screen() == Screen::Flow => {
-                app.set_flow_clock(unix(runner.engine.now()), runner.engine.session.clone());
+                app.set_flow_clock(crate::cert::unix_seconds(runner.engine.now()), runner.engine.session.clone());
             }
             cb = recv_opt(&mut runner.callbacks) => match cb {
                 Some(cb) => {
@@ -428,12 +428,6 @@ struct Runner<'e> {
     steps: Option<crate::flow::live::StepStream>,
 }
 
-/// `t` as Unix seconds.
-fn unix(t: std::time::SystemTime) -> i64 {
-    t.duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
-}
-
 impl Runner<'_> {
     /// For an embedded profile, subscribes to the sandbox's event stream in the background
     /// for the browser's steps on the SCA pages ([`crate::flow::live`]); remote banks show
@@ -475,7 +469,7 @@ impl Runner<'_> {
         let history = engine.history.clone();
         let why = engine.history_error.clone();
         let session = engine.session.clone();
-        let now = unix(engine.now());
+        let now = crate::cert::unix_seconds(engine.now());
         let embedded = engine.profile.target == crate::profile::Target::Embedded;
         self.tasks.spawn(async move {
             let data = tokio::task::spawn_blocking(move || {

@@ -164,7 +164,7 @@ impl Console {
             self.engine.history.clone(),
             self.engine.history_error.clone(),
             self.engine.session.clone(),
-            unix(self.engine.now()),
+            psd2_console::cert::unix_seconds(self.engine.now()),
             true,
         )
     }
@@ -206,9 +206,4 @@ impl Console {
         }
         out
     }
-}
-
-/// `t` as Unix seconds.
-pub fn unix(t: std::time::SystemTime) -> i64 {
-    t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
 }
