@@ -397,3 +397,20 @@ fn the_palette_opens_the_lesson_picker_and_the_flow_screen() {
     assert_eq!(app.press("F5"), Action::LoadFlow);
     assert_eq!(app.screen(), Screen::Flow);
 }
+
+#[test]
+fn the_lesson_panel_shows_the_step_under_the_console() {
+    use crate::common::tui::masked_app;
+    let mut app = masked_app();
+    app.start_lesson(lesson("ais-bank-offered-consent"));
+    let s = app.screen_text(100, 30);
+    // The first step: the summary, the narration, the section, what to watch, the keys.
+    assert!(
+        s.contains("Step 1 of 5 · Ask for a bank-offered consent"),
+        "{s}"
+    );
+    assert!(s.contains("Section: Authentication 3, 5-7, 11"), "{s}");
+    assert!(s.contains("Watch: the answer's _links.scaRedirect"), "{s}");
+    assert!(s.contains("] next · [ back · L lessons"), "{s}");
+    insta::assert_snapshot!("lesson_panel_100x30", s);
+}

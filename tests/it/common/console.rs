@@ -169,7 +169,7 @@ impl Console {
         )
     }
 
-    /// Selects the operation of the lesson's current step: asserts the app did.
+    /// The id of the operation selected in the console.
     pub fn selected(&self) -> &'static str {
         self.app.selected_operation().id
     }
