@@ -57,14 +57,13 @@ struct Cli {
     /// Wins over the profile's `listen`. The console shows a banner while it is on.
     #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
     listen: Option<std::net::IpAddr>,
+    /// Open the console giving a lesson: its id, the file name without `.toml` of a
+    /// built-in lesson (`lessons/`) or one of `<config>/lessons` (e.g. `domestic-payment`).
+    #[arg(long, value_name = "NAME")]
+    lesson: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
-
-/// How many recent history entries `flow` looks through for a session.
-const FLOW_HISTORY_WINDOW: usize = 500;
-/// Without a TPP-Session-ID, a gap longer than this (seconds) ends the latest flow.
-const FLOW_GAP_SECONDS: i64 = 30 * 60;
 
 #[derive(Subcommand)]
 enum Command {
@@ -367,8 +366,20 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         paths = opened.paths;
         cli_profile = Some(opened.profile);
     }
+    if cli.lesson.is_some() && cli.command.is_some() {
+        bail!("--lesson opens the console: give it without a command");
+    }
     match cli.command {
         None => {
+            // An unknown lesson is reported before the terminal is taken.
+            let lesson = match &cli.lesson {
+                Some(name) => {
+                    let dir = psd2_console::lessons::lessons_dir(&paths);
+                    let set = psd2_console::lessons::LessonSet::load(Some(&dir));
+                    Some(set.require(name, &dir).map_err(|e| anyhow!(e))?.clone())
+                }
+                None => None,
+            };
             // The TUI owns the terminal: logs go to <data dir>/console.log (0600).
             psd2_console::logging::init_file(&psd2_console::logging::console_log_file(&paths.data))
                 .with_context(|| format!("opening the log file in {}", paths.data.display()))?;
@@ -376,7 +387,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let name = cli_profile.as_deref().unwrap_or(DEFAULT_PROFILE);
             let profile = profiles.require(name).cloned().map_err(|e| anyhow!(e))?;
             let engine = start_engine(profile, paths).await?;
-            psd2_console::tui::run(engine, profiles).await?;
+            psd2_console::tui::run_lesson(engine, profiles, lesson).await?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Sandbox {
@@ -769,16 +780,18 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 }
                 picked
             } else {
-                let recent = h.list(None, FLOW_HISTORY_WINDOW)?;
+                let recent = h.list(None, flow::HISTORY_WINDOW)?;
                 match session {
                     Some(s) => flow::session(&recent, &s),
-                    None => flow::latest_session(&recent, FLOW_GAP_SECONDS),
+                    None => flow::latest_session(&recent, flow::GAP_SECONDS),
                 }
             };
             if entries.is_empty() {
                 return Err(anyhow!("no exchanges for that flow in the history"));
             }
-            let f = flow::Flow::from_history(&entries);
+            // The PSU browser's steps the console saw on the embedded sandbox's event stream.
+            let steps = flow::steps_of(&h, &entries).unwrap_or_default();
+            let f = flow::Flow::from_history_and_steps(&entries, &steps);
             let text = match format.as_str() {
                 "mermaid" => f.to_mermaid(),
                 _ => f.to_text(),

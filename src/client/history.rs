@@ -159,8 +159,24 @@ CREATE INDEX IF NOT EXISTS exchanges_at ON exchanges(at);
 
 /// The schema version [`History::open`] migrates to (`PRAGMA user_version`): 0 is the
 /// first schema ([`SCHEMA`]); 1 adds `replay_of` and `changed_headers` ([`ReplayInfo`])
-/// and the search index `exchanges_fts`.
-pub const SCHEMA_VERSION: i64 = 1;
+/// and the search index `exchanges_fts`; 2 adds `sca_steps`, the PSU browser's steps on the
+/// embedded sandbox's SCA pages ([`crate::flow::BrowserStep`]).
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// Version 1 → 2: the browser's steps on the SCA pages, for the flow diagram (no form
+/// field, no PSU data: the SCA id, the step, the page's status and the outcome).
+const MIGRATION_2: &str = "
+CREATE TABLE IF NOT EXISTS sca_steps (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at INTEGER NOT NULL,
+    sca_id TEXT NOT NULL,
+    step TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    outcome TEXT,
+    code TEXT
+);
+CREATE INDEX IF NOT EXISTS sca_steps_at ON sca_steps(at);
+PRAGMA user_version = 2;";
 
 /// The text the search index holds for row `{r}` (`new` in the triggers, `exchanges` when
 /// the index is built for existing rows): profile, operation id, method and URL, status,
@@ -217,6 +233,9 @@ fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
     let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if version < 1 {
         tx.execute_batch(&migration_1())?;
+    }
+    if version < 2 {
+        tx.execute_batch(MIGRATION_2)?;
     }
     tx.commit()?;
     Ok(version.max(SCHEMA_VERSION))
@@ -578,6 +597,54 @@ impl History {
                 Self::row,
             )
             .optional()
+    }
+
+    /// Stores a step of the PSU's browser on the SCA pages (for [`crate::flow`]) and
+    /// returns its id.
+    ///
+    /// Errors: SQLite's, e.g. a history that could only be opened read-only.
+    pub fn record_browser_step(&self, step: &crate::flow::BrowserStep) -> rusqlite::Result<i64> {
+        self.conn.execute(
+            "INSERT INTO sca_steps (at, sca_id, step, status, outcome, code)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            rusqlite::params![
+                step.at,
+                step.sca_id,
+                step.step,
+                step.status,
+                step.outcome,
+                step.code
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// The browser steps stored at or after `since` (Unix seconds), oldest first; empty for
+    /// a history older than schema version 2 that could not be migrated.
+    ///
+    /// Errors: SQLite's.
+    pub fn browser_steps_since(
+        &self,
+        since: i64,
+    ) -> rusqlite::Result<Vec<crate::flow::BrowserStep>> {
+        if self.version < 2 {
+            return Ok(Vec::new());
+        }
+        let mut st = self.conn.prepare(
+            "SELECT at, sca_id, step, status, outcome, code FROM sca_steps
+             WHERE at >= ?1 ORDER BY id",
+        )?;
+        let rows = st.query_map([since], |r| {
+            Ok(crate::flow::BrowserStep {
+                at: r.get(0)?,
+                sca_id: r.get(1)?,
+                step: r.get(2)?,
+                status: r.get(3)?,
+                outcome: r.get(4)?,
+                code: r.get(5)?,
+            })
+        })?;
+        rows.collect()
     }
 
     /// The newest entry.

@@ -275,6 +275,29 @@ impl LessonSet {
     pub fn find(&self, id: &str) -> Option<&Lesson> {
         self.lessons.iter().find(|l| l.id == id)
     }
+
+    /// The lesson with id `id`, or why not: one message listing the lessons on offer, the
+    /// folder `user_dir` a trainer's own go in, and the files that could not be read (a
+    /// lesson with a typo is reported as such, not as unknown).
+    ///
+    /// Errors: the message, for `--lesson` to print.
+    pub fn require(&self, id: &str, user_dir: &Path) -> Result<&Lesson, String> {
+        if let Some(l) = self.find(id) {
+            return Ok(l);
+        }
+        let mut msg = format!("no lesson called {id:?}; the lessons are:");
+        for l in &self.lessons {
+            msg.push_str(&format!("\n  {:<26} {}", l.id, l.title));
+        }
+        msg.push_str(&format!(
+            "\n(your own lessons go in {}, one TOML file each)",
+            user_dir.display()
+        ));
+        for e in &self.errors {
+            msg.push_str(&format!("\nnot loaded: {e}"));
+        }
+        Err(msg)
+    }
 }
 
 /// Where a trainer is in a lesson: the step shown, moved forward and back.

@@ -140,6 +140,10 @@ pub struct App {
     pub(crate) themes: super::theme::ThemeSet,
     /// A destructive action waiting for y/N.
     pub(crate) confirm: Option<Confirm>,
+    /// State of the flow screen ([`super::flow_view`]).
+    pub(crate) flow_view: super::flow_view::FlowView,
+    /// The lesson being given ([`super::lesson`]).
+    pub(crate) lesson: super::lesson::LessonPanel,
     quit: bool,
 }
 
@@ -235,6 +239,8 @@ impl App {
             keymap: Default::default(),
             themes: Default::default(),
             confirm: None,
+            flow_view: Default::default(),
+            lesson: Default::default(),
             quit: false,
         };
         app.messages.show(match &app.status.listener_error {
@@ -805,6 +811,7 @@ impl App {
             Layer::Help => Some(Context::Help),
             Layer::Picker => Some(Context::Picker),
             Layer::LinkChooser => Some(Context::LinkChooser),
+            Layer::Lessons => Some(Context::Lessons),
             Layer::ScaPrompt if self.sca.prompt.is_some() => Some(Context::ScaPrompt),
             _ => None,
         });
@@ -814,6 +821,8 @@ impl App {
             Context::Profiles
         } else if self.screen == Screen::History {
             Context::History
+        } else if self.screen == Screen::Flow {
+            Context::Flow
         } else {
             Context::Normal {
                 params_focused: self.panes.focus == Focus::Params,
@@ -913,8 +922,14 @@ impl App {
     /// [`super::history`]).
     fn screen_command(&mut self, ctx: Context, cmd: Command) -> Option<Action> {
         match ctx {
-            Context::Profiles | Context::History => {
+            Context::Profiles | Context::History | Context::Flow => {
                 self.on_screen(|screen, ctx| screen.handle(cmd, ctx))
+            }
+            Context::Lessons => {
+                with_ctx!(self, |ctx| self
+                    .overlays
+                    .lessons_mut()
+                    .and_then(|p| p.handle(cmd, &mut ctx)))
             }
             Context::Help => {
                 with_ctx!(self, |ctx| self
@@ -952,6 +967,17 @@ impl App {
                 self.screen = Screen::History;
                 return Action::LoadHistory;
             }
+            Command::ShowFlow => {
+                self.screen = Screen::Flow;
+                return Action::LoadFlow;
+            }
+            Command::Lessons => return Action::LoadLessons,
+            Command::LessonNext | Command::LessonBack => {
+                return with_ctx!(self, |ctx| self.lesson.handle(cmd, &mut ctx))
+                    .unwrap_or(Action::None);
+            }
+            // Taken by the lesson picker; nothing elsewhere.
+            Command::LessonEnd => {}
             Command::Quit | Command::ForceQuit => {
                 self.quit = true;
                 return Action::Quit;
@@ -1260,7 +1286,110 @@ impl App {
                 self.overlays.close(Layer::Palette);
                 self.run_in_scope(scope, cmd)
             }
+            Effect::Prefill(p) => {
+                self.prefill_operation(*p);
+                Action::None
+            }
+            Effect::StartLesson(lesson) => {
+                self.overlays.close(Layer::Lessons);
+                self.start_lesson(*lesson);
+                Action::None
+            }
+            Effect::EndLesson => {
+                self.overlays.close(Layer::Lessons);
+                match self.lesson.end() {
+                    Some(l) => self.set_message(Level::Info, format!("Lesson ended: {}", l.title)),
+                    None => self.set_message(Level::Info, "No lesson is running"),
+                }
+                Action::None
+            }
         })
+    }
+
+    /// Selects `p`'s operation on the console screen with its parameters and body (a
+    /// lesson's step): the trainer only sends.
+    fn prefill_operation(&mut self, p: super::component::Prefill) {
+        self.screen = Screen::Console;
+        self.form.finder = None;
+        // The prompt of an earlier answer would hide the step (`o` still opens its URL).
+        self.overlays.close(Layer::ScaPrompt);
+        if !self.select_operation(p.op.id) {
+            return;
+        }
+        self.panes.focus = Focus::Operations;
+        for (name, value) in &p.params {
+            self.set_param(p.op.id, name, value);
+        }
+        if let Some(body) = &p.body {
+            self.set_param(p.op.id, "body", body);
+        }
+        self.request.dirty = true;
+    }
+
+    /// Starts `lesson` at its first step: the lesson panel opens under the console and the
+    /// step's operation is selected with its parameters.
+    pub fn start_lesson(&mut self, lesson: crate::lessons::Lesson) {
+        with_ctx!(self, |ctx| Some(self.lesson.start(lesson, &mut ctx)));
+    }
+
+    /// The lesson being given and its step.
+    pub fn lesson(&self) -> Option<&crate::lessons::LessonProgress> {
+        self.lesson.progress()
+    }
+
+    /// Opens the lesson picker on `set` (its unreadable files go to the problems log).
+    pub fn set_lessons(&mut self, set: crate::lessons::LessonSet) {
+        for e in &set.errors {
+            self.log_problem(Message {
+                level: Level::Warning,
+                text: format!("lesson not loaded: {e}"),
+            });
+        }
+        if !set.errors.is_empty() {
+            self.set_message(
+                Level::Warning,
+                format!(
+                    "{} lesson file(s) could not be read (! lists them)",
+                    set.errors.len()
+                ),
+            );
+        }
+        let running = self.lesson.progress().map(|p| p.lesson.id.clone());
+        let selected = running
+            .as_ref()
+            .and_then(|id| set.lessons.iter().position(|l| &l.id == id))
+            .unwrap_or(0);
+        self.overlays
+            .open(Overlay::Lessons(super::lesson::LessonPicker {
+                lessons: set.lessons,
+                selected,
+                running: running.is_some(),
+            }));
+    }
+
+    /// Whether the lesson picker is shown.
+    pub fn lesson_picker_visible(&self) -> bool {
+        self.overlays.is_open(Layer::Lessons)
+    }
+
+    /// Shows `data` on the flow screen ([`super::flow_view::FlowView::set_data`]).
+    pub fn set_flow(&mut self, data: super::flow_view::FlowData) {
+        self.flow_view.set_data(data);
+    }
+
+    /// Adds a step of the PSU's browser on the SCA pages to the flow screen.
+    pub fn add_browser_step(&mut self, step: crate::flow::BrowserStep) {
+        self.flow_view.add_step(step);
+    }
+
+    /// Moves the flow screen's clocks to `now` (Unix seconds) with `session`.
+    pub fn set_flow_clock(&mut self, now: i64, session: crate::profile::SessionState) {
+        self.flow_view.set_clock(now, session);
+    }
+
+    /// The flow screen's state.
+    pub fn flow_view(&self) -> &super::flow_view::FlowView {
+        &self.flow_view
     }
 
     /// The operation finder's state while it is open.
@@ -1329,6 +1458,19 @@ impl App {
                 first = self.command(ctx, show);
             }
             self.context()
+        } else if scope == Scope::FlowScreen {
+            close_dialogs(self);
+            if self.screen != Screen::Flow {
+                let ctx = self.context();
+                first = self.command(ctx, Command::ShowFlow);
+            }
+            self.context()
+        } else if scope == Scope::LessonPicker {
+            if !self.overlays.is_open(Layer::Lessons) {
+                // The picker opens once the lessons are read; the command waits for a key.
+                return Action::LoadLessons;
+            }
+            Context::Lessons
         } else if scope == Scope::Help {
             if !self.overlays.is_open(Layer::Help) {
                 self.overlays.open(Overlay::Help(HelpView::default()));
@@ -1391,6 +1533,7 @@ impl App {
         let screen: &mut dyn Component = match self.screen {
             Screen::History => &mut self.history,
             Screen::Profiles => &mut self.profiles_view,
+            Screen::Flow => &mut self.flow_view,
             Screen::Console => return None,
         };
         let effect = f(screen, &mut ctx);

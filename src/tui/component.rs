@@ -64,9 +64,15 @@ pub enum Action {
     /// Evaluate a jq filter off the UI task ([`super::response::spawn_filter`]), then
     /// [`App::filter_finished`](crate::tui::App::filter_finished).
     RunFilter(super::response::FilterJob),
+    /// Read the lessons (built-in and `<config>/lessons`) for the lesson picker
+    /// ([`App::set_lessons`](crate::tui::App::set_lessons)).
+    LoadLessons,
+    /// Read the latest flow from the history for the flow screen
+    /// ([`App::set_flow`](crate::tui::App::set_flow)).
+    LoadFlow,
 }
 
-/// The screens, switched with `1`/`2`/`3` (F1–F3).
+/// The screens, switched with `1`/`2`/`3`/`5` (F1–F3, F5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Screen {
     /// Operations, parameters, request, signature, response.
@@ -76,6 +82,8 @@ pub enum Screen {
     Profiles,
     /// Every exchange sent ([`super::history`]).
     History,
+    /// The latest flow as a live sequence diagram ([`super::flow_view`]).
+    Flow,
 }
 
 /// What the status bar shows about the active profile and session.
@@ -235,6 +243,23 @@ pub(crate) enum Effect {
     /// Close the palette and run `Command` as if its key had been pressed where `Scope`
     /// applies (the screen switched, the pane focused, the dialog opened first).
     RunInScope(Scope, Command),
+    /// Select an operation with these parameters and body in the console (a lesson's step).
+    Prefill(Box<Prefill>),
+    /// Close the lesson picker and start this lesson ([`super::lesson`]).
+    StartLesson(Box<crate::lessons::Lesson>),
+    /// Close the lesson picker and end the running lesson.
+    EndLesson,
+}
+
+/// An operation to select in the console with prefilled values (a lesson's step).
+#[derive(Debug)]
+pub(crate) struct Prefill {
+    /// The operation.
+    pub(crate) op: &'static Operation,
+    /// Parameter values (path, query, header), name → value.
+    pub(crate) params: Vec<(String, String)>,
+    /// The request body; `None` keeps the form's body.
+    pub(crate) body: Option<String>,
 }
 
 /// A recorded exchange shown in the console: its operation selected with its parameters and

@@ -101,6 +101,16 @@ pub enum Command {
     ShowProfiles,
     /// Show the history screen.
     ShowHistory,
+    /// Show the flow screen: the latest flow as a live sequence diagram.
+    ShowFlow,
+    /// Open the lesson picker (guided walkthroughs).
+    Lessons,
+    /// Lesson: the next step (selects its operation with its parameters).
+    LessonNext,
+    /// Lesson: the previous step.
+    LessonBack,
+    /// Lesson picker: end the running lesson.
+    LessonEnd,
     /// Profiles screen: create a profile (opens the form).
     ProfileNew,
     /// Profiles screen: edit the highlighted profile (a built-in one offers a clone).
@@ -189,6 +199,10 @@ pub enum Scope {
     Palette,
     /// While the response's link chooser is shown.
     LinkChooser,
+    /// Browsing the flow screen.
+    FlowScreen,
+    /// While the lesson picker is shown.
+    LessonPicker,
 }
 
 impl Scope {
@@ -212,11 +226,13 @@ impl Scope {
             Scope::Finder => "Finding an operation (/); other keys type themselves",
             Scope::Palette => "Command palette; other keys type into the filter",
             Scope::LinkChooser => "Following a link of the response",
+            Scope::FlowScreen => "Flow screen",
+            Scope::LessonPicker => "Lessons",
         }
     }
 
     /// Help-overlay order of the scopes.
-    pub const ORDER: [Scope; 17] = [
+    pub const ORDER: [Scope; 19] = [
         Scope::Always,
         Scope::NotInsert,
         Scope::Normal,
@@ -226,6 +242,8 @@ impl Scope {
         Scope::ProfileForm,
         Scope::ProfileConfirm,
         Scope::HistoryScreen,
+        Scope::FlowScreen,
+        Scope::LessonPicker,
         Scope::Finder,
         Scope::ScaPrompt,
         Scope::Picker,
@@ -362,6 +380,7 @@ pub const KEYMAP: &[Binding] = &[
     b(Scope::NotInsert, &[Key::ch('1'), Key::plain(K::F(1))], Command::ShowConsole, "console screen: operations, request, response", None),
     b(Scope::NotInsert, &[Key::ch('2'), Key::plain(K::F(2))], Command::ShowProfiles, "profiles screen: profiles, certificates, session", None),
     b(Scope::NotInsert, &[Key::ch('3'), Key::plain(K::F(3))], Command::ShowHistory, "history screen: every exchange sent", None),
+    b(Scope::NotInsert, &[Key::ch('5'), Key::plain(K::F(5))], Command::ShowFlow, "flow screen: the latest flow as a live sequence diagram, with its clocks", None),
     b(Scope::NotInsert, &[Key::ch('?')], Command::ToggleHelp, "show or hide this help", Some("help")),
     b(Scope::NotInsert, &[Key::ctrl('p')], Command::Palette, "command palette: search every action and run it", None),
     b(Scope::Normal, &[Key::ch('s'), Key::plain(K::Enter)], Command::Send, "sign and send the selected operation", Some("send")),
@@ -391,6 +410,9 @@ pub const KEYMAP: &[Binding] = &[
     b(Scope::Normal, &[Key::plain(K::End), Key::ch('G')], Command::Bottom, "scroll to the bottom", None),
     b(Scope::Normal, &[Key::ch('t')], Command::ToggleTheme, "next theme: dark, light, high-contrast, then your own", None),
     b(Scope::Normal, &[Key::ch('!')], Command::ShowProblems, "show problems: the warnings and errors so far", None),
+    b(Scope::NotInsert, &[Key::ch('L')], Command::Lessons, "lessons: choose a guided walkthrough to give", None),
+    b(Scope::NotInsert, &[Key::ch(']')], Command::LessonNext, "lesson: next step (selects its operation, prefilled)", None),
+    b(Scope::NotInsert, &[Key::ch('[')], Command::LessonBack, "lesson: previous step", None),
     b(Scope::ParamsPane, &[Key::plain(K::Enter)], Command::EditParams, "edit the highlighted parameter", None),
     b(Scope::ResponsePane, &[Key::plain(K::Left), Key::ch('h')], Command::ScrollLeft, "scroll left", None),
     b(Scope::ResponsePane, &[Key::plain(K::Right), Key::ch('l')], Command::ScrollRight, "scroll right", None),
@@ -418,6 +440,17 @@ pub const KEYMAP: &[Binding] = &[
     b(Scope::HistoryScreen, &[Key::ch('i')], Command::HistoryImport, "import a Postman, HAR or cURL file, send a request", Some("import")),
     b(Scope::HistoryScreen, &[Key::ch('c')], Command::HistoryDoctor, "doctor: check the request as the bank would, offline", Some("doctor")),
     b(Scope::HistoryScreen, &[Key::plain(K::Esc)], Command::Dismiss, "close the diff, doctor or import list, else clear the search", None),
+    b(Scope::FlowScreen, &[Key::plain(K::Up), Key::ch('k')], Command::Up, "earlier arrows", None),
+    b(Scope::FlowScreen, &[Key::plain(K::Down), Key::ch('j')], Command::Down, "later arrows", None),
+    b(Scope::FlowScreen, &[Key::plain(K::PageUp)], Command::PageUp, "earlier arrows, a page", None),
+    b(Scope::FlowScreen, &[Key::plain(K::PageDown)], Command::PageDown, "later arrows, a page", None),
+    b(Scope::FlowScreen, &[Key::plain(K::Home), Key::ch('g')], Command::Top, "the first arrow", None),
+    b(Scope::FlowScreen, &[Key::plain(K::End), Key::ch('G')], Command::Bottom, "the newest arrow (and follow new ones)", Some("follow")),
+    b(Scope::LessonPicker, &[Key::plain(K::Up), Key::ch('k')], Command::Up, "previous lesson", None),
+    b(Scope::LessonPicker, &[Key::plain(K::Down), Key::ch('j')], Command::Down, "next lesson", None),
+    b(Scope::LessonPicker, &[Key::plain(K::Enter)], Command::Choose, "start the highlighted lesson", None),
+    b(Scope::LessonPicker, &[Key::ch('x')], Command::LessonEnd, "end the running lesson", None),
+    b(Scope::LessonPicker, &[Key::plain(K::Esc)], Command::Dismiss, "close the lesson picker", None),
     b(Scope::ScaPrompt, &[Key::ch('o'), Key::plain(K::Enter)], Command::OpenSca, "open the URL in the browser", None),
     b(Scope::ScaPrompt, &[Key::plain(K::Esc)], Command::Dismiss, "close the prompt (o opens the URL later)", None),
     b(Scope::Picker, &[Key::plain(K::Up), Key::ch('k')], Command::Up, "previous profile", None),
@@ -491,6 +524,10 @@ pub enum Context {
     BodyEditor,
     /// The response's link chooser is shown.
     LinkChooser,
+    /// Browsing the flow screen.
+    Flow,
+    /// The lesson picker is shown.
+    Lessons,
 }
 
 impl Context {
@@ -507,6 +544,8 @@ impl Context {
             Context::Palette => vec![Scope::Always, Scope::Palette],
             Context::BodyEditor => vec![Scope::Always, Scope::BodyEditor],
             Context::LinkChooser => vec![Scope::Always, Scope::LinkChooser, Scope::NotInsert],
+            Context::Flow => vec![Scope::Always, Scope::FlowScreen, Scope::NotInsert],
+            Context::Lessons => vec![Scope::Always, Scope::LessonPicker, Scope::NotInsert],
             Context::Normal {
                 params_focused,
                 response_focused,

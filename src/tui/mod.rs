@@ -18,10 +18,12 @@ pub mod config;
 mod deps;
 pub mod editor;
 pub mod error;
+pub mod flow_view;
 pub mod form;
 pub mod history;
 pub mod history_view;
 pub mod keymap;
+pub mod lesson;
 pub mod mouse;
 pub mod overlay;
 pub mod palette;
@@ -161,10 +163,22 @@ impl Drop for PanicHookGuard {
 /// Errors: the terminal cannot be set up or drawn to, or a panic happened inside the
 /// console.
 pub async fn run(engine: Engine, profiles: ProfileSet) -> anyhow::Result<()> {
+    run_lesson(engine, profiles, None).await
+}
+
+/// [`run`], starting `lesson` at its first step (`psd2-console --lesson NAME`,
+/// [`crate::lessons`]).
+///
+/// Errors: those of [`run`].
+pub async fn run_lesson(
+    engine: Engine,
+    profiles: ProfileSet,
+    lesson: Option<crate::lessons::Lesson>,
+) -> anyhow::Result<()> {
     let hook = PanicHookGuard::install();
     let mut guard = TerminalGuard::enter()?;
     let mut engine = engine;
-    let result = event_loop(&mut guard.terminal, &mut engine, &profiles).await;
+    let result = event_loop(&mut guard.terminal, &mut engine, &profiles, lesson).await;
     drop(guard);
     drop(hook);
     engine.shutdown().await;
@@ -182,6 +196,10 @@ enum Done {
     ),
     /// A jq filter finished ([`response::spawn_filter`]).
     Filtered(Option<response::FilterDone>),
+    /// The latest flow read from the history for the flow screen.
+    Flow(Box<flow_view::FlowData>),
+    /// The browser-step stream of the embedded sandbox opened (or why not).
+    Steps(Result<crate::flow::live::StepStream, String>),
     /// A profile started ([`Runner::switch_profile`]): its name, the engine (or why not),
     /// and what to do once it is active.
     Started(
@@ -286,6 +304,7 @@ async fn event_loop(
     terminal: &mut Terminal<CrosstermBackend<Stdout>>,
     engine: &mut Engine,
     profiles: &ProfileSet,
+    lesson: Option<crate::lessons::Lesson>,
 ) -> anyhow::Result<()> {
     let mut app = App::new(StatusInfo::from_engine(engine));
     app.set_profiles(profiles);
@@ -300,6 +319,9 @@ async fn event_loop(
         );
     }
     app.apply_setup(config::load(&engine.paths));
+    if let Some(lesson) = lesson {
+        app.start_lesson(lesson);
+    }
     let mut runner = Runner {
         callbacks: engine.take_callback_receiver(),
         engine,
@@ -308,7 +330,9 @@ async fn event_loop(
         tasks: JoinSet::new(),
         switching: None,
         deferred: Vec::new(),
+        steps: None,
     };
+    runner.watch_browser_steps();
     let mut input = spawn_input_thread();
     let mut stop = StopSignals::new();
     let mut trace_first_frame = std::env::var_os(TRACE_FIRST_FRAME_ENV);
@@ -349,11 +373,25 @@ async fn event_loop(
                     }
                 }
             }
+            step = async {
+                match &mut runner.steps {
+                    Some(s) => s.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => match step {
+                Some(step) => runner.browser_step(&mut app, step),
+                None => runner.steps = None,
+            },
+            // The flow screen's clocks move each second while it is shown (no tick elsewhere).
+            () = tokio::time::sleep(std::time::Duration::from_secs(1)), if app.screen() == Screen::Flow => {
+                app.set_flow_clock(crate::cert::unix_seconds(runner.engine.now()), runner.engine.session.clone());
+            }
             cb = recv_opt(&mut runner.callbacks) => match cb {
                 Some(cb) => {
                     let summary = runner.engine.apply_callback(&cb);
                     let action = app.sca_finished(&cb, summary, StatusInfo::from_engine(runner.engine));
                     runner.perform(&mut app, action);
+                    runner.refresh_flow(&app);
                 }
                 None => {
                     runner.callbacks = None;
@@ -386,9 +424,66 @@ struct Runner<'e> {
     /// Actions that need the engine, asked for while a profile was starting: performed,
     /// in order, once it is active (or failed to start).
     deferred: Vec<Action>,
+    /// The PSU browser's steps on the embedded sandbox's SCA pages, while subscribed.
+    steps: Option<crate::flow::live::StepStream>,
 }
 
 impl Runner<'_> {
+    /// For an embedded profile, subscribes to the sandbox's event stream in the background
+    /// for the browser's steps on the SCA pages ([`crate::flow::live`]); remote banks show
+    /// only what the console sees.
+    fn watch_browser_steps(&mut self) {
+        self.steps = None;
+        if self.engine.profile.target != crate::profile::Target::Embedded {
+            return;
+        }
+        let source = crate::flow::live::StepSource::of(self.engine);
+        self.tasks
+            .spawn(async move { Done::Steps(crate::flow::live::subscribe(source).await) });
+    }
+
+    /// A browser step arrived: stored with the history (so `psd2-console flow` shows it
+    /// later) and drawn on the flow screen.
+    fn browser_step(&mut self, app: &mut App, step: crate::flow::BrowserStep) {
+        if let Some(h) = &self.engine.history
+            && let Ok(h) = h.lock()
+            && let Err(e) = h.record_browser_step(&step)
+        {
+            tracing::warn!("browser step not stored in the history: {e}");
+        }
+        app.add_browser_step(step);
+        // A read of the flow already under way may have missed it: read again.
+        self.refresh_flow(app);
+    }
+
+    /// Reads the flow again when the flow screen is shown (after a send or a callback).
+    fn refresh_flow(&mut self, app: &App) {
+        if app.screen() == Screen::Flow {
+            self.load_flow();
+        }
+    }
+
+    /// Reads the latest flow from the history off the UI task ([`Done::Flow`]).
+    fn load_flow(&mut self) {
+        let engine = &*self.engine;
+        let history = engine.history.clone();
+        let why = engine.history_error.clone();
+        let session = engine.session.clone();
+        let now = crate::cert::unix_seconds(engine.now());
+        let embedded = engine.profile.target == crate::profile::Target::Embedded;
+        self.tasks.spawn(async move {
+            let data = tokio::task::spawn_blocking(move || {
+                flow_view::read_flow(history, why, session, now, embedded)
+            })
+            .await
+            .unwrap_or_else(|e| flow_view::FlowData {
+                error: Some(e.to_string()),
+                ..Default::default()
+            });
+            Done::Flow(Box::new(data))
+        });
+    }
+
     /// Handles one terminal event; false when nothing changed on screen (pointer moves).
     ///
     /// Errors: the terminal cannot be read.
@@ -426,7 +521,8 @@ impl Runner<'_> {
                 {
                     self.engine.expect_sca_at(&v.url, None, href);
                 }
-                app.finish_send(r.map(|v| *v))
+                app.finish_send(r.map(|v| *v));
+                self.refresh_flow(app);
             }
             Done::Browser(r) => app.browser_opened(r),
             Done::History(q, r) => app.set_history(&q, r),
@@ -435,6 +531,17 @@ impl Runner<'_> {
                 app.set_message(Level::Error, "The jq filter stopped unexpectedly")
             }
             Done::Started(name, r, then) => self.profile_started(app, name, r, then).await,
+            Done::Flow(data) => app.set_flow(*data),
+            Done::Steps(Ok(rx)) => self.steps = Some(rx),
+            Done::Steps(Err(e)) => {
+                tracing::warn!("the sandbox's event stream is not available: {e}");
+                app.log_problem(Message {
+                    level: Level::Warning,
+                    text: format!(
+                        "The flow screen cannot show the browser's SCA steps (event stream: {e})"
+                    ),
+                });
+            }
         }
     }
 
@@ -555,6 +662,10 @@ impl Runner<'_> {
                 Err(e) => app.set_message(Level::Error, format!("Session reset failed: {e}")),
             },
             Action::SwitchProfile(name) => self.switch_profile(app, name, None),
+            Action::LoadFlow => self.load_flow(),
+            Action::LoadLessons => app.set_lessons(crate::lessons::LessonSet::load(Some(
+                &crate::lessons::lessons_dir(&engine.paths),
+            ))),
         }
     }
 
@@ -609,9 +720,12 @@ impl Runner<'_> {
         self.switching = None;
         match started {
             Ok(new) => {
+                // The old sandbox's event stream closes first, so its shutdown does not wait.
+                self.steps = None;
                 let old = std::mem::replace(&mut *self.engine, *new);
                 old.shutdown().await;
                 self.callbacks = self.engine.take_callback_receiver();
+                self.watch_browser_steps();
                 app.profile_switched(StatusInfo::from_engine(self.engine));
                 if let Some(e) = &self.engine.listener_error {
                     app.set_message(

@@ -28,6 +28,8 @@ pub enum Layer {
     LinkChooser,
     /// The profile picker (`p`).
     Picker,
+    /// The lesson picker (`L`, [`super::lesson`]).
+    Lessons,
     /// The key help (`?`).
     Help,
     /// The command palette (`Ctrl-p`).
@@ -47,6 +49,8 @@ pub enum Overlay {
     LinkChooser(usize),
     /// The profile picker; the highlighted profile.
     Picker(usize),
+    /// The lesson picker.
+    Lessons(LessonPicker),
     /// The help and its scroll state.
     Help(HelpView),
     /// The command palette and its filter.
@@ -63,6 +67,7 @@ impl Overlay {
             Overlay::ScaPrompt => Layer::ScaPrompt,
             Overlay::LinkChooser(_) => Layer::LinkChooser,
             Overlay::Picker(_) => Layer::Picker,
+            Overlay::Lessons(_) => Layer::Lessons,
             Overlay::Help(_) => Layer::Help,
             Overlay::Palette(_) => Layer::Palette,
             Overlay::Problems => Layer::Problems,
@@ -146,6 +151,22 @@ impl Overlays {
         }
     }
 
+    /// The open lesson picker.
+    pub fn lessons(&self) -> Option<&LessonPicker> {
+        match self.get(Layer::Lessons) {
+            Some(Overlay::Lessons(p)) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The open lesson picker, mutably.
+    pub fn lessons_mut(&mut self) -> Option<&mut LessonPicker> {
+        match self.get_mut(Layer::Lessons) {
+            Some(Overlay::Lessons(p)) => Some(p),
+            _ => None,
+        }
+    }
+
     /// The open help's scroll state.
     pub fn help(&self) -> Option<&HelpView> {
         match self.get(Layer::Help) {
@@ -201,6 +222,17 @@ impl Overlays {
             _ => None,
         }
     }
+}
+
+/// The lesson picker (`L`): the lessons on offer, one highlighted.
+#[derive(Debug, Clone, Default)]
+pub struct LessonPicker {
+    /// The lessons, built-in first.
+    pub lessons: Vec<crate::lessons::Lesson>,
+    /// The highlighted one.
+    pub selected: usize,
+    /// Whether a lesson is running (the picker offers to end it).
+    pub running: bool,
 }
 
 /// State of the command palette.

@@ -30,6 +30,8 @@ struct Areas {
     signature: Rect,
     response: Rect,
     footer: Rect,
+    /// The lesson panel, while a lesson runs ([`super::lesson`]).
+    lesson: Option<Rect>,
 }
 
 fn group_title(g: Group) -> &'static str {
@@ -62,6 +64,7 @@ impl App {
             let ctx = ctx!(self);
             match self.screen {
                 Screen::Profiles => self.profiles_view.draw(frame, main, &ctx),
+                Screen::Flow => self.flow_view.draw(frame, main, &ctx),
                 _ => self.history.draw(frame, main, &ctx),
             }
             self.draw_footer(frame, a.footer);
@@ -76,6 +79,9 @@ impl App {
         self.draw_request(frame, a.request);
         self.draw_signature(frame, a.signature);
         self.draw_response(frame, a.response);
+        if let Some(l) = a.lesson {
+            self.lesson.draw(frame, l, &ctx!(self));
+        }
         self.draw_footer(frame, a.footer);
         self.draw_overlays(frame, area);
     }
@@ -93,6 +99,7 @@ impl App {
                 }
                 Overlay::LinkChooser(sel) => self.draw_link_chooser(frame, area, *sel),
                 Overlay::Picker(sel) => self.draw_picker(frame, area, *sel),
+                Overlay::Lessons(p) => p.draw(frame, area, &ctx),
                 Overlay::Help(view) => view.draw(frame, area, &ctx),
                 Overlay::Problems => self.draw_log(frame, area),
                 Overlay::Palette(p) => p.draw(frame, area, &ctx),
@@ -142,6 +149,11 @@ impl App {
             Constraint::Length(2),
         ])
         .areas(area);
+        // A running lesson takes a band under the panes.
+        let band = self.lesson.height(area.width).min(main.height / 2);
+        let [main, lesson] =
+            Layout::vertical([Constraint::Min(0), Constraint::Length(band)]).areas(main);
+        let lesson = (band > 0).then_some(lesson);
         let nfields = fields_of(self.selected_operation()).len();
         // Validation problems get room under their fields.
         let params_max = if self.problems().is_empty() { 12 } else { 20 };
@@ -174,6 +186,7 @@ impl App {
                 signature,
                 response: right,
                 footer,
+                lesson,
             }
         } else {
             let [left, right] =
@@ -198,6 +211,7 @@ impl App {
                 signature,
                 response,
                 footer,
+                lesson,
             }
         }
     }
@@ -675,6 +689,7 @@ impl App {
                 Screen::Console => (" NORMAL ", &[Scope::Normal, Scope::NotInsert]),
                 Screen::Profiles => (" PROFILES ", self.profiles_view.hint_scopes()),
                 Screen::History => (" HISTORY ", &[Scope::HistoryScreen, Scope::NotInsert]),
+                Screen::Flow => (" FLOW ", &[Scope::FlowScreen, Scope::NotInsert]),
             }
         };
         let badge_style = if self.form.mode == Mode::Insert {

@@ -12,3 +12,4 @@ mod tmux_import_export;
 mod tmux_profiles;
 mod tmux_room;
 mod tmux_support;
+mod tmux_teaching;

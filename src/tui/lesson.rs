@@ -1,0 +1,248 @@
+//! Lessons in the console (issue 12, "Lessons"): the lesson panel under the console's panes
+//! shows the step's narration, the section of the interface document and what to watch;
+//! `]` and `[` step forward and back, and each step selects its operation with its
+//! prefilled parameters ([`Effect::Prefill`]), so the trainer only sends. `L` (or the
+//! palette) opens the lesson picker ([`LessonPicker`]); `psd2-console --lesson NAME` starts
+//! one at once. The lessons themselves are [`crate::lessons`].
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Wrap};
+
+use super::component::{Component, Ctx, Effect, Prefill};
+use super::keymap::{Command, Scope};
+use super::overlay::Layer;
+pub use super::overlay::LessonPicker;
+use super::status_line::Level;
+use super::text::{centered, ellipsize};
+use crate::lessons::{Lesson, LessonProgress, Step};
+use crate::xs2a::operations;
+
+/// The lesson being given, if any.
+#[derive(Debug, Default)]
+pub struct LessonPanel {
+    progress: Option<LessonProgress>,
+}
+
+impl LessonPanel {
+    /// The lesson and step shown.
+    pub fn progress(&self) -> Option<&LessonProgress> {
+        self.progress.as_ref()
+    }
+
+    /// Starts `lesson` at its first step; returns what the step prepares.
+    pub(crate) fn start(&mut self, lesson: Lesson, ctx: &mut Ctx) -> Effect {
+        ctx.say(
+            Level::Info,
+            format!(
+                "Lesson: {} ({} steps). {} next step, {} back",
+                lesson.title,
+                lesson.steps.len(),
+                ctx.keymap.key_for(Scope::NotInsert, Command::LessonNext),
+                ctx.keymap.key_for(Scope::NotInsert, Command::LessonBack),
+            ),
+        );
+        let progress = LessonProgress::new(lesson);
+        let effect = step_effect(progress.current());
+        self.progress = Some(progress);
+        effect
+    }
+
+    /// Ends the lesson (the panel closes; the console keeps what the steps filled in).
+    pub(crate) fn end(&mut self) -> Option<Lesson> {
+        self.progress.take().map(|p| p.lesson)
+    }
+
+    /// Rows the panel wants on a screen `width` columns wide (0 without a lesson).
+    pub(crate) fn height(&self, width: u16) -> u16 {
+        let Some(p) = &self.progress else {
+            return 0;
+        };
+        let inner = width.saturating_sub(4).max(20) as usize;
+        let step = p.current();
+        let narration = textwrap_len(&step.narration, inner);
+        let summary = if p.step == 0 {
+            textwrap_len(&p.lesson.summary, inner)
+        } else {
+            0
+        };
+        // Title line, narration, section, watch, the borders.
+        (summary + narration + 2 + usize::from(step.watch.is_some()) + 2).min(14) as u16
+    }
+}
+
+/// Lines `text` takes wrapped at `width` (a close estimate: word wrap, as the panel draws).
+fn textwrap_len(text: &str, width: usize) -> usize {
+    super::text::wrap_words(&text.replace('\n', " "), width.max(1))
+        .len()
+        .max(1)
+}
+
+/// What a step prepares in the console: its operation with its parameters and body, or
+/// nothing for a narration-only step.
+fn step_effect(step: &Step) -> Effect {
+    let Some(op) = step.operation.as_deref().and_then(operations::find) else {
+        return Effect::None;
+    };
+    Effect::Prefill(Box::new(Prefill {
+        op,
+        params: step.param_values(),
+        body: step.body.clone(),
+    }))
+}
+
+impl Component for LessonPanel {
+    fn handle(&mut self, cmd: Command, ctx: &mut Ctx) -> Option<Effect> {
+        if !matches!(cmd, Command::LessonNext | Command::LessonBack) {
+            return None;
+        }
+        let Some(p) = &mut self.progress else {
+            ctx.say(
+                Level::Info,
+                format!(
+                    "No lesson running: {} chooses one",
+                    ctx.keymap.key_for(Scope::NotInsert, Command::Lessons)
+                ),
+            );
+            return Some(Effect::None);
+        };
+        let moved = if cmd == Command::LessonNext {
+            p.forward()
+        } else {
+            p.back()
+        };
+        if !moved {
+            ctx.say(
+                Level::Info,
+                if cmd == Command::LessonNext {
+                    "This is the last step of the lesson"
+                } else {
+                    "This is the first step of the lesson"
+                },
+            );
+            return Some(Effect::None);
+        }
+        ctx.say(
+            Level::Info,
+            format!("{}: {}", p.position(), p.current().title),
+        );
+        Some(step_effect(p.current()))
+    }
+
+    fn draw(&self, frame: &mut Frame, area: Rect, ctx: &Ctx) {
+        let Some(p) = &self.progress else {
+            return;
+        };
+        let t = ctx.theme;
+        let step = p.current();
+        let keys = format!(
+            " {} next · {} back · {} lessons ",
+            ctx.keymap.key_for(Scope::NotInsert, Command::LessonNext),
+            ctx.keymap.key_for(Scope::NotInsert, Command::LessonBack),
+            ctx.keymap.key_for(Scope::NotInsert, Command::Lessons),
+        );
+        let block = Block::bordered()
+            .border_type(BorderType::Rounded)
+            .border_style(t.border_focused)
+            .title(Span::styled(
+                format!(" Lesson: {} ", p.lesson.title),
+                t.border_focused,
+            ))
+            .title_bottom(Line::from(Span::styled(keys, t.dim)).right_aligned())
+            .style(t.base)
+            .padding(Padding::horizontal(1));
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        let send = ctx.keymap.key_for(Scope::Normal, Command::Send);
+        let mut lines = vec![Line::from(vec![
+            Span::styled(format!("{} · ", p.position()), t.dim),
+            Span::styled(step.title.clone(), t.header_name),
+            Span::styled(
+                match &step.operation {
+                    Some(op) => format!("  (selected: {op}; press {send} to send)"),
+                    None => "  (no request: watch or act in the browser)".to_string(),
+                },
+                t.dim,
+            ),
+        ])];
+        if p.step == 0 {
+            lines.push(Line::from(Span::styled(
+                p.lesson.summary.replace('\n', " "),
+                t.dim,
+            )));
+        }
+        lines.push(Line::from(step.narration.replace('\n', " ")));
+        lines.push(Line::from(vec![
+            Span::styled("Section: ", t.header_name),
+            Span::raw(step.section.clone()),
+        ]));
+        if let Some(w) = &step.watch {
+            lines.push(Line::from(vec![
+                Span::styled("Watch: ", t.header_name),
+                Span::styled(w.clone(), t.warning),
+            ]));
+        }
+        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
+    }
+}
+
+impl Component for LessonPicker {
+    fn handle(&mut self, cmd: Command, _ctx: &mut Ctx) -> Option<Effect> {
+        let n = self.lessons.len().max(1);
+        Some(match cmd {
+            Command::Up => {
+                self.selected = (self.selected + n - 1) % n;
+                Effect::None
+            }
+            Command::Down => {
+                self.selected = (self.selected + 1) % n;
+                Effect::None
+            }
+            Command::Choose => match self.lessons.get(self.selected) {
+                Some(l) => Effect::StartLesson(Box::new(l.clone())),
+                None => Effect::Close(Layer::Lessons),
+            },
+            Command::LessonEnd => Effect::EndLesson,
+            Command::Dismiss => Effect::Close(Layer::Lessons),
+            _ => return None,
+        })
+    }
+
+    fn draw(&self, frame: &mut Frame, area: Rect, ctx: &Ctx) {
+        let t = ctx.theme;
+        let w = area.width.saturating_sub(4).min(90);
+        let h = (self.lessons.len() as u16 + 4).min(area.height);
+        let r = centered(area, w, h);
+        frame.render_widget(Clear, r);
+        let hint = if self.running {
+            format!(
+                " Enter starts · {} ends the lesson · Esc closes ",
+                ctx.keymap.key_for(Scope::LessonPicker, Command::LessonEnd)
+            )
+        } else {
+            " Enter starts · Esc closes ".to_string()
+        };
+        let block = t
+            .modal_block(" Lessons ")
+            .title_bottom(Line::from(Span::styled(hint, t.dim)).right_aligned());
+        let inner_w = w.saturating_sub(4) as usize;
+        let mut lines = Vec::new();
+        if self.lessons.is_empty() {
+            lines.push(Line::from(Span::styled("No lesson could be read.", t.dim)));
+        }
+        for (i, l) in self.lessons.iter().enumerate() {
+            let text = ellipsize(
+                &format!("{:<26} {} ({} steps)", l.id, l.title, l.steps.len()),
+                inner_w,
+            );
+            let style = if i == self.selected {
+                t.selected
+            } else {
+                t.base
+            };
+            lines.push(Line::from(Span::styled(text, style)));
+        }
+        frame.render_widget(Paragraph::new(lines).block(block), r);
+    }
+}
