@@ -51,6 +51,11 @@ struct Cli {
     /// directory, on the case's profile and sandbox state.
     #[arg(long, value_name = "FILE", conflicts_with = "profile")]
     case: Option<PathBuf>,
+    /// Start the console in presenter mode (P toggles it): signatures, certificates and PSU
+    /// data masked on screen, the high-contrast theme, the step in words, compact layouts
+    /// for 80×24 and 100×30 projectors.
+    #[arg(long)]
+    presenter: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -323,6 +328,9 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> Result<ExitCode> {
     let mut paths = Paths::from_env();
     let mut cli_profile = cli.profile.clone();
+    if cli.presenter && cli.command.is_some() {
+        bail!("--presenter starts the console in presenter mode: give it without a command");
+    }
     if let Some(file) = &cli.case {
         if cli.command.is_some() {
             bail!("--case opens the console: give it without a command");
@@ -341,7 +349,10 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let name = cli_profile.as_deref().unwrap_or(DEFAULT_PROFILE);
             let profile = profiles.require(name).cloned().map_err(|e| anyhow!(e))?;
             let engine = start_engine(profile, paths).await?;
-            psd2_console::tui::run(engine, profiles).await?;
+            let options = psd2_console::tui::RunOptions {
+                presenter: cli.presenter,
+            };
+            psd2_console::tui::run_with(engine, profiles, options).await?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Sandbox {

@@ -18,6 +18,7 @@ use ratatui::layout::Rect;
 
 use super::keymap::{Command, Keymap, Scope};
 use super::overlay::Layer;
+use super::presenter::ScreenMask;
 use super::response::ResponseView;
 use super::status_line::{Level, Message};
 use super::theme::Theme;
@@ -152,6 +153,9 @@ pub(crate) struct Ctx<'a> {
     /// Whether volatile values (serials, times, home directories) are masked, for
     /// snapshots.
     pub(crate) mask: bool,
+    /// Presenter mode's masking of secrets and PSU data: every text drawn goes through it
+    /// ([`ScreenMask::text`]).
+    pub(crate) screen_mask: ScreenMask,
     said: Vec<Message>,
 }
 
@@ -165,6 +169,7 @@ impl<'a> Ctx<'a> {
         ops: &'a [&'static Operation],
         sending: bool,
         mask: bool,
+        screen_mask: ScreenMask,
     ) -> Self {
         Ctx {
             theme,
@@ -174,6 +179,7 @@ impl<'a> Ctx<'a> {
             ops,
             sending,
             mask,
+            screen_mask,
             said: Vec::new(),
         }
     }

@@ -26,6 +26,7 @@ pub mod mouse;
 pub mod overlay;
 pub mod palette;
 pub mod panes;
+pub mod presenter;
 pub mod profiles;
 pub mod profiles_view;
 pub mod qr;
@@ -161,10 +162,28 @@ impl Drop for PanicHookGuard {
 /// Errors: the terminal cannot be set up or drawn to, or a panic happened inside the
 /// console.
 pub async fn run(engine: Engine, profiles: ProfileSet) -> anyhow::Result<()> {
+    run_with(engine, profiles, RunOptions::default()).await
+}
+
+/// How the console starts (command-line options of the console).
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Start in presenter mode (`--presenter`, [`presenter`]).
+    pub presenter: bool,
+}
+
+/// [`run`] with `options`.
+///
+/// Errors: as [`run`].
+pub async fn run_with(
+    engine: Engine,
+    profiles: ProfileSet,
+    options: RunOptions,
+) -> anyhow::Result<()> {
     let hook = PanicHookGuard::install();
     let mut guard = TerminalGuard::enter()?;
     let mut engine = engine;
-    let result = event_loop(&mut guard.terminal, &mut engine, &profiles).await;
+    let result = event_loop(&mut guard.terminal, &mut engine, &profiles, &options).await;
     drop(guard);
     drop(hook);
     engine.shutdown().await;
@@ -286,6 +305,7 @@ async fn event_loop(
     terminal: &mut Terminal<CrosstermBackend<Stdout>>,
     engine: &mut Engine,
     profiles: &ProfileSet,
+    options: &RunOptions,
 ) -> anyhow::Result<()> {
     let mut app = App::new(StatusInfo::from_engine(engine));
     app.set_profiles(profiles);
@@ -300,6 +320,9 @@ async fn event_loop(
         );
     }
     app.apply_setup(config::load(&engine.paths));
+    if options.presenter {
+        app.set_presenter(true);
+    }
     let mut runner = Runner {
         callbacks: engine.take_callback_receiver(),
         engine,
