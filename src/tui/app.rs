@@ -83,8 +83,8 @@ macro_rules! ctx {
             &$app.form.ops,
             $app.request.sending,
             $app.mask_volatile,
-            $app.screen_mask(),
         )
+        .with_screen_mask($app.screen_mask())
     };
 }
 

@@ -169,7 +169,6 @@ impl<'a> Ctx<'a> {
         ops: &'a [&'static Operation],
         sending: bool,
         mask: bool,
-        screen_mask: ScreenMask,
     ) -> Self {
         Ctx {
             theme,
@@ -179,9 +178,15 @@ impl<'a> Ctx<'a> {
             ops,
             sending,
             mask,
-            screen_mask,
+            screen_mask: ScreenMask::off(),
             said: Vec::new(),
         }
+    }
+
+    /// The context with presenter mode's masking ([`ScreenMask`]).
+    pub(crate) fn with_screen_mask(mut self, screen_mask: ScreenMask) -> Self {
+        self.screen_mask = screen_mask;
+        self
     }
 
     /// Leaves `text` for the status line (warnings and errors also go to the problems log).

@@ -212,7 +212,7 @@ impl ScreenMask {
             }
         }
         let mut out = Cow::Borrowed(s);
-        if let Some(masked) = replace_quoted(&out, "signature=\"", |v| hide_if_long(v)) {
+        if let Some(masked) = replace_quoted(&out, "signature=\"", hide_if_long) {
             out = Cow::Owned(masked);
         }
         for secret in &self.secrets {

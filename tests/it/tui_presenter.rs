@@ -16,7 +16,7 @@ use psd2_console::tui::{App, Focus, Preview, ResponseView, Screen, StatusInfo};
 use psd2_console::xs2a::redirect::PsuContext;
 use ratatui::buffer::Buffer;
 
-use crate::common::tui::{self, BASE_URL, Drive, buffer_text, prepare_as_runner};
+use crate::common::tui::{self, Drive, buffer_text, prepare_as_runner};
 
 const PSU_ID: &str = "8c1d3f0e-5b7a-4c2e-9f10-3a6b2d4e5f60";
 const PSU_CORPORATE_ID: &str = "917364528-treasury";
