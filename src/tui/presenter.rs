@@ -61,6 +61,8 @@ enum KeyKind {
     Query,
     /// `"key": "value"` (pretty or compact JSON).
     Json,
+    /// The key ends with its opening quote (`signature="`): the value up to the next `"`.
+    Quoted,
 }
 
 /// What presenter mode needs to remember: whether it is on, the customer-number setting,
@@ -212,7 +214,7 @@ impl ScreenMask {
             }
         }
         let mut out = Cow::Borrowed(s);
-        if let Some(masked) = replace_quoted(&out, "signature=\"", hide_if_long) {
+        if let Some(masked) = replace_keyed(&out, "signature=\"", KeyKind::Quoted, hide_if_long) {
             out = Cow::Owned(masked);
         }
         for secret in &self.secrets {
@@ -283,7 +285,7 @@ fn hide_if_long(v: &str) -> String {
 /// the list of signed headers stay (they are what a trainer explains). A value that is not
 /// of that form is hidden whole.
 fn hide_signature_bytes(value: &str) -> String {
-    match replace_quoted(value, "signature=\"", hide_if_long) {
+    match replace_keyed(value, "signature=\"", KeyKind::Quoted, hide_if_long) {
         Some(masked) => masked,
         None if value.contains("signature=\"") => value.to_string(),
         None if value.starts_with('[') || value.starts_with('<') => value.to_string(),
@@ -299,36 +301,10 @@ fn signature_bytes(value: &str) -> Option<&str> {
     Some(&value[start..start + len])
 }
 
-/// `s` with the value after each `open` (up to the next `"`) replaced by `f(value)`, the
-/// search ignoring ASCII case; `None` when nothing changed.
-fn replace_quoted(s: &str, open: &str, f: impl Fn(&str) -> String) -> Option<String> {
-    let lower = s.to_ascii_lowercase();
-    let open = open.to_ascii_lowercase();
-    let mut out = String::new();
-    let mut pos = 0;
-    let mut changed = false;
-    while let Some(i) = lower[pos..].find(&open) {
-        let from = pos + i + open.len();
-        let Some(len) = s[from..].find('"') else {
-            break;
-        };
-        let value = &s[from..from + len];
-        let masked = f(value);
-        out.push_str(&s[pos..from]);
-        changed |= masked != value;
-        out.push_str(&masked);
-        pos = from + len;
-    }
-    if !changed {
-        return None;
-    }
-    out.push_str(&s[pos..]);
-    Some(out)
-}
-
 /// `s` with the values after `key` replaced by `f(value)` (ASCII case ignored): for
 /// [`KeyKind::Query`] up to `&`, `#`, a quote or white space; for [`KeyKind::Json`] the
-/// string after `key`, `:` and `"`. `None` when nothing changed.
+/// string after `key`, `:` and `"`; for [`KeyKind::Quoted`] up to the next `"` (a value
+/// never closed is left as it is). `None` when nothing changed.
 fn replace_keyed(s: &str, key: &str, kind: KeyKind, f: impl Fn(&str) -> String) -> Option<String> {
     let lower = s.to_ascii_lowercase();
     let key = key.to_ascii_lowercase();
@@ -369,6 +345,10 @@ fn replace_keyed(s: &str, key: &str, kind: KeyKind, f: impl Fn(&str) -> String) 
                 let len = t4.find('"').unwrap_or(t4.len());
                 (from, from + len)
             }
+            KeyKind::Quoted => match s[after..].find('"') {
+                Some(len) => (after, after + len),
+                None => break,
+            },
         };
         let value = &s[from..to];
         let masked = if value.is_empty() {

@@ -6,8 +6,6 @@
 //! step line). The request is really signed (fixed clock and X-Request-ID), not masked for
 //! snapshots, so the checks look for the real values.
 
-use std::time::Duration;
-
 use psd2_console::client::history::{History, HistoryEntry};
 use psd2_console::client::{Exchange, PreparedRequest};
 use psd2_console::profile::SessionState;
@@ -63,18 +61,7 @@ fn prepare(app: &mut App) -> PreparedRequest {
 }
 
 fn exchange(status: u16, body: serde_json::Value) -> Exchange {
-    let bytes = serde_json::to_vec(&body).unwrap();
-    Exchange {
-        status,
-        headers: vec![
-            ("content-type".into(), "application/json".into()),
-            ("content-length".into(), bytes.len().to_string()),
-            ("x-request-id".into(), X_REQUEST_ID.into()),
-        ],
-        body: bytes,
-        elapsed: Duration::from_millis(23),
-        json: Some(body),
-    }
+    tui::json_exchange(status, body, 23, X_REQUEST_ID)
 }
 
 fn accounts_body() -> serde_json::Value {
