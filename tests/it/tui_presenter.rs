@@ -442,3 +442,45 @@ fn the_palette_and_the_help_list_presenter_mode() {
         .collect();
     assert!(help.contains("presenter mode"), "{help}");
 }
+
+#[test]
+fn customer_numbers_are_masked_only_when_the_config_file_asks() {
+    use psd2_console::tui::config::parse_config;
+    let cfg = parse_config(
+        "theme = \"dark\"\n[presenter]\nmask_customer_numbers = true\n",
+        "config.toml",
+    );
+    assert!(
+        cfg.mask_customer_numbers && cfg.problems.is_empty(),
+        "{cfg:?}"
+    );
+    let bad = parse_config(
+        "[presenter]\nmask_customer_numbers = \"yes\"\nshow = 1\n",
+        "config.toml",
+    );
+    assert!(!bad.mask_customer_numbers);
+    assert_eq!(bad.problems.len(), 2, "{:?}", bad.problems);
+    assert!(
+        bad.problems[0].starts_with("config.toml:2:"),
+        "{:?}",
+        bad.problems
+    );
+
+    let number = "31125461118";
+    let (mut app, req) = presenter_app();
+    answer(
+        &mut app,
+        &req,
+        200,
+        serde_json::json!({"customers": [{"customerNumber": number, "customerName": "Kari Nordmann"}]}),
+    );
+    let s = app.screen_text(100, 30);
+    assert!(
+        s.contains(number),
+        "off by default: the trainer types it:\n{s}"
+    );
+    app.set_mask_customer_numbers(true);
+    let s = app.screen_text(100, 30);
+    assert!(!s.contains(number), "{s}");
+    assert!(s.contains("\"customerNumber\": \"31…\""), "{s}");
+}
