@@ -484,3 +484,29 @@ fn customer_numbers_are_masked_only_when_the_config_file_asks() {
     assert!(!s.contains(number), "{s}");
     assert!(s.contains("\"customerNumber\": \"31…\""), "{s}");
 }
+
+#[test]
+fn profiles_screen_masks_the_session_psu() {
+    use psd2_console::profile::{Paths, ProfileSet};
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path().to_path_buf());
+    session()
+        .save(&paths.session_file("embedded-sandbox"))
+        .unwrap();
+    let (mut app, req) = presenter_app();
+    let secrets = secrets(&req);
+    app.keys("2");
+    assert_eq!(app.screen(), Screen::Profiles);
+    app.set_profile_set(ProfileSet::load(Some(&paths.profiles_dir())), &paths);
+    let mut seen = String::new();
+    for (w, h) in [(80, 24), (100, 30), (160, 48)] {
+        let s = app.screen_text(w, h);
+        assert_no_secret(&s, &secrets, &format!("profiles at {w}×{h}"));
+        seen.push_str(&s);
+    }
+    assert!(seen.contains("PSU-ID            8c…"), "{seen}");
+    assert!(seen.contains("PSU-Corporate-ID  91…"), "{seen}");
+    // Presenter mode off: the session's values in full.
+    app.keys("P");
+    assert!(app.screen_text(160, 48).contains(PSU_ID));
+}
