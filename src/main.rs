@@ -61,6 +61,11 @@ struct Cli {
     /// built-in lesson (`lessons/`) or one of `<config>/lessons` (e.g. `domestic-payment`).
     #[arg(long, value_name = "NAME")]
     lesson: Option<String>,
+    /// Start the console in presenter mode (P toggles it): signatures, certificates and PSU
+    /// data masked on screen, the high-contrast theme, the step in words, compact layouts
+    /// for 80×24 and 100×30 projectors.
+    #[arg(long)]
+    presenter: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -357,6 +362,9 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         }
         psd2_console::embedded::listen_on(addr);
     }
+    if cli.presenter && cli.command.is_some() {
+        bail!("--presenter starts the console in presenter mode: give it without a command");
+    }
     if let Some(file) = &cli.case {
         if cli.command.is_some() {
             bail!("--case opens the console: give it without a command");
@@ -387,7 +395,11 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let name = cli_profile.as_deref().unwrap_or(DEFAULT_PROFILE);
             let profile = profiles.require(name).cloned().map_err(|e| anyhow!(e))?;
             let engine = start_engine(profile, paths).await?;
-            psd2_console::tui::run_lesson(engine, profiles, lesson).await?;
+            let options = psd2_console::tui::RunOptions {
+                presenter: cli.presenter,
+                lesson,
+            };
+            psd2_console::tui::run_with(engine, profiles, options).await?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Sandbox {

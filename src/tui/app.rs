@@ -84,6 +84,7 @@ macro_rules! ctx {
             $app.request.sending,
             $app.mask_volatile,
         )
+        .with_screen_mask($app.screen_mask())
     };
 }
 
@@ -144,6 +145,8 @@ pub struct App {
     pub(crate) flow_view: super::flow_view::FlowView,
     /// The lesson being given ([`super::lesson`]).
     pub(crate) lesson: super::lesson::LessonPanel,
+    /// Presenter mode: masking, high contrast, the step line ([`super::presenter`]).
+    pub(crate) presenter: super::presenter::Presenter,
     quit: bool,
 }
 
@@ -241,6 +244,7 @@ impl App {
             confirm: None,
             flow_view: Default::default(),
             lesson: Default::default(),
+            presenter: Default::default(),
             quit: false,
         };
         app.messages.show(match &app.status.listener_error {
@@ -1065,6 +1069,10 @@ impl App {
             }
             Command::ShowProblems => self.overlays.open(Overlay::Problems),
             Command::ToggleTheme => self.cycle_theme(),
+            Command::TogglePresenter => {
+                let on = !self.presenter.on;
+                self.set_presenter(on);
+            }
             Command::Palette => self.overlays.open(Overlay::Palette(PaletteView::default())),
             Command::Profiles => {
                 let cur = self
@@ -1219,6 +1227,12 @@ impl App {
         self.keymap = setup.keymap;
         self.themes = setup.themes;
         self.theme = setup.theme;
+        self.presenter.mask_customer_numbers = setup.mask_customer_numbers;
+        if self.presenter.on {
+            // Presenter mode keeps high contrast; the file's theme comes back when it is off.
+            self.presenter.on = false;
+            self.set_presenter(true);
+        }
         for p in &setup.problems {
             self.log_problem(Message {
                 level: Level::Warning,
@@ -1674,6 +1688,109 @@ impl App {
     /// Replaces the themes `t` cycles through (the theme shown stays until the next `t`).
     pub fn set_themes(&mut self, themes: super::theme::ThemeSet) {
         self.themes = themes;
+    }
+}
+
+/// Presenter mode (issue 12, item 4; [`super::presenter`]).
+impl App {
+    /// Whether presenter mode is on.
+    pub fn presenter(&self) -> bool {
+        self.presenter.on
+    }
+
+    /// Switches presenter mode on (secrets and PSU data masked on screen, the high-contrast
+    /// theme, the step line, the compact layouts) or off (the theme shown before comes
+    /// back), and says so in the status line.
+    pub fn set_presenter(&mut self, on: bool) {
+        if on == self.presenter.on {
+            return;
+        }
+        self.presenter.on = on;
+        if on {
+            let high = self
+                .themes
+                .select(super::presenter::PRESENTER_THEME)
+                .unwrap_or_else(|_| Theme::high_contrast());
+            self.presenter.theme_before = Some(std::mem::replace(&mut self.theme, high));
+        } else if let Some(before) = self.presenter.theme_before.take() {
+            self.theme = before;
+        }
+        let key = self
+            .keymap
+            .key_for(Scope::NotInsert, Command::TogglePresenter);
+        let again = if key.is_empty() {
+            String::new()
+        } else {
+            format!(" · {key} switches it {}", if on { "off" } else { "on" })
+        };
+        self.set_message(
+            Level::Info,
+            if on {
+                format!("Presenter mode: secrets and PSU data masked on screen{again}")
+            } else {
+                format!(
+                    "Presenter mode off: values in full, theme {}{again}",
+                    self.theme.name
+                )
+            },
+        );
+    }
+
+    /// Also shortens sandbox customer numbers (`customerNumber`) in presenter mode (the
+    /// config file's `[presenter] mask_customer_numbers`).
+    pub fn set_mask_customer_numbers(&mut self, on: bool) {
+        self.presenter.mask_customer_numbers = on;
+    }
+
+    /// The masking function of this frame ([`super::presenter::ScreenMask`]): off outside
+    /// presenter mode; else it knows the PSU's identifiers of the session and the secrets
+    /// and PSU headers of the request on screen.
+    pub(crate) fn screen_mask(&self) -> super::presenter::ScreenMask {
+        use super::presenter::ScreenMask;
+        if !self.presenter.on {
+            return ScreenMask::off();
+        }
+        let mut m = ScreenMask::on(self.presenter.mask_customer_numbers);
+        for v in [&self.status.psu_id, &self.status.psu_corporate_id]
+            .into_iter()
+            .flatten()
+        {
+            m.know_personal(v);
+        }
+        if let Preview::Ready { request, .. } = &self.request.preview {
+            m.know_headers(&request.headers);
+        }
+        m
+    }
+
+    /// What the presenter's step line says ([`super::presenter::step_text`]).
+    pub fn presenter_step(&self) -> String {
+        use super::presenter::{StepFacts, step_text};
+        let (response, failed) = match &self.response {
+            ResponseState::Done(v) => (
+                Some((v.status, v.status_text(), v.operation.as_str())),
+                None,
+            ),
+            ResponseState::Failed(e) => (None, Some(e.as_str())),
+            _ => (None, None),
+        };
+        let sca_waiting = self.sca.prompt.is_some()
+            && matches!(&self.response, ResponseState::Done(v) if v.sca_redirect.is_some());
+        step_text(&StepFacts {
+            operation: self.selected_operation().title,
+            sending: self.request.sending,
+            sca_waiting,
+            sca_done: self.sca.done,
+            status_read: self
+                .sca
+                .status_read
+                .as_ref()
+                .map(|s| format!("{} {}", s.kind, s.id)),
+            outcome: self.sca.outcome.as_deref(),
+            response,
+            failed,
+            psu_known: self.status.psu_id.is_some(),
+        })
     }
 }
 

@@ -18,6 +18,7 @@ use ratatui::layout::Rect;
 
 use super::keymap::{Command, Keymap, Scope};
 use super::overlay::Layer;
+use super::presenter::ScreenMask;
 use super::response::ResponseView;
 use super::status_line::{Level, Message};
 use super::theme::Theme;
@@ -164,6 +165,9 @@ pub(crate) struct Ctx<'a> {
     /// Whether volatile values (serials, times, home directories) are masked, for
     /// snapshots.
     pub(crate) mask: bool,
+    /// Presenter mode's masking of secrets and PSU data: every text drawn goes through it
+    /// ([`ScreenMask::text`]).
+    pub(crate) screen_mask: ScreenMask,
     said: Vec<Message>,
 }
 
@@ -186,8 +190,15 @@ impl<'a> Ctx<'a> {
             ops,
             sending,
             mask,
+            screen_mask: ScreenMask::off(),
             said: Vec::new(),
         }
+    }
+
+    /// The context with presenter mode's masking ([`ScreenMask`]).
+    pub(crate) fn with_screen_mask(mut self, screen_mask: ScreenMask) -> Self {
+        self.screen_mask = screen_mask;
+        self
     }
 
     /// Leaves `text` for the status line (warnings and errors also go to the problems log).

@@ -7,6 +7,9 @@
 //! [keys]                     # command = [keys]; replaces the command's keys everywhere
 //! send = ["s", "ctrl-enter"]
 //! toggle_theme = ["T"]
+//!
+//! [presenter]                # presenter mode (P, --presenter)
+//! mask_customer_numbers = true   # also shorten sandbox customer numbers (default false)
 //! ```
 //!
 //! Command names are [`Command::name`](super::keymap::Command::name), keys are
@@ -46,6 +49,9 @@ pub struct ConsoleConfig {
     pub theme: Option<String>,
     /// The `[keys]` entries, in file order.
     pub keys: Vec<KeyOverride>,
+    /// `[presenter] mask_customer_numbers`: presenter mode also shortens sandbox customer
+    /// numbers ([`super::presenter`]).
+    pub mask_customer_numbers: bool,
     /// What could not be understood, as `file:line: reason`.
     pub problems: Vec<String>,
 }
@@ -104,8 +110,29 @@ pub fn parse_config(text: &str, origin: &str) -> ConsoleConfig {
                 "{}: keys must be a table ([keys])",
                 at(v.span().start)
             )),
+            ("presenter", DeValue::Table(t)) => {
+                for (name, val) in t.iter() {
+                    match (name.get_ref().as_ref(), val.get_ref()) {
+                        ("mask_customer_numbers", DeValue::Boolean(b)) => {
+                            cfg.mask_customer_numbers = *b
+                        }
+                        ("mask_customer_numbers", _) => cfg.problems.push(format!(
+                            "{}: mask_customer_numbers must be true or false",
+                            at(val.span().start)
+                        )),
+                        (other, _) => cfg.problems.push(format!(
+                            "{}: unknown key \"{other}\" in [presenter] (known: mask_customer_numbers)",
+                            at(name.span().start)
+                        )),
+                    }
+                }
+            }
+            ("presenter", _) => cfg.problems.push(format!(
+                "{}: presenter must be a table ([presenter])",
+                at(v.span().start)
+            )),
             (other, _) => cfg.problems.push(format!(
-                "{}: unknown key \"{other}\" (known: theme, [keys])",
+                "{}: unknown key \"{other}\" (known: theme, [keys], [presenter])",
                 at(k.span().start)
             )),
         }
@@ -137,6 +164,8 @@ pub struct Setup {
     pub themes: ThemeSet,
     /// The theme to start with.
     pub theme: Theme,
+    /// Presenter mode also shortens sandbox customer numbers (`[presenter]`).
+    pub mask_customer_numbers: bool,
     /// Problems as `file:line: reason`.
     pub problems: Vec<String>,
 }
@@ -184,6 +213,7 @@ pub fn load_with(paths: &Paths, env_theme: Option<&str>) -> Setup {
         keymap,
         themes,
         theme,
+        mask_customer_numbers: cfg.mask_customer_numbers,
         problems,
     }
 }

@@ -33,6 +33,7 @@ use super::component::{Action, Component, Confirm, Ctx, Effect, OpenExchange};
 pub use super::history_view::HistoryView;
 use super::history_view::{DiffView, ImportList, Input, Kind};
 use super::keymap::Command;
+use super::presenter::ScreenMask;
 use super::response::ResponseView;
 use super::status_line::{Level, Message};
 use super::theme::Theme;
@@ -674,6 +675,7 @@ impl Component for HistoryView {
     /// Draws the history screen into `area` (between the status bar and the footer).
     fn draw(&self, frame: &mut Frame, area: Rect, ctx: &Ctx) {
         let t = ctx.theme;
+        let mask = &ctx.screen_mask;
         let v = self;
         let [search, main] =
             Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
@@ -728,7 +730,7 @@ impl Component for HistoryView {
                         TableCell::from(format!("{mark}{}", time_of(e.at))),
                         TableCell::from(e.profile.clone()),
                         TableCell::from(Span::styled(e.method.clone(), t.method(&e.method))),
-                        TableCell::from(path_of(e).to_string()),
+                        TableCell::from(mask.text(path_of(e)).into_owned()),
                         TableCell::from(Span::styled(
                             e.status.to_string(),
                             t.http_status(e.status),
@@ -765,7 +767,7 @@ impl Component for HistoryView {
         };
         let inner_h = detail_area.height.saturating_sub(2) as usize;
         v.viewport.set(inner_h);
-        let lines = styled_lines(t, &v.detail, v.detail_scroll, inner_h);
+        let lines = styled_lines(t, mask, &v.detail, v.detail_scroll, inner_h);
         frame.render_widget(
             Paragraph::new(lines)
                 .wrap(Wrap { trim: false })
@@ -773,10 +775,10 @@ impl Component for HistoryView {
             detail_area,
         );
         if let Some(d) = &v.diff {
-            self.draw_diff(frame, main, d, t);
+            self.draw_diff(frame, main, d, t, mask);
         }
         if let Some(list) = &v.import {
-            draw_import_list(frame, main, list, t);
+            draw_import_list(frame, main, list, t, mask);
         }
     }
 }
@@ -808,12 +810,12 @@ impl HistoryView {
         frame.render_widget(Paragraph::new(line), area);
     }
 
-    fn draw_diff(&self, frame: &mut Frame, area: Rect, d: &DiffView, t: &Theme) {
+    fn draw_diff(&self, frame: &mut Frame, area: Rect, d: &DiffView, t: &Theme, mask: &ScreenMask) {
         let r = inset(area, 2, 1);
         cover(frame, area, t);
         let inner_h = r.height.saturating_sub(2) as usize;
         self.viewport.set(inner_h);
-        let lines = styled_lines(t, &d.lines, d.scroll, inner_h);
+        let lines = styled_lines(t, mask, &d.lines, d.scroll, inner_h);
         let block = Block::bordered()
             .border_type(BorderType::Rounded)
             .border_style(t.modal_border)
@@ -823,7 +825,13 @@ impl HistoryView {
     }
 }
 
-fn draw_import_list(frame: &mut Frame, area: Rect, list: &ImportList, t: &Theme) {
+fn draw_import_list(
+    frame: &mut Frame,
+    area: Rect,
+    list: &ImportList,
+    t: &Theme,
+    mask: &ScreenMask,
+) {
     let r = inset(area, 4, 2);
     cover(frame, area, t);
     let inner_h = r.height.saturating_sub(2) as usize;
@@ -833,7 +841,7 @@ fn draw_import_list(frame: &mut Frame, area: Rect, list: &ImportList, t: &Theme)
             let line = Line::from(vec![
                 Span::styled(format!(" {:<6} ", req.method), t.method(&req.method)),
                 Span::raw(format!("{:<40} ", req.name)),
-                Span::styled(url, t.dim),
+                Span::styled(mask.text(&url).into_owned(), t.dim),
             ]);
             if i == list.selected {
                 line.style(t.selected)
@@ -869,9 +877,11 @@ fn in_view<T>(items: &[T], selected: usize, rows: usize) -> impl Iterator<Item =
     items.iter().enumerate().skip(first).take(rows)
 }
 
-/// `rows` lines of `lines` from `from` on, coloured by kind.
+/// `rows` lines of `lines` from `from` on, coloured by kind, masked by `mask` (presenter
+/// mode).
 fn styled_lines(
     t: &Theme,
+    mask: &ScreenMask,
     lines: &[(Kind, String)],
     from: usize,
     rows: usize,
@@ -880,7 +890,7 @@ fn styled_lines(
         .iter()
         .skip(from)
         .take(rows)
-        .map(|(k, s)| styled_line(t, *k, s))
+        .map(|(k, s)| styled_line(t, *k, &mask.text(s)))
         .collect()
 }
 

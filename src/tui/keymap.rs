@@ -65,6 +65,9 @@ pub enum Command {
     ResetSession,
     /// Switch to the next theme (built-in ones, then the user's).
     ToggleTheme,
+    /// Presenter mode on or off: secrets and PSU data masked on screen, high contrast, the
+    /// step in words, compact layouts (issue 12).
+    TogglePresenter,
     /// Show the problems seen so far (config, profiles, history writes, failed sends).
     ShowProblems,
     /// Open the command palette (every action, searchable).
@@ -383,6 +386,7 @@ pub const KEYMAP: &[Binding] = &[
     b(Scope::NotInsert, &[Key::ch('5'), Key::plain(K::F(5))], Command::ShowFlow, "flow screen: the latest flow as a live sequence diagram, with its clocks", None),
     b(Scope::NotInsert, &[Key::ch('?')], Command::ToggleHelp, "show or hide this help", Some("help")),
     b(Scope::NotInsert, &[Key::ctrl('p')], Command::Palette, "command palette: search every action and run it", None),
+    b(Scope::NotInsert, &[Key::ch('P')], Command::TogglePresenter, "presenter mode: mask secrets and PSU data, high contrast", None),
     b(Scope::Normal, &[Key::ch('s'), Key::plain(K::Enter)], Command::Send, "sign and send the selected operation", Some("send")),
     b(Scope::Normal, &[Key::ch('S')], Command::SendAnyway, "send without validating first (bad requests on purpose)", None),
     b(Scope::Normal, &[Key::ch('/')], Command::FindOperation, "find an operation: type words of its name, id, path or group", Some("find")),

@@ -28,6 +28,7 @@ pub mod mouse;
 pub mod overlay;
 pub mod palette;
 pub mod panes;
+pub mod presenter;
 pub mod profiles;
 pub mod profiles_view;
 pub mod qr;
@@ -163,22 +164,31 @@ impl Drop for PanicHookGuard {
 /// Errors: the terminal cannot be set up or drawn to, or a panic happened inside the
 /// console.
 pub async fn run(engine: Engine, profiles: ProfileSet) -> anyhow::Result<()> {
-    run_lesson(engine, profiles, None).await
+    run_with(engine, profiles, RunOptions::default()).await
 }
 
-/// [`run`], starting `lesson` at its first step (`psd2-console --lesson NAME`,
-/// [`crate::lessons`]).
+/// How the console starts (command-line options of the console).
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Start in presenter mode (`--presenter`, [`presenter`]).
+    pub presenter: bool,
+    /// Start giving this lesson at its first step (`psd2-console --lesson NAME`,
+    /// [`crate::lessons`]).
+    pub lesson: Option<crate::lessons::Lesson>,
+}
+
+/// [`run`] with `options`.
 ///
-/// Errors: those of [`run`].
-pub async fn run_lesson(
+/// Errors: as [`run`].
+pub async fn run_with(
     engine: Engine,
     profiles: ProfileSet,
-    lesson: Option<crate::lessons::Lesson>,
+    options: RunOptions,
 ) -> anyhow::Result<()> {
     let hook = PanicHookGuard::install();
     let mut guard = TerminalGuard::enter()?;
     let mut engine = engine;
-    let result = event_loop(&mut guard.terminal, &mut engine, &profiles, lesson).await;
+    let result = event_loop(&mut guard.terminal, &mut engine, &profiles, options).await;
     drop(guard);
     drop(hook);
     engine.shutdown().await;
@@ -304,7 +314,7 @@ async fn event_loop(
     terminal: &mut Terminal<CrosstermBackend<Stdout>>,
     engine: &mut Engine,
     profiles: &ProfileSet,
-    lesson: Option<crate::lessons::Lesson>,
+    options: RunOptions,
 ) -> anyhow::Result<()> {
     let mut app = App::new(StatusInfo::from_engine(engine));
     app.set_profiles(profiles);
@@ -319,8 +329,11 @@ async fn event_loop(
         );
     }
     app.apply_setup(config::load(&engine.paths));
-    if let Some(lesson) = lesson {
+    if let Some(lesson) = options.lesson {
         app.start_lesson(lesson);
+    }
+    if options.presenter {
+        app.set_presenter(true);
     }
     let mut runner = Runner {
         callbacks: engine.take_callback_receiver(),

@@ -944,10 +944,11 @@ impl ProfilesView {
         } else {
             ""
         };
+        let mask = &ctx.screen_mask;
         match psu {
             Some(v) => out.push(Line::from(vec![
                 label("  PSU-ID"),
-                Span::raw(format!("{v}{psu_note}")),
+                Span::raw(format!("{}{psu_note}", mask.personal(v))),
             ])),
             None => out.push(Line::from(vec![
                 label("  PSU-ID"),
@@ -956,7 +957,10 @@ impl ProfilesView {
         }
         out.push(line(
             "  PSU-Corporate-ID",
-            s.psu_corporate_id.as_ref(),
+            s.psu_corporate_id
+                .as_ref()
+                .map(|c| mask.personal(c).into_owned())
+                .as_ref(),
             "none (private context)",
         ));
         out.push(line(

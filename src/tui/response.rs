@@ -16,6 +16,7 @@ use std::time::Duration;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
+use super::presenter::ScreenMask;
 use super::theme::Theme;
 use crate::client::{Exchange, PreparedRequest};
 use crate::xs2a::links::names;
@@ -1038,12 +1039,23 @@ pub struct ResponseUi {
 }
 
 /// Display line `i` of the view (headers, a blank line, the shown body), scrolled right by
-/// `hscroll` characters and cut to `w`: only those characters are coloured.
-pub fn view_line(v: &ResponseView, i: usize, hscroll: usize, w: usize, t: &Theme) -> Line<'static> {
+/// `hscroll` characters and cut to `w`: only those characters are coloured. `mask` is
+/// presenter mode's masking ([`ScreenMask`]; a line it changes loses its search marks).
+pub fn view_line(
+    v: &ResponseView,
+    i: usize,
+    hscroll: usize,
+    w: usize,
+    t: &Theme,
+    mask: &ScreenMask,
+) -> Line<'static> {
     let nh = v.headers.len();
     if i < nh {
         let (n, val) = &v.headers[i];
-        let segs = vec![(t.header_name, format!("{n}: ")), (t.base, val.clone())];
+        let segs = vec![
+            (t.header_name, format!("{n}: ")),
+            (t.base, mask.header(n, val).into_owned()),
+        ];
         return Line::from(cut_segments(segs, hscroll, w));
     }
     if i == nh {
@@ -1057,6 +1069,11 @@ pub fn view_line(v: &ResponseView, i: usize, hscroll: usize, w: usize, t: &Theme
     let Some(line) = body.line(bi) else {
         return Line::default();
     };
+    let masked = mask.text(line);
+    let (line, masked) = match &masked {
+        std::borrow::Cow::Borrowed(l) => (*l, false),
+        std::borrow::Cow::Owned(l) => (l.as_str(), true),
+    };
     let line_start = body.range(bi).start;
     let failed = matches!(
         v.filter.as_ref().map(|f| &f.state),
@@ -1065,6 +1082,8 @@ pub fn view_line(v: &ResponseView, i: usize, hscroll: usize, w: usize, t: &Theme
     let json = (v.is_json || v.filter.is_some()) && !failed;
     let base = if failed { t.error } else { t.base };
     let marks: Vec<(Range<usize>, bool)> = match &v.search {
+        // The marks are byte ranges of the line as stored.
+        Some(_) if masked => Vec::new(),
         Some(s) => s
             .in_range(line_start..line_start + line.len())
             .map(|(r, cur)| {

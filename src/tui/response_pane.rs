@@ -444,12 +444,12 @@ impl App {
                     super::app::ResponseState::Sending { method, url } => {
                         vec![
                             Line::from(Span::styled("Sending …", t.dim)),
-                            Line::from(format!("{method} {url}")),
+                            Line::from(format!("{method} {}", self.screen_mask().text(url))),
                         ]
                     }
                     super::app::ResponseState::Failed(e) => vec![
                         Line::from(Span::styled("No response:", t.error)),
-                        Line::from(e.clone()),
+                        Line::from(self.screen_mask().text(e).into_owned()),
                     ],
                     _ => vec![Line::from(Span::styled(
                         format!(
@@ -529,8 +529,9 @@ impl App {
             ]);
             frame.render_widget(Paragraph::new(line), marker);
         }
+        let mask = self.screen_mask();
         let lines: Vec<Line> = (top..(top + body_h).min(total))
-            .map(|i| view_line(v, i, self.panes.hscroll, w, t))
+            .map(|i| view_line(v, i, self.panes.hscroll, w, t, &mask))
             .collect();
         frame.render_widget(Paragraph::new(lines), body);
         if let Some(input) = &self.response_ui.input {
@@ -587,6 +588,7 @@ impl App {
             .collect();
         let target_w = targets.iter().map(|x| x.chars().count()).max().unwrap_or(0) + 2;
         let mut lines = Vec::new();
+        let mask = self.screen_mask();
         // Room for the entries: the screen less the border and the two hint lines; the
         // list scrolls so the selected entry stays in view.
         let room = (area.height as usize).saturating_sub(4).max(1);
@@ -603,7 +605,7 @@ impl App {
                 "{} {:<name_w$}→ {target:<target_w$}{}",
                 if i == sel { "▸" } else { " " },
                 l.path,
-                l.href
+                mask.text(&l.href)
             );
             let style = if i == sel { t.selected } else { t.base };
             lines.push(Line::from(Span::styled(pad(&text, inner_w), style)));

@@ -4,14 +4,15 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
-use ratatui::style::Modifier;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Wrap};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Padding, Paragraph, Wrap};
 
 use super::app::{App, Focus, Level, Mode, Preview, ResponseState, Screen, fields_of};
 use super::component::Component;
 use super::keymap::{Command, Scope};
 use super::overlay::Overlay;
+use super::presenter::ScreenMask;
 use super::response::json_spans;
 use super::text::{centered, ellipsize, pad, wrap_words};
 use super::theme::Theme;
@@ -21,8 +22,18 @@ use crate::xs2a::operations::Group;
 /// Terminal width from which the request and response get columns of their own.
 const WIDE: u16 = 120;
 
+/// Height of a collapsed pane (presenter mode): its title line.
+const COLLAPSED_H: u16 = 1;
+
+/// Narrowest text column of the SCA prompt beside its QR code in presenter mode.
+const MIN_PROMPT_TEXT_W: u16 = 30;
+
 struct Areas {
     status: Rect,
+    /// Presenter mode's step line (under the status bar).
+    step: Option<Rect>,
+    /// Everything between the status bar (and step line) and the footer.
+    main: Rect,
     ops: Rect,
     guide: Option<Rect>,
     params: Rect,
@@ -54,13 +65,11 @@ impl App {
             .hit
             .record(a.ops, a.params, a.request, a.signature, a.response);
         self.draw_status(frame, a.status);
+        if let Some(step) = a.step {
+            self.draw_step(frame, step);
+        }
         if self.screen != Screen::Console {
-            let [_, main, _] = Layout::vertical([
-                Constraint::Length(2),
-                Constraint::Min(0),
-                Constraint::Length(2),
-            ])
-            .areas(area);
+            let main = a.main;
             let ctx = ctx!(self);
             match self.screen {
                 Screen::Profiles => self.profiles_view.draw(frame, main, &ctx),
@@ -116,13 +125,14 @@ impl App {
         if self.messages.log().is_empty() {
             lines.push(Line::from(Span::styled("No problems so far.", t.dim)));
         }
+        let mask = self.screen_mask();
         for m in self.messages.log() {
             let style = if m.level == Level::Error {
                 t.error
             } else {
                 t.warning
             };
-            for (i, l) in wrap_chars(&m.text, inner_w.saturating_sub(2))
+            for (i, l) in wrap_chars(&mask.text(&m.text), inner_w.saturating_sub(2))
                 .into_iter()
                 .enumerate()
             {
@@ -143,8 +153,14 @@ impl App {
     }
 
     fn layout(&self, area: Rect) -> Areas {
-        let [status, main, footer] = Layout::vertical([
+        let step_h = if self.presenter.on {
+            self.step_height(area.width)
+        } else {
+            0
+        };
+        let [status, step, main, footer] = Layout::vertical([
             Constraint::Length(2),
+            Constraint::Length(step_h),
             Constraint::Min(0),
             Constraint::Length(2),
         ])
@@ -154,6 +170,7 @@ impl App {
         let [main, lesson] =
             Layout::vertical([Constraint::Min(0), Constraint::Length(band)]).areas(main);
         let lesson = (band > 0).then_some(lesson);
+        let step = self.presenter.on.then_some(step);
         let nfields = fields_of(self.selected_operation()).len();
         // Validation problems get room under their fields.
         let params_max = if self.problems().is_empty() { 12 } else { 20 };
@@ -179,6 +196,8 @@ impl App {
             .areas(middle);
             Areas {
                 status,
+                step,
+                main,
                 ops,
                 guide: (guide.height >= 5).then_some(guide),
                 params,
@@ -196,14 +215,22 @@ impl App {
             let ops_h = ops_h.min(left.height.saturating_sub(params_h.max(5)));
             let [ops, params] =
                 Layout::vertical([Constraint::Length(ops_h), Constraint::Min(0)]).areas(left);
-            let [request, signature, response] = Layout::vertical([
-                Constraint::Fill(1),
-                Constraint::Fill(1),
-                Constraint::Fill(2),
-            ])
-            .areas(right);
+            // Presenter mode: the request and the signature inspector share one pane's
+            // room, the one without focus collapsed to its title, so the response keeps
+            // its head in view at 80×24 (issue 12).
+            let (request_c, signature_c) = if !self.presenter.on {
+                (Constraint::Fill(1), Constraint::Fill(1))
+            } else if self.panes.focus == Focus::Signature {
+                (Constraint::Length(COLLAPSED_H), Constraint::Fill(1))
+            } else {
+                (Constraint::Fill(1), Constraint::Length(COLLAPSED_H))
+            };
+            let [request, signature, response] =
+                Layout::vertical([request_c, signature_c, Constraint::Fill(2)]).areas(right);
             Areas {
                 status,
+                step,
+                main,
                 ops,
                 guide: None,
                 params,
@@ -219,7 +246,7 @@ impl App {
     fn request_line_count(&self, width: u16) -> usize {
         match &self.request.preview {
             Preview::Ready { request, .. } => {
-                request_lines(request, width as usize, &self.theme).len()
+                request_lines(request, width as usize, &self.theme, &self.screen_mask()).len()
             }
             _ => 4,
         }
@@ -287,22 +314,33 @@ impl App {
             line1.push(Span::styled(format!(" {n} {name} "), style));
         }
         let line1 = Line::from(line1);
+        let mask = self.screen_mask();
         let psu = match &s.psu_id {
-            Some(p) => val(p.clone()),
+            Some(p) => val(mask.personal(p).into_owned()),
             None => Span::styled("no PSU yet", t.status_attention),
         };
         let mut l2 = vec![label("PSU-ID"), psu];
         if let Some(c) = &s.psu_corporate_id {
             l2.push(sep.clone());
             l2.push(label("PSU-Corporate-ID"));
-            l2.push(val(c.clone()));
+            l2.push(val(mask.personal(c).into_owned()));
         }
         l2.push(sep.clone());
         l2.push(label("Context"));
         l2.push(val(s.context.clone().unwrap_or_else(|| "–".into())));
         l2.push(sep);
         l2.push(label("TPP-Redirect-URI"));
-        l2.push(val(s.redirect_uri.clone()));
+        l2.push(val(mask.text(&s.redirect_uri).into_owned()));
+        let (line1, l2) = if self.presenter.on {
+            // Projectors are narrow: what does not fit whole is left out, not cut.
+            let w = area.width as usize;
+            (
+                Line::from(whole_spans(line1.spans, w, t.status_label)),
+                whole_spans(l2, w, t.status_label),
+            )
+        } else {
+            (line1, l2)
+        };
         frame.render_widget(
             Paragraph::new(vec![line1, Line::from(l2)]).style(t.status_bar),
             area,
@@ -452,9 +490,10 @@ impl App {
                 ),
             ],
         };
+        let mask = self.screen_mask();
         let lines: Vec<Line> = steps
             .into_iter()
-            .map(|s| Line::from(Span::styled(s, t.dim)))
+            .map(|s| Line::from(Span::styled(mask.text(&s).into_owned(), t.dim)))
             .collect();
         frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
     }
@@ -488,6 +527,7 @@ impl App {
         let focused = self.panes.focus == Focus::Params;
         let editing = self.form.mode == Mode::Insert;
         let problems = self.problems();
+        let mask = self.screen_mask();
         // Every line of the form with the field it belongs to: the field's own line, a
         // "Headers" heading, and the red problem lines under a field.
         let mut rows: Vec<(Option<usize>, Line)> = Vec::new();
@@ -538,7 +578,8 @@ impl App {
                 };
                 spans.push(Span::styled(ph, style));
             } else {
-                spans.push(Span::styled(ellipsize(value, avail), t.input));
+                let shown = mask.header(f.name, value);
+                spans.push(Span::styled(ellipsize(&shown, avail), t.input));
             }
             rows.push((Some(i), Line::from(spans)));
             let width = (inner.width as usize).saturating_sub(4).max(1);
@@ -611,12 +652,18 @@ impl App {
             }
             _ => "Request",
         };
+        if area.height <= COLLAPSED_H {
+            self.draw_collapsed(frame, area, title);
+            return;
+        }
         let block = self.pane(title, Some(Focus::Request));
         let inner = block.inner(area);
         frame.render_widget(block, area);
         let w = inner.width as usize;
         let lines = match &self.request.preview {
-            Preview::Ready { request, .. } => request_lines(request, w, &self.theme),
+            Preview::Ready { request, .. } => {
+                request_lines(request, w, &self.theme, &self.screen_mask())
+            }
             Preview::Error(e) => {
                 let mut v = vec![Line::from(Span::styled(
                     "The request cannot be built yet:",
@@ -639,13 +686,20 @@ impl App {
     }
 
     fn draw_signature(&self, frame: &mut Frame, area: Rect) {
+        if area.height <= COLLAPSED_H {
+            self.draw_collapsed(frame, area, "Signature inspector");
+            return;
+        }
         let block = self.pane("Signature inspector", Some(Focus::Signature));
         let inner = block.inner(area);
         frame.render_widget(block, area);
         let lines = match &self.request.preview {
-            Preview::Ready { request, .. } => {
-                signature_lines(request, inner.width as usize, &self.theme)
-            }
+            Preview::Ready { request, .. } => signature_lines(
+                request,
+                inner.width as usize,
+                &self.theme,
+                &self.screen_mask(),
+            ),
             _ => vec![Line::from(Span::styled(
                 "Nothing signed yet.",
                 self.theme.dim,
@@ -676,7 +730,10 @@ impl App {
                 Level::Error => t.error,
             };
             frame.render_widget(
-                Paragraph::new(Line::from(Span::styled(format!(" {}", m.text), style))),
+                Paragraph::new(Line::from(Span::styled(
+                    format!(" {}", self.screen_mask().text(&m.text)),
+                    style,
+                ))),
                 msg_area,
             );
         }
@@ -707,41 +764,66 @@ impl App {
             spans.push(Span::styled(format!(" {k}"), t.key));
             spans.push(Span::styled(format!(" {label} "), t.dim));
         }
+        if self.presenter.on {
+            spans = whole_spans(spans, hint_area.width as usize, t.key);
+        }
         frame.render_widget(Paragraph::new(Line::from(spans)), hint_area);
     }
 
-    fn draw_sca_prompt(&self, frame: &mut Frame, area: Rect) {
-        let Some(p) = self.sca_prompt() else {
-            return;
-        };
+    /// The text of the SCA prompt wrapped to `inner_w`: the full wording, or in presenter
+    /// mode a compact one that leads with the operation and its status (the room reads it
+    /// beside the QR code). The URL is masked for PSU data only (the QR code keeps it
+    /// whole, so the link still works).
+    fn sca_prompt_lines(&self, p: &super::app::ScaPrompt, inner_w: usize) -> Vec<Line<'static>> {
         let t = &self.theme;
-        let w = area.width.saturating_sub(4).min(100);
-        let inner_w = w.saturating_sub(4) as usize;
-        let url_lines = wrap_soft(&p.url, inner_w, &['&', '?', '/']);
-        let mut lines = vec![
-            Line::from(
+        let mask = self.screen_mask();
+        let compact = self.presenter.on;
+        let url = mask.text(&p.url);
+        let url_lines = wrap_soft(&url, inner_w, &['&', '?', '/']);
+        let open_key = self.keymap.key_for(Scope::ScaPrompt, Command::OpenSca);
+        let close_key = self.keymap.key_for(Scope::ScaPrompt, Command::Dismiss);
+        let mut lines = Vec::new();
+        if compact {
+            if let ResponseState::Done(v) = &self.response {
+                for l in wrap_words(&format!("{}: {}", v.operation, v.status_text()), inner_w) {
+                    lines.push(Line::from(Span::styled(l, t.http_status(v.status))));
+                }
+            }
+            for l in wrap_words(
+                "The bank asks the PSU to authenticate (SCA). Scan the code or open:",
+                inner_w,
+            ) {
+                lines.push(Line::from(l));
+            }
+        } else {
+            lines.push(Line::from(
                 "The bank asks the PSU to authenticate (scaRedirect). Open this URL in a browser:",
-            ),
-            Line::default(),
-        ];
+            ));
+        }
+        lines.push(Line::default());
         lines.extend(
             url_lines
                 .into_iter()
                 .map(|l| Line::from(Span::styled(l, t.url))),
         );
         lines.push(Line::default());
-        lines.push(Line::from(vec![
-            Span::styled(
-                self.keymap.key_for(Scope::ScaPrompt, Command::OpenSca),
-                t.key,
-            ),
-            Span::raw("  open it in the browser        "),
-            Span::styled(
-                self.keymap.key_for(Scope::ScaPrompt, Command::Dismiss),
-                t.key,
-            ),
-            Span::raw("  close this prompt"),
-        ]));
+        if compact {
+            lines.push(Line::from(vec![
+                Span::styled(open_key, t.key),
+                Span::raw("  open it in the browser"),
+            ]));
+            lines.push(Line::from(vec![
+                Span::styled(close_key, t.key),
+                Span::raw("  close this prompt"),
+            ]));
+        } else {
+            lines.push(Line::from(vec![
+                Span::styled(open_key, t.key),
+                Span::raw("  open it in the browser        "),
+                Span::styled(close_key, t.key),
+                Span::raw("  close this prompt"),
+            ]));
+        }
         lines.push(Line::default());
         match &p.browser {
             Some(Ok(())) => lines.push(Line::from(Span::styled(
@@ -756,7 +838,7 @@ impl App {
         }
         let waiting = format!(
             "After SCA the bank redirects the browser to {}; the console picks the result up by itself{}.",
-            self.status.redirect_uri,
+            mask.text(&self.status.redirect_uri),
             self.sca_subject_text()
                 .map(|w| format!(" and reads the status of {w}"))
                 .unwrap_or_default()
@@ -764,18 +846,32 @@ impl App {
         for l in wrap_words(&waiting, inner_w) {
             lines.push(Line::from(Span::styled(l, t.dim)));
         }
-        for l in wrap_words(
-            "No browser on this machine (ssh)? Open the URL where that redirect address reaches this console.",
-            inner_w,
-        ) {
-            lines.push(Line::from(Span::styled(l, t.dim)));
+        if !compact {
+            for l in wrap_words(
+                "No browser on this machine (ssh)? Open the URL where that redirect address reaches this console.",
+                inner_w,
+            ) {
+                lines.push(Line::from(Span::styled(l, t.dim)));
+            }
         }
+        lines
+    }
+
+    fn draw_sca_prompt(&self, frame: &mut Frame, area: Rect) {
+        let Some(p) = self.sca_prompt() else {
+            return;
+        };
+        let t = &self.theme;
+        let mut w = area.width.saturating_sub(4).min(100);
+        let mut lines = self.sca_prompt_lines(p, w.saturating_sub(4) as usize);
         // The scaRedirect as a QR code for a phone in the room (issue 12): below the text
         // when the terminal is tall enough, else beside it when wide enough, else a note
-        // with the size it needs (a cut code cannot be scanned).
+        // with the size it needs (a cut code cannot be scanned). Presenter mode tries
+        // beside first, the text narrowed to what the code leaves, and covers the whole
+        // screen if need be: at 80×24 a sandbox link's code fits beside the text.
         let qr = p.qr.as_ref();
-        let text_h = lines.len() as u16;
-        let placement = qr.as_ref().map(|q| {
+        let mut text_h = lines.len() as u16;
+        let mut placement = qr.as_ref().map(|q| {
             if text_h + q.height() + 3 <= area.height && q.width() + 4 <= area.width {
                 QrPlacement::Below
             } else if w + q.width() + 3 <= area.width && q.height() + 2 <= area.height {
@@ -784,6 +880,22 @@ impl App {
                 QrPlacement::TooSmall
             }
         });
+        if self.presenter.on
+            && let Some(q) = qr
+            && placement != Some(QrPlacement::Below)
+        {
+            let beside_w = area.width.saturating_sub(q.width() + 3);
+            let beside = self.sca_prompt_lines(p, beside_w.saturating_sub(4) as usize);
+            if beside_w >= MIN_PROMPT_TEXT_W
+                && q.height() + 2 <= area.height
+                && beside.len() as u16 + 2 <= area.height
+            {
+                w = beside_w;
+                lines = beside;
+                text_h = lines.len() as u16;
+                placement = Some(QrPlacement::Beside);
+            }
+        }
         if let (Some(q), Some(QrPlacement::TooSmall)) = (qr, placement) {
             lines.push(Line::from(Span::styled(
                 format!(
@@ -838,6 +950,42 @@ impl App {
         }
     }
 
+    /// Presenter mode's step line: where the flow stands, in words, over the whole width
+    /// ([`App::presenter_step`]), masked like everything else.
+    fn draw_step(&self, frame: &mut Frame, area: Rect) {
+        let t = &self.theme;
+        let text = self.screen_mask().text(&self.presenter_step()).into_owned();
+        let lines: Vec<Line> = wrap_words(&text, area.width.saturating_sub(2) as usize)
+            .into_iter()
+            .map(|l| {
+                Line::from(Span::styled(
+                    pad(&format!(" {l}"), area.width as usize),
+                    t.selected,
+                ))
+            })
+            .collect();
+        frame.render_widget(Paragraph::new(lines).style(t.selected), area);
+    }
+
+    /// Rows the step line takes at width `width`: one, two when the words need it.
+    fn step_height(&self, width: u16) -> u16 {
+        let text = self.screen_mask().text(&self.presenter_step()).into_owned();
+        (wrap_words(&text, width.saturating_sub(2) as usize).len() as u16).clamp(1, 2)
+    }
+
+    /// A pane collapsed to its title line (presenter mode): `Tab` gives it the room.
+    fn draw_collapsed(&self, frame: &mut Frame, area: Rect, title: &str) {
+        let t = &self.theme;
+        let key = self.keymap.key_for(Scope::Normal, Command::NextFocus);
+        let block = Block::new()
+            .borders(Borders::TOP)
+            .border_type(BorderType::Rounded)
+            .border_style(t.border)
+            .title(Span::styled(format!(" {title} · {key} shows it "), t.title))
+            .style(t.base);
+        frame.render_widget(block, area);
+    }
+
     fn draw_picker(&self, frame: &mut Frame, area: Rect, sel: usize) {
         let t = &self.theme;
         let w = area.width.saturating_sub(4).min(80);
@@ -885,6 +1033,34 @@ impl App {
 fn window(s: &str, cursor: usize, w: usize) -> (String, usize) {
     let start = (cursor + 1).saturating_sub(w);
     (s.chars().skip(start).take(w).collect(), start)
+}
+
+/// The spans of a status-bar line that fit `width` whole: the first that does not fit and
+/// all after it are left out, with the label (style `label`) whose value was left out and
+/// the separators left dangling at the end.
+fn whole_spans(spans: Vec<Span<'static>>, width: usize, label: Style) -> Vec<Span<'static>> {
+    let mut used = 0;
+    let mut kept = Vec::new();
+    let mut rest = spans.into_iter();
+    let mut dropped = None;
+    for s in rest.by_ref() {
+        let n = s.content.chars().count();
+        if used + n > width {
+            dropped = Some(s);
+            break;
+        }
+        used += n;
+        kept.push(s);
+    }
+    if dropped.is_some_and(|d| !d.content.trim().is_empty())
+        && kept.last().is_some_and(|l: &Span| l.style == label)
+    {
+        kept.pop();
+    }
+    while kept.last().is_some_and(|l| l.content.trim().is_empty()) {
+        kept.pop();
+    }
+    kept
 }
 
 /// `s` cut into pieces of `w` characters (URLs and base64 have no spaces to wrap at).
@@ -939,9 +1115,14 @@ fn labelled(label: &str, value: &str, w: usize, t: &Theme) -> Vec<Line<'static>>
         .collect()
 }
 
-fn request_lines(req: &PreparedRequest, w: usize, t: &Theme) -> Vec<Line<'static>> {
+fn request_lines(
+    req: &PreparedRequest,
+    w: usize,
+    t: &Theme,
+    mask: &ScreenMask,
+) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
-    let first = format!("{} {}", req.method, req.url);
+    let first = format!("{} {}", req.method, mask.text(&req.url));
     for (i, chunk) in wrap_chars(&first, w).into_iter().enumerate() {
         if i == 0 && chunk.len() >= req.method.len() {
             let (m, rest) = chunk.split_at(req.method.len());
@@ -961,11 +1142,12 @@ fn request_lines(req: &PreparedRequest, w: usize, t: &Theme) -> Vec<Line<'static
     }
     lines.push(Line::default());
     for (name, value) in &req.headers {
+        let value = mask.header(name, value);
         let head = format!("{name}: ");
         let room = w.saturating_sub(head.chars().count());
         let n = value.chars().count();
         let shown = if n <= room {
-            value.clone()
+            value.into_owned()
         } else {
             let note = format!("… ({n} chars)");
             let keep = room.saturating_sub(note.chars().count());
@@ -993,7 +1175,8 @@ fn request_lines(req: &PreparedRequest, w: usize, t: &Theme) -> Vec<Line<'static
             String::from_utf8_lossy(&req.body[..PANE_BODY_LIMIT]).into_owned()
         };
         for l in text.lines() {
-            let cut = l.char_indices().nth(w).map_or(l, |(i, _)| &l[..i]);
+            let l = mask.text(l);
+            let cut = l.char_indices().nth(w).map_or(&*l, |(i, _)| &l[..i]);
             lines.push(Line::from(json_spans(cut, 0, w, t)));
         }
         if req.body.len() > PANE_BODY_LIMIT {
@@ -1012,10 +1195,15 @@ fn request_lines(req: &PreparedRequest, w: usize, t: &Theme) -> Vec<Line<'static
 /// Bytes of a request body the request pane shows (64 KiB).
 const PANE_BODY_LIMIT: usize = 64 << 10;
 
-fn signature_lines(req: &PreparedRequest, w: usize, t: &Theme) -> Vec<Line<'static>> {
+fn signature_lines(
+    req: &PreparedRequest,
+    w: usize,
+    t: &Theme,
+    mask: &ScreenMask,
+) -> Vec<Line<'static>> {
     let ins = &req.inspection;
     let mut lines = Vec::new();
-    lines.extend(labelled("keyId", &ins.key_id, w, t));
+    lines.extend(labelled("keyId", &mask.text(&ins.key_id), w, t));
     lines.extend(labelled("algorithm", crate::signing::ALGORITHM, w, t));
     lines.extend(labelled("headers", &ins.signed_headers.join(" "), w, t));
     match &ins.digest {
@@ -1031,13 +1219,14 @@ fn signature_lines(req: &PreparedRequest, w: usize, t: &Theme) -> Vec<Line<'stat
         t.group,
     )));
     for l in ins.signing_string.lines() {
-        for chunk in wrap_soft(l, w.saturating_sub(2), &SOFT_BREAKS) {
+        for chunk in wrap_soft(&mask.text(l), w.saturating_sub(2), &SOFT_BREAKS) {
             lines.push(Line::from(format!("  {chunk}")));
         }
     }
     lines.push(Line::default());
     lines.push(Line::from(Span::styled("Signature header:", t.group)));
-    for chunk in wrap_soft(&ins.signature_header, w.saturating_sub(2), &SOFT_BREAKS) {
+    let signature_header = mask.header(crate::xs2a::headers::SIGNATURE, &ins.signature_header);
+    for chunk in wrap_soft(&signature_header, w.saturating_sub(2), &SOFT_BREAKS) {
         lines.push(Line::from(format!("  {chunk}")));
     }
     lines.push(Line::default());

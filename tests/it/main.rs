@@ -51,6 +51,7 @@ mod tui_editor;
 mod tui_history;
 mod tui_ids;
 mod tui_keys;
+mod tui_presenter;
 mod tui_profiles;
 mod tui_response;
 mod tui_screens;

@@ -2,8 +2,6 @@
 //! snapshots, plus key-handling checks. No terminal, no engine, no network: the App is fed
 //! a real signed `PreparedRequest` (fixed clock, volatile values masked) and fake responses.
 
-use std::time::Duration;
-
 use psd2_console::client::{Exchange, PreparedRequest};
 use psd2_console::profile::SessionState;
 use psd2_console::tui::{
@@ -51,18 +49,7 @@ fn new_app() -> App {
 }
 
 fn exchange(status: u16, body: serde_json::Value, ms: u64) -> Exchange {
-    let bytes = serde_json::to_vec(&body).unwrap();
-    Exchange {
-        status,
-        headers: vec![
-            ("content-type".into(), "application/json".into()),
-            ("content-length".into(), bytes.len().to_string()),
-            ("x-request-id".into(), "<x-request-id>".into()),
-        ],
-        body: bytes,
-        elapsed: Duration::from_millis(ms),
-        json: Some(body),
-    }
+    tui::json_exchange(status, body, ms, "<x-request-id>")
 }
 
 fn sca_redirect_url() -> String {

@@ -212,3 +212,23 @@ impl Tmux {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+impl Tmux {
+    /// Resizes the window to `width`×`height` (a projector's terminal, e.g. 80×24).
+    pub fn resize(&self, width: u16, height: u16) {
+        let out = self.tmux(&[
+            "resize-window",
+            "-t",
+            &self.session,
+            "-x",
+            &width.to_string(),
+            "-y",
+            &height.to_string(),
+        ]);
+        assert!(
+            out.status.success(),
+            "resize-window failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -237,3 +237,25 @@ impl Drive for App {
         buffer_text(&self.buffer(w, h), true)
     }
 }
+
+/// A JSON answer as the client would hand it over: `status`, `body`, received in
+/// `elapsed_ms`, with `content-type`, `content-length` and `x-request-id` headers.
+pub fn json_exchange(
+    status: u16,
+    body: serde_json::Value,
+    elapsed_ms: u64,
+    x_request_id: &str,
+) -> psd2_console::client::Exchange {
+    let bytes = serde_json::to_vec(&body).unwrap();
+    psd2_console::client::Exchange {
+        status,
+        headers: vec![
+            ("content-type".into(), "application/json".into()),
+            ("content-length".into(), bytes.len().to_string()),
+            ("x-request-id".into(), x_request_id.into()),
+        ],
+        body: bytes,
+        elapsed: Duration::from_millis(elapsed_ms),
+        json: Some(body),
+    }
+}
