@@ -227,21 +227,18 @@ pub(super) fn headers(cx: &Context<'_>, checks: &mut Checks) {
         .filter(|p| p.required && !present(p.name))
         .map(|p| p.name)
         .collect();
-    if missing.is_empty() {
-        checks.push(
-            "headers.required",
+    let (status, message) = if missing.is_empty() {
+        (
             Status::Pass,
-            RULE_HEADERS,
             format!("every header {} requires is present", op.id),
-        );
+        )
     } else {
-        checks.push(
-            "headers.required",
+        (
             Status::Fail,
-            RULE_HEADERS,
             format!("{} requires {}: missing", op.id, missing.join(", ")),
-        );
-    }
+        )
+    };
+    checks.push("headers.required", status, RULE_HEADERS, message);
     let problems: Vec<String> = validate::validate(op, &values(cx), None, &[])
         .into_iter()
         // The characters of the Signature value are `signature.encoding`'s rule (RFC 2047).
@@ -253,21 +250,12 @@ pub(super) fn headers(cx: &Context<'_>, checks: &mut Checks) {
         })
         .map(|p| p.to_string())
         .collect();
-    if problems.is_empty() {
-        checks.push(
-            "headers.values",
-            Status::Pass,
-            RULE_VALUES,
-            "header values are well-formed",
-        );
-    } else {
-        checks.push(
-            "headers.values",
-            Status::Fail,
-            RULE_VALUES,
-            problems.join("; "),
-        );
-    }
+    checks.pass_unless(
+        "headers.values",
+        RULE_VALUES,
+        &problems,
+        "header values are well-formed",
+    );
 }
 
 /// The PSD2 roles of which the certificate needs one for `group` (the sandbox's rules: AIS
@@ -421,16 +409,12 @@ fn body_rules(cx: &Context<'_>, checks: &mut Checks) {
         .iter()
         .map(ToString::to_string)
         .collect();
-    if problems.is_empty() {
-        checks.push(
-            "body.rules",
-            Status::Pass,
-            RULE_BODY,
-            format!("the {} body follows the body rules", op.id),
-        );
-    } else {
-        checks.push("body.rules", Status::Fail, RULE_BODY, problems.join("; "));
-    }
+    checks.pass_unless(
+        "body.rules",
+        RULE_BODY,
+        &problems,
+        format!("the {} body follows the body rules", op.id),
+    );
 }
 
 /// The offset of the first white space outside JSON strings.

@@ -357,24 +357,13 @@ pub struct TransactionQuery {
 fn parse_date(q: &QueryPairs, name: &str) -> Result<Option<NaiveDate>, ApiError> {
     match q.get(name) {
         None => Ok(None),
-        Some(v) => {
-            let ok = v.len() == 10
-                && v.bytes().enumerate().all(|(i, b)| {
-                    if i == 4 || i == 7 {
-                        b == b'-'
-                    } else {
-                        b.is_ascii_digit()
-                    }
-                });
-            ok.then(|| NaiveDate::parse_from_str(v, "%Y-%m-%d").ok())
-                .flatten()
-                .map(Some)
-                .ok_or_else(|| {
-                    ApiError::format(format!(
-                        "query parameter {name}={v:?} is not an ISO 8601 date (YYYY-MM-DD)"
-                    ))
-                })
-        }
+        Some(v) => crate::xs2a::fields::parse_iso_date(v)
+            .map(Some)
+            .ok_or_else(|| {
+                ApiError::format(format!(
+                    "query parameter {name}={v:?} is not an ISO 8601 date (YYYY-MM-DD)"
+                ))
+            }),
     }
 }
 
@@ -629,17 +618,16 @@ fn transaction(currency: &str, e: &Entry, booked: bool) -> Transaction {
         (None, Some(e.counterparty.clone()))
     };
     Transaction {
-        transaction_id: Some(e.id.to_string()),
-        entry_reference: None,
-        booking_date: e.booking_date.map(|d| d.to_string()),
-        value_date: Some(e.value_date.to_string()),
-        transaction_amount: Amount::from_minor(currency, e.amount),
         creditor_name,
-        creditor_account: None,
         debtor_name,
-        debtor_account: None,
         remittance_information_unstructured: Some(e.text.clone()),
         proprietary_bank_transaction_code: booked.then(|| e.code.to_string()),
+        ..Transaction::dated(
+            e.id.to_string(),
+            e.booking_date,
+            e.value_date,
+            Amount::from_minor(currency, e.amount),
+        )
     }
 }
 

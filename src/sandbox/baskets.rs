@@ -419,13 +419,7 @@ async fn read(
     ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(&app)?;
-    let (b, _) = own_basket(&app, &tpp, &id)?;
-    // Payments whose SCA expired are rejected when read (payments::reject_expired).
-    payments::reject_expired(&app, &b.payments)?;
-    let (b, p) = own_basket(&app, &tpp, &id)?;
-    require_corporate_id(&app, &tpp, &headers, &p)?;
+    let (b, p) = read_basket(&app, &tpp, &cert, &id, &headers)?;
     let s = basket_status(&p);
     let path = basket_path(&id);
     let mut links = Links::new();
@@ -456,14 +450,29 @@ async fn read_status(
     ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(&app)?;
-    let (b, _) = own_basket(&app, &tpp, &id)?;
-    // Payments whose SCA expired are rejected when read (payments::reject_expired).
-    payments::reject_expired(&app, &b.payments)?;
-    let (_, p) = own_basket(&app, &tpp, &id)?;
-    require_corporate_id(&app, &tpp, &headers, &p)?;
+    let (_, p) = read_basket(&app, &tpp, &cert, &id, &headers)?;
     Ok(Json(json!({"transactionStatus": basket_status(&p)})))
+}
+
+/// What both basket reads do first: the PIS role, due batch runs, the expired payments'
+/// rejection (payments::reject_expired), then the TPP's basket with its payments as they
+/// are now, checked against `PSU-Corporate-ID`.
+///
+/// Errors: 401 `ROLE_INVALID`; those of [`own_basket`] and [`require_corporate_id`].
+fn read_basket(
+    app: &App,
+    tpp: &Tpp,
+    cert: &TppCert,
+    id: &str,
+    headers: &HeaderMap,
+) -> Result<(BasketRow, Vec<PaymentRow>), ApiError> {
+    require_role(&cert.0, Psd2Role::PspPi)?;
+    settlement::run_due(app)?;
+    let (b, _) = own_basket(app, tpp, id)?;
+    payments::reject_expired(app, &b.payments)?;
+    let (b, p) = own_basket(app, tpp, id)?;
+    require_corporate_id(app, tpp, headers, &p)?;
+    Ok((b, p))
 }
 
 /// `DELETE /v1/signing-baskets/{basketId}`: 204; the basket structure is deleted (later calls
@@ -567,14 +576,7 @@ async fn authorisation_status(
     require_role(&cert.0, Psd2Role::PspPi)?;
     let (_, p) = own_basket(&app, &tpp, &id)?;
     require_corporate_id(&app, &tpp, &headers, &p)?;
-    let a = app
-        .db
-        .read(|c| rows::authorisation(c, &auth))?
-        .filter(|a| a.basket.as_deref() == Some(id.as_str()))
-        .ok_or_else(|| {
-            ApiError::not_found(format!("signing basket {id} has no authorisation {auth:?}"))
-        })?;
-    Ok(Json(
-        json!({"scaStatus": payments::effective_sca_status(&a, now_secs(&app))}),
-    ))
+    payments::sca_status_answer(&app, &auth, &format!("signing basket {id}"), |a| {
+        a.basket.as_deref() == Some(id.as_str())
+    })
 }

@@ -344,12 +344,7 @@ fn context_for(
         .iter()
         .filter_map(|p| Uuid::parse_str(&p.debtor_account).ok())
         .collect();
-    let own: Vec<Uuid> = app
-        .store
-        .accounts_of(customer.id)?
-        .iter()
-        .map(|a| a.id)
-        .collect();
+    let own = app.store.account_ids_of(customer.id)?;
     if accounts.iter().all(|a| own.contains(a)) {
         return Ok(Some(None));
     }
@@ -361,24 +356,19 @@ fn context_for(
         .map(Some))
 }
 
+/// A stored id column (customer, agreement) as a UUID; `None` when unset or not a UUID.
+fn stored_id(column: &Option<String>) -> Option<Uuid> {
+    column.as_deref().and_then(|c| Uuid::parse_str(c).ok())
+}
+
 fn render(app: &App, scope: &Scope) -> Response {
     if scope.auth.sca_status == sca_status::PSU_IDENTIFIED {
-        let customer = match scope
-            .auth
-            .customer
-            .as_deref()
-            .and_then(|c| Uuid::parse_str(c).ok())
-        {
+        let customer = match stored_id(&scope.auth.customer) {
             Some(c) => or_page!(app.store.customer(c)),
             None => None,
         };
         if let Some(c) = customer {
-            let agreement = match scope
-                .auth
-                .agreement
-                .as_deref()
-                .and_then(|a| Uuid::parse_str(a).ok())
-            {
+            let agreement = match stored_id(&scope.auth.agreement) {
                 Some(a) => or_page!(app.store.agreement(a)),
                 None => None,
             };

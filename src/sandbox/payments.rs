@@ -137,53 +137,28 @@ pub fn routes() -> Router<Arc<App>> {
     ] {
         r = r.route(fee, get(fee_information));
     }
-    r.route("/v1/payments/{product}", post(create::<SINGLE>))
-        .route("/v1/bulk-payments/{product}", post(create::<BULK>))
-        .route("/v1/periodic-payments/{product}", post(create::<PERIODIC>))
+    r = service_routes::<SINGLE>(r, "payments");
+    r = service_routes::<BULK>(r, "bulk-payments");
+    service_routes::<PERIODIC>(r, "periodic-payments")
+}
+
+/// The routes of one payment service `S` under `/v1/{service}/{product}`: initiation,
+/// details and cancellation, status, and the authorisation sub-resources.
+fn service_routes<const S: u8>(r: Router<Arc<App>>, service: &str) -> Router<Arc<App>> {
+    let base = format!("/v1/{service}/{{product}}");
+    r.route(&base, post(create::<S>))
         .route(
-            "/v1/payments/{product}/{id}",
-            get(details::<SINGLE>).delete(cancel::<SINGLE>),
+            &format!("{base}/{{id}}"),
+            get(details::<S>).delete(cancel::<S>),
+        )
+        .route(&format!("{base}/{{id}}/status"), get(status::<S>))
+        .route(
+            &format!("{base}/{{id}}/authorisations"),
+            post(start_authorisation::<S>),
         )
         .route(
-            "/v1/bulk-payments/{product}/{id}",
-            get(details::<BULK>).delete(cancel::<BULK>),
-        )
-        .route(
-            "/v1/periodic-payments/{product}/{id}",
-            get(details::<PERIODIC>).delete(cancel::<PERIODIC>),
-        )
-        .route("/v1/payments/{product}/{id}/status", get(status::<SINGLE>))
-        .route(
-            "/v1/bulk-payments/{product}/{id}/status",
-            get(status::<BULK>),
-        )
-        .route(
-            "/v1/periodic-payments/{product}/{id}/status",
-            get(status::<PERIODIC>),
-        )
-        .route(
-            "/v1/payments/{product}/{id}/authorisations",
-            post(start_authorisation::<SINGLE>),
-        )
-        .route(
-            "/v1/bulk-payments/{product}/{id}/authorisations",
-            post(start_authorisation::<BULK>),
-        )
-        .route(
-            "/v1/periodic-payments/{product}/{id}/authorisations",
-            post(start_authorisation::<PERIODIC>),
-        )
-        .route(
-            "/v1/payments/{product}/{id}/authorisations/{auth}",
-            get(authorisation_status::<SINGLE>),
-        )
-        .route(
-            "/v1/bulk-payments/{product}/{id}/authorisations/{auth}",
-            get(authorisation_status::<BULK>),
-        )
-        .route(
-            "/v1/periodic-payments/{product}/{id}/authorisations/{auth}",
-            get(authorisation_status::<PERIODIC>),
+            &format!("{base}/{{id}}/authorisations/{{auth}}"),
+            get(authorisation_status::<S>),
         )
 }
 
@@ -946,15 +921,30 @@ async fn authorisation_status<const S: u8>(
     settlement::run_due(&app)?;
     let p = own_payment(&app, &tpp, service_of(S), &segment, &id)?;
     require_corporate_id_for(&app, &headers, &p)?;
+    sca_status_answer(&app, &auth, &format!("payment {id}"), |a| {
+        a.payment.as_deref() == Some(id.as_str())
+    })
+}
+
+/// The `{scaStatus}` answer (Berlin Group `scaStatusResponse`) for authorisation `auth` of
+/// `resource` (e.g. `payment 3f…`, `signing basket 9a…`); `belongs` tells whether the stored
+/// authorisation is one of that resource's.
+///
+/// Errors: 404 `RESOURCE_UNKNOWN` for an unknown authorisation or one of another resource;
+/// the database fails.
+pub fn sca_status_answer(
+    app: &App,
+    auth: &str,
+    resource: &str,
+    belongs: impl Fn(&AuthorisationRow) -> bool,
+) -> Result<Json<Value>, ApiError> {
     let a = app
         .db
-        .read(|c| rows::authorisation(c, &auth))?
-        .filter(|a| a.payment.as_deref() == Some(id.as_str()))
-        .ok_or_else(|| {
-            ApiError::not_found(format!("payment {id} has no authorisation {auth:?}"))
-        })?;
+        .read(|c| rows::authorisation(c, auth))?
+        .filter(|a| belongs(a))
+        .ok_or_else(|| ApiError::not_found(format!("{resource} has no authorisation {auth:?}")))?;
     Ok(Json(
-        json!({"scaStatus": effective_sca_status(&a, now_secs(&app))}),
+        json!({"scaStatus": effective_sca_status(&a, now_secs(app))}),
     ))
 }
 

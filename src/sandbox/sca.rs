@@ -348,45 +348,38 @@ async fn guarded(
     browser.finish(&key, now, response).await
 }
 
-/// `POST /sca/{id}/login`: see [`login_step`], behind [`sca_guard::post`].
-pub async fn login(
-    State(app): State<Arc<App>>,
-    ScaId(id): ScaId,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    guarded(&app, id, &headers, &body, login_step).await
+/// A form-post handler `POST /sca/{id}/<step>` running a step function behind
+/// [`sca_guard::post`] (see [`guarded`]).
+macro_rules! guarded_step {
+    ($(#[$doc:meta])* $name:ident => $step:expr) => {
+        $(#[$doc])*
+        pub async fn $name(
+            State(app): State<Arc<App>>,
+            ScaId(id): ScaId,
+            headers: HeaderMap,
+            body: Bytes,
+        ) -> Response {
+            guarded(&app, id, &headers, &body, $step).await
+        }
+    };
 }
 
-/// `POST /sca/{id}/context`: see [`context_step`], behind [`sca_guard::post`].
-pub async fn context(
-    State(app): State<Arc<App>>,
-    ScaId(id): ScaId,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    guarded(&app, id, &headers, &body, context_step).await
-}
-
-/// `POST /sca/{id}/consent`: see [`consent_step`], behind [`sca_guard::post`].
-pub async fn consent(
-    State(app): State<Arc<App>>,
-    ScaId(id): ScaId,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    guarded(&app, id, &headers, &body, consent_step).await
-}
-
-/// `POST /sca/{id}/cancel`: see [`cancel_step`], behind [`sca_guard::post`].
-pub async fn cancel(
-    State(app): State<Arc<App>>,
-    ScaId(id): ScaId,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    guarded(&app, id, &headers, &body, |app, id, _| cancel_step(app, id)).await
-}
+guarded_step!(
+    /// `POST /sca/{id}/login`: see [`login_step`], behind [`sca_guard::post`].
+    login => login_step
+);
+guarded_step!(
+    /// `POST /sca/{id}/context`: see [`context_step`], behind [`sca_guard::post`].
+    context => context_step
+);
+guarded_step!(
+    /// `POST /sca/{id}/consent`: see [`consent_step`], behind [`sca_guard::post`].
+    consent => consent_step
+);
+guarded_step!(
+    /// `POST /sca/{id}/cancel`: see [`cancel_step`], behind [`sca_guard::post`].
+    cancel => |app, id, _| cancel_step(app, id)
+);
 
 /// `POST /sca/{id}/login`: identifies the PSU by `customerNumber` (spaces and dots ignored).
 fn login_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
