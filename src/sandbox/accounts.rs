@@ -137,16 +137,18 @@ pub trait Consentable: Sized {
     /// The owner's customer record as the resolution gives it.
     type Owner;
 
-    /// The access of the request and resource `id` with its owner.
+    /// The access of the request and resource `id` with its owner (`(app, tpp, headers,
+    /// id)`).
     ///
     /// Errors: the refusals of [`access::resolve`]; 403 `RESOURCE_UNKNOWN` for a resource
     /// that is not the PSU's in this context; 401 + `scaRedirect` for the PSU's resource
     /// outside the consent.
-    fn resolve(
-        app: &App,
-        tpp: &Tpp,
-        h: &HeaderMap,
-        id: &str,
+    #[allow(clippy::type_complexity)]
+    const RESOLVE: fn(
+        &App,
+        &Tpp,
+        &HeaderMap,
+        &str,
     ) -> Result<(Access, Self, Self::Owner), ApiError>;
 }
 
@@ -154,27 +156,23 @@ impl Consentable for Account {
     /// `None` when the owner is gone (see [`owner_of`]).
     type Owner = Option<Customer>;
 
-    fn resolve(
-        app: &App,
-        tpp: &Tpp,
-        h: &HeaderMap,
-        id: &str,
-    ) -> Result<(Access, Self, Self::Owner), ApiError> {
-        access::resolve_account(app, tpp, h, id)
-    }
+    const RESOLVE: fn(
+        &App,
+        &Tpp,
+        &HeaderMap,
+        &str,
+    ) -> Result<(Access, Self, Self::Owner), ApiError> = access::resolve_account;
 }
 
 impl Consentable for CardAccount {
     type Owner = Customer;
 
-    fn resolve(
-        app: &App,
-        tpp: &Tpp,
-        h: &HeaderMap,
-        id: &str,
-    ) -> Result<(Access, Self, Self::Owner), ApiError> {
-        access::resolve_card(app, tpp, h, id)
-    }
+    const RESOLVE: fn(
+        &App,
+        &Tpp,
+        &HeaderMap,
+        &str,
+    ) -> Result<(Access, Self, Self::Owner), ApiError> = access::resolve_card;
 }
 
 /// The query a [`Consented`] request parses before its consent is resolved (so a malformed
@@ -261,7 +259,7 @@ where
         roles.require_ais()?;
         let version = app.db.version();
         let query = Q::parse(parts)?;
-        let (access, item, owner) = R::resolve(app, &tpp, &parts.headers, &id)?;
+        let (access, item, owner) = (R::RESOLVE)(app, &tpp, &parts.headers, &id)?;
         Ok(Consented {
             psu_present: rules::psu_present(&parts.headers),
             tpp,

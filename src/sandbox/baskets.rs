@@ -419,7 +419,7 @@ async fn read(
     ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    let (b, p) = read_basket(&app, &tpp, &cert, &id, &headers)?;
+    let (b, p) = basket_for(&app, &tpp, &cert, &id, &headers, true)?;
     let s = basket_status(&p);
     let path = basket_path(&id);
     let mut links = Links::new();
@@ -450,26 +450,30 @@ async fn read_status(
     ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    let (_, p) = read_basket(&app, &tpp, &cert, &id, &headers)?;
+    let (_, p) = basket_for(&app, &tpp, &cert, &id, &headers, true)?;
     Ok(Json(json!({"transactionStatus": basket_status(&p)})))
 }
 
-/// What both basket reads do first: the PIS role, due batch runs, the expired payments'
-/// rejection (payments::reject_expired), then the TPP's basket with its payments as they
-/// are now, checked against `PSU-Corporate-ID`.
+/// What the basket handlers do first: the PIS role, due batch runs, with `reject_expired`
+/// (the reads) the rejection of the basket's payments whose SCA expired
+/// (payments::reject_expired), then the TPP's basket with its payments as they are now,
+/// checked against `PSU-Corporate-ID`.
 ///
 /// Errors: 401 `ROLE_INVALID`; those of [`own_basket`] and [`require_corporate_id`].
-fn read_basket(
+fn basket_for(
     app: &App,
     tpp: &Tpp,
     cert: &TppCert,
     id: &str,
     headers: &HeaderMap,
+    reject_expired: bool,
 ) -> Result<(BasketRow, Vec<PaymentRow>), ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
     settlement::run_due(app)?;
-    let (b, _) = own_basket(app, tpp, id)?;
-    payments::reject_expired(app, &b.payments)?;
+    if reject_expired {
+        let (b, _) = own_basket(app, tpp, id)?;
+        payments::reject_expired(app, &b.payments)?;
+    }
     let (b, p) = own_basket(app, tpp, id)?;
     require_corporate_id(app, tpp, headers, &p)?;
     Ok((b, p))
@@ -488,10 +492,7 @@ async fn delete(
     ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(&app)?;
-    let (_, p) = own_basket(&app, &tpp, &id)?;
-    require_corporate_id(&app, &tpp, &headers, &p)?;
+    basket_for(&app, &tpp, &cert, &id, &headers, false)?;
     app.db.write(|tx| {
         let b = rows::basket(tx, &id)?
             .ok_or_else(|| ApiError::not_found(format!("no signing basket {id}")))?;
@@ -525,10 +526,7 @@ async fn start_authorisation(
     ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(&app)?;
-    let (b, p) = own_basket(&app, &tpp, &id)?;
-    require_corporate_id(&app, &tpp, &headers, &p)?;
+    let (b, _) = basket_for(&app, &tpp, &cert, &id, &headers, false)?;
     let redirect = match payments::header_str(&headers, crate::xs2a::headers::TPP_REDIRECT_URI)? {
         Some(_) => payments::redirect_uri(&headers)?,
         None => b.redirect_uri.clone(),

@@ -1179,16 +1179,21 @@ mod tests {
     use super::*;
     use crate::sandbox::seed::seed;
 
+    /// Each seeded account with its owner.
+    fn accounts_with_owners(
+        data: &crate::sandbox::model::SeedData,
+    ) -> impl Iterator<Item = (&Account, &Customer)> {
+        data.accounts.iter().map(|account| {
+            let owner = data.customers.iter().find(|c| c.id == account.owner);
+            (account, owner.expect("every seeded account has its owner"))
+        })
+    }
+
     #[test]
     fn history_is_long_stable_and_adds_up() {
         let data = seed();
         let today = NaiveDate::from_ymd_opt(2026, 3, 15).unwrap();
-        for account in &data.accounts {
-            let owner = data
-                .customers
-                .iter()
-                .find(|c| c.id == account.owner)
-                .unwrap();
+        for (account, owner) in accounts_with_owners(&data) {
             let a = booked(account, owner, today);
             assert!(a.len() > 300, "{} has {} booked", account.name, a.len());
             let oldest = a.last().unwrap().booking_date.unwrap();
@@ -1251,12 +1256,7 @@ mod tests {
         let anchor = NaiveDate::from_ymd_opt(y, m, d).unwrap();
         let full = anchor + Duration::days(401);
         let end = NaiveDate::from_ymd_opt(2031, 12, 31).unwrap();
-        for account in &data.accounts {
-            let owner = data
-                .customers
-                .iter()
-                .find(|c| c.id == account.owner)
-                .unwrap();
+        for (account, owner) in accounts_with_owners(&data) {
             // From `full` on, history starts at the anchor: closing booked at day t is the
             // opening plus every day before t.
             let mut closing = account.opening_balance;

@@ -713,19 +713,38 @@ async fn details<const S: u8>(
     ApiPath((segment, id)): ApiPath<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(&app)?;
-    own_payment(&app, &tpp, service_of(S), &segment, &id)?;
-    reject_expired(&app, std::slice::from_ref(&id))?;
-    let p = own_payment(&app, &tpp, service_of(S), &segment, &id)?;
-    require_corporate_id_for(&app, &headers, &p)?;
-    visible(&p)?;
+    let p = read_payment(&app, &tpp, &cert, service_of(S), &segment, &id, &headers)?;
     let mut body: Map<String, Value> = match serde_json::from_str(&p.body) {
         Ok(Value::Object(m)) => m,
         _ => Map::new(),
     };
     body.insert("transactionStatus".into(), Value::String(p.status));
     Ok(Json(Value::Object(body)))
+}
+
+/// What both payment reads do first: the PIS role, due batch runs, the rejection of the
+/// payment if its SCA expired ([`reject_expired`]), then the TPP's payment as it is now,
+/// checked against `PSU-Corporate-ID` and refused when no longer visible.
+///
+/// Errors: 401 `ROLE_INVALID`; those of [`own_payment`], [`require_corporate_id_for`] and
+/// [`visible`].
+fn read_payment(
+    app: &App,
+    tpp: &Tpp,
+    cert: &TppCert,
+    service: Service,
+    segment: &str,
+    id: &str,
+    headers: &HeaderMap,
+) -> Result<PaymentRow, ApiError> {
+    require_role(&cert.0, Psd2Role::PspPi)?;
+    settlement::run_due(app)?;
+    own_payment(app, tpp, service, segment, id)?;
+    reject_expired(app, &[id.to_string()])?;
+    let p = own_payment(app, tpp, service, segment, id)?;
+    require_corporate_id_for(app, headers, &p)?;
+    visible(&p)?;
+    Ok(p)
 }
 
 /// Whether the debtor account of `p` holds its amount now ([`settlement::available_minor`]).
@@ -752,13 +771,7 @@ async fn status<const S: u8>(
     ApiPath((segment, id)): ApiPath<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(&app)?;
-    own_payment(&app, &tpp, service_of(S), &segment, &id)?;
-    reject_expired(&app, std::slice::from_ref(&id))?;
-    let p = own_payment(&app, &tpp, service_of(S), &segment, &id)?;
-    require_corporate_id_for(&app, &headers, &p)?;
-    visible(&p)?;
+    let p = read_payment(&app, &tpp, &cert, service_of(S), &segment, &id, &headers)?;
     let mut out = json!({"transactionStatus": p.status});
     if p.status == status::RJCT && p.reason.as_deref() == Some(EXPIRED_REASON) {
         out["psuMessage"] = Value::String(EXPIRED_REASON.to_string());

@@ -38,7 +38,7 @@ use super::status_line::{Level, Message};
 use super::theme::Theme;
 use crate::client::history::{BODY_CAP, History, HistoryEntry, body_cut};
 use crate::client::import::{self, ImportError, ImportedRequest, Variables};
-use crate::client::{ClientError, Engine, Exchange, PreparedRequest, RequestContext, export};
+use crate::client::{ClientError, Engine, Exchange, PreparedRequest, export};
 use crate::signing::SignatureInspection;
 use crate::xs2a::operations;
 
@@ -113,19 +113,6 @@ pub async fn load_async(
     (query, rows)
 }
 
-/// The request context of `engine` now (its profile, session, credentials, target, redirect
-/// URI and clock).
-fn context_of(engine: &Engine) -> RequestContext<'_> {
-    RequestContext {
-        profile: &engine.profile,
-        session: &engine.session,
-        credentials: &engine.credentials,
-        base_url: &engine.base_url,
-        redirect_uri: &engine.redirect_uri,
-        now: engine.now(),
-    }
-}
-
 /// Title shown for a request that is not a catalogue operation.
 pub const IMPORTED_TITLE: &str = "imported request";
 
@@ -140,7 +127,7 @@ pub fn resend_request(
     let title = operations::find(&entry.operation_id)
         .map(|o| o.title)
         .unwrap_or(IMPORTED_TITLE);
-    export::reprepare(entry, &context_of(engine)).map(|r| (r, title))
+    export::reprepare(entry, &engine.request_context()).map(|r| (r, title))
 }
 
 /// Writes the cURL command of history `entry`, prepared and signed afresh now on `engine`,
@@ -152,7 +139,7 @@ pub fn resend_request(
 /// Errors: the request no longer builds ([`HistoryError::Request`]), or the file cannot be
 /// written ([`HistoryError::Write`]).
 pub fn export_curl(engine: &Engine, entry: &HistoryEntry) -> Result<PathBuf, HistoryError> {
-    let req = export::reprepare(entry, &context_of(engine))?;
+    let req = export::reprepare(entry, &engine.request_context())?;
     let secs = crate::cert::unix_seconds(std::time::SystemTime::now());
     let path = engine
         .paths
@@ -192,7 +179,7 @@ pub fn imported_request_prepared(
     engine: &Engine,
     request: &ImportedRequest,
 ) -> Result<PreparedRequest, ClientError> {
-    crate::client::prepare_imported(request, &context_of(engine))
+    crate::client::prepare_imported(request, &engine.request_context())
 }
 
 impl HistoryView {

@@ -1017,20 +1017,3 @@ pub fn credits(service: Service, echo: &Value) -> Vec<(String, i64)> {
         _ => one(echo).into_iter().collect(),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn account_number_checks() {
-        assert!(is_norwegian_bban("12094355778"));
-        assert!(is_norwegian_bban("70011968048"));
-        assert!(!is_norwegian_bban("12094355779"));
-        assert!(is_iban("NO9386011117947"));
-        assert!(!is_iban("NO9386011117948"));
-        assert!(is_bic("DNBANOKK"));
-        assert!(is_bic("DNBASESXXXX"));
-        assert!(!is_bic("dnbanokk"));
-    }
-}
