@@ -248,8 +248,6 @@ pub fn has_errors(findings: &[Finding]) -> bool {
     findings.iter().any(|f| f.severity == Severity::Error)
 }
 
-/// The value of header `name` (case-insensitive), the first one.
-
 /// `_links.scaRedirect` of a body, whatever its shape.
 fn sca_redirect(body: &Value) -> Option<&Value> {
     body.get("_links").and_then(|l| l.get("scaRedirect"))
