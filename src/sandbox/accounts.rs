@@ -131,6 +131,11 @@ pub async fn list(
     })
 }
 
+/// How a [`Consentable`] resource is resolved: `(app, tpp, headers, id)` to the request's
+/// access, the resource and its owner.
+pub type Resolver<R> =
+    fn(&App, &Tpp, &HeaderMap, &str) -> Result<(Access, R, <R as Consentable>::Owner), ApiError>;
+
 /// An account resource an AIS request names by its path parameter `{id}`: an account or a
 /// card account, resolved against the request's consent.
 pub trait Consentable: Sized {
@@ -143,36 +148,20 @@ pub trait Consentable: Sized {
     /// Errors: the refusals of [`access::resolve`]; 403 `RESOURCE_UNKNOWN` for a resource
     /// that is not the PSU's in this context; 401 + `scaRedirect` for the PSU's resource
     /// outside the consent.
-    #[allow(clippy::type_complexity)]
-    const RESOLVE: fn(
-        &App,
-        &Tpp,
-        &HeaderMap,
-        &str,
-    ) -> Result<(Access, Self, Self::Owner), ApiError>;
+    const RESOLVE: Resolver<Self>;
 }
 
 impl Consentable for Account {
     /// `None` when the owner is gone (see [`owner_of`]).
     type Owner = Option<Customer>;
 
-    const RESOLVE: fn(
-        &App,
-        &Tpp,
-        &HeaderMap,
-        &str,
-    ) -> Result<(Access, Self, Self::Owner), ApiError> = access::resolve_account;
+    const RESOLVE: Resolver<Self> = access::resolve_account;
 }
 
 impl Consentable for CardAccount {
     type Owner = Customer;
 
-    const RESOLVE: fn(
-        &App,
-        &Tpp,
-        &HeaderMap,
-        &str,
-    ) -> Result<(Access, Self, Self::Owner), ApiError> = access::resolve_card;
+    const RESOLVE: Resolver<Self> = access::resolve_card;
 }
 
 /// The query a [`Consented`] request parses before its consent is resolved (so a malformed
