@@ -291,30 +291,21 @@ pub(super) fn role(cx: &Context<'_>, key: Result<&TrustedKey, &String>, checks: 
             r.iter().map(|r| r.name()).collect::<Vec<_>>().join(", ")
         }
     };
-    if needed.is_empty() {
-        checks.push(
-            "cert.role",
-            Status::Pass,
-            RULE_ROLE,
-            format!("{} needs no PSD2 role", op.id),
-        );
+    let (status, message) = if needed.is_empty() {
+        (Status::Pass, format!("{} needs no PSD2 role", op.id))
     } else if needed.iter().any(|r| have.contains(r)) {
-        checks.push(
-            "cert.role",
+        (
             Status::Pass,
-            RULE_ROLE,
             format!(
                 "{} needs {}; the certificate has {}",
                 op.id,
                 names(needed),
                 names(&have)
             ),
-        );
+        )
     } else {
-        checks.push(
-            "cert.role",
+        (
             Status::Fail,
-            RULE_ROLE,
             format!(
                 "{} ({}) needs the PSD2 role {} in the certificate; found {}",
                 op.id,
@@ -322,8 +313,9 @@ pub(super) fn role(cx: &Context<'_>, key: Result<&TrustedKey, &String>, checks: 
                 names(needed).replace(", ", " or "),
                 names(&have)
             ),
-        );
-    }
+        )
+    };
+    checks.push("cert.role", status, RULE_ROLE, message);
 }
 
 /// `body.rules` and `body.compact`: the body rules of the request validator (amounts,

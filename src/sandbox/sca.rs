@@ -580,12 +580,7 @@ fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
         tracing::error!(error = ?e.body.tpp_messages, "recording the SCA session failed");
         return storage_error();
     }
-    let callback = ScaCallback::Success(ScaSuccess::in_context(
-        psu.to_string(),
-        agreement.map(|a| a.to_string()),
-        auth.tpp_session_id.clone(),
-    ));
-    to_tpp(&auth, &callback)
+    success_to_tpp(&auth, psu, agreement)
 }
 
 /// 503 page in the bank's style: the state database failed (never an "unknown
@@ -597,6 +592,17 @@ pub(crate) fn storage_error() -> Response {
         "The bank could not store your answer. Go back to the application and start again.",
     )
     .into_response()
+}
+
+/// The browser back to the TPP after a successful SCA of `auth`: `psu-id`, `psu-corporate-id`
+/// (the `agreement`, CORPORATE context), `tpp-session-id` and `context`.
+fn success_to_tpp(auth: &Authorisation, psu: Uuid, agreement: Option<Uuid>) -> Response {
+    let callback = ScaCallback::Success(ScaSuccess::in_context(
+        psu.to_string(),
+        agreement.map(|a| a.to_string()),
+        auth.tpp_session_id.clone(),
+    ));
+    to_tpp(auth, &callback)
 }
 
 /// Ends a registration SCA: the authorisation is finished, the PSU registered with the TPP
@@ -623,12 +629,7 @@ fn finish_registration(
         tracing::error!(error = ?e.body.tpp_messages, "recording a registration failed");
         return storage_error();
     }
-    let callback = ScaCallback::Success(ScaSuccess::in_context(
-        psu.to_string(),
-        agreement.map(|a| a.to_string()),
-        auth.tpp_session_id.clone(),
-    ));
-    to_tpp(&auth, &callback)
+    success_to_tpp(&auth, psu, agreement)
 }
 
 fn to_tpp(auth: &Authorisation, callback: &ScaCallback) -> Response {

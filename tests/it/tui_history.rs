@@ -253,6 +253,15 @@ fn diff_of_two_responses_in_an_overlay() {
     assert_eq!(app.screen(), Screen::History);
 }
 
+/// The doctor overlay's line of check `id` in screen `text`.
+#[track_caller]
+fn check_line(text: &str, id: &str) -> String {
+    text.lines()
+        .find(|l| l.contains(&format!(" {id} ")))
+        .unwrap_or_else(|| panic!("no {id} line: {text}"))
+        .to_string()
+}
+
 #[test]
 fn c_shows_the_doctors_checks_of_the_highlighted_request() {
     let h = fixed_history();
@@ -262,12 +271,7 @@ fn c_shows_the_doctors_checks_of_the_highlighted_request() {
     let text = app.screen_text(160, 48);
     assert!(text.contains("Doctor: #4 GET"), "{text}");
     // The recorded request has no TPP-Redirect-URI (Authentication 11) and no certificate.
-    let line = |id: &str| {
-        text.lines()
-            .find(|l| l.contains(&format!(" {id} ")))
-            .unwrap_or_else(|| panic!("no {id} line: {text}"))
-            .to_string()
-    };
+    let line = |id: &str| check_line(&text, id);
     assert!(line("headers.required").contains('✘'), "{text}");
     assert!(
         line("headers.required").contains("TPP-Redirect-URI"),
@@ -720,12 +724,7 @@ fn c_on_the_import_list_shows_the_doctor_of_the_imported_request() {
     assert!(app.history_diff_visible(), "the doctor uses the overlay");
     let text = app.screen_text(200, 50);
     assert!(text.contains("Doctor: cURL command 1 of"), "{text}");
-    let line = |id: &str| {
-        text.lines()
-            .find(|l| l.contains(&format!(" {id} ")))
-            .unwrap_or_else(|| panic!("no {id} line: {text}"))
-            .to_string()
-    };
+    let line = |id: &str| check_line(&text, id);
     // The original Signature was kept: the keyId is checked and its fault named.
     assert!(line("keyid.issuer").contains('✘'), "{text}");
     assert!(line("keyid.issuer").contains("X.500 order"), "{text}");
