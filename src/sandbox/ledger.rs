@@ -1035,11 +1035,28 @@ fn last_week_settlements(owner: &Customer, monday: NaiveDate) -> i64 {
 
 /// What the Monday sweep moves from the settlement account to the operating account on
 /// `day`: [`last_week_settlements`] when `day` is a Monday and that is more than zero.
-fn monday_sweep(owner: &Customer, day: NaiveDate) -> Option<i64> {
+///
+/// As the entry of `account`: the credit on the operating account, or (any other kind) the
+/// matching debit on the settlement account.
+fn monday_sweep(owner: &Customer, day: NaiveDate, account: AccountKind) -> Option<Raw> {
     if day.weekday() != Weekday::Mon {
         return None;
     }
-    Some(last_week_settlements(owner, day)).filter(|swept| *swept > 0)
+    let swept = Some(last_week_settlements(owner, day)).filter(|swept| *swept > 0)?;
+    Some(match account {
+        AccountKind::Operating => Raw::credit(
+            swept,
+            &owner.name,
+            "Overføring fra Oppgjørskonto",
+            "OVERFØRSEL",
+        ),
+        _ => Raw::debit(
+            swept,
+            &owner.name,
+            "Overføring til Driftskonto",
+            "OVERFØRSEL",
+        ),
+    })
 }
 
 fn operating_day(owner: &Customer, day: NaiveDate) -> Vec<Raw> {
@@ -1049,14 +1066,7 @@ fn operating_day(owner: &Customer, day: NaiveDate) -> Vec<Raw> {
     let mut rng = Rng::for_day(seed, day);
     let mut out = Vec::new();
     let month = month_name(day);
-    if let Some(swept) = monday_sweep(owner, day) {
-        out.push(Raw::credit(
-            swept,
-            &owner.name,
-            "Overføring fra Oppgjørskonto",
-            "OVERFØRSEL",
-        ));
-    }
+    out.extend(monday_sweep(owner, day, AccountKind::Operating));
     if !is_weekend(day) {
         for _ in 0..1 + rng.below(4) {
             let payer = rng.pick(&B2B_CUSTOMERS);
@@ -1101,14 +1111,7 @@ fn operating_day(owner: &Customer, day: NaiveDate) -> Vec<Raw> {
 
 fn settlement_day(owner: &Customer, day: NaiveDate) -> Vec<Raw> {
     let mut out = Vec::new();
-    if let Some(swept) = monday_sweep(owner, day) {
-        out.push(Raw::debit(
-            swept,
-            &owner.name,
-            "Overføring til Driftskonto",
-            "OVERFØRSEL",
-        ));
-    }
+    out.extend(monday_sweep(owner, day, AccountKind::Settlement));
     if let Some(amount) = settlement_credit(owner, day) {
         out.push(Raw::credit(
             amount,
