@@ -93,7 +93,8 @@ mod tests {
 
     #[test]
     fn bic_currency_country() {
-        let cases: [(fn(&str) -> bool, &str, bool); 9] = [
+        type Check = fn(&str) -> bool;
+        let cases: [(Check, &str, bool); 9] = [
             (is_bic, "DNBANOKK", true),
             (is_bic, "DNBASESXXXX", true),
             (is_bic, "dnbanokk", false),
