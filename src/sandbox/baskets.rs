@@ -48,7 +48,8 @@ use std::sync::Arc;
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{FromRequestParts, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -413,13 +414,14 @@ async fn create(
 /// `GET /v1/signing-baskets/{basketId}`: `{payments, transactionStatus, _links}` (Berlin
 /// Group `signingBasketResponse-200`).
 async fn read(
-    State(app): State<Arc<App>>,
-    tpp: Tpp,
-    cert: TppCert,
-    ApiPath(id): ApiPath<String>,
-    headers: HeaderMap,
+    OwnBasket {
+        id,
+        basket,
+        payments,
+        ..
+    }: OwnBasket<true>,
 ) -> Result<Json<Value>, ApiError> {
-    let (b, p) = basket_for(&app, &tpp, &cert, &id, &headers, true)?;
+    let (b, p) = (basket, payments);
     let s = basket_status(&p);
     let path = basket_path(&id);
     let mut links = Links::new();
@@ -443,15 +445,39 @@ async fn read(
 
 /// `GET /v1/signing-baskets/{basketId}/status`: `{transactionStatus}` (Berlin Group
 /// `signingBasketStatusResponse-200`).
-async fn read_status(
-    State(app): State<Arc<App>>,
+async fn read_status(basket: OwnBasket<true>) -> Result<Json<Value>, ApiError> {
+    Ok(Json(
+        json!({"transactionStatus": basket_status(&basket.payments)}),
+    ))
+}
+
+/// The extractor of the basket handlers addressing `/v1/signing-baskets/{basketId}`: the
+/// verified TPP, then [`basket_for`] (with `READ`: the reads' rejection of expired payments
+/// first) on the path's basket id.
+///
+/// Errors (the rejection): those of [`Tpp`], [`TppCert`], the path, and [`basket_for`].
+struct OwnBasket<const READ: bool> {
     tpp: Tpp,
-    cert: TppCert,
-    ApiPath(id): ApiPath<String>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
-    let (_, p) = basket_for(&app, &tpp, &cert, &id, &headers, true)?;
-    Ok(Json(json!({"transactionStatus": basket_status(&p)})))
+    id: String,
+    basket: BasketRow,
+    payments: Vec<PaymentRow>,
+}
+
+impl<const READ: bool> FromRequestParts<Arc<App>> for OwnBasket<READ> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, ApiError> {
+        let tpp = Tpp::from_request_parts(parts, app).await?;
+        let cert = TppCert::from_request_parts(parts, app).await?;
+        let ApiPath(id) = ApiPath::<String>::from_request_parts(parts, app).await?;
+        let (basket, payments) = basket_for(app, &tpp, &cert, &id, &parts.headers, READ)?;
+        Ok(OwnBasket {
+            tpp,
+            id,
+            basket,
+            payments,
+        })
+    }
 }
 
 /// What the basket handlers do first: the PIS role, due batch runs, with `reject_expired`
@@ -487,12 +513,8 @@ fn basket_for(
 /// when it is already deleted.
 async fn delete(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    cert: TppCert,
-    ApiPath(id): ApiPath<String>,
-    headers: HeaderMap,
+    OwnBasket { id, .. }: OwnBasket<false>,
 ) -> Result<Response, ApiError> {
-    basket_for(&app, &tpp, &cert, &id, &headers, false)?;
     app.db.write(|tx| {
         let b = rows::basket(tx, &id)?
             .ok_or_else(|| ApiError::not_found(format!("no signing basket {id}")))?;
@@ -521,12 +543,11 @@ async fn delete(
 /// `RCVD` payments.
 async fn start_authorisation(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    cert: TppCert,
-    ApiPath(id): ApiPath<String>,
+    OwnBasket {
+        tpp, id, basket: b, ..
+    }: OwnBasket<false>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let (b, _) = basket_for(&app, &tpp, &cert, &id, &headers, false)?;
     let redirect = match payments::header_str(&headers, crate::xs2a::headers::TPP_REDIRECT_URI)? {
         Some(_) => payments::redirect_uri(&headers)?,
         None => b.redirect_uri.clone(),
