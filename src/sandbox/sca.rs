@@ -372,14 +372,17 @@ async fn guarded(
     browser.finish(&key, now, response).await
 }
 
-/// A form-post handler `POST /sca/{id}/<step>` running a step function behind
-/// [`sca_guard::post`] (see [`guarded`]).
+/// A form-post handler of an SCA page (`POST /sca/{id}/<step>`, `POST
+/// /payment-sca/{id}/<step>`) running a step function behind [`sca_guard::post`] through the
+/// `guarded` function of the module it is used in; the id comes from the extractor
+/// `$extract($ty)` (e.g. `ScaId(ScaId)`, `Path(Path<String>)`). The names it uses (`State`,
+/// `Arc`, `App`, `HeaderMap`, `Bytes`, `Response`) must be in scope there.
 macro_rules! guarded_step {
-    ($(#[$doc:meta])* $name:ident => $step:expr) => {
+    ($(#[$doc:meta])* $vis:vis $name:ident($extract:ident($ty:ty)) => $step:expr) => {
         $(#[$doc])*
-        pub async fn $name(
+        $vis async fn $name(
             State(app): State<Arc<App>>,
-            ScaId(id): ScaId,
+            $extract(id): $ty,
             headers: HeaderMap,
             body: Bytes,
         ) -> Response {
@@ -387,22 +390,23 @@ macro_rules! guarded_step {
         }
     };
 }
+pub(crate) use guarded_step;
 
 guarded_step!(
     /// `POST /sca/{id}/login`: see [`login_step`], behind [`sca_guard::post`].
-    login => login_step
+    pub login(ScaId(ScaId)) => login_step
 );
 guarded_step!(
     /// `POST /sca/{id}/context`: see [`context_step`], behind [`sca_guard::post`].
-    context => context_step
+    pub context(ScaId(ScaId)) => context_step
 );
 guarded_step!(
     /// `POST /sca/{id}/consent`: see [`consent_step`], behind [`sca_guard::post`].
-    consent => consent_step
+    pub consent(ScaId(ScaId)) => consent_step
 );
 guarded_step!(
     /// `POST /sca/{id}/cancel`: see [`cancel_step`], behind [`sca_guard::post`].
-    cancel => |app, id, _| cancel_step(app, id)
+    pub cancel(ScaId(ScaId)) => |app, id, _| cancel_step(app, id)
 );
 
 /// `POST /sca/{id}/login`: identifies the PSU by `customerNumber` (spaces and dots ignored).
