@@ -99,6 +99,28 @@ impl<T> IdleIo<T> {
         self.last_progress = Instant::now();
     }
 
+    /// Polls the inner IO with `op`: on ready, records progress when `counts` (reads and
+    /// writes, not flushes); when pending, the idle check ([`IdleIo::poll_idle`]).
+    fn watch<R>(
+        &mut self,
+        cx: &mut Context<'_>,
+        counts: bool,
+        op: impl FnOnce(Pin<&mut T>, &mut Context<'_>) -> Poll<std::io::Result<R>>,
+    ) -> Poll<std::io::Result<R>>
+    where
+        T: Unpin,
+    {
+        match op(Pin::new(&mut self.inner), cx) {
+            Poll::Ready(r) => {
+                if counts {
+                    self.progress();
+                }
+                Poll::Ready(r)
+            }
+            Poll::Pending => self.poll_idle(cx).map(Err),
+        }
+    }
+
     /// Called when the inner IO is pending: an error once the idle time has passed.
     fn poll_idle(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Error> {
         loop {
@@ -123,14 +145,8 @@ impl<T: AsyncRead + Unpin> AsyncRead for IdleIo<T> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
-        let this = self.get_mut();
-        match Pin::new(&mut this.inner).poll_read(cx, buf) {
-            Poll::Ready(r) => {
-                this.progress();
-                Poll::Ready(r)
-            }
-            Poll::Pending => this.poll_idle(cx).map(Err),
-        }
+        self.get_mut()
+            .watch(cx, true, |io, cx| io.poll_read(cx, buf))
     }
 }
 
@@ -140,14 +156,8 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for IdleIo<T> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        let this = self.get_mut();
-        match Pin::new(&mut this.inner).poll_write(cx, buf) {
-            Poll::Ready(r) => {
-                this.progress();
-                Poll::Ready(r)
-            }
-            Poll::Pending => this.poll_idle(cx).map(Err),
-        }
+        self.get_mut()
+            .watch(cx, true, |io, cx| io.poll_write(cx, buf))
     }
 
     fn poll_write_vectored(
@@ -155,14 +165,8 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for IdleIo<T> {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        let this = self.get_mut();
-        match Pin::new(&mut this.inner).poll_write_vectored(cx, bufs) {
-            Poll::Ready(r) => {
-                this.progress();
-                Poll::Ready(r)
-            }
-            Poll::Pending => this.poll_idle(cx).map(Err),
-        }
+        self.get_mut()
+            .watch(cx, true, |io, cx| io.poll_write_vectored(cx, bufs))
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -170,11 +174,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for IdleIo<T> {
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        let this = self.get_mut();
-        match Pin::new(&mut this.inner).poll_flush(cx) {
-            Poll::Ready(r) => Poll::Ready(r),
-            Poll::Pending => this.poll_idle(cx).map(Err),
-        }
+        self.get_mut().watch(cx, false, |io, cx| io.poll_flush(cx))
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {

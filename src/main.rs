@@ -670,14 +670,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                         resolved.unknown.join(", ")
                     );
                 }
-                let ctx = psd2_console::client::RequestContext {
-                    profile: &engine.profile,
-                    session: &engine.session,
-                    credentials: &engine.credentials,
-                    base_url: &engine.base_url,
-                    redirect_uri: &engine.redirect_uri,
-                    now: engine.now(),
-                };
+                let ctx = engine.request_context();
                 let prepared = psd2_console::client::prepare_imported(&resolved.request, &ctx);
                 match prepared {
                     Ok(req) => match engine.send_recorded(&req).await {

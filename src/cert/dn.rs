@@ -337,9 +337,14 @@ mod tests {
 
     #[test]
     fn escapes_specials_and_keeps_utf8() {
-        assert_eq!(escape_value("Bank, Ærø & Co AS"), "Bank\\, Ærø & Co AS");
-        assert_eq!(escape_value("#x "), "\\#x\\ ");
-        assert_eq!(escape_value("a+b"), "a\\+b");
+        let cases = [
+            ("Bank, Ærø & Co AS", "Bank\\, Ærø & Co AS"),
+            ("#x ", "\\#x\\ "),
+            ("a+b", "a\\+b"),
+        ];
+        for (value, escaped) in cases {
+            assert_eq!(escape_value(value), escaped, "{value:?}");
+        }
     }
 
     #[test]

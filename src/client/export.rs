@@ -1,6 +1,7 @@
 //! Exports of exchanges: a cURL command (signed afresh at export time, so it runs as-is within
 //! the 60-second Date window) and HAR 1.2 (Signature redacted).
 
+use crate::xs2a::headers::find as header;
 use serde_json::{Value, json};
 
 use super::history::{HistoryEntry, redact};
@@ -91,12 +92,6 @@ fn har_headers(h: &[(String, String)]) -> Value {
             .map(|(n, v)| json!({"name": n, "value": v}))
             .collect(),
     )
-}
-
-fn header<'a>(h: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    h.iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
 }
 
 /// HAR 1.2 (`log.entries[]`) of history entries, Signature values redacted.

@@ -593,12 +593,7 @@ pub fn parse_raw_http(bytes: &[u8], source_name: &str) -> Result<RecordedRequest
         };
         headers.push((n.to_string(), v.trim().to_string()));
     }
-    let value = |name: &str| {
-        headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    };
+    let value = |name: &str| crate::xs2a::headers::find(&headers, name);
     if value("transfer-encoding").is_some() {
         return Err(err(
             "Transfer-Encoding is not read: give the body plainly, with Content-Length".into(),

@@ -65,10 +65,7 @@ pub struct PreparedRequest {
 impl PreparedRequest {
     /// Value of header `name` (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        crate::xs2a::headers::find(&self.headers, name)
     }
 }
 

@@ -134,9 +134,7 @@ pub fn prepare_as_given(
         }
     }
     let find = |hs: &[(String, String)], name: &str| {
-        hs.iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.clone())
+        crate::xs2a::headers::find(hs, name).map(str::to_string)
     };
     let inspection = match mode {
         SignatureMode::Keep => {

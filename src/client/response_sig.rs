@@ -99,12 +99,7 @@ pub fn verify_response_with(
     configured: Option<(Certificate, String)>,
     now: SystemTime,
 ) -> ResponseSignature {
-    let find = |n: &str| {
-        headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(n))
-            .map(|(_, v)| v.as_str())
-    };
+    let find = |n: &str| crate::xs2a::headers::find(headers, n);
     if find("signature").is_none() {
         return ResponseSignature::Unsigned;
     }

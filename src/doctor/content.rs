@@ -227,21 +227,18 @@ pub(super) fn headers(cx: &Context<'_>, checks: &mut Checks) {
         .filter(|p| p.required && !present(p.name))
         .map(|p| p.name)
         .collect();
-    if missing.is_empty() {
-        checks.push(
-            "headers.required",
+    let (status, message) = if missing.is_empty() {
+        (
             Status::Pass,
-            RULE_HEADERS,
             format!("every header {} requires is present", op.id),
-        );
+        )
     } else {
-        checks.push(
-            "headers.required",
+        (
             Status::Fail,
-            RULE_HEADERS,
             format!("{} requires {}: missing", op.id, missing.join(", ")),
-        );
-    }
+        )
+    };
+    checks.push("headers.required", status, RULE_HEADERS, message);
     let problems: Vec<String> = validate::validate(op, &values(cx), None, &[])
         .into_iter()
         // The characters of the Signature value are `signature.encoding`'s rule (RFC 2047).
@@ -253,21 +250,12 @@ pub(super) fn headers(cx: &Context<'_>, checks: &mut Checks) {
         })
         .map(|p| p.to_string())
         .collect();
-    if problems.is_empty() {
-        checks.push(
-            "headers.values",
-            Status::Pass,
-            RULE_VALUES,
-            "header values are well-formed",
-        );
-    } else {
-        checks.push(
-            "headers.values",
-            Status::Fail,
-            RULE_VALUES,
-            problems.join("; "),
-        );
-    }
+    checks.pass_unless(
+        "headers.values",
+        RULE_VALUES,
+        &problems,
+        "header values are well-formed",
+    );
 }
 
 /// The PSD2 roles of which the certificate needs one for `group` (the sandbox's rules: AIS
@@ -303,30 +291,21 @@ pub(super) fn role(cx: &Context<'_>, key: Result<&TrustedKey, &String>, checks: 
             r.iter().map(|r| r.name()).collect::<Vec<_>>().join(", ")
         }
     };
-    if needed.is_empty() {
-        checks.push(
-            "cert.role",
-            Status::Pass,
-            RULE_ROLE,
-            format!("{} needs no PSD2 role", op.id),
-        );
+    let (status, message) = if needed.is_empty() {
+        (Status::Pass, format!("{} needs no PSD2 role", op.id))
     } else if needed.iter().any(|r| have.contains(r)) {
-        checks.push(
-            "cert.role",
+        (
             Status::Pass,
-            RULE_ROLE,
             format!(
                 "{} needs {}; the certificate has {}",
                 op.id,
                 names(needed),
                 names(&have)
             ),
-        );
+        )
     } else {
-        checks.push(
-            "cert.role",
+        (
             Status::Fail,
-            RULE_ROLE,
             format!(
                 "{} ({}) needs the PSD2 role {} in the certificate; found {}",
                 op.id,
@@ -334,8 +313,9 @@ pub(super) fn role(cx: &Context<'_>, key: Result<&TrustedKey, &String>, checks: 
                 names(needed).replace(", ", " or "),
                 names(&have)
             ),
-        );
-    }
+        )
+    };
+    checks.push("cert.role", status, RULE_ROLE, message);
 }
 
 /// `body.rules` and `body.compact`: the body rules of the request validator (amounts,
@@ -421,16 +401,12 @@ fn body_rules(cx: &Context<'_>, checks: &mut Checks) {
         .iter()
         .map(ToString::to_string)
         .collect();
-    if problems.is_empty() {
-        checks.push(
-            "body.rules",
-            Status::Pass,
-            RULE_BODY,
-            format!("the {} body follows the body rules", op.id),
-        );
-    } else {
-        checks.push("body.rules", Status::Fail, RULE_BODY, problems.join("; "));
-    }
+    checks.pass_unless(
+        "body.rules",
+        RULE_BODY,
+        &problems,
+        format!("the {} body follows the body rules", op.id),
+    );
 }
 
 /// The offset of the first white space outside JSON strings.

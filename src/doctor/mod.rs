@@ -77,10 +77,7 @@ pub struct ResponseLint {
 impl RecordedRequest {
     /// The value of the first header named `name` (case-insensitive), untrimmed.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        crate::xs2a::headers::find(&self.headers, name)
     }
 
     /// The path without the query.
@@ -216,6 +213,22 @@ impl Checks {
             rule,
             message: message.into(),
         });
+    }
+
+    /// Check `id` passes with message `pass` when `problems` is empty, else fails with the
+    /// problems joined by `; `.
+    pub(crate) fn pass_unless(
+        &mut self,
+        id: &'static str,
+        rule: &'static str,
+        problems: &[String],
+        pass: impl Into<String>,
+    ) {
+        if problems.is_empty() {
+            self.push(id, Status::Pass, rule, pass);
+        } else {
+            self.push(id, Status::Fail, rule, problems.join("; "));
+        }
     }
 }
 

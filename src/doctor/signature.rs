@@ -70,22 +70,21 @@ pub(super) fn certificate(cx: &Context<'_>, checks: &mut Checks) -> Result<Trust
         ),
     );
     let sent = crate::cert::unix_seconds(cx.sent_at);
+    let outside = |what: &str, bound: std::time::SystemTime| {
+        format!(
+            "{what} {}, the request was sent {}",
+            imf_fixdate(bound),
+            imf_fixdate(cx.sent_at)
+        )
+    };
     let (status, message) = match c.validity_at(sent) {
         Validity::Expired { .. } => (
             Status::Fail,
-            format!(
-                "expired: valid until {}, the request was sent {}",
-                imf_fixdate(c.not_after_time()),
-                imf_fixdate(cx.sent_at)
-            ),
+            outside("expired: valid until", c.not_after_time()),
         ),
         Validity::NotYetValid { .. } => (
             Status::Fail,
-            format!(
-                "not yet valid: valid from {}, the request was sent {}",
-                imf_fixdate(c.not_before_time()),
-                imf_fixdate(cx.sent_at)
-            ),
+            outside("not yet valid: valid from", c.not_before_time()),
         ),
         Validity::ExpiresSoon { days } => (
             Status::Warn,

@@ -67,6 +67,7 @@ mod spec;
 
 pub use spec::{DOCUMENTED_400_CODES, SPEC_FILE, SPEC_YAML, Spec, SpecError, spec};
 
+use crate::xs2a::headers::find as header;
 use serde_json::Value;
 
 /// How much a finding matters.
@@ -245,14 +246,6 @@ pub fn summary(findings: &[Finding]) -> String {
 /// Whether any finding is an error.
 pub fn has_errors(findings: &[Finding]) -> bool {
     findings.iter().any(|f| f.severity == Severity::Error)
-}
-
-/// The value of header `name` (case-insensitive), the first one.
-fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
 }
 
 /// `_links.scaRedirect` of a body, whatever its shape.

@@ -131,50 +131,37 @@ pub async fn list(
     })
 }
 
+/// How a [`Consentable`] resource is resolved: `(app, tpp, headers, id)` to the request's
+/// access, the resource and its owner.
+pub type Resolver<R> =
+    fn(&App, &Tpp, &HeaderMap, &str) -> Result<(Access, R, <R as Consentable>::Owner), ApiError>;
+
 /// An account resource an AIS request names by its path parameter `{id}`: an account or a
 /// card account, resolved against the request's consent.
 pub trait Consentable: Sized {
     /// The owner's customer record as the resolution gives it.
     type Owner;
 
-    /// The access of the request and resource `id` with its owner.
+    /// The access of the request and resource `id` with its owner (`(app, tpp, headers,
+    /// id)`).
     ///
     /// Errors: the refusals of [`access::resolve`]; 403 `RESOURCE_UNKNOWN` for a resource
     /// that is not the PSU's in this context; 401 + `scaRedirect` for the PSU's resource
     /// outside the consent.
-    fn resolve(
-        app: &App,
-        tpp: &Tpp,
-        h: &HeaderMap,
-        id: &str,
-    ) -> Result<(Access, Self, Self::Owner), ApiError>;
+    const RESOLVE: Resolver<Self>;
 }
 
 impl Consentable for Account {
     /// `None` when the owner is gone (see [`owner_of`]).
     type Owner = Option<Customer>;
 
-    fn resolve(
-        app: &App,
-        tpp: &Tpp,
-        h: &HeaderMap,
-        id: &str,
-    ) -> Result<(Access, Self, Self::Owner), ApiError> {
-        access::resolve_account(app, tpp, h, id)
-    }
+    const RESOLVE: Resolver<Self> = access::resolve_account;
 }
 
 impl Consentable for CardAccount {
     type Owner = Customer;
 
-    fn resolve(
-        app: &App,
-        tpp: &Tpp,
-        h: &HeaderMap,
-        id: &str,
-    ) -> Result<(Access, Self, Self::Owner), ApiError> {
-        access::resolve_card(app, tpp, h, id)
-    }
+    const RESOLVE: Resolver<Self> = access::resolve_card;
 }
 
 /// The query a [`Consented`] request parses before its consent is resolved (so a malformed
@@ -261,7 +248,7 @@ where
         roles.require_ais()?;
         let version = app.db.version();
         let query = Q::parse(parts)?;
-        let (access, item, owner) = R::resolve(app, &tpp, &parts.headers, &id)?;
+        let (access, item, owner) = (R::RESOLVE)(app, &tpp, &parts.headers, &id)?;
         Ok(Consented {
             psu_present: rules::psu_present(&parts.headers),
             tpp,
@@ -357,24 +344,13 @@ pub struct TransactionQuery {
 fn parse_date(q: &QueryPairs, name: &str) -> Result<Option<NaiveDate>, ApiError> {
     match q.get(name) {
         None => Ok(None),
-        Some(v) => {
-            let ok = v.len() == 10
-                && v.bytes().enumerate().all(|(i, b)| {
-                    if i == 4 || i == 7 {
-                        b == b'-'
-                    } else {
-                        b.is_ascii_digit()
-                    }
-                });
-            ok.then(|| NaiveDate::parse_from_str(v, "%Y-%m-%d").ok())
-                .flatten()
-                .map(Some)
-                .ok_or_else(|| {
-                    ApiError::format(format!(
-                        "query parameter {name}={v:?} is not an ISO 8601 date (YYYY-MM-DD)"
-                    ))
-                })
-        }
+        Some(v) => crate::xs2a::fields::parse_iso_date(v)
+            .map(Some)
+            .ok_or_else(|| {
+                ApiError::format(format!(
+                    "query parameter {name}={v:?} is not an ISO 8601 date (YYYY-MM-DD)"
+                ))
+            }),
     }
 }
 
@@ -629,17 +605,16 @@ fn transaction(currency: &str, e: &Entry, booked: bool) -> Transaction {
         (None, Some(e.counterparty.clone()))
     };
     Transaction {
-        transaction_id: Some(e.id.to_string()),
-        entry_reference: None,
-        booking_date: e.booking_date.map(|d| d.to_string()),
-        value_date: Some(e.value_date.to_string()),
-        transaction_amount: Amount::from_minor(currency, e.amount),
         creditor_name,
-        creditor_account: None,
         debtor_name,
-        debtor_account: None,
         remittance_information_unstructured: Some(e.text.clone()),
         proprietary_bank_transaction_code: booked.then(|| e.code.to_string()),
+        ..Transaction::dated(
+            e.id.to_string(),
+            e.booking_date,
+            e.value_date,
+            Amount::from_minor(currency, e.amount),
+        )
     }
 }
 

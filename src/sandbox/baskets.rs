@@ -48,7 +48,8 @@ use std::sync::Arc;
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{FromRequestParts, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -413,19 +414,14 @@ async fn create(
 /// `GET /v1/signing-baskets/{basketId}`: `{payments, transactionStatus, _links}` (Berlin
 /// Group `signingBasketResponse-200`).
 async fn read(
-    State(app): State<Arc<App>>,
-    tpp: Tpp,
-    cert: TppCert,
-    ApiPath(id): ApiPath<String>,
-    headers: HeaderMap,
+    OwnBasket {
+        id,
+        basket,
+        payments,
+        ..
+    }: OwnBasket<true>,
 ) -> Result<Json<Value>, ApiError> {
-    require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(&app)?;
-    let (b, _) = own_basket(&app, &tpp, &id)?;
-    // Payments whose SCA expired are rejected when read (payments::reject_expired).
-    payments::reject_expired(&app, &b.payments)?;
-    let (b, p) = own_basket(&app, &tpp, &id)?;
-    require_corporate_id(&app, &tpp, &headers, &p)?;
+    let (b, p) = (basket, payments);
     let s = basket_status(&p);
     let path = basket_path(&id);
     let mut links = Links::new();
@@ -449,21 +445,64 @@ async fn read(
 
 /// `GET /v1/signing-baskets/{basketId}/status`: `{transactionStatus}` (Berlin Group
 /// `signingBasketStatusResponse-200`).
-async fn read_status(
-    State(app): State<Arc<App>>,
+async fn read_status(basket: OwnBasket<true>) -> Result<Json<Value>, ApiError> {
+    Ok(Json(
+        json!({"transactionStatus": basket_status(&basket.payments)}),
+    ))
+}
+
+/// The extractor of the basket handlers addressing `/v1/signing-baskets/{basketId}`: the
+/// verified TPP, then [`basket_for`] (with `READ`: the reads' rejection of expired payments
+/// first) on the path's basket id.
+///
+/// Errors (the rejection): those of [`Tpp`], [`TppCert`], the path, and [`basket_for`].
+struct OwnBasket<const READ: bool> {
     tpp: Tpp,
-    cert: TppCert,
-    ApiPath(id): ApiPath<String>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
+    id: String,
+    basket: BasketRow,
+    payments: Vec<PaymentRow>,
+}
+
+impl<const READ: bool> FromRequestParts<Arc<App>> for OwnBasket<READ> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, ApiError> {
+        let tpp = Tpp::from_request_parts(parts, app).await?;
+        let cert = TppCert::from_request_parts(parts, app).await?;
+        let ApiPath(id) = ApiPath::<String>::from_request_parts(parts, app).await?;
+        let (basket, payments) = basket_for(app, &tpp, &cert, &id, &parts.headers, READ)?;
+        Ok(OwnBasket {
+            tpp,
+            id,
+            basket,
+            payments,
+        })
+    }
+}
+
+/// What the basket handlers do first: the PIS role, due batch runs, with `reject_expired`
+/// (the reads) the rejection of the basket's payments whose SCA expired
+/// (payments::reject_expired), then the TPP's basket with its payments as they are now,
+/// checked against `PSU-Corporate-ID`.
+///
+/// Errors: 401 `ROLE_INVALID`; those of [`own_basket`] and [`require_corporate_id`].
+fn basket_for(
+    app: &App,
+    tpp: &Tpp,
+    cert: &TppCert,
+    id: &str,
+    headers: &HeaderMap,
+    reject_expired: bool,
+) -> Result<(BasketRow, Vec<PaymentRow>), ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(&app)?;
-    let (b, _) = own_basket(&app, &tpp, &id)?;
-    // Payments whose SCA expired are rejected when read (payments::reject_expired).
-    payments::reject_expired(&app, &b.payments)?;
-    let (_, p) = own_basket(&app, &tpp, &id)?;
-    require_corporate_id(&app, &tpp, &headers, &p)?;
-    Ok(Json(json!({"transactionStatus": basket_status(&p)})))
+    settlement::run_due(app)?;
+    if reject_expired {
+        let (b, _) = own_basket(app, tpp, id)?;
+        payments::reject_expired(app, &b.payments)?;
+    }
+    let (b, p) = own_basket(app, tpp, id)?;
+    require_corporate_id(app, tpp, headers, &p)?;
+    Ok((b, p))
 }
 
 /// `DELETE /v1/signing-baskets/{basketId}`: 204; the basket structure is deleted (later calls
@@ -474,15 +513,8 @@ async fn read_status(
 /// when it is already deleted.
 async fn delete(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    cert: TppCert,
-    ApiPath(id): ApiPath<String>,
-    headers: HeaderMap,
+    OwnBasket { id, .. }: OwnBasket<false>,
 ) -> Result<Response, ApiError> {
-    require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(&app)?;
-    let (_, p) = own_basket(&app, &tpp, &id)?;
-    require_corporate_id(&app, &tpp, &headers, &p)?;
     app.db.write(|tx| {
         let b = rows::basket(tx, &id)?
             .ok_or_else(|| ApiError::not_found(format!("no signing basket {id}")))?;
@@ -511,15 +543,11 @@ async fn delete(
 /// `RCVD` payments.
 async fn start_authorisation(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    cert: TppCert,
-    ApiPath(id): ApiPath<String>,
+    OwnBasket {
+        tpp, id, basket: b, ..
+    }: OwnBasket<false>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(&app)?;
-    let (b, p) = own_basket(&app, &tpp, &id)?;
-    require_corporate_id(&app, &tpp, &headers, &p)?;
     let redirect = match payments::header_str(&headers, crate::xs2a::headers::TPP_REDIRECT_URI)? {
         Some(_) => payments::redirect_uri(&headers)?,
         None => b.redirect_uri.clone(),
@@ -567,14 +595,7 @@ async fn authorisation_status(
     require_role(&cert.0, Psd2Role::PspPi)?;
     let (_, p) = own_basket(&app, &tpp, &id)?;
     require_corporate_id(&app, &tpp, &headers, &p)?;
-    let a = app
-        .db
-        .read(|c| rows::authorisation(c, &auth))?
-        .filter(|a| a.basket.as_deref() == Some(id.as_str()))
-        .ok_or_else(|| {
-            ApiError::not_found(format!("signing basket {id} has no authorisation {auth:?}"))
-        })?;
-    Ok(Json(
-        json!({"scaStatus": payments::effective_sca_status(&a, now_secs(&app))}),
-    ))
+    payments::sca_status_answer(&app, &auth, &format!("signing basket {id}"), |a| {
+        a.basket.as_deref() == Some(id.as_str())
+    })
 }

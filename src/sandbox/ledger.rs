@@ -1035,11 +1035,28 @@ fn last_week_settlements(owner: &Customer, monday: NaiveDate) -> i64 {
 
 /// What the Monday sweep moves from the settlement account to the operating account on
 /// `day`: [`last_week_settlements`] when `day` is a Monday and that is more than zero.
-fn monday_sweep(owner: &Customer, day: NaiveDate) -> Option<i64> {
+///
+/// As the entry of `account`: the credit on the operating account, or (any other kind) the
+/// matching debit on the settlement account.
+fn monday_sweep(owner: &Customer, day: NaiveDate, account: AccountKind) -> Option<Raw> {
     if day.weekday() != Weekday::Mon {
         return None;
     }
-    Some(last_week_settlements(owner, day)).filter(|swept| *swept > 0)
+    let swept = Some(last_week_settlements(owner, day)).filter(|swept| *swept > 0)?;
+    Some(match account {
+        AccountKind::Operating => Raw::credit(
+            swept,
+            &owner.name,
+            "Overføring fra Oppgjørskonto",
+            "OVERFØRSEL",
+        ),
+        _ => Raw::debit(
+            swept,
+            &owner.name,
+            "Overføring til Driftskonto",
+            "OVERFØRSEL",
+        ),
+    })
 }
 
 fn operating_day(owner: &Customer, day: NaiveDate) -> Vec<Raw> {
@@ -1049,14 +1066,7 @@ fn operating_day(owner: &Customer, day: NaiveDate) -> Vec<Raw> {
     let mut rng = Rng::for_day(seed, day);
     let mut out = Vec::new();
     let month = month_name(day);
-    if let Some(swept) = monday_sweep(owner, day) {
-        out.push(Raw::credit(
-            swept,
-            &owner.name,
-            "Overføring fra Oppgjørskonto",
-            "OVERFØRSEL",
-        ));
-    }
+    out.extend(monday_sweep(owner, day, AccountKind::Operating));
     if !is_weekend(day) {
         for _ in 0..1 + rng.below(4) {
             let payer = rng.pick(&B2B_CUSTOMERS);
@@ -1101,14 +1111,7 @@ fn operating_day(owner: &Customer, day: NaiveDate) -> Vec<Raw> {
 
 fn settlement_day(owner: &Customer, day: NaiveDate) -> Vec<Raw> {
     let mut out = Vec::new();
-    if let Some(swept) = monday_sweep(owner, day) {
-        out.push(Raw::debit(
-            swept,
-            &owner.name,
-            "Overføring til Driftskonto",
-            "OVERFØRSEL",
-        ));
-    }
+    out.extend(monday_sweep(owner, day, AccountKind::Settlement));
     if let Some(amount) = settlement_credit(owner, day) {
         out.push(Raw::credit(
             amount,
@@ -1179,16 +1182,21 @@ mod tests {
     use super::*;
     use crate::sandbox::seed::seed;
 
+    /// Each seeded account with its owner.
+    fn accounts_with_owners(
+        data: &crate::sandbox::model::SeedData,
+    ) -> impl Iterator<Item = (&Account, &Customer)> {
+        data.accounts.iter().map(|account| {
+            let owner = data.customers.iter().find(|c| c.id == account.owner);
+            (account, owner.expect("every seeded account has its owner"))
+        })
+    }
+
     #[test]
     fn history_is_long_stable_and_adds_up() {
         let data = seed();
         let today = NaiveDate::from_ymd_opt(2026, 3, 15).unwrap();
-        for account in &data.accounts {
-            let owner = data
-                .customers
-                .iter()
-                .find(|c| c.id == account.owner)
-                .unwrap();
+        for (account, owner) in accounts_with_owners(&data) {
             let a = booked(account, owner, today);
             assert!(a.len() > 300, "{} has {} booked", account.name, a.len());
             let oldest = a.last().unwrap().booking_date.unwrap();
@@ -1251,12 +1259,7 @@ mod tests {
         let anchor = NaiveDate::from_ymd_opt(y, m, d).unwrap();
         let full = anchor + Duration::days(401);
         let end = NaiveDate::from_ymd_opt(2031, 12, 31).unwrap();
-        for account in &data.accounts {
-            let owner = data
-                .customers
-                .iter()
-                .find(|c| c.id == account.owner)
-                .unwrap();
+        for (account, owner) in accounts_with_owners(&data) {
             // From `full` on, history starts at the anchor: closing booked at day t is the
             // opening plus every day before t.
             let mut closing = account.opening_balance;

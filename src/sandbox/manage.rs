@@ -809,12 +809,7 @@ pub async fn create_agreement(
             ),
         ));
     }
-    let own: Vec<Uuid> = app
-        .store
-        .accounts_of(corporate.id)?
-        .iter()
-        .map(|a| a.id)
-        .collect();
+    let own = app.store.account_ids_of(corporate.id)?;
     let accounts = match f.opt_array("accounts", 1000)? {
         None => own.clone(),
         Some(items) => {

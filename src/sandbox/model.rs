@@ -219,11 +219,6 @@ impl ManualTransaction {
             })
         };
         Transaction {
-            transaction_id: Some(self.id.to_string()),
-            entry_reference: None,
-            booking_date: self.booking_date.map(|d| d.to_string()),
-            value_date: Some(self.value_date.to_string()),
-            transaction_amount: Amount::from_minor(currency, self.amount),
             creditor_name: self.creditor_name.clone(),
             creditor_account: reference(&self.creditor_account),
             debtor_name: self.debtor_name.clone(),
@@ -232,6 +227,12 @@ impl ManualTransaction {
             proprietary_bank_transaction_code: self
                 .booked
                 .then(|| MANUAL_TRANSACTION_CODE.to_string()),
+            ..Transaction::dated(
+                self.id.to_string(),
+                self.booking_date,
+                self.value_date,
+                Amount::from_minor(currency, self.amount),
+            )
         }
     }
 }

@@ -51,7 +51,7 @@ use super::model::{Agreement, Customer, TppId};
 use super::pages::{self, Page, format_bban};
 use super::payments;
 use super::payments::body::Service;
-use super::sca::{Login, SCA_SYSTEM, field, form, identify, or_page};
+use super::sca::{Login, SCA_SYSTEM, field, form, guarded_step, identify, or_page};
 use super::sca_guard;
 use super::store::payments::{self as rows, AuthorisationRow, PaymentRow, sca_status, status};
 use crate::xs2a::model::{CustomerType, format_minor};
@@ -280,27 +280,20 @@ fn login_page(
     typed: &str,
     error: Option<&str>,
 ) -> Result<String, ApiError> {
-    let id = &scope.auth.id;
     let customers = app.store.customers()?;
     let hints = html! {
         @for c in customers.iter().filter(|c| c.kind == CustomerType::Private) {
             (pages::hint_button(&c.number, &c.name, "private customer"))
         }
     };
-    let payments = payments_html(app, scope)?;
-    let body = html! {
-        h2 { "Approve " (what(scope)) }
-        (tpp_box(scope))
-        (pages::error_box(error))
-        (payments)
-        (pages::login_forms(
-            &format!("/payment-sca/{id}/login"),
-            typed,
-            reject_button(id, "Cancel"),
-            hints,
-        ))
-    };
-    Ok(pages::layout("Approve payment", None, body))
+    let id = &scope.auth.id;
+    let login = pages::login_forms(
+        &format!("/payment-sca/{id}/login"),
+        typed,
+        reject_button(id, "Cancel"),
+        hints,
+    );
+    approval_page(app, scope, pages::error_box(error), login)
 }
 
 fn decision_page(
@@ -309,11 +302,7 @@ fn decision_page(
     customer: &Customer,
     corporate: Option<&str>,
 ) -> Result<String, ApiError> {
-    let id = &scope.auth.id;
-    let payments = payments_html(app, scope)?;
-    let body = html! {
-        h2 { "Approve " (what(scope)) }
-        (tpp_box(scope))
+    let intro = html! {
         p {
             (customer.name)
             @match corporate {
@@ -321,13 +310,34 @@ fn decision_page(
                 None => { ", check the details and approve." },
             }
         }
-        (payments)
-        form id="decision" method="post" action={ "/payment-sca/" (id) "/decision" } {
+    };
+    let buttons = html! {
+        form id="decision" method="post" action={ "/payment-sca/" (scope.auth.id) "/decision" } {
             div class="buttons" {
                 button type="submit" name="action" value="approve" { "Approve" }
                 button type="submit" class="secondary" name="action" value="reject" { "Reject" }
             }
         }
+    };
+    approval_page(app, scope, intro, buttons)
+}
+
+/// The payment SCA page: the heading, the TPP, `intro`, the payments, then `actions`.
+///
+/// Errors: the database fails (reading the payments).
+fn approval_page(
+    app: &App,
+    scope: &Scope,
+    intro: Markup,
+    actions: Markup,
+) -> Result<String, ApiError> {
+    let payments = payments_html(app, scope)?;
+    let body = html! {
+        h2 { "Approve " (what(scope)) }
+        (tpp_box(scope))
+        (intro)
+        (payments)
+        (actions)
     };
     Ok(pages::layout("Approve payment", None, body))
 }
@@ -344,12 +354,7 @@ fn context_for(
         .iter()
         .filter_map(|p| Uuid::parse_str(&p.debtor_account).ok())
         .collect();
-    let own: Vec<Uuid> = app
-        .store
-        .accounts_of(customer.id)?
-        .iter()
-        .map(|a| a.id)
-        .collect();
+    let own = app.store.account_ids_of(customer.id)?;
     if accounts.iter().all(|a| own.contains(a)) {
         return Ok(Some(None));
     }
@@ -361,24 +366,19 @@ fn context_for(
         .map(Some))
 }
 
+/// A stored id column (customer, agreement) as a UUID; `None` when unset or not a UUID.
+fn stored_id(column: &Option<String>) -> Option<Uuid> {
+    column.as_deref().and_then(|c| Uuid::parse_str(c).ok())
+}
+
 fn render(app: &App, scope: &Scope) -> Response {
     if scope.auth.sca_status == sca_status::PSU_IDENTIFIED {
-        let customer = match scope
-            .auth
-            .customer
-            .as_deref()
-            .and_then(|c| Uuid::parse_str(c).ok())
-        {
+        let customer = match stored_id(&scope.auth.customer) {
             Some(c) => or_page!(app.store.customer(c)),
             None => None,
         };
         if let Some(c) = customer {
-            let agreement = match scope
-                .auth
-                .agreement
-                .as_deref()
-                .and_then(|a| Uuid::parse_str(a).ok())
-            {
+            let agreement = match stored_id(&scope.auth.agreement) {
                 Some(a) => or_page!(app.store.agreement(a)),
                 None => None,
             };
@@ -457,25 +457,14 @@ async fn guarded(
     browser.finish(&id, now, response).await
 }
 
-/// `POST /payment-sca/{id}/login`: see [`login_step`].
-async fn login(
-    State(app): State<Arc<App>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    guarded(&app, id, &headers, &body, login_step).await
-}
-
-/// `POST /payment-sca/{id}/decision`: see [`decision_step`].
-async fn decision(
-    State(app): State<Arc<App>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    guarded(&app, id, &headers, &body, decision_step).await
-}
+guarded_step!(
+    /// `POST /payment-sca/{id}/login`: see [`login_step`].
+    login(Path(Path<String>)) => login_step
+);
+guarded_step!(
+    /// `POST /payment-sca/{id}/decision`: see [`decision_step`].
+    decision(Path(Path<String>)) => decision_step
+);
 
 /// `POST /payment-sca/{id}/login` (`customerNumber`; spaces and dots ignored).
 fn login_step(app: &App, id: String, body: &[u8]) -> Response {

@@ -137,53 +137,28 @@ pub fn routes() -> Router<Arc<App>> {
     ] {
         r = r.route(fee, get(fee_information));
     }
-    r.route("/v1/payments/{product}", post(create::<SINGLE>))
-        .route("/v1/bulk-payments/{product}", post(create::<BULK>))
-        .route("/v1/periodic-payments/{product}", post(create::<PERIODIC>))
+    r = service_routes::<SINGLE>(r, "payments");
+    r = service_routes::<BULK>(r, "bulk-payments");
+    service_routes::<PERIODIC>(r, "periodic-payments")
+}
+
+/// The routes of one payment service `S` under `/v1/{service}/{product}`: initiation,
+/// details and cancellation, status, and the authorisation sub-resources.
+fn service_routes<const S: u8>(r: Router<Arc<App>>, service: &str) -> Router<Arc<App>> {
+    let base = format!("/v1/{service}/{{product}}");
+    r.route(&base, post(create::<S>))
         .route(
-            "/v1/payments/{product}/{id}",
-            get(details::<SINGLE>).delete(cancel::<SINGLE>),
+            &format!("{base}/{{id}}"),
+            get(details::<S>).delete(cancel::<S>),
+        )
+        .route(&format!("{base}/{{id}}/status"), get(status::<S>))
+        .route(
+            &format!("{base}/{{id}}/authorisations"),
+            post(start_authorisation::<S>),
         )
         .route(
-            "/v1/bulk-payments/{product}/{id}",
-            get(details::<BULK>).delete(cancel::<BULK>),
-        )
-        .route(
-            "/v1/periodic-payments/{product}/{id}",
-            get(details::<PERIODIC>).delete(cancel::<PERIODIC>),
-        )
-        .route("/v1/payments/{product}/{id}/status", get(status::<SINGLE>))
-        .route(
-            "/v1/bulk-payments/{product}/{id}/status",
-            get(status::<BULK>),
-        )
-        .route(
-            "/v1/periodic-payments/{product}/{id}/status",
-            get(status::<PERIODIC>),
-        )
-        .route(
-            "/v1/payments/{product}/{id}/authorisations",
-            post(start_authorisation::<SINGLE>),
-        )
-        .route(
-            "/v1/bulk-payments/{product}/{id}/authorisations",
-            post(start_authorisation::<BULK>),
-        )
-        .route(
-            "/v1/periodic-payments/{product}/{id}/authorisations",
-            post(start_authorisation::<PERIODIC>),
-        )
-        .route(
-            "/v1/payments/{product}/{id}/authorisations/{auth}",
-            get(authorisation_status::<SINGLE>),
-        )
-        .route(
-            "/v1/bulk-payments/{product}/{id}/authorisations/{auth}",
-            get(authorisation_status::<BULK>),
-        )
-        .route(
-            "/v1/periodic-payments/{product}/{id}/authorisations/{auth}",
-            get(authorisation_status::<PERIODIC>),
+            &format!("{base}/{{id}}/authorisations/{{auth}}"),
+            get(authorisation_status::<S>),
         )
 }
 
@@ -732,25 +707,80 @@ fn visible(p: &PaymentRow) -> Result<(), ApiError> {
 /// (Berlin Group `paymentInitiationWithStatusResponse`, `periodicPaymentInitiationWith
 /// StatusResponse`, `bulkPaymentInitiationWithStatusResponse`).
 async fn details<const S: u8>(
-    State(app): State<Arc<App>>,
-    tpp: Tpp,
-    cert: TppCert,
-    ApiPath((segment, id)): ApiPath<(String, String)>,
-    headers: HeaderMap,
+    OwnPayment { payment: p, .. }: OwnPayment<S, true>,
 ) -> Result<Json<Value>, ApiError> {
-    require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(&app)?;
-    own_payment(&app, &tpp, service_of(S), &segment, &id)?;
-    reject_expired(&app, std::slice::from_ref(&id))?;
-    let p = own_payment(&app, &tpp, service_of(S), &segment, &id)?;
-    require_corporate_id_for(&app, &headers, &p)?;
-    visible(&p)?;
     let mut body: Map<String, Value> = match serde_json::from_str(&p.body) {
         Ok(Value::Object(m)) => m,
         _ => Map::new(),
     };
     body.insert("transactionStatus".into(), Value::String(p.status));
     Ok(Json(Value::Object(body)))
+}
+
+/// What the payment handlers do first: the PIS role, due batch runs, with `read` (details
+/// and status) the rejection of the payment if its SCA expired ([`reject_expired`]), then
+/// the TPP's payment as it is now, checked against `PSU-Corporate-ID`, and with `read`
+/// refused when not visible yet.
+///
+/// Errors: 401 `ROLE_INVALID`; those of [`own_payment`], [`require_corporate_id_for`] and
+/// [`visible`].
+#[allow(clippy::too_many_arguments)]
+fn payment_for(
+    app: &App,
+    tpp: &Tpp,
+    cert: &TppCert,
+    service: Service,
+    segment: &str,
+    id: &str,
+    headers: &HeaderMap,
+    read: bool,
+) -> Result<PaymentRow, ApiError> {
+    require_role(&cert.0, Psd2Role::PspPi)?;
+    settlement::run_due(app)?;
+    if read {
+        own_payment(app, tpp, service, segment, id)?;
+        reject_expired(app, &[id.to_string()])?;
+    }
+    let p = own_payment(app, tpp, service, segment, id)?;
+    require_corporate_id_for(app, headers, &p)?;
+    if read {
+        visible(&p)?;
+    }
+    Ok(p)
+}
+
+/// The extractor of the payment handlers addressing `/v1/{service}/{product}/{paymentId}`
+/// of payment service `S`: the verified TPP, then [`payment_for`] (with `READ`: as the reads
+/// do) on the path's payment.
+///
+/// Errors (the rejection): those of [`Tpp`], [`TppCert`], the path, and [`payment_for`].
+struct OwnPayment<const S: u8, const READ: bool> {
+    tpp: Tpp,
+    id: String,
+    payment: PaymentRow,
+}
+
+impl<const S: u8, const READ: bool> FromRequestParts<Arc<App>> for OwnPayment<S, READ> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, ApiError> {
+        let tpp = Tpp::from_request_parts(parts, app).await?;
+        let cert = TppCert::from_request_parts(parts, app).await?;
+        let ApiPath((segment, id)) =
+            ApiPath::<(String, String)>::from_request_parts(parts, app).await?;
+        let service = service_of(S);
+        let payment = payment_for(
+            app,
+            &tpp,
+            &cert,
+            service,
+            &segment,
+            &id,
+            &parts.headers,
+            READ,
+        )?;
+        Ok(OwnPayment { tpp, id, payment })
+    }
 }
 
 /// Whether the debtor account of `p` holds its amount now ([`settlement::available_minor`]).
@@ -772,18 +802,8 @@ fn funds_now(app: &App, p: &PaymentRow) -> Result<Option<bool>, ApiError> {
 /// ([`reject_expired`]) carries `psuMessage` saying so.
 async fn status<const S: u8>(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    cert: TppCert,
-    ApiPath((segment, id)): ApiPath<(String, String)>,
-    headers: HeaderMap,
+    OwnPayment { payment: p, .. }: OwnPayment<S, true>,
 ) -> Result<Json<Value>, ApiError> {
-    require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(&app)?;
-    own_payment(&app, &tpp, service_of(S), &segment, &id)?;
-    reject_expired(&app, std::slice::from_ref(&id))?;
-    let p = own_payment(&app, &tpp, service_of(S), &segment, &id)?;
-    require_corporate_id_for(&app, &headers, &p)?;
-    visible(&p)?;
     let mut out = json!({"transactionStatus": p.status});
     if p.status == status::RJCT && p.reason.as_deref() == Some(EXPIRED_REASON) {
         out["psuMessage"] = Value::String(EXPIRED_REASON.to_string());
@@ -808,16 +828,8 @@ async fn status<const S: u8>(
 /// `ACCP`) or already cancelled.
 async fn cancel<const S: u8>(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    cert: TppCert,
-    ApiPath((segment, id)): ApiPath<(String, String)>,
-    headers: HeaderMap,
+    OwnPayment { id, .. }: OwnPayment<S, false>,
 ) -> Result<Response, ApiError> {
-    require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(&app)?;
-    let service = service_of(S);
-    let p = own_payment(&app, &tpp, service, &segment, &id)?;
-    require_corporate_id_for(&app, &headers, &p)?;
     app.db.write(|tx| {
         let p = rows::payment(tx, &id)?
             .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
@@ -863,16 +875,14 @@ async fn cancel<const S: u8>(
 /// Errors: 409 `STATUS_INVALID` when the payment is no longer `RCVD`.
 async fn start_authorisation<const S: u8>(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    cert: TppCert,
-    ApiPath((segment, id)): ApiPath<(String, String)>,
+    OwnPayment {
+        tpp,
+        id,
+        payment: p,
+    }: OwnPayment<S, false>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(&app)?;
     let service = service_of(S);
-    let p = own_payment(&app, &tpp, service, &segment, &id)?;
-    require_corporate_id_for(&app, &headers, &p)?;
     let redirect = match header_str(&headers, headers::TPP_REDIRECT_URI)? {
         Some(_) => redirect_uri(&headers)?,
         None => p.redirect_uri.clone(),
@@ -942,19 +952,32 @@ async fn authorisation_status<const S: u8>(
     ApiPath((segment, id, auth)): ApiPath<(String, String, String)>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(&app)?;
-    let p = own_payment(&app, &tpp, service_of(S), &segment, &id)?;
-    require_corporate_id_for(&app, &headers, &p)?;
+    let service = service_of(S);
+    payment_for(&app, &tpp, &cert, service, &segment, &id, &headers, false)?;
+    sca_status_answer(&app, &auth, &format!("payment {id}"), |a| {
+        a.payment.as_deref() == Some(id.as_str())
+    })
+}
+
+/// The `{scaStatus}` answer (Berlin Group `scaStatusResponse`) for authorisation `auth` of
+/// `resource` (e.g. `payment 3f…`, `signing basket 9a…`); `belongs` tells whether the stored
+/// authorisation is one of that resource's.
+///
+/// Errors: 404 `RESOURCE_UNKNOWN` for an unknown authorisation or one of another resource;
+/// the database fails.
+pub fn sca_status_answer(
+    app: &App,
+    auth: &str,
+    resource: &str,
+    belongs: impl Fn(&AuthorisationRow) -> bool,
+) -> Result<Json<Value>, ApiError> {
     let a = app
         .db
-        .read(|c| rows::authorisation(c, &auth))?
-        .filter(|a| a.payment.as_deref() == Some(id.as_str()))
-        .ok_or_else(|| {
-            ApiError::not_found(format!("payment {id} has no authorisation {auth:?}"))
-        })?;
+        .read(|c| rows::authorisation(c, auth))?
+        .filter(|a| belongs(a))
+        .ok_or_else(|| ApiError::not_found(format!("{resource} has no authorisation {auth:?}")))?;
     Ok(Json(
-        json!({"scaStatus": effective_sca_status(&a, now_secs(&app))}),
+        json!({"scaStatus": effective_sca_status(&a, now_secs(app))}),
     ))
 }
 

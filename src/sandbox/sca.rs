@@ -56,6 +56,22 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for ScaId {
 }
 
 /// The fields of a form post (`application/x-www-form-urlencoded`), in order.
+/// The ids ticked in form field `key` (repeated checkboxes), each once, in the order of
+/// `offered` (the page's order); `None` when one of them is not offered (or not a UUID).
+fn ticked(f: &[(String, String)], key: &str, offered: &[Uuid]) -> Option<Vec<Uuid>> {
+    let mut selected = Vec::new();
+    for (_, v) in f.iter().filter(|(k, _)| k == key) {
+        let u = Uuid::parse_str(v.trim())
+            .ok()
+            .filter(|u| offered.contains(u))?;
+        if !selected.contains(&u) {
+            selected.push(u);
+        }
+    }
+    selected.sort_by_key(|u| offered.iter().position(|o| o == u));
+    Some(selected)
+}
+
 pub(crate) fn form(body: &[u8]) -> Vec<(String, String)> {
     url::form_urlencoded::parse(body).into_owned().collect()
 }
@@ -121,6 +137,17 @@ macro_rules! or_page {
     };
 }
 pub(crate) use or_page;
+
+/// The authorisation `id` of the SCA page ([`load`]), or an early return of its error page
+/// ([`auth_error`]).
+macro_rules! loaded_or_answer {
+    ($app:expr, $id:expr) => {
+        match load($app, $id) {
+            Ok(a) => a,
+            Err(e) => return auth_error(e),
+        }
+    };
+}
 
 fn auth_error(e: AuthorisationError) -> Response {
     let (status, title, msg) = match e {
@@ -332,10 +359,7 @@ async fn guarded(
     body: &[u8],
     step: impl FnOnce(&App, Option<Uuid>, &[u8]) -> Response,
 ) -> Response {
-    let auth = match load(app, id) {
-        Ok(a) => a,
-        Err(e) => return auth_error(e),
-    };
+    let auth = loaded_or_answer!(app, id);
     let key = auth.id.to_string();
     let current = step_name(&auth.step).unwrap_or("finished");
     let response = match sca_guard::post(app, &key, headers, &form(body), current, STEPS) {
@@ -348,52 +372,46 @@ async fn guarded(
     browser.finish(&key, now, response).await
 }
 
-/// `POST /sca/{id}/login`: see [`login_step`], behind [`sca_guard::post`].
-pub async fn login(
-    State(app): State<Arc<App>>,
-    ScaId(id): ScaId,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    guarded(&app, id, &headers, &body, login_step).await
+/// A form-post handler of an SCA page (`POST /sca/{id}/<step>`, `POST
+/// /payment-sca/{id}/<step>`) running a step function behind [`sca_guard::post`] through the
+/// `guarded` function of the module it is used in; the id comes from the extractor
+/// `$extract($ty)` (e.g. `ScaId(ScaId)`, `Path(Path<String>)`). The names it uses (`State`,
+/// `Arc`, `App`, `HeaderMap`, `Bytes`, `Response`) must be in scope there.
+macro_rules! guarded_step {
+    ($(#[$doc:meta])* $vis:vis $name:ident($extract:ident($ty:ty)) => $step:expr) => {
+        $(#[$doc])*
+        $vis async fn $name(
+            State(app): State<Arc<App>>,
+            $extract(id): $ty,
+            headers: HeaderMap,
+            body: Bytes,
+        ) -> Response {
+            guarded(&app, id, &headers, &body, $step).await
+        }
+    };
 }
+pub(crate) use guarded_step;
 
-/// `POST /sca/{id}/context`: see [`context_step`], behind [`sca_guard::post`].
-pub async fn context(
-    State(app): State<Arc<App>>,
-    ScaId(id): ScaId,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    guarded(&app, id, &headers, &body, context_step).await
-}
-
-/// `POST /sca/{id}/consent`: see [`consent_step`], behind [`sca_guard::post`].
-pub async fn consent(
-    State(app): State<Arc<App>>,
-    ScaId(id): ScaId,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    guarded(&app, id, &headers, &body, consent_step).await
-}
-
-/// `POST /sca/{id}/cancel`: see [`cancel_step`], behind [`sca_guard::post`].
-pub async fn cancel(
-    State(app): State<Arc<App>>,
-    ScaId(id): ScaId,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    guarded(&app, id, &headers, &body, |app, id, _| cancel_step(app, id)).await
-}
+guarded_step!(
+    /// `POST /sca/{id}/login`: see [`login_step`], behind [`sca_guard::post`].
+    pub login(ScaId(ScaId)) => login_step
+);
+guarded_step!(
+    /// `POST /sca/{id}/context`: see [`context_step`], behind [`sca_guard::post`].
+    pub context(ScaId(ScaId)) => context_step
+);
+guarded_step!(
+    /// `POST /sca/{id}/consent`: see [`consent_step`], behind [`sca_guard::post`].
+    pub consent(ScaId(ScaId)) => consent_step
+);
+guarded_step!(
+    /// `POST /sca/{id}/cancel`: see [`cancel_step`], behind [`sca_guard::post`].
+    pub cancel(ScaId(ScaId)) => |app, id, _| cancel_step(app, id)
+);
 
 /// `POST /sca/{id}/login`: identifies the PSU by `customerNumber` (spaces and dots ignored).
 fn login_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
-    let auth = match load(app, id) {
-        Ok(a) => a,
-        Err(e) => return auth_error(e),
-    };
+    let auth = loaded_or_answer!(app, id);
     if auth.step != ScaStep::Identify {
         return next_page(app, &auth);
     }
@@ -433,10 +451,7 @@ fn login_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
 
 /// `POST /sca/{id}/context`: `context=PRIVATE` or `context=CORPORATE:{agreementId}`.
 fn context_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
-    let auth = match load(app, id) {
-        Ok(a) => a,
-        Err(e) => return auth_error(e),
-    };
+    let auth = loaded_or_answer!(app, id);
     let ScaStep::ChooseContext { customer } = auth.step else {
         return next_page(app, &auth);
     };
@@ -484,10 +499,7 @@ fn context_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
 /// `POST /sca/{id}/consent`: stores the consent for the ticked `account`s and redirects to
 /// the TPP with `psu-id`, `psu-corporate-id` (CORPORATE), `tpp-session-id`, `context`.
 fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
-    let auth = match load(app, id) {
-        Ok(a) => a,
-        Err(e) => return auth_error(e),
-    };
+    let auth = loaded_or_answer!(app, id);
     let ScaStep::Consent {
         customer,
         agreement,
@@ -519,32 +531,12 @@ fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
     };
     let offered: Vec<Uuid> = match chosen {
         Some(a) => a.accounts,
-        None => or_page!(app.store.accounts_of(customer))
-            .iter()
-            .map(|a| a.id)
-            .collect(),
+        None => or_page!(app.store.account_ids_of(customer)),
     };
-    let mut selected = Vec::new();
-    for (k, v) in &f {
-        if k != "account" {
-            continue;
-        }
-        match Uuid::parse_str(v.trim())
-            .ok()
-            .filter(|u| offered.contains(u))
-        {
-            Some(u) if !selected.contains(&u) => selected.push(u),
-            Some(_) => {}
-            None => {
-                return render(
-                    app,
-                    &auth,
-                    StatusCode::BAD_REQUEST,
-                    Some("One of the selected accounts is not offered here; choose again."),
-                );
-            }
-        }
-    }
+    let refuse = |message| render(app, &auth, StatusCode::BAD_REQUEST, Some(message));
+    let Some(selected) = ticked(&f, "account", &offered) else {
+        return refuse("One of the selected accounts is not offered here; choose again.");
+    };
     let offered_cards: Vec<Uuid> = if agreement.is_none() {
         or_page!(app.store.card_accounts_of(customer))
             .iter()
@@ -553,38 +545,12 @@ fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
     } else {
         Vec::new()
     };
-    let mut selected_cards = Vec::new();
-    for (k, v) in &f {
-        if k != "cardAccount" {
-            continue;
-        }
-        match Uuid::parse_str(v.trim())
-            .ok()
-            .filter(|u| offered_cards.contains(u))
-        {
-            Some(u) if !selected_cards.contains(&u) => selected_cards.push(u),
-            Some(_) => {}
-            None => {
-                return render(
-                    app,
-                    &auth,
-                    StatusCode::BAD_REQUEST,
-                    Some("One of the selected card accounts is not offered here; choose again."),
-                );
-            }
-        }
-    }
-    selected_cards.sort_by_key(|u| offered_cards.iter().position(|o| o == u));
+    let Some(selected_cards) = ticked(&f, "cardAccount", &offered_cards) else {
+        return refuse("One of the selected card accounts is not offered here; choose again.");
+    };
     if selected.is_empty() && selected_cards.is_empty() {
-        return render(
-            app,
-            &auth,
-            StatusCode::BAD_REQUEST,
-            Some("Tick at least one account, or Cancel."),
-        );
+        return refuse("Tick at least one account, or Cancel.");
     }
-    // Keep the page's order.
-    selected.sort_by_key(|u| offered.iter().position(|o| o == u));
     let psu = psu_id(&auth.tpp, customer);
     let key = ConsentKey {
         tpp: auth.tpp.clone(),
@@ -618,12 +584,7 @@ fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
         tracing::error!(error = ?e.body.tpp_messages, "recording the SCA session failed");
         return storage_error();
     }
-    let callback = ScaCallback::Success(ScaSuccess::in_context(
-        psu.to_string(),
-        agreement.map(|a| a.to_string()),
-        auth.tpp_session_id.clone(),
-    ));
-    to_tpp(&auth, &callback)
+    success_to_tpp(&auth, psu, agreement)
 }
 
 /// 503 page in the bank's style: the state database failed (never an "unknown
@@ -635,6 +596,17 @@ pub(crate) fn storage_error() -> Response {
         "The bank could not store your answer. Go back to the application and start again.",
     )
     .into_response()
+}
+
+/// The browser back to the TPP after a successful SCA of `auth`: `psu-id`, `psu-corporate-id`
+/// (the `agreement`, CORPORATE context), `tpp-session-id` and `context`.
+fn success_to_tpp(auth: &Authorisation, psu: Uuid, agreement: Option<Uuid>) -> Response {
+    let callback = ScaCallback::Success(ScaSuccess::in_context(
+        psu.to_string(),
+        agreement.map(|a| a.to_string()),
+        auth.tpp_session_id.clone(),
+    ));
+    to_tpp(auth, &callback)
 }
 
 /// Ends a registration SCA: the authorisation is finished, the PSU registered with the TPP
@@ -661,12 +633,7 @@ fn finish_registration(
         tracing::error!(error = ?e.body.tpp_messages, "recording a registration failed");
         return storage_error();
     }
-    let callback = ScaCallback::Success(ScaSuccess::in_context(
-        psu.to_string(),
-        agreement.map(|a| a.to_string()),
-        auth.tpp_session_id.clone(),
-    ));
-    to_tpp(&auth, &callback)
+    success_to_tpp(&auth, psu, agreement)
 }
 
 fn to_tpp(auth: &Authorisation, callback: &ScaCallback) -> Response {

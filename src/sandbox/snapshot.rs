@@ -111,13 +111,18 @@ mod tests {
 
     #[test]
     fn loopback_urls_are_told_apart() {
-        assert!(is_loopback_url("http://127.0.0.1:8080"));
-        assert!(is_loopback_url("http://127.9.0.1"));
-        assert!(is_loopback_url("http://localhost:1"));
-        assert!(is_loopback_url("http://[::1]:80"));
-        assert!(!is_loopback_url("https://sandbox.example"));
-        assert!(!is_loopback_url("http://10.0.0.1"));
-        assert!(!is_loopback_url("not a url"));
+        let loopback = [
+            "http://127.0.0.1:8080",
+            "http://127.9.0.1",
+            "http://localhost:1",
+            "http://[::1]:80",
+        ];
+        for url in loopback {
+            assert!(is_loopback_url(url), "{url} is on loopback");
+        }
+        for url in ["https://sandbox.example", "http://10.0.0.1", "not a url"] {
+            assert!(!is_loopback_url(url), "{url} is not on loopback");
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@
 pub mod rfc2047;
 mod verify;
 
+use crate::xs2a::headers::find;
 use std::time::SystemTime;
 
 use base64::Engine as _;
@@ -325,13 +326,6 @@ pub struct SignatureInspection {
     /// The headers signing added (`Date`, `Digest`, `TPP-Signature-Certificate`, `Signature`),
     /// in that order, as (name, value).
     pub added_headers: Vec<(String, String)>,
-}
-
-fn find<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
 }
 
 /// Signs a request in place: adds `Date` (when absent), `Digest` (when `body` is not empty),

@@ -39,7 +39,7 @@ use super::status_line::{Level, Message};
 use super::theme::Theme;
 use crate::client::history::{BODY_CAP, History, HistoryEntry, body_cut};
 use crate::client::import::{self, ImportError, ImportedRequest, Variables};
-use crate::client::{ClientError, Engine, Exchange, PreparedRequest, RequestContext, export};
+use crate::client::{ClientError, Engine, Exchange, PreparedRequest, export};
 use crate::signing::SignatureInspection;
 use crate::xs2a::operations;
 
@@ -114,19 +114,6 @@ pub async fn load_async(
     (query, rows)
 }
 
-/// The request context of `engine` now (its profile, session, credentials, target, redirect
-/// URI and clock).
-fn context_of(engine: &Engine) -> RequestContext<'_> {
-    RequestContext {
-        profile: &engine.profile,
-        session: &engine.session,
-        credentials: &engine.credentials,
-        base_url: &engine.base_url,
-        redirect_uri: &engine.redirect_uri,
-        now: engine.now(),
-    }
-}
-
 /// Title shown for a request that is not a catalogue operation.
 pub const IMPORTED_TITLE: &str = "imported request";
 
@@ -141,7 +128,7 @@ pub fn resend_request(
     let title = operations::find(&entry.operation_id)
         .map(|o| o.title)
         .unwrap_or(IMPORTED_TITLE);
-    export::reprepare(entry, &context_of(engine)).map(|r| (r, title))
+    export::reprepare(entry, &engine.request_context()).map(|r| (r, title))
 }
 
 /// Writes the cURL command of history `entry`, prepared and signed afresh now on `engine`,
@@ -153,7 +140,7 @@ pub fn resend_request(
 /// Errors: the request no longer builds ([`HistoryError::Request`]), or the file cannot be
 /// written ([`HistoryError::Write`]).
 pub fn export_curl(engine: &Engine, entry: &HistoryEntry) -> Result<PathBuf, HistoryError> {
-    let req = export::reprepare(entry, &context_of(engine))?;
+    let req = export::reprepare(entry, &engine.request_context())?;
     let secs = crate::cert::unix_seconds(std::time::SystemTime::now());
     let path = engine
         .paths
@@ -171,12 +158,7 @@ pub fn export_curl(engine: &Engine, entry: &HistoryEntry) -> Result<PathBuf, His
 /// Errors: unreadable file ([`HistoryError::ReadFile`]) or unknown format
 /// ([`HistoryError::Import`], naming the file).
 pub fn import_path(path: &str) -> Result<(Vec<ImportedRequest>, Variables), HistoryError> {
-    let expanded = match path.strip_prefix("~/") {
-        Some(rest) => std::env::var_os("HOME")
-            .map(|h| PathBuf::from(h).join(rest))
-            .unwrap_or_else(|| PathBuf::from(path)),
-        None => PathBuf::from(path),
-    };
+    let expanded = expand_home(path);
     let text = std::fs::read_to_string(&expanded).map_err(|source| HistoryError::ReadFile {
         path: expanded.clone(),
         source,
@@ -186,6 +168,16 @@ pub fn import_path(path: &str) -> Result<(Vec<ImportedRequest>, Variables), Hist
     Ok((imported.requests, variables))
 }
 
+/// `path` as typed, with a leading `~/` standing for `$HOME`.
+fn expand_home(path: &str) -> PathBuf {
+    match path.strip_prefix("~/") {
+        Some(rest) => std::env::var_os("HOME")
+            .map(|h| PathBuf::from(h).join(rest))
+            .unwrap_or_else(|| PathBuf::from(path)),
+        None => PathBuf::from(path),
+    }
+}
+
 /// An imported request (variables already resolved) prepared and signed on `engine`.
 ///
 /// Errors: no path to send, or a body that is not JSON.
@@ -193,7 +185,7 @@ pub fn imported_request_prepared(
     engine: &Engine,
     request: &ImportedRequest,
 ) -> Result<PreparedRequest, ClientError> {
-    crate::client::prepare_imported(request, &context_of(engine))
+    crate::client::prepare_imported(request, &engine.request_context())
 }
 
 impl HistoryView {
@@ -371,6 +363,7 @@ impl HistoryView {
             Command::Up => list.selected = list.selected.saturating_sub(1),
             Command::Down => list.selected = (list.selected + 1).min(n.saturating_sub(1)),
             Command::Dismiss => self.import = None,
+            Command::HistoryDoctor => self.open_import_doctor(ctx),
             Command::HistoryOpen => {
                 if !ctx.busy() {
                     return Some(Effect::Run(Action::SendImported(list.selected)));
@@ -419,42 +412,81 @@ impl HistoryView {
             &crate::doctor::input::from_history(e),
             &crate::doctor::Options::default(),
         );
-        let width = d.checks.iter().map(|c| c.id.len()).max().unwrap_or(0);
-        let mut lines: Vec<(Kind, String)> = d
-            .checks
-            .iter()
-            .map(|c| {
-                let kind = match c.status {
-                    crate::doctor::Status::Pass => Kind::Added,
-                    crate::doctor::Status::Fail => Kind::Removed,
-                    crate::doctor::Status::Warn => Kind::Header,
-                };
-                (
-                    kind,
-                    format!(
-                        "{} {:<width$}  {}  [{}]",
-                        c.status.mark(),
-                        c.id,
-                        c.message,
-                        c.rule
-                    ),
-                )
-            })
-            .collect();
-        if let Some(r) = &d.response {
-            lines.push((Kind::Text, String::new()));
-            lines.push((Kind::Heading, format!("answer {}: {}", r.status, r.summary)));
-            lines.extend(r.findings.iter().map(|f| (Kind::Text, format!("  {f}"))));
-        }
-        lines.push((Kind::Text, String::new()));
-        lines.push((Kind::Heading, format!("verdict: {}", d.verdict.message)));
         self.diff = Some(DiffView {
             title: format!(" Doctor: #{} {} {} ", e.id, e.method, path_of(e)),
-            lines,
+            lines: doctor_lines(&d),
             scroll: 0,
         });
     }
 
+    /// `c` on the import list: the doctor's checks of the highlighted imported request
+    /// before it is sent, as the file recorded it (`crate::doctor::input::parse` of the
+    /// file: every header kept, the original `Signature`, `Date` and `Digest` too; a HAR
+    /// entry's `startedDateTime` as the send time and its recorded answer linted), the same
+    /// report as `psd2-console doctor FILE --entry N`. The file is read again (it was
+    /// imported from disk a moment ago).
+    fn open_import_doctor(&mut self, ctx: &mut Ctx) {
+        let Some(list) = &self.import else {
+            return;
+        };
+        let entry = list.selected + 1;
+        let recorded = std::fs::read(expand_home(&list.source))
+            .map_err(|e| format!("cannot read {}: {e}", list.source))
+            .and_then(|bytes| {
+                crate::doctor::input::parse(&bytes, &list.source, entry).map_err(|e| e.to_string())
+            });
+        let r = match recorded {
+            Ok(r) => r,
+            Err(e) => {
+                ctx.say(Level::Error, format!("Doctor: {e}"));
+                return;
+            }
+        };
+        let d = crate::doctor::diagnose(&r, &crate::doctor::Options::default());
+        self.diff = Some(DiffView {
+            title: format!(" Doctor: {} · {} {} ", r.source, r.method, r.path()),
+            lines: doctor_lines(&d),
+            scroll: 0,
+        });
+    }
+}
+
+/// The doctor overlay's lines of diagnosis `d`: one per check (✔/✘/⚠, id, message, rule),
+/// the lint of the recorded answer when there is one, then the verdict.
+fn doctor_lines(d: &crate::doctor::Diagnosis) -> Vec<(Kind, String)> {
+    let width = d.checks.iter().map(|c| c.id.len()).max().unwrap_or(0);
+    let mut lines: Vec<(Kind, String)> = d
+        .checks
+        .iter()
+        .map(|c| {
+            let kind = match c.status {
+                crate::doctor::Status::Pass => Kind::Added,
+                crate::doctor::Status::Fail => Kind::Removed,
+                crate::doctor::Status::Warn => Kind::Header,
+            };
+            (
+                kind,
+                format!(
+                    "{} {:<width$}  {}  [{}]",
+                    c.status.mark(),
+                    c.id,
+                    c.message,
+                    c.rule
+                ),
+            )
+        })
+        .collect();
+    if let Some(r) = &d.response {
+        lines.push((Kind::Text, String::new()));
+        lines.push((Kind::Heading, format!("answer {}: {}", r.status, r.summary)));
+        lines.extend(r.findings.iter().map(|f| (Kind::Text, format!("  {f}"))));
+    }
+    lines.push((Kind::Text, String::new()));
+    lines.push((Kind::Heading, format!("verdict: {}", d.verdict.message)));
+    lines
+}
+
+impl HistoryView {
     fn open_diff(&mut self, ctx: &mut Ctx) {
         let Some(marked) = self.marked else {
             ctx.say(
@@ -604,11 +636,13 @@ impl Component for HistoryView {
     }
 
     fn handle(&mut self, cmd: Command, ctx: &mut Ctx) -> Option<Effect> {
-        if self.import.is_some() {
-            return self.import_command(cmd, ctx);
-        }
+        // The diff or doctor overlay is drawn above the import list (the doctor of an
+        // imported request opens from it), so it takes the keys first.
         if self.diff.is_some() {
             return self.diff_command(cmd);
+        }
+        if self.import.is_some() {
+            return self.import_command(cmd, ctx);
         }
         let n = self.rows.len();
         let page = self.viewport.get().saturating_sub(1).max(1);
@@ -774,11 +808,11 @@ impl Component for HistoryView {
                 .block(block(detail_title)),
             detail_area,
         );
-        if let Some(d) = &v.diff {
-            self.draw_diff(frame, main, d, t, mask);
-        }
         if let Some(list) = &v.import {
             draw_import_list(frame, main, list, t, mask);
+        }
+        if let Some(d) = &v.diff {
+            self.draw_diff(frame, main, d, t, mask);
         }
     }
 }
@@ -858,7 +892,7 @@ fn draw_import_list(
             t.title,
         ))
         .title_bottom(Span::styled(
-            " ↑/↓ choose · Enter sends it re-signed with the active profile · Esc closes ",
+            " ↑/↓ choose · Enter sends it re-signed with the active profile · Esc closes · c doctor ",
             t.dim,
         ));
     frame.render_widget(Paragraph::new(lines).style(t.base).block(block), r);

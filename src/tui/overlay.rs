@@ -81,6 +81,34 @@ pub struct Overlays {
     stack: Vec<Overlay>,
 }
 
+/// The two accessors of an overlay `variant` holding a `ty` (possibly boxed): by reference and
+/// by mutable reference, `None` when that layer is not open.
+macro_rules! layer_accessors {
+    ($variant:ident: $ty:ty, $(#[$doc:meta])* $get:ident, $(#[$doc_mut:meta])* $get_mut:ident) => {
+        $(#[$doc])*
+        pub fn $get(&self) -> Option<&$ty> {
+            match self.get(Layer::$variant) {
+                Some(Overlay::$variant(v)) => {
+                    let v: &$ty = v;
+                    Some(v)
+                }
+                _ => None,
+            }
+        }
+
+        $(#[$doc_mut])*
+        pub fn $get_mut(&mut self) -> Option<&mut $ty> {
+            match self.get_mut(Layer::$variant) {
+                Some(Overlay::$variant(v)) => {
+                    let v: &mut $ty = v;
+                    Some(v)
+                }
+                _ => None,
+            }
+        }
+    };
+}
+
 impl Overlays {
     /// Opens `overlay` at its layer, replacing an open one of the same kind.
     pub fn open(&mut self, overlay: Overlay) {
@@ -151,69 +179,26 @@ impl Overlays {
         }
     }
 
-    /// The open lesson picker.
-    pub fn lessons(&self) -> Option<&LessonPicker> {
-        match self.get(Layer::Lessons) {
-            Some(Overlay::Lessons(p)) => Some(p),
-            _ => None,
-        }
-    }
-
-    /// The open lesson picker, mutably.
-    pub fn lessons_mut(&mut self) -> Option<&mut LessonPicker> {
-        match self.get_mut(Layer::Lessons) {
-            Some(Overlay::Lessons(p)) => Some(p),
-            _ => None,
-        }
-    }
-
-    /// The open help's scroll state.
-    pub fn help(&self) -> Option<&HelpView> {
-        match self.get(Layer::Help) {
-            Some(Overlay::Help(v)) => Some(v),
-            _ => None,
-        }
-    }
-
-    /// The open help's scroll state, mutably.
-    pub fn help_mut(&mut self) -> Option<&mut HelpView> {
-        match self.get_mut(Layer::Help) {
-            Some(Overlay::Help(v)) => Some(v),
-            _ => None,
-        }
-    }
-
-    /// The open palette.
-    pub fn palette(&self) -> Option<&PaletteView> {
-        match self.get(Layer::Palette) {
-            Some(Overlay::Palette(p)) => Some(p),
-            _ => None,
-        }
-    }
-
-    /// The open palette, mutably.
-    pub fn palette_mut(&mut self) -> Option<&mut PaletteView> {
-        match self.get_mut(Layer::Palette) {
-            Some(Overlay::Palette(p)) => Some(p),
-            _ => None,
-        }
-    }
-
-    /// The open body editor.
-    pub fn body_editor(&self) -> Option<&BodyEditor> {
-        match self.get(Layer::BodyEditor) {
-            Some(Overlay::BodyEditor(e)) => Some(e.as_ref()),
-            _ => None,
-        }
-    }
-
-    /// The open body editor, mutably.
-    pub fn body_editor_mut(&mut self) -> Option<&mut BodyEditor> {
-        match self.get_mut(Layer::BodyEditor) {
-            Some(Overlay::BodyEditor(e)) => Some(e.as_mut()),
-            _ => None,
-        }
-    }
+    layer_accessors!(Lessons: LessonPicker,
+        /// The open lesson picker.
+        lessons,
+        /// The open lesson picker, mutably.
+        lessons_mut);
+    layer_accessors!(Help: HelpView,
+        /// The open help's scroll state.
+        help,
+        /// The open help's scroll state, mutably.
+        help_mut);
+    layer_accessors!(Palette: PaletteView,
+        /// The open palette.
+        palette,
+        /// The open palette, mutably.
+        palette_mut);
+    layer_accessors!(BodyEditor: BodyEditor,
+        /// The open body editor.
+        body_editor,
+        /// The open body editor, mutably.
+        body_editor_mut);
 
     /// Closes the body editor and returns it.
     pub fn take_body_editor(&mut self) -> Option<Box<BodyEditor>> {

@@ -384,6 +384,11 @@ pub struct ResponseView {
     /// The outcome of verifying the response's signature, when the profile asks for it
     /// (`verify_response_signatures`; Authentication rule 10).
     pub signature: Option<crate::client::response_sig::ResponseSignature>,
+    /// The conformance lint of the answer ([`crate::lint::check_response`] against the
+    /// Berlin Group 1.3.11 file and the interface document's response rules), in the order
+    /// found; empty when it conforms. Shown as a badge in the head line and, when not
+    /// empty, one line per finding between the headers and the body.
+    pub lint: Vec<crate::lint::Finding>,
     pub(crate) body: Body,
     pub(crate) filter: Option<Box<Filtered>>,
     pub(crate) search: Option<Box<Search>>,
@@ -556,6 +561,18 @@ pub fn pretty_json(body: &[u8]) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// The conformance lint of `exchange`, the answer to `request` with body bytes `body`
+/// (the request's `X-Request-ID` is the one the answer must echo).
+fn lint_of(
+    request: &PreparedRequest,
+    exchange: &Exchange,
+    body: &[u8],
+) -> Vec<crate::lint::Finding> {
+    let asked = crate::lint::Asked::request(&request.method, &request.path_and_query)
+        .with_request_id(request.header(crate::xs2a::headers::X_REQUEST_ID));
+    crate::lint::check_response(&asked, exchange.status, &exchange.headers, body)
+}
+
 impl ResponseView {
     /// Builds the view of `exchange`, the answer to `request` (an operation titled
     /// `operation`). Pretty-printing a large body takes a while: call this off the UI task.
@@ -655,6 +672,7 @@ impl ResponseView {
             transaction_status: meta.transaction_status,
             history_error: None,
             signature: None,
+            lint: lint_of(request, exchange, body),
             body: Body::new(text),
             filter: None,
             search: None,
@@ -685,9 +703,29 @@ impl ResponseView {
         self.search.as_deref()
     }
 
-    /// Number of scrollable lines: headers, a blank line, the shown body.
+    /// Number of scrollable lines: headers, lint findings, a blank line, the shown body.
     pub fn total_lines(&self) -> usize {
-        self.headers.len() + 1 + self.shown_body().len().max(1)
+        self.head_lines() + 1 + self.shown_body().len().max(1)
+    }
+
+    /// Lines before the blank line and the body: the headers, then one per lint finding.
+    pub fn head_lines(&self) -> usize {
+        self.headers.len() + self.lint.len()
+    }
+
+    /// The lint badge of the head line: `lint ✔` (conforms), `lint ✘ N` (N errors) or
+    /// `lint ⚠ N` (warnings only).
+    pub fn lint_badge(&self) -> String {
+        let errors = self
+            .lint
+            .iter()
+            .filter(|f| f.severity == crate::lint::Severity::Error)
+            .count();
+        match (errors, self.lint.len()) {
+            (_, 0) => "lint ✔".to_string(),
+            (0, n) => format!("lint ⚠ {n}"),
+            (e, _) => format!("lint ✘ {e}"),
+        }
     }
 
     /// `200 OK`, `401 Unauthorized`, ...
@@ -729,7 +767,7 @@ impl ResponseView {
         let body = self.shown_body();
         let li = body.line_of(off);
         let col = body.text()[body.range(li).start..off].chars().count();
-        Some((self.headers.len() + 1 + li, col))
+        Some((self.head_lines() + 1 + li, col))
     }
 
     /// Moves the current match by `delta`, wrapping around.
@@ -1049,12 +1087,26 @@ pub fn view_line(
     t: &Theme,
     mask: &ScreenMask,
 ) -> Line<'static> {
-    let nh = v.headers.len();
-    if i < nh {
+    let headers = v.headers.len();
+    if i < headers {
         let (n, val) = &v.headers[i];
         let segs = vec![
             (t.header_name, format!("{n}: ")),
             (t.base, mask.header(n, val).into_owned()),
+        ];
+        return Line::from(cut_segments(segs, hscroll, w));
+    }
+    let nh = v.head_lines();
+    if i < nh {
+        let f = &v.lint[i - headers];
+        let (mark, style) = match f.severity {
+            crate::lint::Severity::Error => ("✘", t.error),
+            crate::lint::Severity::Warning => ("⚠", t.warning),
+        };
+        let segs = vec![
+            (style, format!("lint {mark} ")),
+            (t.dim, format!("[{}] ", f.rule)),
+            (t.base, f.message.clone()),
         ];
         return Line::from(cut_segments(segs, hscroll, w));
     }

@@ -513,6 +513,14 @@ impl App {
             };
             head_spans.push(Span::styled(format!("   {}", sig.summary()), style));
         }
+        let lint_style = if crate::lint::has_errors(&v.lint) {
+            t.error
+        } else if v.lint.is_empty() {
+            t.success
+        } else {
+            t.warning
+        };
+        head_spans.push(Span::styled(format!("   {}", v.lint_badge()), lint_style));
         frame.render_widget(Paragraph::new(Line::from(head_spans)), head);
         if let Some(f) = &v.filter {
             let state = match f.state {

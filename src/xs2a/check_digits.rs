@@ -154,6 +154,7 @@ mod tests {
     #[test]
     fn bban_and_national_numbers() {
         assert!(is_norwegian_bban("12094355778"));
+        assert!(is_norwegian_bban("70011968048"));
         assert!(!is_norwegian_bban("12094355779"));
         assert!(!is_norwegian_bban("1209435577"));
         assert!(!is_norwegian_bban("1209435577x"));

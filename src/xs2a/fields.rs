@@ -128,6 +128,24 @@ impl<'a> Fields<'a> {
         self.map.get(key).filter(|v| !v.is_null())
     }
 
+    /// Field `key` as `T` by `pick` (e.g. [`Value::as_str`]); `None` when absent or `null`.
+    ///
+    /// Errors: `pick` refuses the value: `<path> must be <kind>, not <JSON type>`.
+    fn typed<T>(
+        &self,
+        key: &str,
+        kind: &str,
+        pick: impl FnOnce(&'a Value) -> Option<T>,
+    ) -> Result<Option<T>, FieldError> {
+        let Some(v) = self.get(key) else {
+            return Ok(None);
+        };
+        pick(v).map(Some).ok_or_else(|| {
+            let p = self.at(key);
+            FieldError::new(&p, format!("{p} must be {kind}, not {}", json_type(v)))
+        })
+    }
+
     /// Whether field `key` is present and not `null`.
     pub fn has(&self, key: &str) -> bool {
         self.get(key).is_some()
@@ -149,16 +167,10 @@ impl<'a> Fields<'a> {
     ///
     /// Errors: not a string, too long, a control character.
     pub fn opt_str(&self, key: &str, max: usize) -> Result<Option<String>, FieldError> {
-        let Some(v) = self.get(key) else {
+        let Some(s) = self.typed(key, "a string", Value::as_str)? else {
             return Ok(None);
         };
         let p = self.at(key);
-        let Value::String(s) = v else {
-            return Err(FieldError::new(
-                &p,
-                format!("{p} must be a string, not {}", json_type(v)),
-            ));
-        };
         let s = s.trim();
         if s.is_empty() {
             return Ok(None);
@@ -179,6 +191,26 @@ impl<'a> Fields<'a> {
         Ok(Some(s.to_string()))
     }
 
+    /// [`Fields::opt_str`] whose value must pass `valid`; `what` names the rule in the
+    /// refusal `<path> "<value>" is not <what>` (e.g. `a BIC`).
+    ///
+    /// Errors: those of [`Fields::opt_str`]; a value `valid` refuses.
+    pub fn opt_checked(
+        &self,
+        key: &str,
+        max: usize,
+        valid: impl Fn(&str) -> bool,
+        what: &str,
+    ) -> Result<Option<String>, FieldError> {
+        match self.opt_str(key, max)? {
+            Some(v) if !valid(&v) => {
+                let p = self.at(key);
+                Err(FieldError::new(&p, format!("{p} {v:?} is not {what}")))
+            }
+            v => Ok(v),
+        }
+    }
+
     /// [`Fields::opt_str`], required; `what` says what it should hold.
     ///
     /// Errors: those of [`Fields::opt_str`]; absent, `null`, empty or blank.
@@ -193,17 +225,9 @@ impl<'a> Fields<'a> {
     ///
     /// Errors: not an object.
     pub fn opt_obj(&self, key: &str) -> Result<Option<Fields<'a>>, FieldError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Object(m)) => Ok(Some(Fields::new(m, self.at(key)))),
-            Some(v) => {
-                let p = self.at(key);
-                Err(FieldError::new(
-                    &p,
-                    format!("{p} must be a JSON object, not {}", json_type(v)),
-                ))
-            }
-        }
+        Ok(self
+            .typed(key, "a JSON object", Value::as_object)?
+            .map(|m| Fields::new(m, self.at(key))))
     }
 
     /// [`Fields::opt_obj`], required; `what` says what it should hold.
@@ -217,16 +241,10 @@ impl<'a> Fields<'a> {
     ///
     /// Errors: not an array, too many elements.
     pub fn opt_array(&self, key: &str, max: usize) -> Result<Option<&'a Vec<Value>>, FieldError> {
-        let Some(v) = self.get(key) else {
+        let Some(a) = self.typed(key, "an array", Value::as_array)? else {
             return Ok(None);
         };
         let p = self.at(key);
-        let Value::Array(a) = v else {
-            return Err(FieldError::new(
-                &p,
-                format!("{p} must be an array, not {}", json_type(v)),
-            ));
-        };
         if a.len() > max {
             return Err(FieldError::new(
                 &p,
@@ -274,26 +292,30 @@ impl<'a> Fields<'a> {
         let Some(s) = self.opt_str(key, 10)? else {
             return Ok(None);
         };
-        let shape_ok = s.len() == 10
-            && s.bytes().enumerate().all(|(i, b)| {
-                if i == 4 || i == 7 {
-                    b == b'-'
-                } else {
-                    b.is_ascii_digit()
-                }
-            });
-        shape_ok
-            .then(|| NaiveDate::parse_from_str(&s, "%Y-%m-%d").ok())
-            .flatten()
-            .map(Some)
-            .ok_or_else(|| {
-                let p = self.at(key);
-                FieldError::new(
-                    &p,
-                    format!("{p} {s:?} is not an ISO 8601 date (YYYY-MM-DD)"),
-                )
-            })
+        parse_iso_date(&s).map(Some).ok_or_else(|| {
+            let p = self.at(key);
+            FieldError::new(
+                &p,
+                format!("{p} {s:?} is not an ISO 8601 date (YYYY-MM-DD)"),
+            )
+        })
     }
+}
+
+/// An ISO 8601 calendar date written exactly `YYYY-MM-DD` (Berlin Group `format: date`, RFC
+/// 3339 `full-date`); `None` for another shape (`2026-3-1`, `+2026-03-01`) or no such day.
+pub fn parse_iso_date(s: &str) -> Option<NaiveDate> {
+    let shape_ok = s.len() == 10
+        && s.bytes().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+    shape_ok
+        .then(|| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok())
+        .flatten()
 }
 
 #[cfg(test)]

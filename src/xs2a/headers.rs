@@ -17,6 +17,16 @@ pub const X_PSU_IDENTITY: &str = "X-PSU-IDENTITY";
 pub const CONTENT_TYPE: &str = "Content-Type";
 pub const ACCEPT: &str = "Accept";
 
+/// The value of the first header named `name` (header names are case-insensitive, RFC 9110
+/// §5.1) in a list of (name, value) pairs in wire order; `None` when absent. The value is
+/// returned as stored (untrimmed).
+pub fn find<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
 /// The `x-accept-fix` values of the interface document's Versioning table, all now default.
 pub const ACCEPT_FIXES: [&str; 4] = [
     "amount-as-string",

@@ -221,6 +221,32 @@ pub struct Transaction {
     pub proprietary_bank_transaction_code: Option<String>,
 }
 
+impl Transaction {
+    /// A transaction with its `transactionId`, `bookingDate` (`None`: pending), `valueDate`
+    /// (ISO 8601 dates) and `transactionAmount`; parties, remittance and bank transaction
+    /// code unset, for the caller to fill with struct update syntax.
+    pub fn dated(
+        transaction_id: String,
+        booking_date: Option<chrono::NaiveDate>,
+        value_date: chrono::NaiveDate,
+        transaction_amount: Amount,
+    ) -> Self {
+        Transaction {
+            transaction_id: Some(transaction_id),
+            entry_reference: None,
+            booking_date: booking_date.map(|d| d.to_string()),
+            value_date: Some(value_date.to_string()),
+            transaction_amount,
+            creditor_name: None,
+            creditor_account: None,
+            debtor_name: None,
+            debtor_account: None,
+            remittance_information_unstructured: None,
+            proprietary_bank_transaction_code: None,
+        }
+    }
+}
+
 /// Berlin Group `accountReport`: `booked` (present for `booked`, `both`, `all`), `pending`
 /// (present for `pending`, `both`, `all`) and `_links` (`account`, and `first`, `next`,
 /// `previous`, `last` when the booked list is paged; default page size 200, interface

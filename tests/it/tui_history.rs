@@ -253,6 +253,15 @@ fn diff_of_two_responses_in_an_overlay() {
     assert_eq!(app.screen(), Screen::History);
 }
 
+/// The doctor overlay's line of check `id` in screen `text`.
+#[track_caller]
+fn check_line(text: &str, id: &str) -> String {
+    text.lines()
+        .find(|l| l.contains(&format!(" {id} ")))
+        .unwrap_or_else(|| panic!("no {id} line: {text}"))
+        .to_string()
+}
+
 #[test]
 fn c_shows_the_doctors_checks_of_the_highlighted_request() {
     let h = fixed_history();
@@ -262,12 +271,7 @@ fn c_shows_the_doctors_checks_of_the_highlighted_request() {
     let text = app.screen_text(160, 48);
     assert!(text.contains("Doctor: #4 GET"), "{text}");
     // The recorded request has no TPP-Redirect-URI (Authentication 11) and no certificate.
-    let line = |id: &str| {
-        text.lines()
-            .find(|l| l.contains(&format!(" {id} ")))
-            .unwrap_or_else(|| panic!("no {id} line: {text}"))
-            .to_string()
-    };
+    let line = |id: &str| check_line(&text, id);
     assert!(line("headers.required").contains('✘'), "{text}");
     assert!(
         line("headers.required").contains("TPP-Redirect-URI"),
@@ -672,4 +676,62 @@ fn big_bodies_are_capped_in_the_history_with_size_and_sha256() {
             .text
             .contains("was cut to 1048576 bytes")
     );
+}
+
+/// `c` on the import list: the doctor's checks of the highlighted imported request before it
+/// is sent, as the file recorded it (original `Signature` kept). The cURL file holds a
+/// request signed here whose keyId gives the issuer DN in X.500 order (as tests/it/doctor.rs
+/// builds it); the view names that check and the cause, `Esc` goes back to the import list.
+#[test]
+fn c_on_the_import_list_shows_the_doctor_of_the_imported_request() {
+    use psd2_console::cert::generate::{TppCertSpec, credentials_of, generate_set};
+    use psd2_console::signing::{ELIGIBLE_HEADERS, imf_fixdate, sign_with_names};
+
+    let creds = credentials_of(&generate_set(&TppCertSpec::default()).unwrap()).unwrap();
+    let mut headers = headers(&[
+        ("X-Request-ID", "6f1c9a52-3b7e-4d0a-9c2e-8e5f1a7b3c40"),
+        ("PSU-ID", "0b3c8f0e-9a1d-4c6b-8e2f-7d5a4c3b2a10"),
+        ("TPP-Redirect-URI", "http://127.0.0.1:8080/callback"),
+        ("PSU-IP-Address", "127.0.0.1"),
+    ]);
+    headers.push(("Date".into(), imf_fixdate(SystemTime::now())));
+    let names: Vec<String> = ELIGIBLE_HEADERS
+        .iter()
+        .filter(|n| headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(n)))
+        .map(|n| n.to_string())
+        .collect();
+    let (_, mut params) = sign_with_names(&creds, "GET", "/v1/accounts", &headers, &names).unwrap();
+    let cert = &creds.certificate;
+    let mut x500 = cert.issuer.clone();
+    x500.attributes.reverse();
+    params.key_id = format!("SN={},CA={}", cert.serial_hex(), x500.to_rfc2253());
+    headers.push(("TPP-Signature-Certificate".into(), cert.header_value()));
+    headers.push(("Signature".into(), params.to_header_value()));
+    let mut curl = format!("curl -X GET '{BASE_URL}/v1/accounts'");
+    for (n, v) in &headers {
+        curl.push_str(&format!(" \\\n  -H '{n}: {v}'"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("customer.curl");
+    std::fs::write(&file, curl + "\n").unwrap();
+    let path = file.display().to_string();
+
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    app.set_imported(&path, psd2_console::tui::history::import_path(&path));
+    assert!(app.screen_text(160, 48).contains("Imported from"));
+    assert_eq!(app.press("c"), Action::None, "nothing is sent");
+    assert!(app.history_diff_visible(), "the doctor uses the overlay");
+    let text = app.screen_text(200, 50);
+    assert!(text.contains("Doctor: cURL command 1 of"), "{text}");
+    let line = |id: &str| check_line(&text, id);
+    // The original Signature was kept: the keyId is checked and its fault named.
+    assert!(line("keyid.issuer").contains('✘'), "{text}");
+    assert!(line("keyid.issuer").contains("X.500 order"), "{text}");
+    assert!(line("headers.required").contains('✔'), "{text}");
+    assert!(text.contains("verdict: "), "{text}");
+    // Esc closes the doctor and shows the import list again; Enter there would send.
+    app.keys("Esc");
+    assert!(!app.history_diff_visible());
+    assert!(app.screen_text(160, 48).contains("Imported from"));
 }

@@ -482,3 +482,42 @@ fn a_20_mb_body_shows_its_last_lines_at_the_bottom() {
     );
     assert!(text.contains("1 of 1"), "{text}");
 }
+
+/// Every answer is linted (as `send --lint`): a conforming `accountList` shows `lint ✔` and
+/// no finding; one violating the Berlin Group schema (`balances` entries without
+/// `balanceAmount` and `balanceType`) shows `lint ✘ 2` and lists both findings, with the
+/// schema name and JSON pointer, between the headers and the body.
+#[test]
+fn lint_badge_and_findings_of_the_answer() {
+    let conforming = json!({
+        "accounts": [
+            {"resourceId": "acc-001", "bban": "12345678903", "currency": "NOK",
+             "name": "Brukskonto",
+             "_links": {"balances": {"href": "/v1/accounts/acc-001/balances"}}}
+        ]
+    });
+    let app = app_with(&conforming);
+    assert!(view(&app).lint.is_empty(), "{:?}", view(&app).lint);
+    let text = pane_text(&app);
+    assert!(text.contains("lint ✔"), "{text}");
+    assert!(!text.contains("lint ✘"), "{text}");
+    insta::assert_snapshot!("response_lint_clean", text);
+
+    let app = app_with(&accounts());
+    let findings: Vec<String> = view(&app).lint.iter().map(|f| f.to_string()).collect();
+    assert_eq!(findings.len(), 2, "{findings:?}");
+    assert!(
+        findings
+            .iter()
+            .all(|f| f.contains("accountList /accounts/0/balances/0")),
+        "{findings:?}"
+    );
+    let text = pane_text(&app);
+    assert!(text.contains("lint ✘ 2"), "{text}");
+    assert!(
+        text.contains("lint ✘ [accountList /accounts/0/balances/0]"),
+        "{text}"
+    );
+    assert!(text.contains("\"balanceAmount\" is a r"), "{text}");
+    insta::assert_snapshot!("response_lint_findings", text);
+}

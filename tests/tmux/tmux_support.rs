@@ -10,6 +10,8 @@
 //!    status and code); `send --as-given` re-signed with the support profile succeeds (201).
 //! 4. `case export` → `case open` into another home → the console there (tmux) shows the
 //!    same history, and the case's sandbox holds the payment the fixed request created.
+//! 5. `psd2-console --case case.tar.gz` opens the console directly on the bundle (a fresh
+//!    home under the data directory) and its History screen shows the same exchanges.
 //!
 //! Skipped (with a message) when tmux is not installed.
 
@@ -47,6 +49,45 @@ fn with_x500_issuer(headers: &mut [(String, String)]) -> String {
     params.key_id = format!("{serial},CA={}", reversed.join(","));
     *value = params.to_header_value();
     params.key_id
+}
+
+/// Runs `command` (a console on the case) in the shell: the console opens on the `Case`
+/// profile, its History screen (`3`) lists the two replays of the support story (400 and
+/// 201), and `q` exits 0.
+fn console_shows_the_case_history(t: &Tmux, label: &str, command: &str) {
+    t.keys(&["C-l"]);
+    t.type_text(&format!("{command}; echo {EXIT_MARKER}$?"));
+    t.keys(&["Enter"]);
+    // The typed command line holds the marker too: an exit shows it with the status.
+    let exited = |s: &str| {
+        s.match_indices(EXIT_MARKER)
+            .any(|(i, _)| s[i + EXIT_MARKER.len()..].starts_with(|c: char| c.is_ascii_digit()))
+    };
+    let screen = t.wait_for(label, |s| s.contains("Operations") || exited(s));
+    assert!(!exited(&screen), "{label}: no console: {screen}");
+    assert!(
+        screen.contains("Case"),
+        "{label}: on the case's profile: {screen}"
+    );
+    t.keys(&["3"]);
+    let screen = t.wait_for(&format!("{label}: the history"), |s| {
+        s.lines()
+            .filter(|l| l.contains("Support") && l.contains("POST") && l.contains("/v1/payments/"))
+            .count()
+            >= 2
+    });
+    let replays: Vec<&str> = screen
+        .lines()
+        .filter(|l| l.contains("Support") && l.contains("POST"))
+        .collect();
+    assert!(replays.iter().any(|l| l.contains(" 400 ")), "{screen}");
+    assert!(replays.iter().any(|l| l.contains(" 201 ")), "{screen}");
+    t.keys(&["q"]);
+    let screen = t.wait_for(&format!("{label}: exit"), exited);
+    assert!(
+        screen.contains(&format!("{EXIT_MARKER}0")),
+        "{label}: {screen}"
+    );
 }
 
 /// Sends the customer's payment to the bank and writes the HAR of the exchange; returns the
@@ -216,28 +257,29 @@ fn doctor_names_the_cause_replay_reproduces_it_and_a_case_carries_it_to_a_collea
     assert_eq!(status["transactionStatus"], "RCVD", "{status}");
 
     // The console on the case: the same exchanges on its history screen.
-    t.keys(&["C-l"]);
-    t.type_text(&format!(
-        "PSD2_CONSOLE_HOME=colleague {bin} --profile Case; echo {EXIT_MARKER}$?"
-    ));
-    t.keys(&["Enter"]);
-    t.wait_for("the console on the case", |s| s.contains("Operations"));
-    t.keys(&["3"]);
-    let screen = t.wait_for("the case's history", |s| {
-        s.lines()
-            .filter(|l| l.contains("Support") && l.contains("POST") && l.contains("/v1/payments/"))
-            .count()
-            >= 2
-    });
-    let replays: Vec<&str> = screen
-        .lines()
-        .filter(|l| l.contains("Support") && l.contains("POST"))
+    console_shows_the_case_history(
+        &t,
+        "the console on the case",
+        &format!("PSD2_CONSOLE_HOME=colleague {bin} --profile Case"),
+    );
+    // `psd2-console --case FILE` opens the console directly on the bundle (a fresh home
+    // under the data directory): its History screen shows the case's exchanges.
+    console_shows_the_case_history(
+        &t,
+        "the console opened by --case",
+        &format!("{bin} --case case.tar.gz"),
+    );
+    // The case was opened in a fresh directory under the data directory, not over the home.
+    let cases = t.home.path().join("data").join("cases");
+    let opened: Vec<_> = std::fs::read_dir(&cases)
+        .unwrap_or_else(|e| panic!("{}: {e}", cases.display()))
         .collect();
-    assert!(replays.iter().any(|l| l.contains(" 400 ")), "{screen}");
-    assert!(replays.iter().any(|l| l.contains(" 201 ")), "{screen}");
-    t.keys(&["q"]);
-    let screen = t.wait_for("the console to exit", |s| s.contains(EXIT_MARKER));
-    assert!(screen.contains(&format!("{EXIT_MARKER}0")), "{screen}");
+    assert_eq!(
+        opened.len(),
+        1,
+        "one fresh case directory in {}",
+        cases.display()
+    );
     // Enough time for the pane to show it before the session goes.
     std::thread::sleep(Duration::from_millis(100));
 }

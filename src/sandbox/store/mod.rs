@@ -1020,6 +1020,17 @@ impl Store {
         })
     }
 
+    /// The ids of the accounts owned by `customer`, in creation order.
+    ///
+    /// Errors: the database fails.
+    pub fn account_ids_of(&self, customer: Uuid) -> Result<Vec<Uuid>, ApiError> {
+        self.read(|c| {
+            c.prepare_cached("SELECT id FROM accounts WHERE owner = ?1 ORDER BY seq")?
+                .query_map([customer.to_string()], |r| uuid_at(r, 0))?
+                .collect()
+        })
+    }
+
     /// The accounts with the given ids, in the order of `ids`; unknown ids are skipped.
     pub fn accounts_by_ids(&self, ids: &[Uuid]) -> Result<Vec<Account>, ApiError> {
         self.read(|c| {
