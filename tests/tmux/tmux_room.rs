@@ -1,10 +1,11 @@
-//! Room mode end to end on the real binary (issue 12): `psd2-console --listen 127.0.0.2` (an
+//! Room mode end to end on the real binary (issue 12): `psd2-console --presenter --listen
+//! 127.0.0.2` (an
 //! address of the loopback range standing in for the laptop's LAN address; free ports, as
 //! every tmux test has them, [`crate::common::tmux::Tmux::tmux`]) shows the room banner;
 //! List accounts answers 401 with the SCA prompt; the QR code decoded from the plain-text
 //! capture carries the scaRedirect on 127.0.0.2; a cookie-keeping HTTP client completes the
 //! SCA from that URL; the redirect reaches the console's listener on 127.0.0.2; and List
-//! accounts answers 200 on screen.
+//! accounts answers 200 on screen; in presenter mode the PSU-ID is never on screen in full.
 
 use crate::common::cli::free_port;
 use crate::common::payments::KARI;
@@ -15,10 +16,9 @@ use crate::common::{browser, sca};
 /// The room address of the test.
 const ROOM: &str = "127.0.0.2";
 
-/// The console's command-line arguments for the room (one place, so more options, e.g.
-/// presenter mode, are added here).
+/// The console's command-line arguments for the room: presenter mode on the room address.
 fn room_args() -> Vec<&'static str> {
-    vec!["--listen", ROOM]
+    vec!["--presenter", "--listen", ROOM]
 }
 
 /// Starts the console in room mode in a fresh home.
@@ -54,25 +54,33 @@ fn room_mode_sca_from_the_qr_code_reaches_the_listener_on_the_room_address() {
     assert!(screen.contains(&shown), "{shown} not on screen:\n{screen}");
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let landing = runtime.block_on(async {
+    let (landing, psu_id) = runtime.block_on(async {
         let to_tpp = sca::complete(&sca_url, KARI, "PRIVATE", sca::tick_all, "Approve").await;
         assert!(
             to_tpp.starts_with(&format!("http://{ROOM}:")),
             "the redirect to the TPP {to_tpp} is not on {ROOM}"
         );
+        let psu_id = sca::success(&to_tpp).psu_id;
         let r = browser().get(&to_tpp).send().await.unwrap();
-        (r.status().as_u16(), r.text().await.unwrap())
+        ((r.status().as_u16(), r.text().await.unwrap()), psu_id)
     });
     assert_eq!(landing.0, 200, "{}", landing.1);
     assert!(landing.1.contains("SCA complete"), "{}", landing.1);
-    t.wait_for("the console to take the callback", |s| {
+    let screen = t.wait_for("the console to take the callback", |s| {
         s.contains("SCA complete") && !s.contains("no PSU yet")
     });
+    assert!(!screen.contains(&psu_id), "PSU-ID in full:\n{screen}");
     t.keys(&["s"]);
     let screen = t.wait_for("List accounts to answer 200", |s| {
         s.contains("200") && s.contains("\"accounts\"")
     });
     assert!(screen.contains("resourceId"), "{screen}");
+    assert!(!screen.contains(&psu_id), "PSU-ID in full:\n{screen}");
+    let short: String = psu_id.chars().take(2).collect();
+    assert!(
+        screen.contains(&format!("{short}…")),
+        "PSU-ID not shown shortened:\n{screen}"
+    );
     t.quit_and_check_restored();
 }
 
