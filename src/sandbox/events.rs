@@ -8,7 +8,7 @@
 //!
 //! | `type` | fields |
 //! |---|---|
-//! | `request` | `method`, `path` (no query), `status`, `code` (first `tppMessages` code or `null`), `latency_us`, `request_id` (`X-Request-ID` or `null`), `verify` (the verification step that failed, [`super::access_log::VerifyStep`], or `null`), `signing_string` (`/v1` only: the signing string as the server rebuilds it from the request: the headers the `Signature` lists, or, when it is missing or unreadable, the eligible headers present; never the `Signature` header itself), `injected` (`true` when a fault rule answered, [`super::faults`]) and `fault` (its id) |
+//! | `request` | `at` (the sandbox clock when it was answered, RFC 3339), `method`, `path` (no query), `status`, `code` (first `tppMessages` code or `null`), `latency_us`, `request_id` (`X-Request-ID` or `null`), `verify` (the verification step that failed, [`super::access_log::VerifyStep`], or `null`), `signing_string` (`/v1` only: the signing string as the server rebuilds it from the request: the headers the `Signature` lists, or, when it is missing or unreadable, the eligible headers present; never the `Signature` header itself), `injected` (`true` when a fault rule answered, [`super::faults`]) and `fault` (its id) |
 //! | `sca` | `sca_id`, `step` (`opened`, `login`, `context`, `consent`, `cancel`, `decision`), `status` (HTTP status of the page), `outcome` (`success` or `failure` once the browser is sent back to the TPP, else `null`), `code` (the failure's code), `injected`, `fault` |
 //! | `batch` | `ran_at`, `settled`, `insufficient_funds`, `all` (`POST /v1/sandbox/batch`) |
 //! | `clock` | `now` (RFC 3339), `offset_secs`, `reason` (`advance` or `initialize`) |
@@ -45,6 +45,8 @@ pub const CAPACITY: usize = 1024;
 /// One answered request.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct RequestEvent {
+    /// The sandbox clock when the answer was ready (RFC 3339, seconds).
+    pub at: String,
     pub method: String,
     /// Path without the query.
     pub path: String,
