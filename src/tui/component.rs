@@ -64,9 +64,16 @@ pub enum Action {
     /// Evaluate a jq filter off the UI task ([`super::response::spawn_filter`]), then
     /// [`App::filter_finished`](crate::tui::App::filter_finished).
     RunFilter(super::response::FilterJob),
+    /// Follow the active sandbox's event stream ([`crate::client::monitor::follow`], fed
+    /// to [`App::monitor_feed`](crate::tui::App::monitor_feed)) and read its state
+    /// ([`Action::Monitor`] with `Refresh`).
+    MonitorStart,
+    /// Ask the active sandbox ([`crate::client::monitor::perform`]), then
+    /// [`App::monitor_done`](crate::tui::App::monitor_done).
+    Monitor(crate::client::monitor::MonitorRequest),
 }
 
-/// The screens, switched with `1`/`2`/`3` (F1–F3).
+/// The screens, switched with `1`–`4` (F1–F4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Screen {
     /// Operations, parameters, request, signature, response.
@@ -76,6 +83,8 @@ pub enum Screen {
     Profiles,
     /// Every exchange sent ([`super::history`]).
     History,
+    /// The sandbox monitor: its requests, state, clock and faults ([`super::monitor`]).
+    Monitor,
 }
 
 /// What the status bar shows about the active profile and session.

@@ -22,6 +22,7 @@ pub mod form;
 pub mod history;
 pub mod history_view;
 pub mod keymap;
+pub mod monitor;
 pub mod mouse;
 pub mod overlay;
 pub mod palette;
@@ -182,6 +183,8 @@ enum Done {
     ),
     /// A jq filter finished ([`response::spawn_filter`]).
     Filtered(Option<response::FilterDone>),
+    /// A request of the sandbox monitor answered ([`crate::client::monitor::perform`]).
+    Monitor(Result<crate::client::monitor::SandboxState, String>),
     /// A profile started ([`Runner::switch_profile`]): its name, the engine (or why not),
     /// and what to do once it is active.
     Started(
@@ -308,6 +311,8 @@ async fn event_loop(
         tasks: JoinSet::new(),
         switching: None,
         deferred: Vec::new(),
+        monitor_feed: None,
+        monitor_stream: JoinSet::new(),
     };
     let mut input = spawn_input_thread();
     let mut stop = StopSignals::new();
@@ -360,6 +365,10 @@ async fn event_loop(
                     app.set_message(Level::Warning, "The SCA callback listener stopped");
                 }
             },
+            feed = recv_opt(&mut runner.monitor_feed) => match feed {
+                Some(feed) => app.monitor_feed(feed),
+                None => runner.monitor_feed = None,
+            },
             Some(done) = runner.tasks.join_next(), if !runner.tasks.is_empty() => match done {
                 Ok(done) => runner.finished(&mut app, done).await,
                 Err(e) => app.finish_send(Err(SendError::Task(e))),
@@ -386,6 +395,10 @@ struct Runner<'e> {
     /// Actions that need the engine, asked for while a profile was starting: performed,
     /// in order, once it is active (or failed to start).
     deferred: Vec<Action>,
+    /// What the sandbox monitor's event stream task sends ([`crate::client::monitor::follow`]).
+    monitor_feed: Option<mpsc::UnboundedReceiver<crate::client::monitor::MonitorFeed>>,
+    /// The event stream task (aborted when the profile changes or the console ends).
+    monitor_stream: JoinSet<()>,
 }
 
 impl Runner<'_> {
@@ -434,6 +447,7 @@ impl Runner<'_> {
             Done::Filtered(None) => {
                 app.set_message(Level::Error, "The jq filter stopped unexpectedly")
             }
+            Done::Monitor(r) => app.monitor_done(r),
             Done::Started(name, r, then) => self.profile_started(app, name, r, then).await,
         }
     }
@@ -555,7 +569,42 @@ impl Runner<'_> {
                 Err(e) => app.set_message(Level::Error, format!("Session reset failed: {e}")),
             },
             Action::SwitchProfile(name) => self.switch_profile(app, name, None),
+            Action::MonitorStart => {
+                if !engine.profile.target.is_local() {
+                    app.monitor_done(Err(format!(
+                        "profile {} targets a remote bank: the monitor needs the embedded sandbox or a local `sandbox serve`",
+                        engine.profile.name
+                    )));
+                    return;
+                }
+                let admin = crate::client::sandbox_admin::SandboxAdmin::for_engine(engine);
+                let now = engine.now();
+                self.stop_monitor();
+                let (tx, rx) = mpsc::unbounded_channel();
+                self.monitor_feed = Some(rx);
+                self.monitor_stream
+                    .spawn(crate::client::monitor::follow(admin, now, tx));
+                self.perform(
+                    app,
+                    Action::Monitor(crate::client::monitor::MonitorRequest::Refresh),
+                );
+            }
+            Action::Monitor(request) => {
+                let admin = crate::client::sandbox_admin::SandboxAdmin::for_engine(engine);
+                let now = engine.now();
+                self.tasks.spawn(async move {
+                    let r = crate::client::monitor::perform(&admin, request, now).await;
+                    Done::Monitor(r.map_err(|e| e.to_string()))
+                });
+            }
         }
+    }
+
+    /// Stops following the sandbox's event stream (before its sandbox stops: an open stream
+    /// would hold the sandbox's shutdown).
+    fn stop_monitor(&mut self) {
+        self.monitor_stream.abort_all();
+        self.monitor_feed = None;
     }
 
     /// The one way a request leaves: the request and response panes show it as sent, and a
@@ -604,6 +653,7 @@ impl Runner<'_> {
         self.switching = None;
         match started {
             Ok(new) => {
+                self.stop_monitor();
                 let old = std::mem::replace(&mut *self.engine, *new);
                 old.shutdown().await;
                 self.callbacks = self.engine.take_callback_receiver();
@@ -614,6 +664,8 @@ impl Runner<'_> {
                         format!("Profile {name} is active, but the SCA callback listener is not running: {e}"),
                     );
                 }
+                let monitor = app.monitor_restart();
+                self.perform(app, monitor);
                 if let Some(then) = then {
                     self.perform(app, then);
                 }

@@ -62,6 +62,7 @@ impl App {
             let ctx = ctx!(self);
             match self.screen {
                 Screen::Profiles => self.profiles_view.draw(frame, main, &ctx),
+                Screen::Monitor => self.monitor.draw(frame, main, &ctx),
                 _ => self.history.draw(frame, main, &ctx),
             }
             self.draw_footer(frame, a.footer);
@@ -253,6 +254,7 @@ impl App {
             ('1', "Console", Screen::Console),
             ('2', "Profiles", Screen::Profiles),
             ('3', "History", Screen::History),
+            ('4', "Monitor", Screen::Monitor),
         ] {
             let style = if self.screen == screen {
                 t.status_label
@@ -664,6 +666,7 @@ impl App {
                 Screen::Console => (" NORMAL ", &[Scope::Normal, Scope::NotInsert]),
                 Screen::Profiles => (" PROFILES ", self.profiles_view.hint_scopes()),
                 Screen::History => (" HISTORY ", &[Scope::HistoryScreen, Scope::NotInsert]),
+                Screen::Monitor => (" MONITOR ", &[Scope::MonitorScreen, Scope::NotInsert]),
             }
         };
         let badge_style = if self.form.mode == Mode::Insert {
