@@ -485,22 +485,18 @@ impl MonitorView {
                 } else {
                     format!("{:.1} ms", r.latency_us as f64 / 1000.0)
                 };
-                let path_w = width.saturating_sub(80).clamp(16, 60);
-                let mut spans = vec![
+                // time 9, method 7, status 4, code 22, latency 10, mark 6, X-Request-ID 36.
+                let path_w = width.saturating_sub(96).clamp(12, 60);
+                let spans = vec![
                     Span::styled(format!("{} ", time_of(r.at.as_deref().unwrap_or("–"))), t.dim),
                     Span::styled(pad(&r.method, 7), t.method_read),
                     Span::raw(pad(&ellipsize(&r.path, path_w), path_w + 1)),
                     Span::styled(format!("{} ", r.status), status_style(t, r.status)),
-                    Span::styled(pad(r.code.as_deref().unwrap_or("–"), 24), t.warning),
+                    Span::styled(pad(&ellipsize(r.code.as_deref().unwrap_or("–"), 21), 22), t.warning),
                     Span::styled(pad(&latency, 10), t.dim),
+                    Span::styled(if r.injected { "FAULT " } else { "      " }, t.error),
                     Span::raw(r.request_id.clone().unwrap_or_else(|| "–".into())),
                 ];
-                if r.injected {
-                    spans.push(Span::styled(
-                        format!("  FAULT {}", r.fault.as_deref().unwrap_or("")),
-                        t.error,
-                    ));
-                }
                 Line::from(spans)
             }
             MonitorEvent::Sca {
@@ -551,7 +547,7 @@ impl MonitorView {
                 Span::styled(format!("{} ", time_of(now)), t.dim),
                 Span::styled(
                     format!(
-                        "CLOCK {reason}: now {now}, {} ahead of real time",
+                        "CLOCK {reason}: now {now} (offset +{})",
                         describe_seconds(*offset_secs)
                     ),
                     t.info,
@@ -699,7 +695,7 @@ fn state_lines(state: &Value, t: &Theme) -> Vec<Line<'static>> {
     for c in &customers {
         let agreements: Vec<String> = c["agreements"]
             .as_array()
-            .map(|a| a.iter().map(|x| s(x, "agreementName")).collect())
+            .map(|a| a.iter().map(|x| s(x, "name")).collect())
             .unwrap_or_default();
         let mut text = format!(
             "  {}  {}  {}",

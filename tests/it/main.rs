@@ -48,6 +48,7 @@ mod tui_editor;
 mod tui_history;
 mod tui_ids;
 mod tui_keys;
+mod tui_monitor;
 mod tui_profiles;
 mod tui_response;
 mod tui_screens;
