@@ -182,7 +182,10 @@ impl SandboxAdmin {
 pub async fn follow(admin: SandboxAdmin, now: SystemTime, tx: mpsc::UnboundedSender<MonitorFeed>) {
     let why = match stream(&admin, now, &tx).await {
         Ok(true) => return,
-        Ok(false) => format!("the sandbox at {} closed the event stream", admin.base_url()),
+        Ok(false) => format!(
+            "the sandbox at {} closed the event stream",
+            admin.base_url()
+        ),
         Err(e) => e.to_string(),
     };
     let _ = tx.send(MonitorFeed::Ended(why));
@@ -290,7 +293,9 @@ pub async fn perform(
         MonitorRequest::Refresh => None,
         MonitorRequest::Advance(secs) => {
             let body = json!({ "advanceSeconds": secs });
-            let r = admin.send(Method::POST, CLOCK_PATH, Some(&body), at).await?;
+            let r = admin
+                .send(Method::POST, CLOCK_PATH, Some(&body), at)
+                .await?;
             at = r["now"]
                 .as_str()
                 .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())

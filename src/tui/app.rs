@@ -1463,10 +1463,7 @@ impl App {
 
     /// Hands the monitor the answer of its management request ([`Action::Monitor`]); the
     /// outcome goes to the status line.
-    pub fn monitor_done(
-        &mut self,
-        result: Result<crate::client::monitor::SandboxState, String>,
-    ) {
+    pub fn monitor_done(&mut self, result: Result<crate::client::monitor::SandboxState, String>) {
         let mut ctx = ctx!(self);
         self.monitor.done(result, &mut ctx);
         let said = ctx.into_messages();

@@ -374,7 +374,8 @@ impl Component for MonitorView {
             );
             return;
         }
-        let [head, main] = Layout::vertical([Constraint::Length(3), Constraint::Min(0)]).areas(area);
+        let [head, main] =
+            Layout::vertical([Constraint::Length(3), Constraint::Min(0)]).areas(area);
         frame.render_widget(Paragraph::new(self.header(ctx)), head);
         match self.tab {
             MonitorTab::Log => self.draw_log(frame, main, ctx),
@@ -416,11 +417,8 @@ impl MonitorView {
             StreamState::Ended(why) => (format!("ended: {why} (r reconnects)"), t.error),
         };
         let clock = self.sandbox.as_ref().map(|s| &s.clock);
-        let text = |v: Option<&Value>, k: &str| {
-            v.and_then(|v| v[k].as_str())
-                .unwrap_or("–")
-                .to_string()
-        };
+        let text =
+            |v: Option<&Value>, k: &str| v.and_then(|v| v[k].as_str()).unwrap_or("–").to_string();
         let mut first = vec![
             label("Event stream"),
             Span::styled(stream, style),
@@ -442,17 +440,19 @@ impl MonitorView {
             ]),
             None => match (&self.error, &self.sandbox) {
                 (Some(e), _) => Line::from(Span::styled(format!("Sandbox: {e}"), t.error)),
-                (None, Some(s)) if s.faults.is_empty() => Line::from(vec![
-                    label("Faults in effect"),
-                    Span::styled("none", t.dim),
-                ]),
+                (None, Some(s)) if s.faults.is_empty() => {
+                    Line::from(vec![label("Faults in effect"), Span::styled("none", t.dim)])
+                }
                 (None, Some(s)) => {
                     let mut spans = vec![
                         label("Faults in effect"),
                         Span::styled(format!("{} (x clears)  ", s.faults.len()), t.warning),
                     ];
-                    let rules: Vec<String> =
-                        s.faults.iter().map(|f| describe(f).replace('\t', " ")).collect();
+                    let rules: Vec<String> = s
+                        .faults
+                        .iter()
+                        .map(|f| describe(f).replace('\t', " "))
+                        .collect();
                     spans.push(Span::styled(rules.join(" · "), t.warning));
                     Line::from(spans)
                 }
@@ -488,11 +488,17 @@ impl MonitorView {
                 // time 9, method 7, status 4, code 22, latency 10, mark 6, X-Request-ID 36.
                 let path_w = width.saturating_sub(96).clamp(12, 60);
                 let spans = vec![
-                    Span::styled(format!("{} ", time_of(r.at.as_deref().unwrap_or("–"))), t.dim),
+                    Span::styled(
+                        format!("{} ", time_of(r.at.as_deref().unwrap_or("–"))),
+                        t.dim,
+                    ),
                     Span::styled(pad(&r.method, 7), t.method_read),
                     Span::raw(pad(&ellipsize(&r.path, path_w), path_w + 1)),
                     Span::styled(format!("{} ", r.status), status_style(t, r.status)),
-                    Span::styled(pad(&ellipsize(r.code.as_deref().unwrap_or("–"), 21), 22), t.warning),
+                    Span::styled(
+                        pad(&ellipsize(r.code.as_deref().unwrap_or("–"), 21), 22),
+                        t.warning,
+                    ),
                     Span::styled(pad(&latency, 10), t.dim),
                     Span::styled(if r.injected { "FAULT " } else { "      " }, t.error),
                     Span::raw(r.request_id.clone().unwrap_or_else(|| "–".into())),
@@ -595,7 +601,11 @@ impl MonitorView {
                 .collect();
             frame.render_widget(Paragraph::new(lines), inner);
         }
-        let b = block(t, " Verifier: the request as the sandbox checked it ".into(), false);
+        let b = block(
+            t,
+            " Verifier: the request as the sandbox checked it ".into(),
+            false,
+        );
         let lines = match self.selected_event() {
             Some(MonitorEvent::Request(r)) => verifier_lines(r, t),
             Some(_) => vec![Line::from(Span::styled(
@@ -638,7 +648,10 @@ fn verifier_lines(r: &RequestSeen, t: &Theme) -> Vec<Line<'static>> {
         Span::styled(format!("{} {} ", r.method, r.path), t.header_name),
         Span::styled(format!("→ {}", r.status), status_style(t, r.status)),
         Span::styled(
-            r.code.as_deref().map(|c| format!(" {c}")).unwrap_or_default(),
+            r.code
+                .as_deref()
+                .map(|c| format!(" {c}"))
+                .unwrap_or_default(),
             t.warning,
         ),
     ])];
@@ -686,9 +699,8 @@ fn verifier_lines(r: &RequestSeen, t: &Theme) -> Vec<Line<'static>> {
 fn state_lines(state: &Value, t: &Theme) -> Vec<Line<'static>> {
     let list = |k: &str| state[k].as_array().cloned().unwrap_or_default();
     let s = |v: &Value, k: &str| v[k].as_str().unwrap_or("–").to_string();
-    let heading = |title: &str, n: usize| {
-        Line::from(Span::styled(format!("{title} ({n})"), t.group))
-    };
+    let heading =
+        |title: &str, n: usize| Line::from(Span::styled(format!("{title} ({n})"), t.group));
     let mut lines = Vec::new();
     let customers = list("customers");
     lines.push(heading("Customers", customers.len()));
@@ -733,7 +745,10 @@ fn state_lines(state: &Value, t: &Theme) -> Vec<Line<'static>> {
         lines.push(Line::from(vec![
             Span::raw(format!("  {}  ", s(p, "paymentId"))),
             Span::styled(pad(&s(p, "transactionStatus"), 6), t.json_literal),
-            Span::styled(pad(&format!("sca {}", s(p, "scaStatus")), 20), t.json_literal),
+            Span::styled(
+                pad(&format!("sca {}", s(p, "scaStatus")), 20),
+                t.json_literal,
+            ),
             Span::raw(pad(&amount, 18)),
             Span::styled(
                 format!("{}/{}", s(p, "paymentService"), s(p, "paymentProduct")),
@@ -749,7 +764,10 @@ fn state_lines(state: &Value, t: &Theme) -> Vec<Line<'static>> {
         lines.push(Line::from(vec![
             Span::raw(format!("  {}  ", s(b, "basketId"))),
             Span::styled(pad(&s(b, "transactionStatus"), 6), t.json_literal),
-            Span::styled(pad(&format!("sca {}", s(b, "scaStatus")), 20), t.json_literal),
+            Span::styled(
+                pad(&format!("sca {}", s(b, "scaStatus")), 20),
+                t.json_literal,
+            ),
             Span::styled(format!("{n} payments"), t.dim),
         ]));
     }

@@ -110,8 +110,10 @@ impl Monitored {
             admin,
             feed,
         };
-        m.pump_until(|app| *app.monitor().stream() == psd2_console::tui::monitor::StreamState::Live)
-            .await;
+        m.pump_until(|app| {
+            *app.monitor().stream() == psd2_console::tui::monitor::StreamState::Live
+        })
+        .await;
         m.run(Action::Monitor(
             psd2_console::client::monitor::MonitorRequest::Refresh,
         ))
@@ -126,7 +128,10 @@ impl Monitored {
                 .await
                 .expect("nothing from the event stream within 60 s")
                 .unwrap_or_else(|| {
-                    panic!("the event stream task ended: {:?}", self.app.monitor().stream())
+                    panic!(
+                        "the event stream task ended: {:?}",
+                        self.app.monitor().stream()
+                    )
                 });
             self.app.monitor_feed(feed);
         }
@@ -310,7 +315,9 @@ async fn advancing_the_clock_from_the_monitor_changes_the_sandbox_clock_and_the_
     let action = m.app.press("Enter");
     assert_eq!(
         action,
-        Action::Monitor(psd2_console::client::monitor::MonitorRequest::Advance(108_000))
+        Action::Monitor(psd2_console::client::monitor::MonitorRequest::Advance(
+            108_000
+        ))
     );
     m.run(action).await;
     let clock = m.sb.get_ok("/v1/sandbox/clock").await;
@@ -326,7 +333,10 @@ async fn advancing_the_clock_from_the_monitor_changes_the_sandbox_clock_and_the_
         screen.contains("CLOCK advance: now 2026-11-25T16:30:00Z (offset +1 d 7 h)"),
         "{screen}"
     );
-    assert!(screen.contains("Sandbox clock 2026-11-25T16:30:00Z"), "{screen}");
+    assert!(
+        screen.contains("Sandbox clock 2026-11-25T16:30:00Z"),
+        "{screen}"
+    );
     // A batch run from the monitor is an event too.
     m.press_and_run("b").await;
     m.pump_until(|app| {
@@ -342,9 +352,8 @@ async fn advancing_the_clock_from_the_monitor_changes_the_sandbox_clock_and_the_
 #[tokio::test]
 async fn an_injected_fault_is_marked_in_the_log_and_clearing_it_from_the_monitor_clears_it() {
     let mut m = Monitored::start().await;
-    let rule = m
-        .sb
-        .post_json(
+    let rule =
+        m.sb.post_json(
             "/v1/sandbox/faults",
             &json!({"action": "error", "method": "GET", "path": "/v1/accounts",
                     "status": 503, "code": "SERVICE_BLOCKED", "text": "maintenance"}),
@@ -353,12 +362,13 @@ async fn an_injected_fault_is_marked_in_the_log_and_clearing_it_from_the_monitor
     assert_eq!(rule.status, 201, "{}", rule.text);
     let fault = rule.json["id"].as_str().unwrap().to_string();
     m.press_and_run("r").await;
-    assert!(m.screen().contains("Faults in effect 1 (x clears)"), "{}", m.screen());
+    assert!(
+        m.screen().contains("Faults in effect 1 (x clears)"),
+        "{}",
+        m.screen()
+    );
     let id = "c3333333-3333-4333-8333-333333333333";
-    let r = m
-        .sb
-        .get_with("/v1/accounts", &[("X-Request-ID", id)])
-        .await;
+    let r = m.sb.get_with("/v1/accounts", &[("X-Request-ID", id)]).await;
     assert_eq!(r.status, 503);
     m.pump_until_request(id).await;
     let seen = request_of(&m.app, id).unwrap();
@@ -400,7 +410,10 @@ fn a_remote_profile_shows_why_the_monitor_cannot_watch_it() {
         ),
         "{screen}"
     );
-    assert!(flat.contains("targets https://xs2a.bank.example, a remote bank"), "{screen}");
+    assert!(
+        flat.contains("targets https://xs2a.bank.example, a remote bank"),
+        "{screen}"
+    );
 }
 
 #[test]
@@ -427,9 +440,8 @@ async fn monitor_screen_with_events() {
         .send()
         .await
         .unwrap();
-    let rule = m
-        .sb
-        .post_json(
+    let rule =
+        m.sb.post_json(
             "/v1/sandbox/faults",
             &json!({"action": "error", "method": "GET", "path": "/v1/accounts", "times": 1,
                     "status": 503, "code": "SERVICE_BLOCKED", "text": "maintenance"}),
@@ -441,14 +453,14 @@ async fn monitor_screen_with_events() {
         .await;
     let consent = m.sb.send("POST", "/v1/consents", &[], Some("")).await;
     assert_eq!(consent.status, 201, "{}", consent.text);
-    let (payment, _) = m
-        .sb
-        .create_payment(DOMESTIC, &domestic(&first_bban(KARI), "12.50", "monitor"))
-        .await;
+    let (payment, _) =
+        m.sb.create_payment(DOMESTIC, &domestic(&first_bban(KARI), "12.50", "monitor"))
+            .await;
     m.press_and_run("+").await;
     // Every answer so far: the monitor's first reads (3), the five requests, the advance
     // (its clock event and its request) and the reads after it (3).
-    m.pump_until(|app| app.monitor().events().count() >= 13).await;
+    m.pump_until(|app| app.monitor().events().count() >= 13)
+        .await;
     highlight(&mut m.app, unsigned);
     insta::assert_snapshot!(
         "monitor_log",
@@ -491,7 +503,10 @@ async fn the_state_route_lists_resources_with_their_statuses() {
     assert_eq!(p["paymentId"], payment.as_str());
     assert_eq!(p["transactionStatus"], "RCVD");
     assert_eq!(p["scaStatus"], "received");
-    assert_eq!(p["instructedAmount"], json!({"currency": "NOK", "amount": "12.50"}));
+    assert_eq!(
+        p["instructedAmount"],
+        json!({"currency": "NOK", "amount": "12.50"})
+    );
     let b = &state["baskets"][0];
     assert_eq!(b["basketId"], basket.json["basketId"]);
     assert_eq!(b["paymentIds"], json!([payment]));
