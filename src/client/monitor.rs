@@ -12,7 +12,6 @@
 
 use std::time::{Duration, SystemTime};
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -30,71 +29,11 @@ pub const BATCH_PATH: &str = "/v1/sandbox/batch";
 /// The fault rules (GET lists, DELETE clears).
 pub const FAULTS_PATH: &str = "/v1/sandbox/faults";
 
-/// One answered request as the stream tells it (`type: request`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct RequestSeen {
-    /// The sandbox clock when it was answered (RFC 3339).
-    #[serde(default)]
-    pub at: Option<String>,
-    pub method: String,
-    /// Path without the query.
-    pub path: String,
-    pub status: u16,
-    /// The first `tppMessages` code of an error answer.
-    pub code: Option<String>,
-    /// Microseconds from arrival to the response head.
-    pub latency_us: u64,
-    /// `X-Request-ID`.
-    pub request_id: Option<String>,
-    /// The verification step that failed (e.g. `SignatureInvalid`, `DateSkew`).
-    pub verify: Option<String>,
-    /// The signing string as the server rebuilt it (`/v1` requests).
-    pub signing_string: Option<String>,
-    /// A fault rule answered instead of the sandbox's rules.
-    #[serde(default)]
-    pub injected: bool,
-    /// The fault rule's id.
-    pub fault: Option<String>,
-}
-
-/// What the monitor reads from the stream (the `data:` JSON of each event, by its `type`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum MonitorEvent {
-    /// An answered request.
-    Request(Box<RequestSeen>),
-    /// A step of the PSU's browser on the SCA pages.
-    Sca {
-        sca_id: String,
-        /// `opened`, `login`, `context`, `consent`, `cancel`, `decision`.
-        step: String,
-        status: u16,
-        /// `success` or `failure` once the browser goes back to the TPP.
-        outcome: Option<String>,
-        code: Option<String>,
-        #[serde(default)]
-        injected: bool,
-    },
-    /// A batch run.
-    Batch {
-        /// RFC 3339.
-        ran_at: String,
-        settled: usize,
-        insufficient_funds: usize,
-        /// `POST /v1/sandbox/batch` (every authorised payment) rather than the due runs.
-        all: bool,
-    },
-    /// The sandbox clock changed.
-    Clock {
-        /// The sandbox time after the change (RFC 3339).
-        now: String,
-        offset_secs: u64,
-        /// `advance` or `initialize`.
-        reason: String,
-    },
-    /// The monitor read too slowly and lost this many events.
-    Lagged { missed: u64 },
-}
+/// What the monitor reads from the stream: the sandbox's event types
+/// ([`crate::sandbox_events`]), read from the `data:` JSON of each event by its `type`.
+pub use crate::sandbox_events::{
+    BatchEvent, ClockEvent, Event as MonitorEvent, RequestEvent, ScaEvent,
+};
 
 /// What the stream task hands the console's event loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -363,12 +302,14 @@ mod tests {
         .unwrap();
         assert_eq!(
             e,
-            MonitorEvent::Clock {
+            MonitorEvent::Clock(ClockEvent {
                 now: "2026-11-24T10:00:00Z".into(),
                 offset_secs: 3600,
                 reason: "advance".into()
-            }
+            })
         );
+        let e: MonitorEvent = serde_json::from_str(r#"{"type":"lagged","missed":3}"#).unwrap();
+        assert_eq!(e, MonitorEvent::Lagged { missed: 3 });
     }
 
     #[test]

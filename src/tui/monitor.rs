@@ -32,7 +32,8 @@ use super::status_line::Level;
 use super::text::{ellipsize, pad};
 use super::theme::Theme;
 use crate::client::monitor::{
-    MonitorEvent, MonitorFeed, MonitorRequest, RequestSeen, SandboxState, describe_seconds,
+    BatchEvent, ClockEvent, MonitorEvent, MonitorFeed, MonitorRequest, RequestEvent, SandboxState,
+    ScaEvent, describe_seconds,
 };
 use crate::client::sandbox_admin::describe;
 
@@ -488,10 +489,7 @@ impl MonitorView {
                 // time 9, method 7, status 4, code 22, latency 10, mark 6, X-Request-ID 36.
                 let path_w = width.saturating_sub(96).clamp(12, 60);
                 let spans = vec![
-                    Span::styled(
-                        format!("{} ", time_of(r.at.as_deref().unwrap_or("–"))),
-                        t.dim,
-                    ),
+                    Span::styled(format!("{} ", time_of(&r.at)), t.dim),
                     Span::styled(pad(&r.method, 7), t.method_read),
                     Span::raw(pad(&ellipsize(&r.path, path_w), path_w + 1)),
                     Span::styled(format!("{} ", r.status), status_style(t, r.status)),
@@ -505,14 +503,15 @@ impl MonitorView {
                 ];
                 Line::from(spans)
             }
-            MonitorEvent::Sca {
+            MonitorEvent::Sca(ScaEvent {
                 sca_id,
                 step,
                 status,
                 outcome,
                 code,
                 injected,
-            } => {
+                ..
+            }) => {
                 let mut text = format!("SCA {step} {}", ellipsize(sca_id, 12));
                 if let Some(o) = outcome {
                     text.push_str(&format!(" → {o}"));
@@ -530,12 +529,12 @@ impl MonitorView {
                 }
                 Line::from(spans)
             }
-            MonitorEvent::Batch {
+            MonitorEvent::Batch(BatchEvent {
                 ran_at,
                 settled,
                 insufficient_funds,
                 all,
-            } => Line::from(vec![
+            }) => Line::from(vec![
                 Span::styled(format!("{} ", time_of(ran_at)), t.dim),
                 Span::styled(
                     format!(
@@ -545,11 +544,11 @@ impl MonitorView {
                     t.success,
                 ),
             ]),
-            MonitorEvent::Clock {
+            MonitorEvent::Clock(ClockEvent {
                 now,
                 offset_secs,
                 reason,
-            } => Line::from(vec![
+            }) => Line::from(vec![
                 Span::styled(format!("{} ", time_of(now)), t.dim),
                 Span::styled(
                     format!(
@@ -643,7 +642,7 @@ impl MonitorView {
 }
 
 /// The verifier's breakdown of one request.
-fn verifier_lines(r: &RequestSeen, t: &Theme) -> Vec<Line<'static>> {
+fn verifier_lines(r: &RequestEvent, t: &Theme) -> Vec<Line<'static>> {
     let mut lines = vec![Line::from(vec![
         Span::styled(format!("{} {} ", r.method, r.path), t.header_name),
         Span::styled(format!("→ {}", r.status), status_style(t, r.status)),

@@ -166,9 +166,9 @@ impl Monitored {
 fn request_of<'a>(
     app: &'a App,
     id: &str,
-) -> Option<&'a psd2_console::client::monitor::RequestSeen> {
+) -> Option<&'a psd2_console::client::monitor::RequestEvent> {
     app.monitor().events().find_map(|e| match e {
-        MonitorEvent::Request(r) if r.request_id.as_deref() == Some(id) => Some(&**r),
+        MonitorEvent::Request(r) if r.request_id.as_deref() == Some(id) => Some(r),
         _ => None,
     })
 }
@@ -215,7 +215,7 @@ async fn a_request_sent_by_the_console_shows_in_the_log_with_status_and_request_
     let seen = request_of(&m.app, &id).unwrap().clone();
     assert_eq!(seen.status, ex.status);
     assert_eq!(seen.path, "/v1/accounts");
-    assert_eq!(seen.at.as_deref(), Some("2026-11-24T09:30:00Z"));
+    assert_eq!(seen.at, "2026-11-24T09:30:00Z");
     let screen = m.screen();
     let row = screen
         .lines()
@@ -304,7 +304,7 @@ async fn advancing_the_clock_from_the_monitor_changes_the_sandbox_clock_and_the_
     m.pump_until(|app| {
         app.monitor()
             .events()
-            .any(|e| matches!(e, MonitorEvent::Clock { now, .. } if now == "2026-11-24T10:30:00Z"))
+            .any(|e| matches!(e, MonitorEvent::Clock(c) if c.now == "2026-11-24T10:30:00Z"))
     })
     .await;
     // A typed offset: the box takes every key (no global key fires), Enter advances.
@@ -325,7 +325,7 @@ async fn advancing_the_clock_from_the_monitor_changes_the_sandbox_clock_and_the_
     m.pump_until(|app| {
         app.monitor()
             .events()
-            .any(|e| matches!(e, MonitorEvent::Clock { now, .. } if now == "2026-11-25T16:30:00Z"))
+            .any(|e| matches!(e, MonitorEvent::Clock(c) if c.now == "2026-11-25T16:30:00Z"))
     })
     .await;
     let screen = m.screen();
@@ -342,7 +342,7 @@ async fn advancing_the_clock_from_the_monitor_changes_the_sandbox_clock_and_the_
     m.pump_until(|app| {
         app.monitor()
             .events()
-            .any(|e| matches!(e, MonitorEvent::Batch { all: true, .. }))
+            .any(|e| matches!(e, MonitorEvent::Batch(b) if b.all))
     })
     .await;
     assert!(m.screen().contains("BATCH run now"), "{}", m.screen());
