@@ -696,14 +696,21 @@ fn verifier_lines(r: &RequestEvent, t: &Theme) -> Vec<Line<'static>> {
 
 /// The state browser's lines: customers (with agreements), consents, payments, baskets.
 fn state_lines(state: &Value, t: &Theme) -> Vec<Line<'static>> {
-    let list = |k: &str| state[k].as_array().cloned().unwrap_or_default();
     let s = |v: &Value, k: &str| v[k].as_str().unwrap_or("–").to_string();
-    let heading =
-        |title: &str, n: usize| Line::from(Span::styled(format!("{title} ({n})"), t.group));
-    let mut lines = Vec::new();
-    let customers = list("customers");
-    lines.push(heading("Customers", customers.len()));
-    for c in &customers {
+    // The id and the status of a resource, padded.
+    let head = |v: &Value, id: &str, status: &str, w: usize| {
+        vec![
+            Span::raw(format!("  {}  ", s(v, id))),
+            Span::styled(pad(&s(v, status), w), t.json_literal),
+        ]
+    };
+    let sca = |v: &Value| {
+        Span::styled(
+            pad(&format!("sca {}", s(v, "scaStatus")), 20),
+            t.json_literal,
+        )
+    };
+    let customer = |c: &Value| {
         let agreements: Vec<String> = c["agreements"]
             .as_array()
             .map(|a| a.iter().map(|x| s(x, "name")).collect())
@@ -717,58 +724,54 @@ fn state_lines(state: &Value, t: &Theme) -> Vec<Line<'static>> {
         if !agreements.is_empty() {
             text.push_str(&format!("  · agreements: {}", agreements.join(", ")));
         }
-        lines.push(Line::from(text));
-    }
-    let consents = list("consents");
-    lines.push(Line::default());
-    lines.push(heading("Consents", consents.len()));
-    for c in &consents {
-        lines.push(Line::from(vec![
-            Span::raw(format!("  {}  ", s(c, "consentId"))),
-            Span::styled(pad(&s(c, "consentStatus"), 16), t.json_literal),
-            Span::styled(
-                format!("PSU-ID {}  {}", s(c, "psuId"), s(c, "createdAt")),
-                t.dim,
-            ),
-        ]));
-    }
-    let payments = list("payments");
-    lines.push(Line::default());
-    lines.push(heading("Payments", payments.len()));
-    for p in &payments {
-        let amount = format!(
-            "{} {}",
-            s(&p["instructedAmount"], "amount"),
-            s(&p["instructedAmount"], "currency")
-        );
-        lines.push(Line::from(vec![
-            Span::raw(format!("  {}  ", s(p, "paymentId"))),
-            Span::styled(pad(&s(p, "transactionStatus"), 6), t.json_literal),
-            Span::styled(
-                pad(&format!("sca {}", s(p, "scaStatus")), 20),
-                t.json_literal,
-            ),
-            Span::raw(pad(&amount, 18)),
-            Span::styled(
-                format!("{}/{}", s(p, "paymentService"), s(p, "paymentProduct")),
-                t.dim,
-            ),
-        ]));
-    }
-    let baskets = list("baskets");
-    lines.push(Line::default());
-    lines.push(heading("Signing baskets", baskets.len()));
-    for b in &baskets {
+        vec![Span::raw(text)]
+    };
+    let consent = |c: &Value| {
+        let mut spans = head(c, "consentId", "consentStatus", 16);
+        spans.push(Span::styled(
+            format!("PSU-ID {}  {}", s(c, "psuId"), s(c, "createdAt")),
+            t.dim,
+        ));
+        spans
+    };
+    let payment = |p: &Value| {
+        let amount = &p["instructedAmount"];
+        let mut spans = head(p, "paymentId", "transactionStatus", 6);
+        spans.push(sca(p));
+        spans.push(Span::raw(pad(
+            &format!("{} {}", s(amount, "amount"), s(amount, "currency")),
+            18,
+        )));
+        spans.push(Span::styled(
+            format!("{}/{}", s(p, "paymentService"), s(p, "paymentProduct")),
+            t.dim,
+        ));
+        spans
+    };
+    let basket = |b: &Value| {
         let n = b["paymentIds"].as_array().map_or(0, Vec::len);
-        lines.push(Line::from(vec![
-            Span::raw(format!("  {}  ", s(b, "basketId"))),
-            Span::styled(pad(&s(b, "transactionStatus"), 6), t.json_literal),
-            Span::styled(
-                pad(&format!("sca {}", s(b, "scaStatus")), 20),
-                t.json_literal,
-            ),
-            Span::styled(format!("{n} payments"), t.dim),
-        ]));
+        let mut spans = head(b, "basketId", "transactionStatus", 6);
+        spans.push(sca(b));
+        spans.push(Span::styled(format!("{n} payments"), t.dim));
+        spans
+    };
+    let sections: [(&str, &str, &dyn Fn(&Value) -> Vec<Span<'static>>); 4] = [
+        ("Customers", "customers", &customer),
+        ("Consents", "consents", &consent),
+        ("Payments", "payments", &payment),
+        ("Signing baskets", "baskets", &basket),
+    ];
+    let mut lines = Vec::new();
+    for (title, key, row) in sections {
+        let items = state[key].as_array().cloned().unwrap_or_default();
+        if !lines.is_empty() {
+            lines.push(Line::default());
+        }
+        lines.push(Line::from(Span::styled(
+            format!("{title} ({})", items.len()),
+            t.group,
+        )));
+        lines.extend(items.iter().map(|v| Line::from(row(v))));
     }
     lines
 }

@@ -142,6 +142,16 @@ impl Monitored {
         self.pump_until(|app| request_of(app, id).is_some()).await;
     }
 
+    /// Feeds events until the clock event that set the sandbox time to `now` is in the log.
+    async fn pump_until_clock(&mut self, now: &str) {
+        self.pump_until(|app| {
+            app.monitor()
+                .events()
+                .any(|e| matches!(e, MonitorEvent::Clock(c) if c.now == now))
+        })
+        .await;
+    }
+
     /// Does what the runner does for `action` (a monitor request).
     async fn run(&mut self, action: Action) {
         let Action::Monitor(request) = action else {
@@ -301,12 +311,7 @@ async fn advancing_the_clock_from_the_monitor_changes_the_sandbox_clock_and_the_
     m.press_and_run("+").await;
     let clock = m.sb.get_ok("/v1/sandbox/clock").await;
     assert_eq!(clock.json["now"], "2026-11-24T10:30:00Z");
-    m.pump_until(|app| {
-        app.monitor()
-            .events()
-            .any(|e| matches!(e, MonitorEvent::Clock(c) if c.now == "2026-11-24T10:30:00Z"))
-    })
-    .await;
+    m.pump_until_clock("2026-11-24T10:30:00Z").await;
     // A typed offset: the box takes every key (no global key fires), Enter advances.
     m.app.keys("a");
     assert!(m.app.monitor().typing());
@@ -322,12 +327,7 @@ async fn advancing_the_clock_from_the_monitor_changes_the_sandbox_clock_and_the_
     m.run(action).await;
     let clock = m.sb.get_ok("/v1/sandbox/clock").await;
     assert_eq!(clock.json["now"], "2026-11-25T16:30:00Z");
-    m.pump_until(|app| {
-        app.monitor()
-            .events()
-            .any(|e| matches!(e, MonitorEvent::Clock(c) if c.now == "2026-11-25T16:30:00Z"))
-    })
-    .await;
+    m.pump_until_clock("2026-11-25T16:30:00Z").await;
     let screen = m.screen();
     assert!(
         screen.contains("CLOCK advance: now 2026-11-25T16:30:00Z (offset +1 d 7 h)"),
