@@ -28,6 +28,10 @@ pub const CLOCK_PATH: &str = "/v1/sandbox/clock";
 pub const BATCH_PATH: &str = "/v1/sandbox/batch";
 /// The fault rules (GET lists, DELETE clears).
 pub const FAULTS_PATH: &str = "/v1/sandbox/faults";
+/// How long one subscription to the event stream may stay open (the profile's client cuts
+/// every request after its whole-request timeout); then the monitor shows that the stream
+/// ended and `r` subscribes again.
+pub const STREAM_LIFETIME: Duration = Duration::from_secs(24 * 3600);
 
 /// What the monitor reads from the stream: the sandbox's event types
 /// ([`crate::sandbox_events`]), read from the `data:` JSON of each event by its `type`.
@@ -138,7 +142,13 @@ async fn stream(
     tx: &mpsc::UnboundedSender<MonitorFeed>,
 ) -> Result<bool, AdminError> {
     let mut r = admin
-        .request(reqwest::Method::GET, EVENTS_PATH, None, now)
+        .request(
+            reqwest::Method::GET,
+            EVENTS_PATH,
+            None,
+            now,
+            Some(STREAM_LIFETIME),
+        )
         .await?;
     if !r.status().is_success() {
         admin.answer(EVENTS_PATH, r).await?;

@@ -149,7 +149,8 @@ impl SandboxAdmin {
 
     /// Sends a request signed at `now` (the sandbox's clock for the embedded sandbox, see
     /// [`super::Engine::now`]) with a fresh `X-Request-ID`; answers the response as it
-    /// arrives (the body not read).
+    /// arrives (the body not read). `timeout` replaces the client's whole-request timeout
+    /// (the event stream lives longer than any request).
     ///
     /// Errors: not sent or no answer ([`AdminError::Http`]).
     pub async fn request(
@@ -158,6 +159,7 @@ impl SandboxAdmin {
         path: &str,
         body: Option<&Value>,
         now: SystemTime,
+        timeout: Option<std::time::Duration>,
     ) -> Result<reqwest::Response, AdminError> {
         let bytes = body.map(Value::to_string).unwrap_or_default().into_bytes();
         let mut headers = vec![("X-Request-ID".to_string(), uuid::Uuid::new_v4().to_string())];
@@ -180,6 +182,9 @@ impl SandboxAdmin {
         for (n, v) in &headers {
             rb = rb.header(n, v);
         }
+        if let Some(t) = timeout {
+            rb = rb.timeout(t);
+        }
         rb.body(bytes)
             .send()
             .await
@@ -198,7 +203,7 @@ impl SandboxAdmin {
         body: Option<&Value>,
         now: SystemTime,
     ) -> Result<Value, AdminError> {
-        let r = self.request(method, path, body, now).await?;
+        let r = self.request(method, path, body, now, None).await?;
         self.answer(path, r).await
     }
 

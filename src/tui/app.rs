@@ -1456,9 +1456,10 @@ impl App {
     }
 
     /// Hands the monitor what its event stream task sent
-    /// ([`crate::client::monitor::follow`]).
-    pub fn monitor_feed(&mut self, feed: crate::client::monitor::MonitorFeed) {
-        self.monitor.feed(feed);
+    /// ([`crate::client::monitor::follow`]); once subscribed it asks to read the sandbox's
+    /// state ([`Action::Monitor`]).
+    pub fn monitor_feed(&mut self, feed: crate::client::monitor::MonitorFeed) -> Action {
+        self.monitor.feed(feed).unwrap_or(Action::None)
     }
 
     /// Hands the monitor the answer of its management request ([`Action::Monitor`]); the

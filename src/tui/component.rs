@@ -65,8 +65,8 @@ pub enum Action {
     /// [`App::filter_finished`](crate::tui::App::filter_finished).
     RunFilter(super::response::FilterJob),
     /// Follow the active sandbox's event stream ([`crate::client::monitor::follow`], fed
-    /// to [`App::monitor_feed`](crate::tui::App::monitor_feed)) and read its state
-    /// ([`Action::Monitor`] with `Refresh`).
+    /// to [`App::monitor_feed`](crate::tui::App::monitor_feed), which asks to read the
+    /// state once subscribed).
     MonitorStart,
     /// Ask the active sandbox ([`crate::client::monitor::perform`]), then
     /// [`App::monitor_done`](crate::tui::App::monitor_done).

@@ -366,7 +366,10 @@ async fn event_loop(
                 }
             },
             feed = recv_opt(&mut runner.monitor_feed) => match feed {
-                Some(feed) => app.monitor_feed(feed),
+                Some(feed) => {
+                    let action = app.monitor_feed(feed);
+                    runner.perform(&mut app, action);
+                }
                 None => runner.monitor_feed = None,
             },
             Some(done) = runner.tasks.join_next(), if !runner.tasks.is_empty() => match done {
@@ -584,10 +587,6 @@ impl Runner<'_> {
                 self.monitor_feed = Some(rx);
                 self.monitor_stream
                     .spawn(crate::client::monitor::follow(admin, now, tx));
-                self.perform(
-                    app,
-                    Action::Monitor(crate::client::monitor::MonitorRequest::Refresh),
-                );
             }
             Action::Monitor(request) => {
                 let admin = crate::client::sandbox_admin::SandboxAdmin::for_engine(engine);

@@ -13,7 +13,8 @@
 //!
 //! The events come from the sandbox's event stream, followed by the runner from the first
 //! time the screen is shown ([`Action::MonitorStart`], [`crate::client::monitor::follow`]);
-//! the state from signed management requests ([`Action::Monitor`]). A remote bank has
+//! the state from signed management requests ([`Action::Monitor`]), read first once the
+//! stream is subscribed (so those reads are in the log too). A remote bank has
 //! neither: the screen says so. Keys: rows of [`Scope::MonitorScreen`](super::keymap::Scope).
 
 use std::collections::VecDeque;
@@ -166,11 +167,18 @@ impl MonitorView {
         Action::Monitor(request)
     }
 
-    /// Takes what the stream task sent.
-    pub fn feed(&mut self, feed: MonitorFeed) {
+    /// Takes what the stream task sent; once subscribed, asks to read the state (so the
+    /// reads show in the log).
+    pub fn feed(&mut self, feed: MonitorFeed) -> Option<Action> {
         match feed {
-            MonitorFeed::Subscribed => self.stream = StreamState::Live,
-            MonitorFeed::Ended(why) => self.stream = StreamState::Ended(why),
+            MonitorFeed::Subscribed => {
+                self.stream = StreamState::Live;
+                return Some(self.ask(MonitorRequest::Refresh));
+            }
+            MonitorFeed::Ended(why) => {
+                self.stream = StreamState::Ended(why);
+                self.busy = false;
+            }
             MonitorFeed::Event(MonitorEvent::Lagged { missed }) => self.lost += missed,
             MonitorFeed::Event(e) => {
                 self.events.push_front(e);
@@ -183,6 +191,7 @@ impl MonitorView {
                 self.selected = self.selected.min(self.events.len().saturating_sub(1));
             }
         }
+        None
     }
 
     /// Takes the answer of a management request; its outcome goes to the status line.

@@ -110,14 +110,18 @@ impl Monitored {
             admin,
             feed,
         };
-        m.pump_until(|app| {
-            *app.monitor().stream() == psd2_console::tui::monitor::StreamState::Live
-        })
-        .await;
-        m.run(Action::Monitor(
-            psd2_console::client::monitor::MonitorRequest::Refresh,
-        ))
-        .await;
+        // The first message is the subscription; the app then asks to read the state.
+        let first = tokio::time::timeout(PATIENCE, m.feed.recv())
+            .await
+            .expect("no subscription within 60 s")
+            .expect("the event stream task ended");
+        assert_eq!(first, MonitorFeed::Subscribed);
+        let action = m.app.monitor_feed(first);
+        assert_eq!(
+            action,
+            Action::Monitor(psd2_console::client::monitor::MonitorRequest::Refresh)
+        );
+        m.run(action).await;
         m
     }
 
@@ -133,7 +137,8 @@ impl Monitored {
                         self.app.monitor().stream()
                     )
                 });
-            self.app.monitor_feed(feed);
+            // What the runner would do with a returned action is done by the tests.
+            let _ = self.app.monitor_feed(feed);
         }
     }
 

@@ -9,5 +9,6 @@ mod common;
 
 mod tmux_console;
 mod tmux_import_export;
+mod tmux_monitor;
 mod tmux_profiles;
 mod tmux_support;
