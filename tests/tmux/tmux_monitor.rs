@@ -17,10 +17,11 @@ fn the_monitor_follows_the_embedded_sandbox_and_advances_its_clock() {
     let t = Tmux::start("monitor");
     t.wait_for_console();
     t.keys(&["4"]);
-    let screen = t.wait_for("the stream and the sandbox's clock", |s| {
-        s.contains("Event stream live") && s.contains("/v1/sandbox/clock")
+    let screen = t.wait_for("the stream and the sandbox's state", |s| {
+        s.contains("Event stream live") && s.contains("Faults in effect none")
     });
-    assert!(screen.contains("Faults in effect none"), "{screen}");
+    // The monitor's own reads, after the subscription, are in the log.
+    assert!(screen.contains("/v1/sandbox/clock"), "{screen}");
     // A request from the console (List accounts, selected first) shows in the log.
     t.keys(&["1", "s"]);
     t.wait_for("the 401 and the SCA prompt", |s| {
