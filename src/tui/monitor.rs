@@ -703,6 +703,9 @@ fn verifier_lines(r: &RequestEvent, t: &Theme) -> Vec<Line<'static>> {
     lines
 }
 
+/// The spans of one row of the state browser, from the resource's JSON.
+type RowOf<'a> = dyn Fn(&Value) -> Vec<Span<'static>> + 'a;
+
 /// The state browser's lines: customers (with agreements), consents, payments, baskets.
 fn state_lines(state: &Value, t: &Theme) -> Vec<Line<'static>> {
     let s = |v: &Value, k: &str| v[k].as_str().unwrap_or("–").to_string();
@@ -764,7 +767,7 @@ fn state_lines(state: &Value, t: &Theme) -> Vec<Line<'static>> {
         spans.push(Span::styled(format!("{n} payments"), t.dim));
         spans
     };
-    let sections: [(&str, &str, &dyn Fn(&Value) -> Vec<Span<'static>>); 4] = [
+    let sections: [(&str, &str, &RowOf); 4] = [
         ("Customers", "customers", &customer),
         ("Consents", "consents", &consent),
         ("Payments", "payments", &payment),
