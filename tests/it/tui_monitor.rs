@@ -528,3 +528,87 @@ async fn the_state_route_lists_resources_with_their_statuses() {
         .assert_error(403, "SERVICE_BLOCKED");
     public.stop().await;
 }
+
+/// An app on the monitor screen of the embedded sandbox at the harness's URL, subscribed.
+fn subscribed_app() -> App {
+    let mut app = App::new(status());
+    assert_eq!(app.press("4"), Action::MonitorStart);
+    assert!(matches!(
+        app.monitor_feed(MonitorFeed::Subscribed),
+        Action::Monitor(_)
+    ));
+    app
+}
+
+/// A request event as the stream sends it, with X-Request-ID `id`.
+fn request_event(id: &str) -> MonitorFeed {
+    MonitorFeed::Event(MonitorEvent::Request(
+        psd2_console::client::monitor::RequestEvent {
+            at: "2026-11-24T09:30:00Z".into(),
+            method: "GET".into(),
+            path: "/v1/accounts".into(),
+            status: 200,
+            code: None,
+            latency_us: 1_000,
+            request_id: Some(id.into()),
+            verify: None,
+            signing_string: Some(format!("x-request-id: {id}")),
+            injected: false,
+            fault: None,
+        },
+    ))
+}
+
+#[test]
+fn the_log_keeps_the_last_500_events() {
+    let mut app = subscribed_app();
+    for i in 0..600 {
+        let _ = app.monitor_feed(request_event(&format!("id-{i}")));
+    }
+    let ids: Vec<String> = app
+        .monitor()
+        .events()
+        .filter_map(|e| match e {
+            MonitorEvent::Request(r) => r.request_id.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids.len(), psd2_console::tui::monitor::LOG_CAPACITY);
+    assert_eq!(ids.first().map(String::as_str), Some("id-599"));
+    assert_eq!(ids.last().map(String::as_str), Some("id-100"));
+    // A highlighted older row stays highlighted while new events arrive.
+    app.keys("Down Down");
+    let _ = app.monitor_feed(request_event("id-600"));
+    assert!(matches!(
+        app.monitor().selected_event(),
+        Some(MonitorEvent::Request(r)) if r.request_id.as_deref() == Some("id-597")
+    ));
+}
+
+#[test]
+fn an_ended_stream_is_shown_and_r_reconnects() {
+    let mut app = subscribed_app();
+    let _ = app.monitor_feed(MonitorFeed::Ended(
+        "the sandbox at http://127.0.0.1:40123 closed the event stream".into(),
+    ));
+    let screen = app.screen_text(160, 30);
+    assert!(
+        screen.contains(
+            "Event stream ended: the sandbox at http://127.0.0.1:40123 closed the event stream (r reconnects)"
+        ),
+        "{screen}"
+    );
+    assert_eq!(app.press("r"), Action::MonitorStart);
+}
+
+#[test]
+fn another_profile_starts_the_monitor_afresh() {
+    let mut app = subscribed_app();
+    let _ = app.monitor_feed(request_event("before-the-switch"));
+    assert_eq!(app.monitor_restart(), Action::MonitorStart);
+    assert_eq!(app.monitor().events().count(), 0);
+    // Not on the monitor screen: it follows the new sandbox when next shown.
+    app.keys("1");
+    assert_eq!(app.monitor_restart(), Action::None);
+    assert_eq!(app.press("4"), Action::MonitorStart);
+}
