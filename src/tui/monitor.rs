@@ -495,21 +495,36 @@ impl MonitorView {
                 } else {
                     format!("{:.1} ms", r.latency_us as f64 / 1000.0)
                 };
-                // time 9, method 7, status 4, code 22, latency 10, mark 6, X-Request-ID 36.
-                let path_w = width.saturating_sub(96).clamp(12, 60);
-                let spans = vec![
+                // time 9, method 7, status 4, code 22, latency 10, mark 6, X-Request-ID 36; on
+                // a narrow screen no latency and the X-Request-ID cut (whole in the verifier's
+                // breakdown).
+                let narrow = width < 130;
+                let (code_w, id_w, fixed) = if narrow { (18, 13, 58) } else { (22, 36, 96) };
+                let path_w = width.saturating_sub(fixed).clamp(12, 60);
+                let mut spans = vec![
                     Span::styled(format!("{} ", time_of(&r.at)), t.dim),
                     Span::styled(pad(&r.method, 7), t.method_read),
                     Span::raw(pad(&ellipsize(&r.path, path_w), path_w + 1)),
                     Span::styled(format!("{} ", r.status), status_style(t, r.status)),
                     Span::styled(
-                        pad(&ellipsize(r.code.as_deref().unwrap_or("–"), 21), 22),
+                        pad(
+                            &ellipsize(r.code.as_deref().unwrap_or("–"), code_w - 1),
+                            code_w,
+                        ),
                         t.warning,
                     ),
-                    Span::styled(pad(&latency, 10), t.dim),
-                    Span::styled(if r.injected { "FAULT " } else { "      " }, t.error),
-                    Span::raw(r.request_id.clone().unwrap_or_else(|| "–".into())),
                 ];
+                if !narrow {
+                    spans.push(Span::styled(pad(&latency, 10), t.dim));
+                }
+                spans.push(Span::styled(
+                    if r.injected { "FAULT " } else { "      " },
+                    t.error,
+                ));
+                spans.push(Span::raw(ellipsize(
+                    r.request_id.as_deref().unwrap_or("–"),
+                    id_w,
+                )));
                 Line::from(spans)
             }
             MonitorEvent::Sca(ScaEvent {
@@ -661,6 +676,10 @@ fn verifier_lines(r: &RequestEvent, t: &Theme) -> Vec<Line<'static>> {
                 .map(|c| format!(" {c}"))
                 .unwrap_or_default(),
             t.warning,
+        ),
+        Span::styled(
+            format!("  X-Request-ID {}", r.request_id.as_deref().unwrap_or("–")),
+            t.dim,
         ),
     ])];
     lines.push(match (&r.verify, r.path.starts_with("/v1")) {

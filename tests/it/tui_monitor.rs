@@ -612,3 +612,17 @@ fn another_profile_starts_the_monitor_afresh() {
     assert_eq!(app.monitor_restart(), Action::None);
     assert_eq!(app.press("4"), Action::MonitorStart);
 }
+
+#[test]
+fn at_80_columns_rows_are_cut_and_the_breakdown_has_the_whole_request_id() {
+    let mut app = subscribed_app();
+    let id = "a7777777-7777-4777-8777-777777777777";
+    let _ = app.monitor_feed(request_event(id));
+    let screen = app.screen_text(80, 24);
+    let row = screen
+        .lines()
+        .find(|l| l.contains("/v1/accounts") && l.contains(" 200 "))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(row.contains("a7777777-777…"), "{row}");
+    assert!(screen.contains(&format!("X-Request-ID {id}")), "{screen}");
+}
