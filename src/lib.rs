@@ -22,6 +22,7 @@ pub mod logging;
 pub mod profile;
 pub mod redirect;
 pub mod sandbox;
+pub mod sandbox_events;
 pub mod signing;
 pub mod tui;
 pub mod xs2a;

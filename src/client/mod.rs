@@ -10,6 +10,7 @@ pub mod engine;
 pub mod export;
 pub mod history;
 pub mod import;
+pub mod monitor;
 pub mod replay;
 pub mod response_sig;
 pub mod sandbox_admin;

@@ -4,6 +4,7 @@
 //! ([`ensure_credentials`]) at the local time, with a fresh `X-Request-ID`. The sandbox checks
 //! the definition; its refusal (400 `FORMAT_ERROR` naming the field) is reported as is.
 
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use serde_json::{Map, Value, json};
@@ -99,14 +100,39 @@ pub enum AdminError {
     Refused { status: u16, text: String },
 }
 
-/// A signing client of one sandbox.
-struct Admin {
+/// A signing client of one sandbox's management operations (`/v1/sandbox/*`): the CLI's
+/// `sandbox fault` commands and the console's monitor screen ([`super::monitor`]).
+#[derive(Clone)]
+pub struct SandboxAdmin {
     base: String,
-    credentials: Credentials,
+    credentials: Arc<Credentials>,
     http: reqwest::Client,
 }
 
-impl Admin {
+impl std::fmt::Debug for SandboxAdmin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SandboxAdmin")
+            .field("base", &self.base)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SandboxAdmin {
+    /// A client of the sandbox at `base_url` (e.g. `http://127.0.0.1:8080`), signing with
+    /// `credentials`, sending with `http` (the engine's client of the profile).
+    pub fn new(base_url: &str, credentials: Arc<Credentials>, http: reqwest::Client) -> Self {
+        SandboxAdmin {
+            base: base_url.trim_end_matches('/').to_string(),
+            credentials,
+            http,
+        }
+    }
+
+    /// The sandbox's base URL (no trailing slash).
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
     fn of(target: &FaultTarget, paths: &Paths) -> Result<Self, AdminError> {
         let profiles = ProfileSet::load(Some(&paths.profiles_dir()));
         let profile = profiles.require(&target.profile)?;
@@ -114,23 +140,27 @@ impl Admin {
             (Some(u), _) | (None, Target::Url(u)) => u.trim_end_matches('/').to_string(),
             (None, Target::Embedded) => return Err(AdminError::Embedded(profile.name.clone())),
         };
-        Ok(Admin {
+        Ok(SandboxAdmin {
             base,
-            credentials: ensure_credentials(profile, paths)?,
+            credentials: Arc::new(ensure_credentials(profile, paths)?),
             http: http_client_for(profile)?,
         })
     }
 
-    /// Sends a signed request; returns the status and the JSON body (`Null` for none).
+    /// Sends a request signed at `now` (the sandbox's clock for the embedded sandbox, see
+    /// [`super::Engine::now`]) with a fresh `X-Request-ID`; answers the response as it
+    /// arrives (the body not read). `timeout` replaces the client's whole-request timeout
+    /// (the event stream lives longer than any request).
     ///
-    /// Errors: not sent or no answer ([`AdminError::Http`]); a status other than 2xx
-    /// ([`AdminError::Refused`]).
-    async fn send(
+    /// Errors: not sent or no answer ([`AdminError::Http`]).
+    pub async fn request(
         &self,
         method: reqwest::Method,
         path: &str,
         body: Option<&Value>,
-    ) -> Result<Value, AdminError> {
+        now: SystemTime,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<reqwest::Response, AdminError> {
         let bytes = body.map(Value::to_string).unwrap_or_default().into_bytes();
         let mut headers = vec![("X-Request-ID".to_string(), uuid::Uuid::new_v4().to_string())];
         if body.is_some() {
@@ -144,7 +174,7 @@ impl Admin {
             &bytes,
             SignOptions {
                 request_target: false,
-                now: SystemTime::now(),
+                now,
             },
         );
         let url = format!("{}{path}", self.base);
@@ -152,11 +182,40 @@ impl Admin {
         for (n, v) in &headers {
             rb = rb.header(n, v);
         }
+        if let Some(t) = timeout {
+            rb = rb.timeout(t);
+        }
+        rb.body(bytes)
+            .send()
+            .await
+            .map_err(|source| AdminError::Http { url, source })
+    }
+
+    /// Sends a request signed at `now` ([`SandboxAdmin::request`]); returns the JSON body
+    /// (`Null` for none).
+    ///
+    /// Errors: not sent or no answer ([`AdminError::Http`]); a status other than 2xx
+    /// ([`AdminError::Refused`], with the first `tppMessages` code, path and text).
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+        now: SystemTime,
+    ) -> Result<Value, AdminError> {
+        let r = self.request(method, path, body, now, None).await?;
+        self.answer(path, r).await
+    }
+
+    /// The JSON body of answer `r` to a request to `path` (`Null` for none).
+    ///
+    /// Errors: the body cannot be read ([`AdminError::Http`]); a status other than 2xx
+    /// ([`AdminError::Refused`], with the first `tppMessages` code, path and text).
+    pub async fn answer(&self, path: &str, r: reqwest::Response) -> Result<Value, AdminError> {
         let http = |source| AdminError::Http {
-            url: url.clone(),
+            url: format!("{}{path}", self.base),
             source,
         };
-        let r = rb.body(bytes).send().await.map_err(http)?;
         let status = r.status().as_u16();
         let text = r.text().await.map_err(http)?;
         let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
@@ -229,18 +288,24 @@ pub async fn run(command: FaultCommand, paths: &Paths) -> Result<String, AdminEr
             put("code", code.map(Value::from));
             put("text", text.map(Value::from));
             put("delayMs", delay_ms.map(Value::from));
-            let rule = Admin::of(&target, paths)?
+            let rule = SandboxAdmin::of(&target, paths)?
                 .send(
                     reqwest::Method::POST,
                     "/v1/sandbox/faults",
                     Some(&Value::Object(body)),
+                    SystemTime::now(),
                 )
                 .await?;
             Ok(serde_json::to_string_pretty(&rule).unwrap_or_default())
         }
         FaultCommand::List { target } => {
-            let list = Admin::of(&target, paths)?
-                .send(reqwest::Method::GET, "/v1/sandbox/faults", None)
+            let list = SandboxAdmin::of(&target, paths)?
+                .send(
+                    reqwest::Method::GET,
+                    "/v1/sandbox/faults",
+                    None,
+                    SystemTime::now(),
+                )
                 .await?;
             let rules = list["faults"].as_array().cloned().unwrap_or_default();
             if rules.is_empty() {
@@ -249,7 +314,7 @@ pub async fn run(command: FaultCommand, paths: &Paths) -> Result<String, AdminEr
             Ok(rules.iter().map(describe).collect::<Vec<_>>().join("\n"))
         }
         FaultCommand::Clear { target, id } => {
-            let admin = Admin::of(&target, paths)?;
+            let admin = SandboxAdmin::of(&target, paths)?;
             match id {
                 Some(id) => {
                     let path = format!(
@@ -259,12 +324,19 @@ pub async fn run(command: FaultCommand, paths: &Paths) -> Result<String, AdminEr
                             percent_encoding::NON_ALPHANUMERIC
                         )
                     );
-                    admin.send(reqwest::Method::DELETE, &path, None).await?;
+                    admin
+                        .send(reqwest::Method::DELETE, &path, None, SystemTime::now())
+                        .await?;
                     Ok(format!("removed fault rule {id}"))
                 }
                 None => {
                     let r = admin
-                        .send(reqwest::Method::DELETE, "/v1/sandbox/faults", None)
+                        .send(
+                            reqwest::Method::DELETE,
+                            "/v1/sandbox/faults",
+                            None,
+                            SystemTime::now(),
+                        )
                         .await?;
                     Ok(format!("cleared {} fault rules", r["cleared"]))
                 }

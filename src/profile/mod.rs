@@ -58,6 +58,31 @@ impl<'de> Deserialize<'de> for Target {
     }
 }
 
+impl Target {
+    /// Whether this target is a sandbox on this machine: the embedded sandbox, or a URL on
+    /// loopback (a local `psd2-console sandbox serve`); its management operations (event
+    /// stream, state, snapshot) answer only there.
+    pub fn is_local(&self) -> bool {
+        match self {
+            Target::Embedded => true,
+            Target::Url(u) => is_loopback_url(u),
+        }
+    }
+}
+
+/// Whether `url`'s host is a loopback address (`localhost`, 127.0.0.0/8, `[::1]`).
+pub fn is_loopback_url(url: &str) -> bool {
+    let Ok(u) = url::Url::parse(url) else {
+        return false;
+    };
+    match u.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(a)) => a.is_loopback(),
+        Some(url::Host::Ipv6(a)) => a.is_loopback(),
+        None => false,
+    }
+}
+
 fn default_accept_fix() -> Vec<String> {
     vec!["amount-as-string".to_string()]
 }

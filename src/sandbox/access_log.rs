@@ -30,6 +30,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use super::App;
+use super::domain::settlement;
 use super::events::{self, Event, RequestEvent, ScaEvent};
 use crate::signing::VerifyError;
 
@@ -151,6 +152,7 @@ fn publish(
         .flatten();
     app.events.emit(|| {
         Event::Request(RequestEvent {
+            at: settlement::rfc3339(settlement::now_secs(app)),
             method: method.to_string(),
             path: path.to_string(),
             status,

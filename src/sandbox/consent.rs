@@ -229,6 +229,14 @@ fn current_status(app: &App, r: &Resource) -> Result<&'static str, ApiError> {
     })
 }
 
+/// The Berlin Group `consentStatus` now of consent resource `id` created by `tpp` (for the
+/// state browser, `GET /v1/sandbox/state`).
+///
+/// Errors: those of [`load_resource`] and of the status computation (503 on storage).
+pub(crate) fn status_now(app: &App, tpp: &str, id: &str) -> Result<&'static str, ApiError> {
+    current_status(app, &load_resource(app, &TppId(tpp.to_string()), id)?)
+}
+
 fn date_of(secs: i64) -> chrono::NaiveDate {
     chrono::DateTime::<chrono::Utc>::from(crate::cert::from_unix_seconds(secs)).date_naive()
 }

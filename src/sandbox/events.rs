@@ -8,7 +8,7 @@
 //!
 //! | `type` | fields |
 //! |---|---|
-//! | `request` | `method`, `path` (no query), `status`, `code` (first `tppMessages` code or `null`), `latency_us`, `request_id` (`X-Request-ID` or `null`), `verify` (the verification step that failed, [`super::access_log::VerifyStep`], or `null`), `signing_string` (`/v1` only: the signing string as the server rebuilds it from the request: the headers the `Signature` lists, or, when it is missing or unreadable, the eligible headers present; never the `Signature` header itself), `injected` (`true` when a fault rule answered, [`super::faults`]) and `fault` (its id) |
+//! | `request` | `at` (the sandbox clock when it was answered, RFC 3339), `method`, `path` (no query), `status`, `code` (first `tppMessages` code or `null`), `latency_us`, `request_id` (`X-Request-ID` or `null`), `verify` (the verification step that failed, [`super::access_log::VerifyStep`], or `null`), `signing_string` (`/v1` only: the signing string as the server rebuilds it from the request: the headers the `Signature` lists, or, when it is missing or unreadable, the eligible headers present; never the `Signature` header itself), `injected` (`true` when a fault rule answered, [`super::faults`]) and `fault` (its id) |
 //! | `sca` | `sca_id`, `step` (`opened`, `login`, `context`, `consent`, `cancel`, `decision`), `status` (HTTP status of the page), `outcome` (`success` or `failure` once the browser is sent back to the TPP, else `null`), `code` (the failure's code), `injected`, `fault` |
 //! | `batch` | `ran_at`, `settled`, `insufficient_funds`, `all` (`POST /v1/sandbox/batch`) |
 //! | `clock` | `now` (RFC 3339), `offset_secs`, `reason` (`advance` or `initialize`) |
@@ -31,8 +31,6 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
-use serde_json::json;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
@@ -42,87 +40,7 @@ use crate::signing::{ELIGIBLE_HEADERS, SignatureParams, build_signing_string};
 /// Events each subscriber may have unread before it lags.
 pub const CAPACITY: usize = 1024;
 
-/// One answered request.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct RequestEvent {
-    pub method: String,
-    /// Path without the query.
-    pub path: String,
-    pub status: u16,
-    /// The first `tppMessages` code of an error answer.
-    pub code: Option<String>,
-    /// Microseconds from the request reaching the router to the response head.
-    pub latency_us: u64,
-    pub request_id: Option<String>,
-    /// The verification step that failed (e.g. `SignatureMissing`).
-    pub verify: Option<String>,
-    /// The signing string as the server rebuilds it (`/v1` requests).
-    pub signing_string: Option<String>,
-    /// Whether a fault rule answered.
-    pub injected: bool,
-    /// The fault rule's id.
-    pub fault: Option<String>,
-}
-
-/// One step of the PSU's browser on the SCA pages.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct ScaEvent {
-    pub sca_id: String,
-    /// `opened`, `login`, `context`, `consent`, `cancel`, `decision`.
-    pub step: String,
-    /// HTTP status of the page answer.
-    pub status: u16,
-    /// `success` or `failure` when the browser is sent back to the TPP.
-    pub outcome: Option<String>,
-    /// The failure's code (`code` of the redirect).
-    pub code: Option<String>,
-    pub injected: bool,
-    pub fault: Option<String>,
-}
-
-/// One batch run.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct BatchEvent {
-    /// RFC 3339.
-    pub ran_at: String,
-    pub settled: usize,
-    pub insufficient_funds: usize,
-    /// Every authorised payment (`POST /v1/sandbox/batch`) rather than the due ones.
-    pub all: bool,
-}
-
-/// A change of the sandbox clock.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct ClockEvent {
-    /// The sandbox time after the change (RFC 3339).
-    pub now: String,
-    /// Seconds the sandbox clock is ahead of its base.
-    pub offset_secs: u64,
-    /// `advance` or `initialize`.
-    pub reason: String,
-}
-
-/// An event of the stream; serialized with its `type`.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Event {
-    Request(RequestEvent),
-    Sca(ScaEvent),
-    Batch(BatchEvent),
-    Clock(ClockEvent),
-}
-
-impl Event {
-    /// The SSE `event:` name (the `type`).
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Event::Request(_) => "request",
-            Event::Sca(_) => "sca",
-            Event::Batch(_) => "batch",
-            Event::Clock(_) => "clock",
-        }
-    }
-}
+pub use crate::sandbox_events::{BatchEvent, ClockEvent, Event, RequestEvent, ScaEvent};
 
 /// The sending side, one per sandbox ([`App::events`]).
 #[derive(Debug)]
@@ -301,9 +219,7 @@ pub async fn stream(State(app): State<Arc<App>>) -> Response {
         }
         let e = match receive(&mut rx).await? {
             Received::Event(e) => sse_event(&e),
-            Received::Lagged(missed) => SseEvent::default()
-                .event("lagged")
-                .data(json!({"type": "lagged", "missed": missed}).to_string()),
+            Received::Lagged(missed) => sse_event(&Event::Lagged { missed }),
         };
         Some((Ok(e), (rx, None)))
     });

@@ -36,6 +36,7 @@
 //! | POST, GET, DELETE | `/v1/signing-baskets[/{id}[/status,/authorisations]]` | signing baskets ([`baskets`]) |
 //! | POST, GET | `/v1/sandbox/batch`, `/v1/sandbox/clock`, `/v1/sandbox/payments/{id}/hold`, `/release` | batch runs and clock ([`batch`]) |
 //! | GET | `/v1/sandbox/snapshot` | the state as a SQLite file, loopback sandboxes only ([`snapshot`]) |
+//! | GET | `/v1/sandbox/state` | customers, consents, payments and baskets with their statuses, loopback sandboxes only ([`state`]) |
 //! | GET, POST | `/payment-sca/{authorisationId}`, `/login`, `/decision` | payment and basket SCA pages ([`payment_sca`]) |
 //! | GET | `/sca/{authorisationId}` | SCA page (not signed) |
 //! | POST | `/sca/{authorisationId}/login`, `/context`, `/consent`, `/cancel` | SCA steps |
@@ -81,6 +82,7 @@ pub mod sca_guard;
 pub mod seed;
 pub mod serve;
 pub mod snapshot;
+pub mod state;
 pub mod store;
 
 use std::net::SocketAddr;
@@ -245,6 +247,7 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
         .merge(faults::routes())
         .route("/v1/sandbox/events", get(events::stream))
         .merge(snapshot::routes())
+        .merge(state::routes())
         .merge(payment_sca::routes())
         .route("/sca/{id}", get(sca::show))
         .route("/sca/{id}/login", post(sca::login))

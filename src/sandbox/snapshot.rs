@@ -64,27 +64,25 @@ pub fn snapshot_bytes(conn: &Connection) -> Result<Vec<u8>, SnapshotError> {
     Ok(std::fs::read(&file)?)
 }
 
-/// Whether `url`'s host is a loopback address (`localhost`, 127.0.0.0/8, `[::1]`).
-pub fn is_loopback_url(url: &str) -> bool {
-    let Ok(u) = url::Url::parse(url) else {
-        return false;
-    };
-    match u.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(a)) => a.is_loopback(),
-        Some(url::Host::Ipv6(a)) => a.is_loopback(),
-        None => false,
+pub use crate::profile::is_loopback_url;
+
+/// Refuses with 403 `SERVICE_BLOCKED` (text `why`) unless the sandbox's public URL is on
+/// loopback: for the routes that hand out every TPP's data (this snapshot, the state
+/// browser's [`super::state`]).
+pub fn loopback_only(app: &App, why: &str) -> Result<(), ApiError> {
+    if is_loopback_url(&app.public_url) {
+        Ok(())
+    } else {
+        Err(ApiError::new(MessageCode::ServiceBlocked, why))
     }
 }
 
 /// `GET /v1/sandbox/snapshot`: the state database's bytes.
 async fn snapshot(State(app): State<Arc<App>>, _tpp: Tpp) -> Result<Response, ApiError> {
-    if !is_loopback_url(&app.public_url) {
-        return Err(ApiError::new(
-            MessageCode::ServiceBlocked,
-            "the sandbox snapshot holds every TPP's PSU data: only a sandbox on loopback gives it",
-        ));
-    }
+    loopback_only(
+        &app,
+        "the sandbox snapshot holds every TPP's PSU data: only a sandbox on loopback gives it",
+    )?;
     let bytes = app
         .db
         .read_raw(snapshot_bytes_raw)

@@ -131,6 +131,8 @@ pub struct App {
     pub(crate) profiles_view: ProfilesView,
     /// State of the history screen.
     pub(crate) history: HistoryView,
+    /// State of the sandbox monitor screen.
+    pub(crate) monitor: super::monitor::MonitorView,
     /// The body editor and the validation problems ([`super::editor`]).
     pub(crate) editor: super::body_editor::EditorState,
     /// State of the response viewer (search and filter boxes, link chooser).
@@ -237,6 +239,7 @@ impl App {
             screen: Screen::Console,
             profiles_view: Default::default(),
             history: Default::default(),
+            monitor: Default::default(),
             editor: Default::default(),
             response_ui: Default::default(),
             keymap: Default::default(),
@@ -827,6 +830,8 @@ impl App {
             Context::History
         } else if self.screen == Screen::Flow {
             Context::Flow
+        } else if self.screen == Screen::Monitor {
+            Context::Monitor
         } else {
             Context::Normal {
                 params_focused: self.panes.focus == Focus::Params,
@@ -867,6 +872,9 @@ impl App {
     /// breaks dropped; outside INSERT mode it is ignored, so a paste never fires commands.
     pub fn handle_paste(&mut self, text: &str) {
         if self.profiles_view.paste(text) {
+            return;
+        }
+        if self.screen == Screen::Monitor && self.monitor.paste(text) {
             return;
         }
         if self.body_editor_paste(text) {
@@ -926,7 +934,7 @@ impl App {
     /// [`super::history`]).
     fn screen_command(&mut self, ctx: Context, cmd: Command) -> Option<Action> {
         match ctx {
-            Context::Profiles | Context::History | Context::Flow => {
+            Context::Profiles | Context::History | Context::Flow | Context::Monitor => {
                 self.on_screen(|screen, ctx| screen.handle(cmd, ctx))
             }
             Context::Lessons => {
@@ -982,6 +990,11 @@ impl App {
             }
             // Taken by the lesson picker; nothing elsewhere.
             Command::LessonEnd => {}
+            Command::ShowMonitor => {
+                self.screen = Screen::Monitor;
+                let ctx = ctx!(self);
+                return self.monitor.shown(&ctx).unwrap_or(Action::None);
+            }
             Command::Quit | Command::ForceQuit => {
                 self.quit = true;
                 return Action::Quit;
@@ -1129,6 +1142,14 @@ impl App {
             | Command::HistoryExportCurl
             | Command::HistoryImport
             | Command::HistoryDoctor => {}
+            // Taken by the monitor screen ([`super::monitor`]); nothing elsewhere.
+            Command::MonitorToggleView
+            | Command::MonitorAdvanceHour
+            | Command::MonitorAdvanceDay
+            | Command::MonitorAdvanceBy
+            | Command::MonitorBatch
+            | Command::MonitorClearFaults
+            | Command::MonitorRefresh => {}
             // Taken by the profiles screen ([`ProfilesView`]); nothing elsewhere.
             Command::ProfileNew
             | Command::ProfileEdit
@@ -1460,12 +1481,18 @@ impl App {
                 }
             }
             self.context()
-        } else if scope == Scope::ProfilesScreen || scope == Scope::HistoryScreen {
+        } else if [
+            Scope::ProfilesScreen,
+            Scope::HistoryScreen,
+            Scope::MonitorScreen,
+        ]
+        .contains(&scope)
+        {
             close_dialogs(self);
-            let (screen, show) = if scope == Scope::ProfilesScreen {
-                (Screen::Profiles, Command::ShowProfiles)
-            } else {
-                (Screen::History, Command::ShowHistory)
+            let (screen, show) = match scope {
+                Scope::ProfilesScreen => (Screen::Profiles, Command::ShowProfiles),
+                Scope::HistoryScreen => (Screen::History, Command::ShowHistory),
+                _ => (Screen::Monitor, Command::ShowMonitor),
             };
             if self.screen != screen {
                 let ctx = self.context();
@@ -1548,6 +1575,7 @@ impl App {
             Screen::History => &mut self.history,
             Screen::Profiles => &mut self.profiles_view,
             Screen::Flow => &mut self.flow_view,
+            Screen::Monitor => &mut self.monitor,
             Screen::Console => return None,
         };
         let effect = f(screen, &mut ctx);
@@ -1577,6 +1605,38 @@ impl App {
     /// The profiles screen's state.
     pub fn profiles_view(&self) -> &ProfilesView {
         &self.profiles_view
+    }
+
+    /// The sandbox monitor screen's state.
+    pub fn monitor(&self) -> &super::monitor::MonitorView {
+        &self.monitor
+    }
+
+    /// Hands the monitor what its event stream task sent
+    /// ([`crate::client::monitor::follow`]); once subscribed it asks to read the sandbox's
+    /// state ([`Action::Monitor`]).
+    pub fn monitor_feed(&mut self, feed: crate::client::monitor::MonitorFeed) -> Action {
+        self.monitor.feed(feed).unwrap_or(Action::None)
+    }
+
+    /// Hands the monitor the answer of its management request ([`Action::Monitor`]); the
+    /// outcome goes to the status line.
+    pub fn monitor_done(&mut self, result: Result<crate::client::monitor::SandboxState, String>) {
+        let mut ctx = ctx!(self);
+        self.monitor.done(result, &mut ctx);
+        let said = ctx.into_messages();
+        self.apply(said, Some(Effect::None));
+    }
+
+    /// After another profile became active: the monitor forgets the old sandbox and, when
+    /// it is shown, follows the new one.
+    pub fn monitor_restart(&mut self) -> Action {
+        self.monitor.reset();
+        if self.screen == Screen::Monitor {
+            let ctx = ctx!(self);
+            return self.monitor.shown(&ctx).unwrap_or(Action::None);
+        }
+        Action::None
     }
 
     /// The search text of the history screen (what [`super::history::load`] filters by).

@@ -71,9 +71,16 @@ pub enum Action {
     /// Read the latest flow from the history for the flow screen
     /// ([`App::set_flow`](crate::tui::App::set_flow)).
     LoadFlow,
+    /// Follow the active sandbox's event stream ([`crate::client::monitor::follow`], fed
+    /// to [`App::monitor_feed`](crate::tui::App::monitor_feed), which asks to read the
+    /// state once subscribed).
+    MonitorStart,
+    /// Ask the active sandbox ([`crate::client::monitor::perform`]), then
+    /// [`App::monitor_done`](crate::tui::App::monitor_done).
+    Monitor(crate::client::monitor::MonitorRequest),
 }
 
-/// The screens, switched with `1`/`2`/`3`/`5` (F1–F3, F5).
+/// The screens, switched with `1`–`5` (F1–F5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Screen {
     /// Operations, parameters, request, signature, response.
@@ -85,6 +92,8 @@ pub enum Screen {
     History,
     /// The latest flow as a live sequence diagram ([`super::flow_view`]).
     Flow,
+    /// The sandbox monitor: its requests, state, clock and faults ([`super::monitor`]).
+    Monitor,
 }
 
 /// What the status bar shows about the active profile and session.

@@ -114,6 +114,8 @@ pub enum Command {
     LessonBack,
     /// Lesson picker: end the running lesson.
     LessonEnd,
+    /// Show the sandbox monitor screen (requests, state, clock, faults).
+    ShowMonitor,
     /// Profiles screen: create a profile (opens the form).
     ProfileNew,
     /// Profiles screen: edit the highlighted profile (a built-in one offers a clone).
@@ -163,6 +165,20 @@ pub enum Command {
     FollowLink,
     /// Response: clear the jq filter and the search.
     ClearResponse,
+    /// Monitor screen: switch between the request log and the state browser.
+    MonitorToggleView,
+    /// Monitor screen: advance the sandbox clock by one hour.
+    MonitorAdvanceHour,
+    /// Monitor screen: advance the sandbox clock by one day.
+    MonitorAdvanceDay,
+    /// Monitor screen: type an offset to advance the sandbox clock by (`90m`, `2h`, `3d`).
+    MonitorAdvanceBy,
+    /// Monitor screen: run a batch now over every authorised payment.
+    MonitorBatch,
+    /// Monitor screen: clear every fault rule.
+    MonitorClearFaults,
+    /// Monitor screen: read the state again (and reconnect the event stream when it ended).
+    MonitorRefresh,
 }
 
 /// Where a binding applies.
@@ -192,6 +208,8 @@ pub enum Scope {
     ProfilesScreen,
     /// Browsing the history screen.
     HistoryScreen,
+    /// Browsing the sandbox monitor screen.
+    MonitorScreen,
     /// Typing in the operation finder; other keys type themselves.
     Finder,
     /// The profile form (create, edit, clone): every other key types into the field.
@@ -224,6 +242,7 @@ impl Scope {
             Scope::BodyEditor => "Body editor; other keys type into the body",
             Scope::ProfilesScreen => "Profiles screen",
             Scope::HistoryScreen => "History screen",
+            Scope::MonitorScreen => "Sandbox monitor screen",
             Scope::ProfileForm => "Profile form; other keys type into the field",
             Scope::ProfileConfirm => "Profiles screen: confirm",
             Scope::Finder => "Finding an operation (/); other keys type themselves",
@@ -235,7 +254,7 @@ impl Scope {
     }
 
     /// Help-overlay order of the scopes.
-    pub const ORDER: [Scope; 19] = [
+    pub const ORDER: [Scope; 20] = [
         Scope::Always,
         Scope::NotInsert,
         Scope::Normal,
@@ -247,6 +266,7 @@ impl Scope {
         Scope::HistoryScreen,
         Scope::FlowScreen,
         Scope::LessonPicker,
+        Scope::MonitorScreen,
         Scope::Finder,
         Scope::ScaPrompt,
         Scope::Picker,
@@ -384,6 +404,7 @@ pub const KEYMAP: &[Binding] = &[
     b(Scope::NotInsert, &[Key::ch('2'), Key::plain(K::F(2))], Command::ShowProfiles, "profiles screen: profiles, certificates, session", None),
     b(Scope::NotInsert, &[Key::ch('3'), Key::plain(K::F(3))], Command::ShowHistory, "history screen: every exchange sent", None),
     b(Scope::NotInsert, &[Key::ch('5'), Key::plain(K::F(5))], Command::ShowFlow, "flow screen: the latest flow as a live sequence diagram, with its clocks", None),
+    b(Scope::NotInsert, &[Key::ch('4'), Key::plain(K::F(4))], Command::ShowMonitor, "sandbox monitor: live requests, state, clock, batch, faults", None),
     b(Scope::NotInsert, &[Key::ch('?')], Command::ToggleHelp, "show or hide this help", Some("help")),
     b(Scope::NotInsert, &[Key::ctrl('p')], Command::Palette, "command palette: search every action and run it", None),
     b(Scope::NotInsert, &[Key::ch('P')], Command::TogglePresenter, "presenter mode: mask secrets and PSU data, high contrast", None),
@@ -455,6 +476,17 @@ pub const KEYMAP: &[Binding] = &[
     b(Scope::LessonPicker, &[Key::plain(K::Enter)], Command::Choose, "start the highlighted lesson", None),
     b(Scope::LessonPicker, &[Key::ch('x')], Command::LessonEnd, "end the running lesson", None),
     b(Scope::LessonPicker, &[Key::plain(K::Esc)], Command::Dismiss, "close the lesson picker", None),
+    b(Scope::MonitorScreen, &[Key::plain(K::Up), Key::ch('k')], Command::Up, "previous (newer) row", None),
+    b(Scope::MonitorScreen, &[Key::plain(K::Down), Key::ch('j')], Command::Down, "next (older) row", None),
+    b(Scope::MonitorScreen, &[Key::plain(K::Home), Key::ch('g')], Command::Top, "the newest row", None),
+    b(Scope::MonitorScreen, &[Key::plain(K::End), Key::ch('G')], Command::Bottom, "the oldest row", None),
+    b(Scope::MonitorScreen, &[Key::plain(K::Tab), Key::ch('v')], Command::MonitorToggleView, "switch between the request log and the state browser", Some("log/state")),
+    b(Scope::MonitorScreen, &[Key::ch('+')], Command::MonitorAdvanceHour, "advance the sandbox clock by 1 hour", Some("+1 h")),
+    b(Scope::MonitorScreen, &[Key::ch('D')], Command::MonitorAdvanceDay, "advance the sandbox clock by 1 day", Some("+1 day")),
+    b(Scope::MonitorScreen, &[Key::ch('a')], Command::MonitorAdvanceBy, "advance the sandbox clock by a typed offset (90m, 2h, 3d, 1d6h; Enter, Esc)", Some("advance")),
+    b(Scope::MonitorScreen, &[Key::ch('b')], Command::MonitorBatch, "run a batch now (every authorised payment)", Some("batch")),
+    b(Scope::MonitorScreen, &[Key::ch('x')], Command::MonitorClearFaults, "clear every fault rule", Some("clear faults")),
+    b(Scope::MonitorScreen, &[Key::ch('r')], Command::MonitorRefresh, "read the state again; reconnect the event stream when it ended", Some("refresh")),
     b(Scope::ScaPrompt, &[Key::ch('o'), Key::plain(K::Enter)], Command::OpenSca, "open the URL in the browser", None),
     b(Scope::ScaPrompt, &[Key::plain(K::Esc)], Command::Dismiss, "close the prompt (o opens the URL later)", None),
     b(Scope::Picker, &[Key::plain(K::Up), Key::ch('k')], Command::Up, "previous profile", None),
@@ -520,6 +552,8 @@ pub enum Context {
     Profiles,
     /// Browsing the history screen.
     History,
+    /// Browsing the sandbox monitor screen.
+    Monitor,
     /// Typing in the operation finder.
     Finder,
     /// The command palette is shown (its filter box takes every other key).
@@ -544,6 +578,7 @@ impl Context {
             Context::Picker => vec![Scope::Always, Scope::Picker, Scope::NotInsert],
             Context::Profiles => vec![Scope::Always, Scope::ProfilesScreen, Scope::NotInsert],
             Context::History => vec![Scope::Always, Scope::HistoryScreen, Scope::NotInsert],
+            Context::Monitor => vec![Scope::Always, Scope::MonitorScreen, Scope::NotInsert],
             Context::Finder => vec![Scope::Always, Scope::Finder],
             Context::Palette => vec![Scope::Always, Scope::Palette],
             Context::BodyEditor => vec![Scope::Always, Scope::BodyEditor],

@@ -24,6 +24,7 @@ pub mod history;
 pub mod history_view;
 pub mod keymap;
 pub mod lesson;
+pub mod monitor;
 pub mod mouse;
 pub mod overlay;
 pub mod palette;
@@ -210,6 +211,8 @@ enum Done {
     Flow(Box<flow_view::FlowData>),
     /// The browser-step stream of the embedded sandbox opened (or why not).
     Steps(Result<crate::flow::live::StepStream, String>),
+    /// A request of the sandbox monitor answered ([`crate::client::monitor::perform`]).
+    Monitor(Result<crate::client::monitor::SandboxState, String>),
     /// A profile started ([`Runner::switch_profile`]): its name, the engine (or why not),
     /// and what to do once it is active.
     Started(
@@ -344,6 +347,8 @@ async fn event_loop(
         switching: None,
         deferred: Vec::new(),
         steps: None,
+        monitor_feed: None,
+        monitor_stream: JoinSet::new(),
     };
     runner.watch_browser_steps();
     let mut input = spawn_input_thread();
@@ -411,6 +416,13 @@ async fn event_loop(
                     app.set_message(Level::Warning, "The SCA callback listener stopped");
                 }
             },
+            feed = recv_opt(&mut runner.monitor_feed) => match feed {
+                Some(feed) => {
+                    let action = app.monitor_feed(feed);
+                    runner.perform(&mut app, action);
+                }
+                None => runner.monitor_feed = None,
+            },
             Some(done) = runner.tasks.join_next(), if !runner.tasks.is_empty() => match done {
                 Ok(done) => runner.finished(&mut app, done).await,
                 Err(e) => app.finish_send(Err(SendError::Task(e))),
@@ -439,6 +451,10 @@ struct Runner<'e> {
     deferred: Vec<Action>,
     /// The PSU browser's steps on the embedded sandbox's SCA pages, while subscribed.
     steps: Option<crate::flow::live::StepStream>,
+    /// What the sandbox monitor's event stream task sends ([`crate::client::monitor::follow`]).
+    monitor_feed: Option<mpsc::UnboundedReceiver<crate::client::monitor::MonitorFeed>>,
+    /// The event stream task (aborted when the profile changes or the console ends).
+    monitor_stream: JoinSet<()>,
 }
 
 impl Runner<'_> {
@@ -543,6 +559,7 @@ impl Runner<'_> {
             Done::Filtered(None) => {
                 app.set_message(Level::Error, "The jq filter stopped unexpectedly")
             }
+            Done::Monitor(r) => app.monitor_done(r),
             Done::Started(name, r, then) => self.profile_started(app, name, r, then).await,
             Done::Flow(data) => app.set_flow(*data),
             Done::Steps(Ok(rx)) => self.steps = Some(rx),
@@ -679,7 +696,38 @@ impl Runner<'_> {
             Action::LoadLessons => app.set_lessons(crate::lessons::LessonSet::load(Some(
                 &crate::lessons::lessons_dir(&engine.paths),
             ))),
+            Action::MonitorStart => {
+                if !engine.profile.target.is_local() {
+                    app.monitor_done(Err(format!(
+                        "profile {} targets a remote bank: the monitor needs the embedded sandbox or a local `sandbox serve`",
+                        engine.profile.name
+                    )));
+                    return;
+                }
+                let admin = crate::client::sandbox_admin::SandboxAdmin::for_engine(engine);
+                let now = engine.now();
+                self.stop_monitor();
+                let (tx, rx) = mpsc::unbounded_channel();
+                self.monitor_feed = Some(rx);
+                self.monitor_stream
+                    .spawn(crate::client::monitor::follow(admin, now, tx));
+            }
+            Action::Monitor(request) => {
+                let admin = crate::client::sandbox_admin::SandboxAdmin::for_engine(engine);
+                let now = engine.now();
+                self.tasks.spawn(async move {
+                    let r = crate::client::monitor::perform(&admin, request, now).await;
+                    Done::Monitor(r.map_err(|e| e.to_string()))
+                });
+            }
         }
+    }
+
+    /// Stops following the sandbox's event stream (before its sandbox stops: an open stream
+    /// would hold the sandbox's shutdown).
+    fn stop_monitor(&mut self) {
+        self.monitor_stream.abort_all();
+        self.monitor_feed = None;
     }
 
     /// The one way a request leaves: the request and response panes show it as sent, and a
@@ -735,6 +783,7 @@ impl Runner<'_> {
             Ok(new) => {
                 // The old sandbox's event stream closes first, so its shutdown does not wait.
                 self.steps = None;
+                self.stop_monitor();
                 let old = std::mem::replace(&mut *self.engine, *new);
                 old.shutdown().await;
                 self.callbacks = self.engine.take_callback_receiver();
@@ -746,6 +795,8 @@ impl Runner<'_> {
                         format!("Profile {name} is active, but the SCA callback listener is not running: {e}"),
                     );
                 }
+                let monitor = app.monitor_restart();
+                self.perform(app, monitor);
                 if let Some(then) = then {
                     self.perform(app, then);
                 }

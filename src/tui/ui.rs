@@ -74,6 +74,7 @@ impl App {
             match self.screen {
                 Screen::Profiles => self.profiles_view.draw(frame, main, &ctx),
                 Screen::Flow => self.flow_view.draw(frame, main, &ctx),
+                Screen::Monitor => self.monitor.draw(frame, main, &ctx),
                 _ => self.history.draw(frame, main, &ctx),
             }
             self.draw_footer(frame, a.footer);
@@ -305,6 +306,8 @@ impl App {
             ('1', "Console", Screen::Console),
             ('2', "Profiles", Screen::Profiles),
             ('3', "History", Screen::History),
+            ('4', "Monitor", Screen::Monitor),
+            ('5', "Flow", Screen::Flow),
         ] {
             let style = if self.screen == screen {
                 t.status_label
@@ -747,6 +750,7 @@ impl App {
                 Screen::Profiles => (" PROFILES ", self.profiles_view.hint_scopes()),
                 Screen::History => (" HISTORY ", &[Scope::HistoryScreen, Scope::NotInsert]),
                 Screen::Flow => (" FLOW ", &[Scope::FlowScreen, Scope::NotInsert]),
+                Screen::Monitor => (" MONITOR ", &[Scope::MonitorScreen, Scope::NotInsert]),
             }
         };
         let badge_style = if self.form.mode == Mode::Insert {

@@ -52,6 +52,7 @@ mod tui_history;
 mod tui_ids;
 mod tui_keys;
 mod tui_presenter;
+mod tui_monitor;
 mod tui_profiles;
 mod tui_response;
 mod tui_screens;

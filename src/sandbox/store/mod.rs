@@ -4,7 +4,7 @@
 //!
 //! All of the sandbox's SQL lives here: [`Store`]'s methods, the row functions of this module
 //! (taking a connection or an open transaction), and the per-table modules [`payments`]
-//! (payment initiation, signing baskets), [`access`] (sessions, registrations, revocations,
+//! (payment initiation, signing baskets), [`overview`] (the state browser's lists), [`access`] (sessions, registrations, revocations,
 //! card consents, consent resources), [`unattended`], [`sca_browsers`] and [`replay`]. Reads
 //! run on the shared connection; every change runs in one `BEGIN IMMEDIATE` transaction
 //! ([`Db::write`]), so concurrent requests never lose or duplicate rows. The schema is the
@@ -23,6 +23,7 @@
 
 pub mod access;
 pub mod faults;
+pub mod overview;
 pub mod payments;
 pub mod replay;
 pub mod sca_browsers;

@@ -1,0 +1,97 @@
+//! The wire types of the sandbox's event stream (`GET /v1/sandbox/events`, server-sent
+//! events; the fields of each `type` are in [`crate::sandbox::events`]): the sandbox
+//! serializes them, the console's monitor ([`crate::client::monitor`]) reads them. Like
+//! `signing` and `xs2a`, shared code of neither side, so the client never imports the
+//! sandbox.
+
+use serde::{Deserialize, Serialize};
+
+/// One answered request.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RequestEvent {
+    /// The sandbox clock when the answer was ready (RFC 3339, seconds).
+    #[serde(default)]
+    pub at: String,
+    pub method: String,
+    /// Path without the query.
+    pub path: String,
+    pub status: u16,
+    /// The first `tppMessages` code of an error answer.
+    pub code: Option<String>,
+    /// Microseconds from the request reaching the router to the response head.
+    pub latency_us: u64,
+    pub request_id: Option<String>,
+    /// The verification step that failed (e.g. `SignatureMissing`).
+    pub verify: Option<String>,
+    /// The signing string as the server rebuilds it (`/v1` requests).
+    pub signing_string: Option<String>,
+    /// Whether a fault rule answered.
+    pub injected: bool,
+    /// The fault rule's id.
+    pub fault: Option<String>,
+}
+
+/// One step of the PSU's browser on the SCA pages.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ScaEvent {
+    pub sca_id: String,
+    /// `opened`, `login`, `context`, `consent`, `cancel`, `decision`.
+    pub step: String,
+    /// HTTP status of the page answer.
+    pub status: u16,
+    /// `success` or `failure` when the browser is sent back to the TPP.
+    pub outcome: Option<String>,
+    /// The failure's code (`code` of the redirect).
+    pub code: Option<String>,
+    pub injected: bool,
+    pub fault: Option<String>,
+}
+
+/// One batch run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct BatchEvent {
+    /// RFC 3339.
+    pub ran_at: String,
+    pub settled: usize,
+    pub insufficient_funds: usize,
+    /// Every authorised payment (`POST /v1/sandbox/batch`) rather than the due ones.
+    pub all: bool,
+}
+
+/// A change of the sandbox clock.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ClockEvent {
+    /// The sandbox time after the change (RFC 3339).
+    pub now: String,
+    /// Seconds the sandbox clock is ahead of its base.
+    pub offset_secs: u64,
+    /// `advance` or `initialize`.
+    pub reason: String,
+}
+
+/// An event of the stream; (de)serialized with its `type`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    Request(RequestEvent),
+    Sca(ScaEvent),
+    Batch(BatchEvent),
+    Clock(ClockEvent),
+    /// The subscriber read too slowly and lost this many events (the oldest).
+    Lagged {
+        missed: u64,
+    },
+}
+
+impl Event {
+    /// The SSE `event:` name (the `type`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::Request(_) => "request",
+            Event::Sca(_) => "sca",
+            Event::Batch(_) => "batch",
+            Event::Clock(_) => "clock",
+            Event::Lagged { .. } => "lagged",
+        }
+    }
+}

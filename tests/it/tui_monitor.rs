@@ -1,0 +1,628 @@
+//! The sandbox monitor screen (`4`, issue 11) over real HTTP on 127.0.0.1: the app is driven
+//! by keys as in the other `tui_*` modules, and the test does what the runner does for its
+//! actions with the same functions: follows the event stream
+//! ([`psd2_console::client::monitor::follow`]) into `App::monitor_feed`, and performs the
+//! management requests ([`psd2_console::client::monitor::perform`]) into
+//! `App::monitor_done`. The sandbox runs on a fixed clock, so its times are deterministic.
+
+use crate::common;
+
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, SystemTime};
+
+use common::payments::{DOMESTIC, KARI, domestic, first_bban};
+use common::sandbox::{REDIRECT, TestSandbox, signed_headers, tpp};
+use common::tui::{Drive, status};
+use psd2_console::cert::Credentials;
+use psd2_console::cert::generate::{TppCertSpec, credentials_of, generate_set};
+use psd2_console::client::monitor::{MonitorEvent, MonitorFeed, follow, perform};
+use psd2_console::client::sandbox_admin::SandboxAdmin;
+use psd2_console::client::{RequestContext, prepare, send_for_profile};
+use psd2_console::profile::{DEFAULT_PROFILE, ProfileSet, SessionState};
+use psd2_console::sandbox::{Clock, SandboxConfig};
+use psd2_console::signing::VerifyPolicy;
+use psd2_console::tui::monitor::MonitorTab;
+use psd2_console::tui::{Action, App, StatusInfo};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+/// The sandbox clock of these tests: 2026-11-24 09:30:00 UTC.
+const T0: u64 = 1_795_512_600;
+
+/// Longest wait for the next stream message: a guard against a hanging test, not a timing
+/// assertion.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// The monitor's own TPP (another certificate than [`tpp`]), generated once.
+fn monitor_credentials() -> Arc<Credentials> {
+    static C: OnceLock<Arc<Credentials>> = OnceLock::new();
+    C.get_or_init(|| {
+        Arc::new(credentials_of(&generate_set(&TppCertSpec::default()).unwrap()).unwrap())
+    })
+    .clone()
+}
+
+/// The screen with what changes from run to run replaced: the sandbox's port, and UUIDs
+/// other than `kept` (the monitor's own X-Request-IDs, fault ids).
+fn stable(screen: &str, base: &str, kept: &[&str]) -> String {
+    let mut out = screen.replace(base, "http://127.0.0.1:‹port›");
+    let chars: Vec<char> = out.chars().collect();
+    let is_uuid = |w: &[char]| {
+        w.len() == 36
+            && w.iter().enumerate().all(|(i, c)| match i {
+                8 | 13 | 18 | 23 => *c == '-',
+                _ => c.is_ascii_hexdigit(),
+            })
+    };
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i + 36 <= chars.len() {
+        if is_uuid(&chars[i..i + 36]) {
+            found.push(chars[i..i + 36].iter().collect::<String>());
+            i += 36;
+        } else {
+            i += 1;
+        }
+    }
+    for u in found {
+        if !kept.contains(&u.as_str()) {
+            out = out.replace(&u, "‹uuid·······························›");
+        }
+    }
+    out
+}
+
+/// A sandbox on a fixed clock, the console's app on the monitor screen with its event stream
+/// followed, and the admin client the runner would use.
+struct Monitored {
+    sb: TestSandbox,
+    app: App,
+    admin: SandboxAdmin,
+    feed: mpsc::UnboundedReceiver<MonitorFeed>,
+}
+
+impl Monitored {
+    /// Shows screen 4 (which asks to follow the stream), follows it as the runner does until
+    /// the subscription exists, and reads the state.
+    async fn start() -> Monitored {
+        // The test certificates are valid from the day the test runs, not at T0.
+        let sb = TestSandbox::start_with(SandboxConfig {
+            clock: Clock::fixed(SystemTime::UNIX_EPOCH + Duration::from_secs(T0)),
+            verify_policy: VerifyPolicy {
+                check_validity: false,
+                ..VerifyPolicy::default()
+            },
+            ..SandboxConfig::default()
+        })
+        .await;
+        let mut app = App::new(StatusInfo {
+            base_url: sb.base.clone(),
+            ..status()
+        });
+        app.mask_volatile = true;
+        assert_eq!(app.press("4"), Action::MonitorStart);
+        let admin = SandboxAdmin::new(&sb.base, monitor_credentials(), reqwest::Client::new());
+        let (tx, feed) = mpsc::unbounded_channel();
+        tokio::spawn(follow(admin.clone(), sb.now(), tx));
+        let mut m = Monitored {
+            sb,
+            app,
+            admin,
+            feed,
+        };
+        // The first message is the subscription; the app then asks to read the state.
+        let first = tokio::time::timeout(PATIENCE, m.feed.recv())
+            .await
+            .expect("no subscription within 60 s")
+            .expect("the event stream task ended");
+        assert_eq!(first, MonitorFeed::Subscribed);
+        let action = m.app.monitor_feed(first);
+        assert_eq!(
+            action,
+            Action::Monitor(psd2_console::client::monitor::MonitorRequest::Refresh)
+        );
+        m.run(action).await;
+        m
+    }
+
+    /// Feeds what the stream sends into the app until `done` holds.
+    async fn pump_until(&mut self, done: impl Fn(&App) -> bool) {
+        while !done(&self.app) {
+            let feed = tokio::time::timeout(PATIENCE, self.feed.recv())
+                .await
+                .expect("nothing from the event stream within 60 s")
+                .unwrap_or_else(|| {
+                    panic!(
+                        "the event stream task ended: {:?}",
+                        self.app.monitor().stream()
+                    )
+                });
+            // What the runner would do with a returned action is done by the tests.
+            let _ = self.app.monitor_feed(feed);
+        }
+    }
+
+    /// Feeds events until one request event with X-Request-ID `id` is in the log.
+    async fn pump_until_request(&mut self, id: &str) {
+        self.pump_until(|app| request_of(app, id).is_some()).await;
+    }
+
+    /// Feeds events until the clock event that set the sandbox time to `now` is in the log.
+    async fn pump_until_clock(&mut self, now: &str) {
+        self.pump_until(|app| {
+            app.monitor()
+                .events()
+                .any(|e| matches!(e, MonitorEvent::Clock(c) if c.now == now))
+        })
+        .await;
+    }
+
+    /// Does what the runner does for `action` (a monitor request).
+    async fn run(&mut self, action: Action) {
+        let Action::Monitor(request) = action else {
+            panic!("not a monitor request: {action:?}");
+        };
+        let r = perform(&self.admin, request, self.sb.now()).await;
+        self.app.monitor_done(r.map_err(|e| e.to_string()));
+    }
+
+    /// Presses `key`, which must ask for a monitor request, and performs it.
+    async fn press_and_run(&mut self, key: &str) {
+        let action = self.app.press(key);
+        self.run(action).await;
+    }
+
+    fn screen(&self) -> String {
+        self.app.screen_text(160, 44)
+    }
+}
+
+/// The request event with X-Request-ID `id` in the monitor's log.
+fn request_of<'a>(
+    app: &'a App,
+    id: &str,
+) -> Option<&'a psd2_console::client::monitor::RequestEvent> {
+    app.monitor().events().find_map(|e| match e {
+        MonitorEvent::Request(r) if r.request_id.as_deref() == Some(id) => Some(r),
+        _ => None,
+    })
+}
+
+/// Highlights the request with X-Request-ID `id` (moving down from the newest row).
+fn highlight(app: &mut App, id: &str) {
+    app.keys("Home");
+    for _ in 0..50 {
+        if matches!(app.monitor().selected_event(), Some(MonitorEvent::Request(r)) if r.request_id.as_deref() == Some(id))
+        {
+            return;
+        }
+        app.keys("Down");
+    }
+    panic!("no row with X-Request-ID {id}");
+}
+
+#[tokio::test]
+async fn a_request_sent_by_the_console_shows_in_the_log_with_status_and_request_id() {
+    let mut m = Monitored::start().await;
+    let profiles = ProfileSet::load(None);
+    let profile = profiles.get(DEFAULT_PROFILE).unwrap();
+    let session = SessionState::default();
+    let ctx = RequestContext {
+        profile,
+        session: &session,
+        credentials: tpp(),
+        base_url: &m.sb.base,
+        redirect_uri: REDIRECT,
+        now: m.sb.now(),
+    };
+    let op = psd2_console::xs2a::operations::find("accounts.list").unwrap();
+    let req = prepare(op, &[], None, &ctx).unwrap();
+    let id = req
+        .headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("x-request-id"))
+        .map(|(_, v)| v.clone())
+        .unwrap();
+    let ex = send_for_profile(&reqwest::Client::new(), &req, None)
+        .await
+        .unwrap();
+    m.pump_until_request(&id).await;
+    let seen = request_of(&m.app, &id).unwrap().clone();
+    assert_eq!(seen.status, ex.status);
+    assert_eq!(seen.path, "/v1/accounts");
+    assert_eq!(seen.at, "2026-11-24T09:30:00Z");
+    let screen = m.screen();
+    let row = screen
+        .lines()
+        .find(|l| l.contains(&id))
+        .unwrap_or_else(|| panic!("no row with {id}:\n{screen}"));
+    assert!(row.contains("09:30:00"), "{row}");
+    assert!(row.contains("GET"), "{row}");
+    assert!(row.contains("/v1/accounts"), "{row}");
+    assert!(row.contains(&ex.status.to_string()), "{row}");
+    m.sb.stop().await;
+}
+
+#[tokio::test]
+async fn a_broken_signature_shows_the_failing_check_and_the_rebuilt_signing_string() {
+    let mut m = Monitored::start().await;
+    let mut headers = signed_headers(
+        tpp(),
+        "GET",
+        "/v1/accounts",
+        &[("X-Request-ID", "a1111111-1111-4111-8111-111111111111")],
+        None,
+        m.sb.now(),
+    );
+    // Changed after signing: the signature no longer covers what is sent.
+    for (n, v) in &mut headers {
+        if n.eq_ignore_ascii_case("x-request-id") {
+            *v = "b2222222-2222-4222-8222-222222222222".into();
+        }
+    }
+    let mut rb = m.sb.http.get(format!("{}/v1/accounts", m.sb.base));
+    for (n, v) in &headers {
+        rb = rb.header(n, v);
+    }
+    let r = rb.send().await.unwrap();
+    assert!(r.status().is_client_error(), "{}", r.status());
+    let id = "b2222222-2222-4222-8222-222222222222";
+    m.pump_until_request(id).await;
+    highlight(&mut m.app, id);
+    let screen = m.screen();
+    assert!(
+        screen.contains("✘ failed check: SignatureInvalid"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("Signing string as the server rebuilt it:"),
+        "{screen}"
+    );
+    assert!(screen.contains(&format!("x-request-id: {id}")), "{screen}");
+    assert!(screen.contains("SIGNATURE_INVALID"), "{screen}");
+    m.sb.stop().await;
+}
+
+#[tokio::test]
+async fn the_state_browser_lists_a_consent_created_in_the_test_with_its_consent_status() {
+    let mut m = Monitored::start().await;
+    let r = m.sb.send("POST", "/v1/consents", &[], Some("")).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let consent = r.json["consentId"].as_str().unwrap().to_string();
+    m.app.keys("Tab");
+    assert_eq!(m.app.monitor().tab(), MonitorTab::State);
+    m.press_and_run("r").await;
+    let state = &m.app.monitor().sandbox().unwrap().state;
+    let listed = state["consents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["consentId"] == consent.as_str())
+        .unwrap_or_else(|| panic!("{consent} not listed: {state}"));
+    assert_eq!(listed["consentStatus"], "received");
+    let screen = m.screen();
+    let row = screen
+        .lines()
+        .find(|l| l.contains(&consent))
+        .unwrap_or_else(|| panic!("no row with {consent}:\n{screen}"));
+    assert!(row.contains("received"), "{row}");
+    assert!(screen.contains("Customers ("), "{screen}");
+    m.sb.stop().await;
+}
+
+#[tokio::test]
+async fn advancing_the_clock_from_the_monitor_changes_the_sandbox_clock_and_the_event_shows() {
+    let mut m = Monitored::start().await;
+    m.press_and_run("+").await;
+    let clock = m.sb.get_ok("/v1/sandbox/clock").await;
+    assert_eq!(clock.json["now"], "2026-11-24T10:30:00Z");
+    m.pump_until_clock("2026-11-24T10:30:00Z").await;
+    // A typed offset: the box takes every key (no global key fires), Enter advances.
+    m.app.keys("a");
+    assert!(m.app.monitor().typing());
+    m.app.type_text("1d6h");
+    assert_eq!(m.app.screen(), psd2_console::tui::Screen::Monitor);
+    let action = m.app.press("Enter");
+    assert_eq!(
+        action,
+        Action::Monitor(psd2_console::client::monitor::MonitorRequest::Advance(
+            108_000
+        ))
+    );
+    m.run(action).await;
+    let clock = m.sb.get_ok("/v1/sandbox/clock").await;
+    assert_eq!(clock.json["now"], "2026-11-25T16:30:00Z");
+    m.pump_until_clock("2026-11-25T16:30:00Z").await;
+    let screen = m.screen();
+    assert!(
+        screen.contains("CLOCK advance: now 2026-11-25T16:30:00Z (offset +1 d 7 h)"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("Sandbox clock 2026-11-25T16:30:00Z"),
+        "{screen}"
+    );
+    // A batch run from the monitor is an event too.
+    m.press_and_run("b").await;
+    m.pump_until(|app| {
+        app.monitor()
+            .events()
+            .any(|e| matches!(e, MonitorEvent::Batch(b) if b.all))
+    })
+    .await;
+    assert!(m.screen().contains("BATCH run now"), "{}", m.screen());
+    m.sb.stop().await;
+}
+
+#[tokio::test]
+async fn an_injected_fault_is_marked_in_the_log_and_clearing_it_from_the_monitor_clears_it() {
+    let mut m = Monitored::start().await;
+    let rule =
+        m.sb.post_json(
+            "/v1/sandbox/faults",
+            &json!({"action": "error", "method": "GET", "path": "/v1/accounts",
+                    "status": 503, "code": "SERVICE_BLOCKED", "text": "maintenance"}),
+        )
+        .await;
+    assert_eq!(rule.status, 201, "{}", rule.text);
+    let fault = rule.json["id"].as_str().unwrap().to_string();
+    m.press_and_run("r").await;
+    assert!(
+        m.screen().contains("Faults in effect 1 (x clears)"),
+        "{}",
+        m.screen()
+    );
+    let id = "c3333333-3333-4333-8333-333333333333";
+    let r = m.sb.get_with("/v1/accounts", &[("X-Request-ID", id)]).await;
+    assert_eq!(r.status, 503);
+    m.pump_until_request(id).await;
+    let seen = request_of(&m.app, id).unwrap();
+    assert!(seen.injected);
+    let screen = m.screen();
+    let row = screen.lines().find(|l| l.contains(id)).unwrap();
+    assert!(row.contains("FAULT"), "{row}");
+    assert!(row.contains("503"), "{row}");
+    highlight(&mut m.app, id);
+    assert!(
+        m.screen()
+            .contains(&format!("⚠ answered by fault rule {fault}")),
+        "{}",
+        m.screen()
+    );
+    m.press_and_run("x").await;
+    let left = m.sb.get_ok("/v1/sandbox/faults").await;
+    assert_eq!(left.json["faults"], json!([]));
+    let screen = m.screen();
+    assert!(screen.contains("Faults in effect none"), "{screen}");
+    assert!(screen.contains("Cleared 1 fault rules"), "{screen}");
+    m.sb.stop().await;
+}
+
+#[test]
+fn a_remote_profile_shows_why_the_monitor_cannot_watch_it() {
+    let mut app = App::new(StatusInfo {
+        base_url: "https://xs2a.bank.example".into(),
+        embedded: false,
+        ..status()
+    });
+    assert_eq!(app.press("4"), Action::None);
+    assert_eq!(app.press("+"), Action::None);
+    let screen = app.screen_text(120, 30);
+    let flat = screen.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(
+            "The sandbox monitor needs the embedded sandbox or a local `psd2-console sandbox serve`"
+        ),
+        "{screen}"
+    );
+    assert!(
+        flat.contains("targets https://xs2a.bank.example, a remote bank"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn a_loopback_url_is_watched_like_the_embedded_sandbox() {
+    let mut app = App::new(StatusInfo {
+        base_url: "http://127.0.0.1:8080".into(),
+        embedded: false,
+        ..status()
+    });
+    assert_eq!(app.press("F4"), Action::MonitorStart);
+}
+
+#[tokio::test]
+async fn monitor_screen_with_events() {
+    let mut m = Monitored::start().await;
+    let ok = "d4444444-4444-4444-8444-444444444444";
+    m.sb.get_with("/v1/sandbox/customers", &[("X-Request-ID", ok)])
+        .await;
+    let unsigned = "e5555555-5555-4555-8555-555555555555";
+    m.sb.http
+        .get(format!("{}/v1/accounts", m.sb.base))
+        .header("X-Request-ID", unsigned)
+        .header("TPP-Redirect-URI", REDIRECT)
+        .send()
+        .await
+        .unwrap();
+    let rule =
+        m.sb.post_json(
+            "/v1/sandbox/faults",
+            &json!({"action": "error", "method": "GET", "path": "/v1/accounts", "times": 1,
+                    "status": 503, "code": "SERVICE_BLOCKED", "text": "maintenance"}),
+        )
+        .await;
+    assert_eq!(rule.status, 201, "{}", rule.text);
+    let faulted = "f6666666-6666-4666-8666-666666666666";
+    m.sb.get_with("/v1/accounts", &[("X-Request-ID", faulted)])
+        .await;
+    let consent = m.sb.send("POST", "/v1/consents", &[], Some("")).await;
+    assert_eq!(consent.status, 201, "{}", consent.text);
+    let (payment, _) =
+        m.sb.create_payment(DOMESTIC, &domestic(&first_bban(KARI), "12.50", "monitor"))
+            .await;
+    m.press_and_run("+").await;
+    // Every answer so far: the monitor's first reads (3), the five requests, the advance
+    // (its clock event and its request) and the reads after it (3).
+    m.pump_until(|app| app.monitor().events().count() >= 13)
+        .await;
+    highlight(&mut m.app, unsigned);
+    insta::assert_snapshot!(
+        "monitor_log",
+        stable(&m.screen(), &m.sb.base, &[ok, unsigned, faulted])
+    );
+    m.app.keys("Tab");
+    let screen = m.screen();
+    assert!(screen.contains(&payment), "{screen}");
+    insta::assert_snapshot!("monitor_state", stable(&screen, &m.sb.base, &[]));
+    m.sb.stop().await;
+}
+
+/// The state route itself: customers with agreements, consents, payments and baskets with
+/// their statuses; read only, and only on loopback.
+#[tokio::test]
+async fn the_state_route_lists_resources_with_their_statuses() {
+    let sb = TestSandbox::start().await;
+    let consent = sb.send("POST", "/v1/consents", &[], Some("")).await;
+    let state: Value = sb.get_ok("/v1/sandbox/state").await.json;
+    assert!(
+        state["customers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| !c["agreements"].as_array().unwrap().is_empty()),
+        "{state}"
+    );
+    let listed = &state["consents"][0];
+    assert_eq!(listed["consentId"], consent.json["consentId"]);
+    assert_eq!(listed["consentStatus"], "received");
+    let (payment, _) = sb
+        .create_payment(DOMESTIC, &domestic(&first_bban(KARI), "12.50", "monitor"))
+        .await;
+    let basket = sb
+        .post_json("/v1/signing-baskets", &json!({"paymentIds": [payment]}))
+        .await;
+    assert_eq!(basket.status, 201, "{}", basket.text);
+    let state: Value = sb.get_ok("/v1/sandbox/state").await.json;
+    let p = &state["payments"][0];
+    assert_eq!(p["paymentId"], payment.as_str());
+    assert_eq!(p["transactionStatus"], "RCVD");
+    assert_eq!(p["scaStatus"], "received");
+    assert_eq!(
+        p["instructedAmount"],
+        json!({"currency": "NOK", "amount": "12.50"})
+    );
+    let b = &state["baskets"][0];
+    assert_eq!(b["basketId"], basket.json["basketId"]);
+    assert_eq!(b["paymentIds"], json!([payment]));
+    assert_eq!(b["transactionStatus"], "RCVD");
+    sb.stop().await;
+    let public = TestSandbox::start_with(SandboxConfig {
+        public_url: Some("https://sandbox.example".into()),
+        ..SandboxConfig::default()
+    })
+    .await;
+    public
+        .get("/v1/sandbox/state")
+        .await
+        .assert_error(403, "SERVICE_BLOCKED");
+    public.stop().await;
+}
+
+/// An app on the monitor screen of the embedded sandbox at the harness's URL, subscribed.
+fn subscribed_app() -> App {
+    let mut app = App::new(status());
+    assert_eq!(app.press("4"), Action::MonitorStart);
+    assert!(matches!(
+        app.monitor_feed(MonitorFeed::Subscribed),
+        Action::Monitor(_)
+    ));
+    app
+}
+
+/// A request event as the stream sends it, with X-Request-ID `id`.
+fn request_event(id: &str) -> MonitorFeed {
+    MonitorFeed::Event(MonitorEvent::Request(
+        psd2_console::client::monitor::RequestEvent {
+            at: "2026-11-24T09:30:00Z".into(),
+            method: "GET".into(),
+            path: "/v1/accounts".into(),
+            status: 200,
+            code: None,
+            latency_us: 1_000,
+            request_id: Some(id.into()),
+            verify: None,
+            signing_string: Some(format!("x-request-id: {id}")),
+            injected: false,
+            fault: None,
+        },
+    ))
+}
+
+#[test]
+fn the_log_keeps_the_last_500_events() {
+    let mut app = subscribed_app();
+    for i in 0..600 {
+        let _ = app.monitor_feed(request_event(&format!("id-{i}")));
+    }
+    let ids: Vec<String> = app
+        .monitor()
+        .events()
+        .filter_map(|e| match e {
+            MonitorEvent::Request(r) => r.request_id.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids.len(), psd2_console::tui::monitor::LOG_CAPACITY);
+    assert_eq!(ids.first().map(String::as_str), Some("id-599"));
+    assert_eq!(ids.last().map(String::as_str), Some("id-100"));
+    // A highlighted older row stays highlighted while new events arrive.
+    app.keys("Down Down");
+    let _ = app.monitor_feed(request_event("id-600"));
+    assert!(matches!(
+        app.monitor().selected_event(),
+        Some(MonitorEvent::Request(r)) if r.request_id.as_deref() == Some("id-597")
+    ));
+}
+
+#[test]
+fn an_ended_stream_is_shown_and_r_reconnects() {
+    let mut app = subscribed_app();
+    let _ = app.monitor_feed(MonitorFeed::Ended(
+        "the sandbox at http://127.0.0.1:40123 closed the event stream".into(),
+    ));
+    let screen = app.screen_text(160, 30);
+    assert!(
+        screen.contains(
+            "Event stream ended: the sandbox at http://127.0.0.1:40123 closed the event stream (r reconnects)"
+        ),
+        "{screen}"
+    );
+    assert_eq!(app.press("r"), Action::MonitorStart);
+}
+
+#[test]
+fn another_profile_starts_the_monitor_afresh() {
+    let mut app = subscribed_app();
+    let _ = app.monitor_feed(request_event("before-the-switch"));
+    assert_eq!(app.monitor_restart(), Action::MonitorStart);
+    assert_eq!(app.monitor().events().count(), 0);
+    // Not on the monitor screen: it follows the new sandbox when next shown.
+    app.keys("1");
+    assert_eq!(app.monitor_restart(), Action::None);
+    assert_eq!(app.press("4"), Action::MonitorStart);
+}
+
+#[test]
+fn at_80_columns_rows_are_cut_and_the_breakdown_has_the_whole_request_id() {
+    let mut app = subscribed_app();
+    let id = "a7777777-7777-4777-8777-777777777777";
+    let _ = app.monitor_feed(request_event(id));
+    let screen = app.screen_text(80, 24);
+    let row = screen
+        .lines()
+        .find(|l| l.contains("/v1/accounts") && l.contains(" 200 "))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(row.contains("a7777777-777…"), "{row}");
+    assert!(screen.contains(&format!("X-Request-ID {id}")), "{screen}");
+}

@@ -1,0 +1,44 @@
+//! The sandbox monitor (screen 4) in the real binary: the runner follows the embedded
+//! sandbox's event stream, a request sent from the console shows in the log, `+` advances
+//! the sandbox clock and the change shows, and `q` still ends the console promptly and
+//! restores the terminal while the stream is open.
+//!
+//! Skipped (with a message) when tmux is not installed.
+
+use crate::common;
+
+use common::tmux::{Tmux, ready};
+
+#[test]
+fn the_monitor_follows_the_embedded_sandbox_and_advances_its_clock() {
+    if !ready() {
+        return;
+    }
+    let t = Tmux::start("monitor");
+    t.wait_for_console();
+    t.keys(&["4"]);
+    let screen = t.wait_for("the stream and the sandbox's state", |s| {
+        s.contains("Event stream live") && s.contains("Faults in effect none")
+    });
+    // The monitor's own reads, after the subscription, are in the log.
+    assert!(screen.contains("/v1/sandbox/clock"), "{screen}");
+    // A request from the console (List accounts, selected first) shows in the log.
+    t.keys(&["1", "s"]);
+    t.wait_for("the 401 and the SCA prompt", |s| {
+        s.contains("Strong customer authentication")
+    });
+    t.keys(&["Escape", "4"]);
+    let screen = t.wait_for("the request in the monitor's log", |s| {
+        s.lines()
+            .any(|l| l.contains("GET") && l.contains("/v1/accounts ") && l.contains("401"))
+    });
+    assert!(
+        screen.contains("✔ signature verified") || screen.contains("Verifier"),
+        "{screen}"
+    );
+    t.keys(&["+"]);
+    t.wait_for("the clock event", |s| {
+        s.contains("CLOCK advance") && s.contains("Sandbox clock advanced by 1 h")
+    });
+    t.quit_and_check_restored();
+}
