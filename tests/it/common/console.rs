@@ -38,7 +38,9 @@ impl Console {
     pub async fn start() -> Console {
         let home = tempfile::tempdir().unwrap();
         let paths = Paths::under(home.path().to_path_buf());
-        let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
+        // Free ports: tests run in parallel (the built-in profile's are fixed).
+        let profile =
+            super::any_ports(ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone());
         let engine = start_engine(profile, paths.clone()).await.unwrap();
         assert!(
             engine.listener_error.is_none(),
