@@ -9,8 +9,8 @@ mod common;
 
 mod tmux_console;
 mod tmux_import_export;
-mod tmux_presenter;
 mod tmux_monitor;
+mod tmux_presenter;
 mod tmux_profiles;
 mod tmux_room;
 mod tmux_support;
