@@ -99,6 +99,20 @@ macro_rules! with_ctx {
     }};
 }
 
+/// The screens besides the console ([`Screen`]), each a component that owns its state,
+/// its keys and its drawing ([`super::component::Component`]).
+#[derive(Debug, Default)]
+pub(crate) struct Screens {
+    /// The profiles screen (`2`).
+    pub(crate) profiles: ProfilesView,
+    /// The history screen (`3`).
+    pub(crate) history: HistoryView,
+    /// The sandbox monitor screen (`4`).
+    pub(crate) monitor: super::monitor::MonitorView,
+    /// The flow screen (`5`, [`super::flow_view`]).
+    pub(crate) flow: super::flow_view::FlowView,
+}
+
 /// The console state.
 #[derive(Debug)]
 pub struct App {
@@ -127,12 +141,8 @@ pub struct App {
     pub(crate) messages: StatusLine,
     /// The screen shown.
     pub(crate) screen: Screen,
-    /// State of the profiles screen.
-    pub(crate) profiles_view: ProfilesView,
-    /// State of the history screen.
-    pub(crate) history: HistoryView,
-    /// State of the sandbox monitor screen.
-    pub(crate) monitor: super::monitor::MonitorView,
+    /// The screens besides the console, each a component owning its state.
+    pub(crate) screens: Screens,
     /// The body editor and the validation problems ([`super::editor`]).
     pub(crate) editor: super::body_editor::EditorState,
     /// State of the response viewer (search and filter boxes, link chooser).
@@ -143,8 +153,6 @@ pub struct App {
     pub(crate) themes: super::theme::ThemeSet,
     /// A destructive action waiting for y/N.
     pub(crate) confirm: Option<Confirm>,
-    /// State of the flow screen ([`super::flow_view`]).
-    pub(crate) flow_view: super::flow_view::FlowView,
     /// The lesson being given ([`super::lesson`]).
     pub(crate) lesson: super::lesson::LessonPanel,
     /// Presenter mode: masking, high contrast, the step line ([`super::presenter`]).
@@ -237,15 +245,12 @@ impl App {
             overlays: Overlays::default(),
             messages: StatusLine::default(),
             screen: Screen::Console,
-            profiles_view: Default::default(),
-            history: Default::default(),
-            monitor: Default::default(),
+            screens: Default::default(),
             editor: Default::default(),
             response_ui: Default::default(),
             keymap: Default::default(),
             themes: Default::default(),
             confirm: None,
-            flow_view: Default::default(),
             lesson: Default::default(),
             presenter: Default::default(),
             quit: false,
@@ -445,7 +450,7 @@ impl App {
         Some(match what {
             Confirm::ResetSession => Action::ResetSession,
             Confirm::GenerateCert(name) => with_ctx!(self, |ctx| Some(Effect::Run(
-                self.profiles_view.generate_confirmed(&name, &mut ctx)
+                self.screens.profiles.generate_confirmed(&name, &mut ctx)
             )))
             .unwrap_or(Action::None),
             Confirm::ResendOtherProfile { .. } => Action::None,
@@ -871,10 +876,10 @@ impl App {
     /// Handles pasted text (bracketed paste): typed into the parameter being edited, line
     /// breaks dropped; outside INSERT mode it is ignored, so a paste never fires commands.
     pub fn handle_paste(&mut self, text: &str) {
-        if self.profiles_view.paste(text) {
+        if self.screens.profiles.paste(text) {
             return;
         }
-        if self.screen == Screen::Monitor && self.monitor.paste(text) {
+        if self.screen == Screen::Monitor && self.screens.monitor.paste(text) {
             return;
         }
         if self.body_editor_paste(text) {
@@ -993,7 +998,7 @@ impl App {
             Command::ShowMonitor => {
                 self.screen = Screen::Monitor;
                 let ctx = ctx!(self);
-                return self.monitor.shown(&ctx).unwrap_or(Action::None);
+                return self.screens.monitor.shown(&ctx).unwrap_or(Action::None);
             }
             Command::Quit | Command::ForceQuit => {
                 self.quit = true;
@@ -1409,22 +1414,22 @@ impl App {
 
     /// Shows `data` on the flow screen ([`super::flow_view::FlowView::set_data`]).
     pub fn set_flow(&mut self, data: super::flow_view::FlowData) {
-        self.flow_view.set_data(data);
+        self.screens.flow.set_data(data);
     }
 
     /// Adds a step of the PSU's browser on the SCA pages to the flow screen.
     pub fn add_browser_step(&mut self, step: crate::flow::BrowserStep) {
-        self.flow_view.add_step(step);
+        self.screens.flow.add_step(step);
     }
 
     /// Moves the flow screen's clocks to `now` (Unix seconds) with `session`.
     pub fn set_flow_clock(&mut self, now: i64, session: crate::profile::SessionState) {
-        self.flow_view.set_clock(now, session);
+        self.screens.flow.set_clock(now, session);
     }
 
     /// The flow screen's state.
     pub fn flow_view(&self) -> &super::flow_view::FlowView {
-        &self.flow_view
+        &self.screens.flow
     }
 
     /// The operation finder's state while it is open.
@@ -1572,10 +1577,10 @@ impl App {
     ) -> Option<Action> {
         let mut ctx = ctx!(self);
         let screen: &mut dyn Component = match self.screen {
-            Screen::History => &mut self.history,
-            Screen::Profiles => &mut self.profiles_view,
-            Screen::Flow => &mut self.flow_view,
-            Screen::Monitor => &mut self.monitor,
+            Screen::History => &mut self.screens.history,
+            Screen::Profiles => &mut self.screens.profiles,
+            Screen::Flow => &mut self.screens.flow,
+            Screen::Monitor => &mut self.screens.monitor,
             Screen::Console => return None,
         };
         let effect = f(screen, &mut ctx);
@@ -1587,43 +1592,43 @@ impl App {
     /// certificate and session from `paths` ([`ProfilesView::set_profile_set`]).
     pub fn set_profile_set(&mut self, set: ProfileSet, paths: &crate::profile::Paths) {
         self.set_profiles(&set);
-        self.profiles_view.set_profile_set(set, paths);
+        self.screens.profiles.set_profile_set(set, paths);
     }
 
     /// The profile to restart after the profiles were read again (the active one was
     /// edited), taken once.
     pub fn take_apply_after_load(&mut self) -> Option<String> {
-        self.profiles_view.take_apply_after_load()
+        self.screens.profiles.take_apply_after_load()
     }
 
     /// Fixes the profiles screen's clock (Unix seconds) for the SCA window, consent age and
     /// expiry warnings; `None` uses the system clock.
     pub fn set_profiles_clock(&mut self, now: Option<i64>) {
-        self.profiles_view.clock = now;
+        self.screens.profiles.clock = now;
     }
 
     /// The profiles screen's state.
     pub fn profiles_view(&self) -> &ProfilesView {
-        &self.profiles_view
+        &self.screens.profiles
     }
 
     /// The sandbox monitor screen's state.
     pub fn monitor(&self) -> &super::monitor::MonitorView {
-        &self.monitor
+        &self.screens.monitor
     }
 
     /// Hands the monitor what its event stream task sent
     /// ([`crate::client::monitor::follow`]); once subscribed it asks to read the sandbox's
     /// state ([`Action::Monitor`]).
     pub fn monitor_feed(&mut self, feed: crate::client::monitor::MonitorFeed) -> Action {
-        self.monitor.feed(feed).unwrap_or(Action::None)
+        self.screens.monitor.feed(feed).unwrap_or(Action::None)
     }
 
     /// Hands the monitor the answer of its management request ([`Action::Monitor`]); the
     /// outcome goes to the status line.
     pub fn monitor_done(&mut self, result: Result<crate::client::monitor::SandboxState, String>) {
         let mut ctx = ctx!(self);
-        self.monitor.done(result, &mut ctx);
+        self.screens.monitor.done(result, &mut ctx);
         let said = ctx.into_messages();
         self.apply(said, Some(Effect::None));
     }
@@ -1631,43 +1636,43 @@ impl App {
     /// After another profile became active: the monitor forgets the old sandbox and, when
     /// it is shown, follows the new one.
     pub fn monitor_restart(&mut self) -> Action {
-        self.monitor.reset();
+        self.screens.monitor.reset();
         if self.screen == Screen::Monitor {
             let ctx = ctx!(self);
-            return self.monitor.shown(&ctx).unwrap_or(Action::None);
+            return self.screens.monitor.shown(&ctx).unwrap_or(Action::None);
         }
         Action::None
     }
 
     /// The search text of the history screen (what [`super::history::load`] filters by).
     pub fn history_query(&self) -> &str {
-        self.history.query()
+        self.screens.history.query()
     }
 
     /// Shows the rows read for search `query` on the history screen
     /// ([`HistoryView::set_rows`]).
     pub fn set_history(&mut self, query: &str, rows: Result<Vec<HistoryEntry>, HistoryError>) {
-        self.history.set_rows(query, rows);
+        self.screens.history.set_rows(query, rows);
     }
 
     /// The exchanges shown on the history screen, newest first.
     pub fn history_rows(&self) -> &[HistoryEntry] {
-        self.history.rows()
+        self.screens.history.rows()
     }
 
     /// The exchange with history id `id`, if it is shown.
     pub fn history_entry(&self, id: i64) -> Option<&HistoryEntry> {
-        self.history.entry(id)
+        self.screens.history.entry(id)
     }
 
     /// The highlighted exchange of the history screen.
     pub fn highlighted_exchange(&self) -> Option<&HistoryEntry> {
-        self.history.highlighted()
+        self.screens.history.highlighted()
     }
 
     /// Whether the diff overlay of the history screen is shown.
     pub fn history_diff_visible(&self) -> bool {
-        self.history.diff_visible()
+        self.screens.history.diff_visible()
     }
 
     /// Lists the requests imported from `source` (a file) in the import overlay, or says why
@@ -1678,7 +1683,7 @@ impl App {
         result: Result<(Vec<ImportedRequest>, Variables), HistoryError>,
     ) {
         with_ctx!(self, |ctx| {
-            self.history.set_imported(source, result, &mut ctx);
+            self.screens.history.set_imported(source, result, &mut ctx);
             None
         });
     }
@@ -1686,13 +1691,13 @@ impl App {
     /// The imported request at `index` of the import overlay, with its variables resolved,
     /// and the names of the variables without a value.
     pub fn imported_request(&self, index: usize) -> Option<(ImportedRequest, Vec<String>)> {
-        self.history.imported_request(index)
+        self.screens.history.imported_request(index)
     }
 
     /// Records that history exchange `id` (or imported request `what`) is being re-sent:
     /// call after [`App::begin_send`]; shows the console, where the response arrives.
     pub fn resend_started(&mut self, what: &str) {
-        self.history.close_import();
+        self.screens.history.close_import();
         self.screen = Screen::Console;
         self.panes.focus = Focus::Response;
         self.set_message(

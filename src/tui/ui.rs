@@ -72,10 +72,10 @@ impl App {
             let main = a.main;
             let ctx = ctx!(self);
             match self.screen {
-                Screen::Profiles => self.profiles_view.draw(frame, main, &ctx),
-                Screen::Flow => self.flow_view.draw(frame, main, &ctx),
-                Screen::Monitor => self.monitor.draw(frame, main, &ctx),
-                _ => self.history.draw(frame, main, &ctx),
+                Screen::Profiles => self.screens.profiles.draw(frame, main, &ctx),
+                Screen::Flow => self.screens.flow.draw(frame, main, &ctx),
+                Screen::Monitor => self.screens.monitor.draw(frame, main, &ctx),
+                _ => self.screens.history.draw(frame, main, &ctx),
             }
             self.draw_footer(frame, a.footer);
             self.draw_overlays(frame, area);
@@ -747,7 +747,7 @@ impl App {
         } else {
             match self.screen {
                 Screen::Console => (" NORMAL ", &[Scope::Normal, Scope::NotInsert]),
-                Screen::Profiles => (" PROFILES ", self.profiles_view.hint_scopes()),
+                Screen::Profiles => (" PROFILES ", self.screens.profiles.hint_scopes()),
                 Screen::History => (" HISTORY ", &[Scope::HistoryScreen, Scope::NotInsert]),
                 Screen::Flow => (" FLOW ", &[Scope::FlowScreen, Scope::NotInsert]),
                 Screen::Monitor => (" MONITOR ", &[Scope::MonitorScreen, Scope::NotInsert]),
