@@ -415,6 +415,15 @@ fn time_of(rfc3339: &str) -> String {
     rfc3339.get(11..19).unwrap_or(rfc3339).to_string()
 }
 
+/// A log line of an event without a request: its time (`HH:MM:SS` of `at`, RFC 3339) dimmed,
+/// then `text` in `style`.
+fn stamped_line(t: &Theme, at: &str, text: String, style: Style) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(format!("{} ", time_of(at)), t.dim),
+        Span::styled(text, style),
+    ])
+}
+
 impl MonitorView {
     /// Stream and clock, the faults in effect (or the offset box).
     fn header(&self, ctx: &Ctx) -> Vec<Line<'static>> {
@@ -558,30 +567,28 @@ impl MonitorView {
                 settled,
                 insufficient_funds,
                 all,
-            }) => Line::from(vec![
-                Span::styled(format!("{} ", time_of(ran_at)), t.dim),
-                Span::styled(
-                    format!(
-                        "BATCH {}: {settled} settled, {insufficient_funds} without funds",
-                        if *all { "run now" } else { "due run" }
-                    ),
-                    t.success,
+            }) => stamped_line(
+                t,
+                ran_at,
+                format!(
+                    "BATCH {}: {settled} settled, {insufficient_funds} without funds",
+                    if *all { "run now" } else { "due run" }
                 ),
-            ]),
+                t.success,
+            ),
             MonitorEvent::Clock(ClockEvent {
                 now,
                 offset_secs,
                 reason,
-            }) => Line::from(vec![
-                Span::styled(format!("{} ", time_of(now)), t.dim),
-                Span::styled(
-                    format!(
-                        "CLOCK {reason}: now {now} (offset +{})",
-                        describe_seconds(*offset_secs)
-                    ),
-                    t.info,
+            }) => stamped_line(
+                t,
+                now,
+                format!(
+                    "CLOCK {reason}: now {now} (offset +{})",
+                    describe_seconds(*offset_secs)
                 ),
-            ]),
+                t.info,
+            ),
             MonitorEvent::Lagged { missed } => {
                 Line::from(Span::styled(format!("{missed} events lost"), t.warning))
             }
