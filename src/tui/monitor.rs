@@ -24,14 +24,14 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
+use ratatui::widgets::{Block, Paragraph, Wrap};
 use serde_json::Value;
 
 use super::component::{Action, Component, Ctx, Effect};
 use super::keymap::Command;
 use super::status_line::Level;
 use super::text::{ellipsize, pad};
-use super::theme::Theme;
+use super::theme::{Theme, rounded_block};
 use crate::client::monitor::{
     BatchEvent, ClockEvent, MonitorEvent, MonitorFeed, MonitorRequest, RequestEvent, SandboxState,
     ScaEvent, describe_seconds,
@@ -395,10 +395,11 @@ impl Component for MonitorView {
 }
 
 fn block(t: &Theme, title: String, focused: bool) -> Block<'static> {
-    Block::bordered()
-        .border_type(BorderType::Rounded)
-        .border_style(if focused { t.border_focused } else { t.border })
-        .title(Span::styled(title, t.title))
+    rounded_block(
+        title,
+        if focused { t.border_focused } else { t.border },
+        t.title,
+    )
 }
 
 fn status_style(t: &Theme, status: u16) -> Style {
