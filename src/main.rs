@@ -730,8 +730,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 eprintln!("no history yet ({} does not exist)", file.display());
                 return Ok(ExitCode::SUCCESS);
             }
-            let h = psd2_console::client::history::History::open_existing(&paths.history_file())
-                .map_err(|e| anyhow!(e))?;
+            let h = open_history(&paths)?;
             let mut json = Vec::new();
             for e in h.list(search.as_deref(), limit)? {
                 let at = chrono::DateTime::from_timestamp(e.at, 0)
@@ -776,8 +775,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             ids,
         }) => {
             use psd2_console::flow;
-            let h = psd2_console::client::history::History::open_existing(&paths.history_file())
-                .map_err(|e| anyhow!(e))?;
+            let h = open_history(&paths)?;
             let entries = if !ids.is_empty() {
                 let mut picked = Vec::new();
                 for id in ids {
@@ -809,8 +807,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             id,
             base_url,
         }) => {
-            let h = psd2_console::client::history::History::open_existing(&paths.history_file())
-                .map_err(|e| anyhow!(e))?;
+            let h = open_history(&paths)?;
             let entry = if id == "last" {
                 h.last()?
             } else {
@@ -1026,6 +1023,14 @@ enum SendBody {
 }
 
 /// Reads a text file; the I/O error is said once, with the path.
+/// The console's history database (`history.sqlite3` of `paths`), which must exist.
+///
+/// Errors: the file is missing or is not a history database.
+fn open_history(paths: &Paths) -> Result<psd2_console::client::history::History> {
+    psd2_console::client::history::History::open_existing(&paths.history_file())
+        .map_err(|e| anyhow!(e))
+}
+
 fn read_text(f: &std::path::Path) -> Result<String> {
     std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))
 }

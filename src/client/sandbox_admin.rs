@@ -7,10 +7,12 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use reqwest::Method;
 use serde_json::{Map, Value, json};
 
 use super::ClientError;
 use super::engine::ensure_credentials;
+use super::monitor::FAULTS_PATH;
 use super::tls::http_client_for;
 use crate::cert::Credentials;
 use crate::profile::{DEFAULT_PROFILE, NoSuchProfile, Paths, ProfileSet, Target};
@@ -155,7 +157,7 @@ impl SandboxAdmin {
     /// Errors: not sent or no answer ([`AdminError::Http`]).
     pub async fn request(
         &self,
-        method: reqwest::Method,
+        method: Method,
         path: &str,
         body: Option<&Value>,
         now: SystemTime,
@@ -198,7 +200,7 @@ impl SandboxAdmin {
     /// ([`AdminError::Refused`], with the first `tppMessages` code, path and text).
     pub async fn send(
         &self,
-        method: reqwest::Method,
+        method: Method,
         path: &str,
         body: Option<&Value>,
         now: SystemTime,
@@ -288,61 +290,56 @@ pub async fn run(command: FaultCommand, paths: &Paths) -> Result<String, AdminEr
             put("code", code.map(Value::from));
             put("text", text.map(Value::from));
             put("delayMs", delay_ms.map(Value::from));
-            let rule = SandboxAdmin::of(&target, paths)?
-                .send(
-                    reqwest::Method::POST,
-                    "/v1/sandbox/faults",
-                    Some(&Value::Object(body)),
-                    SystemTime::now(),
-                )
-                .await?;
+            let rule = send_now(
+                &target,
+                paths,
+                Method::POST,
+                FAULTS_PATH,
+                Some(&Value::Object(body)),
+            )
+            .await?;
             Ok(serde_json::to_string_pretty(&rule).unwrap_or_default())
         }
         FaultCommand::List { target } => {
-            let list = SandboxAdmin::of(&target, paths)?
-                .send(
-                    reqwest::Method::GET,
-                    "/v1/sandbox/faults",
-                    None,
-                    SystemTime::now(),
-                )
-                .await?;
+            let list = send_now(&target, paths, Method::GET, FAULTS_PATH, None).await?;
             let rules = list["faults"].as_array().cloned().unwrap_or_default();
             if rules.is_empty() {
                 return Ok("no fault rules".into());
             }
             Ok(rules.iter().map(describe).collect::<Vec<_>>().join("\n"))
         }
-        FaultCommand::Clear { target, id } => {
-            let admin = SandboxAdmin::of(&target, paths)?;
-            match id {
-                Some(id) => {
-                    let path = format!(
-                        "/v1/sandbox/faults/{}",
-                        percent_encoding::utf8_percent_encode(
-                            &id,
-                            percent_encoding::NON_ALPHANUMERIC
-                        )
-                    );
-                    admin
-                        .send(reqwest::Method::DELETE, &path, None, SystemTime::now())
-                        .await?;
-                    Ok(format!("removed fault rule {id}"))
-                }
-                None => {
-                    let r = admin
-                        .send(
-                            reqwest::Method::DELETE,
-                            "/v1/sandbox/faults",
-                            None,
-                            SystemTime::now(),
-                        )
-                        .await?;
-                    Ok(format!("cleared {} fault rules", r["cleared"]))
-                }
-            }
+        FaultCommand::Clear {
+            target,
+            id: Some(id),
+        } => {
+            let path = format!(
+                "{FAULTS_PATH}/{}",
+                percent_encoding::utf8_percent_encode(&id, percent_encoding::NON_ALPHANUMERIC)
+            );
+            send_now(&target, paths, Method::DELETE, &path, None).await?;
+            Ok(format!("removed fault rule {id}"))
+        }
+        FaultCommand::Clear { target, id: None } => {
+            let r = send_now(&target, paths, Method::DELETE, FAULTS_PATH, None).await?;
+            Ok(format!("cleared {} fault rules", r["cleared"]))
         }
     }
+}
+
+/// Sends `method path` (with JSON `body`) to the sandbox of `target`, signed now
+/// ([`SandboxAdmin::send`]); returns the JSON answer.
+///
+/// Errors: those of [`SandboxAdmin::of`] and [`SandboxAdmin::send`].
+async fn send_now(
+    target: &FaultTarget,
+    paths: &Paths,
+    method: Method,
+    path: &str,
+    body: Option<&Value>,
+) -> Result<Value, AdminError> {
+    SandboxAdmin::of(target, paths)?
+        .send(method, path, body, SystemTime::now())
+        .await
 }
 
 #[cfg(test)]

@@ -6,10 +6,10 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Clear, Paragraph};
+use ratatui::widgets::{Clear, Paragraph};
 use ratatui_textarea::TextArea;
 
-use super::theme::Theme;
+use super::theme::{Theme, rounded_block};
 use crate::client::validate::Problem;
 use crate::xs2a::operations::Operation;
 
@@ -109,21 +109,19 @@ impl BodyEditor {
             })
             .unwrap_or_default();
         let cursor = ed.text.cursor();
-        let block = Block::bordered()
-            .border_type(BorderType::Rounded)
-            .border_style(t.border_focused)
-            .title(Span::styled(
-                format!(" ▸ Body · {}{tname} ", ed.op.title),
-                t.border_focused,
+        let block = rounded_block(
+            format!(" ▸ Body · {}{tname} ", ed.op.title),
+            t.border_focused,
+            t.border_focused,
+        )
+        .title_bottom(
+            Line::from(Span::styled(
+                format!(" line {}, column {} ", cursor.0 + 1, cursor.1 + 1),
+                t.dim,
             ))
-            .title_bottom(
-                Line::from(Span::styled(
-                    format!(" line {}, column {} ", cursor.0 + 1, cursor.1 + 1),
-                    t.dim,
-                ))
-                .right_aligned(),
-            )
-            .style(t.base);
+            .right_aligned(),
+        )
+        .style(t.base);
         let inner = block.inner(area);
         frame.render_widget(block, area);
         let plines = ed.problems.len().min(8) as u16;

@@ -14,11 +14,12 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Padding, Paragraph};
+use ratatui::widgets::{Padding, Paragraph};
 
 use super::component::{Component, Ctx, Effect};
 use super::keymap::Command;
 use super::text::ellipsize;
+use super::theme::rounded_block;
 use crate::client::history::HistoryEntry;
 use crate::flow::{BrowserStep, Flow, Lane, Timer, timers};
 use crate::profile::SessionState;
@@ -156,11 +157,8 @@ impl FlowView {
 
     fn draw_diagram(&self, frame: &mut Frame, area: Rect, ctx: &Ctx) {
         let t = ctx.theme;
-        let block = Block::bordered()
-            .border_type(BorderType::Rounded)
-            .border_style(t.border)
-            .title(Span::styled(" Flow: the latest TPP session ", t.title))
-            .style(t.base);
+        let block =
+            rounded_block(" Flow: the latest TPP session ", t.border, t.title).style(t.base);
         let inner = block.inner(area);
         frame.render_widget(block, area);
         if inner.height < 4 || inner.width < 20 {
@@ -260,10 +258,7 @@ impl FlowView {
     /// The clocks; `compact`: one line each (narrow screens), else name, time and rule.
     fn draw_timers(&self, frame: &mut Frame, area: Rect, ctx: &Ctx, compact: bool) {
         let t = ctx.theme;
-        let block = Block::bordered()
-            .border_type(BorderType::Rounded)
-            .border_style(t.border)
-            .title(Span::styled(" Clocks ", t.title))
+        let block = rounded_block(" Clocks ", t.border, t.title)
             .style(t.base)
             .padding(Padding::horizontal(1));
         let inner = block.inner(area);

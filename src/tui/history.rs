@@ -27,7 +27,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Cell as TableCell, Clear, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Block, Cell as TableCell, Clear, Paragraph, Row, Table, Wrap};
 
 use super::component::{Action, Component, Confirm, Ctx, Effect, OpenExchange};
 pub use super::history_view::HistoryView;
@@ -36,7 +36,7 @@ use super::keymap::Command;
 use super::presenter::ScreenMask;
 use super::response::ResponseView;
 use super::status_line::{Level, Message};
-use super::theme::Theme;
+use super::theme::{Theme, rounded_block};
 use crate::client::history::{BODY_CAP, History, HistoryEntry, body_cut};
 use crate::client::import::{self, ImportError, ImportedRequest, Variables};
 use crate::client::{ClientError, Engine, Exchange, PreparedRequest, export};
@@ -722,12 +722,7 @@ impl Component for HistoryView {
                 Layout::vertical([Constraint::Percentage(45), Constraint::Min(0)]).areas(main);
             (a, b)
         };
-        let block = |title: String| {
-            Block::bordered()
-                .border_type(BorderType::Rounded)
-                .border_style(t.border)
-                .title(Span::styled(title, t.title))
-        };
+        let block = |title: String| rounded_block(title, t.border, t.title);
         let list_block = block(format!(
             " Exchanges ({}{}) ",
             v.rows.len(),
@@ -850,10 +845,7 @@ impl HistoryView {
         let inner_h = r.height.saturating_sub(2) as usize;
         self.viewport.set(inner_h);
         let lines = styled_lines(t, mask, &d.lines, d.scroll, inner_h);
-        let block = Block::bordered()
-            .border_type(BorderType::Rounded)
-            .border_style(t.modal_border)
-            .title(Span::styled(d.title.clone(), t.title))
+        let block = rounded_block(d.title.clone(), t.modal_border, t.title)
             .title_bottom(Span::styled(" ↑/↓ PgUp/PgDn scroll · Esc closes ", t.dim));
         frame.render_widget(Paragraph::new(lines).style(t.base).block(block), r);
     }
@@ -884,17 +876,15 @@ fn draw_import_list(
             }
         })
         .collect();
-    let block = Block::bordered()
-        .border_type(BorderType::Rounded)
-        .border_style(t.modal_border)
-        .title(Span::styled(
-            format!(" Imported from {} ({}) ", list.source, list.requests.len()),
-            t.title,
-        ))
-        .title_bottom(Span::styled(
-            " ↑/↓ choose · Enter sends it re-signed with the active profile · Esc closes · c doctor ",
-            t.dim,
-        ));
+    let block = rounded_block(
+        format!(" Imported from {} ({}) ", list.source, list.requests.len()),
+        t.modal_border,
+        t.title,
+    )
+    .title_bottom(Span::styled(
+        " ↑/↓ choose · Enter sends it re-signed with the active profile · Esc closes · c doctor ",
+        t.dim,
+    ));
     frame.render_widget(Paragraph::new(lines).style(t.base).block(block), r);
 }
 

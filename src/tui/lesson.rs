@@ -8,7 +8,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Wrap};
+use ratatui::widgets::{Clear, Padding, Paragraph, Wrap};
 
 use super::component::{Component, Ctx, Effect, Prefill};
 use super::keymap::{Command, Scope};
@@ -16,6 +16,7 @@ use super::overlay::Layer;
 pub use super::overlay::LessonPicker;
 use super::status_line::Level;
 use super::text::{centered, ellipsize};
+use super::theme::rounded_block;
 use crate::lessons::{Lesson, LessonProgress, Step};
 use crate::xs2a::operations;
 
@@ -142,16 +143,14 @@ impl Component for LessonPanel {
             ctx.keymap.key_for(Scope::NotInsert, Command::LessonBack),
             ctx.keymap.key_for(Scope::NotInsert, Command::Lessons),
         );
-        let block = Block::bordered()
-            .border_type(BorderType::Rounded)
-            .border_style(t.border_focused)
-            .title(Span::styled(
-                format!(" Lesson: {} ", p.lesson.title),
-                t.border_focused,
-            ))
-            .title_bottom(Line::from(Span::styled(keys, t.dim)).right_aligned())
-            .style(t.base)
-            .padding(Padding::horizontal(1));
+        let block = rounded_block(
+            format!(" Lesson: {} ", p.lesson.title),
+            t.border_focused,
+            t.border_focused,
+        )
+        .title_bottom(Line::from(Span::styled(keys, t.dim)).right_aligned())
+        .style(t.base)
+        .padding(Padding::horizontal(1));
         let inner = block.inner(area);
         frame.render_widget(block, area);
         let send = ctx.keymap.key_for(Scope::Normal, Command::Send);

@@ -24,14 +24,14 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
+use ratatui::widgets::{Block, Paragraph, Wrap};
 use serde_json::Value;
 
 use super::component::{Action, Component, Ctx, Effect};
 use super::keymap::Command;
 use super::status_line::Level;
 use super::text::{ellipsize, pad};
-use super::theme::Theme;
+use super::theme::{Theme, rounded_block};
 use crate::client::monitor::{
     BatchEvent, ClockEvent, MonitorEvent, MonitorFeed, MonitorRequest, RequestEvent, SandboxState,
     ScaEvent, describe_seconds,
@@ -395,10 +395,11 @@ impl Component for MonitorView {
 }
 
 fn block(t: &Theme, title: String, focused: bool) -> Block<'static> {
-    Block::bordered()
-        .border_type(BorderType::Rounded)
-        .border_style(if focused { t.border_focused } else { t.border })
-        .title(Span::styled(title, t.title))
+    rounded_block(
+        title,
+        if focused { t.border_focused } else { t.border },
+        t.title,
+    )
 }
 
 fn status_style(t: &Theme, status: u16) -> Style {
@@ -413,6 +414,15 @@ fn status_style(t: &Theme, status: u16) -> Style {
 /// `HH:MM:SS` of an RFC 3339 time (`2026-11-24T10:00:00Z`), else the text.
 fn time_of(rfc3339: &str) -> String {
     rfc3339.get(11..19).unwrap_or(rfc3339).to_string()
+}
+
+/// A log line of an event without a request: its time (`HH:MM:SS` of `at`, RFC 3339) dimmed,
+/// then `text` in `style`.
+fn stamped_line(t: &Theme, at: &str, text: String, style: Style) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(format!("{} ", time_of(at)), t.dim),
+        Span::styled(text, style),
+    ])
 }
 
 impl MonitorView {
@@ -558,30 +568,28 @@ impl MonitorView {
                 settled,
                 insufficient_funds,
                 all,
-            }) => Line::from(vec![
-                Span::styled(format!("{} ", time_of(ran_at)), t.dim),
-                Span::styled(
-                    format!(
-                        "BATCH {}: {settled} settled, {insufficient_funds} without funds",
-                        if *all { "run now" } else { "due run" }
-                    ),
-                    t.success,
+            }) => stamped_line(
+                t,
+                ran_at,
+                format!(
+                    "BATCH {}: {settled} settled, {insufficient_funds} without funds",
+                    if *all { "run now" } else { "due run" }
                 ),
-            ]),
+                t.success,
+            ),
             MonitorEvent::Clock(ClockEvent {
                 now,
                 offset_secs,
                 reason,
-            }) => Line::from(vec![
-                Span::styled(format!("{} ", time_of(now)), t.dim),
-                Span::styled(
-                    format!(
-                        "CLOCK {reason}: now {now} (offset +{})",
-                        describe_seconds(*offset_secs)
-                    ),
-                    t.info,
+            }) => stamped_line(
+                t,
+                now,
+                format!(
+                    "CLOCK {reason}: now {now} (offset +{})",
+                    describe_seconds(*offset_secs)
                 ),
-            ]),
+                t.info,
+            ),
             MonitorEvent::Lagged { missed } => {
                 Line::from(Span::styled(format!("{missed} events lost"), t.warning))
             }

@@ -19,7 +19,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
 
 use super::component::{Action, Component, Confirm, Ctx, Effect};
 use super::keymap::{Command, Keymap, Scope};
@@ -27,6 +27,7 @@ pub use super::profiles_view::{
     CertInfo, FormKind, KeyCheckError, ProfileDetails, ProfileForm, ProfilesView,
 };
 use super::status_line::Level;
+use super::theme::rounded_block;
 use crate::cert::{Certificate, PrivateKey};
 use crate::profile::edit::{
     FIELDS, FieldError, ProfileDraft, copy_name, delete_profile, generate_certificate, save_profile,
@@ -649,7 +650,7 @@ impl ProfilesView {
                 Paragraph::new(lines)
                     .style(t.base)
                     .wrap(Wrap { trim: false })
-                    .block(block(title, t.border, t.title)),
+                    .block(rounded_block(title, t.border, t.title)),
                 detail_area,
             );
         }
@@ -690,8 +691,8 @@ impl ProfilesView {
             Paragraph::new(lines)
                 .style(t.base)
                 .wrap(Wrap { trim: false })
-                .block(block(
-                    " Profiles ".into(),
+                .block(rounded_block(
+                    " Profiles ",
                     t.border_focused,
                     t.border_focused,
                 )),
@@ -1083,7 +1084,7 @@ impl ProfilesView {
             Paragraph::new(lines)
                 .style(t.base)
                 .scroll((scroll as u16, 0))
-                .block(block(title, t.border_focused, t.border_focused)),
+                .block(rounded_block(title, t.border_focused, t.border_focused)),
             form_area,
         );
         frame.render_widget(
@@ -1110,11 +1111,4 @@ impl Component for ProfilesView {
     fn draw(&self, frame: &mut Frame, area: Rect, ctx: &Ctx) {
         self.draw_screen(frame, area, ctx);
     }
-}
-
-fn block(title: String, border: Style, title_style: Style) -> Block<'static> {
-    Block::bordered()
-        .border_type(BorderType::Rounded)
-        .border_style(border)
-        .title(Span::styled(title, title_style))
 }

@@ -162,6 +162,19 @@ fn builtin(name: &str) -> Option<Theme> {
     all.iter().find(|t| t.name == name).cloned()
 }
 
+/// The frame of a pane or panel: rounded border in `border`, `title` in `title_style`.
+pub fn rounded_block<'a>(
+    title: impl Into<std::borrow::Cow<'a, str>>,
+    border: Style,
+    title_style: Style,
+) -> ratatui::widgets::Block<'a> {
+    use ratatui::widgets::{Block, BorderType};
+    Block::bordered()
+        .border_type(BorderType::Rounded)
+        .border_style(border)
+        .title(ratatui::text::Span::styled(title, title_style))
+}
+
 impl Theme {
     /// The frame of a modal overlay (SCA prompt, problems, profile picker, link chooser):
     /// double border in `modal_border`, `title` in it, `base` inside, one column of padding.

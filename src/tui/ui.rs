@@ -15,7 +15,7 @@ use super::overlay::Overlay;
 use super::presenter::ScreenMask;
 use super::response::json_spans;
 use super::text::{centered, ellipsize, pad, wrap_words};
-use super::theme::Theme;
+use super::theme::{Theme, rounded_block};
 use crate::client::PreparedRequest;
 use crate::xs2a::operations::Group;
 
@@ -264,10 +264,7 @@ impl App {
         } else {
             (format!(" {title} "), t.border, t.title)
         };
-        Block::bordered()
-            .border_type(BorderType::Rounded)
-            .border_style(border)
-            .title(Span::styled(title, tstyle))
+        rounded_block(title, border, tstyle)
             .style(t.base)
             .padding(Padding::horizontal(1))
     }

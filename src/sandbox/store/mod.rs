@@ -21,6 +21,67 @@
 //! never a "not found", an empty list or a success (`AuthorisationError::Storage` for the
 //! SCA authorisation checks).
 
+/// Declares a struct stored as one SQL row: `columns { .. }` are its fields in column order,
+/// `filled_later { .. }` (optional) fields read by a second query (they start empty). Every
+/// field is `pub`. It gets `COLUMNS` (the column names, in order, joined by `, `),
+/// `PLACEHOLDERS` (`?1, ?2, ..` for those columns), `from_row` (column *i* into the *i*-th
+/// field) and `to_params` (the column fields, for an `INSERT`).
+macro_rules! table_row {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            columns { $( $(#[$doc:meta])* $field:ident: $ty:ty ),* $(,)? }
+            $( filled_later { $( $(#[$later_doc:meta])* $later:ident: $later_ty:ty ),* $(,)? } )?
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct $name {
+            $( $(#[$doc])* pub $field: $ty, )*
+            $( $( $(#[$later_doc])* pub $later: $later_ty, )* )?
+        }
+
+        impl $name {
+            /// The column names in order, joined by `, `.
+            #[allow(dead_code)]
+            pub(crate) const COLUMNS: &'static str = join_columns!($($field),*);
+
+            /// One row of a `SELECT` of [`Self::COLUMNS`] (in that order).
+            #[allow(dead_code)]
+            pub(crate) fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+                let mut column = 0usize;
+                let mut next = || {
+                    column += 1;
+                    column - 1
+                };
+                Ok(Self {
+                    $( $field: r.get(next())?, )*
+                    $( $( $later: Default::default(), )* )?
+                })
+            }
+
+            /// `?1, ?2, ..`: one placeholder per column of [`Self::COLUMNS`].
+            #[allow(dead_code)]
+            pub(crate) fn placeholders() -> String {
+                let names: &[&str] = &[$(stringify!($field)),*];
+                (1..=names.len()).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ")
+            }
+
+            /// The column fields in [`Self::COLUMNS`] order, to bind to an `INSERT`.
+            #[allow(dead_code)]
+            pub(crate) fn to_params(&self) -> Vec<&dyn rusqlite::ToSql> {
+                vec![$( &self.$field as &dyn rusqlite::ToSql ),*]
+            }
+        }
+    };
+}
+
+/// `"a, b, c"` from the identifiers `a, b, c` (for [`table_row`]'s `COLUMNS`).
+macro_rules! join_columns {
+    ($first:ident $(, $rest:ident)*) => {
+        concat!(stringify!($first) $(, ", ", stringify!($rest))*)
+    };
+}
+
 pub mod access;
 pub mod faults;
 pub mod overview;

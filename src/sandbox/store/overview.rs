@@ -4,62 +4,67 @@
 
 use rusqlite::Connection;
 
-/// One consent resource (`consent_resources`): its stored status (`received`, `valid`,
-/// `rejected`, `terminatedByTpp`; the `consentStatus` now is computed from it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConsentResourceRow {
-    pub id: String,
-    pub tpp: String,
-    pub status: String,
-    pub psu_id: Option<String>,
-    pub created_at: i64,
+table_row! {
+    /// One consent resource (`consent_resources`): its stored status (`received`, `valid`,
+    /// `rejected`, `terminatedByTpp`; the `consentStatus` now is computed from it).
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct ConsentResourceRow {
+        columns {
+            id: String,
+            tpp: String,
+            status: String,
+            psu_id: Option<String>,
+            created_at: i64,
+        }
+    }
 }
 
-/// One payment (`pis_payments`) with the `scaStatus` of its latest authorisation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PaymentOverviewRow {
-    pub id: String,
-    pub tpp: String,
-    /// `payments`, `bulk-payments` or `periodic-payments`.
-    pub service: String,
-    pub product: String,
-    /// ISO 20022 `transactionStatus`.
-    pub status: String,
-    pub amount_minor: i64,
-    pub currency: String,
-    pub psu_id: Option<String>,
-    pub sca_status: Option<String>,
-    pub created_at: i64,
+table_row! {
+    /// One payment (`pis_payments`) with the `scaStatus` of its latest authorisation.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct PaymentOverviewRow {
+        columns {
+            id: String,
+            tpp: String,
+            /// `payments`, `bulk-payments` or `periodic-payments`.
+            service: String,
+            product: String,
+            /// ISO 20022 `transactionStatus`.
+            status: String,
+            amount_minor: i64,
+            currency: String,
+            psu_id: Option<String>,
+            sca_status: Option<String>,
+            created_at: i64,
+        }
+    }
 }
 
-/// One signing basket (`pis_baskets`) with its payments and latest `scaStatus`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BasketOverviewRow {
-    pub id: String,
-    pub tpp: String,
-    pub cancelled: bool,
-    pub authorised: bool,
-    pub payments: Vec<String>,
-    pub sca_status: Option<String>,
-    pub created_at: i64,
+table_row! {
+    /// One signing basket (`pis_baskets`) with its payments and latest `scaStatus`.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct BasketOverviewRow {
+        columns {
+            id: String,
+            tpp: String,
+            cancelled: bool,
+            authorised: bool,
+            sca_status: Option<String>,
+            created_at: i64,
+        }
+        filled_later {
+            payments: Vec<String>,
+        }
+    }
 }
 
 /// Every consent resource, oldest first.
 pub fn consent_resources(c: &Connection) -> rusqlite::Result<Vec<ConsentResourceRow>> {
-    let mut st = c.prepare(
-        "SELECT id, tpp, status, psu_id, created_at FROM consent_resources
-         ORDER BY created_at, id",
-    )?;
-    st.query_map([], |r| {
-        Ok(ConsentResourceRow {
-            id: r.get(0)?,
-            tpp: r.get(1)?,
-            status: r.get(2)?,
-            psu_id: r.get(3)?,
-            created_at: r.get(4)?,
-        })
-    })?
-    .collect()
+    let mut st = c.prepare(&format!(
+        "SELECT {} FROM consent_resources ORDER BY created_at, id",
+        ConsentResourceRow::COLUMNS
+    ))?;
+    st.query_map([], ConsentResourceRow::from_row)?.collect()
 }
 
 /// The `scaStatus` of the latest authorisation of `column` (`payment` or `basket`) = `id`.
@@ -74,21 +79,7 @@ pub fn payments(c: &Connection) -> rusqlite::Result<Vec<PaymentOverviewRow>> {
                 p.psu_id, ({latest}), p.created_at
          FROM pis_payments p ORDER BY p.created_at, p.id"
     ))?;
-    st.query_map([], |r| {
-        Ok(PaymentOverviewRow {
-            id: r.get(0)?,
-            tpp: r.get(1)?,
-            service: r.get(2)?,
-            product: r.get(3)?,
-            status: r.get(4)?,
-            amount_minor: r.get(5)?,
-            currency: r.get(6)?,
-            psu_id: r.get(7)?,
-            sca_status: r.get(8)?,
-            created_at: r.get(9)?,
-        })
-    })?
-    .collect()
+    st.query_map([], PaymentOverviewRow::from_row)?.collect()
 }
 
 /// Every signing basket with its payment ids in order, oldest first.
@@ -99,24 +90,10 @@ pub fn baskets(c: &Connection) -> rusqlite::Result<Vec<BasketOverviewRow>> {
          FROM pis_baskets b ORDER BY b.created_at, b.id"
     ))?;
     let mut rows: Vec<BasketOverviewRow> = st
-        .query_map([], |r| {
-            Ok(BasketOverviewRow {
-                id: r.get(0)?,
-                tpp: r.get(1)?,
-                cancelled: r.get(2)?,
-                authorised: r.get(3)?,
-                sca_status: r.get(4)?,
-                created_at: r.get(5)?,
-                payments: Vec::new(),
-            })
-        })?
+        .query_map([], BasketOverviewRow::from_row)?
         .collect::<rusqlite::Result<_>>()?;
-    let mut members =
-        c.prepare("SELECT payment FROM pis_basket_payments WHERE basket = ?1 ORDER BY position")?;
     for b in &mut rows {
-        b.payments = members
-            .query_map([&b.id], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
+        b.payments = super::payments::basket_payments(c, &b.id)?;
     }
     Ok(rows)
 }

@@ -11,7 +11,7 @@
 //! booked as the Store's manual transactions (see [`crate::sandbox::domain::settlement::execute`]);
 //! sandbox initialization empties these tables with every other one.
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
 use crate::sandbox::db::Migration;
 
@@ -115,115 +115,58 @@ pub mod sca_status {
     pub const FAILED: &str = "failed";
 }
 
-/// One `pis_payments` row.
-#[derive(Debug, Clone)]
-pub struct PaymentRow {
-    pub id: String,
-    pub tpp: String,
-    pub service: String,
-    pub product: String,
-    pub kind: String,
-    pub status: String,
-    pub held_from: Option<String>,
-    pub funds_available: Option<bool>,
-    /// The normalised body (JSON text).
-    pub body: String,
-    /// The debtor's sandbox account id.
-    pub debtor_account: String,
-    pub currency: String,
-    pub amount_minor: i64,
-    pub execution_date: Option<String>,
-    pub dedup_key: String,
-    pub created_at: i64,
-    pub created_day: String,
-    pub redirect_uri: String,
-    pub tpp_session_id: String,
-    /// The customer bound by `PSU-ID` or `X-PSU-IDENTITY` at initiation.
-    pub expected_customer: Option<String>,
-    /// The customer who approved.
-    pub customer: Option<String>,
-    pub psu_id: Option<String>,
-    pub agreement: Option<String>,
-    pub approved_at: Option<i64>,
-    /// When the batch run takes it (set at approval; `None` for periodic payments).
-    pub due_at: Option<i64>,
-    pub settled_at: Option<i64>,
-    /// Why the status last changed (shown in explanatory errors).
-    pub reason: Option<String>,
+table_row! {
+    /// One `pis_payments` row.
+    #[derive(Debug, Clone)]
+    pub struct PaymentRow {
+        columns {
+            id: String,
+            tpp: String,
+            service: String,
+            product: String,
+            kind: String,
+            status: String,
+            held_from: Option<String>,
+            funds_available: Option<bool>,
+            /// The normalised body (JSON text).
+            body: String,
+            /// The debtor's sandbox account id.
+            debtor_account: String,
+            currency: String,
+            amount_minor: i64,
+            execution_date: Option<String>,
+            dedup_key: String,
+            created_at: i64,
+            created_day: String,
+            redirect_uri: String,
+            tpp_session_id: String,
+            /// The customer bound by `PSU-ID` or `X-PSU-IDENTITY` at initiation.
+            expected_customer: Option<String>,
+            /// The customer who approved.
+            customer: Option<String>,
+            psu_id: Option<String>,
+            agreement: Option<String>,
+            approved_at: Option<i64>,
+            /// When the batch run takes it (set at approval; `None` for periodic payments).
+            due_at: Option<i64>,
+            settled_at: Option<i64>,
+            /// Why the status last changed (shown in explanatory errors).
+            reason: Option<String>,
+        }
+    }
 }
 
-const PAYMENT_COLUMNS: &str = "id, tpp, service, product, kind, status, held_from, \
-    funds_available, body, debtor_account, currency, amount_minor, execution_date, dedup_key, \
-    created_at, created_day, redirect_uri, tpp_session_id, expected_customer, customer, psu_id, \
-    agreement, approved_at, due_at, settled_at, reason";
-
-fn payment_of(r: &Row<'_>) -> rusqlite::Result<PaymentRow> {
-    Ok(PaymentRow {
-        id: r.get(0)?,
-        tpp: r.get(1)?,
-        service: r.get(2)?,
-        product: r.get(3)?,
-        kind: r.get(4)?,
-        status: r.get(5)?,
-        held_from: r.get(6)?,
-        funds_available: r.get(7)?,
-        body: r.get(8)?,
-        debtor_account: r.get(9)?,
-        currency: r.get(10)?,
-        amount_minor: r.get(11)?,
-        execution_date: r.get(12)?,
-        dedup_key: r.get(13)?,
-        created_at: r.get(14)?,
-        created_day: r.get(15)?,
-        redirect_uri: r.get(16)?,
-        tpp_session_id: r.get(17)?,
-        expected_customer: r.get(18)?,
-        customer: r.get(19)?,
-        psu_id: r.get(20)?,
-        agreement: r.get(21)?,
-        approved_at: r.get(22)?,
-        due_at: r.get(23)?,
-        settled_at: r.get(24)?,
-        reason: r.get(25)?,
-    })
-}
+const PAYMENT_COLUMNS: &str = PaymentRow::COLUMNS;
 
 /// Inserts a new payment.
 pub fn insert_payment(c: &Connection, p: &PaymentRow) -> rusqlite::Result<()> {
     c.execute(
         &format!(
-            "INSERT INTO pis_payments ({PAYMENT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, \
-             ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, \
-             ?25, ?26)"
+            "INSERT INTO pis_payments ({}) VALUES ({})",
+            PaymentRow::COLUMNS,
+            PaymentRow::placeholders()
         ),
-        params![
-            p.id,
-            p.tpp,
-            p.service,
-            p.product,
-            p.kind,
-            p.status,
-            p.held_from,
-            p.funds_available,
-            p.body,
-            p.debtor_account,
-            p.currency,
-            p.amount_minor,
-            p.execution_date,
-            p.dedup_key,
-            p.created_at,
-            p.created_day,
-            p.redirect_uri,
-            p.tpp_session_id,
-            p.expected_customer,
-            p.customer,
-            p.psu_id,
-            p.agreement,
-            p.approved_at,
-            p.due_at,
-            p.settled_at,
-            p.reason
-        ],
+        params_from_iter(p.to_params()),
     )?;
     Ok(())
 }
@@ -233,7 +176,7 @@ pub fn payment(c: &Connection, id: &str) -> rusqlite::Result<Option<PaymentRow>>
     c.query_row(
         &format!("SELECT {PAYMENT_COLUMNS} FROM pis_payments WHERE id = ?1"),
         [id],
-        payment_of,
+        PaymentRow::from_row,
     )
     .optional()
 }
@@ -249,7 +192,7 @@ pub fn payments_where(
         "SELECT {PAYMENT_COLUMNS} FROM pis_payments WHERE {where_sql} \
          ORDER BY due_at, approved_at, created_at, rowid"
     ))?;
-    let rows = st.query_map([arg], payment_of)?;
+    let rows = st.query_map([arg], PaymentRow::from_row)?;
     rows.collect()
 }
 
@@ -393,61 +336,37 @@ pub fn psu_customer(c: &Connection, tpp: &str, psu_id: &str) -> rusqlite::Result
     .optional()
 }
 
-/// One `pis_authorisations` row: the SCA of a payment (`payment`) or a basket (`basket`).
-#[derive(Debug, Clone)]
-pub struct AuthorisationRow {
-    pub id: String,
-    pub tpp: String,
-    pub tpp_name: String,
-    pub payment: Option<String>,
-    pub basket: Option<String>,
-    pub redirect_uri: String,
-    pub tpp_session_id: String,
-    pub sca_status: String,
-    pub customer: Option<String>,
-    pub agreement: Option<String>,
-    pub created_at: i64,
+table_row! {
+    /// One `pis_authorisations` row: the SCA of a payment (`payment`) or a basket (`basket`).
+    #[derive(Debug, Clone)]
+    pub struct AuthorisationRow {
+        columns {
+            id: String,
+            tpp: String,
+            tpp_name: String,
+            payment: Option<String>,
+            basket: Option<String>,
+            redirect_uri: String,
+            tpp_session_id: String,
+            sca_status: String,
+            customer: Option<String>,
+            agreement: Option<String>,
+            created_at: i64,
+        }
+    }
 }
 
-const AUTH_COLUMNS: &str = "id, tpp, tpp_name, payment, basket, redirect_uri, tpp_session_id, \
-    sca_status, customer, agreement, created_at";
-
-fn authorisation_of(r: &Row<'_>) -> rusqlite::Result<AuthorisationRow> {
-    Ok(AuthorisationRow {
-        id: r.get(0)?,
-        tpp: r.get(1)?,
-        tpp_name: r.get(2)?,
-        payment: r.get(3)?,
-        basket: r.get(4)?,
-        redirect_uri: r.get(5)?,
-        tpp_session_id: r.get(6)?,
-        sca_status: r.get(7)?,
-        customer: r.get(8)?,
-        agreement: r.get(9)?,
-        created_at: r.get(10)?,
-    })
-}
+const AUTH_COLUMNS: &str = AuthorisationRow::COLUMNS;
 
 /// Inserts a new authorisation.
 pub fn insert_authorisation(c: &Connection, a: &AuthorisationRow) -> rusqlite::Result<()> {
     c.execute(
         &format!(
-            "INSERT INTO pis_authorisations ({AUTH_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, \
-             ?8, ?9, ?10, ?11)"
+            "INSERT INTO pis_authorisations ({}) VALUES ({})",
+            AuthorisationRow::COLUMNS,
+            AuthorisationRow::placeholders()
         ),
-        params![
-            a.id,
-            a.tpp,
-            a.tpp_name,
-            a.payment,
-            a.basket,
-            a.redirect_uri,
-            a.tpp_session_id,
-            a.sca_status,
-            a.customer,
-            a.agreement,
-            a.created_at
-        ],
+        params_from_iter(a.to_params()),
     )?;
     Ok(())
 }
@@ -457,7 +376,7 @@ pub fn authorisation(c: &Connection, id: &str) -> rusqlite::Result<Option<Author
     c.query_row(
         &format!("SELECT {AUTH_COLUMNS} FROM pis_authorisations WHERE id = ?1"),
         [id],
-        authorisation_of,
+        AuthorisationRow::from_row,
     )
     .optional()
 }
@@ -473,7 +392,7 @@ pub fn authorisations_covering(
          (SELECT bp.basket FROM pis_basket_payments bp JOIN pis_baskets b ON b.id = bp.basket \
           WHERE bp.payment = ?1 AND b.cancelled = 0) ORDER BY created_at, rowid"
     ))?;
-    let rows = st.query_map([payment], authorisation_of)?;
+    let rows = st.query_map([payment], AuthorisationRow::from_row)?;
     rows.collect()
 }
 
@@ -508,36 +427,36 @@ pub fn fail_open_basket_authorisations(c: &Connection, basket: &str) -> rusqlite
     Ok(())
 }
 
-/// One `pis_baskets` row with its payment ids in order.
-#[derive(Debug, Clone)]
-pub struct BasketRow {
-    pub id: String,
-    pub tpp: String,
-    pub created_at: i64,
-    pub redirect_uri: String,
-    pub tpp_session_id: String,
-    /// The customer bound by `PSU-ID` at creation (must approve).
-    pub expected_customer: Option<String>,
-    pub cancelled: bool,
-    pub authorised: bool,
-    pub payments: Vec<String>,
+table_row! {
+    /// One `pis_baskets` row with its payment ids in order.
+    #[derive(Debug, Clone)]
+    pub struct BasketRow {
+        columns {
+            id: String,
+            tpp: String,
+            created_at: i64,
+            redirect_uri: String,
+            tpp_session_id: String,
+            /// The customer bound by `PSU-ID` at creation (must approve).
+            expected_customer: Option<String>,
+            cancelled: bool,
+            authorised: bool,
+        }
+        filled_later {
+            payments: Vec<String>,
+        }
+    }
 }
 
 /// Inserts a basket and its payments.
 pub fn insert_basket(c: &Connection, b: &BasketRow) -> rusqlite::Result<()> {
     c.execute(
-        "INSERT INTO pis_baskets (id, tpp, created_at, redirect_uri, tpp_session_id, \
-         expected_customer, cancelled, authorised) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![
-            b.id,
-            b.tpp,
-            b.created_at,
-            b.redirect_uri,
-            b.tpp_session_id,
-            b.expected_customer,
-            b.cancelled,
-            b.authorised
-        ],
+        &format!(
+            "INSERT INTO pis_baskets ({}) VALUES ({})",
+            BasketRow::COLUMNS,
+            BasketRow::placeholders()
+        ),
+        params_from_iter(b.to_params()),
     )?;
     for (i, p) in b.payments.iter().enumerate() {
         c.execute(
@@ -552,33 +471,27 @@ pub fn insert_basket(c: &Connection, b: &BasketRow) -> rusqlite::Result<()> {
 pub fn basket(c: &Connection, id: &str) -> rusqlite::Result<Option<BasketRow>> {
     let Some(mut b) = c
         .query_row(
-            "SELECT id, tpp, created_at, redirect_uri, tpp_session_id, expected_customer, \
-             cancelled, authorised FROM pis_baskets WHERE id = ?1",
+            &format!(
+                "SELECT {} FROM pis_baskets WHERE id = ?1",
+                BasketRow::COLUMNS
+            ),
             [id],
-            |r| {
-                Ok(BasketRow {
-                    id: r.get(0)?,
-                    tpp: r.get(1)?,
-                    created_at: r.get(2)?,
-                    redirect_uri: r.get(3)?,
-                    tpp_session_id: r.get(4)?,
-                    expected_customer: r.get(5)?,
-                    cancelled: r.get(6)?,
-                    authorised: r.get(7)?,
-                    payments: Vec::new(),
-                })
-            },
+            BasketRow::from_row,
         )
         .optional()?
     else {
         return Ok(None);
     };
-    let mut st =
-        c.prepare("SELECT payment FROM pis_basket_payments WHERE basket = ?1 ORDER BY position")?;
-    b.payments = st
-        .query_map([id], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
+    b.payments = basket_payments(c, id)?;
     Ok(Some(b))
+}
+
+/// The payment ids of basket `basket`, in order.
+pub fn basket_payments(c: &Connection, basket: &str) -> rusqlite::Result<Vec<String>> {
+    let mut st = c.prepare_cached(
+        "SELECT payment FROM pis_basket_payments WHERE basket = ?1 ORDER BY position",
+    )?;
+    st.query_map([basket], |r| r.get(0))?.collect()
 }
 
 /// The open (not cancelled) basket holding `payment`, if any.
