@@ -30,7 +30,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use super::App;
-use super::domain::settlement;
+use super::clock::rfc3339;
 use super::events::{self, Event, RequestEvent, ScaEvent};
 use crate::signing::VerifyError;
 
@@ -152,7 +152,7 @@ fn publish(
         .flatten();
     app.events.emit(|| {
         Event::Request(RequestEvent {
-            at: settlement::rfc3339(settlement::now_secs(app)),
+            at: rfc3339(app.clock.unix_secs()),
             method: method.to_string(),
             path: path.to_string(),
             status,

@@ -20,6 +20,14 @@ pub struct Clock {
 }
 
 impl Clock {
+    /// Unix seconds of [`Clock::now`] (0 before 1970, `i64::MAX` past its range).
+    pub fn unix_secs(&self) -> i64 {
+        self.now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+            .unwrap_or(0)
+    }
+
     /// The system clock.
     pub fn system() -> Self {
         Clock {
@@ -98,4 +106,12 @@ mod tests {
         assert_eq!(c.now(), t + Duration::from_secs(61));
         assert_eq!(c.today().to_string(), "2027-01-15");
     }
+}
+
+/// Unix seconds `t` as RFC 3339 UTC, whole seconds (`2026-11-24T10:02:00Z`); empty when `t`
+/// is out of chrono's range.
+pub fn rfc3339(t: i64) -> String {
+    chrono::DateTime::<chrono::Utc>::from_timestamp(t, 0)
+        .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default()
 }

@@ -46,6 +46,7 @@ mod sandbox_schema;
 mod sandbox_state;
 mod signing_props;
 mod signing_vectors;
+mod structure;
 mod tui_catalogue;
 mod tui_editor;
 mod tui_history;

@@ -39,19 +39,10 @@ use crate::xs2a::model::{format_minor, parse_minor};
 
 /// The sandbox clock as Unix seconds.
 pub fn now_secs(app: &App) -> i64 {
-    app.clock
-        .now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
+    app.clock.unix_secs()
 }
 
-/// Unix seconds as RFC 3339 UTC.
-pub fn rfc3339(t: i64) -> String {
-    chrono::DateTime::<chrono::Utc>::from_timestamp(t, 0)
-        .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        .unwrap_or_default()
-}
+pub use crate::sandbox::clock::rfc3339;
 
 /// The kind of a stored payment.
 pub fn kind_of(p: &PaymentRow) -> Option<PaymentType> {
