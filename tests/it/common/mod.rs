@@ -257,3 +257,21 @@ pub fn any_ports(profile: psd2_console::profile::Profile) -> psd2_console::profi
         ..profile
     }
 }
+
+/// A new home (a temporary directory, removed when the returned `TempDir` is dropped), its
+/// [`Paths`](psd2_console::profile::Paths), and an engine started on it with the built-in
+/// default profile on any free ports ([`any_ports`]).
+pub async fn default_engine() -> (
+    tempfile::TempDir,
+    psd2_console::profile::Paths,
+    psd2_console::client::engine::Engine,
+) {
+    use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path().to_path_buf());
+    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
+    let engine = psd2_console::embedded::start_engine(any_ports(profile), paths.clone())
+        .await
+        .unwrap();
+    (home, paths, engine)
+}
