@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::cli::{BIN, run_headless as run};
+use crate::common::cli::{BIN, run_headless as run, words};
 
 #[cfg(unix)]
 fn mode(p: &Path) -> u32 {
@@ -64,12 +64,7 @@ fn history_sessions_and_data_dir_are_private() {
     let home = tempfile::tempdir().unwrap();
     let (code, _, err) = run(
         home.path(),
-        &[
-            "send",
-            "sandbox.customers.list",
-            "--param",
-            "withAccounts=false",
-        ],
+        &words("send sandbox.customers.list --param withAccounts=false"),
     );
     assert_eq!(code, 0, "{err}");
     let data = home.path().join("data");
@@ -109,12 +104,7 @@ fn a_failing_history_write_is_reported_and_history_names_the_problem() {
     std::fs::create_dir_all(home.path().join("data/history.sqlite3")).unwrap();
     let (code, out, err) = run(
         home.path(),
-        &[
-            "send",
-            "sandbox.customers.list",
-            "--param",
-            "withAccounts=false",
-        ],
+        &words("send sandbox.customers.list --param withAccounts=false"),
     );
     assert_eq!(code, 0, "the send stands: {err}");
     assert!(out.contains("customerNumber"), "{out}");

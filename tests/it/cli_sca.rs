@@ -3,7 +3,7 @@
 //! status instead of sending the creating POST again.
 
 use crate::common;
-use crate::common::cli::{headless, run_headless as run};
+use crate::common::cli::{headless, run_headless as run, words};
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
@@ -91,13 +91,7 @@ fn no_wait_prints_the_link_with_a_note_that_it_dies_with_the_command() {
     let home = tempfile::tempdir().unwrap();
     let (code, out, err) = run(
         home.path(),
-        &[
-            "send",
-            "payments.instant.create",
-            "--no-wait",
-            "--param",
-            "allowLogicalDuplicate=true",
-        ],
+        &words("send payments.instant.create --no-wait --param allowLogicalDuplicate=true"),
     );
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("SCA needed: http://127.0.0.1:"), "{err}");

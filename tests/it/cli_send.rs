@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::common::cli::{BIN, run, serve_in_memory};
+use crate::common::cli::{BIN, run, serve_in_memory, words};
 
 #[test]
 fn send_prints_json_and_exits_by_status() {
@@ -93,12 +93,7 @@ fn history_and_exports_from_the_command_line() {
     let home = tempfile::tempdir().unwrap();
     let (code, _, err) = run(
         home.path(),
-        &[
-            "send",
-            "sandbox.customers.list",
-            "--param",
-            "withAgreements=false",
-        ],
+        &words("send sandbox.customers.list --param withAgreements=false"),
     );
     assert_eq!(code, 0, "{err}");
     let (code, out, _) = run(home.path(), &["history"]);

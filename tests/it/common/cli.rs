@@ -33,6 +33,13 @@ pub fn run(home: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// The arguments of one command line given as words separated by white space (for
+/// arguments that hold no space themselves): `words("send accounts.list --no-wait")` is
+/// `["send", "accounts.list", "--no-wait"]`, for [`run`] and [`run_headless`].
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 /// `psd2-console args` on the data dir `home` with no graphical session and no `BROWSER`
 /// (`DISPLAY`, `WAYLAND_DISPLAY` and `BROWSER` removed), so no browser can open.
 pub fn headless(home: &Path, args: &[&str]) -> Command {
