@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::cli::{BIN, run_headless as run, words};
+use crate::common::cli::{BIN, run_headless as run, run_ok_in_new_home, words};
 
 #[cfg(unix)]
 fn mode(p: &Path) -> u32 {
@@ -61,12 +61,7 @@ fn cert_show_gives_a_verdict_and_missing_roles() {
 #[cfg(unix)]
 #[test]
 fn history_sessions_and_data_dir_are_private() {
-    let home = tempfile::tempdir().unwrap();
-    let (code, _, err) = run(
-        home.path(),
-        &words("send sandbox.customers.list --param withAccounts=false"),
-    );
-    assert_eq!(code, 0, "{err}");
+    let (home, _, _) = run_ok_in_new_home("send sandbox.customers.list --param withAccounts=false");
     let data = home.path().join("data");
     assert_eq!(mode(&data), 0o700);
     assert_eq!(mode(&data.join("history.sqlite3")), 0o600);

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::common::cli::{BIN, run, serve_in_memory, words};
+use crate::common::cli::{BIN, run, run_ok_in_new_home, serve_in_memory};
 
 #[test]
 fn send_prints_json_and_exits_by_status() {
@@ -90,12 +90,9 @@ fn cert_show_reads_the_vector_certificate() {
 
 #[test]
 fn history_and_exports_from_the_command_line() {
-    let home = tempfile::tempdir().unwrap();
-    let (code, _, err) = run(
-        home.path(),
-        &words("send sandbox.customers.list --param withAgreements=false"),
-    );
-    assert_eq!(code, 0, "{err}");
+    // Headless: the send needs no SCA, so no browser is asked to open.
+    let (home, _, _) =
+        run_ok_in_new_home("send sandbox.customers.list --param withAgreements=false");
     let (code, out, _) = run(home.path(), &["history"]);
     assert_eq!(code, 0);
     let first = out.lines().next().expect("one entry");

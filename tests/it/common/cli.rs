@@ -58,6 +58,15 @@ pub fn run_headless(home: &Path, args: &[&str]) -> (i32, String, String) {
     outcome(headless(home, args).output().unwrap())
 }
 
+/// Runs the command `line` ([`words`]) headless ([`run_headless`]) on a new home and
+/// asserts it exits 0. Returns the home (removed on drop), stdout and stderr.
+pub fn run_ok_in_new_home(line: &str) -> (tempfile::TempDir, String, String) {
+    let home = tempfile::tempdir().unwrap();
+    let (code, out, err) = run_headless(home.path(), &words(line));
+    assert_eq!(code, 0, "{err}");
+    (home, out, err)
+}
+
 /// A child process (`sandbox serve`), killed and reaped on drop.
 pub struct Server(pub Child);
 
