@@ -2,9 +2,8 @@
 //! failures reported, `--raw-body`, messages (items 9, 10, 11, 16, 19, 20).
 
 use std::path::Path;
-use std::process::Command;
 
-use crate::common::cli::{BIN, run_headless as run, run_ok_in_new_home, words};
+use crate::common::cli::{run_headless as run, run_into_closed_pipe, run_ok_in_new_home, words};
 
 #[cfg(unix)]
 fn mode(p: &Path) -> u32 {
@@ -183,28 +182,23 @@ fn messages_say_things_once_and_in_order() {
 
     // `sign ... | head -1`: quiet, status 0.
     let v = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors");
-    let (reader, writer) = std::io::pipe().unwrap();
-    drop(reader);
-    let out = Command::new(BIN)
-        .env("PSD2_CONSOLE_FREE_PORTS", "1")
-        .env("PSD2_CONSOLE_HOME", home.path())
-        .args([
+    let cert = v.join("tpp_qsealc_cert.pem");
+    let key = v.join("tpp_key.pkcs8.pem");
+    let (code, err) = run_into_closed_pipe(
+        home.path(),
+        &[
             "sign",
             "--cert",
-            v.join("tpp_qsealc_cert.pem").to_str().unwrap(),
+            cert.to_str().unwrap(),
             "--key",
-            v.join("tpp_key.pkcs8.pem").to_str().unwrap(),
+            key.to_str().unwrap(),
             "--method",
             "GET",
             "--path",
             "/v1/accounts",
-        ])
-        .stdout(writer)
-        .stderr(std::process::Stdio::piped())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
     assert!(err.is_empty(), "{err}");
 }
 

@@ -67,6 +67,26 @@ pub fn run_ok_in_new_home(line: &str) -> (tempfile::TempDir, String, String) {
     (home, out, err)
 }
 
+/// Runs `psd2-console args` on `home` (as [`run`] does) with its stdout a pipe whose reader
+/// is already closed (`psd2-console ... | head -1` once `head` has gone). Returns the exit
+/// code (`None` when killed by a signal) and stderr.
+pub fn run_into_closed_pipe(home: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(BIN)
+        .env("PSD2_CONSOLE_FREE_PORTS", "1")
+        .env("PSD2_CONSOLE_HOME", home)
+        .args(args)
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// A child process (`sandbox serve`), killed and reaped on drop.
 pub struct Server(pub Child);
 
