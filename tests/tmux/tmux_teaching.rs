@@ -4,7 +4,7 @@
 //! stream; after quitting, `psd2-console flow` shows them from the history.
 
 use crate::common::console::KARI;
-use crate::common::tmux::{EXIT_MARKER, Tmux, ready};
+use crate::common::tmux::{EXIT_MARKER, Tmux, ready, shows_selected};
 
 /// The scaRedirect of the newest exchange in the history of `home`.
 fn last_sca_redirect(home: &std::path::Path) -> String {
@@ -35,9 +35,7 @@ fn a_lesson_runs_in_the_real_console_and_the_flow_screen_shows_the_browser_steps
     });
     assert!(screen.contains("Step 1 of 5"), "{screen}");
     assert!(
-        screen
-            .lines()
-            .any(|l| l.contains("▸ POST") && l.contains("Bank-offered consen")),
+        shows_selected(&screen, "POST", "Bank-offered consen"),
         "the step selected its operation:\n{screen}"
     );
     t.keys(&["s"]);
@@ -64,9 +62,7 @@ fn a_lesson_runs_in_the_real_console_and_the_flow_screen_shows_the_browser_steps
     t.wait_for("the PSU-ID learned", |s| !s.contains("no PSU yet"));
     t.keys(&["]"]);
     t.wait_for("step 3 selects List accounts", |s| {
-        s.contains("Step 3 of 5")
-            && s.lines()
-                .any(|l| l.contains("▸ GET") && l.contains("List accounts"))
+        s.contains("Step 3 of 5") && shows_selected(s, "GET", "List accounts")
     });
     t.keys(&["s"]);
     t.wait_for("200", |s| s.contains("200 OK"));

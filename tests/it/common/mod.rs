@@ -247,6 +247,16 @@ pub mod sse;
 pub mod tmux;
 pub mod tui;
 
+/// The value of the first header named `name` (exact case) among `headers` (a request's
+/// `(name, value)` pairs as recorded in the history); panics when there is none.
+pub fn header_value<'a>(headers: &'a [(String, String)], name: &str) -> &'a str {
+    headers
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no {name} header in {headers:?}"))
+}
+
 /// `profile` with any free ports for the embedded sandbox and the callback listener
 /// (`sandbox_port = 0`, `callback_port = 0`), so in-process engines of parallel tests do not
 /// collide on the fixed defaults.

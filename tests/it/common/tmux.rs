@@ -194,6 +194,15 @@ impl Drop for Tmux {
     }
 }
 
+/// Whether a line of the captured `screen` shows the operation `method summary` selected
+/// in the catalogue (the line holds `▸ {method}` and `summary`).
+pub fn shows_selected(screen: &str, method: &str, summary: &str) -> bool {
+    let marker = format!("▸ {method}");
+    screen
+        .lines()
+        .any(|l| l.contains(&marker) && l.contains(summary))
+}
+
 /// Whether tmux tests can run here: false (with a message) when tmux is not installed.
 pub fn ready() -> bool {
     if !tmux_available() {
