@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::tmux::{EXIT_MARKER, Tmux, ready, shows_selected};
+use common::tmux::{EXIT_MARKER, Tmux, console_if_ready, ready, shows_selected};
 
 fn crate_operations_count() -> usize {
     psd2_console::xs2a::operations::OPERATIONS.len() + 8
@@ -27,11 +27,9 @@ fn walk_down_until(t: &Tmux, what: &str, selected: impl Fn(&str) -> bool) -> Str
 
 #[test]
 fn sandbox_customers_are_listed_and_q_restores_the_terminal() {
-    if !ready() {
+    let Some(t) = console_if_ready("customers") else {
         return;
-    }
-    let t = Tmux::start("customers");
-    t.wait_for_console();
+    };
     // Walk down the catalogue until "Sandbox customers" is selected (bounded).
     walk_down_until(&t, "Sandbox customers selected", |s| {
         shows_selected(s, "GET", "Sandbox customers") && s.contains("/v1/sandbox/customers")

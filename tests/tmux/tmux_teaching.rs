@@ -4,7 +4,7 @@
 //! stream; after quitting, `psd2-console flow` shows them from the history.
 
 use crate::common::console::KARI;
-use crate::common::tmux::{EXIT_MARKER, Tmux, ready, shows_selected};
+use crate::common::tmux::{EXIT_MARKER, shows_selected, start_if_ready};
 
 /// The scaRedirect of the newest exchange in the history of `home`.
 fn last_sca_redirect(home: &std::path::Path) -> String {
@@ -22,14 +22,9 @@ fn last_sca_redirect(home: &std::path::Path) -> String {
 
 #[test]
 fn a_lesson_runs_in_the_real_console_and_the_flow_screen_shows_the_browser_steps() {
-    if !ready() {
+    let Some(t) = start_if_ready("lesson", &["--lesson", "ais-bank-offered-consent"]) else {
         return;
-    }
-    let t = Tmux::start_in(
-        "lesson",
-        tempfile::tempdir().unwrap(),
-        &["--lesson", "ais-bank-offered-consent"],
-    );
+    };
     let screen = t.wait_for("the lesson panel", |s| {
         s.contains("Lesson: Account information with a bank-offered consent")
     });
