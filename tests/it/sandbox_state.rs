@@ -69,12 +69,7 @@ async fn a_new_database_is_seeded_with_the_known_state() {
             .filter(|a| a.owner == k.id)
             .map(|a| a.id.to_string())
             .collect();
-        let listed: Vec<String> = c["accounts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a.as_str().unwrap().to_string())
-            .collect();
+        let listed = crate::common::sandbox::strings(&c["accounts"]);
         assert_eq!(listed, accounts);
     }
     // An in-memory sandbox starts in the same state.

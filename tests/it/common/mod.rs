@@ -19,6 +19,19 @@ pub struct Form {
     pub buttons: Vec<(String, String, String)>,
 }
 
+/// Moves the first `(name, value)` pair equal to `name`=`value` from `from` to the end of
+/// `to`; nothing when `from` has none.
+fn move_field(
+    from: &mut Vec<(String, String)>,
+    to: &mut Vec<(String, String)>,
+    name: &str,
+    value: &str,
+) {
+    if let Some(i) = from.iter().position(|(n, v)| n == name && v == value) {
+        to.push(from.remove(i));
+    }
+}
+
 /// Parses every form of `html`, resolving actions against `page_url`.
 pub fn forms(html: &str, page_url: &str) -> Vec<Form> {
     let doc = Html::parse_document(html);
@@ -113,14 +126,7 @@ impl Form {
 
     /// Checks the checkbox `name`=`value` (others of the same name stay as they are).
     pub fn check(&mut self, name: &str, value: &str) -> &mut Self {
-        if let Some(i) = self
-            .unchecked
-            .iter()
-            .position(|(n, v)| n == name && v == value)
-        {
-            let f = self.unchecked.remove(i);
-            self.fields.push(f);
-        }
+        move_field(&mut self.unchecked, &mut self.fields, name, value);
         self
     }
 
@@ -134,14 +140,7 @@ impl Form {
 
     /// Unchecks the checkbox `name`=`value`.
     pub fn uncheck(&mut self, name: &str, value: &str) -> &mut Self {
-        if let Some(i) = self
-            .fields
-            .iter()
-            .position(|(n, v)| n == name && v == value)
-        {
-            let f = self.fields.remove(i);
-            self.unchecked.push(f);
-        }
+        move_field(&mut self.fields, &mut self.unchecked, name, value);
         self
     }
 

@@ -376,3 +376,13 @@ impl Drop for TestSandbox {
         }
     }
 }
+
+/// The strings of the JSON array `v` (e.g. a customer's `accounts` ids); panics when `v` is
+/// not an array of strings.
+pub fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect()
+}
