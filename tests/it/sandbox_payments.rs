@@ -473,11 +473,10 @@ async fn malformed_bodies_get_berlin_group_errors_never_500() {
         assert!(r.json["tppMessages"][0]["code"].is_string(), "{}", r.text);
     }
     let r = sb
-        .send(
-            "POST",
-            &format!("/v1/payments/{DOMESTIC}"),
+        .initiate_with(
+            DOMESTIC,
             &[("TPP-Redirect-URI", "not a url")],
-            Some(&domestic(&debtor, "1.00", "x").to_string()),
+            &domestic(&debtor, "1.00", "x"),
         )
         .await;
     assert_eq!(r.status, 400, "{}", r.text);
@@ -530,11 +529,10 @@ async fn x_psu_identity_creates_the_psu_id_sca_gives_and_is_idempotent() {
     assert_eq!(consent_psu_id(&sb, INGRID).await, psu);
     // With PSU-ID the payment is bound to that PSU: another customer cannot log in.
     let r = sb
-        .send(
-            "POST",
-            &format!("/v1/payments/{DOMESTIC}"),
+        .initiate_with(
+            DOMESTIC,
             &[("PSU-ID", &psu)],
-            Some(&domestic(&first_bban(KARI), "5.00", "bound").to_string()),
+            &domestic(&first_bban(KARI), "5.00", "bound"),
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
@@ -610,11 +608,10 @@ async fn x_psu_identity_of_a_corporate_or_unknown_customer_is_rejected() {
 async fn payment_sca_approve_gives_actc_and_the_success_redirect() {
     let sb = sandbox().await;
     let r = sb
-        .send(
-            "POST",
-            &format!("/v1/payments/{DOMESTIC}"),
+        .initiate_with(
+            DOMESTIC,
             &[("TPP-Session-ID", "session-42")],
-            Some(&domestic(&first_bban(KARI), "13.37", "approve me").to_string()),
+            &domestic(&first_bban(KARI), "13.37", "approve me"),
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
@@ -703,11 +700,10 @@ async fn sca_pages_escape_interpolated_values() {
 async fn explicit_authorisation_gives_start_authorisation_then_an_sca_redirect() {
     let sb = sandbox().await;
     let r = sb
-        .send(
-            "POST",
-            &format!("/v1/payments/{DOMESTIC}"),
+        .initiate_with(
+            DOMESTIC,
             &[("TPP-Explicit-Authorisation-Preferred", "true")],
-            Some(&domestic(&first_bban(KARI), "3.00", "explicit").to_string()),
+            &domestic(&first_bban(KARI), "3.00", "explicit"),
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
@@ -1514,11 +1510,10 @@ async fn a_new_authorisation_keeps_a_payment_with_an_expired_sca_link_alive() {
         )
         .await;
     let explicit = sb
-        .send(
-            "POST",
-            &format!("/v1/payments/{DOMESTIC}"),
+        .initiate_with(
+            DOMESTIC,
             &[("TPP-Explicit-Authorisation-Preferred", "true")],
-            Some(&domestic(&first_bban(KARI), "32.00", "not started").to_string()),
+            &domestic(&first_bban(KARI), "32.00", "not started"),
         )
         .await;
     assert_eq!(explicit.status, 201, "{}", explicit.text);

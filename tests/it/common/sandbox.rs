@@ -330,6 +330,18 @@ impl TestSandbox {
             .await
     }
 
+    /// [`TestSandbox::initiate`] with extra request headers (e.g. `TPP-Session-ID`).
+    pub async fn initiate_with(
+        &self,
+        product: &str,
+        headers: &[(&str, &str)],
+        body: &Value,
+    ) -> Reply {
+        let path = format!("/v1/payments/{product}");
+        self.send("POST", &path, headers, Some(&body.to_string()))
+            .await
+    }
+
     /// [`TestSandbox::initiate`], which must answer 201; returns `(paymentId, scaRedirect)`
     /// (the redirect empty when there is none).
     pub async fn create_payment(&self, product: &str, body: &Value) -> (String, String) {
