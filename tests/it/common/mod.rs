@@ -167,21 +167,12 @@ impl Form {
         if !b.0.is_empty() {
             fields.push((b.0.clone(), b.1.clone()));
         }
-        if self.method == "POST" {
-            client
-                .post(&self.action)
-                .form(&fields)
-                .send()
-                .await
-                .unwrap()
+        let request = if self.method == "POST" {
+            client.post(&self.action).form(&fields)
         } else {
-            client
-                .get(&self.action)
-                .query(&fields)
-                .send()
-                .await
-                .unwrap()
-        }
+            client.get(&self.action).query(&fields)
+        };
+        request.send().await.unwrap()
     }
 }
 
