@@ -105,12 +105,8 @@ async fn state_survives_a_restart_on_a_file_database() {
         .await;
         let psu_id = sca_psu_id(&sb, &number).await;
         let a = sb.get_with_ok("/v1/accounts", &[("PSU-ID", &psu_id)]).await;
-        let b = read_as(
-            &sb,
-            &psu_id,
-            &format!("/v1/accounts/{account}/transactions?bookingStatus=booked&limit=5"),
-        )
-        .await;
+        let path = format!("/v1/accounts/{account}/transactions?bookingStatus=booked&limit=5");
+        let b = read_as(&sb, &psu_id, &path).await;
         let booked = b.json["transactions"]["booked"][0].clone();
         sb.stop().await;
         (created, psu_id, a.json, booked)
@@ -197,12 +193,8 @@ async fn initialize_resets_every_table_to_the_known_state() {
     assert!(again.sca_redirect().is_some());
     // The balance override is gone.
     let psu_id = sca_psu_id(&sb, &number).await;
-    let b = read_as(
-        &sb,
-        &psu_id,
-        &format!("/v1/accounts/{seeded_account}/balances"),
-    )
-    .await;
+    let path = format!("/v1/accounts/{seeded_account}/balances");
+    let b = read_as(&sb, &psu_id, &path).await;
     assert_ne!(b.json["balances"][0]["balanceAmount"]["amount"], "1.00");
     // Other modules' tables are emptied too; the migrations stay recorded.
     let db = Db::open(&Storage::File(file)).unwrap();
@@ -297,12 +289,8 @@ async fn concurrent_customer_creations_neither_lose_nor_duplicate_rows() {
     assert_eq!(tx_ids.len(), 64);
     let number = created[0]["customerNumber"].as_str().unwrap().to_string();
     let psu_id = sca_psu_id(&sb, &number).await;
-    let r = read_as(
-        &sb,
-        &psu_id,
-        &format!("/v1/accounts/{account}/transactions?bookingStatus=pending"),
-    )
-    .await;
+    let path = format!("/v1/accounts/{account}/transactions?bookingStatus=pending");
+    let r = read_as(&sb, &psu_id, &path).await;
     let mut listed: Vec<String> = r.json["transactions"]["pending"]
         .as_array()
         .unwrap()
