@@ -55,12 +55,7 @@ async fn send(
 /// On the embedded sandbox of a new home: AIS SCA as Kari, accounts read with the PSU-ID,
 /// an instant payment initiated (left RCVD), the sandbox clock advanced by 2 hours.
 async fn scenario() -> Scenario {
-    let home = tempfile::tempdir().unwrap();
-    let paths = Paths::under(home.path().to_path_buf());
-    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let mut engine = start_engine(crate::common::any_ports(profile), paths.clone())
-        .await
-        .unwrap();
+    let (home, paths, mut engine) = crate::common::default_engine().await;
     let mut sigs = Vec::new();
     let first = send(&engine, &mut sigs, "accounts.list", &[], None).await;
     let sca = first.sca_redirect().expect("scaRedirect");

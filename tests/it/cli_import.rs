@@ -129,14 +129,8 @@ fn har_and_curl_exports_import_again() {
 #[test]
 fn import_send_fills_profile_headers_summarises_and_reads_console_exports() {
     let home = tempfile::tempdir().unwrap();
-    let (code, _, err) = run(
-        home.path(),
-        &[
-            "import",
-            "--send",
-            &spec("dnb-psd2-v1.postman_collection.json"),
-        ],
-    );
+    let collection = spec("dnb-psd2-v1.postman_collection.json");
+    let (code, _, err) = run(home.path(), &["import", "--send", &collection]);
     assert_eq!(code, 1, "{err}");
     let summary = err.lines().last().unwrap();
     assert!(

@@ -2,9 +2,8 @@
 //! failures reported, `--raw-body`, messages (items 9, 10, 11, 16, 19, 20).
 
 use std::path::Path;
-use std::process::Command;
 
-use crate::common::cli::{BIN, run_headless as run};
+use crate::common::cli::{run_headless as run, run_into_closed_pipe, run_ok_in_new_home, words};
 
 #[cfg(unix)]
 fn mode(p: &Path) -> u32 {
@@ -61,17 +60,7 @@ fn cert_show_gives_a_verdict_and_missing_roles() {
 #[cfg(unix)]
 #[test]
 fn history_sessions_and_data_dir_are_private() {
-    let home = tempfile::tempdir().unwrap();
-    let (code, _, err) = run(
-        home.path(),
-        &[
-            "send",
-            "sandbox.customers.list",
-            "--param",
-            "withAccounts=false",
-        ],
-    );
-    assert_eq!(code, 0, "{err}");
+    let (home, _, _) = run_ok_in_new_home("send sandbox.customers.list --param withAccounts=false");
     let data = home.path().join("data");
     assert_eq!(mode(&data), 0o700);
     assert_eq!(mode(&data.join("history.sqlite3")), 0o600);
@@ -109,12 +98,7 @@ fn a_failing_history_write_is_reported_and_history_names_the_problem() {
     std::fs::create_dir_all(home.path().join("data/history.sqlite3")).unwrap();
     let (code, out, err) = run(
         home.path(),
-        &[
-            "send",
-            "sandbox.customers.list",
-            "--param",
-            "withAccounts=false",
-        ],
+        &words("send sandbox.customers.list --param withAccounts=false"),
     );
     assert_eq!(code, 0, "the send stands: {err}");
     assert!(out.contains("customerNumber"), "{out}");
@@ -198,28 +182,23 @@ fn messages_say_things_once_and_in_order() {
 
     // `sign ... | head -1`: quiet, status 0.
     let v = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors");
-    let (reader, writer) = std::io::pipe().unwrap();
-    drop(reader);
-    let out = Command::new(BIN)
-        .env("PSD2_CONSOLE_FREE_PORTS", "1")
-        .env("PSD2_CONSOLE_HOME", home.path())
-        .args([
+    let cert = v.join("tpp_qsealc_cert.pem");
+    let key = v.join("tpp_key.pkcs8.pem");
+    let (code, err) = run_into_closed_pipe(
+        home.path(),
+        &[
             "sign",
             "--cert",
-            v.join("tpp_qsealc_cert.pem").to_str().unwrap(),
+            cert.to_str().unwrap(),
             "--key",
-            v.join("tpp_key.pkcs8.pem").to_str().unwrap(),
+            key.to_str().unwrap(),
             "--method",
             "GET",
             "--path",
             "/v1/accounts",
-        ])
-        .stdout(writer)
-        .stderr(std::process::Stdio::piped())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
     assert!(err.is_empty(), "{err}");
 }
 

@@ -3,7 +3,7 @@
 //! status instead of sending the creating POST again.
 
 use crate::common;
-use crate::common::cli::{headless, run_headless as run};
+use crate::common::cli::{headless, run_headless as run, run_ok_in_new_home};
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
@@ -88,18 +88,9 @@ async fn send_waits_for_the_payment_sca_and_reads_its_status_without_a_second_po
 
 #[test]
 fn no_wait_prints_the_link_with_a_note_that_it_dies_with_the_command() {
-    let home = tempfile::tempdir().unwrap();
-    let (code, out, err) = run(
-        home.path(),
-        &[
-            "send",
-            "payments.instant.create",
-            "--no-wait",
-            "--param",
-            "allowLogicalDuplicate=true",
-        ],
+    let (_home, out, err) = run_ok_in_new_home(
+        "send payments.instant.create --no-wait --param allowLogicalDuplicate=true",
     );
-    assert_eq!(code, 0, "{err}");
     assert!(err.contains("SCA needed: http://127.0.0.1:"), "{err}");
     assert!(err.contains("dies with this command"), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();

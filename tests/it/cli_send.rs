@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::common::cli::{BIN, run, serve_in_memory};
+use crate::common::cli::{run, run_into_closed_pipe, run_ok_in_new_home, serve_in_memory};
 
 #[test]
 fn send_prints_json_and_exits_by_status() {
@@ -90,17 +90,9 @@ fn cert_show_reads_the_vector_certificate() {
 
 #[test]
 fn history_and_exports_from_the_command_line() {
-    let home = tempfile::tempdir().unwrap();
-    let (code, _, err) = run(
-        home.path(),
-        &[
-            "send",
-            "sandbox.customers.list",
-            "--param",
-            "withAgreements=false",
-        ],
-    );
-    assert_eq!(code, 0, "{err}");
+    // Headless: the send needs no SCA, so no browser is asked to open.
+    let (home, _, _) =
+        run_ok_in_new_home("send sandbox.customers.list --param withAgreements=false");
     let (code, out, _) = run(home.path(), &["history"]);
     assert_eq!(code, 0);
     let first = out.lines().next().expect("one entry");
@@ -152,18 +144,8 @@ fn a_closed_pipe_ends_listing_quietly_with_status_0() {
     // `psd2-console send --list | head -1`: the reader is gone before the first line.
     let home = tempfile::tempdir().unwrap();
     for args in [&["send", "--list"][..], &["profile", "list"][..]] {
-        let (reader, writer) = std::io::pipe().unwrap();
-        drop(reader);
-        let out = Command::new(BIN)
-            .env("PSD2_CONSOLE_FREE_PORTS", "1")
-            .env("PSD2_CONSOLE_HOME", home.path())
-            .args(args)
-            .stdout(writer)
-            .stderr(std::process::Stdio::piped())
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        let (code, err) = run_into_closed_pipe(home.path(), args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }

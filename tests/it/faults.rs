@@ -194,6 +194,11 @@ async fn approved_payment(sb: &TestSandbox, remittance: &str) -> String {
     id
 }
 
+/// The `transactionStatus` of [`batch_then_status`].
+async fn transaction_status_after_batch(sb: &TestSandbox, id: &str) -> Value {
+    batch_then_status(sb, id).await["transactionStatus"].clone()
+}
+
 async fn batch_then_status(sb: &TestSandbox, id: &str) -> Value {
     sb.send("POST", "/v1/sandbox/batch", &[], None)
         .await
@@ -214,15 +219,9 @@ async fn payment_override_rejects_the_next_payment_only() {
     )
     .await;
     let id = approved_payment(&sb, "Rejected").await;
-    assert_eq!(
-        batch_then_status(&sb, &id).await["transactionStatus"],
-        "RJCT"
-    );
+    assert_eq!(transaction_status_after_batch(&sb, &id).await, "RJCT");
     let next = approved_payment(&sb, "Not rejected").await;
-    assert_ne!(
-        batch_then_status(&sb, &next).await["transactionStatus"],
-        "RJCT"
-    );
+    assert_ne!(transaction_status_after_batch(&sb, &next).await, "RJCT");
 }
 
 #[tokio::test]
@@ -236,14 +235,8 @@ async fn payment_overrides_insufficient_funds_and_hold_past_a_batch_run() {
 
     add(&sb, json!({"action": "holdPayment", "times": 1})).await;
     let held = approved_payment(&sb, "Held").await;
-    assert_eq!(
-        batch_then_status(&sb, &held).await["transactionStatus"],
-        "PDNG"
-    );
-    assert_eq!(
-        batch_then_status(&sb, &held).await["transactionStatus"],
-        "PDNG"
-    );
+    assert_eq!(transaction_status_after_batch(&sb, &held).await, "PDNG");
+    assert_eq!(transaction_status_after_batch(&sb, &held).await, "PDNG");
 }
 
 #[tokio::test]

@@ -3,18 +3,11 @@
 
 use psd2_console::client::export::{curl_command, har};
 use psd2_console::client::history::REDACTED;
-use psd2_console::embedded::start_engine;
-use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
 use psd2_console::xs2a::operations;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exchanges_are_recorded_redacted_and_export_as_har_and_runnable_curl() {
-    let home = tempfile::tempdir().unwrap();
-    let paths = Paths::under(home.path().to_path_buf());
-    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let engine = start_engine(crate::common::any_ports(profile), paths.clone())
-        .await
-        .unwrap();
+    let (_home, paths, engine) = crate::common::default_engine().await;
     let op = operations::find("sandbox.customers.list").unwrap();
     let params = vec![("withAccounts".to_string(), "false".to_string())];
     let req = engine.prepare(op, &params, None).unwrap();
@@ -32,12 +25,8 @@ async fn exchanges_are_recorded_redacted_and_export_as_har_and_runnable_curl() {
     assert_eq!(last.operation_id, "sandbox.customers.list");
     assert_eq!(last.params, params);
     assert_eq!(last.status, 200);
-    let sig = last
-        .request_headers
-        .iter()
-        .find(|(n, _)| n == "Signature")
-        .unwrap();
-    assert_eq!(sig.1, REDACTED);
+    let sig = crate::common::header_value(&last.request_headers, "Signature");
+    assert_eq!(sig, REDACTED);
 
     // The history file holds no Signature value.
     let raw = std::fs::read(paths.data.join("history.sqlite3")).unwrap();

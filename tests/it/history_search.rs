@@ -4,8 +4,7 @@
 //! of the first schema is migrated on open and still lists.
 
 use psd2_console::client::history::{History, HistoryEntry, SCHEMA_VERSION};
-use psd2_console::embedded::start_engine;
-use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
+use psd2_console::profile::{DEFAULT_PROFILE, Paths};
 use psd2_console::xs2a::operations;
 
 use crate::common::cli::run;
@@ -127,12 +126,7 @@ fn search_finds_header_values_ids_and_any_text_but_never_a_signature() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_sends_are_found_by_payment_id_and_request_id() {
-    let home = tempfile::tempdir().unwrap();
-    let paths = Paths::under(home.path().to_path_buf());
-    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let engine = start_engine(crate::common::any_ports(profile), paths.clone())
-        .await
-        .unwrap();
+    let (home, _, engine) = crate::common::default_engine().await;
 
     let create = operations::find("payments.domestic.create").unwrap();
     let body = domestic(&first_bban(KARI), "3.00", "search me").to_string();

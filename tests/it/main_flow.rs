@@ -7,8 +7,7 @@ use crate::common;
 
 use common::{browser, forms, location};
 use psd2_console::client::Engine;
-use psd2_console::embedded::start_engine;
-use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet, SessionState};
+use psd2_console::profile::SessionState;
 use psd2_console::xs2a::operations;
 use psd2_console::xs2a::redirect::ScaCallback;
 
@@ -98,12 +97,7 @@ fn regex_lite_numbers(html: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn list_accounts_after_sca_in_the_browser() {
-    let home = tempfile::tempdir().unwrap();
-    let paths = Paths::under(home.path().to_path_buf());
-    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let mut engine = start_engine(crate::common::any_ports(profile), paths.clone())
-        .await
-        .unwrap();
+    let (_home, paths, mut engine) = crate::common::default_engine().await;
     assert!(
         engine.listener_error.is_none(),
         "{:?}",
@@ -182,12 +176,7 @@ async fn list_accounts_after_sca_in_the_browser() {
 
 #[tokio::test]
 async fn the_console_signs_at_the_embedded_sandbox_time_after_the_clock_is_advanced() {
-    let home = tempfile::tempdir().unwrap();
-    let paths = Paths::under(home.path().to_path_buf());
-    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let engine = start_engine(crate::common::any_ports(profile), paths)
-        .await
-        .unwrap();
+    let (_home, _, engine) = crate::common::default_engine().await;
     let advance = operations::find("sandbox.clock.advance").unwrap();
     let r = engine
         .send(
@@ -238,12 +227,7 @@ async fn a_payment_sca_keeps_the_corporate_context_and_reads_the_payment_status(
     use psd2_console::client::engine::{ScaFlow, Verdict};
     use psd2_console::xs2a::redirect::PsuContext;
     const KARI: &str = "31125461118";
-    let home = tempfile::tempdir().unwrap();
-    let paths = Paths::under(home.path().to_path_buf());
-    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let mut engine = start_engine(crate::common::any_ports(profile), paths.clone())
-        .await
-        .unwrap();
+    let (_home, paths, mut engine) = crate::common::default_engine().await;
     let customers = engine
         .send(&req(
             &engine,

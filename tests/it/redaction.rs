@@ -26,8 +26,7 @@ use common::sca::{complete, tick_all};
 use psd2_console::client::PreparedRequest;
 use psd2_console::client::export::har;
 use psd2_console::client::history::REDACTED;
-use psd2_console::embedded::start_engine;
-use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
+use psd2_console::profile::DEFAULT_PROFILE;
 use psd2_console::xs2a::operations;
 
 const BIN: &str = env!("CARGO_BIN_EXE_psd2-console");
@@ -274,12 +273,7 @@ fn scan(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_private_key_bytes_or_signature_values_outside_their_place_after_a_full_flow() {
-    let home = tempfile::tempdir().unwrap();
-    let paths = Paths::under(home.path().to_path_buf());
-    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let mut engine = start_engine(crate::common::any_ports(profile), paths.clone())
-        .await
-        .unwrap();
+    let (home, paths, mut engine) = crate::common::default_engine().await;
     let mut sent: Vec<PreparedRequest> = Vec::new();
 
     // List accounts: 401 with a scaRedirect.

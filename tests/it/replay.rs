@@ -11,8 +11,7 @@ use psd2_console::client::RequestContext;
 use psd2_console::client::history::{History, REDACTED, ReplayInfo};
 use psd2_console::client::import::parse_raw_http;
 use psd2_console::client::replay::{SignatureMode, prepare_as_given, send_replay};
-use psd2_console::embedded::start_engine;
-use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
+use psd2_console::profile::{DEFAULT_PROFILE, Paths};
 use psd2_console::signing::{SignOptions, digest_header_value, sign_request};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -72,12 +71,7 @@ fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recorded_request_replays_with_its_own_headers_and_exact_body_bytes() {
-    let home = tempfile::tempdir().unwrap();
-    let paths = Paths::under(home.path().to_path_buf());
-    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
-    let engine = start_engine(crate::common::any_ports(profile), paths)
-        .await
-        .unwrap();
+    let (_home, _, engine) = crate::common::default_engine().await;
     let (proxy, wire) = tee_proxy(engine.base_url.trim_start_matches("http://").into()).await;
 
     // Pretty-printed JSON with a trailing newline: valid, but not what the console sends.
@@ -188,12 +182,8 @@ async fn a_recorded_request_replays_with_its_own_headers_and_exact_body_bytes() 
         let entry = history.get(id).unwrap().unwrap();
         assert_eq!(entry.profile, DEFAULT_PROFILE);
         assert_eq!(entry.request_body, body.as_bytes());
-        let signature = entry
-            .request_headers
-            .iter()
-            .find(|(n, _)| n == "Signature")
-            .unwrap();
-        assert_eq!(signature.1, REDACTED);
+        let signature = crate::common::header_value(&entry.request_headers, "Signature");
+        assert_eq!(signature, REDACTED);
     }
     engine.shutdown().await;
 }

@@ -422,12 +422,7 @@ async fn card_accounts_show_status_and_interim_booked_balances_in_their_currency
     let psu = [("PSU-ID", ok.psu_id.as_str())];
     let r = sb.get_with_ok("/v1/card-accounts", &psu).await;
     let cards = r.json["cardAccounts"].as_array().unwrap().clone();
-    let mut expected: Vec<String> = c["cardAccounts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_str().unwrap().to_string())
-        .collect();
+    let mut expected = crate::common::sandbox::strings(&c["cardAccounts"]);
     let mut got: Vec<String> = cards
         .iter()
         .map(|x| x["resourceId"].as_str().unwrap().to_string())

@@ -54,11 +54,10 @@ async fn sandbox() -> TestSandbox {
 /// Creates a payment with explicit authorisation (the TPP will sign it in a basket).
 async fn payment(sb: &TestSandbox, debtor: &str, remittance: &str) -> String {
     let r = sb
-        .send(
-            "POST",
-            &format!("/v1/payments/{DOMESTIC}"),
+        .initiate_with(
+            DOMESTIC,
             &[("TPP-Explicit-Authorisation-Preferred", "true")],
-            Some(&domestic(debtor, "12.00", remittance).to_string()),
+            &domestic(debtor, "12.00", remittance),
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
@@ -331,12 +330,7 @@ async fn the_basket_status_is_the_worst_case_over_its_payments() {
     let sb = sandbox().await;
     // One payment authorised on its own, one not yet: partially accepted.
     let r = sb
-        .send(
-            "POST",
-            &format!("/v1/payments/{DOMESTIC}"),
-            &[],
-            Some(&domestic(&bban(KARI), "12.00", "own sca").to_string()),
-        )
+        .initiate_with(DOMESTIC, &[], &domestic(&bban(KARI), "12.00", "own sca"))
         .await;
     let authorised = r.json["paymentId"].as_str().unwrap().to_string();
     sca_decide(r.sca_redirect().unwrap(), KARI, "Approve").await;
@@ -438,11 +432,10 @@ async fn a_basket_created_with_a_psu_id_is_approved_by_that_psu_only() {
     let sb = sandbox().await;
     // Ingrid's PSU-ID, created by the single-SCA flow (X-PSU-IDENTITY).
     let r = sb
-        .send(
-            "POST",
-            &format!("/v1/payments/{DOMESTIC}"),
+        .initiate_with(
+            DOMESTIC,
             &[("X-PSU-IDENTITY", INGRID)],
-            Some(&domestic(&bban(INGRID), "1.00", "register").to_string()),
+            &domestic(&bban(INGRID), "1.00", "register"),
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
@@ -556,12 +549,7 @@ async fn a_corporate_users_basket_requests_without_psu_corporate_id_get_400() {
     const FJORDBRIS: &str = "912345602";
     // Register Kari's PSU-ID in CORPORATE context by approving one corporate payment.
     let r = sb
-        .send(
-            "POST",
-            &format!("/v1/payments/{DOMESTIC}"),
-            &[],
-            Some(&domestic(&bban(FJORDBRIS), "3.00", "first").to_string()),
-        )
+        .initiate_with(DOMESTIC, &[], &domestic(&bban(FJORDBRIS), "3.00", "first"))
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
     let ScaCallback::Success(ok) = sca_decide(r.sca_redirect().unwrap(), KARI, "Approve").await

@@ -16,6 +16,8 @@ use reqwest::StatusCode;
 use scraper::{Html, Selector};
 use serde_json::Value;
 
+use crate::common::sandbox::strings;
+
 // ---------------------------------------------------------------------------------------
 // Fixtures
 
@@ -492,14 +494,6 @@ fn private_with_agreement(customers: &[Value]) -> &Value {
         .iter()
         .find(|c| c["customerType"] == "PRIVATE" && !c["agreements"].as_array().unwrap().is_empty())
         .expect("a private customer with an agreement")
-}
-
-fn strings(v: &Value) -> Vec<String> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_str().unwrap().to_string())
-        .collect()
 }
 
 fn account_ids(r: &Reply) -> Vec<String> {

@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::Form;
-use common::sandbox::{Reply, TestSandbox};
+use common::sandbox::{Reply, TestSandbox, strings};
 use common::sca::{complete, fixed_sandbox, success};
 use serde_json::{Value, json};
 
@@ -16,14 +16,6 @@ fn error_text(r: &Reply) -> String {
         .as_str()
         .unwrap_or("")
         .to_string()
-}
-
-fn strings(v: &Value) -> Vec<String> {
-    v.as_array()
-        .unwrap_or_else(|| panic!("not an array: {v}"))
-        .iter()
-        .map(|x| x.as_str().unwrap().to_string())
-        .collect()
 }
 
 async fn create_customer(sb: &TestSandbox, body: Value) -> Value {

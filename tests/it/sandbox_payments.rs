@@ -17,7 +17,7 @@ use psd2_console::cert::Psd2Role;
 use psd2_console::sandbox::store::{Account, AccountKind};
 use psd2_console::sandbox::{Clock, SandboxConfig, seed};
 use psd2_console::signing::VerifyPolicy;
-use psd2_console::xs2a::redirect::{PsuContext, ScaCallback};
+use psd2_console::xs2a::redirect::{PsuContext, ScaCallback, ScaSuccess};
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------------------
@@ -134,6 +134,22 @@ fn callback_of(resp: &reqwest::Response) -> ScaCallback {
 async fn approve(sca: &str, number: &str) -> ScaCallback {
     let r = sca_decide(sca, number, "Approve").await;
     callback_of(&r)
+}
+
+/// [`approve`], which must end in a success redirect to the TPP.
+async fn approved(sca: &str, number: &str) -> ScaSuccess {
+    match approve(sca, number).await {
+        ScaCallback::Success(ok) => ok,
+        other => panic!("approval failed: {other:?}"),
+    }
+}
+
+/// A domestic payment of 250.00 from the corporate customer FJORDBRIS's first account,
+/// approved by Kari (who holds its agreement): the payment id and the SCA's success.
+async fn corporate_payment_approved_by_kari(sb: &TestSandbox) -> (String, ScaSuccess) {
+    let body = domestic(&first_bban(FJORDBRIS), "250.00", "flour");
+    let (id, sca) = sb.create_payment(DOMESTIC, &body).await;
+    (id, approved(&sca, KARI).await)
 }
 
 async fn advance(sb: &TestSandbox, secs: u64) -> Reply {
@@ -457,11 +473,10 @@ async fn malformed_bodies_get_berlin_group_errors_never_500() {
         assert!(r.json["tppMessages"][0]["code"].is_string(), "{}", r.text);
     }
     let r = sb
-        .send(
-            "POST",
-            &format!("/v1/payments/{DOMESTIC}"),
+        .initiate_with(
+            DOMESTIC,
             &[("TPP-Redirect-URI", "not a url")],
-            Some(&domestic(&debtor, "1.00", "x").to_string()),
+            &domestic(&debtor, "1.00", "x"),
         )
         .await;
     assert_eq!(r.status, 400, "{}", r.text);
@@ -507,20 +522,17 @@ async fn x_psu_identity_creates_the_psu_id_sca_gives_and_is_idempotent() {
         "same PSU-ID on repeat"
     );
     // The single SCA of the payment returns the same psu-id.
-    let ScaCallback::Success(ok) = approve(first.sca_redirect().unwrap(), INGRID).await else {
-        panic!("approval failed");
-    };
+    let ok = approved(first.sca_redirect().unwrap(), INGRID).await;
     assert_eq!(ok.psu_id, psu);
     assert_eq!(ok.context, PsuContext::Private);
     // ... which is the one the account-information SCA gives the same customer.
     assert_eq!(consent_psu_id(&sb, INGRID).await, psu);
     // With PSU-ID the payment is bound to that PSU: another customer cannot log in.
     let r = sb
-        .send(
-            "POST",
-            &format!("/v1/payments/{DOMESTIC}"),
+        .initiate_with(
+            DOMESTIC,
             &[("PSU-ID", &psu)],
-            Some(&domestic(&first_bban(KARI), "5.00", "bound").to_string()),
+            &domestic(&first_bban(KARI), "5.00", "bound"),
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
@@ -596,11 +608,10 @@ async fn x_psu_identity_of_a_corporate_or_unknown_customer_is_rejected() {
 async fn payment_sca_approve_gives_actc_and_the_success_redirect() {
     let sb = sandbox().await;
     let r = sb
-        .send(
-            "POST",
-            &format!("/v1/payments/{DOMESTIC}"),
+        .initiate_with(
+            DOMESTIC,
             &[("TPP-Session-ID", "session-42")],
-            Some(&domestic(&first_bban(KARI), "13.37", "approve me").to_string()),
+            &domestic(&first_bban(KARI), "13.37", "approve me"),
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
@@ -609,9 +620,7 @@ async fn payment_sca_approve_gives_actc_and_the_success_redirect() {
         .as_str()
         .unwrap()
         .to_string();
-    let ScaCallback::Success(ok) = approve(r.sca_redirect().unwrap(), KARI).await else {
-        panic!("failure redirect");
-    };
+    let ok = approved(r.sca_redirect().unwrap(), KARI).await;
     assert_eq!(ok.tpp_session_id, "session-42");
     assert_eq!(ok.context, PsuContext::Private);
     assert!(ok.psu_corporate_id.is_none());
@@ -664,15 +673,7 @@ async fn the_approving_psu_must_own_the_debtor_account() {
 #[tokio::test]
 async fn an_agreement_holder_approves_a_corporate_payment_in_corporate_context() {
     let sb = sandbox().await;
-    let (_, sca) = sb
-        .create_payment(
-            DOMESTIC,
-            &domestic(&first_bban(FJORDBRIS), "250.00", "flour"),
-        )
-        .await;
-    let ScaCallback::Success(ok) = approve(&sca, KARI).await else {
-        panic!("failure redirect");
-    };
+    let (_, ok) = corporate_payment_approved_by_kari(&sb).await;
     assert_eq!(ok.context, PsuContext::Corporate);
     assert!(ok.psu_corporate_id.is_some());
 }
@@ -699,11 +700,10 @@ async fn sca_pages_escape_interpolated_values() {
 async fn explicit_authorisation_gives_start_authorisation_then_an_sca_redirect() {
     let sb = sandbox().await;
     let r = sb
-        .send(
-            "POST",
-            &format!("/v1/payments/{DOMESTIC}"),
+        .initiate_with(
+            DOMESTIC,
             &[("TPP-Explicit-Authorisation-Preferred", "true")],
-            Some(&domestic(&first_bban(KARI), "3.00", "explicit").to_string()),
+            &domestic(&first_bban(KARI), "3.00", "explicit"),
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
@@ -1332,9 +1332,7 @@ async fn a_psu_id_registered_with_get_users_binds_the_payments_of_a_pisp_only_tp
     assert_eq!(other.status(), 400);
     assert!(other.text().await.unwrap().contains("another customer"));
     // ... the registered customer can, and the SCA gives back the same PSU-ID.
-    let ScaCallback::Success(ok) = approve(&sca, KARI).await else {
-        panic!("approval failed");
-    };
+    let ok = approved(&sca, KARI).await;
     assert_eq!(ok.psu_id, psu);
     assert_eq!(ok.context, PsuContext::Private);
     let s = sb
@@ -1512,11 +1510,10 @@ async fn a_new_authorisation_keeps_a_payment_with_an_expired_sca_link_alive() {
         )
         .await;
     let explicit = sb
-        .send(
-            "POST",
-            &format!("/v1/payments/{DOMESTIC}"),
+        .initiate_with(
+            DOMESTIC,
             &[("TPP-Explicit-Authorisation-Preferred", "true")],
-            Some(&domestic(&first_bban(KARI), "32.00", "not started").to_string()),
+            &domestic(&first_bban(KARI), "32.00", "not started"),
         )
         .await;
     assert_eq!(explicit.status, 201, "{}", explicit.text);
@@ -1670,15 +1667,7 @@ async fn kid_with_a_wrong_check_digit_or_length_is_format_error_naming_the_field
 #[tokio::test]
 async fn a_corporate_users_payment_requests_without_psu_corporate_id_get_400() {
     let sb = sandbox().await;
-    let (id, sca) = sb
-        .create_payment(
-            DOMESTIC,
-            &domestic(&first_bban(FJORDBRIS), "250.00", "flour"),
-        )
-        .await;
-    let ScaCallback::Success(ok) = approve(&sca, KARI).await else {
-        panic!("failure redirect");
-    };
+    let (id, ok) = corporate_payment_approved_by_kari(&sb).await;
     assert_eq!(ok.context, PsuContext::Corporate);
     let corporate = ok.psu_corporate_id.clone().unwrap();
     let base = format!("/v1/payments/{DOMESTIC}/{id}");

@@ -144,12 +144,7 @@ async fn unattended_balances_allow_four_calls_per_account_per_day_then_429() {
     let c = private_customer(&sb).await;
     let ok = consent(&sb, &c, "limit-b").await;
     let unattended = [("PSU-ID", ok.psu_id.as_str()), ("PSU-IP-Address", "")];
-    let accounts: Vec<String> = c["accounts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap().to_string())
-        .collect();
+    let accounts = crate::common::sandbox::strings(&c["accounts"]);
     let path = format!("/v1/accounts/{}/balances", accounts[0]);
     for i in 1..=4 {
         let r = sb.get_with(&path, &unattended).await;

@@ -30,6 +30,11 @@ fn ids(list: &[Value], key: &str) -> Vec<String> {
         .collect()
 }
 
+/// A signed GET of `path` with `PSU-ID: psu_id`, which must answer 200.
+async fn read_as(sb: &TestSandbox, psu_id: &str, path: &str) -> Reply {
+    sb.get_with_ok(path, &[("PSU-ID", psu_id)]).await
+}
+
 /// Completes the consent SCA in the HTML forms as `number` (PRIVATE context, every offered
 /// account ticked) and returns the redirect's psu-id.
 async fn sca_psu_id(sb: &TestSandbox, number: &str) -> String {
@@ -69,12 +74,7 @@ async fn a_new_database_is_seeded_with_the_known_state() {
             .filter(|a| a.owner == k.id)
             .map(|a| a.id.to_string())
             .collect();
-        let listed: Vec<String> = c["accounts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a.as_str().unwrap().to_string())
-            .collect();
+        let listed = crate::common::sandbox::strings(&c["accounts"]);
         assert_eq!(listed, accounts);
     }
     // An in-memory sandbox starts in the same state.
@@ -105,12 +105,8 @@ async fn state_survives_a_restart_on_a_file_database() {
         .await;
         let psu_id = sca_psu_id(&sb, &number).await;
         let a = sb.get_with_ok("/v1/accounts", &[("PSU-ID", &psu_id)]).await;
-        let b = sb
-            .get_with_ok(
-                &format!("/v1/accounts/{account}/transactions?bookingStatus=booked&limit=5"),
-                &[("PSU-ID", &psu_id)],
-            )
-            .await;
+        let path = format!("/v1/accounts/{account}/transactions?bookingStatus=booked&limit=5");
+        let b = read_as(&sb, &psu_id, &path).await;
         let booked = b.json["transactions"]["booked"][0].clone();
         sb.stop().await;
         (created, psu_id, a.json, booked)
@@ -197,12 +193,8 @@ async fn initialize_resets_every_table_to_the_known_state() {
     assert!(again.sca_redirect().is_some());
     // The balance override is gone.
     let psu_id = sca_psu_id(&sb, &number).await;
-    let b = sb
-        .get_with_ok(
-            &format!("/v1/accounts/{seeded_account}/balances"),
-            &[("PSU-ID", &psu_id)],
-        )
-        .await;
+    let path = format!("/v1/accounts/{seeded_account}/balances");
+    let b = read_as(&sb, &psu_id, &path).await;
     assert_ne!(b.json["balances"][0]["balanceAmount"]["amount"], "1.00");
     // Other modules' tables are emptied too; the migrations stay recorded.
     let db = Db::open(&Storage::File(file)).unwrap();
@@ -297,12 +289,8 @@ async fn concurrent_customer_creations_neither_lose_nor_duplicate_rows() {
     assert_eq!(tx_ids.len(), 64);
     let number = created[0]["customerNumber"].as_str().unwrap().to_string();
     let psu_id = sca_psu_id(&sb, &number).await;
-    let r = sb
-        .get_with_ok(
-            &format!("/v1/accounts/{account}/transactions?bookingStatus=pending"),
-            &[("PSU-ID", &psu_id)],
-        )
-        .await;
+    let path = format!("/v1/accounts/{account}/transactions?bookingStatus=pending");
+    let r = read_as(&sb, &psu_id, &path).await;
     let mut listed: Vec<String> = r.json["transactions"]["pending"]
         .as_array()
         .unwrap()

@@ -7,32 +7,33 @@
 
 use crate::common;
 
-use common::tmux::{EXIT_MARKER, Tmux, ready};
+use common::tmux::{EXIT_MARKER, Tmux, console_if_ready, ready, shows_selected};
 
 fn crate_operations_count() -> usize {
     psd2_console::xs2a::operations::OPERATIONS.len() + 8
 }
 
-#[test]
-fn sandbox_customers_are_listed_and_q_restores_the_terminal() {
-    if !ready() {
-        return;
-    }
-    let t = Tmux::start("customers");
-    t.wait_for_console();
-    // Walk down the catalogue until "Sandbox customers" is selected (bounded).
-    let selected = |s: &str| {
-        s.lines()
-            .any(|l| l.contains("▸ GET") && l.contains("Sandbox customers"))
-            && s.contains("/v1/sandbox/customers")
-    };
+/// Presses Down, at most once per operation of the catalogue, until `selected` holds for
+/// the screen, then waits for it (`what` names it in the timeout message).
+fn walk_down_until(t: &Tmux, what: &str, selected: impl Fn(&str) -> bool) -> String {
     for _ in 0..crate_operations_count() {
         if selected(&t.capture()) {
             break;
         }
         t.keys(&["Down"]);
     }
-    t.wait_for("Sandbox customers selected", selected);
+    t.wait_for(what, selected)
+}
+
+#[test]
+fn sandbox_customers_are_listed_and_q_restores_the_terminal() {
+    let Some(t) = console_if_ready("customers") else {
+        return;
+    };
+    // Walk down the catalogue until "Sandbox customers" is selected (bounded).
+    walk_down_until(&t, "Sandbox customers selected", |s| {
+        shows_selected(s, "GET", "Sandbox customers") && s.contains("/v1/sandbox/customers")
+    });
     t.keys(&["s"]);
     let screen = t.wait_for("the 200 response", |s| s.contains("200 OK"));
     assert!(screen.contains("Response · Sandbox customers"), "{screen}");
@@ -62,9 +63,7 @@ fn list_accounts_gets_401_and_the_sca_prompt() {
     let screen = t.wait_for_console();
     assert!(screen.contains("no PSU yet"), "{screen}");
     assert!(
-        screen
-            .lines()
-            .any(|l| l.contains("▸ GET") && l.contains("List accounts")),
+        shows_selected(&screen, "GET", "List accounts"),
         "List accounts is selected first:\n{screen}"
     );
     t.keys(&["s"]);
@@ -101,17 +100,9 @@ fn a_history_that_cannot_be_written_is_reported_and_the_send_still_shows() {
     });
     assert!(first.contains("the history is not available"), "{first}");
     // Sandbox customers: a 200 that could not be recorded; the answer is shown anyway.
-    let selected = |s: &str| {
-        s.lines()
-            .any(|l| l.contains("▸ GET") && l.contains("Sandbox customers"))
-    };
-    for _ in 0..crate_operations_count() {
-        if selected(&t.capture()) {
-            break;
-        }
-        t.keys(&["Down"]);
-    }
-    t.wait_for("Sandbox customers selected", selected);
+    walk_down_until(&t, "Sandbox customers selected", |s| {
+        shows_selected(s, "GET", "Sandbox customers")
+    });
     t.keys(&["s"]);
     let screen = t.wait_for("the 200 with the history warning", |s| {
         s.contains("200 OK") && s.contains("not written to the history")

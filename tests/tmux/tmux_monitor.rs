@@ -7,15 +7,13 @@
 
 use crate::common;
 
-use common::tmux::{Tmux, ready};
+use common::tmux::console_if_ready;
 
 #[test]
 fn the_monitor_follows_the_embedded_sandbox_and_advances_its_clock() {
-    if !ready() {
+    let Some(t) = console_if_ready("monitor") else {
         return;
-    }
-    let t = Tmux::start("monitor");
-    t.wait_for_console();
+    };
     t.keys(&["4"]);
     let screen = t.wait_for("the stream and the sandbox's state", |s| {
         s.contains("Event stream live") && s.contains("Faults in effect none")

@@ -8,7 +8,7 @@ use crate::common;
 
 use common::payments::KARI;
 use common::sca::{complete, success, tick_all};
-use common::tmux::{Tmux, ready};
+use common::tmux::start_if_ready;
 
 /// The scaRedirect as the prompt's text column shows it: the rows after "open:" up to the
 /// next empty one, the QR code's columns cut off, joined.
@@ -28,14 +28,9 @@ fn prompt_link(screen: &str) -> String {
 
 #[test]
 fn a_presenter_runs_the_sca_flow_at_80x24_without_the_psu_id_on_screen() {
-    if !ready() {
+    let Some(t) = start_if_ready("presenter", &["--presenter"]) else {
         return;
-    }
-    let t = Tmux::start_in(
-        "presenter",
-        tempfile::tempdir().expect("temp dir"),
-        &["--presenter"],
-    );
+    };
     t.resize(80, 24);
     let screen = t.wait_for("the console in presenter mode", |s| {
         s.contains("List accounts") && s.contains("Step: no PSU yet")

@@ -8,15 +8,13 @@ use crate::common;
 
 use std::process::Command;
 
-use common::tmux::{Tmux, ready};
+use common::tmux::console_if_ready;
 
 #[test]
 fn create_a_profile_with_a_generated_certificate() {
-    if !ready() {
+    let Some(t) = console_if_ready("profiles") else {
         return;
-    }
-    let t = Tmux::start("profiles");
-    t.wait_for_console();
+    };
     t.keys(&["2"]);
     t.wait_for("the profiles screen", |s| {
         s.contains("[built-in] read-only") && s.contains("Remote sandbox example")

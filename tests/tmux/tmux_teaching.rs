@@ -4,7 +4,7 @@
 //! stream; after quitting, `psd2-console flow` shows them from the history.
 
 use crate::common::console::KARI;
-use crate::common::tmux::{EXIT_MARKER, Tmux, ready};
+use crate::common::tmux::{EXIT_MARKER, shows_selected, start_if_ready};
 
 /// The scaRedirect of the newest exchange in the history of `home`.
 fn last_sca_redirect(home: &std::path::Path) -> String {
@@ -22,22 +22,15 @@ fn last_sca_redirect(home: &std::path::Path) -> String {
 
 #[test]
 fn a_lesson_runs_in_the_real_console_and_the_flow_screen_shows_the_browser_steps() {
-    if !ready() {
+    let Some(t) = start_if_ready("lesson", &["--lesson", "ais-bank-offered-consent"]) else {
         return;
-    }
-    let t = Tmux::start_in(
-        "lesson",
-        tempfile::tempdir().unwrap(),
-        &["--lesson", "ais-bank-offered-consent"],
-    );
+    };
     let screen = t.wait_for("the lesson panel", |s| {
         s.contains("Lesson: Account information with a bank-offered consent")
     });
     assert!(screen.contains("Step 1 of 5"), "{screen}");
     assert!(
-        screen
-            .lines()
-            .any(|l| l.contains("▸ POST") && l.contains("Bank-offered consen")),
+        shows_selected(&screen, "POST", "Bank-offered consen"),
         "the step selected its operation:\n{screen}"
     );
     t.keys(&["s"]);
@@ -64,9 +57,7 @@ fn a_lesson_runs_in_the_real_console_and_the_flow_screen_shows_the_browser_steps
     t.wait_for("the PSU-ID learned", |s| !s.contains("no PSU yet"));
     t.keys(&["]"]);
     t.wait_for("step 3 selects List accounts", |s| {
-        s.contains("Step 3 of 5")
-            && s.lines()
-                .any(|l| l.contains("▸ GET") && l.contains("List accounts"))
+        s.contains("Step 3 of 5") && shows_selected(s, "GET", "List accounts")
     });
     t.keys(&["s"]);
     t.wait_for("200", |s| s.contains("200 OK"));

@@ -33,6 +33,13 @@ pub fn run(home: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// The arguments of one command line given as words separated by white space (for
+/// arguments that hold no space themselves): `words("send accounts.list --no-wait")` is
+/// `["send", "accounts.list", "--no-wait"]`, for [`run`] and [`run_headless`].
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 /// `psd2-console args` on the data dir `home` with no graphical session and no `BROWSER`
 /// (`DISPLAY`, `WAYLAND_DISPLAY` and `BROWSER` removed), so no browser can open.
 pub fn headless(home: &Path, args: &[&str]) -> Command {
@@ -49,6 +56,35 @@ pub fn headless(home: &Path, args: &[&str]) -> Command {
 /// Runs [`headless`] to the end.
 pub fn run_headless(home: &Path, args: &[&str]) -> (i32, String, String) {
     outcome(headless(home, args).output().unwrap())
+}
+
+/// Runs the command `line` ([`words`]) headless ([`run_headless`]) on a new home and
+/// asserts it exits 0. Returns the home (removed on drop), stdout and stderr.
+pub fn run_ok_in_new_home(line: &str) -> (tempfile::TempDir, String, String) {
+    let home = tempfile::tempdir().unwrap();
+    let (code, out, err) = run_headless(home.path(), &words(line));
+    assert_eq!(code, 0, "{err}");
+    (home, out, err)
+}
+
+/// Runs `psd2-console args` on `home` (as [`run`] does) with its stdout a pipe whose reader
+/// is already closed (`psd2-console ... | head -1` once `head` has gone). Returns the exit
+/// code (`None` when killed by a signal) and stderr.
+pub fn run_into_closed_pipe(home: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(BIN)
+        .env("PSD2_CONSOLE_FREE_PORTS", "1")
+        .env("PSD2_CONSOLE_HOME", home)
+        .args(args)
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// A child process (`sandbox serve`), killed and reaped on drop.

@@ -19,6 +19,19 @@ pub struct Form {
     pub buttons: Vec<(String, String, String)>,
 }
 
+/// Moves the first `(name, value)` pair equal to `name`=`value` from `from` to the end of
+/// `to`; nothing when `from` has none.
+fn move_field(
+    from: &mut Vec<(String, String)>,
+    to: &mut Vec<(String, String)>,
+    name: &str,
+    value: &str,
+) {
+    if let Some(i) = from.iter().position(|(n, v)| n == name && v == value) {
+        to.push(from.remove(i));
+    }
+}
+
 /// Parses every form of `html`, resolving actions against `page_url`.
 pub fn forms(html: &str, page_url: &str) -> Vec<Form> {
     let doc = Html::parse_document(html);
@@ -113,14 +126,7 @@ impl Form {
 
     /// Checks the checkbox `name`=`value` (others of the same name stay as they are).
     pub fn check(&mut self, name: &str, value: &str) -> &mut Self {
-        if let Some(i) = self
-            .unchecked
-            .iter()
-            .position(|(n, v)| n == name && v == value)
-        {
-            let f = self.unchecked.remove(i);
-            self.fields.push(f);
-        }
+        move_field(&mut self.unchecked, &mut self.fields, name, value);
         self
     }
 
@@ -134,14 +140,7 @@ impl Form {
 
     /// Unchecks the checkbox `name`=`value`.
     pub fn uncheck(&mut self, name: &str, value: &str) -> &mut Self {
-        if let Some(i) = self
-            .fields
-            .iter()
-            .position(|(n, v)| n == name && v == value)
-        {
-            let f = self.fields.remove(i);
-            self.unchecked.push(f);
-        }
+        move_field(&mut self.fields, &mut self.unchecked, name, value);
         self
     }
 
@@ -168,21 +167,12 @@ impl Form {
         if !b.0.is_empty() {
             fields.push((b.0.clone(), b.1.clone()));
         }
-        if self.method == "POST" {
-            client
-                .post(&self.action)
-                .form(&fields)
-                .send()
-                .await
-                .unwrap()
+        let request = if self.method == "POST" {
+            client.post(&self.action).form(&fields)
         } else {
-            client
-                .get(&self.action)
-                .query(&fields)
-                .send()
-                .await
-                .unwrap()
-        }
+            client.get(&self.action).query(&fields)
+        };
+        request.send().await.unwrap()
     }
 }
 
@@ -247,6 +237,16 @@ pub mod sse;
 pub mod tmux;
 pub mod tui;
 
+/// The value of the first header named `name` (exact case) among `headers` (a request's
+/// `(name, value)` pairs as recorded in the history); panics when there is none.
+pub fn header_value<'a>(headers: &'a [(String, String)], name: &str) -> &'a str {
+    headers
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no {name} header in {headers:?}"))
+}
+
 /// `profile` with any free ports for the embedded sandbox and the callback listener
 /// (`sandbox_port = 0`, `callback_port = 0`), so in-process engines of parallel tests do not
 /// collide on the fixed defaults.
@@ -256,4 +256,22 @@ pub fn any_ports(profile: psd2_console::profile::Profile) -> psd2_console::profi
         callback_port: Some(0),
         ..profile
     }
+}
+
+/// A new home (a temporary directory, removed when the returned `TempDir` is dropped), its
+/// [`Paths`](psd2_console::profile::Paths), and an engine started on it with the built-in
+/// default profile on any free ports ([`any_ports`]).
+pub async fn default_engine() -> (
+    tempfile::TempDir,
+    psd2_console::profile::Paths,
+    psd2_console::client::engine::Engine,
+) {
+    use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path().to_path_buf());
+    let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
+    let engine = psd2_console::embedded::start_engine(any_ports(profile), paths.clone())
+        .await
+        .unwrap();
+    (home, paths, engine)
 }

@@ -330,6 +330,18 @@ impl TestSandbox {
             .await
     }
 
+    /// [`TestSandbox::initiate`] with extra request headers (e.g. `TPP-Session-ID`).
+    pub async fn initiate_with(
+        &self,
+        product: &str,
+        headers: &[(&str, &str)],
+        body: &Value,
+    ) -> Reply {
+        let path = format!("/v1/payments/{product}");
+        self.send("POST", &path, headers, Some(&body.to_string()))
+            .await
+    }
+
     /// [`TestSandbox::initiate`], which must answer 201; returns `(paymentId, scaRedirect)`
     /// (the redirect empty when there is none).
     pub async fn create_payment(&self, product: &str, body: &Value) -> (String, String) {
@@ -375,4 +387,14 @@ impl Drop for TestSandbox {
             self.assert_schema_valid();
         }
     }
+}
+
+/// The strings of the JSON array `v` (e.g. a customer's `accounts` ids); panics when `v` is
+/// not an array of strings.
+pub fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect()
 }

@@ -194,6 +194,29 @@ impl Drop for Tmux {
     }
 }
 
+/// When tmux tests can run here ([`ready`]): the console started with `args` on a new home
+/// ([`Tmux::start_in`]); otherwise `None` (the test is skipped).
+pub fn start_if_ready(test: &str, args: &[&str]) -> Option<Tmux> {
+    ready().then(|| Tmux::start_in(test, tempfile::tempdir().expect("temp dir"), args))
+}
+
+/// [`start_if_ready`] with no arguments, once the console shows its operation list
+/// ([`Tmux::wait_for_console`]).
+pub fn console_if_ready(test: &str) -> Option<Tmux> {
+    let t = start_if_ready(test, &[])?;
+    t.wait_for_console();
+    Some(t)
+}
+
+/// Whether a line of the captured `screen` shows the operation `method summary` selected
+/// in the catalogue (the line holds `▸ {method}` and `summary`).
+pub fn shows_selected(screen: &str, method: &str, summary: &str) -> bool {
+    let marker = format!("▸ {method}");
+    screen
+        .lines()
+        .any(|l| l.contains(&marker) && l.contains(summary))
+}
+
 /// Whether tmux tests can run here: false (with a message) when tmux is not installed.
 pub fn ready() -> bool {
     if !tmux_available() {
