@@ -92,6 +92,14 @@ impl fmt::Debug for Clock {
     }
 }
 
+/// Unix seconds `t` as RFC 3339 UTC, whole seconds (`2026-11-24T10:02:00Z`); empty when `t`
+/// is out of chrono's range.
+pub fn rfc3339(t: i64) -> String {
+    chrono::DateTime::<chrono::Utc>::from_timestamp(t, 0)
+        .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,12 +114,4 @@ mod tests {
         assert_eq!(c.now(), t + Duration::from_secs(61));
         assert_eq!(c.today().to_string(), "2027-01-15");
     }
-}
-
-/// Unix seconds `t` as RFC 3339 UTC, whole seconds (`2026-11-24T10:02:00Z`); empty when `t`
-/// is out of chrono's range.
-pub fn rfc3339(t: i64) -> String {
-    chrono::DateTime::<chrono::Utc>::from_timestamp(t, 0)
-        .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        .unwrap_or_default()
 }
