@@ -33,8 +33,16 @@ pub const HIDDEN: &str = "[masked]";
 /// only its `signature="…"` bytes are hidden).
 pub const SECRET_HEADERS: [&str; 2] = [h::SIGNATURE, h::TPP_SIGNATURE_CERTIFICATE];
 
-/// Headers whose values identify the PSU: shortened.
-pub const PERSONAL_HEADERS: [&str; 3] = [h::PSU_ID, h::PSU_CORPORATE_ID, h::X_PSU_IDENTITY];
+/// Headers whose values identify the PSU, or bind an SCA flow to this console: shortened.
+/// `TPP-Session-ID` is what the callback listener checks a callback against
+/// ([`crate::redirect`]): on a projected screen in room mode anybody in the room could read
+/// it and post a forged callback before the PSU's browser does.
+pub const PERSONAL_HEADERS: [&str; 4] = [
+    h::PSU_ID,
+    h::PSU_CORPORATE_ID,
+    h::X_PSU_IDENTITY,
+    h::TPP_SESSION_ID,
+];
 
 /// Where a personal value follows a key inside a text: `(key, kind)`.
 const PERSONAL_KEYS: [(&str, KeyKind); 6] = [
@@ -470,6 +478,10 @@ mod tests {
         assert_eq!(m.header("psu-id", PSU), "8c…");
         assert_eq!(m.header("PSU-Corporate-ID", "corp-4711"), "co…");
         assert_eq!(m.header("X-PSU-IDENTITY", "01010012356"), "01…");
+        assert_eq!(
+            m.header("TPP-Session-ID", "4f0c2a9e-1b7d-4c3a-9e2f-6d5b8a7c9e01"),
+            "4f…"
+        );
         assert_eq!(m.personal(PSU), "8c…");
     }
 

@@ -971,7 +971,10 @@ impl ProfilesView {
         ));
         out.push(line(
             "  TPP-Session-ID",
-            s.tpp_session_id.as_ref(),
+            s.tpp_session_id
+                .as_ref()
+                .map(|id| mask.personal(id).into_owned())
+                .as_ref(),
             "none yet (created when the profile starts)",
         ));
         let sca = match s.sca_remaining_secs(now) {

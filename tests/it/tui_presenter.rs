@@ -81,7 +81,8 @@ fn answer(app: &mut App, req: &PreparedRequest, status: u16, body: serde_json::V
 }
 
 /// What must never be on a presenter's screen: the Signature header's value and its
-/// signature bytes, the certificate's base64, the PSU-ID and PSU-Corporate-ID.
+/// signature bytes, the certificate's base64, the PSU-ID and PSU-Corporate-ID, and the
+/// TPP-Session-ID (the callback listener's binding of the SCA flow).
 fn secrets(req: &PreparedRequest) -> Vec<(&'static str, String)> {
     let sig = req.header("Signature").expect("signed").to_string();
     let bytes = sig
@@ -104,6 +105,7 @@ fn secrets(req: &PreparedRequest) -> Vec<(&'static str, String)> {
         ("certificate base64", cert),
         ("PSU-ID", PSU_ID.into()),
         ("PSU-Corporate-ID", PSU_CORPORATE_ID.into()),
+        ("TPP-Session-ID", SESSION_ID.into()),
     ]
 }
 
