@@ -4,52 +4,30 @@
 //! The other events (requests, batch runs, clock changes) are not needed: the console sees
 //! its own requests.
 
-use std::sync::Arc;
 use std::time::SystemTime;
 
-use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::BrowserStep;
-use crate::cert::Credentials;
 use crate::client::Engine;
-use crate::signing::{SignOptions, sign_request};
-
-/// The path of the sandbox's event stream.
-pub const EVENTS_PATH: &str = "/v1/sandbox/events";
+use crate::client::monitor::{MonitorEvent, MonitorFeed, follow};
+use crate::client::sandbox_admin::SandboxAdmin;
 
 /// Where and as whom to subscribe: taken from an engine so the subscription outlives a
 /// borrow of it.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct StepSource {
-    /// The sandbox's base URL (no trailing slash).
-    pub base_url: String,
-    /// The engine's HTTP client.
-    pub http: reqwest::Client,
-    /// The TPP's credentials (the stream is a signed management operation).
-    pub credentials: Arc<Credentials>,
-    /// Sent as `TPP-Redirect-URI`.
-    pub redirect_uri: String,
+    /// The signed management client of the engine's sandbox.
+    pub admin: SandboxAdmin,
     /// The signing time (the sandbox's clock).
     pub now: SystemTime,
-}
-
-impl std::fmt::Debug for StepSource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StepSource")
-            .field("base_url", &self.base_url)
-            .finish_non_exhaustive()
-    }
 }
 
 impl StepSource {
     /// The source of `engine`'s target.
     pub fn of(engine: &Engine) -> StepSource {
         StepSource {
-            base_url: engine.base_url.trim_end_matches('/').to_string(),
-            http: engine.http.clone(),
-            credentials: engine.credentials.clone(),
-            redirect_uri: engine.redirect_uri.clone(),
+            admin: SandboxAdmin::for_engine(engine),
             now: engine.now(),
         }
     }
@@ -60,6 +38,7 @@ impl StepSource {
 #[derive(Debug)]
 pub struct StepStream {
     rx: mpsc::UnboundedReceiver<BrowserStep>,
+    follower: tokio::task::JoinHandle<()>,
     reader: tokio::task::JoinHandle<()>,
 }
 
@@ -72,77 +51,61 @@ impl StepStream {
 
 impl Drop for StepStream {
     fn drop(&mut self) {
+        self.follower.abort();
         self.reader.abort();
     }
 }
 
-/// Opens the event stream of `source` and returns its browser steps, in order, as they
+/// Opens the event stream of `source` (the monitor's subscription,
+/// [`crate::client::monitor::follow`]) and returns its browser steps, in order, as they
 /// arrive (each stamped with the system time it arrived at, like the history's entries).
 ///
-/// Errors: the request cannot be sent, or the sandbox answers other than 200 (one
-/// sentence with the status).
+/// Errors: the request cannot be sent, or the sandbox refuses the subscription (one
+/// sentence, as [`MonitorFeed::Ended`] says it).
 pub async fn subscribe(source: StepSource) -> Result<StepStream, String> {
-    let mut headers = vec![
-        ("X-Request-ID".to_string(), uuid::Uuid::new_v4().to_string()),
-        ("TPP-Redirect-URI".to_string(), source.redirect_uri.clone()),
-        ("Accept".to_string(), "text/event-stream".to_string()),
-    ];
-    sign_request(
-        &source.credentials,
-        "GET",
-        EVENTS_PATH,
-        &mut headers,
-        &[],
-        SignOptions {
-            request_target: false,
-            now: source.now,
-        },
-    );
-    let url = format!("{}{EVENTS_PATH}", source.base_url);
-    let mut rb = source.http.get(&url);
-    for (n, v) in &headers {
-        rb = rb.header(n, v);
-    }
-    let mut response = rb.send().await.map_err(|e| format!("{url}: {e}"))?;
-    if response.status() != reqwest::StatusCode::OK {
-        return Err(format!("{url} answered {}", response.status()));
+    let (feed_tx, mut feed) = mpsc::unbounded_channel();
+    let follower = tokio::spawn(follow(source.admin, source.now, feed_tx));
+    match feed.recv().await {
+        Some(MonitorFeed::Subscribed) => {}
+        Some(MonitorFeed::Ended(why)) => return Err(why),
+        Some(MonitorFeed::Event(_)) | None => {
+            follower.abort();
+            return Err("the event stream did not start with its subscription".into());
+        }
     }
     let (tx, rx) = mpsc::unbounded_channel();
     let reader = tokio::spawn(async move {
-        let mut pending = String::new();
-        while let Ok(Some(chunk)) = response.chunk().await {
-            pending.push_str(&String::from_utf8_lossy(&chunk));
-            while let Some(end) = pending.find("\n\n") {
-                let block: String = pending.drain(..end + 2).collect();
-                if let Some(step) =
-                    step_of_block(&block, crate::cert::unix_seconds(SystemTime::now()))
-                    && tx.send(step).is_err()
-                {
-                    return;
-                }
+        while let Some(item) = feed.recv().await {
+            if let MonitorFeed::Event(event) = item
+                && let Some(step) =
+                    step_of_event(&event, crate::cert::unix_seconds(SystemTime::now()))
+                && tx.send(step).is_err()
+            {
+                return;
             }
         }
     });
-    Ok(StepStream { rx, reader })
+    Ok(StepStream {
+        rx,
+        follower,
+        reader,
+    })
 }
 
-/// The browser step of one server-sent event block (`event: sca` and a `data:` line), seen
-/// at `at`; `None` for other events and comments.
-pub fn step_of_block(block: &str, at: i64) -> Option<BrowserStep> {
-    let mut event = None;
-    let mut data = String::new();
-    for line in block.lines() {
-        if let Some(v) = line.strip_prefix("event:") {
-            event = Some(v.trim());
-        } else if let Some(v) = line.strip_prefix("data:") {
-            data.push_str(v.strip_prefix(' ').unwrap_or(v));
-        }
+/// The browser step of one sandbox event, seen at `at`: the `sca` events; `None` for the
+/// others.
+pub fn step_of_event(event: &MonitorEvent, at: i64) -> Option<BrowserStep> {
+    match event {
+        MonitorEvent::Sca(sca) => Some(BrowserStep {
+            at,
+            sca_id: sca.sca_id.clone(),
+            step: sca.step.clone(),
+            status: sca.status,
+            outcome: sca.outcome.clone(),
+            code: sca.code.clone(),
+        }),
+        _ => None,
     }
-    if event != Some("sca") {
-        return None;
-    }
-    let value: Value = serde_json::from_str(&data).ok()?;
-    BrowserStep::from_event(&value, at)
 }
 
 #[cfg(test)]
@@ -150,15 +113,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_sca_event_block_is_a_step_and_other_blocks_are_not() {
-        let block = "event: sca\ndata: {\"type\":\"sca\",\"sca_id\":\"abc\",\"step\":\"consent\",\"status\":302,\"outcome\":\"success\",\"code\":null,\"injected\":false,\"fault\":null}\n\n";
-        let step = step_of_block(block, 7).unwrap();
+    fn an_sca_event_is_a_step_and_other_events_are_not() {
+        let block = "{\"type\":\"sca\",\"sca_id\":\"abc\",\"step\":\"consent\",\"status\":302,\"outcome\":\"success\",\"code\":null,\"injected\":false,\"fault\":null}";
+        let event: MonitorEvent = serde_json::from_str(block).unwrap();
+        let step = step_of_event(&event, 7).unwrap();
         assert_eq!(step.sca_id, "abc");
         assert_eq!(step.step, "consent");
         assert_eq!(step.status, 302);
         assert_eq!(step.outcome.as_deref(), Some("success"));
         assert_eq!(step.at, 7);
-        assert!(step_of_block(": subscribed\n\n", 7).is_none());
-        assert!(step_of_block("event: request\ndata: {\"status\":200}\n\n", 7).is_none());
+        assert!(step_of_event(&MonitorEvent::Lagged { missed: 1 }, 7).is_none());
     }
 }

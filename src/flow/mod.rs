@@ -83,20 +83,6 @@ pub struct BrowserStep {
 }
 
 impl BrowserStep {
-    /// The step of an `sca` event's JSON data (fields `sca_id`, `step`, `status`, `outcome`,
-    /// `code`), seen at `at`; `None` when a field is missing or of another type.
-    pub fn from_event(data: &Value, at: i64) -> Option<BrowserStep> {
-        let text = |k: &str| data.get(k).and_then(Value::as_str).map(str::to_string);
-        Some(BrowserStep {
-            at,
-            sca_id: text("sca_id")?,
-            step: text("step")?,
-            status: u16::try_from(data.get("status")?.as_u64()?).ok()?,
-            outcome: text("outcome"),
-            code: text("code"),
-        })
-    }
-
     /// Whether this step belongs to the SCA of the `scaRedirect` link `href`.
     pub fn belongs_to(&self, href: &str) -> bool {
         let path = href.split(['?', '#']).next().unwrap_or(href);
