@@ -1,6 +1,7 @@
 //! The PSU browser's steps as they happen: the console subscribes to the embedded
 //! sandbox's event stream (`GET /v1/sandbox/events`, server-sent events, signed like every
-//! `/v1` request; `crate::sandbox::events`) and keeps its `sca` events as [`BrowserStep`]s.
+//! `/v1` request), through the monitor's subscription ([`crate::client::monitor::follow`]),
+//! and keeps its `sca` events as [`BrowserStep`]s.
 //! The other events (requests, batch runs, clock changes) are not needed: the console sees
 //! its own requests.
 
