@@ -223,7 +223,9 @@ enum Command {
         #[arg(default_value = "last")]
         id: String,
         /// For cURL: send to this base URL instead of the profile's target (e.g. a
-        /// `sandbox serve` at http://127.0.0.1:8080, since the embedded one ends with the command).
+        /// `sandbox serve` at http://127.0.0.1:8080). Without it an embedded profile's
+        /// command goes to its embedded sandbox's address (`sandbox_port`), which the
+        /// console serves while it runs on this home.
         #[arg(long)]
         base_url: Option<String>,
     },
@@ -299,10 +301,19 @@ fn parse_listen(s: &str) -> Result<std::net::IpAddr, String> {
     psd2_console::profile::check_listen_address(s)
 }
 
-/// [`start_engine`] for a command-line command: in room mode it says on stderr that the
-/// embedded sandbox and the callback listener are reachable from the network.
+/// [`psd2_console::embedded::start_command_engine`] for a command-line command (beside a
+/// console on the same home it uses the console's sandbox, and says so on stderr); in room
+/// mode it says on stderr that the embedded sandbox and the callback listener are reachable
+/// from the network.
 async fn start_cli_engine(profile: psd2_console::profile::Profile, paths: Paths) -> Result<Engine> {
-    let engine = start_engine(profile, paths).await?;
+    let engine = psd2_console::embedded::start_command_engine(profile, paths).await?;
+    if engine.shares_sandbox() {
+        eprintln!(
+            "using the embedded sandbox of the psd2-console running on this data directory ({}); \
+             SCA callback listener on {}",
+            engine.base_url, engine.redirect_uri
+        );
+    }
     if let Some(addr) = engine.room_address() {
         eprintln!(
             "room mode: reachable from the network on {addr}: {}the SCA callback listener ({})",
@@ -839,12 +850,39 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             }
             let session =
                 psd2_console::profile::SessionState::load(&paths.session_file(&profile.slug()))?;
+            let mut now = std::time::SystemTime::now();
             let base = match &profile.target {
                 psd2_console::profile::Target::Url(u) => u.clone(),
                 psd2_console::profile::Target::Embedded => {
-                    bail!(
-                        "the embedded sandbox ends with this command: give --base-url of a running `psd2-console sandbox serve`"
-                    )
+                    // The embedded sandbox's fixed address, served while a console runs on
+                    // this home; signed at that sandbox's clock when it answers.
+                    let profile = psd2_console::embedded::as_started(profile.clone());
+                    if profile.sandbox_port() == 0 {
+                        bail!(
+                            "profile {:?} gives its embedded sandbox any free port (sandbox_port = 0 or {}=1), so no address is known: give --base-url (e.g. of a running `psd2-console sandbox serve`)",
+                            profile.name,
+                            psd2_console::profile::FREE_PORTS_ENV
+                        );
+                    }
+                    let addr = SocketAddr::new(profile.listen_address(), profile.sandbox_port());
+                    let key = psd2_console::embedded::instance_key(&paths.data)?;
+                    match psd2_console::embedded::probe(addr, &key).await {
+                        psd2_console::embedded::Holder::SameHome {
+                            base_url,
+                            offset_ms,
+                        } => {
+                            now = psd2_console::embedded::shifted(now, offset_ms);
+                            base_url
+                        }
+                        _ => {
+                            eprintln!(
+                                "note: no psd2-console on this data directory serves http://{addr} now: \
+                                 the command runs while the console (its embedded sandbox) is open, \
+                                 or give --base-url"
+                            );
+                            format!("http://{addr}")
+                        }
+                    }
                 }
             };
             let redirect = entry
@@ -861,10 +899,10 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     credentials: &credentials,
                     base_url: &base,
                     redirect_uri: &redirect,
-                    now: std::time::SystemTime::now(),
+                    now,
                 },
             )?;
-            print!("{}", psd2_console::client::export::curl_command(&req));
+            print!("{}", psd2_console::client::export::curl_script(&req));
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Profile { command }) => {
@@ -1128,7 +1166,12 @@ async fn send_command(
     if let Some(url) = exchange.sca_redirect() {
         if !wait {
             eprintln!("SCA needed: {url}");
-            if embedded {
+            if embedded && engine.shares_sandbox() {
+                eprintln!(
+                    "note: the console's embedded sandbox serves this link: it stays valid while \
+                     the console runs"
+                );
+            } else if embedded {
                 eprintln!(
                     "note: this link dies with this command (the embedded sandbox stops when it ends); \
                      leave out --no-wait to complete SCA while the command waits"
@@ -1138,7 +1181,7 @@ async fn send_command(
             eprintln!("SCA needed: {url}\nwarning: cannot wait for the SCA callback: {e}");
         } else {
             eprintln!("SCA needed: open {url}");
-            if embedded {
+            if embedded && !engine.shares_sandbox() {
                 eprintln!(
                     "waiting for the SCA callback: the embedded sandbox, and so this link, lives only \
                      as long as this command (Ctrl-C gives up; --no-wait does not wait)"

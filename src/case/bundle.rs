@@ -29,9 +29,29 @@ pub const CERTIFICATE: &str = "tpp-certificate.pem";
 /// The sandbox's state (SQLite 3 database file).
 pub const SNAPSHOT: &str = "sandbox.sqlite3";
 
-/// Largest bundle read back, bytes after decompression (1 GiB): a bigger one is refused
-/// rather than filling the memory.
+/// Largest bundle read back, bytes after decompression (1 GiB): the members' sizes
+/// together; a bigger one is refused, naming the member that goes over, before it is read.
 pub const MAX_UNPACKED_BYTES: u64 = 1 << 30;
+
+/// Largest member of a bundle read back, bytes (256 MiB; [`MANIFEST`] and the certificate:
+/// [`MAX_SMALL_MEMBER_BYTES`]). A bundle is read member by member from the stream, and a
+/// member's size (from its tar header) is checked before it is read, so a small file that
+/// unpacks to a huge member is refused at once, naming the member, without taking memory.
+pub const MAX_MEMBER_BYTES: u64 = 256 << 20;
+
+/// Largest [`MANIFEST`] or certificate member, bytes (1 MiB).
+pub const MAX_SMALL_MEMBER_BYTES: u64 = 1 << 20;
+
+/// Most members a bundle may have (this console writes five).
+pub const MAX_MEMBERS: usize = 64;
+
+/// The size limit of the member `name` ([`MAX_MEMBER_BYTES`], [`MAX_SMALL_MEMBER_BYTES`]).
+pub fn member_limit(name: &str) -> u64 {
+    match name {
+        MANIFEST | CERTIFICATE => MAX_SMALL_MEMBER_BYTES,
+        _ => MAX_MEMBER_BYTES,
+    }
+}
 
 /// `manifest.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -57,6 +77,10 @@ pub struct Manifest {
     pub sandbox_note: Option<String>,
     /// Whether PSU values were replaced by pseudonyms ([`super::pseudo`]).
     pub pseudonymized: bool,
+    /// What kinds of values were replaced ([`super::pseudo::Kind::label`], e.g. `PSU-ID`,
+    /// `BBAN`, `account names`); empty when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pseudonymized_kinds: Vec<String>,
     /// The certificate member ([`CERTIFICATE`]) when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub certificate: Option<String>,
@@ -155,26 +179,57 @@ impl Bundle {
     /// Reads the bundle at `path`.
     ///
     /// Errors: the file cannot be read, or is not a bundle of [`FORMAT`] version
-    /// [`VERSION`] ([`CaseError::NotABundle`], saying why).
+    /// [`VERSION`] ([`CaseError::NotABundle`], saying why: e.g. which member is too big,
+    /// [`member_limit`], [`MAX_UNPACKED_BYTES`]).
     pub fn read(path: &Path) -> Result<Self, CaseError> {
         let file = std::fs::File::open(path).map_err(CaseError::io(path))?;
         let not = |reason: String| CaseError::NotABundle {
             path: path.to_path_buf(),
             reason,
         };
-        let mut archive = tar::Archive::new(GzDecoder::new(file).take(MAX_UNPACKED_BYTES));
+        // Headers and padding come on top of the members' bytes; the members themselves are
+        // counted below, each before it is read.
+        let slack = (MAX_MEMBERS as u64 + 2) * 1024;
+        let mut archive =
+            tar::Archive::new(GzDecoder::new(file).take(MAX_UNPACKED_BYTES.saturating_add(slack)));
         let mut members: Vec<(String, Vec<u8>)> = Vec::new();
+        let mut total: u64 = 0;
         let entries = archive
             .entries()
             .map_err(|e| not(format!("not a .tar.gz: {e}")))?;
-        for entry in entries {
+        for (i, entry) in entries.enumerate() {
             let mut entry = entry.map_err(|e| not(format!("not a .tar.gz: {e}")))?;
             let name = entry
                 .path()
                 .map(|p| p.to_string_lossy().into_owned())
                 .map_err(|e| not(format!("a member's name: {e}")))?;
-            let mut bytes = Vec::new();
-            entry
+            if i >= MAX_MEMBERS {
+                return Err(not(format!(
+                    "more than {MAX_MEMBERS} members (at {name}); this console writes five"
+                )));
+            }
+            let size = entry.size();
+            let limit = member_limit(&name);
+            if size > limit {
+                return Err(not(format!(
+                    "member {name} is too big: {size} bytes unpacked, more than the {limit} a \
+                     bundle member may have"
+                )));
+            }
+            total = total.saturating_add(size);
+            if total > MAX_UNPACKED_BYTES {
+                return Err(not(format!(
+                    "member {name} is too big: with it the members hold {total} bytes unpacked, \
+                     more than the {MAX_UNPACKED_BYTES} a bundle may have"
+                )));
+            }
+            if name == EXCHANGES_HAR {
+                // Written for other tools, not read back (the exchanges are the source).
+                continue;
+            }
+            let mut bytes = Vec::with_capacity(usize::try_from(size.min(1 << 24)).unwrap_or(0));
+            (&mut entry)
+                .take(limit)
                 .read_to_end(&mut bytes)
                 .map_err(|e| not(format!("member {name}: {e}")))?;
             members.push((name, bytes));

@@ -61,7 +61,11 @@ impl ExportReport {
             (None, None) => "no sandbox state".into(),
         };
         let pseudo = if m.pseudonymized {
-            format!(", {} values pseudonymized", self.pseudonyms)
+            format!(
+                ", {} values pseudonymized ({})",
+                self.pseudonyms,
+                m.pseudonymized_kinds.join(", ")
+            )
         } else {
             String::new()
         };
@@ -149,6 +153,7 @@ pub async fn export(paths: &Paths, opts: &ExportOptions) -> Result<ExportReport,
     let has_snapshot = note.is_none();
 
     let mut pseudonyms = 0;
+    let mut kinds = Vec::new();
     if opts.pseudonymize {
         let mut ps = Pseudonyms::new();
         ps.collect_entries(&entries);
@@ -157,6 +162,7 @@ pub async fn export(paths: &Paths, opts: &ExportOptions) -> Result<ExportReport,
                 .map_err(CaseError::sqlite("reading the sandbox state copy"))?;
         }
         pseudonyms = ps.len();
+        kinds = ps.kinds().iter().map(|k| k.label().to_string()).collect();
         if let Some(r) = ps.replacer() {
             entries = entries.iter().map(|e| r.apply_entry(e)).collect();
             if has_snapshot {
@@ -192,6 +198,7 @@ pub async fn export(paths: &Paths, opts: &ExportOptions) -> Result<ExportReport,
         sandbox,
         sandbox_note: note,
         pseudonymized: opts.pseudonymize,
+        pseudonymized_kinds: kinds,
         certificate: certificate_pem
             .as_ref()
             .map(|_| bundle::CERTIFICATE.to_string()),

@@ -95,10 +95,14 @@ impl Opened {
 /// and the session 0600.
 ///
 /// A directory `into` that holds anything is refused unless `force` (then the case's files
-/// replace those of the same names).
+/// replace those of the same names). A relative `into` is taken from the current directory;
+/// [`Opened::home`] is always absolute.
 ///
 /// Errors: not a bundle, [`CaseError::NotEmpty`], or a write failing.
 pub fn open_into(bundle: &Path, into: &Path, force: bool) -> Result<Opened, CaseError> {
+    // The home is printed in a command line to paste anywhere: absolute, not relative to
+    // the directory `case open` ran in.
+    let into = &std::path::absolute(into).map_err(CaseError::io(into))?;
     let b = Bundle::read(bundle)?;
     let occupied = match std::fs::read_dir(into) {
         Ok(mut d) => d.next().is_some(),

@@ -1,23 +1,37 @@
-//! `case export --pseudonymize`: PSU-IDs, PSU-Corporate-IDs and customer numbers replaced by
-//! pseudonyms, the same input by the same pseudonym everywhere in one bundle (exchanges'
-//! headers, URLs, parameters and bodies, and the copy of the sandbox state), so the case
-//! still reads as one story.
+//! `case export --pseudonymize`: the PSU's identifying values replaced by pseudonyms, the
+//! same input by the same pseudonym everywhere in one bundle (exchanges' headers, URLs,
+//! parameters and bodies, the HAR made from them, and the copy of the sandbox state), so
+//! the case still reads as one story; the manifest lists the kinds replaced
+//! ([`Pseudonyms::kinds`], `pseudonymizedKinds`).
 //!
-//! What counts ([`Pseudonyms::collect_entries`], [`Pseudonyms::collect_db`]): the values of
-//! the `PSU-ID` and `PSU-Corporate-ID` headers and parameters; JSON members named
-//! `customerNumber`, `psuId`, `psu-id`, `psuCorporateId`, `psu-corporate-id` in any body;
-//! in the sandbox state every `psu_id` column, every customer's `number` and every agreement
-//! `id` (an agreement id is what a corporate PSU sends as PSU-Corporate-ID).
+//! What counts ([`Pseudonyms::collect_entries`], [`Pseudonyms::collect_db`]), by [`Kind`]:
+//!
+//! | Kind | Exchanges (headers, parameters, JSON members) | Sandbox state |
+//! |---|---|---|
+//! | PSU-ID | `PSU-ID`; `psuId`, `psu-id` | every `psu_id` column |
+//! | PSU-Corporate-ID | `PSU-Corporate-ID`; `psuCorporateId`, `psu-corporate-id` | `agreements.id` |
+//! | customerNumber | `customerNumber` | `customers.number` |
+//! | names | `ownerName`, `creditorName`, `debtorName`, `ultimateCreditor`, `ultimateDebtor` | `customers.name`, `customers.employer`, `manual_transactions.creditor_name`, `debtor_name` |
+//! | account names | `name` | `accounts.name`, `card_accounts.name`, `agreements.name` |
+//! | BBAN | `bban` | `accounts.bban`, account columns holding one |
+//! | IBAN | `iban` | account columns holding one |
+//!
+//! JSON held in the state's text columns (payment bodies) is read the same way. An account
+//! name that holds a customer's name ("Brukskonto Kari Nordmann") keeps its other words: the
+//! name inside it is replaced; one without a known name is replaced whole.
 //!
 //! A pseudonym keeps the value's shape: a UUID becomes a UUID (version 5 of the value under a
-//! key drawn at random per bundle), other values keep their length, digits become digits and
-//! letters letters. Replacement ([`Replacer`]) finds every value (ASCII case-insensitive)
-//! where it is not part of a longer word (no ASCII letter or digit right before or after).
-//! Customer ids and TPP ids stay as they are, so the sandbox state stays consistent; a
-//! sandbox started on a pseudonymized state derives real PSU-IDs for SCAs done after export.
+//! key drawn at random per bundle), other values keep their length and case, digits become
+//! digits and letters letters (non-ASCII letters ASCII ones); a Norwegian BBAN keeps its
+//! bank code (4 digits) and a valid MOD11 check digit, an IBAN its country and valid check
+//! digits around the pseudonym of its BBAN. Replacement ([`Replacer`]) finds every value
+//! (ASCII case-insensitive) where it is not part of a longer word (no ASCII letter or digit
+//! right before or after). Customer ids and TPP ids stay as they are, so the sandbox state
+//! stays consistent; a sandbox started on a pseudonymized state derives real PSU-IDs for
+//! SCAs done after export.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use rusqlite::Connection;
@@ -25,24 +39,74 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::client::history::HistoryEntry;
+use crate::xs2a::check_digits::{BBAN_WEIGHTS, is_norwegian_bban, mod11};
 use crate::xs2a::headers as h;
 
-/// JSON member names whose string values are pseudonymized (customer numbers, PSU-IDs,
-/// PSU-Corporate-IDs).
-const JSON_KEYS: [&str; 5] = [
-    "customerNumber",
-    "psuId",
-    "psu-id",
-    "psuCorporateId",
-    "psu-corporate-id",
-];
+/// What kind of value a pseudonym replaces (named in the manifest, [`Kind::label`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    PsuId,
+    PsuCorporateId,
+    CustomerNumber,
+    /// Names of people and companies (customers, owners, creditors, debtors, employers).
+    Name,
+    /// Names of accounts, card accounts and agreements.
+    AccountName,
+    Bban,
+    Iban,
+}
+
+impl Kind {
+    /// Every kind, in manifest order.
+    pub const ALL: [Kind; 7] = [
+        Kind::PsuId,
+        Kind::PsuCorporateId,
+        Kind::CustomerNumber,
+        Kind::Name,
+        Kind::AccountName,
+        Kind::Bban,
+        Kind::Iban,
+    ];
+
+    /// The manifest's word for it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::PsuId => "PSU-ID",
+            Kind::PsuCorporateId => "PSU-Corporate-ID",
+            Kind::CustomerNumber => "customerNumber",
+            Kind::Name => "names (customers, ownerName, creditorName, debtorName)",
+            Kind::AccountName => "account names",
+            Kind::Bban => "BBAN",
+            Kind::Iban => "IBAN",
+        }
+    }
+}
+
+/// The kind of the string values of JSON members named `key`.
+fn json_kind(key: &str) -> Option<Kind> {
+    Some(match key {
+        "customerNumber" => Kind::CustomerNumber,
+        "psuId" | "psu-id" => Kind::PsuId,
+        "psuCorporateId" | "psu-corporate-id" => Kind::PsuCorporateId,
+        "ownerName" | "creditorName" | "debtorName" | "ultimateCreditor" | "ultimateDebtor" => {
+            Kind::Name
+        }
+        "name" => Kind::AccountName,
+        "bban" => Kind::Bban,
+        "iban" => Kind::Iban,
+        _ => return None,
+    })
+}
 
 /// The values to hide in one bundle and their pseudonyms.
 #[derive(Debug, Clone)]
 pub struct Pseudonyms {
     key: Uuid,
-    /// Lowercased value → pseudonym.
-    map: BTreeMap<String, String>,
+    /// Lowercased value → (pseudonym, kind).
+    map: BTreeMap<String, (String, Kind)>,
+    /// Account names, replaced whole only when no name in `map` stands in them
+    /// ([`Pseudonyms::resolved`]).
+    account_names: BTreeSet<String>,
 }
 
 impl Default for Pseudonyms {
@@ -62,53 +126,137 @@ impl Pseudonyms {
         Pseudonyms {
             key,
             map: BTreeMap::new(),
+            account_names: BTreeSet::new(),
         }
     }
 
-    /// Adds `value` (blank values are ignored).
+    /// Adds `value` as a PSU-ID (blank values are ignored); see [`Pseudonyms::add_as`].
     pub fn add(&mut self, value: &str) {
+        self.add_as(Kind::PsuId, value);
+    }
+
+    /// Adds `value` of `kind` (blank values are ignored; a value already added keeps its
+    /// pseudonym and kind).
+    pub fn add_as(&mut self, kind: Kind, value: &str) {
         let v = value.trim();
         if v.is_empty() {
             return;
         }
-        let lower = v.to_ascii_lowercase();
-        if self.map.contains_key(&lower) {
+        match kind {
+            Kind::AccountName => {
+                self.account_names.insert(v.to_string());
+            }
+            Kind::Iban => self.add_iban(v),
+            Kind::Bban if is_norwegian_bban(v) => {
+                let p = self.bban_pseudonym(v);
+                self.map.entry(v.to_string()).or_insert((p, Kind::Bban));
+            }
+            _ => {
+                let lower = v.to_ascii_lowercase();
+                if self.map.contains_key(&lower) {
+                    return;
+                }
+                let p = self.pseudonym(&lower, v);
+                self.map.insert(lower, (p, kind));
+            }
+        }
+    }
+
+    /// An IBAN: its BBAN too; the IBAN's pseudonym is the country, new check digits and the
+    /// BBAN's pseudonym. A value that is not an IBAN is pseudonymized as any other.
+    fn add_iban(&mut self, v: &str) {
+        let compact: String = v.chars().filter(|c| !c.is_whitespace()).collect();
+        let upper = compact.to_ascii_uppercase();
+        if !crate::xs2a::identifiers::is_iban(&upper) {
+            let lower = v.to_ascii_lowercase();
+            if !self.map.contains_key(&lower) {
+                let p = self.pseudonym(&lower, v);
+                self.map.insert(lower, (p, Kind::Iban));
+            }
             return;
         }
-        let p = self.pseudonym(&lower);
-        self.map.insert(lower, p);
+        let (country, bban) = (&upper[..2], &upper[4..]);
+        self.add_as(Kind::Bban, bban);
+        let Some(p) = self.get(bban).map(str::to_ascii_uppercase) else {
+            return;
+        };
+        let iban = format!("{country}{:02}{p}", iban_check(country, &p));
+        self.map
+            .entry(upper.to_ascii_lowercase())
+            .or_insert((iban, Kind::Iban));
     }
 
     /// The pseudonym of `value` when it was added.
     pub fn get(&self, value: &str) -> Option<&str> {
         self.map
             .get(&value.trim().to_ascii_lowercase())
-            .map(String::as_str)
+            .map(|(p, _)| p.as_str())
+    }
+
+    /// Every value and its pseudonym (lowercased value → (pseudonym, kind)), with the
+    /// account names that no name in them covers.
+    fn resolved(&self) -> BTreeMap<String, (String, Kind)> {
+        let mut map = self.map.clone();
+        let names = Replacer::new(
+            self.map
+                .iter()
+                .filter(|(_, (_, k))| *k == Kind::Name)
+                .map(|(v, (p, _))| (v.clone(), p.clone())),
+        );
+        for n in &self.account_names {
+            let covered = names
+                .as_ref()
+                .is_some_and(|r| matches!(r.apply(n.as_bytes()), Cow::Owned(_)));
+            let lower = n.to_ascii_lowercase();
+            if !covered && !map.contains_key(&lower) {
+                let p = self.pseudonym(&lower, n);
+                map.insert(lower, (p, Kind::AccountName));
+            }
+        }
+        map
     }
 
     /// How many values are hidden.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.resolved().len()
     }
 
     /// Whether no value is hidden.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.len() == 0
     }
 
-    /// A pseudonym of the same shape as `value` (lowercase): see the module documentation.
-    fn pseudonym(&self, value: &str) -> String {
-        if Uuid::parse_str(value).is_ok() {
-            return Uuid::new_v5(&self.key, format!("uuid:{value}").as_bytes()).to_string();
+    /// The kinds of values hidden (in [`Kind::ALL`] order; an account name counts also when
+    /// only the name inside it was replaced).
+    pub fn kinds(&self) -> Vec<Kind> {
+        let map = self.resolved();
+        let mut seen: BTreeSet<Kind> = map.values().map(|(_, k)| *k).collect();
+        if !self.account_names.is_empty() && seen.contains(&Kind::Name) {
+            seen.insert(Kind::AccountName);
         }
-        let mut out = String::with_capacity(value.len());
+        Kind::ALL.into_iter().filter(|k| seen.contains(k)).collect()
+    }
+
+    /// A pseudonym of the same shape as `original` whose digits and letters are drawn from
+    /// `lower` (its lowercase form) under the key: see the module documentation.
+    fn pseudonym(&self, lower: &str, original: &str) -> String {
+        if Uuid::parse_str(lower).is_ok() {
+            return Uuid::new_v5(&self.key, format!("uuid:{lower}").as_bytes()).to_string();
+        }
+        self.shaped(lower, original, "")
+    }
+
+    /// `original` with each digit and letter replaced from a key stream of `salt` and
+    /// `lower`.
+    fn shaped(&self, lower: &str, original: &str, salt: &str) -> String {
+        let mut out = String::with_capacity(original.len());
         let mut stream = Vec::new();
-        for (i, ch) in value.chars().enumerate() {
+        for (i, ch) in original.chars().enumerate() {
             if i % 32 == 0 {
                 let block = i / 32;
                 stream = aws_lc_rs::digest::digest(
                     &aws_lc_rs::digest::SHA256,
-                    format!("{}:{block}:{value}", self.key).as_bytes(),
+                    format!("{}:{salt}{block}:{lower}", self.key).as_bytes(),
                 )
                 .as_ref()
                 .to_vec();
@@ -116,30 +264,52 @@ impl Pseudonyms {
             let b = stream.get(i % 32).copied().unwrap_or(0);
             out.push(match ch {
                 '0'..='9' => char::from(b'0' + b % 10),
-                'a'..='z' => char::from(b'a' + b % 26),
-                'A'..='Z' => char::from(b'A' + b % 26),
+                c if c.is_uppercase() => char::from(b'A' + b % 26),
+                c if c.is_alphabetic() => char::from(b'a' + b % 26),
                 other => other,
             });
         }
         out
     }
 
+    /// A Norwegian BBAN's pseudonym: the same bank code (first 4 digits), 6 drawn digits and
+    /// a valid MOD11 check digit, never the BBAN itself.
+    fn bban_pseudonym(&self, bban: &str) -> String {
+        for attempt in 0..1000 {
+            let drawn = self.shaped(bban, &bban[4..10], &format!("bban{attempt}:"));
+            let body = format!("{}{drawn}", &bban[..4]);
+            if let Some(check) = mod11(&body, &BBAN_WEIGHTS) {
+                let p = format!("{body}{check}");
+                if p != bban {
+                    return p;
+                }
+            }
+        }
+        self.shaped(bban, bban, "")
+    }
+
     /// Adds the PSU values of `entries`: PSU-ID and PSU-Corporate-ID headers and parameters,
-    /// and the [`JSON_KEYS`] members of JSON bodies.
+    /// and the JSON members of the module table in JSON bodies.
     pub fn collect_entries(&mut self, entries: &[HistoryEntry]) {
-        let named = |n: &str| {
-            n.eq_ignore_ascii_case(h::PSU_ID) || n.eq_ignore_ascii_case(h::PSU_CORPORATE_ID)
+        let kind = |n: &str| {
+            if n.eq_ignore_ascii_case(h::PSU_ID) {
+                Some(Kind::PsuId)
+            } else if n.eq_ignore_ascii_case(h::PSU_CORPORATE_ID) {
+                Some(Kind::PsuCorporateId)
+            } else {
+                None
+            }
         };
         for e in entries {
             for (n, v) in e.request_headers.iter().chain(&e.params) {
-                if named(n) {
-                    self.add(v);
+                if let Some(k) = kind(n) {
+                    self.add_as(k, v);
                 }
             }
             if let Ok(u) = url::Url::parse(&e.url) {
-                for (k, v) in u.query_pairs() {
-                    if named(&k) {
-                        self.add(&v);
+                for (n, v) in u.query_pairs() {
+                    if let Some(k) = kind(&n) {
+                        self.add_as(k, &v);
                     }
                 }
             }
@@ -155,9 +325,9 @@ impl Pseudonyms {
         match j {
             Value::Object(m) => {
                 for (k, v) in m {
-                    match v {
-                        Value::String(s) if JSON_KEYS.contains(&k.as_str()) => self.add(s),
-                        other => self.collect_json(other),
+                    match (v, json_kind(k)) {
+                        (Value::String(s), Some(kind)) => self.add_as(kind, s),
+                        (other, _) => self.collect_json(other),
                     }
                 }
             }
@@ -166,41 +336,84 @@ impl Pseudonyms {
         }
     }
 
-    /// Adds the PSU values of a sandbox state database: every `psu_id` column, the
-    /// customers' `number`s and the agreements' `id`s.
+    /// Adds the PSU values of a sandbox state database: the columns of the module table,
+    /// and the JSON held in any text column.
     ///
     /// Errors: SQLite's.
     pub fn collect_db(&mut self, conn: &Connection) -> rusqlite::Result<()> {
-        let mut columns: Vec<(String, String)> = Vec::new();
+        let mut columns: Vec<(String, String, Option<Kind>)> = Vec::new();
         for table in tables(conn)? {
             for col in text_columns(conn, &table)? {
-                let wanted = col == "psu_id"
-                    || (table == "customers" && col == "number")
-                    || (table == "agreements" && col == "id");
-                if wanted {
-                    columns.push((table.clone(), col));
-                }
+                let kind = match (table.as_str(), col.as_str()) {
+                    (_, "psu_id") => Some(Kind::PsuId),
+                    ("customers", "number") => Some(Kind::CustomerNumber),
+                    ("agreements", "id") => Some(Kind::PsuCorporateId),
+                    ("customers", "name" | "employer")
+                    | ("manual_transactions", "creditor_name" | "debtor_name") => Some(Kind::Name),
+                    ("accounts" | "card_accounts" | "agreements", "name") => {
+                        Some(Kind::AccountName)
+                    }
+                    ("accounts", "bban") => Some(Kind::Bban),
+                    _ => None,
+                };
+                columns.push((table.clone(), col, kind));
             }
         }
-        for (t, c) in columns {
+        // The columns of known kinds first: a value met there keeps that kind's pseudonym
+        // wherever else it stands.
+        columns.sort_by_key(|(_, _, k)| k.is_none());
+        for (t, c, kind) in columns {
             let mut st = conn.prepare(&format!(
                 "SELECT DISTINCT CAST({} AS TEXT) FROM {} WHERE {} IS NOT NULL",
                 quote(&c),
                 quote(&t),
                 quote(&c)
             ))?;
-            let values = st.query_map([], |r| r.get::<_, String>(0))?;
+            let values = st
+                .query_map([], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<String>>>()?;
             for v in values {
-                self.add(&v?);
+                match kind {
+                    Some(k) => self.add_as(k, &v),
+                    None => self.collect_text(&v),
+                }
             }
         }
         Ok(())
     }
 
+    /// A text value of a column with no kind of its own: JSON (a payment body) is read for
+    /// its members; an account number (IBAN, Norwegian BBAN) is taken as one.
+    fn collect_text(&mut self, v: &str) {
+        let t = v.trim_start();
+        if t.starts_with('{') || t.starts_with('[') {
+            if let Ok(j) = serde_json::from_str::<Value>(t) {
+                self.collect_json(&j);
+            }
+        } else if is_norwegian_bban(v) {
+            self.add_as(Kind::Bban, v);
+        } else if crate::xs2a::identifiers::is_iban(v) {
+            self.add_as(Kind::Iban, v);
+        }
+    }
+
     /// The replacer of every value by its pseudonym; `None` when there is nothing to hide.
     pub fn replacer(&self) -> Option<Replacer> {
-        Replacer::new(self.map.iter().map(|(k, v)| (k.clone(), v.clone())))
+        Replacer::new(self.resolved().into_iter().map(|(k, (v, _))| (k, v)))
     }
+}
+
+/// ISO 7064 MOD 97-10 check digits of an IBAN of `country` and `bban` (upper case).
+fn iban_check(country: &str, bban: &str) -> u32 {
+    let mut rem: u32 = 0;
+    for c in format!("{bban}{country}00").bytes() {
+        rem = if c.is_ascii_digit() {
+            (rem * 10 + u32::from(c - b'0')) % 97
+        } else {
+            (rem * 100 + u32::from(c.to_ascii_uppercase().saturating_sub(b'A')) + 10) % 97
+        };
+    }
+    98 - rem
 }
 
 /// Replaces values by others wherever they stand as words ([`Replacer::apply`]).

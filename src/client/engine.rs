@@ -36,6 +36,14 @@ pub trait LocalAspsp: Send + Sync {
     /// clock keeps its `Date` check passing.
     fn now(&self) -> SystemTime;
 
+    /// Whether it is the sandbox of another psd2-console process serving the same data
+    /// directory (a command beside the console, [`crate::embedded::BesideConsole`]): then
+    /// [`LocalAspsp::shutdown`] leaves it running, and the engine's callback listener takes
+    /// a free port (the console holds the profile's).
+    fn shared(&self) -> bool {
+        false
+    }
+
     /// Stops it; open requests may finish.
     fn shutdown(self: Box<Self>) -> BoxFuture<'static, ()>;
 }
@@ -47,7 +55,9 @@ pub trait LocalAspspStarter: Send + Sync {
     ///
     /// Errors: it cannot start (port taken, address not of this machine, storage
     /// unreadable); the engine reports it as [`ClientError::Setup`] `embedded sandbox: ...`,
-    /// naming the profile field to change for a taken port.
+    /// naming the profile field to change for a taken port (an `AddrInUse` error with a
+    /// message of its own says who holds the port, e.g. `a psd2-console serving another
+    /// data directory`).
     fn start<'a>(
         &'a self,
         paths: &'a Paths,
@@ -392,6 +402,13 @@ impl Engine {
     /// (the profile's `listen` or `--listen`), `None` on 127.0.0.1.
     pub fn room_address(&self) -> Option<std::net::IpAddr> {
         self.profile.room_address()
+    }
+
+    /// Whether this engine uses the embedded sandbox of another psd2-console process on the
+    /// same data directory (a command beside the console, [`LocalAspsp::shared`]): its
+    /// links outlive this engine.
+    pub fn shares_sandbox(&self) -> bool {
+        self.local.as_ref().is_some_and(|l| l.shared())
     }
 
     /// Takes the local ASPSP and the callback listener out of the engine, for a profile
@@ -748,7 +765,9 @@ struct Network {
 }
 
 /// Starts the local ASPSP of an `embedded` profile on `listen:sandbox_port` and the
-/// callback listener on `listen` at the port of `tpp_redirect_uri` or `callback_port`.
+/// callback listener on `listen` at the port of `tpp_redirect_uri` or `callback_port`; when
+/// the local ASPSP is another process's ([`LocalAspsp::shared`]), the listener takes a
+/// free port instead and the TPP-Redirect-URI names it.
 ///
 /// Errors: [`ClientError::Setup`] when the local ASPSP cannot start (a taken port names the
 /// field to change) or `listen` cannot be named in links. A listener that cannot start is
@@ -778,12 +797,19 @@ async fn start_network(
         }
         Target::Url(u) => (u.clone(), None),
     };
-    let started = RedirectListener::start_on(
-        ip,
-        profile.tpp_redirect_uri.as_deref(),
-        profile.callback_port(),
-    )
-    .await;
+    let shared = local.as_ref().is_some_and(|l| l.shared());
+    let started = match shared {
+        // The console beside us holds the profile's callback port.
+        true => RedirectListener::start_on_free_port(ip, profile.tpp_redirect_uri.as_deref()).await,
+        false => {
+            RedirectListener::start_on(
+                ip,
+                profile.tpp_redirect_uri.as_deref(),
+                profile.callback_port(),
+            )
+            .await
+        }
+    };
     let (listener, listener_error) = match started {
         Ok(l) => (Some(l), None),
         Err(crate::redirect::ListenerError::Bind { addr, source }) => {
@@ -821,13 +847,15 @@ pub fn describe_bind_error(
 ) -> String {
     match e.kind() {
         std::io::ErrorKind::AddrInUse => format!(
-            "port {} on {} is taken (another psd2-console or another program listens there): \
-             {} to a free port (0: any free port, links then change at every start), or stop \
-             the other program (a command run beside a console: {}=1 gives it free ports)",
+            "port {} on {} is taken by {}: {} to a free port (0: any free port, links then \
+             change at every start), or stop the other program",
             addr.port(),
             addr.ip(),
+            // A starter that asked the holder says who it is; a bare bind error does not.
+            e.get_ref()
+                .map(|who| who.to_string())
+                .unwrap_or_else(|| "another program".to_string()),
             profile.where_to_set(field),
-            crate::profile::FREE_PORTS_ENV
         ),
         std::io::ErrorKind::AddrNotAvailable => format!(
             "cannot listen on {}: it is not an address of this machine (check --listen or \

@@ -85,6 +85,12 @@ pub fn curl_command(req: &PreparedRequest) -> String {
     out
 }
 
+/// The cURL export as a shell script: `#!/bin/sh` and [`curl_command`], as the CLI's
+/// `export --format curl` prints it and the history screen's `x` writes it.
+pub fn curl_script(req: &PreparedRequest) -> String {
+    format!("#!/bin/sh\n{}", curl_command(req))
+}
+
 fn har_headers(h: &[(String, String)]) -> Value {
     Value::Array(
         redact(h)

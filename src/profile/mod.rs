@@ -262,11 +262,16 @@ impl Profile {
         self.listen.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST))
     }
 
-    /// The room-mode address: `listen` when it is set and is not 127.0.0.1 (then the
+    /// The room-mode address: `listen` when it is set and is neither 127.0.0.1 nor ::1
+    /// (also as `::ffff:127.0.0.1`), the addresses only this machine reaches (then the
     /// console says that the sandbox and the listener are reachable from the network).
+    /// Other loopback addresses (127.0.0.2, ...) count as room addresses: the tests stand
+    /// them in for a LAN address.
     pub fn room_address(&self) -> Option<IpAddr> {
-        self.listen
-            .filter(|a| *a != IpAddr::V4(Ipv4Addr::LOCALHOST))
+        self.listen.filter(|a| {
+            let a = a.to_canonical();
+            a != IpAddr::V4(Ipv4Addr::LOCALHOST) && a != IpAddr::V6(std::net::Ipv6Addr::LOCALHOST)
+        })
     }
 
     /// The embedded sandbox's port: `sandbox_port`, else [`DEFAULT_SANDBOX_PORT`].

@@ -100,6 +100,28 @@ impl RedirectListener {
         redirect_uri: Option<&str>,
         port: u16,
     ) -> Result<Self, ListenerError> {
+        Self::start_inner(ip, redirect_uri, port, false).await
+    }
+
+    /// [`RedirectListener::start_on`] on a free port whatever `redirect_uri` says: its host
+    /// and path stay, its port becomes the one bound (e.g. `http://127.0.0.1:8089/callback`
+    /// → `http://127.0.0.1:41234/callback`). For a command beside a console that holds the
+    /// profile's callback port ([`crate::embedded::BesideConsole`]).
+    ///
+    /// Errors: [`ListenerError`].
+    pub async fn start_on_free_port(
+        ip: IpAddr,
+        redirect_uri: Option<&str>,
+    ) -> Result<Self, ListenerError> {
+        Self::start_inner(ip, redirect_uri, 0, true).await
+    }
+
+    async fn start_inner(
+        ip: IpAddr,
+        redirect_uri: Option<&str>,
+        port: u16,
+        free: bool,
+    ) -> Result<Self, ListenerError> {
         let room = ip != IpAddr::V4(Ipv4Addr::LOCALHOST);
         let (port, path, given) = match redirect_uri {
             Some(u) => {
@@ -116,10 +138,11 @@ impl RedirectListener {
                 {
                     return Err(ListenerError::NotLoopback(u.to_string()));
                 }
-                let port = parsed.port().unwrap_or(80);
+                let port = if free { 0 } else { parsed.port().unwrap_or(80) };
                 // Off loopback the URI names the listen address: only its port and path stay.
-                let given = (!room).then(|| u.to_string());
-                (port, parsed.path().to_string(), given)
+                let path = parsed.path().to_string();
+                let given = (!room).then_some(parsed);
+                (port, path, given)
             }
             None => (port, DEFAULT_PATH.to_string(), None),
         };
@@ -130,7 +153,15 @@ impl RedirectListener {
         let addr = socket
             .local_addr()
             .map_err(|source| ListenerError::Bind { addr, source })?;
-        let redirect_uri = given.unwrap_or_else(|| format!("http://{addr}{path}"));
+        let redirect_uri = match given {
+            // A free port: the URI names the port bound.
+            Some(mut u) if free => {
+                let _ = u.set_port(Some(addr.port()));
+                u.to_string()
+            }
+            Some(_) => redirect_uri.unwrap_or_default().to_string(),
+            None => format!("http://{addr}{path}"),
+        };
         let (tx, rx) = mpsc::unbounded_channel();
         let waiting: Waiting = Arc::default();
         let state = ListenerState {

@@ -42,6 +42,7 @@
 //! | POST | `/sca/{authorisationId}/login`, `/context`, `/consent`, `/cancel` | SCA steps |
 //! | POST, GET, DELETE | `/v1/sandbox/faults[/{id}]` | fault injection rules ([`faults`]) |
 //! | GET | `/v1/sandbox/events` | server-sent events of every request, SCA step, batch run and clock change ([`events`]) |
+//! | GET | `/.well-known/psd2-console?challenge=HEX` | the identity check of the embedded sandbox ([`identity`], not signed) |
 //! | GET | `/` | a short HTML description |
 //!
 //! Unknown `/v1` paths answer 404 with a `RESOURCE_UNKNOWN` body, wrong methods 405
@@ -66,6 +67,7 @@ pub mod domain;
 pub mod errors;
 pub mod events;
 pub mod faults;
+pub mod identity;
 pub mod ledger;
 pub mod manage;
 pub mod model;
@@ -123,6 +125,10 @@ pub struct SandboxConfig {
     /// `None`: `http://{listen address}` in [`spawn`] and [`serve_forever`],
     /// `http://localhost` for a bare [`router`].
     pub public_url: Option<String>,
+    /// The data directory's secret key: with it the sandbox answers the identity check
+    /// ([`identity`], `GET /.well-known/psd2-console`), so that a command beside the console
+    /// can use this sandbox. `None`: that route answers 404.
+    pub identity: Option<identity::InstanceKey>,
 }
 
 /// Shared state of the handlers.
@@ -152,6 +158,8 @@ pub struct App {
     pub faults: faults::Faults,
     /// The event stream's sender ([`events`]).
     pub events: events::Events,
+    /// The key of the identity check ([`SandboxConfig::identity`]).
+    pub identity: Option<identity::InstanceKey>,
 }
 
 impl App {
@@ -202,6 +210,7 @@ impl App {
             reads: reads::ReadCache::default(),
             faults,
             events: events::Events::default(),
+            identity: config.identity,
         })
     }
 }
@@ -248,6 +257,7 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
         .route("/v1/sandbox/events", get(events::stream))
         .merge(snapshot::routes())
         .merge(state::routes())
+        .merge(identity::routes())
         .merge(payment_sca::routes())
         .route("/sca/{id}", get(sca::show))
         .route("/sca/{id}/login", post(sca::login))

@@ -147,7 +147,7 @@ pub fn export_curl(engine: &Engine, entry: &HistoryEntry) -> Result<PathBuf, His
         .data
         .join("exports")
         .join(format!("exchange-{}-{secs}.sh", entry.id));
-    let text = format!("#!/bin/sh\n{}", export::curl_command(&req));
+    let text = export::curl_script(&req);
     crate::fsutil::write_atomic(&path, text.as_bytes(), true)?;
     Ok(path)
 }

@@ -753,7 +753,13 @@ impl ProfilesView {
         out.push(kv(
             "Target",
             match &p.target {
-                Target::Embedded => "embedded sandbox (in this process, loopback)".into(),
+                // As this process starts it: `--listen` over the profile's `listen`.
+                Target::Embedded => match crate::embedded::as_started(p.clone()).room_address() {
+                    Some(a) => format!(
+                        "embedded sandbox (in this process, room mode: reachable from the network on {a})"
+                    ),
+                    None => "embedded sandbox (in this process, loopback)".into(),
+                },
                 Target::Url(u) => u.clone(),
             },
         ));

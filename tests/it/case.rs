@@ -527,3 +527,275 @@ async fn a_sandbox_on_a_public_url_refuses_its_snapshot() {
     reply.assert_error(403, "SERVICE_BLOCKED");
     assert!(!reply.body.starts_with(b"SQLite format 3"));
 }
+
+/// Issue 18, defect 15: `--pseudonymize` also replaces the customers' names (`ownerName`,
+/// names inside account names), the account names and the BBANs, in the exchanges, the HAR
+/// and the sandbox state alike (one BBAN, one pseudonym everywhere), and the manifest says
+/// which kinds of values were replaced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pseudonymized_bundles_hide_names_account_names_and_bbans_consistently() {
+    let s = scenario().await;
+    let live = s.paths.data.join("sandbox.sqlite3");
+    let conn = Connection::open(&live).unwrap();
+    let mut st = conn
+        .prepare(
+            "SELECT a.bban, a.name, c.name FROM accounts a JOIN customers c ON a.owner = c.id \
+             WHERE c.number = ?1 ORDER BY a.seq",
+        )
+        .unwrap();
+    let kari: Vec<(String, String, String)> = st
+        .query_map([KARI], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    drop(st);
+    drop(conn);
+    assert!(!kari.is_empty());
+    let (bban, account_name, customer_name) = kari[0].clone();
+    // The exchanges carry them (the accounts list), so the test is not empty.
+    let history = entries(&s.paths.history_file());
+    assert!(
+        history
+            .iter()
+            .any(|e| contains(&e.response_body, bban.as_bytes())),
+        "the accounts list carries the BBAN"
+    );
+
+    let bundle = s.home.path().join("pseudo-names.tar.gz");
+    let report = export(
+        &s.paths,
+        &ExportOptions {
+            out: bundle.clone(),
+            selection: Selection::Session,
+            pseudonymize: true,
+            force: false,
+            profile: None,
+        },
+    )
+    .await
+    .unwrap();
+    let bytes = unpacked(&bundle);
+    for (b, a, c) in &kari {
+        assert!(!contains(&bytes, b.as_bytes()), "BBAN {b} is in the bundle");
+        assert!(
+            !contains(&bytes, a.as_bytes()),
+            "account name {a:?} is in the bundle"
+        );
+        assert!(
+            !contains(&bytes, c.as_bytes()),
+            "name {c:?} is in the bundle"
+        );
+    }
+    let surname = customer_name.split_whitespace().last().unwrap();
+    assert!(
+        !contains(&bytes, surname.as_bytes()),
+        "{surname:?} is in the bundle"
+    );
+    let kinds = &report.manifest.pseudonymized_kinds;
+    for k in ["PSU-ID", "customerNumber", "account names", "BBAN"] {
+        assert!(kinds.iter().any(|x| x == k), "{k} not in {kinds:?}");
+    }
+    assert!(kinds.iter().any(|x| x.starts_with("names")), "{kinds:?}");
+    let read = Bundle::read(&bundle).unwrap();
+    assert_eq!(read.manifest.pseudonymized_kinds, *kinds);
+
+    // One pseudonym per BBAN: the accounts list's BBANs are the snapshot's accounts.
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("snap.sqlite3");
+    std::fs::write(&snap, read.snapshot.as_ref().unwrap()).unwrap();
+    let listed: Vec<String> = read
+        .exchanges
+        .iter()
+        .filter_map(|e| {
+            serde_json::from_slice::<serde_json::Value>(&e.response.body.bytes().unwrap()).ok()
+        })
+        .filter_map(|j| j["accounts"].as_array().cloned())
+        .flatten()
+        .filter_map(|a| a["bban"].as_str().map(str::to_string))
+        .collect();
+    assert!(!listed.is_empty(), "the bundle's accounts list has BBANs");
+    for b in &listed {
+        assert!(
+            psd2_console::xs2a::check_digits::is_norwegian_bban(b),
+            "{b} keeps the BBAN shape"
+        );
+        let sql = "SELECT COUNT(*) FROM accounts WHERE bban = ?1";
+        assert_eq!(one::<i64>(&snap, sql, b), 1, "{b} is not in the snapshot");
+    }
+    // The owner's name inside the account name is replaced; the product word stays.
+    let renamed: String = Connection::open(&snap)
+        .unwrap()
+        .query_row(
+            "SELECT name FROM accounts WHERE bban = ?1",
+            [&listed[0]],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let first_word = |n: &str| n.split_whitespace().next().unwrap().to_string();
+    assert!(
+        kari.iter()
+            .any(|(_, a, _)| first_word(a) == first_word(&renamed)),
+        "{renamed} keeps the product word of one of {kari:?}"
+    );
+    assert!(!kari.iter().any(|(_, a, _)| *a == renamed), "{renamed}");
+    assert!(!account_name.is_empty());
+    // The live state keeps the real values.
+    assert_eq!(
+        one::<i64>(
+            &live,
+            "SELECT COUNT(*) FROM accounts WHERE bban = ?1",
+            &bban
+        ),
+        1
+    );
+}
+
+/// Issue 18, defect 13: `case open --into casedir` (relative) prints the absolute home in
+/// its command line.
+#[test]
+fn case_open_into_a_relative_directory_prints_an_absolute_home() {
+    use psd2_console::case::bundle::{FORMAT, Manifest, VERSION};
+    let work = tempfile::tempdir().unwrap();
+    let bundle = work.path().join("empty.tar.gz");
+    Bundle {
+        manifest: Manifest {
+            format: FORMAT.into(),
+            version: VERSION,
+            created_at: "2026-01-01T00:00:00Z".into(),
+            console_version: "0".into(),
+            profile: "Embedded sandbox".into(),
+            target: "embedded".into(),
+            sandbox: None,
+            sandbox_note: Some("none".into()),
+            pseudonymized: false,
+            pseudonymized_kinds: Vec::new(),
+            certificate: None,
+            exchanges: Vec::new(),
+        },
+        exchanges: Vec::new(),
+        har: None,
+        certificate_pem: None,
+        snapshot: None,
+    }
+    .write(&bundle, false)
+    .unwrap();
+    let out = std::process::Command::new(cli::BIN)
+        .current_dir(work.path())
+        .env("PSD2_CONSOLE_HOME", work.path().join("home"))
+        .env("PSD2_CONSOLE_FREE_PORTS", "1")
+        .args(["case", "open", "empty.tar.gz", "--into", "casedir"])
+        .output()
+        .unwrap();
+    let (code, out, err) = cli::outcome(out);
+    assert_eq!(code, 0, "{err}");
+    let abs = std::fs::canonicalize(work.path()).unwrap().join("casedir");
+    let printed = format!("{out}{err}");
+    let line = printed
+        .lines()
+        .find(|l| l.contains("PSD2_CONSOLE_HOME="))
+        .unwrap_or_else(|| panic!("no command line in {printed}"));
+    let quoted = line
+        .split("PSD2_CONSOLE_HOME=")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .trim_matches('\'');
+    assert!(Path::new(quoted).is_absolute(), "{line}");
+    assert_eq!(std::fs::canonicalize(quoted).unwrap(), abs, "{line}");
+}
+
+/// A gzip file whose tar holds `members` (name, bytes) and then `big` named member of
+/// `big_len` zero bytes, written without ever holding those zeros: raw deflate pieces, each
+/// ending at a full flush (so they can be joined), one of 1 MiB of zeros repeated.
+fn bundle_with_zeros(members: &[(&str, Vec<u8>)], big: &str, big_len: u64) -> Vec<u8> {
+    use flate2::{Compress, Compression, Crc, FlushCompress};
+    fn header(name: &str, size: u64) -> Vec<u8> {
+        let mut h = tar::Header::new_gnu();
+        h.set_path(name).unwrap();
+        h.set_size(size);
+        h.set_mode(0o600);
+        h.set_entry_type(tar::EntryType::Regular);
+        h.set_cksum();
+        h.as_bytes().to_vec()
+    }
+    fn deflate(data: &[u8], flush: FlushCompress) -> Vec<u8> {
+        let mut c = Compress::new(Compression::fast(), false);
+        let mut out = Vec::with_capacity(data.len() + 1024);
+        c.compress_vec(data, &mut out, flush).unwrap();
+        assert_eq!(c.total_in(), data.len() as u64);
+        out
+    }
+    let mut prefix = Vec::new();
+    for (name, bytes) in members {
+        prefix.extend(header(name, bytes.len() as u64));
+        prefix.extend(bytes);
+        prefix.resize(prefix.len().div_ceil(512) * 512, 0);
+    }
+    prefix.extend(header(big, big_len));
+    const CHUNK: u64 = 1 << 20;
+    assert_eq!(big_len % CHUNK, 0);
+    // After the member: its (no) padding and the end-of-archive blocks, zeros too.
+    let tail = vec![0u8; 1024];
+    let zeros = vec![0u8; CHUNK as usize];
+    let chunk = deflate(&zeros, FlushCompress::Full);
+    let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+    out.extend(deflate(&prefix, FlushCompress::Full));
+    let mut crc = Crc::new();
+    crc.update(&prefix);
+    let mut chunk_crc = Crc::new();
+    chunk_crc.update(&zeros);
+    for _ in 0..big_len / CHUNK {
+        out.extend(&chunk);
+        crc.combine(&chunk_crc);
+    }
+    out.extend(deflate(&tail, FlushCompress::Finish));
+    crc.update(&tail);
+    out.extend(crc.sum().to_le_bytes());
+    let total = prefix.len() as u64 + big_len + tail.len() as u64;
+    out.extend(((total & 0xffff_ffff) as u32).to_le_bytes());
+    out
+}
+
+/// Issue 18, defect 14: a ~1 MB bundle whose snapshot member unpacks to 1 GiB of zeros is
+/// refused at once, naming the member as too big, without reading it into memory.
+#[test]
+fn a_bundle_member_of_a_gibibyte_is_refused_by_name_before_it_is_read() {
+    use psd2_console::case::bundle::{FORMAT, VERSION};
+    let manifest = serde_json::json!({
+        "format": FORMAT, "version": VERSION, "createdAt": "2026-01-01T00:00:00Z",
+        "consoleVersion": "0", "profile": "p", "target": "embedded",
+        "sandbox": {"snapshot": "sandbox.sqlite3", "clockOffsetSeconds": 0, "now": "2026-01-01T00:00:00Z"},
+        "pseudonymized": false, "exchanges": []
+    });
+    let gz = bundle_with_zeros(
+        &[
+            ("manifest.json", serde_json::to_vec(&manifest).unwrap()),
+            ("exchanges.json", b"[]".to_vec()),
+        ],
+        "sandbox.sqlite3",
+        1 << 30,
+    );
+    assert!(gz.len() < 2 << 20, "a small file: {} bytes", gz.len());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bomb.tar.gz");
+    std::fs::write(&file, &gz).unwrap();
+    let e = Bundle::read(&file).unwrap_err().to_string();
+    assert!(e.contains("member sandbox.sqlite3 is too big"), "{e}");
+    assert!(e.contains("1073741824 bytes"), "{e}");
+    assert!(!e.contains("unexpected EOF"), "{e}");
+
+    // The same stream with a small member reads (the builder makes real bundles).
+    let ok = bundle_with_zeros(
+        &[
+            ("manifest.json", serde_json::to_vec(&manifest).unwrap()),
+            ("exchanges.json", b"[]".to_vec()),
+        ],
+        "sandbox.sqlite3",
+        1 << 20,
+    );
+    std::fs::write(&file, &ok).unwrap();
+    let b = Bundle::read(&file).unwrap();
+    assert_eq!(b.snapshot.map(|s| s.len()), Some(1 << 20));
+}

@@ -125,7 +125,7 @@ fn history_and_exports_from_the_command_line() {
         &["export", "--format", "curl", "--base-url", &base],
     );
     assert_eq!(code, 0, "{err}");
-    assert!(curl.starts_with("curl "), "{curl}");
+    assert!(curl.starts_with("#!/bin/sh\ncurl "), "{curl}");
     if Command::new("curl").arg("--version").output().is_ok() {
         let out = Command::new("sh")
             .arg("-c")
@@ -148,4 +148,90 @@ fn a_closed_pipe_ends_listing_quietly_with_status_0() {
         assert_eq!(code, Some(0), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
+}
+
+/// Issue 18, defect 8: `export --format curl` on an embedded profile needs no `--base-url`:
+/// the command goes to the embedded sandbox's address, signed at its clock, and runs while
+/// the console (here an engine on the same home) serves it; the export starts with
+/// `#!/bin/sh` as the console's does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn curl_export_of_an_embedded_profile_needs_no_base_url_and_is_a_script() {
+    use psd2_console::profile::{Paths, ProfileSet};
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path().to_path_buf());
+    let port = crate::common::cli::free_port();
+    std::fs::create_dir_all(paths.profiles_dir()).unwrap();
+    std::fs::write(
+        paths.profiles_dir().join("fixed.toml"),
+        format!(
+            "name = \"Fixed\"\ntarget = \"embedded\"\nsandbox_port = {port}\ncallback_port = 0\n"
+        ),
+    )
+    .unwrap();
+    let h = home.path().to_path_buf();
+    let (code, _, err) = tokio::task::spawn_blocking(move || {
+        run(
+            &h,
+            &[
+                "send",
+                "sandbox.customers.list",
+                "--profile",
+                "Fixed",
+                "--param",
+                "withAgreements=false",
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{err}");
+
+    // Nothing serves the address: the script is still written, with a note.
+    let h = home.path().to_path_buf();
+    let (code, curl, err) =
+        tokio::task::spawn_blocking(move || run(&h, &["export", "--format", "curl"]))
+            .await
+            .unwrap();
+    assert_eq!(code, 0, "{err}");
+    assert!(curl.starts_with("#!/bin/sh\ncurl "), "{curl}");
+    assert!(
+        curl.contains(&format!("'http://127.0.0.1:{port}/v1/sandbox/customers")),
+        "{curl}"
+    );
+    assert!(
+        err.contains("no psd2-console on this data directory serves"),
+        "{err}"
+    );
+
+    // A console on the home: the script runs against its sandbox as-is.
+    let profile = ProfileSet::load(Some(&paths.profiles_dir()))
+        .get("Fixed")
+        .cloned()
+        .unwrap();
+    let console = psd2_console::embedded::start_engine(profile, paths.clone())
+        .await
+        .unwrap();
+    let h = home.path().to_path_buf();
+    let (code, curl, err) =
+        tokio::task::spawn_blocking(move || run(&h, &["export", "--format", "curl", "last"]))
+            .await
+            .unwrap();
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("no psd2-console"), "{err}");
+    if Command::new("curl").arg("--version").output().is_ok() {
+        let out = tokio::task::spawn_blocking(move || {
+            Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "{} --max-time 20 -o /dev/null -w '%{{http_code}}'",
+                    curl.trim_end()
+                ))
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "200");
+    }
+    console.shutdown().await;
 }

@@ -312,3 +312,117 @@ fn cli_commands_say_on_stderr_when_room_mode_is_on() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("0.0.0.0 cannot be named in links"), "{err}");
 }
+
+/// Issue 18, cause D: a command (`start_command_engine`) beside a console (`start_engine`)
+/// on the same home uses the console's sandbox (same base URL, same state: an SCA link
+/// the console's sandbox made completes), and takes a free port for its own callback
+/// listener, whose TPP-Redirect-URI the sandbox redirects to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_beside_the_console_uses_its_sandbox_and_a_free_callback_port() {
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path().to_path_buf());
+    let (sandbox_port, callback_port) = (free_port(), free_port());
+    let profile = embedded(sandbox_port, callback_port, None);
+    let console = start_engine(profile.clone(), paths.clone()).await.unwrap();
+    let key = paths.data.join(psd2_console::embedded::INSTANCE_KEY_FILE);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&key).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "the identity key is private: {mode:o}");
+    }
+
+    let mut command = psd2_console::embedded::start_command_engine(profile, paths.clone())
+        .await
+        .unwrap();
+    assert!(command.shares_sandbox());
+    assert!(!console.shares_sandbox());
+    assert_eq!(command.base_url, console.base_url);
+    assert_eq!(command.listener_error, None);
+    assert_ne!(command.redirect_uri, console.redirect_uri);
+    assert!(
+        command.redirect_uri.starts_with("http://127.0.0.1:")
+            && command.redirect_uri.ends_with("/callback"),
+        "{}",
+        command.redirect_uri
+    );
+    let (status, sca) = list_accounts(&command).await;
+    assert_eq!(status, 401);
+    let sca = sca.expect("a scaRedirect");
+    assert!(sca.starts_with(&format!("{}/", console.base_url)), "{sca}");
+    // The browser comes back to the command's listener (finish_sca checks the redirect).
+    finish_sca(&mut command, &sca).await;
+    // Stopping the command leaves the console's sandbox running.
+    command.shutdown().await;
+    assert!(listening(SocketAddr::from(([127, 0, 0, 1], sandbox_port))).await);
+    console.shutdown().await;
+}
+
+/// Issue 18, cause D: a foreign program on the sandbox port (a plain TCP listener that is
+/// no psd2-console), or a psd2-console of another home, is still an error naming the
+/// profile field, and says what holds the port.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_program_or_another_home_on_the_port_stays_an_error_for_a_command() {
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path().to_path_buf());
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let e =
+        match psd2_console::embedded::start_command_engine(embedded(port, 0, None), paths.clone())
+            .await
+        {
+            Ok(_) => panic!("a foreign program on the port is an error"),
+            Err(e) => e.to_string(),
+        };
+    assert!(
+        e.contains(&format!("port {port} on 127.0.0.1 is taken")),
+        "{e}"
+    );
+    assert!(e.contains("`sandbox_port`"), "{e}");
+    assert!(
+        e.contains("not a psd2-console serving this data directory"),
+        "{e}"
+    );
+    drop(taken);
+
+    // A console of another home on the port: its proof fails under this home's key.
+    let other = tempfile::tempdir().unwrap();
+    let other_paths = Paths::under(other.path().to_path_buf());
+    let port = free_port();
+    let console = start_engine(embedded(port, 0, None), other_paths)
+        .await
+        .unwrap();
+    let e = match psd2_console::embedded::start_command_engine(embedded(port, 0, None), paths).await
+    {
+        Ok(_) => panic!("another home's console is an error"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        e.contains("a psd2-console serving another data directory"),
+        "{e}"
+    );
+    assert!(e.contains("`sandbox_port`"), "{e}");
+    console.shutdown().await;
+}
+
+/// Issue 18, defect 17: `--listen 127.0.0.1` and `--listen ::1` are loopback, not room
+/// mode: no "room mode" on stderr.
+#[test]
+fn loopback_listen_addresses_are_not_room_mode() {
+    use crate::common::cli::run_headless;
+    let home = tempfile::tempdir().unwrap();
+    for addr in ["127.0.0.1", "::1"] {
+        let (code, _, err) = run_headless(
+            home.path(),
+            &["--listen", addr, "send", "accounts.list", "--no-wait"],
+        );
+        assert_eq!(code, 1, "{addr}: {err}");
+        assert!(!err.contains("room mode"), "{addr}: {err}");
+        assert!(err.contains("SCA needed: http://"), "{addr}: {err}");
+    }
+    for addr in ["127.0.0.1", "::1", "::ffff:127.0.0.1"] {
+        let p = embedded(0, 0, Some(addr.parse().unwrap()));
+        assert_eq!(p.room_address(), None, "{addr}");
+    }
+    assert_eq!(embedded(0, 0, Some(ROOM)).room_address(), Some(ROOM));
+}

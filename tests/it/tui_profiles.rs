@@ -508,3 +508,34 @@ fn new_profiles_default_psu_ip_address_to_loopback() {
     let text = std::fs::read_to_string(paths.profiles_dir().join("fresh.toml")).unwrap();
     assert!(text.contains("psu_ip_address = \"127.0.0.1\""), "{text}");
 }
+
+/// Issue 18, defect 17: a room-mode profile's detail does not call its embedded sandbox
+/// "loopback"; one on ::1 (loopback) does.
+#[test]
+fn the_profile_detail_says_room_mode_not_loopback_for_a_room_profile() {
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path().to_path_buf());
+    write_profile(
+        &paths,
+        "room.toml",
+        "name = \"Room\"\ntarget = \"embedded\"\nlisten = \"127.0.0.2\"\n",
+    );
+    write_profile(
+        &paths,
+        "local6.toml",
+        "name = \"Local6\"\ntarget = \"embedded\"\nlisten = \"::1\"\n",
+    );
+    let (mut app, _) = profiles_app(home.path());
+    select(&mut app, "Room");
+    let text = app.screen_text(160, 40);
+    let target = line_with(&text, "(in this process");
+    assert!(!target.contains("loopback"), "{target}");
+    assert!(
+        target.contains("room mode: reachable from the network on 127.0.0.2"),
+        "{target}"
+    );
+    select(&mut app, "Local6");
+    let text = app.screen_text(160, 40);
+    let target = line_with(&text, "(in this process");
+    assert!(target.contains("loopback"), "{target}");
+}

@@ -7,6 +7,7 @@
 #[path = "../it/common/mod.rs"]
 mod common;
 
+mod tmux_beside;
 mod tmux_console;
 mod tmux_import_export;
 mod tmux_monitor;
