@@ -721,7 +721,7 @@ fn bundle_with_zeros(members: &[(&str, Vec<u8>)], big: &str, big_len: u64) -> Ve
         h.as_bytes().to_vec()
     }
     fn deflate(data: &[u8], flush: FlushCompress) -> Vec<u8> {
-        let mut c = Compress::new(Compression::fast(), false);
+        let mut c = Compress::new(Compression::best(), false);
         let mut out = Vec::with_capacity(data.len() + 1024);
         c.compress_vec(data, &mut out, flush).unwrap();
         assert_eq!(c.total_in(), data.len() as u64);

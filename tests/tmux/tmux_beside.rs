@@ -26,7 +26,7 @@ fn home_with_profile(sandbox_port: u16, callback_port: u16) -> tempfile::TempDir
         dir.join("beside.toml"),
         format!(
             "name = \"Beside\"\ntarget = \"embedded\"\nsandbox_port = {sandbox_port}\n\
-             callback_port = {callback_port}\n"
+             callback_port = {callback_port}\npsu_ip_address = \"127.0.0.1\"\n"
         ),
     )
     .unwrap();
