@@ -64,7 +64,8 @@ pub struct Replay {
 
 impl Replay {
     /// One line for the user: `as given with profile "P": changed Host, Date, ...` (or
-    /// `nothing changed`), naming the kept signature.
+    /// `nothing changed`), naming the kept signature; control characters of the recorded
+    /// header names escaped ([`crate::terminal::escape_controls`]).
     pub fn describe(&self, profile: &str) -> String {
         let kept = match self.mode {
             SignatureMode::Keep => ", signature kept",
@@ -73,7 +74,14 @@ impl Replay {
         let changed = if self.info.changed_headers.is_empty() {
             "nothing changed".to_string()
         } else {
-            format!("changed {}", self.info.changed_headers.join(", "))
+            // Header names come from the file: each stays one field of the line.
+            let names: Vec<_> = self
+                .info
+                .changed_headers
+                .iter()
+                .map(|n| crate::terminal::escape_controls(n))
+                .collect();
+            format!("changed {}", names.join(", "))
         };
         format!(
             "{}: as given with profile {profile:?}{kept}: {changed}",
