@@ -24,5 +24,6 @@ pub mod redirect;
 pub mod sandbox;
 pub mod sandbox_events;
 pub mod signing;
+pub mod terminal;
 pub mod tui;
 pub mod xs2a;

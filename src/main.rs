@@ -19,12 +19,19 @@ use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// `println!` for command output. A closed pipe (`psd2-console send --list | head -1`) ends
-/// the program quietly with status 0, as Unix tools do, instead of a panic; any other write
-/// error is reported and exits 1.
+/// `println!` for command output, control characters escaped
+/// ([`psd2_console::terminal::escape_output`]: text from a file or an answer never drives the
+/// terminal). A closed pipe (`psd2-console send --list | head -1`) ends the program quietly
+/// with status 0, as Unix tools do, instead of a panic; any other write error is reported
+/// and exits 1.
 macro_rules! out {
     ($($arg:tt)*) => {{
-        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
+        let text = format!($($arg)*);
+        if let Err(e) = writeln!(
+            std::io::stdout(),
+            "{}",
+            psd2_console::terminal::escape_output(&text)
+        ) {
             if e.kind() == std::io::ErrorKind::BrokenPipe {
                 std::process::exit(0);
             }
@@ -32,6 +39,20 @@ macro_rules! out {
             std::process::exit(1);
         }
     }};
+}
+/// `eprintln!` for what a command says on stderr about a file's requests or an answer:
+/// control characters escaped ([`psd2_console::terminal::escape_output`]).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let text = format!($($arg)*);
+        eprintln!("{}", psd2_console::terminal::escape_output(&text));
+    }};
+}
+
+/// One field of a one-line output (a method, URL or name from a file) with every control
+/// character escaped, line feed and tab too ([`psd2_console::terminal::escape_controls`]).
+fn field(s: &str) -> std::borrow::Cow<'_, str> {
+    psd2_console::terminal::escape_controls(s)
 }
 use psd2_console::signing::{SignOptions, sign_request};
 use psd2_console::xs2a::operations::{self, OPERATIONS};
@@ -290,7 +311,8 @@ enum CertCommand {
 
 #[derive(Subcommand)]
 enum ProfileCommand {
-    /// Profile names, one per line.
+    /// Profiles, one per line: name and target (tab-separated); the directory of the
+    /// profile files on stderr.
     List,
     /// One profile as TOML.
     Show { name: String },
@@ -358,7 +380,7 @@ fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            say!("error: {e:#}");
             ExitCode::FAILURE
         }
     }
@@ -472,7 +494,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             keep_signature,
         }) => {
             if let Some(file) = as_given {
-                return replay_command(&paths, &file, &profile, keep_signature, &[], true).await;
+                return replay_command(&paths, &file, &profile, keep_signature, &[], Some(lint))
+                    .await;
             }
             if list {
                 for op in OPERATIONS {
@@ -597,11 +620,17 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 if !send {
                     let all = psd2_console::client::replay::read_file(&file)?;
                     for (source, r) in all {
-                        out!("{source}\t{} {}\t{}", r.method, r.url, r.name);
+                        out!(
+                            "{}\t{} {}\t{}",
+                            field(&source),
+                            field(&r.method),
+                            field(&r.url),
+                            field(&r.name)
+                        );
                     }
                     return Ok(ExitCode::SUCCESS);
                 }
-                return replay_command(&paths, &file, &profile, keep_signature, &requests, false)
+                return replay_command(&paths, &file, &profile, keep_signature, &requests, None)
                     .await;
             }
             use psd2_console::client::import::{self as imp, Variables};
@@ -625,7 +654,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 let mut unknown: Vec<String> = Vec::new();
                 for r in all {
                     let (url, _) = vars.display_url(r);
-                    out!("{}\t{} {}", r.name, r.method, url);
+                    out!("{}\t{} {}", field(&r.name), field(&r.method), field(&url));
                     for n in vars.resolve(r).unknown {
                         if !unknown.contains(&n) {
                             unknown.push(n);
@@ -636,13 +665,13 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     .into_iter()
                     .partition(|n| all.iter().flat_map(|r| &r.sets).any(|s| &s.variable == n));
                 if !scripted.is_empty() {
-                    eprintln!(
+                    say!(
                         "note: set from responses by the test scripts when sent in order with --send: {}",
                         scripted.join(", ")
                     );
                 }
                 if !missing.is_empty() {
-                    eprintln!(
+                    say!(
                         "warning: variables without a value (give them with --env FILE): {}",
                         missing.join(", ")
                     );
@@ -675,9 +704,9 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     continue;
                 }
                 if !resolved.unknown.is_empty() {
-                    eprintln!(
+                    say!(
                         "warning: {}: variables without a value (a header holding one is left out, elsewhere it is sent as written): {}",
-                        r.name,
+                        field(&r.name),
                         resolved.unknown.join(", ")
                     );
                 }
@@ -697,19 +726,28 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                                 .unwrap_or("")
                                 .to_string();
                             tally.count(ex.status);
-                            out!("{}\t{}\t{code}", r.name, ex.status);
+                            out!(
+                                "{}\t{}\t{}",
+                                field(&sent_label(r, &req.url)),
+                                ex.status,
+                                field(&code)
+                            );
                             if wait_sca && let Some(url) = ex.sca_redirect() {
                                 import_wait_sca(&mut engine, &url).await?;
                             }
                         }
                         Err(e) => {
                             tally.failed += 1;
-                            out!("{}\terror\t{e}", r.name)
+                            out!(
+                                "{}\terror\t{}",
+                                field(&sent_label(r, &req.url)),
+                                field(&e.to_string())
+                            )
                         }
                     },
                     Err(e) => {
                         tally.failed += 1;
-                        out!("{}\tnot sent\t{e}", r.name)
+                        out!("{}\tnot sent\t{}", field(&r.name), field(&e.to_string()))
                     }
                 }
             }
@@ -737,9 +775,15 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             format,
         }) => {
             let file = paths.history_file();
-            if !file.exists() && !file.is_symlink() {
-                eprintln!("no history yet ({} does not exist)", file.display());
-                return Ok(ExitCode::SUCCESS);
+            // Only a file that is not there means "no history yet": a home that is a file
+            // (or unreadable) is an error, not an empty history.
+            match std::fs::symlink_metadata(&file) {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    eprintln!("no history yet ({} does not exist)", file.display());
+                    return Ok(ExitCode::SUCCESS);
+                }
+                Err(e) => bail!("cannot read the history {}: {e}", file.display()),
             }
             let h = open_history(&paths)?;
             let mut json = Vec::new();
@@ -763,16 +807,21 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                             true => "nothing".to_string(),
                             false => r.changed_headers.join(","),
                         };
-                        format!("\tas-given {} changed {changed}", r.replay_of)
+                        format!(
+                            "\tas-given {} changed {}",
+                            field(&r.replay_of),
+                            field(&changed)
+                        )
                     })
                     .unwrap_or_default();
                 out!(
-                    "{}\t{at}\t{}\t{}\t{} {}{marker}",
+                    "{}\t{at}\t{}\t{}\t{} {}{}",
                     e.id,
                     e.status,
-                    e.operation_id,
-                    e.method,
-                    e.url
+                    field(&e.operation_id),
+                    field(&e.method),
+                    field(&e.url),
+                    marker
                 );
             }
             if format == "json" {
@@ -912,6 +961,12 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             }
             match command {
                 ProfileCommand::List => {
+                    // The directory the profile files live in (profiles/*.toml say to look
+                    // here for it); on stderr, so stdout stays one profile per line.
+                    eprintln!(
+                        "profiles directory: {} (a NAME.toml file there adds a profile)",
+                        paths.profiles_dir().display()
+                    );
                     for p in &profiles.profiles {
                         let target = match &p.target {
                             psd2_console::profile::Target::Embedded => "embedded".to_string(),
@@ -992,6 +1047,18 @@ fn describe_certificate(c: &Certificate, now: i64) -> String {
         ));
     }
     s
+}
+
+/// The name of an imported request for a line of `import --send`, naming the URL it was
+/// sent to (the profile's target) where the name held the file's URL (`curl 1 GET
+/// https://bank.example/v1/accounts` sent to the embedded sandbox reads `curl 1 GET
+/// http://127.0.0.1:8088/v1/accounts`): the answer beside it came from there.
+fn sent_label(r: &psd2_console::client::import::ImportedRequest, sent_url: &str) -> String {
+    if !r.url.is_empty() && r.name.contains(&r.url) {
+        r.name.replace(&r.url, sent_url)
+    } else {
+        format!("{} ({sent_url})", r.name)
+    }
 }
 
 /// Outcomes of `import --send`.
@@ -1279,21 +1346,23 @@ fn exchange_url(
     )
 }
 
-/// `send --as-given FILE` (`single`: the file must hold one request; its response body is
-/// printed) and `import FILE --as-given --send` (each request, or those of `selection`,
-/// 1-based: one `source\tstatus\tcode` line each and a summary). What was changed is said on
-/// stderr for each. Exit 0 when every answer is 2xx.
+/// `send --as-given FILE` (`single` is `Some(lint)`: the file must hold one request; its
+/// response body is printed, then the lint's findings when `lint` asks, as `send --lint`)
+/// and `import FILE --as-given --send` (`single` is `None`: each request, or those of
+/// `selection`, 1-based: one `source\tstatus\tcode` line each and a summary). What was
+/// changed is said on stderr for each. Exit 0 when every answer is 2xx (and, with
+/// `--lint=strict`, has no error finding).
 async fn replay_command(
     paths: &Paths,
     file: &std::path::Path,
     profile: &str,
     keep_signature: bool,
     selection: &[usize],
-    single: bool,
+    single: Option<Option<LintMode>>,
 ) -> Result<ExitCode> {
     use psd2_console::client::replay::{self, SignatureMode};
     let all = replay::read_file(file)?;
-    if single && all.len() != 1 {
+    if single.is_some() && all.len() != 1 {
         bail!(
             "{} holds {} requests: `send --as-given` replays one (use `import {} --as-given --send --request N`)",
             file.display(),
@@ -1315,6 +1384,7 @@ async fn replay_command(
         false => SignatureMode::Remake,
     };
     let mut tally = ImportTally::default();
+    let mut lint_failed = false;
     let chosen: Vec<usize> = match selection.is_empty() {
         true => (0..all.len()).collect(),
         false => selection.iter().map(|n| n - 1).collect(),
@@ -1324,18 +1394,19 @@ async fn replay_command(
         let ctx = engine.request_context();
         let sent = match replay::prepare_as_given(recorded, source, &ctx, mode) {
             Ok(prepared) => {
-                eprintln!("{}", prepared.describe(&engine.profile.name));
+                say!("{}", prepared.describe(&engine.profile.name));
                 replay::send_replay(&engine, &prepared)
                     .await
+                    .map(|sent| (sent, lint_asked(&prepared.request)))
                     .map_err(|e| ("error", e))
             }
             Err(e) => Err(("not sent", e)),
         };
-        let (ex, recorded) = match sent {
+        let ((ex, recorded), asked) = match sent {
             Ok(sent) => sent,
-            Err((what, e)) if !single => {
+            Err((what, e)) if single.is_none() => {
                 tally.failed += 1;
-                out!("{source}\t{what}\t{e}");
+                out!("{}\t{what}\t{}", field(source), field(&e.to_string()));
                 continue;
             }
             Err((_, e)) => return Err(e.into()),
@@ -1343,25 +1414,28 @@ async fn replay_command(
         warn_history(&recorded);
         tally.count(ex.status);
         if let Some(url) = ex.sca_redirect() {
-            eprintln!("SCA needed: {url}");
+            say!("SCA needed: {url}");
         }
-        if single {
+        if let Some(lint) = single {
             eprintln!("HTTP {} in {} ms", ex.status, ex.elapsed.as_millis());
             out!("{}", ex.pretty_body());
+            if let Some(mode) = lint {
+                lint_failed |= print_lint(&asked, &ex) && mode == LintMode::Strict;
+            }
         } else {
             let code = ex
                 .json
                 .as_ref()
                 .and_then(|j| j["tppMessages"][0]["code"].as_str())
                 .unwrap_or("");
-            out!("{source}\t{}\t{code}", ex.status);
+            out!("{}\t{}\t{}", field(source), ex.status, field(code));
         }
     }
     engine.shutdown().await;
-    if !single {
+    if single.is_none() {
         eprintln!("{}", tally.summary());
     }
-    Ok(if tally.all_2xx() {
+    Ok(if tally.all_2xx() && !lint_failed {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

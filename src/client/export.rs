@@ -64,15 +64,43 @@ pub fn reprepare(
     prepare_imported(&imported, ctx)
 }
 
-/// Quotes `s` for a POSIX shell (single quotes).
+/// Quotes `s` for a POSIX shell (single quotes). Text holding a control character other than
+/// line feed (an escape sequence, a CR from a hostile file) is written in bash's ANSI-C
+/// quoting instead (`$'a\x1b[2Jb'`: the same bytes when run, and no control character
+/// reaches the terminal when printed; [`crate::terminal`]).
 pub fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
+    if !s.chars().any(|c| c.is_control() && c != '\n') {
+        return format!("'{}'", s.replace('\'', "'\\''"));
+    }
+    let mut out = String::from("$'");
+    let mut buf = [0u8; 4];
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            '\n' => out.push_str("\\n"),
+            c if c.is_control() => {
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("\\x{b:02x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
 }
 
 /// A cURL command for `req` (which should have just been signed). The body is sent with
 /// `--data-binary` so the bytes, and so the Digest, are unchanged.
 pub fn curl_command(req: &PreparedRequest) -> String {
-    let mut out = format!("curl -sS -X {} {}", req.method, shell_quote(&req.url));
+    let method = if !req.method.is_empty() && req.method.bytes().all(|b| b.is_ascii_alphanumeric())
+    {
+        req.method.clone()
+    } else {
+        shell_quote(&req.method)
+    };
+    let mut out = format!("curl -sS -X {method} {}", shell_quote(&req.url));
     for (n, v) in &req.headers {
         out.push_str(" \\\n  -H ");
         out.push_str(&shell_quote(&format!("{n}: {v}")));
@@ -165,4 +193,25 @@ pub fn har(entries: &[HistoryEntry]) -> Value {
             "entries": items,
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_quoted_ansi_c_and_read_back_the_same() {
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote("a\nb"), "'a\nb'");
+        let hostile = "a\u{1b}]0;t\u{7}\r\n'\\\u{9b}b";
+        let quoted = shell_quote(hostile);
+        assert_eq!(quoted, "$'a\\x1b]0;t\\x07\\x0d\\n\\'\\\\\\xc2\\x9bb'");
+        assert!(!quoted.chars().any(char::is_control));
+        let command = format!(
+            "curl 'https://b/v1/x' -H {}",
+            shell_quote(&format!("X-A: {hostile}"))
+        );
+        let read = crate::client::recorded::read(command.as_bytes(), "t").unwrap();
+        assert_eq!(read.requests[0].headers[0].1, hostile.trim());
+    }
 }

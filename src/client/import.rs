@@ -142,7 +142,8 @@ fn import_with(
     })?;
     if doc.get("log").and_then(|l| l.get("entries")).is_some() {
         return Ok(Import {
-            requests: har(&doc)
+            requests: har(&doc, source_name)
+                .map_err(err)?
                 .into_iter()
                 .map(|r| with_headers(r, keep))
                 .collect(),
@@ -309,49 +310,27 @@ fn postman_items(
     }
 }
 
-/// The entries of a HAR log, with every header as recorded (signing headers too).
-fn har(doc: &Value) -> Vec<ImportedRequest> {
-    doc["log"]["entries"]
-        .as_array()
+/// The entries of a HAR log ([`super::recorded`]'s reader: the same checks as a replay or
+/// the doctor), with every header as recorded (signing headers too), the method in upper
+/// case and the body as text.
+fn har(doc: &Value, source_name: &str) -> Result<Vec<ImportedRequest>, String> {
+    Ok(super::recorded::har(doc, source_name)?
         .into_iter()
-        .flatten()
-        .enumerate()
-        .map(|(i, e)| {
-            let r = &e["request"];
-            let url = r["url"].as_str().unwrap_or_default().to_string();
-            ImportedRequest {
-                name: e["comment"]
-                    .as_str()
-                    .filter(|c| !c.is_empty())
-                    .map(str::to_string)
-                    .unwrap_or_else(|| format!("har {} {url}", i + 1)),
-                method: r["method"].as_str().unwrap_or("GET").to_ascii_uppercase(),
-                url,
-                headers: r["headers"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|h| {
-                        (
-                            h["name"].as_str().unwrap_or_default().to_string(),
-                            h["value"].as_str().unwrap_or_default().to_string(),
-                        )
-                    })
-                    .collect(),
-                body: r["postData"]["text"]
-                    .as_str()
-                    .filter(|t| !t.is_empty())
-                    .map(str::to_string),
-                ..ImportedRequest::default()
-            }
+        .map(|r| ImportedRequest {
+            name: r.name,
+            method: r.method.to_ascii_uppercase(),
+            url: r.url,
+            headers: r.headers,
+            body: (!r.body.is_empty()).then(|| String::from_utf8_lossy(&r.body).into_owned()),
+            ..ImportedRequest::default()
         })
-        .collect()
+        .collect())
 }
 
 /// Parses one or more cURL commands (backslash line continuations allowed), reading `-X`,
 /// `-H`, `-d`/`--data`/`--data-raw`/`--data-binary` and the URL; every header is kept
 /// (signing headers too).
-fn curl(text: &str) -> Result<Vec<ImportedRequest>, String> {
+pub(crate) fn curl(text: &str) -> Result<Vec<ImportedRequest>, String> {
     let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
     // A command runs from a line starting with `curl` until its quotes close, so a quoted
     // body may span lines (pretty-printed JSON) and keeps its newlines.
@@ -426,200 +405,7 @@ fn curl(text: &str) -> Result<Vec<ImportedRequest>, String> {
     Ok(out)
 }
 
-/// A request exactly as recorded, for a faithful replay ([`crate::client::replay`]): every
-/// header (signing headers too) in file order, and the body bytes as they were sent.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct RecordedRequest {
-    /// HAR comment or `har N URL`, `curl N METHOD URL`, or `http METHOD TARGET`.
-    pub name: String,
-    /// The method as written (methods are case-sensitive, RFC 9110 §9.1).
-    pub method: String,
-    /// The URL (HAR, cURL: absolute) or request target (raw HTTP: usually `/path?query`).
-    pub url: String,
-    /// Headers in file order, names and values as written (values without surrounding
-    /// whitespace).
-    pub headers: Vec<(String, String)>,
-    /// The body bytes, empty for none.
-    pub body: Vec<u8>,
-}
-
-impl RecordedRequest {
-    /// The path and query of [`RecordedRequest::url`] exactly as written ([`path_and_query_of`]).
-    pub fn path_and_query(&self) -> Option<&str> {
-        path_and_query_of(&self.url)
-    }
-}
-
-impl From<ImportedRequest> for RecordedRequest {
-    fn from(r: ImportedRequest) -> Self {
-        RecordedRequest {
-            name: r.name,
-            method: r.method,
-            url: r.url,
-            headers: r.headers,
-            body: r.body.map(String::into_bytes).unwrap_or_default(),
-        }
-    }
-}
-
-/// The path and query of `url` exactly as written (no decoding or re-encoding), without a
-/// fragment: `/v1/x?a=1` of `https://bank.example/v1/x?a=1#f`, of `{{host}}/v1/x?a=1` and of
-/// `/v1/x?a=1`; `None` when there is no path (`https://bank.example`).
-pub fn path_and_query_of(url: &str) -> Option<&str> {
-    let url = url.split_once('#').map_or(url, |(u, _)| u);
-    if url.starts_with('/') {
-        return Some(url);
-    }
-    let after_scheme = url.split_once("://").map_or(url, |(_, r)| r);
-    after_scheme.find('/').map(|i| &after_scheme[i..])
-}
-
-/// Reads the requests of a HAR file, a cURL command file or one raw HTTP/1.1 request
-/// ([`parse_raw_http`]) as recorded, for a replay as given: unlike [`import_file`], every
-/// header is kept (`Signature`, `Digest`, `Date`, `TPP-Signature-Certificate` too) and the
-/// body is the recorded bytes (HAR `postData.text`, the cURL `--data*` argument, the raw
-/// body).
-///
-/// Errors: a Postman collection (it holds templates, not recorded requests), text that is
-/// none of the three formats, or a malformed one (with the reason).
-pub fn import_as_given(
-    bytes: &[u8],
-    source_name: &str,
-) -> Result<Vec<RecordedRequest>, ImportError> {
-    let err = |reason: String| ImportError {
-        source_name: source_name.to_string(),
-        reason,
-    };
-    let first_line = bytes
-        .split(|b| *b == b'\n')
-        .map(|l| String::from_utf8_lossy(l).trim().to_string())
-        .find(|l| !l.is_empty() && !l.starts_with('#'))
-        .unwrap_or_default();
-    if first_line.starts_with("curl") {
-        let text = std::str::from_utf8(bytes)
-            .map_err(|e| err(format!("a cURL file that is not UTF-8: {e}")))?;
-        return Ok(curl(text)
-            .map_err(err)?
-            .into_iter()
-            .map(RecordedRequest::from)
-            .collect());
-    }
-    if first_line.starts_with('{') {
-        let doc: Value = serde_json::from_slice(bytes)
-            .map_err(|e| err(format!("not JSON (a HAR file): {e}")))?;
-        if doc.get("log").and_then(|l| l.get("entries")).is_some() {
-            return Ok(har(&doc).into_iter().map(RecordedRequest::from).collect());
-        }
-        return Err(err(
-            "JSON without `log.entries`: a replay as given reads HAR, cURL or raw HTTP (a Postman collection holds templates, not recorded requests)".into(),
-        ));
-    }
-    parse_raw_http(bytes, source_name).map(|r| vec![r])
-}
-
-/// Reads one raw HTTP/1.1 request (RFC 9112 §2–§6): the request line `METHOD TARGET
-/// HTTP/1.x`, header lines `Name: value` (obsolete folded lines are joined with a space), an
-/// empty line, then the body. Lines may end in CRLF or LF; empty lines before the request
-/// line are skipped. The body is the bytes after the empty line, cut to `Content-Length`
-/// when that header says fewer. Used by the replay as given (`send --as-given FILE`) and
-/// for anyone who has a request as captured by a proxy or `nc -l`.
-///
-/// Errors: no request line, a malformed request line or header line, a header section that
-/// is not UTF-8, a `Content-Length` that is not a number or exceeds the bytes given, or
-/// `Transfer-Encoding` (chunked bodies are not read: give the body plainly).
-pub fn parse_raw_http(bytes: &[u8], source_name: &str) -> Result<RecordedRequest, ImportError> {
-    let err = |reason: String| ImportError {
-        source_name: source_name.to_string(),
-        reason,
-    };
-    let mut lines: Vec<&[u8]> = Vec::new();
-    let mut pos = 0;
-    let mut body_start = bytes.len();
-    while pos < bytes.len() {
-        let end = bytes[pos..]
-            .iter()
-            .position(|b| *b == b'\n')
-            .map_or(bytes.len(), |i| pos + i);
-        let line = &bytes[pos..end];
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        pos = (end + 1).min(bytes.len());
-        if line.is_empty() {
-            if lines.is_empty() {
-                continue;
-            }
-            body_start = pos;
-            break;
-        }
-        lines.push(line);
-    }
-    let text = |l: &[u8]| {
-        std::str::from_utf8(l)
-            .map(str::to_string)
-            .map_err(|e| err(format!("the header section is not UTF-8: {e}")))
-    };
-    let Some((request_line, header_lines)) = lines.split_first() else {
-        return Err(err("no HTTP request line (METHOD /path HTTP/1.1)".into()));
-    };
-    let request_line = text(request_line)?;
-    let parts: Vec<&str> = request_line.split(' ').collect();
-    let is_token = |s: &str| {
-        !s.is_empty()
-            && s.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-    };
-    let [method, target, version] = parts[..] else {
-        return Err(err(format!(
-            "{request_line:?} is not an HTTP request line (METHOD /path HTTP/1.1)"
-        )));
-    };
-    if !is_token(method) || !version.starts_with("HTTP/") || target.is_empty() {
-        return Err(err(format!(
-            "{request_line:?} is not an HTTP request line (METHOD /path HTTP/1.1)"
-        )));
-    }
-    let mut headers: Vec<(String, String)> = Vec::new();
-    for l in header_lines {
-        let l = text(l)?;
-        if l.starts_with([' ', '\t']) {
-            let Some((_, v)) = headers.last_mut() else {
-                return Err(err(format!("{l:?}: a continuation line with no header")));
-            };
-            v.push(' ');
-            v.push_str(l.trim());
-            continue;
-        }
-        let Some((n, v)) = l.split_once(':').filter(|(n, _)| is_token(n)) else {
-            return Err(err(format!("{l:?} is not a header line (Name: value)")));
-        };
-        headers.push((n.to_string(), v.trim().to_string()));
-    }
-    let value = |name: &str| crate::xs2a::headers::find(&headers, name);
-    if value("transfer-encoding").is_some() {
-        return Err(err(
-            "Transfer-Encoding is not read: give the body plainly, with Content-Length".into(),
-        ));
-    }
-    let mut body = &bytes[body_start..];
-    if let Some(cl) = value("content-length") {
-        let n: usize = cl
-            .parse()
-            .map_err(|_| err(format!("Content-Length {cl:?} is not a number")))?;
-        if n > body.len() {
-            return Err(err(format!(
-                "Content-Length says {n} bytes, the body has {}",
-                body.len()
-            )));
-        }
-        body = &body[..n];
-    }
-    Ok(RecordedRequest {
-        name: format!("http {method} {target}"),
-        method: method.to_string(),
-        url: target.to_string(),
-        headers,
-        body: body.to_vec(),
-    })
-}
+pub use super::recorded::path_and_query_of;
 
 /// `command` with bash's ANSI-C quoted strings (`$'{\n  "a": 1\n}'`, as browsers' "Copy as
 /// cURL" writes bodies with newlines) turned into plain single-quoted strings holding the
@@ -961,50 +747,10 @@ mod tests {
     }
 
     #[test]
-    fn raw_http_requests_keep_headers_and_body_bytes() {
-        let r = parse_raw_http(
-            b"\r\nPOST /v1/x?a=%20b HTTP/1.1\nHost: bank\nX-Long: one\n  two\nContent-Length: 3\n\n{}\n\xff",
-            "t",
-        )
-        .unwrap();
-        assert_eq!(
-            (r.method.as_str(), r.url.as_str()),
-            ("POST", "/v1/x?a=%20b")
-        );
-        assert_eq!(r.path_and_query(), Some("/v1/x?a=%20b"));
-        assert_eq!(
-            r.headers,
-            vec![
-                ("Host".to_string(), "bank".to_string()),
-                ("X-Long".to_string(), "one two".to_string()),
-                ("Content-Length".to_string(), "3".to_string()),
-            ]
-        );
-        assert_eq!(r.body, b"{}\n");
-        let whole = parse_raw_http(b"PUT /p HTTP/1.1\r\nA: b\r\n\r\n\x00\xff\r\n", "t").unwrap();
-        assert_eq!(whole.body, b"\x00\xff\r\n");
-        let no_body = parse_raw_http(b"GET /p HTTP/1.1\r\nA: b", "t").unwrap();
-        assert!(no_body.body.is_empty());
-        for bad in [
-            &b""[..],
-            b"GET /p",
-            b"GET /p FTP/1\r\n",
-            b"GET /p HTTP/1.1\r\nno colon\r\n",
-            b"POST /p HTTP/1.1\r\nContent-Length: 9\r\n\r\n{}",
-            b"POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
-        ] {
-            assert!(
-                parse_raw_http(bad, "t").is_err(),
-                "{:?}",
-                String::from_utf8_lossy(bad)
-            );
-        }
-    }
-
-    #[test]
-    fn as_given_imports_keep_signing_headers_and_refuse_postman() {
+    fn recorded_reads_keep_signing_headers() {
+        let as_given = |bytes: &[u8]| super::super::recorded::read(bytes, "t").map(|r| r.requests);
         let curl = b"curl -X POST 'https://b/v1/p' -H 'Signature: s' -H 'Digest: d' --data-raw '{ \"a\": 1 }\n'";
-        let r = import_as_given(curl, "t").unwrap();
+        let r = as_given(curl).unwrap();
         assert_eq!(r[0].headers.len(), 2);
         assert_eq!(r[0].body, b"{ \"a\": 1 }\n");
         assert_eq!(
@@ -1013,11 +759,16 @@ mod tests {
         );
         let har = br#"{"log": {"entries": [{"request": {"method": "GET", "url": "https://b/v1/x",
             "headers": [{"name": "Date", "value": "d"}, {"name": "X-A", "value": "1"}]}}]}}"#;
-        assert_eq!(import_as_given(har, "t").unwrap()[0].headers.len(), 2);
-        assert!(import_as_given(br#"{"item": []}"#, "t").is_err());
+        assert_eq!(as_given(har).unwrap()[0].headers.len(), 2);
+        assert_eq!(
+            import(std::str::from_utf8(har).unwrap(), "t").unwrap()[0]
+                .headers
+                .len(),
+            1
+        );
         // Browsers' "Copy as cURL (bash)": ANSI-C quoting for bodies with newlines.
         let copied = br#"curl 'https://b/v1/p' -H 'X-A: it'"'"'s' --data-raw $'{\n  "n": "\xc3\xa6\u00f8 it\'s \\ \101"\n}\n' -H "B: \$'x'""#;
-        let r = import_as_given(copied, "t").unwrap();
+        let r = as_given(copied).unwrap();
         assert_eq!(
             String::from_utf8(r[0].body.clone()).unwrap(),
             "{\n  \"n\": \"\u{e6}\u{f8} it's \\ A\"\n}\n"
@@ -1029,8 +780,7 @@ mod tests {
                 ("B".to_string(), "$'x'".to_string())
             ]
         );
-        assert_eq!(path_and_query_of("https://b/v1/x?q#frag"), Some("/v1/x?q"));
-        assert_eq!(path_and_query_of("https://b"), None);
+        assert!(import(r#"{"log": {"entries": [{"request": 42}]}}"#, "t").is_err());
     }
 
     #[test]

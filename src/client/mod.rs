@@ -11,6 +11,7 @@ pub mod export;
 pub mod history;
 pub mod import;
 pub mod monitor;
+pub mod recorded;
 pub mod replay;
 pub mod response_sig;
 pub mod sandbox_admin;
@@ -246,6 +247,15 @@ fn set_header(headers: &mut Vec<(String, String)>, name: &str, value: &str) {
     }
 }
 
+/// The operation id of the catalogue that `method` and `path_and_query` fit
+/// ([`crate::xs2a::operations::find_request`], e.g. `accounts.list` for `GET /v1/accounts`),
+/// else `raw`: how the history names an imported or replayed request.
+pub fn operation_id_of(method: &str, path_and_query: &str) -> String {
+    crate::xs2a::operations::find_request(method, path_and_query)
+        .map_or("raw", |(op, _)| op.id)
+        .to_string()
+}
+
 /// Builds and signs an imported request (method, URL path and query, headers and body as
 /// imported) against `ctx.base_url`: the signing headers are replaced, `X-Request-ID` is new,
 /// and `TPP-Redirect-URI`, `PSU-ID`, `PSU-Corporate-ID` and `TPP-Session-ID` take the
@@ -317,7 +327,7 @@ pub fn prepare_imported(
     }
     let inspection = ctx.sign(&imported.method, &path_and_query, &mut headers, &body);
     Ok(PreparedRequest {
-        operation_id: "raw".into(),
+        operation_id: operation_id_of(&imported.method, &path_and_query),
         params: Vec::new(),
         method: imported.method.clone(),
         url: format!("{}{}", ctx.base_url, path_and_query),

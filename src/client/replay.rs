@@ -2,7 +2,7 @@
 //! FILE` and `import FILE --as-given --send`.
 //!
 //! A request recorded elsewhere (a HAR entry, a cURL command, raw HTTP text; read by
-//! [`super::import::import_as_given`]) is sent to the chosen profile's target with every
+//! [`super::recorded::read`], the reader the doctor uses too) is sent to the chosen profile's target with every
 //! header and the exact body bytes it was recorded with. Only the host changes (the path and
 //! query are kept exactly as written), and, unless the signature is kept
 //! ([`SignatureMode::Keep`]), `Date`, `Digest`, `TPP-Signature-Certificate` and `Signature`
@@ -17,7 +17,7 @@
 
 use super::engine::{Engine, HistoryWriteError};
 use super::history::ReplayInfo;
-use super::import::RecordedRequest;
+use super::recorded::{Format, RecordedRequest};
 use super::{ClientError, Exchange, PreparedRequest, RequestContext, send_for_profile};
 use crate::signing::{SignOptions, SignatureInspection, SignatureParams, sign_request};
 use crate::xs2a::headers as h;
@@ -52,8 +52,9 @@ pub const CONNECTION_HEADERS: [&str; 5] = [
 /// A recorded request prepared for a replay as given.
 #[derive(Debug, Clone)]
 pub struct Replay {
-    /// The request to send (operation id `raw`, no parameters): method, path and query as
-    /// recorded, the profile's base URL, the headers in recorded order, the exact body.
+    /// The request to send (the operation id of the catalogue its method and path fit, e.g.
+    /// `accounts.list`, else `raw`; no parameters): method, path and query as recorded, the
+    /// profile's base URL, the headers in recorded order, the exact body.
     pub request: PreparedRequest,
     /// Source and changed headers, as the history stores them.
     pub info: ReplayInfo,
@@ -63,7 +64,8 @@ pub struct Replay {
 
 impl Replay {
     /// One line for the user: `as given with profile "P": changed Host, Date, ...` (or
-    /// `nothing changed`), naming the kept signature.
+    /// `nothing changed`), naming the kept signature; control characters of the recorded
+    /// header names escaped ([`crate::terminal::escape_controls`]).
     pub fn describe(&self, profile: &str) -> String {
         let kept = match self.mode {
             SignatureMode::Keep => ", signature kept",
@@ -72,7 +74,14 @@ impl Replay {
         let changed = if self.info.changed_headers.is_empty() {
             "nothing changed".to_string()
         } else {
-            format!("changed {}", self.info.changed_headers.join(", "))
+            // Header names come from the file: each stays one field of the line.
+            let names: Vec<_> = self
+                .info
+                .changed_headers
+                .iter()
+                .map(|n| crate::terminal::escape_controls(n))
+                .collect();
+            format!("changed {}", names.join(", "))
         };
         format!(
             "{}: as given with profile {profile:?}{kept}: {changed}",
@@ -88,7 +97,7 @@ fn is_one_of(name: &str, list: &[&str]) -> bool {
 /// The authority (`host:port`) of a base URL such as `http://127.0.0.1:40123`.
 fn authority(base_url: &str) -> &str {
     let rest = base_url.split_once("://").map_or(base_url, |(_, r)| r);
-    rest.split('/').next().unwrap_or(rest)
+    rest.split(['/', '?', '#']).next().unwrap_or(rest)
 }
 
 /// Prepares `recorded` (request `source`, e.g. `capture.har#2`) for a replay as given to
@@ -96,7 +105,9 @@ fn authority(base_url: &str) -> &str {
 /// the profile asks) unless `mode` keeps the signature.
 ///
 /// Changed headers ([`ReplayInfo::changed_headers`], in recorded spelling): `Host` when the
-/// recorded value is not the target's authority; `Content-Length` when it did not match the
+/// recorded value is not the target's authority, or when there is none and the recorded
+/// URL's authority is not the target's (a HAR entry or cURL command without a `Host` header
+/// still went to its URL's host; a raw request without one, to an unknown host); `Content-Length` when it did not match the
 /// body; `Transfer-Encoding`, `Connection`, `Keep-Alive` when present (the client sets
 /// these); with [`SignatureMode::Remake`] each of [`REMADE_HEADERS`] whose value changed,
 /// was added (`Date`, `Digest` when missing) or left out (`Digest` of an empty body).
@@ -108,11 +119,20 @@ pub fn prepare_as_given(
     ctx: &RequestContext<'_>,
     mode: SignatureMode,
 ) -> Result<Replay, ClientError> {
-    let path_and_query = recorded
-        .path_and_query()
-        .ok_or_else(|| ClientError::Params(format!("{:?} has no path to send", recorded.url)))?
-        .to_string();
+    if recorded.path_and_query.is_empty() {
+        return Err(ClientError::Params(format!(
+            "{:?} has no path to send",
+            recorded.url
+        )));
+    }
+    let path_and_query = recorded.path_and_query.clone();
     let mut changed: Vec<String> = Vec::new();
+    let target = authority(ctx.base_url);
+    if crate::xs2a::headers::find(&recorded.headers, "host").is_none()
+        && (!recorded.url.contains("://") || authority(&recorded.url) != target)
+    {
+        changed.push("Host".into());
+    }
     let mut headers: Vec<(String, String)> = Vec::new();
     for (n, v) in &recorded.headers {
         if n.starts_with(':') {
@@ -123,7 +143,7 @@ pub fn prepare_as_given(
             continue;
         }
         let same = if n.eq_ignore_ascii_case("host") {
-            v == authority(ctx.base_url)
+            v == target
         } else if n.eq_ignore_ascii_case("content-length") {
             v.parse::<usize>().ok() == Some(recorded.body.len())
         } else {
@@ -202,7 +222,7 @@ pub fn prepare_as_given(
     };
     Ok(Replay {
         request: PreparedRequest {
-            operation_id: "raw".into(),
+            operation_id: super::operation_id_of(&recorded.method, &path_and_query),
             params: Vec::new(),
             method: recorded.method.clone(),
             url: format!("{}{}", ctx.base_url, path_and_query),
@@ -262,11 +282,12 @@ fn record(engine: &Engine, replay: &Replay, exchange: &Exchange) -> Result<i64, 
         })
 }
 
-/// Reads `file` for a replay as given ([`super::import::import_as_given`]) and names each
-/// request by its source: `FILE#N` (1-based).
+/// Reads `file` for a replay as given ([`super::recorded::read`]: a HAR file, cURL commands
+/// or raw HTTP) and names each request by its source: `FILE#N` (1-based).
 ///
-/// Errors: the file cannot be read ([`ReplayFileError::Read`]) or holds no request that can
-/// be replayed ([`ReplayFileError::Import`]).
+/// Errors: the file cannot be read ([`ReplayFileError::Read`]), is a Postman collection (it
+/// holds templates, not recorded requests) or holds no request that can be replayed
+/// ([`ReplayFileError::Import`]).
 pub fn read_file(
     file: &std::path::Path,
 ) -> Result<Vec<(String, RecordedRequest)>, ReplayFileError> {
@@ -275,8 +296,15 @@ pub fn read_file(
         source,
     })?;
     let shown = file.display().to_string();
-    let requests = super::import::import_as_given(&bytes, &shown)?;
-    Ok(requests
+    let recording = super::recorded::read(&bytes, &shown)?;
+    if recording.format == Format::Postman {
+        return Err(ReplayFileError::Import(super::import::ImportError {
+            source_name: shown,
+            reason: "a Postman collection holds templates, not recorded requests: a replay as given reads HAR, cURL or raw HTTP".into(),
+        }));
+    }
+    Ok(recording
+        .requests
         .into_iter()
         .enumerate()
         .map(|(i, r)| (format!("{shown}#{}", i + 1), r))
@@ -308,5 +336,6 @@ mod tests {
     fn authority_is_host_and_port() {
         assert_eq!(authority("http://127.0.0.1:4000"), "127.0.0.1:4000");
         assert_eq!(authority("https://bank.example/base"), "bank.example");
+        assert_eq!(authority("/v1/x"), "");
     }
 }

@@ -87,10 +87,13 @@ pub enum AdminError {
     Profile(#[from] NoSuchProfile),
     #[error(transparent)]
     Client(#[from] ClientError),
+    /// The profile targets the embedded sandbox, which lives only as long as the process
+    /// that started it: a running console's own (on `url`, the profile's `listen` address
+    /// and `sandbox_port`) or a `sandbox serve` is the one to change.
     #[error(
-        "profile {0:?} targets the embedded sandbox, which ends with this command: give --url of a running `psd2-console sandbox serve`"
+        "profile {profile:?} targets the embedded sandbox, which lives only inside a running console: give --url {url} to change the sandbox of a console running on this profile, or --url of a running `psd2-console sandbox serve`"
     )]
-    Embedded(String),
+    Embedded { profile: String, url: String },
     #[error("request to {url} failed: {source}")]
     Http {
         url: String,
@@ -140,7 +143,12 @@ impl SandboxAdmin {
         let profile = profiles.require(&target.profile)?;
         let base = match (&target.url, &profile.target) {
             (Some(u), _) | (None, Target::Url(u)) => u.trim_end_matches('/').to_string(),
-            (None, Target::Embedded) => return Err(AdminError::Embedded(profile.name.clone())),
+            (None, Target::Embedded) => {
+                return Err(AdminError::Embedded {
+                    profile: profile.name.clone(),
+                    url: embedded_url(profile),
+                });
+            }
         };
         Ok(SandboxAdmin {
             base,
@@ -321,9 +329,25 @@ pub async fn run(command: FaultCommand, paths: &Paths) -> Result<String, AdminEr
         }
         FaultCommand::Clear { target, id: None } => {
             let r = send_now(&target, paths, Method::DELETE, FAULTS_PATH, None).await?;
-            Ok(format!("cleared {} fault rules", r["cleared"]))
+            Ok(cleared(r["cleared"].as_u64().unwrap_or(0)))
         }
     }
+}
+
+/// What `sandbox fault clear` says: `cleared 1 fault rule`, `cleared 3 fault rules`.
+fn cleared(n: u64) -> String {
+    format!("cleared {n} fault rule{}", if n == 1 { "" } else { "s" })
+}
+
+/// Where a console running on the embedded profile `profile` serves its sandbox:
+/// `http://<listen address>:<sandbox_port>` (127.0.0.1:8088 by default).
+fn embedded_url(profile: &crate::profile::Profile) -> String {
+    let host = match profile.listen {
+        Some(std::net::IpAddr::V6(a)) => format!("[{a}]"),
+        Some(a) => a.to_string(),
+        None => "127.0.0.1".to_string(),
+    };
+    format!("http://{host}:{}", profile.sandbox_port())
 }
 
 /// Sends `method path` (with JSON `body`) to the sandbox of `target`, signed now
@@ -356,5 +380,12 @@ mod tests {
         );
         let r = json!({"id": "f2", "action": "drop", "path": "*", "remaining": null});
         assert_eq!(describe(&r), "f2\tdrop\t* *\tuntil cleared");
+    }
+
+    #[test]
+    fn clearing_counts_in_words() {
+        assert_eq!(cleared(1), "cleared 1 fault rule");
+        assert_eq!(cleared(0), "cleared 0 fault rules");
+        assert_eq!(cleared(2), "cleared 2 fault rules");
     }
 }

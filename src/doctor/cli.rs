@@ -105,7 +105,11 @@ pub fn run(args: &DoctorArgs, paths: &Paths, out: &mut dyn Write, err: &mut dyn 
     let request = match read(args, paths) {
         Ok(r) => r,
         Err(e) => {
-            let _ = writeln!(err, "error: {e}");
+            let _ = writeln!(
+                err,
+                "error: {}",
+                crate::terminal::escape_output(&e.to_string())
+            );
             return ExitCode::from(2);
         }
     };
@@ -126,6 +130,8 @@ pub fn run(args: &DoctorArgs, paths: &Paths, out: &mut dyn Write, err: &mut dyn 
             }
         },
     };
+    // Whatever the recording holds, control characters never reach the terminal.
+    let text = crate::terminal::escape_output(&text);
     match out.write_all(text.as_bytes()) {
         Ok(()) => ExitCode::from(diagnosis.exit_code()),
         // `doctor ... | head -1`: a closed pipe ends quietly, as Unix tools do.

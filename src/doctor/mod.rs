@@ -31,35 +31,9 @@ use serde::Serialize;
 
 use crate::xs2a::operations::Operation;
 
-/// A request as it was sent: what the doctor diagnoses.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct RecordedRequest {
-    /// HTTP method, upper case.
-    pub method: String,
-    /// Path and query exactly as sent, e.g. `/v1/accounts?withBalance=true`.
-    pub path_and_query: String,
-    /// Headers in sending order, (name, value) as recorded (values not trimmed).
-    pub headers: Vec<(String, String)>,
-    /// The body bytes as sent (empty without a body).
-    pub body: Vec<u8>,
-    /// When the request was sent, if the recording says (HAR `startedDateTime`, history time).
-    pub sent_at: Option<SystemTime>,
-    /// Where it came from, for the report, e.g. `HAR entry 1 of capture.har`.
-    pub source: String,
-    /// The bank's answer, when the recording has it (HAR `response`, a history entry).
-    pub response: Option<RecordedResponse>,
-}
-
-/// A recorded answer: status, headers as recorded, body bytes (HAR `response.content.text`).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct RecordedResponse {
-    /// HTTP status code.
-    pub status: u16,
-    /// Response headers, (name, value).
-    pub headers: Vec<(String, String)>,
-    /// The body bytes (gzip already decoded by whoever recorded it).
-    pub body: Vec<u8>,
-}
+/// A request as it was sent: what the doctor diagnoses (the one type of every recorded
+/// request: [`crate::client::recorded`]).
+pub use crate::client::recorded::{RecordedRequest, RecordedResponse};
 
 /// The conformance lint of the recorded answer ([`crate::lint::check_response`]): reported
 /// beside the checks, never part of the verdict (the bank's answer does not make the
@@ -72,21 +46,6 @@ pub struct ResponseLint {
     pub summary: String,
     /// One line per finding: `error [rule] message`.
     pub findings: Vec<String>,
-}
-
-impl RecordedRequest {
-    /// The value of the first header named `name` (case-insensitive), untrimmed.
-    pub fn header(&self, name: &str) -> Option<&str> {
-        crate::xs2a::headers::find(&self.headers, name)
-    }
-
-    /// The path without the query.
-    pub fn path(&self) -> &str {
-        self.path_and_query
-            .split(['?', '#'])
-            .next()
-            .unwrap_or_default()
-    }
 }
 
 /// Options of [`diagnose`].

@@ -4,7 +4,9 @@
 use super::{Diagnosis, SentAtSource, Status};
 
 /// One line per check (`✔`/`✘`/`⚠`, id, message, `[rule]`) after a line naming the request,
-/// and a last line `verdict: ...` naming the cause.
+/// and a last line `verdict: ...` naming the cause. Control characters of the recording
+/// (method, path, header values in messages) are escaped
+/// ([`crate::terminal::escape_controls`]): each line stays one line.
 pub fn text(d: &Diagnosis) -> String {
     let width = d.checks.iter().map(|c| c.id.len()).max().unwrap_or(0);
     let when = match d.sent_at_source {
@@ -12,16 +14,21 @@ pub fn text(d: &Diagnosis) -> String {
         SentAtSource::Recorded => "recorded",
         SentAtSource::Now => "now",
     };
+    // Text from the recording stays on its line, control characters escaped.
+    let esc = crate::terminal::escape_controls;
     let mut out = format!(
         "{} {} ({}), sent {} ({when})\n",
-        d.method, d.path_and_query, d.source, d.sent_at
+        esc(&d.method),
+        esc(&d.path_and_query),
+        esc(&d.source),
+        d.sent_at
     );
     for c in &d.checks {
         out.push_str(&format!(
             "{} {:width$}  {}  [{}]\n",
             c.status.mark(),
             c.id,
-            c.message,
+            esc(&c.message),
             c.rule
         ));
     }
@@ -31,7 +38,7 @@ pub fn text(d: &Diagnosis) -> String {
             r.status, r.summary
         ));
         for f in &r.findings {
-            out.push_str(&format!("  {f}\n"));
+            out.push_str(&format!("  {}\n", esc(f)));
         }
     }
     let mark = if d.verdict.passed {
@@ -39,7 +46,7 @@ pub fn text(d: &Diagnosis) -> String {
     } else {
         Status::Fail.mark()
     };
-    out.push_str(&format!("verdict: {mark} {}\n", d.verdict.message));
+    out.push_str(&format!("verdict: {mark} {}\n", esc(&d.verdict.message)));
     out
 }
 

@@ -40,7 +40,12 @@
 //!   dates are `YYYY-MM-DD` and date-times carry an offset.
 //! - Every 4xx/5xx body is JSON with a non-empty `tppMessages` array; each message's `code`
 //!   is one of the file's `MessageCode<status>_*` enums for that status and family (schema
-//!   `Error<status>_NG_<AIS|PIS|PIIS|SBS>`); a message without `text` is a warning.
+//!   `Error<status>_NG_<AIS|PIS|PIIS|SBS>`); a message without `text` is a warning. Except an
+//!   answer sent as `Content-Type: application/problem+json`: the file lists an RFC 7807
+//!   problem beside the `tppMessages` body for every error answer, so it is checked against
+//!   that schema instead (`Error400_AIS`, `Error403_PIS`, ...: `type` and `code` required,
+//!   `code` from the same enums, no `tppMessages`); where the file lists none, against the
+//!   same shape with the status's codes (rule `BG problem`).
 //! - A 2xx the operation does not list, or a body where the file gives none (a 204), is an
 //!   error.
 //! - The one documented exception ([`DOCUMENTED_400_CODES`]): the interface document answers
@@ -222,7 +227,8 @@ pub fn check_response(
         if let rules::Body::Json(v) = &body {
             rules::document_rules(&method, path, status, v, &mut out);
         }
-        rules::check_body(spec, &method, path, status, body, &mut out);
+        let problem = rules::is_problem(headers);
+        rules::check_body(spec, &method, path, status, body, problem, &mut out);
     }
     out
 }

@@ -206,22 +206,66 @@ fn rule_name(key: &str) -> String {
 }
 
 /// `body` with the codes of [`DOCUMENTED_400_CODES`] read as `FORMAT_ERROR` (a member of
-/// every `MessageCode400_*` enum) when `status` is 400; unchanged otherwise.
+/// every `MessageCode400_*` enum) when `status` is 400: in `tppMessages`, and in an RFC 7807
+/// problem's `code` and `additionalErrors`; unchanged otherwise.
 fn with_documented_exception(status: u16, mut body: Value) -> Value {
     if status != 400 {
         return body;
     }
-    if let Some(messages) = body["tppMessages"].as_array_mut() {
-        for m in messages {
-            if m["code"]
-                .as_str()
-                .is_some_and(|c| DOCUMENTED_400_CODES.contains(&c))
-            {
-                m["code"] = json!("FORMAT_ERROR");
-            }
+    let relax = |m: &mut Value| {
+        if m["code"]
+            .as_str()
+            .is_some_and(|c| DOCUMENTED_400_CODES.contains(&c))
+        {
+            m["code"] = json!("FORMAT_ERROR");
+        }
+    };
+    for list in ["tppMessages", "additionalErrors"] {
+        if let Some(messages) = body.get_mut(list).and_then(Value::as_array_mut) {
+            messages.iter_mut().for_each(relax);
         }
     }
+    if body.is_object() && body.get("code").is_some() {
+        relax(&mut body);
+    }
     body
+}
+
+/// Whether the answer says it is an RFC 7807 problem (`Content-Type:
+/// application/problem+json`): a Berlin Group error body of the `Error<status>_<family>`
+/// schemas (`type` and `code`, no `tppMessages`), which the file lists beside the
+/// `tppMessages` one for every error answer.
+pub(super) fn is_problem(headers: &[(String, String)]) -> bool {
+    header(headers, "Content-Type").is_some_and(|ct| {
+        ct.split(';')
+            .next()
+            .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/problem+json"))
+    })
+}
+
+/// The `application/problem+json` schema of `status` for `method path`: the one the
+/// operation's response lists, else the family's `Error<status>_<family>`, else the generic
+/// problem shape.
+fn problem_key(spec: &Spec, method: &str, path: &str, status: u16) -> String {
+    let segs = segments(path);
+    match spec.route(method, path) {
+        Route::Op(op) => match op.responses.get(&status).and_then(|r| r.problem.clone()) {
+            Some(k) => k,
+            None => spec.problem_key(status, Family::of(&segs)),
+        },
+        Route::OtherMethod(f) | Route::Unknown(f) => spec.problem_key(status, f),
+        Route::Proprietary => spec.generic_problem_key(status),
+    }
+}
+
+/// The label of a problem schema key for rules: the file's name, or `BG problem` for the
+/// generic shape.
+fn problem_label(key: &str) -> String {
+    if key.starts_with("__problem") {
+        format!("BG problem ({})", key.trim_start_matches("__"))
+    } else {
+        key.to_string()
+    }
 }
 
 /// What an answer is checked against.
@@ -309,15 +353,37 @@ fn check_of(
     }
 }
 
-/// The body rules: error bodies, the Berlin Group schema, the structural rules.
+/// The body rules: error bodies, the Berlin Group schema, the structural rules. `problem`:
+/// the answer is `application/problem+json` ([`is_problem`]); an error body is then checked
+/// against the file's problem schema (`Error400_AIS`, ...) instead of the `tppMessages` one.
 pub(super) fn check_body(
     spec: &Spec,
     method: &str,
     path: &str,
     status: u16,
     body: Body,
+    problem: bool,
     out: &mut Vec<Finding>,
 ) {
+    if status >= 400 && problem {
+        let key = problem_key(spec, method, path, status);
+        let label = problem_label(&key);
+        match body {
+            Body::Empty => out.push(Finding::error(
+                label.clone(),
+                format!("{status} without a body ({label} expected)"),
+            )),
+            Body::Invalid => {}
+            Body::Json(b) => {
+                let b = with_documented_exception(status, b);
+                for (at, msg) in spec.validate(&key, &b, MAX_SCHEMA_FINDINGS) {
+                    let at = if at.is_empty() { "/".to_string() } else { at };
+                    out.push(Finding::error(format!("{label} {at}"), msg));
+                }
+            }
+        }
+        return;
+    }
     if status >= 400 {
         let b = match &body {
             Body::Empty => {

@@ -19,7 +19,8 @@
 //! One pattern is anchored: `amountValue` must match as a whole (see `anchor_pattern`).
 //!
 //! Extra definitions, for answers the file has no schema for: `__error<status>` / `__error`
-//! (the generic error shape, see [`super`]), `__sandboxCustomer` and `__sandboxCustomers`
+//! (the generic error shape, see [`super`]), `__problem<status>` / `__problem` (the generic
+//! `application/problem+json` shape of the file's `Error<status>_<family>` schemas), `__sandboxCustomer` and `__sandboxCustomers`
 //! (interface document, "Sandbox customer").
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -96,11 +97,13 @@ impl Family {
 }
 
 /// One response of an operation: the definition key of its JSON body schema (None: the file
-/// gives it no JSON body), a label for findings, and the response headers the file lists
-/// (name, required).
+/// gives it no JSON body), the key of its `application/problem+json` schema (an RFC 7807
+/// error, e.g. `Error400_AIS`; None: the file lists none), a label for findings, and the
+/// response headers the file lists (name, required).
 #[derive(Debug, Clone)]
 pub(super) struct Resp {
     pub(super) key: Option<String>,
+    pub(super) problem: Option<String>,
     pub(super) label: String,
     pub(super) headers: Vec<(String, bool)>,
 }
@@ -251,6 +254,29 @@ impl Spec {
             k
         } else {
             "__error".into()
+        }
+    }
+
+    /// The `application/problem+json` schema of an error `status` of `family`
+    /// (`Error<status>_<family>`, e.g. `Error403_PIS`), else the generic problem shape
+    /// (`__problem<status>` / `__problem`).
+    pub(super) fn problem_key(&self, status: u16, family: Family) -> String {
+        let k = format!("Error{status}_{}", family.suffix());
+        if self.definitions.contains(&k) {
+            k
+        } else {
+            self.generic_problem_key(status)
+        }
+    }
+
+    /// The generic `application/problem+json` shape with the codes of `status`
+    /// (`__problem<status>`), else with every error code (`__problem`).
+    pub(super) fn generic_problem_key(&self, status: u16) -> String {
+        let k = format!("__problem{status}");
+        if self.definitions.contains(&k) {
+            k
+        } else {
+            "__problem".into()
         }
     }
 
@@ -421,6 +447,36 @@ fn generic_error(codes: &BTreeSet<String>) -> Value {
     })
 }
 
+/// The generic RFC 7807 problem shape of the Berlin Group file (`Error<status>_<family>`:
+/// `type` and `code` required, `title`, `detail`, `additionalErrors`, `_links`) with `code`
+/// in `codes`, for answers the file lists no problem schema for.
+fn generic_problem(codes: &BTreeSet<String>) -> Value {
+    let codes: Vec<&String> = codes.iter().collect();
+    json!({
+        "type": "object",
+        "required": ["type", "code"],
+        "properties": {
+            "type": {"type": "string", "format": "uri", "maxLength": 70},
+            "title": {"type": "string", "maxLength": 70},
+            "detail": {"type": "string", "maxLength": 500},
+            "code": {"enum": codes},
+            "additionalErrors": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["code"],
+                    "properties": {
+                        "title": {"type": "string", "maxLength": 70},
+                        "detail": {"type": "string", "maxLength": 500},
+                        "code": {"enum": codes}
+                    }
+                }
+            },
+            "_links": {"$ref": "#/definitions/_linksAll"}
+        }
+    })
+}
+
 /// Anchors a schema's `pattern` to the whole string. JSON Schema patterns match anywhere in
 /// the string, so the file's `amountValue` pattern `-?[0-9]{1,14}(\.[0-9]{1,3})?` would let
 /// `12.5000` or `1,50` through (they contain a match); its description ("Up to 14
@@ -517,9 +573,11 @@ fn build(doc: &Value) -> Result<Spec, SpecError> {
     for (st, c) in &codes {
         if *st >= 400 {
             defs.insert(format!("__error{st}"), generic_error(c));
+            defs.insert(format!("__problem{st}"), generic_problem(c));
         }
     }
     defs.insert("__error".into(), generic_error(&all_error_codes));
+    defs.insert("__problem".into(), generic_problem(&all_error_codes));
     defs.insert("__sandboxCustomer".into(), sandbox_customer());
     defs.insert(
         "__sandboxCustomers".into(),
@@ -555,10 +613,16 @@ fn build(doc: &Value) -> Result<Spec, SpecError> {
                     None => (format!("{method} {template} {status}"), r),
                 };
                 let headers = response_headers(r, header_defs);
+                let problem = r["content"]["application/problem+json"]["schema"]["$ref"]
+                    .as_str()
+                    .and_then(|s| s.trim().strip_prefix("#/components/schemas/"))
+                    .filter(|name| schemas.contains_key(*name))
+                    .map(str::to_string);
                 let schema = &r["content"]["application/json"]["schema"];
                 let resp = if schema.is_null() {
                     Resp {
                         key: None,
+                        problem,
                         label,
                         headers,
                     }
@@ -568,6 +632,7 @@ fn build(doc: &Value) -> Result<Spec, SpecError> {
                 {
                     Resp {
                         key: Some(name.to_string()),
+                        problem,
                         label: name.to_string(),
                         headers,
                     }
@@ -583,6 +648,7 @@ fn build(doc: &Value) -> Result<Spec, SpecError> {
                     defs.insert(key.clone(), s);
                     Resp {
                         key: Some(key),
+                        problem,
                         label: format!("inline schema of {label}"),
                         headers,
                     }

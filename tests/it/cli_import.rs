@@ -176,3 +176,68 @@ fn import_send_fills_profile_headers_summarises_and_reads_console_exports() {
     assert!(out.contains("\t200\t"), "{out}");
     assert!(err.contains("sent 1: 2xx 1, 4xx 0, 5xx 0"), "{err}");
 }
+
+/// Issue 18, defect 4: a HAR file whose URL sets the terminal's title and clears the screen
+/// (`ESC]0;title BEL ESC[2J`), with CR LF in its method: `doctor`, `import` and `import
+/// --as-given` print it with the control characters escaped, and the doctor's first line
+/// stays one line.
+#[test]
+fn control_characters_of_a_hostile_file_never_reach_the_terminal() {
+    let home = tempfile::tempdir().unwrap();
+    let har = serde_json::json!({"log": {"version": "1.2", "entries": [
+        {"comment": "hostile \u{1b}[31m entry",
+         "request": {"method": "GET\r\nX-Evil: 1",
+                     "url": "https://bank.example/v1/accounts\u{1b}]0;owned\u{7}\u{1b}[2J",
+                     "headers": [{"name": "X-Request-ID", "value": "a\u{1b}[2Jb"}]}}
+    ]}});
+    let file = home.path().join("hostile.har");
+    std::fs::write(&file, har.to_string()).unwrap();
+    let f = file.to_str().unwrap();
+    let raw = |s: &str| s.chars().any(|c| c.is_control() && c != '\n' && c != '\t');
+    let escaped = "\\u{1b}]0;owned\\u{7}\\u{1b}[2J";
+    for args in [
+        &["doctor", f][..],
+        &["import", f],
+        &["import", f, "--as-given"],
+    ] {
+        let (_, out, err) = run(home.path(), args);
+        assert!(!raw(&out) && !raw(&err), "{args:?}: {out:?} {err:?}");
+        assert!(out.contains(escaped), "{args:?}: {out}");
+    }
+    let (code, out, err) = run(home.path(), &["doctor", f]);
+    assert_eq!(code, 1, "{err}");
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.starts_with(&format!(
+            "GET\\r\\nX-Evil: 1 /v1/accounts{escaped} (entry 1 of "
+        )),
+        "{first}"
+    );
+}
+
+/// Issue 18, defect 18: a HAR entry whose `request` is not a request object is unreadable
+/// input (the doctor exits 2), not a request with an empty URL; nothing is sent.
+#[test]
+fn a_har_entry_that_is_not_a_request_is_unreadable() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("odd.har");
+    std::fs::write(&file, r#"{"log": {"entries": [{"request": 42}]}}"#).unwrap();
+    let f = file.to_str().unwrap();
+    let said = "HAR entry 1: `request` is 42, not a request object";
+    let (code, _, err) = run(home.path(), &["doctor", f]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(said), "{err}");
+    for args in [
+        &["send", "--as-given", f][..],
+        &["import", f],
+        &["import", f, "--send"],
+    ] {
+        let (code, _, err) = run(home.path(), args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+    }
+    assert!(
+        !home.path().join("data/history.sqlite3").exists(),
+        "nothing was sent"
+    );
+}

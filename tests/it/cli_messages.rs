@@ -251,3 +251,31 @@ async fn a_body_cut_off_by_the_server_is_explained_with_the_limit() {
     }
     engine.shutdown().await;
 }
+
+/// Issue 18, defect 18: `profile list` names the directory of the profile files (the
+/// example profile sends the reader there), on stderr so stdout stays one profile a line.
+#[test]
+fn profile_list_names_the_profiles_directory() {
+    let home = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(home.path(), &["profile", "list"]);
+    assert_eq!(code, 0, "{err}");
+    let dir = home.path().join("config/profiles");
+    assert!(
+        err.contains(&format!("profiles directory: {}", dir.display())),
+        "{err}"
+    );
+    assert!(out.lines().all(|l| l.contains('\t')), "{out}");
+}
+
+/// Issue 18, defect 18: a home that is a file is an error for `history`, not "no history
+/// yet".
+#[test]
+fn history_in_a_home_that_is_a_file_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("not-a-dir");
+    std::fs::write(&home, "x").unwrap();
+    let (code, out, err) = run(&home, &["history"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(!err.contains("no history yet"), "{err}");
+    assert!(err.contains("history"), "{err}");
+}

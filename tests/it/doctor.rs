@@ -144,6 +144,7 @@ impl Draft {
             sent_at: None,
             source: "test".into(),
             response: None,
+            ..RecordedRequest::default()
         }
     }
 }
@@ -515,6 +516,7 @@ fn vector_request(name: &str, date: &str) -> RecordedRequest {
         sent_at: None,
         source: format!("vector {name}"),
         response: None,
+        ..RecordedRequest::default()
     }
 }
 

@@ -445,7 +445,21 @@ fn cli_fault_add_list_clear_against_a_running_server() {
         )
     );
     let (code, out, _) = run(&["clear"]);
-    assert_eq!((code, out.trim()), (0, "cleared 1 fault rules"));
+    assert_eq!((code, out.trim()), (0, "cleared 1 fault rule"));
     let (code, out, _) = run(&["list"]);
     assert_eq!((code, out.trim()), (0, "no fault rules"));
+}
+
+/// Issue 18, defect 18: on the embedded profile the fault command names the sandbox of a
+/// console running on it (its address) beside a `sandbox serve`.
+#[test]
+fn cli_fault_on_the_embedded_profile_names_a_running_consoles_sandbox() {
+    let home = tempfile::tempdir().unwrap();
+    let (code, _, err) = common::cli::run(home.path(), &["sandbox", "fault", "list"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("running console") && err.contains("--url http://127.0.0.1:8088"),
+        "{err}"
+    );
+    assert!(err.contains("sandbox serve"), "{err}");
 }

@@ -490,3 +490,136 @@ fn send_lint_reports_a_careless_bank_and_strict_fails_on_it() {
     assert_eq!(code, 1, "strict fails on an error finding: {out} {err}");
     assert!(out.trim_end().ends_with("lint: 2 errors"), "{out}");
 }
+
+/// Headers of an RFC 7807 answer that echoes [`ID`].
+fn problem_headers() -> Vec<(String, String)> {
+    vec![
+        (
+            "Content-Type".to_string(),
+            "application/problem+json".to_string(),
+        ),
+        ("X-Request-ID".to_string(), ID.to_string()),
+    ]
+}
+
+/// Issue 18, defect 19: the Berlin Group file lists an `application/problem+json` body
+/// beside the `tppMessages` one for every error answer (`Error400_AIS`, `Error403_PIS`,
+/// ...: `type` and `code` required, no `tppMessages`). Bodies built from the file's own
+/// schemas: a correct one has no findings; a broken one is checked against that schema.
+#[test]
+fn a_problem_json_error_is_checked_against_its_own_schema() {
+    let ais_400 = json!({
+        "type": "https://berlin-group.org/problems/format-error",
+        "title": "Format error",
+        "detail": "dateFrom is not a date",
+        "code": "FORMAT_ERROR",
+        "additionalErrors": [{"code": "PARAMETER_NOT_SUPPORTED", "detail": "deltaList"}]
+    });
+    assert_eq!(
+        lint_of(
+            "GET",
+            "/v1/accounts/a1/transactions",
+            400,
+            &problem_headers(),
+            &ais_400
+        ),
+        vec![]
+    );
+    let pis_403 = json!({"type": "https://b.example/p/403", "code": "PRODUCT_INVALID"});
+    assert_eq!(
+        lint_of(
+            "POST",
+            "/v1/payments/sepa-credit-transfers",
+            403,
+            &problem_headers(),
+            &pis_403
+        ),
+        vec![]
+    );
+    // The documented 400 for signature failures holds for problems too.
+    let sig = json!({"type": "https://b.example/p/sig", "code": "SIGNATURE_INVALID"});
+    assert_eq!(
+        lint_of("GET", "/v1/accounts", 400, &problem_headers(), &sig),
+        vec![]
+    );
+    // A proprietary path: the same shape with the status's codes.
+    assert_eq!(
+        lint_of(
+            "GET",
+            "/v1/sandbox/customers",
+            404,
+            &problem_headers(),
+            &json!({"type": "about:blank", "code": "RESOURCE_UNKNOWN"})
+        ),
+        vec![]
+    );
+
+    // Without `type`, with a code of another status: findings of the problem schema.
+    let broken = json!({"code": "CONSENT_UNKNOWN", "tppMessages": []});
+    let f = lint_of("GET", "/v1/accounts", 400, &problem_headers(), &broken);
+    assert!(!f.is_empty(), "{f:#?}");
+    assert!(
+        f.iter()
+            .all(|f| f.severity == Severity::Error && f.rule.starts_with("Error400_AIS /")),
+        "{f:#?}"
+    );
+    assert!(
+        !f.iter().any(|f| f.message.contains("tppMessages array")),
+        "{f:#?}"
+    );
+    // A tppMessages body sent as a problem is not one.
+    let f = lint_of(
+        "GET",
+        "/v1/accounts",
+        400,
+        &problem_headers(),
+        &error_body("FORMAT_ERROR"),
+    );
+    assert!(
+        !f.is_empty() && f.iter().all(|f| f.rule.starts_with("Error400_AIS /")),
+        "{f:#?}"
+    );
+}
+
+/// Issue 18, defect 20: `send --as-given FILE --lint` prints the lint's findings as `send
+/// --lint` does (and `--lint=strict` exits 1 on an error finding), the same summary
+/// `doctor last` gives for that answer; the history names the replay by its operation.
+#[test]
+fn send_as_given_lints_the_answer_like_send_and_the_doctor() {
+    let home = tempfile::tempdir().unwrap();
+    let profiles = home.path().join("config/profiles");
+    std::fs::create_dir_all(&profiles).unwrap();
+    let certs = home.path().join("certs");
+    let d = certs.to_str().unwrap();
+    let made = run(home.path(), &["cert", "new", "--dir", d, "--name", "tpp"]);
+    assert_eq!(made.0, 0, "{}", made.2);
+    let profile = format!(
+        "name = \"Careless\"\ntarget = \"{}\"\ncertificate = \"{d}/tpp.pem\"\nkey = \"{d}/tpp.key\"\n",
+        careless_bank(2)
+    );
+    std::fs::write(profiles.join("careless.toml"), profile).unwrap();
+    let file = home.path().join("accounts.http");
+    std::fs::write(
+        &file,
+        format!("GET /v1/accounts HTTP/1.1\r\nHost: bank.example\r\nX-Request-ID: {ID}\r\n\r\n"),
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let send = ["send", "--as-given", f, "--profile", "Careless"];
+
+    let (code, out, err) = run(home.path(), &[&send[..], &["--lint"]].concat());
+    assert_eq!(code, 0, "a 200 exits 0 without strict: {err}");
+    assert!(out.contains("error [Content-Type]"), "{out}");
+    assert!(out.contains("error [BG header X-Request-ID]"), "{out}");
+    assert!(out.trim_end().ends_with("lint: 2 errors"), "{out}");
+
+    let (code, out, err) = run(home.path(), &["doctor", "last"]);
+    assert!(out.contains("lint: 2 errors"), "{out}{err}");
+    let (_, out, _) = run(home.path(), &["history"]);
+    assert!(out.contains("\t200\taccounts.list\tGET "), "{out}");
+
+    let (code2, out, err) = run(home.path(), &[&send[..], &["--lint=strict"]].concat());
+    assert_eq!(code2, 1, "strict fails on an error finding: {out} {err}");
+    assert!(out.trim_end().ends_with("lint: 2 errors"), "{out}");
+    let _ = code;
+}

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use psd2_console::client::RequestContext;
 use psd2_console::client::history::{History, REDACTED, ReplayInfo};
-use psd2_console::client::import::parse_raw_http;
+use psd2_console::client::recorded::parse_raw_http;
 use psd2_console::client::replay::{SignatureMode, prepare_as_given, send_replay};
 use psd2_console::profile::{DEFAULT_PROFILE, Paths};
 use psd2_console::signing::{SignOptions, digest_header_value, sign_request};
@@ -249,14 +249,20 @@ fn keep_signature_replays_byte_for_byte_and_reproduces_the_stale_date_answer() {
     assert_eq!(code, 0, "{err}");
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 2, "{out}");
-    assert!(lines[0].contains("\t200\traw\tGET "), "{out}");
+    assert!(
+        lines[0].contains("\t200\tsandbox.customers.list\tGET "),
+        "replays are named by their operation: {out}"
+    );
     assert!(
         lines[0].ends_with(&format!(
             "\tas-given {file}#1 changed Host,Date,TPP-Signature-Certificate,Signature"
         )),
         "{out}"
     );
-    assert!(lines[1].contains("\t400\traw\tGET "), "{out}");
+    assert!(
+        lines[1].contains("\t400\tsandbox.customers.list\tGET "),
+        "{out}"
+    );
     assert!(
         lines[1].ends_with(&format!("\tas-given {file}#1 changed Host")),
         "{out}"
@@ -317,7 +323,7 @@ fn a_har_file_replays_as_given_request_by_request() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, format!("{file}#2\t201\t\n"));
     assert!(
-        err.contains("changed Date, Digest, TPP-Signature-Certificate, Signature"),
+        err.contains("changed Host, Date, Digest, TPP-Signature-Certificate, Signature"),
         "{err}"
     );
     assert!(err.contains("sent 1: 2xx 1, 4xx 0, 5xx 0"), "{err}");
@@ -329,5 +335,135 @@ fn a_har_file_replays_as_given_request_by_request() {
     assert_eq!(
         history.replay_info(last.id).unwrap().unwrap().replay_of,
         format!("{file}#2")
+    );
+}
+
+/// Issue 18, cause C: one reader. A raw HTTP file with obsolete folded header lines (a
+/// signed `Date` among them) and a body followed by bytes beyond its `Content-Length`: the
+/// doctor verifies the Digest and the signature over exactly the bytes `send --as-given`
+/// sends, and both join the folded lines the same way.
+#[test]
+fn doctor_and_send_as_given_read_the_same_bytes_of_a_raw_request() {
+    let home = tempfile::tempdir().unwrap();
+    let body = serde_json::to_string(&domestic(&first_bban(KARI), "7.00", "same bytes")).unwrap();
+    let path = format!("/v1/payments/{DOMESTIC}");
+    let mut headers = pairs(&[
+        ("X-Request-ID", &uuid::Uuid::new_v4().to_string()),
+        ("TPP-Redirect-URI", "http://127.0.0.1:9/callback"),
+        ("PSU-IP-Address", "127.0.0.1"),
+        ("Content-Type", "application/json"),
+        ("X-Customer-Trace", "case 4711"),
+        ("Content-Length", &body.len().to_string()),
+    ]);
+    sign_request(
+        tpp(),
+        "POST",
+        &path,
+        &mut headers,
+        body.as_bytes(),
+        SignOptions {
+            request_target: false,
+            now: SystemTime::now(),
+        },
+    );
+    let date = crate::common::header_value(&headers, "Date");
+    let (day, time) = date.rsplit_once(' ').unwrap().0.rsplit_once(' ').unwrap();
+    let mut text = format!("POST {path} HTTP/1.1\r\n");
+    for (n, v) in &headers {
+        match n.as_str() {
+            // `Date: Sun, 07 Jun 2026\r\n 20:51:35 GMT`: one value over two lines.
+            "Date" => text.push_str(&format!("Date: {day}\r\n {time} GMT\r\n")),
+            "X-Customer-Trace" => text.push_str("X-Customer-Trace: case \r\n\t 4711\r\n"),
+            _ => text.push_str(&format!("{n}: {v}\r\n")),
+        }
+    }
+    text.push_str("\r\n");
+    text.push_str(&body);
+    text.push_str("\r\n{\"trailing\": \"bytes beyond Content-Length\"}\r\n");
+    let file = home.path().join("folded.http");
+    std::fs::write(&file, &text).unwrap();
+    let file = file.to_str().unwrap();
+
+    let (code, out, err) = run(home.path(), &["doctor", file, "--format", "json"]);
+    let report: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    let status = |id: &str| {
+        report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .map(|c| c["status"].clone())
+    };
+    for id in ["digest", "date.format", "signature.verify"] {
+        assert_eq!(status(id), Some("pass".into()), "{id}: {out}{err}");
+    }
+    assert_eq!(report["source"], format!("raw HTTP in {file}"), "{out}");
+    assert!(code == 0 || code == 1, "{err}");
+
+    let (code, _, err) = run_headless(home.path(), &["send", "--as-given", file]);
+    assert_eq!(code, 0, "{err}");
+    let history =
+        History::open_existing(&Paths::under(home.path().to_path_buf()).history_file()).unwrap();
+    let last = history.last().unwrap().unwrap();
+    assert_eq!(
+        last.request_body,
+        body.as_bytes(),
+        "the Content-Length bytes"
+    );
+    assert_eq!(
+        crate::common::header_value(&last.request_headers, "X-Customer-Trace"),
+        "case 4711"
+    );
+    assert_eq!(last.operation_id, "payments.domestic.create");
+}
+
+/// Issue 18, defect 12: a HAR entry (no `Host` header) went to its URL's host; replayed
+/// with `--keep-signature` to the profile's target, the host changed and stderr says so.
+#[test]
+fn keep_signature_says_the_host_changed_for_a_har_entry_without_host() {
+    let home = tempfile::tempdir().unwrap();
+    let har = serde_json::json!({"log": {"version": "1.2", "entries": [
+        {"request": {"method": "GET", "url": "https://bank.example/v1/sandbox/customers?withAccounts=false",
+          "headers": [{"name": "X-Request-ID", "value": uuid::Uuid::new_v4().to_string()},
+                      {"name": "TPP-Redirect-URI", "value": "http://127.0.0.1:9/callback"}]}}
+    ]}});
+    let file = home.path().join("capture.har");
+    std::fs::write(&file, har.to_string()).unwrap();
+    let file = file.to_str().unwrap();
+    let (_, _, err) = run_headless(
+        home.path(),
+        &["send", "--as-given", file, "--keep-signature"],
+    );
+    assert!(
+        err.contains(&format!(
+            "{file}#1: as given with profile \"{DEFAULT_PROFILE}\", signature kept: changed Host"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("nothing changed"), "{err}");
+}
+
+/// Issue 18, defect 12: `import --send` names the URL a request went to (the profile's
+/// target), not the file's URL, beside the answer.
+#[test]
+fn import_send_names_the_target_not_the_files_url() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("x.sh");
+    std::fs::write(
+        &file,
+        "curl -sS -X GET 'http://192.0.2.1:1/v1/sandbox/customers?withAccounts=false' -H 'X-Request-ID: 1'\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(home.path(), &["import", "--send", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !out.contains("192.0.2.1"),
+        "the file's URL beside the answer: {out}"
+    );
+    assert!(
+        out.starts_with("curl 1 GET http://127.0.0.1:")
+            && out.contains("/v1/sandbox/customers?withAccounts=false\t200\t"),
+        "{out}"
     );
 }
