@@ -1831,6 +1831,7 @@ impl App {
     /// What the presenter's step line says ([`super::presenter::step_text`]).
     pub fn presenter_step(&self) -> String {
         use super::presenter::{StepFacts, step_text};
+        use crate::xs2a::operations::Group;
         let (response, failed) = match &self.response {
             ResponseState::Done(v) => (
                 Some((v.status, v.status_text(), v.operation.as_str())),
@@ -1855,6 +1856,11 @@ impl App {
             response,
             failed,
             psu_known: self.status.psu_id.is_some(),
+            consent_operation: self.selected_operation().group == Group::Ais,
+            consent_response: matches!(&self.response, ResponseState::Done(v)
+                if crate::xs2a::operations::OPERATIONS
+                    .iter()
+                    .any(|o| o.title == v.operation && o.group == Group::Ais)),
         })
     }
 }
