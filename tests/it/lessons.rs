@@ -553,3 +553,32 @@ async fn the_presenter_step_line_says_again_only_after_a_send_and_consent_only_f
     );
     c.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_basket_lesson_after_the_payment_lesson_puts_only_its_own_payments_in_the_basket() {
+    // Lessons one after another in one console: the payment approved in the payment lesson
+    // is no candidate for the basket (the bank refuses an authorised payment in a basket).
+    let mut c = Console::start().await;
+    c.app.start_lesson(lesson("domestic-payment"));
+    assert_eq!(c.send().await, 201, "{}", c.body());
+    let approved = c.json()["paymentId"].as_str().unwrap().to_string();
+    assert_eq!(c.complete_sca(KARI, "PRIVATE").await, Action::Send);
+    c.app.start_lesson(lesson("signing-basket"));
+    c.send().await;
+    assert!(c.app.sca_prompt().is_some(), "{}", c.body());
+    c.app.press("]");
+    c.complete_sca(KARI, "PRIVATE").await;
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        c.app.press("]");
+        assert_eq!(c.send().await, 201, "{}", c.body());
+        ids.push(c.json()["paymentId"].as_str().unwrap().to_string());
+    }
+    c.app.press("]");
+    assert_eq!(c.selected(), "baskets.create");
+    let body: serde_json::Value =
+        serde_json::from_str(c.app.param_value("baskets.create", "body").unwrap()).unwrap();
+    assert_eq!(body["paymentIds"], serde_json::json!(ids), "not {approved}");
+    assert_eq!(c.send().await, 201, "{}", c.body());
+    c.shutdown().await;
+}
