@@ -181,6 +181,15 @@ fn status_bar(screen: &str) -> &str {
         .unwrap_or_default()
 }
 
+/// The consent's SCA reached the console as a consent's (not swallowed by another flow
+/// waiting for its callback): the message says the PSU-ID and `context` were learned.
+fn consent_sca_applied(screen: &str, context: &str) {
+    assert!(
+        screen.contains("SCA complete: PSU-ID") && screen.contains(&format!("({context} context)")),
+        "the consent's SCA was not applied as a consent's:\n{screen}"
+    );
+}
+
 /// The newest cURL export of the console's home.
 fn newest_export(home: &Path) -> PathBuf {
     let dir = home.join("data").join("exports");
@@ -235,6 +244,7 @@ fn all_six_lessons_run_in_one_console_without_losing_an_sca() {
     let s = t.wait_for("Kari's PSU-ID, private", |s| {
         !status_bar(s).contains("no PSU yet") && status_bar(s).contains("PRIVATE")
     });
+    consent_sca_applied(&s, "PRIVATE");
     assert!(!status_bar(&s).contains("PSU-Corporate-ID"), "{s}");
     for n in 2..5 {
         enter_step(&t, &l, n);
@@ -248,9 +258,10 @@ fn all_six_lessons_run_in_one_console_without_losing_an_sca() {
     t.wait_for("the SCA prompt", sca_prompt);
     enter_step(&t, &l, 1);
     complete_sca(&rt, &home, &format!("CORPORATE:{}", agreement.id));
-    t.wait_for("the corporate context learned", |s| {
+    let s = t.wait_for("the corporate context learned", |s| {
         status_bar(s).contains("PSU-Corporate-ID") && status_bar(s).contains("CORPORATE")
     });
+    consent_sca_applied(&s, "CORPORATE");
     enter_step(&t, &l, 2);
     send(&t, "the agreements", "200 OK");
     enter_step(&t, &l, 3);
@@ -346,9 +357,14 @@ fn all_six_lessons_run_in_one_console_without_losing_an_sca() {
     send(&t, "the consent's 201", "201");
     t.wait_for("the SCA prompt", sca_prompt);
     complete_sca(&rt, &home, "PRIVATE");
-    t.wait_for("the private context of the consent just approved", |s| {
-        status_bar(s).contains("PRIVATE") && !status_bar(s).contains("PSU-Corporate-ID")
+    let s = t.wait_for("the consent's SCA applied", |s| {
+        s.contains("SCA complete: PSU-ID") || s.contains("complete; the session's PSU")
     });
+    consent_sca_applied(&s, "PRIVATE");
+    assert!(
+        status_bar(&s).contains("PRIVATE") && !status_bar(&s).contains("PSU-Corporate-ID"),
+        "not the private context of the consent just approved:\n{s}"
+    );
     enter_step(&t, &l, 1);
     send(&t, "the accounts", "200 OK");
     enter_step(&t, &l, 2);
@@ -369,12 +385,23 @@ fn all_six_lessons_run_in_one_console_without_losing_an_sca() {
         last_body(&home)["tppMessages"][0]["code"],
         "SIGNATURE_INVALID"
     );
+    // The expired consent asks for SCA again; this lesson is about signatures: the trainer
+    // closes the prompt (it covers the lesson panel).
+    t.wait_for("the renewal's SCA prompt", sca_prompt);
+    t.keys(&["Escape"]);
+    t.wait_for("the prompt closed", |s| !sca_prompt(s));
     let s = enter_step(&t, &l, 1);
     assert!(s.contains("within 60 s"), "{s}");
     t.keys(&["3"]);
-    t.wait_for("the history screen", |s| s.contains("GET /v1/accounts"));
+    t.wait_for("the newest exchange in the history", |s| {
+        s.lines()
+            .any(|l| l.contains("GET") && l.contains("/v1/accounts") && l.contains("401"))
+    });
     t.keys(&["x"]);
-    t.wait_for("the cURL export", |s| s.contains("exchange-"));
+    let s = t.wait_for("the cURL export", |s| {
+        s.contains("written to") || s.contains("export of")
+    });
+    assert!(s.contains("written to"), "{s}");
     t.keys(&["1"]);
     t.wait_for("the console again", |s| step_matches(s, &l, 1));
     let file = newest_export(&home);
