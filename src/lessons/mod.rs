@@ -18,9 +18,19 @@
 //! narration = "What the trainer says while the step runs."
 //! section = "Authentication 11"         # where the interface document says it
 //! watch = "the 201 answer's _links.scaRedirect"
+//!
+//! [[steps]]
+//! title = "The PSU authenticates"
+//! act = "browser"                       # no operation: "browser" or "terminal"
+//! narration = "Open the scaRedirect."
+//! section = "Authentication 11"
 //! ```
 //!
-//! A step without `operation` is narration only (e.g. "now complete SCA in the browser").
+//! A step without `operation` sends nothing from the console; it says where the room acts
+//! instead, `act = "browser"` (the PSU completes SCA in the browser) or `act = "terminal"`
+//! (the trainer works in a shell outside the console, e.g. edits an exported cURL), and the
+//! lesson panel says so ([`Act`]). A step with an operation is sent from the console and
+//! takes no `act`.
 //! Reading checks every operation id and parameter name against the catalogue
 //! ([`crate::xs2a::operations`]), so a typo is reported with the file and line before the
 //! lesson starts, not in front of the room.
@@ -59,6 +69,27 @@ pub const BUILTIN_LESSONS: &[(&str, &str)] = &[
     ),
 ];
 
+/// Where the room acts during a step without an operation (the TOML key `act`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Act {
+    /// The PSU acts in the browser (the scaRedirect's pages): `act = "browser"`.
+    Browser,
+    /// The trainer acts in a terminal outside the console (runs an exported cURL, the
+    /// doctor): `act = "terminal"`.
+    Terminal,
+}
+
+impl Act {
+    /// The lesson panel's words for it, e.g. "no request: the PSU acts in the browser".
+    pub fn words(self) -> &'static str {
+        match self {
+            Act::Browser => "no request: the PSU acts in the browser",
+            Act::Terminal => "no request: act in a terminal, outside the console",
+        }
+    }
+}
+
 /// One step of a lesson.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -66,9 +97,13 @@ pub struct Step {
     /// Shown as the step's heading.
     pub title: String,
     /// The operation the step prepares (an [`operations::Operation::id`]); `None` for a
-    /// narration-only step.
+    /// step whose action happens outside the console ([`Step::act`]).
     #[serde(default)]
     pub operation: Option<String>,
+    /// Where the room acts in a step without an operation; required there, refused on a
+    /// step with one (that step is sent from the console).
+    #[serde(default)]
+    pub act: Option<Act>,
     /// Prefilled parameters (path, query or header), name → value.
     #[serde(default)]
     pub params: toml::Table,
@@ -140,8 +175,9 @@ fn line_of(text: &str, at: usize) -> usize {
 
 /// Reads one lesson from `text` (the file `file`, shown in errors; its stem is the id).
 ///
-/// Errors: [`LessonError`] for TOML syntax, unknown keys, no steps, an unknown operation id
-/// or a parameter the operation does not take (with the line of the step).
+/// Errors: [`LessonError`] for TOML syntax, unknown keys, no steps, an unknown operation id,
+/// a parameter the operation does not take, a step without an operation and without `act`,
+/// or `act` on a step with an operation (with the line of the step).
 pub fn parse(text: &str, file: &str) -> Result<Lesson, LessonError> {
     let err = |line: Option<usize>, message: String| LessonError {
         file: file.to_string(),
@@ -167,6 +203,17 @@ pub fn parse(text: &str, file: &str) -> Result<Lesson, LessonError> {
     for (i, step) in lesson.steps.iter().enumerate() {
         let line = step_lines.get(i).copied();
         let Some(id) = &step.operation else {
+            if step.act.is_none() {
+                return Err(err(
+                    line,
+                    format!(
+                        "step {} ({:?}) has no operation: say where the room acts, \
+                         act = \"browser\" or act = \"terminal\"",
+                        i + 1,
+                        step.title
+                    ),
+                ));
+            }
             if !step.params.is_empty() || step.body.is_some() {
                 return Err(err(
                     line,
@@ -179,6 +226,17 @@ pub fn parse(text: &str, file: &str) -> Result<Lesson, LessonError> {
             }
             continue;
         };
+        if step.act.is_some() {
+            return Err(err(
+                line,
+                format!(
+                    "step {} ({:?}) sends {id} from the console: act is only for a step \
+                     without an operation",
+                    i + 1,
+                    step.title
+                ),
+            ));
+        }
         let Some(op) = operations::find(id) else {
             return Err(err(
                 line,
@@ -367,14 +425,14 @@ mod tests {
 
     #[test]
     fn an_unknown_operation_is_reported_with_the_line_of_its_step() {
-        let text = "title = \"t\"\nsummary = \"s\"\n\n[[steps]]\ntitle = \"a\"\nnarration = \"n\"\nsection = \"x\"\n\n[[steps]]\ntitle = \"b\"\noperation = \"accounts.lst\"\nnarration = \"n\"\nsection = \"x\"\n";
+        let text = "title = \"t\"\nsummary = \"s\"\n\n[[steps]]\ntitle = \"a\"\nact = \"browser\"\nnarration = \"n\"\nsection = \"x\"\n\n[[steps]]\ntitle = \"b\"\noperation = \"accounts.lst\"\nnarration = \"n\"\nsection = \"x\"\n";
         let e = parse(text, "my.toml").unwrap_err();
-        assert_eq!(e.line, Some(9));
+        assert_eq!(e.line, Some(10));
         assert!(
             e.message.contains("unknown operation \"accounts.lst\""),
             "{e}"
         );
-        assert!(e.to_string().starts_with("my.toml:9: "), "{e}");
+        assert!(e.to_string().starts_with("my.toml:10: "), "{e}");
     }
 
     #[test]
@@ -385,6 +443,40 @@ mod tests {
             e.message.contains("has no parameter \"bookingStatus\""),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_step_without_an_operation_says_where_the_room_acts() {
+        let step = |extra: &str| {
+            format!(
+                "title = \"t\"\nsummary = \"s\"\n[[steps]]\ntitle = \"a\"\n{extra}narration = \"n\"\nsection = \"x\"\n"
+            )
+        };
+        let e = parse(&step(""), "my.toml").unwrap_err();
+        assert!(e.message.contains("act = \"browser\""), "{e}");
+        assert_eq!(e.line, Some(3));
+        let l = parse(&step("act = \"terminal\"\n"), "my.toml").unwrap();
+        assert_eq!(l.steps[0].act, Some(Act::Terminal));
+        let e = parse(&step("act = \"phone\"\n"), "my.toml").unwrap_err();
+        assert!(e.message.contains("phone"), "{e}");
+        let e = parse(
+            &step("operation = \"accounts.list\"\nact = \"browser\"\n"),
+            "my.toml",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("act is only for a step"), "{e}");
+    }
+
+    #[test]
+    fn the_built_in_terminal_steps_are_marked_as_such() {
+        let set = LessonSet::load(None);
+        let failure = set.find("signature-failure").unwrap();
+        assert_eq!(failure.steps[1].act, Some(Act::Terminal));
+        assert_eq!(failure.steps[2].act, Some(Act::Terminal));
+        // The edited cURL carries the Date of its export: the bank's window is 60 s.
+        assert!(failure.steps[1].narration.contains("within 60 s"));
+        let consent = set.find("ais-bank-offered-consent").unwrap();
+        assert_eq!(consent.steps[1].act, Some(Act::Browser));
     }
 
     #[test]

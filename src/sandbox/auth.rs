@@ -160,7 +160,8 @@ pub fn is_v1(path: &str) -> bool {
 }
 
 /// The middleware: verifies `/v1` requests, requires `X-Request-ID`, echoes it on the
-/// response.
+/// response, and dates the response (`Date`, IMF-fixdate) at the sandbox clock's time when
+/// it is answered ([`date_response`]).
 pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
     if !is_v1(req.uri().path()) {
         return next.run(req).await;
@@ -188,7 +189,9 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
         .get(headers::X_REQUEST_ID)
         .filter(|v| !v.as_bytes().trim_ascii().is_empty())
         .cloned();
-    let now = app.clock.now();
+    // The clock the Date check of this request uses; the response is dated by it too.
+    let clock = &app.clock;
+    let now = clock.now();
     let mut response = match app.verifier.verify(&view, now) {
         Err(e) => {
             let mut r = ApiError::from_verify(&e).into_response();
@@ -232,7 +235,21 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
     if let Some(id) = request_id {
         echo_request_id(&mut response, id);
     }
+    date_response(&mut response, clock.now());
     response
+}
+
+/// Sets the response's `Date` to `now`, the sandbox clock's time (read when the handler has
+/// answered, so the answer to a clock advance carries the new time). Without it the HTTP
+/// server writes the machine's real time, which after a clock advance (`POST
+/// /v1/sandbox/clock`) disagrees with the time the bank checks the request's `Date` against
+/// and the console signs at. The interface document is silent on the response's `Date`
+/// (Authentication 4 is about the request's); a real ASPSP dates its answers by the clock it
+/// checks requests against, so this sandbox does with its own (docs/sandbox.md).
+fn date_response(response: &mut Response, now: std::time::SystemTime) {
+    if let Ok(v) = HeaderValue::from_str(&crate::signing::imf_fixdate(now)) {
+        response.headers_mut().insert(axum::http::header::DATE, v);
+    }
 }
 
 /// Whether a production-interface request lacks `TPP-Redirect-URI` (absent or blank):

@@ -188,7 +188,8 @@ pub(crate) struct ScaState {
     pub(crate) prompt: Option<ScaPrompt>,
     /// SCA completed since the last send (the guide suggests sending again).
     pub(crate) done: bool,
-    /// paymentIds answered 201 in this run (for the signing basket template).
+    /// paymentIds answered 201 in this run that can still go in a signing basket (for its
+    /// body): a payment leaves when its own SCA completes or a basket takes it.
     pub(crate) payments_created: Vec<String>,
     /// The payment or basket whose SCA the prompt is for (its status is read after SCA).
     pub(crate) subject: Option<ScaSubject>,
@@ -676,14 +677,14 @@ impl App {
                 self.prefill("payment-product", &product);
             }
             self.prefill_announced("payment-id", id);
-            if !self.sca.payments_created.contains(id) {
+            if view.status == 201 && !self.sca.payments_created.contains(id) {
                 self.sca.payments_created.push(id.clone());
+                self.prefill_basket_body();
             }
-            let n = self.sca.payments_created.len();
-            let ids = &self.sca.payments_created[n.saturating_sub(100)..];
-            let body = serde_json::to_string(&serde_json::json!({ "paymentIds": ids }))
-                .unwrap_or_default();
-            self.prefill_body("baskets.create", &body);
+        }
+        if view.basket_id.is_some() && self.form.operation().id == "baskets.create" {
+            // Its payments are in a basket now: the next basket takes newer ones.
+            self.sca.payments_created.clear();
         }
         if let Some(id) = &view.basket_id {
             self.prefill_announced("basket-id", id);
@@ -691,6 +692,16 @@ impl App {
         if let Some(id) = &view.transaction_id {
             self.prefill_announced("transaction-id", id);
         }
+    }
+
+    /// The signing basket's body: the payments created in this run that can still go in a
+    /// basket (not authorised on their own, not in a basket yet), the newest 100.
+    fn prefill_basket_body(&mut self) {
+        let n = self.sca.payments_created.len();
+        let ids = &self.sca.payments_created[n.saturating_sub(100)..];
+        let body =
+            serde_json::to_string(&serde_json::json!({ "paymentIds": ids })).unwrap_or_default();
+        self.prefill_body("baskets.create", &body);
     }
 
     /// [`App::prefill`], naming the operations filled in the status message.
@@ -738,6 +749,11 @@ impl App {
             (ScaCallback::Success(_), Ok(s)) => {
                 self.sca.prompt = None;
                 if let Some(subject) = self.sca.subject.take() {
+                    if subject.kind == "payment" {
+                        // Authorised on its own: a signing basket refuses it.
+                        self.sca.payments_created.retain(|p| *p != subject.id);
+                        self.prefill_basket_body();
+                    }
                     let s = s.trim_end_matches("; send the request again");
                     self.select_operation(subject.status_op);
                     self.set_param(subject.status_op, subject.param, &subject.id);
@@ -1831,6 +1847,7 @@ impl App {
     /// What the presenter's step line says ([`super::presenter::step_text`]).
     pub fn presenter_step(&self) -> String {
         use super::presenter::{StepFacts, step_text};
+        use crate::xs2a::operations::Group;
         let (response, failed) = match &self.response {
             ResponseState::Done(v) => (
                 Some((v.status, v.status_text(), v.operation.as_str())),
@@ -1855,6 +1872,11 @@ impl App {
             response,
             failed,
             psu_known: self.status.psu_id.is_some(),
+            consent_operation: self.selected_operation().group == Group::Ais,
+            consent_response: matches!(&self.response, ResponseState::Done(v)
+                if crate::xs2a::operations::OPERATIONS
+                    .iter()
+                    .any(|o| o.title == v.operation && o.group == Group::Ais)),
         })
     }
 }

@@ -18,7 +18,7 @@ use super::status_line::Level;
 use super::text::{centered, ellipsize};
 use super::theme::rounded_block;
 use crate::lessons::{Lesson, LessonProgress, Step};
-use crate::xs2a::operations;
+use crate::xs2a::operations::{self, Operation};
 
 /// The lesson being given, if any.
 #[derive(Debug, Default)]
@@ -55,21 +55,32 @@ impl LessonPanel {
         self.progress.take().map(|p| p.lesson)
     }
 
-    /// Rows the panel wants on a screen `width` columns wide (0 without a lesson).
-    pub(crate) fn height(&self, width: u16) -> u16 {
+    /// Rows the panel wants on a screen `width` columns wide (0 without a lesson), with
+    /// `selected` the operation selected on screen.
+    pub(crate) fn height(&self, width: u16, selected: &Operation) -> u16 {
         let Some(p) = &self.progress else {
             return 0;
         };
         let inner = width.saturating_sub(4).max(20) as usize;
         let step = p.current();
+        // The step line may wrap once its note names two operations.
+        let head = textwrap_len(
+            &format!(
+                "{} · {}{}",
+                p.position(),
+                step.title,
+                step_note(step, selected, "s")
+            ),
+            inner,
+        );
         let narration = textwrap_len(&step.narration, inner);
         let summary = if p.step == 0 {
             textwrap_len(&p.lesson.summary, inner)
         } else {
             0
         };
-        // Title line, narration, section, watch, the borders.
-        (summary + narration + 2 + usize::from(step.watch.is_some()) + 2).min(14) as u16
+        // Step line, narration, section, watch, the borders.
+        (head + summary + narration + 1 + usize::from(step.watch.is_some()) + 2).min(14) as u16
     }
 }
 
@@ -78,6 +89,33 @@ fn textwrap_len(text: &str, width: usize) -> usize {
     super::text::wrap_words(&text.replace('\n', " "), width.max(1))
         .len()
         .max(1)
+}
+
+/// The note after the step's title on the step line: what the screen shows for the step,
+/// with `selected` the operation selected on screen and `send` the key that sends.
+///
+/// - the step's operation is selected: "(selected: List accounts; press s to send)";
+/// - the console has moved on to another operation since (after a payment's SCA it selects
+///   Payment status and reads it by itself): "(on screen: Payment status — the console moved
+///   on from this step's Initiate payment)";
+/// - a step without an operation says where the room acts ([`crate::lessons::Act`]): "(no
+///   request: the PSU acts in the browser)", "(no request: act in a terminal, outside the
+///   console)".
+pub(crate) fn step_note(step: &Step, selected: &Operation, send: &str) -> String {
+    match step.operation.as_deref() {
+        Some(id) if id == selected.id => {
+            format!("  (selected: {}; press {send} to send)", selected.title)
+        }
+        Some(id) => format!(
+            "  (on screen: {} — the console moved on from this step's {})",
+            selected.title,
+            operations::find(id).map_or(id, |o| o.title)
+        ),
+        None => format!(
+            "  ({})",
+            step.act.map_or("no request", crate::lessons::Act::words)
+        ),
+    }
 }
 
 /// What a step prepares in the console: its operation with its parameters and body, or
@@ -131,7 +169,25 @@ impl Component for LessonPanel {
         Some(step_effect(p.current()))
     }
 
+    /// Draws the panel as if the step's own operation were selected; the console draws it
+    /// with the operation actually selected ([`LessonPanel::draw_for`]).
     fn draw(&self, frame: &mut Frame, area: Rect, ctx: &Ctx) {
+        let selected = self
+            .progress
+            .as_ref()
+            .and_then(|p| p.current().operation.as_deref())
+            .and_then(operations::find)
+            .or_else(|| ctx.ops.first().copied());
+        if let Some(op) = selected {
+            self.draw_for(frame, area, ctx, op);
+        }
+    }
+}
+
+impl LessonPanel {
+    /// Draws the panel into `area`; the step line names `selected`, the operation selected
+    /// on screen ([`step_note`]).
+    pub(crate) fn draw_for(&self, frame: &mut Frame, area: Rect, ctx: &Ctx, selected: &Operation) {
         let Some(p) = &self.progress else {
             return;
         };
@@ -157,13 +213,7 @@ impl Component for LessonPanel {
         let mut lines = vec![Line::from(vec![
             Span::styled(format!("{} · ", p.position()), t.dim),
             Span::styled(step.title.clone(), t.header_name),
-            Span::styled(
-                match &step.operation {
-                    Some(op) => format!("  (selected: {op}; press {send} to send)"),
-                    None => "  (no request: watch or act in the browser)".to_string(),
-                },
-                t.dim,
-            ),
+            Span::styled(step_note(step, selected, &send), t.dim),
         ])];
         if p.step == 0 {
             lines.push(Line::from(Span::styled(

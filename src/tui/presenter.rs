@@ -395,13 +395,24 @@ pub struct StepFacts<'a> {
     pub response: Option<(u16, String, &'a str)>,
     /// The last send failed without a response (the error).
     pub failed: Option<&'a str>,
-    /// The console knows a PSU-ID (a consent or SCA is in force).
+    /// The console knows a PSU-ID (from an SCA of a consent, an account read or a PSU
+    /// registration).
     pub psu_known: bool,
+    /// The selected operation reads account information, i.e. works under a consent (AIS
+    /// group); only then does the line speak of a consent.
+    pub consent_operation: bool,
+    /// The same for the operation of the last response.
+    pub consent_response: bool,
 }
 
 /// The step of the flow in words, for the presenter's step line, e.g. "Step: waiting for
 /// the PSU to complete SCA in the browser", "Step: consent valid — list accounts".
+///
+/// It says only what the screen shows: "again" only for the operation whose answer asked
+/// for the SCA (not for one never sent), and "consent valid" only around account
+/// information (a payment, a basket or a PSU registration is no consent: "PSU-ID known").
 pub fn step_text(f: &StepFacts) -> String {
+    let answered = |op: &str| matches!(&f.response, Some((_, _, o)) if *o == op);
     let body = if f.sending {
         format!("sending {} — waiting for the bank's answer", f.operation)
     } else if let Some(what) = &f.status_read {
@@ -409,10 +420,16 @@ pub fn step_text(f: &StepFacts) -> String {
     } else if let Some(outcome) = f.outcome {
         format!("SCA complete — {outcome}")
     } else if f.sca_done {
-        format!(
-            "SCA complete, consent valid — send {} again, now with the PSU-ID",
-            f.operation
-        )
+        let done = if f.consent_response {
+            "SCA complete, consent valid"
+        } else {
+            "SCA complete, PSU-ID known"
+        };
+        match (answered(f.operation), f.consent_response) {
+            (true, true) => format!("{done} — send {} again, now with the PSU-ID", f.operation),
+            (true, false) => format!("{done} — choose the next request; it carries the PSU-ID"),
+            (false, _) => format!("{done} — send {}, now with the PSU-ID", f.operation),
+        }
     } else if f.sca_waiting {
         "waiting for the PSU to complete SCA in the browser (scan the code or open the link)"
             .to_string()
@@ -420,13 +437,17 @@ pub fn step_text(f: &StepFacts) -> String {
         format!("no answer from the bank — {e}")
     } else if let Some((status, text, op)) = &f.response {
         match status {
-            200..=299 if f.psu_known => format!("{op} answered {text} — consent valid"),
+            200..=299 if f.psu_known && f.consent_response => {
+                format!("{op} answered {text} — consent valid")
+            }
             200..=299 => format!("{op} answered {text}"),
             401 | 403 => format!("{op} refused: {text} — read the tppMessages"),
             _ => format!("{op} answered {text} — read the tppMessages"),
         }
-    } else if f.psu_known {
+    } else if f.psu_known && f.consent_operation {
         format!("consent valid — {}", first_lower(f.operation))
+    } else if f.psu_known {
+        format!("PSU-ID known — {}", first_lower(f.operation))
     } else {
         format!(
             "no PSU yet — send {}: the bank asks for SCA first",
@@ -590,6 +611,7 @@ mod tests {
     fn the_step_is_said_in_words() {
         let base = StepFacts {
             operation: "List accounts",
+            consent_operation: true,
             ..StepFacts::default()
         };
         assert_eq!(
@@ -618,11 +640,68 @@ mod tests {
         let answered = StepFacts {
             response: Some((200, "200 OK".into(), "List accounts")),
             psu_known: true,
+            consent_response: true,
             ..base.clone()
         };
         assert_eq!(
             step_text(&answered),
             "Step: List accounts answered 200 OK — consent valid"
         );
+    }
+
+    #[test]
+    fn the_step_says_again_only_for_the_operation_that_was_sent() {
+        // The consent's answer asked for SCA; List accounts was never sent.
+        let after_consent = StepFacts {
+            operation: "List accounts",
+            consent_operation: true,
+            sca_done: true,
+            psu_known: true,
+            response: Some((201, "201 Created".into(), "Bank-offered consent")),
+            consent_response: true,
+            ..StepFacts::default()
+        };
+        assert_eq!(
+            step_text(&after_consent),
+            "Step: SCA complete, consent valid — send List accounts, now with the PSU-ID"
+        );
+        let same = StepFacts {
+            operation: "Bank-offered consent",
+            ..after_consent.clone()
+        };
+        assert_eq!(
+            step_text(&same),
+            "Step: SCA complete, consent valid — send Bank-offered consent again, now with the PSU-ID"
+        );
+    }
+
+    #[test]
+    fn payments_and_registrations_are_no_consent() {
+        // A payment lesson after a consent lesson: the PSU-ID is known, no consent is shown.
+        let status = StepFacts {
+            operation: "Payment status",
+            psu_known: true,
+            response: Some((200, "200 OK".into(), "Payment status")),
+            ..StepFacts::default()
+        };
+        assert_eq!(step_text(&status), "Step: Payment status answered 200 OK");
+        let selected = StepFacts {
+            response: None,
+            ..status.clone()
+        };
+        assert_eq!(step_text(&selected), "Step: PSU-ID known — payment status");
+        let registered = StepFacts {
+            operation: "Register PSU (PISP)",
+            sca_done: true,
+            response: Some((200, "200 OK".into(), "Register PSU (PISP)")),
+            ..status.clone()
+        };
+        assert_eq!(
+            step_text(&registered),
+            "Step: SCA complete, PSU-ID known — choose the next request; it carries the PSU-ID"
+        );
+        for f in [&status, &selected, &registered] {
+            assert!(!step_text(f).contains("consent"), "{}", step_text(f));
+        }
     }
 }

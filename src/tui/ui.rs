@@ -90,7 +90,8 @@ impl App {
         self.draw_signature(frame, a.signature);
         self.draw_response(frame, a.response);
         if let Some(l) = a.lesson {
-            self.lesson.draw(frame, l, &ctx!(self));
+            let selected = self.selected_operation();
+            self.lesson.draw_for(frame, l, &ctx!(self), selected);
         }
         self.draw_footer(frame, a.footer);
         self.draw_overlays(frame, area);
@@ -167,7 +168,10 @@ impl App {
         ])
         .areas(area);
         // A running lesson takes a band under the panes.
-        let band = self.lesson.height(area.width).min(main.height / 2);
+        let band = self
+            .lesson
+            .height(area.width, self.selected_operation())
+            .min(main.height / 2);
         let [main, lesson] =
             Layout::vertical([Constraint::Min(0), Constraint::Length(band)]).areas(main);
         let lesson = (band > 0).then_some(lesson);
@@ -439,12 +443,17 @@ impl App {
                     self.selected_operation().title
                 ),
             ],
-            _ if self.sca.done => vec![
-                format!(
-                    "SCA complete. Press {send} to send {} again: the request now carries the PSU-ID.",
-                    self.selected_operation().title
-                ),
-            ],
+            _ if self.sca.done => {
+                // "again" only for the operation whose answer asked for the SCA.
+                let title = self.selected_operation().title;
+                let again = match &self.response {
+                    ResponseState::Done(v) if v.operation == title => " again",
+                    _ => "",
+                };
+                vec![format!(
+                    "SCA complete. Press {send} to send {title}{again}: the request now carries the PSU-ID."
+                )]
+            }
             ResponseState::Done(v) if v.sca_redirect.is_some() => vec![
                 format!(
                     "1. Press {} (or open the URL yourself) and complete SCA in the browser.",

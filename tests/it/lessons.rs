@@ -47,6 +47,28 @@ fn next_step(c: &mut Console, title: &str, operation: Option<&str>) {
     assert_eq!(c.selected(), operation.unwrap_or(before), "step {title:?}");
 }
 
+/// The `Date` header of the last answer.
+fn answer_date(c: &Console) -> std::time::SystemTime {
+    let ex = c.last.as_ref().expect("an answer");
+    let date = ex
+        .headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("date"))
+        .map(|(_, v)| v.clone())
+        .expect("a Date header");
+    httpdate::parse_http_date(&date).unwrap()
+}
+
+/// The lesson panel's step line (the line with "Step N of M"), from a 160×48 screen.
+fn step_line(c: &Console) -> String {
+    let screen = c.app.screen_text(160, 48);
+    screen
+        .lines()
+        .find(|l| l.contains(" of ") && l.contains("Step "))
+        .unwrap_or_else(|| panic!("no step line:\n{screen}"))
+        .to_string()
+}
+
 /// The agreement that lets Kari act for Fjordbris Bakeri AS (sandbox seed).
 async fn kari_agreement(c: &Console) -> String {
     let list = psd2_console::xs2a::operations::find("sandbox.customers.list").unwrap();
@@ -246,9 +268,24 @@ async fn lesson_consent_expiry_runs_end_to_end() {
     assert!((200..300).contains(&status), "{}", c.body());
     let moved = c.engine.now().duration_since(before).unwrap().as_secs();
     assert!(moved >= 181 * 86_400, "the sandbox clock moved {moved} s");
+    // The answer is dated at the sandbox's time, the time the console signs at (issue 18
+    // defect 11: it showed the machine's real time, 181 days behind).
+    let dated = answer_date(&c);
+    assert!(
+        // (+1 s: the header has whole seconds)
+        dated + std::time::Duration::from_secs(1)
+            >= before + std::time::Duration::from_secs(181 * 86_400),
+        "the answer's Date {dated:?} is not the sandbox's time"
+    );
 
     next_step(&mut c, "Read the accounts again", Some("accounts.list"));
+    let signed_at = c.engine.now();
     assert_eq!(c.send().await, 401, "{}", c.body());
+    let dated = answer_date(&c);
+    assert!(
+        dated + std::time::Duration::from_secs(60) >= signed_at,
+        "the answer's Date {dated:?} is behind the sandbox time {signed_at:?}"
+    );
     assert_eq!(c.code(), Some("CONSENT_EXPIRED"), "{}", c.body());
     assert!(c.json()["_links"]["scaRedirect"]["href"].is_string());
     c.shutdown().await;
@@ -263,7 +300,7 @@ async fn lesson_signature_failure_runs_end_to_end() {
     let status = c.send().await;
     assert_ne!(c.code(), Some("SIGNATURE_INVALID"), "{status} {}", c.body());
 
-    next_step(&mut c, "Break it", None);
+    next_step(&mut c, "Break it in a terminal", None);
     // Export the request as cURL (the history screen's x), swap two names of headers="…".
     let entry = {
         let h = c.engine.history.as_ref().unwrap().lock().unwrap();
@@ -413,4 +450,135 @@ fn the_lesson_panel_shows_the_step_under_the_console() {
     assert!(s.contains("Watch: the answer's _links.scaRedirect"), "{s}");
     assert!(s.contains("] next · [ back · L lessons"), "{s}");
     insta::assert_snapshot!("lesson_panel_100x30", s);
+}
+
+#[tokio::test]
+async fn the_step_line_names_the_operation_on_screen_after_the_console_moved_on() {
+    let mut c = Console::start().await;
+    c.app.start_lesson(lesson("domestic-payment"));
+    let line = step_line(&c);
+    assert!(
+        line.contains(
+            "Step 1 of 5 · Initiate the payment  (selected: Domestic payment; press s to send)"
+        ),
+        "{line}"
+    );
+    assert_eq!(c.send().await, 201, "{}", c.body());
+    // The trainer completes the SCA before stepping on: the console selects Payment status
+    // and reads it by itself; the step line says so instead of naming the creation.
+    assert_eq!(c.complete_sca(KARI, "PRIVATE").await, Action::Send);
+    assert_eq!(c.selected(), "payments.status");
+    let line = step_line(&c);
+    assert!(
+        line.contains(
+            "(on screen: Payment status — the console moved on from this step's Domestic payment)"
+        ),
+        "{line}"
+    );
+    assert!(!line.contains("selected: "), "{line}");
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_terminal_step_says_so_and_warns_of_the_60_second_date_window() {
+    let mut c = Console::start().await;
+    c.app.start_lesson(lesson("signature-failure"));
+    c.app.press("]");
+    let screen = c.app.screen_text(160, 48);
+    assert!(
+        screen.contains(
+            "Break it in a terminal  (no request: act in a terminal, outside the console)"
+        ),
+        "{screen}"
+    );
+    assert!(!step_line(&c).contains("browser"), "{}", step_line(&c));
+    assert!(screen.contains("within 60 s of the export"), "{screen}");
+    // The sandbox's Date window is what the warning says (Authentication 4).
+    assert!(screen.contains("TIMESTAMP_INVALID"), "{screen}");
+    c.app.press("]");
+    assert!(
+        step_line(&c).contains("(no request: act in a terminal"),
+        "{}",
+        step_line(&c)
+    );
+    // A browser step says the browser.
+    c.app.start_lesson(lesson("ais-bank-offered-consent"));
+    c.app.press("]");
+    assert!(
+        step_line(&c).contains("(no request: the PSU acts in the browser)"),
+        "{}",
+        step_line(&c)
+    );
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_presenter_step_line_says_again_only_after_a_send_and_consent_only_for_accounts() {
+    let mut c = Console::start().await;
+    c.app.start_lesson(lesson("ais-bank-offered-consent"));
+    assert_eq!(c.send().await, 201, "{}", c.body());
+    c.app.press("]");
+    c.complete_sca(KARI, "PRIVATE").await;
+    // Step 3 selects List accounts, never sent yet: no "again".
+    c.app.press("]");
+    assert_eq!(c.selected(), "accounts.list");
+    assert_eq!(
+        c.app.presenter_step(),
+        "Step: SCA complete, consent valid — send List accounts, now with the PSU-ID"
+    );
+    // The guide says the same.
+    let screen = c.app.screen_text(160, 48);
+    assert!(!screen.contains("List accounts again"), "{screen}");
+    assert_eq!(c.send().await, 200, "{}", c.body());
+    assert!(c.app.presenter_step().contains("consent valid"));
+    // The payment lesson in the same console: the PSU-ID is known, but a payment is no
+    // consent.
+    c.app.start_lesson(lesson("domestic-payment"));
+    assert_eq!(c.send().await, 201, "{}", c.body());
+    c.app.press("]");
+    assert_eq!(c.complete_sca(KARI, "PRIVATE").await, Action::Send);
+    c.app.press("]");
+    assert_eq!(c.selected(), "payments.status");
+    for _ in 0..2 {
+        assert!(
+            !c.app.presenter_step().contains("consent"),
+            "{}",
+            c.app.presenter_step()
+        );
+        assert_eq!(c.send().await, 200, "{}", c.body());
+    }
+    assert_eq!(
+        c.app.presenter_step(),
+        "Step: Payment status answered 200 OK"
+    );
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_basket_lesson_after_the_payment_lesson_puts_only_its_own_payments_in_the_basket() {
+    // Lessons one after another in one console: the payment approved in the payment lesson
+    // is no candidate for the basket (the bank refuses an authorised payment in a basket).
+    let mut c = Console::start().await;
+    c.app.start_lesson(lesson("domestic-payment"));
+    assert_eq!(c.send().await, 201, "{}", c.body());
+    let approved = c.json()["paymentId"].as_str().unwrap().to_string();
+    assert_eq!(c.complete_sca(KARI, "PRIVATE").await, Action::Send);
+    c.app.start_lesson(lesson("signing-basket"));
+    c.send().await;
+    assert!(c.app.sca_prompt().is_some(), "{}", c.body());
+    c.app.press("]");
+    c.complete_sca(KARI, "PRIVATE").await;
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        c.app.press("]");
+        assert_eq!(c.send().await, 201, "{}", c.body());
+        ids.push(c.json()["paymentId"].as_str().unwrap().to_string());
+    }
+    c.app.press("]");
+    assert_eq!(c.selected(), "baskets.create");
+    let body: serde_json::Value =
+        serde_json::from_str(c.app.param_value("baskets.create", "body").unwrap()).unwrap();
+    assert_eq!(body["paymentIds"], serde_json::json!(ids), "not {approved}");
+    assert_eq!(c.send().await, 201, "{}", c.body());
+    c.shutdown().await;
 }

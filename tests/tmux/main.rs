@@ -10,6 +10,7 @@ mod common;
 mod tmux_beside;
 mod tmux_console;
 mod tmux_import_export;
+mod tmux_lessons;
 mod tmux_monitor;
 mod tmux_presenter;
 mod tmux_profiles;
