@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use crate::client::history::HistoryEntry;
 use crate::client::import::{ImportError, import_verbatim};
 
-use super::RecordedRequest;
+use super::{RecordedClock, RecordedRequest};
 
 /// Why a recorded request could not be read (the `doctor` command exits 2).
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +85,7 @@ pub fn parse(bytes: &[u8], source_name: &str, entry: usize) -> Result<RecordedRe
             sent_at: har_started(text, entry),
             source: format!("{kind} {entry} of {source_name}"),
             response: har_response(text, entry),
+            clock: har_clock(text, entry),
         });
     }
     raw_http(&bytes[start..], source_name).ok_or_else(|| {
@@ -106,6 +107,28 @@ fn har_started(text: &str, entry: usize) -> Option<SystemTime> {
     chrono::DateTime::parse_from_rfc3339(started)
         .ok()
         .map(SystemTime::from)
+}
+
+/// The signing clock of HAR entry `entry` (1-based): its `_signedAt` (RFC 3339) and
+/// `_sandboxClockOffset` (seconds), the custom fields of the console's HAR export
+/// ([`crate::client::export::har`]).
+fn har_clock(text: &str, entry: usize) -> RecordedClock {
+    let Ok(doc) = serde_json::from_str::<serde_json::Value>(text) else {
+        return RecordedClock::default();
+    };
+    let Some(e) = entry
+        .checked_sub(1)
+        .and_then(|i| doc["log"]["entries"].get(i))
+    else {
+        return RecordedClock::default();
+    };
+    RecordedClock {
+        signed_at: e[crate::client::export::HAR_SIGNED_AT]
+            .as_str()
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .map(SystemTime::from),
+        offset_secs: e[crate::client::export::HAR_CLOCK_OFFSET].as_i64(),
+    }
 }
 
 /// The `response` of HAR entry `entry` (1-based): status, headers and `content.text`, when
@@ -179,6 +202,7 @@ fn raw_http(bytes: &[u8], source_name: &str) -> Option<RecordedRequest> {
         sent_at: None,
         source: format!("raw HTTP in {source_name}"),
         response: None,
+        clock: RecordedClock::default(),
     })
 }
 
@@ -197,5 +221,9 @@ pub fn from_history(entry: &HistoryEntry) -> RecordedRequest {
             headers: entry.response_headers.clone(),
             body: entry.response_body.clone(),
         }),
+        clock: RecordedClock {
+            signed_at: entry.signed_at.map(crate::cert::from_unix_seconds),
+            offset_secs: entry.clock_offset_secs,
+        },
     }
 }
