@@ -298,7 +298,7 @@ fn the_doctor_overlay_wraps_long_lines() {
     // The first check's line is longer than the overlay is wide: its end (the rule) is on
     // the next row, not cut.
     assert!(text.contains("[Endpoints]"), "{text}");
-    assert!(text.contains("(Read transaction list)"), "{text}");
+    assert!(text.contains("(Account transactions)"), "{text}");
     insta::assert_snapshot!("history_doctor_80x24", text);
 }
 
