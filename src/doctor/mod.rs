@@ -13,7 +13,12 @@
 //! another header order, `(request-target)`, trailing white space in a header value; a
 //! `Digest` that matches the body re-serialised (compact or pretty JSON) but not the bytes
 //! sent; a `keyId` with the issuer DN in X.500 order. The [`Verdict`] names the first failing
-//! check: the one the bank answers.
+//! check: the one the bank answers, and quotes the recorded answer (status, `tppMessages`
+//! code and text); when no check fails but the answer is a refusal, it says whether the
+//! cause lies outside the request (consent, PSU, a resource's state) or could not be checked
+//! here (a redacted `Signature`), see [`AnswerCause`]. A recording that names a moved
+//! sandbox clock ([`RecordedClock`]) has `Date` and the certificate judged at the sandbox's
+//! time.
 //!
 //! A console view calls [`diagnose`] with a [`RecordedRequest`] ([`input::from_history`] for a
 //! history entry) and shows [`Diagnosis::checks`] and [`Diagnosis::verdict`];
@@ -541,7 +546,13 @@ fn verdict(checks: &[Check], response: Option<&RecordedResponse>) -> Verdict {
     };
     let recorded = answer
         .as_ref()
-        .map(|a| format!("; the recorded answer: {}", quote(a)))
+        .map(|a| match a.cause {
+            AnswerCause::Accepted => format!(
+                "; yet the recorded answer is {}: this bank accepted it",
+                quote(a)
+            ),
+            _ => format!("; the recorded answer: {}", quote(a)),
+        })
         .unwrap_or_default();
     Verdict {
         passed: false,
