@@ -63,6 +63,7 @@ fn request() -> PreparedRequest {
         headers: Vec::new(),
         body: Vec::new(),
         inspection: SignatureInspection::default(),
+        signed_for: None,
     }
 }
 

@@ -127,6 +127,15 @@ pub struct CaseExchange {
     pub request: CaseRequest,
     pub response: CaseResponse,
     pub elapsed_ms: u64,
+    /// Seconds since the Unix epoch the request was signed for
+    /// ([`HistoryEntry::signed_at`]: the sandbox's clock for an `embedded` profile);
+    /// absent when unknown (and in bundles written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signed_at: Option<i64>,
+    /// The signing clock's offset from real time, seconds
+    /// ([`HistoryEntry::clock_offset_secs`]: a moved sandbox clock); absent when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_clock_offset: Option<i64>,
 }
 
 /// The request of a [`CaseExchange`].
@@ -171,6 +180,8 @@ impl From<&HistoryEntry> for CaseExchange {
             request,
             response,
             elapsed_ms: e.elapsed_ms,
+            signed_at: e.signed_at,
+            sandbox_clock_offset: e.clock_offset_secs,
         }
     }
 }
@@ -196,6 +207,8 @@ impl CaseExchange {
             response_headers: rs.headers.clone(),
             response_body: rs.body.bytes()?,
             elapsed_ms: self.elapsed_ms,
+            signed_at: self.signed_at,
+            clock_offset_secs: self.sandbox_clock_offset,
         })
     }
 }

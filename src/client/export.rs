@@ -119,6 +119,12 @@ pub fn curl_script(req: &PreparedRequest) -> String {
     format!("#!/bin/sh\n{}", curl_command(req))
 }
 
+/// The HAR entry field with the time the request was signed for (RFC 3339).
+pub const HAR_SIGNED_AT: &str = "_signedAt";
+
+/// The HAR entry field with the signing clock's offset from real time, seconds.
+pub const HAR_CLOCK_OFFSET: &str = "_sandboxClockOffset";
+
 fn har_headers(h: &[(String, String)]) -> Value {
     Value::Array(
         redact(h)
@@ -129,6 +135,12 @@ fn har_headers(h: &[(String, String)]) -> Value {
 }
 
 /// HAR 1.2 (`log.entries[]`) of history entries, Signature values redacted.
+///
+/// Each entry carries two custom fields (HAR allows fields starting with `_`) when the
+/// history knows them: `_signedAt`, the RFC 3339 time the request was signed for (its
+/// `Date`; the sandbox's clock for an `embedded` profile), and `_sandboxClockOffset`, that
+/// clock's offset from real time in seconds (non-zero after `sandbox.clock.advance`).
+/// `startedDateTime` stays the real time of the exchange; the doctor reads both fields.
 pub fn har(entries: &[HistoryEntry]) -> Value {
     let items: Vec<Value> = entries
         .iter()
@@ -161,7 +173,7 @@ pub fn har(entries: &[HistoryEntry]) -> Value {
                     "text": String::from_utf8_lossy(&e.request_body),
                 });
             }
-            json!({
+            let mut entry = json!({
                 "startedDateTime": started,
                 "time": e.elapsed_ms,
                 "request": request,
@@ -183,7 +195,14 @@ pub fn har(entries: &[HistoryEntry]) -> Value {
                 "cache": {},
                 "timings": {"send": 0, "wait": e.elapsed_ms, "receive": 0},
                 "comment": format!("psd2-console {} ({})", e.operation_id, e.profile),
-            })
+            });
+            if let Some(at) = e.signed_at.and_then(|t| chrono::DateTime::from_timestamp(t, 0)) {
+                entry[HAR_SIGNED_AT] = json!(at.to_rfc3339());
+            }
+            if let Some(offset) = e.clock_offset_secs {
+                entry[HAR_CLOCK_OFFSET] = json!(offset);
+            }
+            entry
         })
         .collect();
     json!({

@@ -85,6 +85,8 @@ struct NewRow<'a> {
     response_body: &'a [u8],
     elapsed_ms: u64,
     replay: Option<&'a ReplayInfo>,
+    signed_at: Option<i64>,
+    clock_offset_secs: Option<i64>,
 }
 
 /// What the history keeps of a replay as given (`send --as-given FILE`,
@@ -121,6 +123,14 @@ pub struct HistoryEntry {
     pub response_headers: Vec<(String, String)>,
     pub response_body: Vec<u8>,
     pub elapsed_ms: u64,
+    /// Seconds since the Unix epoch the request was signed for (its `Date`, unless one was
+    /// typed): the sandbox's clock for an `embedded` profile, which `sandbox.clock.advance`
+    /// moves ([`crate::client::SignedFor`]). `None` when unknown (older entries, replays
+    /// sent with their recorded `Signature`).
+    pub signed_at: Option<i64>,
+    /// How far the signing clock stood from real time when signing, seconds (`signed_at`
+    /// minus the real time; 0 unless a sandbox clock was moved); `None` when unknown.
+    pub clock_offset_secs: Option<i64>,
 }
 
 /// The history database.
@@ -160,8 +170,17 @@ CREATE INDEX IF NOT EXISTS exchanges_at ON exchanges(at);
 /// The schema version [`History::open`] migrates to (`PRAGMA user_version`): 0 is the
 /// first schema ([`SCHEMA`]); 1 adds `replay_of` and `changed_headers` ([`ReplayInfo`])
 /// and the search index `exchanges_fts`; 2 adds `sca_steps`, the PSU browser's steps on the
-/// embedded sandbox's SCA pages ([`crate::flow::BrowserStep`]).
-pub const SCHEMA_VERSION: i64 = 2;
+/// embedded sandbox's SCA pages ([`crate::flow::BrowserStep`]); 3 adds `signed_at` and
+/// `clock_offset`, the time a request was signed for and its clock's offset from real
+/// time ([`HistoryEntry::signed_at`], [`HistoryEntry::clock_offset_secs`]).
+pub const SCHEMA_VERSION: i64 = 3;
+
+/// Version 2 → 3: when each request was signed for and the signing clock's offset from
+/// real time (NULL for the rows already there: not known).
+const MIGRATION_3: &str = "
+ALTER TABLE exchanges ADD COLUMN signed_at INTEGER;
+ALTER TABLE exchanges ADD COLUMN clock_offset INTEGER;
+PRAGMA user_version = 3;";
 
 /// Version 1 → 2: the browser's steps on the SCA pages, for the flow diagram (no form
 /// field, no PSU data: the SCA id, the step, the page's status and the outcome).
@@ -236,6 +255,9 @@ fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
     }
     if version < 2 {
         tx.execute_batch(MIGRATION_2)?;
+    }
+    if version < 3 {
+        tx.execute_batch(MIGRATION_3)?;
     }
     tx.commit()?;
     Ok(version.max(SCHEMA_VERSION))
@@ -427,6 +449,8 @@ impl History {
             response_body: &response.body,
             elapsed_ms: u64::try_from(response.elapsed.as_millis()).unwrap_or(u64::MAX),
             replay,
+            signed_at: request.signed_for.map(|s| crate::cert::unix_seconds(s.at)),
+            clock_offset_secs: request.signed_for.map(|s| s.clock_offset_secs),
         })
     }
 
@@ -473,6 +497,8 @@ impl History {
             response_body: &entry.response_body,
             elapsed_ms: entry.elapsed_ms,
             replay: None,
+            signed_at: entry.signed_at,
+            clock_offset_secs: entry.clock_offset_secs,
         })
     }
 
@@ -482,18 +508,24 @@ impl History {
         let changed = r
             .replay
             .map(|i| serde_json::to_string(&i.changed_headers).unwrap_or_else(|_| "[]".into()));
-        let sql = if self.version >= 1 {
+        // A history that could not be migrated lacks the newer columns: their parameters
+        // are bound all the same (one parameter list for every schema) and not stored.
+        let sql = if self.version >= 3 {
+            "INSERT INTO exchanges (at, profile, operation_id, params, method, url, path_and_query,
+               request_headers, request_body, status, response_headers, response_body, elapsed_ms,
+               replay_of, changed_headers, signed_at, clock_offset)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+        } else if self.version >= 1 {
             "INSERT INTO exchanges (at, profile, operation_id, params, method, url, path_and_query,
                request_headers, request_body, status, response_headers, response_body, elapsed_ms,
                replay_of, changed_headers)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15
+             WHERE coalesce(?16, ?17, 1) IS NOT NULL"
         } else {
-            // A history that could not be migrated has no replay columns: ?14 and ?15 are
-            // bound (one parameter list for both schemas) and not stored.
             "INSERT INTO exchanges (at, profile, operation_id, params, method, url, path_and_query,
                request_headers, request_body, status, response_headers, response_body, elapsed_ms)
              SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13
-             WHERE coalesce(?14, ?15, 1) IS NOT NULL"
+             WHERE coalesce(?14, ?15, ?16, ?17, 1) IS NOT NULL"
         };
         self.conn.execute(
             sql,
@@ -513,6 +545,8 @@ impl History {
                 i64::try_from(r.elapsed_ms).unwrap_or(i64::MAX),
                 replay_of,
                 changed,
+                r.signed_at,
+                r.clock_offset_secs,
             ],
         )?;
         Ok(self.conn.last_insert_rowid())
@@ -534,12 +568,24 @@ impl History {
             response_headers: from_json(&r.get::<_, String>(11)?),
             response_body: r.get(12)?,
             elapsed_ms: r.get::<_, i64>(13)? as u64,
+            signed_at: r.get(14)?,
+            clock_offset_secs: r.get(15)?,
         })
     }
 
-    const COLUMNS: &'static str =
-        "id, at, profile, operation_id, params, method, url, path_and_query,
-        request_headers, request_body, status, response_headers, response_body, elapsed_ms";
+    /// The columns [`History::row`] reads, in its order; `NULL` for the signing clock of a
+    /// history older than schema version 3 that could not be migrated.
+    fn columns(&self) -> &'static str {
+        if self.version >= 3 {
+            "id, at, profile, operation_id, params, method, url, path_and_query,
+            request_headers, request_body, status, response_headers, response_body, elapsed_ms,
+            signed_at, clock_offset"
+        } else {
+            "id, at, profile, operation_id, params, method, url, path_and_query,
+            request_headers, request_body, status, response_headers, response_body, elapsed_ms,
+            NULL, NULL"
+        }
+    }
 
     /// Newest first, at most `limit`; `search` (taken literally, case-insensitive) is any
     /// text of the exchange: URL (path and query), method, operation id, status, profile,
@@ -582,7 +628,7 @@ impl History {
         };
         let mut stmt = self.conn.prepare(&format!(
             "SELECT {} FROM exchanges WHERE {filter} ORDER BY id DESC LIMIT ?2",
-            Self::COLUMNS
+            self.columns()
         ))?;
         let rows = stmt.query_map(params![arg, limit], Self::row)?;
         rows.collect()
@@ -592,7 +638,7 @@ impl History {
     pub fn get(&self, id: i64) -> rusqlite::Result<Option<HistoryEntry>> {
         self.conn
             .query_row(
-                &format!("SELECT {} FROM exchanges WHERE id = ?1", Self::COLUMNS),
+                &format!("SELECT {} FROM exchanges WHERE id = ?1", self.columns()),
                 [id],
                 Self::row,
             )
@@ -653,7 +699,7 @@ impl History {
             .query_row(
                 &format!(
                     "SELECT {} FROM exchanges ORDER BY id DESC LIMIT 1",
-                    Self::COLUMNS
+                    self.columns()
                 ),
                 [],
                 Self::row,
@@ -686,6 +732,69 @@ mod tests {
         assert_eq!(found("C-1"), [id]);
         assert!(found("under-score").is_empty(), "`_` is not a wildcard");
         assert_eq!(h.replay_info(id).unwrap(), None);
+        assert_eq!(h.list(None, 10).unwrap().len(), 2);
+    }
+
+    /// A history at schema version 2 (before the signing clock), with one row.
+    fn version_2(conn: &Connection) {
+        conn.execute_batch(SCHEMA).unwrap();
+        conn.execute_batch(&migration_1()).unwrap();
+        conn.execute_batch(MIGRATION_2).unwrap();
+        conn.execute(
+            "INSERT INTO exchanges (at, profile, operation_id, params, method, url,
+               path_and_query, request_headers, request_body, status, response_headers,
+               response_body, elapsed_ms)
+             VALUES (1, 'p', 'accounts.list', '[]', 'GET', 'http://x/v1/accounts',
+               '/v1/accounts', '[]', x'', 401, '[]', x'', 5)",
+            [],
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_version_2_history_is_migrated_to_keep_the_signing_clock() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.sqlite3");
+        version_2(&Connection::open(&path).unwrap());
+        let h = History::open_existing(&path).unwrap();
+        assert_eq!(h.schema_version(), SCHEMA_VERSION);
+        let old = h.last().unwrap().unwrap();
+        assert_eq!(old.status, 401);
+        assert_eq!((old.signed_at, old.clock_offset_secs), (None, None));
+        let id = h
+            .insert(&HistoryEntry {
+                at: 2,
+                signed_at: Some(15_638_402),
+                clock_offset_secs: Some(15_638_400),
+                ..HistoryEntry::default()
+            })
+            .unwrap();
+        let new = h.get(id).unwrap().unwrap();
+        assert_eq!(new.signed_at, Some(15_638_402));
+        assert_eq!(new.clock_offset_secs, Some(15_638_400));
+        assert_eq!(h.list(Some("accounts"), 10).unwrap().len(), 1);
+        drop(h);
+        // Opened again: already at the version, nothing to do.
+        assert_eq!(
+            History::open(&path).unwrap().schema_version(),
+            SCHEMA_VERSION
+        );
+    }
+
+    #[test]
+    fn a_version_2_history_that_could_not_be_migrated_reads_and_records() {
+        let conn = Connection::open_in_memory().unwrap();
+        version_2(&conn);
+        let h = History { conn, version: 2 };
+        let id = h
+            .insert(&HistoryEntry {
+                signed_at: Some(5),
+                clock_offset_secs: Some(3),
+                ..HistoryEntry::default()
+            })
+            .unwrap();
+        let back = h.get(id).unwrap().unwrap();
+        assert_eq!((back.signed_at, back.clock_offset_secs), (None, None));
         assert_eq!(h.list(None, 10).unwrap().len(), 2);
     }
 

@@ -62,6 +62,42 @@ pub struct PreparedRequest {
     /// Body bytes exactly as sent and digested (compact JSON), empty for none.
     pub body: Vec<u8>,
     pub inspection: SignatureInspection,
+    /// When it was signed for and how far the signing clock stood from real time; `None`
+    /// for a request the console did not sign (a replay that keeps the recorded
+    /// `Signature`, a request rebuilt from the history).
+    pub signed_for: Option<SignedFor>,
+}
+
+/// The instant a request was signed for ([`RequestContext::now`], the `Date` sent unless a
+/// `Date` was typed) and the offset of that clock from real time. An `embedded` profile
+/// signs at its sandbox's clock, which `sandbox.clock.advance` moves away from real time;
+/// the history, HAR and case exports keep both so the doctor judges `Date` against the
+/// sandbox's time, not the real time of the send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SignedFor {
+    /// The signing instant.
+    pub at: SystemTime,
+    /// `at` minus the real time when signing, whole seconds: 0 for remote targets and an
+    /// unmoved sandbox clock, e.g. `15638400` after `sandbox.clock.advance` by 181 days.
+    pub clock_offset_secs: i64,
+}
+
+impl SignedFor {
+    /// `at`, with its offset from the system clock now (rounded to whole seconds).
+    pub fn now_at(at: SystemTime) -> SignedFor {
+        let real = SystemTime::now();
+        let offset = match at.duration_since(real) {
+            Ok(ahead) => {
+                i64::try_from(ahead.as_millis().saturating_add(500) / 1000).unwrap_or(i64::MAX)
+            }
+            Err(behind) => -i64::try_from(behind.duration().as_millis().saturating_add(500) / 1000)
+                .unwrap_or(i64::MAX),
+        };
+        SignedFor {
+            at,
+            clock_offset_secs: offset,
+        }
+    }
 }
 
 impl PreparedRequest {
@@ -86,6 +122,12 @@ pub struct RequestContext<'a> {
 }
 
 impl RequestContext<'_> {
+    /// When a request signed with this context is signed for ([`RequestContext::now`]) and
+    /// that clock's offset from real time ([`SignedFor::now_at`]).
+    pub fn signed_for(&self) -> SignedFor {
+        SignedFor::now_at(self.now)
+    }
+
     /// Signs a request in place with this context's credentials, the profile's
     /// `(request-target)` setting and the instant [`RequestContext::now`] (see
     /// [`sign_request`]).
@@ -233,6 +275,7 @@ pub fn prepare_with(
         headers,
         body,
         inspection,
+        signed_for: Some(ctx.signed_for()),
     })
 }
 
@@ -335,6 +378,7 @@ pub fn prepare_imported(
         headers,
         body,
         inspection,
+        signed_for: Some(ctx.signed_for()),
     })
 }
 

@@ -47,6 +47,21 @@ pub struct RecordedRequest {
     pub source: String,
     /// The bank's answer, when the recording has it (HAR `response`, a history entry).
     pub response: Option<RecordedResponse>,
+    /// The signing clock, when the recording says (history columns `signed_at` and
+    /// `clock_offset`, HAR `_signedAt` and `_sandboxClockOffset`).
+    pub clock: RecordedClock,
+}
+
+/// What a recording says of the clock the request was signed at: an `embedded` profile
+/// signs at its sandbox's clock, which `sandbox.clock.advance` moves away from real time,
+/// while the recorded send time ([`RecordedRequest::sent_at`]) is real time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RecordedClock {
+    /// The instant the request was signed for (its `Date`, unless one was typed).
+    pub signed_at: Option<SystemTime>,
+    /// The signing clock's offset from real time, seconds (`signed_at` minus real time);
+    /// the bank's clock stood this far from the recorded send time.
+    pub offset_secs: Option<i64>,
 }
 
 /// A recorded answer: status, headers as recorded, body bytes (HAR `response.content.text`).
@@ -180,6 +195,7 @@ fn from_imported(r: ImportedRequest, source: String) -> RecordedRequest {
         sent_at: None,
         source,
         response: None,
+        clock: RecordedClock::default(),
     }
 }
 
@@ -319,6 +335,13 @@ pub(crate) fn har(doc: &Value, source_name: &str) -> Result<Vec<RecordedRequest>
                 .map(SystemTime::from),
             source: format!("entry {n} of {source_name}"),
             response: har_response(&e["response"]),
+            clock: RecordedClock {
+                signed_at: e[super::export::HAR_SIGNED_AT]
+                    .as_str()
+                    .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+                    .map(SystemTime::from),
+                offset_secs: e[super::export::HAR_CLOCK_OFFSET].as_i64(),
+            },
         });
     }
     Ok(out)
@@ -510,6 +533,7 @@ pub fn parse_raw_http(bytes: &[u8], source_name: &str) -> Result<RecordedRequest
         sent_at: None,
         source: format!("raw HTTP in {source_name}"),
         response: None,
+        clock: RecordedClock::default(),
     })
 }
 

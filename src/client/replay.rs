@@ -156,6 +156,8 @@ pub fn prepare_as_given(
     let find = |hs: &[(String, String)], name: &str| {
         crate::xs2a::headers::find(hs, name).map(str::to_string)
     };
+    // A kept Signature was signed when it was recorded; a remade one now, at `ctx.now`.
+    let signed_for = matches!(mode, SignatureMode::Remake).then(|| ctx.signed_for());
     let inspection = match mode {
         SignatureMode::Keep => {
             let signature = find(&headers, h::SIGNATURE).unwrap_or_default();
@@ -230,6 +232,7 @@ pub fn prepare_as_given(
             headers,
             body: recorded.body.clone(),
             inspection,
+            signed_for,
         },
         info: ReplayInfo {
             replay_of: source.to_string(),

@@ -164,20 +164,30 @@ pub(super) fn date(cx: &Context<'_>, checks: &mut Checks) {
         return;
     };
     let max = VerifyPolicy::default().max_skew_secs;
-    let skew = crate::cert::unix_seconds(date) - crate::cert::unix_seconds(cx.sent_at);
+    // The bank judges Date at its own clock: with a moved sandbox clock that is the send
+    // time plus the offset (the console signs at the sandbox's time).
+    let skew = crate::cert::unix_seconds(date) - crate::cert::unix_seconds(cx.bank_at);
     let when = match cx.sent_at_source {
         SentAtSource::Option => "--sent-at",
         SentAtSource::Recorded => "as recorded",
         SentAtSource::Now => "now: give --sent-at for an old request",
     };
-    let sent = imf_fixdate(cx.sent_at);
+    let sent = match cx.clock_offset {
+        Some(offset) => format!(
+            "the sandbox's time when it was sent, {} (the send time {} ({when}) {offset:+} s: \
+             a sandbox clock offset was in effect)",
+            imf_fixdate(cx.bank_at),
+            imf_fixdate(cx.sent_at),
+        ),
+        None => format!("the send time {} ({when})", imf_fixdate(cx.sent_at)),
+    };
     if skew.unsigned_abs() > max {
         checks.push(
             "date.skew",
             Status::Fail,
             RULE_SKEW,
             format!(
-                "Date {value} is {} s {} the send time {sent} ({when}); expected at most {max} s",
+                "Date {value} is {} s {} {sent}; expected at most {max} s",
                 skew.unsigned_abs(),
                 if skew < 0 { "before" } else { "after" }
             ),
@@ -187,7 +197,7 @@ pub(super) fn date(cx: &Context<'_>, checks: &mut Checks) {
             "date.skew",
             Status::Pass,
             RULE_SKEW,
-            format!("{skew} s from the send time {sent} ({when}); at most {max} s"),
+            format!("{skew} s from {sent}; at most {max} s"),
         );
     }
 }

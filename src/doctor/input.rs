@@ -7,7 +7,7 @@
 use crate::client::history::HistoryEntry;
 use crate::client::import::ImportError;
 
-use super::RecordedRequest;
+use super::{RecordedClock, RecordedRequest};
 
 /// Why a recorded request could not be read (the `doctor` command exits 2).
 #[derive(Debug, thiserror::Error)]
@@ -66,5 +66,9 @@ pub fn from_history(entry: &HistoryEntry) -> RecordedRequest {
             headers: entry.response_headers.clone(),
             body: entry.response_body.clone(),
         }),
+        clock: RecordedClock {
+            signed_at: entry.signed_at.map(crate::cert::from_unix_seconds),
+            offset_secs: entry.clock_offset_secs,
+        },
     }
 }

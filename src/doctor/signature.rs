@@ -7,7 +7,7 @@ use crate::cert::{Certificate, DistinguishedName, Validity};
 use crate::client::history::REDACTED;
 use crate::signing::{
     ALGORITHM, ELIGIBLE_HEADERS, REQUEST_TARGET, SignatureParams, TrustedKey, build_signing_string,
-    imf_fixdate, parse_key_id, request_target, rfc2047,
+    decimal_serial, imf_fixdate, parse_key_id, request_target, rfc2047,
 };
 use crate::xs2a::headers as h;
 
@@ -22,6 +22,7 @@ const RULE_KEY_ID: &str = "Authentication 5 (keyId)";
 const RULE_LISTED: &str = "Authentication 5, 7";
 const RULE_ELIGIBLE: &str = "Authentication 6";
 const RULE_VERIFY: &str = "Authentication 5, 7";
+const RULE_REDACTED: &str = "Authentication 5-8";
 
 /// The four parts of the `Signature` value, in the document's order (rule 5).
 const PARTS: [&str; 4] = ["keyId", "algorithm", "headers", "signature"];
@@ -29,11 +30,35 @@ const PARTS: [&str; 4] = ["keyId", "algorithm", "headers", "signature"];
 /// Most header names whose orders are all tried (7! = 5040 RSA verifications).
 const MAX_PERMUTED: usize = 7;
 
-/// Why a later check cannot run.
-type Skip = String;
+/// Id of the one check that stands for all signature checks when the recording's
+/// `Signature` is redacted (the history never stores it).
+pub(super) const REDACTED_CHECK: &str = "signature.redacted";
 
-/// `cert.parse` and `cert.validity`: the `TPP-Signature-Certificate` as the verifier loads it.
-pub(super) fn certificate(cx: &Context<'_>, checks: &mut Checks) -> Result<TrustedKey, Skip> {
+/// Why a later check cannot run.
+pub(super) enum Skip {
+    /// Each skipped check says "not checked: " and this reason.
+    Because(String),
+    /// The `Signature` is redacted: [`REDACTED_CHECK`] already says what is not checked,
+    /// so the skipped checks add nothing.
+    Redacted,
+}
+
+impl From<String> for Skip {
+    fn from(why: String) -> Self {
+        Skip::Because(why)
+    }
+}
+
+/// Pushes `id` as a warning "not checked: `why`", or nothing for a redacted `Signature`.
+fn not_checked(checks: &mut Checks, id: &'static str, rule: &'static str, why: &Skip) {
+    if let Skip::Because(why) = why {
+        checks.push(id, Status::Warn, rule, format!("not checked: {why}"));
+    }
+}
+
+/// `cert.parse` and `cert.validity`: the `TPP-Signature-Certificate` as the verifier loads it,
+/// valid at the bank's time when the request was sent.
+pub(super) fn certificate(cx: &Context<'_>, checks: &mut Checks) -> Result<TrustedKey, String> {
     let key = match cx.request.header(h::TPP_SIGNATURE_CERTIFICATE) {
         None => Err(
             "the request has no TPP-Signature-Certificate header (expected the base64 DER of \
@@ -69,12 +94,12 @@ pub(super) fn certificate(cx: &Context<'_>, checks: &mut Checks) -> Result<Trust
             c.issuer
         ),
     );
-    let sent = crate::cert::unix_seconds(cx.sent_at);
+    let sent = crate::cert::unix_seconds(cx.bank_at);
     let outside = |what: &str, bound: std::time::SystemTime| {
         format!(
             "{what} {}, the request was sent {}",
             imf_fixdate(bound),
-            imf_fixdate(cx.sent_at)
+            cx.bank_time()
         )
     };
     let (status, message) = match c.validity_at(sent) {
@@ -152,7 +177,7 @@ fn parts(value: &str) -> Vec<Part> {
 /// `signature.encoding`, `signature.format` and `signature.names`: the `Signature` value as
 /// the document writes it (rules 5, 6, 8), parsed as the verifier parses it.
 pub(super) fn parameters(cx: &Context<'_>, checks: &mut Checks) -> Result<SignatureParams, Skip> {
-    let skip_all = |checks: &mut Checks, status: Status, why: &str| {
+    let skip_all = |checks: &mut Checks, status: Status, why: &str| -> Result<_, Skip> {
         checks.push(
             "signature.encoding",
             Status::Warn,
@@ -166,7 +191,7 @@ pub(super) fn parameters(cx: &Context<'_>, checks: &mut Checks) -> Result<Signat
             RULE_NAMES,
             format!("not checked: {why}"),
         );
-        Err(why.to_string())
+        Err(Skip::Because(why.to_string()))
     };
     let Some(raw) = cx.request.header(h::SIGNATURE).map(str::trim) else {
         return skip_all(
@@ -176,12 +201,16 @@ pub(super) fn parameters(cx: &Context<'_>, checks: &mut Checks) -> Result<Signat
         );
     };
     if raw == REDACTED {
-        return skip_all(
-            checks,
+        // One warning, not one per check it stops.
+        checks.push(
+            REDACTED_CHECK,
             Status::Warn,
+            RULE_REDACTED,
             "the Signature value is redacted in this recording (the console never stores it), \
-             so keyId, the signed headers and the RSA signature cannot be checked",
+             so its encoding and format, keyId, the signed headers and the RSA signature are \
+             not checked",
         );
+        return Err(Skip::Redacted);
     }
     // RFC 2047 (rule 8)
     let decoded = match rfc2047::decode_if_encoded(raw) {
@@ -206,7 +235,7 @@ pub(super) fn parameters(cx: &Context<'_>, checks: &mut Checks) -> Result<Signat
                 RULE_NAMES,
                 "not checked: undecodable",
             );
-            return Err(why);
+            return Err(why.into());
         }
     };
     let encoded = rfc2047::is_encoded(raw);
@@ -266,7 +295,7 @@ pub(super) fn parameters(cx: &Context<'_>, checks: &mut Checks) -> Result<Signat
                 RULE_NAMES,
                 "not checked: unparsable",
             );
-            return Err(why);
+            return Err(why.into());
         }
     };
     if !params.algorithm.eq_ignore_ascii_case(ALGORITHM) {
@@ -359,13 +388,19 @@ fn shorten(s: &str) -> String {
 /// DN in RFC 2253 form>` against the certificate (rule 5).
 pub(super) fn key_id(
     params: Result<&SignatureParams, &Skip>,
-    key: Result<&TrustedKey, &Skip>,
+    key: Result<&TrustedKey, &String>,
     checks: &mut Checks,
 ) {
     let ids = ["keyid.format", "keyid.serial", "keyid.issuer"];
     let (params, key) = match (params, key) {
         (Ok(p), Ok(k)) => (p, k),
-        (Err(why), _) | (_, Err(why)) => {
+        (Err(why), _) => {
+            for id in ids {
+                not_checked(checks, id, RULE_KEY_ID, why);
+            }
+            return;
+        }
+        (_, Err(why)) => {
             for id in ids {
                 checks.push(id, Status::Warn, RULE_KEY_ID, format!("not checked: {why}"));
             }
@@ -397,7 +432,17 @@ pub(super) fn key_id(
     let rest = params.key_id.trim().trim_start_matches("SN=");
     let (sn_text, ca_text) = rest.split_once(",CA=").unwrap_or((rest, ""));
     let expected_sn = cert.serial_hex();
-    if serial != cert.serial {
+    if serial != cert.serial && decimal_serial(sn_text).is_some_and(|d| d == cert.serial) {
+        checks.push(
+            ids[1],
+            Status::Fail,
+            RULE_KEY_ID,
+            format!(
+                "SN={sn_text} is the certificate's serial {expected_sn} written in decimal: the \
+                 same serial in decimal; write it in upper-case hex: SN={expected_sn}"
+            ),
+        );
+    } else if serial != cert.serial {
         checks.push(
             ids[1],
             Status::Fail,
@@ -465,7 +510,7 @@ pub(super) fn signed_headers(
                 ("signature.listed", RULE_LISTED),
                 ("signature.eligible", RULE_ELIGIBLE),
             ] {
-                checks.push(id, Status::Warn, rule, format!("not checked: {why}"));
+                not_checked(checks, id, rule, why);
             }
             return;
         }
@@ -525,12 +570,16 @@ pub(super) fn signed_headers(
 pub(super) fn verify(
     cx: &Context<'_>,
     params: Result<&SignatureParams, &Skip>,
-    key: Result<&TrustedKey, &Skip>,
+    key: Result<&TrustedKey, &String>,
     checks: &mut Checks,
 ) {
     let (params, key) = match (params, key) {
         (Ok(p), Ok(k)) => (p, k),
-        (Err(why), _) | (_, Err(why)) => {
+        (Err(why), _) => {
+            not_checked(checks, "signature.verify", RULE_VERIFY, why);
+            return;
+        }
+        (_, Err(why)) => {
             checks.push(
                 "signature.verify",
                 Status::Warn,

@@ -22,7 +22,7 @@ use crate::cert::Credentials;
 
 pub use verify::{
     CERT_CACHE_SIZE, RequestView, TrustedKey, VerifiedRequest, Verifier, VerifyError, VerifyPolicy,
-    parse_key_id, verify_request, verify_signed_message, verify_signing_string,
+    decimal_serial, parse_key_id, verify_request, verify_signed_message, verify_signing_string,
 };
 
 /// Headers eligible for signing, in signing order (Authentication rule 6).

@@ -43,6 +43,16 @@ pub enum VerifyError {
         key_id_serial: String,
         certificate_serial: String,
     },
+    /// The keyId's serial is the certificate's, written in decimal (a common library
+    /// mistake: `SN=527820713466720751813449` for `6FC537DCAFFD49298349`); rule 5 writes it
+    /// in hex.
+    #[error(
+        "keyId serial in decimal: SN={key_id_serial} is the certificate's serial {certificate_serial}, the same serial in decimal; write it in upper-case hex: SN={certificate_serial}"
+    )]
+    KeyIdSerialDecimal {
+        key_id_serial: String,
+        certificate_serial: String,
+    },
     #[error(
         "keyId issuer mismatch: keyId has CA={key_id_issuer}, the certificate's issuer is {certificate_issuer} ({difference})"
     )]
@@ -108,7 +118,7 @@ impl VerifyError {
             | DigestUnsupported(_)
             | DigestMismatch { .. } => MessageCode::FormatError,
             SignedHeaderMissing(_) | KeyIdMalformed { .. } => MessageCode::FormatError,
-            KeyIdSerialMismatch { .. } | KeyIdIssuerMismatch { .. } => {
+            KeyIdSerialMismatch { .. } | KeyIdSerialDecimal { .. } | KeyIdIssuerMismatch { .. } => {
                 MessageCode::ParameterNotConsistent
             }
             DateMissing | DateInvalid(_) | DateSkew { .. } => MessageCode::TimestampInvalid,
@@ -267,10 +277,52 @@ pub fn parse_key_id(key_id: &str) -> Result<(Vec<u8>, DistinguishedName), Verify
     Ok((serial, issuer))
 }
 
+/// The serial written as decimal digits `sn` (e.g. `527820713466720751813449`), as
+/// big-endian bytes without leading zeros (as [`Certificate::serial`]); `None` when `sn` is
+/// not all ASCII digits. For telling a keyId whose serial is the certificate's written in
+/// decimal ([`VerifyError::KeyIdSerialDecimal`]); 0 is the empty vector.
+pub fn decimal_serial(sn: &str) -> Option<Vec<u8>> {
+    let sn = sn.trim();
+    if sn.is_empty() || !sn.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // Little-endian base-256 digits, times 10 plus the next decimal digit each step.
+    let mut le: Vec<u8> = Vec::new();
+    for d in sn.bytes().map(|b| b - b'0') {
+        let mut carry = u16::from(d);
+        for byte in le.iter_mut() {
+            let v = u16::from(*byte) * 10 + carry;
+            *byte = (v & 0xff) as u8;
+            carry = v >> 8;
+        }
+        while carry > 0 {
+            le.push((carry & 0xff) as u8);
+            carry >>= 8;
+        }
+    }
+    while le.last() == Some(&0) {
+        le.pop();
+    }
+    le.reverse();
+    Some(le)
+}
+
 /// Compares a keyId with the certificate: serial as an integer, issuer DN attribute by
 /// attribute.
 fn check_key_id(key_id: &str, cert: &Certificate) -> Result<(), VerifyError> {
     let (serial, issuer) = parse_key_id(key_id)?;
+    let sn_text = key_id
+        .trim()
+        .strip_prefix("SN=")
+        .and_then(|r| r.split_once(",CA="))
+        .map(|(sn, _)| sn.trim())
+        .unwrap_or_default();
+    if serial != cert.serial && decimal_serial(sn_text).is_some_and(|d| d == cert.serial) {
+        return Err(VerifyError::KeyIdSerialDecimal {
+            key_id_serial: sn_text.to_string(),
+            certificate_serial: cert.serial_hex(),
+        });
+    }
     if serial != cert.serial {
         return Err(VerifyError::KeyIdSerialMismatch {
             key_id_serial: crate::cert::dn::hex_upper(&serial)

@@ -538,6 +538,7 @@ fn open_in_console(e: &HistoryEntry) -> OpenExchange {
         headers: e.request_headers.clone(),
         body: e.request_body.clone(),
         inspection: SignatureInspection::default(),
+        signed_for: None,
     };
     let op = operations::find(&e.operation_id);
     let (level, text) = match op {
@@ -847,7 +848,14 @@ impl HistoryView {
         let lines = styled_lines(t, mask, &d.lines, d.scroll, inner_h);
         let block = rounded_block(d.title.clone(), t.modal_border, t.title)
             .title_bottom(Span::styled(" ↑/↓ PgUp/PgDn scroll · Esc closes ", t.dim));
-        frame.render_widget(Paragraph::new(lines).style(t.base).block(block), r);
+        // Long lines (a doctor's check, a diffed body line) wrap rather than being cut.
+        frame.render_widget(
+            Paragraph::new(lines)
+                .style(t.base)
+                .wrap(Wrap { trim: false })
+                .block(block),
+            r,
+        );
     }
 }
 

@@ -890,11 +890,15 @@ fn cli_reads_a_history_entry_whose_signature_is_redacted() {
                 .unwrap()
                 .iter()
                 .find(|c| c["id"] == id)
-                .unwrap()["status"]
-                .clone()
+                .map(|c| c["status"].clone())
+                .unwrap_or_default()
         };
-        assert_eq!(status("signature.format"), "warn", "{out}");
-        assert_eq!(status("signature.verify"), "warn", "{out}");
+        // One warning stands for the signature checks that cannot run.
+        assert_eq!(status("signature.redacted"), "warn", "{out}");
+        assert!(status("signature.format").is_null(), "{out}");
+        assert!(status("signature.verify").is_null(), "{out}");
+        assert_eq!(j["verdict"]["answer"]["status"], 400, "{out}");
+        assert_eq!(j["verdict"]["answer"]["cause"], "not_checked", "{out}");
         assert_eq!(status("digest"), "pass", "{out}");
         assert_eq!(
             status("date.skew"),
@@ -933,4 +937,331 @@ fn the_operation_is_found_from_method_and_path() {
     );
     assert!(find_request("GET", "/v1/nothing-here").is_none());
     assert!(find_request("PATCH", "/v1/accounts").is_none());
+}
+
+// ---------------------------------------------------------------------------------------
+// Issue 18: the doctor judges what was really signed (a moved sandbox clock), quotes the
+// recorded answer with where its cause lies, and names a keyId serial written in decimal.
+
+/// The decimal digits of the big-endian unsigned integer `bytes` (schoolbook division).
+fn decimal(bytes: &[u8]) -> String {
+    let mut n = bytes.to_vec();
+    let mut digits = Vec::new();
+    while n.iter().any(|&b| b != 0) {
+        let mut rem = 0u32;
+        for b in n.iter_mut() {
+            let v = rem * 256 + u32::from(*b);
+            *b = (v / 10) as u8;
+            rem = v % 10;
+        }
+        digits.push(char::from(b'0' + rem as u8));
+    }
+    if digits.is_empty() {
+        digits.push('0');
+    }
+    digits.iter().rev().collect()
+}
+
+#[test]
+fn decimal_of_the_issues_serial() {
+    let hex = [0x6F, 0xC5, 0x37, 0xDC, 0xAF, 0xFD, 0x49, 0x29, 0x83, 0x49];
+    assert_eq!(decimal(&hex), "527820713466720751813449");
+    assert_eq!(
+        psd2_console::signing::decimal_serial("527820713466720751813449").unwrap(),
+        hex
+    );
+    assert_eq!(psd2_console::signing::decimal_serial("6FC5"), None);
+}
+
+#[test]
+fn a_key_id_serial_written_in_decimal_is_named_as_such() {
+    let cert = &tpp().certificate;
+    let dec = decimal(&cert.serial);
+    assert_ne!(dec, cert.serial_hex());
+    let key_id = format!("SN={dec},CA={}", cert.issuer.to_rfc2253());
+    let names = Draft::accounts().names();
+    let r = Draft::accounts().sign_with(&names, |p| p.key_id = key_id);
+    let d = diagnose(&r);
+    assert_fault(
+        &d,
+        "keyid.serial",
+        "the same serial in decimal; write it in upper-case hex",
+    );
+    let message = &d.check("keyid.serial").unwrap().message;
+    assert!(
+        message.contains(&format!("SN={}", cert.serial_hex())),
+        "{message}"
+    );
+    assert!(!message.contains("expected SN="), "{message}");
+}
+
+/// A Berlin Group error body with one `tppMessages` entry.
+fn refusal(status: u16, code: &str, text: &str) -> doctor::RecordedResponse {
+    doctor::RecordedResponse {
+        status,
+        headers: vec![("Content-Type".into(), "application/json".into())],
+        body: serde_json::to_vec(&serde_json::json!({
+            "tppMessages": [{"category": "ERROR", "code": code, "text": text}]
+        }))
+        .unwrap(),
+    }
+}
+
+#[test]
+fn the_verdict_quotes_a_refusal_and_says_its_cause_lies_outside_the_request() {
+    let text = "No consent for PSU-ID 00000000000: start one with a scaRedirect";
+    let mut r = Draft::accounts().signed();
+    r.response = Some(refusal(401, "CONSENT_INVALID", text));
+    let d = diagnose(&r);
+    assert!(failing(&d).is_empty(), "{}", doctor::report::text(&d));
+    let v = &d.verdict;
+    assert!(
+        !v.message.contains("every check passes"),
+        "a refusal is no pass: {}",
+        v.message
+    );
+    assert!(v.message.contains("401 CONSENT_INVALID"), "{}", v.message);
+    assert!(v.message.contains(text), "{}", v.message);
+    assert!(
+        v.message.contains("outside the request: the consent"),
+        "{}",
+        v.message
+    );
+    let a = v.answer.as_ref().unwrap();
+    assert_eq!(a.status, 401);
+    assert_eq!(a.code.as_deref(), Some("CONSENT_INVALID"));
+    assert_eq!(a.text.as_deref(), Some(text));
+    assert_eq!(a.cause, doctor::AnswerCause::OutsideConsent);
+    let report = doctor::report::text(&d);
+    assert!(
+        report.lines().last().unwrap().starts_with("verdict: ⚠"),
+        "{report}"
+    );
+
+    // The state of a resource, the PSU.
+    r.response = Some(refusal(409, "STATUS_INVALID", "the payment is ACSC"));
+    let v = diagnose(&r).verdict;
+    assert_eq!(v.answer.unwrap().cause, doctor::AnswerCause::OutsideState);
+    assert!(
+        v.message
+            .contains("409 STATUS_INVALID \"the payment is ACSC\"")
+    );
+    r.response = Some(refusal(401, "PSU_CREDENTIALS_INVALID", "unknown PSU"));
+    let v = diagnose(&r).verdict;
+    assert_eq!(v.answer.unwrap().cause, doctor::AnswerCause::OutsidePsu);
+    assert!(v.message.contains("the PSU"), "{}", v.message);
+
+    // A failing check: the cause is in the request, and the answer is quoted too.
+    let mut stale =
+        Draft::new("GET", "/v1/accounts", b"", t0() - Duration::from_secs(600)).signed();
+    stale.response = Some(refusal(400, "TIMESTAMP_INVALID", "Date is 600 s off"));
+    let d = diagnose(&stale);
+    assert_eq!(d.verdict.cause, Some("date.skew"));
+    assert!(
+        d.verdict
+            .message
+            .contains("the recorded answer: 400 TIMESTAMP_INVALID \"Date is 600 s off\""),
+        "{}",
+        d.verdict.message
+    );
+    assert_eq!(
+        d.verdict.answer.unwrap().cause,
+        doctor::AnswerCause::Request
+    );
+
+    // A control character in the recorded text does not reach the terminal.
+    r.response = Some(refusal(401, "CONSENT_INVALID", "bad\u{1b}[2Jtext"));
+    let v = diagnose(&r).verdict;
+    assert!(!v.message.contains('\u{1b}'), "{:?}", v.message);
+}
+
+#[test]
+fn a_redacted_signature_gives_one_warning_and_a_signature_refusal_is_not_checkable() {
+    use psd2_console::client::history::redact;
+    let mut r = Draft::payment(BODY).signed();
+    r.headers = redact(&r.headers);
+    r.response = Some(refusal(
+        400,
+        "SIGNATURE_INVALID",
+        "signature invalid: the RSA signature does not verify",
+    ));
+    let d = diagnose(&r);
+    let redacted: Vec<&doctor::Check> = d
+        .checks
+        .iter()
+        .filter(|c| c.message.contains("redacted"))
+        .collect();
+    assert_eq!(redacted.len(), 1, "{}", doctor::report::text(&d));
+    assert_eq!(redacted[0].id, "signature.redacted");
+    assert_eq!(redacted[0].status, Status::Warn);
+    for gone in [
+        "signature.format",
+        "keyid.serial",
+        "signature.listed",
+        "signature.verify",
+    ] {
+        assert!(
+            d.check(gone).is_none(),
+            "{gone}: {}",
+            doctor::report::text(&d)
+        );
+    }
+    assert_eq!(d.check("digest").unwrap().status, Status::Pass);
+    let v = &d.verdict;
+    assert!(!v.message.contains("every check passes"), "{}", v.message);
+    assert!(v.message.contains("400 SIGNATURE_INVALID"), "{}", v.message);
+    assert!(
+        v.message.contains("could not be checked here"),
+        "{}",
+        v.message
+    );
+    assert!(v.message.contains("redacted"), "{}", v.message);
+    assert_eq!(
+        v.answer.as_ref().unwrap().cause,
+        doctor::AnswerCause::NotChecked
+    );
+}
+
+#[test]
+fn a_moved_sandbox_clock_is_judged_at_the_sandbox_time_in_history_har_and_case() {
+    use psd2_console::client::history::History;
+    /// 181 days, as in the issue.
+    const ADVANCE: i64 = 15_638_400;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let body = h.join("advance.json");
+    std::fs::write(&body, format!(r#"{{"advanceSeconds":{ADVANCE}}}"#)).unwrap();
+    let (code, out, err) = cli::run(
+        h,
+        &[
+            "send",
+            "sandbox.clock.advance",
+            "--body-file",
+            body.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = cli::run(h, &["send", "accounts.list", "--no-wait"]);
+    assert_eq!(code, 1, "a refusal: {out}{err}");
+    let refused: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let code_sent = refused["tppMessages"][0]["code"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // The history row: the Date sent is the signed-for time, the offset the advance.
+    let paths = psd2_console::profile::Paths::under(h.to_path_buf());
+    let e = History::open_existing(&paths.history_file())
+        .unwrap()
+        .last()
+        .unwrap()
+        .unwrap();
+    assert_eq!(e.clock_offset_secs, Some(ADVANCE), "{e:?}");
+    let date = e
+        .request_headers
+        .iter()
+        .find(|(n, _)| n == "Date")
+        .unwrap()
+        .1
+        .clone();
+    let date_secs = psd2_console::cert::unix_seconds(httpdate::parse_http_date(&date).unwrap());
+    assert_eq!(e.signed_at, Some(date_secs));
+    assert!(
+        date_secs - e.at > ADVANCE - 3600,
+        "the Date is the sandbox's: {date}"
+    );
+
+    // `doctor last`: Date judged at the sandbox's time, the offset said.
+    let (code, out, err) = cli::run(h, &["doctor", "last", "--format", "json"]);
+    assert!(code <= 1, "{out}{err}");
+    let j = json_of(&out);
+    let check = |id: &str| {
+        j["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("no {id}: {out}"))
+            .clone()
+    };
+    assert_eq!(check("date.skew")["status"], "pass", "{out}");
+    assert!(
+        check("date.skew")["message"]
+            .as_str()
+            .unwrap()
+            .contains("a sandbox clock offset was in effect"),
+        "{out}"
+    );
+    assert_eq!(j["clock_offset_secs"], ADVANCE, "{out}");
+    assert_eq!(check("cert.validity")["status"], "pass", "{out}");
+    assert!(
+        j["verdict"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&code_sent),
+        "the refusal is quoted: {out}"
+    );
+    let (_, text, _) = cli::run(h, &["doctor", "last"]);
+    assert!(
+        text.contains("a sandbox clock offset was in effect"),
+        "{text}"
+    );
+    assert!(!text.contains("s after the send time"), "{text}");
+
+    // The HAR export carries both; the doctor on it judges the same.
+    let (code, har_text, err) = cli::run(h, &["export", "--format", "har", "last"]);
+    assert_eq!(code, 0, "{err}");
+    let har: serde_json::Value = serde_json::from_str(&har_text).unwrap();
+    let entry = &har["log"]["entries"][0];
+    assert_eq!(entry["_sandboxClockOffset"], ADVANCE, "{entry}");
+    let signed = chrono::DateTime::parse_from_rfc3339(entry["_signedAt"].as_str().unwrap())
+        .unwrap()
+        .timestamp();
+    assert_eq!(signed, date_secs);
+    let file = h.join("export.har");
+    std::fs::write(&file, &har_text).unwrap();
+    let (_, out, _) = cli::run(h, &["doctor", file.to_str().unwrap(), "--format", "json"]);
+    let j = json_of(&out);
+    let skew = j["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "date.skew")
+        .unwrap()
+        .clone();
+    assert_eq!(skew["status"], "pass", "{out}");
+    assert_eq!(j["clock_offset_secs"], ADVANCE, "{out}");
+
+    // The case bundle carries both, and a history opened from it keeps them.
+    let bundle = h.join("case.tar.gz");
+    let (code, out, err) = cli::run(
+        h,
+        &["case", "export", "--out", bundle.to_str().unwrap(), "last"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let read = psd2_console::case::bundle::Bundle::read(&bundle).unwrap();
+    let x = &read.exchanges[0];
+    assert_eq!(x.sandbox_clock_offset, Some(ADVANCE));
+    assert_eq!(x.signed_at, Some(date_secs));
+    let raw = std::fs::read(&bundle).unwrap();
+    let mut tar = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&raw[..]), &mut tar).unwrap();
+    let tar = String::from_utf8_lossy(&tar);
+    assert!(tar.contains("\"sandboxClockOffset\": 15638400"), "{tar}");
+    let other = tempfile::tempdir().unwrap();
+    let into = other.path().join("case-home");
+    let (code, out, err) = cli::run(
+        other.path(),
+        &[
+            "case",
+            "open",
+            bundle.to_str().unwrap(),
+            "--into",
+            into.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let (_, out, _) = cli::run(&into, &["doctor", "last", "--format", "json"]);
+    let j = json_of(&out);
+    assert_eq!(j["clock_offset_secs"], ADVANCE, "{out}");
 }

@@ -505,3 +505,42 @@ async fn key_id_serials_compare_as_numbers_with_or_without_leading_zeros() {
     r.assert_error(400, "PARAMETER_NOT_CONSISTENT");
     assert!(r.text.contains(&hex), "{}", r.text);
 }
+
+/// The decimal digits of the big-endian unsigned integer `bytes` (schoolbook division).
+fn decimal(bytes: &[u8]) -> String {
+    let mut n = bytes.to_vec();
+    let mut digits = Vec::new();
+    while n.iter().any(|&b| b != 0) {
+        let mut rem = 0u32;
+        for b in n.iter_mut() {
+            let v = rem * 256 + u32::from(*b);
+            *b = (v / 10) as u8;
+            rem = v % 10;
+        }
+        digits.push(char::from(b'0' + rem as u8));
+    }
+    digits.iter().rev().collect()
+}
+
+// Issue 18, defect 7: a keyId serial written in decimal (a common library mistake) is
+// refused saying so, not "keyId has SN=..., the certificate's serial is ...".
+#[tokio::test]
+async fn a_key_id_serial_in_decimal_is_refused_naming_the_mistake() {
+    let sb = TestSandbox::start().await;
+    let cert = &common::sandbox::tpp().certificate;
+    let hex = cert.serial_hex();
+    let key_id = format!(
+        "SN={},CA={}",
+        decimal(&cert.serial),
+        cert.issuer.to_rfc2253()
+    );
+    let r = send_tweaked(&sb, "/v1/sandbox/customers", |hs| with_key_id(hs, key_id)).await;
+    r.assert_error(400, "PARAMETER_NOT_CONSISTENT");
+    assert!(
+        r.text
+            .contains("the same serial in decimal; write it in upper-case hex"),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains(&format!("SN={hex}")), "{}", r.text);
+}

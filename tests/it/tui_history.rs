@@ -75,6 +75,7 @@ fn entry(
         ]),
         response_body: json(body),
         elapsed_ms: ms,
+        ..HistoryEntry::default()
     }
 }
 
@@ -284,6 +285,21 @@ fn c_shows_the_doctors_checks_of_the_highlighted_request() {
     // c again (or Esc) closes it.
     app.keys("c");
     assert!(!app.history_diff_visible());
+}
+
+// Issue 18 (defect 16): the doctor overlay wraps long lines instead of cutting them.
+#[test]
+fn the_doctor_overlay_wraps_long_lines() {
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    app.keys("c");
+    assert!(app.history_diff_visible());
+    let text = app.screen_text(80, 24);
+    // The first check's line is longer than the overlay is wide: its end (the rule) is on
+    // the next row, not cut.
+    assert!(text.contains("[Endpoints]"), "{text}");
+    assert!(text.contains("(Account transactions)"), "{text}");
+    insta::assert_snapshot!("history_doctor_80x24", text);
 }
 
 #[test]

@@ -345,6 +345,7 @@ fn history_screen_masks_recorded_secrets_at_projector_sizes() {
                 response_headers: exchange(status, body.clone()).headers,
                 response_body: serde_json::to_vec(&body).unwrap(),
                 elapsed_ms: 20 + i as u64,
+                ..HistoryEntry::default()
             })
             .unwrap();
     }

@@ -91,6 +91,7 @@ pub fn unsigned_request(op: &str, method: &str, path: &str) -> PreparedRequest {
         headers: Vec::new(),
         body: Vec::new(),
         inspection: SignatureInspection::default(),
+        signed_for: None,
     }
 }
 
