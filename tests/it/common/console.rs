@@ -33,6 +33,9 @@ pub struct Console {
     pub steps: Option<StepStream>,
     /// The home (`PSD2_CONSOLE_HOME`) of the run: the CLI reads the same history there.
     pub home: tempfile::TempDir,
+    /// Resource ids answered in this run (`consentId`, `paymentId`, `basketId`), replaced
+    /// by [`Console::normalize`] (the status read after SCA names them in its path).
+    pub ids: Vec<String>,
 }
 
 impl Console {
@@ -58,6 +61,7 @@ impl Console {
             last: None,
             steps: None,
             home,
+            ids: Vec::new(),
         }
     }
 
@@ -99,6 +103,11 @@ impl Console {
             self.app.sca_armed(f);
         }
         let status = ex.status;
+        for key in ["consentId", "paymentId", "basketId"] {
+            if let Some(id) = ex.json.as_ref().and_then(|j| j[key].as_str()) {
+                self.ids.push(id.to_string());
+            }
+        }
         self.last = Some(ex);
         status
     }
@@ -263,6 +272,9 @@ impl Console {
         out.push_str(rest);
         let mut out = out.replace(&self.engine.redirect_uri, "<redirect-uri>");
         out = out.replace(&self.engine.base_url, "<sandbox>");
+        for id in &self.ids {
+            out = out.replace(id.as_str(), "<id>");
+        }
         for v in [
             &self.engine.session.psu_id,
             &self.engine.session.psu_corporate_id,
