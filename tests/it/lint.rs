@@ -490,3 +490,37 @@ fn send_lint_reports_a_careless_bank_and_strict_fails_on_it() {
     assert_eq!(code, 1, "strict fails on an error finding: {out} {err}");
     assert!(out.trim_end().ends_with("lint: 2 errors"), "{out}");
 }
+
+/// Issue 18 B: the lint reads the one status vocabulary. `ACCP` is "rejected for lack of
+/// funds" in the interface document, so a payment status answer with `ACCP` shows
+/// `fundsAvailable: false` beside it; the basket statuses come from the same enum.
+#[test]
+fn accp_without_funds_available_false_is_a_warning_of_the_payment_statuses() {
+    let path = "/v1/payments/instant-norwegian-credit-transfers-straks/p-1/status";
+    let shown = lint_of(
+        "GET",
+        path,
+        200,
+        &json_headers(&[]),
+        &json!({"transactionStatus": "ACCP", "fundsAvailable": false}),
+    );
+    assert!(
+        shown
+            .iter()
+            .all(|f| !f.rule.starts_with("Payment statuses")),
+        "{shown:#?}"
+    );
+    let unshown = lint_of(
+        "GET",
+        path,
+        200,
+        &json_headers(&[]),
+        &json!({"transactionStatus": "ACCP", "fundsAvailable": true}),
+    );
+    let f = the_finding(
+        &unshown,
+        Severity::Warning,
+        "Payment statuses /fundsAvailable",
+    );
+    assert!(f.message.contains("lack of funds"), "{f:?}");
+}

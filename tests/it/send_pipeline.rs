@@ -121,6 +121,13 @@ async fn console_and_send_record_the_same_rows_and_judge_accp_rejected_for_lack_
         format!("payment {tui_id} rejected: lack of funds (ACCP)")
     );
     assert_eq!(m.level, psd2_console::tui::Level::Error);
+    // The flow diagram says it too.
+    let (code, flow, err) = common::cli::run_headless(c.home.path(), &["flow", "--format", "text"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        flow.contains("200 ACCP (rejected: lack of funds)"),
+        "{flow}"
+    );
     let tui_rows = rows(c.home.path());
     c.shutdown().await;
 
