@@ -1202,7 +1202,7 @@ async fn send_command(
     lint: Option<LintMode>,
 ) -> Result<ExitCode> {
     use psd2_console::client::BodyInput;
-    use psd2_console::client::engine::{ScaFlow, Verdict};
+    use psd2_console::client::engine::ScaFlow;
     let op = operations::find(operation)
         .ok_or_else(|| anyhow!("no operation {operation:?} (see `psd2-console send --list`)"))?;
     let profiles = ProfileSet::load(Some(&paths.profiles_dir()));
@@ -1225,10 +1225,16 @@ async fn send_command(
         SendBody::Json(t) => BodyInput::Json(t),
         SendBody::Raw(b) => BodyInput::Raw(b),
     };
-    let prepared = engine.prepare_with(op, &values, input)?;
+    // The one sender (`client::sender`), as the console's: recorded, response signature
+    // checked, the SCA wait armed for this request's `sca-ref`.
+    let prepared = engine.prepare_to_send(op, &values, input)?;
     let mut asked = lint_asked(&prepared);
-    let (mut exchange, recorded) = engine.send_recorded(&prepared).await?;
-    warn_history(&recorded);
+    let sent = engine.send_full(prepared).await?;
+    warn_history(&sent.recorded);
+    if let Some(sig) = &sent.signature {
+        eprintln!("{}", sig.summary());
+    }
+    let mut exchange = sent.exchange;
     let mut status_ok = None;
     if let Some(url) = exchange.sca_redirect() {
         if !wait {
@@ -1280,7 +1286,7 @@ async fn send_command(
                             SendBody::Json(t) => BodyInput::Json(t),
                             SendBody::Raw(b) => BodyInput::Raw(b),
                         };
-                        let prepared = engine.prepare_with(op, &values, input)?;
+                        let prepared = engine.prepare_to_send(op, &values, input)?;
                         asked = lint_asked(&prepared);
                         let (ex, recorded) = engine.send_recorded(&prepared).await?;
                         warn_history(&recorded);
@@ -1302,7 +1308,9 @@ async fn send_command(
                     if let Some(serde_json::Value::Object(m)) = &st.exchange.json {
                         shown.extend(m.clone());
                     }
-                    status_ok = Some(st.verdict == Verdict::Approved);
+                    // The one verdict (`xs2a::status`): ACCP is a rejection for lack of
+                    // funds in the interface document, so it exits 1.
+                    status_ok = Some(st.verdict.is_approved());
                     if let Some(path) = &flow.status_path {
                         asked = psd2_console::lint::Asked::request("GET", path);
                     }

@@ -14,7 +14,7 @@ use std::time::SystemTime;
 
 use tokio::sync::mpsc;
 
-use super::{ClientError, Exchange, PreparedRequest, RequestContext, prepare, send_for_profile};
+use super::{ClientError, Exchange, PreparedRequest, RequestContext, prepare};
 use crate::cert::generate::{TppCertSpec, write_set};
 use crate::cert::{CertError, Credentials};
 use crate::client::import::ImportedRequest;
@@ -215,6 +215,11 @@ pub struct PendingSca {
     pub status_path: Option<String>,
     /// The `scaRedirect` link.
     pub sca_redirect: String,
+    /// The `sca-ref` query parameter of the `TPP-Redirect-URI` the flow's request carried
+    /// ([`crate::redirect::SCA_REF_PARAM`]): the ASPSP keeps it in the redirect after SCA, so
+    /// the callback names the SCA it answers. `None` when the request carried none (a
+    /// resend, an import, a TPP-Redirect-URI typed by hand).
+    pub sca_ref: Option<String>,
 }
 
 impl PendingSca {
@@ -263,6 +268,7 @@ impl PendingSca {
             resource_id,
             status_path,
             sca_redirect: sca_redirect.to_string(),
+            sca_ref: None,
         }
     }
 }
@@ -276,31 +282,8 @@ pub struct ScaApplied {
     pub flow: Option<PendingSca>,
 }
 
-/// How a resource stands after SCA ([`classify_status`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    Approved,
-    Rejected,
-    /// Neither yet (e.g. `RCVD`, `PATC`, `received`).
-    Pending,
-}
-
-/// Classifies a `transactionStatus` (payments, baskets; BG `TransactionStatus`) or a
-/// `consentStatus` (BG `ConsentStatus`). Approved: `ACCP`, `ACCC`, `ACFC`, `ACSC`, `ACSP`,
-/// `ACTC`, `ACWC`, `ACWP`, consent `valid`. Rejected: `RJCT`, `CANC`; consent `rejected`, `revokedByPsu`, `expired`,
-/// `terminatedByTpp`. Everything else (`RCVD`, `PDNG`, `PATC`, `PART`, `received`,
-/// `partiallyAuthorised`) is pending.
-pub fn classify_status(status: &str) -> Verdict {
-    match status {
-        "ACCP" | "ACCC" | "ACFC" | "ACSC" | "ACSP" | "ACTC" | "ACWC" | "ACWP" | "valid" => {
-            Verdict::Approved
-        }
-        "RJCT" | "CANC" | "rejected" | "revokedByPsu" | "expired" | "terminatedByTpp" => {
-            Verdict::Rejected
-        }
-        _ => Verdict::Pending,
-    }
-}
+/// How a resource stands after SCA: the one verdict of [`crate::xs2a::status`].
+pub use crate::xs2a::status::Verdict;
 
 /// A resource's status read after its SCA ([`Engine::status_after_sca`]).
 #[derive(Debug, Clone)]
@@ -310,32 +293,33 @@ pub struct StatusAfterSca {
     pub resource_id: Option<String>,
     /// `transactionStatus` or `consentStatus` (empty when the answer had none).
     pub status: String,
+    /// [`crate::xs2a::status::verdict`] of `status` with the answer's `fundsAvailable`
+    /// (pending for a non-2xx answer).
     pub verdict: Verdict,
     /// The status exchange as received.
     pub exchange: Exchange,
 }
 
 impl StatusAfterSca {
-    /// "payment 1234 approved: ACSC" and the like.
+    /// "payment 1234 approved: ACSC", "payment 1234 not approved yet: RCVD",
+    /// "payment 1234 rejected: lack of funds (ACCP)" and the like.
     pub fn summary(&self) -> String {
-        let what = match self.verdict {
-            Verdict::Approved => "approved",
-            Verdict::Rejected => "rejected",
-            Verdict::Pending => "not approved yet",
+        let id = self
+            .resource_id
+            .as_ref()
+            .map(|i| format!("{i} "))
+            .unwrap_or_default();
+        let status = if self.status.is_empty() {
+            format!("HTTP {}", self.exchange.status)
+        } else {
+            self.status.clone()
         };
-        format!(
-            "{} {}{what}: {}",
-            self.flow.noun(),
-            self.resource_id
-                .as_ref()
-                .map(|i| format!("{i} "))
-                .unwrap_or_default(),
-            if self.status.is_empty() {
-                format!("HTTP {}", self.exchange.status)
-            } else {
-                self.status.clone()
-            }
-        )
+        let noun = self.flow.noun();
+        match &self.verdict {
+            Verdict::Approved => format!("{noun} {id}approved: {status}"),
+            Verdict::Pending => format!("{noun} {id}not approved yet: {status}"),
+            Verdict::Rejected(why) => format!("{noun} {id}rejected: {why} ({status})"),
+        }
     }
 }
 
@@ -469,6 +453,40 @@ impl Engine {
         Ok(req)
     }
 
+    /// [`Engine::prepare_with`] for a request about to be sent by the `send` command or the
+    /// console: its `TPP-Redirect-URI` carries `sca-ref=<its X-Request-ID>`
+    /// ([`crate::redirect::SCA_REF_PARAM`]), so the callback of an SCA it starts names that
+    /// SCA (the ASPSP appends the redirect parameters and keeps the TPP's own). A
+    /// `TPP-Redirect-URI` or `X-Request-ID` typed as a parameter wins.
+    ///
+    /// Errors: as [`Engine::prepare_with`].
+    pub fn prepare_to_send(
+        &self,
+        op: &Operation,
+        params: &[(String, String)],
+        body: super::BodyInput<'_>,
+    ) -> Result<PreparedRequest, ClientError> {
+        let given = |name: &str| {
+            params
+                .iter()
+                .find(|(k, v)| k.eq_ignore_ascii_case(name) && !v.is_empty())
+                .map(|(_, v)| v.clone())
+        };
+        let request_id = given(crate::xs2a::headers::X_REQUEST_ID)
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let redirect_uri = crate::redirect::with_sca_ref(&self.redirect_uri, &request_id);
+        let mut with_id = params.to_vec();
+        if given(crate::xs2a::headers::X_REQUEST_ID).is_none() {
+            with_id.retain(|(k, _)| !k.eq_ignore_ascii_case(crate::xs2a::headers::X_REQUEST_ID));
+            with_id.push((crate::xs2a::headers::X_REQUEST_ID.to_string(), request_id));
+        }
+        let mut ctx = self.request_context();
+        ctx.redirect_uri = &redirect_uri;
+        let mut req = super::prepare_with(op, &with_id, body, &ctx)?;
+        req.params = params.to_vec();
+        Ok(req)
+    }
+
     /// [`Engine::prepare`] with any body ([`super::BodyInput`], e.g. raw bytes).
     pub fn prepare_with(
         &self,
@@ -501,12 +519,29 @@ impl Engine {
         &self,
         req: &PreparedRequest,
     ) -> Result<(Exchange, Result<i64, HistoryWriteError>), ClientError> {
-        let exchange = send_for_profile(&self.http, req, Some(&self.profile.name)).await?;
-        let recorded = self.record(req, &exchange);
-        if let Some(href) = exchange.sca_redirect() {
-            self.expect_sca(req, &exchange, &href);
+        let sent = self.send_full(req.clone()).await?;
+        Ok((sent.exchange, sent.recorded))
+    }
+
+    /// The one sender ([`super::sender::Sender::send`]) for this engine: sends, records,
+    /// checks the response signature, and arms the SCA flow a `scaRedirect` started.
+    ///
+    /// Errors: those of [`super::send_for_profile`].
+    pub async fn send_full(
+        &self,
+        req: PreparedRequest,
+    ) -> Result<super::sender::Sent, ClientError> {
+        let sent = self.sender().send(req).await?;
+        if let Some(flow) = &sent.sca {
+            self.arm(flow.clone());
         }
-        Ok((exchange, recorded))
+        Ok(sent)
+    }
+
+    /// An owned [`super::sender::Sender`] for this engine, to send off the caller's task (the
+    /// TUI); arm what it returns with [`Engine::arm`].
+    pub fn sender(&self) -> super::sender::Sender {
+        super::sender::Sender::of(self)
     }
 
     /// Records an exchange in the history and returns the entry id. History is best effort
@@ -519,20 +554,7 @@ impl Engine {
         req: &PreparedRequest,
         exchange: &Exchange,
     ) -> Result<i64, HistoryWriteError> {
-        let path = self.paths.history_file();
-        let Some(h) = self.history.as_ref() else {
-            return Err(HistoryWriteError::NotOpen(
-                self.history_error
-                    .clone()
-                    .unwrap_or_else(|| format!("history {} is not open", path.display())),
-            ));
-        };
-        let h = h.lock().map_err(|_| HistoryWriteError::Poisoned)?;
-        h.record(&self.profile.name, &req.params, req, exchange)
-            .map_err(|source| HistoryWriteError::Write {
-                message: super::history::describe_open_error(&path, &source),
-                source,
-            })
+        self.sender().record(req, exchange)
     }
 
     /// Notes that `exchange` (the answer to `req`) started an SCA at `sca_redirect` and
@@ -545,12 +567,8 @@ impl Engine {
         exchange: &Exchange,
         sca_redirect: &str,
     ) -> Option<PendingSca> {
-        let session = req
-            .header(crate::xs2a::headers::TPP_SESSION_ID)
-            .map(str::to_string)
-            .or_else(|| self.session.tpp_session_id.clone())?;
-        let flow =
-            PendingSca::from_response(&session, &req.url, exchange.json.as_ref(), sca_redirect);
+        let mut flow = self.sender().sca_started(req, exchange)?;
+        flow.sca_redirect = sca_redirect.to_string();
         self.arm(flow.clone());
         Some(flow)
     }
@@ -570,13 +588,36 @@ impl Engine {
         Some(flow)
     }
 
-    /// Arms the listener for `flow` and remembers it (see [`Engine::expect_sca`]).
+    /// Arms the listener for `flow` (its `TPP-Session-ID` and `sca-ref`) and remembers it
+    /// (see [`Engine::expect_sca`]).
     pub fn arm(&self, flow: PendingSca) {
         if let Some(l) = &self.listener {
-            l.await_callback(&flow.tpp_session_id);
+            l.await_flow(&flow.tpp_session_id, flow.sca_ref.as_deref());
         }
         if let Ok(mut p) = self.pending_sca.lock() {
             p.push(flow);
+        }
+    }
+
+    /// Gives up waiting for `flow`'s callback (Esc on the console's SCA prompt): the listener
+    /// rejects it from now on and no other SCA's callback is taken for it. Returns whether it
+    /// was waiting.
+    pub fn abandon_sca(&self, flow: &PendingSca) -> bool {
+        if let Some(l) = &self.listener {
+            l.forget_flow(&flow.tpp_session_id, flow.sca_ref.as_deref());
+        }
+        let Ok(mut p) = self.pending_sca.lock() else {
+            return false;
+        };
+        match p
+            .iter()
+            .position(|f| f.tpp_session_id == flow.tpp_session_id && f.sca_ref == flow.sca_ref)
+        {
+            Some(i) => {
+                p.remove(i);
+                true
+            }
+            None => false,
         }
     }
 
@@ -595,6 +636,16 @@ impl Engine {
     /// Errors: `flow` is an AIS read or its status path is unknown
     /// ([`ClientError::Params`]), or the GET fails.
     pub async fn status_after_sca(&self, flow: &PendingSca) -> Result<StatusAfterSca, ClientError> {
+        let req = self.prepare_status_read(flow)?;
+        let (st, _) = self.sender().read_status(flow, req).await?;
+        Ok(st)
+    }
+
+    /// The signed GET of `flow`'s status path, for [`super::sender::Sender::read_status`].
+    ///
+    /// Errors: `flow` is an AIS read or its status path is unknown
+    /// ([`ClientError::Params`]).
+    pub fn prepare_status_read(&self, flow: &PendingSca) -> Result<PreparedRequest, ClientError> {
         let Some(path) = &flow.status_path else {
             return Err(ClientError::Params(format!(
                 "no status to read after the SCA of this {}",
@@ -608,35 +659,8 @@ impl Engine {
             ..ImportedRequest::default()
         };
         let mut req = super::prepare_imported(&imported, &self.request_context())?;
-        req.operation_id = match flow.flow {
-            ScaFlow::Payment => "payments.status",
-            ScaFlow::Basket => "baskets.status",
-            _ => "raw",
-        }
-        .into();
-        let exchange = self.send(&req).await?;
-        let status = exchange
-            .json
-            .as_ref()
-            .and_then(|j| {
-                j.get("transactionStatus")
-                    .or_else(|| j.get("consentStatus"))
-            })
-            .and_then(|v| v.as_str())
-            .unwrap_or("")
-            .to_string();
-        let verdict = if exchange.is_success() {
-            classify_status(&status)
-        } else {
-            Verdict::Pending
-        };
-        Ok(StatusAfterSca {
-            flow: flow.flow,
-            resource_id: flow.resource_id.clone(),
-            status,
-            verdict,
-            exchange,
-        })
+        req.operation_id = super::sender::status_operation(flow.flow).into();
+        Ok(req)
     }
 
     /// Waits for the next accepted SCA callback (`None` without a listener).
@@ -658,16 +682,34 @@ impl Engine {
         self.apply_sca_callback(cb).map(|a| a.summary)
     }
 
-    /// Applies an SCA outcome to the oldest waiting flow with the callback's
-    /// `tpp-session-id`. A successful SCA of an account read or a consent stores PSU-ID,
+    /// Applies an SCA outcome to the flow it answers: the waiting flow with the callback's
+    /// `tpp-session-id` and the `sca-ref` the listener matched (see
+    /// [`crate::redirect::RedirectListener::route_of`]); without one, the oldest flow of that
+    /// session armed without an `sca-ref`, else its newest. A successful SCA of an account read or a consent stores PSU-ID,
     /// PSU-Corporate-ID, context and TPP-Session-ID (persisted atomically); a payment or
     /// basket SCA leaves the session's AIS context as it is (its `context` is the payment's,
     /// not the session's). Returns the summary and the flow, whose status the caller reads
     /// with [`Engine::status_after_sca`] for payments, baskets and consents.
     pub fn apply_sca_callback(&mut self, cb: &ScaCallback) -> Result<ScaApplied, ClientError> {
+        // The listener says which SCA it accepted the callback for (its `sca-ref`).
+        let routed = self.listener.as_ref().and_then(|l| l.route_of(cb));
         let flow = cb.tpp_session_id().and_then(|id| {
             let mut p = self.pending_sca.lock().ok()?;
-            let i = p.iter().position(|f| f.tpp_session_id == id)?;
+            let i = match &routed {
+                Some(r) => p
+                    .iter()
+                    .position(|f| f.tpp_session_id == id && &f.sca_ref == r)
+                    .or_else(|| {
+                        crate::redirect::unrouted(
+                            p.iter().map(|f| (&*f.tpp_session_id, f.sca_ref.as_deref())),
+                            id,
+                        )
+                    })?,
+                None => crate::redirect::unrouted(
+                    p.iter().map(|f| (&*f.tpp_session_id, f.sca_ref.as_deref())),
+                    id,
+                )?,
+            };
             Some(p.remove(i))
         });
         let kind = flow.as_ref().map(|f| f.flow).unwrap_or(ScaFlow::AisRead);

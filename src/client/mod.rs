@@ -3,8 +3,8 @@
 //!
 //! [`engine::Engine`] ties a profile to its credentials, a local ASPSP (for `embedded`
 //! targets, started through [`engine::LocalAspspStarter`]; [`crate::embedded`] supplies the
-//! sandbox) and the SCA redirect listener; the TUI and the `send` command both drive it.
-//! Nothing here imports [`crate::sandbox`].
+//! sandbox) and the SCA redirect listener; the TUI and the `send` command both drive it and
+//! both send through its one sender ([`sender`]). Nothing here imports [`crate::sandbox`].
 
 pub mod engine;
 pub mod export;
@@ -15,6 +15,7 @@ pub mod recorded;
 pub mod replay;
 pub mod response_sig;
 pub mod sandbox_admin;
+pub mod sender;
 pub mod tls;
 pub mod validate;
 

@@ -335,6 +335,13 @@ impl Flow {
                 answer.push_str(&format!(" {code}"));
             } else if let Some(word) = status_word(&body) {
                 answer.push_str(&format!(" {word}"));
+                // The one verdict (`xs2a::status`): a rejection says why, e.g. `ACCP`
+                // (lack of funds in the interface document, not an acceptance).
+                if let Some((_, v @ crate::xs2a::status::Verdict::Rejected(_))) =
+                    crate::xs2a::status::verdict_of_body(&body)
+                {
+                    answer.push_str(&format!(" ({})", v.describe()));
+                }
             }
             let redirect = has_sca_redirect(&body);
             if redirect {

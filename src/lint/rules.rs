@@ -138,8 +138,9 @@ pub(super) fn json_body(headers: &[(String, String)], body: &[u8], out: &mut Vec
 }
 
 /// Statuses of the signing basket creation response (interface document, "Signing basket
-/// creation response").
-const BASKET_CREATED_STATUSES: [&str; 4] = ["RCVD", "ACTC", "PATC", "RJCT"];
+/// creation response"), from the one status vocabulary.
+const BASKET_CREATED_STATUSES: [crate::xs2a::status::TransactionStatus; 4] =
+    crate::xs2a::status::TransactionStatus::BASKET;
 
 /// The interface document's own rules on particular answers.
 pub(super) fn document_rules(
@@ -153,14 +154,16 @@ pub(super) fn document_rules(
     match (method, segs.as_slice(), status) {
         ("POST", ["signing-baskets"], 201) => {
             const RULE: &str = "Signing basket creation response";
-            let st = body["transactionStatus"].as_str();
+            let st = body["transactionStatus"]
+                .as_str()
+                .and_then(crate::xs2a::status::TransactionStatus::parse);
             if !st.is_some_and(|s| BASKET_CREATED_STATUSES.contains(&s)) {
                 out.push(Finding::error(
                     format!("{RULE} /transactionStatus"),
                     format!(
                         "transactionStatus {} is not one of {}",
                         body["transactionStatus"],
-                        BASKET_CREATED_STATUSES.join(", ")
+                        BASKET_CREATED_STATUSES.map(|s| s.as_str()).join(", ")
                     ),
                 ));
             }
@@ -179,6 +182,25 @@ pub(super) fn document_rules(
                 }
             }
         }
+        (
+            "GET",
+            [
+                "payments" | "bulk-payments" | "periodic-payments",
+                _,
+                _,
+                "status",
+            ],
+            200,
+        ) if lack_of_funds_unshown(body) => {
+            out.push(Finding::warning(
+                "Payment statuses /fundsAvailable",
+                format!(
+                    "transactionStatus {} means rejected for lack of funds (interface document), \
+                     but fundsAvailable is not false",
+                    body["transactionStatus"]
+                ),
+            ));
+        }
         ("GET", ["accounts"], 401) | ("GET", ["users" | "user"], 200)
             if sca_redirect(body).is_none() =>
         {
@@ -191,6 +213,19 @@ pub(super) fn document_rules(
         }
         _ => {}
     }
+}
+
+/// Whether a payment status answer says lack of funds (`ACCP`, interface document "Payment
+/// statuses") without `fundsAvailable: false` beside it (Resources, "Payment status
+/// responses carry ... fundsAvailable, showing rejection caused by lack of funds").
+fn lack_of_funds_unshown(body: &Value) -> bool {
+    use crate::xs2a::status::{RejectReason, TransactionStatus, Verdict, verdict};
+    let Some(st) = body["transactionStatus"].as_str() else {
+        return false;
+    };
+    TransactionStatus::parse(st) == Some(TransactionStatus::ACCP)
+        && verdict(st, None) == Verdict::Rejected(RejectReason::LackOfFunds)
+        && body["fundsAvailable"].as_bool() != Some(false)
 }
 
 /// Human name of a definition key for a rule.

@@ -5,14 +5,18 @@
 //! answers the browser with a short page and hands the outcome to the console.
 //!
 //! A callback is accepted only for an SCA flow the console started and is waiting for
-//! ([`RedirectListener::await_callback`], armed when a response carried a `scaRedirect`),
-//! carrying that flow's `tpp-session-id`, and only once per flow. Anything else — a forged
+//! ([`RedirectListener::await_flow`], armed when a response carried a `scaRedirect`),
+//! carrying that flow's `tpp-session-id`, and only once per flow. Flows of one session are
+//! told apart by the `sca-ref` the console puts in the `TPP-Redirect-URI` of the request
+//! that starts them ([`SCA_REF_PARAM`]; the ASPSP keeps the TPP's own query parameters when
+//! it appends the redirect parameters): a callback goes to the flow it answers, never to an
+//! older one of the same session, and a callback for a flow the console gave up
+//! ([`RedirectListener::forget_flow`], Esc on the SCA prompt) is rejected. Anything else — a forged
 //! or replayed callback, one for no waiting flow, a failure callback without
 //! `tpp-session-id` — gets a 400 page and a `tracing::warn!` line and is not handed on, so
 //! it changes nothing (no PSU-ID, corporate id or context is taken from it, and a waiting
 //! `send --wait-sca` goes on waiting).
 
-use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 
@@ -43,8 +47,108 @@ pub enum ListenerError {
     },
 }
 
-/// SCA flows waiting for their callback: `tpp-session-id` → how many.
-type Waiting = Arc<Mutex<HashMap<String, usize>>>;
+/// The query parameter of the `TPP-Redirect-URI` naming the SCA flow a request starts (the
+/// request's `X-Request-ID`): `http://127.0.0.1:40111/callback?sca-ref=<uuid>`. Not a redirect
+/// parameter of the interface document: the TPP's own, kept by the ASPSP (the sandbox keeps
+/// every TPP query parameter not named like a redirect parameter).
+pub const SCA_REF_PARAM: &str = "sca-ref";
+
+/// `redirect_uri` with `sca-ref=<sca_ref>` (replacing one it has); unchanged when it is not
+/// a URL.
+pub fn with_sca_ref(redirect_uri: &str, sca_ref: &str) -> String {
+    let Ok(mut url) = url::Url::parse(redirect_uri) else {
+        return redirect_uri.to_string();
+    };
+    let kept: Vec<(String, String)> = url
+        .query_pairs()
+        .filter(|(k, _)| k != SCA_REF_PARAM)
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    url.set_query(None);
+    {
+        let mut q = url.query_pairs_mut();
+        for (k, v) in &kept {
+            q.append_pair(k, v);
+        }
+        q.append_pair(SCA_REF_PARAM, sca_ref);
+    }
+    url.to_string()
+}
+
+/// The `sca-ref` of a `TPP-Redirect-URI` (or of a callback URL), if any.
+pub fn sca_ref_of(uri: &str) -> Option<String> {
+    let url = url::Url::parse(uri).ok()?;
+    url.query_pairs()
+        .find(|(k, _)| k == SCA_REF_PARAM)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// One SCA flow waiting for its callback: its `tpp-session-id` and `sca-ref`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Wait {
+    session: String,
+    sca_ref: Option<String>,
+}
+
+/// Most accepted callbacks remembered for [`RedirectListener::route_of`].
+const ROUTES_KEPT: usize = 64;
+
+#[derive(Debug, Default)]
+struct Routing {
+    /// Waiting flows, oldest first.
+    waits: Vec<Wait>,
+    /// Accepted callbacks with the `sca-ref` of the flow they were accepted for, in the
+    /// order they were handed on.
+    accepted: std::collections::VecDeque<(ScaCallback, Option<String>)>,
+}
+
+/// The waiting flows and the accepted callbacks' routes.
+type Waiting = Arc<Mutex<Routing>>;
+
+/// Which of `waits` (`(tpp-session-id, sca-ref)`, oldest first) a callback of session `id`
+/// carrying no `sca-ref` the console knows goes to: the oldest armed without an `sca-ref`
+/// (a request whose redirect URI had none), else the newest of the session (an ASPSP that
+/// dropped the TPP's query parameters: the SCA the PSU was sent to last).
+pub fn unrouted<'a>(
+    waits: impl Iterator<Item = (&'a str, Option<&'a str>)>,
+    id: &str,
+) -> Option<usize> {
+    let mine: Vec<(usize, Option<&str>)> = waits
+        .enumerate()
+        .filter(|(_, (s, _))| *s == id)
+        .map(|(i, (_, r))| (i, r))
+        .collect();
+    mine.iter()
+        .find(|(_, r)| r.is_none())
+        .or_else(|| mine.last())
+        .map(|(i, _)| *i)
+}
+
+/// Takes the flow a callback of session `id` with `sca_ref` answers (see the module docs);
+/// returns its `sca-ref`, `None` when no waiting flow takes it.
+fn take_wait(r: &mut Routing, id: &str, sca_ref: Option<&str>) -> Option<Option<String>> {
+    let exact = sca_ref.and_then(|want| {
+        r.waits
+            .iter()
+            .position(|w| w.session == id && w.sca_ref.as_deref() == Some(want))
+    });
+    let i = match (exact, sca_ref) {
+        (Some(i), _) => i,
+        // A ref no flow has: a flow given up (or forged); only a flow armed without a ref
+        // may take it.
+        (None, Some(_)) => r
+            .waits
+            .iter()
+            .position(|w| w.session == id && w.sca_ref.is_none())?,
+        (None, None) => unrouted(
+            r.waits
+                .iter()
+                .map(|w| (w.session.as_str(), w.sca_ref.as_deref())),
+            id,
+        )?,
+    };
+    Some(r.waits.remove(i).sca_ref)
+}
 
 /// Path used when the profile gives no TPP-Redirect-URI.
 pub const DEFAULT_PATH: &str = "/callback";
@@ -205,12 +309,49 @@ impl RedirectListener {
     }
 
     /// Arms one SCA flow the console started (a response carried a `scaRedirect`) with the
-    /// `TPP-Session-ID` it sent: the next callback carrying that id is accepted, once. Arm
-    /// again for each further flow.
+    /// `TPP-Session-ID` it sent, without an `sca-ref`: the next callback carrying that id is
+    /// accepted, once. Arm again for each further flow.
     pub fn await_callback(&self, tpp_session_id: &str) {
+        self.await_flow(tpp_session_id, None);
+    }
+
+    /// Arms one SCA flow with the `TPP-Session-ID` and the `sca-ref` its request sent
+    /// ([`SCA_REF_PARAM`]): a callback carrying both is accepted for it, once.
+    pub fn await_flow(&self, tpp_session_id: &str, sca_ref: Option<&str>) {
         if let Ok(mut w) = self.waiting.lock() {
-            *w.entry(tpp_session_id.to_string()).or_default() += 1;
+            w.waits.push(Wait {
+                session: tpp_session_id.to_string(),
+                sca_ref: sca_ref.map(str::to_string),
+            });
         }
+    }
+
+    /// Disarms the flow of `tpp_session_id` and `sca_ref` (the console gave it up): its
+    /// callback is rejected from now on. Returns whether it was waiting.
+    pub fn forget_flow(&self, tpp_session_id: &str, sca_ref: Option<&str>) -> bool {
+        let Ok(mut w) = self.waiting.lock() else {
+            return false;
+        };
+        match w
+            .waits
+            .iter()
+            .rposition(|x| x.session == tpp_session_id && x.sca_ref.as_deref() == sca_ref)
+        {
+            Some(i) => {
+                w.waits.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The `sca-ref` of the flow an accepted callback equal to `cb` was accepted for (the
+    /// first such callback not asked about yet): `Some(None)` for a flow armed without one,
+    /// `None` when this listener did not hand `cb` on.
+    pub fn route_of(&self, cb: &ScaCallback) -> Option<Option<String>> {
+        let mut w = self.waiting.lock().ok()?;
+        let i = w.accepted.iter().position(|(c, _)| c == cb)?;
+        w.accepted.remove(i).map(|(_, r)| r)
     }
 
     /// The former name of [`RedirectListener::await_callback`] (arms one flow).
@@ -223,13 +364,13 @@ impl RedirectListener {
     pub fn forget_callback(&self, tpp_session_id: &str) -> bool {
         self.waiting
             .lock()
-            .map(|mut w| take_one(&mut w, tpp_session_id))
+            .map(|mut w| take_wait(&mut w, tpp_session_id, None).is_some())
             .unwrap_or(false)
     }
 
     /// How many flows are waiting for a callback.
     pub fn waiting(&self) -> usize {
-        self.waiting.lock().map(|w| w.values().sum()).unwrap_or(0)
+        self.waiting.lock().map(|w| w.waits.len()).unwrap_or(0)
     }
 
     /// Waits for the next accepted callback (`None` once the receiver was taken).
@@ -294,12 +435,19 @@ async fn callback(
              started; the result was not used.",
         );
     };
-    let accepted = state
-        .waiting
-        .lock()
-        .map(|mut w| take_one(&mut w, id))
-        .unwrap_or(false);
-    if !accepted {
+    let sca_ref = pairs
+        .iter()
+        .find(|(k, _)| k == SCA_REF_PARAM)
+        .map(|(_, v)| v.as_str());
+    let accepted = state.waiting.lock().ok().and_then(|mut w| {
+        let route = take_wait(&mut w, id, sca_ref)?;
+        if w.accepted.len() >= ROUTES_KEPT {
+            w.accepted.pop_front();
+        }
+        w.accepted.push_back((cb.clone(), route.clone()));
+        Some(route)
+    });
+    if accepted.is_none() {
         tracing::warn!(
             kind = kind_of(&cb),
             tpp_session_id = id,
@@ -310,7 +458,11 @@ async fn callback(
             "Callback rejected",
             &format!(
                 "No SCA this console started is waiting for a callback with tpp-session-id \
-                 {id:?} (forged, replayed or already completed); the result was not used."
+                 {id:?}{} (forged, replayed, given up or already completed); the result was \
+                 not used.",
+                sca_ref
+                    .map(|r| format!(" and sca-ref {r:?}"))
+                    .unwrap_or_default()
             ),
         );
     }
@@ -334,21 +486,6 @@ async fn callback(
     };
     let _ = state.tx.send(cb);
     response
-}
-
-/// Consumes one waiting flow of `id`.
-fn take_one(w: &mut HashMap<String, usize>, id: &str) -> bool {
-    match w.get_mut(id) {
-        Some(n) if *n > 1 => {
-            *n -= 1;
-            true
-        }
-        Some(_) => {
-            w.remove(id);
-            true
-        }
-        None => false,
-    }
 }
 
 fn kind_of(cb: &ScaCallback) -> &'static str {

@@ -96,10 +96,11 @@ fn basket_path(id: &str) -> String {
 /// The basket `transactionStatus`: worst case over `payments` (see the module doc). A
 /// deleted basket has no status: [`own_basket`] answers 404 for it.
 pub fn basket_status(payments: &[PaymentRow]) -> &'static str {
+    // RJCT, CANC and ACCP (lack of funds): the one verdict of `xs2a::status`.
     let rejected = |p: &&PaymentRow| {
         matches!(
-            p.status.as_str(),
-            status::RJCT | status::CANC | status::ACCP
+            crate::xs2a::status::verdict(&p.status, p.funds_available),
+            crate::xs2a::status::Verdict::Rejected(_)
         )
     };
     let authorised = |p: &&PaymentRow| p.approved_at.is_some();
@@ -108,7 +109,7 @@ pub fn basket_status(payments: &[PaymentRow]) -> &'static str {
     } else if payments.iter().all(|p| authorised(&p)) {
         status::ACTC
     } else if payments.iter().any(|p| authorised(&p)) {
-        "PATC"
+        status::PATC
     } else {
         status::RCVD
     }

@@ -57,6 +57,9 @@ pub struct ScaPrompt {
     /// The URL as a QR code, encoded once when the prompt opens (not on every redraw);
     /// `None` when the URL is too long for one.
     pub qr: Option<super::qr::QrGlyphs>,
+    /// The SCA flow the console waits for (armed by the runner, [`App::sca_armed`]); Esc on
+    /// the prompt gives it up ([`Action::AbandonSca`]). `None` for a link followed by hand.
+    pub flow: Option<crate::client::engine::PendingSca>,
 }
 
 impl ScaPrompt {
@@ -67,6 +70,7 @@ impl ScaPrompt {
             url,
             browser: None,
             qr,
+            flow: None,
         }
     }
 }
@@ -193,8 +197,9 @@ pub(crate) struct ScaState {
     pub(crate) payments_created: Vec<String>,
     /// The payment or basket whose SCA the prompt is for (its status is read after SCA).
     pub(crate) subject: Option<ScaSubject>,
-    /// The status read started by a completed payment or basket SCA, until it answers.
-    pub(crate) status_read: Option<ScaSubject>,
+    /// The status read started by a completed payment, basket or consent SCA, until it
+    /// answers ([`App::status_read`]).
+    pub(crate) status_read: Option<crate::client::engine::PendingSca>,
     /// What that status read found ("payment … approved: ACSC"), for the guide.
     pub(crate) outcome: Option<String>,
 }
@@ -208,19 +213,7 @@ pub(crate) struct ScaSubject {
     kind: &'static str,
     /// paymentId or basketId.
     id: String,
-    /// The catalogue operation that reads its status.
-    status_op: &'static str,
-    /// The parameter holding the id in that operation.
-    param: &'static str,
 }
-
-/// Transaction statuses (ISO 20022, BG `transactionStatus`) that mean the bank accepted the
-/// payment or basket after SCA.
-const APPROVED_STATUSES: [&str; 9] = [
-    "ACCC", "ACCP", "ACSC", "ACSP", "ACTC", "ACWC", "ACWP", "ACFC", "PATC",
-];
-/// Transaction statuses that mean it was refused or cancelled.
-const REJECTED_STATUSES: [&str; 2] = ["RJCT", "CANC"];
 
 impl App {
     /// A console showing the whole operation catalogue, grouped, with the first operation
@@ -558,37 +551,10 @@ impl App {
         };
         let status = view.status_text();
         let ms = view.elapsed_ms();
-        let op_id = self.form.operation().id;
-        let read = self.sca.status_read.take().filter(|s| op_id == s.status_op);
         if view.sca_redirect.is_some() {
             self.sca.subject = self.subject_of(&view);
         }
-        if let Some(subject) = read {
-            let st = view.transaction_status.clone();
-            let (level, text) = match st.as_deref() {
-                Some(t) if APPROVED_STATUSES.contains(&t) => (
-                    Level::Success,
-                    format!("{} {} approved: {t}", subject.kind, subject.id),
-                ),
-                Some(t) if REJECTED_STATUSES.contains(&t) => (
-                    Level::Error,
-                    format!("{} {} rejected: {t}", subject.kind, subject.id),
-                ),
-                Some(t) => (
-                    Level::Warning,
-                    format!("{} {} not approved yet: {t}", subject.kind, subject.id),
-                ),
-                None => (
-                    Level::Warning,
-                    format!(
-                        "{} {}: the status read answered {status} without a transactionStatus",
-                        subject.kind, subject.id
-                    ),
-                ),
-            };
-            self.sca.outcome = Some(text.clone());
-            self.set_message(level, text);
-        } else if let Some(url) = &view.sca_redirect {
+        if let Some(url) = &view.sca_redirect {
             self.sca.prompt = Some(ScaPrompt::new(url.clone()));
             self.overlays.open(Overlay::ScaPrompt);
             self.set_message(
@@ -648,8 +614,6 @@ impl App {
             return Some(ScaSubject {
                 kind: "payment",
                 id,
-                status_op: "payments.status",
-                param: "payment-id",
             });
         }
         let id = view.basket_id.clone().or_else(|| {
@@ -658,12 +622,7 @@ impl App {
                 .then(|| param_of("basket-id"))
                 .flatten()
         })?;
-        Some(ScaSubject {
-            kind: "basket",
-            id,
-            status_op: "baskets.status",
-            param: "basket-id",
-        })
+        Some(ScaSubject { kind: "basket", id })
     }
 
     /// Carries the ids of a 2xx answer into the operations that take them (Issue 8 item 5):
@@ -728,55 +687,151 @@ impl App {
         self.request.dirty |= self.form.prefill_body(op_id, body);
     }
 
-    /// Shows the outcome of an SCA callback: `summary` is what
+    /// Shows the outcome of an SCA callback that no waiting flow was found for (as
+    /// [`App::sca_applied`] without a flow): `summary` is what
     /// [`crate::client::Engine::apply_callback`] returned, `status` the updated status bar.
-    /// Success closes the prompt and re-prepares the request (now with PSU-ID).
-    ///
-    /// After the SCA of a payment or basket the creating POST is not sent again (that would
-    /// create another one): Payment status (Basket status) is selected with its id and the
-    /// returned [`Action::Send`] reads it; [`App::finish_send`] then says
-    /// "payment <id> approved: <status>".
     pub fn sca_finished(
         &mut self,
         callback: &ScaCallback,
         summary: Result<String, ClientError>,
         status: StatusInfo,
     ) -> Action {
+        let applied = summary.map(|summary| crate::client::engine::ScaApplied {
+            summary,
+            flow: None,
+        });
+        self.sca_applied(callback, applied, status)
+    }
+
+    /// Shows the outcome of an SCA callback as the engine applied it
+    /// ([`crate::client::Engine::apply_sca_callback`]: the flow it answered, routed by its
+    /// `tpp-session-id` and `sca-ref`), `status` the updated status bar. Success closes the
+    /// prompt and re-prepares the request (now with PSU-ID).
+    ///
+    /// After the SCA of a payment, basket or consent the creating POST is not sent again
+    /// (that would create another one): the returned [`Action::ReadStatus`] has the runner
+    /// read its status with the one sender, and [`App::status_read`] shows what it found
+    /// ("payment <id> approved: <status>"). Payment status (Basket status) is selected with
+    /// its id meanwhile.
+    pub fn sca_applied(
+        &mut self,
+        callback: &ScaCallback,
+        applied: Result<crate::client::engine::ScaApplied, ClientError>,
+        status: StatusInfo,
+    ) -> Action {
+        use crate::client::engine::ScaFlow;
         self.status = status;
-        self.overlays.close(Layer::ScaPrompt);
         self.request.dirty = true;
-        match (callback, summary) {
-            (ScaCallback::Success(_), Ok(s)) => {
+        let applied = match applied {
+            Ok(a) => a,
+            Err(e) => {
+                self.overlays.close(Layer::ScaPrompt);
+                self.set_message(
+                    Level::Error,
+                    format!("The SCA result could not be stored: {e}"),
+                );
+                return Action::None;
+            }
+        };
+        // The prompt closes when its own SCA ended (or when it has no flow to tell).
+        let own = match (
+            self.sca.prompt.as_ref().and_then(|p| p.flow.as_ref()),
+            &applied.flow,
+        ) {
+            (Some(mine), Some(done)) => {
+                mine.tpp_session_id == done.tpp_session_id && mine.sca_ref == done.sca_ref
+            }
+            _ => true,
+        };
+        if own {
+            self.overlays.close(Layer::ScaPrompt);
+            if matches!(callback, ScaCallback::Success(_)) {
                 self.sca.prompt = None;
-                if let Some(subject) = self.sca.subject.take() {
-                    if subject.kind == "payment" {
-                        // Authorised on its own: a signing basket refuses it.
-                        self.sca.payments_created.retain(|p| *p != subject.id);
-                        self.prefill_basket_body();
-                    }
-                    let s = s.trim_end_matches("; send the request again");
-                    self.select_operation(subject.status_op);
-                    self.set_param(subject.status_op, subject.param, &subject.id);
-                    self.set_message(
-                        Level::Success,
-                        format!(
-                            "{s}; reading the status of {} {} …",
-                            subject.kind, subject.id
-                        ),
-                    );
-                    self.sca.status_read = Some(subject);
-                    return Action::Send;
+                self.sca.subject = None;
+            }
+        }
+        let s = applied.summary;
+        let read = applied
+            .flow
+            .filter(|f| f.status_path.is_some() && f.flow != ScaFlow::AisRead);
+        match (callback, read) {
+            (ScaCallback::Success(_), Some(flow)) => {
+                let s = s.trim_end_matches("; send the request again");
+                let id = flow.resource_id.clone().unwrap_or_default();
+                let (op, param) = match flow.flow {
+                    ScaFlow::Payment => (Some("payments.status"), "payment-id"),
+                    ScaFlow::Basket => (Some("baskets.status"), "basket-id"),
+                    _ => (None, ""),
+                };
+                if flow.flow == ScaFlow::Payment && !id.is_empty() {
+                    // Authorised on its own: a signing basket refuses it.
+                    self.sca.payments_created.retain(|p| *p != id);
+                    self.prefill_basket_body();
                 }
+                if let Some(op) = op
+                    && !id.is_empty()
+                {
+                    self.select_operation(op);
+                    self.set_param(op, param, &id);
+                }
+                self.set_message(
+                    Level::Success,
+                    format!("{s}; reading the status of {} {id} …", flow.flow.noun()),
+                );
+                self.request.sending = true;
+                self.sca.status_read = Some(flow.clone());
+                return Action::ReadStatus(Box::new(flow));
+            }
+            (ScaCallback::Success(_), None) => {
                 self.sca.done = true;
                 self.set_message(Level::Success, s);
             }
-            (ScaCallback::Failure(_), Ok(s)) => self.set_message(Level::Error, s),
-            (_, Err(e)) => self.set_message(
-                Level::Error,
-                format!("The SCA result could not be stored: {e}"),
-            ),
+            (ScaCallback::Failure(_), Some(flow)) => {
+                // A failed payment SCA may still have changed the payment (the sandbox
+                // rejects an instant payment for lack of funds at approval): read it.
+                self.set_message(Level::Error, s);
+                self.request.sending = true;
+                self.sca.status_read = Some(flow.clone());
+                return Action::ReadStatus(Box::new(flow));
+            }
+            (ScaCallback::Failure(_), None) => self.set_message(Level::Error, s),
         }
         Action::None
+    }
+
+    /// The runner armed `flow` for the response just shown ([`App::finish_send`]): the SCA
+    /// prompt belongs to it, so Esc gives it up.
+    pub fn sca_armed(&mut self, flow: crate::client::engine::PendingSca) {
+        if let Some(p) = &mut self.sca.prompt {
+            p.flow = Some(flow);
+        }
+    }
+
+    /// Shows the status read after an SCA ([`Action::ReadStatus`]; the runner shows its
+    /// request with [`App::begin_send`] first): the answer in the response pane and the sender's verdict in the status line ("payment <id> approved:
+    /// ACSC", "payment <id> rejected: lack of funds (ACCP)").
+    pub fn status_read(
+        &mut self,
+        result: Result<(crate::client::engine::StatusAfterSca, ResponseView), SendError>,
+    ) {
+        use crate::xs2a::status::Verdict;
+        self.sca.status_read = None;
+        match result {
+            Ok((st, view)) => {
+                let text = st.summary();
+                let level = match st.verdict {
+                    Verdict::Approved => Level::Success,
+                    Verdict::Pending => Level::Warning,
+                    Verdict::Rejected(_) => Level::Error,
+                };
+                self.finish_send(Ok(view));
+                // After a consent's SCA the guide suggests sending the account read again.
+                self.sca.done = st.flow == crate::client::engine::ScaFlow::Consent;
+                self.sca.outcome = Some(text.clone());
+                self.set_message(level, text);
+            }
+            Err(e) => self.finish_send(Err(e)),
+        }
     }
 
     /// Shows the outcome of opening the browser.
@@ -1034,6 +1089,27 @@ impl App {
                 }
                 Context::ScaPrompt => {
                     self.overlays.close(Layer::ScaPrompt);
+                    // Esc gives the SCA up: its callback is no longer awaited, so it cannot
+                    // be taken for the next SCA of the session.
+                    if let Some(flow) = self.sca.prompt.as_mut().and_then(|p| p.flow.take()) {
+                        let what = format!(
+                            "{}{}",
+                            flow.flow.noun(),
+                            flow.resource_id
+                                .as_ref()
+                                .map(|i| format!(" {i}"))
+                                .unwrap_or_default()
+                        );
+                        self.sca.prompt = None;
+                        self.sca.subject = None;
+                        self.set_message(
+                            Level::Info,
+                            format!(
+                                "SCA of the {what} abandoned: its callback is no longer awaited; send again for a new SCA"
+                            ),
+                        );
+                        return Action::AbandonSca(Box::new(flow));
+                    }
                     self.set_message(
                         Level::Info,
                         "SCA prompt closed; press o to open the URL, s to send again after SCA",
@@ -1863,11 +1939,13 @@ impl App {
             sending: self.request.sending,
             sca_waiting,
             sca_done: self.sca.done,
-            status_read: self
-                .sca
-                .status_read
-                .as_ref()
-                .map(|s| format!("{} {}", s.kind, s.id)),
+            status_read: self.sca.status_read.as_ref().map(|f| {
+                format!(
+                    "{} {}",
+                    f.flow.noun(),
+                    f.resource_id.as_deref().unwrap_or_default()
+                )
+            }),
             outcome: self.sca.outcome.as_deref(),
             response,
             failed,

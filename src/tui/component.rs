@@ -78,6 +78,13 @@ pub enum Action {
     /// Ask the active sandbox ([`crate::client::monitor::perform`]), then
     /// [`App::monitor_done`](crate::tui::App::monitor_done).
     Monitor(crate::client::monitor::MonitorRequest),
+    /// Read the status of the resource whose SCA completed, with the one sender
+    /// ([`crate::client::sender::Sender::read_status`]), then
+    /// [`App::status_read`](crate::tui::App::status_read).
+    ReadStatus(Box<crate::client::engine::PendingSca>),
+    /// Stop waiting for this SCA's callback ([`crate::client::Engine::abandon_sca`]): Esc on
+    /// its prompt.
+    AbandonSca(Box<crate::client::engine::PendingSca>),
 }
 
 /// The screens, switched with `1`–`5` (F1–F5).

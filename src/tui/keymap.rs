@@ -488,7 +488,7 @@ pub const KEYMAP: &[Binding] = &[
     b(Scope::MonitorScreen, &[Key::ch('x')], Command::MonitorClearFaults, "clear every fault rule", Some("clear faults")),
     b(Scope::MonitorScreen, &[Key::ch('r')], Command::MonitorRefresh, "read the state again; reconnect the event stream when it ended", Some("refresh")),
     b(Scope::ScaPrompt, &[Key::ch('o'), Key::plain(K::Enter)], Command::OpenSca, "open the URL in the browser", None),
-    b(Scope::ScaPrompt, &[Key::plain(K::Esc)], Command::Dismiss, "close the prompt (o opens the URL later)", None),
+    b(Scope::ScaPrompt, &[Key::plain(K::Esc)], Command::Dismiss, "give up this SCA: its callback is no longer awaited", None),
     b(Scope::Picker, &[Key::plain(K::Up), Key::ch('k')], Command::Up, "previous profile", None),
     b(Scope::Picker, &[Key::plain(K::Down), Key::ch('j')], Command::Down, "next profile", None),
     b(Scope::Picker, &[Key::plain(K::Enter)], Command::Choose, "switch to the highlighted profile", None),

@@ -198,7 +198,10 @@ pub async fn run_with(
 
 /// What finished in the background.
 enum Done {
-    Sent(Result<Box<ResponseView>, SendError>),
+    /// A send finished: the view, and the SCA flow its answer started (to arm).
+    Sent(Result<(Box<ResponseView>, Option<crate::client::engine::PendingSca>), SendError>),
+    /// The status read after an SCA finished ([`Action::ReadStatus`]).
+    StatusRead(Result<(crate::client::engine::StatusAfterSca, Box<ResponseView>), SendError>),
     Browser(Result<(), BrowserError>),
     /// Rows of the history screen for a search (see [`history::load_async`]).
     History(
@@ -406,8 +409,9 @@ async fn event_loop(
             }
             cb = recv_opt(&mut runner.callbacks) => match cb {
                 Some(cb) => {
-                    let summary = runner.engine.apply_callback(&cb);
-                    let action = app.sca_finished(&cb, summary, StatusInfo::from_engine(runner.engine));
+                    // Routed to the SCA it answers (tpp-session-id and sca-ref).
+                    let applied = runner.engine.apply_sca_callback(&cb);
+                    let action = app.sca_applied(&cb, applied, StatusInfo::from_engine(runner.engine));
                     runner.perform(&mut app, action);
                     runner.refresh_flow(&app);
                 }
@@ -544,13 +548,23 @@ impl Runner<'_> {
     async fn finished(&mut self, app: &mut App, done: Done) {
         match done {
             Done::Sent(r) => {
-                // A scaRedirect starts a flow: only then does the listener take a callback.
-                if let Ok(v) = &r
-                    && let Some(href) = &v.sca_redirect
-                {
-                    self.engine.expect_sca_at(&v.url, None, href);
+                // A scaRedirect starts a flow: only then does the listener take a callback
+                // (for this flow's tpp-session-id and sca-ref).
+                let (r, flow) = match r {
+                    Ok((v, flow)) => (Ok(*v), flow),
+                    Err(e) => (Err(e), None),
+                };
+                if let Some(flow) = &flow {
+                    self.engine.arm(flow.clone());
                 }
-                app.finish_send(r.map(|v| *v));
+                app.finish_send(r);
+                if let Some(flow) = flow {
+                    app.sca_armed(flow);
+                }
+                self.refresh_flow(app);
+            }
+            Done::StatusRead(r) => {
+                app.status_read(r.map(|(st, v)| (st, *v)));
                 self.refresh_flow(app);
             }
             Done::Browser(r) => app.browser_opened(r),
@@ -668,7 +682,12 @@ impl Runner<'_> {
             }
             Action::Send => {
                 let spec = app.request_spec();
-                match engine.prepare(spec.op, &spec.params, spec.body.as_deref()) {
+                let body = match spec.body.as_deref() {
+                    Some(t) => crate::client::BodyInput::Json(t),
+                    None => crate::client::BodyInput::Default,
+                };
+                // As the `send` command: the TPP-Redirect-URI names this request's SCA.
+                match engine.prepare_to_send(spec.op, &spec.params, body) {
                     Ok(req) => self.send(app, req, spec.op.title),
                     Err(e) => app.set_message(
                         Level::Error,
@@ -696,6 +715,19 @@ impl Runner<'_> {
             Action::LoadLessons => app.set_lessons(crate::lessons::LessonSet::load(Some(
                 &crate::lessons::lessons_dir(&engine.paths),
             ))),
+            Action::AbandonSca(flow) => {
+                engine.abandon_sca(&flow);
+            }
+            Action::ReadStatus(flow) => match engine.prepare_status_read(&flow) {
+                Ok(req) => {
+                    app.begin_send(req.clone());
+                    let sender = engine.sender();
+                    self.tasks.spawn(async move {
+                        Done::StatusRead(read_status_and_view(sender, *flow, req).await)
+                    });
+                }
+                Err(e) => app.status_read(Err(SendError::Client(e))),
+            },
             Action::MonitorStart => {
                 if !engine.profile.target.is_local() {
                     app.monitor_done(Err(format!(
@@ -735,16 +767,9 @@ impl Runner<'_> {
     /// [`Done::Sent`].
     fn send(&mut self, app: &mut App, req: PreparedRequest, title: &'static str) {
         app.begin_send(req.clone());
-        let engine = &*self.engine;
-        let target = SendTarget::of(engine);
-        let unavailable = engine.history_error.clone();
-        let sink = engine
-            .history
-            .clone()
-            .map(|h| (h, engine.profile.name.clone()));
-        self.tasks.spawn(async move {
-            Done::Sent(send_and_view(target, req, title, sink, unavailable).await)
-        });
+        let sender = self.engine.sender();
+        self.tasks
+            .spawn(async move { Done::Sent(send_and_view(sender, req, title).await) });
     }
 
     /// Starts profile `name` (from the runner's profiles) in the background; the loop keeps
@@ -828,72 +853,65 @@ impl Runner<'_> {
     }
 }
 
-/// The history to record an exchange in, and the profile name it is recorded under.
-type HistorySink = (
-    std::sync::Arc<std::sync::Mutex<crate::client::history::History>>,
-    String,
-);
-
-/// Where a request goes: the engine's HTTP client and its profile (named in TLS hints, and
-/// deciding whether response signatures are verified).
-struct SendTarget {
-    http: reqwest::Client,
-    profile: crate::profile::Profile,
-}
-
-impl SendTarget {
-    fn of(engine: &Engine) -> Self {
-        SendTarget {
-            http: engine.http.clone(),
-            profile: engine.profile.clone(),
-        }
-    }
-}
-
-/// `unavailable`: why there is no history to write to (it could not be opened), shown with
-/// the response as a failed history write.
+/// Sends `req` with the one sender ([`crate::client::sender::Sender::send`]: recorded,
+/// response signature checked, SCA flow described) and makes the answer ready for display
+/// off the async workers. Returns the view and the SCA flow to arm.
 async fn send_and_view(
-    target: SendTarget,
+    sender: crate::client::sender::Sender,
     req: PreparedRequest,
     title: &'static str,
-    history: Option<HistorySink>,
-    unavailable: Option<String>,
-) -> Result<Box<ResponseView>, SendError> {
-    let ex =
-        crate::client::send_for_profile(&target.http, &req, Some(&target.profile.name)).await?;
-    // Pretty-printing a large body and writing the history are CPU and disk work: keep them
-    // off the async workers. History is best effort and never fails a send.
-    tokio::task::spawn_blocking(move || {
-        // History is best effort: a failed write is shown (status line and log), never
-        // fails the send.
-        let history_error = match history.map(|(h, profile)| {
-            h.lock()
-                .map_err(|_| "the history lock is poisoned".to_string())
-                .and_then(|h| {
-                    h.record(&profile, &req.params, &req, &ex)
-                        .map(|_| ())
-                        .map_err(|e| e.to_string())
-                })
-        }) {
-            Some(Err(e)) => {
-                tracing::warn!("history write failed: {e}");
-                Some(e)
-            }
-            Some(Ok(())) => None,
-            None => unavailable.map(|why| format!("the history is not available ({why})")),
-        };
-        let signature = crate::client::response_sig::verify_response(
-            &target.profile,
-            &ex,
-            std::time::SystemTime::now(),
-        );
-        let mut view = Box::new(ResponseView::from_exchange_owned(title, &req, ex));
-        view.signature = signature;
-        view.history_error = history_error;
-        view
-    })
-    .await
-    .map_err(SendError::Task)
+) -> Result<(Box<ResponseView>, Option<crate::client::engine::PendingSca>), SendError> {
+    let sent = sender.send(req).await?;
+    let flow = sent.sca.clone();
+    let view = tokio::task::spawn_blocking(move || view_of(title, sent))
+        .await
+        .map_err(SendError::Task)?;
+    Ok((view, flow))
+}
+
+/// The status read after an SCA with the one sender
+/// ([`crate::client::sender::Sender::read_status`]), made ready for display.
+async fn read_status_and_view(
+    sender: crate::client::sender::Sender,
+    flow: crate::client::engine::PendingSca,
+    req: PreparedRequest,
+) -> Result<(crate::client::engine::StatusAfterSca, Box<ResponseView>), SendError> {
+    let (st, sent) = sender.read_status(&flow, req).await?;
+    let title = match flow.flow {
+        crate::client::engine::ScaFlow::Payment => "Payment status",
+        crate::client::engine::ScaFlow::Basket => "Signing basket status",
+        _ => "Status after SCA",
+    };
+    let view = tokio::task::spawn_blocking(move || view_of(title, sent))
+        .await
+        .map_err(SendError::Task)?;
+    Ok((st, view))
+}
+
+/// The response view of what the one sender returned ([`crate::client::sender::Sent`]):
+/// the body pretty-printed once, with the signature check and a failed history write (best
+/// effort: shown, never failing the send). The runner calls it off the async workers.
+pub fn view_of(title: &str, sent: crate::client::sender::Sent) -> Box<ResponseView> {
+    use crate::client::engine::HistoryWriteError;
+    let history_error = match sent.recorded {
+        Ok(_) => None,
+        Err(HistoryWriteError::NotOpen(why)) => {
+            Some(format!("the history is not available ({why})"))
+        }
+        Err(HistoryWriteError::Poisoned) => Some("the history lock is poisoned".to_string()),
+        Err(HistoryWriteError::Write { source, .. }) => Some(source.to_string()),
+    };
+    if let Some(e) = &history_error {
+        tracing::warn!("history write failed: {e}");
+    }
+    let mut view = Box::new(ResponseView::from_exchange_owned(
+        title,
+        &sent.request,
+        sent.exchange,
+    ));
+    view.signature = sent.signature;
+    view.history_error = history_error;
+    view
 }
 
 /// Opens `url` in the browser; without a graphical session on Linux/BSD it does not try

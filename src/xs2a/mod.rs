@@ -1,5 +1,6 @@
 //! The XS2A protocol model shared by the console and the embedded sandbox: error bodies
 //! (`tppMessages`), `_links`, header names, resource shapes, SCA redirect parameters, the
+//! status vocabulary and its verdict ([`status`]), the
 //! operation catalogue, and every identifier and check-digit rule ([`identifiers`],
 //! [`check_digits`], [`amount`]).
 
@@ -16,3 +17,4 @@ pub mod model;
 pub mod operations;
 pub mod payment;
 pub mod redirect;
+pub mod status;

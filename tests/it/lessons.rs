@@ -167,7 +167,10 @@ async fn lesson_domestic_payment_runs_end_to_end() {
 
     next_step(&mut c, "The PSU approves the payment", None);
     // After the payment's SCA the console reads its status by itself.
-    assert_eq!(c.complete_sca(KARI, "PRIVATE").await, Action::Send);
+    assert!(matches!(
+        c.complete_sca(KARI, "PRIVATE").await,
+        Action::ReadStatus(_)
+    ));
     assert_eq!(c.selected(), "payments.status");
 
     next_step(&mut c, "Read the payment status", Some("payments.status"));
@@ -235,7 +238,10 @@ async fn lesson_signing_basket_runs_end_to_end() {
     assert!(c.json()["_links"]["scaRedirect"]["href"].is_string());
 
     next_step(&mut c, "The PSU approves the basket", None);
-    assert_eq!(c.complete_sca(KARI, "PRIVATE").await, Action::Send);
+    assert!(matches!(
+        c.complete_sca(KARI, "PRIVATE").await,
+        Action::ReadStatus(_)
+    ));
 
     next_step(&mut c, "Read the basket status", Some("baskets.status"));
     assert_eq!(c.send().await, 200, "{}", c.body());

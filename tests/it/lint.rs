@@ -623,3 +623,37 @@ fn send_as_given_lints_the_answer_like_send_and_the_doctor() {
     assert!(out.trim_end().ends_with("lint: 2 errors"), "{out}");
     let _ = code;
 }
+
+/// Issue 18 B: the lint reads the one status vocabulary. `ACCP` is "rejected for lack of
+/// funds" in the interface document, so a payment status answer with `ACCP` shows
+/// `fundsAvailable: false` beside it; the basket statuses come from the same enum.
+#[test]
+fn accp_without_funds_available_false_is_a_warning_of_the_payment_statuses() {
+    let path = "/v1/payments/instant-norwegian-credit-transfers-straks/p-1/status";
+    let shown = lint_of(
+        "GET",
+        path,
+        200,
+        &json_headers(&[]),
+        &json!({"transactionStatus": "ACCP", "fundsAvailable": false}),
+    );
+    assert!(
+        shown
+            .iter()
+            .all(|f| !f.rule.starts_with("Payment statuses")),
+        "{shown:#?}"
+    );
+    let unshown = lint_of(
+        "GET",
+        path,
+        200,
+        &json_headers(&[]),
+        &json!({"transactionStatus": "ACCP", "fundsAvailable": true}),
+    );
+    let f = the_finding(
+        &unshown,
+        Severity::Warning,
+        "Payment statuses /fundsAvailable",
+    );
+    assert!(f.message.contains("lack of funds"), "{f:?}");
+}

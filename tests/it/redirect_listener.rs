@@ -156,3 +156,63 @@ async fn callbacks_are_taken_once_per_waiting_flow_and_nothing_else() {
     .await;
     assert_eq!(status, 400);
 }
+
+/// Issue 18 defect 1: flows of one session are told apart by the `sca-ref` of their
+/// TPP-Redirect-URI. A callback goes to the flow it answers, not to the oldest flow of the
+/// session, and the callback of a flow given up (Esc) is refused even while another flow of
+/// the same session waits.
+#[tokio::test]
+async fn a_callback_goes_to_the_flow_its_sca_ref_names_and_a_given_up_flow_is_refused() {
+    use psd2_console::redirect::{SCA_REF_PARAM, sca_ref_of, with_sca_ref};
+    let mut l = RedirectListener::start(None).await.unwrap();
+    let payment_uri = with_sca_ref(&l.redirect_uri, "pay-ref");
+    let consent_uri = with_sca_ref(&l.redirect_uri, "consent-ref");
+    assert_eq!(sca_ref_of(&payment_uri).as_deref(), Some("pay-ref"));
+    assert!(payment_uri.starts_with(&l.redirect_uri), "{payment_uri}");
+    assert!(payment_uri.contains(&format!("{SCA_REF_PARAM}=pay-ref")));
+    l.await_flow("sess-1", Some("pay-ref"));
+    l.await_flow("sess-1", Some("consent-ref"));
+    // Esc on the payment's prompt.
+    assert!(l.forget_flow("sess-1", Some("pay-ref")));
+    assert_eq!(l.waiting(), 1);
+
+    let psu = uuid::Uuid::new_v4().to_string();
+    let corporate = uuid::Uuid::new_v4().to_string();
+    // The payment's SCA approved anyway: refused, the consent still waits.
+    let (status, page) = get(&format!(
+        "{payment_uri}&psu-id={psu}&tpp-session-id=sess-1&context=PRIVATE"
+    ))
+    .await;
+    assert_eq!(status, 400, "{page}");
+    assert!(page.contains("pay-ref"), "{page}");
+    assert!(l.try_next().is_none());
+    assert_eq!(l.waiting(), 1);
+
+    // The consent's callback is taken for the consent, with its corporate id.
+    let (status, page) = get(&format!(
+        "{consent_uri}&psu-id={psu}&psu-corporate-id={corporate}&tpp-session-id=sess-1&context=CORPORATE"
+    ))
+    .await;
+    assert_eq!(status, 200, "{page}");
+    let cb = l.next().await.unwrap();
+    let ScaCallback::Success(ok) = &cb else {
+        panic!("{cb:?}");
+    };
+    assert_eq!(ok.psu_corporate_id.as_deref(), Some(corporate.as_str()));
+    assert_eq!(l.route_of(&cb), Some(Some("consent-ref".to_string())));
+    assert_eq!(l.route_of(&cb), None, "asked once");
+    assert_eq!(l.waiting(), 0);
+
+    // Two flows still waiting, the newer one answered first: it is the newer one's.
+    l.await_flow("sess-2", Some("first"));
+    l.await_flow("sess-2", Some("second"));
+    let second = with_sca_ref(&l.redirect_uri, "second");
+    let (status, _) = get(&format!(
+        "{second}&psu-id={psu}&tpp-session-id=sess-2&context=PRIVATE"
+    ))
+    .await;
+    assert_eq!(status, 200);
+    let cb = l.next().await.unwrap();
+    assert_eq!(l.route_of(&cb), Some(Some("second".to_string())));
+    assert_eq!(l.waiting(), 1, "the first flow still waits");
+}

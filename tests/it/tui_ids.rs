@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use psd2_console::client::Exchange;
+use psd2_console::client::engine::{PendingSca, ScaApplied, StatusAfterSca};
 use psd2_console::tui::{Action, App, Focus, Level, ResponseView};
 use psd2_console::xs2a::redirect::{PsuContext, ScaCallback, ScaSuccess};
 use serde_json::{Value, json};
@@ -213,20 +214,66 @@ fn success() -> ScaCallback {
     })
 }
 
+/// The flow the runner arms for a payment answer ([`PendingSca::from_response`]).
+fn payment_flow(id: &str) -> PendingSca {
+    let body =
+        json!({"paymentId": id, "_links": {"status": {"href": format!("{PAY}/{id}/status")}}});
+    PendingSca::from_response(
+        "sess-1",
+        PAY,
+        Some(&body),
+        &format!("https://bank.example/sca/{id}"),
+    )
+}
+
+/// What the one sender's status read returns for `body` (a 200 answer).
+fn status_read(flow: &PendingSca, body: &Value) -> (StatusAfterSca, ResponseView) {
+    let ex = exchange(200, body);
+    let (status, verdict) = psd2_console::xs2a::status::verdict_of_body(body).unwrap();
+    let st = StatusAfterSca {
+        flow: flow.flow,
+        resource_id: flow.resource_id.clone(),
+        status,
+        verdict,
+        exchange: ex.clone(),
+    };
+    let path = flow.status_path.clone().unwrap();
+    let req = tui::unsigned_request("payments.status", "GET", &path);
+    (st, ResponseView::from_exchange("Payment status", &req, &ex))
+}
+
+/// The status read as the runner performs [`Action::ReadStatus`]: the request shown as
+/// sent, then the sender's answer.
+fn read_status(app: &mut App, flow: &PendingSca, body: &Value) {
+    let path = flow.status_path.clone().unwrap();
+    app.begin_send(tui::unsigned_request("payments.status", "GET", &path));
+    app.status_read(Ok(status_read(flow, body)));
+}
+
 #[test]
 fn payment_sca_reads_the_status_instead_of_sending_again() {
     let mut app = App::new(status_of("default"));
     payment_created(&mut app, "pay-7", true);
+    app.sca_armed(payment_flow("pay-7"));
     assert!(app.sca_prompt().is_some());
     let s = screen(&app, 160, 48);
     assert!(s.contains("reads the status of"), "{s}");
     assert!(s.contains("payment pay-7"), "{s}");
-    let action = app.sca_finished(
+    let action = app.sca_applied(
         &success(),
-        Ok("SCA complete: PSU-ID 31125461118 (PRIVATE context); send the request again".into()),
+        Ok(ScaApplied {
+            summary:
+                "SCA of the payment pay-7 complete; the session's PSU and context are unchanged"
+                    .into(),
+            flow: Some(payment_flow("pay-7")),
+        }),
         status_of("default"),
     );
-    assert_eq!(action, Action::Send, "the runner reads the status");
+    assert_eq!(
+        action,
+        Action::ReadStatus(Box::new(payment_flow("pay-7"))),
+        "the runner reads the status with the one sender"
+    );
     assert_eq!(app.selected_operation().id, "payments.status");
     assert_eq!(
         app.param_value("payments.status", "payment-id"),
@@ -238,13 +285,10 @@ fn payment_sca_reads_the_status_instead_of_sending_again() {
             .text
             .contains("send the request again")
     );
-    // The status read answers.
-    answer(
+    // The status read answers: the TUI shows the sender's verdict.
+    read_status(
         &mut app,
-        "payments.status",
-        "GET",
-        &format!("{PAY}/pay-7/status"),
-        200,
+        &payment_flow("pay-7"),
         &json!({"transactionStatus": "ACSC"}),
     );
     let m = app.message().unwrap();
@@ -255,19 +299,39 @@ fn payment_sca_reads_the_status_instead_of_sending_again() {
     assert!(!s.contains("send the request again"), "{s}");
     insta::assert_snapshot!("payment_sca_status_read", s);
 
-    // A rejected payment says so.
+    // A rejected payment says so, with the reason.
     let mut app = App::new(status_of("default"));
     payment_created(&mut app, "pay-8", true);
-    app.sca_finished(&success(), Ok("SCA complete".into()), status_of("default"));
-    answer(
-        &mut app,
-        "payments.status",
-        "GET",
-        &format!("{PAY}/pay-8/status"),
-        200,
+    app.status_read(Ok(status_read(
+        &payment_flow("pay-8"),
         &json!({"transactionStatus": "RJCT"}),
+    )));
+    assert_eq!(
+        app.message().unwrap().text,
+        "payment pay-8 rejected: refused by the PSU or the bank (RJCT)"
     );
-    assert_eq!(app.message().unwrap().text, "payment pay-8 rejected: RJCT");
+
+    // ACCP is a rejection for lack of funds in the interface document, never "approved"
+    // (issue 18 B: the TUI called it approved).
+    let mut app = App::new(status_of("default"));
+    payment_created(&mut app, "pay-9", true);
+    app.status_read(Ok(status_read(
+        &payment_flow("pay-9"),
+        &json!({"transactionStatus": "ACCP", "fundsAvailable": false}),
+    )));
+    let m = app.message().unwrap();
+    assert_eq!(m.text, "payment pay-9 rejected: lack of funds (ACCP)");
+    assert_eq!(m.level, Level::Error);
+    // PATC (some, not all, authorisations) is not approved either.
+    let mut app = App::new(status_of("default"));
+    app.status_read(Ok(status_read(
+        &payment_flow("pay-10"),
+        &json!({"transactionStatus": "PATC"}),
+    )));
+    assert_eq!(
+        app.message().unwrap().text,
+        "payment pay-10 not approved yet: PATC"
+    );
 
     // An AIS SCA still suggests sending the request again.
     let mut app = App::new(status_of("default"));

@@ -86,25 +86,30 @@ pub const MIGRATION: Migration = (
     );",
 );
 
-/// ISO 20022 transaction statuses used by the sandbox (Berlin Group `transactionStatus`).
+/// ISO 20022 transaction statuses used by the sandbox (Berlin Group `transactionStatus`),
+/// the codes of the one vocabulary [`crate::xs2a::status::TransactionStatus`] (whose
+/// [`crate::xs2a::status::verdict`] says what each means to the TPP).
 pub mod status {
+    use crate::xs2a::status::TransactionStatus as T;
     /// Received, waiting for SCA.
-    pub const RCVD: &str = "RCVD";
+    pub const RCVD: &str = T::RCVD.as_str();
     /// Authorised (SCA done), waiting for the batch run.
-    pub const ACTC: &str = "ACTC";
+    pub const ACTC: &str = T::ACTC.as_str();
     /// Settled on the debtor's account.
-    pub const ACSC: &str = "ACSC";
+    pub const ACSC: &str = T::ACSC.as_str();
     /// Rejected for lack of funds at execution (interface document: "ACCP is named for
     /// payments rejected for lack of funds"); `fundsAvailable` is `false`.
-    pub const ACCP: &str = "ACCP";
+    pub const ACCP: &str = T::ACCP.as_str();
     /// On hold or stopped by the bank (interface document 2.12.0: "new status for payments on
     /// hold or stopped"; Berlin Group `PDNG`: "further checks and status update will be
     /// performed").
-    pub const PDNG: &str = "PDNG";
+    pub const PDNG: &str = T::PDNG.as_str();
     /// Rejected by the PSU during SCA.
-    pub const RJCT: &str = "RJCT";
+    pub const RJCT: &str = T::RJCT.as_str();
     /// Cancelled by the TPP (DELETE) before execution.
-    pub const CANC: &str = "CANC";
+    pub const CANC: &str = T::CANC.as_str();
+    /// A signing basket some, not all, of whose payments are authorised.
+    pub const PATC: &str = T::PATC.as_str();
 }
 
 /// `scaStatus` values used (Berlin Group `scaStatus`).

@@ -1,19 +1,21 @@
 //! The console's [`App`] on a real engine: the embedded sandbox of the built-in profile in a
 //! fresh home, real HTTP on loopback. The test does what the runner does for an
-//! [`Action`]: prepares the selected operation with the engine, sends it (recorded in the
-//! history), hands the answer to the app; SCA is completed in the sandbox's HTML pages by a
+//! [`Action`]: prepares the selected operation with the engine (`prepare_to_send`), sends it
+//! with the one sender (recorded in the history, the SCA flow armed), hands the answer to
+//! the app (`psd2_console::tui::view_of`); after SCA it reads the status with the sender
+//! ([`Action::ReadStatus`]) and gives an SCA up on Esc ([`Action::AbandonSca`]); SCA is completed in the sandbox's HTML pages by a
 //! form-filling browser ([`super::sca::complete`]) whose redirect lands on the engine's
 //! callback listener.
 
 #![allow(dead_code)]
 
-use psd2_console::client::{Engine, Exchange};
+use psd2_console::client::{BodyInput, Engine, Exchange};
 use psd2_console::embedded::start_engine;
 use psd2_console::flow::BrowserStep;
 use psd2_console::flow::live::{StepSource, StepStream, subscribe};
 use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
 use psd2_console::tui::flow_view::{FlowData, read_flow};
-use psd2_console::tui::{Action, App, ResponseView, StatusInfo};
+use psd2_console::tui::{Action, App, StatusInfo};
 
 use super::browser;
 
@@ -31,6 +33,9 @@ pub struct Console {
     pub steps: Option<StepStream>,
     /// The home (`PSD2_CONSOLE_HOME`) of the run: the CLI reads the same history there.
     pub home: tempfile::TempDir,
+    /// Resource ids answered in this run (`consentId`, `paymentId`, `basketId`), replaced
+    /// by [`Console::normalize`] (the status read after SCA names them in its path).
+    pub ids: Vec<String>,
 }
 
 impl Console {
@@ -56,6 +61,7 @@ impl Console {
             last: None,
             steps: None,
             home,
+            ids: Vec::new(),
         }
     }
 
@@ -76,17 +82,83 @@ impl Console {
     /// status; the answer is in [`Console::last`] and on screen.
     pub async fn send(&mut self) -> u16 {
         let spec = self.app.request_spec();
+        let body = match spec.body.as_deref() {
+            Some(t) => BodyInput::Json(t),
+            None => BodyInput::Default,
+        };
         let req = self
             .engine
-            .prepare(spec.op, &spec.params, spec.body.as_deref())
+            .prepare_to_send(spec.op, &spec.params, body)
             .unwrap_or_else(|e| panic!("{}: {e}", spec.op.id));
         self.app.begin_send(req.clone());
-        let ex = self.engine.send(&req).await.unwrap();
-        let view = ResponseView::from_exchange(spec.op.title, &req, &ex);
-        self.app.finish_send(Ok(view));
+        let sent = self.engine.sender().send(req).await.unwrap();
+        let flow = sent.sca.clone();
+        if let Some(f) = &flow {
+            self.engine.arm(f.clone());
+        }
+        let ex = sent.exchange.clone();
+        let view = psd2_console::tui::view_of(spec.op.title, sent);
+        self.app.finish_send(Ok(*view));
+        if let Some(f) = flow {
+            self.app.sca_armed(f);
+        }
         let status = ex.status;
+        for key in ["consentId", "paymentId", "basketId"] {
+            if let Some(id) = ex.json.as_ref().and_then(|j| j[key].as_str()) {
+                self.ids.push(id.to_string());
+            }
+        }
         self.last = Some(ex);
         status
+    }
+
+    /// Performs `action` as the runner does, for the actions of a send, an SCA status read
+    /// and an SCA given up; returns whether it was one of them.
+    pub async fn perform(&mut self, action: Action) -> bool {
+        match action {
+            Action::Send => {
+                self.send().await;
+            }
+            Action::ReadStatus(flow) => {
+                let req = self.engine.prepare_status_read(&flow).unwrap();
+                self.app.begin_send(req.clone());
+                let (st, sent) = self.engine.sender().read_status(&flow, req).await.unwrap();
+                self.last = Some(sent.exchange.clone());
+                let view = psd2_console::tui::view_of("Status after SCA", sent);
+                self.app.status_read(Ok((st, *view)));
+            }
+            Action::AbandonSca(flow) => {
+                self.engine.abandon_sca(&flow);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Presses `key` (a crossterm key) in the app and performs the action it asks for.
+    pub async fn press(&mut self, key: crossterm::event::KeyEvent) -> Action {
+        let action = self.app.handle_key(key);
+        self.perform(action.clone()).await;
+        action
+    }
+
+    /// The customer id of Kari's corporate agreement (sandbox seed), for
+    /// `CORPORATE:{agreement}`.
+    pub async fn kari_agreement(&self) -> String {
+        let list = psd2_console::xs2a::operations::find("sandbox.customers.list").unwrap();
+        let req = self
+            .engine
+            .prepare(list, &[("withAgreements".into(), "true".into())], None)
+            .unwrap();
+        let customers = self.engine.send(&req).await.unwrap().json.unwrap();
+        let kari = customers
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["customerNumber"] == KARI)
+            .unwrap()
+            .clone();
+        kari["agreements"][0]["id"].as_str().unwrap().to_string()
     }
 
     /// The last answer's JSON.
@@ -112,27 +184,31 @@ impl Console {
 
     /// Completes the SCA the prompt shows as the PSU `number` in `context` (`PRIVATE` or
     /// `CORPORATE:{agreement}`), every account ticked, approved; the browser lands on the
-    /// callback listener and the console takes the callback as the runner does. When the
-    /// app then reads a payment's or basket's status (`Action::Send`), it is sent.
+    /// callback listener and the console takes the callback as the runner does (routed by
+    /// the engine). When the app then reads a payment's, basket's or consent's status
+    /// (`Action::ReadStatus`), it is read.
     pub async fn complete_sca(&mut self, number: &str, context: &str) -> Action {
+        self.decide_sca(number, context, "Approve").await
+    }
+
+    /// [`Console::complete_sca`] pressing `button` (`Approve` or `Reject`).
+    pub async fn decide_sca(&mut self, number: &str, context: &str, button: &str) -> Action {
         let url = self
             .app
             .sca_prompt()
             .map(|p| p.url.clone())
             .expect("the SCA prompt is shown");
         let to_tpp =
-            super::sca::complete(&url, number, context, super::sca::tick_all, "Approve").await;
+            super::sca::complete(&url, number, context, super::sca::tick_all, button).await;
         assert!(to_tpp.starts_with(&self.engine.redirect_uri), "{to_tpp}");
         let landing = browser().get(&to_tpp).send().await.unwrap();
         assert_eq!(landing.status(), 200);
         let cb = self.engine.next_callback().await.unwrap();
-        let summary = self.engine.apply_callback(&cb);
+        let applied = self.engine.apply_sca_callback(&cb);
         let action = self
             .app
-            .sca_finished(&cb, summary, StatusInfo::from_engine(&self.engine));
-        if action == Action::Send {
-            self.send().await;
-        }
+            .sca_applied(&cb, applied, StatusInfo::from_engine(&self.engine));
+        self.perform(action.clone()).await;
         action
     }
 
@@ -196,6 +272,9 @@ impl Console {
         out.push_str(rest);
         let mut out = out.replace(&self.engine.redirect_uri, "<redirect-uri>");
         out = out.replace(&self.engine.base_url, "<sandbox>");
+        for id in &self.ids {
+            out = out.replace(id.as_str(), "<id>");
+        }
         for v in [
             &self.engine.session.psu_id,
             &self.engine.session.psu_corporate_id,
