@@ -202,6 +202,9 @@ pub(crate) struct ScaState {
     pub(crate) status_read: Option<crate::client::engine::PendingSca>,
     /// What that status read found ("payment … approved: ACSC"), for the guide.
     pub(crate) outcome: Option<String>,
+    /// What the consent's SCA callback brought ("SCA complete: PSU-ID … (CORPORATE
+    /// context)"), kept in front of the status read's outcome so the room still reads it.
+    pub(crate) learned: Option<String>,
 }
 
 /// A payment or signing basket that asked for SCA: after SCA the console reads its status
@@ -778,6 +781,7 @@ impl App {
                     Level::Success,
                     format!("{s}; reading the status of {} {id} …", flow.flow.noun()),
                 );
+                self.sca.learned = (flow.flow == ScaFlow::Consent).then(|| s.to_string());
                 self.request.sending = true;
                 self.sca.status_read = Some(flow.clone());
                 return Action::ReadStatus(Box::new(flow));
@@ -818,7 +822,10 @@ impl App {
         self.sca.status_read = None;
         match result {
             Ok((st, view)) => {
-                let text = st.summary();
+                let text = match self.sca.learned.take() {
+                    Some(learned) => format!("{learned}; {}", st.summary()),
+                    None => st.summary(),
+                };
                 let level = match st.verdict {
                     Verdict::Approved => Level::Success,
                     Verdict::Pending => Level::Warning,
