@@ -8,14 +8,14 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Padding, Paragraph, Wrap};
+use ratatui::widgets::{Clear, Padding, Paragraph};
 
 use super::component::{Component, Ctx, Effect, Prefill};
 use super::keymap::{Command, Scope};
 use super::overlay::Layer;
 pub use super::overlay::LessonPicker;
 use super::status_line::Level;
-use super::text::{centered, ellipsize};
+use super::text::{centered, ellipsize, wrap_words};
 use super::theme::rounded_block;
 use crate::lessons::{Lesson, LessonProgress, Step};
 use crate::xs2a::operations;
@@ -55,29 +55,62 @@ impl LessonPanel {
         self.progress.take().map(|p| p.lesson)
     }
 
-    /// Rows the panel wants on a screen `width` columns wide (0 without a lesson).
-    pub(crate) fn height(&self, width: u16) -> u16 {
+    /// Rows the panel wants on a screen `width` columns wide (0 without a lesson): its
+    /// lines ([`panel_lines`]) and borders, at most 14.
+    pub(crate) fn height(&self, width: u16, ctx: &Ctx) -> u16 {
         let Some(p) = &self.progress else {
             return 0;
         };
         let inner = width.saturating_sub(4).max(20) as usize;
-        let step = p.current();
-        let narration = textwrap_len(&step.narration, inner);
-        let summary = if p.step == 0 {
-            textwrap_len(&p.lesson.summary, inner)
-        } else {
-            0
-        };
-        // Title line, narration, section, watch, the borders.
-        (summary + narration + 2 + usize::from(step.watch.is_some()) + 2).min(14) as u16
+        (panel_lines(p, inner, ctx).len() + 2).min(14) as u16
     }
 }
 
-/// Lines `text` takes wrapped at `width` (a close estimate: word wrap, as the panel draws).
-fn textwrap_len(text: &str, width: usize) -> usize {
-    super::text::wrap_words(&text.replace('\n', " "), width.max(1))
-        .len()
-        .max(1)
+/// The panel's lines wrapped at `width`: the step's title line, then its Section and
+/// Watch (first, so that a short panel never cuts what the room should look at), then the
+/// lesson's summary (first step only; not in presenter mode, where the trainer says it)
+/// and the narration.
+fn panel_lines(p: &LessonProgress, width: usize, ctx: &Ctx) -> Vec<Line<'static>> {
+    let t = ctx.theme;
+    let step = p.current();
+    let presenter = ctx.screen_mask.is_on();
+    let send = ctx.keymap.key_for(Scope::Normal, Command::Send);
+    let mut lines = Vec::new();
+    // A labelled text wrapped under itself: the label styled on the first line.
+    let mut labelled = |label: &str, label_style, text: &str, text_style| {
+        for (i, l) in wrap_words(&format!("{label}{text}"), width)
+            .into_iter()
+            .enumerate()
+        {
+            lines.push(match l.strip_prefix(label).filter(|_| i == 0) {
+                Some(rest) => Line::from(vec![
+                    Span::styled(label.to_string(), label_style),
+                    Span::styled(rest.to_string(), text_style),
+                ]),
+                None => Line::from(Span::styled(l, text_style)),
+            });
+        }
+    };
+    let what = match (&step.operation, presenter) {
+        (Some(_), true) => format!("  (press {send} to send)"),
+        (Some(op), false) => format!("  (selected: {op}; press {send} to send)"),
+        (None, _) => "  (no request: watch or act in the browser)".to_string(),
+    };
+    labelled(
+        &format!("{} · ", p.position()),
+        t.dim,
+        &format!("{}{what}", step.title),
+        t.header_name,
+    );
+    labelled("Section: ", t.header_name, &step.section, t.base);
+    if let Some(w) = &step.watch {
+        labelled("Watch: ", t.header_name, w, t.warning);
+    }
+    if p.step == 0 && !presenter {
+        labelled("", t.dim, &p.lesson.summary.replace('\n', " "), t.dim);
+    }
+    labelled("", t.base, &step.narration.replace('\n', " "), t.base);
+    lines
 }
 
 /// What a step prepares in the console: its operation with its parameters and body, or
@@ -136,7 +169,6 @@ impl Component for LessonPanel {
             return;
         };
         let t = ctx.theme;
-        let step = p.current();
         let keys = format!(
             " {} next · {} back · {} lessons ",
             ctx.keymap.key_for(Scope::NotInsert, Command::LessonNext),
@@ -153,36 +185,14 @@ impl Component for LessonPanel {
         .padding(Padding::horizontal(1));
         let inner = block.inner(area);
         frame.render_widget(block, area);
-        let send = ctx.keymap.key_for(Scope::Normal, Command::Send);
-        let mut lines = vec![Line::from(vec![
-            Span::styled(format!("{} · ", p.position()), t.dim),
-            Span::styled(step.title.clone(), t.header_name),
-            Span::styled(
-                match &step.operation {
-                    Some(op) => format!("  (selected: {op}; press {send} to send)"),
-                    None => "  (no request: watch or act in the browser)".to_string(),
-                },
-                t.dim,
-            ),
-        ])];
-        if p.step == 0 {
-            lines.push(Line::from(Span::styled(
-                p.lesson.summary.replace('\n', " "),
-                t.dim,
-            )));
+        let mut lines = panel_lines(p, usize::from(inner.width), ctx);
+        if lines.len() > usize::from(inner.height)
+            && let Some(last) = lines.get_mut(usize::from(inner.height).saturating_sub(1))
+        {
+            // Cut: the last row shown says so.
+            last.spans.push(Span::styled(" …", t.dim));
         }
-        lines.push(Line::from(step.narration.replace('\n', " ")));
-        lines.push(Line::from(vec![
-            Span::styled("Section: ", t.header_name),
-            Span::raw(step.section.clone()),
-        ]));
-        if let Some(w) = &step.watch {
-            lines.push(Line::from(vec![
-                Span::styled("Watch: ", t.header_name),
-                Span::styled(w.clone(), t.warning),
-            ]));
-        }
-        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
+        frame.render_widget(Paragraph::new(lines), inner);
     }
 }
 

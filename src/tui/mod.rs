@@ -559,7 +559,10 @@ impl Runner<'_> {
             Done::Filtered(None) => {
                 app.set_message(Level::Error, "The jq filter stopped unexpectedly")
             }
-            Done::Monitor(r) => app.monitor_done(r),
+            Done::Monitor(r) => {
+                let again = app.monitor_done(r);
+                self.perform(app, again);
+            }
             Done::Started(name, r, then) => self.profile_started(app, name, r, then).await,
             Done::Flow(data) => app.set_flow(*data),
             Done::Steps(Ok(rx)) => self.steps = Some(rx),
