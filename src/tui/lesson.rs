@@ -7,6 +7,7 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Padding, Paragraph};
 
@@ -56,28 +57,36 @@ impl LessonPanel {
     }
 
     /// Rows the panel wants on a screen `width` columns wide (0 without a lesson): its
-    /// lines ([`panel_lines`]) and borders, at most 14.
-    pub(crate) fn height(&self, width: u16, ctx: &Ctx) -> u16 {
+    /// lines ([`panel_lines`]) and borders, at most 14; `essentials`: only the step's title,
+    /// Section and Watch (presenter mode while the room looks at the request or the
+    /// signature inspector, which need the rows).
+    pub(crate) fn height(&self, width: u16, ctx: &Ctx, essentials: bool) -> u16 {
         let Some(p) = &self.progress else {
             return 0;
         };
         let inner = width.saturating_sub(4).max(20) as usize;
-        (panel_lines(p, inner, ctx).len() + 2).min(14) as u16
+        let (lines, first) = panel_lines(p, inner, ctx);
+        let n = if essentials { first } else { lines.len() };
+        (n + 2).min(14) as u16
     }
 }
 
 /// The panel's lines wrapped at `width`: the step's title line, then its Section and
 /// Watch (first, so that a short panel never cuts what the room should look at), then the
 /// lesson's summary (first step only; not in presenter mode, where the trainer says it)
-/// and the narration.
-fn panel_lines(p: &LessonProgress, width: usize, ctx: &Ctx) -> Vec<Line<'static>> {
+/// and the narration. Also the number of lines before the summary and narration.
+fn panel_lines(p: &LessonProgress, width: usize, ctx: &Ctx) -> (Vec<Line<'static>>, usize) {
     let t = ctx.theme;
     let step = p.current();
     let presenter = ctx.screen_mask.is_on();
     let send = ctx.keymap.key_for(Scope::Normal, Command::Send);
     let mut lines = Vec::new();
     // A labelled text wrapped under itself: the label styled on the first line.
-    let mut labelled = |label: &str, label_style, text: &str, text_style| {
+    let labelled = |lines: &mut Vec<Line<'static>>,
+                    label: &str,
+                    label_style: Style,
+                    text: &str,
+                    text_style: Style| {
         for (i, l) in wrap_words(&format!("{label}{text}"), width)
             .into_iter()
             .enumerate()
@@ -97,20 +106,40 @@ fn panel_lines(p: &LessonProgress, width: usize, ctx: &Ctx) -> Vec<Line<'static>
         (None, _) => "  (no request: watch or act in the browser)".to_string(),
     };
     labelled(
+        &mut lines,
         &format!("{} · ", p.position()),
         t.dim,
         &format!("{}{what}", step.title),
         t.header_name,
     );
-    labelled("Section: ", t.header_name, &step.section, t.base);
+    labelled(
+        &mut lines,
+        "Section: ",
+        t.header_name,
+        &step.section,
+        t.base,
+    );
     if let Some(w) = &step.watch {
-        labelled("Watch: ", t.header_name, w, t.warning);
+        labelled(&mut lines, "Watch: ", t.header_name, w, t.warning);
     }
+    let essentials = lines.len();
     if p.step == 0 && !presenter {
-        labelled("", t.dim, &p.lesson.summary.replace('\n', " "), t.dim);
+        labelled(
+            &mut lines,
+            "",
+            t.dim,
+            &p.lesson.summary.replace('\n', " "),
+            t.dim,
+        );
     }
-    labelled("", t.base, &step.narration.replace('\n', " "), t.base);
-    lines
+    labelled(
+        &mut lines,
+        "",
+        t.base,
+        &step.narration.replace('\n', " "),
+        t.base,
+    );
+    (lines, essentials)
 }
 
 /// What a step prepares in the console: its operation with its parameters and body, or
@@ -185,7 +214,7 @@ impl Component for LessonPanel {
         .padding(Padding::horizontal(1));
         let inner = block.inner(area);
         frame.render_widget(block, area);
-        let mut lines = panel_lines(p, usize::from(inner.width), ctx);
+        let (mut lines, _) = panel_lines(p, usize::from(inner.width), ctx);
         if lines.len() > usize::from(inner.height)
             && let Some(last) = lines.get_mut(usize::from(inner.height).saturating_sub(1))
         {

@@ -388,7 +388,11 @@ impl Component for MonitorView {
                 // The highlight stays on its event; a hidden read hands it to the next
                 // older shown row.
                 self.show_reads = !self.show_reads;
-                if !self.events.get(self.selected).is_some_and(|e| self.in_log(e)) {
+                if !self
+                    .events
+                    .get(self.selected)
+                    .is_some_and(|e| self.in_log(e))
+                {
                     self.selected = (self.selected..self.events.len())
                         .find(|i| self.in_log(&self.events[*i]))
                         .or_else(|| self.first_shown())
@@ -579,12 +583,17 @@ impl MonitorView {
                 (None, None) => Line::from(Span::styled("Reading the sandbox …", t.dim)),
             },
         };
-        let reads_key = ctx.keymap.key_for(Scope::MonitorScreen, Command::MonitorShowReads);
+        let reads_key = ctx
+            .keymap
+            .key_for(Scope::MonitorScreen, Command::MonitorShowReads);
         let hidden = self.hidden_reads();
         let mut third = vec![
             label("Log"),
             Span::styled(
-                format!("{} events, last {LOG_CAPACITY} kept", self.events.len() - hidden),
+                format!(
+                    "{} events, last {LOG_CAPACITY} kept",
+                    self.events.len() - hidden
+                ),
                 t.dim,
             ),
             Span::styled(
@@ -767,7 +776,10 @@ impl MonitorView {
         frame.render_widget(b, area);
         let Some(s) = &self.sandbox else {
             let text = match &self.error {
-                Some(e) => Span::styled(format!("The sandbox's state could not be read: {e}"), t.error),
+                Some(e) => Span::styled(
+                    format!("The sandbox's state could not be read: {e}"),
+                    t.error,
+                ),
                 None => Span::styled("Reading the sandbox's state …", t.dim),
             };
             frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), inner);

@@ -444,6 +444,11 @@ impl App {
             super::app::ResponseState::Done(v) => format!("Response · {}", v.operation),
             _ => "Response".to_string(),
         };
+        if area.height <= 1 {
+            // Collapsed to its title (presenter mode, another pane has the room).
+            self.draw_collapsed(frame, area, &title);
+            return;
+        }
         let mut block = self.pane(title, Some(Focus::Response));
         let inner_full = block.inner(area);
         let w = inner_full.width as usize;

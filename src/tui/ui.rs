@@ -174,7 +174,14 @@ impl App {
         // Only on the console: the other screens have no lesson panel, and a band left
         // blank there cost them 7-8 rows at 80×24.
         let band = if self.screen == Screen::Console {
-            self.lesson.height(area.width, &ctx!(self)).min(main.height / 2)
+            self.lesson
+                .height(
+                    area.width,
+                    &ctx!(self),
+                    self.presenter.on
+                        && matches!(self.panes.focus, Focus::Signature | Focus::Request),
+                )
+                .min(main.height / 2)
         } else {
             0
         };
@@ -224,6 +231,8 @@ impl App {
             // The catalogue is longer than a narrow screen: the list scrolls, and the
             // parameters keep their room below it.
             let ops_h = ops_h.min(left.height.saturating_sub(params_h.max(5)));
+            // Less than a bordered row: none (a lone border line shows nothing).
+            let ops_h = if ops_h < 3 { 0 } else { ops_h };
             let [ops, params] =
                 Layout::vertical([Constraint::Length(ops_h), Constraint::Min(0)]).areas(left);
             // Presenter mode: the request and the signature inspector share one pane's
@@ -232,7 +241,11 @@ impl App {
             let [request_c, signature_c, response_c] = if self.presenter.on {
                 self.presenter_right_column(right)
             } else {
-                [Constraint::Fill(1), Constraint::Fill(1), Constraint::Fill(2)]
+                [
+                    Constraint::Fill(1),
+                    Constraint::Fill(1),
+                    Constraint::Fill(2),
+                ]
             };
             let [request, signature, response] =
                 Layout::vertical([request_c, signature_c, response_c]).areas(right);
@@ -1045,7 +1058,7 @@ impl App {
     }
 
     /// A pane collapsed to its title line (presenter mode): `Tab` gives it the room.
-    fn draw_collapsed(&self, frame: &mut Frame, area: Rect, title: &str) {
+    pub(crate) fn draw_collapsed(&self, frame: &mut Frame, area: Rect, title: &str) {
         let t = &self.theme;
         let key = self.keymap.key_for(Scope::Normal, Command::NextFocus);
         let block = Block::new()
@@ -1149,7 +1162,12 @@ fn footer_spans(
             Span::styled(format!(" {label} "), t.dim),
         ]
     };
-    let len = |spans: &[Span]| spans.iter().map(|s| s.content.chars().count()).sum::<usize>();
+    let len = |spans: &[Span]| {
+        spans
+            .iter()
+            .map(|s| s.content.chars().count())
+            .sum::<usize>()
+    };
     let (help, rest): (Vec<_>, Vec<_>) = hints.into_iter().partition(|(_, l)| *l == "help");
     let tail: Vec<Span> = help.iter().flat_map(|(k, l)| pair(k, l)).collect();
     let mut spans = badge;

@@ -752,7 +752,10 @@ fn the_parameter_title_says_the_form_was_not_sent_after_an_import_send() {
     let spec = app.take_prepare_request().expect("a request to prepare");
     let req = tui::prepare_as_runner(&spec, &SessionState::default()).expect("signed");
     app.set_preview(Ok::<_, String>(req.clone()));
-    assert!(app.screen_text(160, 48).contains("Parameters · List accounts"));
+    assert!(
+        app.screen_text(160, 48)
+            .contains("Parameters · List accounts")
+    );
     app.begin_send(req.clone());
     app.resend_started("GET accounts (imported)");
     let s = app.screen_text(160, 48);

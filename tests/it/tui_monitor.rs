@@ -683,10 +683,7 @@ async fn in_room_mode_the_clock_and_faults_are_read_and_the_state_browser_says_w
         screen.contains("Sandbox clock 2026-11-24T10:30:00Z"),
         "{screen}"
     );
-    assert!(
-        screen.contains("Sandbox clock advanced by 1 h"),
-        "{screen}"
-    );
+    assert!(screen.contains("Sandbox clock advanced by 1 h"), "{screen}");
     m.app.keys("Tab");
     let flat = m.screen().split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
@@ -703,7 +700,11 @@ async fn in_room_mode_the_clock_and_faults_are_read_and_the_state_browser_says_w
 #[tokio::test]
 async fn the_header_follows_a_fault_rule_added_from_outside() {
     let mut m = Monitored::start().await;
-    assert!(m.screen().contains("Faults in effect none"), "{}", m.screen());
+    assert!(
+        m.screen().contains("Faults in effect none"),
+        "{}",
+        m.screen()
+    );
     let rule =
         m.sb.post_json(
             "/v1/sandbox/faults",
@@ -712,12 +713,8 @@ async fn the_header_follows_a_fault_rule_added_from_outside() {
         )
         .await;
     assert_eq!(rule.status, 201, "{}", rule.text);
-    m.pump_until(|app| {
-        app.monitor()
-            .sandbox()
-            .is_some_and(|s| s.faults.len() == 1)
-    })
-    .await;
+    m.pump_until(|app| app.monitor().sandbox().is_some_and(|s| s.faults.len() == 1))
+        .await;
     assert!(
         m.screen().contains("Faults in effect 1 (x clears)"),
         "{}",
@@ -748,7 +745,10 @@ async fn the_monitors_own_reads_are_hidden_and_keep_the_highlight() {
     let screen = m.screen();
     assert!(!screen.contains("/v1/sandbox/clock"), "{screen}");
     assert!(!screen.contains("/v1/sandbox/state"), "{screen}");
-    assert!(screen.contains("reads of the monitor hidden (m shows)"), "{screen}");
+    assert!(
+        screen.contains("reads of the monitor hidden (m shows)"),
+        "{screen}"
+    );
     m.app.keys("m");
     assert!(m.app.monitor().shows_reads());
     let screen = m.screen();
