@@ -199,8 +199,13 @@ pub enum MonitorRequest {
 pub struct SandboxState {
     /// `GET /v1/sandbox/clock`: `{now, nextBatchRun, batchTimes}`.
     pub clock: Value,
-    /// `GET /v1/sandbox/state`: `{now, customers, consents, payments, baskets}`.
+    /// `GET /v1/sandbox/state`: `{now, customers, consents, payments, baskets}`; `Null`
+    /// when the sandbox withheld it ([`SandboxState::state_withheld`]).
     pub state: Value,
+    /// Why the sandbox refused to list its state (403 `SERVICE_BLOCKED`: a sandbox whose
+    /// public URL is not on loopback, e.g. in room mode, keeps every TPP's PSU data to
+    /// itself), its code and text; `None` when it answered.
+    pub state_withheld: Option<String>,
     /// The fault rules in effect (`GET /v1/sandbox/faults`), oldest first.
     pub faults: Vec<Value>,
     /// What the request did, for the status line (`Clock advanced by 1 h`), if it changed
@@ -273,14 +278,48 @@ pub async fn perform(
         }
     };
     let clock = admin.send(Method::GET, CLOCK_PATH, None, at).await?;
-    let state = admin.send(Method::GET, STATE_PATH, None, at).await?;
     let faults = admin.send(Method::GET, FAULTS_PATH, None, at).await?;
+    // The state lists every TPP's PSU data: a sandbox reachable from the network (room
+    // mode) refuses it with 403 SERVICE_BLOCKED while clock, batch and faults still work,
+    // so a refusal is kept as the reason instead of failing the whole read.
+    let (state, state_withheld) = match admin.send(Method::GET, STATE_PATH, None, at).await {
+        Ok(state) => (state, None),
+        Err(AdminError::Refused { status: 403, text }) if text.starts_with("SERVICE_BLOCKED") => {
+            (Value::Null, Some(text))
+        }
+        Err(e) => return Err(e),
+    };
     Ok(SandboxState {
         clock,
         state,
+        state_withheld,
         faults: faults["faults"].as_array().cloned().unwrap_or_default(),
         done,
     })
+}
+
+/// Whether `e` is a request the monitor itself sends to read the sandbox ([`perform`]'s
+/// reads of the clock, the state and the faults, and the event stream's subscription):
+/// the log hides these by default, so they neither fill it nor take the highlight.
+pub fn is_monitor_read(e: &MonitorEvent) -> bool {
+    matches!(e, MonitorEvent::Request(r)
+        if r.method == "GET"
+            && [CLOCK_PATH, STATE_PATH, FAULTS_PATH, EVENTS_PATH].contains(&r.path.as_str()))
+}
+
+/// Whether `e` tells that the sandbox's clock, fault rules or resources changed, so what
+/// the monitor read is stale: a clock event or batch run, or a request that changes
+/// something (any method but `GET`/`HEAD`) answered with success, whoever sent it (the
+/// console, `psd2-console sandbox fault add`, a TPP in the room).
+pub fn changes_state(e: &MonitorEvent) -> bool {
+    match e {
+        MonitorEvent::Clock(_) | MonitorEvent::Batch(_) => true,
+        MonitorEvent::Request(r) => {
+            !matches!(r.method.as_str(), "GET" | "HEAD" | "OPTIONS")
+                && (200..300).contains(&r.status)
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]

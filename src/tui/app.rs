@@ -182,6 +182,10 @@ pub(crate) struct RequestPane {
     pub(crate) dirty: bool,
     /// Whether a request is in flight (its response pending).
     pub(crate) sending: bool,
+    /// What the pane shows when it is not the form's operation: an imported request or a
+    /// history exchange sent again ([`App::resend_started`]), until the form's own preview
+    /// or send replaces it.
+    pub(crate) sent_instead: Option<String>,
 }
 
 /// What the console knows about strong customer authentication in this run.
@@ -236,6 +240,7 @@ impl App {
                 preview: Preview::None,
                 dirty: true,
                 sending: false,
+                sent_instead: None,
             },
             response: ResponseState::Empty,
             sca: ScaState::default(),
@@ -497,6 +502,7 @@ impl App {
     /// Shows a prepared preview (or why it cannot be built: the error's text, in the
     /// console's wording, [`humanize`]).
     pub fn set_preview<E: std::fmt::Display>(&mut self, result: Result<PreparedRequest, E>) {
+        self.request.sent_instead = None;
         self.request.preview = match result {
             Ok(r) => Preview::Ready {
                 request: Box::new(self.displayed(r)),
@@ -526,6 +532,7 @@ impl App {
             sent: true,
         };
         self.request.sending = true;
+        self.request.sent_instead = None;
         self.sca.done = false;
         self.sca.outcome = None;
         self.overlays.close(Layer::ScaPrompt);
@@ -588,6 +595,7 @@ impl App {
         if (200..300).contains(&view.status) {
             self.prefill_ids(&view);
         }
+        self.panes.scroll[2] = self.response_opening_line(&view);
         self.response = ResponseState::Done(Box::new(view));
     }
 
@@ -1253,7 +1261,8 @@ impl App {
             | Command::MonitorAdvanceBy
             | Command::MonitorBatch
             | Command::MonitorClearFaults
-            | Command::MonitorRefresh => {}
+            | Command::MonitorRefresh
+            | Command::MonitorShowReads => {}
             // Taken by the profiles screen ([`ProfilesView`]); nothing elsewhere.
             Command::ProfileNew
             | Command::ProfileEdit
@@ -1724,12 +1733,17 @@ impl App {
     }
 
     /// Hands the monitor the answer of its management request ([`Action::Monitor`]); the
-    /// outcome goes to the status line.
-    pub fn monitor_done(&mut self, result: Result<crate::client::monitor::SandboxState, String>) {
+    /// outcome goes to the status line. Answers a new read ([`Action::Monitor`]) when the
+    /// sandbox changed while this one was on its way.
+    pub fn monitor_done(
+        &mut self,
+        result: Result<crate::client::monitor::SandboxState, String>,
+    ) -> Action {
         let mut ctx = ctx!(self);
-        self.screens.monitor.done(result, &mut ctx);
+        let again = self.screens.monitor.done(result, &mut ctx);
         let said = ctx.into_messages();
         self.apply(said, Some(Effect::None));
+        again
     }
 
     /// After another profile became active: the monitor forgets the old sandbox and, when
@@ -1796,6 +1810,7 @@ impl App {
     /// Records that history exchange `id` (or imported request `what`) is being re-sent:
     /// call after [`App::begin_send`]; shows the console, where the response arrives.
     pub fn resend_started(&mut self, what: &str) {
+        self.request.sent_instead = Some(what.to_string());
         self.screens.history.close_import();
         self.screen = Screen::Console;
         self.panes.focus = Focus::Response;
@@ -1959,9 +1974,10 @@ impl App {
             psu_known: self.status.psu_id.is_some(),
             consent_operation: self.selected_operation().group == Group::Ais,
             consent_response: matches!(&self.response, ResponseState::Done(v)
-                if crate::xs2a::operations::OPERATIONS
-                    .iter()
-                    .any(|o| o.title == v.operation && o.group == Group::Ais)),
+                if v.operation == super::status_read_title(crate::client::engine::ScaFlow::Consent)
+                    || crate::xs2a::operations::OPERATIONS
+                        .iter()
+                        .any(|o| o.title == v.operation && o.group == Group::Ais)),
         })
     }
 }

@@ -667,7 +667,11 @@ impl Component for HistoryView {
             Command::Top => self.detail_scroll = 0,
             Command::Bottom => self.detail_scroll = self.detail.len().saturating_sub(1),
             Command::HistorySearch => self.input = Some(Input::Search),
-            Command::HistoryImport => self.input = Some(Input::ImportPath),
+            Command::HistoryImport => {
+                // A new path each time: the box starts empty (the last one was imported).
+                self.path.clear();
+                self.input = Some(Input::ImportPath);
+            }
             Command::Dismiss => {
                 if !self.query.is_empty() {
                     self.query.clear();

@@ -179,6 +179,8 @@ pub enum Command {
     MonitorClearFaults,
     /// Monitor screen: read the state again (and reconnect the event stream when it ended).
     MonitorRefresh,
+    /// Monitor screen: show or hide the monitor's own reads of the sandbox in the log.
+    MonitorShowReads,
 }
 
 /// Where a binding applies.
@@ -487,6 +489,7 @@ pub const KEYMAP: &[Binding] = &[
     b(Scope::MonitorScreen, &[Key::ch('b')], Command::MonitorBatch, "run a batch now (every authorised payment)", Some("batch")),
     b(Scope::MonitorScreen, &[Key::ch('x')], Command::MonitorClearFaults, "clear every fault rule", Some("clear faults")),
     b(Scope::MonitorScreen, &[Key::ch('r')], Command::MonitorRefresh, "read the state again; reconnect the event stream when it ended", Some("refresh")),
+    b(Scope::MonitorScreen, &[Key::ch('m')], Command::MonitorShowReads, "show or hide the monitor's own reads of the sandbox in the log", None),
     b(Scope::ScaPrompt, &[Key::ch('o'), Key::plain(K::Enter)], Command::OpenSca, "open the URL in the browser", None),
     b(Scope::ScaPrompt, &[Key::plain(K::Esc)], Command::Dismiss, "give up this SCA: its callback is no longer awaited", None),
     b(Scope::Picker, &[Key::plain(K::Up), Key::ch('k')], Command::Up, "previous profile", None),

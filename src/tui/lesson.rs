@@ -7,15 +7,16 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Padding, Paragraph, Wrap};
+use ratatui::widgets::{Clear, Padding, Paragraph};
 
 use super::component::{Component, Ctx, Effect, Prefill};
 use super::keymap::{Command, Scope};
 use super::overlay::Layer;
 pub use super::overlay::LessonPicker;
 use super::status_line::Level;
-use super::text::{centered, ellipsize};
+use super::text::{centered, ellipsize, wrap_words};
 use super::theme::rounded_block;
 use crate::lessons::{Lesson, LessonProgress, Step};
 use crate::xs2a::operations::{self, Operation};
@@ -56,39 +57,101 @@ impl LessonPanel {
     }
 
     /// Rows the panel wants on a screen `width` columns wide (0 without a lesson), with
-    /// `selected` the operation selected on screen.
-    pub(crate) fn height(&self, width: u16, selected: &Operation) -> u16 {
+    /// `selected` the operation selected on screen: its lines ([`panel_lines`]) and borders,
+    /// at most 14; `essentials`: only the step's title, Section and Watch (presenter mode
+    /// while the room looks at the request or the signature inspector, which need the rows).
+    pub(crate) fn height(
+        &self,
+        width: u16,
+        ctx: &Ctx,
+        essentials: bool,
+        selected: &Operation,
+    ) -> u16 {
         let Some(p) = &self.progress else {
             return 0;
         };
         let inner = width.saturating_sub(4).max(20) as usize;
-        let step = p.current();
-        // The step line may wrap once its note names two operations.
-        let head = textwrap_len(
-            &format!(
-                "{} · {}{}",
-                p.position(),
-                step.title,
-                step_note(step, selected, "s")
-            ),
-            inner,
-        );
-        let narration = textwrap_len(&step.narration, inner);
-        let summary = if p.step == 0 {
-            textwrap_len(&p.lesson.summary, inner)
-        } else {
-            0
-        };
-        // Step line, narration, section, watch, the borders.
-        (head + summary + narration + 1 + usize::from(step.watch.is_some()) + 2).min(14) as u16
+        let (lines, first) = panel_lines(p, inner, ctx, selected);
+        let n = if essentials { first } else { lines.len() };
+        (n + 2).min(14) as u16
     }
 }
 
-/// Lines `text` takes wrapped at `width` (a close estimate: word wrap, as the panel draws).
-fn textwrap_len(text: &str, width: usize) -> usize {
-    super::text::wrap_words(&text.replace('\n', " "), width.max(1))
-        .len()
-        .max(1)
+/// The panel's lines wrapped at `width`: the step's title line, then its Section and
+/// Watch (first, so that a short panel never cuts what the room should look at), then the
+/// lesson's summary (first step only; not in presenter mode, where the trainer says it)
+/// and the narration. Also the number of lines before the summary and narration.
+fn panel_lines(
+    p: &LessonProgress,
+    width: usize,
+    ctx: &Ctx,
+    selected: &Operation,
+) -> (Vec<Line<'static>>, usize) {
+    let t = ctx.theme;
+    let step = p.current();
+    let presenter = ctx.screen_mask.is_on();
+    let send = ctx.keymap.key_for(Scope::Normal, Command::Send);
+    let mut lines = Vec::new();
+    // A labelled text wrapped under itself: the label styled on the first line.
+    let labelled = |lines: &mut Vec<Line<'static>>,
+                    label: &str,
+                    label_style: Style,
+                    text: &str,
+                    text_style: Style| {
+        for (i, l) in wrap_words(&format!("{label}{text}"), width)
+            .into_iter()
+            .enumerate()
+        {
+            lines.push(match l.strip_prefix(label).filter(|_| i == 0) {
+                Some(rest) => Line::from(vec![
+                    Span::styled(label.to_string(), label_style),
+                    Span::styled(rest.to_string(), text_style),
+                ]),
+                None => Line::from(Span::styled(l, text_style)),
+            });
+        }
+    };
+    // The projector's narrow panel: the room sees the selected operation in the list.
+    let what = if presenter && step.operation.as_deref() == Some(selected.id) {
+        format!("  (press {send} to send)")
+    } else {
+        step_note(step, selected, &send)
+    };
+    labelled(
+        &mut lines,
+        &format!("{} · ", p.position()),
+        t.dim,
+        &format!("{}{what}", step.title),
+        t.header_name,
+    );
+    labelled(
+        &mut lines,
+        "Section: ",
+        t.header_name,
+        &step.section,
+        t.base,
+    );
+    if let Some(w) = &step.watch {
+        labelled(&mut lines, "Watch: ", t.header_name, w, t.warning);
+    }
+    let essentials = lines.len();
+    if p.step == 0 && !presenter {
+        labelled(
+            &mut lines,
+            "",
+            t.dim,
+            &p.lesson.summary.replace('\n', " "),
+            t.dim,
+        );
+    }
+    labelled(
+        &mut lines,
+        "",
+        t.base,
+        &step.narration.replace('\n', " "),
+        t.base,
+    );
+    (lines, essentials)
 }
 
 /// The note after the step's title on the step line: what the screen shows for the step,
@@ -192,7 +255,6 @@ impl LessonPanel {
             return;
         };
         let t = ctx.theme;
-        let step = p.current();
         let keys = format!(
             " {} next · {} back · {} lessons ",
             ctx.keymap.key_for(Scope::NotInsert, Command::LessonNext),
@@ -209,30 +271,14 @@ impl LessonPanel {
         .padding(Padding::horizontal(1));
         let inner = block.inner(area);
         frame.render_widget(block, area);
-        let send = ctx.keymap.key_for(Scope::Normal, Command::Send);
-        let mut lines = vec![Line::from(vec![
-            Span::styled(format!("{} · ", p.position()), t.dim),
-            Span::styled(step.title.clone(), t.header_name),
-            Span::styled(step_note(step, selected, &send), t.dim),
-        ])];
-        if p.step == 0 {
-            lines.push(Line::from(Span::styled(
-                p.lesson.summary.replace('\n', " "),
-                t.dim,
-            )));
+        let (mut lines, _) = panel_lines(p, usize::from(inner.width), ctx, selected);
+        if lines.len() > usize::from(inner.height)
+            && let Some(last) = lines.get_mut(usize::from(inner.height).saturating_sub(1))
+        {
+            // Cut: the last row shown says so.
+            last.spans.push(Span::styled(" …", t.dim));
         }
-        lines.push(Line::from(step.narration.replace('\n', " ")));
-        lines.push(Line::from(vec![
-            Span::styled("Section: ", t.header_name),
-            Span::raw(step.section.clone()),
-        ]));
-        if let Some(w) = &step.watch {
-            lines.push(Line::from(vec![
-                Span::styled("Watch: ", t.header_name),
-                Span::styled(w.clone(), t.warning),
-            ]));
-        }
-        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
+        frame.render_widget(Paragraph::new(lines), inner);
     }
 }
 

@@ -573,7 +573,10 @@ impl Runner<'_> {
             Done::Filtered(None) => {
                 app.set_message(Level::Error, "The jq filter stopped unexpectedly")
             }
-            Done::Monitor(r) => app.monitor_done(r),
+            Done::Monitor(r) => {
+                let again = app.monitor_done(r);
+                self.perform(app, again);
+            }
             Done::Started(name, r, then) => self.profile_started(app, name, r, then).await,
             Done::Flow(data) => app.set_flow(*data),
             Done::Steps(Ok(rx)) => self.steps = Some(rx),
@@ -877,15 +880,24 @@ async fn read_status_and_view(
     req: PreparedRequest,
 ) -> Result<(crate::client::engine::StatusAfterSca, Box<ResponseView>), SendError> {
     let (st, sent) = sender.read_status(&flow, req).await?;
-    let title = match flow.flow {
-        crate::client::engine::ScaFlow::Payment => "Payment status",
-        crate::client::engine::ScaFlow::Basket => "Signing basket status",
-        _ => "Status after SCA",
-    };
+    let title = status_read_title(flow.flow);
     let view = tokio::task::spawn_blocking(move || view_of(title, sent))
         .await
         .map_err(SendError::Task)?;
     Ok((st, view))
+}
+
+/// The response pane's title for the status read after an SCA of `flow`: "Payment status",
+/// "Signing basket status", "Consent status" (an account-information answer: the presenter
+/// speaks of the consent), else "Status after SCA".
+pub fn status_read_title(flow: crate::client::engine::ScaFlow) -> &'static str {
+    use crate::client::engine::ScaFlow;
+    match flow {
+        ScaFlow::Payment => "Payment status",
+        ScaFlow::Basket => "Signing basket status",
+        ScaFlow::Consent => "Consent status",
+        ScaFlow::AisRead => "Status after SCA",
+    }
 }
 
 /// The response view of what the one sender returned ([`crate::client::sender::Sent`]):

@@ -14,7 +14,13 @@
 //! The events come from the sandbox's event stream, followed by the runner from the first
 //! time the screen is shown ([`Action::MonitorStart`], [`crate::client::monitor::follow`]);
 //! the state from signed management requests ([`Action::Monitor`]), read first once the
-//! stream is subscribed (so those reads are in the log too). A remote bank has
+//! stream is subscribed, and again whenever an event tells that the sandbox changed (a
+//! fault rule added with `psd2-console sandbox fault add`, the clock advanced, a payment
+//! made), so the header follows changes made elsewhere. The monitor's own reads are hidden
+//! from the log by default (`m` shows them): they neither fill it nor take the highlight.
+//! A sandbox reachable from the network (room mode) refuses to list its state (403
+//! `SERVICE_BLOCKED`: every TPP's PSU data); the clock, batch runs and fault rules still
+//! work and the state browser says why it is empty ([`STATE_WITHHELD`]). A remote bank has
 //! neither: the screen says so. Keys: rows of [`Scope::MonitorScreen`](super::keymap::Scope).
 
 use std::collections::VecDeque;
@@ -28,18 +34,23 @@ use ratatui::widgets::{Block, Paragraph, Wrap};
 use serde_json::Value;
 
 use super::component::{Action, Component, Ctx, Effect};
-use super::keymap::Command;
+use super::keymap::{Command, Scope};
 use super::status_line::Level;
 use super::text::{ellipsize, pad};
 use super::theme::{Theme, rounded_block};
 use crate::client::monitor::{
     BatchEvent, ClockEvent, MonitorEvent, MonitorFeed, MonitorRequest, RequestEvent, SandboxState,
-    ScaEvent, describe_seconds,
+    ScaEvent, changes_state, describe_seconds, is_monitor_read,
 };
 use crate::client::sandbox_admin::describe;
 
 /// Events the log keeps (the oldest go first).
 pub const LOG_CAPACITY: usize = 500;
+
+/// What the state browser says when the sandbox keeps its state to itself (403
+/// `SERVICE_BLOCKED`: its public URL is not on loopback, as in room mode). The clock, the
+/// batch run and the fault rules still work.
+pub const STATE_WITHHELD: &str = "The sandbox is reachable from the network (room mode), so it does not list its customers, consents and payments here: they hold every TPP's PSU data. The clock, batch runs and fault rules work as usual.";
 
 /// Largest offset the typed box takes (the sandbox's limit for one advance: 400 days).
 const MAX_OFFSET_SECS: u64 = 400 * 86_400;
@@ -71,10 +82,16 @@ pub enum MonitorTab {
 /// State of the monitor screen.
 #[derive(Debug, Default)]
 pub struct MonitorView {
-    /// Newest first.
+    /// Newest first, the monitor's own reads included (shown with [`Command::MonitorShowReads`]).
     events: VecDeque<MonitorEvent>,
-    /// Index of the highlighted event in `events`.
+    /// Index of the highlighted event in `events` (always a shown one while any is).
     selected: usize,
+    /// The monitor's own reads of the sandbox are shown in the log
+    /// ([`crate::client::monitor::is_monitor_read`]); hidden by default.
+    show_reads: bool,
+    /// An event told that the sandbox changed while a read was on its way: read again when
+    /// it is answered.
+    stale: bool,
     stream: StreamState,
     tab: MonitorTab,
     /// The sandbox as last read.
@@ -167,8 +184,10 @@ impl MonitorView {
         Action::Monitor(request)
     }
 
-    /// Takes what the stream task sent; once subscribed, asks to read the state (so the
-    /// reads show in the log).
+    /// Takes what the stream task sent; once subscribed, asks to read the state. An event
+    /// that changes the sandbox (a fault rule added from the CLI, the clock advanced, a
+    /// payment made: [`changes_state`]) reads it again, so the header follows changes made
+    /// elsewhere; while a read is on its way, once it is answered ([`MonitorView::done`]).
     pub fn feed(&mut self, feed: MonitorFeed) -> Option<Action> {
         match feed {
             MonitorFeed::Subscribed => {
@@ -181,22 +200,69 @@ impl MonitorView {
             }
             MonitorFeed::Event(MonitorEvent::Lagged { missed }) => self.lost += missed,
             MonitorFeed::Event(e) => {
-                self.events.push_front(e);
+                let changed = changes_state(&e);
                 // A highlighted older event stays highlighted while new ones arrive above
-                // it; on the newest row the highlight follows the newest.
-                if self.selected > 0 {
+                // it; on the newest shown row the highlight follows the newest shown event
+                // (a hidden read never takes it).
+                let following = self.events.is_empty() || Some(self.selected) == self.first_shown();
+                let shown = self.in_log(&e);
+                self.events.push_front(e);
+                if following && shown {
+                    self.selected = 0;
+                } else if self.events.len() > 1 {
                     self.selected += 1;
                 }
                 self.events.truncate(LOG_CAPACITY);
-                self.selected = self.selected.min(self.events.len().saturating_sub(1));
+                if self.selected >= self.events.len() {
+                    self.selected = self.last_shown().unwrap_or(0);
+                }
+                if changed && self.sandbox.is_some() {
+                    if self.busy {
+                        self.stale = true;
+                    } else {
+                        return Some(self.ask(MonitorRequest::Refresh));
+                    }
+                }
             }
         }
         None
     }
 
-    /// Takes the answer of a management request; its outcome goes to the status line.
-    pub(crate) fn done(&mut self, result: Result<SandboxState, String>, ctx: &mut Ctx) {
+    /// Whether the log shows `e` (the monitor's own reads only when asked).
+    fn in_log(&self, e: &MonitorEvent) -> bool {
+        self.show_reads || !is_monitor_read(e)
+    }
+
+    /// Indexes into `events` of the rows the log shows, newest first.
+    fn shown_indexes(&self) -> Vec<usize> {
+        (0..self.events.len())
+            .filter(|i| self.in_log(&self.events[*i]))
+            .collect()
+    }
+
+    fn first_shown(&self) -> Option<usize> {
+        self.events.iter().position(|e| self.in_log(e))
+    }
+
+    fn last_shown(&self) -> Option<usize> {
+        self.events.iter().rposition(|e| self.in_log(e))
+    }
+
+    /// The monitor's own reads hidden from the log now.
+    pub fn hidden_reads(&self) -> usize {
+        if self.show_reads {
+            0
+        } else {
+            self.events.iter().filter(|e| is_monitor_read(e)).count()
+        }
+    }
+
+    /// Takes the answer of a management request; its outcome goes to the status line. A
+    /// state the sandbox withheld (room mode) is no error: the state browser says why.
+    /// Answers a new read when the sandbox changed meanwhile.
+    pub(crate) fn done(&mut self, result: Result<SandboxState, String>, ctx: &mut Ctx) -> Action {
         self.busy = false;
+        let again = std::mem::take(&mut self.stale) && result.is_ok();
         match result {
             Ok(state) => {
                 if let Some(d) = &state.done {
@@ -209,6 +275,11 @@ impl MonitorView {
                 ctx.say(Level::Error, format!("Sandbox monitor: {e}"));
                 self.error = Some(e);
             }
+        }
+        if again {
+            self.ask(MonitorRequest::Refresh)
+        } else {
+            Action::None
         }
     }
 
@@ -224,7 +295,12 @@ impl MonitorView {
 
     /// The highlighted event.
     pub fn selected_event(&self) -> Option<&MonitorEvent> {
-        self.events.get(self.selected)
+        self.events.get(self.selected).filter(|e| self.in_log(e))
+    }
+
+    /// Whether the log shows the monitor's own reads.
+    pub fn shows_reads(&self) -> bool {
+        self.show_reads
     }
 
     /// The event stream's state.
@@ -258,8 +334,12 @@ impl MonitorView {
     fn move_by(&mut self, delta: isize) {
         match self.tab {
             MonitorTab::Log => {
-                let last = self.events.len().saturating_sub(1);
-                self.selected = self.selected.saturating_add_signed(delta).min(last);
+                let shown = self.shown_indexes();
+                let at = shown.iter().position(|i| *i >= self.selected).unwrap_or(0);
+                let to = at
+                    .saturating_add_signed(delta)
+                    .min(shown.len().saturating_sub(1));
+                self.selected = shown.get(to).copied().unwrap_or(0);
             }
             MonitorTab::State => {
                 self.state_scroll = self.state_scroll.saturating_add_signed(delta);
@@ -296,12 +376,36 @@ impl Component for MonitorView {
                 Effect::None
             }
             Command::Top => {
-                self.selected = 0;
+                self.selected = self.first_shown().unwrap_or(0);
                 self.state_scroll = 0;
                 Effect::None
             }
             Command::Bottom => {
-                self.selected = self.events.len().saturating_sub(1);
+                self.selected = self.last_shown().unwrap_or(0);
+                Effect::None
+            }
+            Command::MonitorShowReads => {
+                // The highlight stays on its event; a hidden read hands it to the next
+                // older shown row.
+                self.show_reads = !self.show_reads;
+                if !self
+                    .events
+                    .get(self.selected)
+                    .is_some_and(|e| self.in_log(e))
+                {
+                    self.selected = (self.selected..self.events.len())
+                        .find(|i| self.in_log(&self.events[*i]))
+                        .or_else(|| self.first_shown())
+                        .unwrap_or(0);
+                }
+                ctx.say(
+                    Level::Info,
+                    if self.show_reads {
+                        "The log shows the monitor's own reads of the sandbox"
+                    } else {
+                        "The monitor's own reads of the sandbox are hidden from the log"
+                    },
+                );
                 Effect::None
             }
             Command::MonitorToggleView => {
@@ -479,10 +583,25 @@ impl MonitorView {
                 (None, None) => Line::from(Span::styled("Reading the sandbox …", t.dim)),
             },
         };
+        let reads_key = ctx
+            .keymap
+            .key_for(Scope::MonitorScreen, Command::MonitorShowReads);
+        let hidden = self.hidden_reads();
         let mut third = vec![
             label("Log"),
             Span::styled(
-                format!("{} events, last {LOG_CAPACITY} kept", self.events.len()),
+                format!(
+                    "{} events, last {LOG_CAPACITY} kept",
+                    self.events.len() - hidden
+                ),
+                t.dim,
+            ),
+            Span::styled(
+                if self.show_reads {
+                    format!(" · the monitor's own reads shown ({reads_key} hides)")
+                } else {
+                    format!(" · {hidden} reads of the monitor hidden ({reads_key} shows)")
+                },
                 t.dim,
             ),
         ];
@@ -600,11 +719,12 @@ impl MonitorView {
         let t = ctx.theme;
         let [list, detail] =
             Layout::vertical([Constraint::Percentage(55), Constraint::Min(0)]).areas(area);
-        let title = format!(" Requests ({}) · Tab: state ", self.events.len());
+        let shown = self.shown_indexes();
+        let title = format!(" Requests ({}) · Tab: state ", shown.len());
         let b = block(t, title, true);
         let inner = b.inner(list);
         frame.render_widget(b, list);
-        if self.events.is_empty() {
+        if shown.is_empty() {
             let text = match self.stream {
                 StreamState::Live => {
                     "No request yet: send one from the console (1) and it appears here."
@@ -614,15 +734,14 @@ impl MonitorView {
             frame.render_widget(Paragraph::new(Span::styled(text, t.dim)), inner);
         } else {
             let rows = usize::from(inner.height).max(1);
-            let first = self.selected.saturating_sub(rows - 1);
-            let lines: Vec<Line> = self
-                .events
+            let at = shown.iter().position(|i| *i == self.selected).unwrap_or(0);
+            let first = at.saturating_sub(rows - 1);
+            let lines: Vec<Line> = shown
                 .iter()
-                .enumerate()
                 .skip(first)
                 .take(rows)
-                .map(|(i, e)| {
-                    let line = self.row(e, usize::from(inner.width), ctx);
+                .map(|&i| {
+                    let line = self.row(&self.events[i], usize::from(inner.width), ctx);
                     if i == self.selected {
                         line.style(t.selected)
                     } else {
@@ -656,12 +775,23 @@ impl MonitorView {
         let inner = b.inner(area);
         frame.render_widget(b, area);
         let Some(s) = &self.sandbox else {
+            let text = match &self.error {
+                Some(e) => Span::styled(
+                    format!("The sandbox's state could not be read: {e}"),
+                    t.error,
+                ),
+                None => Span::styled("Reading the sandbox's state …", t.dim),
+            };
+            frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), inner);
+            return;
+        };
+        if s.state_withheld.is_some() {
             frame.render_widget(
-                Paragraph::new(Span::styled("Reading the sandbox's state …", t.dim)),
+                Paragraph::new(Span::styled(STATE_WITHHELD, t.info)).wrap(Wrap { trim: true }),
                 inner,
             );
             return;
-        };
+        }
         let lines = state_lines(&s.state, t);
         let scroll = self
             .state_scroll

@@ -417,7 +417,9 @@ pub fn step_text(f: &StepFacts) -> String {
         format!("sending {} — waiting for the bank's answer", f.operation)
     } else if let Some(what) = &f.status_read {
         format!("SCA complete — reading the status of {what}")
-    } else if let Some(outcome) = f.outcome {
+    } else if let Some(outcome) = f.outcome.filter(|_| !f.sca_done) {
+        // A payment's or basket's status after its SCA; a consent's SCA (`sca_done`) goes
+        // on to the guidance below: the room sends the account read next.
         format!("SCA complete — {outcome}")
     } else if f.sca_done {
         let done = if f.consent_response {

@@ -425,6 +425,17 @@ fn byte_at(s: &str, char_index: usize) -> usize {
 // Drawing
 
 impl App {
+    /// The first line the response pane shows of a new answer `v`: its top, or in presenter
+    /// mode its body (the JSON the lesson's Watch line points at; the headers are a PgUp
+    /// away).
+    pub(crate) fn response_opening_line(&self, v: &ResponseView) -> usize {
+        if self.presenter.on {
+            v.head_lines() + 1
+        } else {
+            0
+        }
+    }
+
     /// Draws the response pane: only the visible lines are built.
     pub(crate) fn draw_response(&self, frame: &mut Frame, area: Rect) {
         let t = &self.theme;
@@ -433,6 +444,11 @@ impl App {
             super::app::ResponseState::Done(v) => format!("Response · {}", v.operation),
             _ => "Response".to_string(),
         };
+        if area.height <= 1 {
+            // Collapsed to its title (presenter mode, another pane has the room).
+            self.draw_collapsed(frame, area, &title);
+            return;
+        }
         let mut block = self.pane(title, Some(Focus::Response));
         let inner_full = block.inner(area);
         let w = inner_full.width as usize;
@@ -464,7 +480,10 @@ impl App {
             }
         };
         let input_h = u16::from(self.response_ui.input.is_some());
-        let body_h = inner_full.height.saturating_sub(2 + input_h) as usize;
+        // The filter's row under the status line; in presenter mode only while a filter is
+        // applied (the room's rows go to the body).
+        let marker_h = u16::from(!self.presenter.on || v.filter.is_some());
+        let body_h = inner_full.height.saturating_sub(1 + marker_h + input_h) as usize;
         let total = v.total_lines();
         let top = self.panes.scroll[2].min(total.saturating_sub(body_h));
         self.panes.viewport[2].set(body_h);
@@ -494,7 +513,7 @@ impl App {
         frame.render_widget(block, area);
         let [head, marker, body, input_area] = Layout::vertical([
             Constraint::Length(1),
-            Constraint::Length(1),
+            Constraint::Length(marker_h),
             Constraint::Min(0),
             Constraint::Length(input_h),
         ])

@@ -25,6 +25,10 @@ const WIDE: u16 = 120;
 /// Height of a collapsed pane (presenter mode): its title line.
 const COLLAPSED_H: u16 = 1;
 
+/// Rows the response keeps in presenter mode below [`WIDE`] before the request pane is
+/// shown beside it: borders, status line and at least seven lines of the body.
+const PRESENTER_RESPONSE_MIN: u16 = 10;
+
 /// Narrowest text column of the SCA prompt beside its QR code in presenter mode.
 const MIN_PROMPT_TEXT_W: u16 = 30;
 
@@ -168,10 +172,21 @@ impl App {
         ])
         .areas(area);
         // A running lesson takes a band under the panes.
-        let band = self
-            .lesson
-            .height(area.width, self.selected_operation())
-            .min(main.height / 2);
+        // Only on the console: the other screens have no lesson panel, and a band left
+        // blank there cost them 7-8 rows at 80×24.
+        let band = if self.screen == Screen::Console {
+            self.lesson
+                .height(
+                    area.width,
+                    &ctx!(self),
+                    self.presenter.on
+                        && matches!(self.panes.focus, Focus::Signature | Focus::Request),
+                    self.selected_operation(),
+                )
+                .min(main.height / 2)
+        } else {
+            0
+        };
         let [main, lesson] =
             Layout::vertical([Constraint::Min(0), Constraint::Length(band)]).areas(main);
         let lesson = (band > 0).then_some(lesson);
@@ -218,20 +233,24 @@ impl App {
             // The catalogue is longer than a narrow screen: the list scrolls, and the
             // parameters keep their room below it.
             let ops_h = ops_h.min(left.height.saturating_sub(params_h.max(5)));
+            // Less than a bordered row: none (a lone border line shows nothing).
+            let ops_h = if ops_h < 3 { 0 } else { ops_h };
             let [ops, params] =
                 Layout::vertical([Constraint::Length(ops_h), Constraint::Min(0)]).areas(left);
             // Presenter mode: the request and the signature inspector share one pane's
             // room, the one without focus collapsed to its title, so the response keeps
             // its head in view at 80×24 (issue 12).
-            let (request_c, signature_c) = if !self.presenter.on {
-                (Constraint::Fill(1), Constraint::Fill(1))
-            } else if self.panes.focus == Focus::Signature {
-                (Constraint::Length(COLLAPSED_H), Constraint::Fill(1))
+            let [request_c, signature_c, response_c] = if self.presenter.on {
+                self.presenter_right_column(right)
             } else {
-                (Constraint::Fill(1), Constraint::Length(COLLAPSED_H))
+                [
+                    Constraint::Fill(1),
+                    Constraint::Fill(1),
+                    Constraint::Fill(2),
+                ]
             };
             let [request, signature, response] =
-                Layout::vertical([request_c, signature_c, Constraint::Fill(2)]).areas(right);
+                Layout::vertical([request_c, signature_c, response_c]).areas(right);
             Areas {
                 status,
                 step,
@@ -244,6 +263,38 @@ impl App {
                 response,
                 footer,
                 lesson,
+            }
+        }
+    }
+
+    /// Presenter mode below [`WIDE`]: the heights of the request, the signature inspector
+    /// and the response in the right column `right`, so what the room watches is whole
+    /// at 80×24 and 100×30 (issue 18): the focused request or signature inspector takes
+    /// the column, the other two collapsed to their titles; else the response takes it,
+    /// with the request above at its own height only while the response keeps
+    /// [`PRESENTER_RESPONSE_MIN`] rows (its status, and the JSON the step points at).
+    fn presenter_right_column(&self, right: Rect) -> [Constraint; 3] {
+        let collapsed = Constraint::Length(COLLAPSED_H);
+        match self.panes.focus {
+            Focus::Signature => [collapsed, Constraint::Fill(1), collapsed],
+            Focus::Request => [Constraint::Fill(1), collapsed, collapsed],
+            _ => {
+                let has_response = !matches!(self.response, ResponseState::Empty);
+                let want = self.request_line_count(right.width.saturating_sub(4)) as u16 + 2;
+                let min_response = if has_response {
+                    PRESENTER_RESPONSE_MIN
+                } else {
+                    4
+                };
+                let room = right
+                    .height
+                    .saturating_sub(COLLAPSED_H + min_response)
+                    .min(want);
+                if room >= 5 {
+                    [Constraint::Length(room), collapsed, Constraint::Fill(1)]
+                } else {
+                    [collapsed, collapsed, Constraint::Fill(1)]
+                }
             }
         }
     }
@@ -295,29 +346,54 @@ impl App {
             ));
             line1.push(sep.clone());
         }
-        line1.extend([
-            label("Profile"),
-            val(s.profile.clone()),
-            sep.clone(),
-            label("Target"),
-            val(target),
-            sep.clone(),
-        ]);
-        for (n, name, screen) in [
-            ('1', "Console", Screen::Console),
-            ('2', "Profiles", Screen::Profiles),
-            ('3', "History", Screen::History),
-            ('4', "Monitor", Screen::Monitor),
-            ('5', "Flow", Screen::Flow),
-        ] {
-            let style = if self.screen == screen {
-                t.status_label
+        // The screen tabs are never cut: the names are shortened first, then the target
+        // loses its "(embedded sandbox)", then the names go (the shown one stays named).
+        let width = area.width as usize;
+        let used = |v: &[Span]| v.iter().map(|s| s.content.chars().count()).sum::<usize>();
+        let targets = [
+            target.clone(),
+            if s.embedded {
+                format!("{} (embedded)", s.base_url)
             } else {
-                t.status_bar
-            };
-            line1.push(Span::styled(format!(" {n} {name} "), style));
+                target.clone()
+            },
+            s.base_url.clone(),
+        ];
+        let mut chosen = None;
+        'fit: for names in [true, false] {
+            for target in &targets {
+                let mut l = line1.clone();
+                l.extend([
+                    label("Profile"),
+                    val(s.profile.clone()),
+                    sep.clone(),
+                    label("Target"),
+                    val(target.clone()),
+                    sep.clone(),
+                ]);
+                let room = width.saturating_sub(used(&l));
+                let tabs = tab_spans(self.screen, room, t.status_label, t.status_bar);
+                let named = tabs.iter().all(|s| s.content.trim().len() > 1);
+                if used(&tabs) <= room && (named || !names) {
+                    l.extend(tabs);
+                    chosen = Some(l);
+                    break 'fit;
+                }
+            }
         }
-        let line1 = Line::from(line1);
+        let line1 = Line::from(chosen.unwrap_or_else(|| {
+            let mut l = line1;
+            l.extend([
+                label("Profile"),
+                val(s.profile.clone()),
+                sep.clone(),
+                label("Target"),
+                val(target),
+                sep.clone(),
+            ]);
+            l.extend(tab_spans(self.screen, 0, t.status_label, t.status_bar));
+            l
+        }));
         let mask = self.screen_mask();
         let psu = match &s.psu_id {
             Some(p) => val(mask.personal(p).into_owned()),
@@ -510,7 +586,13 @@ impl App {
     fn draw_params(&self, frame: &mut Frame, area: Rect) {
         let t = &self.theme;
         let op = self.selected_operation();
-        let block = self.pane(format!("Parameters · {}", op.title), Some(Focus::Params));
+        // After an imported request or a history exchange was sent, the request pane shows
+        // that one: the title says the form is not what was sent.
+        let title = match &self.request.sent_instead {
+            Some(_) => format!("Parameters (not sent) · {}", op.title),
+            None => format!("Parameters · {}", op.title),
+        };
+        let block = self.pane(title, Some(Focus::Params));
         let inner = block.inner(area);
         frame.render_widget(block, area);
         let fields = fields_of(op);
@@ -764,19 +846,13 @@ impl App {
         } else {
             t.status_label
         };
-        let mut spans = vec![Span::styled(badge, badge_style), Span::raw(" ")];
         let mut hints = self.keymap.hints(scopes);
         if self.form.mode == Mode::Insert {
             let quit = self.keymap.key_for(Scope::Always, Command::ForceQuit);
             hints.push((quit, "quit"));
         }
-        for (k, label) in hints {
-            spans.push(Span::styled(format!(" {k}"), t.key));
-            spans.push(Span::styled(format!(" {label} "), t.dim));
-        }
-        if self.presenter.on {
-            spans = whole_spans(spans, hint_area.width as usize, t.key);
-        }
+        let badge = vec![Span::styled(badge, badge_style), Span::raw(" ")];
+        let spans = footer_spans(badge, hints, hint_area.width as usize, t);
         frame.render_widget(Paragraph::new(Line::from(spans)), hint_area);
     }
 
@@ -806,9 +882,14 @@ impl App {
                 lines.push(Line::from(l));
             }
         } else {
-            lines.push(Line::from(
+            // Wrapped here, not by the paragraph: the box is as tall as these lines, and a
+            // line the paragraph wraps pushed the last one (the QR code's size note) out.
+            for l in wrap_words(
                 "The bank asks the PSU to authenticate (scaRedirect). Open this URL in a browser:",
-            ));
+                inner_w,
+            ) {
+                lines.push(Line::from(l));
+            }
         }
         lines.push(Line::default());
         lines.extend(
@@ -984,7 +1065,7 @@ impl App {
     }
 
     /// A pane collapsed to its title line (presenter mode): `Tab` gives it the room.
-    fn draw_collapsed(&self, frame: &mut Frame, area: Rect, title: &str) {
+    pub(crate) fn draw_collapsed(&self, frame: &mut Frame, area: Rect, title: &str) {
         let t = &self.theme;
         let key = self.keymap.key_for(Scope::Normal, Command::NextFocus);
         let block = Block::new()
@@ -1071,6 +1152,85 @@ fn whole_spans(spans: Vec<Span<'static>>, width: usize, label: Style) -> Vec<Spa
         kept.pop();
     }
     kept
+}
+
+/// The key hints of the footer after `badge`, each key with its name: as many as fit
+/// `width` whole (never a key without its name, never half a name), and the help key's
+/// hint (`? help`, the way to every other key) always, in place of the last ones that fit.
+fn footer_spans(
+    badge: Vec<Span<'static>>,
+    hints: Vec<(String, &'static str)>,
+    width: usize,
+    t: &Theme,
+) -> Vec<Span<'static>> {
+    let pair = |k: &str, label: &str| {
+        [
+            Span::styled(format!(" {k}"), t.key),
+            Span::styled(format!(" {label} "), t.dim),
+        ]
+    };
+    let len = |spans: &[Span]| {
+        spans
+            .iter()
+            .map(|s| s.content.chars().count())
+            .sum::<usize>()
+    };
+    let (help, rest): (Vec<_>, Vec<_>) = hints.into_iter().partition(|(_, l)| *l == "help");
+    let tail: Vec<Span> = help.iter().flat_map(|(k, l)| pair(k, l)).collect();
+    let mut spans = badge;
+    let room = width.saturating_sub(len(&tail));
+    // The last name's trailing space may fall off the edge.
+    let slack = usize::from(tail.is_empty());
+    for (k, l) in rest {
+        let p = pair(&k, l);
+        if len(&spans) + len(&p) > room + slack {
+            break;
+        }
+        spans.extend(p);
+    }
+    if len(&spans) + len(&tail) <= width + 1 {
+        spans.extend(tail);
+    }
+    spans
+}
+
+/// The screen tabs of the status bar (`1 Console` … `5 Flow`, the shown one in `active`
+/// style, the others in `plain`), in `width` columns or fewer: the names in full when they
+/// fit, else the shown screen's name and the others' numbers with their first three letters
+/// (`2 Pro`), else the numbers only (the shown one still named).
+fn tab_spans(shown: Screen, width: usize, active: Style, plain: Style) -> Vec<Span<'static>> {
+    const TABS: [(char, &str, Screen); 5] = [
+        ('1', "Console", Screen::Console),
+        ('2', "Profiles", Screen::Profiles),
+        ('3', "History", Screen::History),
+        ('4', "Monitor", Screen::Monitor),
+        ('5', "Flow", Screen::Flow),
+    ];
+    let build = |short: Option<usize>| -> Vec<Span<'static>> {
+        TABS.iter()
+            .map(|(n, name, screen)| {
+                let style = if *screen == shown { active } else { plain };
+                let name: String = match short {
+                    Some(k) if *screen != shown => name.chars().take(k).collect(),
+                    _ => (*name).to_string(),
+                };
+                let text = if name.is_empty() {
+                    format!(" {n} ")
+                } else {
+                    format!(" {n} {name} ")
+                };
+                Span::styled(text, style)
+            })
+            .collect()
+    };
+    let width_of = |v: &[Span]| v.iter().map(|s| s.content.chars().count()).sum::<usize>();
+    for short in [None, Some(3), Some(0)] {
+        let v = build(short);
+        if width_of(&v) <= width {
+            return v;
+        }
+    }
+    build(Some(0))
 }
 
 /// `s` cut into pieces of `w` characters (URLs and base64 have no spaces to wrap at).

@@ -498,6 +498,13 @@ fn x_asks_for_a_curl_export_and_keys_outside_the_list_do_nothing() {
         assert_eq!(app.handle_key(key(c)), Action::None);
     }
     assert_eq!(app.press("Enter"), Action::ImportFile("/tmp/x.json".into()));
+    // Issue 18 defect 16: i again starts with an empty box, the last path is not kept and
+    // appended to.
+    assert_eq!(app.press("i"), Action::None);
+    for c in "/tmp/y.har".chars() {
+        assert_eq!(app.handle_key(key(c)), Action::None);
+    }
+    assert_eq!(app.press("Enter"), Action::ImportFile("/tmp/y.har".into()));
     // An empty history: the keys are harmless.
     let empty = History::in_memory().unwrap();
     let mut app = history_app(&empty);
@@ -750,4 +757,26 @@ fn c_on_the_import_list_shows_the_doctor_of_the_imported_request() {
     app.keys("Esc");
     assert!(!app.history_diff_visible());
     assert!(app.screen_text(160, 48).contains("Imported from"));
+}
+
+/// Issue 18 defect 16: after an imported request was sent (as the runner does: begin the
+/// send, then [`App::resend_started`]), the parameter pane's title no longer passes the
+/// form's operation off as what was sent; the form's next preview makes it current again.
+#[test]
+fn the_parameter_title_says_the_form_was_not_sent_after_an_import_send() {
+    let mut app = App::new(status());
+    let spec = app.take_prepare_request().expect("a request to prepare");
+    let req = tui::prepare_as_runner(&spec, &SessionState::default()).expect("signed");
+    app.set_preview(Ok::<_, String>(req.clone()));
+    assert!(
+        app.screen_text(160, 48)
+            .contains("Parameters · List accounts")
+    );
+    app.begin_send(req.clone());
+    app.resend_started("GET accounts (imported)");
+    let s = app.screen_text(160, 48);
+    assert!(s.contains("Parameters (not sent) · List accounts"), "{s}");
+    app.set_preview(Ok::<_, String>(req));
+    let s = app.screen_text(160, 48);
+    assert!(!s.contains("(not sent)"), "{s}");
 }

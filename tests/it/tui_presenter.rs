@@ -513,3 +513,147 @@ fn profiles_screen_masks_the_session_psu() {
     app.keys("P");
     assert!(app.screen_text(160, 48).contains(PSU_ID));
 }
+
+/// The rows of `s` as a vector (trailing spaces trimmed).
+fn rows_of(s: &str) -> Vec<&str> {
+    s.lines().collect()
+}
+
+/// Issue 18 defect 6: every presenter screen at 80×24 and 100×30 with a lesson running
+/// shows what the room watches. The console: the lesson's Section and Watch, and the
+/// response's JSON (not only its headers); Tab to the signature inspector: its keyId,
+/// headers and signing string; history, flow, profiles and monitor reach down to the
+/// footer (no band left blank for the lesson panel they do not draw).
+#[test]
+fn presenter_screens_show_the_steps_subject_with_a_lesson_at_projector_sizes() {
+    use psd2_console::lessons::LessonSet;
+    use psd2_console::profile::{Paths, ProfileSet};
+    let lesson = LessonSet::load(None)
+        .find("ais-bank-offered-consent")
+        .expect("a built-in lesson")
+        .clone();
+    let mut app = App::new(status());
+    app.mask_volatile = true;
+    app.set_presenter(true);
+    // The lesson selects its first step's operation (a bank-offered consent) with its
+    // parameters; the runner prepares it.
+    app.start_lesson(lesson);
+    let req = {
+        let spec = app.take_prepare_request().expect("a request to prepare");
+        let req = prepare_as_runner(&spec, &session()).expect("signed");
+        app.set_preview(Ok::<_, String>(req.clone()));
+        req
+    };
+    let secrets = secrets(&req);
+    // Step 1 before sending: its Section and Watch are whole.
+    for (w, h) in SIZES {
+        let s = app.screen_text(w, h);
+        assert!(s.contains("Step 1 of 5"), "{w}×{h}:\n{s}");
+        assert!(
+            s.contains("Section: Authentication 3, 5-7, 11"),
+            "{w}×{h}:\n{s}"
+        );
+        assert!(
+            s.contains("Watch: the answer's _links.scaRedirect"),
+            "{w}×{h}:\n{s}"
+        );
+        insta::assert_snapshot!(format!("presenter_lesson_step1_{w}x{h}"), s);
+    }
+    // The signature inspector of that request, with the lesson panel under it.
+    app.focus_on(Focus::Signature).keys("Home");
+    for (w, h) in SIZES {
+        let s = app.screen_text(w, h);
+        assert_no_secret(&s, &secrets, &format!("signature inspector at {w}×{h}"));
+        for shown in ["keyId", "algorithm", "headers", "Digest", "Signing string"] {
+            assert!(s.contains(shown), "{shown} at {w}×{h}:\n{s}");
+        }
+        insta::assert_snapshot!(format!("presenter_lesson_signature_{w}x{h}"), s);
+    }
+    // An answer without scaRedirect (no SCA prompt over it): its JSON is in view.
+    app.focus_on(Focus::Operations);
+    app.begin_send(req.clone());
+    let ex = tui::json_exchange(
+        201,
+        serde_json::json!({"consentStatus": "received",
+            "consentId": "3f2d1c0b-9a8e-4d7c-b6a5-948372615049",
+            "_links": {"status": {"href": "/v1/consents/3f2d1c0b-9a8e-4d7c-b6a5-948372615049/status"}}}),
+        23,
+        X_REQUEST_ID,
+    );
+    app.finish_send(Ok(ResponseView::from_exchange(
+        "Bank-offered consent",
+        &req,
+        &ex,
+    )));
+    for (w, h) in SIZES {
+        let s = app.screen_text(w, h);
+        assert_no_secret(&s, &secrets, &format!("console with lesson at {w}×{h}"));
+        assert!(s.contains("Watch: the answer's"), "{w}×{h}:\n{s}");
+        assert!(s.contains("201 Created"), "{w}×{h}:\n{s}");
+        assert!(
+            s.contains("\"consentStatus\": \"received\""),
+            "the JSON at {w}×{h}:\n{s}"
+        );
+        insta::assert_snapshot!(format!("presenter_lesson_console_{w}x{h}"), s);
+    }
+    app.focus_on(Focus::Operations);
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path().to_path_buf());
+    for (key, name) in [
+        ("3", "history"),
+        ("5", "flow"),
+        ("2", "profiles"),
+        ("4", "monitor"),
+    ] {
+        app.keys(key);
+        if key == "2" {
+            app.set_profile_set(ProfileSet::load(Some(&paths.profiles_dir())), &paths);
+        }
+        for (w, h) in SIZES {
+            let s = app.screen_text(w, h);
+            let rows = rows_of(&s);
+            // The row above the two footer rows is the screen's bottom border.
+            let last = rows[usize::from(h) - 3];
+            assert!(
+                last.contains('╯') || last.contains('╰'),
+                "{name} at {w}×{h} leaves rows blank above the footer:\n{s}"
+            );
+            assert_no_secret(&s, &secrets, &format!("{name} at {w}×{h}"));
+            insta::assert_snapshot!(
+                format!("presenter_{name}_screen_{w}x{h}"),
+                s.replace(&home.path().display().to_string(), "<home>")
+            );
+        }
+    }
+}
+
+/// Issue 18 defect 16: the screen tabs are whole at 100 and 120 columns (shortened, never
+/// cut), and the footer at 80 columns ends with whole key names, the help key among them.
+#[test]
+fn screen_tabs_and_the_footer_are_never_cut() {
+    let app = App::new(tui::status());
+    for w in [100u16, 120, 160] {
+        let s = app.screen_text(w, 30);
+        let first = s.lines().next().unwrap();
+        assert!(first.contains(" 1 Console "), "{w}: {first}");
+        assert!(
+            first.trim_end().ends_with(" 5 Flo")
+                || first.trim_end().ends_with(" 5 Flow")
+                || first.trim_end().ends_with(" 5"),
+            "{w}: the tabs are cut: {first}"
+        );
+        assert!(first.contains(" 2 Pro"), "{w}: {first}");
+    }
+    let s = app.screen_text(160, 30);
+    assert!(
+        s.lines()
+            .next()
+            .unwrap()
+            .contains(" 2 Profiles  3 History  4 Monitor  5 Flow")
+    );
+    let s = app.screen_text(80, 24);
+    let footer = s.lines().last().unwrap().trim_end();
+    assert!(footer.ends_with("? help"), "{footer}");
+    // Every key shown has its name: the hints are pairs after the badge.
+    assert!(!footer.ends_with(" q"), "{footer}");
+}

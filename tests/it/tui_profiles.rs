@@ -539,3 +539,32 @@ fn the_profile_detail_says_room_mode_not_loopback_for_a_room_profile() {
     let target = line_with(&text, "(in this process");
     assert!(target.contains("loopback"), "{target}");
 }
+
+/// Issue 18 defect 16: after a rename in the form, `g` asks about the profile by its new
+/// name (and generates for it).
+#[test]
+fn g_after_a_rename_names_the_renamed_profile() {
+    let home = tempfile::tempdir().unwrap();
+    let (mut app, paths) = profiles_app(home.path());
+    app.keys("n");
+    app.type_text("Old name");
+    app.keys("Tab");
+    app.type_text("embedded");
+    assert_eq!(app.press("C-s"), Action::LoadProfiles);
+    reload(&mut app, &paths);
+    select(&mut app, "Old name");
+    app.keys("e C-u");
+    app.type_text("New name");
+    assert_eq!(app.press("Enter"), Action::LoadProfiles);
+    reload(&mut app, &paths);
+    assert_eq!(app.press("g"), Action::None);
+    let text = app.screen_text(130, 40);
+    assert!(
+        text.contains("Generate a new test certificate and key for New name?"),
+        "{text}"
+    );
+    assert!(!text.contains("for Old name"), "{text}");
+    assert_eq!(app.press("y"), Action::LoadProfiles);
+    let text = app.screen_text(130, 40);
+    assert!(!text.contains("Old name"), "{text}");
+}

@@ -148,6 +148,24 @@ fn the_sca_prompt_shows_the_sca_redirect_as_a_qr_code_a_phone_can_read() {
         app.screen_text(100, 30)
             .contains("A QR code of this link needs a terminal of")
     );
+    // Issue 18 defect 10: at 80×24 outside presenter mode too, the note is in the prompt
+    // (it used to be cut off below the box's last row).
+    let buf = app.buffer(80, 24);
+    assert!(crate::qr::decode_qr(&buf, buf.area).is_empty());
+    let s = app.screen_text(80, 24);
+    let flat = s
+        .lines()
+        .filter_map(|l| {
+            let a = l.find('║')?;
+            let b = l.rfind('║')?;
+            (b > a).then(|| l[a + '║'.len_utf8()..b].trim().to_string())
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        flat.contains("A QR code of this link needs a terminal of"),
+        "{s}"
+    );
 }
 
 #[test]

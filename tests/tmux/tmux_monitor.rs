@@ -18,8 +18,18 @@ fn the_monitor_follows_the_embedded_sandbox_and_advances_its_clock() {
     let screen = t.wait_for("the stream and the sandbox's state", |s| {
         s.contains("Event stream live") && s.contains("Faults in effect none")
     });
-    // The monitor's own reads, after the subscription, are in the log.
-    assert!(screen.contains("/v1/sandbox/clock"), "{screen}");
+    // The monitor's own reads, after the subscription, are hidden from the log; m shows
+    // them.
+    assert!(!screen.contains("/v1/sandbox/clock"), "{screen}");
+    assert!(
+        screen.contains("reads of the monitor hidden (m shows)"),
+        "{screen}"
+    );
+    t.keys(&["m"]);
+    t.wait_for("the monitor's own reads", |s| {
+        s.contains("/v1/sandbox/clock")
+    });
+    t.keys(&["m"]);
     // A request from the console (List accounts, selected first) shows in the log.
     t.keys(&["1", "s"]);
     t.wait_for("the 401 and the SCA prompt", |s| {

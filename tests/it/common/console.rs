@@ -124,7 +124,10 @@ impl Console {
                 self.app.begin_send(req.clone());
                 let (st, sent) = self.engine.sender().read_status(&flow, req).await.unwrap();
                 self.last = Some(sent.exchange.clone());
-                let view = psd2_console::tui::view_of("Status after SCA", sent);
+                let view = psd2_console::tui::view_of(
+                    psd2_console::tui::status_read_title(flow.flow),
+                    sent,
+                );
                 self.app.status_read(Ok((st, *view)));
             }
             Action::AbandonSca(flow) => {
