@@ -22,6 +22,10 @@ use super::sandbox_admin::{AdminError, SandboxAdmin};
 pub const EVENTS_PATH: &str = "/v1/sandbox/events";
 /// The state browser's read (customers, consents, payments, baskets).
 pub const STATE_PATH: &str = "/v1/sandbox/state";
+
+/// Entries per list the state browser reads: the sandbox's largest page
+/// (`sandbox::state::MAX_LIMIT`); `totals` in the answer gives how many there are in all.
+pub const STATE_ROWS: usize = 1000;
 /// The sandbox clock (GET reads it, POST `{"advanceSeconds": n}` advances it).
 pub const CLOCK_PATH: &str = "/v1/sandbox/clock";
 /// The batch run (POST).
@@ -273,7 +277,16 @@ pub async fn perform(
         }
     };
     let clock = admin.send(Method::GET, CLOCK_PATH, None, at).await?;
-    let state = admin.send(Method::GET, STATE_PATH, None, at).await?;
+    // The state is paginated (issue 20): the first STATE_ROWS of each list (oldest first),
+    // with `totals` saying how many there are in all.
+    let state = admin
+        .send(
+            Method::GET,
+            &format!("{STATE_PATH}?limit={STATE_ROWS}"),
+            None,
+            at,
+        )
+        .await?;
     let faults = admin.send(Method::GET, FAULTS_PATH, None, at).await?;
     Ok(SandboxState {
         clock,

@@ -174,10 +174,9 @@ impl App {
         let replay = match (&config.storage, config.allow_replays) {
             (_, true) => None,
             (db::Storage::InMemory, false) => Some(replay::ReplayGuard::in_memory(max_skew)),
-            (db::Storage::File(f), false) => Some(
-                replay::ReplayGuard::persistent(f, max_skew, config.clock.now())
-                    .map_err(open_error)?,
-            ),
+            (db::Storage::File(f), false) => {
+                Some(replay::ReplayGuard::persistent(f, max_skew).map_err(open_error)?)
+            }
         };
         let public_url = config
             .public_url
@@ -216,6 +215,8 @@ pub const MIGRATIONS: &[db::Migration] = &[
     store::payments::MIGRATION,
     store::sca_browsers::MIGRATION,
     store::faults::MIGRATION,
+    // Last: indexes over the tables above (issue 20, finding 4).
+    store::indexes::MIGRATION,
 ];
 
 /// The sandbox's routes over its state. Absolute links (`scaRedirect`) start with
