@@ -29,7 +29,6 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -258,19 +257,11 @@ fn sse_event(e: &Event) -> SseEvent {
         .data(serde_json::to_string(e).unwrap_or_default())
 }
 
-/// `GET /v1/sandbox/events`: the event stream (see the module documentation). Only signed
-/// requests reach it: the signature check refuses the others before any `/v1` handler.
-pub async fn stream(State(app): State<Arc<App>>, tpp: super::auth::Tpp) -> Response {
-    let Some(slot) = app.events.slots.take(&tpp.id.0) else {
-        return super::errors::ApiError::new(
-            crate::xs2a::error::MessageCode::AccessExceeded,
-            format!(
-                "this TPP has {MAX_SUBSCRIBERS_PER_TPP} event streams open already; close one \
-                 before opening another"
-            ),
-        )
-        .into_response();
-    };
+/// `GET /v1/sandbox/events`: the event stream (see the module documentation), held open
+/// with `slot` (one of the TPP's [`MAX_SUBSCRIBERS_PER_TPP`], taken by the route in
+/// `sandbox::router`, which answers 429 when there is none). Only signed requests reach it:
+/// the signature check refuses the others before any `/v1` handler.
+pub fn stream(app: &App, slot: Slot) -> Response {
     let rx = app.events.subscribe();
     let first = SseEvent::default().comment("subscribed");
     // The slot lives as long as the stream.

@@ -205,6 +205,28 @@ impl App {
     }
 }
 
+/// `GET /v1/sandbox/events` ([`events::stream`]) while the TPP has fewer than
+/// [`events::MAX_SUBSCRIBERS_PER_TPP`] streams open; else 429 `ACCESS_EXCEEDED` (issue 20,
+/// finding 9). Here, not in `events`, so the event stream does not import `auth` and
+/// `errors` (which import it: `scripts/sandbox_cycles.py`).
+async fn events_stream(
+    axum::extract::State(app): axum::extract::State<Arc<App>>,
+    tpp: auth::Tpp,
+) -> Response {
+    match app.events.slots.take(&tpp.id.0) {
+        Some(slot) => events::stream(&app, slot),
+        None => ApiError::new(
+            crate::xs2a::error::MessageCode::AccessExceeded,
+            format!(
+                "this TPP has {} event streams open already; close one before opening \
+                 another",
+                events::MAX_SUBSCRIBERS_PER_TPP
+            ),
+        )
+        .into_response(),
+    }
+}
+
 /// Schema steps of every module's tables, applied in order (see [`db::Db::migrate`]).
 pub const MIGRATIONS: &[db::Migration] = &[
     store::MIGRATION,
@@ -246,7 +268,7 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
         .merge(baskets::routes())
         .merge(batch::routes())
         .merge(faults::routes())
-        .route("/v1/sandbox/events", get(events::stream))
+        .route("/v1/sandbox/events", get(events_stream))
         .merge(snapshot::routes())
         .merge(state::routes())
         .merge(payment_sca::routes())
