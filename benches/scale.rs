@@ -36,7 +36,7 @@
 #![allow(clippy::unwrap_used)]
 
 #[path = "../tests/it/common/mod.rs"]
-#[allow(unused_imports, dead_code)]
+#[allow(unused_imports)]
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -524,8 +524,8 @@ fn main() {
     let mut worst: f64 = 0.0;
     for (i, op) in OPS.iter().enumerate() {
         let mut f = Vec::new();
-        for k in 0..2 {
-            let mut v = times[k][i].clone();
+        for server in &times {
+            let mut v = server[i].clone();
             v.sort();
             f.push((percentile(&v, 0.5), percentile(&v, 0.99)));
         }
