@@ -30,7 +30,8 @@
 //! `PSD2_SCALE_BIN` (another `psd2-console` binary, for a before/after comparison),
 //! `PSD2_SCALE_NO_INDEXES=1` (drop the indexes of migration `indexes_001_purges_and_lookups`
 //! from both files after preparing them: the schema before issue 20),
-//! `PSD2_SCALE_KEEP=DIR` (prepare the files in DIR and keep them).
+//! `PSD2_SCALE_KEEP=DIR` (prepare the files in DIR and keep them), `PSD2_SCALE_REUSE=1` (with
+//! `PSD2_SCALE_KEEP`: use the files a previous run left there instead of preparing them).
 
 // Tests and benches may unwrap: a panic is their failure report (Cargo.toml [lints]).
 #![allow(clippy::unwrap_used)]
@@ -465,15 +466,24 @@ fn main() {
         .unwrap_or_else(|| tmp.path().to_path_buf());
     std::fs::create_dir_all(&dir).unwrap();
     let (empty_file, full_file) = (dir.join("empty.sqlite3"), dir.join("full.sqlite3"));
-    for f in [&empty_file, &full_file] {
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", f.display()));
+    let reuse = std::env::var_os("PSD2_SCALE_REUSE").is_some()
+        && empty_file.is_file()
+        && full_file.is_file();
+    if !reuse {
+        for f in [&empty_file, &full_file] {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", f.display()));
+            }
         }
     }
     {
         let empty = prepare(&empty_file);
         let full = prepare(&full_file);
-        fill(&full);
+        if reuse {
+            println!("reusing {}", dir.display());
+        } else {
+            fill(&full);
+        }
         if std::env::var_os("PSD2_SCALE_NO_INDEXES").is_some() {
             drop_indexes(&empty);
             drop_indexes(&full);
