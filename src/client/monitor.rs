@@ -22,6 +22,10 @@ use super::sandbox_admin::{AdminError, SandboxAdmin};
 pub const EVENTS_PATH: &str = "/v1/sandbox/events";
 /// The state browser's read (customers, consents, payments, baskets).
 pub const STATE_PATH: &str = "/v1/sandbox/state";
+
+/// Entries per list the state browser reads: the sandbox's largest page
+/// (`sandbox::state::MAX_LIMIT`); `totals` in the answer gives how many there are in all.
+pub const STATE_ROWS: usize = 1000;
 /// The sandbox clock (GET reads it, POST `{"advanceSeconds": n}` advances it).
 pub const CLOCK_PATH: &str = "/v1/sandbox/clock";
 /// The batch run (POST).
@@ -282,7 +286,10 @@ pub async fn perform(
     // The state lists every TPP's PSU data: a sandbox reachable from the network (room
     // mode) refuses it with 403 SERVICE_BLOCKED while clock, batch and faults still work,
     // so a refusal is kept as the reason instead of failing the whole read.
-    let (state, state_withheld) = match admin.send(Method::GET, STATE_PATH, None, at).await {
+    // The state is paginated (issue 20): the first STATE_ROWS of each list (oldest first),
+    // with `totals` saying how many there are in all.
+    let state_path = format!("{STATE_PATH}?limit={STATE_ROWS}");
+    let (state, state_withheld) = match admin.send(Method::GET, &state_path, None, at).await {
         Ok(state) => (state, None),
         Err(AdminError::Refused { status: 403, text }) if text.starts_with("SERVICE_BLOCKED") => {
             (Value::Null, Some(text))

@@ -16,6 +16,10 @@
 //! signing string, and whether a fault answered) and one `sca` event per SCA page step; with
 //! nobody subscribed nothing more than one counter read is done.
 //!
+//! In the text format every text value (`method`, `path`, `code`, `request_id`, `verify`) is
+//! quoted and escaped (`request_id="abc status=200"`), numbers are bare: a value cannot add
+//! a field for a logfmt reader.
+//!
 //! Where the line goes (stderr as text or JSON for `sandbox serve`, a file for the console)
 //! and which lines are kept (`RUST_LOG`) is decided by the subscriber ([`crate::logging`]).
 //! Headers other than `X-Request-ID`, bodies, certificates and `Signature` values are never
@@ -108,14 +112,17 @@ pub async fn log_request(State(app): State<Arc<App>>, req: Request, next: Next) 
         .extensions()
         .get::<VerifyStep>()
         .map_or("-", |s| s.0.as_str());
+    // Every text value is recorded as a `&str`, which the text format writes quoted and
+    // escaped (`request_id="abc status=200"`) and the JSON format as a string, so no value
+    // can forge a field for a logfmt reader (issue 20, finding 6).
     tracing::info!(
         target: ACCESS_TARGET,
-        method = %method,
-        path = %path,
+        method = method.as_str(),
+        path = path.as_str(),
         status = response.status().as_u16(),
         code,
         latency_us,
-        request_id = %request_id,
+        request_id = request_id.as_str(),
         verify,
         "request"
     );

@@ -11,7 +11,9 @@
 //! | GET | `/v1/signing-baskets/{basketId}/status` | 200 `{transactionStatus}` |
 //! | DELETE | `/v1/signing-baskets/{basketId}` | 204 (the basket is gone: later calls 404; the payments are untouched) |
 //! | POST | `/v1/signing-baskets/{basketId}/authorisations` | 201 `{scaStatus, authorisationId, _links.scaRedirect}` |
+//! | GET | `/v1/signing-baskets/{basketId}/authorisations` | 200 `{authorisationIds}` |
 //! | GET | `/v1/signing-baskets/{basketId}/authorisations/{authorisationId}` | 200 `{scaStatus}` |
+//! | PUT | `/v1/signing-baskets/{basketId}/authorisations/{authorisationId}` | 200 `{scaStatus, _links}` for an empty body; 400 otherwise (redirect approach only) |
 //!
 //! Links carry `href` and `verbs` (the interface document's Link). The basket's SCA
 //! ([`super::payment_sca`]) authorises every payment of the basket that is still `RCVD`.
@@ -81,11 +83,11 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/v1/signing-baskets/{id}/status", get(read_status))
         .route(
             "/v1/signing-baskets/{id}/authorisations",
-            post(start_authorisation),
+            post(start_authorisation).get(list_authorisations),
         )
         .route(
             "/v1/signing-baskets/{id}/authorisations/{auth}",
-            get(authorisation_status),
+            get(authorisation_status).put(update_psu_data),
         )
 }
 
@@ -335,6 +337,7 @@ async fn create(
 ) -> Result<Response, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
     require_headers(&headers)?;
+    payments::check_accept_fix(&headers, true)?;
     settlement::run_due(&app)?;
     let redirect = payments::redirect_uri(&headers)?;
     let session = payments::session_id(&headers)?;
@@ -583,6 +586,50 @@ async fn start_authorisation(
         &auth.id,
         true,
     ))
+}
+
+/// `GET /v1/signing-baskets/{basketId}/authorisations`: 200 `{"authorisationIds": [..]}`
+/// (Berlin Group `getSigningBasketAuthorisation`; the interface document is silent): the ids
+/// of every authorisation started for the basket, oldest first.
+///
+/// Errors: 404 `RESOURCE_UNKNOWN` for a deleted basket; those of [`basket_for`].
+async fn list_authorisations(
+    State(app): State<Arc<App>>,
+    OwnBasket { id, basket: b, .. }: OwnBasket<false>,
+) -> Result<Json<Value>, ApiError> {
+    if b.cancelled {
+        return Err(deleted(&id));
+    }
+    let ids = app.db.read(|c| rows::authorisation_ids(c, true, &id))?;
+    Ok(Json(json!({ "authorisationIds": ids })))
+}
+
+/// `PUT /v1/signing-baskets/{basketId}/authorisations/{authorisationId}` (Berlin Group
+/// `updateSigningBasketPsuData`): [`payments::update_psu_data_answer`].
+///
+/// Errors: 404 `RESOURCE_UNKNOWN` for a deleted basket; those of [`basket_for`] and
+/// [`payments::update_psu_data_answer`].
+async fn update_psu_data(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    cert: TppCert,
+    ApiPath((id, auth)): ApiPath<(String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let (b, _) = basket_for(&app, &tpp, &cert, &id, &headers, false)?;
+    if b.cancelled {
+        return Err(deleted(&id));
+    }
+    payments::update_psu_data_answer(
+        &app,
+        &auth,
+        &format!("signing basket {id}"),
+        &basket_path(&id),
+        true,
+        &body,
+        |a| a.basket.as_deref() == Some(id.as_str()),
+    )
 }
 
 /// `GET /v1/signing-baskets/{basketId}/authorisations/{authorisationId}`: `{scaStatus}`.

@@ -21,13 +21,14 @@
 //!
 //! Bounded: every subscriber has a queue of [`CAPACITY`] events (`tokio::sync::broadcast`);
 //! one that falls behind loses the oldest and gets a `lagged` event, and requests never wait
-//! for it. With nobody subscribed no event is built ([`Events::listening`]).
+//! for it. With nobody subscribed no event is built ([`Events::listening`]). A TPP may have
+//! at most [`MAX_SUBSCRIBERS_PER_TPP`] streams open at once; one more is answered 429
+//! `ACCESS_EXCEEDED` until one of them ends.
 
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -40,12 +41,19 @@ use crate::signing::{ELIGIBLE_HEADERS, SignatureParams, build_signing_string};
 /// Events each subscriber may have unread before it lags.
 pub const CAPACITY: usize = 1024;
 
+/// Most open event streams of one TPP at a time; the next is refused with 429
+/// `ACCESS_EXCEEDED` (issue 20, finding 9: 300 subscribers that never read were all
+/// accepted).
+pub const MAX_SUBSCRIBERS_PER_TPP: usize = 8;
+
 pub use crate::sandbox_events::{BatchEvent, ClockEvent, Event, RequestEvent, ScaEvent};
 
 /// The sending side, one per sandbox ([`App::events`]).
 #[derive(Debug)]
 pub struct Events {
     tx: broadcast::Sender<Arc<Event>>,
+    /// Open streams per TPP ([`MAX_SUBSCRIBERS_PER_TPP`]).
+    pub slots: Slots,
     /// Live subscriptions, kept here so that the request path reads an atomic instead of
     /// the channel's `receiver_count` (which takes the channel's lock on every request).
     listeners: Arc<AtomicUsize>,
@@ -55,6 +63,7 @@ impl Default for Events {
     fn default() -> Self {
         Events {
             tx: broadcast::Sender::new(CAPACITY),
+            slots: Slots::default(),
             listeners: Arc::new(AtomicUsize::new(0)),
         }
     }
@@ -107,6 +116,46 @@ impl Events {
         Subscription {
             rx,
             listeners: Arc::clone(&self.listeners),
+        }
+    }
+}
+
+/// The open event streams of each TPP (by its id), at most [`MAX_SUBSCRIBERS_PER_TPP`].
+#[derive(Debug, Default, Clone)]
+pub struct Slots(Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>);
+
+/// One open stream of a TPP: given back when dropped (the stream ends or its client goes).
+#[derive(Debug)]
+pub struct Slot {
+    slots: Slots,
+    tpp: String,
+}
+
+impl Slots {
+    /// A slot for one more stream of `tpp`, or `None` when it has
+    /// [`MAX_SUBSCRIBERS_PER_TPP`] open.
+    pub fn take(&self, tpp: &str) -> Option<Slot> {
+        let mut m = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let n = m.entry(tpp.to_string()).or_insert(0);
+        if *n >= MAX_SUBSCRIBERS_PER_TPP {
+            return None;
+        }
+        *n += 1;
+        Some(Slot {
+            slots: self.clone(),
+            tpp: tpp.to_string(),
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut m = self.slots.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = m.get_mut(&self.tpp) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                m.remove(&self.tpp);
+            }
         }
     }
 }
@@ -208,21 +257,27 @@ fn sse_event(e: &Event) -> SseEvent {
         .data(serde_json::to_string(e).unwrap_or_default())
 }
 
-/// `GET /v1/sandbox/events`: the event stream (see the module documentation). Only signed
-/// requests reach it: the signature check refuses the others before any `/v1` handler.
-pub async fn stream(State(app): State<Arc<App>>) -> Response {
+/// `GET /v1/sandbox/events`: the event stream (see the module documentation), held open
+/// with `slot` (one of the TPP's [`MAX_SUBSCRIBERS_PER_TPP`], taken by the route in
+/// `sandbox::router`, which answers 429 when there is none). Only signed requests reach it:
+/// the signature check refuses the others before any `/v1` handler.
+pub fn stream(app: &App, slot: Slot) -> Response {
     let rx = app.events.subscribe();
     let first = SseEvent::default().comment("subscribed");
-    let events = futures_util::stream::unfold((rx, Some(first)), |(mut rx, first)| async move {
-        if let Some(f) = first {
-            return Some((Ok::<_, Infallible>(f), (rx, None)));
-        }
-        let e = match receive(&mut rx).await? {
-            Received::Event(e) => sse_event(&e),
-            Received::Lagged(missed) => sse_event(&Event::Lagged { missed }),
-        };
-        Some((Ok(e), (rx, None)))
-    });
+    // The slot lives as long as the stream.
+    let events = futures_util::stream::unfold(
+        (rx, Some(first), slot),
+        |(mut rx, first, slot)| async move {
+            if let Some(f) = first {
+                return Some((Ok::<_, Infallible>(f), (rx, None, slot)));
+            }
+            let e = match receive(&mut rx).await? {
+                Received::Event(e) => sse_event(&e),
+                Received::Lagged(missed) => sse_event(&Event::Lagged { missed }),
+            };
+            Some((Ok(e), (rx, None, slot)))
+        },
+    );
     let mut r = Sse::new(events)
         .keep_alive(KeepAlive::default())
         .into_response();
@@ -251,6 +306,19 @@ mod tests {
             rt.block_on(receive(&mut rx)),
             Some(Received::Event(Arc::new(clock_event(at, 3, "advance"))))
         );
+    }
+
+    #[test]
+    fn a_tpp_gets_at_most_eight_streams_and_a_closed_one_frees_its_slot() {
+        let slots = Slots::default();
+        let held: Vec<Slot> = (0..MAX_SUBSCRIBERS_PER_TPP)
+            .map(|_| slots.take("a").unwrap())
+            .collect();
+        assert!(slots.take("a").is_none());
+        // Another TPP is not affected.
+        assert!(slots.take("b").is_some());
+        drop(held);
+        assert!(slots.take("a").is_some());
     }
 
     #[test]

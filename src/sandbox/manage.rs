@@ -392,8 +392,12 @@ fn cut(text: &str, max: usize) -> String {
 /// `{"customers": 5, "accounts": 10, "cardAccounts": 3, "agreements": 2}`.
 ///
 /// Errors: 503 `SERVICE_BLOCKED` when the database fails (nothing changed).
-pub async fn initialize(State(app): State<Arc<App>>, _tpp: Tpp) -> Result<Json<Value>, ApiError> {
+pub async fn initialize(State(app): State<Arc<App>>, tpp: Tpp) -> Result<Json<Value>, ApiError> {
     let s = app.store.initialize(&seed::seed())?;
+    // The caller's X-Request-IDs are forgotten too (issue 20, finding 5; `super::replay`).
+    if let Some(guard) = &app.replay {
+        guard.forget_tpp(&tpp.id);
+    }
     app.clock.set_offset(std::time::Duration::ZERO);
     // The fault rules' table was emptied with the others: forget their mirror too.
     app.faults.reload(&app.db);

@@ -15,7 +15,9 @@
 //! | GET | `/v1/{service}/{product}/{paymentId}/status` | 200 `{transactionStatus, fundsAvailable?}` |
 //! | DELETE | `/v1/{service}/{product}/{paymentId}` | 204 (now `CANC`), or 409 explaining why not |
 //! | POST | `/v1/{service}/{product}/{paymentId}/authorisations` | 201 `{scaStatus, authorisationId, _links.scaRedirect}` |
+//! | GET | `/v1/{service}/{product}/{paymentId}/authorisations` | 200 `{authorisationIds}` (Berlin Group `authorisations`) |
 //! | GET | `/v1/{service}/{product}/{paymentId}/authorisations/{authorisationId}` | 200 `{scaStatus}` |
+//! | PUT | `/v1/{service}/{product}/{paymentId}/authorisations/{authorisationId}` | 200 `{scaStatus, _links}` for an empty body; 400 otherwise ([`update_psu_data_answer`]) |
 //! | GET | `/v1/payments/instant-norwegian-credit-transfers-straks/fee-information` | 200 [`FeeInformation`] |
 //!
 //! Products and body rules: [`body`]. Lifecycle (interface document, States; batch runs):
@@ -154,11 +156,11 @@ fn service_routes<const S: u8>(r: Router<Arc<App>>, service: &str) -> Router<Arc
         .route(&format!("{base}/{{id}}/status"), get(status::<S>))
         .route(
             &format!("{base}/{{id}}/authorisations"),
-            post(start_authorisation::<S>),
+            post(start_authorisation::<S>).get(list_authorisations::<S>),
         )
         .route(
             &format!("{base}/{{id}}/authorisations/{{auth}}"),
-            get(authorisation_status::<S>),
+            get(authorisation_status::<S>).put(update_psu_data::<S>),
         )
 }
 
@@ -249,7 +251,7 @@ pub struct Binding {
 /// `X-PSU-IDENTITY` is the mock national identification number, i.e. a private customer's
 /// `customerNumber` (Authentication 14). The PSU-ID is the one SCA gives (UUID v5 of TPP and
 /// customer, [`access::psu_id`]), so repeating the header gives the same PSU-ID. An
-/// unknown `PSU-ID` binds nobody (the SCA identifies the PSU).
+/// unknown `PSU-ID` binds nobody (payment initiation refuses it: [`require_own_psu_id`]).
 ///
 /// Errors: 400 `FORMAT_ERROR` for a `PSU-ID` that is not a UUID, for both headers at once,
 /// for an unknown number, and for a corporate customer's number (single SCA is for private
@@ -294,6 +296,26 @@ pub fn binding(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Binding, ApiError>
         customer: access::psu_customer(app, &tpp.id, psu_id)?,
         created_psu_id: None,
     })
+}
+
+/// Payment initiation with a `PSU-ID` this TPP was never given (another TPP's, or made up)
+/// is refused as `/v1/accounts` refuses it: 401 `CONSENT_INVALID` (issue 20, finding 7: a
+/// second TPP could initiate, and read back, payments under the first TPP's PSU-ID). A
+/// PSU-ID is "unique per TPP and ASPSP combination" (interface document, Resources), so only
+/// the TPP's own PSU-IDs ([`access::psu_customer`]) bind a payment; without `PSU-ID` the
+/// SCA identifies the PSU and gives the TPP its PSU-ID.
+///
+/// Errors: 401 `CONSENT_INVALID` when `PSU-ID` is present and `bound` has no customer.
+pub fn require_own_psu_id(h: &HeaderMap, bound: &Binding) -> Result<(), ApiError> {
+    if bound.customer.is_some() || header_str(h, headers::PSU_ID)?.is_none() {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        MessageCode::ConsentInvalid,
+        "this PSU-ID is not known to this TPP: a PSU-ID is only valid for the TPP it was \
+         given to (after an SCA of this TPP, GET /v1/users or X-PSU-IDENTITY); initiate the \
+         payment without PSU-ID and the SCA identifies the PSU",
+    ))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -355,11 +377,58 @@ pub fn require_corporate_id(
     )))
 }
 
-/// [`require_corporate_id`] for payment `p`.
+/// [`require_corporate_id`] for payment `p`, and [`check_corporate_id`] when the header is
+/// present.
 pub fn require_corporate_id_for(app: &App, h: &HeaderMap, p: &PaymentRow) -> Result<(), ApiError> {
     require_corporate_id(h, || {
         Ok(in_corporate_context(app, p)?.then(|| format!("payment {}", p.id)))
-    })
+    })?;
+    check_corporate_id(app, h, p)
+}
+
+/// A `PSU-Corporate-ID` sent about payment `p` must name its agreement, as `/v1/accounts`
+/// requires (issue 20, finding 8: a random UUID on a corporate payment's status answered
+/// 200). It must be a UUID of an agreement of the sandbox; for a payment in CORPORATE
+/// context, the agreement it was approved under, or before approval an agreement whose
+/// corporate party owns the debtor account. Absent: nothing to check
+/// ([`require_corporate_id`] decides whether it is needed).
+///
+/// Errors: 401 `CORPORATE_ID_INVALID` (Berlin Group `MessageCode401_PIS`) naming the reason;
+/// 503 when the database fails.
+pub fn check_corporate_id(app: &App, h: &HeaderMap, p: &PaymentRow) -> Result<(), ApiError> {
+    let Some(value) = header_str(h, headers::PSU_CORPORATE_ID)? else {
+        return Ok(());
+    };
+    let invalid = |why: String| Err(ApiError::new(MessageCode::CorporateIdInvalid, why));
+    let Ok(cid) = Uuid::parse_str(value) else {
+        return invalid(format!("PSU-Corporate-ID {value:?} is not a UUID"));
+    };
+    let Some(agreement) = app.store.agreement(cid)? else {
+        return invalid(format!(
+            "PSU-Corporate-ID {cid} is not an agreement of this PSU"
+        ));
+    };
+    if !in_corporate_context(app, p)? {
+        return Ok(());
+    }
+    let matches = match p.agreement.as_deref().filter(|a| !a.is_empty()) {
+        Some(approved) => approved == cid.to_string(),
+        None => match Uuid::parse_str(&p.debtor_account)
+            .ok()
+            .map_or(Ok(None), |a| app.store.account(a))?
+        {
+            Some(debtor) => agreement.corporate == debtor.owner,
+            None => false,
+        },
+    };
+    if matches {
+        Ok(())
+    } else {
+        invalid(format!(
+            "PSU-Corporate-ID {cid} is not the agreement of payment {}",
+            p.id
+        ))
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -553,7 +622,9 @@ async fn create<const S: u8>(
     let session = session_id(&headers)?;
     require_psu_ip(&headers)?;
     let explicit = explicit_preferred(&headers)?;
+    check_accept_fix(&headers, false)?;
     let bound = binding(&app, &tpp, &headers)?;
+    require_own_psu_id(&headers, &bound)?;
     let init = body::parse(&app, service, &product, &body)?;
     require_corporate_id(&headers, || {
         Ok(corporate_account(&app, &init.debtor)?.then(|| "the debtor account".to_string()))
@@ -957,6 +1028,162 @@ async fn authorisation_status<const S: u8>(
     sca_status_answer(&app, &auth, &format!("payment {id}"), |a| {
         a.payment.as_deref() == Some(id.as_str())
     })
+}
+
+/// `GET /v1/{service}/{product}/{paymentId}/authorisations`: 200 `{"authorisationIds": [..]}`
+/// (Berlin Group `getPaymentInitiationAuthorisation`, schema `authorisations`; the interface
+/// document is silent, so the Berlin Group file decides): the ids of every authorisation
+/// started for the payment (implicit or explicit start), oldest first; empty before one.
+///
+/// Errors: those of [`payment_for`] (401 `ROLE_INVALID`, 403/404 `RESOURCE_UNKNOWN`, 400
+/// and 401 for `PSU-Corporate-ID`).
+async fn list_authorisations<const S: u8>(
+    State(app): State<Arc<App>>,
+    OwnPayment { id, .. }: OwnPayment<S, false>,
+) -> Result<Json<Value>, ApiError> {
+    let ids = app.db.read(|c| rows::authorisation_ids(c, false, &id))?;
+    Ok(Json(json!({ "authorisationIds": ids })))
+}
+
+/// `PUT /v1/{service}/{product}/{paymentId}/authorisations/{authorisationId}` (Berlin Group
+/// `updatePaymentPsuData`): see [`update_psu_data_answer`].
+async fn update_psu_data<const S: u8>(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    cert: TppCert,
+    ApiPath((segment, id, auth)): ApiPath<(String, String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let service = service_of(S);
+    let p = payment_for(&app, &tpp, &cert, service, &segment, &id, &headers, false)?;
+    let path = payment_path(service, &p.product, &id);
+    update_psu_data_answer(
+        &app,
+        &auth,
+        &format!("payment {id}"),
+        &path,
+        false,
+        &body,
+        |a| a.payment.as_deref() == Some(id.as_str()),
+    )
+}
+
+/// The answer to "Update PSU data" (`PUT .../authorisations/{authorisationId}`, Berlin Group
+/// `updatePaymentPsuData` and `updateSigningBasketPsuData`; the interface document is silent,
+/// so the Berlin Group file decides) for authorisation `auth` of `resource` at
+/// `resource_path`. The sandbox offers the redirect SCA approach only, with one SCA method
+/// and no PSU data to add through the TPP (Berlin Group: in the redirect approach the update
+/// is only "the selection of authentication methods"), so:
+///
+/// - an empty body or `{}`: 200 `{scaStatus, _links: {scaStatus, scaRedirect?}}` (Berlin
+///   Group `updatePsuIdenticationResponse`), `scaRedirect` while the authorisation is open
+///   (`received`, `psuIdentified`): the PSU goes on on the SCA page;
+/// - `psuData`, `scaAuthenticationData`, `authenticationMethodId`, `confirmationCode` or any
+///   other member: 400 `SERVICE_INVALID` (Berlin Group: "The addressed service is not valid
+///   for the addressed resources or the submitted data"), saying the PSU authenticates on the
+///   `scaRedirect` page, never through the TPP;
+/// - a body that is not a JSON object: 400 `FORMAT_ERROR`.
+///
+/// Errors: also 404 `RESOURCE_UNKNOWN` for an unknown authorisation or one of another
+/// resource (as [`sca_status_answer`]); 503 when the database fails.
+pub fn update_psu_data_answer(
+    app: &App,
+    auth: &str,
+    resource: &str,
+    resource_path: &str,
+    verbs: bool,
+    body: &[u8],
+    belongs: impl Fn(&AuthorisationRow) -> bool,
+) -> Result<Json<Value>, ApiError> {
+    let a = app
+        .db
+        .read(|c| rows::authorisation(c, auth))?
+        .filter(|a| belongs(a))
+        .ok_or_else(|| ApiError::not_found(format!("{resource} has no authorisation {auth:?}")))?;
+    let members: Vec<String> = if body.iter().all(u8::is_ascii_whitespace) {
+        Vec::new()
+    } else {
+        match serde_json::from_slice::<Value>(body) {
+            Ok(Value::Object(m)) => m.keys().cloned().collect(),
+            _ => {
+                return Err(ApiError::format(
+                    "the body of an update of PSU data must be a JSON object (or empty)",
+                ));
+            }
+        }
+    };
+    if !members.is_empty() {
+        return Err(ApiError::new(
+            MessageCode::ServiceInvalid,
+            format!(
+                "this ASPSP offers the redirect SCA approach only, with one SCA method: the PSU \
+                 authenticates and approves on the scaRedirect page, never through the TPP, so \
+                 there is no PSU data to update ({} not accepted); send an empty body to read \
+                 the authorisation's links",
+                members.join(", ")
+            ),
+        ));
+    }
+    let status = effective_sca_status(&a, now_secs(app)).to_string();
+    let link = |href: String| {
+        if verbs {
+            Link::with_verbs(href, &["GET"])
+        } else {
+            Link::href(href)
+        }
+    };
+    let mut links = Links::new();
+    if status == sca_status::RECEIVED || status == sca_status::PSU_IDENTIFIED {
+        links.insert(names::SCA_REDIRECT.into(), link(sca_href(app, auth)));
+    }
+    links.insert(
+        "scaStatus".into(),
+        link(format!("{resource_path}/authorisations/{auth}")),
+    );
+    Ok(Json(
+        json!({"scaStatus": status, "_links": links_json(&links)}),
+    ))
+}
+
+/// `x-accept-fix` (interface document, Versioning: "Opt-in behaviour changes are requested
+/// with header `x-accept-fix`; several values are comma-separated"): every value must be one
+/// of the document's fixes ([`headers::ACCEPT_FIXES`]), and with `required` (signing basket
+/// creation, whose header table gives "Value `amount-as-string`") `amount-as-string` must be
+/// among them. Absent: `Ok` (the basket's required headers are checked before).
+///
+/// Errors: 400 `FORMAT_ERROR` naming the value (issue 20, finding 9: `x-accept-fix: foo` was
+/// accepted).
+pub fn check_accept_fix(h: &HeaderMap, required: bool) -> Result<(), ApiError> {
+    let Some(v) = header_str(h, headers::X_ACCEPT_FIX)? else {
+        return Ok(());
+    };
+    let values: Vec<&str> = v
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if let Some(bad) = values.iter().find(|x| {
+        !headers::ACCEPT_FIXES
+            .iter()
+            .any(|f| f.eq_ignore_ascii_case(x))
+    }) {
+        return Err(ApiError::format(format!(
+            "x-accept-fix value {bad:?} is not one of the interface document's fixes ({})",
+            headers::ACCEPT_FIXES.join(", ")
+        )));
+    }
+    if required
+        && !values
+            .iter()
+            .any(|x| x.eq_ignore_ascii_case("amount-as-string"))
+    {
+        return Err(ApiError::format(
+            "x-accept-fix must carry amount-as-string (the interface document's header table \
+             of signing basket creation)",
+        ));
+    }
+    Ok(())
 }
 
 /// The `{scaStatus}` answer (Berlin Group `scaStatusResponse`) for authorisation `auth` of

@@ -14,14 +14,21 @@
 //! i.e. `Date + max skew` (+1 s for the one-second resolution of `Date`), or `now + 2 × max
 //! skew` when the request has no `Date` (a policy without `require_date`). So an id is
 //! refused for at least the whole Date window, and memory holds at most the ids of the last
-//! two minutes.
+//! two minutes. That time left is computed once, at the sandbox clock of the request, and
+//! then counted on the monotonic clock ([`std::time::Instant`]), never on the sandbox
+//! clock: issue 20, finding 5, was a lesson that moved the sandbox clock 181 days ahead and
+//! back (initialize), after which ids stamped with the future expiry sat at the head of
+//! their queue, nothing behind them was dropped, and every TPP got 429 once the guard was
+//! full. `POST /v1/sandbox/initialize` forgets the calling TPP's ids
+//! ([`ReplayGuard::forget_tpp`]).
 //!
 //! Memory bound: at most [`MAX_REMEMBERED`] ids (about 64 bytes each). When full even after
 //! dropping expired ids, new requests are refused with 429 `ACCESS_EXCEEDED` rather than
 //! forgetting ids (which would let replays through); at 60 s per id that is about 35,000
 //! requests per second sustained.
 //!
-//! Restarts: with a database file, ids are also written to the table `replay_request_ids`
+//! Restarts: with a database file, ids (with their real-time expiry, Unix seconds) are also
+//! written to the table `replay_request_ids`
 //! of the same file by a background thread every [`FLUSH_INTERVAL`] (one transaction per
 //! batch, on a connection of its own, so the request path never waits for SQLite), and
 //! loaded at start. A crash loses at most the last interval's ids; an in-memory sandbox
@@ -33,8 +40,9 @@
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use axum::http::HeaderMap;
 
@@ -54,28 +62,44 @@ const MAX_PENDING: usize = 200_000;
 
 const SHARDS: usize = 16;
 
-/// The table of the database file holding remembered ids.
+/// An id's key: two independent hashes of (TPP, `X-Request-ID`).
 type Key = [u64; 2];
+
+/// Milliseconds since the guard was made, on the monotonic clock ([`Instant`]).
+type Mono = u64;
+
+/// A remembered id: when it may be forgotten (monotonic), and whose it is (a hash of the
+/// TPP, for [`ReplayGuard::forget_tpp`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Seen {
+    until: Mono,
+    tpp: u64,
+}
 
 #[derive(Default)]
 struct Shard {
-    /// Key → expiry (Unix seconds).
-    seen: HashMap<Key, u32, foldhash::fast::FixedState>,
-    /// Keys in the order they were remembered, with their expiry, to drop expired ones.
-    order: VecDeque<(u32, Key)>,
+    seen: HashMap<Key, Seen, foldhash::fast::FixedState>,
+    /// Keys in the order they were remembered, with their deadline, to drop expired ones.
+    /// Deadlines are at most `2 × max skew + 2` s after their insertion on the monotonic
+    /// clock, so an entry at the front holds later ones back by at most that long.
+    order: VecDeque<(Mono, Key)>,
 }
 
 impl Shard {
-    fn purge(&mut self, now: u32) {
-        while let Some(&(expires, key)) = self.order.front() {
-            if expires > now {
+    /// Drops the ids whose deadline passed; returns how many.
+    fn purge(&mut self, now: Mono) -> usize {
+        let mut dropped = 0;
+        while let Some(&(until, key)) = self.order.front() {
+            if until > now {
                 break;
             }
             self.order.pop_front();
-            if self.seen.get(&key) == Some(&expires) {
+            if self.seen.get(&key).is_some_and(|s| s.until == until) {
                 self.seen.remove(&key);
+                dropped += 1;
             }
         }
+        dropped
     }
 }
 
@@ -83,7 +107,18 @@ impl Shard {
 struct Pending {
     tpp: String,
     request_id: String,
+    /// Wall-clock expiry (real time, Unix seconds; not the sandbox clock).
     expires: u32,
+}
+
+/// What the flusher thread writes next.
+#[derive(Default)]
+struct Queue {
+    ids: Vec<Pending>,
+    /// TPPs whose persisted ids are to be deleted ([`ReplayGuard::forget_tpp`]).
+    forget: Vec<String>,
+    /// Delete every persisted id ([`ReplayGuard::clear`]).
+    clear: bool,
 }
 
 /// The ids seen per TPP (see the module documentation).
@@ -92,7 +127,14 @@ pub struct ReplayGuard {
     hash: [foldhash::fast::RandomState; 2],
     /// Largest accepted |Date − now|, seconds.
     max_skew: u64,
-    pending: Option<Arc<Mutex<Vec<Pending>>>>,
+    /// Most ids remembered at once ([`MAX_REMEMBERED`] unless made with
+    /// [`ReplayGuard::with_capacity`]).
+    capacity: usize,
+    /// Ids remembered now, all shards together.
+    count: AtomicUsize,
+    /// The origin of [`Mono`] times.
+    start: Instant,
+    pending: Option<Arc<Mutex<Queue>>>,
     /// Keeps the flusher thread alive; it ends when the guard is dropped.
     _alive: Option<Arc<()>>,
 }
@@ -101,6 +143,7 @@ impl std::fmt::Debug for ReplayGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ReplayGuard")
             .field("max_skew", &self.max_skew)
+            .field("capacity", &self.capacity)
             .field("persistent", &self.pending.is_some())
             .finish()
     }
@@ -111,7 +154,7 @@ impl std::fmt::Debug for ReplayGuard {
 pub enum Refusal {
     /// The TPP already sent this `X-Request-ID`.
     Replay,
-    /// [`MAX_REMEMBERED`] ids are remembered and none has expired.
+    /// The guard's capacity ([`MAX_REMEMBERED`]) is reached and none of its ids has expired.
     Full,
 }
 
@@ -134,42 +177,61 @@ impl Refusal {
     }
 }
 
-fn secs(t: SystemTime) -> u32 {
-    let s = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    u32::try_from(s).unwrap_or(u32::MAX)
+fn secs(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+fn millis(d: Duration) -> Mono {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl ReplayGuard {
     /// A guard in memory only; ids are remembered `max_skew` seconds past their `Date`.
     pub fn in_memory(max_skew: u64) -> Self {
+        Self::with_capacity(max_skew, MAX_REMEMBERED)
+    }
+
+    /// [`ReplayGuard::in_memory`] remembering at most `capacity` ids (tests use a small one).
+    pub fn with_capacity(max_skew: u64, capacity: usize) -> Self {
         ReplayGuard {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
             hash: Default::default(),
             max_skew,
+            capacity,
+            count: AtomicUsize::new(0),
+            start: Instant::now(),
             pending: None,
             _alive: None,
         }
     }
 
-    /// A guard that also keeps its ids in the database `file` (table `replay_request_ids`),
-    /// loading those not expired at `now`.
+    /// A guard that also keeps its ids in the database `file` (table `replay_request_ids`,
+    /// real-time expiries), loading those not expired now.
     ///
     /// Errors: the file cannot be opened or the table created or read.
-    pub fn persistent(file: &Path, max_skew: u64, now: SystemTime) -> rusqlite::Result<Self> {
-        let mut guard = Self::in_memory(max_skew);
+    pub fn persistent(file: &Path, max_skew: u64) -> rusqlite::Result<Self> {
+        let guard = Self::in_memory(max_skew);
         let conn = store::open(file)?;
-        let now_s = secs(now);
-        for (tpp, id, expires) in store::load(&conn, now_s)? {
+        let wall = secs(SystemTime::now());
+        let now = guard.mono_now();
+        for (tpp, id, expires) in store::load(&conn, u32::try_from(wall).unwrap_or(u32::MAX))? {
+            let left = u64::from(expires).saturating_sub(wall);
             let key = guard.key(&tpp, &id);
+            let seen = Seen {
+                until: now.saturating_add(left.saturating_mul(1000)),
+                tpp: guard.tpp_hash(&tpp),
+            };
             let mut shard = guard.shard(&key);
-            shard.seen.insert(key, expires);
-            shard.order.push_back((expires, key));
+            if shard.seen.insert(key, seen).is_none() {
+                guard.count.fetch_add(1, Ordering::Relaxed);
+            }
+            shard.order.push_back((seen.until, key));
         }
         for s in &guard.shards {
             let mut s = s.lock().unwrap_or_else(|p| p.into_inner());
             s.order.make_contiguous().sort_by_key(|(e, _)| *e);
         }
-        let pending = Arc::new(Mutex::new(Vec::new()));
+        let pending = Arc::new(Mutex::new(Queue::default()));
         let alive = Arc::new(());
         spawn_flusher(
             file.to_path_buf(),
@@ -177,9 +239,15 @@ impl ReplayGuard {
             Arc::downgrade(&pending),
             Arc::downgrade(&alive),
         );
-        guard.pending = Some(pending);
-        guard._alive = Some(alive);
-        Ok(guard)
+        Ok(ReplayGuard {
+            pending: Some(pending),
+            _alive: Some(alive),
+            ..guard
+        })
+    }
+
+    fn mono_now(&self) -> Mono {
+        millis(self.start.elapsed())
     }
 
     fn key(&self, tpp: &str, request_id: &str) -> Key {
@@ -189,14 +257,25 @@ impl ReplayGuard {
         ]
     }
 
+    fn tpp_hash(&self, tpp: &str) -> u64 {
+        self.hash[0].hash_one(tpp)
+    }
+
     fn shard(&self, key: &Key) -> std::sync::MutexGuard<'_, Shard> {
         self.shards[(key[0] as usize) % SHARDS]
             .lock()
             .unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Remembers `request_id` of `tpp` at `now`, or says why the request is refused.
-    /// `headers` give the request's `Date` (how long the id is kept).
+    fn lock(s: &Mutex<Shard>) -> std::sync::MutexGuard<'_, Shard> {
+        s.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Remembers `request_id` of `tpp`, or says why the request is refused. `headers` give
+    /// the request's `Date` and `now` is the sandbox clock: the id is kept for as long as
+    /// the request's `Date` stays within the window at that clock (`Date + max skew + 1` −
+    /// `now`, at least 1 s, at most `2 × max skew + 2` s), counted on the monotonic clock,
+    /// so a later jump of the sandbox clock (either way) never keeps ids longer.
     pub fn check(
         &self,
         tpp: &TppId,
@@ -204,48 +283,120 @@ impl ReplayGuard {
         headers: &HeaderMap,
         now: SystemTime,
     ) -> Result<(), Refusal> {
+        self.check_at(tpp, request_id, headers, now, self.start.elapsed())
+    }
+
+    /// [`ReplayGuard::check`] with the monotonic time given as the time since the guard was
+    /// made (`elapsed`), for tests that move it.
+    pub fn check_at(
+        &self,
+        tpp: &TppId,
+        request_id: &str,
+        headers: &HeaderMap,
+        now: SystemTime,
+        elapsed: Duration,
+    ) -> Result<(), Refusal> {
+        let mono = millis(elapsed);
         let now_s = secs(now);
         let date = headers
             .get(axum::http::header::DATE)
             .and_then(|d| d.to_str().ok())
             .and_then(|d| httpdate::parse_http_date(d).ok());
+        let longest = 2 * self.max_skew + 2;
         let expires = match date {
-            Some(d) => secs(d).saturating_add(self.max_skew as u32 + 1),
-            None => now_s.saturating_add(2 * self.max_skew as u32 + 1),
-        }
-        .max(now_s.saturating_add(1));
+            Some(d) => secs(d).saturating_add(self.max_skew + 1),
+            None => now_s.saturating_add(2 * self.max_skew + 1),
+        };
+        let left = expires.saturating_sub(now_s).clamp(1, longest);
+        let seen = Seen {
+            until: mono.saturating_add(left.saturating_mul(1000)),
+            tpp: self.tpp_hash(&tpp.0),
+        };
         let key = self.key(&tpp.0, request_id);
         {
             let mut shard = self.shard(&key);
-            shard.purge(now_s);
-            if shard.seen.get(&key).is_some_and(|e| *e > now_s) {
+            let dropped = shard.purge(mono);
+            self.count.fetch_sub(dropped, Ordering::Relaxed);
+            if shard.seen.get(&key).is_some_and(|s| s.until > mono) {
                 return Err(Refusal::Replay);
             }
-            if shard.seen.len() >= MAX_REMEMBERED / SHARDS {
-                return Err(Refusal::Full);
+            if self.count.load(Ordering::Relaxed) >= self.capacity {
+                drop(shard);
+                self.purge_all(mono);
+                shard = self.shard(&key);
+                if self.count.load(Ordering::Relaxed) >= self.capacity {
+                    return Err(Refusal::Full);
+                }
             }
-            shard.seen.insert(key, expires);
-            shard.order.push_back((expires, key));
+            if shard.seen.insert(key, seen).is_none() {
+                self.count.fetch_add(1, Ordering::Relaxed);
+            }
+            shard.order.push_back((seen.until, key));
         }
         if let Some(p) = &self.pending {
             let mut p = p.lock().unwrap_or_else(|p| p.into_inner());
-            if p.len() < MAX_PENDING {
-                p.push(Pending {
+            if p.ids.len() < MAX_PENDING {
+                let wall = secs(SystemTime::now()).saturating_add(left);
+                p.ids.push(Pending {
                     tpp: tpp.0.clone(),
                     request_id: request_id.to_string(),
-                    expires,
+                    expires: u32::try_from(wall).unwrap_or(u32::MAX),
                 });
             }
         }
         Ok(())
     }
 
+    /// Drops the expired ids of every shard.
+    fn purge_all(&self, mono: Mono) {
+        for s in &self.shards {
+            let dropped = Self::lock(s).purge(mono);
+            self.count.fetch_sub(dropped, Ordering::Relaxed);
+        }
+    }
+
+    /// Forgets every id of `tpp` (in memory and, with a database file, there too): `POST
+    /// /v1/sandbox/initialize` of that TPP. Other TPPs' ids stay, so their captured requests
+    /// still cannot be replayed.
+    pub fn forget_tpp(&self, tpp: &TppId) {
+        let h = self.tpp_hash(&tpp.0);
+        for s in &self.shards {
+            let mut s = Self::lock(s);
+            let before = s.seen.len();
+            s.seen.retain(|_, v| v.tpp != h);
+            let dropped = before - s.seen.len();
+            if s.seen.is_empty() {
+                s.order.clear();
+            }
+            self.count.fetch_sub(dropped, Ordering::Relaxed);
+        }
+        if let Some(p) = &self.pending {
+            let mut p = p.lock().unwrap_or_else(|p| p.into_inner());
+            p.ids.retain(|i| i.tpp != tpp.0);
+            p.forget.push(tpp.0.clone());
+        }
+    }
+
+    /// Forgets every id of every TPP (a reset of the whole sandbox).
+    pub fn clear(&self) {
+        for s in &self.shards {
+            let mut s = Self::lock(s);
+            let dropped = s.seen.len();
+            s.seen.clear();
+            s.order.clear();
+            self.count.fetch_sub(dropped, Ordering::Relaxed);
+        }
+        if let Some(p) = &self.pending {
+            let mut p = p.lock().unwrap_or_else(|p| p.into_inner());
+            p.ids.clear();
+            p.forget.clear();
+            p.clear = true;
+        }
+    }
+
     /// How many ids are remembered (expired ones not yet dropped included).
     pub fn len(&self) -> usize {
-        self.shards
-            .iter()
-            .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).seen.len())
-            .sum()
+        self.shards.iter().map(|s| Self::lock(s).seen.len()).sum()
     }
 
     /// Whether no id is remembered.
@@ -254,13 +405,23 @@ impl ReplayGuard {
     }
 }
 
-fn flush(conn: &mut rusqlite::Connection, batch: &[Pending]) -> rusqlite::Result<()> {
-    // Every id of the batch was remembered with an expiry after its sandbox-clock `now`,
-    // so rows expiring before the batch's earliest expiry (less a margin) are expired.
-    let min = batch.iter().map(|p| p.expires).min();
+fn flush(conn: &mut rusqlite::Connection, q: &Queue) -> rusqlite::Result<()> {
+    if q.clear {
+        store::forget(conn, None)?;
+    }
+    for tpp in &q.forget {
+        store::forget(conn, Some(tpp))?;
+    }
+    if q.ids.is_empty() {
+        return Ok(());
+    }
+    // Every id of the batch was remembered with a real-time expiry after the real time it
+    // was seen, so rows expiring before the batch's earliest expiry (less a margin) are
+    // expired.
+    let min = q.ids.iter().map(|p| p.expires).min();
     store::save(
         conn,
-        batch
+        q.ids
             .iter()
             .map(|p| (p.tpp.as_str(), p.request_id.as_str(), p.expires)),
         min.map(|m| m.saturating_sub(2)),
@@ -271,18 +432,17 @@ fn flush(conn: &mut rusqlite::Connection, batch: &[Pending]) -> rusqlite::Result
 fn spawn_flusher(
     file: PathBuf,
     mut conn: rusqlite::Connection,
-    pending: Weak<Mutex<Vec<Pending>>>,
+    pending: Weak<Mutex<Queue>>,
     alive: Weak<()>,
 ) {
     let run = move || {
         loop {
             std::thread::sleep(FLUSH_INTERVAL);
             let Some(p) = pending.upgrade() else { break };
-            let batch = std::mem::take(&mut *p.lock().unwrap_or_else(|p| p.into_inner()));
+            let q = std::mem::take(&mut *p.lock().unwrap_or_else(|p| p.into_inner()));
             drop(p);
-            if !batch.is_empty()
-                && let Err(e) = flush(&mut conn, &batch)
-            {
+            let work = q.clear || !q.forget.is_empty() || !q.ids.is_empty();
+            if work && let Err(e) = flush(&mut conn, &q) {
                 tracing::warn!(file = %file.display(), error = %e, "writing X-Request-IDs failed");
             }
             if alive.strong_count() == 0 {
@@ -318,16 +478,87 @@ mod tests {
         let other = TppId("b".into());
         let t0 = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
         let h = date(t0);
-        assert_eq!(g.check(&tpp, "id-1", &h, t0), Ok(()));
-        assert_eq!(g.check(&tpp, "id-1", &h, t0), Err(Refusal::Replay));
+        let at = |s: u64| Duration::from_secs(s);
+        assert_eq!(g.check_at(&tpp, "id-1", &h, t0, at(0)), Ok(()));
+        assert_eq!(
+            g.check_at(&tpp, "id-1", &h, t0, at(0)),
+            Err(Refusal::Replay)
+        );
         // Another TPP may use the same id.
-        assert_eq!(g.check(&other, "id-1", &h, t0), Ok(()));
+        assert_eq!(g.check_at(&other, "id-1", &h, t0, at(0)), Ok(()));
         // Still refused at the end of the window (Date + 60 s)...
         let late = t0 + Duration::from_secs(60);
-        assert_eq!(g.check(&tpp, "id-1", &h, late), Err(Refusal::Replay));
+        assert_eq!(
+            g.check_at(&tpp, "id-1", &h, late, at(60)),
+            Err(Refusal::Replay)
+        );
         // ...and dropped once the Date check alone refuses the request.
         let after = t0 + Duration::from_secs(62);
-        assert_eq!(g.check(&tpp, "id-1", &date(after), after), Ok(()));
+        assert_eq!(
+            g.check_at(&tpp, "id-1", &date(after), after, at(62)),
+            Ok(())
+        );
+    }
+
+    /// Issue 20, finding 5: a lesson advances the sandbox clock 181 days, sends requests,
+    /// initializes (the clock is back at real time), then sends many more. The guard purges
+    /// by real time, so the ids stamped at +181 days do not hold back the later ones: the
+    /// remembered set stays bounded and a fresh TPP's first request is never refused as
+    /// full. (Before: 2.09 M requests later every TPP got 429.)
+    #[test]
+    fn a_clock_jump_and_initialize_never_fill_the_guard() {
+        const CAPACITY: usize = 64;
+        let g = ReplayGuard::with_capacity(60, CAPACITY);
+        let lesson = TppId("lesson".into());
+        let real = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let ahead = real + Duration::from_secs(181 * 86_400);
+        let mut elapsed = Duration::ZERO;
+        for i in 0..48 {
+            let r = g.check_at(&lesson, &format!("ahead-{i}"), &date(ahead), ahead, elapsed);
+            assert_eq!(r, Ok(()), "request {i} at +181 days");
+        }
+        g.forget_tpp(&lesson);
+        assert_eq!(g.len(), 0, "initialize forgets the TPP's ids");
+        // Again at +181 days (the initialize came later in another run of the lesson).
+        for i in 0..16 {
+            let r = g.check_at(&lesson, &format!("again-{i}"), &date(ahead), ahead, elapsed);
+            assert_eq!(r, Ok(()));
+        }
+        // The clock is back at real time (no initialize this time): 20,000 more requests, one
+        // every 1.5 real seconds (about 41 ids within any 61 s, under the capacity).
+        for i in 0..20_000u64 {
+            elapsed = Duration::from_millis(1500 * i) + Duration::from_secs(1);
+            let now = real + elapsed;
+            let r = g.check_at(&lesson, &format!("later-{i}"), &date(now), now, elapsed);
+            assert_eq!(r, Ok(()), "request {i} after the clock moved back");
+            assert!(g.len() <= CAPACITY, "bounded: {} ids", g.len());
+        }
+        let now = real + elapsed;
+        let fresh = TppId("fresh".into());
+        assert_eq!(
+            g.check_at(&fresh, "first", &date(now), now, elapsed),
+            Ok(())
+        );
+        // Ids still refused within their window after all this.
+        assert_eq!(
+            g.check_at(&lesson, "later-19999", &date(now), now, elapsed),
+            Err(Refusal::Replay)
+        );
+    }
+
+    #[test]
+    fn initialize_forgets_only_the_callers_ids() {
+        let g = ReplayGuard::in_memory(60);
+        let (a, b) = (TppId("a".into()), TppId("b".into()));
+        let t = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let z = Duration::ZERO;
+        assert_eq!(g.check_at(&a, "x", &date(t), t, z), Ok(()));
+        assert_eq!(g.check_at(&b, "x", &date(t), t, z), Ok(()));
+        g.forget_tpp(&a);
+        assert_eq!(g.check_at(&a, "x", &date(t), t, z), Ok(()));
+        assert_eq!(g.check_at(&b, "x", &date(t), t, z), Err(Refusal::Replay));
+        g.clear();
+        assert!(g.is_empty());
     }
 
     #[test]
@@ -337,11 +568,11 @@ mod tests {
         let now = SystemTime::now();
         let tpp = TppId("t".into());
         {
-            let g = ReplayGuard::persistent(&file, 60, now).unwrap();
+            let g = ReplayGuard::persistent(&file, 60).unwrap();
             assert_eq!(g.check(&tpp, "x", &date(now), now), Ok(()));
             std::thread::sleep(FLUSH_INTERVAL * 3);
         }
-        let g = ReplayGuard::persistent(&file, 60, now).unwrap();
+        let g = ReplayGuard::persistent(&file, 60).unwrap();
         assert_eq!(g.check(&tpp, "x", &date(now), now), Err(Refusal::Replay));
         assert_eq!(g.check(&tpp, "y", &date(now), now), Ok(()));
     }

@@ -936,8 +936,13 @@ fn state_lines(state: &Value, t: &Theme) -> Vec<Line<'static>> {
         if !lines.is_empty() {
             lines.push(Line::default());
         }
+        // The state is paginated: say so when the page holds fewer than the list.
+        let count = match state["totals"][key].as_u64() {
+            Some(total) if total > items.len() as u64 => format!("{} of {total}", items.len()),
+            _ => items.len().to_string(),
+        };
         lines.push(Line::from(Span::styled(
-            format!("{title} ({})", items.len()),
+            format!("{title} ({count})"),
             t.group,
         )));
         lines.extend(items.iter().map(|v| Line::from(row(v))));

@@ -268,6 +268,75 @@ fn access_lines(log: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Issue 20, finding 6: the text access log quotes and escapes every text value, so an
+/// `X-Request-ID` of `abc status=200` (or with a quote) cannot add or forge a field for a
+/// logfmt reader.
+#[tokio::test]
+async fn text_access_log_quotes_every_value_so_a_request_id_cannot_forge_fields() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("text.log");
+    let (server, base) = start_logging_server(&[], Some("info"), &log);
+    let hostile = [("X-Request-ID".to_string(), "abc status=200".to_string())];
+    let (status, _) = send(&base, "GET", "/v1/accounts", &hostile, None).await;
+    assert_ne!(status, 200);
+    let quote = [(
+        "X-Request-ID".to_string(),
+        "x\" status=200 code=\"-".to_string(),
+    )];
+    send(&base, "GET", "/v1/accounts", &quote, None).await;
+    drop(server);
+    let lines = access_lines(&log);
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    assert!(
+        lines[0].contains("request_id=\"abc status=200\""),
+        "quoted: {}",
+        lines[0]
+    );
+    assert!(
+        lines[1].contains(r#"request_id="x\" status=200 code=\"-""#),
+        "escaped: {}",
+        lines[1]
+    );
+    for l in &lines {
+        // Exactly one bare `status=` field: the real one (401), outside any quotes.
+        let fields = logfmt_keys(l);
+        assert_eq!(
+            fields.iter().filter(|k| k.as_str() == "status").count(),
+            1,
+            "one status field in {l}: {fields:?}"
+        );
+        assert!(l.contains(&format!("status={status}")), "{l}");
+    }
+}
+
+/// The keys of a logfmt line (`key=value` or `key="quoted \" value"` pairs).
+fn logfmt_keys(line: &str) -> Vec<String> {
+    let mut keys = Vec::new();
+    let mut chars = line.chars().peekable();
+    let mut word = String::new();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                // Skip a quoted value with its escapes.
+                while let Some(q) = chars.next() {
+                    if q == '\\' {
+                        chars.next();
+                    } else if q == '"' {
+                        break;
+                    }
+                }
+                word.clear();
+            }
+            '=' => {
+                keys.push(std::mem::take(&mut word));
+            }
+            ' ' => word.clear(),
+            c => word.push(c),
+        }
+    }
+    keys
+}
+
 /// Issue 9 item 15: `sandbox serve` logs one line per request to stderr, with method, path,
 /// status, Berlin Group code, latency, X-Request-ID and the verification step that failed,
 /// as JSON (`--log-format json`) or text, filtered by RUST_LOG.
@@ -336,11 +405,11 @@ async fn serve_logs_one_line_per_request_as_json_or_text_filtered_by_rust_log() 
     let lines = access_lines(&log);
     assert_eq!(lines.len(), 1, "{lines:#?}");
     for part in [
-        "method=GET",
-        "path=/v1/sandbox/customers ",
+        "method=\"GET\"",
+        "path=\"/v1/sandbox/customers\" ",
         &format!("status={bad_status}"),
         &format!("code=\"{bad_code}\""),
-        "request_id=44444444-4444-4444-8444-444444444444 ",
+        "request_id=\"44444444-4444-4444-8444-444444444444\" ",
         "verify=\"SignatureInvalid\"",
         "latency_us=",
     ] {

@@ -138,3 +138,33 @@ async fn the_event_stream_is_refused_without_a_signature() {
         .unwrap();
     Reply::of(r).await.assert_error(400, "SIGNATURE_MISSING");
 }
+
+/// Issue 20, finding 9: a TPP may hold at most eight event streams open; the ninth is 429
+/// `ACCESS_EXCEEDED` (300 streams that never read were all accepted before), and another TPP
+/// is not affected.
+#[tokio::test]
+async fn a_tpp_gets_at_most_eight_event_streams_at_once() {
+    use psd2_console::sandbox::events::MAX_SUBSCRIBERS_PER_TPP;
+    let sb = TestSandbox::start().await;
+    let mut open = Vec::new();
+    for _ in 0..MAX_SUBSCRIBERS_PER_TPP {
+        open.push(EventStream::open(&sb).await);
+    }
+    let ninth = sb
+        .signed(tpp(), "GET", "/v1/sandbox/events", &[], None)
+        .send()
+        .await
+        .unwrap();
+    Reply::of(ninth).await.assert_error(429, "ACCESS_EXCEEDED");
+    let other = common::sandbox::tpp_with_roles(&[
+        psd2_console::cert::Psd2Role::PspAi,
+        psd2_console::cert::Psd2Role::PspPi,
+    ]);
+    let r = sb
+        .signed(&other, "GET", "/v1/sandbox/events", &[], None)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "another TPP has its own streams");
+    drop(open);
+}

@@ -510,6 +510,78 @@ async fn a_basket_without_a_required_header_of_the_document_is_format_error_nami
     assert_eq!(r.status, 201, "{}", r.text);
 }
 
+/// Issue 20, finding 9: basket creation's `x-accept-fix` must carry `amount-as-string` (the
+/// document's header table) and only the document's fixes; `foo` is 400 `FORMAT_ERROR`.
+#[tokio::test]
+async fn a_basket_needs_x_accept_fix_amount_as_string_and_no_unknown_fix() {
+    let sb = sandbox().await;
+    let p = payment(&sb, &bban(KARI), "fix").await;
+    let body = json!({ "paymentIds": [p] }).to_string();
+    for bad in ["foo", "longer-names", "amount-as-string,foo"] {
+        let r = sb
+            .send(
+                "POST",
+                "/v1/signing-baskets",
+                &[("x-accept-fix", bad)],
+                Some(&body),
+            )
+            .await;
+        r.assert_error(400, "FORMAT_ERROR");
+        assert!(r.text.contains("x-accept-fix"), "{bad}: {}", r.text);
+    }
+    let r = sb
+        .send(
+            "POST",
+            "/v1/signing-baskets",
+            &[("x-accept-fix", "amount-as-string, longer-names")],
+            Some(&body),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+}
+
+/// Issue 20, finding 9: `GET /v1/signing-baskets/{basketId}/authorisations` lists the
+/// basket's authorisation ids and `PUT .../authorisations/{authorisationId}` answers as a
+/// redirect-only ASPSP (Berlin Group `getSigningBasketAuthorisation`,
+/// `updateSigningBasketPsuData`; the document is silent).
+#[tokio::test]
+async fn basket_authorisations_are_listed_and_updating_psu_data_answers_the_redirect_links() {
+    let sb = sandbox().await;
+    let p = payment(&sb, &bban(KARI), "basket auths").await;
+    let r = basket(&sb, std::slice::from_ref(&p)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let id = r.json["basketId"].as_str().unwrap().to_string();
+    let one = r.json["_links"]["scaStatus"]["href"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let auth = one.rsplit('/').next().unwrap().to_string();
+    let list = format!("/v1/signing-baskets/{id}/authorisations");
+    let l = sb.get_ok(&list).await;
+    assert_eq!(l.json, json!({ "authorisationIds": [auth] }));
+    let u = sb.send("PUT", &one, &[], Some("{}")).await;
+    assert_eq!(u.status, 200, "{}", u.text);
+    assert_eq!(u.json["scaStatus"], "received");
+    assert_eq!(u.json["_links"]["scaStatus"]["href"], one.as_str());
+    assert_eq!(u.json["_links"]["scaStatus"]["verbs"], json!(["GET"]));
+    assert!(u.sca_redirect().is_some(), "{}", u.text);
+    let data = json!({"scaAuthenticationData": "123456"}).to_string();
+    sb.send("PUT", &one, &[], Some(&data))
+        .await
+        .assert_error(400, "SERVICE_INVALID");
+    let other = tpp_with_roles(&[Psd2Role::PspPi]);
+    sb.send_as(&other, "GET", &list, &[], None)
+        .await
+        .assert_error(403, "RESOURCE_UNKNOWN");
+    // A deleted basket has no authorisations to list.
+    assert_eq!(
+        sb.delete(&format!("/v1/signing-baskets/{id}")).await.status,
+        204
+    );
+    sb.get(&list).await.assert_error(404, "RESOURCE_UNKNOWN");
+    sb.assert_schema_valid();
+}
+
 #[tokio::test]
 async fn a_deleted_basket_is_gone_not_canc() {
     let sb = sandbox().await;

@@ -118,6 +118,67 @@ async fn used_x_request_ids_are_still_refused_after_a_restart_on_a_file_database
     sb.stop().await;
 }
 
+/// Issue 20, finding 5: a lesson moves the sandbox clock 181 days ahead, sends requests and
+/// initializes. `initialize` forgets the caller's X-Request-IDs (it resets the caller's
+/// sandbox), never another TPP's, and requests after it are answered normally, however the
+/// clock moved. (The bound of the remembered set over time is the unit test
+/// `sandbox::replay::tests::a_clock_jump_and_initialize_never_fill_the_guard`.)
+#[tokio::test]
+async fn initialize_forgets_the_callers_request_ids_after_a_clock_jump() {
+    let sb = TestSandbox::start().await;
+    sb.post_ok(
+        "/v1/sandbox/clock",
+        &serde_json::json!({ "advanceSeconds": 181 * 86_400 }),
+    )
+    .await;
+    let other = tpp_with_roles(&[Psd2Role::PspAi]);
+    let (mine, theirs) = (
+        uuid::Uuid::new_v4().to_string(),
+        uuid::Uuid::new_v4().to_string(),
+    );
+    for i in 0..64 {
+        let id = if i == 0 {
+            mine.clone()
+        } else {
+            uuid::Uuid::new_v4().to_string()
+        };
+        sb.get_with_ok("/v1/sandbox/customers", &[("X-Request-ID", &id)])
+            .await;
+    }
+    let r = sb
+        .send_as(
+            &other,
+            "GET",
+            "/v1/sandbox/customers",
+            &[("X-Request-ID", &theirs)],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    sb.post_ok("/v1/sandbox/initialize", &serde_json::json!({}))
+        .await;
+    // The clock is back at real time; the caller's ids are forgotten, the other TPP's kept.
+    sb.get_with_ok("/v1/sandbox/customers", &[("X-Request-ID", &mine)])
+        .await;
+    let r = sb
+        .send_as(
+            &other,
+            "GET",
+            "/v1/sandbox/customers",
+            &[("X-Request-ID", &theirs)],
+            None,
+        )
+        .await;
+    r.assert_error(400, "FORMAT_ERROR");
+    // A fresh TPP's first request.
+    let fresh = tpp_with_roles(&[Psd2Role::PspPi]);
+    let r = sb
+        .send_as(&fresh, "GET", "/v1/sandbox/customers", &[], None)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    sb.stop().await;
+}
+
 #[tokio::test]
 async fn allow_replays_turns_the_check_off_for_load_benchmarks() {
     let sb = TestSandbox::start_with(SandboxConfig {

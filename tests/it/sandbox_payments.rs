@@ -729,6 +729,159 @@ async fn explicit_authorisation_gives_start_authorisation_then_an_sca_redirect()
     again.assert_error(409, "STATUS_INVALID");
 }
 
+/// Issue 20, finding 9: `GET .../{paymentId}/authorisations` lists the authorisation ids
+/// (Berlin Group `authorisations`), and `PUT .../authorisations/{authorisationId}` answers
+/// as a redirect-only ASPSP: an empty body gives the links, PSU data is refused (the
+/// document is silent on both; the Berlin Group file defines them, so they are no longer 405).
+#[tokio::test]
+async fn payment_authorisations_are_listed_and_updating_psu_data_answers_the_redirect_links() {
+    let sb = sandbox().await;
+    let r = sb
+        .initiate(DOMESTIC, &domestic(&first_bban(KARI), "4.00", "list auths"))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let id = r.json["paymentId"].as_str().unwrap().to_string();
+    let implicit = r.json["_links"]["scaStatus"]["href"]
+        .as_str()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let list = format!("/v1/payments/{DOMESTIC}/{id}/authorisations");
+    let second = sb.send("POST", &list, &[], None).await;
+    assert_eq!(second.status, 201, "{}", second.text);
+    let explicit = second.json["authorisationId"].as_str().unwrap().to_string();
+    let l = sb.get_ok(&list).await;
+    assert_eq!(l.json, json!({"authorisationIds": [implicit, explicit]}));
+
+    // PUT with an empty body or `{}`: the current scaStatus and the links to go on with.
+    let one = format!("{list}/{explicit}");
+    for body in [None, Some("{}")] {
+        let u = sb.send("PUT", &one, &[], body).await;
+        assert_eq!(u.status, 200, "{}", u.text);
+        assert_eq!(u.json["scaStatus"], "received");
+        assert_eq!(u.json["_links"]["scaStatus"]["href"], one.as_str());
+        assert!(u.sca_redirect().is_some(), "{}", u.text);
+    }
+    // PSU data through the TPP: refused, the PSU authenticates on the SCA page.
+    let creds = json!({"psuData": {"password": "hunter2"}}).to_string();
+    let u = sb.send("PUT", &one, &[], Some(&creds)).await;
+    u.assert_error(400, "SERVICE_INVALID");
+    assert!(u.text.contains("redirect"), "{}", u.text);
+    assert!(!u.text.contains("hunter2"), "{}", u.text);
+    sb.send("PUT", &one, &[], Some("[1]"))
+        .await
+        .assert_error(400, "FORMAT_ERROR");
+    // An authorisation of another payment, another TPP's payment.
+    let (other, _) = sb
+        .create_payment(DOMESTIC, &domestic(&first_bban(KARI), "4.01", "other"))
+        .await;
+    sb.send(
+        "PUT",
+        &format!("/v1/payments/{DOMESTIC}/{other}/authorisations/{explicit}"),
+        &[],
+        None,
+    )
+    .await
+    .assert_error(404, "RESOURCE_UNKNOWN");
+    let b = tpp_with_roles(&[Psd2Role::PspPi]);
+    let r = sb.send_as(&b, "GET", &list, &[], None).await;
+    r.assert_error(403, "RESOURCE_UNKNOWN");
+    // Once approved: finalised, no scaRedirect any more.
+    let sca = r_sca(&sb, &one).await;
+    assert!(matches!(approve(&sca, KARI).await, ScaCallback::Success(_)));
+    let u = sb.send("PUT", &one, &[], None).await;
+    assert_eq!(u.status, 200, "{}", u.text);
+    assert_eq!(u.json["scaStatus"], "finalised");
+    assert!(u.sca_redirect().is_none(), "{}", u.text);
+    sb.assert_schema_valid();
+}
+
+/// The `scaRedirect` of authorisation `href` (from `PUT` with an empty body).
+async fn r_sca(sb: &TestSandbox, href: &str) -> String {
+    let u = sb.send("PUT", href, &[], None).await;
+    u.sca_redirect().unwrap().to_string()
+}
+
+/// Issue 20, finding 9: `x-accept-fix` carries only the interface document's fixes
+/// (Versioning: comma-separated); `foo` is 400 `FORMAT_ERROR` naming it.
+#[tokio::test]
+async fn x_accept_fix_takes_only_the_documents_values() {
+    let sb = sandbox().await;
+    for ok in ["amount-as-string", "amount-as-string, longer-names"] {
+        let body = domestic(&first_bban(KARI), "6.00", ok);
+        let r = sb
+            .initiate_with(DOMESTIC, &[("x-accept-fix", ok)], &body)
+            .await;
+        assert_eq!(r.status, 201, "{ok}: {}", r.text);
+    }
+    let body = domestic(&first_bban(KARI), "6.00", "fix");
+    let r = sb
+        .initiate_with(DOMESTIC, &[("x-accept-fix", "foo")], &body)
+        .await;
+    r.assert_error(400, "FORMAT_ERROR");
+    assert!(r.text.contains("foo"), "{}", r.text);
+}
+
+/// The payment maximum (docs/sandbox.md): NOK 999,999,999.99; one øre more is 400
+/// `FORMAT_ERROR` naming the amount and the maximum.
+#[tokio::test]
+async fn the_payment_maximum_is_999_999_999_99() {
+    let sb = sandbox().await;
+    let r = sb
+        .initiate(
+            DOMESTIC,
+            &domestic(&first_bban(KARI), "999999999.99", "max"),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = sb
+        .initiate(
+            DOMESTIC,
+            &domestic(&first_bban(KARI), "1000000000.00", "max+1"),
+        )
+        .await;
+    r.assert_error(400, "FORMAT_ERROR");
+    assert!(r.text.contains("999999999.99"), "{}", r.text);
+}
+
+/// Issue 20, finding 7: TPP B sending TPP A's PSU-ID at payment initiation is refused as
+/// `/v1/accounts` refuses it (401 `CONSENT_INVALID`); A's own PSU-ID still binds A's payment.
+#[tokio::test]
+async fn another_tpps_psu_id_is_refused_at_payment_initiation_as_at_accounts() {
+    let sb = sandbox().await;
+    let (_, sca) = sb
+        .create_payment(DOMESTIC, &domestic(&first_bban(KARI), "7.00", "a's"))
+        .await;
+    let a_psu = approved(&sca, KARI).await.psu_id;
+    let b = tpp_with_roles(&[Psd2Role::PspPi, Psd2Role::PspAi]);
+    let psu = [("PSU-ID", a_psu.as_str())];
+    let body = domestic(&first_bban(KARI), "8.00", "b's").to_string();
+    let path = format!("/v1/payments/{DOMESTIC}");
+    let r = sb.send_as(&b, "POST", &path, &psu, Some(&body)).await;
+    r.assert_error(401, "CONSENT_INVALID");
+    assert!(r.json.get("paymentId").is_none(), "{}", r.text);
+    let accounts = sb.send_as(&b, "GET", "/v1/accounts", &psu, None).await;
+    assert_eq!(accounts.status, 401, "{}", accounts.text);
+    assert_eq!(accounts.code(), r.code(), "the same code as /v1/accounts");
+    // A made-up PSU-ID is refused the same way (no oracle for A's PSU-IDs).
+    let made_up = uuid::Uuid::new_v4().to_string();
+    let r = sb
+        .send_as(
+            &b,
+            "POST",
+            &path,
+            &[("PSU-ID", made_up.as_str())],
+            Some(&body),
+        )
+        .await;
+    r.assert_error(401, "CONSENT_INVALID");
+    // A's own PSU-ID binds A's payment.
+    let r = sb.send("POST", &path, &psu, Some(&body)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+}
+
 // ---------------------------------------------------------------------------------------
 // Lifecycle
 
@@ -1698,4 +1851,41 @@ async fn a_corporate_users_payment_requests_without_psu_corporate_id_get_400() {
     let body = domestic(&first_bban(KARI), "5.00", "private").to_string();
     let r = sb.send("POST", &path, &psu_only, Some(&body)).await;
     assert_eq!(r.status, 201, "{}", r.text);
+}
+
+/// Issue 20, finding 8: a wrong `PSU-Corporate-ID` (a random UUID, another agreement, not a
+/// UUID) on a corporate payment's status and details is 401 `CORPORATE_ID_INVALID`, as
+/// `/v1/accounts` answers it; the payment's own agreement is 200.
+#[tokio::test]
+async fn a_wrong_psu_corporate_id_on_a_corporate_payment_is_401_corporate_id_invalid() {
+    let sb = sandbox().await;
+    let (id, ok) = corporate_payment_approved_by_kari(&sb).await;
+    let corporate = ok.psu_corporate_id.clone().unwrap();
+    let base = format!("/v1/payments/{DOMESTIC}/{id}");
+    let random = uuid::Uuid::new_v4().to_string();
+    let other_agreement = seed::seed()
+        .agreements
+        .iter()
+        .map(|a| a.id.to_string())
+        .find(|a| *a != corporate)
+        .unwrap();
+    for wrong in [random.as_str(), other_agreement.as_str(), "not-a-uuid"] {
+        let h = [("PSU-ID", ok.psu_id.as_str()), ("PSU-Corporate-ID", wrong)];
+        for path in [format!("{base}/status"), base.clone()] {
+            sb.get_with(&path, &h)
+                .await
+                .assert_error(401, "CORPORATE_ID_INVALID");
+        }
+    }
+    let h = [
+        ("PSU-ID", ok.psu_id.as_str()),
+        ("PSU-Corporate-ID", random.as_str()),
+    ];
+    let accounts = sb.get_with("/v1/accounts", &h).await;
+    accounts.assert_error(401, "CORPORATE_ID_INVALID");
+    let h = [
+        ("PSU-ID", ok.psu_id.as_str()),
+        ("PSU-Corporate-ID", corporate.as_str()),
+    ];
+    assert_eq!(sb.get_with(&format!("{base}/status"), &h).await.status, 200);
 }

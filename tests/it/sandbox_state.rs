@@ -409,3 +409,65 @@ async fn storage_failures_are_answered_503_never_404_empty_or_success() {
         .await;
     assert_storage_error(&r, "one customer");
 }
+
+/// Issue 20, "State that stays fast": `GET /v1/sandbox/state` is paginated. Each list gives
+/// at most `limit` entries, oldest first, with `totals` and a `next…` link per list that has
+/// more; following the links gives every entry once, in order; bad parameters are 400
+/// `FORMAT_ERROR`.
+#[tokio::test]
+async fn the_state_is_paginated_with_totals_and_next_links_per_list() {
+    let sb = TestSandbox::start_with(config(Storage::InMemory)).await;
+    let mut created = Vec::new();
+    for i in 0..5 {
+        let body = common::payments::domestic(
+            &common::payments::first_bban(common::payments::KARI),
+            "3.00",
+            &format!("page {i}"),
+        );
+        created.push(sb.create_payment(common::payments::DOMESTIC, &body).await.0);
+    }
+    let first = sb.get_ok("/v1/sandbox/state?limit=2").await;
+    assert_eq!(first.json["totals"]["payments"], 5);
+    assert_eq!(first.json["totals"]["baskets"], 0);
+    assert!(
+        first.json["customers"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty())
+    );
+    let mut seen = ids(first.json["payments"].as_array().unwrap(), "paymentId");
+    assert_eq!(seen.len(), 2);
+    assert!(first.json["_links"].get("nextBaskets").is_none());
+    let mut next = first.json["_links"]["nextPayments"]["href"]
+        .as_str()
+        .map(str::to_string);
+    let mut pages = 1;
+    while let Some(href) = next {
+        let page = sb.get_ok(&href).await;
+        assert!(
+            page.json.get("customers").is_none(),
+            "only the list asked for"
+        );
+        assert!(page.json.get("consents").is_none());
+        seen.extend(ids(page.json["payments"].as_array().unwrap(), "paymentId"));
+        next = page.json["_links"]["nextPayments"]["href"]
+            .as_str()
+            .map(str::to_string);
+        pages += 1;
+    }
+    assert_eq!(pages, 3);
+    let mut expected = created.clone();
+    expected.sort();
+    let mut got = seen.clone();
+    got.sort();
+    assert_eq!(got, expected, "every payment once");
+    for bad in [
+        "/v1/sandbox/state?limit=0",
+        "/v1/sandbox/state?limit=1001",
+        "/v1/sandbox/state?list=everything",
+        "/v1/sandbox/state?after=1.abc",
+        "/v1/sandbox/state?list=payments&after=nonsense",
+    ] {
+        sb.get(bad).await.assert_error(400, "FORMAT_ERROR");
+    }
+    sb.assert_schema_valid();
+}

@@ -188,7 +188,11 @@ fn amount(o: &Fields<'_>, key: &str) -> Result<(String, i64, Value), ApiError> {
     if minor > MAX_AMOUNT_MINOR {
         return Err(field_error(
             &a.at("amount"),
-            format!("{} {text} is above the sandbox maximum", a.at("amount")),
+            format!(
+                "{} {text} is above the sandbox maximum {} (any currency)",
+                a.at("amount"),
+                format_minor(MAX_AMOUNT_MINOR)
+            ),
         ));
     }
     let json = serde_json::json!({"currency": currency, "amount": format_minor(minor)});

@@ -84,6 +84,7 @@ macro_rules! join_columns {
 
 pub mod access;
 pub mod faults;
+pub mod indexes;
 pub mod overview;
 pub mod payments;
 pub mod replay;
@@ -1230,10 +1231,9 @@ impl Store {
             .saturating_sub(i64::try_from(AUTHORISATION_LIFETIME.as_nanos()).unwrap_or(i64::MAX));
         self.db.write(|tx| {
             let (step, customer, agreement) = step_columns(&auth.step);
-            tx.execute(
-                "DELETE FROM sca_authorisations WHERE created_at < ?1 AND id <> ?2",
-                params![cutoff, auth.id.to_string()],
-            )?;
+            // Through the index `sca_authorisations_created` ([`indexes`]).
+            tx.prepare_cached(indexes::PURGE_SCA_AUTHORISATIONS)?
+                .execute(params![cutoff, auth.id.to_string()])?;
             tx.execute(
                 &format!(
                     "INSERT OR REPLACE INTO sca_authorisations ({AUTH_COLS}) \

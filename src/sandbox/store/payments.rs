@@ -401,6 +401,19 @@ pub fn authorisations_covering(
     rows.collect()
 }
 
+/// The ids of the authorisations of payment `payment` (`basket = false`) or of signing
+/// basket `basket`, oldest first (indexes `pis_authorisations_by_payment`, `_by_basket`).
+pub fn authorisation_ids(c: &Connection, basket: bool, id: &str) -> rusqlite::Result<Vec<String>> {
+    let sql = if basket {
+        "SELECT id FROM pis_authorisations WHERE basket = ?1 ORDER BY created_at, rowid"
+    } else {
+        "SELECT id FROM pis_authorisations WHERE payment = ?1 ORDER BY created_at, rowid"
+    };
+    c.prepare_cached(sql)?
+        .query_map([id], |r| r.get(0))?
+        .collect()
+}
+
 /// Moves an authorisation to `sca_status`, recording the PSU (and agreement) when given.
 pub fn set_sca_status(
     c: &Connection,

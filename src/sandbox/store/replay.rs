@@ -1,6 +1,6 @@
 //! The persisted `X-Request-ID`s of the replay guard ([`crate::sandbox::replay`]): table
 //! `replay_request_ids` in the state file, on a connection of the guard's own (written in
-//! batches by its flusher thread). `expires` is in Unix seconds. Errors: the database fails.
+//! batches by its flusher thread). `expires` is in Unix seconds of real time (not the sandbox clock). Errors: the database fails.
 
 use std::path::Path;
 use std::time::Duration;
@@ -59,4 +59,13 @@ pub fn save<'a>(
         }
     }
     tx.commit()
+}
+
+/// Deletes the persisted ids of `tpp`, or of every TPP with `None`.
+pub fn forget(conn: &Connection, tpp: Option<&str>) -> rusqlite::Result<()> {
+    match tpp {
+        Some(t) => conn.execute("DELETE FROM replay_request_ids WHERE tpp = ?1", [t])?,
+        None => conn.execute("DELETE FROM replay_request_ids", [])?,
+    };
+    Ok(())
 }
