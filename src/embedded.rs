@@ -17,6 +17,7 @@ use crate::client::engine::{BoxFuture, LocalAspsp, LocalAspspStarter};
 use crate::client::{ClientError, Engine};
 use crate::profile::{Paths, Profile};
 use crate::sandbox::db::{Storage, default_file};
+use crate::sandbox::operator::OperatorToken;
 use crate::sandbox::{Clock, SandboxConfig, SandboxHandle};
 
 /// Starts the embedded sandbox for `embedded` profiles: on the address the engine gives
@@ -25,10 +26,11 @@ use crate::sandbox::{Clock, SandboxConfig, SandboxHandle};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EmbeddedSandbox;
 
-/// A running embedded sandbox and the clock it was started with.
+/// A running embedded sandbox, the clock it was started with and its operator token.
 struct Running {
     handle: SandboxHandle,
     clock: Clock,
+    operator_token: Option<String>,
 }
 
 impl LocalAspsp for Running {
@@ -38,6 +40,16 @@ impl LocalAspsp for Running {
 
     fn now(&self) -> SystemTime {
         self.clock.now()
+    }
+
+    /// The TPP's own sandbox clock (issue 20: each TPP moves only its own).
+    fn now_for(&self, certificate: &crate::cert::Certificate) -> SystemTime {
+        self.clock
+            .now_in(&crate::sandbox::auth::tpp_id(certificate).0)
+    }
+
+    fn operator_token(&self) -> Option<&str> {
+        self.operator_token.as_deref()
     }
 
     fn shutdown(self: Box<Self>) -> BoxFuture<'static, ()> {
@@ -53,16 +65,28 @@ impl LocalAspspStarter for EmbeddedSandbox {
     ) -> BoxFuture<'a, std::io::Result<Box<dyn LocalAspsp>>> {
         Box::pin(async move {
             let clock = Clock::system();
+            // A fresh operator token per start: the console that started the sandbox reaches
+            // its operator plane with it also in room mode, where its own requests come
+            // from the room address, not loopback.
+            let (operator_token, token) = match OperatorToken::generate() {
+                Some((text, token)) => (Some(text), Some(token)),
+                None => (None, None),
+            };
             let handle = crate::sandbox::spawn(
                 addr,
                 SandboxConfig {
                     clock: clock.clone(),
                     storage: Storage::File(default_file(&paths.data)),
+                    operator_token: token,
                     ..SandboxConfig::default()
                 },
             )
             .await?;
-            Ok(Box::new(Running { handle, clock }) as Box<dyn LocalAspsp>)
+            Ok(Box::new(Running {
+                handle,
+                clock,
+                operator_token,
+            }) as Box<dyn LocalAspsp>)
         })
     }
 }

@@ -14,6 +14,14 @@
 //! | `clock` | `now` (RFC 3339), `offset_secs`, `reason` (`advance` or `initialize`) |
 //! | `lagged` | `missed`: events this subscriber lost because it read too slowly |
 //!
+//! Scoped (issue 20): every event belongs to the TPP whose world it happened in ([`Owner`]:
+//! the verified TPP of a request, the TPP of an SCA page's authorisation, the TPP that moved
+//! its clock or ran a batch), and a subscriber reads only its own TPP's events. Requests
+//! whose signature could not be verified, and the sandbox's own batch runs, belong to
+//! nobody. Every TPP's events (also those of nobody) are on the operator plane
+//! ([`super::operator`]): `GET /v1/sandbox/events?scope=all` from a loopback peer or with
+//! the operator token; without it `scope=all` answers 403 `SERVICE_BLOCKED`.
+//!
 //! A stream starts with the comment `: subscribed` (sent once the subscription exists, so a
 //! client that read it sees every later event) and keeps the connection alive with a comment
 //! every 15 s. Form fields of the SCA pages (the PSU's answers), bodies, `Signature` values,
@@ -42,10 +50,23 @@ pub const CAPACITY: usize = 1024;
 
 pub use crate::sandbox_events::{BatchEvent, ClockEvent, Event, RequestEvent, ScaEvent};
 
+/// The TPP an event belongs to (its [`super::model::TppId`] text): set by the signature
+/// check on a verified request's response, and by the SCA page layer
+/// ([`super::sca_pages::translate`]) on a page's response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner(pub String);
+
+/// An event and the TPP it belongs to (`None`: nobody, operator plane only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owned {
+    pub owner: Option<String>,
+    pub event: Event,
+}
+
 /// The sending side, one per sandbox ([`App::events`]).
 #[derive(Debug)]
 pub struct Events {
-    tx: broadcast::Sender<Arc<Event>>,
+    tx: broadcast::Sender<Arc<Owned>>,
     /// Live subscriptions, kept here so that the request path reads an atomic instead of
     /// the channel's `receiver_count` (which takes the channel's lock on every request).
     listeners: Arc<AtomicUsize>,
@@ -64,7 +85,7 @@ impl Default for Events {
 /// (through `Deref`), counted as a listener until dropped.
 #[derive(Debug)]
 pub struct Subscription {
-    rx: broadcast::Receiver<Arc<Event>>,
+    rx: broadcast::Receiver<Arc<Owned>>,
     listeners: Arc<AtomicUsize>,
 }
 
@@ -75,7 +96,7 @@ impl Drop for Subscription {
 }
 
 impl std::ops::Deref for Subscription {
-    type Target = broadcast::Receiver<Arc<Event>>;
+    type Target = broadcast::Receiver<Arc<Owned>>;
     fn deref(&self) -> &Self::Target {
         &self.rx
     }
@@ -93,10 +114,14 @@ impl Events {
         self.listeners.load(Ordering::Relaxed) > 0
     }
 
-    /// Sends the event `make` builds, when anybody listens; never waits.
-    pub fn emit(&self, make: impl FnOnce() -> Event) {
+    /// Sends the event `make` builds, belonging to `owner` (a TPP id; `None`: nobody), when
+    /// anybody listens; never waits.
+    pub fn emit(&self, owner: Option<&str>, make: impl FnOnce() -> Event) {
         if self.listening() {
-            let _ = self.tx.send(Arc::new(make()));
+            let _ = self.tx.send(Arc::new(Owned {
+                owner: owner.map(str::to_string),
+                event: make(),
+            }));
         }
     }
 
@@ -130,7 +155,13 @@ pub fn rebuilt_signing_string(
     path_and_query: &str,
     headers: &HeaderMap,
 ) -> Option<String> {
-    let value = |n: &str| headers.get(n).and_then(|v| v.to_str().ok());
+    // The operator token never shows, even when a client signed its header.
+    let value = |n: &str| {
+        if n.eq_ignore_ascii_case(super::operator::OPERATOR_TOKEN_HEADER) {
+            return headers.contains_key(n).then_some("(redacted)");
+        }
+        headers.get(n).and_then(|v| v.to_str().ok())
+    };
     let listed = value("signature")
         .and_then(|s| SignatureParams::parse(s).ok())
         .map(|p| p.headers);
@@ -188,13 +219,13 @@ pub fn sca_outcome(location: Option<&str>) -> (Option<String>, Option<String>) {
 /// What a subscriber reads next.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Received {
-    Event(Arc<Event>),
+    Event(Arc<Owned>),
     /// It read too slowly and lost this many events (the oldest).
     Lagged(u64),
 }
 
 /// The next thing `rx` reads; `None` once the sandbox is gone.
-pub async fn receive(rx: &mut broadcast::Receiver<Arc<Event>>) -> Option<Received> {
+pub async fn receive(rx: &mut broadcast::Receiver<Arc<Owned>>) -> Option<Received> {
     match rx.recv().await {
         Ok(e) => Some(Received::Event(e)),
         Err(RecvError::Lagged(missed)) => Some(Received::Lagged(missed)),
@@ -208,20 +239,60 @@ fn sse_event(e: &Event) -> SseEvent {
         .data(serde_json::to_string(e).unwrap_or_default())
 }
 
-/// `GET /v1/sandbox/events`: the event stream (see the module documentation). Only signed
-/// requests reach it: the signature check refuses the others before any `/v1` handler.
-pub async fn stream(State(app): State<Arc<App>>) -> Response {
+/// Which events a subscriber reads: every TPP's (operator plane) or one TPP's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Audience {
+    /// `?scope=all` on the operator plane.
+    All,
+    /// The subscribing TPP (its id).
+    Tpp(String),
+}
+
+impl Audience {
+    /// Whether `e` is for this audience.
+    pub fn sees(&self, e: &Owned) -> bool {
+        match self {
+            Audience::All => true,
+            Audience::Tpp(t) => e.owner.as_deref() == Some(t.as_str()),
+        }
+    }
+}
+
+/// `GET /v1/sandbox/events[?scope=all]`: the event stream (see the module documentation).
+/// Only signed requests reach it: the signature check refuses the others before any `/v1`
+/// handler.
+///
+/// Errors: 403 `SERVICE_BLOCKED` for `scope=all` off the operator plane.
+pub async fn stream(
+    State(app): State<Arc<App>>,
+    tpp: super::auth::Tpp,
+    req: axum::extract::Request,
+) -> Response {
+    let (parts, _) = req.into_parts();
+    let audience = if super::operator::wants_all(&parts) {
+        if !super::operator::is_operator(&app, &parts.extensions, &parts.headers) {
+            return super::operator::refused("every TPP's event stream (scope=all)")
+                .into_response();
+        }
+        Audience::All
+    } else {
+        Audience::Tpp(tpp.id.0.clone())
+    };
     let rx = app.events.subscribe();
     let first = SseEvent::default().comment("subscribed");
-    let events = futures_util::stream::unfold((rx, Some(first)), |(mut rx, first)| async move {
+    let state = (rx, Some(first), audience);
+    let events = futures_util::stream::unfold(state, |(mut rx, first, audience)| async move {
         if let Some(f) = first {
-            return Some((Ok::<_, Infallible>(f), (rx, None)));
+            return Some((Ok::<_, Infallible>(f), (rx, None, audience)));
         }
-        let e = match receive(&mut rx).await? {
-            Received::Event(e) => sse_event(&e),
-            Received::Lagged(missed) => sse_event(&Event::Lagged { missed }),
+        let e = loop {
+            match receive(&mut rx).await? {
+                Received::Event(e) if audience.sees(&e) => break sse_event(&e.event),
+                Received::Event(_) => {}
+                Received::Lagged(missed) => break sse_event(&Event::Lagged { missed }),
+            }
         };
-        Some((Ok(e), (rx, None)))
+        Some((Ok(e), (rx, None, audience)))
     });
     let mut r = Sse::new(events)
         .keep_alive(KeepAlive::default())
@@ -241,7 +312,7 @@ mod tests {
         let mut rx = events.subscribe();
         let at = std::time::UNIX_EPOCH;
         for i in 0..CAPACITY as u64 + 3 {
-            events.emit(|| clock_event(at, i, "advance"));
+            events.emit(None, || clock_event(at, i, "advance"));
         }
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
@@ -249,17 +320,20 @@ mod tests {
         assert_eq!(rt.block_on(receive(&mut rx)), Some(Received::Lagged(3)));
         assert_eq!(
             rt.block_on(receive(&mut rx)),
-            Some(Received::Event(Arc::new(clock_event(at, 3, "advance"))))
+            Some(Received::Event(Arc::new(Owned {
+                owner: None,
+                event: clock_event(at, 3, "advance")
+            })))
         );
     }
 
     #[test]
     fn no_event_is_built_while_nobody_listens() {
         let events = Events::default();
-        events.emit(|| panic!("built with nobody listening"));
+        events.emit(None, || panic!("built with nobody listening"));
         let rx = events.subscribe();
         let built = std::cell::Cell::new(false);
-        events.emit(|| {
+        events.emit(None, || {
             built.set(true);
             clock_event(std::time::UNIX_EPOCH, 0, "advance")
         });
@@ -267,7 +341,7 @@ mod tests {
         drop(rx);
         // The last subscription gone, nothing is built again.
         assert!(!events.listening());
-        events.emit(|| panic!("built after the subscriber left"));
+        events.emit(None, || panic!("built after the subscriber left"));
     }
 
     #[test]

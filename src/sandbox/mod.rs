@@ -35,11 +35,11 @@
 //! | POST, GET, DELETE | `/v1/{payments,bulk-payments,periodic-payments}/{product}[/{id}[/status,/authorisations]]` | payment initiation ([`payments`]) |
 //! | POST, GET, DELETE | `/v1/signing-baskets[/{id}[/status,/authorisations]]` | signing baskets ([`baskets`]) |
 //! | POST, GET | `/v1/sandbox/batch`, `/v1/sandbox/clock`, `/v1/sandbox/payments/{id}/hold`, `/release` | batch runs and clock ([`batch`]) |
-//! | GET | `/v1/sandbox/snapshot` | the state as a SQLite file, loopback sandboxes only ([`snapshot`]) |
-//! | GET | `/v1/sandbox/state` | customers, consents, payments and baskets with their statuses, loopback sandboxes only ([`state`]) |
-//! | GET, POST | `/payment-sca/{authorisationId}`, `/login`, `/decision` | payment and basket SCA pages ([`payment_sca`]) |
-//! | GET | `/sca/{authorisationId}` | SCA page (not signed) |
-//! | POST | `/sca/{authorisationId}/login`, `/context`, `/consent`, `/cancel` | SCA steps |
+//! | GET | `/v1/sandbox/snapshot` | the state as a SQLite file, operator plane only ([`snapshot`], [`operator`]) |
+//! | GET | `/v1/sandbox/state` | customers, consents, payments and baskets with their statuses, operator plane only ([`state`], [`operator`]) |
+//! | GET, POST | `/payment-sca/{token}`, `/login`, `/decision` | payment and basket SCA pages ([`payment_sca`]; `token`: [`sca_pages`]) |
+//! | GET | `/sca/{token}` | SCA page (not signed; `token`: [`sca_pages`], never the authorisation id) |
+//! | POST | `/sca/{token}/login`, `/context`, `/consent`, `/cancel` | SCA steps |
 //! | POST, GET, DELETE | `/v1/sandbox/faults[/{id}]` | fault injection rules ([`faults`]) |
 //! | GET | `/v1/sandbox/events` | server-sent events of every request, SCA step, batch run and clock change ([`events`]) |
 //! | GET | `/` | a short HTML description |
@@ -70,6 +70,7 @@ pub mod ledger;
 pub mod manage;
 pub mod model;
 pub mod observe;
+pub mod operator;
 pub mod pages;
 pub mod payment_sca;
 pub mod payments;
@@ -79,6 +80,7 @@ pub mod replay;
 pub mod rules;
 pub mod sca;
 pub mod sca_guard;
+pub mod sca_pages;
 pub mod seed;
 pub mod serve;
 pub mod snapshot;
@@ -123,6 +125,10 @@ pub struct SandboxConfig {
     /// `None`: `http://{listen address}` in [`spawn`] and [`serve_forever`],
     /// `http://localhost` for a bare [`router`].
     pub public_url: Option<String>,
+    /// The operator token (`sandbox serve --operator-token-file`): with it a client on
+    /// another machine reaches the operator plane ([`operator`]); `None`: only loopback
+    /// peers do.
+    pub operator_token: Option<operator::OperatorToken>,
 }
 
 /// Shared state of the handlers.
@@ -152,6 +158,10 @@ pub struct App {
     pub faults: faults::Faults,
     /// The event stream's sender ([`events`]).
     pub events: events::Events,
+    /// The operator token ([`SandboxConfig::operator_token`]).
+    pub operator_token: Option<operator::OperatorToken>,
+    /// The key of the SCA page addresses ([`sca_pages`]).
+    pub sca_pages: sca_pages::PageKeys,
 }
 
 impl App {
@@ -167,8 +177,17 @@ impl App {
         db.migrate(MIGRATIONS).map_err(open_error)?;
         let store = Store::open(db.clone(), seed::seed).map_err(open_error)?;
         let faults = faults::Faults::load(&db).map_err(open_error)?;
+        let sca_pages = sca_pages::PageKeys::load(&db).map_err(open_error)?;
         if let Some(offset) = store.clock_offset().map_err(open_error)? {
             config.clock.set_offset(offset);
+        }
+        for (tpp, secs) in db
+            .read_raw(store::tenancy::clock_offsets)
+            .map_err(open_error)?
+        {
+            config
+                .clock
+                .set_world_offset(&tpp, std::time::Duration::from_secs(secs));
         }
         let max_skew = config.verify_policy.max_skew_secs;
         let replay = match (&config.storage, config.allow_replays) {
@@ -202,6 +221,8 @@ impl App {
             reads: reads::ReadCache::default(),
             faults,
             events: events::Events::default(),
+            operator_token: config.operator_token,
+            sca_pages,
         })
     }
 }
@@ -216,6 +237,8 @@ pub const MIGRATIONS: &[db::Migration] = &[
     store::payments::MIGRATION,
     store::sca_browsers::MIGRATION,
     store::faults::MIGRATION,
+    sca_pages::MIGRATION,
+    store::tenancy::MIGRATION,
 ];
 
 /// The sandbox's routes over its state. Absolute links (`scaRedirect`) start with
@@ -265,7 +288,17 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
             auth::verify_v1,
         ))
         .layer(axum::middleware::from_fn(serve::body_in_time))
-        .with_state(app.clone())
+        .with_state(app.clone());
+    // The SCA page layer rewrites the path (token to authorisation id), so it runs before
+    // the routes are matched: around the routed router as a fallback service (a
+    // `Router::layer` middleware runs after routing), inside the access log (which sees the
+    // token path and the page's owner).
+    let router = Router::new()
+        .fallback_service(router)
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            sca_pages::translate,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             app,
             access_log::log_request,

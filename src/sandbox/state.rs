@@ -18,10 +18,11 @@
 //! - `baskets`: `{basketId, tpp, transactionStatus, scaStatus, paymentIds, createdAt}`
 //!   (`transactionStatus`: `ACTC` once authorised, `CANC` when cancelled, else `RCVD`).
 //!
-//! Signed like every `/v1` request (no PSD2 role needed, like the other sandbox controls).
-//! It lists every TPP's resources, so, like the snapshot ([`super::snapshot`]), only a sandbox
-//! whose public URL is on loopback answers; any other answers 403 `SERVICE_BLOCKED`. Read
-//! only: nothing changes, not even the lazily simulated batch runs.
+//! Signed like every `/v1` request, with a PSD2 role like every sandbox operation
+//! ([`super::auth`]). It lists every TPP's resources, so, like the snapshot
+//! ([`super::snapshot`]), it is on the operator plane ([`super::operator`]): a loopback peer
+//! address or the operator token; any other caller gets 403 `SERVICE_BLOCKED`. Read only:
+//! nothing changes, not even the lazily simulated batch runs.
 
 use std::sync::Arc;
 
@@ -36,7 +37,7 @@ use super::auth::Tpp;
 use super::domain::settlement::{now_secs, rfc3339};
 use super::domain::views::element;
 use super::errors::ApiError;
-use super::snapshot::loopback_only;
+use super::operator::Operator;
 use super::store::overview;
 use super::store::payments::status;
 use crate::xs2a::model::Amount;
@@ -48,13 +49,13 @@ pub fn routes() -> Router<Arc<App>> {
 
 /// `GET /v1/sandbox/state` (see the module documentation).
 ///
-/// Errors: 403 `SERVICE_BLOCKED` on a sandbox not on loopback; 503 `SERVICE_BLOCKED` when the
+/// Errors: 403 `SERVICE_BLOCKED` off the operator plane; 503 `SERVICE_BLOCKED` when the
 /// database cannot be read.
-async fn state(State(app): State<Arc<App>>, _tpp: Tpp) -> Result<Json<Value>, ApiError> {
-    loopback_only(
-        &app,
-        "the sandbox state lists every TPP's PSU data: only a sandbox on loopback gives it",
-    )?;
+async fn state(
+    State(app): State<Arc<App>>,
+    _tpp: Tpp,
+    _operator: Operator,
+) -> Result<Json<Value>, ApiError> {
     let customers = app
         .store
         .customers()?

@@ -47,6 +47,7 @@ mod sandbox_state;
 mod signing_props;
 mod signing_vectors;
 mod structure;
+mod tenancy;
 mod tui_catalogue;
 mod tui_editor;
 mod tui_history;
