@@ -115,7 +115,7 @@ pub struct SandboxAdmin {
 }
 
 /// The header of a sandbox's operator token (the sandbox's `operator` module).
-pub const OPERATOR_TOKEN_HEADER: &str = "X-Sandbox-Operator-Token";
+pub const OPERATOR_TOKEN_HEADER: &str = crate::xs2a::headers::SANDBOX_OPERATOR_TOKEN;
 
 impl std::fmt::Debug for SandboxAdmin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -153,7 +153,11 @@ fn publish(
         .flatten();
     app.events.emit(owner, || {
         Event::Request(RequestEvent {
-            at: rfc3339(app.clock.unix_secs()),
+            // The owner's own sandbox clock (issue 20), else the shared one.
+            at: rfc3339(match owner {
+                Some(o) => crate::cert::unix_seconds(app.clock.now_in(o)),
+                None => app.clock.unix_secs(),
+            }),
             method: method.to_string(),
             path: path.to_string(),
             status,

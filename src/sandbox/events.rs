@@ -1,5 +1,5 @@
 //! The sandbox's event stream: `GET /v1/sandbox/events` (a signed management operation like
-//! the other `/v1/sandbox/*` ones) answers `text/event-stream` (server-sent events, axum's
+//! the other `/v1/sandbox/*` ones; its handler is [`super::subscribe`]) answers `text/event-stream` (server-sent events, axum's
 //! [`Sse`]) with one event per answered request and per SCA step, batch run and clock change,
 //! as they happen. The interface document has no such operation; it is this sandbox's tool
 //! for watching a client talk to it.
@@ -31,18 +31,13 @@
 //! one that falls behind loses the oldest and gets a `lagged` event, and requests never wait
 //! for it. With nobody subscribed no event is built ([`Events::listening`]).
 
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::App;
 use crate::signing::{ELIGIBLE_HEADERS, SignatureParams, build_signing_string};
 
 /// Events each subscriber may have unread before it lags.
@@ -63,7 +58,7 @@ pub struct Owned {
     pub event: Event,
 }
 
-/// The sending side, one per sandbox ([`App::events`]).
+/// The sending side, one per sandbox ([`super::App::events`]).
 #[derive(Debug)]
 pub struct Events {
     tx: broadcast::Sender<Arc<Owned>>,
@@ -157,7 +152,7 @@ pub fn rebuilt_signing_string(
 ) -> Option<String> {
     // The operator token never shows, even when a client signed its header.
     let value = |n: &str| {
-        if n.eq_ignore_ascii_case(super::operator::OPERATOR_TOKEN_HEADER) {
+        if n.eq_ignore_ascii_case(crate::xs2a::headers::SANDBOX_OPERATOR_TOKEN) {
             return headers.contains_key(n).then_some("(redacted)");
         }
         headers.get(n).and_then(|v| v.to_str().ok())
@@ -231,75 +226,6 @@ pub async fn receive(rx: &mut broadcast::Receiver<Arc<Owned>>) -> Option<Receive
         Err(RecvError::Lagged(missed)) => Some(Received::Lagged(missed)),
         Err(RecvError::Closed) => None,
     }
-}
-
-fn sse_event(e: &Event) -> SseEvent {
-    SseEvent::default()
-        .event(e.kind())
-        .data(serde_json::to_string(e).unwrap_or_default())
-}
-
-/// Which events a subscriber reads: every TPP's (operator plane) or one TPP's.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Audience {
-    /// `?scope=all` on the operator plane.
-    All,
-    /// The subscribing TPP (its id).
-    Tpp(String),
-}
-
-impl Audience {
-    /// Whether `e` is for this audience.
-    pub fn sees(&self, e: &Owned) -> bool {
-        match self {
-            Audience::All => true,
-            Audience::Tpp(t) => e.owner.as_deref() == Some(t.as_str()),
-        }
-    }
-}
-
-/// `GET /v1/sandbox/events[?scope=all]`: the event stream (see the module documentation).
-/// Only signed requests reach it: the signature check refuses the others before any `/v1`
-/// handler.
-///
-/// Errors: 403 `SERVICE_BLOCKED` for `scope=all` off the operator plane.
-pub async fn stream(
-    State(app): State<Arc<App>>,
-    tpp: super::auth::Tpp,
-    req: axum::extract::Request,
-) -> Response {
-    let (parts, _) = req.into_parts();
-    let audience = if super::operator::wants_all(&parts) {
-        if !super::operator::is_operator(&app, &parts.extensions, &parts.headers) {
-            return super::operator::refused("every TPP's event stream (scope=all)")
-                .into_response();
-        }
-        Audience::All
-    } else {
-        Audience::Tpp(tpp.id.0.clone())
-    };
-    let rx = app.events.subscribe();
-    let first = SseEvent::default().comment("subscribed");
-    let state = (rx, Some(first), audience);
-    let events = futures_util::stream::unfold(state, |(mut rx, first, audience)| async move {
-        if let Some(f) = first {
-            return Some((Ok::<_, Infallible>(f), (rx, None, audience)));
-        }
-        let e = loop {
-            match receive(&mut rx).await? {
-                Received::Event(e) if audience.sees(&e) => break sse_event(&e.event),
-                Received::Event(_) => {}
-                Received::Lagged(missed) => break sse_event(&Event::Lagged { missed }),
-            }
-        };
-        Some((Ok(e), (rx, None, audience)))
-    });
-    let mut r = Sse::new(events)
-        .keep_alive(KeepAlive::default())
-        .into_response();
-    // An endless body: the response observer must not buffer it.
-    r.extensions_mut().insert(super::observe::Unobserved);
-    r
 }
 
 #[cfg(test)]

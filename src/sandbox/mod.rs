@@ -41,7 +41,7 @@
 //! | GET | `/sca/{token}` | SCA page (not signed; `token`: [`sca_pages`], never the authorisation id) |
 //! | POST | `/sca/{token}/login`, `/context`, `/consent`, `/cancel` | SCA steps |
 //! | POST, GET, DELETE | `/v1/sandbox/faults[/{id}]` | fault injection rules ([`faults`]) |
-//! | GET | `/v1/sandbox/events` | server-sent events of every request, SCA step, batch run and clock change ([`events`]) |
+//! | GET | `/v1/sandbox/events` | server-sent events of the TPP's requests, SCA steps, batch runs and clock changes ([`events`], [`subscribe`]; `?scope=all`: every TPP's, operator plane) |
 //! | GET | `/` | a short HTML description |
 //!
 //! Unknown `/v1` paths answer 404 with a `RESOURCE_UNKNOWN` body, wrong methods 405
@@ -86,6 +86,7 @@ pub mod serve;
 pub mod snapshot;
 pub mod state;
 pub mod store;
+pub mod subscribe;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -268,7 +269,7 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
         .merge(baskets::routes())
         .merge(batch::routes())
         .merge(faults::routes())
-        .route("/v1/sandbox/events", get(events::stream))
+        .route("/v1/sandbox/events", get(subscribe::stream))
         .merge(snapshot::routes())
         .merge(state::routes())
         .merge(payment_sca::routes())

@@ -31,7 +31,7 @@ use super::errors::ApiError;
 use crate::xs2a::error::MessageCode;
 
 /// The request header carrying the operator token (`X-Sandbox-Operator-Token`).
-pub const OPERATOR_TOKEN_HEADER: &str = "x-sandbox-operator-token";
+pub const OPERATOR_TOKEN_HEADER: &str = crate::xs2a::headers::SANDBOX_OPERATOR_TOKEN;
 
 /// Shortest operator token accepted from `--operator-token-file`, characters.
 pub const MIN_TOKEN_CHARS: usize = 16;
