@@ -7,7 +7,7 @@
 //! SCA from that URL; the redirect reaches the console's listener on 127.0.0.2; and List
 //! accounts answers 200 on screen; in presenter mode the PSU-ID is never on screen in full.
 //! Meanwhile a hostile classroom peer (another certificate, on the room address) adds a
-//! fault on every path, jumps its clock 181 days, initializes and reads the event stream:
+//! fault on every account read, jumps its clock 181 days, initializes and reads the event stream:
 //! all of it stays in its own world (issue 20), and the trainer's flow completes unchanged.
 
 use crate::common::cli::free_port;
@@ -97,7 +97,7 @@ fn room_mode_sca_from_the_qr_code_reaches_the_listener_on_the_room_address() {
 }
 
 /// A classroom peer with a registered certificate of its own, on the room address `base`:
-/// subscribes to the event stream, adds a fault answering 503 on every path, jumps its
+/// subscribes to the event stream, adds a fault answering 503 on every account read, jumps its
 /// clock 181 days and initializes (each accepted: they are its own world's), then reads its
 /// stream up to its own initialize; returns what the stream held.
 async fn hostile_peer(base: &str) -> String {
@@ -122,7 +122,7 @@ async fn hostile_peer(base: &str) -> String {
         .await
         .unwrap();
     assert_eq!(events.status(), 200);
-    let fault = json!({"action": "error", "path": "*", "status": 503,
+    let fault = json!({"action": "error", "path": "/v1/accounts*", "status": 503,
         "code": "SERVICE_BLOCKED", "text": "attacker was here"});
     let r = request("POST", "/v1/sandbox/faults", Some(fault.to_string()), now)
         .send()
