@@ -34,6 +34,7 @@ use crate::client::{ClientError, Engine};
 use crate::profile::{Paths, Profile};
 use crate::sandbox::db::{Storage, default_file};
 use crate::sandbox::identity::{IdentityAnswer, InstanceKey, PATH as IDENTITY_PATH, PRODUCT};
+use crate::sandbox::operator::OperatorToken;
 use crate::sandbox::{Clock, SandboxConfig, SandboxHandle};
 
 /// The data directory's secret key file of the identity check ([`instance_key`]).
@@ -48,10 +49,11 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EmbeddedSandbox;
 
-/// A running embedded sandbox and the clock it was started with.
+/// A running embedded sandbox, the clock it was started with and its operator token.
 struct Running {
     handle: SandboxHandle,
     clock: Clock,
+    operator_token: Option<String>,
 }
 
 impl LocalAspsp for Running {
@@ -61,6 +63,16 @@ impl LocalAspsp for Running {
 
     fn now(&self) -> SystemTime {
         self.clock.now()
+    }
+
+    /// The TPP's own sandbox clock (issue 20: each TPP moves only its own).
+    fn now_for(&self, certificate: &crate::cert::Certificate) -> SystemTime {
+        self.clock
+            .now_in(&crate::sandbox::auth::tpp_id(certificate).0)
+    }
+
+    fn operator_token(&self) -> Option<&str> {
+        self.operator_token.as_deref()
     }
 
     fn shutdown(self: Box<Self>) -> BoxFuture<'static, ()> {
@@ -76,6 +88,13 @@ impl LocalAspspStarter for EmbeddedSandbox {
     ) -> BoxFuture<'a, std::io::Result<Box<dyn LocalAspsp>>> {
         Box::pin(async move {
             let clock = Clock::system();
+            // A fresh operator token per start: the console that started the sandbox reaches
+            // its operator plane with it also in room mode, where its own requests come
+            // from the room address, not loopback.
+            let (operator_token, token) = match OperatorToken::generate() {
+                Some((text, token)) => (Some(text), Some(token)),
+                None => (None, None),
+            };
             let handle = crate::sandbox::spawn(
                 addr,
                 SandboxConfig {
@@ -86,11 +105,16 @@ impl LocalAspspStarter for EmbeddedSandbox {
                     identity: instance_key(&paths.data)
                         .map_err(|e| tracing::warn!(error = %e, "no sandbox identity key"))
                         .ok(),
+                    operator_token: token,
                     ..SandboxConfig::default()
                 },
             )
             .await?;
-            Ok(Box::new(Running { handle, clock }) as Box<dyn LocalAspsp>)
+            Ok(Box::new(Running {
+                handle,
+                clock,
+                operator_token,
+            }) as Box<dyn LocalAspsp>)
         })
     }
 }

@@ -273,6 +273,12 @@ enum SandboxCommand {
         /// benchmarks that send one signed request many times.
         #[arg(long)]
         allow_replays: bool,
+        /// File whose first line is the operator token (at least 16 characters): with it in
+        /// X-Sandbox-Operator-Token a client on another machine reaches the operator plane
+        /// (snapshot, whole state, global reset, every TPP's events); without it only
+        /// clients on this machine (a loopback peer address) do.
+        #[arg(long)]
+        operator_token_file: Option<PathBuf>,
         /// Log lines on stderr (one per request) as text or JSON; filtered by RUST_LOG.
         #[arg(long, value_enum, default_value = "text")]
         log_format: psd2_console::logging::LogFormat,
@@ -443,6 +449,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     db,
                     public_url,
                     allow_replays,
+                    operator_token_file,
                     log_format,
                 },
         }) => {
@@ -454,10 +461,15 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 Storage::File(db.unwrap_or_else(|| default_file(&paths.data)))
             };
             let described = psd2_console::sandbox::db::Db::describe(&storage);
+            let operator_token = operator_token_file
+                .as_deref()
+                .map(psd2_console::sandbox::operator::OperatorToken::from_file)
+                .transpose()?;
             let config = psd2_console::sandbox::SandboxConfig {
                 storage,
                 public_url,
                 allow_replays,
+                operator_token,
                 ..Default::default()
             };
             // Bind first, so "listening" is said only once it is true.

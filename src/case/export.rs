@@ -174,7 +174,12 @@ pub async fn export(paths: &Paths, opts: &ExportOptions) -> Result<ExportReport,
     }
 
     let (sandbox, snapshot) = if has_snapshot {
-        let offset = seal_copy(&snap, opts.pseudonymize)?;
+        // The exporting profile's TPP: its own sandbox clock counts too (issue 20).
+        let tpp = certificate_pem
+            .as_deref()
+            .and_then(|pem| Certificate::from_pem_or_der(pem.as_bytes(), "certificate").ok())
+            .map(|c| crate::sandbox::auth::tpp_id(&c).0);
+        let offset = seal_copy(&snap, opts.pseudonymize, tpp.as_deref())?;
         let now = crate::cert::unix_seconds(SystemTime::now()).saturating_add(offset);
         (
             Some(SandboxState {
@@ -278,8 +283,9 @@ fn open_copy(path: &Path) -> Result<Connection, CaseError> {
 
 /// Makes the copy at `path` one self-contained file (rollback journal, not WAL); after
 /// pseudonymization (`scrub`) rebuilds it (`VACUUM`), so no replaced value stays behind in a
-/// free page. Returns the sandbox clock offset it holds, whole seconds.
-fn seal_copy(path: &Path, scrub: bool) -> Result<i64, CaseError> {
+/// free page. Returns the sandbox clock offset it holds for TPP `tpp` (the shared offset
+/// plus the TPP's own), whole seconds.
+fn seal_copy(path: &Path, scrub: bool, tpp: Option<&str>) -> Result<i64, CaseError> {
     let what = "sealing the sandbox state copy";
     let c = open_copy(path)?;
     c.pragma_update(None, "journal_mode", "DELETE")
@@ -295,7 +301,18 @@ fn seal_copy(path: &Path, scrub: bool) -> Result<i64, CaseError> {
         )
         .optional()
         .map_err(CaseError::sqlite("reading the sandbox clock offset"))?;
-    Ok(nanos.unwrap_or(0) / 1_000_000_000)
+    // The TPP's own offset (table `tpp_clocks`; absent in copies of older sandboxes).
+    let own: i64 = tpp
+        .and_then(|t| {
+            c.query_row(
+                "SELECT offset_secs FROM tpp_clocks WHERE tpp = ?1",
+                [t],
+                |r| r.get(0),
+            )
+            .ok()
+        })
+        .unwrap_or(0);
+    Ok((nanos.unwrap_or(0) / 1_000_000_000).saturating_add(own))
 }
 
 /// `GET {base}/v1/sandbox/snapshot`, signed with `profile`'s credentials at the system

@@ -44,6 +44,19 @@ pub trait LocalAspsp: Send + Sync {
         false
     }
 
+    /// Its clock now as the TPP holding `certificate` sees it (a sandbox keeps one clock per
+    /// TPP); by default [`LocalAspsp::now`].
+    fn now_for(&self, certificate: &crate::cert::Certificate) -> SystemTime {
+        let _ = certificate;
+        self.now()
+    }
+
+    /// The operator token of the local ASPSP (its operator plane, for the monitor), if it
+    /// has one.
+    fn operator_token(&self) -> Option<&str> {
+        None
+    }
+
     /// Stops it; open requests may finish.
     fn shutdown(self: Box<Self>) -> BoxFuture<'static, ()>;
 }
@@ -499,9 +512,15 @@ impl Engine {
 
     /// The signing time: the local ASPSP's clock, or the system clock for remote targets.
     pub fn now(&self) -> SystemTime {
-        self.local
-            .as_ref()
-            .map_or_else(SystemTime::now, |l| l.now())
+        self.local.as_ref().map_or_else(SystemTime::now, |l| {
+            l.now_for(&self.credentials.certificate)
+        })
+    }
+
+    /// The operator token of the embedded sandbox ([`LocalAspsp::operator_token`]); `None`
+    /// for a remote target.
+    pub fn operator_token(&self) -> Option<&str> {
+        self.local.as_ref().and_then(|l| l.operator_token())
     }
 
     /// Sends a prepared request, records the exchange in the history, and when the

@@ -5,8 +5,12 @@
 //! `GET /v1/sandbox/faults`, `POST /v1/sandbox/clock`, `POST /v1/sandbox/batch`,
 //! `DELETE /v1/sandbox/faults`.
 //!
-//! Only a sandbox on this machine answers these (the embedded sandbox, or a `sandbox serve`
-//! on loopback: [`crate::profile::Target::is_local`]). The events are read here as the
+//! Which plane it uses (issue 20): on its own embedded sandbox the operator plane (the
+//! token the embedded sandbox was started with: every TPP's events with `?scope=all`, the
+//! whole state); elsewhere its TPP scope (its own events; the whole state only where the
+//! sandbox answers it, a `sandbox serve` on this machine). [`SandboxAdmin::is_operator`]
+//! and [`plane`] say which. Only a sandbox on this machine is monitored (the embedded
+//! sandbox, or a `sandbox serve` on loopback: [`crate::profile::Target::is_local`]). The events are read here as the
 //! stream's JSON (this module never imports the sandbox's types: the console reaches the
 //! sandbox only over HTTP).
 
@@ -18,8 +22,20 @@ use tokio::sync::mpsc;
 use super::Engine;
 use super::sandbox_admin::{AdminError, SandboxAdmin};
 
-/// The event stream's path.
+/// The event stream's path (the TPP's own events).
 pub const EVENTS_PATH: &str = "/v1/sandbox/events";
+/// The event stream of every TPP (operator plane).
+pub const ALL_EVENTS_PATH: &str = "/v1/sandbox/events?scope=all";
+
+/// The plane `admin` monitors on, for the screen: `operator plane (every TPP)` or `TPP
+/// scope (this profile's TPP)`.
+pub fn plane(admin: &SandboxAdmin) -> &'static str {
+    if admin.is_operator() {
+        "operator plane (every TPP)"
+    } else {
+        "TPP scope (this profile's TPP)"
+    }
+}
 /// The state browser's read (customers, consents, payments, baskets).
 pub const STATE_PATH: &str = "/v1/sandbox/state";
 
@@ -120,6 +136,7 @@ impl SandboxAdmin {
             engine.credentials.clone(),
             engine.http.clone(),
         )
+        .with_operator_token(engine.operator_token().map(str::to_string))
     }
 }
 
@@ -145,17 +162,16 @@ async fn stream(
     now: SystemTime,
     tx: &mpsc::UnboundedSender<MonitorFeed>,
 ) -> Result<bool, AdminError> {
+    let path = if admin.is_operator() {
+        ALL_EVENTS_PATH
+    } else {
+        EVENTS_PATH
+    };
     let mut r = admin
-        .request(
-            reqwest::Method::GET,
-            EVENTS_PATH,
-            None,
-            now,
-            Some(STREAM_LIFETIME),
-        )
+        .request(reqwest::Method::GET, path, None, now, Some(STREAM_LIFETIME))
         .await?;
     if !r.status().is_success() {
-        admin.answer(EVENTS_PATH, r).await?;
+        admin.answer(path, r).await?;
         return Ok(false);
     }
     let mut reader = SseReader::default();

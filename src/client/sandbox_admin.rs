@@ -112,7 +112,13 @@ pub struct SandboxAdmin {
     base: String,
     credentials: Arc<Credentials>,
     http: reqwest::Client,
+    /// The sandbox's operator token (the embedded sandbox's): sent in
+    /// [`OPERATOR_TOKEN_HEADER`] with every request; never in `Debug`.
+    operator_token: Option<String>,
 }
+
+/// The header of a sandbox's operator token (the sandbox's `operator` module).
+pub const OPERATOR_TOKEN_HEADER: &str = crate::xs2a::headers::SANDBOX_OPERATOR_TOKEN;
 
 impl std::fmt::Debug for SandboxAdmin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -130,7 +136,20 @@ impl SandboxAdmin {
             base: base_url.trim_end_matches('/').to_string(),
             credentials,
             http,
+            operator_token: None,
         }
+    }
+
+    /// This client with the sandbox's operator token: its requests are on the sandbox's
+    /// operator plane (every TPP's events and state).
+    pub fn with_operator_token(mut self, token: Option<String>) -> Self {
+        self.operator_token = token;
+        self
+    }
+
+    /// Whether this client holds the operator token.
+    pub fn is_operator(&self) -> bool {
+        self.operator_token.is_some()
     }
 
     /// The sandbox's base URL (no trailing slash).
@@ -154,6 +173,7 @@ impl SandboxAdmin {
             base,
             credentials: Arc::new(ensure_credentials(profile, paths)?),
             http: http_client_for(profile)?,
+            operator_token: None,
         })
     }
 
@@ -191,6 +211,11 @@ impl SandboxAdmin {
         let mut rb = self.http.request(method, &url);
         for (n, v) in &headers {
             rb = rb.header(n, v);
+        }
+        // Not signed: the token is a credential of its own, and a signed header would show
+        // in the signing string of the sandbox's events.
+        if let Some(t) = &self.operator_token {
+            rb = rb.header(OPERATOR_TOKEN_HEADER, t);
         }
         if let Some(t) = timeout {
             rb = rb.timeout(t);

@@ -154,12 +154,17 @@ fn publish(
     let code = x.get::<ErrorCode>().map(|c| c.0.clone());
     let fault = x.get::<Injected>().map(|f| f.0.clone());
     let status = response.status().as_u16();
+    let owner = x.get::<events::Owner>().map(|o| o.0.as_str());
     let signing_string = (path == "/v1" || path.starts_with("/v1/"))
         .then(|| events::rebuilt_signing_string(method, &seen.path_and_query, &seen.headers))
         .flatten();
-    app.events.emit(|| {
+    app.events.emit(owner, || {
         Event::Request(RequestEvent {
-            at: rfc3339(app.clock.unix_secs()),
+            // The owner's own sandbox clock (issue 20), else the shared one.
+            at: rfc3339(match owner {
+                Some(o) => crate::cert::unix_seconds(app.clock.now_in(o)),
+                None => app.clock.unix_secs(),
+            }),
             method: method.to_string(),
             path: path.to_string(),
             status,
@@ -178,7 +183,7 @@ fn publish(
             .get(axum::http::header::LOCATION)
             .and_then(|v| v.to_str().ok());
         let (outcome, code) = events::sca_outcome(location);
-        app.events.emit(|| {
+        app.events.emit(owner, || {
             Event::Sca(ScaEvent {
                 sca_id,
                 step,

@@ -30,17 +30,49 @@ pub use crate::xs2a::limits::MAX_BODY_BYTES;
 /// The TPP of a verified request.
 #[derive(Debug, Clone)]
 pub struct Tpp {
-    /// Hex SHA-256 of the certificate DER.
+    /// The TPP's identity ([`tpp_id`]): its QSealC's organisationIdentifier bound to its key,
+    /// else the certificate.
     pub id: TppId,
     /// Subject organisation (or common name) of the certificate, for the SCA pages.
     pub name: String,
 }
 
+/// The subject attribute organizationIdentifier (ETSI EN 319 412-1, OID 2.5.4.97).
+pub const ORGANISATION_IDENTIFIER: &str = "2.5.4.97";
+
+/// The identity of the TPP holding `certificate` (issue 20: "a TPP is identified by its
+/// QSealC: organisationIdentifier, else the certificate"): hex SHA-256 of its subject
+/// organizationIdentifier together with its public key, so that a renewed certificate of
+/// the same organisation and key is the same TPP; without an organizationIdentifier, hex
+/// SHA-256 of the certificate DER. The key is part of it because this sandbox accepts
+/// self-made certificates: an organizationIdentifier alone is a claim anybody can copy into
+/// their own certificate, and would hand them the organisation's world.
+pub fn tpp_id(certificate: &Certificate) -> TppId {
+    let org = certificate
+        .subject
+        .attributes
+        .iter()
+        .find(|a| a.oid == ORGANISATION_IDENTIFIER)
+        .map(|a| a.value.trim())
+        .filter(|v| !v.is_empty());
+    let digest = match org {
+        Some(org) => {
+            let mut ctx = aws_lc_rs::digest::Context::new(&aws_lc_rs::digest::SHA256);
+            ctx.update(b"psd2-console tpp\0");
+            ctx.update(org.as_bytes());
+            ctx.update(b"\0");
+            ctx.update(&certificate.public_key);
+            ctx.finish()
+        }
+        None => aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &certificate.der),
+    };
+    TppId(digest.as_ref().iter().map(|b| format!("{b:02x}")).collect())
+}
+
 impl Tpp {
     /// The identity carried by `certificate`.
     pub fn of(certificate: &Certificate) -> Self {
-        let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &certificate.der);
-        let id: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+        let id = tpp_id(certificate);
         let attr = |oid: &str| {
             certificate
                 .subject
@@ -52,10 +84,7 @@ impl Tpp {
         let name = attr("2.5.4.10")
             .or_else(|| attr("2.5.4.3"))
             .unwrap_or_else(|| certificate.key_id());
-        Tpp {
-            id: TppId(id),
-            name,
-        }
+        Tpp { id, name }
     }
 }
 
@@ -68,6 +97,10 @@ pub struct TppCache {
     map: std::sync::Mutex<
         std::collections::HashMap<usize, (Arc<Certificate>, Tpp), foldhash::fast::RandomState>,
     >,
+    /// [`tpp_id`] by `TPP-Signature-Certificate` value, before the signature is checked: the
+    /// Date window is the claimed TPP's clock (a forged claim still fails the signature).
+    by_header:
+        std::sync::Mutex<std::collections::HashMap<String, TppId, foldhash::fast::RandomState>>,
 }
 
 /// Most identities a [`TppCache`] keeps.
@@ -91,6 +124,24 @@ impl TppCache {
             map.insert(addr, (certificate.clone(), tpp.clone()));
         }
         tpp
+    }
+
+    /// The [`tpp_id`] of the certificate in header value `value` (base64 DER); `None` when
+    /// it is not a certificate.
+    pub fn id_of_header(&self, value: &str) -> Option<TppId> {
+        if let Ok(map) = self.by_header.lock()
+            && let Some(id) = map.get(value)
+        {
+            return Some(id.clone());
+        }
+        let id = tpp_id(&Certificate::from_header_value(value).ok()?);
+        if let Ok(mut map) = self.by_header.lock() {
+            if map.len() >= TPP_CACHE_ENTRIES {
+                map.clear();
+            }
+            map.insert(value.to_string(), id.clone());
+        }
+        Some(id)
     }
 }
 
@@ -189,9 +240,16 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
         .get(headers::X_REQUEST_ID)
         .filter(|v| !v.as_bytes().trim_ascii().is_empty())
         .cloned();
-    // The clock the Date check of this request uses; the response is dated by it too.
-    let clock = &app.clock;
-    let now = clock.now();
+    // The Date window is the claimed TPP's own clock (see `super::clock`).
+    let claimed = parts
+        .headers
+        .get(headers::TPP_SIGNATURE_CERTIFICATE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| app.tpps.id_of_header(v));
+    let now = match &claimed {
+        Some(id) => app.clock.now_in(&id.0),
+        None => app.clock.now(),
+    };
     let mut response = match app.verifier.verify(&view, now) {
         Err(e) => {
             let mut r = ApiError::from_verify(&e).into_response();
@@ -219,15 +277,27 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
                 }
                 _ => None,
             };
+            let unregistered = is_management(parts.uri.path())
+                && !verified
+                    .certificate
+                    .roles()
+                    .iter()
+                    .any(|r| MANAGEMENT_ROLES.contains(r));
             match refused {
                 Some(e) => e.into_response(),
+                None if unregistered => management_role_missing(&verified.certificate),
                 None => {
+                    let world = tpp.id.0.clone();
                     parts.extensions.insert(tpp);
                     // The verified certificate itself (an `Arc<Certificate>`), for role checks
                     // such as `payments::require_role`.
                     parts.extensions.insert(verified.certificate.clone());
-                    next.run(Request::from_parts(parts, Body::from(bytes)))
-                        .await
+                    // The handler runs in the TPP's world (its clock), and its answer's
+                    // events belong to the TPP.
+                    let run = next.run(Request::from_parts(parts, Body::from(bytes)));
+                    let mut r = super::clock::in_world(&world, run).await;
+                    r.extensions_mut().insert(super::events::Owner(world));
+                    r
                 }
             }
         }
@@ -235,7 +305,13 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
     if let Some(id) = request_id {
         echo_request_id(&mut response, id);
     }
-    date_response(&mut response, clock.now());
+    // Dated by the clock the Date check used (the claimed TPP's), read now that the handler
+    // has answered, so the answer to a clock advance carries the new time.
+    let answered_at = match &claimed {
+        Some(id) => app.clock.now_in(&id.0),
+        None => app.clock.now(),
+    };
+    date_response(&mut response, answered_at);
     response
 }
 
@@ -252,14 +328,44 @@ fn date_response(response: &mut Response, now: std::time::SystemTime) {
     }
 }
 
+/// Whether `path` is one of the sandbox's own operations (`/v1/sandbox/...`: management,
+/// clock, faults, events, batch, state).
+pub fn is_management(path: &str) -> bool {
+    path == "/v1/sandbox" || path.starts_with("/v1/sandbox/")
+}
+
+/// The PSD2 roles of which a sandbox operation needs one: the document's sandbox is for
+/// registered AISPs and PISPs, so its own operations need what its production operations
+/// need (issue 20, finding 1).
+pub const MANAGEMENT_ROLES: [crate::cert::Psd2Role; 2] =
+    [crate::cert::Psd2Role::PspAi, crate::cert::Psd2Role::PspPi];
+
+/// 401 `ROLE_INVALID` for a sandbox operation signed with a certificate without `PSP_AI` or
+/// `PSP_PI` (a self-made certificate without qcStatements, or one with other roles only).
+fn management_role_missing(certificate: &Certificate) -> Response {
+    let has: Vec<&str> = certificate.roles().iter().map(|r| r.name()).collect();
+    ApiError::new(
+        MessageCode::RoleInvalid,
+        format!(
+            "sandbox operations need the PSD2 role PSP_AI or PSP_PI in the TPP certificate, like \
+             the account and payment operations; it has {}",
+            if has.is_empty() {
+                "none".to_string()
+            } else {
+                has.join(", ")
+            }
+        ),
+    )
+    .into_response()
+}
+
 /// Whether a production-interface request lacks `TPP-Redirect-URI` (absent or blank):
 /// "Every request carries TPP-Redirect-URI" (interface document, Endpoints) and "The header
 /// is therefore required on all requests" (Authentication 11). The sandbox's own
 /// `/v1/sandbox/*` operations are exempt: the document lists their headers separately
 /// (`GET /v1/sandbox/customers`: `X-Request-ID`, `TPP-Signature-Certificate`, `Signature`).
 pub fn lacks_redirect_uri(path: &str, h: &axum::http::HeaderMap) -> bool {
-    let management = path == "/v1/sandbox" || path.starts_with("/v1/sandbox/");
-    !management
+    !is_management(path)
         && h.get(headers::TPP_REDIRECT_URI)
             .is_none_or(|v| v.as_bytes().trim_ascii().is_empty())
 }

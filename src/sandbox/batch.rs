@@ -18,7 +18,8 @@
 //! executed at approval ([`authorise`]). Periodic payments are never taken (they stay `ACTC`,
 //! the standing order). Payments on hold (`PDNG`) are skipped until released.
 //!
-//! Sandbox controls (signed like every `/v1` request; no PSD2 role needed):
+//! Sandbox controls (signed like every `/v1` request, with `PSP_AI` or `PSP_PI`; each in the
+//! calling TPP's world: its clock, its payments):
 //!
 //! | Method | Path | Body | Answer |
 //! |---|---|---|---|
@@ -84,10 +85,12 @@ async fn clock(State(app): State<Arc<App>>, _tpp: Tpp) -> Json<Value> {
     Json(clock_json(&app))
 }
 
-/// `POST /v1/sandbox/clock` `{"advanceSeconds": n}`: moves the sandbox clock forward
-/// and persists its offset with the rest of the state (`sandbox_meta`; `sandbox serve`
-/// restores it on start, `POST /v1/sandbox/initialize` resets it), then runs the batch runs that became due. Requests are signed
-/// against the sandbox clock, so a client must sign later requests with the new time.
+/// `POST /v1/sandbox/clock` `{"advanceSeconds": n}`: moves the calling TPP's sandbox clock
+/// forward (other TPPs' clocks stay, issue 20) and persists its offset with the rest of the
+/// state (table `tpp_clocks`; `sandbox serve` restores it on start, the TPP's `POST
+/// /v1/sandbox/initialize` resets it), then runs the TPP's batch runs that became due.
+/// Requests are signed against the TPP's sandbox clock, so a client must sign later
+/// requests with the new time.
 ///
 /// Errors: 400 `FORMAT_ERROR` for a missing, non-integer, zero, negative or too large
 /// `advanceSeconds`.
@@ -110,26 +113,28 @@ async fn advance_clock(
                 "advanceSeconds must be an integer from 1 to {MAX_ADVANCE_SECONDS}"
             ))
         })?;
-    // The new offset is stored before the clock moves, so a restart keeps the sandbox time
-    // (the database lock serializes concurrent advances).
+    // The calling TPP's own clock moves (issue 20; see `super::clock`). The new offset is
+    // stored before the clock moves, so a restart keeps the TPP's time (the database lock
+    // serializes concurrent advances).
+    let world = tpp.id.0.as_str();
     app.db.write(|tx| {
         let offset = app
             .clock
-            .offset()
+            .world_offset(world)
             .saturating_add(std::time::Duration::from_secs(secs));
-        super::store::Store::write_clock_offset(tx, offset)?;
-        app.clock.set_offset(offset);
+        super::store::tenancy::set_clock_offset(tx, world, offset.as_secs())?;
+        app.clock.set_world_offset(world, offset);
         Ok(())
     })?;
-    app.events.emit(|| {
-        super::events::clock_event(app.clock.now(), app.clock.offset().as_secs(), "advance")
+    app.events.emit(Some(world), || {
+        let offset = app.clock.offset() + app.clock.world_offset(world);
+        super::events::clock_event(app.clock.now(), offset.as_secs(), "advance")
     });
     let mut report = run_due(&app)?;
     report.payments.clear();
     let mut out = clock_json(&app);
     out["advancedSeconds"] = json!(secs);
     out["batch"] = serde_json::to_value(&report).unwrap_or(Value::Null);
-    let _ = tpp;
     Ok(Json(out))
 }
 

@@ -1,10 +1,36 @@
 //! The sandbox clock: system time or a fixed instant, plus an offset shared by all clones,
 //! so tests can freeze time and move it forward (Date checks of Authentication rule 4,
 //! SCA expiry, consent age, "today" of the generated transactions).
+//!
+//! Each TPP has its own clock on top (issue 20): `POST /v1/sandbox/clock` moves only the
+//! calling TPP's offset ([`Clock::advance_world`]). [`Clock::now`] adds the offset of the
+//! TPP whose request is being answered: the signature check and the SCA page layer run the
+//! handlers inside [`in_world`] (a tokio task-local), so every reading of the clock in a
+//! handler (the Date window, SCA and consent expiry, batch runs) is that TPP's time without
+//! passing it around. Outside a world (start-up, tests reading the clock) only the shared
+//! offset counts; [`Clock::now_in`] reads one TPP's time from anywhere (the console signing
+//! its requests).
 
+use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
+
+tokio::task_local! {
+    /// The TPP (its id text) whose request the current task answers.
+    static WORLD: Arc<str>;
+}
+
+/// Runs `f` in TPP `world`: [`Clock::now`] inside it is that TPP's time.
+pub async fn in_world<F: Future>(world: &str, f: F) -> F::Output {
+    WORLD.scope(Arc::from(world), f).await
+}
+
+/// The TPP whose world the current task runs in ([`in_world`]), if any.
+pub fn current_world() -> Option<Arc<str>> {
+    WORLD.try_with(Arc::clone).ok()
+}
 
 #[derive(Clone, Copy, Debug)]
 enum Base {
@@ -17,6 +43,8 @@ enum Base {
 pub struct Clock {
     base: Base,
     offset: Arc<Mutex<Duration>>,
+    /// Each TPP's own offset (on top of `offset`), by TPP id.
+    worlds: Arc<Mutex<HashMap<String, Duration>>>,
 }
 
 impl Clock {
@@ -33,6 +61,7 @@ impl Clock {
         Clock {
             base: Base::System,
             offset: Arc::new(Mutex::new(Duration::ZERO)),
+            worlds: Arc::default(),
         }
     }
 
@@ -41,6 +70,7 @@ impl Clock {
         Clock {
             base: Base::Fixed(at),
             offset: Arc::new(Mutex::new(Duration::ZERO)),
+            worlds: Arc::default(),
         }
     }
 
@@ -56,13 +86,55 @@ impl Clock {
         *self.offset.lock().unwrap_or_else(|e| e.into_inner()) = offset;
     }
 
-    /// The current sandbox time: base time plus the accumulated offset.
+    /// The current sandbox time: base time plus the accumulated offset, plus the offset of
+    /// the TPP whose world the task runs in ([`in_world`]).
     pub fn now(&self) -> SystemTime {
+        match current_world() {
+            Some(w) => self.now_in(&w),
+            None => self.shared_now(),
+        }
+    }
+
+    fn shared_now(&self) -> SystemTime {
         let base = match self.base {
             Base::System => SystemTime::now(),
             Base::Fixed(t) => t,
         };
         base.checked_add(self.offset()).unwrap_or(base)
+    }
+
+    /// TPP `world`'s time: [`Clock::now`] plus its own offset.
+    pub fn now_in(&self, world: &str) -> SystemTime {
+        let t = self.shared_now();
+        t.checked_add(self.world_offset(world)).unwrap_or(t)
+    }
+
+    /// TPP `world`'s own offset (zero until it moves its clock).
+    pub fn world_offset(&self, world: &str) -> Duration {
+        self.worlds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(world)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// Sets TPP `world`'s own offset (zero forgets it).
+    pub fn set_world_offset(&self, world: &str, offset: Duration) {
+        let mut w = self.worlds.lock().unwrap_or_else(|e| e.into_inner());
+        if offset.is_zero() {
+            w.remove(world);
+        } else {
+            w.insert(world.to_string(), offset);
+        }
+    }
+
+    /// Forgets every TPP's own offset (the global reset).
+    pub fn clear_worlds(&self) {
+        self.worlds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 
     /// Moves this clock and all its clones forward by `by`.
@@ -113,5 +185,22 @@ mod tests {
         d.advance(Duration::from_secs(61));
         assert_eq!(c.now(), t + Duration::from_secs(61));
         assert_eq!(c.today().to_string(), "2027-01-15");
+    }
+
+    #[test]
+    fn each_world_has_its_own_offset() {
+        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let c = Clock::fixed(t);
+        c.set_world_offset("a", Duration::from_secs(100));
+        assert_eq!(c.now_in("a"), t + Duration::from_secs(100));
+        assert_eq!(c.now_in("b"), t);
+        assert_eq!(c.now(), t, "outside a world only the shared offset counts");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let inside = rt.block_on(in_world("a", async { c.now() }));
+        assert_eq!(inside, t + Duration::from_secs(100));
+        c.set_world_offset("a", Duration::ZERO);
+        assert_eq!(c.now_in("a"), t);
     }
 }

@@ -1,5 +1,5 @@
 //! The sandbox's event stream: `GET /v1/sandbox/events` (a signed management operation like
-//! the other `/v1/sandbox/*` ones) answers `text/event-stream` (server-sent events, axum's
+//! the other `/v1/sandbox/*` ones; its handler is [`super::subscribe`]) answers `text/event-stream` (server-sent events, axum's
 //! [`Sse`]) with one event per answered request and per SCA step, batch run and clock change,
 //! as they happen. The interface document has no such operation; it is this sandbox's tool
 //! for watching a client talk to it.
@@ -14,6 +14,14 @@
 //! | `clock` | `now` (RFC 3339), `offset_secs`, `reason` (`advance` or `initialize`) |
 //! | `lagged` | `missed`: events this subscriber lost because it read too slowly |
 //!
+//! Scoped (issue 20): every event belongs to the TPP whose world it happened in ([`Owner`]:
+//! the verified TPP of a request, the TPP of an SCA page's authorisation, the TPP that moved
+//! its clock or ran a batch), and a subscriber reads only its own TPP's events. Requests
+//! whose signature could not be verified, and the sandbox's own batch runs, belong to
+//! nobody. Every TPP's events (also those of nobody) are on the operator plane
+//! ([`super::operator`]): `GET /v1/sandbox/events?scope=all` from a loopback peer or with
+//! the operator token; without it `scope=all` answers 403 `SERVICE_BLOCKED`.
+//!
 //! A stream starts with the comment `: subscribed` (sent once the subscription exists, so a
 //! client that read it sees every later event) and keeps the connection alive with a comment
 //! every 15 s. Form fields of the SCA pages (the PSU's answers), bodies, `Signature` values,
@@ -25,17 +33,13 @@
 //! at most [`MAX_SUBSCRIBERS_PER_TPP`] streams open at once; one more is answered 429
 //! `ACCESS_EXCEEDED` until one of them ends.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::http::HeaderMap;
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::App;
 use crate::signing::{ELIGIBLE_HEADERS, SignatureParams, build_signing_string};
 
 /// Events each subscriber may have unread before it lags.
@@ -48,10 +52,23 @@ pub const MAX_SUBSCRIBERS_PER_TPP: usize = 8;
 
 pub use crate::sandbox_events::{BatchEvent, ClockEvent, Event, RequestEvent, ScaEvent};
 
-/// The sending side, one per sandbox ([`App::events`]).
+/// The TPP an event belongs to (its [`super::model::TppId`] text): set by the signature
+/// check on a verified request's response, and by the SCA page layer
+/// ([`super::sca_pages::translate`]) on a page's response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner(pub String);
+
+/// An event and the TPP it belongs to (`None`: nobody, operator plane only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owned {
+    pub owner: Option<String>,
+    pub event: Event,
+}
+
+/// The sending side, one per sandbox ([`super::App::events`]).
 #[derive(Debug)]
 pub struct Events {
-    tx: broadcast::Sender<Arc<Event>>,
+    tx: broadcast::Sender<Arc<Owned>>,
     /// Open streams per TPP ([`MAX_SUBSCRIBERS_PER_TPP`]).
     pub slots: Slots,
     /// Live subscriptions, kept here so that the request path reads an atomic instead of
@@ -73,7 +90,7 @@ impl Default for Events {
 /// (through `Deref`), counted as a listener until dropped.
 #[derive(Debug)]
 pub struct Subscription {
-    rx: broadcast::Receiver<Arc<Event>>,
+    rx: broadcast::Receiver<Arc<Owned>>,
     listeners: Arc<AtomicUsize>,
 }
 
@@ -84,7 +101,7 @@ impl Drop for Subscription {
 }
 
 impl std::ops::Deref for Subscription {
-    type Target = broadcast::Receiver<Arc<Event>>;
+    type Target = broadcast::Receiver<Arc<Owned>>;
     fn deref(&self) -> &Self::Target {
         &self.rx
     }
@@ -102,10 +119,14 @@ impl Events {
         self.listeners.load(Ordering::Relaxed) > 0
     }
 
-    /// Sends the event `make` builds, when anybody listens; never waits.
-    pub fn emit(&self, make: impl FnOnce() -> Event) {
+    /// Sends the event `make` builds, belonging to `owner` (a TPP id; `None`: nobody), when
+    /// anybody listens; never waits.
+    pub fn emit(&self, owner: Option<&str>, make: impl FnOnce() -> Event) {
         if self.listening() {
-            let _ = self.tx.send(Arc::new(make()));
+            let _ = self.tx.send(Arc::new(Owned {
+                owner: owner.map(str::to_string),
+                event: make(),
+            }));
         }
     }
 
@@ -179,7 +200,13 @@ pub fn rebuilt_signing_string(
     path_and_query: &str,
     headers: &HeaderMap,
 ) -> Option<String> {
-    let value = |n: &str| headers.get(n).and_then(|v| v.to_str().ok());
+    // The operator token never shows, even when a client signed its header.
+    let value = |n: &str| {
+        if n.eq_ignore_ascii_case(crate::xs2a::headers::SANDBOX_OPERATOR_TOKEN) {
+            return headers.contains_key(n).then_some("(redacted)");
+        }
+        headers.get(n).and_then(|v| v.to_str().ok())
+    };
     let listed = value("signature")
         .and_then(|s| SignatureParams::parse(s).ok())
         .map(|p| p.headers);
@@ -237,53 +264,18 @@ pub fn sca_outcome(location: Option<&str>) -> (Option<String>, Option<String>) {
 /// What a subscriber reads next.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Received {
-    Event(Arc<Event>),
+    Event(Arc<Owned>),
     /// It read too slowly and lost this many events (the oldest).
     Lagged(u64),
 }
 
 /// The next thing `rx` reads; `None` once the sandbox is gone.
-pub async fn receive(rx: &mut broadcast::Receiver<Arc<Event>>) -> Option<Received> {
+pub async fn receive(rx: &mut broadcast::Receiver<Arc<Owned>>) -> Option<Received> {
     match rx.recv().await {
         Ok(e) => Some(Received::Event(e)),
         Err(RecvError::Lagged(missed)) => Some(Received::Lagged(missed)),
         Err(RecvError::Closed) => None,
     }
-}
-
-fn sse_event(e: &Event) -> SseEvent {
-    SseEvent::default()
-        .event(e.kind())
-        .data(serde_json::to_string(e).unwrap_or_default())
-}
-
-/// `GET /v1/sandbox/events`: the event stream (see the module documentation), held open
-/// with `slot` (one of the TPP's [`MAX_SUBSCRIBERS_PER_TPP`], taken by the route in
-/// `sandbox::router`, which answers 429 when there is none). Only signed requests reach it:
-/// the signature check refuses the others before any `/v1` handler.
-pub fn stream(app: &App, slot: Slot) -> Response {
-    let rx = app.events.subscribe();
-    let first = SseEvent::default().comment("subscribed");
-    // The slot lives as long as the stream.
-    let events = futures_util::stream::unfold(
-        (rx, Some(first), slot),
-        |(mut rx, first, slot)| async move {
-            if let Some(f) = first {
-                return Some((Ok::<_, Infallible>(f), (rx, None, slot)));
-            }
-            let e = match receive(&mut rx).await? {
-                Received::Event(e) => sse_event(&e),
-                Received::Lagged(missed) => sse_event(&Event::Lagged { missed }),
-            };
-            Some((Ok(e), (rx, None, slot)))
-        },
-    );
-    let mut r = Sse::new(events)
-        .keep_alive(KeepAlive::default())
-        .into_response();
-    // An endless body: the response observer must not buffer it.
-    r.extensions_mut().insert(super::observe::Unobserved);
-    r
 }
 
 #[cfg(test)]
@@ -296,7 +288,7 @@ mod tests {
         let mut rx = events.subscribe();
         let at = std::time::UNIX_EPOCH;
         for i in 0..CAPACITY as u64 + 3 {
-            events.emit(|| clock_event(at, i, "advance"));
+            events.emit(None, || clock_event(at, i, "advance"));
         }
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
@@ -304,7 +296,10 @@ mod tests {
         assert_eq!(rt.block_on(receive(&mut rx)), Some(Received::Lagged(3)));
         assert_eq!(
             rt.block_on(receive(&mut rx)),
-            Some(Received::Event(Arc::new(clock_event(at, 3, "advance"))))
+            Some(Received::Event(Arc::new(Owned {
+                owner: None,
+                event: clock_event(at, 3, "advance")
+            })))
         );
     }
 
@@ -324,10 +319,10 @@ mod tests {
     #[test]
     fn no_event_is_built_while_nobody_listens() {
         let events = Events::default();
-        events.emit(|| panic!("built with nobody listening"));
+        events.emit(None, || panic!("built with nobody listening"));
         let rx = events.subscribe();
         let built = std::cell::Cell::new(false);
-        events.emit(|| {
+        events.emit(None, || {
             built.set(true);
             clock_event(std::time::UNIX_EPOCH, 0, "advance")
         });
@@ -335,7 +330,7 @@ mod tests {
         drop(rx);
         // The last subscription gone, nothing is built again.
         assert!(!events.listening());
-        events.emit(|| panic!("built after the subscriber left"));
+        events.emit(None, || panic!("built after the subscriber left"));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Fault injection: rules a tester sets so that the sandbox misbehaves on purpose, for the
 //! next N matching requests or until cleared. The interface document has no such operations;
 //! they are this sandbox's management tools (signed like the other `/v1/sandbox/*`
-//! operations, no PSD2 role needed).
+//! operations, with `PSP_AI` or `PSP_PI`). Rules are per TPP (issue 20): a rule answers only
+//! the requests, SCA pages and payments of the TPP that added it, and a TPP lists, clears
+//! and deletes only its own.
 //!
 //! | Method | Path | Answer |
 //! |---|---|---|
@@ -182,6 +184,9 @@ pub struct Fault {
     #[serde(flatten)]
     pub definition: Definition,
     pub remaining: Option<u64>,
+    /// The TPP whose world the rule is in (not shown: a TPP sees only its own rules).
+    #[serde(skip)]
+    pub tpp: String,
 }
 
 /// An integer field within `min..=max`.
@@ -353,6 +358,7 @@ impl Fault {
                 id: row.id,
                 definition,
                 remaining: row.remaining.and_then(|n| u64::try_from(n).ok()),
+                tpp: row.tpp,
             }),
             Err(e) => {
                 tracing::warn!(id = %row.id, error = %e, "a stored fault rule no longer reads; ignored");
@@ -361,11 +367,12 @@ impl Fault {
         }
     }
 
-    fn applies(&self, method: Option<&str>, path: &str, psu_id: Option<&str>) -> bool {
+    fn applies(&self, world: &str, method: Option<&str>, path: &str, psu_id: Option<&str>) -> bool {
         let d = &self.definition;
-        d.method
-            .as_deref()
-            .is_none_or(|m| method.is_none_or(|x| x.eq_ignore_ascii_case(m)))
+        self.tpp == world
+            && d.method
+                .as_deref()
+                .is_none_or(|m| method.is_none_or(|x| x.eq_ignore_ascii_case(m)))
             && matches(&d.path, path)
             && d.psu_id.as_deref().is_none_or(|p| psu_id == Some(p))
     }
@@ -424,13 +431,23 @@ impl Faults {
     }
 
     /// Takes one answer of the first request rule matching the request, if any.
-    fn take_request(&self, db: &Db, method: &str, path: &str, psu: Option<&str>) -> Option<Fault> {
+    fn take_request(
+        &self,
+        db: &Db,
+        world: &str,
+        method: &str,
+        path: &str,
+        psu: Option<&str>,
+    ) -> Option<Fault> {
         let rules = self
             .request_rules
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        for f in rules.iter().filter(|f| f.applies(Some(method), path, psu)) {
+        for f in rules
+            .iter()
+            .filter(|f| f.applies(world, Some(method), path, psu))
+        {
             if f.remaining.is_none() {
                 return Some(f.clone());
             }
@@ -452,11 +469,13 @@ impl Faults {
 fn take_outcome(
     c: &Connection,
     which: fn(Action) -> bool,
+    world: &str,
     path: &str,
     psu: Option<&str>,
 ) -> rusqlite::Result<Option<Fault>> {
     for f in all(c)? {
-        if which(f.definition.action) && f.applies(None, path, psu) && rows::claim(c, &f.id)? {
+        if which(f.definition.action) && f.applies(world, None, path, psu) && rows::claim(c, &f.id)?
+        {
             return Ok(Some(f));
         }
     }
@@ -507,9 +526,13 @@ pub async fn inject(State(app): State<Arc<App>>, req: Request, next: Next) -> Re
         .headers()
         .get(crate::xs2a::headers::PSU_ID)
         .and_then(|v| v.to_str().ok());
+    // The world of the request (the verified TPP, or the SCA page's TPP): only its rules.
+    let Some(world) = super::clock::current_world() else {
+        return next.run(req).await;
+    };
     let Some(fault) = app
         .faults
-        .take_request(&app.db, req.method().as_str(), path, psu)
+        .take_request(&app.db, &world, req.method().as_str(), path, psu)
     else {
         return next.run(req).await;
     };
@@ -562,10 +585,12 @@ pub struct PaymentOutcome {
 pub fn payment_outcome(c: &Connection, p: &PaymentRow) -> rusqlite::Result<Option<PaymentOutcome>> {
     let path = format!("/v1/{}/{}", p.service, p.product);
     Ok(
-        take_outcome(c, Action::is_payment, &path, p.psu_id.as_deref())?.map(|f| PaymentOutcome {
-            text: f.text(),
-            fault: f.id,
-            action: f.definition.action,
+        take_outcome(c, Action::is_payment, &p.tpp, &path, p.psu_id.as_deref())?.map(|f| {
+            PaymentOutcome {
+                text: f.text(),
+                fault: f.id,
+                action: f.definition.action,
+            }
         }),
     )
 }
@@ -621,9 +646,10 @@ impl ScaOutcome {
 /// `/payment-sca/{id}`) by `psu_id`, taking one answer; `None` when none matches or the
 /// database fails (the SCA then goes on as usual).
 pub fn sca_outcome(app: &App, page: &str, psu_id: Option<&str>) -> Option<ScaOutcome> {
+    let world = super::clock::current_world()?;
     let f = app
         .db
-        .write(|tx| Ok(take_outcome(tx, Action::is_sca, page, psu_id)?))
+        .write(|tx| Ok(take_outcome(tx, Action::is_sca, &world, page, psu_id)?))
         .ok()??;
     Some(match f.definition.action {
         Action::ScaCancel => ScaOutcome::Cancel { fault: f.id },
@@ -663,7 +689,7 @@ fn now_secs(app: &App) -> i64 {
 /// Errors: 400 `FORMAT_ERROR` naming the field; 503 when the database fails.
 async fn create(
     State(app): State<Arc<App>>,
-    _tpp: Tpp,
+    tpp: Tpp,
     body: Bytes,
 ) -> Result<(StatusCode, Json<Fault>), ApiError> {
     let v: Value = serde_json::from_slice(&body).map_err(|e| {
@@ -677,11 +703,13 @@ async fn create(
         id: uuid::Uuid::new_v4().to_string(),
         remaining: definition.times,
         definition,
+        tpp: tpp.id.0.clone(),
     };
     let row = FaultRow {
         id: fault.id.clone(),
         definition: serde_json::to_string(&fault.definition).unwrap_or_default(),
         remaining: fault.remaining.and_then(|n| i64::try_from(n).ok()),
+        tpp: tpp.id.0,
     };
     let at = now_secs(&app);
     app.db.write(|tx| Ok(rows::insert(tx, &row, at)?))?;
@@ -689,15 +717,16 @@ async fn create(
     Ok((StatusCode::CREATED, Json(fault)))
 }
 
-/// `GET /v1/sandbox/faults`: every rule, oldest first.
-async fn list(State(app): State<Arc<App>>, _tpp: Tpp) -> Result<Json<Value>, ApiError> {
-    let faults = app.db.read(all)?;
+/// `GET /v1/sandbox/faults`: every rule of the calling TPP, oldest first.
+async fn list(State(app): State<Arc<App>>, tpp: Tpp) -> Result<Json<Value>, ApiError> {
+    let mut faults = app.db.read(all)?;
+    faults.retain(|f| f.tpp == tpp.id.0);
     Ok(Json(json!({ "faults": faults })))
 }
 
-/// `DELETE /v1/sandbox/faults`: removes every rule.
-async fn clear(State(app): State<Arc<App>>, _tpp: Tpp) -> Result<Json<Value>, ApiError> {
-    let n = app.db.write(|tx| Ok(rows::clear(tx)?))?;
+/// `DELETE /v1/sandbox/faults`: removes every rule of the calling TPP.
+async fn clear(State(app): State<Arc<App>>, tpp: Tpp) -> Result<Json<Value>, ApiError> {
+    let n = app.db.write(|tx| Ok(rows::clear(tx, &tpp.id.0)?))?;
     app.faults.reload(&app.db);
     Ok(Json(json!({ "cleared": n })))
 }
@@ -707,10 +736,12 @@ async fn clear(State(app): State<Arc<App>>, _tpp: Tpp) -> Result<Json<Value>, Ap
 /// Errors: 404 `RESOURCE_UNKNOWN` for an unknown id.
 async fn delete_one(
     State(app): State<Arc<App>>,
-    _tpp: Tpp,
+    tpp: Tpp,
     ApiPath(id): ApiPath<String>,
 ) -> Result<StatusCode, ApiError> {
-    let found = app.db.write(|tx| Ok(rows::delete(tx, &id)?))?;
+    let found = app
+        .db
+        .write(|tx| Ok(rows::delete_of(tx, &id, &tpp.id.0)?))?;
     app.faults.reload(&app.db);
     if found {
         Ok(StatusCode::NO_CONTENT)

@@ -384,25 +384,63 @@ fn cut(text: &str, max: usize) -> String {
 // ---------------------------------------------------------------------------------------
 // Initialize
 
-/// `POST /v1/sandbox/initialize` (interface document, Endpoints: "sandbox initialization
-/// (path not shown): Resets the sandbox to a known state"): in one transaction every table of
-/// every module is emptied — manually created customers, accounts, transactions, balance
-/// overrides, consents, PSU registrations, authorisations, payments, baskets, counters, the
-/// persisted clock offset (the sandbox clock is back at real time), the fault rules ([`super::faults`]) — and the seed ([`super::seed`]) is inserted again with its fixed ids. Body ignored. 200
-/// `{"customers": 5, "accounts": 10, "cardAccounts": 3, "agreements": 2}`.
+/// `POST /v1/sandbox/initialize[?scope=all]` (interface document, Endpoints: "sandbox
+/// initialization (path not shown): Resets the sandbox to a known state"). Body ignored.
+/// 200 `{"customers": 5, "accounts": 10, "cardAccounts": 3, "agreements": 2}` (the seed's
+/// counts).
 ///
-/// Errors: 503 `SERVICE_BLOCKED` when the database fails (nothing changed).
-pub async fn initialize(State(app): State<Arc<App>>, tpp: Tpp) -> Result<Json<Value>, ApiError> {
-    let s = app.store.initialize(&seed::seed())?;
-    // The caller's X-Request-IDs are forgotten too (issue 20, finding 5; `super::replay`).
-    if let Some(guard) = &app.replay {
-        guard.forget_tpp(&tpp.id);
-    }
-    app.clock.set_offset(std::time::Duration::ZERO);
-    // The fault rules' table was emptied with the others: forget their mirror too.
+/// - From the TPP plane it resets the calling TPP's world (issue 20): in one transaction the
+///   customers it created (with their accounts, transactions, balances, agreements), its
+///   consents, PSU registrations, authorisations, payments, baskets and fault rules, and its
+///   clock offset ([`store::tenancy::reset`]). Other TPPs' worlds and the seeded customers
+///   stay as they are.
+/// - `?scope=all` on the operator plane ([`super::operator`]) resets the whole sandbox:
+///   every table of every module is emptied and the seed ([`super::seed`]) inserted again
+///   with its fixed ids; every clock is back at real time.
+///
+/// Errors: 403 `SERVICE_BLOCKED` for `scope=all` off the operator plane; 503
+/// `SERVICE_BLOCKED` when the database fails (nothing changed).
+pub async fn initialize(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    parts: axum::http::request::Parts,
+) -> Result<Json<Value>, ApiError> {
+    let s = if super::operator::wants_all(&parts) {
+        if !super::operator::is_operator(&app, &parts.extensions, &parts.headers) {
+            return Err(super::operator::refused(
+                "the reset of the whole sandbox (scope=all)",
+            ));
+        }
+        let s = app.store.initialize(&seed::seed())?;
+        app.clock.set_offset(std::time::Duration::ZERO);
+        app.clock.clear_worlds();
+        // Every TPP's X-Request-IDs are forgotten too (`super::replay`).
+        if let Some(guard) = &app.replay {
+            guard.clear();
+        }
+        s
+    } else {
+        app.db
+            .write(|tx| Ok(store::tenancy::reset(tx, &tpp.id.0)?))?;
+        app.clock
+            .set_world_offset(&tpp.id.0, std::time::Duration::ZERO);
+        // The caller's X-Request-IDs are forgotten too (issue 20, finding 5; `super::replay`).
+        if let Some(guard) = &app.replay {
+            guard.forget_tpp(&tpp.id);
+        }
+        let seed = seed::seed();
+        store::InitializeSummary {
+            customers: seed.customers.len(),
+            accounts: seed.accounts.len(),
+            card_accounts: seed.card_accounts.len(),
+            agreements: seed.agreements.len(),
+        }
+    };
+    // The fault rules' table changed: read their mirror again.
     app.faults.reload(&app.db);
-    app.events
-        .emit(|| super::events::clock_event(app.clock.now(), 0, "initialize"));
+    app.events.emit(Some(&tpp.id.0), || {
+        super::events::clock_event(app.clock.now(), 0, "initialize")
+    });
     Ok(Json(json!({
         "customers": s.customers,
         "accounts": s.accounts,
@@ -540,7 +578,7 @@ fn build_account(
 /// is taken.
 pub async fn create_customer(
     State(app): State<Arc<App>>,
-    _tpp: Tpp,
+    tpp: Tpp,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let value = parse_body(&body, "customerType, customerName")?;
@@ -653,6 +691,8 @@ pub async fn create_customer(
             name,
         };
         store::insert_customer(tx, &customer)?;
+        // The customer is in the creating TPP's world only (issue 20).
+        store::tenancy::set_owner(tx, &customer.id.to_string(), &tpp.id.0)?;
         match accounts {
             Some(specs) => {
                 for spec in specs {
@@ -700,15 +740,34 @@ pub async fn create_customer(
 
 /// `DELETE /v1/sandbox/customers/{customerId}`: deletes the customer with its accounts, card
 /// accounts, agreements (either side), consents, PSU registrations and manual data, in one
-/// transaction ([`store::Store::delete_customer`]). 204, no body.
+/// transaction ([`store::Store::delete_customer`]). 204, no body. Only a customer the
+/// calling TPP created (issue 20).
 ///
-/// Errors: 404 `RESOURCE_UNKNOWN` for an unknown id.
+/// Errors: 404 `RESOURCE_UNKNOWN` for an unknown id or another TPP's customer; 403
+/// `SERVICE_BLOCKED` for a seeded customer (in every TPP's world).
 pub async fn delete_customer(
     State(app): State<Arc<App>>,
-    _tpp: Tpp,
+    tpp: Tpp,
     ApiPath(id): ApiPath<String>,
 ) -> Result<StatusCode, ApiError> {
     let uuid = path_uuid(&id, "sandbox customer")?;
+    let key = uuid.to_string();
+    let owner = app.db.read(|c| store::tenancy::owner(c, &key))?;
+    match owner {
+        Some(o) if o != tpp.id.0 => {
+            return Err(ApiError::not_found(format!("no sandbox customer {id:?}")));
+        }
+        None if app.store.customer(uuid)?.is_some() => {
+            return Err(ApiError::new(
+                MessageCode::ServiceBlocked,
+                format!(
+                    "sandbox customer {id:?} is one of the seeded customers, which are in every \
+                     TPP's world: a TPP deletes only the customers it created"
+                ),
+            ));
+        }
+        _ => {}
+    }
     if app.store.delete_customer(uuid)? {
         Ok(StatusCode::NO_CONTENT)
     } else {

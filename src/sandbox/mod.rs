@@ -35,13 +35,13 @@
 //! | POST, GET, DELETE | `/v1/{payments,bulk-payments,periodic-payments}/{product}[/{id}[/status,/authorisations]]` | payment initiation ([`payments`]) |
 //! | POST, GET, DELETE | `/v1/signing-baskets[/{id}[/status,/authorisations]]` | signing baskets ([`baskets`]) |
 //! | POST, GET | `/v1/sandbox/batch`, `/v1/sandbox/clock`, `/v1/sandbox/payments/{id}/hold`, `/release` | batch runs and clock ([`batch`]) |
-//! | GET | `/v1/sandbox/snapshot` | the state as a SQLite file, loopback sandboxes only ([`snapshot`]) |
-//! | GET | `/v1/sandbox/state` | customers, consents, payments and baskets with their statuses, loopback sandboxes only ([`state`]) |
-//! | GET, POST | `/payment-sca/{authorisationId}`, `/login`, `/decision` | payment and basket SCA pages ([`payment_sca`]) |
-//! | GET | `/sca/{authorisationId}` | SCA page (not signed) |
-//! | POST | `/sca/{authorisationId}/login`, `/context`, `/consent`, `/cancel` | SCA steps |
+//! | GET | `/v1/sandbox/snapshot` | the state as a SQLite file, operator plane only ([`snapshot`], [`operator`]) |
+//! | GET | `/v1/sandbox/state` | customers, consents, payments and baskets with their statuses, operator plane only ([`state`], [`operator`]) |
+//! | GET, POST | `/payment-sca/{token}`, `/login`, `/decision` | payment and basket SCA pages ([`payment_sca`]; `token`: [`sca_pages`]) |
+//! | GET | `/sca/{token}` | SCA page (not signed; `token`: [`sca_pages`], never the authorisation id) |
+//! | POST | `/sca/{token}/login`, `/context`, `/consent`, `/cancel` | SCA steps |
 //! | POST, GET, DELETE | `/v1/sandbox/faults[/{id}]` | fault injection rules ([`faults`]) |
-//! | GET | `/v1/sandbox/events` | server-sent events of every request, SCA step, batch run and clock change ([`events`]) |
+//! | GET | `/v1/sandbox/events` | server-sent events of the TPP's requests, SCA steps, batch runs and clock changes ([`events`], [`subscribe`]; `?scope=all`: every TPP's, operator plane) |
 //! | GET | `/.well-known/psd2-console?challenge=HEX` | the identity check of the embedded sandbox ([`identity`], not signed) |
 //! | GET | `/` | a short HTML description |
 //!
@@ -72,6 +72,7 @@ pub mod ledger;
 pub mod manage;
 pub mod model;
 pub mod observe;
+pub mod operator;
 pub mod pages;
 pub mod payment_sca;
 pub mod payments;
@@ -81,11 +82,13 @@ pub mod replay;
 pub mod rules;
 pub mod sca;
 pub mod sca_guard;
+pub mod sca_pages;
 pub mod seed;
 pub mod serve;
 pub mod snapshot;
 pub mod state;
 pub mod store;
+pub mod subscribe;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -129,6 +132,10 @@ pub struct SandboxConfig {
     /// ([`identity`], `GET /.well-known/psd2-console`), so that a command beside the console
     /// can use this sandbox. `None`: that route answers 404.
     pub identity: Option<identity::InstanceKey>,
+    /// The operator token (`sandbox serve --operator-token-file`): with it a client on
+    /// another machine reaches the operator plane ([`operator`]); `None`: only loopback
+    /// peers do.
+    pub operator_token: Option<operator::OperatorToken>,
 }
 
 /// Shared state of the handlers.
@@ -160,6 +167,10 @@ pub struct App {
     pub events: events::Events,
     /// The key of the identity check ([`SandboxConfig::identity`]).
     pub identity: Option<identity::InstanceKey>,
+    /// The operator token ([`SandboxConfig::operator_token`]).
+    pub operator_token: Option<operator::OperatorToken>,
+    /// The key of the SCA page addresses ([`sca_pages`]).
+    pub sca_pages: sca_pages::PageKeys,
 }
 
 impl App {
@@ -175,8 +186,17 @@ impl App {
         db.migrate(MIGRATIONS).map_err(open_error)?;
         let store = Store::open(db.clone(), seed::seed).map_err(open_error)?;
         let faults = faults::Faults::load(&db).map_err(open_error)?;
+        let sca_pages = sca_pages::PageKeys::load(&db).map_err(open_error)?;
         if let Some(offset) = store.clock_offset().map_err(open_error)? {
             config.clock.set_offset(offset);
+        }
+        for (tpp, secs) in db
+            .read_raw(store::tenancy::clock_offsets)
+            .map_err(open_error)?
+        {
+            config
+                .clock
+                .set_world_offset(&tpp, std::time::Duration::from_secs(secs));
         }
         let max_skew = config.verify_policy.max_skew_secs;
         let replay = match (&config.storage, config.allow_replays) {
@@ -210,31 +230,12 @@ impl App {
             faults,
             events: events::Events::default(),
             identity: config.identity,
+            operator_token: config.operator_token,
+            sca_pages,
         })
     }
 }
 
-/// `GET /v1/sandbox/events` ([`events::stream`]) while the TPP has fewer than
-/// [`events::MAX_SUBSCRIBERS_PER_TPP`] streams open; else 429 `ACCESS_EXCEEDED` (issue 20,
-/// finding 9). Here, not in `events`, so the event stream does not import `auth` and
-/// `errors` (which import it: `scripts/sandbox_cycles.py`).
-async fn events_stream(
-    axum::extract::State(app): axum::extract::State<Arc<App>>,
-    tpp: auth::Tpp,
-) -> Response {
-    match app.events.slots.take(&tpp.id.0) {
-        Some(slot) => events::stream(&app, slot),
-        None => ApiError::new(
-            crate::xs2a::error::MessageCode::AccessExceeded,
-            format!(
-                "this TPP has {} event streams open already; close one before opening \
-                 another",
-                events::MAX_SUBSCRIBERS_PER_TPP
-            ),
-        )
-        .into_response(),
-    }
-}
 
 /// Schema steps of every module's tables, applied in order (see [`db::Db::migrate`]).
 pub const MIGRATIONS: &[db::Migration] = &[
@@ -246,6 +247,8 @@ pub const MIGRATIONS: &[db::Migration] = &[
     store::payments::MIGRATION,
     store::sca_browsers::MIGRATION,
     store::faults::MIGRATION,
+    sca_pages::MIGRATION,
+    store::tenancy::MIGRATION,
     // Last: indexes over the tables above (issue 20, finding 4).
     store::indexes::MIGRATION,
 ];
@@ -277,7 +280,7 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
         .merge(baskets::routes())
         .merge(batch::routes())
         .merge(faults::routes())
-        .route("/v1/sandbox/events", get(events_stream))
+        .route("/v1/sandbox/events", get(subscribe::stream))
         .merge(snapshot::routes())
         .merge(state::routes())
         .merge(identity::routes())
@@ -298,7 +301,17 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
             auth::verify_v1,
         ))
         .layer(axum::middleware::from_fn(serve::body_in_time))
-        .with_state(app.clone())
+        .with_state(app.clone());
+    // The SCA page layer rewrites the path (token to authorisation id), so it runs before
+    // the routes are matched: around the routed router as a fallback service (a
+    // `Router::layer` middleware runs after routing), inside the access log (which sees the
+    // token path and the page's owner).
+    let router = Router::new()
+        .fallback_service(router)
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            sca_pages::translate,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             app,
             access_log::log_request,

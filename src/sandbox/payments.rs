@@ -440,9 +440,10 @@ pub fn payment_path(service: Service, product: &str, id: &str) -> String {
 }
 
 /// The absolute URL of the payment SCA page of authorisation `auth` (under
-/// [`App::public_url`], never the request's `Host`).
+/// [`App::public_url`], never the request's `Host`; the page token of
+/// [`super::sca_pages`], never the id).
 pub fn sca_href(app: &App, auth: &str) -> String {
-    format!("{}/payment-sca/{auth}", app.public_url)
+    app.sca_pages.href(&app.public_url, "/payment-sca", auth)
 }
 
 /// A random authorisation id without a run of ten or more decimal digits (as the consent

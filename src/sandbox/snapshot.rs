@@ -6,10 +6,11 @@
 //! |---|---|---|
 //! | GET | `/v1/sandbox/snapshot` | 200 `application/vnd.sqlite3`: the state database (SQLite 3 file) |
 //!
-//! Signed like every `/v1` request (no PSD2 role needed, like the other sandbox controls).
-//! The state holds every TPP's PSU data, so only a sandbox whose public URL is on loopback
-//! (a local `sandbox serve`, the embedded sandbox) answers it; any other answers 403
-//! `SERVICE_BLOCKED`.
+//! Signed like every `/v1` request, with a PSD2 role like every sandbox operation
+//! ([`super::auth`]). The state holds every TPP's PSU data, so it is on the operator plane
+//! ([`super::operator`]): answered only to a loopback peer address (the socket, whatever
+//! `--public-url` says) or with the operator token; any other caller gets 403
+//! `SERVICE_BLOCKED` (issue 20, finding 3).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -24,7 +25,7 @@ use rusqlite::Connection;
 use super::App;
 use super::auth::Tpp;
 use super::errors::ApiError;
-use crate::xs2a::error::MessageCode;
+use super::operator::Operator;
 
 /// Media type of the snapshot (IANA `application/vnd.sqlite3`).
 pub const SNAPSHOT_MEDIA_TYPE: &str = "application/vnd.sqlite3";
@@ -35,11 +36,13 @@ pub fn routes() -> Router<Arc<App>> {
 }
 
 /// Copies the main database of `conn` into a new SQLite file at `dst` with the online
-/// backup API. `dst` must not hold another database (the backup replaces its pages).
+/// backup API, without the SCA page key ([`super::sca_pages::forget_key`]). `dst` must not
+/// hold another database (the backup replaces its pages).
 ///
 /// Errors: SQLite's (destination not writable, source busy).
 pub fn backup_to(conn: &Connection, dst: &Path) -> rusqlite::Result<()> {
-    conn.backup(rusqlite::MAIN_DB, dst, rusqlite::backup::NO_PROGRESS)
+    conn.backup(rusqlite::MAIN_DB, dst, rusqlite::backup::NO_PROGRESS)?;
+    super::sca_pages::forget_key(&Connection::open(dst)?)
 }
 
 /// Why a snapshot could not be taken.
@@ -66,23 +69,12 @@ pub fn snapshot_bytes(conn: &Connection) -> Result<Vec<u8>, SnapshotError> {
 
 pub use crate::profile::is_loopback_url;
 
-/// Refuses with 403 `SERVICE_BLOCKED` (text `why`) unless the sandbox's public URL is on
-/// loopback: for the routes that hand out every TPP's data (this snapshot, the state
-/// browser's [`super::state`]).
-pub fn loopback_only(app: &App, why: &str) -> Result<(), ApiError> {
-    if is_loopback_url(&app.public_url) {
-        Ok(())
-    } else {
-        Err(ApiError::new(MessageCode::ServiceBlocked, why))
-    }
-}
-
-/// `GET /v1/sandbox/snapshot`: the state database's bytes.
-async fn snapshot(State(app): State<Arc<App>>, _tpp: Tpp) -> Result<Response, ApiError> {
-    loopback_only(
-        &app,
-        "the sandbox snapshot holds every TPP's PSU data: only a sandbox on loopback gives it",
-    )?;
+/// `GET /v1/sandbox/snapshot`: the state database's bytes (operator plane only).
+async fn snapshot(
+    State(app): State<Arc<App>>,
+    _tpp: Tpp,
+    _operator: Operator,
+) -> Result<Response, ApiError> {
     let bytes = app
         .db
         .read_raw(snapshot_bytes_raw)

@@ -34,10 +34,11 @@
 //! cursor, through an index), so page 500 costs what page 1 does, and an entry created while
 //! paging is never listed twice.
 //!
-//! Signed like every `/v1` request (no PSD2 role needed, like the other sandbox controls).
-//! It lists every TPP's resources, so, like the snapshot ([`super::snapshot`]), only a sandbox
-//! whose public URL is on loopback answers; any other answers 403 `SERVICE_BLOCKED`. Read
-//! only: nothing changes, not even the lazily simulated batch runs.
+//! Signed like every `/v1` request, with a PSD2 role like every sandbox operation
+//! ([`super::auth`]). It lists every TPP's resources, so, like the snapshot
+//! ([`super::snapshot`]), it is on the operator plane ([`super::operator`]): a loopback peer
+//! address or the operator token; any other caller gets 403 `SERVICE_BLOCKED`. Read only:
+//! nothing changes, not even the lazily simulated batch runs.
 
 use std::sync::Arc;
 
@@ -52,7 +53,7 @@ use super::auth::Tpp;
 use super::domain::settlement::{now_secs, rfc3339};
 use super::domain::views::element;
 use super::errors::{ApiError, QueryPairs};
-use super::snapshot::loopback_only;
+use super::operator::Operator;
 use super::store::overview;
 use super::store::payments::status;
 use crate::xs2a::model::Amount;
@@ -223,17 +224,14 @@ fn next_link_name(list: overview::List) -> &'static str {
 
 /// `GET /v1/sandbox/state` (see the module documentation).
 ///
-/// Errors: 400 `FORMAT_ERROR` for a bad `limit`, `list` or `after`; 403 `SERVICE_BLOCKED` on
-/// a sandbox not on loopback; 503 `SERVICE_BLOCKED` when the database cannot be read.
+/// Errors: 400 `FORMAT_ERROR` for a bad `limit`, `list` or `after`; 403 `SERVICE_BLOCKED` off
+/// the operator plane; 503 `SERVICE_BLOCKED` when the database cannot be read.
 async fn state(
     State(app): State<Arc<App>>,
     _tpp: Tpp,
+    _operator: Operator,
     query: QueryPairs,
 ) -> Result<Json<Value>, ApiError> {
-    loopback_only(
-        &app,
-        "the sandbox state lists every TPP's PSU data: only a sandbox on loopback gives it",
-    )?;
     let q = Query::parse(&query)?;
     let mut out = Map::new();
     out.insert("now".into(), json!(rfc3339(now_secs(&app))));

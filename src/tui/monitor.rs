@@ -552,6 +552,18 @@ impl MonitorView {
             Span::raw("   "),
             label("Next batch run"),
             Span::styled(text(clock, "nextBatchRun"), t.input),
+            Span::raw("   "),
+            // Which plane the monitor reads (issue 20, `client::monitor::plane`): the
+            // operator's on its own embedded sandbox, this TPP's own elsewhere.
+            label("Plane"),
+            Span::styled(
+                if ctx.status.embedded {
+                    "operator: every TPP"
+                } else {
+                    "TPP: this profile's"
+                },
+                t.dim,
+            ),
         ];
         if self.busy {
             first.push(Span::styled("   asking the sandbox …", t.dim));

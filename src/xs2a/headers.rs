@@ -34,3 +34,7 @@ pub const ACCEPT_FIXES: [&str; 4] = [
     "longer-names",
     "cash-account-type-iso",
 ];
+
+/// The sandbox's operator token (`sandbox serve --operator-token-file`; never signed, never
+/// logged): requests carrying it reach the sandbox's operator plane.
+pub const SANDBOX_OPERATOR_TOKEN: &str = "X-Sandbox-Operator-Token";

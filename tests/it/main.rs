@@ -48,6 +48,7 @@ mod send_pipeline;
 mod signing_props;
 mod signing_vectors;
 mod structure;
+mod tenancy;
 mod tui_catalogue;
 mod tui_editor;
 mod tui_history;

@@ -180,7 +180,10 @@ async fn initialize_resets_every_table_to_the_known_state() {
     let psu_id = sca_psu_id(&sb, &number).await;
     sb.get_with_ok("/v1/accounts", &[("PSU-ID", &psu_id)]).await;
 
-    let r = sb.send("POST", "/v1/sandbox/initialize", &[], None).await;
+    // The whole sandbox: the operator's reset (the test runs on loopback).
+    let r = sb
+        .send("POST", "/v1/sandbox/initialize?scope=all", &[], None)
+        .await;
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(
         r.json,
@@ -387,8 +390,10 @@ async fn storage_failures_are_answered_503_never_404_empty_or_success() {
     break_database(&file, "DROP TABLE sca_authorisations");
     let r = sb.get("/v1/accounts").await;
     assert_storage_error(&r, "starting an SCA");
+    // A well-formed page token (issue 20: the page address is a token, not the id) whose
+    // authorisation cannot be read.
     let page = sb
-        .get_page(&format!("{}/sca/{}", sb.base, uuid::Uuid::new_v4()))
+        .get_page(&format!("{}/sca/{}", sb.base, "A".repeat(22)))
         .await;
     assert_eq!(page.status, 503, "the SCA page: {}", page.text);
 

@@ -19,6 +19,7 @@ use psd2_console::client::monitor::{MonitorEvent, MonitorFeed, follow, perform};
 use psd2_console::client::sandbox_admin::SandboxAdmin;
 use psd2_console::client::{RequestContext, prepare, send_for_profile};
 use psd2_console::profile::{DEFAULT_PROFILE, ProfileSet, SessionState};
+use psd2_console::sandbox::operator::OperatorToken;
 use psd2_console::sandbox::{Clock, SandboxConfig};
 use psd2_console::signing::VerifyPolicy;
 use psd2_console::tui::monitor::MonitorTab;
@@ -41,6 +42,26 @@ fn monitor_credentials() -> Arc<Credentials> {
     })
     .clone()
 }
+
+/// `GET /v1/sandbox/clock` as the monitor's TPP: the clock the monitor moves is its own
+/// (issue 20: each TPP has its own sandbox clock).
+async fn monitor_clock(sb: &TestSandbox) -> common::sandbox::Reply {
+    let r = sb
+        .send_as(
+            &monitor_credentials(),
+            "GET",
+            "/v1/sandbox/clock",
+            &[],
+            None,
+        )
+        .await;
+    r.assert_status(200);
+    r
+}
+
+/// The operator token of the monitored sandbox (the console's embedded sandbox has one of
+/// its own, see `embedded`).
+const MONITOR_OPERATOR_TOKEN: &str = "monitor-operator-token-for-tests";
 
 /// The screen with what changes from run to run replaced: the sandbox's port, and UUIDs
 /// other than `kept` (the monitor's own X-Request-IDs, fault ids).
@@ -106,6 +127,7 @@ impl Monitored {
                 check_validity: false,
                 ..VerifyPolicy::default()
             },
+            operator_token: Some(OperatorToken::new(MONITOR_OPERATOR_TOKEN).unwrap()),
             ..config
         })
         .await;
@@ -115,7 +137,10 @@ impl Monitored {
         });
         app.mask_volatile = true;
         assert_eq!(app.press("4"), Action::MonitorStart);
-        let admin = SandboxAdmin::new(&sb.base, monitor_credentials(), reqwest::Client::new());
+        // As the console on its embedded sandbox: the operator plane, with the token the
+        // sandbox was started with (every TPP's events, the whole state).
+        let admin = SandboxAdmin::new(&sb.base, monitor_credentials(), reqwest::Client::new())
+            .with_operator_token(Some(MONITOR_OPERATOR_TOKEN.to_string()));
         let (tx, feed) = mpsc::unbounded_channel();
         tokio::spawn(follow(admin.clone(), sb.now(), tx));
         let mut m = Monitored {
@@ -183,7 +208,12 @@ impl Monitored {
             let Action::Monitor(request) = action else {
                 panic!("not a monitor request: {action:?}");
             };
-            let r = perform(&self.admin, request, self.sb.now()).await;
+            // Signed at the monitor's TPP's own clock, as the console does (`Engine::now`).
+            let at = self
+                .sb
+                .clock
+                .now_in(&common::sandbox::tpp_id(&monitor_credentials()));
+            let r = perform(&self.admin, request, at).await;
             action = self.app.monitor_done(r.map_err(|e| e.to_string()));
             if action == Action::None {
                 return;
@@ -339,7 +369,7 @@ async fn the_state_browser_lists_a_consent_created_in_the_test_with_its_consent_
 async fn advancing_the_clock_from_the_monitor_changes_the_sandbox_clock_and_the_event_shows() {
     let mut m = Monitored::start().await;
     m.press_and_run("+").await;
-    let clock = m.sb.get_ok("/v1/sandbox/clock").await;
+    let clock = monitor_clock(&m.sb).await;
     assert_eq!(clock.json["now"], "2026-11-24T10:30:00Z");
     m.pump_until_clock("2026-11-24T10:30:00Z").await;
     // A typed offset: the box takes every key (no global key fires), Enter advances.
@@ -355,7 +385,7 @@ async fn advancing_the_clock_from_the_monitor_changes_the_sandbox_clock_and_the_
         ))
     );
     m.run(action).await;
-    let clock = m.sb.get_ok("/v1/sandbox/clock").await;
+    let clock = monitor_clock(&m.sb).await;
     assert_eq!(clock.json["now"], "2026-11-25T16:30:00Z");
     m.pump_until_clock("2026-11-25T16:30:00Z").await;
     let screen = m.screen();
@@ -382,11 +412,17 @@ async fn advancing_the_clock_from_the_monitor_changes_the_sandbox_clock_and_the_
 #[tokio::test]
 async fn an_injected_fault_is_marked_in_the_log_and_clearing_it_from_the_monitor_clears_it() {
     let mut m = Monitored::start().await;
+    // The rule and the request are the monitor's TPP's, as in the console (one certificate
+    // for both): fault rules are per TPP (issue 20).
+    let body = json!({"action": "error", "method": "GET", "path": "/v1/accounts",
+                    "status": 503, "code": "SERVICE_BLOCKED", "text": "maintenance"});
     let rule =
-        m.sb.post_json(
+        m.sb.send_as(
+            &monitor_credentials(),
+            "POST",
             "/v1/sandbox/faults",
-            &json!({"action": "error", "method": "GET", "path": "/v1/accounts",
-                    "status": 503, "code": "SERVICE_BLOCKED", "text": "maintenance"}),
+            &[],
+            Some(&body.to_string()),
         )
         .await;
     assert_eq!(rule.status, 201, "{}", rule.text);
@@ -398,7 +434,15 @@ async fn an_injected_fault_is_marked_in_the_log_and_clearing_it_from_the_monitor
         m.screen()
     );
     let id = "c3333333-3333-4333-8333-333333333333";
-    let r = m.sb.get_with("/v1/accounts", &[("X-Request-ID", id)]).await;
+    let r =
+        m.sb.send_as(
+            &monitor_credentials(),
+            "GET",
+            "/v1/accounts",
+            &[("X-Request-ID", id)],
+            None,
+        )
+        .await;
     assert_eq!(r.status, 503);
     m.pump_until_request(id).await;
     let seen = request_of(&m.app, id).unwrap();
@@ -415,7 +459,15 @@ async fn an_injected_fault_is_marked_in_the_log_and_clearing_it_from_the_monitor
         m.screen()
     );
     m.press_and_run("x").await;
-    let left = m.sb.get_ok("/v1/sandbox/faults").await;
+    let left =
+        m.sb.send_as(
+            &monitor_credentials(),
+            "GET",
+            "/v1/sandbox/faults",
+            &[],
+            None,
+        )
+        .await;
     assert_eq!(left.json["faults"], json!([]));
     let screen = m.screen();
     assert!(screen.contains("Faults in effect none"), "{screen}");
@@ -547,15 +599,15 @@ async fn the_state_route_lists_resources_with_their_statuses() {
     assert_eq!(b["paymentIds"], json!([payment]));
     assert_eq!(b["transactionStatus"], "RCVD");
     sb.stop().await;
+    // Issue 20: the state follows the socket's peer address, not the public URL: this
+    // client is on the sandbox's machine (a network peer is refused:
+    // `tenancy::state_and_snapshot_follow_the_peer_address_and_the_operator_token`).
     let public = TestSandbox::start_with(SandboxConfig {
         public_url: Some("https://sandbox.example".into()),
         ..SandboxConfig::default()
     })
     .await;
-    public
-        .get("/v1/sandbox/state")
-        .await
-        .assert_error(403, "SERVICE_BLOCKED");
+    public.get("/v1/sandbox/state").await.assert_status(200);
     public.stop().await;
 }
 

@@ -6,12 +6,18 @@
 //! capture carries the scaRedirect on 127.0.0.2; a cookie-keeping HTTP client completes the
 //! SCA from that URL; the redirect reaches the console's listener on 127.0.0.2; and List
 //! accounts answers 200 on screen; in presenter mode the PSU-ID is never on screen in full.
+//! Meanwhile a hostile classroom peer (another certificate, on the room address) adds a
+//! fault on every account read, jumps its clock 181 days, initializes and reads the event stream:
+//! all of it stays in its own world (issue 20), and the trainer's flow completes unchanged.
 
 use crate::common::cli::free_port;
 use crate::common::payments::KARI;
 use crate::common::qr::decode_qr_text;
+use crate::common::sandbox::signed_headers;
 use crate::common::tmux::{Tmux, ready};
 use crate::common::{browser, sca};
+use psd2_console::cert::generate::{TppCertSpec, credentials_of, generate_set};
+use serde_json::json;
 
 /// The room address of the test.
 const ROOM: &str = "127.0.0.2";
@@ -54,6 +60,12 @@ fn room_mode_sca_from_the_qr_code_reaches_the_listener_on_the_room_address() {
     assert!(screen.contains(&shown), "{shown} not on screen:\n{screen}");
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
+    let base: String = sca_url.split('/').take(3).collect::<Vec<_>>().join("/");
+    let seen = runtime.block_on(hostile_peer(&base));
+    assert!(
+        !seen.contains("/v1/accounts") && !seen.contains("\"sca\""),
+        "the peer's event stream shows the trainer's flow:\n{seen}"
+    );
     let (landing, psu_id) = runtime.block_on(async {
         let to_tpp = sca::complete(&sca_url, KARI, "PRIVATE", sca::tick_all, "Approve").await;
         assert!(
@@ -82,6 +94,64 @@ fn room_mode_sca_from_the_qr_code_reaches_the_listener_on_the_room_address() {
         "PSU-ID not shown shortened:\n{screen}"
     );
     t.quit_and_check_restored();
+}
+
+/// A classroom peer with a registered certificate of its own, on the room address `base`:
+/// subscribes to the event stream, adds a fault answering 503 on every account read, jumps its
+/// clock 181 days and initializes (each accepted: they are its own world's), then reads its
+/// stream up to its own initialize; returns what the stream held.
+async fn hostile_peer(base: &str) -> String {
+    let spec = TppCertSpec {
+        organisation: "Classroom Peer".into(),
+        organisation_id: "PSDNO-FSA-PEER01".into(),
+        ..TppCertSpec::default()
+    };
+    let creds = credentials_of(&generate_set(&spec).unwrap()).unwrap();
+    let http = reqwest::Client::new();
+    let request = |method: &str, path: &str, body: Option<String>, at: std::time::SystemTime| {
+        let hs = signed_headers(&creds, method, path, &[], body.as_deref(), at);
+        let mut rb = http.request(method.parse().unwrap(), format!("{base}{path}"));
+        for (n, v) in &hs {
+            rb = rb.header(n.as_str(), v.as_str());
+        }
+        rb.body(body.unwrap_or_default())
+    };
+    let now = std::time::SystemTime::now();
+    let mut events = request("GET", "/v1/sandbox/events", None, now)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(events.status(), 200);
+    let fault = json!({"action": "error", "path": "/v1/accounts*", "status": 503,
+        "code": "SERVICE_BLOCKED", "text": "attacker was here"});
+    let r = request("POST", "/v1/sandbox/faults", Some(fault.to_string()), now)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap());
+    let days = 181 * 86_400;
+    let jump = json!({"advanceSeconds": days});
+    let r = request("POST", "/v1/sandbox/clock", Some(jump.to_string()), now)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+    let later = now + std::time::Duration::from_secs(days);
+    let r = request("POST", "/v1/sandbox/initialize", Some("{}".into()), later)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+    let mut seen = String::new();
+    while !seen.contains("/v1/sandbox/initialize") {
+        let chunk = tokio::time::timeout(std::time::Duration::from_secs(60), events.chunk())
+            .await
+            .expect("the peer's own events within 60 s")
+            .unwrap()
+            .expect("the event stream ended");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    seen
 }
 
 /// Highlights `name` in the profile picker (`p`) and presses Enter.

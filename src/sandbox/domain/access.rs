@@ -67,8 +67,8 @@ pub fn header<'a>(h: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, ApiEr
 }
 
 /// Starts an SCA authorisation for this request; returns its id and the absolute
-/// `scaRedirect` href (`{public_url}/sca/{id}`, [`App::public_url`], never the request's
-/// `Host`). `why` says why SCA is needed (for the message when `TPP-Redirect-URI` is missing). Records `TPP-Session-ID`, generating one
+/// `scaRedirect` href (`{public_url}/sca/{token}`, [`App::public_url`], never the request's
+/// `Host`; the token of [`crate::sandbox::sca_pages`], never the id). `why` says why SCA is needed (for the message when `TPP-Redirect-URI` is missing). Records `TPP-Session-ID`, generating one
 /// when absent.
 ///
 /// Errors: 400 `FORMAT_ERROR` when `TPP-Redirect-URI` is missing or not an absolute http(s)
@@ -113,7 +113,7 @@ pub fn begin_sca(
         step: ScaStep::Identify,
     };
     let id = auth.id;
-    let href = format!("{}/sca/{}", app.public_url, id);
+    let href = app.sca_pages.href(&app.public_url, "/sca", &id.to_string());
     app.store.insert_authorisation(auth, now)?;
     Ok((id, href))
 }

@@ -375,7 +375,12 @@ pub fn run(app: &App, tpp: Option<&str>, all: bool) -> Result<BatchReport, ApiEr
     } else {
         rows::Batch::Due
     };
-    let candidates = app.db.read(|c| rows::batch_candidates(c, which, now))?;
+    // In a TPP's world (a request, an SCA page) only that TPP's payments run: another TPP's
+    // clock or batch never executes them (issue 20).
+    let world = crate::sandbox::clock::current_world();
+    let mine = |p: &PaymentRow| world.as_deref().is_none_or(|w| w == p.tpp);
+    let mut candidates = app.db.read(|c| rows::batch_candidates(c, which, now))?;
+    candidates.retain(|p| mine(p));
     let mut prepared = prepare(app, &candidates)?;
     let known: Vec<&str> = candidates.iter().map(|p| p.id.as_str()).collect();
     let report = app.db.write(|tx| {
@@ -385,7 +390,10 @@ pub fn run(app: &App, tpp: Option<&str>, all: bool) -> Result<BatchReport, ApiEr
             ran_at: rfc3339(now),
             ..BatchReport::default()
         };
-        for p in due.iter().filter(|p| known.contains(&p.id.as_str())) {
+        for p in due
+            .iter()
+            .filter(|p| mine(p) && known.contains(&p.id.as_str()))
+        {
             let at = if all {
                 now
             } else {
@@ -405,7 +413,7 @@ pub fn run(app: &App, tpp: Option<&str>, all: bool) -> Result<BatchReport, ApiEr
         }
         Ok(report)
     })?;
-    app.events.emit(|| {
+    app.events.emit(tpp, || {
         crate::sandbox::events::Event::Batch(crate::sandbox::events::BatchEvent {
             ran_at: report.ran_at.clone(),
             settled: report.settled,

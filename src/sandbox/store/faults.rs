@@ -29,16 +29,20 @@ pub struct FaultRow {
     pub definition: String,
     /// Answers left; `None` until cleared.
     pub remaining: Option<i64>,
+    /// The TPP whose world the rule is in (issue 20): it answers only that TPP's requests,
+    /// SCA pages and payments.
+    pub tpp: String,
 }
 
 /// Every rule, oldest first.
 pub fn all(c: &Connection) -> rusqlite::Result<Vec<FaultRow>> {
-    c.prepare_cached("SELECT id, definition, remaining FROM sandbox_faults ORDER BY seq")?
+    c.prepare_cached("SELECT id, definition, remaining, tpp FROM sandbox_faults ORDER BY seq")?
         .query_map([], |r| {
             Ok(FaultRow {
                 id: r.get(0)?,
                 definition: r.get(1)?,
                 remaining: r.get(2)?,
+                tpp: r.get(3)?,
             })
         })?
         .collect()
@@ -47,8 +51,9 @@ pub fn all(c: &Connection) -> rusqlite::Result<Vec<FaultRow>> {
 /// Stores a new rule created at `at` (Unix seconds).
 pub fn insert(c: &Connection, row: &FaultRow, at: i64) -> rusqlite::Result<()> {
     c.execute(
-        "INSERT INTO sandbox_faults (id, definition, remaining, created_at) VALUES (?1, ?2, ?3, ?4)",
-        params![row.id, row.definition, row.remaining, at],
+        "INSERT INTO sandbox_faults (id, definition, remaining, created_at, tpp) \
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![row.id, row.definition, row.remaining, at, row.tpp],
     )?;
     Ok(())
 }
@@ -58,9 +63,17 @@ pub fn delete(c: &Connection, id: &str) -> rusqlite::Result<bool> {
     Ok(c.execute("DELETE FROM sandbox_faults WHERE id = ?1", [id])? > 0)
 }
 
-/// Deletes every rule; returns how many there were.
-pub fn clear(c: &Connection) -> rusqlite::Result<usize> {
-    c.execute("DELETE FROM sandbox_faults", [])
+/// Deletes rule `id` of `tpp`; returns whether `tpp` had one.
+pub fn delete_of(c: &Connection, id: &str, tpp: &str) -> rusqlite::Result<bool> {
+    Ok(c.execute(
+        "DELETE FROM sandbox_faults WHERE id = ?1 AND tpp = ?2",
+        [id, tpp],
+    )? > 0)
+}
+
+/// Deletes every rule of `tpp`; returns how many there were.
+pub fn clear(c: &Connection, tpp: &str) -> rusqlite::Result<usize> {
+    c.execute("DELETE FROM sandbox_faults WHERE tpp = ?1", [tpp])
 }
 
 /// Takes one answer of rule `id` (inside the caller's transaction): counts it down, deleting

@@ -89,6 +89,7 @@ pub mod overview;
 pub mod payments;
 pub mod replay;
 pub mod sca_browsers;
+pub mod tenancy;
 pub mod unattended;
 
 use std::sync::Arc;
@@ -716,7 +717,8 @@ pub fn clear_all_tables(conn: &Connection) -> rusqlite::Result<()> {
     let tables: Vec<String> = conn
         .prepare(
             "SELECT name FROM sqlite_master WHERE type = 'table' \
-             AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> 'schema_migrations'",
+             AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> 'schema_migrations' \
+             AND name <> 'sca_page_keys'",
         )?
         .query_map([], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;

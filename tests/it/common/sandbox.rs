@@ -30,6 +30,11 @@ pub fn tpp_with_roles(roles: &[psd2_console::cert::Psd2Role]) -> Credentials {
     credentials_of(&generate_set(&spec).unwrap()).unwrap()
 }
 
+/// The sandbox's identity of the TPP holding `credentials` (its world).
+pub fn tpp_id(credentials: &Credentials) -> String {
+    psd2_console::sandbox::auth::tpp_id(&credentials.certificate).0
+}
+
 pub const REDIRECT: &str = "http://127.0.0.1:9/callback";
 
 /// The `PSU-ID` [`TestSandbox::send`] gives a basket creation by default: a UUID no SCA
@@ -253,7 +258,9 @@ impl TestSandbox {
         headers: &[(&str, &str)],
         body: Option<&str>,
     ) -> reqwest::RequestBuilder {
-        let hs = signed_headers(credentials, method, path, headers, body, self.now());
+        // Signed at the TPP's own sandbox clock (each TPP moves only its own).
+        let at = self.clock.now_in(&tpp_id(credentials));
+        let hs = signed_headers(credentials, method, path, headers, body, at);
         let mut rb = self
             .http
             .request(method.parse().unwrap(), format!("{}{}", self.base, path));

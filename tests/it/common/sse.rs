@@ -31,11 +31,22 @@ pub struct EventStream {
 }
 
 impl EventStream {
-    /// Subscribes (a signed `GET /v1/sandbox/events`) and waits for the `: subscribed`
-    /// comment, so every later request of the test is in the stream.
+    /// Subscribes to every TPP's events (a signed `GET /v1/sandbox/events?scope=all`, the
+    /// operator plane: the test runs on loopback) and waits for the `: subscribed` comment,
+    /// so every later request of the test is in the stream.
     pub async fn open(sb: &TestSandbox) -> EventStream {
+        Self::open_as(sb, tpp(), "/v1/sandbox/events?scope=all").await
+    }
+
+    /// Subscribes with `credentials` at `path` (`/v1/sandbox/events`: that TPP's own
+    /// events) and waits for the `: subscribed` comment.
+    pub async fn open_as(
+        sb: &TestSandbox,
+        credentials: &psd2_console::cert::Credentials,
+        path: &str,
+    ) -> EventStream {
         let response = sb
-            .signed(tpp(), "GET", "/v1/sandbox/events", &[], None)
+            .signed(credentials, "GET", path, &[], None)
             .send()
             .await
             .unwrap();

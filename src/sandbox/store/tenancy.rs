@@ -1,0 +1,113 @@
+//! The per-TPP part of the state (issue 20, "each TPP its own world"): which TPP created a
+//! customer with `POST /v1/sandbox/customers` (the seeded customers belong to every TPP's
+//! world and have no row here), each TPP's sandbox clock offset, and the reset of one TPP's
+//! world (`POST /v1/sandbox/initialize` from the TPP plane).
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::super::db::Migration;
+
+/// The ownership and clock tables, and the owner column of the fault rules.
+pub const MIGRATION: Migration = (
+    "tenancy_001_worlds",
+    "CREATE TABLE customer_owners (
+        customer TEXT PRIMARY KEY REFERENCES customers(id) ON DELETE CASCADE,
+        tpp TEXT NOT NULL
+    );
+    CREATE INDEX customer_owners_by_tpp ON customer_owners (tpp);
+    CREATE TABLE tpp_clocks (
+        tpp TEXT PRIMARY KEY,
+        offset_secs INTEGER NOT NULL CHECK (offset_secs >= 0)
+    );
+    ALTER TABLE sandbox_faults ADD COLUMN tpp TEXT NOT NULL DEFAULT '';
+    CREATE INDEX sandbox_faults_by_tpp ON sandbox_faults (tpp);",
+);
+
+/// The TPP that created customer `id`; `None` for a seeded customer (or no customer).
+///
+/// Errors: SQLite's.
+pub fn owner(c: &Connection, customer: &str) -> rusqlite::Result<Option<String>> {
+    c.prepare_cached("SELECT tpp FROM customer_owners WHERE customer = ?1")?
+        .query_row([customer], |r| r.get(0))
+        .optional()
+}
+
+/// Records that `tpp` created customer `customer`.
+///
+/// Errors: SQLite's.
+pub fn set_owner(c: &Connection, customer: &str, tpp: &str) -> rusqlite::Result<()> {
+    c.execute(
+        "INSERT OR REPLACE INTO customer_owners (customer, tpp) VALUES (?1, ?2)",
+        params![customer, tpp],
+    )?;
+    Ok(())
+}
+
+/// Whether customer `customer` is in `tpp`'s world: seeded (no owner) or created by `tpp`.
+///
+/// Errors: SQLite's.
+pub fn visible_to(c: &Connection, customer: &str, tpp: &str) -> rusqlite::Result<bool> {
+    Ok(owner(c, customer)?.is_none_or(|o| o == tpp))
+}
+
+/// Every TPP's clock offset, seconds.
+///
+/// Errors: SQLite's.
+pub fn clock_offsets(c: &Connection) -> rusqlite::Result<Vec<(String, u64)>> {
+    c.prepare_cached("SELECT tpp, offset_secs FROM tpp_clocks")?
+        .query_map([], |r| {
+            let secs: i64 = r.get(1)?;
+            Ok((r.get(0)?, u64::try_from(secs).unwrap_or(0)))
+        })?
+        .collect()
+}
+
+/// Stores `tpp`'s clock offset (0 removes it).
+///
+/// Errors: SQLite's.
+pub fn set_clock_offset(c: &Connection, tpp: &str, secs: u64) -> rusqlite::Result<()> {
+    if secs == 0 {
+        c.execute("DELETE FROM tpp_clocks WHERE tpp = ?1", [tpp])?;
+    } else {
+        c.execute(
+            "INSERT INTO tpp_clocks (tpp, offset_secs) VALUES (?1, ?2) \
+             ON CONFLICT(tpp) DO UPDATE SET offset_secs = excluded.offset_secs",
+            params![tpp, i64::try_from(secs).unwrap_or(i64::MAX)],
+        )?;
+    }
+    Ok(())
+}
+
+/// Tables with a `tpp` column that a TPP's reset leaves alone: the replay guard's memory
+/// (a reset must not make old requests replayable).
+const KEPT: [&str; 1] = ["replay_request_ids"];
+
+/// Resets `tpp`'s world inside the caller's transaction: deletes the customers it created
+/// (with everything that hangs on them), then every row of every table with a `tpp` column
+/// that is `tpp`'s (consents, PSU registrations and sessions, authorisations, payments,
+/// baskets, fault rules, its clock offset, ...), then the rows left pointing at deleted
+/// ones ([`super::remove_orphans`]). Other TPPs' rows and the seeded customers stay.
+///
+/// Errors: SQLite's.
+pub fn reset(c: &Connection, tpp: &str) -> rusqlite::Result<()> {
+    c.execute_batch("PRAGMA defer_foreign_keys = ON")?;
+    c.execute(
+        "DELETE FROM customers WHERE id IN (SELECT customer FROM customer_owners WHERE tpp = ?1)",
+        [tpp],
+    )?;
+    let tables: Vec<String> = c
+        .prepare(
+            "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) p \
+             WHERE m.type = 'table' AND p.name = 'tpp'",
+        )?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for t in tables.iter().filter(|t| !KEPT.contains(&t.as_str())) {
+        c.execute(
+            &format!("DELETE FROM \"{}\" WHERE tpp = ?1", t.replace('"', "\"\"")),
+            [tpp],
+        )?;
+    }
+    super::remove_orphans(c)?;
+    Ok(())
+}
