@@ -236,7 +236,6 @@ impl App {
     }
 }
 
-
 /// Schema steps of every module's tables, applied in order (see [`db::Db::migrate`]).
 pub const MIGRATIONS: &[db::Migration] = &[
     store::MIGRATION,
