@@ -905,7 +905,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 },
             )?;
             if let Some(lang) = psd2_console::client::codegen::Language::from_name(&format) {
-                use psd2_console::client::codegen as codegen;
+                use psd2_console::client::codegen;
                 let (cert, key) = codegen::credential_files(&profile, &paths)?;
                 let title = format!(
                     "{} {} (psd2-console history #{}, profile {})",

@@ -10,7 +10,15 @@ const TEMPLATE: &str = include_str!("templates/main.go");
 /// UTF-8, else printable ASCII kept and every other byte as `\xNN`.
 fn bytes_literal(bytes: &[u8]) -> String {
     if let Some(text) = body_text(bytes) {
-        return c_like_literal(text);
+        // A raw string reads best: JSON needs no escapes in it.
+        let raw = text
+            .chars()
+            .all(|c| c != '`' && !c.is_control() && c != '\u{feff}');
+        return if raw {
+            format!("`{text}`")
+        } else {
+            c_like_literal(text)
+        };
     }
     let mut out = String::from("\"");
     for &b in bytes {

@@ -177,7 +177,10 @@ pub fn program(lang: Language, req: &CodeRequest) -> String {
 ///
 /// Errors: [`ClientError::Setup`] for a profile that names only one of the two files (or
 /// neither, when it is not `embedded`).
-pub fn credential_files(profile: &Profile, paths: &Paths) -> Result<(PathBuf, PathBuf), ClientError> {
+pub fn credential_files(
+    profile: &Profile,
+    paths: &Paths,
+) -> Result<(PathBuf, PathBuf), ClientError> {
     match (&profile.certificate, &profile.key) {
         (Some(c), Some(k)) => Ok((profile.resolve(c), profile.resolve(k))),
         (None, None) if profile.target == Target::Embedded => {
@@ -248,6 +251,14 @@ fn c_like_literal(s: &str) -> String {
     out
 }
 
+/// A single-quoted string literal of `s` for Python and JavaScript (JSON bodies read better
+/// without escaped double quotes): `\` and `'` escaped, the rest as [`c_like_literal`].
+fn single_quoted_literal(s: &str) -> String {
+    let double = c_like_literal(s);
+    let inner = &double[1..double.len() - 1];
+    format!("'{}'", inner.replace("\\\"", "\"").replace('\'', "\\'"))
+}
+
 /// The body as text when it is UTF-8 (shown as a string literal), else `None` (base64).
 fn body_text(body: &[u8]) -> Option<&str> {
     std::str::from_utf8(body).ok()
@@ -270,6 +281,10 @@ mod tests {
             "\"a\\\"b\\\\c\\x0ad Ærø\\u2028\""
         );
         assert_eq!(comment_text("a\nb\u{1b}c"), "a b c");
+        assert_eq!(
+            single_quoted_literal(r#"{"a":"it's \"x\""}"#),
+            r#"'{"a":"it\'s \\"x\\""}'"#
+        );
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The Node program of the code export (`templates/request.mjs`, an ES module for Node 18+):
 //! built-in `crypto` reads the certificate and key and signs, built-in `fetch` sends.
 
-use super::{CodeRequest, base64, body_text, c_like_literal, comment_text, fill};
+use super::{
+    CodeRequest, base64, body_text, c_like_literal, comment_text, fill, single_quoted_literal,
+};
 
 const TEMPLATE: &str = include_str!("templates/request.mjs");
 
@@ -11,8 +13,11 @@ fn body(bytes: &[u8]) -> String {
         return "Buffer.alloc(0)".into();
     }
     match body_text(bytes) {
-        Some(text) => format!("Buffer.from({}, \"utf8\")", c_like_literal(text)),
-        None => format!("Buffer.from({}, \"base64\")", c_like_literal(&base64(bytes))),
+        Some(text) => format!("Buffer.from({}, \"utf8\")", single_quoted_literal(text)),
+        None => format!(
+            "Buffer.from({}, \"base64\")",
+            c_like_literal(&base64(bytes))
+        ),
     }
 }
 

@@ -1,7 +1,9 @@
 //! The Python program of the code export (`templates/request.py`): `requests` sends,
 //! `cryptography` reads the certificate and key and signs.
 
-use super::{CodeRequest, base64, body_text, c_like_literal, comment_text, fill};
+use super::{
+    CodeRequest, base64, body_text, c_like_literal, comment_text, fill, single_quoted_literal,
+};
 use crate::cert::dn::TYPE_NAMES;
 
 const TEMPLATE: &str = include_str!("templates/request.py");
@@ -12,7 +14,7 @@ fn body(bytes: &[u8]) -> String {
         return "b\"\"".into();
     }
     match body_text(bytes) {
-        Some(text) => format!("{}.encode(\"utf-8\")", c_like_literal(text)),
+        Some(text) => format!("{}.encode(\"utf-8\")", single_quoted_literal(text)),
         None => format!("base64.b64decode({})", c_like_literal(&base64(bytes))),
     }
 }
@@ -43,7 +45,12 @@ pub(super) fn render(req: &CodeRequest) -> String {
             ("BODY", body(&req.body)),
             (
                 "REQUEST_TARGET",
-                if req.sign_request_target { "True" } else { "False" }.to_string(),
+                if req.sign_request_target {
+                    "True"
+                } else {
+                    "False"
+                }
+                .to_string(),
             ),
             ("DN_NAMES", names),
         ],
