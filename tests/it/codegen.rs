@@ -383,3 +383,67 @@ fn the_four_programs_of_one_exchange() {
         );
     }
 }
+
+/// `x` in the TUI: on the console it asks for the export of the request as the request pane
+/// would send it, on the history screen for the highlighted exchange's; both write the cURL
+/// script and, beside it, the four programs, which run against the console's embedded
+/// sandbox as they are (the profile's generated certificate and key are their defaults) and
+/// get the console's answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn x_writes_the_programs_from_the_console_and_the_history() {
+    use psd2_console::tui::Action;
+    use psd2_console::tui::history::{export_exchange, export_request};
+    let langs = programs::available();
+    let mut c = common::console::Console::start().await;
+    let work = tempfile::tempdir().unwrap();
+
+    assert_eq!(c.app.handle_key(common::tui::key('x')), Action::ExportCode);
+    let spec = c.app.request_spec();
+    let req = c
+        .engine
+        .prepare(spec.op, &spec.params, spec.body.as_deref())
+        .unwrap();
+    let (script, dir) = export_request(&c.engine, &req, spec.op.title).unwrap();
+    assert!(
+        std::fs::read_to_string(&script)
+            .unwrap()
+            .starts_with("#!/bin/sh\ncurl ")
+    );
+    for lang in Language::ALL {
+        let text = std::fs::read_to_string(dir.join(lang.file_name())).unwrap();
+        assert!(
+            text.contains(&format!("\"{}\"", req.path_and_query)),
+            "{text}"
+        );
+    }
+
+    let status = c.send().await;
+    let console = c.last.clone().unwrap();
+    let entry = {
+        let h = c.engine.history.as_ref().unwrap().lock().unwrap();
+        h.last().unwrap().unwrap()
+    };
+    let (script, dir) = export_exchange(&c.engine, &entry).unwrap();
+    assert!(script.exists());
+    assert_eq!(dir, script.with_extension(""));
+    for &lang in &langs {
+        let text = std::fs::read_to_string(dir.join(lang.file_name())).unwrap();
+        assert!(
+            text.contains(&format!("\"{}\"", c.engine.base_url)),
+            "{text}"
+        );
+        let got = programs::run(work.path(), lang, &text, &[]);
+        assert_eq!(got.status, status, "{}: {got:?}", lang.name());
+        // The selected operation (accounts.list) asks for SCA: same messages, each answer
+        // with its own scaRedirect.
+        let json = console.json.as_ref().unwrap();
+        assert_eq!(
+            got.json()["tppMessages"],
+            json["tppMessages"],
+            "{}",
+            lang.name()
+        );
+        assert!(got.json()["_links"]["scaRedirect"]["href"].is_string());
+    }
+    c.shutdown().await;
+}
