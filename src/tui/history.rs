@@ -368,7 +368,10 @@ impl HistoryView {
                     dir.display()
                 ),
             ),
-            Err(e) => ctx.say(Level::Error, format!("Export of #{id} failed: {e}")),
+            Err(e) => ctx.say(
+                Level::Error,
+                format!("cURL and code export of #{id} failed: {e}"),
+            ),
         }
     }
 
