@@ -236,14 +236,16 @@ enum Command {
     /// fails, 2 for unreadable input.
     Doctor(psd2_console::doctor::cli::DoctorArgs),
     /// Export an exchange of the history: cURL (signed afresh now, so it runs as-is within
-    /// the 60-second Date window) or HAR 1.2 (Signature redacted).
+    /// the 60-second Date window), HAR 1.2 (Signature redacted), or a Python, Node, Java or
+    /// Go program that signs the request afresh each time it runs (README, "From the
+    /// console to your code").
     Export {
-        #[arg(long, value_parser = ["curl", "har"])]
+        #[arg(long, value_parser = ["curl", "har", "python", "node", "java", "go"])]
         format: String,
         /// History id, or `last`.
         #[arg(default_value = "last")]
         id: String,
-        /// For cURL: send to this base URL instead of the profile's target (e.g. a
+        /// For cURL and programs: send to this base URL instead of the profile's target (e.g. a
         /// `sandbox serve` at http://127.0.0.1:8080). Without it an embedded profile's
         /// command goes to its embedded sandbox's address (`sandbox_port`), which the
         /// console serves while it runs on this home.
@@ -963,6 +965,23 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     now,
                 },
             )?;
+            if let Some(lang) = psd2_console::client::codegen::Language::from_name(&format) {
+                use psd2_console::client::codegen;
+                let (cert, key) = codegen::credential_files(&profile, &paths)?;
+                let title = format!(
+                    "{} {} (psd2-console history #{}, profile {})",
+                    req.method, req.path_and_query, entry.id, entry.profile
+                );
+                let code = codegen::CodeRequest::from_prepared(
+                    &req,
+                    &title,
+                    profile.sign_request_target,
+                    &cert,
+                    &key,
+                );
+                print!("{}", codegen::program(lang, &code));
+                return Ok(ExitCode::SUCCESS);
+            }
             print!("{}", psd2_console::client::export::curl_script(&req));
             Ok(ExitCode::SUCCESS)
         }

@@ -30,7 +30,7 @@ pub struct DnParseError {
 
 /// (dotted OID, name printed) for the attribute types we print by name. The first block is
 /// RFC 2253's table; the second follows OpenSSL's `-nameopt RFC2253` long names.
-const TYPE_NAMES: &[(&str, &str)] = &[
+pub const TYPE_NAMES: &[(&str, &str)] = &[
     ("2.5.4.3", "CN"),
     ("2.5.4.7", "L"),
     ("2.5.4.8", "ST"),

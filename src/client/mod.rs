@@ -6,6 +6,7 @@
 //! sandbox) and the SCA redirect listener; the TUI and the `send` command both drive it and
 //! both send through its one sender ([`sender`]). Nothing here imports [`crate::sandbox`].
 
+pub mod codegen;
 pub mod engine;
 pub mod export;
 pub mod history;

@@ -1194,6 +1194,7 @@ impl App {
             }
             Command::ShowProblems => self.overlays.open(Overlay::Problems),
             Command::ToggleTheme => self.cycle_theme(),
+            Command::ExportCode => return Action::ExportCode,
             Command::TogglePresenter => {
                 let on = !self.presenter.on;
                 self.set_presenter(on);
@@ -1824,7 +1825,31 @@ impl App {
     }
 
     /// Shows where a cURL export of exchange `id` was written, or why it failed.
-    pub fn curl_exported(&mut self, id: i64, result: Result<std::path::PathBuf, HistoryError>) {
+    /// Says where `x` on the console wrote the request's cURL script and programs, or why it
+    /// could not.
+    pub fn request_exported(
+        &mut self,
+        title: &str,
+        result: Result<(std::path::PathBuf, std::path::PathBuf), HistoryError>,
+    ) {
+        match result {
+            Ok((script, dir)) => self.set_message(
+                Level::Success,
+                format!(
+                    "{title}: cURL, signed now, written to {} (run it within 60 s); programs that sign when they run (Python, Node, Java, Go) in {}",
+                    script.display(),
+                    dir.display()
+                ),
+            ),
+            Err(e) => self.set_message(Level::Error, format!("Export of {title} failed: {e}")),
+        }
+    }
+
+    pub fn curl_exported(
+        &mut self,
+        id: i64,
+        result: Result<(std::path::PathBuf, std::path::PathBuf), HistoryError>,
+    ) {
         with_ctx!(self, |ctx| {
             HistoryView::curl_exported(id, result, &mut ctx);
             None

@@ -39,6 +39,9 @@ pub enum Action {
     OpenBrowser(String),
     /// Forget the PSU-ID and start a new TPP session ([`crate::client::Engine::reset_session`]).
     ResetSession,
+    /// Export the request of [`App::request_spec`](crate::tui::App::request_spec) as cURL
+    /// and as programs that sign ([`crate::tui::history::export_request`]).
+    ExportCode,
     /// Start the profile with this name and make it active.
     SwitchProfile(String),
     /// Read the profiles again for the profiles screen ([`App::set_profiles`](crate::tui::App::set_profiles)).

@@ -39,7 +39,7 @@ use super::status_line::{Level, Message};
 use super::theme::{Theme, rounded_block};
 use crate::client::history::{BODY_CAP, History, HistoryEntry, body_cut};
 use crate::client::import::{self, ImportError, ImportedRequest, Variables};
-use crate::client::{ClientError, Engine, Exchange, PreparedRequest, export};
+use crate::client::{ClientError, Engine, Exchange, PreparedRequest, codegen, export};
 use crate::signing::SignatureInspection;
 use crate::xs2a::operations;
 
@@ -150,6 +150,74 @@ pub fn export_curl(engine: &Engine, entry: &HistoryEntry) -> Result<PathBuf, His
     let text = export::curl_script(&req);
     crate::fsutil::write_atomic(&path, text.as_bytes(), true)?;
     Ok(path)
+}
+
+/// The programs of the code export (Python, Node, Java, Go; [`crate::client::codegen`]) for
+/// `req`, prepared on `engine`, written into the directory `dir` (created when missing); the
+/// programs read the profile's certificate and key files when they run.
+///
+/// Errors: the profile names only one of certificate and key
+/// ([`HistoryError::Request`]), or a file cannot be written ([`HistoryError::Write`]).
+pub fn write_programs(
+    engine: &Engine,
+    req: &PreparedRequest,
+    title: &str,
+    dir: &std::path::Path,
+) -> Result<(), HistoryError> {
+    let (cert, key) = codegen::credential_files(&engine.profile, &engine.paths)?;
+    let code = codegen::CodeRequest::from_prepared(
+        req,
+        title,
+        engine.profile.sign_request_target,
+        &cert,
+        &key,
+    );
+    codegen::write_programs(dir, &code)?;
+    Ok(())
+}
+
+/// `x` on the console: the request `req` (just prepared on `engine`) as a cURL script
+/// `<data dir>/exports/request-<unix seconds>.sh` and, beside it, the directory
+/// `request-<unix seconds>/` with the four programs that sign when they run
+/// ([`write_programs`]). Returns (script, directory).
+///
+/// Errors: the profile names only one of certificate and key, or a file cannot be written.
+pub fn export_request(
+    engine: &Engine,
+    req: &PreparedRequest,
+    title: &str,
+) -> Result<(PathBuf, PathBuf), HistoryError> {
+    let secs = crate::cert::unix_seconds(std::time::SystemTime::now());
+    let exports = engine.paths.data.join("exports");
+    let script = exports.join(format!("request-{secs}.sh"));
+    crate::fsutil::write_atomic(&script, export::curl_script(req).as_bytes(), true)?;
+    let dir = exports.join(format!("request-{secs}"));
+    let title = format!(
+        "{} {} ({title}, profile {})",
+        req.method, req.path_and_query, engine.profile.name
+    );
+    write_programs(engine, req, &title, &dir)?;
+    Ok((script, dir))
+}
+
+/// `x` on the history screen: [`export_curl`], and beside the script the directory
+/// `exchange-<id>-<unix seconds>/` with the four programs that sign when they run
+/// ([`write_programs`]). Returns (script, directory).
+///
+/// Errors: those of [`export_curl`] and [`write_programs`].
+pub fn export_exchange(
+    engine: &Engine,
+    entry: &HistoryEntry,
+) -> Result<(PathBuf, PathBuf), HistoryError> {
+    let script = export_curl(engine, entry)?;
+    let dir = script.with_extension("");
+    let req = export::reprepare(entry, &engine.request_context())?;
+    let title = format!(
+        "{} {} (psd2-console history #{}, profile {})",
+        req.method, req.path_and_query, entry.id, entry.profile
+    );
+    write_programs(engine, &req, &title, &dir)?;
+    Ok((script, dir))
 }
 
 /// Reads and imports the file at `path` (Postman collection, HAR or cURL commands), with the
@@ -286,16 +354,24 @@ impl HistoryView {
     }
 
     /// Says where a cURL export of exchange `id` was written, or why it failed.
-    pub(crate) fn curl_exported(id: i64, result: Result<PathBuf, HistoryError>, ctx: &mut Ctx) {
+    pub(crate) fn curl_exported(
+        id: i64,
+        result: Result<(PathBuf, PathBuf), HistoryError>,
+        ctx: &mut Ctx,
+    ) {
         match result {
-            Ok(p) => ctx.say(
+            Ok((script, dir)) => ctx.say(
                 Level::Success,
                 format!(
-                    "cURL of #{id}, signed now, written to {} (run it within 60 s)",
-                    p.display()
+                    "cURL of #{id}, signed now, written to {} (run it within 60 s); programs that sign when they run (Python, Node, Java, Go) in {}",
+                    script.display(),
+                    dir.display()
                 ),
             ),
-            Err(e) => ctx.say(Level::Error, format!("cURL export of #{id} failed: {e}")),
+            Err(e) => ctx.say(
+                Level::Error,
+                format!("cURL and code export of #{id} failed: {e}"),
+            ),
         }
     }
 

@@ -63,6 +63,9 @@ pub enum Command {
     ScrollRight,
     /// Forget the PSU learned from SCA and start a new TPP session.
     ResetSession,
+    /// Console: export the request as the request pane would send it, as cURL (signed
+    /// afresh) and as Python, Node, Java and Go programs that sign when they run.
+    ExportCode,
     /// Switch to the next theme (built-in ones, then the user's).
     ToggleTheme,
     /// Presenter mode on or off: secrets and PSU data masked on screen, high contrast, the
@@ -426,6 +429,7 @@ pub const KEYMAP: &[Binding] = &[
     b(Scope::Normal, &[Key::ch('e')], Command::EditParams, "edit the parameters of the selected operation", Some("edit")),
     b(Scope::Normal, &[Key::ch('o')], Command::OpenSca, "open the last scaRedirect in the browser", Some("open SCA")),
     b(Scope::Normal, &[Key::ch('r')], Command::ResetSession, "reset the session: forget the PSU-ID, new TPP-Session-ID", Some("reset")),
+    b(Scope::Normal, &[Key::ch('x')], Command::ExportCode, "export the request as cURL (signed afresh) and as Python, Node, Java, Go programs that sign, to the data dir", None),
     b(Scope::Normal, &[Key::ch('p')], Command::Profiles, "choose another profile", Some("profiles")),
     b(Scope::Normal, &[Key::plain(K::Up), Key::ch('k')], Command::Up, "move up (operations, parameters) or scroll up", None),
     b(Scope::Normal, &[Key::plain(K::Down), Key::ch('j')], Command::Down, "move down (operations, parameters) or scroll down", None),
@@ -463,7 +467,7 @@ pub const KEYMAP: &[Binding] = &[
     b(Scope::HistoryScreen, &[Key::ch('r')], Command::HistoryResend, "re-send, signed afresh (new Date, X-Request-ID)", Some("re-send")),
     b(Scope::HistoryScreen, &[Key::ch('m')], Command::HistoryMark, "mark for a diff (again: unmark)", Some("mark")),
     b(Scope::HistoryScreen, &[Key::ch('d')], Command::HistoryDiff, "diff the marked response with this one", Some("diff")),
-    b(Scope::HistoryScreen, &[Key::ch('x')], Command::HistoryExportCurl, "export as cURL, signed afresh, to the data dir", Some("cURL")),
+    b(Scope::HistoryScreen, &[Key::ch('x')], Command::HistoryExportCurl, "export as cURL (signed afresh) and as Python, Node, Java, Go programs that sign, to the data dir", Some("export")),
     b(Scope::HistoryScreen, &[Key::ch('i')], Command::HistoryImport, "import a Postman, HAR or cURL file, send a request", Some("import")),
     b(Scope::HistoryScreen, &[Key::ch('c')], Command::HistoryDoctor, "doctor: check the request as the bank would, offline", Some("doctor")),
     b(Scope::HistoryScreen, &[Key::plain(K::Esc)], Command::Dismiss, "close the diff, doctor or import list, else clear the search", None),

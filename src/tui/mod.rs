@@ -657,7 +657,7 @@ impl Runner<'_> {
             }
             Action::ExportHistoryCurl(id) => {
                 if let Some(entry) = app.history_entry(id).cloned() {
-                    app.curl_exported(id, history::export_curl(engine, &entry));
+                    app.curl_exported(id, history::export_exchange(engine, &entry));
                 }
             }
             Action::ImportFile(path) => app.set_imported(&path, history::import_path(&path)),
@@ -700,6 +700,14 @@ impl Runner<'_> {
                         ),
                     ),
                 }
+            }
+            Action::ExportCode => {
+                let spec = app.request_spec();
+                let result = engine
+                    .prepare(spec.op, &spec.params, spec.body.as_deref())
+                    .map_err(history::HistoryError::from)
+                    .and_then(|req| history::export_request(engine, &req, spec.op.title));
+                app.request_exported(spec.op.title, result);
             }
             Action::OpenBrowser(url) => {
                 self.tasks.spawn(async move {

@@ -15,6 +15,7 @@ mod cli_messages;
 mod cli_sca;
 mod cli_send;
 mod cli_sign_serve;
+mod codegen;
 mod docs_tables;
 mod doctor;
 mod events;

@@ -300,21 +300,21 @@ fn help_overlay_snapshot() {
 #[test]
 fn a_key_override_changes_what_the_key_does_and_what_help_shows() {
     let (_dir, paths) = home(
-        Some("[keys]\nsend = [\"x\", \"ctrl-enter\"]\ntoggle_theme = \"T\"\n"),
+        Some("[keys]\nsend = [\"z\", \"ctrl-enter\"]\ntoggle_theme = \"T\"\n"),
         &[],
     );
     let setup = load_with(&paths, None);
     assert!(setup.problems.is_empty(), "{:?}", setup.problems);
     let mut app = app_with(setup);
     assert_eq!(app.press("s"), Action::None, "s no longer sends");
-    assert_eq!(app.press("x"), Action::Send);
+    assert_eq!(app.press("z"), Action::Send);
     assert_eq!(app.press("C-Enter"), Action::Send);
     app.keys("T");
     assert_eq!(app.theme.name, "light");
     let s = app.screen_text(160, 48);
-    assert!(s.contains(" x send "), "the footer hint follows:\n{s}");
+    assert!(s.contains(" z send "), "the footer hint follows:\n{s}");
     assert!(
-        s.contains("Select an operation and press x."),
+        s.contains("Select an operation and press z."),
         "the response pane's hint follows:\n{s}"
     );
     app.keys("?");
@@ -323,7 +323,7 @@ fn a_key_override_changes_what_the_key_does_and_what_help_shows() {
         .lines()
         .find(|l| l.contains("sign and send the selected operation"))
         .unwrap();
-    assert!(line.contains("x / Ctrl-Enter"), "{line}");
+    assert!(line.contains("z / Ctrl-Enter"), "{line}");
     assert!(!line.contains("s / Enter"), "{line}");
     assert!(
         s.lines()

@@ -4,7 +4,8 @@
 //! import (`3`, `i`, the path of the bank's v1 Postman collection, Enter) lists the
 //! collection's requests, Enter sends the first one (`POST /v1/consents`) re-signed with the
 //! profile, the response shows in the console; back on the history screen the exchange is
-//! listed and `x` exports it as cURL, signed afresh, to the data dir; the test runs that cURL
+//! listed and `x` exports it as cURL, signed afresh, to the data dir (and beside it the four
+//! programs that sign when they run); the test runs that cURL
 //! command against the served sandbox: exit 0 and HTTP 2xx.
 //!
 //! Skipped (with a message) when tmux or curl is not installed.
@@ -95,6 +96,11 @@ fn import_the_v1_collection_send_a_request_export_it_as_curl_and_run_it() {
         .filter(|p| p.extension().is_some_and(|e| e == "sh"))
         .collect();
     assert_eq!(exports.len(), 1, "{exports:?}");
+    // Beside the script, the programs that sign when they run (issue 22).
+    let programs = exports[0].with_extension("");
+    for file in ["request.py", "request.mjs", "Main.java", "main.go"] {
+        assert!(programs.join(file).is_file(), "{}", programs.display());
+    }
     let text = std::fs::read_to_string(&exports[0]).unwrap();
     let command = text.trim_start_matches("#!/bin/sh\n").trim_end();
     assert!(command.starts_with("curl "), "{text}");

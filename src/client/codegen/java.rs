@@ -1,0 +1,94 @@
+//! The Java program of the code export (`templates/Main.java`, Java 17+, run as
+//! `java Main.java`): `java.security` reads the certificate and key and signs,
+//! `java.net.http` sends.
+
+use super::{CodeRequest, base64, body_text, comment_text, fill};
+use crate::cert::dn::TYPE_NAMES;
+
+const TEMPLATE: &str = include_str!("templates/Main.java");
+
+/// A Java string literal of `s` that is pure ASCII, whatever the platform encoding the
+/// launcher reads the file with: `\` and `"` escaped, control characters as octal escapes
+/// (a `\u000a` escape would end the line before the compiler sees the literal), other
+/// non-ASCII characters as `\uXXXX` (UTF-16 units).
+fn literal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\{:03o}", c as u32))
+            }
+            c if c.is_ascii() => out.push(c),
+            c => {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{:04x}", u));
+                }
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `title` for a `//` comment: one line of ASCII, as [`literal`] writes it without the
+/// quotes (a backslash-u that is not a Unicode escape would not compile, even in a comment).
+fn comment(title: &str) -> String {
+    let quoted = literal(&comment_text(title));
+    quoted[1..quoted.len() - 1].to_string()
+}
+
+/// The body as a `byte[]` expression: a string literal's UTF-8 bytes, or base64.
+fn body(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        return "new byte[0]".into();
+    }
+    match body_text(bytes) {
+        Some(text) => format!("{}.getBytes(StandardCharsets.UTF_8)", literal(text)),
+        None => format!("Base64.getDecoder().decode({})", literal(&base64(bytes))),
+    }
+}
+
+/// The program text for `req`.
+pub(super) fn render(req: &CodeRequest) -> String {
+    let headers = req
+        .headers
+        .iter()
+        .map(|(n, v)| format!("        {{{}, {}}},", literal(n), literal(v)))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let names = TYPE_NAMES
+        .iter()
+        .map(|(oid, name)| format!("        Map.entry({}, {})", literal(oid), literal(name)))
+        .collect::<Vec<_>>()
+        .join(",\n");
+    fill(
+        TEMPLATE,
+        &[
+            ("TITLE", comment(&req.title)),
+            ("BASE_URL", literal(&req.base_url)),
+            ("CERT_FILE", literal(&req.cert_file)),
+            ("KEY_FILE", literal(&req.key_file)),
+            ("METHOD", literal(&req.method)),
+            ("PATH", literal(&req.path_and_query)),
+            ("HEADERS", headers),
+            ("BODY", body(&req.body)),
+            ("REQUEST_TARGET", req.sign_request_target.to_string()),
+            ("DN_NAMES", names),
+        ],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn java_literals_are_ascii_and_survive_unicode_preprocessing() {
+        assert_eq!(
+            super::literal("a\"\\u0041\nÆ😀"),
+            "\"a\\\"\\\\u0041\\012\\u00c6\\ud83d\\ude00\""
+        );
+    }
+}
