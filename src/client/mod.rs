@@ -8,6 +8,7 @@
 
 pub mod engine;
 pub mod export;
+pub mod headless_sca;
 pub mod history;
 pub mod import;
 pub mod monitor;

@@ -388,12 +388,12 @@ fn cut(text: &str, max: usize) -> String {
 /// (path not shown): Resets the sandbox to a known state"): in one transaction every table of
 /// every module is emptied — manually created customers, accounts, transactions, balance
 /// overrides, consents, PSU registrations, authorisations, payments, baskets, counters, the
-/// persisted clock offset (the sandbox clock is back at real time), the fault rules ([`super::faults`]) — and the seed ([`super::seed`]) is inserted again with its fixed ids. Body ignored. 200
+/// persisted clock offset (the sandbox clock is back at real time), the fault rules ([`super::faults`]) — and the seed ([`super::seed`], or the `--seed` file's, [`super::seed_file`]) is inserted again with its fixed ids. Body ignored. 200
 /// `{"customers": 5, "accounts": 10, "cardAccounts": 3, "agreements": 2}`.
 ///
 /// Errors: 503 `SERVICE_BLOCKED` when the database fails (nothing changed).
 pub async fn initialize(State(app): State<Arc<App>>, _tpp: Tpp) -> Result<Json<Value>, ApiError> {
-    let s = app.store.initialize(&seed::seed())?;
+    let s = app.store.initialize(&app.seed)?;
     app.clock.set_offset(std::time::Duration::ZERO);
     // The fault rules' table was emptied with the others: forget their mirror too.
     app.faults.reload(&app.db);

@@ -43,6 +43,7 @@
 //! | POST, GET, DELETE | `/v1/sandbox/faults[/{id}]` | fault injection rules ([`faults`]) |
 //! | GET | `/v1/sandbox/events` | server-sent events of every request, SCA step, batch run and clock change ([`events`]) |
 //! | GET | `/.well-known/psd2-console?challenge=HEX` | the identity check of the embedded sandbox ([`identity`], not signed) |
+//! | GET | `/health`, `/ready` | liveness and readiness ([`health`], not signed) |
 //! | GET | `/` | a short HTML description |
 //!
 //! Unknown `/v1` paths answer 404 with a `RESOURCE_UNKNOWN` body, wrong methods 405
@@ -67,6 +68,7 @@ pub mod domain;
 pub mod errors;
 pub mod events;
 pub mod faults;
+pub mod health;
 pub mod identity;
 pub mod ledger;
 pub mod manage;
@@ -82,6 +84,7 @@ pub mod rules;
 pub mod sca;
 pub mod sca_guard;
 pub mod seed;
+pub mod seed_file;
 pub mod serve;
 pub mod snapshot;
 pub mod state;
@@ -102,6 +105,7 @@ pub use clock::Clock;
 use crate::signing::{Verifier, VerifyPolicy};
 use domain::access;
 use errors::ApiError;
+use model::SeedData;
 use store::Store;
 
 /// Configuration of a sandbox instance.
@@ -129,6 +133,11 @@ pub struct SandboxConfig {
     /// ([`identity`], `GET /.well-known/psd2-console`), so that a command beside the console
     /// can use this sandbox. `None`: that route answers 404.
     pub identity: Option<identity::InstanceKey>,
+    /// The initial state instead of the built-in [`seed`] (`sandbox serve --seed FILE`,
+    /// [`seed_file`]): the state is reset to it when the sandbox starts (an existing database
+    /// too), and `POST /v1/sandbox/initialize` resets to it. `None`: the built-in seed, a
+    /// kept database kept.
+    pub seed: Option<model::SeedData>,
 }
 
 /// Shared state of the handlers.
@@ -160,6 +169,9 @@ pub struct App {
     pub events: events::Events,
     /// The key of the identity check ([`SandboxConfig::identity`]).
     pub identity: Option<identity::InstanceKey>,
+    /// What `POST /v1/sandbox/initialize` resets to ([`SandboxConfig::seed`], else the
+    /// built-in [`seed`]).
+    pub seed: model::SeedData,
 }
 
 impl App {
@@ -173,7 +185,17 @@ impl App {
             source,
         };
         db.migrate(MIGRATIONS).map_err(open_error)?;
-        let store = Store::open(db.clone(), seed::seed).map_err(open_error)?;
+        let store = match &config.seed {
+            Some(data) => {
+                db.write_raw(|tx| {
+                    store::clear_all_tables(tx)?;
+                    store::insert_seed(tx, data)
+                })
+                .map_err(open_error)?;
+                Store::open(db.clone(), SeedData::default).map_err(open_error)?
+            }
+            None => Store::open(db.clone(), seed::seed).map_err(open_error)?,
+        };
         let faults = faults::Faults::load(&db).map_err(open_error)?;
         if let Some(offset) = store.clock_offset().map_err(open_error)? {
             config.clock.set_offset(offset);
@@ -211,6 +233,7 @@ impl App {
             faults,
             events: events::Events::default(),
             identity: config.identity,
+            seed: config.seed.unwrap_or_else(seed::seed),
         })
     }
 }
@@ -258,6 +281,7 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
         .merge(snapshot::routes())
         .merge(state::routes())
         .merge(identity::routes())
+        .merge(health::routes())
         .merge(payment_sca::routes())
         .route("/sca/{id}", get(sca::show))
         .route("/sca/{id}/login", post(sca::login))
