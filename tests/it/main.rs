@@ -44,6 +44,7 @@ mod sandbox_reads;
 mod sandbox_rules;
 mod sandbox_schema;
 mod sandbox_state;
+mod sca_complete;
 mod signing_props;
 mod signing_vectors;
 mod structure;
