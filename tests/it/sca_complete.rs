@@ -41,7 +41,9 @@ async fn tpp_listener() -> (String, mpsc::UnboundedReceiver<String>) {
                 let text = String::from_utf8_lossy(&buf);
                 let _ = tx.send(text.lines().next().unwrap_or("").to_string());
                 let _ = s
-                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok")
+                    .write_all(
+                        b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
+                    )
                     .await;
             });
         }
@@ -178,7 +180,10 @@ async fn sca_complete_corporate_context_chooses_the_company_by_its_number() {
     // --company without --context corporate is a usage error.
     let (code, _, err) = sca_complete(&[&link, "--customer", KARI, "--company", FJORDBRIS]).await;
     assert_eq!(code, 1);
-    assert!(err.contains("--company goes with --context corporate"), "{err}");
+    assert!(
+        err.contains("--company goes with --context corporate"),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -188,7 +193,12 @@ async fn sca_complete_consents_to_the_accounts_named_by_iban() {
     // The sandbox holds the built-in seed: Ingrid's accounts are known.
     let data = psd2_console::sandbox::seed::seed();
     let ingrid = data.customers.iter().find(|c| c.number == INGRID).unwrap();
-    let first_bban = &data.accounts.iter().find(|a| a.owner == ingrid.id).unwrap().bban;
+    let first_bban = &data
+        .accounts
+        .iter()
+        .find(|a| a.owner == ingrid.id)
+        .unwrap()
+        .bban;
     let link = sca_link(&sb, &tpp).await;
     let v = complete_json(&[
         &link,
@@ -200,13 +210,19 @@ async fn sca_complete_consents_to_the_accounts_named_by_iban() {
     ])
     .await;
     let psu = v["parameters"]["psu-id"].as_str().unwrap();
-    assert_eq!(account_bbans(&sb, &[("PSU-ID", psu)]).await, [first_bban.clone()]);
+    assert_eq!(
+        account_bbans(&sb, &[("PSU-ID", psu)]).await,
+        [first_bban.clone()]
+    );
     // An account that is not offered is an error naming the offered ones.
     let link = sca_link(&sb, &tpp).await;
     let (code, _, err) =
         sca_complete(&[&link, "--customer", INGRID, "--accounts", "NO9386011117947"]).await;
     assert_eq!(code, 1);
-    assert!(err.contains("no offered account is \"NO9386011117947\""), "{err}");
+    assert!(
+        err.contains("no offered account is \"NO9386011117947\""),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -242,7 +258,8 @@ async fn sca_complete_refuses_a_link_that_is_not_a_psd2_console_sandbox() {
     assert!(calls.try_recv().is_err());
     // A sandbox's URL that is not an SCA link, and a non-http link, are refused too.
     let sb = TestSandbox::start().await;
-    let (code, _, err) = sca_complete(&[&format!("{}/v1/accounts", sb.base), "--customer", KARI]).await;
+    let (code, _, err) =
+        sca_complete(&[&format!("{}/v1/accounts", sb.base), "--customer", KARI]).await;
     assert_eq!(code, 2);
     assert!(err.contains("not a psd2-console sandbox SCA link"), "{err}");
     let (code, _, err) = sca_complete(&["ftp://127.0.0.1/sca/x", "--customer", KARI]).await;
@@ -289,8 +306,7 @@ company = "912345602"
 "#;
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_seeded_customer_completes_sca_and_reads_its_seeded_accounts_balances_and_transactions()
-{
+async fn a_seeded_customer_completes_sca_and_reads_its_seeded_accounts_balances_and_transactions() {
     let today = psd2_console::sandbox::Clock::system().today();
     let seed = psd2_console::sandbox::seed_file::parse_seed(
         SEED,
@@ -319,15 +335,24 @@ async fn a_seeded_customer_completes_sca_and_reads_its_seeded_accounts_balances_
     let h = [("PSU-ID", psu.as_str())];
     let list = sb.get_with("/v1/accounts", &h).await;
     list.assert_status(200);
-    assert_eq!(list.json["accounts"][0]["bban"], "15030012345", "{}", list.text);
+    assert_eq!(
+        list.json["accounts"][0]["bban"], "15030012345",
+        "{}",
+        list.text
+    );
     assert_eq!(list.json["accounts"][0]["name"], "Brukskonto Siri");
     let id = list.json["accounts"][0]["resourceId"].as_str().unwrap();
-    let balances = sb.get_with(&format!("/v1/accounts/{id}/balances"), &h).await;
+    let balances = sb
+        .get_with(&format!("/v1/accounts/{id}/balances"), &h)
+        .await;
     balances.assert_status(200);
     // 1000.00 - 250.00 + 120.50
     assert!(balances.text.contains("\"870.50\""), "{}", balances.text);
     let tx = sb
-        .get_with(&format!("/v1/accounts/{id}/transactions?bookingStatus=booked&dateFrom=2026-01-01"), &h)
+        .get_with(
+            &format!("/v1/accounts/{id}/transactions?bookingStatus=booked&dateFrom=2026-01-01"),
+            &h,
+        )
         .await;
     tx.assert_status(200);
     let booked = tx.json["transactions"]["booked"].as_array().unwrap();
@@ -409,7 +434,10 @@ async fn serve_with_a_seed_writes_the_ready_file_and_answers_health_and_ready() 
             (r.status().as_u16(), r.json::<Value>().await.unwrap())
         }
     };
-    assert_eq!(get("/health").await, (200, serde_json::json!({"status": "UP"})));
+    assert_eq!(
+        get("/health").await,
+        (200, serde_json::json!({"status": "UP"}))
+    );
     let (status, ready) = get("/ready").await;
     assert_eq!(status, 200, "{ready}");
     assert_eq!(ready["status"], "READY", "{ready}");
