@@ -80,3 +80,32 @@ async fn ready(State(app): State<Arc<App>>) -> Response {
             .into_response(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::{MIGRATIONS, SandboxConfig};
+
+    #[test]
+    fn ready_only_with_every_migration_applied_and_the_state_initialized() {
+        let app = App::new(SandboxConfig::default()).unwrap();
+        assert_eq!(readiness(&app), Ok(MIGRATIONS.len()));
+        app.db
+            .write_raw(|tx| tx.execute("DELETE FROM sandbox_meta WHERE key = 'initialized_at'", []))
+            .unwrap();
+        assert!(readiness(&app).unwrap_err().contains("not initialized"));
+        app.db
+            .write_raw(|tx| {
+                tx.execute(
+                    "DELETE FROM schema_migrations WHERE name = ?1",
+                    [MIGRATIONS[0].0],
+                )
+            })
+            .unwrap();
+        let why = readiness(&app).unwrap_err();
+        assert!(
+            why.contains(MIGRATIONS[0].0) && why.contains("not applied"),
+            "{why}"
+        );
+    }
+}

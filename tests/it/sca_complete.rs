@@ -212,7 +212,7 @@ async fn sca_complete_consents_to_the_accounts_named_by_iban() {
     let psu = v["parameters"]["psu-id"].as_str().unwrap();
     assert_eq!(
         account_bbans(&sb, &[("PSU-ID", psu)]).await,
-        [first_bban.clone()]
+        vec![first_bban.clone()]
     );
     // An account that is not offered is an error naming the offered ones.
     let link = sca_link(&sb, &tpp).await;
@@ -223,6 +223,12 @@ async fn sca_complete_consents_to_the_accounts_named_by_iban() {
         err.contains("no offered account is \"NO9386011117947\""),
         "{err}"
     );
+    // A customerNumber the bank does not know: its login page's reason, exit 1.
+    let link = sca_link(&sb, &tpp).await;
+    let (code, _, err) = sca_complete(&[&link, "--customer", "99999999999"]).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("answered 400"), "{err}");
+    assert!(err.contains("No sandbox customer has the number"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -524,4 +530,50 @@ fn the_ci_example_runs_start_wait_sca_complete_stop() {
     );
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     assert!(out.contains("CI example passed"), "{out}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Payment SCA pages
+
+/// A domestic payment from Kari's account whose SCA redirects to `tpp` (`remittance`
+/// differs per payment: no logical duplicate): (paymentId, scaRedirect).
+async fn payment(sb: &TestSandbox, tpp: &str, remittance: &str) -> (String, String) {
+    use crate::common::payments::{DOMESTIC, domestic, first_bban};
+    let body = domestic(&first_bban(KARI), "10.00", remittance);
+    let r = sb
+        .initiate_with(DOMESTIC, &[("TPP-Redirect-URI", tpp)], &body)
+        .await;
+    r.assert_status(201);
+    (
+        r.json["paymentId"].as_str().unwrap().to_string(),
+        r.sca_redirect().expect("scaRedirect").to_string(),
+    )
+}
+
+async fn transaction_status(sb: &TestSandbox, id: &str) -> String {
+    let path = format!(
+        "/v1/payments/{}/{id}/status",
+        crate::common::payments::DOMESTIC
+    );
+    sb.get_ok(&path).await.json["transactionStatus"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sca_complete_approves_or_rejects_a_payment_on_its_decision_page() {
+    let sb = TestSandbox::start().await;
+    let (tpp, _calls) = tpp_listener().await;
+    let (id, link) = payment(&sb, &tpp, "approved").await;
+    assert!(link.contains("/payment-sca/"), "{link}");
+    let v = complete_json(&[&link, "--customer", KARI, "--json"]).await;
+    assert_eq!(v["outcome"], "success", "{v}");
+    assert_eq!(v["reachedTpp"], true, "{v}");
+    assert_ne!(transaction_status(&sb, &id).await, "RCVD");
+    let (id, link) = payment(&sb, &tpp, "rejected").await;
+    let v = complete_json(&[&link, "--customer", KARI, "--reject", "--json"]).await;
+    assert_eq!(v["outcome"], "failure", "{v}");
+    assert_eq!(v["parameters"]["code"], "PAYMENT_FAILED", "{v}");
+    assert_eq!(transaction_status(&sb, &id).await, "RJCT");
 }
