@@ -327,16 +327,21 @@ pub enum HeadlessScaError {
     Walk(String),
 }
 
-fn http_error(url: &str, e: &reqwest::Error) -> HeadlessScaError {
+/// `e` with its chain of causes.
+fn reason(e: &reqwest::Error) -> String {
     let mut reason = e.to_string();
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
         reason = format!("{reason}: {s}");
         source = s.source();
     }
+    reason
+}
+
+fn http_error(url: &str, e: &reqwest::Error) -> HeadlessScaError {
     HeadlessScaError::Http {
         url: url.to_string(),
-        reason,
+        reason: reason(e),
     }
 }
 
@@ -397,7 +402,7 @@ pub async fn check_sandbox(client: &reqwest::Client, url: &str) -> Result<Url, H
         .get(probe.as_str())
         .send()
         .await
-        .map_err(|e| not_sandbox(format!("GET {probe} failed ({})", http_error("", &e))))?;
+        .map_err(|e| not_sandbox(format!("GET {probe} failed: {}", reason(&e))))?;
     let status = answer.status();
     let body: serde_json::Value = answer
         .json()

@@ -177,6 +177,20 @@ async fn sca_complete_corporate_context_chooses_the_company_by_its_number() {
     assert_eq!(code, 1);
     assert!(err.contains("no agreement for company 987654309"), "{err}");
     assert!(err.contains(FJORDBRIS), "{err}");
+    // A PSU without agreements gets no context page: refused, saying so.
+    let link = sca_link(&sb, &tpp).await;
+    let (code, _, err) = sca_complete(&[
+        &link,
+        "--customer",
+        INGRID,
+        "--context",
+        "corporate",
+        "--company",
+        FJORDBRIS,
+    ])
+    .await;
+    assert_eq!(code, 1);
+    assert!(err.contains("showed no context page"), "{err}");
     // --company without --context corporate is a usage error.
     let (code, _, err) = sca_complete(&[&link, "--customer", KARI, "--company", FJORDBRIS]).await;
     assert_eq!(code, 1);
