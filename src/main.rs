@@ -235,6 +235,11 @@ enum Command {
     /// history id) offline as the bank does; exit 0 when every check passes, 1 when one
     /// fails, 2 for unreadable input.
     Doctor(psd2_console::doctor::cli::DoctorArgs),
+    /// Headless SCA at a psd2-console sandbox, for tests and CI.
+    Sca {
+        #[command(subcommand)]
+        command: ScaCommand,
+    },
     /// Export an exchange of the history: cURL (signed afresh now, so it runs as-is within
     /// the 60-second Date window), HAR 1.2 (Signature redacted), or a Python, Node, Java or
     /// Go program that signs the request afresh each time it runs (README, "From the
@@ -252,6 +257,15 @@ enum Command {
         #[arg(long)]
         base_url: Option<String>,
     },
+}
+
+#[derive(Subcommand)]
+enum ScaCommand {
+    /// Walk the SCA pages of a scaRedirect link as a browser would (cookie, per-step tokens,
+    /// the same forms) and print the callback parameters; exit 0 when the SCA ended as asked
+    /// and the redirect reached the TPP-Redirect-URI, 1 otherwise, 2 for a link that is not a
+    /// psd2-console sandbox's.
+    Complete(psd2_console::client::headless_sca::CompleteArgs),
 }
 
 #[derive(Subcommand)]
@@ -284,6 +298,15 @@ enum SandboxCommand {
         /// Log lines on stderr (one per request) as text or JSON; filtered by RUST_LOG.
         #[arg(long, value_enum, default_value = "text")]
         log_format: psd2_console::logging::LogFormat,
+        /// Customers, accounts, balances, transactions and agreements from a TOML or JSON
+        /// file (docs/sandbox.md, "Seed files") instead of the built-in ones; the state is
+        /// reset to it at start, and by POST /v1/sandbox/initialize.
+        #[arg(long, value_name = "FILE")]
+        seed: Option<PathBuf>,
+        /// Write the base URL into this file (atomically) once the sandbox is ready (GET
+        /// /ready would answer 200): CI waits for the file.
+        #[arg(long, value_name = "PATH")]
+        ready_file: Option<PathBuf>,
     },
     /// Fault injection rules of a running sandbox (signed management requests): add, list,
     /// clear.
@@ -453,6 +476,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     allow_replays,
                     operator_token_file,
                     log_format,
+                    seed,
+                    ready_file,
                 },
         }) => {
             psd2_console::logging::init_stderr(log_format);
@@ -467,11 +492,23 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 .as_deref()
                 .map(psd2_console::sandbox::operator::OperatorToken::from_file)
                 .transpose()?;
+            let seed = match &seed {
+                Some(file) => Some(
+                    psd2_console::sandbox::seed_file::load(
+                        file,
+                        psd2_console::sandbox::Clock::system().today(),
+                        std::time::SystemTime::now(),
+                    )
+                    .map_err(|e| anyhow!("seed file {e}"))?,
+                ),
+                None => None,
+            };
             let config = psd2_console::sandbox::SandboxConfig {
                 storage,
                 public_url,
                 allow_replays,
                 operator_token,
+                seed,
                 ..Default::default()
             };
             // Bind first, so "listening" is said only once it is true.
@@ -483,9 +520,30 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 handle.base_url,
                 psd2_console::xs2a::limits::MAX_BODY_BYTES
             );
+            if let Some(file) = ready_file {
+                // The router was built over a migrated, initialized database: ready.
+                psd2_console::fsutil::write_atomic(
+                    &file,
+                    format!("{}\n", handle.base_url).as_bytes(),
+                    false,
+                )
+                .with_context(|| format!("writing the ready file {}", file.display()))?;
+            }
             std::future::pending::<()>().await;
             drop(handle);
             Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Sca {
+            command: ScaCommand::Complete(args),
+        }) => {
+            let done = psd2_console::client::headless_sca::run(&args).await;
+            if !done.stdout.is_empty() {
+                out!("{}", done.stdout);
+            }
+            if !done.stderr.is_empty() {
+                say!("{}", done.stderr);
+            }
+            Ok(ExitCode::from(done.code))
         }
         Some(Command::Sandbox {
             command: SandboxCommand::Fault { command },

@@ -9,6 +9,7 @@
 pub mod codegen;
 pub mod engine;
 pub mod export;
+pub mod headless_sca;
 pub mod history;
 pub mod import;
 pub mod monitor;

@@ -5,6 +5,7 @@
 //! | Method | Path | Answer |
 //! |---|---|---|
 //! | GET | `/.well-known/psd2-console?challenge=HEX` | 200 `{"product":"psd2-console","version":..,"proof":HEX,"now":MS}`; 404 when the sandbox has no [`InstanceKey`] |
+//! | GET | `/.well-known/psd2-console` (no challenge) | 200 `{"product":"psd2-console","version":..}` on every sandbox: no proof, only "this is a psd2-console sandbox" for `sca complete` |
 //!
 //! The proof is HMAC-SHA256 (aws-lc-rs) of `psd2-console identity v1\n` + the challenge
 //! under the data directory's secret key ([`InstanceKey`], the file
@@ -117,11 +118,20 @@ pub fn routes() -> Router<Arc<App>> {
     Router::new().route(PATH, get(identity))
 }
 
+/// The answer without a challenge: `{"product":"psd2-console","version":..}`, on every
+/// sandbox (`sandbox serve` too), proving nothing; `sca complete` asks it before it walks a
+/// link ([`crate::client::headless_sca::check_sandbox`]).
 async fn identity(State(app): State<Arc<App>>, Query(q): Query<Challenge>) -> Response {
+    let Some(challenge) = q.challenge else {
+        return Json(serde_json::json!({
+            "product": PRODUCT,
+            "version": env!("CARGO_PKG_VERSION"),
+        }))
+        .into_response();
+    };
     let Some(key) = &app.identity else {
         return (StatusCode::NOT_FOUND, "no identity here\n").into_response();
     };
-    let challenge = q.challenge.unwrap_or_default();
     if challenge.is_empty()
         || challenge.len() > MAX_CHALLENGE
         || !challenge.bytes().all(|b| b.is_ascii_hexdigit())

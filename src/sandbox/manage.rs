@@ -395,7 +395,8 @@ fn cut(text: &str, max: usize) -> String {
 ///   clock offset ([`store::tenancy::reset`]). Other TPPs' worlds and the seeded customers
 ///   stay as they are.
 /// - `?scope=all` on the operator plane ([`super::operator`]) resets the whole sandbox:
-///   every table of every module is emptied and the seed ([`super::seed`]) inserted again
+///   every table of every module is emptied and the seed ([`super::seed`], or the `--seed`
+///   file's, [`super::seed_file`]) inserted again
 ///   with its fixed ids; every clock is back at real time.
 ///
 /// Errors: 403 `SERVICE_BLOCKED` for `scope=all` off the operator plane; 503
@@ -411,7 +412,7 @@ pub async fn initialize(
                 "the reset of the whole sandbox (scope=all)",
             ));
         }
-        let s = app.store.initialize(&seed::seed())?;
+        let s = app.store.initialize(&app.seed)?;
         app.clock.set_offset(std::time::Duration::ZERO);
         app.clock.clear_worlds();
         // Every TPP's X-Request-IDs are forgotten too (`super::replay`).
@@ -428,7 +429,7 @@ pub async fn initialize(
         if let Some(guard) = &app.replay {
             guard.forget_tpp(&tpp.id);
         }
-        let seed = seed::seed();
+        let seed = &app.seed;
         store::InitializeSummary {
             customers: seed.customers.len(),
             accounts: seed.accounts.len(),

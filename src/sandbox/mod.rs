@@ -43,6 +43,7 @@
 //! | POST, GET, DELETE | `/v1/sandbox/faults[/{id}]` | fault injection rules ([`faults`]) |
 //! | GET | `/v1/sandbox/events` | server-sent events of the TPP's requests, SCA steps, batch runs and clock changes ([`events`], [`subscribe`]; `?scope=all`: every TPP's, operator plane) |
 //! | GET | `/.well-known/psd2-console?challenge=HEX` | the identity check of the embedded sandbox ([`identity`], not signed) |
+//! | GET | `/health`, `/ready` | liveness and readiness ([`health`], not signed) |
 //! | GET | `/` | a short HTML description |
 //!
 //! Unknown `/v1` paths answer 404 with a `RESOURCE_UNKNOWN` body, wrong methods 405
@@ -67,6 +68,7 @@ pub mod domain;
 pub mod errors;
 pub mod events;
 pub mod faults;
+pub mod health;
 pub mod identity;
 pub mod ledger;
 pub mod manage;
@@ -84,6 +86,7 @@ pub mod sca;
 pub mod sca_guard;
 pub mod sca_pages;
 pub mod seed;
+pub mod seed_file;
 pub mod serve;
 pub mod snapshot;
 pub mod state;
@@ -105,6 +108,7 @@ pub use clock::Clock;
 use crate::signing::{Verifier, VerifyPolicy};
 use domain::access;
 use errors::ApiError;
+use model::SeedData;
 use store::Store;
 
 /// Configuration of a sandbox instance.
@@ -136,6 +140,11 @@ pub struct SandboxConfig {
     /// another machine reaches the operator plane ([`operator`]); `None`: only loopback
     /// peers do.
     pub operator_token: Option<operator::OperatorToken>,
+    /// The initial state instead of the built-in [`seed`] (`sandbox serve --seed FILE`,
+    /// [`seed_file`]): the state is reset to it when the sandbox starts (an existing database
+    /// too), and `POST /v1/sandbox/initialize` resets to it. `None`: the built-in seed, a
+    /// kept database kept.
+    pub seed: Option<model::SeedData>,
 }
 
 /// Shared state of the handlers.
@@ -171,6 +180,9 @@ pub struct App {
     pub operator_token: Option<operator::OperatorToken>,
     /// The key of the SCA page addresses ([`sca_pages`]).
     pub sca_pages: sca_pages::PageKeys,
+    /// What `POST /v1/sandbox/initialize` resets to ([`SandboxConfig::seed`], else the
+    /// built-in [`seed`]).
+    pub seed: model::SeedData,
 }
 
 impl App {
@@ -184,7 +196,17 @@ impl App {
             source,
         };
         db.migrate(MIGRATIONS).map_err(open_error)?;
-        let store = Store::open(db.clone(), seed::seed).map_err(open_error)?;
+        let store = match &config.seed {
+            Some(data) => {
+                db.write_raw(|tx| {
+                    store::clear_all_tables(tx)?;
+                    store::insert_seed(tx, data)
+                })
+                .map_err(open_error)?;
+                Store::open(db.clone(), SeedData::default).map_err(open_error)?
+            }
+            None => Store::open(db.clone(), seed::seed).map_err(open_error)?,
+        };
         let faults = faults::Faults::load(&db).map_err(open_error)?;
         let sca_pages = sca_pages::PageKeys::load(&db).map_err(open_error)?;
         if let Some(offset) = store.clock_offset().map_err(open_error)? {
@@ -232,6 +254,7 @@ impl App {
             identity: config.identity,
             operator_token: config.operator_token,
             sca_pages,
+            seed: config.seed.unwrap_or_else(seed::seed),
         })
     }
 }
@@ -283,6 +306,7 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
         .merge(snapshot::routes())
         .merge(state::routes())
         .merge(identity::routes())
+        .merge(health::routes())
         .merge(payment_sca::routes())
         .route("/sca/{id}", get(sca::show))
         .route("/sca/{id}/login", post(sca::login))

@@ -116,13 +116,16 @@ pub struct Agreement {
     pub accounts: Vec<Uuid>,
 }
 
-/// The customers, accounts and agreements of an initialized sandbox.
+/// The customers, accounts and agreements of an initialized sandbox, and the transactions a
+/// seed file gives (`sandbox serve --seed`, [`super::seed_file`]; the built-in seed has none:
+/// its accounts' histories are generated).
 #[derive(Debug, Clone, Default)]
 pub struct SeedData {
     pub customers: Vec<Customer>,
     pub accounts: Vec<Account>,
     pub card_accounts: Vec<CardAccount>,
     pub agreements: Vec<Agreement>,
+    pub transactions: Vec<ManualTransaction>,
 }
 
 /// Which consent a request addresses: the TPP, the `PSU-ID` and, in CORPORATE context, the

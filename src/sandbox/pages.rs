@@ -229,12 +229,14 @@ pub fn login(auth: &Authorisation, hints: &[Hint], typed: &str, error: Option<&s
     layout("Log in", Some(1), body)
 }
 
-/// Step 2: PRIVATE or CORPORATE (which agreement). `agreements` pairs an agreement with the
-/// corporate customer's name.
+/// Step 2: PRIVATE or CORPORATE (which agreement). `agreements` holds an agreement with the
+/// corporate customer's name and customerNumber (organisation number): each corporate radio
+/// carries the number as `data-company` and shows it, so a PSU (or `sca complete
+/// --company`) can pick the company by its number.
 pub fn context(
     auth: &Authorisation,
     customer: &Customer,
-    agreements: &[(Agreement, String)],
+    agreements: &[(Agreement, String, String)],
     error: Option<&str>,
 ) -> String {
     let body = html! {
@@ -247,10 +249,14 @@ pub fn context(
                 input type="radio" name="context" value="PRIVATE" checked;
                 span { b { "My own accounts" } br; span class="meta" { "Private" } }
             }
-            @for (a, corp) in agreements {
+            @for (a, corp, number) in agreements {
                 label class="choice" {
-                    input type="radio" name="context" value={ "CORPORATE:" (a.id.to_string()) };
-                    span { b { (corp) } br; span class="meta" { "Corporate · " (a.name) } }
+                    input type="radio" name="context" value={ "CORPORATE:" (a.id.to_string()) }
+                        data-company=(number);
+                    span {
+                        b { (corp) } br;
+                        span class="meta" { "Corporate · org. no. " (number) " · " (a.name) }
+                    }
                 }
             }
             div class="buttons" { button type="submit" { "Continue" } (cancel_button(auth)) }

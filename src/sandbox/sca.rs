@@ -269,10 +269,10 @@ fn render(app: &App, auth: &Authorisation, status: StatusCode, error: Option<&st
             };
             let mut agreements = Vec::new();
             for a in or_page!(app.store.agreements_held_by(c.id)) {
-                let name = or_page!(app.store.customer(a.corporate))
-                    .map(|x| x.name)
+                let (name, number) = or_page!(app.store.customer(a.corporate))
+                    .map(|x| (x.name, x.number))
                     .unwrap_or_default();
-                agreements.push((a, name));
+                agreements.push((a, name, number));
             }
             page(
                 status,

@@ -45,6 +45,7 @@ mod sandbox_reads;
 mod sandbox_rules;
 mod sandbox_schema;
 mod sandbox_state;
+mod sca_complete;
 mod send_pipeline;
 mod signing_props;
 mod signing_vectors;

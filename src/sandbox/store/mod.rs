@@ -701,6 +701,9 @@ pub fn insert_seed(conn: &Connection, seed: &SeedData) -> rusqlite::Result<()> {
     for a in &seed.agreements {
         insert_agreement(conn, a)?;
     }
+    for t in &seed.transactions {
+        insert_manual_transaction(conn, t)?;
+    }
     conn.execute(
         "INSERT INTO sandbox_meta (key, value) VALUES ('initialized_at', CURRENT_TIMESTAMP) \
          ON CONFLICT(key) DO UPDATE SET value = excluded.value",

@@ -9,7 +9,7 @@ use psd2_console::sandbox::{Clock, SandboxConfig};
 use psd2_console::xs2a::redirect::{ScaCallback, ScaSuccess};
 
 use super::sandbox::TestSandbox;
-use super::{Form, browser, forms, location};
+use super::{Form, browser};
 
 /// A test sandbox on a fixed clock (tests move it with `clock.advance`).
 pub async fn fixed_sandbox() -> TestSandbox {
@@ -44,9 +44,11 @@ pub fn tick_all(f: &mut Form) {
     }
 }
 
-/// Completes the SCA at `href` in the HTML pages: logs in as `number`, chooses `context`
-/// when asked (`PRIVATE` or `CORPORATE:{agreement}`), lets `tick` adjust the consent form and
-/// presses `button`; returns the redirect to the TPP.
+/// Completes the SCA at `href` in the HTML pages with the library's headless browser
+/// ([`psd2_console::client::headless_sca::walk`], the walk `sca complete` does) in the shared
+/// [`browser`]: logs in as `number`, chooses `context` when asked (`PRIVATE` or
+/// `CORPORATE:{agreement}`), lets `tick` adjust the consent form and presses `button`
+/// (`Approve`, or `Cancel`/`Reject`); returns the redirect to the TPP.
 pub async fn complete(
     href: &str,
     number: &str,
@@ -54,37 +56,34 @@ pub async fn complete(
     tick: impl Fn(&mut Form),
     button: &str,
 ) -> String {
-    let web = browser();
-    let r = web.get(href).send().await.unwrap();
-    assert_eq!(r.status(), 200, "SCA page {href}");
-    let url = r.url().to_string();
-    let html = r.text().await.unwrap();
-    let mut login = forms(&html, &url)
-        .into_iter()
-        .find(|f| f.fields.iter().any(|(n, _)| n == "customerNumber"))
-        .expect("a login form");
-    login.set("customerNumber", number);
-    let mut resp = login.submit(&web, "Log in").await;
-    for _ in 0..3 {
-        if resp.status().is_redirection() {
-            return location(&resp);
-        }
-        let status = resp.status();
-        let url = resp.url().to_string();
-        let html = resp.text().await.unwrap();
-        assert_eq!(status, 200, "{url}: {html}");
-        let mut f = forms(&html, &url).remove(0);
-        if f.fields
-            .iter()
-            .chain(&f.unchecked)
-            .any(|(n, _)| n == "context")
-        {
-            f.choose("context", context);
-            resp = f.submit(&web, "Continue").await;
-        } else {
-            tick(&mut f);
-            resp = f.submit(&web, button).await;
-        }
-    }
-    panic!("no redirect to the TPP after SCA at {href}");
+    use psd2_console::client::headless_sca::{self as headless, AccountChoice, Context, ScaPlan};
+    let reject = match button.to_ascii_lowercase().as_str() {
+        "approve" => false,
+        "cancel" | "reject" => true,
+        other => panic!("no button {other:?} on the SCA pages (Approve, Cancel, Reject)"),
+    };
+    let plan = ScaPlan {
+        customer: number.to_string(),
+        context: match context.strip_prefix("CORPORATE:") {
+            Some(agreement) => Context::Corporate(agreement.to_string()),
+            None => Context::Private,
+        },
+        accounts: AccountChoice::AsOffered,
+        reject,
+    };
+    let adjust = |f: &mut headless::Form| {
+        let mut mine = Form {
+            method: f.method.clone(),
+            action: f.action.clone(),
+            fields: f.fields.clone(),
+            unchecked: f.unchecked.clone(),
+            buttons: Vec::new(),
+        };
+        tick(&mut mine);
+        f.fields = mine.fields;
+        f.unchecked = mine.unchecked;
+    };
+    headless::walk(&browser(), href, &plan, adjust)
+        .await
+        .unwrap_or_else(|e| panic!("no redirect to the TPP after SCA at {href}: {e}"))
 }
