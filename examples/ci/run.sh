@@ -57,7 +57,7 @@ send=$!
 pids+=($send)
 link=
 for _ in $(seq 600); do
-    link=$(grep -o 'https\?://[^ ]*/sca/[0-9a-f-]*' "$work/send.log" | head -1 || true)
+    link=$(grep -o 'https\?://[^ ]*/sca/[A-Za-z0-9_-]*' "$work/send.log" | head -1 || true)
     [ -n "$link" ] && break
     kill -0 "$send" 2>/dev/null || break
     sleep 0.1

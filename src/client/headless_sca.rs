@@ -380,12 +380,12 @@ pub async fn check_sandbox(client: &reqwest::Client, url: &str) -> Result<Url, H
         .unwrap_or_default();
     let sca_path = matches!(
         segments.as_slice(),
-        ["sca" | "payment-sca", id] if uuid::Uuid::parse_str(id).is_ok()
+        ["sca" | "payment-sca", id] if is_page_token(id)
     );
     if !sca_path {
         return Err(HeadlessScaError::NotSandbox(format!(
-            "{url} is not a psd2-console sandbox SCA link (its path is not /sca/{{id}} or \
-             /payment-sca/{{id}})"
+            "{url} is not a psd2-console sandbox SCA link (its path is not /sca/{{token}} or \
+             /payment-sca/{{token}})"
         )));
     }
     let mut probe = link.clone();
@@ -925,6 +925,16 @@ pub async fn run(args: &CompleteArgs) -> CommandOutput {
         Err(e @ HeadlessScaError::NotSandbox(_)) => fail(e.to_string(), 2),
         Err(e) => fail(e.to_string(), 1),
     }
+}
+
+/// Whether `id` has the shape of an SCA page address of the sandbox: its token (22
+/// characters of base64url, `crate::sandbox::sca_pages`) or, from an older sandbox, a UUID.
+fn is_page_token(id: &str) -> bool {
+    (id.len() == 22
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'))
+        || uuid::Uuid::parse_str(id).is_ok()
 }
 
 #[cfg(test)]

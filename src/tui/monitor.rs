@@ -50,7 +50,7 @@ pub const LOG_CAPACITY: usize = 500;
 /// What the state browser says when the sandbox keeps its state to itself (403
 /// `SERVICE_BLOCKED`: its public URL is not on loopback, as in room mode). The clock, the
 /// batch run and the fault rules still work.
-pub const STATE_WITHHELD: &str = "The sandbox is reachable from the network (room mode), so it does not list its customers, consents and payments here: they hold every TPP's PSU data. The clock, batch runs and fault rules work as usual.";
+pub const STATE_WITHHELD: &str = "The sandbox lists its customers, consents and payments only to its operator (a loopback peer or the operator token): they hold every TPP's PSU data, and this profile is one TPP. Your clock, batch runs and fault rules work as usual.";
 
 /// Largest offset the typed box takes (the sandbox's limit for one advance: 400 days).
 const MAX_OFFSET_SECS: u64 = 400 * 86_400;

@@ -58,8 +58,19 @@ fn key_needles(key_files: &[PathBuf]) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     for f in key_files {
         let text = std::fs::read_to_string(f).unwrap();
-        assert!(text.contains("PRIVATE KEY"), "{} is a PEM key", f.display());
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        if name == psd2_console::embedded::INSTANCE_KEY_FILE {
+            // The identity check's HMAC key (hex, not PEM): a secret of its own, never sent.
+            let hex = text.trim();
+            assert!(hex.len() >= 32, "{} holds a key", f.display());
+            out.push((format!("{name}: the key"), hex.as_bytes().to_vec()));
+            out.push((
+                format!("{name}: its first half"),
+                hex.as_bytes()[..hex.len() / 2].to_vec(),
+            ));
+            continue;
+        }
+        assert!(text.contains("PRIVATE KEY"), "{} is a PEM key", f.display());
         for line in text
             .lines()
             .filter(|l| !l.starts_with("-----") && l.len() >= 32)

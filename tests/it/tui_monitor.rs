@@ -709,12 +709,12 @@ fn at_80_columns_rows_are_cut_and_the_breakdown_has_the_whole_request_id() {
     assert!(screen.contains(&format!("X-Request-ID {id}")), "{screen}");
 }
 
-/// Issue 18 defect 5: in room mode the sandbox's public URL is not on loopback and it
-/// refuses the state (403 SERVICE_BLOCKED); the clock, the next batch run and the faults
-/// are still read, `+` advances the clock, and the state browser says in one calm sentence
-/// why it is empty (no error in the status line).
+/// Issue 18 defect 5: in room mode the sandbox's public URL is not on loopback. The
+/// console's monitor reads its own embedded sandbox on the operator plane (issue 20: the
+/// sandbox's operator token, whatever the public URL says), so clock, next batch run,
+/// faults and the whole state are read, `+` advances the clock, and no 403 shows.
 #[tokio::test]
-async fn in_room_mode_the_clock_and_faults_are_read_and_the_state_browser_says_why_it_is_empty() {
+async fn in_room_mode_the_clock_faults_and_state_are_read_on_the_operator_plane() {
     let mut m = Monitored::start_with(SandboxConfig {
         public_url: Some("http://192.168.1.20:8088".into()),
         ..SandboxConfig::default()
@@ -727,6 +727,7 @@ async fn in_room_mode_the_clock_and_faults_are_read_and_the_state_browser_says_w
     );
     assert!(screen.contains("Next batch run 2026-"), "{screen}");
     assert!(screen.contains("Faults in effect none"), "{screen}");
+    assert!(screen.contains("Plane operator"), "{screen}");
     assert!(!screen.contains("SERVICE_BLOCKED"), "{screen}");
     assert!(!screen.contains("403"), "{screen}");
     m.press_and_run("+").await;
@@ -738,12 +739,45 @@ async fn in_room_mode_the_clock_and_faults_are_read_and_the_state_browser_says_w
     assert!(screen.contains("Sandbox clock advanced by 1 h"), "{screen}");
     m.app.keys("Tab");
     let flat = m.screen().split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(
-        flat.contains("The sandbox is reachable from the network (room mode), so it does not list its customers, consents and payments here"),
-        "{flat}"
-    );
+    assert!(flat.contains("Customers (5)"), "{flat}");
     assert!(!flat.contains("Reading the sandbox's state"), "{flat}");
     m.sb.stop().await;
+}
+
+/// Issue 18 defect 5, where the state is refused (a monitor in one TPP's scope, off the
+/// operator plane: 403 `SERVICE_BLOCKED`): the clock and faults it did read are shown, the
+/// state browser says why it is empty in one calm sentence, and the status line stays
+/// quiet.
+#[test]
+fn a_refused_state_is_one_calm_sentence_and_the_clock_still_shows() {
+    let mut app = subscribed_app();
+    let _ = app.monitor_done(Ok(psd2_console::client::monitor::SandboxState {
+        clock: json!({"now": "2026-11-24T09:30:00Z", "nextBatchRun": "2026-11-24T12:00:00Z"}),
+        state: serde_json::Value::Null,
+        state_withheld: Some("SERVICE_BLOCKED: the sandbox state is on the operator plane".into()),
+        faults: Vec::new(),
+        done: None,
+    }));
+    let screen = app.screen_text(160, 40);
+    assert!(
+        screen.contains("Sandbox clock 2026-11-24T09:30:00Z"),
+        "{screen}"
+    );
+    assert!(!screen.contains("SERVICE_BLOCKED"), "{screen}");
+    app.keys("Tab");
+    let flat = app
+        .screen_text(160, 40)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    // The sentence, wrapped in the pane: its first words on one row.
+    let calm: String = psd2_console::tui::monitor::STATE_WITHHELD
+        .split_whitespace()
+        .take(10)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(flat.contains(&calm), "{flat}");
+    assert!(!flat.contains("Reading the sandbox's state"), "{flat}");
 }
 
 /// Issue 18 defect 9: a fault rule added elsewhere (here over HTTP, as `psd2-console
@@ -757,14 +791,28 @@ async fn the_header_follows_a_fault_rule_added_from_outside() {
         "{}",
         m.screen()
     );
-    let rule =
-        m.sb.post_json(
+    // Added by the same TPP (the profile's certificate, as `sandbox fault add` on that
+    // profile does): fault rules belong to the TPP that added them (issue 20).
+    let at =
+        m.sb.clock
+            .now_in(&common::sandbox::tpp_id(&monitor_credentials()));
+    let rule = m
+        .admin
+        .send(
+            reqwest::Method::POST,
             "/v1/sandbox/faults",
-            &json!({"action": "error", "method": "GET", "path": "/v1/accounts",
+            Some(
+                &json!({"action": "error", "method": "GET", "path": "/v1/accounts",
                     "status": 503, "code": "SERVICE_BLOCKED", "text": "maintenance"}),
+            ),
+            at,
         )
-        .await;
-    assert_eq!(rule.status, 201, "{}", rule.text);
+        .await
+        .unwrap();
+    assert!(
+        rule["id"].is_string() || rule["ruleId"].is_string() || rule.is_object(),
+        "{rule}"
+    );
     m.pump_until(|app| app.monitor().sandbox().is_some_and(|s| s.faults.len() == 1))
         .await;
     assert!(
