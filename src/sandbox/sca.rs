@@ -111,7 +111,11 @@ pub(crate) fn identify(
             "Enter a customerNumber, or click one of the sandbox customers below.".into(),
         ));
     }
-    let Some(customer) = app.store.customer_by_number(&number)? else {
+    let Some(customer) = app
+        .store
+        .customer_by_number(&number)?
+        .filter(|c| in_page_world(app, c).unwrap_or(false))
+    else {
         return Ok(Login::Retry(format!(
             "No sandbox customer has the number {number:?}. Click one of the customers below."
         )));
@@ -203,10 +207,27 @@ fn page(status: StatusCode, html: String) -> Response {
     Page { status, html }.into_response()
 }
 
+/// Whether customer `c` is in the world of the TPP whose SCA this page serves
+/// ([`super::clock::current_world`], set by the page layer [`super::sca_pages`]): a seeded
+/// customer or one that TPP created (issue 20: another TPP's created customers are neither
+/// listed on its pages nor accepted at their login). Outside a TPP's world (no page layer):
+/// every customer.
+///
+/// Errors: storage.
+fn in_page_world(app: &App, c: &super::model::Customer) -> Result<bool, super::errors::ApiError> {
+    let Some(tpp) = super::clock::current_world() else {
+        return Ok(true);
+    };
+    let id = c.id.to_string();
+    Ok(app
+        .db
+        .read(|conn| super::store::tenancy::visible_to(conn, &id, &tpp))?)
+}
+
 fn hints(app: &App) -> Result<Vec<Hint>, super::errors::ApiError> {
     let mut out = Vec::new();
     for c in app.store.customers()? {
-        if c.kind != CustomerType::Private {
+        if c.kind != CustomerType::Private || !in_page_world(app, &c)? {
             continue;
         }
         let mut corporate_names = Vec::new();

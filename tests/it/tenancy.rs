@@ -462,3 +462,59 @@ async fn state_and_snapshot_follow_the_peer_address_and_the_operator_token() {
         .assert_status(200);
     task.abort();
 }
+
+/// Issue 20: a customer another TPP created is not in this TPP's world on the SCA pages
+/// either: its customerNumber is not among the login page's customers, and logging in with
+/// it is refused as an unknown number; the seeded customers are listed for everybody.
+#[tokio::test]
+async fn another_tpps_created_customer_is_neither_listed_nor_accepted_at_my_sca_login() {
+    use psd2_console::client::headless_sca::{self as headless, AccountChoice, Context, ScaPlan};
+    let sb = TestSandbox::start().await;
+    let theirs = as_(
+        &sb,
+        rival(),
+        "POST",
+        "/v1/sandbox/customers",
+        Some(&json!({"customerType": "PRIVATE", "customerName": "Rival Person"})),
+    )
+    .await;
+    theirs.assert_status(201);
+    let number = theirs.json["customerNumber"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", theirs.text))
+        .to_string();
+    let consent = sb
+        .send("POST", "/v1/bank-offered-consents", &[], Some("{}"))
+        .await;
+    let sca = consent.sca_redirect().unwrap().to_string();
+    let page = sb.get_page(&sca).await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(
+        page.text.contains(KARI),
+        "the seed is listed: {}",
+        page.text
+    );
+    assert!(
+        !page.text.contains(&number) && !page.text.contains("Rival Person"),
+        "another TPP's customer is listed: {}",
+        page.text
+    );
+    let plan = ScaPlan {
+        customer: number.clone(),
+        context: Context::Private,
+        accounts: AccountChoice::AsOffered,
+        reject: false,
+    };
+    let client = reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let refused = headless::walk(&client, &sca, &plan, |_| {}).await;
+    let err = refused.expect_err("another TPP's customer logged in at my SCA page");
+    assert!(
+        err.to_string()
+            .contains("No sandbox customer has the number"),
+        "{err}"
+    );
+}

@@ -193,9 +193,11 @@ fn consent_sca_applied(screen: &str, context: &str) {
 /// The newest cURL export of the console's home.
 fn newest_export(home: &Path) -> PathBuf {
     let dir = home.join("data").join("exports");
+    // The cURL scripts (`x` also writes a folder of programs beside each).
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|e| e == "sh"));
     files.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
     files
         .pop()

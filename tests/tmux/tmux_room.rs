@@ -45,8 +45,11 @@ fn room_mode_sca_from_the_qr_code_reaches_the_listener_on_the_room_address() {
     );
     // List accounts is selected first.
     t.keys(&["s"]);
+    // Until the whole code is drawn: a capture may catch the prompt half painted.
     let screen = t.wait_for("401 and the SCA prompt with its QR code", |s| {
-        s.contains("401") && s.contains("Strong customer authentication") && s.contains('▀')
+        s.contains("401")
+            && s.contains("Strong customer authentication")
+            && decode_qr_text(s).len() == 1
     });
     let codes = decode_qr_text(&screen);
     assert_eq!(codes.len(), 1, "one QR code on screen:\n{screen}");
