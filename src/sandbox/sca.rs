@@ -219,9 +219,8 @@ fn in_page_world(app: &App, c: &super::model::Customer) -> Result<bool, super::e
         return Ok(true);
     };
     let id = c.id.to_string();
-    Ok(app
-        .db
-        .read(|conn| super::store::tenancy::visible_to(conn, &id, &tpp))?)
+    app.db
+        .read(|conn| super::store::tenancy::visible_to(conn, &id, &tpp))
 }
 
 fn hints(app: &App) -> Result<Vec<Hint>, super::errors::ApiError> {
