@@ -4,8 +4,6 @@
 
 #![allow(dead_code)]
 
-use scraper::{Html, Selector};
-
 /// One form of a page: method, absolute action URL, fields, and its submit buttons.
 #[derive(Debug, Clone)]
 pub struct Form {
@@ -34,83 +32,23 @@ fn move_field(
 
 /// Parses every form of `html`, resolving actions against `page_url`.
 pub fn forms(html: &str, page_url: &str) -> Vec<Form> {
-    let doc = Html::parse_document(html);
-    let form_sel = Selector::parse("form").unwrap();
-    let input_sel = Selector::parse("input, select, button, textarea").unwrap();
-    let option_sel = Selector::parse("option").unwrap();
+    // The library's reader of the SCA pages' forms (`sca complete` walks the same ones), in
+    // the shape these tests fill in.
     let base = url::Url::parse(page_url).unwrap();
-    let mut out = Vec::new();
-    for f in doc.select(&form_sel) {
-        let method = f
-            .value()
-            .attr("method")
-            .unwrap_or("get")
-            .to_ascii_uppercase();
-        let action = base
-            .join(f.value().attr("action").unwrap_or(""))
-            .unwrap()
-            .to_string();
-        let mut form = Form {
-            method,
-            action,
-            fields: vec![],
-            unchecked: vec![],
-            buttons: vec![],
-        };
-        for i in f.select(&input_sel) {
-            let el = i.value();
-            let name = el.attr("name").unwrap_or("").to_string();
-            let value = el.attr("value").unwrap_or("").to_string();
-            match el.name() {
-                "button" => {
-                    if el.attr("type").unwrap_or("submit") == "submit" {
-                        form.buttons.push((
-                            name,
-                            value,
-                            i.text().collect::<String>().trim().to_string(),
-                        ));
-                    }
-                }
-                "select" => {
-                    let chosen = i
-                        .select(&option_sel)
-                        .find(|o| o.value().attr("selected").is_some())
-                        .or_else(|| i.select(&option_sel).next());
-                    if let Some(o) = chosen {
-                        let v = o
-                            .value()
-                            .attr("value")
-                            .map(str::to_string)
-                            .unwrap_or_else(|| o.text().collect());
-                        form.fields.push((name, v));
-                    }
-                }
-                "textarea" => form.fields.push((name, i.text().collect())),
-                _ => match el.attr("type").unwrap_or("text") {
-                    "submit" => form.buttons.push((name, value.clone(), value)),
-                    "checkbox" | "radio" => {
-                        let v = if el.attr("value").is_some() {
-                            value
-                        } else {
-                            "on".into()
-                        };
-                        if el.attr("checked").is_some() {
-                            form.fields.push((name, v));
-                        } else {
-                            form.unchecked.push((name, v));
-                        }
-                    }
-                    _ => {
-                        if !name.is_empty() {
-                            form.fields.push((name, value));
-                        }
-                    }
-                },
-            }
-        }
-        out.push(form);
-    }
-    out
+    psd2_console::client::headless_sca::forms(html, &base)
+        .into_iter()
+        .map(|f| Form {
+            method: f.method,
+            action: f.action,
+            fields: f.fields,
+            unchecked: f.unchecked,
+            buttons: f
+                .buttons
+                .into_iter()
+                .map(|b| (b.name, b.value, b.label))
+                .collect(),
+        })
+        .collect()
 }
 
 impl Form {
