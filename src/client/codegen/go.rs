@@ -1,8 +1,10 @@
 //! The Go program of the code export (`templates/main.go`, standard library only):
 //! `crypto/x509` and `crypto/rsa` read the certificate and key and sign, `net/http` sends.
 
-use super::{CodeRequest, body_text, c_like_literal, comment_text, fill};
-use crate::cert::dn::TYPE_NAMES;
+use super::{
+    CodeRequest, body_text, c_like_literal, comment_text, common_values, dn_name_lines, fill,
+    header_lines,
+};
 
 const TEMPLATE: &str = include_str!("templates/main.go");
 
@@ -35,32 +37,20 @@ fn bytes_literal(bytes: &[u8]) -> String {
 
 /// The program text for `req`.
 pub(super) fn render(req: &CodeRequest) -> String {
-    let headers = req
-        .headers
-        .iter()
-        .map(|(n, v)| format!("\t{{{}, {}}},", c_like_literal(n), c_like_literal(v)))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let names = TYPE_NAMES
-        .iter()
-        .map(|(oid, name)| format!("\t{}: {},", c_like_literal(oid), c_like_literal(name)))
-        .collect::<Vec<_>>()
-        .join("\n");
-    fill(
-        TEMPLATE,
-        &[
-            ("TITLE", comment_text(&req.title)),
-            ("BASE_URL", c_like_literal(&req.base_url)),
-            ("CERT_FILE", c_like_literal(&req.cert_file)),
-            ("KEY_FILE", c_like_literal(&req.key_file)),
-            ("METHOD", c_like_literal(&req.method)),
-            ("PATH", c_like_literal(&req.path_and_query)),
-            ("HEADERS", headers),
-            ("BODY", bytes_literal(&req.body)),
-            ("REQUEST_TARGET", req.sign_request_target.to_string()),
-            ("DN_NAMES", names),
-        ],
-    )
+    let headers = header_lines(req, c_like_literal, |n, v| format!("\t{{{n}, {v}}},"));
+    let names = dn_name_lines(
+        c_like_literal,
+        |oid, name| format!("\t{oid}: {name},"),
+        "\n",
+    );
+    let mut values = common_values(req, comment_text, c_like_literal);
+    values.extend([
+        ("HEADERS", headers),
+        ("BODY", bytes_literal(&req.body)),
+        ("REQUEST_TARGET", req.sign_request_target.to_string()),
+        ("DN_NAMES", names),
+    ]);
+    fill(TEMPLATE, &values)
 }
 
 #[cfg(test)]

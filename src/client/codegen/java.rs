@@ -2,8 +2,9 @@
 //! `java Main.java`): `java.security` reads the certificate and key and signs,
 //! `java.net.http` sends.
 
-use super::{CodeRequest, base64, body_text, comment_text, fill};
-use crate::cert::dn::TYPE_NAMES;
+use super::{
+    CodeRequest, base64, body_text, comment_text, common_values, dn_name_lines, fill, header_lines,
+};
 
 const TEMPLATE: &str = include_str!("templates/Main.java");
 
@@ -54,32 +55,20 @@ fn body(bytes: &[u8]) -> String {
 
 /// The program text for `req`.
 pub(super) fn render(req: &CodeRequest) -> String {
-    let headers = req
-        .headers
-        .iter()
-        .map(|(n, v)| format!("        {{{}, {}}},", literal(n), literal(v)))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let names = TYPE_NAMES
-        .iter()
-        .map(|(oid, name)| format!("        Map.entry({}, {})", literal(oid), literal(name)))
-        .collect::<Vec<_>>()
-        .join(",\n");
-    fill(
-        TEMPLATE,
-        &[
-            ("TITLE", comment(&req.title)),
-            ("BASE_URL", literal(&req.base_url)),
-            ("CERT_FILE", literal(&req.cert_file)),
-            ("KEY_FILE", literal(&req.key_file)),
-            ("METHOD", literal(&req.method)),
-            ("PATH", literal(&req.path_and_query)),
-            ("HEADERS", headers),
-            ("BODY", body(&req.body)),
-            ("REQUEST_TARGET", req.sign_request_target.to_string()),
-            ("DN_NAMES", names),
-        ],
-    )
+    let headers = header_lines(req, literal, |n, v| format!("        {{{n}, {v}}},"));
+    let names = dn_name_lines(
+        literal,
+        |oid, name| format!("        Map.entry({oid}, {name})"),
+        ",\n",
+    );
+    let mut values = common_values(req, comment, literal);
+    values.extend([
+        ("HEADERS", headers),
+        ("BODY", body(&req.body)),
+        ("REQUEST_TARGET", req.sign_request_target.to_string()),
+        ("DN_NAMES", names),
+    ]);
+    fill(TEMPLATE, &values)
 }
 
 #[cfg(test)]

@@ -221,13 +221,96 @@ fn comment_text(text: &str) -> String {
         .collect()
 }
 
-/// Replaces every `@@NAME@@` of `template` by its value.
+/// Replaces every `@@NAME@@` of `template` by its value, in one pass over the template: a
+/// value is never searched again, so an exchange's header or body holding `@@BODY@@` stays
+/// text inside its literal instead of pulling another value (code) into it. An `@@` not
+/// followed by a known name stays as it is.
 fn fill(template: &str, values: &[(&str, String)]) -> String {
-    let mut out = template.to_string();
-    for (name, value) in values {
-        out = out.replace(&format!("@@{name}@@"), value);
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(start) = rest.find("@@") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let known = after.find("@@").and_then(|end| {
+            let name = &after[..end];
+            values
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| (v, end))
+        });
+        match known {
+            Some((value, end)) => {
+                out.push_str(value);
+                rest = &after[end + 2..];
+            }
+            None => {
+                out.push_str("@@");
+                rest = after;
+            }
+        }
     }
+    out.push_str(rest);
     out
+}
+
+/// The placeholders every template has: `TITLE` (as `comment` writes it) and `BASE_URL`,
+/// `CERT_FILE`, `KEY_FILE`, `METHOD`, `PATH` (as `literal` writes a string).
+fn common_values(
+    req: &CodeRequest,
+    comment: fn(&str) -> String,
+    literal: fn(&str) -> String,
+) -> Vec<(&'static str, String)> {
+    vec![
+        ("TITLE", comment(&req.title)),
+        ("BASE_URL", literal(&req.base_url)),
+        ("CERT_FILE", literal(&req.cert_file)),
+        ("KEY_FILE", literal(&req.key_file)),
+        ("METHOD", literal(&req.method)),
+        ("PATH", literal(&req.path_and_query)),
+    ]
+}
+
+/// One line a pair (the request's headers, the DN attribute names), each written by `line`
+/// from the two strings as `literal` writes them, joined by `separator`.
+fn pair_lines<'a>(
+    pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    literal: fn(&str) -> String,
+    line: impl Fn(String, String) -> String,
+    separator: &str,
+) -> String {
+    pairs
+        .into_iter()
+        .map(|(a, b)| line(literal(a), literal(b)))
+        .collect::<Vec<_>>()
+        .join(separator)
+}
+
+/// [`pair_lines`] of the request's headers.
+fn header_lines(
+    req: &CodeRequest,
+    literal: fn(&str) -> String,
+    line: impl Fn(String, String) -> String,
+) -> String {
+    pair_lines(
+        req.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+        literal,
+        line,
+        "\n",
+    )
+}
+
+/// [`pair_lines`] of the DN attribute names ([`crate::cert::dn::TYPE_NAMES`]).
+fn dn_name_lines(
+    literal: fn(&str) -> String,
+    line: impl Fn(String, String) -> String,
+    separator: &str,
+) -> String {
+    pair_lines(
+        crate::cert::dn::TYPE_NAMES.iter().copied(),
+        literal,
+        line,
+        separator,
+    )
 }
 
 /// A double-quoted string literal of `s` for Python, JavaScript and Go: `\` and `"`
@@ -285,6 +368,18 @@ mod tests {
             single_quoted_literal(r#"{"a":"it's \"x\""}"#),
             r#"'{"a":"it\'s \\"x\\""}'"#
         );
+    }
+
+    #[test]
+    fn a_value_holding_a_placeholder_stays_text() {
+        let out = fill(
+            "h=@@HEADERS@@;b=@@BODY@@;x=@@NOPE@@;@@",
+            &[
+                ("HEADERS", "\"@@BODY@@\"".to_string()),
+                ("BODY", "code()".to_string()),
+            ],
+        );
+        assert_eq!(out, "h=\"@@BODY@@\";b=code();x=@@NOPE@@;@@");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! built-in `crypto` reads the certificate and key and signs, built-in `fetch` sends.
 
 use super::{
-    CodeRequest, base64, body_text, c_like_literal, comment_text, fill, single_quoted_literal,
+    CodeRequest, base64, body_text, c_like_literal, comment_text, common_values, fill,
+    header_lines, single_quoted_literal,
 };
 
 const TEMPLATE: &str = include_str!("templates/request.mjs");
@@ -23,24 +24,12 @@ fn body(bytes: &[u8]) -> String {
 
 /// The program text for `req`.
 pub(super) fn render(req: &CodeRequest) -> String {
-    let headers = req
-        .headers
-        .iter()
-        .map(|(n, v)| format!("  [{}, {}],", c_like_literal(n), c_like_literal(v)))
-        .collect::<Vec<_>>()
-        .join("\n");
-    fill(
-        TEMPLATE,
-        &[
-            ("TITLE", comment_text(&req.title)),
-            ("BASE_URL", c_like_literal(&req.base_url)),
-            ("CERT_FILE", c_like_literal(&req.cert_file)),
-            ("KEY_FILE", c_like_literal(&req.key_file)),
-            ("METHOD", c_like_literal(&req.method)),
-            ("PATH", c_like_literal(&req.path_and_query)),
-            ("HEADERS", headers),
-            ("BODY", body(&req.body)),
-            ("REQUEST_TARGET", req.sign_request_target.to_string()),
-        ],
-    )
+    let headers = header_lines(req, c_like_literal, |n, v| format!("  [{n}, {v}],"));
+    let mut values = common_values(req, comment_text, c_like_literal);
+    values.extend([
+        ("HEADERS", headers),
+        ("BODY", body(&req.body)),
+        ("REQUEST_TARGET", req.sign_request_target.to_string()),
+    ]);
+    fill(TEMPLATE, &values)
 }

@@ -2,9 +2,9 @@
 //! `cryptography` reads the certificate and key and signs.
 
 use super::{
-    CodeRequest, base64, body_text, c_like_literal, comment_text, fill, single_quoted_literal,
+    CodeRequest, base64, body_text, c_like_literal, comment_text, common_values, dn_name_lines,
+    fill, header_lines, single_quoted_literal,
 };
-use crate::cert::dn::TYPE_NAMES;
 
 const TEMPLATE: &str = include_str!("templates/request.py");
 
@@ -21,38 +21,26 @@ fn body(bytes: &[u8]) -> String {
 
 /// The program text for `req`.
 pub(super) fn render(req: &CodeRequest) -> String {
-    let headers = req
-        .headers
-        .iter()
-        .map(|(n, v)| format!("    ({}, {}),", c_like_literal(n), c_like_literal(v)))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let names = TYPE_NAMES
-        .iter()
-        .map(|(oid, name)| format!("    {}: {},", c_like_literal(oid), c_like_literal(name)))
-        .collect::<Vec<_>>()
-        .join("\n");
-    fill(
-        TEMPLATE,
-        &[
-            ("TITLE", comment_text(&req.title)),
-            ("BASE_URL", c_like_literal(&req.base_url)),
-            ("CERT_FILE", c_like_literal(&req.cert_file)),
-            ("KEY_FILE", c_like_literal(&req.key_file)),
-            ("METHOD", c_like_literal(&req.method)),
-            ("PATH", c_like_literal(&req.path_and_query)),
-            ("HEADERS", headers),
-            ("BODY", body(&req.body)),
-            (
-                "REQUEST_TARGET",
-                if req.sign_request_target {
-                    "True"
-                } else {
-                    "False"
-                }
-                .to_string(),
-            ),
-            ("DN_NAMES", names),
-        ],
-    )
+    let headers = header_lines(req, c_like_literal, |n, v| format!("    ({n}, {v}),"));
+    let names = dn_name_lines(
+        c_like_literal,
+        |oid, name| format!("    {oid}: {name},"),
+        "\n",
+    );
+    let mut values = common_values(req, comment_text, c_like_literal);
+    values.extend([
+        ("HEADERS", headers),
+        ("BODY", body(&req.body)),
+        (
+            "REQUEST_TARGET",
+            if req.sign_request_target {
+                "True"
+            } else {
+                "False"
+            }
+            .to_string(),
+        ),
+        ("DN_NAMES", names),
+    ]);
+    fill(TEMPLATE, &values)
 }
