@@ -47,10 +47,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use psd2_console::cert::Credentials;
 use psd2_console::cert::generate::{TppCertSpec, credentials_of, generate_set};
-use psd2_console::sandbox::db::{Db, Storage};
+use psd2_console::sandbox::store::db::{Db, Storage};
 use psd2_console::sandbox::store::payments::{self as rows, AuthorisationRow, PaymentRow};
 use psd2_console::sandbox::store::{self, ManualTransaction, Store, TppId, to_nanos};
-use psd2_console::sandbox::{MIGRATIONS, seed};
+use psd2_console::sandbox::{MIGRATIONS, domain::seed};
 use psd2_console::signing::{SignOptions, sign_request};
 use serde_json::Value;
 

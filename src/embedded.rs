@@ -5,14 +5,14 @@
 //!
 //! An `embedded` profile talks to a sandbox started on the profile's `sandbox_port` (8088 by
 //! default) on 127.0.0.1, or on the room-mode address (`listen`, `--listen`), with its state
-//! in the data directory's database ([`crate::sandbox::db::default_file`]) and the system
+//! in the data directory's database ([`crate::sandbox::store::db::default_file`]) and the system
 //! clock; the engine signs requests at that clock's time ([`crate::client::engine::LocalAspsp`]).
 //! Its links (scaRedirect) name the address it listens on, so they survive a restart.
 //!
 //! A command beside a console (issue 18, cause D): the console holds the profile's
 //! `sandbox_port`, so a `psd2-console send ...` on the same home cannot start its own
 //! sandbox there. A command starts through [`BesideConsole`] instead: when the port is
-//! taken it asks the holder the identity check ([`crate::sandbox::identity`], an unsigned
+//! taken it asks the holder the identity check ([`crate::sandbox::http::identity`], an unsigned
 //! `GET /.well-known/psd2-console?challenge=...`). Every embedded sandbox started here
 //! answers it with an HMAC of the challenge under the data directory's secret key
 //! ([`instance_key`], `<data>/sandbox-identity.key`, 0600, created once), so only a process
@@ -32,9 +32,9 @@ use std::time::{Duration, SystemTime};
 use crate::client::engine::{BoxFuture, LocalAspsp, LocalAspspStarter};
 use crate::client::{ClientError, Engine};
 use crate::profile::{Paths, Profile};
-use crate::sandbox::db::{Storage, default_file};
-use crate::sandbox::identity::{IdentityAnswer, InstanceKey, PATH as IDENTITY_PATH, PRODUCT};
-use crate::sandbox::operator::OperatorToken;
+use crate::sandbox::http::identity::{IdentityAnswer, InstanceKey, PATH as IDENTITY_PATH, PRODUCT};
+use crate::sandbox::http::operator::OperatorToken;
+use crate::sandbox::store::db::{Storage, default_file};
 use crate::sandbox::{Clock, SandboxConfig, SandboxHandle};
 
 /// The data directory's secret key file of the identity check ([`instance_key`]).
@@ -68,7 +68,7 @@ impl LocalAspsp for Running {
     /// The TPP's own sandbox clock (issue 20: each TPP moves only its own).
     fn now_for(&self, certificate: &crate::cert::Certificate) -> SystemTime {
         self.clock
-            .now_in(&crate::sandbox::auth::tpp_id(certificate).0)
+            .now_in(&crate::sandbox::http::auth::tpp_id(certificate).0)
     }
 
     fn operator_token(&self) -> Option<&str> {
@@ -215,13 +215,13 @@ pub enum Holder {
 }
 
 /// Asks the holder of `addr` the identity check with a fresh random challenge and checks
-/// its proof under `key` ([`crate::sandbox::identity`]); at most [`PROBE_TIMEOUT`].
+/// its proof under `key` ([`crate::sandbox::http::identity`]); at most [`PROBE_TIMEOUT`].
 pub async fn probe(addr: SocketAddr, key: &InstanceKey) -> Holder {
     let mut raw = [0u8; 32];
     if aws_lc_rs::rand::fill(&mut raw).is_err() {
         return Holder::Foreign;
     }
-    let challenge = crate::sandbox::identity::to_hex(&raw);
+    let challenge = crate::sandbox::http::identity::to_hex(&raw);
     let base_url = format!("http://{addr}");
     let Ok(http) = reqwest::Client::builder()
         .timeout(PROBE_TIMEOUT)
@@ -284,7 +284,10 @@ pub fn instance_key(data: &Path) -> std::io::Result<InstanceKey> {
         aws_lc_rs::rand::fill(&mut raw)
             .map_err(|_| std::io::Error::other("no random bytes for the sandbox identity key"))?;
         let mut tmp = tempfile::NamedTempFile::new_in(data)?;
-        std::io::Write::write_all(&mut tmp, crate::sandbox::identity::to_hex(&raw).as_bytes())?;
+        std::io::Write::write_all(
+            &mut tmp,
+            crate::sandbox::http::identity::to_hex(&raw).as_bytes(),
+        )?;
         tmp.as_file().sync_all()?;
         // Another process may have made it meanwhile: then its key counts.
         match tmp.persist_noclobber(&file) {
@@ -294,7 +297,7 @@ pub fn instance_key(data: &Path) -> std::io::Result<InstanceKey> {
         }
     }
     let text = std::fs::read_to_string(&file)?;
-    crate::sandbox::identity::from_hex(text.trim())
+    crate::sandbox::http::identity::from_hex(text.trim())
         .filter(|k| k.len() == 32)
         .map(|k| InstanceKey::new(&k))
         .ok_or_else(|| {

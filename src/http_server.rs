@@ -1,7 +1,7 @@
 //! The HTTP/1.1 server loop of the embedded sandbox and of the SCA callback listener, with
 //! timeouts so that slow clients are cut off while other requests are served (a hostile
 //! client trickling bytes must not hold a connection for minutes; in room mode both listen
-//! on the network). The timeouts are described in [`crate::sandbox::serve`].
+//! on the network). The timeouts are described in [`crate::sandbox::http::serve`].
 
 use std::future::Future;
 use std::pin::Pin;

@@ -1,5 +1,5 @@
 //! Log output of the binary: `tracing` events (the sandbox's access log of
-//! [`crate::sandbox::access_log`], storage failures, start-up) through `tracing-subscriber`.
+//! [`crate::sandbox::http::access_log`], storage failures, start-up) through `tracing-subscriber`.
 //!
 //! - `sandbox serve` logs to stderr, one line per event, as text or JSON ([`LogFormat`]).
 //! - The console (TUI) logs to a file in its data directory ([`console_log_file`], mode 0600,

@@ -481,20 +481,20 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 },
         }) => {
             psd2_console::logging::init_stderr(log_format);
-            use psd2_console::sandbox::db::{Storage, default_file};
+            use psd2_console::sandbox::store::db::{Storage, default_file};
             let storage = if in_memory {
                 Storage::InMemory
             } else {
                 Storage::File(db.unwrap_or_else(|| default_file(&paths.data)))
             };
-            let described = psd2_console::sandbox::db::Db::describe(&storage);
+            let described = psd2_console::sandbox::store::db::Db::describe(&storage);
             let operator_token = operator_token_file
                 .as_deref()
-                .map(psd2_console::sandbox::operator::OperatorToken::from_file)
+                .map(psd2_console::sandbox::http::operator::OperatorToken::from_file)
                 .transpose()?;
             let seed = match &seed {
                 Some(file) => Some(
-                    psd2_console::sandbox::seed_file::load(
+                    psd2_console::sandbox::domain::seed_file::load(
                         file,
                         psd2_console::sandbox::Clock::system().today(),
                         std::time::SystemTime::now(),

@@ -1,5 +1,5 @@
 //! The wire types of the sandbox's event stream (`GET /v1/sandbox/events`, server-sent
-//! events; the fields of each `type` are in [`crate::sandbox::events`]): the sandbox
+//! events; the fields of each `type` are in [`crate::sandbox::domain::events`]): the sandbox
 //! serializes them, the console's monitor ([`crate::client::monitor`]) reads them. Like
 //! `signing` and `xs2a`, shared code of neither side, so the client never imports the
 //! sandbox.

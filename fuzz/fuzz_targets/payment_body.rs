@@ -5,7 +5,7 @@
 use std::time::{Duration, SystemTime};
 
 use libfuzzer_sys::fuzz_target;
-use psd2_console::sandbox::payments::body::{Service, parse, product_for};
+use psd2_console::sandbox::http::payments::body::{Service, parse, product_for};
 use psd2_console::sandbox::{App, Clock, SandboxConfig};
 
 const PRODUCTS: [&str; 6] = [

@@ -15,10 +15,10 @@ use crate::client::history::History;
 use crate::client::import::ImportedRequest;
 use crate::client::{RequestContext, prepare_imported};
 use crate::profile::{Paths, Profile, ProfileSet, SessionState, Target};
-use crate::sandbox::db::default_file;
-use crate::sandbox::snapshot::{backup_to, is_loopback_url};
+use crate::sandbox::http::snapshot::{backup_to, is_loopback_url};
+use crate::sandbox::store::db::default_file;
 
-/// The management route that hands out a `sandbox serve`'s state ([`crate::sandbox::snapshot`]).
+/// The management route that hands out a `sandbox serve`'s state ([`crate::sandbox::http::snapshot`]).
 pub const SNAPSHOT_PATH: &str = "/v1/sandbox/snapshot";
 
 /// What to export.
@@ -178,7 +178,7 @@ pub async fn export(paths: &Paths, opts: &ExportOptions) -> Result<ExportReport,
         let tpp = certificate_pem
             .as_deref()
             .and_then(|pem| Certificate::from_pem_or_der(pem.as_bytes(), "certificate").ok())
-            .map(|c| crate::sandbox::auth::tpp_id(&c).0);
+            .map(|c| crate::sandbox::http::auth::tpp_id(&c).0);
         let offset = seal_copy(&snap, opts.pseudonymize, tpp.as_deref())?;
         let now = crate::cert::unix_seconds(SystemTime::now()).saturating_add(offset);
         (

@@ -16,8 +16,8 @@ use crate::client::export::shell_quote;
 use crate::client::history::History;
 use crate::profile::paths::HOME_ENV;
 use crate::profile::{Paths, Profile, SessionState};
-use crate::sandbox::auth::Tpp;
-use crate::sandbox::db::default_file;
+use crate::sandbox::http::auth::Tpp;
+use crate::sandbox::store::db::default_file;
 use crate::xs2a::headers as h;
 
 /// The file in an opened home that keeps the bundle's manifest, for reading.

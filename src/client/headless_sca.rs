@@ -928,7 +928,7 @@ pub async fn run(args: &CompleteArgs) -> CommandOutput {
 }
 
 /// Whether `id` has the shape of an SCA page address of the sandbox: its token (22
-/// characters of base64url, `crate::sandbox::sca_pages`) or, from an older sandbox, a UUID.
+/// characters of base64url, `crate::sandbox::http::sca_pages`) or, from an older sandbox, a UUID.
 fn is_page_token(id: &str) -> bool {
     (id.len() == 22
         && id

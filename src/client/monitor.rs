@@ -40,7 +40,7 @@ pub fn plane(admin: &SandboxAdmin) -> &'static str {
 pub const STATE_PATH: &str = "/v1/sandbox/state";
 
 /// Entries per list the state browser reads: the sandbox's largest page
-/// (`sandbox::state::MAX_LIMIT`); `totals` in the answer gives how many there are in all.
+/// (`sandbox::http::state::MAX_LIMIT`); `totals` in the answer gives how many there are in all.
 pub const STATE_ROWS: usize = 1000;
 /// The sandbox clock (GET reads it, POST `{"advanceSeconds": n}` advances it).
 pub const CLOCK_PATH: &str = "/v1/sandbox/clock";

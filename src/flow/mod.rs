@@ -63,7 +63,7 @@ pub fn steps_of(
 pub const DATE_WINDOW_SECS: i64 = 60;
 
 /// One step of the PSU's browser on the sandbox's SCA pages: an `sca` event of the
-/// sandbox's event stream (`GET /v1/sandbox/events`, `crate::sandbox::events::ScaEvent`).
+/// sandbox's event stream (`GET /v1/sandbox/events`, `crate::sandbox::domain::events::ScaEvent`).
 /// Carries no form field, so no PSU data.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BrowserStep {

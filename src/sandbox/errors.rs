@@ -91,7 +91,7 @@ impl IntoResponse for ApiError {
         let code = self
             .body
             .first_code()
-            .map(|c| super::access_log::ErrorCode(c.into()));
+            .map(|c| crate::sandbox::http::access_log::ErrorCode(c.into()));
         let mut response = (self.status, axum::Json(self.body)).into_response();
         if let Some(code) = code {
             response.extensions_mut().insert(code);

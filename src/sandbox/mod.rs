@@ -54,44 +54,12 @@
 //! [`SandboxConfig::public_url`] (never the `Host` header), and the server loop cuts slow
 //! clients off ([`serve`]).
 
-pub mod access_log;
-pub mod accounts;
-pub mod auth;
-pub mod baskets;
-pub mod batch;
-pub mod cards;
 pub mod clock;
-pub mod consent;
-pub mod customers;
-pub mod db;
 pub mod domain;
 pub mod errors;
-pub mod events;
-pub mod faults;
-pub mod health;
-pub mod identity;
-pub mod ledger;
-pub mod manage;
+pub mod http;
 pub mod model;
-pub mod observe;
-pub mod operator;
-pub mod pages;
-pub mod payment_sca;
-pub mod payments;
-pub mod psu;
-pub mod reads;
-pub mod replay;
-pub mod rules;
-pub mod sca;
-pub mod sca_guard;
-pub mod sca_pages;
-pub mod seed;
-pub mod seed_file;
-pub mod serve;
-pub mod snapshot;
-pub mod state;
 pub mod store;
-pub mod subscribe;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -107,9 +75,16 @@ pub use clock::Clock;
 
 use crate::signing::{Verifier, VerifyPolicy};
 use domain::access;
+use domain::{events, seed};
 use errors::ApiError;
+use http::{
+    access_log, accounts, auth, baskets, batch, cards, consent, customers, faults, health,
+    identity, manage, observe, operator, pages, payment_sca, payments, psu, reads, replay, sca,
+    sca_pages, serve, snapshot, state, subscribe,
+};
 use model::SeedData;
 use store::Store;
+use store::db;
 
 /// Configuration of a sandbox instance.
 #[derive(Debug, Clone, Default)]

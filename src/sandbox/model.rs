@@ -1,6 +1,6 @@
 //! The sandbox's domain types: customers, accounts, card accounts, agreements, consents, SCA
 //! authorisations and the sandbox-management data (manual transactions, balance overrides),
-//! with their lifetimes. Plain data: [`super::store`] persists them, [`super::ledger`]
+//! with their lifetimes. Plain data: [`crate::sandbox::store`] persists them, [`crate::sandbox::domain::ledger`]
 //! computes transactions and balances from them, the handlers answer with them.
 
 use std::time::{Duration, SystemTime};
@@ -86,7 +86,7 @@ pub struct Account {
     pub cash_account_type: String,
     /// Balance before the first transaction, minor units.
     pub opening_balance: i64,
-    /// Whether [`super::ledger`] generates a history for it (seeded accounts and the default
+    /// Whether [`crate::sandbox::domain::ledger`] generates a history for it (seeded accounts and the default
     /// accounts of created customers). Accounts made with `POST /v1/sandbox/accounts` start
     /// empty: only their manually created transactions are listed.
     pub generated: bool,
@@ -117,7 +117,7 @@ pub struct Agreement {
 }
 
 /// The customers, accounts and agreements of an initialized sandbox, and the transactions a
-/// seed file gives (`sandbox serve --seed`, [`super::seed_file`]; the built-in seed has none:
+/// seed file gives (`sandbox serve --seed`, [`crate::sandbox::domain::seed_file`]; the built-in seed has none:
 /// its accounts' histories are generated).
 #[derive(Debug, Clone, Default)]
 pub struct SeedData {

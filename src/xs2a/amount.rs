@@ -1,6 +1,6 @@
 //! The Berlin Group amount string (schema `amountValue`, pattern
 //! `-?[0-9]{1,14}(\.[0-9]{1,3})?`), checked once for the sandbox's payment bodies
-//! ([`crate::sandbox::payments::body`]) and the console's request validator
+//! ([`crate::sandbox::http::payments::body`]) and the console's request validator
 //! ([`crate::client::validate`]).
 //!
 //! The pattern is anchored (the whole string must match): no spaces, no `+`, no `.` without

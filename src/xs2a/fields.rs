@@ -1,7 +1,7 @@
 //! The one reader of JSON request bodies: a JSON object with its path (for messages and
 //! `tppMessages[].path`), read field by field with the shape rules every body shares. Used by
-//! the sandbox's payment bodies ([`crate::sandbox::payments::body`]) and its management
-//! bodies ([`crate::sandbox::manage`]); a refusal is a [`FieldError`], which the sandbox
+//! the sandbox's payment bodies ([`crate::sandbox::http::payments::body`]) and its management
+//! bodies ([`crate::sandbox::http::manage`]); a refusal is a [`FieldError`], which the sandbox
 //! answers as a 400 `FORMAT_ERROR` naming the field.
 //!
 //! Rules of every string field:

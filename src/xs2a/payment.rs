@@ -1,6 +1,6 @@
 //! Payment services, payment products and payment types: the one table of the
 //! `{payment-service}` and `{payment-product}` path segments, used by the sandbox (routing and
-//! body rules, [`crate::sandbox::payments::body`]) and by the console's request validator
+//! body rules, [`crate::sandbox::http::payments::body`]) and by the console's request validator
 //! ([`crate::client::validate`]).
 //!
 //! Source: interface document, Resources ("Payment types named: cross-border (NCBCT), SEPA,

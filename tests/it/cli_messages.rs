@@ -221,7 +221,7 @@ async fn a_body_cut_off_by_the_server_is_explained_with_the_limit() {
     .unwrap();
     let op = psd2_console::xs2a::operations::find("payments.domestic.create").unwrap();
     let big = vec![b' '; 8 * 1024 * 1024];
-    let limit = psd2_console::sandbox::auth::MAX_BODY_BYTES.to_string();
+    let limit = psd2_console::sandbox::http::auth::MAX_BODY_BYTES.to_string();
 
     // A server that reads a little and hangs up.
     let rude = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -144,7 +144,7 @@ async fn the_event_stream_is_refused_without_a_signature() {
 /// is not affected.
 #[tokio::test]
 async fn a_tpp_gets_at_most_eight_event_streams_at_once() {
-    use psd2_console::sandbox::events::MAX_SUBSCRIBERS_PER_TPP;
+    use psd2_console::sandbox::domain::events::MAX_SUBSCRIBERS_PER_TPP;
     let sb = TestSandbox::start().await;
     let mut open = Vec::new();
     for _ in 0..MAX_SUBSCRIBERS_PER_TPP {

@@ -12,7 +12,7 @@ use common::payments::{DOMESTIC, KARI, domestic, first_bban};
 use common::sandbox::{Reply, TestSandbox};
 use common::sca::{callback, complete, fixed_sandbox, tick_all};
 use common::sse::EventStream;
-use psd2_console::sandbox::db::Storage;
+use psd2_console::sandbox::store::db::Storage;
 use psd2_console::sandbox::{Clock, SandboxConfig};
 use psd2_console::xs2a::redirect::ScaCallback;
 use serde_json::{Value, json};

@@ -934,7 +934,7 @@ async fn corporate_psu_without_psu_corporate_id_gets_400() {
 async fn a_psu_id_created_by_x_psu_identity_is_known_to_agreements() {
     let sb = fixed_sandbox().await;
     let holder = agreement_holder(&sb).await;
-    let seed = psd2_console::sandbox::seed::seed();
+    let seed = psd2_console::sandbox::domain::seed::seed();
     let customer = seed
         .customers
         .iter()

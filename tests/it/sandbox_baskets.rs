@@ -14,7 +14,7 @@ use common::payments::{
 use common::sandbox::{REDIRECT, Reply, TestSandbox, tpp_with_roles};
 use common::{browser, forms, location, page_text};
 use psd2_console::cert::Psd2Role;
-use psd2_console::sandbox::{Clock, SandboxConfig, seed};
+use psd2_console::sandbox::{Clock, SandboxConfig, domain::seed};
 use psd2_console::xs2a::redirect::ScaCallback;
 use serde_json::json;
 

@@ -13,8 +13,8 @@ use common::sandbox::{REDIRECT, TestSandbox, signed_headers, tpp, tpp_with_roles
 use common::sca::{fixed_sandbox, success, tick_all};
 use common::{browser, forms, location};
 use psd2_console::cert::Psd2Role;
-use psd2_console::sandbox::db::Storage;
-use psd2_console::sandbox::{SandboxConfig, serve};
+use psd2_console::sandbox::store::db::Storage;
+use psd2_console::sandbox::{SandboxConfig, http::serve};
 
 /// A private customer without agreements (no context step at SCA).
 const INGRID: &str = "02079146148";
@@ -108,7 +108,7 @@ async fn used_x_request_ids_are_still_refused_after_a_restart_on_a_file_database
     sb.get_with_ok("/v1/sandbox/customers", &[("X-Request-ID", &id)])
         .await;
     // The ids are written in the background; give the writer a few of its intervals.
-    tokio::time::sleep(psd2_console::sandbox::replay::FLUSH_INTERVAL * 4).await;
+    tokio::time::sleep(psd2_console::sandbox::http::replay::FLUSH_INTERVAL * 4).await;
     sb.stop().await;
     let sb = TestSandbox::start_with(config()).await;
     let r = sb
@@ -122,7 +122,7 @@ async fn used_x_request_ids_are_still_refused_after_a_restart_on_a_file_database
 /// initializes. `initialize` forgets the caller's X-Request-IDs (it resets the caller's
 /// sandbox), never another TPP's, and requests after it are answered normally, however the
 /// clock moved. (The bound of the remembered set over time is the unit test
-/// `sandbox::replay::tests::a_clock_jump_and_initialize_never_fill_the_guard`.)
+/// `sandbox::http::replay::tests::a_clock_jump_and_initialize_never_fill_the_guard`.)
 #[tokio::test]
 async fn initialize_forgets_the_callers_request_ids_after_a_clock_jump() {
     let sb = TestSandbox::start().await;

@@ -15,7 +15,7 @@ use common::sandbox::{REDIRECT, Reply, TestSandbox, tpp_with_roles};
 use common::{browser, forms, location, page_text};
 use psd2_console::cert::Psd2Role;
 use psd2_console::sandbox::store::{Account, AccountKind};
-use psd2_console::sandbox::{Clock, SandboxConfig, seed};
+use psd2_console::sandbox::{Clock, SandboxConfig, domain::seed};
 use psd2_console::signing::VerifyPolicy;
 use psd2_console::xs2a::redirect::{PsuContext, ScaCallback, ScaSuccess};
 use serde_json::{Value, json};

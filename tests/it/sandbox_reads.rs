@@ -1,4 +1,4 @@
-//! The everyday AIS reads keep their serialized bodies (`sandbox::reads`): a repeated read is
+//! The everyday AIS reads keep their serialized bodies (`sandbox::http::reads`): a repeated read is
 //! answered byte for byte the same, a write or a new sandbox day is seen at once, and the
 //! access checks still run on every request (another TPP or PSU never gets a kept body).
 

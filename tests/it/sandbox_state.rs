@@ -12,8 +12,8 @@ use std::time::SystemTime;
 use common::Form;
 use common::sandbox::{Reply, TestSandbox};
 use common::sca::{complete, success};
-use psd2_console::sandbox::db::{Db, Storage};
-use psd2_console::sandbox::{Clock, MIGRATIONS, SandboxConfig, seed};
+use psd2_console::sandbox::store::db::{Db, Storage};
+use psd2_console::sandbox::{Clock, MIGRATIONS, SandboxConfig, domain::seed};
 use serde_json::{Value, json};
 
 fn config(storage: Storage) -> SandboxConfig {
@@ -167,7 +167,7 @@ async fn initialize_resets_every_table_to_the_known_state() {
                 "INSERT INTO other_module_rows (account) VALUES (?1)",
                 [&seeded_account],
             )
-            .map_err(psd2_console::sandbox::db::db_error)
+            .map_err(psd2_console::sandbox::store::db::db_error)
         })
         .unwrap();
     }

@@ -205,7 +205,7 @@ async fn sca_complete_consents_to_the_accounts_named_by_iban() {
     let sb = TestSandbox::start().await;
     let (tpp, _calls) = tpp_listener().await;
     // The sandbox holds the built-in seed: Ingrid's accounts are known.
-    let data = psd2_console::sandbox::seed::seed();
+    let data = psd2_console::sandbox::domain::seed::seed();
     let ingrid = data.customers.iter().find(|c| c.number == INGRID).unwrap();
     let first_bban = &data
         .accounts
@@ -328,7 +328,7 @@ company = "912345602"
 #[tokio::test(flavor = "multi_thread")]
 async fn a_seeded_customer_completes_sca_and_reads_its_seeded_accounts_balances_and_transactions() {
     let today = psd2_console::sandbox::Clock::system().today();
-    let seed = psd2_console::sandbox::seed_file::parse_seed(
+    let seed = psd2_console::sandbox::domain::seed_file::parse_seed(
         SEED,
         "seed.toml",
         today,

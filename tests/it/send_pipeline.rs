@@ -34,7 +34,7 @@ const LOW_BALANCE: &str = r#"{"booked": {"currency": "NOK", "amount": "100.00"},
 /// The sandbox's id of Kari's current account `15031279191` (seed ids are UUID v5).
 fn kari_current_account() -> String {
     uuid::Uuid::new_v5(
-        &psd2_console::sandbox::seed::namespace(),
+        &psd2_console::sandbox::domain::seed::namespace(),
         b"account:15031279191",
     )
     .to_string()

@@ -18,7 +18,7 @@ use common::sandbox::{Reply, TestSandbox, signed_headers, tpp};
 use common::sse::EventStream;
 use psd2_console::cert::Credentials;
 use psd2_console::cert::generate::{TppCertSpec, credentials_of, generate_set};
-use psd2_console::sandbox::operator::{OPERATOR_TOKEN_HEADER, OperatorToken};
+use psd2_console::sandbox::http::operator::{OPERATOR_TOKEN_HEADER, OperatorToken};
 use psd2_console::sandbox::{self, SandboxConfig};
 use serde_json::{Value, json};
 
@@ -383,7 +383,11 @@ async fn sandbox_seen_from(
     })
     .unwrap()
     .layer(axum::Extension(ConnectInfo(peer)));
-    let task = tokio::spawn(sandbox::serve::serve(listener, app, std::future::pending()));
+    let task = tokio::spawn(sandbox::http::serve::serve(
+        listener,
+        app,
+        std::future::pending(),
+    ));
     (format!("http://{addr}"), task)
 }
 

@@ -19,7 +19,7 @@ use psd2_console::client::monitor::{MonitorEvent, MonitorFeed, follow, perform};
 use psd2_console::client::sandbox_admin::SandboxAdmin;
 use psd2_console::client::{RequestContext, prepare, send_for_profile};
 use psd2_console::profile::{DEFAULT_PROFILE, ProfileSet, SessionState};
-use psd2_console::sandbox::operator::OperatorToken;
+use psd2_console::sandbox::http::operator::OperatorToken;
 use psd2_console::sandbox::{Clock, SandboxConfig};
 use psd2_console::signing::VerifyPolicy;
 use psd2_console::tui::monitor::MonitorTab;

@@ -320,7 +320,7 @@ fn characters_the_bank_refuses_are_named_with_their_path() {
     for c in ['🍕', 'И', '\n', 'ø', '€', 'a'] {
         assert_eq!(
             psd2_console::xs2a::charset::is_allowed_char(c),
-            psd2_console::sandbox::rules::is_allowed_char(c)
+            psd2_console::sandbox::domain::rules::is_allowed_char(c)
         );
     }
 }

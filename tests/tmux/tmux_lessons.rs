@@ -227,7 +227,7 @@ fn all_six_lessons_run_in_one_console_without_losing_an_sca() {
         ],
         "the picker's order changed: adapt the test"
     );
-    let seed = psd2_console::sandbox::seed::seed();
+    let seed = psd2_console::sandbox::domain::seed::seed();
     let kari = seed.customers.iter().find(|c| c.number == KARI).unwrap();
     let agreement = seed
         .agreements

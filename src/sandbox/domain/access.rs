@@ -3,7 +3,7 @@
 //! and registrations, revocation by the PSU or the TPP, the card accounts of a consent, and
 //! the consent resources' status changes at SCA. The handlers of `consent`, `psu`, `cards`,
 //! `accounts`, `sca` and `payments` call these; how the parts combine is described in
-//! [`crate::sandbox::psu`] and [`crate::sandbox::consent`].
+//! [`crate::sandbox::http::psu`] and [`crate::sandbox::http::consent`].
 
 use std::time::Duration;
 
@@ -11,13 +11,13 @@ use axum::http::{HeaderMap, HeaderValue};
 use uuid::Uuid;
 
 use crate::sandbox::App;
-use crate::sandbox::auth::Tpp;
+use crate::sandbox::domain::rules;
 use crate::sandbox::errors::ApiError;
+use crate::sandbox::http::auth::Tpp;
 use crate::sandbox::model::{
     Account, Agreement, Authorisation, CONSENT_LIFETIME, CardAccount, Consent, ConsentKey,
     Customer, ScaStep, TppId,
 };
-use crate::sandbox::rules;
 use crate::sandbox::store::access as store;
 use crate::sandbox::store::payments;
 use crate::xs2a::error::MessageCode;
@@ -68,7 +68,7 @@ pub fn header<'a>(h: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, ApiEr
 
 /// Starts an SCA authorisation for this request; returns its id and the absolute
 /// `scaRedirect` href (`{public_url}/sca/{token}`, [`App::public_url`], never the request's
-/// `Host`; the token of [`crate::sandbox::sca_pages`], never the id). `why` says why SCA is needed (for the message when `TPP-Redirect-URI` is missing). Records `TPP-Session-ID`, generating one
+/// `Host`; the token of [`crate::sandbox::http::sca_pages`], never the id). `why` says why SCA is needed (for the message when `TPP-Redirect-URI` is missing). Records `TPP-Session-ID`, generating one
 /// when absent.
 ///
 /// Errors: 400 `FORMAT_ERROR` when `TPP-Redirect-URI` is missing or not an absolute http(s)
@@ -213,7 +213,7 @@ pub fn resolve_account(
 }
 
 /// [`resolve`] and the consented card account `id` with its owner's customer record,
-/// remembered in the read cache ([`crate::sandbox::reads`]) per consent and data version.
+/// remembered in the read cache ([`crate::sandbox::http::reads`]) per consent and data version.
 ///
 /// Errors: those of [`resolve`]; 403 `RESOURCE_UNKNOWN` for a card account that is not the
 /// PSU's in this context (PRIVATE context only: agreements cover no cards); 401
@@ -280,7 +280,7 @@ impl DecisionKey {
     }
 }
 
-/// When a granted access still holds: same data version ([`crate::sandbox::db::Db::version`]), and the
+/// When a granted access still holds: same data version ([`crate::sandbox::store::db::Db::version`]), and the
 /// sandbox clock between the decision time and both the consent's last valid instant
 /// (granted + [`CONSENT_LIFETIME`]) and, with the PSU present, the SCA
 /// session's last valid second ([`session_check`]).
@@ -784,7 +784,7 @@ pub fn consented(app: &App, key: &ConsentKey) -> Result<Vec<Uuid>, ApiError> {
 /// document: "Unique per TPP and ASPSP combination, stable").
 pub fn psu_id(tpp: &TppId, customer: Uuid) -> Uuid {
     Uuid::new_v5(
-        &crate::sandbox::seed::namespace(),
+        &crate::sandbox::domain::seed::namespace(),
         format!("psu:{}:{customer}", tpp.0).as_bytes(),
     )
 }

@@ -1,6 +1,6 @@
 //! The sandbox's domain services, below the HTTP handlers and above the store: the handlers
 //! parse a request, call a service here and answer; services read and write through
-//! [`super::store`] and never name a handler module.
+//! [`crate::sandbox::store`] and never name a handler module.
 //!
 //! - [`access`]: which accounts a request may read (consent resolution and its cache,
 //!   revocation, PSU sessions and registrations, card consents), and starting an SCA.
@@ -8,5 +8,10 @@
 //! - [`views`]: the sandbox-customer and agreement elements shared by several endpoints.
 
 pub mod access;
+pub mod events;
+pub mod ledger;
+pub mod rules;
+pub mod seed;
+pub mod seed_file;
 pub mod settlement;
 pub mod views;

@@ -1,7 +1,7 @@
 //! Payment execution at the simulated batch runs (interface document, Endpoints: "The
 //! sandbox runs simulated batch payment processing five times a day for all payments except
 //! periodic ones"; States: "Payment statuses"); the batch controls that trigger it are
-//! [`crate::sandbox::batch`].
+//! [`crate::sandbox::http::batch`].
 //!
 //! Batch runs are at [`BATCH_HOURS`] (06:00, 09:00, 12:00, 15:00, 18:00 UTC on the sandbox
 //! clock, every day). A payment authorised at `t` is taken by the first run at or after `t`,
@@ -16,7 +16,7 @@
 //! account-information interface lists it and its balances move; otherwise it becomes
 //! `ACCP` with `fundsAvailable: false`. Instant payments are executed at approval
 //! ([`authorise`]). A fault rule may force another outcome at execution (`RJCT`, `ACCP`,
-//! `PDNG`: [`crate::sandbox::faults`]). Periodic payments are never taken (they stay `ACTC`, the standing
+//! `PDNG`: [`crate::sandbox::http::faults`]). Periodic payments are never taken (they stay `ACTC`, the standing
 //! order). Payments on hold (`PDNG`) are skipped until released.
 
 use std::collections::HashMap;
@@ -30,8 +30,8 @@ use uuid::Uuid;
 
 use crate::sandbox::App;
 use crate::sandbox::errors::ApiError;
+use crate::sandbox::http::payments::body::{self, PaymentType, Service};
 use crate::sandbox::model::{Account, ManualTransaction, TppId};
-use crate::sandbox::payments::body::{self, PaymentType, Service};
 use crate::sandbox::store::insert_manual_transaction;
 use crate::sandbox::store::payments::{self as rows, PaymentRow, status};
 use crate::xs2a::error::MessageCode;
@@ -96,7 +96,7 @@ fn store_available(app: &App, account: &Account) -> Result<Option<i64>, ApiError
 }
 
 /// The available balance of `account`, minor units: the expected balance of the account
-/// ([`super::store::Store::balances`]: generated ledger, balance overrides and manual
+/// ([`crate::sandbox::domain::store::Store::balances`]: generated ledger, balance overrides and manual
 /// transactions, which include the bookings of settled sandbox payments). `None` when the
 /// account has no owner.
 ///
@@ -124,9 +124,9 @@ struct Debtor {
     available: Option<i64>,
 }
 
-/// What executing payments needs from the [`super::store::Store`], read before the database
+/// What executing payments needs from the [`crate::sandbox::domain::store::Store`], read before the database
 /// transaction: the Store shares the SQLite connection, so it must not be called inside
-/// [`super::db::Db::write`]. Keeps the balance movements of the executions it is used for.
+/// [`crate::sandbox::domain::db::Db::write`]. Keeps the balance movements of the executions it is used for.
 #[derive(Debug, Default)]
 pub struct Prepared {
     debtors: HashMap<String, Debtor>,
@@ -212,7 +212,7 @@ fn manual(id: Uuid, account: &Account, day: NaiveDate, amount: i64, at: i64) -> 
     }
 }
 
-/// Books a settled payment as the Store's manual transactions ([`super::store::
+/// Books a settled payment as the Store's manual transactions ([`crate::sandbox::domain::store::
 /// insert_manual_transaction`]), so it is listed under the account's booked transactions and
 /// moves its balances: a debit per payment (per bulk entry, or one for the whole bulk with
 /// `batchBookingPreferred`) on the debtor account, and a credit on each creditor account of
@@ -235,7 +235,7 @@ fn book(
     };
     let tx_id = |what: &str| {
         Uuid::new_v5(
-            &crate::sandbox::seed::namespace(),
+            &crate::sandbox::domain::seed::namespace(),
             format!("payment:{}:{what}", p.id).as_bytes(),
         )
     };
@@ -314,8 +314,8 @@ pub fn execute(
     at: i64,
     prepared: &mut Prepared,
 ) -> rusqlite::Result<&'static str> {
-    // A fault rule may force the outcome (`crate::sandbox::faults`, payment actions).
-    if let Some(outcome) = crate::sandbox::faults::payment_outcome(c, p)? {
+    // A fault rule may force the outcome (`crate::sandbox::http::faults`, payment actions).
+    if let Some(outcome) = crate::sandbox::http::faults::payment_outcome(c, p)? {
         return outcome.apply(c, &p.id, at);
     }
     let Some(debtor) = prepared.debtors.get(&p.debtor_account).cloned() else {
@@ -414,7 +414,7 @@ pub fn run(app: &App, tpp: Option<&str>, all: bool) -> Result<BatchReport, ApiEr
         Ok(report)
     })?;
     app.events.emit(tpp, || {
-        crate::sandbox::events::Event::Batch(crate::sandbox::events::BatchEvent {
+        crate::sandbox::domain::events::Event::Batch(crate::sandbox::domain::events::BatchEvent {
             ran_at: report.ran_at.clone(),
             settled: report.settled,
             insufficient_funds: report.insufficient_funds,

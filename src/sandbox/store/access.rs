@@ -11,18 +11,18 @@
 //!
 //! Times are Unix seconds on the sandbox clock. A consent's agreement is stored as its id, or
 //! the empty string in PRIVATE context. Every function runs on a connection or an open
-//! transaction ([`crate::sandbox::db::Db`]). Errors: the database fails.
+//! transaction ([`crate::sandbox::store::db::Db`]). Errors: the database fails.
 
 use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
 
-use super::key_params;
-use crate::sandbox::db::Migration;
 use crate::sandbox::model::{ConsentKey, TppId};
+use crate::sandbox::store::db::Migration;
+use crate::sandbox::store::key_params;
 
 /// Sessions, registrations of PISP-only TPPs (consent registrations are the store's),
 /// revocations, SCA purposes. Sandbox initialization empties them with every other table
-/// ([`super::Store::initialize`]).
+/// ([`crate::sandbox::store::Store::initialize`]).
 pub const PSU_MIGRATION: Migration = (
     "psu_001_sessions_registrations_revocations",
     "CREATE TABLE psu_sessions (

@@ -1,12 +1,12 @@
-//! The injected faults ([`crate::sandbox::faults`]): table `sandbox_faults`, one row per
+//! The injected faults ([`crate::sandbox::http::faults`]): table `sandbox_faults`, one row per
 //! rule in creation order (`seq`), its definition as the normalised JSON the API accepted,
 //! and how many more times it answers (`remaining`, `NULL` = until cleared). Like every
-//! table it is emptied by `POST /v1/sandbox/initialize` ([`super::clear_all_tables`]).
+//! table it is emptied by `POST /v1/sandbox/initialize` ([`crate::sandbox::store::clear_all_tables`]).
 //! Errors: the database fails.
 
 use rusqlite::{Connection, params};
 
-use crate::sandbox::db::Migration;
+use crate::sandbox::store::db::Migration;
 
 /// The table of fault rules.
 pub const MIGRATION: Migration = (

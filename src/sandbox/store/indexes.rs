@@ -9,7 +9,7 @@
 //! already had their index (`sca_browsers_created`, `replay_request_ids_expires`,
 //! `rules_unattended_access_key`), need nothing here.
 
-use crate::sandbox::db::Migration;
+use crate::sandbox::store::db::Migration;
 
 /// The indexes (see the module documentation).
 pub const MIGRATION: Migration = (
@@ -86,7 +86,7 @@ pub const PLANNED: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::db::{Db, Storage};
+    use crate::sandbox::store::db::{Db, Storage};
 
     /// The whole-table scans in the plan of `sql` (`SCAN <table>` without an index).
     fn scans(db: &Db, sql: &str) -> Vec<String> {

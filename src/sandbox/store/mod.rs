@@ -1,4 +1,4 @@
-//! The sandbox's state in SQLite ([`super::db`]): customers, accounts, card accounts,
+//! The sandbox's state in SQLite ([`crate::sandbox::store::db`]): customers, accounts, card accounts,
 //! agreements and their engagements, PSU registrations, consents, SCA authorisations, and the
 //! sandbox-management data (manually created transactions and balance overrides).
 //!
@@ -9,15 +9,15 @@
 //! run on the shared connection; every change runs in one `BEGIN IMMEDIATE` transaction
 //! ([`Db::write`]), so concurrent requests never lose or duplicate rows. The schema is the
 //! migrations [`MIGRATION`] and those of the per-table modules (listed in
-//! `sandbox::MIGRATIONS`). The domain types are [`super::model`]'s (re-exported here).
+//! `sandbox::MIGRATIONS`). The domain types are [`crate::sandbox::model`]'s (re-exported here).
 //!
-//! A new (empty) database is seeded with the known state of [`super::seed`] when the store is
+//! A new (empty) database is seeded with the known state of [`crate::sandbox::domain::seed`] when the store is
 //! opened ([`Store::open`]); reopening a database file keeps its state (a `sandbox_meta` row
 //! records that it was initialized). [`Store::initialize`] resets everything (interface
 //! document, Endpoints: "sandbox initialization ... resets the sandbox to a known state").
 //!
 //! Every read and write returns a `Result`: a database failure is logged and becomes 503
-//! `SERVICE_BLOCKED` ([`super::errors::ApiError::storage`], via `From<rusqlite::Error>`),
+//! `SERVICE_BLOCKED` ([`crate::sandbox::errors::ApiError::storage`], via `From<rusqlite::Error>`),
 //! never a "not found", an empty list or a success (`AuthorisationError::Storage` for the
 //! SCA authorisation checks).
 
@@ -83,6 +83,7 @@ macro_rules! join_columns {
 }
 
 pub mod access;
+pub mod db;
 pub mod faults;
 pub mod indexes;
 pub mod overview;
@@ -99,10 +100,10 @@ use chrono::NaiveDate;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use uuid::Uuid;
 
-use super::db::{Db, Migration};
-use super::errors::ApiError;
-use super::ledger::{self, Balances, Entry, adjust_balances};
-pub use super::model::*;
+use crate::sandbox::domain::ledger::{self, Balances, Entry, adjust_balances};
+use crate::sandbox::errors::ApiError;
+pub use crate::sandbox::model::*;
+use crate::sandbox::store::db::{Db, Migration};
 use crate::xs2a::model::{Amount, CustomerType};
 
 /// A value that identifies one row, for [`exists`].
@@ -933,7 +934,7 @@ impl Store {
     }
 
     /// Runs a read on the connection. Errors: the database fails (503, logged; see
-    /// `From<rusqlite::Error> for ApiError` in [`super::db`]).
+    /// `From<rusqlite::Error> for ApiError` in [`crate::sandbox::store::db`]).
     fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, ApiError> {
         self.db.read(f)
     }
@@ -1487,18 +1488,18 @@ fn is_expired(created_at: SystemTime, now: SystemTime) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::db::Storage;
+    use crate::sandbox::store::db::Storage;
 
     fn store() -> Store {
         let db = Arc::new(Db::open(&Storage::InMemory).unwrap());
         db.migrate(&[MIGRATION]).unwrap();
-        Store::open(db, crate::sandbox::seed::seed).unwrap()
+        Store::open(db, crate::sandbox::domain::seed::seed).unwrap()
     }
 
     #[test]
     fn seed_round_trips_through_sqlite() {
         let s = store();
-        let seed = crate::sandbox::seed::seed();
+        let seed = crate::sandbox::domain::seed::seed();
         assert_eq!(s.customers().unwrap(), seed.customers);
         for c in &seed.customers {
             let accounts: Vec<Account> = seed
@@ -1524,7 +1525,7 @@ mod tests {
     #[test]
     fn consents_and_authorisations_round_trip() {
         let s = store();
-        let seed = crate::sandbox::seed::seed();
+        let seed = crate::sandbox::domain::seed::seed();
         let c = &seed.customers[0];
         let now = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
         let key = ConsentKey {

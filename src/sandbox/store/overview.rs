@@ -1,5 +1,5 @@
 //! Read-only lists of the sandbox's resources for `GET /v1/sandbox/state`
-//! ([`crate::sandbox::state`]): every consent resource, payment and signing basket of every
+//! ([`crate::sandbox::http::state`]): every consent resource, payment and signing basket of every
 //! TPP, oldest first, with the statuses stored, a page at a time (keyset pagination on
 //! `(created_at, id)`, so a page costs the same however many rows precede it). Times are
 //! Unix seconds on the sandbox clock.
@@ -130,7 +130,7 @@ pub fn baskets(
         .query_map(params![at, id, limit as i64], BasketOverviewRow::from_row)?
         .collect::<rusqlite::Result<_>>()?;
     for b in &mut rows {
-        b.payments = super::payments::basket_payments(c, &b.id)?;
+        b.payments = crate::sandbox::store::payments::basket_payments(c, &b.id)?;
     }
     Ok(rows)
 }

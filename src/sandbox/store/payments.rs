@@ -13,7 +13,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
-use crate::sandbox::db::Migration;
+use crate::sandbox::store::db::Migration;
 
 /// The schema of the payment and signing-basket tables.
 pub const MIGRATION: Migration = (

@@ -1,4 +1,4 @@
-//! The persisted `X-Request-ID`s of the replay guard ([`crate::sandbox::replay`]): table
+//! The persisted `X-Request-ID`s of the replay guard ([`crate::sandbox::http::replay`]): table
 //! `replay_request_ids` in the state file, on a connection of the guard's own (written in
 //! batches by its flusher thread). `expires` is in Unix seconds of real time (not the sandbox clock). Errors: the database fails.
 

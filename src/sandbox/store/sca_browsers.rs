@@ -1,10 +1,10 @@
-//! The browsers SCA pages are bound to ([`crate::sandbox::sca_guard`]): table
+//! The browsers SCA pages are bound to ([`crate::sandbox::http::sca_guard`]): table
 //! `sca_browsers`, the SHA-256 (hex) of each authorisation's cookie secret and when it was
 //! bound (Unix seconds). Errors: the database fails.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::sandbox::db::Migration;
+use crate::sandbox::store::db::Migration;
 
 /// The table of bound browsers.
 pub const MIGRATION: Migration = (

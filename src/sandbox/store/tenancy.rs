@@ -5,7 +5,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::super::db::Migration;
+use crate::sandbox::store::db::Migration;
 
 /// The ownership and clock tables, and the owner column of the fault rules.
 pub const MIGRATION: Migration = (
@@ -86,7 +86,7 @@ const KEPT: [&str; 1] = ["replay_request_ids"];
 /// (with everything that hangs on them), then every row of every table with a `tpp` column
 /// that is `tpp`'s (consents, PSU registrations and sessions, authorisations, payments,
 /// baskets, fault rules, its clock offset, ...), then the rows left pointing at deleted
-/// ones ([`super::remove_orphans`]). Other TPPs' rows and the seeded customers stay.
+/// ones ([`crate::sandbox::store::remove_orphans`]). Other TPPs' rows and the seeded customers stay.
 ///
 /// Errors: SQLite's.
 pub fn reset(c: &Connection, tpp: &str) -> rusqlite::Result<()> {
@@ -108,6 +108,6 @@ pub fn reset(c: &Connection, tpp: &str) -> rusqlite::Result<()> {
             [tpp],
         )?;
     }
-    super::remove_orphans(c)?;
+    crate::sandbox::store::remove_orphans(c)?;
     Ok(())
 }

@@ -1,11 +1,11 @@
 //! The counter of account calls without the PSU present (table `rules_unattended_access`;
-//! the rule is [`crate::sandbox::rules::count_unattended`]): one row per counted call of a
+//! the rule is [`crate::sandbox::domain::rules::count_unattended`]): one row per counted call of a
 //! (TPP, resource, kind), `at` in Unix seconds. Errors: the database fails.
 
 use rusqlite::{Connection, params};
 
-use crate::sandbox::db::Migration;
 use crate::sandbox::model::TppId;
+use crate::sandbox::store::db::Migration;
 
 /// The table of counted calls.
 pub const MIGRATION: Migration = (

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use psd2_console::sandbox::seed;
+use psd2_console::sandbox::domain::seed;
 use psd2_console::sandbox::store::Account;
 use serde_json::{Value, json};
 

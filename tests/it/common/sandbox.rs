@@ -10,7 +10,7 @@ use std::time::SystemTime;
 
 use psd2_console::cert::Credentials;
 use psd2_console::cert::generate::{TppCertSpec, credentials_of, generate_set};
-use psd2_console::sandbox::observe::{ObservedExchange, ResponseObserver};
+use psd2_console::sandbox::http::observe::{ObservedExchange, ResponseObserver};
 use psd2_console::sandbox::{self, Clock, SandboxConfig, SandboxHandle};
 use psd2_console::signing::{SignOptions, sign_request};
 use serde_json::Value;
@@ -32,7 +32,7 @@ pub fn tpp_with_roles(roles: &[psd2_console::cert::Psd2Role]) -> Credentials {
 
 /// The sandbox's identity of the TPP holding `credentials` (its world).
 pub fn tpp_id(credentials: &Credentials) -> String {
-    psd2_console::sandbox::auth::tpp_id(&credentials.certificate).0
+    psd2_console::sandbox::http::auth::tpp_id(&credentials.certificate).0
 }
 
 pub const REDIRECT: &str = "http://127.0.0.1:9/callback";

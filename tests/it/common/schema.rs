@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 
 use psd2_console::lint::{self, Asked, Severity};
-use psd2_console::sandbox::observe::ObservedExchange;
+use psd2_console::sandbox::http::observe::ObservedExchange;
 use serde_json::Value;
 
 pub use psd2_console::lint::Spec;

@@ -1,0 +1,384 @@
+//! Signature check of every `/v1` request (interface document, Authentication 2–9) and the
+//! TPP identity it yields.
+//!
+//! The middleware reads the whole body, verifies method, path and query as received, headers
+//! and body with the shared [`crate::signing::Verifier`] at the sandbox clock's `now`, then
+//! hands the request on with a [`Tpp`] extension. Failures answer the verifier's code with
+//! that code's status. Paths outside `/v1` (the SCA pages a browser opens) pass unchecked.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::HeaderValue;
+use axum::http::request::Parts;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::cert::Certificate;
+use crate::sandbox::App;
+use crate::sandbox::domain::rules::TppRoles;
+use crate::sandbox::errors::{ApiError, ApiPath};
+use crate::sandbox::model::TppId;
+use crate::signing::RequestView;
+use crate::xs2a::error::MessageCode;
+use crate::xs2a::headers;
+
+/// Largest request body read, bytes (defined with the protocol model).
+pub use crate::xs2a::limits::MAX_BODY_BYTES;
+
+/// The TPP of a verified request.
+#[derive(Debug, Clone)]
+pub struct Tpp {
+    /// The TPP's identity ([`tpp_id`]): its QSealC's organisationIdentifier bound to its key,
+    /// else the certificate.
+    pub id: TppId,
+    /// Subject organisation (or common name) of the certificate, for the SCA pages.
+    pub name: String,
+}
+
+/// The subject attribute organizationIdentifier (ETSI EN 319 412-1, OID 2.5.4.97).
+pub const ORGANISATION_IDENTIFIER: &str = "2.5.4.97";
+
+/// The identity of the TPP holding `certificate` (issue 20: "a TPP is identified by its
+/// QSealC: organisationIdentifier, else the certificate"): hex SHA-256 of its subject
+/// organizationIdentifier together with its public key, so that a renewed certificate of
+/// the same organisation and key is the same TPP; without an organizationIdentifier, hex
+/// SHA-256 of the certificate DER. The key is part of it because this sandbox accepts
+/// self-made certificates: an organizationIdentifier alone is a claim anybody can copy into
+/// their own certificate, and would hand them the organisation's world.
+pub fn tpp_id(certificate: &Certificate) -> TppId {
+    let org = certificate
+        .subject
+        .attributes
+        .iter()
+        .find(|a| a.oid == ORGANISATION_IDENTIFIER)
+        .map(|a| a.value.trim())
+        .filter(|v| !v.is_empty());
+    let digest = match org {
+        Some(org) => {
+            let mut ctx = aws_lc_rs::digest::Context::new(&aws_lc_rs::digest::SHA256);
+            ctx.update(b"psd2-console tpp\0");
+            ctx.update(org.as_bytes());
+            ctx.update(b"\0");
+            ctx.update(&certificate.public_key);
+            ctx.finish()
+        }
+        None => aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &certificate.der),
+    };
+    TppId(digest.as_ref().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+impl Tpp {
+    /// The identity carried by `certificate`.
+    pub fn of(certificate: &Certificate) -> Self {
+        let id = tpp_id(certificate);
+        let attr = |oid: &str| {
+            certificate
+                .subject
+                .attributes
+                .iter()
+                .find(|a| a.oid == oid)
+                .map(|a| a.value.clone())
+        };
+        let name = attr("2.5.4.10")
+            .or_else(|| attr("2.5.4.3"))
+            .unwrap_or_else(|| certificate.key_id());
+        Tpp { id, name }
+    }
+}
+
+/// [`Tpp::of`] per certificate: the verifier hands out the same `Arc<Certificate>` for a
+/// certificate it has cached, so the identity (a SHA-256 of the DER) is computed once per
+/// certificate instead of per request. Entries hold their `Arc`, so an address cannot be
+/// reused while it is a key; at most [`TPP_CACHE_ENTRIES`] are kept (emptied when full).
+#[derive(Debug, Default)]
+pub struct TppCache {
+    map: std::sync::Mutex<
+        std::collections::HashMap<usize, (Arc<Certificate>, Tpp), foldhash::fast::RandomState>,
+    >,
+    /// [`tpp_id`] by `TPP-Signature-Certificate` value, before the signature is checked: the
+    /// Date window is the claimed TPP's clock (a forged claim still fails the signature).
+    by_header:
+        std::sync::Mutex<std::collections::HashMap<String, TppId, foldhash::fast::RandomState>>,
+}
+
+/// Most identities a [`TppCache`] keeps.
+pub const TPP_CACHE_ENTRIES: usize = 256;
+
+impl TppCache {
+    /// The identity of `certificate` ([`Tpp::of`]).
+    pub fn of(&self, certificate: &Arc<Certificate>) -> Tpp {
+        let addr = Arc::as_ptr(certificate) as usize;
+        if let Ok(map) = self.map.lock()
+            && let Some((c, tpp)) = map.get(&addr)
+            && Arc::ptr_eq(c, certificate)
+        {
+            return tpp.clone();
+        }
+        let tpp = Tpp::of(certificate);
+        if let Ok(mut map) = self.map.lock() {
+            if map.len() >= TPP_CACHE_ENTRIES {
+                map.clear();
+            }
+            map.insert(addr, (certificate.clone(), tpp.clone()));
+        }
+        tpp
+    }
+
+    /// The [`tpp_id`] of the certificate in header value `value` (base64 DER); `None` when
+    /// it is not a certificate.
+    pub fn id_of_header(&self, value: &str) -> Option<TppId> {
+        if let Ok(map) = self.by_header.lock()
+            && let Some(id) = map.get(value)
+        {
+            return Some(id.clone());
+        }
+        let id = tpp_id(&Certificate::from_header_value(value).ok()?);
+        if let Ok(mut map) = self.by_header.lock() {
+            if map.len() >= TPP_CACHE_ENTRIES {
+                map.clear();
+            }
+            map.insert(value.to_string(), id.clone());
+        }
+        Some(id)
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Tpp {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        parts.extensions.get::<Tpp>().cloned().ok_or_else(|| {
+            ApiError::new(
+                MessageCode::SignatureMissing,
+                "the request was not verified as signed",
+            )
+        })
+    }
+}
+
+/// The TPP of an account-information operation, as an extractor: the verified [`Tpp`],
+/// which must hold the AISP role (`PSP_AI`, [`TppRoles::require_ais`]). The role is checked
+/// when the handler's arguments are extracted, before the ones that follow it.
+///
+/// Errors (the rejection): those of [`Tpp`] and [`TppRoles`]; 401 `ROLE_INVALID` without
+/// `PSP_AI`.
+#[derive(Debug, Clone)]
+pub struct AisTpp(pub Tpp);
+
+impl<S: Send + Sync> FromRequestParts<S> for AisTpp {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let tpp = Tpp::from_request_parts(parts, state).await?;
+        TppRoles::from_request_parts(parts, state)
+            .await?
+            .require_ais()?;
+        Ok(AisTpp(tpp))
+    }
+}
+
+/// What the operations on one resource of the TPP extract first, in this order: the
+/// verified [`Tpp`], its [`TppRoles`] and the request path's one parameter (`{id}`,
+/// `{consentId}`).
+///
+/// Errors (the rejection): those of [`Tpp`], [`TppRoles`] and [`ApiPath`].
+pub struct TppResource {
+    /// The verified TPP.
+    pub tpp: Tpp,
+    /// Its certificate's PSD2 roles (not checked here).
+    pub roles: TppRoles,
+    /// The path parameter.
+    pub id: String,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for TppResource {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Ok(TppResource {
+            tpp: Tpp::from_request_parts(parts, state).await?,
+            roles: TppRoles::from_request_parts(parts, state).await?,
+            id: ApiPath::<String>::from_request_parts(parts, state).await?.0,
+        })
+    }
+}
+
+/// Whether `path` belongs to the signed interface.
+pub fn is_v1(path: &str) -> bool {
+    path == "/v1" || path.starts_with("/v1/")
+}
+
+/// The middleware: verifies `/v1` requests, requires `X-Request-ID`, echoes it on the
+/// response, and dates the response (`Date`, IMF-fixdate) at the sandbox clock's time when
+/// it is answered ([`date_response`]).
+pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    if !is_v1(req.uri().path()) {
+        return next.run(req).await;
+    }
+    let (mut parts, body) = req.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+        return ApiError::format(format!(
+            "the request body could not be read or is larger than {MAX_BODY_BYTES} bytes"
+        ))
+        .into_response();
+    };
+    let path_and_query = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str())
+        .unwrap_or_else(|| parts.uri.path());
+    let view = RequestView {
+        method: parts.method.as_str(),
+        path_and_query,
+        headers: &parts.headers,
+        body: &bytes,
+    };
+    let request_id = parts
+        .headers
+        .get(headers::X_REQUEST_ID)
+        .filter(|v| !v.as_bytes().trim_ascii().is_empty())
+        .cloned();
+    // The Date window is the claimed TPP's own clock (see `crate::sandbox::clock`).
+    let claimed = parts
+        .headers
+        .get(headers::TPP_SIGNATURE_CERTIFICATE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| app.tpps.id_of_header(v));
+    let now = match &claimed {
+        Some(id) => app.clock.now_in(&id.0),
+        None => app.clock.now(),
+    };
+    let mut response = match app.verifier.verify(&view, now) {
+        Err(e) => {
+            let mut r = ApiError::from_verify(&e).into_response();
+            r.extensions_mut()
+                .insert(crate::sandbox::http::access_log::VerifyStep::of(&e));
+            r
+        }
+        Ok(_) if request_id.is_none() => {
+            ApiError::format("the X-Request-ID header is missing; every request needs one")
+                .into_response()
+        }
+        Ok(_) if lacks_redirect_uri(parts.uri.path(), &parts.headers) => {
+            missing_redirect_uri().into_response()
+        }
+        Ok(verified) => {
+            let tpp = app.tpps.of(&verified.certificate);
+            // A repeated X-Request-ID of this TPP is a replay (see `crate::sandbox::http::replay`).
+            let refused = match (&app.replay, &request_id) {
+                (Some(guard), Some(id)) => {
+                    let id = String::from_utf8_lossy(id.as_bytes());
+                    guard
+                        .check(&tpp.id, &id, &parts.headers, now)
+                        .err()
+                        .map(|r| r.to_error(&id))
+                }
+                _ => None,
+            };
+            let unregistered = is_management(parts.uri.path())
+                && !verified
+                    .certificate
+                    .roles()
+                    .iter()
+                    .any(|r| MANAGEMENT_ROLES.contains(r));
+            match refused {
+                Some(e) => e.into_response(),
+                None if unregistered => management_role_missing(&verified.certificate),
+                None => {
+                    let world = tpp.id.0.clone();
+                    parts.extensions.insert(tpp);
+                    // The verified certificate itself (an `Arc<Certificate>`), for role checks
+                    // such as `payments::require_role`.
+                    parts.extensions.insert(verified.certificate.clone());
+                    // The handler runs in the TPP's world (its clock), and its answer's
+                    // events belong to the TPP.
+                    let run = next.run(Request::from_parts(parts, Body::from(bytes)));
+                    let mut r = crate::sandbox::clock::in_world(&world, run).await;
+                    r.extensions_mut()
+                        .insert(crate::sandbox::domain::events::Owner(world));
+                    r
+                }
+            }
+        }
+    };
+    if let Some(id) = request_id {
+        echo_request_id(&mut response, id);
+    }
+    // Dated by the clock the Date check used (the claimed TPP's), read now that the handler
+    // has answered, so the answer to a clock advance carries the new time.
+    let answered_at = match &claimed {
+        Some(id) => app.clock.now_in(&id.0),
+        None => app.clock.now(),
+    };
+    date_response(&mut response, answered_at);
+    response
+}
+
+/// Sets the response's `Date` to `now`, the sandbox clock's time (read when the handler has
+/// answered, so the answer to a clock advance carries the new time). Without it the HTTP
+/// server writes the machine's real time, which after a clock advance (`POST
+/// /v1/sandbox/clock`) disagrees with the time the bank checks the request's `Date` against
+/// and the console signs at. The interface document is silent on the response's `Date`
+/// (Authentication 4 is about the request's); a real ASPSP dates its answers by the clock it
+/// checks requests against, so this sandbox does with its own (docs/sandbox.md).
+fn date_response(response: &mut Response, now: std::time::SystemTime) {
+    if let Ok(v) = HeaderValue::from_str(&crate::signing::imf_fixdate(now)) {
+        response.headers_mut().insert(axum::http::header::DATE, v);
+    }
+}
+
+/// Whether `path` is one of the sandbox's own operations (`/v1/sandbox/...`: management,
+/// clock, faults, events, batch, state).
+pub fn is_management(path: &str) -> bool {
+    path == "/v1/sandbox" || path.starts_with("/v1/sandbox/")
+}
+
+/// The PSD2 roles of which a sandbox operation needs one: the document's sandbox is for
+/// registered AISPs and PISPs, so its own operations need what its production operations
+/// need (issue 20, finding 1).
+pub const MANAGEMENT_ROLES: [crate::cert::Psd2Role; 2] =
+    [crate::cert::Psd2Role::PspAi, crate::cert::Psd2Role::PspPi];
+
+/// 401 `ROLE_INVALID` for a sandbox operation signed with a certificate without `PSP_AI` or
+/// `PSP_PI` (a self-made certificate without qcStatements, or one with other roles only).
+fn management_role_missing(certificate: &Certificate) -> Response {
+    let has: Vec<&str> = certificate.roles().iter().map(|r| r.name()).collect();
+    ApiError::new(
+        MessageCode::RoleInvalid,
+        format!(
+            "sandbox operations need the PSD2 role PSP_AI or PSP_PI in the TPP certificate, like \
+             the account and payment operations; it has {}",
+            if has.is_empty() {
+                "none".to_string()
+            } else {
+                has.join(", ")
+            }
+        ),
+    )
+    .into_response()
+}
+
+/// Whether a production-interface request lacks `TPP-Redirect-URI` (absent or blank):
+/// "Every request carries TPP-Redirect-URI" (interface document, Endpoints) and "The header
+/// is therefore required on all requests" (Authentication 11). The sandbox's own
+/// `/v1/sandbox/*` operations are exempt: the document lists their headers separately
+/// (`GET /v1/sandbox/customers`: `X-Request-ID`, `TPP-Signature-Certificate`, `Signature`).
+pub fn lacks_redirect_uri(path: &str, h: &axum::http::HeaderMap) -> bool {
+    !is_management(path)
+        && h.get(headers::TPP_REDIRECT_URI)
+            .is_none_or(|v| v.as_bytes().trim_ascii().is_empty())
+}
+
+/// 400 `FORMAT_ERROR` naming the missing `TPP-Redirect-URI` (see [`lacks_redirect_uri`]).
+pub fn missing_redirect_uri() -> ApiError {
+    ApiError::format(
+        "the TPP-Redirect-URI header is missing; the interface document requires it on every \
+         request (Authentication 11: after SCA the PSU is redirected to it)",
+    )
+}
+
+fn echo_request_id(response: &mut Response, id: HeaderValue) {
+    response.headers_mut().insert(headers::X_REQUEST_ID, id);
+}

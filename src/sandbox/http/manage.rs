@@ -1,0 +1,1694 @@
+//! Sandbox management: the signed `/v1/sandbox/...` operations a tester uses to shape the
+//! sandbox's data (interface document, Endpoints, "Other operations named": `POST
+//! /v1/sandbox/customers`, `POST /v1/sandbox/accounts/{mockAccountId}/transactions`, sandbox
+//! initialization, "Sandbox balance-update operations for accounts and card accounts").
+//!
+//! The interface document names these operations but shows neither paths (initialization,
+//! balance updates, agreements) nor bodies; the shapes below are this sandbox's, built from
+//! Berlin Group field names (`transactionAmount`, `creditorAccount`, `bookingStatus`,
+//! `amount`, `accountReference`, `cardTransaction`) where one fits. Like a real ASPSP
+//! sandbox they validate every body and answer Berlin Group error bodies:
+//!
+//! * body not JSON, not an object, a field of the wrong type, missing, too long, or an
+//!   unknown field → 400 `FORMAT_ERROR` naming the field (also in `tppMessages[].path`);
+//! * an unknown id in the body → 400 `RESOURCE_UNKNOWN`; an unknown id in the path → 404
+//!   `RESOURCE_UNKNOWN`;
+//! * fields that contradict each other or the addressed resource (another account as the
+//!   debtor, a currency other than the account's) → 400 `PARAMETER_NOT_CONSISTENT`.
+//!
+//! Every change runs in one database transaction ([`crate::sandbox::store::db::Db::write`]).
+//!
+//! | Method | Path | Answer |
+//! |---|---|---|
+//! | POST | `/v1/sandbox/initialize` | 200 `{customers, accounts, cardAccounts, agreements}` (counts) |
+//! | POST | `/v1/sandbox/customers` | 201 sandbox customer element |
+//! | DELETE | `/v1/sandbox/customers/{customerId}` | 204 |
+//! | GET, POST | `/v1/sandbox/customers/{customerId}/agreements` | 200 array / 201 agreement element |
+//! | GET, DELETE | `/v1/sandbox/customers/{customerId}/agreements/{agreementId}` | 200 agreement element / 204 |
+//! | GET | `/v1/sandbox/customers/{customerId}/agreements/{agreementId}/engagements` | 200 `{engagements: [accountDetails]}` |
+//! | POST | `/v1/sandbox/accounts` | 201 `{account: accountDetails}` |
+//! | POST | `/v1/sandbox/accounts/{mockAccountId}/transactions` | 201 Berlin Group `transactions` element |
+//! | PUT, POST | `/v1/sandbox/accounts/{mockAccountId}/balances` | 200 `readAccountBalanceResponse-200` |
+//! | POST | `/v1/sandbox/card-accounts` | 201 `{cardAccount: cardAccountDetails}` |
+//! | POST | `/v1/sandbox/card-accounts/{id}/transactions` | 201 Berlin Group `cardTransaction` |
+//! | PUT, POST | `/v1/sandbox/card-accounts/{id}/balances` | 200 `{cardAccount, balances}` |
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use chrono::NaiveDate;
+use rusqlite::Connection;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::sandbox::App;
+use crate::sandbox::http::auth::Tpp;
+
+use crate::sandbox::domain::ledger::Balances;
+use crate::sandbox::domain::seed;
+use crate::sandbox::domain::views::{self, agreement_path, customer_path};
+use crate::sandbox::errors::{ApiError, ApiPath};
+use crate::sandbox::model::{
+    Account, AccountKind, Agreement, CardAccount, Customer, ManualCardTransaction,
+    ManualTransaction,
+};
+use crate::sandbox::store::{self, Unique};
+use crate::xs2a::error::MessageCode;
+use crate::xs2a::fields::{Fields, json_type};
+use crate::xs2a::links::{Link, Links, names};
+use crate::xs2a::model::{
+    AccountDetails, AccountReference, Amount, Balance, BalancesResponse, CardAccountDetails,
+    CustomerType, SandboxAgreement, balance_type, parse_minor,
+};
+
+/// Longest `customerName`, account and card account `name` (interface document, Limits:
+/// "Account and card account name: 70 characters").
+pub const MAX_NAME_CHARS: usize = 70;
+
+/// Longest `remittanceInformationUnstructured` (Berlin Group `remittanceInformationUnstructured`,
+/// max 140).
+pub const MAX_REMITTANCE_CHARS: usize = 140;
+
+/// Most accounts or card accounts asked for in one customer creation.
+pub const MAX_ACCOUNTS_PER_REQUEST: usize = 20;
+
+/// Largest amount accepted, minor units (one thousand billion).
+pub const MAX_AMOUNT_MINOR: i64 = 100_000_000_000_000;
+
+/// ISO 20022 `ExternalCashAccountType1Code` values accepted as `cashAccountType`
+/// (interface document, Versioning: `cash-account-type-iso`).
+pub const CASH_ACCOUNT_TYPES: [&str; 23] = [
+    "CACC", "CARD", "CASH", "CHAR", "CISH", "COMM", "CPAC", "LLSV", "LOAN", "MGLD", "MOMA", "NFCA",
+    "NREX", "ODFT", "ONDP", "OTHR", "SACC", "SLRY", "SVGS", "TAXE", "TRAN", "TRAS", "VACC",
+];
+
+const VERBS_GET: &[&str] = &["GET"];
+
+/// The management routes (merged into [`crate::sandbox::router`]).
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/v1/sandbox/initialize", post(initialize))
+        .route("/v1/sandbox/customers", post(create_customer))
+        .route(
+            "/v1/sandbox/customers/{id}",
+            axum::routing::delete(delete_customer),
+        )
+        .route(
+            "/v1/sandbox/customers/{id}/agreements",
+            get(list_agreements).post(create_agreement),
+        )
+        .route(
+            "/v1/sandbox/customers/{id}/agreements/{agreement}",
+            get(get_agreement).delete(delete_agreement),
+        )
+        .route(
+            "/v1/sandbox/customers/{id}/agreements/{agreement}/engagements",
+            get(get_engagements),
+        )
+        .route("/v1/sandbox/accounts", post(create_account))
+        .route(
+            "/v1/sandbox/accounts/{id}/transactions",
+            post(create_transaction),
+        )
+        .route(
+            "/v1/sandbox/accounts/{id}/balances",
+            post(set_balances).put(set_balances),
+        )
+        .route("/v1/sandbox/card-accounts", post(create_card_account))
+        .route(
+            "/v1/sandbox/card-accounts/{id}/transactions",
+            post(create_card_transaction),
+        )
+        .route(
+            "/v1/sandbox/card-accounts/{id}/balances",
+            post(set_card_balances).put(set_card_balances),
+        )
+}
+
+// ---------------------------------------------------------------------------------------
+// Paths and elements
+
+/// Berlin Group `accountDetails` of an account, as `GET /v1/accounts/{id}` shows it.
+fn account_details(app: &App, a: &Account) -> Result<AccountDetails, ApiError> {
+    let path = format!("/v1/accounts/{}", a.id);
+    let mut links = Links::new();
+    links.insert(
+        names::BALANCES.into(),
+        Link::href(format!("{path}/balances")),
+    );
+    links.insert(
+        names::TRANSACTIONS.into(),
+        Link::href(format!("{path}/transactions")),
+    );
+    Ok(AccountDetails {
+        resource_id: Some(a.id.to_string()),
+        iban: None,
+        bban: Some(a.bban.clone()),
+        currency: a.currency.clone(),
+        name: Some(a.name.clone()),
+        product: Some(a.product.clone()),
+        cash_account_type: Some(a.cash_account_type.clone()),
+        status: Some("enabled".into()),
+        owner_name: app.store.customer(a.owner)?.map(|c| c.name),
+        links: Some(links),
+    })
+}
+
+/// Berlin Group `cardAccountDetails` of a card account.
+fn card_details(app: &App, c: &CardAccount) -> Result<CardAccountDetails, ApiError> {
+    let path = format!("/v1/card-accounts/{}", c.id);
+    let mut links = Links::new();
+    links.insert(
+        names::BALANCES.into(),
+        Link::href(format!("{path}/balances")),
+    );
+    links.insert(
+        names::TRANSACTIONS.into(),
+        Link::href(format!("{path}/transactions")),
+    );
+    Ok(CardAccountDetails {
+        resource_id: Some(c.id.to_string()),
+        masked_pan: c.masked_pan.clone(),
+        currency: c.currency.clone(),
+        name: Some(c.name.clone()),
+        product: Some(c.product.clone()),
+        status: Some(c.status.clone()),
+        owner_name: app.store.customer(c.owner)?.map(|x| x.name),
+        links: Some(links),
+    })
+}
+
+fn created(location: &str, body: impl serde::Serialize) -> Response {
+    let mut r = (StatusCode::CREATED, Json(body)).into_response();
+    if let Ok(v) = HeaderValue::from_str(location) {
+        r.headers_mut().insert(header::LOCATION, v);
+    }
+    r
+}
+
+// ---------------------------------------------------------------------------------------
+// Body validation
+
+/// A 400 `FORMAT_ERROR` about `path` (also set as the message's `path`).
+pub fn field_error(path: &str, text: impl Into<String>) -> ApiError {
+    with_path(ApiError::format(text), path)
+}
+
+fn with_path(mut e: ApiError, path: &str) -> ApiError {
+    if let Some(m) = e.body.tpp_messages.first_mut() {
+        m.path = Some(path.to_string());
+    }
+    e
+}
+
+fn inconsistent(path: &str, text: impl Into<String>) -> ApiError {
+    with_path(
+        ApiError::new(MessageCode::ParameterNotConsistent, text),
+        path,
+    )
+}
+
+fn unknown_in_body(path: &str, text: impl Into<String>) -> ApiError {
+    with_path(ApiError::new(MessageCode::ResourceUnknown, text), path)
+}
+
+/// Readers of sandbox-management fields on the shared body reader ([`Fields`]): the
+/// general shapes (strings, objects, arrays, UUIDs, currencies, dates) are the reader's own.
+impl Fields<'_> {
+    /// A Berlin Group `amount` `{"currency": "NOK", "amount": "-12.50"}`: the amount is a
+    /// string (Versioning: `amount-as-string`) with at most two decimals. Returns the currency
+    /// and minor units.
+    fn opt_amount(&self, name: &str) -> Result<Option<(String, i64)>, ApiError> {
+        let Some(v) = self.get(name) else {
+            return Ok(None);
+        };
+        let p = self.at(name);
+        let f = Fields::of(v, &p, &["currency", "amount"])?;
+        let currency = f
+            .opt_currency("currency")?
+            .ok_or_else(|| f.missing("currency", "the ISO 4217 currency code, e.g. \"NOK\""))?;
+        let amount = match f.get("amount") {
+            None => {
+                return Err(f
+                    .missing("amount", "a decimal string such as \"-125.50\"")
+                    .into());
+            }
+            Some(Value::String(s)) => s.trim().to_string(),
+            Some(Value::Number(n)) => {
+                return Err(field_error(
+                    &format!("{p}.amount"),
+                    format!(
+                        "{p}.amount is the number {n}; amounts are JSON strings such as \"{n}\" \
+                         (x-accept-fix amount-as-string)"
+                    ),
+                ));
+            }
+            Some(other) => {
+                return Err(field_error(
+                    &format!("{p}.amount"),
+                    format!("{p}.amount must be a string, not {}", json_type(other)),
+                ));
+            }
+        };
+        let minor = parse_minor(&amount)
+            .filter(|m| m.unsigned_abs() <= MAX_AMOUNT_MINOR.unsigned_abs())
+            .ok_or_else(|| {
+                field_error(
+                    &format!("{p}.amount"),
+                    format!(
+                        "{p}.amount {amount:?} is not a decimal amount with at most two \
+                         decimals (e.g. \"-125.50\") within ±{}",
+                        crate::xs2a::model::format_minor(MAX_AMOUNT_MINOR)
+                    ),
+                )
+            })?;
+        Ok(Some((currency, minor)))
+    }
+
+    /// A Berlin Group `accountReference` with a `bban` (11 digits, MOD11) or an `iban`
+    /// (mod-97 checked); returns it normalized: the BBAN for Norwegian IBANs, else the IBAN.
+    fn opt_account_ref(&self, name: &str) -> Result<Option<String>, ApiError> {
+        let Some(v) = self.get(name) else {
+            return Ok(None);
+        };
+        let p = self.at(name);
+        let f = Fields::of(v, &p, &["bban", "iban", "currency"])?;
+        f.opt_currency("currency")?;
+        match (f.opt_str("bban", 40)?, f.opt_str("iban", 40)?) {
+            (Some(b), None) => {
+                let b: String = b.chars().filter(|c| *c != '.' && *c != ' ').collect();
+                if is_bban(&b) {
+                    Ok(Some(b))
+                } else {
+                    Err(field_error(
+                        &format!("{p}.bban"),
+                        format!(
+                            "{p}.bban {b:?} is not a Norwegian BBAN (11 digits with a valid \
+                             MOD11 check digit)"
+                        ),
+                    ))
+                }
+            }
+            (None, Some(i)) => {
+                let i: String = i
+                    .chars()
+                    .filter(|c| *c != ' ')
+                    .collect::<String>()
+                    .to_ascii_uppercase();
+                if !is_iban(&i) {
+                    return Err(field_error(
+                        &format!("{p}.iban"),
+                        format!("{p}.iban {i:?} is not a valid IBAN (check digits fail)"),
+                    ));
+                }
+                match i.strip_prefix("NO").map(|r| &r[2..]) {
+                    Some(b) if is_bban(b) => Ok(Some(b.to_string())),
+                    Some(_) => Err(field_error(
+                        &format!("{p}.iban"),
+                        format!("{p}.iban {i:?} does not hold a valid Norwegian BBAN"),
+                    )),
+                    None => Ok(Some(i)),
+                }
+            }
+            (None, None) => Err(field_error(&p, format!("{p} needs a bban or an iban"))),
+            (Some(_), Some(_)) => Err(field_error(
+                &p,
+                format!("{p} must have either a bban or an iban, not both"),
+            )),
+        }
+    }
+}
+
+/// The account identifier checks, shared with the payment bodies and the console
+/// ([`crate::xs2a::identifiers`]): a Norwegian BBAN (11 digits, MOD11) and an IBAN (Berlin
+/// Group `iban` pattern, MOD 97-10).
+pub use crate::xs2a::identifiers::{is_iban, is_norwegian_bban as is_bban};
+
+/// Parses the request body as a JSON value; an empty body is `what` missing.
+fn parse_body(body: &[u8], what: &str) -> Result<Value, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(field_error(
+            "body",
+            format!("the request body is missing; expected a JSON object: {what}"),
+        ));
+    }
+    serde_json::from_slice(body)
+        .map_err(|e| field_error("body", format!("the request body is not valid JSON: {e}")))
+}
+
+fn path_uuid(id: &str, what: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(id).map_err(|_| ApiError::not_found(format!("no {what} {id:?}")))
+}
+
+fn random_u64() -> u64 {
+    Uuid::new_v4().as_u64_pair().0
+}
+
+fn exists(conn: &Connection, what: Unique, value: &str) -> Result<bool, ApiError> {
+    Ok(store::exists(conn, what, value)?)
+}
+
+fn unique_value(
+    conn: &Connection,
+    what: Unique,
+    make: impl Fn(u64) -> String,
+) -> Result<String, ApiError> {
+    for _ in 0..1000 {
+        let v = make(random_u64());
+        if !exists(conn, what, &v)? {
+            return Ok(v);
+        }
+    }
+    Err(ApiError::storage("no free number left"))
+}
+
+fn fresh_bban(conn: &Connection) -> Result<String, ApiError> {
+    unique_value(conn, Unique::Bban, seed::bban_from)
+}
+
+fn fresh_pan(conn: &Connection) -> Result<String, ApiError> {
+    unique_value(conn, Unique::MaskedPan, seed::masked_pan)
+}
+
+/// `text` cut to `max` characters.
+fn cut(text: &str, max: usize) -> String {
+    text.chars().take(max).collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// Initialize
+
+/// `POST /v1/sandbox/initialize[?scope=all]` (interface document, Endpoints: "sandbox
+/// initialization (path not shown): Resets the sandbox to a known state"). Body ignored.
+/// 200 `{"customers": 5, "accounts": 10, "cardAccounts": 3, "agreements": 2}` (the seed's
+/// counts).
+///
+/// - From the TPP plane it resets the calling TPP's world (issue 20): in one transaction the
+///   customers it created (with their accounts, transactions, balances, agreements), its
+///   consents, PSU registrations, authorisations, payments, baskets and fault rules, and its
+///   clock offset ([`store::tenancy::reset`]). Other TPPs' worlds and the seeded customers
+///   stay as they are.
+/// - `?scope=all` on the operator plane ([`crate::sandbox::http::operator`]) resets the whole sandbox:
+///   every table of every module is emptied and the seed ([`crate::sandbox::domain::seed`], or the `--seed`
+///   file's, [`crate::sandbox::domain::seed_file`]) inserted again
+///   with its fixed ids; every clock is back at real time.
+///
+/// Errors: 403 `SERVICE_BLOCKED` for `scope=all` off the operator plane; 503
+/// `SERVICE_BLOCKED` when the database fails (nothing changed).
+pub async fn initialize(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    parts: axum::http::request::Parts,
+) -> Result<Json<Value>, ApiError> {
+    let s = if crate::sandbox::http::operator::wants_all(&parts) {
+        if !crate::sandbox::http::operator::is_operator(&app, &parts.extensions, &parts.headers) {
+            return Err(crate::sandbox::http::operator::refused(
+                "the reset of the whole sandbox (scope=all)",
+            ));
+        }
+        let s = app.store.initialize(&app.seed)?;
+        app.clock.set_offset(std::time::Duration::ZERO);
+        app.clock.clear_worlds();
+        // Every TPP's X-Request-IDs are forgotten too (`crate::sandbox::http::replay`).
+        if let Some(guard) = &app.replay {
+            guard.clear();
+        }
+        s
+    } else {
+        app.db
+            .write(|tx| Ok(store::tenancy::reset(tx, &tpp.id.0)?))?;
+        app.clock
+            .set_world_offset(&tpp.id.0, std::time::Duration::ZERO);
+        // The caller's X-Request-IDs are forgotten too (issue 20, finding 5; `crate::sandbox::http::replay`).
+        if let Some(guard) = &app.replay {
+            guard.forget_tpp(&tpp.id);
+        }
+        let seed = &app.seed;
+        store::InitializeSummary {
+            customers: seed.customers.len(),
+            accounts: seed.accounts.len(),
+            card_accounts: seed.card_accounts.len(),
+            agreements: seed.agreements.len(),
+        }
+    };
+    // The fault rules' table changed: read their mirror again.
+    app.faults.reload(&app.db);
+    app.events.emit(Some(&tpp.id.0), || {
+        crate::sandbox::domain::events::clock_event(app.clock.now(), 0, "initialize")
+    });
+    Ok(Json(json!({
+        "customers": s.customers,
+        "accounts": s.accounts,
+        "cardAccounts": s.card_accounts,
+        "agreements": s.agreements,
+    })))
+}
+
+// ---------------------------------------------------------------------------------------
+// Customers
+
+const CUSTOMER_FIELDS: [&str; 5] = [
+    "customerType",
+    "customerName",
+    "customerNumber",
+    "accounts",
+    "cardAccounts",
+];
+
+const ACCOUNT_SPEC_FIELDS: [&str; 5] =
+    ["name", "cashAccountType", "currency", "product", "balance"];
+
+const CARD_SPEC_FIELDS: [&str; 3] = ["name", "currency", "product"];
+
+/// An account asked for in a creation body.
+struct AccountSpec {
+    name: String,
+    cash_account_type: String,
+    currency: String,
+    product: Option<String>,
+    opening_balance: i64,
+}
+
+fn account_spec(f: &Fields<'_>) -> Result<AccountSpec, ApiError> {
+    let name = f.req_str(
+        "name",
+        MAX_NAME_CHARS,
+        "the account name (at most 70 characters)",
+    )?;
+    let cash_account_type = match f.opt_str("cashAccountType", 4)? {
+        None => "CACC".to_string(),
+        Some(t) if CASH_ACCOUNT_TYPES.contains(&t.as_str()) => t,
+        Some(t) => {
+            let p = f.at("cashAccountType");
+            return Err(field_error(
+                &p,
+                format!(
+                    "{p} {t:?} is not an ISO 20022 cash account type code ({})",
+                    CASH_ACCOUNT_TYPES.join(", ")
+                ),
+            ));
+        }
+    };
+    let currency = f
+        .opt_currency("currency")?
+        .unwrap_or_else(|| seed::CURRENCY.to_string());
+    let product = f.opt_str("product", MAX_NAME_CHARS)?;
+    let opening_balance = match f.opt_amount("balance")? {
+        None => 0,
+        Some((c, _)) if c != currency => {
+            let p = f.at("balance.currency");
+            return Err(inconsistent(
+                &p,
+                format!("{p} {c} differs from the account currency {currency}"),
+            ));
+        }
+        Some((_, m)) => m,
+    };
+    Ok(AccountSpec {
+        name,
+        cash_account_type,
+        currency,
+        product,
+        opening_balance,
+    })
+}
+
+fn build_account(
+    conn: &Connection,
+    owner: &Customer,
+    spec: AccountSpec,
+) -> Result<Account, ApiError> {
+    let savings = matches!(spec.cash_account_type.as_str(), "SVGS" | "SACC" | "LLSV");
+    let kind = match (owner.kind, savings) {
+        (CustomerType::Private, true) => AccountKind::Savings,
+        (CustomerType::Private, false) => AccountKind::Current,
+        (CustomerType::Corporate, _) => AccountKind::Operating,
+    };
+    let product = spec.product.unwrap_or_else(|| {
+        if savings {
+            "Sparekonto".into()
+        } else if owner.kind == CustomerType::Corporate {
+            "Bedriftskonto".into()
+        } else {
+            "Brukskonto".into()
+        }
+    });
+    Ok(Account {
+        id: Uuid::new_v4(),
+        owner: owner.id,
+        kind,
+        bban: fresh_bban(conn)?,
+        currency: spec.currency,
+        name: spec.name,
+        product,
+        cash_account_type: spec.cash_account_type,
+        opening_balance: spec.opening_balance,
+        generated: false,
+    })
+}
+
+/// `POST /v1/sandbox/customers` (interface document, Endpoints: "Creates sandbox
+/// customers"; fields of Resources, "Sandbox customer"). Body:
+///
+/// ```json
+/// { "customerType": "PRIVATE",            // required: PRIVATE or CORPORATE
+///   "customerName": "Per Hansen",         // required, 1..=70 characters
+///   "customerNumber": "01010012356",      // optional: 11 digits (PRIVATE, a mock national
+///                                         // id) or 9 digits (CORPORATE, an organisation
+///                                         // number); unique; generated when absent
+///   "accounts": [ { "name": "Brukskonto", "cashAccountType": "CACC", "currency": "NOK",
+///                   "product": "Brukskonto", "balance": {"currency": "NOK", "amount": "1000.00"} } ],
+///   "cardAccounts": [ { "name": "Mastercard", "currency": "NOK", "product": "Kredittkort" } ] }
+/// ```
+///
+/// Without `accounts` the customer gets the seed's default accounts (two each: PRIVATE a
+/// current and a savings account, CORPORATE an operating and a settlement account) with a
+/// generated transaction history; accounts given explicitly start empty with their
+/// `balance` (default 0.00), and are filled with `POST /v1/sandbox/accounts/{id}/transactions`.
+/// Without `cardAccounts` a PRIVATE customer gets one card account, a CORPORATE none;
+/// `[]` gives none. Answers 201 with the customer's listing element (accounts and agreements
+/// included) and `Location` = its `self` link.
+///
+/// Errors: 400 `FORMAT_ERROR` naming the field; 400 `FORMAT_ERROR` when the customerNumber
+/// is taken.
+pub async fn create_customer(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let value = parse_body(&body, "customerType, customerName")?;
+    let f = Fields::of(&value, "", &CUSTOMER_FIELDS)?;
+    let kind = match f.opt_str("customerType", 20)?.as_deref() {
+        Some("PRIVATE") => CustomerType::Private,
+        Some("CORPORATE") => CustomerType::Corporate,
+        Some(other) => {
+            return Err(field_error(
+                "customerType",
+                format!("customerType {other:?} is not PRIVATE or CORPORATE"),
+            ));
+        }
+        None => return Err(f.missing("customerType", "PRIVATE or CORPORATE").into()),
+    };
+    let name = f.req_str(
+        "customerName",
+        MAX_NAME_CHARS,
+        "the customer's name (at most 70 characters)",
+    )?;
+    let digits = match kind {
+        CustomerType::Private => 11,
+        CustomerType::Corporate => 9,
+    };
+    let number = match f.opt_str("customerNumber", 40)? {
+        Some(n) if n.len() == digits && n.bytes().all(|b| b.is_ascii_digit()) => Some(n),
+        Some(n) => {
+            return Err(field_error(
+                "customerNumber",
+                format!(
+                    "customerNumber {n:?} must be {digits} digits for a {} customer ({})",
+                    kind.as_str(),
+                    match kind {
+                        CustomerType::Private => "a mock national identity number",
+                        CustomerType::Corporate => "an organisation number",
+                    }
+                ),
+            ));
+        }
+        None => None,
+    };
+    let accounts = match f.opt_array("accounts", MAX_ACCOUNTS_PER_REQUEST)? {
+        None => None,
+        Some(items) => Some(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    account_spec(&Fields::of(
+                        v,
+                        &format!("accounts[{i}]"),
+                        &ACCOUNT_SPEC_FIELDS,
+                    )?)
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+    };
+    let cards = match f.opt_array("cardAccounts", MAX_ACCOUNTS_PER_REQUEST)? {
+        None => None,
+        Some(items) => Some(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let c = Fields::of(v, &format!("cardAccounts[{i}]"), &CARD_SPEC_FIELDS)?;
+                    Ok((
+                        c.req_str(
+                            "name",
+                            MAX_NAME_CHARS,
+                            "the card account name (at most 70 characters)",
+                        )?,
+                        c.opt_currency("currency")?
+                            .unwrap_or_else(|| seed::CURRENCY.to_string()),
+                        c.opt_str("product", MAX_NAME_CHARS)?,
+                    ))
+                })
+                .collect::<Result<Vec<_>, ApiError>>()?,
+        ),
+    };
+    let customer = app.db.write(|tx| {
+        let number_sql = Unique::CustomerNumber;
+        let number = match number {
+            Some(n) => {
+                if exists(tx, number_sql, &n)? {
+                    return Err(field_error(
+                        "customerNumber",
+                        format!("customerNumber {n} is already used by another sandbox customer"),
+                    ));
+                }
+                n
+            }
+            None => unique_value(tx, number_sql, |r| match kind {
+                CustomerType::Private => seed::national_id(r),
+                CustomerType::Corporate => seed::organisation_number(r),
+            })?,
+        };
+        let r = random_u64();
+        let customer = Customer {
+            id: Uuid::new_v4(),
+            number,
+            kind,
+            employer: match kind {
+                CustomerType::Private => seed::EMPLOYERS
+                    .get(usize::try_from(r % seed::EMPLOYERS.len() as u64).unwrap_or(0))
+                    .copied()
+                    .unwrap_or_default()
+                    .to_string(),
+                CustomerType::Corporate => String::new(),
+            },
+            name,
+        };
+        store::insert_customer(tx, &customer)?;
+        // The customer is in the creating TPP's world only (issue 20).
+        store::tenancy::set_owner(tx, &customer.id.to_string(), &tpp.id.0)?;
+        match accounts {
+            Some(specs) => {
+                for spec in specs {
+                    let a = build_account(tx, &customer, spec)?;
+                    store::insert_account(tx, &a)?;
+                }
+            }
+            None => {
+                for spec in seed::default_accounts(customer.kind) {
+                    let mut a =
+                        seed::default_account(&customer, spec, Uuid::new_v4(), fresh_bban(tx)?);
+                    a.name = cut(&a.name, MAX_NAME_CHARS);
+                    store::insert_account(tx, &a)?;
+                }
+            }
+        }
+        let cards = cards.unwrap_or_else(|| match customer.kind {
+            CustomerType::Private => vec![(
+                cut(
+                    &format!("Mastercard Gold {}", customer.name),
+                    MAX_NAME_CHARS,
+                ),
+                seed::CURRENCY.to_string(),
+                None,
+            )],
+            CustomerType::Corporate => Vec::new(),
+        });
+        for (name, currency, product) in cards {
+            let c = CardAccount {
+                id: Uuid::new_v4(),
+                owner: customer.id,
+                masked_pan: fresh_pan(tx)?,
+                currency,
+                name,
+                product: product.unwrap_or_else(|| "Kredittkort".into()),
+                status: "enabled".into(),
+            };
+            store::insert_card_account(tx, &c)?;
+        }
+        Ok(customer)
+    })?;
+    let element = views::element(&app, &customer, true, true)?;
+    Ok(created(&customer_path(customer.id), element))
+}
+
+/// `DELETE /v1/sandbox/customers/{customerId}`: deletes the customer with its accounts, card
+/// accounts, agreements (either side), consents, PSU registrations and manual data, in one
+/// transaction ([`store::Store::delete_customer`]). 204, no body. Only a customer the
+/// calling TPP created (issue 20).
+///
+/// Errors: 404 `RESOURCE_UNKNOWN` for an unknown id or another TPP's customer; 403
+/// `SERVICE_BLOCKED` for a seeded customer (in every TPP's world).
+pub async fn delete_customer(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    ApiPath(id): ApiPath<String>,
+) -> Result<StatusCode, ApiError> {
+    let uuid = path_uuid(&id, "sandbox customer")?;
+    let key = uuid.to_string();
+    let owner = app.db.read(|c| store::tenancy::owner(c, &key))?;
+    match owner {
+        Some(o) if o != tpp.id.0 => {
+            return Err(ApiError::not_found(format!("no sandbox customer {id:?}")));
+        }
+        None if app.store.customer(uuid)?.is_some() => {
+            return Err(ApiError::new(
+                MessageCode::ServiceBlocked,
+                format!(
+                    "sandbox customer {id:?} is one of the seeded customers, which are in every \
+                     TPP's world: a TPP deletes only the customers it created"
+                ),
+            ));
+        }
+        _ => {}
+    }
+    if app.store.delete_customer(uuid)? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found(format!("no sandbox customer {id:?}")))
+    }
+}
+
+fn path_customer(app: &App, id: &str) -> Result<Customer, ApiError> {
+    match path_uuid(id, "sandbox customer") {
+        Ok(u) => app.store.customer(u)?,
+        Err(_) => None,
+    }
+    .ok_or_else(|| ApiError::not_found(format!("no sandbox customer {id:?}")))
+}
+
+// ---------------------------------------------------------------------------------------
+// Agreements
+
+const AGREEMENT_FIELDS: [&str; 4] = [
+    "holderCustomerId",
+    "holderCustomerNumber",
+    "name",
+    "accounts",
+];
+
+/// `POST /v1/sandbox/customers/{customerId}/agreements`: the CORPORATE customer
+/// `customerId` grants a PRIVATE customer access to its accounts in CORPORATE context
+/// (interface document: "A PSU acts either in a PRIVATE context (own accounts) or a
+/// CORPORATE context (only accounts granted to it under a corporate agreement)"). Body:
+///
+/// ```json
+/// { "holderCustomerId": "<uuid>",          // or "holderCustomerNumber": "31125461118"
+///   "name": "Fullmakt regnskap",           // optional, 1..=70 characters
+///   "accounts": ["<account resourceId>"] } // optional: the engagements; default all the
+///                                          // corporate customer's accounts
+/// ```
+///
+/// Answers 201 with the agreement element (`id`, `name`, `engagements`, `_links`); the
+/// agreement appears in both customers' listing elements and at the holder's SCA context
+/// choice; its id is the `psu-corporate-id`.
+///
+/// Errors: 404 `RESOURCE_UNKNOWN` (unknown path customer); 400 `RESOURCE_UNKNOWN` (unknown
+/// holder or account); 400 `PARAMETER_NOT_CONSISTENT` (path customer not CORPORATE, holder
+/// not PRIVATE, an account not the corporate customer's, or the holder already holds an
+/// agreement for this customer); 400 `FORMAT_ERROR` (body).
+pub async fn create_agreement(
+    State(app): State<Arc<App>>,
+    _tpp: Tpp,
+    ApiPath(id): ApiPath<String>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let corporate = path_customer(&app, &id)?;
+    let value = parse_body(&body, "holderCustomerId or holderCustomerNumber")?;
+    let f = Fields::of(&value, "", &AGREEMENT_FIELDS)?;
+    if corporate.kind != CustomerType::Corporate {
+        return Err(inconsistent(
+            "customerId",
+            format!(
+                "{} is a PRIVATE customer; agreements are granted by a CORPORATE customer to a \
+                 private one (post to the corporate customer's agreements)",
+                corporate.name
+            ),
+        ));
+    }
+    let holder =
+        match (
+            f.opt_uuid("holderCustomerId")?,
+            f.opt_str("holderCustomerNumber", 40)?,
+        ) {
+            (Some(h), None) => app.store.customer(h)?.ok_or_else(|| {
+                unknown_in_body(
+                    "holderCustomerId",
+                    format!("holderCustomerId {h} is not a sandbox customer"),
+                )
+            })?,
+            (None, Some(n)) => app.store.customer_by_number(&n)?.ok_or_else(|| {
+                unknown_in_body(
+                    "holderCustomerNumber",
+                    format!("holderCustomerNumber {n} is not a sandbox customer's number"),
+                )
+            })?,
+            (None, None) => {
+                return Err(f.missing(
+                "holderCustomerId",
+                "the PRIVATE customer who may act for the company (or holderCustomerNumber)",
+            ).into());
+            }
+            (Some(_), Some(_)) => {
+                return Err(field_error(
+                    "holderCustomerId",
+                    "give either holderCustomerId or holderCustomerNumber, not both",
+                ));
+            }
+        };
+    if holder.kind != CustomerType::Private {
+        return Err(inconsistent(
+            "holderCustomerId",
+            format!(
+                "{} is a CORPORATE customer; an agreement is held by a PRIVATE customer (a \
+                 person who logs in at SCA and chooses the corporate context)",
+                holder.name
+            ),
+        ));
+    }
+    let own = app.store.account_ids_of(corporate.id)?;
+    let accounts = match f.opt_array("accounts", 1000)? {
+        None => own.clone(),
+        Some(items) => {
+            let mut v = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let p = format!("accounts[{i}]");
+                let Some(s) = item.as_str() else {
+                    return Err(field_error(
+                        &p,
+                        format!(
+                            "{p} must be an account resourceId string, not {}",
+                            json_type(item)
+                        ),
+                    ));
+                };
+                let Ok(u) = Uuid::parse_str(s.trim()) else {
+                    return Err(field_error(
+                        &p,
+                        format!("{p} {s:?} is not a resourceId (UUID)"),
+                    ));
+                };
+                if !own.contains(&u) {
+                    return Err(match app.store.account(u)? {
+                        None => unknown_in_body(&p, format!("{p} {u} is not a sandbox account")),
+                        Some(_) => inconsistent(
+                            &p,
+                            format!("{p} {u} is not an account of {}", corporate.name),
+                        ),
+                    });
+                }
+                if !v.contains(&u) {
+                    v.push(u);
+                }
+            }
+            v
+        }
+    };
+    if accounts.is_empty() {
+        return Err(inconsistent(
+            "accounts",
+            format!("{} has no accounts to grant", corporate.name),
+        ));
+    }
+    let name = match f.opt_str("name", MAX_NAME_CHARS)? {
+        Some(n) => n,
+        None => cut(
+            &format!("{} – fullmakt for {}", corporate.name, holder.name),
+            MAX_NAME_CHARS,
+        ),
+    };
+    let agreement = app.db.write(|tx| {
+        let taken = store::agreement_between(tx, corporate.id, holder.id)?;
+        if taken {
+            return Err(inconsistent(
+                "holderCustomerId",
+                format!(
+                    "{} already holds an agreement for {}; add accounts by deleting it and \
+                     granting a new one",
+                    holder.name, corporate.name
+                ),
+            ));
+        }
+        let a = Agreement {
+            id: Uuid::new_v4(),
+            name,
+            corporate: corporate.id,
+            holder: holder.id,
+            accounts,
+        };
+        store::insert_agreement(tx, &a)?;
+        Ok(a)
+    })?;
+    Ok(created(
+        &agreement_path(&agreement),
+        views::sandbox_agreement_element(&agreement),
+    ))
+}
+
+/// `GET /v1/sandbox/customers/{customerId}/agreements`: 200 with the agreement elements
+/// where the customer is holder or corporate party.
+///
+/// Errors: 404 `RESOURCE_UNKNOWN` (unknown customer).
+pub async fn list_agreements(
+    State(app): State<Arc<App>>,
+    _tpp: Tpp,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<Vec<SandboxAgreement>>, ApiError> {
+    let c = path_customer(&app, &id)?;
+    Ok(Json(
+        app.store
+            .agreements_of(c.id)?
+            .iter()
+            .map(views::sandbox_agreement_element)
+            .collect(),
+    ))
+}
+
+fn path_agreement(app: &App, id: &str, agreement: &str) -> Result<Agreement, ApiError> {
+    let c = path_customer(app, id)?;
+    match Uuid::parse_str(agreement) {
+        Ok(a) => app.store.agreement(a)?,
+        Err(_) => None,
+    }
+    .filter(|a| a.corporate == c.id || a.holder == c.id)
+    .ok_or_else(|| ApiError::not_found(format!("customer {id} has no agreement {agreement:?}")))
+}
+
+/// `GET /v1/sandbox/customers/{customerId}/agreements/{agreementId}` (the agreement
+/// element's `_links.self`; either party's id works): 200 with the agreement element.
+///
+/// Errors: 404 `RESOURCE_UNKNOWN`.
+pub async fn get_agreement(
+    State(app): State<Arc<App>>,
+    _tpp: Tpp,
+    ApiPath((id, agreement)): ApiPath<(String, String)>,
+) -> Result<Json<SandboxAgreement>, ApiError> {
+    Ok(Json(views::sandbox_agreement_element(&path_agreement(
+        &app, &id, &agreement,
+    )?)))
+}
+
+/// `GET .../agreements/{agreementId}/engagements` (the element's `_links.engagements`): 200
+/// `{"engagements": [accountDetails...], "_links": {"agreement": {href, verbs}}}`, the
+/// accounts the agreement covers.
+///
+/// Errors: 404 `RESOURCE_UNKNOWN`.
+pub async fn get_engagements(
+    State(app): State<Arc<App>>,
+    _tpp: Tpp,
+    ApiPath((id, agreement)): ApiPath<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let a = path_agreement(&app, &id, &agreement)?;
+    let engagements: Vec<AccountDetails> = app
+        .store
+        .accounts_by_ids(&a.accounts)?
+        .iter()
+        .map(|x| account_details(&app, x))
+        .collect::<Result<_, _>>()?;
+    let mut links = Links::new();
+    links.insert(
+        "agreement".into(),
+        Link::with_verbs(agreement_path(&a), VERBS_GET),
+    );
+    Ok(Json(json!({ "engagements": engagements, "_links": links })))
+}
+
+/// `DELETE /v1/sandbox/customers/{customerId}/agreements/{agreementId}`: deletes the
+/// agreement and the consents given under it. 204.
+///
+/// Errors: 404 `RESOURCE_UNKNOWN`.
+pub async fn delete_agreement(
+    State(app): State<Arc<App>>,
+    _tpp: Tpp,
+    ApiPath((id, agreement)): ApiPath<(String, String)>,
+) -> Result<StatusCode, ApiError> {
+    let a = path_agreement(&app, &id, &agreement)?;
+    if app.store.delete_agreement(a.id)? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found(format!("no agreement {agreement:?}")))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Accounts and card accounts
+
+const ACCOUNT_FIELDS: [&str; 7] = [
+    "customerId",
+    "name",
+    "cashAccountType",
+    "currency",
+    "product",
+    "balance",
+    "bban",
+];
+
+fn body_customer(app: &App, f: &Fields<'_>) -> Result<Customer, ApiError> {
+    let id = f
+        .opt_uuid("customerId")?
+        .ok_or_else(|| f.missing("customerId", "the owning sandbox customer's customerId"))?;
+    app.store.customer(id)?.ok_or_else(|| {
+        unknown_in_body(
+            "customerId",
+            format!("customerId {id} is not a sandbox customer"),
+        )
+    })
+}
+
+/// `POST /v1/sandbox/accounts`: creates a mock account for a customer. Body:
+///
+/// ```json
+/// { "customerId": "<uuid>",              // required
+///   "name": "Feriekonto",                // required, 1..=70 characters (Versioning: longer-names)
+///   "cashAccountType": "SVGS",           // optional, ISO 20022 code, default CACC
+///   "currency": "NOK",                   // optional, ISO 4217, default NOK
+///   "product": "Sparekonto",             // optional
+///   "balance": {"currency": "NOK", "amount": "2500.00"},  // optional opening balance, 0.00
+///   "bban": "15030123455" }              // optional, 11 digits MOD11, unique; else generated
+/// ```
+///
+/// The account starts with no transactions (add some with
+/// `POST /v1/sandbox/accounts/{id}/transactions`). 201 `{"account": accountDetails}` with
+/// `Location: /v1/accounts/{id}`. The owner's PSUs see it at their next consent.
+///
+/// Errors: 400 `FORMAT_ERROR` (body), 400 `RESOURCE_UNKNOWN` (unknown customerId), 400
+/// `PARAMETER_NOT_CONSISTENT` (balance currency differs), 400 `FORMAT_ERROR` (bban taken).
+pub async fn create_account(
+    State(app): State<Arc<App>>,
+    _tpp: Tpp,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let value = parse_body(&body, "customerId, name")?;
+    let f = Fields::of(&value, "", &ACCOUNT_FIELDS)?;
+    let owner = body_customer(&app, &f)?;
+    let spec = account_spec(&f)?;
+    let bban = match f.opt_str("bban", 20)? {
+        None => None,
+        Some(b) if is_bban(&b) => Some(b),
+        Some(b) => {
+            return Err(field_error(
+                "bban",
+                format!("bban {b:?} is not a Norwegian BBAN (11 digits with a MOD11 check digit)"),
+            ));
+        }
+    };
+    let account = app.db.write(|tx| {
+        let mut a = build_account(tx, &owner, spec)?;
+        if let Some(b) = bban {
+            if exists(tx, Unique::Bban, &b)? {
+                return Err(field_error(
+                    "bban",
+                    format!("bban {b} is already an account of this sandbox"),
+                ));
+            }
+            a.bban = b;
+        }
+        store::insert_account(tx, &a)?;
+        Ok(a)
+    })?;
+    Ok(created(
+        &format!("/v1/accounts/{}", account.id),
+        json!({ "account": account_details(&app, &account)? }),
+    ))
+}
+
+const CARD_FIELDS: [&str; 5] = ["customerId", "name", "currency", "product", "status"];
+
+/// `POST /v1/sandbox/card-accounts`: creates a card account for a customer. Body
+/// `{"customerId", "name" (1..=70), "currency" (default NOK), "product" (default
+/// Kredittkort), "status" (enabled, blocked or deleted; default enabled)}`; the masked PAN is
+/// generated. 201 `{"cardAccount": cardAccountDetails}`.
+///
+/// Errors: as [`create_account`].
+pub async fn create_card_account(
+    State(app): State<Arc<App>>,
+    _tpp: Tpp,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let value = parse_body(&body, "customerId, name")?;
+    let f = Fields::of(&value, "", &CARD_FIELDS)?;
+    let owner = body_customer(&app, &f)?;
+    let name = f.req_str(
+        "name",
+        MAX_NAME_CHARS,
+        "the card account name (at most 70 characters)",
+    )?;
+    let currency = f
+        .opt_currency("currency")?
+        .unwrap_or_else(|| seed::CURRENCY.into());
+    let product = f
+        .opt_str("product", MAX_NAME_CHARS)?
+        .unwrap_or_else(|| "Kredittkort".into());
+    let status = match f.opt_str("status", 20)?.as_deref() {
+        None | Some("enabled") => "enabled".to_string(),
+        Some(s @ ("blocked" | "deleted")) => s.to_string(),
+        Some(s) => {
+            return Err(field_error(
+                "status",
+                format!(
+                    "status {s:?} is not enabled, blocked or deleted (Berlin Group accountStatus)"
+                ),
+            ));
+        }
+    };
+    let card = app.db.write(|tx| {
+        let c = CardAccount {
+            id: Uuid::new_v4(),
+            owner: owner.id,
+            masked_pan: fresh_pan(tx)?,
+            currency,
+            name,
+            product,
+            status,
+        };
+        store::insert_card_account(tx, &c)?;
+        Ok(c)
+    })?;
+    Ok(created(
+        &format!("/v1/card-accounts/{}", card.id),
+        json!({ "cardAccount": card_details(&app, &card)? }),
+    ))
+}
+
+// ---------------------------------------------------------------------------------------
+// Transactions
+
+const TRANSACTION_FIELDS: [&str; 10] = [
+    "transactionAmount",
+    "bookingStatus",
+    "bookingDate",
+    "valueDate",
+    "creditorName",
+    "creditorAccount",
+    "debtorName",
+    "debtorAccount",
+    "remittanceInformationUnstructured",
+    "transactionId",
+];
+
+fn path_account(app: &App, id: &str) -> Result<Account, ApiError> {
+    Uuid::parse_str(id)
+        .ok()
+        .map_or(Ok(None), |u| app.store.account(u))?
+        .ok_or_else(|| ApiError::not_found(format!("no sandbox account {id:?}")))
+}
+
+fn path_card(app: &App, id: &str) -> Result<CardAccount, ApiError> {
+    Uuid::parse_str(id)
+        .ok()
+        .map_or(Ok(None), |u| app.store.card_account(u))?
+        .ok_or_else(|| ApiError::not_found(format!("no sandbox card account {id:?}")))
+}
+
+/// `bookingStatus` (`booked` default, or `pending`) and the booking date (booked: given or
+/// today, not after today; pending: none).
+fn booking(f: &Fields<'_>, today: NaiveDate) -> Result<(bool, Option<NaiveDate>), ApiError> {
+    let booked = match f.opt_str("bookingStatus", 20)?.as_deref() {
+        None | Some("booked") => true,
+        Some("pending") => false,
+        Some(other) => {
+            return Err(field_error(
+                "bookingStatus",
+                format!("bookingStatus {other:?} is not booked or pending"),
+            ));
+        }
+    };
+    let date = f.opt_date("bookingDate")?;
+    match (booked, date) {
+        (false, Some(_)) => Err(inconsistent(
+            "bookingDate",
+            "a pending transaction has no bookingDate; leave it out or use bookingStatus booked",
+        )),
+        (false, None) => Ok((false, None)),
+        (true, Some(d)) if d > today => Err(inconsistent(
+            "bookingDate",
+            format!(
+                "bookingDate {d} is in the future (the sandbox date is {today}); a future \
+                 transaction is pending"
+            ),
+        )),
+        (true, d) => Ok((true, Some(d.unwrap_or(today)))),
+    }
+}
+
+/// The signed amount in the account's currency, non-zero.
+fn transaction_amount(f: &Fields<'_>, currency: &str) -> Result<i64, ApiError> {
+    let (c, amount) = f.opt_amount("transactionAmount")?.ok_or_else(|| {
+        f.missing(
+            "transactionAmount",
+            "{\"currency\": \"NOK\", \"amount\": \"-125.50\"} (negative = money out)",
+        )
+    })?;
+    if c != currency {
+        return Err(inconsistent(
+            "transactionAmount.currency",
+            format!("transactionAmount.currency {c} differs from the account currency {currency}"),
+        ));
+    }
+    if amount == 0 {
+        return Err(field_error(
+            "transactionAmount.amount",
+            "transactionAmount.amount is zero; use a negative amount for money out, a positive \
+             one for money in",
+        ));
+    }
+    Ok(amount)
+}
+
+/// `POST /v1/sandbox/accounts/{mockAccountId}/transactions` (interface document, Endpoints:
+/// "Creates a sandbox transaction; an error results if another account is given as the
+/// debtor"). Body (Berlin Group `transactions` field names):
+///
+/// ```json
+/// { "transactionAmount": {"currency": "NOK", "amount": "-349.00"},  // required, non-zero:
+///                                     // negative = money out (this account is the debtor),
+///                                     // positive = money in (this account is the creditor)
+///   "bookingStatus": "booked",        // booked (default) or pending
+///   "bookingDate": "2026-03-02",      // booked only; default today; not in the future
+///   "valueDate": "2026-03-02",        // default the booking date (pending: today)
+///   "creditorName": "Elkjøp",         // money out: creditorName or creditorAccount required
+///   "creditorAccount": {"bban": "..."},
+///   "debtorName": "Arbeidsgiver AS",  // money in: debtorName required
+///   "debtorAccount": {"bban": "<this account's bban>"},  // only this account, only money out
+///   "remittanceInformationUnstructured": "Varekjøp" }     // optional, ≤ 140 characters
+/// ```
+///
+/// The transaction appears in `GET /v1/accounts/{id}/transactions` (booked ones with this
+/// stable `transactionId`, pending ones under `pending`) and moves the balances
+/// ([`store::Store::balances`]). 201 with the Berlin Group `transactions` element and
+/// `Location: /v1/accounts/{id}/transactions/{transactionId}`.
+///
+/// Errors: 404 `RESOURCE_UNKNOWN` (unknown account); 400 `PARAMETER_NOT_CONSISTENT` with an
+/// explanation when `debtorAccount` is another account (or given on money in), when
+/// `creditorAccount` is this account on money out (or another one on money in), for a
+/// currency other than the account's, a future bookingDate or a pending bookingDate; 400
+/// `FORMAT_ERROR` naming any malformed field.
+pub async fn create_transaction(
+    State(app): State<Arc<App>>,
+    _tpp: Tpp,
+    ApiPath(id): ApiPath<String>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let account = path_account(&app, &id)?;
+    let value = parse_body(&body, "transactionAmount and creditorName or debtorName")?;
+    let f = Fields::of(&value, "", &TRANSACTION_FIELDS)?;
+    if f.get("transactionId").is_some() {
+        return Err(field_error(
+            "transactionId",
+            "transactionId is assigned by the sandbox (stable for booked transactions); leave it out",
+        ));
+    }
+    let today = app.clock.today();
+    let amount = transaction_amount(&f, &account.currency)?;
+    let (booked, booking_date) = booking(&f, today)?;
+    let value_date = f.opt_date("valueDate")?.or(booking_date).unwrap_or(today);
+    let creditor_name = f.opt_str("creditorName", MAX_NAME_CHARS)?;
+    let debtor_name = f.opt_str("debtorName", MAX_NAME_CHARS)?;
+    let creditor_account = f.opt_account_ref("creditorAccount")?;
+    let debtor_account = f.opt_account_ref("debtorAccount")?;
+    let remittance = f.opt_str("remittanceInformationUnstructured", MAX_REMITTANCE_CHARS)?;
+    let this = &account.bban;
+    let outgoing = amount < 0;
+    if let Some(d) = &debtor_account {
+        if d != this {
+            return Err(inconsistent(
+                "debtorAccount",
+                format!(
+                    "debtorAccount {d} is another account: a sandbox transaction is created on \
+                     the mock account {this} itself, which is the debtor of money going out \
+                     (negative amount). Leave debtorAccount out or give {this}; to record money \
+                     coming in from elsewhere use a positive amount with debtorName only"
+                ),
+            ));
+        }
+        if !outgoing {
+            return Err(inconsistent(
+                "debtorAccount",
+                format!(
+                    "the amount is positive (money in), so the mock account {this} is the \
+                     creditor and cannot be the debtor; use a negative amount for money out, or \
+                     leave debtorAccount out and give debtorName"
+                ),
+            ));
+        }
+    }
+    match (&creditor_account, outgoing) {
+        (Some(c), true) if c == this => {
+            return Err(inconsistent(
+                "creditorAccount",
+                format!(
+                    "creditorAccount {c} is the mock account itself; money going out needs \
+                     another creditor"
+                ),
+            ));
+        }
+        (Some(c), false) if c != this => {
+            return Err(inconsistent(
+                "creditorAccount",
+                format!(
+                    "creditorAccount {c} is another account: money coming in (positive amount) \
+                     is credited to the mock account {this}; leave creditorAccount out"
+                ),
+            ));
+        }
+        _ => {}
+    }
+    if outgoing && creditor_name.is_none() && creditor_account.is_none() {
+        return Err(f
+            .missing(
+                "creditorName",
+                "money going out (negative amount) needs the creditorName (or creditorAccount)",
+            )
+            .into());
+    }
+    if !outgoing && debtor_name.is_none() {
+        return Err(f
+            .missing(
+                "debtorName",
+                "money coming in (positive amount) needs the debtorName (who paid)",
+            )
+            .into());
+    }
+    let owner_name = app.store.customer(account.owner)?.map(|c| c.name);
+    let (creditor_name, creditor_account, debtor_name, debtor_account) = if outgoing {
+        (
+            creditor_name,
+            creditor_account,
+            debtor_name.or(owner_name),
+            Some(this.clone()),
+        )
+    } else {
+        (
+            creditor_name.or(owner_name),
+            Some(this.clone()),
+            debtor_name,
+            None,
+        )
+    };
+    let mut t = ManualTransaction {
+        id: Uuid::new_v4(),
+        seq: 0,
+        account: account.id,
+        booked,
+        booking_date,
+        value_date,
+        amount,
+        creditor_name,
+        creditor_account,
+        debtor_name,
+        debtor_account,
+        remittance,
+        created_at: app.clock.now(),
+    };
+    t.seq = app.db.write(|tx| {
+        // The account may have been deleted since it was read.
+        if !exists(tx, Unique::AccountId, &account.id.to_string())? {
+            return Err(ApiError::not_found(format!("no sandbox account {id:?}")));
+        }
+        Ok(store::insert_manual_transaction(tx, &t)?)
+    })?;
+    Ok(created(
+        &format!("/v1/accounts/{}/transactions/{}", account.id, t.id),
+        t.to_transaction(&account.currency),
+    ))
+}
+
+const CARD_TRANSACTION_FIELDS: [&str; 9] = [
+    "transactionAmount",
+    "originalAmount",
+    "bookingStatus",
+    "bookingDate",
+    "transactionDate",
+    "cardAcceptorId",
+    "merchantCategoryCode",
+    "transactionDetails",
+    "cardTransactionId",
+];
+
+/// `POST /v1/sandbox/card-accounts/{id}/transactions`: a card transaction (Berlin Group
+/// `cardTransaction` field names). Body:
+///
+/// ```json
+/// { "transactionAmount": {"currency": "NOK", "amount": "-499.00"},  // required, non-zero,
+///                                        // card account currency; negative = purchase
+///   "originalAmount": {"currency": "EUR", "amount": "-42.90"},      // optional, merchant currency
+///   "bookingStatus": "booked",           // booked (default) or pending
+///   "bookingDate": "2026-03-02",         // booked only; default today; not in the future
+///   "transactionDate": "2026-03-01",     // default the booking date (pending: today)
+///   "cardAcceptorId": "ELKJOP-0231",     // optional, ≤ 35
+///   "merchantCategoryCode": "5732",      // optional, 4 digits
+///   "transactionDetails": "Elkjøp Lagunen" }  // optional, ≤ 1000
+/// ```
+///
+/// 201 with the `cardTransaction` (stable `cardTransactionId`). The card account interface
+/// lists it through [`store::Store::manual_card_transactions`] and its balances move
+/// ([`store::Store::card_balances`]).
+///
+/// Errors: 404 `RESOURCE_UNKNOWN` (unknown card account); 400 `PARAMETER_NOT_CONSISTENT`
+/// (currency, dates); 400 `FORMAT_ERROR` naming any malformed field.
+pub async fn create_card_transaction(
+    State(app): State<Arc<App>>,
+    _tpp: Tpp,
+    ApiPath(id): ApiPath<String>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let card = path_card(&app, &id)?;
+    let value = parse_body(&body, "transactionAmount")?;
+    let f = Fields::of(&value, "", &CARD_TRANSACTION_FIELDS)?;
+    if f.get("cardTransactionId").is_some() {
+        return Err(field_error(
+            "cardTransactionId",
+            "cardTransactionId is assigned by the sandbox; leave it out",
+        ));
+    }
+    let today = app.clock.today();
+    let amount = transaction_amount(&f, &card.currency)?;
+    let original_amount = f
+        .opt_amount("originalAmount")?
+        .map(|(currency, minor)| Amount {
+            currency,
+            amount: crate::xs2a::model::format_minor(minor),
+        });
+    let (booked, booking_date) = booking(&f, today)?;
+    let transaction_date = f
+        .opt_date("transactionDate")?
+        .or(booking_date)
+        .unwrap_or(today);
+    if transaction_date > today {
+        return Err(inconsistent(
+            "transactionDate",
+            format!(
+                "transactionDate {transaction_date} is in the future (the sandbox date is {today})"
+            ),
+        ));
+    }
+    let card_acceptor_id = f.opt_str("cardAcceptorId", 35)?;
+    let merchant_category_code = match f.opt_str("merchantCategoryCode", 4)? {
+        Some(m) if m.len() == 4 && m.bytes().all(|b| b.is_ascii_digit()) => Some(m),
+        Some(m) => {
+            return Err(field_error(
+                "merchantCategoryCode",
+                format!("merchantCategoryCode {m:?} is not a 4-digit ISO 18245 code"),
+            ));
+        }
+        None => None,
+    };
+    let transaction_details = f.opt_str("transactionDetails", 1000)?;
+    let mut t = ManualCardTransaction {
+        id: Uuid::new_v4(),
+        seq: 0,
+        card_account: card.id,
+        booked,
+        booking_date,
+        transaction_date,
+        amount,
+        original_amount,
+        card_acceptor_id,
+        merchant_category_code,
+        transaction_details,
+        created_at: app.clock.now(),
+    };
+    t.seq = app.db.write(|tx| {
+        if !exists(tx, Unique::CardAccountId, &card.id.to_string())? {
+            return Err(ApiError::not_found(format!(
+                "no sandbox card account {id:?}"
+            )));
+        }
+        Ok(store::insert_manual_card_transaction(tx, &t)?)
+    })?;
+    Ok(created(
+        &format!("/v1/card-accounts/{}/transactions", card.id),
+        t.to_json(&card.currency, &card.masked_pan),
+    ))
+}
+
+// ---------------------------------------------------------------------------------------
+// Balances
+
+const BALANCE_FIELDS: [&str; 2] = ["booked", "available"];
+
+/// The `booked` and `available` amounts of a balance-update body, in `currency`; at least
+/// one is required.
+fn balance_update(body: &[u8], currency: &str) -> Result<(Option<i64>, Option<i64>), ApiError> {
+    let value = parse_body(body, "booked and/or available amounts")?;
+    let f = Fields::of(&value, "", &BALANCE_FIELDS)?;
+    let mut out = [None, None];
+    for (slot, name) in out.iter_mut().zip(BALANCE_FIELDS) {
+        if let Some((c, m)) = f.opt_amount(name)? {
+            if c != currency {
+                return Err(inconsistent(
+                    &format!("{name}.currency"),
+                    format!(
+                        "{name}.currency {c} differs from the account currency {currency}; a \
+                         balance is always in the account currency"
+                    ),
+                ));
+            }
+            *slot = Some(m);
+        }
+    }
+    if out.iter().all(Option::is_none) {
+        return Err(f
+            .missing(
+                "booked",
+                "give booked and/or available, e.g. {\"booked\": {\"currency\": \"NOK\", \
+             \"amount\": \"1000.00\"}}",
+            )
+            .into());
+    }
+    Ok((out[0], out[1]))
+}
+
+/// `PUT` (or `POST`) `/v1/sandbox/accounts/{mockAccountId}/balances` (interface document,
+/// Endpoints: "Sandbox balance-update operations for accounts ... also exist"). Body
+/// `{"booked": amount, "available": amount}`, at least one, each in the account currency;
+/// an omitted one keeps its current value. From then on `GET /v1/accounts/{id}/balances`
+/// answers `closingBooked` = booked and `expected` = `interimAvailable` = available, moved
+/// only by transactions created afterwards with the sandbox transaction operation. 200 with
+/// the balances (`readAccountBalanceResponse-200` shape).
+///
+/// Errors: 404 `RESOURCE_UNKNOWN`; 400 `FORMAT_ERROR`; 400 `PARAMETER_NOT_CONSISTENT`
+/// (currency).
+pub async fn set_balances(
+    State(app): State<Arc<App>>,
+    _tpp: Tpp,
+    ApiPath(id): ApiPath<String>,
+    body: Bytes,
+) -> Result<Json<BalancesResponse>, ApiError> {
+    let account = path_account(&app, &id)?;
+    let (booked, available) = balance_update(&body, &account.currency)?;
+    let today = app.clock.today();
+    let owner = app
+        .store
+        .customer(account.owner)?
+        .ok_or_else(|| ApiError::not_found(format!("no sandbox account {id:?}")))?;
+    let current = app.store.balances(&account, &owner, today)?;
+    let now = app.clock.now();
+    app.db.write(|tx| {
+        Ok(store::set_balance_override(
+            tx,
+            false,
+            account.id,
+            booked.unwrap_or(current.closing_booked),
+            available.unwrap_or(current.expected),
+            now,
+        )?)
+    })?;
+    let b = app.store.balances(&account, &owner, today)?;
+    let yesterday = today.pred_opt().unwrap_or(today);
+    let balance = |kind: &str, amount: i64, date: NaiveDate| Balance {
+        balance_type: kind.to_string(),
+        balance_amount: Amount::from_minor(&account.currency, amount),
+        reference_date: Some(date.to_string()),
+    };
+    Ok(Json(BalancesResponse {
+        account: Some(AccountReference {
+            bban: Some(account.bban.clone()),
+            currency: Some(account.currency.clone()),
+            ..AccountReference::default()
+        }),
+        balances: vec![
+            balance(balance_type::CLOSING_BOOKED, b.closing_booked, yesterday),
+            balance(balance_type::EXPECTED, b.expected, today),
+            balance(balance_type::INTERIM_AVAILABLE, b.expected, today),
+        ],
+    }))
+}
+
+/// `PUT` (or `POST`) `/v1/sandbox/card-accounts/{id}/balances`: like [`set_balances`] for a
+/// card account (interface document, Endpoints: balance-update operations "for accounts and
+/// card accounts"); `booked` sets `interimBooked` (negative when owed), `available` sets
+/// `interimAvailable` (credit left); an omitted amount keeps its current value. The card
+/// account interface reads it through [`store::Store::card_balances`]. 200 `{"cardAccount":
+/// {"maskedPan"}, "balances": [interimBooked, interimAvailable]}`.
+///
+/// Errors: as [`set_balances`].
+pub async fn set_card_balances(
+    State(app): State<Arc<App>>,
+    _tpp: Tpp,
+    ApiPath(id): ApiPath<String>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let card = path_card(&app, &id)?;
+    let (booked, available) = balance_update(&body, &card.currency)?;
+    let today = app.clock.today();
+    let owner = app
+        .store
+        .customer(card.owner)?
+        .ok_or_else(|| ApiError::not_found(format!("no sandbox card account {id:?}")))?;
+    let current = crate::sandbox::http::cards::current_balances(&app, &card, &owner, today)?;
+    let booked = booked.unwrap_or(current.closing_booked);
+    let available = available.unwrap_or(current.expected);
+    let now = app.clock.now();
+    app.db.write(|tx| {
+        Ok(store::set_balance_override(
+            tx, true, card.id, booked, available, now,
+        )?)
+    })?;
+    let b = app.store.card_balances(
+        card.id,
+        Balances {
+            closing_booked: booked,
+            expected: available,
+        },
+        today,
+    )?;
+    Ok(Json(json!({
+        "cardAccount": { "maskedPan": card.masked_pan },
+        "balances": crate::sandbox::http::cards::interim_balances(&card, &b, today),
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn account_identifier_checks() {
+        assert!(is_bban(&seed::bban_from(42)));
+        assert!(!is_bban("12345678901"));
+        assert!(is_iban("NO9386011117947"));
+        assert!(is_iban("DE89370400440532013000"));
+        assert!(!is_iban("NO9386011117948"));
+        assert!(!is_iban("N09386011117947"));
+    }
+
+    #[test]
+    fn fields_name_the_bad_field() {
+        let v: Value = serde_json::json!({"a": {"currency": "NOK", "amount": 12}, "b": 1});
+        let f = Fields::of(&v, "", &["a", "b"]).unwrap();
+        let e = f.opt_amount("a").unwrap_err();
+        assert_eq!(e.body.tpp_messages[0].path.as_deref(), Some("a.amount"));
+        let e = ApiError::from(f.opt_str("b", 5).unwrap_err());
+        assert_eq!(e.body.first_code(), Some("FORMAT_ERROR"));
+        let e = ApiError::from(Fields::of(&v, "", &["a"]).err().unwrap());
+        assert_eq!(e.body.tpp_messages[0].path.as_deref(), Some("b"));
+    }
+}

@@ -1,0 +1,1273 @@
+//! Payment initiation (PIS) of the sandbox: `POST /v1/{payment-service}/{payment-product}`,
+//! the payment resource, its status, cancellation and authorisation, and the instant
+//! product's fee information (interface document: Endpoints, "Other operations named";
+//! Resources, "Payment initiation body", "Other payment facts"; States, "Payment statuses";
+//! Errors; Berlin Group `paymentInitationRequestResponse-201`,
+//! `paymentInitiationStatusResponse-200_json`, `paymentInitiationWithStatusResponse`,
+//! `startScaprocessResponse`, `scaStatusResponse`).
+//!
+//! Routes (`{service}` is `payments`, `bulk-payments` or `periodic-payments`):
+//!
+//! | Method | Path | Answer |
+//! |---|---|---|
+//! | POST | `/v1/{service}/{product}` | 201 `{transactionStatus: RCVD, paymentId, _links, tppMessages?}` |
+//! | GET | `/v1/{service}/{product}/{paymentId}` | 200 the normalised body + `transactionStatus` |
+//! | GET | `/v1/{service}/{product}/{paymentId}/status` | 200 `{transactionStatus, fundsAvailable?}` |
+//! | DELETE | `/v1/{service}/{product}/{paymentId}` | 204 (now `CANC`), or 409 explaining why not |
+//! | POST | `/v1/{service}/{product}/{paymentId}/authorisations` | 201 `{scaStatus, authorisationId, _links.scaRedirect}` |
+//! | GET | `/v1/{service}/{product}/{paymentId}/authorisations` | 200 `{authorisationIds}` (Berlin Group `authorisations`) |
+//! | GET | `/v1/{service}/{product}/{paymentId}/authorisations/{authorisationId}` | 200 `{scaStatus}` |
+//! | PUT | `/v1/{service}/{product}/{paymentId}/authorisations/{authorisationId}` | 200 `{scaStatus, _links}` for an empty body; 400 otherwise ([`update_psu_data_answer`]) |
+//! | GET | `/v1/payments/instant-norwegian-credit-transfers-straks/fee-information` | 200 [`FeeInformation`] |
+//!
+//! Products and body rules: [`body`]. Lifecycle (interface document, States; batch runs):
+//! `RCVD` → SCA approve → `ACTC` → batch run ([`crate::sandbox::http::batch`]) → `ACSC`, or `ACCP` with
+//! `fundsAvailable: false` when the debtor account lacks the funds; SCA reject → `RJCT`;
+//! SCA link expired unfinished (30 minutes, no newer authorisation) → `RJCT` at the next
+//! read ([`reject_expired`]);
+//! DELETE → `CANC`; sandbox hold → `PDNG`. Instant payments settle at approval. Periodic
+//! payments stay `ACTC` (the batch runs for all payments except periodic ones).
+//!
+//! A request with `PSU-ID` about a payment in CORPORATE context (a corporate customer's
+//! debtor account, or approved under a corporate agreement) needs `PSU-Corporate-ID`, else
+//! 400 `FORMAT_ERROR` ([`require_corporate_id`]; Authentication 12).
+//!
+//! Every handler needs the `PSP_PI` role in the TPP certificate ([`require_role`]: 401
+//! `ROLE_INVALID`) and first runs the batch runs that are due ([`settlement::run_due`]).
+//!
+//! SCA (interface document, Authentication 11 and 15: "Each payment also needs its own SCA";
+//! the SCA-session rule 2 does not apply because payments need dynamic linking): the 201
+//! carries `scaRedirect` to the payment SCA page ([`crate::sandbox::http::payment_sca`]) — the implicit
+//! start. With `TPP-Explicit-Authorisation-Preferred: true` (the header of the bank's v2
+//! Postman collection) it carries `startAuthorisation` instead, and
+//! `POST .../authorisations` (empty body) answers the `scaRedirect`.
+//! `TPP-Redirect-Preferred: false` asks for the bank's mobile app; the sandbox has no app and
+//! keeps the redirect.
+
+pub mod body;
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{FromRequestParts, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use uuid::Uuid;
+
+use crate::sandbox::App;
+use crate::sandbox::domain::access;
+use crate::sandbox::domain::settlement::{self, now_secs, rfc3339};
+use crate::sandbox::http::auth::Tpp;
+
+use crate::cert::{Certificate, Psd2Role};
+use crate::sandbox::errors::{ApiError, ApiPath, QueryPairs};
+use crate::sandbox::store::payments::{
+    self as rows, AuthorisationRow, PaymentRow, sca_status, status,
+};
+use crate::xs2a::error::{MAX_TEXT_CHARS, MessageCode};
+use crate::xs2a::headers;
+use crate::xs2a::links::{Link, Links, names};
+use crate::xs2a::model::{Amount, CustomerType};
+use body::Service;
+
+/// How long a payment SCA link can be used (as the consent SCA:
+/// [`crate::sandbox::store::AUTHORISATION_LIFETIME`]), seconds.
+pub const AUTHORISATION_SECONDS: i64 = 30 * 60;
+
+/// Header asking for the explicit start of the authorisation (Berlin Group
+/// `TPP-Explicit-Authorisation-Preferred`).
+pub const TPP_EXPLICIT_AUTHORISATION_PREFERRED: &str = "TPP-Explicit-Authorisation-Preferred";
+
+/// The verified TPP certificate of a `/v1` request (put there by [`crate::sandbox::http::auth::verify_v1`]).
+pub struct TppCert(pub Arc<Certificate>);
+
+impl<S: Send + Sync> FromRequestParts<S> for TppCert {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<Arc<Certificate>>()
+            .cloned()
+            .map(TppCert)
+            .ok_or_else(|| {
+                ApiError::new(
+                    MessageCode::CertificateMissing,
+                    "the request carries no verified TPP certificate",
+                )
+            })
+    }
+}
+
+/// `Ok` when `cert` holds `role` (its ETSI qcStatements PSD2 roles).
+///
+/// Errors: 401 `ROLE_INVALID` naming the missing role (Berlin Group `MessageCode401_PIS`/
+/// `_AIS`: "The TPP does not have the correct PSD2 role to access this service"); the
+/// message is the one of [`crate::sandbox::domain::rules::TppRoles::require`].
+pub fn require_role(cert: &Certificate, role: Psd2Role) -> Result<(), ApiError> {
+    let service = match role {
+        Psd2Role::PspPi => "payment initiation",
+        Psd2Role::PspAi => "account information",
+        Psd2Role::PspIc => "card-based payment instrument issuing",
+        Psd2Role::PspAs => "account servicing",
+    };
+    crate::sandbox::domain::rules::TppRoles(cert.roles()).require(role, service)
+}
+
+const SINGLE: u8 = 0;
+const BULK: u8 = 1;
+const PERIODIC: u8 = 2;
+
+fn service_of(code: u8) -> Service {
+    match code {
+        BULK => Service::BulkPayments,
+        PERIODIC => Service::PeriodicPayments,
+        _ => Service::Payments,
+    }
+}
+
+/// The PIS routes (merged into [`crate::sandbox::router`]).
+pub fn routes() -> Router<Arc<App>> {
+    let mut r = Router::new();
+    for fee in [
+        "/v1/payments/instant-norwegian-credit-transfers-straks/fee-information",
+        "/v1/payments/instant-norwegian-domestic-credit-transfers-straks/fee-information",
+    ] {
+        r = r.route(fee, get(fee_information));
+    }
+    r = service_routes::<SINGLE>(r, "payments");
+    r = service_routes::<BULK>(r, "bulk-payments");
+    service_routes::<PERIODIC>(r, "periodic-payments")
+}
+
+/// The routes of one payment service `S` under `/v1/{service}/{product}`: initiation,
+/// details and cancellation, status, and the authorisation sub-resources.
+fn service_routes<const S: u8>(r: Router<Arc<App>>, service: &str) -> Router<Arc<App>> {
+    let base = format!("/v1/{service}/{{product}}");
+    r.route(&base, post(create::<S>))
+        .route(
+            &format!("{base}/{{id}}"),
+            get(details::<S>).delete(cancel::<S>),
+        )
+        .route(&format!("{base}/{{id}}/status"), get(status::<S>))
+        .route(
+            &format!("{base}/{{id}}/authorisations"),
+            post(start_authorisation::<S>).get(list_authorisations::<S>),
+        )
+        .route(
+            &format!("{base}/{{id}}/authorisations/{{auth}}"),
+            get(authorisation_status::<S>).put(update_psu_data::<S>),
+        )
+}
+
+// ---------------------------------------------------------------------------------------
+// Headers
+
+/// The value of header `name`, trimmed, `None` when absent or blank; `Err` (400
+/// `FORMAT_ERROR`) when it is not visible ASCII: [`access::header`] under the name the
+/// payment and basket handlers use.
+pub use crate::sandbox::domain::access::header as header_str;
+
+/// `TPP-Redirect-URI`: required (interface document, Endpoints: "Every request carries
+/// TPP-Redirect-URI"; the payment SCA returns there).
+///
+/// Errors: 400 `FORMAT_ERROR` when missing or not an absolute http(s) URL.
+pub fn redirect_uri(h: &HeaderMap) -> Result<String, ApiError> {
+    let Some(r) = header_str(h, headers::TPP_REDIRECT_URI)? else {
+        return Err(ApiError::format(
+            "the TPP-Redirect-URI header is missing; payments need SCA, which ends with a \
+             redirect to it",
+        ));
+    };
+    match url::Url::parse(r) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => Ok(r.to_string()),
+        _ => Err(ApiError::format(format!(
+            "TPP-Redirect-URI {r:?} is not an absolute http(s) URL"
+        ))),
+    }
+}
+
+/// `TPP-Session-ID`, or a generated one when absent.
+///
+/// Errors: 400 `FORMAT_ERROR` when longer than [`access::MAX_SESSION_ID_CHARS`].
+pub fn session_id(h: &HeaderMap) -> Result<String, ApiError> {
+    match header_str(h, headers::TPP_SESSION_ID)? {
+        Some(s) if s.chars().count() > access::MAX_SESSION_ID_CHARS => {
+            Err(ApiError::format(format!(
+                "TPP-Session-ID is longer than {} characters",
+                access::MAX_SESSION_ID_CHARS
+            )))
+        }
+        Some(s) => Ok(s.to_string()),
+        None => Ok(Uuid::new_v4().to_string()),
+    }
+}
+
+/// `PSU-IP-Address` must be present: initiation is always PSU-initiated (interface document,
+/// Authentication 16; the basket header table marks it required).
+///
+/// Errors: 400 `FORMAT_ERROR`.
+pub fn require_psu_ip(h: &HeaderMap) -> Result<(), ApiError> {
+    match header_str(h, headers::PSU_IP_ADDRESS)? {
+        Some(_) => Ok(()),
+        None => Err(ApiError::format(
+            "the PSU-IP-Address header is missing; it is required when the PSU initiates",
+        )),
+    }
+}
+
+/// Whether `TPP-Explicit-Authorisation-Preferred: true` was sent.
+///
+/// Errors: 400 `FORMAT_ERROR` for a value other than true/false.
+pub fn explicit_preferred(h: &HeaderMap) -> Result<bool, ApiError> {
+    match header_str(h, TPP_EXPLICIT_AUTHORISATION_PREFERRED)? {
+        None => Ok(false),
+        Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
+        Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
+        Some(v) => Err(ApiError::format(format!(
+            "{TPP_EXPLICIT_AUTHORISATION_PREFERRED} {v:?} is neither true nor false"
+        ))),
+    }
+}
+
+/// The customer a request is bound to, and the PSU-ID created by `X-PSU-IDENTITY`.
+#[derive(Debug, Clone, Default)]
+pub struct Binding {
+    /// The customer who must approve (a sandbox customer id).
+    pub customer: Option<Uuid>,
+    /// Set when `X-PSU-IDENTITY` created (or found) the PSU-ID.
+    pub created_psu_id: Option<Uuid>,
+}
+
+/// The PSU behind `PSU-ID` (registered by any flow: consent SCA, `GET /v1/users`, payment
+/// SCA or `X-PSU-IDENTITY`; [`access::psu_customer`]) or
+/// `X-PSU-IDENTITY` (interface document: "selects the single-SCA flow for a private PSU
+/// without a PSU-ID; a PSU-ID is then created, and the flow is idempotent").
+///
+/// `X-PSU-IDENTITY` is the mock national identification number, i.e. a private customer's
+/// `customerNumber` (Authentication 14). The PSU-ID is the one SCA gives (UUID v5 of TPP and
+/// customer, [`access::psu_id`]), so repeating the header gives the same PSU-ID. An
+/// unknown `PSU-ID` binds nobody (payment initiation refuses it: [`require_own_psu_id`]).
+///
+/// Errors: 400 `FORMAT_ERROR` for a `PSU-ID` that is not a UUID, for both headers at once,
+/// for an unknown number, and for a corporate customer's number (single SCA is for private
+/// PSUs).
+pub fn binding(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Binding, ApiError> {
+    let psu = header_str(h, headers::PSU_ID)?;
+    let identity = header_str(h, headers::X_PSU_IDENTITY)?;
+    if let Some(number) = identity {
+        if psu.is_some() {
+            return Err(ApiError::format(
+                "X-PSU-IDENTITY selects the single-SCA flow for a PSU without PSU-ID; send \
+                 either PSU-ID or X-PSU-IDENTITY, not both",
+            ));
+        }
+        let number: String = number
+            .chars()
+            .filter(|c| !c.is_whitespace() && *c != '.')
+            .collect();
+        let Some(customer) = app.store.customer_by_number(&number)? else {
+            return Err(ApiError::format(format!(
+                "X-PSU-IDENTITY: no sandbox customer has the national identity number {number:?}"
+            )));
+        };
+        if customer.kind == CustomerType::Corporate {
+            return Err(ApiError::format(format!(
+                "X-PSU-IDENTITY {number} is a corporate customer; the single-SCA flow is only \
+                 for private PSUs (corporate PSUs register with GET /v1/users and act with \
+                 PSU-ID and PSU-Corporate-ID)"
+            )));
+        }
+        return Ok(Binding {
+            customer: Some(customer.id),
+            created_psu_id: Some(access::psu_id(&tpp.id, customer.id)),
+        });
+    }
+    let Some(psu) = psu else {
+        return Ok(Binding::default());
+    };
+    let psu_id = Uuid::parse_str(psu)
+        .map_err(|_| ApiError::format(format!("PSU-ID {psu:?} is not a UUID")))?;
+    Ok(Binding {
+        customer: access::psu_customer(app, &tpp.id, psu_id)?,
+        created_psu_id: None,
+    })
+}
+
+/// Payment initiation with a `PSU-ID` this TPP was never given (another TPP's, or made up)
+/// is refused as `/v1/accounts` refuses it: 401 `CONSENT_INVALID` (issue 20, finding 7: a
+/// second TPP could initiate, and read back, payments under the first TPP's PSU-ID). A
+/// PSU-ID is "unique per TPP and ASPSP combination" (interface document, Resources), so only
+/// the TPP's own PSU-IDs ([`access::psu_customer`]) bind a payment; without `PSU-ID` the
+/// SCA identifies the PSU and gives the TPP its PSU-ID.
+///
+/// Errors: 401 `CONSENT_INVALID` when `PSU-ID` is present and `bound` has no customer.
+pub fn require_own_psu_id(h: &HeaderMap, bound: &Binding) -> Result<(), ApiError> {
+    if bound.customer.is_some() || header_str(h, headers::PSU_ID)?.is_none() {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        MessageCode::ConsentInvalid,
+        "this PSU-ID is not known to this TPP: a PSU-ID is only valid for the TPP it was \
+         given to (after an SCA of this TPP, GET /v1/users or X-PSU-IDENTITY); initiate the \
+         payment without PSU-ID and the SCA identifies the PSU",
+    ))
+}
+
+// ---------------------------------------------------------------------------------------
+// Corporate context (Authentication 12)
+
+/// Whether `account` belongs to a corporate customer (its payments are made in CORPORATE
+/// context).
+///
+/// Errors: a storage failure ([`ApiError`] 503).
+fn corporate_account(
+    app: &App,
+    account: &crate::sandbox::model::Account,
+) -> Result<bool, ApiError> {
+    Ok(app
+        .store
+        .customer(account.owner)?
+        .is_some_and(|c| c.kind == CustomerType::Corporate))
+}
+
+/// Whether payment `p` is in CORPORATE context: approved under a corporate agreement, or
+/// drawn on an account of a corporate customer.
+///
+/// Errors: a storage failure ([`ApiError`] 503).
+pub fn in_corporate_context(app: &App, p: &PaymentRow) -> Result<bool, ApiError> {
+    if p.agreement.as_deref().is_some_and(|a| !a.is_empty()) {
+        return Ok(true);
+    }
+    let Ok(debtor) = Uuid::parse_str(&p.debtor_account) else {
+        return Ok(false);
+    };
+    match app.store.account(debtor)? {
+        Some(a) => corporate_account(app, &a),
+        None => Ok(false),
+    }
+}
+
+/// Interface document, Authentication 12: "For corporate context PSU-CORPORATE-ID is set as
+/// well ... A corporate user's request without it is answered 400" (Errors table: "Corporate
+/// user's request lacks PSU-CORPORATE-ID: 400"), the rule account requests already follow
+/// ([`crate::sandbox::domain::access`]). For PIS and signing baskets a request acts as a corporate user when
+/// it identifies the PSU (`PSU-ID`) and concerns a payment in CORPORATE context:
+/// `corporate` names it (e.g. via [`in_corporate_context`]), or gives `None`; it is only
+/// called when `PSU-ID` is present and `PSU-Corporate-ID` absent.
+///
+/// Errors: 400 `FORMAT_ERROR` naming the missing header and the payment.
+pub fn require_corporate_id(
+    h: &HeaderMap,
+    corporate: impl FnOnce() -> Result<Option<String>, ApiError>,
+) -> Result<(), ApiError> {
+    if header_str(h, headers::PSU_ID)?.is_none()
+        || header_str(h, headers::PSU_CORPORATE_ID)?.is_some()
+    {
+        return Ok(());
+    }
+    let Some(what) = corporate()? else {
+        return Ok(());
+    };
+    Err(ApiError::format(format!(
+        "the PSU-Corporate-ID header is missing: {what} is in CORPORATE context (a corporate \
+         customer's account), so a request with PSU-ID needs the psu-corporate-id received \
+         after SCA or chosen from GET /v1/agreements (Authentication 12)"
+    )))
+}
+
+/// [`require_corporate_id`] for payment `p`, and [`check_corporate_id`] when the header is
+/// present.
+pub fn require_corporate_id_for(app: &App, h: &HeaderMap, p: &PaymentRow) -> Result<(), ApiError> {
+    require_corporate_id(h, || {
+        Ok(in_corporate_context(app, p)?.then(|| format!("payment {}", p.id)))
+    })?;
+    check_corporate_id(app, h, p)
+}
+
+/// A `PSU-Corporate-ID` sent about payment `p` must name its agreement, as `/v1/accounts`
+/// requires (issue 20, finding 8: a random UUID on a corporate payment's status answered
+/// 200). It must be a UUID of an agreement of the sandbox; for a payment in CORPORATE
+/// context, the agreement it was approved under, or before approval an agreement whose
+/// corporate party owns the debtor account. Absent: nothing to check
+/// ([`require_corporate_id`] decides whether it is needed).
+///
+/// Errors: 401 `CORPORATE_ID_INVALID` (Berlin Group `MessageCode401_PIS`) naming the reason;
+/// 503 when the database fails.
+pub fn check_corporate_id(app: &App, h: &HeaderMap, p: &PaymentRow) -> Result<(), ApiError> {
+    let Some(value) = header_str(h, headers::PSU_CORPORATE_ID)? else {
+        return Ok(());
+    };
+    let invalid = |why: String| Err(ApiError::new(MessageCode::CorporateIdInvalid, why));
+    let Ok(cid) = Uuid::parse_str(value) else {
+        return invalid(format!("PSU-Corporate-ID {value:?} is not a UUID"));
+    };
+    let Some(agreement) = app.store.agreement(cid)? else {
+        return invalid(format!(
+            "PSU-Corporate-ID {cid} is not an agreement of this PSU"
+        ));
+    };
+    if !in_corporate_context(app, p)? {
+        return Ok(());
+    }
+    let matches = match p.agreement.as_deref().filter(|a| !a.is_empty()) {
+        Some(approved) => approved == cid.to_string(),
+        None => match Uuid::parse_str(&p.debtor_account)
+            .ok()
+            .map_or(Ok(None), |a| app.store.account(a))?
+        {
+            Some(debtor) => agreement.corporate == debtor.owner,
+            None => false,
+        },
+    };
+    if matches {
+        Ok(())
+    } else {
+        invalid(format!(
+            "PSU-Corporate-ID {cid} is not the agreement of payment {}",
+            p.id
+        ))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Links and responses
+
+/// `/v1/{service}/{product}/{id}`.
+pub fn payment_path(service: Service, product: &str, id: &str) -> String {
+    format!("/v1/{}/{product}/{id}", service.segment())
+}
+
+/// The absolute URL of the payment SCA page of authorisation `auth` (under
+/// [`App::public_url`], never the request's `Host`; the page token of
+/// [`crate::sandbox::http::sca_pages`], never the id).
+pub fn sca_href(app: &App, auth: &str) -> String {
+    app.sca_pages.href(&app.public_url, "/payment-sca", auth)
+}
+
+/// A random authorisation id without a run of ten or more decimal digits (as the consent
+/// SCA's ids, so the only long digit runs of the SCA pages are customerNumbers).
+pub fn new_authorisation_id() -> String {
+    loop {
+        let id = Uuid::new_v4().to_string();
+        let mut run = 0;
+        let long = id.bytes().any(|b| {
+            run = if b.is_ascii_digit() { run + 1 } else { 0 };
+            run >= 10
+        });
+        if !long {
+            return id;
+        }
+    }
+}
+
+/// A new `received` authorisation of a payment or a basket.
+pub fn new_authorisation(
+    tpp: &Tpp,
+    payment: Option<&str>,
+    basket: Option<&str>,
+    redirect_uri: &str,
+    tpp_session_id: &str,
+    now: i64,
+) -> AuthorisationRow {
+    AuthorisationRow {
+        id: new_authorisation_id(),
+        tpp: tpp.id.0.clone(),
+        tpp_name: tpp.name.clone(),
+        payment: payment.map(str::to_string),
+        basket: basket.map(str::to_string),
+        redirect_uri: redirect_uri.to_string(),
+        tpp_session_id: tpp_session_id.to_string(),
+        sca_status: sca_status::RECEIVED.to_string(),
+        customer: None,
+        agreement: None,
+        created_at: now,
+    }
+}
+
+/// The `scaStatus` of an authorisation at `now`: an unfinished one older than
+/// [`AUTHORISATION_SECONDS`] reads `failed`.
+pub fn effective_sca_status(a: &AuthorisationRow, now: i64) -> &str {
+    let open = a.sca_status == sca_status::RECEIVED || a.sca_status == sca_status::PSU_IDENTIFIED;
+    if open && now.saturating_sub(a.created_at) > AUTHORISATION_SECONDS {
+        sca_status::FAILED
+    } else {
+        &a.sca_status
+    }
+}
+
+/// Why an expired authorisation rejected a payment (stored as its reason, shown as the
+/// status response's `psuMessage` and in the DELETE error).
+pub const EXPIRED_REASON: &str = "the PSU did not complete the SCA within 30 minutes: the \
+    payment authorisation expired, so the payment was rejected";
+
+/// Whether `p` is a `RCVD` payment whose SCA expired: at least one authorisation covering it
+/// (its own or a basket's, [`rows::authorisations_covering`]) expired unfinished, and none
+/// is still usable (open and younger than [`AUTHORISATION_SECONDS`]) or finalised.
+fn sca_expired(c: &rusqlite::Connection, p: &PaymentRow, now: i64) -> rusqlite::Result<bool> {
+    if p.status != status::RCVD {
+        return Ok(false);
+    }
+    let auths = rows::authorisations_covering(c, &p.id)?;
+    let expired = |a: &AuthorisationRow| {
+        a.sca_status != sca_status::FAILED && effective_sca_status(a, now) == sca_status::FAILED
+    };
+    let alive = |a: &AuthorisationRow| effective_sca_status(a, now) != sca_status::FAILED;
+    Ok(auths.iter().any(expired) && !auths.iter().any(alive))
+}
+
+/// Rejects (`RJCT`) every `RCVD` payment of `ids` whose SCA expired: at least one
+/// authorisation covering it (its own or a basket's, [`rows::authorisations_covering`])
+/// expired unfinished and none is still usable or finalised. Called when a payment is read
+/// (details, status, and a basket's reads), so an abandoned SCA link ends the payment on the
+/// next read.
+///
+/// Berlin Group (`paymentInitiationStatusResponse-200_json`): "If the PSU does not complete a
+/// required SCA within the required timeframe the payment resource's status must be set to
+/// RJCT." The timeframe is the SCA link's [`AUTHORISATION_SECONDS`]. A new authorisation
+/// started before the read (`POST .../authorisations`, or a signing basket's) keeps the
+/// payment `RCVD` while it is usable; a payment whose authorisation was never started
+/// (explicit start not done yet) stays `RCVD`.
+///
+/// Errors: storage (503).
+pub fn reject_expired(app: &App, ids: &[String]) -> Result<(), ApiError> {
+    let now = now_secs(app);
+    let due = app.db.read(|c| {
+        for id in ids {
+            if let Some(p) = rows::payment(c, id)?
+                && sca_expired(c, &p, now)?
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    })?;
+    if !due {
+        return Ok(());
+    }
+    app.db.write(|tx| {
+        for id in ids {
+            if let Some(p) = rows::payment(tx, id)?
+                && sca_expired(tx, &p, now)?
+            {
+                rows::set_status(tx, id, status::RJCT, Some(EXPIRED_REASON))?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `tppMessages` of `WARNING`s (Berlin Group `tppMessage201PaymentInitiation`, code
+/// `WARNING` of `MessageCode201PaymentInitiation`).
+pub fn warnings_json(warnings: &[String]) -> Value {
+    Value::Array(
+        warnings
+            .iter()
+            .map(|w| {
+                let text: String = w.chars().take(MAX_TEXT_CHARS).collect();
+                json!({"category": "WARNING", "code": "WARNING", "text": text})
+            })
+            .collect(),
+    )
+}
+
+fn links_json(links: &Links) -> Value {
+    serde_json::to_value(links).unwrap_or(Value::Null)
+}
+
+/// A JSON answer with `status` and extra headers.
+pub fn json_response(status: StatusCode, body: Value, extra: &[(&str, String)]) -> Response {
+    let mut r = (status, Json(body)).into_response();
+    for (name, value) in extra {
+        if let (Ok(n), Ok(v)) = (
+            header::HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            r.headers_mut().insert(n, v);
+        }
+    }
+    r
+}
+
+// ---------------------------------------------------------------------------------------
+// Handlers
+
+/// `POST /v1/{service}/{product}`: validates the body ([`body::parse`]), checks the logical
+/// duplicate and stores the payment as `RCVD`.
+///
+/// Query `allowLogicalDuplicate` (boolean, default false): without it, a second payment with
+/// the same debtor, creditor, amount, execution date and remittance created the same sandbox
+/// day (and not rejected or cancelled) → 400 `PAYMENT_FAILED` explaining the duplicate.
+///
+/// Answer: 201 `{transactionStatus: "RCVD", paymentId, _links: {scaRedirect (absolute),
+/// scaStatus, self, status} | {startAuthorisation, self, status}, tppMessages?: [WARNING]}`,
+/// headers `Location` (self), `ASPSP-SCA-Approach: REDIRECT`, and `PSU-ID` when
+/// `X-PSU-IDENTITY` created it.
+#[allow(clippy::too_many_arguments)]
+async fn create<const S: u8>(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    cert: TppCert,
+    ApiPath(segment): ApiPath<String>,
+    query: QueryPairs,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    require_role(&cert.0, Psd2Role::PspPi)?;
+    settlement::run_due(&app)?;
+    let service = service_of(S);
+    let product = body::product_for(service, &segment)?;
+    let allow_duplicate = query.bool("allowLogicalDuplicate", false)?;
+    let redirect = redirect_uri(&headers)?;
+    let session = session_id(&headers)?;
+    require_psu_ip(&headers)?;
+    let explicit = explicit_preferred(&headers)?;
+    check_accept_fix(&headers, false)?;
+    let bound = binding(&app, &tpp, &headers)?;
+    require_own_psu_id(&headers, &bound)?;
+    let init = body::parse(&app, service, &product, &body)?;
+    require_corporate_id(&headers, || {
+        Ok(corporate_account(&app, &init.debtor)?.then(|| "the debtor account".to_string()))
+    })?;
+    let now = now_secs(&app);
+    let today = app.clock.today().to_string();
+    let id = Uuid::new_v4().to_string();
+    let row = PaymentRow {
+        id: id.clone(),
+        tpp: tpp.id.0.clone(),
+        service: service.segment().to_string(),
+        product: product.name.to_string(),
+        kind: product.kind.as_str().to_string(),
+        status: status::RCVD.to_string(),
+        held_from: None,
+        funds_available: None,
+        body: Value::Object(init.echo.clone()).to_string(),
+        debtor_account: init.debtor.id.to_string(),
+        currency: init.currency.clone(),
+        amount_minor: init.total_minor,
+        execution_date: init.execution_date.map(|d| d.to_string()),
+        dedup_key: init.dedup_key.clone(),
+        created_at: now,
+        created_day: today.clone(),
+        redirect_uri: redirect.clone(),
+        tpp_session_id: session.clone(),
+        expected_customer: bound.customer.map(|c| c.to_string()),
+        customer: None,
+        psu_id: None,
+        agreement: None,
+        approved_at: None,
+        due_at: None,
+        settled_at: None,
+        reason: Some("received".into()),
+    };
+    let auth =
+        (!explicit).then(|| new_authorisation(&tpp, Some(&id), None, &redirect, &session, now));
+    app.db.write(|tx| {
+        if !allow_duplicate && rows::logical_duplicate_exists(tx, &init.dedup_key, &today)? {
+            return Err(ApiError::new(
+                MessageCode::PaymentFailed,
+                "logical duplicate: a payment with the same debtor account, creditor, amount, \
+                 execution date and remittance information was already initiated today; send \
+                 the query parameter allowLogicalDuplicate=true to initiate it again",
+            ));
+        }
+        if let (Some(c), Some(p)) = (bound.customer, bound.created_psu_id) {
+            rows::register_psu(tx, &tpp.id.0, &p.to_string(), &c.to_string())?;
+        }
+        rows::insert_payment(tx, &row)?;
+        if let Some(a) = &auth {
+            rows::insert_authorisation(tx, a)?;
+        }
+        Ok(())
+    })?;
+    let self_path = payment_path(service, product.name, &id);
+    let mut links = Links::new();
+    match &auth {
+        Some(a) => {
+            links.insert(
+                names::SCA_REDIRECT.into(),
+                Link::href(sca_href(&app, &a.id)),
+            );
+            links.insert(
+                "scaStatus".into(),
+                Link::href(format!("{self_path}/authorisations/{}", a.id)),
+            );
+        }
+        None => {
+            links.insert(
+                names::START_AUTHORISATION.into(),
+                Link::href(format!("{self_path}/authorisations")),
+            );
+        }
+    }
+    links.insert(names::SELF.into(), Link::href(self_path.clone()));
+    links.insert(
+        names::STATUS.into(),
+        Link::href(format!("{self_path}/status")),
+    );
+    let mut out = json!({
+        "transactionStatus": status::RCVD,
+        "paymentId": id,
+        "_links": links_json(&links),
+    });
+    if !init.warnings.is_empty() {
+        out["tppMessages"] = warnings_json(&init.warnings);
+    }
+    let mut extra = vec![
+        ("Location", self_path),
+        ("ASPSP-SCA-Approach", "REDIRECT".to_string()),
+    ];
+    if let Some(p) = bound.created_psu_id {
+        extra.push((headers::PSU_ID, p.to_string()));
+    }
+    Ok(json_response(StatusCode::CREATED, out, &extra))
+}
+
+/// The payment `id` of this TPP under `service`; `segment` must be a known product but may
+/// differ from the payment's own (the bank's Postman collection reads SEPA payments under
+/// `norwegian-cross-border-credit-transfers`).
+///
+/// Errors: unknown product 404 `PRODUCT_UNKNOWN` / 403 `PRODUCT_INVALID`; unknown id or
+/// another service → 404 `RESOURCE_UNKNOWN`; another TPP's payment → 403
+/// `RESOURCE_UNKNOWN`.
+pub fn own_payment(
+    app: &App,
+    tpp: &Tpp,
+    service: Service,
+    segment: &str,
+    id: &str,
+) -> Result<PaymentRow, ApiError> {
+    body::product(segment)?;
+    let p = app
+        .db
+        .read(|c| rows::payment(c, id))?
+        .filter(|p| p.service == service.segment())
+        .ok_or_else(|| {
+            ApiError::not_found(format!(
+                "no {} resource has the paymentId {id:?}",
+                service.segment()
+            ))
+        })?;
+    if p.tpp != tpp.id.0 {
+        return Err(ApiError::forbidden_unknown(format!(
+            "payment {id} was not initiated by this TPP"
+        )));
+    }
+    Ok(p)
+}
+
+/// Interface document: "For domestic-norway-credit-transfers, details and status cannot be
+/// fetched before the payment is approved." Before the PSU's SCA decision (status `RCVD`)
+/// → 400 `SERVICE_INVALID` with the reason.
+fn visible(p: &PaymentRow) -> Result<(), ApiError> {
+    if p.product == body::DOMESTIC_NORWAY && p.status == status::RCVD {
+        return Err(ApiError::new(
+            MessageCode::ServiceInvalid,
+            format!(
+                "payment {} ({}) is not approved yet: details and status of this product can \
+                 only be read after the PSU has approved it with SCA",
+                p.id,
+                body::DOMESTIC_NORWAY
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `GET /v1/{service}/{product}/{paymentId}`: the normalised body with `transactionStatus`
+/// (Berlin Group `paymentInitiationWithStatusResponse`, `periodicPaymentInitiationWith
+/// StatusResponse`, `bulkPaymentInitiationWithStatusResponse`).
+async fn details<const S: u8>(
+    OwnPayment { payment: p, .. }: OwnPayment<S, true>,
+) -> Result<Json<Value>, ApiError> {
+    let mut body: Map<String, Value> = match serde_json::from_str(&p.body) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    body.insert("transactionStatus".into(), Value::String(p.status));
+    Ok(Json(Value::Object(body)))
+}
+
+/// What the payment handlers do first: the PIS role, due batch runs, with `read` (details
+/// and status) the rejection of the payment if its SCA expired ([`reject_expired`]), then
+/// the TPP's payment as it is now, checked against `PSU-Corporate-ID`, and with `read`
+/// refused when not visible yet.
+///
+/// Errors: 401 `ROLE_INVALID`; those of [`own_payment`], [`require_corporate_id_for`] and
+/// [`visible`].
+#[allow(clippy::too_many_arguments)]
+fn payment_for(
+    app: &App,
+    tpp: &Tpp,
+    cert: &TppCert,
+    service: Service,
+    segment: &str,
+    id: &str,
+    headers: &HeaderMap,
+    read: bool,
+) -> Result<PaymentRow, ApiError> {
+    require_role(&cert.0, Psd2Role::PspPi)?;
+    settlement::run_due(app)?;
+    if read {
+        own_payment(app, tpp, service, segment, id)?;
+        reject_expired(app, &[id.to_string()])?;
+    }
+    let p = own_payment(app, tpp, service, segment, id)?;
+    require_corporate_id_for(app, headers, &p)?;
+    if read {
+        visible(&p)?;
+    }
+    Ok(p)
+}
+
+/// The extractor of the payment handlers addressing `/v1/{service}/{product}/{paymentId}`
+/// of payment service `S`: the verified TPP, then [`payment_for`] (with `READ`: as the reads
+/// do) on the path's payment.
+///
+/// Errors (the rejection): those of [`Tpp`], [`TppCert`], the path, and [`payment_for`].
+struct OwnPayment<const S: u8, const READ: bool> {
+    tpp: Tpp,
+    id: String,
+    payment: PaymentRow,
+}
+
+impl<const S: u8, const READ: bool> FromRequestParts<Arc<App>> for OwnPayment<S, READ> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, ApiError> {
+        let tpp = Tpp::from_request_parts(parts, app).await?;
+        let cert = TppCert::from_request_parts(parts, app).await?;
+        let ApiPath((segment, id)) =
+            ApiPath::<(String, String)>::from_request_parts(parts, app).await?;
+        let service = service_of(S);
+        let payment = payment_for(
+            app,
+            &tpp,
+            &cert,
+            service,
+            &segment,
+            &id,
+            &parts.headers,
+            READ,
+        )?;
+        Ok(OwnPayment { tpp, id, payment })
+    }
+}
+
+/// Whether the debtor account of `p` holds its amount now ([`settlement::available_minor`]).
+fn funds_now(app: &App, p: &PaymentRow) -> Result<Option<bool>, ApiError> {
+    let Some(account) = Uuid::parse_str(&p.debtor_account)
+        .ok()
+        .map_or(Ok(None), |a| app.store.account(a))?
+    else {
+        return Ok(None);
+    };
+    Ok(settlement::available_minor(app, &account)?.map(|a| a >= p.amount_minor))
+}
+
+/// `GET /v1/{service}/{product}/{paymentId}/status`: `{transactionStatus, fundsAvailable?}`
+/// (Berlin Group `paymentInitiationStatusResponse-200_json`). `fundsAvailable` is given when
+/// a funds check applies (Berlin Group: for `ACTC`, `ACWC`, `ACCP`): `false` for a payment
+/// rejected for lack of funds (`ACCP`, interface document), the current check of the debtor
+/// account for an authorised one (`ACTC`). A payment rejected because its SCA expired
+/// ([`reject_expired`]) carries `psuMessage` saying so.
+async fn status<const S: u8>(
+    State(app): State<Arc<App>>,
+    OwnPayment { payment: p, .. }: OwnPayment<S, true>,
+) -> Result<Json<Value>, ApiError> {
+    let mut out = json!({"transactionStatus": p.status});
+    if p.status == status::RJCT && p.reason.as_deref() == Some(EXPIRED_REASON) {
+        out["psuMessage"] = Value::String(EXPIRED_REASON.to_string());
+    }
+    let funds = match p.status.as_str() {
+        status::ACCP => p.funds_available.or(Some(false)),
+        status::ACTC => funds_now(&app, &p)?,
+        _ => None,
+    };
+    if let Some(f) = funds {
+        out["fundsAvailable"] = Value::Bool(f);
+    }
+    Ok(Json(out))
+}
+
+/// `DELETE /v1/{service}/{product}/{paymentId}` (available for every product in the sandbox,
+/// interface document): a `RCVD` or `ACTC` payment (a periodic one: the standing order) is
+/// cancelled → 204 and status `CANC` (no cancellation authorisation in the sandbox).
+///
+/// Errors: 409 `STATUS_INVALID` with an explanation for a payment on hold (`PDNG`, the
+/// interface document's "improved error message"), executed (`ACSC`), rejected (`RJCT`,
+/// `ACCP`) or already cancelled.
+async fn cancel<const S: u8>(
+    State(app): State<Arc<App>>,
+    OwnPayment { id, .. }: OwnPayment<S, false>,
+) -> Result<Response, ApiError> {
+    app.db.write(|tx| {
+        let p = rows::payment(tx, &id)?
+            .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
+        let why = match p.status.as_str() {
+            status::RCVD | status::ACTC => {
+                rows::set_status(tx, &id, status::CANC, Some("cancelled by the TPP"))?;
+                return Ok(());
+            }
+            status::PDNG => format!(
+                "payment {id} is on hold at the bank (status PDNG: stopped for further checks) \
+                 and cannot be deleted while it is on hold; wait until the bank releases or \
+                 rejects it, then delete it or read its status (sandbox: POST \
+                 /v1/sandbox/payments/{id}/release releases it)"
+            ),
+            status::ACSC => format!(
+                "payment {id} was already executed{} (status ACSC) and cannot be deleted; ask \
+                 the creditor for a refund",
+                p.settled_at
+                    .map(|t| format!(" at {}", rfc3339(t)))
+                    .unwrap_or_default()
+            ),
+            status::ACCP => format!(
+                "payment {id} was rejected for lack of funds at execution (status ACCP, \
+                 fundsAvailable false); there is nothing left to delete"
+            ),
+            status::RJCT => format!(
+                "payment {id} was rejected (status RJCT: {}); there is nothing left to delete",
+                p.reason.as_deref().unwrap_or("rejected")
+            ),
+            status::CANC => format!("payment {id} is already cancelled (status CANC)"),
+            other => format!("payment {id} cannot be deleted in status {other}"),
+        };
+        Err(ApiError::new(MessageCode::StatusInvalid, why))
+    })?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `POST /v1/{service}/{product}/{paymentId}/authorisations` (the `startAuthorisation` link;
+/// empty body): 201 `{scaStatus: "received", authorisationId, _links: {scaRedirect,
+/// scaStatus}}` (Berlin Group `startScaprocessResponse`). `TPP-Redirect-URI` and
+/// `TPP-Session-ID` of this request are used, falling back to those of the initiation.
+///
+/// Errors: 409 `STATUS_INVALID` when the payment is no longer `RCVD`.
+async fn start_authorisation<const S: u8>(
+    State(app): State<Arc<App>>,
+    OwnPayment {
+        tpp,
+        id,
+        payment: p,
+    }: OwnPayment<S, false>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let service = service_of(S);
+    let redirect = match header_str(&headers, headers::TPP_REDIRECT_URI)? {
+        Some(_) => redirect_uri(&headers)?,
+        None => p.redirect_uri.clone(),
+    };
+    let session = match header_str(&headers, headers::TPP_SESSION_ID)? {
+        Some(_) => session_id(&headers)?,
+        None => p.tpp_session_id.clone(),
+    };
+    let auth = new_authorisation(&tpp, Some(&id), None, &redirect, &session, now_secs(&app));
+    app.db.write(|tx| {
+        let p = rows::payment(tx, &id)?
+            .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
+        if p.status != status::RCVD {
+            return Err(ApiError::new(
+                MessageCode::StatusInvalid,
+                format!(
+                    "payment {id} has status {} and needs no (further) authorisation",
+                    p.status
+                ),
+            ));
+        }
+        Ok(rows::insert_authorisation(tx, &auth)?)
+    })?;
+    let self_path = payment_path(service, &p.product, &id);
+    Ok(start_sca_response(&app, &self_path, &auth.id, false))
+}
+
+/// 201 `startScaprocessResponse` for authorisation `auth` under `resource_path`
+/// (`verbs` added on basket links, interface document's Link).
+pub fn start_sca_response(app: &App, resource_path: &str, auth: &str, verbs: bool) -> Response {
+    let link = |href: String, v: &[&str]| {
+        if verbs {
+            Link::with_verbs(href, v)
+        } else {
+            Link::href(href)
+        }
+    };
+    let status_path = format!("{resource_path}/authorisations/{auth}");
+    let mut links = Links::new();
+    links.insert(
+        names::SCA_REDIRECT.into(),
+        link(sca_href(app, auth), &["GET"]),
+    );
+    links.insert("scaStatus".into(), link(status_path.clone(), &["GET"]));
+    json_response(
+        StatusCode::CREATED,
+        json!({
+            "scaStatus": sca_status::RECEIVED,
+            "authorisationId": auth,
+            "_links": links_json(&links),
+        }),
+        &[
+            ("Location", status_path),
+            ("ASPSP-SCA-Approach", "REDIRECT".to_string()),
+        ],
+    )
+}
+
+/// `GET /v1/{service}/{product}/{paymentId}/authorisations/{authorisationId}`:
+/// `{scaStatus}` (Berlin Group `scaStatusResponse`).
+///
+/// Errors: 404 `RESOURCE_UNKNOWN` for an authorisation of another payment.
+async fn authorisation_status<const S: u8>(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    cert: TppCert,
+    ApiPath((segment, id, auth)): ApiPath<(String, String, String)>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    let service = service_of(S);
+    payment_for(&app, &tpp, &cert, service, &segment, &id, &headers, false)?;
+    sca_status_answer(&app, &auth, &format!("payment {id}"), |a| {
+        a.payment.as_deref() == Some(id.as_str())
+    })
+}
+
+/// `GET /v1/{service}/{product}/{paymentId}/authorisations`: 200 `{"authorisationIds": [..]}`
+/// (Berlin Group `getPaymentInitiationAuthorisation`, schema `authorisations`; the interface
+/// document is silent, so the Berlin Group file decides): the ids of every authorisation
+/// started for the payment (implicit or explicit start), oldest first; empty before one.
+///
+/// Errors: those of [`payment_for`] (401 `ROLE_INVALID`, 403/404 `RESOURCE_UNKNOWN`, 400
+/// and 401 for `PSU-Corporate-ID`).
+async fn list_authorisations<const S: u8>(
+    State(app): State<Arc<App>>,
+    OwnPayment { id, .. }: OwnPayment<S, false>,
+) -> Result<Json<Value>, ApiError> {
+    let ids = app.db.read(|c| rows::authorisation_ids(c, false, &id))?;
+    Ok(Json(json!({ "authorisationIds": ids })))
+}
+
+/// `PUT /v1/{service}/{product}/{paymentId}/authorisations/{authorisationId}` (Berlin Group
+/// `updatePaymentPsuData`): see [`update_psu_data_answer`].
+async fn update_psu_data<const S: u8>(
+    State(app): State<Arc<App>>,
+    tpp: Tpp,
+    cert: TppCert,
+    ApiPath((segment, id, auth)): ApiPath<(String, String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let service = service_of(S);
+    let p = payment_for(&app, &tpp, &cert, service, &segment, &id, &headers, false)?;
+    let path = payment_path(service, &p.product, &id);
+    update_psu_data_answer(
+        &app,
+        &auth,
+        &format!("payment {id}"),
+        &path,
+        false,
+        &body,
+        |a| a.payment.as_deref() == Some(id.as_str()),
+    )
+}
+
+/// The answer to "Update PSU data" (`PUT .../authorisations/{authorisationId}`, Berlin Group
+/// `updatePaymentPsuData` and `updateSigningBasketPsuData`; the interface document is silent,
+/// so the Berlin Group file decides) for authorisation `auth` of `resource` at
+/// `resource_path`. The sandbox offers the redirect SCA approach only, with one SCA method
+/// and no PSU data to add through the TPP (Berlin Group: in the redirect approach the update
+/// is only "the selection of authentication methods"), so:
+///
+/// - an empty body or `{}`: 200 `{scaStatus, _links: {scaStatus, scaRedirect?}}` (Berlin
+///   Group `updatePsuIdenticationResponse`), `scaRedirect` while the authorisation is open
+///   (`received`, `psuIdentified`): the PSU goes on on the SCA page;
+/// - `psuData`, `scaAuthenticationData`, `authenticationMethodId`, `confirmationCode` or any
+///   other member: 400 `SERVICE_INVALID` (Berlin Group: "The addressed service is not valid
+///   for the addressed resources or the submitted data"), saying the PSU authenticates on the
+///   `scaRedirect` page, never through the TPP;
+/// - a body that is not a JSON object: 400 `FORMAT_ERROR`.
+///
+/// Errors: also 404 `RESOURCE_UNKNOWN` for an unknown authorisation or one of another
+/// resource (as [`sca_status_answer`]); 503 when the database fails.
+pub fn update_psu_data_answer(
+    app: &App,
+    auth: &str,
+    resource: &str,
+    resource_path: &str,
+    verbs: bool,
+    body: &[u8],
+    belongs: impl Fn(&AuthorisationRow) -> bool,
+) -> Result<Json<Value>, ApiError> {
+    let a = app
+        .db
+        .read(|c| rows::authorisation(c, auth))?
+        .filter(|a| belongs(a))
+        .ok_or_else(|| ApiError::not_found(format!("{resource} has no authorisation {auth:?}")))?;
+    let members: Vec<String> = if body.iter().all(u8::is_ascii_whitespace) {
+        Vec::new()
+    } else {
+        match serde_json::from_slice::<Value>(body) {
+            Ok(Value::Object(m)) => m.keys().cloned().collect(),
+            _ => {
+                return Err(ApiError::format(
+                    "the body of an update of PSU data must be a JSON object (or empty)",
+                ));
+            }
+        }
+    };
+    if !members.is_empty() {
+        return Err(ApiError::new(
+            MessageCode::ServiceInvalid,
+            format!(
+                "this ASPSP offers the redirect SCA approach only, with one SCA method: the PSU \
+                 authenticates and approves on the scaRedirect page, never through the TPP, so \
+                 there is no PSU data to update ({} not accepted); send an empty body to read \
+                 the authorisation's links",
+                members.join(", ")
+            ),
+        ));
+    }
+    let status = effective_sca_status(&a, now_secs(app)).to_string();
+    let link = |href: String| {
+        if verbs {
+            Link::with_verbs(href, &["GET"])
+        } else {
+            Link::href(href)
+        }
+    };
+    let mut links = Links::new();
+    if status == sca_status::RECEIVED || status == sca_status::PSU_IDENTIFIED {
+        links.insert(names::SCA_REDIRECT.into(), link(sca_href(app, auth)));
+    }
+    links.insert(
+        "scaStatus".into(),
+        link(format!("{resource_path}/authorisations/{auth}")),
+    );
+    Ok(Json(
+        json!({"scaStatus": status, "_links": links_json(&links)}),
+    ))
+}
+
+/// `x-accept-fix` (interface document, Versioning: "Opt-in behaviour changes are requested
+/// with header `x-accept-fix`; several values are comma-separated"): every value must be one
+/// of the document's fixes ([`headers::ACCEPT_FIXES`]), and with `required` (signing basket
+/// creation, whose header table gives "Value `amount-as-string`") `amount-as-string` must be
+/// among them. Absent: `Ok` (the basket's required headers are checked before).
+///
+/// Errors: 400 `FORMAT_ERROR` naming the value (issue 20, finding 9: `x-accept-fix: foo` was
+/// accepted).
+pub fn check_accept_fix(h: &HeaderMap, required: bool) -> Result<(), ApiError> {
+    let Some(v) = header_str(h, headers::X_ACCEPT_FIX)? else {
+        return Ok(());
+    };
+    let values: Vec<&str> = v
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if let Some(bad) = values.iter().find(|x| {
+        !headers::ACCEPT_FIXES
+            .iter()
+            .any(|f| f.eq_ignore_ascii_case(x))
+    }) {
+        return Err(ApiError::format(format!(
+            "x-accept-fix value {bad:?} is not one of the interface document's fixes ({})",
+            headers::ACCEPT_FIXES.join(", ")
+        )));
+    }
+    if required
+        && !values
+            .iter()
+            .any(|x| x.eq_ignore_ascii_case("amount-as-string"))
+    {
+        return Err(ApiError::format(
+            "x-accept-fix must carry amount-as-string (the interface document's header table \
+             of signing basket creation)",
+        ));
+    }
+    Ok(())
+}
+
+/// The `{scaStatus}` answer (Berlin Group `scaStatusResponse`) for authorisation `auth` of
+/// `resource` (e.g. `payment 3f…`, `signing basket 9a…`); `belongs` tells whether the stored
+/// authorisation is one of that resource's.
+///
+/// Errors: 404 `RESOURCE_UNKNOWN` for an unknown authorisation or one of another resource;
+/// the database fails.
+pub fn sca_status_answer(
+    app: &App,
+    auth: &str,
+    resource: &str,
+    belongs: impl Fn(&AuthorisationRow) -> bool,
+) -> Result<Json<Value>, ApiError> {
+    let a = app
+        .db
+        .read(|c| rows::authorisation(c, auth))?
+        .filter(|a| belongs(a))
+        .ok_or_else(|| ApiError::not_found(format!("{resource} has no authorisation {auth:?}")))?;
+    Ok(Json(
+        json!({"scaStatus": effective_sca_status(&a, now_secs(app))}),
+    ))
+}
+
+/// The body of `GET /v1/payments/instant-norwegian-credit-transfers-straks/fee-information`
+/// (interface document: "Fee information for instant payments"; shape not shown, so the
+/// sandbox's own): the product, the fee per instant payment by customer type, the largest
+/// instant amount, and a note. Amounts are Berlin Group `amount`s (strings).
+///
+/// ```json
+/// {"paymentProduct":"instant-norwegian-credit-transfers-straks","currency":"NOK",
+///  "fees":[{"customerType":"PRIVATE","transactionFee":{"currency":"NOK","amount":"0.00"}},
+///          {"customerType":"CORPORATE","transactionFee":{"currency":"NOK","amount":"2.50"}}],
+///  "maximumAmount":{"currency":"NOK","amount":"500000.00"},
+///  "settlement":"immediate, also outside banking hours","validFrom":"2024-01-01"}
+/// ```
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FeeInformation {
+    pub payment_product: String,
+    pub currency: String,
+    pub fees: Vec<Fee>,
+    pub maximum_amount: Amount,
+    pub settlement: String,
+    pub valid_from: String,
+}
+
+/// One fee line of [`FeeInformation`].
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fee {
+    pub customer_type: CustomerType,
+    pub transaction_fee: Amount,
+    pub description: String,
+}
+
+/// Instant-payment fee per customer type, minor units (sandbox values).
+pub const INSTANT_FEES: [(CustomerType, i64); 2] =
+    [(CustomerType::Private, 0), (CustomerType::Corporate, 250)];
+
+async fn fee_information(cert: TppCert) -> Result<Json<FeeInformation>, ApiError> {
+    require_role(&cert.0, Psd2Role::PspPi)?;
+    Ok(Json(FeeInformation {
+        payment_product: body::INSTANT.to_string(),
+        currency: "NOK".into(),
+        fees: INSTANT_FEES
+            .iter()
+            .map(|(t, fee)| Fee {
+                customer_type: *t,
+                transaction_fee: Amount::from_minor("NOK", *fee),
+                description: format!(
+                    "per instant payment from a {} account",
+                    t.as_str().to_lowercase()
+                ),
+            })
+            .collect(),
+        maximum_amount: Amount::from_minor("NOK", body::INSTANT_MAX_MINOR),
+        settlement: "immediate, also outside banking hours".into(),
+        valid_from: "2024-01-01".into(),
+    }))
+}

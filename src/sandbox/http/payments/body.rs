@@ -1,0 +1,1023 @@
+//! Payment products and the body rules of a payment initiation (interface document,
+//! Resources, "Payment initiation body" and "Other payment facts"; Versioning; Errors).
+//!
+//! [`parse`] turns a request body into an [`Initiation`]: the validated, normalised body
+//! that `GET /v1/{service}/{product}/{paymentId}` echoes, the debtor's sandbox account, the
+//! total amount, the execution date, the key of the logical-duplicate check and any
+//! `WARNING`s for the 201 answer. Every rejection is a 400 whose `tppMessages[0].path`
+//! names the offending field.
+//!
+//! The protocol facts live in [`crate::xs2a`] and are shared with the console's validator:
+//! the product table ([`crate::xs2a::payment`]), the identifier checks
+//! ([`crate::xs2a::identifiers`], [`crate::xs2a::check_digits`]), the amount pattern
+//! ([`crate::xs2a::amount`]) and the body reader with its empty-string rule
+//! ([`crate::xs2a::fields`]); this module adds the sandbox's side: its accounts, its clock
+//! and the answers ([`ApiError`]).
+//!
+//! Rules, in the order they are checked:
+//!
+//! 1. The body is a JSON object.
+//! 2. Every `amount` is a JSON string (`x-accept-fix: amount-as-string`, default since
+//!    2020-08-01): a JSON number → `FORMAT_ERROR` naming e.g. `instructedAmount.amount`.
+//! 3. Every string is in the character set of the bank's payment system
+//!    ([`crate::sandbox::domain::rules::is_allowed_char`], shared with the other `/v1` bodies:
+//!    printable Latin-1, which holds the Norwegian `æøåÆØÅ`, plus a few typographic marks);
+//!    an emoji or any other character → `FORMAT_ERROR` naming the field (interface
+//!    document, Errors: "ASPSP downstream system rejects a UTF-8 character (for example an
+//!    emoji): 400").
+//! 4. Field shapes of the Berlin Group schemas (`amount`: the `amountValue` pattern
+//!    `-?[0-9]{1,14}(\.[0-9]{1,3})?` as sent, greater than zero
+//!    ([`crate::xs2a::amount`]); a KID reference (`referenceType` `KID`): 2–25 digits with a
+//!    MOD10 or MOD11 check digit ([`crate::xs2a::check_digits::check_kid`]);
+//!    `accountReference`, `address`,
+//!    `bicfi`, lengths of `creditorName` 70, `remittanceInformationUnstructured` 140,
+//!    `endToEndIdentification` 35, `frequencyCode`, `dayOfExecution`, `monthsOfExecution`).
+//! 5. Product rules ([`PaymentType`]): currencies, account identifiers, `serviceLevel` only on
+//!    non-SEPA cross-border payments, instant limit.
+//! 6. `creditorAddress.city` is accepted as `townName` with a `WARNING` (deprecated, interface
+//!    document Versioning 2.15.0; likewise the legacy `street` and `postalCode`).
+//! 7. From [`STRUCTURED_ADDRESS_ENFORCEMENT`] (2026-08-13 on the sandbox clock; production
+//!    2026-11-15) SEPA, SWIFT and NCBCT payments need `creditorName`,
+//!    `creditorAddress.townName`, `creditorAddress.country` and the creditor agent BIC
+//!    (`creditorAgent`); all missing parts are named in one `FORMAT_ERROR`. The debtor's
+//!    name and address are inferred from the debtor account and never required. Before that
+//!    date a missing part only gives a `WARNING`.
+
+use chrono::NaiveDate;
+use serde_json::{Map, Value};
+
+use crate::sandbox::App;
+use crate::sandbox::errors::ApiError;
+use crate::sandbox::store::Account;
+use crate::xs2a::error::MessageCode;
+use crate::xs2a::fields::{FieldError, Fields, join};
+use crate::xs2a::identifiers::is_country;
+use crate::xs2a::model::{format_minor, parse_minor};
+use crate::xs2a::payment::ProductError;
+
+/// Most entries of one bulk payment (not stated by the interface document; a sandbox limit).
+pub const MAX_BULK_ENTRIES: usize = 500;
+
+/// Largest amount of any payment, minor units (amountValue allows 14 integer digits; the
+/// sandbox stops at 999 999 999.99).
+pub const MAX_AMOUNT_MINOR: i64 = 99_999_999_999;
+
+pub use crate::xs2a::payment::{
+    DOMESTIC_NORWAY, INSTANT, INSTANT_MAX_MINOR, PRODUCTS, PaymentType, Product,
+    STRUCTURED_ADDRESS_ENFORCEMENT, Service,
+};
+
+/// The product of a path segment ([`crate::xs2a::payment::product`]).
+///
+/// Errors: `dnb-corporate-*` → 403 `PRODUCT_INVALID`; anything else unknown → 404
+/// `PRODUCT_UNKNOWN` (`MessageCode404_PIS`); the codes of [`ProductError::message_code`].
+pub fn product(segment: &str) -> Result<Product, ApiError> {
+    crate::xs2a::payment::product(segment).map_err(product_error)
+}
+
+/// The product of a segment for `service` ([`crate::xs2a::payment::product_for`]).
+///
+/// Errors: those of [`product`]; a product not offered for `service` → 403
+/// `PRODUCT_INVALID`.
+pub fn product_for(service: Service, segment: &str) -> Result<Product, ApiError> {
+    crate::xs2a::payment::product_for(service, segment).map_err(product_error)
+}
+
+/// The sandbox answer to a refused product: its message code and text.
+fn product_error(e: ProductError) -> ApiError {
+    ApiError::new(e.message_code(), e.to_string())
+}
+
+/// A validated payment initiation.
+#[derive(Debug, Clone)]
+pub struct Initiation {
+    /// The normalised body echoed by the details call (known fields only; amounts as
+    /// two-decimal strings; legacy address names mapped to the current ones).
+    pub echo: Map<String, Value>,
+    /// The debtor's sandbox account.
+    pub debtor: Account,
+    /// Currency of the instructed amount(s).
+    pub currency: String,
+    /// Sum of the instructed amounts, minor units.
+    pub total_minor: i64,
+    /// `requestedExecutionDate` (single, bulk) or `startDate` (periodic).
+    pub execution_date: Option<NaiveDate>,
+    /// Debtor, creditor(s), amount, date and remittance: equal keys are logical duplicates.
+    pub dedup_key: String,
+    /// `WARNING` texts for the 201 answer.
+    pub warnings: Vec<String>,
+}
+
+/// A 400 `FORMAT_ERROR` whose message names `path`.
+pub fn field_error(path: &str, text: impl Into<String>) -> ApiError {
+    coded_field_error(MessageCode::FormatError, path, text)
+}
+
+/// The reader's refusal as a 400 `FORMAT_ERROR` naming the field.
+impl From<FieldError> for ApiError {
+    fn from(e: FieldError) -> Self {
+        field_error(&e.path, e.text)
+    }
+}
+
+fn coded_field_error(code: MessageCode, path: &str, text: impl Into<String>) -> ApiError {
+    let mut e = ApiError::new(code, text);
+    if let Some(m) = e.body.tpp_messages.first_mut() {
+        m.path = Some(path.to_string());
+    }
+    e
+}
+
+/// The first `amount` given as a JSON number.
+fn numeric_amount(v: &Value, path: &str) -> Option<String> {
+    match v {
+        Value::Object(m) => m.iter().find_map(|(k, v)| {
+            let p = join(path, k);
+            if k == "amount" && v.is_number() {
+                Some(p)
+            } else {
+                numeric_amount(v, &p)
+            }
+        }),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| numeric_amount(v, &format!("{path}[{i}]"))),
+        _ => None,
+    }
+}
+
+/// `amount`: `{currency, amount}` with an amount string of the Berlin Group pattern
+/// ([`crate::xs2a::amount`], checked as sent: no trimming) that is greater than zero and has
+/// at most two fraction digits (the minor unit of NOK and EUR). Returns (currency, minor
+/// units, normalised JSON).
+///
+/// Errors: 400 `FORMAT_ERROR` naming `<key>.amount` or `<key>.currency`.
+fn amount(o: &Fields<'_>, key: &str) -> Result<(String, i64, Value), ApiError> {
+    let a = o.req_obj(
+        key,
+        "an amount {\"currency\": \"NOK\", \"amount\": \"13.37\"}",
+    )?;
+    let currency = a
+        .opt_currency("currency")?
+        .ok_or_else(|| a.missing("currency", "the ISO 4217 currency code, e.g. \"NOK\""))?;
+    a.req_str("amount", 20, "a decimal string such as \"13.37\"")?;
+    let text = a
+        .map()
+        .get("amount")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    crate::xs2a::amount::check_amount(&text, true)
+        .map_err(|p| field_error(&a.at("amount"), p.describe(&a.at("amount"), &text)))?;
+    let minor = parse_minor(&text).ok_or_else(|| {
+        field_error(
+            &a.at("amount"),
+            format!(
+                "{} {text:?} is not a decimal amount with at most two fraction digits",
+                a.at("amount")
+            ),
+        )
+    })?;
+    if minor <= 0 {
+        return Err(field_error(
+            &a.at("amount"),
+            format!("{} must be greater than zero", a.at("amount")),
+        ));
+    }
+    if minor > MAX_AMOUNT_MINOR {
+        return Err(field_error(
+            &a.at("amount"),
+            format!(
+                "{} {text} is above the sandbox maximum {} (any currency)",
+                a.at("amount"),
+                format_minor(MAX_AMOUNT_MINOR)
+            ),
+        ));
+    }
+    let json = serde_json::json!({"currency": currency, "amount": format_minor(minor)});
+    Ok((currency, minor, json))
+}
+
+/// The account and agent identifier checks, shared with sandbox management and the console
+/// ([`crate::xs2a::identifiers`]).
+pub use crate::xs2a::identifiers::{is_bic, is_iban, is_norwegian_bban};
+
+/// An account reference as given: `iban` or `bban`, optional `currency`.
+struct AccRef {
+    iban: Option<String>,
+    bban: Option<String>,
+    currency: Option<String>,
+}
+
+impl AccRef {
+    /// The Norwegian BBAN, from `bban` or a `NO` IBAN.
+    fn norwegian_bban(&self) -> Option<String> {
+        if let Some(b) = &self.bban {
+            return Some(b.replace(['.', ' '], ""));
+        }
+        self.iban
+            .as_deref()
+            .filter(|i| i.starts_with("NO") && i.len() == 15)
+            .map(|i| i[4..].to_string())
+    }
+
+    fn key(&self) -> String {
+        self.iban
+            .clone()
+            .or_else(|| self.norwegian_bban())
+            .unwrap_or_default()
+    }
+
+    fn json(&self) -> Value {
+        let mut m = Map::new();
+        if let Some(i) = &self.iban {
+            m.insert("iban".into(), Value::String(i.clone()));
+        }
+        if let Some(b) = &self.bban {
+            m.insert("bban".into(), Value::String(b.clone()));
+        }
+        if let Some(c) = &self.currency {
+            m.insert("currency".into(), Value::String(c.clone()));
+        }
+        Value::Object(m)
+    }
+}
+
+fn account_ref(o: &Fields<'_>, key: &str) -> Result<AccRef, ApiError> {
+    let a = o.req_obj(key, "an account reference with an iban or a bban")?;
+    let iban = a.opt_str("iban", 34)?.map(|s| s.replace(' ', ""));
+    let bban = a.opt_str("bban", 30)?;
+    let currency = a.opt_currency("currency")?;
+    if let Some(i) = &iban
+        && !is_iban(i)
+    {
+        return Err(field_error(
+            &a.at("iban"),
+            format!("{} {i:?} is not a valid IBAN", a.at("iban")),
+        ));
+    }
+    if iban.is_none() && bban.is_none() {
+        return Err(field_error(
+            a.path(),
+            format!("{} needs an iban or a bban", a.path()),
+        ));
+    }
+    Ok(AccRef {
+        iban,
+        bban,
+        currency,
+    })
+}
+
+/// The sandbox account with this BBAN ([`crate::sandbox::store::Store::account_by_bban`]).
+///
+/// Errors: the database fails (503).
+pub fn account_by_bban(app: &App, bban: &str) -> Result<Option<Account>, ApiError> {
+    app.store.account_by_bban(bban)
+}
+
+fn debtor_account(app: &App, o: &Fields<'_>) -> Result<(Account, Value), ApiError> {
+    let r = account_ref(o, "debtorAccount")?;
+    let path = o.at("debtorAccount");
+    let bban = r.norwegian_bban().ok_or_else(|| {
+        field_error(
+            &path,
+            format!("{path} must be a Norwegian account (bban, or an IBAN starting with NO)"),
+        )
+    })?;
+    let account = account_by_bban(app, &bban)?.ok_or_else(|| {
+        field_error(
+            &path,
+            format!(
+                "{path} {bban} is not an account of this sandbox; pay from one of the sandbox \
+                 customers' accounts"
+            ),
+        )
+    })?;
+    if let Some(c) = &r.currency
+        && c != &account.currency
+    {
+        return Err(field_error(
+            &join(&path, "currency"),
+            format!(
+                "{path}.currency {c} differs from the account currency {}",
+                account.currency
+            ),
+        ));
+    }
+    let json = serde_json::json!({"bban": account.bban, "currency": account.currency});
+    Ok((account, json))
+}
+
+/// Legacy `creditorAddress` names → current names (Berlin Group 1.3.8+ `address`).
+const ADDRESS_ALIASES: [(&str, &str); 3] = [
+    ("city", "townName"),
+    ("street", "streetName"),
+    ("postalCode", "postCode"),
+];
+
+/// `creditorAddress` normalised: (JSON, country present).
+fn creditor_address(
+    o: &Fields<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<Option<(Value, bool)>, ApiError> {
+    let Some(a) = o.opt_obj("creditorAddress")? else {
+        return Ok(None);
+    };
+    let mut m = Map::new();
+    for (key, max) in [
+        ("streetName", 70),
+        ("buildingNumber", 16),
+        ("townName", 35),
+        ("postCode", 16),
+    ] {
+        let current = a.opt_str(key, max)?;
+        let (legacy, _) = ADDRESS_ALIASES
+            .iter()
+            .find(|(_, to)| *to == key)
+            .copied()
+            .unwrap_or(("", ""));
+        let old = if legacy.is_empty() {
+            None
+        } else {
+            a.opt_str(legacy, max)?
+        };
+        if old.is_some() {
+            warnings.push(format!(
+                "{} is deprecated, use {} (read as {key} this time)",
+                a.at(legacy),
+                a.at(key)
+            ));
+        }
+        if let Some(v) = current.or(old) {
+            m.insert(key.to_string(), Value::String(v));
+        }
+    }
+    let country = a.opt_checked("country", 2, is_country, "an ISO 3166 alpha-2 code")?;
+    if let Some(c) = &country {
+        m.insert("country".into(), Value::String(c.clone()));
+    }
+    Ok(Some((Value::Object(m), country.is_some())))
+}
+
+/// Everything of a payment but the debtor: one single payment, a periodic payment's
+/// payment part, or one bulk entry.
+struct Part {
+    echo: Map<String, Value>,
+    currency: String,
+    minor: i64,
+    creditor_key: String,
+    remittance: String,
+}
+
+/// Reads the creditor side, amount, references and remittance of `o` for `kind`.
+fn part(
+    app: &App,
+    kind: PaymentType,
+    o: &Fields<'_>,
+    debtor: Option<&Account>,
+    warnings: &mut Vec<String>,
+) -> Result<Part, ApiError> {
+    let mut echo = Map::new();
+    if let Some(e2e) = o.opt_str("endToEndIdentification", 35)? {
+        echo.insert("endToEndIdentification".into(), Value::String(e2e));
+    }
+    let (currency, minor, amount_json) = amount(o, "instructedAmount")?;
+    let amount_path = join(&o.at("instructedAmount"), "currency");
+    match kind {
+        k if k.is_domestic() && currency != "NOK" => {
+            return Err(field_error(
+                &amount_path,
+                format!("domestic payments are in NOK, not {currency}"),
+            ));
+        }
+        PaymentType::Sepa if currency != "EUR" => {
+            return Err(field_error(
+                &amount_path,
+                format!("SEPA credit transfers are in EUR, not {currency}"),
+            ));
+        }
+        PaymentType::Instant if minor > INSTANT_MAX_MINOR => {
+            return Err(field_error(
+                &o.at("instructedAmount"),
+                format!(
+                    "instant payments are limited to NOK {} (see fee-information)",
+                    format_minor(INSTANT_MAX_MINOR)
+                ),
+            ));
+        }
+        _ => {}
+    }
+    let creditor = account_ref(o, "creditorAccount")?;
+    let cpath = o.at("creditorAccount");
+    if kind.is_domestic() {
+        let ok = creditor
+            .norwegian_bban()
+            .is_some_and(|b| is_norwegian_bban(&b));
+        if !ok {
+            return Err(field_error(
+                &cpath,
+                format!(
+                    "{cpath} must be a Norwegian account number: 11 digits with a valid MOD11 \
+                     check digit (or an IBAN starting with NO)"
+                ),
+            ));
+        }
+    } else if kind != PaymentType::Swift && creditor.iban.is_none() {
+        return Err(field_error(
+            &join(&cpath, "iban"),
+            format!("{cpath}.iban is required for cross-border and SEPA payments"),
+        ));
+    }
+    if let Some(d) = debtor
+        && creditor.norwegian_bban().as_deref() == Some(d.bban.as_str())
+    {
+        return Err(field_error(
+            &cpath,
+            format!("{cpath} is the debtor account itself"),
+        ));
+    }
+    if kind == PaymentType::OwnTransfer {
+        let own = creditor
+            .norwegian_bban()
+            .map_or(Ok(None), |b| account_by_bban(app, &b))?
+            .zip(debtor)
+            .is_some_and(|(c, d)| c.owner == d.owner);
+        if !own {
+            return Err(field_error(
+                &cpath,
+                format!(
+                    "{cpath} must be another account of the debtor account's owner \
+                     (norwegian-domestic-payment-to-self)"
+                ),
+            ));
+        }
+    }
+    echo.insert("instructedAmount".into(), amount_json);
+    echo.insert("creditorAccount".into(), creditor.json());
+    let agent = o.opt_checked("creditorAgent", 11, is_bic, "a BIC")?;
+    if let Some(b) = &agent {
+        echo.insert("creditorAgent".into(), Value::String(b.clone()));
+    }
+    let name = o.opt_str("creditorName", 70)?;
+    let address = creditor_address(o, warnings)?;
+    if kind.needs_structured_address() {
+        let missing: Vec<String> = crate::xs2a::payment::missing_structured_parts(o.map())
+            .into_iter()
+            .map(|p| o.at(p))
+            .collect();
+        if !missing.is_empty() {
+            let (y, m, d) = STRUCTURED_ADDRESS_ENFORCEMENT;
+            let from = NaiveDate::from_ymd_opt(y, m, d).unwrap_or(NaiveDate::MAX);
+            let text = format!(
+                "{} payments need a structured creditor address and the creditor agent BIC \
+                 (sandbox enforcement from {from}); missing: {}; the debtor's address is \
+                 inferred by the bank",
+                kind.as_str(),
+                missing.join(", ")
+            );
+            if app.clock.today() >= from {
+                return Err(field_error(&missing.join(","), text));
+            }
+            warnings.push(text);
+        }
+    }
+    let name = match name {
+        Some(n) => n,
+        None => o.req_str("creditorName", 70, "the creditor's name")?,
+    };
+    echo.insert("creditorName".into(), Value::String(name));
+    if let Some((a, country)) = address {
+        if !country {
+            return Err(field_error(
+                &o.at("creditorAddress.country"),
+                format!(
+                    "{} is required in an address",
+                    o.at("creditorAddress.country")
+                ),
+            ));
+        }
+        echo.insert("creditorAddress".into(), a);
+    }
+    let is_purpose_code = |p: &str| p.len() == 4 && p.bytes().all(|b| b.is_ascii_uppercase());
+    if let Some(p) = o.opt_checked(
+        "purposeCode",
+        4,
+        is_purpose_code,
+        "an ISO 20022 purpose code",
+    )? {
+        echo.insert("purposeCode".into(), Value::String(p));
+    }
+    if let Some(c) = o.opt_str("chargeBearer", 4)? {
+        if !["DEBT", "CRED", "SHAR", "SLEV"].contains(&c.as_str()) {
+            return Err(field_error(
+                &o.at("chargeBearer"),
+                format!("{} must be DEBT, CRED, SHAR or SLEV", o.at("chargeBearer")),
+            ));
+        }
+        echo.insert("chargeBearer".into(), Value::String(c));
+    }
+    if let Some(s) = o.opt_str("serviceLevel", 4)? {
+        if !matches!(kind, PaymentType::Ncbct | PaymentType::Swift) {
+            return Err(field_error(
+                &o.at("serviceLevel"),
+                "serviceLevel can only be set on non-SEPA cross-border payments \
+                 (norwegian-cross-border-credit-transfers, cross-border-credit-transfers)",
+            ));
+        }
+        if !["URGP", "NURG", "SDVA"].contains(&s.as_str()) {
+            return Err(field_error(
+                &o.at("serviceLevel"),
+                format!(
+                    "{} must be URGP (urgent), SDVA (same day) or NURG (normal)",
+                    o.at("serviceLevel")
+                ),
+            ));
+        }
+        echo.insert("serviceLevel".into(), Value::String(s));
+    }
+    let unstructured = o.opt_str("remittanceInformationUnstructured", 140)?;
+    if let Some(u) = &unstructured {
+        echo.insert(
+            "remittanceInformationUnstructured".into(),
+            Value::String(u.clone()),
+        );
+    }
+    let mut structured_refs = Vec::new();
+    if o.has("remittanceInformationStructured") {
+        warnings.push(format!(
+            "{} is to be deprecated; use remittanceInformationStructuredArray",
+            o.at("remittanceInformationStructured")
+        ));
+        let v = match o.map().get("remittanceInformationStructured") {
+            Some(Value::String(_)) => Value::String(o.req_str(
+                "remittanceInformationStructured",
+                140,
+                "the structured reference",
+            )?),
+            _ => {
+                let r = o.req_obj(
+                    "remittanceInformationStructured",
+                    "a string or an object with a reference",
+                )?;
+                structured(&r)?
+            }
+        };
+        structured_refs.push(v.to_string());
+        echo.insert("remittanceInformationStructured".into(), v);
+    }
+    match o.map().get("remittanceInformationStructuredArray") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            let path = o.at("remittanceInformationStructuredArray");
+            let mut out = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let Value::Object(m) = item else {
+                    return Err(field_error(
+                        &format!("{path}[{i}]"),
+                        format!("{path}[{i}] must be a JSON object"),
+                    ));
+                };
+                let v = structured(&Fields::new(m, format!("{path}[{i}]")))?;
+                structured_refs.push(v.to_string());
+                out.push(v);
+            }
+            echo.insert(
+                "remittanceInformationStructuredArray".into(),
+                Value::Array(out),
+            );
+        }
+        Some(_) => {
+            return Err(field_error(
+                &o.at("remittanceInformationStructuredArray"),
+                "remittanceInformationStructuredArray must be an array",
+            ));
+        }
+    }
+    // SEPA payments accept the Norwegian regulatory reporting option; cross-border too.
+    if let Some(c) = o.opt_str("regulatoryReportingCode", 10)? {
+        echo.insert("regulatoryReportingCode".into(), Value::String(c));
+    }
+    if let Some(i) = o.opt_str("regulatoryReportingInformation", 140)? {
+        echo.insert("regulatoryReportingInformation".into(), Value::String(i));
+    }
+    if o.has("regulatoryReportingAmount") {
+        let (_, _, j) = amount(o, "regulatoryReportingAmount")?;
+        echo.insert("regulatoryReportingAmount".into(), j);
+    }
+    let remittance = format!(
+        "{}|{}",
+        unstructured.unwrap_or_default(),
+        structured_refs.join(";")
+    );
+    Ok(Part {
+        echo,
+        currency,
+        minor,
+        creditor_key: creditor.key(),
+        remittance,
+    })
+}
+
+/// `remittanceInformationStructured` element: `reference` (≤ 35, required),
+/// `referenceType`, `referenceIssuer`. A `referenceType` of `KID` (any case) makes
+/// `reference` a Norwegian KID, checked with [`crate::xs2a::check_digits::check_kid`]: 2–25
+/// digits with a valid MOD10 or MOD11 check digit.
+///
+/// Errors: 400 `FORMAT_ERROR` naming the field, e.g.
+/// `remittanceInformationStructuredArray[0].reference` (interface document, Errors: "KID
+/// errors: 400").
+fn structured(o: &Fields<'_>) -> Result<Value, ApiError> {
+    let mut m = Map::new();
+    let reference = o.req_str("reference", 35, "the payment reference")?;
+    for k in ["referenceType", "referenceIssuer"] {
+        if let Some(v) = o.opt_str(k, 35)? {
+            m.insert(k.into(), Value::String(v));
+        }
+    }
+    let is_kid = m
+        .get("referenceType")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.eq_ignore_ascii_case("KID"));
+    if is_kid {
+        let raw = o
+            .map()
+            .get("reference")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        crate::xs2a::check_digits::check_kid(raw)
+            .map_err(|p| field_error(&o.at("reference"), p.describe(&o.at("reference"), raw)))?;
+    }
+    m.insert("reference".into(), Value::String(reference));
+    Ok(Value::Object(m))
+}
+
+fn execution_date(
+    app: &App,
+    o: &Fields<'_>,
+    key: &str,
+    required: bool,
+) -> Result<Option<NaiveDate>, ApiError> {
+    let d = o.opt_date(key)?;
+    let today = app.clock.today();
+    match d {
+        None if required => Err(field_error(&o.at(key), format!("{} is missing", o.at(key)))),
+        Some(d) if d < today => Err(coded_field_error(
+            MessageCode::ExecutionDateInvalid,
+            &o.at(key),
+            format!(
+                "{} {d} is in the past (today is {today} on the sandbox clock)",
+                o.at(key)
+            ),
+        )),
+        Some(d) if d > today + chrono::Duration::days(365) => Err(coded_field_error(
+            MessageCode::ExecutionDateInvalid,
+            &o.at(key),
+            format!("{} {d} is more than a year ahead", o.at(key)),
+        )),
+        d => Ok(d),
+    }
+}
+
+const FREQUENCIES: [&str; 9] = [
+    "Daily",
+    "Weekly",
+    "EveryTwoWeeks",
+    "Monthly",
+    "EveryTwoMonths",
+    "Quarterly",
+    "SemiAnnual",
+    "Annual",
+    "MonthlyVariable",
+];
+
+/// The periodic-payment fields: `startDate` (required, not in the past), `endDate` (not
+/// before `startDate`), `executionRule` (`following`/`preceding`), `frequency` (Berlin Group
+/// `frequencyCode`), `dayOfExecution` (`"1"`–`"31"`), `monthsOfExecution` (required exactly
+/// when `frequency` is `MonthlyVariable`: 1–11 distinct months `"1"`–`"12"`; a duplicate
+/// month → `FORMAT_ERROR` naming it; interface document: "a create request with duplicate
+/// month identifiers is rejected").
+fn periodic(
+    app: &App,
+    o: &Fields<'_>,
+    echo: &mut Map<String, Value>,
+) -> Result<NaiveDate, ApiError> {
+    let start = execution_date(app, o, "startDate", true)?.unwrap_or_else(|| app.clock.today());
+    echo.insert("startDate".into(), Value::String(start.to_string()));
+    if let Some(end) = o.opt_date("endDate")? {
+        if end < start {
+            return Err(field_error(
+                &o.at("endDate"),
+                format!("endDate {end} is before startDate {start}"),
+            ));
+        }
+        echo.insert("endDate".into(), Value::String(end.to_string()));
+    }
+    if let Some(r) = o.opt_str("executionRule", 9)? {
+        if r != "following" && r != "preceding" {
+            return Err(field_error(
+                &o.at("executionRule"),
+                "executionRule must be following or preceding",
+            ));
+        }
+        echo.insert("executionRule".into(), Value::String(r));
+    }
+    let frequency = o.req_str("frequency", 20, "the frequency code, e.g. \"Monthly\"")?;
+    if !FREQUENCIES.contains(&frequency.as_str()) {
+        return Err(field_error(
+            &o.at("frequency"),
+            format!(
+                "frequency {frequency:?} is not one of {}",
+                FREQUENCIES.join(", ")
+            ),
+        ));
+    }
+    echo.insert("frequency".into(), Value::String(frequency.clone()));
+    if let Some(d) = o.opt_str("dayOfExecution", 2)? {
+        let ok = !d.starts_with('0') && d.parse::<u8>().is_ok_and(|n| (1..=31).contains(&n));
+        if !ok {
+            return Err(field_error(
+                &o.at("dayOfExecution"),
+                format!("dayOfExecution {d:?} must be \"1\" to \"31\" without leading zero"),
+            ));
+        }
+        echo.insert("dayOfExecution".into(), Value::String(d));
+    }
+    let path = o.at("monthsOfExecution");
+    match (frequency.as_str(), o.map().get("monthsOfExecution")) {
+        ("MonthlyVariable", None | Some(Value::Null)) => {
+            return Err(field_error(
+                &path,
+                "monthsOfExecution is required when frequency is MonthlyVariable",
+            ));
+        }
+        ("MonthlyVariable", Some(Value::Array(items))) => {
+            if items.is_empty() || items.len() > 11 {
+                return Err(field_error(
+                    &path,
+                    "monthsOfExecution holds 1 to 11 months (all 12 is frequency Monthly)",
+                ));
+            }
+            let mut months: Vec<u8> = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let m = item
+                    .as_str()
+                    .and_then(|s| s.trim().parse::<u8>().ok())
+                    .filter(|m| (1..=12).contains(m))
+                    .ok_or_else(|| {
+                        field_error(
+                            &format!("{path}[{i}]"),
+                            format!("{path}[{i}] must be a month \"1\" to \"12\" as a string"),
+                        )
+                    })?;
+                if months.contains(&m) {
+                    return Err(field_error(
+                        &format!("{path}[{i}]"),
+                        format!("{path}[{i}]: month {m} is listed twice; months must be distinct"),
+                    ));
+                }
+                months.push(m);
+            }
+            echo.insert(
+                "monthsOfExecution".into(),
+                Value::Array(
+                    months
+                        .iter()
+                        .map(|m| Value::String(m.to_string()))
+                        .collect(),
+                ),
+            );
+        }
+        ("MonthlyVariable", Some(_)) => {
+            return Err(field_error(
+                &path,
+                "monthsOfExecution must be an array of month strings",
+            ));
+        }
+        (_, None | Some(Value::Null)) => {}
+        (_, Some(_)) => {
+            return Err(field_error(
+                &path,
+                "monthsOfExecution is only allowed with frequency MonthlyVariable",
+            ));
+        }
+    }
+    Ok(start)
+}
+
+/// Validates a payment initiation body for `service` and `product`.
+///
+/// Errors: 400 `FORMAT_ERROR` naming the field (see the module rules), 400
+/// `EXECUTION_DATE_INVALID` for a past or far-future date.
+pub fn parse(
+    app: &App,
+    service: Service,
+    product: &Product,
+    body: &[u8],
+) -> Result<Initiation, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::format("the request body is missing"));
+    }
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::format(format!("the request body is not JSON: {e}")))?;
+    let Value::Object(map) = &v else {
+        return Err(ApiError::format("the request body must be a JSON object"));
+    };
+    if let Some(path) = numeric_amount(&v, "") {
+        return Err(field_error(
+            &path,
+            format!(
+                "{path} must be a JSON string such as \"13.37\", not a number (amounts are \
+                 strings: x-accept-fix amount-as-string is the default since 2020-08-01)"
+            ),
+        ));
+    }
+    crate::sandbox::domain::rules::check_json_characters(&v)?;
+    let o = Fields::new(map, "");
+    let mut warnings = Vec::new();
+    let (debtor, debtor_json) = debtor_account(app, &o)?;
+    let kind = product.kind;
+    match service {
+        Service::Payments | Service::PeriodicPayments => {
+            let p = part(app, kind, &o, Some(&debtor), &mut warnings)?;
+            let mut echo = Map::new();
+            let mut rest = p.echo;
+            if let Some(e) = rest.remove("endToEndIdentification") {
+                echo.insert("endToEndIdentification".into(), e);
+            }
+            echo.insert("debtorAccount".into(), debtor_json);
+            echo.append(&mut rest);
+            let date = if service == Service::PeriodicPayments {
+                Some(periodic(app, &o, &mut echo)?)
+            } else {
+                let d = execution_date(app, &o, "requestedExecutionDate", false)?;
+                let today = app.clock.today();
+                if kind == PaymentType::Instant
+                    && let Some(d) = d.filter(|d| *d != today)
+                {
+                    return Err(coded_field_error(
+                        MessageCode::ExecutionDateInvalid,
+                        "requestedExecutionDate",
+                        format!(
+                            "requestedExecutionDate {d}: instant payments are executed at once, \
+                             so the date is today ({today}) or absent"
+                        ),
+                    ));
+                }
+                if let Some(d) = d {
+                    echo.insert(
+                        "requestedExecutionDate".into(),
+                        Value::String(d.to_string()),
+                    );
+                }
+                d
+            };
+            let date_key = date.unwrap_or_else(|| app.clock.today());
+            let dedup_key = format!(
+                "{}|{}|{}|{}|{}|{}|{}",
+                service.segment(),
+                debtor.bban,
+                p.creditor_key,
+                p.currency,
+                p.minor,
+                date_key,
+                p.remittance
+            );
+            Ok(Initiation {
+                echo,
+                debtor,
+                currency: p.currency,
+                total_minor: p.minor,
+                execution_date: date,
+                dedup_key,
+                warnings,
+            })
+        }
+        Service::BulkPayments => {
+            let mut echo = Map::new();
+            if let Some(b) = o
+                .map()
+                .get("batchBookingPreferred")
+                .filter(|b| !b.is_null())
+            {
+                let Value::Bool(b) = b else {
+                    return Err(field_error(
+                        "batchBookingPreferred",
+                        "batchBookingPreferred must be true or false",
+                    ));
+                };
+                echo.insert("batchBookingPreferred".into(), Value::Bool(*b));
+            }
+            echo.insert("debtorAccount".into(), debtor_json);
+            if let Some(id) = o.opt_str("paymentInformationId", 35)? {
+                echo.insert("paymentInformationId".into(), Value::String(id));
+            }
+            let date = execution_date(app, &o, "requestedExecutionDate", false)?;
+            if let Some(d) = date {
+                echo.insert(
+                    "requestedExecutionDate".into(),
+                    Value::String(d.to_string()),
+                );
+            }
+            let items = match o.map().get("payments") {
+                Some(Value::Array(items)) => items,
+                _ => {
+                    return Err(field_error(
+                        "payments",
+                        "payments must be an array of bulk entries",
+                    ));
+                }
+            };
+            if items.is_empty() || items.len() > MAX_BULK_ENTRIES {
+                return Err(field_error(
+                    "payments",
+                    format!("payments holds 1 to {MAX_BULK_ENTRIES} entries"),
+                ));
+            }
+            let mut entries = Vec::new();
+            let mut currency: Option<String> = None;
+            let mut total: i64 = 0;
+            let mut keys = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let path = format!("payments[{i}]");
+                let Value::Object(m) = item else {
+                    return Err(field_error(&path, format!("{path} must be a JSON object")));
+                };
+                for forbidden in ["debtorAccount", "requestedExecutionDate"] {
+                    if m.get(forbidden).is_some_and(|v| !v.is_null()) {
+                        return Err(field_error(
+                            &format!("{path}.{forbidden}"),
+                            format!(
+                                "{path}.{forbidden} is not allowed in a bulk entry; it is given \
+                                 once for the whole bulk"
+                            ),
+                        ));
+                    }
+                }
+                let p = part(
+                    app,
+                    kind,
+                    &Fields::new(m, path),
+                    Some(&debtor),
+                    &mut warnings,
+                )?;
+                match &currency {
+                    Some(c) if c != &p.currency => {
+                        return Err(field_error(
+                            &format!("payments[{i}].instructedAmount.currency"),
+                            format!("all entries of a bulk payment must be in one currency ({c})"),
+                        ));
+                    }
+                    Some(_) => {}
+                    None => currency = Some(p.currency.clone()),
+                }
+                total = total.saturating_add(p.minor);
+                keys.push(format!("{}|{}|{}", p.creditor_key, p.minor, p.remittance));
+                entries.push(Value::Object(p.echo));
+            }
+            echo.insert("payments".into(), Value::Array(entries));
+            let currency = currency.unwrap_or_else(|| debtor.currency.clone());
+            let dedup_key = format!(
+                "bulk-payments|{}|{}|{}|{}|{}",
+                debtor.bban,
+                currency,
+                total,
+                date.unwrap_or_else(|| app.clock.today()),
+                keys.join("#")
+            );
+            Ok(Initiation {
+                echo,
+                debtor,
+                currency,
+                total_minor: total,
+                execution_date: date,
+                dedup_key,
+                warnings,
+            })
+        }
+    }
+}
+
+/// The credits of a stored payment body to accounts identified by BBAN: (bban, minor units)
+/// for each single payment or bulk entry whose creditor is a Norwegian account.
+pub fn credits(service: Service, echo: &Value) -> Vec<(String, i64)> {
+    let one = |v: &Value| -> Option<(String, i64)> {
+        let c = &v["creditorAccount"];
+        let bban = c["bban"].as_str().map(str::to_string).or_else(|| {
+            c["iban"]
+                .as_str()
+                .filter(|i| i.starts_with("NO") && i.len() == 15)
+                .map(|i| i[4..].to_string())
+        })?;
+        let minor = parse_minor(v["instructedAmount"]["amount"].as_str()?)?;
+        Some((bban, minor))
+    };
+    match service {
+        Service::BulkPayments => echo["payments"]
+            .as_array()
+            .map(|a| a.iter().filter_map(one).collect())
+            .unwrap_or_default(),
+        _ => one(echo).into_iter().collect(),
+    }
+}

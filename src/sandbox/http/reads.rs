@@ -1,0 +1,230 @@
+//! Serialized bodies of the everyday AIS reads (account list, account details, balances, card
+//! account list, details, balances and transactions), reused while nothing they depend on
+//! changes.
+//!
+//! Each of these bodies is a function of the stored data, the sandbox day and, for the lists,
+//! of which accounts the consent covers. A [`ReadKey`] names all of that: the read, the
+//! resource (or the consent), the query and unattended window where they matter, the sandbox
+//! day ([`crate::sandbox::Clock::today`]) and the data version ([`crate::sandbox::store::db::Db::version`], bumped by
+//! every committed write). The version is read *before* the data, so a body is never stored
+//! under a version older than the data it was built from going stale. Every access check
+//! (signature, role, consent, session, unattended limits) still runs on every request: only
+//! the body is reused, as [`crate::sandbox::http::accounts::PageCache`] does for transaction pages. At most
+//! [`READ_CACHE_ENTRIES`] bodies are kept; the cache is emptied when full.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
+use chrono::NaiveDate;
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::sandbox::errors::ApiError;
+use crate::sandbox::model::{CardAccount, ConsentKey, Customer};
+
+/// Which read a body answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Read {
+    /// `GET /v1/accounts`.
+    AccountList,
+    /// `GET /v1/accounts/{id}`.
+    Account,
+    /// `GET /v1/accounts/{id}/balances`.
+    AccountBalances,
+    /// `GET /v1/card-accounts`.
+    CardList,
+    /// `GET /v1/card-accounts/{id}`.
+    Card,
+    /// `GET /v1/card-accounts/{id}/balances`.
+    CardBalances,
+    /// `GET /v1/card-accounts/{id}/transactions`.
+    CardTransactions,
+}
+
+/// What a body depends on besides the read: the stored data (`version`), the sandbox day
+/// (`today`, for the reads that show dates), the resource and, for the lists, the consent.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ReadKey {
+    read: Read,
+    /// The account or card account (`Uuid::nil()` for the lists).
+    resource: Uuid,
+    /// The consent of the list reads (their content is "the consented accounts").
+    consent: Option<ConsentKey>,
+    /// The accounts a consent covers, as the list read sees them.
+    accounts: Vec<Uuid>,
+    /// The query as sent (card transactions).
+    query: Vec<(String, String)>,
+    /// The effective earliest booking date without the PSU present (card transactions).
+    from: Option<NaiveDate>,
+    today: Option<NaiveDate>,
+    version: u64,
+}
+
+impl ReadKey {
+    /// The key of `read` of `resource` at data `version`.
+    pub fn new(read: Read, resource: Uuid, version: u64) -> Self {
+        ReadKey {
+            read,
+            resource,
+            consent: None,
+            accounts: Vec::new(),
+            query: Vec::new(),
+            from: None,
+            today: None,
+            version,
+        }
+    }
+
+    /// With the sandbox day the body shows.
+    pub fn on(mut self, today: NaiveDate) -> Self {
+        self.today = Some(today);
+        self
+    }
+
+    /// With the consent whose accounts a list shows.
+    pub fn consent(mut self, key: &ConsentKey, accounts: &[Uuid]) -> Self {
+        self.consent = Some(key.clone());
+        self.accounts = accounts.to_vec();
+        self
+    }
+
+    /// With the query and the unattended window of a transaction list.
+    pub fn query(mut self, query: &[(String, String)], from: Option<NaiveDate>) -> Self {
+        self.query = query.to_vec();
+        self.from = from;
+        self
+    }
+}
+
+/// Most bodies a [`ReadCache`] keeps.
+pub const READ_CACHE_ENTRIES: usize = 1024;
+
+/// Serialized read bodies by [`ReadKey`].
+#[derive(Debug, Default)]
+pub struct ReadCache {
+    bodies: Mutex<HashMap<ReadKey, bytes::Bytes, foldhash::fast::RandomState>>,
+    /// Card accounts a consent may read, with their owners ([`crate::sandbox::http::cards`]' access check
+    /// after the consent is resolved): by consent, the card account id as sent and the data
+    /// version.
+    cards: Mutex<HashMap<CardAccessKey, (CardAccount, Customer), foldhash::fast::RandomState>>,
+}
+
+type CardAccessKey = (ConsentKey, String, u64);
+
+impl ReadCache {
+    /// The `200` JSON answer for `key`: the cached body, or `build`'s value serialized (and
+    /// kept) when there is none. The answer is what `axum::Json` of the same value sends:
+    /// the body and `Content-Type: application/json`.
+    ///
+    /// Errors: those of `build` (nothing is kept then); a value that cannot be serialized
+    /// answers 400 `FORMAT_ERROR` like the transaction pages (it does not happen for these
+    /// types).
+    pub fn answer<T: Serialize>(
+        &self,
+        key: ReadKey,
+        build: impl FnOnce() -> Result<T, ApiError>,
+    ) -> Result<Response, ApiError> {
+        if let Some(body) = self.get(&key) {
+            return Ok(json(body));
+        }
+        let value = build()?;
+        let body = serde_json::to_vec(&value)
+            .map(bytes::Bytes::from)
+            .map_err(|e| ApiError::format(format!("the answer could not be written: {e}")))?;
+        self.put(key, body.clone());
+        Ok(json(body))
+    }
+
+    fn get(&self, key: &ReadKey) -> Option<bytes::Bytes> {
+        self.bodies.lock().ok()?.get(key).cloned()
+    }
+
+    fn put(&self, key: ReadKey, body: bytes::Bytes) {
+        if let Ok(mut bodies) = self.bodies.lock() {
+            if bodies.len() >= READ_CACHE_ENTRIES {
+                bodies.clear();
+            }
+            bodies.insert(key, body);
+        }
+    }
+
+    /// The card account `id` (as sent) that the consent `key` covers, with its owner, as
+    /// remembered at data `version` by [`ReadCache::put_card`].
+    pub fn card(
+        &self,
+        key: &ConsentKey,
+        id: &str,
+        version: u64,
+    ) -> Option<(CardAccount, Customer)> {
+        let cards = self.cards.lock().ok()?;
+        cards.get(&(key.clone(), id.to_string(), version)).cloned()
+    }
+
+    /// Remembers that the consent `key` covers card account `id`, owned by `owner`, at data
+    /// `version` (read before the data was).
+    pub fn put_card(
+        &self,
+        key: &ConsentKey,
+        id: &str,
+        version: u64,
+        card: CardAccount,
+        owner: Customer,
+    ) {
+        if let Ok(mut cards) = self.cards.lock() {
+            if cards.len() >= READ_CACHE_ENTRIES {
+                cards.clear();
+            }
+            cards.insert((key.clone(), id.to_string(), version), (card, owner));
+        }
+    }
+
+    /// How many bodies are kept (tests).
+    pub fn len(&self) -> usize {
+        self.bodies.lock().map(|b| b.len()).unwrap_or(0)
+    }
+
+    /// Whether no body is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+fn json(body: bytes::Bytes) -> Response {
+    ([(CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_body_is_built_once_per_key_and_again_for_a_new_version_or_day() {
+        let cache = ReadCache::default();
+        let id = Uuid::new_v4();
+        let day = NaiveDate::from_ymd_opt(2026, 11, 23).unwrap();
+        let next = day.succ_opt().unwrap();
+        let mut builds = 0;
+        for (version, today) in [(1, day), (1, day), (2, day), (2, next), (2, next)] {
+            let r = cache
+                .answer(
+                    ReadKey::new(Read::AccountBalances, id, version).on(today),
+                    || {
+                        builds += 1;
+                        Ok(serde_json::json!({"version": version}))
+                    },
+                )
+                .unwrap();
+            assert_eq!(r.status(), 200);
+            assert_eq!(r.headers()[CONTENT_TYPE], "application/json");
+        }
+        assert_eq!(builds, 3);
+        // Another read of the same resource is another body; refusals are not kept.
+        let r = cache.answer::<serde_json::Value>(ReadKey::new(Read::Account, id, 2), || {
+            Err(ApiError::format("no"))
+        });
+        assert!(r.is_err());
+        assert_eq!(cache.len(), 3);
+    }
+}

@@ -1,0 +1,296 @@
+//! The addresses of the SCA pages: an unguessable token per authorisation, distinct from
+//! the authorisation id (issue 20, finding 2).
+//!
+//! A TPP sees authorisation ids (`authorisationId`, the `scaStatus` link, the event stream
+//! of its own requests); if the SCA page lived at `/sca/{authorisationId}`, anyone who saw
+//! an id could open that SCA first, log in and approve. So the page of authorisation `a` is
+//! `/sca/{token}` (consents) or `/payment-sca/{token}` (payments, baskets), where `token`
+//! is AES-128 of the id's 16 bytes under a random key of this sandbox ([`PageKeys`]),
+//! base64url without padding (22 characters). It is in the TPP's own `scaRedirect` and
+//! nowhere else; without the key it cannot be derived from the id, and a made-up token
+//! decrypts to an id no authorisation has (a 2^-122 chance otherwise).
+//!
+//! [`translate`] is the layer in front of the page routes: it decrypts the token of the
+//! request path into the authorisation id the page handlers work with, and writes the token
+//! back over the id in the page's HTML (form actions, links) and in its cookie's `Path`, so
+//! the browser only ever sees the token. A path whose token does not decrypt answers the
+//! pages' 404.
+//!
+//! The layer also runs the page in its authorisation's TPP's world ([`crate::sandbox::clock`]) and
+//! marks its events as that TPP's ([`crate::sandbox::domain::events::Owner`]).
+//!
+//! The key lives in table `sca_page_keys` (kept by `POST /v1/sandbox/initialize`, so links
+//! survive a reset and a restart; left out of snapshots, see [`crate::sandbox::http::snapshot`]).
+
+use std::sync::Arc;
+
+use aws_lc_rs::cipher::{AES_128, DecryptingKey, EncryptingKey, UnboundCipherKey};
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, Uri, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use rusqlite::{Connection, OptionalExtension};
+use uuid::Uuid;
+
+use crate::sandbox::App;
+use crate::sandbox::http::pages;
+use crate::sandbox::store::db::{Db, Migration};
+
+/// The key table.
+pub const MIGRATION: Migration = (
+    "sca_pages_001_keys",
+    "CREATE TABLE sca_page_keys (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        key BLOB NOT NULL CHECK (length(key) = 16)
+    );",
+);
+
+/// Largest SCA page answer rewritten by [`translate`], bytes (the pages are a few kB).
+pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
+
+/// The page prefixes: consent SCA and payment/basket SCA.
+pub const PREFIXES: [&str; 2] = ["/sca/", "/payment-sca/"];
+
+/// The AES-128 key of the page tokens. `Debug` shows nothing of it.
+pub struct PageKeys {
+    key: [u8; 16],
+}
+
+impl std::fmt::Debug for PageKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PageKeys(redacted)")
+    }
+}
+
+impl PageKeys {
+    /// The key stored in `db`, made (from aws-lc-rs's random source) and stored when there
+    /// is none.
+    ///
+    /// Errors: the database fails, or no random bytes can be had (reported as SQLite's
+    /// `ToSqlConversionFailure`).
+    pub fn load(db: &Db) -> rusqlite::Result<Self> {
+        db.write_raw(|tx| {
+            let stored: Option<Vec<u8>> = tx
+                .query_row("SELECT key FROM sca_page_keys WHERE id = 1", [], |r| {
+                    r.get(0)
+                })
+                .optional()?;
+            let key = match stored.and_then(|k| <[u8; 16]>::try_from(k.as_slice()).ok()) {
+                Some(k) => k,
+                None => {
+                    let mut k = [0u8; 16];
+                    aws_lc_rs::rand::fill(&mut k).map_err(|_| {
+                        rusqlite::Error::ToSqlConversionFailure(
+                            "no random bytes for the SCA page key".into(),
+                        )
+                    })?;
+                    tx.execute(
+                        "INSERT OR REPLACE INTO sca_page_keys (id, key) VALUES (1, ?1)",
+                        [k.as_slice()],
+                    )?;
+                    k
+                }
+            };
+            Ok(PageKeys { key })
+        })
+    }
+
+    fn block(&self, bytes: [u8; 16], encrypt: bool) -> Option<[u8; 16]> {
+        let unbound = UnboundCipherKey::new(&AES_128, &self.key).ok()?;
+        let mut block = bytes;
+        if encrypt {
+            EncryptingKey::ecb(unbound).ok()?.encrypt(&mut block).ok()?;
+        } else {
+            let ctx = aws_lc_rs::cipher::DecryptionContext::None;
+            DecryptingKey::ecb(unbound)
+                .ok()?
+                .decrypt(&mut block, ctx)
+                .ok()?;
+        }
+        Some(block)
+    }
+
+    /// The page token of authorisation `id` (a UUID; any other text, or a cipher failure,
+    /// gives a token that opens nothing).
+    pub fn token(&self, id: &str) -> String {
+        let bytes = Uuid::parse_str(id)
+            .map(|u| *u.as_bytes())
+            .unwrap_or([0; 16]);
+        match self.block(bytes, true) {
+            Some(b) => URL_SAFE_NO_PAD.encode(b),
+            None => "-".to_string(),
+        }
+    }
+
+    /// The authorisation id (hyphenated UUID) of page token `token`; `None` when it is not
+    /// a token (not 16 bytes of base64url).
+    pub fn authorisation(&self, token: &str) -> Option<String> {
+        let raw = URL_SAFE_NO_PAD.decode(token).ok()?;
+        let bytes = <[u8; 16]>::try_from(raw.as_slice()).ok()?;
+        let plain = self.block(bytes, false)?;
+        Some(Uuid::from_bytes(plain).to_string())
+    }
+
+    /// The absolute page URL of authorisation `id` under `prefix` (one of [`PREFIXES`],
+    /// without its trailing slash), e.g. `https://sandbox.example/sca/{token}`.
+    pub fn href(&self, public_url: &str, prefix: &str, id: &str) -> String {
+        format!("{public_url}{prefix}/{}", self.token(id))
+    }
+}
+
+/// Deletes the page key from a copy of the database (a snapshot, a case bundle's state),
+/// overwriting its bytes (`secure_delete`): whoever holds the copy must not be able to
+/// derive page addresses from the authorisation ids in it. A copy without the table is left
+/// as it is.
+///
+/// Errors: SQLite's.
+pub fn forget_key(copy: &Connection) -> rusqlite::Result<()> {
+    let has: bool = copy.query_row(
+        "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sca_page_keys')",
+        [],
+        |r| r.get(0),
+    )?;
+    if has {
+        copy.execute_batch("PRAGMA secure_delete = ON; DELETE FROM sca_page_keys;")?;
+    }
+    Ok(())
+}
+
+/// `(prefix, token, rest)` of an SCA page path (`/sca/{token}[/rest]`).
+fn split(path: &str) -> Option<(&'static str, &str, &str)> {
+    PREFIXES.iter().find_map(|p| {
+        let after = path.strip_prefix(p)?;
+        let (token, rest) = after.split_at(after.find('/').unwrap_or(after.len()));
+        Some((*p, token, rest))
+    })
+}
+
+fn unknown_page() -> Response {
+    pages::error(
+        StatusCode::NOT_FOUND,
+        "Unknown authorisation",
+        "This approval link is not known to the bank. Go back to the application and start \
+         again.",
+    )
+    .into_response()
+}
+
+/// The layer in front of the SCA pages (see the module documentation): token to
+/// authorisation id on the way in, id to token on the way out.
+pub async fn translate(State(app): State<Arc<App>>, mut req: Request, next: Next) -> Response {
+    let Some((prefix, token, rest)) = split(req.uri().path()) else {
+        return next.run(req).await;
+    };
+    let Some(id) = app.sca_pages.authorisation(token) else {
+        return unknown_page();
+    };
+    let token = token.to_string();
+    let inner = format!("{prefix}{id}{rest}");
+    let inner = match req.uri().query() {
+        Some(q) => format!("{inner}?{q}"),
+        None => inner,
+    };
+    match inner.parse::<Uri>() {
+        Ok(u) => *req.uri_mut() = u,
+        Err(_) => return unknown_page(),
+    }
+    // The page runs in its TPP's world (that TPP's clock), and its events are the TPP's.
+    let owner = app.db.read_raw(|c| tpp_of(c, &id)).ok().flatten();
+    let mut response = match &owner {
+        Some(tpp) => crate::sandbox::clock::in_world(tpp, next.run(req)).await,
+        None => next.run(req).await,
+    };
+    if let Some(tpp) = owner {
+        response
+            .extensions_mut()
+            .insert(crate::sandbox::domain::events::Owner(tpp));
+    }
+    rewrite(response, &id, &token).await
+}
+
+/// The TPP of authorisation `id` (a consent or a payment/basket SCA).
+fn tpp_of(c: &Connection, id: &str) -> rusqlite::Result<Option<String>> {
+    c.prepare_cached(
+        "SELECT tpp FROM sca_authorisations WHERE id = ?1 \
+         UNION ALL SELECT tpp FROM pis_authorisations WHERE id = ?1 LIMIT 1",
+    )?
+    .query_row([id], |r| r.get(0))
+    .optional()
+}
+
+/// `response` with every `id` replaced by `token` in its HTML body and `Set-Cookie` headers.
+async fn rewrite(response: Response, id: &str, token: &str) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let cookies: Vec<HeaderValue> = parts
+        .headers
+        .get_all(header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter_map(|v| HeaderValue::from_str(&v.replace(id, token)).ok())
+        .collect();
+    if !cookies.is_empty() {
+        parts.headers.remove(header::SET_COOKIE);
+        for c in cookies {
+            parts.headers.append(header::SET_COOKIE, c);
+        }
+    }
+    let html = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/html"));
+    if !html {
+        return Response::from_parts(parts, body);
+    }
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_PAGE_BYTES).await else {
+        return pages::error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Page too large",
+            "The bank could not show this page.",
+        )
+        .into_response();
+    };
+    let text = String::from_utf8_lossy(&bytes).replace(id, token);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys() -> PageKeys {
+        PageKeys { key: [7u8; 16] }
+    }
+
+    #[test]
+    fn tokens_round_trip_and_differ_from_the_id() {
+        let k = keys();
+        let id = "5f0c2a8e-3b1d-4c6e-9a7f-0123456789ab";
+        let t = k.token(id);
+        assert_eq!(t.len(), 22);
+        assert!(!t.contains(id) && !id.contains(&t));
+        assert_eq!(k.authorisation(&t).as_deref(), Some(id));
+        let other = PageKeys { key: [8u8; 16] };
+        assert_ne!(
+            other.token(id),
+            t,
+            "another sandbox's key gives another token"
+        );
+        assert_eq!(k.authorisation(id), None, "an id is not a token");
+        assert_eq!(k.authorisation("short"), None);
+    }
+
+    #[test]
+    fn page_paths_split() {
+        assert_eq!(split("/sca/abc"), Some(("/sca/", "abc", "")));
+        assert_eq!(
+            split("/payment-sca/abc/decision"),
+            Some(("/payment-sca/", "abc", "/decision"))
+        );
+        assert_eq!(split("/v1/accounts"), None);
+    }
+}

@@ -1,0 +1,80 @@
+//! The sandbox's HTTP/1.1 server loop, with timeouts so that slow clients are cut off while
+//! other requests are served (a hostile client trickling bytes must not hold a connection
+//! for minutes). The interface document is silent; these are the usual limits of a web
+//! server in front of an ASPSP (nginx: `client_header_timeout`, `client_body_timeout`,
+//! `send_timeout`, `keepalive_timeout`):
+//!
+//! | Timeout | Value | What happens |
+//! |---|---|---|
+//! | header read | [`HEADER_READ_TIMEOUT`] (10 s) | the request line and headers must arrive within it, counted from the first moment the server waits for them; else the connection is closed (hyper's `header_read_timeout`). On a keep-alive connection the wait for the next request counts too, so it is also the keep-alive idle limit. |
+//! | body read | [`BODY_READ_TIMEOUT`] (10 s) | the whole body must arrive within it, counted from the end of the headers; else `/v1` answers 400 `FORMAT_ERROR` and the SCA pages 408, and the connection is closed ([`body_in_time`]) |
+//! | idle | [`IDLE_TIMEOUT`] (30 s) | a connection on which neither a read nor a write makes progress for that long is closed (a client that stops reading its response) ([`IdleIo`]) |
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+pub use crate::http_server::{HEADER_READ_TIMEOUT, IDLE_TIMEOUT, IdleIo, serve};
+
+use crate::sandbox::errors::ApiError;
+use crate::sandbox::http::auth::{self, MAX_BODY_BYTES};
+use crate::sandbox::http::pages;
+
+/// Time for the whole request body, from the end of the headers.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The middleware reading each request body within [`BODY_READ_TIMEOUT`] (at most
+/// [`MAX_BODY_BYTES`]); requests without a body pass untouched.
+pub async fn body_in_time(req: Request, next: Next) -> Response {
+    use axum::body::HttpBody as _;
+    if req.body().size_hint().exact() == Some(0) {
+        return next.run(req).await;
+    }
+    let v1 = auth::is_v1(req.uri().path());
+    let (parts, body) = req.into_parts();
+    let read = tokio::time::timeout(
+        BODY_READ_TIMEOUT,
+        axum::body::to_bytes(body, MAX_BODY_BYTES),
+    )
+    .await;
+    match read {
+        Ok(Ok(bytes)) => {
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
+        Ok(Err(_)) if v1 => ApiError::format(format!(
+            "the request body could not be read or is larger than {MAX_BODY_BYTES} bytes"
+        ))
+        .into_response(),
+        Ok(Err(_)) => pages::error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "Request too large",
+            "The form could not be read.",
+        )
+        .into_response(),
+        Err(_) => {
+            let secs = BODY_READ_TIMEOUT.as_secs();
+            let mut r = if v1 {
+                ApiError::format(format!(
+                    "the request body did not arrive within {secs} s of the headers; the \
+                     connection is closed"
+                ))
+                .into_response()
+            } else {
+                pages::error(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "Too slow",
+                    &format!("The form did not arrive within {secs} seconds. Please try again."),
+                )
+                .into_response()
+            };
+            r.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            r
+        }
+    }
+}
