@@ -2,8 +2,8 @@
 //! signed `/v1` interface of the interface document and the HTML SCA pages its `scaRedirect`
 //! links open.
 //!
-//! Layout, in three layers that only call downwards (`scripts/sandbox_cycles.py` checks that
-//! the modules import each other without cycles):
+//! Layout, in three layers that only call downwards (`tests/it/structure.rs` checks the
+//! direction and that the modules import each other without cycles):
 //!
 //! - HTTP: [`router`] wires the routes; [`auth`] verifies every `/v1` request's signature;
 //!   the handlers parse a request, call the domain and answer: [`accounts`] (with the one
