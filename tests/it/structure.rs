@@ -660,10 +660,12 @@ fn sandbox_rule(from: &str, to: &str) -> Option<String> {
             "http -> domain -> store, never back: the store imports neither handlers nor domain"
         }
         (Store, Errors) => "the store never imports errors.rs (ApiError): it answers StoreError",
+        (Store | Errors, Root) => {
+            "the store and errors.rs never import the sandbox's root (`App`, the router)"
+        }
         (Errors, Http | Domain) => {
             "errors.rs is below the domain: it imports neither handlers nor domain"
         }
-        (Store | Errors | Domain, Root) if false => "",
         _ => return None,
     };
     Some(rule.to_string())
@@ -1107,6 +1109,9 @@ fn the_picture_shows_every_top_level_module() {
     );
 }
 
+/// Prints every module and every import between two modules (the one per pair the rules
+/// see) when `STRUCTURE_DUMP` is set:
+/// `STRUCTURE_DUMP=1 cargo test --test it structure::dump_imports -- --nocapture`.
 #[test]
 fn dump_imports() {
     if std::env::var_os("STRUCTURE_DUMP").is_none() {
