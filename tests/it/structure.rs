@@ -144,26 +144,20 @@ fn idents_of(tokens: TokenStream) -> Vec<String> {
     out
 }
 
+/// The attributes of a `syn::$kind` (`Item`, `ImplItem`, `TraitItem`) of the listed variants;
+/// none for the others (`Verbatim`).
+macro_rules! attrs_of {
+    ($item:expr, $kind:ident: $($variant:ident),+) => {
+        match $item {
+            $(syn::$kind::$variant(i) => &i.attrs[..],)+
+            _ => &[],
+        }
+    };
+}
+
 fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
-    use syn::Item::*;
-    match item {
-        Const(i) => &i.attrs,
-        Enum(i) => &i.attrs,
-        ExternCrate(i) => &i.attrs,
-        Fn(i) => &i.attrs,
-        ForeignMod(i) => &i.attrs,
-        Impl(i) => &i.attrs,
-        Macro(i) => &i.attrs,
-        Mod(i) => &i.attrs,
-        Static(i) => &i.attrs,
-        Struct(i) => &i.attrs,
-        Trait(i) => &i.attrs,
-        TraitAlias(i) => &i.attrs,
-        Type(i) => &i.attrs,
-        Union(i) => &i.attrs,
-        Use(i) => &i.attrs,
-        _ => &[],
-    }
+    attrs_of!(item, Item: Const, Enum, ExternCrate, Fn, ForeignMod, Impl, Macro, Mod, Static,
+        Struct, Trait, TraitAlias, Type, Union, Use)
 }
 
 /// Collects the paths of one file (and its inline modules), its `use` bindings and the
@@ -311,27 +305,13 @@ impl<'ast> Visit<'ast> for FileReader {
     }
 
     fn visit_impl_item(&mut self, item: &'ast syn::ImplItem) {
-        let attrs: &[syn::Attribute] = match item {
-            syn::ImplItem::Const(i) => &i.attrs,
-            syn::ImplItem::Fn(i) => &i.attrs,
-            syn::ImplItem::Type(i) => &i.attrs,
-            syn::ImplItem::Macro(i) => &i.attrs,
-            _ => &[],
-        };
-        if !cfg_test(attrs) {
+        if !cfg_test(attrs_of!(item, ImplItem: Const, Fn, Type, Macro)) {
             visit::visit_impl_item(self, item);
         }
     }
 
     fn visit_trait_item(&mut self, item: &'ast syn::TraitItem) {
-        let attrs: &[syn::Attribute] = match item {
-            syn::TraitItem::Const(i) => &i.attrs,
-            syn::TraitItem::Fn(i) => &i.attrs,
-            syn::TraitItem::Type(i) => &i.attrs,
-            syn::TraitItem::Macro(i) => &i.attrs,
-            _ => &[],
-        };
-        if !cfg_test(attrs) {
+        if !cfg_test(attrs_of!(item, TraitItem: Const, Fn, Type, Macro)) {
             visit::visit_trait_item(self, item);
         }
     }
@@ -814,6 +794,17 @@ fn breaches(tree: &Tree) -> Vec<String> {
     out
 }
 
+/// Fails with `what` and one line per problem unless `problems` is empty.
+fn none<T: std::fmt::Display>(what: &str, problems: impl IntoIterator<Item = T>) {
+    let lines: Vec<String> = problems.into_iter().map(|p| p.to_string()).collect();
+    assert!(
+        lines.is_empty(),
+        "{} {what}:\n{}",
+        lines.len(),
+        lines.join("\n")
+    );
+}
+
 #[test]
 fn imports_follow_the_layers_of_docs_architecture() {
     let tree = read_tree();
@@ -822,28 +813,20 @@ fn imports_follow_the_layers_of_docs_architecture() {
         "the reader found only {} modules",
         tree.modules.len()
     );
-    let found = breaches(tree);
-    assert!(
-        found.is_empty(),
-        "{} imports break docs/architecture.md's layers:\n{}",
-        found.len(),
-        found.join("\n")
+    none(
+        "imports break docs/architecture.md's layers",
+        breaches(tree),
     );
 }
 
 #[test]
 fn every_allowed_import_still_occurs() {
     let tree = read_tree();
-    let stale: Vec<String> = ALLOWED
+    let stale = ALLOWED
         .iter()
         .filter(|(f, t)| !tree.imports.iter().any(|i| i.from == *f && i.to == *t))
-        .map(|(f, t)| format!("{f} -> {t}"))
-        .collect();
-    assert!(
-        stale.is_empty(),
-        "ALLOWED lists imports that no longer occur: remove them:\n{}",
-        stale.join("\n")
-    );
+        .map(|(f, t)| format!("{f} -> {t}"));
+    none("imports in ALLOWED no longer occur: remove them", stale);
 }
 
 #[test]
@@ -855,19 +838,14 @@ fn every_top_level_module_is_in_a_layer() {
         .map(|m| top(m))
         .filter(|m| !m.is_empty())
         .collect();
-    let missing: Vec<&&str> = tops.iter().filter(|m| layer(m).is_none()).collect();
-    assert!(
-        missing.is_empty(),
-        "top-level modules in no layer of LAYERS: {missing:?}"
+    none(
+        "top-level modules are in no layer of LAYERS",
+        tops.iter().filter(|m| layer(m).is_none()),
     );
-    let gone: Vec<&&str> = LAYERS
-        .iter()
-        .flat_map(|l| l.iter())
-        .filter(|m| !tops.contains(*m))
-        .collect();
-    assert!(
-        gone.is_empty(),
-        "LAYERS names modules that do not exist: {gone:?}"
+    let all = LAYERS.iter().flat_map(|l| l.iter());
+    none(
+        "modules LAYERS names do not exist",
+        all.filter(|m| !tops.contains(*m)),
     );
 }
 
@@ -888,88 +866,79 @@ fn seeded(file: &str, text: &str, from: &str, to: &str) -> Vec<String> {
     })
 }
 
-#[test]
-fn a_seeded_violation_names_file_import_and_rule() {
-    let found = seeded(
+/// One seeded import (file, path as written, from, to) and a part of a message each rule
+/// it breaks must produce.
+const SEEDS: &[(&str, &str, &str, &str, &[&str])] = &[
+    (
         "src/sandbox/store/payments.rs",
         "crate::sandbox::http::payments::PaymentBody",
         "sandbox::store::payments",
         "sandbox::http::payments",
-    );
-    // The back edge, and the cycle it closes (http::payments -> store::payments).
-    assert_eq!(found.len(), 2, "{found:?}");
-    assert!(found[1].starts_with("cycle sandbox::"), "{found:?}");
-    assert_eq!(
-        found[0],
-        "src/sandbox/store/payments.rs:7: `crate::sandbox::http::payments::PaymentBody` \
-          (sandbox::store::payments -> sandbox::http::payments) breaks the rule: http -> domain \
-          -> store, never back: the store imports neither handlers nor domain"
-    );
-    let found = seeded(
+        &[
+            "src/sandbox/store/payments.rs:7: `crate::sandbox::http::payments::PaymentBody` \
+             (sandbox::store::payments -> sandbox::http::payments) breaks the rule: http -> \
+             domain -> store, never back: the store imports neither handlers nor domain",
+            // The cycle it closes: http::payments imports store::payments.
+            "-> sandbox::http::payments) breaks the rule: no cycle",
+        ],
+    ),
+    (
         "src/sandbox/model.rs",
         "crate::sandbox::clock::Clock",
         "sandbox::model",
         "sandbox::clock",
-    );
-    assert!(
-        found[0].contains("model.rs and clock.rs import no other sandbox module"),
-        "{found:?}"
-    );
-    let found = seeded(
+        &["model.rs and clock.rs import no other sandbox module"],
+    ),
+    (
+        "src/sandbox/store/db.rs",
+        "crate::sandbox::App",
+        "sandbox::store::db",
+        "sandbox",
+        &["the store and errors.rs never import the sandbox's root"],
+    ),
+    (
         "src/client/tls.rs",
         "crate::tui::App",
         "client::tls",
         "tui::app",
-    );
-    assert!(
-        found
-            .iter()
-            .any(|f| f.contains("the client never imports `tui`")),
-        "{found:?}"
-    );
-    assert!(
-        found.iter().any(|f| f.contains("only lower layers")),
-        "{found:?}"
-    );
-    assert!(
-        found
-            .iter()
-            .any(|f| f.starts_with("cycle client <-> ") && f.contains("client::tls -> tui::app")),
-        "{found:?}"
-    );
-    let found = seeded("src/xs2a/mod.rs", "crate::sandbox::App", "xs2a", "sandbox");
-    assert!(
-        found
-            .iter()
-            .any(|f| f.contains("`xs2a` is in layer 1, `sandbox` in layer 5")),
-        "{found:?}"
-    );
-}
-
-#[test]
-fn a_seeded_cycle_names_every_import_in_it() {
-    // client::tls is imported by client::engine; the seeded import closes the cycle.
-    assert!(
-        read_tree()
-            .imports
-            .iter()
-            .any(|i| i.from == "client::engine" && i.to == "client::tls")
-    );
-    let found = seeded(
+        &[
+            "the client never imports `tui`",
+            "`client` is in layer 5, `tui` in layer 8",
+            "(client::tls -> tui::app) breaks the rule: no cycle",
+        ],
+    ),
+    (
+        "src/xs2a/mod.rs",
+        "crate::sandbox::App",
+        "xs2a",
+        "sandbox",
+        &[
+            "`xs2a` is in layer 1, `sandbox` in layer 5",
+            "(xs2a -> sandbox) breaks the rule: no cycle",
+        ],
+    ),
+    (
+        // client::engine imports client::tls: the seeded import closes a cycle.
         "src/client/tls.rs",
         "super::engine::Engine",
         "client::tls",
         "client::engine",
-    );
-    assert_eq!(found.len(), 1, "{found:?}");
-    assert!(
-        found[0].starts_with("cycle client::engine <-> client::tls:\n"),
-        "{found:?}"
-    );
-    assert!(
-        found[0].contains("src/client/tls.rs:7: `super::engine::Engine`"),
-        "{found:?}"
-    );
+        &["cycle client::engine <-> client::tls:\n    src/client/engine.rs:"],
+    ),
+];
+
+#[test]
+fn a_seeded_violation_names_file_import_and_rule() {
+    for (file, text, from, to, expected) in SEEDS {
+        let found = seeded(file, text, from, to);
+        assert_eq!(found.len(), expected.len(), "{text} in {file}: {found:#?}");
+        for part in *expected {
+            assert!(
+                found.iter().any(|f| f.contains(part)),
+                "{text} in {file}: no message has {part:?}: {found:#?}"
+            );
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1031,57 +1000,33 @@ fn source_files() -> BTreeSet<String> {
 }
 
 #[test]
-fn every_source_file_is_in_one_row_of_the_file_map() {
+fn the_file_map_names_every_source_file_once_and_only_files_that_exist() {
     let map = file_map();
     let files = source_files();
     let mut rows: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (row, path) in &map {
         rows.entry(path).or_default().push(*row);
     }
-    let missing: Vec<&String> = files
+    let mut problems: Vec<String> = files
         .iter()
         .filter(|f| !rows.contains_key(f.as_str()))
+        .map(|f| format!("{f}: in no row"))
         .collect();
-    assert!(
-        missing.is_empty(),
-        "source files in no row of docs/architecture.md's file map:\n{}",
-        missing
-            .iter()
-            .map(|f| f.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-    let twice: Vec<String> = rows
-        .iter()
-        .filter(|(_, r)| r.len() > 1)
-        .map(|(f, r)| format!("{f} (rows {r:?})"))
-        .collect();
-    assert!(
-        twice.is_empty(),
-        "files in more than one row of the file map:\n{}",
-        twice.join("\n")
-    );
-}
-
-#[test]
-fn every_file_the_file_map_names_exists() {
-    let files = source_files();
-    let wrong: Vec<String> = file_map()
-        .into_iter()
-        .filter(|(_, p)| {
-            if p.starts_with("src/") {
-                !files.contains(p)
-            } else {
-                !root().join(p).exists()
-            }
-        })
-        .map(|(row, p)| format!("row {row}: {p}"))
-        .collect();
-    assert!(
-        wrong.is_empty(),
-        "docs/architecture.md's file map names files that do not exist (a `src/` entry names one file):\n{}",
-        wrong.join("\n")
-    );
+    for (path, r) in &rows {
+        let exists = if path.starts_with("src/") {
+            files.contains(*path)
+        } else {
+            root().join(path).exists()
+        };
+        if !exists {
+            problems.push(format!(
+                "{path} (row {r:?}): no such file (a `src/` entry names one file)"
+            ));
+        } else if r.len() > 1 {
+            problems.push(format!("{path}: in rows {r:?}, one row each"));
+        }
+    }
+    none("problems in docs/architecture.md's file map", problems);
 }
 
 #[test]
@@ -1098,14 +1043,13 @@ fn the_picture_shows_every_top_level_module() {
     let words: BTreeSet<&str> = picture
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .collect();
-    let missing: Vec<&str> = LAYERS
+    let missing = LAYERS
         .iter()
         .flat_map(|l| l.iter().copied())
-        .filter(|m| *m != "main" && !words.contains(m))
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "top-level modules missing from the picture of docs/architecture.md: {missing:?}"
+        .filter(|m| *m != "main" && !words.contains(m));
+    none(
+        "top-level modules are missing from the picture of docs/architecture.md",
+        missing,
     );
 }
 
