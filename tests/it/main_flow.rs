@@ -5,73 +5,26 @@
 
 use crate::common;
 
-use common::{browser, forms, location};
+use common::{browser, forms, page_text};
 use psd2_console::client::Engine;
 use psd2_console::profile::SessionState;
 use psd2_console::xs2a::operations;
 use psd2_console::xs2a::redirect::ScaCallback;
 
-/// Logs in with the first customerNumber the login page offers, keeps the pre-selected
-/// accounts (or ticks the first), approves, and returns the redirect to the TPP.
-async fn complete_sca(sca_url: &str, sandbox_base: &str) -> String {
-    let web = browser();
-    let page = web.get(sca_url).send().await.unwrap();
-    assert_eq!(page.status(), 200);
-    let html = page.text().await.unwrap();
+/// The customer the SCA login page at `sca_url` offers: its pre-filled `customerNumber`, or
+/// the first of the sandbox's customer numbers it lists as hints. The page needs no
+/// JavaScript.
+async fn offered_customer(sca_url: &str) -> String {
+    let html = page_text(sca_url).await;
     assert!(!html.contains("<script"), "SCA pages need no JavaScript");
-    let mut login = forms(&html, sca_url).remove(0);
-    let number = login
+    forms(&html, sca_url)
+        .remove(0)
         .fields
-        .iter()
-        .find(|(n, _)| n == "customerNumber")
-        .map(|(_, v)| v.clone())
-        .unwrap_or_default();
-    let number = if number.is_empty() {
-        // The login page lists the sandbox's customer numbers as hints.
-        let customers = regex_lite_numbers(&html);
-        customers.first().cloned().expect("a customerNumber hint")
-    } else {
-        number
-    };
-    login.set("customerNumber", &number);
-    let mut resp = login.submit(&web, "").await;
-    // Pages until the redirect: a context choice (private), then the consent.
-    for _ in 0..4 {
-        if resp.status().is_redirection() {
-            let to = location(&resp);
-            if to.starts_with(&format!("{sandbox_base}/")) {
-                resp = web.get(&to).send().await.unwrap();
-                continue;
-            }
-            return to;
-        }
-        let url = resp.url().to_string();
-        let html = resp.text().await.unwrap();
-        let mut form = forms(&html, &url).remove(0);
-        if form.unchecked.iter().any(|(_, v)| v == "PRIVATE") {
-            form.choose("context", "PRIVATE");
-        }
-        if form.fields.iter().all(|(n, _)| !n.contains("account"))
-            && let Some((n, v)) = form
-                .unchecked
-                .iter()
-                .find(|(n, _)| n.contains("account"))
-                .cloned()
-        {
-            form.check(&n, &v);
-        }
-        let label = form
-            .buttons
-            .iter()
-            .find(|(_, v, l)| {
-                let t = format!("{v} {l}").to_lowercase();
-                t.contains("approve") || t.contains("continue") || t.contains("next")
-            })
-            .map(|(_, _, l)| l.clone())
-            .expect("an approve/continue button");
-        resp = form.submit(&web, &label).await;
-    }
-    panic!("no redirect to the TPP after SCA");
+        .into_iter()
+        .find(|(n, v)| n == "customerNumber" && !v.is_empty())
+        .map(|(_, v)| v)
+        .or_else(|| regex_lite_numbers(&html).into_iter().next())
+        .expect("a customerNumber hint")
 }
 
 fn regex_lite_numbers(html: &str) -> Vec<String> {
@@ -120,7 +73,8 @@ async fn list_accounts_after_sca_in_the_browser() {
     assert_eq!(first.status, 401, "{}", first.pretty_body());
     let sca = first.sca_redirect().expect("scaRedirect");
 
-    let to_tpp = complete_sca(&sca, &engine.base_url).await;
+    let number = offered_customer(&sca).await;
+    let to_tpp = common::sca::complete_sca(&sca, &number).await;
     assert!(to_tpp.starts_with(&engine.redirect_uri), "{to_tpp}");
     // The browser follows the redirect to the console's listener.
     let landing = browser().get(&to_tpp).send().await.unwrap();

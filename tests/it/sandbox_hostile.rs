@@ -107,8 +107,18 @@ async fn used_x_request_ids_are_still_refused_after_a_restart_on_a_file_database
     let sb = TestSandbox::start_with(config()).await;
     sb.get_with_ok("/v1/sandbox/customers", &[("X-Request-ID", &id)])
         .await;
-    // The ids are written in the background; give the writer a few of its intervals.
-    tokio::time::sleep(psd2_console::sandbox::replay::FLUSH_INTERVAL * 4).await;
+    // The ids are written in the background: wait until the writer has stored this one.
+    let file = dir.path().join("sandbox.sqlite3");
+    common::wait_until("the X-Request-ID in the database file", || {
+        let db = rusqlite::Connection::open(&file).unwrap();
+        db.query_row(
+            "SELECT count(*) FROM replay_request_ids WHERE request_id = ?1",
+            [&id],
+            |row| row.get::<_, i64>(0),
+        )
+        .is_ok_and(|n| n == 1)
+    })
+    .await;
     sb.stop().await;
     let sb = TestSandbox::start_with(config()).await;
     let r = sb

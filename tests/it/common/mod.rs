@@ -175,6 +175,7 @@ pub mod schema;
 pub mod sse;
 pub mod tmux;
 pub mod tui;
+pub mod vectors;
 
 /// The value of the first header named `name` (exact case) among `headers` (a request's
 /// `(name, value)` pairs as recorded in the history); panics when there is none.
@@ -213,4 +214,17 @@ pub async fn default_engine() -> (
         .await
         .unwrap();
     (home, paths, engine)
+}
+
+/// Waits until `done()` holds, checking it every 50 ms; panics naming `what` when it still
+/// does not after a minute (a bound for a hung test, not a speed requirement).
+pub async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still waiting for {what} after a minute"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }

@@ -120,6 +120,25 @@ pub fn signed_headers(
     body: Option<&str>,
     now: SystemTime,
 ) -> Vec<(String, String)> {
+    signed_header_list(
+        credentials,
+        method,
+        path,
+        headers,
+        body.map(str::as_bytes),
+        now,
+    )
+}
+
+/// [`signed_headers`] with a body of any bytes (not only text).
+pub fn signed_header_list(
+    credentials: &Credentials,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&[u8]>,
+    now: SystemTime,
+) -> Vec<(String, String)> {
     let mut hs: Vec<(String, String)> = Vec::new();
     let given = |n: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
     if !given("X-Request-ID") {
@@ -150,13 +169,12 @@ pub fn signed_headers(
             hs.push((n.to_string(), v.to_string()));
         }
     }
-    let body_bytes = body.map(|b| b.as_bytes().to_vec()).unwrap_or_default();
     sign_request(
         credentials,
         method,
         path,
         &mut hs,
-        &body_bytes,
+        body.unwrap_or_default(),
         SignOptions {
             request_target: false,
             now,

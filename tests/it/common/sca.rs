@@ -87,3 +87,10 @@ pub async fn complete(
         .await
         .unwrap_or_else(|e| panic!("no redirect to the TPP after SCA at {href}: {e}"))
 }
+
+/// Completes the SCA at `href` as the private customer `number` with every offered account
+/// and card account ticked, approved; returns the redirect to the TPP ([`complete`] with
+/// `PRIVATE`, [`tick_all`] and `Approve`).
+pub async fn complete_sca(href: &str, number: &str) -> String {
+    complete(href, number, "PRIVATE", tick_all, "Approve").await
+}
