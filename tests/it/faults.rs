@@ -203,11 +203,9 @@ async fn batch_then_status(sb: &TestSandbox, id: &str) -> Value {
     sb.send("POST", "/v1/sandbox/batch", &[], None)
         .await
         .assert_status(200);
-    let r = sb
-        .get(&format!("/v1/payments/{DOMESTIC}/{id}/status"))
-        .await;
-    r.assert_status(200);
-    r.json
+    sb.get_ok(&format!("/v1/payments/{DOMESTIC}/{id}/status"))
+        .await
+        .json
 }
 
 #[tokio::test]

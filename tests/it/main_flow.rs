@@ -190,17 +190,7 @@ async fn a_payment_sca_keeps_the_corporate_context_and_reads_the_payment_status(
         ))
         .await
         .unwrap();
-    let kari = customers
-        .json
-        .as_ref()
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["customerNumber"] == KARI)
-        .cloned()
-        .expect("Kari in the seed");
-    let agreement = kari["agreements"][0]["id"].as_str().unwrap().to_string();
+    let agreement = common::first_agreement(customers.json.as_ref().unwrap(), KARI);
 
     // AIS SCA in corporate context.
     let first = engine

@@ -505,15 +505,7 @@ async fn replay(collection: &str) {
     let customers = run
         .setup("customers", "GET", "/v1/sandbox/customers", &[], None)
         .await;
-    let number = customers
-        .json
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["customerType"] == "PRIVATE")
-        .and_then(|c| c["customerNumber"].as_str())
-        .expect("a private sandbox customer")
-        .to_string();
+    let number = common::private_customer_number(&customers.json);
     let session = format!("postman-{}", uuid::Uuid::new_v4());
     let first = run
         .setup(

@@ -24,7 +24,7 @@ use rcgen::{
 };
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
 use crate::common::sandbox::tpp;
@@ -128,16 +128,9 @@ async fn https_server(spec: ServerSpec) -> (u16, Ca) {
                 let Ok(mut tls) = acceptor.accept(tcp).await else {
                     return;
                 };
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match tls.read(&mut chunk).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    }
-                    if buf.len() > 64 * 1024 {
-                        return;
-                    }
+                let buf = crate::common::read_request_head(&mut tls, 64 * 1024).await;
+                if !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                    return;
                 }
                 let body = br#"{"accounts":[]}"#;
                 let mut headers = vec![
@@ -237,14 +230,13 @@ async fn untrusted_server_is_named_and_the_ca_bundle_fixes_it() {
     let err = send_accounts(&profile).await.unwrap_err();
     let msg = err.to_string();
     assert!(matches!(err, ClientError::Tls { .. }), "{err:?}");
-    assert!(
-        msg.contains(&format!("TLS handshake with 127.0.0.1:{port} failed")),
-        "{msg}"
-    );
-    assert!(msg.contains("not trusted (UnknownIssuer)"), "{msg}");
-    assert!(
-        msg.contains("`ca_bundle` in profile \"Remote test bank\""),
-        "{msg}"
+    crate::common::assert_contains_all(
+        &msg,
+        &[
+            &format!("TLS handshake with 127.0.0.1:{port} failed"),
+            "not trusted (UnknownIssuer)",
+            "`ca_bundle` in profile \"Remote test bank\"",
+        ],
     );
 
     // A bundle with an unrelated certificate first and the server's CA second.

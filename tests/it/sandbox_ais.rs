@@ -700,9 +700,7 @@ async fn consent_resource_status_follows_sca_revocation_and_delete() {
         .await;
     r.assert_error(404, "RESOURCE_UNKNOWN");
     let other = tpp_with_roles(&[Psd2Role::PspAi]);
-    let r = sb
-        .send_as(&other, "GET", &format!("/v1/consents/{id3}"), &[], None)
-        .await;
+    let r = sb.get_as(&other, &format!("/v1/consents/{id3}"), &[]).await;
     r.assert_error(403, "CONSENT_UNKNOWN");
 }
 
@@ -781,20 +779,12 @@ async fn users_registers_the_psu_of_a_pisp_only_tpp_by_sca() {
     let c = private_customer(&sb).await;
     let pisp = tpp_with_roles(&[Psd2Role::PspPi]);
     for path in ["/v1/users", "/v1/user"] {
-        let r = sb
-            .send_as(&pisp, "GET", path, &[("TPP-Session-ID", "reg-1")], None)
-            .await;
+        let r = sb.get_as(&pisp, path, &[("TPP-Session-ID", "reg-1")]).await;
         assert_eq!(r.status, 200, "{path}: {}", r.text);
         assert!(r.sca_redirect().is_some(), "{path}");
     }
     let r = sb
-        .send_as(
-            &pisp,
-            "GET",
-            "/v1/users",
-            &[("TPP-Session-ID", "reg-2")],
-            None,
-        )
+        .get_as(&pisp, "/v1/users", &[("TPP-Session-ID", "reg-2")])
         .await;
     let href = r.sca_redirect().unwrap().to_string();
     let page = page_text(&href).await;
@@ -818,15 +808,15 @@ async fn users_registers_the_psu_of_a_pisp_only_tpp_by_sca() {
 
     // The PSU-ID works where a PSU is needed (its agreements), not for account data.
     let psu = [("PSU-ID", ok.psu_id.as_str())];
-    let a = sb.send_as(&pisp, "GET", "/v1/agreements", &psu, None).await;
+    let a = sb.get_as(&pisp, "/v1/agreements", &psu).await;
     assert_eq!(a.status, 200, "{}", a.text);
     assert_eq!(a.json["agreements"], serde_json::json!([]));
-    let r = sb.send_as(&pisp, "GET", "/v1/accounts", &psu, None).await;
+    let r = sb.get_as(&pisp, "/v1/accounts", &psu).await;
     r.assert_error(401, "ROLE_INVALID");
 
     // A TPP without PSP_PI cannot register PSUs this way.
     let aisp = tpp_with_roles(&[Psd2Role::PspAi]);
-    let r = sb.send_as(&aisp, "GET", "/v1/users", &[], None).await;
+    let r = sb.get_as(&aisp, "/v1/users", &[]).await;
     r.assert_error(401, "ROLE_INVALID");
 }
 
@@ -996,9 +986,7 @@ async fn a_psu_id_created_by_x_psu_identity_is_known_to_agreements() {
     sb.get_with_ok("/v1/accounts", &psu).await;
     // PSU-IDs are per TPP: another TPP has to register the PSU itself.
     let other = tpp_with_roles(&[Psd2Role::PspPi]);
-    let r = sb
-        .send_as(&other, "GET", "/v1/agreements", &psu, None)
-        .await;
+    let r = sb.get_as(&other, "/v1/agreements", &psu).await;
     r.assert_error(401, "CONSENT_INVALID");
     assert!(r.sca_redirect().is_some());
 }

@@ -570,7 +570,7 @@ async fn basket_authorisations_are_listed_and_updating_psu_data_answers_the_redi
         .await
         .assert_error(400, "SERVICE_INVALID");
     let other = tpp_with_roles(&[Psd2Role::PspPi]);
-    sb.send_as(&other, "GET", &list, &[], None)
+    sb.get_as(&other, &list, &[])
         .await
         .assert_error(403, "RESOURCE_UNKNOWN");
     // A deleted basket has no authorisations to list.

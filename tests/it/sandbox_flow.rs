@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use psd2_console::cert::Credentials;
-use psd2_console::cert::generate::{TppCertSpec, credentials_of, generate_set};
 use psd2_console::sandbox::{self, Clock, SandboxConfig, SandboxHandle};
 use psd2_console::signing::{SignOptions, sign_request};
 use psd2_console::xs2a::error::ErrorBody;
@@ -16,21 +15,14 @@ use reqwest::StatusCode;
 use scraper::{Html, Selector};
 use serde_json::Value;
 
-use crate::common::sandbox::{signed_header_list, strings, tpp};
+use crate::common::sandbox::{signed_header_list, strings, tpp, tpp_of};
 
 // ---------------------------------------------------------------------------------------
 // Fixtures
 
+/// A TPP of another organisation.
 fn other_credentials() -> &'static Credentials {
-    static C: OnceLock<Credentials> = OnceLock::new();
-    C.get_or_init(|| {
-        let spec = TppCertSpec {
-            organisation: "Other Test TPP".into(),
-            organisation_id: "PSDNO-FSA-OTHER1".into(),
-            ..TppCertSpec::default()
-        };
-        credentials_of(&generate_set(&spec).unwrap()).unwrap()
-    })
+    tpp_of("Other Test TPP", "PSDNO-FSA-OTHER1", None)
 }
 
 const REDIRECT: &str = "http://127.0.0.1:9/callback";

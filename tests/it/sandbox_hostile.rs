@@ -58,13 +58,7 @@ async fn a_repeated_x_request_id_is_refused_even_on_another_path_or_with_a_query
     // Another TPP may use the same id; a new id of the first TPP is fine.
     let other = tpp_with_roles(&[Psd2Role::PspAi]);
     let r = sb
-        .send_as(
-            &other,
-            "GET",
-            "/v1/sandbox/customers",
-            &[("X-Request-ID", &id)],
-            None,
-        )
+        .get_as(&other, "/v1/sandbox/customers", &[("X-Request-ID", &id)])
         .await;
     assert_eq!(r.status, 200, "{}", r.text);
     sb.get_ok("/v1/sandbox/customers").await;
@@ -156,12 +150,10 @@ async fn initialize_forgets_the_callers_request_ids_after_a_clock_jump() {
             .await;
     }
     let r = sb
-        .send_as(
+        .get_as(
             &other,
-            "GET",
             "/v1/sandbox/customers",
             &[("X-Request-ID", &theirs)],
-            None,
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.text);
@@ -171,20 +163,16 @@ async fn initialize_forgets_the_callers_request_ids_after_a_clock_jump() {
     sb.get_with_ok("/v1/sandbox/customers", &[("X-Request-ID", &mine)])
         .await;
     let r = sb
-        .send_as(
+        .get_as(
             &other,
-            "GET",
             "/v1/sandbox/customers",
             &[("X-Request-ID", &theirs)],
-            None,
         )
         .await;
     r.assert_error(400, "FORMAT_ERROR");
     // A fresh TPP's first request.
     let fresh = tpp_with_roles(&[Psd2Role::PspPi]);
-    let r = sb
-        .send_as(&fresh, "GET", "/v1/sandbox/customers", &[], None)
-        .await;
+    let r = sb.get_as(&fresh, "/v1/sandbox/customers", &[]).await;
     assert_eq!(r.status, 200, "{}", r.text);
     sb.stop().await;
 }

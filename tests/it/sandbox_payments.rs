@@ -786,7 +786,7 @@ async fn payment_authorisations_are_listed_and_updating_psu_data_answers_the_red
     .await
     .assert_error(404, "RESOURCE_UNKNOWN");
     let b = tpp_with_roles(&[Psd2Role::PspPi]);
-    let r = sb.send_as(&b, "GET", &list, &[], None).await;
+    let r = sb.get_as(&b, &list, &[]).await;
     r.assert_error(403, "RESOURCE_UNKNOWN");
     // Once approved: finalised, no scaRedirect any more.
     let sca = r_sca(&sb, &one).await;
@@ -862,7 +862,7 @@ async fn another_tpps_psu_id_is_refused_at_payment_initiation_as_at_accounts() {
     let r = sb.send_as(&b, "POST", &path, &psu, Some(&body)).await;
     r.assert_error(401, "CONSENT_INVALID");
     assert!(r.json.get("paymentId").is_none(), "{}", r.text);
-    let accounts = sb.send_as(&b, "GET", "/v1/accounts", &psu, None).await;
+    let accounts = sb.get_as(&b, "/v1/accounts", &psu).await;
     assert_eq!(accounts.status, 401, "{}", accounts.text);
     assert_eq!(accounts.code(), r.code(), "the same code as /v1/accounts");
     // A made-up PSU-ID is refused the same way (no oracle for A's PSU-IDs).
@@ -1331,12 +1331,10 @@ async fn payment_initiation_needs_the_psp_pi_role() {
     r.assert_error(401, "ROLE_INVALID");
     assert!(r.text.contains("PSP_PI"));
     let r = sb
-        .send_as(
+        .get_as(
             &ais_only,
-            "GET",
             &format!("/v1/payments/{INSTANT}/fee-information"),
             &[],
-            None,
         )
         .await;
     assert_eq!(r.status, 401);
@@ -1453,13 +1451,7 @@ async fn a_psu_id_registered_with_get_users_binds_the_payments_of_a_pisp_only_tp
     let sb = sandbox().await;
     let pisp = tpp_with_roles(&[Psd2Role::PspPi]);
     let r = sb
-        .send_as(
-            &pisp,
-            "GET",
-            "/v1/users",
-            &[("TPP-Session-ID", "reg")],
-            None,
-        )
+        .get_as(&pisp, "/v1/users", &[("TPP-Session-ID", "reg")])
         .await;
     assert_eq!(r.status, 200, "{}", r.text);
     let ScaCallback::Success(reg) = complete_registration(r.sca_redirect().unwrap(), KARI).await
@@ -1489,13 +1481,7 @@ async fn a_psu_id_registered_with_get_users_binds_the_payments_of_a_pisp_only_tp
     assert_eq!(ok.psu_id, psu);
     assert_eq!(ok.context, PsuContext::Private);
     let s = sb
-        .send_as(
-            &pisp,
-            "GET",
-            &format!("/v1/payments/{DOMESTIC}/{id}/status"),
-            &[],
-            None,
-        )
+        .get_as(&pisp, &format!("/v1/payments/{DOMESTIC}/{id}/status"), &[])
         .await;
     assert_eq!(s.json["transactionStatus"], "ACTC", "{}", s.text);
     // A signing basket created with the PSU-ID is bound to the same customer.

@@ -195,9 +195,7 @@ async fn a_kept_body_is_never_given_to_another_psu_or_tpp() {
     // Another TPP (its own certificate, no consent) with Kari's PSU-ID: SCA first.
     let other = tpp_with_roles(&[Psd2Role::PspAi]);
     for path in ["/v1/accounts", "/v1/card-accounts"] {
-        let r = sb
-            .send_as(&other, "GET", path, &[("PSU-ID", &kari)], None)
-            .await;
+        let r = sb.get_as(&other, path, &[("PSU-ID", &kari)]).await;
         assert_eq!(r.status, 401, "{path}: {}", r.text);
     }
 }

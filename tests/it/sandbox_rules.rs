@@ -259,7 +259,7 @@ async fn account_information_needs_the_psp_ai_role() {
     }
     // The same requests with PSP_AI pass the role check.
     let aisp = tpp_with_roles(&[Psd2Role::PspAi]);
-    let r = sb.send_as(&aisp, "GET", "/v1/accounts", &[], None).await;
+    let r = sb.get_as(&aisp, "/v1/accounts", &[]).await;
     r.assert_error(401, "CONSENT_INVALID");
 }
 

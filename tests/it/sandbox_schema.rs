@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::sandbox::{REDIRECT, Reply, TestSandbox};
+use common::sandbox::{REDIRECT, TestSandbox};
 use common::schema::{check_exchange, exchange, spec};
 use serde_json::{Value, json};
 
@@ -461,25 +461,13 @@ fn psu_id_of(location: &str) -> String {
         .unwrap_or_else(|| panic!("no psu-id in {location}"))
 }
 
-fn private_customer_number(customers: &Reply) -> String {
-    customers
-        .json
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["customerType"] == "PRIVATE")
-        .and_then(|c| c["customerNumber"].as_str())
-        .expect("a private sandbox customer")
-        .to_string()
-}
-
 #[tokio::test]
 async fn real_sandbox_responses_are_schema_valid() {
     let sb = TestSandbox::start().await;
     let customers = sb
         .get_ok("/v1/sandbox/customers?withAccounts=true&withAgreements=true")
         .await;
-    let number = private_customer_number(&customers);
+    let number = common::private_customer_number(&customers.json);
 
     // Errors of several kinds.
     let no_consent = sb

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use psd2_console::sandbox::SandboxConfig;
 use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
 use crate::common::cli::{BIN, Server, outcome};
@@ -30,14 +30,7 @@ async fn tpp_listener() -> (String, mpsc::UnboundedReceiver<String>) {
         while let Ok((mut s, _)) = listener.accept().await {
             let tx = tx.clone();
             tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 1024];
-                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match s.read(&mut chunk).await {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    }
-                }
+                let buf = crate::common::read_request_head(&mut s, usize::MAX).await;
                 let text = String::from_utf8_lossy(&buf);
                 let _ = tx.send(text.lines().next().unwrap_or("").to_string());
                 let _ = s

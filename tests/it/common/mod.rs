@@ -206,9 +206,8 @@ pub async fn default_engine() -> (
     psd2_console::profile::Paths,
     psd2_console::client::engine::Engine,
 ) {
-    use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
-    let home = tempfile::tempdir().unwrap();
-    let paths = Paths::under(home.path().to_path_buf());
+    use psd2_console::profile::{DEFAULT_PROFILE, ProfileSet};
+    let (home, paths) = temp_home();
     let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
     let engine = psd2_console::embedded::start_engine(any_ports(profile), paths.clone())
         .await
@@ -227,4 +226,72 @@ pub async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+}
+
+/// The customer numbered `number` in `customers` (the JSON array `GET /v1/sandbox/customers`
+/// answers); panics when it is not there.
+pub fn customer<'a>(customers: &'a serde_json::Value, number: &str) -> &'a serde_json::Value {
+    customers
+        .as_array()
+        .unwrap_or_else(|| panic!("not a customer list: {customers}"))
+        .iter()
+        .find(|c| c["customerNumber"] == number)
+        .unwrap_or_else(|| panic!("no customer {number} in the seed"))
+}
+
+/// The id of the first corporate agreement of customer `number` in `customers` (listed
+/// with `withAgreements=true`); panics when it has none.
+pub fn first_agreement(customers: &serde_json::Value, number: &str) -> String {
+    customer(customers, number)["agreements"][0]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("customer {number} has no corporate agreement"))
+        .to_string()
+}
+
+/// The number of the first private customer in `customers` (the JSON array
+/// `GET /v1/sandbox/customers` answers); panics when there is none.
+pub fn private_customer_number(customers: &serde_json::Value) -> String {
+    customers
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["customerType"] == "PRIVATE")
+        .and_then(|c| c["customerNumber"].as_str())
+        .expect("a private sandbox customer")
+        .to_string()
+}
+
+/// Asserts that `text` contains every one of `parts`; panics with the first missing part
+/// and the whole text.
+#[track_caller]
+pub fn assert_contains_all(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no {part:?} in: {text}");
+    }
+}
+
+/// Reads an HTTP request's head (up to and including the blank line) from `stream`; stops
+/// early at the end of the stream, an error, or when the head grows over `limit` bytes.
+pub async fn read_request_head(
+    stream: &mut (impl tokio::io::AsyncRead + Unpin),
+    limit: usize,
+) -> Vec<u8> {
+    use tokio::io::AsyncReadExt;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() <= limit {
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    buf
+}
+
+/// A new home (a temporary directory, removed when the returned `TempDir` is dropped) and
+/// its [`Paths`](psd2_console::profile::Paths).
+pub fn temp_home() -> (tempfile::TempDir, psd2_console::profile::Paths) {
+    let home = tempfile::tempdir().unwrap();
+    let paths = psd2_console::profile::Paths::under(home.path().to_path_buf());
+    (home, paths)
 }

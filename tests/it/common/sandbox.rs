@@ -30,6 +30,31 @@ pub fn tpp_with_roles(roles: &[psd2_console::cert::Psd2Role]) -> Credentials {
     credentials_of(&generate_set(&spec).unwrap()).unwrap()
 }
 
+/// Credentials of another TPP organisation (`organisation`, with the id `organisation_id`
+/// in its certificate) holding `roles` (`None`: the default PSP_AI and PSP_PI), generated
+/// once per organisation id per test binary.
+pub fn tpp_of(
+    organisation: &str,
+    organisation_id: &str,
+    roles: Option<&[psd2_console::cert::Psd2Role]>,
+) -> &'static Credentials {
+    static ALL: OnceLock<Mutex<std::collections::HashMap<String, &'static Credentials>>> =
+        OnceLock::new();
+    let mut all = ALL.get_or_init(Default::default).lock().unwrap();
+    all.entry(organisation_id.to_string()).or_insert_with(|| {
+        let defaults = TppCertSpec::default();
+        let spec = TppCertSpec {
+            organisation: organisation.into(),
+            organisation_id: organisation_id.into(),
+            roles: roles.map_or_else(|| defaults.roles.clone(), <[_]>::to_vec),
+            ..defaults
+        };
+        Box::leak(Box::new(
+            credentials_of(&generate_set(&spec).unwrap()).unwrap(),
+        ))
+    })
+}
+
 /// The sandbox's identity of the TPP holding `credentials` (its world).
 pub fn tpp_id(credentials: &Credentials) -> String {
     psd2_console::sandbox::auth::tpp_id(&credentials.certificate).0
@@ -289,6 +314,17 @@ impl TestSandbox {
             rb = rb.body(b.as_bytes().to_vec());
         }
         rb
+    }
+
+    /// A signed `GET path` as the TPP holding `credentials`, with `headers` besides (or
+    /// instead of) the defaults of [`TestSandbox::send`].
+    pub async fn get_as(
+        &self,
+        credentials: &Credentials,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> Reply {
+        self.send_as(credentials, "GET", path, headers, None).await
     }
 
     /// A signed `GET path` with the default headers of [`TestSandbox::send`].
