@@ -11,8 +11,9 @@ use std::time::{Duration, SystemTime};
 use common::payments::{
     CREDITOR_BBAN, DOMESTIC, INGRID, KARI, accounts_of, domestic, first_bban as bban,
 };
-use common::sandbox::{REDIRECT, Reply, TestSandbox, tpp_with_roles};
-use common::{browser, forms, location, page_text};
+use common::sandbox::{Reply, TestSandbox, tpp_with_roles};
+use common::sca::{callback_of, sca_login};
+use common::{browser, page_text};
 use psd2_console::cert::Psd2Role;
 use psd2_console::sandbox::{Clock, SandboxConfig, seed};
 use psd2_console::xs2a::redirect::ScaCallback;
@@ -81,37 +82,9 @@ async fn basket_status(sb: &TestSandbox, id: &str) -> String {
     r.json["transactionStatus"].as_str().unwrap().to_string()
 }
 
-/// Logs in as `number` on the SCA page `sca`; returns the response to the login post.
-async fn sca_login(sca: &str, number: &str) -> reqwest::Response {
-    let b = browser();
-    let html = b.get(sca).send().await.unwrap().text().await.unwrap();
-    let mut f = forms(&html, sca)
-        .into_iter()
-        .find(|f| {
-            f.action.ends_with("/login") && f.fields.iter().any(|(n, _)| n == "customerNumber")
-        })
-        .expect("login form");
-    f.set("customerNumber", number);
-    f.submit(&b, "Log in").await
-}
-
 /// Logs in and presses `button`; returns the callback of the redirect to the TPP.
 async fn sca_decide(sca: &str, number: &str, button: &str) -> ScaCallback {
-    let r = sca_login(sca, number).await;
-    assert_eq!(r.status(), 200);
-    let url = r.url().to_string();
-    let html = r.text().await.unwrap();
-    let f = forms(&html, &url)
-        .into_iter()
-        .find(|f| f.action.ends_with("/decision"))
-        .expect("decision form");
-    let resp = f.submit(&browser(), button).await;
-    assert_eq!(resp.status(), 302);
-    let loc = location(&resp);
-    assert!(loc.starts_with(REDIRECT), "{loc}");
-    let url = url::Url::parse(&loc).unwrap();
-    let pairs: Vec<(String, String)> = url.query_pairs().into_owned().collect();
-    ScaCallback::from_query_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))).unwrap()
+    callback_of(&common::sca::sca_decide(sca, number, button).await)
 }
 
 // ---------------------------------------------------------------------------------------

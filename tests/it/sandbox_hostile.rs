@@ -10,7 +10,7 @@ use std::net::TcpStream;
 use std::time::{Duration, SystemTime};
 
 use common::sandbox::{REDIRECT, TestSandbox, signed_headers, tpp, tpp_with_roles};
-use common::sca::{fixed_sandbox, success, tick_all};
+use common::sca::{fixed_sandbox, form_on, success, tick_all};
 use common::{browser, forms, location};
 use psd2_console::cert::Psd2Role;
 use psd2_console::sandbox::db::Storage;
@@ -18,6 +18,12 @@ use psd2_console::sandbox::{SandboxConfig, serve};
 
 /// A private customer without agreements (no context step at SCA).
 const INGRID: &str = "02079146148";
+
+/// The answer to an approval: a 302 to the TPP with a success.
+fn approved(done: reqwest::Response) {
+    assert_eq!(done.status(), 302);
+    success(&location(&done));
+}
 
 /// A client without cookies: another browser.
 fn stranger() -> reqwest::Client {
@@ -140,6 +146,7 @@ async fn initialize_forgets_the_callers_request_ids_after_a_clock_jump() {
         uuid::Uuid::new_v4().to_string(),
         uuid::Uuid::new_v4().to_string(),
     );
+    let their_id = [("X-Request-ID", theirs.as_str())];
     for i in 0..64 {
         let id = if i == 0 {
             mine.clone()
@@ -149,26 +156,14 @@ async fn initialize_forgets_the_callers_request_ids_after_a_clock_jump() {
         sb.get_with_ok("/v1/sandbox/customers", &[("X-Request-ID", &id)])
             .await;
     }
-    let r = sb
-        .get_as(
-            &other,
-            "/v1/sandbox/customers",
-            &[("X-Request-ID", &theirs)],
-        )
-        .await;
+    let r = sb.get_as(&other, "/v1/sandbox/customers", &their_id).await;
     assert_eq!(r.status, 200, "{}", r.text);
     sb.post_ok("/v1/sandbox/initialize", &serde_json::json!({}))
         .await;
     // The clock is back at real time; the caller's ids are forgotten, the other TPP's kept.
     sb.get_with_ok("/v1/sandbox/customers", &[("X-Request-ID", &mine)])
         .await;
-    let r = sb
-        .get_as(
-            &other,
-            "/v1/sandbox/customers",
-            &[("X-Request-ID", &theirs)],
-        )
-        .await;
+    let r = sb.get_as(&other, "/v1/sandbox/customers", &their_id).await;
     r.assert_error(400, "FORMAT_ERROR");
     // A fresh TPP's first request.
     let fresh = tpp_with_roles(&[Psd2Role::PspPi]);
@@ -243,13 +238,7 @@ async fn consent_sca_steps_from_another_browser_or_site_get_a_403_page_and_the_p
     let url = page.url().to_string();
     let html = page.text().await.unwrap();
     let login = forms(&html, &url).remove(0);
-    let token = login
-        .fields
-        .iter()
-        .find(|(n, _)| n == "token")
-        .expect("a token in the form")
-        .1
-        .clone();
+    let token = login.value("token").to_string();
     let action = login.action.clone();
     let evil = stranger();
     // Another client: no cookie, with or without a foreign Origin, even with the token.
@@ -299,13 +288,7 @@ async fn consent_sca_steps_from_another_browser_or_site_get_a_403_page_and_the_p
     let url = r.url().to_string();
     let html = r.text().await.unwrap();
     let mut consent = forms(&html, &url).remove(0);
-    let consent_token = consent
-        .fields
-        .iter()
-        .find(|(n, _)| n == "token")
-        .unwrap()
-        .1
-        .clone();
+    let consent_token = consent.value("token").to_string();
     assert_ne!(consent_token, token, "a token per step");
     // The login step's token posted again (the back button) shows the current page.
     let r = post(
@@ -318,9 +301,7 @@ async fn consent_sca_steps_from_another_browser_or_site_get_a_403_page_and_the_p
     assert_eq!(r.status(), 200);
     assert!(r.text().await.unwrap().contains("Give consent"));
     tick_all(&mut consent);
-    let done = consent.submit(&psu, "Approve").await;
-    assert_eq!(done.status(), 302);
-    success(&location(&done));
+    approved(consent.submit(&psu, "Approve").await);
     sb.stop().await;
 }
 
@@ -346,13 +327,7 @@ async fn payment_sca_steps_from_another_browser_get_a_403_page_and_the_psu_finis
         .into_iter()
         .find(|f| f.fields.iter().any(|(n, _)| n == "customerNumber"))
         .unwrap();
-    let token = login
-        .fields
-        .iter()
-        .find(|(n, _)| n == "token")
-        .unwrap()
-        .1
-        .clone();
+    let token = login.value("token").to_string();
     let evil = stranger();
     let decision = href.clone() + "/decision";
     for (url, pairs) in [
@@ -371,17 +346,8 @@ async fn payment_sca_steps_from_another_browser_get_a_403_page_and_the_psu_finis
     let r = evil.get(&href).send().await.unwrap();
     is_bank_403(r.status().as_u16(), &r.text().await.unwrap());
     login.set("customerNumber", INGRID);
-    let r = login.submit(&psu, "Log in").await;
-    assert_eq!(r.status(), 200);
-    let url = r.url().to_string();
-    let html = r.text().await.unwrap();
-    let decide = forms(&html, &url)
-        .into_iter()
-        .find(|f| f.action.ends_with("/decision"))
-        .unwrap();
-    let done = decide.submit(&psu, "Approve").await;
-    assert_eq!(done.status(), 302);
-    success(&location(&done));
+    let decide = form_on(login.submit(&psu, "Log in").await, "/decision").await;
+    approved(decide.submit(&psu, "Approve").await);
     sb.stop().await;
 }
 

@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use crate::common;
 
 use axum::extract::ConnectInfo;
-use common::payments::{DOMESTIC, KARI, domestic, first_bban};
+use common::payments::{DOMESTIC, KARI, kari_payment, kari_pays};
 use common::sandbox::{Reply, TestSandbox, signed_headers, tpp, tpp_of};
 use common::sse::EventStream;
 use psd2_console::cert::Credentials;
@@ -125,9 +125,7 @@ async fn sandbox_operations_need_a_psd2_role() {
 async fn clock_faults_reset_and_customers_are_each_tpps_own() {
     let sb = TestSandbox::start().await;
     // This TPP's payment, before the rival acts.
-    let (payment, _) = sb
-        .create_payment(DOMESTIC, &domestic(&first_bban(KARI), "10.00", "mine"))
-        .await;
+    let (payment, _) = kari_pays(&sb, DOMESTIC, "10.00", "mine").await;
     let mine_before = now_of(&sb, tpp()).await;
 
     // The rival: a fault on every account read, +181 days, a customer of its own, a reset.
@@ -243,9 +241,7 @@ async fn the_event_stream_never_carries_another_tpps_psu_id() {
         )
         .await;
     assert!(r.status < 500, "{}", r.text);
-    let (_, sca) = sb
-        .create_payment(DOMESTIC, &domestic(&first_bban(KARI), "10.00", "mine"))
-        .await;
+    let (_, sca) = kari_pays(&sb, DOMESTIC, "10.00", "mine").await;
     let page = sb.get_page(&sca).await;
     assert_eq!(page.status, 200);
     // The rival's own request ends its reading.
@@ -279,7 +275,7 @@ async fn a_second_tpp_cannot_reach_another_tpps_sca_page() {
     let mut rivals = EventStream::open_as(&sb, rival(), "/v1/sandbox/events").await;
     // The victim's payment SCA and consent SCA.
     let r = sb
-        .initiate(DOMESTIC, &domestic(&first_bban(KARI), "99.00", "victim"))
+        .initiate(DOMESTIC, &kari_payment("99.00", "victim"))
         .await;
     r.assert_status(201);
     let sca = r.sca_redirect().unwrap().to_string();

@@ -82,6 +82,16 @@ impl Form {
         self
     }
 
+    /// The value of the (first) field `name`, e.g. the page's `token`; panics when the form
+    /// has no such field.
+    pub fn value(&self, name: &str) -> &str {
+        self.fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or_else(|| panic!("no field {name:?} in {:?}", self.fields))
+    }
+
     /// Values of checked boxes named `name`.
     pub fn checked(&self, name: &str) -> Vec<String> {
         self.fields
