@@ -65,11 +65,7 @@ async fn list_accounts_after_sca_in_the_browser() {
         assert_eq!(mode & 0o777, 0o600);
     }
 
-    let list = operations::find("accounts.list").unwrap();
-    let first = engine
-        .send(&engine.prepare(list, &[], None).unwrap())
-        .await
-        .unwrap();
+    let first = send(&engine, "accounts.list", &[]).await;
     assert_eq!(first.status, 401, "{}", first.pretty_body());
     let sca = first.sca_redirect().expect("scaRedirect");
 
@@ -91,7 +87,7 @@ async fn list_accounts_after_sca_in_the_browser() {
     let saved = SessionState::load(&paths.session_file("embedded-sandbox")).unwrap();
     assert_eq!(saved.psu_id.as_deref(), Some(ok.psu_id.as_str()));
 
-    let again = engine.prepare(list, &[], None).unwrap();
+    let again = req(&engine, "accounts.list", &[]);
     assert_eq!(again.header("PSU-ID"), Some(ok.psu_id.as_str()));
     let accounts = engine.send(&again).await.unwrap();
     assert_eq!(accounts.status, 200, "{}", accounts.pretty_body());
@@ -102,27 +98,11 @@ async fn list_accounts_after_sca_in_the_browser() {
     assert!(!list.is_empty());
     let id = list[0]["resourceId"].as_str().unwrap().to_string();
 
-    let balances = operations::find("accounts.balances").unwrap();
-    let b = engine
-        .send(
-            &engine
-                .prepare(balances, &[("account-id".into(), id.clone())], None)
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+    let b = send(&engine, "accounts.balances", &[("account-id", &id)]).await;
     assert_eq!(b.status, 200, "{}", b.pretty_body());
     assert!(b.json.as_ref().unwrap()["balances"][0]["balanceAmount"]["amount"].is_string());
 
-    let tx = operations::find("accounts.transactions").unwrap();
-    let t = engine
-        .send(
-            &engine
-                .prepare(tx, &[("account-id".into(), id)], None)
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+    let t = send(&engine, "accounts.transactions", &[("account-id", &id)]).await;
     assert_eq!(t.status, 200, "{}", t.pretty_body());
     assert!(t.json.as_ref().unwrap()["transactions"]["booked"].is_array());
     engine.shutdown().await;
@@ -150,13 +130,18 @@ async fn the_console_signs_at_the_embedded_sandbox_time_after_the_clock_is_advan
         skew >= 7100,
         "the engine signs at the sandbox's time ({skew} s ahead)"
     );
-    let list = operations::find("sandbox.customers.list").unwrap();
-    let r = engine
-        .send(&engine.prepare(list, &[], None).unwrap())
-        .await
-        .unwrap();
+    let r = send(&engine, "sandbox.customers.list", &[]).await;
     assert_eq!(r.status, 200, "{}", r.pretty_body());
     engine.shutdown().await;
+}
+
+/// Sends the operation `op` with `params` through `engine` ([`req`]); panics when it cannot.
+async fn send(
+    engine: &Engine,
+    op: &str,
+    params: &[(&str, &str)],
+) -> psd2_console::client::Exchange {
+    engine.send(&req(engine, op, params)).await.unwrap()
 }
 
 fn req(
@@ -182,21 +167,12 @@ async fn a_payment_sca_keeps_the_corporate_context_and_reads_the_payment_status(
     use psd2_console::xs2a::redirect::PsuContext;
     const KARI: &str = "31125461118";
     let (_home, paths, mut engine) = crate::common::default_engine().await;
-    let customers = engine
-        .send(&req(
-            &engine,
-            "sandbox.customers.list",
-            &[("withAgreements", "true")],
-        ))
-        .await
-        .unwrap();
+    let with_agreements = [("withAgreements", "true")];
+    let customers = send(&engine, "sandbox.customers.list", &with_agreements).await;
     let agreement = common::first_agreement(customers.json.as_ref().unwrap(), KARI);
 
     // AIS SCA in corporate context.
-    let first = engine
-        .send(&req(&engine, "accounts.list", &[]))
-        .await
-        .unwrap();
+    let first = send(&engine, "accounts.list", &[]).await;
     let sca = first.sca_redirect().expect("scaRedirect");
     let to_tpp = common::sca::complete(
         &sca,
@@ -257,10 +233,7 @@ async fn a_payment_sca_keeps_the_corporate_context_and_reads_the_payment_status(
             .starts_with(&format!("payment {payment_id} approved: "))
     );
 
-    let accounts = engine
-        .send(&req(&engine, "accounts.list", &[]))
-        .await
-        .unwrap();
+    let accounts = send(&engine, "accounts.list", &[]).await;
     assert_eq!(accounts.status, 200, "{}", accounts.pretty_body());
     engine.shutdown().await;
 }

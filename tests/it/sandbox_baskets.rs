@@ -40,11 +40,10 @@ async fn sandbox() -> TestSandbox {
     .await;
     for a in seed::seed().accounts {
         let r = sb
-            .send(
+            .send_json(
                 "PUT",
                 &format!("/v1/sandbox/accounts/{}/balances", a.id),
-                &[],
-                Some(&json!({"available": {"currency": "NOK", "amount": "10000.00"}}).to_string()),
+                &json!({"available": {"currency": "NOK", "amount": "10000.00"}}),
             )
             .await;
         assert_eq!(r.status, 200, "{}", r.text);
@@ -156,16 +155,12 @@ async fn bulk_or_periodic_payments_in_a_basket_are_reference_mix_invalid() {
     let sb = sandbox().await;
     let single = payment(&sb, &bban(KARI), "single").await;
     let bulk = sb
-        .send(
+        .send_json(
             "POST",
             &format!("/v1/bulk-payments/{DOMESTIC}"),
-            &[],
-            Some(
-                &json!({"debtorAccount": {"bban": bban(KARI)}, "payments": [
+            &json!({"debtorAccount": {"bban": bban(KARI)}, "payments": [
                     {"instructedAmount": {"currency": "NOK", "amount": "1.00"},
-                     "creditorAccount": {"bban": CREDITOR_BBAN}, "creditorName": "A"}]})
-                .to_string(),
-            ),
+                     "creditorAccount": {"bban": CREDITOR_BBAN}, "creditorName": "A"}]}),
         )
         .await;
     assert_eq!(bulk.status, 201, "{}", bulk.text);

@@ -766,12 +766,8 @@ async fn transactions_parameters_filter_and_fail_cleanly() {
 
     // A date window filters booked ones only; pending are all returned.
     let (from, to) = (dates[dates.len() / 2], dates[dates.len() / 3]);
-    let window = tpp
-        .get_ok(
-            &format!("{base}?bookingStatus=both&dateFrom={from}&dateTo={to}"),
-            &psu,
-        )
-        .await;
+    let in_window = format!("{base}?bookingStatus=both&dateFrom={from}&dateTo={to}");
+    let window = tpp.get_ok(&in_window, &psu).await;
     let w = window.json["transactions"]["booked"].as_array().unwrap();
     let expected = dates.iter().filter(|d| **d >= from && **d <= to).count();
     assert_eq!(w.len(), expected.min(200));
@@ -779,9 +775,8 @@ async fn transactions_parameters_filter_and_fail_cleanly() {
         let d = t["bookingDate"].as_str().unwrap();
         d >= from && d <= to
     }));
-    let pending_all = tpp
-        .get(&format!("{base}?bookingStatus=pending"), &psu)
-        .await;
+    let pending = format!("{base}?bookingStatus=pending");
+    let pending_all = tpp.get(&pending, &psu).await;
     assert_eq!(
         window.json["transactions"]["pending"],
         pending_all.json["transactions"]["pending"]
@@ -789,12 +784,8 @@ async fn transactions_parameters_filter_and_fail_cleanly() {
     assert!(pending_all.json["transactions"].get("booked").is_none());
 
     // limit/offset paging.
-    let p = tpp
-        .get(
-            &format!("{base}?bookingStatus=booked&limit=7&offset=14"),
-            &psu,
-        )
-        .await;
+    let third_page = format!("{base}?bookingStatus=booked&limit=7&offset=14");
+    let p = tpp.get(&third_page, &psu).await;
     let page = p.json["transactions"]["booked"].as_array().unwrap();
     assert_eq!(page.as_slice(), &booked[14..21]);
     let links = &p.json["transactions"]["_links"];

@@ -60,11 +60,10 @@ async fn sandbox() -> TestSandbox {
 /// Sets the available balance of `account` (`PUT /v1/sandbox/accounts/{id}/balances`).
 async fn fund(sb: &TestSandbox, account: &Account, amount: &str) {
     let r = sb
-        .send(
+        .send_json(
             "PUT",
             &format!("/v1/sandbox/accounts/{}/balances", account.id),
-            &[],
-            Some(&json!({"available": {"currency": "NOK", "amount": amount}}).to_string()),
+            &json!({"available": {"currency": "NOK", "amount": amount}}),
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.text);
@@ -216,11 +215,10 @@ async fn unknown_products_are_404_product_unknown_and_corporate_products_403_pro
         .await;
     r.assert_error(403, "PRODUCT_INVALID");
     let r = sb
-        .send(
+        .send_json(
             "POST",
             &format!("/v1/bulk-payments/{INSTANT}"),
-            &[],
-            Some(&json!({"debtorAccount": {"bban": first_bban(KARI)}, "payments": []}).to_string()),
+            &json!({"debtorAccount": {"bban": first_bban(KARI)}, "payments": []}),
         )
         .await;
     r.assert_error(403, "PRODUCT_INVALID");
@@ -957,12 +955,7 @@ async fn a_settled_payment_is_booked_on_the_debtor_and_the_sandbox_creditor_acco
         "{credits:?}"
     );
     let balances = get(format!("/v1/accounts/{}/balances", own[0].id)).await;
-    let available = balances["balances"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["balanceType"] == "interimAvailable")
-        .unwrap();
+    let available = common::balance_of(&balances, "interimAvailable");
     assert_eq!(available["balanceAmount"]["amount"], "850.00");
 }
 

@@ -305,3 +305,14 @@ pub fn temp_home() -> (tempfile::TempDir, psd2_console::profile::Paths) {
     let paths = psd2_console::profile::Paths::under(home.path().to_path_buf());
     (home, paths)
 }
+
+/// The balance of `balance_type` (e.g. `interimAvailable`) in the `balances` list of the
+/// JSON answer `answer` (a balances read or a balance update); panics when there is none.
+pub fn balance_of<'a>(answer: &'a serde_json::Value, balance_type: &str) -> &'a serde_json::Value {
+    answer["balances"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|b| b["balanceType"] == balance_type)
+        .unwrap_or_else(|| panic!("no {balance_type} balance in {answer}"))
+}

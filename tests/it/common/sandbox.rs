@@ -98,6 +98,15 @@ impl Reply {
         self.json["tppMessages"][0]["code"].as_str()
     }
 
+    /// The `resourceId` of the first entry of the list `list` (`accounts`, `cardAccounts`);
+    /// panics when there is none.
+    pub fn first_resource_id(&self, list: &str) -> String {
+        self.json[list][0]["resourceId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no {list} in {}", self.text))
+            .to_string()
+    }
+
     /// `_links.scaRedirect.href`, if any.
     pub fn sca_redirect(&self) -> Option<&str> {
         self.json["_links"]["scaRedirect"]["href"].as_str()
@@ -342,6 +351,12 @@ impl TestSandbox {
     /// [`TestSandbox::send`].
     pub async fn post_json(&self, path: &str, body: &Value) -> Reply {
         self.send("POST", path, &[], Some(&body.to_string())).await
+    }
+
+    /// A signed `method path` with `body` as JSON and the default headers of
+    /// [`TestSandbox::send`].
+    pub async fn send_json(&self, method: &str, path: &str, body: &Value) -> Reply {
+        self.send(method, path, &[], Some(&body.to_string())).await
     }
 
     /// [`TestSandbox::get`], which must answer 200 (panics with the path and the body).
