@@ -953,13 +953,7 @@ async fn a_psu_id_created_by_x_psu_identity_is_known_to_agreements() {
         )
         .await;
     assert_eq!(p.status, 201, "{}", p.text);
-    let psu_id = p
-        .headers
-        .get("psu-id")
-        .expect("PSU-ID created")
-        .to_str()
-        .unwrap()
-        .to_string();
+    let psu_id = p.header("psu-id");
     let psu = [("PSU-ID", psu_id.as_str())];
     let r = sb.get_with_ok("/v1/agreements", &psu).await;
     let listed: Vec<&str> = r.json["agreements"]

@@ -15,7 +15,7 @@ use common::payments::{
     kari_payment, kari_pays,
 };
 use common::sandbox::{Reply, TestSandbox, tpp_with_roles};
-use common::sca::{callback_of, sca_decide, sca_login};
+use common::sca::{assert_bound_to_another_customer, callback_of, sca_decide, sca_login};
 use common::{browser, forms, page_text};
 use psd2_console::cert::Psd2Role;
 use psd2_console::sandbox::store::{Account, AccountKind};
@@ -463,13 +463,7 @@ async fn x_psu_identity_creates_the_psu_id_sca_gives_and_is_idempotent() {
     };
     let first = send("one").await;
     assert_eq!(first.status, 201, "{}", first.text);
-    let psu = first
-        .headers
-        .get("psu-id")
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .to_string();
+    let psu = first.header("psu-id");
     let second = send("two").await;
     assert_eq!(
         second.headers.get("psu-id").unwrap().to_str().unwrap(),
@@ -484,9 +478,7 @@ async fn x_psu_identity_creates_the_psu_id_sca_gives_and_is_idempotent() {
     assert_eq!(consent_psu_id(&sb, INGRID).await, psu);
     // With PSU-ID the payment is bound to that PSU: another customer cannot log in.
     let r = kari_initiates(&sb, &[("PSU-ID", &psu)], "5.00", "bound").await;
-    let resp = sca_login(r.sca_redirect().unwrap(), KARI).await;
-    assert_eq!(resp.status(), 400);
-    assert!(resp.text().await.unwrap().contains("another customer"));
+    assert_bound_to_another_customer(r.sca_redirect().unwrap(), KARI).await;
 }
 
 /// The psu-id of the account-information SCA (consent) of customer `number`.
@@ -1248,14 +1240,18 @@ async fn payments_of_another_tpp_are_forbidden() {
     let sb = sandbox().await;
     let (id, _) = kari_pays(&sb, DOMESTIC, "1.00", "mine").await;
     let other = tpp_with_roles(&[Psd2Role::PspPi, Psd2Role::PspAi]);
-    for (method, path) in [
-        ("GET", format!("/v1/payments/{DOMESTIC}/{id}")),
-        ("GET", format!("/v1/payments/{DOMESTIC}/{id}/status")),
-        ("DELETE", format!("/v1/payments/{DOMESTIC}/{id}")),
-        ("POST", format!("/v1/sandbox/payments/{id}/hold")),
-    ] {
-        let r = sb.send_as(&other, method, &path, &[], None).await;
-        assert_eq!(r.status, 403, "{method} {path}: {}", r.text);
+    let answers = sb
+        .assert_forbidden_to(
+            &other,
+            &[
+                ("GET", format!("/v1/payments/{DOMESTIC}/{id}")),
+                ("GET", format!("/v1/payments/{DOMESTIC}/{id}/status")),
+                ("DELETE", format!("/v1/payments/{DOMESTIC}/{id}")),
+                ("POST", format!("/v1/sandbox/payments/{id}/hold")),
+            ],
+        )
+        .await;
+    for r in answers {
         assert_eq!(r.code(), Some("RESOURCE_UNKNOWN"));
     }
     assert_eq!(tx_status(&sb, DOMESTIC, &id).await, "RCVD");
@@ -1363,9 +1359,7 @@ async fn a_psu_id_registered_with_get_users_binds_the_payments_of_a_pisp_only_tp
     let id = r.json["paymentId"].as_str().unwrap().to_string();
     let sca = r.sca_redirect().unwrap().to_string();
     // Another customer cannot approve the registered PSU's payment ...
-    let other = sca_login(&sca, INGRID).await;
-    assert_eq!(other.status(), 400);
-    assert!(other.text().await.unwrap().contains("another customer"));
+    assert_bound_to_another_customer(&sca, INGRID).await;
     // ... the registered customer can, and the SCA gives back the same PSU-ID.
     let ok = approved(&sca, KARI).await;
     assert_eq!(ok.psu_id, psu);
@@ -1387,18 +1381,14 @@ async fn a_psu_id_registered_with_get_users_binds_the_payments_of_a_pisp_only_tp
     assert_eq!(r.status, 201, "{}", r.text);
     let in_basket = r.json["paymentId"].as_str().unwrap().to_string();
     let b = sb
-        .send_as(
+        .create_basket_as(
             &pisp,
-            "POST",
-            "/v1/signing-baskets",
             &with_psu,
-            Some(&json!({ "paymentIds": [in_basket] }).to_string()),
+            &json!({ "paymentIds": [in_basket] }).to_string(),
         )
         .await;
     assert_eq!(b.status, 201, "{}", b.text);
-    let other = sca_login(b.sca_redirect().unwrap(), INGRID).await;
-    assert_eq!(other.status(), 400);
-    assert!(other.text().await.unwrap().contains("another customer"));
+    assert_bound_to_another_customer(b.sca_redirect().unwrap(), INGRID).await;
 }
 
 /// The seeded private current accounts and corporate operating accounts.

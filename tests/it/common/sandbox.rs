@@ -107,6 +107,16 @@ impl Reply {
             .to_string()
     }
 
+    /// The value of the response header `name`; panics when it is missing or not text.
+    pub fn header(&self, name: &str) -> String {
+        self.headers
+            .get(name)
+            .unwrap_or_else(|| panic!("no {name} header on {} {}", self.status, self.text))
+            .to_str()
+            .unwrap()
+            .to_string()
+    }
+
     /// `_links.scaRedirect.href`, if any.
     pub fn sca_redirect(&self) -> Option<&str> {
         self.json["_links"]["scaRedirect"]["href"].as_str()
@@ -334,6 +344,46 @@ impl TestSandbox {
         headers: &[(&str, &str)],
     ) -> Reply {
         self.send_as(credentials, "GET", path, headers, None).await
+    }
+
+    /// Sends each of `requests` (`(method, path)`, no body) as the TPP holding `credentials`
+    /// and asserts a 403 for each (another TPP's resources); returns the answers.
+    pub async fn assert_forbidden_to(
+        &self,
+        credentials: &Credentials,
+        requests: &[(&str, String)],
+    ) -> Vec<Reply> {
+        let mut out = Vec::new();
+        for (method, path) in requests {
+            let r = self.send_as(credentials, method, path, &[], None).await;
+            assert_eq!(r.status, 403, "{method} {path}: {}", r.text);
+            out.push(r);
+        }
+        out
+    }
+
+    /// A signing basket creation, `POST /v1/signing-baskets` with the text `body`, as the
+    /// TPP holding `credentials` with `headers` besides the defaults of [`TestSandbox::send`]
+    /// (interface document, "Signing baskets").
+    pub async fn create_basket_as(
+        &self,
+        credentials: &Credentials,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Reply {
+        self.send_as(
+            credentials,
+            "POST",
+            "/v1/signing-baskets",
+            headers,
+            Some(body),
+        )
+        .await
+    }
+
+    /// [`TestSandbox::create_basket_as`] as the default TPP ([`tpp`]).
+    pub async fn create_basket(&self, headers: &[(&str, &str)], body: &str) -> Reply {
+        self.create_basket_as(tpp(), headers, body).await
     }
 
     /// A signed `GET path` with the default headers of [`TestSandbox::send`].

@@ -135,3 +135,11 @@ pub fn callback_of(resp: &reqwest::Response) -> ScaCallback {
     assert!(loc.starts_with(REDIRECT), "{loc}");
     callback(&loc)
 }
+
+/// Asserts that logging in as `number` on the payment SCA page `sca` is refused with 400
+/// because the payment is bound to another customer.
+pub async fn assert_bound_to_another_customer(sca: &str, number: &str) {
+    let resp = sca_login(sca, number).await;
+    assert_eq!(resp.status(), 400);
+    assert!(resp.text().await.unwrap().contains("another customer"));
+}
