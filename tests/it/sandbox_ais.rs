@@ -36,27 +36,26 @@ fn tick_accounts(f: &mut Form) {
 
 /// A private customer without agreements (own accounts and a card account).
 async fn private_customer(sb: &TestSandbox) -> Value {
-    sb.customers()
-        .await
-        .into_iter()
-        .find(|c| {
-            c["customerType"] == "PRIVATE"
-                && c["agreements"].as_array().is_some_and(|a| a.is_empty())
-                && c["cardAccounts"].as_array().is_some_and(|a| !a.is_empty())
-        })
-        .expect("a private customer with a card account and no agreements")
+    let what = "with a card account and no agreements";
+    private_where(sb, what, |agreements, cards| !agreements && cards).await
 }
 
 /// A private customer holding a corporate agreement.
 async fn agreement_holder(sb: &TestSandbox) -> Value {
+    private_where(sb, "with an agreement", |agreements, _| agreements).await
+}
+
+/// The first private customer whose (has agreements, has card accounts) `fits`; panics
+/// naming `what` when there is none.
+async fn private_where(sb: &TestSandbox, what: &str, fits: impl Fn(bool, bool) -> bool) -> Value {
+    let has = |c: &Value, list: &str| c[list].as_array().is_some_and(|a| !a.is_empty());
     sb.customers()
         .await
         .into_iter()
         .find(|c| {
-            c["customerType"] == "PRIVATE"
-                && c["agreements"].as_array().is_some_and(|a| !a.is_empty())
+            c["customerType"] == "PRIVATE" && fits(has(c, "agreements"), has(c, "cardAccounts"))
         })
-        .expect("a private customer with an agreement")
+        .unwrap_or_else(|| panic!("a private customer {what}"))
 }
 
 fn number(c: &Value) -> String {
@@ -76,6 +75,22 @@ async fn sca_link(sb: &TestSandbox, session: &str) -> String {
 async fn consent_all(sb: &TestSandbox, c: &Value, session: &str) -> ScaSuccess {
     let href = sca_link(sb, session).await;
     success(&complete(&href, &number(c), "PRIVATE", tick_all, "Approve").await)
+}
+
+/// A sandbox on a fixed clock, its [`private_customer`] and that customer's
+/// [`consent_all`] completed in `session`.
+async fn consented(session: &str) -> (TestSandbox, Value, ScaSuccess) {
+    let sb = fixed_sandbox().await;
+    let c = private_customer(&sb).await;
+    let ok = consent_all(&sb, &c, session).await;
+    (sb, c, ok)
+}
+
+/// The `resourceId` of the first account `GET /v1/accounts` lists with the headers `psu`.
+async fn first_account_id(sb: &TestSandbox, psu: &[(&str, &str)]) -> String {
+    sb.get_with("/v1/accounts", psu)
+        .await
+        .first_resource_id("accounts")
 }
 
 fn accounts_of(r: &Reply) -> Vec<Value> {
@@ -149,12 +164,9 @@ async fn accounts_have_short_names_iso_cash_account_types_and_balances_in_their_
 
 #[tokio::test]
 async fn booked_transaction_ids_are_stable_across_calls_and_clock_advances() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "stable").await;
+    let (sb, c, ok) = consented("stable").await;
     let psu = [("PSU-ID", ok.psu_id.as_str())];
-    let accounts = accounts_of(&sb.get_with("/v1/accounts", &psu).await);
-    let id = accounts[0]["resourceId"].as_str().unwrap().to_string();
+    let id = first_account_id(&sb, &psu).await;
     let path = format!("/v1/accounts/{id}/transactions?bookingStatus=booked&limit=5000");
     let first = booked(&sb.get_with(&path, &psu).await);
     let again = booked(&sb.get_with(&path, &psu).await);
@@ -188,14 +200,9 @@ async fn booked_transaction_ids_are_stable_across_calls_and_clock_advances() {
 
 #[tokio::test]
 async fn default_transactions_page_is_200_with_next_and_previous_links() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "paging").await;
+    let (sb, _, ok) = consented("paging").await;
     let psu = [("PSU-ID", ok.psu_id.as_str())];
-    let id = accounts_of(&sb.get_with("/v1/accounts", &psu).await)[0]["resourceId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = first_account_id(&sb, &psu).await;
     let page1 = sb
         .get_with_ok(&format!("/v1/accounts/{id}/transactions"), &psu)
         .await;
@@ -206,7 +213,7 @@ async fn default_transactions_page_is_200_with_next_and_previous_links() {
     assert!(links.get("previous").is_none());
     let next = links["next"]["href"].as_str().expect("a next link");
     assert!(next.contains("limit=200"), "{next}");
-    let page2 = sb.send("GET", &path_of(next), &psu, None).await;
+    let page2 = sb.get_with(&path_of(next), &psu).await;
     assert_eq!(page2.status, 200, "{}", page2.text);
     let b2 = booked(&page2);
     assert!(!b2.is_empty());
@@ -218,27 +225,25 @@ async fn default_transactions_page_is_200_with_next_and_previous_links() {
     let prev = page2.json["transactions"]["_links"]["previous"]["href"]
         .as_str()
         .expect("a previous link");
-    let back = sb.send("GET", &path_of(prev), &psu, None).await;
+    let back = sb.get_with(&path_of(prev), &psu).await;
     assert_eq!(booked(&back), b1, "previous leads back to the first page");
 }
 
 #[tokio::test]
 async fn transaction_pages_are_gzip_encoded_only_when_the_client_accepts_gzip() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "gzip").await;
+    let (sb, _, ok) = consented("gzip").await;
     let psu = ("PSU-ID", ok.psu_id.as_str());
-    let id = accounts_of(&sb.send("GET", "/v1/accounts", &[psu], None).await)[0]["resourceId"]
+    let id = accounts_of(&sb.get_with("/v1/accounts", &[psu]).await)[0]["resourceId"]
         .as_str()
         .unwrap()
         .to_string();
     let path = format!("/v1/accounts/{id}/transactions");
-    let plain = sb.send("GET", &path, &[psu], None).await;
+    let plain = sb.get_with(&path, &[psu]).await;
     assert_eq!(plain.status, 200, "{}", plain.text);
     assert!(plain.headers.get("content-encoding").is_none());
     for accept in ["gzip", "br;q=1.0, gzip;q=0.8", "*"] {
         let zipped = sb
-            .send("GET", &path, &[psu, ("Accept-Encoding", accept)], None)
+            .get_with(&path, &[psu, ("Accept-Encoding", accept)])
             .await;
         assert_eq!(zipped.status, 200);
         assert_eq!(zipped.headers["content-encoding"], "gzip", "{accept}");
@@ -257,7 +262,7 @@ async fn transaction_pages_are_gzip_encoded_only_when_the_client_accepts_gzip() 
     }
     for refuse in ["gzip;q=0", "identity", "br"] {
         let r = sb
-            .send("GET", &path, &[psu, ("Accept-Encoding", refuse)], None)
+            .get_with(&path, &[psu, ("Accept-Encoding", refuse)])
             .await;
         assert!(r.headers.get("content-encoding").is_none(), "{refuse}");
         assert_eq!(r.body, plain.body, "{refuse}");
@@ -266,9 +271,7 @@ async fn transaction_pages_are_gzip_encoded_only_when_the_client_accepts_gzip() 
 
 #[tokio::test]
 async fn pending_transactions_are_always_all_returned_unfiltered() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "pending").await;
+    let (sb, _, ok) = consented("pending").await;
     let psu = [("PSU-ID", ok.psu_id.as_str())];
     let accounts = accounts_of(&sb.get_with("/v1/accounts", &psu).await);
     let mut seen_pending = false;
@@ -305,9 +308,7 @@ async fn pending_transactions_are_always_all_returned_unfiltered() {
 
 #[tokio::test]
 async fn booking_status_all_adds_standing_orders_as_information() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "all").await;
+    let (sb, _, ok) = consented("all").await;
     let psu = [("PSU-ID", ok.psu_id.as_str())];
     let accounts = accounts_of(&sb.get_with("/v1/accounts", &psu).await);
     let mut orders = 0;
@@ -348,14 +349,9 @@ async fn booking_status_all_adds_standing_orders_as_information() {
 
 #[tokio::test]
 async fn transaction_details_endpoint_answers_transactions_details() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "details").await;
+    let (sb, _, ok) = consented("details").await;
     let psu = [("PSU-ID", ok.psu_id.as_str())];
-    let id = accounts_of(&sb.get_with("/v1/accounts", &psu).await)[0]["resourceId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = first_account_id(&sb, &psu).await;
     let list = sb
         .get_with(&format!("/v1/accounts/{id}/transactions"), &psu)
         .await;
@@ -365,7 +361,7 @@ async fn transaction_details_endpoint_answers_transactions_details() {
     let href = t["_links"]["transactionDetails"]["href"]
         .as_str()
         .expect("a transactionDetails link on each listed transaction");
-    let d = sb.send("GET", &path_of(href), &psu, None).await;
+    let d = sb.get_with(&path_of(href), &psu).await;
     assert_eq!(d.status, 200, "{}", d.text);
     let details = &d.json["transactionsDetails"]["transactionDetails"];
     assert_eq!(details["transactionId"], tid);
@@ -416,9 +412,7 @@ async fn transaction_details_endpoint_answers_transactions_details() {
 
 #[tokio::test]
 async fn card_accounts_show_status_and_interim_booked_balances_in_their_currency() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "cards").await;
+    let (sb, c, ok) = consented("cards").await;
     let psu = [("PSU-ID", ok.psu_id.as_str())];
     let r = sb.get_with_ok("/v1/card-accounts", &psu).await;
     let cards = r.json["cardAccounts"].as_array().unwrap().clone();
@@ -460,9 +454,7 @@ async fn card_accounts_show_status_and_interim_booked_balances_in_their_currency
 
 #[tokio::test]
 async fn card_transactions_carry_the_acceptor_and_the_correct_amount_mapping() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "card-tx").await;
+    let (sb, _, ok) = consented("card-tx").await;
     let psu = [("PSU-ID", ok.psu_id.as_str())];
     let card = sb.get_with("/v1/card-accounts", &psu).await.json["cardAccounts"][0].clone();
     let id = card["resourceId"].as_str().unwrap();
@@ -706,12 +698,9 @@ async fn consent_resource_status_follows_sca_revocation_and_delete() {
 
 #[tokio::test]
 async fn revocation_by_the_psu_makes_account_calls_answer_401_with_sca_redirect() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "revoke").await;
+    let (sb, c, ok) = consented("revoke").await;
     let psu = [("PSU-ID", ok.psu_id.as_str())];
-    let accounts = accounts_of(&sb.get_with("/v1/accounts", &psu).await);
-    let id = accounts[0]["resourceId"].as_str().unwrap().to_string();
+    let id = first_account_id(&sb, &psu).await;
 
     let r = sb
         .delete(&format!("/v1/sandbox/consents/{}", ok.psu_id))
@@ -745,9 +734,7 @@ async fn revocation_by_the_psu_makes_account_calls_answer_401_with_sca_redirect(
 
 #[tokio::test]
 async fn consent_needs_renewal_by_sca_after_180_days() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "renewal").await;
+    let (sb, c, ok) = consented("renewal").await;
     // PSU not present: only the consent's age matters (not the 1-hour session).
     let unattended = [("PSU-ID", ok.psu_id.as_str()), ("PSU-IP-Address", "")];
     sb.clock.advance(Duration::from_secs(179 * 24 * 3600));
@@ -844,30 +831,21 @@ async fn agreements_lists_the_corporate_agreements_of_the_psu() {
     assert_eq!(ids(&listed[..]), ids(&expected[..]));
     let a = &listed[0];
     let one = sb
-        .send(
-            "GET",
+        .get_with(
             &path_of(a["_links"]["self"]["href"].as_str().unwrap()),
             &psu,
-            None,
         )
         .await;
     assert_eq!(one.status, 200, "{}", one.text);
     assert_eq!(&one.json, a);
     let e = sb
-        .send(
-            "GET",
+        .get_with(
             &path_of(a["_links"]["engagements"]["href"].as_str().unwrap()),
             &psu,
-            None,
         )
         .await;
     assert_eq!(e.status, 200, "{}", e.text);
-    let engaged: Vec<&str> = e.json["engagements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x["resourceId"].as_str().unwrap())
-        .collect();
+    let engaged: Vec<&str> = crate::common::field_strs(&e.json["engagements"], "resourceId");
     let listed_engagements: Vec<&str> = a["engagements"]
         .as_array()
         .unwrap()
@@ -956,18 +934,8 @@ async fn a_psu_id_created_by_x_psu_identity_is_known_to_agreements() {
     let psu_id = p.header("psu-id");
     let psu = [("PSU-ID", psu_id.as_str())];
     let r = sb.get_with_ok("/v1/agreements", &psu).await;
-    let listed: Vec<&str> = r.json["agreements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["id"].as_str().unwrap())
-        .collect();
-    let held: Vec<&str> = holder["agreements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["id"].as_str().unwrap())
-        .collect();
+    let listed: Vec<&str> = crate::common::field_strs(&r.json["agreements"], "id");
+    let held: Vec<&str> = crate::common::field_strs(&holder["agreements"], "id");
     assert_eq!(listed, held);
     sb.get_with_ok(&format!("/v1/agreements/{}/engagements", listed[0]), &psu)
         .await;

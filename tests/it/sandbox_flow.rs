@@ -465,12 +465,8 @@ fn private_with_agreement(customers: &[Value]) -> &Value {
 }
 
 fn account_ids(r: &Reply) -> Vec<String> {
-    r.json["accounts"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no accounts: {}", r.text))
-        .iter()
-        .map(|a| a["resourceId"].as_str().unwrap().to_string())
-        .collect()
+    let ids = crate::common::field_strs(&r.json["accounts"], "resourceId");
+    ids.into_iter().map(str::to_string).collect()
 }
 
 fn assert_amount(v: &Value, currency: &str) {

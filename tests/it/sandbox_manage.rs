@@ -831,19 +831,9 @@ async fn card_account_transactions_and_balances_are_stored_and_validated() {
         );
     }
     let r = sb
-        .send_json(
-            "PUT",
-            &format!("/v1/sandbox/card-accounts/{card}/balances"),
-            &json!({"booked": amount("-1200.00"), "available": amount("28800.00")}),
-        )
+        .set_balances(&format!("card-accounts/{card}"), "-1200.00", "28800.00")
         .await;
-    assert_eq!(r.status, 200, "{}", r.text);
-    let types: Vec<&str> = r.json["balances"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["balanceType"].as_str().unwrap())
-        .collect();
+    let types: Vec<&str> = crate::common::field_strs(&r.json["balances"], "balanceType");
     assert_eq!(types, ["interimBooked", "interimAvailable"]);
     assert_eq!(r.json["balances"][0]["balanceAmount"], amount("-1200.00"));
     let r = sb
@@ -893,12 +883,7 @@ async fn card_account_transactions_and_balances_are_stored_and_validated() {
     )
     .await;
     let listed = sb
-        .send(
-            "GET",
-            c["_links"]["self"]["href"].as_str().unwrap(),
-            &[],
-            None,
-        )
+        .get_with(c["_links"]["self"]["href"].as_str().unwrap(), &[])
         .await;
     assert_eq!(strings(&listed.json["cardAccounts"]).len(), 2);
 }
@@ -941,20 +926,13 @@ async fn agreement_grants_a_private_customer_the_corporate_context() {
     let one = sb.get_ok(self_href).await;
     assert_eq!(one.json, agreement);
     let eng = sb
-        .send(
-            "GET",
+        .get_with(
             agreement["_links"]["engagements"]["href"].as_str().unwrap(),
             &[],
-            None,
         )
         .await;
     assert_eq!(eng.status, 200, "{}", eng.text);
-    let eng_ids: Vec<&str> = eng.json["engagements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["resourceId"].as_str().unwrap())
-        .collect();
+    let eng_ids: Vec<&str> = crate::common::field_strs(&eng.json["engagements"], "resourceId");
     assert_eq!(eng_ids, [company_accounts[1].as_str()]);
     let held = sb
         .get(&format!(
@@ -974,12 +952,7 @@ async fn agreement_grants_a_private_customer_the_corporate_context() {
     assert_eq!(s.corporate_id.as_deref(), Some(agreement_id.as_str()));
     let accounts = sb.get_with("/v1/accounts", &psu_headers(&s)).await;
     assert_eq!(accounts.status, 200, "{}", accounts.text);
-    let ids: Vec<&str> = accounts.json["accounts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["resourceId"].as_str().unwrap())
-        .collect();
+    let ids: Vec<&str> = crate::common::field_strs(&accounts.json["accounts"], "resourceId");
     assert_eq!(ids, [company_accounts[1].as_str()]);
 
     // Validation.
@@ -1049,22 +1022,12 @@ async fn seeded_agreement_links_point_to_the_sandbox_agreement_resources() {
         for a in c["agreements"].as_array().unwrap() {
             seen += 1;
             let one = sb
-                .send(
-                    "GET",
-                    a["_links"]["self"]["href"].as_str().unwrap(),
-                    &[],
-                    None,
-                )
+                .get_with(a["_links"]["self"]["href"].as_str().unwrap(), &[])
                 .await;
             assert_eq!(one.status, 200, "{}", one.text);
             assert_eq!(&one.json, a);
             let eng = sb
-                .send(
-                    "GET",
-                    a["_links"]["engagements"]["href"].as_str().unwrap(),
-                    &[],
-                    None,
-                )
+                .get_with(a["_links"]["engagements"]["href"].as_str().unwrap(), &[])
                 .await;
             assert_eq!(eng.status, 200, "{}", eng.text);
             assert_eq!(

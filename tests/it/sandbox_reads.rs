@@ -92,14 +92,8 @@ async fn repeated_reads_follow_every_write_and_the_sandbox_day() {
     // Account balances: a balance override is seen by the next read.
     let bal_path = format!("/v1/accounts/{acc}/balances");
     let before = get(&sb, &bal_path, &psu).await;
-    let r = sb
-        .send_json(
-            "PUT",
-            &format!("/v1/sandbox/accounts/{acc}/balances"),
-            &json!({"booked": amount("5000.00"), "available": amount("4200.50")}),
-        )
+    sb.set_balances(&format!("accounts/{acc}"), "5000.00", "4200.50")
         .await;
-    assert_eq!(r.status, 200, "{}", r.text);
     let after = get(&sb, &bal_path, &psu).await;
     assert_ne!(after.text, before.text);
     assert_eq!(balance(&after, "expected").0, "4200.50");

@@ -316,3 +316,14 @@ pub fn balance_of<'a>(answer: &'a serde_json::Value, balance_type: &str) -> &'a 
         .find(|b| b["balanceType"] == balance_type)
         .unwrap_or_else(|| panic!("no {balance_type} balance in {answer}"))
 }
+
+/// The string field `key` of every element of the JSON array `list` (e.g. the `resourceId`s
+/// of an `accounts` list); panics when `list` is not an array or an element has no such
+/// string.
+pub fn field_strs<'a>(list: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
+        .iter()
+        .map(|x| x[key].as_str().unwrap_or_else(|| panic!("no {key} in {x}")))
+        .collect()
+}

@@ -386,6 +386,20 @@ impl TestSandbox {
         self.create_basket_as(tpp(), headers, body).await
     }
 
+    /// Overrides the balances of the account `account` (`accounts/{id}` or
+    /// `card-accounts/{id}`): `PUT /v1/sandbox/{account}/balances` with the booked and
+    /// available NOK amounts, which must answer 200 (docs/sandbox.md, "Sandbox management
+    /// and state"); returns the answer.
+    pub async fn set_balances(&self, account: &str, booked: &str, available: &str) -> Reply {
+        let nok = |amount: &str| serde_json::json!({"currency": "NOK", "amount": amount});
+        let body = serde_json::json!({"booked": nok(booked), "available": nok(available)});
+        let r = self
+            .send_json("PUT", &format!("/v1/sandbox/{account}/balances"), &body)
+            .await;
+        r.assert_status(200);
+        r
+    }
+
     /// A signed `GET path` with the default headers of [`TestSandbox::send`].
     pub async fn get(&self, path: &str) -> Reply {
         self.send("GET", path, &[], None).await
