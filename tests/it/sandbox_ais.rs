@@ -213,8 +213,7 @@ async fn default_transactions_page_is_200_with_next_and_previous_links() {
     assert!(links.get("previous").is_none());
     let next = links["next"]["href"].as_str().expect("a next link");
     assert!(next.contains("limit=200"), "{next}");
-    let page2 = sb.get_with(&path_of(next), &psu).await;
-    assert_eq!(page2.status, 200, "{}", page2.text);
+    let page2 = sb.get_with_ok(&path_of(next), &psu).await;
     let b2 = booked(&page2);
     assert!(!b2.is_empty());
     assert!(
@@ -238,8 +237,7 @@ async fn transaction_pages_are_gzip_encoded_only_when_the_client_accepts_gzip() 
         .unwrap()
         .to_string();
     let path = format!("/v1/accounts/{id}/transactions");
-    let plain = sb.get_with(&path, &[psu]).await;
-    assert_eq!(plain.status, 200, "{}", plain.text);
+    let plain = sb.get_with_ok(&path, &[psu]).await;
     assert!(plain.headers.get("content-encoding").is_none());
     for accept in ["gzip", "br;q=1.0, gzip;q=0.8", "*"] {
         let zipped = sb
@@ -361,8 +359,7 @@ async fn transaction_details_endpoint_answers_transactions_details() {
     let href = t["_links"]["transactionDetails"]["href"]
         .as_str()
         .expect("a transactionDetails link on each listed transaction");
-    let d = sb.get_with(&path_of(href), &psu).await;
-    assert_eq!(d.status, 200, "{}", d.text);
+    let d = sb.get_with_ok(&path_of(href), &psu).await;
     let details = &d.json["transactionsDetails"]["transactionDetails"];
     assert_eq!(details["transactionId"], tid);
     assert_eq!(details["transactionAmount"], t["transactionAmount"]);
@@ -831,20 +828,18 @@ async fn agreements_lists_the_corporate_agreements_of_the_psu() {
     assert_eq!(ids(&listed[..]), ids(&expected[..]));
     let a = &listed[0];
     let one = sb
-        .get_with(
+        .get_with_ok(
             &path_of(a["_links"]["self"]["href"].as_str().unwrap()),
             &psu,
         )
         .await;
-    assert_eq!(one.status, 200, "{}", one.text);
     assert_eq!(&one.json, a);
     let e = sb
-        .get_with(
+        .get_with_ok(
             &path_of(a["_links"]["engagements"]["href"].as_str().unwrap()),
             &psu,
         )
         .await;
-    assert_eq!(e.status, 200, "{}", e.text);
     let engaged: Vec<&str> = crate::common::field_strs(&e.json["engagements"], "resourceId");
     let listed_engagements: Vec<&str> = a["engagements"]
         .as_array()

@@ -116,8 +116,7 @@ async fn created_customer_gets_default_accounts_like_the_seed_and_is_listed() {
 
     // The customerNumber logs in at SCA; the default accounts carry a generated history.
     let s = sca(&sb, number, "PRIVATE").await;
-    let accounts = sb.get_with("/v1/accounts", &psu_headers(&s)).await;
-    assert_eq!(accounts.status, 200, "{}", accounts.text);
+    let accounts = sb.get_with_ok("/v1/accounts", &psu_headers(&s)).await;
     let ids: Vec<String> = accounts.json["accounts"]
         .as_array()
         .unwrap()
@@ -126,12 +125,11 @@ async fn created_customer_gets_default_accounts_like_the_seed_and_is_listed() {
         .collect();
     assert_eq!(ids, strings(&private["accounts"]));
     let t = sb
-        .get_with(
+        .get_with_ok(
             &format!("/v1/accounts/{}/transactions?bookingStatus=booked", ids[0]),
             &psu_headers(&s),
         )
         .await;
-    assert_eq!(t.status, 200, "{}", t.text);
     assert!(
         !t.json["transactions"]["booked"]
             .as_array()
@@ -195,13 +193,7 @@ async fn customer_body_is_validated_field_by_field() {
         ),
     ] {
         let r = sb.post_json("/v1/sandbox/customers", &body).await;
-        r.assert_error(400, "FORMAT_ERROR");
-        assert_eq!(
-            r.json["tppMessages"][0]["path"].as_str(),
-            Some(field),
-            "{body} -> {}",
-            r.text
-        );
+        r.assert_error_at(400, "FORMAT_ERROR", field);
         assert!(
             error_text(&r).contains(field.split('.').next_back().unwrap()),
             "{}",
@@ -250,8 +242,7 @@ async fn deleting_a_customer_drops_its_accounts_and_consents() {
     let id = c["customerId"].as_str().unwrap();
     let account = strings(&c["accounts"])[0].clone();
     let s = sca(&sb, c["customerNumber"].as_str().unwrap(), "PRIVATE").await;
-    let ok = sb.get_with("/v1/accounts", &psu_headers(&s)).await;
-    assert_eq!(ok.status, 200, "{}", ok.text);
+    sb.get_with_ok("/v1/accounts", &psu_headers(&s)).await;
 
     let r = sb.delete(&format!("/v1/sandbox/customers/{id}")).await;
     assert_eq!(r.status, 204, "{}", r.text);
@@ -317,16 +308,14 @@ async fn created_account_has_the_name_type_and_currency_asked_for() {
     // The PSU sees it with its opening balance and no transactions.
     let s = sca(&sb, c["customerNumber"].as_str().unwrap(), "PRIVATE").await;
     let b = sb
-        .get_with(&format!("/v1/accounts/{id}/balances"), &psu_headers(&s))
+        .get_with_ok(&format!("/v1/accounts/{id}/balances"), &psu_headers(&s))
         .await;
-    assert_eq!(b.status, 200, "{}", b.text);
     for bal in b.json["balances"].as_array().unwrap() {
         assert_eq!(bal["balanceAmount"], amount("1500.00"), "{bal}");
     }
     let t = sb
-        .get_with(&format!("/v1/accounts/{id}/transactions"), &psu_headers(&s))
+        .get_with_ok(&format!("/v1/accounts/{id}/transactions"), &psu_headers(&s))
         .await;
-    assert_eq!(t.status, 200, "{}", t.text);
     assert!(
         t.json["transactions"]["booked"]
             .as_array()
@@ -381,13 +370,7 @@ async fn created_account_has_the_name_type_and_currency_asked_for() {
         ),
     ] {
         let r = sb.post_json("/v1/sandbox/accounts", &body).await;
-        r.assert_error(status, code);
-        assert_eq!(
-            r.json["tppMessages"][0]["path"].as_str(),
-            Some(field),
-            "{body}: {}",
-            r.text
-        );
+        r.assert_error_at(status, code, field);
     }
 }
 
@@ -403,9 +386,8 @@ async fn empty_account_with_consent(sb: &TestSandbox, name: &str) -> (String, St
     let id = strings(&c["accounts"])[0].clone();
     let s = sca(sb, c["customerNumber"].as_str().unwrap(), "PRIVATE").await;
     let a = sb
-        .get_with(&format!("/v1/accounts/{id}"), &psu_headers(&s))
+        .get_with_ok(&format!("/v1/accounts/{id}"), &psu_headers(&s))
         .await;
-    assert_eq!(a.status, 200, "{}", a.text);
     let bban = a.json["account"]["bban"].as_str().unwrap().to_string();
     let number = c["customerNumber"].as_str().unwrap().to_string();
     (id, bban, s, number)
@@ -504,8 +486,7 @@ async fn created_transactions_are_listed_booked_or_pending_with_stable_ids() {
     let booked_id = booked.json["transactionId"].as_str().unwrap().to_string();
     // Location: the transaction details resource.
     let details_path = booked.headers["location"].to_str().unwrap().to_string();
-    let details = sb.get_with(&details_path, &psu_headers(&s)).await;
-    assert_eq!(details.status, 200, "{}", details.text);
+    let details = sb.get_with_ok(&details_path, &psu_headers(&s)).await;
     assert!(
         details.json["transactionsDetails"].is_object() && details.text.contains(&booked_id),
         "{}",
@@ -679,13 +660,7 @@ async fn transaction_bodies_are_validated() {
         ),
     ] {
         let r = sb.post_json(&path, &body).await;
-        r.assert_error(400, code);
-        assert_eq!(
-            r.json["tppMessages"][0]["path"].as_str(),
-            Some(field),
-            "{body}: {}",
-            r.text
-        );
+        r.assert_error_at(400, code, field);
     }
     let r = sb
         .post_json(
@@ -702,9 +677,8 @@ async fn balance_update_sets_what_the_balance_endpoint_returns() {
     let (id, _, s, _) = empty_account_with_consent(&sb, "Lise Aas").await;
     let balances = || async {
         let r = sb
-            .get_with(&format!("/v1/accounts/{id}/balances"), &psu_headers(&s))
+            .get_with_ok(&format!("/v1/accounts/{id}/balances"), &psu_headers(&s))
             .await;
-        assert_eq!(r.status, 200, "{}", r.text);
         let get = |t: &str| {
             balance_of(&r.json, t)["balanceAmount"]["amount"]
                 .as_str()
@@ -767,13 +741,7 @@ async fn balance_update_sets_what_the_balance_endpoint_returns() {
         ),
     ] {
         let r = sb.send("PUT", &path, &[], Some(&body.to_string())).await;
-        r.assert_error(400, code);
-        assert_eq!(
-            r.json["tppMessages"][0]["path"].as_str(),
-            Some(field),
-            "{}",
-            r.text
-        );
+        r.assert_error_at(400, code, field);
     }
     let r = sb
         .send_json(
@@ -822,13 +790,7 @@ async fn card_account_transactions_and_balances_are_stored_and_validated() {
         (json!({}), "transactionAmount"),
     ] {
         let r = sb.post_json(&path, &body).await;
-        r.assert_error(400, "FORMAT_ERROR");
-        assert_eq!(
-            r.json["tppMessages"][0]["path"].as_str(),
-            Some(field),
-            "{}",
-            r.text
-        );
+        r.assert_error_at(400, "FORMAT_ERROR", field);
     }
     let r = sb
         .set_balances(&format!("card-accounts/{card}"), "-1200.00", "28800.00")
@@ -846,12 +808,11 @@ async fn card_account_transactions_and_balances_are_stored_and_validated() {
     // The card account interface lists the transaction and answers the set balances.
     let s = sca(&sb, c["customerNumber"].as_str().unwrap(), "PRIVATE").await;
     let listed = sb
-        .get_with(
+        .get_with_ok(
             &format!("/v1/card-accounts/{card}/transactions?bookingStatus=booked"),
             &psu_headers(&s),
         )
         .await;
-    assert_eq!(listed.status, 200, "{}", listed.text);
     let booked = listed.json["cardTransactions"]["booked"]
         .as_array()
         .unwrap();
@@ -867,12 +828,11 @@ async fn card_account_transactions_and_balances_are_stored_and_validated() {
     );
     assert_eq!(mine[0]["transactionAmount"], amount("-499.00"));
     let b = sb
-        .get_with(
+        .get_with_ok(
             &format!("/v1/card-accounts/{card}/balances"),
             &psu_headers(&s),
         )
         .await;
-    assert_eq!(b.status, 200, "{}", b.text);
     let get = |t: &str| balance_of(&b.json, t)["balanceAmount"].clone();
     assert_eq!(get("interimBooked"), amount("-1200.00"));
     assert_eq!(get("interimAvailable"), amount("28800.00"));
@@ -926,12 +886,11 @@ async fn agreement_grants_a_private_customer_the_corporate_context() {
     let one = sb.get_ok(self_href).await;
     assert_eq!(one.json, agreement);
     let eng = sb
-        .get_with(
+        .get_with_ok(
             agreement["_links"]["engagements"]["href"].as_str().unwrap(),
             &[],
         )
         .await;
-    assert_eq!(eng.status, 200, "{}", eng.text);
     let eng_ids: Vec<&str> = crate::common::field_strs(&eng.json["engagements"], "resourceId");
     assert_eq!(eng_ids, [company_accounts[1].as_str()]);
     let held = sb
@@ -950,8 +909,7 @@ async fn agreement_grants_a_private_customer_the_corporate_context() {
     )
     .await;
     assert_eq!(s.corporate_id.as_deref(), Some(agreement_id.as_str()));
-    let accounts = sb.get_with("/v1/accounts", &psu_headers(&s)).await;
-    assert_eq!(accounts.status, 200, "{}", accounts.text);
+    let accounts = sb.get_with_ok("/v1/accounts", &psu_headers(&s)).await;
     let ids: Vec<&str> = crate::common::field_strs(&accounts.json["accounts"], "resourceId");
     assert_eq!(ids, [company_accounts[1].as_str()]);
 
@@ -1022,14 +980,12 @@ async fn seeded_agreement_links_point_to_the_sandbox_agreement_resources() {
         for a in c["agreements"].as_array().unwrap() {
             seen += 1;
             let one = sb
-                .get_with(a["_links"]["self"]["href"].as_str().unwrap(), &[])
+                .get_with_ok(a["_links"]["self"]["href"].as_str().unwrap(), &[])
                 .await;
-            assert_eq!(one.status, 200, "{}", one.text);
             assert_eq!(&one.json, a);
             let eng = sb
-                .get_with(a["_links"]["engagements"]["href"].as_str().unwrap(), &[])
+                .get_with_ok(a["_links"]["engagements"]["href"].as_str().unwrap(), &[])
                 .await;
-            assert_eq!(eng.status, 200, "{}", eng.text);
             assert_eq!(
                 eng.json["engagements"].as_array().unwrap().len(),
                 a["engagements"].as_array().unwrap().len()

@@ -137,6 +137,20 @@ impl Reply {
         self
     }
 
+    /// [`Reply::assert_error`] whose first `tppMessages` entry also names the field `path`
+    /// (e.g. `transactionAmount`).
+    #[track_caller]
+    pub fn assert_error_at(&self, status: u16, code: &str, path: &str) -> &Self {
+        self.assert_error(status, code);
+        assert_eq!(
+            self.json["tppMessages"][0]["path"].as_str(),
+            Some(path),
+            "{}",
+            self.text
+        );
+        self
+    }
+
     /// The reply of `method path`, which must have the HTTP `status`; panics naming the
     /// request, with the body, when it differs.
     pub fn expect_status(self, status: u16, method: &str, path: &str) -> Self {
