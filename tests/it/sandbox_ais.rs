@@ -73,8 +73,12 @@ async fn sca_link(sb: &TestSandbox, session: &str) -> String {
 
 /// A consent SCA in PRIVATE context for `c`, ticking everything.
 async fn consent_all(sb: &TestSandbox, c: &Value, session: &str) -> ScaSuccess {
-    let href = sca_link(sb, session).await;
-    success(&complete(&href, &number(c), "PRIVATE", tick_all, "Approve").await)
+    approved_by(&sca_link(sb, session).await, c).await
+}
+
+/// The SCA at `href` approved by the private customer `c`, every account ticked.
+async fn approved_by(href: &str, c: &Value) -> ScaSuccess {
+    success(&complete(href, &number(c), "PRIVATE", tick_all, "Approve").await)
 }
 
 /// A sandbox on a fixed clock, its [`private_customer`] and that customer's
@@ -395,12 +399,8 @@ async fn transaction_details_endpoint_answers_transactions_details() {
     if let Some(p) = t.get("additionalInformationProprietary1") {
         assert!(p.is_string());
     }
-    let unknown = sb
-        .get_with(
-            &format!("/v1/accounts/{id}/transactions/{}", uuid::Uuid::new_v4()),
-            &psu,
-        )
-        .await;
+    let unknown = format!("/v1/accounts/{id}/transactions/{}", uuid::Uuid::new_v4());
+    let unknown = sb.get_with(&unknown, &psu).await;
     unknown.assert_error(404, "RESOURCE_UNKNOWN");
 }
 
@@ -542,7 +542,7 @@ async fn bank_offered_consents_answers_201_with_an_sca_redirect() {
     assert!(r.json["consentId"].is_string());
     assert!(r.json.get("tppMessages").is_none());
     let href = r.sca_redirect().expect("scaRedirect").to_string();
-    let ok = success(&complete(&href, &number(&c), "PRIVATE", tick_all, "Approve").await);
+    let ok = approved_by(&href, &c).await;
     assert_eq!(ok.tpp_session_id, "boc-1");
     let psu = [("PSU-ID", ok.psu_id.as_str()), ("TPP-Session-ID", "boc-1")];
     let accounts = sb.get_with_ok("/v1/accounts", &psu).await;
@@ -591,16 +591,7 @@ async fn deprecated_consents_ignores_the_body_and_warns() {
         assert!(r.headers.get("warning").is_some());
     }
     let r = sb.send("POST", "/v1/consents", &[], Some("x")).await;
-    let ok = success(
-        &complete(
-            r.sca_redirect().unwrap(),
-            &number(&c),
-            "PRIVATE",
-            tick_all,
-            "Approve",
-        )
-        .await,
-    );
+    let ok = approved_by(r.sca_redirect().unwrap(), &c).await;
     sb.get_with_ok("/v1/accounts", &[("PSU-ID", ok.psu_id.as_str())])
         .await;
 }
@@ -624,16 +615,7 @@ async fn consent_resource_status_follows_sca_revocation_and_delete() {
     assert_eq!(status(id.clone()).await, "received");
     let info = sb.get_ok(&format!("/v1/consents/{id}")).await;
     assert_eq!(info.json["consentStatus"], "received");
-    let ok = success(
-        &complete(
-            r.sca_redirect().unwrap(),
-            &number(&c),
-            "PRIVATE",
-            tick_all,
-            "Approve",
-        )
-        .await,
-    );
+    let ok = approved_by(r.sca_redirect().unwrap(), &c).await;
     assert_eq!(status(id.clone()).await, "valid");
     let info = sb.get(&format!("/v1/bank-offered-consents/{id}")).await;
     assert_eq!(info.json["consentStatus"], "valid");
@@ -852,9 +834,8 @@ async fn agreements_lists_the_corporate_agreements_of_the_psu() {
         .get_with(&format!("/v1/agreements/{}", uuid::Uuid::new_v4()), &psu)
         .await;
     foreign.assert_error(403, "RESOURCE_UNKNOWN");
-    let bad = sb
-        .get_with("/v1/agreements", &[("PSU-ID", "not-a-uuid")])
-        .await;
+    let not_a_uuid = [("PSU-ID", "not-a-uuid")];
+    let bad = sb.get_with("/v1/agreements", &not_a_uuid).await;
     bad.assert_error(400, "FORMAT_ERROR");
 }
 
@@ -938,7 +919,7 @@ async fn a_psu_id_created_by_x_psu_identity_is_known_to_agreements() {
     let a = sb.get_with("/v1/accounts", &psu).await;
     a.assert_error(401, "CONSENT_INVALID");
     let href = a.sca_redirect().unwrap().to_string();
-    let ok = success(&complete(&href, &number(&holder), "PRIVATE", tick_all, "Approve").await);
+    let ok = approved_by(&href, &holder).await;
     assert_eq!(ok.psu_id, psu_id);
     sb.get_with_ok("/v1/accounts", &psu).await;
     // PSU-IDs are per TPP: another TPP has to register the PSU itself.
