@@ -321,7 +321,7 @@ async fn explicit_basket_authorisation_gives_start_authorisation_then_an_sca_red
     let r = basket_with(
         &sb,
         &[("TPP-Explicit-Authorisation-Preferred", "true")],
-        &[p.clone()],
+        std::slice::from_ref(&p),
     )
     .await;
     assert_eq!(r.status, 201, "{}", r.text);
@@ -400,10 +400,10 @@ async fn a_basket_created_with_a_psu_id_is_approved_by_that_psu_only() {
     assert_eq!(r.status, 201, "{}", r.text);
     let psu = r.header("psu-id");
     let p = payment(&sb, &bban(KARI), "kari pays").await;
-    let b = basket_with(&sb, &[("PSU-ID", &psu)], &[p.clone()]).await;
+    let b = basket_with(&sb, &[("PSU-ID", &psu)], std::slice::from_ref(&p)).await;
     assert_eq!(b.status, 201, "{}", b.text);
     assert_bound_to_another_customer(b.sca_redirect().unwrap(), KARI).await;
-    let r = basket_with(&sb, &[("PSU-ID", "not-a-uuid")], &[p.clone()]).await;
+    let r = basket_with(&sb, &[("PSU-ID", "not-a-uuid")], std::slice::from_ref(&p)).await;
     assert_eq!(r.status, 400, "{}", r.text);
 }
 
