@@ -309,12 +309,15 @@ pub fn temp_home() -> (tempfile::TempDir, psd2_console::profile::Paths) {
 /// The balance of `balance_type` (e.g. `interimAvailable`) in the `balances` list of the
 /// JSON answer `answer` (a balances read or a balance update); panics when there is none.
 pub fn balance_of<'a>(answer: &'a serde_json::Value, balance_type: &str) -> &'a serde_json::Value {
-    answer["balances"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|b| b["balanceType"] == balance_type)
-        .unwrap_or_else(|| panic!("no {balance_type} balance in {answer}"))
+    find_by(&answer["balances"], "balanceType", balance_type)
+}
+
+/// The first element of the JSON array `list` whose field `key` is the string `value`;
+/// panics when there is none (or `list` is not an array).
+pub fn find_by<'a>(list: &'a serde_json::Value, key: &str, value: &str) -> &'a serde_json::Value {
+    let items = list.as_array().map(Vec::as_slice).unwrap_or_default();
+    let found = items.iter().find(|x| x[key] == value);
+    found.unwrap_or_else(|| panic!("no {key} {value:?} in {list}"))
 }
 
 /// The string field `key` of every element of the JSON array `list` (e.g. the `resourceId`s
