@@ -27,7 +27,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
-use crate::common::sandbox::tpp;
+use crate::common::sandbox::{tpp, tpp_of};
 
 /// A CA (PEM) and its issuer, for server and client certificates.
 struct Ca {
@@ -351,7 +351,8 @@ fn bad_tls_files_are_named_when_the_client_is_built() {
 
 #[tokio::test]
 async fn signed_responses_are_verified_when_the_profile_asks() {
-    let aspsp = tpp();
+    // The bank signs with credentials of its own, not the TPP's.
+    let aspsp = tpp_of("Test ASPSP", "PSDNO-FSA-ASPSP1", None);
     let (port, server_ca) = https_server(ServerSpec {
         tls12_only: false,
         client_ca: None,
