@@ -310,15 +310,7 @@ async fn payment_sca_in_browser(driver_bin: &Path, chromium: &Path) {
 
     let customers = sb.send("GET", "/v1/sandbox/customers", &[], None).await;
     assert_eq!(customers.status, 200, "{}", customers.text);
-    let number = customers
-        .json
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["customerType"] == "PRIVATE")
-        .and_then(|c| c["customerNumber"].as_str())
-        .expect("a private sandbox customer")
-        .to_string();
+    let number = common::private_customer_number(&customers.json);
 
     let driver = start_driver(driver_bin).await;
     let profile = tempfile::tempdir().expect("a profile dir");

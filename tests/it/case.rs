@@ -7,7 +7,7 @@ use std::path::Path;
 
 use psd2_console::case::bundle::Bundle;
 use psd2_console::case::exchanges::Selection;
-use psd2_console::case::export::{ExportOptions, export};
+use psd2_console::case::export::{ExportOptions, ExportReport, export};
 use psd2_console::client::history::{History, HistoryEntry};
 use psd2_console::client::{Engine, PreparedRequest};
 use psd2_console::embedded::start_engine;
@@ -116,6 +116,18 @@ async fn scenario() -> Scenario {
 }
 
 /// The uncompressed tar stream of a bundle: every byte its members hold.
+/// `case export --pseudonymize` of the scenario's session into `bundle`.
+async fn export_pseudonymized(s: &Scenario, bundle: &Path) -> ExportReport {
+    let options = ExportOptions {
+        out: bundle.to_path_buf(),
+        selection: Selection::Session,
+        pseudonymize: true,
+        force: false,
+        profile: None,
+    };
+    export(&s.paths, &options).await.unwrap()
+}
+
 fn unpacked(bundle: &Path) -> Vec<u8> {
     let mut out = Vec::new();
     flate2::read::GzDecoder::new(std::fs::File::open(bundle).unwrap())
@@ -368,18 +380,7 @@ async fn export_then_open_gives_the_same_history_and_sandbox_state_without_secre
 async fn pseudonymized_bundles_replace_psu_values_consistently_and_leave_the_live_state_alone() {
     let s = scenario().await;
     let bundle = s.home.path().join("pseudo.tar.gz");
-    let report = export(
-        &s.paths,
-        &ExportOptions {
-            out: bundle.clone(),
-            selection: Selection::Session,
-            pseudonymize: true,
-            force: false,
-            profile: None,
-        },
-    )
-    .await
-    .unwrap();
+    let report = export_pseudonymized(&s, &bundle).await;
     assert!(report.manifest.pseudonymized);
     assert!(report.pseudonyms >= 3, "{}", report.summary());
 
@@ -456,8 +457,7 @@ async fn a_loopback_sandbox_gives_its_snapshot_to_signed_requests_and_the_export
     assert!(!body.starts_with(b"SQLite format 3"));
 
     // A profile on that sandbox, with certificate files; one exchange in its history.
-    let home = tempfile::tempdir().unwrap();
-    let paths = Paths::under(home.path().to_path_buf());
+    let (home, paths) = crate::common::temp_home();
     let certs = home.path().join("certs");
     let set = psd2_console::cert::generate::write_set(
         &certs,
@@ -572,18 +572,7 @@ async fn pseudonymized_bundles_hide_names_account_names_and_bbans_consistently()
     );
 
     let bundle = s.home.path().join("pseudo-names.tar.gz");
-    let report = export(
-        &s.paths,
-        &ExportOptions {
-            out: bundle.clone(),
-            selection: Selection::Session,
-            pseudonymize: true,
-            force: false,
-            profile: None,
-        },
-    )
-    .await
-    .unwrap();
+    let report = export_pseudonymized(&s, &bundle).await;
     let bytes = unpacked(&bundle);
     for (b, a, c) in &kari {
         assert!(!contains(&bytes, b.as_bytes()), "BBAN {b} is in the bundle");

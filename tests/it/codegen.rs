@@ -194,17 +194,7 @@ async fn programs_send_psu_id_and_psu_corporate_id_as_the_console_did() {
         &[("withAgreements", "true")],
     )
     .await;
-    let agreement = customers
-        .json
-        .as_ref()
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["customerNumber"] == KARI)
-        .and_then(|c| c["agreements"][0]["id"].as_str())
-        .expect("Kari's corporate agreement")
-        .to_string();
+    let agreement = crate::common::first_agreement(customers.json.as_ref().unwrap(), KARI);
     let first = console_send(&s.engine, "accounts.list", &[]).await;
     sca(&mut s.engine, &first, &format!("CORPORATE:{agreement}")).await;
     let console = console_send(&s.engine, "accounts.list", &[]).await;

@@ -16,6 +16,7 @@ use psd2_console::signing::{
 };
 
 use crate::common::cli;
+use crate::common::vectors::vector_request;
 
 const PAYMENT: &str = "/v1/payments/norwegian-domestic-credit-transfers";
 const BODY: &str = r#"{"instructedAmount":{"currency":"NOK","amount":"123.50"},"debtorAccount":{"bban":"12345678903"},"creditorName":"Ola Nordmann","creditorAccount":{"bban":"98765432109"},"remittanceInformationUnstructured":"Invoice 42"}"#;
@@ -484,46 +485,13 @@ fn trailing_whitespace_signed() {
 // ---------------------------------------------------------------------------------------
 // The signature test vectors (tests/vectors, a copy of shared/vectors)
 
-fn vector_request(name: &str, date: &str) -> RecordedRequest {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors");
-    let text = |f: &str| {
-        std::fs::read_to_string(dir.join(f))
-            .unwrap()
-            .trim_end_matches('\n')
-            .to_string()
-    };
-    let j: serde_json::Value = serde_json::from_str(&text("vectors.json")).unwrap();
-    let field = |k: &str| j[k].as_str().unwrap().to_string();
-    RecordedRequest {
-        method: "POST".into(),
-        path_and_query: field("path"),
-        headers: vec![
-            ("X-Request-ID".into(), field("x-request-id")),
-            ("PSU-ID".into(), field("psu-id")),
-            ("TPP-Redirect-URI".into(), field("tpp-redirect-uri")),
-            ("Digest".into(), text("digest.txt")),
-            ("Date".into(), date.into()),
-            (
-                "TPP-Signature-Certificate".into(),
-                text("tpp_signature_certificate_qsealc.b64"),
-            ),
-            (
-                "Signature".into(),
-                text(&format!("vector_{name}_signature_header.txt")),
-            ),
-        ],
-        body: std::fs::read(dir.join("body.json")).unwrap(),
-        sent_at: None,
-        source: format!("vector {name}"),
-        response: None,
-        ..RecordedRequest::default()
-    }
-}
+/// The vectors' QSeal certificate, the one the doctor's vector requests carry.
+const QSEALC: &str = "tpp_qsealc_cert.pem";
 
 #[test]
 fn vector_b_is_a_known_good_signature() {
     let date = "Sun, 07 Jun 2026 20:51:35 GMT";
-    let r = vector_request("B", date);
+    let r = vector_request("B", date, QSEALC);
     let sent = httpdate::parse_http_date(date).unwrap() + Duration::from_secs(5);
     let d = diagnose_at(&r, sent);
     assert!(d.verdict.passed, "{}", doctor::report::text(&d));
@@ -539,7 +507,7 @@ fn vector_b_is_a_known_good_signature() {
 
 #[test]
 fn vector_a_has_a_wrong_weekday() {
-    let r = vector_request("A", "Tue, 07 Jun 2026 20:51:35 GMT");
+    let r = vector_request("A", "Tue, 07 Jun 2026 20:51:35 GMT", QSEALC);
     let sent = httpdate::parse_http_date("Sun, 07 Jun 2026 20:51:35 GMT").unwrap();
     let d = diagnose_at(&r, sent);
     assert_fault(&d, "date.format", "Sun, 07 Jun 2026 20:51:35 GMT");

@@ -8,7 +8,7 @@ use crate::common;
 
 use std::time::SystemTime;
 
-use common::payments::{DOMESTIC, KARI, domestic, first_bban};
+use common::payments::{DOMESTIC, KARI, kari_payment};
 use common::sandbox::{Reply, TestSandbox};
 use common::sca::{callback, complete, fixed_sandbox, tick_all};
 use common::sse::EventStream;
@@ -184,7 +184,7 @@ async fn a_drop_closes_the_connection_without_an_answer() {
 /// approved in the SCA pages; returns its id.
 async fn approved_payment(sb: &TestSandbox, remittance: &str) -> String {
     let (id, sca) = sb
-        .create_payment(DOMESTIC, &domestic(&first_bban(KARI), "10.00", remittance))
+        .create_payment(DOMESTIC, &kari_payment("10.00", remittance))
         .await;
     let to_tpp = complete(&sca, KARI, "PRIVATE", |_| {}, "Approve").await;
     assert!(
@@ -203,11 +203,9 @@ async fn batch_then_status(sb: &TestSandbox, id: &str) -> Value {
     sb.send("POST", "/v1/sandbox/batch", &[], None)
         .await
         .assert_status(200);
-    let r = sb
-        .get(&format!("/v1/payments/{DOMESTIC}/{id}/status"))
-        .await;
-    r.assert_status(200);
-    r.json
+    sb.get_ok(&format!("/v1/payments/{DOMESTIC}/{id}/status"))
+        .await
+        .json
 }
 
 #[tokio::test]
@@ -276,10 +274,7 @@ async fn sca_fail_outcome_fails_the_payment_sca_with_the_given_code() {
     )
     .await;
     let (id, sca) = sb
-        .create_payment(
-            DOMESTIC,
-            &domestic(&first_bban(KARI), "10.00", "Fault test"),
-        )
+        .create_payment(DOMESTIC, &kari_payment("10.00", "Fault test"))
         .await;
     let to_tpp = complete(&sca, KARI, "PRIVATE", |_| {}, "Approve").await;
     match callback(&to_tpp) {

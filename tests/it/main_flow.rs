@@ -5,73 +5,26 @@
 
 use crate::common;
 
-use common::{browser, forms, location};
+use common::{browser, forms, page_text};
 use psd2_console::client::Engine;
 use psd2_console::profile::SessionState;
 use psd2_console::xs2a::operations;
 use psd2_console::xs2a::redirect::ScaCallback;
 
-/// Logs in with the first customerNumber the login page offers, keeps the pre-selected
-/// accounts (or ticks the first), approves, and returns the redirect to the TPP.
-async fn complete_sca(sca_url: &str, sandbox_base: &str) -> String {
-    let web = browser();
-    let page = web.get(sca_url).send().await.unwrap();
-    assert_eq!(page.status(), 200);
-    let html = page.text().await.unwrap();
+/// The customer the SCA login page at `sca_url` offers: its pre-filled `customerNumber`, or
+/// the first of the sandbox's customer numbers it lists as hints. The page needs no
+/// JavaScript.
+async fn offered_customer(sca_url: &str) -> String {
+    let html = page_text(sca_url).await;
     assert!(!html.contains("<script"), "SCA pages need no JavaScript");
-    let mut login = forms(&html, sca_url).remove(0);
-    let number = login
+    forms(&html, sca_url)
+        .remove(0)
         .fields
-        .iter()
-        .find(|(n, _)| n == "customerNumber")
-        .map(|(_, v)| v.clone())
-        .unwrap_or_default();
-    let number = if number.is_empty() {
-        // The login page lists the sandbox's customer numbers as hints.
-        let customers = regex_lite_numbers(&html);
-        customers.first().cloned().expect("a customerNumber hint")
-    } else {
-        number
-    };
-    login.set("customerNumber", &number);
-    let mut resp = login.submit(&web, "").await;
-    // Pages until the redirect: a context choice (private), then the consent.
-    for _ in 0..4 {
-        if resp.status().is_redirection() {
-            let to = location(&resp);
-            if to.starts_with(&format!("{sandbox_base}/")) {
-                resp = web.get(&to).send().await.unwrap();
-                continue;
-            }
-            return to;
-        }
-        let url = resp.url().to_string();
-        let html = resp.text().await.unwrap();
-        let mut form = forms(&html, &url).remove(0);
-        if form.unchecked.iter().any(|(_, v)| v == "PRIVATE") {
-            form.choose("context", "PRIVATE");
-        }
-        if form.fields.iter().all(|(n, _)| !n.contains("account"))
-            && let Some((n, v)) = form
-                .unchecked
-                .iter()
-                .find(|(n, _)| n.contains("account"))
-                .cloned()
-        {
-            form.check(&n, &v);
-        }
-        let label = form
-            .buttons
-            .iter()
-            .find(|(_, v, l)| {
-                let t = format!("{v} {l}").to_lowercase();
-                t.contains("approve") || t.contains("continue") || t.contains("next")
-            })
-            .map(|(_, _, l)| l.clone())
-            .expect("an approve/continue button");
-        resp = form.submit(&web, &label).await;
-    }
-    panic!("no redirect to the TPP after SCA");
+        .into_iter()
+        .find(|(n, v)| n == "customerNumber" && !v.is_empty())
+        .map(|(_, v)| v)
+        .or_else(|| regex_lite_numbers(&html).into_iter().next())
+        .expect("a customerNumber hint")
 }
 
 fn regex_lite_numbers(html: &str) -> Vec<String> {
@@ -112,15 +65,12 @@ async fn list_accounts_after_sca_in_the_browser() {
         assert_eq!(mode & 0o777, 0o600);
     }
 
-    let list = operations::find("accounts.list").unwrap();
-    let first = engine
-        .send(&engine.prepare(list, &[], None).unwrap())
-        .await
-        .unwrap();
+    let first = send(&engine, "accounts.list", &[]).await;
     assert_eq!(first.status, 401, "{}", first.pretty_body());
     let sca = first.sca_redirect().expect("scaRedirect");
 
-    let to_tpp = complete_sca(&sca, &engine.base_url).await;
+    let number = offered_customer(&sca).await;
+    let to_tpp = common::sca::complete_sca(&sca, &number).await;
     assert!(to_tpp.starts_with(&engine.redirect_uri), "{to_tpp}");
     // The browser follows the redirect to the console's listener.
     let landing = browser().get(&to_tpp).send().await.unwrap();
@@ -137,7 +87,7 @@ async fn list_accounts_after_sca_in_the_browser() {
     let saved = SessionState::load(&paths.session_file("embedded-sandbox")).unwrap();
     assert_eq!(saved.psu_id.as_deref(), Some(ok.psu_id.as_str()));
 
-    let again = engine.prepare(list, &[], None).unwrap();
+    let again = req(&engine, "accounts.list", &[]);
     assert_eq!(again.header("PSU-ID"), Some(ok.psu_id.as_str()));
     let accounts = engine.send(&again).await.unwrap();
     assert_eq!(accounts.status, 200, "{}", accounts.pretty_body());
@@ -148,27 +98,11 @@ async fn list_accounts_after_sca_in_the_browser() {
     assert!(!list.is_empty());
     let id = list[0]["resourceId"].as_str().unwrap().to_string();
 
-    let balances = operations::find("accounts.balances").unwrap();
-    let b = engine
-        .send(
-            &engine
-                .prepare(balances, &[("account-id".into(), id.clone())], None)
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+    let b = send(&engine, "accounts.balances", &[("account-id", &id)]).await;
     assert_eq!(b.status, 200, "{}", b.pretty_body());
     assert!(b.json.as_ref().unwrap()["balances"][0]["balanceAmount"]["amount"].is_string());
 
-    let tx = operations::find("accounts.transactions").unwrap();
-    let t = engine
-        .send(
-            &engine
-                .prepare(tx, &[("account-id".into(), id)], None)
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+    let t = send(&engine, "accounts.transactions", &[("account-id", &id)]).await;
     assert_eq!(t.status, 200, "{}", t.pretty_body());
     assert!(t.json.as_ref().unwrap()["transactions"]["booked"].is_array());
     engine.shutdown().await;
@@ -196,13 +130,18 @@ async fn the_console_signs_at_the_embedded_sandbox_time_after_the_clock_is_advan
         skew >= 7100,
         "the engine signs at the sandbox's time ({skew} s ahead)"
     );
-    let list = operations::find("sandbox.customers.list").unwrap();
-    let r = engine
-        .send(&engine.prepare(list, &[], None).unwrap())
-        .await
-        .unwrap();
+    let r = send(&engine, "sandbox.customers.list", &[]).await;
     assert_eq!(r.status, 200, "{}", r.pretty_body());
     engine.shutdown().await;
+}
+
+/// Sends the operation `op` with `params` through `engine` ([`req`]); panics when it cannot.
+async fn send(
+    engine: &Engine,
+    op: &str,
+    params: &[(&str, &str)],
+) -> psd2_console::client::Exchange {
+    engine.send(&req(engine, op, params)).await.unwrap()
 }
 
 fn req(
@@ -228,31 +167,12 @@ async fn a_payment_sca_keeps_the_corporate_context_and_reads_the_payment_status(
     use psd2_console::xs2a::redirect::PsuContext;
     const KARI: &str = "31125461118";
     let (_home, paths, mut engine) = crate::common::default_engine().await;
-    let customers = engine
-        .send(&req(
-            &engine,
-            "sandbox.customers.list",
-            &[("withAgreements", "true")],
-        ))
-        .await
-        .unwrap();
-    let kari = customers
-        .json
-        .as_ref()
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["customerNumber"] == KARI)
-        .cloned()
-        .expect("Kari in the seed");
-    let agreement = kari["agreements"][0]["id"].as_str().unwrap().to_string();
+    let with_agreements = [("withAgreements", "true")];
+    let customers = send(&engine, "sandbox.customers.list", &with_agreements).await;
+    let agreement = common::first_agreement(customers.json.as_ref().unwrap(), KARI);
 
     // AIS SCA in corporate context.
-    let first = engine
-        .send(&req(&engine, "accounts.list", &[]))
-        .await
-        .unwrap();
+    let first = send(&engine, "accounts.list", &[]).await;
     let sca = first.sca_redirect().expect("scaRedirect");
     let to_tpp = common::sca::complete(
         &sca,
@@ -313,10 +233,7 @@ async fn a_payment_sca_keeps_the_corporate_context_and_reads_the_payment_status(
             .starts_with(&format!("payment {payment_id} approved: "))
     );
 
-    let accounts = engine
-        .send(&req(&engine, "accounts.list", &[]))
-        .await
-        .unwrap();
+    let accounts = send(&engine, "accounts.list", &[]).await;
     assert_eq!(accounts.status, 200, "{}", accounts.pretty_body());
     engine.shutdown().await;
 }

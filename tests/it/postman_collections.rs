@@ -463,19 +463,6 @@ fn table(rows: &[Row]) -> String {
 // ---------------------------------------------------------------------------------------
 // SCA through the HTML forms
 
-/// Completes the sandbox SCA behind `sca_url` as customer `number` (private context, every
-/// offered account ticked); returns the redirect to the TPP.
-async fn complete_sca(sca_url: &str, number: &str) -> String {
-    let tick_accounts = |f: &mut common::Form| {
-        for (n, v) in f.unchecked.clone() {
-            if n == "account" {
-                f.check(&n, &v);
-            }
-        }
-    };
-    common::sca::complete(sca_url, number, "PRIVATE", tick_accounts, "Approve").await
-}
-
 fn query_param(location: &str, name: &str) -> Option<String> {
     url::Url::parse(location)
         .ok()?
@@ -518,15 +505,7 @@ async fn replay(collection: &str) {
     let customers = run
         .setup("customers", "GET", "/v1/sandbox/customers", &[], None)
         .await;
-    let number = customers
-        .json
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["customerType"] == "PRIVATE")
-        .and_then(|c| c["customerNumber"].as_str())
-        .expect("a private sandbox customer")
-        .to_string();
+    let number = common::private_customer_number(&customers.json);
     let session = format!("postman-{}", uuid::Uuid::new_v4());
     let first = run
         .setup(
@@ -541,7 +520,7 @@ async fn replay(collection: &str) {
         .sca_redirect()
         .unwrap_or_else(|| panic!("no scaRedirect: {} {}", first.status, first.text))
         .to_string();
-    let to_tpp = complete_sca(&sca, &number).await;
+    let to_tpp = common::sca::complete_sca(&sca, &number).await;
     let psu = query_param(&to_tpp, "psu-id").unwrap_or_else(|| panic!("no psu-id: {to_tpp}"));
     run.vars.insert("ssn".into(), psu.clone());
     let h = [

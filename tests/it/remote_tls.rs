@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use psd2_console::cert::Credentials;
-use psd2_console::cert::generate::{TppCertSpec, credentials_of, generate_set};
 use psd2_console::client::response_sig::{ASPSP_SIGNATURE_CERTIFICATE, ResponseSignature};
 use psd2_console::client::tls::http_client_for;
 use psd2_console::client::{
@@ -25,8 +24,10 @@ use rcgen::{
 };
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
+
+use crate::common::sandbox::{tpp, tpp_of};
 
 /// A CA (PEM) and its issuer, for server and client certificates.
 struct Ca {
@@ -76,7 +77,7 @@ struct ServerSpec {
     /// Require a client certificate issued by this CA.
     client_ca: Option<String>,
     /// Sign the response with these credentials (certificate in the response header).
-    sign_with: Option<Arc<Credentials>>,
+    sign_with: Option<&'static Credentials>,
 }
 
 /// Starts an HTTPS server on 127.0.0.1 answering every request with `200 {"accounts":[]}`;
@@ -116,28 +117,20 @@ async fn https_server(spec: ServerSpec) -> (u16, Ca) {
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
-    let sign_with = spec.sign_with.clone();
+    let sign_with = spec.sign_with;
     tokio::spawn(async move {
         for _ in 0..20 {
             let Ok((tcp, _)) = listener.accept().await else {
                 return;
             };
             let acceptor = acceptor.clone();
-            let sign_with = sign_with.clone();
             tokio::spawn(async move {
                 let Ok(mut tls) = acceptor.accept(tcp).await else {
                     return;
                 };
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match tls.read(&mut chunk).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    }
-                    if buf.len() > 64 * 1024 {
-                        return;
-                    }
+                let buf = crate::common::read_request_head(&mut tls, 64 * 1024).await;
+                if !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                    return;
                 }
                 let body = br#"{"accounts":[]}"#;
                 let mut headers = vec![
@@ -175,10 +168,6 @@ async fn https_server(spec: ServerSpec) -> (u16, Ca) {
     (port, server_ca)
 }
 
-fn tpp_credentials() -> Credentials {
-    credentials_of(&generate_set(&TppCertSpec::default()).unwrap()).unwrap()
-}
-
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
@@ -201,7 +190,7 @@ async fn send_accounts(profile: &Profile) -> Result<Exchange, ClientError> {
         .iter()
         .find(|o| o.id == "accounts.list")
         .expect("accounts.list");
-    let creds = tpp_credentials();
+    let creds = tpp();
     let session = SessionState::default();
     let req = prepare(
         op,
@@ -210,7 +199,7 @@ async fn send_accounts(profile: &Profile) -> Result<Exchange, ClientError> {
         &RequestContext {
             profile,
             session: &session,
-            credentials: &creds,
+            credentials: creds,
             base_url: base,
             redirect_uri: "http://127.0.0.1:1/callback",
             now: SystemTime::now(),
@@ -241,14 +230,13 @@ async fn untrusted_server_is_named_and_the_ca_bundle_fixes_it() {
     let err = send_accounts(&profile).await.unwrap_err();
     let msg = err.to_string();
     assert!(matches!(err, ClientError::Tls { .. }), "{err:?}");
-    assert!(
-        msg.contains(&format!("TLS handshake with 127.0.0.1:{port} failed")),
-        "{msg}"
-    );
-    assert!(msg.contains("not trusted (UnknownIssuer)"), "{msg}");
-    assert!(
-        msg.contains("`ca_bundle` in profile \"Remote test bank\""),
-        "{msg}"
+    crate::common::assert_contains_all(
+        &msg,
+        &[
+            &format!("TLS handshake with 127.0.0.1:{port} failed"),
+            "not trusted (UnknownIssuer)",
+            "`ca_bundle` in profile \"Remote test bank\"",
+        ],
     );
 
     // A bundle with an unrelated certificate first and the server's CA second.
@@ -363,11 +351,12 @@ fn bad_tls_files_are_named_when_the_client_is_built() {
 
 #[tokio::test]
 async fn signed_responses_are_verified_when_the_profile_asks() {
-    let aspsp = Arc::new(tpp_credentials());
+    // The bank signs with credentials of its own, not the TPP's.
+    let aspsp = tpp_of("Test ASPSP", "PSDNO-FSA-ASPSP1", None);
     let (port, server_ca) = https_server(ServerSpec {
         tls12_only: false,
         client_ca: None,
-        sign_with: Some(aspsp.clone()),
+        sign_with: Some(aspsp),
     })
     .await;
     let dir = tempfile::tempdir().unwrap();

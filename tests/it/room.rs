@@ -65,8 +65,7 @@ async fn finish_sca(engine: &mut Engine, href: &str) {
 
 #[tokio::test]
 async fn the_sandbox_and_listener_come_back_on_the_same_ports_and_an_old_sca_link_works() {
-    let home = tempfile::tempdir().unwrap();
-    let paths = Paths::under(home.path().to_path_buf());
+    let (_home, paths) = crate::common::temp_home();
     let (sandbox_port, callback_port) = (free_port(), free_port());
     let profile = embedded(sandbox_port, callback_port, None);
     let engine = start_engine(profile.clone(), paths.clone()).await.unwrap();
@@ -100,8 +99,7 @@ async fn the_sandbox_and_listener_come_back_on_the_same_ports_and_an_old_sca_lin
 
 #[tokio::test]
 async fn a_taken_port_is_an_error_naming_the_field_to_change() {
-    let home = tempfile::tempdir().unwrap();
-    let paths = Paths::under(home.path().to_path_buf());
+    let (_home, paths) = crate::common::temp_home();
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
 
@@ -179,8 +177,7 @@ fn the_cli_names_the_field_when_the_sandbox_port_is_taken() {
 
 #[tokio::test]
 async fn room_mode_puts_the_sandbox_the_listener_and_the_links_on_the_listen_address() {
-    let home = tempfile::tempdir().unwrap();
-    let paths = Paths::under(home.path().to_path_buf());
+    let (_home, paths) = crate::common::temp_home();
     // Ports free on 127.0.0.1 a moment ago: nothing of ours may appear there.
     let (sandbox_port, callback_port) = (free_port(), free_port());
     let mut engine = start_engine(embedded(sandbox_port, callback_port, Some(ROOM)), paths)
@@ -319,8 +316,7 @@ fn cli_commands_say_on_stderr_when_room_mode_is_on() {
 /// listener, whose TPP-Redirect-URI the sandbox redirects to.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_beside_the_console_uses_its_sandbox_and_a_free_callback_port() {
-    let home = tempfile::tempdir().unwrap();
-    let paths = Paths::under(home.path().to_path_buf());
+    let (_home, paths) = crate::common::temp_home();
     let (sandbox_port, callback_port) = (free_port(), free_port());
     let profile = embedded(sandbox_port, callback_port, None);
     let console = start_engine(profile.clone(), paths.clone()).await.unwrap();
@@ -363,8 +359,7 @@ async fn a_command_beside_the_console_uses_its_sandbox_and_a_free_callback_port(
 /// profile field, and says what holds the port.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreign_program_or_another_home_on_the_port_stays_an_error_for_a_command() {
-    let home = tempfile::tempdir().unwrap();
-    let paths = Paths::under(home.path().to_path_buf());
+    let (_home, paths) = crate::common::temp_home();
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
     let e =
@@ -374,20 +369,18 @@ async fn a_foreign_program_or_another_home_on_the_port_stays_an_error_for_a_comm
             Ok(_) => panic!("a foreign program on the port is an error"),
             Err(e) => e.to_string(),
         };
-    assert!(
-        e.contains(&format!("port {port} on 127.0.0.1 is taken")),
-        "{e}"
-    );
-    assert!(e.contains("`sandbox_port`"), "{e}");
-    assert!(
-        e.contains("not a psd2-console serving this data directory"),
-        "{e}"
+    crate::common::assert_contains_all(
+        &e,
+        &[
+            &format!("port {port} on 127.0.0.1 is taken"),
+            "`sandbox_port`",
+            "not a psd2-console serving this data directory",
+        ],
     );
     drop(taken);
 
     // A console of another home on the port: its proof fails under this home's key.
-    let other = tempfile::tempdir().unwrap();
-    let other_paths = Paths::under(other.path().to_path_buf());
+    let (_other, other_paths) = crate::common::temp_home();
     let port = free_port();
     let console = start_engine(embedded(port, 0, None), other_paths)
         .await

@@ -36,27 +36,26 @@ fn tick_accounts(f: &mut Form) {
 
 /// A private customer without agreements (own accounts and a card account).
 async fn private_customer(sb: &TestSandbox) -> Value {
-    sb.customers()
-        .await
-        .into_iter()
-        .find(|c| {
-            c["customerType"] == "PRIVATE"
-                && c["agreements"].as_array().is_some_and(|a| a.is_empty())
-                && c["cardAccounts"].as_array().is_some_and(|a| !a.is_empty())
-        })
-        .expect("a private customer with a card account and no agreements")
+    let what = "with a card account and no agreements";
+    private_where(sb, what, |agreements, cards| !agreements && cards).await
 }
 
 /// A private customer holding a corporate agreement.
 async fn agreement_holder(sb: &TestSandbox) -> Value {
+    private_where(sb, "with an agreement", |agreements, _| agreements).await
+}
+
+/// The first private customer whose (has agreements, has card accounts) `fits`; panics
+/// naming `what` when there is none.
+async fn private_where(sb: &TestSandbox, what: &str, fits: impl Fn(bool, bool) -> bool) -> Value {
+    let has = |c: &Value, list: &str| c[list].as_array().is_some_and(|a| !a.is_empty());
     sb.customers()
         .await
         .into_iter()
         .find(|c| {
-            c["customerType"] == "PRIVATE"
-                && c["agreements"].as_array().is_some_and(|a| !a.is_empty())
+            c["customerType"] == "PRIVATE" && fits(has(c, "agreements"), has(c, "cardAccounts"))
         })
-        .expect("a private customer with an agreement")
+        .unwrap_or_else(|| panic!("a private customer {what}"))
 }
 
 fn number(c: &Value) -> String {
@@ -74,8 +73,28 @@ async fn sca_link(sb: &TestSandbox, session: &str) -> String {
 
 /// A consent SCA in PRIVATE context for `c`, ticking everything.
 async fn consent_all(sb: &TestSandbox, c: &Value, session: &str) -> ScaSuccess {
-    let href = sca_link(sb, session).await;
-    success(&complete(&href, &number(c), "PRIVATE", tick_all, "Approve").await)
+    approved_by(&sca_link(sb, session).await, c).await
+}
+
+/// The SCA at `href` approved by the private customer `c`, every account ticked.
+async fn approved_by(href: &str, c: &Value) -> ScaSuccess {
+    success(&complete(href, &number(c), "PRIVATE", tick_all, "Approve").await)
+}
+
+/// A sandbox on a fixed clock, its [`private_customer`] and that customer's
+/// [`consent_all`] completed in `session`.
+async fn consented(session: &str) -> (TestSandbox, Value, ScaSuccess) {
+    let sb = fixed_sandbox().await;
+    let c = private_customer(&sb).await;
+    let ok = consent_all(&sb, &c, session).await;
+    (sb, c, ok)
+}
+
+/// The `resourceId` of the first account `GET /v1/accounts` lists with the headers `psu`.
+async fn first_account_id(sb: &TestSandbox, psu: &[(&str, &str)]) -> String {
+    sb.get_with("/v1/accounts", psu)
+        .await
+        .first_resource_id("accounts")
 }
 
 fn accounts_of(r: &Reply) -> Vec<Value> {
@@ -149,12 +168,9 @@ async fn accounts_have_short_names_iso_cash_account_types_and_balances_in_their_
 
 #[tokio::test]
 async fn booked_transaction_ids_are_stable_across_calls_and_clock_advances() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "stable").await;
+    let (sb, c, ok) = consented("stable").await;
     let psu = [("PSU-ID", ok.psu_id.as_str())];
-    let accounts = accounts_of(&sb.get_with("/v1/accounts", &psu).await);
-    let id = accounts[0]["resourceId"].as_str().unwrap().to_string();
+    let id = first_account_id(&sb, &psu).await;
     let path = format!("/v1/accounts/{id}/transactions?bookingStatus=booked&limit=5000");
     let first = booked(&sb.get_with(&path, &psu).await);
     let again = booked(&sb.get_with(&path, &psu).await);
@@ -188,14 +204,9 @@ async fn booked_transaction_ids_are_stable_across_calls_and_clock_advances() {
 
 #[tokio::test]
 async fn default_transactions_page_is_200_with_next_and_previous_links() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "paging").await;
+    let (sb, _, ok) = consented("paging").await;
     let psu = [("PSU-ID", ok.psu_id.as_str())];
-    let id = accounts_of(&sb.get_with("/v1/accounts", &psu).await)[0]["resourceId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = first_account_id(&sb, &psu).await;
     let page1 = sb
         .get_with_ok(&format!("/v1/accounts/{id}/transactions"), &psu)
         .await;
@@ -206,8 +217,7 @@ async fn default_transactions_page_is_200_with_next_and_previous_links() {
     assert!(links.get("previous").is_none());
     let next = links["next"]["href"].as_str().expect("a next link");
     assert!(next.contains("limit=200"), "{next}");
-    let page2 = sb.send("GET", &path_of(next), &psu, None).await;
-    assert_eq!(page2.status, 200, "{}", page2.text);
+    let page2 = sb.get_with_ok(&path_of(next), &psu).await;
     let b2 = booked(&page2);
     assert!(!b2.is_empty());
     assert!(
@@ -218,27 +228,24 @@ async fn default_transactions_page_is_200_with_next_and_previous_links() {
     let prev = page2.json["transactions"]["_links"]["previous"]["href"]
         .as_str()
         .expect("a previous link");
-    let back = sb.send("GET", &path_of(prev), &psu, None).await;
+    let back = sb.get_with(&path_of(prev), &psu).await;
     assert_eq!(booked(&back), b1, "previous leads back to the first page");
 }
 
 #[tokio::test]
 async fn transaction_pages_are_gzip_encoded_only_when_the_client_accepts_gzip() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "gzip").await;
+    let (sb, _, ok) = consented("gzip").await;
     let psu = ("PSU-ID", ok.psu_id.as_str());
-    let id = accounts_of(&sb.send("GET", "/v1/accounts", &[psu], None).await)[0]["resourceId"]
+    let id = accounts_of(&sb.get_with("/v1/accounts", &[psu]).await)[0]["resourceId"]
         .as_str()
         .unwrap()
         .to_string();
     let path = format!("/v1/accounts/{id}/transactions");
-    let plain = sb.send("GET", &path, &[psu], None).await;
-    assert_eq!(plain.status, 200, "{}", plain.text);
+    let plain = sb.get_with_ok(&path, &[psu]).await;
     assert!(plain.headers.get("content-encoding").is_none());
     for accept in ["gzip", "br;q=1.0, gzip;q=0.8", "*"] {
         let zipped = sb
-            .send("GET", &path, &[psu, ("Accept-Encoding", accept)], None)
+            .get_with(&path, &[psu, ("Accept-Encoding", accept)])
             .await;
         assert_eq!(zipped.status, 200);
         assert_eq!(zipped.headers["content-encoding"], "gzip", "{accept}");
@@ -257,7 +264,7 @@ async fn transaction_pages_are_gzip_encoded_only_when_the_client_accepts_gzip() 
     }
     for refuse in ["gzip;q=0", "identity", "br"] {
         let r = sb
-            .send("GET", &path, &[psu, ("Accept-Encoding", refuse)], None)
+            .get_with(&path, &[psu, ("Accept-Encoding", refuse)])
             .await;
         assert!(r.headers.get("content-encoding").is_none(), "{refuse}");
         assert_eq!(r.body, plain.body, "{refuse}");
@@ -266,9 +273,7 @@ async fn transaction_pages_are_gzip_encoded_only_when_the_client_accepts_gzip() 
 
 #[tokio::test]
 async fn pending_transactions_are_always_all_returned_unfiltered() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "pending").await;
+    let (sb, _, ok) = consented("pending").await;
     let psu = [("PSU-ID", ok.psu_id.as_str())];
     let accounts = accounts_of(&sb.get_with("/v1/accounts", &psu).await);
     let mut seen_pending = false;
@@ -305,9 +310,7 @@ async fn pending_transactions_are_always_all_returned_unfiltered() {
 
 #[tokio::test]
 async fn booking_status_all_adds_standing_orders_as_information() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "all").await;
+    let (sb, _, ok) = consented("all").await;
     let psu = [("PSU-ID", ok.psu_id.as_str())];
     let accounts = accounts_of(&sb.get_with("/v1/accounts", &psu).await);
     let mut orders = 0;
@@ -348,14 +351,9 @@ async fn booking_status_all_adds_standing_orders_as_information() {
 
 #[tokio::test]
 async fn transaction_details_endpoint_answers_transactions_details() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "details").await;
+    let (sb, _, ok) = consented("details").await;
     let psu = [("PSU-ID", ok.psu_id.as_str())];
-    let id = accounts_of(&sb.get_with("/v1/accounts", &psu).await)[0]["resourceId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = first_account_id(&sb, &psu).await;
     let list = sb
         .get_with(&format!("/v1/accounts/{id}/transactions"), &psu)
         .await;
@@ -365,8 +363,7 @@ async fn transaction_details_endpoint_answers_transactions_details() {
     let href = t["_links"]["transactionDetails"]["href"]
         .as_str()
         .expect("a transactionDetails link on each listed transaction");
-    let d = sb.send("GET", &path_of(href), &psu, None).await;
-    assert_eq!(d.status, 200, "{}", d.text);
+    let d = sb.get_with_ok(&path_of(href), &psu).await;
     let details = &d.json["transactionsDetails"]["transactionDetails"];
     assert_eq!(details["transactionId"], tid);
     assert_eq!(details["transactionAmount"], t["transactionAmount"]);
@@ -402,12 +399,8 @@ async fn transaction_details_endpoint_answers_transactions_details() {
     if let Some(p) = t.get("additionalInformationProprietary1") {
         assert!(p.is_string());
     }
-    let unknown = sb
-        .get_with(
-            &format!("/v1/accounts/{id}/transactions/{}", uuid::Uuid::new_v4()),
-            &psu,
-        )
-        .await;
+    let unknown = format!("/v1/accounts/{id}/transactions/{}", uuid::Uuid::new_v4());
+    let unknown = sb.get_with(&unknown, &psu).await;
     unknown.assert_error(404, "RESOURCE_UNKNOWN");
 }
 
@@ -416,9 +409,7 @@ async fn transaction_details_endpoint_answers_transactions_details() {
 
 #[tokio::test]
 async fn card_accounts_show_status_and_interim_booked_balances_in_their_currency() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "cards").await;
+    let (sb, c, ok) = consented("cards").await;
     let psu = [("PSU-ID", ok.psu_id.as_str())];
     let r = sb.get_with_ok("/v1/card-accounts", &psu).await;
     let cards = r.json["cardAccounts"].as_array().unwrap().clone();
@@ -460,9 +451,7 @@ async fn card_accounts_show_status_and_interim_booked_balances_in_their_currency
 
 #[tokio::test]
 async fn card_transactions_carry_the_acceptor_and_the_correct_amount_mapping() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "card-tx").await;
+    let (sb, _, ok) = consented("card-tx").await;
     let psu = [("PSU-ID", ok.psu_id.as_str())];
     let card = sb.get_with("/v1/card-accounts", &psu).await.json["cardAccounts"][0].clone();
     let id = card["resourceId"].as_str().unwrap();
@@ -553,7 +542,7 @@ async fn bank_offered_consents_answers_201_with_an_sca_redirect() {
     assert!(r.json["consentId"].is_string());
     assert!(r.json.get("tppMessages").is_none());
     let href = r.sca_redirect().expect("scaRedirect").to_string();
-    let ok = success(&complete(&href, &number(&c), "PRIVATE", tick_all, "Approve").await);
+    let ok = approved_by(&href, &c).await;
     assert_eq!(ok.tpp_session_id, "boc-1");
     let psu = [("PSU-ID", ok.psu_id.as_str()), ("TPP-Session-ID", "boc-1")];
     let accounts = sb.get_with_ok("/v1/accounts", &psu).await;
@@ -602,16 +591,7 @@ async fn deprecated_consents_ignores_the_body_and_warns() {
         assert!(r.headers.get("warning").is_some());
     }
     let r = sb.send("POST", "/v1/consents", &[], Some("x")).await;
-    let ok = success(
-        &complete(
-            r.sca_redirect().unwrap(),
-            &number(&c),
-            "PRIVATE",
-            tick_all,
-            "Approve",
-        )
-        .await,
-    );
+    let ok = approved_by(r.sca_redirect().unwrap(), &c).await;
     sb.get_with_ok("/v1/accounts", &[("PSU-ID", ok.psu_id.as_str())])
         .await;
 }
@@ -635,16 +615,7 @@ async fn consent_resource_status_follows_sca_revocation_and_delete() {
     assert_eq!(status(id.clone()).await, "received");
     let info = sb.get_ok(&format!("/v1/consents/{id}")).await;
     assert_eq!(info.json["consentStatus"], "received");
-    let ok = success(
-        &complete(
-            r.sca_redirect().unwrap(),
-            &number(&c),
-            "PRIVATE",
-            tick_all,
-            "Approve",
-        )
-        .await,
-    );
+    let ok = approved_by(r.sca_redirect().unwrap(), &c).await;
     assert_eq!(status(id.clone()).await, "valid");
     let info = sb.get(&format!("/v1/bank-offered-consents/{id}")).await;
     assert_eq!(info.json["consentStatus"], "valid");
@@ -700,20 +671,15 @@ async fn consent_resource_status_follows_sca_revocation_and_delete() {
         .await;
     r.assert_error(404, "RESOURCE_UNKNOWN");
     let other = tpp_with_roles(&[Psd2Role::PspAi]);
-    let r = sb
-        .send_as(&other, "GET", &format!("/v1/consents/{id3}"), &[], None)
-        .await;
+    let r = sb.get_as(&other, &format!("/v1/consents/{id3}"), &[]).await;
     r.assert_error(403, "CONSENT_UNKNOWN");
 }
 
 #[tokio::test]
 async fn revocation_by_the_psu_makes_account_calls_answer_401_with_sca_redirect() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "revoke").await;
+    let (sb, c, ok) = consented("revoke").await;
     let psu = [("PSU-ID", ok.psu_id.as_str())];
-    let accounts = accounts_of(&sb.get_with("/v1/accounts", &psu).await);
-    let id = accounts[0]["resourceId"].as_str().unwrap().to_string();
+    let id = first_account_id(&sb, &psu).await;
 
     let r = sb
         .delete(&format!("/v1/sandbox/consents/{}", ok.psu_id))
@@ -747,9 +713,7 @@ async fn revocation_by_the_psu_makes_account_calls_answer_401_with_sca_redirect(
 
 #[tokio::test]
 async fn consent_needs_renewal_by_sca_after_180_days() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent_all(&sb, &c, "renewal").await;
+    let (sb, c, ok) = consented("renewal").await;
     // PSU not present: only the consent's age matters (not the 1-hour session).
     let unattended = [("PSU-ID", ok.psu_id.as_str()), ("PSU-IP-Address", "")];
     sb.clock.advance(Duration::from_secs(179 * 24 * 3600));
@@ -781,20 +745,12 @@ async fn users_registers_the_psu_of_a_pisp_only_tpp_by_sca() {
     let c = private_customer(&sb).await;
     let pisp = tpp_with_roles(&[Psd2Role::PspPi]);
     for path in ["/v1/users", "/v1/user"] {
-        let r = sb
-            .send_as(&pisp, "GET", path, &[("TPP-Session-ID", "reg-1")], None)
-            .await;
+        let r = sb.get_as(&pisp, path, &[("TPP-Session-ID", "reg-1")]).await;
         assert_eq!(r.status, 200, "{path}: {}", r.text);
         assert!(r.sca_redirect().is_some(), "{path}");
     }
     let r = sb
-        .send_as(
-            &pisp,
-            "GET",
-            "/v1/users",
-            &[("TPP-Session-ID", "reg-2")],
-            None,
-        )
+        .get_as(&pisp, "/v1/users", &[("TPP-Session-ID", "reg-2")])
         .await;
     let href = r.sca_redirect().unwrap().to_string();
     let page = page_text(&href).await;
@@ -818,15 +774,15 @@ async fn users_registers_the_psu_of_a_pisp_only_tpp_by_sca() {
 
     // The PSU-ID works where a PSU is needed (its agreements), not for account data.
     let psu = [("PSU-ID", ok.psu_id.as_str())];
-    let a = sb.send_as(&pisp, "GET", "/v1/agreements", &psu, None).await;
+    let a = sb.get_as(&pisp, "/v1/agreements", &psu).await;
     assert_eq!(a.status, 200, "{}", a.text);
     assert_eq!(a.json["agreements"], serde_json::json!([]));
-    let r = sb.send_as(&pisp, "GET", "/v1/accounts", &psu, None).await;
+    let r = sb.get_as(&pisp, "/v1/accounts", &psu).await;
     r.assert_error(401, "ROLE_INVALID");
 
     // A TPP without PSP_PI cannot register PSUs this way.
     let aisp = tpp_with_roles(&[Psd2Role::PspAi]);
-    let r = sb.send_as(&aisp, "GET", "/v1/users", &[], None).await;
+    let r = sb.get_as(&aisp, "/v1/users", &[]).await;
     r.assert_error(401, "ROLE_INVALID");
 }
 
@@ -854,30 +810,19 @@ async fn agreements_lists_the_corporate_agreements_of_the_psu() {
     assert_eq!(ids(&listed[..]), ids(&expected[..]));
     let a = &listed[0];
     let one = sb
-        .send(
-            "GET",
+        .get_with_ok(
             &path_of(a["_links"]["self"]["href"].as_str().unwrap()),
             &psu,
-            None,
         )
         .await;
-    assert_eq!(one.status, 200, "{}", one.text);
     assert_eq!(&one.json, a);
     let e = sb
-        .send(
-            "GET",
+        .get_with_ok(
             &path_of(a["_links"]["engagements"]["href"].as_str().unwrap()),
             &psu,
-            None,
         )
         .await;
-    assert_eq!(e.status, 200, "{}", e.text);
-    let engaged: Vec<&str> = e.json["engagements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x["resourceId"].as_str().unwrap())
-        .collect();
+    let engaged: Vec<&str> = crate::common::field_strs(&e.json["engagements"], "resourceId");
     let listed_engagements: Vec<&str> = a["engagements"]
         .as_array()
         .unwrap()
@@ -889,9 +834,8 @@ async fn agreements_lists_the_corporate_agreements_of_the_psu() {
         .get_with(&format!("/v1/agreements/{}", uuid::Uuid::new_v4()), &psu)
         .await;
     foreign.assert_error(403, "RESOURCE_UNKNOWN");
-    let bad = sb
-        .get_with("/v1/agreements", &[("PSU-ID", "not-a-uuid")])
-        .await;
+    let not_a_uuid = [("PSU-ID", "not-a-uuid")];
+    let bad = sb.get_with("/v1/agreements", &not_a_uuid).await;
     bad.assert_error(400, "FORMAT_ERROR");
 }
 
@@ -963,27 +907,11 @@ async fn a_psu_id_created_by_x_psu_identity_is_known_to_agreements() {
         )
         .await;
     assert_eq!(p.status, 201, "{}", p.text);
-    let psu_id = p
-        .headers
-        .get("psu-id")
-        .expect("PSU-ID created")
-        .to_str()
-        .unwrap()
-        .to_string();
+    let psu_id = p.header("psu-id");
     let psu = [("PSU-ID", psu_id.as_str())];
     let r = sb.get_with_ok("/v1/agreements", &psu).await;
-    let listed: Vec<&str> = r.json["agreements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["id"].as_str().unwrap())
-        .collect();
-    let held: Vec<&str> = holder["agreements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["id"].as_str().unwrap())
-        .collect();
+    let listed: Vec<&str> = crate::common::field_strs(&r.json["agreements"], "id");
+    let held: Vec<&str> = crate::common::field_strs(&holder["agreements"], "id");
     assert_eq!(listed, held);
     sb.get_with_ok(&format!("/v1/agreements/{}/engagements", listed[0]), &psu)
         .await;
@@ -991,14 +919,12 @@ async fn a_psu_id_created_by_x_psu_identity_is_known_to_agreements() {
     let a = sb.get_with("/v1/accounts", &psu).await;
     a.assert_error(401, "CONSENT_INVALID");
     let href = a.sca_redirect().unwrap().to_string();
-    let ok = success(&complete(&href, &number(&holder), "PRIVATE", tick_all, "Approve").await);
+    let ok = approved_by(&href, &holder).await;
     assert_eq!(ok.psu_id, psu_id);
     sb.get_with_ok("/v1/accounts", &psu).await;
     // PSU-IDs are per TPP: another TPP has to register the PSU itself.
     let other = tpp_with_roles(&[Psd2Role::PspPi]);
-    let r = sb
-        .send_as(&other, "GET", "/v1/agreements", &psu, None)
-        .await;
+    let r = sb.get_as(&other, "/v1/agreements", &psu).await;
     r.assert_error(401, "CONSENT_INVALID");
     assert!(r.sca_redirect().is_some());
 }

@@ -11,8 +11,9 @@ use std::time::{Duration, SystemTime};
 use common::payments::{
     CREDITOR_BBAN, DOMESTIC, INGRID, KARI, accounts_of, domestic, first_bban as bban,
 };
-use common::sandbox::{REDIRECT, Reply, TestSandbox, tpp_with_roles};
-use common::{browser, forms, location, page_text};
+use common::sandbox::{Reply, TestSandbox, tpp_with_roles};
+use common::sca::{assert_bound_to_another_customer, callback_of, sca_login};
+use common::{browser, page_text};
 use psd2_console::cert::Psd2Role;
 use psd2_console::sandbox::{Clock, SandboxConfig, domain::seed};
 use psd2_console::xs2a::redirect::ScaCallback;
@@ -39,11 +40,10 @@ async fn sandbox() -> TestSandbox {
     .await;
     for a in seed::seed().accounts {
         let r = sb
-            .send(
+            .send_json(
                 "PUT",
                 &format!("/v1/sandbox/accounts/{}/balances", a.id),
-                &[],
-                Some(&json!({"available": {"currency": "NOK", "amount": "10000.00"}}).to_string()),
+                &json!({"available": {"currency": "NOK", "amount": "10000.00"}}),
             )
             .await;
         assert_eq!(r.status, 200, "{}", r.text);
@@ -65,8 +65,36 @@ async fn payment(sb: &TestSandbox, debtor: &str, remittance: &str) -> String {
 }
 
 async fn basket(sb: &TestSandbox, ids: &[String]) -> Reply {
-    sb.post_json("/v1/signing-baskets", &json!({ "paymentIds": ids }))
-        .await
+    basket_with(sb, &[], ids).await
+}
+
+/// [`basket`] with the request `headers` besides the defaults.
+async fn basket_with(sb: &TestSandbox, headers: &[(&str, &str)], ids: &[String]) -> Reply {
+    let body = json!({ "paymentIds": ids }).to_string();
+    sb.create_basket(headers, &body).await
+}
+
+/// One [`payment`] of Kari's per remittance text in `remittances`; their ids.
+async fn kari_payments(sb: &TestSandbox, remittances: &[&str]) -> Vec<String> {
+    let mut ids = Vec::new();
+    for r in remittances {
+        ids.push(payment(sb, &bban(KARI), r).await);
+    }
+    ids
+}
+
+/// [`basket`], which must answer 201.
+async fn basket_created(sb: &TestSandbox, ids: &[String]) -> Reply {
+    let r = basket(sb, ids).await;
+    r.assert_status(201);
+    r
+}
+
+/// A sandbox and one [`payment`] of Kari's in it.
+async fn sandbox_with_payment(remittance: &str) -> (TestSandbox, String) {
+    let sb = sandbox().await;
+    let p = payment(&sb, &bban(KARI), remittance).await;
+    (sb, p)
 }
 
 async fn payment_status(sb: &TestSandbox, id: &str) -> String {
@@ -81,37 +109,9 @@ async fn basket_status(sb: &TestSandbox, id: &str) -> String {
     r.json["transactionStatus"].as_str().unwrap().to_string()
 }
 
-/// Logs in as `number` on the SCA page `sca`; returns the response to the login post.
-async fn sca_login(sca: &str, number: &str) -> reqwest::Response {
-    let b = browser();
-    let html = b.get(sca).send().await.unwrap().text().await.unwrap();
-    let mut f = forms(&html, sca)
-        .into_iter()
-        .find(|f| {
-            f.action.ends_with("/login") && f.fields.iter().any(|(n, _)| n == "customerNumber")
-        })
-        .expect("login form");
-    f.set("customerNumber", number);
-    f.submit(&b, "Log in").await
-}
-
 /// Logs in and presses `button`; returns the callback of the redirect to the TPP.
 async fn sca_decide(sca: &str, number: &str, button: &str) -> ScaCallback {
-    let r = sca_login(sca, number).await;
-    assert_eq!(r.status(), 200);
-    let url = r.url().to_string();
-    let html = r.text().await.unwrap();
-    let f = forms(&html, &url)
-        .into_iter()
-        .find(|f| f.action.ends_with("/decision"))
-        .expect("decision form");
-    let resp = f.submit(&browser(), button).await;
-    assert_eq!(resp.status(), 302);
-    let loc = location(&resp);
-    assert!(loc.starts_with(REDIRECT), "{loc}");
-    let url = url::Url::parse(&loc).unwrap();
-    let pairs: Vec<(String, String)> = url.query_pairs().into_owned().collect();
-    ScaCallback::from_query_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))).unwrap()
+    callback_of(&common::sca::sca_decide(sca, number, button).await)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -119,11 +119,9 @@ async fn sca_decide(sca: &str, number: &str, button: &str) -> ScaCallback {
 
 #[tokio::test]
 async fn a_basket_answers_201_rcvd_with_sca_redirect_and_links_with_verbs() {
-    let sb = sandbox().await;
-    let a = payment(&sb, &bban(KARI), "a").await;
+    let (sb, a) = sandbox_with_payment("a").await;
     let b = payment(&sb, &bban(KARI), "b").await;
-    let r = basket(&sb, &[a.clone(), b.clone()]).await;
-    assert_eq!(r.status, 201, "{}", r.text);
+    let r = basket_created(&sb, &[a.clone(), b.clone()]).await;
     assert_eq!(r.json["transactionStatus"], "RCVD");
     let id = r.json["basketId"].as_str().unwrap();
     let links = &r.json["_links"];
@@ -163,16 +161,8 @@ async fn a_basket_holds_1_to_100_payments() {
     let r = basket(&sb, &ids).await;
     r.assert_error(400, "FORMAT_ERROR");
     assert!(r.text.contains("100"), "{}", r.text);
-    let r = basket(&sb, &ids[..100]).await;
-    assert_eq!(r.status, 201, "{}", r.text);
-    let r = sb
-        .send(
-            "POST",
-            "/v1/signing-baskets",
-            &[],
-            Some(r#"{"paymentIds":"x"}"#),
-        )
-        .await;
+    basket_created(&sb, &ids[..100]).await;
+    let r = sb.create_basket(&[], r#"{"paymentIds":"x"}"#).await;
     assert_eq!(r.status, 400);
     let r = basket(&sb, &[ids[100].clone(), ids[100].clone()]).await;
     assert_eq!(r.status, 400, "an id listed twice: {}", r.text);
@@ -180,19 +170,14 @@ async fn a_basket_holds_1_to_100_payments() {
 
 #[tokio::test]
 async fn bulk_or_periodic_payments_in_a_basket_are_reference_mix_invalid() {
-    let sb = sandbox().await;
-    let single = payment(&sb, &bban(KARI), "single").await;
+    let (sb, single) = sandbox_with_payment("single").await;
     let bulk = sb
-        .send(
+        .send_json(
             "POST",
             &format!("/v1/bulk-payments/{DOMESTIC}"),
-            &[],
-            Some(
-                &json!({"debtorAccount": {"bban": bban(KARI)}, "payments": [
+            &json!({"debtorAccount": {"bban": bban(KARI)}, "payments": [
                     {"instructedAmount": {"currency": "NOK", "amount": "1.00"},
-                     "creditorAccount": {"bban": CREDITOR_BBAN}, "creditorName": "A"}]})
-                .to_string(),
-            ),
+                     "creditorAccount": {"bban": CREDITOR_BBAN}, "creditorName": "A"}]}),
         )
         .await;
     assert_eq!(bulk.status, 201, "{}", bulk.text);
@@ -212,27 +197,18 @@ async fn bulk_or_periodic_payments_in_a_basket_are_reference_mix_invalid() {
 
 #[tokio::test]
 async fn unknown_payment_ids_are_resource_unknown_and_other_tpps_payments_forbidden() {
-    let sb = sandbox().await;
-    let mine = payment(&sb, &bban(KARI), "mine").await;
+    let (sb, mine) = sandbox_with_payment("mine").await;
     let r = basket(&sb, &[mine.clone(), "no-such-payment".into()]).await;
     r.assert_error(400, "RESOURCE_UNKNOWN");
     let other = tpp_with_roles(&[Psd2Role::PspPi]);
-    let r = sb
-        .send_as(
-            &other,
-            "POST",
-            "/v1/signing-baskets",
-            &[],
-            Some(&json!({ "paymentIds": [mine] }).to_string()),
-        )
-        .await;
+    let body = json!({ "paymentIds": [mine] }).to_string();
+    let r = sb.create_basket_as(&other, &[], &body).await;
     r.assert_error(403, "RESOURCE_UNKNOWN");
 }
 
 #[tokio::test]
 async fn a_payment_in_an_open_basket_cannot_join_another_until_that_basket_is_deleted() {
-    let sb = sandbox().await;
-    let p = payment(&sb, &bban(KARI), "once").await;
+    let (sb, p) = sandbox_with_payment("once").await;
     let first = basket(&sb, std::slice::from_ref(&p)).await;
     assert_eq!(first.status, 201);
     let r = basket(&sb, std::slice::from_ref(&p)).await;
@@ -247,23 +223,15 @@ async fn a_payment_in_an_open_basket_cannot_join_another_until_that_basket_is_de
         "RCVD",
         "payments are untouched"
     );
-    let r = basket(&sb, &[p]).await;
-    assert_eq!(r.status, 201, "{}", r.text);
+    basket_created(&sb, &[p]).await;
 }
 
 #[tokio::test]
 async fn basket_creation_needs_the_psp_pi_role() {
-    let sb = sandbox().await;
-    let p = payment(&sb, &bban(KARI), "role").await;
+    let (sb, p) = sandbox_with_payment("role").await;
     let ais = tpp_with_roles(&[Psd2Role::PspAi]);
     let r = sb
-        .send_as(
-            &ais,
-            "POST",
-            "/v1/signing-baskets",
-            &[],
-            Some(&json!({ "paymentIds": [p] }).to_string()),
-        )
+        .create_basket_as(&ais, &[], &json!({ "paymentIds": [p] }).to_string())
         .await;
     r.assert_error(401, "ROLE_INVALID");
 }
@@ -306,10 +274,7 @@ async fn the_basket_sca_authorises_every_payment_in_it() {
 #[tokio::test]
 async fn rejecting_the_basket_sca_rejects_its_payments() {
     let sb = sandbox().await;
-    let ids = vec![
-        payment(&sb, &bban(KARI), "r1").await,
-        payment(&sb, &bban(KARI), "r2").await,
-    ];
+    let ids = kari_payments(&sb, &["r1", "r2"]).await;
     let r = basket(&sb, &ids).await;
     let ScaCallback::Failure(f) = sca_decide(r.sca_redirect().unwrap(), KARI, "Reject").await
     else {
@@ -335,8 +300,7 @@ async fn the_basket_status_is_the_worst_case_over_its_payments() {
     let authorised = r.json["paymentId"].as_str().unwrap().to_string();
     sca_decide(r.sca_redirect().unwrap(), KARI, "Approve").await;
     let waiting = payment(&sb, &bban(KARI), "waiting").await;
-    let b = basket(&sb, &[authorised.clone(), waiting.clone()]).await;
-    assert_eq!(b.status, 201, "{}", b.text);
+    let b = basket_created(&sb, &[authorised.clone(), waiting.clone()]).await;
     assert_eq!(b.json["transactionStatus"], "PATC");
     let id = b.json["basketId"].as_str().unwrap();
     assert_eq!(basket_status(&sb, id).await, "PATC");
@@ -353,16 +317,13 @@ async fn the_basket_status_is_the_worst_case_over_its_payments() {
 
 #[tokio::test]
 async fn explicit_basket_authorisation_gives_start_authorisation_then_an_sca_redirect() {
-    let sb = sandbox().await;
-    let p = payment(&sb, &bban(KARI), "explicit").await;
-    let r = sb
-        .send(
-            "POST",
-            "/v1/signing-baskets",
-            &[("TPP-Explicit-Authorisation-Preferred", "true")],
-            Some(&json!({ "paymentIds": [p] }).to_string()),
-        )
-        .await;
+    let (sb, p) = sandbox_with_payment("explicit").await;
+    let r = basket_with(
+        &sb,
+        &[("TPP-Explicit-Authorisation-Preferred", "true")],
+        std::slice::from_ref(&p),
+    )
+    .await;
     assert_eq!(r.status, 201, "{}", r.text);
     assert!(r.sca_redirect().is_none());
     let start = &r.json["_links"]["startAuthorisation"];
@@ -409,20 +370,18 @@ async fn the_basket_psu_must_own_every_debtor_account() {
 
 #[tokio::test]
 async fn baskets_of_another_tpp_are_forbidden_and_unknown_ones_not_found() {
-    let sb = sandbox().await;
-    let p = payment(&sb, &bban(KARI), "x").await;
+    let (sb, p) = sandbox_with_payment("x").await;
     let r = basket(&sb, &[p]).await;
     let id = r.json["basketId"].as_str().unwrap();
     let other = tpp_with_roles(&[Psd2Role::PspPi]);
-    for (method, path) in [
-        ("GET", format!("/v1/signing-baskets/{id}")),
-        ("GET", format!("/v1/signing-baskets/{id}/status")),
-        ("DELETE", format!("/v1/signing-baskets/{id}")),
-        ("POST", format!("/v1/signing-baskets/{id}/authorisations")),
-    ] {
-        let r = sb.send_as(&other, method, &path, &[], None).await;
-        assert_eq!(r.status, 403, "{method} {path}: {}", r.text);
-    }
+    let basket = format!("/v1/signing-baskets/{id}");
+    let requests = [
+        ("GET", basket.clone()),
+        ("GET", format!("{basket}/status")),
+        ("DELETE", basket.clone()),
+        ("POST", format!("{basket}/authorisations")),
+    ];
+    sb.assert_forbidden_to(&other, &requests).await;
     let r = sb.get("/v1/signing-baskets/unknown/status").await;
     r.assert_error(404, "RESOURCE_UNKNOWN");
 }
@@ -439,34 +398,12 @@ async fn a_basket_created_with_a_psu_id_is_approved_by_that_psu_only() {
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
-    let psu = r
-        .headers
-        .get("psu-id")
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .to_string();
+    let psu = r.header("psu-id");
     let p = payment(&sb, &bban(KARI), "kari pays").await;
-    let b = sb
-        .send(
-            "POST",
-            "/v1/signing-baskets",
-            &[("PSU-ID", &psu)],
-            Some(&json!({ "paymentIds": [p] }).to_string()),
-        )
-        .await;
+    let b = basket_with(&sb, &[("PSU-ID", &psu)], std::slice::from_ref(&p)).await;
     assert_eq!(b.status, 201, "{}", b.text);
-    let resp = sca_login(b.sca_redirect().unwrap(), KARI).await;
-    assert_eq!(resp.status(), 400);
-    assert!(resp.text().await.unwrap().contains("another customer"));
-    let r = sb
-        .send(
-            "POST",
-            "/v1/signing-baskets",
-            &[("PSU-ID", "not-a-uuid")],
-            Some(&json!({ "paymentIds": [p] }).to_string()),
-        )
-        .await;
+    assert_bound_to_another_customer(b.sca_redirect().unwrap(), KARI).await;
+    let r = basket_with(&sb, &[("PSU-ID", "not-a-uuid")], std::slice::from_ref(&p)).await;
     assert_eq!(r.status, 400, "{}", r.text);
 }
 
@@ -475,8 +412,7 @@ async fn a_basket_created_with_a_psu_id_is_approved_by_that_psu_only() {
 
 #[tokio::test]
 async fn a_basket_without_a_required_header_of_the_document_is_format_error_naming_it() {
-    let sb = sandbox().await;
-    let p = payment(&sb, &bban(KARI), "headers").await;
+    let (sb, p) = sandbox_with_payment("headers").await;
     let body = json!({ "paymentIds": [p] }).to_string();
     for header in [
         "x-accept-fix",
@@ -485,20 +421,13 @@ async fn a_basket_without_a_required_header_of_the_document_is_format_error_nami
         "PSU-IP-Address",
         "TPP-Redirect-URI",
     ] {
-        let r = sb
-            .send("POST", "/v1/signing-baskets", &[(header, "")], Some(&body))
-            .await;
+        let r = sb.create_basket(&[(header, "")], &body).await;
         assert_eq!(r.status, 400, "without {header}: {}", r.text);
         assert_eq!(r.code(), Some("FORMAT_ERROR"));
         assert!(r.text.contains(header), "{header}: {}", r.text);
     }
     let r = sb
-        .send(
-            "POST",
-            "/v1/signing-baskets",
-            &[("x-accept-fix", ""), ("PSU-ID", "")],
-            Some(&body),
-        )
+        .create_basket(&[("x-accept-fix", ""), ("PSU-ID", "")], &body)
         .await;
     assert_eq!(r.status, 400);
     assert!(
@@ -506,36 +435,22 @@ async fn a_basket_without_a_required_header_of_the_document_is_format_error_nami
         "every missing header is named: {}",
         r.text
     );
-    let r = basket(&sb, &[p]).await;
-    assert_eq!(r.status, 201, "{}", r.text);
+    basket_created(&sb, &[p]).await;
 }
 
 /// Issue 20, finding 9: basket creation's `x-accept-fix` must carry `amount-as-string` (the
 /// document's header table) and only the document's fixes; `foo` is 400 `FORMAT_ERROR`.
 #[tokio::test]
 async fn a_basket_needs_x_accept_fix_amount_as_string_and_no_unknown_fix() {
-    let sb = sandbox().await;
-    let p = payment(&sb, &bban(KARI), "fix").await;
+    let (sb, p) = sandbox_with_payment("fix").await;
     let body = json!({ "paymentIds": [p] }).to_string();
     for bad in ["foo", "longer-names", "amount-as-string,foo"] {
-        let r = sb
-            .send(
-                "POST",
-                "/v1/signing-baskets",
-                &[("x-accept-fix", bad)],
-                Some(&body),
-            )
-            .await;
+        let r = sb.create_basket(&[("x-accept-fix", bad)], &body).await;
         r.assert_error(400, "FORMAT_ERROR");
         assert!(r.text.contains("x-accept-fix"), "{bad}: {}", r.text);
     }
     let r = sb
-        .send(
-            "POST",
-            "/v1/signing-baskets",
-            &[("x-accept-fix", "amount-as-string, longer-names")],
-            Some(&body),
-        )
+        .create_basket(&[("x-accept-fix", "amount-as-string, longer-names")], &body)
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
 }
@@ -546,10 +461,8 @@ async fn a_basket_needs_x_accept_fix_amount_as_string_and_no_unknown_fix() {
 /// `updateSigningBasketPsuData`; the document is silent).
 #[tokio::test]
 async fn basket_authorisations_are_listed_and_updating_psu_data_answers_the_redirect_links() {
-    let sb = sandbox().await;
-    let p = payment(&sb, &bban(KARI), "basket auths").await;
-    let r = basket(&sb, std::slice::from_ref(&p)).await;
-    assert_eq!(r.status, 201, "{}", r.text);
+    let (sb, p) = sandbox_with_payment("basket auths").await;
+    let r = basket_created(&sb, std::slice::from_ref(&p)).await;
     let id = r.json["basketId"].as_str().unwrap().to_string();
     let one = r.json["_links"]["scaStatus"]["href"]
         .as_str()
@@ -570,7 +483,7 @@ async fn basket_authorisations_are_listed_and_updating_psu_data_answers_the_redi
         .await
         .assert_error(400, "SERVICE_INVALID");
     let other = tpp_with_roles(&[Psd2Role::PspPi]);
-    sb.send_as(&other, "GET", &list, &[], None)
+    sb.get_as(&other, &list, &[])
         .await
         .assert_error(403, "RESOURCE_UNKNOWN");
     // A deleted basket has no authorisations to list.
@@ -584,10 +497,8 @@ async fn basket_authorisations_are_listed_and_updating_psu_data_answers_the_redi
 
 #[tokio::test]
 async fn a_deleted_basket_is_gone_not_canc() {
-    let sb = sandbox().await;
-    let p = payment(&sb, &bban(KARI), "deleted").await;
-    let b = basket(&sb, std::slice::from_ref(&p)).await;
-    assert_eq!(b.status, 201, "{}", b.text);
+    let (sb, p) = sandbox_with_payment("deleted").await;
+    let b = basket_created(&sb, std::slice::from_ref(&p)).await;
     let id = b.json["basketId"].as_str().unwrap();
     let sca = b.sca_redirect().unwrap().to_string();
     let path = format!("/v1/signing-baskets/{id}");
@@ -632,12 +543,7 @@ async fn a_corporate_users_basket_requests_without_psu_corporate_id_get_400() {
     let p = payment(&sb, &bban(FJORDBRIS), "corporate basket").await;
     let body = json!({ "paymentIds": [p] }).to_string();
     let r = sb
-        .send(
-            "POST",
-            "/v1/signing-baskets",
-            &[("PSU-ID", ok.psu_id.as_str())],
-            Some(&body),
-        )
+        .create_basket(&[("PSU-ID", ok.psu_id.as_str())], &body)
         .await;
     r.assert_error(400, "FORMAT_ERROR");
     assert!(r.text.contains("PSU-Corporate-ID"), "{}", r.text);
@@ -645,9 +551,7 @@ async fn a_corporate_users_basket_requests_without_psu_corporate_id_get_400() {
         ("PSU-ID", ok.psu_id.as_str()),
         ("PSU-Corporate-ID", corporate.as_str()),
     ];
-    let r = sb
-        .send("POST", "/v1/signing-baskets", &both, Some(&body))
-        .await;
+    let r = sb.create_basket(&both, &body).await;
     assert_eq!(r.status, 201, "{}", r.text);
     let id = r.json["basketId"].as_str().unwrap();
     let status = format!("/v1/signing-baskets/{id}/status");

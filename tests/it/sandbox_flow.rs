@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use psd2_console::cert::Credentials;
-use psd2_console::cert::generate::{TppCertSpec, credentials_of, generate_set};
 use psd2_console::sandbox::{self, Clock, SandboxConfig, SandboxHandle};
 use psd2_console::signing::{SignOptions, sign_request};
 use psd2_console::xs2a::error::ErrorBody;
@@ -16,26 +15,14 @@ use reqwest::StatusCode;
 use scraper::{Html, Selector};
 use serde_json::Value;
 
-use crate::common::sandbox::strings;
+use crate::common::sandbox::{signed_header_list, strings, tpp, tpp_of};
 
 // ---------------------------------------------------------------------------------------
 // Fixtures
 
-fn tpp_credentials() -> &'static Credentials {
-    static C: OnceLock<Credentials> = OnceLock::new();
-    C.get_or_init(|| credentials_of(&generate_set(&TppCertSpec::default()).unwrap()).unwrap())
-}
-
+/// A TPP of another organisation.
 fn other_credentials() -> &'static Credentials {
-    static C: OnceLock<Credentials> = OnceLock::new();
-    C.get_or_init(|| {
-        let spec = TppCertSpec {
-            organisation: "Other Test TPP".into(),
-            organisation_id: "PSDNO-FSA-OTHER1".into(),
-            ..TppCertSpec::default()
-        };
-        credentials_of(&generate_set(&spec).unwrap()).unwrap()
-    })
+    tpp_of("Other Test TPP", "PSDNO-FSA-OTHER1", None)
 }
 
 const REDIRECT: &str = "http://127.0.0.1:9/callback";
@@ -135,7 +122,7 @@ impl Tpp {
         Tpp {
             base: base.to_string(),
             http: browser(),
-            credentials: tpp_credentials(),
+            credentials: tpp(),
             now: None,
         }
     }
@@ -150,43 +137,24 @@ impl Tpp {
         (url, pq)
     }
 
-    /// Signed headers for a request, with a fresh X-Request-ID and `extra`.
-    fn signed_headers(
+    /// Signed headers for a request with `extra`, at this TPP's `now` (or the system clock):
+    /// [`signed_header_list`] with the TPP's credentials.
+    fn sign(
         &self,
         method: &str,
         pq: &str,
         extra: &[(&str, &str)],
         body: &[u8],
     ) -> Vec<(String, String)> {
-        let mut headers: Vec<(String, String)> =
-            vec![("X-Request-ID".into(), uuid::Uuid::new_v4().to_string())];
-        // The PSU is present in these flows (Authentication 16); ("PSU-IP-Address", "")
-        // leaves the header out (PSU not present).
-        if !extra
-            .iter()
-            .any(|(n, _)| n.eq_ignore_ascii_case("PSU-IP-Address"))
-        {
-            headers.push(("PSU-IP-Address".into(), "127.0.0.1".into()));
-        }
-        // Every production request carries TPP-Redirect-URI (Authentication 11);
-        // ("TPP-Redirect-URI", "") leaves it out.
-        if !extra
-            .iter()
-            .any(|(n, _)| n.eq_ignore_ascii_case("TPP-Redirect-URI"))
-        {
-            headers.push(("TPP-Redirect-URI".into(), REDIRECT.into()));
-        }
-        for (n, v) in extra {
-            if !v.is_empty() {
-                headers.push((n.to_string(), v.to_string()));
-            }
-        }
-        let options = SignOptions {
-            request_target: false,
-            now: self.now.unwrap_or_else(SystemTime::now),
-        };
-        sign_request(self.credentials, method, pq, &mut headers, body, options);
-        headers
+        let now = self.now.unwrap_or_else(SystemTime::now);
+        signed_header_list(
+            self.credentials,
+            method,
+            pq,
+            extra,
+            (!body.is_empty()).then_some(body),
+            now,
+        )
     }
 
     async fn send_raw(
@@ -216,7 +184,7 @@ impl Tpp {
         body: &[u8],
     ) -> Reply {
         let (url, pq) = self.target(path);
-        let headers = self.signed_headers(method, &pq, extra, body);
+        let headers = self.sign(method, &pq, extra, body);
         self.send_raw(method, url, &headers, body).await
     }
 
@@ -497,12 +465,8 @@ fn private_with_agreement(customers: &[Value]) -> &Value {
 }
 
 fn account_ids(r: &Reply) -> Vec<String> {
-    r.json["accounts"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no accounts: {}", r.text))
-        .iter()
-        .map(|a| a["resourceId"].as_str().unwrap().to_string())
-        .collect()
+    let ids = crate::common::field_strs(&r.json["accounts"], "resourceId");
+    ids.into_iter().map(str::to_string).collect()
 }
 
 fn assert_amount(v: &Value, currency: &str) {
@@ -548,7 +512,7 @@ async fn main_flow_sca_then_accounts_balances_transactions() {
 
     // 1. No consent: 401 with an absolute scaRedirect; echoes X-Request-ID.
     let (url, pq) = tpp.target("/v1/accounts");
-    let headers = tpp.signed_headers(
+    let headers = tpp.sign(
         "GET",
         &pq,
         &[
@@ -798,12 +762,8 @@ async fn transactions_parameters_filter_and_fail_cleanly() {
 
     // A date window filters booked ones only; pending are all returned.
     let (from, to) = (dates[dates.len() / 2], dates[dates.len() / 3]);
-    let window = tpp
-        .get_ok(
-            &format!("{base}?bookingStatus=both&dateFrom={from}&dateTo={to}"),
-            &psu,
-        )
-        .await;
+    let in_window = format!("{base}?bookingStatus=both&dateFrom={from}&dateTo={to}");
+    let window = tpp.get_ok(&in_window, &psu).await;
     let w = window.json["transactions"]["booked"].as_array().unwrap();
     let expected = dates.iter().filter(|d| **d >= from && **d <= to).count();
     assert_eq!(w.len(), expected.min(200));
@@ -811,9 +771,8 @@ async fn transactions_parameters_filter_and_fail_cleanly() {
         let d = t["bookingDate"].as_str().unwrap();
         d >= from && d <= to
     }));
-    let pending_all = tpp
-        .get(&format!("{base}?bookingStatus=pending"), &psu)
-        .await;
+    let pending = format!("{base}?bookingStatus=pending");
+    let pending_all = tpp.get(&pending, &psu).await;
     assert_eq!(
         window.json["transactions"]["pending"],
         pending_all.json["transactions"]["pending"]
@@ -821,12 +780,8 @@ async fn transactions_parameters_filter_and_fail_cleanly() {
     assert!(pending_all.json["transactions"].get("booked").is_none());
 
     // limit/offset paging.
-    let p = tpp
-        .get(
-            &format!("{base}?bookingStatus=booked&limit=7&offset=14"),
-            &psu,
-        )
-        .await;
+    let third_page = format!("{base}?bookingStatus=booked&limit=7&offset=14");
+    let p = tpp.get(&third_page, &psu).await;
     let page = p.json["transactions"]["booked"].as_array().unwrap();
     assert_eq!(page.as_slice(), &booked[14..21]);
     let links = &p.json["transactions"]["_links"];
@@ -1191,7 +1146,7 @@ async fn signature_failures_answer_berlin_group_errors() {
 
     // A tampered body.
     let (purl, ppq) = tpp.target("/v1/accounts");
-    let headers = tpp.signed_headers("POST", &ppq, &[], br#"{"a":"1"}"#);
+    let headers = tpp.sign("POST", &ppq, &[], br#"{"a":"1"}"#);
     let r = tpp
         .send_raw("POST", purl.clone(), &headers, br#"{"a":"2"}"#)
         .await;
@@ -1202,7 +1157,7 @@ async fn signature_failures_answer_berlin_group_errors() {
     assert!(r.error_text().contains("digest mismatch"), "{}", r.text);
     // A GET carrying the Digest of another body.
     let (_, pq) = tpp.target(path);
-    let headers = tpp.signed_headers("GET", &pq, &[], b"something");
+    let headers = tpp.sign("GET", &pq, &[], b"something");
     let r = tpp.send_raw("GET", url.clone(), &headers, b"").await;
     assert_eq!(
         (r.status.as_u16(), r.code().as_str()),
@@ -1222,7 +1177,7 @@ async fn signature_failures_answer_berlin_group_errors() {
     late.now = Some(t0 - Duration::from_secs(60));
     assert_eq!(late.get(path, &[]).await.status, 200);
     let (_, pq) = tpp.target(path);
-    let fresh = tpp.signed_headers("GET", &pq, &[], b"");
+    let fresh = tpp.sign("GET", &pq, &[], b"");
     clock.advance(Duration::from_secs(61));
     let r = tpp.send_raw("GET", url.clone(), &fresh, b"").await;
     assert_eq!(
@@ -1233,7 +1188,7 @@ async fn signature_failures_answer_berlin_group_errors() {
 
     // A signed header changed after signing.
     let (_, pq) = tpp.target(path);
-    let mut headers = tpp.signed_headers("GET", &pq, &[], b"");
+    let mut headers = tpp.sign("GET", &pq, &[], b"");
     headers[0].1 = "changed-after-signing".into();
     let r = tpp.send_raw("GET", url.clone(), &headers, b"").await;
     assert_eq!(
@@ -1242,7 +1197,7 @@ async fn signature_failures_answer_berlin_group_errors() {
     );
 
     // Another certificate than the one that signed.
-    let mut headers = tpp.signed_headers("GET", &pq, &[], b"");
+    let mut headers = tpp.sign("GET", &pq, &[], b"");
     for h in headers.iter_mut() {
         if h.0 == "TPP-Signature-Certificate" {
             h.1 = other_credentials().certificate.header_value();
@@ -1255,7 +1210,7 @@ async fn signature_failures_answer_berlin_group_errors() {
     );
 
     // Garbage certificate and signature headers.
-    let mut headers = tpp.signed_headers("GET", &pq, &[], b"");
+    let mut headers = tpp.sign("GET", &pq, &[], b"");
     for h in headers.iter_mut() {
         if h.0 == "TPP-Signature-Certificate" {
             h.1 = "bm90IGEgY2VydGlmaWNhdGU=".into();
@@ -1266,7 +1221,7 @@ async fn signature_failures_answer_berlin_group_errors() {
         (r.status.as_u16(), r.code().as_str()),
         (400, "CERTIFICATE_INVALID")
     );
-    let mut headers = tpp.signed_headers("GET", &pq, &[], b"");
+    let mut headers = tpp.sign("GET", &pq, &[], b"");
     for h in headers.iter_mut() {
         if h.0 == "Signature" {
             h.1 = "keyId=\"nonsense\"".into();
@@ -1279,7 +1234,7 @@ async fn signature_failures_answer_berlin_group_errors() {
     // Signed but without X-Request-ID.
     let mut headers: Vec<(String, String)> = Vec::new();
     sign_request(
-        tpp_credentials(),
+        tpp.credentials,
         "GET",
         &pq,
         &mut headers,

@@ -10,7 +10,7 @@ use std::net::TcpStream;
 use std::time::{Duration, SystemTime};
 
 use common::sandbox::{REDIRECT, TestSandbox, signed_headers, tpp, tpp_with_roles};
-use common::sca::{fixed_sandbox, success, tick_all};
+use common::sca::{fixed_sandbox, form_on, success, tick_all};
 use common::{browser, forms, location};
 use psd2_console::cert::Psd2Role;
 use psd2_console::sandbox::store::db::Storage;
@@ -18,6 +18,12 @@ use psd2_console::sandbox::{SandboxConfig, http::serve};
 
 /// A private customer without agreements (no context step at SCA).
 const INGRID: &str = "02079146148";
+
+/// The answer to an approval: a 302 to the TPP with a success.
+fn approved(done: reqwest::Response) {
+    assert_eq!(done.status(), 302);
+    success(&location(&done));
+}
 
 /// A client without cookies: another browser.
 fn stranger() -> reqwest::Client {
@@ -58,13 +64,7 @@ async fn a_repeated_x_request_id_is_refused_even_on_another_path_or_with_a_query
     // Another TPP may use the same id; a new id of the first TPP is fine.
     let other = tpp_with_roles(&[Psd2Role::PspAi]);
     let r = sb
-        .send_as(
-            &other,
-            "GET",
-            "/v1/sandbox/customers",
-            &[("X-Request-ID", &id)],
-            None,
-        )
+        .get_as(&other, "/v1/sandbox/customers", &[("X-Request-ID", &id)])
         .await;
     assert_eq!(r.status, 200, "{}", r.text);
     sb.get_ok("/v1/sandbox/customers").await;
@@ -107,8 +107,18 @@ async fn used_x_request_ids_are_still_refused_after_a_restart_on_a_file_database
     let sb = TestSandbox::start_with(config()).await;
     sb.get_with_ok("/v1/sandbox/customers", &[("X-Request-ID", &id)])
         .await;
-    // The ids are written in the background; give the writer a few of its intervals.
-    tokio::time::sleep(psd2_console::sandbox::http::replay::FLUSH_INTERVAL * 4).await;
+    // The ids are written in the background: wait until the writer has stored this one.
+    let file = dir.path().join("sandbox.sqlite3");
+    common::wait_until("the X-Request-ID in the database file", || {
+        let db = rusqlite::Connection::open(&file).unwrap();
+        db.query_row(
+            "SELECT count(*) FROM replay_request_ids WHERE request_id = ?1",
+            [&id],
+            |row| row.get::<_, i64>(0),
+        )
+        .is_ok_and(|n| n == 1)
+    })
+    .await;
     sb.stop().await;
     let sb = TestSandbox::start_with(config()).await;
     let r = sb
@@ -136,6 +146,7 @@ async fn initialize_forgets_the_callers_request_ids_after_a_clock_jump() {
         uuid::Uuid::new_v4().to_string(),
         uuid::Uuid::new_v4().to_string(),
     );
+    let their_id = [("X-Request-ID", theirs.as_str())];
     for i in 0..64 {
         let id = if i == 0 {
             mine.clone()
@@ -145,36 +156,18 @@ async fn initialize_forgets_the_callers_request_ids_after_a_clock_jump() {
         sb.get_with_ok("/v1/sandbox/customers", &[("X-Request-ID", &id)])
             .await;
     }
-    let r = sb
-        .send_as(
-            &other,
-            "GET",
-            "/v1/sandbox/customers",
-            &[("X-Request-ID", &theirs)],
-            None,
-        )
-        .await;
+    let r = sb.get_as(&other, "/v1/sandbox/customers", &their_id).await;
     assert_eq!(r.status, 200, "{}", r.text);
     sb.post_ok("/v1/sandbox/initialize", &serde_json::json!({}))
         .await;
     // The clock is back at real time; the caller's ids are forgotten, the other TPP's kept.
     sb.get_with_ok("/v1/sandbox/customers", &[("X-Request-ID", &mine)])
         .await;
-    let r = sb
-        .send_as(
-            &other,
-            "GET",
-            "/v1/sandbox/customers",
-            &[("X-Request-ID", &theirs)],
-            None,
-        )
-        .await;
+    let r = sb.get_as(&other, "/v1/sandbox/customers", &their_id).await;
     r.assert_error(400, "FORMAT_ERROR");
     // A fresh TPP's first request.
     let fresh = tpp_with_roles(&[Psd2Role::PspPi]);
-    let r = sb
-        .send_as(&fresh, "GET", "/v1/sandbox/customers", &[], None)
-        .await;
+    let r = sb.get_as(&fresh, "/v1/sandbox/customers", &[]).await;
     assert_eq!(r.status, 200, "{}", r.text);
     sb.stop().await;
 }
@@ -245,13 +238,7 @@ async fn consent_sca_steps_from_another_browser_or_site_get_a_403_page_and_the_p
     let url = page.url().to_string();
     let html = page.text().await.unwrap();
     let login = forms(&html, &url).remove(0);
-    let token = login
-        .fields
-        .iter()
-        .find(|(n, _)| n == "token")
-        .expect("a token in the form")
-        .1
-        .clone();
+    let token = login.value("token").to_string();
     let action = login.action.clone();
     let evil = stranger();
     // Another client: no cookie, with or without a foreign Origin, even with the token.
@@ -301,13 +288,7 @@ async fn consent_sca_steps_from_another_browser_or_site_get_a_403_page_and_the_p
     let url = r.url().to_string();
     let html = r.text().await.unwrap();
     let mut consent = forms(&html, &url).remove(0);
-    let consent_token = consent
-        .fields
-        .iter()
-        .find(|(n, _)| n == "token")
-        .unwrap()
-        .1
-        .clone();
+    let consent_token = consent.value("token").to_string();
     assert_ne!(consent_token, token, "a token per step");
     // The login step's token posted again (the back button) shows the current page.
     let r = post(
@@ -320,9 +301,7 @@ async fn consent_sca_steps_from_another_browser_or_site_get_a_403_page_and_the_p
     assert_eq!(r.status(), 200);
     assert!(r.text().await.unwrap().contains("Give consent"));
     tick_all(&mut consent);
-    let done = consent.submit(&psu, "Approve").await;
-    assert_eq!(done.status(), 302);
-    success(&location(&done));
+    approved(consent.submit(&psu, "Approve").await);
     sb.stop().await;
 }
 
@@ -348,13 +327,7 @@ async fn payment_sca_steps_from_another_browser_get_a_403_page_and_the_psu_finis
         .into_iter()
         .find(|f| f.fields.iter().any(|(n, _)| n == "customerNumber"))
         .unwrap();
-    let token = login
-        .fields
-        .iter()
-        .find(|(n, _)| n == "token")
-        .unwrap()
-        .1
-        .clone();
+    let token = login.value("token").to_string();
     let evil = stranger();
     let decision = href.clone() + "/decision";
     for (url, pairs) in [
@@ -373,17 +346,8 @@ async fn payment_sca_steps_from_another_browser_get_a_403_page_and_the_psu_finis
     let r = evil.get(&href).send().await.unwrap();
     is_bank_403(r.status().as_u16(), &r.text().await.unwrap());
     login.set("customerNumber", INGRID);
-    let r = login.submit(&psu, "Log in").await;
-    assert_eq!(r.status(), 200);
-    let url = r.url().to_string();
-    let html = r.text().await.unwrap();
-    let decide = forms(&html, &url)
-        .into_iter()
-        .find(|f| f.action.ends_with("/decision"))
-        .unwrap();
-    let done = decide.submit(&psu, "Approve").await;
-    assert_eq!(done.status(), 302);
-    success(&location(&done));
+    let decide = form_on(login.submit(&psu, "Log in").await, "/decision").await;
+    approved(decide.submit(&psu, "Approve").await);
     sb.stop().await;
 }
 

@@ -6,9 +6,9 @@
 
 use crate::common;
 
-use common::Form;
 use common::sandbox::{Reply, TestSandbox, strings};
 use common::sca::{complete, fixed_sandbox, success};
+use common::{Form, balance_of};
 use serde_json::{Value, json};
 
 fn error_text(r: &Reply) -> String {
@@ -21,6 +21,16 @@ fn error_text(r: &Reply) -> String {
 async fn create_customer(sb: &TestSandbox, body: Value) -> Value {
     let r = sb.post_created("/v1/sandbox/customers", &body).await;
     r.json
+}
+
+/// [`create_customer`] of `customer_type` (`PRIVATE` or `CORPORATE`) named `name`, with
+/// the default accounts.
+async fn new_customer(sb: &TestSandbox, customer_type: &str, name: &str) -> Value {
+    create_customer(
+        sb,
+        json!({"customerType": customer_type, "customerName": name}),
+    )
+    .await
 }
 
 /// Result of a completed SCA: the redirect's `psu-id` and `psu-corporate-id`.
@@ -66,16 +76,8 @@ fn amount(v: &str) -> Value {
 async fn created_customer_gets_default_accounts_like_the_seed_and_is_listed() {
     let sb = fixed_sandbox().await;
     let before = sb.customers().await;
-    let private = create_customer(
-        &sb,
-        json!({"customerType": "PRIVATE", "customerName": "Per Hansen"}),
-    )
-    .await;
-    let corporate = create_customer(
-        &sb,
-        json!({"customerType": "CORPORATE", "customerName": "Havgapet Fiskeri AS"}),
-    )
-    .await;
+    let private = new_customer(&sb, "PRIVATE", "Per Hansen").await;
+    let corporate = new_customer(&sb, "CORPORATE", "Havgapet Fiskeri AS").await;
     // Exactly the listing's element shape.
     for c in [&private, &corporate] {
         let mut keys: Vec<&str> = c.as_object().unwrap().keys().map(|k| k.as_str()).collect();
@@ -114,8 +116,7 @@ async fn created_customer_gets_default_accounts_like_the_seed_and_is_listed() {
 
     // The customerNumber logs in at SCA; the default accounts carry a generated history.
     let s = sca(&sb, number, "PRIVATE").await;
-    let accounts = sb.send("GET", "/v1/accounts", &psu_headers(&s), None).await;
-    assert_eq!(accounts.status, 200, "{}", accounts.text);
+    let accounts = sb.get_with_ok("/v1/accounts", &psu_headers(&s)).await;
     let ids: Vec<String> = accounts.json["accounts"]
         .as_array()
         .unwrap()
@@ -124,14 +125,11 @@ async fn created_customer_gets_default_accounts_like_the_seed_and_is_listed() {
         .collect();
     assert_eq!(ids, strings(&private["accounts"]));
     let t = sb
-        .send(
-            "GET",
+        .get_with_ok(
             &format!("/v1/accounts/{}/transactions?bookingStatus=booked", ids[0]),
             &psu_headers(&s),
-            None,
         )
         .await;
-    assert_eq!(t.status, 200, "{}", t.text);
     assert!(
         !t.json["transactions"]["booked"]
             .as_array()
@@ -195,13 +193,7 @@ async fn customer_body_is_validated_field_by_field() {
         ),
     ] {
         let r = sb.post_json("/v1/sandbox/customers", &body).await;
-        r.assert_error(400, "FORMAT_ERROR");
-        assert_eq!(
-            r.json["tppMessages"][0]["path"].as_str(),
-            Some(field),
-            "{body} -> {}",
-            r.text
-        );
+        r.assert_error_at(400, "FORMAT_ERROR", field);
         assert!(
             error_text(&r).contains(field.split('.').next_back().unwrap()),
             "{}",
@@ -246,16 +238,11 @@ async fn customer_body_is_validated_field_by_field() {
 #[tokio::test]
 async fn deleting_a_customer_drops_its_accounts_and_consents() {
     let sb = fixed_sandbox().await;
-    let c = create_customer(
-        &sb,
-        json!({"customerType": "PRIVATE", "customerName": "Siri Dahl"}),
-    )
-    .await;
+    let c = new_customer(&sb, "PRIVATE", "Siri Dahl").await;
     let id = c["customerId"].as_str().unwrap();
     let account = strings(&c["accounts"])[0].clone();
     let s = sca(&sb, c["customerNumber"].as_str().unwrap(), "PRIVATE").await;
-    let ok = sb.send("GET", "/v1/accounts", &psu_headers(&s), None).await;
-    assert_eq!(ok.status, 200, "{}", ok.text);
+    sb.get_with_ok("/v1/accounts", &psu_headers(&s)).await;
 
     let r = sb.delete(&format!("/v1/sandbox/customers/{id}")).await;
     assert_eq!(r.status, 204, "{}", r.text);
@@ -269,7 +256,7 @@ async fn deleting_a_customer_drops_its_accounts_and_consents() {
             .all(|x| x["customerId"] != c["customerId"])
     );
     // The PSU's consent went with it: a new SCA is needed.
-    let again = sb.send("GET", "/v1/accounts", &psu_headers(&s), None).await;
+    let again = sb.get_with("/v1/accounts", &psu_headers(&s)).await;
     assert_eq!(again.status, 401, "{}", again.text);
     assert!(again.sca_redirect().is_some());
     // Its accounts are gone for the management operations too.
@@ -321,26 +308,14 @@ async fn created_account_has_the_name_type_and_currency_asked_for() {
     // The PSU sees it with its opening balance and no transactions.
     let s = sca(&sb, c["customerNumber"].as_str().unwrap(), "PRIVATE").await;
     let b = sb
-        .send(
-            "GET",
-            &format!("/v1/accounts/{id}/balances"),
-            &psu_headers(&s),
-            None,
-        )
+        .get_with_ok(&format!("/v1/accounts/{id}/balances"), &psu_headers(&s))
         .await;
-    assert_eq!(b.status, 200, "{}", b.text);
     for bal in b.json["balances"].as_array().unwrap() {
         assert_eq!(bal["balanceAmount"], amount("1500.00"), "{bal}");
     }
     let t = sb
-        .send(
-            "GET",
-            &format!("/v1/accounts/{id}/transactions"),
-            &psu_headers(&s),
-            None,
-        )
+        .get_with_ok(&format!("/v1/accounts/{id}/transactions"), &psu_headers(&s))
         .await;
-    assert_eq!(t.status, 200, "{}", t.text);
     assert!(
         t.json["transactions"]["booked"]
             .as_array()
@@ -395,13 +370,7 @@ async fn created_account_has_the_name_type_and_currency_asked_for() {
         ),
     ] {
         let r = sb.post_json("/v1/sandbox/accounts", &body).await;
-        r.assert_error(status, code);
-        assert_eq!(
-            r.json["tppMessages"][0]["path"].as_str(),
-            Some(field),
-            "{body}: {}",
-            r.text
-        );
+        r.assert_error_at(status, code, field);
     }
 }
 
@@ -417,9 +386,8 @@ async fn empty_account_with_consent(sb: &TestSandbox, name: &str) -> (String, St
     let id = strings(&c["accounts"])[0].clone();
     let s = sca(sb, c["customerNumber"].as_str().unwrap(), "PRIVATE").await;
     let a = sb
-        .send("GET", &format!("/v1/accounts/{id}"), &psu_headers(&s), None)
+        .get_with_ok(&format!("/v1/accounts/{id}"), &psu_headers(&s))
         .await;
-    assert_eq!(a.status, 200, "{}", a.text);
     let bban = a.json["account"]["bban"].as_str().unwrap().to_string();
     let number = c["customerNumber"].as_str().unwrap().to_string();
     (id, bban, s, number)
@@ -482,11 +450,9 @@ async fn transaction_with_another_account_as_debtor_is_rejected_with_an_explanat
     assert_eq!(r.json["creditorAccount"]["bban"], seeded_bban);
     // Nothing of the rejected ones was stored.
     let t = sb
-        .send(
-            "GET",
+        .get_with(
             &format!("/v1/accounts/{id}/transactions?bookingStatus=both"),
             &psu_headers(&s),
-            None,
         )
         .await;
     assert_eq!(
@@ -520,8 +486,7 @@ async fn created_transactions_are_listed_booked_or_pending_with_stable_ids() {
     let booked_id = booked.json["transactionId"].as_str().unwrap().to_string();
     // Location: the transaction details resource.
     let details_path = booked.headers["location"].to_str().unwrap().to_string();
-    let details = sb.send("GET", &details_path, &psu_headers(&s), None).await;
-    assert_eq!(details.status, 200, "{}", details.text);
+    let details = sb.get_with_ok(&details_path, &psu_headers(&s)).await;
     assert!(
         details.json["transactionsDetails"].is_object() && details.text.contains(&booked_id),
         "{}",
@@ -598,11 +563,9 @@ async fn created_transactions_are_listed_booked_or_pending_with_stable_ids() {
     assert_eq!(ids(&later["booked"]), booked_ids);
     // dateTo before today leaves only yesterday's purchase.
     let r = sb
-        .send(
-            "GET",
+        .get_with(
             &format!("/v1/accounts/{id}/transactions?bookingStatus=booked&dateTo={yesterday}"),
             &psu_headers(&s),
-            None,
         )
         .await;
     assert_eq!(ids(&r.json["transactions"]["booked"]), [booked_id]);
@@ -697,13 +660,7 @@ async fn transaction_bodies_are_validated() {
         ),
     ] {
         let r = sb.post_json(&path, &body).await;
-        r.assert_error(400, code);
-        assert_eq!(
-            r.json["tppMessages"][0]["path"].as_str(),
-            Some(field),
-            "{body}: {}",
-            r.text
-        );
+        r.assert_error_at(400, code, field);
     }
     let r = sb
         .post_json(
@@ -720,21 +677,10 @@ async fn balance_update_sets_what_the_balance_endpoint_returns() {
     let (id, _, s, _) = empty_account_with_consent(&sb, "Lise Aas").await;
     let balances = || async {
         let r = sb
-            .send(
-                "GET",
-                &format!("/v1/accounts/{id}/balances"),
-                &psu_headers(&s),
-                None,
-            )
+            .get_with_ok(&format!("/v1/accounts/{id}/balances"), &psu_headers(&s))
             .await;
-        assert_eq!(r.status, 200, "{}", r.text);
         let get = |t: &str| {
-            r.json["balances"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|b| b["balanceType"] == t)
-                .unwrap_or_else(|| panic!("no {t} in {}", r.text))["balanceAmount"]["amount"]
+            balance_of(&r.json, t)["balanceAmount"]["amount"]
                 .as_str()
                 .unwrap()
                 .to_string()
@@ -751,11 +697,10 @@ async fn balance_update_sets_what_the_balance_endpoint_returns() {
     );
     let path = format!("/v1/sandbox/accounts/{id}/balances");
     let r = sb
-        .send(
+        .send_json(
             "PUT",
             &path,
-            &[],
-            Some(&json!({"booked": amount("5000.00"), "available": amount("4200.50")}).to_string()),
+            &json!({"booked": amount("5000.00"), "available": amount("4200.50")}),
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.text);
@@ -796,20 +741,13 @@ async fn balance_update_sets_what_the_balance_endpoint_returns() {
         ),
     ] {
         let r = sb.send("PUT", &path, &[], Some(&body.to_string())).await;
-        r.assert_error(400, code);
-        assert_eq!(
-            r.json["tppMessages"][0]["path"].as_str(),
-            Some(field),
-            "{}",
-            r.text
-        );
+        r.assert_error_at(400, code, field);
     }
     let r = sb
-        .send(
+        .send_json(
             "PUT",
             "/v1/sandbox/accounts/nope/balances",
-            &[],
-            Some(&json!({"booked": amount("1.00")}).to_string()),
+            &json!({"booked": amount("1.00")}),
         )
         .await;
     r.assert_error(404, "RESOURCE_UNKNOWN");
@@ -818,11 +756,7 @@ async fn balance_update_sets_what_the_balance_endpoint_returns() {
 #[tokio::test]
 async fn card_account_transactions_and_balances_are_stored_and_validated() {
     let sb = fixed_sandbox().await;
-    let c = create_customer(
-        &sb,
-        json!({"customerType": "PRIVATE", "customerName": "Tor Vik"}),
-    )
-    .await;
+    let c = new_customer(&sb, "PRIVATE", "Tor Vik").await;
     let card = strings(&c["cardAccounts"])[0].clone();
     let path = format!("/v1/sandbox/card-accounts/{card}/transactions");
     let r = sb
@@ -856,31 +790,12 @@ async fn card_account_transactions_and_balances_are_stored_and_validated() {
         (json!({}), "transactionAmount"),
     ] {
         let r = sb.post_json(&path, &body).await;
-        r.assert_error(400, "FORMAT_ERROR");
-        assert_eq!(
-            r.json["tppMessages"][0]["path"].as_str(),
-            Some(field),
-            "{}",
-            r.text
-        );
+        r.assert_error_at(400, "FORMAT_ERROR", field);
     }
     let r = sb
-        .send(
-            "PUT",
-            &format!("/v1/sandbox/card-accounts/{card}/balances"),
-            &[],
-            Some(
-                &json!({"booked": amount("-1200.00"), "available": amount("28800.00")}).to_string(),
-            ),
-        )
+        .set_balances(&format!("card-accounts/{card}"), "-1200.00", "28800.00")
         .await;
-    assert_eq!(r.status, 200, "{}", r.text);
-    let types: Vec<&str> = r.json["balances"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["balanceType"].as_str().unwrap())
-        .collect();
+    let types: Vec<&str> = crate::common::field_strs(&r.json["balances"], "balanceType");
     assert_eq!(types, ["interimBooked", "interimAvailable"]);
     assert_eq!(r.json["balances"][0]["balanceAmount"], amount("-1200.00"));
     let r = sb
@@ -893,14 +808,11 @@ async fn card_account_transactions_and_balances_are_stored_and_validated() {
     // The card account interface lists the transaction and answers the set balances.
     let s = sca(&sb, c["customerNumber"].as_str().unwrap(), "PRIVATE").await;
     let listed = sb
-        .send(
-            "GET",
+        .get_with_ok(
             &format!("/v1/card-accounts/{card}/transactions?bookingStatus=booked"),
             &psu_headers(&s),
-            None,
         )
         .await;
-    assert_eq!(listed.status, 200, "{}", listed.text);
     let booked = listed.json["cardTransactions"]["booked"]
         .as_array()
         .unwrap();
@@ -916,23 +828,12 @@ async fn card_account_transactions_and_balances_are_stored_and_validated() {
     );
     assert_eq!(mine[0]["transactionAmount"], amount("-499.00"));
     let b = sb
-        .send(
-            "GET",
+        .get_with_ok(
             &format!("/v1/card-accounts/{card}/balances"),
             &psu_headers(&s),
-            None,
         )
         .await;
-    assert_eq!(b.status, 200, "{}", b.text);
-    let get = |t: &str| {
-        b.json["balances"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|x| x["balanceType"] == t)
-            .unwrap_or_else(|| panic!("no {t}: {}", b.text))["balanceAmount"]
-            .clone()
-    };
+    let get = |t: &str| balance_of(&b.json, t)["balanceAmount"].clone();
     assert_eq!(get("interimBooked"), amount("-1200.00"));
     assert_eq!(get("interimAvailable"), amount("28800.00"));
     // A new card account for the customer.
@@ -942,12 +843,7 @@ async fn card_account_transactions_and_balances_are_stored_and_validated() {
     )
     .await;
     let listed = sb
-        .send(
-            "GET",
-            c["_links"]["self"]["href"].as_str().unwrap(),
-            &[],
-            None,
-        )
+        .get_with(c["_links"]["self"]["href"].as_str().unwrap(), &[])
         .await;
     assert_eq!(strings(&listed.json["cardAccounts"]).len(), 2);
 }
@@ -955,16 +851,8 @@ async fn card_account_transactions_and_balances_are_stored_and_validated() {
 #[tokio::test]
 async fn agreement_grants_a_private_customer_the_corporate_context() {
     let sb = fixed_sandbox().await;
-    let company = create_customer(
-        &sb,
-        json!({"customerType": "CORPORATE", "customerName": "Sjøbris Rederi AS"}),
-    )
-    .await;
-    let person = create_customer(
-        &sb,
-        json!({"customerType": "PRIVATE", "customerName": "Marit Sund"}),
-    )
-    .await;
+    let company = new_customer(&sb, "CORPORATE", "Sjøbris Rederi AS").await;
+    let person = new_customer(&sb, "PRIVATE", "Marit Sund").await;
     let company_id = company["customerId"].as_str().unwrap();
     let company_accounts = strings(&company["accounts"]);
     let path = format!("/v1/sandbox/customers/{company_id}/agreements");
@@ -998,20 +886,12 @@ async fn agreement_grants_a_private_customer_the_corporate_context() {
     let one = sb.get_ok(self_href).await;
     assert_eq!(one.json, agreement);
     let eng = sb
-        .send(
-            "GET",
+        .get_with_ok(
             agreement["_links"]["engagements"]["href"].as_str().unwrap(),
             &[],
-            None,
         )
         .await;
-    assert_eq!(eng.status, 200, "{}", eng.text);
-    let eng_ids: Vec<&str> = eng.json["engagements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["resourceId"].as_str().unwrap())
-        .collect();
+    let eng_ids: Vec<&str> = crate::common::field_strs(&eng.json["engagements"], "resourceId");
     assert_eq!(eng_ids, [company_accounts[1].as_str()]);
     let held = sb
         .get(&format!(
@@ -1029,14 +909,8 @@ async fn agreement_grants_a_private_customer_the_corporate_context() {
     )
     .await;
     assert_eq!(s.corporate_id.as_deref(), Some(agreement_id.as_str()));
-    let accounts = sb.send("GET", "/v1/accounts", &psu_headers(&s), None).await;
-    assert_eq!(accounts.status, 200, "{}", accounts.text);
-    let ids: Vec<&str> = accounts.json["accounts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["resourceId"].as_str().unwrap())
-        .collect();
+    let accounts = sb.get_with_ok("/v1/accounts", &psu_headers(&s)).await;
+    let ids: Vec<&str> = crate::common::field_strs(&accounts.json["accounts"], "resourceId");
     assert_eq!(ids, [company_accounts[1].as_str()]);
 
     // Validation.
@@ -1093,7 +967,7 @@ async fn agreement_grants_a_private_customer_the_corporate_context() {
     // Deleting the agreement ends the corporate consent.
     let r = sb.delete(self_href).await;
     assert_eq!(r.status, 204, "{}", r.text);
-    let r = sb.send("GET", "/v1/accounts", &psu_headers(&s), None).await;
+    let r = sb.get_with("/v1/accounts", &psu_headers(&s)).await;
     r.assert_error(401, "CORPORATE_ID_INVALID");
 }
 
@@ -1106,24 +980,12 @@ async fn seeded_agreement_links_point_to_the_sandbox_agreement_resources() {
         for a in c["agreements"].as_array().unwrap() {
             seen += 1;
             let one = sb
-                .send(
-                    "GET",
-                    a["_links"]["self"]["href"].as_str().unwrap(),
-                    &[],
-                    None,
-                )
+                .get_with_ok(a["_links"]["self"]["href"].as_str().unwrap(), &[])
                 .await;
-            assert_eq!(one.status, 200, "{}", one.text);
             assert_eq!(&one.json, a);
             let eng = sb
-                .send(
-                    "GET",
-                    a["_links"]["engagements"]["href"].as_str().unwrap(),
-                    &[],
-                    None,
-                )
+                .get_with_ok(a["_links"]["engagements"]["href"].as_str().unwrap(), &[])
                 .await;
-            assert_eq!(eng.status, 200, "{}", eng.text);
             assert_eq!(
                 eng.json["engagements"].as_array().unwrap().len(),
                 a["engagements"].as_array().unwrap().len()

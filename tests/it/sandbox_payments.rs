@@ -10,9 +10,13 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use common::payments::{CREDITOR_BBAN, DOMESTIC, INGRID, KARI, accounts_of, domestic, first_bban};
-use common::sandbox::{REDIRECT, Reply, TestSandbox, tpp_with_roles};
-use common::{browser, forms, location, page_text};
+use common::payments::{
+    CREDITOR_BBAN, DOMESTIC, INGRID, KARI, accounts_of, domestic, first_bban, kari_initiates,
+    kari_payment, kari_pays,
+};
+use common::sandbox::{Reply, TestSandbox, tpp_with_roles};
+use common::sca::{assert_bound_to_another_customer, callback_of, sca_decide, sca_login};
+use common::{browser, forms, page_text};
 use psd2_console::cert::Psd2Role;
 use psd2_console::sandbox::store::{Account, AccountKind};
 use psd2_console::sandbox::{Clock, SandboxConfig, domain::seed};
@@ -56,11 +60,10 @@ async fn sandbox() -> TestSandbox {
 /// Sets the available balance of `account` (`PUT /v1/sandbox/accounts/{id}/balances`).
 async fn fund(sb: &TestSandbox, account: &Account, amount: &str) {
     let r = sb
-        .send(
+        .send_json(
             "PUT",
             &format!("/v1/sandbox/accounts/{}/balances", account.id),
-            &[],
-            Some(&json!({"available": {"currency": "NOK", "amount": amount}}).to_string()),
+            &json!({"available": {"currency": "NOK", "amount": amount}}),
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.text);
@@ -91,44 +94,6 @@ async fn tx_status(sb: &TestSandbox, product: &str, id: &str) -> String {
         .as_str()
         .unwrap()
         .to_string()
-}
-
-/// Opens the SCA page, logs in as `number` and returns the response to the login post.
-async fn sca_login(sca: &str, number: &str) -> reqwest::Response {
-    let b = browser();
-    let page = b.get(sca).send().await.unwrap();
-    assert_eq!(page.status(), 200);
-    let html = page.text().await.unwrap();
-    let mut f = forms(&html, sca)
-        .into_iter()
-        .find(|f| {
-            f.action.ends_with("/login") && f.fields.iter().any(|(n, _)| n == "customerNumber")
-        })
-        .expect("login form");
-    f.set("customerNumber", number);
-    f.submit(&b, "Log in").await
-}
-
-/// Logs in as `number` and presses `button` (Approve or Reject); returns the final response.
-async fn sca_decide(sca: &str, number: &str, button: &str) -> reqwest::Response {
-    let r = sca_login(sca, number).await;
-    assert_eq!(r.status(), 200, "login as {number}");
-    let url = r.url().to_string();
-    let html = r.text().await.unwrap();
-    let f = forms(&html, &url)
-        .into_iter()
-        .find(|f| f.action.ends_with("/decision"))
-        .expect("decision form");
-    f.submit(&browser(), button).await
-}
-
-fn callback_of(resp: &reqwest::Response) -> ScaCallback {
-    assert_eq!(resp.status(), 302, "a redirect to the TPP");
-    let loc = location(resp);
-    assert!(loc.starts_with(REDIRECT), "{loc}");
-    let url = url::Url::parse(&loc).unwrap();
-    let pairs: Vec<(String, String)> = url.query_pairs().into_owned().collect();
-    ScaCallback::from_query_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))).unwrap()
 }
 
 async fn approve(sca: &str, number: &str) -> ScaCallback {
@@ -165,10 +130,7 @@ const INSTANT: &str = "instant-norwegian-credit-transfers-straks";
 #[tokio::test]
 async fn initiation_answers_201_rcvd_with_absolute_sca_redirect_self_and_status_links() {
     let sb = sandbox().await;
-    let r = sb
-        .initiate(DOMESTIC, &domestic(&first_bban(KARI), "13.37", "Invoice 1"))
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text);
+    let r = kari_initiates(&sb, &[], "13.37", "Invoice 1").await;
     assert_eq!(r.json["transactionStatus"], "RCVD");
     let id = r.json["paymentId"].as_str().unwrap();
     let sca = r.sca_redirect().unwrap();
@@ -245,7 +207,7 @@ async fn every_named_product_type_and_the_instant_alias_is_accepted() {
 #[tokio::test]
 async fn unknown_products_are_404_product_unknown_and_corporate_products_403_product_invalid() {
     let sb = sandbox().await;
-    let body = domestic(&first_bban(KARI), "1.00", "x");
+    let body = kari_payment("1.00", "x");
     let r = sb.initiate("swedish-giro-transfers", &body).await;
     r.assert_error(404, "PRODUCT_UNKNOWN");
     let r = sb
@@ -253,11 +215,10 @@ async fn unknown_products_are_404_product_unknown_and_corporate_products_403_pro
         .await;
     r.assert_error(403, "PRODUCT_INVALID");
     let r = sb
-        .send(
+        .send_json(
             "POST",
             &format!("/v1/bulk-payments/{INSTANT}"),
-            &[],
-            Some(&json!({"debtorAccount": {"bban": first_bban(KARI)}, "payments": []}).to_string()),
+            &json!({"debtorAccount": {"bban": first_bban(KARI)}, "payments": []}),
         )
         .await;
     r.assert_error(403, "PRODUCT_INVALID");
@@ -266,7 +227,7 @@ async fn unknown_products_are_404_product_unknown_and_corporate_products_403_pro
 #[tokio::test]
 async fn json_number_amount_is_format_error_naming_the_field() {
     let sb = sandbox().await;
-    let mut body = domestic(&first_bban(KARI), "13.37", "x");
+    let mut body = kari_payment("13.37", "x");
     body["instructedAmount"]["amount"] = json!(13.37);
     let r = sb.initiate(DOMESTIC, &body).await;
     r.assert_error(400, "FORMAT_ERROR");
@@ -394,7 +355,7 @@ async fn a_character_the_bank_rejects_is_format_error_naming_the_field() {
 #[tokio::test]
 async fn logical_duplicate_is_rejected_unless_allow_logical_duplicate_is_true() {
     let sb = sandbox().await;
-    let body = domestic(&first_bban(KARI), "99.00", "Rent March");
+    let body = kari_payment("99.00", "Rent March");
     sb.create_payment(DOMESTIC, &body).await;
     let r = sb.initiate(DOMESTIC, &body).await;
     r.assert_error(400, "PAYMENT_FAILED");
@@ -404,13 +365,7 @@ async fn logical_duplicate_is_rejected_unless_allow_logical_duplicate_is_true() 
         &body,
     )
     .await;
-    let r = sb
-        .initiate(
-            DOMESTIC,
-            &domestic(&first_bban(KARI), "99.00", "Rent April"),
-        )
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text);
+    kari_initiates(&sb, &[], "99.00", "Rent April").await;
     let r = sb
         .post_json(
             &format!("/v1/payments/{DOMESTIC}?allowLogicalDuplicate=maybe"),
@@ -423,7 +378,7 @@ async fn logical_duplicate_is_rejected_unless_allow_logical_duplicate_is_true() 
 #[tokio::test]
 async fn past_or_instant_future_execution_dates_are_execution_date_invalid() {
     let sb = sandbox().await;
-    let mut body = domestic(&first_bban(KARI), "1.00", "late");
+    let mut body = kari_payment("1.00", "late");
     body["requestedExecutionDate"] = json!("2020-01-01");
     let r = sb.initiate(DOMESTIC, &body).await;
     r.assert_error(400, "EXECUTION_DATE_INVALID");
@@ -508,13 +463,7 @@ async fn x_psu_identity_creates_the_psu_id_sca_gives_and_is_idempotent() {
     };
     let first = send("one").await;
     assert_eq!(first.status, 201, "{}", first.text);
-    let psu = first
-        .headers
-        .get("psu-id")
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .to_string();
+    let psu = first.header("psu-id");
     let second = send("two").await;
     assert_eq!(
         second.headers.get("psu-id").unwrap().to_str().unwrap(),
@@ -528,17 +477,8 @@ async fn x_psu_identity_creates_the_psu_id_sca_gives_and_is_idempotent() {
     // ... which is the one the account-information SCA gives the same customer.
     assert_eq!(consent_psu_id(&sb, INGRID).await, psu);
     // With PSU-ID the payment is bound to that PSU: another customer cannot log in.
-    let r = sb
-        .initiate_with(
-            DOMESTIC,
-            &[("PSU-ID", &psu)],
-            &domestic(&first_bban(KARI), "5.00", "bound"),
-        )
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text);
-    let resp = sca_login(r.sca_redirect().unwrap(), KARI).await;
-    assert_eq!(resp.status(), 400);
-    assert!(resp.text().await.unwrap().contains("another customer"));
+    let r = kari_initiates(&sb, &[("PSU-ID", &psu)], "5.00", "bound").await;
+    assert_bound_to_another_customer(r.sca_redirect().unwrap(), KARI).await;
 }
 
 /// The psu-id of the account-information SCA (consent) of customer `number`.
@@ -587,7 +527,7 @@ async fn consent_psu_id(sb: &TestSandbox, number: &str) -> String {
 #[tokio::test]
 async fn x_psu_identity_of_a_corporate_or_unknown_customer_is_rejected() {
     let sb = sandbox().await;
-    let body = domestic(&first_bban(KARI), "5.00", "corp").to_string();
+    let body = kari_payment("5.00", "corp").to_string();
     for number in [FJORDBRIS, "00000000000"] {
         let r = sb
             .send(
@@ -607,14 +547,8 @@ async fn x_psu_identity_of_a_corporate_or_unknown_customer_is_rejected() {
 #[tokio::test]
 async fn payment_sca_approve_gives_actc_and_the_success_redirect() {
     let sb = sandbox().await;
-    let r = sb
-        .initiate_with(
-            DOMESTIC,
-            &[("TPP-Session-ID", "session-42")],
-            &domestic(&first_bban(KARI), "13.37", "approve me"),
-        )
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text);
+    let session = [("TPP-Session-ID", "session-42")];
+    let r = kari_initiates(&sb, &session, "13.37", "approve me").await;
     let id = r.json["paymentId"].as_str().unwrap().to_string();
     let sca_status_href = r.json["_links"]["scaStatus"]["href"]
         .as_str()
@@ -641,9 +575,7 @@ async fn payment_sca_approve_gives_actc_and_the_success_redirect() {
 #[tokio::test]
 async fn payment_sca_reject_gives_rjct_and_the_failure_redirect_with_payment_failed() {
     let sb = sandbox().await;
-    let (id, sca) = sb
-        .create_payment(DOMESTIC, &domestic(&first_bban(KARI), "1.00", "no"))
-        .await;
+    let (id, sca) = kari_pays(&sb, DOMESTIC, "1.00", "no").await;
     let r = sca_decide(&sca, KARI, "Reject").await;
     let ScaCallback::Failure(f) = callback_of(&r) else {
         panic!("success redirect");
@@ -657,9 +589,7 @@ async fn payment_sca_reject_gives_rjct_and_the_failure_redirect_with_payment_fai
 #[tokio::test]
 async fn the_approving_psu_must_own_the_debtor_account() {
     let sb = sandbox().await;
-    let (id, sca) = sb
-        .create_payment(DOMESTIC, &domestic(&first_bban(KARI), "1.00", "mine"))
-        .await;
+    let (id, sca) = kari_pays(&sb, DOMESTIC, "1.00", "mine").await;
     let r = sca_login(&sca, INGRID).await;
     assert_eq!(r.status(), 403);
     let html = r.text().await.unwrap();
@@ -681,7 +611,7 @@ async fn an_agreement_holder_approves_a_corporate_payment_in_corporate_context()
 #[tokio::test]
 async fn sca_pages_escape_interpolated_values() {
     let sb = sandbox().await;
-    let mut body = domestic(&first_bban(KARI), "1.00", "<script>alert(1)</script>");
+    let mut body = kari_payment("1.00", "<script>alert(1)</script>");
     body["creditorName"] = json!("<b>Evil</b> & Co");
     let (_, sca) = sb.create_payment(DOMESTIC, &body).await;
     let html = page_text(&sca).await;
@@ -699,14 +629,8 @@ async fn sca_pages_escape_interpolated_values() {
 #[tokio::test]
 async fn explicit_authorisation_gives_start_authorisation_then_an_sca_redirect() {
     let sb = sandbox().await;
-    let r = sb
-        .initiate_with(
-            DOMESTIC,
-            &[("TPP-Explicit-Authorisation-Preferred", "true")],
-            &domestic(&first_bban(KARI), "3.00", "explicit"),
-        )
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text);
+    let explicit = [("TPP-Explicit-Authorisation-Preferred", "true")];
+    let r = kari_initiates(&sb, &explicit, "3.00", "explicit").await;
     assert!(r.sca_redirect().is_none());
     let start = r.json["_links"]["startAuthorisation"]["href"]
         .as_str()
@@ -736,10 +660,7 @@ async fn explicit_authorisation_gives_start_authorisation_then_an_sca_redirect()
 #[tokio::test]
 async fn payment_authorisations_are_listed_and_updating_psu_data_answers_the_redirect_links() {
     let sb = sandbox().await;
-    let r = sb
-        .initiate(DOMESTIC, &domestic(&first_bban(KARI), "4.00", "list auths"))
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text);
+    let r = kari_initiates(&sb, &[], "4.00", "list auths").await;
     let id = r.json["paymentId"].as_str().unwrap().to_string();
     let implicit = r.json["_links"]["scaStatus"]["href"]
         .as_str()
@@ -774,9 +695,7 @@ async fn payment_authorisations_are_listed_and_updating_psu_data_answers_the_red
         .await
         .assert_error(400, "FORMAT_ERROR");
     // An authorisation of another payment, another TPP's payment.
-    let (other, _) = sb
-        .create_payment(DOMESTIC, &domestic(&first_bban(KARI), "4.01", "other"))
-        .await;
+    let (other, _) = kari_pays(&sb, DOMESTIC, "4.01", "other").await;
     sb.send(
         "PUT",
         &format!("/v1/payments/{DOMESTIC}/{other}/authorisations/{explicit}"),
@@ -786,7 +705,7 @@ async fn payment_authorisations_are_listed_and_updating_psu_data_answers_the_red
     .await
     .assert_error(404, "RESOURCE_UNKNOWN");
     let b = tpp_with_roles(&[Psd2Role::PspPi]);
-    let r = sb.send_as(&b, "GET", &list, &[], None).await;
+    let r = sb.get_as(&b, &list, &[]).await;
     r.assert_error(403, "RESOURCE_UNKNOWN");
     // Once approved: finalised, no scaRedirect any more.
     let sca = r_sca(&sb, &one).await;
@@ -810,13 +729,13 @@ async fn r_sca(sb: &TestSandbox, href: &str) -> String {
 async fn x_accept_fix_takes_only_the_documents_values() {
     let sb = sandbox().await;
     for ok in ["amount-as-string", "amount-as-string, longer-names"] {
-        let body = domestic(&first_bban(KARI), "6.00", ok);
+        let body = kari_payment("6.00", ok);
         let r = sb
             .initiate_with(DOMESTIC, &[("x-accept-fix", ok)], &body)
             .await;
         assert_eq!(r.status, 201, "{ok}: {}", r.text);
     }
-    let body = domestic(&first_bban(KARI), "6.00", "fix");
+    let body = kari_payment("6.00", "fix");
     let r = sb
         .initiate_with(DOMESTIC, &[("x-accept-fix", "foo")], &body)
         .await;
@@ -829,18 +748,9 @@ async fn x_accept_fix_takes_only_the_documents_values() {
 #[tokio::test]
 async fn the_payment_maximum_is_999_999_999_99() {
     let sb = sandbox().await;
+    kari_initiates(&sb, &[], "999999999.99", "max").await;
     let r = sb
-        .initiate(
-            DOMESTIC,
-            &domestic(&first_bban(KARI), "999999999.99", "max"),
-        )
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text);
-    let r = sb
-        .initiate(
-            DOMESTIC,
-            &domestic(&first_bban(KARI), "1000000000.00", "max+1"),
-        )
+        .initiate(DOMESTIC, &kari_payment("1000000000.00", "max+1"))
         .await;
     r.assert_error(400, "FORMAT_ERROR");
     assert!(r.text.contains("999999999.99"), "{}", r.text);
@@ -851,18 +761,16 @@ async fn the_payment_maximum_is_999_999_999_99() {
 #[tokio::test]
 async fn another_tpps_psu_id_is_refused_at_payment_initiation_as_at_accounts() {
     let sb = sandbox().await;
-    let (_, sca) = sb
-        .create_payment(DOMESTIC, &domestic(&first_bban(KARI), "7.00", "a's"))
-        .await;
+    let (_, sca) = kari_pays(&sb, DOMESTIC, "7.00", "a's").await;
     let a_psu = approved(&sca, KARI).await.psu_id;
     let b = tpp_with_roles(&[Psd2Role::PspPi, Psd2Role::PspAi]);
     let psu = [("PSU-ID", a_psu.as_str())];
-    let body = domestic(&first_bban(KARI), "8.00", "b's").to_string();
+    let body = kari_payment("8.00", "b's").to_string();
     let path = format!("/v1/payments/{DOMESTIC}");
     let r = sb.send_as(&b, "POST", &path, &psu, Some(&body)).await;
     r.assert_error(401, "CONSENT_INVALID");
     assert!(r.json.get("paymentId").is_none(), "{}", r.text);
-    let accounts = sb.send_as(&b, "GET", "/v1/accounts", &psu, None).await;
+    let accounts = sb.get_as(&b, "/v1/accounts", &psu).await;
     assert_eq!(accounts.status, 401, "{}", accounts.text);
     assert_eq!(accounts.code(), r.code(), "the same code as /v1/accounts");
     // A made-up PSU-ID is refused the same way (no oracle for A's PSU-IDs).
@@ -888,9 +796,7 @@ async fn another_tpps_psu_id_is_refused_at_payment_initiation_as_at_accounts() {
 #[tokio::test]
 async fn instant_payments_settle_at_once_on_approval() {
     let sb = sandbox().await;
-    let (id, sca) = sb
-        .create_payment(INSTANT, &domestic(&first_bban(KARI), "20.00", "straks"))
-        .await;
+    let (id, sca) = kari_pays(&sb, INSTANT, "20.00", "straks").await;
     assert!(matches!(approve(&sca, KARI).await, ScaCallback::Success(_)));
     assert_eq!(tx_status(&sb, INSTANT, &id).await, "ACSC");
 }
@@ -907,9 +813,7 @@ async fn a_batch_run_settles_authorised_payments_once_the_clock_passes_its_time(
         "{}",
         clock.text
     );
-    let (id, sca) = sb
-        .create_payment(DOMESTIC, &domestic(&first_bban(KARI), "10.00", "batch"))
-        .await;
+    let (id, sca) = kari_pays(&sb, DOMESTIC, "10.00", "batch").await;
     approve(&sca, KARI).await;
     assert_eq!(tx_status(&sb, DOMESTIC, &id).await, "ACTC");
     advance(&sb, 59 * 60).await; // 08:59
@@ -922,12 +826,8 @@ async fn a_batch_run_settles_authorised_payments_once_the_clock_passes_its_time(
 #[tokio::test]
 async fn run_batch_now_settles_every_authorised_payment() {
     let sb = sandbox().await;
-    let (id, sca) = sb
-        .create_payment(DOMESTIC, &domestic(&first_bban(KARI), "10.00", "now"))
-        .await;
-    let (waiting, _) = sb
-        .create_payment(DOMESTIC, &domestic(&first_bban(KARI), "11.00", "rcvd"))
-        .await;
+    let (id, sca) = kari_pays(&sb, DOMESTIC, "10.00", "now").await;
+    let (waiting, _) = kari_pays(&sb, DOMESTIC, "11.00", "rcvd").await;
     approve(&sca, KARI).await;
     let r = sb.send("POST", "/v1/sandbox/batch", &[], None).await;
     assert_eq!(r.status, 200, "{}", r.text);
@@ -940,12 +840,7 @@ async fn run_batch_now_settles_every_authorised_payment() {
 #[tokio::test]
 async fn insufficient_funds_at_the_batch_run_give_accp_with_funds_available_false() {
     let sb = sandbox().await;
-    let (id, sca) = sb
-        .create_payment(
-            DOMESTIC,
-            &domestic(&first_bban(KARI), "999999999.99", "too much"),
-        )
-        .await;
+    let (id, sca) = kari_pays(&sb, DOMESTIC, "999999999.99", "too much").await;
     approve(&sca, KARI).await;
     let s = status_of(&sb, "payments", DOMESTIC, &id).await;
     assert_eq!(s["transactionStatus"], "ACTC");
@@ -1052,12 +947,7 @@ async fn a_settled_payment_is_booked_on_the_debtor_and_the_sandbox_creditor_acco
         "{credits:?}"
     );
     let balances = get(format!("/v1/accounts/{}/balances", own[0].id)).await;
-    let available = balances["balances"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["balanceType"] == "interimAvailable")
-        .unwrap();
+    let available = common::balance_of(&balances, "interimAvailable");
     assert_eq!(available["balanceAmount"]["amount"], "850.00");
 }
 
@@ -1067,7 +957,7 @@ async fn a_future_dated_payment_waits_for_the_first_run_on_its_execution_date() 
     let tomorrow = (chrono::DateTime::<chrono::Utc>::from(sb.now()).date_naive()
         + chrono::Duration::days(1))
     .to_string();
-    let mut body = domestic(&first_bban(KARI), "10.00", "future");
+    let mut body = kari_payment("10.00", "future");
     body["requestedExecutionDate"] = json!(tomorrow);
     let (id, sca) = sb.create_payment(DOMESTIC, &body).await;
     approve(&sca, KARI).await;
@@ -1081,7 +971,7 @@ async fn a_future_dated_payment_waits_for_the_first_run_on_its_execution_date() 
 async fn periodic_monthly_variable_with_duplicate_months_is_rejected() {
     let sb = sandbox().await;
     let today = chrono::DateTime::<chrono::Utc>::from(sb.now()).date_naive();
-    let mut body = domestic(&first_bban(KARI), "500.00", "Kindergarten");
+    let mut body = kari_payment("500.00", "Kindergarten");
     body["startDate"] = json!(today.to_string());
     body["frequency"] = json!("MonthlyVariable");
     body["monthsOfExecution"] = json!(["1", "4", "01"]);
@@ -1109,7 +999,7 @@ async fn periodic_monthly_variable_with_duplicate_months_is_rejected() {
 async fn periodic_payments_are_not_taken_by_the_batch_runs() {
     let sb = sandbox().await;
     let today = chrono::DateTime::<chrono::Utc>::from(sb.now()).date_naive();
-    let mut body = domestic(&first_bban(KARI), "50.00", "Savings");
+    let mut body = kari_payment("50.00", "Savings");
     body["startDate"] = json!(today.to_string());
     body["frequency"] = json!("Monthly");
     let path = format!("/v1/periodic-payments/{DOMESTIC}");
@@ -1218,9 +1108,7 @@ async fn delete_cancels_a_received_payment_of_every_product_and_service() {
 #[tokio::test]
 async fn deleting_a_payment_on_hold_pdng_gives_an_explanatory_error() {
     let sb = sandbox().await;
-    let (id, sca) = sb
-        .create_payment(DOMESTIC, &domestic(&first_bban(KARI), "10.00", "hold"))
-        .await;
+    let (id, sca) = kari_pays(&sb, DOMESTIC, "10.00", "hold").await;
     approve(&sca, KARI).await;
     let h = sb
         .send(
@@ -1255,17 +1143,13 @@ async fn deleting_a_payment_on_hold_pdng_gives_an_explanatory_error() {
 #[tokio::test]
 async fn deleting_a_settled_payment_gives_an_explanatory_error() {
     let sb = sandbox().await;
-    let (id, sca) = sb
-        .create_payment(INSTANT, &domestic(&first_bban(KARI), "10.00", "done"))
-        .await;
+    let (id, sca) = kari_pays(&sb, INSTANT, "10.00", "done").await;
     approve(&sca, KARI).await;
     let d = sb.delete(&format!("/v1/payments/{INSTANT}/{id}")).await;
     assert_eq!(d.status, 409, "{}", d.text);
     assert!(d.text.contains("already executed"), "{}", d.text);
     // An authorised, not yet executed payment can still be cancelled.
-    let (id, sca) = sb
-        .create_payment(DOMESTIC, &domestic(&first_bban(KARI), "10.00", "undo"))
-        .await;
+    let (id, sca) = kari_pays(&sb, DOMESTIC, "10.00", "undo").await;
     approve(&sca, KARI).await;
     let d = sb.delete(&format!("/v1/payments/{DOMESTIC}/{id}")).await;
     assert_eq!(d.status, 204, "{}", d.text);
@@ -1276,7 +1160,7 @@ async fn domestic_norway_details_and_status_are_hidden_until_approved() {
     let sb = sandbox().await;
     let product = "domestic-norway-credit-transfers";
     let (id, sca) = sb
-        .create_payment(product, &domestic(&first_bban(KARI), "10.00", "hidden"))
+        .create_payment(product, &kari_payment("10.00", "hidden"))
         .await;
     for path in [
         format!("/v1/payments/{product}/{id}"),
@@ -1325,18 +1209,16 @@ async fn payment_initiation_needs_the_psp_pi_role() {
             "POST",
             &format!("/v1/payments/{DOMESTIC}"),
             &[],
-            Some(&domestic(&first_bban(KARI), "1.00", "role").to_string()),
+            Some(&kari_payment("1.00", "role").to_string()),
         )
         .await;
     r.assert_error(401, "ROLE_INVALID");
     assert!(r.text.contains("PSP_PI"));
     let r = sb
-        .send_as(
+        .get_as(
             &ais_only,
-            "GET",
             &format!("/v1/payments/{INSTANT}/fee-information"),
             &[],
-            None,
         )
         .await;
     assert_eq!(r.status, 401);
@@ -1347,7 +1229,7 @@ async fn payment_initiation_needs_the_psp_pi_role() {
             "POST",
             &format!("/v1/payments/{DOMESTIC}"),
             &[],
-            Some(&domestic(&first_bban(KARI), "1.00", "pisp").to_string()),
+            Some(&kari_payment("1.00", "pisp").to_string()),
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
@@ -1356,18 +1238,20 @@ async fn payment_initiation_needs_the_psp_pi_role() {
 #[tokio::test]
 async fn payments_of_another_tpp_are_forbidden() {
     let sb = sandbox().await;
-    let (id, _) = sb
-        .create_payment(DOMESTIC, &domestic(&first_bban(KARI), "1.00", "mine"))
-        .await;
+    let (id, _) = kari_pays(&sb, DOMESTIC, "1.00", "mine").await;
     let other = tpp_with_roles(&[Psd2Role::PspPi, Psd2Role::PspAi]);
-    for (method, path) in [
-        ("GET", format!("/v1/payments/{DOMESTIC}/{id}")),
-        ("GET", format!("/v1/payments/{DOMESTIC}/{id}/status")),
-        ("DELETE", format!("/v1/payments/{DOMESTIC}/{id}")),
-        ("POST", format!("/v1/sandbox/payments/{id}/hold")),
-    ] {
-        let r = sb.send_as(&other, method, &path, &[], None).await;
-        assert_eq!(r.status, 403, "{method} {path}: {}", r.text);
+    let answers = sb
+        .assert_forbidden_to(
+            &other,
+            &[
+                ("GET", format!("/v1/payments/{DOMESTIC}/{id}")),
+                ("GET", format!("/v1/payments/{DOMESTIC}/{id}/status")),
+                ("DELETE", format!("/v1/payments/{DOMESTIC}/{id}")),
+                ("POST", format!("/v1/sandbox/payments/{id}/hold")),
+            ],
+        )
+        .await;
+    for r in answers {
         assert_eq!(r.code(), Some("RESOURCE_UNKNOWN"));
     }
     assert_eq!(tx_status(&sb, DOMESTIC, &id).await, "RCVD");
@@ -1453,13 +1337,7 @@ async fn a_psu_id_registered_with_get_users_binds_the_payments_of_a_pisp_only_tp
     let sb = sandbox().await;
     let pisp = tpp_with_roles(&[Psd2Role::PspPi]);
     let r = sb
-        .send_as(
-            &pisp,
-            "GET",
-            "/v1/users",
-            &[("TPP-Session-ID", "reg")],
-            None,
-        )
+        .get_as(&pisp, "/v1/users", &[("TPP-Session-ID", "reg")])
         .await;
     assert_eq!(r.status, 200, "{}", r.text);
     let ScaCallback::Success(reg) = complete_registration(r.sca_redirect().unwrap(), KARI).await
@@ -1474,28 +1352,20 @@ async fn a_psu_id_registered_with_get_users_binds_the_payments_of_a_pisp_only_tp
             "POST",
             &format!("/v1/payments/{DOMESTIC}"),
             &with_psu,
-            Some(&domestic(&first_bban(KARI), "25.00", "registered psu").to_string()),
+            Some(&kari_payment("25.00", "registered psu").to_string()),
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
     let id = r.json["paymentId"].as_str().unwrap().to_string();
     let sca = r.sca_redirect().unwrap().to_string();
     // Another customer cannot approve the registered PSU's payment ...
-    let other = sca_login(&sca, INGRID).await;
-    assert_eq!(other.status(), 400);
-    assert!(other.text().await.unwrap().contains("another customer"));
+    assert_bound_to_another_customer(&sca, INGRID).await;
     // ... the registered customer can, and the SCA gives back the same PSU-ID.
     let ok = approved(&sca, KARI).await;
     assert_eq!(ok.psu_id, psu);
     assert_eq!(ok.context, PsuContext::Private);
     let s = sb
-        .send_as(
-            &pisp,
-            "GET",
-            &format!("/v1/payments/{DOMESTIC}/{id}/status"),
-            &[],
-            None,
-        )
+        .get_as(&pisp, &format!("/v1/payments/{DOMESTIC}/{id}/status"), &[])
         .await;
     assert_eq!(s.json["transactionStatus"], "ACTC", "{}", s.text);
     // A signing basket created with the PSU-ID is bound to the same customer.
@@ -1505,24 +1375,20 @@ async fn a_psu_id_registered_with_get_users_binds_the_payments_of_a_pisp_only_tp
             "POST",
             &format!("/v1/payments/{DOMESTIC}"),
             &[],
-            Some(&domestic(&first_bban(KARI), "26.00", "in a basket").to_string()),
+            Some(&kari_payment("26.00", "in a basket").to_string()),
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
     let in_basket = r.json["paymentId"].as_str().unwrap().to_string();
     let b = sb
-        .send_as(
+        .create_basket_as(
             &pisp,
-            "POST",
-            "/v1/signing-baskets",
             &with_psu,
-            Some(&json!({ "paymentIds": [in_basket] }).to_string()),
+            &json!({ "paymentIds": [in_basket] }).to_string(),
         )
         .await;
     assert_eq!(b.status, 201, "{}", b.text);
-    let other = sca_login(b.sca_redirect().unwrap(), INGRID).await;
-    assert_eq!(other.status(), 400);
-    assert!(other.text().await.unwrap().contains("another customer"));
+    assert_bound_to_another_customer(b.sca_redirect().unwrap(), INGRID).await;
 }
 
 /// The seeded private current accounts and corporate operating accounts.
@@ -1614,13 +1480,7 @@ async fn seeded_current_and_operating_accounts_pay_1000_nok_on_any_date() {
 #[tokio::test]
 async fn an_expired_payment_sca_rejects_the_payment_when_next_read() {
     let sb = sandbox().await;
-    let r = sb
-        .initiate(
-            DOMESTIC,
-            &domestic(&first_bban(KARI), "30.00", "never approved"),
-        )
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text);
+    let r = kari_initiates(&sb, &[], "30.00", "never approved").await;
     let id = r.json["paymentId"].as_str().unwrap().to_string();
     let sca = r.sca_redirect().unwrap().to_string();
     let sca_status = r.json["_links"]["scaStatus"]["href"]
@@ -1656,17 +1516,12 @@ async fn an_expired_payment_sca_rejects_the_payment_when_next_read() {
 #[tokio::test]
 async fn a_new_authorisation_keeps_a_payment_with_an_expired_sca_link_alive() {
     let sb = sandbox().await;
-    let (id, _old) = sb
-        .create_payment(
-            DOMESTIC,
-            &domestic(&first_bban(KARI), "31.00", "second try"),
-        )
-        .await;
+    let (id, _old) = kari_pays(&sb, DOMESTIC, "31.00", "second try").await;
     let explicit = sb
         .initiate_with(
             DOMESTIC,
             &[("TPP-Explicit-Authorisation-Preferred", "true")],
-            &domestic(&first_bban(KARI), "32.00", "not started"),
+            &kari_payment("32.00", "not started"),
         )
         .await;
     assert_eq!(explicit.status, 201, "{}", explicit.text);
@@ -1706,9 +1561,7 @@ async fn amounts_outside_the_berlin_group_pattern_are_format_error_naming_the_fi
         "1,50",
         "123456789012345",
     ] {
-        let r = sb
-            .initiate(DOMESTIC, &domestic(&first_bban(KARI), bad, "pattern"))
-            .await;
+        let r = sb.initiate(DOMESTIC, &kari_payment(bad, "pattern")).await;
         assert_eq!(r.status, 400, "{bad:?}: {}", r.text);
         assert_eq!(r.code(), Some("FORMAT_ERROR"), "{bad:?}");
         assert_eq!(
@@ -1719,9 +1572,7 @@ async fn amounts_outside_the_berlin_group_pattern_are_format_error_naming_the_fi
     }
     // An instructed amount is positive.
     for bad in ["0", "0.00", "-5.00"] {
-        let r = sb
-            .initiate(DOMESTIC, &domestic(&first_bban(KARI), bad, "positive"))
-            .await;
+        let r = sb.initiate(DOMESTIC, &kari_payment(bad, "positive")).await;
         assert_eq!(r.status, 400, "{bad:?}: {}", r.text);
         assert_eq!(r.json["tppMessages"][0]["path"], "instructedAmount.amount");
         assert!(r.text.contains("greater than zero"), "{}", r.text);
@@ -1729,10 +1580,7 @@ async fn amounts_outside_the_berlin_group_pattern_are_format_error_naming_the_fi
     // The pattern's own forms pass.
     for (i, good) in ["10", "10.5", "10.50"].iter().enumerate() {
         let r = sb
-            .initiate(
-                DOMESTIC,
-                &domestic(&first_bban(KARI), good, &format!("fine {i}")),
-            )
+            .initiate(DOMESTIC, &kari_payment(good, &format!("fine {i}")))
             .await;
         assert_eq!(r.status, 201, "{good:?}: {}", r.text);
     }
@@ -1758,7 +1606,7 @@ async fn amounts_outside_the_berlin_group_pattern_are_format_error_naming_the_fi
 
 /// A domestic payment with a structured KID reference.
 fn with_kid(kid: &str, array: bool, remittance: &str) -> Value {
-    let mut body = domestic(&first_bban(KARI), "20.00", remittance);
+    let mut body = kari_payment("20.00", remittance);
     let reference = json!({"reference": kid, "referenceType": "KID"});
     if array {
         body["remittanceInformationStructuredArray"] = json!([reference]);
@@ -1810,7 +1658,7 @@ async fn kid_with_a_wrong_check_digit_or_length_is_format_error_naming_the_field
         );
     }
     // Another reference type is not a KID.
-    let mut body = domestic(&first_bban(KARI), "21.00", "scor");
+    let mut body = kari_payment("21.00", "scor");
     body["remittanceInformationStructuredArray"] =
         json!([{"reference": "RF18539007547034", "referenceType": "SCOR"}]);
     let r = sb.initiate(DOMESTIC, &body).await;
@@ -1848,7 +1696,7 @@ async fn a_corporate_users_payment_requests_without_psu_corporate_id_get_400() {
     let r = sb.send("POST", &path, &both, Some(&body)).await;
     assert_eq!(r.status, 201, "{}", r.text);
     // A private payment of the same PSU needs no PSU-Corporate-ID.
-    let body = domestic(&first_bban(KARI), "5.00", "private").to_string();
+    let body = kari_payment("5.00", "private").to_string();
     let r = sb.send("POST", &path, &psu_only, Some(&body)).await;
     assert_eq!(r.status, 201, "{}", r.text);
 }

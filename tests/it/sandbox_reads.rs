@@ -63,12 +63,7 @@ fn amount(v: &str) -> serde_json::Value {
 }
 
 fn balance(r: &Reply, kind: &str) -> (String, String) {
-    let b = r.json["balances"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["balanceType"] == kind)
-        .unwrap_or_else(|| panic!("no {kind} in {}", r.text));
+    let b = crate::common::balance_of(&r.json, kind);
     (
         b["balanceAmount"]["amount"].as_str().unwrap().to_string(),
         b["referenceDate"].as_str().unwrap_or("").to_string(),
@@ -81,16 +76,10 @@ async fn repeated_reads_follow_every_write_and_the_sandbox_day() {
     let psu = consent(&sb, "31125461118").await;
     let list = get(&sb, "/v1/accounts", &psu).await;
     assert_eq!(get(&sb, "/v1/accounts", &psu).await.text, list.text);
-    let acc = list.json["accounts"][0]["resourceId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let acc = list.first_resource_id("accounts");
     let cards = get(&sb, "/v1/card-accounts", &psu).await;
     assert_eq!(get(&sb, "/v1/card-accounts", &psu).await.text, cards.text);
-    let card = cards.json["cardAccounts"][0]["resourceId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let card = cards.first_resource_id("cardAccounts");
     for path in [
         format!("/v1/accounts/{acc}"),
         format!("/v1/card-accounts/{card}"),
@@ -103,15 +92,8 @@ async fn repeated_reads_follow_every_write_and_the_sandbox_day() {
     // Account balances: a balance override is seen by the next read.
     let bal_path = format!("/v1/accounts/{acc}/balances");
     let before = get(&sb, &bal_path, &psu).await;
-    let r = sb
-        .send(
-            "PUT",
-            &format!("/v1/sandbox/accounts/{acc}/balances"),
-            &[],
-            Some(&json!({"booked": amount("5000.00"), "available": amount("4200.50")}).to_string()),
-        )
+    sb.set_balances(&format!("accounts/{acc}"), "5000.00", "4200.50")
         .await;
-    assert_eq!(r.status, 200, "{}", r.text);
     let after = get(&sb, &bal_path, &psu).await;
     assert_ne!(after.text, before.text);
     assert_eq!(balance(&after, "expected").0, "4200.50");
@@ -122,14 +104,10 @@ async fn repeated_reads_follow_every_write_and_the_sandbox_day() {
     let bal_before = get(&sb, &card_bal_path, &psu).await;
     let tx_before = get(&sb, &card_tx_path, &psu).await;
     let r = sb
-        .send(
+        .send_json(
             "POST",
             &format!("/v1/sandbox/card-accounts/{card}/transactions"),
-            &[],
-            Some(
-                &json!({"transactionAmount": amount("-123.45"), "transactionDetails": "Kiosk"})
-                    .to_string(),
-            ),
+            &json!({"transactionAmount": amount("-123.45"), "transactionDetails": "Kiosk"}),
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
@@ -172,14 +150,8 @@ async fn a_kept_body_is_never_given_to_another_psu_or_tpp() {
     let kari_cards = get(&sb, "/v1/card-accounts", &kari).await;
     let ola_cards = get(&sb, "/v1/card-accounts", &ola).await;
     assert_ne!(kari_cards.text, ola_cards.text);
-    let card = kari_cards.json["cardAccounts"][0]["resourceId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let acc = kari_list.json["accounts"][0]["resourceId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let card = kari_cards.first_resource_id("cardAccounts");
+    let acc = kari_list.first_resource_id("accounts");
     // Kari's resources, asked for with Ola's PSU-ID: refused although their bodies are kept.
     for path in [
         format!("/v1/accounts/{acc}"),
@@ -195,9 +167,7 @@ async fn a_kept_body_is_never_given_to_another_psu_or_tpp() {
     // Another TPP (its own certificate, no consent) with Kari's PSU-ID: SCA first.
     let other = tpp_with_roles(&[Psd2Role::PspAi]);
     for path in ["/v1/accounts", "/v1/card-accounts"] {
-        let r = sb
-            .send_as(&other, "GET", path, &[("PSU-ID", &kari)], None)
-            .await;
+        let r = sb.get_as(&other, path, &[("PSU-ID", &kari)]).await;
         assert_eq!(r.status, 401, "{path}: {}", r.text);
     }
 }

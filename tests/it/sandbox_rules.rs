@@ -54,6 +54,15 @@ async fn consent(sb: &TestSandbox, c: &Value, session: &str) -> ScaSuccess {
     success(&complete(&href, &number(c), "Approve").await)
 }
 
+/// A sandbox on a fixed clock, its [`private_customer`] and that customer's [`consent`]
+/// completed in `session`.
+async fn consented(session: &str) -> (TestSandbox, Value, ScaSuccess) {
+    let sb = fixed_sandbox().await;
+    let c = private_customer(&sb).await;
+    let ok = consent(&sb, &c, session).await;
+    (sb, c, ok)
+}
+
 fn first_account(c: &Value) -> String {
     c["accounts"][0].as_str().unwrap().to_string()
 }
@@ -67,9 +76,7 @@ fn today(sb: &TestSandbox) -> chrono::NaiveDate {
 
 #[tokio::test]
 async fn sca_session_is_valid_for_one_hour_then_psu_present_requests_need_sca() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent(&sb, &c, "s-hour").await;
+    let (sb, c, ok) = consented("s-hour").await;
     let present = [("PSU-ID", ok.psu_id.as_str()), ("TPP-Session-ID", "s-hour")];
     let balances = format!("/v1/accounts/{}/balances", first_account(&c));
 
@@ -101,9 +108,7 @@ async fn sca_session_is_valid_for_one_hour_then_psu_present_requests_need_sca() 
 
 #[tokio::test]
 async fn new_session_id_needs_sca_and_the_old_one_ends_only_when_it_completes() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent(&sb, &c, "s-old").await;
+    let (sb, c, ok) = consented("s-old").await;
     let old = [("PSU-ID", ok.psu_id.as_str()), ("TPP-Session-ID", "s-old")];
     let new = [("PSU-ID", ok.psu_id.as_str()), ("TPP-Session-ID", "s-new")];
     assert_eq!(sb.get_with("/v1/accounts", &old).await.status, 200);
@@ -140,9 +145,7 @@ async fn new_session_id_needs_sca_and_the_old_one_ends_only_when_it_completes() 
 
 #[tokio::test]
 async fn unattended_balances_allow_four_calls_per_account_per_day_then_429() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent(&sb, &c, "limit-b").await;
+    let (sb, c, ok) = consented("limit-b").await;
     let unattended = [("PSU-ID", ok.psu_id.as_str()), ("PSU-IP-Address", "")];
     let accounts = crate::common::sandbox::strings(&c["accounts"]);
     let path = format!("/v1/accounts/{}/balances", accounts[0]);
@@ -172,20 +175,14 @@ async fn unattended_balances_allow_four_calls_per_account_per_day_then_429() {
 
 #[tokio::test]
 async fn unattended_transactions_allow_four_calls_per_day_and_reach_back_90_days() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent(&sb, &c, "limit-t").await;
+    let (sb, c, ok) = consented("limit-t").await;
     let unattended = [("PSU-ID", ok.psu_id.as_str()), ("PSU-IP-Address", "")];
     let base = format!("/v1/accounts/{}/transactions", first_account(&c));
     let earliest = today(&sb) - chrono::Duration::days(90);
 
     // The default listing starts 90 days back.
-    let r = sb
-        .get_with_ok(
-            &format!("{base}?bookingStatus=booked&limit=5000"),
-            &unattended,
-        )
-        .await;
+    let all_booked = format!("{base}?bookingStatus=booked&limit=5000");
+    let r = sb.get_with_ok(&all_booked, &unattended).await;
     let booked = r.json["transactions"]["booked"].as_array().unwrap();
     assert!(!booked.is_empty());
     let oldest = booked.last().unwrap()["bookingDate"].as_str().unwrap();
@@ -233,9 +230,7 @@ async fn unattended_transactions_allow_four_calls_per_day_and_reach_back_90_days
 
 #[tokio::test]
 async fn account_information_needs_the_psp_ai_role() {
-    let sb = fixed_sandbox().await;
-    let c = private_customer(&sb).await;
-    let ok = consent(&sb, &c, "roles").await;
+    let (sb, c, ok) = consented("roles").await;
     let pisp = tpp_with_roles(&[Psd2Role::PspPi]);
     let psu = [("PSU-ID", ok.psu_id.as_str())];
     let account = first_account(&c);
@@ -259,8 +254,9 @@ async fn account_information_needs_the_psp_ai_role() {
     }
     // The same requests with PSP_AI pass the role check.
     let aisp = tpp_with_roles(&[Psd2Role::PspAi]);
-    let r = sb.send_as(&aisp, "GET", "/v1/accounts", &[], None).await;
-    r.assert_error(401, "CONSENT_INVALID");
+    sb.get_as(&aisp, "/v1/accounts", &[])
+        .await
+        .assert_error(401, "CONSENT_INVALID");
 }
 
 #[tokio::test]

@@ -7,9 +7,8 @@
 
 use crate::common;
 
-use common::sandbox::{REDIRECT, Reply, TestSandbox};
+use common::sandbox::{REDIRECT, TestSandbox};
 use common::schema::{check_exchange, exchange, spec};
-use common::{browser, forms, location};
 use serde_json::{Value, json};
 
 fn ok(method: &str, path: &str, status: u16, body: Value) {
@@ -453,54 +452,6 @@ fn pages_outside_v1_are_not_checked() {
 // ---------------------------------------------------------------------------------------
 // Real requests
 
-/// Completes the sandbox SCA behind `sca_url` in its HTML forms as customer `number`
-/// (private context, every offered account ticked); returns the redirect to the TPP.
-async fn complete_sca(sca_url: &str, base: &str, number: &str) -> String {
-    let web = browser();
-    let page = web.get(sca_url).send().await.unwrap();
-    assert_eq!(page.status(), 200);
-    let url = page.url().to_string();
-    let html = page.text().await.unwrap();
-    let mut login = forms(&html, &url)
-        .into_iter()
-        .find(|f| f.fields.iter().any(|(n, _)| n == "customerNumber"))
-        .expect("a login form with customerNumber");
-    login.set("customerNumber", number);
-    let mut resp = login.submit(&web, "log in").await;
-    for _ in 0..6 {
-        if resp.status().is_redirection() {
-            let to = location(&resp);
-            if to.starts_with(base) {
-                resp = web.get(&to).send().await.unwrap();
-                continue;
-            }
-            return to;
-        }
-        assert_eq!(resp.status(), 200);
-        let url = resp.url().to_string();
-        let html = resp.text().await.unwrap();
-        let mut form = forms(&html, &url).remove(0);
-        if form.unchecked.iter().any(|(_, v)| v == "PRIVATE") {
-            form.choose("context", "PRIVATE");
-        }
-        for (n, v) in form.unchecked.clone() {
-            if n == "account" {
-                form.check(&n, &v);
-            }
-        }
-        let label = ["approve", "continue", "confirm"]
-            .into_iter()
-            .find(|w| {
-                form.buttons
-                    .iter()
-                    .any(|(_, v, l)| format!("{v} {l}").to_lowercase().contains(w))
-            })
-            .expect("an approve/continue button");
-        resp = form.submit(&web, label).await;
-    }
-    panic!("no redirect to the TPP after SCA");
-}
-
 fn psu_id_of(location: &str) -> String {
     url::Url::parse(location)
         .unwrap()
@@ -510,25 +461,13 @@ fn psu_id_of(location: &str) -> String {
         .unwrap_or_else(|| panic!("no psu-id in {location}"))
 }
 
-fn private_customer_number(customers: &Reply) -> String {
-    customers
-        .json
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["customerType"] == "PRIVATE")
-        .and_then(|c| c["customerNumber"].as_str())
-        .expect("a private sandbox customer")
-        .to_string()
-}
-
 #[tokio::test]
 async fn real_sandbox_responses_are_schema_valid() {
     let sb = TestSandbox::start().await;
     let customers = sb
         .get_ok("/v1/sandbox/customers?withAccounts=true&withAgreements=true")
         .await;
-    let number = private_customer_number(&customers);
+    let number = common::private_customer_number(&customers.json);
 
     // Errors of several kinds.
     let no_consent = sb
@@ -546,7 +485,7 @@ async fn real_sandbox_responses_are_schema_valid() {
 
     // SCA, then the account resources.
     let sca = no_consent.sca_redirect().expect("scaRedirect").to_string();
-    let to_tpp = complete_sca(&sca, &sb.base, &number).await;
+    let to_tpp = common::sca::complete_sca(&sca, &number).await;
     assert!(to_tpp.starts_with(REDIRECT), "{to_tpp}");
     let psu = psu_id_of(&to_tpp);
     let h = [("PSU-ID", psu.as_str()), ("TPP-Session-ID", "s-1")];

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use psd2_console::sandbox::SandboxConfig;
 use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
 use crate::common::cli::{BIN, Server, outcome};
@@ -30,14 +30,7 @@ async fn tpp_listener() -> (String, mpsc::UnboundedReceiver<String>) {
         while let Ok((mut s, _)) = listener.accept().await {
             let tx = tx.clone();
             tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 1024];
-                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match s.read(&mut chunk).await {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    }
-                }
+                let buf = crate::common::read_request_head(&mut s, usize::MAX).await;
                 let text = String::from_utf8_lossy(&buf);
                 let _ = tx.send(text.lines().next().unwrap_or("").to_string());
                 let _ = s
@@ -79,6 +72,19 @@ async fn sca_complete(args: &[&str]) -> (i32, String, String) {
 }
 
 /// The JSON of a successful `sca complete --json` (exit 0).
+/// The white-space separated words of `line`, as `sca complete` arguments.
+fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// Asserts that `sca complete` ended with exit code 1 and a message on stderr holding every
+/// one of `says`.
+#[track_caller]
+fn assert_refused((code, _, err): (i32, String, String), says: &[&str]) {
+    assert_eq!(code, 1, "{err}");
+    crate::common::assert_contains_all(&err, says);
+}
+
 async fn complete_json(args: &[&str]) -> Value {
     let (code, out, err) = sca_complete(args).await;
     assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
@@ -144,16 +150,9 @@ async fn sca_complete_corporate_context_chooses_the_company_by_its_number() {
     let sb = TestSandbox::start().await;
     let (tpp, _calls) = tpp_listener().await;
     let link = sca_link(&sb, &tpp).await;
-    let v = complete_json(&[
-        &link,
-        "--customer",
-        KARI,
-        "--context",
-        "corporate",
-        "--company",
-        FJORDBRIS,
-        "--json",
-    ])
+    let v = complete_json(&words(&format!(
+        "{link} --customer {KARI} --context corporate --company {FJORDBRIS} --json"
+    )))
     .await;
     let p = &v["parameters"];
     assert_eq!(p["context"], "CORPORATE", "{v}");
@@ -164,40 +163,17 @@ async fn sca_complete_corporate_context_chooses_the_company_by_its_number() {
     assert_eq!(ids.len(), 2);
     // A company the PSU holds no agreement for is refused, naming what is offered.
     let link = sca_link(&sb, &tpp).await;
-    let (code, _, err) = sca_complete(&[
-        &link,
-        "--customer",
-        KARI,
-        "--context",
-        "corporate",
-        "--company",
-        "987654309",
-    ])
-    .await;
-    assert_eq!(code, 1);
-    assert!(err.contains("no agreement for company 987654309"), "{err}");
-    assert!(err.contains(FJORDBRIS), "{err}");
+    let line = format!("{link} --customer {KARI} --context corporate --company 987654309");
+    let refused = sca_complete(&words(&line)).await;
+    assert_refused(refused, &["no agreement for company 987654309", FJORDBRIS]);
     // A PSU without agreements gets no context page: refused, saying so.
     let link = sca_link(&sb, &tpp).await;
-    let (code, _, err) = sca_complete(&[
-        &link,
-        "--customer",
-        INGRID,
-        "--context",
-        "corporate",
-        "--company",
-        FJORDBRIS,
-    ])
-    .await;
-    assert_eq!(code, 1);
-    assert!(err.contains("showed no context page"), "{err}");
+    let line = format!("{link} --customer {INGRID} --context corporate --company {FJORDBRIS}");
+    let refused = sca_complete(&words(&line)).await;
+    assert_refused(refused, &["showed no context page"]);
     // --company without --context corporate is a usage error.
-    let (code, _, err) = sca_complete(&[&link, "--customer", KARI, "--company", FJORDBRIS]).await;
-    assert_eq!(code, 1);
-    assert!(
-        err.contains("--company goes with --context corporate"),
-        "{err}"
-    );
+    let refused = sca_complete(&[&link, "--customer", KARI, "--company", FJORDBRIS]).await;
+    assert_refused(refused, &["--company goes with --context corporate"]);
 }
 
 #[tokio::test(flavor = "multi_thread")]

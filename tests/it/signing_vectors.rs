@@ -3,7 +3,6 @@
 //! verification of B, the Date rule on A, the tricky issuer, RFC 2047, and the cavage
 //! draft's Appendix C values (verify only).
 
-use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
@@ -15,33 +14,7 @@ use psd2_console::signing::{
 };
 
 use crate::common::header_map;
-
-fn vectors_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/vectors")
-}
-
-fn read(name: &str) -> Vec<u8> {
-    std::fs::read(vectors_dir().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-fn text(name: &str) -> String {
-    String::from_utf8(read(name))
-        .unwrap()
-        .trim_end_matches('\n')
-        .to_string()
-}
-
-fn json() -> serde_json::Value {
-    serde_json::from_slice(&read("vectors.json")).unwrap()
-}
-
-fn cert(name: &str) -> Certificate {
-    Certificate::from_pem_or_der(&read(name), name).unwrap()
-}
-
-fn key(name: &str) -> PrivateKey {
-    PrivateKey::from_pem_or_der(&read(name), name).unwrap()
-}
+use crate::common::vectors::{cert, json, key, read, request_headers, text, vector_request};
 
 const KEYS: [&str; 3] = [
     "tpp_key.pkcs8.pem",
@@ -54,25 +27,6 @@ const CERTS: [&str; 4] = [
     "tpp_qsealc_cert.pem",
     "tpp_qsealc_cert.der",
 ];
-
-/// The vector request's headers (without Signature), Date as given.
-fn request_headers(date: &str, cert: &Certificate) -> Vec<(String, String)> {
-    let j = json();
-    vec![
-        (
-            "X-Request-ID".into(),
-            j["x-request-id"].as_str().unwrap().into(),
-        ),
-        ("PSU-ID".into(), j["psu-id"].as_str().unwrap().into()),
-        (
-            "TPP-Redirect-URI".into(),
-            j["tpp-redirect-uri"].as_str().unwrap().into(),
-        ),
-        ("Digest".into(), text("digest.txt")),
-        ("Date".into(), date.into()),
-        ("TPP-Signature-Certificate".into(), cert.header_value()),
-    ]
-}
 
 #[test]
 fn digest_matches_vector() {
@@ -141,15 +95,15 @@ fn every_vector_is_signed_byte_for_byte_with_every_key_and_certificate() {
     }
 }
 
-fn vector_request(name: &str, cert_file: &str) -> (http::HeaderMap, Vec<u8>) {
-    let j = json();
-    let v = &j["vectors"][name];
-    let mut headers = request_headers(v["date"].as_str().unwrap(), &cert(cert_file));
-    headers.push((
-        "Signature".into(),
-        v["signature_header"].as_str().unwrap().into(),
-    ));
-    (header_map(&headers), read("body.json"))
+/// Vector `name`'s request at its own Date with the certificate of `cert_file`, as the
+/// verifier reads it: headers and body.
+fn vector_parts(name: &str, cert_file: &str) -> (http::HeaderMap, Vec<u8>) {
+    let date = json()["vectors"][name]["date"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = vector_request(name, &date, cert_file);
+    (header_map(&r.headers), r.body)
 }
 
 fn view<'a>(headers: &'a http::HeaderMap, body: &'a [u8]) -> RequestView<'a> {
@@ -168,7 +122,7 @@ fn vector_b_now() -> SystemTime {
 #[test]
 fn vector_b_verifies_with_both_certificates_within_60_seconds() {
     for c in ["tpp_selfsigned_cert.pem", "tpp_qsealc_cert.pem"] {
-        let (headers, body) = vector_request("B", c);
+        let (headers, body) = vector_parts("B", c);
         for offset in [0i64, 59, -59, 60, -60] {
             let now = if offset >= 0 {
                 vector_b_now() + Duration::from_secs(offset as u64)
@@ -196,7 +150,7 @@ fn vectors_a_and_c_have_valid_signatures_but_an_invalid_date() {
     let j = json();
     for name in ["A", "C"] {
         let v = &j["vectors"][name];
-        let (headers, body) = vector_request(name, "tpp_selfsigned_cert.pem");
+        let (headers, body) = vector_parts(name, "tpp_selfsigned_cert.pem");
         // A strict server answers the Date error first.
         let err = verify_request(
             &VerifyPolicy::default(),

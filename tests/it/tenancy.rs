@@ -8,45 +8,44 @@
 //! router); nothing is sent off 127.0.0.1.
 
 use std::net::SocketAddr;
-use std::sync::OnceLock;
 
 use crate::common;
 
 use axum::extract::ConnectInfo;
-use common::payments::{DOMESTIC, KARI, domestic, first_bban};
-use common::sandbox::{Reply, TestSandbox, signed_headers, tpp};
+use common::payments::{DOMESTIC, KARI, kari_payment, kari_pays};
+use common::sandbox::{Reply, TestSandbox, signed_headers, tpp, tpp_of};
 use common::sse::EventStream;
 use psd2_console::cert::Credentials;
-use psd2_console::cert::generate::{TppCertSpec, credentials_of, generate_set};
 use psd2_console::sandbox::http::operator::{OPERATOR_TOKEN_HEADER, OperatorToken};
 use psd2_console::sandbox::{self, SandboxConfig};
 use serde_json::{Value, json};
 
 /// A second registered TPP, of another organisation.
 fn rival() -> &'static Credentials {
-    static C: OnceLock<Credentials> = OnceLock::new();
-    C.get_or_init(|| {
-        let spec = TppCertSpec {
-            organisation: "Rival Fintech AS".into(),
-            organisation_id: "PSDNO-FSA-RIVAL2".into(),
-            ..TppCertSpec::default()
-        };
-        credentials_of(&generate_set(&spec).unwrap()).unwrap()
-    })
+    tpp_of("Rival Fintech AS", "PSDNO-FSA-RIVAL2", None)
 }
 
 /// A self-made certificate without PSD2 roles.
 fn unregistered() -> &'static Credentials {
-    static C: OnceLock<Credentials> = OnceLock::new();
-    C.get_or_init(|| {
-        let spec = TppCertSpec {
-            organisation: "Nobody".into(),
-            organisation_id: "PSDNO-FSA-NOBODY".into(),
-            roles: vec![],
-            ..TppCertSpec::default()
-        };
-        credentials_of(&generate_set(&spec).unwrap()).unwrap()
-    })
+    tpp_of("Nobody", "PSDNO-FSA-NOBODY", Some(&[]))
+}
+
+/// A `POST path` with the JSON `body` as the [`rival`].
+async fn rival_post(sb: &TestSandbox, path: &str, body: Value) -> Reply {
+    as_(sb, rival(), "POST", path, Some(&body)).await
+}
+
+/// The [`rival`] creates the private customer "Rival Person" in its world (201).
+async fn rival_customer(sb: &TestSandbox) -> Reply {
+    let body = json!({"customerType": "PRIVATE", "customerName": "Rival Person"});
+    let r = rival_post(sb, "/v1/sandbox/customers", body).await;
+    r.assert_status(201);
+    r
+}
+
+/// A `GET path` as the [`rival`].
+async fn rival_get(sb: &TestSandbox, path: &str) -> Reply {
+    as_(sb, rival(), "GET", path, None).await
 }
 
 async fn as_(
@@ -115,7 +114,7 @@ async fn sandbox_operations_need_a_psd2_role() {
     let r = sb.get(&format!("/v1/sandbox/customers/{seeded}")).await;
     r.assert_status(200);
     // A registered TPP gets through.
-    let r = as_(&sb, rival(), "GET", "/v1/sandbox/customers", None).await;
+    let r = rival_get(&sb, "/v1/sandbox/customers").await;
     r.assert_status(200);
 }
 
@@ -126,48 +125,34 @@ async fn sandbox_operations_need_a_psd2_role() {
 async fn clock_faults_reset_and_customers_are_each_tpps_own() {
     let sb = TestSandbox::start().await;
     // This TPP's payment, before the rival acts.
-    let (payment, _) = sb
-        .create_payment(DOMESTIC, &domestic(&first_bban(KARI), "10.00", "mine"))
-        .await;
+    let (payment, _) = kari_pays(&sb, DOMESTIC, "10.00", "mine").await;
     let mine_before = now_of(&sb, tpp()).await;
 
     // The rival: a fault on every account read, +181 days, a customer of its own, a reset.
-    let r = as_(
+    let r = rival_post(
         &sb,
-        rival(),
-        "POST",
         "/v1/sandbox/faults",
-        Some(&json!({
+        json!({
         "action": "error", "path": "/v1/accounts*", "status": 503, "code": "SERVICE_BLOCKED",
-        "text": "attacker was here"})),
+        "text": "attacker was here"}),
     )
     .await;
     r.assert_status(201);
-    let r = as_(
+    let r = rival_post(
         &sb,
-        rival(),
-        "POST",
         "/v1/sandbox/clock",
-        Some(&json!({"advanceSeconds": 181 * 86_400})),
+        json!({"advanceSeconds": 181 * 86_400}),
     )
     .await;
     r.assert_status(200);
-    let theirs = as_(
-        &sb,
-        rival(),
-        "POST",
-        "/v1/sandbox/customers",
-        Some(&json!({"customerType": "PRIVATE", "customerName": "Rival Person"})),
-    )
-    .await;
-    theirs.assert_status(201);
+    let theirs = rival_customer(&sb).await;
     let their_id = theirs.json["customerId"].as_str().unwrap().to_string();
 
     // The rival's own world has all of it.
-    let r = as_(&sb, rival(), "GET", "/v1/sandbox/faults", None).await;
+    let r = rival_get(&sb, "/v1/sandbox/faults").await;
     r.assert_status(200);
     assert_eq!(r.json["faults"].as_array().unwrap().len(), 1);
-    let r = as_(&sb, rival(), "GET", "/v1/sandbox/customers", None).await;
+    let r = rival_get(&sb, "/v1/sandbox/customers").await;
     r.assert_status(200);
     assert!(r.text.contains(&their_id));
     assert!(now_of(&sb, rival()).await - mine_before >= chrono::Duration::days(181));
@@ -191,7 +176,7 @@ async fn clock_faults_reset_and_customers_are_each_tpps_own() {
         "the rival's fault answered me: {}",
         accounts.text
     );
-    let theirs = as_(&sb, rival(), "GET", "/v1/accounts", None).await;
+    let theirs = rival_get(&sb, "/v1/accounts").await;
     theirs.assert_error(503, "SERVICE_BLOCKED");
     let listed = sb.customers().await;
     assert!(!listed.iter().any(|c| c["customerId"] == their_id.as_str()));
@@ -219,36 +204,22 @@ async fn clock_faults_reset_and_customers_are_each_tpps_own() {
     .assert_error(403, "SERVICE_BLOCKED");
 
     // The rival resets its world: this TPP's payment stays.
-    as_(
-        &sb,
-        rival(),
-        "POST",
-        "/v1/sandbox/initialize",
-        Some(&json!({})),
-    )
-    .await
-    .assert_status(200);
-    let r = sb
-        .get(&format!("/v1/payments/{DOMESTIC}/{payment}/status"))
+    rival_post(&sb, "/v1/sandbox/initialize", json!({}))
+        .await
+        .assert_status(200);
+    sb.get_ok(&format!("/v1/payments/{DOMESTIC}/{payment}/status"))
         .await;
-    r.assert_status(200);
     // ... and the rival's own world is reset: its clock, fault and customer are gone.
-    let r = as_(&sb, rival(), "GET", "/v1/sandbox/faults", None).await;
+    let r = rival_get(&sb, "/v1/sandbox/faults").await;
     assert!(
         r.json["faults"].as_array().unwrap().is_empty(),
         "{}",
         r.text
     );
     assert!(now_of(&sb, rival()).await - mine_before < chrono::Duration::hours(1));
-    as_(
-        &sb,
-        rival(),
-        "GET",
-        &format!("/v1/sandbox/customers/{their_id}"),
-        None,
-    )
-    .await
-    .assert_error(404, "RESOURCE_UNKNOWN");
+    rival_get(&sb, &format!("/v1/sandbox/customers/{their_id}"))
+        .await
+        .assert_error(404, "RESOURCE_UNKNOWN");
     // A global reset is the operator's: `scope=all` is answered on loopback only.
     sb.post_ok("/v1/sandbox/initialize?scope=all", &json!({}))
         .await;
@@ -270,15 +241,11 @@ async fn the_event_stream_never_carries_another_tpps_psu_id() {
         )
         .await;
     assert!(r.status < 500, "{}", r.text);
-    let (_, sca) = sb
-        .create_payment(DOMESTIC, &domestic(&first_bban(KARI), "10.00", "mine"))
-        .await;
+    let (_, sca) = kari_pays(&sb, DOMESTIC, "10.00", "mine").await;
     let page = sb.get_page(&sca).await;
     assert_eq!(page.status, 200);
     // The rival's own request ends its reading.
-    as_(&sb, rival(), "GET", "/v1/sandbox/clock", None)
-        .await
-        .assert_status(200);
+    rival_get(&sb, "/v1/sandbox/clock").await.assert_status(200);
     let seen = rivals
         .until(|e| e.name == "request" && e.data["path"] == "/v1/sandbox/clock")
         .await;
@@ -308,7 +275,7 @@ async fn a_second_tpp_cannot_reach_another_tpps_sca_page() {
     let mut rivals = EventStream::open_as(&sb, rival(), "/v1/sandbox/events").await;
     // The victim's payment SCA and consent SCA.
     let r = sb
-        .initiate(DOMESTIC, &domestic(&first_bban(KARI), "99.00", "victim"))
+        .initiate(DOMESTIC, &kari_payment("99.00", "victim"))
         .await;
     r.assert_status(201);
     let sca = r.sca_redirect().unwrap().to_string();
@@ -327,9 +294,7 @@ async fn a_second_tpp_cannot_reach_another_tpps_sca_page() {
     assert_ne!(token, auth_id);
     assert!(!sca.contains(&auth_id), "{sca} holds {auth_id}");
     // What the rival sees: its own (empty) stream and the customer list.
-    as_(&sb, rival(), "GET", "/v1/sandbox/clock", None)
-        .await
-        .assert_status(200);
+    rival_get(&sb, "/v1/sandbox/clock").await.assert_status(200);
     let seen = rivals
         .until(|e| e.name == "request" && e.data["path"] == "/v1/sandbox/clock")
         .await;
@@ -337,7 +302,7 @@ async fn a_second_tpp_cannot_reach_another_tpps_sca_page() {
         seen.iter()
             .all(|e| !e.raw.contains(&auth_id) && !e.raw.contains(token))
     );
-    as_(&sb, rival(), "GET", "/v1/sandbox/customers", None)
+    rival_get(&sb, "/v1/sandbox/customers")
         .await
         .assert_status(200);
     // Even knowing the authorisation ids, the rival's browser finds no page.
@@ -410,6 +375,7 @@ async fn get_from(base: &str, path: &str, extra: &[(&str, &str)]) -> Reply {
 async fn state_and_snapshot_follow_the_peer_address_and_the_operator_token() {
     let token = "a-long-operator-token-for-tests";
     let peer: SocketAddr = "192.0.2.10:40000".parse().unwrap();
+    let with_token = [(OPERATOR_TOKEN_HEADER, token)];
     let (base, task) = sandbox_seen_from(peer, Some(token)).await;
     for path in [
         "/v1/sandbox/state",
@@ -430,32 +396,17 @@ async fn state_and_snapshot_follow_the_peer_address_and_the_operator_token() {
     get_from(&base, "/v1/sandbox/clock", &[])
         .await
         .assert_status(200);
-    let r = get_from(
-        &base,
-        "/v1/sandbox/state",
-        &[(OPERATOR_TOKEN_HEADER, token)],
-    )
-    .await;
+    let r = get_from(&base, "/v1/sandbox/state", &with_token).await;
     r.assert_status(200);
     assert!(r.json["customers"].is_array());
-    let r = get_from(
-        &base,
-        "/v1/sandbox/snapshot",
-        &[(OPERATOR_TOKEN_HEADER, token)],
-    )
-    .await;
+    let r = get_from(&base, "/v1/sandbox/snapshot", &with_token).await;
     r.assert_status(200);
     assert!(r.body.starts_with(b"SQLite format 3\0"));
     task.abort();
 
     // Without a token nothing from the network reaches the operator plane.
     let (base, task) = sandbox_seen_from(peer, None).await;
-    let r = get_from(
-        &base,
-        "/v1/sandbox/state",
-        &[(OPERATOR_TOKEN_HEADER, token)],
-    )
-    .await;
+    let r = get_from(&base, "/v1/sandbox/state", &with_token).await;
     r.assert_error(403, "SERVICE_BLOCKED");
     task.abort();
 
@@ -474,15 +425,7 @@ async fn state_and_snapshot_follow_the_peer_address_and_the_operator_token() {
 async fn another_tpps_created_customer_is_neither_listed_nor_accepted_at_my_sca_login() {
     use psd2_console::client::headless_sca::{self as headless, AccountChoice, Context, ScaPlan};
     let sb = TestSandbox::start().await;
-    let theirs = as_(
-        &sb,
-        rival(),
-        "POST",
-        "/v1/sandbox/customers",
-        Some(&json!({"customerType": "PRIVATE", "customerName": "Rival Person"})),
-    )
-    .await;
-    theirs.assert_status(201);
+    let theirs = rival_customer(&sb).await;
     let number = theirs.json["customerNumber"]
         .as_str()
         .unwrap_or_else(|| panic!("{}", theirs.text))

@@ -154,14 +154,7 @@ impl Console {
             .prepare(list, &[("withAgreements".into(), "true".into())], None)
             .unwrap();
         let customers = self.engine.send(&req).await.unwrap().json.unwrap();
-        let kari = customers
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["customerNumber"] == KARI)
-            .unwrap()
-            .clone();
-        kari["agreements"][0]["id"].as_str().unwrap().to_string()
+        super::first_agreement(&customers, KARI)
     }
 
     /// The last answer's JSON.

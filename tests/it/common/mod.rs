@@ -82,6 +82,16 @@ impl Form {
         self
     }
 
+    /// The value of the (first) field `name`, e.g. the page's `token`; panics when the form
+    /// has no such field.
+    pub fn value(&self, name: &str) -> &str {
+        self.fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or_else(|| panic!("no field {name:?} in {:?}", self.fields))
+    }
+
     /// Values of checked boxes named `name`.
     pub fn checked(&self, name: &str) -> Vec<String> {
         self.fields
@@ -175,6 +185,7 @@ pub mod schema;
 pub mod sse;
 pub mod tmux;
 pub mod tui;
+pub mod vectors;
 
 /// The value of the first header named `name` (exact case) among `headers` (a request's
 /// `(name, value)` pairs as recorded in the history); panics when there is none.
@@ -205,12 +216,117 @@ pub async fn default_engine() -> (
     psd2_console::profile::Paths,
     psd2_console::client::engine::Engine,
 ) {
-    use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
-    let home = tempfile::tempdir().unwrap();
-    let paths = Paths::under(home.path().to_path_buf());
+    use psd2_console::profile::{DEFAULT_PROFILE, ProfileSet};
+    let (home, paths) = temp_home();
     let profile = ProfileSet::load(None).get(DEFAULT_PROFILE).unwrap().clone();
     let engine = psd2_console::embedded::start_engine(any_ports(profile), paths.clone())
         .await
         .unwrap();
     (home, paths, engine)
+}
+
+/// Waits until `done()` holds, checking it every 50 ms; panics naming `what` when it still
+/// does not after a minute (a bound for a hung test, not a speed requirement).
+pub async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still waiting for {what} after a minute"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// The customer numbered `number` in `customers` (the JSON array `GET /v1/sandbox/customers`
+/// answers); panics when it is not there.
+pub fn customer<'a>(customers: &'a serde_json::Value, number: &str) -> &'a serde_json::Value {
+    customers
+        .as_array()
+        .unwrap_or_else(|| panic!("not a customer list: {customers}"))
+        .iter()
+        .find(|c| c["customerNumber"] == number)
+        .unwrap_or_else(|| panic!("no customer {number} in the seed"))
+}
+
+/// The id of the first corporate agreement of customer `number` in `customers` (listed
+/// with `withAgreements=true`); panics when it has none.
+pub fn first_agreement(customers: &serde_json::Value, number: &str) -> String {
+    customer(customers, number)["agreements"][0]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("customer {number} has no corporate agreement"))
+        .to_string()
+}
+
+/// The number of the first private customer in `customers` (the JSON array
+/// `GET /v1/sandbox/customers` answers); panics when there is none.
+pub fn private_customer_number(customers: &serde_json::Value) -> String {
+    customers
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["customerType"] == "PRIVATE")
+        .and_then(|c| c["customerNumber"].as_str())
+        .expect("a private sandbox customer")
+        .to_string()
+}
+
+/// Asserts that `text` contains every one of `parts`; panics with the first missing part
+/// and the whole text.
+#[track_caller]
+pub fn assert_contains_all(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no {part:?} in: {text}");
+    }
+}
+
+/// Reads an HTTP request's head (up to and including the blank line) from `stream`; stops
+/// early at the end of the stream, an error, or when the head grows over `limit` bytes.
+pub async fn read_request_head(
+    stream: &mut (impl tokio::io::AsyncRead + Unpin),
+    limit: usize,
+) -> Vec<u8> {
+    use tokio::io::AsyncReadExt;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() <= limit {
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    buf
+}
+
+/// A new home (a temporary directory, removed when the returned `TempDir` is dropped) and
+/// its [`Paths`](psd2_console::profile::Paths).
+pub fn temp_home() -> (tempfile::TempDir, psd2_console::profile::Paths) {
+    let home = tempfile::tempdir().unwrap();
+    let paths = psd2_console::profile::Paths::under(home.path().to_path_buf());
+    (home, paths)
+}
+
+/// The balance of `balance_type` (e.g. `interimAvailable`) in the `balances` list of the
+/// JSON answer `answer` (a balances read or a balance update); panics when there is none.
+pub fn balance_of<'a>(answer: &'a serde_json::Value, balance_type: &str) -> &'a serde_json::Value {
+    find_by(&answer["balances"], "balanceType", balance_type)
+}
+
+/// The first element of the JSON array `list` whose field `key` is the string `value`;
+/// panics when there is none (or `list` is not an array).
+pub fn find_by<'a>(list: &'a serde_json::Value, key: &str, value: &str) -> &'a serde_json::Value {
+    let items = list.as_array().map(Vec::as_slice).unwrap_or_default();
+    let found = items.iter().find(|x| x[key] == value);
+    found.unwrap_or_else(|| panic!("no {key} {value:?} in {list}"))
+}
+
+/// The string field `key` of every element of the JSON array `list` (e.g. the `resourceId`s
+/// of an `accounts` list); panics when `list` is not an array or an element has no such
+/// string.
+pub fn field_strs<'a>(list: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
+        .iter()
+        .map(|x| x[key].as_str().unwrap_or_else(|| panic!("no {key} in {x}")))
+        .collect()
 }

@@ -7,6 +7,8 @@ use psd2_console::sandbox::domain::seed;
 use psd2_console::sandbox::store::Account;
 use serde_json::{Value, json};
 
+use super::sandbox::TestSandbox;
+
 /// Kari Nordmann (private, with an agreement).
 pub const KARI: &str = "31125461118";
 /// Ingrid Berg (private, no agreement).
@@ -41,4 +43,36 @@ pub fn domestic(debtor: &str, amount: &str, remittance: &str) -> Value {
         "creditorName": "Foo Bar",
         "remittanceInformationUnstructured": remittance,
     })
+}
+
+/// [`domestic`] from Kari's first account (the payer of most payment tests).
+pub fn kari_payment(amount: &str, remittance: &str) -> Value {
+    domestic(&first_bban(KARI), amount, remittance)
+}
+
+/// Initiates [`kari_payment`] as a `product` payment (e.g. [`DOMESTIC`]), which must answer
+/// 201; returns `(paymentId, scaRedirect)` ([`TestSandbox::create_payment`]).
+pub async fn kari_pays(
+    sb: &TestSandbox,
+    product: &str,
+    amount: &str,
+    remittance: &str,
+) -> (String, String) {
+    sb.create_payment(product, &kari_payment(amount, remittance))
+        .await
+}
+
+/// Initiates [`kari_payment`] as a [`DOMESTIC`] payment with the request `headers` (e.g.
+/// `TPP-Session-ID`), which must answer 201; returns the answer.
+pub async fn kari_initiates(
+    sb: &TestSandbox,
+    headers: &[(&str, &str)],
+    amount: &str,
+    remittance: &str,
+) -> super::sandbox::Reply {
+    let r = sb
+        .initiate_with(DOMESTIC, headers, &kari_payment(amount, remittance))
+        .await;
+    r.assert_status(201);
+    r
 }

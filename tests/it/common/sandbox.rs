@@ -30,6 +30,31 @@ pub fn tpp_with_roles(roles: &[psd2_console::cert::Psd2Role]) -> Credentials {
     credentials_of(&generate_set(&spec).unwrap()).unwrap()
 }
 
+/// Credentials of another TPP organisation (`organisation`, with the id `organisation_id`
+/// in its certificate) holding `roles` (`None`: the default PSP_AI and PSP_PI), generated
+/// once per organisation id per test binary.
+pub fn tpp_of(
+    organisation: &str,
+    organisation_id: &str,
+    roles: Option<&[psd2_console::cert::Psd2Role]>,
+) -> &'static Credentials {
+    static ALL: OnceLock<Mutex<std::collections::HashMap<String, &'static Credentials>>> =
+        OnceLock::new();
+    let mut all = ALL.get_or_init(Default::default).lock().unwrap();
+    all.entry(organisation_id.to_string()).or_insert_with(|| {
+        let defaults = TppCertSpec::default();
+        let spec = TppCertSpec {
+            organisation: organisation.into(),
+            organisation_id: organisation_id.into(),
+            roles: roles.map_or_else(|| defaults.roles.clone(), <[_]>::to_vec),
+            ..defaults
+        };
+        Box::leak(Box::new(
+            credentials_of(&generate_set(&spec).unwrap()).unwrap(),
+        ))
+    })
+}
+
 /// The sandbox's identity of the TPP holding `credentials` (its world).
 pub fn tpp_id(credentials: &Credentials) -> String {
     psd2_console::sandbox::http::auth::tpp_id(&credentials.certificate).0
@@ -73,6 +98,25 @@ impl Reply {
         self.json["tppMessages"][0]["code"].as_str()
     }
 
+    /// The `resourceId` of the first entry of the list `list` (`accounts`, `cardAccounts`);
+    /// panics when there is none.
+    pub fn first_resource_id(&self, list: &str) -> String {
+        self.json[list][0]["resourceId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no {list} in {}", self.text))
+            .to_string()
+    }
+
+    /// The value of the response header `name`; panics when it is missing or not text.
+    pub fn header(&self, name: &str) -> String {
+        self.headers
+            .get(name)
+            .unwrap_or_else(|| panic!("no {name} header on {} {}", self.status, self.text))
+            .to_str()
+            .unwrap()
+            .to_string()
+    }
+
     /// `_links.scaRedirect.href`, if any.
     pub fn sca_redirect(&self) -> Option<&str> {
         self.json["_links"]["scaRedirect"]["href"].as_str()
@@ -88,6 +132,20 @@ impl Reply {
             (status, Some(code)),
             "expected {status} {code}, got {} {}",
             self.status,
+            self.text
+        );
+        self
+    }
+
+    /// [`Reply::assert_error`] whose first `tppMessages` entry also names the field `path`
+    /// (e.g. `transactionAmount`).
+    #[track_caller]
+    pub fn assert_error_at(&self, status: u16, code: &str, path: &str) -> &Self {
+        self.assert_error(status, code);
+        assert_eq!(
+            self.json["tppMessages"][0]["path"].as_str(),
+            Some(path),
+            "{}",
             self.text
         );
         self
@@ -120,6 +178,25 @@ pub fn signed_headers(
     body: Option<&str>,
     now: SystemTime,
 ) -> Vec<(String, String)> {
+    signed_header_list(
+        credentials,
+        method,
+        path,
+        headers,
+        body.map(str::as_bytes),
+        now,
+    )
+}
+
+/// [`signed_headers`] with a body of any bytes (not only text).
+pub fn signed_header_list(
+    credentials: &Credentials,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&[u8]>,
+    now: SystemTime,
+) -> Vec<(String, String)> {
     let mut hs: Vec<(String, String)> = Vec::new();
     let given = |n: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
     if !given("X-Request-ID") {
@@ -150,13 +227,12 @@ pub fn signed_headers(
             hs.push((n.to_string(), v.to_string()));
         }
     }
-    let body_bytes = body.map(|b| b.as_bytes().to_vec()).unwrap_or_default();
     sign_request(
         credentials,
         method,
         path,
         &mut hs,
-        &body_bytes,
+        body.unwrap_or_default(),
         SignOptions {
             request_target: false,
             now,
@@ -273,6 +349,71 @@ impl TestSandbox {
         rb
     }
 
+    /// A signed `GET path` as the TPP holding `credentials`, with `headers` besides (or
+    /// instead of) the defaults of [`TestSandbox::send`].
+    pub async fn get_as(
+        &self,
+        credentials: &Credentials,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> Reply {
+        self.send_as(credentials, "GET", path, headers, None).await
+    }
+
+    /// Sends each of `requests` (`(method, path)`, no body) as the TPP holding `credentials`
+    /// and asserts a 403 for each (another TPP's resources); returns the answers.
+    pub async fn assert_forbidden_to(
+        &self,
+        credentials: &Credentials,
+        requests: &[(&str, String)],
+    ) -> Vec<Reply> {
+        let mut out = Vec::new();
+        for (method, path) in requests {
+            let r = self.send_as(credentials, method, path, &[], None).await;
+            assert_eq!(r.status, 403, "{method} {path}: {}", r.text);
+            out.push(r);
+        }
+        out
+    }
+
+    /// A signing basket creation, `POST /v1/signing-baskets` with the text `body`, as the
+    /// TPP holding `credentials` with `headers` besides the defaults of [`TestSandbox::send`]
+    /// (interface document, "Signing baskets").
+    pub async fn create_basket_as(
+        &self,
+        credentials: &Credentials,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Reply {
+        self.send_as(
+            credentials,
+            "POST",
+            "/v1/signing-baskets",
+            headers,
+            Some(body),
+        )
+        .await
+    }
+
+    /// [`TestSandbox::create_basket_as`] as the default TPP ([`tpp`]).
+    pub async fn create_basket(&self, headers: &[(&str, &str)], body: &str) -> Reply {
+        self.create_basket_as(tpp(), headers, body).await
+    }
+
+    /// Overrides the balances of the account `account` (`accounts/{id}` or
+    /// `card-accounts/{id}`): `PUT /v1/sandbox/{account}/balances` with the booked and
+    /// available NOK amounts, which must answer 200 (docs/sandbox.md, "Sandbox management
+    /// and state"); returns the answer.
+    pub async fn set_balances(&self, account: &str, booked: &str, available: &str) -> Reply {
+        let nok = |amount: &str| serde_json::json!({"currency": "NOK", "amount": amount});
+        let body = serde_json::json!({"booked": nok(booked), "available": nok(available)});
+        let r = self
+            .send_json("PUT", &format!("/v1/sandbox/{account}/balances"), &body)
+            .await;
+        r.assert_status(200);
+        r
+    }
+
     /// A signed `GET path` with the default headers of [`TestSandbox::send`].
     pub async fn get(&self, path: &str) -> Reply {
         self.send("GET", path, &[], None).await
@@ -288,6 +429,12 @@ impl TestSandbox {
     /// [`TestSandbox::send`].
     pub async fn post_json(&self, path: &str, body: &Value) -> Reply {
         self.send("POST", path, &[], Some(&body.to_string())).await
+    }
+
+    /// A signed `method path` with `body` as JSON and the default headers of
+    /// [`TestSandbox::send`].
+    pub async fn send_json(&self, method: &str, path: &str, body: &Value) -> Reply {
+        self.send(method, path, &[], Some(&body.to_string())).await
     }
 
     /// [`TestSandbox::get`], which must answer 200 (panics with the path and the body).
