@@ -429,6 +429,16 @@ impl App {
         });
     }
 
+    /// Cancels the y/N question (a paste or a click answers it so), saying so.
+    pub(crate) fn cancel_confirm(&mut self) {
+        let text = match self.confirm.take() {
+            Some(Confirm::ResendOtherProfile { .. }) => "Cancelled: nothing sent",
+            Some(_) => "Cancelled: nothing changed",
+            None => return,
+        };
+        self.set_message(Level::Info, text);
+    }
+
     /// The answer to [`App::ask`]: `y` runs the action, any other key cancels it (a re-send
     /// under another profile also takes `a`: the active profile).
     fn confirm_key(&mut self, key: &KeyEvent) -> Option<Action> {
@@ -898,52 +908,95 @@ impl App {
         self.request.dirty = true;
     }
 
-    pub(crate) fn context(&self) -> Context {
-        if self.form.mode == Mode::Insert {
-            return Context::Insert;
+    /// The focus chain, topmost first: the open overlays ([`super::overlay::Overlays`]) and
+    /// the console's states that take input before the screen (the y/N question, the
+    /// operation finder, a text box of the screen shown), ordered by their [`Layer`]. Keys
+    /// ([`App::handle_key`]), paste ([`App::handle_paste`]) and the mouse
+    /// ([`App::handle_mouse`]) all go to its first layer; the screen shown takes them when it
+    /// is empty.
+    pub(crate) fn focus_chain(&self) -> Vec<Layer> {
+        let mut chain: Vec<Layer> = self
+            .overlays
+            .layers_top_down()
+            // A hidden prompt's layer without a URL takes nothing.
+            .filter(|l| *l != Layer::ScaPrompt || self.sca.prompt.is_some())
+            .collect();
+        if self.confirm.is_some() {
+            chain.push(Layer::Confirm);
         }
-        // The topmost dialog with keys of its own; the problems log and the body editor take
-        // every key before the keymap ([`App::text_input_key`]).
-        let dialog = self.overlays.layers_top_down().find_map(|l| match l {
+        if self.screen == Screen::Console && self.form.finder.is_some() {
+            chain.push(Layer::Finder);
+        }
+        if self.screen_typing() {
+            chain.push(Layer::Insert);
+        }
+        chain.sort_by(|a, b| b.cmp(a));
+        chain
+    }
+
+    /// The layer that takes input now ([`App::focus_chain`]); `None`: the screen shown.
+    pub(crate) fn focused(&self) -> Option<Layer> {
+        self.focus_chain().first().copied()
+    }
+
+    /// Whether a text box of the screen shown is open ([`Layer::Insert`]): a parameter in
+    /// INSERT mode or the response's search or filter box on the console, a screen
+    /// component's box elsewhere.
+    fn screen_typing(&self) -> bool {
+        match self.screen {
+            Screen::Console => self.form.mode == Mode::Insert || self.response_ui.input.is_some(),
+            Screen::Profiles => self.screens.profiles.typing(),
+            Screen::History => self.screens.history.typing(),
+            Screen::Flow => self.screens.flow.typing(),
+            Screen::Monitor => self.screens.monitor.typing(),
+        }
+    }
+
+    /// The keymap's context of the focus chain: its first layer with keys of its own in the
+    /// keymap, else the screen's. The y/N question, the problems log, the finder and the
+    /// body editor take their keys before the keymap ([`App::handle_key`]).
+    pub(crate) fn context(&self) -> Context {
+        let dialog = self.focus_chain().into_iter().find_map(|l| match l {
             Layer::Palette => Some(Context::Palette),
             Layer::Help => Some(Context::Help),
             Layer::Picker => Some(Context::Picker),
             Layer::LinkChooser => Some(Context::LinkChooser),
             Layer::Lessons => Some(Context::Lessons),
-            Layer::ScaPrompt if self.sca.prompt.is_some() => Some(Context::ScaPrompt),
+            Layer::Insert if self.form.mode == Mode::Insert => Some(Context::Insert),
+            Layer::ScaPrompt => Some(Context::ScaPrompt),
             _ => None,
         });
         if let Some(ctx) = dialog {
-            ctx
-        } else if self.screen == Screen::Profiles {
-            Context::Profiles
-        } else if self.screen == Screen::History {
-            Context::History
-        } else if self.screen == Screen::Flow {
-            Context::Flow
-        } else if self.screen == Screen::Monitor {
-            Context::Monitor
-        } else {
-            Context::Normal {
+            return ctx;
+        }
+        match self.screen {
+            Screen::Profiles => Context::Profiles,
+            Screen::History => Context::History,
+            Screen::Flow => Context::Flow,
+            Screen::Monitor => Context::Monitor,
+            Screen::Console => Context::Normal {
                 params_focused: self.panes.focus == Focus::Params,
                 response_focused: self.panes.focus == Focus::Response,
-            }
+            },
         }
     }
 
-    /// Handles one key and says what the runner must do.
+    /// Handles one key and says what the runner must do: the first layer of the focus chain
+    /// takes it ([`App::focus_chain`]), then the keymap in its context. Ctrl-c (force quit)
+    /// never reaches a text box.
     pub fn handle_key(&mut self, key: KeyEvent) -> Action {
         if key.kind == KeyEventKind::Release {
             return Action::None;
         }
         let ctx = self.context();
-        if ctx != Context::Insert
-            && self.keymap.lookup(ctx, &key) != Some(Command::ForceQuit)
-            && let Some(action) = self.text_input_key(&key)
-        {
+        let cmd = self.keymap.lookup(ctx, &key);
+        if cmd == Some(Command::ForceQuit) {
+            return self.command(ctx, Command::ForceQuit);
+        }
+        if let Some(action) = self.layer_key(&key) {
             return action;
         }
-        match self.keymap.lookup(ctx, &key) {
+        match cmd {
             Some(cmd) => self.command(ctx, cmd),
             None => {
                 if ctx == Context::Insert
@@ -959,66 +1012,75 @@ impl App {
         }
     }
 
-    /// Handles pasted text (bracketed paste): typed into the parameter being edited, line
-    /// breaks dropped; outside INSERT mode it is ignored, so a paste never fires commands.
+    /// The first layer of the focus chain takes `key` before the keymap when it reads keys
+    /// itself (the y/N question, the problems log, the palette's filter, the finder, a text
+    /// box, the body editor); `None` leaves the key to the keymap.
+    fn layer_key(&mut self, key: &KeyEvent) -> Option<Action> {
+        match self.focused()? {
+            Layer::Confirm => self.confirm_key(key),
+            Layer::Problems => {
+                // Any key closes the problems overlay.
+                self.overlays.close(Layer::Problems);
+                Some(Action::None)
+            }
+            Layer::Palette => with_ctx!(self, |ctx| self
+                .overlays
+                .palette_mut()
+                .and_then(|p| p.input(key, &mut ctx))),
+            Layer::Finder => with_ctx!(self, |ctx| self
+                .form
+                .finder
+                .as_mut()
+                .and_then(|f| f.input(key, &mut ctx))),
+            Layer::Insert if self.form.mode == Mode::Insert => None,
+            Layer::Insert => match self.response_input_key(key) {
+                Some(a) => Some(a),
+                None => self.on_screen(|screen, ctx| screen.input(key, ctx)),
+            },
+            Layer::BodyEditor => self.body_editor_key(key),
+            Layer::ScaPrompt
+            | Layer::LinkChooser
+            | Layer::Picker
+            | Layer::Lessons
+            | Layer::Help => None,
+        }
+    }
+
+    /// Handles pasted text (bracketed paste): the first layer of the focus chain takes it
+    /// ([`App::focus_chain`]). A text box types it (line breaks dropped, except in the body
+    /// editor); the y/N question is cancelled by it; elsewhere it is ignored, so a paste
+    /// never fires commands.
     pub fn handle_paste(&mut self, text: &str) {
-        if self.screens.profiles.paste(text) {
-            return;
-        }
-        if self.screen == Screen::Monitor && self.screens.monitor.paste(text) {
-            return;
-        }
-        if self.body_editor_paste(text) {
-            return;
-        }
-        if self.response_paste(text) {
-            return;
-        }
-        if self.form.mode != Mode::Insert {
+        let taken = match self.focused() {
+            Some(Layer::Confirm) => {
+                self.cancel_confirm();
+                return;
+            }
+            Some(Layer::BodyEditor) => self.body_editor_paste(text),
+            Some(Layer::Insert) if self.form.mode == Mode::Insert => {
+                for c in text.chars().filter(|c| *c != '\n' && *c != '\r') {
+                    self.type_char(c);
+                }
+                true
+            }
+            Some(Layer::Insert) => {
+                self.response_paste(text)
+                    || match self.screen {
+                        Screen::Profiles => self.screens.profiles.paste(text),
+                        Screen::Monitor => self.screens.monitor.paste(text),
+                        Screen::History => self.screens.history.paste(text),
+                        Screen::Flow => self.screens.flow.paste(text),
+                        Screen::Console => false,
+                    }
+            }
+            _ => false,
+        };
+        if !taken {
             self.set_message(
                 Level::Info,
                 "Paste ignored: press e to edit a parameter first",
             );
-            return;
         }
-        for c in text.chars().filter(|c| *c != '\n' && *c != '\r') {
-            self.type_char(c);
-        }
-    }
-
-    /// Text inputs of the components (boxes, forms, editors) get keys before the keymap, so
-    /// typing never triggers a command; each returns `None` when it is not active. Ctrl-c
-    /// never reaches them.
-    fn text_input_key(&mut self, key: &KeyEvent) -> Option<Action> {
-        if let Some(a) = self.confirm_key(key) {
-            return Some(a);
-        }
-        match self.overlays.top().map(Overlay::layer) {
-            Some(Layer::Problems) => {
-                // Any key closes the problems overlay.
-                self.overlays.close(Layer::Problems);
-                return Some(Action::None);
-            }
-            Some(Layer::BodyEditor) => return self.body_editor_key(key),
-            Some(Layer::Palette) => {
-                return with_ctx!(self, |ctx| self
-                    .overlays
-                    .palette_mut()
-                    .and_then(|p| p.input(key, &mut ctx)));
-            }
-            _ => {}
-        }
-        if self.form.finder.is_some() {
-            return with_ctx!(self, |ctx| self
-                .form
-                .finder
-                .as_mut()
-                .and_then(|f| f.input(key, &mut ctx)));
-        }
-        if let Some(a) = self.response_input_key(key) {
-            return Some(a);
-        }
-        self.on_screen(|screen, ctx| screen.input(key, ctx))
     }
 
     /// Whether the screen's own commands take `cmd` (see [`super::profiles`] and

@@ -325,6 +325,13 @@ pub(crate) trait Component {
         false
     }
 
+    /// Whether a text box of the component is open, so that it takes the keys as text
+    /// ([`Component::input`]) and pasted text ([`Component::paste`]): the
+    /// [`Layer::Insert`] of the focus chain.
+    fn typing(&self) -> bool {
+        false
+    }
+
     /// Draws the component into `area`.
     fn draw(&self, frame: &mut Frame, area: Rect, ctx: &Ctx);
 }
