@@ -11,6 +11,9 @@
 
 #[macro_use]
 pub mod app;
+mod app_input;
+mod app_screens;
+mod app_send;
 pub mod body_editor;
 pub mod catalogue;
 mod component;
@@ -24,6 +27,7 @@ pub mod history;
 pub mod history_view;
 pub mod keymap;
 pub mod lesson;
+mod mask;
 pub mod monitor;
 pub mod mouse;
 pub mod overlay;
@@ -707,7 +711,7 @@ impl Runner<'_> {
                         Level::Error,
                         format!(
                             "Not sent: {} (press e to edit the parameters)",
-                            app::humanize(&e.to_string())
+                            app_send::humanize(&e.to_string())
                         ),
                     ),
                 }
