@@ -192,7 +192,10 @@ impl App {
                 Some(a) => Some(a),
                 None => self.on_screen(|screen, ctx| screen.input(key, ctx)),
             },
-            Layer::BodyEditor => self.body_editor_key(key),
+            Layer::BodyEditor => with_ctx!(self, |ctx| self
+                .overlays
+                .body_editor_mut()
+                .and_then(|e| e.input(key, &mut ctx))),
             Layer::ScaPrompt
             | Layer::LinkChooser
             | Layer::Picker
@@ -211,7 +214,10 @@ impl App {
                 self.cancel_confirm();
                 return;
             }
-            Some(Layer::BodyEditor) => self.body_editor_paste(text),
+            Some(Layer::BodyEditor) => self
+                .overlays
+                .body_editor_mut()
+                .is_some_and(|e| e.paste(text)),
             Some(Layer::Insert) if self.form.mode == Mode::Insert => {
                 for c in text.chars().filter(|c| *c != '\n' && *c != '\r') {
                     self.type_char(c);
@@ -376,7 +382,13 @@ impl App {
             Command::CloseBody
             | Command::NextTemplate
             | Command::ResetBody
-            | Command::FormatBody => self.body_editor_command(cmd),
+            | Command::FormatBody => {
+                return with_ctx!(self, |ctx| self
+                    .overlays
+                    .body_editor_mut()
+                    .and_then(|e| e.handle(cmd, &mut ctx)))
+                .unwrap_or(Action::None);
+            }
             Command::EditParams => self.start_editing(),
             Command::OpenSca => match &self.sca.prompt {
                 Some(p) => {

@@ -61,6 +61,14 @@ impl App {
                 self.start_lesson(*lesson);
                 Action::None
             }
+            Effect::CloseBody => {
+                self.close_body_editor();
+                Action::None
+            }
+            Effect::KeepTemplate { op, template } => {
+                self.keep_template(op, template);
+                Action::None
+            }
             Effect::EndLesson => {
                 self.overlays.close(Layer::Lessons);
                 match self.lesson.end() {
@@ -347,7 +355,6 @@ impl App {
         );
     }
 
-    /// Shows where a cURL export of exchange `id` was written, or why it failed.
     /// Says where `x` on the console wrote the request's cURL script and programs, or why it
     /// could not.
     pub fn request_exported(
@@ -368,6 +375,7 @@ impl App {
         }
     }
 
+    /// Shows where a cURL export of history exchange `id` was written, or why it failed.
     pub fn curl_exported(
         &mut self,
         id: i64,

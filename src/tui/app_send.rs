@@ -212,6 +212,10 @@ impl App {
     pub(crate) fn prefill(&mut self, name: &str, value: &str) -> Vec<&'static str> {
         let (filled, selected) = self.form.prefill(name, value);
         self.request.dirty |= selected;
+        // The open body editor validates with the form's values as they are now.
+        if let Some(ed) = self.overlays.body_editor_mut() {
+            ed.params = self.form.param_pairs(ed.op_index);
+        }
         filled
     }
 
@@ -422,8 +426,6 @@ impl App {
     }
 }
 
-/// Rewrites the CLI wording of parameter errors (`needs --param account-id=...`) for the
-/// console (`needs account-id`).
 /// `(payment-service, payment-product)` of a payment URL (`…/v1/payments/sepa-credit-transfers…`).
 fn payment_route(url: &str) -> Option<(String, String)> {
     let path = url.split(['?', '#']).next()?;
@@ -436,6 +438,8 @@ fn payment_route(url: &str) -> Option<(String, String)> {
         .then(|| (service.to_string(), product.to_string()))
 }
 
+/// Rewrites the CLI wording of parameter errors (`needs --param account-id=...`) for the
+/// console (`needs account-id`).
 pub(crate) fn humanize(e: &str) -> String {
     e.replace("--param ", "").replace("=...", "")
 }

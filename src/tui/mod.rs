@@ -11,6 +11,7 @@
 
 #[macro_use]
 pub mod app;
+mod app_editor;
 mod app_input;
 mod app_screens;
 mod app_send;
@@ -19,7 +20,6 @@ pub mod catalogue;
 mod component;
 pub mod config;
 mod deps;
-pub mod editor;
 pub mod error;
 pub mod flow_view;
 pub mod form;

@@ -15,8 +15,11 @@
 
 use std::cell::Cell;
 
-use super::body_editor::BodyEditor;
+use ratatui_textarea::TextArea;
+
 use super::keymap::Command;
+use crate::client::validate::Problem;
+use crate::xs2a::operations::Operation;
 
 /// The layers of the focus chain, bottom to top: the stacking order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -217,6 +220,26 @@ impl Overlays {
             _ => None,
         }
     }
+}
+
+/// The open body editor: its state (the component is [`super::body_editor`]).
+#[derive(Debug)]
+pub struct BodyEditor {
+    /// The text being edited.
+    pub(crate) text: TextArea<'static>,
+    /// The operation whose body it is.
+    pub(crate) op: &'static Operation,
+    /// Index of the operation in the console's list.
+    pub(crate) op_index: usize,
+    /// Index of the `body` field in the form.
+    pub(crate) field: usize,
+    /// Index of the template in [`Operation::templates`].
+    pub(crate) template: usize,
+    /// Problems of the text as it is now.
+    pub(crate) problems: Vec<Problem>,
+    /// The operation's other parameters as the form holds them (name, value), which the
+    /// body is validated with; they do not change while the editor takes every key.
+    pub(crate) params: Vec<(String, String)>,
 }
 
 /// The lesson picker (`L`): the lessons on offer, one highlighted.
