@@ -393,13 +393,19 @@ impl App {
         }
     }
 
-    /// Records a session reset: new status, re-prepared request.
-    pub fn session_reset(&mut self, status: StatusInfo) {
+    /// After the session or the profile changed: the new status bar, the request prepared
+    /// again (new session values), and no SCA prompt (its SCA belonged to the old session).
+    fn session_changed(&mut self, status: StatusInfo) {
         self.status = status;
-        self.sca.done = false;
         self.request.dirty = true;
         self.sca.prompt = None;
         self.overlays.close(Layer::ScaPrompt);
+    }
+
+    /// Records a session reset: new status, re-prepared request.
+    pub fn session_reset(&mut self, status: StatusInfo) {
+        self.session_changed(status);
+        self.sca.done = false;
         self.set_message(
             Level::Info,
             "Session reset: PSU-ID forgotten, new TPP-Session-ID",
@@ -412,10 +418,7 @@ impl App {
             Level::Success,
             format!("Profile {} is active", status.profile),
         );
-        self.status = status;
-        self.request.dirty = true;
-        self.sca.prompt = None;
-        self.overlays.close(Layer::ScaPrompt);
+        self.session_changed(status);
         self.response = ResponseState::Empty;
         self.panes.scroll = [0; 3];
     }
