@@ -1,6 +1,13 @@
 //! The body editor: a multi-line JSON editor ([`ratatui_textarea`]) on one operation's
-//! `body` field, with the problems of its text shown live under it. It lives in the overlay
-//! stack ([`super::overlay::Overlay::BodyEditor`]); [`super::editor`] opens and closes it.
+//! `body` field, with the problems of its text shown live under it. A component
+//! ([`Component`]) in the overlay stack ([`super::overlay::Overlay::BodyEditor`]); the
+//! `App` opens it on the `body` field and stores its text when it closes
+//! ([`Effect::CloseBody`]).
+//!
+//! Every key goes into the text except the editor's own keys (scope "Body editor" of the
+//! keymap: Esc closes and keeps the text, compacted when it is JSON; Ctrl-t cycles the
+//! operation's templates; Ctrl-g resets to the template; Ctrl-l pretty-prints). Ctrl-c
+//! still quits. The body's problems are shown live under the text.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -9,26 +16,22 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 use ratatui_textarea::TextArea;
 
-use super::theme::{Theme, rounded_block};
-use crate::client::validate::Problem;
-use crate::xs2a::operations::Operation;
+use crossterm::event::KeyEvent;
 
-/// The open body editor.
-#[derive(Debug)]
-pub struct BodyEditor {
-    /// The text being edited.
-    pub(crate) text: TextArea<'static>,
-    /// The operation whose body it is.
-    pub(crate) op: &'static Operation,
-    /// Index of the operation in the console's list.
-    pub(crate) op_index: usize,
-    /// Index of the `body` field in the form.
-    pub(crate) field: usize,
-    /// Index of the template in [`Operation::templates`].
-    pub(crate) template: usize,
-    /// Problems of the text as it is now.
-    pub(crate) problems: Vec<Problem>,
-}
+use super::component::{Component, Ctx, Effect};
+use super::keymap::{Command, Context};
+pub use super::overlay::BodyEditor;
+use super::status_line::Level;
+use super::theme::{Theme, rounded_block};
+use crate::client::validate::{self, Problem};
+
+/// The commands the body editor acts on; every other key goes into the text.
+const BODY_COMMANDS: [Command; 4] = [
+    Command::CloseBody,
+    Command::NextTemplate,
+    Command::ResetBody,
+    Command::FormatBody,
+];
 
 /// `text` pretty-printed when it is JSON, else unchanged.
 pub fn pretty(text: &str) -> String {
@@ -82,6 +85,12 @@ impl BodyEditor {
     /// The text, lines joined by `\n`.
     pub fn text(&self) -> String {
         self.text.lines().join("\n")
+    }
+
+    /// Validates the text as it is now ([`validate::validate_body`]) into
+    /// [`BodyEditor::problems`].
+    pub(crate) fn refresh_problems(&mut self) {
+        self.problems = validate::validate_body(self.op, &self.params, &self.text());
     }
 
     /// Draws the editor over the right side of `area` (the console below the status bar,
@@ -154,5 +163,95 @@ impl BodyEditor {
             }
             frame.render_widget(Paragraph::new(lines), plist);
         }
+    }
+}
+
+impl Component for BodyEditor {
+    /// Ctrl-t, Ctrl-g, Ctrl-l and Esc ([`BODY_COMMANDS`]); other commands are not the
+    /// editor's.
+    fn handle(&mut self, cmd: Command, ctx: &mut Ctx) -> Option<Effect> {
+        match cmd {
+            Command::CloseBody => return Some(Effect::CloseBody),
+            Command::NextTemplate | Command::ResetBody => {
+                let templates = self.op.templates();
+                if templates.is_empty() {
+                    return Some(Effect::None);
+                }
+                if cmd == Command::NextTemplate {
+                    self.template = (self.template + 1) % templates.len();
+                }
+                let t = templates[self.template];
+                self.text = new_textarea(&pretty(&t.render(today())), ctx.theme);
+                ctx.say(
+                    Level::Info,
+                    format!(
+                        "Template {} ({}/{})",
+                        t.name,
+                        self.template + 1,
+                        templates.len()
+                    ),
+                );
+                self.refresh_problems();
+                return Some(Effect::KeepTemplate {
+                    op: self.op.id,
+                    template: self.template,
+                });
+            }
+            Command::FormatBody => {
+                let text = self.text();
+                match serde_json::from_str::<serde_json::Value>(&text) {
+                    Ok(_) => {
+                        let row = self.text.cursor().0;
+                        self.text = new_textarea(&pretty(&text), ctx.theme);
+                        for _ in 0..row {
+                            self.text.move_cursor(ratatui_textarea::CursorMove::Down);
+                        }
+                        ctx.say(Level::Info, "Body formatted");
+                    }
+                    Err(e) => ctx.say(
+                        Level::Warning,
+                        format!(
+                            "Cannot format: not valid JSON at line {}, column {}",
+                            e.line(),
+                            e.column()
+                        ),
+                    ),
+                }
+                self.refresh_problems();
+            }
+            _ => return None,
+        }
+        Some(Effect::None)
+    }
+
+    /// Every key: the editor's own commands, else typed into the text.
+    fn input(&mut self, key: &KeyEvent, ctx: &mut Ctx) -> Option<Effect> {
+        let cmd = ctx
+            .keymap
+            .lookup(Context::BodyEditor, key)
+            .filter(|c| BODY_COMMANDS.contains(c));
+        if let Some(cmd) = cmd {
+            return self.handle(cmd, ctx);
+        }
+        if self.text.input(*key) {
+            self.refresh_problems();
+        }
+        Some(Effect::None)
+    }
+
+    /// Pasted text goes into the text, line breaks included.
+    fn paste(&mut self, text: &str) -> bool {
+        self.text
+            .insert_str(text.replace("\r\n", "\n").replace('\r', "\n"));
+        self.refresh_problems();
+        true
+    }
+
+    fn typing(&self) -> bool {
+        true
+    }
+
+    fn draw(&self, frame: &mut Frame, area: Rect, ctx: &Ctx) {
+        BodyEditor::draw(self, frame, area, ctx.theme);
     }
 }

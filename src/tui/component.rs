@@ -279,6 +279,16 @@ pub(crate) enum Effect {
     StartLesson(Box<crate::lessons::Lesson>),
     /// Close the lesson picker and end the running lesson.
     EndLesson,
+    /// Close the body editor and keep its text in the form ([`super::body_editor`]).
+    CloseBody,
+    /// Remember `template` as the one chosen for operation `op` (the body editor opens on
+    /// it next time).
+    KeepTemplate {
+        /// The operation id.
+        op: &'static str,
+        /// Index into the operation's templates.
+        template: usize,
+    },
 }
 
 /// An operation to select in the console with prefilled values (a lesson's step).
@@ -322,6 +332,13 @@ pub(crate) trait Component {
 
     /// Takes pasted text; false when no text box of the component is open.
     fn paste(&mut self, _text: &str) -> bool {
+        false
+    }
+
+    /// Whether a text box of the component is open, so that it takes the keys as text
+    /// ([`Component::input`]) and pasted text ([`Component::paste`]): the
+    /// [`Layer::Insert`] of the focus chain.
+    fn typing(&self) -> bool {
         false
     }
 

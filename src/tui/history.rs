@@ -712,6 +712,10 @@ impl Component for HistoryView {
         })
     }
 
+    fn typing(&self) -> bool {
+        self.input.is_some()
+    }
+
     fn handle(&mut self, cmd: Command, ctx: &mut Ctx) -> Option<Effect> {
         // The diff or doctor overlay is drawn above the import list (the doctor of an
         // imported request opens from it), so it takes the keys first.

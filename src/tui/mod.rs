@@ -11,19 +11,25 @@
 
 #[macro_use]
 pub mod app;
+mod app_editor;
+mod app_input;
+mod app_screens;
+mod app_send;
 pub mod body_editor;
 pub mod catalogue;
 mod component;
 pub mod config;
 mod deps;
-pub mod editor;
 pub mod error;
 pub mod flow_view;
 pub mod form;
+pub mod highlight;
 pub mod history;
 pub mod history_view;
+pub mod jq;
 pub mod keymap;
 pub mod lesson;
+mod mask;
 pub mod monitor;
 pub mod mouse;
 pub mod overlay;
@@ -34,6 +40,7 @@ pub mod profiles;
 pub mod profiles_view;
 pub mod qr;
 pub mod response;
+pub mod response_links;
 mod response_pane;
 pub mod status_line;
 mod text;
@@ -352,93 +359,100 @@ async fn event_loop(
         steps: None,
         monitor_feed: None,
         monitor_stream: JoinSet::new(),
+        shutdowns: JoinSet::new(),
     };
     runner.watch_browser_steps();
     let mut input = spawn_input_thread();
     let mut stop = StopSignals::new();
     let mut trace_first_frame = std::env::var_os(TRACE_FIRST_FRAME_ENV);
     let mut redraw = true;
-    loop {
-        if redraw {
-            terminal.draw(|f| app.render(f))?;
-            if let Some(path) = trace_first_frame.take() {
-                write_first_frame_trace(std::path::Path::new(&path));
+    let result: anyhow::Result<()> = async {
+        loop {
+            if redraw {
+                terminal.draw(|f| app.render(f))?;
+                if let Some(path) = trace_first_frame.take() {
+                    write_first_frame_trace(std::path::Path::new(&path));
+                }
             }
-        }
-        redraw = true;
-        // The preview is signed after a frame is on screen: the first signature of a
-        // process seeds aws-lc's random generator (CPU jitter entropy, about 30 ms), which
-        // would otherwise delay the first frame. The pane shows "Preparing …" meanwhile.
-        if runner.switching.is_none()
-            && let Some(spec) = app.take_prepare_request()
-        {
-            let r = runner
-                .engine
-                .prepare(spec.op, &spec.params, spec.body.as_deref());
-            app.set_preview(r);
-            continue;
-        }
-        tokio::select! {
-            () = stop.recv() => return Ok(()),
-            ev = input.recv() => {
-                redraw = runner.terminal_event(&mut app, ev)?;
-                // Drain what else is waiting (a paste burst, held keys, wheel scrolling)
-                // before the one redraw.
-                for _ in 0..DRAIN_MAX {
-                    if app.should_quit() {
-                        break;
+            redraw = true;
+            // The preview is signed after a frame is on screen: the first signature of a
+            // process seeds aws-lc's random generator (CPU jitter entropy, about 30 ms), which
+            // would otherwise delay the first frame. The pane shows "Preparing …" meanwhile.
+            if runner.switching.is_none()
+                && let Some(spec) = app.take_prepare_request()
+            {
+                let r = runner
+                    .engine
+                    .prepare(spec.op, &spec.params, spec.body.as_deref());
+                app.set_preview(r);
+                continue;
+            }
+            tokio::select! {
+                () = stop.recv() => return Ok(()),
+                ev = input.recv() => {
+                    redraw = runner.terminal_event(&mut app, ev)?;
+                    // Drain what else is waiting (a paste burst, held keys, wheel scrolling)
+                    // before the one redraw.
+                    for _ in 0..DRAIN_MAX {
+                        if app.should_quit() {
+                            break;
+                        }
+                        match input.try_recv() {
+                            Ok(ev) => redraw |= runner.terminal_event(&mut app, Some(ev))?,
+                            Err(_) => break,
+                        }
                     }
-                    match input.try_recv() {
-                        Ok(ev) => redraw |= runner.terminal_event(&mut app, Some(ev))?,
-                        Err(_) => break,
+                }
+                step = async {
+                    match &mut runner.steps {
+                        Some(s) => s.recv().await,
+                        None => std::future::pending().await,
                     }
+                } => match step {
+                    Some(step) => runner.browser_step(&mut app, step),
+                    None => runner.steps = None,
+                },
+                // The flow screen's clocks move each second while it is shown (no tick elsewhere).
+                () = tokio::time::sleep(std::time::Duration::from_secs(1)), if app.screen() == Screen::Flow => {
+                    app.set_flow_clock(crate::cert::unix_seconds(runner.engine.now()), runner.engine.session.clone());
                 }
+                cb = recv_opt(&mut runner.callbacks) => match cb {
+                    Some(cb) => {
+                        // Routed to the SCA it answers (tpp-session-id and sca-ref).
+                        let applied = runner.engine.apply_sca_callback(&cb);
+                        let action = app.sca_applied(&cb, applied, StatusInfo::from_engine(runner.engine));
+                        runner.perform(&mut app, action);
+                        runner.refresh_flow(&app);
+                    }
+                    None => {
+                        runner.callbacks = None;
+                        app.set_message(Level::Warning, "The SCA callback listener stopped");
+                    }
+                },
+                feed = recv_opt(&mut runner.monitor_feed) => match feed {
+                    Some(feed) => {
+                        let action = app.monitor_feed(feed);
+                        runner.perform(&mut app, action);
+                    }
+                    None => runner.monitor_feed = None,
+                },
+                Some(done) = runner.tasks.join_next(), if !runner.tasks.is_empty() => match done {
+                    Ok(done) => runner.finished(&mut app, done).await,
+                    Err(e) => app.finish_send(Err(SendError::Task(e))),
+                },
             }
-            step = async {
-                match &mut runner.steps {
-                    Some(s) => s.recv().await,
-                    None => std::future::pending().await,
-                }
-            } => match step {
-                Some(step) => runner.browser_step(&mut app, step),
-                None => runner.steps = None,
-            },
-            // The flow screen's clocks move each second while it is shown (no tick elsewhere).
-            () = tokio::time::sleep(std::time::Duration::from_secs(1)), if app.screen() == Screen::Flow => {
-                app.set_flow_clock(crate::cert::unix_seconds(runner.engine.now()), runner.engine.session.clone());
+            if PANICKED.load(Ordering::SeqCst) {
+                anyhow::bail!("the console stopped after an internal error (see above)");
             }
-            cb = recv_opt(&mut runner.callbacks) => match cb {
-                Some(cb) => {
-                    // Routed to the SCA it answers (tpp-session-id and sca-ref).
-                    let applied = runner.engine.apply_sca_callback(&cb);
-                    let action = app.sca_applied(&cb, applied, StatusInfo::from_engine(runner.engine));
-                    runner.perform(&mut app, action);
-                    runner.refresh_flow(&app);
-                }
-                None => {
-                    runner.callbacks = None;
-                    app.set_message(Level::Warning, "The SCA callback listener stopped");
-                }
-            },
-            feed = recv_opt(&mut runner.monitor_feed) => match feed {
-                Some(feed) => {
-                    let action = app.monitor_feed(feed);
-                    runner.perform(&mut app, action);
-                }
-                None => runner.monitor_feed = None,
-            },
-            Some(done) = runner.tasks.join_next(), if !runner.tasks.is_empty() => match done {
-                Ok(done) => runner.finished(&mut app, done).await,
-                Err(e) => app.finish_send(Err(SendError::Task(e))),
-            },
-        }
-        if PANICKED.load(Ordering::SeqCst) {
-            anyhow::bail!("the console stopped after an internal error (see above)");
-        }
-        if app.should_quit() {
-            return Ok(());
+            if app.should_quit() {
+                return Ok(());
+            }
         }
     }
+    .await;
+    // Engines replaced by a profile switch finish stopping before the console returns.
+    while runner.shutdowns.join_next().await.is_some() {}
+    result
 }
 
 /// Performs what the [`App`] asks for ([`Action`]) on the engine, off the UI task where it
@@ -459,6 +473,10 @@ struct Runner<'e> {
     monitor_feed: Option<mpsc::UnboundedReceiver<crate::client::monitor::MonitorFeed>>,
     /// The event stream task (aborted when the profile changes or the console ends).
     monitor_stream: JoinSet<()>,
+    /// Shutdowns of engines replaced by a profile switch, spawned so the loop never waits
+    /// for one ([`Runner::profile_started`]); awaited when the console ends
+    /// ([`Runner::finish_shutdowns`]).
+    shutdowns: JoinSet<()>,
 }
 
 impl Runner<'_> {
@@ -696,7 +714,7 @@ impl Runner<'_> {
                         Level::Error,
                         format!(
                             "Not sent: {} (press e to edit the parameters)",
-                            app::humanize(&e.to_string())
+                            app_send::humanize(&e.to_string())
                         ),
                     ),
                 }
@@ -821,7 +839,9 @@ impl Runner<'_> {
                 self.steps = None;
                 self.stop_monitor();
                 let old = std::mem::replace(&mut *self.engine, *new);
-                old.shutdown().await;
+                // Its ports are free already (the switch stopped its network first); what is
+                // left to stop runs beside the loop, which keeps drawing and taking keys.
+                self.shutdowns.spawn(old.shutdown());
                 self.callbacks = self.engine.take_callback_receiver();
                 self.watch_browser_steps();
                 app.profile_switched(StatusInfo::from_engine(self.engine));

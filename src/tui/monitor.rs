@@ -461,6 +461,10 @@ impl Component for MonitorView {
         Some(Effect::None)
     }
 
+    fn typing(&self) -> bool {
+        self.offset.is_some()
+    }
+
     fn paste(&mut self, text: &str) -> bool {
         match self.offset.as_mut() {
             Some(t) => {

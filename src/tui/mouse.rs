@@ -1,15 +1,18 @@
 //! The mouse: a click focuses the pane under the pointer (and selects the operation or the
 //! parameter clicked), the wheel scrolls the pane under the pointer by [`WHEEL_LINES`]
 //! lines without moving the focus. The panes' rectangles are recorded at draw time
-//! ([`HitAreas`]), so hit-testing matches what is on the screen. Dialogs and INSERT mode
-//! ignore the mouse (any overlay of [`super::overlay`]); the keys (arrows, vim-style `hjkl`,
-//! `g`/`G`) work as before.
+//! ([`HitAreas`]), so hit-testing matches what is on the screen. The mouse goes where keys
+//! and paste go, the first layer of the focus chain (`App::focus_chain`): a click or wheel
+//! step answers an open y/N question (it cancels it); dialogs and INSERT mode ignore the
+//! mouse; the screen takes it under the operation finder and a screen's search box. The keys
+//! (arrows, vim-style `hjkl`, `g`/`G`) work as before.
 
 use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
 
 use super::app::{Action, App, Focus, Mode, Screen, fields_of};
 use super::keymap::Command;
+use super::overlay::Layer;
 
 pub use super::panes::HitAreas;
 
@@ -24,10 +27,18 @@ fn inner_row(r: Rect, y: u16) -> Option<usize> {
 impl App {
     /// Handles one mouse event and says what the runner must do.
     pub fn handle_mouse(&mut self, ev: MouseEvent) -> Action {
-        // Any open dialog (the body editor and the link chooser included) and INSERT mode
-        // ignore the mouse.
-        if !self.overlays.is_empty() || self.form.mode == Mode::Insert {
-            return Action::None;
+        match self.focused() {
+            None | Some(Layer::Finder) => {}
+            Some(Layer::Insert) if self.form.mode != Mode::Insert => {}
+            Some(Layer::Confirm) => {
+                if !matches!(ev.kind, MouseEventKind::Moved | MouseEventKind::Up(_)) {
+                    self.cancel_confirm();
+                }
+                return Action::None;
+            }
+            // Any open dialog (the body editor and the link chooser included) and INSERT
+            // mode ignore the mouse.
+            Some(_) => return Action::None,
         }
         let wheel = match ev.kind {
             MouseEventKind::ScrollUp => Some(Command::Up),

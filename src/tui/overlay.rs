@@ -1,29 +1,39 @@
 //! The overlay stack: every dialog drawn over the screens (body editor, SCA prompt, link
-//! chooser, profile picker, help, command palette, problems) lives in one ordered stack,
-//! which key handling, drawing and the mouse all read.
-//!
-//! - Keys go to the topmost overlay ([`Overlays::top`]); the screen below sees no key while
-//!   one is open, except through it.
-//! - Drawing paints the stack bottom to top ([`Overlays::iter`]), so what takes the keys is
-//!   what is on top.
-//! - The mouse is ignored while any overlay is open ([`Overlays::is_empty`]).
+//! chooser, profile picker, help, command palette, problems) lives in one ordered stack.
 //!
 //! Each overlay sits on a fixed [`Layer`]: opening one puts it at its layer (replacing one
 //! of the same kind), so an overlay that appears by itself (the SCA prompt when a response
 //! asks for SCA) never hides the dialog the user is working in (the help, the palette).
+//!
+//! Three more layers are states of the console rather than drawn dialogs: typing in a text
+//! box of the screen shown ([`Layer::Insert`]), the operation finder ([`Layer::Finder`])
+//! and the y/N question ([`Layer::Confirm`]). With the open overlays they make the one
+//! focus chain (`App::focus_chain`, topmost first) that keys, paste and the mouse all read:
+//! the topmost layer takes the input, the screen below sees none while one is open.
+//! Drawing paints the overlays bottom to top ([`Overlays::iter`]), so what takes the input
+//! is what is on top.
 
 use std::cell::Cell;
 
-use super::body_editor::BodyEditor;
-use super::keymap::Command;
+use ratatui_textarea::TextArea;
 
-/// The kinds of overlay, bottom to top: the stacking order.
+use super::keymap::Command;
+use crate::client::validate::Problem;
+use crate::xs2a::operations::Operation;
+
+/// The layers of the focus chain, bottom to top: the stacking order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Layer {
     /// The JSON body editor ([`super::editor`]).
     BodyEditor,
     /// The scaRedirect prompt.
     ScaPrompt,
+    /// Typing in a text box of the screen shown: a parameter in INSERT mode, the response's
+    /// search or filter box, the history's search, the profile form, the monitor's offset.
+    /// Above the SCA prompt, which appears by itself while one types. Not an [`Overlay`].
+    Insert,
+    /// The operation finder filtering the console's list. Not an [`Overlay`].
+    Finder,
     /// The response's link chooser (several `_links`).
     LinkChooser,
     /// The profile picker (`p`).
@@ -36,6 +46,9 @@ pub enum Layer {
     Palette,
     /// The problems log (`!`).
     Problems,
+    /// A destructive action waiting for y/N: any key, paste or click answers it first. Not
+    /// an [`Overlay`].
+    Confirm,
 }
 
 /// One open overlay and its own state.
@@ -207,6 +220,26 @@ impl Overlays {
             _ => None,
         }
     }
+}
+
+/// The open body editor: its state (the component is [`super::body_editor`]).
+#[derive(Debug)]
+pub struct BodyEditor {
+    /// The text being edited.
+    pub(crate) text: TextArea<'static>,
+    /// The operation whose body it is.
+    pub(crate) op: &'static Operation,
+    /// Index of the operation in the console's list.
+    pub(crate) op_index: usize,
+    /// Index of the `body` field in the form.
+    pub(crate) field: usize,
+    /// Index of the template in [`Operation::templates`].
+    pub(crate) template: usize,
+    /// Problems of the text as it is now.
+    pub(crate) problems: Vec<Problem>,
+    /// The operation's other parameters as the form holds them (name, value), which the
+    /// body is validated with; they do not change while the editor takes every key.
+    pub(crate) params: Vec<(String, String)>,
 }
 
 /// The lesson picker (`L`): the lessons on offer, one highlighted.

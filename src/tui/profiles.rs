@@ -1117,6 +1117,11 @@ impl Component for ProfilesView {
         self.paste_text(text)
     }
 
+    /// The profile form and the delete question take the keys.
+    fn typing(&self) -> bool {
+        self.form.is_some() || self.confirm_delete.is_some()
+    }
+
     fn draw(&self, frame: &mut Frame, area: Rect, ctx: &Ctx) {
         self.draw_screen(frame, area, ctx);
     }

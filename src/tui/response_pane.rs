@@ -49,7 +49,7 @@ impl App {
         self.panes.scroll[2] = line.min(max);
     }
 
-    /// Keys for the open search or filter box (from [`App::text_input_key`]): they type
+    /// Keys for the open search or filter box (the [`super::overlay::Layer::Insert`] of the focus chain): they type
     /// text, Enter applies, Esc closes (the filter box also clears the filter). `None`
     /// when no box is open.
     pub(crate) fn response_input_key(&mut self, key: &KeyEvent) -> Option<Action> {

@@ -1,5 +1,8 @@
 //! Small text and layout helpers shared by the screens and dialogs: centring a dialog,
-//! padding, cutting and wrapping text to a width (in characters).
+//! padding, cutting and wrapping text to a width (in characters), sizes and durations in
+//! human units.
+
+use std::time::Duration;
 
 use ratatui::layout::Rect;
 
@@ -62,4 +65,28 @@ pub(crate) fn wrap_words(s: &str, w: usize) -> Vec<String> {
         out.push(cur);
     }
     out
+}
+
+/// `n` bytes in human units (IEC): `512 B`, `1.5 KiB`, `20.0 MiB`, `1.2 GiB`.
+pub fn human_size(n: usize) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut v = n as f64 / 1024.0;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", UNITS[u])
+}
+
+/// A duration for the head line: `42 ms` below a second, else `1.25 s`.
+pub fn human_time(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{:.2} s", d.as_secs_f64())
+    }
 }

@@ -10,10 +10,10 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Padding, Paragraph, Wr
 
 use super::app::{App, Focus, Level, Mode, Preview, ResponseState, Screen, fields_of};
 use super::component::Component;
+use super::highlight::json_spans;
 use super::keymap::{Command, Scope};
 use super::overlay::Overlay;
 use super::presenter::ScreenMask;
-use super::response::json_spans;
 use super::text::{centered, ellipsize, pad, wrap_words};
 use super::theme::{Theme, rounded_block};
 use crate::client::PreparedRequest;

@@ -617,3 +617,109 @@ fn harness_reads_key_names_and_modifiers() {
     );
     assert!(std::panic::catch_unwind(|| tui::parse_key("Entr")).is_err());
 }
+
+// ---------------------------------------------------------------------------------------
+// The one focus chain (issue 19): keys, paste and the mouse go to the same layer first.
+
+#[test]
+fn a_paste_while_profiles_is_not_shown_does_not_reach_its_form() {
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path().to_path_buf());
+    let mut app = masked_app();
+    assert_eq!(app.press("2"), Action::LoadProfiles);
+    app.set_profile_set(
+        psd2_console::profile::ProfileSet::load(Some(&paths.profiles_dir())),
+        &paths,
+    );
+    app.keys("n").type_text("draft");
+    // The console comes back with the form still open behind it; a parameter is edited.
+    app.select_operation("accounts.balances");
+    app.run_in_scope(Scope::Insert, Command::CursorEnd);
+    assert_eq!(app.screen(), Screen::Console);
+    app.handle_paste("c86d2be7");
+    assert_eq!(
+        app.param_value("accounts.balances", "account-id"),
+        Some("c86d2be7"),
+        "the paste goes to the parameter on screen"
+    );
+    let form = app.profiles_view().form.as_ref().expect("form kept");
+    assert_eq!(form.draft.get("name"), "draft", "not to the hidden form");
+}
+
+#[test]
+fn with_the_y_n_question_open_a_key_a_paste_and_a_click_answer_it_first() {
+    // A key: any key but y cancels, and does nothing else.
+    let mut app = masked_app();
+    app.keys("r");
+    assert!(app.pending_confirm().is_some());
+    assert_eq!(app.press("s"), Action::None, "not sent");
+    assert!(app.pending_confirm().is_none());
+    assert!(app.message().unwrap().text.contains("nothing changed"));
+
+    // A paste: cancels, so a later `y` resets nothing; it types nowhere.
+    app.select_operation("accounts.balances");
+    app.keys("r");
+    app.handle_paste("y");
+    assert!(
+        app.pending_confirm().is_none(),
+        "the paste answered the question"
+    );
+    assert!(app.message().unwrap().text.contains("nothing changed"));
+    assert_eq!(app.press("y"), Action::None, "y alone no longer resets");
+    assert_eq!(app.param_value("accounts.balances", "account-id"), Some(""));
+
+    // A click: cancels, and does not select the operation under the pointer.
+    let target = app.operations()[3];
+    let s = app.screen_text(160, 48);
+    let start: String = target.title.chars().take(14).collect();
+    let (x, y) = find(&s, &start, 0).expect("operation shown");
+    app.keys("r");
+    assert_eq!(app.handle_mouse(click(x + 1, y)), Action::None);
+    assert!(
+        app.pending_confirm().is_none(),
+        "the click answered the question"
+    );
+    assert_ne!(
+        app.selected_operation().id,
+        target.id,
+        "the click went no further"
+    );
+    // The question gone, the same click reaches the list.
+    app.handle_mouse(click(x + 1, y));
+    assert_eq!(app.selected_operation().id, target.id);
+}
+
+#[test]
+fn an_sca_prompt_that_appears_while_typing_takes_no_key_paste_or_click() {
+    let mut app = masked_app();
+    app.select_operation("accounts.balances");
+    let s = app.screen_text(160, 48);
+    let target = app.operations()[3];
+    let start: String = target.title.chars().take(14).collect();
+    let (x, y) = find(&s, &start, 0).expect("operation shown");
+    app.keys("e").type_text("ab");
+    // A response asking for SCA arrives while the parameter is typed.
+    let req = tui::unsigned_request("accounts.balances", "GET", "/v1/accounts/x/balances");
+    let body =
+        serde_json::json!({"_links": {"scaRedirect": {"href": "http://127.0.0.1:40123/sca/1"}}});
+    let ex = Exchange {
+        status: 401,
+        headers: Vec::new(),
+        body: body.to_string().into_bytes(),
+        elapsed: std::time::Duration::from_millis(3),
+        json: Some(body),
+    };
+    app.finish_send(Ok(ResponseView::from_exchange("Read balances", &req, &ex)));
+    assert!(app.sca_prompt().is_some());
+    // The key, the paste and the click go to the parameter being typed, in that order of
+    // layers: `o` is typed (it would open the browser on the prompt), the paste too, and
+    // the click is ignored (INSERT mode takes no mouse).
+    assert_eq!(app.press("o"), Action::None);
+    app.handle_paste("cd");
+    assert_eq!(app.handle_mouse(click(x + 1, y)), Action::None);
+    assert_eq!(
+        app.param_value("accounts.balances", "account-id"),
+        Some("abocd")
+    );
+    assert_ne!(app.selected_operation().id, target.id);
+}
