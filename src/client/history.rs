@@ -170,7 +170,7 @@ CREATE INDEX IF NOT EXISTS exchanges_at ON exchanges(at);
 /// The schema version [`History::open`] migrates to (`PRAGMA user_version`): 0 is the
 /// first schema ([`SCHEMA`]); 1 adds `replay_of` and `changed_headers` ([`ReplayInfo`])
 /// and the search index `exchanges_fts`; 2 adds `sca_steps`, the PSU browser's steps on the
-/// embedded sandbox's SCA pages ([`crate::flow::BrowserStep`]); 3 adds `signed_at` and
+/// embedded sandbox's SCA pages ([`crate::sandbox_events::BrowserStep`]); 3 adds `signed_at` and
 /// `clock_offset`, the time a request was signed for and its clock's offset from real
 /// time ([`HistoryEntry::signed_at`], [`HistoryEntry::clock_offset_secs`]).
 pub const SCHEMA_VERSION: i64 = 3;
@@ -649,7 +649,10 @@ impl History {
     /// returns its id.
     ///
     /// Errors: SQLite's, e.g. a history that could only be opened read-only.
-    pub fn record_browser_step(&self, step: &crate::flow::BrowserStep) -> rusqlite::Result<i64> {
+    pub fn record_browser_step(
+        &self,
+        step: &crate::sandbox_events::BrowserStep,
+    ) -> rusqlite::Result<i64> {
         self.conn.execute(
             "INSERT INTO sca_steps (at, sca_id, step, status, outcome, code)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -672,7 +675,7 @@ impl History {
     pub fn browser_steps_since(
         &self,
         since: i64,
-    ) -> rusqlite::Result<Vec<crate::flow::BrowserStep>> {
+    ) -> rusqlite::Result<Vec<crate::sandbox_events::BrowserStep>> {
         if self.version < 2 {
             return Ok(Vec::new());
         }
@@ -681,7 +684,7 @@ impl History {
              WHERE at >= ?1 ORDER BY id",
         )?;
         let rows = st.query_map([since], |r| {
-            Ok(crate::flow::BrowserStep {
+            Ok(crate::sandbox_events::BrowserStep {
                 at: r.get(0)?,
                 sca_id: r.get(1)?,
                 step: r.get(2)?,

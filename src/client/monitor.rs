@@ -21,6 +21,9 @@ use tokio::sync::mpsc;
 
 use super::Engine;
 use super::sandbox_admin::{AdminError, SandboxAdmin};
+/// The management paths the monitor reads and changes (defined beside their client,
+/// [`SandboxAdmin`]).
+pub use super::sandbox_admin::{BATCH_PATH, CLOCK_PATH, FAULTS_PATH, STATE_PATH};
 
 /// The event stream's path (the TPP's own events).
 pub const EVENTS_PATH: &str = "/v1/sandbox/events";
@@ -36,18 +39,10 @@ pub fn plane(admin: &SandboxAdmin) -> &'static str {
         "TPP scope (this profile's TPP)"
     }
 }
-/// The state browser's read (customers, consents, payments, baskets).
-pub const STATE_PATH: &str = "/v1/sandbox/state";
 
 /// Entries per list the state browser reads: the sandbox's largest page
 /// (`sandbox::state::MAX_LIMIT`); `totals` in the answer gives how many there are in all.
 pub const STATE_ROWS: usize = 1000;
-/// The sandbox clock (GET reads it, POST `{"advanceSeconds": n}` advances it).
-pub const CLOCK_PATH: &str = "/v1/sandbox/clock";
-/// The batch run (POST).
-pub const BATCH_PATH: &str = "/v1/sandbox/batch";
-/// The fault rules (GET lists, DELETE clears).
-pub const FAULTS_PATH: &str = "/v1/sandbox/faults";
 /// How long one subscription to the event stream may stay open (the profile's client cuts
 /// every request after its whole-request timeout); then the monitor shows that the stream
 /// ended and `r` subscribes again.

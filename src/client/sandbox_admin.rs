@@ -12,11 +12,19 @@ use serde_json::{Map, Value, json};
 
 use super::ClientError;
 use super::engine::ensure_credentials;
-use super::monitor::FAULTS_PATH;
 use super::tls::http_client_for;
 use crate::cert::Credentials;
 use crate::profile::{DEFAULT_PROFILE, NoSuchProfile, Paths, ProfileSet, Target};
 use crate::signing::{SignOptions, sign_request};
+
+/// The state browser's read (customers, consents, payments, baskets).
+pub const STATE_PATH: &str = "/v1/sandbox/state";
+/// The sandbox clock (GET reads it, POST `{"advanceSeconds": n}` advances it).
+pub const CLOCK_PATH: &str = "/v1/sandbox/clock";
+/// The batch run (POST).
+pub const BATCH_PATH: &str = "/v1/sandbox/batch";
+/// The fault rules (GET lists, DELETE clears).
+pub const FAULTS_PATH: &str = "/v1/sandbox/faults";
 
 /// Where the rules live: the sandbox's base URL and the profile that signs.
 #[derive(Debug, Clone, clap::Args)]

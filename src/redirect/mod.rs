@@ -28,6 +28,9 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::xs2a::redirect::ScaCallback;
 
+mod browser;
+pub use browser::{BrowserError, browser_commands, open_browser};
+
 /// Errors of starting the listener.
 #[derive(Debug, thiserror::Error)]
 pub enum ListenerError {
