@@ -105,23 +105,33 @@ pub struct ReplayInfo {
 /// One stored exchange.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HistoryEntry {
+    /// Row id: the id `history`, `export` and `flow` take.
     pub id: i64,
     /// Seconds since the Unix epoch when the request was sent.
     pub at: i64,
+    /// The name of the profile that sent it.
     pub profile: String,
     /// Catalogue operation id, or `raw` for imported requests.
     pub operation_id: String,
     /// Parameter values used (name → value), to prepare the request again.
     pub params: Vec<(String, String)>,
+    /// HTTP method.
     pub method: String,
+    /// Absolute URL as sent.
     pub url: String,
+    /// Path and query as signed for `(request-target)`.
     pub path_and_query: String,
     /// Request headers as sent, `Signature` redacted.
     pub request_headers: Vec<(String, String)>,
+    /// Request body bytes as sent (empty for none).
     pub request_body: Vec<u8>,
+    /// HTTP status of the answer.
     pub status: u16,
+    /// Response headers in wire order.
     pub response_headers: Vec<(String, String)>,
+    /// Response body bytes.
     pub response_body: Vec<u8>,
+    /// Milliseconds from sending to the whole answer received.
     pub elapsed_ms: u64,
     /// Seconds since the Unix epoch the request was signed for (its `Date`, unless one was
     /// typed): the sandbox's clock for an `embedded` profile, which `sandbox.clock.advance`

@@ -35,26 +35,48 @@ pub use engine::Engine;
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     #[error("{0}")]
+    /// A parameter is missing or invalid (the text names it).
     Params(String),
     #[error("the body is not valid JSON: {0}")]
+    /// The body given is not JSON (the parser's message).
     Body(String),
     #[error("{0}")]
+    /// The profile cannot send: credentials, TLS settings or the target (the text says which).
     Setup(String),
+    /// No connection to the target (refused, DNS, timeout).
     #[error("cannot reach {url}: {reason}")]
-    Connect { url: String, reason: String },
+    Connect {
+        /// The URL asked for.
+        url: String,
+        /// Why, in plain words.
+        reason: String,
+    },
     /// The TLS handshake failed; `reason` says why in plain words ([`tls::describe_send_error`]).
     #[error("TLS handshake with {host} failed: {reason}")]
-    Tls { host: String, reason: String },
+    Tls {
+        /// The host of the target.
+        host: String,
+        /// Why, in plain words.
+        reason: String,
+    },
+    /// The request was sent but no whole answer came back.
     #[error("request to {url} failed: {reason}")]
-    Http { url: String, reason: String },
+    Http {
+        /// The URL asked for.
+        url: String,
+        /// Why, in plain words.
+        reason: String,
+    },
 }
 
 /// A signed request ready to send, with what signing produced for the inspector.
 #[derive(Debug, Clone)]
 pub struct PreparedRequest {
+    /// Catalogue operation id (`accounts.list`), or `raw` for an imported request.
     pub operation_id: String,
     /// The parameter values it was built from (to prepare it again, e.g. for export).
     pub params: Vec<(String, String)>,
+    /// HTTP method.
     pub method: String,
     /// Absolute URL.
     pub url: String,
@@ -64,6 +86,7 @@ pub struct PreparedRequest {
     pub headers: Vec<(String, String)>,
     /// Body bytes exactly as sent and digested (compact JSON), empty for none.
     pub body: Vec<u8>,
+    /// What signing produced: the signing string, the signed headers, the Digest.
     pub inspection: SignatureInspection,
     /// When it was signed for and how far the signing clock stood from real time; `None`
     /// for a request the console did not sign (a replay that keeps the recorded
@@ -113,8 +136,11 @@ impl PreparedRequest {
 /// Everything [`prepare`] needs besides the operation.
 #[derive(Debug)]
 pub struct RequestContext<'a> {
+    /// The profile sending (headers, `sign_request_target`).
     pub profile: &'a Profile,
+    /// Its session state (consent id, PSU-ID, corporate id, TPP-Session-ID).
     pub session: &'a SessionState,
+    /// The certificate and key that sign.
     pub credentials: &'a Credentials,
     /// Base URL without trailing slash, e.g. `http://127.0.0.1:40123`.
     pub base_url: &'a str,
@@ -404,8 +430,11 @@ pub fn json_tree(body: &[u8]) -> Option<serde_json::Value> {
 /// A response as received.
 #[derive(Debug, Clone)]
 pub struct Exchange {
+    /// HTTP status.
     pub status: u16,
+    /// Response headers in wire order.
     pub headers: Vec<(String, String)>,
+    /// Response body bytes.
     pub body: Vec<u8>,
     /// Time from sending to the whole body received.
     pub elapsed: Duration,

@@ -72,12 +72,28 @@ pub enum SseBlock {
     /// A comment line (`: subscribed`, keep-alives), without the colon.
     Comment(String),
     /// An event: its `event:` name and its `data:` lines joined by `\n`.
-    Event { name: String, data: String },
+    Event {
+        /// The `event:` name (empty when the block has none).
+        name: String,
+        /// The `data:` lines, joined by `\n`.
+        data: String,
+    },
 }
 
 /// Splits a `text/event-stream` body into blocks as its chunks arrive (WHATWG HTML, "Server-
 /// sent events", interpreting an event stream: blocks end at a blank line; `event:`,
 /// `data:` and comment lines; `id:` and `retry:` are not used by the sandbox and ignored).
+///
+/// Home-made rather than the `eventsource-stream` crate (0.2.3), for two reasons:
+/// - that crate drops comment lines (`RawEventLine::Comment(_) => {}` in its
+///   `event_stream.rs`), and the sandbox's `: subscribed` comment is how the monitor knows
+///   its subscription exists ([`MonitorFeed::Subscribed`]: events after it are not lost;
+///   the flow screen and the tests wait for it);
+/// - it reads a `Stream` of byte chunks, which needs reqwest's `stream` feature (and
+///   `futures` adapters) where this reads `Response::chunk` in a loop.
+///
+/// What is left is the block splitting of the WHATWG rules above, 40 lines with a unit
+/// test (`the_reader_splits_blocks_across_chunks_and_keeps_comments_apart`).
 #[derive(Debug, Default)]
 pub struct SseReader {
     buffer: Vec<u8>,

@@ -106,7 +106,9 @@ pub enum Format {
 /// What one file holds: its format and its requests, in file order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recording {
+    /// HAR, cURL or raw HTTP.
     pub format: Format,
+    /// The requests, in file order.
     pub requests: Vec<RecordedRequest>,
 }
 

@@ -37,14 +37,19 @@ pub enum ListenerError {
     #[error(
         "TPP-Redirect-URI {0:?} is not a loopback http URL (http://127.0.0.1:PORT/path or http://localhost:PORT/path), so the console cannot receive the callback"
     )]
+    /// The `TPP-Redirect-URI` (given) is not a loopback http URL.
     NotLoopback(String),
     #[error(
         "TPP-Redirect-URI {0:?} is not an http URL with a path (room mode serves the callback over plain http on the listen address)"
     )]
+    /// The `TPP-Redirect-URI` (given) is not an http URL with a path (room mode).
     NotHttp(String),
+    /// The address could not be bound (taken, or not this machine's).
     #[error("cannot listen on {addr}: {source}")]
     Bind {
+        /// The address asked for.
         addr: SocketAddr,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
@@ -165,6 +170,7 @@ struct ListenerState {
 
 /// A running listener. Dropping it stops the server.
 pub struct RedirectListener {
+    /// The address it listens on.
     pub addr: SocketAddr,
     /// The `TPP-Redirect-URI` to send, e.g. `http://127.0.0.1:40111/callback`.
     pub redirect_uri: String,
