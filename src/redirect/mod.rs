@@ -64,23 +64,12 @@ pub const SCA_REF_PARAM: &str = "sca-ref";
 /// `redirect_uri` with `sca-ref=<sca_ref>` (replacing one it has); unchanged when it is not
 /// a URL.
 pub fn with_sca_ref(redirect_uri: &str, sca_ref: &str) -> String {
-    let Ok(mut url) = url::Url::parse(redirect_uri) else {
-        return redirect_uri.to_string();
-    };
-    let kept: Vec<(String, String)> = url
-        .query_pairs()
-        .filter(|(k, _)| k != SCA_REF_PARAM)
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect();
-    url.set_query(None);
-    {
-        let mut q = url.query_pairs_mut();
-        for (k, v) in &kept {
-            q.append_pair(k, v);
-        }
-        q.append_pair(SCA_REF_PARAM, sca_ref);
-    }
-    url.to_string()
+    crate::xs2a::redirect::replace_query(
+        redirect_uri,
+        |k| k == SCA_REF_PARAM,
+        [(SCA_REF_PARAM, sca_ref)],
+    )
+    .unwrap_or_else(|_| redirect_uri.to_string())
 }
 
 /// The `sca-ref` of a `TPP-Redirect-URI` (or of a callback URL), if any.
