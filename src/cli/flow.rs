@@ -26,21 +26,16 @@ pub(super) struct FlowArgs {
 ///
 /// Errors: no history, an unknown id, no exchanges for the flow; SQLite's.
 pub(super) fn run(args: FlowArgs, paths: &Paths) -> Result<ExitCode> {
-    let FlowArgs {
-        format,
-        session,
-        ids,
-    } = args;
     let h = open_history(paths)?;
-    let entries = if !ids.is_empty() {
+    let entries = if !args.ids.is_empty() {
         let mut picked = Vec::new();
-        for id in ids {
+        for id in args.ids {
             picked.push(h.get(id)?.ok_or_else(|| anyhow!("no history entry {id}"))?);
         }
         picked
     } else {
         let recent = h.list(None, flow::HISTORY_WINDOW)?;
-        match session {
+        match args.session {
             Some(s) => flow::session(&recent, &s),
             None => flow::latest_session(&recent, flow::GAP_SECONDS),
         }
@@ -51,7 +46,7 @@ pub(super) fn run(args: FlowArgs, paths: &Paths) -> Result<ExitCode> {
     // The PSU browser's steps the console saw on the embedded sandbox's event stream.
     let steps = flow::steps_of(&h, &entries).unwrap_or_default();
     let f = flow::Flow::from_history_and_steps(&entries, &steps);
-    let text = match format.as_str() {
+    let text = match args.format.as_str() {
         "mermaid" => f.to_mermaid(),
         _ => f.to_text(),
     };

@@ -27,11 +27,6 @@ pub(super) struct HistoryArgs {
 ///
 /// Errors: the home is not readable or holds no history database; SQLite's.
 pub(super) fn run(args: HistoryArgs, paths: &Paths) -> Result<ExitCode> {
-    let HistoryArgs {
-        search,
-        limit,
-        format,
-    } = args;
     let file = paths.history_file();
     // Only a file that is not there means "no history yet": a home that is a file
     // (or unreadable) is an error, not an empty history.
@@ -45,12 +40,12 @@ pub(super) fn run(args: HistoryArgs, paths: &Paths) -> Result<ExitCode> {
     }
     let h = open_history(paths)?;
     let mut json = Vec::new();
-    for e in h.list(search.as_deref(), limit)? {
+    for e in h.list(args.search.as_deref(), args.limit)? {
         let at = chrono::DateTime::from_timestamp(e.at, 0)
             .map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string())
             .unwrap_or_default();
         let replay = h.replay_info(e.id)?;
-        if format == "json" {
+        if args.format == "json" {
             json.push(serde_json::json!({
                 "id": e.id, "at": at, "profile": e.profile, "status": e.status,
                 "operationId": e.operation_id, "method": e.method, "url": e.url,
@@ -82,7 +77,7 @@ pub(super) fn run(args: HistoryArgs, paths: &Paths) -> Result<ExitCode> {
             marker
         );
     }
-    if format == "json" {
+    if args.format == "json" {
         out!("{}", serde_json::to_string_pretty(&json)?);
     }
     Ok(ExitCode::SUCCESS)

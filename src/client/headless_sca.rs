@@ -570,6 +570,19 @@ async fn submit(
     request.send().await.map_err(|e| http_error(target, &e))
 }
 
+/// Submits `form` of the page at `url` with its primary button, named `what` in the error.
+///
+/// Errors: the form has no button ([`missing`]); those of [`submit`].
+async fn submit_primary(
+    client: &reqwest::Client,
+    form: &Form,
+    what: &str,
+    url: &str,
+) -> Result<reqwest::Response, HeadlessScaError> {
+    let button = form.primary().ok_or_else(|| missing(what, url))?;
+    submit(client, form, button).await
+}
+
 fn missing(what: &str, url: &str) -> HeadlessScaError {
     HeadlessScaError::Walk(format!("{url} has no {what}: is it a sandbox SCA page?"))
 }
@@ -644,20 +657,12 @@ pub async fn walk(
             logged_in = true;
             let mut f = login.clone();
             f.set("customerNumber", &plan.customer);
-            let button = f
-                .primary()
-                .cloned()
-                .ok_or_else(|| missing("Log in button", page.as_str()))?;
-            submit(client, &f, &button).await?
+            submit_primary(client, &f, "Log in button", page.as_str()).await?
         } else if let Some(context) = context {
             let mut f = context.clone();
             context_chosen = true;
             f.choose("context", &context_value(&f, &plan.context)?);
-            let button = f
-                .primary()
-                .cloned()
-                .ok_or_else(|| missing("Continue button", page.as_str()))?;
-            submit(client, &f, &button).await?
+            submit_primary(client, &f, "Continue button", page.as_str()).await?
         } else if let Some(approval) = approval {
             let mut f = approval.clone();
             if f.has("account") || f.has("cardAccount") {

@@ -157,27 +157,41 @@ impl RequestContext<'_> {
         SignedFor::now_at(self.now)
     }
 
-    /// Signs a request in place with this context's credentials, the profile's
-    /// `(request-target)` setting and the instant [`RequestContext::now`] (see
-    /// [`sign_request`]).
-    fn sign(
+    /// The request `method path_and_query` to this context's base URL with `headers` and
+    /// `body`, signed with this context's credentials, the profile's `(request-target)`
+    /// setting and the instant [`RequestContext::now`] (see [`sign_request`]; the signing
+    /// headers are added to `headers`).
+    fn signed(
         &self,
+        operation_id: String,
+        params: Vec<(String, String)>,
         method: &str,
-        path_and_query: &str,
-        headers: &mut Vec<(String, String)>,
-        body: &[u8],
-    ) -> SignatureInspection {
-        sign_request(
+        path_and_query: String,
+        mut headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    ) -> PreparedRequest {
+        let inspection = sign_request(
             self.credentials,
             method,
-            path_and_query,
-            headers,
-            body,
+            &path_and_query,
+            &mut headers,
+            &body,
             SignOptions {
                 request_target: self.profile.sign_request_target,
                 now: self.now,
             },
-        )
+        );
+        PreparedRequest {
+            operation_id,
+            params,
+            method: method.to_string(),
+            url: format!("{}{}", self.base_url, path_and_query),
+            path_and_query,
+            headers,
+            body,
+            inspection,
+            signed_for: Some(self.signed_for()),
+        }
     }
 }
 
@@ -291,21 +305,18 @@ pub fn prepare_with(
     for (n, v) in typed.iter().filter(|(n, _)| !after_signing(n)) {
         set_header(&mut headers, n, v);
     }
-    let inspection = ctx.sign(op.method, &path_and_query, &mut headers, &body);
-    for (n, v) in typed.iter().filter(|(n, _)| after_signing(n)) {
-        set_header(&mut headers, n, v);
-    }
-    Ok(PreparedRequest {
-        operation_id: op.id.to_string(),
-        params: params.to_vec(),
-        method: op.method.to_string(),
-        url: format!("{}{}", ctx.base_url, path_and_query),
+    let mut req = ctx.signed(
+        op.id.to_string(),
+        params.to_vec(),
+        op.method,
         path_and_query,
         headers,
         body,
-        inspection,
-        signed_for: Some(ctx.signed_for()),
-    })
+    );
+    for (n, v) in typed.iter().filter(|(n, _)| after_signing(n)) {
+        set_header(&mut req.headers, n, v);
+    }
+    Ok(req)
 }
 
 /// Replaces the value of header `name` (case-insensitive), or appends it.
@@ -397,18 +408,14 @@ pub fn prepare_imported(
     if !body.is_empty() && !has(&headers, h::CONTENT_TYPE) {
         headers.push((h::CONTENT_TYPE.into(), "application/json".into()));
     }
-    let inspection = ctx.sign(&imported.method, &path_and_query, &mut headers, &body);
-    Ok(PreparedRequest {
-        operation_id: operation_id_of(&imported.method, &path_and_query),
-        params: Vec::new(),
-        method: imported.method.clone(),
-        url: format!("{}{}", ctx.base_url, path_and_query),
+    Ok(ctx.signed(
+        operation_id_of(&imported.method, &path_and_query),
+        Vec::new(),
+        &imported.method,
         path_and_query,
         headers,
         body,
-        inspection,
-        signed_for: Some(ctx.signed_for()),
-    })
+    ))
 }
 
 /// Largest body parsed into a JSON tree ([`Exchange::json`]): 1 MiB. A tree takes about
