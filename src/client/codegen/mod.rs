@@ -172,6 +172,9 @@ pub fn program(lang: Language, req: &CodeRequest) -> String {
     render(dialect, req)
 }
 
+/// One line of a two-column table (headers, DN names) from the two columns' literals.
+type PairLine = fn(String, String) -> String;
+
 /// How one language writes the placeholders of its template ([`render`]).
 struct Dialect {
     /// The program's template, with `@@NAME@@` placeholders ([`fill`]).
@@ -181,11 +184,11 @@ struct Dialect {
     /// The text of a one-line comment.
     comment: fn(&str) -> String,
     /// One line of the header table, from the name's and the value's literals.
-    header_line: fn(String, String) -> String,
+    header_line: PairLine,
     /// One line of the DN attribute names' table (from the OID's and the name's literals)
     /// and the lines' separator; `None` for a template without the table (its language
     /// names the attributes itself).
-    dn_line: Option<(fn(String, String) -> String, &'static str)>,
+    dn_line: Option<(PairLine, &'static str)>,
     /// The body's bytes as an expression.
     body: fn(&[u8]) -> String,
     /// A boolean literal.
@@ -329,11 +332,7 @@ fn pair_lines<'a>(
 }
 
 /// [`pair_lines`] of the request's headers.
-fn header_lines(
-    req: &CodeRequest,
-    literal: fn(&str) -> String,
-    line: fn(String, String) -> String,
-) -> String {
+fn header_lines(req: &CodeRequest, literal: fn(&str) -> String, line: PairLine) -> String {
     pair_lines(
         req.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())),
         literal,
@@ -343,11 +342,7 @@ fn header_lines(
 }
 
 /// [`pair_lines`] of the DN attribute names ([`crate::cert::dn::TYPE_NAMES`]).
-fn dn_name_lines(
-    literal: fn(&str) -> String,
-    line: fn(String, String) -> String,
-    separator: &str,
-) -> String {
+fn dn_name_lines(literal: fn(&str) -> String, line: PairLine, separator: &str) -> String {
     pair_lines(
         crate::cert::dn::TYPE_NAMES.iter().copied(),
         literal,
