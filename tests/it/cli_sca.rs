@@ -33,12 +33,7 @@ async fn send_waits_for_the_payment_sca_and_reads_its_status_without_a_second_po
         "item 2: says why it waits: {note}"
     );
     let to_tpp = common::sca::complete(&href, KARI, "PRIVATE", |_| {}, "Approve").await;
-    let landing = common::browser().get(&to_tpp).send().await.unwrap();
-    assert_eq!(landing.status(), 200);
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+    let out = common::cli::land_and_wait(&to_tpp, child).await;
     let rest = stderr.rest();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(

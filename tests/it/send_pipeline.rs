@@ -166,12 +166,7 @@ async fn console_and_send_record_the_same_rows_and_judge_accp_rejected_for_lack_
     let href = stderr.sca_link();
     let to_tpp = common::sca::complete(&href, KARI, "PRIVATE", |_| {}, "Approve").await;
     assert!(to_tpp.contains("sca-ref="), "{to_tpp}");
-    let landing = common::browser().get(&to_tpp).send().await.unwrap();
-    assert_eq!(landing.status(), 200);
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+    let out = common::cli::land_and_wait(&to_tpp, child).await;
     let rest = stderr.rest();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(

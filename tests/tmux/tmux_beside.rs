@@ -80,12 +80,7 @@ async fn commands_beside_the_console_use_its_sandbox_and_their_links_stay_valid(
         !to_tpp.starts_with(&format!("http://127.0.0.1:{callback_port}/")),
         "the command's listener is not on the console's callback port: {to_tpp}"
     );
-    let landing = common::browser().get(&to_tpp).send().await.unwrap();
-    assert_eq!(landing.status(), 200);
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+    let out = common::cli::land_and_wait(&to_tpp, child).await;
     let rest = stderr.rest();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(

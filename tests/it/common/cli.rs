@@ -224,3 +224,14 @@ impl StderrLines {
         self.rx.try_iter().collect()
     }
 }
+
+/// Follows the redirect after SCA `to_tpp` to the command's callback listener (which must
+/// answer 200), then waits for the command `child` to end.
+pub async fn land_and_wait(to_tpp: &str, child: Child) -> Output {
+    let landing = super::browser().get(to_tpp).send().await.unwrap();
+    assert_eq!(landing.status(), 200);
+    tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap()
+}
