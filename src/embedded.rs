@@ -207,7 +207,12 @@ pub fn shifted(t: SystemTime, offset_ms: i64) -> SystemTime {
 pub enum Holder {
     /// A psd2-console whose sandbox proved it reads this data directory's key: its base URL
     /// and its clock minus ours (milliseconds).
-    SameHome { base_url: String, offset_ms: i64 },
+    SameHome {
+        /// Its embedded sandbox's base URL.
+        base_url: String,
+        /// Its sandbox clock minus ours, milliseconds.
+        offset_ms: i64,
+    },
     /// A psd2-console (it answered the identity check) of another data directory.
     OtherHome,
     /// Anything else: no answer, no HTTP, or not the identity answer.

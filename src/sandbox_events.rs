@@ -95,3 +95,24 @@ impl Event {
         }
     }
 }
+
+/// One step of the PSU's browser on the sandbox's SCA pages: an `sca` event of the
+/// sandbox's event stream (`GET /v1/sandbox/events`, [`ScaEvent`]).
+/// Carries no form field, so no PSU data. The console records it in its history
+/// (`crate::client::history`) and draws it in the flow diagram ([`crate::flow`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BrowserStep {
+    /// When the console saw it, seconds since the Unix epoch.
+    pub at: i64,
+    /// The SCA's id: the last segment of the `scaRedirect` path (`/sca/{id}`,
+    /// `/payment-sca/{id}`).
+    pub sca_id: String,
+    /// `opened`, `login`, `context`, `consent`, `cancel` or `decision`.
+    pub step: String,
+    /// The HTTP status of the page's answer (302 when the browser is sent on).
+    pub status: u16,
+    /// `success` or `failure` once the browser is sent back to `TPP-Redirect-URI`.
+    pub outcome: Option<String>,
+    /// The failure's `code` (Resources: Redirect parameters after SCA, failed).
+    pub code: Option<String>,
+}

@@ -134,12 +134,17 @@ pub fn ensure_credentials(profile: &Profile, paths: &Paths) -> Result<Credential
 
 /// A running profile.
 pub struct Engine {
+    /// The profile it runs (with `listen` and ports as started).
     pub profile: Profile,
+    /// The home: data and config directories.
     pub paths: Paths,
+    /// The session state of the profile (consent, PSU-ID, context), saved in the home.
     pub session: SessionState,
+    /// The TPP certificate and key that sign every request.
     pub credentials: Arc<Credentials>,
     /// Base URL of the target, without trailing slash.
     pub base_url: String,
+    /// The HTTP client of the profile (its TLS settings and timeouts).
     pub http: reqwest::Client,
     /// The TPP-Redirect-URI sent with every request.
     pub redirect_uri: String,
@@ -152,6 +157,7 @@ pub struct Engine {
     /// Every exchange sent through [`Engine::send`] (Signature redacted); `None` when the
     /// history file cannot be opened (the reason is in `history_error`).
     pub history: Option<std::sync::Arc<std::sync::Mutex<super::history::History>>>,
+    /// Why the history file could not be opened, if it could not.
     pub history_error: Option<String>,
     /// SCA flows started by responses with a `scaRedirect` and waiting for their callback,
     /// oldest first ([`Engine::expect_sca`]).
@@ -220,6 +226,7 @@ fn path_of(url: &str) -> &str {
 pub struct PendingSca {
     /// The `TPP-Session-ID` the flow's request carried (the callback must echo it).
     pub tpp_session_id: String,
+    /// What the SCA approves: a payment, a basket, a consent, or an account read.
     pub flow: ScaFlow,
     /// The resource's id (`paymentId`, `basketId`, `consentId`) when known.
     pub resource_id: Option<String>,
@@ -301,6 +308,7 @@ pub use crate::xs2a::status::Verdict;
 /// A resource's status read after its SCA ([`Engine::status_after_sca`]).
 #[derive(Debug, Clone)]
 pub struct StatusAfterSca {
+    /// What the SCA approves: a payment, a basket, a consent, or an account read.
     pub flow: ScaFlow,
     /// `paymentId`, `basketId` or `consentId`, when known.
     pub resource_id: Option<String>,

@@ -169,7 +169,7 @@ pub fn har(entries: &[HistoryEntry]) -> Value {
             });
             if !e.request_body.is_empty() {
                 request["postData"] = json!({
-                    "mimeType": header(&e.request_headers, "content-type").unwrap_or("application/json"),
+                    "mimeType": header(&e.request_headers, h::CONTENT_TYPE).unwrap_or("application/json"),
                     "text": String::from_utf8_lossy(&e.request_body),
                 });
             }
@@ -185,7 +185,7 @@ pub fn har(entries: &[HistoryEntry]) -> Value {
                     "headers": har_headers(&e.response_headers),
                     "content": {
                         "size": e.response_body.len(),
-                        "mimeType": header(&e.response_headers, "content-type").unwrap_or("application/json"),
+                        "mimeType": header(&e.response_headers, h::CONTENT_TYPE).unwrap_or("application/json"),
                         "text": String::from_utf8_lossy(&e.response_body),
                     },
                     "redirectURL": header(&e.response_headers, "location").unwrap_or(""),

@@ -80,7 +80,9 @@ pub struct ScaPlan {
 /// A submit button of a form.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Button {
+    /// Its `name` attribute.
     pub name: String,
+    /// Its `value` attribute.
     pub value: String,
     /// Its text.
     pub label: String,
@@ -92,7 +94,9 @@ pub struct Button {
 /// company).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Choice {
+    /// Its `name` attribute.
     pub name: String,
+    /// Its `value` attribute.
     pub value: String,
     /// The text of the enclosing `<label>`, white space collapsed.
     pub text: String,
@@ -113,6 +117,7 @@ pub struct Form {
     pub fields: Vec<(String, String)>,
     /// Unchecked boxes and radios: (name, value).
     pub unchecked: Vec<(String, String)>,
+    /// The submit buttons, in page order.
     pub buttons: Vec<Button>,
     /// Every checkbox and radio, checked or not.
     pub choices: Vec<Choice>,
@@ -313,13 +318,21 @@ pub enum HeadlessScaError {
     NotSandbox(String),
     /// A page or post could not be fetched.
     #[error("cannot reach {url}: {reason}")]
-    Http { url: String, reason: String },
+    Http {
+        /// The page's URL.
+        url: String,
+        /// Why, in plain words.
+        reason: String,
+    },
     /// The sandbox answered an error page (unknown, expired or used link, an unknown
     /// customerNumber, a PSU who may not pay): its status and message.
     #[error("the SCA page {url} answered {status}: {message}")]
     Page {
+        /// The page's URL.
         url: String,
+        /// Its HTTP status.
         status: u16,
+        /// The page's message.
         message: String,
     },
     /// The plan does not fit the pages (no such company or account, no context page).
@@ -557,6 +570,19 @@ async fn submit(
     request.send().await.map_err(|e| http_error(target, &e))
 }
 
+/// Submits `form` of the page at `url` with its primary button, named `what` in the error.
+///
+/// Errors: the form has no button ([`missing`]); those of [`submit`].
+async fn submit_primary(
+    client: &reqwest::Client,
+    form: &Form,
+    what: &str,
+    url: &str,
+) -> Result<reqwest::Response, HeadlessScaError> {
+    let button = form.primary().ok_or_else(|| missing(what, url))?;
+    submit(client, form, button).await
+}
+
 fn missing(what: &str, url: &str) -> HeadlessScaError {
     HeadlessScaError::Walk(format!("{url} has no {what}: is it a sandbox SCA page?"))
 }
@@ -631,20 +657,12 @@ pub async fn walk(
             logged_in = true;
             let mut f = login.clone();
             f.set("customerNumber", &plan.customer);
-            let button = f
-                .primary()
-                .cloned()
-                .ok_or_else(|| missing("Log in button", page.as_str()))?;
-            submit(client, &f, &button).await?
+            submit_primary(client, &f, "Log in button", page.as_str()).await?
         } else if let Some(context) = context {
             let mut f = context.clone();
             context_chosen = true;
             f.choose("context", &context_value(&f, &plan.context)?);
-            let button = f
-                .primary()
-                .cloned()
-                .ok_or_else(|| missing("Continue button", page.as_str()))?;
-            submit(client, &f, &button).await?
+            submit_primary(client, &f, "Continue button", page.as_str()).await?
         } else if let Some(approval) = approval {
             let mut f = approval.clone();
             if f.has("account") || f.has("cardAccount") {
@@ -697,6 +715,7 @@ pub struct ScaOutcome {
     pub location: String,
     /// Its parameters, when they form a success or a failure callback.
     pub callback: Option<ScaCallback>,
+    /// Whether the redirect reached the `TPP-Redirect-URI`.
     pub delivery: Delivery,
 }
 
@@ -831,7 +850,9 @@ impl CompleteArgs {
 /// What `sca complete` prints on stdout and stderr, and its exit code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandOutput {
+    /// What goes to stdout: the callback parameters.
     pub stdout: String,
+    /// What goes to stderr: the steps walked, or why it stopped.
     pub stderr: String,
     /// 0 as asked, 1 not, 2 refused.
     pub code: u8,

@@ -105,23 +105,33 @@ pub struct ReplayInfo {
 /// One stored exchange.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HistoryEntry {
+    /// Row id: the id `history`, `export` and `flow` take.
     pub id: i64,
     /// Seconds since the Unix epoch when the request was sent.
     pub at: i64,
+    /// The name of the profile that sent it.
     pub profile: String,
     /// Catalogue operation id, or `raw` for imported requests.
     pub operation_id: String,
     /// Parameter values used (name → value), to prepare the request again.
     pub params: Vec<(String, String)>,
+    /// HTTP method.
     pub method: String,
+    /// Absolute URL as sent.
     pub url: String,
+    /// Path and query as signed for `(request-target)`.
     pub path_and_query: String,
     /// Request headers as sent, `Signature` redacted.
     pub request_headers: Vec<(String, String)>,
+    /// Request body bytes as sent (empty for none).
     pub request_body: Vec<u8>,
+    /// HTTP status of the answer.
     pub status: u16,
+    /// Response headers in wire order.
     pub response_headers: Vec<(String, String)>,
+    /// Response body bytes.
     pub response_body: Vec<u8>,
+    /// Milliseconds from sending to the whole answer received.
     pub elapsed_ms: u64,
     /// Seconds since the Unix epoch the request was signed for (its `Date`, unless one was
     /// typed): the sandbox's clock for an `embedded` profile, which `sandbox.clock.advance`
@@ -170,7 +180,7 @@ CREATE INDEX IF NOT EXISTS exchanges_at ON exchanges(at);
 /// The schema version [`History::open`] migrates to (`PRAGMA user_version`): 0 is the
 /// first schema ([`SCHEMA`]); 1 adds `replay_of` and `changed_headers` ([`ReplayInfo`])
 /// and the search index `exchanges_fts`; 2 adds `sca_steps`, the PSU browser's steps on the
-/// embedded sandbox's SCA pages ([`crate::flow::BrowserStep`]); 3 adds `signed_at` and
+/// embedded sandbox's SCA pages ([`crate::sandbox_events::BrowserStep`]); 3 adds `signed_at` and
 /// `clock_offset`, the time a request was signed for and its clock's offset from real
 /// time ([`HistoryEntry::signed_at`], [`HistoryEntry::clock_offset_secs`]).
 pub const SCHEMA_VERSION: i64 = 3;
@@ -649,7 +659,10 @@ impl History {
     /// returns its id.
     ///
     /// Errors: SQLite's, e.g. a history that could only be opened read-only.
-    pub fn record_browser_step(&self, step: &crate::flow::BrowserStep) -> rusqlite::Result<i64> {
+    pub fn record_browser_step(
+        &self,
+        step: &crate::sandbox_events::BrowserStep,
+    ) -> rusqlite::Result<i64> {
         self.conn.execute(
             "INSERT INTO sca_steps (at, sca_id, step, status, outcome, code)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -672,7 +685,7 @@ impl History {
     pub fn browser_steps_since(
         &self,
         since: i64,
-    ) -> rusqlite::Result<Vec<crate::flow::BrowserStep>> {
+    ) -> rusqlite::Result<Vec<crate::sandbox_events::BrowserStep>> {
         if self.version < 2 {
             return Ok(Vec::new());
         }
@@ -681,7 +694,7 @@ impl History {
              WHERE at >= ?1 ORDER BY id",
         )?;
         let rows = st.query_map([since], |r| {
-            Ok(crate::flow::BrowserStep {
+            Ok(crate::sandbox_events::BrowserStep {
                 at: r.get(0)?,
                 sca_id: r.get(1)?,
                 step: r.get(2)?,

@@ -41,10 +41,13 @@ pub struct ScriptSet {
 pub struct ImportedRequest {
     /// Postman item name, HAR comment/URL, or `curl N`.
     pub name: String,
+    /// HTTP method, as written.
     pub method: String,
     /// As written in the source (may hold `{{variables}}`).
     pub url: String,
+    /// Headers as written, in file order (may hold `{{variables}}`).
     pub headers: Vec<(String, String)>,
+    /// The body text, when the request has one.
     pub body: Option<String>,
     /// Postman variables of the enclosing folders and of the item (outer first, so later
     /// entries win), as (name, value).
@@ -70,7 +73,9 @@ pub const SIGNING_HEADERS: [&str; 4] = ["signature", "digest", "date", "tpp-sign
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{source_name}: {reason}")]
 pub struct ImportError {
+    /// The file (or source) name.
     pub source_name: String,
+    /// What is wrong, in words.
     pub reason: String,
 }
 

@@ -35,26 +35,48 @@ pub use engine::Engine;
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     #[error("{0}")]
+    /// A parameter is missing or invalid (the text names it).
     Params(String),
     #[error("the body is not valid JSON: {0}")]
+    /// The body given is not JSON (the parser's message).
     Body(String),
     #[error("{0}")]
+    /// The profile cannot send: credentials, TLS settings or the target (the text says which).
     Setup(String),
+    /// No connection to the target (refused, DNS, timeout).
     #[error("cannot reach {url}: {reason}")]
-    Connect { url: String, reason: String },
+    Connect {
+        /// The URL asked for.
+        url: String,
+        /// Why, in plain words.
+        reason: String,
+    },
     /// The TLS handshake failed; `reason` says why in plain words ([`tls::describe_send_error`]).
     #[error("TLS handshake with {host} failed: {reason}")]
-    Tls { host: String, reason: String },
+    Tls {
+        /// The host of the target.
+        host: String,
+        /// Why, in plain words.
+        reason: String,
+    },
+    /// The request was sent but no whole answer came back.
     #[error("request to {url} failed: {reason}")]
-    Http { url: String, reason: String },
+    Http {
+        /// The URL asked for.
+        url: String,
+        /// Why, in plain words.
+        reason: String,
+    },
 }
 
 /// A signed request ready to send, with what signing produced for the inspector.
 #[derive(Debug, Clone)]
 pub struct PreparedRequest {
+    /// Catalogue operation id (`accounts.list`), or `raw` for an imported request.
     pub operation_id: String,
     /// The parameter values it was built from (to prepare it again, e.g. for export).
     pub params: Vec<(String, String)>,
+    /// HTTP method.
     pub method: String,
     /// Absolute URL.
     pub url: String,
@@ -64,6 +86,7 @@ pub struct PreparedRequest {
     pub headers: Vec<(String, String)>,
     /// Body bytes exactly as sent and digested (compact JSON), empty for none.
     pub body: Vec<u8>,
+    /// What signing produced: the signing string, the signed headers, the Digest.
     pub inspection: SignatureInspection,
     /// When it was signed for and how far the signing clock stood from real time; `None`
     /// for a request the console did not sign (a replay that keeps the recorded
@@ -113,8 +136,11 @@ impl PreparedRequest {
 /// Everything [`prepare`] needs besides the operation.
 #[derive(Debug)]
 pub struct RequestContext<'a> {
+    /// The profile sending (headers, `sign_request_target`).
     pub profile: &'a Profile,
+    /// Its session state (consent id, PSU-ID, corporate id, TPP-Session-ID).
     pub session: &'a SessionState,
+    /// The certificate and key that sign.
     pub credentials: &'a Credentials,
     /// Base URL without trailing slash, e.g. `http://127.0.0.1:40123`.
     pub base_url: &'a str,
@@ -131,27 +157,41 @@ impl RequestContext<'_> {
         SignedFor::now_at(self.now)
     }
 
-    /// Signs a request in place with this context's credentials, the profile's
-    /// `(request-target)` setting and the instant [`RequestContext::now`] (see
-    /// [`sign_request`]).
-    fn sign(
+    /// The request `method path_and_query` to this context's base URL with `headers` and
+    /// `body`, signed with this context's credentials, the profile's `(request-target)`
+    /// setting and the instant [`RequestContext::now`] (see [`sign_request`]; the signing
+    /// headers are added to `headers`).
+    fn signed(
         &self,
+        operation_id: String,
+        params: Vec<(String, String)>,
         method: &str,
-        path_and_query: &str,
-        headers: &mut Vec<(String, String)>,
-        body: &[u8],
-    ) -> SignatureInspection {
-        sign_request(
+        path_and_query: String,
+        mut headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    ) -> PreparedRequest {
+        let inspection = sign_request(
             self.credentials,
             method,
-            path_and_query,
-            headers,
-            body,
+            &path_and_query,
+            &mut headers,
+            &body,
             SignOptions {
                 request_target: self.profile.sign_request_target,
                 now: self.now,
             },
-        )
+        );
+        PreparedRequest {
+            operation_id,
+            params,
+            method: method.to_string(),
+            url: format!("{}{}", self.base_url, path_and_query),
+            path_and_query,
+            headers,
+            body,
+            inspection,
+            signed_for: Some(self.signed_for()),
+        }
     }
 }
 
@@ -265,21 +305,18 @@ pub fn prepare_with(
     for (n, v) in typed.iter().filter(|(n, _)| !after_signing(n)) {
         set_header(&mut headers, n, v);
     }
-    let inspection = ctx.sign(op.method, &path_and_query, &mut headers, &body);
-    for (n, v) in typed.iter().filter(|(n, _)| after_signing(n)) {
-        set_header(&mut headers, n, v);
-    }
-    Ok(PreparedRequest {
-        operation_id: op.id.to_string(),
-        params: params.to_vec(),
-        method: op.method.to_string(),
-        url: format!("{}{}", ctx.base_url, path_and_query),
+    let mut req = ctx.signed(
+        op.id.to_string(),
+        params.to_vec(),
+        op.method,
         path_and_query,
         headers,
         body,
-        inspection,
-        signed_for: Some(ctx.signed_for()),
-    })
+    );
+    for (n, v) in typed.iter().filter(|(n, _)| after_signing(n)) {
+        set_header(&mut req.headers, n, v);
+    }
+    Ok(req)
 }
 
 /// Replaces the value of header `name` (case-insensitive), or appends it.
@@ -371,18 +408,14 @@ pub fn prepare_imported(
     if !body.is_empty() && !has(&headers, h::CONTENT_TYPE) {
         headers.push((h::CONTENT_TYPE.into(), "application/json".into()));
     }
-    let inspection = ctx.sign(&imported.method, &path_and_query, &mut headers, &body);
-    Ok(PreparedRequest {
-        operation_id: operation_id_of(&imported.method, &path_and_query),
-        params: Vec::new(),
-        method: imported.method.clone(),
-        url: format!("{}{}", ctx.base_url, path_and_query),
+    Ok(ctx.signed(
+        operation_id_of(&imported.method, &path_and_query),
+        Vec::new(),
+        &imported.method,
         path_and_query,
         headers,
         body,
-        inspection,
-        signed_for: Some(ctx.signed_for()),
-    })
+    ))
 }
 
 /// Largest body parsed into a JSON tree ([`Exchange::json`]): 1 MiB. A tree takes about
@@ -404,8 +437,11 @@ pub fn json_tree(body: &[u8]) -> Option<serde_json::Value> {
 /// A response as received.
 #[derive(Debug, Clone)]
 pub struct Exchange {
+    /// HTTP status.
     pub status: u16,
+    /// Response headers in wire order.
     pub headers: Vec<(String, String)>,
+    /// Response body bytes.
     pub body: Vec<u8>,
     /// Time from sending to the whole body received.
     pub elapsed: Duration,

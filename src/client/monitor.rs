@@ -21,6 +21,9 @@ use tokio::sync::mpsc;
 
 use super::Engine;
 use super::sandbox_admin::{AdminError, SandboxAdmin};
+/// The management paths the monitor reads and changes (defined beside their client,
+/// [`SandboxAdmin`]).
+pub use super::sandbox_admin::{BATCH_PATH, CLOCK_PATH, FAULTS_PATH, STATE_PATH};
 
 /// The event stream's path (the TPP's own events).
 pub const EVENTS_PATH: &str = "/v1/sandbox/events";
@@ -36,18 +39,10 @@ pub fn plane(admin: &SandboxAdmin) -> &'static str {
         "TPP scope (this profile's TPP)"
     }
 }
-/// The state browser's read (customers, consents, payments, baskets).
-pub const STATE_PATH: &str = "/v1/sandbox/state";
 
 /// Entries per list the state browser reads: the sandbox's largest page
 /// (`sandbox::http::state::MAX_LIMIT`); `totals` in the answer gives how many there are in all.
 pub const STATE_ROWS: usize = 1000;
-/// The sandbox clock (GET reads it, POST `{"advanceSeconds": n}` advances it).
-pub const CLOCK_PATH: &str = "/v1/sandbox/clock";
-/// The batch run (POST).
-pub const BATCH_PATH: &str = "/v1/sandbox/batch";
-/// The fault rules (GET lists, DELETE clears).
-pub const FAULTS_PATH: &str = "/v1/sandbox/faults";
 /// How long one subscription to the event stream may stay open (the profile's client cuts
 /// every request after its whole-request timeout); then the monitor shows that the stream
 /// ended and `r` subscribes again.
@@ -77,12 +72,28 @@ pub enum SseBlock {
     /// A comment line (`: subscribed`, keep-alives), without the colon.
     Comment(String),
     /// An event: its `event:` name and its `data:` lines joined by `\n`.
-    Event { name: String, data: String },
+    Event {
+        /// The `event:` name (empty when the block has none).
+        name: String,
+        /// The `data:` lines, joined by `\n`.
+        data: String,
+    },
 }
 
 /// Splits a `text/event-stream` body into blocks as its chunks arrive (WHATWG HTML, "Server-
 /// sent events", interpreting an event stream: blocks end at a blank line; `event:`,
 /// `data:` and comment lines; `id:` and `retry:` are not used by the sandbox and ignored).
+///
+/// Home-made rather than the `eventsource-stream` crate (0.2.3), for two reasons:
+/// - that crate drops comment lines (`RawEventLine::Comment(_) => {}` in its
+///   `event_stream.rs`), and the sandbox's `: subscribed` comment is how the monitor knows
+///   its subscription exists ([`MonitorFeed::Subscribed`]: events after it are not lost;
+///   the flow screen and the tests wait for it);
+/// - it reads a `Stream` of byte chunks, which needs reqwest's `stream` feature (and
+///   `futures` adapters) where this reads `Response::chunk` in a loop.
+///
+/// What is left is the block splitting of the WHATWG rules above, 40 lines with a unit
+/// test (`the_reader_splits_blocks_across_chunks_and_keeps_comments_apart`).
 #[derive(Debug, Default)]
 pub struct SseReader {
     buffer: Vec<u8>,

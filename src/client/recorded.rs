@@ -106,7 +106,9 @@ pub enum Format {
 /// What one file holds: its format and its requests, in file order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recording {
+    /// HAR, cURL or raw HTTP.
     pub format: Format,
+    /// The requests, in file order.
     pub requests: Vec<RecordedRequest>,
 }
 
@@ -133,11 +135,7 @@ pub fn read(bytes: &[u8], source_name: &str) -> Result<Recording, ImportError> {
         let requests = super::import::curl(text).map_err(err)?;
         return Ok(Recording {
             format: Format::Curl,
-            requests: requests
-                .into_iter()
-                .enumerate()
-                .map(|(i, r)| from_imported(r, format!("cURL command {} of {source_name}", i + 1)))
-                .collect(),
+            requests: numbered(requests, |n| format!("cURL command {n} of {source_name}")),
         });
     }
     let start = bytes.iter().position(|b| !b.is_ascii_whitespace());
@@ -159,11 +157,7 @@ pub fn read(bytes: &[u8], source_name: &str) -> Result<Recording, ImportError> {
             let requests = super::import::import_verbatim(text, source_name)?;
             return Ok(Recording {
                 format: Format::Postman,
-                requests: requests
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, r)| from_imported(r, format!("entry {} of {source_name}", i + 1)))
-                    .collect(),
+                requests: numbered(requests, |n| format!("entry {n} of {source_name}")),
             });
         }
         return Err(err(
@@ -181,6 +175,18 @@ pub fn read(bytes: &[u8], source_name: &str) -> Result<Recording, ImportError> {
                 e.reason
             ))
         })
+}
+
+/// `requests` as recorded requests, each named by `name` from its 1-based number.
+fn numbered(
+    requests: Vec<ImportedRequest>,
+    name: impl Fn(usize) -> String,
+) -> Vec<RecordedRequest> {
+    requests
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| from_imported(r, name(i + 1)))
+        .collect()
 }
 
 /// A cURL command or Postman item as recorded: the body's text as bytes.

@@ -100,7 +100,7 @@ pub fn verify_response_with(
     now: SystemTime,
 ) -> ResponseSignature {
     let find = |n: &str| crate::xs2a::headers::find(headers, n);
-    if find("signature").is_none() {
+    if find(crate::xs2a::headers::SIGNATURE).is_none() {
         return ResponseSignature::Unsigned;
     }
     let (cert, from) = match (find(ASPSP_SIGNATURE_CERTIFICATE), configured) {

@@ -12,11 +12,20 @@ use serde_json::{Map, Value, json};
 
 use super::ClientError;
 use super::engine::ensure_credentials;
-use super::monitor::FAULTS_PATH;
 use super::tls::http_client_for;
 use crate::cert::Credentials;
 use crate::profile::{DEFAULT_PROFILE, NoSuchProfile, Paths, ProfileSet, Target};
 use crate::signing::{SignOptions, sign_request};
+use crate::xs2a::headers as h;
+
+/// The state browser's read (customers, consents, payments, baskets).
+pub const STATE_PATH: &str = "/v1/sandbox/state";
+/// The sandbox clock (GET reads it, POST `{"advanceSeconds": n}` advances it).
+pub const CLOCK_PATH: &str = "/v1/sandbox/clock";
+/// The batch run (POST).
+pub const BATCH_PATH: &str = "/v1/sandbox/batch";
+/// The fault rules (GET lists, DELETE clears).
+pub const FAULTS_PATH: &str = "/v1/sandbox/faults";
 
 /// Where the rules live: the sandbox's base URL and the profile that signs.
 #[derive(Debug, Clone, clap::Args)]
@@ -35,6 +44,7 @@ pub struct FaultTarget {
 pub enum FaultCommand {
     /// Add a rule and print it (JSON with its id).
     Add {
+        /// The sandbox and the signing profile.
         #[command(flatten)]
         target: FaultTarget,
         /// error, delay, drop, rejectPayment, insufficientFunds, holdPayment, scaCancel,
@@ -68,11 +78,13 @@ pub enum FaultCommand {
     },
     /// List the rules: id, action, method and path, answers left.
     List {
+        /// The sandbox and the signing profile.
         #[command(flatten)]
         target: FaultTarget,
     },
     /// Remove one rule (by id) or all of them.
     Clear {
+        /// The sandbox and the signing profile.
         #[command(flatten)]
         target: FaultTarget,
         /// The rule's id; every rule when absent.
@@ -84,8 +96,10 @@ pub enum FaultCommand {
 #[derive(Debug, thiserror::Error)]
 pub enum AdminError {
     #[error(transparent)]
+    /// The profile named by `--profile` does not exist.
     Profile(#[from] NoSuchProfile),
     #[error(transparent)]
+    /// The profile's credentials or HTTP client could not be set up.
     Client(#[from] ClientError),
     /// The profile targets the embedded sandbox, which lives only as long as the process
     /// that started it: a running console's own (on `url`, the profile's `listen` address
@@ -93,16 +107,29 @@ pub enum AdminError {
     #[error(
         "profile {profile:?} targets the embedded sandbox, which lives only inside a running console: give --url {url} to change the sandbox of a console running on this profile, or --url of a running `psd2-console sandbox serve`"
     )]
-    Embedded { profile: String, url: String },
+    Embedded {
+        /// The profile's name.
+        profile: String,
+        /// Where a console running on that profile serves its sandbox.
+        url: String,
+    },
+    /// Not sent, or no answer.
     #[error("request to {url} failed: {source}")]
     Http {
+        /// The URL asked for.
         url: String,
+        /// reqwest's error.
         #[source]
         source: reqwest::Error,
     },
     /// The sandbox refused: its status and its first `tppMessages` text (with the field).
     #[error("the sandbox answered {status}: {text}")]
-    Refused { status: u16, text: String },
+    Refused {
+        /// The HTTP status.
+        status: u16,
+        /// `CODE (path): text`, or the body when it is not a Berlin Group error.
+        text: String,
+    },
 }
 
 /// A signing client of one sandbox's management operations (`/v1/sandbox/*`): the CLI's
@@ -118,7 +145,7 @@ pub struct SandboxAdmin {
 }
 
 /// The header of a sandbox's operator token (the sandbox's `operator` module).
-pub const OPERATOR_TOKEN_HEADER: &str = crate::xs2a::headers::SANDBOX_OPERATOR_TOKEN;
+pub const OPERATOR_TOKEN_HEADER: &str = h::SANDBOX_OPERATOR_TOKEN;
 
 impl std::fmt::Debug for SandboxAdmin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -192,9 +219,12 @@ impl SandboxAdmin {
         timeout: Option<std::time::Duration>,
     ) -> Result<reqwest::Response, AdminError> {
         let bytes = body.map(Value::to_string).unwrap_or_default().into_bytes();
-        let mut headers = vec![("X-Request-ID".to_string(), uuid::Uuid::new_v4().to_string())];
+        let mut headers = vec![(
+            h::X_REQUEST_ID.to_string(),
+            uuid::Uuid::new_v4().to_string(),
+        )];
         if body.is_some() {
-            headers.push(("Content-Type".into(), "application/json".into()));
+            headers.push((h::CONTENT_TYPE.into(), "application/json".into()));
         }
         sign_request(
             &self.credentials,

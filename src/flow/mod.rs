@@ -62,25 +62,7 @@ pub fn steps_of(
 /// deviate from the ASPSP's clock by at most this many seconds.
 pub const DATE_WINDOW_SECS: i64 = 60;
 
-/// One step of the PSU's browser on the sandbox's SCA pages: an `sca` event of the
-/// sandbox's event stream (`GET /v1/sandbox/events`, `crate::sandbox::domain::events::ScaEvent`).
-/// Carries no form field, so no PSU data.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct BrowserStep {
-    /// When the console saw it, seconds since the Unix epoch.
-    pub at: i64,
-    /// The SCA's id: the last segment of the `scaRedirect` path (`/sca/{id}`,
-    /// `/payment-sca/{id}`).
-    pub sca_id: String,
-    /// `opened`, `login`, `context`, `consent`, `cancel` or `decision`.
-    pub step: String,
-    /// The HTTP status of the page's answer (302 when the browser is sent on).
-    pub status: u16,
-    /// `success` or `failure` once the browser is sent back to `TPP-Redirect-URI`.
-    pub outcome: Option<String>,
-    /// The failure's `code` (Resources: Redirect parameters after SCA, failed).
-    pub code: Option<String>,
-}
+pub use crate::sandbox_events::BrowserStep;
 
 impl BrowserStep {
     /// Whether this step belongs to the SCA of the `scaRedirect` link `href`.

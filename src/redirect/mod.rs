@@ -28,20 +28,28 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::xs2a::redirect::ScaCallback;
 
+mod browser;
+pub use browser::{BrowserError, browser_commands, open_browser};
+
 /// Errors of starting the listener.
 #[derive(Debug, thiserror::Error)]
 pub enum ListenerError {
     #[error(
         "TPP-Redirect-URI {0:?} is not a loopback http URL (http://127.0.0.1:PORT/path or http://localhost:PORT/path), so the console cannot receive the callback"
     )]
+    /// The `TPP-Redirect-URI` (given) is not a loopback http URL.
     NotLoopback(String),
     #[error(
         "TPP-Redirect-URI {0:?} is not an http URL with a path (room mode serves the callback over plain http on the listen address)"
     )]
+    /// The `TPP-Redirect-URI` (given) is not an http URL with a path (room mode).
     NotHttp(String),
+    /// The address could not be bound (taken, or not this machine's).
     #[error("cannot listen on {addr}: {source}")]
     Bind {
+        /// The address asked for.
         addr: SocketAddr,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
@@ -56,23 +64,12 @@ pub const SCA_REF_PARAM: &str = "sca-ref";
 /// `redirect_uri` with `sca-ref=<sca_ref>` (replacing one it has); unchanged when it is not
 /// a URL.
 pub fn with_sca_ref(redirect_uri: &str, sca_ref: &str) -> String {
-    let Ok(mut url) = url::Url::parse(redirect_uri) else {
-        return redirect_uri.to_string();
-    };
-    let kept: Vec<(String, String)> = url
-        .query_pairs()
-        .filter(|(k, _)| k != SCA_REF_PARAM)
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect();
-    url.set_query(None);
-    {
-        let mut q = url.query_pairs_mut();
-        for (k, v) in &kept {
-            q.append_pair(k, v);
-        }
-        q.append_pair(SCA_REF_PARAM, sca_ref);
-    }
-    url.to_string()
+    crate::xs2a::redirect::replace_query(
+        redirect_uri,
+        |k| k == SCA_REF_PARAM,
+        [(SCA_REF_PARAM, sca_ref)],
+    )
+    .unwrap_or_else(|_| redirect_uri.to_string())
 }
 
 /// The `sca-ref` of a `TPP-Redirect-URI` (or of a callback URL), if any.
@@ -162,6 +159,7 @@ struct ListenerState {
 
 /// A running listener. Dropping it stops the server.
 pub struct RedirectListener {
+    /// The address it listens on.
     pub addr: SocketAddr,
     /// The `TPP-Redirect-URI` to send, e.g. `http://127.0.0.1:40111/callback`.
     pub redirect_uri: String,

@@ -15,17 +15,5 @@ pub enum SendError {
     Task(#[from] tokio::task::JoinError),
 }
 
-/// Why the browser could not be opened for SCA.
-#[derive(Debug, thiserror::Error)]
-pub enum BrowserError {
-    /// Linux/BSD without `DISPLAY`, `WAYLAND_DISPLAY` or `BROWSER`: a text browser would
-    /// fight the console for the terminal, so none is tried.
-    #[error("no graphical session here (DISPLAY and WAYLAND_DISPLAY are not set)")]
-    NoGraphicalSession,
-    /// Starting the browser failed (the `open` crate's error).
-    #[error(transparent)]
-    Open(#[from] std::io::Error),
-    /// The task starting it failed.
-    #[error("internal error: {0}")]
-    Task(#[from] tokio::task::JoinError),
-}
+/// Why the browser could not be opened for SCA (defined beside the one `open_browser`).
+pub use crate::redirect::BrowserError;

@@ -729,9 +729,10 @@ impl Runner<'_> {
             }
             Action::OpenBrowser(url) => {
                 self.tasks.spawn(async move {
-                    let r = tokio::task::spawn_blocking(move || open_browser(&url))
-                        .await
-                        .unwrap_or_else(|e| Err(BrowserError::Task(e)));
+                    let r =
+                        tokio::task::spawn_blocking(move || crate::redirect::open_browser(&url))
+                            .await
+                            .unwrap_or_else(|e| Err(BrowserError::Task(e)));
                     Done::Browser(r)
                 });
             }
@@ -952,17 +953,4 @@ pub fn view_of(title: &str, sent: crate::client::sender::Sent) -> Box<ResponseVi
     view.signature = sent.signature;
     view.history_error = history_error;
     view
-}
-
-/// Opens `url` in the browser; without a graphical session on Linux/BSD it does not try
-/// (a text browser would fight the console for the terminal) and says so.
-fn open_browser(url: &str) -> Result<(), BrowserError> {
-    #[cfg(all(unix, not(target_os = "macos")))]
-    {
-        let has = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());
-        if !has("DISPLAY") && !has("WAYLAND_DISPLAY") && !has("BROWSER") {
-            return Err(BrowserError::NoGraphicalSession);
-        }
-    }
-    Ok(open::that_detached(url)?)
 }

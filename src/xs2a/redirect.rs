@@ -116,27 +116,12 @@ impl ScaCallback {
     /// compared case-insensitively): the ASPSP's values replace them, so a TPP-Redirect-URI
     /// holding `psu-id=...` cannot put another PSU-ID ahead of the real one.
     pub fn redirect_url(&self, redirect_uri: &str) -> Result<String, url::ParseError> {
-        let mut url = url::Url::parse(redirect_uri)?;
-        let kept: Vec<(String, String)> = url
-            .query_pairs()
-            .filter(|(k, _)| {
-                !REDIRECT_PARAMETERS
-                    .iter()
-                    .any(|p| k.eq_ignore_ascii_case(p))
-            })
-            .map(|(k, v)| (k.into_owned(), v.into_owned()))
-            .collect();
-        url.set_query(None);
-        {
-            let mut q = url.query_pairs_mut();
-            for (k, v) in &kept {
-                q.append_pair(k, v);
-            }
-            for (k, v) in self.to_query_pairs() {
-                q.append_pair(k, &v);
-            }
-        }
-        Ok(url.to_string())
+        let replaced = |k: &str| {
+            REDIRECT_PARAMETERS
+                .iter()
+                .any(|p| k.eq_ignore_ascii_case(p))
+        };
+        replace_query(redirect_uri, replaced, self.to_query_pairs())
     }
 
     /// Parses query pairs. Success needs `psu-id`, `tpp-session-id` and `context`; failure
@@ -222,6 +207,35 @@ impl ScaCallback {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct CallbackError(String);
+
+/// `url` with the query parameters whose name `replaced` picks left out and `added`
+/// appended after the others (in order, form-encoded); the other parameters keep their
+/// order and values. Used for the redirect after SCA and for the console's `sca-ref`.
+///
+/// Errors: `url` is not an absolute URL.
+pub fn replace_query<K: AsRef<str>, V: AsRef<str>>(
+    url: &str,
+    replaced: impl Fn(&str) -> bool,
+    added: impl IntoIterator<Item = (K, V)>,
+) -> Result<String, url::ParseError> {
+    let mut url = url::Url::parse(url)?;
+    let kept: Vec<(String, String)> = url
+        .query_pairs()
+        .filter(|(k, _)| !replaced(k))
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    url.set_query(None);
+    {
+        let mut q = url.query_pairs_mut();
+        for (k, v) in &kept {
+            q.append_pair(k, v);
+        }
+        for (k, v) in added {
+            q.append_pair(k.as_ref(), v.as_ref());
+        }
+    }
+    Ok(url.to_string())
+}
 
 #[cfg(test)]
 mod tests {

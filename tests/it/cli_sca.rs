@@ -5,7 +5,6 @@
 use crate::common;
 use crate::common::cli::{headless, run_headless as run, run_ok_in_new_home};
 
-use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 
 const KARI: &str = "31125461118";
@@ -26,38 +25,23 @@ async fn send_waits_for_the_payment_sca_and_reads_its_status_without_a_second_po
     .stderr(Stdio::piped())
     .spawn()
     .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut seen = Vec::new();
-    let href = loop {
-        let line = rx
-            .recv_timeout(std::time::Duration::from_secs(60))
-            .expect("the SCA link on stderr");
-        seen.push(line.clone());
-        if let Some(h) = line.strip_prefix("SCA needed: open ") {
-            break h.to_string();
-        }
-    };
-    let note = rx.recv_timeout(std::time::Duration::from_secs(60)).unwrap();
+    let mut stderr = common::cli::StderrLines::of(&mut child);
+    let href = stderr.sca_link();
+    let note = stderr.next();
     assert!(
         note.contains("lives only as long as this command"),
         "item 2: says why it waits: {note}"
     );
     let to_tpp = common::sca::complete(&href, KARI, "PRIVATE", |_| {}, "Approve").await;
-    let landing = common::browser().get(&to_tpp).send().await.unwrap();
-    assert_eq!(landing.status(), 200);
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
-    let rest: Vec<String> = rx.try_iter().collect();
+    let out = common::cli::land_and_wait(&to_tpp, child).await;
+    let rest = stderr.rest();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{seen:?}\n{rest:?}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{:?}\n{rest:?}",
+        stderr.seen
+    );
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let id = v["paymentId"].as_str().expect("the payment id is printed");
     let status = v["transactionStatus"].as_str().unwrap();

@@ -4,7 +4,6 @@
 //! routing, `Action::ReadStatus` / `Action::AbandonSca`); the command line side is the real
 //! binary. Both against the embedded sandbox, SCA completed in its HTML pages.
 
-use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 
 use crossterm::event::{KeyCode, KeyEvent};
@@ -163,30 +162,12 @@ async fn console_and_send_record_the_same_rows_and_judge_accp_rejected_for_lack_
     .stderr(Stdio::piped())
     .spawn()
     .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let href = loop {
-        let line = rx
-            .recv_timeout(std::time::Duration::from_secs(60))
-            .expect("the SCA link on stderr");
-        if let Some(h) = line.strip_prefix("SCA needed: open ") {
-            break h.to_string();
-        }
-    };
+    let mut stderr = common::cli::StderrLines::of(&mut child);
+    let href = stderr.sca_link();
     let to_tpp = common::sca::complete(&href, KARI, "PRIVATE", |_| {}, "Approve").await;
     assert!(to_tpp.contains("sca-ref="), "{to_tpp}");
-    let landing = common::browser().get(&to_tpp).send().await.unwrap();
-    assert_eq!(landing.status(), 200);
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
-    let rest: Vec<String> = rx.try_iter().collect();
+    let out = common::cli::land_and_wait(&to_tpp, child).await;
+    let rest = stderr.rest();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         out.status.code(),

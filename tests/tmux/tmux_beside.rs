@@ -9,7 +9,6 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 
 use common::cli::{BIN, free_port};
@@ -64,28 +63,14 @@ async fn commands_beside_the_console_use_its_sandbox_and_their_links_stay_valid(
     let mut child = command(&dir, &["send", "accounts.list", "--profile", "Beside"])
         .spawn()
         .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut seen = Vec::new();
-    let href = loop {
-        let line = rx
-            .recv_timeout(std::time::Duration::from_secs(60))
-            .unwrap_or_else(|_| panic!("no SCA link; stderr so far: {seen:?}"));
-        seen.push(line.clone());
-        if let Some(h) = line.strip_prefix("SCA needed: open ") {
-            break h.to_string();
-        }
-    };
+    let mut stderr = common::cli::StderrLines::of(&mut child);
+    let href = stderr.sca_link();
     assert!(
-        seen.iter().any(|l| l.contains(&format!(
+        stderr.seen.iter().any(|l| l.contains(&format!(
             "using the embedded sandbox of the psd2-console running on this data directory ({base})"
         ))),
-        "{seen:?}"
+        "{:?}",
+        stderr.seen
     );
     assert!(href.starts_with(&format!("{base}/")), "{href}");
     let to_tpp =
@@ -95,15 +80,15 @@ async fn commands_beside_the_console_use_its_sandbox_and_their_links_stay_valid(
         !to_tpp.starts_with(&format!("http://127.0.0.1:{callback_port}/")),
         "the command's listener is not on the console's callback port: {to_tpp}"
     );
-    let landing = common::browser().get(&to_tpp).send().await.unwrap();
-    assert_eq!(landing.status(), 200);
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
-    let rest: Vec<String> = rx.try_iter().collect();
+    let out = common::cli::land_and_wait(&to_tpp, child).await;
+    let rest = stderr.rest();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{seen:?}\n{rest:?}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{:?}\n{rest:?}",
+        stderr.seen
+    );
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert!(
         v["accounts"].as_array().is_some_and(|a| !a.is_empty()),

@@ -1,12 +1,18 @@
 //! The Go program of the code export (`templates/main.go`, standard library only):
 //! `crypto/x509` and `crypto/rsa` read the certificate and key and sign, `net/http` sends.
 
-use super::{
-    CodeRequest, body_text, c_like_literal, comment_text, common_values, dn_name_lines, fill,
-    header_lines,
-};
+use super::{Dialect, body_text, c_like_literal, comment_text, lower_case_boolean};
 
-const TEMPLATE: &str = include_str!("templates/main.go");
+/// How Go writes the placeholders of `templates/main.go`.
+pub(super) const DIALECT: Dialect = Dialect {
+    template: include_str!("templates/main.go"),
+    literal: c_like_literal,
+    comment: comment_text,
+    header_line: |n, v| format!("\t{{{n}, {v}}},"),
+    dn_line: Some((|oid, name| format!("\t{oid}: {name},"), "\n")),
+    body: bytes_literal,
+    boolean: lower_case_boolean,
+};
 
 /// A Go string literal of arbitrary bytes: text as [`c_like_literal`] writes it when they are
 /// UTF-8, else printable ASCII kept and every other byte as `\xNN`.
@@ -33,24 +39,6 @@ fn bytes_literal(bytes: &[u8]) -> String {
     }
     out.push('"');
     out
-}
-
-/// The program text for `req`.
-pub(super) fn render(req: &CodeRequest) -> String {
-    let headers = header_lines(req, c_like_literal, |n, v| format!("\t{{{n}, {v}}},"));
-    let names = dn_name_lines(
-        c_like_literal,
-        |oid, name| format!("\t{oid}: {name},"),
-        "\n",
-    );
-    let mut values = common_values(req, comment_text, c_like_literal);
-    values.extend([
-        ("HEADERS", headers),
-        ("BODY", bytes_literal(&req.body)),
-        ("REQUEST_TARGET", req.sign_request_target.to_string()),
-        ("DN_NAMES", names),
-    ]);
-    fill(TEMPLATE, &values)
 }
 
 #[cfg(test)]

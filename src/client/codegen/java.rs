@@ -2,37 +2,37 @@
 //! `java Main.java`): `java.security` reads the certificate and key and signs,
 //! `java.net.http` sends.
 
-use super::{
-    CodeRequest, base64, body_text, comment_text, common_values, dn_name_lines, fill, header_lines,
-};
+use super::{Dialect, base64, body_text, comment_text, double_quoted, lower_case_boolean};
 
-const TEMPLATE: &str = include_str!("templates/Main.java");
+/// How Java writes the placeholders of `templates/Main.java`.
+pub(super) const DIALECT: Dialect = Dialect {
+    template: include_str!("templates/Main.java"),
+    literal,
+    comment,
+    header_line: |n, v| format!("        {{{n}, {v}}},"),
+    dn_line: Some((
+        |oid, name| format!("        Map.entry({oid}, {name})"),
+        ",\n",
+    )),
+    body,
+    boolean: lower_case_boolean,
+};
 
 /// A Java string literal of `s` that is pure ASCII, whatever the platform encoding the
 /// launcher reads the file with: `\` and `"` escaped, control characters as octal escapes
 /// (a `\u000a` escape would end the line before the compiler sees the literal), other
 /// non-ASCII characters as `\uXXXX` (UTF-16 units).
 fn literal(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\{:03o}", c as u32))
-            }
-            c if c.is_ascii() => out.push(c),
-            c => {
-                let mut units = [0u16; 2];
-                for u in c.encode_utf16(&mut units) {
-                    out.push_str(&format!("\\u{:04x}", u));
-                }
+    double_quoted(s, |c, out| match c {
+        c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\{:03o}", c as u32)),
+        c if c.is_ascii() => out.push(c),
+        c => {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{:04x}", u));
             }
         }
-    }
-    out.push('"');
-    out
+    })
 }
 
 /// `title` for a `//` comment: one line of ASCII, as [`literal`] writes it without the
@@ -51,24 +51,6 @@ fn body(bytes: &[u8]) -> String {
         Some(text) => format!("{}.getBytes(StandardCharsets.UTF_8)", literal(text)),
         None => format!("Base64.getDecoder().decode({})", literal(&base64(bytes))),
     }
-}
-
-/// The program text for `req`.
-pub(super) fn render(req: &CodeRequest) -> String {
-    let headers = header_lines(req, literal, |n, v| format!("        {{{n}, {v}}},"));
-    let names = dn_name_lines(
-        literal,
-        |oid, name| format!("        Map.entry({oid}, {name})"),
-        ",\n",
-    );
-    let mut values = common_values(req, comment, literal);
-    values.extend([
-        ("HEADERS", headers),
-        ("BODY", body(&req.body)),
-        ("REQUEST_TARGET", req.sign_request_target.to_string()),
-        ("DN_NAMES", names),
-    ]);
-    fill(TEMPLATE, &values)
 }
 
 #[cfg(test)]

@@ -163,12 +163,58 @@ impl CodeRequest {
 
 /// The program text in `lang` for `req`.
 pub fn program(lang: Language, req: &CodeRequest) -> String {
-    match lang {
-        Language::Python => python::render(req),
-        Language::Node => node::render(req),
-        Language::Java => java::render(req),
-        Language::Go => go::render(req),
+    let dialect = match lang {
+        Language::Python => &python::DIALECT,
+        Language::Node => &node::DIALECT,
+        Language::Java => &java::DIALECT,
+        Language::Go => &go::DIALECT,
+    };
+    render(dialect, req)
+}
+
+/// One line of a two-column table (headers, DN names) from the two columns' literals.
+type PairLine = fn(String, String) -> String;
+
+/// How one language writes the placeholders of its template ([`render`]).
+struct Dialect {
+    /// The program's template, with `@@NAME@@` placeholders ([`fill`]).
+    template: &'static str,
+    /// A string literal of a text.
+    literal: fn(&str) -> String,
+    /// The text of a one-line comment.
+    comment: fn(&str) -> String,
+    /// One line of the header table, from the name's and the value's literals.
+    header_line: PairLine,
+    /// One line of the DN attribute names' table (from the OID's and the name's literals)
+    /// and the lines' separator; `None` for a template without the table (its language
+    /// names the attributes itself).
+    dn_line: Option<(PairLine, &'static str)>,
+    /// The body's bytes as an expression.
+    body: fn(&[u8]) -> String,
+    /// A boolean literal.
+    boolean: fn(bool) -> String,
+}
+
+/// The program text of `req` in `dialect`: its template with every placeholder filled.
+fn render(dialect: &Dialect, req: &CodeRequest) -> String {
+    let mut values = common_values(req, dialect.comment, dialect.literal);
+    values.extend([
+        (
+            "HEADERS",
+            header_lines(req, dialect.literal, dialect.header_line),
+        ),
+        ("BODY", (dialect.body)(&req.body)),
+        ("REQUEST_TARGET", (dialect.boolean)(req.sign_request_target)),
+    ]);
+    if let Some((line, separator)) = dialect.dn_line {
+        values.push(("DN_NAMES", dn_name_lines(dialect.literal, line, separator)));
     }
+    fill(dialect.template, &values)
+}
+
+/// `true` or `false`, as Java, JavaScript and Go write them.
+fn lower_case_boolean(b: bool) -> String {
+    b.to_string()
 }
 
 /// The certificate and key files a profile signs with, as the engine loads them
@@ -286,11 +332,7 @@ fn pair_lines<'a>(
 }
 
 /// [`pair_lines`] of the request's headers.
-fn header_lines(
-    req: &CodeRequest,
-    literal: fn(&str) -> String,
-    line: impl Fn(String, String) -> String,
-) -> String {
+fn header_lines(req: &CodeRequest, literal: fn(&str) -> String, line: PairLine) -> String {
     pair_lines(
         req.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())),
         literal,
@@ -300,11 +342,7 @@ fn header_lines(
 }
 
 /// [`pair_lines`] of the DN attribute names ([`crate::cert::dn::TYPE_NAMES`]).
-fn dn_name_lines(
-    literal: fn(&str) -> String,
-    line: impl Fn(String, String) -> String,
-    separator: &str,
-) -> String {
+fn dn_name_lines(literal: fn(&str) -> String, line: PairLine, separator: &str) -> String {
     pair_lines(
         crate::cert::dn::TYPE_NAMES.iter().copied(),
         literal,
@@ -317,17 +355,23 @@ fn dn_name_lines(
 /// escaped, control characters as `\xNN` (`\u2028`/`\u2029` as `\u` escapes for
 /// JavaScript), other characters kept (the files are UTF-8).
 fn c_like_literal(s: &str) -> String {
+    double_quoted(s, |c, out| match c {
+        '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+        c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+        c => out.push(c),
+    })
+}
+
+/// `s` between double quotes with `\` and `"` escaped and every other character written by
+/// `other` (the escapes of Java differ from those of Python, JavaScript and Go).
+fn double_quoted(s: &str, other: impl Fn(char, &mut String)) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
         match c {
             '\\' => out.push_str("\\\\"),
             '"' => out.push_str("\\\""),
-            '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
+            c => other(c, &mut out),
         }
     }
     out.push('"');

@@ -2,11 +2,21 @@
 //! built-in `crypto` reads the certificate and key and signs, built-in `fetch` sends.
 
 use super::{
-    CodeRequest, base64, body_text, c_like_literal, comment_text, common_values, fill,
-    header_lines, single_quoted_literal,
+    Dialect, base64, body_text, c_like_literal, comment_text, lower_case_boolean,
+    single_quoted_literal,
 };
 
-const TEMPLATE: &str = include_str!("templates/request.mjs");
+/// How JavaScript writes the placeholders of `templates/request.mjs` (which has no DN
+/// table).
+pub(super) const DIALECT: Dialect = Dialect {
+    template: include_str!("templates/request.mjs"),
+    literal: c_like_literal,
+    comment: comment_text,
+    header_line: |n, v| format!("  [{n}, {v}],"),
+    dn_line: None,
+    body,
+    boolean: lower_case_boolean,
+};
 
 /// The body as a `Buffer` expression: a UTF-8 string literal, or base64.
 fn body(bytes: &[u8]) -> String {
@@ -20,16 +30,4 @@ fn body(bytes: &[u8]) -> String {
             c_like_literal(&base64(bytes))
         ),
     }
-}
-
-/// The program text for `req`.
-pub(super) fn render(req: &CodeRequest) -> String {
-    let headers = header_lines(req, c_like_literal, |n, v| format!("  [{n}, {v}],"));
-    let mut values = common_values(req, comment_text, c_like_literal);
-    values.extend([
-        ("HEADERS", headers),
-        ("BODY", body(&req.body)),
-        ("REQUEST_TARGET", req.sign_request_target.to_string()),
-    ]);
-    fill(TEMPLATE, &values)
 }

@@ -175,3 +175,63 @@ pub fn cert_new(dir: &Path, name: &str) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// The lines a running command writes on stderr, read on a thread as they come.
+pub struct StderrLines {
+    rx: std::sync::mpsc::Receiver<String>,
+    /// The lines read so far by [`StderrLines::sca_link`] and [`StderrLines::next`].
+    pub seen: Vec<String>,
+}
+
+impl StderrLines {
+    /// Takes `child`'s stderr (spawned with `Stdio::piped()`).
+    pub fn of(child: &mut Child) -> StderrLines {
+        use std::io::{BufRead, BufReader};
+        let stderr = child.stderr.take().expect("stderr piped");
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        StderrLines {
+            rx,
+            seen: Vec::new(),
+        }
+    }
+
+    /// The next line (panics after a minute without one, with the lines seen).
+    pub fn next(&mut self) -> String {
+        let line = self
+            .rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no line on stderr; so far: {:?}", self.seen));
+        self.seen.push(line.clone());
+        line
+    }
+
+    /// Reads up to the `SCA needed: open <link>` line and answers the link.
+    pub fn sca_link(&mut self) -> String {
+        loop {
+            if let Some(h) = self.next().strip_prefix("SCA needed: open ") {
+                return h.to_string();
+            }
+        }
+    }
+
+    /// The lines written since, without waiting.
+    pub fn rest(&self) -> Vec<String> {
+        self.rx.try_iter().collect()
+    }
+}
+
+/// Follows the redirect after SCA `to_tpp` to the command's callback listener (which must
+/// answer 200), then waits for the command `child` to end.
+pub async fn land_and_wait(to_tpp: &str, child: Child) -> Output {
+    let landing = super::browser().get(to_tpp).send().await.unwrap();
+    assert_eq!(landing.status(), 200);
+    tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap()
+}
