@@ -180,7 +180,7 @@ impl DistinguishedName {
                 while i < bytes.len() && bytes[i].is_ascii_hexdigit() {
                     i += 1;
                 }
-                let der = decode_hex(&input[s..i]).ok_or_else(|| err("bad #hex value"))?;
+                let der = hex::decode(&input[s..i]).map_err(|_| err("bad #hex value"))?;
                 ber_string(&der).ok_or_else(|| err("#hex value is not a string"))?
             } else {
                 let mut raw: Vec<u8> = Vec::new();
@@ -287,21 +287,6 @@ fn normalize(v: &str) -> String {
         .to_lowercase()
 }
 
-fn decode_hex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok())
-        .collect()
-}
-
-/// Hex of bytes in upper case.
-pub fn hex_upper(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02X}")).collect()
-}
-
 fn attribute_string(any: &x509_parser::der_parser::asn1_rs::Any<'_>) -> String {
     use x509_parser::der_parser::asn1_rs::Tag;
     let data = any.data;
@@ -320,7 +305,7 @@ fn attribute_string(any: &x509_parser::der_parser::asn1_rs::Any<'_>) -> String {
                 .collect();
             String::from_utf16_lossy(&units)
         }
-        _ => format!("#{}", hex_upper(any.as_bytes())),
+        _ => format!("#{}", hex::encode_upper(any.as_bytes())),
     }
 }
 

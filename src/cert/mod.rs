@@ -212,7 +212,7 @@ impl Certificate {
         if self.serial.is_empty() {
             return "0".into();
         }
-        let hex = dn::hex_upper(&self.serial);
+        let hex = hex::encode_upper(&self.serial);
         hex.trim_start_matches('0').to_string()
     }
 

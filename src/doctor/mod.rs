@@ -321,7 +321,11 @@ pub fn diagnose(request: &RecordedRequest, options: &Options) -> Diagnosis {
     let verdict = verdict(&checks, request.response.as_ref());
     let response = request.response.as_ref().map(|r| {
         let asked = crate::lint::Asked::request(&request.method, &request.path_and_query)
-            .with_request_id(request.header("X-Request-ID").map(str::trim));
+            .with_request_id(
+                request
+                    .header(crate::xs2a::headers::X_REQUEST_ID)
+                    .map(str::trim),
+            );
         let findings = crate::lint::check_response(&asked, r.status, &r.headers, &r.body);
         ResponseLint {
             status: r.status,

@@ -73,7 +73,7 @@ mod spec;
 pub use spec::{DOCUMENTED_400_CODES, SPEC_FILE, SPEC_YAML, Spec, SpecError, spec};
 
 use crate::xs2a::headers::find as header;
-use serde_json::Value;
+use crate::xs2a::links::sca_redirect_link as sca_redirect;
 
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -252,11 +252,6 @@ pub fn summary(findings: &[Finding]) -> String {
 /// Whether any finding is an error.
 pub fn has_errors(findings: &[Finding]) -> bool {
     findings.iter().any(|f| f.severity == Severity::Error)
-}
-
-/// `_links.scaRedirect` of a body, whatever its shape.
-fn sca_redirect(body: &Value) -> Option<&Value> {
-    body.get("_links").and_then(|l| l.get("scaRedirect"))
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 pub mod rfc2047;
 mod verify;
 
-use crate::xs2a::headers::find;
+use crate::xs2a::headers::{self as h, find};
 use std::time::SystemTime;
 
 use base64::Engine as _;
@@ -350,15 +350,15 @@ pub fn sign_request(
     });
     if find(headers, "date").is_none() {
         let d = imf_fixdate(options.now);
-        headers.push(("Date".into(), d.clone()));
-        added.push(("Date".into(), d));
+        headers.push((h::DATE.into(), d.clone()));
+        added.push((h::DATE.into(), d));
     }
     let digest = if body.is_empty() {
         None
     } else {
         let d = digest_header_value(body);
-        headers.push(("Digest".into(), d.clone()));
-        added.push(("Digest".into(), d.clone()));
+        headers.push((h::DIGEST.into(), d.clone()));
+        added.push((h::DIGEST.into(), d.clone()));
         Some(d)
     };
     let mut names: Vec<String> = Vec::new();
@@ -376,10 +376,10 @@ pub fn sign_request(
     let key_id = params.key_id.clone();
     let signature_header = params.to_header_value();
     let cert_value = credentials.certificate.header_value();
-    headers.push(("TPP-Signature-Certificate".into(), cert_value.clone()));
-    headers.push(("Signature".into(), signature_header.clone()));
-    added.push(("TPP-Signature-Certificate".into(), cert_value));
-    added.push(("Signature".into(), signature_header.clone()));
+    headers.push((h::TPP_SIGNATURE_CERTIFICATE.into(), cert_value.clone()));
+    headers.push((h::SIGNATURE.into(), signature_header.clone()));
+    added.push((h::TPP_SIGNATURE_CERTIFICATE.into(), cert_value));
+    added.push((h::SIGNATURE.into(), signature_header.clone()));
     SignatureInspection {
         digest,
         signing_string,

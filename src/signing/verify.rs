@@ -325,7 +325,7 @@ fn check_key_id(key_id: &str, cert: &Certificate) -> Result<(), VerifyError> {
     }
     if serial != cert.serial {
         return Err(VerifyError::KeyIdSerialMismatch {
-            key_id_serial: crate::cert::dn::hex_upper(&serial)
+            key_id_serial: hex::encode_upper(&serial)
                 .trim_start_matches('0')
                 .to_string(),
             certificate_serial: cert.serial_hex(),

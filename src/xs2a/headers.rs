@@ -16,6 +16,8 @@ pub const X_ACCEPT_FIX: &str = "x-accept-fix";
 pub const X_PSU_IDENTITY: &str = "X-PSU-IDENTITY";
 pub const CONTENT_TYPE: &str = "Content-Type";
 pub const ACCEPT: &str = "Accept";
+pub const ASPSP_SCA_APPROACH: &str = "ASPSP-SCA-Approach";
+pub const LOCATION: &str = "Location";
 
 /// The value of the first header named `name` (header names are case-insensitive, RFC 9110
 /// §5.1) in a list of (name, value) pairs in wire order; `None` when absent. The value is

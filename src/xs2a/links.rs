@@ -51,11 +51,18 @@ pub mod names {
     pub const LAST: &str = "last";
 }
 
-/// Finds `_links.scaRedirect.href` in any JSON body (error or success).
+/// `_links.scaRedirect` of any JSON body (error or success), whatever its shape (`None`: the
+/// body has none).
+pub fn sca_redirect_link(body: &serde_json::Value) -> Option<&serde_json::Value> {
+    body.get("_links")?.get(names::SCA_REDIRECT)
+}
+
+/// `_links.scaRedirect.href` of any JSON body (error or success); a link that is a bare
+/// string (not an `hrefType` object) is taken as the href.
 pub fn sca_redirect_of(body: &serde_json::Value) -> Option<String> {
-    body.get("_links")?
-        .get(names::SCA_REDIRECT)?
-        .get("href")?
-        .as_str()
+    let link = sca_redirect_link(body)?;
+    link.get("href")
+        .and_then(serde_json::Value::as_str)
+        .or_else(|| link.as_str())
         .map(str::to_string)
 }
