@@ -9,7 +9,9 @@ use std::fmt;
 /// One attribute of a DN: dotted OID of its type and its string value (UTF-8).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DnAttribute {
+    /// Dotted OID of the attribute type, e.g. `2.5.4.3` (CN).
     pub oid: String,
+    /// The value as text.
     pub value: String,
 }
 
@@ -17,6 +19,7 @@ pub struct DnAttribute {
 /// the DER `RDNSequence` order). Multi-valued RDNs are flattened.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DistinguishedName {
+    /// The attributes, most specific first.
     pub attributes: Vec<DnAttribute>,
 }
 
@@ -24,7 +27,9 @@ pub struct DistinguishedName {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("malformed RFC 2253 distinguished name {input:?}: {reason}")]
 pub struct DnParseError {
+    /// The string that was parsed.
     pub input: String,
+    /// What is wrong with it.
     pub reason: String,
 }
 

@@ -97,6 +97,7 @@ impl std::fmt::Display for Severity {
 /// One thing the lint found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
+    /// Error or warning.
     pub severity: Severity,
     /// Where the rule comes from: a Berlin Group schema name and the JSON pointer into the
     /// body (`accountList /accounts/0/currency`), `BG header <name>`, or a section of the
@@ -152,6 +153,7 @@ pub struct Asked {
     /// template of the catalogue (`/v1/{payment-service}/{payment-product}/{payment-id}`)
     /// works too.
     pub path: String,
+    /// The request's `X-Request-ID`, as far as known.
     pub request_id: RequestId,
 }
 

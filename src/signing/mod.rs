@@ -156,7 +156,9 @@ pub fn build_signing_string<'a>(
 /// The four parameters of a `Signature` header (rule 5).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignatureParams {
+    /// `keyId`: `SN=<hex serial>,CA=<issuer DN>`.
     pub key_id: String,
+    /// `algorithm`: `rsa-sha256`.
     pub algorithm: String,
     /// Lower-case header names in signing order.
     pub headers: Vec<String>,
@@ -317,7 +319,9 @@ impl Default for SignOptions {
 pub struct SignatureInspection {
     /// `Digest` value, when the request has a body.
     pub digest: Option<String>,
+    /// The signing string that was signed (lines joined by `\n`).
     pub signing_string: String,
+    /// The `keyId` sent.
     pub key_id: String,
     /// Lower-case names that were signed, in order.
     pub signed_headers: Vec<String>,

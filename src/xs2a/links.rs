@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 /// One link: `href` (absolute URL or path) and optional `verbs` (`GET`, `PUT`, `POST`, `DELETE`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Link {
+    /// Absolute URL or path.
     pub href: String,
+    /// HTTP methods allowed on it (interface document's basket and customer tables).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verbs: Vec<String>,
 }
@@ -38,16 +40,27 @@ pub type Links = BTreeMap<String, Link>;
 
 /// Well-known link names (Berlin Group `_linksAll`).
 pub mod names {
+    /// Where the PSU's browser goes for the SCA.
     pub const SCA_REDIRECT: &str = "scaRedirect";
+    /// Where to `POST` to start an authorisation.
     pub const START_AUTHORISATION: &str = "startAuthorisation";
+    /// The resource itself.
     pub const SELF: &str = "self";
+    /// The resource's status.
     pub const STATUS: &str = "status";
+    /// The account a report is of.
     pub const ACCOUNT: &str = "account";
+    /// The account's balances.
     pub const BALANCES: &str = "balances";
+    /// The account's transactions.
     pub const TRANSACTIONS: &str = "transactions";
+    /// First page of a paged report.
     pub const FIRST: &str = "first";
+    /// Next page.
     pub const NEXT: &str = "next";
+    /// Previous page.
     pub const PREVIOUS: &str = "previous";
+    /// Last page.
     pub const LAST: &str = "last";
 }
 

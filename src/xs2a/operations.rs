@@ -22,11 +22,15 @@ pub enum ParamKind {
 /// One parameter of an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Param {
+    /// The name: `{name}` of the path, the query key or the header name.
     pub name: &'static str,
+    /// Where it goes.
     pub kind: ParamKind,
+    /// Whether the operation needs a value.
     pub required: bool,
     /// Value used when the user gives none (`""`: omitted unless required).
     pub default: &'static str,
+    /// One line for the form and `send --list`.
     pub help: &'static str,
     /// The engine fills it when left empty (signing headers, session and profile values;
     /// shown as `auto` in the console); a typed value overrides it.
@@ -38,14 +42,20 @@ pub struct Param {
 /// Operation groups, in catalogue order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Group {
+    /// Account information (accounts, card accounts, consents).
     Ais,
+    /// Payment initiation.
     Pis,
+    /// Signing baskets.
     Baskets,
+    /// PSU registration and agreements (interface document).
     Psu,
+    /// The embedded sandbox's management endpoints.
     Sandbox,
 }
 
 impl Group {
+    /// The label shown in the catalogue: `AIS`, `PIS`, `Baskets`, `PSU`, `Sandbox`.
     pub fn label(self) -> &'static str {
         match self {
             Group::Ais => "AIS",
@@ -62,11 +72,15 @@ impl Group {
 pub struct Operation {
     /// Stable id used by `send ID` and in history, e.g. `accounts.list`.
     pub id: &'static str,
+    /// Title shown in the catalogue, e.g. `List accounts`.
     pub title: &'static str,
+    /// Its group.
     pub group: Group,
+    /// HTTP method in upper case.
     pub method: &'static str,
     /// Path template relative to the base URL, e.g. `/v1/accounts/{account-id}/balances`.
     pub path: &'static str,
+    /// Path and query parameters ([`Operation::header_params`] gives the headers).
     pub params: &'static [Param],
     /// JSON body template (compacted before sending), if the operation takes a body.
     pub body: Option<&'static str>,

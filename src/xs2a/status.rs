@@ -215,7 +215,9 @@ impl Verdict {
 /// The status read from a body ([`Status::of_body`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
+    /// A `transactionStatus` (payment, signing basket).
     Transaction(TransactionStatus),
+    /// A `consentStatus`.
     Consent(ConsentStatus),
 }
 
