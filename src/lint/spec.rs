@@ -234,45 +234,42 @@ impl Spec {
         }
     }
 
-    pub(super) fn generic_key(&self, status: u16) -> String {
-        let k = format!("__error{status}");
-        if self.definitions.contains(&k) {
-            k
+    /// `key` when the file defines it, else `fallback()`.
+    fn defined_or(&self, key: String, fallback: impl FnOnce() -> String) -> String {
+        if self.definitions.contains(&key) {
+            key
         } else {
-            "__error".into()
+            fallback()
         }
+    }
+
+    /// The generic error body shape with the codes of `status` (`__error<status>`), else
+    /// with every error code (`__error`).
+    pub(super) fn generic_key(&self, status: u16) -> String {
+        self.defined_or(format!("__error{status}"), || "__error".into())
     }
 
     /// The `application/problem+json` schema of an error `status` of `family`
     /// (`Error<status>_<family>`, e.g. `Error403_PIS`), else the generic problem shape
     /// (`__problem<status>` / `__problem`).
     pub(super) fn problem_key(&self, status: u16, family: Family) -> String {
-        let k = format!("Error{status}_{}", family.suffix());
-        if self.definitions.contains(&k) {
-            k
-        } else {
+        self.defined_or(format!("Error{status}_{}", family.suffix()), || {
             self.generic_problem_key(status)
-        }
+        })
     }
 
     /// The generic `application/problem+json` shape with the codes of `status`
     /// (`__problem<status>`), else with every error code (`__problem`).
     pub(super) fn generic_problem_key(&self, status: u16) -> String {
-        let k = format!("__problem{status}");
-        if self.definitions.contains(&k) {
-            k
-        } else {
-            "__problem".into()
-        }
+        self.defined_or(format!("__problem{status}"), || "__problem".into())
     }
 
+    /// The error body schema of `status` of `family` (`Error<status>_NG_<family>`, e.g.
+    /// `Error401_NG_AIS`), else the generic shape ([`Spec::generic_key`]).
     pub(super) fn error_key(&self, status: u16, family: Family) -> String {
-        let k = format!("Error{status}_NG_{}", family.suffix());
-        if self.definitions.contains(&k) {
-            k
-        } else {
+        self.defined_or(format!("Error{status}_NG_{}", family.suffix()), || {
             self.generic_key(status)
-        }
+        })
     }
 
     /// The schema errors of `body` against definition `key`: (JSON pointer, message), at most
