@@ -12,14 +12,17 @@ pub struct RequestEvent {
     /// The sandbox clock when the answer was ready (RFC 3339, seconds).
     #[serde(default)]
     pub at: String,
+    /// HTTP method.
     pub method: String,
     /// Path without the query.
     pub path: String,
+    /// HTTP status of the answer.
     pub status: u16,
     /// The first `tppMessages` code of an error answer.
     pub code: Option<String>,
     /// Microseconds from the request reaching the router to the response head.
     pub latency_us: u64,
+    /// The request's `X-Request-ID`.
     pub request_id: Option<String>,
     /// The verification step that failed (e.g. `SignatureMissing`).
     pub verify: Option<String>,
@@ -34,6 +37,7 @@ pub struct RequestEvent {
 /// One step of the PSU's browser on the SCA pages.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ScaEvent {
+    /// The SCA's id (the last segment of its `scaRedirect`).
     pub sca_id: String,
     /// `opened`, `login`, `context`, `consent`, `cancel`, `decision`.
     pub step: String,
@@ -43,7 +47,9 @@ pub struct ScaEvent {
     pub outcome: Option<String>,
     /// The failure's code (`code` of the redirect).
     pub code: Option<String>,
+    /// Whether a fault rule answered.
     pub injected: bool,
+    /// The fault rule's id.
     pub fault: Option<String>,
 }
 
@@ -52,7 +58,9 @@ pub struct ScaEvent {
 pub struct BatchEvent {
     /// RFC 3339.
     pub ran_at: String,
+    /// Payments settled.
     pub settled: usize,
+    /// Payments rejected for lack of funds (`ACCP`).
     pub insufficient_funds: usize,
     /// Every authorised payment (`POST /v1/sandbox/batch`) rather than the due ones.
     pub all: bool,
@@ -73,12 +81,17 @@ pub struct ClockEvent {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
+    /// A request answered (`request`).
     Request(RequestEvent),
+    /// A step on the SCA pages (`sca`).
     Sca(ScaEvent),
+    /// A batch run (`batch`).
     Batch(BatchEvent),
+    /// A clock change (`clock`).
     Clock(ClockEvent),
     /// The subscriber read too slowly and lost this many events (the oldest).
     Lagged {
+        /// Events lost.
         missed: u64,
     },
 }

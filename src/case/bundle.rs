@@ -109,16 +109,22 @@ pub struct ExchangeSummary {
     pub id: i64,
     /// When it was sent, RFC 3339 (UTC).
     pub at: String,
+    /// Catalogue operation id, e.g. `accounts.list`.
     pub operation_id: String,
+    /// HTTP method.
     pub method: String,
+    /// The URL sent to.
     pub url: String,
+    /// HTTP status of the answer.
     pub status: u16,
 }
 
 /// A bundle in memory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bundle {
+    /// The manifest (`case.json`).
     pub manifest: Manifest,
+    /// The exchanges, oldest first.
     pub exchanges: Vec<CaseExchange>,
     /// HAR 1.2 of the exchanges (written, not read back: the exchanges are the source).
     pub har: Option<serde_json::Value>,

@@ -120,12 +120,19 @@ impl CaseBody {
 pub struct CaseExchange {
     /// History id where it was exported from.
     pub id: i64,
+    /// When it was sent, seconds since the Unix epoch.
     pub at: i64,
+    /// The profile it was sent with.
     pub profile: String,
+    /// Catalogue operation id, e.g. `accounts.list`.
     pub operation_id: String,
+    /// The form values it was sent with, `(name, value)`.
     pub params: Vec<(String, String)>,
+    /// The request as sent.
     pub request: CaseRequest,
+    /// The answer.
     pub response: CaseResponse,
+    /// Milliseconds from sending to the whole answer.
     pub elapsed_ms: u64,
     /// Seconds since the Unix epoch the request was signed for
     /// ([`HistoryEntry::signed_at`]: the sandbox's clock for an `embedded` profile);
@@ -142,18 +149,26 @@ pub struct CaseExchange {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CaseRequest {
+    /// HTTP method.
     pub method: String,
+    /// The full URL.
     pub url: String,
+    /// Path and query, as signed.
     pub path_and_query: String,
+    /// Headers in wire order (secrets redacted).
     pub headers: Vec<(String, String)>,
+    /// The body.
     pub body: CaseBody,
 }
 
 /// The response of a [`CaseExchange`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CaseResponse {
+    /// HTTP status.
     pub status: u16,
+    /// Headers in wire order.
     pub headers: Vec<(String, String)>,
+    /// The body.
     pub body: CaseBody,
 }
 

@@ -234,12 +234,7 @@ pub async fn export(paths: &Paths, opts: &ExportOptions) -> Result<ExportReport,
     })
 }
 
-/// `secs` (Unix seconds) as RFC 3339 UTC, e.g. `2026-11-24T03:01:25Z`.
-pub fn rfc3339(secs: i64) -> String {
-    chrono::DateTime::from_timestamp(secs, 0)
-        .unwrap_or_default()
-        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
+pub use crate::xs2a::fields::rfc3339;
 
 /// The PEM of `profile`'s certificate (its DER re-encoded, so nothing else of the file,
 /// such as a key, can follow); `None` when the profile has none yet.

@@ -9,7 +9,9 @@ use std::fmt;
 /// One attribute of a DN: dotted OID of its type and its string value (UTF-8).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DnAttribute {
+    /// Dotted OID of the attribute type, e.g. `2.5.4.3` (CN).
     pub oid: String,
+    /// The value as text.
     pub value: String,
 }
 
@@ -17,6 +19,7 @@ pub struct DnAttribute {
 /// the DER `RDNSequence` order). Multi-valued RDNs are flattened.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DistinguishedName {
+    /// The attributes, most specific first.
     pub attributes: Vec<DnAttribute>,
 }
 
@@ -24,7 +27,9 @@ pub struct DistinguishedName {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("malformed RFC 2253 distinguished name {input:?}: {reason}")]
 pub struct DnParseError {
+    /// The string that was parsed.
     pub input: String,
+    /// What is wrong with it.
     pub reason: String,
 }
 
@@ -180,7 +185,7 @@ impl DistinguishedName {
                 while i < bytes.len() && bytes[i].is_ascii_hexdigit() {
                     i += 1;
                 }
-                let der = decode_hex(&input[s..i]).ok_or_else(|| err("bad #hex value"))?;
+                let der = hex::decode(&input[s..i]).map_err(|_| err("bad #hex value"))?;
                 ber_string(&der).ok_or_else(|| err("#hex value is not a string"))?
             } else {
                 let mut raw: Vec<u8> = Vec::new();
@@ -287,21 +292,6 @@ fn normalize(v: &str) -> String {
         .to_lowercase()
 }
 
-fn decode_hex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok())
-        .collect()
-}
-
-/// Hex of bytes in upper case.
-pub fn hex_upper(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02X}")).collect()
-}
-
 fn attribute_string(any: &x509_parser::der_parser::asn1_rs::Any<'_>) -> String {
     use x509_parser::der_parser::asn1_rs::Tag;
     let data = any.data;
@@ -320,7 +310,7 @@ fn attribute_string(any: &x509_parser::der_parser::asn1_rs::Any<'_>) -> String {
                 .collect();
             String::from_utf16_lossy(&units)
         }
-        _ => format!("#{}", hex_upper(any.as_bytes())),
+        _ => format!("#{}", hex::encode_upper(any.as_bytes())),
     }
 }
 

@@ -23,6 +23,7 @@ pub struct TppCertSpec {
     pub organisation_id: String,
     /// Country code of subject and NCA, e.g. `NO`.
     pub country: String,
+    /// PSD2 roles of the PSD2 statement.
     pub roles: Vec<Psd2Role>,
     /// Validity in days from now.
     pub days: u32,
@@ -43,9 +44,13 @@ impl Default for TppCertSpec {
 /// PEM texts of a generated set. The CA key is kept so that more TPP certificates can be
 /// issued later.
 pub struct GeneratedSet {
+    /// The test CA's certificate.
     pub ca_cert_pem: String,
+    /// The test CA's private key (PKCS#8).
     pub ca_key_pem: String,
+    /// The TPP's certificate, issued by the CA.
     pub tpp_cert_pem: String,
+    /// The TPP's private key (PKCS#8).
     pub tpp_key_pem: String,
 }
 
@@ -156,9 +161,13 @@ fn tpp_params(spec: &TppCertSpec) -> CertificateParams {
 /// Files written by [`write_set`].
 #[derive(Debug, Clone)]
 pub struct WrittenSet {
+    /// The CA's certificate file.
     pub ca_cert: PathBuf,
+    /// The CA's key file.
     pub ca_key: PathBuf,
+    /// The TPP's certificate file.
     pub tpp_cert: PathBuf,
+    /// The TPP's key file.
     pub tpp_key: PathBuf,
 }
 

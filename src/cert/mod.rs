@@ -22,20 +22,53 @@ pub enum CertError {
     /// Reading a file failed. The I/O error is in the message only (not a `source`), so
     /// `{:#}` chains do not print it twice.
     #[error("cannot read {path}: {error}")]
-    Io { path: String, error: std::io::Error },
+    Io {
+        /// The file.
+        path: String,
+        /// What the system said.
+        error: std::io::Error,
+    },
     /// Writing a file (or creating its directory) failed.
     #[error("cannot write {path}: {error}")]
-    Write { path: String, error: std::io::Error },
+    Write {
+        /// The file.
+        path: String,
+        /// What the system said.
+        error: std::io::Error,
+    },
+    /// The bytes are not a certificate.
     #[error("{what} is not a PEM or DER X.509 certificate: {reason}")]
-    BadCertificate { what: String, reason: String },
+    BadCertificate {
+        /// Where the bytes came from (a path, a header).
+        what: String,
+        /// What the parser said.
+        reason: String,
+    },
+    /// The bytes are not an RSA private key.
     #[error("{what} is not an RSA private key in PKCS#8 or PKCS#1 (PEM or DER): {reason}")]
-    BadKey { what: String, reason: String },
+    BadKey {
+        /// Where the bytes came from.
+        what: String,
+        /// What the parser said.
+        reason: String,
+    },
+    /// The key is not the certificate's.
     #[error(
         "the private key does not match the certificate (certificate {subject}, serial {serial})"
     )]
-    KeyMismatch { subject: String, serial: String },
+    KeyMismatch {
+        /// The certificate's subject, RFC 2253.
+        subject: String,
+        /// The certificate's serial, upper-case hex.
+        serial: String,
+    },
+    /// The certificate's key is not RSA.
     #[error("the certificate's public key is not RSA (algorithm {oid}); only rsa-sha256 is used")]
-    NotRsa { oid: String },
+    NotRsa {
+        /// Dotted OID of the key's algorithm.
+        oid: String,
+    },
+    /// Generating a certificate set failed: why.
     #[error("certificate generation failed: {0}")]
     Generate(String),
 }
@@ -64,13 +97,25 @@ pub const EXPIRY_WARNING_DAYS: i64 = 30;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Validity {
     /// Before `notBefore`; `starts_in` seconds until it is.
-    NotYetValid { starts_in: i64 },
+    NotYetValid {
+        /// Seconds until `notBefore`.
+        starts_in: i64,
+    },
     /// After `notAfter`, since `ago` seconds.
-    Expired { ago: i64 },
+    Expired {
+        /// Seconds since `notAfter`.
+        ago: i64,
+    },
     /// Valid, but `notAfter` is less than [`EXPIRY_WARNING_DAYS`] away.
-    ExpiresSoon { days: i64 },
+    ExpiresSoon {
+        /// Whole days left.
+        days: i64,
+    },
     /// Valid for `days_left` more days.
-    Valid { days_left: i64 },
+    Valid {
+        /// Whole days left.
+        days_left: i64,
+    },
 }
 
 impl Validity {
@@ -90,10 +135,13 @@ pub struct Certificate {
     pub der: Vec<u8>,
     /// Serial number as a big-endian magnitude without leading zero bytes.
     pub serial: Vec<u8>,
+    /// The issuer (the CA), the `CA=` of the keyId.
     pub issuer: DistinguishedName,
+    /// The subject (the TPP).
     pub subject: DistinguishedName,
     /// Validity start and end, seconds since the Unix epoch.
     pub not_before: i64,
+    /// End of validity, seconds since the Unix epoch.
     pub not_after: i64,
     /// The ETSI TS 119 495 PSD2 statement, when the certificate has one.
     pub psd2: Option<Psd2Statement>,
@@ -212,7 +260,7 @@ impl Certificate {
         if self.serial.is_empty() {
             return "0".into();
         }
-        let hex = dn::hex_upper(&self.serial);
+        let hex = hex::encode_upper(&self.serial);
         hex.trim_start_matches('0').to_string()
     }
 
@@ -399,7 +447,9 @@ impl PrivateKey {
 /// A certificate and its matching key, as a TPP signs with them.
 #[derive(Debug)]
 pub struct Credentials {
+    /// The certificate sent in `TPP-Signature-Certificate`.
     pub certificate: Certificate,
+    /// Its private key, which signs.
     pub key: PrivateKey,
 }
 

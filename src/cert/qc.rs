@@ -37,6 +37,7 @@ pub enum Psd2Role {
 }
 
 impl Psd2Role {
+    /// Every role, in ETSI TS 119 495 order.
     pub const ALL: [Psd2Role; 4] = [
         Psd2Role::PspAs,
         Psd2Role::PspPi,
@@ -104,8 +105,11 @@ impl<'de> serde::Deserialize<'de> for Psd2Role {
 /// The PSD2 statement: roles, the competent authority's name and id (e.g. `NO-FSA`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Psd2Statement {
+    /// The roles the TPP is authorised for.
     pub roles: Vec<Psd2Role>,
+    /// The competent authority's name.
     pub nca_name: String,
+    /// The competent authority's id, e.g. `NO-FSA`.
     pub nca_id: String,
 }
 

@@ -46,7 +46,7 @@ pub fn capped_body(body: &[u8]) -> std::borrow::Cow<'_, [u8]> {
         return std::borrow::Cow::Borrowed(body);
     }
     let sha = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, body);
-    let hex: String = sha.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let hex = hex::encode(sha);
     let mut out = Vec::with_capacity(BODY_CAP + 160);
     out.extend_from_slice(&body[..BODY_CAP]);
     out.extend_from_slice(

@@ -35,6 +35,7 @@ pub struct DoctorArgs {
     /// and the certificate's validity; default: HAR startedDateTime or history time, else now.
     #[arg(long, value_parser = parse_sent_at)]
     pub sent_at: Option<SystemTime>,
+    /// Output: `text` (a report for people) or `json` (the diagnosis).
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
 }

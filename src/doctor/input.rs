@@ -15,7 +15,9 @@ pub enum InputError {
     /// The file (or standard input) could not be read.
     #[error("cannot read {path}: {source}")]
     Read {
+        /// The file, or `-` for standard input.
         path: String,
+        /// What the system said.
         #[source]
         source: std::io::Error,
     },
@@ -26,8 +28,11 @@ pub enum InputError {
     /// `--entry N` beyond the requests of the file.
     #[error("{source_name} holds {count} request(s): there is no entry {entry}")]
     NoEntry {
+        /// The file.
         source_name: String,
+        /// The entry asked for (1-based).
         entry: usize,
+        /// Requests in the file.
         count: usize,
     },
 }

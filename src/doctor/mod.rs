@@ -98,8 +98,11 @@ impl Status {
 /// interface document (section and item, e.g. `Authentication 9`) and what was found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
+    /// Stable id, e.g. `signature.verify`.
     pub id: &'static str,
+    /// Pass, warn or fail.
     pub status: Status,
+    /// The interface document's rule, e.g. `Authentication 9`.
     pub rule: &'static str,
     /// One sentence; for a failure, what was expected and what was found.
     pub message: String,
@@ -175,12 +178,15 @@ pub enum SentAtSource {
 pub struct Diagnosis {
     /// [`RecordedRequest::source`].
     pub source: String,
+    /// HTTP method of the request.
     pub method: String,
+    /// Path and query of the request.
     pub path_and_query: String,
     /// The catalogue id of the operation (`payments.domestic.create`), when known.
     pub operation: Option<&'static str>,
     /// The send time the checks used, as an IMF-fixdate.
     pub sent_at: String,
+    /// Where the send time came from.
     pub sent_at_source: SentAtSource,
     /// When the request was signed for, as an IMF-fixdate, when the recording says.
     pub signed_at: Option<String>,
@@ -191,6 +197,7 @@ pub struct Diagnosis {
     pub clock_offset_secs: Option<i64>,
     /// In the bank's order.
     pub checks: Vec<Check>,
+    /// What the bank would answer.
     pub verdict: Verdict,
     /// The recorded answer's conformance lint, when the recording has an answer.
     pub response: Option<ResponseLint>,
@@ -321,7 +328,11 @@ pub fn diagnose(request: &RecordedRequest, options: &Options) -> Diagnosis {
     let verdict = verdict(&checks, request.response.as_ref());
     let response = request.response.as_ref().map(|r| {
         let asked = crate::lint::Asked::request(&request.method, &request.path_and_query)
-            .with_request_id(request.header("X-Request-ID").map(str::trim));
+            .with_request_id(
+                request
+                    .header(crate::xs2a::headers::X_REQUEST_ID)
+                    .map(str::trim),
+            );
         let findings = crate::lint::check_response(&asked, r.status, &r.headers, &r.body);
         ResponseLint {
             status: r.status,

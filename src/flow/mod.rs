@@ -24,6 +24,8 @@ use serde_json::Value;
 
 use crate::client::history::HistoryEntry;
 use crate::profile::{CONSENT_RENEWAL_DAYS, SCA_SESSION_SECS, SessionState};
+use crate::xs2a::headers::{self as h, find as header};
+use crate::xs2a::links::{sca_redirect_link, sca_redirect_of};
 
 pub mod live;
 
@@ -160,13 +162,6 @@ pub struct Flow {
     pub arrows: Vec<Arrow>,
 }
 
-fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
-}
-
 /// The path without the query (queries may carry dates and ids that clutter a slide).
 fn path_only(path_and_query: &str) -> &str {
     path_and_query
@@ -190,12 +185,6 @@ fn status_word(body: &Value) -> Option<String> {
         .iter()
         .find_map(|k| body.get(*k).and_then(Value::as_str))
         .map(str::to_string)
-}
-
-fn has_sca_redirect(body: &Value) -> bool {
-    body.get("_links")
-        .and_then(|l| l.get("scaRedirect"))
-        .is_some()
 }
 
 /// The way back after SCA: the ASPSP redirects the browser to TPP-Redirect-URI carrying
@@ -225,18 +214,9 @@ fn way_back(arrows: &mut Vec<Arrow>, carried: &str, learned: String, history_id:
     });
 }
 
-/// `_links.scaRedirect.href` (or the link itself when it is a string).
-fn sca_redirect_href(body: &Value) -> Option<String> {
-    let link = body.get("_links")?.get("scaRedirect")?;
-    link.get("href")
-        .and_then(Value::as_str)
-        .or_else(|| link.as_str())
-        .map(str::to_string)
-}
-
 /// The rule of the interface document a request shows.
 fn request_rule(entry: &HistoryEntry) -> &'static str {
-    if header(&entry.request_headers, "PSU-Corporate-ID").is_some() {
+    if header(&entry.request_headers, h::PSU_CORPORATE_ID).is_some() {
         "Authentication 12"
     } else if entry.path_and_query.starts_with("/v1/sandbox/") {
         "Sandbox management"
@@ -249,7 +229,7 @@ fn request_rule(entry: &HistoryEntry) -> &'static str {
 
 /// The rule an answer shows.
 fn answer_rule(status: u16, body: &Value) -> Option<&'static str> {
-    if has_sca_redirect(body) {
+    if sca_redirect_link(body).is_some() {
         Some("Authentication 11")
     } else if status >= 400 {
         Some("Errors")
@@ -277,8 +257,8 @@ impl Flow {
         // The browser steps already drew the way back to the callback listener.
         let mut callback_drawn = false;
         for e in entries {
-            let psu = header(&e.request_headers, "PSU-ID").map(str::to_string);
-            let corporate = header(&e.request_headers, "PSU-Corporate-ID").map(str::to_string);
+            let psu = header(&e.request_headers, h::PSU_ID).map(str::to_string);
+            let corporate = header(&e.request_headers, h::PSU_CORPORATE_ID).map(str::to_string);
             let learned = (psu.is_some() && psu != known_psu)
                 || (corporate.is_some() && corporate != known_corporate);
             if sca_open && learned && !callback_drawn {
@@ -297,7 +277,7 @@ impl Flow {
                 known_corporate = corporate.clone();
             }
             let mut label = format!("{} {}", e.method, path_only(&e.path_and_query));
-            let sent: Vec<&str> = ["PSU-ID", "PSU-Corporate-ID"]
+            let sent: Vec<&str> = [h::PSU_ID, h::PSU_CORPORATE_ID]
                 .into_iter()
                 .filter(|h| header(&e.request_headers, h).is_some())
                 .collect();
@@ -325,7 +305,7 @@ impl Flow {
                     answer.push_str(&format!(" ({})", v.describe()));
                 }
             }
-            let redirect = has_sca_redirect(&body);
+            let redirect = sca_redirect_link(&body).is_some();
             if redirect {
                 answer.push_str(" + scaRedirect");
             }
@@ -344,7 +324,7 @@ impl Flow {
                     rule: Some("Authentication 11"),
                     history_id: e.id,
                 });
-                let href = sca_redirect_href(&body).unwrap_or_default();
+                let href = sca_redirect_of(&body).unwrap_or_default();
                 let mine: Vec<&BrowserStep> =
                     steps.iter().filter(|s| s.belongs_to(&href)).collect();
                 sca_open = true;
@@ -536,10 +516,10 @@ pub fn latest_session(newest_first: &[HistoryEntry], max_gap_seconds: i64) -> Ve
         return Vec::new();
     };
     let mut picked: Vec<HistoryEntry> =
-        match header(&newest.request_headers, "TPP-Session-ID").map(str::to_string) {
+        match header(&newest.request_headers, h::TPP_SESSION_ID).map(str::to_string) {
             Some(session) => newest_first
                 .iter()
-                .filter(|e| header(&e.request_headers, "TPP-Session-ID") == Some(&session))
+                .filter(|e| header(&e.request_headers, h::TPP_SESSION_ID) == Some(&session))
                 .cloned()
                 .collect(),
             None => {
@@ -561,7 +541,7 @@ pub fn latest_session(newest_first: &[HistoryEntry], max_gap_seconds: i64) -> Ve
 pub fn session(newest_first: &[HistoryEntry], session: &str) -> Vec<HistoryEntry> {
     let mut picked: Vec<HistoryEntry> = newest_first
         .iter()
-        .filter(|e| header(&e.request_headers, "TPP-Session-ID") == Some(session))
+        .filter(|e| header(&e.request_headers, h::TPP_SESSION_ID) == Some(session))
         .cloned()
         .collect();
     picked.reverse();

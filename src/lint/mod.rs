@@ -73,7 +73,7 @@ mod spec;
 pub use spec::{DOCUMENTED_400_CODES, SPEC_FILE, SPEC_YAML, Spec, SpecError, spec};
 
 use crate::xs2a::headers::find as header;
-use serde_json::Value;
+use crate::xs2a::links::sca_redirect_link as sca_redirect;
 
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -97,6 +97,7 @@ impl std::fmt::Display for Severity {
 /// One thing the lint found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
+    /// Error or warning.
     pub severity: Severity,
     /// Where the rule comes from: a Berlin Group schema name and the JSON pointer into the
     /// body (`accountList /accounts/0/currency`), `BG header <name>`, or a section of the
@@ -152,6 +153,7 @@ pub struct Asked {
     /// template of the catalogue (`/v1/{payment-service}/{payment-product}/{payment-id}`)
     /// works too.
     pub path: String,
+    /// The request's `X-Request-ID`, as far as known.
     pub request_id: RequestId,
 }
 
@@ -252,11 +254,6 @@ pub fn summary(findings: &[Finding]) -> String {
 /// Whether any finding is an error.
 pub fn has_errors(findings: &[Finding]) -> bool {
     findings.iter().any(|f| f.severity == Severity::Error)
-}
-
-/// `_links.scaRedirect` of a body, whatever its shape.
-fn sca_redirect(body: &Value) -> Option<&Value> {
-    body.get("_links").and_then(|l| l.get("scaRedirect"))
 }
 
 #[cfg(test)]

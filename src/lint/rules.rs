@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::spec::{DOCUMENTED_400_CODES, Family, Resp, Route, Spec, proprietary_2xx, segments};
 use super::{Finding, RequestId, header, sca_redirect};
+use crate::xs2a::headers as h;
 
 /// Most schema errors reported per body (a broken list could give thousands).
 const MAX_SCHEMA_FINDINGS: usize = 8;
@@ -14,7 +15,7 @@ const X_REQUEST_ID_RULE: &str = "BG header X-Request-ID";
 
 /// `X-Request-ID` in the response, echoing the request's.
 pub(super) fn request_id(asked: &RequestId, headers: &[(String, String)], out: &mut Vec<Finding>) {
-    let got = header(headers, "X-Request-ID");
+    let got = header(headers, h::X_REQUEST_ID);
     match (asked, got) {
         (RequestId::NotSent, _) => {}
         (RequestId::Unknown, None) => out.push(Finding::error(
@@ -47,7 +48,7 @@ pub(super) fn sca_headers(
     headers: &[(String, String)],
     out: &mut Vec<Finding>,
 ) {
-    let approach = header(headers, "ASPSP-SCA-Approach");
+    let approach = header(headers, h::ASPSP_SCA_APPROACH);
     if let Some(a) = approach {
         if !SCA_APPROACHES.contains(&a.trim()) {
             out.push(Finding::error(
@@ -72,7 +73,7 @@ pub(super) fn sca_headers(
     let Some(resp) = op.responses.get(&status) else {
         return;
     };
-    for name in ["Location", "ASPSP-SCA-Approach"] {
+    for name in [h::LOCATION, h::ASPSP_SCA_APPROACH] {
         let listed = resp
             .headers
             .iter()
@@ -106,7 +107,7 @@ pub(super) fn json_body(headers: &[(String, String)], body: &[u8], out: &mut Vec
     if body.iter().all(u8::is_ascii_whitespace) {
         return Body::Empty;
     }
-    let ct = header(headers, "Content-Type").unwrap_or("");
+    let ct = header(headers, h::CONTENT_TYPE).unwrap_or("");
     let mut params = ct.split(';').map(str::trim);
     let media = params.next().unwrap_or("").to_ascii_lowercase();
     if !JSON_TYPES.contains(&media.as_str()) {
@@ -271,7 +272,7 @@ fn with_documented_exception(status: u16, mut body: Value) -> Value {
 /// schemas (`type` and `code`, no `tppMessages`), which the file lists beside the
 /// `tppMessages` one for every error answer.
 pub(super) fn is_problem(headers: &[(String, String)]) -> bool {
-    header(headers, "Content-Type").is_some_and(|ct| {
+    header(headers, h::CONTENT_TYPE).is_some_and(|ct| {
         ct.split(';')
             .next()
             .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/problem+json"))

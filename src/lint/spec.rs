@@ -28,6 +28,8 @@ use std::sync::{LazyLock, OnceLock};
 
 use serde_json::{Map, Value, json};
 
+use crate::xs2a::paths::{PAYMENT_SERVICES, PathTemplates};
+
 /// File name of the built-in Berlin Group OpenAPI file (`spec/` of the repository).
 pub const SPEC_FILE: &str = "berlin-group-psd2-api-1.3.11.yaml";
 
@@ -47,9 +49,6 @@ pub const DOCUMENTED_400_CODES: [&str; 5] = [
     "CERTIFICATE_EXPIRED",
 ];
 
-/// Values of the file's `{payment-service}` path parameter.
-pub(super) const PAYMENT_SERVICES: &[&str] = &["payments", "bulk-payments", "periodic-payments"];
-
 /// Why the Berlin Group file could not be turned into validators.
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
@@ -63,6 +62,10 @@ pub enum SpecError {
     /// The rewritten schemas do not compile.
     #[error("the Berlin Group schemas do not compile: {0}")]
     Compile(#[source] Box<jsonschema::ValidationError<'static>>),
+    /// A path of the file is not a valid template, or conflicts with another (two names
+    /// for one `{name}` segment): (method, template, why).
+    #[error("the Berlin Group file's path {0} {1} is not usable: {2}")]
+    Path(String, String, matchit::InsertError),
 }
 
 /// Berlin Group service family of an error schema (`Error<status>_NG_<family>`).
@@ -113,26 +116,7 @@ pub(super) struct Resp {
 pub(super) struct Operation {
     pub(super) method: String,
     pub(super) template: String,
-    segments: Vec<String>,
-    literals: usize,
     pub(super) responses: BTreeMap<u16, Resp>,
-}
-
-impl Operation {
-    /// Whether the path segments (after `/v1/`) fit the template; a segment that is itself a
-    /// `{placeholder}` (an operation's template from the catalogue) fits any parameter.
-    fn matches(&self, segs: &[&str]) -> bool {
-        self.segments.len() == segs.len()
-            && self.segments.iter().zip(segs).all(|(t, s)| {
-                if t == "{payment-service}" {
-                    PAYMENT_SERVICES.contains(s) || *s == "{payment-service}"
-                } else if t.starts_with('{') {
-                    !s.is_empty()
-                } else {
-                    t == s
-                }
-            })
-    }
 }
 
 /// Where a `/v1` path leads.
@@ -169,6 +153,8 @@ pub struct Spec {
     validators: jsonschema::ValidatorMap,
     definitions: BTreeSet<String>,
     ops: Vec<Operation>,
+    /// The operations' templates ([`crate::xs2a::paths`]) to their index in `ops`.
+    paths: PathTemplates<usize>,
 }
 
 impl std::fmt::Debug for Spec {
@@ -200,24 +186,24 @@ impl Spec {
         build(&doc)
     }
 
+    /// Where `method path` leads. A catalogue template's `{payment-service}` segment (in a
+    /// path such as `/v1/{payment-service}/{payment-product}/{payment-id}`) stands for any
+    /// payment service; among the methods whose templates fit, the most literal template
+    /// decides, and `method` must be one of its operations.
     pub(super) fn route(&self, method: &str, path: &str) -> Route<'_> {
         let segs = segments(path);
         if proprietary(&segs) {
             return Route::Proprietary;
         }
-        let best = self
-            .ops
-            .iter()
-            .filter(|o| o.matches(&segs))
-            .map(|o| o.literals)
-            .max();
-        let Some(best) = best else {
+        let path = path.replacen("/{payment-service}/", "/payments/", 1);
+        let found: Vec<_> = self.paths.at_any(&path).collect();
+        let Some(best) = found.iter().map(|(_, f)| f.literals).max() else {
             return Route::Unknown(Family::of(&segs));
         };
-        match self
-            .ops
+        match found
             .iter()
-            .find(|o| o.literals == best && o.matches(&segs) && o.method == method)
+            .find(|(m, f)| f.literals == best && m.eq_ignore_ascii_case(method))
+            .and_then(|(_, f)| self.ops.get(*f.value))
         {
             Some(op) => Route::Op(op),
             None => Route::OtherMethod(Family::of(&segs)),
@@ -248,45 +234,42 @@ impl Spec {
         }
     }
 
-    pub(super) fn generic_key(&self, status: u16) -> String {
-        let k = format!("__error{status}");
-        if self.definitions.contains(&k) {
-            k
+    /// `key` when the file defines it, else `fallback()`.
+    fn defined_or(&self, key: String, fallback: impl FnOnce() -> String) -> String {
+        if self.definitions.contains(&key) {
+            key
         } else {
-            "__error".into()
+            fallback()
         }
+    }
+
+    /// The generic error body shape with the codes of `status` (`__error<status>`), else
+    /// with every error code (`__error`).
+    pub(super) fn generic_key(&self, status: u16) -> String {
+        self.defined_or(format!("__error{status}"), || "__error".into())
     }
 
     /// The `application/problem+json` schema of an error `status` of `family`
     /// (`Error<status>_<family>`, e.g. `Error403_PIS`), else the generic problem shape
     /// (`__problem<status>` / `__problem`).
     pub(super) fn problem_key(&self, status: u16, family: Family) -> String {
-        let k = format!("Error{status}_{}", family.suffix());
-        if self.definitions.contains(&k) {
-            k
-        } else {
+        self.defined_or(format!("Error{status}_{}", family.suffix()), || {
             self.generic_problem_key(status)
-        }
+        })
     }
 
     /// The generic `application/problem+json` shape with the codes of `status`
     /// (`__problem<status>`), else with every error code (`__problem`).
     pub(super) fn generic_problem_key(&self, status: u16) -> String {
-        let k = format!("__problem{status}");
-        if self.definitions.contains(&k) {
-            k
-        } else {
-            "__problem".into()
-        }
+        self.defined_or(format!("__problem{status}"), || "__problem".into())
     }
 
+    /// The error body schema of `status` of `family` (`Error<status>_NG_<family>`, e.g.
+    /// `Error401_NG_AIS`), else the generic shape ([`Spec::generic_key`]).
     pub(super) fn error_key(&self, status: u16, family: Family) -> String {
-        let k = format!("Error{status}_NG_{}", family.suffix());
-        if self.definitions.contains(&k) {
-            k
-        } else {
+        self.defined_or(format!("Error{status}_NG_{}", family.suffix()), || {
             self.generic_key(status)
-        }
+        })
     }
 
     /// The schema errors of `body` against definition `key`: (JSON pointer, message), at most
@@ -585,10 +568,11 @@ fn build(doc: &Value) -> Result<Spec, SpecError> {
     );
 
     let mut ops = Vec::new();
-    let paths = doc["paths"]
+    let mut paths = PathTemplates::new();
+    let items = doc["paths"]
         .as_object()
         .ok_or(SpecError::Missing("paths"))?;
-    for (template, item) in paths {
+    for (template, item) in items {
         let template = template.trim();
         let Some(item) = item.as_object() else {
             continue;
@@ -655,16 +639,12 @@ fn build(doc: &Value) -> Result<Spec, SpecError> {
                 };
                 resps.insert(status, resp);
             }
-            let segments: Vec<String> = template
-                .trim_start_matches("/v1/")
-                .split('/')
-                .map(str::to_string)
-                .collect();
+            paths
+                .insert(method, template, ops.len())
+                .map_err(|e| SpecError::Path(method.to_ascii_uppercase(), template.into(), e))?;
             ops.push(Operation {
                 method: method.to_ascii_uppercase(),
                 template: template.to_string(),
-                literals: segments.iter().filter(|s| !s.starts_with('{')).count(),
-                segments,
                 responses: resps,
             });
         }
@@ -686,5 +666,6 @@ fn build(doc: &Value) -> Result<Spec, SpecError> {
         validators,
         definitions,
         ops,
+        paths,
     })
 }

@@ -107,7 +107,9 @@ fn default_accept_fix() -> Vec<String> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
+    /// The name shown and given to `--profile`.
     pub name: String,
+    /// The ASPSP: the embedded sandbox or a remote base URL.
     pub target: Target,
     /// Certificate file (PEM or DER). Absent for `embedded`: a generated test certificate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -341,8 +343,11 @@ pub fn slug_of(name: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{file}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct ProfileError {
+    /// The file.
     pub file: String,
+    /// The line, when the parser says.
     pub line: Option<usize>,
+    /// Why.
     pub message: String,
 }
 
@@ -364,7 +369,9 @@ pub const DEFAULT_PROFILE: &str = "Embedded sandbox";
 /// Loaded profiles and the files that failed to load.
 #[derive(Debug, Clone, Default)]
 pub struct ProfileSet {
+    /// The profiles that loaded.
     pub profiles: Vec<Profile>,
+    /// The files that did not.
     pub errors: Vec<ProfileError>,
 }
 
@@ -489,12 +496,16 @@ impl ProfileSet {
 /// `TPP-Session-ID` on later requests.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionState {
+    /// `psu-id` of the last SCA, sent as `PSU-ID`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub psu_id: Option<String>,
+    /// `psu-corporate-id`, sent as `PSU-Corporate-ID`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub psu_corporate_id: Option<String>,
+    /// `tpp-session-id`, sent as `TPP-Session-ID`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpp_session_id: Option<String>,
+    /// The context of the last SCA.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<PsuContext>,
     /// When the last SCA completed, seconds since the Unix epoch. The TPP-Session-ID is valid

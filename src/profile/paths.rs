@@ -10,7 +10,9 @@ use std::path::PathBuf;
     path.display()
 )]
 pub struct DataDirError {
+    /// The directory.
     pub path: PathBuf,
+    /// What the system said.
     pub error: std::io::Error,
 }
 
@@ -49,10 +51,12 @@ impl Paths {
         }
     }
 
+    /// `<config>/profiles`: the profile files.
     pub fn profiles_dir(&self) -> PathBuf {
         self.config.join("profiles")
     }
 
+    /// `<data>/certs`: generated certificates and keys.
     pub fn certs_dir(&self) -> PathBuf {
         self.data.join("certs")
     }

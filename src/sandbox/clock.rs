@@ -164,13 +164,7 @@ impl fmt::Debug for Clock {
     }
 }
 
-/// Unix seconds `t` as RFC 3339 UTC, whole seconds (`2026-11-24T10:02:00Z`); empty when `t`
-/// is out of chrono's range.
-pub fn rfc3339(t: i64) -> String {
-    chrono::DateTime::<chrono::Utc>::from_timestamp(t, 0)
-        .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        .unwrap_or_default()
-}
+pub use crate::xs2a::fields::rfc3339;
 
 #[cfg(test)]
 mod tests {

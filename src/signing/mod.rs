@@ -13,7 +13,7 @@
 pub mod rfc2047;
 mod verify;
 
-use crate::xs2a::headers::find;
+use crate::xs2a::headers::{self as h, find};
 use std::time::SystemTime;
 
 use base64::Engine as _;
@@ -156,7 +156,9 @@ pub fn build_signing_string<'a>(
 /// The four parameters of a `Signature` header (rule 5).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignatureParams {
+    /// `keyId`: `SN=<hex serial>,CA=<issuer DN>`.
     pub key_id: String,
+    /// `algorithm`: `rsa-sha256`.
     pub algorithm: String,
     /// Lower-case header names in signing order.
     pub headers: Vec<String>,
@@ -317,7 +319,9 @@ impl Default for SignOptions {
 pub struct SignatureInspection {
     /// `Digest` value, when the request has a body.
     pub digest: Option<String>,
+    /// The signing string that was signed (lines joined by `\n`).
     pub signing_string: String,
+    /// The `keyId` sent.
     pub key_id: String,
     /// Lower-case names that were signed, in order.
     pub signed_headers: Vec<String>,
@@ -350,15 +354,15 @@ pub fn sign_request(
     });
     if find(headers, "date").is_none() {
         let d = imf_fixdate(options.now);
-        headers.push(("Date".into(), d.clone()));
-        added.push(("Date".into(), d));
+        headers.push((h::DATE.into(), d.clone()));
+        added.push((h::DATE.into(), d));
     }
     let digest = if body.is_empty() {
         None
     } else {
         let d = digest_header_value(body);
-        headers.push(("Digest".into(), d.clone()));
-        added.push(("Digest".into(), d.clone()));
+        headers.push((h::DIGEST.into(), d.clone()));
+        added.push((h::DIGEST.into(), d.clone()));
         Some(d)
     };
     let mut names: Vec<String> = Vec::new();
@@ -376,10 +380,10 @@ pub fn sign_request(
     let key_id = params.key_id.clone();
     let signature_header = params.to_header_value();
     let cert_value = credentials.certificate.header_value();
-    headers.push(("TPP-Signature-Certificate".into(), cert_value.clone()));
-    headers.push(("Signature".into(), signature_header.clone()));
-    added.push(("TPP-Signature-Certificate".into(), cert_value));
-    added.push(("Signature".into(), signature_header.clone()));
+    headers.push((h::TPP_SIGNATURE_CERTIFICATE.into(), cert_value.clone()));
+    headers.push((h::SIGNATURE.into(), signature_header.clone()));
+    added.push((h::TPP_SIGNATURE_CERTIFICATE.into(), cert_value));
+    added.push((h::SIGNATURE.into(), signature_header.clone()));
     SignatureInspection {
         digest,
         signing_string,

@@ -19,28 +19,57 @@ use crate::xs2a::error::MessageCode;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VerifyError {
     #[error("signature missing: the request has no Signature header")]
+    /// No `Signature` header (rule 3).
     SignatureMissing,
     #[error("certificate missing: the request has no TPP-Signature-Certificate header")]
+    /// No `TPP-Signature-Certificate` header (rule 4).
     CertificateMissing,
     #[error("certificate invalid: {0}")]
+    /// The certificate does not parse, or its key is not RSA of an allowed size: why.
     CertificateInvalid(String),
     #[error("certificate expired: valid until {not_after}, server time is {now}")]
-    CertificateExpired { not_after: String, now: String },
+    /// The certificate's validity ended.
+    CertificateExpired {
+        /// End of validity (RFC 3339).
+        not_after: String,
+        /// The server's time (RFC 3339).
+        now: String,
+    },
     #[error("certificate not yet valid: valid from {not_before}, server time is {now}")]
-    CertificateNotYetValid { not_before: String, now: String },
+    /// The certificate's validity has not begun.
+    CertificateNotYetValid {
+        /// Start of validity (RFC 3339).
+        not_before: String,
+        /// The server's time (RFC 3339).
+        now: String,
+    },
     #[error("malformed Signature header: {0}")]
+    /// The `Signature` header does not parse (rule 5): why.
     MalformedSignature(String),
     #[error(
         "algorithm mismatch: Signature says algorithm=\"{algorithm}\", the certificate's RSA key needs \"rsa-sha256\""
     )]
-    AlgorithmMismatch { algorithm: String },
+    /// The `algorithm` parameter is not `rsa-sha256`.
+    AlgorithmMismatch {
+        /// The parameter as sent.
+        algorithm: String,
+    },
     #[error("malformed keyId {key_id:?}: {reason} (expected SN=<hex serial>,CA=<issuer DN>)")]
-    KeyIdMalformed { key_id: String, reason: String },
+    /// The `keyId` is not `SN=<hex serial>,CA=<issuer DN>`.
+    KeyIdMalformed {
+        /// The keyId as sent.
+        key_id: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     #[error(
         "keyId serial mismatch: keyId has SN={key_id_serial}, the certificate's serial is {certificate_serial}"
     )]
+    /// The keyId's serial is not the certificate's.
     KeyIdSerialMismatch {
+        /// `SN=` of the keyId.
         key_id_serial: String,
+        /// The certificate's serial, upper-case hex.
         certificate_serial: String,
     },
     /// The keyId's serial is the certificate's, written in decimal (a common library
@@ -50,48 +79,76 @@ pub enum VerifyError {
         "keyId serial in decimal: SN={key_id_serial} is the certificate's serial {certificate_serial}, the same serial in decimal; write it in upper-case hex: SN={certificate_serial}"
     )]
     KeyIdSerialDecimal {
+        /// `SN=` of the keyId (decimal).
         key_id_serial: String,
+        /// The certificate's serial, upper-case hex.
         certificate_serial: String,
     },
     #[error(
         "keyId issuer mismatch: keyId has CA={key_id_issuer}, the certificate's issuer is {certificate_issuer} ({difference})"
     )]
+    /// The keyId's issuer DN is not the certificate's.
     KeyIdIssuerMismatch {
+        /// `CA=` of the keyId.
         key_id_issuer: String,
+        /// The certificate's issuer, RFC 2253.
         certificate_issuer: String,
+        /// Which attribute differs (or that the order is reversed).
         difference: String,
     },
     #[error("digest missing: the request has a body but no Digest header")]
+    /// A body without a `Digest` header (rule 7).
     DigestMissing,
     #[error("digest unsupported: {0:?} (expected SHA-256=<base64>)")]
+    /// A `Digest` that is not `SHA-256=<base64>`: the value.
     DigestUnsupported(String),
     #[error("digest mismatch: header {header}, body hashes to {computed}")]
-    DigestMismatch { header: String, computed: String },
+    /// The body does not hash to the `Digest`.
+    DigestMismatch {
+        /// The `Digest` as sent.
+        header: String,
+        /// The body's `SHA-256=<base64>`.
+        computed: String,
+    },
     #[error("digest not signed: the Digest header is not listed in the Signature's headers")]
+    /// `Digest` is sent but not in the signature's `headers`.
     DigestNotSigned,
     #[error("date missing: the request has no Date header")]
+    /// No `Date` header (rule 6).
     DateMissing,
     #[error("date invalid: {0}")]
+    /// A `Date` that is not an IMF-fixdate: why.
     DateInvalid(String),
     #[error(
         "date out of range: Date {date} is {skew_secs} s from server time {server_time}; at most {max_secs} s is allowed"
     )]
+    /// The `Date` is too far from the server's time.
     DateSkew {
+        /// The `Date` as sent.
         date: String,
+        /// The server's time, IMF-fixdate.
         server_time: String,
+        /// `Date` minus server time, seconds.
         skew_secs: i64,
+        /// The allowed distance, seconds.
         max_secs: u64,
     },
     #[error("signed header missing: Signature lists {0:?} but the request has no such header")]
+    /// The signature lists a header the request lacks: its name.
     SignedHeaderMissing(String),
     #[error(
         "header not signed: the request carries {0} but the Signature's headers parameter does not list it"
     )]
+    /// A header that must be signed is not in the signature's `headers`: its name.
     HeaderNotSigned(String),
     #[error(
         "signature invalid: the RSA signature does not verify with the certificate's key over the signing string {signing_string:?}"
     )]
-    SignatureInvalid { signing_string: String },
+    /// The RSA signature does not verify.
+    SignatureInvalid {
+        /// The signing string the verifier rebuilt.
+        signing_string: String,
+    },
 }
 
 impl VerifyError {
@@ -160,22 +217,28 @@ impl Default for VerifyPolicy {
 /// A request as the verifier sees it.
 #[derive(Debug, Clone, Copy)]
 pub struct RequestView<'a> {
+    /// HTTP method as received.
     pub method: &'a str,
     /// Path and query exactly as received, e.g. `/v1/accounts?withBalance=true`.
     pub path_and_query: &'a str,
+    /// The request headers.
     pub headers: &'a http::HeaderMap,
+    /// The body bytes.
     pub body: &'a [u8],
 }
 
 /// A verified request: the TPP's certificate and the parsed Signature.
 #[derive(Debug, Clone)]
 pub struct VerifiedRequest {
+    /// The TPP's certificate from `TPP-Signature-Certificate`.
     pub certificate: Arc<Certificate>,
+    /// The parsed `Signature` header.
     pub params: SignatureParams,
 }
 
 /// A certificate ready for verification: parsed once, with its public key parsed.
 pub struct TrustedKey {
+    /// The parsed certificate.
     pub certificate: Arc<Certificate>,
     /// `certificate.key_id()`, so the common case (the keyId exactly as we print it) skips
     /// parsing the DN.
@@ -325,7 +388,7 @@ fn check_key_id(key_id: &str, cert: &Certificate) -> Result<(), VerifyError> {
     }
     if serial != cert.serial {
         return Err(VerifyError::KeyIdSerialMismatch {
-            key_id_serial: crate::cert::dn::hex_upper(&serial)
+            key_id_serial: hex::encode_upper(&serial)
                 .trim_start_matches('0')
                 .to_string(),
             certificate_serial: cert.serial_hex(),
@@ -357,6 +420,7 @@ pub fn verify_request(
 /// A verifier with a cache of parsed certificates keyed by the `TPP-Signature-Certificate`
 /// value, so a TPP's certificate is parsed once, not per request.
 pub struct Verifier {
+    /// What the verifier accepts.
     pub policy: VerifyPolicy,
     /// Keyed by the header value; foldhash because SipHash over a 1.3 KB key is a measurable
     /// share of a verification.
@@ -367,6 +431,7 @@ pub struct Verifier {
 pub const CERT_CACHE_SIZE: usize = 256;
 
 impl Verifier {
+    /// A verifier with an empty certificate cache.
     pub fn new(policy: VerifyPolicy) -> Self {
         Verifier {
             policy,

@@ -29,8 +29,6 @@ pub struct LinkTarget {
     pub params: Vec<(String, String)>,
 }
 
-const PAYMENT_SERVICES: [&str; 3] = ["payments", "bulk-payments", "periodic-payments"];
-
 /// Finds the catalogue operation a link leads to: the `href`'s path (from `/v1/` on; an
 /// absolute URL's origin and any base path before it are ignored) is matched against each
 /// operation's path template, preferring the method the link implies
@@ -107,33 +105,9 @@ fn split_href(href: &str) -> Option<(String, Option<String>)> {
 }
 
 /// Matches path segments against a template: the number of literal segments and the
-/// captured `{name}` values, percent-decoded.
+/// captured `{name}` values, percent-decoded (one definition: [`crate::xs2a::paths::fit`]).
 fn match_template(template: &str, segs: &[&str]) -> Option<(usize, Vec<(String, String)>)> {
-    let tsegs: Vec<&str> = template.split('/').collect();
-    if tsegs.len() != segs.len() {
-        return None;
-    }
-    let mut literals = 0;
-    let mut params = Vec::new();
-    for (t, s) in tsegs.iter().zip(segs) {
-        if let Some(name) = t.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
-            if s.is_empty() {
-                return None;
-            }
-            let v = percent_encoding::percent_decode_str(s)
-                .decode_utf8_lossy()
-                .into_owned();
-            if name == "payment-service" && !PAYMENT_SERVICES.contains(&v.as_str()) {
-                return None;
-            }
-            params.push((name.to_string(), v));
-        } else if t == s {
-            literals += 1;
-        } else {
-            return None;
-        }
-    }
-    Some((literals, params))
+    crate::xs2a::paths::fit(template, &segs.join("/"))
 }
 
 /// Every `_links` object in `v`, nested ones too (Berlin Group puts paging links under

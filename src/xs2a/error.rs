@@ -12,7 +12,9 @@ use super::links::Links;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum TppMessageCategory {
+    /// `ERROR`: the request failed.
     Error,
+    /// `WARNING`: the request was served, with a remark.
     Warning,
 }
 
@@ -26,43 +28,71 @@ pub enum TppMessageCategory {
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum MessageCode {
     // 400, MessageCode400_*
+    /// `FORMAT_ERROR`, sent with 400.
     FormatError,
+    /// `PARAMETER_NOT_CONSISTENT`, sent with 400.
     ParameterNotConsistent,
+    /// `PARAMETER_NOT_SUPPORTED`, sent with 400.
     ParameterNotSupported,
+    /// `SERVICE_INVALID`, sent with 400.
     ServiceInvalid,
+    /// `RESOURCE_UNKNOWN`, sent with 400.
     ResourceUnknown,
+    /// `RESOURCE_EXPIRED`, sent with 400.
     ResourceExpired,
+    /// `TIMESTAMP_INVALID`, sent with 400.
     TimestampInvalid,
+    /// `PERIOD_INVALID`, sent with 400.
     PeriodInvalid,
+    /// `CONSENT_UNKNOWN`, sent with 400.
     ConsentUnknown,
+    /// `PAYMENT_FAILED`, sent with 400.
     PaymentFailed,
+    /// `EXECUTION_DATE_INVALID`, sent with 400.
     ExecutionDateInvalid,
+    /// `REFERENCE_MIX_INVALID`, sent with 400.
     ReferenceMixInvalid,
     // MessageCode401_* codes, sent with 400 (see [`SIGNATURE_FAILURE_CODES`])
+    /// `CERTIFICATE_INVALID`: a Berlin Group 401 code the interface document sends with 400.
     CertificateInvalid,
+    /// `CERTIFICATE_EXPIRED`: a Berlin Group 401 code the interface document sends with 400.
     CertificateExpired,
+    /// `CERTIFICATE_MISSING`: a Berlin Group 401 code the interface document sends with 400.
     CertificateMissing,
+    /// `SIGNATURE_INVALID`: a Berlin Group 401 code the interface document sends with 400.
     SignatureInvalid,
+    /// `SIGNATURE_MISSING`: a Berlin Group 401 code the interface document sends with 400.
     SignatureMissing,
     // 401, MessageCode401_*
+    /// `ROLE_INVALID`, sent with 401.
     RoleInvalid,
+    /// `CORPORATE_ID_INVALID`, sent with 401.
     CorporateIdInvalid,
+    /// `PSU_CREDENTIALS_INVALID`, sent with 401.
     PsuCredentialsInvalid,
+    /// `CONSENT_INVALID`, sent with 401.
     ConsentInvalid,
+    /// `CONSENT_EXPIRED`, sent with 401.
     ConsentExpired,
     // 403
+    /// `SERVICE_BLOCKED`, sent with 403.
     ServiceBlocked,
+    /// `PRODUCT_INVALID`, sent with 403.
     ProductInvalid,
     // 404
+    /// `PRODUCT_UNKNOWN`, sent with 404.
     ProductUnknown,
     // 405
+    /// `SERVICE_INVALID`, sent with 405.
     ServiceInvalid405,
     // 409
+    /// `STATUS_INVALID`, sent with 409.
     StatusInvalid,
     /// 409, `MessageCode409_SBS`: a payment in a signing basket request is in a status that
     /// cannot be (re-)authorised, or is already in another basket.
     ReferenceStatusInvalid,
     // 429
+    /// `ACCESS_EXCEEDED`, sent with 429.
     AccessExceeded,
 }
 
@@ -155,10 +185,14 @@ pub const SIGNATURE_FAILURE_CODES: [MessageCode; 5] = [
 /// `path` and `text` (max 500 characters in the spec).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TppMessage {
+    /// `ERROR` or `WARNING`.
     pub category: TppMessageCategory,
+    /// The message code as sent (a [`MessageCode`] wire name, or another ASPSP's).
     pub code: String,
+    /// The request field the message is about, e.g. `payments[0].creditorAccount.iban`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// Human-readable explanation (≤ 500 characters).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
 }
@@ -167,8 +201,10 @@ pub struct TppMessage {
 /// optional `_links` (e.g. `scaRedirect` on a 401 for an account request without consent).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorBody {
+    /// The messages, at least one.
     #[serde(rename = "tppMessages")]
     pub tpp_messages: Vec<TppMessage>,
+    /// `_links`, e.g. `scaRedirect` to start an SCA.
     #[serde(rename = "_links", skip_serializing_if = "Option::is_none")]
     pub links: Option<Links>,
 }

@@ -318,6 +318,15 @@ pub fn parse_iso_date(s: &str) -> Option<NaiveDate> {
         .flatten()
 }
 
+/// Unix seconds `secs` as an RFC 3339 UTC date-time in whole seconds (Berlin Group
+/// `ISODateTime`, e.g. `2026-11-24T10:02:00Z`); empty when `secs` is out of chrono's range
+/// (beyond ±262,000 years).
+pub fn rfc3339(secs: i64) -> String {
+    chrono::DateTime::<chrono::Utc>::from_timestamp(secs, 0)
+        .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

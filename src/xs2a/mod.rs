@@ -15,6 +15,7 @@ pub mod limits;
 pub mod links;
 pub mod model;
 pub mod operations;
+pub mod paths;
 pub mod payment;
 pub mod redirect;
 pub mod status;

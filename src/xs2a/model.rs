@@ -18,9 +18,13 @@ use super::links::Links;
 
 /// `balanceType` values (Berlin Group `balanceType`) used by this project.
 pub mod balance_type {
+    /// Balance of the account at the end of the previous booking day.
     pub const CLOSING_BOOKED: &str = "closingBooked";
+    /// Booked and pending entries together, at the time of the request.
     pub const EXPECTED: &str = "expected";
+    /// Balance at the start of the booking day.
     pub const OPENING_BOOKED: &str = "openingBooked";
+    /// Available balance during the day (pending debits deducted).
     pub const INTERIM_AVAILABLE: &str = "interimAvailable";
     /// Returned for card accounts when available (interface document, Account data facts).
     pub const INTERIM_BOOKED: &str = "interimBooked";
@@ -29,10 +33,15 @@ pub mod balance_type {
 /// `bookingStatus` query values (Berlin Group `bookingStatusGeneric`; the interface document
 /// names `both`, `pending` and `all`).
 pub mod booking_status {
+    /// Booked entries only.
     pub const BOOKED: &str = "booked";
+    /// Pending entries only.
     pub const PENDING: &str = "pending";
+    /// Booked and pending entries.
     pub const BOTH: &str = "both";
+    /// Booked, pending and information entries (BG `all`).
     pub const ALL: &str = "all";
+    /// Information entries (standing orders) only.
     pub const INFORMATION: &str = "information";
 }
 
@@ -40,7 +49,9 @@ pub mod booking_status {
 /// (interface document, Versioning: `amount-as-string`, default since 2020-08-01).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Amount {
+    /// ISO 4217 currency code, e.g. `NOK`.
     pub currency: String,
+    /// Decimal amount with `.` and at most two decimals, e.g. `-123.45`.
     pub amount: String,
 }
 
@@ -96,12 +107,16 @@ pub fn parse_minor(s: &str) -> Option<i64> {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AccountReference {
+    /// The account's IBAN.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iban: Option<String>,
+    /// The account's BBAN (11 digits in Norway).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bban: Option<String>,
+    /// A card's masked PAN.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub masked_pan: Option<String>,
+    /// ISO 4217 currency code, for a multi-currency account.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub currency: Option<String>,
 }
@@ -114,23 +129,33 @@ pub struct AccountReference {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AccountDetails {
+    /// The account's id in `/v1/accounts/{account-id}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<String>,
+    /// The account's IBAN.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iban: Option<String>,
+    /// The account's BBAN (11 digits in Norway).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bban: Option<String>,
+    /// ISO 4217 currency code.
     pub currency: String,
+    /// The account's name (≤ 70 characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The product name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub product: Option<String>,
+    /// ISO 20022 cash account type, e.g. `CACC`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cash_account_type: Option<String>,
+    /// `enabled`, `blocked` or `deleted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
+    /// The account owner's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_name: Option<String>,
+    /// `balances`, `transactions`.
     #[serde(rename = "_links", default, skip_serializing_if = "Option::is_none")]
     pub links: Option<Links>,
 }
@@ -139,27 +164,45 @@ pub struct AccountDetails {
 /// "Read Account Details" response, `account` property).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AccountDetailsResponse {
+    /// The account.
     pub account: AccountDetails,
 }
 
-/// Berlin Group `cardAccountDetails`: `resourceId`, `maskedPan`, `currency`, `name`,
-/// `product`, `status` (e.g. `enabled`; interface document: "Card account status is available
-/// in the card account interface"), `ownerName`, `_links`.
+/// Berlin Group `cardAccountDetails`, in the sandbox's order: `resourceId`, `maskedPan`,
+/// `currency`, `ownerName`, `name` (≤ 70), `product`, `status` (`enabled`, `blocked` or
+/// `deleted`; interface document: "Card account status is available in the card account
+/// interface"), `usage` (`PRIV`), `creditLimit`, `_links` (`balances`, `transactions`). The
+/// sandbox's card reads fill every field; its management listing leaves `usage` and
+/// `creditLimit` out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CardAccountDetails {
+    /// The card account's id in `/v1/card-accounts/{card-account-id}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<String>,
+    /// The masked primary account number, e.g. `123456******1234`.
     pub masked_pan: String,
+    /// ISO 4217 currency code.
     pub currency: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub product: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<String>,
+    /// The card holder's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_name: Option<String>,
+    /// The account's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The product name (≤ 35 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub product: Option<String>,
+    /// `enabled`, `blocked` or `deleted`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// `PRIV` (private) or `ORGA` (professional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<String>,
+    /// The card account's credit limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credit_limit: Option<Amount>,
+    /// `balances`, `transactions`.
     #[serde(rename = "_links", default, skip_serializing_if = "Option::is_none")]
     pub links: Option<Links>,
 }
@@ -167,6 +210,7 @@ pub struct CardAccountDetails {
 /// Berlin Group `accountList`: the body of `GET /v1/accounts`, `{"accounts":[...]}`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AccountList {
+    /// The consented accounts.
     pub accounts: Vec<AccountDetails>,
 }
 
@@ -176,8 +220,11 @@ pub struct AccountList {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Balance {
+    /// A [`balance_type`] value.
     pub balance_type: String,
+    /// The balance.
     pub balance_amount: Amount,
+    /// The day the balance is for, `YYYY-MM-DD`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_date: Option<String>,
 }
@@ -186,8 +233,10 @@ pub struct Balance {
 /// `GET /v1/accounts/{id}/balances`, `{"account":{"bban","currency"},"balances":[...]}`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BalancesResponse {
+    /// The account the balances are of.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account: Option<AccountReference>,
+    /// The balances.
     pub balances: Vec<Balance>,
 }
 
@@ -198,25 +247,36 @@ pub struct BalancesResponse {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Transaction {
+    /// Stable id of a booked entry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transaction_id: Option<String>,
+    /// The ASPSP's entry reference.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entry_reference: Option<String>,
+    /// Booking day, `YYYY-MM-DD`; absent on pending entries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub booking_date: Option<String>,
+    /// Value day, `YYYY-MM-DD`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_date: Option<String>,
+    /// The amount, negative for a debit.
     pub transaction_amount: Amount,
+    /// The creditor's name (on debits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub creditor_name: Option<String>,
+    /// The creditor's account (on debits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub creditor_account: Option<AccountReference>,
+    /// The debtor's name (on credits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub debtor_name: Option<String>,
+    /// The debtor's account (on credits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub debtor_account: Option<AccountReference>,
+    /// Free-text remittance information (≤ 140 characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remittance_information_unstructured: Option<String>,
+    /// The bank's own transaction code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proprietary_bank_transaction_code: Option<String>,
 }
@@ -253,10 +313,13 @@ impl Transaction {
 /// document, Limits).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AccountReport {
+    /// Booked entries, newest first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub booked: Option<Vec<Transaction>>,
+    /// Pending entries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<Vec<Transaction>>,
+    /// `account`, and the paging links.
     #[serde(rename = "_links", default)]
     pub links: Links,
 }
@@ -265,8 +328,10 @@ pub struct AccountReport {
 /// `GET /v1/accounts/{id}/transactions`, `{"account":{...},"transactions":{...}}`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TransactionsResponse {
+    /// The account the report is of.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account: Option<AccountReference>,
+    /// The report.
     #[serde(default)]
     pub transactions: AccountReport,
 }
@@ -275,7 +340,9 @@ pub struct TransactionsResponse {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum CustomerType {
+    /// `PRIVATE`: a private person.
     Private,
+    /// `CORPORATE`: a business (its users send `PSU-Corporate-ID`).
     Corporate,
 }
 
@@ -295,9 +362,13 @@ impl CustomerType {
 /// `{href, verbs}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SandboxAgreement {
+    /// The agreement's id.
     pub id: String,
+    /// The agreement's name.
     pub name: String,
+    /// `resourceId`s of the accounts it covers.
     pub engagements: Vec<String>,
+    /// `self` and `engagements`, each `{href, verbs}`.
     #[serde(rename = "_links")]
     pub links: Links,
 }
@@ -310,16 +381,24 @@ pub struct SandboxAgreement {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxCustomer {
+    /// The customer's id.
     pub customer_id: String,
+    /// The number the PSU gives on the sandbox SCA page.
     pub customer_number: String,
+    /// Private or corporate.
     pub customer_type: CustomerType,
+    /// The customer's name.
     pub customer_name: String,
+    /// The customer's agreements.
     #[serde(default)]
     pub agreements: Vec<SandboxAgreement>,
+    /// `resourceId`s of the customer's accounts.
     #[serde(default)]
     pub accounts: Vec<String>,
+    /// `resourceId`s of the customer's card accounts.
     #[serde(default)]
     pub card_accounts: Vec<String>,
+    /// `self` `{href, verbs}`.
     #[serde(rename = "_links")]
     pub links: Links,
 }

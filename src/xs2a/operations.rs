@@ -2,7 +2,10 @@
 //! template, parameters and body template. The console, the `send` command and tests use it;
 //! the sandbox routes the same paths.
 
+use std::sync::LazyLock;
+
 use crate::xs2a::headers as h;
+use crate::xs2a::paths::PathTemplates;
 
 /// Where a parameter goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,11 +22,15 @@ pub enum ParamKind {
 /// One parameter of an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Param {
+    /// The name: `{name}` of the path, the query key or the header name.
     pub name: &'static str,
+    /// Where it goes.
     pub kind: ParamKind,
+    /// Whether the operation needs a value.
     pub required: bool,
     /// Value used when the user gives none (`""`: omitted unless required).
     pub default: &'static str,
+    /// One line for the form and `send --list`.
     pub help: &'static str,
     /// The engine fills it when left empty (signing headers, session and profile values;
     /// shown as `auto` in the console); a typed value overrides it.
@@ -35,14 +42,20 @@ pub struct Param {
 /// Operation groups, in catalogue order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Group {
+    /// Account information (accounts, card accounts, consents).
     Ais,
+    /// Payment initiation.
     Pis,
+    /// Signing baskets.
     Baskets,
+    /// PSU registration and agreements (interface document).
     Psu,
+    /// The embedded sandbox's management endpoints.
     Sandbox,
 }
 
 impl Group {
+    /// The label shown in the catalogue: `AIS`, `PIS`, `Baskets`, `PSU`, `Sandbox`.
     pub fn label(self) -> &'static str {
         match self {
             Group::Ais => "AIS",
@@ -59,11 +72,15 @@ impl Group {
 pub struct Operation {
     /// Stable id used by `send ID` and in history, e.g. `accounts.list`.
     pub id: &'static str,
+    /// Title shown in the catalogue, e.g. `List accounts`.
     pub title: &'static str,
+    /// Its group.
     pub group: Group,
+    /// HTTP method in upper case.
     pub method: &'static str,
     /// Path template relative to the base URL, e.g. `/v1/accounts/{account-id}/balances`.
     pub path: &'static str,
+    /// Path and query parameters ([`Operation::header_params`] gives the headers).
     pub params: &'static [Param],
     /// JSON body template (compacted before sending), if the operation takes a body.
     pub body: Option<&'static str>,
@@ -1188,47 +1205,23 @@ pub fn find(id: &str) -> Option<&'static Operation> {
 
 /// The operation a request is for, from its method and path (the query, if any, is
 /// ignored), with the values of the path template's `{name}` segments (percent-decoded) as
-/// (name, value). Among templates that fit, the one with the most literal segments wins
+/// (name, value). Templates are matched by [`super::paths`]: literal segments win
 /// (`/v1/payments/norwegian-domestic-credit-transfers` over
-/// `/v1/{payment-service}/{payment-product}/...`); `None` when no operation fits.
+/// `/v1/{payment-service}/{payment-product}/...`) and `{payment-service}` takes only the
+/// Berlin Group payment services; `None` when no operation fits.
 pub fn find_request(
     method: &str,
     path: &str,
 ) -> Option<(&'static Operation, Vec<(String, String)>)> {
-    let path = path.split(['?', '#']).next().unwrap_or("");
-    let segments: Vec<&str> = path.trim_end_matches('/').split('/').collect();
-    // (literal segments, operation, path values) of the best fit so far
-    type Fit = (usize, &'static Operation, Vec<(String, String)>);
-    let mut best: Option<Fit> = None;
-    for op in OPERATIONS
-        .iter()
-        .filter(|o| o.method.eq_ignore_ascii_case(method))
-    {
-        let template: Vec<&str> = op.path.split('/').collect();
-        if template.len() != segments.len() {
-            continue;
+    static TEMPLATES: LazyLock<PathTemplates<&'static Operation>> = LazyLock::new(|| {
+        let mut t = PathTemplates::new();
+        for op in OPERATIONS {
+            // The catalogue's templates are valid routes (a test inserts each).
+            let _ = t.insert(op.method, op.path, op);
         }
-        let mut literal = 0;
-        let mut values = Vec::new();
-        let fits = template.iter().zip(&segments).all(|(t, s)| {
-            match t.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
-                Some(name) if !s.is_empty() => {
-                    let v = percent_encoding::percent_decode_str(s).decode_utf8_lossy();
-                    values.push((name.to_string(), v.into_owned()));
-                    true
-                }
-                Some(_) => false,
-                None => {
-                    literal += 1;
-                    t == s
-                }
-            }
-        });
-        if fits && best.as_ref().is_none_or(|(n, _, _)| literal > *n) {
-            best = Some((literal, op, values));
-        }
-    }
-    best.map(|(_, op, values)| (op, values))
+        t
+    });
+    TEMPLATES.at(method, path).map(|f| (*f.value, f.params))
 }
 
 impl Operation {
@@ -1412,5 +1405,30 @@ mod tests {
         assert!(op.path_and_query(&[("nope".into(), "1".into())]).is_err());
         let ids: std::collections::HashSet<_> = OPERATIONS.iter().map(|o| o.id).collect();
         assert_eq!(ids.len(), OPERATIONS.len(), "ids are unique");
+    }
+
+    #[test]
+    fn every_catalogue_template_is_a_route() {
+        let mut t = PathTemplates::new();
+        for op in OPERATIONS {
+            t.insert(op.method, op.path, op.id)
+                .unwrap_or_else(|e| panic!("{} {}: {e}", op.method, op.path));
+        }
+    }
+
+    #[test]
+    fn payment_service_is_restricted() {
+        // `{payment-service}` takes only the Berlin Group payment services.
+        assert!(find_request("GET", "/v1/accounts/x/y").is_none());
+        assert!(find_request("GET", "/v1/consents/x/y").is_none());
+        let (op, values) = find_request("GET", "/v1/periodic-payments/p/i").unwrap();
+        assert_eq!(
+            op.path,
+            "/v1/{payment-service}/{payment-product}/{payment-id}"
+        );
+        assert_eq!(
+            values[0],
+            ("payment-service".into(), "periodic-payments".into())
+        );
     }
 }

@@ -8,11 +8,14 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum PsuContext {
+    /// `PRIVATE`: the PSU acted as a private person.
     Private,
+    /// `CORPORATE`: the PSU acted for a business (`psu-corporate-id` is set).
     Corporate,
 }
 
 impl PsuContext {
+    /// The wire value, `PRIVATE` or `CORPORATE`.
     pub fn as_str(self) -> &'static str {
         match self {
             PsuContext::Private => "PRIVATE",
@@ -25,9 +28,13 @@ impl PsuContext {
 /// and `psu-corporate-id` in corporate context.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScaSuccess {
+    /// `psu-id`: UUID, stable per TPP and customer.
     pub psu_id: String,
+    /// `psu-corporate-id`, in the corporate context only.
     pub psu_corporate_id: Option<String>,
+    /// `tpp-session-id`: the session the SCA opened or renewed.
     pub tpp_session_id: String,
+    /// `context`.
     pub context: PsuContext,
 }
 
@@ -56,9 +63,13 @@ impl ScaSuccess {
 /// Failed SCA: `system`, `status` (HTTP status), `code` (e.g. `PAYMENT_FAILED`), `message`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScaFailure {
+    /// `system`: the system that failed (e.g. the ASPSP's name).
     pub system: String,
+    /// `status`: the HTTP status the failure stands for.
     pub status: u16,
+    /// `code`: a message code, e.g. `PAYMENT_FAILED`.
     pub code: String,
+    /// `message`: human-readable text.
     pub message: String,
     /// Echoed when the ASPSP sends it (the sandbox does), so the console can match it.
     pub tpp_session_id: Option<String>,
@@ -79,7 +90,9 @@ pub const REDIRECT_PARAMETERS: &[&str] = &[
 /// The outcome of an SCA as carried by the redirect.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ScaCallback {
+    /// The SCA succeeded.
     Success(ScaSuccess),
+    /// The SCA failed or was cancelled.
     Failure(ScaFailure),
 }
 

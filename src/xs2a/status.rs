@@ -19,76 +19,83 @@
 
 use serde_json::Value;
 
-/// A `transactionStatus` (ISO 20022 codes of BG 1.3.11 `transactionStatus`), named as sent.
-#[allow(clippy::upper_case_acronyms)]
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::EnumIter,
-)]
-pub enum TransactionStatus {
-    /// AcceptedSettlementCompleted (creditor side): approved.
-    ACCC,
-    /// Interface document: rejected for lack of funds (`fundsAvailable: false`).
-    ACCP,
-    /// AcceptedSettlementCompleted (debtor side): approved, settled.
-    ACSC,
-    /// AcceptedSettlementInProcess: approved.
-    ACSP,
-    /// AcceptedTechnicalValidation: SCA and validation done, waiting for execution: approved.
-    ACTC,
-    /// AcceptedWithChange: approved.
-    ACWC,
-    /// AcceptedWithoutPosting: approved.
-    ACWP,
-    /// Received, waiting for SCA: pending.
-    RCVD,
-    /// On hold or stopped by the bank (interface document 2.12.0): pending.
-    PDNG,
-    /// Rejected (by the PSU during SCA or by the bank): rejected.
-    RJCT,
-    /// Cancelled before execution: rejected.
-    CANC,
-    /// AcceptedFundsChecked: approved.
-    ACFC,
-    /// PartiallyAcceptedTechnical: some, not all, authorisations done: pending.
-    PATC,
-    /// PartiallyAccepted (bulk: some payments rejected): pending.
-    PART,
+/// Declares one enum of the vocabulary: each variant with its value as sent, the derives
+/// every status shares (strum's parsing, `Display` and iteration), `as_str` (the value as
+/// sent, usable in `const`s) and `parse` (the exact value; `None` for anything else).
+macro_rules! status_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident = $sent:literal,)* }
+        $($rest:tt)*
+    ) => {
+        $(#[$meta])*
+        #[derive(
+            Debug,
+            Clone,
+            Copy,
+            PartialEq,
+            Eq,
+            Hash,
+            strum::EnumString,
+            strum::IntoStaticStr,
+            strum::Display,
+            strum::EnumIter,
+        )]
+        pub enum $name {
+            $($(#[$vmeta])* #[strum(serialize = $sent)] $variant,)*
+        }
+
+        impl $name {
+            /// The value as sent (`ACSC`, `valid`, `finalised`).
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $sent,)*
+                }
+            }
+
+            /// The value `s` (exact, case-sensitive), `None` for anything else.
+            pub fn parse(s: &str) -> Option<$name> {
+                s.parse().ok()
+            }
+
+            $($rest)*
+        }
+    };
 }
 
-impl TransactionStatus {
-    /// The code as sent (`ACSC`).
-    pub const fn as_str(self) -> &'static str {
-        use TransactionStatus as T;
-        match self {
-            T::ACCC => "ACCC",
-            T::ACCP => "ACCP",
-            T::ACSC => "ACSC",
-            T::ACSP => "ACSP",
-            T::ACTC => "ACTC",
-            T::ACWC => "ACWC",
-            T::ACWP => "ACWP",
-            T::RCVD => "RCVD",
-            T::PDNG => "PDNG",
-            T::RJCT => "RJCT",
-            T::CANC => "CANC",
-            T::ACFC => "ACFC",
-            T::PATC => "PATC",
-            T::PART => "PART",
-        }
-    }
-
-    /// The code `s` (exact, upper case), `None` for anything else.
-    pub fn parse(s: &str) -> Option<TransactionStatus> {
-        s.parse().ok()
+status_enum! {
+    /// A `transactionStatus` (ISO 20022 codes of BG 1.3.11 `transactionStatus`), named as
+    /// sent.
+    #[allow(clippy::upper_case_acronyms)]
+    pub enum TransactionStatus {
+        /// AcceptedSettlementCompleted (creditor side): approved.
+        ACCC = "ACCC",
+        /// Interface document: rejected for lack of funds (`fundsAvailable: false`).
+        ACCP = "ACCP",
+        /// AcceptedSettlementCompleted (debtor side): approved, settled.
+        ACSC = "ACSC",
+        /// AcceptedSettlementInProcess: approved.
+        ACSP = "ACSP",
+        /// AcceptedTechnicalValidation: SCA and validation done, waiting for execution: approved.
+        ACTC = "ACTC",
+        /// AcceptedWithChange: approved.
+        ACWC = "ACWC",
+        /// AcceptedWithoutPosting: approved.
+        ACWP = "ACWP",
+        /// Received, waiting for SCA: pending.
+        RCVD = "RCVD",
+        /// On hold or stopped by the bank (interface document 2.12.0): pending.
+        PDNG = "PDNG",
+        /// Rejected (by the PSU during SCA or by the bank): rejected.
+        RJCT = "RJCT",
+        /// Cancelled before execution: rejected.
+        CANC = "CANC",
+        /// AcceptedFundsChecked: approved.
+        ACFC = "ACFC",
+        /// PartiallyAcceptedTechnical: some, not all, authorisations done: pending.
+        PATC = "PATC",
+        /// PartiallyAccepted (bulk: some payments rejected): pending.
+        PART = "PART",
     }
 
     /// The statuses of a signing basket creation response (interface document, "Signing
@@ -102,80 +109,48 @@ impl TransactionStatus {
     ];
 }
 
-/// A `consentStatus` (BG 1.3.11 `consentStatus`).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::EnumIter,
-)]
-#[strum(serialize_all = "camelCase")]
-pub enum ConsentStatus {
-    /// Received, not authorised yet: pending.
-    Received,
-    /// Rejected (no successful authorisation): rejected.
-    Rejected,
-    /// Valid for account reads: approved.
-    Valid,
-    /// Revoked by the PSU: rejected.
-    RevokedByPsu,
-    /// Expired: rejected.
-    Expired,
-    /// Terminated by the TPP (DELETE): rejected.
-    TerminatedByTpp,
-    /// Some, not all, authorisations done: pending.
-    PartiallyAuthorised,
-}
-
-impl ConsentStatus {
-    /// The value as sent (`valid`).
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    /// The value `s` (exact), `None` for anything else.
-    pub fn parse(s: &str) -> Option<ConsentStatus> {
-        s.parse().ok()
+status_enum! {
+    /// A `consentStatus` (BG 1.3.11 `consentStatus`).
+    pub enum ConsentStatus {
+        /// Received, not authorised yet: pending.
+        Received = "received",
+        /// Rejected (no successful authorisation): rejected.
+        Rejected = "rejected",
+        /// Valid for account reads: approved.
+        Valid = "valid",
+        /// Revoked by the PSU: rejected.
+        RevokedByPsu = "revokedByPsu",
+        /// Expired: rejected.
+        Expired = "expired",
+        /// Terminated by the TPP (DELETE): rejected.
+        TerminatedByTpp = "terminatedByTpp",
+        /// Some, not all, authorisations done: pending.
+        PartiallyAuthorised = "partiallyAuthorised",
     }
 }
 
-/// An `scaStatus` (BG 1.3.11 `scaStatus`, the values the sandbox uses and the BG file's
-/// others).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::EnumIter,
-)]
-#[strum(serialize_all = "camelCase")]
-pub enum ScaStatus {
-    Received,
-    PsuIdentified,
-    PsuAuthenticated,
-    ScaMethodSelected,
-    Started,
-    Unconfirmed,
-    Finalised,
-    Failed,
-    Exempted,
-}
-
-impl ScaStatus {
-    /// The value as sent (`finalised`).
-    pub fn as_str(self) -> &'static str {
-        self.into()
+status_enum! {
+    /// An `scaStatus` (BG 1.3.11 `scaStatus`, the values the sandbox uses and the BG file's
+    /// others).
+    pub enum ScaStatus {
+        /// Authorisation resource created, nothing done yet.
+        Received = "received",
+        /// The PSU is identified.
+        PsuIdentified = "psuIdentified",
+        /// The PSU is authenticated.
+        PsuAuthenticated = "psuAuthenticated",
+        /// An SCA method is selected.
+        ScaMethodSelected = "scaMethodSelected",
+        /// The SCA has started.
+        Started = "started",
+        /// The SCA is done but waits for a confirmation (BG `unconfirmed`).
+        Unconfirmed = "unconfirmed",
+        /// The SCA is done: the resource is authorised.
+        Finalised = "finalised",
+        /// The SCA failed.
+        Failed = "failed",
+        /// No SCA was needed (an exemption).
+        Exempted = "exempted",
     }
 }
 
@@ -240,7 +215,9 @@ impl Verdict {
 /// The status read from a body ([`Status::of_body`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
+    /// A `transactionStatus` (payment, signing basket).
     Transaction(TransactionStatus),
+    /// A `consentStatus`.
     Consent(ConsentStatus),
 }
 

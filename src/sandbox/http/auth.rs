@@ -66,7 +66,7 @@ pub fn tpp_id(certificate: &Certificate) -> TppId {
         }
         None => aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &certificate.der),
     };
-    TppId(digest.as_ref().iter().map(|b| format!("{b:02x}")).collect())
+    TppId(hex::encode(digest))
 }
 
 impl Tpp {

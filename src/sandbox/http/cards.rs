@@ -56,26 +56,7 @@ fn card_path(id: &str) -> String {
     format!("/v1/card-accounts/{id}")
 }
 
-/// Berlin Group `cardAccountDetails` as this sandbox fills it: `resourceId`, `maskedPan`,
-/// `currency`, `ownerName`, `name` (≤ 70), `product`, `status` (`enabled`, `blocked` or
-/// `deleted`: the card account status of the Account data facts), `usage` `PRIV`,
-/// `creditLimit`, `_links` (`balances`, `transactions`).
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CardAccountDetails {
-    pub resource_id: String,
-    pub masked_pan: String,
-    pub currency: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub owner_name: Option<String>,
-    pub name: String,
-    pub product: String,
-    pub status: String,
-    pub usage: String,
-    pub credit_limit: Amount,
-    #[serde(rename = "_links")]
-    pub links: Links,
-}
+pub use crate::xs2a::model::CardAccountDetails;
 
 /// Berlin Group `cardAccountList`: `{"cardAccounts":[...]}`.
 #[derive(Debug, Clone, Serialize)]
@@ -142,16 +123,19 @@ pub fn details(app: &App, card: &CardAccount) -> Result<CardAccountDetails, ApiE
         Link::href(format!("{}/transactions", card_path(&id))),
     );
     Ok(CardAccountDetails {
-        resource_id: id,
+        resource_id: Some(id),
         masked_pan: card.masked_pan.clone(),
         currency: card.currency.clone(),
         owner_name: app.store.customer(card.owner)?.map(|c| c.name),
-        name: rules::account_name(&card.name),
-        product: card.product.chars().take(35).collect(),
-        status: status_of(card),
-        usage: "PRIV".into(),
-        credit_limit: Amount::from_minor(&card.currency, ledger::CARD_CREDIT_LIMIT),
-        links,
+        name: Some(rules::account_name(&card.name)),
+        product: Some(card.product.chars().take(35).collect()),
+        status: Some(status_of(card)),
+        usage: Some("PRIV".into()),
+        credit_limit: Some(Amount::from_minor(
+            &card.currency,
+            ledger::CARD_CREDIT_LIMIT,
+        )),
+        links: Some(links),
     })
 }
 

@@ -176,10 +176,12 @@ fn card_details(app: &App, c: &CardAccount) -> Result<CardAccountDetails, ApiErr
         resource_id: Some(c.id.to_string()),
         masked_pan: c.masked_pan.clone(),
         currency: c.currency.clone(),
+        owner_name: app.store.customer(c.owner)?.map(|x| x.name),
         name: Some(c.name.clone()),
         product: Some(c.product.clone()),
         status: Some(c.status.clone()),
-        owner_name: app.store.customer(c.owner)?.map(|x| x.name),
+        usage: None,
+        credit_limit: None,
         links: Some(links),
     })
 }

@@ -108,7 +108,7 @@ impl OperatorToken {
     pub fn generate() -> Option<(String, Self)> {
         let mut bytes = [0u8; 32];
         aws_lc_rs::rand::fill(&mut bytes).ok()?;
-        let text: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let text = hex::encode(bytes);
         let token = OperatorToken {
             digest: sha256(text.as_bytes()),
         };

@@ -45,12 +45,8 @@ pub struct Browser {
     set_cookie: Option<HeaderValue>,
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn sha256(s: &str) -> String {
-    hex(aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, s.as_bytes()).as_ref())
+    hex::encode(aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, s.as_bytes()).as_ref())
 }
 
 fn cookies<'a>(headers: &'a HeaderMap) -> impl Iterator<Item = &'a str> + 'a {
@@ -122,7 +118,7 @@ pub fn open(
     }
     let mut raw = [0u8; 32];
     aws_lc_rs::rand::fill(&mut raw).map_err(|_| Box::new(storage_page()))?;
-    let secret = hex(&raw);
+    let secret = hex::encode(raw);
     let hash = sha256(&secret);
     let now = crate::sandbox::domain::rules::secs(app.clock.now());
     let inserted = app
@@ -226,7 +222,7 @@ impl Browser {
     pub fn token(&self, id: &str, step: &str) -> String {
         let key = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, self.secret.as_bytes());
         let tag = aws_lc_rs::hmac::sign(&key, format!("sca-step:{id}:{step}").as_bytes());
-        hex(&tag.as_ref()[..16])
+        hex::encode(&tag.as_ref()[..16])
     }
 
     /// `response` with the token of `step` in every form of its HTML page, and the cookie
