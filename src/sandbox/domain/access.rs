@@ -13,7 +13,7 @@ use uuid::Uuid;
 use crate::sandbox::App;
 use crate::sandbox::domain::rules;
 use crate::sandbox::errors::ApiError;
-use crate::sandbox::http::auth::Tpp;
+use crate::sandbox::model::Tpp;
 use crate::sandbox::model::{
     Account, Agreement, Authorisation, CONSENT_LIFETIME, CardAccount, Consent, ConsentKey,
     Customer, ScaStep, TppId,

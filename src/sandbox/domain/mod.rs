@@ -9,7 +9,9 @@
 
 pub mod access;
 pub mod events;
+pub mod faults;
 pub mod ledger;
+pub mod payment;
 pub mod rules;
 pub mod seed;
 pub mod seed_file;

@@ -624,7 +624,7 @@ fn decision_step(app: &App, id: String, body: &[u8]) -> Response {
         .then(|| {
             let who = customer.map(|c| psu_id(&tpp, c).to_string());
             crate::sandbox::http::faults::sca_outcome(
-                app,
+                &app.db,
                 &format!("/payment-sca/{id}"),
                 who.as_deref(),
             )
