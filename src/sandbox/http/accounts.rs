@@ -119,7 +119,11 @@ pub async fn list(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let version = app.db.version();
-    let access = access::resolve(&app, &tpp, &headers)?;
+    let access = access::resolve(
+        &app,
+        &tpp,
+        &crate::sandbox::http::caller::psu_context(&headers),
+    )?;
     let key = ReadKey::new(Read::AccountList, Uuid::nil(), version)
         .consent(&access.key, &access.consent.accounts);
     app.reads.answer(key, || {
@@ -135,8 +139,12 @@ pub async fn list(
 
 /// How a [`Consentable`] resource is resolved: `(app, tpp, headers, id)` to the request's
 /// access, the resource and its owner.
-pub type Resolver<R> =
-    fn(&App, &Tpp, &HeaderMap, &str) -> Result<(Access, R, <R as Consentable>::Owner), ApiError>;
+pub type Resolver<R> = fn(
+    &App,
+    &Tpp,
+    &crate::sandbox::domain::access::PsuContext,
+    &str,
+) -> Result<(Access, R, <R as Consentable>::Owner), ApiError>;
 
 /// An account resource an AIS request names by its path parameter `{id}`: an account or a
 /// card account, resolved against the request's consent.
@@ -250,9 +258,14 @@ where
         roles.require_ais()?;
         let version = app.db.version();
         let query = Q::parse(parts)?;
-        let (access, item, owner) = (R::RESOLVE)(app, &tpp, &parts.headers, &id)?;
+        let (access, item, owner) = (R::RESOLVE)(
+            app,
+            &tpp,
+            &crate::sandbox::http::caller::psu_context(&parts.headers),
+            &id,
+        )?;
         Ok(Consented {
-            psu_present: rules::psu_present(&parts.headers),
+            psu_present: crate::sandbox::http::caller::psu_present(&parts.headers),
             tpp,
             access,
             item,

@@ -99,6 +99,40 @@ impl<S: Send + Sync> FromRequestParts<S> for Tpp {
     }
 }
 
+/// The PSD2 roles of the request's certificate (`TPP-Signature-Certificate`, already verified
+/// by [`verify_v1`]); empty when the certificate has no PSD2 qcStatement.
+///
+/// Errors: 400 `CERTIFICATE_MISSING` / `CERTIFICATE_INVALID` when the header is absent or
+/// unparsable (the signature middleware refuses such requests first, so this is a guard).
+fn roles(h: &axum::http::HeaderMap) -> Result<Vec<crate::cert::Psd2Role>, ApiError> {
+    let Some(value) = h
+        .get(headers::TPP_SIGNATURE_CERTIFICATE)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return Err(ApiError::new(
+            MessageCode::CertificateMissing,
+            "the TPP-Signature-Certificate header is missing",
+        ));
+    };
+    Certificate::from_header_value(value)
+        .map(|c| c.roles())
+        .map_err(|e| ApiError::new(MessageCode::CertificateInvalid, e.to_string()))
+}
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for TppRoles {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        if let Some(c) = parts.extensions.get::<Arc<Certificate>>() {
+            return Ok(TppRoles(c.roles()));
+        }
+        roles(&parts.headers).map(TppRoles)
+    }
+}
+
 /// The TPP of an account-information operation, as an extractor: the verified [`Tpp`],
 /// which must hold the AISP role (`PSP_AI`, [`TppRoles::require_ais`]). The role is checked
 /// when the handler's arguments are extracted, before the ones that follow it.

@@ -173,7 +173,11 @@ pub async fn list(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let version = app.db.version();
-    let access = access::resolve(&app, &tpp, &headers)?;
+    let access = access::resolve(
+        &app,
+        &tpp,
+        &crate::sandbox::http::caller::psu_context(&headers),
+    )?;
     let key = ReadKey::new(Read::CardList, Uuid::nil(), version).consent(&access.key, &[]);
     app.reads.answer(key, || {
         let cards = consented(&app, &access.key)?

@@ -73,7 +73,12 @@ pub const CONSENTS_DEPRECATED: &str = "POST /v1/consents is deprecated and its b
      use POST /v1/bank-offered-consents (the PSU chooses the accounts during SCA)";
 
 fn consent_created(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<ConsentsResponse, ApiError> {
-    let (id, href) = begin_sca(app, tpp, h, "a bank-offered consent is given during SCA")?;
+    let (id, href) = begin_sca(
+        app,
+        tpp,
+        &crate::sandbox::http::caller::psu_context(h),
+        "a bank-offered consent is given during SCA",
+    )?;
     create_resource(app, id, &tpp.id)?;
     let mut links = Links::new();
     links.insert(names::SCA_REDIRECT.into(), Link::href(href));

@@ -7,6 +7,7 @@ pub mod accounts;
 pub mod auth;
 pub mod baskets;
 pub mod batch;
+pub mod caller;
 pub mod cards;
 pub mod consent;
 pub mod customers;

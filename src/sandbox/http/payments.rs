@@ -172,7 +172,7 @@ fn service_routes<const S: u8>(r: Router<Arc<App>>, service: &str) -> Router<Arc
 /// The value of header `name`, trimmed, `None` when absent or blank; `Err` (400
 /// `FORMAT_ERROR`) when it is not visible ASCII: [`access::header`] under the name the
 /// payment and basket handlers use.
-pub use crate::sandbox::domain::access::header as header_str;
+pub use crate::sandbox::http::caller::header as header_str;
 
 /// `TPP-Redirect-URI`: required (interface document, Endpoints: "Every request carries
 /// TPP-Redirect-URI"; the payment SCA returns there).

@@ -28,7 +28,7 @@
 //!    it is cancelled or abandoned, the old session stays valid.
 //! 4. The 180-day consent renewal is the consent's own age ([`crate::sandbox::model::CONSENT_LIFETIME`]).
 //!
-//! How the two combine, in [`access::resolve`]: the consent (which accounts, given at
+//! How the two combine, in [`crate::sandbox::domain::access::resolve`]: the consent (which accounts, given at
 //! SCA, 180 days) is checked first for every request; the session (1 hour) only for
 //! PSU-present requests. A request without `PSU-IP-Address` (PSU not present) needs only the
 //! consent, and is limited instead (4 calls a day, 90 days of transactions: [`crate::sandbox::domain::rules`]).
@@ -65,7 +65,6 @@ use uuid::Uuid;
 
 use crate::cert::Psd2Role;
 use crate::sandbox::App;
-use crate::sandbox::domain::access;
 use crate::sandbox::domain::access::{Revoked, psu_customer, revoke_key, start_registration};
 use crate::sandbox::domain::rules::{self, TppRoles};
 use crate::sandbox::domain::views;
@@ -164,7 +163,11 @@ pub async fn users(
     headers: HeaderMap,
 ) -> Result<Json<UsersResponse>, ApiError> {
     roles.require(Psd2Role::PspPi, "PSU registration (GET /v1/users)")?;
-    let href = start_registration(&app, &tpp, &headers)?;
+    let href = start_registration(
+        &app,
+        &tpp,
+        &crate::sandbox::http::caller::psu_context(&headers),
+    )?;
     let mut links = Links::new();
     links.insert(names::SCA_REDIRECT.into(), Link::href(href));
     Ok(Json(UsersResponse {
@@ -215,12 +218,12 @@ fn request_customer(
         roles.require(Psd2Role::PspPi, "agreement listing (PSP_AI or PSP_PI)")?;
     }
     let sca = |text: &str| -> ApiError {
-        match start_registration(app, tpp, h) {
+        match start_registration(app, tpp, &crate::sandbox::http::caller::psu_context(h)) {
             Ok(href) => ApiError::new(MessageCode::ConsentInvalid, text).with_sca_redirect(href),
             Err(e) => e,
         }
     };
-    let Some(psu) = access::header(h, headers::PSU_ID)? else {
+    let Some(psu) = crate::sandbox::http::caller::header(h, headers::PSU_ID)? else {
         return Err(sca(
             "no PSU-ID: the PSU has to register (SCA) before its agreements can be listed",
         ));
