@@ -189,7 +189,7 @@ pub fn start_sca(
 
 /// A random authorisation id without a run of ten or more decimal digits, so that the SCA
 /// page's only long digit runs are the customerNumbers (clients may scrape those as hints).
-fn authorisation_id() -> Uuid {
+pub fn authorisation_id() -> Uuid {
     loop {
         let id = Uuid::new_v4();
         let mut run = 0;

@@ -526,6 +526,7 @@ pub fn sca_outcome(db: &Db, page: &str, psu_id: Option<&str>) -> Option<ScaOutco
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn path_patterns() {

@@ -8,6 +8,7 @@
 //! - [`views`]: the sandbox-customer and agreement elements shared by several endpoints.
 
 pub mod access;
+pub mod basket;
 pub mod events;
 pub mod faults;
 pub mod ledger;
