@@ -18,3 +18,4 @@ pub mod operations;
 pub mod payment;
 pub mod redirect;
 pub mod status;
+pub mod wire;

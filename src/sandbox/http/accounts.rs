@@ -35,7 +35,6 @@ use axum::http::request::Parts;
 use axum::response::Response;
 use axum::routing::get;
 use chrono::NaiveDate;
-use serde::Serialize;
 use uuid::Uuid;
 
 use crate::sandbox::App;
@@ -54,6 +53,10 @@ use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::{
     AccountDetails, AccountDetailsResponse, AccountList, AccountReference, Amount, Balance,
     BalancesResponse, Transaction, balance_type, booking_status,
+};
+use crate::xs2a::wire::{
+    AdditionalInformationStructured, Report, ReportEntry, StandingOrderDetails,
+    TransactionDetailsBody, TransactionDetailsResponse, TransactionsBody,
 };
 
 /// Default (and link) page size of booked transactions (interface document, Limits).
@@ -526,86 +529,6 @@ impl TransactionQuery {
         }
         links
     }
-}
-
-/// Berlin Group `additionalInformationStructured`: the standing order of an `information`
-/// entry.
-#[derive(Debug, Clone, Serialize)]
-pub struct AdditionalInformationStructured {
-    #[serde(rename = "standingOrderDetails")]
-    pub standing_order_details: StandingOrderDetails,
-}
-
-/// Berlin Group `standingOrderDetails` (`startDate`, `frequency` required). `dayOfExecution`
-/// is left out: the spec file's enum of it stops at "12" and the order runs on the 26th,
-/// which is in `remittanceInformationUnstructured` instead.
-#[derive(Debug, Clone, Serialize)]
-pub struct StandingOrderDetails {
-    #[serde(rename = "startDate")]
-    pub start_date: String,
-    pub frequency: String,
-}
-
-/// One entry of the report: Berlin Group `transactions` ([`Transaction`]) plus the fields this
-/// sandbox adds: `entryReference` and `additionalInformationProprietary1` (the archive
-/// reference of booked entries; interface document, Account data facts: "Proprietary
-/// references appear in additionalInformationProprietaryX when available" — X is numbered
-/// from 1), `additionalInformation`, `additionalInformationStructured` (standing orders),
-/// `balanceAfterTransaction` (details only) and `_links.transactionDetails`.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReportEntry {
-    #[serde(flatten)]
-    pub transaction: Transaction,
-    #[serde(
-        rename = "additionalInformationProprietary1",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub proprietary_reference: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub additional_information: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub additional_information_structured: Option<AdditionalInformationStructured>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub balance_after_transaction: Option<Balance>,
-    #[serde(rename = "_links", skip_serializing_if = "Option::is_none")]
-    pub links: Option<Links>,
-}
-
-/// Berlin Group `accountReport` with the `information` list.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Report {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub booked: Option<Vec<ReportEntry>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pending: Option<Vec<ReportEntry>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub information: Option<Vec<ReportEntry>>,
-    #[serde(rename = "_links")]
-    pub links: Links,
-}
-
-/// Berlin Group `transactionsResponse-200_json`: `{"account":{...},"transactions":{...}}`.
-#[derive(Debug, Clone, Serialize)]
-pub struct TransactionsBody {
-    pub account: AccountReference,
-    pub transactions: Report,
-}
-
-/// Berlin Group `OK_200_TransactionDetails`: `{"transactionsDetails": transactionDetailsBody}`
-/// where `transactionDetailsBody` is `{"transactionDetails": transactions}` (the schema; the
-/// spec's example leaves the inner level out, but the schema requires it).
-#[derive(Debug, Clone, Serialize)]
-pub struct TransactionDetailsResponse {
-    #[serde(rename = "transactionsDetails")]
-    pub transactions_details: TransactionDetailsBody,
-}
-
-/// Berlin Group `transactionDetailsBody`.
-#[derive(Debug, Clone, Serialize)]
-pub struct TransactionDetailsBody {
-    #[serde(rename = "transactionDetails")]
-    pub transaction_details: ReportEntry,
 }
 
 /// The archive reference of an entry (11 digits from its id; stable like the id).

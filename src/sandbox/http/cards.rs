@@ -35,7 +35,6 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::get;
 use chrono::NaiveDate;
-use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -51,73 +50,13 @@ use crate::sandbox::http::reads::{Read, ReadKey};
 use crate::sandbox::model::{CardAccount, Customer};
 use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::{AccountReference, Amount, Balance, balance_type};
+use crate::xs2a::wire::{
+    CardAccountDetails, CardAccountList, CardAccountResponse, CardBalancesResponse, CardReport,
+    CardTransactionsResponse,
+};
 
 fn card_path(id: &str) -> String {
     format!("/v1/card-accounts/{id}")
-}
-
-/// Berlin Group `cardAccountDetails` as this sandbox fills it: `resourceId`, `maskedPan`,
-/// `currency`, `ownerName`, `name` (≤ 70), `product`, `status` (`enabled`, `blocked` or
-/// `deleted`: the card account status of the Account data facts), `usage` `PRIV`,
-/// `creditLimit`, `_links` (`balances`, `transactions`).
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CardAccountDetails {
-    pub resource_id: String,
-    pub masked_pan: String,
-    pub currency: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub owner_name: Option<String>,
-    pub name: String,
-    pub product: String,
-    pub status: String,
-    pub usage: String,
-    pub credit_limit: Amount,
-    #[serde(rename = "_links")]
-    pub links: Links,
-}
-
-/// Berlin Group `cardAccountList`: `{"cardAccounts":[...]}`.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CardAccountList {
-    pub card_accounts: Vec<CardAccountDetails>,
-}
-
-/// `{"cardAccount": cardAccountDetails}` (Berlin Group `OK_200_CardAccountDetails`).
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CardAccountResponse {
-    pub card_account: CardAccountDetails,
-}
-
-/// Berlin Group `readCardAccountBalanceResponse-200`.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CardBalancesResponse {
-    pub card_account: AccountReference,
-    pub debit_accounting: bool,
-    pub balances: Vec<Balance>,
-}
-
-/// Berlin Group `cardAccountReport`.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct CardReport {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub booked: Option<Vec<Value>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pending: Option<Vec<Value>>,
-    #[serde(rename = "_links")]
-    pub links: Links,
-}
-
-/// Berlin Group `cardAccountsTransactionsResponse200`.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CardTransactionsResponse {
-    pub card_account: AccountReference,
-    pub debit_accounting: bool,
-    pub card_transactions: CardReport,
 }
 
 fn status_of(card: &CardAccount) -> String {

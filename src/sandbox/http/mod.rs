@@ -23,6 +23,7 @@ pub mod payments;
 pub mod psu;
 pub mod reads;
 pub mod replay;
+pub mod router;
 pub mod sca;
 pub mod sca_guard;
 pub mod sca_pages;

@@ -56,7 +56,6 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde::Serialize;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
@@ -75,6 +74,7 @@ use crate::xs2a::error::{MAX_TEXT_CHARS, MessageCode};
 use crate::xs2a::headers;
 use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::{Amount, CustomerType};
+use crate::xs2a::wire::{Fee, FeeInformation};
 use body::Service;
 
 /// How long a payment SCA link can be used (as the consent SCA:
@@ -1125,38 +1125,6 @@ pub fn sca_status_answer(
     Ok(Json(
         json!({"scaStatus": effective_sca_status(&a, now_secs(app))}),
     ))
-}
-
-/// The body of `GET /v1/payments/instant-norwegian-credit-transfers-straks/fee-information`
-/// (interface document: "Fee information for instant payments"; shape not shown, so the
-/// sandbox's own): the product, the fee per instant payment by customer type, the largest
-/// instant amount, and a note. Amounts are Berlin Group `amount`s (strings).
-///
-/// ```json
-/// {"paymentProduct":"instant-norwegian-credit-transfers-straks","currency":"NOK",
-///  "fees":[{"customerType":"PRIVATE","transactionFee":{"currency":"NOK","amount":"0.00"}},
-///          {"customerType":"CORPORATE","transactionFee":{"currency":"NOK","amount":"2.50"}}],
-///  "maximumAmount":{"currency":"NOK","amount":"500000.00"},
-///  "settlement":"immediate, also outside banking hours","validFrom":"2024-01-01"}
-/// ```
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FeeInformation {
-    pub payment_product: String,
-    pub currency: String,
-    pub fees: Vec<Fee>,
-    pub maximum_amount: Amount,
-    pub settlement: String,
-    pub valid_from: String,
-}
-
-/// One fee line of [`FeeInformation`].
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Fee {
-    pub customer_type: CustomerType,
-    pub transaction_fee: Amount,
-    pub description: String,
 }
 
 /// Instant-payment fee per customer type, minor units (sandbox values).

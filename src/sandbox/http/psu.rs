@@ -60,7 +60,6 @@ use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{delete, get};
-use serde::Serialize;
 use uuid::Uuid;
 
 use crate::cert::Psd2Role;
@@ -75,6 +74,7 @@ use crate::xs2a::error::MessageCode;
 use crate::xs2a::headers;
 use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::SandboxAgreement;
+use crate::xs2a::wire::{AgreementList, Engagement, EngagementList, UsersResponse};
 
 // ---------------------------------------------------------------------------------------
 // Sessions
@@ -139,17 +139,6 @@ pub async fn revoke(
 // ---------------------------------------------------------------------------------------
 // GET /v1/users
 
-/// Body of `GET /v1/users`: `_links.scaRedirect` and a `psuMessage` (the interface document
-/// does not show the user record; this is the minimum its text names: "answers 200 with a
-/// scaRedirect link").
-#[derive(Debug, Clone, Serialize)]
-pub struct UsersResponse {
-    #[serde(rename = "_links")]
-    pub links: Links,
-    #[serde(rename = "psuMessage")]
-    pub psu_message: String,
-}
-
 /// `GET /v1/users` (also `/v1/user`): starts a registration SCA for a TPP with `PSP_PI`
 /// (interface document, Authentication 15; "Other operations named"). The PSU-ID arrives
 /// with the redirect.
@@ -180,32 +169,6 @@ pub async fn users(
 
 // ---------------------------------------------------------------------------------------
 // GET /v1/agreements
-
-/// Body of `GET /v1/agreements`: `{"agreements":[...]}`, each element the agreement shape of
-/// the sandbox customer table (`id`, `name`, `engagements`, `_links.self`,
-/// `_links.engagements`); the `id` is the `PSU-Corporate-ID` of that corporate context.
-#[derive(Debug, Clone, Serialize)]
-pub struct AgreementList {
-    pub agreements: Vec<SandboxAgreement>,
-}
-
-/// One account an agreement covers.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Engagement {
-    pub resource_id: String,
-    pub bban: String,
-    pub currency: String,
-    pub name: String,
-    #[serde(rename = "_links")]
-    pub links: Links,
-}
-
-/// Body of `GET /v1/agreements/{id}/engagements`.
-#[derive(Debug, Clone, Serialize)]
-pub struct EngagementList {
-    pub engagements: Vec<Engagement>,
-}
 
 /// The customer of the request's `PSU-ID` (any flow: [`psu_customer`]), or the answer to send.
 fn request_customer(
