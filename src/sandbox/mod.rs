@@ -119,7 +119,9 @@ pub struct SandboxConfig {
 
 /// Shared state of the handlers.
 pub struct App {
+    /// The sandbox clock.
     pub clock: Clock,
+    /// The state (reads and writes of the tables).
     pub store: Store,
     /// The durable state (SQLite); see [`db`]. Shared with [`Store`].
     pub db: Arc<db::Db>,

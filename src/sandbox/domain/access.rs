@@ -96,10 +96,13 @@ pub const MAX_SESSION_ID_CHARS: usize = 200;
 /// A request's standing consent.
 #[derive(Debug, Clone)]
 pub struct Access {
+    /// The consent addressed (TPP, PSU-ID, agreement).
     pub key: ConsentKey,
+    /// The PSU's customer record.
     pub customer: Customer,
     /// Set in CORPORATE context.
     pub agreement: Option<Agreement>,
+    /// The consent.
     pub consent: Consent,
 }
 

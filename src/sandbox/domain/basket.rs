@@ -8,7 +8,7 @@ use rusqlite::Connection;
 use uuid::Uuid;
 
 use crate::sandbox::App;
-use crate::sandbox::domain::payment::{Service, new_authorisation};
+use crate::sandbox::domain::payment::{Service, insert_authorisation, new_authorisation};
 use crate::sandbox::errors::ApiError;
 use crate::sandbox::model::Tpp;
 use crate::sandbox::store::payments::{
@@ -201,15 +201,9 @@ pub fn start_authorisation(
     redirect: &str,
     session: &str,
 ) -> Result<AuthorisationRow, ApiError> {
-    let auth = new_authorisation(
-        tpp,
-        None,
-        Some(id),
-        redirect,
-        session,
-        app.clock.unix_secs(),
-    );
-    app.db.write(|tx| {
+    let now = app.clock.unix_secs();
+    let auth = new_authorisation(tpp, None, Some(id), redirect, session, now);
+    insert_authorisation(app, auth, |tx| {
         let b = rows::basket(tx, id)?
             .ok_or_else(|| ApiError::not_found(format!("no signing basket {id}")))?;
         let p = payments_of(tx, &b)?;
@@ -225,7 +219,6 @@ pub fn start_authorisation(
                 ),
             ));
         }
-        Ok(rows::insert_authorisation(tx, &auth)?)
-    })?;
-    Ok(auth)
+        Ok(())
+    })
 }

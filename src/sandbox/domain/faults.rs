@@ -40,13 +40,21 @@ pub const FIELDS: [&str; 9] = [
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Action {
+    /// Answer with an error.
     Error,
+    /// Answer late.
     Delay,
+    /// Close the connection without an answer.
     Drop,
+    /// The payment executed becomes `RJCT`.
     RejectPayment,
+    /// The payment executed becomes `ACCP` with `fundsAvailable: false`.
     InsufficientFunds,
+    /// The payment is put on hold (`PDNG`).
     HoldPayment,
+    /// The SCA approval ends as cancelled.
     ScaCancel,
+    /// The SCA approval ends as failed.
     ScaFail,
 }
 
@@ -92,20 +100,29 @@ impl Action {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Definition {
+    /// `action`.
     pub action: Action,
+    /// `method` (upper case); any when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
+    /// `path`: the pattern of the paths it applies to ([`matches`]).
     pub path: String,
+    /// `psuId`: only this PSU-ID.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub psu_id: Option<String>,
+    /// `times`: how many answers; until cleared when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub times: Option<u64>,
+    /// `status`: the HTTP status (`error`, `scaFail`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
+    /// `code`: the Berlin Group message code.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
+    /// `text`: the `tppMessages` text or status reason.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// `delayMs`: the wait, milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delay_ms: Option<u64>,
 }
@@ -113,9 +130,12 @@ pub struct Definition {
 /// A stored rule: its id, its definition and the answers left (`None`: until cleared).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Fault {
+    /// The rule's id (UUID).
     pub id: String,
+    /// Its definition (inline in the JSON).
     #[serde(flatten)]
     pub definition: Definition,
+    /// Answers left; `None`: until cleared.
     pub remaining: Option<u64>,
     /// The TPP whose world the rule is in (not shown: a TPP sees only its own rules).
     #[serde(skip)]
@@ -428,7 +448,9 @@ fn take_outcome(
 pub struct PaymentOutcome {
     /// The rule's id.
     pub fault: String,
+    /// What the rule does to the payment.
     pub action: Action,
+    /// The status reason.
     pub text: String,
 }
 
@@ -477,12 +499,19 @@ impl PaymentOutcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ScaOutcome {
     /// The PSU cancels.
-    Cancel { fault: String },
+    Cancel {
+        /// The rule's id.
+        fault: String,
+    },
     /// The SCA fails with `status`, `code` and `message`.
     Fail {
+        /// The rule's id.
         fault: String,
+        /// The redirect's `status`.
         status: u16,
+        /// The redirect's `code`.
         code: String,
+        /// The redirect's `message`.
         message: String,
     },
 }

@@ -216,15 +216,9 @@ pub fn start_authorisation(
     redirect_uri: &str,
     session_id: &str,
 ) -> Result<AuthorisationRow, ApiError> {
-    let auth = new_authorisation(
-        tpp,
-        Some(id),
-        None,
-        redirect_uri,
-        session_id,
-        app.clock.unix_secs(),
-    );
-    app.db.write(|tx| {
+    let now = app.clock.unix_secs();
+    let auth = new_authorisation(tpp, Some(id), None, redirect_uri, session_id, now);
+    insert_authorisation(app, auth, |tx| {
         let p = rows::payment(tx, id)?
             .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
         if p.status != status::RCVD {
@@ -236,6 +230,20 @@ pub fn start_authorisation(
                 ),
             ));
         }
+        Ok(())
+    })
+}
+
+/// Stores authorisation `auth` when `check` passes, in one transaction with it.
+///
+/// Errors: what `check` returns; storage (503).
+pub fn insert_authorisation(
+    app: &App,
+    auth: AuthorisationRow,
+    check: impl FnOnce(&Connection) -> Result<(), ApiError>,
+) -> Result<AuthorisationRow, ApiError> {
+    app.db.write(|tx| {
+        check(tx)?;
         Ok(rows::insert_authorisation(tx, &auth)?)
     })?;
     Ok(auth)

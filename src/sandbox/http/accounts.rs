@@ -40,6 +40,7 @@ use uuid::Uuid;
 use crate::sandbox::App;
 use crate::sandbox::domain::access;
 use crate::sandbox::domain::access::Access;
+use crate::sandbox::domain::access::PsuContext;
 use crate::sandbox::domain::ledger::{self, Entry};
 use crate::sandbox::domain::rules::{self, AccessKind, TppRoles};
 use crate::sandbox::errors::{ApiError, ApiPath, QueryPairs};
@@ -119,14 +120,10 @@ fn reference(a: &Account) -> AccountReference {
 pub async fn list(
     State(app): State<Arc<App>>,
     AisTpp(tpp): AisTpp,
-    headers: HeaderMap,
+    psu: PsuContext,
 ) -> Result<Response, ApiError> {
     let version = app.db.version();
-    let access = access::resolve(
-        &app,
-        &tpp,
-        &crate::sandbox::http::caller::psu_context(&headers),
-    )?;
+    let access = access::resolve(&app, &tpp, &psu)?;
     let key = ReadKey::new(Read::AccountList, Uuid::nil(), version)
         .consent(&access.key, &access.consent.accounts);
     app.reads.answer(key, || {
@@ -140,7 +137,7 @@ pub async fn list(
     })
 }
 
-/// How a [`Consentable`] resource is resolved: `(app, tpp, headers, id)` to the request's
+/// How a [`Consentable`] resource is resolved: `(app, tpp, PSU context, id)` to the request's
 /// access, the resource and its owner.
 pub type Resolver<R> = fn(
     &App,
@@ -155,7 +152,7 @@ pub trait Consentable: Sized {
     /// The owner's customer record as the resolution gives it.
     type Owner;
 
-    /// The access of the request and resource `id` with its owner (`(app, tpp, headers,
+    /// The access of the request and resource `id` with its owner (`(app, tpp, PSU context,
     /// id)`).
     ///
     /// Errors: the refusals of [`access::resolve`]; 403 `RESOURCE_UNKNOWN` for a resource
@@ -353,9 +350,13 @@ fn owner_of(
 pub struct TransactionQuery {
     /// One of [`booking_status`]'s values, lower case.
     pub booking_status: &'static str,
+    /// `dateFrom`: the earliest booking date listed.
     pub date_from: Option<NaiveDate>,
+    /// `dateTo`: the latest booking date listed (default: today).
     pub date_to: Option<NaiveDate>,
+    /// Entries per page.
     pub limit: usize,
+    /// The first entry of the page (0-based).
     pub offset: usize,
 }
 

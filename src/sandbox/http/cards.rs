@@ -31,7 +31,6 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::get;
 use chrono::NaiveDate;
@@ -40,6 +39,7 @@ use uuid::Uuid;
 
 use crate::sandbox::App;
 use crate::sandbox::domain::access;
+use crate::sandbox::domain::access::PsuContext;
 use crate::sandbox::domain::access::consented;
 use crate::sandbox::domain::ledger::{self, Balances, CardEntry};
 use crate::sandbox::domain::rules::{self, AccessKind};
@@ -109,14 +109,10 @@ fn reference(card: &CardAccount) -> AccountReference {
 pub async fn list(
     State(app): State<Arc<App>>,
     AisTpp(tpp): AisTpp,
-    headers: HeaderMap,
+    psu: PsuContext,
 ) -> Result<Response, ApiError> {
     let version = app.db.version();
-    let access = access::resolve(
-        &app,
-        &tpp,
-        &crate::sandbox::http::caller::psu_context(&headers),
-    )?;
+    let access = access::resolve(&app, &tpp, &psu)?;
     let key = ReadKey::new(Read::CardList, Uuid::nil(), version).consent(&access.key, &[]);
     app.reads.answer(key, || {
         let cards = consented(&app, &access.key)?

@@ -1015,11 +1015,7 @@ pub fn update_psu_data_answer(
     body: &[u8],
     belongs: impl Fn(&AuthorisationRow) -> bool,
 ) -> Result<Json<Value>, ApiError> {
-    let a = app
-        .db
-        .read(|c| rows::authorisation(c, auth))?
-        .filter(|a| belongs(a))
-        .ok_or_else(|| ApiError::not_found(format!("{resource} has no authorisation {auth:?}")))?;
+    let a = authorisation_of(app, auth, resource, belongs)?;
     let members: Vec<String> = if body.iter().all(u8::is_ascii_whitespace) {
         Vec::new()
     } else {
@@ -1105,6 +1101,22 @@ pub fn check_accept_fix(h: &HeaderMap, required: bool) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// Authorisation `auth` of `resource` (`belongs` says whether it is one of its).
+///
+/// Errors: 404 `RESOURCE_UNKNOWN` for an unknown authorisation or one of another resource;
+/// the database fails (503).
+fn authorisation_of(
+    app: &App,
+    auth: &str,
+    resource: &str,
+    belongs: impl Fn(&AuthorisationRow) -> bool,
+) -> Result<AuthorisationRow, ApiError> {
+    app.db
+        .read(|c| rows::authorisation(c, auth))?
+        .filter(|a| belongs(a))
+        .ok_or_else(|| ApiError::not_found(format!("{resource} has no authorisation {auth:?}")))
+}
+
 /// The `{scaStatus}` answer (Berlin Group `scaStatusResponse`) for authorisation `auth` of
 /// `resource` (e.g. `payment 3f…`, `signing basket 9a…`); `belongs` tells whether the stored
 /// authorisation is one of that resource's.
@@ -1117,11 +1129,7 @@ pub fn sca_status_answer(
     resource: &str,
     belongs: impl Fn(&AuthorisationRow) -> bool,
 ) -> Result<Json<Value>, ApiError> {
-    let a = app
-        .db
-        .read(|c| rows::authorisation(c, auth))?
-        .filter(|a| belongs(a))
-        .ok_or_else(|| ApiError::not_found(format!("{resource} has no authorisation {auth:?}")))?;
+    let a = authorisation_of(app, auth, resource, belongs)?;
     Ok(Json(
         json!({"scaStatus": effective_sca_status(&a, now_secs(app))}),
     ))

@@ -64,6 +64,7 @@ use uuid::Uuid;
 
 use crate::cert::Psd2Role;
 use crate::sandbox::App;
+use crate::sandbox::domain::access::PsuContext;
 use crate::sandbox::domain::access::{Revoked, psu_customer, revoke_key, start_registration};
 use crate::sandbox::domain::rules::{self, TppRoles};
 use crate::sandbox::domain::views;
@@ -149,14 +150,10 @@ pub async fn users(
     State(app): State<Arc<App>>,
     tpp: Tpp,
     roles: TppRoles,
-    headers: HeaderMap,
+    psu: PsuContext,
 ) -> Result<Json<UsersResponse>, ApiError> {
     roles.require(Psd2Role::PspPi, "PSU registration (GET /v1/users)")?;
-    let href = start_registration(
-        &app,
-        &tpp,
-        &crate::sandbox::http::caller::psu_context(&headers),
-    )?;
+    let href = start_registration(&app, &tpp, &psu)?;
     let mut links = Links::new();
     links.insert(names::SCA_REDIRECT.into(), Link::href(href));
     Ok(Json(UsersResponse {
