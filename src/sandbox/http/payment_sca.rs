@@ -44,7 +44,7 @@ use uuid::Uuid;
 use crate::sandbox::App;
 
 use crate::sandbox::domain::access::psu_id;
-use crate::sandbox::domain::payment::{self, Decision as Outcome, Scope, scope_of};
+use crate::sandbox::domain::payment_sca::{self as payment, Decision as Outcome, Scope, scope_of};
 use crate::sandbox::domain::settlement::{self, now_secs};
 use crate::sandbox::errors::ApiError;
 use crate::sandbox::http::pages::{self, Page, format_bban};
