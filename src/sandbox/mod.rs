@@ -2,19 +2,22 @@
 //! signed `/v1` interface of the interface document and the HTML SCA pages its `scaRedirect`
 //! links open.
 //!
-//! Layout, in three layers that only call downwards (`tests/it/structure.rs` checks the
-//! direction and that the modules import each other without cycles):
+//! Layout, in three layers that only call downwards (http -> domain -> store; the structure
+//! test checks the direction):
 //!
-//! - HTTP: [`router`] wires the routes; [`auth`] verifies every `/v1` request's signature;
-//!   the handlers parse a request, call the domain and answer: [`accounts`] (with the one
-//!   extractor of a consented account, [`accounts::Consented`]), [`cards`], [`consent`],
-//!   [`psu`], [`customers`], [`manage`], [`payments`], [`baskets`], [`batch`]; [`sca`],
-//!   [`payment_sca`] and [`pages`] are the SCA pages.
-//! - Domain: [`domain`] holds the services the handlers share (access decisions, settlement,
-//!   the customer and agreement views); [`model`] the plain domain types; [`ledger`]
-//!   generates the transactions and computes balances; [`rules`] the cross-cutting rules.
-//! - Store: [`store`] holds the state (all SQL; per-table modules under it), initialized from
-//!   [`seed`], on [`db`]; [`clock`] is the injectable time source.
+//! - [`http`]: the route table ([`http::router`]), the signature check ([`http::auth`]), the
+//!   request headers the domain needs read once ([`http::caller`]), one handler module per
+//!   resource (parse the request, call the domain, answer with the wire types of
+//!   [`crate::xs2a::wire`]) and the SCA pages.
+//! - [`domain`]: the services the handlers share: access decisions, payment initiation and
+//!   SCA decisions, signing baskets, settlement, fault rules, the ledger, the rules, the
+//!   seed and the event bus.
+//! - [`store`]: the state (all SQL; per-table modules under it) on SQLite ([`store::db`]).
+//! - Shared by all layers: [`model`] (the plain domain types), [`clock`] (the injectable
+//!   time source) and [`errors`] (the Berlin Group error answers; never in the store).
+//!
+//! This module keeps the sandbox's state ([`App`]), its configuration ([`SandboxConfig`])
+//! and the server's start ([`spawn`], [`serve_forever`]).
 //!
 //! Routes:
 //!
@@ -64,24 +67,16 @@ pub mod store;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::Router;
-use axum::http::{StatusCode, Uri};
-use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use clock::Clock;
+pub use http::router::router;
 
 use crate::signing::{Verifier, VerifyPolicy};
 use domain::access;
 use domain::{events, seed};
-use errors::ApiError;
-use http::{
-    access_log, accounts, auth, baskets, batch, cards, consent, customers, faults, health,
-    identity, manage, observe, operator, pages, payment_sca, payments, psu, reads, replay, sca,
-    sca_pages, serve, snapshot, state, subscribe,
-};
+use http::{accounts, auth, faults, identity, observe, operator, reads, replay, sca_pages, serve};
 use model::SeedData;
 use store::Store;
 use store::db;
@@ -124,7 +119,9 @@ pub struct SandboxConfig {
 
 /// Shared state of the handlers.
 pub struct App {
+    /// The sandbox clock.
     pub clock: Clock,
+    /// The state (reads and writes of the tables).
     pub store: Store,
     /// The durable state (SQLite); see [`db`]. Shared with [`Store`].
     pub db: Arc<db::Db>,
@@ -249,126 +246,6 @@ pub const MIGRATIONS: &[db::Migration] = &[
     // Last: indexes over the tables above (issue 20, finding 4).
     store::indexes::MIGRATION,
 ];
-
-/// The sandbox's routes over its state. Absolute links (`scaRedirect`) start with
-/// [`SandboxConfig::public_url`], never with the request's `Host`.
-///
-/// Errors: the state database cannot be opened.
-pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
-    let observer = config.observer.clone();
-    let app = Arc::new(App::new(config)?);
-    let router = Router::new()
-        .route("/", get(home))
-        .route("/v1/accounts", get(accounts::list))
-        .route("/v1/accounts/{id}", get(accounts::one))
-        .route("/v1/accounts/{id}/balances", get(accounts::balances))
-        .route(
-            "/v1/accounts/{id}/transactions",
-            get(accounts::transactions),
-        )
-        .route("/v1/sandbox/customers", get(customers::list))
-        .route("/v1/sandbox/customers/{id}", get(customers::one))
-        .merge(manage::routes())
-        .merge(accounts::routes())
-        .merge(cards::routes())
-        .merge(consent::routes())
-        .merge(psu::routes())
-        .merge(payments::routes())
-        .merge(baskets::routes())
-        .merge(batch::routes())
-        .merge(faults::routes())
-        .route("/v1/sandbox/events", get(subscribe::stream))
-        .merge(snapshot::routes())
-        .merge(state::routes())
-        .merge(identity::routes())
-        .merge(health::routes())
-        .merge(payment_sca::routes())
-        .route("/sca/{id}", get(sca::show))
-        .route("/sca/{id}/login", post(sca::login))
-        .route("/sca/{id}/context", post(sca::context))
-        .route("/sca/{id}/consent", post(sca::consent))
-        .route("/sca/{id}/cancel", post(sca::cancel))
-        .method_not_allowed_fallback(method_not_allowed)
-        .fallback(not_found)
-        .layer(axum::middleware::from_fn_with_state(
-            app.clone(),
-            faults::inject,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            app.clone(),
-            auth::verify_v1,
-        ))
-        .layer(axum::middleware::from_fn(serve::body_in_time))
-        .with_state(app.clone());
-    // The SCA page layer rewrites the path (token to authorisation id), so it runs before
-    // the routes are matched: around the routed router as a fallback service (a
-    // `Router::layer` middleware runs after routing), inside the access log (which sees the
-    // token path and the page's owner).
-    let router = Router::new()
-        .fallback_service(router)
-        .layer(axum::middleware::from_fn_with_state(
-            app.clone(),
-            sca_pages::translate,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            app,
-            access_log::log_request,
-        ));
-    Ok(match observer {
-        Some(o) => router.layer(axum::middleware::from_fn(move |req, next| {
-            observe::observe(o.clone(), req, next)
-        })),
-        None => router,
-    })
-}
-
-async fn home(axum::extract::State(app): axum::extract::State<Arc<App>>) -> pages::Page {
-    pages::Page {
-        status: StatusCode::OK,
-        html: pages::home(&app.public_url),
-    }
-}
-
-/// Whether `path` looks like another version of the API (`/v2/...`): answered with a Berlin
-/// Group body, not an HTML page, so API clients get a machine-readable 404.
-fn is_other_api_version(path: &str) -> bool {
-    let rest = path.strip_prefix("/v").unwrap_or("");
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    digits > 0 && (rest.len() == digits || rest.as_bytes()[digits] == b'/')
-}
-
-async fn not_found(uri: Uri) -> Response {
-    if auth::is_v1(uri.path()) {
-        ApiError::not_found(format!("no resource at {}", uri.path())).into_response()
-    } else if is_other_api_version(uri.path()) {
-        ApiError::not_found(format!(
-            "no resource at {}: this sandbox serves the /v1/ interface of the interface document (Versioning: paths are prefixed /v1/)",
-            uri.path()
-        ))
-        .into_response()
-    } else {
-        pages::error(
-            StatusCode::NOT_FOUND,
-            "Page not found",
-            "There is no page at this address.",
-        )
-        .into_response()
-    }
-}
-
-async fn method_not_allowed(method: axum::http::Method, uri: Uri) -> Response {
-    if auth::is_v1(uri.path()) {
-        ApiError::method_not_allowed(format!("{method} is not supported on {}", uri.path()))
-            .into_response()
-    } else {
-        pages::error(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "Method not allowed",
-            "This page cannot be used that way.",
-        )
-        .into_response()
-    }
-}
 
 /// A running sandbox: where it listens, and how to stop it.
 pub struct SandboxHandle {

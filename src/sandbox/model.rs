@@ -24,13 +24,77 @@ pub const MANUAL_TRANSACTION_CODE: &str = "MANUELL";
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TppId(pub String);
 
+/// The TPP of a verified request.
+#[derive(Debug, Clone)]
+pub struct Tpp {
+    /// The TPP's identity ([`tpp_id`]): its QSealC's organisationIdentifier bound to its key,
+    /// else the certificate.
+    pub id: TppId,
+    /// Subject organisation (or common name) of the certificate, for the SCA pages.
+    pub name: String,
+}
+
+/// The subject attribute organizationIdentifier (ETSI EN 319 412-1, OID 2.5.4.97).
+pub const ORGANISATION_IDENTIFIER: &str = "2.5.4.97";
+
+/// The identity of the TPP holding `certificate` (issue 20: "a TPP is identified by its
+/// QSealC: organisationIdentifier, else the certificate"): hex SHA-256 of its subject
+/// organizationIdentifier together with its public key, so that a renewed certificate of
+/// the same organisation and key is the same TPP; without an organizationIdentifier, hex
+/// SHA-256 of the certificate DER. The key is part of it because this sandbox accepts
+/// self-made certificates: an organizationIdentifier alone is a claim anybody can copy into
+/// their own certificate, and would hand them the organisation's world.
+pub fn tpp_id(certificate: &crate::cert::Certificate) -> TppId {
+    let org = certificate
+        .subject
+        .attributes
+        .iter()
+        .find(|a| a.oid == ORGANISATION_IDENTIFIER)
+        .map(|a| a.value.trim())
+        .filter(|v| !v.is_empty());
+    let digest = match org {
+        Some(org) => {
+            let mut ctx = aws_lc_rs::digest::Context::new(&aws_lc_rs::digest::SHA256);
+            ctx.update(b"psd2-console tpp\0");
+            ctx.update(org.as_bytes());
+            ctx.update(b"\0");
+            ctx.update(&certificate.public_key);
+            ctx.finish()
+        }
+        None => aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &certificate.der),
+    };
+    TppId(digest.as_ref().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+impl Tpp {
+    /// The identity carried by `certificate`.
+    pub fn of(certificate: &crate::cert::Certificate) -> Self {
+        let id = tpp_id(certificate);
+        let attr = |oid: &str| {
+            certificate
+                .subject
+                .attributes
+                .iter()
+                .find(|a| a.oid == oid)
+                .map(|a| a.value.clone())
+        };
+        let name = attr("2.5.4.10")
+            .or_else(|| attr("2.5.4.3"))
+            .unwrap_or_else(|| certificate.key_id());
+        Tpp { id, name }
+    }
+}
+
 /// A sandbox customer (interface document, Resources, "Sandbox customer").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Customer {
+    /// The `customerId` (UUID).
     pub id: Uuid,
     /// The number the PSU types at sandbox SCA (a mock national id or organisation number).
     pub number: String,
+    /// PRIVATE or CORPORATE.
     pub kind: CustomerType,
+    /// The customer's name (a person or an organisation).
     pub name: String,
     /// For private customers: the employer named on salary payments.
     pub employer: String,
@@ -75,12 +139,19 @@ impl AccountKind {
 /// A cash account.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Account {
+    /// The `resourceId` (UUID).
     pub id: Uuid,
+    /// The owning customer's id.
     pub owner: Uuid,
+    /// What kind of account (decides the generated transactions).
     pub kind: AccountKind,
+    /// The Norwegian BBAN, 11 digits.
     pub bban: String,
+    /// ISO 4217 currency code, e.g. `NOK`.
     pub currency: String,
+    /// The account name (at most 70 characters).
     pub name: String,
+    /// The bank's product name.
     pub product: String,
     /// ISO 20022 `CashAccountType` code.
     pub cash_account_type: String,
@@ -95,12 +166,19 @@ pub struct Account {
 /// A card account.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CardAccount {
+    /// The `resourceId` (UUID).
     pub id: Uuid,
+    /// The owning customer's id.
     pub owner: Uuid,
+    /// The masked card number (`maskedPan`).
     pub masked_pan: String,
+    /// ISO 4217 currency code.
     pub currency: String,
+    /// The card account name (at most 70 characters).
     pub name: String,
+    /// The card product name.
     pub product: String,
+    /// `enabled`, `blocked` or `deleted` (Account data facts).
     pub status: String,
 }
 
@@ -109,10 +187,15 @@ pub struct CardAccount {
 /// that context.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Agreement {
+    /// The agreement id: the `PSU-Corporate-ID` of its CORPORATE context.
     pub id: Uuid,
+    /// The agreement's name.
     pub name: String,
+    /// The corporate customer the holder acts for.
     pub corporate: Uuid,
+    /// The private customer who holds it.
     pub holder: Uuid,
+    /// The corporate's accounts it covers (its engagements).
     pub accounts: Vec<Uuid>,
 }
 
@@ -121,10 +204,15 @@ pub struct Agreement {
 /// its accounts' histories are generated).
 #[derive(Debug, Clone, Default)]
 pub struct SeedData {
+    /// Every customer.
     pub customers: Vec<Customer>,
+    /// Every cash account.
     pub accounts: Vec<Account>,
+    /// Every card account.
     pub card_accounts: Vec<CardAccount>,
+    /// Every corporate agreement.
     pub agreements: Vec<Agreement>,
+    /// Transactions of the seed file (none in the built-in seed).
     pub transactions: Vec<ManualTransaction>,
 }
 
@@ -132,17 +220,24 @@ pub struct SeedData {
 /// `PSU-Corporate-ID` (an agreement id).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ConsentKey {
+    /// The TPP.
     pub tpp: TppId,
+    /// The `PSU-ID`.
     pub psu_id: Uuid,
+    /// The `PSU-Corporate-ID` (agreement id) in CORPORATE context; `None` in PRIVATE.
     pub agreement: Option<Uuid>,
 }
 
 /// A bank-offered consent given during SCA (interface document, Authentication rule 11).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Consent {
+    /// The customer who consented.
     pub customer: Uuid,
+    /// The consented accounts, in the order ticked.
     pub accounts: Vec<Uuid>,
+    /// When the SCA completed (sandbox clock).
     pub granted_at: SystemTime,
+    /// The `TPP-Session-ID` of the SCA.
     pub tpp_session_id: String,
 }
 
@@ -152,10 +247,15 @@ pub enum ScaStep {
     /// Waiting for the customerNumber.
     Identify,
     /// The customer has agreements: waiting for PRIVATE or CORPORATE (which agreement).
-    ChooseContext { customer: Uuid },
+    ChooseContext {
+        /// The identified customer.
+        customer: Uuid,
+    },
     /// Waiting for the account selection; `agreement` is set in CORPORATE context.
     Consent {
+        /// The identified customer.
         customer: Uuid,
+        /// The agreement chosen (CORPORATE context).
         agreement: Option<Uuid>,
     },
     /// Approved or cancelled; the authorisation cannot be used again.
@@ -165,7 +265,9 @@ pub enum ScaStep {
 /// An SCA authorisation started by an account request without consent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Authorisation {
+    /// The authorisation id.
     pub id: Uuid,
+    /// The TPP that started it.
     pub tpp: TppId,
     /// The TPP's display name (certificate subject organisation).
     pub tpp_name: String,
@@ -173,15 +275,20 @@ pub struct Authorisation {
     pub redirect_uri: String,
     /// `TPP-Session-ID` of the triggering request, or one generated by the sandbox.
     pub tpp_session_id: String,
+    /// When it started (sandbox clock).
     pub created_at: SystemTime,
+    /// Where it stands.
     pub step: ScaStep,
 }
 
 /// Why an authorisation cannot be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuthorisationError {
+    /// No such authorisation.
     Unknown,
+    /// Older than the SCA link lifetime.
     Expired,
+    /// Approved or cancelled already.
     Finished,
     /// The database failed (logged when it happened); answered 503, never "unknown".
     Storage,
@@ -196,19 +303,27 @@ pub struct ManualTransaction {
     pub id: Uuid,
     /// Creation order (increasing; compared with [`BalanceOverride::after_seq`]).
     pub seq: i64,
+    /// The account it is on.
     pub account: Uuid,
     /// Booked (with `booking_date`) or pending (without).
     pub booked: bool,
+    /// `bookingDate` (booked transactions only).
     pub booking_date: Option<NaiveDate>,
+    /// `valueDate`.
     pub value_date: NaiveDate,
+    /// Minor units; negative = debit.
     pub amount: i64,
+    /// `creditorName`.
     pub creditor_name: Option<String>,
     /// BBAN of the creditor.
     pub creditor_account: Option<String>,
+    /// `debtorName`.
     pub debtor_name: Option<String>,
     /// BBAN of the debtor.
     pub debtor_account: Option<String>,
+    /// `remittanceInformationUnstructured`.
     pub remittance: Option<String>,
+    /// When it was created (sandbox clock).
     pub created_at: SystemTime,
 }
 
@@ -250,16 +365,27 @@ pub struct ManualCardTransaction {
     /// The `cardTransactionId` (sent in the simple 32-hex-digit form); stored, so stable
     /// across reads.
     pub id: Uuid,
+    /// Creation order (compared with [`BalanceOverride::after_seq`]).
     pub seq: i64,
+    /// The card account it is on.
     pub card_account: Uuid,
+    /// Booked (with `booking_date`) or pending (without).
     pub booked: bool,
+    /// `bookingDate` (booked only).
     pub booking_date: Option<NaiveDate>,
+    /// `transactionDate`.
     pub transaction_date: NaiveDate,
+    /// `transactionAmount`, minor units of the card account's currency; negative for purchases.
     pub amount: i64,
+    /// `originalAmount`, in the merchant's currency.
     pub original_amount: Option<Amount>,
+    /// `cardAcceptorId`.
     pub card_acceptor_id: Option<String>,
+    /// `merchantCategoryCode`.
     pub merchant_category_code: Option<String>,
+    /// `transactionDetails`.
     pub transaction_details: Option<String>,
+    /// When it was created (sandbox clock).
     pub created_at: SystemTime,
 }
 
@@ -302,10 +428,13 @@ impl ManualCardTransaction {
 /// transactions created afterwards (`seq > after_seq`) still move them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BalanceOverride {
+    /// The booked balance, minor units.
     pub booked: i64,
+    /// The available balance, minor units.
     pub available: i64,
     /// The highest manual-transaction `seq` of the account when the override was set.
     pub after_seq: i64,
+    /// When it was set (sandbox clock).
     pub set_at: SystemTime,
 }
 

@@ -19,3 +19,4 @@ pub mod paths;
 pub mod payment;
 pub mod redirect;
 pub mod status;
+pub mod wire;

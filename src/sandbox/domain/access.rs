@@ -7,13 +7,12 @@
 
 use std::time::Duration;
 
-use axum::http::{HeaderMap, HeaderValue};
 use uuid::Uuid;
 
 use crate::sandbox::App;
 use crate::sandbox::domain::rules;
 use crate::sandbox::errors::ApiError;
-use crate::sandbox::http::auth::Tpp;
+use crate::sandbox::model::Tpp;
 use crate::sandbox::model::{
     Account, Agreement, Authorisation, CONSENT_LIFETIME, CardAccount, Consent, ConsentKey,
     Customer, ScaStep, TppId,
@@ -23,16 +22,87 @@ use crate::sandbox::store::payments;
 use crate::xs2a::error::MessageCode;
 use crate::xs2a::headers;
 
+/// One PSU header of a request as sent, read once by the HTTP layer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub enum HeaderText {
+    /// Absent or blank.
+    #[default]
+    Absent,
+    /// The value, trimmed (visible ASCII).
+    Text(String),
+    /// Not visible ASCII: refused with 400 `FORMAT_ERROR` when the header is used.
+    Invalid,
+}
+
+/// The PSU context of a request: the headers that say who the PSU is, where its SCA
+/// returns, and whether it takes part (interface document, Authentication 11-16), parsed
+/// once by the HTTP layer (`crate::sandbox::http::caller`). A header that is not visible
+/// ASCII is refused only where it is used, as before.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct PsuContext {
+    /// `PSU-ID`.
+    pub psu_id: HeaderText,
+    /// `PSU-Corporate-ID`.
+    pub corporate_id: HeaderText,
+    /// `TPP-Session-ID`.
+    pub session_id: HeaderText,
+    /// `TPP-Redirect-URI`.
+    pub redirect_uri: HeaderText,
+    /// Whether the PSU takes part: `PSU-IP-Address` present and not blank (Authentication
+    /// 16).
+    pub present: bool,
+}
+
+impl HeaderText {
+    /// The value of header `name`, `None` when absent or blank.
+    ///
+    /// Errors: 400 `FORMAT_ERROR` when it is not visible ASCII.
+    pub fn get(&self, name: &str) -> Result<Option<&str>, ApiError> {
+        match self {
+            HeaderText::Absent => Ok(None),
+            HeaderText::Text(s) => Ok(Some(s)),
+            HeaderText::Invalid => Err(ApiError::format(format!(
+                "the {name} header is not visible ASCII"
+            ))),
+        }
+    }
+}
+
+impl PsuContext {
+    /// `PSU-ID` (see [`HeaderText::get`]).
+    pub fn psu_id(&self) -> Result<Option<&str>, ApiError> {
+        self.psu_id.get(headers::PSU_ID)
+    }
+
+    /// `PSU-Corporate-ID` (see [`HeaderText::get`]).
+    pub fn corporate_id(&self) -> Result<Option<&str>, ApiError> {
+        self.corporate_id.get(headers::PSU_CORPORATE_ID)
+    }
+
+    /// `TPP-Session-ID` (see [`HeaderText::get`]).
+    pub fn session_id(&self) -> Result<Option<&str>, ApiError> {
+        self.session_id.get(headers::TPP_SESSION_ID)
+    }
+
+    /// `TPP-Redirect-URI` (see [`HeaderText::get`]).
+    pub fn redirect_uri(&self) -> Result<Option<&str>, ApiError> {
+        self.redirect_uri.get(headers::TPP_REDIRECT_URI)
+    }
+}
+
 /// Longest accepted `TPP-Session-ID`.
 pub const MAX_SESSION_ID_CHARS: usize = 200;
 
 /// A request's standing consent.
 #[derive(Debug, Clone)]
 pub struct Access {
+    /// The consent addressed (TPP, PSU-ID, agreement).
     pub key: ConsentKey,
+    /// The PSU's customer record.
     pub customer: Customer,
     /// Set in CORPORATE context.
     pub agreement: Option<Agreement>,
+    /// The consent.
     pub consent: Consent,
 }
 
@@ -53,19 +123,6 @@ impl Access {
     }
 }
 
-/// The value of header `name`, trimmed, `None` when absent or blank.
-///
-/// Errors: 400 `FORMAT_ERROR` when it is not visible ASCII.
-pub fn header<'a>(h: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, ApiError> {
-    match h.get(name) {
-        None => Ok(None),
-        Some(v) => v
-            .to_str()
-            .map(|s| Some(s.trim()).filter(|s| !s.is_empty()))
-            .map_err(|_| ApiError::format(format!("the {name} header is not visible ASCII"))),
-    }
-}
-
 /// Starts an SCA authorisation for this request; returns its id and the absolute
 /// `scaRedirect` href (`{public_url}/sca/{token}`, [`App::public_url`], never the request's
 /// `Host`; the token of [`crate::sandbox::http::sca_pages`], never the id). `why` says why SCA is needed (for the message when `TPP-Redirect-URI` is missing). Records `TPP-Session-ID`, generating one
@@ -76,10 +133,10 @@ pub fn header<'a>(h: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, ApiEr
 pub fn begin_sca(
     app: &App,
     tpp: &Tpp,
-    h: &HeaderMap,
+    psu: &PsuContext,
     why: &str,
 ) -> Result<(Uuid, String), ApiError> {
-    let Some(redirect) = header(h, headers::TPP_REDIRECT_URI)? else {
+    let Some(redirect) = psu.redirect_uri()? else {
         return Err(ApiError::format(format!(
             "the TPP-Redirect-URI header is missing; it is required because this request \
              needs SCA ({why})"
@@ -93,7 +150,7 @@ pub fn begin_sca(
             )));
         }
     }
-    let session = match header(h, headers::TPP_SESSION_ID)? {
+    let session = match psu.session_id()? {
         Some(s) if s.chars().count() > MAX_SESSION_ID_CHARS => {
             return Err(ApiError::format(format!(
                 "TPP-Session-ID is longer than {MAX_SESSION_ID_CHARS} characters"
@@ -125,17 +182,17 @@ pub fn begin_sca(
 pub fn start_sca(
     app: &App,
     tpp: &Tpp,
-    h: &HeaderMap,
+    psu: &PsuContext,
     code: MessageCode,
     text: &str,
 ) -> Result<ApiError, ApiError> {
-    let (_, href) = begin_sca(app, tpp, h, text)?;
+    let (_, href) = begin_sca(app, tpp, psu, text)?;
     Ok(ApiError::new(code, text).with_sca_redirect(href))
 }
 
 /// A random authorisation id without a run of ten or more decimal digits, so that the SCA
 /// page's only long digit runs are the customerNumbers (clients may scrape those as hints).
-fn authorisation_id() -> Uuid {
+pub fn authorisation_id() -> Uuid {
     loop {
         let id = Uuid::new_v4();
         let mut run = 0;
@@ -150,8 +207,14 @@ fn authorisation_id() -> Uuid {
 }
 
 /// [`start_sca`] collapsed into the error to answer.
-pub fn needs_sca(app: &App, tpp: &Tpp, h: &HeaderMap, code: MessageCode, text: &str) -> ApiError {
-    start_sca(app, tpp, h, code, text).unwrap_or_else(|e| e)
+pub fn needs_sca(
+    app: &App,
+    tpp: &Tpp,
+    psu: &PsuContext,
+    code: MessageCode,
+    text: &str,
+) -> ApiError {
+    start_sca(app, tpp, psu, code, text).unwrap_or_else(|e| e)
 }
 
 /// The consent addressed by the request's PSU headers, or the answer to send instead.
@@ -160,13 +223,13 @@ pub fn needs_sca(app: &App, tpp: &Tpp, h: &HeaderMap, code: MessageCode, text: &
 /// question is answered from there only while the data version is unchanged and the sandbox
 /// clock is still within the consent's 180 days and the SCA session's hour, so the answer is
 /// always the one the full check would give.
-pub fn resolve(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Access, ApiError> {
-    let key = DecisionKey::of(tpp, h, None);
+pub fn resolve(app: &App, tpp: &Tpp, psu: &PsuContext) -> Result<Access, ApiError> {
+    let key = DecisionKey::of(tpp, psu, None);
     let (version, now) = (app.db.version(), app.clock.now());
     if let Some(d) = app.decisions.get(&key, version, now) {
         return Ok(d.access);
     }
-    let (access, validity) = resolve_fresh(app, tpp, h, version, now)?;
+    let (access, validity) = resolve_fresh(app, tpp, psu, version, now)?;
     app.decisions.put(
         key,
         Decision {
@@ -185,10 +248,10 @@ pub fn resolve(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Access, ApiError> 
 pub fn resolve_account(
     app: &App,
     tpp: &Tpp,
-    h: &HeaderMap,
+    psu: &PsuContext,
     id: &str,
 ) -> Result<(Access, Account, Option<Customer>), ApiError> {
-    let key = DecisionKey::of(tpp, h, Some(id));
+    let key = DecisionKey::of(tpp, psu, Some(id));
     let (version, now) = (app.db.version(), app.clock.now());
     if let Some(Decision {
         access,
@@ -198,8 +261,8 @@ pub fn resolve_account(
     {
         return Ok((access, account, owner));
     }
-    let (access, validity) = resolve_fresh(app, tpp, h, version, now)?;
-    let account = consented_account(app, tpp, h, &access, id)?;
+    let (access, validity) = resolve_fresh(app, tpp, psu, version, now)?;
+    let account = consented_account(app, tpp, psu, &access, id)?;
     let owner = app.store.customer(account.owner)?;
     app.decisions.put(
         key,
@@ -221,11 +284,11 @@ pub fn resolve_account(
 pub fn resolve_card(
     app: &App,
     tpp: &Tpp,
-    h: &HeaderMap,
+    psu: &PsuContext,
     id: &str,
 ) -> Result<(Access, CardAccount, Customer), ApiError> {
     let version = app.db.version();
-    let access = resolve(app, tpp, h)?;
+    let access = resolve(app, tpp, psu)?;
     if let Some((card, owner)) = app.reads.card(&access.key, id, version) {
         return Ok((access, card, owner));
     }
@@ -244,7 +307,7 @@ pub fn resolve_card(
         return Err(needs_sca(
             app,
             tpp,
-            h,
+            psu,
             MessageCode::ConsentInvalid,
             "the consent does not cover this card account: SCA needed to add it",
         ));
@@ -260,21 +323,18 @@ pub fn resolve_card(
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct DecisionKey {
     tpp: TppId,
-    psu_id: Option<HeaderValue>,
-    corporate: Option<HeaderValue>,
-    session: Option<HeaderValue>,
-    present: bool,
+    psu: PsuContext,
     account: Option<String>,
 }
 
 impl DecisionKey {
-    fn of(tpp: &Tpp, h: &HeaderMap, account: Option<&str>) -> Self {
+    fn of(tpp: &Tpp, psu: &PsuContext, account: Option<&str>) -> Self {
         DecisionKey {
             tpp: tpp.id.clone(),
-            psu_id: h.get(headers::PSU_ID).cloned(),
-            corporate: h.get(headers::PSU_CORPORATE_ID).cloned(),
-            session: h.get(headers::TPP_SESSION_ID).cloned(),
-            present: rules::psu_present(h),
+            psu: PsuContext {
+                redirect_uri: HeaderText::Absent,
+                ..psu.clone()
+            },
             account: account.map(str::to_string),
         }
     }
@@ -349,20 +409,20 @@ impl Decisions {
 fn resolve_fresh(
     app: &App,
     tpp: &Tpp,
-    h: &HeaderMap,
+    psu: &PsuContext,
     version: u64,
     now: std::time::SystemTime,
 ) -> Result<(Access, Validity), ApiError> {
-    let sca = |code, text: &str| needs_sca(app, tpp, h, code, text);
-    let Some(psu) = header(h, headers::PSU_ID)? else {
+    let sca = |code, text: &str| needs_sca(app, tpp, psu, code, text);
+    let Some(psu_text) = psu.psu_id()? else {
         return Err(sca(
             MessageCode::ConsentInvalid,
             "no PSU-ID: the PSU has to authorise access (SCA) first",
         ));
     };
-    let psu_id = Uuid::parse_str(psu)
-        .map_err(|_| ApiError::format(format!("PSU-ID {psu:?} is not a UUID")))?;
-    let corporate = match header(h, headers::PSU_CORPORATE_ID)? {
+    let psu_id = Uuid::parse_str(psu_text)
+        .map_err(|_| ApiError::format(format!("PSU-ID {psu_text:?} is not a UUID")))?;
+    let corporate = match psu.corporate_id()? {
         None => None,
         Some(c) => Some(Uuid::parse_str(c).map_err(|_| {
             ApiError::new(
@@ -436,8 +496,8 @@ fn resolve_fresh(
         ));
     }
     let mut session_until = None;
-    if rules::psu_present(h) {
-        let session = header(h, headers::TPP_SESSION_ID)?;
+    if psu.present {
+        let session = psu.session_id()?;
         match session_check(app, &tpp.id, psu_id, session)? {
             Err(reason) => return Err(sca(MessageCode::ConsentInvalid, &reason.to_string())),
             Ok(last) => session_until = Some(last),
@@ -468,7 +528,7 @@ fn resolve_fresh(
 pub fn consented_account(
     app: &App,
     tpp: &Tpp,
-    h: &HeaderMap,
+    psu: &PsuContext,
     access: &Access,
     id: &str,
 ) -> Result<Account, ApiError> {
@@ -487,7 +547,7 @@ pub fn consented_account(
         return Err(needs_sca(
             app,
             tpp,
-            h,
+            psu,
             MessageCode::ConsentInvalid,
             "the consent does not cover this account: SCA needed to add it",
         ));
@@ -724,8 +784,8 @@ pub fn is_registration(app: &App, id: Uuid) -> bool {
 ///
 /// Errors: 400 `FORMAT_ERROR` for a missing or bad `TPP-Redirect-URI` or `TPP-Session-ID`;
 /// storage (503).
-pub fn start_registration(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<String, ApiError> {
-    let (id, href) = begin_sca(app, tpp, h, "PSU registration needs SCA")?;
+pub fn start_registration(app: &App, tpp: &Tpp, psu: &PsuContext) -> Result<String, ApiError> {
+    let (id, href) = begin_sca(app, tpp, psu, "PSU registration needs SCA")?;
     mark_registration(app, id)?;
     Ok(href)
 }

@@ -61,7 +61,9 @@ pub struct Owner(pub String);
 /// An event and the TPP it belongs to (`None`: nobody, operator plane only).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Owned {
+    /// The TPP whose world it happened in (`None`: the sandbox's own, e.g. a batch run of every world).
     pub owner: Option<String>,
+    /// The event.
     pub event: Event,
 }
 
@@ -264,6 +266,7 @@ pub fn sca_outcome(location: Option<&str>) -> (Option<String>, Option<String>) {
 /// What a subscriber reads next.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Received {
+    /// An event.
     Event(Arc<Owned>),
     /// It read too slowly and lost this many events (the oldest).
     Lagged(u64),

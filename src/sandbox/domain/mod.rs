@@ -4,12 +4,19 @@
 //!
 //! - [`access`]: which accounts a request may read (consent resolution and its cache,
 //!   revocation, PSU sessions and registrations, card consents), and starting an SCA.
+//! - [`payment`]: the payment types and payment initiation; [`payment_sca`]: the PSU's
+//!   login and decision on the payment SCA page; [`basket`]: signing baskets.
 //! - [`settlement`]: payment execution at the batch runs (balances, holds, booking).
+//! - [`faults`]: the fault rules and the outcomes they force on payments and SCA.
 //! - [`views`]: the sandbox-customer and agreement elements shared by several endpoints.
 
 pub mod access;
+pub mod basket;
 pub mod events;
+pub mod faults;
 pub mod ledger;
+pub mod payment;
+pub mod payment_sca;
 pub mod rules;
 pub mod seed;
 pub mod seed_file;

@@ -16,63 +16,28 @@
 
 use std::time::{Duration, SystemTime};
 
-use axum::http::HeaderMap;
 use chrono::NaiveDate;
 
-use crate::cert::{Certificate, Psd2Role};
+use crate::cert::Psd2Role;
 use crate::sandbox::App;
 use crate::sandbox::errors::ApiError;
 use crate::sandbox::model::TppId;
 use crate::sandbox::store::unattended;
 use crate::xs2a::error::MessageCode;
-use crate::xs2a::headers;
 
 // ---------------------------------------------------------------------------------------
 // Roles
 
-/// The PSD2 roles of the request's certificate (`TPP-Signature-Certificate`, already verified
-/// by [`crate::sandbox::http::auth::verify_v1`]); empty when the certificate has no PSD2 qcStatement.
-///
-/// Errors: 400 `CERTIFICATE_MISSING` / `CERTIFICATE_INVALID` when the header is absent or
-/// unparsable (the signature middleware refuses such requests first, so this is a guard).
-pub fn roles(h: &HeaderMap) -> Result<Vec<Psd2Role>, ApiError> {
-    let Some(value) = h
-        .get(headers::TPP_SIGNATURE_CERTIFICATE)
-        .and_then(|v| v.to_str().ok())
-    else {
-        return Err(ApiError::new(
-            MessageCode::CertificateMissing,
-            "the TPP-Signature-Certificate header is missing",
-        ));
-    };
-    Certificate::from_header_value(value)
-        .map(|c| c.roles())
-        .map_err(|e| ApiError::new(MessageCode::CertificateInvalid, e.to_string()))
-}
-
-/// Requires `role` in the TPP's certificate for `service` (a phrase for the message, e.g.
-/// "account information").
-///
-/// Errors: 401 `ROLE_INVALID` (Berlin Group `MessageCode401_AIS` / `_PIS`) naming the roles
-/// the certificate has.
-pub fn require_role(h: &HeaderMap, role: Psd2Role, service: &str) -> Result<(), ApiError> {
-    TppRoles(roles(h)?).require(role, service)
-}
-
-/// Requires the AISP role (`PSP_AI`): every `/v1/accounts`, `/v1/card-accounts` and consent
-/// operation. Errors: 401 `ROLE_INVALID`.
-pub fn require_ais(h: &HeaderMap) -> Result<(), ApiError> {
-    require_role(h, Psd2Role::PspAi, "account information")
-}
-
-/// The PSD2 roles of the verified certificate, as an extractor: the `Arc<Certificate>` the
-/// signature middleware stores in the request extensions, or (when absent) the parsed
-/// `TPP-Signature-Certificate` header.
+/// The PSD2 roles of the verified certificate (an extractor in
+/// `crate::sandbox::http::auth`: the `Arc<Certificate>` the signature middleware stores in
+/// the request extensions, or, when absent, the parsed `TPP-Signature-Certificate` header).
 #[derive(Debug, Clone)]
 pub struct TppRoles(pub Vec<Psd2Role>);
 
 impl TppRoles {
-    /// 401 `ROLE_INVALID` unless `role` is present (see [`require_role`]).
+    /// 401 `ROLE_INVALID` (Berlin Group `MessageCode401_AIS` / `_PIS`) unless `role` is
+    /// present, naming the roles the certificate has; `service` is a phrase for the message
+    /// (e.g. "account information").
     pub fn require(&self, role: Psd2Role, service: &str) -> Result<(), ApiError> {
         if self.0.contains(&role) {
             return Ok(());
@@ -100,20 +65,6 @@ impl TppRoles {
     /// Whether the certificate has `role`.
     pub fn has(&self, role: Psd2Role) -> bool {
         self.0.contains(&role)
-    }
-}
-
-impl<S: Send + Sync> axum::extract::FromRequestParts<S> for TppRoles {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(
-        parts: &mut axum::http::request::Parts,
-        _: &S,
-    ) -> Result<Self, Self::Rejection> {
-        if let Some(c) = parts.extensions.get::<std::sync::Arc<Certificate>>() {
-            return Ok(TppRoles(c.roles()));
-        }
-        roles(&parts.headers).map(TppRoles)
     }
 }
 
@@ -182,14 +133,6 @@ pub fn check_json_characters(value: &serde_json::Value) -> Result<(), ApiError> 
 
 // ---------------------------------------------------------------------------------------
 // PSU present or not
-
-/// Whether the PSU takes part in the request: `PSU-IP-Address` present and not blank
-/// (interface document, Authentication 16: present when the PSU requests access in real
-/// time, omitted when no PSU is present).
-pub fn psu_present(h: &HeaderMap) -> bool {
-    h.get(headers::PSU_IP_ADDRESS)
-        .is_some_and(|v| !v.as_bytes().trim_ascii().is_empty())
-}
 
 /// Calls without the PSU present allowed per account, per kind, per [`UNATTENDED_WINDOW`]
 /// (interface document, Limits: 4 per 24 hours for balances and for transactions).

@@ -29,8 +29,8 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::sandbox::App;
+use crate::sandbox::domain::payment::{self as body, PaymentType, Service};
 use crate::sandbox::errors::ApiError;
-use crate::sandbox::http::payments::body::{self, PaymentType, Service};
 use crate::sandbox::model::{Account, ManualTransaction, TppId};
 use crate::sandbox::store::insert_manual_transaction;
 use crate::sandbox::store::payments::{self as rows, PaymentRow, status};
@@ -315,7 +315,7 @@ pub fn execute(
     prepared: &mut Prepared,
 ) -> rusqlite::Result<&'static str> {
     // A fault rule may force the outcome (`crate::sandbox::http::faults`, payment actions).
-    if let Some(outcome) = crate::sandbox::http::faults::payment_outcome(c, p)? {
+    if let Some(outcome) = crate::sandbox::domain::faults::payment_outcome(c, p)? {
         return outcome.apply(c, &p.id, at);
     }
     let Some(debtor) = prepared.debtors.get(&p.debtor_account).cloned() else {

@@ -35,12 +35,12 @@ use axum::http::request::Parts;
 use axum::response::Response;
 use axum::routing::get;
 use chrono::NaiveDate;
-use serde::Serialize;
 use uuid::Uuid;
 
 use crate::sandbox::App;
 use crate::sandbox::domain::access;
 use crate::sandbox::domain::access::Access;
+use crate::sandbox::domain::access::PsuContext;
 use crate::sandbox::domain::ledger::{self, Entry};
 use crate::sandbox::domain::rules::{self, AccessKind, TppRoles};
 use crate::sandbox::errors::{ApiError, ApiPath, QueryPairs};
@@ -54,6 +54,10 @@ use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::{
     AccountDetails, AccountDetailsResponse, AccountList, AccountReference, Amount, Balance,
     BalancesResponse, Transaction, balance_type, booking_status,
+};
+use crate::xs2a::wire::{
+    AdditionalInformationStructured, Report, ReportEntry, StandingOrderDetails,
+    TransactionDetailsBody, TransactionDetailsResponse, TransactionsBody,
 };
 
 /// Default (and link) page size of booked transactions (interface document, Limits).
@@ -116,10 +120,10 @@ fn reference(a: &Account) -> AccountReference {
 pub async fn list(
     State(app): State<Arc<App>>,
     AisTpp(tpp): AisTpp,
-    headers: HeaderMap,
+    psu: PsuContext,
 ) -> Result<Response, ApiError> {
     let version = app.db.version();
-    let access = access::resolve(&app, &tpp, &headers)?;
+    let access = access::resolve(&app, &tpp, &psu)?;
     let key = ReadKey::new(Read::AccountList, Uuid::nil(), version)
         .consent(&access.key, &access.consent.accounts);
     app.reads.answer(key, || {
@@ -133,10 +137,14 @@ pub async fn list(
     })
 }
 
-/// How a [`Consentable`] resource is resolved: `(app, tpp, headers, id)` to the request's
+/// How a [`Consentable`] resource is resolved: `(app, tpp, PSU context, id)` to the request's
 /// access, the resource and its owner.
-pub type Resolver<R> =
-    fn(&App, &Tpp, &HeaderMap, &str) -> Result<(Access, R, <R as Consentable>::Owner), ApiError>;
+pub type Resolver<R> = fn(
+    &App,
+    &Tpp,
+    &crate::sandbox::domain::access::PsuContext,
+    &str,
+) -> Result<(Access, R, <R as Consentable>::Owner), ApiError>;
 
 /// An account resource an AIS request names by its path parameter `{id}`: an account or a
 /// card account, resolved against the request's consent.
@@ -144,7 +152,7 @@ pub trait Consentable: Sized {
     /// The owner's customer record as the resolution gives it.
     type Owner;
 
-    /// The access of the request and resource `id` with its owner (`(app, tpp, headers,
+    /// The access of the request and resource `id` with its owner (`(app, tpp, PSU context,
     /// id)`).
     ///
     /// Errors: the refusals of [`access::resolve`]; 403 `RESOURCE_UNKNOWN` for a resource
@@ -250,9 +258,14 @@ where
         roles.require_ais()?;
         let version = app.db.version();
         let query = Q::parse(parts)?;
-        let (access, item, owner) = (R::RESOLVE)(app, &tpp, &parts.headers, &id)?;
+        let (access, item, owner) = (R::RESOLVE)(
+            app,
+            &tpp,
+            &crate::sandbox::http::caller::psu_context(&parts.headers),
+            &id,
+        )?;
         Ok(Consented {
-            psu_present: rules::psu_present(&parts.headers),
+            psu_present: crate::sandbox::http::caller::psu_present(&parts.headers),
             tpp,
             access,
             item,
@@ -337,9 +350,13 @@ fn owner_of(
 pub struct TransactionQuery {
     /// One of [`booking_status`]'s values, lower case.
     pub booking_status: &'static str,
+    /// `dateFrom`: the earliest booking date listed.
     pub date_from: Option<NaiveDate>,
+    /// `dateTo`: the latest booking date listed (default: today).
     pub date_to: Option<NaiveDate>,
+    /// Entries per page.
     pub limit: usize,
+    /// The first entry of the page (0-based).
     pub offset: usize,
 }
 
@@ -513,86 +530,6 @@ impl TransactionQuery {
         }
         links
     }
-}
-
-/// Berlin Group `additionalInformationStructured`: the standing order of an `information`
-/// entry.
-#[derive(Debug, Clone, Serialize)]
-pub struct AdditionalInformationStructured {
-    #[serde(rename = "standingOrderDetails")]
-    pub standing_order_details: StandingOrderDetails,
-}
-
-/// Berlin Group `standingOrderDetails` (`startDate`, `frequency` required). `dayOfExecution`
-/// is left out: the spec file's enum of it stops at "12" and the order runs on the 26th,
-/// which is in `remittanceInformationUnstructured` instead.
-#[derive(Debug, Clone, Serialize)]
-pub struct StandingOrderDetails {
-    #[serde(rename = "startDate")]
-    pub start_date: String,
-    pub frequency: String,
-}
-
-/// One entry of the report: Berlin Group `transactions` ([`Transaction`]) plus the fields this
-/// sandbox adds: `entryReference` and `additionalInformationProprietary1` (the archive
-/// reference of booked entries; interface document, Account data facts: "Proprietary
-/// references appear in additionalInformationProprietaryX when available" — X is numbered
-/// from 1), `additionalInformation`, `additionalInformationStructured` (standing orders),
-/// `balanceAfterTransaction` (details only) and `_links.transactionDetails`.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReportEntry {
-    #[serde(flatten)]
-    pub transaction: Transaction,
-    #[serde(
-        rename = "additionalInformationProprietary1",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub proprietary_reference: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub additional_information: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub additional_information_structured: Option<AdditionalInformationStructured>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub balance_after_transaction: Option<Balance>,
-    #[serde(rename = "_links", skip_serializing_if = "Option::is_none")]
-    pub links: Option<Links>,
-}
-
-/// Berlin Group `accountReport` with the `information` list.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Report {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub booked: Option<Vec<ReportEntry>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pending: Option<Vec<ReportEntry>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub information: Option<Vec<ReportEntry>>,
-    #[serde(rename = "_links")]
-    pub links: Links,
-}
-
-/// Berlin Group `transactionsResponse-200_json`: `{"account":{...},"transactions":{...}}`.
-#[derive(Debug, Clone, Serialize)]
-pub struct TransactionsBody {
-    pub account: AccountReference,
-    pub transactions: Report,
-}
-
-/// Berlin Group `OK_200_TransactionDetails`: `{"transactionsDetails": transactionDetailsBody}`
-/// where `transactionDetailsBody` is `{"transactionDetails": transactions}` (the schema; the
-/// spec's example leaves the inner level out, but the schema requires it).
-#[derive(Debug, Clone, Serialize)]
-pub struct TransactionDetailsResponse {
-    #[serde(rename = "transactionsDetails")]
-    pub transactions_details: TransactionDetailsBody,
-}
-
-/// Berlin Group `transactionDetailsBody`.
-#[derive(Debug, Clone, Serialize)]
-pub struct TransactionDetailsBody {
-    #[serde(rename = "transactionDetails")]
-    pub transaction_details: ReportEntry,
 }
 
 /// The archive reference of an entry (11 digits from its id; stable like the id).

@@ -27,66 +27,7 @@ use crate::xs2a::headers;
 /// Largest request body read, bytes (defined with the protocol model).
 pub use crate::xs2a::limits::MAX_BODY_BYTES;
 
-/// The TPP of a verified request.
-#[derive(Debug, Clone)]
-pub struct Tpp {
-    /// The TPP's identity ([`tpp_id`]): its QSealC's organisationIdentifier bound to its key,
-    /// else the certificate.
-    pub id: TppId,
-    /// Subject organisation (or common name) of the certificate, for the SCA pages.
-    pub name: String,
-}
-
-/// The subject attribute organizationIdentifier (ETSI EN 319 412-1, OID 2.5.4.97).
-pub const ORGANISATION_IDENTIFIER: &str = "2.5.4.97";
-
-/// The identity of the TPP holding `certificate` (issue 20: "a TPP is identified by its
-/// QSealC: organisationIdentifier, else the certificate"): hex SHA-256 of its subject
-/// organizationIdentifier together with its public key, so that a renewed certificate of
-/// the same organisation and key is the same TPP; without an organizationIdentifier, hex
-/// SHA-256 of the certificate DER. The key is part of it because this sandbox accepts
-/// self-made certificates: an organizationIdentifier alone is a claim anybody can copy into
-/// their own certificate, and would hand them the organisation's world.
-pub fn tpp_id(certificate: &Certificate) -> TppId {
-    let org = certificate
-        .subject
-        .attributes
-        .iter()
-        .find(|a| a.oid == ORGANISATION_IDENTIFIER)
-        .map(|a| a.value.trim())
-        .filter(|v| !v.is_empty());
-    let digest = match org {
-        Some(org) => {
-            let mut ctx = aws_lc_rs::digest::Context::new(&aws_lc_rs::digest::SHA256);
-            ctx.update(b"psd2-console tpp\0");
-            ctx.update(org.as_bytes());
-            ctx.update(b"\0");
-            ctx.update(&certificate.public_key);
-            ctx.finish()
-        }
-        None => aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &certificate.der),
-    };
-    TppId(hex::encode(digest))
-}
-
-impl Tpp {
-    /// The identity carried by `certificate`.
-    pub fn of(certificate: &Certificate) -> Self {
-        let id = tpp_id(certificate);
-        let attr = |oid: &str| {
-            certificate
-                .subject
-                .attributes
-                .iter()
-                .find(|a| a.oid == oid)
-                .map(|a| a.value.clone())
-        };
-        let name = attr("2.5.4.10")
-            .or_else(|| attr("2.5.4.3"))
-            .unwrap_or_else(|| certificate.key_id());
-        Tpp { id, name }
-    }
-}
+pub use crate::sandbox::model::{ORGANISATION_IDENTIFIER, Tpp, tpp_id};
 
 /// [`Tpp::of`] per certificate: the verifier hands out the same `Arc<Certificate>` for a
 /// certificate it has cached, so the identity (a SHA-256 of the DER) is computed once per
@@ -155,6 +96,40 @@ impl<S: Send + Sync> FromRequestParts<S> for Tpp {
                 "the request was not verified as signed",
             )
         })
+    }
+}
+
+/// The PSD2 roles of the request's certificate (`TPP-Signature-Certificate`, already verified
+/// by [`verify_v1`]); empty when the certificate has no PSD2 qcStatement.
+///
+/// Errors: 400 `CERTIFICATE_MISSING` / `CERTIFICATE_INVALID` when the header is absent or
+/// unparsable (the signature middleware refuses such requests first, so this is a guard).
+fn roles(h: &axum::http::HeaderMap) -> Result<Vec<crate::cert::Psd2Role>, ApiError> {
+    let Some(value) = h
+        .get(headers::TPP_SIGNATURE_CERTIFICATE)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return Err(ApiError::new(
+            MessageCode::CertificateMissing,
+            "the TPP-Signature-Certificate header is missing",
+        ));
+    };
+    Certificate::from_header_value(value)
+        .map(|c| c.roles())
+        .map_err(|e| ApiError::new(MessageCode::CertificateInvalid, e.to_string()))
+}
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for TppRoles {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        if let Some(c) = parts.extensions.get::<Arc<Certificate>>() {
+            return Ok(TppRoles(c.roles()));
+        }
+        roles(&parts.headers).map(TppRoles)
     }
 }
 

@@ -55,17 +55,15 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use rusqlite::Connection;
 use serde_json::{Value, json};
-use uuid::Uuid;
 
 use crate::sandbox::App;
 use crate::sandbox::http::auth::Tpp;
 
 use crate::cert::Psd2Role;
-use crate::sandbox::domain::settlement::{self, now_secs};
+use crate::sandbox::domain::basket::{self, basket_status, deleted, payments_of};
+use crate::sandbox::domain::settlement;
 use crate::sandbox::errors::{ApiError, ApiPath};
-use crate::sandbox::http::payments::body::Service;
 use crate::sandbox::http::payments::{self, TppCert, require_role};
 use crate::sandbox::store::payments::{self as rows, BasketRow, PaymentRow, status};
 use crate::xs2a::error::MessageCode;
@@ -95,38 +93,6 @@ fn basket_path(id: &str) -> String {
     format!("/v1/signing-baskets/{id}")
 }
 
-/// The basket `transactionStatus`: worst case over `payments` (see the module doc). A
-/// deleted basket has no status: [`own_basket`] answers 404 for it.
-pub fn basket_status(payments: &[PaymentRow]) -> &'static str {
-    // RJCT, CANC and ACCP (lack of funds): the one verdict of `xs2a::status`.
-    let rejected = |p: &&PaymentRow| {
-        matches!(
-            crate::xs2a::status::verdict(&p.status, p.funds_available),
-            crate::xs2a::status::Verdict::Rejected(_)
-        )
-    };
-    let authorised = |p: &&PaymentRow| p.approved_at.is_some();
-    if payments.iter().any(|p| rejected(&p)) {
-        status::RJCT
-    } else if payments.iter().all(|p| authorised(&p)) {
-        status::ACTC
-    } else if payments.iter().any(|p| authorised(&p)) {
-        status::PATC
-    } else {
-        status::RCVD
-    }
-}
-
-fn payments_of(c: &Connection, b: &BasketRow) -> rusqlite::Result<Vec<PaymentRow>> {
-    let mut out = Vec::new();
-    for id in &b.payments {
-        if let Some(p) = rows::payment(c, id)? {
-            out.push(p);
-        }
-    }
-    Ok(out)
-}
-
 fn own_basket(app: &App, tpp: &Tpp, id: &str) -> Result<(BasketRow, Vec<PaymentRow>), ApiError> {
     let found = app.db.read(|c| {
         let Some(b) = rows::basket(c, id)? else {
@@ -148,16 +114,8 @@ fn own_basket(app: &App, tpp: &Tpp, id: &str) -> Result<(BasketRow, Vec<PaymentR
     Ok((b, p))
 }
 
-/// 404 `RESOURCE_UNKNOWN` for a deleted basket (see the module doc, "Deletion").
-fn deleted(id: &str) -> ApiError {
-    ApiError::not_found(format!(
-        "signing basket {id} was deleted (DELETE /v1/signing-baskets/{id}); its payments are \
-         untouched and keep their own status"
-    ))
-}
-
 /// [`payments::require_corporate_id`] for a basket of `payments` (own payments only: the
-/// others are refused by [`check_payments`]).
+/// others are refused by [`basket::check_payments`]).
 fn require_corporate_id(
     app: &App,
     tpp: &Tpp,
@@ -255,69 +213,6 @@ fn payment_ids(body: &[u8]) -> Result<Vec<String>, ApiError> {
     Ok(ids)
 }
 
-/// Checks the payments of a new basket, in this order over all ids: each exists (else 400
-/// `RESOURCE_UNKNOWN`) and belongs to this TPP (else 403 `RESOURCE_UNKNOWN`); none is a bulk
-/// or periodic payment (else 400 `REFERENCE_MIX_INVALID`, interface document); each can
-/// still be authorised — not rejected, cancelled, executed or on hold — and is in no other
-/// open basket (else 409 `REFERENCE_STATUS_INVALID`).
-fn check_payments(c: &Connection, tpp: &Tpp, ids: &[String]) -> Result<Vec<PaymentRow>, ApiError> {
-    let mut found = Vec::new();
-    for id in ids {
-        let p = rows::payment(c, id)?.ok_or_else(|| {
-            ApiError::new(
-                MessageCode::ResourceUnknown,
-                format!("paymentIds: no payment has the id {id:?}"),
-            )
-        })?;
-        if p.tpp != tpp.id.0 {
-            return Err(ApiError::forbidden_unknown(format!(
-                "paymentIds: payment {id} was not initiated by this TPP"
-            )));
-        }
-        found.push(p);
-    }
-    if let Some(p) = found
-        .iter()
-        .find(|p| p.service != Service::Payments.segment())
-    {
-        return Err(ApiError::new(
-            MessageCode::ReferenceMixInvalid,
-            format!(
-                "paymentIds: payment {} is a {} payment; bulk and periodic payments cannot be \
-                 put in a signing basket",
-                p.id,
-                if p.service == Service::BulkPayments.segment() {
-                    "bulk"
-                } else {
-                    "periodic"
-                }
-            ),
-        ));
-    }
-    for p in &found {
-        if !matches!(p.status.as_str(), status::RCVD | status::ACTC) {
-            return Err(ApiError::new(
-                MessageCode::ReferenceStatusInvalid,
-                format!(
-                    "paymentIds: payment {} has status {} and cannot be put in a signing basket",
-                    p.id, p.status
-                ),
-            ));
-        }
-        if let Some(other) = rows::open_basket_of(c, &p.id)? {
-            return Err(ApiError::new(
-                MessageCode::ReferenceStatusInvalid,
-                format!(
-                    "paymentIds: payment {} is already in signing basket {other}; delete that \
-                     basket first",
-                    p.id
-                ),
-            ));
-        }
-    }
-    Ok(found)
-}
-
 fn link(href: String, verbs: &[&str]) -> Link {
     Link::with_verbs(href, verbs)
 }
@@ -327,7 +222,7 @@ fn link(href: String, verbs: &[&str]) -> Link {
 /// `TPP-Explicit-Authorisation-Preferred: true` gives `startAuthorisation`, as in the bank's
 /// Postman collections).
 ///
-/// Errors: see [`payment_ids`] and [`check_payments`]; 401 `ROLE_INVALID` without `PSP_PI`.
+/// Errors: see [`payment_ids`] and [`basket::check_payments`]; 401 `ROLE_INVALID` without `PSP_PI`.
 async fn create(
     State(app): State<Arc<App>>,
     tpp: Tpp,
@@ -353,29 +248,15 @@ async fn create(
         Ok(v)
     })?;
     require_corporate_id(&app, &tpp, &headers, &listed)?;
-    let now = now_secs(&app);
-    let id = Uuid::new_v4().to_string();
-    let basket = BasketRow {
-        id: id.clone(),
-        tpp: tpp.id.0.clone(),
-        created_at: now,
-        redirect_uri: redirect.clone(),
-        tpp_session_id: session.clone(),
-        expected_customer: bound.customer.map(|c| c.to_string()),
-        cancelled: false,
-        authorised: false,
-        payments: ids.clone(),
-    };
-    let auth = (!explicit)
-        .then(|| payments::new_authorisation(&tpp, None, Some(&id), &redirect, &session, now));
-    let transaction_status = app.db.write(|tx| {
-        let found = check_payments(tx, &tpp, &ids)?;
-        rows::insert_basket(tx, &basket)?;
-        if let Some(a) = &auth {
-            rows::insert_authorisation(tx, a)?;
-        }
-        Ok(basket_status(&found))
-    })?;
+    let (id, transaction_status, auth) = basket::create(
+        &app,
+        &tpp,
+        ids,
+        &redirect,
+        &session,
+        bound.customer,
+        explicit,
+    )?;
     let path = basket_path(&id);
     let mut links = Links::new();
     match &auth {
@@ -519,24 +400,7 @@ async fn delete(
     State(app): State<Arc<App>>,
     OwnBasket { id, .. }: OwnBasket<false>,
 ) -> Result<Response, ApiError> {
-    app.db.write(|tx| {
-        let b = rows::basket(tx, &id)?
-            .ok_or_else(|| ApiError::not_found(format!("no signing basket {id}")))?;
-        if b.cancelled {
-            return Err(deleted(&id));
-        }
-        if b.authorised {
-            return Err(ApiError::new(
-                MessageCode::StatusInvalid,
-                format!(
-                    "signing basket {id} was already authorised by the PSU and cannot be \
-                     deleted; delete its payments one by one instead"
-                ),
-            ));
-        }
-        rows::fail_open_basket_authorisations(tx, &id)?;
-        Ok(rows::set_basket_flags(tx, &id, true, false)?)
-    })?;
+    basket::delete(&app, &id)?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -560,26 +424,7 @@ async fn start_authorisation(
         Some(_) => payments::session_id(&headers)?,
         None => b.tpp_session_id.clone(),
     };
-    let auth =
-        payments::new_authorisation(&tpp, None, Some(&id), &redirect, &session, now_secs(&app));
-    app.db.write(|tx| {
-        let b = rows::basket(tx, &id)?
-            .ok_or_else(|| ApiError::not_found(format!("no signing basket {id}")))?;
-        let p = payments_of(tx, &b)?;
-        if b.cancelled {
-            return Err(deleted(&id));
-        }
-        if !p.iter().any(|x| x.status == status::RCVD) {
-            return Err(ApiError::new(
-                MessageCode::StatusInvalid,
-                format!(
-                    "signing basket {id} has status {} and has no payment left to authorise",
-                    basket_status(&p)
-                ),
-            ));
-        }
-        Ok(rows::insert_authorisation(tx, &auth)?)
-    })?;
+    let auth = basket::start_authorisation(&app, &tpp, &id, &redirect, &session)?;
     Ok(payments::start_sca_response(
         &app,
         &basket_path(&id),

@@ -31,16 +31,15 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::get;
 use chrono::NaiveDate;
-use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
 use crate::sandbox::App;
 use crate::sandbox::domain::access;
+use crate::sandbox::domain::access::PsuContext;
 use crate::sandbox::domain::access::consented;
 use crate::sandbox::domain::ledger::{self, Balances, CardEntry};
 use crate::sandbox::domain::rules::{self, AccessKind};
@@ -51,54 +50,13 @@ use crate::sandbox::http::reads::{Read, ReadKey};
 use crate::sandbox::model::{CardAccount, Customer};
 use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::{AccountReference, Amount, Balance, balance_type};
+use crate::xs2a::wire::{
+    CardAccountDetails, CardAccountList, CardAccountResponse, CardBalancesResponse, CardReport,
+    CardTransactionsResponse,
+};
 
 fn card_path(id: &str) -> String {
     format!("/v1/card-accounts/{id}")
-}
-
-pub use crate::xs2a::model::CardAccountDetails;
-
-/// Berlin Group `cardAccountList`: `{"cardAccounts":[...]}`.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CardAccountList {
-    pub card_accounts: Vec<CardAccountDetails>,
-}
-
-/// `{"cardAccount": cardAccountDetails}` (Berlin Group `OK_200_CardAccountDetails`).
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CardAccountResponse {
-    pub card_account: CardAccountDetails,
-}
-
-/// Berlin Group `readCardAccountBalanceResponse-200`.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CardBalancesResponse {
-    pub card_account: AccountReference,
-    pub debit_accounting: bool,
-    pub balances: Vec<Balance>,
-}
-
-/// Berlin Group `cardAccountReport`.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct CardReport {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub booked: Option<Vec<Value>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pending: Option<Vec<Value>>,
-    #[serde(rename = "_links")]
-    pub links: Links,
-}
-
-/// Berlin Group `cardAccountsTransactionsResponse200`.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CardTransactionsResponse {
-    pub card_account: AccountReference,
-    pub debit_accounting: bool,
-    pub card_transactions: CardReport,
 }
 
 fn status_of(card: &CardAccount) -> String {
@@ -154,10 +112,10 @@ fn reference(card: &CardAccount) -> AccountReference {
 pub async fn list(
     State(app): State<Arc<App>>,
     AisTpp(tpp): AisTpp,
-    headers: HeaderMap,
+    psu: PsuContext,
 ) -> Result<Response, ApiError> {
     let version = app.db.version();
-    let access = access::resolve(&app, &tpp, &headers)?;
+    let access = access::resolve(&app, &tpp, &psu)?;
     let key = ReadKey::new(Read::CardList, Uuid::nil(), version).consent(&access.key, &[]);
     app.reads.answer(key, || {
         let cards = consented(&app, &access.key)?

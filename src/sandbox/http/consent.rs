@@ -33,7 +33,6 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde::Serialize;
 use uuid::Uuid;
 
 use crate::sandbox::App;
@@ -46,34 +45,24 @@ use crate::sandbox::model::{AuthorisationError, ConsentKey, ScaStep, TppId};
 use crate::sandbox::store::access as store;
 use crate::xs2a::error::{MessageCode, TppMessage, TppMessageCategory};
 use crate::xs2a::links::{Link, Links, names};
+use crate::xs2a::wire::{
+    AccountAccess, ConsentInformation, ConsentStatusResponse, ConsentsResponse,
+};
 
 // ---------------------------------------------------------------------------------------
 // POST /v1/bank-offered-consents and the deprecated POST /v1/consents
-
-/// Berlin Group `consentsResponse-201`: `consentStatus` (`received` until the PSU consents
-/// during SCA), `consentId` (the id of the SCA authorisation that gathers the consent),
-/// `_links.scaRedirect`; `tppMessages` carries the deprecation `WARNING` of `/v1/consents`
-/// (Berlin Group `tppMessage2XX`, code `WARNING`).
-#[derive(Debug, Clone, Serialize)]
-pub struct ConsentsResponse {
-    #[serde(rename = "consentStatus")]
-    pub consent_status: String,
-    #[serde(rename = "consentId")]
-    pub consent_id: String,
-    #[serde(rename = "_links")]
-    pub links: Links,
-    #[serde(rename = "psuMessage", skip_serializing_if = "Option::is_none")]
-    pub psu_message: Option<String>,
-    #[serde(rename = "tppMessages", skip_serializing_if = "Vec::is_empty")]
-    pub tpp_messages: Vec<TppMessage>,
-}
 
 /// The text of the deprecation warning of `POST /v1/consents`.
 pub const CONSENTS_DEPRECATED: &str = "POST /v1/consents is deprecated and its body is ignored: \
      use POST /v1/bank-offered-consents (the PSU chooses the accounts during SCA)";
 
 fn consent_created(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<ConsentsResponse, ApiError> {
-    let (id, href) = begin_sca(app, tpp, h, "a bank-offered consent is given during SCA")?;
+    let (id, href) = begin_sca(
+        app,
+        tpp,
+        &crate::sandbox::http::caller::psu_context(h),
+        "a bank-offered consent is given during SCA",
+    )?;
     create_resource(app, id, &tpp.id)?;
     let mut links = Links::new();
     links.insert(names::SCA_REDIRECT.into(), Link::href(href));
@@ -239,42 +228,6 @@ pub(crate) fn status_now(app: &App, tpp: &str, id: &str) -> Result<&'static str,
 
 fn date_of(secs: i64) -> chrono::NaiveDate {
     chrono::DateTime::<chrono::Utc>::from(crate::cert::from_unix_seconds(secs)).date_naive()
-}
-
-/// Berlin Group `consentStatusResponse-200`.
-#[derive(Debug, Clone, Serialize)]
-pub struct ConsentStatusResponse {
-    #[serde(rename = "consentStatus")]
-    pub consent_status: String,
-}
-
-/// Berlin Group `accountAccess` as granted: the consented accounts (`bban`, `currency`) and
-/// card accounts (`maskedPan`, `currency`) under `accounts`, `balances` and `transactions`.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct AccountAccess {
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub accounts: Vec<crate::xs2a::model::AccountReference>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub balances: Vec<crate::xs2a::model::AccountReference>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub transactions: Vec<crate::xs2a::model::AccountReference>,
-}
-
-/// Berlin Group `consentInformationResponse-200_json`: `access`, `recurringIndicator` (true),
-/// `validUntil` (180 days after the SCA, or after the request while `received`),
-/// `frequencyPerDay` (4, the Limits table's calls without the PSU), `lastActionDate`,
-/// `consentStatus`, `_links` (`account`, `card-account`) while valid.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ConsentInformation {
-    pub access: AccountAccess,
-    pub recurring_indicator: bool,
-    pub valid_until: String,
-    pub frequency_per_day: u32,
-    pub last_action_date: String,
-    pub consent_status: String,
-    #[serde(rename = "_links", skip_serializing_if = "Links::is_empty")]
-    pub links: Links,
 }
 
 /// The consent resource `{consentId}` of the request path, created by the calling TPP, as

@@ -11,12 +11,17 @@ use axum::response::Response;
 /// One answered request as the observer sees it.
 #[derive(Debug, Clone)]
 pub struct ObservedExchange {
+    /// The request method.
     pub method: String,
     /// Path without the query.
     pub path: String,
+    /// The query string, if any.
     pub query: Option<String>,
+    /// The response status.
     pub status: u16,
+    /// The response `Content-Type`.
     pub content_type: Option<String>,
+    /// The response body.
     pub body: bytes::Bytes,
     /// The response headers as sent (name, value; values that are not visible ASCII are
     /// read lossily).

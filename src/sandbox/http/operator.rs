@@ -55,7 +55,9 @@ pub enum TokenError {
     /// The file cannot be read.
     #[error("operator token file {path}: {source}")]
     Read {
+        /// The file.
         path: String,
+        /// Why it cannot be read.
         #[source]
         source: std::io::Error,
     },
@@ -63,7 +65,10 @@ pub enum TokenError {
     #[error(
         "operator token file {path}: the token (its first line) must have at least {MIN_TOKEN_CHARS} printable characters"
     )]
-    Weak { path: String },
+    Weak {
+        /// The file.
+        path: String,
+    },
 }
 
 fn sha256(bytes: &[u8]) -> [u8; 32] {

@@ -19,7 +19,9 @@ pub const BANK_NAME: &str = "psd2-console Sandbox Bank";
 /// An HTML page with its status.
 #[derive(Debug, Clone)]
 pub struct Page {
+    /// The HTTP status.
     pub status: StatusCode,
+    /// The HTML document.
     pub html: String,
 }
 
@@ -204,7 +206,9 @@ pub fn account_checkbox(
 /// A private customer offered as a login hint, with the names of corporate customers they
 /// may act for.
 pub struct Hint {
+    /// The customer.
     pub customer: Customer,
+    /// The corporate customers they may act for (agreements).
     pub corporate_names: Vec<String>,
 }
 

@@ -38,13 +38,13 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use maud::{Markup, html};
-use rusqlite::Connection;
 use serde_json::Value;
 use uuid::Uuid;
 
 use crate::sandbox::App;
 
 use crate::sandbox::domain::access::psu_id;
+use crate::sandbox::domain::payment_sca::{self as payment, Decision as Outcome, Scope, scope_of};
 use crate::sandbox::domain::settlement::{self, now_secs};
 use crate::sandbox::errors::ApiError;
 use crate::sandbox::http::pages::{self, Page, format_bban};
@@ -85,42 +85,6 @@ fn storage_page(e: ApiError) -> Response {
     pages::error(StatusCode::SERVICE_UNAVAILABLE, "Please try again", &text).into_response()
 }
 
-/// The authorisation and the payments it covers (one payment, or a basket's payments).
-struct Scope {
-    auth: AuthorisationRow,
-    payments: Vec<PaymentRow>,
-    /// Customers the TPP bound the payments or the basket to (`PSU-ID`, `X-PSU-IDENTITY`).
-    expected: Vec<String>,
-}
-
-fn scope_of(c: &Connection, auth: AuthorisationRow) -> rusqlite::Result<Scope> {
-    let mut expected = Vec::new();
-    let ids: Vec<String> = match (&auth.payment, &auth.basket) {
-        (Some(p), _) => vec![p.clone()],
-        (None, Some(b)) => match rows::basket(c, b)? {
-            Some(b) => {
-                expected.extend(b.expected_customer);
-                b.payments
-            }
-            None => Vec::new(),
-        },
-        (None, None) => Vec::new(),
-    };
-    let mut payments = Vec::new();
-    for id in ids {
-        if let Some(p) = rows::payment(c, &id)? {
-            expected.extend(p.expected_customer.clone());
-            payments.push(p);
-        }
-    }
-    Ok(Scope {
-        auth,
-        payments,
-        expected,
-    })
-}
-
-/// Loads a usable authorisation, or the error page to answer.
 fn load(app: &App, id: &str) -> Result<Scope, Box<Response>> {
     let found = app
         .db
@@ -529,20 +493,7 @@ fn login_step(app: &App, id: String, body: &[u8]) -> Response {
     };
     let customer_id = customer.id.to_string();
     let agreement_id = agreement.as_ref().map(|a| a.id.to_string());
-    let moved = app.db.write(|tx| {
-        let a = rows::authorisation(tx, &id)?;
-        if a.is_none_or(|a| a.sca_status != sca_status::RECEIVED) {
-            return Ok(false);
-        }
-        rows::set_sca_status(
-            tx,
-            &id,
-            sca_status::PSU_IDENTIFIED,
-            Some(&customer_id),
-            agreement_id.as_deref(),
-        )?;
-        Ok(true)
-    });
+    let moved = payment::identify(app, &id, &customer_id, agreement_id.as_deref());
     match moved {
         Ok(_) => match load(app, &id) {
             Ok(s) => render(app, &s),
@@ -584,14 +535,6 @@ fn failure(auth: &AuthorisationRow, message: &str) -> ScaCallback {
     })
 }
 
-/// What an approval or rejection did.
-enum Outcome {
-    Approved(Vec<(String, String)>),
-    Rejected,
-    NothingLeft,
-    Stale,
-}
-
 /// `POST /payment-sca/{id}/decision` (`action=approve` or `action=reject`).
 fn decision_step(app: &App, id: String, body: &[u8]) -> Response {
     let scope = match load(app, &id) {
@@ -624,55 +567,18 @@ fn decision_step(app: &App, id: String, body: &[u8]) -> Response {
         .then(|| {
             let who = customer.map(|c| psu_id(&tpp, c).to_string());
             crate::sandbox::http::faults::sca_outcome(
-                app,
+                &app.db,
                 &format!("/payment-sca/{id}"),
                 who.as_deref(),
             )
         })
         .flatten();
     let approve = approve && forced.is_none();
-    let now = now_secs(app);
     // Store reads happen before the transaction (the Store shares its connection), under
     // the execution lock (instant payments are executed at approval).
     let _executing = settlement::execution_lock();
-    let mut prepared = or_page!(settlement::prepare(app, &scope.payments));
-    let outcome = app.db.write(|tx| {
-        let Some(a) = rows::authorisation(tx, &id)? else {
-            return Ok(Outcome::Stale);
-        };
-        if a.sca_status != scope.auth.sca_status {
-            return Ok(Outcome::Stale);
-        }
-        let current = scope_of(tx, a)?;
-        let open: Vec<String> = current
-            .payments
-            .iter()
-            .filter(|p| p.status == status::RCVD)
-            .map(|p| p.id.clone())
-            .collect();
-        if !approve {
-            for p in &open {
-                rows::set_status(tx, p, status::RJCT, Some("rejected by the PSU during SCA"))?;
-            }
-            rows::set_sca_status(tx, &id, sca_status::FAILED, None, None)?;
-            return Ok(Outcome::Rejected);
-        }
-        let Some(customer) = customer else {
-            return Ok(Outcome::Stale);
-        };
-        if open.is_empty() {
-            rows::set_sca_status(tx, &id, sca_status::FAILED, None, None)?;
-            return Ok(Outcome::NothingLeft);
-        }
-        let psu = psu_id(&tpp, customer);
-        let done = settlement::authorise(tx, &open, customer, psu, agreement, now, &mut prepared)?;
-        rows::set_sca_status(tx, &id, sca_status::FINALISED, None, None)?;
-        rows::register_psu(tx, &tpp.0, &psu.to_string(), &customer.to_string())?;
-        if let Some(b) = &scope.auth.basket {
-            rows::set_basket_flags(tx, b, false, true)?;
-        }
-        Ok(Outcome::Approved(done))
-    });
+    let prepared = or_page!(settlement::prepare(app, &scope.payments));
+    let outcome = payment::decide(app, &id, &scope, approve, customer, agreement, prepared);
     let auth = &scope.auth;
     match outcome {
         Err(e) => storage_page(e),

@@ -56,12 +56,12 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde::Serialize;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
 use crate::sandbox::App;
 use crate::sandbox::domain::access;
+use crate::sandbox::domain::payment;
 use crate::sandbox::domain::settlement::{self, now_secs, rfc3339};
 use crate::sandbox::http::auth::Tpp;
 
@@ -74,6 +74,7 @@ use crate::xs2a::error::{MAX_TEXT_CHARS, MessageCode};
 use crate::xs2a::headers;
 use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::{Amount, CustomerType};
+use crate::xs2a::wire::{Fee, FeeInformation};
 use body::Service;
 
 /// How long a payment SCA link can be used (as the consent SCA:
@@ -172,7 +173,7 @@ fn service_routes<const S: u8>(r: Router<Arc<App>>, service: &str) -> Router<Arc
 /// The value of header `name`, trimmed, `None` when absent or blank; `Err` (400
 /// `FORMAT_ERROR`) when it is not visible ASCII: [`access::header`] under the name the
 /// payment and basket handlers use.
-pub use crate::sandbox::domain::access::header as header_str;
+pub use crate::sandbox::http::caller::header as header_str;
 
 /// `TPP-Redirect-URI`: required (interface document, Endpoints: "Every request carries
 /// TPP-Redirect-URI"; the payment SCA returns there).
@@ -451,45 +452,7 @@ pub fn sca_href(app: &App, auth: &str) -> String {
     app.sca_pages.href(&app.public_url, "/payment-sca", auth)
 }
 
-/// A random authorisation id without a run of ten or more decimal digits (as the consent
-/// SCA's ids, so the only long digit runs of the SCA pages are customerNumbers).
-pub fn new_authorisation_id() -> String {
-    loop {
-        let id = Uuid::new_v4().to_string();
-        let mut run = 0;
-        let long = id.bytes().any(|b| {
-            run = if b.is_ascii_digit() { run + 1 } else { 0 };
-            run >= 10
-        });
-        if !long {
-            return id;
-        }
-    }
-}
-
-/// A new `received` authorisation of a payment or a basket.
-pub fn new_authorisation(
-    tpp: &Tpp,
-    payment: Option<&str>,
-    basket: Option<&str>,
-    redirect_uri: &str,
-    tpp_session_id: &str,
-    now: i64,
-) -> AuthorisationRow {
-    AuthorisationRow {
-        id: new_authorisation_id(),
-        tpp: tpp.id.0.clone(),
-        tpp_name: tpp.name.clone(),
-        payment: payment.map(str::to_string),
-        basket: basket.map(str::to_string),
-        redirect_uri: redirect_uri.to_string(),
-        tpp_session_id: tpp_session_id.to_string(),
-        sca_status: sca_status::RECEIVED.to_string(),
-        customer: None,
-        agreement: None,
-        created_at: now,
-    }
-}
+pub use crate::sandbox::domain::payment::{new_authorisation, new_authorisation_id};
 
 /// The `scaStatus` of an authorisation at `now`: an unfinished one older than
 /// [`AUTHORISATION_SECONDS`] reads `failed`.
@@ -635,57 +598,21 @@ async fn create<const S: u8>(
     require_corporate_id(&headers, || {
         Ok(corporate_account(&app, &init.debtor)?.then(|| "the debtor account".to_string()))
     })?;
-    let now = now_secs(&app);
-    let today = app.clock.today().to_string();
-    let id = Uuid::new_v4().to_string();
-    let row = PaymentRow {
-        id: id.clone(),
-        tpp: tpp.id.0.clone(),
-        service: service.segment().to_string(),
-        product: product.name.to_string(),
-        kind: product.kind.as_str().to_string(),
-        status: status::RCVD.to_string(),
-        held_from: None,
-        funds_available: None,
-        body: Value::Object(init.echo.clone()).to_string(),
-        debtor_account: init.debtor.id.to_string(),
-        currency: init.currency.clone(),
-        amount_minor: init.total_minor,
-        execution_date: init.execution_date.map(|d| d.to_string()),
-        dedup_key: init.dedup_key.clone(),
-        created_at: now,
-        created_day: today.clone(),
-        redirect_uri: redirect.clone(),
-        tpp_session_id: session.clone(),
-        expected_customer: bound.customer.map(|c| c.to_string()),
-        customer: None,
-        psu_id: None,
-        agreement: None,
-        approved_at: None,
-        due_at: None,
-        settled_at: None,
-        reason: Some("received".into()),
-    };
-    let auth =
-        (!explicit).then(|| new_authorisation(&tpp, Some(&id), None, &redirect, &session, now));
-    app.db.write(|tx| {
-        if !allow_duplicate && rows::logical_duplicate_exists(tx, &init.dedup_key, &today)? {
-            return Err(ApiError::new(
-                MessageCode::PaymentFailed,
-                "logical duplicate: a payment with the same debtor account, creditor, amount, \
-                 execution date and remittance information was already initiated today; send \
-                 the query parameter allowLogicalDuplicate=true to initiate it again",
-            ));
-        }
-        if let (Some(c), Some(p)) = (bound.customer, bound.created_psu_id) {
-            rows::register_psu(tx, &tpp.id.0, &p.to_string(), &c.to_string())?;
-        }
-        rows::insert_payment(tx, &row)?;
-        if let Some(a) = &auth {
-            rows::insert_authorisation(tx, a)?;
-        }
-        Ok(())
-    })?;
+    let (id, auth) = payment::initiate(
+        &app,
+        &payment::NewPayment {
+            tpp: &tpp,
+            service,
+            product: &product,
+            initiation: &init,
+            redirect_uri: &redirect,
+            session_id: &session,
+            expected_customer: bound.customer,
+            created_psu: bound.customer.zip(bound.created_psu_id),
+            allow_duplicate,
+            explicit,
+        },
+    )?;
     let self_path = payment_path(service, product.name, &id);
     let mut links = Links::new();
     match &auth {
@@ -968,21 +895,7 @@ async fn start_authorisation<const S: u8>(
         Some(_) => session_id(&headers)?,
         None => p.tpp_session_id.clone(),
     };
-    let auth = new_authorisation(&tpp, Some(&id), None, &redirect, &session, now_secs(&app));
-    app.db.write(|tx| {
-        let p = rows::payment(tx, &id)?
-            .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
-        if p.status != status::RCVD {
-            return Err(ApiError::new(
-                MessageCode::StatusInvalid,
-                format!(
-                    "payment {id} has status {} and needs no (further) authorisation",
-                    p.status
-                ),
-            ));
-        }
-        Ok(rows::insert_authorisation(tx, &auth)?)
-    })?;
+    let auth = payment::start_authorisation(&app, &tpp, &id, &redirect, &session)?;
     let self_path = payment_path(service, &p.product, &id);
     Ok(start_sca_response(&app, &self_path, &auth.id, false))
 }
@@ -1102,11 +1015,7 @@ pub fn update_psu_data_answer(
     body: &[u8],
     belongs: impl Fn(&AuthorisationRow) -> bool,
 ) -> Result<Json<Value>, ApiError> {
-    let a = app
-        .db
-        .read(|c| rows::authorisation(c, auth))?
-        .filter(|a| belongs(a))
-        .ok_or_else(|| ApiError::not_found(format!("{resource} has no authorisation {auth:?}")))?;
+    let a = authorisation_of(app, auth, resource, belongs)?;
     let members: Vec<String> = if body.iter().all(u8::is_ascii_whitespace) {
         Vec::new()
     } else {
@@ -1192,6 +1101,22 @@ pub fn check_accept_fix(h: &HeaderMap, required: bool) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// Authorisation `auth` of `resource` (`belongs` says whether it is one of its).
+///
+/// Errors: 404 `RESOURCE_UNKNOWN` for an unknown authorisation or one of another resource;
+/// the database fails (503).
+fn authorisation_of(
+    app: &App,
+    auth: &str,
+    resource: &str,
+    belongs: impl Fn(&AuthorisationRow) -> bool,
+) -> Result<AuthorisationRow, ApiError> {
+    app.db
+        .read(|c| rows::authorisation(c, auth))?
+        .filter(|a| belongs(a))
+        .ok_or_else(|| ApiError::not_found(format!("{resource} has no authorisation {auth:?}")))
+}
+
 /// The `{scaStatus}` answer (Berlin Group `scaStatusResponse`) for authorisation `auth` of
 /// `resource` (e.g. `payment 3f…`, `signing basket 9a…`); `belongs` tells whether the stored
 /// authorisation is one of that resource's.
@@ -1204,46 +1129,10 @@ pub fn sca_status_answer(
     resource: &str,
     belongs: impl Fn(&AuthorisationRow) -> bool,
 ) -> Result<Json<Value>, ApiError> {
-    let a = app
-        .db
-        .read(|c| rows::authorisation(c, auth))?
-        .filter(|a| belongs(a))
-        .ok_or_else(|| ApiError::not_found(format!("{resource} has no authorisation {auth:?}")))?;
+    let a = authorisation_of(app, auth, resource, belongs)?;
     Ok(Json(
         json!({"scaStatus": effective_sca_status(&a, now_secs(app))}),
     ))
-}
-
-/// The body of `GET /v1/payments/instant-norwegian-credit-transfers-straks/fee-information`
-/// (interface document: "Fee information for instant payments"; shape not shown, so the
-/// sandbox's own): the product, the fee per instant payment by customer type, the largest
-/// instant amount, and a note. Amounts are Berlin Group `amount`s (strings).
-///
-/// ```json
-/// {"paymentProduct":"instant-norwegian-credit-transfers-straks","currency":"NOK",
-///  "fees":[{"customerType":"PRIVATE","transactionFee":{"currency":"NOK","amount":"0.00"}},
-///          {"customerType":"CORPORATE","transactionFee":{"currency":"NOK","amount":"2.50"}}],
-///  "maximumAmount":{"currency":"NOK","amount":"500000.00"},
-///  "settlement":"immediate, also outside banking hours","validFrom":"2024-01-01"}
-/// ```
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FeeInformation {
-    pub payment_product: String,
-    pub currency: String,
-    pub fees: Vec<Fee>,
-    pub maximum_amount: Amount,
-    pub settlement: String,
-    pub valid_from: String,
-}
-
-/// One fee line of [`FeeInformation`].
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Fee {
-    pub customer_type: CustomerType,
-    pub transaction_fee: Amount,
-    pub description: String,
 }
 
 /// Instant-payment fee per customer type, minor units (sandbox values).

@@ -28,7 +28,7 @@
 //!    it is cancelled or abandoned, the old session stays valid.
 //! 4. The 180-day consent renewal is the consent's own age ([`crate::sandbox::model::CONSENT_LIFETIME`]).
 //!
-//! How the two combine, in [`access::resolve`]: the consent (which accounts, given at
+//! How the two combine, in [`crate::sandbox::domain::access::resolve`]: the consent (which accounts, given at
 //! SCA, 180 days) is checked first for every request; the session (1 hour) only for
 //! PSU-present requests. A request without `PSU-IP-Address` (PSU not present) needs only the
 //! consent, and is limited instead (4 calls a day, 90 days of transactions: [`crate::sandbox::domain::rules`]).
@@ -60,12 +60,11 @@ use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{delete, get};
-use serde::Serialize;
 use uuid::Uuid;
 
 use crate::cert::Psd2Role;
 use crate::sandbox::App;
-use crate::sandbox::domain::access;
+use crate::sandbox::domain::access::PsuContext;
 use crate::sandbox::domain::access::{Revoked, psu_customer, revoke_key, start_registration};
 use crate::sandbox::domain::rules::{self, TppRoles};
 use crate::sandbox::domain::views;
@@ -76,6 +75,7 @@ use crate::xs2a::error::MessageCode;
 use crate::xs2a::headers;
 use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::SandboxAgreement;
+use crate::xs2a::wire::{AgreementList, Engagement, EngagementList, UsersResponse};
 
 // ---------------------------------------------------------------------------------------
 // Sessions
@@ -140,17 +140,6 @@ pub async fn revoke(
 // ---------------------------------------------------------------------------------------
 // GET /v1/users
 
-/// Body of `GET /v1/users`: `_links.scaRedirect` and a `psuMessage` (the interface document
-/// does not show the user record; this is the minimum its text names: "answers 200 with a
-/// scaRedirect link").
-#[derive(Debug, Clone, Serialize)]
-pub struct UsersResponse {
-    #[serde(rename = "_links")]
-    pub links: Links,
-    #[serde(rename = "psuMessage")]
-    pub psu_message: String,
-}
-
 /// `GET /v1/users` (also `/v1/user`): starts a registration SCA for a TPP with `PSP_PI`
 /// (interface document, Authentication 15; "Other operations named"). The PSU-ID arrives
 /// with the redirect.
@@ -161,10 +150,10 @@ pub async fn users(
     State(app): State<Arc<App>>,
     tpp: Tpp,
     roles: TppRoles,
-    headers: HeaderMap,
+    psu: PsuContext,
 ) -> Result<Json<UsersResponse>, ApiError> {
     roles.require(Psd2Role::PspPi, "PSU registration (GET /v1/users)")?;
-    let href = start_registration(&app, &tpp, &headers)?;
+    let href = start_registration(&app, &tpp, &psu)?;
     let mut links = Links::new();
     links.insert(names::SCA_REDIRECT.into(), Link::href(href));
     Ok(Json(UsersResponse {
@@ -178,32 +167,6 @@ pub async fn users(
 // ---------------------------------------------------------------------------------------
 // GET /v1/agreements
 
-/// Body of `GET /v1/agreements`: `{"agreements":[...]}`, each element the agreement shape of
-/// the sandbox customer table (`id`, `name`, `engagements`, `_links.self`,
-/// `_links.engagements`); the `id` is the `PSU-Corporate-ID` of that corporate context.
-#[derive(Debug, Clone, Serialize)]
-pub struct AgreementList {
-    pub agreements: Vec<SandboxAgreement>,
-}
-
-/// One account an agreement covers.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Engagement {
-    pub resource_id: String,
-    pub bban: String,
-    pub currency: String,
-    pub name: String,
-    #[serde(rename = "_links")]
-    pub links: Links,
-}
-
-/// Body of `GET /v1/agreements/{id}/engagements`.
-#[derive(Debug, Clone, Serialize)]
-pub struct EngagementList {
-    pub engagements: Vec<Engagement>,
-}
-
 /// The customer of the request's `PSU-ID` (any flow: [`psu_customer`]), or the answer to send.
 fn request_customer(
     app: &App,
@@ -215,12 +178,12 @@ fn request_customer(
         roles.require(Psd2Role::PspPi, "agreement listing (PSP_AI or PSP_PI)")?;
     }
     let sca = |text: &str| -> ApiError {
-        match start_registration(app, tpp, h) {
+        match start_registration(app, tpp, &crate::sandbox::http::caller::psu_context(h)) {
             Ok(href) => ApiError::new(MessageCode::ConsentInvalid, text).with_sca_redirect(href),
             Err(e) => e,
         }
     };
-    let Some(psu) = access::header(h, headers::PSU_ID)? else {
+    let Some(psu) = crate::sandbox::http::caller::header(h, headers::PSU_ID)? else {
         return Err(sca(
             "no PSU-ID: the PSU has to register (SCA) before its agreements can be listed",
         ));

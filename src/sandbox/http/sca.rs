@@ -538,7 +538,7 @@ fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
     }
     let who = psu_id(&auth.tpp, customer).to_string();
     if let Some(o) =
-        crate::sandbox::http::faults::sca_outcome(app, &format!("/sca/{}", auth.id), Some(&who))
+        crate::sandbox::http::faults::sca_outcome(&app.db, &format!("/sca/{}", auth.id), Some(&who))
     {
         let mut r = match &o {
             crate::sandbox::http::faults::ScaOutcome::Cancel { .. } => cancel_auth(app, &auth),

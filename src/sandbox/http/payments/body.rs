@@ -62,9 +62,9 @@ pub const MAX_BULK_ENTRIES: usize = 500;
 /// sandbox stops at 999 999 999.99).
 pub const MAX_AMOUNT_MINOR: i64 = 99_999_999_999;
 
-pub use crate::xs2a::payment::{
-    DOMESTIC_NORWAY, INSTANT, INSTANT_MAX_MINOR, PRODUCTS, PaymentType, Product,
-    STRUCTURED_ADDRESS_ENFORCEMENT, Service,
+pub use crate::sandbox::domain::payment::{
+    DOMESTIC_NORWAY, INSTANT, INSTANT_MAX_MINOR, Initiation, PRODUCTS, PaymentType, Product,
+    STRUCTURED_ADDRESS_ENFORCEMENT, Service, account_by_bban, credits,
 };
 
 /// The product of a path segment ([`crate::xs2a::payment::product`]).
@@ -86,26 +86,6 @@ pub fn product_for(service: Service, segment: &str) -> Result<Product, ApiError>
 /// The sandbox answer to a refused product: its message code and text.
 fn product_error(e: ProductError) -> ApiError {
     ApiError::new(e.message_code(), e.to_string())
-}
-
-/// A validated payment initiation.
-#[derive(Debug, Clone)]
-pub struct Initiation {
-    /// The normalised body echoed by the details call (known fields only; amounts as
-    /// two-decimal strings; legacy address names mapped to the current ones).
-    pub echo: Map<String, Value>,
-    /// The debtor's sandbox account.
-    pub debtor: Account,
-    /// Currency of the instructed amount(s).
-    pub currency: String,
-    /// Sum of the instructed amounts, minor units.
-    pub total_minor: i64,
-    /// `requestedExecutionDate` (single, bulk) or `startDate` (periodic).
-    pub execution_date: Option<NaiveDate>,
-    /// Debtor, creditor(s), amount, date and remittance: equal keys are logical duplicates.
-    pub dedup_key: String,
-    /// `WARNING` texts for the 201 answer.
-    pub warnings: Vec<String>,
 }
 
 /// A 400 `FORMAT_ERROR` whose message names `path`.
@@ -268,13 +248,6 @@ fn account_ref(o: &Fields<'_>, key: &str) -> Result<AccRef, ApiError> {
         bban,
         currency,
     })
-}
-
-/// The sandbox account with this BBAN ([`crate::sandbox::store::Store::account_by_bban`]).
-///
-/// Errors: the database fails (503).
-pub fn account_by_bban(app: &App, bban: &str) -> Result<Option<Account>, ApiError> {
-    app.store.account_by_bban(bban)
 }
 
 fn debtor_account(app: &App, o: &Fields<'_>) -> Result<(Account, Value), ApiError> {
@@ -996,28 +969,5 @@ pub fn parse(
                 warnings,
             })
         }
-    }
-}
-
-/// The credits of a stored payment body to accounts identified by BBAN: (bban, minor units)
-/// for each single payment or bulk entry whose creditor is a Norwegian account.
-pub fn credits(service: Service, echo: &Value) -> Vec<(String, i64)> {
-    let one = |v: &Value| -> Option<(String, i64)> {
-        let c = &v["creditorAccount"];
-        let bban = c["bban"].as_str().map(str::to_string).or_else(|| {
-            c["iban"]
-                .as_str()
-                .filter(|i| i.starts_with("NO") && i.len() == 15)
-                .map(|i| i[4..].to_string())
-        })?;
-        let minor = parse_minor(v["instructedAmount"]["amount"].as_str()?)?;
-        Some((bban, minor))
-    };
-    match service {
-        Service::BulkPayments => echo["payments"]
-            .as_array()
-            .map(|a| a.iter().filter_map(one).collect())
-            .unwrap_or_default(),
-        _ => one(echo).into_iter().collect(),
     }
 }

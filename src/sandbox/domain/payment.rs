@@ -1,0 +1,248 @@
+//! The payment types of the domain: a validated payment initiation ([`Initiation`], what
+//! [`crate::sandbox::http::payments::body::parse`] makes of a request body), the payment
+//! products and services (defined with the protocol in [`crate::xs2a::payment`]), and what
+//! settlement reads from a stored body ([`credits`], [`account_by_bban`]).
+
+use chrono::NaiveDate;
+use serde_json::{Map, Value};
+
+use rusqlite::Connection;
+use uuid::Uuid;
+
+use crate::sandbox::App;
+use crate::sandbox::errors::ApiError;
+use crate::sandbox::model::{Account, Tpp};
+use crate::sandbox::store::payments::{
+    self as rows, AuthorisationRow, PaymentRow, sca_status, status,
+};
+use crate::xs2a::error::MessageCode;
+use crate::xs2a::model::parse_minor;
+
+pub use crate::xs2a::payment::{
+    DOMESTIC_NORWAY, INSTANT, INSTANT_MAX_MINOR, PRODUCTS, PaymentType, Product,
+    STRUCTURED_ADDRESS_ENFORCEMENT, Service,
+};
+
+/// A validated payment initiation.
+#[derive(Debug, Clone)]
+pub struct Initiation {
+    /// The normalised body echoed by the details call (known fields only; amounts as
+    /// two-decimal strings; legacy address names mapped to the current ones).
+    pub echo: Map<String, Value>,
+    /// The debtor's sandbox account.
+    pub debtor: Account,
+    /// Currency of the instructed amount(s).
+    pub currency: String,
+    /// Sum of the instructed amounts, minor units.
+    pub total_minor: i64,
+    /// `requestedExecutionDate` (single, bulk) or `startDate` (periodic).
+    pub execution_date: Option<NaiveDate>,
+    /// Debtor, creditor(s), amount, date and remittance: equal keys are logical duplicates.
+    pub dedup_key: String,
+    /// `WARNING` texts for the 201 answer.
+    pub warnings: Vec<String>,
+}
+
+/// The sandbox account with this BBAN ([`crate::sandbox::store::Store::account_by_bban`]).
+///
+/// Errors: the database fails (503).
+pub fn account_by_bban(app: &App, bban: &str) -> Result<Option<Account>, ApiError> {
+    app.store.account_by_bban(bban)
+}
+
+/// The credits of a stored payment body to accounts identified by BBAN: (bban, minor units)
+/// for each single payment or bulk entry whose creditor is a Norwegian account.
+pub fn credits(service: Service, echo: &Value) -> Vec<(String, i64)> {
+    let one = |v: &Value| -> Option<(String, i64)> {
+        let c = &v["creditorAccount"];
+        let bban = c["bban"].as_str().map(str::to_string).or_else(|| {
+            c["iban"]
+                .as_str()
+                .filter(|i| i.starts_with("NO") && i.len() == 15)
+                .map(|i| i[4..].to_string())
+        })?;
+        let minor = parse_minor(v["instructedAmount"]["amount"].as_str()?)?;
+        Some((bban, minor))
+    };
+    match service {
+        Service::BulkPayments => echo["payments"]
+            .as_array()
+            .map(|a| a.iter().filter_map(one).collect())
+            .unwrap_or_default(),
+        _ => one(echo).into_iter().collect(),
+    }
+}
+
+/// A random authorisation id without a run of ten or more decimal digits (as the consent
+/// SCA's ids, so the only long digit runs of the SCA pages are customerNumbers).
+pub fn new_authorisation_id() -> String {
+    crate::sandbox::domain::access::authorisation_id().to_string()
+}
+
+/// A new `received` authorisation of a payment or a basket.
+pub fn new_authorisation(
+    tpp: &Tpp,
+    payment: Option<&str>,
+    basket: Option<&str>,
+    redirect_uri: &str,
+    tpp_session_id: &str,
+    now: i64,
+) -> AuthorisationRow {
+    AuthorisationRow {
+        id: new_authorisation_id(),
+        tpp: tpp.id.0.clone(),
+        tpp_name: tpp.name.clone(),
+        payment: payment.map(str::to_string),
+        basket: basket.map(str::to_string),
+        redirect_uri: redirect_uri.to_string(),
+        tpp_session_id: tpp_session_id.to_string(),
+        sca_status: sca_status::RECEIVED.to_string(),
+        customer: None,
+        agreement: None,
+        created_at: now,
+    }
+}
+
+/// A payment initiation the handler has parsed and checked, to store as `RCVD`.
+#[derive(Debug)]
+pub struct NewPayment<'a> {
+    /// The initiating TPP.
+    pub tpp: &'a Tpp,
+    /// The payment service of the path.
+    pub service: Service,
+    /// The payment product of the path.
+    pub product: &'a Product,
+    /// The validated body ([`crate::sandbox::http::payments::body::parse`]).
+    pub initiation: &'a Initiation,
+    /// `TPP-Redirect-URI`, where the SCA returns.
+    pub redirect_uri: &'a str,
+    /// `TPP-Session-ID`.
+    pub session_id: &'a str,
+    /// The customer who must approve (`PSU-ID` or `X-PSU-IDENTITY`), if bound.
+    pub expected_customer: Option<Uuid>,
+    /// (customer, PSU-ID) when `X-PSU-IDENTITY` created the PSU-ID: registered with the
+    /// payment.
+    pub created_psu: Option<(Uuid, Uuid)>,
+    /// Query `allowLogicalDuplicate=true`: no logical-duplicate check.
+    pub allow_duplicate: bool,
+    /// `TPP-Explicit-Authorisation-Preferred: true`: no authorisation is started.
+    pub explicit: bool,
+}
+
+/// Stores payment `new` as `RCVD` (with its first authorisation unless `explicit`) in one
+/// transaction; returns its `paymentId` and that authorisation.
+///
+/// Errors: 400 `PAYMENT_FAILED` for a logical duplicate (same debtor, creditor, amount,
+/// execution date and remittance initiated the same sandbox day, not rejected or
+/// cancelled) without `allow_duplicate`; storage (503).
+pub fn initiate(
+    app: &App,
+    new: &NewPayment<'_>,
+) -> Result<(String, Option<AuthorisationRow>), ApiError> {
+    let init = new.initiation;
+    let now = app.clock.unix_secs();
+    let today = app.clock.today().to_string();
+    let id = Uuid::new_v4().to_string();
+    let row = PaymentRow {
+        id: id.clone(),
+        tpp: new.tpp.id.0.clone(),
+        service: new.service.segment().to_string(),
+        product: new.product.name.to_string(),
+        kind: new.product.kind.as_str().to_string(),
+        status: status::RCVD.to_string(),
+        held_from: None,
+        funds_available: None,
+        body: Value::Object(init.echo.clone()).to_string(),
+        debtor_account: init.debtor.id.to_string(),
+        currency: init.currency.clone(),
+        amount_minor: init.total_minor,
+        execution_date: init.execution_date.map(|d| d.to_string()),
+        dedup_key: init.dedup_key.clone(),
+        created_at: now,
+        created_day: today.clone(),
+        redirect_uri: new.redirect_uri.to_string(),
+        tpp_session_id: new.session_id.to_string(),
+        expected_customer: new.expected_customer.map(|c| c.to_string()),
+        customer: None,
+        psu_id: None,
+        agreement: None,
+        approved_at: None,
+        due_at: None,
+        settled_at: None,
+        reason: Some("received".into()),
+    };
+    let auth = (!new.explicit).then(|| {
+        new_authorisation(
+            new.tpp,
+            Some(&id),
+            None,
+            new.redirect_uri,
+            new.session_id,
+            now,
+        )
+    });
+    app.db.write(|tx| {
+        if !new.allow_duplicate && rows::logical_duplicate_exists(tx, &init.dedup_key, &today)? {
+            return Err(ApiError::new(
+                MessageCode::PaymentFailed,
+                "logical duplicate: a payment with the same debtor account, creditor, amount, \
+                 execution date and remittance information was already initiated today; send \
+                 the query parameter allowLogicalDuplicate=true to initiate it again",
+            ));
+        }
+        if let Some((c, p)) = new.created_psu {
+            rows::register_psu(tx, &new.tpp.id.0, &p.to_string(), &c.to_string())?;
+        }
+        rows::insert_payment(tx, &row)?;
+        if let Some(a) = &auth {
+            rows::insert_authorisation(tx, a)?;
+        }
+        Ok(())
+    })?;
+    Ok((id, auth))
+}
+
+/// Starts a new authorisation of payment `id` (`POST .../authorisations`) with
+/// `redirect_uri` and `session_id`.
+///
+/// Errors: 404 `RESOURCE_UNKNOWN` when the payment is gone; 409 `STATUS_INVALID` when it is
+/// no longer `RCVD`; storage (503).
+pub fn start_authorisation(
+    app: &App,
+    tpp: &Tpp,
+    id: &str,
+    redirect_uri: &str,
+    session_id: &str,
+) -> Result<AuthorisationRow, ApiError> {
+    let now = app.clock.unix_secs();
+    let auth = new_authorisation(tpp, Some(id), None, redirect_uri, session_id, now);
+    insert_authorisation(app, auth, |tx| {
+        let p = rows::payment(tx, id)?
+            .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
+        if p.status != status::RCVD {
+            return Err(ApiError::new(
+                MessageCode::StatusInvalid,
+                format!(
+                    "payment {id} has status {} and needs no (further) authorisation",
+                    p.status
+                ),
+            ));
+        }
+        Ok(())
+    })
+}
+
+/// Stores authorisation `auth` when `check` passes, in one transaction with it.
+///
+/// Errors: what `check` returns; storage (503).
+pub fn insert_authorisation(
+    app: &App,
+    auth: AuthorisationRow,
+    check: impl FnOnce(&Connection) -> Result<(), ApiError>,
+) -> Result<AuthorisationRow, ApiError> {
+    app.db.write(|tx| {
+        check(tx)?;
+        Ok(rows::insert_authorisation(tx, &auth)?)
+    })?;
+    Ok(auth)
+}

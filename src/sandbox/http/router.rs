@@ -1,0 +1,139 @@
+//! The route table of the sandbox ([`router`]): every route with its handler, the
+//! middleware around them (signature check, fault injection, SCA page addresses, access log,
+//! observer), and the answers to unknown paths and methods.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::http::{StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+
+use crate::sandbox::errors::ApiError;
+use crate::sandbox::http::{
+    access_log, accounts, auth, baskets, batch, cards, consent, customers, faults, health,
+    identity, manage, observe, pages, payment_sca, payments, psu, sca, sca_pages, serve, snapshot,
+    state, subscribe,
+};
+use crate::sandbox::store::db;
+use crate::sandbox::{App, SandboxConfig};
+
+/// The sandbox's routes over its state. Absolute links (`scaRedirect`) start with
+/// [`SandboxConfig::public_url`], never with the request's `Host`.
+///
+/// Errors: the state database cannot be opened.
+pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
+    let observer = config.observer.clone();
+    let app = Arc::new(App::new(config)?);
+    let router = Router::new()
+        .route("/", get(home))
+        .route("/v1/accounts", get(accounts::list))
+        .route("/v1/accounts/{id}", get(accounts::one))
+        .route("/v1/accounts/{id}/balances", get(accounts::balances))
+        .route(
+            "/v1/accounts/{id}/transactions",
+            get(accounts::transactions),
+        )
+        .route("/v1/sandbox/customers", get(customers::list))
+        .route("/v1/sandbox/customers/{id}", get(customers::one))
+        .merge(manage::routes())
+        .merge(accounts::routes())
+        .merge(cards::routes())
+        .merge(consent::routes())
+        .merge(psu::routes())
+        .merge(payments::routes())
+        .merge(baskets::routes())
+        .merge(batch::routes())
+        .merge(faults::routes())
+        .route("/v1/sandbox/events", get(subscribe::stream))
+        .merge(snapshot::routes())
+        .merge(state::routes())
+        .merge(identity::routes())
+        .merge(health::routes())
+        .merge(payment_sca::routes())
+        .route("/sca/{id}", get(sca::show))
+        .route("/sca/{id}/login", post(sca::login))
+        .route("/sca/{id}/context", post(sca::context))
+        .route("/sca/{id}/consent", post(sca::consent))
+        .route("/sca/{id}/cancel", post(sca::cancel))
+        .method_not_allowed_fallback(method_not_allowed)
+        .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            faults::inject,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            auth::verify_v1,
+        ))
+        .layer(axum::middleware::from_fn(serve::body_in_time))
+        .with_state(app.clone());
+    // The SCA page layer rewrites the path (token to authorisation id), so it runs before
+    // the routes are matched: around the routed router as a fallback service (a
+    // `Router::layer` middleware runs after routing), inside the access log (which sees the
+    // token path and the page's owner).
+    let router = Router::new()
+        .fallback_service(router)
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            sca_pages::translate,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            app,
+            access_log::log_request,
+        ));
+    Ok(match observer {
+        Some(o) => router.layer(axum::middleware::from_fn(move |req, next| {
+            observe::observe(o.clone(), req, next)
+        })),
+        None => router,
+    })
+}
+
+async fn home(axum::extract::State(app): axum::extract::State<Arc<App>>) -> pages::Page {
+    pages::Page {
+        status: StatusCode::OK,
+        html: pages::home(&app.public_url),
+    }
+}
+
+/// Whether `path` looks like another version of the API (`/v2/...`): answered with a Berlin
+/// Group body, not an HTML page, so API clients get a machine-readable 404.
+fn is_other_api_version(path: &str) -> bool {
+    let rest = path.strip_prefix("/v").unwrap_or("");
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    digits > 0 && (rest.len() == digits || rest.as_bytes()[digits] == b'/')
+}
+
+async fn not_found(uri: Uri) -> Response {
+    if auth::is_v1(uri.path()) {
+        ApiError::not_found(format!("no resource at {}", uri.path())).into_response()
+    } else if is_other_api_version(uri.path()) {
+        ApiError::not_found(format!(
+            "no resource at {}: this sandbox serves the /v1/ interface of the interface document (Versioning: paths are prefixed /v1/)",
+            uri.path()
+        ))
+        .into_response()
+    } else {
+        pages::error(
+            StatusCode::NOT_FOUND,
+            "Page not found",
+            "There is no page at this address.",
+        )
+        .into_response()
+    }
+}
+
+async fn method_not_allowed(method: axum::http::Method, uri: Uri) -> Response {
+    if auth::is_v1(uri.path()) {
+        ApiError::method_not_allowed(format!("{method} is not supported on {}", uri.path()))
+            .into_response()
+    } else {
+        pages::error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Method not allowed",
+            "This page cannot be used that way.",
+        )
+        .into_response()
+    }
+}
