@@ -8,6 +8,7 @@ use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 
+use crate::sandbox::store::error::StoreError;
 use crate::signing::VerifyError;
 use crate::xs2a::error::{ErrorBody, MessageCode};
 use crate::xs2a::links::{Link, Links, names};
@@ -97,6 +98,24 @@ impl IntoResponse for ApiError {
             response.extensions_mut().insert(code);
         }
         response
+    }
+}
+
+/// A failure of the state database as an answer, so handlers and domain functions use `?`
+/// on the store's results: [`ApiError::storage`] (503 `SERVICE_BLOCKED`, the reason in the
+/// text), logged at `error` level when converted. Never a "not found" or an empty list.
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        tracing::error!(error = %e, "sandbox database failed");
+        ApiError::storage(e.to_string())
+    }
+}
+
+/// A SQLite failure inside a transaction ([`crate::sandbox::store::db::Db::write`]) run with
+/// `ApiError` as its error: as [`StoreError`] (503 `SERVICE_BLOCKED`, logged).
+impl From<rusqlite::Error> for ApiError {
+    fn from(e: rusqlite::Error) -> Self {
+        ApiError::from(StoreError::from(e))
     }
 }
 

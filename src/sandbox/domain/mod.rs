@@ -5,11 +5,15 @@
 //! - [`access`]: which accounts a request may read (consent resolution and its cache,
 //!   revocation, PSU sessions and registrations, card consents), and starting an SCA.
 //! - [`settlement`]: payment execution at the batch runs (balances, holds, booking).
+//! - [`books`]: an account's transactions and balances (the generated ledger merged with the
+//!   manual transactions and balance overrides of the store).
 //! - [`views`]: the sandbox-customer and agreement elements shared by several endpoints.
 
 pub mod access;
+pub mod books;
 pub mod events;
 pub mod ledger;
+pub mod manage;
 pub mod rules;
 pub mod seed;
 pub mod seed_file;

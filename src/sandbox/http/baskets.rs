@@ -374,7 +374,7 @@ async fn create(
         if let Some(a) = &auth {
             rows::insert_authorisation(tx, a)?;
         }
-        Ok(basket_status(&found))
+        Ok::<_, ApiError>(basket_status(&found))
     })?;
     let path = basket_path(&id);
     let mut links = Links::new();

@@ -397,7 +397,7 @@ pub async fn consent_delete(
         {
             access::revoke_key(tx, key, access::Revoked::ByTpp, now)?;
         }
-        Ok(())
+        Ok::<_, ApiError>(())
     })?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -451,7 +451,7 @@ impl Faults {
             if f.remaining.is_none() {
                 return Some(f.clone());
             }
-            match db.write(|tx| Ok(rows::claim(tx, &f.id)?)) {
+            match db.write(|tx| rows::claim(tx, &f.id)) {
                 Ok(true) => {
                     self.reload(db);
                     return Some(f.clone());
@@ -650,7 +650,7 @@ pub fn sca_outcome(app: &App, page: &str, psu_id: Option<&str>) -> Option<ScaOut
     let world = crate::sandbox::clock::current_world()?;
     let f = app
         .db
-        .write(|tx| Ok(take_outcome(tx, Action::is_sca, &world, page, psu_id)?))
+        .write(|tx| take_outcome(tx, Action::is_sca, &world, page, psu_id))
         .ok()??;
     Some(match f.definition.action {
         Action::ScaCancel => ScaOutcome::Cancel { fault: f.id },
@@ -713,7 +713,7 @@ async fn create(
         tpp: tpp.id.0,
     };
     let at = now_secs(&app);
-    app.db.write(|tx| Ok(rows::insert(tx, &row, at)?))?;
+    app.db.write(|tx| rows::insert(tx, &row, at))?;
     app.faults.reload(&app.db);
     Ok((StatusCode::CREATED, Json(fault)))
 }
@@ -727,7 +727,7 @@ async fn list(State(app): State<Arc<App>>, tpp: Tpp) -> Result<Json<Value>, ApiE
 
 /// `DELETE /v1/sandbox/faults`: removes every rule of the calling TPP.
 async fn clear(State(app): State<Arc<App>>, tpp: Tpp) -> Result<Json<Value>, ApiError> {
-    let n = app.db.write(|tx| Ok(rows::clear(tx, &tpp.id.0)?))?;
+    let n = app.db.write(|tx| rows::clear(tx, &tpp.id.0))?;
     app.faults.reload(&app.db);
     Ok(Json(json!({ "cleared": n })))
 }
@@ -740,9 +740,7 @@ async fn delete_one(
     tpp: Tpp,
     ApiPath(id): ApiPath<String>,
 ) -> Result<StatusCode, ApiError> {
-    let found = app
-        .db
-        .write(|tx| Ok(rows::delete_of(tx, &id, &tpp.id.0)?))?;
+    let found = app.db.write(|tx| rows::delete_of(tx, &id, &tpp.id.0))?;
     app.faults.reload(&app.db);
     if found {
         Ok(StatusCode::NO_CONTENT)

@@ -274,7 +274,7 @@ fn account_ref(o: &Fields<'_>, key: &str) -> Result<AccRef, ApiError> {
 ///
 /// Errors: the database fails (503).
 pub fn account_by_bban(app: &App, bban: &str) -> Result<Option<Account>, ApiError> {
-    app.store.account_by_bban(bban)
+    Ok(app.store.account_by_bban(bban)?)
 }
 
 fn debtor_account(app: &App, o: &Fields<'_>) -> Result<(Account, Value), ApiError> {
