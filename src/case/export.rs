@@ -2,9 +2,7 @@
 //! into one bundle ([`export`]).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
-
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use std::time::SystemTime;
 
 use super::bundle::{self, Bundle, ExchangeSummary, Manifest, SandboxState};
 use super::exchanges::{CaseExchange, Selection, select};
@@ -14,11 +12,12 @@ use crate::cert::Certificate;
 use crate::client::history::History;
 use crate::client::import::ImportedRequest;
 use crate::client::{RequestContext, prepare_imported};
+use crate::profile::is_loopback_url;
 use crate::profile::{Paths, Profile, ProfileSet, SessionState, Target};
-use crate::sandbox::http::snapshot::{backup_to, is_loopback_url};
-use crate::sandbox::store::db::default_file;
+use crate::sandbox::bundle::{self as sandbox_bundle, StateCopy};
 
-/// The management route that hands out a `sandbox serve`'s state ([`crate::sandbox::http::snapshot`]).
+/// The management route that hands out a `sandbox serve`'s state (`GET /v1/sandbox/snapshot`,
+/// operator plane only).
 pub const SNAPSHOT_PATH: &str = "/v1/sandbox/snapshot";
 
 /// What to export.
@@ -123,7 +122,7 @@ pub async fn export(paths: &Paths, opts: &ExportOptions) -> Result<ExportReport,
         None => Some(format!("the profile {profile_name:?} is gone")),
         Some(p) => match &p.target {
             Target::Embedded => {
-                let db = default_file(&paths.data);
+                let db = sandbox_bundle::state_file(&paths.data);
                 if db.exists() {
                     copy_local(&db, &snap)?;
                     None
@@ -158,7 +157,7 @@ pub async fn export(paths: &Paths, opts: &ExportOptions) -> Result<ExportReport,
         let mut ps = Pseudonyms::new();
         ps.collect_entries(&entries);
         if has_snapshot {
-            ps.collect_db(&open_copy(&snap)?)
+            ps.collect_state(&open_copy(&snap)?)
                 .map_err(CaseError::sqlite("reading the sandbox state copy"))?;
         }
         pseudonyms = ps.len();
@@ -167,7 +166,7 @@ pub async fn export(paths: &Paths, opts: &ExportOptions) -> Result<ExportReport,
             entries = entries.iter().map(|e| r.apply_entry(e)).collect();
             if has_snapshot {
                 let mut c = open_copy(&snap)?;
-                r.apply_db(&mut c)
+                r.apply_state(&mut c)
                     .map_err(CaseError::sqlite("pseudonymizing the sandbox state copy"))?;
             }
         }
@@ -178,7 +177,7 @@ pub async fn export(paths: &Paths, opts: &ExportOptions) -> Result<ExportReport,
         let tpp = certificate_pem
             .as_deref()
             .and_then(|pem| Certificate::from_pem_or_der(pem.as_bytes(), "certificate").ok())
-            .map(|c| crate::sandbox::http::auth::tpp_id(&c).0);
+            .map(|c| sandbox_bundle::tpp_id(&c));
         let offset = seal_copy(&snap, opts.pseudonymize, tpp.as_deref())?;
         let now = crate::cert::unix_seconds(SystemTime::now()).saturating_add(offset);
         (
@@ -257,57 +256,26 @@ fn certificate_pem(profile: &Profile, paths: &Paths) -> Result<Option<String>, C
     )))
 }
 
-/// Copies the sandbox database `db` (perhaps in use by a running console) to `dst` with
-/// the online backup API.
+/// Copies the sandbox database `db` (perhaps in use by a running console) to `dst`
+/// ([`sandbox_bundle::copy_state`]).
 fn copy_local(db: &Path, dst: &Path) -> Result<(), CaseError> {
     let what = format!("copying the sandbox state {}", db.display());
-    let c = Connection::open_with_flags(
-        db,
-        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(CaseError::sqlite(what.clone()))?;
-    c.busy_timeout(Duration::from_secs(5))
-        .and_then(|()| backup_to(&c, dst))
-        .map_err(CaseError::sqlite(what))
+    sandbox_bundle::copy_state(db, dst).map_err(CaseError::sqlite(what))
 }
 
 /// Opens the copy of the sandbox state at `path`.
-fn open_copy(path: &Path) -> Result<Connection, CaseError> {
-    Connection::open(path).map_err(CaseError::sqlite("opening the sandbox state copy"))
+fn open_copy(path: &Path) -> Result<StateCopy, CaseError> {
+    StateCopy::open(path).map_err(CaseError::sqlite("opening the sandbox state copy"))
 }
 
-/// Makes the copy at `path` one self-contained file (rollback journal, not WAL); after
-/// pseudonymization (`scrub`) rebuilds it (`VACUUM`), so no replaced value stays behind in a
-/// free page. Returns the sandbox clock offset it holds for TPP `tpp` (the shared offset
-/// plus the TPP's own), whole seconds.
+/// Makes the copy at `path` one self-contained file; after pseudonymization (`scrub`)
+/// rebuilds it, so no replaced value stays behind in a free page
+/// ([`StateCopy::seal`]). Returns the sandbox clock offset it holds for TPP `tpp` (the
+/// shared offset plus the TPP's own), whole seconds.
 fn seal_copy(path: &Path, scrub: bool, tpp: Option<&str>) -> Result<i64, CaseError> {
-    let what = "sealing the sandbox state copy";
-    let c = open_copy(path)?;
-    c.pragma_update(None, "journal_mode", "DELETE")
-        .map_err(CaseError::sqlite(what))?;
-    if scrub {
-        c.execute_batch("VACUUM").map_err(CaseError::sqlite(what))?;
-    }
-    let nanos: Option<i64> = c
-        .query_row(
-            "SELECT CAST(value AS INTEGER) FROM sandbox_meta WHERE key = 'clock_offset_nanos'",
-            [],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(CaseError::sqlite("reading the sandbox clock offset"))?;
-    // The TPP's own offset (table `tpp_clocks`; absent in copies of older sandboxes).
-    let own: i64 = tpp
-        .and_then(|t| {
-            c.query_row(
-                "SELECT offset_secs FROM tpp_clocks WHERE tpp = ?1",
-                [t],
-                |r| r.get(0),
-            )
-            .ok()
-        })
-        .unwrap_or(0);
-    Ok((nanos.unwrap_or(0) / 1_000_000_000).saturating_add(own))
+    open_copy(path)?
+        .seal(scrub, tpp)
+        .map_err(CaseError::sqlite("sealing the sandbox state copy"))
 }
 
 /// `GET {base}/v1/sandbox/snapshot`, signed with `profile`'s credentials at the system

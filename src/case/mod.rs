@@ -11,7 +11,7 @@
 //! | `exchanges.json` | the exchanges as the history stores them (`Signature` values already redacted), [`exchanges::CaseExchange`] |
 //! | `exchanges.har` | the same exchanges as HAR 1.2 ([`crate::client::export::har`]) |
 //! | `tpp-certificate.pem` | the profile's TPP certificate, public part only |
-//! | `sandbox.sqlite3` | the sandbox's state, copied with SQLite's online backup API ([`crate::sandbox::http::snapshot`]), when the target is the embedded sandbox or a `sandbox serve` on loopback |
+//! | `sandbox.sqlite3` | the sandbox's state, copied with SQLite's online backup API ([`crate::sandbox::bundle::copy_state`], or `GET /v1/sandbox/snapshot` of a `sandbox serve`), when the target is the embedded sandbox or a `sandbox serve` on loopback |
 //!
 //! A bundle never holds a private key or a `Signature` value: the certificate is written from
 //! its DER alone, and the history redacts `Signature` before it stores an exchange.
@@ -89,9 +89,6 @@ pub enum CaseError {
     /// The bundled or generated certificate cannot be read.
     #[error(transparent)]
     Cert(#[from] crate::cert::CertError),
-    /// The sandbox could not copy its state.
-    #[error(transparent)]
-    Snapshot(#[from] crate::sandbox::http::snapshot::SnapshotError),
     /// `GET /v1/sandbox/snapshot` did not answer 200.
     #[error("the sandbox at {url} did not give its snapshot: HTTP {status}: {text}")]
     SnapshotRefused {

@@ -4,8 +4,6 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use rusqlite::Connection;
-
 use super::bundle::{Bundle, Manifest};
 use super::exchanges::CaseExchange;
 use super::pseudo::Replacer;
@@ -16,8 +14,7 @@ use crate::client::export::shell_quote;
 use crate::client::history::History;
 use crate::profile::paths::HOME_ENV;
 use crate::profile::{Paths, Profile, SessionState};
-use crate::sandbox::http::auth::Tpp;
-use crate::sandbox::store::db::default_file;
+use crate::sandbox::bundle::{self as sandbox_bundle, StateCopy};
 use crate::xs2a::headers as h;
 
 /// The file in an opened home that keeps the bundle's manifest, for reading.
@@ -140,9 +137,12 @@ pub fn open_into(bundle: &Path, into: &Path, force: bool) -> Result<Opened, Case
     };
     write_history(&paths, &b.exchanges, &bad)?;
     if let Some(bytes) = &b.snapshot {
-        let rekey = bundled_cert
-            .as_ref()
-            .map(|c| (Tpp::of(c).id.0, Tpp::of(&credentials.certificate).id.0));
+        let rekey = bundled_cert.as_ref().map(|c| {
+            (
+                sandbox_bundle::tpp_id(c),
+                sandbox_bundle::tpp_id(&credentials.certificate),
+            )
+        });
         write_snapshot(&paths, bytes, rekey)?;
     }
     write_session(&paths, &profile, &b.exchanges)?;
@@ -254,7 +254,7 @@ fn write_snapshot(
     bytes: &[u8],
     rekey: Option<(String, String)>,
 ) -> Result<(), CaseError> {
-    let target = default_file(&paths.data);
+    let target = sandbox_bundle::state_file(&paths.data);
     let tmp = temp_beside(&target)?;
     let mut f = std::fs::OpenOptions::new()
         .write(true)
@@ -270,8 +270,8 @@ fn write_snapshot(
             "moving the snapshot's TPP rows to the new certificate in {}",
             tmp.display()
         );
-        let mut c = Connection::open(&tmp).map_err(CaseError::sqlite(what.clone()))?;
-        r.apply_db(&mut c).map_err(CaseError::sqlite(what))?;
+        let mut c = StateCopy::open(&tmp).map_err(CaseError::sqlite(what.clone()))?;
+        r.apply_state(&mut c).map_err(CaseError::sqlite(what))?;
     }
     replace_sqlite(tmp, &target)
 }

@@ -4,7 +4,7 @@
 //! the case still reads as one story; the manifest lists the kinds replaced
 //! ([`Pseudonyms::kinds`], `pseudonymizedKinds`).
 //!
-//! What counts ([`Pseudonyms::collect_entries`], [`Pseudonyms::collect_db`]), by [`Kind`]:
+//! What counts ([`Pseudonyms::collect_entries`], [`Pseudonyms::collect_state`]), by [`Kind`]:
 //!
 //! | Kind | Exchanges (headers, parameters, JSON members) | Sandbox state |
 //! |---|---|---|
@@ -34,11 +34,11 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use aho_corasick::{AhoCorasick, MatchKind};
-use rusqlite::Connection;
 use serde_json::Value;
 use uuid::Uuid;
 
 use crate::client::history::HistoryEntry;
+use crate::sandbox::bundle::{PsuColumn, StateCopy};
 use crate::xs2a::check_digits::{BBAN_WEIGHTS, is_norwegian_bban, mod11};
 use crate::xs2a::headers as h;
 
@@ -57,6 +57,18 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The kind of the values of a state column.
+    fn of_column(c: PsuColumn) -> Kind {
+        match c {
+            PsuColumn::PsuId => Kind::PsuId,
+            PsuColumn::CustomerNumber => Kind::CustomerNumber,
+            PsuColumn::CorporateId => Kind::PsuCorporateId,
+            PsuColumn::Name => Kind::Name,
+            PsuColumn::AccountName => Kind::AccountName,
+            PsuColumn::Bban => Kind::Bban,
+        }
+    }
+
     /// Every kind, in manifest order.
     pub const ALL: [Kind; 7] = [
         Kind::PsuId,
@@ -336,47 +348,16 @@ impl Pseudonyms {
         }
     }
 
-    /// Adds the PSU values of a sandbox state database: the columns of the module table,
-    /// and the JSON held in any text column.
+    /// Adds the PSU values of a copy of the sandbox state
+    /// ([`crate::sandbox::bundle::StateCopy::psu_values`]): the values of the columns of a
+    /// known kind as that kind, and the JSON or account numbers held in any other text column.
     ///
     /// Errors: SQLite's.
-    pub fn collect_db(&mut self, conn: &Connection) -> rusqlite::Result<()> {
-        let mut columns: Vec<(String, String, Option<Kind>)> = Vec::new();
-        for table in tables(conn)? {
-            for col in text_columns(conn, &table)? {
-                let kind = match (table.as_str(), col.as_str()) {
-                    (_, "psu_id") => Some(Kind::PsuId),
-                    ("customers", "number") => Some(Kind::CustomerNumber),
-                    ("agreements", "id") => Some(Kind::PsuCorporateId),
-                    ("customers", "name" | "employer")
-                    | ("manual_transactions", "creditor_name" | "debtor_name") => Some(Kind::Name),
-                    ("accounts" | "card_accounts" | "agreements", "name") => {
-                        Some(Kind::AccountName)
-                    }
-                    ("accounts", "bban") => Some(Kind::Bban),
-                    _ => None,
-                };
-                columns.push((table.clone(), col, kind));
-            }
-        }
-        // The columns of known kinds first: a value met there keeps that kind's pseudonym
-        // wherever else it stands.
-        columns.sort_by_key(|(_, _, k)| k.is_none());
-        for (t, c, kind) in columns {
-            let mut st = conn.prepare(&format!(
-                "SELECT DISTINCT CAST({} AS TEXT) FROM {} WHERE {} IS NOT NULL",
-                quote(&c),
-                quote(&t),
-                quote(&c)
-            ))?;
-            let values = st
-                .query_map([], |r| r.get::<_, String>(0))?
-                .collect::<rusqlite::Result<Vec<String>>>()?;
-            for v in values {
-                match kind {
-                    Some(k) => self.add_as(k, &v),
-                    None => self.collect_text(&v),
-                }
+    pub fn collect_state(&mut self, state: &StateCopy) -> rusqlite::Result<()> {
+        for (column, v) in state.psu_values()? {
+            match column {
+                Some(c) => self.add_as(Kind::of_column(c), &v),
+                None => self.collect_text(&v),
             }
         }
         Ok(())
@@ -488,100 +469,17 @@ impl Replacer {
         }
     }
 
-    /// Rewrites every text and blob value of every table of `conn` (tables without a rowid
-    /// are left alone: the sandbox has one, the replay guard's request ids), in one
-    /// transaction, with foreign key checks off on `conn` (a referenced value and its
-    /// references are replaced alike). Returns how many values changed.
+    /// Rewrites every text and blob value of a copy of the sandbox state
+    /// ([`crate::sandbox::bundle::StateCopy::rewrite`]) with [`Replacer::apply`]. Returns how
+    /// many values changed.
     ///
     /// Errors: SQLite's (nothing is changed then).
-    pub fn apply_db(&self, conn: &mut Connection) -> rusqlite::Result<usize> {
-        // A value and the references to it change together, row by row: foreign keys are
-        // checked by nobody in between (this connection only; the values stay consistent).
-        conn.pragma_update(None, "foreign_keys", "OFF")?;
-        let tx = conn.transaction()?;
-        let mut changed = 0;
-        for table in tables(&tx)? {
-            let cols = text_columns(&tx, &table)?;
-            if cols.is_empty()
-                || tx
-                    .prepare(&format!("SELECT rowid FROM {} LIMIT 0", quote(&table)))
-                    .is_err()
-            {
-                continue;
-            }
-            let mut updates: Vec<(String, i64, rusqlite::types::Value)> = Vec::new();
-            {
-                let list = cols.iter().map(|c| quote(c)).collect::<Vec<_>>().join(", ");
-                let mut st = tx.prepare(&format!("SELECT rowid, {list} FROM {}", quote(&table)))?;
-                let mut rows = st.query([])?;
-                while let Some(r) = rows.next()? {
-                    let rowid: i64 = r.get(0)?;
-                    for (i, c) in cols.iter().enumerate() {
-                        use rusqlite::types::ValueRef;
-                        let new = match r.get_ref(i + 1)? {
-                            ValueRef::Text(t) => match self.apply(t) {
-                                Cow::Owned(o) => Some(match String::from_utf8(o) {
-                                    Ok(s) => rusqlite::types::Value::Text(s),
-                                    Err(e) => rusqlite::types::Value::Blob(e.into_bytes()),
-                                }),
-                                Cow::Borrowed(_) => None,
-                            },
-                            ValueRef::Blob(b) => match self.apply(b) {
-                                Cow::Owned(o) => Some(rusqlite::types::Value::Blob(o)),
-                                Cow::Borrowed(_) => None,
-                            },
-                            _ => None,
-                        };
-                        if let Some(v) = new {
-                            updates.push((c.clone(), rowid, v));
-                        }
-                    }
-                }
-            }
-            for (c, rowid, v) in updates {
-                tx.execute(
-                    &format!(
-                        "UPDATE {} SET {} = ?1 WHERE rowid = ?2",
-                        quote(&table),
-                        quote(&c)
-                    ),
-                    rusqlite::params![v, rowid],
-                )?;
-                changed += 1;
-            }
-        }
-        tx.commit()?;
-        Ok(changed)
+    pub fn apply_state(&self, state: &mut StateCopy) -> rusqlite::Result<usize> {
+        state.rewrite(|b| match self.apply(b) {
+            Cow::Owned(o) => Some(o),
+            Cow::Borrowed(_) => None,
+        })
     }
-}
-
-/// The user tables of `conn` (not `sqlite_*`).
-fn tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
-    let mut st = conn.prepare(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
-    )?;
-    let names = st.query_map([], |r| r.get(0))?;
-    names.collect()
-}
-
-/// The columns of `table` that may hold text: declared TEXT or BLOB, or with no type.
-fn text_columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
-    let mut st = conn.prepare(&format!("PRAGMA table_info({})", quote(table)))?;
-    let cols = st.query_map([], |r| Ok((r.get::<_, String>(1)?, r.get::<_, String>(2)?)))?;
-    let mut out = Vec::new();
-    for c in cols {
-        let (name, ty) = c?;
-        let ty = ty.to_ascii_uppercase();
-        if ty.is_empty() || ty.contains("TEXT") || ty.contains("CHAR") || ty.contains("BLOB") {
-            out.push(name);
-        }
-    }
-    Ok(out)
-}
-
-/// `name` as an SQL identifier.
-fn quote(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 #[cfg(test)]
@@ -627,7 +525,9 @@ mod tests {
 
     #[test]
     fn databases_are_rewritten_in_every_text_column() {
-        let mut c = Connection::open_in_memory().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("state.sqlite3");
+        let c = rusqlite::Connection::open(&file).unwrap();
         c.execute_batch(
             "CREATE TABLE customers (id TEXT, number TEXT NOT NULL, n INTEGER);
              INSERT INTO customers VALUES ('c1', '31125461118', 7);
@@ -636,12 +536,13 @@ mod tests {
              CREATE TABLE k (a TEXT PRIMARY KEY) WITHOUT ROWID;",
         )
         .unwrap();
+        let mut state = StateCopy::open(&file).unwrap();
         let mut p = Pseudonyms::new();
-        p.collect_db(&c).unwrap();
+        p.collect_state(&state).unwrap();
         assert!(p.get("31125461118").is_some() && p.get("p-1").is_some());
         assert!(p.get("c1").is_none());
         let r = p.replacer().unwrap();
-        assert_eq!(r.apply_db(&mut c).unwrap(), 3);
+        assert_eq!(r.apply_state(&mut state).unwrap(), 3);
         let (num, body): (String, Vec<u8>) = c
             .query_row(
                 "SELECT number, (SELECT body FROM payments) FROM customers",

@@ -23,6 +23,10 @@ use crate::redirect::RedirectListener;
 use crate::xs2a::operations::Operation;
 use crate::xs2a::redirect::ScaCallback;
 
+/// The SCA flow types and the history write error live with the one sender
+/// ([`super::sender`]); re-exported here for the engine's callers.
+pub use super::sender::{HistoryWriteError, PendingSca, ScaFlow, StatusAfterSca};
+
 /// A boxed future that may move between threads.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -76,29 +80,6 @@ pub trait LocalAspspStarter: Send + Sync {
         paths: &'a Paths,
         addr: SocketAddr,
     ) -> BoxFuture<'a, std::io::Result<Box<dyn LocalAspsp>>>;
-}
-
-/// Why an exchange was not stored in the history ([`Engine::record`]); the history is best
-/// effort, so the send itself succeeded.
-#[derive(Debug, thiserror::Error)]
-pub enum HistoryWriteError {
-    /// The history could not be opened when the engine started (the reason, as in
-    /// [`Engine::history_error`]).
-    #[error("{0}")]
-    NotOpen(String),
-    /// A thread panicked while it held the history.
-    #[error("the history is unusable after an internal error")]
-    Poisoned,
-    /// SQLite refused the write; `message` says why
-    /// ([`super::history::describe_open_error`]).
-    #[error("the exchange was not stored in the history: {message}")]
-    Write {
-        /// The sentence naming the history path.
-        message: String,
-        /// SQLite's error.
-        #[source]
-        source: rusqlite::Error,
-    },
 }
 
 /// Loads the profile's certificate and key; for an `embedded` profile without them, the
@@ -164,135 +145,6 @@ pub struct Engine {
     pending_sca: std::sync::Mutex<Vec<PendingSca>>,
 }
 
-/// What an SCA flow authorises, from the path of the request whose response started it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScaFlow {
-    /// An account information read (`/v1/accounts...`, `/v1/card-accounts...`): the SCA
-    /// gives the session its PSU, context and consent; the read is sent again after it.
-    AisRead,
-    /// A consent (`/v1/consents`, `/v1/bank-offered-consents`): like [`ScaFlow::AisRead`]
-    /// for the session; afterwards the consent's status is read.
-    Consent,
-    /// A payment (`/v1/payments`, `/v1/bulk-payments`, `/v1/periodic-payments`): the
-    /// session's AIS context stays as it is; afterwards the payment's status is read.
-    Payment,
-    /// A signing basket (`/v1/signing-baskets`): as [`ScaFlow::Payment`].
-    Basket,
-}
-
-impl ScaFlow {
-    /// The flow of a request to `path` (path and query, or an absolute URL).
-    pub fn of_path(path: &str) -> ScaFlow {
-        let path = path_of(path);
-        let first = path
-            .trim_start_matches("/v1/")
-            .split('/')
-            .next()
-            .unwrap_or("");
-        match first {
-            "payments" | "bulk-payments" | "periodic-payments" => ScaFlow::Payment,
-            "signing-baskets" => ScaFlow::Basket,
-            "consents" | "bank-offered-consents" => ScaFlow::Consent,
-            _ => ScaFlow::AisRead,
-        }
-    }
-
-    /// Whether the SCA sets the session's AIS context (PSU-ID, PSU-Corporate-ID, context).
-    pub fn sets_ais_context(self) -> bool {
-        matches!(self, ScaFlow::AisRead | ScaFlow::Consent)
-    }
-
-    /// `payment`, `signing basket`, `consent` or `account access`.
-    pub fn noun(self) -> &'static str {
-        match self {
-            ScaFlow::AisRead => "account access",
-            ScaFlow::Consent => "consent",
-            ScaFlow::Payment => "payment",
-            ScaFlow::Basket => "signing basket",
-        }
-    }
-}
-
-/// The path and query of `url` (an absolute URL or already a path).
-fn path_of(url: &str) -> &str {
-    match url.split_once("://") {
-        Some((_, rest)) => rest.find('/').map(|i| &rest[i..]).unwrap_or("/"),
-        None => url,
-    }
-}
-
-/// An SCA flow the console started and waits for ([`Engine::expect_sca`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PendingSca {
-    /// The `TPP-Session-ID` the flow's request carried (the callback must echo it).
-    pub tpp_session_id: String,
-    /// What the SCA approves: a payment, a basket, a consent, or an account read.
-    pub flow: ScaFlow,
-    /// The resource's id (`paymentId`, `basketId`, `consentId`) when known.
-    pub resource_id: Option<String>,
-    /// Path of the resource's status (`.../status`, from `_links.status` or built from the
-    /// request path and the id), for [`Engine::status_after_sca`]; `None` for AIS reads.
-    pub status_path: Option<String>,
-    /// The `scaRedirect` link.
-    pub sca_redirect: String,
-    /// The `sca-ref` query parameter of the `TPP-Redirect-URI` the flow's request carried
-    /// ([`crate::redirect::SCA_REF_PARAM`]): the ASPSP keeps it in the redirect after SCA, so
-    /// the callback names the SCA it answers. `None` when the request carried none (a
-    /// resend, an import, a TPP-Redirect-URI typed by hand).
-    pub sca_ref: Option<String>,
-}
-
-impl PendingSca {
-    /// The flow started by a response to `method url` with JSON `body` (`None` when unknown:
-    /// then the id and status path come from the URL alone, e.g. for start-authorisation).
-    pub fn from_response(
-        tpp_session_id: &str,
-        url: &str,
-        body: Option<&serde_json::Value>,
-        sca_redirect: &str,
-    ) -> PendingSca {
-        let path = path_of(url);
-        let path = path.split('?').next().unwrap_or(path).trim_end_matches('/');
-        let flow = ScaFlow::of_path(path);
-        let id_field = match flow {
-            ScaFlow::Payment => "paymentId",
-            ScaFlow::Basket => "basketId",
-            ScaFlow::Consent => "consentId",
-            ScaFlow::AisRead => "",
-        };
-        let body_id = body
-            .and_then(|b| b.get(id_field))
-            .and_then(|v| v.as_str())
-            .map(str::to_string);
-        // `.../{id}/authorisations` (start authorisation): the resource is the prefix.
-        let (resource, resource_id) = match path.strip_suffix("/authorisations") {
-            Some(prefix) => (
-                Some(prefix.to_string()),
-                prefix.rsplit('/').next().map(str::to_string),
-            ),
-            None => (
-                body_id.as_ref().map(|id| format!("{path}/{id}")),
-                body_id.clone(),
-            ),
-        };
-        let linked = body
-            .and_then(|b| b["_links"]["status"]["href"].as_str())
-            .map(|h| path_of(h).to_string());
-        let status_path = match flow {
-            ScaFlow::AisRead => None,
-            _ => linked.or_else(|| resource.map(|r| format!("{r}/status"))),
-        };
-        PendingSca {
-            tpp_session_id: tpp_session_id.to_string(),
-            flow,
-            resource_id,
-            status_path,
-            sca_redirect: sca_redirect.to_string(),
-            sca_ref: None,
-        }
-    }
-}
-
 /// What applying an SCA callback did ([`Engine::apply_sca_callback`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScaApplied {
@@ -304,45 +156,6 @@ pub struct ScaApplied {
 
 /// How a resource stands after SCA: the one verdict of [`crate::xs2a::status`].
 pub use crate::xs2a::status::Verdict;
-
-/// A resource's status read after its SCA ([`Engine::status_after_sca`]).
-#[derive(Debug, Clone)]
-pub struct StatusAfterSca {
-    /// What the SCA approves: a payment, a basket, a consent, or an account read.
-    pub flow: ScaFlow,
-    /// `paymentId`, `basketId` or `consentId`, when known.
-    pub resource_id: Option<String>,
-    /// `transactionStatus` or `consentStatus` (empty when the answer had none).
-    pub status: String,
-    /// [`crate::xs2a::status::verdict`] of `status` with the answer's `fundsAvailable`
-    /// (pending for a non-2xx answer).
-    pub verdict: Verdict,
-    /// The status exchange as received.
-    pub exchange: Exchange,
-}
-
-impl StatusAfterSca {
-    /// "payment 1234 approved: ACSC", "payment 1234 not approved yet: RCVD",
-    /// "payment 1234 rejected: lack of funds (ACCP)" and the like.
-    pub fn summary(&self) -> String {
-        let id = self
-            .resource_id
-            .as_ref()
-            .map(|i| format!("{i} "))
-            .unwrap_or_default();
-        let status = if self.status.is_empty() {
-            format!("HTTP {}", self.exchange.status)
-        } else {
-            self.status.clone()
-        };
-        let noun = self.flow.noun();
-        match &self.verdict {
-            Verdict::Approved => format!("{noun} {id}approved: {status}"),
-            Verdict::Pending => format!("{noun} {id}not approved yet: {status}"),
-            Verdict::Rejected(why) => format!("{noun} {id}rejected: {why} ({status})"),
-        }
-    }
-}
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -568,7 +381,14 @@ impl Engine {
     /// An owned [`super::sender::Sender`] for this engine, to send off the caller's task (the
     /// TUI); arm what it returns with [`Engine::arm`].
     pub fn sender(&self) -> super::sender::Sender {
-        super::sender::Sender::of(self)
+        super::sender::Sender {
+            http: self.http.clone(),
+            profile: self.profile.clone(),
+            history: self.history.clone(),
+            history_error: self.history_error.clone(),
+            history_path: self.paths.history_file(),
+            tpp_session_id: self.session.tpp_session_id.clone(),
+        }
     }
 
     /// Records an exchange in the history and returns the entry id. History is best effort

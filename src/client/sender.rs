@@ -17,24 +17,215 @@
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use super::engine::{HistoryWriteError, PendingSca, ScaFlow, StatusAfterSca};
 use super::history::History;
 use super::response_sig::ResponseSignature;
 use super::{ClientError, Exchange, PreparedRequest, send_for_profile};
 use crate::profile::Profile;
+use crate::xs2a::status::Verdict;
+
+/// Why an exchange was not stored in the history ([`Engine::record`]); the history is best
+/// effort, so the send itself succeeded.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryWriteError {
+    /// The history could not be opened when the engine started (the reason, as in
+    /// [`Engine::history_error`]).
+    #[error("{0}")]
+    NotOpen(String),
+    /// A thread panicked while it held the history.
+    #[error("the history is unusable after an internal error")]
+    Poisoned,
+    /// SQLite refused the write; `message` says why
+    /// ([`super::history::describe_open_error`]).
+    #[error("the exchange was not stored in the history: {message}")]
+    Write {
+        /// The sentence naming the history path.
+        message: String,
+        /// SQLite's error.
+        #[source]
+        source: rusqlite::Error,
+    },
+}
+
+/// What an SCA flow authorises, from the path of the request whose response started it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScaFlow {
+    /// An account information read (`/v1/accounts...`, `/v1/card-accounts...`): the SCA
+    /// gives the session its PSU, context and consent; the read is sent again after it.
+    AisRead,
+    /// A consent (`/v1/consents`, `/v1/bank-offered-consents`): like [`ScaFlow::AisRead`]
+    /// for the session; afterwards the consent's status is read.
+    Consent,
+    /// A payment (`/v1/payments`, `/v1/bulk-payments`, `/v1/periodic-payments`): the
+    /// session's AIS context stays as it is; afterwards the payment's status is read.
+    Payment,
+    /// A signing basket (`/v1/signing-baskets`): as [`ScaFlow::Payment`].
+    Basket,
+}
+
+impl ScaFlow {
+    /// The flow of a request to `path` (path and query, or an absolute URL).
+    pub fn of_path(path: &str) -> ScaFlow {
+        let path = path_of(path);
+        let first = path
+            .trim_start_matches("/v1/")
+            .split('/')
+            .next()
+            .unwrap_or("");
+        match first {
+            "payments" | "bulk-payments" | "periodic-payments" => ScaFlow::Payment,
+            "signing-baskets" => ScaFlow::Basket,
+            "consents" | "bank-offered-consents" => ScaFlow::Consent,
+            _ => ScaFlow::AisRead,
+        }
+    }
+
+    /// Whether the SCA sets the session's AIS context (PSU-ID, PSU-Corporate-ID, context).
+    pub fn sets_ais_context(self) -> bool {
+        matches!(self, ScaFlow::AisRead | ScaFlow::Consent)
+    }
+
+    /// `payment`, `signing basket`, `consent` or `account access`.
+    pub fn noun(self) -> &'static str {
+        match self {
+            ScaFlow::AisRead => "account access",
+            ScaFlow::Consent => "consent",
+            ScaFlow::Payment => "payment",
+            ScaFlow::Basket => "signing basket",
+        }
+    }
+}
+
+/// An SCA flow the console started and waits for ([`Engine::expect_sca`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingSca {
+    /// The `TPP-Session-ID` the flow's request carried (the callback must echo it).
+    pub tpp_session_id: String,
+    /// What the SCA approves: a payment, a basket, a consent, or an account read.
+    pub flow: ScaFlow,
+    /// The resource's id (`paymentId`, `basketId`, `consentId`) when known.
+    pub resource_id: Option<String>,
+    /// Path of the resource's status (`.../status`, from `_links.status` or built from the
+    /// request path and the id), for [`Engine::status_after_sca`]; `None` for AIS reads.
+    pub status_path: Option<String>,
+    /// The `scaRedirect` link.
+    pub sca_redirect: String,
+    /// The `sca-ref` query parameter of the `TPP-Redirect-URI` the flow's request carried
+    /// ([`crate::redirect::SCA_REF_PARAM`]): the ASPSP keeps it in the redirect after SCA, so
+    /// the callback names the SCA it answers. `None` when the request carried none (a
+    /// resend, an import, a TPP-Redirect-URI typed by hand).
+    pub sca_ref: Option<String>,
+}
+
+impl PendingSca {
+    /// The flow started by a response to `method url` with JSON `body` (`None` when unknown:
+    /// then the id and status path come from the URL alone, e.g. for start-authorisation).
+    pub fn from_response(
+        tpp_session_id: &str,
+        url: &str,
+        body: Option<&serde_json::Value>,
+        sca_redirect: &str,
+    ) -> PendingSca {
+        let path = path_of(url);
+        let path = path.split('?').next().unwrap_or(path).trim_end_matches('/');
+        let flow = ScaFlow::of_path(path);
+        let id_field = match flow {
+            ScaFlow::Payment => "paymentId",
+            ScaFlow::Basket => "basketId",
+            ScaFlow::Consent => "consentId",
+            ScaFlow::AisRead => "",
+        };
+        let body_id = body
+            .and_then(|b| b.get(id_field))
+            .and_then(|v| v.as_str())
+            .map(str::to_string);
+        // `.../{id}/authorisations` (start authorisation): the resource is the prefix.
+        let (resource, resource_id) = match path.strip_suffix("/authorisations") {
+            Some(prefix) => (
+                Some(prefix.to_string()),
+                prefix.rsplit('/').next().map(str::to_string),
+            ),
+            None => (
+                body_id.as_ref().map(|id| format!("{path}/{id}")),
+                body_id.clone(),
+            ),
+        };
+        let linked = body
+            .and_then(|b| b["_links"]["status"]["href"].as_str())
+            .map(|h| path_of(h).to_string());
+        let status_path = match flow {
+            ScaFlow::AisRead => None,
+            _ => linked.or_else(|| resource.map(|r| format!("{r}/status"))),
+        };
+        PendingSca {
+            tpp_session_id: tpp_session_id.to_string(),
+            flow,
+            resource_id,
+            status_path,
+            sca_redirect: sca_redirect.to_string(),
+            sca_ref: None,
+        }
+    }
+}
+
+/// A resource's status read after its SCA ([`Engine::status_after_sca`]).
+#[derive(Debug, Clone)]
+pub struct StatusAfterSca {
+    /// What the SCA approves: a payment, a basket, a consent, or an account read.
+    pub flow: ScaFlow,
+    /// `paymentId`, `basketId` or `consentId`, when known.
+    pub resource_id: Option<String>,
+    /// `transactionStatus` or `consentStatus` (empty when the answer had none).
+    pub status: String,
+    /// [`crate::xs2a::status::verdict`] of `status` with the answer's `fundsAvailable`
+    /// (pending for a non-2xx answer).
+    pub verdict: Verdict,
+    /// The status exchange as received.
+    pub exchange: Exchange,
+}
+
+impl StatusAfterSca {
+    /// "payment 1234 approved: ACSC", "payment 1234 not approved yet: RCVD",
+    /// "payment 1234 rejected: lack of funds (ACCP)" and the like.
+    pub fn summary(&self) -> String {
+        let id = self
+            .resource_id
+            .as_ref()
+            .map(|i| format!("{i} "))
+            .unwrap_or_default();
+        let status = if self.status.is_empty() {
+            format!("HTTP {}", self.exchange.status)
+        } else {
+            self.status.clone()
+        };
+        let noun = self.flow.noun();
+        match &self.verdict {
+            Verdict::Approved => format!("{noun} {id}approved: {status}"),
+            Verdict::Pending => format!("{noun} {id}not approved yet: {status}"),
+            Verdict::Rejected(why) => format!("{noun} {id}rejected: {why} ({status})"),
+        }
+    }
+}
+
+/// The path and query of `url` (an absolute URL or already a path).
+fn path_of(url: &str) -> &str {
+    match url.split_once("://") {
+        Some((_, rest)) => rest.find('/').map(|i| &rest[i..]).unwrap_or("/"),
+        None => url,
+    }
+}
 
 /// Everything sending needs, owned (cheap to clone), so that a front end can send off its
 /// UI task while the engine stays where it is ([`super::Engine::sender`]).
 #[derive(Clone)]
 pub struct Sender {
-    http: reqwest::Client,
-    profile: Profile,
-    history: Option<Arc<Mutex<History>>>,
+    pub(super) http: reqwest::Client,
+    pub(super) profile: Profile,
+    pub(super) history: Option<Arc<Mutex<History>>>,
     /// Why the history is not open (when `history` is `None`).
-    history_error: Option<String>,
-    history_path: std::path::PathBuf,
+    pub(super) history_error: Option<String>,
+    pub(super) history_path: std::path::PathBuf,
     /// The session's `TPP-Session-ID`, for a request that carries none.
-    tpp_session_id: Option<String>,
+    pub(super) tpp_session_id: Option<String>,
 }
 
 impl std::fmt::Debug for Sender {
@@ -62,18 +253,6 @@ pub struct Sent {
 }
 
 impl Sender {
-    /// A sender for `engine`'s profile, HTTP client, history and session.
-    pub fn of(engine: &super::Engine) -> Sender {
-        Sender {
-            http: engine.http.clone(),
-            profile: engine.profile.clone(),
-            history: engine.history.clone(),
-            history_error: engine.history_error.clone(),
-            history_path: engine.paths.history_file(),
-            tpp_session_id: engine.session.tpp_session_id.clone(),
-        }
-    }
-
     /// The profile requests go out under.
     pub fn profile(&self) -> &Profile {
         &self.profile

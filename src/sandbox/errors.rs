@@ -8,6 +8,7 @@ use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 
+use crate::sandbox::store::error::StoreError;
 use crate::signing::VerifyError;
 use crate::xs2a::error::{ErrorBody, MessageCode};
 use crate::xs2a::links::{Link, Links, names};
@@ -87,16 +88,31 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        // The code travels to the access log (`access_log::ErrorCode`).
-        let code = self
-            .body
-            .first_code()
-            .map(|c| crate::sandbox::http::access_log::ErrorCode(c.into()));
+        // The code travels to the access log (`ErrorCode`).
+        let code = self.body.first_code().map(|c| ErrorCode(c.into()));
         let mut response = (self.status, axum::Json(self.body)).into_response();
         if let Some(code) = code {
             response.extensions_mut().insert(code);
         }
         response
+    }
+}
+
+/// A failure of the state database as an answer, so handlers and domain functions use `?`
+/// on the store's results: [`ApiError::storage`] (503 `SERVICE_BLOCKED`, the reason in the
+/// text), logged at `error` level when converted. Never a "not found" or an empty list.
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        tracing::error!(error = %e, "sandbox database failed");
+        ApiError::storage(e.to_string())
+    }
+}
+
+/// A SQLite failure inside a transaction ([`crate::sandbox::store::db::Db::write`]) run with
+/// `ApiError` as its error: as [`StoreError`] (503 `SERVICE_BLOCKED`, logged).
+impl From<rusqlite::Error> for ApiError {
+    fn from(e: rusqlite::Error) -> Self {
+        ApiError::from(StoreError::from(e))
     }
 }
 
@@ -161,3 +177,8 @@ impl<S: Send + Sync> FromRequestParts<S> for QueryPairs {
         Ok(QueryPairs::of(parts))
     }
 }
+
+/// The Berlin Group code of an error answer, set as a response extension by
+/// [`ApiError`]'s `IntoResponse`, read by the access log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorCode(pub String);

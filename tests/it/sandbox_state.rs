@@ -167,7 +167,6 @@ async fn initialize_resets_every_table_to_the_known_state() {
                 "INSERT INTO other_module_rows (account) VALUES (?1)",
                 [&seeded_account],
             )
-            .map_err(psd2_console::sandbox::store::db::db_error)
         })
         .unwrap();
     }

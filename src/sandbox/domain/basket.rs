@@ -160,7 +160,7 @@ pub fn create(
         if let Some(a) = &auth {
             rows::insert_authorisation(tx, a)?;
         }
-        Ok(basket_status(&found))
+        Ok::<_, ApiError>(basket_status(&found))
     })?;
     Ok((id, transaction_status, auth))
 }

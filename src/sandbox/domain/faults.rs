@@ -412,7 +412,7 @@ impl Faults {
             if f.remaining.is_none() {
                 return Some(f.clone());
             }
-            match db.write(|tx| Ok(rows::claim(tx, &f.id)?)) {
+            match db.write(|tx| rows::claim(tx, &f.id)) {
                 Ok(true) => {
                     self.reload(db);
                     return Some(f.clone());
@@ -531,7 +531,7 @@ impl ScaOutcome {
 pub fn sca_outcome(db: &Db, page: &str, psu_id: Option<&str>) -> Option<ScaOutcome> {
     let world = crate::sandbox::clock::current_world()?;
     let f = db
-        .write(|tx| Ok(take_outcome(tx, Action::is_sca, &world, page, psu_id)?))
+        .write(|tx| take_outcome(tx, Action::is_sca, &world, page, psu_id))
         .ok()??;
     Some(match f.definition.action {
         Action::ScaCancel => ScaOutcome::Cancel { fault: f.id },

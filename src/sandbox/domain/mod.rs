@@ -8,13 +8,18 @@
 //!   login and decision on the payment SCA page; [`basket`]: signing baskets.
 //! - [`settlement`]: payment execution at the batch runs (balances, holds, booking).
 //! - [`faults`]: the fault rules and the outcomes they force on payments and SCA.
+//! - [`books`]: an account's transactions and balances (the generated ledger merged with the
+//!   manual transactions and balance overrides of the store).
+//! - [`manage`]: sandbox management's limits, body readers and transactions.
 //! - [`views`]: the sandbox-customer and agreement elements shared by several endpoints.
 
 pub mod access;
 pub mod basket;
+pub mod books;
 pub mod events;
 pub mod faults;
 pub mod ledger;
+pub mod manage;
 pub mod payment;
 pub mod payment_sca;
 pub mod rules;

@@ -47,7 +47,7 @@ pub struct Initiation {
 ///
 /// Errors: the database fails (503).
 pub fn account_by_bban(app: &App, bban: &str) -> Result<Option<Account>, ApiError> {
-    app.store.account_by_bban(bban)
+    Ok(app.store.account_by_bban(bban)?)
 }
 
 /// The credits of a stored payment body to accounts identified by BBAN: (bban, minor units)
@@ -242,7 +242,7 @@ pub fn insert_authorisation(
 ) -> Result<AuthorisationRow, ApiError> {
     app.db.write(|tx| {
         check(tx)?;
-        Ok(rows::insert_authorisation(tx, &auth)?)
+        Ok::<_, ApiError>(rows::insert_authorisation(tx, &auth)?)
     })?;
     Ok(auth)
 }

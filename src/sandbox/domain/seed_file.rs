@@ -60,8 +60,8 @@ use chrono::NaiveDate;
 use serde::{Deserialize, Deserializer};
 use uuid::Uuid;
 
+use crate::sandbox::domain::manage::CASH_ACCOUNT_TYPES;
 use crate::sandbox::domain::seed;
-use crate::sandbox::http::manage::CASH_ACCOUNT_TYPES;
 use crate::sandbox::model::{
     Account, AccountKind, Agreement, CardAccount, Customer, ManualTransaction, SeedData,
 };

@@ -89,8 +89,7 @@ fn store_available(app: &App, account: &Account) -> Result<Option<i64>, ApiError
         return Ok(None);
     };
     Ok(Some(
-        app.store
-            .balances(account, &owner, app.clock.today())?
+        crate::sandbox::domain::books::balances(&app.store, account, &owner, app.clock.today())?
             .expected,
     ))
 }
@@ -411,7 +410,7 @@ pub fn run(app: &App, tpp: Option<&str>, all: bool) -> Result<BatchReport, ApiEr
                     .push(json!({"paymentId": p.id, "transactionStatus": s}));
             }
         }
-        Ok(report)
+        Ok::<_, ApiError>(report)
     })?;
     app.events.emit(tpp, || {
         crate::sandbox::domain::events::Event::Batch(crate::sandbox::domain::events::BatchEvent {

@@ -44,10 +44,7 @@ pub const ACCESS_TARGET: &str = "psd2_console::access";
 /// Longest `X-Request-ID` logged, characters (a UUID has 36; longer values are cut).
 pub const MAX_REQUEST_ID_CHARS: usize = 100;
 
-/// The Berlin Group code of an error answer, set as a response extension by
-/// [`crate::sandbox::errors::ApiError`]'s `IntoResponse`, read by the access log.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ErrorCode(pub String);
+pub use crate::sandbox::errors::ErrorCode;
 
 /// The id of the fault rule that answered a request ([`crate::sandbox::http::faults`]), set as a response
 /// extension by [`crate::sandbox::http::faults::mark`], read for the event stream.

@@ -315,7 +315,7 @@ pub async fn balances(
     let key = ReadKey::new(Read::AccountBalances, account.id, c.version).on(today);
     app.reads.answer(key, || {
         let yesterday = today.pred_opt().unwrap_or(today);
-        let b = app.store.balances(&account, &owner, today)?;
+        let b = crate::sandbox::domain::books::balances(&app.store, &account, &owner, today)?;
         let balance = |kind: &str, amount: i64, date: NaiveDate| Balance {
             balance_type: kind.to_string(),
             balance_amount: Amount::from_minor(&account.currency, amount),
@@ -691,12 +691,11 @@ pub async fn transactions(
     let mut report = Report::default();
     let mut total = 0;
     if q.wants_booked() {
-        let all: Vec<Entry> = app
-            .store
-            .booked(&account, &owner, today)?
-            .into_iter()
-            .filter(|e| q.in_period(e.booking_date, from))
-            .collect();
+        let all: Vec<Entry> =
+            crate::sandbox::domain::books::booked(&app.store, &account, &owner, today)?
+                .into_iter()
+                .filter(|e| q.in_period(e.booking_date, from))
+                .collect();
         total = all.len();
         report.booked = Some(
             all.iter()
@@ -708,8 +707,7 @@ pub async fn transactions(
     }
     if q.wants_pending() {
         report.pending = Some(
-            app.store
-                .pending(&account, &owner, today)?
+            crate::sandbox::domain::books::pending(&app.store, &account, &owner, today)?
                 .iter()
                 .map(|e| entry(&account, e, false, &manual))
                 .collect(),
@@ -874,7 +872,7 @@ pub async fn transaction_details(
     };
     let tid = Uuid::parse_str(&transaction_id).map_err(|_| unknown())?;
     let manual = manual_of(&app, &account)?;
-    let booked = app.store.booked(&account, &owner, today)?;
+    let booked = crate::sandbox::domain::books::booked(&app.store, &account, &owner, today)?;
     let (mut item, booked_at) = match booked.iter().position(|e| e.id == tid) {
         Some(pos) => {
             let e = &booked[pos];
@@ -892,7 +890,8 @@ pub async fn transaction_details(
             (item, e.booking_date)
         }
         None => {
-            let pending = app.store.pending(&account, &owner, today)?;
+            let pending =
+                crate::sandbox::domain::books::pending(&app.store, &account, &owner, today)?;
             let e = pending.iter().find(|e| e.id == tid).ok_or_else(unknown)?;
             (entry(&account, e, false, &manual), None)
         }

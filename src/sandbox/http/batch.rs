@@ -124,7 +124,7 @@ async fn advance_clock(
             .saturating_add(std::time::Duration::from_secs(secs));
         crate::sandbox::store::tenancy::set_clock_offset(tx, world, offset.as_secs())?;
         app.clock.set_world_offset(world, offset);
-        Ok(())
+        Ok::<_, ApiError>(())
     })?;
     app.events.emit(Some(world), || {
         let offset = app.clock.offset() + app.clock.world_offset(world);

@@ -189,14 +189,15 @@ pub fn current_balances(
     today: NaiveDate,
 ) -> Result<Balances, ApiError> {
     let base = ledger::card_balances(card, owner, today);
-    app.store.card_balances(
+    Ok(crate::sandbox::domain::books::card_balances(
+        &app.store,
         card.id,
         Balances {
             closing_booked: base.interim_booked,
             expected: base.interim_available,
         },
         today,
-    )
+    )?)
 }
 
 /// `b` as the two Berlin Group `balance`s of a card account, `interimBooked` then

@@ -350,7 +350,7 @@ pub async fn consent_delete(
         {
             access::revoke_key(tx, key, access::Revoked::ByTpp, now)?;
         }
-        Ok(())
+        Ok::<_, ApiError>(())
     })?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -38,8 +38,9 @@ pub async fn list(
 /// Errors: 503 when the database fails.
 pub fn visible_to(app: &App, id: &uuid::Uuid, tpp: &Tpp) -> Result<bool, ApiError> {
     let key = id.to_string();
-    app.db
-        .read(|c| crate::sandbox::store::tenancy::visible_to(c, &key, &tpp.id.0))
+    Ok(app
+        .db
+        .read(|c| crate::sandbox::store::tenancy::visible_to(c, &key, &tpp.id.0))?)
 }
 
 /// `GET /v1/sandbox/customers/{customerId}`: one element, accounts and agreements included;

@@ -217,7 +217,7 @@ async fn create(
         tpp: tpp.id.0,
     };
     let at = now_secs(&app);
-    app.db.write(|tx| Ok(rows::insert(tx, &row, at)?))?;
+    app.db.write(|tx| rows::insert(tx, &row, at))?;
     app.faults.reload(&app.db);
     Ok((StatusCode::CREATED, Json(fault)))
 }
@@ -231,7 +231,7 @@ async fn list(State(app): State<Arc<App>>, tpp: Tpp) -> Result<Json<Value>, ApiE
 
 /// `DELETE /v1/sandbox/faults`: removes every rule of the calling TPP.
 async fn clear(State(app): State<Arc<App>>, tpp: Tpp) -> Result<Json<Value>, ApiError> {
-    let n = app.db.write(|tx| Ok(rows::clear(tx, &tpp.id.0)?))?;
+    let n = app.db.write(|tx| rows::clear(tx, &tpp.id.0))?;
     app.faults.reload(&app.db);
     Ok(Json(json!({ "cleared": n })))
 }
@@ -244,9 +244,7 @@ async fn delete_one(
     tpp: Tpp,
     ApiPath(id): ApiPath<String>,
 ) -> Result<StatusCode, ApiError> {
-    let found = app
-        .db
-        .write(|tx| Ok(rows::delete_of(tx, &id, &tpp.id.0)?))?;
+    let found = app.db.write(|tx| rows::delete_of(tx, &id, &tpp.id.0))?;
     app.faults.reload(&app.db);
     if found {
         Ok(StatusCode::NO_CONTENT)

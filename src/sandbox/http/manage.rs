@@ -16,7 +16,8 @@
 //! * fields that contradict each other or the addressed resource (another account as the
 //!   debtor, a currency other than the account's) → 400 `PARAMETER_NOT_CONSISTENT`.
 //!
-//! Every change runs in one database transaction ([`crate::sandbox::store::db::Db::write`]).
+//! Every change runs in one database transaction of the domain ([`crate::sandbox::domain::manage`]),
+//! which also holds the limits and readers of the bodies.
 //!
 //! | Method | Path | Answer |
 //! |---|---|---|
@@ -43,7 +44,6 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use chrono::NaiveDate;
-use rusqlite::Connection;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -51,42 +51,24 @@ use crate::sandbox::App;
 use crate::sandbox::http::auth::Tpp;
 
 use crate::sandbox::domain::ledger::Balances;
+use crate::sandbox::domain::manage::{
+    self, MAX_ACCOUNTS_PER_REQUEST, MAX_NAME_CHARS, MAX_REMITTANCE_CHARS, NewCustomer,
+    account_spec, cut, field_error, inconsistent, is_bban, parse_body, path_uuid, unknown_in_body,
+};
 use crate::sandbox::domain::seed;
 use crate::sandbox::domain::views::{self, agreement_path, customer_path};
 use crate::sandbox::errors::{ApiError, ApiPath};
 use crate::sandbox::model::{
-    Account, AccountKind, Agreement, CardAccount, Customer, ManualCardTransaction,
-    ManualTransaction,
+    Account, Agreement, CardAccount, Customer, ManualCardTransaction, ManualTransaction,
 };
-use crate::sandbox::store::{self, Unique};
+use crate::sandbox::store;
 use crate::xs2a::error::MessageCode;
 use crate::xs2a::fields::{Fields, json_type};
 use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::{
     AccountDetails, AccountReference, Amount, Balance, BalancesResponse, CardAccountDetails,
-    CustomerType, SandboxAgreement, balance_type, parse_minor,
+    CustomerType, SandboxAgreement, balance_type,
 };
-
-/// Longest `customerName`, account and card account `name` (interface document, Limits:
-/// "Account and card account name: 70 characters").
-pub const MAX_NAME_CHARS: usize = 70;
-
-/// Longest `remittanceInformationUnstructured` (Berlin Group `remittanceInformationUnstructured`,
-/// max 140).
-pub const MAX_REMITTANCE_CHARS: usize = 140;
-
-/// Most accounts or card accounts asked for in one customer creation.
-pub const MAX_ACCOUNTS_PER_REQUEST: usize = 20;
-
-/// Largest amount accepted, minor units (one thousand billion).
-pub const MAX_AMOUNT_MINOR: i64 = 100_000_000_000_000;
-
-/// ISO 20022 `ExternalCashAccountType1Code` values accepted as `cashAccountType`
-/// (interface document, Versioning: `cash-account-type-iso`).
-pub const CASH_ACCOUNT_TYPES: [&str; 23] = [
-    "CACC", "CARD", "CASH", "CHAR", "CISH", "COMM", "CPAC", "LLSV", "LOAN", "MGLD", "MOMA", "NFCA",
-    "NREX", "ODFT", "ONDP", "OTHR", "SACC", "SLRY", "SVGS", "TAXE", "TRAN", "TRAS", "VACC",
-];
 
 const VERBS_GET: &[&str] = &["GET"];
 
@@ -195,195 +177,6 @@ fn created(location: &str, body: impl serde::Serialize) -> Response {
 }
 
 // ---------------------------------------------------------------------------------------
-// Body validation
-
-/// A 400 `FORMAT_ERROR` about `path` (also set as the message's `path`).
-pub fn field_error(path: &str, text: impl Into<String>) -> ApiError {
-    with_path(ApiError::format(text), path)
-}
-
-fn with_path(mut e: ApiError, path: &str) -> ApiError {
-    if let Some(m) = e.body.tpp_messages.first_mut() {
-        m.path = Some(path.to_string());
-    }
-    e
-}
-
-fn inconsistent(path: &str, text: impl Into<String>) -> ApiError {
-    with_path(
-        ApiError::new(MessageCode::ParameterNotConsistent, text),
-        path,
-    )
-}
-
-fn unknown_in_body(path: &str, text: impl Into<String>) -> ApiError {
-    with_path(ApiError::new(MessageCode::ResourceUnknown, text), path)
-}
-
-/// Readers of sandbox-management fields on the shared body reader ([`Fields`]): the
-/// general shapes (strings, objects, arrays, UUIDs, currencies, dates) are the reader's own.
-impl Fields<'_> {
-    /// A Berlin Group `amount` `{"currency": "NOK", "amount": "-12.50"}`: the amount is a
-    /// string (Versioning: `amount-as-string`) with at most two decimals. Returns the currency
-    /// and minor units.
-    fn opt_amount(&self, name: &str) -> Result<Option<(String, i64)>, ApiError> {
-        let Some(v) = self.get(name) else {
-            return Ok(None);
-        };
-        let p = self.at(name);
-        let f = Fields::of(v, &p, &["currency", "amount"])?;
-        let currency = f
-            .opt_currency("currency")?
-            .ok_or_else(|| f.missing("currency", "the ISO 4217 currency code, e.g. \"NOK\""))?;
-        let amount = match f.get("amount") {
-            None => {
-                return Err(f
-                    .missing("amount", "a decimal string such as \"-125.50\"")
-                    .into());
-            }
-            Some(Value::String(s)) => s.trim().to_string(),
-            Some(Value::Number(n)) => {
-                return Err(field_error(
-                    &format!("{p}.amount"),
-                    format!(
-                        "{p}.amount is the number {n}; amounts are JSON strings such as \"{n}\" \
-                         (x-accept-fix amount-as-string)"
-                    ),
-                ));
-            }
-            Some(other) => {
-                return Err(field_error(
-                    &format!("{p}.amount"),
-                    format!("{p}.amount must be a string, not {}", json_type(other)),
-                ));
-            }
-        };
-        let minor = parse_minor(&amount)
-            .filter(|m| m.unsigned_abs() <= MAX_AMOUNT_MINOR.unsigned_abs())
-            .ok_or_else(|| {
-                field_error(
-                    &format!("{p}.amount"),
-                    format!(
-                        "{p}.amount {amount:?} is not a decimal amount with at most two \
-                         decimals (e.g. \"-125.50\") within ±{}",
-                        crate::xs2a::model::format_minor(MAX_AMOUNT_MINOR)
-                    ),
-                )
-            })?;
-        Ok(Some((currency, minor)))
-    }
-
-    /// A Berlin Group `accountReference` with a `bban` (11 digits, MOD11) or an `iban`
-    /// (mod-97 checked); returns it normalized: the BBAN for Norwegian IBANs, else the IBAN.
-    fn opt_account_ref(&self, name: &str) -> Result<Option<String>, ApiError> {
-        let Some(v) = self.get(name) else {
-            return Ok(None);
-        };
-        let p = self.at(name);
-        let f = Fields::of(v, &p, &["bban", "iban", "currency"])?;
-        f.opt_currency("currency")?;
-        match (f.opt_str("bban", 40)?, f.opt_str("iban", 40)?) {
-            (Some(b), None) => {
-                let b: String = b.chars().filter(|c| *c != '.' && *c != ' ').collect();
-                if is_bban(&b) {
-                    Ok(Some(b))
-                } else {
-                    Err(field_error(
-                        &format!("{p}.bban"),
-                        format!(
-                            "{p}.bban {b:?} is not a Norwegian BBAN (11 digits with a valid \
-                             MOD11 check digit)"
-                        ),
-                    ))
-                }
-            }
-            (None, Some(i)) => {
-                let i: String = i
-                    .chars()
-                    .filter(|c| *c != ' ')
-                    .collect::<String>()
-                    .to_ascii_uppercase();
-                if !is_iban(&i) {
-                    return Err(field_error(
-                        &format!("{p}.iban"),
-                        format!("{p}.iban {i:?} is not a valid IBAN (check digits fail)"),
-                    ));
-                }
-                match i.strip_prefix("NO").map(|r| &r[2..]) {
-                    Some(b) if is_bban(b) => Ok(Some(b.to_string())),
-                    Some(_) => Err(field_error(
-                        &format!("{p}.iban"),
-                        format!("{p}.iban {i:?} does not hold a valid Norwegian BBAN"),
-                    )),
-                    None => Ok(Some(i)),
-                }
-            }
-            (None, None) => Err(field_error(&p, format!("{p} needs a bban or an iban"))),
-            (Some(_), Some(_)) => Err(field_error(
-                &p,
-                format!("{p} must have either a bban or an iban, not both"),
-            )),
-        }
-    }
-}
-
-/// The account identifier checks, shared with the payment bodies and the console
-/// ([`crate::xs2a::identifiers`]): a Norwegian BBAN (11 digits, MOD11) and an IBAN (Berlin
-/// Group `iban` pattern, MOD 97-10).
-pub use crate::xs2a::identifiers::{is_iban, is_norwegian_bban as is_bban};
-
-/// Parses the request body as a JSON value; an empty body is `what` missing.
-fn parse_body(body: &[u8], what: &str) -> Result<Value, ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Err(field_error(
-            "body",
-            format!("the request body is missing; expected a JSON object: {what}"),
-        ));
-    }
-    serde_json::from_slice(body)
-        .map_err(|e| field_error("body", format!("the request body is not valid JSON: {e}")))
-}
-
-fn path_uuid(id: &str, what: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(id).map_err(|_| ApiError::not_found(format!("no {what} {id:?}")))
-}
-
-fn random_u64() -> u64 {
-    Uuid::new_v4().as_u64_pair().0
-}
-
-fn exists(conn: &Connection, what: Unique, value: &str) -> Result<bool, ApiError> {
-    Ok(store::exists(conn, what, value)?)
-}
-
-fn unique_value(
-    conn: &Connection,
-    what: Unique,
-    make: impl Fn(u64) -> String,
-) -> Result<String, ApiError> {
-    for _ in 0..1000 {
-        let v = make(random_u64());
-        if !exists(conn, what, &v)? {
-            return Ok(v);
-        }
-    }
-    Err(ApiError::storage("no free number left"))
-}
-
-fn fresh_bban(conn: &Connection) -> Result<String, ApiError> {
-    unique_value(conn, Unique::Bban, seed::bban_from)
-}
-
-fn fresh_pan(conn: &Connection) -> Result<String, ApiError> {
-    unique_value(conn, Unique::MaskedPan, seed::masked_pan)
-}
-
-/// `text` cut to `max` characters.
-fn cut(text: &str, max: usize) -> String {
-    text.chars().take(max).collect()
-}
-
-// ---------------------------------------------------------------------------------------
 // Initialize
 
 /// `POST /v1/sandbox/initialize[?scope=all]` (interface document, Endpoints: "sandbox
@@ -423,8 +216,7 @@ pub async fn initialize(
         }
         s
     } else {
-        app.db
-            .write(|tx| Ok(store::tenancy::reset(tx, &tpp.id.0)?))?;
+        manage::reset_world(&app.db, &tpp.id)?;
         app.clock
             .set_world_offset(&tpp.id.0, std::time::Duration::ZERO);
         // The caller's X-Request-IDs are forgotten too (issue 20, finding 5; `crate::sandbox::http::replay`).
@@ -467,93 +259,6 @@ const ACCOUNT_SPEC_FIELDS: [&str; 5] =
     ["name", "cashAccountType", "currency", "product", "balance"];
 
 const CARD_SPEC_FIELDS: [&str; 3] = ["name", "currency", "product"];
-
-/// An account asked for in a creation body.
-struct AccountSpec {
-    name: String,
-    cash_account_type: String,
-    currency: String,
-    product: Option<String>,
-    opening_balance: i64,
-}
-
-fn account_spec(f: &Fields<'_>) -> Result<AccountSpec, ApiError> {
-    let name = f.req_str(
-        "name",
-        MAX_NAME_CHARS,
-        "the account name (at most 70 characters)",
-    )?;
-    let cash_account_type = match f.opt_str("cashAccountType", 4)? {
-        None => "CACC".to_string(),
-        Some(t) if CASH_ACCOUNT_TYPES.contains(&t.as_str()) => t,
-        Some(t) => {
-            let p = f.at("cashAccountType");
-            return Err(field_error(
-                &p,
-                format!(
-                    "{p} {t:?} is not an ISO 20022 cash account type code ({})",
-                    CASH_ACCOUNT_TYPES.join(", ")
-                ),
-            ));
-        }
-    };
-    let currency = f
-        .opt_currency("currency")?
-        .unwrap_or_else(|| seed::CURRENCY.to_string());
-    let product = f.opt_str("product", MAX_NAME_CHARS)?;
-    let opening_balance = match f.opt_amount("balance")? {
-        None => 0,
-        Some((c, _)) if c != currency => {
-            let p = f.at("balance.currency");
-            return Err(inconsistent(
-                &p,
-                format!("{p} {c} differs from the account currency {currency}"),
-            ));
-        }
-        Some((_, m)) => m,
-    };
-    Ok(AccountSpec {
-        name,
-        cash_account_type,
-        currency,
-        product,
-        opening_balance,
-    })
-}
-
-fn build_account(
-    conn: &Connection,
-    owner: &Customer,
-    spec: AccountSpec,
-) -> Result<Account, ApiError> {
-    let savings = matches!(spec.cash_account_type.as_str(), "SVGS" | "SACC" | "LLSV");
-    let kind = match (owner.kind, savings) {
-        (CustomerType::Private, true) => AccountKind::Savings,
-        (CustomerType::Private, false) => AccountKind::Current,
-        (CustomerType::Corporate, _) => AccountKind::Operating,
-    };
-    let product = spec.product.unwrap_or_else(|| {
-        if savings {
-            "Sparekonto".into()
-        } else if owner.kind == CustomerType::Corporate {
-            "Bedriftskonto".into()
-        } else {
-            "Brukskonto".into()
-        }
-    });
-    Ok(Account {
-        id: Uuid::new_v4(),
-        owner: owner.id,
-        kind,
-        bban: fresh_bban(conn)?,
-        currency: spec.currency,
-        name: spec.name,
-        product,
-        cash_account_type: spec.cash_account_type,
-        opening_balance: spec.opening_balance,
-        generated: false,
-    })
-}
 
 /// `POST /v1/sandbox/customers` (interface document, Endpoints: "Creates sandbox
 /// customers"; fields of Resources, "Sandbox customer"). Body:
@@ -661,82 +366,17 @@ pub async fn create_customer(
                 .collect::<Result<Vec<_>, ApiError>>()?,
         ),
     };
-    let customer = app.db.write(|tx| {
-        let number_sql = Unique::CustomerNumber;
-        let number = match number {
-            Some(n) => {
-                if exists(tx, number_sql, &n)? {
-                    return Err(field_error(
-                        "customerNumber",
-                        format!("customerNumber {n} is already used by another sandbox customer"),
-                    ));
-                }
-                n
-            }
-            None => unique_value(tx, number_sql, |r| match kind {
-                CustomerType::Private => seed::national_id(r),
-                CustomerType::Corporate => seed::organisation_number(r),
-            })?,
-        };
-        let r = random_u64();
-        let customer = Customer {
-            id: Uuid::new_v4(),
+    let customer = manage::create_customer(
+        &app.db,
+        &tpp.id,
+        NewCustomer {
             number,
             kind,
-            employer: match kind {
-                CustomerType::Private => seed::EMPLOYERS
-                    .get(usize::try_from(r % seed::EMPLOYERS.len() as u64).unwrap_or(0))
-                    .copied()
-                    .unwrap_or_default()
-                    .to_string(),
-                CustomerType::Corporate => String::new(),
-            },
             name,
-        };
-        store::insert_customer(tx, &customer)?;
-        // The customer is in the creating TPP's world only (issue 20).
-        store::tenancy::set_owner(tx, &customer.id.to_string(), &tpp.id.0)?;
-        match accounts {
-            Some(specs) => {
-                for spec in specs {
-                    let a = build_account(tx, &customer, spec)?;
-                    store::insert_account(tx, &a)?;
-                }
-            }
-            None => {
-                for spec in seed::default_accounts(customer.kind) {
-                    let mut a =
-                        seed::default_account(&customer, spec, Uuid::new_v4(), fresh_bban(tx)?);
-                    a.name = cut(&a.name, MAX_NAME_CHARS);
-                    store::insert_account(tx, &a)?;
-                }
-            }
-        }
-        let cards = cards.unwrap_or_else(|| match customer.kind {
-            CustomerType::Private => vec![(
-                cut(
-                    &format!("Mastercard Gold {}", customer.name),
-                    MAX_NAME_CHARS,
-                ),
-                seed::CURRENCY.to_string(),
-                None,
-            )],
-            CustomerType::Corporate => Vec::new(),
-        });
-        for (name, currency, product) in cards {
-            let c = CardAccount {
-                id: Uuid::new_v4(),
-                owner: customer.id,
-                masked_pan: fresh_pan(tx)?,
-                currency,
-                name,
-                product: product.unwrap_or_else(|| "Kredittkort".into()),
-                status: "enabled".into(),
-            };
-            store::insert_card_account(tx, &c)?;
-        }
-        Ok(customer)
-    })?;
+            accounts,
+            cards,
+        },
+    )?;
     let element = views::element(&app, &customer, true, true)?;
     Ok(created(&customer_path(customer.id), element))
 }
@@ -926,28 +566,7 @@ pub async fn create_agreement(
             MAX_NAME_CHARS,
         ),
     };
-    let agreement = app.db.write(|tx| {
-        let taken = store::agreement_between(tx, corporate.id, holder.id)?;
-        if taken {
-            return Err(inconsistent(
-                "holderCustomerId",
-                format!(
-                    "{} already holds an agreement for {}; add accounts by deleting it and \
-                     granting a new one",
-                    holder.name, corporate.name
-                ),
-            ));
-        }
-        let a = Agreement {
-            id: Uuid::new_v4(),
-            name,
-            corporate: corporate.id,
-            holder: holder.id,
-            accounts,
-        };
-        store::insert_agreement(tx, &a)?;
-        Ok(a)
-    })?;
+    let agreement = manage::create_agreement(&app.db, &corporate, &holder, name, accounts)?;
     Ok(created(
         &agreement_path(&agreement),
         views::sandbox_agreement_element(&agreement),
@@ -1101,20 +720,7 @@ pub async fn create_account(
             ));
         }
     };
-    let account = app.db.write(|tx| {
-        let mut a = build_account(tx, &owner, spec)?;
-        if let Some(b) = bban {
-            if exists(tx, Unique::Bban, &b)? {
-                return Err(field_error(
-                    "bban",
-                    format!("bban {b} is already an account of this sandbox"),
-                ));
-            }
-            a.bban = b;
-        }
-        store::insert_account(tx, &a)?;
-        Ok(a)
-    })?;
+    let account = manage::create_account(&app.db, &owner, spec, bban)?;
     Ok(created(
         &format!("/v1/accounts/{}", account.id),
         json!({ "account": account_details(&app, &account)? }),
@@ -1160,19 +766,7 @@ pub async fn create_card_account(
             ));
         }
     };
-    let card = app.db.write(|tx| {
-        let c = CardAccount {
-            id: Uuid::new_v4(),
-            owner: owner.id,
-            masked_pan: fresh_pan(tx)?,
-            currency,
-            name,
-            product,
-            status,
-        };
-        store::insert_card_account(tx, &c)?;
-        Ok(c)
-    })?;
+    let card = manage::create_card_account(&app.db, &owner, name, currency, product, status)?;
     Ok(created(
         &format!("/v1/card-accounts/{}", card.id),
         json!({ "cardAccount": card_details(&app, &card)? }),
@@ -1409,13 +1003,7 @@ pub async fn create_transaction(
         remittance,
         created_at: app.clock.now(),
     };
-    t.seq = app.db.write(|tx| {
-        // The account may have been deleted since it was read.
-        if !exists(tx, Unique::AccountId, &account.id.to_string())? {
-            return Err(ApiError::not_found(format!("no sandbox account {id:?}")));
-        }
-        Ok(store::insert_manual_transaction(tx, &t)?)
-    })?;
+    t.seq = manage::add_transaction(&app.db, &t, &id)?;
     Ok(created(
         &format!("/v1/accounts/{}/transactions/{}", account.id, t.id),
         t.to_transaction(&account.currency),
@@ -1517,14 +1105,7 @@ pub async fn create_card_transaction(
         transaction_details,
         created_at: app.clock.now(),
     };
-    t.seq = app.db.write(|tx| {
-        if !exists(tx, Unique::CardAccountId, &card.id.to_string())? {
-            return Err(ApiError::not_found(format!(
-                "no sandbox card account {id:?}"
-            )));
-        }
-        Ok(store::insert_manual_card_transaction(tx, &t)?)
-    })?;
+    t.seq = manage::add_card_transaction(&app.db, &t, &id)?;
     Ok(created(
         &format!("/v1/card-accounts/{}/transactions", card.id),
         t.to_json(&card.currency, &card.masked_pan),
@@ -1591,19 +1172,17 @@ pub async fn set_balances(
         .store
         .customer(account.owner)?
         .ok_or_else(|| ApiError::not_found(format!("no sandbox account {id:?}")))?;
-    let current = app.store.balances(&account, &owner, today)?;
+    let current = crate::sandbox::domain::books::balances(&app.store, &account, &owner, today)?;
     let now = app.clock.now();
-    app.db.write(|tx| {
-        Ok(store::set_balance_override(
-            tx,
-            false,
-            account.id,
-            booked.unwrap_or(current.closing_booked),
-            available.unwrap_or(current.expected),
-            now,
-        )?)
-    })?;
-    let b = app.store.balances(&account, &owner, today)?;
+    manage::set_balance_override(
+        &app.db,
+        false,
+        account.id,
+        booked.unwrap_or(current.closing_booked),
+        available.unwrap_or(current.expected),
+        now,
+    )?;
+    let b = crate::sandbox::domain::books::balances(&app.store, &account, &owner, today)?;
     let yesterday = today.pred_opt().unwrap_or(today);
     let balance = |kind: &str, amount: i64, date: NaiveDate| Balance {
         balance_type: kind.to_string(),
@@ -1649,12 +1228,9 @@ pub async fn set_card_balances(
     let booked = booked.unwrap_or(current.closing_booked);
     let available = available.unwrap_or(current.expected);
     let now = app.clock.now();
-    app.db.write(|tx| {
-        Ok(store::set_balance_override(
-            tx, true, card.id, booked, available, now,
-        )?)
-    })?;
-    let b = app.store.card_balances(
+    manage::set_balance_override(&app.db, true, card.id, booked, available, now)?;
+    let b = crate::sandbox::domain::books::card_balances(
+        &app.store,
         card.id,
         Balances {
             closing_booked: booked,
@@ -1666,31 +1242,4 @@ pub async fn set_card_balances(
         "cardAccount": { "maskedPan": card.masked_pan },
         "balances": crate::sandbox::http::cards::interim_balances(&card, &b, today),
     })))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn account_identifier_checks() {
-        assert!(is_bban(&seed::bban_from(42)));
-        assert!(!is_bban("12345678901"));
-        assert!(is_iban("NO9386011117947"));
-        assert!(is_iban("DE89370400440532013000"));
-        assert!(!is_iban("NO9386011117948"));
-        assert!(!is_iban("N09386011117947"));
-    }
-
-    #[test]
-    fn fields_name_the_bad_field() {
-        let v: Value = serde_json::json!({"a": {"currency": "NOK", "amount": 12}, "b": 1});
-        let f = Fields::of(&v, "", &["a", "b"]).unwrap();
-        let e = f.opt_amount("a").unwrap_err();
-        assert_eq!(e.body.tpp_messages[0].path.as_deref(), Some("a.amount"));
-        let e = ApiError::from(f.opt_str("b", 5).unwrap_err());
-        assert_eq!(e.body.first_code(), Some("FORMAT_ERROR"));
-        let e = ApiError::from(Fields::of(&v, "", &["a"]).err().unwrap());
-        assert_eq!(e.body.tpp_messages[0].path.as_deref(), Some("b"));
-    }
 }

@@ -92,7 +92,7 @@ fn load(app: &App, id: &str) -> Result<Scope, Box<Response>> {
             Some(a) => scope_of(c, a).map(Some),
             None => Ok(None),
         })
-        .map_err(|e| Box::new(storage_page(e)))?;
+        .map_err(|e| Box::new(storage_page(e.into())))?;
     let Some(scope) = found else {
         return Err(Box::new(
             pages::error(

@@ -132,7 +132,7 @@ pub async fn revoke(
             };
             revoke_key(tx, &key, Revoked::ByPsu, now)?;
         }
-        Ok(())
+        Ok::<_, ApiError>(())
     })?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -224,8 +224,9 @@ fn in_page_world(
         return Ok(true);
     };
     let id = c.id.to_string();
-    app.db
-        .read(|conn| crate::sandbox::store::tenancy::visible_to(conn, &id, &tpp))
+    Ok(app
+        .db
+        .read(|conn| crate::sandbox::store::tenancy::visible_to(conn, &id, &tpp))?)
 }
 
 fn hints(app: &App) -> Result<Vec<Hint>, crate::sandbox::errors::ApiError> {

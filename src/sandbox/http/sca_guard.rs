@@ -123,15 +123,7 @@ pub fn open(
     let now = crate::sandbox::domain::rules::secs(app.clock.now());
     let inserted = app
         .db
-        .write(|tx| {
-            Ok(store::bind(
-                tx,
-                id,
-                &hash,
-                now,
-                now - 2 * COOKIE_MAX_AGE as i64,
-            )?)
-        })
+        .write(|tx| store::bind(tx, id, &hash, now, now - 2 * COOKIE_MAX_AGE as i64))
         .map_err(|_| Box::new(storage_page()))?;
     if inserted == 0 {
         // Another request bound it a moment ago.

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
-use crate::sandbox::errors::ApiError;
+use crate::sandbox::store::error::StoreError;
 
 /// Where the state lives.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -124,11 +124,11 @@ impl Db {
 
     /// Runs `f` on the connection (reads).
     ///
-    /// Errors: SQLite errors become a 500-free `ApiError` (see [`db_error`]).
+    /// Errors: the database fails ([`StoreError`]).
     pub fn read<T>(
         &self,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
-    ) -> Result<T, ApiError> {
+    ) -> Result<T, StoreError> {
         let conn = self.lock();
         Ok(f(&conn)?)
     }
@@ -142,12 +142,16 @@ impl Db {
         f(&conn)
     }
 
-    /// Runs `f` in one `BEGIN IMMEDIATE` transaction, committed when `f` returns `Ok`.
-    /// `f` may return an `ApiError` to roll back with a Berlin Group error.
-    pub fn write<T>(
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction, committed when `f` returns `Ok`
+    /// (rolled back when it fails), and bumps the data version after a commit. `E` is the
+    /// caller's error: any type SQLite errors convert into ([`StoreError`], or the domain's
+    /// error, so that `f` may roll back with a Berlin Group answer).
+    ///
+    /// Errors: `f`'s, or the database fails to begin or commit.
+    pub fn write<T, E: From<rusqlite::Error>>(
         &self,
-        f: impl FnOnce(&Transaction<'_>) -> Result<T, ApiError>,
-    ) -> Result<T, ApiError> {
+        f: impl FnOnce(&Transaction<'_>) -> Result<T, E>,
+    ) -> Result<T, E> {
         self.write_with(f)
     }
 
@@ -183,21 +187,6 @@ impl Db {
     }
 }
 
-/// A database failure as an API error ([`ApiError::storage`]: 503 with a Berlin Group body).
-pub fn db_error(e: rusqlite::Error) -> ApiError {
-    ApiError::from(e)
-}
-
-/// A database failure as an API error, so handlers and [`Db::write`] closures use `?` on
-/// rusqlite results: [`ApiError::storage`] (503 `SERVICE_BLOCKED`, the reason in the text),
-/// logged at `error` level when converted.
-impl From<rusqlite::Error> for ApiError {
-    fn from(e: rusqlite::Error) -> Self {
-        tracing::error!(error = %e, "sandbox database failed");
-        ApiError::storage(e.to_string())
-    }
-}
-
 /// Default database file under a data directory.
 pub fn default_file(data_dir: &Path) -> PathBuf {
     data_dir.join("sandbox.sqlite3")
@@ -215,12 +204,12 @@ mod tests {
         db.migrate(m).unwrap();
         db.write(|tx| {
             tx.execute("INSERT INTO t VALUES (1)", [])?;
-            Ok(())
+            Ok::<_, StoreError>(())
         })
         .unwrap();
-        let r: Result<(), ApiError> = db.write(|tx| {
+        let r: Result<(), StoreError> = db.write(|tx| {
             tx.execute("INSERT INTO t VALUES (2)", [])?;
-            Err(ApiError::format("nope"))
+            Err(rusqlite::Error::QueryReturnedNoRows.into())
         });
         assert!(r.is_err());
         let n: i64 = db
@@ -236,7 +225,7 @@ mod tests {
         {
             let db = Db::open(&s).unwrap();
             db.migrate(&[("t1", "CREATE TABLE t (x INTEGER)")]).unwrap();
-            db.write(|tx| Ok(tx.execute("INSERT INTO t VALUES (7)", [])?))
+            db.write(|tx| tx.execute("INSERT INTO t VALUES (7)", []))
                 .unwrap();
         }
         let db = Db::open(&s).unwrap();

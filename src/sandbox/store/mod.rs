@@ -16,9 +16,8 @@
 //! records that it was initialized). [`Store::initialize`] resets everything (interface
 //! document, Endpoints: "sandbox initialization ... resets the sandbox to a known state").
 //!
-//! Every read and write returns a `Result`: a database failure is logged and becomes 503
-//! `SERVICE_BLOCKED` ([`crate::sandbox::errors::ApiError::storage`], via `From<rusqlite::Error>`),
-//! never a "not found", an empty list or a success (`AuthorisationError::Storage` for the
+//! Every read and write returns a `Result`: a database failure is a [`StoreError`] (answered
+//! as an unavailable service by `sandbox::errors`, logged), never a "not found", an empty list or a success (`AuthorisationError::Storage` for the
 //! SCA authorisation checks).
 
 /// Declares a struct stored as one SQL row: `columns { .. }` are its fields in column order,
@@ -84,6 +83,7 @@ macro_rules! join_columns {
 
 pub mod access;
 pub mod db;
+pub mod error;
 pub mod faults;
 pub mod indexes;
 pub mod overview;
@@ -100,10 +100,9 @@ use chrono::NaiveDate;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use uuid::Uuid;
 
-use crate::sandbox::domain::ledger::{self, Balances, Entry, adjust_balances};
-use crate::sandbox::errors::ApiError;
 pub use crate::sandbox::model::*;
 use crate::sandbox::store::db::{Db, Migration};
+pub use crate::sandbox::store::error::StoreError;
 use crate::xs2a::model::{Amount, CustomerType};
 
 /// A value that identifies one row, for [`exists`].
@@ -688,6 +687,20 @@ pub fn set_balance_override(
     })
 }
 
+/// The shared sandbox clock offset as stored (`sandbox_meta` key `clock_offset_nanos`,
+/// nanoseconds, as written by [`Store::write_clock_offset`]); `None` when the clock was not
+/// advanced since the last initialization.
+///
+/// Errors: the database fails.
+pub fn clock_offset_nanos(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+    conn.query_row(
+        "SELECT CAST(value AS INTEGER) FROM sandbox_meta WHERE key = 'clock_offset_nanos'",
+        [],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
 /// Inserts `seed` and marks the database as initialized.
 pub fn insert_seed(conn: &Connection, seed: &SeedData) -> rusqlite::Result<()> {
     for c in &seed.customers {
@@ -933,9 +946,8 @@ impl Store {
         &self.db
     }
 
-    /// Runs a read on the connection. Errors: the database fails (503, logged; see
-    /// `From<rusqlite::Error> for ApiError` in [`crate::sandbox::store::db`]).
-    fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, ApiError> {
+    /// Runs a read on the connection. Errors: the database fails ([`StoreError`]).
+    fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
         self.db.read(f)
     }
 
@@ -945,14 +957,7 @@ impl Store {
     ///
     /// Errors: the database fails.
     pub fn clock_offset(&self) -> rusqlite::Result<Option<Duration>> {
-        let nanos: Option<i64> = self.db.read_raw(|c| {
-            c.query_row(
-                "SELECT CAST(value AS INTEGER) FROM sandbox_meta WHERE key = 'clock_offset_nanos'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()
-        })?;
+        let nanos = self.db.read_raw(clock_offset_nanos)?;
         Ok(nanos.map(|n| Duration::from_nanos(u64::try_from(n).unwrap_or(0))))
     }
 
@@ -975,7 +980,7 @@ impl Store {
     /// Endpoints: initialization "discards manually created customers and accounts").
     ///
     /// Errors: the database fails (nothing changed).
-    pub fn initialize(&self, seed: &SeedData) -> Result<InitializeSummary, ApiError> {
+    pub fn initialize(&self, seed: &SeedData) -> Result<InitializeSummary, StoreError> {
         self.db.write(|tx| {
             clear_all_tables(tx)?;
             insert_seed(tx, seed)?;
@@ -996,10 +1001,10 @@ impl Store {
     /// ([`remove_orphans`]). `Ok(false)` when there is no such customer.
     ///
     /// Errors: the database fails (nothing changed).
-    pub fn delete_customer(&self, id: Uuid) -> Result<bool, ApiError> {
+    pub fn delete_customer(&self, id: Uuid) -> Result<bool, StoreError> {
         self.db.write(|tx| {
             let id = id.to_string();
-            let run = |sql: &str| -> Result<usize, ApiError> { Ok(tx.execute(sql, [&id])?) };
+            let run = |sql: &str| -> Result<usize, StoreError> { Ok(tx.execute(sql, [&id])?) };
             tx.execute_batch("PRAGMA defer_foreign_keys = ON")?;
             run("DELETE FROM consents WHERE agreement IN \
                  (SELECT id FROM agreements WHERE corporate = ?1 OR holder = ?1)")?;
@@ -1014,7 +1019,7 @@ impl Store {
     /// when there is no such agreement.
     ///
     /// Errors: the database fails (nothing changed).
-    pub fn delete_agreement(&self, id: Uuid) -> Result<bool, ApiError> {
+    pub fn delete_agreement(&self, id: Uuid) -> Result<bool, StoreError> {
         self.db.write(|tx| {
             let id = id.to_string();
             tx.execute_batch("PRAGMA defer_foreign_keys = ON")?;
@@ -1027,7 +1032,7 @@ impl Store {
     }
 
     /// All customers, in creation order (the seed first).
-    pub fn customers(&self) -> Result<Vec<Customer>, ApiError> {
+    pub fn customers(&self) -> Result<Vec<Customer>, StoreError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {CUSTOMER_COLS} FROM customers ORDER BY seq"
@@ -1037,7 +1042,7 @@ impl Store {
         })
     }
 
-    pub fn customer(&self, id: Uuid) -> Result<Option<Customer>, ApiError> {
+    pub fn customer(&self, id: Uuid) -> Result<Option<Customer>, StoreError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {CUSTOMER_COLS} FROM customers WHERE id = ?1"
@@ -1047,7 +1052,7 @@ impl Store {
         })
     }
 
-    pub fn customer_by_number(&self, number: &str) -> Result<Option<Customer>, ApiError> {
+    pub fn customer_by_number(&self, number: &str) -> Result<Option<Customer>, StoreError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {CUSTOMER_COLS} FROM customers WHERE number = ?1"
@@ -1057,7 +1062,7 @@ impl Store {
         })
     }
 
-    pub fn account(&self, id: Uuid) -> Result<Option<Account>, ApiError> {
+    pub fn account(&self, id: Uuid) -> Result<Option<Account>, StoreError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {ACCOUNT_COLS} FROM accounts WHERE id = ?1"
@@ -1068,7 +1073,7 @@ impl Store {
     }
 
     /// The account with this BBAN, if any.
-    pub fn account_by_bban(&self, bban: &str) -> Result<Option<Account>, ApiError> {
+    pub fn account_by_bban(&self, bban: &str) -> Result<Option<Account>, StoreError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {ACCOUNT_COLS} FROM accounts WHERE bban = ?1"
@@ -1079,7 +1084,7 @@ impl Store {
     }
 
     /// Accounts owned by `customer`, in creation order.
-    pub fn accounts_of(&self, customer: Uuid) -> Result<Vec<Account>, ApiError> {
+    pub fn accounts_of(&self, customer: Uuid) -> Result<Vec<Account>, StoreError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {ACCOUNT_COLS} FROM accounts WHERE owner = ?1 ORDER BY seq"
@@ -1092,7 +1097,7 @@ impl Store {
     /// The ids of the accounts owned by `customer`, in creation order.
     ///
     /// Errors: the database fails.
-    pub fn account_ids_of(&self, customer: Uuid) -> Result<Vec<Uuid>, ApiError> {
+    pub fn account_ids_of(&self, customer: Uuid) -> Result<Vec<Uuid>, StoreError> {
         self.read(|c| {
             c.prepare_cached("SELECT id FROM accounts WHERE owner = ?1 ORDER BY seq")?
                 .query_map([customer.to_string()], |r| uuid_at(r, 0))?
@@ -1101,7 +1106,7 @@ impl Store {
     }
 
     /// The accounts with the given ids, in the order of `ids`; unknown ids are skipped.
-    pub fn accounts_by_ids(&self, ids: &[Uuid]) -> Result<Vec<Account>, ApiError> {
+    pub fn accounts_by_ids(&self, ids: &[Uuid]) -> Result<Vec<Account>, StoreError> {
         self.read(|c| {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {ACCOUNT_COLS} FROM accounts WHERE id = ?1"
@@ -1117,7 +1122,7 @@ impl Store {
     }
 
     /// Card accounts owned by `customer`, in creation order.
-    pub fn card_accounts_of(&self, customer: Uuid) -> Result<Vec<CardAccount>, ApiError> {
+    pub fn card_accounts_of(&self, customer: Uuid) -> Result<Vec<CardAccount>, StoreError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {CARD_COLS} FROM card_accounts WHERE owner = ?1 ORDER BY seq"
@@ -1128,7 +1133,7 @@ impl Store {
     }
 
     /// One card account.
-    pub fn card_account(&self, id: Uuid) -> Result<Option<CardAccount>, ApiError> {
+    pub fn card_account(&self, id: Uuid) -> Result<Option<CardAccount>, StoreError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {CARD_COLS} FROM card_accounts WHERE id = ?1"
@@ -1138,7 +1143,7 @@ impl Store {
         })
     }
 
-    pub fn agreement(&self, id: Uuid) -> Result<Option<Agreement>, ApiError> {
+    pub fn agreement(&self, id: Uuid) -> Result<Option<Agreement>, StoreError> {
         self.read(|c| {
             Ok(agreements_where(c, "id = ?1", &[&id.to_string()])?
                 .into_iter()
@@ -1147,19 +1152,19 @@ impl Store {
     }
 
     /// Agreements where `customer` is the holder or the corporate party.
-    pub fn agreements_of(&self, customer: Uuid) -> Result<Vec<Agreement>, ApiError> {
+    pub fn agreements_of(&self, customer: Uuid) -> Result<Vec<Agreement>, StoreError> {
         self.read(|c| {
             agreements_where(c, "holder = ?1 OR corporate = ?1", &[&customer.to_string()])
         })
     }
 
     /// Agreements `customer` holds (may act under in CORPORATE context).
-    pub fn agreements_held_by(&self, customer: Uuid) -> Result<Vec<Agreement>, ApiError> {
+    pub fn agreements_held_by(&self, customer: Uuid) -> Result<Vec<Agreement>, StoreError> {
         self.read(|c| agreements_where(c, "holder = ?1", &[&customer.to_string()]))
     }
 
     /// The customer registered under (TPP, PSU-ID), if any.
-    pub fn psu_customer(&self, tpp: &TppId, psu_id: Uuid) -> Result<Option<Uuid>, ApiError> {
+    pub fn psu_customer(&self, tpp: &TppId, psu_id: Uuid) -> Result<Option<Uuid>, StoreError> {
         self.read(|c| {
             c.prepare_cached(
                 "SELECT customer FROM psu_registrations WHERE tpp = ?1 AND psu_id = ?2",
@@ -1170,7 +1175,7 @@ impl Store {
     }
 
     /// The consent for `key`, if any (expired ones included; see [`Consent::granted_at`]).
-    pub fn consent(&self, key: &ConsentKey) -> Result<Option<Consent>, ApiError> {
+    pub fn consent(&self, key: &ConsentKey) -> Result<Option<Consent>, StoreError> {
         self.read(|c| {
             let head = c
                 .prepare_cached(
@@ -1205,7 +1210,7 @@ impl Store {
     }
 
     /// Agreement ids under which (TPP, PSU-ID) has a CORPORATE consent.
-    pub fn corporate_consents(&self, tpp: &TppId, psu_id: Uuid) -> Result<Vec<Uuid>, ApiError> {
+    pub fn corporate_consents(&self, tpp: &TppId, psu_id: Uuid) -> Result<Vec<Uuid>, StoreError> {
         let mut v: Vec<Uuid> = self.read(|c| {
             c.prepare_cached(
                 "SELECT agreement FROM consents WHERE tpp = ?1 AND psu_id = ?2 AND agreement <> ''",
@@ -1219,20 +1224,20 @@ impl Store {
 
     /// Records the PSU registration and stores (replaces) the consent for `key`.
     ///
-    /// Errors: the database fails (503, logged); nothing is stored.
-    pub fn put_consent(&self, key: ConsentKey, consent: Consent) -> Result<(), ApiError> {
+    /// Errors: the database fails ; nothing is stored.
+    pub fn put_consent(&self, key: ConsentKey, consent: Consent) -> Result<(), StoreError> {
         self.db.write(|tx| Ok(write_consent(tx, &key, &consent)?))
     }
 
     /// Stores a new authorisation, dropping ones that expired before `now`.
     ///
-    /// Errors: the database fails (503, logged); nothing is stored, so no `scaRedirect` may
+    /// Errors: the database fails ; nothing is stored, so no `scaRedirect` may
     /// be sent.
     pub fn insert_authorisation(
         &self,
         auth: Authorisation,
         now: SystemTime,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), StoreError> {
         let cutoff = to_nanos(now)
             .saturating_sub(i64::try_from(AUTHORISATION_LIFETIME.as_nanos()).unwrap_or(i64::MAX));
         self.db.write(|tx| {
@@ -1280,7 +1285,7 @@ impl Store {
         now: SystemTime,
         step: ScaStep,
     ) -> Result<Authorisation, AuthorisationError> {
-        let r = self.db.write(|tx| {
+        let r = self.db.write(|tx| -> Result<_, StoreError> {
             let a = match usable(load_authorisation(tx, id)?, now) {
                 Ok(a) => a,
                 Err(e) => return Ok(Err(e)),
@@ -1300,7 +1305,7 @@ impl Store {
         key: ConsentKey,
         consent: Consent,
     ) -> Result<Authorisation, AuthorisationError> {
-        let r = self.db.write(|tx| {
+        let r = self.db.write(|tx| -> Result<_, StoreError> {
             let a = match usable(load_authorisation(tx, id)?, now) {
                 Ok(a) => a,
                 Err(e) => return Ok(Err(e)),
@@ -1320,7 +1325,7 @@ impl Store {
 
     /// The manual transactions of an account, newest first (booking or value date, then
     /// creation order).
-    pub fn manual_transactions(&self, account: Uuid) -> Result<Vec<ManualTransaction>, ApiError> {
+    pub fn manual_transactions(&self, account: Uuid) -> Result<Vec<ManualTransaction>, StoreError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {MANUAL_COLS} FROM manual_transactions WHERE account = ?1 \
@@ -1332,7 +1337,7 @@ impl Store {
     }
 
     /// One manual transaction by its `transactionId`.
-    pub fn manual_transaction(&self, id: Uuid) -> Result<Option<ManualTransaction>, ApiError> {
+    pub fn manual_transaction(&self, id: Uuid) -> Result<Option<ManualTransaction>, StoreError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {MANUAL_COLS} FROM manual_transactions WHERE id = ?1"
@@ -1346,7 +1351,7 @@ impl Store {
     pub fn manual_card_transactions(
         &self,
         card_account: Uuid,
-    ) -> Result<Vec<ManualCardTransaction>, ApiError> {
+    ) -> Result<Vec<ManualCardTransaction>, StoreError> {
         self.read(|c| {
             c.prepare_cached(&format!(
                 "SELECT {MANUAL_CARD_COLS} FROM manual_card_transactions WHERE card_account = ?1 \
@@ -1358,7 +1363,7 @@ impl Store {
     }
 
     /// The balance override of an account, if one was set.
-    pub fn balance_override(&self, account: Uuid) -> Result<Option<BalanceOverride>, ApiError> {
+    pub fn balance_override(&self, account: Uuid) -> Result<Option<BalanceOverride>, StoreError> {
         self.read(|c| {
             c.prepare_cached(
                 "SELECT booked, available, after_seq, set_at FROM balance_overrides \
@@ -1373,7 +1378,7 @@ impl Store {
     pub fn card_balance_override(
         &self,
         card_account: Uuid,
-    ) -> Result<Option<BalanceOverride>, ApiError> {
+    ) -> Result<Option<BalanceOverride>, StoreError> {
         self.read(|c| {
             c.prepare_cached(
                 "SELECT booked, available, after_seq, set_at FROM card_balance_overrides \
@@ -1382,99 +1387,6 @@ impl Store {
             .query_row([card_account.to_string()], override_row)
             .optional()
         })
-    }
-
-    /// Booked entries of `account` at `today`, newest first: the generated history
-    /// ([`ledger::booked`], for accounts with `generated`) merged with the manual booked
-    /// transactions (a manual entry comes before generated ones of the same day). Use this
-    /// instead of [`ledger::booked`] so sandbox-created transactions are listed.
-    pub fn booked(
-        &self,
-        account: &Account,
-        owner: &Customer,
-        today: NaiveDate,
-    ) -> Result<Vec<Entry>, ApiError> {
-        let mut all: Vec<Entry> = self
-            .manual_transactions(account.id)?
-            .iter()
-            .filter(|t| t.booked)
-            .map(ManualTransaction::entry)
-            .collect();
-        if account.generated {
-            all.extend(ledger::booked(account, owner, today));
-        }
-        all.sort_by_key(|e| std::cmp::Reverse(e.booking_date));
-        Ok(all)
-    }
-
-    /// Pending entries of `account` at `today`: the manual pending transactions (newest
-    /// first) and then the generated ones ([`ledger::pending`], for accounts with
-    /// `generated`).
-    pub fn pending(
-        &self,
-        account: &Account,
-        owner: &Customer,
-        today: NaiveDate,
-    ) -> Result<Vec<Entry>, ApiError> {
-        let mut all: Vec<Entry> = self
-            .manual_transactions(account.id)?
-            .iter()
-            .filter(|t| !t.booked)
-            .map(ManualTransaction::entry)
-            .collect();
-        if account.generated {
-            all.extend(ledger::pending(account, owner, today));
-        }
-        Ok(all)
-    }
-
-    /// Balances of `account` at `today`: generated ([`ledger::balances`]) or the opening
-    /// balance, then the balance override and the manual transactions
-    /// ([`adjust_balances`]). Use this instead of [`ledger::balances`].
-    pub fn balances(
-        &self,
-        account: &Account,
-        owner: &Customer,
-        today: NaiveDate,
-    ) -> Result<Balances, ApiError> {
-        let base = if account.generated {
-            ledger::balances(account, owner, today)
-        } else {
-            Balances {
-                closing_booked: account.opening_balance,
-                expected: account.opening_balance,
-            }
-        };
-        let manual = self.manual_transactions(account.id)?;
-        Ok(adjust_balances(
-            base,
-            self.balance_override(account.id)?.as_ref(),
-            manual.iter().map(|t| {
-                let before_today = t.booked && t.booking_date.is_some_and(|d| d < today);
-                (t.seq, before_today, t.amount)
-            }),
-        ))
-    }
-
-    /// Balances of a card account: `base` (what the card ledger computes, with
-    /// `closing_booked` as the booked (`interimBooked`, dated today) and `expected` as the
-    /// available balance) adjusted by the card's balance override and manual card
-    /// transactions ([`adjust_balances`]; booked ones up to `today` move the booked balance).
-    pub fn card_balances(
-        &self,
-        card_account: Uuid,
-        base: Balances,
-        today: NaiveDate,
-    ) -> Result<Balances, ApiError> {
-        let manual = self.manual_card_transactions(card_account)?;
-        Ok(adjust_balances(
-            base,
-            self.card_balance_override(card_account)?.as_ref(),
-            manual.iter().map(|t| {
-                let booked = t.booked && t.booking_date.is_some_and(|d| d <= today);
-                (t.seq, booked, t.amount)
-            }),
-        ))
     }
 }
 
@@ -1488,115 +1400,6 @@ fn is_expired(created_at: SystemTime, now: SystemTime) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::store::db::Storage;
-
-    fn store() -> Store {
-        let db = Arc::new(Db::open(&Storage::InMemory).unwrap());
-        db.migrate(&[MIGRATION]).unwrap();
-        Store::open(db, crate::sandbox::domain::seed::seed).unwrap()
-    }
-
-    #[test]
-    fn seed_round_trips_through_sqlite() {
-        let s = store();
-        let seed = crate::sandbox::domain::seed::seed();
-        assert_eq!(s.customers().unwrap(), seed.customers);
-        for c in &seed.customers {
-            let accounts: Vec<Account> = seed
-                .accounts
-                .iter()
-                .filter(|a| a.owner == c.id)
-                .cloned()
-                .collect();
-            assert_eq!(s.accounts_of(c.id).unwrap(), accounts);
-            let cards: Vec<CardAccount> = seed
-                .card_accounts
-                .iter()
-                .filter(|a| a.owner == c.id)
-                .cloned()
-                .collect();
-            assert_eq!(s.card_accounts_of(c.id).unwrap(), cards);
-        }
-        for a in &seed.agreements {
-            assert_eq!(s.agreement(a.id).unwrap().as_ref(), Some(a));
-        }
-    }
-
-    #[test]
-    fn consents_and_authorisations_round_trip() {
-        let s = store();
-        let seed = crate::sandbox::domain::seed::seed();
-        let c = &seed.customers[0];
-        let now = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
-        let key = ConsentKey {
-            tpp: TppId("t".into()),
-            psu_id: Uuid::new_v4(),
-            agreement: Some(seed.agreements[0].id),
-        };
-        let consent = Consent {
-            customer: c.id,
-            accounts: seed.agreements[0].accounts.clone(),
-            granted_at: now,
-            tpp_session_id: "s".into(),
-        };
-        let auth = Authorisation {
-            id: Uuid::new_v4(),
-            tpp: key.tpp.clone(),
-            tpp_name: "T".into(),
-            redirect_uri: "http://x/cb".into(),
-            tpp_session_id: "s".into(),
-            created_at: now,
-            step: ScaStep::Identify,
-        };
-        s.insert_authorisation(auth.clone(), now).unwrap();
-        assert_eq!(s.authorisation(auth.id, now), Ok(auth.clone()));
-        let step = ScaStep::Consent {
-            customer: c.id,
-            agreement: key.agreement,
-        };
-        assert_eq!(s.set_step(auth.id, now, step.clone()).unwrap().step, step);
-        s.finish_with_consent(auth.id, now, key.clone(), consent.clone())
-            .unwrap();
-        assert_eq!(
-            s.authorisation(auth.id, now),
-            Err(AuthorisationError::Finished)
-        );
-        assert_eq!(s.consent(&key).unwrap(), Some(consent));
-        assert_eq!(s.psu_customer(&key.tpp, key.psu_id).unwrap(), Some(c.id));
-        assert_eq!(
-            s.corporate_consents(&key.tpp, key.psu_id).unwrap(),
-            vec![seed.agreements[0].id]
-        );
-        let later = now + AUTHORISATION_LIFETIME + Duration::from_secs(1);
-        let other = Authorisation {
-            id: Uuid::new_v4(),
-            created_at: later,
-            ..auth.clone()
-        };
-        s.insert_authorisation(other, later).unwrap();
-        assert_eq!(
-            s.authorisation(auth.id, later),
-            Err(AuthorisationError::Unknown)
-        );
-    }
-
-    #[test]
-    fn overrides_and_manual_amounts_adjust_balances() {
-        let base = Balances {
-            closing_booked: 100,
-            expected: 90,
-        };
-        let b = adjust_balances(base, None, [(1, true, -10), (2, false, 5)]);
-        assert_eq!((b.closing_booked, b.expected), (90, 85));
-        let o = BalanceOverride {
-            booked: 1000,
-            available: 800,
-            after_seq: 1,
-            set_at: UNIX_EPOCH,
-        };
-        let b = adjust_balances(base, Some(&o), [(1, true, -10), (2, true, -7)]);
-        assert_eq!((b.closing_booked, b.expected), (993, 793));
-    }
 
     #[test]
     fn nanos_round_trip() {

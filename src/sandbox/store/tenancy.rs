@@ -62,6 +62,18 @@ pub fn clock_offsets(c: &Connection) -> rusqlite::Result<Vec<(String, u64)>> {
         .collect()
 }
 
+/// `tpp`'s own clock offset, seconds; `None` when it has none.
+///
+/// Errors: SQLite's (also when the table is missing, in a copy of an older sandbox).
+pub fn clock_offset(c: &Connection, tpp: &str) -> rusqlite::Result<Option<i64>> {
+    c.query_row(
+        "SELECT offset_secs FROM tpp_clocks WHERE tpp = ?1",
+        [tpp],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
 /// Stores `tpp`'s clock offset (0 removes it).
 ///
 /// Errors: SQLite's.
