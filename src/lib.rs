@@ -7,6 +7,7 @@
 //! layer above both, starts the embedded sandbox for the console.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod case;
 pub mod cert;

@@ -45,14 +45,19 @@ use crate::xs2a::headers as h;
 /// What kind of value a pseudonym replaces (named in the manifest, [`Kind::label`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Kind {
+    /// A `PSU-ID`.
     PsuId,
+    /// A `PSU-Corporate-ID`.
     PsuCorporateId,
+    /// A sandbox customer's customerNumber (the PSU's login at SCA).
     CustomerNumber,
     /// Names of people and companies (customers, owners, creditors, debtors, employers).
     Name,
     /// Names of accounts, card accounts and agreements.
     AccountName,
+    /// A Norwegian BBAN (11 digits).
     Bban,
+    /// An IBAN.
     Iban,
 }
 

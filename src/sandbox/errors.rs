@@ -16,7 +16,9 @@ use crate::xs2a::links::{Link, Links, names};
 /// An error answer of the `/v1` interface.
 #[derive(Debug, Clone)]
 pub struct ApiError {
+    /// The HTTP status of the answer.
     pub status: StatusCode,
+    /// The Berlin Group error body (`tppMessages`).
     pub body: ErrorBody,
 }
 

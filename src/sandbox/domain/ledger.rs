@@ -33,11 +33,13 @@ pub struct Entry {
     pub id: Uuid,
     /// `None` for pending entries.
     pub booking_date: Option<NaiveDate>,
+    /// The value date.
     pub value_date: NaiveDate,
     /// Minor units; negative for debits.
     pub amount: i64,
     /// Creditor name for debits, debtor name for credits.
     pub counterparty: String,
+    /// The remittance information (`remittanceInformationUnstructured`).
     pub text: String,
     /// Proprietary bank transaction code.
     pub code: &'static str,
@@ -128,6 +130,7 @@ pub fn balances(account: &Account, owner: &Customer, today: NaiveDate) -> Balanc
 pub struct StandingOrder {
     /// Stable: UUID v5 of the order's name under the account id.
     pub id: Uuid,
+    /// The first execution date.
     pub start_date: NaiveDate,
     /// ISO 20022 `EventFrequency7Code` as Berlin Group spells it (`Monthly`).
     pub frequency: &'static str,
@@ -137,7 +140,9 @@ pub struct StandingOrder {
     pub amount: i64,
     /// The creditor account (another account of the owner).
     pub creditor_bban: String,
+    /// The creditor's name.
     pub creditor_name: String,
+    /// The remittance information of each execution.
     pub text: String,
 }
 
@@ -193,6 +198,7 @@ pub const CARD_INVOICE_DAY: u32 = 20;
 /// The amount in the currency the card was used in, for purchases abroad.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OriginalAmount {
+    /// ISO 4217 code of the currency the card was used in.
     pub currency: &'static str,
     /// Minor units, same sign as the billed amount.
     pub amount: i64,
@@ -204,14 +210,17 @@ pub struct OriginalAmount {
 /// `merchantCategoryCode`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Acceptor {
+    /// The merchant's name.
     pub name: &'static str,
     /// ≤ 35 characters.
     pub id: String,
+    /// The merchant's town.
     pub town: &'static str,
     /// ISO 3166 alpha-2.
     pub country: &'static str,
     /// ISO 18245, 4 digits.
     pub mcc: &'static str,
+    /// The terminal id (`terminalId`).
     pub terminal: String,
 }
 
@@ -221,6 +230,7 @@ pub struct CardEntry {
     /// Stable across reads and clock moves: UUID v5 of the day and index under the card id;
     /// the same while pending and after booking.
     pub id: Uuid,
+    /// The day of the purchase or payment.
     pub transaction_date: NaiveDate,
     /// `None` while pending.
     pub booking_date: Option<NaiveDate>,
@@ -232,7 +242,9 @@ pub struct CardEntry {
     pub original: Option<OriginalAmount>,
     /// Set for purchases.
     pub acceptor: Option<Acceptor>,
+    /// The entry text (`transactionDetails`).
     pub text: String,
+    /// Proprietary bank transaction code.
     pub code: &'static str,
 }
 

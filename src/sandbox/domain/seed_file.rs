@@ -79,9 +79,11 @@ const MAX_REMITTANCE: usize = 140;
 #[error("{file}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct SeedFileError {
     /// The file as given.
+    /// The seed file, as given.
     pub file: String,
     /// 1-based line, when known.
     pub line: Option<usize>,
+    /// What is wrong, one sentence.
     pub message: String,
 }
 

@@ -44,8 +44,10 @@ impl std::fmt::Debug for Db {
 #[derive(Debug, thiserror::Error)]
 #[error("sandbox database {location}: {source}")]
 pub struct DbOpenError {
+    /// The database file (or `memory`).
     pub location: String,
     #[source]
+    /// SQLite's error.
     pub source: rusqlite::Error,
 }
 

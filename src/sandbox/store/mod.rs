@@ -904,9 +904,13 @@ fn write_consent(conn: &Connection, key: &ConsentKey, consent: &Consent) -> rusq
 /// Row counts of a freshly initialized sandbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InitializeSummary {
+    /// Sandbox customers.
     pub customers: usize,
+    /// Accounts.
     pub accounts: usize,
+    /// Card accounts.
     pub card_accounts: usize,
+    /// Agreements.
     pub agreements: usize,
 }
 
@@ -1042,6 +1046,9 @@ impl Store {
         })
     }
 
+    /// The sandbox customer with this id, if any.
+    ///
+    /// Errors: the database fails.
     pub fn customer(&self, id: Uuid) -> Result<Option<Customer>, StoreError> {
         self.read(|c| {
             c.prepare_cached(&format!(
@@ -1052,6 +1059,9 @@ impl Store {
         })
     }
 
+    /// The sandbox customer with this customerNumber, if any.
+    ///
+    /// Errors: the database fails.
     pub fn customer_by_number(&self, number: &str) -> Result<Option<Customer>, StoreError> {
         self.read(|c| {
             c.prepare_cached(&format!(
@@ -1062,6 +1072,9 @@ impl Store {
         })
     }
 
+    /// The account with this id, if any.
+    ///
+    /// Errors: the database fails.
     pub fn account(&self, id: Uuid) -> Result<Option<Account>, StoreError> {
         self.read(|c| {
             c.prepare_cached(&format!(
@@ -1143,6 +1156,9 @@ impl Store {
         })
     }
 
+    /// The agreement with this id, if any.
+    ///
+    /// Errors: the database fails.
     pub fn agreement(&self, id: Uuid) -> Result<Option<Agreement>, StoreError> {
         self.read(|c| {
             Ok(agreements_where(c, "id = ?1", &[&id.to_string()])?

@@ -10,6 +10,8 @@ table_row! {
     /// One consent resource (`consent_resources`): its stored status (`received`, `valid`,
     /// `rejected`, `terminatedByTpp`; the `consentStatus` now is computed from it).
     #[derive(Debug, Clone, PartialEq, Eq)]
+    // The fields are the table's columns, named and described in its migration.
+    #[allow(missing_docs)]
     pub struct ConsentResourceRow {
         columns {
             id: String,
@@ -24,6 +26,8 @@ table_row! {
 table_row! {
     /// One payment (`pis_payments`) with the `scaStatus` of its latest authorisation.
     #[derive(Debug, Clone, PartialEq, Eq)]
+    // The fields are the table's columns, named and described in its migration.
+    #[allow(missing_docs)]
     pub struct PaymentOverviewRow {
         columns {
             id: String,
@@ -45,6 +49,8 @@ table_row! {
 table_row! {
     /// One signing basket (`pis_baskets`) with its payments and latest `scaStatus`.
     #[derive(Debug, Clone, PartialEq, Eq)]
+    // The fields are the table's columns, named and described in its migration.
+    #[allow(missing_docs)]
     pub struct BasketOverviewRow {
         columns {
             id: String,

@@ -114,15 +114,21 @@ pub mod status {
 
 /// `scaStatus` values used (Berlin Group `scaStatus`).
 pub mod sca_status {
+    /// `received`: the authorisation exists, the PSU has not logged in.
     pub const RECEIVED: &str = "received";
+    /// `psuIdentified`: the PSU logged in at the SCA page.
     pub const PSU_IDENTIFIED: &str = "psuIdentified";
+    /// `finalised`: the PSU approved.
     pub const FINALISED: &str = "finalised";
+    /// `failed`: the PSU rejected or the SCA failed.
     pub const FAILED: &str = "failed";
 }
 
 table_row! {
     /// One `pis_payments` row.
     #[derive(Debug, Clone)]
+    // The fields are the table's columns, named and described in its migration.
+    #[allow(missing_docs)]
     pub struct PaymentRow {
         columns {
             id: String,
@@ -344,6 +350,8 @@ pub fn psu_customer(c: &Connection, tpp: &str, psu_id: &str) -> rusqlite::Result
 table_row! {
     /// One `pis_authorisations` row: the SCA of a payment (`payment`) or a basket (`basket`).
     #[derive(Debug, Clone)]
+    // The fields are the table's columns, named and described in its migration.
+    #[allow(missing_docs)]
     pub struct AuthorisationRow {
         columns {
             id: String,
@@ -448,6 +456,8 @@ pub fn fail_open_basket_authorisations(c: &Connection, basket: &str) -> rusqlite
 table_row! {
     /// One `pis_baskets` row with its payment ids in order.
     #[derive(Debug, Clone)]
+    // The fields are the table's columns, named and described in its migration.
+    #[allow(missing_docs)]
     pub struct BasketRow {
         columns {
             id: String,
