@@ -19,6 +19,7 @@ async fn offered_customer(sca_url: &str) -> String {
     assert!(!html.contains("<script"), "SCA pages need no JavaScript");
     forms(&html, sca_url)
         .remove(0)
+        .0
         .fields
         .into_iter()
         .find(|(n, v)| n == "customerNumber" && !v.is_empty())

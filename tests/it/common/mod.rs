@@ -4,81 +4,58 @@
 
 #![allow(dead_code)]
 
-/// One form of a page: method, absolute action URL, fields, and its submit buttons.
+use psd2_console::client::headless_sca;
+
+/// One form of a page: the library's form reader's [`headless_sca::Form`] (method, absolute
+/// action URL, fields, unchecked boxes, buttons: `sca complete` walks the same ones), with
+/// chaining setters and a submit for tests.
 #[derive(Debug, Clone)]
-pub struct Form {
-    pub method: String,
-    pub action: String,
-    /// (name, value) of text, hidden, checked checkbox/radio inputs and selects.
-    pub fields: Vec<(String, String)>,
-    /// Unchecked checkboxes and radios: (name, value).
-    pub unchecked: Vec<(String, String)>,
-    /// Submit buttons: (name, value, label).
-    pub buttons: Vec<(String, String, String)>,
+pub struct Form(pub headless_sca::Form);
+
+impl std::ops::Deref for Form {
+    type Target = headless_sca::Form;
+    fn deref(&self) -> &headless_sca::Form {
+        &self.0
+    }
 }
 
-/// Moves the first `(name, value)` pair equal to `name`=`value` from `from` to the end of
-/// `to`; nothing when `from` has none.
-fn move_field(
-    from: &mut Vec<(String, String)>,
-    to: &mut Vec<(String, String)>,
-    name: &str,
-    value: &str,
-) {
-    if let Some(i) = from.iter().position(|(n, v)| n == name && v == value) {
-        to.push(from.remove(i));
+impl std::ops::DerefMut for Form {
+    fn deref_mut(&mut self) -> &mut headless_sca::Form {
+        &mut self.0
     }
 }
 
 /// Parses every form of `html`, resolving actions against `page_url`.
 pub fn forms(html: &str, page_url: &str) -> Vec<Form> {
-    // The library's reader of the SCA pages' forms (`sca complete` walks the same ones), in
-    // the shape these tests fill in.
     let base = url::Url::parse(page_url).unwrap();
-    psd2_console::client::headless_sca::forms(html, &base)
+    headless_sca::forms(html, &base)
         .into_iter()
-        .map(|f| Form {
-            method: f.method,
-            action: f.action,
-            fields: f.fields,
-            unchecked: f.unchecked,
-            buttons: f
-                .buttons
-                .into_iter()
-                .map(|b| (b.name, b.value, b.label))
-                .collect(),
-        })
+        .map(Form)
         .collect()
 }
 
 impl Form {
     /// Sets a text field (replacing its value, or adding it).
     pub fn set(&mut self, name: &str, value: &str) -> &mut Self {
-        if let Some(f) = self.fields.iter_mut().find(|(n, _)| n == name) {
-            f.1 = value.to_string();
-        } else {
-            self.fields.push((name.to_string(), value.to_string()));
-        }
+        self.0.set(name, value);
         self
     }
 
     /// Checks the checkbox `name`=`value` (others of the same name stay as they are).
     pub fn check(&mut self, name: &str, value: &str) -> &mut Self {
-        move_field(&mut self.unchecked, &mut self.fields, name, value);
+        self.0.check(name, value);
         self
     }
 
     /// Chooses the radio `name`=`value`: the group's other values are unchecked.
     pub fn choose(&mut self, name: &str, value: &str) -> &mut Self {
-        let (group, rest): (Vec<_>, Vec<_>) = self.fields.drain(..).partition(|(n, _)| n == name);
-        self.fields = rest;
-        self.unchecked.extend(group);
-        self.check(name, value)
+        self.0.choose(name, value);
+        self
     }
 
     /// Unchecks the checkbox `name`=`value`.
     pub fn uncheck(&mut self, name: &str, value: &str) -> &mut Self {
-        move_field(&mut self.fields, &mut self.unchecked, name, value);
+        self.0.uncheck(name, value);
         self
     }
 
@@ -92,28 +69,19 @@ impl Form {
             .unwrap_or_else(|| panic!("no field {name:?} in {:?}", self.fields))
     }
 
-    /// Values of checked boxes named `name`.
-    pub fn checked(&self, name: &str) -> Vec<String> {
-        self.fields
-            .iter()
-            .filter(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-            .collect()
-    }
-
     /// Submits with the button whose label or value contains `button` (case-insensitive).
     pub async fn submit(&self, client: &reqwest::Client, button: &str) -> reqwest::Response {
         let mut fields = self.fields.clone();
+        let wanted = button.to_lowercase();
         let b = self
             .buttons
             .iter()
-            .find(|(_, v, l)| {
-                l.to_lowercase().contains(&button.to_lowercase())
-                    || v.to_lowercase().contains(&button.to_lowercase())
+            .find(|b| {
+                b.label.to_lowercase().contains(&wanted) || b.value.to_lowercase().contains(&wanted)
             })
             .unwrap_or_else(|| panic!("no button {button:?} in {:?}", self.buttons));
-        if !b.0.is_empty() {
-            fields.push((b.0.clone(), b.1.clone()));
+        if !b.name.is_empty() {
+            fields.push((b.name.clone(), b.value.clone()));
         }
         let request = if self.method == "POST" {
             client.post(&self.action).form(&fields)

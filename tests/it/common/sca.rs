@@ -73,16 +73,9 @@ pub async fn complete(
         reject,
     };
     let adjust = |f: &mut headless::Form| {
-        let mut mine = Form {
-            method: f.method.clone(),
-            action: f.action.clone(),
-            fields: f.fields.clone(),
-            unchecked: f.unchecked.clone(),
-            buttons: Vec::new(),
-        };
+        let mut mine = Form(f.clone());
         tick(&mut mine);
-        f.fields = mine.fields;
-        f.unchecked = mine.unchecked;
+        *f = mine.0;
     };
     headless::walk(&browser(), href, &plan, adjust)
         .await
