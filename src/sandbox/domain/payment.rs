@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use rusqlite::Connection;
 use uuid::Uuid;
 
-use crate::sandbox::App;
+use crate::sandbox::domain::Ctx;
 use crate::sandbox::errors::ApiError;
 use crate::sandbox::model::{Account, Tpp};
 use crate::sandbox::store::payments::{
@@ -46,8 +46,8 @@ pub struct Initiation {
 /// The sandbox account with this BBAN ([`crate::sandbox::store::Store::account_by_bban`]).
 ///
 /// Errors: the database fails (503).
-pub fn account_by_bban(app: &App, bban: &str) -> Result<Option<Account>, ApiError> {
-    Ok(app.store.account_by_bban(bban)?)
+pub fn account_by_bban(cx: &Ctx<'_>, bban: &str) -> Result<Option<Account>, ApiError> {
+    Ok(cx.store.account_by_bban(bban)?)
 }
 
 /// The credits of a stored payment body to accounts identified by BBAN: (bban, minor units)
@@ -136,12 +136,12 @@ pub struct NewPayment<'a> {
 /// execution date and remittance initiated the same sandbox day, not rejected or
 /// cancelled) without `allow_duplicate`; storage (503).
 pub fn initiate(
-    app: &App,
+    cx: &Ctx<'_>,
     new: &NewPayment<'_>,
 ) -> Result<(String, Option<AuthorisationRow>), ApiError> {
     let init = new.initiation;
-    let now = app.clock.unix_secs();
-    let today = app.clock.today().to_string();
+    let now = cx.clock.unix_secs();
+    let today = cx.clock.today().to_string();
     let id = Uuid::new_v4().to_string();
     let row = PaymentRow {
         id: id.clone(),
@@ -181,7 +181,7 @@ pub fn initiate(
             now,
         )
     });
-    app.db.write(|tx| {
+    cx.db.write(|tx| {
         if !new.allow_duplicate && rows::logical_duplicate_exists(tx, &init.dedup_key, &today)? {
             return Err(ApiError::new(
                 MessageCode::PaymentFailed,
@@ -208,15 +208,15 @@ pub fn initiate(
 /// Errors: 404 `RESOURCE_UNKNOWN` when the payment is gone; 409 `STATUS_INVALID` when it is
 /// no longer `RCVD`; storage (503).
 pub fn start_authorisation(
-    app: &App,
+    cx: &Ctx<'_>,
     tpp: &Tpp,
     id: &str,
     redirect_uri: &str,
     session_id: &str,
 ) -> Result<AuthorisationRow, ApiError> {
-    let now = app.clock.unix_secs();
+    let now = cx.clock.unix_secs();
     let auth = new_authorisation(tpp, Some(id), None, redirect_uri, session_id, now);
-    insert_authorisation(app, auth, |tx| {
+    insert_authorisation(cx, auth, |tx| {
         let p = rows::payment(tx, id)?
             .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
         if p.status != status::RCVD {
@@ -236,11 +236,11 @@ pub fn start_authorisation(
 ///
 /// Errors: what `check` returns; storage (503).
 pub fn insert_authorisation(
-    app: &App,
+    cx: &Ctx<'_>,
     auth: AuthorisationRow,
     check: impl FnOnce(&Connection) -> Result<(), ApiError>,
 ) -> Result<AuthorisationRow, ApiError> {
-    app.db.write(|tx| {
+    cx.db.write(|tx| {
         check(tx)?;
         Ok::<_, ApiError>(rows::insert_authorisation(tx, &auth)?)
     })?;

@@ -6,7 +6,7 @@
 use rusqlite::Connection;
 use uuid::Uuid;
 
-use crate::sandbox::App;
+use crate::sandbox::domain::Ctx;
 use crate::sandbox::domain::access::psu_id;
 use crate::sandbox::domain::settlement;
 use crate::sandbox::errors::ApiError;
@@ -78,7 +78,7 @@ pub enum Decision {
 ///
 /// Errors: storage (503).
 pub fn decide(
-    app: &App,
+    cx: &Ctx<'_>,
     id: &str,
     scope: &Scope,
     approve: bool,
@@ -87,8 +87,8 @@ pub fn decide(
     mut prepared: settlement::Prepared,
 ) -> Result<Decision, ApiError> {
     let tpp = TppId(scope.auth.tpp.clone());
-    let now = app.clock.unix_secs();
-    app.db.write(|tx| {
+    let now = cx.clock.unix_secs();
+    cx.db.write(|tx| {
         let Some(a) = rows::authorisation(tx, id)? else {
             return Ok(Decision::Stale);
         };
@@ -133,12 +133,12 @@ pub fn decide(
 ///
 /// Errors: storage (503).
 pub fn identify(
-    app: &App,
+    cx: &Ctx<'_>,
     id: &str,
     customer_id: &str,
     agreement_id: Option<&str>,
 ) -> Result<bool, ApiError> {
-    app.db.write(|tx| {
+    cx.db.write(|tx| {
         let a = rows::authorisation(tx, id)?;
         if a.is_none_or(|a| a.sca_status != sca_status::RECEIVED) {
             return Ok(false);

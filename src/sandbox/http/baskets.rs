@@ -233,7 +233,7 @@ async fn create(
     require_role(&cert.0, Psd2Role::PspPi)?;
     require_headers(&headers)?;
     payments::check_accept_fix(&headers, true)?;
-    settlement::run_due(&app)?;
+    settlement::run_due(&app.domain())?;
     let redirect = payments::redirect_uri(&headers)?;
     let session = payments::session_id(&headers)?;
     payments::require_psu_ip(&headers)?;
@@ -249,7 +249,7 @@ async fn create(
     })?;
     require_corporate_id(&app, &tpp, &headers, &listed)?;
     let (id, transaction_status, auth) = basket::create(
-        &app,
+        &app.domain(),
         &tpp,
         ids,
         &redirect,
@@ -380,7 +380,7 @@ fn basket_for(
     reject_expired: bool,
 ) -> Result<(BasketRow, Vec<PaymentRow>), ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(app)?;
+    settlement::run_due(&app.domain())?;
     if reject_expired {
         let (b, _) = own_basket(app, tpp, id)?;
         payments::reject_expired(app, &b.payments)?;
@@ -400,7 +400,7 @@ async fn delete(
     State(app): State<Arc<App>>,
     OwnBasket { id, .. }: OwnBasket<false>,
 ) -> Result<Response, ApiError> {
-    basket::delete(&app, &id)?;
+    basket::delete(&app.domain(), &id)?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -424,7 +424,7 @@ async fn start_authorisation(
         Some(_) => payments::session_id(&headers)?,
         None => b.tpp_session_id.clone(),
     };
-    let auth = basket::start_authorisation(&app, &tpp, &id, &redirect, &session)?;
+    let auth = basket::start_authorisation(&app.domain(), &tpp, &id, &redirect, &session)?;
     Ok(payments::start_sca_response(
         &app,
         &basket_path(&id),

@@ -67,12 +67,12 @@ pub fn routes() -> Router<Arc<App>> {
 /// `POST /v1/sandbox/batch`: runs a batch now over every authorised (`ACTC`, non-periodic,
 /// not on hold) payment, whatever its run time.
 async fn batch_now(State(app): State<Arc<App>>, tpp: Tpp) -> Result<Json<BatchReport>, ApiError> {
-    run_due(&app)?;
-    Ok(Json(run(&app, Some(&tpp.id.0), true)?))
+    run_due(&app.domain())?;
+    Ok(Json(run(&app.domain(), Some(&tpp.id.0), true)?))
 }
 
 fn clock_json(app: &App) -> Value {
-    let now = now_secs(app);
+    let now = now_secs(&app.domain());
     json!({
         "now": rfc3339(now),
         "nextBatchRun": rfc3339(next_batch_at(now.saturating_add(1))),
@@ -130,7 +130,7 @@ async fn advance_clock(
         let offset = app.clock.offset() + app.clock.world_offset(world);
         crate::sandbox::domain::events::clock_event(app.clock.now(), offset.as_secs(), "advance")
     });
-    let mut report = run_due(&app)?;
+    let mut report = run_due(&app.domain())?;
     report.payments.clear();
     let mut out = clock_json(&app);
     out["advancedSeconds"] = json!(secs);
@@ -148,8 +148,8 @@ async fn hold(
     tpp: Tpp,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<Value>, ApiError> {
-    run_due(&app)?;
-    settlement::hold(&app, &tpp.id, &id)?;
+    run_due(&app.domain())?;
+    settlement::hold(&app.domain(), &tpp.id, &id)?;
     Ok(Json(
         json!({"paymentId": id, "transactionStatus": status::PDNG}),
     ))
@@ -165,6 +165,6 @@ async fn release(
     tpp: Tpp,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let status = settlement::release(&app, &tpp.id, &id)?;
+    let status = settlement::release(&app.domain(), &tpp.id, &id)?;
     Ok(Json(json!({"paymentId": id, "transactionStatus": status})))
 }

@@ -58,7 +58,7 @@ pub const CONSENTS_DEPRECATED: &str = "POST /v1/consents is deprecated and its b
 
 fn consent_created(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<ConsentsResponse, ApiError> {
     let (id, href) = begin_sca(
-        app,
+        &app.domain(),
         tpp,
         &crate::sandbox::http::caller::psu_context(h),
         "a bank-offered consent is given during SCA",
@@ -205,7 +205,7 @@ fn current_status(app: &App, r: &Resource) -> Result<&'static str, ApiError> {
             }
             Err(_) => "rejected",
         },
-        ("valid", Some(key)) => match access::revocation(app, key)? {
+        ("valid", Some(key)) => match access::revocation(&app.domain(), key)? {
             Some(access::Revoked::ByPsu) => "revokedByPsu",
             Some(access::Revoked::ByTpp) => "terminatedByTpp",
             None => match app.store.consent(key)? {
@@ -289,7 +289,7 @@ pub async fn consent_information(
                 })
                 .collect();
             refs.extend(
-                access::consented(&app, key)?
+                access::consented(&app.domain(), key)?
                     .into_iter()
                     .filter_map(|id| app.store.card_account(id).transpose())
                     .map(|card| {

@@ -296,7 +296,7 @@ pub fn binding(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Binding, ApiError>
     let psu_id = Uuid::parse_str(psu)
         .map_err(|_| ApiError::format(format!("PSU-ID {psu:?} is not a UUID")))?;
     Ok(Binding {
-        customer: access::psu_customer(app, &tpp.id, psu_id)?,
+        customer: access::psu_customer(&app.domain(), &tpp.id, psu_id)?,
         created_psu_id: None,
     })
 }
@@ -500,7 +500,7 @@ fn sca_expired(c: &rusqlite::Connection, p: &PaymentRow, now: i64) -> rusqlite::
 ///
 /// Errors: storage (503).
 pub fn reject_expired(app: &App, ids: &[String]) -> Result<(), ApiError> {
-    let now = now_secs(app);
+    let now = now_secs(&app.domain());
     let due = app.db.read(|c| {
         for id in ids {
             if let Some(p) = rows::payment(c, id)?
@@ -583,7 +583,7 @@ async fn create<const S: u8>(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(&app)?;
+    settlement::run_due(&app.domain())?;
     let service = service_of(S);
     let product = body::product_for(service, &segment)?;
     let allow_duplicate = query.bool("allowLogicalDuplicate", false)?;
@@ -599,7 +599,7 @@ async fn create<const S: u8>(
         Ok(corporate_account(&app, &init.debtor)?.then(|| "the debtor account".to_string()))
     })?;
     let (id, auth) = payment::initiate(
-        &app,
+        &app.domain(),
         &payment::NewPayment {
             tpp: &tpp,
             service,
@@ -740,7 +740,7 @@ fn payment_for(
     read: bool,
 ) -> Result<PaymentRow, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(app)?;
+    settlement::run_due(&app.domain())?;
     if read {
         own_payment(app, tpp, service, segment, id)?;
         reject_expired(app, &[id.to_string()])?;
@@ -795,7 +795,7 @@ fn funds_now(app: &App, p: &PaymentRow) -> Result<Option<bool>, ApiError> {
     else {
         return Ok(None);
     };
-    Ok(settlement::available_minor(app, &account)?.map(|a| a >= p.amount_minor))
+    Ok(settlement::available_minor(&app.domain(), &account)?.map(|a| a >= p.amount_minor))
 }
 
 /// `GET /v1/{service}/{product}/{paymentId}/status`: `{transactionStatus, fundsAvailable?}`
@@ -895,7 +895,7 @@ async fn start_authorisation<const S: u8>(
         Some(_) => session_id(&headers)?,
         None => p.tpp_session_id.clone(),
     };
-    let auth = payment::start_authorisation(&app, &tpp, &id, &redirect, &session)?;
+    let auth = payment::start_authorisation(&app.domain(), &tpp, &id, &redirect, &session)?;
     let self_path = payment_path(service, &p.product, &id);
     Ok(start_sca_response(&app, &self_path, &auth.id, false))
 }
@@ -1040,7 +1040,7 @@ pub fn update_psu_data_answer(
             ),
         ));
     }
-    let status = effective_sca_status(&a, now_secs(app)).to_string();
+    let status = effective_sca_status(&a, now_secs(&app.domain())).to_string();
     let link = |href: String| {
         if verbs {
             Link::with_verbs(href, &["GET"])
@@ -1131,7 +1131,7 @@ pub fn sca_status_answer(
 ) -> Result<Json<Value>, ApiError> {
     let a = authorisation_of(app, auth, resource, belongs)?;
     Ok(Json(
-        json!({"scaStatus": effective_sca_status(&a, now_secs(app))}),
+        json!({"scaStatus": effective_sca_status(&a, now_secs(&app.domain()))}),
     ))
 }
 

@@ -98,7 +98,7 @@ pub async fn revoke(
 ) -> Result<StatusCode, ApiError> {
     let psu_id = Uuid::parse_str(&psu)
         .map_err(|_| ApiError::format(format!("psuId {psu:?} is not a UUID")))?;
-    if psu_customer(&app, &tpp.id, psu_id)?.is_none() {
+    if psu_customer(&app.domain(), &tpp.id, psu_id)?.is_none() {
         return Err(ApiError::not_found(format!(
             "PSU-ID {psu_id} is not known to this TPP"
         )));
@@ -153,7 +153,7 @@ pub async fn users(
     psu: PsuContext,
 ) -> Result<Json<UsersResponse>, ApiError> {
     roles.require(Psd2Role::PspPi, "PSU registration (GET /v1/users)")?;
-    let href = start_registration(&app, &tpp, &psu)?;
+    let href = start_registration(&app.domain(), &tpp, &psu)?;
     let mut links = Links::new();
     links.insert(names::SCA_REDIRECT.into(), Link::href(href));
     Ok(Json(UsersResponse {
@@ -178,7 +178,7 @@ fn request_customer(
         roles.require(Psd2Role::PspPi, "agreement listing (PSP_AI or PSP_PI)")?;
     }
     let sca = |text: &str| -> ApiError {
-        match start_registration(app, tpp, &crate::sandbox::http::caller::psu_context(h)) {
+        match start_registration(&app.domain(), tpp, &crate::sandbox::http::caller::psu_context(h)) {
             Ok(href) => ApiError::new(MessageCode::ConsentInvalid, text).with_sca_redirect(href),
             Err(e) => e,
         }
@@ -190,7 +190,7 @@ fn request_customer(
     };
     let psu_id = Uuid::parse_str(psu)
         .map_err(|_| ApiError::format(format!("PSU-ID {psu:?} is not a UUID")))?;
-    psu_customer(app, &tpp.id, psu_id)?
+    psu_customer(&app.domain(), &tpp.id, psu_id)?
         .ok_or_else(|| sca("this PSU-ID is not registered with this TPP: SCA needed"))
 }
 
