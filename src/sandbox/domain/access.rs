@@ -383,7 +383,11 @@ pub struct Decisions {
     /// Card accounts a consent may read, with their owners (the card access check after the
     /// consent is resolved): by consent, the card account id as sent and the data version.
     cards: std::sync::Mutex<
-        std::collections::HashMap<CardAccessKey, (CardAccount, Customer), foldhash::fast::RandomState>,
+        std::collections::HashMap<
+            CardAccessKey,
+            (CardAccount, Customer),
+            foldhash::fast::RandomState,
+        >,
     >,
 }
 
@@ -605,13 +609,40 @@ pub fn resource_authorised(
     Ok(store::resource_authorised(tx, id, key, at)?)
 }
 
+/// Creates the consent resource `id` of `tpp` (`received`, created now).
+///
+/// Errors: storage (503).
+pub fn create_resource(cx: &Ctx<'_>, id: Uuid, tpp: &TppId) -> Result<(), ApiError> {
+    let now = rules::secs(cx.clock.now());
+    cx.db
+        .write(|tx| Ok(store::insert_resource(tx, id, tpp, now)?))
+}
+
+/// The TPP terminates the consent resource `id` (`terminatedByTpp`), and with `revoke` (the
+/// consent of a `valid` resource) ends that consent's account access, in one transaction.
+///
+/// Errors: storage (503).
+pub fn terminate_resource(
+    cx: &Ctx<'_>,
+    id: Uuid,
+    revoke: Option<&ConsentKey>,
+) -> Result<(), ApiError> {
+    let now = rules::secs(cx.clock.now());
+    cx.db.write(|tx| {
+        store::terminate_resource(tx, id, now)?;
+        if let Some(key) = revoke {
+            revoke_key(tx, key, Revoked::ByTpp, now)?;
+        }
+        Ok::<_, ApiError>(())
+    })
+}
+
 /// Marks the consent resource `id` (if any) `rejected`: its SCA was cancelled.
 ///
 /// Errors: storage (503).
 pub fn resource_rejected(cx: &Ctx<'_>, id: Uuid) -> Result<(), ApiError> {
     let now = rules::secs(cx.clock.now());
-    cx.db
-        .write(|tx| Ok(store::resource_rejected(tx, id, now)?))
+    cx.db.write(|tx| Ok(store::resource_rejected(tx, id, now)?))
 }
 
 /// How long the SCA of a session is valid (interface document, Limits: "SCA session
@@ -827,6 +858,24 @@ pub fn start_registration(cx: &Ctx<'_>, tpp: &Tpp, psu: &PsuContext) -> Result<S
     Ok(href)
 }
 
+/// Binds the SCA authorisation `id` to the browser whose secret hashes to `hash` (SHA-256,
+/// hex; see [`crate::sandbox::http::sca_guard`]) unless a browser is bound already, and
+/// forgets the bindings older than `keep_secs`; how many were bound (0: another request
+/// bound it first).
+///
+/// Errors: storage.
+pub fn bind_browser(
+    cx: &Ctx<'_>,
+    id: &str,
+    hash: &str,
+    keep_secs: i64,
+) -> Result<usize, crate::sandbox::store::error::StoreError> {
+    let now = rules::secs(cx.clock.now());
+    Ok(cx.db.write_raw(|tx| {
+        crate::sandbox::store::sca_browsers::bind(tx, id, hash, now, now - keep_secs)
+    })?)
+}
+
 /// Who ended a consent before its time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Revoked {
@@ -843,6 +892,43 @@ pub enum Revoked {
 pub fn revocation(cx: &Ctx<'_>, key: &ConsentKey) -> Result<Option<Revoked>, ApiError> {
     let by_tpp = cx.db.read(|c| store::revocation(c, key))?;
     Ok(by_tpp.map(|t| if t { Revoked::ByTpp } else { Revoked::ByPsu }))
+}
+
+/// The PSU revokes, directly at the ASPSP (`DELETE /v1/sandbox/consents/{psuId}`), every
+/// consent (PRIVATE and each CORPORATE one) it gave `tpp` (`revokedByPsu`), in one
+/// transaction.
+///
+/// Errors: 404 `RESOURCE_UNKNOWN` when the PSU-ID is unknown to this TPP; storage (503).
+pub fn revoke_by_psu(cx: &Ctx<'_>, tpp: &TppId, psu_id: Uuid) -> Result<(), ApiError> {
+    if psu_customer(cx, tpp, psu_id)?.is_none() {
+        return Err(ApiError::not_found(format!(
+            "PSU-ID {psu_id} is not known to this TPP"
+        )));
+    }
+    let agreements = std::iter::once(None).chain(
+        cx.store
+            .corporate_consents(tpp, psu_id)?
+            .into_iter()
+            .map(Some),
+    );
+    let mut keys = Vec::new();
+    for agreement in agreements {
+        let key = ConsentKey {
+            tpp: tpp.clone(),
+            psu_id,
+            agreement,
+        };
+        if cx.store.consent(&key)?.is_some() {
+            keys.push(key);
+        }
+    }
+    let now = rules::secs(cx.clock.now());
+    cx.db.write(|tx| {
+        for key in &keys {
+            revoke_key(tx, key, Revoked::ByPsu, now)?;
+        }
+        Ok::<_, ApiError>(())
+    })
 }
 
 /// Marks consent `key` revoked at `at` (seconds), by the TPP or the PSU.

@@ -232,6 +232,125 @@ pub fn start_authorisation(
     })
 }
 
+/// How long a payment SCA link can be used (as the consent SCA:
+/// [`crate::sandbox::store::AUTHORISATION_LIFETIME`]), seconds.
+pub const AUTHORISATION_SECONDS: i64 = 30 * 60;
+
+/// The `scaStatus` of an authorisation at `now`: an unfinished one older than
+/// [`AUTHORISATION_SECONDS`] reads `failed`.
+pub fn effective_sca_status(a: &AuthorisationRow, now: i64) -> &str {
+    let open = a.sca_status == sca_status::RECEIVED || a.sca_status == sca_status::PSU_IDENTIFIED;
+    if open && now.saturating_sub(a.created_at) > AUTHORISATION_SECONDS {
+        sca_status::FAILED
+    } else {
+        &a.sca_status
+    }
+}
+
+/// Why an expired authorisation rejected a payment (stored as its reason, shown as the
+/// status response's `psuMessage` and in the DELETE error).
+pub const EXPIRED_REASON: &str = "the PSU did not complete the SCA within 30 minutes: the \
+    payment authorisation expired, so the payment was rejected";
+
+/// Whether `p` is a `RCVD` payment whose SCA expired: at least one authorisation covering it
+/// (its own or a basket's, [`rows::authorisations_covering`]) expired unfinished, and none
+/// is still usable (open and younger than [`AUTHORISATION_SECONDS`]) or finalised.
+fn sca_expired(c: &rusqlite::Connection, p: &PaymentRow, now: i64) -> rusqlite::Result<bool> {
+    if p.status != status::RCVD {
+        return Ok(false);
+    }
+    let auths = rows::authorisations_covering(c, &p.id)?;
+    let expired = |a: &AuthorisationRow| {
+        a.sca_status != sca_status::FAILED && effective_sca_status(a, now) == sca_status::FAILED
+    };
+    let alive = |a: &AuthorisationRow| effective_sca_status(a, now) != sca_status::FAILED;
+    Ok(auths.iter().any(expired) && !auths.iter().any(alive))
+}
+
+/// Rejects (`RJCT`) every `RCVD` payment of `ids` whose SCA expired: at least one
+/// authorisation covering it (its own or a basket's, [`rows::authorisations_covering`])
+/// expired unfinished and none is still usable or finalised. Called when a payment is read
+/// (details, status, and a basket's reads), so an abandoned SCA link ends the payment on the
+/// next read.
+///
+/// Berlin Group (`paymentInitiationStatusResponse-200_json`): "If the PSU does not complete a
+/// required SCA within the required timeframe the payment resource's status must be set to
+/// RJCT." The timeframe is the SCA link's [`AUTHORISATION_SECONDS`]. A new authorisation
+/// started before the read (`POST .../authorisations`, or a signing basket's) keeps the
+/// payment `RCVD` while it is usable; a payment whose authorisation was never started
+/// (explicit start not done yet) stays `RCVD`.
+///
+/// Errors: storage (503).
+pub fn reject_expired(cx: &Ctx<'_>, ids: &[String]) -> Result<(), ApiError> {
+    let now = cx.clock.unix_secs();
+    let due = cx.db.read(|c| {
+        for id in ids {
+            if let Some(p) = rows::payment(c, id)?
+                && sca_expired(c, &p, now)?
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    })?;
+    if !due {
+        return Ok(());
+    }
+    cx.db.write(|tx| {
+        for id in ids {
+            if let Some(p) = rows::payment(tx, id)?
+                && sca_expired(tx, &p, now)?
+            {
+                rows::set_status(tx, id, status::RJCT, Some(EXPIRED_REASON))?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The TPP deletes payment `id` (`DELETE /v1/{service}/{product}/{paymentId}`): a `RCVD` or
+/// `ACTC` one is cancelled (`CANC`, no cancellation authorisation in the sandbox).
+///
+/// Errors: 404 for an unknown id; 409 `STATUS_INVALID` with an explanation for a payment on
+/// hold (`PDNG`, the interface document's "improved error message"), executed (`ACSC`),
+/// rejected (`RJCT`, `ACCP`) or already cancelled; storage (503).
+pub fn cancel(cx: &Ctx<'_>, id: &str) -> Result<(), ApiError> {
+    cx.db.write(|tx| {
+        let p = rows::payment(tx, id)?
+            .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
+        let why = match p.status.as_str() {
+            status::RCVD | status::ACTC => {
+                rows::set_status(tx, id, status::CANC, Some("cancelled by the TPP"))?;
+                return Ok(());
+            }
+            status::PDNG => format!(
+                "payment {id} is on hold at the bank (status PDNG: stopped for further checks) \
+                 and cannot be deleted while it is on hold; wait until the bank releases or \
+                 rejects it, then delete it or read its status (sandbox: POST \
+                 /v1/sandbox/payments/{id}/release releases it)"
+            ),
+            status::ACSC => format!(
+                "payment {id} was already executed{} (status ACSC) and cannot be deleted; ask \
+                 the creditor for a refund",
+                p.settled_at
+                    .map(|t| format!(" at {}", crate::sandbox::clock::rfc3339(t)))
+                    .unwrap_or_default()
+            ),
+            status::ACCP => format!(
+                "payment {id} was rejected for lack of funds at execution (status ACCP, \
+                 fundsAvailable false); there is nothing left to delete"
+            ),
+            status::RJCT => format!(
+                "payment {id} was rejected (status RJCT: {}); there is nothing left to delete",
+                p.reason.as_deref().unwrap_or("rejected")
+            ),
+            status::CANC => format!("payment {id} is already cancelled (status CANC)"),
+            other => format!("payment {id} cannot be deleted in status {other}"),
+        };
+        Err(ApiError::new(MessageCode::StatusInvalid, why))
+    })
+}
+
 /// Stores authorisation `auth` when `check` passes, in one transaction with it.
 ///
 /// Errors: what `check` returns; storage (503).

@@ -37,6 +37,30 @@ use crate::sandbox::store::payments::{self as rows, PaymentRow, status};
 use crate::xs2a::error::MessageCode;
 use crate::xs2a::model::{format_minor, parse_minor};
 
+/// Moves the clock of `tpp`'s world `secs` seconds forward (`POST /v1/sandbox/clock`; issue
+/// 20, see [`crate::sandbox::clock`]) and tells the event stream. The new offset is stored
+/// before the clock moves, so a restart keeps the TPP's time (the database lock serializes
+/// concurrent advances).
+///
+/// Errors: storage (503).
+pub fn advance_clock(cx: &Ctx<'_>, tpp: &TppId, secs: u64) -> Result<(), ApiError> {
+    let world = tpp.0.as_str();
+    cx.db.write(|tx| {
+        let offset = cx
+            .clock
+            .world_offset(world)
+            .saturating_add(std::time::Duration::from_secs(secs));
+        crate::sandbox::store::tenancy::set_clock_offset(tx, world, offset.as_secs())?;
+        cx.clock.set_world_offset(world, offset);
+        Ok::<_, ApiError>(())
+    })?;
+    cx.events.emit(Some(world), || {
+        let offset = cx.clock.offset() + cx.clock.world_offset(world);
+        crate::sandbox::domain::events::clock_event(cx.clock.now(), offset.as_secs(), "advance")
+    });
+    Ok(())
+}
+
 /// The sandbox clock as Unix seconds.
 pub fn now_secs(cx: &Ctx<'_>) -> i64 {
     cx.clock.unix_secs()

@@ -383,7 +383,7 @@ fn basket_for(
     settlement::run_due(&app.domain())?;
     if reject_expired {
         let (b, _) = own_basket(app, tpp, id)?;
-        payments::reject_expired(app, &b.payments)?;
+        payments::reject_expired(&app.domain(), &b.payments)?;
     }
     let (b, p) = own_basket(app, tpp, id)?;
     require_corporate_id(app, tpp, headers, &p)?;

@@ -113,23 +113,7 @@ async fn advance_clock(
                 "advanceSeconds must be an integer from 1 to {MAX_ADVANCE_SECONDS}"
             ))
         })?;
-    // The calling TPP's own clock moves (issue 20; see `crate::sandbox::clock`). The new offset is
-    // stored before the clock moves, so a restart keeps the TPP's time (the database lock
-    // serializes concurrent advances).
-    let world = tpp.id.0.as_str();
-    app.db.write(|tx| {
-        let offset = app
-            .clock
-            .world_offset(world)
-            .saturating_add(std::time::Duration::from_secs(secs));
-        crate::sandbox::store::tenancy::set_clock_offset(tx, world, offset.as_secs())?;
-        app.clock.set_world_offset(world, offset);
-        Ok::<_, ApiError>(())
-    })?;
-    app.events.emit(Some(world), || {
-        let offset = app.clock.offset() + app.clock.world_offset(world);
-        crate::sandbox::domain::events::clock_event(app.clock.now(), offset.as_secs(), "advance")
-    });
+    settlement::advance_clock(&app.domain(), &tpp.id, secs)?;
     let mut report = run_due(&app.domain())?;
     report.payments.clear();
     let mut out = clock_json(&app);

@@ -63,7 +63,7 @@ fn consent_created(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<ConsentsRespon
         &crate::sandbox::http::caller::psu_context(h),
         "a bank-offered consent is given during SCA",
     )?;
-    create_resource(app, id, &tpp.id)?;
+    access::create_resource(&app.domain(), id, &tpp.id)?;
     let mut links = Links::new();
     links.insert(names::SCA_REDIRECT.into(), Link::href(href));
     Ok(ConsentsResponse {
@@ -149,12 +149,6 @@ struct Resource {
     key: Option<ConsentKey>,
     created_at: i64,
     last_action: i64,
-}
-
-fn create_resource(app: &App, id: Uuid, tpp: &TppId) -> Result<(), ApiError> {
-    let now = rules::secs(app.clock.now());
-    app.db
-        .write(|tx| Ok(store::insert_resource(tx, id, tpp, now)?))
 }
 
 /// The consent resource `id` of `tpp`.
@@ -342,16 +336,8 @@ pub async fn consent_delete(
             "finishing the consent's SCA authorisation failed",
         ));
     }
-    let now = rules::secs(app.clock.now());
-    app.db.write(|tx| {
-        store::terminate_resource(tx, r.id, now)?;
-        if status == "valid"
-            && let Some(key) = &r.key
-        {
-            access::revoke_key(tx, key, access::Revoked::ByTpp, now)?;
-        }
-        Ok::<_, ApiError>(())
-    })?;
+    let revoke = r.key.as_ref().filter(|_| status == "valid");
+    access::terminate_resource(&app.domain(), r.id, revoke)?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -578,7 +578,15 @@ fn decision_step(app: &App, id: String, body: &[u8]) -> Response {
     // the execution lock (instant payments are executed at approval).
     let _executing = settlement::execution_lock();
     let prepared = or_page!(settlement::prepare(&app.domain(), &scope.payments));
-    let outcome = payment::decide(&app.domain(), &id, &scope, approve, customer, agreement, prepared);
+    let outcome = payment::decide(
+        &app.domain(),
+        &id,
+        &scope,
+        approve,
+        customer,
+        agreement,
+        prepared,
+    );
     let auth = &scope.auth;
     match outcome {
         Err(e) => storage_page(e),

@@ -653,11 +653,14 @@ fn finish_registration(
     };
     let psu = psu_id(&auth.tpp, customer);
     let at = rules::secs(now);
-    if let Err(e) =
-        access::record_completed_sca(&app.domain(), &auth.tpp, psu, &auth.tpp_session_id, None, |tx| {
-            access::register(tx, &auth.tpp, psu, customer, at)
-        })
-    {
+    if let Err(e) = access::record_completed_sca(
+        &app.domain(),
+        &auth.tpp,
+        psu,
+        &auth.tpp_session_id,
+        None,
+        |tx| access::register(tx, &auth.tpp, psu, customer, at),
+    ) {
         tracing::error!(error = ?e.body.tpp_messages, "recording a registration failed");
         return storage_error();
     }

@@ -24,7 +24,9 @@ pub fn key_or_insert(
     make: impl FnOnce() -> rusqlite::Result<[u8; 16]>,
 ) -> rusqlite::Result<[u8; 16]> {
     let stored: Option<Vec<u8>> = tx
-        .query_row("SELECT key FROM sca_page_keys WHERE id = 1", [], |r| r.get(0))
+        .query_row("SELECT key FROM sca_page_keys WHERE id = 1", [], |r| {
+            r.get(0)
+        })
         .optional()?;
     if let Some(k) = stored.and_then(|k| <[u8; 16]>::try_from(k.as_slice()).ok()) {
         return Ok(k);
