@@ -8,7 +8,7 @@ use rusqlite::Connection;
 use uuid::Uuid;
 
 use crate::sandbox::domain::Ctx;
-use crate::sandbox::domain::payment::{Service, insert_authorisation, new_authorisation};
+use crate::sandbox::domain::payment::{Service, new_authorisation};
 use crate::sandbox::errors::ApiError;
 use crate::sandbox::model::Tpp;
 use crate::sandbox::store::payments::{
@@ -190,35 +190,26 @@ pub fn delete(cx: &Ctx<'_>, id: &str) -> Result<(), ApiError> {
     })
 }
 
-/// Starts a new authorisation of basket `id` with `redirect` and `session`.
+/// Whether basket `id` can get a new authorisation (checked in the transaction that stores
+/// it, [`crate::sandbox::domain::payment_sca::start_authorisation`]).
 ///
 /// Errors: 404 `RESOURCE_UNKNOWN` for a deleted basket; 409 `STATUS_INVALID` for one without
 /// `RCVD` payments; storage (503).
-pub fn start_authorisation(
-    cx: &Ctx<'_>,
-    tpp: &Tpp,
-    id: &str,
-    redirect: &str,
-    session: &str,
-) -> Result<AuthorisationRow, ApiError> {
-    let now = cx.clock.unix_secs();
-    let auth = new_authorisation(tpp, None, Some(id), redirect, session, now);
-    insert_authorisation(cx, auth, |tx| {
-        let b = rows::basket(tx, id)?
-            .ok_or_else(|| ApiError::not_found(format!("no signing basket {id}")))?;
-        let p = payments_of(tx, &b)?;
-        if b.cancelled {
-            return Err(deleted(id));
-        }
-        if !p.iter().any(|x| x.status == status::RCVD) {
-            return Err(ApiError::new(
-                MessageCode::StatusInvalid,
-                format!(
-                    "signing basket {id} has status {} and has no payment left to authorise",
-                    basket_status(&p)
-                ),
-            ));
-        }
-        Ok(())
-    })
+pub fn authorisable(tx: &Connection, id: &str) -> Result<(), ApiError> {
+    let b = rows::basket(tx, id)?
+        .ok_or_else(|| ApiError::not_found(format!("no signing basket {id}")))?;
+    let p = payments_of(tx, &b)?;
+    if b.cancelled {
+        return Err(deleted(id));
+    }
+    if !p.iter().any(|x| x.status == status::RCVD) {
+        return Err(ApiError::new(
+            MessageCode::StatusInvalid,
+            format!(
+                "signing basket {id} has status {} and has no payment left to authorise",
+                basket_status(&p)
+            ),
+        ));
+    }
+    Ok(())
 }

@@ -202,34 +202,24 @@ pub fn initiate(
     Ok((id, auth))
 }
 
-/// Starts a new authorisation of payment `id` (`POST .../authorisations`) with
-/// `redirect_uri` and `session_id`.
+/// Whether payment `id` can get a new authorisation (`POST .../authorisations`, checked in
+/// the transaction that stores it, [`crate::sandbox::domain::payment_sca::start_authorisation`]).
 ///
 /// Errors: 404 `RESOURCE_UNKNOWN` when the payment is gone; 409 `STATUS_INVALID` when it is
 /// no longer `RCVD`; storage (503).
-pub fn start_authorisation(
-    cx: &Ctx<'_>,
-    tpp: &Tpp,
-    id: &str,
-    redirect_uri: &str,
-    session_id: &str,
-) -> Result<AuthorisationRow, ApiError> {
-    let now = cx.clock.unix_secs();
-    let auth = new_authorisation(tpp, Some(id), None, redirect_uri, session_id, now);
-    insert_authorisation(cx, auth, |tx| {
-        let p = rows::payment(tx, id)?
-            .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
-        if p.status != status::RCVD {
-            return Err(ApiError::new(
-                MessageCode::StatusInvalid,
-                format!(
-                    "payment {id} has status {} and needs no (further) authorisation",
-                    p.status
-                ),
-            ));
-        }
-        Ok(())
-    })
+pub fn authorisable(tx: &Connection, id: &str) -> Result<(), ApiError> {
+    let p =
+        rows::payment(tx, id)?.ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
+    if p.status != status::RCVD {
+        return Err(ApiError::new(
+            MessageCode::StatusInvalid,
+            format!(
+                "payment {id} has status {} and needs no (further) authorisation",
+                p.status
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// How long a payment SCA link can be used (as the consent SCA:
@@ -349,19 +339,4 @@ pub fn cancel(cx: &Ctx<'_>, id: &str) -> Result<(), ApiError> {
         };
         Err(ApiError::new(MessageCode::StatusInvalid, why))
     })
-}
-
-/// Stores authorisation `auth` when `check` passes, in one transaction with it.
-///
-/// Errors: what `check` returns; storage (503).
-pub fn insert_authorisation(
-    cx: &Ctx<'_>,
-    auth: AuthorisationRow,
-    check: impl FnOnce(&Connection) -> Result<(), ApiError>,
-) -> Result<AuthorisationRow, ApiError> {
-    cx.db.write(|tx| {
-        check(tx)?;
-        Ok::<_, ApiError>(rows::insert_authorisation(tx, &auth)?)
-    })?;
-    Ok(auth)
 }

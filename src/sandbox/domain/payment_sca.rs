@@ -8,12 +8,51 @@ use uuid::Uuid;
 
 use crate::sandbox::domain::Ctx;
 use crate::sandbox::domain::access::psu_id;
-use crate::sandbox::domain::settlement;
+use crate::sandbox::domain::{basket, payment, settlement};
 use crate::sandbox::errors::ApiError;
-use crate::sandbox::model::TppId;
+use crate::sandbox::model::{Tpp, TppId};
 use crate::sandbox::store::payments::{
     self as rows, AuthorisationRow, PaymentRow, sca_status, status,
 };
+
+/// What a new authorisation covers: one payment, or the payments of a signing basket (by
+/// id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Covers<'a> {
+    /// The payment `paymentId`.
+    Payment(&'a str),
+    /// The signing basket `basketId`.
+    Basket(&'a str),
+}
+
+/// Starts a new authorisation (`POST .../authorisations` of a payment or a signing basket)
+/// with `redirect_uri` and `session_id`, stored in one transaction with the check that what
+/// it covers can still be authorised ([`payment::authorisable`], [`basket::authorisable`]).
+///
+/// Errors: those of the checks (404 `RESOURCE_UNKNOWN`, 409 `STATUS_INVALID`); storage (503).
+pub fn start_authorisation(
+    cx: &Ctx<'_>,
+    tpp: &Tpp,
+    covers: Covers<'_>,
+    redirect_uri: &str,
+    session_id: &str,
+) -> Result<AuthorisationRow, ApiError> {
+    let (payment_id, basket_id) = match covers {
+        Covers::Payment(id) => (Some(id), None),
+        Covers::Basket(id) => (None, Some(id)),
+    };
+    let now = cx.clock.unix_secs();
+    let auth =
+        payment::new_authorisation(tpp, payment_id, basket_id, redirect_uri, session_id, now);
+    cx.db.write(|tx| {
+        match covers {
+            Covers::Payment(id) => payment::authorisable(tx, id)?,
+            Covers::Basket(id) => basket::authorisable(tx, id)?,
+        }
+        Ok::<_, ApiError>(rows::insert_authorisation(tx, &auth)?)
+    })?;
+    Ok(auth)
+}
 
 /// The authorisation and the payments it covers (one payment, or a basket's payments).
 pub struct Scope {

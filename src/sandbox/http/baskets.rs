@@ -62,7 +62,7 @@ use crate::sandbox::http::auth::Tpp;
 
 use crate::cert::Psd2Role;
 use crate::sandbox::domain::basket::{self, basket_status, deleted, payments_of};
-use crate::sandbox::domain::settlement;
+use crate::sandbox::domain::{payment_sca, settlement};
 use crate::sandbox::errors::{ApiError, ApiPath};
 use crate::sandbox::http::payments::{self, TppCert, require_role};
 use crate::sandbox::store::payments::{self as rows, BasketRow, PaymentRow, status};
@@ -416,15 +416,14 @@ async fn start_authorisation(
     }: OwnBasket<false>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let redirect = match payments::header_str(&headers, crate::xs2a::headers::TPP_REDIRECT_URI)? {
-        Some(_) => payments::redirect_uri(&headers)?,
-        None => b.redirect_uri.clone(),
-    };
-    let session = match payments::header_str(&headers, crate::xs2a::headers::TPP_SESSION_ID)? {
-        Some(_) => payments::session_id(&headers)?,
-        None => b.tpp_session_id.clone(),
-    };
-    let auth = basket::start_authorisation(&app.domain(), &tpp, &id, &redirect, &session)?;
+    let initiated = (b.redirect_uri.as_str(), b.tpp_session_id.as_str());
+    let auth = payments::start_authorisation_of(
+        &app,
+        &tpp,
+        payment_sca::Covers::Basket(&id),
+        &headers,
+        initiated,
+    )?;
     Ok(payments::start_sca_response(
         &app,
         &basket_path(&id),

@@ -344,22 +344,24 @@ pub async fn consent_delete(
 /// The consent routes (merged into [`crate::sandbox::router`]). `POST /v1/consents/` (with the
 /// trailing slash the bank's own v1 collection sends) is `POST /v1/consents`.
 pub fn routes() -> Router<Arc<App>> {
-    Router::new()
-        .route("/v1/bank-offered-consents", post(bank_offered_consents))
-        .route("/v1/bank-offered-consents/", post(bank_offered_consents))
-        .route("/v1/consents", post(consents_deprecated))
-        .route("/v1/consents/", post(consents_deprecated))
-        .route(
-            "/v1/consents/{consent_id}",
-            get(consent_information).delete(consent_delete),
-        )
-        .route("/v1/consents/{consent_id}/status", get(consent_status))
-        .route(
-            "/v1/bank-offered-consents/{consent_id}",
-            get(consent_information).delete(consent_delete),
-        )
-        .route(
-            "/v1/bank-offered-consents/{consent_id}/status",
-            get(consent_status),
-        )
+    // The same resource under both collections; only the creation differs.
+    let collections = [
+        ("/v1/bank-offered-consents", post(bank_offered_consents)),
+        ("/v1/consents", post(consents_deprecated)),
+    ];
+    collections
+        .into_iter()
+        .fold(Router::new(), |router, (base, create)| {
+            router
+                .route(base, create.clone())
+                .route(&format!("{base}/"), create)
+                .route(
+                    &format!("{base}/{{consent_id}}"),
+                    get(consent_information).delete(consent_delete),
+                )
+                .route(
+                    &format!("{base}/{{consent_id}}/status"),
+                    get(consent_status),
+                )
+        })
 }

@@ -61,8 +61,8 @@ use uuid::Uuid;
 
 use crate::sandbox::App;
 use crate::sandbox::domain::access;
-use crate::sandbox::domain::payment;
 use crate::sandbox::domain::settlement::{self, now_secs};
+use crate::sandbox::domain::{payment, payment_sca};
 use crate::sandbox::http::auth::Tpp;
 
 use crate::cert::{Certificate, Psd2Role};
@@ -453,6 +453,30 @@ pub use crate::sandbox::domain::payment::{
     new_authorisation_id, reject_expired,
 };
 
+/// Starts a new authorisation of `covers` (`POST .../authorisations` of a payment or a
+/// signing basket) with this request's `TPP-Redirect-URI` and `TPP-Session-ID`, each falling
+/// back to the initiation's (`initiated`: redirect URI, session id).
+///
+/// Errors: those of [`redirect_uri`], [`session_id`] and
+/// [`payment_sca::start_authorisation`].
+pub fn start_authorisation_of(
+    app: &App,
+    tpp: &Tpp,
+    covers: payment_sca::Covers<'_>,
+    h: &HeaderMap,
+    initiated: (&str, &str),
+) -> Result<AuthorisationRow, ApiError> {
+    let redirect = match header_str(h, headers::TPP_REDIRECT_URI)? {
+        Some(_) => redirect_uri(h)?,
+        None => initiated.0.to_string(),
+    };
+    let session = match header_str(h, headers::TPP_SESSION_ID)? {
+        Some(_) => session_id(h)?,
+        None => initiated.1.to_string(),
+    };
+    payment_sca::start_authorisation(&app.domain(), tpp, covers, &redirect, &session)
+}
+
 /// `tppMessages` of `WARNING`s (Berlin Group `tppMessage201PaymentInitiation`, code
 /// `WARNING` of `MessageCode201PaymentInitiation`).
 pub fn warnings_json(warnings: &[String]) -> Value {
@@ -781,15 +805,14 @@ async fn start_authorisation<const S: u8>(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let service = service_of(S);
-    let redirect = match header_str(&headers, headers::TPP_REDIRECT_URI)? {
-        Some(_) => redirect_uri(&headers)?,
-        None => p.redirect_uri.clone(),
-    };
-    let session = match header_str(&headers, headers::TPP_SESSION_ID)? {
-        Some(_) => session_id(&headers)?,
-        None => p.tpp_session_id.clone(),
-    };
-    let auth = payment::start_authorisation(&app.domain(), &tpp, &id, &redirect, &session)?;
+    let initiated = (p.redirect_uri.as_str(), p.tpp_session_id.as_str());
+    let auth = start_authorisation_of(
+        &app,
+        &tpp,
+        payment_sca::Covers::Payment(&id),
+        &headers,
+        initiated,
+    )?;
     let self_path = payment_path(service, &p.product, &id);
     Ok(start_sca_response(&app, &self_path, &auth.id, false))
 }
