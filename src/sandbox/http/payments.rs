@@ -704,25 +704,48 @@ fn payment_for(
     Ok(p)
 }
 
+/// The path parameters of a payment route: `(product segment, paymentId)`, and under
+/// `/authorisations/{authorisationId}` `(product segment, paymentId, authorisationId)`.
+trait PaymentPath: serde::de::DeserializeOwned + Send {
+    /// The product segment and the payment id.
+    fn payment(&self) -> (&str, &str);
+}
+
+impl PaymentPath for (String, String) {
+    fn payment(&self) -> (&str, &str) {
+        (&self.0, &self.1)
+    }
+}
+
+impl PaymentPath for (String, String, String) {
+    fn payment(&self) -> (&str, &str) {
+        (&self.0, &self.1)
+    }
+}
+
 /// The extractor of the payment handlers addressing `/v1/{service}/{product}/{paymentId}`
-/// of payment service `S`: the verified TPP, then [`payment_for`] (with `READ`: as the reads
-/// do) on the path's payment.
+/// (and below it, path parameters `P`) of payment service `S`: the verified TPP, then
+/// [`payment_for`] (with `READ`: as the reads do) on the path's payment.
 ///
 /// Errors (the rejection): those of [`Tpp`], [`TppCert`], the path, and [`payment_for`].
-struct OwnPayment<const S: u8, const READ: bool> {
+struct OwnPayment<const S: u8, const READ: bool, P = (String, String)> {
     tpp: Tpp,
     id: String,
     payment: PaymentRow,
+    path: P,
 }
 
-impl<const S: u8, const READ: bool> FromRequestParts<Arc<App>> for OwnPayment<S, READ> {
+impl<const S: u8, const READ: bool, P: PaymentPath> FromRequestParts<Arc<App>>
+    for OwnPayment<S, READ, P>
+{
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, ApiError> {
         let tpp = Tpp::from_request_parts(parts, app).await?;
         let cert = TppCert::from_request_parts(parts, app).await?;
-        let ApiPath((segment, id)) =
-            ApiPath::<(String, String)>::from_request_parts(parts, app).await?;
+        let ApiPath(path) = ApiPath::<P>::from_request_parts(parts, app).await?;
+        let (segment, id) = path.payment();
+        let (segment, id) = (segment.to_string(), id.to_string());
         let service = service_of(S);
         let payment = payment_for(
             app,
@@ -734,7 +757,12 @@ impl<const S: u8, const READ: bool> FromRequestParts<Arc<App>> for OwnPayment<S,
             &parts.headers,
             READ,
         )?;
-        Ok(OwnPayment { tpp, id, payment })
+        Ok(OwnPayment {
+            tpp,
+            id,
+            payment,
+            path,
+        })
     }
 }
 
@@ -801,6 +829,7 @@ async fn start_authorisation<const S: u8>(
         tpp,
         id,
         payment: p,
+        ..
     }: OwnPayment<S, false>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
@@ -854,13 +883,12 @@ pub fn start_sca_response(app: &App, resource_path: &str, auth: &str, verbs: boo
 /// Errors: 404 `RESOURCE_UNKNOWN` for an authorisation of another payment.
 async fn authorisation_status<const S: u8>(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    cert: TppCert,
-    ApiPath((segment, id, auth)): ApiPath<(String, String, String)>,
-    headers: HeaderMap,
+    OwnPayment {
+        id,
+        path: (_, _, auth),
+        ..
+    }: OwnPayment<S, false, (String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
-    let service = service_of(S);
-    payment_for(&app, &tpp, &cert, service, &segment, &id, &headers, false)?;
     sca_status_answer(&app, &auth, &format!("payment {id}"), |a| {
         a.payment.as_deref() == Some(id.as_str())
     })
@@ -885,15 +913,15 @@ async fn list_authorisations<const S: u8>(
 /// `updatePaymentPsuData`): see [`update_psu_data_answer`].
 async fn update_psu_data<const S: u8>(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    cert: TppCert,
-    ApiPath((segment, id, auth)): ApiPath<(String, String, String)>,
-    headers: HeaderMap,
+    OwnPayment {
+        id,
+        payment: p,
+        path: (_, _, auth),
+        ..
+    }: OwnPayment<S, false, (String, String, String)>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    let service = service_of(S);
-    let p = payment_for(&app, &tpp, &cert, service, &segment, &id, &headers, false)?;
-    let path = payment_path(service, &p.product, &id);
+    let path = payment_path(service_of(S), &p.product, &id);
     update_psu_data_answer(
         &app,
         &auth,
