@@ -12,8 +12,12 @@
 //! - `src/sandbox`: handlers (`http/`) -> domain (`domain/`) -> store (`store/`), never back;
 //!   handlers may read the store; `model.rs` and `clock.rs` (the shared vocabulary) import no
 //!   other sandbox module; `errors.rs` (`ApiError`, HTTP statuses) is below the domain, above
-//!   the store, and the store never imports it; neither the store nor `errors.rs` imports the
-//!   sandbox's root (`App`); no cycle between the sandbox's modules.
+//!   the store, and the store never imports it; neither the store, `errors.rs` nor the domain
+//!   imports the sandbox's root (`App`: the domain takes a `domain::Ctx`); the domain, the
+//!   store and the vocabulary name no HTTP crate ([`HTTP_CRATES`]); no cycle between the
+//!   sandbox's modules.
+//! - `src/sandbox/http`: no transaction call ([`TRANSACTION_METHODS`]): the handlers parse,
+//!   call the domain and answer.
 //! - `src/client`: no import of `sandbox` or `tui`, no cycle between its modules.
 //! - top level: [`LAYERS`], the picture of docs/architecture.md as a table: a module imports
 //!   only modules of a lower layer; `client` never imports `sandbox`; no cycle between
