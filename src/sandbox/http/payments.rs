@@ -443,9 +443,10 @@ pub fn payment_path(service: Service, product: &str, id: &str) -> String {
 
 /// The absolute URL of the payment SCA page of authorisation `auth` (under
 /// [`App::public_url`], never the request's `Host`; the page token of
-/// [`crate::sandbox::http::sca_pages`], never the id).
+/// [`crate::sandbox::http::sca_pages`], never the id; see
+/// [`crate::sandbox::domain::Ctx::sca_href`]).
 pub fn sca_href(app: &App, auth: &str) -> String {
-    app.sca_pages.href(&app.public_url, "/payment-sca", auth)
+    app.domain().sca_href("/payment-sca", auth)
 }
 
 pub use crate::sandbox::domain::payment::{
