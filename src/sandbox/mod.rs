@@ -40,8 +40,8 @@
 //! | POST, GET | `/v1/sandbox/batch`, `/v1/sandbox/clock`, `/v1/sandbox/payments/{id}/hold`, `/release` | batch runs and clock ([`batch`]) |
 //! | GET | `/v1/sandbox/snapshot` | the state as a SQLite file, operator plane only ([`snapshot`], [`operator`]) |
 //! | GET | `/v1/sandbox/state` | customers, consents, payments and baskets with their statuses, operator plane only ([`state`], [`operator`]) |
-//! | GET, POST | `/payment-sca/{token}`, `/login`, `/decision` | payment and basket SCA pages ([`payment_sca`]; `token`: [`sca_pages`]) |
-//! | GET | `/sca/{token}` | SCA page (not signed; `token`: [`sca_pages`], never the authorisation id) |
+//! | GET, POST | `/payment-sca/{token}`, `/login`, `/decision` | payment and basket SCA pages ([`payment_sca`]; `token`: [`http::sca_pages`]) |
+//! | GET | `/sca/{token}` | SCA page (not signed; `token`: [`http::sca_pages`], never the authorisation id) |
 //! | POST | `/sca/{token}/login`, `/context`, `/consent`, `/cancel` | SCA steps |
 //! | POST, GET, DELETE | `/v1/sandbox/faults[/{id}]` | fault injection rules ([`faults`]) |
 //! | GET | `/v1/sandbox/events` | server-sent events of the TPP's requests, SCA steps, batch runs and clock changes ([`events`], [`subscribe`]; `?scope=all`: every TPP's, operator plane) |
@@ -77,7 +77,7 @@ pub use http::router::router;
 use crate::signing::{Verifier, VerifyPolicy};
 use domain::access;
 use domain::{events, seed};
-use http::{accounts, auth, faults, identity, observe, operator, reads, replay, sca_pages, serve};
+use http::{accounts, auth, faults, identity, observe, operator, reads, replay, serve};
 use model::SeedData;
 use store::Store;
 use store::db;
@@ -151,8 +151,8 @@ pub struct App {
     pub identity: Option<identity::InstanceKey>,
     /// The operator token ([`SandboxConfig::operator_token`]).
     pub operator_token: Option<operator::OperatorToken>,
-    /// The key of the SCA page addresses ([`sca_pages`]).
-    pub sca_pages: sca_pages::PageKeys,
+    /// The key of the SCA page addresses ([`domain::sca_pages`]).
+    pub sca_pages: domain::sca_pages::PageKeys,
     /// What `POST /v1/sandbox/initialize` resets to ([`SandboxConfig::seed`], else the
     /// built-in [`seed`]).
     pub seed: model::SeedData,
@@ -181,7 +181,7 @@ impl App {
             None => Store::open(db.clone(), seed::seed).map_err(open_error)?,
         };
         let faults = faults::Faults::load(&db).map_err(open_error)?;
-        let sca_pages = sca_pages::PageKeys::load(&db).map_err(open_error)?;
+        let sca_pages = domain::sca_pages::PageKeys::load(&db).map_err(open_error)?;
         if let Some(offset) = store.clock_offset().map_err(open_error)? {
             config.clock.set_offset(offset);
         }
@@ -232,6 +232,22 @@ impl App {
     }
 }
 
+impl App {
+    /// The domain's view of this state for one call ([`domain::Ctx`]): what the domain
+    /// services take instead of the whole state.
+    pub fn domain(&self) -> domain::Ctx<'_> {
+        domain::Ctx {
+            clock: &self.clock,
+            store: &self.store,
+            db: &self.db,
+            decisions: &self.decisions,
+            events: &self.events,
+            pages: &self.sca_pages,
+            public_url: &self.public_url,
+        }
+    }
+}
+
 /// Schema steps of every module's tables, applied in order (see [`db::Db::migrate`]).
 pub const MIGRATIONS: &[db::Migration] = &[
     store::MIGRATION,
@@ -242,7 +258,7 @@ pub const MIGRATIONS: &[db::Migration] = &[
     store::payments::MIGRATION,
     store::sca_browsers::MIGRATION,
     store::faults::MIGRATION,
-    sca_pages::MIGRATION,
+    store::page_keys::MIGRATION,
     store::tenancy::MIGRATION,
     // Last: indexes over the tables above (issue 20, finding 4).
     store::indexes::MIGRATION,

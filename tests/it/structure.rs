@@ -12,8 +12,12 @@
 //! - `src/sandbox`: handlers (`http/`) -> domain (`domain/`) -> store (`store/`), never back;
 //!   handlers may read the store; `model.rs` and `clock.rs` (the shared vocabulary) import no
 //!   other sandbox module; `errors.rs` (`ApiError`, HTTP statuses) is below the domain, above
-//!   the store, and the store never imports it; neither the store nor `errors.rs` imports the
-//!   sandbox's root (`App`); no cycle between the sandbox's modules.
+//!   the store, and the store never imports it; neither the store, `errors.rs` nor the domain
+//!   imports the sandbox's root (`App`: the domain takes a `domain::Ctx`); the domain, the
+//!   store and the vocabulary name no HTTP crate ([`HTTP_CRATES`]); no cycle between the
+//!   sandbox's modules.
+//! - `src/sandbox/http`: no transaction call ([`TRANSACTION_METHODS`]): the handlers parse,
+//!   call the domain and answer.
 //! - `src/client`: no import of `sandbox` or `tui`, no cycle between its modules.
 //! - top level: [`LAYERS`], the picture of docs/architecture.md as a table: a module imports
 //!   only modules of a lower layer; `client` never imports `sandbox`; no cycle between
@@ -323,7 +327,14 @@ struct Tree {
     /// Module path -> file (relative to the package).
     modules: BTreeMap<ModPath, String>,
     imports: Vec<Import>,
+    /// Paths into the crates of the HTTP stack ([`HTTP_CRATES`]), `to` the crate's name.
+    externals: Vec<Import>,
 }
+
+/// The crates of the HTTP stack: the handlers' framework and what it is built on. Only the
+/// handlers (and `errors.rs`, the error answers) name them; the domain, the store and the
+/// shared vocabulary never see HTTP.
+const HTTP_CRATES: &[&str] = &["axum", "hyper", "hyper_util", "http"];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -364,9 +375,23 @@ fn parse_tree() -> Tree {
         read_crate("main", "src/main.rs", &mut modules),
     ];
     let mut imports = Vec::new();
+    let mut externals = Vec::new();
     for (k, c) in crates.iter().enumerate() {
         for (file, raw) in &c.raws {
             let Some((to_k, abs)) = resolve(&crates, k, &raw.module, &raw.segs, 0) else {
+                if let Some(krate) = raw
+                    .segs
+                    .first()
+                    .filter(|s| HTTP_CRATES.contains(&s.as_str()))
+                {
+                    externals.push(Import {
+                        file: file.clone(),
+                        line: raw.line,
+                        text: raw.segs.join("::"),
+                        from: join(c.name, &raw.module),
+                        to: krate.clone(),
+                    });
+                }
                 continue;
             };
             let target = locate(&crates, to_k, &abs, 0);
@@ -379,7 +404,11 @@ fn parse_tree() -> Tree {
             });
         }
     }
-    Tree { modules, imports }
+    Tree {
+        modules,
+        imports,
+        externals,
+    }
 }
 
 fn read_crate(
@@ -625,12 +654,30 @@ fn sandbox_rule(from: &str, to: &str) -> Option<String> {
         (Store | Errors, Root) => {
             "the store and errors.rs never import the sandbox's root (`App`, the router)"
         }
+        (Domain, Root) => {
+            "the domain never imports the sandbox's root (`App`, the HTTP layer's state): it \
+             takes a `domain::Ctx` and typed inputs"
+        }
         (Errors, Http | Domain) => {
             "errors.rs is below the domain: it imports neither handlers nor domain"
         }
         _ => return None,
     };
     Some(rule.to_string())
+}
+
+/// The rule a path of a sandbox module into an HTTP crate ([`HTTP_CRATES`]) breaks, if any.
+fn http_crate_rule(from: &str, krate: &str) -> Option<String> {
+    if !within(from, "sandbox") {
+        return None;
+    }
+    match part(from) {
+        Ok(Part::Domain | Part::Store | Part::Vocabulary) => Some(format!(
+            "the domain, the store, model.rs and clock.rs never see HTTP: no `{krate}` (the \
+             handlers parse the request and hand over typed values)"
+        )),
+        _ => None,
+    }
 }
 
 /// The rule an import of a client module breaks, if any.
@@ -767,6 +814,14 @@ fn breaches(tree: &Tree) -> Vec<String> {
             out.push(breach(i, &rule));
         }
     }
+    let mut seen = BTreeSet::new();
+    for i in &tree.externals {
+        if seen.insert((&i.from, &i.to))
+            && let Some(rule) = http_crate_rule(&i.from, &i.to)
+        {
+            out.push(breach(i, &rule));
+        }
+    }
     let inside = |of: &'static str| move |m: &str| within(m, of).then(|| m.to_string());
     out.extend(cycles(&edges, inside("sandbox")));
     out.extend(cycles(&edges, inside("client")));
@@ -795,9 +850,106 @@ fn imports_follow_the_layers_of_docs_architecture() {
         "the reader found only {} modules",
         tree.modules.len()
     );
+    assert!(
+        tree.externals
+            .iter()
+            .any(|i| i.from.starts_with("sandbox::http") && i.to == "axum"),
+        "the reader found no handler naming axum"
+    );
     none(
         "imports break docs/architecture.md's layers",
         breaches(tree),
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Handlers run no transaction
+// ---------------------------------------------------------------------------------------
+
+/// The methods that run a transaction: the store's `Db::write` and `Db::write_raw`,
+/// rusqlite's `transaction` and `unchecked_transaction`.
+const TRANSACTION_METHODS: &[&str] =
+    &["write", "write_raw", "transaction", "unchecked_transaction"];
+
+/// Calls of [`TRANSACTION_METHODS`] outside `#[cfg(test)]` items.
+#[derive(Default)]
+struct TransactionCalls {
+    found: Vec<(usize, String)>,
+}
+
+impl<'ast> Visit<'ast> for TransactionCalls {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        if !cfg_test(item_attrs(item)) {
+            visit::visit_item(self, item);
+        }
+    }
+
+    fn visit_impl_item(&mut self, item: &'ast syn::ImplItem) {
+        if !cfg_test(attrs_of!(item, ImplItem: Const, Fn, Type, Macro)) {
+            visit::visit_impl_item(self, item);
+        }
+    }
+
+    fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+        let name = call.method.to_string();
+        if TRANSACTION_METHODS.contains(&name.as_str()) {
+            self.found.push((call.method.span().start().line, name));
+        }
+        visit::visit_expr_method_call(self, call);
+    }
+}
+
+/// The transaction calls of one source text, `(line, method)`.
+fn transaction_calls(text: &str) -> Vec<(usize, String)> {
+    let ast = syn::parse_file(text).expect("the text parses");
+    let mut v = TransactionCalls::default();
+    v.visit_file(&ast);
+    v.found
+}
+
+/// The handlers parse, call the domain and answer: every transaction (and the rows it
+/// writes) is a domain function's (issue 19, "handlers stop running transactions").
+#[test]
+fn handlers_run_no_transaction() {
+    let files: Vec<String> = source_files()
+        .into_iter()
+        .filter(|f| f.starts_with("src/sandbox/http/") && f.ends_with(".rs"))
+        .collect();
+    assert!(files.len() > 20, "only {} handler files", files.len());
+    let mut problems = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(root().join(f)).unwrap();
+        for (line, method) in transaction_calls(&text) {
+            problems.push(format!(
+                "{f}:{line}: `.{method}(` runs a transaction in a handler: move it (and the rows \
+                 it writes) into a domain function"
+            ));
+        }
+    }
+    none("transactions in src/sandbox/http", problems);
+}
+
+#[test]
+fn a_seeded_transaction_in_a_handler_is_found() {
+    let seeded = "use crate::sandbox::App;\n\
+        pub async fn create(app: &App) -> Result<(), ApiError> {\n\
+            app.db.write(|tx| Ok(store::insert(tx)?))\n\
+        }\n\
+        fn raw(db: &Db, c: &mut Connection) {\n\
+            let _ = db.write_raw(|tx| tx.execute(\"DELETE FROM t\", []));\n\
+            let _ = c.transaction();\n\
+        }\n\
+        #[cfg(test)]\n\
+        mod tests {\n\
+            fn setup(app: &App) { app.db.write(|tx| Ok(())).unwrap(); }\n\
+        }\n";
+    assert_eq!(
+        transaction_calls(seeded),
+        vec![
+            (3, "write".to_string()),
+            (6, "write_raw".to_string()),
+            (7, "transaction".to_string())
+        ]
     );
 }
 
@@ -834,17 +986,23 @@ fn every_top_level_module_is_in_a_layer() {
 /// The real tree with one more import, as if `file` named `text`.
 fn seeded(file: &str, text: &str, from: &str, to: &str) -> Vec<String> {
     let tree = read_tree();
-    let mut imports = tree.imports.clone();
-    imports.push(Import {
+    let (mut imports, mut externals) = (tree.imports.clone(), tree.externals.clone());
+    let seed = Import {
         file: file.into(),
         line: 7,
         text: text.into(),
         from: from.into(),
         to: to.into(),
-    });
+    };
+    if HTTP_CRATES.contains(&to) {
+        externals.push(seed);
+    } else {
+        imports.push(seed);
+    }
     breaches(&Tree {
         modules: tree.modules.clone(),
         imports,
+        externals,
     })
 }
 
@@ -863,6 +1021,35 @@ const SEEDS: &[(&str, &str, &str, &str, &[&str])] = &[
             // The cycle it closes: http::payments imports store::payments.
             "-> sandbox::http::payments) breaks the rule: no cycle",
         ],
+    ),
+    (
+        // The domain takes a `Ctx`, not the handlers' state.
+        "src/sandbox/domain/payment.rs",
+        "crate::sandbox::App",
+        "sandbox::domain::payment",
+        "sandbox",
+        &[
+            "src/sandbox/domain/payment.rs:7: `crate::sandbox::App` (sandbox::domain::payment -> \
+           sandbox) breaks the rule: the domain never imports the sandbox's root",
+        ],
+    ),
+    (
+        "src/sandbox/domain/events.rs",
+        "axum::http::HeaderMap",
+        "sandbox::domain::events",
+        "axum",
+        &[
+            "src/sandbox/domain/events.rs:7: `axum::http::HeaderMap` (sandbox::domain::events -> \
+           axum) breaks the rule: the domain, the store, model.rs and clock.rs never see HTTP: \
+           no `axum`",
+        ],
+    ),
+    (
+        "src/sandbox/store/db.rs",
+        "hyper::Request",
+        "sandbox::store::db",
+        "hyper",
+        &["never see HTTP: no `hyper`"],
     ),
     (
         "src/sandbox/model.rs",

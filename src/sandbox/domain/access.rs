@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
-use crate::sandbox::App;
+use crate::sandbox::domain::Ctx;
 use crate::sandbox::domain::rules;
 use crate::sandbox::errors::ApiError;
 use crate::sandbox::model::Tpp;
@@ -111,10 +111,10 @@ impl Access {
     /// the agreement's accounts in CORPORATE).
     ///
     /// Errors: the database fails (503).
-    pub fn may_consent_to(&self, app: &App, account: Uuid) -> Result<bool, ApiError> {
+    pub fn may_consent_to(&self, cx: &Ctx<'_>, account: Uuid) -> Result<bool, ApiError> {
         Ok(match &self.agreement {
             Some(a) => a.accounts.contains(&account),
-            None => app
+            None => cx
                 .store
                 .accounts_of(self.customer.id)?
                 .iter()
@@ -124,14 +124,14 @@ impl Access {
 }
 
 /// Starts an SCA authorisation for this request; returns its id and the absolute
-/// `scaRedirect` href (`{public_url}/sca/{token}`, [`App::public_url`], never the request's
+/// `scaRedirect` href (`{public_url}/sca/{token}`, [`Ctx::public_url`], never the request's
 /// `Host`; the token of [`crate::sandbox::http::sca_pages`], never the id). `why` says why SCA is needed (for the message when `TPP-Redirect-URI` is missing). Records `TPP-Session-ID`, generating one
 /// when absent.
 ///
 /// Errors: 400 `FORMAT_ERROR` when `TPP-Redirect-URI` is missing or not an absolute http(s)
 /// URL, or `TPP-Session-ID` is longer than [`MAX_SESSION_ID_CHARS`].
 pub fn begin_sca(
-    app: &App,
+    cx: &Ctx<'_>,
     tpp: &Tpp,
     psu: &PsuContext,
     why: &str,
@@ -159,7 +159,7 @@ pub fn begin_sca(
         Some(s) => s.to_string(),
         None => Uuid::new_v4().to_string(),
     };
-    let now = app.clock.now();
+    let now = cx.clock.now();
     let auth = Authorisation {
         id: authorisation_id(),
         tpp: tpp.id.clone(),
@@ -170,8 +170,8 @@ pub fn begin_sca(
         step: ScaStep::Identify,
     };
     let id = auth.id;
-    let href = app.sca_pages.href(&app.public_url, "/sca", &id.to_string());
-    app.store.insert_authorisation(auth, now)?;
+    let href = cx.sca_href("/sca", &id.to_string());
+    cx.store.insert_authorisation(auth, now)?;
     Ok((id, href))
 }
 
@@ -180,13 +180,13 @@ pub fn begin_sca(
 ///
 /// Errors: as [`begin_sca`].
 pub fn start_sca(
-    app: &App,
+    cx: &Ctx<'_>,
     tpp: &Tpp,
     psu: &PsuContext,
     code: MessageCode,
     text: &str,
 ) -> Result<ApiError, ApiError> {
-    let (_, href) = begin_sca(app, tpp, psu, text)?;
+    let (_, href) = begin_sca(cx, tpp, psu, text)?;
     Ok(ApiError::new(code, text).with_sca_redirect(href))
 }
 
@@ -208,29 +208,29 @@ pub fn authorisation_id() -> Uuid {
 
 /// [`start_sca`] collapsed into the error to answer.
 pub fn needs_sca(
-    app: &App,
+    cx: &Ctx<'_>,
     tpp: &Tpp,
     psu: &PsuContext,
     code: MessageCode,
     text: &str,
 ) -> ApiError {
-    start_sca(app, tpp, psu, code, text).unwrap_or_else(|e| e)
+    start_sca(cx, tpp, psu, code, text).unwrap_or_else(|e| e)
 }
 
 /// The consent addressed by the request's PSU headers, or the answer to send instead.
 ///
-/// A granted access is remembered in [`App::decisions`] (see [`Decisions`]): the same
+/// A granted access is remembered in [`Ctx::decisions`] (see [`Decisions`]): the same
 /// question is answered from there only while the data version is unchanged and the sandbox
 /// clock is still within the consent's 180 days and the SCA session's hour, so the answer is
 /// always the one the full check would give.
-pub fn resolve(app: &App, tpp: &Tpp, psu: &PsuContext) -> Result<Access, ApiError> {
+pub fn resolve(cx: &Ctx<'_>, tpp: &Tpp, psu: &PsuContext) -> Result<Access, ApiError> {
     let key = DecisionKey::of(tpp, psu, None);
-    let (version, now) = (app.db.version(), app.clock.now());
-    if let Some(d) = app.decisions.get(&key, version, now) {
+    let (version, now) = (cx.db.version(), cx.clock.now());
+    if let Some(d) = cx.decisions.get(&key, version, now) {
         return Ok(d.access);
     }
-    let (access, validity) = resolve_fresh(app, tpp, psu, version, now)?;
-    app.decisions.put(
+    let (access, validity) = resolve_fresh(cx, tpp, psu, version, now)?;
+    cx.decisions.put(
         key,
         Decision {
             validity,
@@ -246,25 +246,25 @@ pub fn resolve(app: &App, tpp: &Tpp, psu: &PsuContext) -> Result<Access, ApiErro
 ///
 /// Errors: those of [`resolve`] and [`consented_account`].
 pub fn resolve_account(
-    app: &App,
+    cx: &Ctx<'_>,
     tpp: &Tpp,
     psu: &PsuContext,
     id: &str,
 ) -> Result<(Access, Account, Option<Customer>), ApiError> {
     let key = DecisionKey::of(tpp, psu, Some(id));
-    let (version, now) = (app.db.version(), app.clock.now());
+    let (version, now) = (cx.db.version(), cx.clock.now());
     if let Some(Decision {
         access,
         account: Some((account, owner)),
         ..
-    }) = app.decisions.get(&key, version, now)
+    }) = cx.decisions.get(&key, version, now)
     {
         return Ok((access, account, owner));
     }
-    let (access, validity) = resolve_fresh(app, tpp, psu, version, now)?;
-    let account = consented_account(app, tpp, psu, &access, id)?;
-    let owner = app.store.customer(account.owner)?;
-    app.decisions.put(
+    let (access, validity) = resolve_fresh(cx, tpp, psu, version, now)?;
+    let account = consented_account(cx, tpp, psu, &access, id)?;
+    let owner = cx.store.customer(account.owner)?;
+    cx.decisions.put(
         key,
         Decision {
             validity,
@@ -276,20 +276,20 @@ pub fn resolve_account(
 }
 
 /// [`resolve`] and the consented card account `id` with its owner's customer record,
-/// remembered in the read cache ([`crate::sandbox::http::reads`]) per consent and data version.
+/// remembered in [`Decisions`] per consent and data version.
 ///
 /// Errors: those of [`resolve`]; 403 `RESOURCE_UNKNOWN` for a card account that is not the
 /// PSU's in this context (PRIVATE context only: agreements cover no cards); 401
 /// `CONSENT_INVALID` + `scaRedirect` for the PSU's card account outside the consent.
 pub fn resolve_card(
-    app: &App,
+    cx: &Ctx<'_>,
     tpp: &Tpp,
     psu: &PsuContext,
     id: &str,
 ) -> Result<(Access, CardAccount, Customer), ApiError> {
-    let version = app.db.version();
-    let access = resolve(app, tpp, psu)?;
-    if let Some((card, owner)) = app.reads.card(&access.key, id, version) {
+    let version = cx.db.version();
+    let access = resolve(cx, tpp, psu)?;
+    if let Some((card, owner)) = cx.decisions.card(&access.key, id, version) {
         return Ok((access, card, owner));
     }
     let unknown = || {
@@ -298,22 +298,22 @@ pub fn resolve_card(
         ))
     };
     let uuid = Uuid::parse_str(id).map_err(|_| unknown())?;
-    let card = app.store.card_account(uuid)?.ok_or_else(unknown)?;
+    let card = cx.store.card_account(uuid)?.ok_or_else(unknown)?;
     let owns = access.agreement.is_none() && card.owner == access.customer.id;
     if !owns {
         return Err(unknown());
     }
-    if !consented(app, &access.key)?.contains(&uuid) {
+    if !consented(cx, &access.key)?.contains(&uuid) {
         return Err(needs_sca(
-            app,
+            cx,
             tpp,
             psu,
             MessageCode::ConsentInvalid,
             "the consent does not cover this card account: SCA needed to add it",
         ));
     }
-    let owner = app.store.customer(card.owner)?.ok_or_else(unknown)?;
-    app.reads
+    let owner = cx.store.customer(card.owner)?.ok_or_else(unknown)?;
+    cx.decisions
         .put_card(&access.key, id, version, card.clone(), owner.clone());
     Ok((access, card, owner))
 }
@@ -373,15 +373,31 @@ pub struct Decision {
 
 /// Granted access decisions of [`resolve`] and [`resolve_account`]; refusals are never
 /// remembered. At most [`DECISION_CACHE_ENTRIES`] are kept; the cache is emptied when full.
+/// Also the card accounts a consent may read ([`resolve_card`]), kept apart (at most
+/// [`CARD_CACHE_ENTRIES`]).
 #[derive(Debug, Default)]
 pub struct Decisions {
     map: std::sync::Mutex<
         std::collections::HashMap<DecisionKey, Decision, foldhash::fast::RandomState>,
     >,
+    /// Card accounts a consent may read, with their owners (the card access check after the
+    /// consent is resolved): by consent, the card account id as sent and the data version.
+    cards: std::sync::Mutex<
+        std::collections::HashMap<
+            CardAccessKey,
+            (CardAccount, Customer),
+            foldhash::fast::RandomState,
+        >,
+    >,
 }
+
+type CardAccessKey = (ConsentKey, String, u64);
 
 /// Most decisions a [`Decisions`] keeps.
 pub const DECISION_CACHE_ENTRIES: usize = 4096;
+
+/// Most card access decisions a [`Decisions`] keeps; emptied when full.
+pub const CARD_CACHE_ENTRIES: usize = 1024;
 
 impl Decisions {
     fn get(&self, key: &DecisionKey, version: u64, now: std::time::SystemTime) -> Option<Decision> {
@@ -402,18 +418,43 @@ impl Decisions {
             map.insert(key, decision);
         }
     }
+
+    /// The card account `id` (as sent) that the consent `key` covers, with its owner, as
+    /// remembered at data `version` by [`Decisions::put_card`].
+    fn card(&self, key: &ConsentKey, id: &str, version: u64) -> Option<(CardAccount, Customer)> {
+        let cards = self.cards.lock().ok()?;
+        cards.get(&(key.clone(), id.to_string(), version)).cloned()
+    }
+
+    /// Remembers that the consent `key` covers card account `id`, owned by `owner`, at data
+    /// `version` (read before the data was).
+    fn put_card(
+        &self,
+        key: &ConsentKey,
+        id: &str,
+        version: u64,
+        card: CardAccount,
+        owner: Customer,
+    ) {
+        if let Ok(mut cards) = self.cards.lock() {
+            if cards.len() >= CARD_CACHE_ENTRIES {
+                cards.clear();
+            }
+            cards.insert((key.clone(), id.to_string(), version), (card, owner));
+        }
+    }
 }
 
 /// The full check of [`resolve`] at data version `version` and clock `now`, with how long its
 /// grant holds.
 fn resolve_fresh(
-    app: &App,
+    cx: &Ctx<'_>,
     tpp: &Tpp,
     psu: &PsuContext,
     version: u64,
     now: std::time::SystemTime,
 ) -> Result<(Access, Validity), ApiError> {
-    let sca = |code, text: &str| needs_sca(app, tpp, psu, code, text);
+    let sca = |code, text: &str| needs_sca(cx, tpp, psu, code, text);
     let Some(psu_text) = psu.psu_id()? else {
         return Err(sca(
             MessageCode::ConsentInvalid,
@@ -431,8 +472,8 @@ fn resolve_fresh(
             )
         })?),
     };
-    let Some(customer) = (match psu_customer(app, &tpp.id, psu_id)? {
-        Some(c) => app.store.customer(c)?,
+    let Some(customer) = (match psu_customer(cx, &tpp.id, psu_id)? {
+        Some(c) => cx.store.customer(c)?,
         None => None,
     }) else {
         return Err(sca(
@@ -442,7 +483,7 @@ fn resolve_fresh(
     };
     let agreement = match corporate {
         None => None,
-        Some(cid) => match app.store.agreement(cid)? {
+        Some(cid) => match cx.store.agreement(cid)? {
             Some(a) if a.holder == customer.id => Some(a),
             _ => {
                 return Err(ApiError::new(
@@ -457,8 +498,8 @@ fn resolve_fresh(
         psu_id,
         agreement: agreement.as_ref().map(|a| a.id),
     };
-    let Some(consent) = app.store.consent(&key)? else {
-        if agreement.is_none() && !app.store.corporate_consents(&tpp.id, psu_id)?.is_empty() {
+    let Some(consent) = cx.store.consent(&key)? else {
+        if agreement.is_none() && !cx.store.corporate_consents(&tpp.id, psu_id)?.is_empty() {
             return Err(ApiError::format(
                 "the PSU-Corporate-ID header is missing: this PSU acts in CORPORATE context \
                  (its consent was given for a corporate agreement), so every request needs the \
@@ -473,7 +514,7 @@ fn resolve_fresh(
             },
         ));
     };
-    match revocation(app, &key)? {
+    match revocation(cx, &key)? {
         Some(Revoked::ByPsu) => {
             return Err(sca(
                 MessageCode::ConsentInvalid,
@@ -498,7 +539,7 @@ fn resolve_fresh(
     let mut session_until = None;
     if psu.present {
         let session = psu.session_id()?;
-        match session_check(app, &tpp.id, psu_id, session)? {
+        match session_check(cx, &tpp.id, psu_id, session)? {
             Err(reason) => return Err(sca(MessageCode::ConsentInvalid, &reason.to_string())),
             Ok(last) => session_until = Some(last),
         }
@@ -526,7 +567,7 @@ fn resolve_fresh(
 /// The consented account `id` of `access`: 403 `RESOURCE_UNKNOWN` when the PSU has no such
 /// account in this context, 401 with `scaRedirect` when it has but did not consent to it.
 pub fn consented_account(
-    app: &App,
+    cx: &Ctx<'_>,
     tpp: &Tpp,
     psu: &PsuContext,
     access: &Access,
@@ -541,11 +582,11 @@ pub fn consented_account(
         return Err(unknown());
     };
     if access.consent.accounts.contains(&uuid) {
-        return app.store.account(uuid)?.ok_or_else(unknown);
+        return cx.store.account(uuid)?.ok_or_else(unknown);
     }
-    if access.may_consent_to(app, uuid)? {
+    if access.may_consent_to(cx, uuid)? {
         return Err(needs_sca(
-            app,
+            cx,
             tpp,
             psu,
             MessageCode::ConsentInvalid,
@@ -568,13 +609,40 @@ pub fn resource_authorised(
     Ok(store::resource_authorised(tx, id, key, at)?)
 }
 
+/// Creates the consent resource `id` of `tpp` (`received`, created now).
+///
+/// Errors: storage (503).
+pub fn create_resource(cx: &Ctx<'_>, id: Uuid, tpp: &TppId) -> Result<(), ApiError> {
+    let now = rules::secs(cx.clock.now());
+    cx.db
+        .write(|tx| Ok(store::insert_resource(tx, id, tpp, now)?))
+}
+
+/// The TPP terminates the consent resource `id` (`terminatedByTpp`), and with `revoke` (the
+/// consent of a `valid` resource) ends that consent's account access, in one transaction.
+///
+/// Errors: storage (503).
+pub fn terminate_resource(
+    cx: &Ctx<'_>,
+    id: Uuid,
+    revoke: Option<&ConsentKey>,
+) -> Result<(), ApiError> {
+    let now = rules::secs(cx.clock.now());
+    cx.db.write(|tx| {
+        store::terminate_resource(tx, id, now)?;
+        if let Some(key) = revoke {
+            revoke_key(tx, key, Revoked::ByTpp, now)?;
+        }
+        Ok::<_, ApiError>(())
+    })
+}
+
 /// Marks the consent resource `id` (if any) `rejected`: its SCA was cancelled.
 ///
 /// Errors: storage (503).
-pub fn resource_rejected(app: &App, id: Uuid) -> Result<(), ApiError> {
-    let now = rules::secs(app.clock.now());
-    app.db
-        .write(|tx| Ok(store::resource_rejected(tx, id, now)?))
+pub fn resource_rejected(cx: &Ctx<'_>, id: Uuid) -> Result<(), ApiError> {
+    let now = rules::secs(cx.clock.now());
+    cx.db.write(|tx| Ok(store::resource_rejected(tx, id, now)?))
 }
 
 /// How long the SCA of a session is valid (interface document, Limits: "SCA session
@@ -586,12 +654,12 @@ pub const SCA_SESSION_LIFETIME: Duration = Duration::from_secs(3600);
 ///
 /// Errors: storage (503).
 pub fn session_refusal(
-    app: &App,
+    cx: &Ctx<'_>,
     tpp: &TppId,
     psu_id: Uuid,
     session: Option<&str>,
 ) -> Result<Option<String>, ApiError> {
-    Ok(session_check(app, tpp, psu_id, session)?
+    Ok(session_check(cx, tpp, psu_id, session)?
         .err()
         .map(|e| e.to_string()))
 }
@@ -657,13 +725,13 @@ pub enum SessionRefusal {
 ///
 /// Errors: storage (503).
 pub fn session_check(
-    app: &App,
+    cx: &Ctx<'_>,
     tpp: &TppId,
     psu_id: Uuid,
     session: Option<&str>,
 ) -> Result<Result<i64, SessionRefusal>, ApiError> {
-    let rows = app.db.read(|c| store::sessions(c, tpp, psu_id))?;
-    let now = rules::secs(app.clock.now());
+    let rows = cx.db.read(|c| store::sessions(c, tpp, psu_id))?;
+    let now = rules::secs(cx.clock.now());
     let limit = i64::try_from(SCA_SESSION_LIFETIME.as_secs()).unwrap_or(i64::MAX);
     let fresh = |r: &store::SessionRow| now.saturating_sub(r.sca_at) <= limit;
     let deadline = |r: &store::SessionRow| Ok(r.sca_at.saturating_add(limit));
@@ -700,16 +768,16 @@ pub fn session_check(
 ///
 /// Errors: storage (503), or what `extra` returns.
 pub fn record_completed_sca(
-    app: &App,
+    cx: &Ctx<'_>,
     tpp: &TppId,
     psu_id: Uuid,
     session_id: &str,
     consent: Option<&ConsentKey>,
     extra: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<(), ApiError>,
 ) -> Result<(), ApiError> {
-    let now = rules::secs(app.clock.now());
+    let now = rules::secs(cx.clock.now());
     let psu = psu_id.to_string();
-    app.db.write(|tx| {
+    cx.db.write(|tx| {
         store::record_session(tx, tpp, &psu, session_id, now)?;
         if let Some(k) = consent {
             store::lift_revocation(tx, k)?;
@@ -748,13 +816,13 @@ pub fn register(
 /// management) resolves to `None`.
 ///
 /// Errors: storage (503).
-pub fn psu_customer(app: &App, tpp: &TppId, psu_id: Uuid) -> Result<Option<Uuid>, ApiError> {
-    let found = match app.store.psu_customer(tpp, psu_id)? {
+pub fn psu_customer(cx: &Ctx<'_>, tpp: &TppId, psu_id: Uuid) -> Result<Option<Uuid>, ApiError> {
+    let found = match cx.store.psu_customer(tpp, psu_id)? {
         Some(c) => Some(c),
         None => {
             let psu = psu_id.to_string();
             let row: Option<String> =
-                app.db.read(|c| match store::pisp_customer(c, tpp, &psu)? {
+                cx.db.read(|c| match store::pisp_customer(c, tpp, &psu)? {
                     Some(p) => Ok(Some(p)),
                     None => payments::psu_customer(c, &tpp.0, &psu),
                 })?;
@@ -762,20 +830,20 @@ pub fn psu_customer(app: &App, tpp: &TppId, psu_id: Uuid) -> Result<Option<Uuid>
         }
     };
     Ok(match found {
-        Some(c) if app.store.customer(c)?.is_some() => Some(c),
+        Some(c) if cx.store.customer(c)?.is_some() => Some(c),
         _ => None,
     })
 }
 
 /// Marks authorisation `id` as a registration SCA (no account consent step).
-fn mark_registration(app: &App, id: Uuid) -> Result<(), ApiError> {
-    app.db.write(|tx| Ok(store::mark_registration(tx, id)?))
+fn mark_registration(cx: &Ctx<'_>, id: Uuid) -> Result<(), ApiError> {
+    cx.db.write(|tx| Ok(store::mark_registration(tx, id)?))
 }
 
 /// Whether authorisation `id` is a registration SCA (started by `GET /v1/users` or by
 /// `GET /v1/agreements` without a known PSU-ID).
-pub fn is_registration(app: &App, id: Uuid) -> bool {
-    app.db
+pub fn is_registration(cx: &Ctx<'_>, id: Uuid) -> bool {
+    cx.db
         .read(|c| store::is_registration(c, id))
         .unwrap_or(false)
 }
@@ -784,10 +852,28 @@ pub fn is_registration(app: &App, id: Uuid) -> bool {
 ///
 /// Errors: 400 `FORMAT_ERROR` for a missing or bad `TPP-Redirect-URI` or `TPP-Session-ID`;
 /// storage (503).
-pub fn start_registration(app: &App, tpp: &Tpp, psu: &PsuContext) -> Result<String, ApiError> {
-    let (id, href) = begin_sca(app, tpp, psu, "PSU registration needs SCA")?;
-    mark_registration(app, id)?;
+pub fn start_registration(cx: &Ctx<'_>, tpp: &Tpp, psu: &PsuContext) -> Result<String, ApiError> {
+    let (id, href) = begin_sca(cx, tpp, psu, "PSU registration needs SCA")?;
+    mark_registration(cx, id)?;
     Ok(href)
+}
+
+/// Binds the SCA authorisation `id` to the browser whose secret hashes to `hash` (SHA-256,
+/// hex; see [`crate::sandbox::http::sca_guard`]) unless a browser is bound already, and
+/// forgets the bindings older than `keep_secs`; how many were bound (0: another request
+/// bound it first).
+///
+/// Errors: storage.
+pub fn bind_browser(
+    cx: &Ctx<'_>,
+    id: &str,
+    hash: &str,
+    keep_secs: i64,
+) -> Result<usize, crate::sandbox::store::error::StoreError> {
+    let now = rules::secs(cx.clock.now());
+    Ok(cx.db.write_raw(|tx| {
+        crate::sandbox::store::sca_browsers::bind(tx, id, hash, now, now - keep_secs)
+    })?)
 }
 
 /// Who ended a consent before its time.
@@ -803,9 +889,46 @@ pub enum Revoked {
 /// for it completed since).
 ///
 /// Errors: storage (503).
-pub fn revocation(app: &App, key: &ConsentKey) -> Result<Option<Revoked>, ApiError> {
-    let by_tpp = app.db.read(|c| store::revocation(c, key))?;
+pub fn revocation(cx: &Ctx<'_>, key: &ConsentKey) -> Result<Option<Revoked>, ApiError> {
+    let by_tpp = cx.db.read(|c| store::revocation(c, key))?;
     Ok(by_tpp.map(|t| if t { Revoked::ByTpp } else { Revoked::ByPsu }))
+}
+
+/// The PSU revokes, directly at the ASPSP (`DELETE /v1/sandbox/consents/{psuId}`), every
+/// consent (PRIVATE and each CORPORATE one) it gave `tpp` (`revokedByPsu`), in one
+/// transaction.
+///
+/// Errors: 404 `RESOURCE_UNKNOWN` when the PSU-ID is unknown to this TPP; storage (503).
+pub fn revoke_by_psu(cx: &Ctx<'_>, tpp: &TppId, psu_id: Uuid) -> Result<(), ApiError> {
+    if psu_customer(cx, tpp, psu_id)?.is_none() {
+        return Err(ApiError::not_found(format!(
+            "PSU-ID {psu_id} is not known to this TPP"
+        )));
+    }
+    let agreements = std::iter::once(None).chain(
+        cx.store
+            .corporate_consents(tpp, psu_id)?
+            .into_iter()
+            .map(Some),
+    );
+    let mut keys = Vec::new();
+    for agreement in agreements {
+        let key = ConsentKey {
+            tpp: tpp.clone(),
+            psu_id,
+            agreement,
+        };
+        if cx.store.consent(&key)?.is_some() {
+            keys.push(key);
+        }
+    }
+    let now = rules::secs(cx.clock.now());
+    cx.db.write(|tx| {
+        for key in &keys {
+            revoke_key(tx, key, Revoked::ByPsu, now)?;
+        }
+        Ok::<_, ApiError>(())
+    })
 }
 
 /// Marks consent `key` revoked at `at` (seconds), by the TPP or the PSU.
@@ -835,8 +958,8 @@ pub fn replace_consent(
 /// The card accounts of consent `key`, in the order ticked.
 ///
 /// Errors: storage (503).
-pub fn consented(app: &App, key: &ConsentKey) -> Result<Vec<Uuid>, ApiError> {
-    let ids = app.db.read(|c| store::consented_cards(c, key))?;
+pub fn consented(cx: &Ctx<'_>, key: &ConsentKey) -> Result<Vec<Uuid>, ApiError> {
+    let ids = cx.db.read(|c| store::consented_cards(c, key))?;
     Ok(ids.iter().filter_map(|s| Uuid::parse_str(s).ok()).collect())
 }
 

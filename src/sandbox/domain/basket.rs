@@ -7,8 +7,8 @@
 use rusqlite::Connection;
 use uuid::Uuid;
 
-use crate::sandbox::App;
-use crate::sandbox::domain::payment::{Service, insert_authorisation, new_authorisation};
+use crate::sandbox::domain::Ctx;
+use crate::sandbox::domain::payment::{Service, new_authorisation};
 use crate::sandbox::errors::ApiError;
 use crate::sandbox::model::Tpp;
 use crate::sandbox::store::payments::{
@@ -132,7 +132,7 @@ pub fn check_payments(
 ///
 /// Errors: those of [`check_payments`]; storage (503).
 pub fn create(
-    app: &App,
+    cx: &Ctx<'_>,
     tpp: &Tpp,
     ids: Vec<String>,
     redirect: &str,
@@ -140,7 +140,7 @@ pub fn create(
     expected_customer: Option<Uuid>,
     explicit: bool,
 ) -> Result<(String, &'static str, Option<AuthorisationRow>), ApiError> {
-    let now = app.clock.unix_secs();
+    let now = cx.clock.unix_secs();
     let id = Uuid::new_v4().to_string();
     let basket = BasketRow {
         id: id.clone(),
@@ -154,7 +154,7 @@ pub fn create(
         payments: ids,
     };
     let auth = (!explicit).then(|| new_authorisation(tpp, None, Some(&id), redirect, session, now));
-    let transaction_status = app.db.write(|tx| {
+    let transaction_status = cx.db.write(|tx| {
         let found = check_payments(tx, tpp, &basket.payments)?;
         rows::insert_basket(tx, &basket)?;
         if let Some(a) = &auth {
@@ -169,8 +169,8 @@ pub fn create(
 ///
 /// Errors: 404 `RESOURCE_UNKNOWN` when it is gone or already deleted; 409 `STATUS_INVALID`
 /// when its SCA was completed; storage (503).
-pub fn delete(app: &App, id: &str) -> Result<(), ApiError> {
-    app.db.write(|tx| {
+pub fn delete(cx: &Ctx<'_>, id: &str) -> Result<(), ApiError> {
+    cx.db.write(|tx| {
         let b = rows::basket(tx, id)?
             .ok_or_else(|| ApiError::not_found(format!("no signing basket {id}")))?;
         if b.cancelled {
@@ -190,35 +190,26 @@ pub fn delete(app: &App, id: &str) -> Result<(), ApiError> {
     })
 }
 
-/// Starts a new authorisation of basket `id` with `redirect` and `session`.
+/// Whether basket `id` can get a new authorisation (checked in the transaction that stores
+/// it, [`crate::sandbox::domain::payment_sca::start_authorisation`]).
 ///
 /// Errors: 404 `RESOURCE_UNKNOWN` for a deleted basket; 409 `STATUS_INVALID` for one without
 /// `RCVD` payments; storage (503).
-pub fn start_authorisation(
-    app: &App,
-    tpp: &Tpp,
-    id: &str,
-    redirect: &str,
-    session: &str,
-) -> Result<AuthorisationRow, ApiError> {
-    let now = app.clock.unix_secs();
-    let auth = new_authorisation(tpp, None, Some(id), redirect, session, now);
-    insert_authorisation(app, auth, |tx| {
-        let b = rows::basket(tx, id)?
-            .ok_or_else(|| ApiError::not_found(format!("no signing basket {id}")))?;
-        let p = payments_of(tx, &b)?;
-        if b.cancelled {
-            return Err(deleted(id));
-        }
-        if !p.iter().any(|x| x.status == status::RCVD) {
-            return Err(ApiError::new(
-                MessageCode::StatusInvalid,
-                format!(
-                    "signing basket {id} has status {} and has no payment left to authorise",
-                    basket_status(&p)
-                ),
-            ));
-        }
-        Ok(())
-    })
+pub fn authorisable(tx: &Connection, id: &str) -> Result<(), ApiError> {
+    let b = rows::basket(tx, id)?
+        .ok_or_else(|| ApiError::not_found(format!("no signing basket {id}")))?;
+    let p = payments_of(tx, &b)?;
+    if b.cancelled {
+        return Err(deleted(id));
+    }
+    if !p.iter().any(|x| x.status == status::RCVD) {
+        return Err(ApiError::new(
+            MessageCode::StatusInvalid,
+            format!(
+                "signing basket {id} has status {} and has no payment left to authorise",
+                basket_status(&p)
+            ),
+        ));
+    }
+    Ok(())
 }

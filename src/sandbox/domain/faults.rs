@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::sandbox::store::db::Db;
+use crate::sandbox::store::error::StoreError;
 use crate::sandbox::store::faults::{self as rows, FaultRow};
 use crate::sandbox::store::payments::{self as payments, PaymentRow, status};
 use crate::xs2a::error::{MAX_TEXT_CHARS, MessageCode};
@@ -375,6 +376,39 @@ impl Faults {
             .request_rules
             .write()
             .unwrap_or_else(|p| p.into_inner()) = Arc::new(requests);
+    }
+
+    /// Stores `fault` (created at `at`, Unix seconds) and mirrors it.
+    ///
+    /// Errors: storage.
+    pub fn add(&self, db: &Db, fault: &Fault, at: i64) -> Result<(), StoreError> {
+        let row = FaultRow {
+            id: fault.id.clone(),
+            definition: serde_json::to_string(&fault.definition).unwrap_or_default(),
+            remaining: fault.remaining.and_then(|n| i64::try_from(n).ok()),
+            tpp: fault.tpp.clone(),
+        };
+        db.write_raw(|tx| rows::insert(tx, &row, at))?;
+        self.reload(db);
+        Ok(())
+    }
+
+    /// Removes every rule of `tpp`; how many there were.
+    ///
+    /// Errors: storage.
+    pub fn clear_of(&self, db: &Db, tpp: &str) -> Result<usize, StoreError> {
+        let n = db.write_raw(|tx| rows::clear(tx, tpp))?;
+        self.reload(db);
+        Ok(n)
+    }
+
+    /// Removes rule `id` of `tpp`; whether there was one.
+    ///
+    /// Errors: storage.
+    pub fn remove(&self, db: &Db, id: &str, tpp: &str) -> Result<bool, StoreError> {
+        let found = db.write_raw(|tx| rows::delete_of(tx, id, tpp))?;
+        self.reload(db);
+        Ok(found)
     }
 
     /// Reads the rules again (after a change, or `POST /v1/sandbox/initialize`).

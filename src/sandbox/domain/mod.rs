@@ -12,6 +12,11 @@
 //!   manual transactions and balance overrides of the store).
 //! - [`manage`]: sandbox management's limits, body readers and transactions.
 //! - [`views`]: the sandbox-customer and agreement elements shared by several endpoints.
+//! - [`sca_pages`]: the key of the SCA pages' addresses (the token of an authorisation).
+//!
+//! A service takes what it works on as typed values (the TPP, the PSU context, the parsed
+//! request) and the sandbox's state as a [`Ctx`]: never the HTTP layer's state or headers,
+//! so the domain does not depend on axum (the structure test checks it).
 
 pub mod access;
 pub mod basket;
@@ -23,7 +28,43 @@ pub mod manage;
 pub mod payment;
 pub mod payment_sca;
 pub mod rules;
+pub mod sca_pages;
 pub mod seed;
 pub mod seed_file;
 pub mod settlement;
 pub mod views;
+
+use crate::sandbox::clock::Clock;
+use crate::sandbox::store::Store;
+use crate::sandbox::store::db::Db;
+
+/// What a domain service works with, borrowed from the sandbox's state for one call: the
+/// state (typed reads and writes, and the database for the service's own transactions), the
+/// sandbox clock, the caches of granted decisions, the event stream and the SCA page links.
+/// The HTTP layer builds it from its state (`App::domain`).
+#[derive(Clone, Copy)]
+pub struct Ctx<'a> {
+    /// The sandbox clock.
+    pub clock: &'a Clock,
+    /// Typed reads and writes of the tables.
+    pub store: &'a Store,
+    /// The database, for a service's transactions ([`Db::write`]).
+    pub db: &'a Db,
+    /// Granted access decisions ([`access::Decisions`]).
+    pub decisions: &'a access::Decisions,
+    /// The event stream's sender ([`events::Events`]).
+    pub events: &'a events::Events,
+    /// The key of the SCA page addresses ([`sca_pages::PageKeys`]).
+    pub pages: &'a sca_pages::PageKeys,
+    /// Base of absolute links (`scaRedirect`), without a trailing slash; never taken from
+    /// the request's `Host`.
+    pub public_url: &'a str,
+}
+
+impl Ctx<'_> {
+    /// The absolute address of the SCA page of authorisation `id` under `prefix` (`/sca` or
+    /// `/payment-sca`): `{public_url}{prefix}/{token}` ([`sca_pages::PageKeys::href`]).
+    pub fn sca_href(&self, prefix: &str, id: &str) -> String {
+        self.pages.href(self.public_url, prefix, id)
+    }
+}

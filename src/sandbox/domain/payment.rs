@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use rusqlite::Connection;
 use uuid::Uuid;
 
-use crate::sandbox::App;
+use crate::sandbox::domain::Ctx;
 use crate::sandbox::errors::ApiError;
 use crate::sandbox::model::{Account, Tpp};
 use crate::sandbox::store::payments::{
@@ -46,8 +46,8 @@ pub struct Initiation {
 /// The sandbox account with this BBAN ([`crate::sandbox::store::Store::account_by_bban`]).
 ///
 /// Errors: the database fails (503).
-pub fn account_by_bban(app: &App, bban: &str) -> Result<Option<Account>, ApiError> {
-    Ok(app.store.account_by_bban(bban)?)
+pub fn account_by_bban(cx: &Ctx<'_>, bban: &str) -> Result<Option<Account>, ApiError> {
+    Ok(cx.store.account_by_bban(bban)?)
 }
 
 /// The credits of a stored payment body to accounts identified by BBAN: (bban, minor units)
@@ -136,12 +136,12 @@ pub struct NewPayment<'a> {
 /// execution date and remittance initiated the same sandbox day, not rejected or
 /// cancelled) without `allow_duplicate`; storage (503).
 pub fn initiate(
-    app: &App,
+    cx: &Ctx<'_>,
     new: &NewPayment<'_>,
 ) -> Result<(String, Option<AuthorisationRow>), ApiError> {
     let init = new.initiation;
-    let now = app.clock.unix_secs();
-    let today = app.clock.today().to_string();
+    let now = cx.clock.unix_secs();
+    let today = cx.clock.today().to_string();
     let id = Uuid::new_v4().to_string();
     let row = PaymentRow {
         id: id.clone(),
@@ -181,7 +181,7 @@ pub fn initiate(
             now,
         )
     });
-    app.db.write(|tx| {
+    cx.db.write(|tx| {
         if !new.allow_duplicate && rows::logical_duplicate_exists(tx, &init.dedup_key, &today)? {
             return Err(ApiError::new(
                 MessageCode::PaymentFailed,
@@ -202,47 +202,141 @@ pub fn initiate(
     Ok((id, auth))
 }
 
-/// Starts a new authorisation of payment `id` (`POST .../authorisations`) with
-/// `redirect_uri` and `session_id`.
+/// Whether payment `id` can get a new authorisation (`POST .../authorisations`, checked in
+/// the transaction that stores it, [`crate::sandbox::domain::payment_sca::start_authorisation`]).
 ///
 /// Errors: 404 `RESOURCE_UNKNOWN` when the payment is gone; 409 `STATUS_INVALID` when it is
 /// no longer `RCVD`; storage (503).
-pub fn start_authorisation(
-    app: &App,
-    tpp: &Tpp,
-    id: &str,
-    redirect_uri: &str,
-    session_id: &str,
-) -> Result<AuthorisationRow, ApiError> {
-    let now = app.clock.unix_secs();
-    let auth = new_authorisation(tpp, Some(id), None, redirect_uri, session_id, now);
-    insert_authorisation(app, auth, |tx| {
-        let p = rows::payment(tx, id)?
-            .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
-        if p.status != status::RCVD {
-            return Err(ApiError::new(
-                MessageCode::StatusInvalid,
-                format!(
-                    "payment {id} has status {} and needs no (further) authorisation",
-                    p.status
-                ),
-            ));
+pub fn authorisable(tx: &Connection, id: &str) -> Result<(), ApiError> {
+    let p =
+        rows::payment(tx, id)?.ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
+    if p.status != status::RCVD {
+        return Err(ApiError::new(
+            MessageCode::StatusInvalid,
+            format!(
+                "payment {id} has status {} and needs no (further) authorisation",
+                p.status
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// How long a payment SCA link can be used (as the consent SCA:
+/// [`crate::sandbox::store::AUTHORISATION_LIFETIME`]), seconds.
+pub const AUTHORISATION_SECONDS: i64 = 30 * 60;
+
+/// The `scaStatus` of an authorisation at `now`: an unfinished one older than
+/// [`AUTHORISATION_SECONDS`] reads `failed`.
+pub fn effective_sca_status(a: &AuthorisationRow, now: i64) -> &str {
+    let open = a.sca_status == sca_status::RECEIVED || a.sca_status == sca_status::PSU_IDENTIFIED;
+    if open && now.saturating_sub(a.created_at) > AUTHORISATION_SECONDS {
+        sca_status::FAILED
+    } else {
+        &a.sca_status
+    }
+}
+
+/// Why an expired authorisation rejected a payment (stored as its reason, shown as the
+/// status response's `psuMessage` and in the DELETE error).
+pub const EXPIRED_REASON: &str = "the PSU did not complete the SCA within 30 minutes: the \
+    payment authorisation expired, so the payment was rejected";
+
+/// Whether `p` is a `RCVD` payment whose SCA expired: at least one authorisation covering it
+/// (its own or a basket's, [`rows::authorisations_covering`]) expired unfinished, and none
+/// is still usable (open and younger than [`AUTHORISATION_SECONDS`]) or finalised.
+fn sca_expired(c: &rusqlite::Connection, p: &PaymentRow, now: i64) -> rusqlite::Result<bool> {
+    if p.status != status::RCVD {
+        return Ok(false);
+    }
+    let auths = rows::authorisations_covering(c, &p.id)?;
+    let expired = |a: &AuthorisationRow| {
+        a.sca_status != sca_status::FAILED && effective_sca_status(a, now) == sca_status::FAILED
+    };
+    let alive = |a: &AuthorisationRow| effective_sca_status(a, now) != sca_status::FAILED;
+    Ok(auths.iter().any(expired) && !auths.iter().any(alive))
+}
+
+/// Rejects (`RJCT`) every `RCVD` payment of `ids` whose SCA expired: at least one
+/// authorisation covering it (its own or a basket's, [`rows::authorisations_covering`])
+/// expired unfinished and none is still usable or finalised. Called when a payment is read
+/// (details, status, and a basket's reads), so an abandoned SCA link ends the payment on the
+/// next read.
+///
+/// Berlin Group (`paymentInitiationStatusResponse-200_json`): "If the PSU does not complete a
+/// required SCA within the required timeframe the payment resource's status must be set to
+/// RJCT." The timeframe is the SCA link's [`AUTHORISATION_SECONDS`]. A new authorisation
+/// started before the read (`POST .../authorisations`, or a signing basket's) keeps the
+/// payment `RCVD` while it is usable; a payment whose authorisation was never started
+/// (explicit start not done yet) stays `RCVD`.
+///
+/// Errors: storage (503).
+pub fn reject_expired(cx: &Ctx<'_>, ids: &[String]) -> Result<(), ApiError> {
+    let now = cx.clock.unix_secs();
+    let due = cx.db.read(|c| {
+        for id in ids {
+            if let Some(p) = rows::payment(c, id)?
+                && sca_expired(c, &p, now)?
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    })?;
+    if !due {
+        return Ok(());
+    }
+    cx.db.write(|tx| {
+        for id in ids {
+            if let Some(p) = rows::payment(tx, id)?
+                && sca_expired(tx, &p, now)?
+            {
+                rows::set_status(tx, id, status::RJCT, Some(EXPIRED_REASON))?;
+            }
         }
         Ok(())
     })
 }
 
-/// Stores authorisation `auth` when `check` passes, in one transaction with it.
+/// The TPP deletes payment `id` (`DELETE /v1/{service}/{product}/{paymentId}`): a `RCVD` or
+/// `ACTC` one is cancelled (`CANC`, no cancellation authorisation in the sandbox).
 ///
-/// Errors: what `check` returns; storage (503).
-pub fn insert_authorisation(
-    app: &App,
-    auth: AuthorisationRow,
-    check: impl FnOnce(&Connection) -> Result<(), ApiError>,
-) -> Result<AuthorisationRow, ApiError> {
-    app.db.write(|tx| {
-        check(tx)?;
-        Ok::<_, ApiError>(rows::insert_authorisation(tx, &auth)?)
-    })?;
-    Ok(auth)
+/// Errors: 404 for an unknown id; 409 `STATUS_INVALID` with an explanation for a payment on
+/// hold (`PDNG`, the interface document's "improved error message"), executed (`ACSC`),
+/// rejected (`RJCT`, `ACCP`) or already cancelled; storage (503).
+pub fn cancel(cx: &Ctx<'_>, id: &str) -> Result<(), ApiError> {
+    cx.db.write(|tx| {
+        let p = rows::payment(tx, id)?
+            .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
+        let why = match p.status.as_str() {
+            status::RCVD | status::ACTC => {
+                rows::set_status(tx, id, status::CANC, Some("cancelled by the TPP"))?;
+                return Ok(());
+            }
+            status::PDNG => format!(
+                "payment {id} is on hold at the bank (status PDNG: stopped for further checks) \
+                 and cannot be deleted while it is on hold; wait until the bank releases or \
+                 rejects it, then delete it or read its status (sandbox: POST \
+                 /v1/sandbox/payments/{id}/release releases it)"
+            ),
+            status::ACSC => format!(
+                "payment {id} was already executed{} (status ACSC) and cannot be deleted; ask \
+                 the creditor for a refund",
+                p.settled_at
+                    .map(|t| format!(" at {}", crate::sandbox::clock::rfc3339(t)))
+                    .unwrap_or_default()
+            ),
+            status::ACCP => format!(
+                "payment {id} was rejected for lack of funds at execution (status ACCP, \
+                 fundsAvailable false); there is nothing left to delete"
+            ),
+            status::RJCT => format!(
+                "payment {id} was rejected (status RJCT: {}); there is nothing left to delete",
+                p.reason.as_deref().unwrap_or("rejected")
+            ),
+            status::CANC => format!("payment {id} is already cancelled (status CANC)"),
+            other => format!("payment {id} cannot be deleted in status {other}"),
+        };
+        Err(ApiError::new(MessageCode::StatusInvalid, why))
+    })
 }

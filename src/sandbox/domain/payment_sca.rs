@@ -6,14 +6,53 @@
 use rusqlite::Connection;
 use uuid::Uuid;
 
-use crate::sandbox::App;
+use crate::sandbox::domain::Ctx;
 use crate::sandbox::domain::access::psu_id;
-use crate::sandbox::domain::settlement;
+use crate::sandbox::domain::{basket, payment, settlement};
 use crate::sandbox::errors::ApiError;
-use crate::sandbox::model::TppId;
+use crate::sandbox::model::{Tpp, TppId};
 use crate::sandbox::store::payments::{
     self as rows, AuthorisationRow, PaymentRow, sca_status, status,
 };
+
+/// What a new authorisation covers: one payment, or the payments of a signing basket (by
+/// id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Covers<'a> {
+    /// The payment `paymentId`.
+    Payment(&'a str),
+    /// The signing basket `basketId`.
+    Basket(&'a str),
+}
+
+/// Starts a new authorisation (`POST .../authorisations` of a payment or a signing basket)
+/// with `redirect_uri` and `session_id`, stored in one transaction with the check that what
+/// it covers can still be authorised ([`payment::authorisable`], [`basket::authorisable`]).
+///
+/// Errors: those of the checks (404 `RESOURCE_UNKNOWN`, 409 `STATUS_INVALID`); storage (503).
+pub fn start_authorisation(
+    cx: &Ctx<'_>,
+    tpp: &Tpp,
+    covers: Covers<'_>,
+    redirect_uri: &str,
+    session_id: &str,
+) -> Result<AuthorisationRow, ApiError> {
+    let (payment_id, basket_id) = match covers {
+        Covers::Payment(id) => (Some(id), None),
+        Covers::Basket(id) => (None, Some(id)),
+    };
+    let now = cx.clock.unix_secs();
+    let auth =
+        payment::new_authorisation(tpp, payment_id, basket_id, redirect_uri, session_id, now);
+    cx.db.write(|tx| {
+        match covers {
+            Covers::Payment(id) => payment::authorisable(tx, id)?,
+            Covers::Basket(id) => basket::authorisable(tx, id)?,
+        }
+        Ok::<_, ApiError>(rows::insert_authorisation(tx, &auth)?)
+    })?;
+    Ok(auth)
+}
 
 /// The authorisation and the payments it covers (one payment, or a basket's payments).
 pub struct Scope {
@@ -78,7 +117,7 @@ pub enum Decision {
 ///
 /// Errors: storage (503).
 pub fn decide(
-    app: &App,
+    cx: &Ctx<'_>,
     id: &str,
     scope: &Scope,
     approve: bool,
@@ -87,8 +126,8 @@ pub fn decide(
     mut prepared: settlement::Prepared,
 ) -> Result<Decision, ApiError> {
     let tpp = TppId(scope.auth.tpp.clone());
-    let now = app.clock.unix_secs();
-    app.db.write(|tx| {
+    let now = cx.clock.unix_secs();
+    cx.db.write(|tx| {
         let Some(a) = rows::authorisation(tx, id)? else {
             return Ok(Decision::Stale);
         };
@@ -133,12 +172,12 @@ pub fn decide(
 ///
 /// Errors: storage (503).
 pub fn identify(
-    app: &App,
+    cx: &Ctx<'_>,
     id: &str,
     customer_id: &str,
     agreement_id: Option<&str>,
 ) -> Result<bool, ApiError> {
-    app.db.write(|tx| {
+    cx.db.write(|tx| {
         let a = rows::authorisation(tx, id)?;
         if a.is_none_or(|a| a.sca_status != sca_status::RECEIVED) {
             return Ok(false);

@@ -19,7 +19,7 @@ use std::time::{Duration, SystemTime};
 use chrono::NaiveDate;
 
 use crate::cert::Psd2Role;
-use crate::sandbox::App;
+use crate::sandbox::domain::Ctx;
 use crate::sandbox::errors::ApiError;
 use crate::sandbox::model::TppId;
 use crate::sandbox::store::unattended;
@@ -189,16 +189,16 @@ impl AccessKind {
 /// Errors: 429 `ACCESS_EXCEEDED` (Berlin Group `MessageCode429_AIS`) saying when the next
 /// call is possible; storage errors (503).
 pub fn count_unattended(
-    app: &App,
+    cx: &Ctx<'_>,
     tpp: &TppId,
     resource: &str,
     kind: AccessKind,
 ) -> Result<(), ApiError> {
-    let now = app.clock.now();
+    let now = cx.clock.now();
     let t = crate::cert::unix_seconds(now);
     let window = i64::try_from(UNATTENDED_WINDOW.as_secs()).unwrap_or(i64::MAX);
     let since = t.saturating_sub(window);
-    app.db.write(|tx| {
+    cx.db.write(|tx| {
         let (count, oldest) =
             unattended::forget_and_count(tx, tpp, resource, kind.as_str(), since)?;
         if count >= UNATTENDED_CALLS {

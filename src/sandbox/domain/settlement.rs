@@ -28,7 +28,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::sandbox::App;
+use crate::sandbox::domain::Ctx;
 use crate::sandbox::domain::payment::{self as body, PaymentType, Service};
 use crate::sandbox::errors::ApiError;
 use crate::sandbox::model::{Account, ManualTransaction, TppId};
@@ -37,9 +37,33 @@ use crate::sandbox::store::payments::{self as rows, PaymentRow, status};
 use crate::xs2a::error::MessageCode;
 use crate::xs2a::model::{format_minor, parse_minor};
 
+/// Moves the clock of `tpp`'s world `secs` seconds forward (`POST /v1/sandbox/clock`; issue
+/// 20, see [`crate::sandbox::clock`]) and tells the event stream. The new offset is stored
+/// before the clock moves, so a restart keeps the TPP's time (the database lock serializes
+/// concurrent advances).
+///
+/// Errors: storage (503).
+pub fn advance_clock(cx: &Ctx<'_>, tpp: &TppId, secs: u64) -> Result<(), ApiError> {
+    let world = tpp.0.as_str();
+    cx.db.write(|tx| {
+        let offset = cx
+            .clock
+            .world_offset(world)
+            .saturating_add(std::time::Duration::from_secs(secs));
+        crate::sandbox::store::tenancy::set_clock_offset(tx, world, offset.as_secs())?;
+        cx.clock.set_world_offset(world, offset);
+        Ok::<_, ApiError>(())
+    })?;
+    cx.events.emit(Some(world), || {
+        let offset = cx.clock.offset() + cx.clock.world_offset(world);
+        crate::sandbox::domain::events::clock_event(cx.clock.now(), offset.as_secs(), "advance")
+    });
+    Ok(())
+}
+
 /// The sandbox clock as Unix seconds.
-pub fn now_secs(app: &App) -> i64 {
-    app.clock.unix_secs()
+pub fn now_secs(cx: &Ctx<'_>) -> i64 {
+    cx.clock.unix_secs()
 }
 
 pub use crate::sandbox::clock::rfc3339;
@@ -84,12 +108,12 @@ pub fn due_at(approved_at: i64, execution_date: Option<NaiveDate>) -> i64 {
     }
 }
 
-fn store_available(app: &App, account: &Account) -> Result<Option<i64>, ApiError> {
-    let Some(owner) = app.store.customer(account.owner)? else {
+fn store_available(cx: &Ctx<'_>, account: &Account) -> Result<Option<i64>, ApiError> {
+    let Some(owner) = cx.store.customer(account.owner)? else {
         return Ok(None);
     };
     Ok(Some(
-        crate::sandbox::domain::books::balances(&app.store, account, &owner, app.clock.today())?
+        crate::sandbox::domain::books::balances(cx.store, account, &owner, cx.clock.today())?
             .expected,
     ))
 }
@@ -100,8 +124,8 @@ fn store_available(app: &App, account: &Account) -> Result<Option<i64>, ApiError
 /// account has no owner.
 ///
 /// Errors: the database fails (503).
-pub fn available_minor(app: &App, account: &Account) -> Result<Option<i64>, ApiError> {
-    store_available(app, account)
+pub fn available_minor(cx: &Ctx<'_>, account: &Account) -> Result<Option<i64>, ApiError> {
+    store_available(cx, account)
 }
 
 /// Serialises executions (batch runs, instant settlement): each reads balances through the
@@ -136,20 +160,20 @@ pub struct Prepared {
 /// Reads what executing `payments` needs ([`Prepared`]).
 ///
 /// Errors: the database fails (503).
-pub fn prepare(app: &App, payments: &[PaymentRow]) -> Result<Prepared, ApiError> {
+pub fn prepare(cx: &Ctx<'_>, payments: &[PaymentRow]) -> Result<Prepared, ApiError> {
     let mut p = Prepared::default();
     for pay in payments {
         if !p.debtors.contains_key(&pay.debtor_account)
             && let Some(a) = Uuid::parse_str(&pay.debtor_account)
                 .ok()
-                .map_or(Ok(None), |a| app.store.account(a))?
+                .map_or(Ok(None), |a| cx.store.account(a))?
         {
-            let owner_name = app
+            let owner_name = cx
                 .store
                 .customer(a.owner)?
                 .map(|c| c.name)
                 .unwrap_or_default();
-            let available = store_available(app, &a)?;
+            let available = store_available(cx, &a)?;
             p.debtors.insert(
                 pay.debtor_account.clone(),
                 Debtor {
@@ -163,7 +187,7 @@ pub fn prepare(app: &App, payments: &[PaymentRow]) -> Result<Prepared, ApiError>
         let echo: Value = serde_json::from_str(&pay.body).unwrap_or(Value::Null);
         for (bban, _) in body::credits(service, &echo) {
             if let std::collections::hash_map::Entry::Vacant(e) = p.creditors.entry(bban) {
-                let account = body::account_by_bban(app, e.key())?;
+                let account = body::account_by_bban(cx, e.key())?;
                 e.insert(account);
             }
         }
@@ -366,9 +390,9 @@ pub fn execute(
 /// authorised one, `POST /v1/sandbox/batch`); the report lists the payments of `tpp`.
 ///
 /// Errors: the state database failed (503).
-pub fn run(app: &App, tpp: Option<&str>, all: bool) -> Result<BatchReport, ApiError> {
+pub fn run(cx: &Ctx<'_>, tpp: Option<&str>, all: bool) -> Result<BatchReport, ApiError> {
     let _running = execution_lock();
-    let now = now_secs(app);
+    let now = now_secs(cx);
     let which = if all {
         rows::Batch::AllAuthorised
     } else {
@@ -378,11 +402,11 @@ pub fn run(app: &App, tpp: Option<&str>, all: bool) -> Result<BatchReport, ApiEr
     // clock or batch never executes them (issue 20).
     let world = crate::sandbox::clock::current_world();
     let mine = |p: &PaymentRow| world.as_deref().is_none_or(|w| w == p.tpp);
-    let mut candidates = app.db.read(|c| rows::batch_candidates(c, which, now))?;
+    let mut candidates = cx.db.read(|c| rows::batch_candidates(c, which, now))?;
     candidates.retain(|p| mine(p));
-    let mut prepared = prepare(app, &candidates)?;
+    let mut prepared = prepare(cx, &candidates)?;
     let known: Vec<&str> = candidates.iter().map(|p| p.id.as_str()).collect();
-    let report = app.db.write(|tx| {
+    let report = cx.db.write(|tx| {
         // Again inside the transaction: a payment may have been cancelled meanwhile.
         let due = rows::batch_candidates(tx, which, now)?;
         let mut report = BatchReport {
@@ -412,7 +436,7 @@ pub fn run(app: &App, tpp: Option<&str>, all: bool) -> Result<BatchReport, ApiEr
         }
         Ok::<_, ApiError>(report)
     })?;
-    app.events.emit(tpp, || {
+    cx.events.emit(tpp, || {
         crate::sandbox::domain::events::Event::Batch(crate::sandbox::domain::events::BatchEvent {
             ran_at: report.ran_at.clone(),
             settled: report.settled,
@@ -426,16 +450,16 @@ pub fn run(app: &App, tpp: Option<&str>, all: bool) -> Result<BatchReport, ApiEr
 /// Executes every authorised payment whose batch run time has passed on the sandbox clock.
 ///
 /// Errors: the state database failed (503).
-pub fn run_due(app: &App) -> Result<BatchReport, ApiError> {
-    let now = now_secs(app);
-    let any = app.db.read(|c| rows::any_due(c, now))?;
+pub fn run_due(cx: &Ctx<'_>) -> Result<BatchReport, ApiError> {
+    let now = now_secs(cx);
+    let any = cx.db.read(|c| rows::any_due(c, now))?;
     if !any {
         return Ok(BatchReport {
             ran_at: rfc3339(now),
             ..BatchReport::default()
         });
     }
-    run(app, None, false)
+    run(cx, None, false)
 }
 
 /// Authorises the `RCVD` payments among `ids` for `customer` (SCA approval, inside the
@@ -496,8 +520,8 @@ pub fn authorise(
 ///
 /// Errors: 404 `RESOURCE_UNKNOWN` for an unknown id; 403 `RESOURCE_UNKNOWN` for another
 /// TPP's payment; storage (503).
-fn own(app: &App, tpp: &TppId, id: &str) -> Result<PaymentRow, ApiError> {
-    let p = app
+fn own(cx: &Ctx<'_>, tpp: &TppId, id: &str) -> Result<PaymentRow, ApiError> {
+    let p = cx
         .db
         .read(|c| rows::payment(c, id))?
         .ok_or_else(|| ApiError::not_found(format!("no payment has the id {id:?}")))?;
@@ -513,9 +537,9 @@ fn own(app: &App, tpp: &TppId, id: &str) -> Result<PaymentRow, ApiError> {
 /// runs skip it until [`release`].
 ///
 /// Errors: those of [`own`]; 409 `STATUS_INVALID` unless the payment is `RCVD` or `ACTC`.
-pub fn hold(app: &App, tpp: &TppId, id: &str) -> Result<(), ApiError> {
-    own(app, tpp, id)?;
-    app.db.write(|tx| {
+pub fn hold(cx: &Ctx<'_>, tpp: &TppId, id: &str) -> Result<(), ApiError> {
+    own(cx, tpp, id)?;
+    cx.db.write(|tx| {
         let p = rows::payment(tx, id)?
             .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
         if p.status != status::RCVD && p.status != status::ACTC {
@@ -541,9 +565,9 @@ pub fn hold(app: &App, tpp: &TppId, id: &str) -> Result<(), ApiError> {
 /// due batch runs run ([`run_due`]). Returns its status after them.
 ///
 /// Errors: those of [`own`]; 409 `STATUS_INVALID` when it is not on hold; storage (503).
-pub fn release(app: &App, tpp: &TppId, id: &str) -> Result<String, ApiError> {
-    own(app, tpp, id)?;
-    let back = app.db.write(|tx| {
+pub fn release(cx: &Ctx<'_>, tpp: &TppId, id: &str) -> Result<String, ApiError> {
+    own(cx, tpp, id)?;
+    let back = cx.db.write(|tx| {
         let p = rows::payment(tx, id)?
             .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
         if p.status != status::PDNG {
@@ -556,8 +580,8 @@ pub fn release(app: &App, tpp: &TppId, id: &str) -> Result<String, ApiError> {
         rows::set_hold(tx, id, &back, None, "released by the bank")?;
         Ok(back)
     })?;
-    run_due(app)?;
-    Ok(app
+    run_due(cx)?;
+    Ok(cx
         .db
         .read(|c| rows::payment(c, id))?
         .map(|p| p.status)

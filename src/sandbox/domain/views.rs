@@ -2,7 +2,7 @@
 //! customer"), shared by `GET /v1/sandbox/customers`, the sandbox management endpoints and
 //! `GET /v1/agreements`.
 
-use crate::sandbox::App;
+use crate::sandbox::domain::Ctx;
 use crate::sandbox::errors::ApiError;
 use crate::sandbox::model::{Agreement, Customer};
 use crate::xs2a::links::{Link, Links, names};
@@ -36,7 +36,7 @@ pub fn agreement_element(a: &Agreement) -> SandboxAgreement {
 /// The listing element of `c`; accounts and agreements left empty when not asked for (the
 /// fields are required, so they are always present).
 pub fn element(
-    app: &App,
+    cx: &Ctx<'_>,
     c: &Customer,
     with_accounts: bool,
     with_agreements: bool,
@@ -49,12 +49,12 @@ pub fn element(
     );
     let (accounts, card_accounts) = if with_accounts {
         (
-            app.store
+            cx.store
                 .accounts_of(c.id)?
                 .iter()
                 .map(|a| a.id.to_string())
                 .collect(),
-            app.store
+            cx.store
                 .card_accounts_of(c.id)?
                 .iter()
                 .map(|a| a.id.to_string())
@@ -64,7 +64,7 @@ pub fn element(
         (Vec::new(), Vec::new())
     };
     let agreements = if with_agreements {
-        app.store
+        cx.store
             .agreements_of(c.id)?
             .iter()
             // Sandbox links (`/v1/sandbox/customers/{corporate}/agreements/{id}`), followable

@@ -153,7 +153,11 @@ fn publish(
     let status = response.status().as_u16();
     let owner = x.get::<events::Owner>().map(|o| o.0.as_str());
     let signing_string = (path == "/v1" || path.starts_with("/v1/"))
-        .then(|| events::rebuilt_signing_string(method, &seen.path_and_query, &seen.headers))
+        .then(|| {
+            events::rebuilt_signing_string(method, &seen.path_and_query, |n| {
+                seen.headers.get(n).map(|v| v.to_str().ok())
+            })
+        })
         .flatten();
     app.events.emit(owner, || {
         Event::Request(RequestEvent {

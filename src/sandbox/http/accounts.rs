@@ -123,7 +123,7 @@ pub async fn list(
     psu: PsuContext,
 ) -> Result<Response, ApiError> {
     let version = app.db.version();
-    let access = access::resolve(&app, &tpp, &psu)?;
+    let access = access::resolve(&app.domain(), &tpp, &psu)?;
     let key = ReadKey::new(Read::AccountList, Uuid::nil(), version)
         .consent(&access.key, &access.consent.accounts);
     app.reads.answer(key, || {
@@ -137,10 +137,10 @@ pub async fn list(
     })
 }
 
-/// How a [`Consentable`] resource is resolved: `(app, tpp, PSU context, id)` to the request's
+/// How a [`Consentable`] resource is resolved: `(domain, tpp, PSU context, id)` to the request's
 /// access, the resource and its owner.
 pub type Resolver<R> = fn(
-    &App,
+    &crate::sandbox::domain::Ctx<'_>,
     &Tpp,
     &crate::sandbox::domain::access::PsuContext,
     &str,
@@ -259,7 +259,7 @@ where
         let version = app.db.version();
         let query = Q::parse(parts)?;
         let (access, item, owner) = (R::RESOLVE)(
-            app,
+            &app.domain(),
             &tpp,
             &crate::sandbox::http::caller::psu_context(&parts.headers),
             &id,
@@ -305,7 +305,7 @@ pub async fn balances(
     let account = c.item;
     if !c.psu_present {
         rules::count_unattended(
-            &app,
+            &app.domain(),
             &c.tpp.id,
             &account.id.to_string(),
             AccessKind::Balances,
@@ -668,7 +668,7 @@ pub async fn transactions(
     } else {
         let from = rules::unattended_date_from(today, q.date_from)?;
         rules::count_unattended(
-            &app,
+            &app.domain(),
             &tpp.id,
             &account.id.to_string(),
             AccessKind::Transactions,

@@ -62,7 +62,7 @@ use crate::sandbox::http::auth::Tpp;
 
 use crate::cert::Psd2Role;
 use crate::sandbox::domain::basket::{self, basket_status, deleted, payments_of};
-use crate::sandbox::domain::settlement;
+use crate::sandbox::domain::{payment_sca, settlement};
 use crate::sandbox::errors::{ApiError, ApiPath};
 use crate::sandbox::http::payments::{self, TppCert, require_role};
 use crate::sandbox::store::payments::{self as rows, BasketRow, PaymentRow, status};
@@ -233,7 +233,7 @@ async fn create(
     require_role(&cert.0, Psd2Role::PspPi)?;
     require_headers(&headers)?;
     payments::check_accept_fix(&headers, true)?;
-    settlement::run_due(&app)?;
+    settlement::run_due(&app.domain())?;
     let redirect = payments::redirect_uri(&headers)?;
     let session = payments::session_id(&headers)?;
     payments::require_psu_ip(&headers)?;
@@ -249,7 +249,7 @@ async fn create(
     })?;
     require_corporate_id(&app, &tpp, &headers, &listed)?;
     let (id, transaction_status, auth) = basket::create(
-        &app,
+        &app.domain(),
         &tpp,
         ids,
         &redirect,
@@ -380,10 +380,10 @@ fn basket_for(
     reject_expired: bool,
 ) -> Result<(BasketRow, Vec<PaymentRow>), ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(app)?;
+    settlement::run_due(&app.domain())?;
     if reject_expired {
         let (b, _) = own_basket(app, tpp, id)?;
-        payments::reject_expired(app, &b.payments)?;
+        payments::reject_expired(&app.domain(), &b.payments)?;
     }
     let (b, p) = own_basket(app, tpp, id)?;
     require_corporate_id(app, tpp, headers, &p)?;
@@ -400,7 +400,7 @@ async fn delete(
     State(app): State<Arc<App>>,
     OwnBasket { id, .. }: OwnBasket<false>,
 ) -> Result<Response, ApiError> {
-    basket::delete(&app, &id)?;
+    basket::delete(&app.domain(), &id)?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -416,15 +416,14 @@ async fn start_authorisation(
     }: OwnBasket<false>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let redirect = match payments::header_str(&headers, crate::xs2a::headers::TPP_REDIRECT_URI)? {
-        Some(_) => payments::redirect_uri(&headers)?,
-        None => b.redirect_uri.clone(),
-    };
-    let session = match payments::header_str(&headers, crate::xs2a::headers::TPP_SESSION_ID)? {
-        Some(_) => payments::session_id(&headers)?,
-        None => b.tpp_session_id.clone(),
-    };
-    let auth = basket::start_authorisation(&app, &tpp, &id, &redirect, &session)?;
+    let initiated = (b.redirect_uri.as_str(), b.tpp_session_id.as_str());
+    let auth = payments::start_authorisation_of(
+        &app,
+        &tpp,
+        payment_sca::Covers::Basket(&id),
+        &headers,
+        initiated,
+    )?;
     Ok(payments::start_sca_response(
         &app,
         &basket_path(&id),

@@ -67,12 +67,12 @@ pub fn routes() -> Router<Arc<App>> {
 /// `POST /v1/sandbox/batch`: runs a batch now over every authorised (`ACTC`, non-periodic,
 /// not on hold) payment, whatever its run time.
 async fn batch_now(State(app): State<Arc<App>>, tpp: Tpp) -> Result<Json<BatchReport>, ApiError> {
-    run_due(&app)?;
-    Ok(Json(run(&app, Some(&tpp.id.0), true)?))
+    run_due(&app.domain())?;
+    Ok(Json(run(&app.domain(), Some(&tpp.id.0), true)?))
 }
 
 fn clock_json(app: &App) -> Value {
-    let now = now_secs(app);
+    let now = now_secs(&app.domain());
     json!({
         "now": rfc3339(now),
         "nextBatchRun": rfc3339(next_batch_at(now.saturating_add(1))),
@@ -113,24 +113,8 @@ async fn advance_clock(
                 "advanceSeconds must be an integer from 1 to {MAX_ADVANCE_SECONDS}"
             ))
         })?;
-    // The calling TPP's own clock moves (issue 20; see `crate::sandbox::clock`). The new offset is
-    // stored before the clock moves, so a restart keeps the TPP's time (the database lock
-    // serializes concurrent advances).
-    let world = tpp.id.0.as_str();
-    app.db.write(|tx| {
-        let offset = app
-            .clock
-            .world_offset(world)
-            .saturating_add(std::time::Duration::from_secs(secs));
-        crate::sandbox::store::tenancy::set_clock_offset(tx, world, offset.as_secs())?;
-        app.clock.set_world_offset(world, offset);
-        Ok::<_, ApiError>(())
-    })?;
-    app.events.emit(Some(world), || {
-        let offset = app.clock.offset() + app.clock.world_offset(world);
-        crate::sandbox::domain::events::clock_event(app.clock.now(), offset.as_secs(), "advance")
-    });
-    let mut report = run_due(&app)?;
+    settlement::advance_clock(&app.domain(), &tpp.id, secs)?;
+    let mut report = run_due(&app.domain())?;
     report.payments.clear();
     let mut out = clock_json(&app);
     out["advancedSeconds"] = json!(secs);
@@ -148,8 +132,8 @@ async fn hold(
     tpp: Tpp,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<Value>, ApiError> {
-    run_due(&app)?;
-    settlement::hold(&app, &tpp.id, &id)?;
+    run_due(&app.domain())?;
+    settlement::hold(&app.domain(), &tpp.id, &id)?;
     Ok(Json(
         json!({"paymentId": id, "transactionStatus": status::PDNG}),
     ))
@@ -165,6 +149,6 @@ async fn release(
     tpp: Tpp,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let status = settlement::release(&app, &tpp.id, &id)?;
+    let status = settlement::release(&app.domain(), &tpp.id, &id)?;
     Ok(Json(json!({"paymentId": id, "transactionStatus": status})))
 }

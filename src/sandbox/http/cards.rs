@@ -115,10 +115,10 @@ pub async fn list(
     psu: PsuContext,
 ) -> Result<Response, ApiError> {
     let version = app.db.version();
-    let access = access::resolve(&app, &tpp, &psu)?;
+    let access = access::resolve(&app.domain(), &tpp, &psu)?;
     let key = ReadKey::new(Read::CardList, Uuid::nil(), version).consent(&access.key, &[]);
     app.reads.answer(key, || {
-        let cards = consented(&app, &access.key)?
+        let cards = consented(&app.domain(), &access.key)?
             .into_iter()
             .filter_map(|id| app.store.card_account(id).transpose())
             .map(|c| details(&app, &c?))
@@ -158,7 +158,7 @@ pub async fn balances(
     let (card, owner, version) = (c.item, c.owner, c.version);
     if !c.psu_present {
         rules::count_unattended(
-            &app,
+            &app.domain(),
             &c.tpp.id,
             &card.id.to_string(),
             AccessKind::CardBalances,
@@ -298,7 +298,7 @@ pub async fn transactions(
     } else {
         let from = rules::unattended_date_from(today, q.date_from)?;
         rules::count_unattended(
-            &app,
+            &app.domain(),
             &c.tpp.id,
             &card.id.to_string(),
             AccessKind::CardTransactions,

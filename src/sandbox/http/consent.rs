@@ -58,12 +58,12 @@ pub const CONSENTS_DEPRECATED: &str = "POST /v1/consents is deprecated and its b
 
 fn consent_created(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<ConsentsResponse, ApiError> {
     let (id, href) = begin_sca(
-        app,
+        &app.domain(),
         tpp,
         &crate::sandbox::http::caller::psu_context(h),
         "a bank-offered consent is given during SCA",
     )?;
-    create_resource(app, id, &tpp.id)?;
+    access::create_resource(&app.domain(), id, &tpp.id)?;
     let mut links = Links::new();
     links.insert(names::SCA_REDIRECT.into(), Link::href(href));
     Ok(ConsentsResponse {
@@ -151,12 +151,6 @@ struct Resource {
     last_action: i64,
 }
 
-fn create_resource(app: &App, id: Uuid, tpp: &TppId) -> Result<(), ApiError> {
-    let now = rules::secs(app.clock.now());
-    app.db
-        .write(|tx| Ok(store::insert_resource(tx, id, tpp, now)?))
-}
-
 /// The consent resource `id` of `tpp`.
 ///
 /// Errors: 404 `RESOURCE_UNKNOWN` for an unknown id; 403 `CONSENT_UNKNOWN` (Berlin Group
@@ -205,7 +199,7 @@ fn current_status(app: &App, r: &Resource) -> Result<&'static str, ApiError> {
             }
             Err(_) => "rejected",
         },
-        ("valid", Some(key)) => match access::revocation(app, key)? {
+        ("valid", Some(key)) => match access::revocation(&app.domain(), key)? {
             Some(access::Revoked::ByPsu) => "revokedByPsu",
             Some(access::Revoked::ByTpp) => "terminatedByTpp",
             None => match app.store.consent(key)? {
@@ -289,7 +283,7 @@ pub async fn consent_information(
                 })
                 .collect();
             refs.extend(
-                access::consented(&app, key)?
+                access::consented(&app.domain(), key)?
                     .into_iter()
                     .filter_map(|id| app.store.card_account(id).transpose())
                     .map(|card| {
@@ -342,38 +336,32 @@ pub async fn consent_delete(
             "finishing the consent's SCA authorisation failed",
         ));
     }
-    let now = rules::secs(app.clock.now());
-    app.db.write(|tx| {
-        store::terminate_resource(tx, r.id, now)?;
-        if status == "valid"
-            && let Some(key) = &r.key
-        {
-            access::revoke_key(tx, key, access::Revoked::ByTpp, now)?;
-        }
-        Ok::<_, ApiError>(())
-    })?;
+    let revoke = r.key.as_ref().filter(|_| status == "valid");
+    access::terminate_resource(&app.domain(), r.id, revoke)?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 /// The consent routes (merged into [`crate::sandbox::router`]). `POST /v1/consents/` (with the
 /// trailing slash the bank's own v1 collection sends) is `POST /v1/consents`.
 pub fn routes() -> Router<Arc<App>> {
-    Router::new()
-        .route("/v1/bank-offered-consents", post(bank_offered_consents))
-        .route("/v1/bank-offered-consents/", post(bank_offered_consents))
-        .route("/v1/consents", post(consents_deprecated))
-        .route("/v1/consents/", post(consents_deprecated))
-        .route(
-            "/v1/consents/{consent_id}",
-            get(consent_information).delete(consent_delete),
-        )
-        .route("/v1/consents/{consent_id}/status", get(consent_status))
-        .route(
-            "/v1/bank-offered-consents/{consent_id}",
-            get(consent_information).delete(consent_delete),
-        )
-        .route(
-            "/v1/bank-offered-consents/{consent_id}/status",
-            get(consent_status),
-        )
+    // The same resource under both collections; only the creation differs.
+    let collections = [
+        ("/v1/bank-offered-consents", post(bank_offered_consents)),
+        ("/v1/consents", post(consents_deprecated)),
+    ];
+    collections
+        .into_iter()
+        .fold(Router::new(), |router, (base, create)| {
+            router
+                .route(base, create.clone())
+                .route(&format!("{base}/"), create)
+                .route(
+                    &format!("{base}/{{consent_id}}"),
+                    get(consent_information).delete(consent_delete),
+                )
+                .route(
+                    &format!("{base}/{{consent_id}}/status"),
+                    get(consent_status),
+                )
+        })
 }

@@ -27,7 +27,7 @@ pub async fn list(
     let mut visible = Vec::with_capacity(all.len());
     for c in all {
         if visible_to(&app, &c.id, &tpp)? {
-            visible.push(element(&app, &c, with_accounts, with_agreements)?);
+            visible.push(element(&app.domain(), &c, with_accounts, with_agreements)?);
         }
     }
     Ok(Json(visible))
@@ -55,5 +55,5 @@ pub async fn one(
         _ => None,
     }
     .ok_or_else(|| ApiError::not_found(format!("no sandbox customer {id:?}")))?;
-    Ok(Json(element(&app, &customer, true, true)?))
+    Ok(Json(element(&app.domain(), &customer, true, true)?))
 }

@@ -74,7 +74,6 @@ use crate::sandbox::App;
 use crate::sandbox::errors::{ApiError, ApiPath};
 use crate::sandbox::http::access_log::Injected;
 use crate::sandbox::http::auth::Tpp;
-use crate::sandbox::store::faults::{self as rows, FaultRow};
 use crate::xs2a::error::{ErrorBody, MessageCode};
 
 use crate::sandbox::domain::faults::all;
@@ -210,15 +209,7 @@ async fn create(
         definition,
         tpp: tpp.id.0.clone(),
     };
-    let row = FaultRow {
-        id: fault.id.clone(),
-        definition: serde_json::to_string(&fault.definition).unwrap_or_default(),
-        remaining: fault.remaining.and_then(|n| i64::try_from(n).ok()),
-        tpp: tpp.id.0,
-    };
-    let at = now_secs(&app);
-    app.db.write(|tx| rows::insert(tx, &row, at))?;
-    app.faults.reload(&app.db);
+    app.faults.add(&app.db, &fault, now_secs(&app))?;
     Ok((StatusCode::CREATED, Json(fault)))
 }
 
@@ -231,8 +222,7 @@ async fn list(State(app): State<Arc<App>>, tpp: Tpp) -> Result<Json<Value>, ApiE
 
 /// `DELETE /v1/sandbox/faults`: removes every rule of the calling TPP.
 async fn clear(State(app): State<Arc<App>>, tpp: Tpp) -> Result<Json<Value>, ApiError> {
-    let n = app.db.write(|tx| rows::clear(tx, &tpp.id.0))?;
-    app.faults.reload(&app.db);
+    let n = app.faults.clear_of(&app.db, &tpp.id.0)?;
     Ok(Json(json!({ "cleared": n })))
 }
 
@@ -244,8 +234,7 @@ async fn delete_one(
     tpp: Tpp,
     ApiPath(id): ApiPath<String>,
 ) -> Result<StatusCode, ApiError> {
-    let found = app.db.write(|tx| rows::delete_of(tx, &id, &tpp.id.0))?;
-    app.faults.reload(&app.db);
+    let found = app.faults.remove(&app.db, &id, &tpp.id.0)?;
     if found {
         Ok(StatusCode::NO_CONTENT)
     } else {

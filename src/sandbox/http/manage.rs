@@ -377,7 +377,7 @@ pub async fn create_customer(
             cards,
         },
     )?;
-    let element = views::element(&app, &customer, true, true)?;
+    let element = views::element(&app.domain(), &customer, true, true)?;
     Ok(created(&customer_path(customer.id), element))
 }
 

@@ -104,7 +104,7 @@ fn load(app: &App, id: &str) -> Result<Scope, Box<Response>> {
             .into_response(),
         ));
     };
-    match payments::effective_sca_status(&scope.auth, now_secs(app)) {
+    match payments::effective_sca_status(&scope.auth, now_secs(&app.domain())) {
         sca_status::RECEIVED | sca_status::PSU_IDENTIFIED => Ok(scope),
         sca_status::FAILED if scope.auth.sca_status != sca_status::FAILED => Err(Box::new(gone(
             "Authorisation expired",
@@ -375,7 +375,7 @@ fn step_name(sca_status: &str) -> Option<&'static str> {
 /// The step authorisation `id` is at now (`None`: finished, expired or unknown).
 fn current_step(app: &App, id: &str) -> Option<&'static str> {
     let auth = app.db.read(|c| rows::authorisation(c, id)).ok().flatten()?;
-    if payments::effective_sca_status(&auth, now_secs(app)) != auth.sca_status {
+    if payments::effective_sca_status(&auth, now_secs(&app.domain())) != auth.sca_status {
         return None;
     }
     step_name(&auth.sca_status)
@@ -493,7 +493,7 @@ fn login_step(app: &App, id: String, body: &[u8]) -> Response {
     };
     let customer_id = customer.id.to_string();
     let agreement_id = agreement.as_ref().map(|a| a.id.to_string());
-    let moved = payment::identify(app, &id, &customer_id, agreement_id.as_deref());
+    let moved = payment::identify(&app.domain(), &id, &customer_id, agreement_id.as_deref());
     match moved {
         Ok(_) => match load(app, &id) {
             Ok(s) => render(app, &s),
@@ -577,8 +577,16 @@ fn decision_step(app: &App, id: String, body: &[u8]) -> Response {
     // Store reads happen before the transaction (the Store shares its connection), under
     // the execution lock (instant payments are executed at approval).
     let _executing = settlement::execution_lock();
-    let prepared = or_page!(settlement::prepare(app, &scope.payments));
-    let outcome = payment::decide(app, &id, &scope, approve, customer, agreement, prepared);
+    let prepared = or_page!(settlement::prepare(&app.domain(), &scope.payments));
+    let outcome = payment::decide(
+        &app.domain(),
+        &id,
+        &scope,
+        approve,
+        customer,
+        agreement,
+        prepared,
+    );
     let auth = &scope.auth;
     match outcome {
         Err(e) => storage_page(e),

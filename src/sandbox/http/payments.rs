@@ -61,8 +61,8 @@ use uuid::Uuid;
 
 use crate::sandbox::App;
 use crate::sandbox::domain::access;
-use crate::sandbox::domain::payment;
-use crate::sandbox::domain::settlement::{self, now_secs, rfc3339};
+use crate::sandbox::domain::settlement::{self, now_secs};
+use crate::sandbox::domain::{payment, payment_sca};
 use crate::sandbox::http::auth::Tpp;
 
 use crate::cert::{Certificate, Psd2Role};
@@ -76,10 +76,6 @@ use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::{Amount, CustomerType};
 use crate::xs2a::wire::{Fee, FeeInformation};
 use body::Service;
-
-/// How long a payment SCA link can be used (as the consent SCA:
-/// [`crate::sandbox::store::AUTHORISATION_LIFETIME`]), seconds.
-pub const AUTHORISATION_SECONDS: i64 = 30 * 60;
 
 /// Header asking for the explicit start of the authorisation (Berlin Group
 /// `TPP-Explicit-Authorisation-Preferred`).
@@ -296,7 +292,7 @@ pub fn binding(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Binding, ApiError>
     let psu_id = Uuid::parse_str(psu)
         .map_err(|_| ApiError::format(format!("PSU-ID {psu:?} is not a UUID")))?;
     Ok(Binding {
-        customer: access::psu_customer(app, &tpp.id, psu_id)?,
+        customer: access::psu_customer(&app.domain(), &tpp.id, psu_id)?,
         created_psu_id: None,
     })
 }
@@ -447,83 +443,39 @@ pub fn payment_path(service: Service, product: &str, id: &str) -> String {
 
 /// The absolute URL of the payment SCA page of authorisation `auth` (under
 /// [`App::public_url`], never the request's `Host`; the page token of
-/// [`crate::sandbox::http::sca_pages`], never the id).
+/// [`crate::sandbox::http::sca_pages`], never the id; see
+/// [`crate::sandbox::domain::Ctx::sca_href`]).
 pub fn sca_href(app: &App, auth: &str) -> String {
-    app.sca_pages.href(&app.public_url, "/payment-sca", auth)
+    app.domain().sca_href("/payment-sca", auth)
 }
 
-pub use crate::sandbox::domain::payment::{new_authorisation, new_authorisation_id};
+pub use crate::sandbox::domain::payment::{
+    AUTHORISATION_SECONDS, EXPIRED_REASON, effective_sca_status, new_authorisation,
+    new_authorisation_id, reject_expired,
+};
 
-/// The `scaStatus` of an authorisation at `now`: an unfinished one older than
-/// [`AUTHORISATION_SECONDS`] reads `failed`.
-pub fn effective_sca_status(a: &AuthorisationRow, now: i64) -> &str {
-    let open = a.sca_status == sca_status::RECEIVED || a.sca_status == sca_status::PSU_IDENTIFIED;
-    if open && now.saturating_sub(a.created_at) > AUTHORISATION_SECONDS {
-        sca_status::FAILED
-    } else {
-        &a.sca_status
-    }
-}
-
-/// Why an expired authorisation rejected a payment (stored as its reason, shown as the
-/// status response's `psuMessage` and in the DELETE error).
-pub const EXPIRED_REASON: &str = "the PSU did not complete the SCA within 30 minutes: the \
-    payment authorisation expired, so the payment was rejected";
-
-/// Whether `p` is a `RCVD` payment whose SCA expired: at least one authorisation covering it
-/// (its own or a basket's, [`rows::authorisations_covering`]) expired unfinished, and none
-/// is still usable (open and younger than [`AUTHORISATION_SECONDS`]) or finalised.
-fn sca_expired(c: &rusqlite::Connection, p: &PaymentRow, now: i64) -> rusqlite::Result<bool> {
-    if p.status != status::RCVD {
-        return Ok(false);
-    }
-    let auths = rows::authorisations_covering(c, &p.id)?;
-    let expired = |a: &AuthorisationRow| {
-        a.sca_status != sca_status::FAILED && effective_sca_status(a, now) == sca_status::FAILED
+/// Starts a new authorisation of `covers` (`POST .../authorisations` of a payment or a
+/// signing basket) with this request's `TPP-Redirect-URI` and `TPP-Session-ID`, each falling
+/// back to the initiation's (`initiated`: redirect URI, session id).
+///
+/// Errors: those of [`redirect_uri`], [`session_id`] and
+/// [`payment_sca::start_authorisation`].
+pub fn start_authorisation_of(
+    app: &App,
+    tpp: &Tpp,
+    covers: payment_sca::Covers<'_>,
+    h: &HeaderMap,
+    initiated: (&str, &str),
+) -> Result<AuthorisationRow, ApiError> {
+    let redirect = match header_str(h, headers::TPP_REDIRECT_URI)? {
+        Some(_) => redirect_uri(h)?,
+        None => initiated.0.to_string(),
     };
-    let alive = |a: &AuthorisationRow| effective_sca_status(a, now) != sca_status::FAILED;
-    Ok(auths.iter().any(expired) && !auths.iter().any(alive))
-}
-
-/// Rejects (`RJCT`) every `RCVD` payment of `ids` whose SCA expired: at least one
-/// authorisation covering it (its own or a basket's, [`rows::authorisations_covering`])
-/// expired unfinished and none is still usable or finalised. Called when a payment is read
-/// (details, status, and a basket's reads), so an abandoned SCA link ends the payment on the
-/// next read.
-///
-/// Berlin Group (`paymentInitiationStatusResponse-200_json`): "If the PSU does not complete a
-/// required SCA within the required timeframe the payment resource's status must be set to
-/// RJCT." The timeframe is the SCA link's [`AUTHORISATION_SECONDS`]. A new authorisation
-/// started before the read (`POST .../authorisations`, or a signing basket's) keeps the
-/// payment `RCVD` while it is usable; a payment whose authorisation was never started
-/// (explicit start not done yet) stays `RCVD`.
-///
-/// Errors: storage (503).
-pub fn reject_expired(app: &App, ids: &[String]) -> Result<(), ApiError> {
-    let now = now_secs(app);
-    let due = app.db.read(|c| {
-        for id in ids {
-            if let Some(p) = rows::payment(c, id)?
-                && sca_expired(c, &p, now)?
-            {
-                return Ok(true);
-            }
-        }
-        Ok(false)
-    })?;
-    if !due {
-        return Ok(());
-    }
-    app.db.write(|tx| {
-        for id in ids {
-            if let Some(p) = rows::payment(tx, id)?
-                && sca_expired(tx, &p, now)?
-            {
-                rows::set_status(tx, id, status::RJCT, Some(EXPIRED_REASON))?;
-            }
-        }
-        Ok(())
-    })
+    let session = match header_str(h, headers::TPP_SESSION_ID)? {
+        Some(_) => session_id(h)?,
+        None => initiated.1.to_string(),
+    };
+    payment_sca::start_authorisation(&app.domain(), tpp, covers, &redirect, &session)
 }
 
 /// `tppMessages` of `WARNING`s (Berlin Group `tppMessage201PaymentInitiation`, code
@@ -583,7 +535,7 @@ async fn create<const S: u8>(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(&app)?;
+    settlement::run_due(&app.domain())?;
     let service = service_of(S);
     let product = body::product_for(service, &segment)?;
     let allow_duplicate = query.bool("allowLogicalDuplicate", false)?;
@@ -599,7 +551,7 @@ async fn create<const S: u8>(
         Ok(corporate_account(&app, &init.debtor)?.then(|| "the debtor account".to_string()))
     })?;
     let (id, auth) = payment::initiate(
-        &app,
+        &app.domain(),
         &payment::NewPayment {
             tpp: &tpp,
             service,
@@ -740,10 +692,10 @@ fn payment_for(
     read: bool,
 ) -> Result<PaymentRow, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(app)?;
+    settlement::run_due(&app.domain())?;
     if read {
         own_payment(app, tpp, service, segment, id)?;
-        reject_expired(app, &[id.to_string()])?;
+        reject_expired(&app.domain(), &[id.to_string()])?;
     }
     let p = own_payment(app, tpp, service, segment, id)?;
     require_corporate_id_for(app, headers, &p)?;
@@ -753,25 +705,48 @@ fn payment_for(
     Ok(p)
 }
 
+/// The path parameters of a payment route: `(product segment, paymentId)`, and under
+/// `/authorisations/{authorisationId}` `(product segment, paymentId, authorisationId)`.
+trait PaymentPath: serde::de::DeserializeOwned + Send {
+    /// The product segment and the payment id.
+    fn payment(&self) -> (&str, &str);
+}
+
+impl PaymentPath for (String, String) {
+    fn payment(&self) -> (&str, &str) {
+        (&self.0, &self.1)
+    }
+}
+
+impl PaymentPath for (String, String, String) {
+    fn payment(&self) -> (&str, &str) {
+        (&self.0, &self.1)
+    }
+}
+
 /// The extractor of the payment handlers addressing `/v1/{service}/{product}/{paymentId}`
-/// of payment service `S`: the verified TPP, then [`payment_for`] (with `READ`: as the reads
-/// do) on the path's payment.
+/// (and below it, path parameters `P`) of payment service `S`: the verified TPP, then
+/// [`payment_for`] (with `READ`: as the reads do) on the path's payment.
 ///
 /// Errors (the rejection): those of [`Tpp`], [`TppCert`], the path, and [`payment_for`].
-struct OwnPayment<const S: u8, const READ: bool> {
+struct OwnPayment<const S: u8, const READ: bool, P = (String, String)> {
     tpp: Tpp,
     id: String,
     payment: PaymentRow,
+    path: P,
 }
 
-impl<const S: u8, const READ: bool> FromRequestParts<Arc<App>> for OwnPayment<S, READ> {
+impl<const S: u8, const READ: bool, P: PaymentPath> FromRequestParts<Arc<App>>
+    for OwnPayment<S, READ, P>
+{
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, ApiError> {
         let tpp = Tpp::from_request_parts(parts, app).await?;
         let cert = TppCert::from_request_parts(parts, app).await?;
-        let ApiPath((segment, id)) =
-            ApiPath::<(String, String)>::from_request_parts(parts, app).await?;
+        let ApiPath(path) = ApiPath::<P>::from_request_parts(parts, app).await?;
+        let (segment, id) = path.payment();
+        let (segment, id) = (segment.to_string(), id.to_string());
         let service = service_of(S);
         let payment = payment_for(
             app,
@@ -783,7 +758,12 @@ impl<const S: u8, const READ: bool> FromRequestParts<Arc<App>> for OwnPayment<S,
             &parts.headers,
             READ,
         )?;
-        Ok(OwnPayment { tpp, id, payment })
+        Ok(OwnPayment {
+            tpp,
+            id,
+            payment,
+            path,
+        })
     }
 }
 
@@ -795,7 +775,7 @@ fn funds_now(app: &App, p: &PaymentRow) -> Result<Option<bool>, ApiError> {
     else {
         return Ok(None);
     };
-    Ok(settlement::available_minor(app, &account)?.map(|a| a >= p.amount_minor))
+    Ok(settlement::available_minor(&app.domain(), &account)?.map(|a| a >= p.amount_minor))
 }
 
 /// `GET /v1/{service}/{product}/{paymentId}/status`: `{transactionStatus, fundsAvailable?}`
@@ -834,40 +814,7 @@ async fn cancel<const S: u8>(
     State(app): State<Arc<App>>,
     OwnPayment { id, .. }: OwnPayment<S, false>,
 ) -> Result<Response, ApiError> {
-    app.db.write(|tx| {
-        let p = rows::payment(tx, &id)?
-            .ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
-        let why = match p.status.as_str() {
-            status::RCVD | status::ACTC => {
-                rows::set_status(tx, &id, status::CANC, Some("cancelled by the TPP"))?;
-                return Ok(());
-            }
-            status::PDNG => format!(
-                "payment {id} is on hold at the bank (status PDNG: stopped for further checks) \
-                 and cannot be deleted while it is on hold; wait until the bank releases or \
-                 rejects it, then delete it or read its status (sandbox: POST \
-                 /v1/sandbox/payments/{id}/release releases it)"
-            ),
-            status::ACSC => format!(
-                "payment {id} was already executed{} (status ACSC) and cannot be deleted; ask \
-                 the creditor for a refund",
-                p.settled_at
-                    .map(|t| format!(" at {}", rfc3339(t)))
-                    .unwrap_or_default()
-            ),
-            status::ACCP => format!(
-                "payment {id} was rejected for lack of funds at execution (status ACCP, \
-                 fundsAvailable false); there is nothing left to delete"
-            ),
-            status::RJCT => format!(
-                "payment {id} was rejected (status RJCT: {}); there is nothing left to delete",
-                p.reason.as_deref().unwrap_or("rejected")
-            ),
-            status::CANC => format!("payment {id} is already cancelled (status CANC)"),
-            other => format!("payment {id} cannot be deleted in status {other}"),
-        };
-        Err(ApiError::new(MessageCode::StatusInvalid, why))
-    })?;
+    payment::cancel(&app.domain(), &id)?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -883,19 +830,19 @@ async fn start_authorisation<const S: u8>(
         tpp,
         id,
         payment: p,
+        ..
     }: OwnPayment<S, false>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let service = service_of(S);
-    let redirect = match header_str(&headers, headers::TPP_REDIRECT_URI)? {
-        Some(_) => redirect_uri(&headers)?,
-        None => p.redirect_uri.clone(),
-    };
-    let session = match header_str(&headers, headers::TPP_SESSION_ID)? {
-        Some(_) => session_id(&headers)?,
-        None => p.tpp_session_id.clone(),
-    };
-    let auth = payment::start_authorisation(&app, &tpp, &id, &redirect, &session)?;
+    let initiated = (p.redirect_uri.as_str(), p.tpp_session_id.as_str());
+    let auth = start_authorisation_of(
+        &app,
+        &tpp,
+        payment_sca::Covers::Payment(&id),
+        &headers,
+        initiated,
+    )?;
     let self_path = payment_path(service, &p.product, &id);
     Ok(start_sca_response(&app, &self_path, &auth.id, false))
 }
@@ -937,13 +884,12 @@ pub fn start_sca_response(app: &App, resource_path: &str, auth: &str, verbs: boo
 /// Errors: 404 `RESOURCE_UNKNOWN` for an authorisation of another payment.
 async fn authorisation_status<const S: u8>(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    cert: TppCert,
-    ApiPath((segment, id, auth)): ApiPath<(String, String, String)>,
-    headers: HeaderMap,
+    OwnPayment {
+        id,
+        path: (_, _, auth),
+        ..
+    }: OwnPayment<S, false, (String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
-    let service = service_of(S);
-    payment_for(&app, &tpp, &cert, service, &segment, &id, &headers, false)?;
     sca_status_answer(&app, &auth, &format!("payment {id}"), |a| {
         a.payment.as_deref() == Some(id.as_str())
     })
@@ -968,15 +914,15 @@ async fn list_authorisations<const S: u8>(
 /// `updatePaymentPsuData`): see [`update_psu_data_answer`].
 async fn update_psu_data<const S: u8>(
     State(app): State<Arc<App>>,
-    tpp: Tpp,
-    cert: TppCert,
-    ApiPath((segment, id, auth)): ApiPath<(String, String, String)>,
-    headers: HeaderMap,
+    OwnPayment {
+        id,
+        payment: p,
+        path: (_, _, auth),
+        ..
+    }: OwnPayment<S, false, (String, String, String)>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    let service = service_of(S);
-    let p = payment_for(&app, &tpp, &cert, service, &segment, &id, &headers, false)?;
-    let path = payment_path(service, &p.product, &id);
+    let path = payment_path(service_of(S), &p.product, &id);
     update_psu_data_answer(
         &app,
         &auth,
@@ -1040,7 +986,7 @@ pub fn update_psu_data_answer(
             ),
         ));
     }
-    let status = effective_sca_status(&a, now_secs(app)).to_string();
+    let status = effective_sca_status(&a, now_secs(&app.domain())).to_string();
     let link = |href: String| {
         if verbs {
             Link::with_verbs(href, &["GET"])
@@ -1131,7 +1077,7 @@ pub fn sca_status_answer(
 ) -> Result<Json<Value>, ApiError> {
     let a = authorisation_of(app, auth, resource, belongs)?;
     Ok(Json(
-        json!({"scaStatus": effective_sca_status(&a, now_secs(app))}),
+        json!({"scaStatus": effective_sca_status(&a, now_secs(&app.domain()))}),
     ))
 }
 

@@ -65,12 +65,11 @@ use uuid::Uuid;
 use crate::cert::Psd2Role;
 use crate::sandbox::App;
 use crate::sandbox::domain::access::PsuContext;
-use crate::sandbox::domain::access::{Revoked, psu_customer, revoke_key, start_registration};
+use crate::sandbox::domain::access::{psu_customer, revoke_by_psu, start_registration};
 use crate::sandbox::domain::rules::{self, TppRoles};
 use crate::sandbox::domain::views;
 use crate::sandbox::errors::{ApiError, ApiPath};
 use crate::sandbox::http::auth::{Tpp, TppResource};
-use crate::sandbox::model::ConsentKey;
 use crate::xs2a::error::MessageCode;
 use crate::xs2a::headers;
 use crate::xs2a::links::{Link, Links, names};
@@ -98,42 +97,7 @@ pub async fn revoke(
 ) -> Result<StatusCode, ApiError> {
     let psu_id = Uuid::parse_str(&psu)
         .map_err(|_| ApiError::format(format!("psuId {psu:?} is not a UUID")))?;
-    if psu_customer(&app, &tpp.id, psu_id)?.is_none() {
-        return Err(ApiError::not_found(format!(
-            "PSU-ID {psu_id} is not known to this TPP"
-        )));
-    }
-    let mut keys = vec![None];
-    keys.extend(
-        app.store
-            .corporate_consents(&tpp.id, psu_id)?
-            .into_iter()
-            .map(Some),
-    );
-    let mut consented: Vec<Option<Uuid>> = Vec::new();
-    for a in keys {
-        let key = ConsentKey {
-            tpp: tpp.id.clone(),
-            psu_id,
-            agreement: a,
-        };
-        if app.store.consent(&key)?.is_some() {
-            consented.push(a);
-        }
-    }
-    let keys = consented;
-    let now = rules::secs(app.clock.now());
-    app.db.write(|tx| {
-        for a in &keys {
-            let key = ConsentKey {
-                tpp: tpp.id.clone(),
-                psu_id,
-                agreement: *a,
-            };
-            revoke_key(tx, &key, Revoked::ByPsu, now)?;
-        }
-        Ok::<_, ApiError>(())
-    })?;
+    revoke_by_psu(&app.domain(), &tpp.id, psu_id)?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -153,7 +117,7 @@ pub async fn users(
     psu: PsuContext,
 ) -> Result<Json<UsersResponse>, ApiError> {
     roles.require(Psd2Role::PspPi, "PSU registration (GET /v1/users)")?;
-    let href = start_registration(&app, &tpp, &psu)?;
+    let href = start_registration(&app.domain(), &tpp, &psu)?;
     let mut links = Links::new();
     links.insert(names::SCA_REDIRECT.into(), Link::href(href));
     Ok(Json(UsersResponse {
@@ -178,7 +142,11 @@ fn request_customer(
         roles.require(Psd2Role::PspPi, "agreement listing (PSP_AI or PSP_PI)")?;
     }
     let sca = |text: &str| -> ApiError {
-        match start_registration(app, tpp, &crate::sandbox::http::caller::psu_context(h)) {
+        match start_registration(
+            &app.domain(),
+            tpp,
+            &crate::sandbox::http::caller::psu_context(h),
+        ) {
             Ok(href) => ApiError::new(MessageCode::ConsentInvalid, text).with_sca_redirect(href),
             Err(e) => e,
         }
@@ -190,7 +158,7 @@ fn request_customer(
     };
     let psu_id = Uuid::parse_str(psu)
         .map_err(|_| ApiError::format(format!("PSU-ID {psu:?} is not a UUID")))?;
-    psu_customer(app, &tpp.id, psu_id)?
+    psu_customer(&app.domain(), &tpp.id, psu_id)?
         .ok_or_else(|| sca("this PSU-ID is not registered with this TPP: SCA needed"))
 }
 

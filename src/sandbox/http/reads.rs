@@ -22,7 +22,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::sandbox::errors::ApiError;
-use crate::sandbox::model::{CardAccount, ConsentKey, Customer};
+use crate::sandbox::model::ConsentKey;
 
 /// Which read a body answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -105,13 +105,7 @@ pub const READ_CACHE_ENTRIES: usize = 1024;
 #[derive(Debug, Default)]
 pub struct ReadCache {
     bodies: Mutex<HashMap<ReadKey, bytes::Bytes, foldhash::fast::RandomState>>,
-    /// Card accounts a consent may read, with their owners ([`crate::sandbox::http::cards`]' access check
-    /// after the consent is resolved): by consent, the card account id as sent and the data
-    /// version.
-    cards: Mutex<HashMap<CardAccessKey, (CardAccount, Customer), foldhash::fast::RandomState>>,
 }
-
-type CardAccessKey = (ConsentKey, String, u64);
 
 impl ReadCache {
     /// The `200` JSON answer for `key`: the cached body, or `build`'s value serialized (and
@@ -147,36 +141,6 @@ impl ReadCache {
                 bodies.clear();
             }
             bodies.insert(key, body);
-        }
-    }
-
-    /// The card account `id` (as sent) that the consent `key` covers, with its owner, as
-    /// remembered at data `version` by [`ReadCache::put_card`].
-    pub fn card(
-        &self,
-        key: &ConsentKey,
-        id: &str,
-        version: u64,
-    ) -> Option<(CardAccount, Customer)> {
-        let cards = self.cards.lock().ok()?;
-        cards.get(&(key.clone(), id.to_string(), version)).cloned()
-    }
-
-    /// Remembers that the consent `key` covers card account `id`, owned by `owner`, at data
-    /// `version` (read before the data was).
-    pub fn put_card(
-        &self,
-        key: &ConsentKey,
-        id: &str,
-        version: u64,
-        card: CardAccount,
-        owner: Customer,
-    ) {
-        if let Ok(mut cards) = self.cards.lock() {
-            if cards.len() >= READ_CACHE_ENTRIES {
-                cards.clear();
-            }
-            cards.insert((key.clone(), id.to_string(), version), (card, owner));
         }
     }
 

@@ -256,7 +256,7 @@ const REGISTRATION_PURPOSE: &str =
 
 /// `html` of a login or context page, reworded for a registration SCA.
 fn purpose(app: &App, auth: &Authorisation, html: String) -> String {
-    if access::is_registration(app, auth.id) {
+    if access::is_registration(&app.domain(), auth.id) {
         html.replacen(AIS_PURPOSE, REGISTRATION_PURPOSE, 1)
     } else {
         html
@@ -335,7 +335,7 @@ fn render(app: &App, auth: &Authorisation, status: StatusCode, error: Option<&st
                 pages::consent(auth, &c, corporate.as_deref(), &accounts, &checked, error);
             if agreement.is_none() {
                 let cards = or_page!(app.store.card_accounts_of(c.id));
-                let checked_cards = access::consented(app, &key).unwrap_or_default();
+                let checked_cards = access::consented(&app.domain(), &key).unwrap_or_default();
                 let rows = card_rows(&cards, &checked_cards);
                 if let Some(at) = html.rfind("<div class=\"buttons\">") {
                     html.insert_str(at, &rows);
@@ -456,7 +456,7 @@ fn login_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
         }
     };
     let no_agreements = or_page!(app.store.agreements_held_by(customer.id)).is_empty();
-    if no_agreements && access::is_registration(app, auth.id) {
+    if no_agreements && access::is_registration(&app.domain(), auth.id) {
         return finish_registration(app, &auth, customer.id, None);
     }
     let step = if no_agreements {
@@ -506,7 +506,7 @@ fn context_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
             }
         }
     };
-    if access::is_registration(app, auth.id) {
+    if access::is_registration(&app.domain(), auth.id) {
         return finish_registration(app, &auth, customer, agreement);
     }
     match app.store.set_step(
@@ -599,7 +599,7 @@ fn consent_step(app: &App, id: Option<Uuid>, body: &[u8]) -> Response {
         Err(e) => return auth_error(e),
     };
     if let Err(e) = access::record_completed_sca(
-        app,
+        &app.domain(),
         &auth.tpp,
         psu,
         &auth.tpp_session_id,
@@ -653,11 +653,14 @@ fn finish_registration(
     };
     let psu = psu_id(&auth.tpp, customer);
     let at = rules::secs(now);
-    if let Err(e) =
-        access::record_completed_sca(app, &auth.tpp, psu, &auth.tpp_session_id, None, |tx| {
-            access::register(tx, &auth.tpp, psu, customer, at)
-        })
-    {
+    if let Err(e) = access::record_completed_sca(
+        &app.domain(),
+        &auth.tpp,
+        psu,
+        &auth.tpp_session_id,
+        None,
+        |tx| access::register(tx, &auth.tpp, psu, customer, at),
+    ) {
         tracing::error!(error = ?e.body.tpp_messages, "recording a registration failed");
         return storage_error();
     }
@@ -693,7 +696,7 @@ fn fail_auth(app: &App, auth: &Authorisation, status: u16, code: &str, message: 
         Ok(a) => a,
         Err(e) => return auth_error(e),
     };
-    if let Err(e) = access::resource_rejected(app, auth.id) {
+    if let Err(e) = access::resource_rejected(&app.domain(), auth.id) {
         tracing::error!(error = ?e.body.tpp_messages, "marking a consent rejected failed");
     }
     let callback = ScaCallback::Failure(ScaFailure {

@@ -120,11 +120,13 @@ pub fn open(
     aws_lc_rs::rand::fill(&mut raw).map_err(|_| Box::new(storage_page()))?;
     let secret = hex::encode(raw);
     let hash = sha256(&secret);
-    let now = crate::sandbox::domain::rules::secs(app.clock.now());
-    let inserted = app
-        .db
-        .write(|tx| store::bind(tx, id, &hash, now, now - 2 * COOKIE_MAX_AGE as i64))
-        .map_err(|_| Box::new(storage_page()))?;
+    let inserted = crate::sandbox::domain::access::bind_browser(
+        &app.domain(),
+        id,
+        &hash,
+        2 * COOKIE_MAX_AGE as i64,
+    )
+    .map_err(|_| Box::new(storage_page()))?;
     if inserted == 0 {
         // Another request bound it a moment ago.
         return open(app, id, path, headers);

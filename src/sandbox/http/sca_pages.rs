@@ -5,7 +5,8 @@
 //! of its own requests); if the SCA page lived at `/sca/{authorisationId}`, anyone who saw
 //! an id could open that SCA first, log in and approve. So the page of authorisation `a` is
 //! `/sca/{token}` (consents) or `/payment-sca/{token}` (payments, baskets), where `token`
-//! is AES-128 of the id's 16 bytes under a random key of this sandbox ([`PageKeys`]),
+//! is AES-128 of the id's 16 bytes under a random key of this sandbox
+//! ([`crate::sandbox::domain::sca_pages::PageKeys`]),
 //! base64url without padding (22 characters). It is in the TPP's own `scaRedirect` and
 //! nowhere else; without the key it cannot be derived from the id, and a made-up token
 //! decrypts to an id no authorisation has (a 2^-122 chance otherwise).
@@ -24,122 +25,21 @@
 
 use std::sync::Arc;
 
-use aws_lc_rs::cipher::{AES_128, DecryptingKey, EncryptingKey, UnboundCipherKey};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rusqlite::{Connection, OptionalExtension};
-use uuid::Uuid;
 
 use crate::sandbox::App;
 use crate::sandbox::http::pages;
-use crate::sandbox::store::db::{Db, Migration};
-
-/// The key table.
-pub const MIGRATION: Migration = (
-    "sca_pages_001_keys",
-    "CREATE TABLE sca_page_keys (
-        id INTEGER PRIMARY KEY CHECK (id = 1),
-        key BLOB NOT NULL CHECK (length(key) = 16)
-    );",
-);
 
 /// Largest SCA page answer rewritten by [`translate`], bytes (the pages are a few kB).
 pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
 
 /// The page prefixes: consent SCA and payment/basket SCA.
 pub const PREFIXES: [&str; 2] = ["/sca/", "/payment-sca/"];
-
-/// The AES-128 key of the page tokens. `Debug` shows nothing of it.
-pub struct PageKeys {
-    key: [u8; 16],
-}
-
-impl std::fmt::Debug for PageKeys {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("PageKeys(redacted)")
-    }
-}
-
-impl PageKeys {
-    /// The key stored in `db`, made (from aws-lc-rs's random source) and stored when there
-    /// is none.
-    ///
-    /// Errors: the database fails, or no random bytes can be had (reported as SQLite's
-    /// `ToSqlConversionFailure`).
-    pub fn load(db: &Db) -> rusqlite::Result<Self> {
-        db.write_raw(|tx| {
-            let stored: Option<Vec<u8>> = tx
-                .query_row("SELECT key FROM sca_page_keys WHERE id = 1", [], |r| {
-                    r.get(0)
-                })
-                .optional()?;
-            let key = match stored.and_then(|k| <[u8; 16]>::try_from(k.as_slice()).ok()) {
-                Some(k) => k,
-                None => {
-                    let mut k = [0u8; 16];
-                    aws_lc_rs::rand::fill(&mut k).map_err(|_| {
-                        rusqlite::Error::ToSqlConversionFailure(
-                            "no random bytes for the SCA page key".into(),
-                        )
-                    })?;
-                    tx.execute(
-                        "INSERT OR REPLACE INTO sca_page_keys (id, key) VALUES (1, ?1)",
-                        [k.as_slice()],
-                    )?;
-                    k
-                }
-            };
-            Ok(PageKeys { key })
-        })
-    }
-
-    fn block(&self, bytes: [u8; 16], encrypt: bool) -> Option<[u8; 16]> {
-        let unbound = UnboundCipherKey::new(&AES_128, &self.key).ok()?;
-        let mut block = bytes;
-        if encrypt {
-            EncryptingKey::ecb(unbound).ok()?.encrypt(&mut block).ok()?;
-        } else {
-            let ctx = aws_lc_rs::cipher::DecryptionContext::None;
-            DecryptingKey::ecb(unbound)
-                .ok()?
-                .decrypt(&mut block, ctx)
-                .ok()?;
-        }
-        Some(block)
-    }
-
-    /// The page token of authorisation `id` (a UUID; any other text, or a cipher failure,
-    /// gives a token that opens nothing).
-    pub fn token(&self, id: &str) -> String {
-        let bytes = Uuid::parse_str(id)
-            .map(|u| *u.as_bytes())
-            .unwrap_or([0; 16]);
-        match self.block(bytes, true) {
-            Some(b) => URL_SAFE_NO_PAD.encode(b),
-            None => "-".to_string(),
-        }
-    }
-
-    /// The authorisation id (hyphenated UUID) of page token `token`; `None` when it is not
-    /// a token (not 16 bytes of base64url).
-    pub fn authorisation(&self, token: &str) -> Option<String> {
-        let raw = URL_SAFE_NO_PAD.decode(token).ok()?;
-        let bytes = <[u8; 16]>::try_from(raw.as_slice()).ok()?;
-        let plain = self.block(bytes, false)?;
-        Some(Uuid::from_bytes(plain).to_string())
-    }
-
-    /// The absolute page URL of authorisation `id` under `prefix` (one of [`PREFIXES`],
-    /// without its trailing slash), e.g. `https://sandbox.example/sca/{token}`.
-    pub fn href(&self, public_url: &str, prefix: &str, id: &str) -> String {
-        format!("{public_url}{prefix}/{}", self.token(id))
-    }
-}
 
 /// Deletes the page key from a copy of the database (a snapshot, a case bundle's state),
 /// overwriting its bytes (`secure_delete`): whoever holds the copy must not be able to
@@ -261,28 +161,6 @@ async fn rewrite(response: Response, id: &str, token: &str) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn keys() -> PageKeys {
-        PageKeys { key: [7u8; 16] }
-    }
-
-    #[test]
-    fn tokens_round_trip_and_differ_from_the_id() {
-        let k = keys();
-        let id = "5f0c2a8e-3b1d-4c6e-9a7f-0123456789ab";
-        let t = k.token(id);
-        assert_eq!(t.len(), 22);
-        assert!(!t.contains(id) && !id.contains(&t));
-        assert_eq!(k.authorisation(&t).as_deref(), Some(id));
-        let other = PageKeys { key: [8u8; 16] };
-        assert_ne!(
-            other.token(id),
-            t,
-            "another sandbox's key gives another token"
-        );
-        assert_eq!(k.authorisation(id), None, "an id is not a token");
-        assert_eq!(k.authorisation("short"), None);
-    }
 
     #[test]
     fn page_paths_split() {

@@ -234,13 +234,13 @@ async fn state(
 ) -> Result<Json<Value>, ApiError> {
     let q = Query::parse(&query)?;
     let mut out = Map::new();
-    out.insert("now".into(), json!(rfc3339(now_secs(&app))));
+    out.insert("now".into(), json!(rfc3339(now_secs(&app.domain()))));
     if q.list.is_none() {
         let customers = app
             .store
             .customers()?
             .iter()
-            .map(|c| element(&app, c, false, true))
+            .map(|c| element(&app.domain(), c, false, true))
             .collect::<Result<Vec<_>, _>>()?;
         out.insert("customers".into(), json!(customers));
     }

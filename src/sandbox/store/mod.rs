@@ -87,6 +87,7 @@ pub mod error;
 pub mod faults;
 pub mod indexes;
 pub mod overview;
+pub mod page_keys;
 pub mod payments;
 pub mod replay;
 pub mod sca_browsers;

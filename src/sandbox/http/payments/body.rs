@@ -259,7 +259,7 @@ fn debtor_account(app: &App, o: &Fields<'_>) -> Result<(Account, Value), ApiErro
             format!("{path} must be a Norwegian account (bban, or an IBAN starting with NO)"),
         )
     })?;
-    let account = account_by_bban(app, &bban)?.ok_or_else(|| {
+    let account = account_by_bban(&app.domain(), &bban)?.ok_or_else(|| {
         field_error(
             &path,
             format!(
@@ -414,7 +414,7 @@ fn part(
     if kind == PaymentType::OwnTransfer {
         let own = creditor
             .norwegian_bban()
-            .map_or(Ok(None), |b| account_by_bban(app, &b))?
+            .map_or(Ok(None), |b| account_by_bban(&app.domain(), &b))?
             .zip(debtor)
             .is_some_and(|(c, d)| c.owner == d.owner);
         if !own {
