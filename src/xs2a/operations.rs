@@ -461,48 +461,6 @@ macro_rules! example {
 /// Body of a domestic credit transfer (interface document, "Payment initiation body").
 pub const DOMESTIC_PAYMENT_BODY: &str = example!("domestic_payment");
 
-/// A future-dated domestic credit transfer (`requestedExecutionDate`, ISO 8601 date).
-pub const DOMESTIC_FUTURE_PAYMENT_BODY: &str = example!("domestic_future_payment");
-
-/// Body of an instant (Straks) credit transfer: NOK, settles at approval.
-pub const INSTANT_PAYMENT_BODY: &str = example!("instant_payment");
-
-/// Body of a SEPA credit transfer with the structured creditor address and creditor agent
-/// BIC required from 2026-08-13 in the sandbox (interface document, Versioning).
-pub const SEPA_PAYMENT_BODY: &str = example!("sepa_payment");
-
-/// A SEPA credit transfer with the Norwegian regulatory reporting option (interface document,
-/// "SEPA payments accept a Norwegian regulatory reporting option").
-pub const SEPA_REPORTING_PAYMENT_BODY: &str = example!("sepa_reporting_payment");
-
-/// Body of a Norwegian cross-border (NCBCT, non-SEPA over SWIFT) credit transfer.
-pub const CROSS_BORDER_PAYMENT_BODY: &str = example!("cross_border_payment");
-
-/// An urgent NCBCT transfer: `serviceLevel` `URGP`, allowed on non-SEPA cross-border payments
-/// only (interface document, Versioning 2.14.0).
-pub const CROSS_BORDER_URGENT_PAYMENT_BODY: &str = example!("cross_border_urgent_payment");
-
-/// Body of a SWIFT payment (Berlin Group product `cross-border-credit-transfers`).
-pub const SWIFT_PAYMENT_BODY: &str = example!("swift_payment");
-
-/// Body of a bulk payment: one debtor account, `payments[]` entries.
-pub const BULK_PAYMENT_BODY: &str = example!("bulk_payment");
-
-/// Body of a periodic payment with frequency `MonthlyVariable` (interface document, "Other
-/// payment facts"): distinct months, as strings.
-pub const PERIODIC_PAYMENT_BODY: &str = example!("periodic_payment");
-
-/// A monthly periodic payment with an end date and execution day.
-pub const PERIODIC_MONTHLY_PAYMENT_BODY: &str = example!("periodic_monthly_payment");
-
-/// Body of a signing basket: ids of single payments created before (at most 100, no bulk or
-/// periodic payments).
-pub const BASKET_BODY: &str = example!("basket");
-
-/// Body of the deprecated consent operation (the document says the body is ignored; this is
-/// the Berlin Group `consents` shape).
-pub const CONSENT_BODY: &str = example!("consent");
-
 /// A body template offered by the request editor for an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Template {
@@ -548,37 +506,61 @@ pub fn render_dates(text: &str, today: chrono::NaiveDate) -> String {
     out
 }
 
+// The templates of each operation that takes a body, the default (its `body`) first.
 const SINGLE_DOMESTIC_TEMPLATES: &[Template] = &[
     t("Domestic", DOMESTIC_PAYMENT_BODY),
-    t("Domestic, future-dated", DOMESTIC_FUTURE_PAYMENT_BODY),
-    t("Instant (Straks)", INSTANT_PAYMENT_BODY),
+    // `requestedExecutionDate`, an ISO 8601 date.
+    t(
+        "Domestic, future-dated",
+        example!("domestic_future_payment"),
+    ),
+    INSTANT_TEMPLATES[0],
 ];
 const INSTANT_TEMPLATES: &[Template] = &[
-    t("Instant (Straks)", INSTANT_PAYMENT_BODY),
+    // NOK, settles at approval.
+    t("Instant (Straks)", example!("instant_payment")),
     t("Domestic", DOMESTIC_PAYMENT_BODY),
 ];
 const SEPA_TEMPLATES: &[Template] = &[
-    t("SEPA", SEPA_PAYMENT_BODY),
-    t("SEPA, regulatory reporting", SEPA_REPORTING_PAYMENT_BODY),
-];
-const NCBCT_TEMPLATES: &[Template] = &[
-    t("Cross-border (NCBCT)", CROSS_BORDER_PAYMENT_BODY),
+    // The structured creditor address and creditor agent BIC required from 2026-08-13 in
+    // the sandbox (interface document, Versioning).
+    t("SEPA", example!("sepa_payment")),
+    // The Norwegian regulatory reporting option (interface document, "SEPA payments accept
+    // a Norwegian regulatory reporting option").
     t(
-        "Cross-border (NCBCT), urgent",
-        CROSS_BORDER_URGENT_PAYMENT_BODY,
+        "SEPA, regulatory reporting",
+        example!("sepa_reporting_payment"),
     ),
 ];
+/// An urgent NCBCT transfer: `serviceLevel` `URGP`, allowed on non-SEPA cross-border payments
+/// only (interface document, Versioning 2.14.0).
+const CROSS_BORDER_URGENT: &str = example!("cross_border_urgent_payment");
+const NCBCT_TEMPLATES: &[Template] = &[
+    // Norwegian cross-border (NCBCT, non-SEPA over SWIFT).
+    t("Cross-border (NCBCT)", example!("cross_border_payment")),
+    t("Cross-border (NCBCT), urgent", CROSS_BORDER_URGENT),
+];
 const SWIFT_TEMPLATES: &[Template] = &[
-    t("SWIFT", SWIFT_PAYMENT_BODY),
-    t("SWIFT, urgent", CROSS_BORDER_URGENT_PAYMENT_BODY),
+    // Berlin Group product `cross-border-credit-transfers`.
+    t("SWIFT", example!("swift_payment")),
+    t("SWIFT, urgent", CROSS_BORDER_URGENT),
 ];
-const BULK_TEMPLATES: &[Template] = &[t("Bulk", BULK_PAYMENT_BODY)];
+// One debtor account, `payments[]` entries.
+const BULK_TEMPLATES: &[Template] = &[t("Bulk", example!("bulk_payment"))];
 const PERIODIC_TEMPLATES: &[Template] = &[
-    t("Periodic, MonthlyVariable", PERIODIC_PAYMENT_BODY),
-    t("Periodic, Monthly", PERIODIC_MONTHLY_PAYMENT_BODY),
+    // Frequency `MonthlyVariable` (interface document, "Other payment facts"): distinct
+    // months, as strings.
+    t("Periodic, MonthlyVariable", example!("periodic_payment")),
+    // Monthly, with an end date and execution day.
+    t("Periodic, Monthly", example!("periodic_monthly_payment")),
 ];
-const BASKET_TEMPLATES: &[Template] = &[t("Signing basket", BASKET_BODY)];
-const CONSENT_TEMPLATES: &[Template] = &[t("Consent", CONSENT_BODY), t("Empty", "{}")];
+// Ids of single payments created before (at most 100, no bulk or periodic payments).
+const BASKET_TEMPLATES: &[Template] = &[t("Signing basket", example!("basket"))];
+const CONSENT_TEMPLATES: &[Template] = &[
+    // The document says the body is ignored; this is the Berlin Group `consents` shape.
+    t("Consent", example!("consent")),
+    t("Empty", "{}"),
+];
 
 /// The catalogue: every operation of the interface document, grouped AIS / PIS / Baskets /
 /// PSU / Sandbox.
@@ -713,7 +695,7 @@ pub const OPERATIONS: &[Operation] = &[
             "POST",
             "/v1/consents",
             &[],
-            Some(CONSENT_BODY),
+            Some(CONSENT_TEMPLATES[0].body),
             "Endpoints: POST /v1/consents (deprecated)",
         )
     },
@@ -734,7 +716,7 @@ pub const OPERATIONS: &[Operation] = &[
         "POST",
         "/v1/payments/instant-norwegian-credit-transfers-straks",
         &[ALLOW_LOGICAL_DUPLICATE],
-        Some(INSTANT_PAYMENT_BODY),
+        Some(INSTANT_TEMPLATES[0].body),
         "Other payment facts: instant payments",
     ),
     op(
@@ -754,7 +736,7 @@ pub const OPERATIONS: &[Operation] = &[
         "POST",
         "/v1/payments/sepa-credit-transfers",
         &[ALLOW_LOGICAL_DUPLICATE],
-        Some(SEPA_PAYMENT_BODY),
+        Some(SEPA_TEMPLATES[0].body),
         "Other payment facts: SEPA; Versioning: structured addresses",
     ),
     op(
@@ -764,7 +746,7 @@ pub const OPERATIONS: &[Operation] = &[
         "POST",
         "/v1/payments/norwegian-cross-border-credit-transfers",
         &[ALLOW_LOGICAL_DUPLICATE],
-        Some(CROSS_BORDER_PAYMENT_BODY),
+        Some(NCBCT_TEMPLATES[0].body),
         "Other payment facts: NCBCT, SWIFT",
     ),
     op(
@@ -774,7 +756,7 @@ pub const OPERATIONS: &[Operation] = &[
         "POST",
         "/v1/payments/cross-border-credit-transfers",
         &[ALLOW_LOGICAL_DUPLICATE],
-        Some(SWIFT_PAYMENT_BODY),
+        Some(SWIFT_TEMPLATES[0].body),
         "Other payment facts: SWIFT; Versioning: structured addresses",
     ),
     op(
@@ -784,7 +766,7 @@ pub const OPERATIONS: &[Operation] = &[
         "POST",
         "/v1/bulk-payments/norwegian-domestic-credit-transfers",
         &[],
-        Some(BULK_PAYMENT_BODY),
+        Some(BULK_TEMPLATES[0].body),
         "Other payment facts: bulk",
     ),
     op(
@@ -794,7 +776,7 @@ pub const OPERATIONS: &[Operation] = &[
         "POST",
         "/v1/periodic-payments/norwegian-domestic-credit-transfers",
         &[],
-        Some(PERIODIC_PAYMENT_BODY),
+        Some(PERIODIC_TEMPLATES[0].body),
         "Other payment facts: periodic, MonthlyVariable",
     ),
     op(
@@ -854,7 +836,7 @@ pub const OPERATIONS: &[Operation] = &[
         "POST",
         "/v1/signing-baskets",
         &[],
-        Some(BASKET_BODY),
+        Some(BASKET_TEMPLATES[0].body),
         "Resources: Signing basket creation request",
     ),
     op(
