@@ -484,20 +484,44 @@ impl Template {
 /// Replaces `{{date+N}}` placeholders in `text` by `today + N days` (`YYYY-MM-DD`); other text
 /// is kept as is.
 pub fn render_dates(text: &str, today: chrono::NaiveDate) -> String {
+    replace_placeholders(text, "{{date+", "}}", |days| {
+        if days.is_empty() || !days.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let days: i64 = days.parse().unwrap_or(0);
+        Some(
+            (today + chrono::Duration::days(days))
+                .format("%Y-%m-%d")
+                .to_string(),
+        )
+    })
+}
+
+/// Replaces every `<open>NAME<close>` of `text` for which `value(NAME)` gives a value, in one
+/// pass: a value is never searched again, so a value holding a placeholder stays text. An
+/// `open` whose name has no value stays as it is (the search goes on after it). Used by
+/// [`render_dates`] and the code export's templates (`@@NAME@@`).
+pub(crate) fn replace_placeholders(
+    text: &str,
+    open: &str,
+    close: &str,
+    value: impl Fn(&str) -> Option<String>,
+) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(i) = rest.find("{{date+") {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + "{{date+".len()..];
-        match after.find("}}") {
-            Some(j) if after[..j].bytes().all(|b| b.is_ascii_digit()) && j > 0 => {
-                let days: i64 = after[..j].parse().unwrap_or(0);
-                let d = today + chrono::Duration::days(days);
-                out.push_str(&d.format("%Y-%m-%d").to_string());
-                rest = &after[j + 2..];
+    while let Some(start) = rest.find(open) {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + open.len()..];
+        let found = after
+            .find(close)
+            .and_then(|end| value(&after[..end]).map(|v| (v, end)));
+        match found {
+            Some((v, end)) => {
+                out.push_str(&v);
+                rest = &after[end + close.len()..];
             }
-            _ => {
-                out.push_str("{{date+");
+            None => {
+                out.push_str(open);
                 rest = after;
             }
         }
@@ -1374,6 +1398,15 @@ mod tests {
                 h::TPP_SIGNATURE_CERTIFICATE,
                 h::SIGNATURE,
             ]
+        );
+    }
+
+    #[test]
+    fn dates_are_rendered_and_other_braces_kept() {
+        let today = chrono::NaiveDate::from_ymd_opt(2026, 1, 31).unwrap();
+        assert_eq!(
+            render_dates("{{date+1}} {{date+}} {{date+x}} {{date+2", today),
+            "2026-02-01 {{date+}} {{date+x}} {{date+2"
         );
     }
 
