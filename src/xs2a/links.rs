@@ -27,7 +27,7 @@ impl Link {
     }
 
     /// A link with the given verbs.
-    pub fn with_verbs(href: impl Into<String>, verbs: &[&str]) -> Self {
+    pub(crate) fn with_verbs(href: impl Into<String>, verbs: &[&str]) -> Self {
         Link {
             href: href.into(),
             verbs: verbs.iter().map(|v| v.to_string()).collect(),
@@ -36,37 +36,37 @@ impl Link {
 }
 
 /// Link name → link, serialized as a JSON object in name order.
-pub type Links = BTreeMap<String, Link>;
+pub(crate) type Links = BTreeMap<String, Link>;
 
 /// Well-known link names (Berlin Group `_linksAll`).
 pub mod names {
     /// Where the PSU's browser goes for the SCA.
-    pub const SCA_REDIRECT: &str = "scaRedirect";
+    pub(crate) const SCA_REDIRECT: &str = "scaRedirect";
     /// Where to `POST` to start an authorisation.
-    pub const START_AUTHORISATION: &str = "startAuthorisation";
+    pub(crate) const START_AUTHORISATION: &str = "startAuthorisation";
     /// The resource itself.
-    pub const SELF: &str = "self";
+    pub(crate) const SELF: &str = "self";
     /// The resource's status.
-    pub const STATUS: &str = "status";
+    pub(crate) const STATUS: &str = "status";
     /// The account a report is of.
     pub const ACCOUNT: &str = "account";
     /// The account's balances.
-    pub const BALANCES: &str = "balances";
+    pub(crate) const BALANCES: &str = "balances";
     /// The account's transactions.
     pub const TRANSACTIONS: &str = "transactions";
     /// First page of a paged report.
-    pub const FIRST: &str = "first";
+    pub(crate) const FIRST: &str = "first";
     /// Next page.
-    pub const NEXT: &str = "next";
+    pub(crate) const NEXT: &str = "next";
     /// Previous page.
-    pub const PREVIOUS: &str = "previous";
+    pub(crate) const PREVIOUS: &str = "previous";
     /// Last page.
-    pub const LAST: &str = "last";
+    pub(crate) const LAST: &str = "last";
 }
 
 /// `_links.scaRedirect` of any JSON body (error or success), whatever its shape (`None`: the
 /// body has none).
-pub fn sca_redirect_link(body: &serde_json::Value) -> Option<&serde_json::Value> {
+pub(crate) fn sca_redirect_link(body: &serde_json::Value) -> Option<&serde_json::Value> {
     body.get("_links")?.get(names::SCA_REDIRECT)
 }
 

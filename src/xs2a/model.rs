@@ -19,30 +19,30 @@ use super::links::Links;
 /// `balanceType` values (Berlin Group `balanceType`) used by this project.
 pub mod balance_type {
     /// Balance of the account at the end of the previous booking day.
-    pub const CLOSING_BOOKED: &str = "closingBooked";
+    pub(crate) const CLOSING_BOOKED: &str = "closingBooked";
     /// Booked and pending entries together, at the time of the request.
-    pub const EXPECTED: &str = "expected";
+    pub(crate) const EXPECTED: &str = "expected";
     /// Balance at the start of the booking day.
     pub const OPENING_BOOKED: &str = "openingBooked";
     /// Available balance during the day (pending debits deducted).
-    pub const INTERIM_AVAILABLE: &str = "interimAvailable";
+    pub(crate) const INTERIM_AVAILABLE: &str = "interimAvailable";
     /// Returned for card accounts when available (interface document, Account data facts).
-    pub const INTERIM_BOOKED: &str = "interimBooked";
+    pub(crate) const INTERIM_BOOKED: &str = "interimBooked";
 }
 
 /// `bookingStatus` query values (Berlin Group `bookingStatusGeneric`; the interface document
 /// names `both`, `pending` and `all`).
-pub mod booking_status {
+pub(crate) mod booking_status {
     /// Booked entries only.
-    pub const BOOKED: &str = "booked";
+    pub(crate) const BOOKED: &str = "booked";
     /// Pending entries only.
-    pub const PENDING: &str = "pending";
+    pub(crate) const PENDING: &str = "pending";
     /// Booked and pending entries.
     pub const BOTH: &str = "both";
     /// Booked, pending and information entries (BG `all`).
     pub const ALL: &str = "all";
     /// Information entries (standing orders) only.
-    pub const INFORMATION: &str = "information";
+    pub(crate) const INFORMATION: &str = "information";
 }
 
 /// Berlin Group `amount`: `{"currency":"NOK","amount":"-123.45"}`. The amount is a string
@@ -57,7 +57,7 @@ pub struct Amount {
 
 impl Amount {
     /// An amount from minor units (øre/cents, two decimals): `-12345` → `"-123.45"`.
-    pub fn from_minor(currency: impl Into<String>, minor: i64) -> Self {
+    pub(crate) fn from_minor(currency: impl Into<String>, minor: i64) -> Self {
         Amount {
             currency: currency.into(),
             amount: format_minor(minor),
@@ -72,7 +72,7 @@ impl Amount {
 }
 
 /// Formats minor units with two decimals: `-5` → `"-0.05"`, `123456` → `"1234.56"`.
-pub fn format_minor(minor: i64) -> String {
+pub(crate) fn format_minor(minor: i64) -> String {
     let sign = if minor < 0 { "-" } else { "" };
     let abs = minor.unsigned_abs();
     format!("{sign}{}.{:02}", abs / 100, abs % 100)
@@ -163,7 +163,7 @@ pub struct AccountDetails {
 /// Body of `GET /v1/accounts/{id}`: `{"account": accountDetails}` (Berlin Group
 /// "Read Account Details" response, `account` property).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AccountDetailsResponse {
+pub(crate) struct AccountDetailsResponse {
     /// The account.
     pub account: AccountDetails,
 }
@@ -209,7 +209,7 @@ pub struct CardAccountDetails {
 
 /// Berlin Group `accountList`: the body of `GET /v1/accounts`, `{"accounts":[...]}`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AccountList {
+pub(crate) struct AccountList {
     /// The consented accounts.
     pub accounts: Vec<AccountDetails>,
 }

@@ -483,7 +483,7 @@ impl Template {
 
 /// Replaces `{{date+N}}` placeholders in `text` by `today + N days` (`YYYY-MM-DD`); other text
 /// is kept as is.
-pub fn render_dates(text: &str, today: chrono::NaiveDate) -> String {
+pub(crate) fn render_dates(text: &str, today: chrono::NaiveDate) -> String {
     replace_placeholders(text, "{{date+", "}}", |days| {
         if days.is_empty() || !days.bytes().all(|b| b.is_ascii_digit()) {
             return None;
@@ -1134,7 +1134,7 @@ impl Operation {
     /// the sandbox operations, and the basket table with the requirements that hold before
     /// registration for the other XS2A operations (plus `X-PSU-IDENTITY` on payment
     /// initiation).
-    pub fn header_params(&self) -> &'static [Param] {
+    pub(crate) fn header_params(&self) -> &'static [Param] {
         if self.group == Group::Sandbox {
             SANDBOX_HEADERS
         } else if self.id == "baskets.create" {
@@ -1148,7 +1148,7 @@ impl Operation {
 
     /// Every parameter: path and query ([`Operation::params`]), then the headers
     /// ([`Operation::header_params`]).
-    pub fn all_params(&self) -> impl Iterator<Item = &'static Param> + use<> {
+    pub(crate) fn all_params(&self) -> impl Iterator<Item = &'static Param> + use<> {
         self.params.iter().chain(self.header_params())
     }
 
@@ -1184,7 +1184,7 @@ impl Operation {
 
     /// The body sent when none is given: the default template with its `{{date+N}}`
     /// placeholders rendered for `today` (UTC).
-    pub fn default_body(&self) -> Option<String> {
+    pub(crate) fn default_body(&self) -> Option<String> {
         let today = chrono::Utc::now().date_naive();
         self.body.map(|b| render_dates(b, today))
     }

@@ -249,7 +249,7 @@ pub fn credential_files(
 /// order.
 ///
 /// Errors: the directory or a file cannot be written.
-pub fn write_programs(dir: &Path, req: &CodeRequest) -> std::io::Result<Vec<PathBuf>> {
+pub(crate) fn write_programs(dir: &Path, req: &CodeRequest) -> std::io::Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     for lang in Language::ALL {
         let path = dir.join(lang.file_name());
