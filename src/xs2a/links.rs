@@ -41,27 +41,27 @@ pub(crate) type Links = BTreeMap<String, Link>;
 /// Well-known link names (Berlin Group `_linksAll`).
 pub mod names {
     /// Where the PSU's browser goes for the SCA.
-    pub(crate) const SCA_REDIRECT: &str = "scaRedirect";
+    pub const SCA_REDIRECT: &str = "scaRedirect";
     /// Where to `POST` to start an authorisation.
-    pub(crate) const START_AUTHORISATION: &str = "startAuthorisation";
+    pub const START_AUTHORISATION: &str = "startAuthorisation";
     /// The resource itself.
-    pub(crate) const SELF: &str = "self";
+    pub const SELF: &str = "self";
     /// The resource's status.
-    pub(crate) const STATUS: &str = "status";
+    pub const STATUS: &str = "status";
     /// The account a report is of.
     pub const ACCOUNT: &str = "account";
     /// The account's balances.
-    pub(crate) const BALANCES: &str = "balances";
+    pub const BALANCES: &str = "balances";
     /// The account's transactions.
     pub const TRANSACTIONS: &str = "transactions";
     /// First page of a paged report.
-    pub(crate) const FIRST: &str = "first";
+    pub const FIRST: &str = "first";
     /// Next page.
-    pub(crate) const NEXT: &str = "next";
+    pub const NEXT: &str = "next";
     /// Previous page.
-    pub(crate) const PREVIOUS: &str = "previous";
+    pub const PREVIOUS: &str = "previous";
     /// Last page.
-    pub(crate) const LAST: &str = "last";
+    pub const LAST: &str = "last";
 }
 
 /// `_links.scaRedirect` of any JSON body (error or success), whatever its shape (`None`: the

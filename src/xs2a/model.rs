@@ -19,30 +19,30 @@ use super::links::Links;
 /// `balanceType` values (Berlin Group `balanceType`) used by this project.
 pub mod balance_type {
     /// Balance of the account at the end of the previous booking day.
-    pub(crate) const CLOSING_BOOKED: &str = "closingBooked";
+    pub const CLOSING_BOOKED: &str = "closingBooked";
     /// Booked and pending entries together, at the time of the request.
-    pub(crate) const EXPECTED: &str = "expected";
+    pub const EXPECTED: &str = "expected";
     /// Balance at the start of the booking day.
     pub const OPENING_BOOKED: &str = "openingBooked";
     /// Available balance during the day (pending debits deducted).
-    pub(crate) const INTERIM_AVAILABLE: &str = "interimAvailable";
+    pub const INTERIM_AVAILABLE: &str = "interimAvailable";
     /// Returned for card accounts when available (interface document, Account data facts).
-    pub(crate) const INTERIM_BOOKED: &str = "interimBooked";
+    pub const INTERIM_BOOKED: &str = "interimBooked";
 }
 
 /// `bookingStatus` query values (Berlin Group `bookingStatusGeneric`; the interface document
 /// names `both`, `pending` and `all`).
 pub(crate) mod booking_status {
     /// Booked entries only.
-    pub(crate) const BOOKED: &str = "booked";
+    pub const BOOKED: &str = "booked";
     /// Pending entries only.
-    pub(crate) const PENDING: &str = "pending";
+    pub const PENDING: &str = "pending";
     /// Booked and pending entries.
     pub const BOTH: &str = "both";
     /// Booked, pending and information entries (BG `all`).
     pub const ALL: &str = "all";
     /// Information entries (standing orders) only.
-    pub(crate) const INFORMATION: &str = "information";
+    pub const INFORMATION: &str = "information";
 }
 
 /// Berlin Group `amount`: `{"currency":"NOK","amount":"-123.45"}`. The amount is a string
