@@ -32,7 +32,7 @@ pub mod balance_type {
 
 /// `bookingStatus` query values (Berlin Group `bookingStatusGeneric`; the interface document
 /// names `both`, `pending` and `all`).
-pub(crate) mod booking_status {
+pub mod booking_status {
     /// Booked entries only.
     pub const BOOKED: &str = "booked";
     /// Pending entries only.
