@@ -19,34 +19,34 @@ pub const FORMAT: &str = "psd2-console case bundle";
 pub const VERSION: u32 = 1;
 
 /// Member names.
-pub const MANIFEST: &str = "manifest.json";
+pub(crate) const MANIFEST: &str = "manifest.json";
 /// The exchanges ([`CaseExchange`], a JSON array).
-pub const EXCHANGES: &str = "exchanges.json";
+pub(crate) const EXCHANGES: &str = "exchanges.json";
 /// The exchanges as HAR 1.2.
-pub const EXCHANGES_HAR: &str = "exchanges.har";
+pub(crate) const EXCHANGES_HAR: &str = "exchanges.har";
 /// The TPP certificate (PEM, public part only).
 pub const CERTIFICATE: &str = "tpp-certificate.pem";
 /// The sandbox's state (SQLite 3 database file).
-pub const SNAPSHOT: &str = "sandbox.sqlite3";
+pub(crate) const SNAPSHOT: &str = "sandbox.sqlite3";
 
 /// Largest bundle read back, bytes after decompression (1 GiB): the members' sizes
 /// together; a bigger one is refused, naming the member that goes over, before it is read.
-pub const MAX_UNPACKED_BYTES: u64 = 1 << 30;
+pub(crate) const MAX_UNPACKED_BYTES: u64 = 1 << 30;
 
 /// Largest member of a bundle read back, bytes (256 MiB; [`MANIFEST`] and the certificate:
 /// [`MAX_SMALL_MEMBER_BYTES`]). A bundle is read member by member from the stream, and a
 /// member's size (from its tar header) is checked before it is read, so a small file that
 /// unpacks to a huge member is refused at once, naming the member, without taking memory.
-pub const MAX_MEMBER_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_MEMBER_BYTES: u64 = 256 << 20;
 
 /// Largest [`MANIFEST`] or certificate member, bytes (1 MiB).
-pub const MAX_SMALL_MEMBER_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_SMALL_MEMBER_BYTES: u64 = 1 << 20;
 
 /// Most members a bundle may have (this console writes five).
-pub const MAX_MEMBERS: usize = 64;
+pub(crate) const MAX_MEMBERS: usize = 64;
 
 /// The size limit of the member `name` ([`MAX_MEMBER_BYTES`], [`MAX_SMALL_MEMBER_BYTES`]).
-pub fn member_limit(name: &str) -> u64 {
+pub(crate) fn member_limit(name: &str) -> u64 {
     match name {
         MANIFEST | CERTIFICATE => MAX_SMALL_MEMBER_BYTES,
         _ => MAX_MEMBER_BYTES,
@@ -138,7 +138,7 @@ impl Bundle {
     /// The `.tar.gz` bytes: the members of the module table, each mode 0600.
     ///
     /// Errors: JSON or archive writing (in memory).
-    pub fn to_bytes(&self) -> Result<Vec<u8>, CaseError> {
+    pub(crate) fn to_bytes(&self) -> Result<Vec<u8>, CaseError> {
         let mut members: Vec<(&str, Vec<u8>)> = vec![
             (MANIFEST, pretty(MANIFEST, &self.manifest)?),
             (EXCHANGES, pretty(EXCHANGES, &self.exchanges)?),

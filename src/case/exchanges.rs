@@ -10,10 +10,10 @@ use crate::client::history::{History, HistoryEntry};
 /// Largest gap between two consecutive exchanges of one console session, seconds (30
 /// minutes). The history has no session id, so a session is a run of entries whose times are
 /// less than this apart ([`latest_session`]).
-pub const SESSION_GAP_SECS: i64 = 30 * 60;
+pub(crate) const SESSION_GAP_SECS: i64 = 30 * 60;
 
 /// Most entries `--session` looks at (newest first).
-pub const SESSION_SCAN_LIMIT: usize = 10_000;
+pub(crate) const SESSION_SCAN_LIMIT: usize = 10_000;
 
 /// Which history entries go into a bundle.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -205,7 +205,7 @@ impl CaseExchange {
     /// The history entry again.
     ///
     /// Errors: a base64 body that does not decode.
-    pub fn to_entry(&self) -> Result<HistoryEntry, base64::DecodeError> {
+    pub(crate) fn to_entry(&self) -> Result<HistoryEntry, base64::DecodeError> {
         let (rq, rs) = (&self.request, &self.response);
         Ok(HistoryEntry {
             id: self.id,

@@ -18,7 +18,7 @@ use crate::sandbox::bundle::{self as sandbox_bundle, StateCopy};
 
 /// The management route that hands out a `sandbox serve`'s state (`GET /v1/sandbox/snapshot`,
 /// operator plane only).
-pub const SNAPSHOT_PATH: &str = "/v1/sandbox/snapshot";
+pub(crate) const SNAPSHOT_PATH: &str = "/v1/sandbox/snapshot";
 
 /// What to export.
 #[derive(Debug, Clone, PartialEq, Eq)]

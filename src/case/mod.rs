@@ -36,7 +36,7 @@ pub mod pseudo;
 use std::path::PathBuf;
 
 /// The profile a case is opened on: the embedded sandbox (`<config>/profiles/case.toml`).
-pub const CASE_PROFILE: &str = "Case";
+pub(crate) const CASE_PROFILE: &str = "Case";
 
 /// What can go wrong with a case bundle. Each message names the file or the value at fault;
 /// the underlying error is the `source` (printed after it by `{:#}`, not repeated in it).

@@ -18,7 +18,7 @@ use crate::sandbox::bundle::{self as sandbox_bundle, StateCopy};
 use crate::xs2a::headers as h;
 
 /// The file in an opened home that keeps the bundle's manifest, for reading.
-pub const MANIFEST_COPY: &str = "case-manifest.json";
+pub(crate) const MANIFEST_COPY: &str = "case-manifest.json";
 
 /// A bundle opened into a home.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,7 +36,7 @@ pub struct Opened {
 impl Opened {
     /// The command line that opens the console on this home:
     /// `PSD2_CONSOLE_HOME='DIR' psd2-console --profile 'Case'`.
-    pub fn command_line(&self) -> String {
+    pub(crate) fn command_line(&self) -> String {
         format!(
             "{HOME_ENV}={} psd2-console --profile {}",
             shell_quote(&self.home.display().to_string()),
@@ -96,7 +96,7 @@ impl Opened {
 /// [`Opened::home`] is always absolute.
 ///
 /// Errors: not a bundle, [`CaseError::NotEmpty`], or a write failing.
-pub fn open_into(bundle: &Path, into: &Path, force: bool) -> Result<Opened, CaseError> {
+pub(crate) fn open_into(bundle: &Path, into: &Path, force: bool) -> Result<Opened, CaseError> {
     // The home is printed in a command line to paste anywhere: absolute, not relative to
     // the directory `case open` ran in.
     let into = &std::path::absolute(into).map_err(CaseError::io(into))?;

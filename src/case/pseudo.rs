@@ -139,7 +139,7 @@ impl Pseudonyms {
     }
 
     /// An empty set under `key` (tests: the same key gives the same pseudonyms).
-    pub fn with_key(key: Uuid) -> Self {
+    pub(crate) fn with_key(key: Uuid) -> Self {
         Pseudonyms {
             key,
             map: BTreeMap::new(),
@@ -154,7 +154,7 @@ impl Pseudonyms {
 
     /// Adds `value` of `kind` (blank values are ignored; a value already added keeps its
     /// pseudonym and kind).
-    pub fn add_as(&mut self, kind: Kind, value: &str) {
+    pub(crate) fn add_as(&mut self, kind: Kind, value: &str) {
         let v = value.trim();
         if v.is_empty() {
             return;
@@ -307,7 +307,7 @@ impl Pseudonyms {
 
     /// Adds the PSU values of `entries`: PSU-ID and PSU-Corporate-ID headers and parameters,
     /// and the JSON members of the module table in JSON bodies.
-    pub fn collect_entries(&mut self, entries: &[HistoryEntry]) {
+    pub(crate) fn collect_entries(&mut self, entries: &[HistoryEntry]) {
         let kind = |n: &str| {
             if n.eq_ignore_ascii_case(h::PSU_ID) {
                 Some(Kind::PsuId)
@@ -358,7 +358,7 @@ impl Pseudonyms {
     /// known kind as that kind, and the JSON or account numbers held in any other text column.
     ///
     /// Errors: SQLite's.
-    pub fn collect_state(&mut self, state: &StateCopy) -> rusqlite::Result<()> {
+    pub(crate) fn collect_state(&mut self, state: &StateCopy) -> rusqlite::Result<()> {
         for (column, v) in state.psu_values()? {
             match column {
                 Some(c) => self.add_as(Kind::of_column(c), &v),
@@ -384,7 +384,7 @@ impl Pseudonyms {
     }
 
     /// The replacer of every value by its pseudonym; `None` when there is nothing to hide.
-    pub fn replacer(&self) -> Option<Replacer> {
+    pub(crate) fn replacer(&self) -> Option<Replacer> {
         Replacer::new(self.resolved().into_iter().map(|(k, (v, _))| (k, v)))
     }
 }
@@ -404,7 +404,7 @@ fn iban_check(country: &str, bban: &str) -> u32 {
 
 /// Replaces values by others wherever they stand as words ([`Replacer::apply`]).
 #[derive(Debug, Clone)]
-pub struct Replacer {
+pub(crate) struct Replacer {
     ac: AhoCorasick,
     to: Vec<String>,
 }
@@ -451,12 +451,12 @@ impl Replacer {
     }
 
     /// [`Replacer::apply`] on text (the replacements are UTF-8, so the result is too).
-    pub fn apply_str(&self, text: &str) -> String {
+    pub(crate) fn apply_str(&self, text: &str) -> String {
         String::from_utf8_lossy(&self.apply(text.as_bytes())).into_owned()
     }
 
     /// `entry` with every header, parameter, URL and body rewritten.
-    pub fn apply_entry(&self, entry: &HistoryEntry) -> HistoryEntry {
+    pub(crate) fn apply_entry(&self, entry: &HistoryEntry) -> HistoryEntry {
         let pairs = |v: &[(String, String)]| -> Vec<(String, String)> {
             v.iter()
                 .map(|(n, x)| (n.clone(), self.apply_str(x)))
@@ -479,7 +479,7 @@ impl Replacer {
     /// many values changed.
     ///
     /// Errors: SQLite's (nothing is changed then).
-    pub fn apply_state(&self, state: &mut StateCopy) -> rusqlite::Result<usize> {
+    pub(crate) fn apply_state(&self, state: &mut StateCopy) -> rusqlite::Result<usize> {
         state.rewrite(|b| match self.apply(b) {
             Cow::Owned(o) => Some(o),
             Cow::Borrowed(_) => None,

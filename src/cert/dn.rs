@@ -35,7 +35,7 @@ pub struct DnParseError {
 
 /// (dotted OID, name printed) for the attribute types we print by name. The first block is
 /// RFC 2253's table; the second follows OpenSSL's `-nameopt RFC2253` long names.
-pub const TYPE_NAMES: &[(&str, &str)] = &[
+pub(crate) const TYPE_NAMES: &[(&str, &str)] = &[
     ("2.5.4.3", "CN"),
     ("2.5.4.7", "L"),
     ("2.5.4.8", "ST"),
@@ -100,7 +100,7 @@ fn oid_of_type(name: &str) -> Option<String> {
 }
 
 /// Escapes a value as RFC 2253 section 2.4 says; non-ASCII characters are kept as UTF-8.
-pub fn escape_value(value: &str) -> String {
+pub(crate) fn escape_value(value: &str) -> String {
     let mut out = String::with_capacity(value.len() + 4);
     let count = value.chars().count();
     for (i, c) in value.chars().enumerate() {
@@ -118,7 +118,7 @@ pub fn escape_value(value: &str) -> String {
 impl DistinguishedName {
     /// Reads an X.509 `Name` (x509-parser) into RFC 2253 order. Values that are not one of the
     /// ASN.1 string types are kept as `#<hex of DER value>`.
-    pub fn from_x509(name: &x509_parser::x509::X509Name<'_>) -> Self {
+    pub(crate) fn from_x509(name: &x509_parser::x509::X509Name<'_>) -> Self {
         let mut attributes: Vec<DnAttribute> = name
             .iter_attributes()
             .map(|attr| {
@@ -250,7 +250,7 @@ impl DistinguishedName {
     }
 
     /// Describes the first difference from `other`, for error messages.
-    pub fn difference(&self, other: &DistinguishedName) -> Option<String> {
+    pub(crate) fn difference(&self, other: &DistinguishedName) -> Option<String> {
         if self.attributes.len() != other.attributes.len() {
             return Some(format!(
                 "{} attributes vs {}",

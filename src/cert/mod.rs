@@ -2,7 +2,7 @@
 //! the interface document (Authentication rule 5), PSD2 roles from the qcStatements extension
 //! (OID 1.3.6.1.5.5.7.1.3, ETSI TS 119 495), and test-certificate generation.
 
-pub mod dn;
+pub(crate) mod dn;
 pub mod generate;
 pub mod qc;
 
@@ -90,7 +90,7 @@ fn load_file<T>(
 }
 
 /// Days before `notAfter` from which a certificate is reported as expiring soon.
-pub const EXPIRY_WARNING_DAYS: i64 = 30;
+pub(crate) const EXPIRY_WARNING_DAYS: i64 = 30;
 
 /// A certificate's validity at some instant ([`Certificate::validity_at`]); durations in
 /// seconds, days rounded down.
@@ -126,7 +126,7 @@ impl Validity {
 }
 
 /// OID of `rsaEncryption` (PKCS#1).
-pub const RSA_ENCRYPTION_OID: &str = "1.2.840.113549.1.1.1";
+pub(crate) const RSA_ENCRYPTION_OID: &str = "1.2.840.113549.1.1.1";
 
 /// A parsed X.509 certificate with the fields PSD2 signing needs.
 #[derive(Clone)]
@@ -318,7 +318,7 @@ impl Certificate {
     }
 
     /// Whether the public key is RSA.
-    pub fn is_rsa(&self) -> bool {
+    pub(crate) fn is_rsa(&self) -> bool {
         self.key_algorithm == RSA_ENCRYPTION_OID
     }
 

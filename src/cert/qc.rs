@@ -13,15 +13,15 @@ use std::str::FromStr;
 use x509_parser::der_parser::ber::BerObject;
 
 /// OID of the qcStatements certificate extension.
-pub const QC_STATEMENTS_OID: &str = "1.3.6.1.5.5.7.1.3";
+pub(crate) const QC_STATEMENTS_OID: &str = "1.3.6.1.5.5.7.1.3";
 /// OID of the ETSI TS 119 495 PSD2 QC statement.
-pub const PSD2_STATEMENT_OID: &str = "0.4.0.19495.2";
+pub(crate) const PSD2_STATEMENT_OID: &str = "0.4.0.19495.2";
 /// QcCompliance (ETSI EN 319 412-5).
-pub const QC_COMPLIANCE_OID: &str = "0.4.0.1862.1.1";
+pub(crate) const QC_COMPLIANCE_OID: &str = "0.4.0.1862.1.1";
 /// QcType (ETSI EN 319 412-5).
-pub const QC_TYPE_OID: &str = "0.4.0.1862.1.6";
+pub(crate) const QC_TYPE_OID: &str = "0.4.0.1862.1.6";
 /// QcType eseal: a QSealC.
-pub const QC_TYPE_ESEAL_OID: &str = "0.4.0.1862.1.6.2";
+pub(crate) const QC_TYPE_ESEAL_OID: &str = "0.4.0.1862.1.6.2";
 
 /// A PSD2 role (ETSI TS 119 495 section 5.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -56,7 +56,7 @@ impl Psd2Role {
     }
 
     /// The role OID.
-    pub fn oid(self) -> &'static str {
+    pub(crate) fn oid(self) -> &'static str {
         match self {
             Psd2Role::PspAs => "0.4.0.19495.1.1",
             Psd2Role::PspPi => "0.4.0.19495.1.2",

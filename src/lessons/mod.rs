@@ -42,7 +42,7 @@ use serde::Deserialize;
 use crate::xs2a::operations;
 
 /// The built-in lessons: (file name, text), in the order they are offered.
-pub const BUILTIN_LESSONS: &[(&str, &str)] = &[
+pub(crate) const BUILTIN_LESSONS: &[(&str, &str)] = &[
     (
         "lessons/ais-bank-offered-consent.toml",
         include_str!("../../lessons/ais-bank-offered-consent.toml"),
@@ -122,7 +122,7 @@ pub struct Step {
 impl Step {
     /// The prefilled parameters as (name, value) pairs, values as written (numbers and
     /// booleans in their TOML form).
-    pub fn param_values(&self) -> Vec<(String, String)> {
+    pub(crate) fn param_values(&self) -> Vec<(String, String)> {
         self.params
             .iter()
             .map(|(k, v)| {
@@ -379,7 +379,7 @@ impl LessonProgress {
     }
 
     /// Moves to the next step; `false` at the last one (stays there).
-    pub fn forward(&mut self) -> bool {
+    pub(crate) fn forward(&mut self) -> bool {
         if self.step + 1 < self.lesson.steps.len() {
             self.step += 1;
             true

@@ -180,7 +180,7 @@ impl Spec {
     /// are replaced).
     ///
     /// Errors: not YAML, a part missing, or its schemas do not compile ([`SpecError`]).
-    pub fn from_yaml(yaml: &[u8]) -> Result<Spec, SpecError> {
+    pub(crate) fn from_yaml(yaml: &[u8]) -> Result<Spec, SpecError> {
         let text = String::from_utf8_lossy(yaml);
         let doc: Value = serde_norway::from_str(&text)?;
         build(&doc)

@@ -15,11 +15,11 @@ use crate::cert::{CertError, Psd2Role};
 
 /// The PSU-IP-Address new profiles get, as the built-in embedded profile has
 /// (`profiles/embedded-sandbox.toml`).
-pub const DEFAULT_PSU_IP_ADDRESS: &str = "127.0.0.1";
+pub(crate) const DEFAULT_PSU_IP_ADDRESS: &str = "127.0.0.1";
 
 /// One field of the profile form: its key (the TOML key), label and help line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FieldSpec {
+pub(crate) struct FieldSpec {
     /// The TOML key of [`Profile`], e.g. `ca_bundle`.
     pub key: &'static str,
     /// The label shown in the form.
@@ -33,7 +33,7 @@ const fn f(key: &'static str, label: &'static str, help: &'static str) -> FieldS
 }
 
 /// The form's fields, in Tab order.
-pub const FIELDS: &[FieldSpec] = &[
+pub(crate) const FIELDS: &[FieldSpec] = &[
     f("name", "Name", "unique name of the profile (required)"),
     f(
         "target",
@@ -162,7 +162,7 @@ impl Default for ProfileDraft {
 
 impl ProfileDraft {
     /// The form filled from `p` (paths as written in the file).
-    pub fn from_profile(p: &Profile) -> Self {
+    pub(crate) fn from_profile(p: &Profile) -> Self {
         let mut d = ProfileDraft::default();
         d.set("name", &p.name);
         d.set(
@@ -511,14 +511,14 @@ impl Profile {
     }
 
     /// Whether the profile is built into the binary (read-only).
-    pub fn is_builtin(&self) -> bool {
+    pub(crate) fn is_builtin(&self) -> bool {
         self.source.is_none()
     }
 
     /// The profile as TOML text (the format of `profiles/*.toml`).
     ///
     /// Errors: a value TOML cannot hold (not expected for profiles).
-    pub fn to_toml(&self) -> Result<String, EditError> {
+    pub(crate) fn to_toml(&self) -> Result<String, EditError> {
         toml::to_string(self).map_err(|e| EditError::Toml(e.to_string()))
     }
 }
@@ -533,7 +533,7 @@ impl Profile {
 ///   there is never overwritten ([`EditError::Exists`]).
 ///
 /// Errors: the file cannot be read, parsed or written.
-pub fn save_profile(
+pub(crate) fn save_profile(
     dir: &Path,
     profile: &Profile,
     previous: Option<&Path>,
@@ -600,7 +600,7 @@ fn edit_in_place(old_text: &str, new_text: &str) -> Result<String, EditError> {
 /// Removes the file of user profile `profile`.
 ///
 /// Errors: [`EditError::BuiltIn`] for a built-in profile; the I/O error otherwise.
-pub fn delete_profile(profile: &Profile) -> Result<PathBuf, EditError> {
+pub(crate) fn delete_profile(profile: &Profile) -> Result<PathBuf, EditError> {
     let Some(path) = &profile.source else {
         return Err(EditError::BuiltIn(profile.name.clone()));
     };
@@ -610,7 +610,7 @@ pub fn delete_profile(profile: &Profile) -> Result<PathBuf, EditError> {
 
 /// A name for a copy of `name` that no profile in `set` has: `<name> (copy)`,
 /// `<name> (copy 2)`, …
-pub fn copy_name(set: &ProfileSet, name: &str) -> String {
+pub(crate) fn copy_name(set: &ProfileSet, name: &str) -> String {
     let taken = |n: &str| {
         let slug = slug_of(n);
         set.profiles

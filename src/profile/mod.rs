@@ -7,7 +7,7 @@
 //! `<config dir>/profiles/*.toml`; a user profile with the same name replaces a shipped one.
 
 pub mod edit;
-pub mod paths;
+pub(crate) mod paths;
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
@@ -62,7 +62,7 @@ impl Target {
     /// Whether this target is a sandbox on this machine: the embedded sandbox, or a URL on
     /// loopback (a local `psd2-console sandbox serve`); its management operations (event
     /// stream, state, snapshot) answer only there.
-    pub fn is_local(&self) -> bool {
+    pub(crate) fn is_local(&self) -> bool {
         match self {
             Target::Embedded => true,
             Target::Url(u) => is_loopback_url(u),
@@ -195,11 +195,11 @@ pub enum TlsMinVersion {
 }
 
 /// The embedded sandbox's port when a profile gives no `sandbox_port`.
-pub const DEFAULT_SANDBOX_PORT: u16 = 8088;
+pub(crate) const DEFAULT_SANDBOX_PORT: u16 = 8088;
 
 /// The SCA callback listener's port when a profile gives neither `tpp_redirect_uri` nor
 /// `callback_port` (the port of the shipped remote example's `tpp_redirect_uri` too).
-pub const DEFAULT_CALLBACK_PORT: u16 = 8089;
+pub(crate) const DEFAULT_CALLBACK_PORT: u16 = 8089;
 
 /// Environment variable for tests and scripts: when set to `1`, the embedded sandbox and
 /// the callback listener of a profile that sets no `sandbox_port` / `callback_port` take any
@@ -231,7 +231,7 @@ fn default_roles() -> Vec<Psd2Role> {
 
 impl Profile {
     /// Parses one profile file's text.
-    pub fn from_toml(text: &str, file: &str) -> Result<Self, ProfileError> {
+    pub(crate) fn from_toml(text: &str, file: &str) -> Result<Self, ProfileError> {
         toml::from_str::<Profile>(text).map_err(|e| {
             let line = e.span().map(|s| line_at(text, s.start));
             ProfileError {
@@ -290,7 +290,7 @@ impl Profile {
     /// The profile with any free ports for the embedded sandbox and the callback listener
     /// where it sets none (`sandbox_port = 0`, `callback_port = 0`) when [`FREE_PORTS_ENV`]
     /// is `1`.
-    pub fn with_free_ports_from_env(mut self) -> Self {
+    pub(crate) fn with_free_ports_from_env(mut self) -> Self {
         if std::env::var(FREE_PORTS_ENV).is_ok_and(|v| v == "1") {
             self.sandbox_port.get_or_insert(0);
             self.callback_port.get_or_insert(0);
@@ -300,7 +300,7 @@ impl Profile {
 
     /// Where the user changes `field` of this profile, for error messages: the profile's
     /// file, or for a built-in profile a copy of it (the built-in ones are read-only).
-    pub fn where_to_set(&self, field: &str) -> String {
+    pub(crate) fn where_to_set(&self, field: &str) -> String {
         match &self.source {
             Some(f) => format!("set `{field}` in {}", f.display()),
             None => format!(
@@ -324,7 +324,7 @@ fn line_at(text: &str, at: usize) -> usize {
 
 /// The file-system-safe form of a profile name: ASCII letters and digits lower-cased, every
 /// other character `-`, trimmed of `-` (`profile` when nothing is left).
-pub fn slug_of(name: &str) -> String {
+pub(crate) fn slug_of(name: &str) -> String {
     let s: String = name
         .chars()
         .map(|c| {
@@ -352,7 +352,7 @@ pub struct ProfileError {
 }
 
 /// The shipped example profiles, built into the binary: (file name, text).
-pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
+pub(crate) const BUILTIN_PROFILES: &[(&str, &str)] = &[
     (
         "profiles/embedded-sandbox.toml",
         include_str!("../../profiles/embedded-sandbox.toml"),
@@ -393,7 +393,7 @@ impl ProfileSet {
     }
 
     /// Loads every `*.toml` file of `dir` into the set.
-    pub fn load_dir(&mut self, dir: &Path) {
+    pub(crate) fn load_dir(&mut self, dir: &Path) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
         };
@@ -521,20 +521,20 @@ pub struct SessionState {
 
 /// How long a TPP-Session-ID stays valid after SCA, seconds (interface document, Limits:
 /// "SCA session validity", 1 hour).
-pub const SCA_SESSION_SECS: i64 = 3600;
+pub(crate) const SCA_SESSION_SECS: i64 = 3600;
 
 /// After how many days consent must be renewed with SCA (Limits: "SCA renewal", 180 days).
-pub const CONSENT_RENEWAL_DAYS: i64 = 180;
+pub(crate) const CONSENT_RENEWAL_DAYS: i64 = 180;
 
 impl SessionState {
     /// Seconds left of the 1-hour SCA session at `now` (Unix seconds): `None` without a
     /// completed SCA, `Some(0)` or less when it has run out.
-    pub fn sca_remaining_secs(&self, now: i64) -> Option<i64> {
+    pub(crate) fn sca_remaining_secs(&self, now: i64) -> Option<i64> {
         self.sca_completed_at.map(|t| t + SCA_SESSION_SECS - now)
     }
 
     /// Whole days since consent was given, at `now` (Unix seconds); `None` without consent.
-    pub fn consent_age_days(&self, now: i64) -> Option<i64> {
+    pub(crate) fn consent_age_days(&self, now: i64) -> Option<i64> {
         self.consent_at.map(|t| (now - t).max(0) / 86_400)
     }
 

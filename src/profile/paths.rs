@@ -9,7 +9,7 @@ use std::path::PathBuf;
     "cannot create the data directory {}: {error} (make it writable, or set PSD2_CONSOLE_HOME to a writable directory)",
     path.display()
 )]
-pub struct DataDirError {
+pub(crate) struct DataDirError {
     /// The directory.
     pub path: PathBuf,
     /// What the system said.
@@ -26,7 +26,7 @@ pub struct Paths {
 }
 
 /// Environment variable that moves all files under one directory (tests, demos).
-pub const HOME_ENV: &str = "PSD2_CONSOLE_HOME";
+pub(crate) const HOME_ENV: &str = "PSD2_CONSOLE_HOME";
 
 impl Paths {
     /// `PSD2_CONSOLE_HOME` if set, else the platform directories, else `./.psd2-console`.
@@ -71,7 +71,7 @@ impl Paths {
     /// existing data directory is tightened to 0700 too (best effort).
     ///
     /// Errors: [`DataDirError`] naming the directory, e.g. for a read-only home.
-    pub fn ensure_data_dir(&self) -> Result<(), DataDirError> {
+    pub(crate) fn ensure_data_dir(&self) -> Result<(), DataDirError> {
         let err = |e: std::io::Error| DataDirError {
             path: self.data.clone(),
             error: e,

@@ -106,7 +106,7 @@ type Waiting = Arc<Mutex<Routing>>;
 /// carrying no `sca-ref` the console knows goes to: the oldest armed without an `sca-ref`
 /// (a request whose redirect URI had none), else the newest of the session (an ASPSP that
 /// dropped the TPP's query parameters: the SCA the PSU was sent to last).
-pub fn unrouted<'a>(
+pub(crate) fn unrouted<'a>(
     waits: impl Iterator<Item = (&'a str, Option<&'a str>)>,
     id: &str,
 ) -> Option<usize> {
@@ -148,7 +148,7 @@ fn take_wait(r: &mut Routing, id: &str, sca_ref: Option<&str>) -> Option<Option<
 }
 
 /// Path used when the profile gives no TPP-Redirect-URI.
-pub const DEFAULT_PATH: &str = "/callback";
+pub(crate) const DEFAULT_PATH: &str = "/callback";
 
 #[derive(Clone)]
 struct ListenerState {
@@ -197,7 +197,7 @@ impl RedirectListener {
     /// another one.
     ///
     /// Errors: [`ListenerError`].
-    pub async fn start_on(
+    pub(crate) async fn start_on(
         ip: IpAddr,
         redirect_uri: Option<&str>,
         port: u16,
@@ -211,7 +211,7 @@ impl RedirectListener {
     /// profile's callback port ([`crate::embedded::BesideConsole`]).
     ///
     /// Errors: [`ListenerError`].
-    pub async fn start_on_free_port(
+    pub(crate) async fn start_on_free_port(
         ip: IpAddr,
         redirect_uri: Option<&str>,
     ) -> Result<Self, ListenerError> {
@@ -385,7 +385,7 @@ impl RedirectListener {
     }
 
     /// Takes the receiving end, for an event loop that selects over several sources.
-    pub fn take_receiver(&mut self) -> Option<mpsc::UnboundedReceiver<ScaCallback>> {
+    pub(crate) fn take_receiver(&mut self) -> Option<mpsc::UnboundedReceiver<ScaCallback>> {
         self.rx.take()
     }
 }

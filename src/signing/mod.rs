@@ -39,7 +39,7 @@ pub const ELIGIBLE_HEADERS: [&str; 6] = [
 pub const REQUEST_TARGET: &str = "(request-target)";
 
 /// The only algorithm the interface document allows (rule 5).
-pub const ALGORITHM: &str = "rsa-sha256";
+pub(crate) const ALGORITHM: &str = "rsa-sha256";
 
 /// The `Digest` header value for `body`: `SHA-256=<base64 of SHA-256 of the bytes>`.
 pub fn digest_header_value(body: &[u8]) -> String {

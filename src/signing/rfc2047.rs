@@ -15,7 +15,7 @@ pub fn encode_utf8_b(text: &str) -> String {
 }
 
 /// Whether `value` looks like one or more encoded words.
-pub fn is_encoded(value: &str) -> bool {
+pub(crate) fn is_encoded(value: &str) -> bool {
     let v = value.trim();
     v.starts_with("=?") && v.ends_with("?=")
 }

@@ -10,13 +10,13 @@
 //! payment). Checked by hand: a 20-line scan over bytes, no regular-expression engine needed.
 
 /// The Berlin Group `amountValue` pattern (for messages and documentation).
-pub const AMOUNT_PATTERN: &str = r"-?[0-9]{1,14}(\.[0-9]{1,3})?";
+pub(crate) const AMOUNT_PATTERN: &str = r"-?[0-9]{1,14}(\.[0-9]{1,3})?";
 
 /// Most integer digits of an amount (`amountValue`: "Up to 14 significant figures").
-pub const MAX_INTEGER_DIGITS: usize = 14;
+pub(crate) const MAX_INTEGER_DIGITS: usize = 14;
 
 /// Most fraction digits the pattern allows.
-pub const MAX_FRACTION_DIGITS: usize = 3;
+pub(crate) const MAX_FRACTION_DIGITS: usize = 3;
 
 /// Why an amount string was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +47,7 @@ impl AmountProblem {
 }
 
 /// Whether `s` matches [`AMOUNT_PATTERN`] as a whole.
-pub fn matches_pattern(s: &str) -> bool {
+pub(crate) fn matches_pattern(s: &str) -> bool {
     let digits = s.strip_prefix('-').unwrap_or(s);
     let (int, frac) = match digits.split_once('.') {
         Some((i, f)) => (i, Some(f)),

@@ -22,7 +22,7 @@ pub fn is_allowed_char(c: char) -> bool {
 }
 
 /// The first character of `value` the bank refuses, with its 0-based character position.
-pub fn first_refused(value: &str) -> Option<(usize, char)> {
+pub(crate) fn first_refused(value: &str) -> Option<(usize, char)> {
     value
         .chars()
         .enumerate()

@@ -10,13 +10,13 @@
 //! changed from 401 to 400").
 
 /// Weights of the MOD11 check digit of a Norwegian account number (BBAN), digits 1–10.
-pub const BBAN_WEIGHTS: [u32; 10] = [5, 4, 3, 2, 7, 6, 5, 4, 3, 2];
+pub(crate) const BBAN_WEIGHTS: [u32; 10] = [5, 4, 3, 2, 7, 6, 5, 4, 3, 2];
 
 /// Shortest KID, digits including the check digit.
-pub const KID_MIN_LEN: usize = 2;
+pub(crate) const KID_MIN_LEN: usize = 2;
 
 /// Longest KID, digits including the check digit.
-pub const KID_MAX_LEN: usize = 25;
+pub(crate) const KID_MAX_LEN: usize = 25;
 
 /// The MOD11 check value of `digits` (ASCII digits) each multiplied by its weight:
 /// `(11 - sum mod 11) mod 11`, 0 to 10. The one MOD11 computation behind [`mod11`] and
@@ -32,7 +32,7 @@ fn mod11_value(digits: impl Iterator<Item = u8>, weights: impl Iterator<Item = u
 /// The MOD11 check digit of the ASCII digits `digits` with `weights` (paired from the left):
 /// `(11 - sum mod 11) mod 11`. `None` when it would be 10 (no single digit), when `digits`
 /// holds a non-digit, or when the lengths differ.
-pub fn mod11(digits: &str, weights: &[u32]) -> Option<u32> {
+pub(crate) fn mod11(digits: &str, weights: &[u32]) -> Option<u32> {
     if digits.len() != weights.len() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -50,7 +50,7 @@ pub fn is_norwegian_bban(s: &str) -> bool {
 
 /// The MOD10 (Luhn) check digit of the ASCII digits `digits`; `None` for a non-digit or an
 /// empty string.
-pub fn luhn(digits: &str) -> Option<u32> {
+pub(crate) fn luhn(digits: &str) -> Option<u32> {
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -73,7 +73,7 @@ pub fn luhn(digits: &str) -> Option<u32> {
 
 /// The KID MOD11 check character of `digits`: weights 2, 3, 4, 5, 6, 7 repeating from the
 /// right; `'-'` when the remainder gives 10. `None` for a non-digit or an empty string.
-pub fn kid_mod11(digits: &str) -> Option<char> {
+pub(crate) fn kid_mod11(digits: &str) -> Option<char> {
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }

@@ -210,7 +210,7 @@ pub struct ErrorBody {
 }
 
 /// Berlin Group `tppMessage` texts are limited to 500 characters.
-pub const MAX_TEXT_CHARS: usize = 500;
+pub(crate) const MAX_TEXT_CHARS: usize = 500;
 
 impl ErrorBody {
     /// One `ERROR` message with `code` and `text` (cut to 500 characters).
@@ -233,7 +233,7 @@ impl ErrorBody {
     }
 
     /// Adds `_links`.
-    pub fn with_links(mut self, links: Links) -> Self {
+    pub(crate) fn with_links(mut self, links: Links) -> Self {
         self.links = Some(links);
         self
     }

@@ -56,7 +56,7 @@ pub fn join(path: &str, key: &str) -> String {
 }
 
 /// The JSON type of `v` for messages (`a string`, `an object`, ...).
-pub fn json_type(v: &Value) -> &'static str {
+pub(crate) fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -166,7 +166,7 @@ impl<'a> Fields<'a> {
     /// when absent, `null`, empty or blank (see the module rules).
     ///
     /// Errors: not a string, too long, a control character.
-    pub fn opt_str(&self, key: &str, max: usize) -> Result<Option<String>, FieldError> {
+    pub(crate) fn opt_str(&self, key: &str, max: usize) -> Result<Option<String>, FieldError> {
         let Some(s) = self.typed(key, "a string", Value::as_str)? else {
             return Ok(None);
         };
@@ -195,7 +195,7 @@ impl<'a> Fields<'a> {
     /// refusal `<path> "<value>" is not <what>` (e.g. `a BIC`).
     ///
     /// Errors: those of [`Fields::opt_str`]; a value `valid` refuses.
-    pub fn opt_checked(
+    pub(crate) fn opt_checked(
         &self,
         key: &str,
         max: usize,
@@ -214,7 +214,7 @@ impl<'a> Fields<'a> {
     /// [`Fields::opt_str`], required; `what` says what it should hold.
     ///
     /// Errors: those of [`Fields::opt_str`]; absent, `null`, empty or blank.
-    pub fn req_str(&self, key: &str, max: usize, what: &str) -> Result<String, FieldError> {
+    pub(crate) fn req_str(&self, key: &str, max: usize, what: &str) -> Result<String, FieldError> {
         self.opt_str(key, max)?.ok_or_else(|| {
             let p = self.at(key);
             FieldError::new(&p, format!("{p} is missing or empty: {what}"))
@@ -224,7 +224,7 @@ impl<'a> Fields<'a> {
     /// Field `key` as an object (any keys); `None` when absent or `null`.
     ///
     /// Errors: not an object.
-    pub fn opt_obj(&self, key: &str) -> Result<Option<Fields<'a>>, FieldError> {
+    pub(crate) fn opt_obj(&self, key: &str) -> Result<Option<Fields<'a>>, FieldError> {
         Ok(self
             .typed(key, "a JSON object", Value::as_object)?
             .map(|m| Fields::new(m, self.at(key))))
@@ -233,14 +233,18 @@ impl<'a> Fields<'a> {
     /// [`Fields::opt_obj`], required; `what` says what it should hold.
     ///
     /// Errors: those of [`Fields::opt_obj`]; absent or `null`.
-    pub fn req_obj(&self, key: &str, what: &str) -> Result<Fields<'a>, FieldError> {
+    pub(crate) fn req_obj(&self, key: &str, what: &str) -> Result<Fields<'a>, FieldError> {
         self.opt_obj(key)?.ok_or_else(|| self.missing(key, what))
     }
 
     /// Field `key` as an array of at most `max` elements; `None` when absent or `null`.
     ///
     /// Errors: not an array, too many elements.
-    pub fn opt_array(&self, key: &str, max: usize) -> Result<Option<&'a Vec<Value>>, FieldError> {
+    pub(crate) fn opt_array(
+        &self,
+        key: &str,
+        max: usize,
+    ) -> Result<Option<&'a Vec<Value>>, FieldError> {
         let Some(a) = self.typed(key, "an array", Value::as_array)? else {
             return Ok(None);
         };
@@ -257,7 +261,7 @@ impl<'a> Fields<'a> {
     /// A UUID string (a resource id).
     ///
     /// Errors: those of [`Fields::opt_str`]; not a UUID.
-    pub fn opt_uuid(&self, key: &str) -> Result<Option<Uuid>, FieldError> {
+    pub(crate) fn opt_uuid(&self, key: &str) -> Result<Option<Uuid>, FieldError> {
         match self.opt_str(key, 100)? {
             None => Ok(None),
             Some(s) => Uuid::parse_str(&s).map(Some).map_err(|_| {
@@ -270,7 +274,7 @@ impl<'a> Fields<'a> {
     /// A currency code: three capital letters (ISO 4217, Berlin Group `currencyCode`).
     ///
     /// Errors: those of [`Fields::opt_str`]; another shape.
-    pub fn opt_currency(&self, key: &str) -> Result<Option<String>, FieldError> {
+    pub(crate) fn opt_currency(&self, key: &str) -> Result<Option<String>, FieldError> {
         match self.opt_str(key, 3)? {
             None => Ok(None),
             Some(c) if is_currency(&c) => Ok(Some(c)),
@@ -288,7 +292,7 @@ impl<'a> Fields<'a> {
     /// `full-date`: four-digit year, two-digit month and day).
     ///
     /// Errors: those of [`Fields::opt_str`]; another shape or no such day.
-    pub fn opt_date(&self, key: &str) -> Result<Option<NaiveDate>, FieldError> {
+    pub(crate) fn opt_date(&self, key: &str) -> Result<Option<NaiveDate>, FieldError> {
         let Some(s) = self.opt_str(key, 10)? else {
             return Ok(None);
         };
@@ -304,7 +308,7 @@ impl<'a> Fields<'a> {
 
 /// An ISO 8601 calendar date written exactly `YYYY-MM-DD` (Berlin Group `format: date`, RFC
 /// 3339 `full-date`); `None` for another shape (`2026-3-1`, `+2026-03-01`) or no such day.
-pub fn parse_iso_date(s: &str) -> Option<NaiveDate> {
+pub(crate) fn parse_iso_date(s: &str) -> Option<NaiveDate> {
     let shape_ok = s.len() == 10
         && s.bytes().enumerate().all(|(i, b)| {
             if i == 4 || i == 7 {

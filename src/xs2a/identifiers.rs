@@ -15,10 +15,10 @@ pub use crate::xs2a::check_digits::is_norwegian_bban;
 
 /// Shortest IBAN this check accepts: country code, 2 check digits and 11 BBAN characters
 /// (Norway's 15-character IBAN is the shortest in the SWIFT IBAN registry).
-pub const IBAN_MIN_LEN: usize = 15;
+pub(crate) const IBAN_MIN_LEN: usize = 15;
 
 /// Longest IBAN (ISO 13616: 34 characters).
-pub const IBAN_MAX_LEN: usize = 34;
+pub(crate) const IBAN_MAX_LEN: usize = 34;
 
 /// Whether `s` (no spaces) is an IBAN: two capital letters, two digits, then
 /// [`IBAN_MIN_LEN`]`- 4` to [`IBAN_MAX_LEN`]` - 4` letters (either case) or digits, and ISO
@@ -58,13 +58,13 @@ pub fn is_bic(s: &str) -> bool {
 
 /// Whether `s` has the shape of an ISO 4217 currency code (Berlin Group `currencyCode`,
 /// `[A-Z]{3}`).
-pub fn is_currency(s: &str) -> bool {
+pub(crate) fn is_currency(s: &str) -> bool {
     s.len() == 3 && s.bytes().all(|b| b.is_ascii_uppercase())
 }
 
 /// Whether `s` has the shape of an ISO 3166 alpha-2 country code (Berlin Group `countryCode`,
 /// `[A-Z]{2}`).
-pub fn is_country(s: &str) -> bool {
+pub(crate) fn is_country(s: &str) -> bool {
     s.len() == 2 && s.bytes().all(|b| b.is_ascii_uppercase())
 }
 

@@ -27,7 +27,7 @@ impl Link {
     }
 
     /// A link with the given verbs.
-    pub fn with_verbs(href: impl Into<String>, verbs: &[&str]) -> Self {
+    pub(crate) fn with_verbs(href: impl Into<String>, verbs: &[&str]) -> Self {
         Link {
             href: href.into(),
             verbs: verbs.iter().map(|v| v.to_string()).collect(),
@@ -36,7 +36,7 @@ impl Link {
 }
 
 /// Link name → link, serialized as a JSON object in name order.
-pub type Links = BTreeMap<String, Link>;
+pub(crate) type Links = BTreeMap<String, Link>;
 
 /// Well-known link names (Berlin Group `_linksAll`).
 pub mod names {
@@ -66,7 +66,7 @@ pub mod names {
 
 /// `_links.scaRedirect` of any JSON body (error or success), whatever its shape (`None`: the
 /// body has none).
-pub fn sca_redirect_link(body: &serde_json::Value) -> Option<&serde_json::Value> {
+pub(crate) fn sca_redirect_link(body: &serde_json::Value) -> Option<&serde_json::Value> {
     body.get("_links")?.get(names::SCA_REDIRECT)
 }
 

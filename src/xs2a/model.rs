@@ -57,7 +57,7 @@ pub struct Amount {
 
 impl Amount {
     /// An amount from minor units (øre/cents, two decimals): `-12345` → `"-123.45"`.
-    pub fn from_minor(currency: impl Into<String>, minor: i64) -> Self {
+    pub(crate) fn from_minor(currency: impl Into<String>, minor: i64) -> Self {
         Amount {
             currency: currency.into(),
             amount: format_minor(minor),
@@ -72,7 +72,7 @@ impl Amount {
 }
 
 /// Formats minor units with two decimals: `-5` → `"-0.05"`, `123456` → `"1234.56"`.
-pub fn format_minor(minor: i64) -> String {
+pub(crate) fn format_minor(minor: i64) -> String {
     let sign = if minor < 0 { "-" } else { "" };
     let abs = minor.unsigned_abs();
     format!("{sign}{}.{:02}", abs / 100, abs % 100)
@@ -163,7 +163,7 @@ pub struct AccountDetails {
 /// Body of `GET /v1/accounts/{id}`: `{"account": accountDetails}` (Berlin Group
 /// "Read Account Details" response, `account` property).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AccountDetailsResponse {
+pub(crate) struct AccountDetailsResponse {
     /// The account.
     pub account: AccountDetails,
 }
@@ -209,7 +209,7 @@ pub struct CardAccountDetails {
 
 /// Berlin Group `accountList`: the body of `GET /v1/accounts`, `{"accounts":[...]}`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AccountList {
+pub(crate) struct AccountList {
     /// The consented accounts.
     pub accounts: Vec<AccountDetails>,
 }

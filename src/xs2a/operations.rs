@@ -274,10 +274,6 @@ const H_TPP_SESSION_ID: Param = header(
     true,
     "the SCA session (1 hour); from the session state",
 );
-const H_TPP_SESSION_ID_REQUIRED: Param = Param {
-    required: true,
-    ..H_TPP_SESSION_ID
-};
 const H_PSU_ID: Param = header(
     h::PSU_ID,
     false,
@@ -285,10 +281,6 @@ const H_PSU_ID: Param = header(
     true,
     "UUID learned from SCA (redirect psu-id); sent on all requests after registration",
 );
-const H_PSU_ID_REQUIRED: Param = Param {
-    required: true,
-    ..H_PSU_ID
-};
 const H_PSU_CORPORATE_ID: Param = header(
     h::PSU_CORPORATE_ID,
     false,
@@ -303,10 +295,6 @@ const H_PSU_IP_ADDRESS: Param = header(
     false,
     "when the PSU is present (Authentication 16); from the profile",
 );
-const H_PSU_IP_ADDRESS_REQUIRED: Param = Param {
-    required: true,
-    ..H_PSU_IP_ADDRESS
-};
 const H_X_ACCEPT_FIX: Param = header(
     h::X_ACCEPT_FIX,
     false,
@@ -314,10 +302,6 @@ const H_X_ACCEPT_FIX: Param = header(
     false,
     "opt-in fixes, comma-separated, e.g. amount-as-string (profile)",
 );
-const H_X_ACCEPT_FIX_REQUIRED: Param = Param {
-    required: true,
-    ..H_X_ACCEPT_FIX
-};
 const H_X_PSU_IDENTITY: Param = header(
     h::X_PSU_IDENTITY,
     false,
@@ -345,7 +329,7 @@ const H_PSU_GEO_LOCATION: Param = header(
 
 /// Headers of the XS2A operations (AIS, PIS, PSU): the basket header table with the
 /// requirements that hold before registration (PSU-ID only after SCA).
-const XS2A_HEADERS: &[Param] = &[
+const XS2A_HEADERS: [Param; 17] = [
     H_X_REQUEST_ID,
     H_TPP_SESSION_ID,
     H_PSU_ID,
@@ -365,48 +349,55 @@ const XS2A_HEADERS: &[Param] = &[
     H_SIGNATURE,
 ];
 
-/// Headers of payment initiation: [`XS2A_HEADERS`] and `X-PSU-IDENTITY`.
-const PAYMENT_CREATE_HEADERS: &[Param] = &[
-    H_X_REQUEST_ID,
-    H_X_PSU_IDENTITY,
-    H_TPP_SESSION_ID,
-    H_PSU_ID,
-    H_PSU_CORPORATE_ID,
-    H_PSU_IP_ADDRESS,
-    H_TPP_REDIRECT_URI,
-    H_TPP_REDIRECT_PREFERRED,
-    H_X_ACCEPT_FIX,
-    H_ACCEPT,
-    H_ACCEPT_LANGUAGE,
-    H_PSU_USER_AGENT,
-    H_PSU_DEVICE_ID,
-    H_PSU_GEO_LOCATION,
-    H_DATE,
-    H_DIGEST,
-    H_TPP_SIGNATURE_CERTIFICATE,
-    H_SIGNATURE,
-];
+/// Headers of payment initiation: [`XS2A_HEADERS`] with `X-PSU-IDENTITY` after
+/// `X-Request-ID`.
+const PAYMENT_CREATE_HEADERS: [Param; 18] = inserted(XS2A_HEADERS, 1, H_X_PSU_IDENTITY);
 
-/// The header table of "Create payments signing basket", as the document gives it.
-const BASKET_CREATE_HEADERS: &[Param] = &[
-    H_X_REQUEST_ID,
-    H_TPP_SESSION_ID_REQUIRED,
-    H_PSU_ID_REQUIRED,
-    H_PSU_CORPORATE_ID,
-    H_PSU_IP_ADDRESS_REQUIRED,
-    H_TPP_REDIRECT_URI,
-    H_TPP_REDIRECT_PREFERRED,
-    H_X_ACCEPT_FIX_REQUIRED,
-    H_ACCEPT,
-    H_ACCEPT_LANGUAGE,
-    H_PSU_USER_AGENT,
-    H_PSU_DEVICE_ID,
-    H_PSU_GEO_LOCATION,
-    H_DATE,
-    H_DIGEST,
-    H_TPP_SIGNATURE_CERTIFICATE,
-    H_SIGNATURE,
-];
+/// The header table of "Create payments signing basket", as the document gives it: the
+/// headers of [`XS2A_HEADERS`], with `TPP-Session-ID`, `PSU-ID`, `PSU-IP-Address` and
+/// `X-Accept-Fix` required.
+const BASKET_CREATE_HEADERS: [Param; 17] = requiring(
+    XS2A_HEADERS,
+    &[
+        h::TPP_SESSION_ID,
+        h::PSU_ID,
+        h::PSU_IP_ADDRESS,
+        h::X_ACCEPT_FIX,
+    ],
+);
+
+/// `base` with `extra` inserted at index `at` (`M` is `N + 1`, checked at compile time).
+const fn inserted<const N: usize, const M: usize>(
+    base: [Param; N],
+    at: usize,
+    extra: Param,
+) -> [Param; M] {
+    assert!(M == N + 1 && at <= N);
+    let mut out = [extra; M];
+    let mut i = 0;
+    while i < N {
+        out[if i < at { i } else { i + 1 }] = base[i];
+        i += 1;
+    }
+    out
+}
+
+/// `base` with the headers named in `names` (ASCII case-insensitive) required.
+const fn requiring<const N: usize>(base: [Param; N], names: &[&str]) -> [Param; N] {
+    let mut out = base;
+    let mut i = 0;
+    while i < N {
+        let mut j = 0;
+        while j < names.len() {
+            if out[i].name.eq_ignore_ascii_case(names[j]) {
+                out[i].required = true;
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
 
 /// Headers of the sandbox operations ("GET /v1/sandbox/customers": X-Request-ID,
 /// TPP-Signature-Certificate, Signature required; every request carries TPP-Redirect-URI).
@@ -454,150 +445,21 @@ const fn op(
     }
 }
 
+/// The example request body `src/xs2a/examples/<name>.json`, as its file holds it (no
+/// trailing line break). The bodies are data: one JSON file each, read at compile time.
+macro_rules! example {
+    ($name:literal) => {
+        include_str!(concat!("examples/", $name, ".json"))
+    };
+}
+
 // Body templates. The debtor is Kari Nordmann's current account of the embedded sandbox's
 // seed (`15031279191`, customerNumber 31125461118), so every template is accepted there as
 // is; against another bank, replace it with one of your PSU's accounts. `{{date+N}}` is
 // replaced by the date N days after today when a template is rendered ([`Template::render`]).
 
 /// Body of a domestic credit transfer (interface document, "Payment initiation body").
-pub const DOMESTIC_PAYMENT_BODY: &str = r#"{
-  "instructedAmount": {"currency": "NOK", "amount": "123.50"},
-  "debtorAccount": {"bban": "15031279191"},
-  "creditorName": "Ola Nordmann",
-  "creditorAccount": {"bban": "12094355778"},
-  "remittanceInformationUnstructured": "Invoice 42"
-}"#;
-
-/// A future-dated domestic credit transfer (`requestedExecutionDate`, ISO 8601 date).
-pub const DOMESTIC_FUTURE_PAYMENT_BODY: &str = r#"{
-  "instructedAmount": {"currency": "NOK", "amount": "980.00"},
-  "debtorAccount": {"bban": "15031279191"},
-  "creditorName": "Ola Nordmann",
-  "creditorAccount": {"bban": "12094355778"},
-  "requestedExecutionDate": "{{date+7}}",
-  "remittanceInformationUnstructured": "Invoice 43"
-}"#;
-
-/// Body of an instant (Straks) credit transfer: NOK, settles at approval.
-pub const INSTANT_PAYMENT_BODY: &str = r#"{
-  "instructedAmount": {"currency": "NOK", "amount": "49.90"},
-  "debtorAccount": {"bban": "15031279191"},
-  "creditorName": "Per Hansen",
-  "creditorAccount": {"bban": "12345678903"},
-  "remittanceInformationUnstructured": "Lunch"
-}"#;
-
-/// Body of a SEPA credit transfer with the structured creditor address and creditor agent
-/// BIC required from 2026-08-13 in the sandbox (interface document, Versioning).
-pub const SEPA_PAYMENT_BODY: &str = r#"{
-  "instructedAmount": {"currency": "EUR", "amount": "250.00"},
-  "debtorAccount": {"bban": "15031279191"},
-  "creditorName": "Ola Nordmann GmbH",
-  "creditorAccount": {"iban": "DE89370400440532013000"},
-  "creditorAgent": "COBADEFFXXX",
-  "creditorAddress": {"streetName": "Unter den Linden", "buildingNumber": "1", "postCode": "10117", "townName": "Berlin", "country": "DE"},
-  "remittanceInformationUnstructured": "Invoice 4711"
-}"#;
-
-/// A SEPA credit transfer with the Norwegian regulatory reporting option (interface document,
-/// "SEPA payments accept a Norwegian regulatory reporting option").
-pub const SEPA_REPORTING_PAYMENT_BODY: &str = r#"{
-  "instructedAmount": {"currency": "EUR", "amount": "12500.00"},
-  "debtorAccount": {"bban": "15031279191"},
-  "creditorName": "Ola Nordmann GmbH",
-  "creditorAccount": {"iban": "DE89370400440532013000"},
-  "creditorAgent": "COBADEFFXXX",
-  "creditorAddress": {"townName": "Berlin", "country": "DE"},
-  "regulatoryReportingCode": "14",
-  "regulatoryReportingInformation": "Purchase of goods",
-  "remittanceInformationUnstructured": "Invoice 4712"
-}"#;
-
-/// Body of a Norwegian cross-border (NCBCT, non-SEPA over SWIFT) credit transfer.
-pub const CROSS_BORDER_PAYMENT_BODY: &str = r#"{
-  "instructedAmount": {"currency": "USD", "amount": "500.00"},
-  "debtorAccount": {"bban": "15031279191"},
-  "creditorName": "Example Supplier Inc",
-  "creditorAccount": {"iban": "GB33BUKB20201555555555"},
-  "creditorAgent": "BUKBGB22",
-  "creditorAddress": {"townName": "London", "country": "GB"},
-  "remittanceInformationUnstructured": "PO 1234"
-}"#;
-
-/// An urgent NCBCT transfer: `serviceLevel` `URGP`, allowed on non-SEPA cross-border payments
-/// only (interface document, Versioning 2.14.0).
-pub const CROSS_BORDER_URGENT_PAYMENT_BODY: &str = r#"{
-  "instructedAmount": {"currency": "USD", "amount": "1500.00"},
-  "debtorAccount": {"bban": "15031279191"},
-  "creditorName": "Example Supplier Inc",
-  "creditorAccount": {"iban": "GB33BUKB20201555555555"},
-  "creditorAgent": "BUKBGB22",
-  "creditorAddress": {"townName": "London", "country": "GB"},
-  "serviceLevel": "URGP",
-  "chargeBearer": "SHAR",
-  "remittanceInformationUnstructured": "PO 1235, urgent"
-}"#;
-
-/// Body of a SWIFT payment (Berlin Group product `cross-border-credit-transfers`).
-pub const SWIFT_PAYMENT_BODY: &str = r#"{
-  "instructedAmount": {"currency": "SEK", "amount": "2000.00"},
-  "debtorAccount": {"bban": "15031279191"},
-  "creditorName": "Svensk Leverantör AB",
-  "creditorAccount": {"iban": "SE8091900000091980562026"},
-  "creditorAgent": "DNBASESXXXX",
-  "creditorAddress": {"streetName": "Drottninggatan", "buildingNumber": "5", "postCode": "11151", "townName": "Stockholm", "country": "SE"},
-  "remittanceInformationUnstructured": "Faktura 991"
-}"#;
-
-/// Body of a bulk payment: one debtor account, `payments[]` entries.
-pub const BULK_PAYMENT_BODY: &str = r#"{
-  "debtorAccount": {"bban": "15031279191"},
-  "payments": [
-    {"instructedAmount": {"currency": "NOK", "amount": "100.00"}, "creditorName": "Kari Nordmann", "creditorAccount": {"bban": "12094355778"}, "remittanceInformationUnstructured": "Salary 1"},
-    {"instructedAmount": {"currency": "NOK", "amount": "200.00"}, "creditorName": "Per Hansen", "creditorAccount": {"bban": "12345678903"}, "remittanceInformationUnstructured": "Salary 2"}
-  ]
-}"#;
-
-/// Body of a periodic payment with frequency `MonthlyVariable` (interface document, "Other
-/// payment facts"): distinct months, as strings.
-pub const PERIODIC_PAYMENT_BODY: &str = r#"{
-  "instructedAmount": {"currency": "NOK", "amount": "1500.00"},
-  "debtorAccount": {"bban": "15031279191"},
-  "creditorName": "Borettslaget",
-  "creditorAccount": {"bban": "12094355778"},
-  "remittanceInformationUnstructured": "Rent",
-  "startDate": "{{date+7}}",
-  "frequency": "MonthlyVariable",
-  "monthsOfExecution": ["1", "3", "5", "7", "9", "11"]
-}"#;
-
-/// A monthly periodic payment with an end date and execution day.
-pub const PERIODIC_MONTHLY_PAYMENT_BODY: &str = r#"{
-  "instructedAmount": {"currency": "NOK", "amount": "750.00"},
-  "debtorAccount": {"bban": "15031279191"},
-  "creditorName": "Borettslaget",
-  "creditorAccount": {"bban": "12094355778"},
-  "remittanceInformationUnstructured": "Felleskostnader",
-  "startDate": "{{date+7}}",
-  "endDate": "{{date+365}}",
-  "executionRule": "following",
-  "frequency": "Monthly",
-  "dayOfExecution": "15"
-}"#;
-
-/// Body of a signing basket: ids of single payments created before (at most 100, no bulk or
-/// periodic payments).
-pub const BASKET_BODY: &str = r#"{"paymentIds": ["<paymentId>", "<paymentId>"]}"#;
-
-/// Body of the deprecated consent operation (the document says the body is ignored; this is
-/// the Berlin Group `consents` shape).
-pub const CONSENT_BODY: &str = r#"{
-  "access": {"accounts": [], "balances": [], "transactions": []},
-  "recurringIndicator": true,
-  "validUntil": "{{date+90}}",
-  "frequencyPerDay": 4,
-  "combinedServiceIndicator": false
-}"#;
+pub const DOMESTIC_PAYMENT_BODY: &str = example!("domestic_payment");
 
 /// A body template offered by the request editor for an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -621,21 +483,45 @@ impl Template {
 
 /// Replaces `{{date+N}}` placeholders in `text` by `today + N days` (`YYYY-MM-DD`); other text
 /// is kept as is.
-pub fn render_dates(text: &str, today: chrono::NaiveDate) -> String {
+pub(crate) fn render_dates(text: &str, today: chrono::NaiveDate) -> String {
+    replace_placeholders(text, "{{date+", "}}", |days| {
+        if days.is_empty() || !days.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let days: i64 = days.parse().unwrap_or(0);
+        Some(
+            (today + chrono::Duration::days(days))
+                .format("%Y-%m-%d")
+                .to_string(),
+        )
+    })
+}
+
+/// Replaces every `<open>NAME<close>` of `text` for which `value(NAME)` gives a value, in one
+/// pass: a value is never searched again, so a value holding a placeholder stays text. An
+/// `open` whose name has no value stays as it is (the search goes on after it). Used by
+/// [`render_dates`] and the code export's templates (`@@NAME@@`).
+pub(crate) fn replace_placeholders(
+    text: &str,
+    open: &str,
+    close: &str,
+    value: impl Fn(&str) -> Option<String>,
+) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(i) = rest.find("{{date+") {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + "{{date+".len()..];
-        match after.find("}}") {
-            Some(j) if after[..j].bytes().all(|b| b.is_ascii_digit()) && j > 0 => {
-                let days: i64 = after[..j].parse().unwrap_or(0);
-                let d = today + chrono::Duration::days(days);
-                out.push_str(&d.format("%Y-%m-%d").to_string());
-                rest = &after[j + 2..];
+    while let Some(start) = rest.find(open) {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + open.len()..];
+        let found = after
+            .find(close)
+            .and_then(|end| value(&after[..end]).map(|v| (v, end)));
+        match found {
+            Some((v, end)) => {
+                out.push_str(&v);
+                rest = &after[end + close.len()..];
             }
-            _ => {
-                out.push_str("{{date+");
+            None => {
+                out.push_str(open);
                 rest = after;
             }
         }
@@ -644,37 +530,61 @@ pub fn render_dates(text: &str, today: chrono::NaiveDate) -> String {
     out
 }
 
+// The templates of each operation that takes a body, the default (its `body`) first.
 const SINGLE_DOMESTIC_TEMPLATES: &[Template] = &[
     t("Domestic", DOMESTIC_PAYMENT_BODY),
-    t("Domestic, future-dated", DOMESTIC_FUTURE_PAYMENT_BODY),
-    t("Instant (Straks)", INSTANT_PAYMENT_BODY),
+    // `requestedExecutionDate`, an ISO 8601 date.
+    t(
+        "Domestic, future-dated",
+        example!("domestic_future_payment"),
+    ),
+    INSTANT_TEMPLATES[0],
 ];
 const INSTANT_TEMPLATES: &[Template] = &[
-    t("Instant (Straks)", INSTANT_PAYMENT_BODY),
+    // NOK, settles at approval.
+    t("Instant (Straks)", example!("instant_payment")),
     t("Domestic", DOMESTIC_PAYMENT_BODY),
 ];
 const SEPA_TEMPLATES: &[Template] = &[
-    t("SEPA", SEPA_PAYMENT_BODY),
-    t("SEPA, regulatory reporting", SEPA_REPORTING_PAYMENT_BODY),
-];
-const NCBCT_TEMPLATES: &[Template] = &[
-    t("Cross-border (NCBCT)", CROSS_BORDER_PAYMENT_BODY),
+    // The structured creditor address and creditor agent BIC required from 2026-08-13 in
+    // the sandbox (interface document, Versioning).
+    t("SEPA", example!("sepa_payment")),
+    // The Norwegian regulatory reporting option (interface document, "SEPA payments accept
+    // a Norwegian regulatory reporting option").
     t(
-        "Cross-border (NCBCT), urgent",
-        CROSS_BORDER_URGENT_PAYMENT_BODY,
+        "SEPA, regulatory reporting",
+        example!("sepa_reporting_payment"),
     ),
 ];
+/// An urgent NCBCT transfer: `serviceLevel` `URGP`, allowed on non-SEPA cross-border payments
+/// only (interface document, Versioning 2.14.0).
+const CROSS_BORDER_URGENT: &str = example!("cross_border_urgent_payment");
+const NCBCT_TEMPLATES: &[Template] = &[
+    // Norwegian cross-border (NCBCT, non-SEPA over SWIFT).
+    t("Cross-border (NCBCT)", example!("cross_border_payment")),
+    t("Cross-border (NCBCT), urgent", CROSS_BORDER_URGENT),
+];
 const SWIFT_TEMPLATES: &[Template] = &[
-    t("SWIFT", SWIFT_PAYMENT_BODY),
-    t("SWIFT, urgent", CROSS_BORDER_URGENT_PAYMENT_BODY),
+    // Berlin Group product `cross-border-credit-transfers`.
+    t("SWIFT", example!("swift_payment")),
+    t("SWIFT, urgent", CROSS_BORDER_URGENT),
 ];
-const BULK_TEMPLATES: &[Template] = &[t("Bulk", BULK_PAYMENT_BODY)];
+// One debtor account, `payments[]` entries.
+const BULK_TEMPLATES: &[Template] = &[t("Bulk", example!("bulk_payment"))];
 const PERIODIC_TEMPLATES: &[Template] = &[
-    t("Periodic, MonthlyVariable", PERIODIC_PAYMENT_BODY),
-    t("Periodic, Monthly", PERIODIC_MONTHLY_PAYMENT_BODY),
+    // Frequency `MonthlyVariable` (interface document, "Other payment facts"): distinct
+    // months, as strings.
+    t("Periodic, MonthlyVariable", example!("periodic_payment")),
+    // Monthly, with an end date and execution day.
+    t("Periodic, Monthly", example!("periodic_monthly_payment")),
 ];
-const BASKET_TEMPLATES: &[Template] = &[t("Signing basket", BASKET_BODY)];
-const CONSENT_TEMPLATES: &[Template] = &[t("Consent", CONSENT_BODY), t("Empty", "{}")];
+// Ids of single payments created before (at most 100, no bulk or periodic payments).
+const BASKET_TEMPLATES: &[Template] = &[t("Signing basket", example!("basket"))];
+const CONSENT_TEMPLATES: &[Template] = &[
+    // The document says the body is ignored; this is the Berlin Group `consents` shape.
+    t("Consent", example!("consent")),
+    t("Empty", "{}"),
+];
 
 /// The catalogue: every operation of the interface document, grouped AIS / PIS / Baskets /
 /// PSU / Sandbox.
@@ -809,7 +719,7 @@ pub const OPERATIONS: &[Operation] = &[
             "POST",
             "/v1/consents",
             &[],
-            Some(CONSENT_BODY),
+            Some(CONSENT_TEMPLATES[0].body),
             "Endpoints: POST /v1/consents (deprecated)",
         )
     },
@@ -830,7 +740,7 @@ pub const OPERATIONS: &[Operation] = &[
         "POST",
         "/v1/payments/instant-norwegian-credit-transfers-straks",
         &[ALLOW_LOGICAL_DUPLICATE],
-        Some(INSTANT_PAYMENT_BODY),
+        Some(INSTANT_TEMPLATES[0].body),
         "Other payment facts: instant payments",
     ),
     op(
@@ -850,7 +760,7 @@ pub const OPERATIONS: &[Operation] = &[
         "POST",
         "/v1/payments/sepa-credit-transfers",
         &[ALLOW_LOGICAL_DUPLICATE],
-        Some(SEPA_PAYMENT_BODY),
+        Some(SEPA_TEMPLATES[0].body),
         "Other payment facts: SEPA; Versioning: structured addresses",
     ),
     op(
@@ -860,7 +770,7 @@ pub const OPERATIONS: &[Operation] = &[
         "POST",
         "/v1/payments/norwegian-cross-border-credit-transfers",
         &[ALLOW_LOGICAL_DUPLICATE],
-        Some(CROSS_BORDER_PAYMENT_BODY),
+        Some(NCBCT_TEMPLATES[0].body),
         "Other payment facts: NCBCT, SWIFT",
     ),
     op(
@@ -870,7 +780,7 @@ pub const OPERATIONS: &[Operation] = &[
         "POST",
         "/v1/payments/cross-border-credit-transfers",
         &[ALLOW_LOGICAL_DUPLICATE],
-        Some(SWIFT_PAYMENT_BODY),
+        Some(SWIFT_TEMPLATES[0].body),
         "Other payment facts: SWIFT; Versioning: structured addresses",
     ),
     op(
@@ -880,7 +790,7 @@ pub const OPERATIONS: &[Operation] = &[
         "POST",
         "/v1/bulk-payments/norwegian-domestic-credit-transfers",
         &[],
-        Some(BULK_PAYMENT_BODY),
+        Some(BULK_TEMPLATES[0].body),
         "Other payment facts: bulk",
     ),
     op(
@@ -890,7 +800,7 @@ pub const OPERATIONS: &[Operation] = &[
         "POST",
         "/v1/periodic-payments/norwegian-domestic-credit-transfers",
         &[],
-        Some(PERIODIC_PAYMENT_BODY),
+        Some(PERIODIC_TEMPLATES[0].body),
         "Other payment facts: periodic, MonthlyVariable",
     ),
     op(
@@ -950,7 +860,7 @@ pub const OPERATIONS: &[Operation] = &[
         "POST",
         "/v1/signing-baskets",
         &[],
-        Some(BASKET_BODY),
+        Some(BASKET_TEMPLATES[0].body),
         "Resources: Signing basket creation request",
     ),
     op(
@@ -1066,7 +976,7 @@ pub const OPERATIONS: &[Operation] = &[
             "POST",
             "/v1/sandbox/customers",
             &[],
-            Some(r#"{"customerType": "PRIVATE", "customerName": "Nora Nordmann"}"#),
+            Some(example!("sandbox_customer")),
             "Endpoints: POST /v1/sandbox/customers",
         )
     },
@@ -1092,9 +1002,7 @@ pub const OPERATIONS: &[Operation] = &[
             "POST",
             "/v1/sandbox/accounts",
             &[],
-            Some(
-                r#"{"customerId": "<customerId>", "name": "Brukskonto", "currency": "NOK", "cashAccountType": "CACC"}"#,
-            ),
+            Some(example!("sandbox_account")),
             "Sandbox management",
         )
     },
@@ -1107,9 +1015,7 @@ pub const OPERATIONS: &[Operation] = &[
             "POST",
             "/v1/sandbox/accounts/{account-id}/transactions",
             &[ACCOUNT_ID],
-            Some(
-                r#"{"transactionAmount": {"currency": "NOK", "amount": "-250.00"}, "creditorName": "Rema 1000", "remittanceInformationUnstructured": "Groceries", "bookingStatus": "booked"}"#,
-            ),
+            Some(example!("sandbox_transaction")),
             "Endpoints: POST /v1/sandbox/accounts/{mockAccountId}/transactions",
         )
     },
@@ -1122,9 +1028,7 @@ pub const OPERATIONS: &[Operation] = &[
             "PUT",
             "/v1/sandbox/accounts/{account-id}/balances",
             &[ACCOUNT_ID],
-            Some(
-                r#"{"booked": {"currency": "NOK", "amount": "25000.00"}, "available": {"currency": "NOK", "amount": "25000.00"}}"#,
-            ),
+            Some(example!("sandbox_balances")),
             "Sandbox balance-update operations",
         )
     },
@@ -1179,7 +1083,7 @@ pub const OPERATIONS: &[Operation] = &[
             "POST",
             "/v1/sandbox/clock",
             &[],
-            Some(r#"{"advanceSeconds": 3600}"#),
+            Some(example!("sandbox_clock_advance")),
             "Sandbox clock",
         )
     },
@@ -1230,21 +1134,21 @@ impl Operation {
     /// the sandbox operations, and the basket table with the requirements that hold before
     /// registration for the other XS2A operations (plus `X-PSU-IDENTITY` on payment
     /// initiation).
-    pub fn header_params(&self) -> &'static [Param] {
+    pub(crate) fn header_params(&self) -> &'static [Param] {
         if self.group == Group::Sandbox {
             SANDBOX_HEADERS
         } else if self.id == "baskets.create" {
-            BASKET_CREATE_HEADERS
+            &BASKET_CREATE_HEADERS
         } else if self.group == Group::Pis && self.method == "POST" && self.body.is_some() {
-            PAYMENT_CREATE_HEADERS
+            &PAYMENT_CREATE_HEADERS
         } else {
-            XS2A_HEADERS
+            &XS2A_HEADERS
         }
     }
 
     /// Every parameter: path and query ([`Operation::params`]), then the headers
     /// ([`Operation::header_params`]).
-    pub fn all_params(&self) -> impl Iterator<Item = &'static Param> + use<> {
+    pub(crate) fn all_params(&self) -> impl Iterator<Item = &'static Param> + use<> {
         self.params.iter().chain(self.header_params())
     }
 
@@ -1280,7 +1184,7 @@ impl Operation {
 
     /// The body sent when none is given: the default template with its `{{date+N}}`
     /// placeholders rendered for `today` (UTC).
-    pub fn default_body(&self) -> Option<String> {
+    pub(crate) fn default_body(&self) -> Option<String> {
         let today = chrono::Utc::now().date_naive();
         self.body.map(|b| render_dates(b, today))
     }
@@ -1405,6 +1309,105 @@ mod tests {
         assert!(op.path_and_query(&[("nope".into(), "1".into())]).is_err());
         let ids: std::collections::HashSet<_> = OPERATIONS.iter().map(|o| o.id).collect();
         assert_eq!(ids.len(), OPERATIONS.len(), "ids are unique");
+    }
+
+    /// Every example body is a JSON object (after its dates are rendered) of the shape its
+    /// operation takes, and every file of `src/xs2a/examples/` is one an operation offers.
+    #[test]
+    fn every_example_body_is_json_of_its_operation() {
+        let today = chrono::NaiveDate::from_ymd_opt(2026, 1, 31).unwrap();
+        let mut offered = std::collections::BTreeSet::new();
+        for op in OPERATIONS {
+            for t in op.templates() {
+                let text = t.render(today);
+                assert!(!text.contains("{{"), "{} {}: {text}", op.id, t.name);
+                let v: serde_json::Value = serde_json::from_str(&text)
+                    .unwrap_or_else(|e| panic!("{} {}: {e}", op.id, t.name));
+                let keys = v.as_object().expect("a JSON object");
+                let wants: &[&str] = match op.id {
+                    "payments.bulk.create" => &["debtorAccount", "payments"],
+                    "payments.periodic.create" => &[
+                        "instructedAmount",
+                        "debtorAccount",
+                        "startDate",
+                        "frequency",
+                    ],
+                    id if id.starts_with("payments.") => &["instructedAmount", "debtorAccount"],
+                    "baskets.create" => &["paymentIds"],
+                    "sandbox.customers.create" => &["customerType", "customerName"],
+                    "sandbox.accounts.create" => &["customerId", "currency"],
+                    "sandbox.transactions.create" => &["transactionAmount", "bookingStatus"],
+                    "sandbox.balances.update" => &["booked", "available"],
+                    "sandbox.clock.advance" => &["advanceSeconds"],
+                    _ => &[],
+                };
+                for k in wants {
+                    assert!(keys.contains_key(*k), "{} {}: no {k}", op.id, t.name);
+                }
+                offered.insert(t.body);
+            }
+        }
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/xs2a/examples");
+        let mut files = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(
+                offered.contains(text.as_str()),
+                "{path:?} is offered by no operation"
+            );
+            files += 1;
+        }
+        // The examples and the consent's `{}`.
+        assert_eq!(offered.len(), files + 1);
+    }
+
+    #[test]
+    fn header_tables_of_payments_and_baskets_extend_the_xs2a_table() {
+        let names = |ps: &[Param]| ps.iter().map(|p| p.name).collect::<Vec<_>>();
+        let mut payment = names(&XS2A_HEADERS);
+        payment.insert(1, h::X_PSU_IDENTITY);
+        assert_eq!(names(&PAYMENT_CREATE_HEADERS), payment);
+        assert_eq!(names(&BASKET_CREATE_HEADERS), names(&XS2A_HEADERS));
+        let required = |ps: &[Param]| {
+            ps.iter()
+                .filter(|p| p.required)
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            required(&BASKET_CREATE_HEADERS),
+            [
+                h::X_REQUEST_ID,
+                h::TPP_SESSION_ID,
+                h::PSU_ID,
+                h::PSU_IP_ADDRESS,
+                h::TPP_REDIRECT_URI,
+                h::X_ACCEPT_FIX,
+                h::DATE,
+                h::TPP_SIGNATURE_CERTIFICATE,
+                h::SIGNATURE,
+            ]
+        );
+        assert_eq!(
+            required(&XS2A_HEADERS),
+            [
+                h::X_REQUEST_ID,
+                h::TPP_REDIRECT_URI,
+                h::DATE,
+                h::TPP_SIGNATURE_CERTIFICATE,
+                h::SIGNATURE,
+            ]
+        );
+    }
+
+    #[test]
+    fn dates_are_rendered_and_other_braces_kept() {
+        let today = chrono::NaiveDate::from_ymd_opt(2026, 1, 31).unwrap();
+        assert_eq!(
+            render_dates("{{date+1}} {{date+}} {{date+x}} {{date+2", today),
+            "2026-02-01 {{date+}} {{date+x}} {{date+2"
+        );
     }
 
     #[test]

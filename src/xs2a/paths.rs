@@ -33,7 +33,7 @@ struct Entry<T> {
 /// A set of path templates per HTTP method, each with a value of the caller's (an
 /// operation, an index).
 #[derive(Debug)]
-pub struct PathTemplates<T> {
+pub(crate) struct PathTemplates<T> {
     /// (method in upper case, its router), in the order methods were first inserted.
     by_method: Vec<(String, matchit::Router<Entry<T>>)>,
 }
@@ -138,7 +138,10 @@ impl<T> PathTemplates<T> {
 
     /// Every method with a template `path` fits, with its match, in insertion order of the
     /// methods.
-    pub fn at_any<'a>(&'a self, path: &str) -> impl Iterator<Item = (&'a str, Found<'a, T>)> {
+    pub(crate) fn at_any<'a>(
+        &'a self,
+        path: &str,
+    ) -> impl Iterator<Item = (&'a str, Found<'a, T>)> {
         self.by_method
             .iter()
             .filter_map(move |(m, r)| Some((m.as_str(), lookup(r, path)?)))

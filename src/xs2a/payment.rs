@@ -20,7 +20,7 @@ pub const STRUCTURED_ADDRESS_ENFORCEMENT: (i32, u32, u32) = (2026, 8, 13);
 /// The parts a SEPA, SWIFT or NCBCT payment needs from [`STRUCTURED_ADDRESS_ENFORCEMENT`]
 /// (interface document, Versioning, structured addresses), as paths below the payment (or
 /// bulk entry): the creditor's name, town and country, and the creditor agent BIC.
-pub const STRUCTURED_ADDRESS_PARTS: [&str; 4] = [
+pub(crate) const STRUCTURED_ADDRESS_PARTS: [&str; 4] = [
     "creditorName",
     "creditorAddress.townName",
     "creditorAddress.country",
@@ -30,7 +30,7 @@ pub const STRUCTURED_ADDRESS_PARTS: [&str; 4] = [
 /// The parts of [`STRUCTURED_ADDRESS_PARTS`] that the payment (or bulk entry) `part` lacks,
 /// in that order. A part is present when it is a string that is not blank; the town may also
 /// be given by its deprecated name `creditorAddress.city`.
-pub fn missing_structured_parts(part: &Map<String, Value>) -> Vec<&'static str> {
+pub(crate) fn missing_structured_parts(part: &Map<String, Value>) -> Vec<&'static str> {
     let present = |v: Option<&Value>| {
         v.and_then(Value::as_str)
             .is_some_and(|s| !s.trim().is_empty())
@@ -76,7 +76,7 @@ impl Service {
     }
 
     /// The service of a stored segment.
-    pub fn from_segment(s: &str) -> Option<Self> {
+    pub(crate) fn from_segment(s: &str) -> Option<Self> {
         match s {
             "payments" => Some(Service::Payments),
             "bulk-payments" => Some(Service::BulkPayments),
@@ -120,7 +120,7 @@ impl PaymentType {
     }
 
     /// The type of a stored name.
-    pub fn from_str_opt(s: &str) -> Option<Self> {
+    pub(crate) fn from_str_opt(s: &str) -> Option<Self> {
         [
             PaymentType::Domestic,
             PaymentType::Instant,
@@ -135,7 +135,7 @@ impl PaymentType {
 
     /// Whether the structured creditor address rule applies (SEPA and SWIFT per the
     /// interface document; NCBCT payments travel over SWIFT, so they are included).
-    pub fn needs_structured_address(self) -> bool {
+    pub(crate) fn needs_structured_address(self) -> bool {
         matches!(
             self,
             PaymentType::Ncbct | PaymentType::Sepa | PaymentType::Swift
@@ -144,7 +144,7 @@ impl PaymentType {
 
     /// Whether the type is a Norwegian domestic one (domestic, instant, own transfer): NOK
     /// and a Norwegian creditor account.
-    pub fn is_domestic(self) -> bool {
+    pub(crate) fn is_domestic(self) -> bool {
         matches!(
             self,
             PaymentType::Domestic | PaymentType::Instant | PaymentType::OwnTransfer
@@ -212,7 +212,7 @@ pub const PRODUCTS: &[(&str, &str, PaymentType)] = &[
 
 /// Why a `{payment-product}` segment was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ProductError {
+pub(crate) enum ProductError {
     /// A `dnb-corporate-*` product (the bank's corporate Danish, Swedish and UK products of
     /// the v1 Postman collection): exists, but is not offered to PSD2 PSUs of the sandbox.
     #[error(
@@ -275,7 +275,7 @@ pub fn product(segment: &str) -> Result<Product, ProductError> {
 /// Errors: those of [`product`]; bulk instant payments and periodic payments of a
 /// non-domestic or instant product → [`ProductError::NotForService`] (the Postman
 /// collections show periodic payments for the domestic products only).
-pub fn product_for(service: Service, segment: &str) -> Result<Product, ProductError> {
+pub(crate) fn product_for(service: Service, segment: &str) -> Result<Product, ProductError> {
     let p = product(segment)?;
     let ok = match service {
         Service::Payments => true,

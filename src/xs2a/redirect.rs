@@ -41,7 +41,7 @@ pub struct ScaSuccess {
 impl ScaSuccess {
     /// A success in the corporate context when `psu_corporate_id` is given (the corporate
     /// agreement the PSU acted under), else in the private context.
-    pub fn in_context(
+    pub(crate) fn in_context(
         psu_id: String,
         psu_corporate_id: Option<String>,
         tpp_session_id: String,
@@ -76,7 +76,7 @@ pub struct ScaFailure {
 }
 
 /// Every parameter name of the redirect after SCA, success and failure.
-pub const REDIRECT_PARAMETERS: &[&str] = &[
+pub(crate) const REDIRECT_PARAMETERS: &[&str] = &[
     "psu-id",
     "psu-corporate-id",
     "tpp-session-id",
@@ -98,7 +98,7 @@ pub enum ScaCallback {
 
 impl ScaCallback {
     /// The query pairs, in the order of the interface document's tables.
-    pub fn to_query_pairs(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn to_query_pairs(&self) -> Vec<(&'static str, String)> {
         match self {
             ScaCallback::Success(s) => {
                 let mut v = vec![("psu-id", s.psu_id.clone())];
@@ -128,7 +128,7 @@ impl ScaCallback {
     /// except those named like a redirect parameter (`psu-id`, `context`, `code`, ...,
     /// compared case-insensitively): the ASPSP's values replace them, so a TPP-Redirect-URI
     /// holding `psu-id=...` cannot put another PSU-ID ahead of the real one.
-    pub fn redirect_url(&self, redirect_uri: &str) -> Result<String, url::ParseError> {
+    pub(crate) fn redirect_url(&self, redirect_uri: &str) -> Result<String, url::ParseError> {
         let replaced = |k: &str| {
             REDIRECT_PARAMETERS
                 .iter()
@@ -226,7 +226,7 @@ pub struct CallbackError(String);
 /// order and values. Used for the redirect after SCA and for the console's `sca-ref`.
 ///
 /// Errors: `url` is not an absolute URL.
-pub fn replace_query<K: AsRef<str>, V: AsRef<str>>(
+pub(crate) fn replace_query<K: AsRef<str>, V: AsRef<str>>(
     url: &str,
     replaced: impl Fn(&str) -> bool,
     added: impl IntoIterator<Item = (K, V)>,

@@ -65,21 +65,34 @@ pub struct ReportEntry {
     pub links: Option<Links>,
 }
 
-/// Berlin Group `accountReport` with the `information` list.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Report {
+/// Berlin Group `accountReport` with the `information` list (entries [`ReportEntry`]), and
+/// `cardAccountReport` ([`CardReport`]: entries `cardTransaction` as JSON, no `information`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Report<E = ReportEntry> {
     /// `booked` (left out when empty).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub booked: Option<Vec<ReportEntry>>,
+    pub booked: Option<Vec<E>>,
     /// `pending` (left out when empty).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pending: Option<Vec<ReportEntry>>,
-    /// `information` (left out when empty).
+    pub pending: Option<Vec<E>>,
+    /// `information` (left out when empty; always for a card report).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub information: Option<Vec<ReportEntry>>,
+    pub information: Option<Vec<E>>,
     /// `_links`.
     #[serde(rename = "_links")]
     pub links: Links,
+}
+
+impl<E> Default for Report<E> {
+    /// No lists, no links.
+    fn default() -> Self {
+        Report {
+            booked: None,
+            pending: None,
+            information: None,
+            links: Links::default(),
+        }
+    }
 }
 
 /// Berlin Group `transactionsResponse-200_json`: `{"account":{...},"transactions":{...}}`.
@@ -140,19 +153,8 @@ pub struct CardBalancesResponse {
     pub balances: Vec<Balance>,
 }
 
-/// Berlin Group `cardAccountReport`.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct CardReport {
-    /// `booked` (left out when empty).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub booked: Option<Vec<Value>>,
-    /// `pending` (left out when empty).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pending: Option<Vec<Value>>,
-    /// `_links`.
-    #[serde(rename = "_links")]
-    pub links: Links,
-}
+/// Berlin Group `cardAccountReport`: `booked`, `pending` (`cardTransaction`s) and `_links`.
+pub type CardReport = Report<Value>;
 
 /// Berlin Group `cardAccountsTransactionsResponse200`.
 #[derive(Debug, Clone, Serialize)]

@@ -249,7 +249,7 @@ pub fn credential_files(
 /// order.
 ///
 /// Errors: the directory or a file cannot be written.
-pub fn write_programs(dir: &Path, req: &CodeRequest) -> std::io::Result<Vec<PathBuf>> {
+pub(crate) fn write_programs(dir: &Path, req: &CodeRequest) -> std::io::Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     for lang in Language::ALL {
         let path = dir.join(lang.file_name());
@@ -272,31 +272,12 @@ fn comment_text(text: &str) -> String {
 /// text inside its literal instead of pulling another value (code) into it. An `@@` not
 /// followed by a known name stays as it is.
 fn fill(template: &str, values: &[(&str, String)]) -> String {
-    let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    while let Some(start) = rest.find("@@") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let known = after.find("@@").and_then(|end| {
-            let name = &after[..end];
-            values
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| (v, end))
-        });
-        match known {
-            Some((value, end)) => {
-                out.push_str(value);
-                rest = &after[end + 2..];
-            }
-            None => {
-                out.push_str("@@");
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+    crate::xs2a::operations::replace_placeholders(template, "@@", "@@", |name| {
+        values
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+    })
 }
 
 /// The placeholders every template has: `TITLE` (as `comment` writes it) and `BASE_URL`,
