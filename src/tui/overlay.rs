@@ -58,8 +58,9 @@ pub enum Overlay {
     BodyEditor(Box<BodyEditor>),
     /// The scaRedirect prompt (its URL stays on the console while it is hidden, for `o`).
     ScaPrompt,
-    /// The link chooser; the highlighted link.
-    LinkChooser(usize),
+    /// The link chooser (its highlighted link is the response pane's,
+    /// [`super::response_pane`]).
+    LinkChooser,
     /// The profile picker; the highlighted profile.
     Picker(usize),
     /// The lesson picker.
@@ -78,7 +79,7 @@ impl Overlay {
         match self {
             Overlay::BodyEditor(_) => Layer::BodyEditor,
             Overlay::ScaPrompt => Layer::ScaPrompt,
-            Overlay::LinkChooser(_) => Layer::LinkChooser,
+            Overlay::LinkChooser => Layer::LinkChooser,
             Overlay::Picker(_) => Layer::Picker,
             Overlay::Lessons(_) => Layer::Lessons,
             Overlay::Help(_) => Layer::Help,
@@ -180,14 +181,6 @@ impl Overlays {
     pub fn picker(&self) -> Option<usize> {
         match self.get(Layer::Picker) {
             Some(Overlay::Picker(i)) => Some(*i),
-            _ => None,
-        }
-    }
-
-    /// The highlighted link of the open link chooser.
-    pub fn link_chooser(&self) -> Option<usize> {
-        match self.get(Layer::LinkChooser) {
-            Some(Overlay::LinkChooser(i)) => Some(*i),
             _ => None,
         }
     }
