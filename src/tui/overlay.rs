@@ -95,8 +95,8 @@ pub struct Overlays {
     stack: Vec<Overlay>,
 }
 
-/// The two accessors of an overlay `variant` holding a `ty` (possibly boxed): by reference and
-/// by mutable reference, `None` when that layer is not open.
+/// The accessors of an overlay `variant` holding a `ty` (possibly boxed): by reference
+/// (when named) and by mutable reference, `None` when that layer is not open.
 macro_rules! layer_accessors {
     ($variant:ident: $ty:ty, $(#[$doc:meta])* $get:ident, $(#[$doc_mut:meta])* $get_mut:ident) => {
         $(#[$doc])*
@@ -110,6 +110,9 @@ macro_rules! layer_accessors {
             }
         }
 
+        layer_accessors!($variant: $ty, $(#[$doc_mut])* $get_mut);
+    };
+    ($variant:ident: $ty:ty, $(#[$doc_mut:meta])* $get_mut:ident) => {
         $(#[$doc_mut])*
         pub fn $get_mut(&mut self) -> Option<&mut $ty> {
             match self.get_mut(Layer::$variant) {
@@ -157,11 +160,6 @@ impl Overlays {
         self.stack.iter_mut().find(|o| o.layer() == layer)
     }
 
-    /// The topmost overlay: the one that takes the keys.
-    pub fn top(&self) -> Option<&Overlay> {
-        self.stack.last()
-    }
-
     /// The layers open, topmost first.
     pub fn layers_top_down(&self) -> impl Iterator<Item = Layer> + '_ {
         self.stack.iter().rev().map(Overlay::layer)
@@ -170,11 +168,6 @@ impl Overlays {
     /// The open overlays, bottom first (drawing order).
     pub fn iter(&self) -> impl Iterator<Item = &Overlay> {
         self.stack.iter()
-    }
-
-    /// Whether no overlay is open.
-    pub fn is_empty(&self) -> bool {
-        self.stack.is_empty()
     }
 
     /// The highlighted profile of the open picker.
@@ -186,13 +179,9 @@ impl Overlays {
     }
 
     layer_accessors!(Lessons: LessonPicker,
-        /// The open lesson picker.
-        lessons,
         /// The open lesson picker, mutably.
         lessons_mut);
     layer_accessors!(Help: HelpView,
-        /// The open help's scroll state.
-        help,
         /// The open help's scroll state, mutably.
         help_mut);
     layer_accessors!(Palette: PaletteView,
@@ -307,6 +296,6 @@ mod tests {
         assert_eq!(o.picker(), Some(0));
         assert_eq!(o.iter().count(), 3);
         assert!(matches!(o.close(Layer::Help), Some(Overlay::Help(_))));
-        assert_eq!(o.top().map(Overlay::layer), Some(Layer::Picker));
+        assert_eq!(o.layers_top_down().next(), Some(Layer::Picker));
     }
 }

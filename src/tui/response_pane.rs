@@ -125,43 +125,50 @@ impl ResponsePane {
         self.viewport.get().saturating_sub(1).max(1) as isize
     }
 
-    /// The viewer's commands (search, filter, copy, follow link, clear).
-    fn command(&mut self, cmd: Command, ctx: &mut Ctx) -> Effect {
+    /// The viewer's commands (search, filter, copy, follow link, clear); `None` for any
+    /// other command. Without a response they only say so.
+    fn command(&mut self, cmd: Command, ctx: &mut Ctx) -> Option<Effect> {
+        let run: fn(&mut Self, &mut Ctx) -> Effect = match cmd {
+            Command::ResponseSearch => |pane, _| pane.open_input(InputKind::Search),
+            Command::ResponseFilter => Self::open_filter,
+            Command::SearchNext => |pane, ctx| pane.next_match(1, ctx),
+            Command::SearchPrev => |pane, ctx| pane.next_match(-1, ctx),
+            Command::CopyBody => Self::copy_body,
+            Command::FollowLink => Self::follow_link,
+            Command::ClearResponse => Self::clear,
+            _ => return None,
+        };
         if self.view().is_none() {
             ctx.say(Level::Info, "No response yet: send a request first");
+            return Some(Effect::None);
+        }
+        Some(run(self, ctx))
+    }
+
+    fn open_filter(&mut self, ctx: &mut Ctx) -> Effect {
+        if self.view().is_some_and(|v| !v.is_json) {
+            ctx.say(Level::Warning, "The body is not JSON: nothing to filter");
             return Effect::None;
         }
-        match cmd {
-            Command::ResponseSearch => self.open_input(InputKind::Search),
-            Command::ResponseFilter => {
-                if self.view().is_some_and(|v| !v.is_json) {
-                    ctx.say(Level::Warning, "The body is not JSON: nothing to filter");
-                } else {
-                    self.open_input(InputKind::Filter)
-                }
-            }
-            Command::SearchNext => self.next_match(1, ctx),
-            Command::SearchPrev => self.next_match(-1, ctx),
-            Command::CopyBody => return self.copy_body(ctx),
-            Command::FollowLink => return self.follow_link(ctx),
-            Command::ClearResponse => {
-                let had = self
-                    .view()
-                    .is_some_and(|v| v.filter.is_some() || v.search.is_some());
-                self.clear_filter();
-                if let Some(v) = self.view_mut() {
-                    v.search = None;
-                }
-                if had {
-                    ctx.say(Level::Info, "Filter and search cleared");
-                }
-            }
-            _ => {}
+        self.open_input(InputKind::Filter)
+    }
+
+    /// Clears the jq filter and the search.
+    fn clear(&mut self, ctx: &mut Ctx) -> Effect {
+        let had = self
+            .view()
+            .is_some_and(|v| v.filter.is_some() || v.search.is_some());
+        self.clear_filter();
+        if let Some(v) = self.view_mut() {
+            v.search = None;
+        }
+        if had {
+            ctx.say(Level::Info, "Filter and search cleared");
         }
         Effect::None
     }
 
-    fn open_input(&mut self, kind: InputKind) {
+    fn open_input(&mut self, kind: InputKind) -> Effect {
         let text = self
             .view()
             .and_then(|v| match kind {
@@ -171,6 +178,7 @@ impl ResponsePane {
             .unwrap_or_default();
         let cursor = text.chars().count();
         self.input = Some(InputBox { kind, text, cursor });
+        Effect::None
     }
 
     fn start_search(&mut self, query: &str, ctx: &mut Ctx) {
@@ -196,18 +204,18 @@ impl ResponsePane {
         }
     }
 
-    fn next_match(&mut self, delta: isize, ctx: &mut Ctx) {
+    fn next_match(&mut self, delta: isize, ctx: &mut Ctx) -> Effect {
         let Some(v) = self.view_mut() else {
-            return;
+            return Effect::None;
         };
         let Some(s) = &v.search else {
             ctx.say(Level::Info, "No search: press / to search the body");
-            return;
+            return Effect::None;
         };
         if s.count() == 0 {
             let q = s.query.clone();
             ctx.say(Level::Warning, format!("No match for {q:?}"));
-            return;
+            return Effect::None;
         }
         v.step_match(delta);
         let pos = v
@@ -217,6 +225,7 @@ impl ResponsePane {
             .unwrap_or_default();
         self.jump_to_match();
         ctx.say(Level::Info, format!("Match {pos}"));
+        Effect::None
     }
 
     /// Scrolls the current match into view (a third from the top, its column visible).
@@ -431,14 +440,7 @@ impl Component for ResponsePane {
             Command::Bottom => self.scroll = self.max_scroll(),
             Command::ScrollLeft => self.hscroll = self.hscroll.saturating_sub(8),
             Command::ScrollRight => self.hscroll += 8,
-            Command::ResponseSearch
-            | Command::ResponseFilter
-            | Command::SearchNext
-            | Command::SearchPrev
-            | Command::CopyBody
-            | Command::FollowLink
-            | Command::ClearResponse => return Some(self.command(cmd, ctx)),
-            _ => return None,
+            _ => return self.command(cmd, ctx),
         }
         Some(Effect::None)
     }
