@@ -242,14 +242,44 @@ impl Engine {
 
     /// Starts the local ASPSP and the callback listener again after
     /// [`Engine::take_network`], on the profile's ports, and arms the listener again for
-    /// the SCA flows still waiting.
+    /// the SCA flows still waiting: [`Engine::network_restart`] then
+    /// [`Engine::adopt_network`], awaited in place.
     ///
     /// Errors: as [`Engine::start`] for the local ASPSP.
     pub async fn restart_network(
         &mut self,
-        local: &dyn LocalAspspStarter,
+        local: impl LocalAspspStarter + 'static,
     ) -> Result<(), ClientError> {
-        let network = start_network(&self.profile, &self.paths, local).await?;
+        let network = self.network_restart(local).await?;
+        self.adopt_network(network);
+        Ok(())
+    }
+
+    /// The start of the local ASPSP and the callback listener again after
+    /// [`Engine::take_network`], on the profile's ports, as a future that owns what it
+    /// needs (the profile, the paths, `local`) and borrows no engine: the console spawns it
+    /// and keeps handling keys and drawing while it runs, then hands its outcome to
+    /// [`Engine::adopt_network`] (as the engine shutdown is spawned).
+    ///
+    /// Errors: as [`Engine::start`] for the local ASPSP.
+    pub fn network_restart(
+        &self,
+        local: impl LocalAspspStarter + 'static,
+    ) -> BoxFuture<'static, Result<RestartedNetwork, ClientError>> {
+        let profile = self.profile.clone();
+        let paths = self.paths.clone();
+        Box::pin(async move {
+            start_network(&profile, &paths, &local)
+                .await
+                .map(RestartedNetwork)
+        })
+    }
+
+    /// Makes `network` ([`Engine::network_restart`]) the engine's local ASPSP and callback
+    /// listener (base URL, TPP-Redirect-URI, listener error with them), and arms the
+    /// listener again for the SCA flows still waiting.
+    pub fn adopt_network(&mut self, network: RestartedNetwork) {
+        let network = network.0;
         self.base_url = network.base_url;
         self.redirect_uri = network.redirect_uri;
         self.listener_error = network.listener_error;
@@ -260,7 +290,6 @@ impl Engine {
                 l.await_callback(&flow.tpp_session_id);
             }
         }
-        Ok(())
     }
 
     /// What signing a request of this engine needs now: profile, session, credentials,
@@ -641,6 +670,19 @@ impl StoppedNetwork {
         if let Some(l) = self.local {
             l.shutdown().await;
         }
+    }
+}
+
+/// The local ASPSP and the callback listener started again by
+/// [`Engine::network_restart`], not yet part of an engine ([`Engine::adopt_network`]).
+pub struct RestartedNetwork(Network);
+
+impl std::fmt::Debug for RestartedNetwork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RestartedNetwork")
+            .field("base_url", &self.0.base_url)
+            .field("redirect_uri", &self.0.redirect_uri)
+            .finish()
     }
 }
 

@@ -80,6 +80,7 @@ macro_rules! ctx {
             $app.mask_volatile,
         )
         .with_screen_mask($app.screen_mask())
+        .with_focus($app.shown_focus())
     };
 }
 
@@ -124,7 +125,9 @@ pub struct App {
     pub(crate) panes: Panes,
     /// The request pane: the prepared request and whether it must be prepared again.
     pub(crate) request: RequestPane,
-    pub(crate) response: ResponseState,
+    /// The response pane, a component owning the response shown, its scroll, boxes and
+    /// link chooser ([`super::response_pane`]).
+    pub(crate) response_pane: super::response_pane::ResponsePane,
     /// The SCA prompt and what the console knows about the SCA in progress.
     pub(crate) sca: ScaState,
     /// The open dialogs, bottom first: key handling, drawing and the mouse read only this
@@ -140,8 +143,6 @@ pub struct App {
     pub(crate) screens: Screens,
     /// The body editor and the validation problems ([`super::editor`]).
     pub(crate) editor: super::body_editor::EditorState,
-    /// State of the response viewer (search and filter boxes, link chooser).
-    pub(crate) response_ui: super::response::ResponseUi,
     /// The keys in force: the keymap with the config file's overrides ([`super::config`]).
     pub(crate) keymap: keymap::Keymap,
     /// The themes `t` cycles through ([`super::theme::ThemeSet`]).
@@ -234,14 +235,13 @@ impl App {
                 sending: false,
                 sent_instead: None,
             },
-            response: ResponseState::Empty,
+            response_pane: Default::default(),
             sca: ScaState::default(),
             overlays: Overlays::default(),
             messages: StatusLine::default(),
             screen: Screen::Console,
             screens: Default::default(),
             editor: Default::default(),
-            response_ui: Default::default(),
             keymap: Default::default(),
             themes: Default::default(),
             confirm: None,
@@ -424,7 +424,7 @@ impl App {
 
     /// The response pane's content.
     pub fn response(&self) -> &ResponseState {
-        &self.response
+        &self.response_pane.state
     }
 
     /// Whether a request is in flight.
@@ -434,7 +434,43 @@ impl App {
 
     /// First visible line of the response pane.
     pub fn response_scroll(&self) -> usize {
-        self.panes.scroll[2]
+        self.response_pane.scroll()
+    }
+
+    /// Scrolls the response so that display line `line` is the first visible one (clamped
+    /// at the last draw's bottom).
+    pub fn scroll_response_to(&mut self, line: usize) {
+        self.response_pane.scroll_to(line);
+    }
+
+    /// The response pane's search or filter box, when one is open.
+    pub fn response_input(&self) -> Option<&super::response::InputBox> {
+        self.response_pane.input_box()
+    }
+
+    /// The highlighted entry of the response's link chooser, when it is open.
+    pub fn link_chooser(&self) -> Option<usize> {
+        self.response_pane
+            .chooser()
+            .filter(|_| self.overlays.is_open(Layer::LinkChooser))
+    }
+
+    /// Shows the outcome of a jq filter ([`Action::RunFilter`]) in the response pane;
+    /// ignored when the response or the filter changed meanwhile.
+    pub fn filter_finished(&mut self, done: super::response::FilterDone) {
+        self.on_response(|pane, ctx| {
+            pane.filter_finished(done, ctx);
+            None
+        });
+    }
+
+    /// The console pane drawn as focused: the parameters while typing in INSERT mode, else
+    /// the focused one.
+    pub(crate) fn shown_focus(&self) -> Focus {
+        match self.form.mode {
+            Mode::Insert => Focus::Params,
+            Mode::Normal => self.panes.focus,
+        }
     }
 
     /// The request to prepare for the selected operation now.
@@ -599,7 +635,7 @@ impl App {
     pub fn presenter_step(&self) -> String {
         use super::presenter::{StepFacts, step_text};
         use crate::xs2a::operations::Group;
-        let (response, failed) = match &self.response {
+        let (response, failed) = match &self.response_pane.state {
             ResponseState::Done(v) => (
                 Some((v.status, v.status_text(), v.operation.as_str())),
                 None,
@@ -608,7 +644,7 @@ impl App {
             _ => (None, None),
         };
         let sca_waiting = self.sca.prompt.is_some()
-            && matches!(&self.response, ResponseState::Done(v) if v.sca_redirect.is_some());
+            && matches!(&self.response_pane.state, ResponseState::Done(v) if v.sca_redirect.is_some());
         step_text(&StepFacts {
             operation: self.selected_operation().title,
             sending: self.request.sending,
@@ -626,7 +662,7 @@ impl App {
             failed,
             psu_known: self.status.psu_id.is_some(),
             consent_operation: self.selected_operation().group == Group::Ais,
-            consent_response: matches!(&self.response, ResponseState::Done(v)
+            consent_response: matches!(&self.response_pane.state, ResponseState::Done(v)
                 if v.operation == super::status_read_title(crate::client::engine::ScaFlow::Consent)
                     || crate::xs2a::operations::OPERATIONS
                         .iter()

@@ -3,15 +3,14 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::app::{
-    Action, App, Confirm, Focus, Level, Message, Mode, ResponseState, Screen, fields_of,
-};
+use super::app::{Action, App, Confirm, Focus, Level, Message, Mode, Screen, fields_of};
 use super::catalogue::OperationFinder;
-use super::component::{Component, Effect};
+use super::component::{Component, Ctx, Effect};
 use super::form::step;
 use super::keymap::{Command, Context, Scope};
 use super::overlay::{Layer, Overlay};
 use super::palette::{HelpView, PaletteView};
+use super::response_pane::ResponsePane;
 
 impl App {
     /// Asks y/N before `what` (status line: `question (y/N) note`); the next key answers.
@@ -99,7 +98,7 @@ impl App {
     /// component's box elsewhere.
     pub(crate) fn screen_typing(&self) -> bool {
         match self.screen {
-            Screen::Console => self.form.mode == Mode::Insert || self.response_ui.input.is_some(),
+            Screen::Console => self.form.mode == Mode::Insert || self.response_pane.typing(),
             Screen::Profiles => self.screens.profiles.typing(),
             Screen::History => self.screens.history.typing(),
             Screen::Flow => self.screens.flow.typing(),
@@ -188,10 +187,10 @@ impl App {
                 .as_mut()
                 .and_then(|f| f.input(key, &mut ctx))),
             Layer::Insert if self.form.mode == Mode::Insert => None,
-            Layer::Insert => match self.response_input_key(key) {
-                Some(a) => Some(a),
-                None => self.on_screen(|screen, ctx| screen.input(key, ctx)),
-            },
+            Layer::Insert if self.screen == Screen::Console => {
+                self.on_response(|pane, ctx| pane.input(key, ctx))
+            }
+            Layer::Insert => self.on_screen(|screen, ctx| screen.input(key, ctx)),
             Layer::BodyEditor => with_ctx!(self, |ctx| self
                 .overlays
                 .body_editor_mut()
@@ -224,16 +223,13 @@ impl App {
                 }
                 true
             }
-            Some(Layer::Insert) => {
-                self.response_paste(text)
-                    || match self.screen {
-                        Screen::Profiles => self.screens.profiles.paste(text),
-                        Screen::Monitor => self.screens.monitor.paste(text),
-                        Screen::History => self.screens.history.paste(text),
-                        Screen::Flow => self.screens.flow.paste(text),
-                        Screen::Console => false,
-                    }
-            }
+            Some(Layer::Insert) => match self.screen {
+                Screen::Profiles => self.screens.profiles.paste(text),
+                Screen::Monitor => self.screens.monitor.paste(text),
+                Screen::History => self.screens.history.paste(text),
+                Screen::Flow => self.screens.flow.paste(text),
+                Screen::Console => self.response_pane.paste(text),
+            },
             _ => false,
         };
         if !taken {
@@ -263,7 +259,7 @@ impl App {
                     .help_mut()
                     .and_then(|h| h.handle(cmd, &mut ctx)))
             }
-            Context::LinkChooser => self.links_command(cmd),
+            Context::LinkChooser => self.on_response(|pane, ctx| pane.handle(cmd, ctx)),
             _ => None,
         }
     }
@@ -280,7 +276,13 @@ impl App {
             | Command::SearchPrev
             | Command::CopyBody
             | Command::FollowLink
-            | Command::ClearResponse => return self.response_command(cmd),
+            | Command::ClearResponse
+            | Command::ScrollLeft
+            | Command::ScrollRight => {
+                return self
+                    .on_response(|pane, ctx| pane.handle(cmd, ctx))
+                    .unwrap_or(Action::None);
+            }
             Command::FindOperation => {
                 self.panes.focus = Focus::Operations;
                 self.form.finder = Some(OperationFinder::open(&self.form.ops, self.form.selected));
@@ -402,18 +404,22 @@ impl App {
                     "No scaRedirect to open: the last response did not ask for SCA",
                 ),
             },
-            Command::PageUp => self.scroll_page(-1),
-            Command::PageDown => self.scroll_page(1),
-            Command::Top => {
-                let slot = self.scroll_target();
-                self.panes.scroll[slot] = 0;
+            // The focused pane scrolls, else the response.
+            Command::PageUp | Command::PageDown | Command::Top | Command::Bottom => {
+                match self.panes.focus.scroll_slot() {
+                    Some(slot) => match cmd {
+                        Command::PageUp => self.scroll_lines(slot, -self.panes.page(slot)),
+                        Command::PageDown => self.scroll_lines(slot, self.panes.page(slot)),
+                        Command::Top => self.panes.scroll[slot] = 0,
+                        _ => self.panes.scroll[slot] = self.max_scroll(slot),
+                    },
+                    None => {
+                        return self
+                            .on_response(|pane, ctx| pane.handle(cmd, ctx))
+                            .unwrap_or(Action::None);
+                    }
+                }
             }
-            Command::Bottom => {
-                let slot = self.scroll_target();
-                self.panes.scroll[slot] = self.max_scroll(slot);
-            }
-            Command::ScrollLeft => self.panes.hscroll = self.panes.hscroll.saturating_sub(8),
-            Command::ScrollRight => self.panes.hscroll += 8,
             Command::ResetSession => {
                 self.ask(
                     Confirm::ResetSession,
@@ -524,6 +530,14 @@ impl App {
                     self.form.field = step(self.form.field, delta, n);
                 }
             }
+            Focus::Response => {
+                let cmd = if delta < 0 {
+                    Command::Up
+                } else {
+                    Command::Down
+                };
+                self.on_response(|pane, ctx| pane.handle(cmd, ctx));
+            }
             f => {
                 if let Some(slot) = f.scroll_slot() {
                     self.scroll_lines(slot, delta);
@@ -532,16 +546,8 @@ impl App {
         }
     }
 
-    pub(crate) fn scroll_target(&self) -> usize {
-        self.panes.focus.scroll_slot().unwrap_or(2)
-    }
-
     pub(crate) fn max_scroll(&self, slot: usize) -> usize {
-        let content = match (slot, &self.response) {
-            (2, ResponseState::Done(v)) => Some(v.total_lines()),
-            _ => None,
-        };
-        self.panes.max_scroll(slot, content)
+        self.panes.max_scroll(slot, None)
     }
 
     pub(crate) fn scroll_lines(&mut self, slot: usize, delta: isize) {
@@ -549,9 +555,22 @@ impl App {
         self.panes.scroll_lines(slot, delta, max);
     }
 
-    pub(crate) fn scroll_page(&mut self, dir: isize) {
-        let slot = self.scroll_target();
-        self.scroll_lines(slot, dir * self.panes.page(slot));
+    /// Hands a call to the response pane ([`ResponsePane`]) and performs its effect; the
+    /// link chooser's layer is then open exactly while the pane has a chooser selection.
+    pub(crate) fn on_response(
+        &mut self,
+        f: impl FnOnce(&mut ResponsePane, &mut Ctx) -> Option<Effect>,
+    ) -> Option<Action> {
+        let action = with_ctx!(self, |ctx| f(&mut self.response_pane, &mut ctx));
+        let chooser = self.response_pane.chooser().is_some();
+        if chooser != self.overlays.is_open(Layer::LinkChooser) {
+            if chooser {
+                self.overlays.open(Overlay::LinkChooser);
+            } else {
+                self.overlays.close(Layer::LinkChooser);
+            }
+        }
+        action
     }
 
     pub(crate) fn start_editing(&mut self) {

@@ -48,6 +48,11 @@ impl App {
                 self.overlays.close(layer);
                 Action::None
             }
+            Effect::ScaPrompt(url) => {
+                self.sca.prompt = Some(super::app::ScaPrompt::new(url));
+                self.overlays.open(super::overlay::Overlay::ScaPrompt);
+                Action::None
+            }
             Effect::RunInScope(scope, cmd) => {
                 self.overlays.close(Layer::Palette);
                 self.run_in_scope(scope, cmd)
@@ -203,8 +208,8 @@ impl App {
             }
         }
         self.set_message(o.message.level, o.message.text);
-        self.response = ResponseState::Done(Box::new(o.view));
-        self.panes.scroll[2] = 0;
+        self.response_pane
+            .show(ResponseState::Done(Box::new(o.view)), 0);
         self.panes.focus = Focus::Response;
         self.screen = Screen::Console;
     }

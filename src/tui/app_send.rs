@@ -8,6 +8,7 @@ use super::app::{
 };
 use super::error::{BrowserError, SendError};
 use super::overlay::{Layer, Overlay};
+use super::response_pane::ResponsePane;
 use crate::client::{ClientError, PreparedRequest};
 use crate::xs2a::redirect::ScaCallback;
 
@@ -46,7 +47,7 @@ impl App {
     /// Records that `request` is being sent: the request pane shows it as sent and the
     /// response pane waits.
     pub fn begin_send(&mut self, request: PreparedRequest) {
-        self.response = ResponseState::Sending {
+        self.response_pane.state = ResponseState::Sending {
             method: request.method.clone(),
             url: request.url.clone(),
         };
@@ -69,16 +70,14 @@ impl App {
     /// pre-fills `account-id` of the other operations (unless the user typed one).
     pub fn finish_send(&mut self, result: Result<ResponseView, SendError>) {
         self.request.sending = false;
-        self.panes.scroll[2] = 0;
-        self.panes.hscroll = 0;
-        self.response_ui = Default::default();
+        self.response_pane.reset();
         self.overlays.close(Layer::LinkChooser);
         let view = match result {
             Ok(v) => v,
             Err(e) => {
                 let e = e.to_string();
                 self.set_message(Level::Error, e.clone());
-                self.response = ResponseState::Failed(e);
+                self.response_pane.state = ResponseState::Failed(e);
                 return;
             }
         };
@@ -118,8 +117,9 @@ impl App {
         if (200..300).contains(&view.status) {
             self.prefill_ids(&view);
         }
-        self.panes.scroll[2] = self.response_opening_line(&view);
-        self.response = ResponseState::Done(Box::new(view));
+        let top = ResponsePane::opening_line(&view, self.presenter.on);
+        self.response_pane
+            .show(ResponseState::Done(Box::new(view)), top);
     }
 
     /// "payment <id>" / "basket <id>" while the SCA prompt is for one.
@@ -419,8 +419,8 @@ impl App {
             format!("Profile {} is active", status.profile),
         );
         self.session_changed(status);
-        self.response = ResponseState::Empty;
-        self.panes.scroll = [0; 3];
+        self.response_pane.show(ResponseState::Empty, 0);
+        self.panes.scroll = [0; 2];
     }
 
     /// Asks for the request preview to be prepared again.

@@ -18,6 +18,7 @@ use ratatui::layout::Rect;
 
 use super::keymap::{Command, Keymap, Scope};
 use super::overlay::Layer;
+use super::panes::Focus;
 use super::presenter::ScreenMask;
 use super::response::ResponseView;
 use super::status_line::{Level, Message};
@@ -187,6 +188,9 @@ pub(crate) struct Ctx<'a> {
     /// Presenter mode's masking of secrets and PSU data: every text drawn goes through it
     /// ([`ScreenMask::text`]).
     pub(crate) screen_mask: ScreenMask,
+    /// The console pane drawn as focused (the parameters while typing in INSERT mode);
+    /// `None` outside the console's panes.
+    pub(crate) focus: Option<Focus>,
     said: Vec<Message>,
 }
 
@@ -210,6 +214,7 @@ impl<'a> Ctx<'a> {
             sending,
             mask,
             screen_mask: ScreenMask::off(),
+            focus: None,
             said: Vec::new(),
         }
     }
@@ -217,6 +222,12 @@ impl<'a> Ctx<'a> {
     /// The context with presenter mode's masking ([`ScreenMask`]).
     pub(crate) fn with_screen_mask(mut self, screen_mask: ScreenMask) -> Self {
         self.screen_mask = screen_mask;
+        self
+    }
+
+    /// The context with `focus` as the console pane drawn as focused.
+    pub(crate) fn with_focus(mut self, focus: Focus) -> Self {
+        self.focus = Some(focus);
         self
     }
 
@@ -263,6 +274,9 @@ pub(crate) enum Effect {
     OpenExchange(Box<OpenExchange>),
     /// Close this dialog.
     Close(Layer),
+    /// Show the SCA prompt for this scaRedirect URL (a `_links.scaRedirect` followed by
+    /// hand in the response pane).
+    ScaPrompt(String),
     /// Select operation `index` of the console's list; `close`: the finder closes.
     Select {
         /// Index into the operation list.

@@ -70,15 +70,17 @@ pub fn parse_config(text: &str, origin: &str) -> ConsoleConfig {
         }
     };
     let at = |start: usize| format!("{origin}:{}", line_of(text, start));
+    // A problem of the file: `what` at the line of byte `start`.
+    let problem = |start: usize, what: &str| format!("{}: {what}", at(start));
     let mut entries: Vec<_> = doc.get_ref().iter().collect();
     entries.sort_by_key(|(k, _)| k.span().start);
     for (k, v) in entries {
         let key: &str = k.get_ref();
         match (key, v.get_ref()) {
             ("theme", DeValue::String(s)) => cfg.theme = Some(s.to_string()),
-            ("theme", _) => cfg.problems.push(format!(
-                "{}: theme must be a string such as \"light\"",
-                at(v.span().start)
+            ("theme", _) => cfg.problems.push(problem(
+                v.span().start,
+                "theme must be a string such as \"light\"",
             )),
             ("keys", DeValue::Table(t)) => {
                 let mut keys: Vec<_> = t.iter().collect();
@@ -106,34 +108,30 @@ pub fn parse_config(text: &str, origin: &str) -> ConsoleConfig {
                     }
                 }
             }
-            ("keys", _) => cfg.problems.push(format!(
-                "{}: keys must be a table ([keys])",
-                at(v.span().start)
-            )),
+            ("keys", _) => cfg
+                .problems
+                .push(problem(v.span().start, "keys must be a table ([keys])")),
             ("presenter", DeValue::Table(t)) => {
                 for (name, val) in t.iter() {
                     match (name.get_ref().as_ref(), val.get_ref()) {
                         ("mask_customer_numbers", DeValue::Boolean(b)) => {
                             cfg.mask_customer_numbers = *b
                         }
-                        ("mask_customer_numbers", _) => cfg.problems.push(format!(
-                            "{}: mask_customer_numbers must be true or false",
-                            at(val.span().start)
-                        )),
-                        (other, _) => cfg.problems.push(format!(
-                            "{}: unknown key \"{other}\" in [presenter] (known: mask_customer_numbers)",
-                            at(name.span().start)
+                        ("mask_customer_numbers", _) => cfg.problems.push(problem(val.span().start, "mask_customer_numbers must be true or false")),
+                        (other, _) => cfg.problems.push(problem(
+                            name.span().start,
+                            &format!("unknown key \"{other}\" in [presenter] (known: mask_customer_numbers)"),
                         )),
                     }
                 }
             }
-            ("presenter", _) => cfg.problems.push(format!(
-                "{}: presenter must be a table ([presenter])",
-                at(v.span().start)
+            ("presenter", _) => cfg.problems.push(problem(
+                v.span().start,
+                "presenter must be a table ([presenter])",
             )),
-            (other, _) => cfg.problems.push(format!(
-                "{}: unknown key \"{other}\" (known: theme, [keys], [presenter])",
-                at(k.span().start)
+            (other, _) => cfg.problems.push(problem(
+                k.span().start,
+                &format!("unknown key \"{other}\" (known: theme, [keys], [presenter])"),
             )),
         }
     }

@@ -15,34 +15,34 @@ mod app_editor;
 mod app_input;
 mod app_screens;
 mod app_send;
-pub mod body_editor;
-pub mod catalogue;
+pub(crate) mod body_editor;
+pub(crate) mod catalogue;
 mod component;
 pub mod config;
 mod deps;
-pub mod error;
+pub(crate) mod error;
 pub mod flow_view;
-pub mod form;
-pub mod highlight;
+pub(crate) mod form;
+pub(crate) mod highlight;
 pub mod history;
-pub mod history_view;
-pub mod jq;
+pub(crate) mod history_view;
+pub(crate) mod jq;
 pub mod keymap;
-pub mod lesson;
+pub(crate) mod lesson;
 mod mask;
 pub mod monitor;
-pub mod mouse;
-pub mod overlay;
-pub mod palette;
-pub mod panes;
-pub mod presenter;
-pub mod profiles;
-pub mod profiles_view;
+pub(crate) mod mouse;
+pub(crate) mod overlay;
+pub(crate) mod palette;
+pub(crate) mod panes;
+pub(crate) mod presenter;
+pub(crate) mod profiles;
+pub(crate) mod profiles_view;
 pub mod qr;
 pub mod response;
-pub mod response_links;
+pub(crate) mod response_links;
 mod response_pane;
-pub mod status_line;
+pub(crate) mod status_line;
 mod text;
 pub mod theme;
 mod ui;
@@ -230,6 +230,13 @@ enum Done {
         Result<Box<Engine>, crate::client::ClientError>,
         Option<Action>,
     ),
+    /// The active profile's network started again after profile `.0` could not start
+    /// (`.1`, why): [`Runner::network_restarted`].
+    Restarted(
+        String,
+        crate::client::ClientError,
+        Result<crate::client::engine::RestartedNetwork, crate::client::ClientError>,
+    ),
 }
 
 async fn recv_opt<T>(rx: &mut Option<mpsc::UnboundedReceiver<T>>) -> Option<T> {
@@ -355,6 +362,7 @@ async fn event_loop(
         profiles: profiles.clone(),
         tasks: JoinSet::new(),
         switching: None,
+        restarting: false,
         deferred: Vec::new(),
         steps: None,
         monitor_feed: None,
@@ -379,6 +387,7 @@ async fn event_loop(
             // process seeds aws-lc's random generator (CPU jitter entropy, about 30 ms), which
             // would otherwise delay the first frame. The pane shows "Preparing …" meanwhile.
             if runner.switching.is_none()
+                && !runner.restarting
                 && let Some(spec) = app.take_prepare_request()
             {
                 let r = runner
@@ -437,7 +446,7 @@ async fn event_loop(
                     None => runner.monitor_feed = None,
                 },
                 Some(done) = runner.tasks.join_next(), if !runner.tasks.is_empty() => match done {
-                    Ok(done) => runner.finished(&mut app, done).await,
+                    Ok(done) => runner.finished(&mut app, done),
                     Err(e) => app.finish_send(Err(SendError::Task(e))),
                 },
             }
@@ -464,6 +473,9 @@ struct Runner<'e> {
     tasks: JoinSet<Done>,
     /// The profile being started, while it starts.
     switching: Option<String>,
+    /// The active profile's sandbox and listener are starting again (a profile switch
+    /// failed, [`Done::Restarted`]): actions that need the engine wait as for a switch.
+    restarting: bool,
     /// Actions that need the engine, asked for while a profile was starting: performed,
     /// in order, once it is active (or failed to start).
     deferred: Vec<Action>,
@@ -563,7 +575,7 @@ impl Runner<'_> {
     }
 
     /// Feeds back what finished in the background.
-    async fn finished(&mut self, app: &mut App, done: Done) {
+    fn finished(&mut self, app: &mut App, done: Done) {
         match done {
             Done::Sent(r) => {
                 // A scaRedirect starts a flow: only then does the listener take a callback
@@ -595,7 +607,8 @@ impl Runner<'_> {
                 let again = app.monitor_done(r);
                 self.perform(app, again);
             }
-            Done::Started(name, r, then) => self.profile_started(app, name, r, then).await,
+            Done::Started(name, r, then) => self.profile_started(app, name, r, then),
+            Done::Restarted(name, why, r) => self.network_restarted(app, name, why, r),
             Done::Flow(data) => app.set_flow(*data),
             Done::Steps(Ok(rx)) => self.steps = Some(rx),
             Done::Steps(Err(e)) => {
@@ -624,7 +637,7 @@ impl Runner<'_> {
     }
 
     fn perform(&mut self, app: &mut App, action: Action) {
-        if self.switching.is_some() && Self::needs_engine(&action) {
+        if (self.switching.is_some() || self.restarting) && Self::needs_engine(&action) {
             self.deferred.push(action);
             return;
         }
@@ -825,8 +838,10 @@ impl Runner<'_> {
     }
 
     /// Makes the started profile the active one (the old engine is shut down), then
-    /// performs what waited for it.
-    async fn profile_started(
+    /// performs what waited for it. When it could not start, the active profile's sandbox
+    /// and listener start again in a spawned task ([`Done::Restarted`]); what waits for
+    /// the engine waits for that.
+    fn profile_started(
         &mut self,
         app: &mut App,
         name: String,
@@ -859,19 +874,43 @@ impl Runner<'_> {
                 }
             }
             Err(e) => {
-                // The active profile goes on: its sandbox and listener start again.
-                let restarted = self
+                // The active profile goes on: its sandbox and listener start again, beside
+                // the loop, which keeps drawing and taking keys.
+                self.restarting = true;
+                let restart = self
                     .engine
-                    .restart_network(&crate::embedded::EmbeddedSandbox)
-                    .await;
-                self.callbacks = self.engine.take_callback_receiver();
-                let mut text = format!("Profile {name} could not start: {e}");
-                if let Err(e) = restarted {
-                    text.push_str(&format!("; the active profile could not start again: {e}"));
-                }
-                app.set_message(Level::Error, text);
+                    .network_restart(crate::embedded::EmbeddedSandbox);
+                self.tasks
+                    .spawn(async move { Done::Restarted(name, e, restart.await) });
+                return;
             }
         }
+        self.perform_deferred(app);
+    }
+
+    /// The active profile's sandbox and listener started again (or not) after profile
+    /// `name` could not start (`why`); then what waited for the engine is performed.
+    fn network_restarted(
+        &mut self,
+        app: &mut App,
+        name: String,
+        why: crate::client::ClientError,
+        restarted: Result<crate::client::engine::RestartedNetwork, crate::client::ClientError>,
+    ) {
+        self.restarting = false;
+        let mut text = format!("Profile {name} could not start: {why}");
+        match restarted {
+            Ok(network) => self.engine.adopt_network(network),
+            Err(e) => text.push_str(&format!("; the active profile could not start again: {e}")),
+        }
+        self.callbacks = self.engine.take_callback_receiver();
+        app.set_message(Level::Error, text);
+        self.perform_deferred(app);
+    }
+
+    /// Performs, in order, the actions that waited for the engine; a deferred switch that
+    /// starts another profile leaves the rest waiting for that one.
+    fn perform_deferred(&mut self, app: &mut App) {
         let deferred = std::mem::take(&mut self.deferred);
         let mut rest = deferred.into_iter();
         for action in rest.by_ref() {

@@ -1,7 +1,7 @@
 //! The mouse: a click focuses the pane under the pointer (and selects the operation or the
 //! parameter clicked), the wheel scrolls the pane under the pointer by [`WHEEL_LINES`]
 //! lines without moving the focus. The panes' rectangles are recorded at draw time
-//! ([`HitAreas`]), so hit-testing matches what is on the screen. The mouse goes where keys
+//! ([`super::panes::HitAreas`]), so hit-testing matches what is on the screen. The mouse goes where keys
 //! and paste go, the first layer of the focus chain (`App::focus_chain`): a click or wheel
 //! step answers an open y/N question (it cancels it); dialogs and INSERT mode ignore the
 //! mouse; the screen takes it under the operation finder and a screen's search box. The keys
@@ -13,8 +13,6 @@ use ratatui::layout::Rect;
 use super::app::{Action, App, Focus, Mode, Screen, fields_of};
 use super::keymap::Command;
 use super::overlay::Layer;
-
-pub use super::panes::HitAreas;
 
 /// Lines scrolled per wheel step.
 pub const WHEEL_LINES: usize = 3;

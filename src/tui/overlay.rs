@@ -58,8 +58,9 @@ pub enum Overlay {
     BodyEditor(Box<BodyEditor>),
     /// The scaRedirect prompt (its URL stays on the console while it is hidden, for `o`).
     ScaPrompt,
-    /// The link chooser; the highlighted link.
-    LinkChooser(usize),
+    /// The link chooser (its highlighted link is the response pane's,
+    /// [`super::response_pane`]).
+    LinkChooser,
     /// The profile picker; the highlighted profile.
     Picker(usize),
     /// The lesson picker.
@@ -78,7 +79,7 @@ impl Overlay {
         match self {
             Overlay::BodyEditor(_) => Layer::BodyEditor,
             Overlay::ScaPrompt => Layer::ScaPrompt,
-            Overlay::LinkChooser(_) => Layer::LinkChooser,
+            Overlay::LinkChooser => Layer::LinkChooser,
             Overlay::Picker(_) => Layer::Picker,
             Overlay::Lessons(_) => Layer::Lessons,
             Overlay::Help(_) => Layer::Help,
@@ -94,8 +95,8 @@ pub struct Overlays {
     stack: Vec<Overlay>,
 }
 
-/// The two accessors of an overlay `variant` holding a `ty` (possibly boxed): by reference and
-/// by mutable reference, `None` when that layer is not open.
+/// The accessors of an overlay `variant` holding a `ty` (possibly boxed): by reference
+/// (when named) and by mutable reference, `None` when that layer is not open.
 macro_rules! layer_accessors {
     ($variant:ident: $ty:ty, $(#[$doc:meta])* $get:ident, $(#[$doc_mut:meta])* $get_mut:ident) => {
         $(#[$doc])*
@@ -109,6 +110,9 @@ macro_rules! layer_accessors {
             }
         }
 
+        layer_accessors!($variant: $ty, $(#[$doc_mut])* $get_mut);
+    };
+    ($variant:ident: $ty:ty, $(#[$doc_mut:meta])* $get_mut:ident) => {
         $(#[$doc_mut])*
         pub fn $get_mut(&mut self) -> Option<&mut $ty> {
             match self.get_mut(Layer::$variant) {
@@ -156,11 +160,6 @@ impl Overlays {
         self.stack.iter_mut().find(|o| o.layer() == layer)
     }
 
-    /// The topmost overlay: the one that takes the keys.
-    pub fn top(&self) -> Option<&Overlay> {
-        self.stack.last()
-    }
-
     /// The layers open, topmost first.
     pub fn layers_top_down(&self) -> impl Iterator<Item = Layer> + '_ {
         self.stack.iter().rev().map(Overlay::layer)
@@ -171,11 +170,6 @@ impl Overlays {
         self.stack.iter()
     }
 
-    /// Whether no overlay is open.
-    pub fn is_empty(&self) -> bool {
-        self.stack.is_empty()
-    }
-
     /// The highlighted profile of the open picker.
     pub fn picker(&self) -> Option<usize> {
         match self.get(Layer::Picker) {
@@ -184,22 +178,10 @@ impl Overlays {
         }
     }
 
-    /// The highlighted link of the open link chooser.
-    pub fn link_chooser(&self) -> Option<usize> {
-        match self.get(Layer::LinkChooser) {
-            Some(Overlay::LinkChooser(i)) => Some(*i),
-            _ => None,
-        }
-    }
-
     layer_accessors!(Lessons: LessonPicker,
-        /// The open lesson picker.
-        lessons,
         /// The open lesson picker, mutably.
         lessons_mut);
     layer_accessors!(Help: HelpView,
-        /// The open help's scroll state.
-        help,
         /// The open help's scroll state, mutably.
         help_mut);
     layer_accessors!(Palette: PaletteView,
@@ -314,6 +296,6 @@ mod tests {
         assert_eq!(o.picker(), Some(0));
         assert_eq!(o.iter().count(), 3);
         assert!(matches!(o.close(Layer::Help), Some(Overlay::Help(_))));
-        assert_eq!(o.top().map(Overlay::layer), Some(Layer::Picker));
+        assert_eq!(o.layers_top_down().next(), Some(Layer::Picker));
     }
 }

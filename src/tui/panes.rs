@@ -1,5 +1,6 @@
 //! The console's panes: which one has focus, where each was drawn last (for the mouse),
-//! and the scroll state of the scrollable ones (request, signature, response).
+//! and the scroll state of the request and signature panes (the response pane owns its
+//! own, [`super::response_pane`]).
 
 use std::cell::Cell;
 
@@ -33,12 +34,12 @@ impl Focus {
         Focus::ORDER.iter().position(|f| *f == self).unwrap_or(0)
     }
 
-    /// Index into the scroll state of scrollable panes.
+    /// Index into the scroll state of [`Panes`] (the request and signature panes; the
+    /// response pane scrolls itself).
     pub(crate) fn scroll_slot(self) -> Option<usize> {
         match self {
             Focus::Request => Some(0),
             Focus::Signature => Some(1),
-            Focus::Response => Some(2),
             _ => None,
         }
     }
@@ -100,14 +101,12 @@ impl HitAreas {
 pub struct Panes {
     /// The focused pane.
     pub(crate) focus: Focus,
-    /// Scroll offsets of Request, Signature, Response ([`Focus::scroll_slot`]).
-    pub(crate) scroll: [usize; 3],
-    /// Horizontal scroll of the response body, in columns.
-    pub(crate) hscroll: usize,
+    /// Scroll offsets of Request, Signature ([`Focus::scroll_slot`]).
+    pub(crate) scroll: [usize; 2],
     /// Visible height of the scrollable panes at the last draw.
-    pub(crate) viewport: [Cell<usize>; 3],
+    pub(crate) viewport: [Cell<usize>; 2],
     /// Content length (lines) of the scrollable panes at the last draw.
-    pub(crate) content: [Cell<usize>; 3],
+    pub(crate) content: [Cell<usize>; 2],
     /// Pane rectangles of the last draw, for the mouse.
     pub(crate) hit: HitAreas,
 }
@@ -117,8 +116,7 @@ impl Default for Panes {
     fn default() -> Self {
         Panes {
             focus: Focus::Operations,
-            scroll: [0; 3],
-            hscroll: 0,
+            scroll: [0; 2],
             viewport: Default::default(),
             content: Default::default(),
             hit: HitAreas::default(),
@@ -136,16 +134,21 @@ impl Panes {
 
     /// Scrolls `slot` by `delta` lines within `0..=max`.
     pub fn scroll_lines(&mut self, slot: usize, delta: isize, max: usize) {
-        let cur = self.scroll[slot].min(max);
-        self.scroll[slot] = if delta < 0 {
-            cur.saturating_sub(delta.unsigned_abs())
-        } else {
-            (cur + delta as usize).min(max)
-        };
+        self.scroll[slot] = scrolled(self.scroll[slot], delta, max);
     }
 
     /// Lines of one page of `slot` (its last visible height less one, at least one).
     pub fn page(&self, slot: usize) -> isize {
         self.viewport[slot].get().saturating_sub(1).max(1) as isize
+    }
+}
+
+/// Scroll offset `cur` moved by `delta` lines within `0..=max`.
+pub(crate) fn scrolled(cur: usize, delta: isize, max: usize) -> usize {
+    let cur = cur.min(max);
+    if delta < 0 {
+        cur.saturating_sub(delta.unsigned_abs())
+    } else {
+        (cur + delta as usize).min(max)
     }
 }

@@ -27,7 +27,7 @@ pub use super::profiles_view::{
     CertInfo, FormKind, KeyCheckError, ProfileDetails, ProfileForm, ProfilesView,
 };
 use super::status_line::Level;
-use super::theme::rounded_block;
+use super::theme::{Theme, rounded_block};
 use crate::cert::{Certificate, PrivateKey};
 use crate::profile::edit::{
     FIELDS, FieldError, ProfileDraft, copy_name, delete_profile, generate_certificate, save_profile,
@@ -727,7 +727,7 @@ impl ProfilesView {
             return vec![Line::styled("No profile", t.dim)];
         };
         let now = self.now();
-        let label = |l: &str| Span::styled(format!("{l:<20}"), t.status_label);
+        let label = |l: &str| detail_label(t, l);
         let kv = |l: &str, value: String| Line::from(vec![label(l), Span::raw(value)]);
         let kv_styled =
             |l: &str, value: String, s: Style| Line::from(vec![label(l), Span::styled(value, s)]);
@@ -838,7 +838,7 @@ impl ProfilesView {
                 }
                 match cert {
                     Err(e) => out.push(kv_styled("  Error", e.to_string(), t.error)),
-                    Ok(c) => self.cert_lines(ctx, &mut out, c, p, now),
+                    Ok(c) => out.extend(cert_lines(ctx, c, p, now)),
                 }
             }
         }
@@ -850,186 +850,185 @@ impl ProfilesView {
                 out.push(kv("  File", self.shown_path(ctx, &d.session_file)));
                 match &d.session {
                     Err(e) => out.push(kv_styled("  Error", e.to_string(), t.error)),
-                    Ok(s) => self.session_lines(ctx, &mut out, s, p, now),
+                    Ok(s) => out.extend(session_lines(ctx, s, p, now)),
                 }
             }
         }
         out
     }
+}
 
-    fn cert_lines(
-        &self,
-        ctx: &Ctx,
-        out: &mut Vec<Line<'static>>,
-        c: &Certificate,
-        p: &Profile,
-        now: i64,
-    ) {
-        let t = ctx.theme;
-        let label = |l: &str| Span::styled(format!("{l:<20}"), t.status_label);
-        let kv = |l: &str, value: String| Line::from(vec![label(l), Span::raw(value)]);
-        let mask = ctx.mask;
-        let serial = if mask {
-            "<serial>".to_string()
-        } else {
-            c.serial_hex()
-        };
-        out.push(kv("  Serial", serial.clone()));
-        let key_id = if mask {
-            c.key_id().replacen(&c.serial_hex(), "<serial>", 1)
-        } else {
-            c.key_id()
-        };
-        out.push(kv("  keyId", key_id));
-        out.push(kv("  Subject", c.subject.to_rfc2253()));
-        out.push(kv("  Issuer", c.issuer.to_rfc2253()));
-        let (from, to) = if mask {
-            ("<not-before>".to_string(), "<not-after>".to_string())
-        } else {
-            (fmt_time(c.not_before), fmt_time(c.not_after))
-        };
-        // One verdict for the inspector and `cert show` (crate::cert::Certificate::validity_at).
-        use crate::cert::Validity;
-        let (state, style) = match c.validity_at(now) {
-            Validity::NotYetValid { starts_in } => (
-                format!("✗ not valid yet (starts in {})", fmt_duration(starts_in)),
-                t.error,
-            ),
-            Validity::Expired { ago } => (format!("✗ EXPIRED {} ago", fmt_duration(ago)), t.error),
-            Validity::ExpiresSoon { days } => (format!("⚠ expires in {days} days"), t.warning),
-            Validity::Valid { .. } if mask => ("valid".to_string(), t.success),
-            Validity::Valid { days_left } => (format!("valid, {days_left} days left"), t.success),
-        };
+/// A label of the profile details, padded to their label column (20).
+fn detail_label(t: &Theme, l: &str) -> Span<'static> {
+    Span::styled(format!("{l:<20}"), t.status_label)
+}
+
+/// The certificate's lines of the profile details (`p`'s, at unix second `now`).
+fn cert_lines(ctx: &Ctx, c: &Certificate, p: &Profile, now: i64) -> Vec<Line<'static>> {
+    let t = ctx.theme;
+    let mut out = Vec::new();
+    let label = |l: &str| detail_label(t, l);
+    let kv = |l: &str, value: String| Line::from(vec![label(l), Span::raw(value)]);
+    let mask = ctx.mask;
+    let serial = if mask {
+        "<serial>".to_string()
+    } else {
+        c.serial_hex()
+    };
+    out.push(kv("  Serial", serial.clone()));
+    let key_id = if mask {
+        c.key_id().replacen(&c.serial_hex(), "<serial>", 1)
+    } else {
+        c.key_id()
+    };
+    out.push(kv("  keyId", key_id));
+    out.push(kv("  Subject", c.subject.to_rfc2253()));
+    out.push(kv("  Issuer", c.issuer.to_rfc2253()));
+    let (from, to) = if mask {
+        ("<not-before>".to_string(), "<not-after>".to_string())
+    } else {
+        (fmt_time(c.not_before), fmt_time(c.not_after))
+    };
+    // One verdict for the inspector and `cert show` (crate::cert::Certificate::validity_at).
+    use crate::cert::Validity;
+    let (state, style) = match c.validity_at(now) {
+        Validity::NotYetValid { starts_in } => (
+            format!("✗ not valid yet (starts in {})", fmt_duration(starts_in)),
+            t.error,
+        ),
+        Validity::Expired { ago } => (format!("✗ EXPIRED {} ago", fmt_duration(ago)), t.error),
+        Validity::ExpiresSoon { days } => (format!("⚠ expires in {days} days"), t.warning),
+        Validity::Valid { .. } if mask => ("valid".to_string(), t.success),
+        Validity::Valid { days_left } => (format!("valid, {days_left} days left"), t.success),
+    };
+    out.push(Line::from(vec![
+        label("  Valid"),
+        Span::raw(format!("{from} → {to}  ")),
+        Span::styled(state, style),
+    ]));
+    let roles = c.roles();
+    let role_text = if roles.is_empty() {
+        "none (no PSD2 qcStatement)".to_string()
+    } else {
+        role_names(&roles)
+    };
+    out.push(kv("  PSD2 roles", role_text));
+    if let Some(s) = &c.psd2 {
+        out.push(kv("  NCA", format!("{} ({})", s.nca_name, s.nca_id)));
+    }
+    let missing: Vec<&str> = c.missing_roles(&p.roles).iter().map(|r| r.name()).collect();
+    if !missing.is_empty() {
         out.push(Line::from(vec![
-            label("  Valid"),
-            Span::raw(format!("{from} → {to}  ")),
-            Span::styled(state, style),
+            label(""),
+            Span::styled(
+                format!(
+                    "⚠ the profile expects {} too; the bank may refuse those operations",
+                    missing.join(", ")
+                ),
+                t.warning,
+            ),
         ]));
-        let roles = c.roles();
-        let role_text = if roles.is_empty() {
-            "none (no PSD2 qcStatement)".to_string()
-        } else {
-            role_names(&roles)
-        };
-        out.push(kv("  PSD2 roles", role_text));
-        if let Some(s) = &c.psd2 {
-            out.push(kv("  NCA", format!("{} ({})", s.nca_name, s.nca_id)));
-        }
-        let missing: Vec<&str> = c.missing_roles(&p.roles).iter().map(|r| r.name()).collect();
-        if !missing.is_empty() {
-            out.push(Line::from(vec![
-                label(""),
-                Span::styled(
+    }
+    out
+}
+
+/// The session's lines of the profile details (`p`'s, at unix second `now`).
+fn session_lines(ctx: &Ctx, s: &SessionState, p: &Profile, now: i64) -> Vec<Line<'static>> {
+    let t = ctx.theme;
+    let mut out = Vec::new();
+    let label = |l: &str| detail_label(t, l);
+    let none = |what: &str| Span::styled(what.to_string(), t.dim);
+    let line = |l: &str, v: Option<&String>, empty: &str| match v {
+        Some(v) => Line::from(vec![label(l), Span::raw(v.clone())]),
+        None => Line::from(vec![label(l), none(empty)]),
+    };
+    let psu = s.psu_id.as_ref().or(p.psu_id.as_ref());
+    let psu_note = if s.psu_id.is_none() && p.psu_id.is_some() {
+        " (from the profile)"
+    } else {
+        ""
+    };
+    let mask = &ctx.screen_mask;
+    match psu {
+        Some(v) => out.push(Line::from(vec![
+            label("  PSU-ID"),
+            Span::raw(format!("{}{psu_note}", mask.personal(v))),
+        ])),
+        None => out.push(Line::from(vec![
+            label("  PSU-ID"),
+            Span::styled("none yet: SCA registers the PSU", t.status_attention),
+        ])),
+    }
+    out.push(line(
+        "  PSU-Corporate-ID",
+        s.psu_corporate_id
+            .as_ref()
+            .map(|c| mask.personal(c).into_owned())
+            .as_ref(),
+        "none (private context)",
+    ));
+    out.push(line(
+        "  Context",
+        s.context.map(|c| c.as_str().to_string()).as_ref(),
+        "not chosen yet",
+    ));
+    out.push(line(
+        "  TPP-Session-ID",
+        s.tpp_session_id
+            .as_ref()
+            .map(|id| mask.personal(id).into_owned())
+            .as_ref(),
+        "none yet (created when the profile starts)",
+    ));
+    let sca = match s.sca_remaining_secs(now) {
+        None => Span::styled("no SCA yet", t.dim),
+        Some(left) if left > 0 => Span::styled(
+            format!(
+                "{} left of {} min{}",
+                fmt_duration(left),
+                SCA_SESSION_SECS / 60,
+                if ctx.mask {
+                    String::new()
+                } else {
                     format!(
-                        "⚠ the profile expects {} too; the bank may refuse those operations",
-                        missing.join(", ")
-                    ),
-                    t.warning,
-                ),
-            ]));
+                        " (SCA at {})",
+                        fmt_time(s.sca_completed_at.unwrap_or_default())
+                    )
+                }
+            ),
+            t.success,
+        ),
+        Some(left) => Span::styled(
+            format!(
+                "expired {} ago: the next PSU request asks for SCA again",
+                fmt_duration(left)
+            ),
+            t.warning,
+        ),
+    };
+    out.push(Line::from(vec![label("  SCA session"), sca]));
+    let consent = match s.consent_age_days(now) {
+        None => Span::styled("no consent yet", t.dim),
+        Some(d) if d < CONSENT_RENEWAL_DAYS - EXPIRY_WARNING_DAYS => {
+            Span::styled(format!("{d} of {CONSENT_RENEWAL_DAYS} days"), t.success)
         }
-    }
+        Some(d) if d < CONSENT_RENEWAL_DAYS => Span::styled(
+            format!(
+                "⚠ {d} of {CONSENT_RENEWAL_DAYS} days: renew with SCA within {} days",
+                CONSENT_RENEWAL_DAYS - d
+            ),
+            t.warning,
+        ),
+        Some(d) => Span::styled(
+            format!("✗ {d} days: over {CONSENT_RENEWAL_DAYS}, SCA must renew the consent"),
+            t.error,
+        ),
+    };
+    out.push(Line::from(vec![label("  Consent age"), consent]));
+    out
+}
 
-    fn session_lines(
-        &self,
-        ctx: &Ctx,
-        out: &mut Vec<Line<'static>>,
-        s: &SessionState,
-        p: &Profile,
-        now: i64,
-    ) {
-        let t = ctx.theme;
-        let label = |l: &str| Span::styled(format!("{l:<20}"), t.status_label);
-        let none = |what: &str| Span::styled(what.to_string(), t.dim);
-        let line = |l: &str, v: Option<&String>, empty: &str| match v {
-            Some(v) => Line::from(vec![label(l), Span::raw(v.clone())]),
-            None => Line::from(vec![label(l), none(empty)]),
-        };
-        let psu = s.psu_id.as_ref().or(p.psu_id.as_ref());
-        let psu_note = if s.psu_id.is_none() && p.psu_id.is_some() {
-            " (from the profile)"
-        } else {
-            ""
-        };
-        let mask = &ctx.screen_mask;
-        match psu {
-            Some(v) => out.push(Line::from(vec![
-                label("  PSU-ID"),
-                Span::raw(format!("{}{psu_note}", mask.personal(v))),
-            ])),
-            None => out.push(Line::from(vec![
-                label("  PSU-ID"),
-                Span::styled("none yet: SCA registers the PSU", t.status_attention),
-            ])),
-        }
-        out.push(line(
-            "  PSU-Corporate-ID",
-            s.psu_corporate_id
-                .as_ref()
-                .map(|c| mask.personal(c).into_owned())
-                .as_ref(),
-            "none (private context)",
-        ));
-        out.push(line(
-            "  Context",
-            s.context.map(|c| c.as_str().to_string()).as_ref(),
-            "not chosen yet",
-        ));
-        out.push(line(
-            "  TPP-Session-ID",
-            s.tpp_session_id
-                .as_ref()
-                .map(|id| mask.personal(id).into_owned())
-                .as_ref(),
-            "none yet (created when the profile starts)",
-        ));
-        let sca = match s.sca_remaining_secs(now) {
-            None => Span::styled("no SCA yet", t.dim),
-            Some(left) if left > 0 => Span::styled(
-                format!(
-                    "{} left of {} min{}",
-                    fmt_duration(left),
-                    SCA_SESSION_SECS / 60,
-                    if ctx.mask {
-                        String::new()
-                    } else {
-                        format!(
-                            " (SCA at {})",
-                            fmt_time(s.sca_completed_at.unwrap_or_default())
-                        )
-                    }
-                ),
-                t.success,
-            ),
-            Some(left) => Span::styled(
-                format!(
-                    "expired {} ago: the next PSU request asks for SCA again",
-                    fmt_duration(left)
-                ),
-                t.warning,
-            ),
-        };
-        out.push(Line::from(vec![label("  SCA session"), sca]));
-        let consent = match s.consent_age_days(now) {
-            None => Span::styled("no consent yet", t.dim),
-            Some(d) if d < CONSENT_RENEWAL_DAYS - EXPIRY_WARNING_DAYS => {
-                Span::styled(format!("{d} of {CONSENT_RENEWAL_DAYS} days"), t.success)
-            }
-            Some(d) if d < CONSENT_RENEWAL_DAYS => Span::styled(
-                format!(
-                    "⚠ {d} of {CONSENT_RENEWAL_DAYS} days: renew with SCA within {} days",
-                    CONSENT_RENEWAL_DAYS - d
-                ),
-                t.warning,
-            ),
-            Some(d) => Span::styled(
-                format!("✗ {d} days: over {CONSENT_RENEWAL_DAYS}, SCA must renew the consent"),
-                t.error,
-            ),
-        };
-        out.push(Line::from(vec![label("  Consent age"), consent]));
-    }
-
+impl ProfilesView {
     fn draw_profile_form(&self, frame: &mut Frame, area: Rect, form: &ProfileForm, ctx: &Ctx) {
         let t = ctx.theme;
         let title = match &form.kind {

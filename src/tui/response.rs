@@ -8,7 +8,6 @@
 //! ([`Body`]). Drawing touches only the visible lines, and only their visible characters:
 //! colouring and search highlights included. Search matches are computed once per query.
 
-use std::cell::Cell;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
@@ -596,9 +595,10 @@ impl ResponseView {
 }
 
 /// The response pane's content.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub enum ResponseState {
     /// Nothing sent yet.
+    #[default]
     Empty,
     /// Waiting for an answer to `method url`.
     Sending {
@@ -634,16 +634,6 @@ pub struct InputBox {
     pub text: String,
     /// Cursor position in characters.
     pub cursor: usize,
-}
-
-/// The response viewer's own UI state in [`App`] (the per-response state, filter and
-/// search, lives in the [`ResponseView`]).
-#[derive(Debug, Default)]
-pub struct ResponseUi {
-    /// The open search or filter box.
-    pub(crate) input: Option<InputBox>,
-    /// Width of the body area at the last draw (to scroll a match into view).
-    pub(crate) width: Cell<usize>,
 }
 
 /// Display line `i` of the view (headers, a blank line, the shown body), scrolled right by

@@ -176,6 +176,46 @@ pub fn rounded_block<'a>(
 }
 
 impl Theme {
+    /// The frame of a console pane titled `title`: `▸` and the focused border colour when
+    /// `focused`.
+    pub(crate) fn pane_block(
+        &self,
+        title: impl Into<String>,
+        focused: bool,
+    ) -> ratatui::widgets::Block<'static> {
+        let title = title.into();
+        let (title, border, tstyle) = if focused {
+            (
+                format!(" ▸ {title} "),
+                self.border_focused,
+                self.border_focused,
+            )
+        } else {
+            (format!(" {title} "), self.border, self.title)
+        };
+        rounded_block(title, border, tstyle)
+            .style(self.base)
+            .padding(ratatui::widgets::Padding::horizontal(1))
+    }
+
+    /// A pane collapsed to its title line (presenter mode): `key` gives it the room.
+    pub(crate) fn collapsed_block(
+        &self,
+        title: &str,
+        key: &str,
+    ) -> ratatui::widgets::Block<'static> {
+        use ratatui::widgets::{Block, BorderType, Borders};
+        Block::new()
+            .borders(Borders::TOP)
+            .border_type(BorderType::Rounded)
+            .border_style(self.border)
+            .title(ratatui::text::Span::styled(
+                format!(" {title} · {key} shows it "),
+                self.title,
+            ))
+            .style(self.base)
+    }
+
     /// The frame of a modal overlay (SCA prompt, problems, profile picker, link chooser):
     /// double border in `modal_border`, `title` in it, `base` inside, one column of padding.
     pub fn modal_block<'a>(&self, title: &'a str) -> ratatui::widgets::Block<'a> {

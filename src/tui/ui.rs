@@ -6,7 +6,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Padding, Paragraph, Wrap};
+use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
 use super::app::{App, Focus, Level, Mode, Preview, ResponseState, Screen, fields_of};
 use super::component::Component;
@@ -15,7 +15,7 @@ use super::keymap::{Command, Scope};
 use super::overlay::Overlay;
 use super::presenter::ScreenMask;
 use super::text::{centered, ellipsize, pad, wrap_words};
-use super::theme::{Theme, rounded_block};
+use super::theme::Theme;
 use crate::client::PreparedRequest;
 use crate::xs2a::operations::Group;
 
@@ -92,7 +92,7 @@ impl App {
         self.draw_params(frame, a.params);
         self.draw_request(frame, a.request);
         self.draw_signature(frame, a.signature);
-        self.draw_response(frame, a.response);
+        self.response_pane.draw(frame, a.response, &ctx!(self));
         if let Some(l) = a.lesson {
             let selected = self.selected_operation();
             self.lesson.draw_for(frame, l, &ctx!(self), selected);
@@ -112,7 +112,7 @@ impl App {
                         self.draw_sca_prompt(frame, area);
                     }
                 }
-                Overlay::LinkChooser(sel) => self.draw_link_chooser(frame, area, *sel),
+                Overlay::LinkChooser => self.response_pane.draw_chooser(frame, area, &ctx),
                 Overlay::Picker(sel) => self.draw_picker(frame, area, *sel),
                 Overlay::Lessons(p) => p.draw(frame, area, &ctx),
                 Overlay::Help(view) => view.draw(frame, area, &ctx),
@@ -279,7 +279,7 @@ impl App {
             Focus::Signature => [collapsed, Constraint::Fill(1), collapsed],
             Focus::Request => [Constraint::Fill(1), collapsed, collapsed],
             _ => {
-                let has_response = !matches!(self.response, ResponseState::Empty);
+                let has_response = !matches!(self.response_pane.state, ResponseState::Empty);
                 let want = self.request_line_count(right.width.saturating_sub(4)) as u16 + 2;
                 let min_response = if has_response {
                     PRESENTER_RESPONSE_MIN
@@ -309,19 +309,8 @@ impl App {
     }
 
     pub(crate) fn pane(&self, title: impl Into<String>, focus: Option<Focus>) -> Block<'static> {
-        let t = &self.theme;
-        let focused = focus.is_some_and(|f| f == self.panes.focus)
-            && self.form.mode == Mode::Normal
-            || (focus == Some(Focus::Params) && self.form.mode == Mode::Insert);
-        let title = title.into();
-        let (title, border, tstyle) = if focused {
-            (format!(" ▸ {title} "), t.border_focused, t.border_focused)
-        } else {
-            (format!(" {title} "), t.border, t.title)
-        };
-        rounded_block(title, border, tstyle)
-            .style(t.base)
-            .padding(Padding::horizontal(1))
+        self.theme
+            .pane_block(title, focus == Some(self.shown_focus()))
     }
 
     fn draw_status(&self, frame: &mut Frame, area: Rect) {
@@ -510,7 +499,7 @@ impl App {
         frame.render_widget(block, area);
         let k = |scope, cmd| self.keymap.key_for(scope, cmd);
         let send = k(Scope::Normal, Command::Send);
-        let steps: Vec<String> = match &self.response {
+        let steps: Vec<String> = match &self.response_pane.state {
             _ if self.request.sending => vec!["Waiting for the answer …".into()],
             _ if self.sca.outcome.is_some() => vec![
                 format!("{}.", self.sca.outcome.as_deref().unwrap_or_default()),
@@ -522,7 +511,7 @@ impl App {
             _ if self.sca.done => {
                 // "again" only for the operation whose answer asked for the SCA.
                 let title = self.selected_operation().title;
-                let again = match &self.response {
+                let again = match &self.response_pane.state {
                     ResponseState::Done(v) if v.operation == title => " again",
                     _ => "",
                 };
@@ -870,7 +859,7 @@ impl App {
         let close_key = self.keymap.key_for(Scope::ScaPrompt, Command::Dismiss);
         let mut lines = Vec::new();
         if compact {
-            if let ResponseState::Done(v) = &self.response {
+            if let ResponseState::Done(v) = &self.response_pane.state {
                 for l in wrap_words(&format!("{}: {}", v.operation, v.status_text()), inner_w) {
                     lines.push(Line::from(Span::styled(l, t.http_status(v.status))));
                 }
@@ -1066,15 +1055,8 @@ impl App {
 
     /// A pane collapsed to its title line (presenter mode): `Tab` gives it the room.
     pub(crate) fn draw_collapsed(&self, frame: &mut Frame, area: Rect, title: &str) {
-        let t = &self.theme;
         let key = self.keymap.key_for(Scope::Normal, Command::NextFocus);
-        let block = Block::new()
-            .borders(Borders::TOP)
-            .border_type(BorderType::Rounded)
-            .border_style(t.border)
-            .title(Span::styled(format!(" {title} · {key} shows it "), t.title))
-            .style(t.base);
-        frame.render_widget(block, area);
+        frame.render_widget(self.theme.collapsed_block(title, &key), area);
     }
 
     fn draw_picker(&self, frame: &mut Frame, area: Rect, sel: usize) {

@@ -568,3 +568,58 @@ fn g_after_a_rename_names_the_renamed_profile() {
     let text = app.screen_text(130, 40);
     assert!(!text.contains("Old name"), "{text}");
 }
+
+/// A local ASPSP starter that waits until its gate gets a permit, then starts the embedded
+/// sandbox: a network restart that blocks until the test releases it.
+struct GatedSandbox(std::sync::Arc<tokio::sync::Semaphore>);
+
+impl psd2_console::client::engine::LocalAspspStarter for GatedSandbox {
+    fn start<'a>(
+        &'a self,
+        paths: &'a Paths,
+        addr: std::net::SocketAddr,
+    ) -> psd2_console::client::engine::BoxFuture<
+        'a,
+        std::io::Result<Box<dyn psd2_console::client::engine::LocalAspsp>>,
+    > {
+        Box::pin(async move {
+            let _permit = self.0.acquire().await.map_err(std::io::Error::other)?;
+            psd2_console::embedded::EmbeddedSandbox
+                .start(paths, addr)
+                .await
+        })
+    }
+}
+
+/// Issue 19: after a failed profile switch the active profile's sandbox and listener start
+/// again in a spawned task that borrows no engine (the console's loop keeps taking keys,
+/// signing previews and drawing meanwhile), and the engine adopts the network once it is up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn network_restart_is_spawned_and_the_engine_stays_usable_until_it_is_released() {
+    let (_home, _paths, mut engine) = crate::common::default_engine().await;
+    engine.take_network().stop().await;
+    let gate = std::sync::Arc::new(tokio::sync::Semaphore::new(0));
+    let restart = tokio::spawn(engine.network_restart(GatedSandbox(gate.clone())));
+    // While the restart waits at its gate, the engine is free: it signs a request and
+    // starts a new session (the loop's work on a key).
+    let op = psd2_console::xs2a::operations::find("accounts.list").expect("operation");
+    engine
+        .prepare(op, &[], None)
+        .expect("prepared while restarting");
+    engine
+        .reset_session()
+        .expect("session reset while restarting");
+    tokio::task::yield_now().await;
+    assert!(!restart.is_finished(), "the restart waits for its gate");
+    gate.add_permits(1);
+    let network = restart.await.expect("task").expect("restarted");
+    engine.adopt_network(network);
+    let addr = engine
+        .base_url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    tokio::net::TcpStream::connect(&addr)
+        .await
+        .unwrap_or_else(|e| panic!("the restarted sandbox listens on {addr}: {e}"));
+}
