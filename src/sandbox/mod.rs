@@ -234,7 +234,7 @@ impl App {
 
 /// Schema steps of every module's tables, applied in order (see [`db::Db::migrate`]).
 pub const MIGRATIONS: &[db::Migration] = &[
-    store::MIGRATION,
+    store::schema::MIGRATION,
     store::unattended::MIGRATION,
     store::access::PSU_MIGRATION,
     store::access::CARDS_MIGRATION,

@@ -386,14 +386,14 @@ pub(crate) fn create_customer(
             },
             name,
         };
-        store::insert_customer(tx, &customer)?;
+        store::insert(tx, &customer)?;
         // The customer is in the creating TPP's world only (issue 20).
         store::tenancy::set_owner(tx, &customer.id.to_string(), &tpp.0)?;
         match accounts {
             Some(specs) => {
                 for spec in specs {
                     let a = build_account(tx, &customer, spec)?;
-                    store::insert_account(tx, &a)?;
+                    store::insert(tx, &a)?;
                 }
             }
             None => {
@@ -401,7 +401,7 @@ pub(crate) fn create_customer(
                     let mut a =
                         seed::default_account(&customer, spec, Uuid::new_v4(), fresh_bban(tx)?);
                     a.name = cut(&a.name, MAX_NAME_CHARS);
-                    store::insert_account(tx, &a)?;
+                    store::insert(tx, &a)?;
                 }
             }
         }
@@ -426,7 +426,7 @@ pub(crate) fn create_customer(
                 product: product.unwrap_or_else(|| "Kredittkort".into()),
                 status: "enabled".into(),
             };
-            store::insert_card_account(tx, &c)?;
+            store::insert(tx, &c)?;
         }
         Ok(customer)
     })
@@ -489,7 +489,7 @@ pub(crate) fn create_account(
             }
             a.bban = b;
         }
-        store::insert_account(tx, &a)?;
+        store::insert(tx, &a)?;
         Ok(a)
     })
 }
@@ -515,7 +515,7 @@ pub(crate) fn create_card_account(
             product,
             status,
         };
-        store::insert_card_account(tx, &c)?;
+        store::insert(tx, &c)?;
         Ok(c)
     })
 }
@@ -531,7 +531,7 @@ pub(crate) fn add_transaction(db: &Db, t: &ManualTransaction, id: &str) -> Resul
         if !exists(tx, Unique::AccountId, &t.account.to_string())? {
             return Err(ApiError::not_found(format!("no sandbox account {id:?}")));
         }
-        Ok(store::insert_manual_transaction(tx, t)?)
+        Ok(store::insert(tx, t)?)
     })
 }
 
@@ -551,7 +551,7 @@ pub(crate) fn add_card_transaction(
                 "no sandbox card account {id:?}"
             )));
         }
-        Ok(store::insert_manual_card_transaction(tx, t)?)
+        Ok(store::insert(tx, t)?)
     })
 }
 

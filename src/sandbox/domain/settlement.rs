@@ -89,7 +89,8 @@ fn store_available(app: &App, account: &Account) -> Result<Option<i64>, ApiError
         return Ok(None);
     };
     Ok(Some(
-        crate::sandbox::domain::books::balances(&app.store, account, &owner, app.clock.today())?
+        crate::sandbox::domain::books::Book::of(&app.store, account, &owner, app.clock.today())
+            .balances()?
             .expected,
     ))
 }

@@ -315,7 +315,8 @@ pub async fn balances(
     let key = ReadKey::new(Read::AccountBalances, account.id, c.version).on(today);
     app.reads.answer(key, || {
         let yesterday = today.pred_opt().unwrap_or(today);
-        let b = crate::sandbox::domain::books::balances(&app.store, &account, &owner, today)?;
+        let b = crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today)
+            .balances()?;
         let balance = |kind: &str, amount: i64, date: NaiveDate| Balance {
             balance_type: kind.to_string(),
             balance_amount: Amount::from_minor(&account.currency, amount),
@@ -692,7 +693,8 @@ pub async fn transactions(
     let mut total = 0;
     if q.wants_booked() {
         let all: Vec<Entry> =
-            crate::sandbox::domain::books::booked(&app.store, &account, &owner, today)?
+            crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today)
+                .booked()?
                 .into_iter()
                 .filter(|e| q.in_period(e.booking_date, from))
                 .collect();
@@ -707,7 +709,8 @@ pub async fn transactions(
     }
     if q.wants_pending() {
         report.pending = Some(
-            crate::sandbox::domain::books::pending(&app.store, &account, &owner, today)?
+            crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today)
+                .pending()?
                 .iter()
                 .map(|e| entry(&account, e, false, &manual))
                 .collect(),
@@ -872,7 +875,8 @@ pub async fn transaction_details(
     };
     let tid = Uuid::parse_str(&transaction_id).map_err(|_| unknown())?;
     let manual = manual_of(&app, &account)?;
-    let booked = crate::sandbox::domain::books::booked(&app.store, &account, &owner, today)?;
+    let booked =
+        crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today).booked()?;
     let (mut item, booked_at) = match booked.iter().position(|e| e.id == tid) {
         Some(pos) => {
             let e = &booked[pos];
@@ -891,7 +895,8 @@ pub async fn transaction_details(
         }
         None => {
             let pending =
-                crate::sandbox::domain::books::pending(&app.store, &account, &owner, today)?;
+                crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today)
+                    .pending()?;
             let e = pending.iter().find(|e| e.id == tid).ok_or_else(unknown)?;
             (entry(&account, e, false, &manual), None)
         }

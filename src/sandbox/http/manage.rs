@@ -1172,7 +1172,8 @@ pub async fn set_balances(
         .store
         .customer(account.owner)?
         .ok_or_else(|| ApiError::not_found(format!("no sandbox account {id:?}")))?;
-    let current = crate::sandbox::domain::books::balances(&app.store, &account, &owner, today)?;
+    let current =
+        crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today).balances()?;
     let now = app.clock.now();
     manage::set_balance_override(
         &app.db,
@@ -1182,7 +1183,8 @@ pub async fn set_balances(
         available.unwrap_or(current.expected),
         now,
     )?;
-    let b = crate::sandbox::domain::books::balances(&app.store, &account, &owner, today)?;
+    let b =
+        crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today).balances()?;
     let yesterday = today.pred_opt().unwrap_or(today);
     let balance = |kind: &str, amount: i64, date: NaiveDate| Balance {
         balance_type: kind.to_string(),
