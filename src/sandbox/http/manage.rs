@@ -52,7 +52,7 @@ use crate::sandbox::http::auth::Tpp;
 
 use crate::sandbox::domain::ledger::Balances;
 use crate::sandbox::domain::manage::{
-    self, MAX_ACCOUNTS_PER_REQUEST, MAX_NAME_CHARS, MAX_REMITTANCE_CHARS, NewCustomer,
+    self, MAX_ACCOUNTS_PER_REQUEST, MAX_NAME_CHARS, MAX_REMITTANCE_CHARS, NewCard, NewCustomer,
     account_spec, cut, field_error, inconsistent, is_bban, parse_body, path_uuid, unknown_in_body,
 };
 use crate::sandbox::domain::seed;
@@ -766,7 +766,16 @@ pub async fn create_card_account(
             ));
         }
     };
-    let card = manage::create_card_account(&app.db, &owner, name, currency, product, status)?;
+    let card = manage::create_card_account(
+        &app.db,
+        &owner,
+        NewCard {
+            name,
+            currency,
+            product,
+            status,
+        },
+    )?;
     Ok(created(
         &format!("/v1/card-accounts/{}", card.id),
         json!({ "cardAccount": card_details(&app, &card)? }),
