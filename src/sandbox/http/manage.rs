@@ -48,6 +48,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::sandbox::App;
+use crate::sandbox::http::accounts::resource_links;
 use crate::sandbox::http::auth::Tpp;
 
 use crate::sandbox::domain::ledger::Balances;
@@ -64,7 +65,7 @@ use crate::sandbox::model::{
 use crate::sandbox::store;
 use crate::xs2a::error::MessageCode;
 use crate::xs2a::fields::{Fields, json_type};
-use crate::xs2a::links::{Link, Links, names};
+use crate::xs2a::links::{Link, Links};
 use crate::xs2a::model::{
     AccountDetails, AccountReference, Amount, Balance, BalancesResponse, CardAccountDetails,
     CustomerType, SandboxAgreement, balance_type,
@@ -118,16 +119,7 @@ pub fn routes() -> Router<Arc<App>> {
 
 /// Berlin Group `accountDetails` of an account, as `GET /v1/accounts/{id}` shows it.
 fn account_details(app: &App, a: &Account) -> Result<AccountDetails, ApiError> {
-    let path = format!("/v1/accounts/{}", a.id);
-    let mut links = Links::new();
-    links.insert(
-        names::BALANCES.into(),
-        Link::href(format!("{path}/balances")),
-    );
-    links.insert(
-        names::TRANSACTIONS.into(),
-        Link::href(format!("{path}/transactions")),
-    );
+    let links = resource_links(&format!("/v1/accounts/{}", a.id));
     Ok(AccountDetails {
         resource_id: Some(a.id.to_string()),
         iban: None,
@@ -144,16 +136,7 @@ fn account_details(app: &App, a: &Account) -> Result<AccountDetails, ApiError> {
 
 /// Berlin Group `cardAccountDetails` of a card account.
 fn card_details(app: &App, c: &CardAccount) -> Result<CardAccountDetails, ApiError> {
-    let path = format!("/v1/card-accounts/{}", c.id);
-    let mut links = Links::new();
-    links.insert(
-        names::BALANCES.into(),
-        Link::href(format!("{path}/balances")),
-    );
-    links.insert(
-        names::TRANSACTIONS.into(),
-        Link::href(format!("{path}/transactions")),
-    );
+    let links = resource_links(&format!("/v1/card-accounts/{}", c.id));
     Ok(CardAccountDetails {
         resource_id: Some(c.id.to_string()),
         masked_pan: c.masked_pan.clone(),
