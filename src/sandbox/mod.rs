@@ -57,7 +57,7 @@
 //! [`SandboxConfig::public_url`] (never the `Host` header), and the server loop cuts slow
 //! clients off ([`serve`]).
 
-pub mod bundle;
+pub(crate) mod bundle;
 pub mod clock;
 pub mod domain;
 pub mod errors;

@@ -245,7 +245,11 @@ pub struct Listing<const CARD: bool> {
 impl<const CARD: bool> AisQuery for Listing<CARD> {
     fn parse(parts: &Parts) -> Result<Self, ApiError> {
         let pairs = QueryPairs::of(parts);
-        let parsed = TransactionQuery::parse_with(&pairs, CARD)?;
+        let parsed = if CARD {
+            TransactionQuery::parse_card(&pairs)?
+        } else {
+            TransactionQuery::parse(&pairs)?
+        };
         Ok(Listing {
             pairs: pairs.0,
             parsed,

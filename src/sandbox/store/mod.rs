@@ -27,16 +27,16 @@ pub(crate) mod rows;
 
 pub mod access;
 pub mod db;
-pub mod error;
-pub mod faults;
+pub(crate) mod error;
+pub(crate) mod faults;
 pub mod indexes;
-pub mod overview;
+pub(crate) mod overview;
 pub mod payments;
-pub mod replay;
-pub mod sca_browsers;
-pub mod schema;
-pub mod tenancy;
-pub mod unattended;
+pub(crate) mod replay;
+pub(crate) mod sca_browsers;
+pub(crate) mod schema;
+pub(crate) mod tenancy;
+pub(crate) mod unattended;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
