@@ -311,44 +311,19 @@ pub async fn create_customer(
         }
         None => None,
     };
-    let accounts = match f.opt_array("accounts", MAX_ACCOUNTS_PER_REQUEST)? {
-        None => None,
-        Some(items) => Some(
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    account_spec(&Fields::of(
-                        v,
-                        &format!("accounts[{i}]"),
-                        &ACCOUNT_SPEC_FIELDS,
-                    )?)
-                })
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
-    };
-    let cards = match f.opt_array("cardAccounts", MAX_ACCOUNTS_PER_REQUEST)? {
-        None => None,
-        Some(items) => Some(
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    let c = Fields::of(v, &format!("cardAccounts[{i}]"), &CARD_SPEC_FIELDS)?;
-                    Ok((
-                        c.req_str(
-                            "name",
-                            MAX_NAME_CHARS,
-                            "the card account name (at most 70 characters)",
-                        )?,
-                        c.opt_currency("currency")?
-                            .unwrap_or_else(|| seed::CURRENCY.to_string()),
-                        c.opt_str("product", MAX_NAME_CHARS)?,
-                    ))
-                })
-                .collect::<Result<Vec<_>, ApiError>>()?,
-        ),
-    };
+    let accounts = each_object(&f, "accounts", &ACCOUNT_SPEC_FIELDS, account_spec)?;
+    let cards = each_object(&f, "cardAccounts", &CARD_SPEC_FIELDS, |c| {
+        Ok((
+            c.req_str(
+                "name",
+                MAX_NAME_CHARS,
+                "the card account name (at most 70 characters)",
+            )?,
+            c.opt_currency("currency")?
+                .unwrap_or_else(|| seed::CURRENCY.to_string()),
+            c.opt_str("product", MAX_NAME_CHARS)?,
+        ))
+    })?;
     let customer = manage::create_customer(
         &app.db,
         &tpp.id,
@@ -362,6 +337,27 @@ pub async fn create_customer(
     )?;
     let element = views::element(&app, &customer, true, true)?;
     Ok(created(&customer_path(customer.id), element))
+}
+
+/// Each object of the optional array `name` of `f` (at most
+/// [`MAX_ACCOUNTS_PER_REQUEST`]), read by `read` as the fields `accepted` under the path
+/// `name[i]`; `None` when the array is absent.
+///
+/// Errors: 400 `FORMAT_ERROR` naming the array or the element's field.
+fn each_object<T>(
+    f: &Fields<'_>,
+    name: &str,
+    accepted: &[&str],
+    read: impl Fn(&Fields<'_>) -> Result<T, ApiError>,
+) -> Result<Option<Vec<T>>, ApiError> {
+    let Some(items) = f.opt_array(name, MAX_ACCOUNTS_PER_REQUEST)? else {
+        return Ok(None);
+    };
+    let each = items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| read(&Fields::of(v, &format!("{name}[{i}]"), accepted)?));
+    each.collect::<Result<Vec<_>, _>>().map(Some)
 }
 
 /// `DELETE /v1/sandbox/customers/{customerId}`: deletes the customer with its accounts, card
