@@ -30,6 +30,9 @@ use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
 
 use crate::client::engine::{BoxFuture, LocalAspsp, LocalAspspStarter};
+
+/// What [`LocalAspspStarter::start`] answers: the started sandbox, or why it did not start.
+type Starting<'a> = BoxFuture<'a, std::io::Result<Box<dyn LocalAspsp>>>;
 use crate::client::{ClientError, Engine};
 use crate::profile::{Paths, Profile};
 use crate::sandbox::http::identity::{IdentityAnswer, InstanceKey, PATH as IDENTITY_PATH, PRODUCT};
@@ -81,11 +84,7 @@ impl LocalAspsp for Running {
 }
 
 impl LocalAspspStarter for EmbeddedSandbox {
-    fn start<'a>(
-        &'a self,
-        paths: &'a Paths,
-        addr: SocketAddr,
-    ) -> BoxFuture<'a, std::io::Result<Box<dyn LocalAspsp>>> {
+    fn start<'a>(&'a self, paths: &'a Paths, addr: SocketAddr) -> Starting<'a> {
         Box::pin(async move {
             let clock = Clock::system();
             // A fresh operator token per start: the console that started the sandbox reaches
@@ -154,11 +153,7 @@ impl LocalAspsp for Shared {
 }
 
 impl LocalAspspStarter for BesideConsole {
-    fn start<'a>(
-        &'a self,
-        paths: &'a Paths,
-        addr: SocketAddr,
-    ) -> BoxFuture<'a, std::io::Result<Box<dyn LocalAspsp>>> {
+    fn start<'a>(&'a self, paths: &'a Paths, addr: SocketAddr) -> Starting<'a> {
         Box::pin(async move {
             match EmbeddedSandbox.start(paths, addr).await {
                 Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && addr.port() != 0 => {

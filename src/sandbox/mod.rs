@@ -57,7 +57,7 @@
 //! [`SandboxConfig::public_url`] (never the `Host` header), and the server loop cuts slow
 //! clients off ([`serve`]).
 
-pub mod bundle;
+pub(crate) mod bundle;
 pub mod clock;
 pub mod domain;
 pub mod errors;
@@ -250,7 +250,7 @@ impl App {
 
 /// Schema steps of every module's tables, applied in order (see [`db::Db::migrate`]).
 pub const MIGRATIONS: &[db::Migration] = &[
-    store::MIGRATION,
+    store::schema::MIGRATION,
     store::unattended::MIGRATION,
     store::access::PSU_MIGRATION,
     store::access::CARDS_MIGRATION,

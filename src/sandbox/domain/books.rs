@@ -13,76 +13,98 @@ use crate::sandbox::domain::ledger::{self, Balances, Entry, adjust_balances};
 use crate::sandbox::model::{Account, Customer, ManualTransaction};
 use crate::sandbox::store::{Store, StoreError};
 
-/// Booked entries of `account` at `today`, newest first: the generated history
-/// ([`ledger::booked`], for accounts with `generated`) merged with the manual booked
-/// transactions (a manual entry comes before generated ones of the same day). Use this
-/// instead of [`ledger::booked`] so sandbox-created transactions are listed.
-pub fn booked(
-    store: &Store,
-    account: &Account,
-    owner: &Customer,
-    today: NaiveDate,
-) -> Result<Vec<Entry>, StoreError> {
-    let mut all: Vec<Entry> = store
-        .manual_transactions(account.id)?
-        .iter()
-        .filter(|t| t.booked)
-        .map(ManualTransaction::entry)
-        .collect();
-    if account.generated {
-        all.extend(ledger::booked(account, owner, today));
-    }
-    all.sort_by_key(|e| std::cmp::Reverse(e.booking_date));
-    Ok(all)
+/// One account's books on one day: the store that holds its manual data, the account, its
+/// owner (whose profile shapes the generated history) and the sandbox date.
+#[derive(Debug, Clone, Copy)]
+pub struct Book<'a> {
+    /// The store (manual transactions, balance overrides).
+    pub store: &'a Store,
+    /// The account.
+    pub account: &'a Account,
+    /// Its owner.
+    pub owner: &'a Customer,
+    /// The sandbox date the books are read on.
+    pub today: NaiveDate,
 }
 
-/// Pending entries of `account` at `today`: the manual pending transactions (newest
-/// first) and then the generated ones ([`ledger::pending`], for accounts with
-/// `generated`).
-pub fn pending(
-    store: &Store,
-    account: &Account,
-    owner: &Customer,
-    today: NaiveDate,
-) -> Result<Vec<Entry>, StoreError> {
-    let mut all: Vec<Entry> = store
-        .manual_transactions(account.id)?
-        .iter()
-        .filter(|t| !t.booked)
-        .map(ManualTransaction::entry)
-        .collect();
-    if account.generated {
-        all.extend(ledger::pending(account, owner, today));
-    }
-    Ok(all)
-}
-
-/// Balances of `account` at `today`: generated ([`ledger::balances`]) or the opening
-/// balance, then the balance override and the manual transactions
-/// ([`adjust_balances`]). Use this instead of [`ledger::balances`].
-pub fn balances(
-    store: &Store,
-    account: &Account,
-    owner: &Customer,
-    today: NaiveDate,
-) -> Result<Balances, StoreError> {
-    let base = if account.generated {
-        ledger::balances(account, owner, today)
-    } else {
-        Balances {
-            closing_booked: account.opening_balance,
-            expected: account.opening_balance,
+impl<'a> Book<'a> {
+    /// The books of `account` (owned by `owner`) on `today`.
+    pub fn of(
+        store: &'a Store,
+        account: &'a Account,
+        owner: &'a Customer,
+        today: NaiveDate,
+    ) -> Self {
+        Book {
+            store,
+            account,
+            owner,
+            today,
         }
-    };
-    let manual = store.manual_transactions(account.id)?;
-    Ok(adjust_balances(
-        base,
-        store.balance_override(account.id)?.as_ref(),
-        manual.iter().map(|t| {
-            let before_today = t.booked && t.booking_date.is_some_and(|d| d < today);
-            (t.seq, before_today, t.amount)
-        }),
-    ))
+    }
+
+    /// Booked entries, newest first: the generated history ([`ledger::booked`], for
+    /// accounts with `generated`) merged with the manual booked transactions (a manual entry
+    /// comes before generated ones of the same day). Use this instead of [`ledger::booked`]
+    /// so sandbox-created transactions are listed.
+    pub fn booked(&self) -> Result<Vec<Entry>, StoreError> {
+        let generated = || ledger::booked(self.account, self.owner, self.today);
+        let mut all = self.merged(true, generated)?;
+        all.sort_by_key(|e| std::cmp::Reverse(e.booking_date));
+        Ok(all)
+    }
+
+    /// Pending entries: the manual pending transactions (newest first) and then the
+    /// generated ones ([`ledger::pending`], for accounts with `generated`).
+    pub fn pending(&self) -> Result<Vec<Entry>, StoreError> {
+        self.merged(false, || {
+            ledger::pending(self.account, self.owner, self.today)
+        })
+    }
+
+    /// The manual transactions with this booking status (newest first), then the
+    /// `generated` ones for an account with a generated history.
+    fn merged(
+        &self,
+        booked: bool,
+        generated: impl FnOnce() -> Vec<Entry>,
+    ) -> Result<Vec<Entry>, StoreError> {
+        let mut all: Vec<Entry> = self
+            .store
+            .manual_transactions(self.account.id)?
+            .iter()
+            .filter(|t| t.booked == booked)
+            .map(ManualTransaction::entry)
+            .collect();
+        if self.account.generated {
+            all.extend(generated());
+        }
+        Ok(all)
+    }
+
+    /// Balances: generated ([`ledger::balances`]) or the opening balance, then the balance
+    /// override and the manual transactions ([`adjust_balances`]). Use this instead of
+    /// [`ledger::balances`].
+    pub fn balances(&self) -> Result<Balances, StoreError> {
+        let (account, today) = (self.account, self.today);
+        let base = if account.generated {
+            ledger::balances(account, self.owner, today)
+        } else {
+            Balances {
+                closing_booked: account.opening_balance,
+                expected: account.opening_balance,
+            }
+        };
+        let manual = self.store.manual_transactions(account.id)?;
+        Ok(adjust_balances(
+            base,
+            self.store.balance_override(account.id)?.as_ref(),
+            manual.iter().map(|t| {
+                let before_today = t.booked && t.booking_date.is_some_and(|d| d < today);
+                (t.seq, before_today, t.amount)
+            }),
+        ))
+    }
 }
 
 /// Balances of a card account: `base` (what the card ledger computes, with
@@ -116,11 +138,11 @@ mod tests {
     use super::*;
     use crate::sandbox::domain::seed::seed;
     use crate::sandbox::model::{
-        AUTHORISATION_LIFETIME, Authorisation, AuthorisationError, BalanceOverride, CardAccount,
-        Consent, ConsentKey, ScaStep, TppId,
+        AUTHORISATION_LIFETIME, Authorisation, AuthorisationError, BalanceOverride, Consent,
+        ConsentKey, ScaStep, TppId,
     };
-    use crate::sandbox::store::MIGRATION;
     use crate::sandbox::store::db::{Db, Storage};
+    use crate::sandbox::store::schema::MIGRATION;
 
     fn store() -> Store {
         let db = Arc::new(Db::open(&Storage::InMemory).unwrap());
@@ -134,20 +156,10 @@ mod tests {
         let seed = seed();
         assert_eq!(s.customers().unwrap(), seed.customers);
         for c in &seed.customers {
-            let accounts: Vec<Account> = seed
-                .accounts
-                .iter()
-                .filter(|a| a.owner == c.id)
-                .cloned()
-                .collect();
-            assert_eq!(s.accounts_of(c.id).unwrap(), accounts);
-            let cards: Vec<CardAccount> = seed
-                .card_accounts
-                .iter()
-                .filter(|a| a.owner == c.id)
-                .cloned()
-                .collect();
-            assert_eq!(s.card_accounts_of(c.id).unwrap(), cards);
+            let accounts = seed.accounts.iter().filter(|a| a.owner == c.id);
+            assert!(s.accounts_of(c.id).unwrap().iter().eq(accounts));
+            let cards = seed.card_accounts.iter().filter(|a| a.owner == c.id);
+            assert!(s.card_accounts_of(c.id).unwrap().iter().eq(cards));
         }
         for a in &seed.agreements {
             assert_eq!(s.agreement(a.id).unwrap().as_ref(), Some(a));

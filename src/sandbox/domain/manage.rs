@@ -386,14 +386,14 @@ pub(crate) fn create_customer(
             },
             name,
         };
-        store::insert_customer(tx, &customer)?;
+        store::insert(tx, &customer)?;
         // The customer is in the creating TPP's world only (issue 20).
         store::tenancy::set_owner(tx, &customer.id.to_string(), &tpp.0)?;
         match accounts {
             Some(specs) => {
                 for spec in specs {
                     let a = build_account(tx, &customer, spec)?;
-                    store::insert_account(tx, &a)?;
+                    store::insert(tx, &a)?;
                 }
             }
             None => {
@@ -401,7 +401,7 @@ pub(crate) fn create_customer(
                     let mut a =
                         seed::default_account(&customer, spec, Uuid::new_v4(), fresh_bban(tx)?);
                     a.name = cut(&a.name, MAX_NAME_CHARS);
-                    store::insert_account(tx, &a)?;
+                    store::insert(tx, &a)?;
                 }
             }
         }
@@ -417,16 +417,15 @@ pub(crate) fn create_customer(
             CustomerType::Corporate => Vec::new(),
         });
         for (name, currency, product) in cards {
-            let c = CardAccount {
-                id: Uuid::new_v4(),
-                owner: customer.id,
-                masked_pan: fresh_pan(tx)?,
-                currency,
+            let product = product.unwrap_or_else(|| "Kredittkort".into());
+            let status = "enabled".into();
+            NewCard {
                 name,
-                product: product.unwrap_or_else(|| "Kredittkort".into()),
-                status: "enabled".into(),
-            };
-            store::insert_card_account(tx, &c)?;
+                currency,
+                product,
+                status,
+            }
+            .insert(tx, &customer)?;
         }
         Ok(customer)
     })
@@ -480,44 +479,58 @@ pub(crate) fn create_account(
 ) -> Result<Account, ApiError> {
     db.write(|tx| {
         let mut a = build_account(tx, owner, spec)?;
-        if let Some(b) = bban {
-            if exists(tx, Unique::Bban, &b)? {
-                return Err(field_error(
-                    "bban",
-                    format!("bban {b} is already an account of this sandbox"),
-                ));
+        match bban {
+            Some(b) if exists(tx, Unique::Bban, &b)? => Err(field_error(
+                "bban",
+                format!("bban {b} is already an account of this sandbox"),
+            )),
+            given => {
+                a.bban = given.unwrap_or(a.bban);
+                store::insert(tx, &a)?;
+                Ok(a)
             }
-            a.bban = b;
         }
-        store::insert_account(tx, &a)?;
-        Ok(a)
     })
 }
 
-/// Creates a card account of `owner` with a new masked PAN.
+/// A card account to create (its masked PAN is generated).
+pub(crate) struct NewCard {
+    /// `name`.
+    pub name: String,
+    /// `currency` (ISO 4217).
+    pub currency: String,
+    /// `product`.
+    pub product: String,
+    /// `status` (`enabled`, `blocked` or `deleted`).
+    pub status: String,
+}
+
+impl NewCard {
+    /// Inserts the card account of `owner` with a new masked PAN in `tx`.
+    fn insert(self, tx: &Connection, owner: &Customer) -> Result<CardAccount, ApiError> {
+        let c = CardAccount {
+            id: Uuid::new_v4(),
+            owner: owner.id,
+            masked_pan: fresh_pan(tx)?,
+            currency: self.currency,
+            name: self.name,
+            product: self.product,
+            status: self.status,
+        };
+        store::insert(tx, &c)?;
+        Ok(c)
+    }
+}
+
+/// Creates a card account of `owner` with a new masked PAN, in one transaction.
 ///
 /// Errors: 503 when the database fails.
 pub(crate) fn create_card_account(
     db: &Db,
     owner: &Customer,
-    name: String,
-    currency: String,
-    product: String,
-    status: String,
+    card: NewCard,
 ) -> Result<CardAccount, ApiError> {
-    db.write(|tx| {
-        let c = CardAccount {
-            id: Uuid::new_v4(),
-            owner: owner.id,
-            masked_pan: fresh_pan(tx)?,
-            currency,
-            name,
-            product,
-            status,
-        };
-        store::insert_card_account(tx, &c)?;
-        Ok(c)
-    })
+    db.write(|tx| card.insert(tx, owner))
 }
 
 /// Stores the manual transaction `t` and returns its `seq`; `id` is the account id as the
@@ -531,7 +544,7 @@ pub(crate) fn add_transaction(db: &Db, t: &ManualTransaction, id: &str) -> Resul
         if !exists(tx, Unique::AccountId, &t.account.to_string())? {
             return Err(ApiError::not_found(format!("no sandbox account {id:?}")));
         }
-        Ok(store::insert_manual_transaction(tx, t)?)
+        Ok(store::insert(tx, t)?)
     })
 }
 
@@ -551,7 +564,7 @@ pub(crate) fn add_card_transaction(
                 "no sandbox card account {id:?}"
             )));
         }
-        Ok(store::insert_manual_card_transaction(tx, t)?)
+        Ok(store::insert(tx, t)?)
     })
 }
 

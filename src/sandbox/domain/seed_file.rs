@@ -554,27 +554,20 @@ pub fn parse_seed(
         data.customers.push(customer);
     }
     for a in &f.agreements {
-        let find = |number: &str| data.customers.iter().find(|c| c.number == number);
-        let Some(holder) = find(&a.holder).filter(|c| c.kind == CustomerType::Private) else {
-            return Err(err(
-                &a.holder,
-                0,
-                format!(
-                    "agreement holder {} is not a PRIVATE customer of the file",
-                    a.holder
-                ),
-            ));
+        // The customer of the file numbered `number`, when it is of `kind`.
+        let party = |role: &str, number: &str, kind: CustomerType| {
+            data.customers
+                .iter()
+                .find(|c| c.number == number && c.kind == kind)
+                .ok_or_else(|| {
+                    let kind = kind.as_str();
+                    let text =
+                        format!("agreement {role} {number} is not a {kind} customer of the file");
+                    err(number, 0, text)
+                })
         };
-        let Some(company) = find(&a.company).filter(|c| c.kind == CustomerType::Corporate) else {
-            return Err(err(
-                &a.company,
-                0,
-                format!(
-                    "agreement company {} is not a CORPORATE customer of the file",
-                    a.company
-                ),
-            ));
-        };
+        let holder = party("holder", &a.holder, CustomerType::Private)?;
+        let company = party("company", &a.company, CustomerType::Corporate)?;
         let own: Vec<&Account> = data
             .accounts
             .iter()

@@ -113,7 +113,8 @@ fn store_available(cx: &Ctx<'_>, account: &Account) -> Result<Option<i64>, ApiEr
         return Ok(None);
     };
     Ok(Some(
-        crate::sandbox::domain::books::balances(cx.store, account, &owner, cx.clock.today())?
+        crate::sandbox::domain::books::Book::of(cx.store, account, &owner, cx.clock.today())
+            .balances()?
             .expected,
     ))
 }

@@ -74,6 +74,20 @@ fn details_path(account: &str, transaction: &str) -> String {
     format!("{}/transactions/{transaction}", account_path(account))
 }
 
+/// The `balances` and `transactions` links of the account or card account at `path`.
+pub(crate) fn resource_links(path: &str) -> Links {
+    let mut links = Links::new();
+    links.insert(
+        names::BALANCES.into(),
+        Link::href(format!("{path}/balances")),
+    );
+    links.insert(
+        names::TRANSACTIONS.into(),
+        Link::href(format!("{path}/transactions")),
+    );
+    links
+}
+
 /// `accountDetails` of an account, with `balances` and `transactions` links: `name` cut to
 /// 70 characters ([`rules::account_name`]), `cashAccountType` an ISO 20022 code
 /// ([`rules::iso_cash_account_type`]), `status` `enabled`, `ownerName` (Account data facts).
@@ -81,15 +95,7 @@ fn details_path(account: &str, transaction: &str) -> String {
 /// Errors: the database fails (503).
 pub fn details(app: &App, a: &Account) -> Result<AccountDetails, ApiError> {
     let id = a.id.to_string();
-    let mut links = Links::new();
-    links.insert(
-        names::BALANCES.into(),
-        Link::href(format!("{}/balances", account_path(&id))),
-    );
-    links.insert(
-        names::TRANSACTIONS.into(),
-        Link::href(format!("{}/transactions", account_path(&id))),
-    );
+    let links = resource_links(&account_path(&id));
     Ok(AccountDetails {
         resource_id: Some(id),
         iban: None,
@@ -112,18 +118,39 @@ fn reference(a: &Account) -> AccountReference {
     }
 }
 
+/// What a list of the consented accounts or card accounts extracts: the request's standing
+/// consent ([`access::resolve`] of the [`AisTpp`] and the [`PsuContext`]) and the data
+/// version read before it was resolved.
+///
+/// Errors (the rejection): those of [`AisTpp`]; the refusals of [`access::resolve`] (401 +
+/// `scaRedirect`, 400).
+pub struct ConsentedList {
+    /// The standing consent.
+    pub access: Access,
+    /// The data version ([`crate::sandbox::store::db::Db::version`]) read before the
+    /// consent was resolved.
+    pub version: u64,
+}
+
+impl FromRequestParts<Arc<App>> for ConsentedList {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, ApiError> {
+        let AisTpp(tpp) = AisTpp::from_request_parts(parts, app).await?;
+        let Ok(psu) = PsuContext::from_request_parts(parts, app).await;
+        let version = app.db.version();
+        let access = access::resolve(&app.domain(), &tpp, &psu)?;
+        Ok(ConsentedList { access, version })
+    }
+}
+
 /// `GET /v1/accounts`: Berlin Group `accountList`, `{"accounts":[accountDetails...]}` of the
 /// consented accounts.
 ///
 /// Errors: 401 `ROLE_INVALID` without `PSP_AI`; the refusals of [`access::resolve`] (401 +
 /// `scaRedirect`, 400).
-pub async fn list(
-    State(app): State<Arc<App>>,
-    AisTpp(tpp): AisTpp,
-    psu: PsuContext,
-) -> Result<Response, ApiError> {
-    let version = app.db.version();
-    let access = access::resolve(&app.domain(), &tpp, &psu)?;
+pub async fn list(State(app): State<Arc<App>>, list: ConsentedList) -> Result<Response, ApiError> {
+    let ConsentedList { access, version } = list;
     let key = ReadKey::new(Read::AccountList, Uuid::nil(), version)
         .consent(&access.key, &access.consent.accounts);
     app.reads.answer(key, || {
@@ -159,6 +186,9 @@ pub trait Consentable: Sized {
     /// that is not the PSU's in this context; 401 + `scaRedirect` for the PSU's resource
     /// outside the consent.
     const RESOLVE: Resolver<Self>;
+
+    /// The resource's id.
+    fn id(&self) -> Uuid;
 }
 
 impl Consentable for Account {
@@ -166,12 +196,20 @@ impl Consentable for Account {
     type Owner = Option<Customer>;
 
     const RESOLVE: Resolver<Self> = access::resolve_account;
+
+    fn id(&self) -> Uuid {
+        self.id
+    }
 }
 
 impl Consentable for CardAccount {
     type Owner = Customer;
 
     const RESOLVE: Resolver<Self> = access::resolve_card;
+
+    fn id(&self) -> Uuid {
+        self.id
+    }
 }
 
 /// The query a [`Consented`] request parses before its consent is resolved (so a malformed
@@ -207,7 +245,11 @@ pub struct Listing<const CARD: bool> {
 impl<const CARD: bool> AisQuery for Listing<CARD> {
     fn parse(parts: &Parts) -> Result<Self, ApiError> {
         let pairs = QueryPairs::of(parts);
-        let parsed = TransactionQuery::parse_with(&pairs, CARD)?;
+        let parsed = if CARD {
+            TransactionQuery::parse_card(&pairs)?
+        } else {
+            TransactionQuery::parse(&pairs)?
+        };
         Ok(Listing {
             pairs: pairs.0,
             parsed,
@@ -241,6 +283,41 @@ pub struct Consented<R: Consentable, Q = NoQuery> {
     pub psu_present: bool,
     /// The data version ([`crate::sandbox::store::db::Db::version`]) read before the consent was resolved.
     pub version: u64,
+}
+
+impl<R: Consentable, Q> Consented<R, Q> {
+    /// Counts a call of `kind` on the resource without the PSU present
+    /// ([`rules::count_unattended`]); nothing when the PSU is present.
+    ///
+    /// Errors: 429 `ACCESS_EXCEEDED` past the day's unattended calls; the database fails.
+    pub fn count_unattended(&self, app: &App, kind: AccessKind) -> Result<(), ApiError> {
+        if self.psu_present {
+            return Ok(());
+        }
+        let id = self.item.id().to_string();
+        rules::count_unattended(&app.domain(), &self.tpp.id, &id, kind)
+    }
+
+    /// For a listing without the PSU present: the earliest booking date it may read
+    /// (`requested` or [`rules::unattended_date_from`]'s default), the call counted
+    /// ([`Consented::count_unattended`]); `None` when the PSU is present.
+    ///
+    /// Errors: 400 `PERIOD_INVALID` for a `requested` date too far back; as
+    /// [`Consented::count_unattended`].
+    pub fn unattended_from(
+        &self,
+        app: &App,
+        today: NaiveDate,
+        requested: Option<NaiveDate>,
+        kind: AccessKind,
+    ) -> Result<Option<NaiveDate>, ApiError> {
+        if self.psu_present {
+            return Ok(None);
+        }
+        let from = rules::unattended_date_from(today, requested)?;
+        self.count_unattended(app, kind)?;
+        Ok(Some(from))
+    }
 }
 
 impl<R, Q> FromRequestParts<Arc<App>> for Consented<R, Q>
@@ -301,21 +378,15 @@ pub async fn balances(
     State(app): State<Arc<App>>,
     c: Consented<Account>,
 ) -> Result<Response, ApiError> {
-    let owner = owner_of(c.owner, &c.item, &c.access)?;
+    let owner = owner_of(c.owner.clone(), &c.item, &c.access)?;
+    c.count_unattended(&app, AccessKind::Balances)?;
     let account = c.item;
-    if !c.psu_present {
-        rules::count_unattended(
-            &app.domain(),
-            &c.tpp.id,
-            &account.id.to_string(),
-            AccessKind::Balances,
-        )?;
-    }
     let today = app.clock.today();
     let key = ReadKey::new(Read::AccountBalances, account.id, c.version).on(today);
     app.reads.answer(key, || {
         let yesterday = today.pred_opt().unwrap_or(today);
-        let b = crate::sandbox::domain::books::balances(&app.store, &account, &owner, today)?;
+        let b = crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today)
+            .balances()?;
         let balance = |kind: &str, amount: i64, date: NaiveDate| Balance {
             balance_type: kind.to_string(),
             balance_amount: Amount::from_minor(&account.currency, amount),
@@ -660,21 +731,11 @@ pub async fn transactions(
     c: Consented<Account, Listing<false>>,
     headers: HeaderMap,
 ) -> Result<axum::response::Response, ApiError> {
-    let owner = owner_of(c.owner, &c.item, &c.access)?;
-    let (tpp, account, q) = (c.tpp, c.item, c.query.parsed);
+    let owner = owner_of(c.owner.clone(), &c.item, &c.access)?;
     let today = app.clock.today();
-    let from = if c.psu_present {
-        None
-    } else {
-        let from = rules::unattended_date_from(today, q.date_from)?;
-        rules::count_unattended(
-            &app.domain(),
-            &tpp.id,
-            &account.id.to_string(),
-            AccessKind::Transactions,
-        )?;
-        Some(from)
-    };
+    let date_from = c.query.parsed.date_from;
+    let from = c.unattended_from(&app, today, date_from, AccessKind::Transactions)?;
+    let (account, q) = (c.item, c.query.parsed);
     let key = PageKey {
         account: account.id,
         query: c.query.pairs,
@@ -692,7 +753,8 @@ pub async fn transactions(
     let mut total = 0;
     if q.wants_booked() {
         let all: Vec<Entry> =
-            crate::sandbox::domain::books::booked(&app.store, &account, &owner, today)?
+            crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today)
+                .booked()?
                 .into_iter()
                 .filter(|e| q.in_period(e.booking_date, from))
                 .collect();
@@ -707,7 +769,8 @@ pub async fn transactions(
     }
     if q.wants_pending() {
         report.pending = Some(
-            crate::sandbox::domain::books::pending(&app.store, &account, &owner, today)?
+            crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today)
+                .pending()?
                 .iter()
                 .map(|e| entry(&account, e, false, &manual))
                 .collect(),
@@ -872,7 +935,8 @@ pub async fn transaction_details(
     };
     let tid = Uuid::parse_str(&transaction_id).map_err(|_| unknown())?;
     let manual = manual_of(&app, &account)?;
-    let booked = crate::sandbox::domain::books::booked(&app.store, &account, &owner, today)?;
+    let booked =
+        crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today).booked()?;
     let (mut item, booked_at) = match booked.iter().position(|e| e.id == tid) {
         Some(pos) => {
             let e = &booked[pos];
@@ -891,7 +955,8 @@ pub async fn transaction_details(
         }
         None => {
             let pending =
-                crate::sandbox::domain::books::pending(&app.store, &account, &owner, today)?;
+                crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today)
+                    .pending()?;
             let e = pending.iter().find(|e| e.id == tid).ok_or_else(unknown)?;
             (entry(&account, e, false, &manual), None)
         }

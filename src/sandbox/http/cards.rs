@@ -11,7 +11,7 @@
 //! Consent: card accounts are offered on the SCA consent page (PRIVATE context) as their own
 //! checkboxes (`cardAccount`), next to the accounts; the ticked ones are stored in
 //! `card_consents` under the consent's key (TPP, PSU-ID, agreement) and follow that consent:
-//! the same 180 days, revocation and SCA-session rules ([`access::resolve`]). A card
+//! the same 180 days, revocation and SCA-session rules ([`crate::sandbox::domain::access::resolve`]). A card
 //! account of the PSU outside the consent answers 401 + `scaRedirect`; any other 403
 //! `RESOURCE_UNKNOWN`.
 //!
@@ -38,17 +38,13 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::sandbox::App;
-use crate::sandbox::domain::access;
-use crate::sandbox::domain::access::PsuContext;
 use crate::sandbox::domain::access::consented;
 use crate::sandbox::domain::ledger::{self, Balances, CardEntry};
 use crate::sandbox::domain::rules::{self, AccessKind};
 use crate::sandbox::errors::ApiError;
-use crate::sandbox::http::accounts::{Consented, Listing, TransactionQuery};
-use crate::sandbox::http::auth::AisTpp;
+use crate::sandbox::http::accounts::{Consented, ConsentedList, Listing, TransactionQuery};
 use crate::sandbox::http::reads::{Read, ReadKey};
 use crate::sandbox::model::{CardAccount, Customer};
-use crate::xs2a::links::{Link, Links, names};
 use crate::xs2a::model::{AccountReference, Amount, Balance, balance_type};
 use crate::xs2a::wire::{
     CardAccountDetails, CardAccountList, CardAccountResponse, CardBalancesResponse, CardReport,
@@ -71,15 +67,7 @@ fn status_of(card: &CardAccount) -> String {
 /// Errors: the database fails (503).
 pub fn details(app: &App, card: &CardAccount) -> Result<CardAccountDetails, ApiError> {
     let id = card.id.to_string();
-    let mut links = Links::new();
-    links.insert(
-        names::BALANCES.into(),
-        Link::href(format!("{}/balances", card_path(&id))),
-    );
-    links.insert(
-        names::TRANSACTIONS.into(),
-        Link::href(format!("{}/transactions", card_path(&id))),
-    );
+    let links = crate::sandbox::http::accounts::resource_links(&card_path(&id));
     Ok(CardAccountDetails {
         resource_id: Some(id),
         masked_pan: card.masked_pan.clone(),
@@ -108,14 +96,9 @@ fn reference(card: &CardAccount) -> AccountReference {
 /// `GET /v1/card-accounts`: the consented card accounts (an empty list when the consent has
 /// none: Berlin Group `OK_200_CardAccountList`).
 ///
-/// Errors: 401 `ROLE_INVALID` without `PSP_AI`; the refusals of [`access::resolve`].
-pub async fn list(
-    State(app): State<Arc<App>>,
-    AisTpp(tpp): AisTpp,
-    psu: PsuContext,
-) -> Result<Response, ApiError> {
-    let version = app.db.version();
-    let access = access::resolve(&app.domain(), &tpp, &psu)?;
+/// Errors: 401 `ROLE_INVALID` without `PSP_AI`; those of [`ConsentedList`].
+pub async fn list(State(app): State<Arc<App>>, list: ConsentedList) -> Result<Response, ApiError> {
+    let ConsentedList { access, version } = list;
     let key = ReadKey::new(Read::CardList, Uuid::nil(), version).consent(&access.key, &[]);
     app.reads.answer(key, || {
         let cards = consented(&app.domain(), &access.key)?
@@ -155,15 +138,8 @@ pub async fn balances(
     State(app): State<Arc<App>>,
     c: Consented<CardAccount>,
 ) -> Result<Response, ApiError> {
+    c.count_unattended(&app, AccessKind::CardBalances)?;
     let (card, owner, version) = (c.item, c.owner, c.version);
-    if !c.psu_present {
-        rules::count_unattended(
-            &app.domain(),
-            &c.tpp.id,
-            &card.id.to_string(),
-            AccessKind::CardBalances,
-        )?;
-    }
     let today = app.clock.today();
     let key = ReadKey::new(Read::CardBalances, card.id, version).on(today);
     app.reads.answer(key, || {
@@ -291,20 +267,14 @@ pub async fn transactions(
     State(app): State<Arc<App>>,
     c: Consented<CardAccount, Listing<true>>,
 ) -> Result<Response, ApiError> {
-    let (card, owner, version, q) = (c.item, c.owner, c.version, c.query.parsed);
     let today = app.clock.today();
-    let from = if c.psu_present {
-        None
-    } else {
-        let from = rules::unattended_date_from(today, q.date_from)?;
-        rules::count_unattended(
-            &app.domain(),
-            &c.tpp.id,
-            &card.id.to_string(),
-            AccessKind::CardTransactions,
-        )?;
-        Some(from)
-    };
+    let from = c.unattended_from(
+        &app,
+        today,
+        c.query.parsed.date_from,
+        AccessKind::CardTransactions,
+    )?;
+    let (card, owner, version, q) = (c.item, c.owner, c.version, c.query.parsed);
     let key = ReadKey::new(Read::CardTransactions, card.id, version)
         .on(today)
         .query(&c.query.pairs, from);

@@ -48,11 +48,12 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::sandbox::App;
+use crate::sandbox::http::accounts::resource_links;
 use crate::sandbox::http::auth::Tpp;
 
 use crate::sandbox::domain::ledger::Balances;
 use crate::sandbox::domain::manage::{
-    self, MAX_ACCOUNTS_PER_REQUEST, MAX_NAME_CHARS, MAX_REMITTANCE_CHARS, NewCustomer,
+    self, MAX_ACCOUNTS_PER_REQUEST, MAX_NAME_CHARS, MAX_REMITTANCE_CHARS, NewCard, NewCustomer,
     account_spec, cut, field_error, inconsistent, is_bban, parse_body, path_uuid, unknown_in_body,
 };
 use crate::sandbox::domain::seed;
@@ -64,7 +65,7 @@ use crate::sandbox::model::{
 use crate::sandbox::store;
 use crate::xs2a::error::MessageCode;
 use crate::xs2a::fields::{Fields, json_type};
-use crate::xs2a::links::{Link, Links, names};
+use crate::xs2a::links::{Link, Links};
 use crate::xs2a::model::{
     AccountDetails, AccountReference, Amount, Balance, BalancesResponse, CardAccountDetails,
     CustomerType, SandboxAgreement, balance_type,
@@ -118,16 +119,7 @@ pub fn routes() -> Router<Arc<App>> {
 
 /// Berlin Group `accountDetails` of an account, as `GET /v1/accounts/{id}` shows it.
 fn account_details(app: &App, a: &Account) -> Result<AccountDetails, ApiError> {
-    let path = format!("/v1/accounts/{}", a.id);
-    let mut links = Links::new();
-    links.insert(
-        names::BALANCES.into(),
-        Link::href(format!("{path}/balances")),
-    );
-    links.insert(
-        names::TRANSACTIONS.into(),
-        Link::href(format!("{path}/transactions")),
-    );
+    let links = resource_links(&format!("/v1/accounts/{}", a.id));
     Ok(AccountDetails {
         resource_id: Some(a.id.to_string()),
         iban: None,
@@ -144,16 +136,7 @@ fn account_details(app: &App, a: &Account) -> Result<AccountDetails, ApiError> {
 
 /// Berlin Group `cardAccountDetails` of a card account.
 fn card_details(app: &App, c: &CardAccount) -> Result<CardAccountDetails, ApiError> {
-    let path = format!("/v1/card-accounts/{}", c.id);
-    let mut links = Links::new();
-    links.insert(
-        names::BALANCES.into(),
-        Link::href(format!("{path}/balances")),
-    );
-    links.insert(
-        names::TRANSACTIONS.into(),
-        Link::href(format!("{path}/transactions")),
-    );
+    let links = resource_links(&format!("/v1/card-accounts/{}", c.id));
     Ok(CardAccountDetails {
         resource_id: Some(c.id.to_string()),
         masked_pan: c.masked_pan.clone(),
@@ -328,44 +311,19 @@ pub async fn create_customer(
         }
         None => None,
     };
-    let accounts = match f.opt_array("accounts", MAX_ACCOUNTS_PER_REQUEST)? {
-        None => None,
-        Some(items) => Some(
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    account_spec(&Fields::of(
-                        v,
-                        &format!("accounts[{i}]"),
-                        &ACCOUNT_SPEC_FIELDS,
-                    )?)
-                })
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
-    };
-    let cards = match f.opt_array("cardAccounts", MAX_ACCOUNTS_PER_REQUEST)? {
-        None => None,
-        Some(items) => Some(
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    let c = Fields::of(v, &format!("cardAccounts[{i}]"), &CARD_SPEC_FIELDS)?;
-                    Ok((
-                        c.req_str(
-                            "name",
-                            MAX_NAME_CHARS,
-                            "the card account name (at most 70 characters)",
-                        )?,
-                        c.opt_currency("currency")?
-                            .unwrap_or_else(|| seed::CURRENCY.to_string()),
-                        c.opt_str("product", MAX_NAME_CHARS)?,
-                    ))
-                })
-                .collect::<Result<Vec<_>, ApiError>>()?,
-        ),
-    };
+    let accounts = each_object(&f, "accounts", &ACCOUNT_SPEC_FIELDS, account_spec)?;
+    let cards = each_object(&f, "cardAccounts", &CARD_SPEC_FIELDS, |c| {
+        Ok((
+            c.req_str(
+                "name",
+                MAX_NAME_CHARS,
+                "the card account name (at most 70 characters)",
+            )?,
+            c.opt_currency("currency")?
+                .unwrap_or_else(|| seed::CURRENCY.to_string()),
+            c.opt_str("product", MAX_NAME_CHARS)?,
+        ))
+    })?;
     let customer = manage::create_customer(
         &app.db,
         &tpp.id,
@@ -379,6 +337,27 @@ pub async fn create_customer(
     )?;
     let element = views::element(&app.domain(), &customer, true, true)?;
     Ok(created(&customer_path(customer.id), element))
+}
+
+/// Each object of the optional array `name` of `f` (at most
+/// [`MAX_ACCOUNTS_PER_REQUEST`]), read by `read` as the fields `accepted` under the path
+/// `name[i]`; `None` when the array is absent.
+///
+/// Errors: 400 `FORMAT_ERROR` naming the array or the element's field.
+fn each_object<T>(
+    f: &Fields<'_>,
+    name: &str,
+    accepted: &[&str],
+    read: impl Fn(&Fields<'_>) -> Result<T, ApiError>,
+) -> Result<Option<Vec<T>>, ApiError> {
+    let Some(items) = f.opt_array(name, MAX_ACCOUNTS_PER_REQUEST)? else {
+        return Ok(None);
+    };
+    let each = items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| read(&Fields::of(v, &format!("{name}[{i}]"), accepted)?));
+    each.collect::<Result<Vec<_>, _>>().map(Some)
 }
 
 /// `DELETE /v1/sandbox/customers/{customerId}`: deletes the customer with its accounts, card
@@ -766,7 +745,16 @@ pub async fn create_card_account(
             ));
         }
     };
-    let card = manage::create_card_account(&app.db, &owner, name, currency, product, status)?;
+    let card = manage::create_card_account(
+        &app.db,
+        &owner,
+        NewCard {
+            name,
+            currency,
+            product,
+            status,
+        },
+    )?;
     Ok(created(
         &format!("/v1/card-accounts/{}", card.id),
         json!({ "cardAccount": card_details(&app, &card)? }),
@@ -1172,7 +1160,8 @@ pub async fn set_balances(
         .store
         .customer(account.owner)?
         .ok_or_else(|| ApiError::not_found(format!("no sandbox account {id:?}")))?;
-    let current = crate::sandbox::domain::books::balances(&app.store, &account, &owner, today)?;
+    let current =
+        crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today).balances()?;
     let now = app.clock.now();
     manage::set_balance_override(
         &app.db,
@@ -1182,7 +1171,8 @@ pub async fn set_balances(
         available.unwrap_or(current.expected),
         now,
     )?;
-    let b = crate::sandbox::domain::books::balances(&app.store, &account, &owner, today)?;
+    let b =
+        crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today).balances()?;
     let yesterday = today.pred_opt().unwrap_or(today);
     let balance = |kind: &str, amount: i64, date: NaiveDate| Balance {
         balance_type: kind.to_string(),

@@ -25,7 +25,26 @@ use crate::sandbox::{App, SandboxConfig};
 pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
     let observer = config.observer.clone();
     let app = Arc::new(App::new(config)?);
-    let router = Router::new()
+    // The resources with their own route tables.
+    let resources = [
+        manage::routes(),
+        accounts::routes(),
+        cards::routes(),
+        consent::routes(),
+        psu::routes(),
+        payments::routes(),
+        baskets::routes(),
+        batch::routes(),
+        faults::routes(),
+        snapshot::routes(),
+        state::routes(),
+        identity::routes(),
+        health::routes(),
+        payment_sca::routes(),
+    ];
+    let router = resources
+        .into_iter()
+        .fold(Router::new(), Router::merge)
         .route("/", get(home))
         .route("/v1/accounts", get(accounts::list))
         .route("/v1/accounts/{id}", get(accounts::one))
@@ -36,21 +55,7 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
         )
         .route("/v1/sandbox/customers", get(customers::list))
         .route("/v1/sandbox/customers/{id}", get(customers::one))
-        .merge(manage::routes())
-        .merge(accounts::routes())
-        .merge(cards::routes())
-        .merge(consent::routes())
-        .merge(psu::routes())
-        .merge(payments::routes())
-        .merge(baskets::routes())
-        .merge(batch::routes())
-        .merge(faults::routes())
         .route("/v1/sandbox/events", get(subscribe::stream))
-        .merge(snapshot::routes())
-        .merge(state::routes())
-        .merge(identity::routes())
-        .merge(health::routes())
-        .merge(payment_sca::routes())
         .route("/sca/{id}", get(sca::show))
         .route("/sca/{id}/login", post(sca::login))
         .route("/sca/{id}/context", post(sca::context))

@@ -67,8 +67,6 @@ pub fn snapshot_bytes(conn: &Connection) -> Result<Vec<u8>, SnapshotError> {
     Ok(std::fs::read(&file)?)
 }
 
-pub use crate::profile::is_loopback_url;
-
 /// `GET /v1/sandbox/snapshot`: the state database's bytes (operator plane only).
 async fn snapshot(
     State(app): State<Arc<App>>,
@@ -98,6 +96,7 @@ fn snapshot_bytes_raw(conn: &Connection) -> rusqlite::Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profile::is_loopback_url;
 
     #[test]
     fn loopback_urls_are_told_apart() {

@@ -146,7 +146,9 @@ fn page(
     let n = limit + 1;
     let mut rows: Vec<(i64, String, Value)> = match list {
         overview::List::Consents => {
-            let rows = app.db.read(|c| overview::consent_resources(c, after, n))?;
+            let rows = app
+                .db
+                .read(|c| overview::Page { after, limit: n }.consent_resources(c))?;
             rows.iter()
                 .map(|r| {
                     Ok((
@@ -165,7 +167,7 @@ fn page(
         }
         overview::List::Payments => app
             .db
-            .read(|c| overview::payments(c, after, n))?
+            .read(|c| overview::Page { after, limit: n }.payments(c))?
             .into_iter()
             .map(|p| {
                 let v = json!({
@@ -184,7 +186,7 @@ fn page(
             .collect(),
         overview::List::Baskets => app
             .db
-            .read(|c| overview::baskets(c, after, n))?
+            .read(|c| overview::Page { after, limit: n }.baskets(c))?
             .into_iter()
             .map(|b| {
                 let tx = match (b.cancelled, b.authorised) {

@@ -70,75 +70,86 @@ table_row! {
 /// and id (the lists are ordered by both), or at the start.
 pub type After<'a> = Option<(i64, &'a str)>;
 
-/// The condition and its two parameters for `after` on the list of table alias `t`.
-fn after_sql(t: &str, after: After<'_>) -> (String, i64, String) {
-    match after {
-        Some((at, id)) => (
-            format!("({t}.created_at, {t}.id) > (?1, ?2)"),
-            at,
-            id.to_string(),
-        ),
-        None => ("?1 = ?1 AND ?2 = ?2".to_string(), 0, String::new()),
+/// One page of a list: at most `limit` entries after `after`, oldest first (ordered by
+/// creation time and id, through each table's `..._by_created` index).
+#[derive(Debug, Clone, Copy)]
+pub struct Page<'a> {
+    /// Where the page starts.
+    pub after: After<'a>,
+    /// How many entries it holds at most.
+    pub limit: usize,
+}
+
+impl Page<'_> {
+    /// The page of `SELECT {columns} FROM {table} {t}` (`t`: the table's alias in
+    /// `columns`).
+    fn read<T>(
+        self,
+        c: &Connection,
+        (columns, table, t): (&str, &str, &str),
+        row: fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<Vec<T>> {
+        let (cond, at, id) = match self.after {
+            Some((at, id)) => (
+                format!("({t}.created_at, {t}.id) > (?1, ?2)"),
+                at,
+                id.to_string(),
+            ),
+            None => ("?1 = ?1 AND ?2 = ?2".to_string(), 0, String::new()),
+        };
+        c.prepare_cached(&format!(
+            "SELECT {columns} FROM {table} {t} WHERE {cond} ORDER BY {t}.created_at, {t}.id \
+             LIMIT ?3"
+        ))?
+        .query_map(params![at, id, self.limit as i64], row)?
+        .collect()
+    }
+
+    /// The consent resources (index `consent_resources_by_created`).
+    pub fn consent_resources(self, c: &Connection) -> rusqlite::Result<Vec<ConsentResourceRow>> {
+        let from = (ConsentResourceRow::COLUMNS, "consent_resources", "r");
+        self.read(c, from, ConsentResourceRow::from_row)
+    }
+
+    /// The payments (index `pis_payments_by_created`).
+    pub fn payments(self, c: &Connection) -> rusqlite::Result<Vec<PaymentOverviewRow>> {
+        let columns = format!(
+            "p.id, p.tpp, p.service, p.product, p.status, p.amount_minor, p.currency, \
+             p.psu_id, ({}), p.created_at",
+            latest_sca("payment", "p")
+        );
+        self.read(
+            c,
+            (&columns, "pis_payments", "p"),
+            PaymentOverviewRow::from_row,
+        )
+    }
+
+    /// The signing baskets with their payment ids in order (index `pis_baskets_by_created`).
+    pub fn baskets(self, c: &Connection) -> rusqlite::Result<Vec<BasketOverviewRow>> {
+        let columns = format!(
+            "b.id, b.tpp, b.cancelled, b.authorised, ({}), b.created_at",
+            latest_sca("basket", "b")
+        );
+        let mut rows = self.read(
+            c,
+            (&columns, "pis_baskets", "b"),
+            BasketOverviewRow::from_row,
+        )?;
+        for b in &mut rows {
+            b.payments = crate::sandbox::store::payments::basket_payments(c, &b.id)?;
+        }
+        Ok(rows)
     }
 }
 
-/// At most `limit` consent resources after `after`, oldest first (through the index
-/// `consent_resources_by_created`).
-pub fn consent_resources(
-    c: &Connection,
-    after: After<'_>,
-    limit: usize,
-) -> rusqlite::Result<Vec<ConsentResourceRow>> {
-    let (cond, at, id) = after_sql("r", after);
-    let mut st = c.prepare_cached(&format!(
-        "SELECT {} FROM consent_resources r WHERE {cond} ORDER BY r.created_at, r.id LIMIT ?3",
-        ConsentResourceRow::COLUMNS
-    ))?;
-    st.query_map(params![at, id, limit as i64], ConsentResourceRow::from_row)?
-        .collect()
-}
-
-/// The `scaStatus` of the latest authorisation of `column` (`payment` or `basket`) = `id`.
-const LATEST_SCA: &str = "SELECT a.sca_status FROM pis_authorisations a
-     WHERE a.{col} = {tbl}.id ORDER BY a.created_at DESC, a.id DESC LIMIT 1";
-
-/// At most `limit` payments after `after`, oldest first (index `pis_payments_by_created`).
-pub fn payments(
-    c: &Connection,
-    after: After<'_>,
-    limit: usize,
-) -> rusqlite::Result<Vec<PaymentOverviewRow>> {
-    let latest = LATEST_SCA.replace("{col}", "payment").replace("{tbl}", "p");
-    let (cond, at, id) = after_sql("p", after);
-    let mut st = c.prepare_cached(&format!(
-        "SELECT p.id, p.tpp, p.service, p.product, p.status, p.amount_minor, p.currency,
-                p.psu_id, ({latest}), p.created_at
-         FROM pis_payments p WHERE {cond} ORDER BY p.created_at, p.id LIMIT ?3"
-    ))?;
-    st.query_map(params![at, id, limit as i64], PaymentOverviewRow::from_row)?
-        .collect()
-}
-
-/// At most `limit` signing baskets after `after` with their payment ids in order, oldest
-/// first (index `pis_baskets_by_created`).
-pub fn baskets(
-    c: &Connection,
-    after: After<'_>,
-    limit: usize,
-) -> rusqlite::Result<Vec<BasketOverviewRow>> {
-    let latest = LATEST_SCA.replace("{col}", "basket").replace("{tbl}", "b");
-    let (cond, at, id) = after_sql("b", after);
-    let mut st = c.prepare_cached(&format!(
-        "SELECT b.id, b.tpp, b.cancelled, b.authorised, ({latest}), b.created_at
-         FROM pis_baskets b WHERE {cond} ORDER BY b.created_at, b.id LIMIT ?3"
-    ))?;
-    let mut rows: Vec<BasketOverviewRow> = st
-        .query_map(params![at, id, limit as i64], BasketOverviewRow::from_row)?
-        .collect::<rusqlite::Result<_>>()?;
-    for b in &mut rows {
-        b.payments = crate::sandbox::store::payments::basket_payments(c, &b.id)?;
-    }
-    Ok(rows)
+/// The `scaStatus` of the latest authorisation of `column` (`payment` or `basket`) = the
+/// row of table alias `table`.
+fn latest_sca(column: &str, table: &str) -> String {
+    format!(
+        "SELECT a.sca_status FROM pis_authorisations a \
+         WHERE a.{column} = {table}.id ORDER BY a.created_at DESC, a.id DESC LIMIT 1"
+    )
 }
 
 /// How many rows `table` (`consent_resources`, `pis_payments` or `pis_baskets`) holds.

@@ -1,0 +1,492 @@
+//! Rows and columns: how the store's values are written to and read from SQLite.
+//!
+//! - [`Column`]: one field in one column (a UUID as its text, a date as `YYYY-MM-DD`, a
+//!   time as nanoseconds since the Unix epoch ([`to_nanos`]), a kind as its stored name).
+//! - [`Stored`]: a model type kept as one row of a table, its columns named like its fields
+//!   (declared with `stored!`); [`select_one`], [`select_all`] and [`insert`] are the one
+//!   reader and writer of such rows.
+//! - `table_row!`: a struct that *is* a table's row (the payment and overview tables).
+//!
+//! A stored value that does not parse back (a column edited outside the sandbox) is a
+//! `FromSqlConversionFailure`, which the store answers as a database failure.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use chrono::NaiveDate;
+use rusqlite::types::{Value, ValueRef};
+use rusqlite::{Connection, Params, Row, params_from_iter};
+use uuid::Uuid;
+
+use crate::sandbox::model::{
+    Account, AccountKind, Authorisation, BalanceOverride, CardAccount, Customer,
+    ManualCardTransaction, ManualTransaction, ScaStep, TppId,
+};
+use crate::xs2a::model::{Amount, CustomerType};
+
+/// Declares a struct stored as one SQL row: `columns { .. }` are its fields in column order,
+/// `filled_later { .. }` (optional) fields read by a second query (they start empty). Every
+/// field is `pub`. It gets `COLUMNS` (the column names, in order, joined by `, `),
+/// `PLACEHOLDERS` (`?1, ?2, ..` for those columns), `from_row` (column *i* into the *i*-th
+/// field) and `to_params` (the column fields, for an `INSERT`).
+macro_rules! table_row {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            columns { $( $(#[$doc:meta])* $field:ident: $ty:ty ),* $(,)? }
+            $( filled_later { $( $(#[$later_doc:meta])* $later:ident: $later_ty:ty ),* $(,)? } )?
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct $name {
+            $( $(#[$doc])* pub $field: $ty, )*
+            $( $( $(#[$later_doc])* pub $later: $later_ty, )* )?
+        }
+
+        impl $name {
+            /// The column names in order, joined by `, `.
+            #[allow(dead_code)]
+            pub(crate) const COLUMNS: &'static str = join_columns!($($field),*);
+
+            /// One row of a `SELECT` of [`Self::COLUMNS`] (in that order).
+            #[allow(dead_code)]
+            pub(crate) fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+                let mut column = 0usize;
+                let mut next = || {
+                    column += 1;
+                    column - 1
+                };
+                Ok(Self {
+                    $( $field: r.get(next())?, )*
+                    $( $( $later: Default::default(), )* )?
+                })
+            }
+
+            /// `?1, ?2, ..`: one placeholder per column of [`Self::COLUMNS`].
+            #[allow(dead_code)]
+            pub(crate) fn placeholders() -> String {
+                let names: &[&str] = &[$(stringify!($field)),*];
+                (1..=names.len()).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ")
+            }
+
+            /// The column fields in [`Self::COLUMNS`] order, to bind to an `INSERT`.
+            #[allow(dead_code)]
+            pub(crate) fn to_params(&self) -> Vec<&dyn rusqlite::ToSql> {
+                vec![$( &self.$field as &dyn rusqlite::ToSql ),*]
+            }
+        }
+    };
+}
+
+/// `"a, b, c"` from the identifiers `a, b, c` (for [`table_row`]'s `COLUMNS`).
+macro_rules! join_columns {
+    ($first:ident $(, $rest:ident)*) => {
+        concat!(stringify!($first) $(, ", ", stringify!($rest))*)
+    };
+}
+
+/// Nanoseconds since the Unix epoch (negative before it), saturating.
+pub fn to_nanos(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+        Err(e) => i64::try_from(e.duration().as_nanos())
+            .map(|n| -n)
+            .unwrap_or(i64::MIN),
+    }
+}
+
+/// The inverse of [`to_nanos`].
+pub fn from_nanos(n: i64) -> SystemTime {
+    let d = Duration::from_nanos(n.unsigned_abs());
+    if n >= 0 {
+        UNIX_EPOCH.checked_add(d).unwrap_or(UNIX_EPOCH)
+    } else {
+        UNIX_EPOCH.checked_sub(d).unwrap_or(UNIX_EPOCH)
+    }
+}
+
+/// Column `i` holds a value that does not parse back.
+pub(crate) fn bad_column(
+    i: usize,
+    e: impl std::error::Error + Send + Sync + 'static,
+) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+}
+
+/// A stored name that names nothing (an unknown kind or step).
+#[derive(Debug, thiserror::Error)]
+#[error("unexpected stored value {0:?}")]
+pub(crate) struct BadValue(pub(crate) String);
+
+/// The UUID in column `i` (stored as its text).
+pub(crate) fn uuid_at(r: &Row<'_>, i: usize) -> rusqlite::Result<Uuid> {
+    Uuid::read(r, i)
+}
+
+/// The UUID in column `i`, `None` for `NULL` or an empty text.
+pub(crate) fn opt_uuid_at(r: &Row<'_>, i: usize) -> rusqlite::Result<Option<Uuid>> {
+    match r.get_ref(i)? {
+        ValueRef::Text(b"") => Ok(None),
+        _ => Option::<Uuid>::read(r, i),
+    }
+}
+
+/// A field kept in one column: how it is written ([`Column::value`]) and read back
+/// ([`Column::read`]).
+pub(crate) trait Column: Sized {
+    /// The value of column `i` of `r`. Errors: the column does not hold this type.
+    fn read(r: &Row<'_>, i: usize) -> rusqlite::Result<Self>;
+    /// The value to bind.
+    fn value(&self) -> Value;
+}
+
+/// Columns whose Rust type rusqlite reads and writes itself.
+macro_rules! native_column {
+    ($($ty:ty),*) => {$(
+        impl Column for $ty {
+            fn read(r: &Row<'_>, i: usize) -> rusqlite::Result<Self> {
+                r.get(i)
+            }
+            fn value(&self) -> Value {
+                Value::from(self.clone())
+            }
+        }
+    )*};
+}
+
+native_column!(String, i64, bool);
+
+/// Columns stored as text that parses back (`parse` answers `None` or an error for a text
+/// that names nothing).
+fn parsed<T, E>(
+    r: &Row<'_>,
+    i: usize,
+    parse: impl FnOnce(&str) -> Result<T, E>,
+) -> rusqlite::Result<T>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let s: String = r.get(i)?;
+    parse(&s).map_err(|e| bad_column(i, e))
+}
+
+impl Column for Uuid {
+    fn read(r: &Row<'_>, i: usize) -> rusqlite::Result<Self> {
+        parsed(r, i, Uuid::parse_str)
+    }
+    fn value(&self) -> Value {
+        Value::Text(self.to_string())
+    }
+}
+
+impl Column for NaiveDate {
+    fn read(r: &Row<'_>, i: usize) -> rusqlite::Result<Self> {
+        parsed(r, i, |s| NaiveDate::parse_from_str(s, "%Y-%m-%d"))
+    }
+    fn value(&self) -> Value {
+        Value::Text(self.to_string())
+    }
+}
+
+impl Column for SystemTime {
+    fn read(r: &Row<'_>, i: usize) -> rusqlite::Result<Self> {
+        Ok(from_nanos(r.get(i)?))
+    }
+    fn value(&self) -> Value {
+        Value::Integer(to_nanos(*self))
+    }
+}
+
+impl Column for CustomerType {
+    fn read(r: &Row<'_>, i: usize) -> rusqlite::Result<Self> {
+        parsed(r, i, |s| match s {
+            "PRIVATE" => Ok(CustomerType::Private),
+            "CORPORATE" => Ok(CustomerType::Corporate),
+            _ => Err(BadValue(s.to_string())),
+        })
+    }
+    fn value(&self) -> Value {
+        Value::Text(self.as_str().to_string())
+    }
+}
+
+impl Column for AccountKind {
+    fn read(r: &Row<'_>, i: usize) -> rusqlite::Result<Self> {
+        parsed(r, i, |s| {
+            AccountKind::parse(s).ok_or_else(|| BadValue(s.to_string()))
+        })
+    }
+    fn value(&self) -> Value {
+        Value::Text(self.as_str().to_string())
+    }
+}
+
+/// `NULL` is `None`.
+impl<T: Column> Column for Option<T> {
+    fn read(r: &Row<'_>, i: usize) -> rusqlite::Result<Self> {
+        match r.get_ref(i)? {
+            ValueRef::Null => Ok(None),
+            _ => T::read(r, i).map(Some),
+        }
+    }
+    fn value(&self) -> Value {
+        self.as_ref().map_or(Value::Null, Column::value)
+    }
+}
+
+/// A model type kept as one row of a table: the columns a `SELECT` reads, the columns an
+/// `INSERT` writes (without those SQLite assigns, such as `seq`), and the conversions.
+pub(crate) trait Stored: Sized {
+    /// The table [`insert`] writes to.
+    const TABLE: &'static str;
+    /// The columns [`Stored::from_row`] reads, in its order, joined by `, `.
+    const COLUMNS: &'static str;
+    /// The columns [`Stored::values`] writes, in its order, joined by `, `.
+    const INSERT_COLUMNS: &'static str;
+    /// One row of a `SELECT` of [`Stored::COLUMNS`]. Errors: a column does not parse.
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self>;
+    /// The values of [`Stored::INSERT_COLUMNS`], in that order.
+    fn values(&self) -> Vec<Value>;
+}
+
+/// Implements [`Stored`] for a struct whose fields are its table's columns by name:
+/// `TYPE in TABLE: written, ..; assigned: ..` (the `assigned` ones, optional, are set by
+/// SQLite and only read).
+macro_rules! stored {
+    ($ty:ident in $table:literal: $($col:ident),* $(; assigned: $($auto:ident),*)?) => {
+        impl Stored for $ty {
+            const TABLE: &'static str = $table;
+            const COLUMNS: &'static str = join_columns!($($col),* $($(, $auto)*)?);
+            const INSERT_COLUMNS: &'static str = join_columns!($($col),*);
+            fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+                let mut column = 0usize;
+                let mut next = || {
+                    column += 1;
+                    column - 1
+                };
+                Ok(Self {
+                    $( $col: Column::read(r, next())?, )*
+                    $($( $auto: Column::read(r, next())?, )*)?
+                })
+            }
+            fn values(&self) -> Vec<Value> {
+                vec![$( self.$col.value() ),*]
+            }
+        }
+    };
+}
+
+stored! { Customer in "customers": id, number, kind, name, employer }
+stored! {
+    Account in "accounts": id, owner, kind, bban, currency, name, product, cash_account_type,
+    opening_balance, generated
+}
+stored! { CardAccount in "card_accounts": id, owner, masked_pan, currency, name, product, status }
+stored! {
+    ManualTransaction in "manual_transactions": id, account, booked, booking_date, value_date,
+    amount, creditor_name, creditor_account, debtor_name, debtor_account, remittance,
+    created_at; assigned: seq
+}
+// Also the rows of `card_balance_overrides` (the same columns; set with an upsert, read with
+// `select_one`).
+stored! { BalanceOverride in "balance_overrides": booked, available, after_seq, set_at }
+
+/// The original amount is two columns (`original_currency`, `original_amount`).
+impl Stored for ManualCardTransaction {
+    const TABLE: &'static str = "manual_card_transactions";
+    const COLUMNS: &'static str = "id, card_account, booked, booking_date, transaction_date, \
+                                   amount, original_currency, original_amount, \
+                                   card_acceptor_id, merchant_category_code, \
+                                   transaction_details, created_at, seq";
+    const INSERT_COLUMNS: &'static str = "id, card_account, booked, booking_date, \
+                                          transaction_date, amount, original_currency, \
+                                          original_amount, card_acceptor_id, \
+                                          merchant_category_code, transaction_details, \
+                                          created_at";
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+        let currency: Option<String> = r.get(6)?;
+        let amount: Option<String> = r.get(7)?;
+        Ok(ManualCardTransaction {
+            id: Column::read(r, 0)?,
+            card_account: Column::read(r, 1)?,
+            booked: r.get(2)?,
+            booking_date: Column::read(r, 3)?,
+            transaction_date: Column::read(r, 4)?,
+            amount: r.get(5)?,
+            original_amount: currency
+                .zip(amount)
+                .map(|(currency, amount)| Amount { currency, amount }),
+            card_acceptor_id: r.get(8)?,
+            merchant_category_code: r.get(9)?,
+            transaction_details: r.get(10)?,
+            created_at: Column::read(r, 11)?,
+            seq: r.get(12)?,
+        })
+    }
+    fn values(&self) -> Vec<Value> {
+        let original = self.original_amount.as_ref();
+        vec![
+            self.id.value(),
+            self.card_account.value(),
+            self.booked.value(),
+            self.booking_date.value(),
+            self.transaction_date.value(),
+            self.amount.value(),
+            original.map(|a| a.currency.clone()).value(),
+            original.map(|a| a.amount.clone()).value(),
+            self.card_acceptor_id.value(),
+            self.merchant_category_code.value(),
+            self.transaction_details.value(),
+            self.created_at.value(),
+        ]
+    }
+}
+
+/// The step is three columns (`step`, `customer`, `agreement`; [`step_columns`]).
+impl Stored for Authorisation {
+    const TABLE: &'static str = "sca_authorisations";
+    const COLUMNS: &'static str =
+        "id, tpp, tpp_name, redirect_uri, tpp_session_id, created_at, step, customer, agreement";
+    const INSERT_COLUMNS: &'static str = Self::COLUMNS;
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+        let step: String = r.get(6)?;
+        let customer = opt_uuid_at(r, 7)?;
+        let agreement = opt_uuid_at(r, 8)?;
+        let need = |c: Option<Uuid>| c.ok_or_else(|| bad_column(7, BadValue("no customer".into())));
+        let step = match step.as_str() {
+            "IDENTIFY" => ScaStep::Identify,
+            "CHOOSE_CONTEXT" => ScaStep::ChooseContext {
+                customer: need(customer)?,
+            },
+            "CONSENT" => ScaStep::Consent {
+                customer: need(customer)?,
+                agreement,
+            },
+            "FINISHED" => ScaStep::Finished,
+            _ => return Err(bad_column(6, BadValue(step))),
+        };
+        Ok(Authorisation {
+            id: Column::read(r, 0)?,
+            tpp: TppId(r.get(1)?),
+            tpp_name: r.get(2)?,
+            redirect_uri: r.get(3)?,
+            tpp_session_id: r.get(4)?,
+            created_at: Column::read(r, 5)?,
+            step,
+        })
+    }
+    fn values(&self) -> Vec<Value> {
+        let (step, customer, agreement) = step_columns(&self.step);
+        vec![
+            self.id.value(),
+            Value::Text(self.tpp.0.clone()),
+            self.tpp_name.value(),
+            self.redirect_uri.value(),
+            self.tpp_session_id.value(),
+            self.created_at.value(),
+            Value::Text(step.to_string()),
+            customer.value(),
+            agreement.value(),
+        ]
+    }
+}
+
+/// The `(step, customer, agreement)` columns of an SCA step.
+pub(crate) fn step_columns(step: &ScaStep) -> (&'static str, Option<Uuid>, Option<Uuid>) {
+    match step {
+        ScaStep::Identify => ("IDENTIFY", None, None),
+        ScaStep::ChooseContext { customer } => ("CHOOSE_CONTEXT", Some(*customer), None),
+        ScaStep::Consent {
+            customer,
+            agreement,
+        } => ("CONSENT", Some(*customer), *agreement),
+        ScaStep::Finished => ("FINISHED", None, None),
+    }
+}
+
+/// Every row of `SELECT T::COLUMNS FROM {from}`, in its order. Errors: the database fails.
+pub(crate) fn select_all<T: Stored>(
+    c: &Connection,
+    from: &str,
+    args: impl Params,
+) -> rusqlite::Result<Vec<T>> {
+    c.prepare_cached(&format!("SELECT {} FROM {from}", T::COLUMNS))?
+        .query_map(args, T::from_row)?
+        .collect()
+}
+
+/// The first row of [`select_all`] (`from`: the table and the rest of the statement, a
+/// unique key, e.g. `customers WHERE id = ?1`), if any. Errors: the database fails.
+pub(crate) fn select_one<T: Stored>(
+    c: &Connection,
+    from: &str,
+    args: impl Params,
+) -> rusqlite::Result<Option<T>> {
+    Ok(select_all(c, from, args)?.into_iter().next())
+}
+
+/// Inserts `row` into its table and returns the rowid SQLite gave it (a table's `seq`).
+/// Errors: the database fails (a constraint, such as a taken unique value or a missing
+/// owner).
+pub(crate) fn insert<T: Stored>(c: &Connection, row: &T) -> rusqlite::Result<i64> {
+    write(c, "INSERT", row)
+}
+
+/// Inserts `row` into its table, replacing a row with the same key. Errors: as [`insert`].
+pub(crate) fn replace<T: Stored>(c: &Connection, row: &T) -> rusqlite::Result<i64> {
+    write(c, "INSERT OR REPLACE", row)
+}
+
+fn write<T: Stored>(c: &Connection, verb: &str, row: &T) -> rusqlite::Result<i64> {
+    let placeholders = (1..=T::INSERT_COLUMNS.split(',').count())
+        .map(|i| format!("?{i}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    c.prepare_cached(&format!(
+        "{verb} INTO {} ({}) VALUES ({placeholders})",
+        T::TABLE,
+        T::INSERT_COLUMNS
+    ))?
+    .execute(params_from_iter(row.values()))?;
+    Ok(c.last_insert_rowid())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nanos_round_trip() {
+        for t in [
+            UNIX_EPOCH,
+            UNIX_EPOCH + Duration::new(1_800_000_000, 123),
+            UNIX_EPOCH - Duration::from_secs(5),
+        ] {
+            assert_eq!(from_nanos(to_nanos(t)), t);
+        }
+    }
+
+    #[test]
+    fn a_row_reads_back_what_it_wrote() -> rusqlite::Result<()> {
+        let c = Connection::open_in_memory()?;
+        c.execute_batch(
+            "CREATE TABLE accounts (id, owner, kind, bban, currency, name, product, \
+             cash_account_type, opening_balance, generated)",
+        )?;
+        let a = Account {
+            id: Uuid::new_v4(),
+            owner: Uuid::new_v4(),
+            kind: AccountKind::Savings,
+            bban: "15030123455".into(),
+            currency: "NOK".into(),
+            name: "Sparekonto".into(),
+            product: "Sparekonto".into(),
+            cash_account_type: "SVGS".into(),
+            opening_balance: 250_000,
+            generated: false,
+        };
+        insert(&c, &a)?;
+        let back: Option<Account> = select_one(&c, "accounts WHERE bban = ?1", ["15030123455"])?;
+        assert_eq!(back, Some(a));
+        Ok(())
+    }
+}
