@@ -417,11 +417,11 @@ pub async fn check_sandbox(client: &reqwest::Client, url: &str) -> Result<Url, H
         .await
         .map_err(|e| not_sandbox(format!("GET {probe} failed: {}", reason(&e))))?;
     let status = answer.status();
-    let body: serde_json::Value = answer
+    let body: crate::xs2a::wire::SandboxIdentity = answer
         .json()
         .await
         .map_err(|_| not_sandbox(format!("GET {probe} answered {status} without JSON")))?;
-    if !status.is_success() || body["product"] != PRODUCT {
+    if !status.is_success() || body.product != PRODUCT {
         return Err(not_sandbox(format!(
             "GET {probe} answered {status} without \"product\":\"{PRODUCT}\""
         )));

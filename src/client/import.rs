@@ -82,13 +82,7 @@ fn import_with(
         source_name: source_name.to_string(),
         reason,
     };
-    // A cURL file may open with `#!/bin/sh` (the console's own exports do) and comments.
-    let first_line = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with('#'))
-        .unwrap_or("");
-    if first_line.starts_with("curl") {
+    if super::recorded::curl::is_curl(text.as_bytes()) {
         return super::recorded::curl::curl(text)
             .map_err(err)
             .map(|requests| Import {

@@ -24,6 +24,7 @@ use super::sandbox_admin::{AdminError, SandboxAdmin};
 /// The management paths the monitor reads and changes (defined beside their client,
 /// [`SandboxAdmin`]).
 pub use super::sandbox_admin::{BATCH_PATH, CLOCK_PATH, FAULTS_PATH, STATE_PATH};
+use crate::xs2a::wire::{BatchRun, FaultList, FaultRule, FaultsCleared, SandboxClock};
 
 /// The event stream's path (the TPP's own events).
 pub const EVENTS_PATH: &str = "/v1/sandbox/events";
@@ -238,7 +239,7 @@ pub struct SandboxState {
     /// itself), its code and text; `None` when it answered.
     pub state_withheld: Option<String>,
     /// The fault rules in effect (`GET /v1/sandbox/faults`), oldest first.
-    pub faults: Vec<Value>,
+    pub faults: Vec<FaultRule>,
     /// What the request did, for the status line (`Clock advanced by 1 h`), if it changed
     /// anything.
     pub done: Option<String>,
@@ -278,38 +279,35 @@ pub async fn perform(
         MonitorRequest::Refresh => None,
         MonitorRequest::Advance(secs) => {
             let body = json!({ "advanceSeconds": secs });
-            let r = admin
-                .send(Method::POST, CLOCK_PATH, Some(&body), at)
+            let r: SandboxClock = admin
+                .send_as(Method::POST, CLOCK_PATH, Some(&body), at)
                 .await?;
-            at = r["now"]
-                .as_str()
+            at = r
+                .now
+                .as_deref()
                 .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
                 .map(SystemTime::from)
                 .unwrap_or(at + Duration::from_secs(secs));
             Some(format!(
                 "Sandbox clock advanced by {} to {}",
                 describe_seconds(secs),
-                r["now"].as_str().unwrap_or("?")
+                r.now.as_deref().unwrap_or("?")
             ))
         }
         MonitorRequest::Batch => {
-            let r = admin.send(Method::POST, BATCH_PATH, None, at).await?;
+            let r: BatchRun = admin.send_as(Method::POST, BATCH_PATH, None, at).await?;
             Some(format!(
                 "Batch run: {} settled, {} without funds",
-                r["settled"].as_u64().unwrap_or(0),
-                r["insufficientFunds"].as_u64().unwrap_or(0)
+                r.settled, r.insufficient_funds
             ))
         }
         MonitorRequest::ClearFaults => {
-            let r = admin.send(Method::DELETE, FAULTS_PATH, None, at).await?;
-            Some(format!(
-                "Cleared {} fault rules",
-                r["cleared"].as_u64().unwrap_or(0)
-            ))
+            let r: FaultsCleared = admin.send_as(Method::DELETE, FAULTS_PATH, None, at).await?;
+            Some(format!("Cleared {} fault rules", r.cleared))
         }
     };
     let clock = admin.send(Method::GET, CLOCK_PATH, None, at).await?;
-    let faults = admin.send(Method::GET, FAULTS_PATH, None, at).await?;
+    let faults: FaultList = admin.send_as(Method::GET, FAULTS_PATH, None, at).await?;
     // The state lists every TPP's PSU data: a sandbox reachable from the network (room
     // mode) refuses it with 403 SERVICE_BLOCKED while clock, batch and faults still work,
     // so a refusal is kept as the reason instead of failing the whole read.
@@ -327,7 +325,7 @@ pub async fn perform(
         clock,
         state,
         state_withheld,
-        faults: faults["faults"].as_array().cloned().unwrap_or_default(),
+        faults: faults.faults,
         done,
     })
 }

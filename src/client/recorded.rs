@@ -180,12 +180,7 @@ pub fn read(bytes: &[u8], source_name: &str) -> Result<Recording, ImportError> {
         source_name: source_name.to_string(),
         reason,
     };
-    let first_line = bytes
-        .split(|b| *b == b'\n')
-        .map(|l| String::from_utf8_lossy(l).trim().to_string())
-        .find(|l| !l.is_empty() && !l.starts_with('#'))
-        .unwrap_or_default();
-    if first_line.starts_with("curl") {
+    if curl::is_curl(bytes) {
         let text = std::str::from_utf8(bytes)
             .map_err(|e| err(format!("a cURL file that is not UTF-8: {e}")))?;
         let requests = curl::curl(text).map_err(err)?;

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use reqwest::Method;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::ClientError;
@@ -16,7 +18,9 @@ use super::tls::http_client_for;
 use crate::cert::Credentials;
 use crate::profile::{DEFAULT_PROFILE, NoSuchProfile, Paths, ProfileSet, Target};
 use crate::signing::{SignOptions, sign_request};
+use crate::xs2a::error::{ErrorBody, TppMessage};
 use crate::xs2a::headers as h;
+use crate::xs2a::wire::{FaultList, FaultRule, FaultsCleared};
 
 /// The state browser's read (customers, consents, payments, baskets).
 pub const STATE_PATH: &str = "/v1/sandbox/state";
@@ -272,6 +276,21 @@ impl SandboxAdmin {
         self.answer(path, r).await
     }
 
+    /// [`SandboxAdmin::send`], the answer read as a `T` (a field the answer lacks, or has
+    /// in another shape, reads as empty: `T::default()` for an answer that is no `T`).
+    ///
+    /// Errors: those of [`SandboxAdmin::send`].
+    pub async fn send_as<T: DeserializeOwned + Default>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        now: SystemTime,
+    ) -> Result<T, AdminError> {
+        let answer = self.send(method, path, body, now).await?;
+        Ok(T::deserialize(&answer).unwrap_or_default())
+    }
+
     /// The JSON body of answer `r` to a request to `path` (`Null` for none).
     ///
     /// Errors: the body cannot be read ([`AdminError::Http`]); a status other than 2xx
@@ -285,10 +304,21 @@ impl SandboxAdmin {
         let text = r.text().await.map_err(http)?;
         let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         if !(200..300).contains(&status) {
-            let m = &json["tppMessages"][0];
-            let text = match (m["text"].as_str(), m["path"].as_str()) {
-                (Some(t), Some(p)) => format!("{} ({p}): {t}", m["code"].as_str().unwrap_or("")),
-                (Some(t), None) => format!("{}: {t}", m["code"].as_str().unwrap_or("")),
+            let first = ErrorBody::deserialize(&json)
+                .ok()
+                .and_then(|b| b.tpp_messages.into_iter().next());
+            let text = match first {
+                Some(TppMessage {
+                    code,
+                    path: Some(p),
+                    text: Some(t),
+                    ..
+                }) => format!("{code} ({p}): {t}"),
+                Some(TppMessage {
+                    code,
+                    text: Some(t),
+                    ..
+                }) => format!("{code}: {t}"),
                 _ => text,
             };
             return Err(AdminError::Refused { status, text });
@@ -298,23 +328,22 @@ impl SandboxAdmin {
 }
 
 /// One line of `sandbox fault list`: id, action, method (or `*`) and path, answers left.
-pub fn describe(rule: &Value) -> String {
-    let s = |k: &str| rule[k].as_str().unwrap_or("").to_string();
-    let left = match rule["remaining"].as_u64() {
+pub fn describe(rule: &FaultRule) -> String {
+    let left = match rule.remaining {
         Some(n) => format!("{n} left"),
         None => "until cleared".to_string(),
     };
     let mut line = format!(
         "{}\t{}\t{} {}\t{left}",
-        s("id"),
-        s("action"),
-        rule["method"].as_str().unwrap_or("*"),
-        s("path")
+        rule.id,
+        rule.action,
+        rule.method.as_deref().unwrap_or("*"),
+        rule.path
     );
-    if let Some(st) = rule["status"].as_u64() {
-        line.push_str(&format!("\t{st} {}", s("code")));
+    if let Some(st) = rule.status {
+        line.push_str(&format!("\t{st} {}", rule.code.as_deref().unwrap_or("")));
     }
-    if let Some(ms) = rule["delayMs"].as_u64() {
+    if let Some(ms) = rule.delay_ms {
         line.push_str(&format!("\tdelay {ms} ms"));
     }
     line
@@ -353,7 +382,7 @@ pub async fn run(command: FaultCommand, paths: &Paths) -> Result<String, AdminEr
             put("code", code.map(Value::from));
             put("text", text.map(Value::from));
             put("delayMs", delay_ms.map(Value::from));
-            let rule = send_now(
+            let rule: Value = send_now(
                 &target,
                 paths,
                 Method::POST,
@@ -364,8 +393,8 @@ pub async fn run(command: FaultCommand, paths: &Paths) -> Result<String, AdminEr
             Ok(serde_json::to_string_pretty(&rule).unwrap_or_default())
         }
         FaultCommand::List { target } => {
-            let list = send_now(&target, paths, Method::GET, FAULTS_PATH, None).await?;
-            let rules = list["faults"].as_array().cloned().unwrap_or_default();
+            let list: FaultList = send_now(&target, paths, Method::GET, FAULTS_PATH, None).await?;
+            let rules = list.faults;
             if rules.is_empty() {
                 return Ok("no fault rules".into());
             }
@@ -379,12 +408,13 @@ pub async fn run(command: FaultCommand, paths: &Paths) -> Result<String, AdminEr
                 "{FAULTS_PATH}/{}",
                 percent_encoding::utf8_percent_encode(&id, percent_encoding::NON_ALPHANUMERIC)
             );
-            send_now(&target, paths, Method::DELETE, &path, None).await?;
+            send_now::<Value>(&target, paths, Method::DELETE, &path, None).await?;
             Ok(format!("removed fault rule {id}"))
         }
         FaultCommand::Clear { target, id: None } => {
-            let r = send_now(&target, paths, Method::DELETE, FAULTS_PATH, None).await?;
-            Ok(cleared(r["cleared"].as_u64().unwrap_or(0)))
+            let r: FaultsCleared =
+                send_now(&target, paths, Method::DELETE, FAULTS_PATH, None).await?;
+            Ok(cleared(r.cleared))
         }
     }
 }
@@ -406,18 +436,18 @@ fn embedded_url(profile: &crate::profile::Profile) -> String {
 }
 
 /// Sends `method path` (with JSON `body`) to the sandbox of `target`, signed now
-/// ([`SandboxAdmin::send`]); returns the JSON answer.
+/// ([`SandboxAdmin::send_as`]); returns the answer as a `T` (`Value`: the JSON as sent).
 ///
 /// Errors: those of [`SandboxAdmin::of`] and [`SandboxAdmin::send`].
-async fn send_now(
+async fn send_now<T: DeserializeOwned + Default>(
     target: &FaultTarget,
     paths: &Paths,
     method: Method,
     path: &str,
     body: Option<&Value>,
-) -> Result<Value, AdminError> {
+) -> Result<T, AdminError> {
     SandboxAdmin::of(target, paths)?
-        .send(method, path, body, SystemTime::now())
+        .send_as(method, path, body, SystemTime::now())
         .await
 }
 
@@ -429,11 +459,13 @@ mod tests {
     fn list_lines_name_id_action_path_and_answers_left() {
         let r = json!({"id": "f1", "action": "error", "method": "GET", "path": "/v1/accounts*",
                        "status": 503, "code": "SERVICE_BLOCKED", "remaining": 2});
+        let r: FaultRule = serde_json::from_value(r).unwrap();
         assert_eq!(
             describe(&r),
             "f1\terror\tGET /v1/accounts*\t2 left\t503 SERVICE_BLOCKED"
         );
         let r = json!({"id": "f2", "action": "drop", "path": "*", "remaining": null});
+        let r: FaultRule = serde_json::from_value(r).unwrap();
         assert_eq!(describe(&r), "f2\tdrop\t* *\tuntil cleared");
     }
 

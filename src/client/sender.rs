@@ -21,7 +21,10 @@ use super::history::History;
 use super::response_sig::ResponseSignature;
 use super::{ClientError, Exchange, PreparedRequest, send_for_profile};
 use crate::profile::Profile;
+use crate::xs2a::links::names;
 use crate::xs2a::status::Verdict;
+use crate::xs2a::wire::{AnswerLinks, CreatedAnswer};
+use serde::Deserialize;
 
 /// Why an exchange was not stored in the history ([`Engine::record`]); the history is best
 /// effort, so the send itself succeeded.
@@ -128,16 +131,15 @@ impl PendingSca {
         let path = path_of(url);
         let path = path.split('?').next().unwrap_or(path).trim_end_matches('/');
         let flow = ScaFlow::of_path(path);
-        let id_field = match flow {
-            ScaFlow::Payment => "paymentId",
-            ScaFlow::Basket => "basketId",
-            ScaFlow::Consent => "consentId",
-            ScaFlow::AisRead => "",
+        let created = body
+            .and_then(|b| CreatedAnswer::deserialize(b).ok())
+            .unwrap_or_default();
+        let body_id = match flow {
+            ScaFlow::Payment => created.payment_id,
+            ScaFlow::Basket => created.basket_id,
+            ScaFlow::Consent => created.consent_id,
+            ScaFlow::AisRead => None,
         };
-        let body_id = body
-            .and_then(|b| b.get(id_field))
-            .and_then(|v| v.as_str())
-            .map(str::to_string);
         // `.../{id}/authorisations` (start authorisation): the resource is the prefix.
         let (resource, resource_id) = match path.strip_suffix("/authorisations") {
             Some(prefix) => (
@@ -150,8 +152,12 @@ impl PendingSca {
             ),
         };
         let linked = body
-            .and_then(|b| b["_links"]["status"]["href"].as_str())
-            .map(|h| path_of(h).to_string());
+            .and_then(|b| AnswerLinks::deserialize(b).ok())
+            .and_then(|a| {
+                a.links
+                    .get(names::STATUS)
+                    .map(|l| path_of(&l.href).to_string())
+            });
         let status_path = match flow {
             ScaFlow::AisRead => None,
             _ => linked.or_else(|| resource.map(|r| format!("{r}/status"))),

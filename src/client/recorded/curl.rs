@@ -4,6 +4,17 @@
 
 use super::ImportedRequest;
 
+/// Whether `bytes` hold cURL commands: the first line that is neither empty nor a `#`
+/// comment (a cURL file may open with `#!/bin/sh`, as the console's own exports do) starts
+/// with `curl`.
+pub(crate) fn is_curl(bytes: &[u8]) -> bool {
+    bytes
+        .split(|b| *b == b'\n')
+        .map(|l| String::from_utf8_lossy(l).trim().to_string())
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .is_some_and(|l| l.starts_with("curl"))
+}
+
 /// Parses one or more cURL commands (backslash line continuations allowed), reading `-X`,
 /// `-H`, `-d`/`--data`/`--data-raw`/`--data-binary` and the URL; every header is kept
 /// (signing headers too).
