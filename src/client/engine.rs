@@ -409,7 +409,7 @@ impl Engine {
     /// arms the callback listener for it: one callback with the request's `TPP-Session-ID`
     /// is then accepted. [`Engine::send`] calls this; a front end that sends by itself (the
     /// TUI) calls it when a response carries a `scaRedirect`. Returns the flow.
-    pub fn expect_sca(
+    pub(crate) fn expect_sca(
         &self,
         req: &PreparedRequest,
         exchange: &Exchange,
@@ -520,7 +520,9 @@ impl Engine {
     }
 
     /// Takes the callback receiver, for an event loop that selects over several sources.
-    pub fn take_callback_receiver(&mut self) -> Option<mpsc::UnboundedReceiver<ScaCallback>> {
+    pub(crate) fn take_callback_receiver(
+        &mut self,
+    ) -> Option<mpsc::UnboundedReceiver<ScaCallback>> {
         self.listener.as_mut().and_then(|l| l.take_receiver())
     }
 

@@ -120,7 +120,7 @@ pub fn curl_script(req: &PreparedRequest) -> String {
 }
 
 /// The HAR entry fields of the signing clock, read back by [`super::recorded`].
-pub use super::recorded::{HAR_CLOCK_OFFSET, HAR_SIGNED_AT};
+pub(crate) use super::recorded::{HAR_CLOCK_OFFSET, HAR_SIGNED_AT};
 
 fn har_headers(h: &[(String, String)]) -> Value {
     Value::Array(

@@ -138,7 +138,7 @@ fn har(doc: &Value, source_name: &str) -> Result<Vec<ImportedRequest>, String> {
 }
 
 /// The path and query of a URL as written ([`super::recorded`]).
-pub use super::recorded::path_and_query_of;
+pub(crate) use super::recorded::path_and_query_of;
 
 /// Values of Postman variables for a run: static ones (collection, then environment, then
 /// the request's folders and item) and the ones captured from responses, which win.
@@ -328,7 +328,7 @@ fn split_host_variable(url: &str) -> (&str, &str, &str) {
 }
 
 /// Evaluates `.a[0].b` on `v`: a string, number or boolean value, as text.
-pub fn json_path(v: &Value, path: &str) -> Option<String> {
+pub(crate) fn json_path(v: &Value, path: &str) -> Option<String> {
     let mut cur = v;
     let mut rest = path;
     while !rest.is_empty() {

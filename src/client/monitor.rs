@@ -23,13 +23,13 @@ use super::Engine;
 use super::sandbox_admin::{AdminError, SandboxAdmin};
 /// The management paths the monitor reads and changes (defined beside their client,
 /// [`SandboxAdmin`]).
-pub use super::sandbox_admin::{BATCH_PATH, CLOCK_PATH, FAULTS_PATH, STATE_PATH};
+pub(crate) use super::sandbox_admin::{BATCH_PATH, CLOCK_PATH, FAULTS_PATH, STATE_PATH};
 use crate::xs2a::wire::{BatchRun, FaultList, FaultRule, FaultsCleared, SandboxClock};
 
 /// The event stream's path (the TPP's own events).
-pub const EVENTS_PATH: &str = "/v1/sandbox/events";
+pub(crate) const EVENTS_PATH: &str = "/v1/sandbox/events";
 /// The event stream of every TPP (operator plane).
-pub const ALL_EVENTS_PATH: &str = "/v1/sandbox/events?scope=all";
+pub(crate) const ALL_EVENTS_PATH: &str = "/v1/sandbox/events?scope=all";
 
 /// The plane `admin` monitors on, for the screen: `operator plane (every TPP)` or `TPP
 /// scope (this profile's TPP)`.
@@ -43,11 +43,11 @@ pub fn plane(admin: &SandboxAdmin) -> &'static str {
 
 /// Entries per list the state browser reads: the sandbox's largest page
 /// (`sandbox::http::state::MAX_LIMIT`); `totals` in the answer gives how many there are in all.
-pub const STATE_ROWS: usize = 1000;
+pub(crate) const STATE_ROWS: usize = 1000;
 /// How long one subscription to the event stream may stay open (the profile's client cuts
 /// every request after its whole-request timeout); then the monitor shows that the stream
 /// ended and `r` subscribes again.
-pub const STREAM_LIFETIME: Duration = Duration::from_secs(24 * 3600);
+pub(crate) const STREAM_LIFETIME: Duration = Duration::from_secs(24 * 3600);
 
 /// What the monitor reads from the stream: the sandbox's event types
 /// ([`crate::sandbox_events`]), read from the `data:` JSON of each event by its `type`.
@@ -69,7 +69,7 @@ pub enum MonitorFeed {
 
 /// One block of a `text/event-stream` body.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SseBlock {
+pub(crate) enum SseBlock {
     /// A comment line (`: subscribed`, keep-alives), without the colon.
     Comment(String),
     /// An event: its `event:` name and its `data:` lines joined by `\n`.
@@ -96,7 +96,7 @@ pub enum SseBlock {
 /// What is left is the block splitting of the WHATWG rules above, 40 lines with a unit
 /// test (`the_reader_splits_blocks_across_chunks_and_keeps_comments_apart`).
 #[derive(Debug, Default)]
-pub struct SseReader {
+pub(crate) struct SseReader {
     buffer: Vec<u8>,
 }
 
@@ -142,7 +142,7 @@ impl SseReader {
 
 impl SandboxAdmin {
     /// The admin client of the engine's target, signing with its credentials.
-    pub fn for_engine(engine: &Engine) -> Self {
+    pub(crate) fn for_engine(engine: &Engine) -> Self {
         SandboxAdmin::new(
             &engine.base_url,
             engine.credentials.clone(),
@@ -246,7 +246,7 @@ pub struct SandboxState {
 }
 
 /// `secs` as the monitor writes offsets: `90 s`, `2 h`, `1 d 6 h`, `1 h 30 min`.
-pub fn describe_seconds(secs: u64) -> String {
+pub(crate) fn describe_seconds(secs: u64) -> String {
     let units = [(86_400, "d"), (3_600, "h"), (60, "min"), (1, "s")];
     let mut rest = secs;
     let mut parts = Vec::new();
@@ -333,7 +333,7 @@ pub async fn perform(
 /// Whether `e` is a request the monitor itself sends to read the sandbox ([`perform`]'s
 /// reads of the clock, the state and the faults, and the event stream's subscription):
 /// the log hides these by default, so they neither fill it nor take the highlight.
-pub fn is_monitor_read(e: &MonitorEvent) -> bool {
+pub(crate) fn is_monitor_read(e: &MonitorEvent) -> bool {
     matches!(e, MonitorEvent::Request(r)
         if r.method == "GET"
             && [CLOCK_PATH, STATE_PATH, FAULTS_PATH, EVENTS_PATH].contains(&r.path.as_str()))
@@ -343,7 +343,7 @@ pub fn is_monitor_read(e: &MonitorEvent) -> bool {
 /// the monitor read is stale: a clock event or batch run, or a request that changes
 /// something (any method but `GET`/`HEAD`) answered with success, whoever sent it (the
 /// console, `psd2-console sandbox fault add`, a TPP in the room).
-pub fn changes_state(e: &MonitorEvent) -> bool {
+pub(crate) fn changes_state(e: &MonitorEvent) -> bool {
     match e {
         MonitorEvent::Clock(_) | MonitorEvent::Batch(_) => true,
         MonitorEvent::Request(r) => {

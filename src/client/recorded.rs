@@ -64,11 +64,11 @@ pub struct ImportError {
 
 /// The HAR entry field with the time the request was signed for (RFC 3339): the console's
 /// own HAR export writes it ([`super::export`]), this reader reads it back.
-pub const HAR_SIGNED_AT: &str = "_signedAt";
+pub(crate) const HAR_SIGNED_AT: &str = "_signedAt";
 
 /// The HAR entry field with the signing clock's offset from real time, seconds (written and
 /// read as [`HAR_SIGNED_AT`]).
-pub const HAR_CLOCK_OFFSET: &str = "_sandboxClockOffset";
+pub(crate) const HAR_CLOCK_OFFSET: &str = "_sandboxClockOffset";
 
 /// Whether `doc` is a HAR log: it has `log.entries` (whatever its shape; [`har`] says what
 /// is wrong with it).
@@ -266,7 +266,7 @@ fn path_and_query_or_root(url: &str) -> String {
 /// The path and query of `url` exactly as written (no decoding or re-encoding), without a
 /// fragment: `/v1/x?a=1` of `https://bank.example/v1/x?a=1#f`, of `{{host}}/v1/x?a=1` and of
 /// `/v1/x?a=1`; `None` when there is no path (`https://bank.example`).
-pub fn path_and_query_of(url: &str) -> Option<&str> {
+pub(crate) fn path_and_query_of(url: &str) -> Option<&str> {
     let url = url.split_once('#').map_or(url, |(u, _)| u);
     if url.starts_with('/') {
         return Some(url);

@@ -23,13 +23,13 @@ use crate::xs2a::headers as h;
 use crate::xs2a::wire::{FaultList, FaultRule, FaultsCleared};
 
 /// The state browser's read (customers, consents, payments, baskets).
-pub const STATE_PATH: &str = "/v1/sandbox/state";
+pub(crate) const STATE_PATH: &str = "/v1/sandbox/state";
 /// The sandbox clock (GET reads it, POST `{"advanceSeconds": n}` advances it).
-pub const CLOCK_PATH: &str = "/v1/sandbox/clock";
+pub(crate) const CLOCK_PATH: &str = "/v1/sandbox/clock";
 /// The batch run (POST).
-pub const BATCH_PATH: &str = "/v1/sandbox/batch";
+pub(crate) const BATCH_PATH: &str = "/v1/sandbox/batch";
 /// The fault rules (GET lists, DELETE clears).
-pub const FAULTS_PATH: &str = "/v1/sandbox/faults";
+pub(crate) const FAULTS_PATH: &str = "/v1/sandbox/faults";
 
 /// Where the rules live: the sandbox's base URL and the profile that signs.
 #[derive(Debug, Clone, clap::Args)]
@@ -179,7 +179,7 @@ impl SandboxAdmin {
     }
 
     /// Whether this client holds the operator token.
-    pub fn is_operator(&self) -> bool {
+    pub(crate) fn is_operator(&self) -> bool {
         self.operator_token.is_some()
     }
 

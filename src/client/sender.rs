@@ -67,7 +67,7 @@ pub enum ScaFlow {
 
 impl ScaFlow {
     /// The flow of a request to `path` (path and query, or an absolute URL).
-    pub fn of_path(path: &str) -> ScaFlow {
+    pub(crate) fn of_path(path: &str) -> ScaFlow {
         let path = path_of(path);
         let first = path
             .trim_start_matches("/v1/")
@@ -83,12 +83,12 @@ impl ScaFlow {
     }
 
     /// Whether the SCA sets the session's AIS context (PSU-ID, PSU-Corporate-ID, context).
-    pub fn sets_ais_context(self) -> bool {
+    pub(crate) fn sets_ais_context(self) -> bool {
         matches!(self, ScaFlow::AisRead | ScaFlow::Consent)
     }
 
     /// `payment`, `signing basket`, `consent` or `account access`.
-    pub fn noun(self) -> &'static str {
+    pub(crate) fn noun(self) -> &'static str {
         match self {
             ScaFlow::AisRead => "account access",
             ScaFlow::Consent => "consent",
@@ -259,11 +259,6 @@ pub struct Sent {
 }
 
 impl Sender {
-    /// The profile requests go out under.
-    pub fn profile(&self) -> &Profile {
-        &self.profile
-    }
-
     /// Sends `request`, records it, checks the response signature and describes the SCA
     /// flow a `scaRedirect` started (see the module docs). The history write and the
     /// signature check run off the async workers.
@@ -293,7 +288,7 @@ impl Sender {
     /// The SCA flow `exchange` (the answer to `request`) started, when it carries a
     /// `scaRedirect`: keyed by the request's `TPP-Session-ID` (else the session's) and the
     /// `sca-ref` of its `TPP-Redirect-URI`.
-    pub fn sca_started(
+    pub(crate) fn sca_started(
         &self,
         request: &PreparedRequest,
         exchange: &Exchange,
@@ -371,7 +366,7 @@ impl Sender {
 
 /// The catalogue operation that reads the status of `flow`'s resource (`payments.status`,
 /// `baskets.status`; `raw` for a consent, which the catalogue reads by its own path).
-pub fn status_operation(flow: ScaFlow) -> &'static str {
+pub(crate) fn status_operation(flow: ScaFlow) -> &'static str {
     match flow {
         ScaFlow::Payment => "payments.status",
         ScaFlow::Basket => "baskets.status",
