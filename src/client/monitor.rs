@@ -280,7 +280,7 @@ pub async fn perform(
         MonitorRequest::Advance(secs) => {
             let body = json!({ "advanceSeconds": secs });
             let r: SandboxClock = admin
-                .send_as(Method::POST, CLOCK_PATH, Some(&body), at)
+                .send(Method::POST, CLOCK_PATH, Some(&body), at)
                 .await?;
             at = r
                 .now
@@ -295,26 +295,29 @@ pub async fn perform(
             ))
         }
         MonitorRequest::Batch => {
-            let r: BatchRun = admin.send_as(Method::POST, BATCH_PATH, None, at).await?;
+            let r: BatchRun = admin.send(Method::POST, BATCH_PATH, None, at).await?;
             Some(format!(
                 "Batch run: {} settled, {} without funds",
                 r.settled, r.insufficient_funds
             ))
         }
         MonitorRequest::ClearFaults => {
-            let r: FaultsCleared = admin.send_as(Method::DELETE, FAULTS_PATH, None, at).await?;
+            let r: FaultsCleared = admin.send(Method::DELETE, FAULTS_PATH, None, at).await?;
             Some(format!("Cleared {} fault rules", r.cleared))
         }
     };
-    let clock = admin.send(Method::GET, CLOCK_PATH, None, at).await?;
-    let faults: FaultList = admin.send_as(Method::GET, FAULTS_PATH, None, at).await?;
+    let clock: Value = admin.send(Method::GET, CLOCK_PATH, None, at).await?;
+    let faults: FaultList = admin.send(Method::GET, FAULTS_PATH, None, at).await?;
     // The state lists every TPP's PSU data: a sandbox reachable from the network (room
     // mode) refuses it with 403 SERVICE_BLOCKED while clock, batch and faults still work,
     // so a refusal is kept as the reason instead of failing the whole read.
     // The state is paginated (issue 20): the first STATE_ROWS of each list (oldest first),
     // with `totals` saying how many there are in all.
     let state_path = format!("{STATE_PATH}?limit={STATE_ROWS}");
-    let (state, state_withheld) = match admin.send(Method::GET, &state_path, None, at).await {
+    let (state, state_withheld) = match admin
+        .send::<Value>(Method::GET, &state_path, None, at)
+        .await
+    {
         Ok(state) => (state, None),
         Err(AdminError::Refused { status: 403, text }) if text.starts_with("SERVICE_BLOCKED") => {
             (Value::Null, Some(text))

@@ -260,34 +260,22 @@ impl SandboxAdmin {
             .map_err(|source| AdminError::Http { url, source })
     }
 
-    /// Sends a request signed at `now` ([`SandboxAdmin::request`]); returns the JSON body
-    /// (`Null` for none).
+    /// Sends a request signed at `now` ([`SandboxAdmin::request`]); returns the answer read
+    /// as a `T`: `Value` for the JSON body as sent (`Null` for none), or one of the answer
+    /// types of [`crate::xs2a::wire`] (a field the answer lacks, or has in another shape,
+    /// reads as empty: `T::default()` for an answer that is no `T`).
     ///
     /// Errors: not sent or no answer ([`AdminError::Http`]); a status other than 2xx
     /// ([`AdminError::Refused`], with the first `tppMessages` code, path and text).
-    pub async fn send(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&Value>,
-        now: SystemTime,
-    ) -> Result<Value, AdminError> {
-        let r = self.request(method, path, body, now, None).await?;
-        self.answer(path, r).await
-    }
-
-    /// [`SandboxAdmin::send`], the answer read as a `T` (a field the answer lacks, or has
-    /// in another shape, reads as empty: `T::default()` for an answer that is no `T`).
-    ///
-    /// Errors: those of [`SandboxAdmin::send`].
-    pub async fn send_as<T: DeserializeOwned + Default>(
+    pub async fn send<T: DeserializeOwned + Default>(
         &self,
         method: Method,
         path: &str,
         body: Option<&Value>,
         now: SystemTime,
     ) -> Result<T, AdminError> {
-        let answer = self.send(method, path, body, now).await?;
+        let r = self.request(method, path, body, now, None).await?;
+        let answer = self.answer(path, r).await?;
         Ok(T::deserialize(&answer).unwrap_or_default())
     }
 
@@ -436,7 +424,7 @@ fn embedded_url(profile: &crate::profile::Profile) -> String {
 }
 
 /// Sends `method path` (with JSON `body`) to the sandbox of `target`, signed now
-/// ([`SandboxAdmin::send_as`]); returns the answer as a `T` (`Value`: the JSON as sent).
+/// ([`SandboxAdmin::send`]); returns the answer as a `T` (`Value`: the JSON as sent).
 ///
 /// Errors: those of [`SandboxAdmin::of`] and [`SandboxAdmin::send`].
 async fn send_now<T: DeserializeOwned + Default>(
@@ -447,7 +435,7 @@ async fn send_now<T: DeserializeOwned + Default>(
     body: Option<&Value>,
 ) -> Result<T, AdminError> {
     SandboxAdmin::of(target, paths)?
-        .send_as(method, path, body, SystemTime::now())
+        .send(method, path, body, SystemTime::now())
         .await
 }
 

@@ -391,9 +391,10 @@ pub struct SandboxIdentity {
 }
 
 /// One fault rule of the sandbox (`GET /v1/sandbox/faults` elements, the `POST` answer; not
-/// Berlin Group: docs/sandbox.md, "Faults and events"): its id, definition and the answers
-/// left.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Berlin Group: docs/sandbox.md, "Faults and events"), the fields the console shows: its
+/// id, what it does to which requests, and the answers left (`psuId`, `times` and `text`
+/// are not read).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct FaultRule {
     /// `id` (UUID).
@@ -405,16 +406,10 @@ pub struct FaultRule {
     pub method: Option<String>,
     /// `path`: the pattern of the paths it applies to.
     pub path: String,
-    /// `psuId`: only this PSU-ID.
-    pub psu_id: Option<String>,
-    /// `times`: how many answers it was given for.
-    pub times: Option<u64>,
     /// `status`: the HTTP status (`error`, `scaFail`).
     pub status: Option<u16>,
     /// `code`: the Berlin Group message code.
     pub code: Option<String>,
-    /// `text`: the `tppMessages` text or status reason.
-    pub text: Option<String>,
     /// `delayMs`: the wait, milliseconds.
     pub delay_ms: Option<u64>,
     /// `remaining`: answers left; `None` until cleared.
@@ -447,14 +442,11 @@ pub struct BatchRun {
     pub insufficient_funds: u64,
 }
 
-/// `GET`/`POST /v1/sandbox/clock`: `{now, nextBatchRun, batchTimes}`.
+/// `GET`/`POST /v1/sandbox/clock`: `{now, nextBatchRun, batchTimes}`, the field the console
+/// reads.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct SandboxClock {
     /// `now`: the sandbox time (RFC 3339).
     pub now: Option<String>,
-    /// `nextBatchRun` (RFC 3339).
-    pub next_batch_run: Option<String>,
-    /// `batchTimes`: the daily run times (`HH:00Z`).
-    pub batch_times: Vec<String>,
 }
