@@ -374,3 +374,56 @@ fn items(
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The typed reader reads odd collections as the string-key reader before it did: an
+    /// element that is no item is an empty `GET`, a `request` that is a list has no fields, a
+    /// folder whose `item` is `null` has no requests, a header without a string `key` and a
+    /// variable that is no object are left out, a number value is written as JSON.
+    #[test]
+    fn odd_shapes_read_as_far_as_they_go() {
+        let doc: Value = serde_json::from_str(
+            r#"{"item": [42,
+                {"name": "a", "request": {"method": "post", "url": {"raw": " https://x/v1/a "},
+                  "header": [{"key": 1, "value": "v"}, {"key": "K", "value": "V", "disabled": true},
+                             {"key": " H ", "value": " w "}],
+                  "body": {"mode": "raw", "raw": "{}"}},
+                 "event": [{"listen": "test", "script": {"exec": "pm.globals.set('x', jsonData.a)"}},
+                           {"listen": "prerequest", "script": {"exec": ["pm.globals.set('y', jsonData.b)"]}}]},
+                {"name": "f", "item": null},
+                {"request": ["POST", "u"]}],
+              "variable": [{"id": "i", "value": 3}, {"key": "d", "disabled": true}, 7]}"#,
+        )
+        .unwrap();
+        let (requests, variables) = Collection::of(&doc).unwrap().read(|_| true);
+        assert_eq!(variables, vec![("i".to_string(), "3".to_string())]);
+        assert_eq!(requests.len(), 3);
+        let empty = ImportedRequest {
+            method: "GET".into(),
+            ..ImportedRequest::default()
+        };
+        assert_eq!(requests[0], empty);
+        assert_eq!(requests[2], empty);
+        let a = &requests[1];
+        assert_eq!(
+            (a.method.as_str(), a.url.as_str()),
+            ("POST", "https://x/v1/a")
+        );
+        assert_eq!(a.headers, vec![("H".to_string(), "w".to_string())]);
+        assert_eq!(a.body.as_deref(), Some("{}"));
+        assert_eq!(
+            a.sets,
+            vec![ScriptSet {
+                variable: "x".into(),
+                path: ".a".into()
+            }]
+        );
+        assert!(Collection::of(&serde_json::json!([[], []])).is_none());
+        assert!(Collection::of(&serde_json::json!({"info": {}})).is_none());
+        let env = environment(r#"{"values": {"a": 1}, "b": "c"}"#, "e").unwrap();
+        assert_eq!(env.len(), 2, "values that is no list: a plain object");
+    }
+}
