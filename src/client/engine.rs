@@ -312,8 +312,19 @@ impl Engine {
         params: &[(String, String)],
         body: Option<&str>,
     ) -> Result<PreparedRequest, ClientError> {
-        let req = prepare(op, params, body, &self.request_context())?;
-        Ok(req)
+        prepare(op, params, body, &self.request_context())
+    }
+
+    /// [`Engine::prepare`] with any body ([`super::BodyInput`], e.g. raw bytes).
+    ///
+    /// Errors: a path parameter is missing, or a JSON body is not JSON.
+    pub fn prepare_with(
+        &self,
+        op: &Operation,
+        params: &[(String, String)],
+        body: super::BodyInput<'_>,
+    ) -> Result<PreparedRequest, ClientError> {
+        super::prepare_with(op, params, body, &self.request_context())
     }
 
     /// [`Engine::prepare_with`] for a request about to be sent by the `send` command or the
@@ -322,7 +333,7 @@ impl Engine {
     /// SCA (the ASPSP appends the redirect parameters and keeps the TPP's own). A
     /// `TPP-Redirect-URI` or `X-Request-ID` typed as a parameter wins.
     ///
-    /// Errors: as [`Engine::prepare_with`].
+    /// Errors: a path parameter is missing, or a JSON body is not JSON.
     pub fn prepare_to_send(
         &self,
         op: &Operation,
@@ -348,16 +359,6 @@ impl Engine {
         let mut req = super::prepare_with(op, &with_id, body, &ctx)?;
         req.params = params.to_vec();
         Ok(req)
-    }
-
-    /// [`Engine::prepare`] with any body ([`super::BodyInput`], e.g. raw bytes).
-    pub fn prepare_with(
-        &self,
-        op: &Operation,
-        params: &[(String, String)],
-        body: super::BodyInput<'_>,
-    ) -> Result<PreparedRequest, ClientError> {
-        super::prepare_with(op, params, body, &self.request_context())
     }
 
     /// The signing time: the local ASPSP's clock, or the system clock for remote targets.
@@ -437,7 +438,7 @@ impl Engine {
     /// arms the callback listener for it: one callback with the request's `TPP-Session-ID`
     /// is then accepted. [`Engine::send`] calls this; a front end that sends by itself (the
     /// TUI) calls it when a response carries a `scaRedirect`. Returns the flow.
-    pub fn expect_sca(
+    pub(crate) fn expect_sca(
         &self,
         req: &PreparedRequest,
         exchange: &Exchange,
@@ -548,7 +549,9 @@ impl Engine {
     }
 
     /// Takes the callback receiver, for an event loop that selects over several sources.
-    pub fn take_callback_receiver(&mut self) -> Option<mpsc::UnboundedReceiver<ScaCallback>> {
+    pub(crate) fn take_callback_receiver(
+        &mut self,
+    ) -> Option<mpsc::UnboundedReceiver<ScaCallback>> {
         self.listener.as_mut().and_then(|l| l.take_receiver())
     }
 

@@ -119,11 +119,8 @@ pub fn curl_script(req: &PreparedRequest) -> String {
     format!("#!/bin/sh\n{}", curl_command(req))
 }
 
-/// The HAR entry field with the time the request was signed for (RFC 3339).
-pub const HAR_SIGNED_AT: &str = "_signedAt";
-
-/// The HAR entry field with the signing clock's offset from real time, seconds.
-pub const HAR_CLOCK_OFFSET: &str = "_sandboxClockOffset";
+/// The HAR entry fields of the signing clock, read back by [`super::recorded`].
+pub(crate) use super::recorded::{HAR_CLOCK_OFFSET, HAR_SIGNED_AT};
 
 fn har_headers(h: &[(String, String)]) -> Value {
     Value::Array(

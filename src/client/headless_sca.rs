@@ -29,13 +29,13 @@ use crate::xs2a::redirect::ScaCallback;
 
 /// The unsigned identity route of a psd2-console sandbox (the sandbox's
 /// `identity::PATH`; without a challenge it answers `product` and `version` only).
-pub const IDENTITY_PATH: &str = "/.well-known/psd2-console";
+pub(crate) const IDENTITY_PATH: &str = "/.well-known/psd2-console";
 
 /// `product` of the identity answer.
-pub const PRODUCT: &str = "psd2-console";
+pub(crate) const PRODUCT: &str = "psd2-console";
 
 /// How long one page or form post may take before the walk gives up.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The most pages a walk goes through (login, context, consent, and a page shown again).
 const MAX_STEPS: usize = 6;
@@ -379,7 +379,10 @@ pub fn browser() -> Result<reqwest::Client, HeadlessScaError> {
 ///
 /// Errors: [`HeadlessScaError::NotSandbox`] saying why (the server cannot be reached, or
 /// answers something else).
-pub async fn check_sandbox(client: &reqwest::Client, url: &str) -> Result<Url, HeadlessScaError> {
+pub(crate) async fn check_sandbox(
+    client: &reqwest::Client,
+    url: &str,
+) -> Result<Url, HeadlessScaError> {
     let link = Url::parse(url.trim())
         .map_err(|e| HeadlessScaError::NotSandbox(format!("{url:?} is not a URL ({e})")))?;
     if !matches!(link.scheme(), "http" | "https") || !link.has_host() {
@@ -417,11 +420,11 @@ pub async fn check_sandbox(client: &reqwest::Client, url: &str) -> Result<Url, H
         .await
         .map_err(|e| not_sandbox(format!("GET {probe} failed: {}", reason(&e))))?;
     let status = answer.status();
-    let body: serde_json::Value = answer
+    let body: crate::xs2a::wire::SandboxIdentity = answer
         .json()
         .await
         .map_err(|_| not_sandbox(format!("GET {probe} answered {status} without JSON")))?;
-    if !status.is_success() || body["product"] != PRODUCT {
+    if !status.is_success() || body.product != PRODUCT {
         return Err(not_sandbox(format!(
             "GET {probe} answered {status} without \"product\":\"{PRODUCT}\""
         )));
@@ -723,7 +726,7 @@ impl ScaOutcome {
     /// Whether the SCA ended as asked: a success callback (a failure one with
     /// `plan.reject`), and the redirect reached the `TPP-Redirect-URI` (or was not
     /// followed).
-    pub fn as_asked(&self, reject: bool) -> bool {
+    pub(crate) fn as_asked(&self, reject: bool) -> bool {
         let callback_fits = match &self.callback {
             Some(ScaCallback::Success(_)) => !reject,
             Some(ScaCallback::Failure(_)) => reject,

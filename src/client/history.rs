@@ -13,7 +13,7 @@ use super::{Exchange, PreparedRequest};
 pub const REDACTED: &str = "[redacted]";
 
 /// Headers whose values are never stored or exported (case-insensitive).
-pub const REDACTED_HEADERS: [&str; 1] = ["signature"];
+pub(crate) const REDACTED_HEADERS: [&str; 1] = ["signature"];
 
 /// `headers` with the values of [`REDACTED_HEADERS`] replaced by [`REDACTED`].
 pub fn redact(headers: &[(String, String)]) -> Vec<(String, String)> {
@@ -36,12 +36,12 @@ pub fn redact(headers: &[(String, String)]) -> Vec<(String, String)> {
 pub const BODY_CAP: usize = 1 << 20;
 
 /// Start of the note that ends a cut body ([`capped_body`]).
-pub const CUT_NOTE: &str = "\n[psd2-console history: body cut at ";
+pub(crate) const CUT_NOTE: &str = "\n[psd2-console history: body cut at ";
 
 /// What the history stores of `body`: the body itself up to [`BODY_CAP`] bytes; else its
 /// first `BODY_CAP` bytes followed by
 /// `\n[psd2-console history: body cut at 1048576 of <size> bytes; SHA-256 of the whole body <hex>]`.
-pub fn capped_body(body: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+pub(crate) fn capped_body(body: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     if body.len() <= BODY_CAP {
         return std::borrow::Cow::Borrowed(body);
     }
@@ -313,7 +313,7 @@ impl HistoryOpenError {
 
 /// What is wrong with the history at `path`, in a sentence: a directory in its place, a
 /// directory that cannot be written, a file that is not a database, or SQLite's own words.
-pub fn describe_open_error(path: &Path, e: &rusqlite::Error) -> String {
+pub(crate) fn describe_open_error(path: &Path, e: &rusqlite::Error) -> String {
     let shown = path.display();
     if path.is_dir() {
         return format!(
@@ -425,7 +425,7 @@ impl History {
     /// [`History::record`] for a replay as given: also stores where it came from and which
     /// headers were changed ([`ReplayInfo`]). The request's `params` are stored (usually
     /// none).
-    pub fn record_replay(
+    pub(crate) fn record_replay(
         &self,
         profile: &str,
         request: &PreparedRequest,
@@ -682,7 +682,7 @@ impl History {
     /// a history older than schema version 2 that could not be migrated.
     ///
     /// Errors: SQLite's.
-    pub fn browser_steps_since(
+    pub(crate) fn browser_steps_since(
         &self,
         since: i64,
     ) -> rusqlite::Result<Vec<crate::sandbox_events::BrowserStep>> {

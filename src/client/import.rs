@@ -25,36 +25,12 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-/// A test-script assignment of a value of the response body to a variable:
-/// `pm.globals.set("paymentId", jsonData.paymentId)` is `{variable: "paymentId", path:
-/// ".paymentId"}`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScriptSet {
-    /// Variable name.
-    pub variable: String,
-    /// JSON path after `jsonData`: `.name` and `[index]` steps, e.g. `.accounts[0].bban`.
-    pub path: String,
-}
-
-/// One imported request.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ImportedRequest {
-    /// Postman item name, HAR comment/URL, or `curl N`.
-    pub name: String,
-    /// HTTP method, as written.
-    pub method: String,
-    /// As written in the source (may hold `{{variables}}`).
-    pub url: String,
-    /// Headers as written, in file order (may hold `{{variables}}`).
-    pub headers: Vec<(String, String)>,
-    /// The body text, when the request has one.
-    pub body: Option<String>,
-    /// Postman variables of the enclosing folders and of the item (outer first, so later
-    /// entries win), as (name, value).
-    pub variables: Vec<(String, String)>,
-    /// What the item's test script sets from the response (Postman only).
-    pub sets: Vec<ScriptSet>,
-}
+use super::recorded::postman::Collection;
+/// The Postman readers: a test script's assignments, an environment export.
+pub use super::recorded::postman::{environment, script_set};
+/// What the importer reads and gives, defined beside the reader of recorded requests
+/// ([`super::recorded`]), which reads the same files.
+pub use super::recorded::{ImportError, ImportedRequest, ScriptSet};
 
 /// Everything one file gives: the requests, and the file-level variables (a Postman
 /// collection's `variable` list; empty for HAR and cURL).
@@ -68,16 +44,6 @@ pub struct Import {
 
 /// Headers the console sets itself when it signs.
 pub const SIGNING_HEADERS: [&str; 4] = ["signature", "digest", "date", "tpp-signature-certificate"];
-
-/// Why a file could not be imported.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{source_name}: {reason}")]
-pub struct ImportError {
-    /// The file (or source) name.
-    pub source_name: String,
-    /// What is wrong, in words.
-    pub reason: String,
-}
 
 fn keep_header(name: &str) -> bool {
     !SIGNING_HEADERS.iter().any(|s| s.eq_ignore_ascii_case(name))
@@ -106,15 +72,6 @@ pub fn import_file(text: &str, source_name: &str) -> Result<Import, ImportError>
     import_with(text, source_name, keep_header)
 }
 
-/// Like [`import`], but every header is kept as recorded, the signing headers (`Signature`,
-/// `Digest`, `Date`, `TPP-Signature-Certificate`) too: the request as it was sent, for
-/// [`crate::doctor`], which diagnoses a signed request offline.
-///
-/// Errors: not one of the three formats, or a malformed one (with the reason).
-pub fn import_verbatim(text: &str, source_name: &str) -> Result<Vec<ImportedRequest>, ImportError> {
-    import_with(text, source_name, |_| true).map(|i| i.requests)
-}
-
 /// [`import_file`] keeping the headers whose name `keep` accepts.
 fn import_with(
     text: &str,
@@ -125,27 +82,23 @@ fn import_with(
         source_name: source_name.to_string(),
         reason,
     };
-    // A cURL file may open with `#!/bin/sh` (the console's own exports do) and comments.
-    let first_line = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with('#'))
-        .unwrap_or("");
-    if first_line.starts_with("curl") {
-        return curl(text).map_err(err).map(|requests| Import {
-            requests: requests
-                .into_iter()
-                .map(|r| with_headers(r, keep))
-                .collect(),
-            variables: Vec::new(),
-        });
+    if super::recorded::curl::is_curl(text.as_bytes()) {
+        return super::recorded::curl::curl(text)
+            .map_err(err)
+            .map(|requests| Import {
+                requests: requests
+                    .into_iter()
+                    .map(|r| with_headers(r, keep))
+                    .collect(),
+                variables: Vec::new(),
+            });
     }
     let doc: Value = serde_json::from_str(text).map_err(|e| {
         err(format!(
             "neither a cURL command nor JSON (Postman, HAR): {e}"
         ))
     })?;
-    if doc.get("log").and_then(|l| l.get("entries")).is_some() {
+    if super::recorded::is_har(&doc) {
         return Ok(Import {
             requests: har(&doc, source_name)
                 .map_err(err)?
@@ -155,164 +108,16 @@ fn import_with(
             variables: Vec::new(),
         });
     }
-    if doc.get("item").is_some() {
-        let mut requests = Vec::new();
-        postman_items(&doc["item"], &[], keep, &mut requests);
+    if let Some(collection) = Collection::of(&doc) {
+        let (requests, variables) = collection.read(keep);
         return Ok(Import {
             requests,
-            variables: postman_variables(&doc["variable"]),
+            variables,
         });
     }
     Err(err(
         "JSON without `item` (Postman collection) or `log.entries` (HAR)".into(),
     ))
-}
-
-/// A Postman `variable` list (`[{"key", "value", "disabled"}]`) as (name, value); values
-/// that are not strings are written as JSON.
-fn postman_variables(list: &Value) -> Vec<(String, String)> {
-    list.as_array()
-        .into_iter()
-        .flatten()
-        .filter(|v| v["disabled"] != Value::Bool(true) && v["enabled"] != Value::Bool(false))
-        .filter_map(|v| {
-            let key = v["key"].as_str().or_else(|| v["id"].as_str())?.trim();
-            let value = match &v["value"] {
-                Value::String(s) => s.clone(),
-                Value::Null => String::new(),
-                other => other.to_string(),
-            };
-            (!key.is_empty()).then(|| (key.to_string(), value))
-        })
-        .collect()
-}
-
-/// The `.set(...)` assignments of the item's test scripts that read a JSON path of the
-/// response (`jsonData...`).
-fn postman_sets(item: &Value) -> Vec<ScriptSet> {
-    item["event"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|e| e["listen"] == "test")
-        .flat_map(|e| match &e["script"]["exec"] {
-            Value::Array(lines) => lines
-                .iter()
-                .filter_map(|l| l.as_str().map(str::to_string))
-                .collect::<Vec<_>>(),
-            Value::String(s) => s.lines().map(str::to_string).collect(),
-            _ => Vec::new(),
-        })
-        .flat_map(|line| line.split(';').filter_map(script_set).collect::<Vec<_>>())
-        .collect()
-}
-
-/// Parses `pm.globals.set("x", jsonData.a[0].b)` (and the other setters named in the module
-/// documentation); `None` for anything else.
-pub fn script_set(statement: &str) -> Option<ScriptSet> {
-    const SETTERS: [&str; 6] = [
-        "pm.globals.set(",
-        "pm.environment.set(",
-        "pm.collectionVariables.set(",
-        "pm.variables.set(",
-        "postman.setEnvironmentVariable(",
-        "postman.setGlobalVariable(",
-    ];
-    let s = statement.trim();
-    let args = SETTERS
-        .iter()
-        .find_map(|p| s.find(p).map(|i| &s[i + p.len()..]))?;
-    let args = args.trim_start();
-    let quote = args
-        .chars()
-        .next()
-        .filter(|c| matches!(c, '"' | '\'' | '`'))?;
-    let (variable, rest) = args[1..].split_once(quote)?;
-    let rest = rest.trim_start().strip_prefix(',')?.trim();
-    let rest = rest.strip_suffix(')')?.trim();
-    let path = rest.strip_prefix("jsonData")?;
-    let valid = path
-        .chars()
-        .all(|c| c.is_alphanumeric() || "._[]$".contains(c));
-    (valid && !variable.is_empty()).then(|| ScriptSet {
-        variable: variable.to_string(),
-        path: path.to_string(),
-    })
-}
-
-/// Reads a Postman environment export (`{"values": [{"key", "value", "enabled"}]}`) or a
-/// plain JSON object of names to values, as (name, value).
-///
-/// Errors: not JSON, or neither shape.
-pub fn environment(text: &str, source_name: &str) -> Result<Vec<(String, String)>, ImportError> {
-    let err = |reason: String| ImportError {
-        source_name: source_name.to_string(),
-        reason,
-    };
-    let doc: Value = serde_json::from_str(text)
-        .map_err(|e| err(format!("not JSON (a Postman environment export): {e}")))?;
-    if let Some(values) = doc.get("values").filter(|v| v.is_array()) {
-        return Ok(postman_variables(values));
-    }
-    match doc {
-        Value::Object(map) => Ok(map
-            .into_iter()
-            .map(|(k, v)| match v {
-                Value::String(s) => (k, s),
-                other => (k, other.to_string()),
-            })
-            .collect()),
-        _ => Err(err(
-            "neither a Postman environment (`values` list) nor an object of names to values".into(),
-        )),
-    }
-}
-
-fn postman_items(
-    items: &Value,
-    scope: &[(String, String)],
-    keep: fn(&str) -> bool,
-    out: &mut Vec<ImportedRequest>,
-) {
-    for it in items.as_array().into_iter().flatten() {
-        let mut variables = scope.to_vec();
-        variables.extend(postman_variables(&it["variable"]));
-        if it.get("item").is_some() {
-            postman_items(&it["item"], &variables, keep, out);
-            continue;
-        }
-        let r = &it["request"];
-        let url = match &r["url"] {
-            Value::String(s) => s.clone(),
-            u => u["raw"].as_str().unwrap_or_default().to_string(),
-        };
-        let headers = r["header"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|h| h["disabled"] != Value::Bool(true))
-            .map(|h| {
-                (
-                    h["key"].as_str().unwrap_or_default().trim().to_string(),
-                    h["value"].as_str().unwrap_or_default().trim().to_string(),
-                )
-            })
-            .filter(|(n, _)| !n.is_empty() && keep(n))
-            .collect();
-        let body = match (r["body"]["mode"].as_str(), r["body"]["raw"].as_str()) {
-            (Some("raw"), Some(raw)) if !raw.trim().is_empty() => Some(raw.to_string()),
-            _ => None,
-        };
-        out.push(ImportedRequest {
-            name: it["name"].as_str().unwrap_or_default().to_string(),
-            method: r["method"].as_str().unwrap_or("GET").to_ascii_uppercase(),
-            url: url.trim().to_string(),
-            headers,
-            body,
-            variables,
-            sets: postman_sets(it),
-        });
-    }
 }
 
 /// The entries of a HAR log ([`super::recorded`]'s reader: the same checks as a replay or
@@ -332,180 +137,8 @@ fn har(doc: &Value, source_name: &str) -> Result<Vec<ImportedRequest>, String> {
         .collect())
 }
 
-/// Parses one or more cURL commands (backslash line continuations allowed), reading `-X`,
-/// `-H`, `-d`/`--data`/`--data-raw`/`--data-binary` and the URL; every header is kept
-/// (signing headers too).
-pub(crate) fn curl(text: &str) -> Result<Vec<ImportedRequest>, String> {
-    let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
-    // A command runs from a line starting with `curl` until its quotes close, so a quoted
-    // body may span lines (pretty-printed JSON) and keeps its newlines.
-    let mut commands: Vec<String> = Vec::new();
-    let mut pending: Option<String> = None;
-    for line in joined.lines() {
-        match pending.as_mut() {
-            Some(p) => {
-                p.push('\n');
-                p.push_str(line);
-            }
-            None if line.trim_start().starts_with("curl") => {
-                pending = Some(line.trim_start().to_string());
-            }
-            None => continue,
-        }
-        if pending
-            .as_deref()
-            .is_some_and(|p| shell_words::split(&ansi_c_quotes(p)).is_ok())
-        {
-            commands.extend(pending.take());
-        }
-    }
-    commands.extend(pending);
-    let mut out = Vec::new();
-    for (i, line) in commands.iter().enumerate() {
-        let words = shell_words::split(&ansi_c_quotes(line))
-            .map_err(|e| format!("cURL command {}: {e}", i + 1))?;
-        let mut method = None;
-        let mut url = None;
-        let mut headers = Vec::new();
-        let mut body: Option<String> = None;
-        let mut it = words.into_iter().skip(1);
-        while let Some(w) = it.next() {
-            match w.as_str() {
-                "-X" | "--request" => method = it.next(),
-                "-H" | "--header" => {
-                    if let Some(h) = it.next()
-                        && let Some((n, v)) = h.split_once(':')
-                    {
-                        headers.push((n.trim().to_string(), v.trim().to_string()));
-                    }
-                }
-                "-d" | "--data" | "--data-raw" | "--data-binary" | "--data-ascii" => {
-                    body = it.next();
-                }
-                "-o" | "-w" | "--max-time" | "-m" | "--output" | "--write-out" => {
-                    it.next();
-                }
-                s if s.starts_with("http://") || s.starts_with("https://") => {
-                    url = Some(s.to_string())
-                }
-                _ => {}
-            }
-        }
-        let url = url.ok_or_else(|| format!("cURL command {} has no http(s) URL", i + 1))?;
-        let method = method
-            .unwrap_or_else(|| if body.is_some() { "POST" } else { "GET" }.into())
-            .to_ascii_uppercase();
-        out.push(ImportedRequest {
-            name: format!("curl {} {method} {url}", i + 1),
-            method,
-            url,
-            headers,
-            body,
-            ..ImportedRequest::default()
-        });
-    }
-    if out.is_empty() {
-        return Err("no cURL command found".into());
-    }
-    Ok(out)
-}
-
-pub use super::recorded::path_and_query_of;
-
-/// `command` with bash's ANSI-C quoted strings (`$'{\n  "a": 1\n}'`, as browsers' "Copy as
-/// cURL" writes bodies with newlines) turned into plain single-quoted strings holding the
-/// text they stand for, so that [`shell_words`] reads them: `\n \t \r \a \b \e \f \v \\ \'
-/// \" \?`, `\xHH`, octal `\NNN`, `\uHHHH` and `\UHHHHHHHH` (bash manual, "ANSI-C Quoting");
-/// bytes that are not UTF-8 become U+FFFD. Other text, and `$'` inside quotes, is kept.
-fn ansi_c_quotes(command: &str) -> std::borrow::Cow<'_, str> {
-    if !command.contains("$'") {
-        return std::borrow::Cow::Borrowed(command);
-    }
-    let mut out = String::with_capacity(command.len());
-    let mut chars = command.chars().peekable();
-    let (mut single, mut double) = (false, false);
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' if !double => single = !single,
-            '"' if !single => double = !double,
-            '\\' if !single => {
-                out.push(c);
-                out.extend(chars.next());
-                continue;
-            }
-            '$' if !single && !double && chars.peek() == Some(&'\'') => {
-                chars.next();
-                let text = ansi_c_body(&mut chars);
-                out.push('\'');
-                out.push_str(&text.replace('\'', "'\\''"));
-                out.push('\'');
-                continue;
-            }
-            _ => {}
-        }
-        out.push(c);
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-/// The text of an ANSI-C quoted string after its `$'`, up to and including the closing `'`
-/// ([`ansi_c_quotes`]).
-fn ansi_c_body(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> String {
-    fn digits(
-        chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
-        radix: u32,
-        max: usize,
-        init: u32,
-    ) -> u32 {
-        let mut v = init;
-        for _ in 0..max {
-            let Some(d) = chars.peek().and_then(|d| d.to_digit(radix)) else {
-                break;
-            };
-            v = v.saturating_mul(radix).saturating_add(d);
-            chars.next();
-        }
-        v
-    }
-    let mut bytes: Vec<u8> = Vec::new();
-    let mut buf = [0u8; 4];
-    while let Some(c) = chars.next() {
-        let escaped = match c {
-            '\'' => break,
-            '\\' => chars.next(),
-            other => {
-                bytes.extend_from_slice(other.encode_utf8(&mut buf).as_bytes());
-                continue;
-            }
-        };
-        match escaped {
-            Some('n') => bytes.push(b'\n'),
-            Some('t') => bytes.push(b'\t'),
-            Some('r') => bytes.push(b'\r'),
-            Some('a') => bytes.push(7),
-            Some('b') => bytes.push(8),
-            Some('e' | 'E') => bytes.push(0x1b),
-            Some('f') => bytes.push(0x0c),
-            Some('v') => bytes.push(0x0b),
-            Some(q @ ('\\' | '\'' | '"' | '?')) => bytes.push(q as u8),
-            Some('x') => bytes.push((digits(chars, 16, 2, 0) & 0xff) as u8),
-            Some(d @ '0'..='7') => {
-                bytes.push((digits(chars, 8, 2, d.to_digit(8).unwrap_or(0)) & 0xff) as u8)
-            }
-            Some(u @ ('u' | 'U')) => {
-                let v = digits(chars, 16, if u == 'u' { 4 } else { 8 }, 0);
-                let ch = char::from_u32(v).unwrap_or('\u{fffd}');
-                bytes.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
-            }
-            Some(other) => {
-                bytes.push(b'\\');
-                bytes.extend_from_slice(other.encode_utf8(&mut buf).as_bytes());
-            }
-            None => bytes.push(b'\\'),
-        }
-    }
-    String::from_utf8_lossy(&bytes).into_owned()
-}
+/// The path and query of a URL as written ([`super::recorded`]).
+pub(crate) use super::recorded::path_and_query_of;
 
 /// Values of Postman variables for a run: static ones (collection, then environment, then
 /// the request's folders and item) and the ones captured from responses, which win.
@@ -695,7 +328,7 @@ fn split_host_variable(url: &str) -> (&str, &str, &str) {
 }
 
 /// Evaluates `.a[0].b` on `v`: a string, number or boolean value, as text.
-pub fn json_path(v: &Value, path: &str) -> Option<String> {
+pub(crate) fn json_path(v: &Value, path: &str) -> Option<String> {
     let mut cur = v;
     let mut rest = path;
     while !rest.is_empty() {

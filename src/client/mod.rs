@@ -17,7 +17,7 @@ pub mod recorded;
 pub mod replay;
 pub mod response_sig;
 pub mod sandbox_admin;
-pub mod sender;
+pub(crate) mod sender;
 pub mod tls;
 pub mod validate;
 
@@ -110,7 +110,7 @@ pub struct SignedFor {
 
 impl SignedFor {
     /// `at`, with its offset from the system clock now (rounded to whole seconds).
-    pub fn now_at(at: SystemTime) -> SignedFor {
+    pub(crate) fn now_at(at: SystemTime) -> SignedFor {
         let real = SystemTime::now();
         let offset = match at.duration_since(real) {
             Ok(ahead) => {
@@ -197,7 +197,7 @@ impl RequestContext<'_> {
 
 /// Compacts a JSON body: the interface document asks for no insignificant whitespace, and the
 /// Digest covers exactly these bytes.
-pub fn compact_json(text: &str) -> Result<Vec<u8>, ClientError> {
+pub(crate) fn compact_json(text: &str) -> Result<Vec<u8>, ClientError> {
     if text.trim().is_empty() {
         return Ok(Vec::new());
     }
@@ -333,7 +333,7 @@ fn set_header(headers: &mut Vec<(String, String)>, name: &str, value: &str) {
 /// The operation id of the catalogue that `method` and `path_and_query` fit
 /// ([`crate::xs2a::operations::find_request`], e.g. `accounts.list` for `GET /v1/accounts`),
 /// else `raw`: how the history names an imported or replayed request.
-pub fn operation_id_of(method: &str, path_and_query: &str) -> String {
+pub(crate) fn operation_id_of(method: &str, path_and_query: &str) -> String {
     crate::xs2a::operations::find_request(method, path_and_query)
         .map_or("raw", |(op, _)| op.id)
         .to_string()
@@ -422,7 +422,7 @@ pub fn prepare_imported(
 /// eight times the text (a 20 MB transaction list about 160 MiB), so larger bodies are kept
 /// as bytes only; the console pretty-prints them straight from the bytes and reads their
 /// `_links` with a skeleton parse (`tui::response`).
-pub const JSON_TREE_LIMIT: usize = 1024 * 1024;
+pub(crate) const JSON_TREE_LIMIT: usize = 1024 * 1024;
 
 /// The body as a JSON tree, as [`send`] keeps it in [`Exchange::json`]: `None` when it is
 /// not JSON or longer than [`JSON_TREE_LIMIT`].

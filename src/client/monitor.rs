@@ -23,12 +23,13 @@ use super::Engine;
 use super::sandbox_admin::{AdminError, SandboxAdmin};
 /// The management paths the monitor reads and changes (defined beside their client,
 /// [`SandboxAdmin`]).
-pub use super::sandbox_admin::{BATCH_PATH, CLOCK_PATH, FAULTS_PATH, STATE_PATH};
+pub(crate) use super::sandbox_admin::{BATCH_PATH, CLOCK_PATH, FAULTS_PATH, STATE_PATH};
+use crate::xs2a::wire::{BatchRun, FaultList, FaultRule, FaultsCleared, SandboxClock};
 
 /// The event stream's path (the TPP's own events).
-pub const EVENTS_PATH: &str = "/v1/sandbox/events";
+pub(crate) const EVENTS_PATH: &str = "/v1/sandbox/events";
 /// The event stream of every TPP (operator plane).
-pub const ALL_EVENTS_PATH: &str = "/v1/sandbox/events?scope=all";
+pub(crate) const ALL_EVENTS_PATH: &str = "/v1/sandbox/events?scope=all";
 
 /// The plane `admin` monitors on, for the screen: `operator plane (every TPP)` or `TPP
 /// scope (this profile's TPP)`.
@@ -42,11 +43,11 @@ pub fn plane(admin: &SandboxAdmin) -> &'static str {
 
 /// Entries per list the state browser reads: the sandbox's largest page
 /// (`sandbox::http::state::MAX_LIMIT`); `totals` in the answer gives how many there are in all.
-pub const STATE_ROWS: usize = 1000;
+pub(crate) const STATE_ROWS: usize = 1000;
 /// How long one subscription to the event stream may stay open (the profile's client cuts
 /// every request after its whole-request timeout); then the monitor shows that the stream
 /// ended and `r` subscribes again.
-pub const STREAM_LIFETIME: Duration = Duration::from_secs(24 * 3600);
+pub(crate) const STREAM_LIFETIME: Duration = Duration::from_secs(24 * 3600);
 
 /// What the monitor reads from the stream: the sandbox's event types
 /// ([`crate::sandbox_events`]), read from the `data:` JSON of each event by its `type`.
@@ -68,7 +69,7 @@ pub enum MonitorFeed {
 
 /// One block of a `text/event-stream` body.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SseBlock {
+pub(crate) enum SseBlock {
     /// A comment line (`: subscribed`, keep-alives), without the colon.
     Comment(String),
     /// An event: its `event:` name and its `data:` lines joined by `\n`.
@@ -95,7 +96,7 @@ pub enum SseBlock {
 /// What is left is the block splitting of the WHATWG rules above, 40 lines with a unit
 /// test (`the_reader_splits_blocks_across_chunks_and_keeps_comments_apart`).
 #[derive(Debug, Default)]
-pub struct SseReader {
+pub(crate) struct SseReader {
     buffer: Vec<u8>,
 }
 
@@ -141,7 +142,7 @@ impl SseReader {
 
 impl SandboxAdmin {
     /// The admin client of the engine's target, signing with its credentials.
-    pub fn for_engine(engine: &Engine) -> Self {
+    pub(crate) fn for_engine(engine: &Engine) -> Self {
         SandboxAdmin::new(
             &engine.base_url,
             engine.credentials.clone(),
@@ -238,14 +239,14 @@ pub struct SandboxState {
     /// itself), its code and text; `None` when it answered.
     pub state_withheld: Option<String>,
     /// The fault rules in effect (`GET /v1/sandbox/faults`), oldest first.
-    pub faults: Vec<Value>,
+    pub faults: Vec<FaultRule>,
     /// What the request did, for the status line (`Clock advanced by 1 h`), if it changed
     /// anything.
     pub done: Option<String>,
 }
 
 /// `secs` as the monitor writes offsets: `90 s`, `2 h`, `1 d 6 h`, `1 h 30 min`.
-pub fn describe_seconds(secs: u64) -> String {
+pub(crate) fn describe_seconds(secs: u64) -> String {
     let units = [(86_400, "d"), (3_600, "h"), (60, "min"), (1, "s")];
     let mut rest = secs;
     let mut parts = Vec::new();
@@ -278,45 +279,45 @@ pub async fn perform(
         MonitorRequest::Refresh => None,
         MonitorRequest::Advance(secs) => {
             let body = json!({ "advanceSeconds": secs });
-            let r = admin
+            let r: SandboxClock = admin
                 .send(Method::POST, CLOCK_PATH, Some(&body), at)
                 .await?;
-            at = r["now"]
-                .as_str()
+            at = r
+                .now
+                .as_deref()
                 .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
                 .map(SystemTime::from)
                 .unwrap_or(at + Duration::from_secs(secs));
             Some(format!(
                 "Sandbox clock advanced by {} to {}",
                 describe_seconds(secs),
-                r["now"].as_str().unwrap_or("?")
+                r.now.as_deref().unwrap_or("?")
             ))
         }
         MonitorRequest::Batch => {
-            let r = admin.send(Method::POST, BATCH_PATH, None, at).await?;
+            let r: BatchRun = admin.send(Method::POST, BATCH_PATH, None, at).await?;
             Some(format!(
                 "Batch run: {} settled, {} without funds",
-                r["settled"].as_u64().unwrap_or(0),
-                r["insufficientFunds"].as_u64().unwrap_or(0)
+                r.settled, r.insufficient_funds
             ))
         }
         MonitorRequest::ClearFaults => {
-            let r = admin.send(Method::DELETE, FAULTS_PATH, None, at).await?;
-            Some(format!(
-                "Cleared {} fault rules",
-                r["cleared"].as_u64().unwrap_or(0)
-            ))
+            let r: FaultsCleared = admin.send(Method::DELETE, FAULTS_PATH, None, at).await?;
+            Some(format!("Cleared {} fault rules", r.cleared))
         }
     };
-    let clock = admin.send(Method::GET, CLOCK_PATH, None, at).await?;
-    let faults = admin.send(Method::GET, FAULTS_PATH, None, at).await?;
+    let clock: Value = admin.send(Method::GET, CLOCK_PATH, None, at).await?;
+    let faults: FaultList = admin.send(Method::GET, FAULTS_PATH, None, at).await?;
     // The state lists every TPP's PSU data: a sandbox reachable from the network (room
     // mode) refuses it with 403 SERVICE_BLOCKED while clock, batch and faults still work,
     // so a refusal is kept as the reason instead of failing the whole read.
     // The state is paginated (issue 20): the first STATE_ROWS of each list (oldest first),
     // with `totals` saying how many there are in all.
     let state_path = format!("{STATE_PATH}?limit={STATE_ROWS}");
-    let (state, state_withheld) = match admin.send(Method::GET, &state_path, None, at).await {
+    let (state, state_withheld) = match admin
+        .send::<Value>(Method::GET, &state_path, None, at)
+        .await
+    {
         Ok(state) => (state, None),
         Err(AdminError::Refused { status: 403, text }) if text.starts_with("SERVICE_BLOCKED") => {
             (Value::Null, Some(text))
@@ -327,7 +328,7 @@ pub async fn perform(
         clock,
         state,
         state_withheld,
-        faults: faults["faults"].as_array().cloned().unwrap_or_default(),
+        faults: faults.faults,
         done,
     })
 }
@@ -335,7 +336,7 @@ pub async fn perform(
 /// Whether `e` is a request the monitor itself sends to read the sandbox ([`perform`]'s
 /// reads of the clock, the state and the faults, and the event stream's subscription):
 /// the log hides these by default, so they neither fill it nor take the highlight.
-pub fn is_monitor_read(e: &MonitorEvent) -> bool {
+pub(crate) fn is_monitor_read(e: &MonitorEvent) -> bool {
     matches!(e, MonitorEvent::Request(r)
         if r.method == "GET"
             && [CLOCK_PATH, STATE_PATH, FAULTS_PATH, EVENTS_PATH].contains(&r.path.as_str()))
@@ -345,7 +346,7 @@ pub fn is_monitor_read(e: &MonitorEvent) -> bool {
 /// the monitor read is stale: a clock event or batch run, or a request that changes
 /// something (any method but `GET`/`HEAD`) answered with success, whoever sent it (the
 /// console, `psd2-console sandbox fault add`, a TPP in the room).
-pub fn changes_state(e: &MonitorEvent) -> bool {
+pub(crate) fn changes_state(e: &MonitorEvent) -> bool {
     match e {
         MonitorEvent::Clock(_) | MonitorEvent::Batch(_) => true,
         MonitorEvent::Request(r) => {

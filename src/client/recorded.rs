@@ -18,7 +18,63 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
-use super::import::{ImportError, ImportedRequest};
+pub(crate) mod curl;
+pub(crate) mod postman;
+
+/// A test-script assignment of a value of the response body to a variable:
+/// `pm.globals.set("paymentId", jsonData.paymentId)` is `{variable: "paymentId", path:
+/// ".paymentId"}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptSet {
+    /// Variable name.
+    pub variable: String,
+    /// JSON path after `jsonData`: `.name` and `[index]` steps, e.g. `.accounts[0].bban`.
+    pub path: String,
+}
+
+/// One imported request.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ImportedRequest {
+    /// Postman item name, HAR comment/URL, or `curl N`.
+    pub name: String,
+    /// HTTP method, as written.
+    pub method: String,
+    /// As written in the source (may hold `{{variables}}`).
+    pub url: String,
+    /// Headers as written, in file order (may hold `{{variables}}`).
+    pub headers: Vec<(String, String)>,
+    /// The body text, when the request has one.
+    pub body: Option<String>,
+    /// Postman variables of the enclosing folders and of the item (outer first, so later
+    /// entries win), as (name, value).
+    pub variables: Vec<(String, String)>,
+    /// What the item's test script sets from the response (Postman only).
+    pub sets: Vec<ScriptSet>,
+}
+
+/// Why a file could not be imported.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{source_name}: {reason}")]
+pub struct ImportError {
+    /// The file (or source) name.
+    pub source_name: String,
+    /// What is wrong, in words.
+    pub reason: String,
+}
+
+/// The HAR entry field with the time the request was signed for (RFC 3339): the console's
+/// own HAR export writes it ([`super::export`]), this reader reads it back.
+pub(crate) const HAR_SIGNED_AT: &str = "_signedAt";
+
+/// The HAR entry field with the signing clock's offset from real time, seconds (written and
+/// read as [`HAR_SIGNED_AT`]).
+pub(crate) const HAR_CLOCK_OFFSET: &str = "_sandboxClockOffset";
+
+/// Whether `doc` is a HAR log: it has `log.entries` (whatever its shape; [`har`] says what
+/// is wrong with it).
+pub(crate) fn is_har(doc: &Value) -> bool {
+    doc.pointer("/log/entries").is_some()
+}
 
 /// A request as it was recorded (and sent): what the doctor diagnoses and a replay as given
 /// sends again.
@@ -124,15 +180,10 @@ pub fn read(bytes: &[u8], source_name: &str) -> Result<Recording, ImportError> {
         source_name: source_name.to_string(),
         reason,
     };
-    let first_line = bytes
-        .split(|b| *b == b'\n')
-        .map(|l| String::from_utf8_lossy(l).trim().to_string())
-        .find(|l| !l.is_empty() && !l.starts_with('#'))
-        .unwrap_or_default();
-    if first_line.starts_with("curl") {
+    if curl::is_curl(bytes) {
         let text = std::str::from_utf8(bytes)
             .map_err(|e| err(format!("a cURL file that is not UTF-8: {e}")))?;
-        let requests = super::import::curl(text).map_err(err)?;
+        let requests = curl::curl(text).map_err(err)?;
         return Ok(Recording {
             format: Format::Curl,
             requests: numbered(requests, |n| format!("cURL command {n} of {source_name}")),
@@ -145,16 +196,14 @@ pub fn read(bytes: &[u8], source_name: &str) -> Result<Recording, ImportError> {
                 "not JSON (a HAR file or a Postman collection): {e}"
             ))
         })?;
-        if doc.get("log").and_then(|l| l.get("entries")).is_some() {
+        if is_har(&doc) {
             return Ok(Recording {
                 format: Format::Har,
                 requests: har(&doc, source_name).map_err(err)?,
             });
         }
-        if doc.get("item").is_some() {
-            let text =
-                std::str::from_utf8(bytes).map_err(|e| err(format!("not UTF-8 text: {e}")))?;
-            let requests = super::import::import_verbatim(text, source_name)?;
+        if let Some(collection) = postman::Collection::of(&doc) {
+            let (requests, _) = collection.read(|_| true);
             return Ok(Recording {
                 format: Format::Postman,
                 requests: numbered(requests, |n| format!("entry {n} of {source_name}")),
@@ -217,7 +266,7 @@ fn path_and_query_or_root(url: &str) -> String {
 /// The path and query of `url` exactly as written (no decoding or re-encoding), without a
 /// fragment: `/v1/x?a=1` of `https://bank.example/v1/x?a=1#f`, of `{{host}}/v1/x?a=1` and of
 /// `/v1/x?a=1`; `None` when there is no path (`https://bank.example`).
-pub fn path_and_query_of(url: &str) -> Option<&str> {
+pub(crate) fn path_and_query_of(url: &str) -> Option<&str> {
     let url = url.split_once('#').map_or(url, |(u, _)| u);
     if url.starts_with('/') {
         return Some(url);
@@ -342,11 +391,11 @@ pub(crate) fn har(doc: &Value, source_name: &str) -> Result<Vec<RecordedRequest>
             source: format!("entry {n} of {source_name}"),
             response: har_response(&e["response"]),
             clock: RecordedClock {
-                signed_at: e[super::export::HAR_SIGNED_AT]
+                signed_at: e[HAR_SIGNED_AT]
                     .as_str()
                     .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
                     .map(SystemTime::from),
-                offset_secs: e[super::export::HAR_CLOCK_OFFSET].as_i64(),
+                offset_secs: e[HAR_CLOCK_OFFSET].as_i64(),
             },
         });
     }

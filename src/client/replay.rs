@@ -35,13 +35,14 @@ pub enum SignatureMode {
 
 /// Headers made again in [`SignatureMode::Remake`] (lower case; the recorded request's
 /// spelling is kept).
-pub const REMADE_HEADERS: [&str; 4] = ["date", "digest", "tpp-signature-certificate", "signature"];
+pub(crate) const REMADE_HEADERS: [&str; 4] =
+    ["date", "digest", "tpp-signature-certificate", "signature"];
 
 /// Headers of the connection, not of the request: the HTTP client sets them for the target
 /// (`Host` from the profile's URL, `Content-Length` from the body), so recorded values are
 /// not sent. Pseudo-headers of HTTP/2 HAR files (`:authority`, `:path`, ...) are left out
 /// too.
-pub const CONNECTION_HEADERS: [&str; 5] = [
+pub(crate) const CONNECTION_HEADERS: [&str; 5] = [
     "host",
     "content-length",
     "transfer-encoding",

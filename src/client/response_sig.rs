@@ -20,7 +20,7 @@ use crate::signing::{RequestView, TrustedKey, VerifyPolicy, verify_signed_messag
 pub const ASPSP_SIGNATURE_CERTIFICATE: &str = "ASPSP-Signature-Certificate";
 
 /// Largest |Date − now| accepted on a signed response, seconds.
-pub const RESPONSE_MAX_SKEW_SECS: u64 = 300;
+pub(crate) const RESPONSE_MAX_SKEW_SECS: u64 = 300;
 
 /// The outcome of checking a response's signature.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,7 +93,7 @@ pub fn verify_response(
 
 /// Checks a response given as headers and body. `configured` is a known ASPSP certificate
 /// (and where it came from), used when the response has no certificate header.
-pub fn verify_response_with(
+pub(crate) fn verify_response_with(
     headers: &[(String, String)],
     body: &[u8],
     configured: Option<(Certificate, String)>,

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use reqwest::Method;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::ClientError;
@@ -16,16 +18,18 @@ use super::tls::http_client_for;
 use crate::cert::Credentials;
 use crate::profile::{DEFAULT_PROFILE, NoSuchProfile, Paths, ProfileSet, Target};
 use crate::signing::{SignOptions, sign_request};
+use crate::xs2a::error::{ErrorBody, TppMessage};
 use crate::xs2a::headers as h;
+use crate::xs2a::wire::{FaultList, FaultRule, FaultsCleared};
 
 /// The state browser's read (customers, consents, payments, baskets).
-pub const STATE_PATH: &str = "/v1/sandbox/state";
+pub(crate) const STATE_PATH: &str = "/v1/sandbox/state";
 /// The sandbox clock (GET reads it, POST `{"advanceSeconds": n}` advances it).
-pub const CLOCK_PATH: &str = "/v1/sandbox/clock";
+pub(crate) const CLOCK_PATH: &str = "/v1/sandbox/clock";
 /// The batch run (POST).
-pub const BATCH_PATH: &str = "/v1/sandbox/batch";
+pub(crate) const BATCH_PATH: &str = "/v1/sandbox/batch";
 /// The fault rules (GET lists, DELETE clears).
-pub const FAULTS_PATH: &str = "/v1/sandbox/faults";
+pub(crate) const FAULTS_PATH: &str = "/v1/sandbox/faults";
 
 /// Where the rules live: the sandbox's base URL and the profile that signs.
 #[derive(Debug, Clone, clap::Args)]
@@ -175,7 +179,7 @@ impl SandboxAdmin {
     }
 
     /// Whether this client holds the operator token.
-    pub fn is_operator(&self) -> bool {
+    pub(crate) fn is_operator(&self) -> bool {
         self.operator_token.is_some()
     }
 
@@ -256,20 +260,23 @@ impl SandboxAdmin {
             .map_err(|source| AdminError::Http { url, source })
     }
 
-    /// Sends a request signed at `now` ([`SandboxAdmin::request`]); returns the JSON body
-    /// (`Null` for none).
+    /// Sends a request signed at `now` ([`SandboxAdmin::request`]); returns the answer read
+    /// as a `T`: `Value` for the JSON body as sent (`Null` for none), or one of the answer
+    /// types of [`crate::xs2a::wire`] (a field the answer lacks, or has in another shape,
+    /// reads as empty: `T::default()` for an answer that is no `T`).
     ///
     /// Errors: not sent or no answer ([`AdminError::Http`]); a status other than 2xx
     /// ([`AdminError::Refused`], with the first `tppMessages` code, path and text).
-    pub async fn send(
+    pub async fn send<T: DeserializeOwned + Default>(
         &self,
         method: Method,
         path: &str,
         body: Option<&Value>,
         now: SystemTime,
-    ) -> Result<Value, AdminError> {
+    ) -> Result<T, AdminError> {
         let r = self.request(method, path, body, now, None).await?;
-        self.answer(path, r).await
+        let answer = self.answer(path, r).await?;
+        Ok(T::deserialize(&answer).unwrap_or_default())
     }
 
     /// The JSON body of answer `r` to a request to `path` (`Null` for none).
@@ -285,10 +292,21 @@ impl SandboxAdmin {
         let text = r.text().await.map_err(http)?;
         let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         if !(200..300).contains(&status) {
-            let m = &json["tppMessages"][0];
-            let text = match (m["text"].as_str(), m["path"].as_str()) {
-                (Some(t), Some(p)) => format!("{} ({p}): {t}", m["code"].as_str().unwrap_or("")),
-                (Some(t), None) => format!("{}: {t}", m["code"].as_str().unwrap_or("")),
+            let first = ErrorBody::deserialize(&json)
+                .ok()
+                .and_then(|b| b.tpp_messages.into_iter().next());
+            let text = match first {
+                Some(TppMessage {
+                    code,
+                    path: Some(p),
+                    text: Some(t),
+                    ..
+                }) => format!("{code} ({p}): {t}"),
+                Some(TppMessage {
+                    code,
+                    text: Some(t),
+                    ..
+                }) => format!("{code}: {t}"),
                 _ => text,
             };
             return Err(AdminError::Refused { status, text });
@@ -298,23 +316,22 @@ impl SandboxAdmin {
 }
 
 /// One line of `sandbox fault list`: id, action, method (or `*`) and path, answers left.
-pub fn describe(rule: &Value) -> String {
-    let s = |k: &str| rule[k].as_str().unwrap_or("").to_string();
-    let left = match rule["remaining"].as_u64() {
+pub fn describe(rule: &FaultRule) -> String {
+    let left = match rule.remaining {
         Some(n) => format!("{n} left"),
         None => "until cleared".to_string(),
     };
     let mut line = format!(
         "{}\t{}\t{} {}\t{left}",
-        s("id"),
-        s("action"),
-        rule["method"].as_str().unwrap_or("*"),
-        s("path")
+        rule.id,
+        rule.action,
+        rule.method.as_deref().unwrap_or("*"),
+        rule.path
     );
-    if let Some(st) = rule["status"].as_u64() {
-        line.push_str(&format!("\t{st} {}", s("code")));
+    if let Some(st) = rule.status {
+        line.push_str(&format!("\t{st} {}", rule.code.as_deref().unwrap_or("")));
     }
-    if let Some(ms) = rule["delayMs"].as_u64() {
+    if let Some(ms) = rule.delay_ms {
         line.push_str(&format!("\tdelay {ms} ms"));
     }
     line
@@ -353,7 +370,7 @@ pub async fn run(command: FaultCommand, paths: &Paths) -> Result<String, AdminEr
             put("code", code.map(Value::from));
             put("text", text.map(Value::from));
             put("delayMs", delay_ms.map(Value::from));
-            let rule = send_now(
+            let rule: Value = send_now(
                 &target,
                 paths,
                 Method::POST,
@@ -364,8 +381,8 @@ pub async fn run(command: FaultCommand, paths: &Paths) -> Result<String, AdminEr
             Ok(serde_json::to_string_pretty(&rule).unwrap_or_default())
         }
         FaultCommand::List { target } => {
-            let list = send_now(&target, paths, Method::GET, FAULTS_PATH, None).await?;
-            let rules = list["faults"].as_array().cloned().unwrap_or_default();
+            let list: FaultList = send_now(&target, paths, Method::GET, FAULTS_PATH, None).await?;
+            let rules = list.faults;
             if rules.is_empty() {
                 return Ok("no fault rules".into());
             }
@@ -379,12 +396,13 @@ pub async fn run(command: FaultCommand, paths: &Paths) -> Result<String, AdminEr
                 "{FAULTS_PATH}/{}",
                 percent_encoding::utf8_percent_encode(&id, percent_encoding::NON_ALPHANUMERIC)
             );
-            send_now(&target, paths, Method::DELETE, &path, None).await?;
+            send_now::<Value>(&target, paths, Method::DELETE, &path, None).await?;
             Ok(format!("removed fault rule {id}"))
         }
         FaultCommand::Clear { target, id: None } => {
-            let r = send_now(&target, paths, Method::DELETE, FAULTS_PATH, None).await?;
-            Ok(cleared(r["cleared"].as_u64().unwrap_or(0)))
+            let r: FaultsCleared =
+                send_now(&target, paths, Method::DELETE, FAULTS_PATH, None).await?;
+            Ok(cleared(r.cleared))
         }
     }
 }
@@ -406,16 +424,16 @@ fn embedded_url(profile: &crate::profile::Profile) -> String {
 }
 
 /// Sends `method path` (with JSON `body`) to the sandbox of `target`, signed now
-/// ([`SandboxAdmin::send`]); returns the JSON answer.
+/// ([`SandboxAdmin::send`]); returns the answer as a `T` (`Value`: the JSON as sent).
 ///
 /// Errors: those of [`SandboxAdmin::of`] and [`SandboxAdmin::send`].
-async fn send_now(
+async fn send_now<T: DeserializeOwned + Default>(
     target: &FaultTarget,
     paths: &Paths,
     method: Method,
     path: &str,
     body: Option<&Value>,
-) -> Result<Value, AdminError> {
+) -> Result<T, AdminError> {
     SandboxAdmin::of(target, paths)?
         .send(method, path, body, SystemTime::now())
         .await
@@ -429,11 +447,13 @@ mod tests {
     fn list_lines_name_id_action_path_and_answers_left() {
         let r = json!({"id": "f1", "action": "error", "method": "GET", "path": "/v1/accounts*",
                        "status": 503, "code": "SERVICE_BLOCKED", "remaining": 2});
+        let r: FaultRule = serde_json::from_value(r).unwrap();
         assert_eq!(
             describe(&r),
             "f1\terror\tGET /v1/accounts*\t2 left\t503 SERVICE_BLOCKED"
         );
         let r = json!({"id": "f2", "action": "drop", "path": "*", "remaining": null});
+        let r: FaultRule = serde_json::from_value(r).unwrap();
         assert_eq!(describe(&r), "f2\tdrop\t* *\tuntil cleared");
     }
 

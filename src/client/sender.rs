@@ -21,7 +21,10 @@ use super::history::History;
 use super::response_sig::ResponseSignature;
 use super::{ClientError, Exchange, PreparedRequest, send_for_profile};
 use crate::profile::Profile;
+use crate::xs2a::links::names;
 use crate::xs2a::status::Verdict;
+use crate::xs2a::wire::{AnswerLinks, CreatedAnswer};
+use serde::Deserialize;
 
 /// Why an exchange was not stored in the history ([`Engine::record`]); the history is best
 /// effort, so the send itself succeeded.
@@ -64,7 +67,7 @@ pub enum ScaFlow {
 
 impl ScaFlow {
     /// The flow of a request to `path` (path and query, or an absolute URL).
-    pub fn of_path(path: &str) -> ScaFlow {
+    pub(crate) fn of_path(path: &str) -> ScaFlow {
         let path = path_of(path);
         let first = path
             .trim_start_matches("/v1/")
@@ -80,12 +83,12 @@ impl ScaFlow {
     }
 
     /// Whether the SCA sets the session's AIS context (PSU-ID, PSU-Corporate-ID, context).
-    pub fn sets_ais_context(self) -> bool {
+    pub(crate) fn sets_ais_context(self) -> bool {
         matches!(self, ScaFlow::AisRead | ScaFlow::Consent)
     }
 
     /// `payment`, `signing basket`, `consent` or `account access`.
-    pub fn noun(self) -> &'static str {
+    pub(crate) fn noun(self) -> &'static str {
         match self {
             ScaFlow::AisRead => "account access",
             ScaFlow::Consent => "consent",
@@ -128,16 +131,15 @@ impl PendingSca {
         let path = path_of(url);
         let path = path.split('?').next().unwrap_or(path).trim_end_matches('/');
         let flow = ScaFlow::of_path(path);
-        let id_field = match flow {
-            ScaFlow::Payment => "paymentId",
-            ScaFlow::Basket => "basketId",
-            ScaFlow::Consent => "consentId",
-            ScaFlow::AisRead => "",
+        let created = body
+            .and_then(|b| CreatedAnswer::deserialize(b).ok())
+            .unwrap_or_default();
+        let body_id = match flow {
+            ScaFlow::Payment => created.payment_id,
+            ScaFlow::Basket => created.basket_id,
+            ScaFlow::Consent => created.consent_id,
+            ScaFlow::AisRead => None,
         };
-        let body_id = body
-            .and_then(|b| b.get(id_field))
-            .and_then(|v| v.as_str())
-            .map(str::to_string);
         // `.../{id}/authorisations` (start authorisation): the resource is the prefix.
         let (resource, resource_id) = match path.strip_suffix("/authorisations") {
             Some(prefix) => (
@@ -150,8 +152,12 @@ impl PendingSca {
             ),
         };
         let linked = body
-            .and_then(|b| b["_links"]["status"]["href"].as_str())
-            .map(|h| path_of(h).to_string());
+            .and_then(|b| AnswerLinks::deserialize(b).ok())
+            .and_then(|a| {
+                a.links
+                    .get(names::STATUS)
+                    .map(|l| path_of(&l.href).to_string())
+            });
         let status_path = match flow {
             ScaFlow::AisRead => None,
             _ => linked.or_else(|| resource.map(|r| format!("{r}/status"))),
@@ -253,11 +259,6 @@ pub struct Sent {
 }
 
 impl Sender {
-    /// The profile requests go out under.
-    pub fn profile(&self) -> &Profile {
-        &self.profile
-    }
-
     /// Sends `request`, records it, checks the response signature and describes the SCA
     /// flow a `scaRedirect` started (see the module docs). The history write and the
     /// signature check run off the async workers.
@@ -287,7 +288,7 @@ impl Sender {
     /// The SCA flow `exchange` (the answer to `request`) started, when it carries a
     /// `scaRedirect`: keyed by the request's `TPP-Session-ID` (else the session's) and the
     /// `sca-ref` of its `TPP-Redirect-URI`.
-    pub fn sca_started(
+    pub(crate) fn sca_started(
         &self,
         request: &PreparedRequest,
         exchange: &Exchange,
@@ -365,7 +366,7 @@ impl Sender {
 
 /// The catalogue operation that reads the status of `flow`'s resource (`payments.status`,
 /// `baskets.status`; `raw` for a consent, which the catalogue reads by its own path).
-pub fn status_operation(flow: ScaFlow) -> &'static str {
+pub(crate) fn status_operation(flow: ScaFlow) -> &'static str {
     match flow {
         ScaFlow::Payment => "payments.status",
         ScaFlow::Basket => "baskets.status",

@@ -10,10 +10,10 @@ use super::ClientError;
 use crate::profile::{Profile, TlsMinVersion};
 
 /// Whole-request timeout of PSD2 calls.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Time allowed to open the TCP connection (and finish the TLS handshake).
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 fn read(profile: &Profile, field: &str, p: &Path) -> Result<Vec<u8>, ClientError> {
     let path = profile.resolve(p);
@@ -85,7 +85,7 @@ pub fn http_client_for(profile: &Profile) -> Result<reqwest::Client, ClientError
 }
 
 /// Every message of an error's `source()` chain joined with `: ` (repeats skipped).
-pub fn chain_text(e: &(dyn StdError + 'static)) -> String {
+pub(crate) fn chain_text(e: &(dyn StdError + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut cur: Option<&(dyn StdError + 'static)> = Some(e);
     while let Some(err) = cur {
@@ -99,7 +99,7 @@ pub fn chain_text(e: &(dyn StdError + 'static)) -> String {
 }
 
 /// `host:port` of a URL (the default port filled in), or the URL itself when it has none.
-pub fn host_port(url: &str) -> String {
+pub(crate) fn host_port(url: &str) -> String {
     match url::Url::parse(url) {
         Ok(u) => match (u.host_str(), u.port_or_known_default()) {
             (Some(h), Some(p)) => format!("{h}:{p}"),
@@ -248,7 +248,7 @@ pub fn describe_send_error(url: &str, e: &reqwest::Error, profile: Option<&str>)
 /// answer was read), says so with the body size and the sandbox's limit
 /// ([`crate::xs2a::limits::MAX_BODY_BYTES`]); an answer that did come is shown as a
 /// response, not here.
-pub fn describe_send_error_with_body(
+pub(crate) fn describe_send_error_with_body(
     url: &str,
     e: &reqwest::Error,
     profile: Option<&str>,

@@ -36,10 +36,10 @@ pub const MAX_BASKET_PAYMENTS: usize = 100;
 
 /// Longest name (interface document, Limits: "Account and card account name 70 characters";
 /// Berlin Group `creditorName`/`debtorName`/`ultimateCreditor` max 70).
-pub const MAX_NAME_CHARS: usize = 70;
+pub(crate) const MAX_NAME_CHARS: usize = 70;
 
 /// Body fields that hold a party or account name, limited to [`MAX_NAME_CHARS`].
-pub const NAME_FIELDS: [&str; 6] = [
+pub(crate) const NAME_FIELDS: [&str; 6] = [
     "creditorName",
     "debtorName",
     "ultimateCreditor",
@@ -67,7 +67,7 @@ impl Problem {
     }
 
     /// Whether the problem is in the body (`body` or a path below it).
-    pub fn is_body(&self) -> bool {
+    pub(crate) fn is_body(&self) -> bool {
         self.field == "body" || self.field.starts_with("body.") || self.field.starts_with("body[")
     }
 }

@@ -20,12 +20,15 @@
 //! Exported with `psd2-console flow --format mermaid|text` ([`Flow::to_mermaid`],
 //! [`Flow::to_text`]).
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::client::history::HistoryEntry;
 use crate::profile::{CONSENT_RENEWAL_DAYS, SCA_SESSION_SECS, SessionState};
+use crate::xs2a::error::ErrorBody;
 use crate::xs2a::headers::{self as h, find as header};
 use crate::xs2a::links::{sca_redirect_link, sca_redirect_of};
+use crate::xs2a::wire::StatusAnswer;
 
 pub mod live;
 
@@ -169,21 +172,20 @@ fn path_only(path_and_query: &str) -> &str {
         .map_or(path_and_query, |(p, _)| p)
 }
 
-/// The first `tppMessages` code of an error body.
+/// The first `tppMessages` code of an error body ([`ErrorBody`]).
 fn error_code(body: &Value) -> Option<String> {
-    body.get("tppMessages")?
-        .as_array()?
-        .first()?
-        .get("code")?
-        .as_str()
+    ErrorBody::deserialize(body)
+        .ok()?
+        .first_code()
         .map(str::to_string)
 }
 
-/// The status word of a body: `transactionStatus`, `consentStatus` or `scaStatus`.
+/// The status word of a body: `transactionStatus`, `consentStatus` or `scaStatus`
+/// ([`StatusAnswer`]).
 fn status_word(body: &Value) -> Option<String> {
-    ["transactionStatus", "consentStatus", "scaStatus"]
-        .iter()
-        .find_map(|k| body.get(*k).and_then(Value::as_str))
+    StatusAnswer::deserialize(body)
+        .ok()?
+        .word()
         .map(str::to_string)
 }
 

@@ -3,7 +3,7 @@
 //! that the console can read the answers typed. They serialize exactly as the sandbox sends
 //! them (`tests/it/sandbox_schema.rs` validates every answer against the spec file).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::xs2a::error::TppMessage;
@@ -323,4 +323,132 @@ pub struct Fee {
     pub transaction_fee: Amount,
     /// `description`.
     pub description: String,
+}
+
+// ---------------------------------------------------------------------------------------
+// Answers the console reads (typed instead of string keys). Each is read with `serde`,
+// missing fields as their default, so an answer of another ASPSP (or of an older sandbox)
+// reads as far as it goes.
+// ---------------------------------------------------------------------------------------
+
+/// The `_links` of any Berlin Group answer (`_linksAll`), read alone, e.g. `_links.status`
+/// of a `paymentInitationRequestResponse-201` or `startScaprocessResponse`.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct AnswerLinks {
+    /// `_links` (empty when absent).
+    #[serde(rename = "_links", default)]
+    pub links: Links,
+}
+
+/// The resource id of a Berlin Group creation answer, whichever it has: `paymentId`
+/// (`paymentInitationRequestResponse-201`), `basketId` (`signingBasketResponse-201`),
+/// `consentId` (`consentsResponse-201`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CreatedAnswer {
+    /// `paymentId`.
+    pub payment_id: Option<String>,
+    /// `basketId`.
+    pub basket_id: Option<String>,
+    /// `consentId`.
+    pub consent_id: Option<String>,
+}
+
+/// The status word of a Berlin Group answer, whichever it has: `transactionStatus`
+/// (`paymentInitiationStatusResponse-200_json`, `paymentInitationRequestResponse-201`),
+/// `consentStatus` (`consentStatusResponse-200`, `consentsResponse-201`) or `scaStatus`
+/// (`scaStatusResponse`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct StatusAnswer {
+    /// `transactionStatus`.
+    pub transaction_status: Option<String>,
+    /// `consentStatus`.
+    pub consent_status: Option<String>,
+    /// `scaStatus`.
+    pub sca_status: Option<String>,
+}
+
+impl StatusAnswer {
+    /// The first status word present: `transactionStatus`, else `consentStatus`, else
+    /// `scaStatus`.
+    pub fn word(&self) -> Option<&str> {
+        self.transaction_status
+            .as_deref()
+            .or(self.consent_status.as_deref())
+            .or(self.sca_status.as_deref())
+    }
+}
+
+/// The identity answer of a psd2-console sandbox without a challenge (`GET
+/// /.well-known/psd2-console`, not Berlin Group: docs/sandbox.md): `{"product":
+/// "psd2-console", "version": ...}`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct SandboxIdentity {
+    /// `product`: `psd2-console` on this project's sandbox (empty when absent).
+    pub product: String,
+    /// `version`: the answering console's version.
+    pub version: String,
+}
+
+/// One fault rule of the sandbox (`GET /v1/sandbox/faults` elements, the `POST` answer; not
+/// Berlin Group: docs/sandbox.md, "Faults and events"), the fields the console shows: its
+/// id, what it does to which requests, and the answers left (`psuId`, `times` and `text`
+/// are not read).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct FaultRule {
+    /// `id` (UUID).
+    pub id: String,
+    /// `action`: `error`, `delay`, `drop`, `rejectPayment`, `insufficientFunds`,
+    /// `holdPayment`, `scaCancel`, `scaFail`.
+    pub action: String,
+    /// `method` (upper case); any when absent.
+    pub method: Option<String>,
+    /// `path`: the pattern of the paths it applies to.
+    pub path: String,
+    /// `status`: the HTTP status (`error`, `scaFail`).
+    pub status: Option<u16>,
+    /// `code`: the Berlin Group message code.
+    pub code: Option<String>,
+    /// `delayMs`: the wait, milliseconds.
+    pub delay_ms: Option<u64>,
+    /// `remaining`: answers left; `None` until cleared.
+    pub remaining: Option<u64>,
+}
+
+/// `GET /v1/sandbox/faults`: `{"faults": [...]}`, oldest first.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct FaultList {
+    /// `faults`.
+    pub faults: Vec<FaultRule>,
+}
+
+/// `DELETE /v1/sandbox/faults`: `{"cleared": n}`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct FaultsCleared {
+    /// `cleared`: how many rules were removed.
+    pub cleared: u64,
+}
+
+/// `POST /v1/sandbox/batch`: the run's report, the fields the console reads.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct BatchRun {
+    /// `settled`: payments settled (`ACSC`).
+    pub settled: u64,
+    /// `insufficientFunds`: payments left without funds (`ACCP`).
+    pub insufficient_funds: u64,
+}
+
+/// `GET`/`POST /v1/sandbox/clock`: `{now, nextBatchRun, batchTimes}`, the field the console
+/// reads.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SandboxClock {
+    /// `now`: the sandbox time (RFC 3339).
+    pub now: Option<String>,
 }

@@ -796,7 +796,7 @@ async fn the_header_follows_a_fault_rule_added_from_outside() {
     let at =
         m.sb.clock
             .now_in(&common::sandbox::tpp_id(&monitor_credentials()));
-    let rule = m
+    let rule: serde_json::Value = m
         .admin
         .send(
             reqwest::Method::POST,
