@@ -82,6 +82,7 @@ macro_rules! join_columns {
 }
 
 pub mod access;
+pub mod checkpoint;
 pub mod db;
 pub mod error;
 pub mod faults;
