@@ -25,13 +25,19 @@
 //!    from the read caches of the round before.
 //! 5. It prints p50 and p99 of each operation per server and their ratio (full / empty);
 //!    target: every ratio at most 1.25.
+//! 6. Where the tail comes from: for each request it also records whether the server's main
+//!    database file was written while the request was in flight (in WAL mode only a
+//!    checkpoint writes it), and prints, per operation and server, how many requests saw a
+//!    checkpoint, their median, the percentiles of the others, and a histogram of the times.
 //!
 //! Environment: `PSD2_SCALE_ROUNDS` (default 1000, after 50 warm-up rounds),
 //! `PSD2_SCALE_BIN` (another `psd2-console` binary, for a before/after comparison),
 //! `PSD2_SCALE_NO_INDEXES=1` (drop the indexes of migration `indexes_001_purges_and_lookups`
 //! from both files after preparing them: the schema before issue 20),
 //! `PSD2_SCALE_KEEP=DIR` (prepare the files in DIR and keep them), `PSD2_SCALE_REUSE=1` (with
-//! `PSD2_SCALE_KEEP`: use the files a previous run left there instead of preparing them).
+//! `PSD2_SCALE_KEEP`: use the files a previous run left there instead of preparing them),
+//! `PSD2_SCALE_ALLOW_REPLAYS=1` (servers started with `--allow-replays`: no replay guard, so
+//! no X-Request-ID writer thread on a connection of its own).
 
 // Tests and benches may unwrap: a panic is their failure report (Cargo.toml [lints]).
 #![allow(clippy::unwrap_used)]
@@ -91,10 +97,15 @@ fn binary() -> PathBuf {
 
 fn start_server(db: &Path) -> Server {
     let port = free_port();
-    let child = Command::new(binary())
-        .args(["sandbox", "serve", "--addr", &format!("127.0.0.1:{port}")])
+    let mut cmd = Command::new(binary());
+    cmd.args(["sandbox", "serve", "--addr", &format!("127.0.0.1:{port}")])
         .arg("--db")
-        .arg(db)
+        .arg(db);
+    if std::env::var_os("PSD2_SCALE_ALLOW_REPLAYS").is_some() {
+        // No replay guard, so no X-Request-ID writer thread on its own connection.
+        cmd.arg("--allow-replays");
+    }
+    let child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -393,6 +404,42 @@ async fn setup(
     )
 }
 
+/// One timed request: its duration, and whether the server's main database file was written
+/// while it was in flight. In WAL mode only a checkpoint writes the main file, so this tells
+/// the requests that ran (or waited for) a checkpoint.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    took: Duration,
+    checkpoint: bool,
+}
+
+/// Watches the main database file's modification time around a request.
+struct Watch<'a> {
+    file: &'a Path,
+    before: Option<SystemTime>,
+}
+
+impl<'a> Watch<'a> {
+    fn new(file: &'a Path) -> Self {
+        Watch { file, before: None }
+    }
+
+    fn modified(&self) -> Option<SystemTime> {
+        std::fs::metadata(self.file).and_then(|m| m.modified()).ok()
+    }
+
+    fn start(&mut self) {
+        self.before = self.modified();
+    }
+
+    fn stop(&mut self, took: Duration) -> Sample {
+        Sample {
+            took,
+            checkpoint: self.modified() != self.before,
+        }
+    }
+}
+
 const OPS: [&str; 5] = [
     "consent creation (POST /v1/bank-offered-consents)",
     "payment creation (POST /v1/payments/norwegian-domestic-credit-transfers)",
@@ -411,8 +458,11 @@ async fn round(
     account: &str,
     bban: &str,
     n: usize,
-) -> [Duration; 5] {
+    file: &Path,
+) -> [Sample; 5] {
+    let mut watch = Watch::new(file);
     let psu_h = [("PSU-ID", psu)];
+    watch.start();
     let (s, v, consent) = send(
         http,
         base,
@@ -423,6 +473,7 @@ async fn round(
         b"",
     )
     .await;
+    let consent = watch.stop(consent);
     assert_eq!(s, 201, "{v}");
     let body = serde_json::to_vec(&serde_json::json!({
         "instructedAmount": {"currency": "NOK", "amount": format!("{}.{:02}", 1 + n / 100, n % 100)},
@@ -432,17 +483,90 @@ async fn round(
         "remittanceInformationUnstructured": format!("scale {n} {}", uuid::Uuid::new_v4())
     }))
     .unwrap();
+    watch.start();
     let (s, v, payment) = send(http, base, creds, "POST", PAYMENT_PATH, &[], &body).await;
+    let payment = watch.stop(payment);
     assert_eq!(s, 201, "{v}");
+    watch.start();
     let (s, v, accounts) = send(http, base, creds, "GET", "/v1/accounts", &psu_h, b"").await;
+    let accounts = watch.stop(accounts);
     assert_eq!(s, 200, "{v}");
     let path = format!("/v1/accounts/{account}/balances");
+    watch.start();
     let (s, v, balances) = send(http, base, creds, "GET", &path, &psu_h, b"").await;
+    let balances = watch.stop(balances);
     assert_eq!(s, 200, "{v}");
     let path = format!("/v1/accounts/{account}/transactions");
+    watch.start();
     let (s, v, page) = send(http, base, creds, "GET", &path, &psu_h, b"").await;
+    let page = watch.stop(page);
     assert_eq!(s, 200, "{v}");
     [consent, payment, accounts, balances, page]
+}
+
+/// Where the tail comes from: per operation and server, the requests during which the main
+/// database file was written (a checkpoint) and the percentiles of the others; then a
+/// histogram of every request's time.
+fn diagnose(times: &[[Vec<Sample>; 5]; 2]) {
+    println!(
+        "\nrequests during which the main database file was written (a WAL checkpoint):\n\
+         | operation | server | with checkpoint | their p50 | p50 without | p99 without |\n\
+         |---|---|---|---|---|---|"
+    );
+    for (i, op) in OPS.iter().enumerate() {
+        let short = op.split(" (").next().unwrap_or(op);
+        for (k, name) in ["empty", "full"].iter().enumerate() {
+            let mut with: Vec<Duration> = times[k][i]
+                .iter()
+                .filter(|s| s.checkpoint)
+                .map(|s| s.took)
+                .collect();
+            let mut without: Vec<Duration> = times[k][i]
+                .iter()
+                .filter(|s| !s.checkpoint)
+                .map(|s| s.took)
+                .collect();
+            with.sort();
+            without.sort();
+            let p = |v: &[Duration], q| {
+                if v.is_empty() {
+                    "-".to_string()
+                } else {
+                    format!("{:.2} ms", ms(percentile(v, q)))
+                }
+            };
+            println!(
+                "| {short} | {name} | {} | {} | {} | {} |",
+                with.len(),
+                p(&with, 0.5),
+                p(&without, 0.5),
+                p(&without, 0.99)
+            );
+        }
+    }
+    const EDGES: [f64; 7] = [1.0, 2.0, 3.0, 4.0, 6.0, 10.0, 20.0];
+    let mut header = String::from("| operation | server |");
+    let mut prev = 0.0;
+    for e in EDGES {
+        header.push_str(&format!(" {prev}-{e} ms |"));
+        prev = e;
+    }
+    header.push_str(&format!(" >{prev} ms |"));
+    println!("\nhistogram of request times (count per bucket):\n{header}");
+    println!("|---|---|{}", "---|".repeat(EDGES.len() + 1));
+    for (i, op) in OPS.iter().enumerate() {
+        let short = op.split(" (").next().unwrap_or(op);
+        for (k, name) in ["empty", "full"].iter().enumerate() {
+            let mut counts = [0usize; EDGES.len() + 1];
+            for s in &times[k][i] {
+                let t = ms(s.took);
+                let b = EDGES.iter().position(|e| t < *e).unwrap_or(EDGES.len());
+                counts[b] += 1;
+            }
+            let cells: Vec<String> = counts.iter().map(|c| c.to_string()).collect();
+            println!("| {short} | {name} | {} |", cells.join(" | "));
+        }
+    }
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -496,12 +620,13 @@ fn main() {
     }
     let creds = credentials_of(&generate_set(&TppCertSpec::default()).unwrap()).unwrap();
     let servers = [start_server(&empty_file), start_server(&full_file)];
+    let files = [empty_file.clone(), full_file.clone()];
     println!("binary: {}", binary().display());
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let mut times: [[Vec<Duration>; 5]; 2] = Default::default();
+    let mut times: [[Vec<Sample>; 5]; 2] = Default::default();
     rt.block_on(async {
         let http = reqwest::Client::builder()
             .no_gzip()
@@ -515,7 +640,7 @@ fn main() {
         for n in 0..warmup + rounds {
             for (k, s) in servers.iter().enumerate() {
                 let (psu, account, bban) = &ctx[k];
-                let d = round(&http, &s.base, &creds, psu, account, bban, n).await;
+                let d = round(&http, &s.base, &creds, psu, account, bban, n, &files[k]).await;
                 if n >= warmup {
                     for (i, t) in d.into_iter().enumerate() {
                         times[k][i].push(t);
@@ -535,7 +660,7 @@ fn main() {
     for (i, op) in OPS.iter().enumerate() {
         let mut f = Vec::new();
         for server in &times {
-            let mut v = server[i].clone();
+            let mut v: Vec<Duration> = server[i].iter().map(|s| s.took).collect();
             v.sort();
             f.push((percentile(&v, 0.5), percentile(&v, 0.99)));
         }
@@ -550,6 +675,7 @@ fn main() {
             ms(f[1].1),
         );
     }
+    diagnose(&times);
     println!(
         "\nworst ratio {worst:.2}: {}",
         if worst <= 1.25 {
