@@ -518,7 +518,7 @@ impl Profile {
     /// The profile as TOML text (the format of `profiles/*.toml`).
     ///
     /// Errors: a value TOML cannot hold (not expected for profiles).
-    pub(crate) fn to_toml(&self) -> Result<String, EditError> {
+    pub fn to_toml(&self) -> Result<String, EditError> {
         toml::to_string(self).map_err(|e| EditError::Toml(e.to_string()))
     }
 }

@@ -231,7 +231,7 @@ fn default_roles() -> Vec<Psd2Role> {
 
 impl Profile {
     /// Parses one profile file's text.
-    pub(crate) fn from_toml(text: &str, file: &str) -> Result<Self, ProfileError> {
+    pub fn from_toml(text: &str, file: &str) -> Result<Self, ProfileError> {
         toml::from_str::<Profile>(text).map_err(|e| {
             let line = e.span().map(|s| line_at(text, s.start));
             ProfileError {
