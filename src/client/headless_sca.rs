@@ -420,10 +420,13 @@ pub(crate) async fn check_sandbox(
         .await
         .map_err(|e| not_sandbox(format!("GET {probe} failed: {}", reason(&e))))?;
     let status = answer.status();
-    let body: crate::xs2a::wire::SandboxIdentity = answer
+    let body: serde_json::Value = answer
         .json()
         .await
         .map_err(|_| not_sandbox(format!("GET {probe} answered {status} without JSON")))?;
+    // JSON of another shape (an array, a number as `product`) is an answer without the
+    // product, not an answer without JSON.
+    let body: crate::xs2a::wire::SandboxIdentity = serde_json::from_value(body).unwrap_or_default();
     if !status.is_success() || body.product != PRODUCT {
         return Err(not_sandbox(format!(
             "GET {probe} answered {status} without \"product\":\"{PRODUCT}\""

@@ -567,3 +567,31 @@ async fn sca_complete_approves_or_rejects_a_payment_on_its_decision_page() {
     assert_eq!(v["parameters"]["code"], "PAYMENT_FAILED", "{v}");
     assert_eq!(transaction_status(&sb, &id).await, "RJCT");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_identity_answer_of_another_shape_is_named_as_missing_the_product() {
+    // JSON, but `product` is a number: the refusal names the missing product, not JSON.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        while let Ok((mut s, _)) = listener.accept().await {
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf).await;
+            let body = r#"{"product":5}"#;
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = s.write_all(format!("{head}{body}").as_bytes()).await;
+        }
+    });
+    let link = format!("{origin}/sca/{}", uuid::Uuid::new_v4());
+    let (code, out, err) = sca_complete(&[&link, "--customer", KARI]).await;
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("is not a psd2-console sandbox"), "{err}");
+    assert!(
+        err.contains("without \"product\":\"psd2-console\""),
+        "{err}"
+    );
+}
