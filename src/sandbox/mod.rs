@@ -64,7 +64,9 @@ pub mod errors;
 pub mod http;
 pub mod model;
 pub mod store;
-pub mod tls;
+
+/// The sandbox over TLS (`sandbox serve --tls`): [`http::tls`].
+pub use http::tls;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

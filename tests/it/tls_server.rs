@@ -415,3 +415,44 @@ async fn the_sca_cookie_over_tls_is_same_site_none_and_secure() {
     }
     assert!(!cookie.contains("SameSite=Lax"), "{cookie}");
 }
+
+#[tokio::test]
+async fn a_client_that_never_finishes_the_handshake_is_cut_off_while_others_are_served() {
+    use tokio::io::AsyncReadExt;
+    let ca = psd2_console::cert::ca::SandboxCa::generate().unwrap();
+    let ca_pem = ca.cert_pem().to_string();
+    let tls = psd2_console::sandbox::tls::ServerTls::new(ca).unwrap();
+    let handle = psd2_console::sandbox::spawn(
+        ([127, 0, 0, 1], 0).into(),
+        psd2_console::sandbox::SandboxConfig {
+            tls: Some(tls),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert!(handle.base_url.starts_with("https://127.0.0.1:"));
+    // Connects and sends no ClientHello.
+    let mut silent = tokio::net::TcpStream::connect(handle.addr).await.unwrap();
+    let client = reqwest::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(ca_pem.as_bytes()).unwrap()])
+        .build()
+        .unwrap();
+    let health = client
+        .get(format!("{}/health", handle.base_url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200, "served while another handshake hangs");
+    // The server closes the silent connection (HANDSHAKE_TIMEOUT); the outer limit only
+    // keeps a broken server from hanging the test.
+    let mut buf = [0u8; 16];
+    let read = tokio::time::timeout(
+        psd2_console::sandbox::tls::HANDSHAKE_TIMEOUT * 6,
+        silent.read(&mut buf),
+    )
+    .await
+    .expect("the server closes a connection whose handshake never finishes");
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    handle.shutdown().await;
+}

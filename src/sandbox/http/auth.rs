@@ -299,7 +299,7 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
 /// Over TLS with client certificates: the 401 `CERTIFICATE_INVALID` (the Berlin Group file
 /// lists the code under 401 `UNAUTHORIZED` of every service; 401 here because the client's
 /// authentication, not the request's format, fails) of a presented QWAC
-/// that breaks a rule of [`crate::sandbox::tls::QwacPolicy::check`] (judged at `now`, the
+/// that breaks a rule of [`crate::sandbox::http::tls::QwacPolicy::check`] (judged at `now`, the
 /// sandbox's time of the TPP whose QSealC `qseal` verified the request); `None` when the
 /// QWAC passes, none was presented or none is asked for.
 fn qwac_refusal(
@@ -311,7 +311,7 @@ fn qwac_refusal(
     let policy = app.qwac.as_ref()?;
     let peer = parts
         .extensions
-        .get::<crate::sandbox::tls::PeerCertificates>()?;
+        .get::<crate::sandbox::http::tls::PeerCertificates>()?;
     policy
         .check(peer, qseal, parts.uri.path(), now)
         .err()
