@@ -12,6 +12,17 @@
 //! `PATH`) and `$CHROMIUM` (default `/usr/bin/chromium`). When they are missing the test
 //! FAILS, naming the install command, unless `PSD2_SKIP_BROWSER=1` is set.
 //!
+//! A second test shows SCA in a frame (interface document, Authentication 11: "redirects
+//! the PSU (or shows it in a frame)"): the sandbox serves TLS, a TPP page on another site
+//! (`https://localhost:…`, the sandbox being `https://127.0.0.1:…`) shows the consent's
+//! `scaRedirect` in an `<iframe>`, and the PSU completes the SCA inside it; the binding
+//! cookie is `SameSite=None; Secure` over TLS, else the frame's form posts would come
+//! without it and get the 403 page. That browser is started with
+//! `--ignore-certificate-errors` as well: Chromium on Linux takes its trusted CAs from an NSS
+//! database, which only `certutil` (Debian `libnss3-tools`, not installed) can write, and
+//! what is tested here is the frame and the cookie, not the trust, which
+//! `tests/it/tls_server.rs` shows with reqwest, curl and openssl and the exported CA.
+//!
 //! The browser is started with `--headless=new --no-sandbox --disable-gpu --disable-quic
 //! --no-first-run --disable-background-networking --disable-component-update --disable-sync
 //! --disable-dev-shm-usage --user-data-dir=<fresh temp dir>`, and only ever talks to
@@ -140,7 +151,17 @@ async fn start_driver(path: &Path) -> Driver {
 }
 
 async fn start_browser(driver: &Driver, chromium: &Path, profile: &Path) -> Client {
-    let caps = json!({
+    start_browser_with(driver, chromium, profile, &[]).await
+}
+
+/// [`start_browser`] with more Chromium arguments.
+async fn start_browser_with(
+    driver: &Driver,
+    chromium: &Path,
+    profile: &Path,
+    extra: &[&str],
+) -> Client {
+    let mut caps = json!({
         "goog:chromeOptions": {
             "binary": chromium.to_string_lossy(),
             "args": [
@@ -157,6 +178,9 @@ async fn start_browser(driver: &Driver, chromium: &Path, profile: &Path) -> Clie
             ]
         }
     });
+    if let Some(args) = caps["goog:chromeOptions"]["args"].as_array_mut() {
+        args.extend(extra.iter().map(|a| json!(a)));
+    }
     let serde_json::Value::Object(caps) = caps else {
         unreachable!()
     };
@@ -404,6 +428,194 @@ async fn payment_sca_in_browser(driver_bin: &Path, chromium: &Path) {
         .await;
     assert_eq!(status.status, 200, "{}", status.text);
     assert_ne!(status.json["transactionStatus"], "RCVD", "{}", status.text);
+
+    let _ = browser.close().await;
+    drop(driver);
+    sb.stop().await;
+}
+
+/// The URL of the document in the current browsing context (the frame the driver is in;
+/// WebDriver's current URL is always the top-level page's).
+async fn frame_url(c: &Client) -> String {
+    c.execute("return window.location.href;", vec![])
+        .await
+        .expect("the frame's location")
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test]
+async fn consent_sca_completes_inside_a_cross_site_iframe_over_tls() {
+    let Some((driver_bin, chromium)) = browser_binaries() else {
+        return;
+    };
+    tokio::time::timeout(BROWSER_RUN_LIMIT, sca_in_frame(&driver_bin, &chromium))
+        .await
+        .unwrap_or_else(|_| {
+            panic!("the SCA in a frame did not finish within {BROWSER_RUN_LIMIT:?}")
+        });
+}
+
+/// The TPP's site: `/tpp?sca=URL` is a page showing URL in an `<iframe>`, `/callback` the
+/// TPP-Redirect-URI (its queries recorded).
+async fn tpp_site(
+    ca: &psd2_console::cert::ca::SandboxCa,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use axum::extract::{Query, RawQuery};
+    use axum::response::Html;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let app = axum::Router::new()
+        .route(
+            "/tpp",
+            axum::routing::get(
+                |Query(q): Query<std::collections::HashMap<String, String>>| async move {
+                    let src = q.get("sca").cloned().unwrap_or_default().replace('"', "");
+                    Html(format!(
+                        "<!doctype html><html><body><h1>Example TPP</h1>\
+                         <iframe id=\"sca\" src=\"{src}\" width=\"900\" height=\"700\">\
+                         </iframe></body></html>"
+                    ))
+                },
+            ),
+        )
+        .route(
+            "/callback",
+            axum::routing::get(move |RawQuery(q): RawQuery| {
+                let record = record.clone();
+                async move {
+                    record.lock().unwrap().push(q.unwrap_or_default());
+                    Html("<!doctype html><html><body><p>TPP callback</p></body></html>")
+                }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let acceptor = psd2_console::sandbox::tls::ServerTls::new(ca.clone())
+        .unwrap()
+        .acceptor(&["localhost".to_string()])
+        .unwrap();
+    tokio::spawn(psd2_console::http_server::serve_tls(
+        listener,
+        app,
+        Some(acceptor),
+        std::future::pending(),
+    ));
+    (format!("https://localhost:{port}"), seen)
+}
+
+/// The sandbox over TLS; a TPP page on another site frames the consent's scaRedirect; the
+/// PSU completes the SCA inside the frame, which ends on the TPP's callback.
+async fn sca_in_frame(driver_bin: &Path, chromium: &Path) {
+    let ca = psd2_console::cert::ca::SandboxCa::generate().unwrap();
+    let tls = psd2_console::sandbox::tls::ServerTls::new(ca.clone()).unwrap();
+    let mut sb = TestSandbox::start_with(psd2_console::sandbox::SandboxConfig {
+        tls: Some(tls),
+        ..Default::default()
+    })
+    .await;
+    assert!(sb.base.starts_with("https://127.0.0.1:"), "{}", sb.base);
+    sb.http = reqwest::Client::builder()
+        .no_gzip()
+        .redirect(reqwest::redirect::Policy::none())
+        .tls_certs_only([reqwest::Certificate::from_pem(ca.cert_pem().as_bytes()).unwrap()])
+        .build()
+        .unwrap();
+    let (tpp, callbacks) = tpp_site(&ca).await;
+
+    let customers = sb.send("GET", "/v1/sandbox/customers", &[], None).await;
+    assert_eq!(customers.status, 200, "{}", customers.text);
+    let number = common::private_customer_number(&customers.json);
+    let callback = format!("{tpp}/callback");
+    let first = sb
+        .send(
+            "GET",
+            "/v1/accounts",
+            &[("TPP-Redirect-URI", &callback)],
+            None,
+        )
+        .await;
+    assert_eq!(first.status, 401, "{}", first.text);
+    let sca = first.sca_redirect().expect("a scaRedirect").to_string();
+
+    let driver = start_driver(driver_bin).await;
+    let profile = tempfile::tempdir().expect("a profile dir");
+    let browser = start_browser_with(
+        &driver,
+        chromium,
+        profile.path(),
+        &["--ignore-certificate-errors"],
+    )
+    .await;
+    let page = format!(
+        "{tpp}/tpp?sca={}",
+        percent_encoding::utf8_percent_encode(&sca, percent_encoding::NON_ALPHANUMERIC)
+    );
+    browser.goto(&page).await.expect("open the TPP page");
+    browser.enter_frame(0).await.expect("enter the SCA frame");
+    for _ in 0..10 {
+        let url = frame_url(&browser).await;
+        if url.starts_with(&callback) {
+            break;
+        }
+        assert!(url.starts_with(&sb.base), "the frame left for {url}");
+        if let Ok(input) = browser
+            .find(Locator::Css("input[name=customerNumber]"))
+            .await
+        {
+            input.send_keys(&number).await.expect("type");
+            let login = browser
+                .find(Locator::Css(
+                    "form#login button[type=submit]:not([value=cancel])",
+                ))
+                .await
+                .expect("the Log in button");
+            click_and_wait(&browser, &login).await;
+            continue;
+        }
+        if let Ok(private) = browser
+            .find(Locator::Css(
+                "input[type=radio][name=context][value=PRIVATE]",
+            ))
+            .await
+        {
+            private.click().await.expect("choose PRIVATE");
+        }
+        let boxes = browser
+            .find_all(Locator::Css("input[type=checkbox]"))
+            .await
+            .unwrap_or_default();
+        let mut any = false;
+        for b in &boxes {
+            any |= b.is_selected().await.unwrap_or(false);
+        }
+        if !any && let Some(b) = boxes.first() {
+            b.click().await.expect("tick an account");
+        }
+        let html = browser.source().await.unwrap_or_default();
+        let html = html
+            .rsplit("</style>")
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            click_button(&browser, &["approve", "confirm", "continue", "next"]).await,
+            "no approve/continue button in the frame at {url}:\n{html}"
+        );
+    }
+    let url = frame_url(&browser).await;
+    assert!(url.starts_with(&callback), "the frame ended on {url}");
+    let top = browser.current_url().await.expect("the top page");
+    assert!(
+        top.as_str().starts_with(&format!("{tpp}/tpp")),
+        "the TPP page stayed: {top}"
+    );
+    let seen = callbacks.lock().unwrap().clone();
+    assert!(
+        seen.iter().any(|q| q.contains("psu-id=")),
+        "the TPP's callback got the SCA's success: {seen:?}"
+    );
 
     let _ = browser.close().await;
     drop(driver);

@@ -4,7 +4,7 @@
 //! certificate refused at the handshake, the right QWAC served), and the QWAC rules judged
 //! per request (401 `CERTIFICATE_INVALID`: another organisation than the QSealC, expired at
 //! the sandbox's time, a missing role, an untrusted issuer until `--client-ca`), and the SCA
-//! cookie over TLS (`SameSite=None; Secure`).
+//! cookie over TLS (`SameSite=None; Secure; Partitioned`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -394,7 +394,7 @@ async fn a_qwac_of_an_untrusted_issuer_is_refused_until_its_ca_is_given_with_cli
 }
 
 #[tokio::test]
-async fn the_sca_cookie_over_tls_is_same_site_none_and_secure() {
+async fn the_sca_cookie_over_tls_is_same_site_none_secure_and_partitioned() {
     let sb = TlsSandbox::start(&[]);
     let client = sb.client(None);
     let r = sb.get(&client, tpp(), "/v1/accounts").await;
@@ -410,7 +410,7 @@ async fn the_sca_cookie_over_tls_is_same_site_none_and_secure() {
         .to_str()
         .unwrap()
         .to_string();
-    for attr in ["HttpOnly", "SameSite=None", "Secure"] {
+    for attr in ["HttpOnly", "SameSite=None", "Secure", "Partitioned"] {
         assert!(cookie.contains(attr), "{attr} in {cookie}");
     }
     assert!(!cookie.contains("SameSite=Lax"), "{cookie}");

@@ -9,7 +9,7 @@
 //!   [`COOKIE`], a random 256-bit secret, `HttpOnly`, `Path` the authorisation's pages,
 //!   `Max-Age` one hour, and ([`same_site`]) on plain HTTP `SameSite=Lax` (cross-site posts
 //!   never carry it; the PSU re-opening the link from the TPP's site still does), over TLS
-//!   (an https public URL) `SameSite=None; Secure`, so that the SCA pages also work shown
+//!   (an https public URL) `SameSite=None; Secure; Partitioned`, so that the SCA pages also work shown
 //!   in a frame of the TPP's page (interface document, Authentication 11: "redirects the PSU
 //!   (or shows it in a frame)"), where a browser sends `Lax` cookies with no request of the
 //!   frame. The per-step token and the `Origin` check below keep cross-site posts out
@@ -144,14 +144,16 @@ pub fn open(
     })
 }
 
-/// The `SameSite` (and `Secure`) attributes of the binding cookie for the sandbox at
-/// `public_url`: `SameSite=None; Secure` over TLS (an https public URL), so the SCA pages
-/// work inside a cross-site frame of the TPP's page (browsers only send `SameSite=None`
-/// cookies that are `Secure`); `SameSite=Lax` on plain HTTP (a loopback sandbox shown as a
+/// The `SameSite` (and `Secure`, `Partitioned`) attributes of the binding cookie for the
+/// sandbox at `public_url`: `SameSite=None; Secure; Partitioned` over TLS (an https public
+/// URL), so the SCA pages work inside a cross-site frame of the TPP's page (browsers only
+/// send `SameSite=None` cookies that are `Secure`, and, where third-party cookies are
+/// blocked, as in current Chromium, only `Partitioned` ones (CHIPS), kept per top-level
+/// site, which is all a frame's SCA needs); `SameSite=Lax` on plain HTTP (a loopback sandbox shown as a
 /// top-level page), where `None` without `Secure` would be refused by browsers.
 pub fn same_site(public_url: &str) -> &'static str {
     if public_url.starts_with("https:") {
-        "SameSite=None; Secure"
+        "SameSite=None; Secure; Partitioned"
     } else {
         "SameSite=Lax"
     }
