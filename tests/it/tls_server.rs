@@ -456,3 +456,63 @@ async fn a_client_that_never_finishes_the_handshake_is_cut_off_while_others_are_
     assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
     handle.shutdown().await;
 }
+
+#[tokio::test]
+async fn tls_cert_and_tls_key_serve_a_given_server_certificate() {
+    let own = psd2_console::cert::ca::SandboxCa::generate().unwrap();
+    let (chain, key) = own.issue_server_cert(&["127.0.0.1".into()]).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (cert_file, key_file, own_ca) = (
+        home.path().join("server.pem"),
+        home.path().join("server.key"),
+        home.path().join("own-ca.pem"),
+    );
+    std::fs::write(&cert_file, chain).unwrap();
+    std::fs::write(&key_file, key).unwrap();
+    std::fs::write(&own_ca, own.cert_pem()).unwrap();
+    let sb = TlsSandbox::start_in(
+        home,
+        &[
+            "--tls-cert",
+            cert_file.to_str().unwrap(),
+            "--tls-key",
+            key_file.to_str().unwrap(),
+        ],
+    );
+    let trusting_own = reqwest::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(own.cert_pem().as_bytes()).unwrap()])
+        .build()
+        .unwrap();
+    let health = trusting_own
+        .get(format!("{}/health", sb.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+    // The data directory's sandbox CA did not issue it.
+    assert!(
+        sb.client(None)
+            .get(format!("{}/health", sb.base))
+            .send()
+            .await
+            .is_err()
+    );
+    // A key that is not the certificate's is refused at start, in words.
+    let (code, _, err) = run(
+        sb.home.path(),
+        &[
+            "sandbox",
+            "serve",
+            "--in-memory",
+            "--tls",
+            "--addr",
+            "127.0.0.1:0",
+            "--tls-cert",
+            cert_file.to_str().unwrap(),
+            "--tls-key",
+            sb.home.path().join("data/sandbox-ca.key").to_str().unwrap(),
+        ],
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("the key is not the certificate's"), "{err}");
+}

@@ -204,7 +204,16 @@ impl ServerTls {
             key: Arc::new(key_der),
         };
         // Proves the pair now, not at the first connection.
-        self.server_config(&[])?;
+        self.server_config(&[]).map_err(|e| TlsSetupError::Pem {
+            what: format!(
+                "--tls-cert {} / --tls-key {}",
+                cert.display(),
+                key.display()
+            ),
+            reason: format!(
+                "the key is not the certificate's, or the TLS library refuses them ({e})"
+            ),
+        })?;
         Ok(self)
     }
 
