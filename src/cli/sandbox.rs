@@ -220,7 +220,32 @@ async fn serve(args: ServeArgs, paths: &Paths) -> Result<ExitCode> {
         )
         .with_context(|| format!("writing the ready file {}", file.display()))?;
     }
-    std::future::pending::<()>().await;
-    drop(handle);
+    let signal = stop_signal().await;
+    eprintln!(
+        "psd2-console sandbox: {signal}: no new connections; finishing the requests under way (at most {} s)",
+        psd2_console::sandbox::DRAIN_TIMEOUT.as_secs()
+    );
+    handle.shutdown().await;
+    eprintln!("psd2-console sandbox stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Waits for SIGTERM (a service manager, an orchestrator, `kill`) or SIGINT (ctrl-c) and
+/// names it. Where a signal handler cannot be installed only the other ends the wait.
+async fn stop_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    let mut int = signal(SignalKind::interrupt()).ok();
+    async fn one(s: &mut Option<tokio::signal::unix::Signal>) {
+        match s {
+            Some(s) => {
+                s.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    }
+    tokio::select! {
+        () = one(&mut term) => "SIGTERM",
+        () = one(&mut int) => "SIGINT",
+    }
 }

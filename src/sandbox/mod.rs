@@ -285,12 +285,20 @@ pub struct SandboxHandle {
     task: JoinHandle<std::io::Result<()>>,
 }
 
+/// How long [`SandboxHandle::shutdown`] lets the requests under way finish before it drops
+/// their connections (`sandbox serve` on SIGTERM or SIGINT). Neither document speaks of it; 5 s
+/// is well under the grace period of a service manager or orchestrator (systemd's default
+/// `TimeoutStopSec` 90 s, Kubernetes' `terminationGracePeriodSeconds` 30 s) and above any
+/// answer of the sandbox but an injected delay.
+pub const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl SandboxHandle {
-    /// Stops accepting, lets open requests finish (at most 5 s), and waits for the server.
+    /// Stops accepting, closes idle keep-alive connections, lets the requests under way
+    /// finish (at most [`DRAIN_TIMEOUT`]), and waits for the server.
     pub async fn shutdown(self) {
         let _ = self.shutdown.send(());
         let mut task = self.task;
-        if tokio::time::timeout(std::time::Duration::from_secs(5), &mut task)
+        if tokio::time::timeout(DRAIN_TIMEOUT, &mut task)
             .await
             .is_err()
         {

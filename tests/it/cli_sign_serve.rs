@@ -423,3 +423,94 @@ async fn serve_logs_one_line_per_request_as_json_or_text_filtered_by_rust_log() 
     drop(server);
     assert!(access_lines(&log).is_empty());
 }
+
+/// Issue 21 ("graceful shutdown drains requests on SIGTERM"): `sandbox serve` on SIGTERM stops
+/// accepting, lets a request under way finish with a complete answer, closes an idle
+/// keep-alive connection, and exits 0. The request under way is one whose body is still
+/// arriving: the client sends half of it, the signal comes, then the rest.
+#[test]
+fn sigterm_drains_the_request_under_way_and_exits_zero() {
+    use std::io::{Read, Write};
+    let port = free_port();
+    let mut child = Command::new(BIN)
+        .env("PSD2_CONSOLE_FREE_PORTS", "1")
+        .args([
+            "sandbox",
+            "serve",
+            "--in-memory",
+            "--addr",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = crate::common::cli::StderrLines::of(&mut child);
+    wait_listening(port, Duration::from_secs(60));
+    // An idle keep-alive connection: one answered request, then nothing.
+    let mut idle = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    idle.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        idle.read_exact(&mut byte).unwrap();
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8(head).unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length: ")
+                .map(str::to_string)
+        })
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut body = vec![0u8; length];
+    idle.read_exact(&mut body).unwrap();
+    // The request under way: headers and half of its 20-byte body.
+    let mut busy = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    busy.write_all(
+        b"POST /v1/consents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{\"access\": ",
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = child.id().to_string();
+    let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(killed.success());
+    while !stderr.next().contains("SIGTERM") {}
+    // New connections are refused while the request under way is still served.
+    let refused = (0..50).any(|_| {
+        let r = std::net::TcpStream::connect(("127.0.0.1", port)).is_err();
+        if !r {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        r
+    });
+    assert!(refused, "the listener is closed after SIGTERM");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the server waits for the request under way"
+    );
+    busy.write_all(b"{\"a\": 1}}").unwrap();
+    let mut answer = String::new();
+    busy.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    busy.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 4"), "{answer}");
+    assert!(
+        answer.contains("tppMessages"),
+        "a complete answer: {answer}"
+    );
+    // The idle connection was closed by the server (end of stream, no answer).
+    idle.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut rest = Vec::new();
+    idle.read_to_end(&mut rest).unwrap();
+    assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest));
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{:?}", stderr.seen);
+}

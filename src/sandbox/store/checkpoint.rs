@@ -10,15 +10,20 @@
 //!
 //! So the connections of the sandbox never checkpoint on commit (`wal_autocheckpoint=0`, see
 //! [`crate::sandbox::store::db::Db::open`]) and a thread of its own, on a connection of its
-//! own, does it:
+//! own, at the lowest CPU priority of the process (nice 19: on two cores it would otherwise
+//! take the core a request needs), does it:
 //!
-//! - every [`Checkpoints::interval`] a `PASSIVE` checkpoint: it copies what it can without
-//!   waiting for anyone (writers go on; the next writer after a complete checkpoint starts the
-//!   log again from its beginning, so the `-wal` file stops growing);
+//! - once the writes pause: [`Checkpoints::pause`] after the last commit (a commit bumps the
+//!   [`Db`]'s data version, which the thread watches) a `PASSIVE` checkpoint copies what it
+//!   can without waiting for anyone (writers go on; the next writer after a complete
+//!   checkpoint starts the log again from its beginning, so the `-wal` file stops growing).
+//!   A page written by many commits (the last leaf of an index) is copied once;
+//! - under writes that never pause, at the latest [`Checkpoints::interval`] after the first
+//!   commit the log holds, the same `PASSIVE` checkpoint;
 //! - when the log still holds more than [`Checkpoints::max_wal_pages`] pages after that (a
-//!   reader kept the log from being restarted, or writes outran the interval), a `TRUNCATE`
-//!   checkpoint: it waits (busy timeout 5 s) for readers and writers, copies everything and
-//!   empties the `-wal` file, so the log cannot grow without bound.
+//!   reader kept the log from being restarted, or writes outran the checkpoints), a
+//!   `TRUNCATE` checkpoint: it waits (busy timeout 5 s) for readers and writers, copies
+//!   everything and empties the `-wal` file, so the log cannot grow without bound.
 //!
 //! Errors of a checkpoint are logged (`warn`) and the next interval tries again: the data is
 //! safe in the log meanwhile, and a failing database is answered by the requests themselves
@@ -27,6 +32,8 @@
 //! [`Db`]: crate::sandbox::store::db::Db
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -36,7 +43,10 @@ use rusqlite::Connection;
 /// When the checkpointer runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Checkpoints {
-    /// Time between two `PASSIVE` checkpoints (default 1 s).
+    /// Quiet time after the last commit before a `PASSIVE` checkpoint (default 200 ms).
+    pub pause: Duration,
+    /// Longest time a commit waits in the log for its checkpoint when the writes never pause
+    /// (default 5 s).
     pub interval: Duration,
     /// Pages (of 4 KiB by default) the log may hold after a `PASSIVE` checkpoint before a
     /// `TRUNCATE` checkpoint empties it (default 16,384: 64 MiB). Also the size the `-wal`
@@ -47,7 +57,8 @@ pub struct Checkpoints {
 impl Default for Checkpoints {
     fn default() -> Self {
         Checkpoints {
-            interval: Duration::from_secs(1),
+            pause: Duration::from_millis(200),
+            interval: Duration::from_secs(5),
             max_wal_pages: 16_384,
         }
     }
@@ -81,10 +92,16 @@ impl std::fmt::Debug for Checkpointer {
 }
 
 impl Checkpointer {
-    /// Opens a connection of its own to `file` and starts the thread.
+    /// Opens a connection of its own to `file` and starts the thread, which watches
+    /// `commits` (bumped after every commit of the request connection) to see when the
+    /// writes pause.
     ///
     /// Errors: the connection cannot be opened or set up, or the thread cannot start.
-    pub fn start(file: &Path, policy: Checkpoints) -> Result<Self, rusqlite::Error> {
+    pub fn start(
+        file: &Path,
+        policy: Checkpoints,
+        commits: Arc<AtomicU64>,
+    ) -> Result<Self, rusqlite::Error> {
         let conn = Connection::open(file)?;
         conn.busy_timeout(Duration::from_secs(5))?;
         // This connection's own commits (none) and its checkpoints: synced like the others.
@@ -94,7 +111,7 @@ impl Checkpointer {
         let file: PathBuf = file.to_path_buf();
         let thread = std::thread::Builder::new()
             .name("sqlite-checkpoint".into())
-            .spawn(move || run(&conn, &file, policy, &rx))
+            .spawn(move || run(&conn, &file, policy, &rx, &commits))
             .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
         Ok(Checkpointer {
             orders: Some(orders),
@@ -126,14 +143,36 @@ impl Drop for Checkpointer {
     }
 }
 
-/// The thread: a checkpoint every interval and on each order, until the sender is dropped.
-fn run(conn: &Connection, file: &Path, policy: Checkpoints, orders: &mpsc::Receiver<Order>) {
+/// The thread: a checkpoint once the commits pause (or at the latest an interval after the
+/// first one the log holds), and on each order, until the sender is dropped.
+fn run(
+    conn: &Connection,
+    file: &Path,
+    policy: Checkpoints,
+    orders: &mpsc::Receiver<Order>,
+    commits: &AtomicU64,
+) {
+    lower_priority();
+    // While commits wait for their checkpoint the thread looks at the counter often enough
+    // to see the pause; with nothing to do it sleeps (the first commit is then seen at most
+    // `idle` late, which only delays its checkpoint).
+    let busy_tick = (policy.pause.min(policy.interval) / 4)
+        .clamp(Duration::from_millis(1), Duration::from_millis(50));
+    let idle = policy.interval.min(Duration::from_secs(1));
+    let mut watch = Watch::new(commits.load(Ordering::Acquire), Instant::now());
     loop {
-        let reply = match orders.recv_timeout(policy.interval) {
+        let wait = if watch.waiting() { busy_tick } else { idle };
+        let reply = match orders.recv_timeout(wait) {
             Ok(reply) => Some(reply),
             Err(mpsc::RecvTimeoutError::Timeout) => None,
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         };
+        let due = watch.look(commits.load(Ordering::Acquire), Instant::now(), &policy);
+        if reply.is_none() && !due {
+            continue;
+        }
+        // Commits made while it runs are seen at the next look and wait for the next one.
+        watch.checkpointed();
         let started = Instant::now();
         let done = checkpoint(conn, policy.max_wal_pages);
         let Some(reply) = reply else {
@@ -152,6 +191,60 @@ fn run(conn: &Connection, file: &Path, policy: Checkpoints, orders: &mpsc::Recei
             continue;
         };
         let _ = reply.send(done);
+    }
+}
+
+/// What the thread knows of the commits: the data version it last saw, when it last saw it
+/// change, and since when commits wait for a checkpoint.
+#[derive(Debug, Clone, Copy)]
+struct Watch {
+    seen: u64,
+    last_commit: Instant,
+    waiting_since: Option<Instant>,
+}
+
+impl Watch {
+    fn new(version: u64, now: Instant) -> Self {
+        Watch {
+            seen: version,
+            last_commit: now,
+            waiting_since: None,
+        }
+    }
+
+    /// Whether commits wait for a checkpoint.
+    fn waiting(&self) -> bool {
+        self.waiting_since.is_some()
+    }
+
+    /// Takes in the data version read at `now`; true when a checkpoint is due: commits wait
+    /// and none came for [`Checkpoints::pause`], or the first of them has waited
+    /// [`Checkpoints::interval`].
+    fn look(&mut self, version: u64, now: Instant, policy: &Checkpoints) -> bool {
+        if version != self.seen {
+            self.seen = version;
+            self.last_commit = now;
+            self.waiting_since.get_or_insert(now);
+        }
+        let Some(since) = self.waiting_since else {
+            return false;
+        };
+        now.duration_since(self.last_commit) >= policy.pause
+            || now.duration_since(since) >= policy.interval
+    }
+
+    /// A checkpoint ran: nothing waits any more.
+    fn checkpointed(&mut self) {
+        self.waiting_since = None;
+    }
+}
+
+/// Puts the calling thread at the lowest CPU priority (nice 19; on Linux the nice value is
+/// per thread, `setpriority(2)` with the thread id). Failing to is logged and harmless.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    if let Err(e) = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 19) {
+        tracing::debug!(error = %e, "the checkpointer keeps its CPU priority");
     }
 }
 
@@ -189,4 +282,88 @@ fn wal_checkpoint(conn: &Connection, mode: &str) -> rusqlite::Result<(i64, i64)>
         ));
     }
     Ok((log, done))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy() -> Checkpoints {
+        Checkpoints {
+            pause: Duration::from_millis(200),
+            interval: Duration::from_secs(5),
+            max_wal_pages: 16_384,
+        }
+    }
+
+    /// Issue 20 (the scale benchmark's tail): no checkpoint while the commits go on, one once
+    /// they pause for [`Checkpoints::pause`].
+    #[test]
+    fn a_checkpoint_waits_for_a_pause_in_the_commits() {
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let mut w = Watch::new(7, t0);
+        assert!(!w.look(7, ms(1000), &policy()), "no commit: nothing to do");
+        assert!(!w.waiting());
+        // A commit every 50 ms for 2 s: never due.
+        for (i, t) in (1000..3000).step_by(50).enumerate() {
+            assert!(!w.look(8 + i as u64, ms(t), &policy()), "due at {t} ms");
+        }
+        assert!(w.waiting());
+        // The last commit was seen at 2950 ms: due 200 ms later, not before.
+        assert!(!w.look(47, ms(3100), &policy()));
+        assert!(w.look(47, ms(3150), &policy()));
+        w.checkpointed();
+        assert!(!w.waiting());
+        assert!(
+            !w.look(47, ms(9000), &policy()),
+            "nothing new after the checkpoint"
+        );
+    }
+
+    /// Commits that never pause still get their checkpoint [`Checkpoints::interval`] after
+    /// the first of them was seen, so the log stays bounded under unbroken writes.
+    #[test]
+    fn unbroken_commits_get_a_checkpoint_at_the_interval() {
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let mut w = Watch::new(0, t0);
+        let mut due_at = None;
+        for (i, t) in (10..20_000).step_by(10).enumerate() {
+            if w.look(1 + i as u64, ms(t), &policy()) {
+                due_at = Some(t);
+                break;
+            }
+        }
+        assert_eq!(
+            due_at,
+            Some(5010),
+            "5 s after the first commit (seen at 10 ms)"
+        );
+    }
+
+    /// The checkpointer thread runs at nice 19, so on a machine with few cores it does not
+    /// take the core a request needs.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_checkpointer_thread_runs_at_the_lowest_priority() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.sqlite3");
+        drop(Connection::open(&file).unwrap());
+        let c = Checkpointer::start(&file, policy(), Arc::new(AtomicU64::new(0))).unwrap();
+        // The order is answered by the thread after it lowered its priority.
+        c.now().unwrap();
+        let mut nice = None;
+        for task in std::fs::read_dir("/proc/self/task").unwrap() {
+            let task = task.unwrap().path();
+            let name = std::fs::read_to_string(task.join("comm")).unwrap_or_default();
+            if name.trim() == "sqlite-checkpoi" {
+                let stat = std::fs::read_to_string(task.join("stat")).unwrap();
+                // Fields after the command's closing parenthesis: state is field 3, nice 19.
+                let after = &stat[stat.rfind(')').unwrap() + 2..];
+                nice = Some(after.split(' ').nth(16).unwrap().parse::<i32>().unwrap());
+            }
+        }
+        assert_eq!(nice, Some(19), "the sqlite-checkpoint thread's nice value");
+    }
 }

@@ -49,7 +49,8 @@ pub struct Db {
     conn: Mutex<Connection>,
     /// Bumped after every committed [`Db::write`]: caches of derived data (serialized
     /// transaction pages) key on it, so any change invalidates them.
-    version: std::sync::atomic::AtomicU64,
+    /// Shared with the checkpointer, which watches it for a pause in the writes.
+    version: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// The checkpointer of a database file (none in memory).
     checkpointer: Option<Checkpointer>,
 }
@@ -115,10 +116,11 @@ impl Db {
             conn.pragma_update(None, "cache_size", -CACHE_KIB)
                 .map_err(err)?;
         }
+        let version = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         let checkpointer = match storage {
             Storage::InMemory => None,
             Storage::File(_) if on_commit => None,
-            Storage::File(p) => match Checkpointer::start(p, checkpoints) {
+            Storage::File(p) => match Checkpointer::start(p, checkpoints, version.clone()) {
                 Ok(c) => {
                     // The request connection never checkpoints on commit; the log is cut
                     // back to the bound when it starts again.
@@ -146,7 +148,7 @@ impl Db {
         .map_err(err)?;
         Ok(Db {
             conn: Mutex::new(conn),
-            version: std::sync::atomic::AtomicU64::new(0),
+            version,
             checkpointer,
         })
     }
@@ -294,6 +296,7 @@ mod tests {
         let db = Db::open_with(
             &Storage::File(file.clone()),
             Checkpoints {
+                pause: std::time::Duration::from_secs(3600),
                 interval: std::time::Duration::from_secs(3600),
                 max_wal_pages,
             },
@@ -398,39 +401,43 @@ mod tests {
         assert_eq!(n, 800);
     }
 
-    /// The thread checkpoints by itself at its interval (no order), and ends with the `Db`.
+    /// The thread checkpoints by itself (no order) once the commits pause, or at its
+    /// interval, and ends with the `Db`.
     #[test]
-    fn the_checkpointer_runs_at_its_interval() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("sandbox.sqlite3");
-        let db = Db::open_with(
-            &Storage::File(file.clone()),
-            Checkpoints {
-                interval: std::time::Duration::from_millis(20),
-                max_wal_pages: 1 << 20,
-            },
-        )
-        .unwrap();
-        db.migrate(&[("t1", "CREATE TABLE t (x BLOB NOT NULL)")])
+    fn the_checkpointer_runs_after_a_pause_and_at_its_interval() {
+        for (pause, interval) in [(20, 3_600_000), (3_600_000, 20)] {
+            let dir = tempfile::tempdir().unwrap();
+            let file = dir.path().join("sandbox.sqlite3");
+            let db = Db::open_with(
+                &Storage::File(file.clone()),
+                Checkpoints {
+                    pause: std::time::Duration::from_millis(pause),
+                    interval: std::time::Duration::from_millis(interval),
+                    max_wal_pages: 1 << 20,
+                },
+            )
             .unwrap();
-        let before = size(&file);
-        write_pages(&db, 50);
-        // Not a speed check: the deadline only turns a checkpointer that never runs into a
-        // failure instead of a hang.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-        while size(&file) < before + 50 * 4000 {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "no checkpoint copied the pages"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(10));
+            db.migrate(&[("t1", "CREATE TABLE t (x BLOB NOT NULL)")])
+                .unwrap();
+            let before = size(&file);
+            write_pages(&db, 50);
+            // Not a speed check: the deadline only turns a checkpointer that never runs into
+            // a failure instead of a hang.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            while size(&file) < before + 50 * 4000 {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "no checkpoint copied the pages (pause {pause} ms, interval {interval} ms)"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            drop(db);
+            let c = Connection::open(&file).unwrap();
+            let n: i64 = c
+                .query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(n, 50);
         }
-        drop(db);
-        let c = Connection::open(&file).unwrap();
-        let n: i64 = c
-            .query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(n, 50);
     }
 
     #[test]
