@@ -516,3 +516,85 @@ async fn tls_cert_and_tls_key_serve_a_given_server_certificate() {
     assert_ne!(code, 0);
     assert!(err.contains("the key is not the certificate's"), "{err}");
 }
+
+/// Reads `stream` to its end; a TLS close without close_notify counts as the end.
+fn read_all(stream: &mut impl std::io::Read) -> String {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+            Err(e) => panic!("reading: {e}"),
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Issue 21's graceful shutdown holds over TLS: on SIGTERM `sandbox serve --tls` stops
+/// accepting, finishes a request whose body is still arriving on a TLS connection with a
+/// complete answer, and exits 0.
+#[test]
+fn sigterm_drains_a_tls_request_under_way_and_exits_zero() {
+    use std::io::Write;
+    let home = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut child = Command::new(BIN)
+        .env("PSD2_CONSOLE_HOME", home.path())
+        .args(["sandbox", "serve", "--in-memory", "--tls", "--addr"])
+        .arg(format!("127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = crate::common::cli::StderrLines::of(&mut child);
+    crate::common::cli::wait_listening(port, Duration::from_secs(60));
+    let (code, ca_pem, err) = run(home.path(), &["cert", "ca"]);
+    assert_eq!(code, 0, "{err}");
+    let mut roots = rustls::RootCertStore::empty();
+    use rustls::pki_types::pem::PemObject;
+    for c in rustls::pki_types::CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::aws_lc_rs::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let conn =
+        rustls::ClientConnection::new(std::sync::Arc::new(config), "127.0.0.1".try_into().unwrap())
+            .unwrap();
+    let tcp = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut busy = rustls::StreamOwned::new(conn, tcp);
+    // The request under way over TLS: headers and half of its 20-byte body.
+    busy.write_all(
+        b"POST /v1/consents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{\"access\": ",
+    )
+    .unwrap();
+    busy.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    while !stderr.next().contains("SIGTERM") {}
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the server waits for the request under way"
+    );
+    busy.write_all(b"{\"a\": 1}}").unwrap();
+    busy.flush().unwrap();
+    let answer = read_all(&mut busy);
+    assert!(answer.starts_with("HTTP/1.1 4"), "{answer}");
+    assert!(
+        answer.contains("tppMessages"),
+        "a complete answer: {answer}"
+    );
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
