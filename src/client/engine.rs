@@ -127,6 +127,8 @@ pub struct Engine {
     pub base_url: String,
     /// The HTTP client of the profile (its TLS settings and timeouts).
     pub http: reqwest::Client,
+    /// What the TLS handshakes of `http` showed (issue 21): the TLS session of a response.
+    pub tls: super::tls_session::TlsRecorder,
     /// The TPP-Redirect-URI sent with every request.
     pub redirect_uri: String,
     /// Why the redirect listener could not start, if it could not.
@@ -184,7 +186,7 @@ impl Engine {
             .ensure_data_dir()
             .map_err(|e| ClientError::Setup(e.to_string()))?;
         let credentials = Arc::new(ensure_credentials(&profile, &paths)?);
-        let http = super::tls::http_client_for(&profile)?;
+        let (http, tls) = super::tls::http_client_recording(&profile)?;
         let network = start_network(&profile, &paths, local).await?;
         let session_file = paths.session_file(&profile.slug());
         let mut session = SessionState::load(&session_file)
@@ -209,6 +211,7 @@ impl Engine {
             credentials,
             base_url: network.base_url,
             http,
+            tls,
             redirect_uri: network.redirect_uri,
             listener_error: network.listener_error,
             listener: network.listener,
@@ -413,6 +416,7 @@ impl Engine {
     pub fn sender(&self) -> super::sender::Sender {
         super::sender::Sender {
             http: self.http.clone(),
+            tls: self.tls.clone(),
             profile: self.profile.clone(),
             history: self.history.clone(),
             history_error: self.history_error.clone(),
