@@ -186,10 +186,7 @@ async fn send_command(
     }
     let tls_lines = match &sent.tls {
         Some(t) => t.lines(),
-        None => vec![format!(
-            "TLS: none (plain HTTP to {})",
-            engine.base_url
-        )],
+        None => vec![format!("TLS: none (plain HTTP to {})", engine.base_url)],
     };
     let mut exchange = sent.exchange;
     let mut status_ok = None;

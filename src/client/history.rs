@@ -462,9 +462,7 @@ impl History {
                 r.get(0)
             })
             .optional()?;
-        Ok(text
-            .flatten()
-            .and_then(|t| serde_json::from_str(&t).ok()))
+        Ok(text.flatten().and_then(|t| serde_json::from_str(&t).ok()))
     }
 
     /// [`History::record`] for a replay as given: also stores where it came from and which
@@ -477,7 +475,14 @@ impl History {
         response: &Exchange,
         replay: &ReplayInfo,
     ) -> rusqlite::Result<i64> {
-        self.insert_exchange(profile, &request.params, request, response, Some(replay), None)
+        self.insert_exchange(
+            profile,
+            &request.params,
+            request,
+            response,
+            Some(replay),
+            None,
+        )
     }
 
     /// The row of an exchange sent now.

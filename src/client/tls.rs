@@ -260,7 +260,9 @@ fn client_alert_meaning(a: rustls::AlertDescription) -> &'static str {
         A::BadCertificate => "the certificate is malformed or its signature does not verify",
         A::UnsupportedCertificate => "it does not accept this type of certificate",
         A::AccessDenied => "the certificate is valid but not allowed access",
-        A::DecryptError => "the proof of the private key did not verify (key and certificate do not match?)",
+        A::DecryptError => {
+            "the proof of the private key did not verify (key and certificate do not match?)"
+        }
         _ => "it did not accept the certificate",
     }
 }
@@ -375,11 +377,7 @@ fn refused_reason(r: &ServerCertRefused, cx: &Context<'_>) -> String {
     let secs = |t: &rustls::pki_types::UnixTime| t.as_secs() as i64;
     match &r.cause {
         C::UnknownIssuer => {
-            let issuer = r
-                .chain
-                .last()
-                .map(|c| c.issuer.clone())
-                .unwrap_or_default();
+            let issuer = r.chain.last().map(|c| c.issuer.clone()).unwrap_or_default();
             format!(
                 "the server certificate of {host} ({}) was issued by {issuer:?}, a CA the console does not trust (UnknownIssuer): \
                  put that CA's certificate (PEM) into a file and set `ca_bundle`{in_profile} to it; \
@@ -417,10 +415,10 @@ fn refused_reason(r: &ServerCertRefused, cx: &Context<'_>) -> String {
         }
         C::NotValidForName | C::NotValidForNameContext { .. } => {
             let names = match &r.cause {
+                _ if !leaf.san.is_empty() => leaf.san.join(", "),
                 C::NotValidForNameContext { presented, .. } if !presented.is_empty() => {
                     presented.join(", ")
                 }
-                _ if !leaf.san.is_empty() => leaf.san.join(", "),
                 _ => "no subjectAltName".to_string(),
             };
             format!(

@@ -18,8 +18,8 @@ use std::io::{Read, Write};
 use std::net::ToSocketAddrs;
 use std::sync::{Arc, Mutex};
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::ResolvesClientCert;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::sign::CertifiedKey;
 use rustls::{CertificateError, DigitallySignedStruct, SignatureScheme};
@@ -94,7 +94,11 @@ impl CertSummary {
 
 fn strip_zeros(b: &[u8]) -> &[u8] {
     let n = b.iter().take_while(|x| **x == 0).count();
-    if n == b.len() { &b[b.len().saturating_sub(1)..] } else { &b[n..] }
+    if n == b.len() {
+        &b[b.len().saturating_sub(1)..]
+    } else {
+        &b[n..]
+    }
 }
 
 /// `YYYY-MM-DD HH:MM:SS UTC` of seconds since the Unix epoch.
@@ -161,7 +165,11 @@ impl TlsSession {
             None => out.push(format!("  cipher suite: unknown ({})", self.cipher_note)),
         }
         for (i, c) in self.server_chain.iter().enumerate() {
-            let role = if i == 0 { "server certificate" } else { "chain" };
+            let role = if i == 0 {
+                "server certificate"
+            } else {
+                "chain"
+            };
             out.push(format!("  {role} [{i}]: {}", c.subject));
             out.push(format!("    issuer: {}", c.issuer));
             out.push(format!("    valid: {}", c.validity_text()));
@@ -178,7 +186,9 @@ impl TlsSession {
             } else {
                 ca.acceptable_cas.join("; ")
             };
-            out.push(format!("  client certificate: asked for (CAs named: {named})"));
+            out.push(format!(
+                "  client certificate: asked for (CAs named: {named})"
+            ));
             match &ca.sent {
                 Some(s) => out.push(format!("    sent: {} (serial {})", s.subject, s.serial)),
                 None => out.push("    sent: none (no client_certificate in the profile)".into()),
@@ -326,7 +336,10 @@ impl TlsRecorder {
                 Some(c),
                 "from a second handshake with the same settings".to_string(),
             ),
-            Err(e) => (None, format!("the second handshake to learn it failed: {e}")),
+            Err(e) => (
+                None,
+                format!("the second handshake to learn it failed: {e}"),
+            ),
         };
         TlsSession {
             version,
@@ -350,7 +363,10 @@ fn probe(config: &Arc<rustls::ClientConfig>, url: &str) -> Result<Probed, String
     let u = url::Url::parse(url).map_err(|e| format!("URL {url}: {e}"))?;
     let host = u.host_str().ok_or("no host in the URL")?.to_string();
     let port = u.port_or_known_default().unwrap_or(443);
-    let bare = host.trim_start_matches('[').trim_end_matches(']').to_string();
+    let bare = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
     let name = ServerName::try_from(bare.clone()).map_err(|e| format!("{host}: {e}"))?;
     let addr = (bare.as_str(), port)
         .to_socket_addrs()
