@@ -5,6 +5,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
@@ -19,6 +20,14 @@ use tokio::time::{Instant, Sleep};
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// Longest time without any progress reading or writing a connection.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Time for the whole TLS handshake of a connection ([`serve_tls`]), from its accept.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The certificate chain (leaf first, DER) a TLS client presented, in the request's
+/// extensions of every request on that connection ([`serve_tls`] with client
+/// authentication); absent on plain HTTP and when the client sent none.
+#[derive(Debug, Clone)]
+pub struct PeerCertificates(pub Arc<Vec<rustls::pki_types::CertificateDer<'static>>>);
 
 /// Serves `app` on `listener` until `shutdown` completes; then stops accepting and lets open
 /// connections finish their requests.
@@ -28,6 +37,23 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 pub async fn serve(
     listener: tokio::net::TcpListener,
     app: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    serve_tls(listener, app, None, shutdown).await
+}
+
+/// As [`serve`], over TLS when `tls` is given: each accepted connection's handshake runs in
+/// its own task within [`HANDSHAKE_TIMEOUT`] (and the idle limit), so a client that never
+/// finishes it holds nothing else up; a failed handshake closes the connection (logged at
+/// debug level). The client's certificate chain, when it sent one, is in every request's
+/// extensions as [`PeerCertificates`]. The header-read and idle timeouts and the graceful
+/// shutdown are the same as over plain HTTP.
+///
+/// Errors: those of [`serve`].
+pub async fn serve_tls(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
@@ -48,20 +74,48 @@ pub async fn serve(
         let _ = stream.set_nodelay(true);
         // The peer address of the socket, for handlers that decide by it (the sandbox's
         // operator plane): `ConnectInfo<SocketAddr>` in every request's extensions.
-        let service = TowerToHyperService::new(
-            app.clone()
-                .layer(axum::Extension(axum::extract::ConnectInfo(peer))),
-        );
+        let app = app
+            .clone()
+            .layer(axum::Extension(axum::extract::ConnectInfo(peer)));
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder
             .timer(TokioTimer::new())
             .header_read_timeout(HEADER_READ_TIMEOUT)
             .keep_alive(true);
-        let conn =
-            builder.serve_connection(TokioIo::new(IdleIo::new(stream, IDLE_TIMEOUT)), service);
-        let conn = graceful.watch(conn);
+        let io = IdleIo::new(stream, IDLE_TIMEOUT);
+        let Some(acceptor) = tls.clone() else {
+            let conn = builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(app));
+            let conn = graceful.watch(conn);
+            tokio::spawn(async move {
+                if let Err(e) = conn.await {
+                    tracing::debug!(error = %e, "connection ended with an error");
+                }
+            });
+            continue;
+        };
+        // Shutdown waits for this watcher too, so a connection in its handshake is not cut.
+        let watcher = graceful.watcher();
         tokio::spawn(async move {
-            if let Err(e) = conn.await {
+            let stream = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(io)).await {
+                Ok(Ok(stream)) => stream,
+                Ok(Err(e)) => {
+                    tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(%peer, "TLS handshake did not finish in time");
+                    return;
+                }
+            };
+            let app = match stream.get_ref().1.peer_certificates() {
+                Some(chain) if !chain.is_empty() => {
+                    app.layer(axum::Extension(PeerCertificates(Arc::new(chain.to_vec()))))
+                }
+                _ => app,
+            };
+            let conn =
+                builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app));
+            if let Err(e) = watcher.watch(conn).await {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
         });

@@ -1,5 +1,7 @@
-//! Test certificates: a self-signed sandbox CA and a TPP QSealC it issues, with chosen PSD2
-//! roles in the qcStatements extension (rcgen, RSA-2048 keys from aws-lc-rs).
+//! Test certificates: a self-signed sandbox CA and a TPP QSealC (or QWAC) it issues, with
+//! chosen PSD2 roles in the qcStatements extension (rcgen, RSA-2048 keys from aws-lc-rs).
+//! The sandbox's own persistent CA, which issues QWACs the TLS sandbox trusts, is
+//! [`super::ca::SandboxCa`].
 //!
 //! These are for the embedded sandbox and for trying remote sandboxes that accept any
 //! well-formed certificate; they are not eIDAS-qualified.
@@ -27,6 +29,11 @@ pub struct TppCertSpec {
     pub roles: Vec<Psd2Role>,
     /// Validity in days from now.
     pub days: u32,
+    /// A QWAC (a TLS client certificate, ETSI TS 119 495 5.1): key usage
+    /// `digitalSignature` and extended key usage `clientAuth` (RFC 5280 4.2.1.12), as a TLS
+    /// server checks it; else a QSealC (`digitalSignature`, `contentCommitment`). Both
+    /// carry the PSD2 qcStatement with the roles.
+    pub qwac: bool,
 }
 
 impl Default for TppCertSpec {
@@ -37,6 +44,7 @@ impl Default for TppCertSpec {
             country: "NO".into(),
             roles: vec![Psd2Role::PspAi, Psd2Role::PspPi],
             days: 730,
+            qwac: false,
         }
     }
 }
@@ -60,11 +68,11 @@ impl std::fmt::Debug for GeneratedSet {
     }
 }
 
-fn gen_err(e: impl std::fmt::Display) -> CertError {
+pub(super) fn gen_err(e: impl std::fmt::Display) -> CertError {
     CertError::Generate(e.to_string())
 }
 
-fn random_serial() -> SerialNumber {
+pub(super) fn random_serial() -> SerialNumber {
     let mut bytes = *uuid::Uuid::new_v4().as_bytes();
     bytes[0] &= 0x7f; // positive
     if bytes[0] == 0 {
@@ -73,7 +81,7 @@ fn random_serial() -> SerialNumber {
     SerialNumber::from_slice(&bytes[..10])
 }
 
-fn validity(days: u32) -> (time::OffsetDateTime, time::OffsetDateTime) {
+pub(super) fn validity(days: u32) -> (time::OffsetDateTime, time::OffsetDateTime) {
     let now = time::OffsetDateTime::now_utc();
     (
         now - time::Duration::minutes(5),
@@ -119,6 +127,19 @@ pub fn generate_set(spec: &TppCertSpec) -> Result<GeneratedSet, CertError> {
     })
 }
 
+/// Issues a TPP certificate of `spec` (a fresh RSA-2048 key) signed by `issuer`: (certificate
+/// PEM, PKCS#8 key PEM).
+///
+/// Errors: [`CertError::Generate`] when rcgen fails.
+pub fn issue_tpp(
+    spec: &TppCertSpec,
+    issuer: &Issuer<'_, impl rcgen::SigningKey>,
+) -> Result<(String, String), CertError> {
+    let key = KeyPair::generate_rsa_for(&PKCS_RSA_SHA256, RsaKeySize::_2048).map_err(gen_err)?;
+    let cert = tpp_params(spec).signed_by(&key, issuer).map_err(gen_err)?;
+    Ok((cert.pem(), key.serialize_pem()))
+}
+
 fn tpp_params(spec: &TppCertSpec) -> CertificateParams {
     let mut params = CertificateParams::default();
     params.distinguished_name = rcgen::DistinguishedName::new();
@@ -136,10 +157,15 @@ fn tpp_params(spec: &TppCertSpec) -> CertificateParams {
         .distinguished_name
         .push(DnType::CommonName, spec.organisation.as_str());
     params.is_ca = IsCa::ExplicitNoCa;
-    params.key_usages = vec![
-        KeyUsagePurpose::DigitalSignature,
-        KeyUsagePurpose::ContentCommitment,
-    ];
+    if spec.qwac {
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+    } else {
+        params.key_usages = vec![
+            KeyUsagePurpose::DigitalSignature,
+            KeyUsagePurpose::ContentCommitment,
+        ];
+    }
     params.serial_number = Some(random_serial());
     let (nb, na) = validity(spec.days);
     params.not_before = nb;

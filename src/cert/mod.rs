@@ -2,6 +2,7 @@
 //! the interface document (Authentication rule 5), PSD2 roles from the qcStatements extension
 //! (OID 1.3.6.1.5.5.7.1.3, ETSI TS 119 495), and test-certificate generation.
 
+pub mod ca;
 pub(crate) mod dn;
 pub mod generate;
 pub mod qc;

@@ -1,4 +1,5 @@
-//! `cert new` (a sandbox CA and a TPP QSealC) and `cert show` (a certificate's fields and
+//! `cert new` (a sandbox CA and a TPP QSealC, or a QWAC of the sandbox CA), `cert ca` (the
+//! sandbox CA that `sandbox serve --tls` uses) and `cert show` (a certificate's fields and
 //! the verdict on it).
 
 use std::path::PathBuf;
@@ -9,17 +10,32 @@ use clap::Subcommand;
 
 use psd2_console::cert::generate::{TppCertSpec, WrittenSet, write_set};
 use psd2_console::cert::{Certificate, Psd2Role, Validity};
+use psd2_console::profile::Paths;
 
 #[derive(Subcommand)]
 pub(super) enum CertCommand {
-    /// Generate a sandbox CA and a TPP QSealC with PSD2 roles.
+    /// Generate a sandbox CA and a TPP QSealC with PSD2 roles (or, with --qwac, a QWAC
+    /// issued by the sandbox CA that `sandbox serve --tls` trusts).
     New {
         /// Directory to write into.
         #[arg(long, default_value = ".")]
         dir: PathBuf,
-        /// File name stem: <stem>.pem, <stem>.key, <stem>-ca.pem, <stem>-ca.key.
-        #[arg(long, default_value = "tpp")]
-        name: String,
+        /// File name stem: <stem>.pem, <stem>.key, <stem>-ca.pem, <stem>-ca.key (with
+        /// --qwac only <stem>.pem and <stem>.key). Default: tpp, or qwac with --qwac.
+        #[arg(long)]
+        name: Option<String>,
+        /// A QWAC (TLS client certificate: extended key usage clientAuth) issued by the
+        /// sandbox CA of the data directory (made on first use; `cert ca` prints it), so a
+        /// `sandbox serve --tls --client-auth required` on this data directory trusts it.
+        /// Give it the organisation and organisationIdentifier of the QSealC.
+        #[arg(long)]
+        qwac: bool,
+        /// Subject organizationIdentifier (2.5.4.97).
+        #[arg(long, default_value = "PSDNO-FSA-TEST01")]
+        organisation_id: String,
+        /// Validity in days from now.
+        #[arg(long, default_value_t = 730)]
+        days: u32,
         /// Roles, comma-separated: PSP_AI, PSP_PI, PSP_AS, PSP_IC.
         #[arg(long, default_value = "PSP_AI,PSP_PI", value_delimiter = ',')]
         roles: Vec<String>,
@@ -32,21 +48,85 @@ pub(super) enum CertCommand {
     },
     /// Show a certificate: serial, keyId, issuer, subject, validity, PSD2 roles.
     Show { file: PathBuf },
+    /// Print the sandbox CA certificate (PEM) that `sandbox serve --tls` uses (made on first
+    /// use in the data directory), or write it to a file: what curl (--cacert), a browser
+    /// or a TPP's test suite trusts.
+    Ca {
+        /// Write the PEM into this file instead of printing it.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Overwrite an existing --out file.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 /// Runs `command`.
 ///
 /// Errors: `new` over existing files without `--force`, an unknown role, writing;
 /// `show` of a file that is not a certificate.
-pub(super) fn run(command: CertCommand) -> Result<ExitCode> {
+pub(super) fn run(command: CertCommand, paths: &Paths) -> Result<ExitCode> {
     match command {
         CertCommand::New {
             dir,
             name,
+            qwac,
+            organisation_id,
+            days,
             roles,
             organisation,
             force,
+        } if qwac => {
+            let name = name.unwrap_or_else(|| "qwac".into());
+            let roles = roles
+                .iter()
+                .map(|r| r.parse::<Psd2Role>().map_err(|e| anyhow!(e)))
+                .collect::<Result<Vec<_>>>()?;
+            let (cert_path, key_path) = (
+                dir.join(format!("{name}.pem")),
+                dir.join(format!("{name}.key")),
+            );
+            if !force {
+                let existing: Vec<String> = [&cert_path, &key_path]
+                    .iter()
+                    .filter(|p| p.exists())
+                    .map(|p| p.display().to_string())
+                    .collect();
+                if !existing.is_empty() {
+                    bail!(
+                        "not overwriting {} (give --force to replace them, or another --name or --dir)",
+                        existing.join(", ")
+                    );
+                }
+            }
+            let ca = psd2_console::cert::ca::SandboxCa::load_or_create(&paths.data)?;
+            let (cert_pem, key_pem) = ca.issue_tpp(&TppCertSpec {
+                organisation,
+                organisation_id,
+                roles,
+                days,
+                qwac: true,
+                ..TppCertSpec::default()
+            })?;
+            psd2_console::fsutil::write_atomic(&key_path, key_pem.as_bytes(), true)?;
+            psd2_console::fsutil::write_atomic(&cert_path, cert_pem.as_bytes(), false)?;
+            let (ca_file, _) = psd2_console::cert::ca::ca_files(&paths.data);
+            out!("QWAC:        {}", cert_path.display());
+            out!("key:         {}", key_path.display());
+            out!("issuer:      the sandbox CA {}", ca_file.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        CertCommand::New {
+            dir,
+            name,
+            organisation_id,
+            days,
+            roles,
+            organisation,
+            force,
+            ..
         } => {
+            let name = name.unwrap_or_else(|| "tpp".into());
             let existing: Vec<String> = WrittenSet::paths(&dir, &name)
                 .existing()
                 .iter()
@@ -67,7 +147,9 @@ pub(super) fn run(command: CertCommand) -> Result<ExitCode> {
                 &name,
                 &TppCertSpec {
                     organisation,
+                    organisation_id,
                     roles,
+                    days,
                     ..TppCertSpec::default()
                 },
             )?;
@@ -77,6 +159,23 @@ pub(super) fn run(command: CertCommand) -> Result<ExitCode> {
             out!("CA key:      {}", written.ca_key.display());
             let c = Certificate::load(&written.tpp_cert)?;
             out!("keyId:       {}", c.key_id());
+            Ok(ExitCode::SUCCESS)
+        }
+        CertCommand::Ca { out, force } => {
+            let ca = psd2_console::cert::ca::SandboxCa::load_or_create(&paths.data)?;
+            match out {
+                None => out!("{}", ca.cert_pem().trim_end()),
+                Some(file) => {
+                    if file.exists() && !force {
+                        bail!(
+                            "not overwriting {} (give --force to replace it)",
+                            file.display()
+                        );
+                    }
+                    psd2_console::fsutil::write_atomic(&file, ca.cert_pem().as_bytes(), false)?;
+                    out!("sandbox CA written to {}", file.display());
+                }
+            }
             Ok(ExitCode::SUCCESS)
         }
         CertCommand::Show { file } => {

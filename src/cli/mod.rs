@@ -191,7 +191,7 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Sca { command }) => sca::run(command).await,
         Some(Command::Send(args)) => send::run(args, &paths).await,
         Some(Command::Sign(args)) => sign::run(args),
-        Some(Command::Cert { command }) => cert::run(command),
+        Some(Command::Cert { command }) => cert::run(command, &paths),
         Some(Command::Import(args)) => import::run(args, &paths).await,
         Some(Command::Case { command }) => {
             out!("{}", psd2_console::case::cli::run(&paths, command).await?);

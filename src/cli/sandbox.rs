@@ -12,7 +12,7 @@ use psd2_console::profile::Paths;
 
 #[derive(Subcommand)]
 pub(super) enum SandboxCommand {
-    /// Serve the sandbox ASPSP over HTTP.
+    /// Serve the sandbox ASPSP over HTTP (or HTTPS with --tls).
     Serve(ServeArgs),
     /// Fault injection rules of a running sandbox (signed management requests): add, list,
     /// clear.
@@ -35,7 +35,7 @@ pub(super) struct ServeArgs {
     db: Option<PathBuf>,
     /// Base URL of the links the sandbox hands out (scaRedirect), e.g.
     /// https://sandbox.example when behind a proxy; never taken from the Host header.
-    /// Default: http://{addr}.
+    /// Default: http://{addr}, https://{addr} with --tls.
     #[arg(long, value_parser = parse_public_url)]
     public_url: Option<String>,
     /// Accept a repeated X-Request-ID (turns the replay check off): only for load
@@ -60,6 +60,49 @@ pub(super) struct ServeArgs {
     /// /ready would answer 200): CI waits for the file.
     #[arg(long, value_name = "PATH")]
     ready_file: Option<PathBuf>,
+    /// Serve HTTPS (TLS 1.2 and 1.3 only). The server certificate is --tls-cert/--tls-key,
+    /// else issued at start by the sandbox CA (`cert ca` prints it) for the address,
+    /// localhost and the --public-url host.
+    #[arg(long)]
+    tls: bool,
+    /// Server certificate chain (PEM, leaf first); needs --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// Private key of --tls-cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// TLS client certificates (QWAC): none, optional (checked when sent) or required
+    /// (a client without one is refused at the handshake).
+    #[arg(long, value_enum, default_value = "none", requires = "tls")]
+    client_auth: psd2_console::sandbox::tls::ClientAuth,
+    /// More CAs (PEM bundle) trusted for client certificates, besides the sandbox CA.
+    #[arg(long, value_name = "FILE", requires = "tls")]
+    client_ca: Option<PathBuf>,
+}
+
+/// The TLS setup of `serve --tls`: the data directory's sandbox CA (made on first use), the
+/// given server certificate and key or none (issued at start), the client-certificate mode
+/// and the extra trusted client CAs.
+///
+/// Errors: the CA, certificate, key or CA bundle files.
+fn server_tls(
+    paths: &Paths,
+    cert_and_key: Option<(PathBuf, PathBuf)>,
+    client_auth: psd2_console::sandbox::tls::ClientAuth,
+    client_ca: Option<&std::path::Path>,
+) -> Result<psd2_console::sandbox::tls::ServerTls> {
+    let ca =
+        psd2_console::cert::ca::SandboxCa::load_or_create(&paths.data).context("the sandbox CA")?;
+    let mut tls = psd2_console::sandbox::tls::ServerTls::new(ca)?.client_auth(client_auth);
+    if let Some((cert, key)) = cert_and_key {
+        tls = tls.server_cert_files(&cert, &key)?;
+    }
+    if let Some(file) = client_ca {
+        let pem = std::fs::read(file)
+            .with_context(|| format!("cannot read --client-ca {}", file.display()))?;
+        tls = tls.trust_client_cas(&pem, &file.display().to_string())?;
+    }
+    Ok(tls)
 }
 
 /// `--public-url`: an absolute http(s) URL without query or fragment; kept without its
@@ -105,6 +148,11 @@ async fn serve(args: ServeArgs, paths: &Paths) -> Result<ExitCode> {
         log_format,
         seed,
         ready_file,
+        tls,
+        tls_cert,
+        tls_key,
+        client_auth,
+        client_ca,
     } = args;
     psd2_console::logging::init_stderr(log_format);
     use psd2_console::sandbox::store::db::{Storage, default_file};
@@ -129,12 +177,23 @@ async fn serve(args: ServeArgs, paths: &Paths) -> Result<ExitCode> {
         ),
         None => None,
     };
+    let tls = if tls {
+        Some(server_tls(
+            paths,
+            tls_cert.zip(tls_key),
+            client_auth,
+            client_ca.as_deref(),
+        )?)
+    } else {
+        None
+    };
     let config = psd2_console::sandbox::SandboxConfig {
         storage,
         public_url,
         allow_replays,
         operator_token,
         seed,
+        tls,
         ..Default::default()
     };
     // Bind first, so "listening" is said only once it is true.
@@ -142,9 +201,15 @@ async fn serve(args: ServeArgs, paths: &Paths) -> Result<ExitCode> {
         .await
         .with_context(|| format!("cannot serve on {addr}"))?;
     eprintln!(
-        "psd2-console sandbox listening on {} (state: {described}; request bodies up to {} bytes)",
+        "psd2-console sandbox listening on {} (state: {described}; request bodies up to {} bytes{})",
         handle.base_url,
-        psd2_console::xs2a::limits::MAX_BODY_BYTES
+        psd2_console::xs2a::limits::MAX_BODY_BYTES,
+        if handle.base_url.starts_with("https:") {
+            let mode = format!("{client_auth:?}").to_lowercase();
+            format!("; TLS 1.2 and 1.3, client certificates: {mode}")
+        } else {
+            String::new()
+        }
     );
     if let Some(file) = ready_file {
         // The router was built over a migrated, initialized database: ready.

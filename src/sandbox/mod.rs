@@ -65,6 +65,9 @@ pub mod http;
 pub mod model;
 pub mod store;
 
+/// The sandbox over TLS (`sandbox serve --tls`): [`http::tls`].
+pub use http::tls;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -116,6 +119,10 @@ pub struct SandboxConfig {
     /// too), and `POST /v1/sandbox/initialize` resets to it. `None`: the built-in seed, a
     /// kept database kept.
     pub seed: Option<model::SeedData>,
+    /// Serve HTTPS ([`tls`], `sandbox serve --tls`): the server certificate, the client
+    /// certificate (QWAC) mode and its trusted CAs. `None`: plain HTTP. With it the default
+    /// [`SandboxConfig::public_url`] is `https://{listen address}`.
+    pub tls: Option<tls::ServerTls>,
 }
 
 /// Shared state of the handlers.
@@ -156,6 +163,9 @@ pub struct App {
     /// What `POST /v1/sandbox/initialize` resets to ([`SandboxConfig::seed`], else the
     /// built-in [`seed`]).
     pub seed: model::SeedData,
+    /// The QWAC rules of requests over TLS with client authentication
+    /// ([`tls::QwacPolicy`]); `None` on plain HTTP or without client certificates.
+    pub qwac: Option<Arc<tls::QwacPolicy>>,
 }
 
 impl App {
@@ -228,6 +238,7 @@ impl App {
             operator_token: config.operator_token,
             sca_pages,
             seed: config.seed.unwrap_or_else(seed::seed),
+            qwac: config.tls.as_ref().and_then(tls::ServerTls::policy),
         })
     }
 }
@@ -268,7 +279,7 @@ pub const MIGRATIONS: &[db::Migration] = &[
 pub struct SandboxHandle {
     /// The bound address (the real port when asked for port 0).
     pub addr: SocketAddr,
-    /// `http://{addr}`.
+    /// `http://{addr}`, or `https://{addr}` over TLS.
     pub base_url: String,
     shutdown: oneshot::Sender<()>,
     task: JoinHandle<std::io::Result<()>>,
@@ -288,42 +299,70 @@ impl SandboxHandle {
     }
 }
 
+/// The TLS acceptor of `config` for the bound address `bound` (`None` on plain HTTP), and
+/// the scheme of the default public URL. A server certificate of the sandbox CA names
+/// `localhost`, `127.0.0.1`, the bound address and the public URL's host.
+fn acceptor_of(
+    config: &SandboxConfig,
+    bound: SocketAddr,
+) -> std::io::Result<(Option<tokio_rustls::TlsAcceptor>, &'static str)> {
+    let Some(tls) = &config.tls else {
+        return Ok((None, "http"));
+    };
+    let mut names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+    if !bound.ip().is_unspecified() {
+        names.push(bound.ip().to_string());
+    }
+    if let Some(host) = config
+        .public_url
+        .as_deref()
+        .and_then(|u| url::Url::parse(u).ok())
+        .and_then(|u| u.host_str().map(|h| h.trim_matches(['[', ']']).to_string()))
+    {
+        names.push(host);
+    }
+    let acceptor = tls.acceptor(&names).map_err(std::io::Error::other)?;
+    Ok((Some(acceptor), "https"))
+}
+
 /// Binds `addr` (e.g. `127.0.0.1:0`) and serves the sandbox in a tokio task, with the
-/// timeouts of [`serve`]. Links use `http://{bound address}` unless `config.public_url` is
-/// set.
+/// timeouts of [`serve`], over TLS when `config.tls` is set ([`tls`]). Links use
+/// `http(s)://{bound address}` unless `config.public_url` is set.
 ///
-/// Errors: binding fails.
+/// Errors: binding fails; the TLS setup fails (a server certificate cannot be issued).
 pub async fn spawn(addr: SocketAddr, mut config: SandboxConfig) -> std::io::Result<SandboxHandle> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let (tx, rx) = oneshot::channel::<()>();
+    let (acceptor, scheme) = acceptor_of(&config, addr)?;
     config
         .public_url
-        .get_or_insert_with(|| format!("http://{addr}"));
+        .get_or_insert_with(|| format!("{scheme}://{addr}"));
     let app = router(config).map_err(std::io::Error::other)?;
-    let task = tokio::spawn(serve::serve(listener, app, async move {
+    let task = tokio::spawn(serve::serve_tls(listener, app, acceptor, async move {
         let _ = rx.await;
     }));
     Ok(SandboxHandle {
         addr,
-        base_url: format!("http://{addr}"),
+        base_url: format!("{scheme}://{addr}"),
         shutdown: tx,
         task,
     })
 }
 
-/// Binds `addr` and serves the sandbox until the process ends (`psd2-console sandbox serve`),
-/// with the timeouts of [`serve`]. Links use `http://{bound address}` unless
-/// `config.public_url` is set (`--public-url`).
+/// Binds `addr` and serves the sandbox until the process ends, with the timeouts of
+/// [`serve`], over TLS when `config.tls` is set. Links use `http(s)://{bound address}`
+/// unless `config.public_url` is set (`--public-url`).
 ///
-/// Errors: binding or serving fails.
+/// Errors: binding, the TLS setup or serving fails.
 pub async fn serve_forever(addr: SocketAddr, mut config: SandboxConfig) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
     tracing::info!(addr = %bound, "sandbox ASPSP listening");
+    let (acceptor, scheme) = acceptor_of(&config, bound)?;
     config
         .public_url
-        .get_or_insert_with(|| format!("http://{bound}"));
+        .get_or_insert_with(|| format!("{scheme}://{bound}"));
     let app = router(config).map_err(std::io::Error::other)?;
-    serve::serve(listener, app, std::future::pending()).await
+    serve::serve_tls(listener, app, acceptor, std::future::pending()).await
 }

@@ -51,6 +51,7 @@ mod signing_props;
 mod signing_vectors;
 mod structure;
 mod tenancy;
+mod tls_server;
 mod tui_catalogue;
 mod tui_editor;
 mod tui_history;

@@ -241,17 +241,22 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
         }
         Ok(verified) => {
             let tpp = app.tpps.of(&verified.certificate);
-            // A repeated X-Request-ID of this TPP is a replay (see `crate::sandbox::http::replay`).
-            let refused = match (&app.replay, &request_id) {
-                (Some(guard), Some(id)) => {
-                    let id = String::from_utf8_lossy(id.as_bytes());
-                    guard
-                        .check(&tpp.id, &id, &parts.headers, now)
-                        .err()
-                        .map(|r| r.to_error(&id))
-                }
-                _ => None,
-            };
+            // Over TLS, the QWAC's rules first (a refused request does not use up its
+            // X-Request-ID); then a repeated X-Request-ID of this TPP is a replay (see
+            // `crate::sandbox::http::replay`).
+            let refused =
+                qwac_refusal(&app, &parts, &verified.certificate, now).or_else(|| {
+                    match (&app.replay, &request_id) {
+                        (Some(guard), Some(id)) => {
+                            let id = String::from_utf8_lossy(id.as_bytes());
+                            guard
+                                .check(&tpp.id, &id, &parts.headers, now)
+                                .err()
+                                .map(|r| r.to_error(&id))
+                        }
+                        _ => None,
+                    }
+                });
             let unregistered = is_management(parts.uri.path())
                 && !verified
                     .certificate
@@ -289,6 +294,32 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
     };
     date_response(&mut response, answered_at);
     response
+}
+
+/// Over TLS with client certificates: the 401 `CERTIFICATE_INVALID` (the Berlin Group file
+/// lists the code under 401 `UNAUTHORIZED` of every service; 401 here because the client's
+/// authentication, not the request's format, fails) of a presented QWAC
+/// that breaks a rule of [`crate::sandbox::http::tls::QwacPolicy::check`] (judged at `now`, the
+/// sandbox's time of the TPP whose QSealC `qseal` verified the request); `None` when the
+/// QWAC passes, none was presented or none is asked for.
+fn qwac_refusal(
+    app: &App,
+    parts: &Parts,
+    qseal: &Certificate,
+    now: std::time::SystemTime,
+) -> Option<ApiError> {
+    let policy = app.qwac.as_ref()?;
+    let peer = parts
+        .extensions
+        .get::<crate::sandbox::http::tls::PeerCertificates>()?;
+    policy
+        .check(peer, qseal, parts.uri.path(), now)
+        .err()
+        .map(|text| {
+            let mut e = ApiError::new(MessageCode::CertificateInvalid, text);
+            e.status = axum::http::StatusCode::UNAUTHORIZED;
+            e
+        })
 }
 
 /// Sets the response's `Date` to `now`, the sandbox clock's time (read when the handler has

@@ -31,3 +31,4 @@ pub mod serve;
 pub(crate) mod snapshot;
 pub(crate) mod state;
 pub(crate) mod subscribe;
+pub mod tls;

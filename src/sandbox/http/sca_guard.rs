@@ -6,10 +6,14 @@
 //! pages); this is what a bank's login pages do:
 //!
 //! - The first `GET` of a usable authorisation binds it: the answer sets the cookie
-//!   [`COOKIE`], a random 256-bit secret, `HttpOnly`, `SameSite=Lax` (cross-site posts never
-//!   carry it; the PSU re-opening the link from the TPP's site still does), `Path` the
-//!   authorisation's pages, `Max-Age` one hour, `Secure` when the public URL is https. Only
-//!   its SHA-256 is stored (table `sca_browsers`).
+//!   [`COOKIE`], a random 256-bit secret, `HttpOnly`, `Path` the authorisation's pages,
+//!   `Max-Age` one hour, and ([`same_site`]) on plain HTTP `SameSite=Lax` (cross-site posts
+//!   never carry it; the PSU re-opening the link from the TPP's site still does), over TLS
+//!   (an https public URL) `SameSite=None; Secure`, so that the SCA pages also work shown
+//!   in a frame of the TPP's page (interface document, Authentication 11: "redirects the PSU
+//!   (or shows it in a frame)"), where a browser sends `Lax` cookies with no request of the
+//!   frame. The per-step token and the `Origin` check below keep cross-site posts out
+//!   without `Lax`. Only its SHA-256 is stored (table `sca_browsers`).
 //! - Every form carries a hidden `token`: HMAC-SHA-256 keyed with the browser's secret over
 //!   the authorisation id and the step the page shows, so it differs per step and cannot be
 //!   made without the cookie.
@@ -131,18 +135,26 @@ pub fn open(
         // Another request bound it a moment ago.
         return open(app, id, path, headers);
     }
-    let secure = if app.public_url.starts_with("https:") {
-        "; Secure"
-    } else {
-        ""
-    };
-    let cookie = format!(
-        "{COOKIE}={secret}; Path={path}; Max-Age={COOKIE_MAX_AGE}; HttpOnly; SameSite=Lax{secure}"
-    );
+    let same_site = same_site(&app.public_url);
+    let cookie =
+        format!("{COOKIE}={secret}; Path={path}; Max-Age={COOKIE_MAX_AGE}; HttpOnly; {same_site}");
     Ok(Browser {
         secret,
         set_cookie: HeaderValue::from_str(&cookie).ok(),
     })
+}
+
+/// The `SameSite` (and `Secure`) attributes of the binding cookie for the sandbox at
+/// `public_url`: `SameSite=None; Secure` over TLS (an https public URL), so the SCA pages
+/// work inside a cross-site frame of the TPP's page (browsers only send `SameSite=None`
+/// cookies that are `Secure`); `SameSite=Lax` on plain HTTP (a loopback sandbox shown as a
+/// top-level page), where `None` without `Secure` would be refused by browsers.
+pub fn same_site(public_url: &str) -> &'static str {
+    if public_url.starts_with("https:") {
+        "SameSite=None; Secure"
+    } else {
+        "SameSite=Lax"
+    }
 }
 
 /// What a form post may do.

@@ -18,7 +18,9 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-pub use crate::http_server::{HEADER_READ_TIMEOUT, IDLE_TIMEOUT, IdleIo, serve};
+pub use crate::http_server::{
+    HANDSHAKE_TIMEOUT, HEADER_READ_TIMEOUT, IDLE_TIMEOUT, IdleIo, serve, serve_tls,
+};
 
 use crate::sandbox::errors::ApiError;
 use crate::sandbox::http::auth::{self, MAX_BODY_BYTES};
