@@ -54,6 +54,17 @@ pub fn http_client_for(profile: &Profile) -> Result<reqwest::Client, ClientError
 pub fn http_client_recording(
     profile: &Profile,
 ) -> Result<(reqwest::Client, TlsRecorder), ClientError> {
+    http_client_recording_with(profile, None)
+}
+
+/// [`http_client_recording`] also trusting the CA certificates of `extra_ca_pem` (PEM):
+/// the sandbox CA for an embedded profile with `sandbox_tls`.
+///
+/// Errors: as [`http_client_for`]; `extra_ca_pem` holds no readable certificate.
+pub fn http_client_recording_with(
+    profile: &Profile,
+    extra_ca_pem: Option<&[u8]>,
+) -> Result<(reqwest::Client, TlsRecorder), ClientError> {
     let setup = |what: String| ClientError::Setup(format!("profile {:?}: {what}", profile.name));
     let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let versions: &[&'static rustls::SupportedProtocolVersion] = match profile.tls_min_version {
@@ -71,6 +82,11 @@ pub fn http_client_recording(
                 "ca_bundle {} holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
                 p.display()
             )));
+        }
+    }
+    if let Some(pem) = extra_ca_pem {
+        for c in CertificateDer::pem_slice_iter(pem) {
+            extra_roots.push(c.map_err(|e| setup(format!("sandbox CA: {e}")))?);
         }
     }
     let inner = if extra_roots.is_empty() {

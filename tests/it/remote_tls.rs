@@ -686,3 +686,54 @@ async fn send_tls_prints_the_session() {
         ],
     );
 }
+
+/// Issue 21: an embedded profile with `sandbox_tls = true` runs its sandbox over HTTPS:
+/// the console trusts the data directory's sandbox CA and presents a QWAC issued by it
+/// (the server asks for one, optionally); `send --tls` shows that session.
+#[test]
+fn sandbox_tls_runs_the_embedded_sandbox_over_https_with_the_qwac() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("config/profiles");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("tls.toml"),
+        "name = \"TLS bank\"\ntarget = \"embedded\"\nsandbox_tls = true\n",
+    )
+    .unwrap();
+    let (code, out, err) = crate::common::cli::run(
+        home.path(),
+        &[
+            "send",
+            "accounts.list",
+            "--profile",
+            "TLS bank",
+            "--no-wait",
+            "--tls",
+        ],
+    );
+    assert!(code == 0 || code == 1, "{code}: {out}{err}");
+    assert!(err.contains("HTTP "), "{err}");
+    assert!(
+        !out.contains("CERTIFICATE_INVALID"),
+        "the QWAC is accepted: {out}"
+    );
+    crate::common::assert_contains_all(
+        &err,
+        &[
+            "TLS: TLS 1.3",
+            "cipher suite: TLS13_",
+            "issuer: CN=psd2-console Sandbox TLS CA",
+            "SAN: ",
+            "client certificate: asked for",
+            "sent: ",
+        ],
+    );
+    assert!(
+        home.path().join("data/certs").read_dir().unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .ends_with("-qwac.pem")),
+        "the QWAC is kept in <data>/certs"
+    );
+}
