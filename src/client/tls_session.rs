@@ -25,6 +25,10 @@ use rustls::sign::CertifiedKey;
 use rustls::{CertificateError, DigitallySignedStruct, SignatureScheme};
 use serde::{Deserialize, Serialize};
 
+/// Time allowed to the cipher probe to connect, and to each of its reads and writes (as the
+/// client's connect timeout).
+const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// How many handshakes a [`TlsRecorder`] remembers (per server certificate and per host).
 const REMEMBERED: usize = 16;
 
@@ -373,7 +377,7 @@ fn probe(config: &Arc<rustls::ClientConfig>, url: &str) -> Result<Probed, String
         .map_err(|e| e.to_string())?
         .next()
         .ok_or("no address")?;
-    let timeout = super::tls::CONNECT_TIMEOUT;
+    let timeout = PROBE_TIMEOUT;
     let mut sock =
         std::net::TcpStream::connect_timeout(&addr, timeout).map_err(|e| e.to_string())?;
     sock.set_read_timeout(Some(timeout))
