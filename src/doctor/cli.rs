@@ -117,7 +117,9 @@ fn read(args: &DoctorArgs, paths: &Paths) -> Result<(RecordedRequest, Option<Str
 }
 
 /// The QWAC to check: `--qwac`, else the `client_certificate` of `--profile`, else of the
-/// history entry's profile (`entry_profile`; none when it has none or is gone).
+/// history entry's profile (`entry_profile`; none when it has none or is gone); for an
+/// embedded profile with `sandbox_tls` and no `client_certificate`, the QWAC the sandbox
+/// CA issued for it (`<data>/certs/<slug>-qwac.pem`).
 ///
 /// Errors: a file that cannot be read, an unknown `--profile`.
 fn qwac_of(
@@ -137,7 +139,23 @@ fn qwac_of(
         (None, Some(name)) => set.get(name),
         (None, None) => None,
     };
-    profile.and_then(super::tls::Qwac::of_profile).transpose()
+    let Some(profile) = profile else {
+        return Ok(None);
+    };
+    if let Some(q) = super::tls::Qwac::of_profile(profile) {
+        return q.map(Some);
+    }
+    // An embedded profile with `sandbox_tls` presents the QWAC the sandbox CA issued for it.
+    if profile.sandbox_tls && profile.target == crate::profile::Target::Embedded {
+        let dir = paths.certs_dir();
+        let cert = dir.join(format!("{}-qwac.pem", profile.slug()));
+        let key = dir.join(format!("{}-qwac.key", profile.slug()));
+        if cert.exists() {
+            let source = format!("profile {:?} ({})", profile.name, cert.display());
+            return super::tls::Qwac::load(&cert, Some(&key), &source).map(Some);
+        }
+    }
+    Ok(None)
 }
 
 /// Runs the command: the report on `out`, errors on `err`.

@@ -736,4 +736,17 @@ fn sandbox_tls_runs_the_embedded_sandbox_over_https_with_the_qwac() {
             .ends_with("-qwac.pem")),
         "the QWAC is kept in <data>/certs"
     );
+
+    // The doctor checks the recorded exchange with the profile's QWAC: its TLS checks pass.
+    let (_, out, err) = crate::common::cli::run(home.path(), &["doctor", "last"]);
+    crate::common::assert_contains_all(
+        &out,
+        &[
+            "✔ tls.qwac.validity",
+            "✔ tls.qwac.role",
+            "✔ tls.qwac.organisation",
+            "✔ tls.qwac.key",
+        ],
+    );
+    assert!(!err.contains("error"), "{err}");
 }
