@@ -13,6 +13,12 @@
 //! reqwest nor a verifier can see: it comes from a separate handshake probe with the same
 //! `ClientConfig` to the same host and port ([`TlsRecorder::session_for`]), once per server
 //! certificate, and the screen says so ("cipher … (from a second handshake)").
+//!
+//! Limits: a `CertificateRequest` is noted when it arrives and joined to the server
+//! certificate verified next (both TLS 1.2 and 1.3 send it first); two handshakes of one
+//! client at the same instant could swap those notes (the console sends one request at a
+//! time per profile, and both would be to the same server). Session resumption is off in
+//! this configuration, so every new connection is a full handshake that is seen.
 
 use std::io::{Read, Write};
 use std::net::ToSocketAddrs;
