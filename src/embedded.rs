@@ -85,37 +85,61 @@ impl LocalAspsp for Running {
 
 impl LocalAspspStarter for EmbeddedSandbox {
     fn start<'a>(&'a self, paths: &'a Paths, addr: SocketAddr) -> Starting<'a> {
+        Box::pin(start_embedded(paths, addr, None))
+    }
+
+    /// Over HTTPS (`sandbox_tls`): a server certificate from the sandbox CA `ca`, a client
+    /// certificate asked for but optional (the PSU's browser has none on the SCA pages).
+    fn start_tls<'a>(
+        &'a self,
+        paths: &'a Paths,
+        addr: SocketAddr,
+        ca: crate::cert::ca::SandboxCa,
+    ) -> Starting<'a> {
         Box::pin(async move {
-            let clock = Clock::system();
-            // A fresh operator token per start: the console that started the sandbox reaches
-            // its operator plane with it also in room mode, where its own requests come
-            // from the room address, not loopback.
-            let (operator_token, token) = match OperatorToken::generate() {
-                Some((text, token)) => (Some(text), Some(token)),
-                None => (None, None),
-            };
-            let handle = crate::sandbox::spawn(
-                addr,
-                SandboxConfig {
-                    clock: clock.clone(),
-                    storage: Storage::File(default_file(&paths.data)),
-                    // Without a key the sandbox still serves; commands beside it then
-                    // cannot share it (they say the port is taken).
-                    identity: instance_key(&paths.data)
-                        .map_err(|e| tracing::warn!(error = %e, "no sandbox identity key"))
-                        .ok(),
-                    operator_token: token,
-                    ..SandboxConfig::default()
-                },
-            )
-            .await?;
-            Ok(Box::new(Running {
-                handle,
-                clock,
-                operator_token,
-            }) as Box<dyn LocalAspsp>)
+            let tls = crate::sandbox::http::tls::ServerTls::new(ca)
+                .map_err(std::io::Error::other)?
+                .client_auth(crate::sandbox::http::tls::ClientAuth::Optional);
+            start_embedded(paths, addr, Some(tls)).await
         })
     }
+}
+
+/// Starts the embedded sandbox on `addr` with its state in `paths` (HTTPS with `tls`).
+async fn start_embedded(
+    paths: &Paths,
+    addr: SocketAddr,
+    tls: Option<crate::sandbox::http::tls::ServerTls>,
+) -> std::io::Result<Box<dyn LocalAspsp>> {
+    let clock = Clock::system();
+    // A fresh operator token per start: the console that started the sandbox reaches
+    // its operator plane with it also in room mode, where its own requests come
+    // from the room address, not loopback.
+    let (operator_token, token) = match OperatorToken::generate() {
+        Some((text, token)) => (Some(text), Some(token)),
+        None => (None, None),
+    };
+    let handle = crate::sandbox::spawn(
+        addr,
+        SandboxConfig {
+            clock: clock.clone(),
+            storage: Storage::File(default_file(&paths.data)),
+            // Without a key the sandbox still serves; commands beside it then
+            // cannot share it (they say the port is taken).
+            identity: instance_key(&paths.data)
+                .map_err(|e| tracing::warn!(error = %e, "no sandbox identity key"))
+                .ok(),
+            operator_token: token,
+            tls,
+            ..SandboxConfig::default()
+        },
+    )
+    .await?;
+    Ok(Box::new(Running {
+        handle,
+        clock,
+        operator_token,
+    }) as Box<dyn LocalAspsp>)
 }
 
 /// Starts the embedded sandbox for a command (`send`, `import --send`, ...): as
@@ -184,6 +208,17 @@ impl LocalAspspStarter for BesideConsole {
                 other => other,
             }
         })
+    }
+
+    /// Over HTTPS: the console's own sandbox is not shared (the identity check speaks plain
+    /// HTTP), so a taken port stays an error.
+    fn start_tls<'a>(
+        &'a self,
+        paths: &'a Paths,
+        addr: SocketAddr,
+        ca: crate::cert::ca::SandboxCa,
+    ) -> Starting<'a> {
+        EmbeddedSandbox.start_tls(paths, addr, ca)
     }
 }
 

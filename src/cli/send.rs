@@ -61,6 +61,12 @@ pub(super) struct SendArgs {
     /// (to reproduce a TIMESTAMP_INVALID or SIGNATURE_INVALID answer).
     #[arg(long, requires = "as_given")]
     keep_signature: bool,
+    /// Print the TLS session of the exchange to stderr after the status line: TLS
+    /// version, cipher suite, the server's certificate chain (subject, issuer, validity,
+    /// SAN), whether the server asked for a client certificate (the CAs it named) and which
+    /// was sent (subject, serial). Over plain HTTP it says so.
+    #[arg(long, conflicts_with = "as_given")]
+    tls: bool,
 }
 
 /// The body of `send`.
@@ -97,6 +103,7 @@ pub(super) async fn run(args: SendArgs, paths: &Paths) -> Result<ExitCode> {
         lint,
         as_given,
         keep_signature,
+        tls,
     } = args;
     if let Some(file) = as_given {
         return super::replay::run(paths, &file, &profile, keep_signature, &[], Some(lint)).await;
@@ -124,7 +131,16 @@ pub(super) async fn run(args: SendArgs, paths: &Paths) -> Result<ExitCode> {
         (_, true) => Some(false),
         _ => None,
     };
-    send_command(paths, &operation, &profile, &params, body, wait, lint).await
+    let show = Show { lint, tls };
+    send_command(paths, &operation, &profile, &params, body, wait, show).await
+}
+
+/// What `send` prints besides the body.
+struct Show {
+    /// `--lint`.
+    lint: Option<LintMode>,
+    /// `--tls`.
+    tls: bool,
 }
 
 /// `send`: prepares, signs and sends one request. `wait`: `Some(true)` waits for SCA on a
@@ -143,8 +159,9 @@ async fn send_command(
     params: &[String],
     body: SendBody,
     wait: Option<bool>,
-    lint: Option<LintMode>,
+    show: Show,
 ) -> Result<ExitCode> {
+    let lint = show.lint;
     let op = operations::find(operation)
         .ok_or_else(|| anyhow!("no operation {operation:?} (see `psd2-console send --list`)"))?;
     let profile = require_profile(paths, profile)?;
@@ -167,6 +184,10 @@ async fn send_command(
     if let Some(sig) = &sent.signature {
         eprintln!("{}", sig.summary());
     }
+    let tls_lines = match &sent.tls {
+        Some(t) => t.lines(),
+        None => vec![format!("TLS: none (plain HTTP to {})", engine.base_url)],
+    };
     let mut exchange = sent.exchange;
     let mut status_ok = None;
     if let Some(url) = exchange.sca_redirect() {
@@ -232,6 +253,11 @@ async fn send_command(
         exchange.status,
         exchange.elapsed.as_millis()
     );
+    if show.tls {
+        for l in &tls_lines {
+            eprintln!("{l}");
+        }
+    }
     out!("{}", exchange.pretty_body());
     let lint_failed = match lint {
         Some(mode) => print_lint(&asked, &exchange) && mode == LintMode::Strict,

@@ -80,6 +80,93 @@ pub trait LocalAspspStarter: Send + Sync {
         paths: &'a Paths,
         addr: SocketAddr,
     ) -> BoxFuture<'a, std::io::Result<Box<dyn LocalAspsp>>>;
+
+    /// [`LocalAspspStarter::start`] over HTTPS (a profile's `sandbox_tls`): the server
+    /// certificate issued by `ca` (the data directory's sandbox CA, which the engine's client
+    /// trusts), a client certificate asked for but optional (the browser on the SCA pages
+    /// has none; the console presents its QWAC). The default refuses: a starter that
+    /// cannot serve TLS says so rather than falling back to plain HTTP.
+    ///
+    /// Errors: as [`LocalAspspStarter::start`]; TLS setup errors as `io::Error`s.
+    fn start_tls<'a>(
+        &'a self,
+        paths: &'a Paths,
+        addr: SocketAddr,
+        ca: crate::cert::ca::SandboxCa,
+    ) -> BoxFuture<'a, std::io::Result<Box<dyn LocalAspsp>>> {
+        let _ = (paths, addr, ca);
+        Box::pin(async {
+            Err(std::io::Error::other(
+                "this local ASPSP cannot serve TLS (sandbox_tls)",
+            ))
+        })
+    }
+}
+
+/// What `sandbox_tls = true` sets up for an embedded profile ([`embedded_tls`]).
+struct EmbeddedTls {
+    /// The data directory's sandbox CA, for the sandbox.
+    ca: crate::cert::ca::SandboxCa,
+    /// Its certificate (PEM), trusted by the console's client.
+    ca_pem: String,
+    /// The QWAC the console presents: certificate and key files.
+    qwac: (std::path::PathBuf, std::path::PathBuf),
+}
+
+/// The sandbox CA of `paths` and the QWAC of `profile`: its `client_certificate` and
+/// `client_key`, or else `<data>/certs/<slug>-qwac.pem` and `.key`, issued by the sandbox CA
+/// on first use for the organisation (organizationIdentifier, name, country) of the signing
+/// certificate `credentials` with the profile's roles.
+///
+/// Errors: the CA or the QWAC cannot be read, made or written.
+fn embedded_tls(
+    profile: &Profile,
+    paths: &Paths,
+    credentials: &Credentials,
+) -> Result<EmbeddedTls, ClientError> {
+    let setup =
+        |e: String| ClientError::Setup(format!("profile {:?}: sandbox_tls: {e}", profile.name));
+    let ca = crate::cert::ca::SandboxCa::load_or_create(&paths.data)
+        .map_err(|e| setup(format!("sandbox CA: {e}")))?;
+    let ca_pem = ca.cert_pem().to_string();
+    let qwac = match (&profile.client_certificate, &profile.client_key) {
+        (Some(c), Some(k)) => (profile.resolve(c), profile.resolve(k)),
+        _ => {
+            let dir = paths.certs_dir();
+            let cert = dir.join(format!("{}-qwac.pem", profile.slug()));
+            let key = dir.join(format!("{}-qwac.key", profile.slug()));
+            if !(cert.exists() && key.exists()) {
+                let subject = &credentials.certificate.subject;
+                let attr = |oid: &str| {
+                    subject
+                        .attributes
+                        .iter()
+                        .find(|a| a.oid == oid)
+                        .map(|a| a.value.clone())
+                };
+                let default = TppCertSpec::default();
+                let spec = TppCertSpec {
+                    organisation: attr("2.5.4.10").unwrap_or(default.organisation.clone()),
+                    organisation_id: attr("2.5.4.97").unwrap_or(default.organisation_id.clone()),
+                    country: attr("2.5.4.6").unwrap_or(default.country.clone()),
+                    roles: profile.roles.clone(),
+                    qwac: true,
+                    ..default
+                };
+                let (cert_pem, key_pem) = ca
+                    .issue_tpp(&spec)
+                    .map_err(|e| setup(format!("QWAC: {e}")))?;
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| setup(format!("{}: {e}", dir.display())))?;
+                crate::fsutil::write_atomic(&key, key_pem.as_bytes(), true)
+                    .map_err(|e| setup(format!("{}: {e}", key.display())))?;
+                crate::fsutil::write_atomic(&cert, cert_pem.as_bytes(), false)
+                    .map_err(|e| setup(format!("{}: {e}", cert.display())))?;
+            }
+            (cert, key)
+        }
+    };
+    Ok(EmbeddedTls { ca, ca_pem, qwac })
 }
 
 /// Loads the profile's certificate and key; for an `embedded` profile without them, the
@@ -127,6 +214,8 @@ pub struct Engine {
     pub base_url: String,
     /// The HTTP client of the profile (its TLS settings and timeouts).
     pub http: reqwest::Client,
+    /// What the TLS handshakes of `http` showed (issue 21): the TLS session of a response.
+    pub tls: super::tls_session::TlsRecorder,
     /// The TPP-Redirect-URI sent with every request.
     pub redirect_uri: String,
     /// Why the redirect listener could not start, if it could not.
@@ -184,8 +273,20 @@ impl Engine {
             .ensure_data_dir()
             .map_err(|e| ClientError::Setup(e.to_string()))?;
         let credentials = Arc::new(ensure_credentials(&profile, &paths)?);
-        let http = super::tls::http_client_for(&profile)?;
-        let network = start_network(&profile, &paths, local).await?;
+        let embedded_tls = match profile.target == Target::Embedded && profile.sandbox_tls {
+            true => Some(embedded_tls(&profile, &paths, &credentials)?),
+            false => None,
+        };
+        let (http, tls) = match &embedded_tls {
+            Some(t) => {
+                let mut p = profile.clone();
+                p.client_certificate = Some(t.qwac.0.clone());
+                p.client_key = Some(t.qwac.1.clone());
+                super::tls::http_client_recording_with(&p, Some(t.ca_pem.as_bytes()))?
+            }
+            None => super::tls::http_client_recording(&profile)?,
+        };
+        let network = start_network(&profile, &paths, local, embedded_tls.map(|t| t.ca)).await?;
         let session_file = paths.session_file(&profile.slug());
         let mut session = SessionState::load(&session_file)
             .map_err(|e| ClientError::Setup(format!("session state: {e}")))?;
@@ -209,6 +310,7 @@ impl Engine {
             credentials,
             base_url: network.base_url,
             http,
+            tls,
             redirect_uri: network.redirect_uri,
             listener_error: network.listener_error,
             listener: network.listener,
@@ -268,8 +370,13 @@ impl Engine {
     ) -> BoxFuture<'static, Result<RestartedNetwork, ClientError>> {
         let profile = self.profile.clone();
         let paths = self.paths.clone();
+        let credentials = self.credentials.clone();
         Box::pin(async move {
-            start_network(&profile, &paths, &local)
+            let tls_ca = match profile.target == Target::Embedded && profile.sandbox_tls {
+                true => Some(embedded_tls(&profile, &paths, &credentials)?.ca),
+                false => None,
+            };
+            start_network(&profile, &paths, &local, tls_ca)
                 .await
                 .map(RestartedNetwork)
         })
@@ -413,6 +520,7 @@ impl Engine {
     pub fn sender(&self) -> super::sender::Sender {
         super::sender::Sender {
             http: self.http.clone(),
+            tls: self.tls.clone(),
             profile: self.profile.clone(),
             history: self.history.clone(),
             history_error: self.history_error.clone(),
@@ -710,6 +818,7 @@ async fn start_network(
     profile: &Profile,
     paths: &Paths,
     local: &dyn LocalAspspStarter,
+    tls_ca: Option<crate::cert::ca::SandboxCa>,
 ) -> Result<Network, ClientError> {
     let ip = profile.listen_address();
     if let Err(e) = crate::profile::check_listen_address(&ip.to_string()) {
@@ -721,7 +830,11 @@ async fn start_network(
     let (base_url, local) = match &profile.target {
         Target::Embedded => {
             let addr = SocketAddr::new(ip, profile.sandbox_port());
-            let aspsp = local.start(paths, addr).await.map_err(|e| {
+            let started = match tls_ca {
+                Some(ca) => local.start_tls(paths, addr, ca).await,
+                None => local.start(paths, addr).await,
+            };
+            let aspsp = started.map_err(|e| {
                 ClientError::Setup(format!(
                     "embedded sandbox: {}",
                     describe_bind_error(profile, "sandbox_port", addr, &e)

@@ -87,6 +87,8 @@ struct NewRow<'a> {
     replay: Option<&'a ReplayInfo>,
     signed_at: Option<i64>,
     clock_offset_secs: Option<i64>,
+    /// The TLS session as JSON.
+    tls: Option<String>,
 }
 
 /// What the history keeps of a replay as given (`send --as-given FILE`,
@@ -182,8 +184,15 @@ CREATE INDEX IF NOT EXISTS exchanges_at ON exchanges(at);
 /// and the search index `exchanges_fts`; 2 adds `sca_steps`, the PSU browser's steps on the
 /// embedded sandbox's SCA pages ([`crate::sandbox_events::BrowserStep`]); 3 adds `signed_at` and
 /// `clock_offset`, the time a request was signed for and its clock's offset from real
-/// time ([`HistoryEntry::signed_at`], [`HistoryEntry::clock_offset_secs`]).
-pub const SCHEMA_VERSION: i64 = 3;
+/// time ([`HistoryEntry::signed_at`], [`HistoryEntry::clock_offset_secs`]); 4 adds `tls`,
+/// the TLS session of an HTTPS exchange as JSON ([`History::tls_session`]).
+pub const SCHEMA_VERSION: i64 = 4;
+
+/// Version 3 → 4: the TLS session of an HTTPS exchange (JSON of
+/// [`crate::client::tls_session::TlsSession`]; NULL over plain HTTP and for older rows).
+const MIGRATION_4: &str = "
+ALTER TABLE exchanges ADD COLUMN tls TEXT;
+PRAGMA user_version = 4;";
 
 /// Version 2 → 3: when each request was signed for and the signing clock's offset from
 /// real time (NULL for the rows already there: not known).
@@ -268,6 +277,9 @@ fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
     }
     if version < 3 {
         tx.execute_batch(MIGRATION_3)?;
+    }
+    if version < 4 {
+        tx.execute_batch(MIGRATION_4)?;
     }
     tx.commit()?;
     Ok(version.max(SCHEMA_VERSION))
@@ -419,7 +431,38 @@ impl History {
         request: &PreparedRequest,
         response: &Exchange,
     ) -> rusqlite::Result<i64> {
-        self.insert_exchange(profile, params, request, response, None)
+        self.insert_exchange(profile, params, request, response, None, None)
+    }
+
+    /// [`History::record`] with the exchange's TLS session (`None` over plain HTTP), stored
+    /// in the column `tls` ([`History::tls_session`]).
+    pub fn record_tls(
+        &self,
+        profile: &str,
+        params: &[(String, String)],
+        request: &PreparedRequest,
+        response: &Exchange,
+        tls: Option<&crate::client::tls_session::TlsSession>,
+    ) -> rusqlite::Result<i64> {
+        self.insert_exchange(profile, params, request, response, None, tls)
+    }
+
+    /// The TLS session stored with entry `id` (an HTTPS exchange sent by a console that
+    /// records it); `None` for plain HTTP, older rows and older histories.
+    pub fn tls_session(
+        &self,
+        id: i64,
+    ) -> rusqlite::Result<Option<crate::client::tls_session::TlsSession>> {
+        if self.version < 4 {
+            return Ok(None);
+        }
+        let text: Option<Option<String>> = self
+            .conn
+            .query_row("SELECT tls FROM exchanges WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        Ok(text.flatten().and_then(|t| serde_json::from_str(&t).ok()))
     }
 
     /// [`History::record`] for a replay as given: also stores where it came from and which
@@ -432,7 +475,14 @@ impl History {
         response: &Exchange,
         replay: &ReplayInfo,
     ) -> rusqlite::Result<i64> {
-        self.insert_exchange(profile, &request.params, request, response, Some(replay))
+        self.insert_exchange(
+            profile,
+            &request.params,
+            request,
+            response,
+            Some(replay),
+            None,
+        )
     }
 
     /// The row of an exchange sent now.
@@ -443,6 +493,7 @@ impl History {
         request: &PreparedRequest,
         response: &Exchange,
         replay: Option<&ReplayInfo>,
+        tls: Option<&crate::client::tls_session::TlsSession>,
     ) -> rusqlite::Result<i64> {
         self.insert_row(NewRow {
             at: crate::cert::unix_seconds(SystemTime::now()),
@@ -461,6 +512,7 @@ impl History {
             replay,
             signed_at: request.signed_for.map(|s| crate::cert::unix_seconds(s.at)),
             clock_offset_secs: request.signed_for.map(|s| s.clock_offset_secs),
+            tls: tls.and_then(|t| serde_json::to_string(t).ok()),
         })
     }
 
@@ -509,6 +561,7 @@ impl History {
             replay: None,
             signed_at: entry.signed_at,
             clock_offset_secs: entry.clock_offset_secs,
+            tls: None,
         })
     }
 
@@ -520,22 +573,28 @@ impl History {
             .map(|i| serde_json::to_string(&i.changed_headers).unwrap_or_else(|_| "[]".into()));
         // A history that could not be migrated lacks the newer columns: their parameters
         // are bound all the same (one parameter list for every schema) and not stored.
-        let sql = if self.version >= 3 {
+        let sql = if self.version >= 4 {
+            "INSERT INTO exchanges (at, profile, operation_id, params, method, url, path_and_query,
+               request_headers, request_body, status, response_headers, response_body, elapsed_ms,
+               replay_of, changed_headers, signed_at, clock_offset, tls)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
+        } else if self.version >= 3 {
             "INSERT INTO exchanges (at, profile, operation_id, params, method, url, path_and_query,
                request_headers, request_body, status, response_headers, response_body, elapsed_ms,
                replay_of, changed_headers, signed_at, clock_offset)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17
+             WHERE coalesce(?18, 1) IS NOT NULL"
         } else if self.version >= 1 {
             "INSERT INTO exchanges (at, profile, operation_id, params, method, url, path_and_query,
                request_headers, request_body, status, response_headers, response_body, elapsed_ms,
                replay_of, changed_headers)
              SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15
-             WHERE coalesce(?16, ?17, 1) IS NOT NULL"
+             WHERE coalesce(?16, ?17, ?18, 1) IS NOT NULL"
         } else {
             "INSERT INTO exchanges (at, profile, operation_id, params, method, url, path_and_query,
                request_headers, request_body, status, response_headers, response_body, elapsed_ms)
              SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13
-             WHERE coalesce(?14, ?15, ?16, ?17, 1) IS NOT NULL"
+             WHERE coalesce(?14, ?15, ?16, ?17, ?18, 1) IS NOT NULL"
         };
         self.conn.execute(
             sql,
@@ -557,6 +616,7 @@ impl History {
                 changed,
                 r.signed_at,
                 r.clock_offset_secs,
+                r.tls,
             ],
         )?;
         Ok(self.conn.last_insert_rowid())

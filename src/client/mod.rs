@@ -19,6 +19,7 @@ pub mod response_sig;
 pub mod sandbox_admin;
 pub(crate) mod sender;
 pub mod tls;
+pub mod tls_session;
 pub mod validate;
 
 use std::time::{Duration, Instant, SystemTime};
@@ -494,6 +495,23 @@ pub async fn send_for_profile(
     req: &PreparedRequest,
     profile: Option<&str>,
 ) -> Result<Exchange, ClientError> {
+    send_observed(http, req, profile, None)
+        .await
+        .map(|(exchange, _)| exchange)
+}
+
+/// [`send_for_profile`], also returning reqwest's `TlsInfo` of the connection (server leaf
+/// certificate and TLS version; `None` over plain HTTP or for a client without
+/// `tls_info`). `recorder` ([`tls::http_client_recording`]) lets a TLS failure name what
+/// the handshake showed (e.g. the CAs a server asked client certificates from).
+///
+/// Errors: as [`send_for_profile`].
+pub async fn send_observed(
+    http: &reqwest::Client,
+    req: &PreparedRequest,
+    profile: Option<&str>,
+    recorder: Option<&tls_session::TlsRecorder>,
+) -> Result<(Exchange, Option<reqwest::tls::TlsInfo>), ClientError> {
     let method = reqwest::Method::from_bytes(req.method.as_bytes())
         .map_err(|e| ClientError::Params(format!("method {}: {e}", req.method)))?;
     let mut rb = http.request(method, &req.url);
@@ -504,10 +522,10 @@ pub async fn send_for_profile(
         rb = rb.body(req.body.clone());
     }
     let started = Instant::now();
-    let resp = rb
-        .send()
-        .await
-        .map_err(|e| tls::describe_send_error_with_body(&req.url, &e, profile, req.body.len()))?;
+    let resp = rb.send().await.map_err(|e| {
+        tls::describe_send_error_recorded(&req.url, &e, profile, req.body.len(), recorder)
+    })?;
+    let tls_info = resp.extensions().get::<reqwest::tls::TlsInfo>().cloned();
     let status = resp.status().as_u16();
     let headers = resp
         .headers()
@@ -529,11 +547,14 @@ pub async fn send_for_profile(
         .to_vec();
     let elapsed = started.elapsed();
     let json = json_tree(&body);
-    Ok(Exchange {
-        status,
-        headers,
-        body,
-        elapsed,
-        json,
-    })
+    Ok((
+        Exchange {
+            status,
+            headers,
+            body,
+            elapsed,
+            json,
+        },
+        tls_info,
+    ))
 }

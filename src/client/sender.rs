@@ -19,7 +19,7 @@ use std::time::SystemTime;
 
 use super::history::History;
 use super::response_sig::ResponseSignature;
-use super::{ClientError, Exchange, PreparedRequest, send_for_profile};
+use super::{ClientError, Exchange, PreparedRequest, send_observed};
 use crate::profile::Profile;
 use crate::xs2a::links::names;
 use crate::xs2a::status::Verdict;
@@ -225,6 +225,8 @@ fn path_of(url: &str) -> &str {
 #[derive(Clone)]
 pub struct Sender {
     pub(super) http: reqwest::Client,
+    /// What the handshakes of `http` showed ([`super::tls_session`]).
+    pub(super) tls: super::tls_session::TlsRecorder,
     pub(super) profile: Profile,
     pub(super) history: Option<Arc<Mutex<History>>>,
     /// Why the history is not open (when `history` is `None`).
@@ -256,6 +258,10 @@ pub struct Sent {
     /// The SCA flow the answer started (it carried a `scaRedirect`), to be armed with
     /// [`super::Engine::arm`].
     pub sca: Option<PendingSca>,
+    /// The TLS session of an HTTPS exchange (version, cipher, server chain, client
+    /// certificate asked for and sent); `None` over plain HTTP. Stored with the exchange in
+    /// the history.
+    pub tls: Option<super::tls_session::TlsSession>,
 }
 
 impl Sender {
@@ -266,10 +272,24 @@ impl Sender {
     /// Errors: those of [`send_for_profile`] (connect, TLS, HTTP); a failed history write is
     /// not an error ([`Sent::recorded`]).
     pub async fn send(&self, request: PreparedRequest) -> Result<Sent, ClientError> {
-        let exchange = send_for_profile(&self.http, &request, Some(&self.profile.name)).await?;
+        let (exchange, info) = send_observed(
+            &self.http,
+            &request,
+            Some(&self.profile.name),
+            Some(&self.tls),
+        )
+        .await?;
+        let tls = match info {
+            Some(i) => Some(
+                self.tls
+                    .session_for(&request.url, i.peer_certificate(), i.version())
+                    .await,
+            ),
+            None => None,
+        };
         let this = self.clone();
         let done = tokio::task::spawn_blocking(move || {
-            let recorded = this.record(&request, &exchange);
+            let recorded = this.record_with_tls(&request, &exchange, tls.as_ref());
             let signature =
                 super::response_sig::verify_response(&this.profile, &exchange, SystemTime::now());
             let sca = this.sca_started(&request, &exchange);
@@ -279,6 +299,7 @@ impl Sender {
                 recorded,
                 signature,
                 sca,
+                tls,
             }
         })
         .await;
@@ -316,6 +337,18 @@ impl Sender {
         req: &PreparedRequest,
         exchange: &Exchange,
     ) -> Result<i64, HistoryWriteError> {
+        self.record_with_tls(req, exchange, None)
+    }
+
+    /// [`Sender::record`] with the exchange's TLS session (column `tls`).
+    ///
+    /// Errors: [`HistoryWriteError`].
+    pub fn record_with_tls(
+        &self,
+        req: &PreparedRequest,
+        exchange: &Exchange,
+        tls: Option<&super::tls_session::TlsSession>,
+    ) -> Result<i64, HistoryWriteError> {
         let Some(h) = self.history.as_ref() else {
             return Err(HistoryWriteError::NotOpen(
                 self.history_error.clone().unwrap_or_else(|| {
@@ -324,7 +357,7 @@ impl Sender {
             ));
         };
         let h = h.lock().map_err(|_| HistoryWriteError::Poisoned)?;
-        h.record(&self.profile.name, &req.params, req, exchange)
+        h.record_tls(&self.profile.name, &req.params, req, exchange, tls)
             .map_err(|source| HistoryWriteError::Write {
                 message: super::history::describe_open_error(&self.history_path, &source),
                 source,

@@ -6,7 +6,13 @@ use std::error::Error as StdError;
 use std::path::Path;
 use std::time::Duration;
 
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
 use super::ClientError;
+use super::tls_session::{
+    ClientAuth, RecordingResolver, RecordingVerifier, ServerCertRefused, TlsRecorder, date,
+};
 use crate::profile::{Profile, TlsMinVersion};
 
 /// Whole-request timeout of PSD2 calls.
@@ -33,55 +39,121 @@ fn read(profile: &Profile, field: &str, p: &Path) -> Result<Vec<u8>, ClientError
 /// 30 s per request, 10 s to connect.
 ///
 /// Errors ([`ClientError::Setup`], naming the profile and file): a file cannot be read, the
-/// CA bundle holds no PEM certificate, the client certificate or key is not PEM, or only one
-/// of them is set.
+/// CA bundle holds no PEM certificate, the client certificate or key is not PEM or the key
+/// is not the certificate's, or only one of them is set.
 pub fn http_client_for(profile: &Profile) -> Result<reqwest::Client, ClientError> {
+    http_client_recording(profile).map(|(c, _)| c)
+}
+
+/// [`http_client_for`], with the [`TlsRecorder`] that notes what its TLS handshakes showed
+/// (server chain, client certificate asked for and sent): the client runs on a rustls
+/// `ClientConfig` of our own whose verifier and client certificate resolver record, and
+/// reports reqwest's `TlsInfo` on each response ([`super::tls_session`]).
+///
+/// Errors: as [`http_client_for`].
+pub fn http_client_recording(
+    profile: &Profile,
+) -> Result<(reqwest::Client, TlsRecorder), ClientError> {
+    http_client_recording_with(profile, None)
+}
+
+/// [`http_client_recording`] also trusting the CA certificates of `extra_ca_pem` (PEM):
+/// the sandbox CA for an embedded profile with `sandbox_tls`.
+///
+/// Errors: as [`http_client_for`]; `extra_ca_pem` holds no readable certificate.
+pub fn http_client_recording_with(
+    profile: &Profile,
+    extra_ca_pem: Option<&[u8]>,
+) -> Result<(reqwest::Client, TlsRecorder), ClientError> {
     let setup = |what: String| ClientError::Setup(format!("profile {:?}: {what}", profile.name));
-    let mut b = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(REQUEST_TIMEOUT)
-        .connect_timeout(CONNECT_TIMEOUT)
-        .user_agent(concat!("psd2-console/", env!("CARGO_PKG_VERSION")))
-        .tls_version_min(match profile.tls_min_version {
-            Some(TlsMinVersion::Tls13) => reqwest::tls::Version::TLS_1_3,
-            _ => reqwest::tls::Version::TLS_1_2,
-        });
+    let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let versions: &[&'static rustls::SupportedProtocolVersion] = match profile.tls_min_version {
+        Some(TlsMinVersion::Tls13) => &[&rustls::version::TLS13],
+        _ => &[&rustls::version::TLS13, &rustls::version::TLS12],
+    };
+    let mut extra_roots = Vec::new();
     if let Some(p) = &profile.ca_bundle {
         let pem = read(profile, "ca_bundle", p)?;
-        let certs = reqwest::Certificate::from_pem_bundle(&pem)
-            .map_err(|e| setup(format!("ca_bundle {}: {e}", p.display())))?;
-        if certs.is_empty() {
+        for c in CertificateDer::pem_slice_iter(&pem) {
+            extra_roots.push(c.map_err(|e| setup(format!("ca_bundle {}: {e}", p.display())))?);
+        }
+        if extra_roots.is_empty() {
             return Err(setup(format!(
                 "ca_bundle {} holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
                 p.display()
             )));
         }
-        b = b.tls_certs_merge(certs);
     }
-    match (&profile.client_certificate, &profile.client_key) {
+    if let Some(pem) = extra_ca_pem {
+        for c in CertificateDer::pem_slice_iter(pem) {
+            extra_roots.push(c.map_err(|e| setup(format!("sandbox CA: {e}")))?);
+        }
+    }
+    let inner = if extra_roots.is_empty() {
+        rustls_platform_verifier::Verifier::new(provider.clone())
+    } else {
+        rustls_platform_verifier::Verifier::new_with_extra_roots(extra_roots, provider.clone())
+    }
+    .map_err(|e| setup(format!("TLS roots: {e}")))?;
+    let key = match (&profile.client_certificate, &profile.client_key) {
         (Some(c), Some(k)) => {
-            let mut pem = read(profile, "client_certificate", c)?;
-            pem.push(b'\n');
-            pem.extend(read(profile, "client_key", k)?);
-            let id = reqwest::Identity::from_pem(&pem).map_err(|e| {
+            let bad = |why: String| {
                 setup(format!(
-                    "client certificate {} / key {}: {} (both must be PEM)",
+                    "client certificate {} / key {}: {why} (both must be PEM)",
                     c.display(),
                     k.display(),
-                    chain_text(&e)
                 ))
-            })?;
-            b = b.identity(id);
+            };
+            let cert_pem = read(profile, "client_certificate", c)?;
+            let key_pem = read(profile, "client_key", k)?;
+            let chain = CertificateDer::pem_slice_iter(&cert_pem)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| bad(e.to_string()))?;
+            if chain.is_empty() {
+                return Err(bad("no PEM certificate in the certificate file".into()));
+            }
+            let der = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| bad(e.to_string()))?;
+            let ck = rustls::sign::CertifiedKey::from_der(chain, der, &provider)
+                .map_err(|e| bad(e.to_string()))?;
+            Some(std::sync::Arc::new(ck))
         }
-        (None, None) => {}
+        (None, None) => None,
         _ => {
             return Err(setup(
                 "client_certificate and client_key go together (set both or neither)".into(),
             ));
         }
-    }
-    b.build()
-        .map_err(|e| setup(format!("HTTP client: {}", chain_text(&e))))
+    };
+    let mut recorder = TlsRecorder::default();
+    let verifier = std::sync::Arc::new(RecordingVerifier {
+        inner: std::sync::Arc::new(inner),
+        recorder: recorder.clone(),
+    });
+    let resolver = std::sync::Arc::new(RecordingResolver {
+        key,
+        recorder: recorder.clone(),
+    });
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(versions)
+        .map_err(|e| setup(format!("TLS versions: {e}")))?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_client_cert_resolver(resolver);
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    // Every new connection makes a full handshake, so its chain and CertificateRequest are
+    // seen (a resumed session skips both).
+    config.resumption = rustls::client::Resumption::disabled();
+    recorder.set_config(std::sync::Arc::new(config.clone()));
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(REQUEST_TIMEOUT)
+        .connect_timeout(CONNECT_TIMEOUT)
+        .user_agent(concat!("psd2-console/", env!("CARGO_PKG_VERSION")))
+        .tls_backend_preconfigured(config)
+        .tls_info(true)
+        .build()
+        .map_err(|e| setup(format!("HTTP client: {}", chain_text(&e))))?;
+    Ok((client, recorder))
 }
 
 /// Every message of an error's `source()` chain joined with `: ` (repeats skipped).
@@ -144,13 +216,85 @@ fn collect_causes<'a>(e: &'a (dyn StdError + 'static), out: &mut Vec<Cause<'a>>,
     }
 }
 
+/// What a TLS failure message can name besides the error itself.
+#[derive(Default)]
+struct Context<'a> {
+    /// `host:port`.
+    host: &'a str,
+    /// The profile, named in hints.
+    profile: Option<&'a str>,
+    /// The client authentication of the failed handshake, when the recorder saw it.
+    client_auth: Option<ClientAuth>,
+}
+
+impl Context<'_> {
+    fn in_profile(&self) -> String {
+        self.profile
+            .map(|p| format!(" in profile {p:?}"))
+            .unwrap_or_default()
+    }
+
+    fn host_name(&self) -> &str {
+        self.host
+            .rsplit_once(':')
+            .map(|(h, _)| h)
+            .unwrap_or(self.host)
+    }
+
+    /// ` (the server names these CAs: A; B)` or ``.
+    fn named_cas(&self) -> String {
+        match &self.client_auth {
+            Some(ca) if ca.asked && !ca.acceptable_cas.is_empty() => format!(
+                "; the server accepts client certificates issued by: {}",
+                ca.acceptable_cas.join("; ")
+            ),
+            _ => String::new(),
+        }
+    }
+}
+
 /// A sentence for a rustls failure; `profile` names where to fix it.
+#[cfg(test)]
 fn tls_reason(e: &rustls::Error, host: &str, profile: Option<&str>) -> String {
+    tls_reason_in(
+        e,
+        &Context {
+            host,
+            profile,
+            client_auth: None,
+        },
+    )
+}
+
+/// What an alert the server sent about our client certificate means.
+fn client_alert_meaning(a: rustls::AlertDescription) -> &'static str {
+    use rustls::AlertDescription as A;
+    match a {
+        A::UnknownCA => "it does not trust the CA that issued it",
+        A::CertificateExpired => "it says the certificate has expired or is not valid yet",
+        A::CertificateRevoked => "it says the certificate is revoked",
+        A::BadCertificate => "the certificate is malformed or its signature does not verify",
+        A::UnsupportedCertificate => "it does not accept this type of certificate",
+        A::AccessDenied => "the certificate is valid but not allowed access",
+        A::DecryptError => {
+            "the proof of the private key did not verify (key and certificate do not match?)"
+        }
+        _ => "it did not accept the certificate",
+    }
+}
+
+fn tls_reason_in(e: &rustls::Error, cx: &Context<'_>) -> String {
     use rustls::{AlertDescription as A, CertificateError as C, Error as E};
-    let in_profile = profile
-        .map(|p| format!(" in profile {p:?}"))
-        .unwrap_or_default();
+    let in_profile = cx.in_profile();
+    let host = cx.host;
     match e {
+        E::InvalidCertificate(C::Other(o)) => {
+            let err: &(dyn StdError + 'static) = &*o.0;
+            if let Some(refused) = err.downcast_ref::<ServerCertRefused>() {
+                return refused_reason(refused, cx);
+            }
+            webpki_reason(&format!("{o:?}"), &in_profile)
+        }
         E::InvalidCertificate(c) => match c {
             C::UnknownIssuer => format!(
                 "the server certificate is not trusted (UnknownIssuer); add the CA that issued it to `ca_bundle`{in_profile}"
@@ -163,7 +307,7 @@ fn tls_reason(e: &rustls::Error, host: &str, profile: Option<&str>) -> String {
             }
             C::NotValidForName | C::NotValidForNameContext { .. } => format!(
                 "the server certificate is not issued for {} (NotValidForName); check the target URL{in_profile}",
-                host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host)
+                cx.host_name()
             ),
             C::Revoked => "the server certificate is revoked (Revoked)".into(),
             C::BadSignature => "the server certificate's signature is invalid (BadSignature): it was not issued by the CA that claims it; check `ca_bundle` holds the right CA".into(),
@@ -172,26 +316,137 @@ fn tls_reason(e: &rustls::Error, host: &str, profile: Option<&str>) -> String {
             C::UnhandledCriticalExtension => "the server certificate has a critical extension TLS clients do not know (UnhandledCriticalExtension): issue it without that extension".into(),
             C::UnsupportedSignatureAlgorithmContext { .. }
             | C::UnsupportedSignatureAlgorithmForPublicKeyContext { .. } => "the server certificate is signed with an algorithm the console does not accept (e.g. SHA-1): issue it with SHA-256 or better".into(),
-            C::Other(o) => webpki_reason(&format!("{o:?}"), &in_profile),
             other => format!("the server certificate was refused ({other:?})"),
         },
         E::AlertReceived(A::CertificateRequired) => format!(
-            "the server requires a client certificate (QWAC); set `client_certificate` and `client_key`{in_profile}"
+            "the server requires a client certificate (QWAC) and the console sent none: set `client_certificate` and `client_key`{in_profile}{}",
+            cx.named_cas()
         ),
-        E::AlertReceived(A::BadCertificate | A::UnknownCA | A::CertificateUnknown) => {
-            format!("the server refused the client certificate (QWAC){in_profile} ({e})")
+        E::AlertReceived(a @ (A::BadCertificate
+        | A::UnknownCA
+        | A::CertificateUnknown
+        | A::CertificateExpired
+        | A::CertificateRevoked
+        | A::UnsupportedCertificate
+        | A::AccessDenied
+        | A::DecryptError)) => {
+            let sent = cx.client_auth.as_ref().and_then(|c| c.sent.clone());
+            match sent {
+                Some(s) => format!(
+                    "the server refused the client certificate (QWAC) {} (serial {}) with alert {a:?}: {}{in_profile}{}",
+                    s.subject,
+                    s.serial,
+                    client_alert_meaning(*a),
+                    cx.named_cas()
+                ),
+                None if cx.client_auth.as_ref().is_some_and(|c| c.asked) => format!(
+                    "the server requires a client certificate (QWAC) and the console sent none (alert {a:?}): set `client_certificate` and `client_key`{in_profile}{}",
+                    cx.named_cas()
+                ),
+                None => format!(
+                    "the server refused the client certificate (QWAC){in_profile} (alert {a:?}: {})",
+                    client_alert_meaning(*a)
+                ),
+            }
         }
+        E::PeerIncompatible(rustls::PeerIncompatible::ServerDoesNotSupportTls12Or13) => format!(
+            "{host} speaks only TLS 1.1 or older, which the console refuses: Authentication rule 1 asks TLS 1.2 or higher on every connection; the server must be upgraded"
+        ),
         E::AlertReceived(A::ProtocolVersion) | E::PeerIncompatible(_) => format!(
             "no TLS version or cipher in common with the server ({e}); the console requires TLS 1.2 or higher (`tls_min_version`{in_profile})"
         ),
-        E::AlertReceived(A::HandshakeFailure) => format!(
-            "the server ended the handshake (HandshakeFailure): it may require a client certificate (QWAC){in_profile}, or share no cipher or TLS version"
-        ),
+        E::AlertReceived(A::HandshakeFailure) => match &cx.client_auth {
+            Some(ca) if ca.asked && ca.sent.is_none() => format!(
+                "the server requires a client certificate (QWAC) and the console sent none (alert HandshakeFailure): set `client_certificate` and `client_key`{in_profile}{}",
+                cx.named_cas()
+            ),
+            Some(ClientAuth {
+                sent: Some(s), ..
+            }) => format!(
+                "the server refused the client certificate (QWAC) {} (serial {}) (alert HandshakeFailure){in_profile}{}",
+                s.subject,
+                s.serial,
+                cx.named_cas()
+            ),
+            _ => format!(
+                "the server ended the handshake (HandshakeFailure): it may require a client certificate (QWAC){in_profile}, or share no cipher or TLS version"
+            ),
+        },
         E::InvalidMessage(_) => {
             "the server does not speak TLS here (is the target http:// rather than https://?)"
                 .into()
         }
         other => other.to_string(),
+    }
+}
+
+/// The message for a server certificate the verifier refused, naming what the chain shows.
+fn refused_reason(r: &ServerCertRefused, cx: &Context<'_>) -> String {
+    use rustls::CertificateError as C;
+    let in_profile = cx.in_profile();
+    let leaf = r.chain.first().cloned().unwrap_or_default();
+    let host = if r.host.is_empty() {
+        cx.host_name().to_string()
+    } else {
+        r.host.clone()
+    };
+    let secs = |t: &rustls::pki_types::UnixTime| t.as_secs() as i64;
+    match &r.cause {
+        C::UnknownIssuer => {
+            let issuer = r.chain.last().map(|c| c.issuer.clone()).unwrap_or_default();
+            format!(
+                "the server certificate of {host} ({}) was issued by {issuer:?}, a CA the console does not trust (UnknownIssuer): \
+                 put that CA's certificate (PEM) into a file and set `ca_bundle`{in_profile} to it; \
+                 for a `psd2-console sandbox serve --tls` server, `psd2-console cert ca --out sandbox-ca.pem` writes its CA",
+                leaf.subject
+            )
+        }
+        C::Expired | C::ExpiredContext { .. } => {
+            let (now, not_after) = match &r.cause {
+                C::ExpiredContext { time, not_after } => (Some(secs(time)), secs(not_after)),
+                _ => (None, leaf.not_after),
+            };
+            format!(
+                "the server certificate of {host} ({}) expired on {} (valid {}){} (Expired): the server needs a renewed certificate (or this machine's clock is wrong)",
+                leaf.subject,
+                date(not_after),
+                leaf.validity_text(),
+                now.map(|n| format!("; it is now {}", date(n)))
+                    .unwrap_or_default()
+            )
+        }
+        C::NotValidYet | C::NotValidYetContext { .. } => {
+            let (now, not_before) = match &r.cause {
+                C::NotValidYetContext { time, not_before } => (Some(secs(time)), secs(not_before)),
+                _ => (None, leaf.not_before),
+            };
+            format!(
+                "the server certificate of {host} ({}) is not valid before {} (valid {}){} (NotValidYet): check this machine's clock, or wait until then",
+                leaf.subject,
+                date(not_before),
+                leaf.validity_text(),
+                now.map(|n| format!("; it is now {}", date(n)))
+                    .unwrap_or_default()
+            )
+        }
+        C::NotValidForName | C::NotValidForNameContext { .. } => {
+            let names = match &r.cause {
+                _ if !leaf.san.is_empty() => leaf.san.join(", "),
+                C::NotValidForNameContext { presented, .. } if !presented.is_empty() => {
+                    presented.join(", ")
+                }
+                _ => "no subjectAltName".to_string(),
+            };
+            format!(
+                "the server certificate names {names}, not {host} (NotValidForName): use one of those names in the target URL{in_profile}, or give the server a certificate whose subjectAltName has {host}"
+            )
+        }
+        other => format!(
+            "{} (server certificate {}, issued by {})",
+            tls_reason_in(&rustls::Error::InvalidCertificate(other.clone()), cx),
+            leaf.subject,
+            leaf.issuer
+        ),
     }
 }
 
@@ -254,6 +509,19 @@ pub(crate) fn describe_send_error_with_body(
     profile: Option<&str>,
     body_len: usize,
 ) -> ClientError {
+    describe_send_error_recorded(url, e, profile, body_len, None)
+}
+
+/// [`describe_send_error_with_body`] for a client built by [`http_client_recording`]: the
+/// message also names what the handshake showed (the CAs the server accepts client
+/// certificates from, the certificate the console sent).
+pub(crate) fn describe_send_error_recorded(
+    url: &str,
+    e: &reqwest::Error,
+    profile: Option<&str>,
+    body_len: usize,
+    recorder: Option<&TlsRecorder>,
+) -> ClientError {
     let full = chain_text(e);
     let closed = causes(e).iter().any(|c| {
         matches!(
@@ -275,10 +543,15 @@ pub(crate) fn describe_send_error_with_body(
             ),
         };
     }
-    describe_plain(url, e, profile)
+    describe_plain(url, e, profile, recorder)
 }
 
-fn describe_plain(url: &str, e: &reqwest::Error, profile: Option<&str>) -> ClientError {
+fn describe_plain(
+    url: &str,
+    e: &reqwest::Error,
+    profile: Option<&str>,
+    recorder: Option<&TlsRecorder>,
+) -> ClientError {
     let host = host_port(url);
     let full = chain_text(e);
     let causes = causes(e);
@@ -286,9 +559,18 @@ fn describe_plain(url: &str, e: &reqwest::Error, profile: Option<&str>) -> Clien
         Cause::Rustls(r) => Some(*r),
         _ => None,
     }) {
+        let name = url::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(|h| h.trim_matches(['[', ']']).to_string()))
+            .unwrap_or_default();
+        let cx = Context {
+            host: &host,
+            profile,
+            client_auth: recorder.and_then(|r| r.client_auth_with(&name)),
+        };
         return ClientError::Tls {
             host: host.clone(),
-            reason: tls_reason(r, &host, profile),
+            reason: tls_reason_in(r, &cx),
         };
     }
     let io_kind = causes.iter().find_map(|c| match c {

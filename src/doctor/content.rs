@@ -271,7 +271,7 @@ pub(super) fn headers(cx: &Context<'_>, checks: &mut Checks) {
 /// The PSD2 roles of which the certificate needs one for `group` (the sandbox's rules: AIS
 /// needs `PSP_AI`, payments and baskets `PSP_PI`, PSU registration `PSP_PI`, agreements
 /// either); empty when none is needed.
-fn roles_needed(group: Group, id: &str) -> &'static [Psd2Role] {
+pub(super) fn roles_needed(group: Group, id: &str) -> &'static [Psd2Role] {
     match (group, id) {
         (Group::Ais, _) => &[Psd2Role::PspAi],
         (Group::Pis | Group::Baskets, _) => &[Psd2Role::PspPi],

@@ -29,6 +29,7 @@ mod content;
 pub mod input;
 pub mod report;
 mod signature;
+pub mod tls;
 
 use std::time::SystemTime;
 
@@ -292,6 +293,18 @@ fn shifted(t: SystemTime, secs: i64) -> SystemTime {
 
 /// Checks `request` as the bank would, in the bank's order, and names the first failure.
 pub fn diagnose(request: &RecordedRequest, options: &Options) -> Diagnosis {
+    diagnose_with_qwac(request, options, None)
+}
+
+/// [`diagnose`] for a request sent with the client certificate `qwac` (a profile's
+/// `client_certificate`): the TLS checks of [`tls`] come first (the bank's TLS layer makes
+/// them before any signature check): validity at the request's date, PSD2 role, the same
+/// organizationIdentifier as the QSealC, key and certificate a pair.
+pub fn diagnose_with_qwac(
+    request: &RecordedRequest,
+    options: &Options,
+    qwac: Option<&tls::Qwac>,
+) -> Diagnosis {
     let (sent_at, sent_at_source) = match (options.sent_at, request.sent_at) {
         (Some(t), _) => (t, SentAtSource::Option),
         (None, Some(t)) => (t, SentAtSource::Recorded),
@@ -311,6 +324,9 @@ pub fn diagnose(request: &RecordedRequest, options: &Options) -> Diagnosis {
         clock_offset,
     };
     let mut checks = Checks::default();
+    if let Some(q) = qwac {
+        tls::checks(&cx, q, &mut checks);
+    }
     content::operation(&cx, &mut checks);
     // The verifier (Authentication 2-9), in its order.
     let certificate = signature::certificate(&cx, &mut checks);

@@ -90,6 +90,11 @@ pub(crate) const FIELDS: &[FieldSpec] = &[
     f("client_key", "Client key", "private key of the QWAC (PEM)"),
     f("tls_min_version", "Min TLS version", "1.2 (default) or 1.3"),
     f(
+        "sandbox_tls",
+        "Sandbox over TLS",
+        "yes / no: embedded sandbox over HTTPS with the sandbox CA and a QWAC",
+    ),
+    f(
         "verify_response_signatures",
         "Verify responses",
         "yes / no: check the Signature of signed responses (rule 10)",
@@ -156,6 +161,7 @@ impl Default for ProfileDraft {
         d.set("x_accept_fix", "amount-as-string");
         d.set("sign_request_target", "no");
         d.set("verify_response_signatures", "no");
+        d.set("sandbox_tls", "no");
         d
     }
 }
@@ -209,6 +215,7 @@ impl ProfileDraft {
             "verify_response_signatures",
             &yes_no(p.verify_response_signatures),
         );
+        d.set("sandbox_tls", &yes_no(p.sandbox_tls));
         d.set("aspsp_certificate", &path_text(&p.aspsp_certificate));
         let text = |v: Option<String>| v.unwrap_or_default();
         d.set("sandbox_port", &text(p.sandbox_port.map(|n| n.to_string())));
@@ -389,6 +396,7 @@ impl ProfileDraft {
         let tpp_redirect_preferred = flag("tpp_redirect_preferred");
         let sign_request_target = flag("sign_request_target").unwrap_or(false);
         let verify_response_signatures = flag("verify_response_signatures").unwrap_or(false);
+        let sandbox_tls = flag("sandbox_tls").unwrap_or(false);
         let tls_min_version = match self.get("tls_min_version").trim() {
             "" => None,
             "1.2" => Some(TlsMinVersion::Tls12),
@@ -453,6 +461,7 @@ impl ProfileDraft {
             verify_response_signatures,
             aspsp_certificate,
             psu_id: opt("psu_id"),
+            sandbox_tls,
             source: None,
         })
     }
@@ -506,6 +515,7 @@ impl Profile {
             verify_response_signatures: false,
             aspsp_certificate: None,
             psu_id: None,
+            sandbox_tls: false,
             source: None,
         }
     }

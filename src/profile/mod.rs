@@ -178,6 +178,17 @@ pub struct Profile {
     /// carry their certificate in a header.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aspsp_certificate: Option<PathBuf>,
+    /// `target = "embedded"` only: run the embedded sandbox over HTTPS (issue 21): its
+    /// server certificate is issued by the data directory's sandbox CA
+    /// (`<data>/sandbox-ca.pem`, `psd2-console cert ca`), which the console then trusts, and
+    /// it asks for a client certificate (optional, so a browser without one still reaches
+    /// the SCA pages); the console presents the profile's `client_certificate` or, without
+    /// one, a QWAC issued by the sandbox CA for the same organisation as the signing
+    /// certificate (`<data>/certs/<slug>-qwac.pem`). Default `false`: plain HTTP on
+    /// loopback, so a first-time user's browser shows the SCA pages without a certificate
+    /// warning (a deviation from Authentication 1, docs/sandbox.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sandbox_tls: bool,
     /// The file the profile was read from (`None` for built-in ones).
     #[serde(skip)]
     pub source: Option<PathBuf>,

@@ -990,6 +990,7 @@ pub fn view_of(title: &str, sent: crate::client::sender::Sent) -> Box<ResponseVi
         sent.exchange,
     ));
     view.signature = sent.signature;
+    view.set_tls(sent.tls.as_ref());
     view.history_error = history_error;
     view
 }

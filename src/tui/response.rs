@@ -254,6 +254,9 @@ pub struct ResponseView {
     /// found; empty when it conforms. Shown as a badge in the head line and, when not
     /// empty, one line per finding between the headers and the body.
     pub lint: Vec<crate::lint::Finding>,
+    /// The TLS section (issue 21): [`crate::client::tls_session::TlsSession::lines`] of an
+    /// HTTPS exchange, shown after the headers and lint findings; empty over plain HTTP.
+    pub tls: Vec<String>,
     pub(crate) body: Body,
     pub(crate) filter: Option<Box<Filtered>>,
     pub(crate) search: Option<Box<Search>>,
@@ -486,6 +489,7 @@ impl ResponseView {
             history_error: None,
             signature: None,
             lint: lint_of(request, exchange, body),
+            tls: Vec::new(),
             body: Body::new(text),
             filter: None,
             search: None,
@@ -516,14 +520,21 @@ impl ResponseView {
         self.search.as_deref()
     }
 
-    /// Number of scrollable lines: headers, lint findings, a blank line, the shown body.
+    /// Shows the TLS session of the exchange as its own section (`None`: plain HTTP).
+    pub fn set_tls(&mut self, tls: Option<&crate::client::tls_session::TlsSession>) {
+        self.tls = tls.map(|t| t.lines()).unwrap_or_default();
+    }
+
+    /// Number of scrollable lines: headers, lint findings, the TLS section, a blank line,
+    /// the shown body.
     pub fn total_lines(&self) -> usize {
         self.head_lines() + 1 + self.shown_body().len().max(1)
     }
 
-    /// Lines before the blank line and the body: the headers, then one per lint finding.
+    /// Lines before the blank line and the body: the headers, one per lint finding, then
+    /// the TLS section.
     pub fn head_lines(&self) -> usize {
-        self.headers.len() + self.lint.len()
+        self.headers.len() + self.lint.len() + self.tls.len()
     }
 
     /// The lint badge of the head line: `lint ✔` (conforms), `lint ✘ N` (N errors) or
@@ -657,6 +668,18 @@ pub fn view_line(
         return Line::from(cut_segments(segs, hscroll, w));
     }
     let nh = v.head_lines();
+    let linted = headers + v.lint.len();
+    if i >= linted && i < nh {
+        let text = &v.tls[i - linted];
+        let segs = match text.split_once(": ") {
+            Some((k, rest)) => vec![
+                (t.header_name, format!("{k}: ")),
+                (t.base, rest.to_string()),
+            ],
+            _ => vec![(t.base, text.clone())],
+        };
+        return Line::from(cut_segments(segs, hscroll, w));
+    }
     if i < nh {
         let f = &v.lint[i - headers];
         let (mark, style) = match f.severity {

@@ -1233,3 +1233,168 @@ fn a_moved_sandbox_clock_is_judged_at_the_sandbox_time_in_history_har_and_case()
     let j = json_of(&out);
     assert_eq!(j["clock_offset_secs"], ADVANCE, "{out}");
 }
+
+/// A QWAC as files in `dir`: a certificate generated with `spec` (organizationIdentifier,
+/// PSD2 roles, validity) and its key; returns (certificate path, key path).
+fn qwac_files(
+    dir: &std::path::Path,
+    name: &str,
+    spec: &TppCertSpec,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let set = generate_set(spec).unwrap();
+    let cert = dir.join(format!("{name}.pem"));
+    let key = dir.join(format!("{name}.key"));
+    std::fs::write(&cert, &set.tpp_cert_pem).unwrap();
+    std::fs::write(&key, &set.tpp_key_pem).unwrap();
+    (cert, key)
+}
+
+fn diagnose_qwac(r: &RecordedRequest, qwac: &doctor::tls::Qwac, at: SystemTime) -> Diagnosis {
+    doctor::diagnose_with_qwac(
+        r,
+        &Options {
+            sent_at: Some(at),
+            now: at,
+        },
+        Some(qwac),
+    )
+}
+
+/// Issue 21: a request sent with a QWAC of the same TPP as its QSealC, valid, with the
+/// operation's role and its own key, passes the doctor's TLS checks (they come first, as
+/// the bank's TLS layer checks before any signature).
+#[test]
+fn a_recorded_qwac_passes_the_tls_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = qwac_files(dir.path(), "qwac", &TppCertSpec::default());
+    let qwac = doctor::tls::Qwac::load(&cert, Some(&key), "test").unwrap();
+    let d = diagnose_qwac(&Draft::accounts().signed(), &qwac, t0());
+    assert_eq!(
+        failing(&d),
+        Vec::<&str>::new(),
+        "{}",
+        doctor::report::text(&d)
+    );
+    let ids: Vec<&str> = d.checks.iter().take(4).map(|c| c.id).collect();
+    assert_eq!(
+        ids,
+        [
+            "tls.qwac.validity",
+            "tls.qwac.role",
+            "tls.qwac.organisation",
+            "tls.qwac.key"
+        ]
+    );
+    for id in ids {
+        assert_eq!(d.check(id).unwrap().status, Status::Pass, "{id}");
+    }
+    assert!(
+        d.check("tls.qwac.organisation")
+            .unwrap()
+            .message
+            .contains("the same organizationIdentifier PSDNO-FSA-TEST01"),
+        "{}",
+        doctor::report::text(&d)
+    );
+    // Without a QWAC the doctor makes no TLS check.
+    assert!(
+        diagnose(&Draft::accounts().signed())
+            .check("tls.qwac.role")
+            .is_none()
+    );
+}
+
+/// Issue 21: a QWAC of another organisation than the QSealC is named as the cause.
+#[test]
+fn a_qwac_of_another_organisation_than_the_qsealc_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = TppCertSpec {
+        organisation_id: "PSDNO-FSA-OTHER9".into(),
+        ..TppCertSpec::default()
+    };
+    let (cert, key) = qwac_files(dir.path(), "other", &spec);
+    let qwac = doctor::tls::Qwac::load(&cert, Some(&key), "test").unwrap();
+    let d = diagnose_qwac(&Draft::accounts().signed(), &qwac, t0());
+    assert_fault(
+        &d,
+        "tls.qwac.organisation",
+        "the QWAC names organizationIdentifier PSDNO-FSA-OTHER9, the QSealC PSDNO-FSA-TEST01",
+    );
+}
+
+/// Issue 21: a QWAC without the operation's PSD2 role fails.
+#[test]
+fn a_qwac_without_the_operations_role_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = TppCertSpec {
+        roles: vec![Psd2Role::PspPi],
+        ..TppCertSpec::default()
+    };
+    let (cert, key) = qwac_files(dir.path(), "pisp", &spec);
+    let qwac = doctor::tls::Qwac::load(&cert, Some(&key), "test").unwrap();
+    let d = diagnose_qwac(&Draft::accounts().signed(), &qwac, t0());
+    assert_fault(
+        &d,
+        "tls.qwac.role",
+        "accounts.list needs the PSD2 role PSP_AI in the QWAC; it has PSP_PI",
+    );
+}
+
+/// Issue 21: a QWAC expired at the request's date is the first cause (the handshake comes
+/// before the Date check, which fails too at that date).
+#[test]
+fn a_qwac_expired_at_the_request_date_is_the_first_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = TppCertSpec {
+        days: 1,
+        ..TppCertSpec::default()
+    };
+    let (cert, key) = qwac_files(dir.path(), "short", &spec);
+    let qwac = doctor::tls::Qwac::load(&cert, Some(&key), "test").unwrap();
+    let later = t0() + Duration::from_secs(10 * 86_400);
+    let d = diagnose_qwac(&Draft::accounts().signed(), &qwac, later);
+    let check = d.check("tls.qwac.validity").unwrap();
+    assert_eq!(check.status, Status::Fail);
+    assert!(
+        check.message.contains("had expired at"),
+        "{}",
+        check.message
+    );
+    assert!(check.message.contains("valid "), "{}", check.message);
+    assert_eq!(d.verdict.cause, Some("tls.qwac.validity"));
+    // At the request's own date it is valid.
+    let d = diagnose_qwac(&Draft::accounts().signed(), &qwac, t0());
+    assert_eq!(d.check("tls.qwac.validity").unwrap().status, Status::Pass);
+}
+
+/// Issue 21: a key file that is not the QWAC's key fails; the command line takes
+/// `--qwac` and `--qwac-key`.
+#[test]
+fn a_qwac_key_of_another_certificate_fails_also_on_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, _) = qwac_files(dir.path(), "qwac", &TppCertSpec::default());
+    let (_, other_key) = qwac_files(dir.path(), "other", &TppCertSpec::default());
+    let qwac = doctor::tls::Qwac::load(&cert, Some(&other_key), "test").unwrap();
+    let d = diagnose_qwac(&Draft::accounts().signed(), &qwac, t0());
+    assert_fault(&d, "tls.qwac.key", "is not the key of the certificate");
+
+    let file = dir.path().join("request.http");
+    std::fs::write(&file, raw(&Draft::accounts().signed())).unwrap();
+    let sent_at = rfc3339(t0());
+    let (code, out, err) = cli::run(
+        dir.path(),
+        &[
+            "doctor",
+            file.to_str().unwrap(),
+            "--sent-at",
+            &sent_at,
+            "--qwac",
+            cert.to_str().unwrap(),
+            "--qwac-key",
+            other_key.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("✘ tls.qwac.key"), "{out}");
+    assert!(out.contains("✔ tls.qwac.organisation"), "{out}");
+}

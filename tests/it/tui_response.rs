@@ -521,3 +521,67 @@ fn lint_badge_and_findings_of_the_answer() {
     assert!(text.contains("\"balanceAmount\" is a r"), "{text}");
     insta::assert_snapshot!("response_lint_findings", text);
 }
+
+/// Issue 21: the TLS session of an HTTPS answer is its own section of the response pane,
+/// after the headers and lint findings: version, cipher suite (and where it comes from),
+/// the server's chain (subject, issuer, validity, SAN), the client certificate asked for
+/// (the CAs named) and the one sent (subject, serial).
+#[test]
+fn the_tls_session_is_a_section_of_the_response_pane() {
+    use psd2_console::client::tls_session::{CertSummary, ClientAuth, SentCertificate, TlsSession};
+    let conforming = json!({"accounts": []});
+    let mut app = App::new(status_of("default"));
+    let req = unsigned_request("accounts.list", "GET", "/v1/accounts");
+    app.begin_send(req.clone());
+    let mut v = ResponseView::from_exchange("List accounts", &req, &exchange(200, &conforming));
+    v.set_tls(Some(&TlsSession {
+        version: "TLS 1.3".into(),
+        cipher_suite: Some("TLS13_AES_256_GCM_SHA384".into()),
+        cipher_note: "from a second handshake with the same settings".into(),
+        server_chain: vec![
+            CertSummary {
+                subject: "CN=api.bank.example".into(),
+                issuer: "CN=Bank Issuing CA".into(),
+                serial: "0a1b".into(),
+                not_before: 1_767_225_600,
+                not_after: 1_798_761_600,
+                san: vec!["DNS:api.bank.example".into(), "IP:127.0.0.1".into()],
+            },
+            CertSummary {
+                subject: "CN=Bank Issuing CA".into(),
+                issuer: "CN=Bank Root CA".into(),
+                serial: "02".into(),
+                not_before: 1_735_689_600,
+                not_after: 2_051_222_400,
+                san: Vec::new(),
+            },
+        ],
+        client_auth: ClientAuth {
+            asked: true,
+            acceptable_cas: vec!["CN=Sandbox QWAC CA".into()],
+            sent: Some(SentCertificate {
+                subject: "CN=Test TPP,O=Test TPP AS".into(),
+                serial: "5f3c".into(),
+            }),
+        },
+    }));
+    app.finish_send(Ok(v));
+    if app.sca_prompt().is_some() {
+        app.keys("Esc");
+    }
+    app.focus_on(Focus::Response);
+    let text = pane_text(&app);
+    crate::common::assert_contains_all(
+        &text,
+        &[
+            "TLS: TLS 1.3",
+            "cipher suite: TLS13_AES_256_GCM_SHA384 (from a second handshake",
+            "server certificate [0]: CN=api.bank.example",
+            "SAN: DNS:api.bank.example, IP:127.0.0.1",
+            "chain [1]: CN=Bank Issuing CA",
+            "client certificate: asked for (CAs named: CN=Sandbox QWAC CA)",
+            "sent: CN=Test TPP,O=Test TPP AS (serial 5f3c)",
+        ],
+    );
+    insta::assert_snapshot!("response_tls_section", text);
+}
