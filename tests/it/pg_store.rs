@@ -3,6 +3,33 @@
 
 use crate::common::pg::PgCluster;
 
+/// `on_postgres!(module: test, ..)`: a module `pg_store::module` whose tests run the SQLite
+/// tests `crate::module::test` with their sandbox's state in a new PostgreSQL database of the
+/// shared test cluster ([`crate::common::sandbox::on_postgres`]).
+macro_rules! on_postgres {
+    ($module:ident: $($test:ident),+ $(,)?) => {
+        mod $module {
+            $(
+                #[test]
+                fn $test() {
+                    crate::common::sandbox::on_postgres(crate::$module::$test);
+                }
+            )+
+        }
+    };
+}
+
+// The representative set of issue 21: consent + SCA + accounts, payments, baskets, faults,
+// tenancy, management and the state's initialization.
+on_postgres!(sandbox_flow: main_flow_sca_then_accounts_balances_transactions, corporate_context_uses_the_agreement, same_sca_twice_gives_the_same_psu_id_and_preselects_the_consent, authorisations_and_consents_expire_with_the_sandbox_clock);
+on_postgres!(sandbox_ais: accounts_have_short_names_iso_cash_account_types_and_balances_in_their_currency, booked_transaction_ids_are_stable_across_calls_and_clock_advances, card_accounts_outside_the_consent_need_sca, bank_offered_consents_answers_201_with_an_sca_redirect);
+on_postgres!(sandbox_payments: initiation_answers_201_rcvd_with_absolute_sca_redirect_self_and_status_links, logical_duplicate_is_rejected_unless_allow_logical_duplicate_is_true, malformed_bodies_get_berlin_group_errors_never_500, x_psu_identity_creates_the_psu_id_sca_gives_and_is_idempotent);
+on_postgres!(sandbox_baskets: a_basket_answers_201_rcvd_with_sca_redirect_and_links_with_verbs, the_basket_sca_authorises_every_payment_in_it, rejecting_the_basket_sca_rejects_its_payments, the_basket_status_is_the_worst_case_over_its_payments);
+on_postgres!(faults: injected_503_answers_twice_is_marked_in_the_event_stream_then_normal_answers_resume, payment_override_rejects_the_next_payment_only, payment_overrides_insufficient_funds_and_hold_past_a_batch_run, sca_fail_outcome_fails_the_payment_sca_with_the_given_code, rules_are_listed_deleted_one_by_one_and_never_answer_their_own_routes);
+on_postgres!(tenancy: clock_faults_reset_and_customers_are_each_tpps_own, a_second_tpp_cannot_reach_another_tpps_sca_page, another_tpps_created_customer_is_neither_listed_nor_accepted_at_my_sca_login);
+on_postgres!(sandbox_manage: created_customer_gets_default_accounts_like_the_seed_and_is_listed, deleting_a_customer_drops_its_accounts_and_consents, created_transactions_are_listed_booked_or_pending_with_stable_ids, balance_update_sets_what_the_balance_endpoint_returns, agreement_grants_a_private_customer_the_corporate_context);
+on_postgres!(sandbox_state: a_new_database_is_seeded_with_the_known_state, initialize_resets_every_table_to_the_known_state, concurrent_customer_creations_neither_lose_nor_duplicate_rows, the_state_is_paginated_with_totals_and_next_links_per_list);
+
 /// The harness starts a private cluster (as `nobody` when run as root) and hands out empty
 /// databases reachable over loopback TCP; skipped where PostgreSQL is absent (never in CI).
 #[test]
@@ -15,5 +42,115 @@ fn the_harness_starts_a_private_cluster_and_hands_out_databases() {
     assert_ne!(a, b);
     assert!(a.starts_with("postgres://psd2@127.0.0.1:"), "{a}");
     let tcp = std::net::TcpStream::connect(("127.0.0.1", cluster.port));
-    assert!(tcp.is_ok(), "the cluster listens on 127.0.0.1:{}", cluster.port);
+    assert!(
+        tcp.is_ok(),
+        "the cluster listens on 127.0.0.1:{}",
+        cluster.port
+    );
+}
+
+/// `psd2-console sandbox serve --db postgres://…` (the real binary) keeps its state in
+/// PostgreSQL and serves a consent (SCA, then the accounts) and a payment (SCA, then its
+/// status); `/ready` names the database; the state is still there after a restart.
+#[tokio::test(flavor = "multi_thread")]
+async fn sandbox_serve_on_postgres_serves_a_consent_and_a_payment() {
+    use crate::common::cli::{BIN, Server, free_port, wait_listening};
+    use crate::common::payments::{DOMESTIC, KARI};
+    use crate::common::sandbox::TestSandbox;
+    use crate::common::sca::{callback_of, complete_sca, sca_decide, success};
+    use psd2_console::xs2a::redirect::ScaCallback;
+    use std::process::{Command, Stdio};
+    use std::sync::{Arc, Mutex};
+
+    let Some(cluster) = PgCluster::get() else {
+        return;
+    };
+    let url = cluster.database();
+    let serve = |port: u16| {
+        let child = Command::new(BIN)
+            .env("PSD2_CONSOLE_FREE_PORTS", "1")
+            .args(["sandbox", "serve", "--db", &url, "--addr"])
+            .arg(format!("127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let server = Server(child);
+        wait_listening(port, std::time::Duration::from_secs(60));
+        server
+    };
+    let port = free_port();
+    let server = tokio::task::spawn_blocking(move || serve(port))
+        .await
+        .unwrap();
+    let sb = TestSandbox {
+        handle: None,
+        base: format!("http://127.0.0.1:{port}"),
+        clock: psd2_console::sandbox::Clock::system(),
+        http: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap(),
+        violations: Arc::new(Mutex::new(Vec::new())),
+        seen: Arc::new(Mutex::new(0)),
+    };
+
+    let ready: serde_json::Value = reqwest::get(format!("{}/ready", sb.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(ready["status"], "READY", "{ready}");
+    assert_eq!(ready["database"], "postgresql", "{ready}");
+
+    // A consent: 401 with an scaRedirect, the SCA as Kari, then the accounts.
+    let r = sb
+        .get_with("/v1/accounts", &[("TPP-Session-ID", "pg-session")])
+        .await;
+    r.assert_error(401, "CONSENT_INVALID");
+    let ok = success(&complete_sca(r.sca_redirect().unwrap(), KARI).await);
+    let accounts = sb
+        .get_with(
+            "/v1/accounts",
+            &[
+                ("PSU-ID", &ok.psu_id),
+                ("TPP-Session-ID", &ok.tpp_session_id),
+            ],
+        )
+        .await;
+    accounts.assert_status(200);
+    assert!(!accounts.json["accounts"].as_array().unwrap().is_empty());
+
+    // A payment: 201 RCVD, the SCA approved, then a status past RCVD.
+    let (id, sca) = crate::common::payments::kari_pays(&sb, DOMESTIC, "12.00", "PG").await;
+    let ScaCallback::Success(_) = callback_of(&sca_decide(&sca, KARI, "Approve").await) else {
+        panic!("the payment SCA did not succeed");
+    };
+    let status = sb
+        .get_ok(&format!("/v1/payments/{DOMESTIC}/{id}/status"))
+        .await;
+    assert_ne!(status.json["transactionStatus"], "RCVD", "{}", status.text);
+    drop(sb);
+    drop(server);
+
+    // The state is PostgreSQL's: a new process serves the same payment.
+    let port = free_port();
+    let _server = tokio::task::spawn_blocking(move || serve(port))
+        .await
+        .unwrap();
+    let sb = TestSandbox {
+        handle: None,
+        base: format!("http://127.0.0.1:{port}"),
+        clock: psd2_console::sandbox::Clock::system(),
+        http: reqwest::Client::new(),
+        violations: Arc::new(Mutex::new(Vec::new())),
+        seen: Arc::new(Mutex::new(0)),
+    };
+    let again = sb.get_ok(&format!("/v1/payments/{DOMESTIC}/{id}")).await;
+    assert_eq!(
+        again.json["instructedAmount"]["amount"], "12.00",
+        "{}",
+        again.text
+    );
 }

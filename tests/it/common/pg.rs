@@ -177,8 +177,8 @@ impl PgCluster {
                 return cluster;
             }
         }
-        let log = std::fs::read_to_string(cluster.dir.path().join("server.log"))
-            .unwrap_or_default();
+        let log =
+            std::fs::read_to_string(cluster.dir.path().join("server.log")).unwrap_or_default();
         panic!("the test PostgreSQL cluster did not start:\n{log}");
     }
 
