@@ -138,7 +138,7 @@ async fn state_survives_a_restart_on_a_file_database() {
 }
 
 #[tokio::test]
-pub(crate) async fn initialize_resets_every_table_to_the_known_state() {
+async fn initialize_resets_every_table_to_the_known_state() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("sandbox.sqlite3");
     // Another module's table, with a row, in the same database.

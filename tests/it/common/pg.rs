@@ -223,6 +223,11 @@ impl PgCluster {
         );
     }
 
+    /// How many databases [`PgCluster::database`] handed out so far.
+    pub fn databases_handed_out(&self) -> u32 {
+        self.next_db.load(Ordering::Relaxed)
+    }
+
     /// The directory of the cluster's unix socket.
     pub fn socket_dir(&self) -> &Path {
         self.dir.path()

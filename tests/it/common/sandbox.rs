@@ -247,6 +247,8 @@ thread_local! {
     /// of every [`TestSandbox`] started on this thread.
     static POSTGRES: std::cell::RefCell<Option<Arc<super::pg::PgCluster>>> =
         const { std::cell::RefCell::new(None) };
+    /// How many PostgreSQL databases [`test_storage`] handed out on this thread.
+    static POSTGRES_STATES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 /// Runs the SQLite test `test` (a `#[tokio::test]`, whose runtime polls it on this thread)
@@ -257,6 +259,7 @@ pub fn on_postgres(test: fn()) {
     let Some(cluster) = super::pg::PgCluster::get() else {
         return;
     };
+    let before = POSTGRES_STATES.get();
     POSTGRES.with(|p| *p.borrow_mut() = Some(cluster));
     struct Reset;
     impl Drop for Reset {
@@ -266,6 +269,10 @@ pub fn on_postgres(test: fn()) {
     }
     let _reset = Reset;
     test();
+    assert!(
+        POSTGRES_STATES.get() > before,
+        "the test started no sandbox on PostgreSQL (its state stayed in SQLite)"
+    );
 }
 
 /// The storage of a test sandbox: a new PostgreSQL database under [`on_postgres`], else
@@ -273,7 +280,10 @@ pub fn on_postgres(test: fn()) {
 pub fn test_storage(storage: Storage) -> Storage {
     match storage {
         Storage::InMemory => POSTGRES.with(|p| match &*p.borrow() {
-            Some(cluster) => Storage::Postgres(cluster.database()),
+            Some(cluster) => {
+                POSTGRES_STATES.set(POSTGRES_STATES.get() + 1);
+                Storage::Postgres(cluster.database())
+            }
             None => Storage::InMemory,
         }),
         other => other,
