@@ -155,3 +155,133 @@ async fn sandbox_serve_on_postgres_serves_a_consent_and_a_payment() {
         again.text
     );
 }
+
+/// `sandbox serve --db URL` on a free port (the real binary), once it listens; with its base
+/// URL.
+fn serve_on(url: &str) -> (crate::common::cli::Server, String) {
+    use crate::common::cli::{BIN, Server, free_port, wait_listening};
+    let port = free_port();
+    let child = std::process::Command::new(BIN)
+        .env("PSD2_CONSOLE_FREE_PORTS", "1")
+        .args(["sandbox", "serve", "--db", url, "--addr"])
+        .arg(format!("127.0.0.1:{port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = Server(child);
+    wait_listening(port, std::time::Duration::from_secs(60));
+    (server, format!("http://127.0.0.1:{port}"))
+}
+
+/// A signing client of the sandbox at `base` (not started by the test).
+fn client_of(base: &str) -> crate::common::sandbox::TestSandbox {
+    use std::sync::{Arc, Mutex};
+    crate::common::sandbox::TestSandbox {
+        handle: None,
+        base: base.to_string(),
+        clock: psd2_console::sandbox::Clock::system(),
+        http: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap(),
+        violations: Arc::new(Mutex::new(Vec::new())),
+        seen: Arc::new(Mutex::new(0)),
+    }
+}
+
+/// Two `sandbox serve` processes on one PostgreSQL database (issue 21, first multi-instance
+/// step): a consent whose SCA ran on A is read through B; a payment created through A is
+/// authorised with its login page on B and its decision posted to A (the browser binding
+/// and the step tokens hold across instances), and its status read through B.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_instances_on_one_database_share_consents_payments_and_sca_pages() {
+    use crate::common::browser;
+    use crate::common::payments::{DOMESTIC, KARI, kari_pays};
+    use crate::common::sca::{callback_of, complete_sca, form_on, sca_login, success};
+    use psd2_console::xs2a::redirect::ScaCallback;
+
+    let Some(cluster) = PgCluster::get() else {
+        return;
+    };
+    let url = cluster.database();
+    // The first instance migrates and seeds; the second finds it done.
+    let (a_server, a_base) = {
+        let url = url.clone();
+        tokio::task::spawn_blocking(move || serve_on(&url))
+            .await
+            .unwrap()
+    };
+    let (b_server, b_base) = {
+        let url = url.clone();
+        tokio::task::spawn_blocking(move || serve_on(&url))
+            .await
+            .unwrap()
+    };
+    let (a, b) = (client_of(&a_base), client_of(&b_base));
+    for base in [&a_base, &b_base] {
+        let ready: serde_json::Value = reqwest::get(format!("{base}/ready"))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(ready["database"], "postgresql", "{ready}");
+    }
+
+    // A consent: the SCA on A, the accounts through B.
+    let r = a
+        .get_with("/v1/accounts", &[("TPP-Session-ID", "two-instances")])
+        .await;
+    r.assert_error(401, "CONSENT_INVALID");
+    let ok = success(&complete_sca(r.sca_redirect().unwrap(), KARI).await);
+    let psu = [
+        ("PSU-ID", ok.psu_id.as_str()),
+        ("TPP-Session-ID", ok.tpp_session_id.as_str()),
+    ];
+    let via_b = b.get_with("/v1/accounts", &psu).await;
+    via_b.assert_status(200);
+    let via_a = a.get_with("/v1/accounts", &psu).await;
+    assert_eq!(via_a.json, via_b.json, "both instances read one state");
+
+    // A payment through A; its SCA login on B, the decision posted to A.
+    let (id, sca) = kari_pays(&a, DOMESTIC, "7.00", "two instances").await;
+    let on_b = sca.replacen(&a_base, &b_base, 1);
+    assert_ne!(on_b, sca);
+    let mut decision = form_on(sca_login(&on_b, KARI).await, "/decision").await;
+    assert!(decision.action.starts_with(&b_base), "{}", decision.action);
+    decision.action = decision.action.replacen(&b_base, &a_base, 1);
+    let done = decision.submit(&browser(), "Approve").await;
+    let ScaCallback::Success(_) = callback_of(&done) else {
+        panic!("the payment SCA across instances did not succeed");
+    };
+    let status = b
+        .get_ok(&format!("/v1/payments/{DOMESTIC}/{id}/status"))
+        .await;
+    assert_ne!(status.json["transactionStatus"], "RCVD", "{}", status.text);
+    drop((a_server, b_server));
+}
+
+/// `sandbox serve --db postgres://user:password@…` that cannot reach its database ends with
+/// an error naming the database without the password (needs no PostgreSQL: nothing listens
+/// on the port).
+#[test]
+fn an_unreachable_postgres_url_fails_without_showing_its_password() {
+    let port = crate::common::cli::free_port();
+    let out = std::process::Command::new(crate::common::cli::BIN)
+        .env("PSD2_CONSOLE_FREE_PORTS", "1")
+        .args(["sandbox", "serve", "--addr", "127.0.0.1:0", "--db"])
+        .arg(format!(
+            "postgres://sandbox:hunter2-secret@127.0.0.1:{port}/state"
+        ))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!text.contains("hunter2-secret"), "{text}");
+    assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
+}

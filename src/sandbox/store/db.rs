@@ -317,9 +317,20 @@ impl Db {
         Ok(guard)
     }
 
-    /// The data version: changes after every committed write.
+    /// The data version: changes after every committed write. On PostgreSQL other instances
+    /// write to the same database without this instance knowing, so every call answers a new
+    /// version: the caches keyed on it (remembered access decisions, serialized pages) never
+    /// answer there, and every read sees the database as it is (a shared version counter is
+    /// the next step of issue 21).
     pub fn version(&self) -> u64 {
-        self.version.load(std::sync::atomic::Ordering::Acquire)
+        match self.backing {
+            Backing::Sqlite(_) => self.version.load(std::sync::atomic::Ordering::Acquire),
+            Backing::Postgres { .. } => {
+                self.version
+                    .fetch_add(1, std::sync::atomic::Ordering::AcqRel)
+                    + 1
+            }
+        }
     }
 
     /// Runs `f` on the connection (reads; on PostgreSQL each statement in its own
