@@ -333,8 +333,8 @@ impl Db {
         }
     }
 
-    /// Runs `f` on the connection (reads; on PostgreSQL each statement in its own
-    /// transaction).
+    /// Runs `f` on the connection (reads; on PostgreSQL in one read-only `REPEATABLE READ`
+    /// transaction, so its statements see one snapshot).
     ///
     /// Errors: the database fails ([`StoreError`]).
     pub fn read<T>(&self, f: impl FnOnce(&Conn<'_>) -> sql::Result<T>) -> Result<T, StoreError> {
@@ -355,7 +355,17 @@ impl Db {
                 let s = guard
                     .as_ref()
                     .ok_or_else(|| sql::Error::Other("no PostgreSQL connection".into()))?;
-                f(&Conn::postgres(s))
+                // One snapshot for all of `f`'s statements, as SQLite's single connection
+                // gives: another instance's commit lands before or after, never between.
+                s.batch("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")?;
+                let mut tx = PgTx {
+                    session: s,
+                    done: false,
+                };
+                let out = f(&Conn::postgres(s))?;
+                s.batch("COMMIT")?;
+                tx.done = true;
+                Ok(out)
             }
         }
     }
