@@ -894,7 +894,8 @@ impl ToSql for Value {
 /// `INTEGER` → `BIGINT`, `… PRIMARY KEY AUTOINCREMENT` → an identity column, `BLOB` →
 /// `BYTEA`, foreign keys `DEFERRABLE`, `PRAGMA defer_foreign_keys = ON` →
 /// `SET CONSTRAINTS ALL DEFERRED`, `WITHOUT ROWID` dropped, every created table given a
-/// `rowid` identity column ([`with_rowid`]). Text in quotes is left alone.
+/// `rowid` identity column ([`with_rowid`]). Text in quotes is left alone; `--` comments are
+/// dropped.
 pub fn to_postgres(sql: &str) -> String {
     // Words and placeholders, outside quotes.
     let mut out = String::with_capacity(sql.len() + 16);
@@ -908,6 +909,16 @@ pub fn to_postgres(sql: &str) -> String {
                 for d in chars.by_ref() {
                     out.push(d);
                     if d == c {
+                        break;
+                    }
+                }
+            }
+            // A `--` comment is dropped (its words are not SQL: an apostrophe or `?` there
+            // is no quote or placeholder).
+            '-' if chars.peek() == Some(&'-') => {
+                for d in chars.by_ref() {
+                    if d == '\n' {
+                        out.push('\n');
                         break;
                     }
                 }
@@ -1065,6 +1076,10 @@ mod tests {
             "SELECT a FROM t WHERE b = $1 AND c = $2 AND d = '?x'"
         );
         assert_eq!(to_postgres("VALUES (?, ?)"), "VALUES ($1, $2)");
+        assert_eq!(
+            to_postgres("-- the TPP's own? CREATE TABLE x (\nSELECT ?1 - 1"),
+            "\nSELECT $1 - 1"
+        );
         assert_eq!(
             to_postgres("INSERT OR IGNORE INTO t (a) VALUES (?1)"),
             "INSERT INTO t (a) VALUES ($1) ON CONFLICT DO NOTHING"
