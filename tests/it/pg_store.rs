@@ -282,3 +282,21 @@ fn an_unreachable_postgres_url_fails_without_showing_its_password() {
     assert!(!text.contains("hunter2-secret"), "{text}");
     assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
 }
+
+/// On PostgreSQL there is no state file: `GET /v1/sandbox/snapshot` answers 503
+/// `SERVICE_BLOCKED` naming `pg_dump` (the SQLite answer is `case::` and `tenancy::`'s).
+#[test]
+fn the_snapshot_on_postgres_answers_503_naming_pg_dump() {
+    crate::common::sandbox::on_postgres(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async {
+                let sb = crate::common::sandbox::TestSandbox::start().await;
+                let r = sb.get("/v1/sandbox/snapshot").await;
+                r.assert_error(503, "SERVICE_BLOCKED");
+                assert!(r.text.contains("pg_dump"), "{}", r.text);
+            });
+    });
+}
