@@ -159,7 +159,8 @@ fn fill(db: &Db) {
         .unwrap()
         .as_secs() as i64;
     let today = chrono::Utc::now().date_naive();
-    db.write_raw(|tx| {
+    db.write_raw(|conn| {
+        let tx = conn.as_sqlite().expect("the bench fills a SQLite state");
         let mut consent = tx.prepare(
             "INSERT INTO consents (tpp, psu_id, agreement, customer, granted_at, tpp_session_id) \
              VALUES (?1, ?2, '', ?3, ?4, ?5)",
@@ -196,7 +197,7 @@ fn fill(db: &Db) {
                 session,
                 now_nanos
             ])?;
-            store::access::insert_resource(tx, uuid::Uuid::new_v4(), &other, now_secs)?;
+            store::access::insert_resource(conn, uuid::Uuid::new_v4(), &other, now_secs)?;
         }
         for i in 0..PAYMENTS {
             let id = uuid::Uuid::new_v4().to_string();
@@ -232,9 +233,9 @@ fn fill(db: &Db) {
                 settled_at: Some(now_secs - 86_000),
                 reason: Some("executed".into()),
             };
-            rows::insert_payment(tx, &p)?;
+            rows::insert_payment(conn, &p)?;
             rows::insert_authorisation(
-                tx,
+                conn,
                 &AuthorisationRow {
                     id: uuid::Uuid::new_v4().to_string(),
                     tpp: other.0.clone(),
@@ -254,7 +255,7 @@ fn fill(db: &Db) {
             let account = &accounts[i % accounts.len()];
             let day = today - chrono::Days::new((i % 700) as u64);
             store::insert_manual_transaction(
-                tx,
+                conn,
                 &ManualTransaction {
                     id: uuid::Uuid::new_v4(),
                     seq: 0,

@@ -30,7 +30,9 @@ pub(super) struct ServeArgs {
     /// Keep the state in memory only (tests); default: <data dir>/sandbox.sqlite3.
     #[arg(long)]
     in_memory: bool,
-    /// State database file (default: <data dir>/sandbox.sqlite3).
+    /// State database: a SQLite file (default: <data dir>/sandbox.sqlite3), or a
+    /// PostgreSQL URL postgres://user[:password]@host[:port]/db (the password is never
+    /// logged or shown).
     #[arg(long, conflicts_with = "in_memory")]
     db: Option<PathBuf>,
     /// Base URL of the links the sandbox hands out (scaRedirect), e.g.
@@ -156,10 +158,13 @@ async fn serve(args: ServeArgs, paths: &Paths) -> Result<ExitCode> {
     } = args;
     psd2_console::logging::init_stderr(log_format);
     use psd2_console::sandbox::store::db::{Storage, default_file};
-    let storage = if in_memory {
-        Storage::InMemory
-    } else {
-        Storage::File(db.unwrap_or_else(|| default_file(&paths.data)))
+    let storage = match db {
+        _ if in_memory => Storage::InMemory,
+        Some(db) => match db.to_str() {
+            Some(url) => Storage::parse(url),
+            None => Storage::File(db),
+        },
+        None => Storage::File(default_file(&paths.data)),
     };
     let described = psd2_console::sandbox::store::db::Db::describe(&storage);
     let operator_token = operator_token_file

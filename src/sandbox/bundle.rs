@@ -14,6 +14,8 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
+use crate::sandbox::store::sql::Conn;
+
 use crate::cert::Certificate;
 use crate::sandbox::store;
 
@@ -40,7 +42,8 @@ pub fn copy_state(db: &Path, dst: &Path) -> rusqlite::Result<()> {
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     c.busy_timeout(Duration::from_secs(5))?;
-    crate::sandbox::http::snapshot::backup_to(&c, dst)
+    crate::sandbox::http::snapshot::backup_to(&Conn::sqlite(&c), dst)
+        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
 }
 
 /// The columns of the state that hold a PSU's identifying values, by what they hold (the
@@ -200,9 +203,11 @@ impl StateCopy {
         if scrub {
             c.execute_batch("VACUUM")?;
         }
-        let nanos = store::clock_offset_nanos(c)?;
+        let conn = Conn::sqlite(c);
+        let nanos = store::clock_offset_nanos(&conn)
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
         let own = tpp
-            .and_then(|t| store::tenancy::clock_offset(c, t).ok().flatten())
+            .and_then(|t| store::tenancy::clock_offset(&conn, t).ok().flatten())
             .unwrap_or(0);
         Ok((nanos.unwrap_or(0) / 1_000_000_000).saturating_add(own))
     }

@@ -110,10 +110,10 @@ impl From<StoreError> for ApiError {
     }
 }
 
-/// A SQLite failure inside a transaction ([`crate::sandbox::store::db::Db::write`]) run with
-/// `ApiError` as its error: as [`StoreError`] (503 `SERVICE_BLOCKED`, logged).
-impl From<rusqlite::Error> for ApiError {
-    fn from(e: rusqlite::Error) -> Self {
+/// A database failure inside a transaction ([`crate::sandbox::store::db::Db::write`]) run
+/// with `ApiError` as its error: as [`StoreError`] (503 `SERVICE_BLOCKED`, logged).
+impl From<crate::sandbox::store::sql::Error> for ApiError {
+    fn from(e: crate::sandbox::store::sql::Error) -> Self {
         ApiError::from(StoreError::from(e))
     }
 }

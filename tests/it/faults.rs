@@ -32,7 +32,8 @@ fn fault_header(r: &Reply) -> Option<&str> {
 
 /// The acceptance test of issue 11: a 503 for the next two `GET /v1/accounts`.
 #[tokio::test]
-async fn injected_503_answers_twice_is_marked_in_the_event_stream_then_normal_answers_resume() {
+pub(crate) async fn injected_503_answers_twice_is_marked_in_the_event_stream_then_normal_answers_resume()
+ {
     let sb = TestSandbox::start().await;
     let normal = sb.get("/v1/accounts").await;
     assert_ne!(normal.status, 503, "{}", normal.text);
@@ -209,7 +210,7 @@ async fn batch_then_status(sb: &TestSandbox, id: &str) -> Value {
 }
 
 #[tokio::test]
-async fn payment_override_rejects_the_next_payment_only() {
+pub(crate) async fn payment_override_rejects_the_next_payment_only() {
     let sb = fixed_sandbox().await;
     add(
         &sb,
@@ -223,7 +224,7 @@ async fn payment_override_rejects_the_next_payment_only() {
 }
 
 #[tokio::test]
-async fn payment_overrides_insufficient_funds_and_hold_past_a_batch_run() {
+pub(crate) async fn payment_overrides_insufficient_funds_and_hold_past_a_batch_run() {
     let sb = fixed_sandbox().await;
     add(&sb, json!({"action": "insufficientFunds", "times": 1})).await;
     let id = approved_payment(&sb, "No funds").await;
@@ -265,7 +266,7 @@ async fn sca_cancel_outcome_ends_the_consent_sca_as_cancelled_by_the_psu() {
 }
 
 #[tokio::test]
-async fn sca_fail_outcome_fails_the_payment_sca_with_the_given_code() {
+pub(crate) async fn sca_fail_outcome_fails_the_payment_sca_with_the_given_code() {
     let sb = fixed_sandbox().await;
     add(
         &sb,
@@ -363,7 +364,7 @@ async fn bad_definitions_answer_400_format_error_naming_the_field() {
 }
 
 #[tokio::test]
-async fn rules_are_listed_deleted_one_by_one_and_never_answer_their_own_routes() {
+pub(crate) async fn rules_are_listed_deleted_one_by_one_and_never_answer_their_own_routes() {
     let sb = TestSandbox::start().await;
     let everything = add(
         &sb,

@@ -28,6 +28,7 @@ mod history_search;
 mod lessons;
 mod lint;
 mod main_flow;
+mod pg_store;
 mod postman_collections;
 mod qr;
 mod redaction;

@@ -132,7 +132,8 @@ const ISO_CASH_ACCOUNT_TYPES: [&str; 22] = [
 // Accounts
 
 #[tokio::test]
-async fn accounts_have_short_names_iso_cash_account_types_and_balances_in_their_currency() {
+pub(crate) async fn accounts_have_short_names_iso_cash_account_types_and_balances_in_their_currency()
+ {
     let sb = fixed_sandbox().await;
     for c in [private_customer(&sb).await, agreement_holder(&sb).await] {
         let ok = consent_all(&sb, &c, &format!("names-{}", number(&c))).await;
@@ -167,7 +168,7 @@ async fn accounts_have_short_names_iso_cash_account_types_and_balances_in_their_
 }
 
 #[tokio::test]
-async fn booked_transaction_ids_are_stable_across_calls_and_clock_advances() {
+pub(crate) async fn booked_transaction_ids_are_stable_across_calls_and_clock_advances() {
     let (sb, c, ok) = consented("stable").await;
     let psu = [("PSU-ID", ok.psu_id.as_str())];
     let id = first_account_id(&sb, &psu).await;
@@ -499,7 +500,7 @@ async fn card_transactions_carry_the_acceptor_and_the_correct_amount_mapping() {
 }
 
 #[tokio::test]
-async fn card_accounts_outside_the_consent_need_sca() {
+pub(crate) async fn card_accounts_outside_the_consent_need_sca() {
     let sb = fixed_sandbox().await;
     let c = private_customer(&sb).await;
     let href = sca_link(&sb, "no-cards").await;
@@ -526,7 +527,7 @@ async fn card_accounts_outside_the_consent_need_sca() {
 // Consents
 
 #[tokio::test]
-async fn bank_offered_consents_answers_201_with_an_sca_redirect() {
+pub(crate) async fn bank_offered_consents_answers_201_with_an_sca_redirect() {
     let sb = fixed_sandbox().await;
     let c = private_customer(&sb).await;
     let r = sb

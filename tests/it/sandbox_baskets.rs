@@ -118,7 +118,7 @@ async fn sca_decide(sca: &str, number: &str, button: &str) -> ScaCallback {
 // Creation
 
 #[tokio::test]
-async fn a_basket_answers_201_rcvd_with_sca_redirect_and_links_with_verbs() {
+pub(crate) async fn a_basket_answers_201_rcvd_with_sca_redirect_and_links_with_verbs() {
     let (sb, a) = sandbox_with_payment("a").await;
     let b = payment(&sb, &bban(KARI), "b").await;
     let r = basket_created(&sb, &[a.clone(), b.clone()]).await;
@@ -240,7 +240,7 @@ async fn basket_creation_needs_the_psp_pi_role() {
 // Status and SCA
 
 #[tokio::test]
-async fn the_basket_sca_authorises_every_payment_in_it() {
+pub(crate) async fn the_basket_sca_authorises_every_payment_in_it() {
     let sb = sandbox().await;
     let ids = vec![
         payment(&sb, &bban(KARI), "one").await,
@@ -272,7 +272,7 @@ async fn the_basket_sca_authorises_every_payment_in_it() {
 }
 
 #[tokio::test]
-async fn rejecting_the_basket_sca_rejects_its_payments() {
+pub(crate) async fn rejecting_the_basket_sca_rejects_its_payments() {
     let sb = sandbox().await;
     let ids = kari_payments(&sb, &["r1", "r2"]).await;
     let r = basket(&sb, &ids).await;
@@ -291,7 +291,7 @@ async fn rejecting_the_basket_sca_rejects_its_payments() {
 }
 
 #[tokio::test]
-async fn the_basket_status_is_the_worst_case_over_its_payments() {
+pub(crate) async fn the_basket_status_is_the_worst_case_over_its_payments() {
     let sb = sandbox().await;
     // One payment authorised on its own, one not yet: partially accepted.
     let r = sb

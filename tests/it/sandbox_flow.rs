@@ -210,6 +210,8 @@ async fn start(clock: Clock) -> SandboxHandle {
         "127.0.0.1:0".parse().unwrap(),
         SandboxConfig {
             clock,
+            // PostgreSQL under `pg_store`'s runs of these tests (issue 21).
+            storage: crate::common::sandbox::test_storage(Default::default()),
             ..SandboxConfig::default()
         },
     )
@@ -481,7 +483,7 @@ fn assert_amount(v: &Value, currency: &str) {
 // Tests
 
 #[tokio::test]
-async fn main_flow_sca_then_accounts_balances_transactions() {
+pub(crate) async fn main_flow_sca_then_accounts_balances_transactions() {
     // A fixed sandbox day, so repeated reads compare equal even across midnight; requests
     // are signed with the real time, which stays within the 60 s allowed.
     let sandbox = start(Clock::fixed(SystemTime::now())).await;
@@ -858,7 +860,7 @@ async fn transactions_parameters_filter_and_fail_cleanly() {
 }
 
 #[tokio::test]
-async fn same_sca_twice_gives_the_same_psu_id_and_preselects_the_consent() {
+pub(crate) async fn same_sca_twice_gives_the_same_psu_id_and_preselects_the_consent() {
     let sandbox = start(Clock::system()).await;
     let tpp = Tpp::new(&sandbox.base_url);
     let customers = tpp.customers().await;
@@ -925,7 +927,7 @@ async fn same_sca_twice_gives_the_same_psu_id_and_preselects_the_consent() {
 }
 
 #[tokio::test]
-async fn corporate_context_uses_the_agreement() {
+pub(crate) async fn corporate_context_uses_the_agreement() {
     let sandbox = start(Clock::system()).await;
     let tpp = Tpp::new(&sandbox.base_url);
     let customers = tpp.customers().await;
@@ -1530,7 +1532,7 @@ async fn garbage_never_gives_a_server_error() {
 }
 
 #[tokio::test]
-async fn authorisations_and_consents_expire_with_the_sandbox_clock() {
+pub(crate) async fn authorisations_and_consents_expire_with_the_sandbox_clock() {
     let clock = Clock::fixed(SystemTime::now());
     let sandbox = start(clock.clone()).await;
     let mut tpp = Tpp::new(&sandbox.base_url);

@@ -73,7 +73,7 @@ fn amount(v: &str) -> Value {
 }
 
 #[tokio::test]
-async fn created_customer_gets_default_accounts_like_the_seed_and_is_listed() {
+pub(crate) async fn created_customer_gets_default_accounts_like_the_seed_and_is_listed() {
     let sb = fixed_sandbox().await;
     let before = sb.customers().await;
     let private = new_customer(&sb, "PRIVATE", "Per Hansen").await;
@@ -236,7 +236,7 @@ async fn customer_body_is_validated_field_by_field() {
 }
 
 #[tokio::test]
-async fn deleting_a_customer_drops_its_accounts_and_consents() {
+pub(crate) async fn deleting_a_customer_drops_its_accounts_and_consents() {
     let sb = fixed_sandbox().await;
     let c = new_customer(&sb, "PRIVATE", "Siri Dahl").await;
     let id = c["customerId"].as_str().unwrap();
@@ -468,7 +468,7 @@ async fn transaction_with_another_account_as_debtor_is_rejected_with_an_explanat
 }
 
 #[tokio::test]
-async fn created_transactions_are_listed_booked_or_pending_with_stable_ids() {
+pub(crate) async fn created_transactions_are_listed_booked_or_pending_with_stable_ids() {
     let sb = fixed_sandbox().await;
     let (id, _, s, number) = empty_account_with_consent(&sb, "Nils Moe").await;
     let today = sb.clock.today();
@@ -672,7 +672,7 @@ async fn transaction_bodies_are_validated() {
 }
 
 #[tokio::test]
-async fn balance_update_sets_what_the_balance_endpoint_returns() {
+pub(crate) async fn balance_update_sets_what_the_balance_endpoint_returns() {
     let sb = fixed_sandbox().await;
     let (id, _, s, _) = empty_account_with_consent(&sb, "Lise Aas").await;
     let balances = || async {
@@ -849,7 +849,7 @@ async fn card_account_transactions_and_balances_are_stored_and_validated() {
 }
 
 #[tokio::test]
-async fn agreement_grants_a_private_customer_the_corporate_context() {
+pub(crate) async fn agreement_grants_a_private_customer_the_corporate_context() {
     let sb = fixed_sandbox().await;
     let company = new_customer(&sb, "CORPORATE", "Sjøbris Rederi AS").await;
     let person = new_customer(&sb, "PRIVATE", "Marit Sund").await;

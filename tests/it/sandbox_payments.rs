@@ -128,7 +128,7 @@ const INSTANT: &str = "instant-norwegian-credit-transfers-straks";
 // Initiation
 
 #[tokio::test]
-async fn initiation_answers_201_rcvd_with_absolute_sca_redirect_self_and_status_links() {
+pub(crate) async fn initiation_answers_201_rcvd_with_absolute_sca_redirect_self_and_status_links() {
     let sb = sandbox().await;
     let r = kari_initiates(&sb, &[], "13.37", "Invoice 1").await;
     assert_eq!(r.json["transactionStatus"], "RCVD");
@@ -353,7 +353,7 @@ async fn a_character_the_bank_rejects_is_format_error_naming_the_field() {
 }
 
 #[tokio::test]
-async fn logical_duplicate_is_rejected_unless_allow_logical_duplicate_is_true() {
+pub(crate) async fn logical_duplicate_is_rejected_unless_allow_logical_duplicate_is_true() {
     let sb = sandbox().await;
     let body = kari_payment("99.00", "Rent March");
     sb.create_payment(DOMESTIC, &body).await;
@@ -394,7 +394,7 @@ async fn past_or_instant_future_execution_dates_are_execution_date_invalid() {
 }
 
 #[tokio::test]
-async fn malformed_bodies_get_berlin_group_errors_never_500() {
+pub(crate) async fn malformed_bodies_get_berlin_group_errors_never_500() {
     let sb = sandbox().await;
     let debtor = first_bban(KARI);
     let bodies = [
@@ -445,7 +445,7 @@ async fn malformed_bodies_get_berlin_group_errors_never_500() {
 // PSU identification
 
 #[tokio::test]
-async fn x_psu_identity_creates_the_psu_id_sca_gives_and_is_idempotent() {
+pub(crate) async fn x_psu_identity_creates_the_psu_id_sca_gives_and_is_idempotent() {
     let sb = sandbox().await;
     let debtor = first_bban(INGRID);
     let send = |remittance: &'static str| {

@@ -52,7 +52,7 @@ async fn sca_psu_id(sb: &TestSandbox, number: &str) -> String {
 }
 
 #[tokio::test]
-async fn a_new_database_is_seeded_with_the_known_state() {
+pub(crate) async fn a_new_database_is_seeded_with_the_known_state() {
     let dir = tempfile::tempdir().unwrap();
     let sb = TestSandbox::start_with(config(Storage::File(dir.path().join("s.sqlite3")))).await;
     let list = sb.customers().await;
@@ -217,7 +217,7 @@ async fn initialize_resets_every_table_to_the_known_state() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_customer_creations_neither_lose_nor_duplicate_rows() {
+pub(crate) async fn concurrent_customer_creations_neither_lose_nor_duplicate_rows() {
     let sb = std::sync::Arc::new(TestSandbox::start_with(config(Storage::InMemory)).await);
     let before = sb.customers().await.len();
     let mut tasks = Vec::new();
@@ -419,7 +419,7 @@ async fn storage_failures_are_answered_503_never_404_empty_or_success() {
 /// more; following the links gives every entry once, in order; bad parameters are 400
 /// `FORMAT_ERROR`.
 #[tokio::test]
-async fn the_state_is_paginated_with_totals_and_next_links_per_list() {
+pub(crate) async fn the_state_is_paginated_with_totals_and_next_links_per_list() {
     let sb = TestSandbox::start_with(config(Storage::InMemory)).await;
     let mut created = Vec::new();
     for i in 0..5 {

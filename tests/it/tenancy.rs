@@ -122,7 +122,7 @@ async fn sandbox_operations_need_a_psd2_role() {
 /// a rival TPP does there never changes what this TPP sees; the seeded customers are in
 /// every world and a TPP deletes only its own customers.
 #[tokio::test]
-async fn clock_faults_reset_and_customers_are_each_tpps_own() {
+pub(crate) async fn clock_faults_reset_and_customers_are_each_tpps_own() {
     let sb = TestSandbox::start().await;
     // This TPP's payment, before the rival acts.
     let (payment, _) = kari_pays(&sb, DOMESTIC, "10.00", "mine").await;
@@ -270,7 +270,7 @@ async fn the_event_stream_never_carries_another_tpps_psu_id() {
 /// the page's address is a token distinct from the authorisation id, carried only by the
 /// victim's own scaRedirect.
 #[tokio::test]
-async fn a_second_tpp_cannot_reach_another_tpps_sca_page() {
+pub(crate) async fn a_second_tpp_cannot_reach_another_tpps_sca_page() {
     let sb = TestSandbox::start().await;
     let mut rivals = EventStream::open_as(&sb, rival(), "/v1/sandbox/events").await;
     // The victim's payment SCA and consent SCA.
@@ -422,7 +422,7 @@ async fn state_and_snapshot_follow_the_peer_address_and_the_operator_token() {
 /// either: its customerNumber is not among the login page's customers, and logging in with
 /// it is refused as an unknown number; the seeded customers are listed for everybody.
 #[tokio::test]
-async fn another_tpps_created_customer_is_neither_listed_nor_accepted_at_my_sca_login() {
+pub(crate) async fn another_tpps_created_customer_is_neither_listed_nor_accepted_at_my_sca_login() {
     use psd2_console::client::headless_sca::{self as headless, AccountChoice, Context, ScaPlan};
     let sb = TestSandbox::start().await;
     let theirs = rival_customer(&sb).await;

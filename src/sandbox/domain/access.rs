@@ -19,6 +19,7 @@ use crate::sandbox::model::{
 };
 use crate::sandbox::store::access as store;
 use crate::sandbox::store::payments;
+use crate::sandbox::store::sql::Conn;
 use crate::xs2a::error::MessageCode;
 use crate::xs2a::headers;
 
@@ -601,7 +602,7 @@ pub fn consented_account(
 ///
 /// Errors: storage (503).
 pub fn resource_authorised(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &Conn<'_>,
     id: Uuid,
     key: &ConsentKey,
     at: i64,
@@ -773,7 +774,7 @@ pub fn record_completed_sca(
     psu_id: Uuid,
     session_id: &str,
     consent: Option<&ConsentKey>,
-    extra: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<(), ApiError>,
+    extra: impl FnOnce(&Conn<'_>) -> Result<(), ApiError>,
 ) -> Result<(), ApiError> {
     let now = rules::secs(cx.clock.now());
     let psu = psu_id.to_string();
@@ -788,7 +789,7 @@ pub fn record_completed_sca(
 
 /// Records that `psu_id` of `tpp` is `customer` (inside [`record_completed_sca`]).
 pub fn register(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &Conn<'_>,
     tpp: &TppId,
     psu_id: Uuid,
     customer: Uuid,
@@ -934,12 +935,7 @@ pub fn revoke_by_psu(cx: &Ctx<'_>, tpp: &TppId, psu_id: Uuid) -> Result<(), ApiE
 /// Marks consent `key` revoked at `at` (seconds), by the TPP or the PSU.
 ///
 /// Errors: storage (503).
-pub fn revoke_key(
-    tx: &rusqlite::Transaction<'_>,
-    key: &ConsentKey,
-    by: Revoked,
-    at: i64,
-) -> Result<(), ApiError> {
+pub fn revoke_key(tx: &Conn<'_>, key: &ConsentKey, by: Revoked, at: i64) -> Result<(), ApiError> {
     Ok(store::revoke(tx, key, by == Revoked::ByTpp, at)?)
 }
 
@@ -947,11 +943,7 @@ pub fn revoke_key(
 /// records the completed SCA, [`record_completed_sca`]).
 ///
 /// Errors: storage (503).
-pub fn replace_consent(
-    tx: &rusqlite::Transaction<'_>,
-    key: &ConsentKey,
-    cards: &[Uuid],
-) -> Result<(), ApiError> {
+pub fn replace_consent(tx: &Conn<'_>, key: &ConsentKey, cards: &[Uuid]) -> Result<(), ApiError> {
     Ok(store::replace_card_consent(tx, key, cards)?)
 }
 

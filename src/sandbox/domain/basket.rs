@@ -4,7 +4,7 @@
 //! ([`check_payments`]), and the transactions that create, delete and start the
 //! authorisation of a basket.
 
-use rusqlite::Connection;
+use crate::sandbox::store::sql::Conn;
 use uuid::Uuid;
 
 use crate::sandbox::domain::Ctx;
@@ -41,7 +41,10 @@ pub fn basket_status(payments: &[PaymentRow]) -> &'static str {
 /// The payments of basket `b` that still exist, in its order.
 ///
 /// Errors: SQLite errors.
-pub fn payments_of(c: &Connection, b: &BasketRow) -> rusqlite::Result<Vec<PaymentRow>> {
+pub fn payments_of(
+    c: &Conn<'_>,
+    b: &BasketRow,
+) -> crate::sandbox::store::sql::Result<Vec<PaymentRow>> {
     let mut out = Vec::new();
     for id in &b.payments {
         if let Some(p) = rows::payment(c, id)? {
@@ -65,7 +68,7 @@ pub fn deleted(id: &str) -> ApiError {
 /// still be authorised — not rejected, cancelled, executed or on hold — and is in no other
 /// open basket (else 409 `REFERENCE_STATUS_INVALID`).
 pub fn check_payments(
-    c: &Connection,
+    c: &Conn<'_>,
     tpp: &Tpp,
     ids: &[String],
 ) -> Result<Vec<PaymentRow>, ApiError> {
@@ -195,7 +198,7 @@ pub fn delete(cx: &Ctx<'_>, id: &str) -> Result<(), ApiError> {
 ///
 /// Errors: 404 `RESOURCE_UNKNOWN` for a deleted basket; 409 `STATUS_INVALID` for one without
 /// `RCVD` payments; storage (503).
-pub fn authorisable(tx: &Connection, id: &str) -> Result<(), ApiError> {
+pub fn authorisable(tx: &Conn<'_>, id: &str) -> Result<(), ApiError> {
     let b = rows::basket(tx, id)?
         .ok_or_else(|| ApiError::not_found(format!("no signing basket {id}")))?;
     let p = payments_of(tx, &b)?;

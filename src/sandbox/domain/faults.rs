@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
-use rusqlite::Connection;
+use crate::sandbox::store::sql::Conn;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -351,7 +351,7 @@ pub struct Faults {
 }
 
 /// Every stored rule, oldest first.
-pub fn all(c: &Connection) -> rusqlite::Result<Vec<Fault>> {
+pub fn all(c: &Conn<'_>) -> crate::sandbox::store::sql::Result<Vec<Fault>> {
     Ok(rows::all(c)?.into_iter().filter_map(Fault::of).collect())
 }
 
@@ -359,7 +359,7 @@ impl Faults {
     /// The mirror of the rules in `db`.
     ///
     /// Errors: the database fails.
-    pub fn load(db: &Db) -> rusqlite::Result<Self> {
+    pub fn load(db: &Db) -> crate::sandbox::store::sql::Result<Self> {
         let f = Faults::default();
         f.set(db.read_raw(all)?);
         Ok(f)
@@ -462,12 +462,12 @@ impl Faults {
 /// Takes one answer of the first rule with one of `actions` matching `path` and `psu`,
 /// inside the caller's transaction.
 fn take_outcome(
-    c: &Connection,
+    c: &Conn<'_>,
     which: fn(Action) -> bool,
     world: &str,
     path: &str,
     psu: Option<&str>,
-) -> rusqlite::Result<Option<Fault>> {
+) -> crate::sandbox::store::sql::Result<Option<Fault>> {
     for f in all(c)? {
         if which(f.definition.action) && f.applies(world, None, path, psu) && rows::claim(c, &f.id)?
         {
@@ -492,7 +492,10 @@ pub struct PaymentOutcome {
 /// the answer), if any: matched on `/v1/{service}/{product}` and the PSU-ID that approved.
 ///
 /// Errors: SQLite errors.
-pub fn payment_outcome(c: &Connection, p: &PaymentRow) -> rusqlite::Result<Option<PaymentOutcome>> {
+pub fn payment_outcome(
+    c: &Conn<'_>,
+    p: &PaymentRow,
+) -> crate::sandbox::store::sql::Result<Option<PaymentOutcome>> {
     let path = format!("/v1/{}/{}", p.service, p.product);
     Ok(
         take_outcome(c, Action::is_payment, &p.tpp, &path, p.psu_id.as_deref())?.map(|f| {
@@ -510,7 +513,12 @@ impl PaymentOutcome {
     /// status (`RJCT`, `ACCP` with `fundsAvailable: false`, or `PDNG` remembering `ACTC`).
     ///
     /// Errors: SQLite errors.
-    pub fn apply(&self, c: &Connection, id: &str, at: i64) -> rusqlite::Result<&'static str> {
+    pub fn apply(
+        &self,
+        c: &Conn<'_>,
+        id: &str,
+        at: i64,
+    ) -> crate::sandbox::store::sql::Result<&'static str> {
         let reason = format!("{} (sandbox fault {})", self.text, self.fault);
         match self.action {
             Action::HoldPayment => {

@@ -11,7 +11,7 @@
 
 use std::time::SystemTime;
 
-use rusqlite::Connection;
+use crate::sandbox::store::sql::Conn;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -203,12 +203,12 @@ pub(crate) fn random_u64() -> u64 {
     Uuid::new_v4().as_u64_pair().0
 }
 
-pub(crate) fn exists(conn: &Connection, what: Unique, value: &str) -> Result<bool, ApiError> {
+pub(crate) fn exists(conn: &Conn<'_>, what: Unique, value: &str) -> Result<bool, ApiError> {
     Ok(store::exists(conn, what, value)?)
 }
 
 pub(crate) fn unique_value(
-    conn: &Connection,
+    conn: &Conn<'_>,
     what: Unique,
     make: impl Fn(u64) -> String,
 ) -> Result<String, ApiError> {
@@ -221,11 +221,11 @@ pub(crate) fn unique_value(
     Err(ApiError::storage("no free number left"))
 }
 
-pub(crate) fn fresh_bban(conn: &Connection) -> Result<String, ApiError> {
+pub(crate) fn fresh_bban(conn: &Conn<'_>) -> Result<String, ApiError> {
     unique_value(conn, Unique::Bban, seed::bban_from)
 }
 
-pub(crate) fn fresh_pan(conn: &Connection) -> Result<String, ApiError> {
+pub(crate) fn fresh_pan(conn: &Conn<'_>) -> Result<String, ApiError> {
     unique_value(conn, Unique::MaskedPan, seed::masked_pan)
 }
 
@@ -289,7 +289,7 @@ pub(crate) fn account_spec(f: &Fields<'_>) -> Result<AccountSpec, ApiError> {
 }
 
 pub(crate) fn build_account(
-    conn: &Connection,
+    conn: &Conn<'_>,
     owner: &Customer,
     spec: AccountSpec,
 ) -> Result<Account, ApiError> {
@@ -507,7 +507,7 @@ pub(crate) struct NewCard {
 
 impl NewCard {
     /// Inserts the card account of `owner` with a new masked PAN in `tx`.
-    fn insert(self, tx: &Connection, owner: &Customer) -> Result<CardAccount, ApiError> {
+    fn insert(self, tx: &Conn<'_>, owner: &Customer) -> Result<CardAccount, ApiError> {
         let c = CardAccount {
             id: Uuid::new_v4(),
             owner: owner.id,

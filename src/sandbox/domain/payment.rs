@@ -6,7 +6,7 @@
 use chrono::NaiveDate;
 use serde_json::{Map, Value};
 
-use rusqlite::Connection;
+use crate::sandbox::store::sql::Conn;
 use uuid::Uuid;
 
 use crate::sandbox::domain::Ctx;
@@ -207,7 +207,7 @@ pub fn initiate(
 ///
 /// Errors: 404 `RESOURCE_UNKNOWN` when the payment is gone; 409 `STATUS_INVALID` when it is
 /// no longer `RCVD`; storage (503).
-pub fn authorisable(tx: &Connection, id: &str) -> Result<(), ApiError> {
+pub fn authorisable(tx: &Conn<'_>, id: &str) -> Result<(), ApiError> {
     let p =
         rows::payment(tx, id)?.ok_or_else(|| ApiError::not_found(format!("no payment {id}")))?;
     if p.status != status::RCVD {
@@ -245,7 +245,7 @@ pub const EXPIRED_REASON: &str = "the PSU did not complete the SCA within 30 min
 /// Whether `p` is a `RCVD` payment whose SCA expired: at least one authorisation covering it
 /// (its own or a basket's, [`rows::authorisations_covering`]) expired unfinished, and none
 /// is still usable (open and younger than [`AUTHORISATION_SECONDS`]) or finalised.
-fn sca_expired(c: &rusqlite::Connection, p: &PaymentRow, now: i64) -> rusqlite::Result<bool> {
+fn sca_expired(c: &Conn<'_>, p: &PaymentRow, now: i64) -> crate::sandbox::store::sql::Result<bool> {
     if p.status != status::RCVD {
         return Ok(false);
     }

@@ -3,7 +3,7 @@
 //! ([`Scope`]), the login ([`identify`]) and the approval or rejection ([`decide`]), each
 //! one transaction.
 
-use rusqlite::Connection;
+use crate::sandbox::store::sql::Conn;
 use uuid::Uuid;
 
 use crate::sandbox::domain::Ctx;
@@ -67,7 +67,7 @@ pub struct Scope {
 /// The [`Scope`] of authorisation `auth`.
 ///
 /// Errors: SQLite errors.
-pub fn scope_of(c: &Connection, auth: AuthorisationRow) -> rusqlite::Result<Scope> {
+pub fn scope_of(c: &Conn<'_>, auth: AuthorisationRow) -> crate::sandbox::store::sql::Result<Scope> {
     let mut expected = Vec::new();
     let ids: Vec<String> = match (&auth.payment, &auth.basket) {
         (Some(p), _) => vec![p.clone()],

@@ -28,14 +28,14 @@ impl PageKeys {
     /// The key stored in `db`, made (from aws-lc-rs's random source) and stored when there
     /// is none.
     ///
-    /// Errors: the database fails, or no random bytes can be had (reported as SQLite's
-    /// `ToSqlConversionFailure`).
-    pub fn load(db: &Db) -> rusqlite::Result<Self> {
+    /// Errors: the database fails, or no random bytes can be had (reported as
+    /// `sql::Error::Other`).
+    pub fn load(db: &Db) -> crate::sandbox::store::sql::Result<Self> {
         let key = db.write_raw(|tx| {
             page_keys::key_or_insert(tx, || {
                 let mut k = [0u8; 16];
                 aws_lc_rs::rand::fill(&mut k).map_err(|_| {
-                    rusqlite::Error::ToSqlConversionFailure(
+                    crate::sandbox::store::sql::Error::Other(
                         "no random bytes for the SCA page key".into(),
                     )
                 })?;

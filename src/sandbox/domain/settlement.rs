@@ -22,8 +22,8 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
+use crate::sandbox::store::sql::Conn;
 use chrono::{NaiveDate, NaiveTime};
-use rusqlite::Connection;
 use serde::Serialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -242,12 +242,12 @@ fn manual(id: Uuid, account: &Account, day: NaiveDate, amount: i64, at: i64) -> 
 /// `batchBookingPreferred`) on the debtor account, and a credit on each creditor account of
 /// the sandbox in the same currency. Transaction ids are UUID v5 of the payment id.
 fn book(
-    c: &Connection,
+    c: &Conn<'_>,
     p: &PaymentRow,
     debtor: &Debtor,
     prepared: &mut Prepared,
     at: i64,
-) -> rusqlite::Result<()> {
+) -> crate::sandbox::store::sql::Result<()> {
     let day = chrono::DateTime::<chrono::Utc>::from_timestamp(at, 0)
         .map(|d| d.date_naive())
         .unwrap_or_default();
@@ -333,11 +333,11 @@ fn book(
 ///
 /// Errors: SQLite errors.
 pub fn execute(
-    c: &Connection,
+    c: &Conn<'_>,
     p: &PaymentRow,
     at: i64,
     prepared: &mut Prepared,
-) -> rusqlite::Result<&'static str> {
+) -> crate::sandbox::store::sql::Result<&'static str> {
     // A fault rule may force the outcome (`crate::sandbox::http::faults`, payment actions).
     if let Some(outcome) = crate::sandbox::domain::faults::payment_outcome(c, p)? {
         return outcome.apply(c, &p.id, at);
@@ -471,14 +471,14 @@ pub fn run_due(cx: &Ctx<'_>) -> Result<BatchReport, ApiError> {
 ///
 /// Errors: SQLite errors.
 pub fn authorise(
-    c: &Connection,
+    c: &Conn<'_>,
     ids: &[String],
     customer: Uuid,
     psu_id: Uuid,
     agreement: Option<Uuid>,
     now: i64,
     prepared: &mut Prepared,
-) -> rusqlite::Result<Vec<(String, String)>> {
+) -> crate::sandbox::store::sql::Result<Vec<(String, String)>> {
     let mut out = Vec::new();
     let agreement = agreement.map(|a| a.to_string());
     for id in ids {

@@ -5,7 +5,7 @@
 //! | Method | Path | Answer |
 //! |---|---|---|
 //! | GET | `/health` | 200 `{"status":"UP"}` while the process serves HTTP |
-//! | GET | `/ready` | 200 `{"status":"READY","migrations":N}` when the database answers, every migration of [`crate::sandbox::MIGRATIONS`] is applied and the state is initialized; else 503 `{"status":"NOT_READY","reason":..}` |
+//! | GET | `/ready` | 200 `{"status":"READY","migrations":N,"database":"sqlite"|"postgresql"}` when the database (SQLite or PostgreSQL) answers, every migration of [`crate::sandbox::MIGRATIONS`] is applied and the state is initialized; else 503 `{"status":"NOT_READY","reason":..}` |
 //!
 //! `sandbox serve --ready-file PATH` writes its file once `/ready` would answer 200.
 
@@ -49,7 +49,7 @@ pub fn readiness(app: &App) -> Result<usize, String> {
             let names: Vec<String> = c
                 .prepare("SELECT name FROM schema_migrations")?
                 .query_map([], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
+                .collect::<crate::sandbox::store::sql::Result<_>>()?;
             let initialized: bool = c.query_row(
                 "SELECT EXISTS(SELECT 1 FROM sandbox_meta WHERE key = 'initialized_at')",
                 [],
@@ -72,7 +72,15 @@ pub fn readiness(app: &App) -> Result<usize, String> {
 
 async fn ready(State(app): State<Arc<App>>) -> Response {
     match readiness(&app) {
-        Ok(n) => Json(json!({"status": "READY", "migrations": n})).into_response(),
+        Ok(n) => Json(json!({
+            "status": "READY",
+            "migrations": n,
+            "database": match app.db.backend() {
+                crate::sandbox::store::sql::Backend::Sqlite => "sqlite",
+                crate::sandbox::store::sql::Backend::Postgres => "postgresql",
+            },
+        }))
+        .into_response(),
         Err(reason) => (
             StatusCode::SERVICE_UNAVAILABLE,
             Json(json!({"status": "NOT_READY", "reason": reason})),

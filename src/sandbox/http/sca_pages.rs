@@ -25,12 +25,12 @@
 
 use std::sync::Arc;
 
+use crate::sandbox::store::sql::{Conn, OptionalExtension};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use rusqlite::{Connection, OptionalExtension};
 
 use crate::sandbox::App;
 use crate::sandbox::http::pages;
@@ -47,7 +47,7 @@ pub const PREFIXES: [&str; 2] = ["/sca/", "/payment-sca/"];
 /// as it is.
 ///
 /// Errors: SQLite's.
-pub fn forget_key(copy: &Connection) -> rusqlite::Result<()> {
+pub fn forget_key(copy: &Conn<'_>) -> crate::sandbox::store::sql::Result<()> {
     let has: bool = copy.query_row(
         "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sca_page_keys')",
         [],
@@ -112,7 +112,7 @@ pub async fn translate(State(app): State<Arc<App>>, mut req: Request, next: Next
 }
 
 /// The TPP of authorisation `id` (a consent or a payment/basket SCA).
-fn tpp_of(c: &Connection, id: &str) -> rusqlite::Result<Option<String>> {
+fn tpp_of(c: &Conn<'_>, id: &str) -> crate::sandbox::store::sql::Result<Option<String>> {
     c.prepare_cached(
         "SELECT tpp FROM sca_authorisations WHERE id = ?1 \
          UNION ALL SELECT tpp FROM pis_authorisations WHERE id = ?1 LIMIT 1",

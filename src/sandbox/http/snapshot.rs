@@ -15,12 +15,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::sandbox::store::sql::Conn;
 use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use rusqlite::Connection;
 
 use crate::sandbox::App;
 use crate::sandbox::errors::ApiError;
@@ -40,9 +40,16 @@ pub fn routes() -> Router<Arc<App>> {
 /// hold another database (the backup replaces its pages).
 ///
 /// Errors: SQLite's (destination not writable, source busy).
-pub fn backup_to(conn: &Connection, dst: &Path) -> rusqlite::Result<()> {
-    conn.backup(rusqlite::MAIN_DB, dst, rusqlite::backup::NO_PROGRESS)?;
-    crate::sandbox::http::sca_pages::forget_key(&Connection::open(dst)?)
+/// On PostgreSQL there is no file to copy: [`SnapshotError::NotSqlite`] (the state is the
+/// database's; `pg_dump` copies it).
+pub fn backup_to(conn: &Conn<'_>, dst: &Path) -> Result<(), SnapshotError> {
+    let Some(c) = conn.as_sqlite() else {
+        return Err(SnapshotError::NotSqlite);
+    };
+    c.backup(rusqlite::MAIN_DB, dst, rusqlite::backup::NO_PROGRESS)?;
+    let copy = rusqlite::Connection::open(dst)?;
+    crate::sandbox::http::sca_pages::forget_key(&Conn::sqlite(&copy))?;
+    Ok(())
 }
 
 /// Why a snapshot could not be taken.
@@ -53,14 +60,26 @@ pub enum SnapshotError {
     Io(#[from] std::io::Error),
     /// SQLite's backup failed.
     #[error("sandbox snapshot: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Sqlite(#[from] crate::sandbox::store::sql::Error),
+    /// The state is in PostgreSQL: a snapshot is a SQLite file of a SQLite state (issue 21;
+    /// `pg_dump` copies a PostgreSQL state).
+    #[error(
+        "sandbox snapshot: the state is in PostgreSQL; a snapshot copies a SQLite state file (use pg_dump)"
+    )]
+    NotSqlite,
+}
+
+impl From<rusqlite::Error> for SnapshotError {
+    fn from(e: rusqlite::Error) -> Self {
+        SnapshotError::Sqlite(e.into())
+    }
 }
 
 /// The bytes of a backup of `conn`'s main database ([`backup_to`] into a private temporary
 /// directory, removed afterwards).
 ///
 /// Errors: [`SnapshotError`].
-pub fn snapshot_bytes(conn: &Connection) -> Result<Vec<u8>, SnapshotError> {
+pub fn snapshot_bytes(conn: &Conn<'_>) -> Result<Vec<u8>, SnapshotError> {
     let dir = tempfile::tempdir()?;
     let file = dir.path().join("snapshot.sqlite3");
     backup_to(conn, &file)?;
@@ -86,10 +105,10 @@ async fn snapshot(
 }
 
 /// [`snapshot_bytes`] with its error as SQLite's (for [`crate::sandbox::store::db::Db::read_raw`]).
-fn snapshot_bytes_raw(conn: &Connection) -> rusqlite::Result<Vec<u8>> {
+fn snapshot_bytes_raw(conn: &Conn<'_>) -> crate::sandbox::store::sql::Result<Vec<u8>> {
     snapshot_bytes(conn).map_err(|e| match e {
         SnapshotError::Sqlite(e) => e,
-        SnapshotError::Io(e) => rusqlite::Error::ToSqlConversionFailure(Box::new(e)),
+        e => crate::sandbox::store::sql::Error::Other(e.to_string()),
     })
 }
 
@@ -116,15 +135,15 @@ mod tests {
 
     #[test]
     fn a_snapshot_is_a_database_with_the_same_rows() {
-        let c = Connection::open_in_memory().unwrap();
+        let c = rusqlite::Connection::open_in_memory().unwrap();
         c.execute_batch("CREATE TABLE t (x TEXT); INSERT INTO t VALUES ('kept');")
             .unwrap();
-        let bytes = snapshot_bytes(&c).unwrap();
+        let bytes = snapshot_bytes(&Conn::sqlite(&c)).unwrap();
         assert!(bytes.starts_with(b"SQLite format 3\0"));
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("s.sqlite3");
         std::fs::write(&f, &bytes).unwrap();
-        let back = Connection::open(&f).unwrap();
+        let back = rusqlite::Connection::open(&f).unwrap();
         let x: String = back.query_row("SELECT x FROM t", [], |r| r.get(0)).unwrap();
         assert_eq!(x, "kept");
     }

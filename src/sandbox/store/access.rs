@@ -13,7 +13,7 @@
 //! the empty string in PRIVATE context. Every function runs on a connection or an open
 //! transaction ([`crate::sandbox::store::db::Db`]). Errors: the database fails.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::sandbox::store::sql::{Conn, OptionalExtension, params};
 use uuid::Uuid;
 
 use crate::sandbox::model::{ConsentKey, TppId};
@@ -94,7 +94,11 @@ pub struct SessionRow {
 }
 
 /// The sessions of (`tpp`, `psu_id`), most recent SCA first.
-pub fn sessions(c: &Connection, tpp: &TppId, psu_id: Uuid) -> rusqlite::Result<Vec<SessionRow>> {
+pub fn sessions(
+    c: &Conn<'_>,
+    tpp: &TppId,
+    psu_id: Uuid,
+) -> crate::sandbox::store::sql::Result<Vec<SessionRow>> {
     let mut st = c.prepare_cached(
         "SELECT session_id, sca_at, superseded FROM psu_sessions
          WHERE tpp = ?1 AND psu_id = ?2 ORDER BY sca_at DESC, rowid DESC",
@@ -112,12 +116,12 @@ pub fn sessions(c: &Connection, tpp: &TppId, psu_id: Uuid) -> rusqlite::Result<V
 /// Records an SCA of (`tpp`, `psu`) in `session_id` at `now`: every other session of the
 /// pair is superseded, this one (new or not) has its SCA time set.
 pub fn record_session(
-    c: &Connection,
+    c: &Conn<'_>,
     tpp: &TppId,
     psu: &str,
     session_id: &str,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         "UPDATE psu_sessions SET superseded = 1
          WHERE tpp = ?1 AND psu_id = ?2 AND session_id <> ?3",
@@ -134,7 +138,7 @@ pub fn record_session(
 }
 
 /// Removes the revocation of consent `k`, if any.
-pub fn lift_revocation(c: &Connection, k: &ConsentKey) -> rusqlite::Result<()> {
+pub fn lift_revocation(c: &Conn<'_>, k: &ConsentKey) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         "DELETE FROM psu_revocations WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3",
         key_params(k),
@@ -144,12 +148,12 @@ pub fn lift_revocation(c: &Connection, k: &ConsentKey) -> rusqlite::Result<()> {
 
 /// Records that `psu_id` of `tpp` is `customer`, registered at `at`.
 pub fn register_pisp(
-    c: &Connection,
+    c: &Conn<'_>,
     tpp: &TppId,
     psu_id: Uuid,
     customer: Uuid,
     at: i64,
-) -> rusqlite::Result<()> {
+) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         "INSERT INTO psu_pisp_registrations (tpp, psu_id, customer, registered_at)
          VALUES (?1, ?2, ?3, ?4)
@@ -161,7 +165,11 @@ pub fn register_pisp(
 }
 
 /// The customer id (as stored) a PISP-only TPP registered `psu` as.
-pub fn pisp_customer(c: &Connection, tpp: &TppId, psu: &str) -> rusqlite::Result<Option<String>> {
+pub fn pisp_customer(
+    c: &Conn<'_>,
+    tpp: &TppId,
+    psu: &str,
+) -> crate::sandbox::store::sql::Result<Option<String>> {
     c.prepare_cached(
         "SELECT customer FROM psu_pisp_registrations
          WHERE tpp = ?1 AND psu_id = ?2",
@@ -171,17 +179,18 @@ pub fn pisp_customer(c: &Connection, tpp: &TppId, psu: &str) -> rusqlite::Result
 }
 
 /// Marks authorisation `id` as a registration SCA.
-pub fn mark_registration(c: &Connection, id: Uuid) -> rusqlite::Result<()> {
+pub fn mark_registration(c: &Conn<'_>, id: Uuid) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
-        "INSERT OR REPLACE INTO psu_sca_purposes (authorisation, purpose)
-         VALUES (?1, 'register')",
+        "INSERT INTO psu_sca_purposes (authorisation, purpose)
+         VALUES (?1, 'register')
+         ON CONFLICT (authorisation) DO UPDATE SET purpose = excluded.purpose",
         params![id.to_string()],
     )?;
     Ok(())
 }
 
 /// Whether authorisation `id` is a registration SCA.
-pub fn is_registration(c: &Connection, id: Uuid) -> rusqlite::Result<bool> {
+pub fn is_registration(c: &Conn<'_>, id: Uuid) -> crate::sandbox::store::sql::Result<bool> {
     c.query_row(
         "SELECT EXISTS(SELECT 1 FROM psu_sca_purposes
          WHERE authorisation = ?1 AND purpose = 'register')",
@@ -192,7 +201,10 @@ pub fn is_registration(c: &Connection, id: Uuid) -> rusqlite::Result<bool> {
 
 /// Whether consent `key` is revoked: `Some(true)` terminated by the TPP, `Some(false)`
 /// revoked by the PSU.
-pub fn revocation(c: &Connection, key: &ConsentKey) -> rusqlite::Result<Option<bool>> {
+pub fn revocation(
+    c: &Conn<'_>,
+    key: &ConsentKey,
+) -> crate::sandbox::store::sql::Result<Option<bool>> {
     c.prepare_cached(
         "SELECT by_tpp FROM psu_revocations
          WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3",
@@ -202,11 +214,18 @@ pub fn revocation(c: &Connection, key: &ConsentKey) -> rusqlite::Result<Option<b
 }
 
 /// Marks consent `key` revoked at `at`, by the TPP (`by_tpp`) or the PSU.
-pub fn revoke(c: &Connection, key: &ConsentKey, by_tpp: bool, at: i64) -> rusqlite::Result<()> {
+pub fn revoke(
+    c: &Conn<'_>,
+    key: &ConsentKey,
+    by_tpp: bool,
+    at: i64,
+) -> crate::sandbox::store::sql::Result<()> {
     let (tpp, psu, agreement) = key_params(key);
     c.execute(
-        "INSERT OR REPLACE INTO psu_revocations (tpp, psu_id, agreement, revoked_at, by_tpp)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO psu_revocations (tpp, psu_id, agreement, revoked_at, by_tpp)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (tpp, psu_id, agreement) DO UPDATE SET
+         revoked_at = excluded.revoked_at, by_tpp = excluded.by_tpp",
         params![tpp, psu, agreement, at, by_tpp],
     )?;
     Ok(())
@@ -214,10 +233,10 @@ pub fn revoke(c: &Connection, key: &ConsentKey, by_tpp: bool, at: i64) -> rusqli
 
 /// Replaces the card accounts of consent `key` by `cards` (in this order).
 pub fn replace_card_consent(
-    c: &Connection,
+    c: &Conn<'_>,
     key: &ConsentKey,
     cards: &[Uuid],
-) -> rusqlite::Result<()> {
+) -> crate::sandbox::store::sql::Result<()> {
     let (tpp, psu, agreement) = key_params(key);
     c.execute(
         "DELETE FROM card_consents WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3",
@@ -240,7 +259,10 @@ pub fn replace_card_consent(
 }
 
 /// The card account ids (as stored) of consent `key`, in the order ticked.
-pub fn consented_cards(c: &Connection, key: &ConsentKey) -> rusqlite::Result<Vec<String>> {
+pub fn consented_cards(
+    c: &Conn<'_>,
+    key: &ConsentKey,
+) -> crate::sandbox::store::sql::Result<Vec<String>> {
     let mut st = c.prepare_cached(
         "SELECT card_account FROM card_consents
          WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3 ORDER BY position",
@@ -253,7 +275,12 @@ pub fn consented_cards(c: &Connection, key: &ConsentKey) -> rusqlite::Result<Vec
 pub type ResourceRow = (String, String, Option<String>, Option<String>, i64, i64);
 
 /// Creates consent resource `id` of `tpp`, status `received`, at `now`.
-pub fn insert_resource(c: &Connection, id: Uuid, tpp: &TppId, now: i64) -> rusqlite::Result<()> {
+pub fn insert_resource(
+    c: &Conn<'_>,
+    id: Uuid,
+    tpp: &TppId,
+    now: i64,
+) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         "INSERT INTO consent_resources (id, tpp, status, created_at, last_action)
          VALUES (?1, ?2, 'received', ?3, ?3)",
@@ -263,7 +290,7 @@ pub fn insert_resource(c: &Connection, id: Uuid, tpp: &TppId, now: i64) -> rusql
 }
 
 /// The consent resource `id`.
-pub fn resource(c: &Connection, id: Uuid) -> rusqlite::Result<Option<ResourceRow>> {
+pub fn resource(c: &Conn<'_>, id: Uuid) -> crate::sandbox::store::sql::Result<Option<ResourceRow>> {
     c.query_row(
         "SELECT tpp, status, psu_id, agreement, created_at, last_action
          FROM consent_resources WHERE id = ?1",
@@ -284,11 +311,11 @@ pub fn resource(c: &Connection, id: Uuid) -> rusqlite::Result<Option<ResourceRow
 
 /// Marks a `received` consent resource `id` `valid` for consent `key` at `at`.
 pub fn resource_authorised(
-    c: &Connection,
+    c: &Conn<'_>,
     id: Uuid,
     key: &ConsentKey,
     at: i64,
-) -> rusqlite::Result<()> {
+) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         "UPDATE consent_resources SET status = 'valid', psu_id = ?2, agreement = ?3,
              last_action = ?4
@@ -304,7 +331,11 @@ pub fn resource_authorised(
 }
 
 /// Marks a `received` consent resource `id` `rejected` at `now`.
-pub fn resource_rejected(c: &Connection, id: Uuid, now: i64) -> rusqlite::Result<()> {
+pub fn resource_rejected(
+    c: &Conn<'_>,
+    id: Uuid,
+    now: i64,
+) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         "UPDATE consent_resources SET status = 'rejected', last_action = ?2
          WHERE id = ?1 AND status = 'received'",
@@ -314,7 +345,11 @@ pub fn resource_rejected(c: &Connection, id: Uuid, now: i64) -> rusqlite::Result
 }
 
 /// Marks consent resource `id` `terminatedByTpp` at `now`.
-pub fn terminate_resource(c: &Connection, id: Uuid, now: i64) -> rusqlite::Result<()> {
+pub fn terminate_resource(
+    c: &Conn<'_>,
+    id: Uuid,
+    now: i64,
+) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         "UPDATE consent_resources SET status = 'terminatedByTpp', last_action = ?2
          WHERE id = ?1",

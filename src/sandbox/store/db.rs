@@ -15,10 +15,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use rusqlite::{Connection, Transaction, TransactionBehavior};
+use rusqlite::{Connection, TransactionBehavior};
 
 use crate::sandbox::store::checkpoint::{Checkpointer, Checkpoints, WalState};
 use crate::sandbox::store::error::StoreError;
+use crate::sandbox::store::sql::{self, Conn, PgSession};
 
 /// `PSD2_SQLITE_CHECKPOINT=commit`: no checkpointer thread and SQLite's default page cache;
 /// the committing connection checkpoints (every 1000 pages), as before issue 20's fix. For
@@ -31,27 +32,107 @@ pub const CHECKPOINT_ON_COMMIT_ENV: &str = "PSD2_SQLITE_CHECKPOINT";
 /// default is 2 MiB).
 pub const CACHE_KIB: i64 = 32 * 1024;
 
+/// The PostgreSQL advisory lock every write transaction takes first
+/// (`pg_advisory_xact_lock`): writers are serialized across all instances on one database,
+/// as SQLite's `BEGIN IMMEDIATE` serializes them on one file, so the domain's
+/// read-check-write transactions keep their meaning (an assumption of the code written for
+/// SQLite; a real ASPSP would use finer locks). The number is "PSD2" in ASCII.
+pub const PG_WRITE_LOCK: i64 = 0x5053_4432;
+
 /// Where the state lives.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub enum Storage {
     /// A private in-memory database (tests, `--in-memory`); gone when the process ends.
     #[default]
     InMemory,
     /// A database file (created with its directory when missing).
     File(PathBuf),
+    /// A PostgreSQL database, by its connection URL (`postgres://user[:password]@host[:port]/db`).
+    /// Its `Debug` and [`Db::describe`] never show the password ([`redact_url`]).
+    Postgres(String),
 }
 
-/// A named schema step: applied once, in order.
+impl std::fmt::Debug for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Storage::InMemory => f.write_str("InMemory"),
+            Storage::File(p) => f.debug_tuple("File").field(p).finish(),
+            Storage::Postgres(url) => f.debug_tuple("Postgres").field(&redact_url(url)).finish(),
+        }
+    }
+}
+
+impl Storage {
+    /// `--db`'s value: a `postgres://` or `postgresql://` URL is a PostgreSQL database, else
+    /// a file path.
+    pub fn parse(value: &str) -> Storage {
+        if is_postgres_url(value) {
+            Storage::Postgres(value.to_string())
+        } else {
+            Storage::File(PathBuf::from(value))
+        }
+    }
+}
+
+/// Whether `value` is a PostgreSQL connection URL (`postgres://` or `postgresql://`).
+pub fn is_postgres_url(value: &str) -> bool {
+    let lower = value.get(..13).unwrap_or(value).to_ascii_lowercase();
+    lower.starts_with("postgres://") || lower.starts_with("postgresql://")
+}
+
+/// A PostgreSQL URL without its password (`postgres://user:***@host/db`), for messages and
+/// logs; a value that does not parse as a URL is shown as `postgres://…` only.
+pub fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) => {
+            if u.password().is_some() {
+                let _ = u.set_password(Some("***"));
+            }
+            // A `password=` query parameter too.
+            let pairs: Vec<(String, String)> = u
+                .query_pairs()
+                .map(|(k, v)| {
+                    let v = if k.eq_ignore_ascii_case("password") {
+                        "***".to_string()
+                    } else {
+                        v.into_owned()
+                    };
+                    (k.into_owned(), v)
+                })
+                .collect();
+            if !pairs.is_empty() {
+                u.query_pairs_mut().clear().extend_pairs(pairs);
+            }
+            u.to_string()
+        }
+        Err(_) => "postgres://…".to_string(),
+    }
+}
+
+/// A named schema step: applied once, in order. The SQL is SQLite's dialect; on PostgreSQL it
+/// runs translated ([`sql::to_postgres`]), under the same name in `schema_migrations`.
 pub type Migration = (&'static str, &'static str);
 
-/// The SQLite connection behind a mutex.
+/// The connection of either back end.
+enum Backing {
+    /// The SQLite connection behind a mutex.
+    Sqlite(Mutex<Connection>),
+    /// One PostgreSQL connection behind a mutex (reconnected when the server closed it).
+    Postgres {
+        url: String,
+        session: Mutex<Option<PgSession>>,
+    },
+}
+
+/// The database: SQLite or PostgreSQL behind one interface ([`Db::read`], [`Db::write`],
+/// whose closures get a [`Conn`]).
 pub struct Db {
-    conn: Mutex<Connection>,
+    backing: Backing,
     /// Bumped after every committed [`Db::write`]: caches of derived data (serialized
     /// transaction pages) key on it, so any change invalidates them.
     /// Shared with the checkpointer, which watches it for a pause in the writes.
     version: std::sync::Arc<std::sync::atomic::AtomicU64>,
-    /// The checkpointer of a database file (none in memory).
+    /// The checkpointer of a database file (none in memory or on PostgreSQL).
     checkpointer: Option<Checkpointer>,
 }
 
@@ -65,18 +146,35 @@ impl std::fmt::Debug for Db {
 #[derive(Debug, thiserror::Error)]
 #[error("sandbox database {location}: {source}")]
 pub struct DbOpenError {
-    /// The database file (or `memory`).
+    /// The database file, `memory`, or the PostgreSQL URL without its password.
     pub location: String,
     #[source]
-    /// SQLite's error.
-    pub source: rusqlite::Error,
+    /// The database's error.
+    pub source: sql::Error,
+}
+
+/// Rolls back a PostgreSQL transaction that did not commit (an error or a panic in the
+/// closure), so the connection is clean for the next caller.
+struct PgTx<'a> {
+    session: &'a PgSession,
+    done: bool,
+}
+
+impl Drop for PgTx<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.session.batch("ROLLBACK");
+        }
+    }
 }
 
 impl Db {
-    /// Opens (creating when needed) the database for `storage`, in WAL mode with foreign keys,
-    /// checkpointed in the background ([`Checkpoints::default`]).
+    /// Opens (creating when needed) the database for `storage`: a SQLite file in WAL mode
+    /// with foreign keys, checkpointed in the background ([`Checkpoints::default`]), memory,
+    /// or a connection to PostgreSQL.
     ///
-    /// Errors: the file or its directory cannot be created or opened, or set up.
+    /// Errors: the file or its directory cannot be created or opened, or set up; the
+    /// PostgreSQL server refuses or is unreachable.
     pub fn open(storage: &Storage) -> Result<Self, DbOpenError> {
         Self::open_with(storage, Checkpoints::default())
     }
@@ -85,16 +183,38 @@ impl Db {
     ///
     /// Errors: as [`Db::open`].
     pub fn open_with(storage: &Storage, checkpoints: Checkpoints) -> Result<Self, DbOpenError> {
+        if let Storage::Postgres(url) = storage {
+            let err = |source| DbOpenError {
+                location: redact_url(url),
+                source,
+            };
+            let session = PgSession::connect(url).map_err(err)?;
+            // Under the write lock: instances starting together create the table once.
+            session
+                .batch(&format!(
+                    "BEGIN; SELECT pg_advisory_xact_lock({PG_WRITE_LOCK}); {}; {}; COMMIT",
+                    sql::to_postgres(SCHEMA_MIGRATIONS),
+                    PG_DATA_VERSION
+                ))
+                .map_err(err)?;
+            return Ok(Db {
+                backing: Backing::Postgres {
+                    url: url.clone(),
+                    session: Mutex::new(Some(session)),
+                },
+                version: std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0)),
+                checkpointer: None,
+            });
+        }
         let location = match storage {
-            Storage::InMemory => ":memory:".to_string(),
             Storage::File(p) => p.display().to_string(),
+            _ => ":memory:".to_string(),
         };
-        let err = |source| DbOpenError {
+        let err = |source: rusqlite::Error| DbOpenError {
             location: location.clone(),
-            source,
+            source: source.into(),
         };
         let conn = match storage {
-            Storage::InMemory => Connection::open_in_memory().map_err(err)?,
             Storage::File(p) => {
                 if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
                     std::fs::create_dir_all(dir)
@@ -110,7 +230,10 @@ impl Db {
                     .map_err(err)?;
                 c
             }
+            _ => Connection::open_in_memory().map_err(err)?,
         };
+        // Room for the sandbox's distinct statements (`Conn` prepares every one cached).
+        conn.set_prepared_statement_cache_capacity(256);
         let on_commit = std::env::var_os(CHECKPOINT_ON_COMMIT_ENV).is_some_and(|v| v == "commit");
         if !on_commit {
             conn.pragma_update(None, "cache_size", -CACHE_KIB)
@@ -118,7 +241,6 @@ impl Db {
         }
         let version = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         let checkpointer = match storage {
-            Storage::InMemory => None,
             Storage::File(_) if on_commit => None,
             Storage::File(p) => match Checkpointer::start(p, checkpoints, version.clone()) {
                 Ok(c) => {
@@ -137,110 +259,199 @@ impl Db {
                     None
                 }
             },
+            _ => None,
         };
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(err)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(err)?;
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)",
-        )
-        .map_err(err)?;
+        conn.execute_batch(SCHEMA_MIGRATIONS).map_err(err)?;
         Ok(Db {
-            conn: Mutex::new(conn),
+            backing: Backing::Sqlite(Mutex::new(conn)),
             version,
             checkpointer,
         })
     }
 
-    /// Applies the migrations not yet recorded, each in its own transaction.
-    pub fn migrate(&self, migrations: &[Migration]) -> rusqlite::Result<()> {
-        let mut conn = self.lock();
-        for (name, sql) in migrations {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let done: bool = tx.query_row(
-                "SELECT EXISTS(SELECT 1 FROM schema_migrations WHERE name = ?1)",
-                [name],
-                |r| r.get(0),
-            )?;
-            if !done {
-                tx.execute_batch(sql)?;
-                tx.execute("INSERT INTO schema_migrations(name) VALUES (?1)", [name])?;
-            }
-            tx.commit()?;
+    /// Which back end holds the state.
+    pub fn backend(&self) -> sql::Backend {
+        match self.backing {
+            Backing::Sqlite(_) => sql::Backend::Sqlite,
+            Backing::Postgres { .. } => sql::Backend::Postgres,
+        }
+    }
+
+    /// Applies the migrations not yet recorded, each in its own write transaction (on
+    /// PostgreSQL under the write lock, so instances starting together apply each once).
+    ///
+    /// Errors: the database fails (the failing migration is rolled back).
+    pub fn migrate(&self, migrations: &[Migration]) -> sql::Result<()> {
+        for (name, ddl) in migrations {
+            self.write_with(|tx| -> sql::Result<()> {
+                let done: bool = tx.query_row(
+                    "SELECT EXISTS(SELECT 1 FROM schema_migrations WHERE name = ?1)",
+                    [name],
+                    |r| r.get(0),
+                )?;
+                if !done {
+                    tx.execute_batch(ddl)?;
+                    tx.execute("INSERT INTO schema_migrations(name) VALUES (?1)", [name])?;
+                }
+                Ok(())
+            })?;
         }
         Ok(())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+    fn lock_sqlite(m: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
         // A panic while holding the lock cannot leave a half-done transaction behind (rusqlite
         // rolls back on drop), so a poisoned lock is safe to reuse.
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+        m.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The data version: changes after every committed write.
+    /// The PostgreSQL session, reconnected when the server closed it (a restart of the
+    /// server costs the requests in flight, not the sandbox).
+    fn lock_pg<'a>(
+        url: &str,
+        m: &'a Mutex<Option<PgSession>>,
+    ) -> sql::Result<std::sync::MutexGuard<'a, Option<PgSession>>> {
+        // The transaction guard rolls back on a panic: a poisoned lock is safe to reuse.
+        let mut guard = m.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.as_ref().is_none_or(PgSession::is_closed) {
+            *guard = None;
+            *guard = Some(PgSession::connect(url)?);
+        }
+        Ok(guard)
+    }
+
+    /// The data version: changes after every committed write. On PostgreSQL it is the
+    /// database's counter (`sandbox_data_version`, bumped by every write transaction of every
+    /// instance), so the caches keyed on it (remembered access decisions, serialized pages)
+    /// never answer from data another instance changed; when it cannot be read, a version no
+    /// cache holds (the caches miss).
+    ///
+    /// Must not be called inside [`Db::read`] or [`Db::write`]'s closure (it takes the
+    /// connection).
     pub fn version(&self) -> u64 {
-        self.version.load(std::sync::atomic::Ordering::Acquire)
+        match self.backing {
+            Backing::Sqlite(_) => self.version.load(std::sync::atomic::Ordering::Acquire),
+            Backing::Postgres { .. } => {
+                let shared = self.read_raw(|c| {
+                    c.query_row("SELECT v FROM sandbox_data_version WHERE id = 1", [], |r| {
+                        r.get::<_, i64>(0)
+                    })
+                });
+                match shared {
+                    // Even numbers: the database's counter; odd: a fresh local miss.
+                    Ok(v) => u64::try_from(v).unwrap_or(0).wrapping_mul(2),
+                    Err(_) => {
+                        self.version
+                            .fetch_add(1, std::sync::atomic::Ordering::AcqRel)
+                            .wrapping_mul(2)
+                            | 1
+                    }
+                }
+            }
+        }
     }
 
-    /// Runs `f` on the connection (reads).
+    /// Runs `f` on the connection (reads; on PostgreSQL in one read-only `REPEATABLE READ`
+    /// transaction, so its statements see one snapshot).
     ///
     /// Errors: the database fails ([`StoreError`]).
-    pub fn read<T>(
-        &self,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
-    ) -> Result<T, StoreError> {
-        let conn = self.lock();
-        Ok(f(&conn)?)
+    pub fn read<T>(&self, f: impl FnOnce(&Conn<'_>) -> sql::Result<T>) -> Result<T, StoreError> {
+        Ok(self.read_raw(f)?)
     }
 
-    /// Like [`Db::read`] with plain SQLite errors (opening).
-    pub fn read_raw<T>(
-        &self,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
-    ) -> rusqlite::Result<T> {
-        let conn = self.lock();
-        f(&conn)
+    /// Like [`Db::read`] with the plain database error (opening).
+    ///
+    /// Errors: the database fails.
+    pub fn read_raw<T>(&self, f: impl FnOnce(&Conn<'_>) -> sql::Result<T>) -> sql::Result<T> {
+        match &self.backing {
+            Backing::Sqlite(m) => {
+                let conn = Self::lock_sqlite(m);
+                f(&Conn::sqlite(&conn))
+            }
+            Backing::Postgres { url, session } => {
+                let guard = Self::lock_pg(url, session)?;
+                let s = guard
+                    .as_ref()
+                    .ok_or_else(|| sql::Error::Other("no PostgreSQL connection".into()))?;
+                // One snapshot for all of `f`'s statements, as SQLite's single connection
+                // gives: another instance's commit lands before or after, never between.
+                s.batch("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")?;
+                let mut tx = PgTx {
+                    session: s,
+                    done: false,
+                };
+                let out = f(&Conn::postgres(s))?;
+                s.batch("COMMIT")?;
+                tx.done = true;
+                Ok(out)
+            }
+        }
     }
 
-    /// Runs `f` in one `BEGIN IMMEDIATE` transaction, committed when `f` returns `Ok`
-    /// (rolled back when it fails), and bumps the data version after a commit. `E` is the
-    /// caller's error: any type SQLite errors convert into ([`StoreError`], or the domain's
-    /// error, so that `f` may roll back with a Berlin Group answer).
+    /// Runs `f` in one write transaction (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: `BEGIN` and
+    /// the write lock [`PG_WRITE_LOCK`]), committed when `f` returns `Ok` (rolled back when
+    /// it fails), and bumps the data version after a commit. `E` is the caller's error: any
+    /// type database errors convert into ([`StoreError`], or the domain's error, so that `f`
+    /// may roll back with a Berlin Group answer).
     ///
     /// Errors: `f`'s, or the database fails to begin or commit.
-    pub fn write<T, E: From<rusqlite::Error>>(
+    pub fn write<T, E: From<sql::Error>>(
         &self,
-        f: impl FnOnce(&Transaction<'_>) -> Result<T, E>,
+        f: impl FnOnce(&Conn<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
         self.write_with(f)
     }
 
-    /// Like [`Db::write`] with plain SQLite errors (opening, seeding).
-    pub fn write_raw<T>(
-        &self,
-        f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
-    ) -> rusqlite::Result<T> {
+    /// Like [`Db::write`] with the plain database error (opening, seeding).
+    ///
+    /// Errors: as [`Db::write`].
+    pub fn write_raw<T>(&self, f: impl FnOnce(&Conn<'_>) -> sql::Result<T>) -> sql::Result<T> {
         self.write_with(f)
     }
 
-    /// [`Db::write`] for any error type SQLite errors convert into: `BEGIN IMMEDIATE`, `f`,
-    /// `COMMIT` (rolled back when `f` fails), and the data version bumped after a commit.
-    fn write_with<T, E: From<rusqlite::Error>>(
+    fn write_with<T, E: From<sql::Error>>(
         &self,
-        f: impl FnOnce(&Transaction<'_>) -> Result<T, E>,
+        f: impl FnOnce(&Conn<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
-        let mut conn = self.lock();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let out = f(&tx)?;
-        tx.commit()?;
+        let out = match &self.backing {
+            Backing::Sqlite(m) => {
+                let mut conn = Self::lock_sqlite(m);
+                let tx = conn
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(sql::Error::from)?;
+                let out = f(&Conn::sqlite(&tx))?;
+                tx.commit().map_err(sql::Error::from)?;
+                out
+            }
+            Backing::Postgres { url, session } => {
+                let guard = Self::lock_pg(url, session)?;
+                let s = guard
+                    .as_ref()
+                    .ok_or_else(|| sql::Error::Other("no PostgreSQL connection".into()))?;
+                s.batch(&format!(
+                    "BEGIN; SELECT pg_advisory_xact_lock({PG_WRITE_LOCK})"
+                ))?;
+                let mut tx = PgTx {
+                    session: s,
+                    done: false,
+                };
+                let out = f(&Conn::postgres(s))?;
+                s.batch("UPDATE sandbox_data_version SET v = v + 1 WHERE id = 1; COMMIT")?;
+                tx.done = true;
+                out
+            }
+        };
         self.version
             .fetch_add(1, std::sync::atomic::Ordering::Release);
         Ok(out)
     }
 
     /// Has the checkpointer copy the log into the database file now and waits for it (a
-    /// database in memory has no log: `None`).
+    /// database in memory has no log, PostgreSQL checkpoints by itself: `None`).
     ///
     /// Errors: the checkpoint fails.
     pub fn checkpoint(&self) -> Result<Option<WalState>, StoreError> {
@@ -250,14 +461,24 @@ impl Db {
         }
     }
 
-    /// The file behind `storage`, for messages.
+    /// The file behind `storage`, for messages (a PostgreSQL URL without its password).
     pub fn describe(storage: &Storage) -> String {
         match storage {
             Storage::InMemory => "in memory".into(),
             Storage::File(p) => p.display().to_string(),
+            Storage::Postgres(url) => redact_url(url),
         }
     }
 }
+
+/// PostgreSQL's shared data version ([`Db::version`]): one row, bumped by every write
+/// transaction; kept by initialization like `schema_migrations`.
+const PG_DATA_VERSION: &str = "CREATE TABLE IF NOT EXISTS sandbox_data_version \
+     (id BIGINT PRIMARY KEY CHECK (id = 1), v BIGINT NOT NULL); \
+     INSERT INTO sandbox_data_version (id, v) VALUES (1, 0) ON CONFLICT DO NOTHING";
+
+/// The table of applied migrations (both back ends).
+const SCHEMA_MIGRATIONS: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)";
 
 /// Default database file under a data directory.
 pub fn default_file(data_dir: &Path) -> PathBuf {

@@ -4,7 +4,7 @@
 //! table it is emptied by `POST /v1/sandbox/initialize` ([`crate::sandbox::store::clear_all_tables`]).
 //! Errors: the database fails.
 
-use rusqlite::{Connection, params};
+use crate::sandbox::store::sql::{Conn, params};
 
 use crate::sandbox::store::db::Migration;
 
@@ -35,7 +35,7 @@ pub struct FaultRow {
 }
 
 /// Every rule, oldest first.
-pub fn all(c: &Connection) -> rusqlite::Result<Vec<FaultRow>> {
+pub fn all(c: &Conn<'_>) -> crate::sandbox::store::sql::Result<Vec<FaultRow>> {
     c.prepare_cached("SELECT id, definition, remaining, tpp FROM sandbox_faults ORDER BY seq")?
         .query_map([], |r| {
             Ok(FaultRow {
@@ -49,7 +49,7 @@ pub fn all(c: &Connection) -> rusqlite::Result<Vec<FaultRow>> {
 }
 
 /// Stores a new rule created at `at` (Unix seconds).
-pub fn insert(c: &Connection, row: &FaultRow, at: i64) -> rusqlite::Result<()> {
+pub fn insert(c: &Conn<'_>, row: &FaultRow, at: i64) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         "INSERT INTO sandbox_faults (id, definition, remaining, created_at, tpp) \
          VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -59,12 +59,12 @@ pub fn insert(c: &Connection, row: &FaultRow, at: i64) -> rusqlite::Result<()> {
 }
 
 /// Deletes rule `id`; returns whether there was one.
-pub fn delete(c: &Connection, id: &str) -> rusqlite::Result<bool> {
+pub fn delete(c: &Conn<'_>, id: &str) -> crate::sandbox::store::sql::Result<bool> {
     Ok(c.execute("DELETE FROM sandbox_faults WHERE id = ?1", [id])? > 0)
 }
 
 /// Deletes rule `id` of `tpp`; returns whether `tpp` had one.
-pub fn delete_of(c: &Connection, id: &str, tpp: &str) -> rusqlite::Result<bool> {
+pub fn delete_of(c: &Conn<'_>, id: &str, tpp: &str) -> crate::sandbox::store::sql::Result<bool> {
     Ok(c.execute(
         "DELETE FROM sandbox_faults WHERE id = ?1 AND tpp = ?2",
         [id, tpp],
@@ -72,13 +72,13 @@ pub fn delete_of(c: &Connection, id: &str, tpp: &str) -> rusqlite::Result<bool> 
 }
 
 /// Deletes every rule of `tpp`; returns how many there were.
-pub fn clear(c: &Connection, tpp: &str) -> rusqlite::Result<usize> {
+pub fn clear(c: &Conn<'_>, tpp: &str) -> crate::sandbox::store::sql::Result<usize> {
     c.execute("DELETE FROM sandbox_faults WHERE tpp = ?1", [tpp])
 }
 
 /// Takes one answer of rule `id` (inside the caller's transaction): counts it down, deleting
 /// it at zero. Returns `false` when the rule is gone (another request took its last answer).
-pub fn claim(c: &Connection, id: &str) -> rusqlite::Result<bool> {
+pub fn claim(c: &Conn<'_>, id: &str) -> crate::sandbox::store::sql::Result<bool> {
     let remaining: Option<Option<i64>> = c
         .query_row(
             "SELECT remaining FROM sandbox_faults WHERE id = ?1",
@@ -87,7 +87,7 @@ pub fn claim(c: &Connection, id: &str) -> rusqlite::Result<bool> {
         )
         .map(Some)
         .or_else(|e| match e {
-            rusqlite::Error::QueryReturnedNoRows => Ok(None),
+            crate::sandbox::store::sql::Error::NoRows => Ok(None),
             e => Err(e),
         })?;
     match remaining {

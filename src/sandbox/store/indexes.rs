@@ -91,6 +91,7 @@ mod tests {
     /// The whole-table scans in the plan of `sql` (`SCAN <table>` without an index).
     fn scans(db: &Db, sql: &str) -> Vec<String> {
         db.read_raw(|c| {
+            let c = c.as_sqlite().expect("a SQLite database");
             let mut st = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
             // Parameters left unbound (NULL): the plan does not depend on their values.
             let mut rows = st.raw_query();

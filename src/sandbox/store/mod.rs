@@ -37,13 +37,14 @@ pub mod payments;
 pub(crate) mod replay;
 pub(crate) mod sca_browsers;
 pub(crate) mod schema;
+pub mod sql;
 pub(crate) mod tenancy;
 pub(crate) mod unattended;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::sandbox::store::sql::{Backend, Conn, OptionalExtension, params};
 use uuid::Uuid;
 
 pub use crate::sandbox::model::*;
@@ -71,7 +72,11 @@ pub enum Unique {
 /// Whether a row with `value` as `what` exists.
 ///
 /// Errors: the database fails.
-pub fn exists(conn: &Connection, what: Unique, value: &str) -> rusqlite::Result<bool> {
+pub fn exists(
+    conn: &Conn<'_>,
+    what: Unique,
+    value: &str,
+) -> crate::sandbox::store::sql::Result<bool> {
     let sql = match what {
         Unique::Bban => "SELECT EXISTS(SELECT 1 FROM accounts WHERE bban = ?1)",
         Unique::MaskedPan => "SELECT EXISTS(SELECT 1 FROM card_accounts WHERE masked_pan = ?1)",
@@ -86,10 +91,10 @@ pub fn exists(conn: &Connection, what: Unique, value: &str) -> rusqlite::Result<
 ///
 /// Errors: the database fails.
 pub fn agreement_between(
-    conn: &Connection,
+    conn: &Conn<'_>,
     corporate: Uuid,
     holder: Uuid,
-) -> rusqlite::Result<bool> {
+) -> crate::sandbox::store::sql::Result<bool> {
     conn.query_row(
         "SELECT EXISTS(SELECT 1 FROM agreements WHERE corporate = ?1 AND holder = ?2)",
         [corporate.to_string(), holder.to_string()],
@@ -101,7 +106,7 @@ pub fn agreement_between(
 // Statements shared by the store, the seed and the management handlers
 
 /// Inserts an agreement and its engagements (accounts, in order).
-pub fn insert_agreement(conn: &Connection, a: &Agreement) -> rusqlite::Result<()> {
+pub fn insert_agreement(conn: &Conn<'_>, a: &Agreement) -> crate::sandbox::store::sql::Result<()> {
     conn.prepare_cached(
         "INSERT INTO agreements (id, name, corporate, holder) VALUES (?1, ?2, ?3, ?4)",
     )?
@@ -130,22 +135,22 @@ pub fn insert_agreement(conn: &Connection, a: &Agreement) -> rusqlite::Result<()
 ///
 /// Errors: the database fails (its account is gone).
 pub fn insert_manual_transaction(
-    conn: &Connection,
+    conn: &Conn<'_>,
     t: &ManualTransaction,
-) -> rusqlite::Result<i64> {
+) -> crate::sandbox::store::sql::Result<i64> {
     insert(conn, t)
 }
 
 /// Sets (replaces) the balance override of an account (`card = false`) or a card account,
 /// recording the current highest manual-transaction seq as its watermark.
 pub fn set_balance_override(
-    conn: &Connection,
+    conn: &Conn<'_>,
     card: bool,
     id: Uuid,
     booked: i64,
     available: i64,
     now: SystemTime,
-) -> rusqlite::Result<BalanceOverride> {
+) -> crate::sandbox::store::sql::Result<BalanceOverride> {
     let (tx_table, tx_col, table, col) = if card {
         (
             "manual_card_transactions",
@@ -188,7 +193,7 @@ pub fn set_balance_override(
 /// advanced since the last initialization.
 ///
 /// Errors: the database fails.
-pub fn clock_offset_nanos(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+pub fn clock_offset_nanos(conn: &Conn<'_>) -> crate::sandbox::store::sql::Result<Option<i64>> {
     conn.query_row(
         "SELECT CAST(value AS INTEGER) FROM sandbox_meta WHERE key = 'clock_offset_nanos'",
         [],
@@ -198,7 +203,7 @@ pub fn clock_offset_nanos(conn: &Connection) -> rusqlite::Result<Option<i64>> {
 }
 
 /// Inserts `seed` and marks the database as initialized.
-pub fn insert_seed(conn: &Connection, seed: &SeedData) -> rusqlite::Result<()> {
+pub fn insert_seed(conn: &Conn<'_>, seed: &SeedData) -> crate::sandbox::store::sql::Result<()> {
     for c in &seed.customers {
         insert(conn, c)?;
     }
@@ -222,21 +227,42 @@ pub fn insert_seed(conn: &Connection, seed: &SeedData) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Deletes every row of every table except `schema_migrations` (all modules' tables, found
-/// in `sqlite_master`), and resets AUTOINCREMENT counters. Foreign keys are checked at
+/// Deletes every row of every table except `schema_migrations` and `sca_page_keys` (all
+/// modules' tables, found in the catalogue: SQLite's `sqlite_master`, PostgreSQL's
+/// `pg_tables` of the connection's schema), and resets the `seq` counters (SQLite's
+/// `sqlite_sequence`; PostgreSQL: `TRUNCATE … RESTART IDENTITY`). Foreign keys are checked at
 /// commit, so the order does not matter.
-pub fn clear_all_tables(conn: &Connection) -> rusqlite::Result<()> {
+pub fn clear_all_tables(conn: &Conn<'_>) -> crate::sandbox::store::sql::Result<()> {
     conn.execute_batch("PRAGMA defer_foreign_keys = ON")?;
-    let tables: Vec<String> = conn
-        .prepare(
+    let catalogue = match conn.backend() {
+        Backend::Sqlite => {
             "SELECT name FROM sqlite_master WHERE type = 'table' \
              AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> 'schema_migrations' \
-             AND name <> 'sca_page_keys'",
-        )?
+             AND name <> 'sca_page_keys'"
+        }
+        Backend::Postgres => {
+            "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() \
+             AND tablename <> 'schema_migrations' AND tablename <> 'sca_page_keys' \
+             AND tablename <> 'sandbox_data_version' \
+             ORDER BY tablename"
+        }
+    };
+    let tables: Vec<String> = conn
+        .prepare(catalogue)?
         .query_map([], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    for t in tables {
-        conn.execute(&format!("DELETE FROM \"{}\"", t.replace('"', "\"\"")), [])?;
+        .collect::<crate::sandbox::store::sql::Result<_>>()?;
+    let quoted: Vec<String> = tables
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect();
+    if conn.backend() == Backend::Postgres {
+        if !quoted.is_empty() {
+            conn.execute_batch(&format!("TRUNCATE {} RESTART IDENTITY", quoted.join(", ")))?;
+        }
+        return Ok(());
+    }
+    for t in quoted {
+        conn.execute(&format!("DELETE FROM {t}"), [])?;
     }
     let has_sequence: bool = conn.query_row(
         "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence')",
@@ -252,13 +278,20 @@ pub fn clear_all_tables(conn: &Connection) -> rusqlite::Result<()> {
 /// Deletes rows that reference deleted rows through a foreign key without `ON DELETE`
 /// action (other modules' tables), repeatedly, so that a deletion made with
 /// `PRAGMA defer_foreign_keys = ON` can commit. Returns how many rows were removed.
-pub fn remove_orphans(conn: &Connection) -> rusqlite::Result<usize> {
+///
+/// SQLite: the rows `PRAGMA foreign_key_check` names. PostgreSQL (no such check): for every
+/// single-column foreign key of the schema (`pg_constraint`), the rows whose value is set and
+/// not in the referenced table.
+pub fn remove_orphans(conn: &Conn<'_>) -> crate::sandbox::store::sql::Result<usize> {
+    if conn.backend() == Backend::Postgres {
+        return remove_orphans_postgres(conn);
+    }
     let mut removed = 0;
     for _ in 0..16 {
         let orphans: Vec<(String, Option<i64>)> = conn
             .prepare("PRAGMA foreign_key_check")?
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
+            .collect::<crate::sandbox::store::sql::Result<_>>()?;
         if orphans.is_empty() {
             break;
         }
@@ -277,11 +310,49 @@ pub fn remove_orphans(conn: &Connection) -> rusqlite::Result<usize> {
     Ok(removed)
 }
 
+fn remove_orphans_postgres(conn: &Conn<'_>) -> crate::sandbox::store::sql::Result<usize> {
+    let keys: Vec<(String, String, String, String)> = conn
+        .prepare(
+            "SELECT c.conrelid::regclass::text, a.attname::text, \
+                    c.confrelid::regclass::text, fa.attname::text \
+             FROM pg_constraint c \
+             JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1] \
+             JOIN pg_attribute fa ON fa.attrelid = c.confrelid AND fa.attnum = c.confkey[1] \
+             WHERE c.contype = 'f' AND array_length(c.conkey, 1) = 1 \
+               AND c.connamespace = current_schema()::regnamespace",
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<crate::sandbox::store::sql::Result<_>>()?;
+    let mut removed = 0;
+    for _ in 0..16 {
+        let mut round = 0;
+        for (table, column, parent, parent_column) in &keys {
+            let q = |s: &str| format!("\"{}\"", s.trim_matches('"').replace('"', "\"\""));
+            round += conn.execute(
+                &format!(
+                    "DELETE FROM {t} WHERE {c} IS NOT NULL AND NOT EXISTS \
+                     (SELECT 1 FROM {p} WHERE {p}.{pc} = {t}.{c})",
+                    t = q(table),
+                    c = q(column),
+                    p = q(parent),
+                    pc = q(parent_column)
+                ),
+                [],
+            )?;
+        }
+        removed += round;
+        if round == 0 {
+            break;
+        }
+    }
+    Ok(removed)
+}
+
 fn agreements_where(
-    conn: &Connection,
+    conn: &Conn<'_>,
     condition: &str,
-    args: &[&dyn rusqlite::ToSql],
-) -> rusqlite::Result<Vec<Agreement>> {
+    args: &[&dyn crate::sandbox::store::sql::ToValue],
+) -> crate::sandbox::store::sql::Result<Vec<Agreement>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT id, name, corporate, holder FROM agreements WHERE {condition} ORDER BY seq"
     ))?;
@@ -289,7 +360,7 @@ fn agreements_where(
         .query_map(args, |r| {
             Ok((uuid_at(r, 0)?, r.get(1)?, uuid_at(r, 2)?, uuid_at(r, 3)?))
         })?
-        .collect::<rusqlite::Result<_>>()?;
+        .collect::<crate::sandbox::store::sql::Result<_>>()?;
     let mut eng = conn.prepare_cached(
         "SELECT account FROM agreement_engagements WHERE agreement = ?1 ORDER BY position",
     )?;
@@ -298,7 +369,7 @@ fn agreements_where(
         .map(|(id, name, corporate, holder)| {
             let accounts = eng
                 .query_map([id.to_string()], |r| uuid_at(r, 0))?
-                .collect::<rusqlite::Result<_>>()?;
+                .collect::<crate::sandbox::store::sql::Result<_>>()?;
             Ok(Agreement {
                 id,
                 name,
@@ -310,7 +381,10 @@ fn agreements_where(
         .collect()
 }
 
-fn load_authorisation(conn: &Connection, id: Uuid) -> rusqlite::Result<Option<Authorisation>> {
+fn load_authorisation(
+    conn: &Conn<'_>,
+    id: Uuid,
+) -> crate::sandbox::store::sql::Result<Option<Authorisation>> {
     select_one(conn, "sca_authorisations WHERE id = ?1", [id.to_string()])
 }
 
@@ -325,7 +399,11 @@ fn usable(a: Option<Authorisation>, now: SystemTime) -> Result<Authorisation, Au
     Ok(a)
 }
 
-fn update_step(conn: &Connection, id: Uuid, step: &ScaStep) -> rusqlite::Result<()> {
+fn update_step(
+    conn: &Conn<'_>,
+    id: Uuid,
+    step: &ScaStep,
+) -> crate::sandbox::store::sql::Result<()> {
     let (name, customer, agreement) = step_columns(step);
     conn.prepare_cached(
         "UPDATE sca_authorisations SET step = ?2, customer = ?3, agreement = ?4 WHERE id = ?1",
@@ -353,7 +431,11 @@ fn key_params(key: &ConsentKey) -> (&str, String, String) {
     )
 }
 
-fn write_consent(conn: &Connection, key: &ConsentKey, consent: &Consent) -> rusqlite::Result<()> {
+fn write_consent(
+    conn: &Conn<'_>,
+    key: &ConsentKey,
+    consent: &Consent,
+) -> crate::sandbox::store::sql::Result<()> {
     let (tpp, psu, agreement) = key_params(key);
     conn.prepare_cached(
         "INSERT INTO psu_registrations (tpp, psu_id, customer, registered_at) \
@@ -367,19 +449,18 @@ fn write_consent(conn: &Connection, key: &ConsentKey, consent: &Consent) -> rusq
     ])?;
     conn.prepare_cached("DELETE FROM consents WHERE tpp = ?1 AND psu_id = ?2 AND agreement = ?3")?
         .execute(params![tpp, psu, agreement])?;
-    conn.prepare_cached(
+    let seq = conn.insert_seq(
         "INSERT INTO consents (tpp, psu_id, agreement, customer, granted_at, tpp_session_id) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?
-    .execute(params![
-        tpp,
-        psu,
-        agreement,
-        consent.customer.to_string(),
-        to_nanos(consent.granted_at),
-        consent.tpp_session_id
-    ])?;
-    let seq = conn.last_insert_rowid();
+        params![
+            tpp,
+            psu,
+            agreement,
+            consent.customer.to_string(),
+            to_nanos(consent.granted_at),
+            consent.tpp_session_id
+        ],
+    )?;
     // Accounts deleted meanwhile are skipped rather than failing the consent.
     let mut stmt = conn.prepare_cached(
         "INSERT OR IGNORE INTO consent_accounts (consent, position, account) \
@@ -427,7 +508,10 @@ impl Store {
     /// transaction when it has never been initialized. An existing state is kept.
     ///
     /// Errors: the database fails.
-    pub fn open(db: Arc<Db>, seed: impl FnOnce() -> SeedData) -> rusqlite::Result<Self> {
+    pub fn open(
+        db: Arc<Db>,
+        seed: impl FnOnce() -> SeedData,
+    ) -> crate::sandbox::store::sql::Result<Self> {
         db.write_raw(|tx| {
             let initialized: bool = tx.query_row(
                 "SELECT EXISTS(SELECT 1 FROM sandbox_meta WHERE key = 'initialized_at')",
@@ -448,7 +532,10 @@ impl Store {
     }
 
     /// Runs a read on the connection. Errors: the database fails ([`StoreError`]).
-    fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
+    fn read<T>(
+        &self,
+        f: impl FnOnce(&Conn<'_>) -> crate::sandbox::store::sql::Result<T>,
+    ) -> Result<T, StoreError> {
         self.db.read(f)
     }
 
@@ -456,7 +543,7 @@ impl Store {
     fn all<T: rows::Stored>(
         &self,
         from: &str,
-        args: impl rusqlite::Params,
+        args: impl crate::sandbox::store::sql::Params,
     ) -> Result<Vec<T>, StoreError> {
         self.read(|c| select_all(c, from, args))
     }
@@ -465,7 +552,7 @@ impl Store {
     fn one<T: rows::Stored>(
         &self,
         from: &str,
-        args: impl rusqlite::Params,
+        args: impl crate::sandbox::store::sql::Params,
     ) -> Result<Option<T>, StoreError> {
         Ok(self.all(from, args)?.into_iter().next())
     }
@@ -475,7 +562,7 @@ impl Store {
     /// not advanced since the last initialization. A negative stored value reads as zero.
     ///
     /// Errors: the database fails.
-    pub fn clock_offset(&self) -> rusqlite::Result<Option<Duration>> {
+    pub fn clock_offset(&self) -> crate::sandbox::store::sql::Result<Option<Duration>> {
         let nanos = self.db.read_raw(clock_offset_nanos)?;
         Ok(nanos.map(|n| Duration::from_nanos(u64::try_from(n).unwrap_or(0))))
     }
@@ -484,7 +571,10 @@ impl Store {
     /// transaction); [`Store::initialize`] removes it with the rest of `sandbox_meta`.
     ///
     /// Errors: the database fails.
-    pub fn write_clock_offset(tx: &Connection, offset: Duration) -> rusqlite::Result<()> {
+    pub fn write_clock_offset(
+        tx: &Conn<'_>,
+        offset: Duration,
+    ) -> crate::sandbox::store::sql::Result<()> {
         let nanos = u64::try_from(offset.as_nanos()).unwrap_or(u64::MAX);
         tx.execute(
             "INSERT INTO sandbox_meta (key, value) VALUES ('clock_offset_nanos', ?1) \
@@ -683,7 +773,7 @@ impl Store {
                     "SELECT account FROM consent_accounts WHERE consent = ?1 ORDER BY position",
                 )?
                 .query_map([seq], |r| uuid_at(r, 0))?
-                .collect::<rusqlite::Result<_>>()?;
+                .collect::<crate::sandbox::store::sql::Result<_>>()?;
             Ok(Some(Consent {
                 customer,
                 accounts,
@@ -783,7 +873,10 @@ impl Store {
         &self,
         id: Uuid,
         now: SystemTime,
-        change: impl FnOnce(&Connection, Authorisation) -> rusqlite::Result<Authorisation>,
+        change: impl FnOnce(
+            &Conn<'_>,
+            Authorisation,
+        ) -> crate::sandbox::store::sql::Result<Authorisation>,
     ) -> Result<Authorisation, AuthorisationError> {
         let r = self.db.write(|tx| -> Result<_, StoreError> {
             Ok(match usable(load_authorisation(tx, id)?, now) {
@@ -850,3 +943,10 @@ fn is_expired(created_at: SystemTime, now: SystemTime) -> bool {
         Err(_) => false,
     }
 }
+
+#[cfg(test)]
+#[path = "../../../tests/it/common/pg.rs"]
+pub(crate) mod pg_cluster;
+
+#[cfg(test)]
+mod backend_tests;

@@ -4,7 +4,7 @@
 //! `(created_at, id)`, so a page costs the same however many rows precede it). Times are
 //! Unix seconds on the sandbox clock.
 
-use rusqlite::{Connection, params};
+use crate::sandbox::store::sql::{Conn, params};
 
 table_row! {
     /// One consent resource (`consent_resources`): its stored status (`received`, `valid`,
@@ -85,10 +85,10 @@ impl Page<'_> {
     /// `columns`).
     fn read<T>(
         self,
-        c: &Connection,
+        c: &Conn<'_>,
         (columns, table, t): (&str, &str, &str),
-        row: fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
-    ) -> rusqlite::Result<Vec<T>> {
+        row: fn(&crate::sandbox::store::sql::Row) -> crate::sandbox::store::sql::Result<T>,
+    ) -> crate::sandbox::store::sql::Result<Vec<T>> {
         let (cond, at, id) = match self.after {
             Some((at, id)) => (
                 format!("({t}.created_at, {t}.id) > (?1, ?2)"),
@@ -106,13 +106,19 @@ impl Page<'_> {
     }
 
     /// The consent resources (index `consent_resources_by_created`).
-    pub fn consent_resources(self, c: &Connection) -> rusqlite::Result<Vec<ConsentResourceRow>> {
+    pub fn consent_resources(
+        self,
+        c: &Conn<'_>,
+    ) -> crate::sandbox::store::sql::Result<Vec<ConsentResourceRow>> {
         let from = (ConsentResourceRow::COLUMNS, "consent_resources", "r");
         self.read(c, from, ConsentResourceRow::from_row)
     }
 
     /// The payments (index `pis_payments_by_created`).
-    pub fn payments(self, c: &Connection) -> rusqlite::Result<Vec<PaymentOverviewRow>> {
+    pub fn payments(
+        self,
+        c: &Conn<'_>,
+    ) -> crate::sandbox::store::sql::Result<Vec<PaymentOverviewRow>> {
         let columns = format!(
             "p.id, p.tpp, p.service, p.product, p.status, p.amount_minor, p.currency, \
              p.psu_id, ({}), p.created_at",
@@ -126,7 +132,10 @@ impl Page<'_> {
     }
 
     /// The signing baskets with their payment ids in order (index `pis_baskets_by_created`).
-    pub fn baskets(self, c: &Connection) -> rusqlite::Result<Vec<BasketOverviewRow>> {
+    pub fn baskets(
+        self,
+        c: &Conn<'_>,
+    ) -> crate::sandbox::store::sql::Result<Vec<BasketOverviewRow>> {
         let columns = format!(
             "b.id, b.tpp, b.cancelled, b.authorised, ({}), b.created_at",
             latest_sca("basket", "b")
@@ -153,7 +162,7 @@ fn latest_sca(column: &str, table: &str) -> String {
 }
 
 /// How many rows `table` (`consent_resources`, `pis_payments` or `pis_baskets`) holds.
-pub fn count(c: &Connection, table: List) -> rusqlite::Result<i64> {
+pub fn count(c: &Conn<'_>, table: List) -> crate::sandbox::store::sql::Result<i64> {
     c.prepare_cached(&format!("SELECT COUNT(*) FROM {}", table.table()))?
         .query_row([], |r| r.get(0))
 }

@@ -2,7 +2,7 @@
 //! one row, kept by `POST /v1/sandbox/initialize` (links survive a reset and a restart) and
 //! left out of snapshots.
 
-use rusqlite::{OptionalExtension, Transaction};
+use crate::sandbox::store::sql::{Conn, OptionalExtension};
 
 use crate::sandbox::store::db::Migration;
 
@@ -20,9 +20,9 @@ pub const MIGRATION: Migration = (
 ///
 /// Errors: SQLite's, or `make`'s.
 pub fn key_or_insert(
-    tx: &Transaction<'_>,
-    make: impl FnOnce() -> rusqlite::Result<[u8; 16]>,
-) -> rusqlite::Result<[u8; 16]> {
+    tx: &Conn<'_>,
+    make: impl FnOnce() -> crate::sandbox::store::sql::Result<[u8; 16]>,
+) -> crate::sandbox::store::sql::Result<[u8; 16]> {
     let stored: Option<Vec<u8>> = tx
         .query_row("SELECT key FROM sca_page_keys WHERE id = 1", [], |r| {
             r.get(0)
@@ -33,7 +33,8 @@ pub fn key_or_insert(
     }
     let k = make()?;
     tx.execute(
-        "INSERT OR REPLACE INTO sca_page_keys (id, key) VALUES (1, ?1)",
+        "INSERT INTO sca_page_keys (id, key) VALUES (1, ?1) \
+         ON CONFLICT (id) DO UPDATE SET key = excluded.key",
         [k.as_slice()],
     )?;
     Ok(k)

@@ -11,7 +11,7 @@
 //! booked as the Store's manual transactions (see [`crate::sandbox::domain::settlement::execute`]);
 //! sandbox initialization empties these tables with every other one.
 
-use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+use crate::sandbox::store::sql::{Conn, OptionalExtension, params, params_from_iter};
 
 use crate::sandbox::store::db::Migration;
 
@@ -48,6 +48,18 @@ pub const MIGRATION: Migration = (
     );
     CREATE INDEX pis_payments_due ON pis_payments(status, due_at);
     CREATE INDEX pis_payments_dedup ON pis_payments(dedup_key, created_day);
+    -- Before pis_authorisations, which references it (PostgreSQL checks references when
+    -- a table is created).
+    CREATE TABLE pis_baskets (
+        id TEXT PRIMARY KEY,
+        tpp TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        redirect_uri TEXT NOT NULL,
+        tpp_session_id TEXT NOT NULL,
+        expected_customer TEXT,
+        cancelled INTEGER NOT NULL DEFAULT 0,
+        authorised INTEGER NOT NULL DEFAULT 0
+    );
     CREATE TABLE pis_authorisations (
         id TEXT PRIMARY KEY,
         tpp TEXT NOT NULL,
@@ -60,16 +72,6 @@ pub const MIGRATION: Migration = (
         customer TEXT,
         agreement TEXT,
         created_at INTEGER NOT NULL
-    );
-    CREATE TABLE pis_baskets (
-        id TEXT PRIMARY KEY,
-        tpp TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        redirect_uri TEXT NOT NULL,
-        tpp_session_id TEXT NOT NULL,
-        expected_customer TEXT,
-        cancelled INTEGER NOT NULL DEFAULT 0,
-        authorised INTEGER NOT NULL DEFAULT 0
     );
     CREATE TABLE pis_basket_payments (
         basket TEXT NOT NULL REFERENCES pis_baskets(id),
@@ -170,7 +172,7 @@ table_row! {
 const PAYMENT_COLUMNS: &str = PaymentRow::COLUMNS;
 
 /// Inserts a new payment.
-pub fn insert_payment(c: &Connection, p: &PaymentRow) -> rusqlite::Result<()> {
+pub fn insert_payment(c: &Conn<'_>, p: &PaymentRow) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         &format!(
             "INSERT INTO pis_payments ({}) VALUES ({})",
@@ -183,7 +185,7 @@ pub fn insert_payment(c: &Connection, p: &PaymentRow) -> rusqlite::Result<()> {
 }
 
 /// The payment `id`, if any.
-pub fn payment(c: &Connection, id: &str) -> rusqlite::Result<Option<PaymentRow>> {
+pub fn payment(c: &Conn<'_>, id: &str) -> crate::sandbox::store::sql::Result<Option<PaymentRow>> {
     c.query_row(
         &format!("SELECT {PAYMENT_COLUMNS} FROM pis_payments WHERE id = ?1"),
         [id],
@@ -195,10 +197,10 @@ pub fn payment(c: &Connection, id: &str) -> rusqlite::Result<Option<PaymentRow>>
 /// Payments matching `where_sql` (a condition on `pis_payments` with `?1` bound to `arg`),
 /// in execution order: by `due_at`, approval time, creation time, then insertion order.
 pub fn payments_where(
-    c: &Connection,
+    c: &Conn<'_>,
     where_sql: &str,
     arg: i64,
-) -> rusqlite::Result<Vec<PaymentRow>> {
+) -> crate::sandbox::store::sql::Result<Vec<PaymentRow>> {
     let mut st = c.prepare(&format!(
         "SELECT {PAYMENT_COLUMNS} FROM pis_payments WHERE {where_sql} \
          ORDER BY due_at, approved_at, created_at, rowid"
@@ -227,15 +229,15 @@ impl Batch {
 
 /// The payments a batch run at `now` (Unix seconds) takes, in execution order.
 pub fn batch_candidates(
-    c: &Connection,
+    c: &Conn<'_>,
     which: Batch,
     now: i64,
-) -> rusqlite::Result<Vec<PaymentRow>> {
+) -> crate::sandbox::store::sql::Result<Vec<PaymentRow>> {
     payments_where(c, which.condition(), now)
 }
 
 /// Whether a payment is due at `now` (Unix seconds).
-pub fn any_due(c: &Connection, now: i64) -> rusqlite::Result<bool> {
+pub fn any_due(c: &Conn<'_>, now: i64) -> crate::sandbox::store::sql::Result<bool> {
     c.query_row(
         &format!(
             "SELECT EXISTS(SELECT 1 FROM pis_payments WHERE {})",
@@ -247,7 +249,11 @@ pub fn any_due(c: &Connection, now: i64) -> rusqlite::Result<bool> {
 }
 
 /// Whether a payment with `key`, created on `day` and not rejected or cancelled, exists.
-pub fn logical_duplicate_exists(c: &Connection, key: &str, day: &str) -> rusqlite::Result<bool> {
+pub fn logical_duplicate_exists(
+    c: &Conn<'_>,
+    key: &str,
+    day: &str,
+) -> crate::sandbox::store::sql::Result<bool> {
     c.query_row(
         "SELECT EXISTS(SELECT 1 FROM pis_payments WHERE dedup_key = ?1 AND created_day = ?2 \
          AND status NOT IN ('RJCT', 'CANC'))",
@@ -258,11 +264,11 @@ pub fn logical_duplicate_exists(c: &Connection, key: &str, day: &str) -> rusqlit
 
 /// Sets the status (and reason) of a payment.
 pub fn set_status(
-    c: &Connection,
+    c: &Conn<'_>,
     id: &str,
     status: &str,
     reason: Option<&str>,
-) -> rusqlite::Result<()> {
+) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         "UPDATE pis_payments SET status = ?2, reason = COALESCE(?3, reason) WHERE id = ?1",
         params![id, status, reason],
@@ -273,7 +279,7 @@ pub fn set_status(
 /// Records the approval: status, approver, PSU-ID, agreement, time and batch time.
 #[allow(clippy::too_many_arguments)]
 pub fn approve(
-    c: &Connection,
+    c: &Conn<'_>,
     id: &str,
     status: &str,
     customer: &str,
@@ -281,7 +287,7 @@ pub fn approve(
     agreement: Option<&str>,
     at: i64,
     due_at: Option<i64>,
-) -> rusqlite::Result<()> {
+) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         "UPDATE pis_payments SET status = ?2, customer = ?3, psu_id = ?4, agreement = ?5, \
          approved_at = ?6, due_at = ?7, reason = 'authorised by the PSU' WHERE id = ?1",
@@ -292,13 +298,13 @@ pub fn approve(
 
 /// Records the outcome of an execution attempt.
 pub fn executed(
-    c: &Connection,
+    c: &Conn<'_>,
     id: &str,
     status: &str,
     funds_available: bool,
     at: i64,
     reason: &str,
-) -> rusqlite::Result<()> {
+) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         "UPDATE pis_payments SET status = ?2, funds_available = ?3, \
          settled_at = CASE WHEN ?2 = 'ACSC' THEN ?4 ELSE settled_at END, reason = ?5 \
@@ -310,12 +316,12 @@ pub fn executed(
 
 /// Puts a payment on hold (`PDNG`), remembering its status; or releases it.
 pub fn set_hold(
-    c: &Connection,
+    c: &Conn<'_>,
     id: &str,
     status: &str,
     held_from: Option<&str>,
     reason: &str,
-) -> rusqlite::Result<()> {
+) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         "UPDATE pis_payments SET status = ?2, held_from = ?3, reason = ?4 WHERE id = ?1",
         params![id, status, held_from, reason],
@@ -325,11 +331,11 @@ pub fn set_hold(
 
 /// Records the PSU-ID of (TPP, customer); nothing when present.
 pub fn register_psu(
-    c: &Connection,
+    c: &Conn<'_>,
     tpp: &str,
     psu_id: &str,
     customer: &str,
-) -> rusqlite::Result<()> {
+) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         "INSERT OR IGNORE INTO pis_psus (tpp, psu_id, customer) VALUES (?1, ?2, ?3)",
         params![tpp, psu_id, customer],
@@ -338,7 +344,11 @@ pub fn register_psu(
 }
 
 /// The customer behind a PSU-ID created by payment SCA or `X-PSU-IDENTITY`.
-pub fn psu_customer(c: &Connection, tpp: &str, psu_id: &str) -> rusqlite::Result<Option<String>> {
+pub fn psu_customer(
+    c: &Conn<'_>,
+    tpp: &str,
+    psu_id: &str,
+) -> crate::sandbox::store::sql::Result<Option<String>> {
     c.query_row(
         "SELECT customer FROM pis_psus WHERE tpp = ?1 AND psu_id = ?2",
         params![tpp, psu_id],
@@ -372,7 +382,10 @@ table_row! {
 const AUTH_COLUMNS: &str = AuthorisationRow::COLUMNS;
 
 /// Inserts a new authorisation.
-pub fn insert_authorisation(c: &Connection, a: &AuthorisationRow) -> rusqlite::Result<()> {
+pub fn insert_authorisation(
+    c: &Conn<'_>,
+    a: &AuthorisationRow,
+) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         &format!(
             "INSERT INTO pis_authorisations ({}) VALUES ({})",
@@ -385,7 +398,10 @@ pub fn insert_authorisation(c: &Connection, a: &AuthorisationRow) -> rusqlite::R
 }
 
 /// The authorisation `id`, if any.
-pub fn authorisation(c: &Connection, id: &str) -> rusqlite::Result<Option<AuthorisationRow>> {
+pub fn authorisation(
+    c: &Conn<'_>,
+    id: &str,
+) -> crate::sandbox::store::sql::Result<Option<AuthorisationRow>> {
     c.query_row(
         &format!("SELECT {AUTH_COLUMNS} FROM pis_authorisations WHERE id = ?1"),
         [id],
@@ -397,9 +413,9 @@ pub fn authorisation(c: &Connection, id: &str) -> rusqlite::Result<Option<Author
 /// Every authorisation that could authorise `payment`: its own, and those of the baskets
 /// (not cancelled) holding it; oldest first.
 pub fn authorisations_covering(
-    c: &Connection,
+    c: &Conn<'_>,
     payment: &str,
-) -> rusqlite::Result<Vec<AuthorisationRow>> {
+) -> crate::sandbox::store::sql::Result<Vec<AuthorisationRow>> {
     let mut st = c.prepare(&format!(
         "SELECT {AUTH_COLUMNS} FROM pis_authorisations WHERE payment = ?1 OR basket IN \
          (SELECT bp.basket FROM pis_basket_payments bp JOIN pis_baskets b ON b.id = bp.basket \
@@ -411,7 +427,11 @@ pub fn authorisations_covering(
 
 /// The ids of the authorisations of payment `payment` (`basket = false`) or of signing
 /// basket `basket`, oldest first (indexes `pis_authorisations_by_payment`, `_by_basket`).
-pub fn authorisation_ids(c: &Connection, basket: bool, id: &str) -> rusqlite::Result<Vec<String>> {
+pub fn authorisation_ids(
+    c: &Conn<'_>,
+    basket: bool,
+    id: &str,
+) -> crate::sandbox::store::sql::Result<Vec<String>> {
     let sql = if basket {
         "SELECT id FROM pis_authorisations WHERE basket = ?1 ORDER BY created_at, rowid"
     } else {
@@ -424,12 +444,12 @@ pub fn authorisation_ids(c: &Connection, basket: bool, id: &str) -> rusqlite::Re
 
 /// Moves an authorisation to `sca_status`, recording the PSU (and agreement) when given.
 pub fn set_sca_status(
-    c: &Connection,
+    c: &Conn<'_>,
     id: &str,
     sca_status: &str,
     customer: Option<&str>,
     agreement: Option<&str>,
-) -> rusqlite::Result<()> {
+) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         "UPDATE pis_authorisations SET sca_status = ?2, customer = COALESCE(?3, customer), \
          agreement = COALESCE(?4, agreement) WHERE id = ?1",
@@ -440,7 +460,10 @@ pub fn set_sca_status(
 
 /// Ends every open (`received`, `psuIdentified`) authorisation of basket `basket`: they
 /// become `failed`, so the SCA page of a deleted basket authorises nothing.
-pub fn fail_open_basket_authorisations(c: &Connection, basket: &str) -> rusqlite::Result<()> {
+pub fn fail_open_basket_authorisations(
+    c: &Conn<'_>,
+    basket: &str,
+) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         "UPDATE pis_authorisations SET sca_status = ?2 WHERE basket = ?1 AND sca_status IN (?3, ?4)",
         params![
@@ -477,7 +500,7 @@ table_row! {
 }
 
 /// Inserts a basket and its payments.
-pub fn insert_basket(c: &Connection, b: &BasketRow) -> rusqlite::Result<()> {
+pub fn insert_basket(c: &Conn<'_>, b: &BasketRow) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         &format!(
             "INSERT INTO pis_baskets ({}) VALUES ({})",
@@ -496,7 +519,7 @@ pub fn insert_basket(c: &Connection, b: &BasketRow) -> rusqlite::Result<()> {
 }
 
 /// The basket `id` with its payment ids, if any.
-pub fn basket(c: &Connection, id: &str) -> rusqlite::Result<Option<BasketRow>> {
+pub fn basket(c: &Conn<'_>, id: &str) -> crate::sandbox::store::sql::Result<Option<BasketRow>> {
     let Some(mut b) = c
         .query_row(
             &format!(
@@ -515,7 +538,10 @@ pub fn basket(c: &Connection, id: &str) -> rusqlite::Result<Option<BasketRow>> {
 }
 
 /// The payment ids of basket `basket`, in order.
-pub fn basket_payments(c: &Connection, basket: &str) -> rusqlite::Result<Vec<String>> {
+pub fn basket_payments(
+    c: &Conn<'_>,
+    basket: &str,
+) -> crate::sandbox::store::sql::Result<Vec<String>> {
     let mut st = c.prepare_cached(
         "SELECT payment FROM pis_basket_payments WHERE basket = ?1 ORDER BY position",
     )?;
@@ -523,7 +549,10 @@ pub fn basket_payments(c: &Connection, basket: &str) -> rusqlite::Result<Vec<Str
 }
 
 /// The open (not cancelled) basket holding `payment`, if any.
-pub fn open_basket_of(c: &Connection, payment: &str) -> rusqlite::Result<Option<String>> {
+pub fn open_basket_of(
+    c: &Conn<'_>,
+    payment: &str,
+) -> crate::sandbox::store::sql::Result<Option<String>> {
     c.query_row(
         "SELECT b.id FROM pis_basket_payments bp JOIN pis_baskets b ON b.id = bp.basket \
          WHERE bp.payment = ?1 AND b.cancelled = 0 LIMIT 1",
@@ -535,11 +564,11 @@ pub fn open_basket_of(c: &Connection, payment: &str) -> rusqlite::Result<Option<
 
 /// Marks a basket cancelled or authorised.
 pub fn set_basket_flags(
-    c: &Connection,
+    c: &Conn<'_>,
     id: &str,
     cancelled: bool,
     authorised: bool,
-) -> rusqlite::Result<()> {
+) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         "UPDATE pis_baskets SET cancelled = ?2, authorised = ?3 WHERE id = ?1",
         params![id, cancelled, authorised],

@@ -1,4 +1,5 @@
-//! Rows and columns: how the store's values are written to and read from SQLite.
+//! Rows and columns: how the store's values are written to and read from the database
+//! (either back end, through [`crate::sandbox::store::sql`]).
 //!
 //! - [`Column`]: one field in one column (a UUID as its text, a date as `YYYY-MM-DD`, a
 //!   time as nanoseconds since the Unix epoch ([`to_nanos`]), a kind as its stored name).
@@ -12,9 +13,8 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::sandbox::store::sql::{self, Conn, Params, Row, Value, params_from_iter};
 use chrono::NaiveDate;
-use rusqlite::types::{Value, ValueRef};
-use rusqlite::{Connection, Params, Row, params_from_iter};
 use uuid::Uuid;
 
 use crate::sandbox::model::{
@@ -49,7 +49,7 @@ macro_rules! table_row {
 
             /// One row of a `SELECT` of [`Self::COLUMNS`] (in that order).
             #[allow(dead_code)]
-            pub(crate) fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+            pub(crate) fn from_row(r: &crate::sandbox::store::sql::Row) -> crate::sandbox::store::sql::Result<Self> {
                 let mut column = 0usize;
                 let mut next = || {
                     column += 1;
@@ -70,8 +70,8 @@ macro_rules! table_row {
 
             /// The column fields in [`Self::COLUMNS`] order, to bind to an `INSERT`.
             #[allow(dead_code)]
-            pub(crate) fn to_params(&self) -> Vec<&dyn rusqlite::ToSql> {
-                vec![$( &self.$field as &dyn rusqlite::ToSql ),*]
+            pub(crate) fn to_params(&self) -> Vec<&dyn crate::sandbox::store::sql::ToValue> {
+                vec![$( &self.$field as &dyn crate::sandbox::store::sql::ToValue ),*]
             }
         }
     };
@@ -108,8 +108,8 @@ pub fn from_nanos(n: i64) -> SystemTime {
 pub(crate) fn bad_column(
     i: usize,
     e: impl std::error::Error + Send + Sync + 'static,
-) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+) -> sql::Error {
+    sql::Error::conversion(i, e)
 }
 
 /// A stored name that names nothing (an unknown kind or step).
@@ -118,14 +118,14 @@ pub(crate) fn bad_column(
 pub(crate) struct BadValue(pub(crate) String);
 
 /// The UUID in column `i` (stored as its text).
-pub(crate) fn uuid_at(r: &Row<'_>, i: usize) -> rusqlite::Result<Uuid> {
+pub(crate) fn uuid_at(r: &Row, i: usize) -> crate::sandbox::store::sql::Result<Uuid> {
     Uuid::read(r, i)
 }
 
 /// The UUID in column `i`, `None` for `NULL` or an empty text.
-pub(crate) fn opt_uuid_at(r: &Row<'_>, i: usize) -> rusqlite::Result<Option<Uuid>> {
+pub(crate) fn opt_uuid_at(r: &Row, i: usize) -> crate::sandbox::store::sql::Result<Option<Uuid>> {
     match r.get_ref(i)? {
-        ValueRef::Text(b"") => Ok(None),
+        Value::Text(t) if t.is_empty() => Ok(None),
         _ => Option::<Uuid>::read(r, i),
     }
 }
@@ -134,20 +134,20 @@ pub(crate) fn opt_uuid_at(r: &Row<'_>, i: usize) -> rusqlite::Result<Option<Uuid
 /// ([`Column::read`]).
 pub(crate) trait Column: Sized {
     /// The value of column `i` of `r`. Errors: the column does not hold this type.
-    fn read(r: &Row<'_>, i: usize) -> rusqlite::Result<Self>;
+    fn read(r: &Row, i: usize) -> crate::sandbox::store::sql::Result<Self>;
     /// The value to bind.
     fn value(&self) -> Value;
 }
 
-/// Columns whose Rust type rusqlite reads and writes itself.
+/// Columns whose Rust type [`sql`] reads and writes itself.
 macro_rules! native_column {
     ($($ty:ty),*) => {$(
         impl Column for $ty {
-            fn read(r: &Row<'_>, i: usize) -> rusqlite::Result<Self> {
+            fn read(r: &Row, i: usize) -> crate::sandbox::store::sql::Result<Self> {
                 r.get(i)
             }
             fn value(&self) -> Value {
-                Value::from(self.clone())
+                sql::ToValue::to_value(self)
             }
         }
     )*};
@@ -158,10 +158,10 @@ native_column!(String, i64, bool);
 /// Columns stored as text that parses back (`parse` answers `None` or an error for a text
 /// that names nothing).
 fn parsed<T, E>(
-    r: &Row<'_>,
+    r: &Row,
     i: usize,
     parse: impl FnOnce(&str) -> Result<T, E>,
-) -> rusqlite::Result<T>
+) -> crate::sandbox::store::sql::Result<T>
 where
     E: std::error::Error + Send + Sync + 'static,
 {
@@ -170,7 +170,7 @@ where
 }
 
 impl Column for Uuid {
-    fn read(r: &Row<'_>, i: usize) -> rusqlite::Result<Self> {
+    fn read(r: &Row, i: usize) -> crate::sandbox::store::sql::Result<Self> {
         parsed(r, i, Uuid::parse_str)
     }
     fn value(&self) -> Value {
@@ -179,7 +179,7 @@ impl Column for Uuid {
 }
 
 impl Column for NaiveDate {
-    fn read(r: &Row<'_>, i: usize) -> rusqlite::Result<Self> {
+    fn read(r: &Row, i: usize) -> crate::sandbox::store::sql::Result<Self> {
         parsed(r, i, |s| NaiveDate::parse_from_str(s, "%Y-%m-%d"))
     }
     fn value(&self) -> Value {
@@ -188,7 +188,7 @@ impl Column for NaiveDate {
 }
 
 impl Column for SystemTime {
-    fn read(r: &Row<'_>, i: usize) -> rusqlite::Result<Self> {
+    fn read(r: &Row, i: usize) -> crate::sandbox::store::sql::Result<Self> {
         Ok(from_nanos(r.get(i)?))
     }
     fn value(&self) -> Value {
@@ -197,7 +197,7 @@ impl Column for SystemTime {
 }
 
 impl Column for CustomerType {
-    fn read(r: &Row<'_>, i: usize) -> rusqlite::Result<Self> {
+    fn read(r: &Row, i: usize) -> crate::sandbox::store::sql::Result<Self> {
         parsed(r, i, |s| match s {
             "PRIVATE" => Ok(CustomerType::Private),
             "CORPORATE" => Ok(CustomerType::Corporate),
@@ -210,7 +210,7 @@ impl Column for CustomerType {
 }
 
 impl Column for AccountKind {
-    fn read(r: &Row<'_>, i: usize) -> rusqlite::Result<Self> {
+    fn read(r: &Row, i: usize) -> crate::sandbox::store::sql::Result<Self> {
         parsed(r, i, |s| {
             AccountKind::parse(s).ok_or_else(|| BadValue(s.to_string()))
         })
@@ -222,9 +222,9 @@ impl Column for AccountKind {
 
 /// `NULL` is `None`.
 impl<T: Column> Column for Option<T> {
-    fn read(r: &Row<'_>, i: usize) -> rusqlite::Result<Self> {
+    fn read(r: &Row, i: usize) -> crate::sandbox::store::sql::Result<Self> {
         match r.get_ref(i)? {
-            ValueRef::Null => Ok(None),
+            Value::Null => Ok(None),
             _ => T::read(r, i).map(Some),
         }
     }
@@ -243,9 +243,13 @@ pub(crate) trait Stored: Sized {
     /// The columns [`Stored::values`] writes, in its order, joined by `, `.
     const INSERT_COLUMNS: &'static str;
     /// One row of a `SELECT` of [`Stored::COLUMNS`]. Errors: a column does not parse.
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self>;
+    fn from_row(r: &Row) -> crate::sandbox::store::sql::Result<Self>;
     /// The values of [`Stored::INSERT_COLUMNS`], in that order.
     fn values(&self) -> Vec<Value>;
+    /// Whether the table has a `seq` the database assigns (what [`insert`] answers).
+    const HAS_SEQ: bool = true;
+    /// The table's key, for [`replace`] (`ON CONFLICT (KEY)`).
+    const KEY: &'static str = "id";
 }
 
 /// Implements [`Stored`] for a struct whose fields are its table's columns by name:
@@ -257,7 +261,7 @@ macro_rules! stored {
             const TABLE: &'static str = $table;
             const COLUMNS: &'static str = join_columns!($($col),* $($(, $auto)*)?);
             const INSERT_COLUMNS: &'static str = join_columns!($($col),*);
-            fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+            fn from_row(r: &Row) -> crate::sandbox::store::sql::Result<Self> {
                 let mut column = 0usize;
                 let mut next = || {
                     column += 1;
@@ -302,7 +306,7 @@ impl Stored for ManualCardTransaction {
                                           original_amount, card_acceptor_id, \
                                           merchant_category_code, transaction_details, \
                                           created_at";
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+    fn from_row(r: &Row) -> crate::sandbox::store::sql::Result<Self> {
         let currency: Option<String> = r.get(6)?;
         let amount: Option<String> = r.get(7)?;
         Ok(ManualCardTransaction {
@@ -344,10 +348,11 @@ impl Stored for ManualCardTransaction {
 /// The step is three columns (`step`, `customer`, `agreement`; [`step_columns`]).
 impl Stored for Authorisation {
     const TABLE: &'static str = "sca_authorisations";
+    const HAS_SEQ: bool = false;
     const COLUMNS: &'static str =
         "id, tpp, tpp_name, redirect_uri, tpp_session_id, created_at, step, customer, agreement";
     const INSERT_COLUMNS: &'static str = Self::COLUMNS;
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+    fn from_row(r: &Row) -> crate::sandbox::store::sql::Result<Self> {
         let step: String = r.get(6)?;
         let customer = opt_uuid_at(r, 7)?;
         let agreement = opt_uuid_at(r, 8)?;
@@ -405,10 +410,10 @@ pub(crate) fn step_columns(step: &ScaStep) -> (&'static str, Option<Uuid>, Optio
 
 /// Every row of `SELECT T::COLUMNS FROM {from}`, in its order. Errors: the database fails.
 pub(crate) fn select_all<T: Stored>(
-    c: &Connection,
+    c: &Conn<'_>,
     from: &str,
     args: impl Params,
-) -> rusqlite::Result<Vec<T>> {
+) -> crate::sandbox::store::sql::Result<Vec<T>> {
     c.prepare_cached(&format!("SELECT {} FROM {from}", T::COLUMNS))?
         .query_map(args, T::from_row)?
         .collect()
@@ -417,37 +422,63 @@ pub(crate) fn select_all<T: Stored>(
 /// The first row of [`select_all`] (`from`: the table and the rest of the statement, a
 /// unique key, e.g. `customers WHERE id = ?1`), if any. Errors: the database fails.
 pub(crate) fn select_one<T: Stored>(
-    c: &Connection,
+    c: &Conn<'_>,
     from: &str,
     args: impl Params,
-) -> rusqlite::Result<Option<T>> {
+) -> crate::sandbox::store::sql::Result<Option<T>> {
     Ok(select_all(c, from, args)?.into_iter().next())
 }
 
-/// Inserts `row` into its table and returns the rowid SQLite gave it (a table's `seq`).
+/// Inserts `row` into its table and returns the `seq` the database gave it (0 for a table
+/// without one, [`Stored::HAS_SEQ`]).
 /// Errors: the database fails (a constraint, such as a taken unique value or a missing
 /// owner).
-pub(crate) fn insert<T: Stored>(c: &Connection, row: &T) -> rusqlite::Result<i64> {
+pub(crate) fn insert<T: Stored>(c: &Conn<'_>, row: &T) -> crate::sandbox::store::sql::Result<i64> {
     write(c, "INSERT", row)
 }
 
-/// Inserts `row` into its table, replacing a row with the same key. Errors: as [`insert`].
-pub(crate) fn replace<T: Stored>(c: &Connection, row: &T) -> rusqlite::Result<i64> {
-    write(c, "INSERT OR REPLACE", row)
-}
-
-fn write<T: Stored>(c: &Connection, verb: &str, row: &T) -> rusqlite::Result<i64> {
-    let placeholders = (1..=T::INSERT_COLUMNS.split(',').count())
-        .map(|i| format!("?{i}"))
+/// Inserts `row` into its table, replacing the row with the same key
+/// ([`Stored::KEY`]; `ON CONFLICT (key) DO UPDATE`, the form both back ends accept).
+/// Errors: as [`insert`].
+pub(crate) fn replace<T: Stored>(c: &Conn<'_>, row: &T) -> sql::Result<i64> {
+    let update = T::INSERT_COLUMNS
+        .split(',')
+        .map(str::trim)
+        .filter(|col| !T::KEY.split(',').any(|k| k.trim() == *col))
+        .map(|col| format!("{col} = excluded.{col}"))
         .collect::<Vec<_>>()
         .join(", ");
-    c.prepare_cached(&format!(
-        "{verb} INTO {} ({}) VALUES ({placeholders})",
+    let sql = format!(
+        "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT ({}) DO UPDATE SET {update}",
         T::TABLE,
-        T::INSERT_COLUMNS
-    ))?
-    .execute(params_from_iter(row.values()))?;
-    Ok(c.last_insert_rowid())
+        T::INSERT_COLUMNS,
+        placeholders::<T>(),
+        T::KEY
+    );
+    c.execute(&sql, params_from_iter(row.values()))?;
+    Ok(0)
+}
+
+fn placeholders<T: Stored>() -> String {
+    (1..=T::INSERT_COLUMNS.split(',').count())
+        .map(|i| format!("?{i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn write<T: Stored>(c: &Conn<'_>, verb: &str, row: &T) -> sql::Result<i64> {
+    let sql = format!(
+        "{verb} INTO {} ({}) VALUES ({})",
+        T::TABLE,
+        T::INSERT_COLUMNS,
+        placeholders::<T>()
+    );
+    if T::HAS_SEQ {
+        c.insert_seq(&sql, params_from_iter(row.values()))
+    } else {
+        c.execute(&sql, params_from_iter(row.values()))?;
+        Ok(0)
+    }
 }
 
 #[cfg(test)]
@@ -466,8 +497,9 @@ mod tests {
     }
 
     #[test]
-    fn a_row_reads_back_what_it_wrote() -> rusqlite::Result<()> {
-        let c = Connection::open_in_memory()?;
+    fn a_row_reads_back_what_it_wrote() -> crate::sandbox::store::sql::Result<()> {
+        let conn = rusqlite::Connection::open_in_memory()?;
+        let c = Conn::sqlite(&conn);
         c.execute_batch(
             "CREATE TABLE accounts (id, owner, kind, bban, currency, name, product, \
              cash_account_type, opening_balance, generated)",

@@ -2,7 +2,7 @@
 //! `sca_browsers`, the SHA-256 (hex) of each authorisation's cookie secret and when it was
 //! bound (Unix seconds). Errors: the database fails.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::sandbox::store::sql::{Conn, OptionalExtension, params};
 
 use crate::sandbox::store::db::Migration;
 
@@ -18,7 +18,7 @@ pub const MIGRATION: Migration = (
 );
 
 /// The secret hash authorisation `id` is bound to, if it is.
-pub fn hash_of(c: &Connection, id: &str) -> rusqlite::Result<Option<String>> {
+pub fn hash_of(c: &Conn<'_>, id: &str) -> crate::sandbox::store::sql::Result<Option<String>> {
     c.query_row(
         "SELECT secret_sha256 FROM sca_browsers WHERE authorisation = ?1",
         [id],
@@ -30,12 +30,12 @@ pub fn hash_of(c: &Connection, id: &str) -> rusqlite::Result<Option<String>> {
 /// Forgets bindings made before `before`, then binds authorisation `id` to `hash` at `now`
 /// unless it is bound already; returns whether it bound it (1) or not (0).
 pub fn bind(
-    c: &Connection,
+    c: &Conn<'_>,
     id: &str,
     hash: &str,
     now: i64,
     before: i64,
-) -> rusqlite::Result<usize> {
+) -> crate::sandbox::store::sql::Result<usize> {
     c.execute("DELETE FROM sca_browsers WHERE created_at < ?1", [before])?;
     c.execute(
         "INSERT OR IGNORE INTO sca_browsers (authorisation, secret_sha256, created_at) \

@@ -3,7 +3,7 @@
 //! world and have no row here), each TPP's sandbox clock offset, and the reset of one TPP's
 //! world (`POST /v1/sandbox/initialize` from the TPP plane).
 
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::sandbox::store::sql::{Backend, Conn, OptionalExtension, params};
 
 use crate::sandbox::store::db::Migration;
 
@@ -26,7 +26,7 @@ pub const MIGRATION: Migration = (
 /// The TPP that created customer `id`; `None` for a seeded customer (or no customer).
 ///
 /// Errors: SQLite's.
-pub fn owner(c: &Connection, customer: &str) -> rusqlite::Result<Option<String>> {
+pub fn owner(c: &Conn<'_>, customer: &str) -> crate::sandbox::store::sql::Result<Option<String>> {
     c.prepare_cached("SELECT tpp FROM customer_owners WHERE customer = ?1")?
         .query_row([customer], |r| r.get(0))
         .optional()
@@ -35,9 +35,14 @@ pub fn owner(c: &Connection, customer: &str) -> rusqlite::Result<Option<String>>
 /// Records that `tpp` created customer `customer`.
 ///
 /// Errors: SQLite's.
-pub fn set_owner(c: &Connection, customer: &str, tpp: &str) -> rusqlite::Result<()> {
+pub fn set_owner(
+    c: &Conn<'_>,
+    customer: &str,
+    tpp: &str,
+) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
-        "INSERT OR REPLACE INTO customer_owners (customer, tpp) VALUES (?1, ?2)",
+        "INSERT INTO customer_owners (customer, tpp) VALUES (?1, ?2) \
+         ON CONFLICT (customer) DO UPDATE SET tpp = excluded.tpp",
         params![customer, tpp],
     )?;
     Ok(())
@@ -46,14 +51,18 @@ pub fn set_owner(c: &Connection, customer: &str, tpp: &str) -> rusqlite::Result<
 /// Whether customer `customer` is in `tpp`'s world: seeded (no owner) or created by `tpp`.
 ///
 /// Errors: SQLite's.
-pub fn visible_to(c: &Connection, customer: &str, tpp: &str) -> rusqlite::Result<bool> {
+pub fn visible_to(
+    c: &Conn<'_>,
+    customer: &str,
+    tpp: &str,
+) -> crate::sandbox::store::sql::Result<bool> {
     Ok(owner(c, customer)?.is_none_or(|o| o == tpp))
 }
 
 /// Every TPP's clock offset, seconds.
 ///
 /// Errors: SQLite's.
-pub fn clock_offsets(c: &Connection) -> rusqlite::Result<Vec<(String, u64)>> {
+pub fn clock_offsets(c: &Conn<'_>) -> crate::sandbox::store::sql::Result<Vec<(String, u64)>> {
     c.prepare_cached("SELECT tpp, offset_secs FROM tpp_clocks")?
         .query_map([], |r| {
             let secs: i64 = r.get(1)?;
@@ -65,7 +74,7 @@ pub fn clock_offsets(c: &Connection) -> rusqlite::Result<Vec<(String, u64)>> {
 /// `tpp`'s own clock offset, seconds; `None` when it has none.
 ///
 /// Errors: SQLite's (also when the table is missing, in a copy of an older sandbox).
-pub fn clock_offset(c: &Connection, tpp: &str) -> rusqlite::Result<Option<i64>> {
+pub fn clock_offset(c: &Conn<'_>, tpp: &str) -> crate::sandbox::store::sql::Result<Option<i64>> {
     c.query_row(
         "SELECT offset_secs FROM tpp_clocks WHERE tpp = ?1",
         [tpp],
@@ -77,7 +86,11 @@ pub fn clock_offset(c: &Connection, tpp: &str) -> rusqlite::Result<Option<i64>> 
 /// Stores `tpp`'s clock offset (0 removes it).
 ///
 /// Errors: SQLite's.
-pub fn set_clock_offset(c: &Connection, tpp: &str, secs: u64) -> rusqlite::Result<()> {
+pub fn set_clock_offset(
+    c: &Conn<'_>,
+    tpp: &str,
+    secs: u64,
+) -> crate::sandbox::store::sql::Result<()> {
     if secs == 0 {
         c.execute("DELETE FROM tpp_clocks WHERE tpp = ?1", [tpp])?;
     } else {
@@ -101,19 +114,28 @@ const KEPT: [&str; 1] = ["replay_request_ids"];
 /// ones ([`crate::sandbox::store::remove_orphans`]). Other TPPs' rows and the seeded customers stay.
 ///
 /// Errors: SQLite's.
-pub fn reset(c: &Connection, tpp: &str) -> rusqlite::Result<()> {
+pub fn reset(c: &Conn<'_>, tpp: &str) -> crate::sandbox::store::sql::Result<()> {
     c.execute_batch("PRAGMA defer_foreign_keys = ON")?;
     c.execute(
         "DELETE FROM customers WHERE id IN (SELECT customer FROM customer_owners WHERE tpp = ?1)",
         [tpp],
     )?;
-    let tables: Vec<String> = c
-        .prepare(
+    // The catalogue: SQLite's `sqlite_master`, PostgreSQL's `information_schema` (the
+    // tables of the connection's schema).
+    let catalogue = match c.backend() {
+        Backend::Sqlite => {
             "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) p \
-             WHERE m.type = 'table' AND p.name = 'tpp'",
-        )?
+             WHERE m.type = 'table' AND p.name = 'tpp'"
+        }
+        Backend::Postgres => {
+            "SELECT table_name::text FROM information_schema.columns \
+             WHERE table_schema = current_schema() AND column_name = 'tpp'"
+        }
+    };
+    let tables: Vec<String> = c
+        .prepare(catalogue)?
         .query_map([], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
+        .collect::<crate::sandbox::store::sql::Result<_>>()?;
     for t in tables.iter().filter(|t| !KEPT.contains(&t.as_str())) {
         c.execute(
             &format!("DELETE FROM \"{}\" WHERE tpp = ?1", t.replace('"', "\"\"")),

@@ -2,7 +2,7 @@
 //! the rule is [`crate::sandbox::domain::rules::count_unattended`]): one row per counted call of a
 //! (TPP, resource, kind), `at` in Unix seconds. Errors: the database fails.
 
-use rusqlite::{Connection, params};
+use crate::sandbox::store::sql::{Conn, params};
 
 use crate::sandbox::model::TppId;
 use crate::sandbox::store::db::Migration;
@@ -23,12 +23,12 @@ pub const MIGRATION: Migration = (
 /// Forgets the calls of (`tpp`, `resource`, `kind`) made at or before `since`, and returns
 /// how many remain and when the oldest of them was made.
 pub fn forget_and_count(
-    c: &Connection,
+    c: &Conn<'_>,
     tpp: &TppId,
     resource: &str,
     kind: &str,
     since: i64,
-) -> rusqlite::Result<(i64, Option<i64>)> {
+) -> crate::sandbox::store::sql::Result<(i64, Option<i64>)> {
     c.execute(
         "DELETE FROM rules_unattended_access
          WHERE tpp = ?1 AND resource = ?2 AND kind = ?3 AND at <= ?4",
@@ -44,12 +44,12 @@ pub fn forget_and_count(
 
 /// Counts one call of (`tpp`, `resource`, `kind`) at `t`.
 pub fn record(
-    c: &Connection,
+    c: &Conn<'_>,
     tpp: &TppId,
     resource: &str,
     kind: &str,
     t: i64,
-) -> rusqlite::Result<()> {
+) -> crate::sandbox::store::sql::Result<()> {
     c.execute(
         "INSERT INTO rules_unattended_access (tpp, resource, kind, at)
          VALUES (?1, ?2, ?3, ?4)",

@@ -145,6 +145,7 @@ pub async fn page_text(url: &str) -> String {
 pub mod cli;
 pub mod console;
 pub mod payments;
+pub mod pg;
 pub mod programs;
 pub mod qr;
 pub mod sandbox;

@@ -11,6 +11,7 @@ use std::time::SystemTime;
 use psd2_console::cert::Credentials;
 use psd2_console::cert::generate::{TppCertSpec, credentials_of, generate_set};
 use psd2_console::sandbox::http::observe::{ObservedExchange, ResponseObserver};
+use psd2_console::sandbox::store::db::Storage;
 use psd2_console::sandbox::{self, Clock, SandboxConfig, SandboxHandle};
 use psd2_console::signing::{SignOptions, sign_request};
 use serde_json::Value;
@@ -241,6 +242,54 @@ pub fn signed_header_list(
     hs
 }
 
+thread_local! {
+    /// Set by [`on_postgres`]: the cluster whose new databases replace the in-memory state
+    /// of every [`TestSandbox`] started on this thread.
+    static POSTGRES: std::cell::RefCell<Option<Arc<super::pg::PgCluster>>> =
+        const { std::cell::RefCell::new(None) };
+    /// How many PostgreSQL databases [`test_storage`] handed out on this thread.
+    static POSTGRES_STATES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Runs the SQLite test `test` (a `#[tokio::test]`, whose runtime polls it on this thread)
+/// with every in-memory [`TestSandbox`] it starts kept in a new PostgreSQL database instead
+/// (issue 21: the same tests on both back ends). Skipped, with the reason printed, where
+/// PostgreSQL is absent (never in CI: [`super::pg::PgCluster::get`]).
+pub fn on_postgres(test: fn()) {
+    let Some(cluster) = super::pg::PgCluster::get() else {
+        return;
+    };
+    let before = POSTGRES_STATES.get();
+    POSTGRES.with(|p| *p.borrow_mut() = Some(cluster));
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            POSTGRES.with(|p| *p.borrow_mut() = None);
+        }
+    }
+    let _reset = Reset;
+    test();
+    assert!(
+        POSTGRES_STATES.get() > before,
+        "the test started no sandbox on PostgreSQL (its state stayed in SQLite)"
+    );
+}
+
+/// The storage of a test sandbox: a new PostgreSQL database under [`on_postgres`], else
+/// `storage` as given.
+pub fn test_storage(storage: Storage) -> Storage {
+    match storage {
+        Storage::InMemory => POSTGRES.with(|p| match &*p.borrow() {
+            Some(cluster) => {
+                POSTGRES_STATES.set(POSTGRES_STATES.get() + 1);
+                Storage::Postgres(cluster.database())
+            }
+            None => Storage::InMemory,
+        }),
+        other => other,
+    }
+}
+
 /// A running sandbox plus a client that signs.
 pub struct TestSandbox {
     pub handle: Option<SandboxHandle>,
@@ -259,6 +308,7 @@ impl TestSandbox {
 
     /// A sandbox with `config` (its observer is replaced by the schema check).
     pub async fn start_with(mut config: SandboxConfig) -> Self {
+        config.storage = test_storage(std::mem::take(&mut config.storage));
         let violations = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::new(Mutex::new(0usize));
         let (v, s) = (violations.clone(), seen.clone());

@@ -1,0 +1,244 @@
+//! The store's tests on both back ends (issue 21): each runs on SQLite in memory and on a
+//! new database of the PostgreSQL test cluster ([`super::pg_cluster`]; skipped where
+//! PostgreSQL is absent, never in CI).
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use uuid::Uuid;
+
+use super::db::{Db, Migration, Storage};
+use super::pg_cluster::PgCluster;
+use super::sql::{Backend, OptionalExtension, Value, params};
+use super::*;
+
+/// Runs `test` on SQLite in memory, then on PostgreSQL (when available), naming the back end
+/// in a failure.
+fn on_both(test: impl Fn(Storage)) {
+    test(Storage::InMemory);
+    if let Some(cluster) = PgCluster::get() {
+        test(Storage::Postgres(cluster.database()));
+    }
+}
+
+/// A migrated, seeded store on `storage`.
+fn store(storage: &Storage) -> Store {
+    let db = Arc::new(Db::open(storage).unwrap());
+    db.migrate(crate::sandbox::MIGRATIONS).unwrap();
+    Store::open(db, crate::sandbox::domain::seed::seed).unwrap()
+}
+
+#[test]
+fn migrations_apply_once_and_writes_roll_back_on_error() {
+    on_both(|storage| {
+        let db = Db::open(&storage).unwrap();
+        let m: &[Migration] = &[("t1", "CREATE TABLE t (x INTEGER NOT NULL)")];
+        db.migrate(m).unwrap();
+        db.migrate(m).unwrap();
+        db.write(|tx| {
+            tx.execute("INSERT INTO t VALUES (1)", [])?;
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        let r: Result<(), StoreError> = db.write(|tx| {
+            tx.execute("INSERT INTO t VALUES (2)", [])?;
+            Err(sql::Error::NoRows.into())
+        });
+        assert!(r.is_err());
+        let n: i64 = db
+            .read(|c| c.query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0)))
+            .unwrap();
+        assert_eq!(n, 1, "{storage:?}");
+        let names: i64 = db
+            .read(|c| {
+                c.query_row(
+                    "SELECT COUNT(*) FROM schema_migrations WHERE name = 't1'",
+                    [],
+                    |r| r.get(0),
+                )
+            })
+            .unwrap();
+        assert_eq!(names, 1, "{storage:?}");
+    });
+}
+
+/// Values of every storage class read back as written; `SUM` of integers is an integer,
+/// `EXISTS` a bool, a missing row `None`.
+#[test]
+fn values_round_trip_on_both() {
+    on_both(|storage| {
+        let db = Db::open(&storage).unwrap();
+        db.migrate(&[(
+            "v1",
+            "CREATE TABLE v (seq INTEGER PRIMARY KEY AUTOINCREMENT, i INTEGER, t TEXT, b BLOB, \
+             n INTEGER)",
+        )])
+        .unwrap();
+        let seqs: Vec<i64> = db
+            .write(|tx| {
+                let mut seqs = Vec::new();
+                for i in [5_i64, i64::MAX / 2] {
+                    seqs.push(tx.insert_seq(
+                        "INSERT INTO v (i, t, b, n) VALUES (?1, ?2, ?3, ?4)",
+                        params![i, "tekst ø", vec![0u8, 255, 7], Option::<i64>::None],
+                    )?);
+                }
+                Ok::<_, StoreError>(seqs)
+            })
+            .unwrap();
+        assert_eq!(seqs, vec![1, 2], "{storage:?}");
+        let row: (i64, String, Vec<u8>, Option<i64>) = db
+            .read(|c| {
+                c.query_row("SELECT i, t, b, n FROM v WHERE seq = ?1", [1], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })
+            })
+            .unwrap();
+        assert_eq!(
+            row,
+            (5, "tekst ø".into(), vec![0, 255, 7], None),
+            "{storage:?}"
+        );
+        let (sum, exists): (i64, bool) = db
+            .read(|c| {
+                c.query_row(
+                    "SELECT SUM(i) - ?1, EXISTS(SELECT 1 FROM v WHERE t = ?2) FROM v",
+                    params![i64::MAX / 2, "tekst ø"],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+            })
+            .unwrap();
+        assert_eq!((sum, exists), (5, true), "{storage:?}");
+        let none: Option<i64> = db
+            .read(|c| {
+                c.query_row("SELECT i FROM v WHERE seq = 99", [], |r| r.get(0))
+                    .optional()
+            })
+            .unwrap();
+        assert_eq!(none, None);
+        // An integer bound where text is compared, like SQLite's affinity.
+        let by_text: i64 = db
+            .read(|c| c.query_row("SELECT COUNT(*) FROM v WHERE t <> ?1", [7], |r| r.get(0)))
+            .unwrap();
+        assert_eq!(by_text, 2, "{storage:?}");
+        let v: Value = db
+            .read(|c| c.query_row("SELECT n FROM v", [], |r| r.get(0)))
+            .unwrap();
+        assert_eq!(v, Value::Null);
+    });
+}
+
+/// The seeded store, a consent written and read back, an authorisation through its steps,
+/// a customer deleted with what hangs on it, and initialization back to the seed.
+#[test]
+fn the_store_keeps_and_resets_the_state_on_both() {
+    on_both(|storage| {
+        let s = store(&storage);
+        let customers = s.customers().unwrap();
+        assert!(!customers.is_empty(), "seeded: {storage:?}");
+        let kari = customers[0].clone();
+        let accounts = s.account_ids_of(kari.id).unwrap();
+        assert!(!accounts.is_empty());
+        let key = ConsentKey {
+            tpp: TppId("PSDNO-FSA-TEST".into()),
+            psu_id: Uuid::new_v4(),
+            agreement: None,
+        };
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let consent = Consent {
+            customer: kari.id,
+            accounts: accounts.clone(),
+            granted_at: now,
+            tpp_session_id: "session-1".into(),
+        };
+        s.put_consent(key.clone(), consent.clone()).unwrap();
+        assert_eq!(
+            s.consent(&key).unwrap(),
+            Some(consent.clone()),
+            "{storage:?}"
+        );
+        // Replaced, not added.
+        s.put_consent(key.clone(), consent.clone()).unwrap();
+        assert_eq!(s.consent(&key).unwrap(), Some(consent));
+
+        let auth = Authorisation {
+            id: Uuid::new_v4(),
+            tpp: key.tpp.clone(),
+            tpp_name: "Test TPP".into(),
+            redirect_uri: "https://tpp.example/cb".into(),
+            tpp_session_id: "session-2".into(),
+            created_at: now,
+            step: ScaStep::Identify,
+        };
+        s.insert_authorisation(auth.clone(), now).unwrap();
+        let moved = s
+            .set_step(auth.id, now, ScaStep::ChooseContext { customer: kari.id })
+            .unwrap();
+        assert_eq!(moved.step, ScaStep::ChooseContext { customer: kari.id });
+        assert_eq!(s.authorisation(auth.id, now).unwrap().step, moved.step);
+
+        assert!(s.delete_customer(kari.id).unwrap(), "{storage:?}");
+        assert_eq!(s.customer(kari.id).unwrap(), None);
+        assert_eq!(
+            s.consent(&key).unwrap(),
+            None,
+            "the consent went with its customer"
+        );
+        assert!(s.accounts_by_ids(&accounts).unwrap().is_empty());
+
+        s.initialize(&crate::sandbox::domain::seed::seed()).unwrap();
+        let again = s.customers().unwrap();
+        assert_eq!(again.len(), customers.len(), "{storage:?}");
+        assert_eq!(again[0].id, kari.id, "the seed is back");
+        let seq: i64 = s
+            .db()
+            .read(|c| c.query_row("SELECT MIN(seq) FROM customers", [], |r| r.get(0)))
+            .unwrap();
+        assert_eq!(seq, 1, "the counters restart: {storage:?}");
+        if s.db().backend() == Backend::Postgres {
+            assert_eq!(s.db().checkpoint().unwrap(), None);
+        }
+    });
+}
+
+/// A PostgreSQL state survives a reopen (a restart of the sandbox) and is seeded once.
+#[test]
+fn a_postgres_state_survives_a_reopen() {
+    let Some(cluster) = PgCluster::get() else {
+        return;
+    };
+    let storage = Storage::Postgres(cluster.database());
+    let created = {
+        let s = store(&storage);
+        let before = s.customers().unwrap().len();
+        s.delete_customer(s.customers().unwrap()[0].id).unwrap();
+        before - 1
+    };
+    let s = store(&storage);
+    assert_eq!(s.customers().unwrap().len(), created);
+}
+
+/// The password of a PostgreSQL URL is never shown.
+#[test]
+fn a_postgres_password_never_appears_in_messages() {
+    let url = "postgres://sandbox:s3cret-pw@127.0.0.1:1/state?password=other-pw";
+    let storage = Storage::parse(url);
+    for shown in [
+        format!("{storage:?}"),
+        Db::describe(&storage),
+        db::redact_url(url),
+    ] {
+        assert!(
+            !shown.contains("s3cret-pw") && !shown.contains("other-pw"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("sandbox") && shown.contains("127.0.0.1"),
+            "{shown}"
+        );
+    }
+    // Nothing listens on port 1: the error names the database without the password.
+    let e = Db::open(&storage).unwrap_err().to_string();
+    assert!(!e.contains("s3cret-pw") && !e.contains("other-pw"), "{e}");
+    assert!(e.contains("127.0.0.1"), "{e}");
+}

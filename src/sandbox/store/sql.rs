@@ -1,0 +1,1136 @@
+//! One SQL interface over the sandbox's two store back ends (issue 21): SQLite (rusqlite,
+//! the default, one file or memory) and PostgreSQL (tokio-postgres, `--db postgres://…`).
+//!
+//! The store and the domain code speak to a [`Conn`] (given by `Db::read` and `Db::write`)
+//! with rusqlite's shapes — `execute`, `query_row`, `prepare_cached(..).query_map(..)`,
+//! `params!`, `.optional()`, `Row::get` — and write their SQL once, in SQLite's dialect.
+//! The differences are handled here and nowhere else:
+//!
+//! - **Statements** ([`to_postgres`]): placeholders `?N` become `$N`; `INSERT OR IGNORE`
+//!   becomes `INSERT … ON CONFLICT DO NOTHING`; `INTEGER` is `BIGINT` (SQLite's integers are
+//!   64-bit), `INTEGER PRIMARY KEY AUTOINCREMENT` an identity column, `BLOB` is `BYTEA`;
+//!   foreign keys are `DEFERRABLE` so `PRAGMA defer_foreign_keys = ON` (SQLite) can be
+//!   `SET CONSTRAINTS ALL DEFERRED`. `INSERT OR REPLACE` has no PostgreSQL form without a
+//!   conflict target: the callers write `ON CONFLICT (key) DO UPDATE`, which both accept.
+//! - **Values** ([`Value`]): SQLite's five storage classes. A PostgreSQL parameter takes the
+//!   type the server inferred for it (an integer bound where text is expected is sent as its
+//!   decimal text, as SQLite's affinity would store it); a result column is read back into the
+//!   storage class (`BOOL` as 0/1, `NUMERIC` of `SUM` as an integer when whole).
+//! - **What only one back end has** is asked through [`Conn::backend`] or [`Conn::sqlite`]
+//!   (the catalogue in `sqlite_master` vs `pg_tables`, `rowid`, `PRAGMA foreign_key_check`,
+//!   the backup API); each such place says what it does on PostgreSQL.
+//!
+//! PostgreSQL calls run on the caller's thread with `futures_executor::block_on` (the store is
+//! synchronous and is called from tokio worker threads, where the sync `postgres` crate would
+//! start a runtime inside a runtime and panic); the connection's I/O task runs on a thread of
+//! its own ([`PgSession::connect`]).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use bytes::BytesMut;
+use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
+
+/// Which database the state lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// SQLite (a file or memory).
+    Sqlite,
+    /// PostgreSQL (`--db postgres://…`).
+    Postgres,
+}
+
+/// A value in SQLite's storage classes, the common currency of both back ends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// `NULL`.
+    Null,
+    /// A 64-bit integer (also booleans, as 0/1).
+    Integer(i64),
+    /// A float.
+    Real(f64),
+    /// UTF-8 text.
+    Text(String),
+    /// Bytes.
+    Blob(Vec<u8>),
+}
+
+/// A failure of either database, or of reading a value back.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// SQLite's error (its own message).
+    #[error(transparent)]
+    Sqlite(rusqlite::Error),
+    /// PostgreSQL's error: the server's message (with its SQLSTATE) or the connection's.
+    #[error("PostgreSQL: {0}")]
+    Postgres(String),
+    /// `query_row` found no row (see [`OptionalExtension::optional`]).
+    #[error("query returned no rows")]
+    NoRows,
+    /// Column `column` holds a value that does not convert to the type asked for.
+    #[error("column {column}: {message}")]
+    Conversion {
+        /// The column's index.
+        column: usize,
+        /// What did not convert.
+        message: String,
+    },
+    /// Anything else (a file, the connection thread), with its message.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        match e {
+            rusqlite::Error::QueryReturnedNoRows => Error::NoRows,
+            e => Error::Sqlite(e),
+        }
+    }
+}
+
+impl From<tokio_postgres::Error> for Error {
+    fn from(e: tokio_postgres::Error) -> Self {
+        match e.as_db_error() {
+            Some(db) => Error::Postgres(format!("{} ({})", db.message(), db.code().code())),
+            None => Error::Postgres(e.to_string()),
+        }
+    }
+}
+
+impl Error {
+    /// Whether this is a unique or primary-key violation (either back end).
+    pub fn is_unique_violation(&self) -> bool {
+        match self {
+            Error::Sqlite(rusqlite::Error::SqliteFailure(f, _)) => matches!(
+                f.extended_code,
+                rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                    | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+            ),
+            Error::Postgres(m) => m.ends_with("(23505)"),
+            _ => false,
+        }
+    }
+
+    /// A conversion failure of column `column` (a stored value that does not parse back).
+    pub fn conversion(column: usize, e: impl std::fmt::Display) -> Self {
+        Error::Conversion {
+            column,
+            message: e.to_string(),
+        }
+    }
+}
+
+/// The result of a database call.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `query_row`'s "no row" as `None` (rusqlite's `OptionalExtension`).
+pub trait OptionalExtension<T> {
+    /// `Ok(None)` for [`Error::NoRows`], else unchanged.
+    fn optional(self) -> Result<Option<T>>;
+}
+
+impl<T> OptionalExtension<T> for Result<T> {
+    fn optional(self) -> Result<Option<T>> {
+        match self {
+            Ok(v) => Ok(Some(v)),
+            Err(Error::NoRows) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+// -----------------------------------------------------------------------------------------
+// Values in and out
+
+/// A Rust value bound as a parameter.
+pub trait ToValue {
+    /// The value to bind.
+    fn to_value(&self) -> Value;
+}
+
+/// A Rust value read from a column.
+pub trait FromValue: Sized {
+    /// Converts column `column`'s value. Errors: [`Error::Conversion`].
+    fn from_value(v: &Value, column: usize) -> Result<Self>;
+}
+
+impl ToValue for Value {
+    fn to_value(&self) -> Value {
+        self.clone()
+    }
+}
+impl<T: ToValue + ?Sized> ToValue for &T {
+    fn to_value(&self) -> Value {
+        (**self).to_value()
+    }
+}
+impl<T: ToValue> ToValue for Option<T> {
+    fn to_value(&self) -> Value {
+        self.as_ref().map_or(Value::Null, ToValue::to_value)
+    }
+}
+impl ToValue for str {
+    fn to_value(&self) -> Value {
+        Value::Text(self.to_string())
+    }
+}
+impl ToValue for String {
+    fn to_value(&self) -> Value {
+        Value::Text(self.clone())
+    }
+}
+impl ToValue for [u8] {
+    fn to_value(&self) -> Value {
+        Value::Blob(self.to_vec())
+    }
+}
+impl ToValue for Vec<u8> {
+    fn to_value(&self) -> Value {
+        Value::Blob(self.clone())
+    }
+}
+impl<const N: usize> ToValue for [u8; N] {
+    fn to_value(&self) -> Value {
+        Value::Blob(self.to_vec())
+    }
+}
+impl ToValue for bool {
+    fn to_value(&self) -> Value {
+        Value::Integer(i64::from(*self))
+    }
+}
+impl ToValue for f64 {
+    fn to_value(&self) -> Value {
+        Value::Real(*self)
+    }
+}
+macro_rules! int_value {
+    ($($t:ty),*) => {$(
+        impl ToValue for $t {
+            fn to_value(&self) -> Value {
+                // Out of i64's range (a u64 past 2^63) saturates, as nothing stored is.
+                Value::Integer(i64::try_from(*self).unwrap_or(i64::MAX))
+            }
+        }
+        impl FromValue for $t {
+            fn from_value(v: &Value, column: usize) -> Result<Self> {
+                let n = i64::from_value(v, column)?;
+                <$t>::try_from(n).map_err(|e| Error::conversion(column, e))
+            }
+        }
+    )*};
+}
+int_value!(i32, u32, u64, usize, u16, u8, i16);
+impl ToValue for i64 {
+    fn to_value(&self) -> Value {
+        Value::Integer(*self)
+    }
+}
+
+impl FromValue for Value {
+    fn from_value(v: &Value, _: usize) -> Result<Self> {
+        Ok(v.clone())
+    }
+}
+impl FromValue for i64 {
+    fn from_value(v: &Value, column: usize) -> Result<Self> {
+        match v {
+            Value::Integer(n) => Ok(*n),
+            other => Err(Error::conversion(
+                column,
+                format!("{} is not an integer", kind(other)),
+            )),
+        }
+    }
+}
+impl FromValue for bool {
+    fn from_value(v: &Value, column: usize) -> Result<Self> {
+        Ok(i64::from_value(v, column)? != 0)
+    }
+}
+impl FromValue for f64 {
+    fn from_value(v: &Value, column: usize) -> Result<Self> {
+        match v {
+            Value::Real(f) => Ok(*f),
+            #[allow(clippy::cast_precision_loss)]
+            Value::Integer(n) => Ok(*n as f64),
+            other => Err(Error::conversion(
+                column,
+                format!("{} is not a number", kind(other)),
+            )),
+        }
+    }
+}
+impl FromValue for String {
+    fn from_value(v: &Value, column: usize) -> Result<Self> {
+        match v {
+            Value::Text(s) => Ok(s.clone()),
+            other => Err(Error::conversion(
+                column,
+                format!("{} is not text", kind(other)),
+            )),
+        }
+    }
+}
+impl FromValue for Vec<u8> {
+    fn from_value(v: &Value, column: usize) -> Result<Self> {
+        match v {
+            Value::Blob(b) => Ok(b.clone()),
+            Value::Text(s) => Ok(s.as_bytes().to_vec()),
+            other => Err(Error::conversion(
+                column,
+                format!("{} is not a blob", kind(other)),
+            )),
+        }
+    }
+}
+impl<T: FromValue> FromValue for Option<T> {
+    fn from_value(v: &Value, column: usize) -> Result<Self> {
+        match v {
+            Value::Null => Ok(None),
+            v => T::from_value(v, column).map(Some),
+        }
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "NULL",
+        Value::Integer(_) => "an integer",
+        Value::Real(_) => "a float",
+        Value::Text(_) => "text",
+        Value::Blob(_) => "a blob",
+    }
+}
+
+/// A column index (rusqlite's `RowIndex`, by position only).
+pub trait ColumnIndex: Copy {
+    /// The position.
+    fn index(self) -> usize;
+}
+impl ColumnIndex for usize {
+    fn index(self) -> usize {
+        self
+    }
+}
+
+/// One result row, its values read into [`Value`]s.
+#[derive(Debug, Clone)]
+pub struct Row {
+    values: Vec<Value>,
+}
+
+impl Row {
+    /// Column `i` as `T`. Errors: no such column, or it does not convert.
+    pub fn get<I: ColumnIndex, T: FromValue>(&self, i: I) -> Result<T> {
+        T::from_value(self.get_ref(i)?, i.index())
+    }
+
+    /// Column `i` as it is stored. Errors: no such column.
+    pub fn get_ref<I: ColumnIndex>(&self, i: I) -> Result<&Value> {
+        self.values
+            .get(i.index())
+            .ok_or_else(|| Error::conversion(i.index(), "no such column"))
+    }
+
+    /// The number of columns.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether the row has no column.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
+/// Statement parameters (rusqlite's `Params`): `[a, b]`, `params![..]`, `()`,
+/// [`params_from_iter`].
+pub trait Params {
+    /// The values, in placeholder order.
+    fn into_values(self) -> Vec<Value>;
+}
+impl Params for () {
+    fn into_values(self) -> Vec<Value> {
+        Vec::new()
+    }
+}
+impl Params for &[&dyn ToValue] {
+    fn into_values(self) -> Vec<Value> {
+        self.iter().map(|v| v.to_value()).collect()
+    }
+}
+impl Params for [&dyn ToValue; 0] {
+    fn into_values(self) -> Vec<Value> {
+        Vec::new()
+    }
+}
+impl Params for Vec<Value> {
+    fn into_values(self) -> Vec<Value> {
+        self
+    }
+}
+macro_rules! array_params {
+    ($($n:literal),*) => {$(
+        impl<T: ToValue> Params for [T; $n] {
+            fn into_values(self) -> Vec<Value> {
+                self.iter().map(ToValue::to_value).collect()
+            }
+        }
+        impl<T: ToValue> Params for &[T; $n] {
+            fn into_values(self) -> Vec<Value> {
+                self.iter().map(ToValue::to_value).collect()
+            }
+        }
+    )*};
+}
+array_params!(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
+macro_rules! tuple_params {
+    ($(($($t:ident $i:tt),+)),*) => {$(
+        impl<$($t: ToValue),+> Params for ($($t,)+) {
+            fn into_values(self) -> Vec<Value> {
+                vec![$(self.$i.to_value()),+]
+            }
+        }
+    )*};
+}
+tuple_params!(
+    (A 0),
+    (A 0, B 1),
+    (A 0, B 1, C 2),
+    (A 0, B 1, C 2, D 3),
+    (A 0, B 1, C 2, D 3, E 4),
+    (A 0, B 1, C 2, D 3, E 4, F 5)
+);
+
+/// Parameters from an iterator of values (rusqlite's `params_from_iter`).
+pub fn params_from_iter<I>(iter: I) -> Vec<Value>
+where
+    I: IntoIterator,
+    I::Item: ToValue,
+{
+    iter.into_iter().map(|v| v.to_value()).collect()
+}
+
+/// `params![a, b, ..]`: mixed-type parameters (rusqlite's `params!`).
+macro_rules! sql_params {
+    () => {
+        &[] as &[&dyn $crate::sandbox::store::sql::ToValue]
+    };
+    ($($p:expr),+ $(,)?) => {
+        &[$(&$p as &dyn $crate::sandbox::store::sql::ToValue),+]
+            as &[&dyn $crate::sandbox::store::sql::ToValue]
+    };
+}
+pub(crate) use sql_params as params;
+
+// -----------------------------------------------------------------------------------------
+// The connection
+
+/// A connection (or an open transaction) of either back end: what `Db::read` and
+/// `Db::write` hand to their closures.
+pub struct Conn<'a> {
+    inner: Inner<'a>,
+}
+
+enum Inner<'a> {
+    Sqlite(&'a rusqlite::Connection),
+    Postgres(&'a PgSession),
+}
+
+impl<'a> Conn<'a> {
+    /// A SQLite connection (or a transaction, through its `Deref`).
+    pub fn sqlite(c: &'a rusqlite::Connection) -> Self {
+        Conn {
+            inner: Inner::Sqlite(c),
+        }
+    }
+
+    pub(crate) fn postgres(s: &'a PgSession) -> Self {
+        Conn {
+            inner: Inner::Postgres(s),
+        }
+    }
+
+    /// Which back end this is.
+    pub fn backend(&self) -> Backend {
+        match self.inner {
+            Inner::Sqlite(_) => Backend::Sqlite,
+            Inner::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// The SQLite connection, for what only SQLite has (backup, `PRAGMA`s); `None` on
+    /// PostgreSQL.
+    pub fn as_sqlite(&self) -> Option<&'a rusqlite::Connection> {
+        match self.inner {
+            Inner::Sqlite(c) => Some(c),
+            Inner::Postgres(_) => None,
+        }
+    }
+
+    /// Runs one statement; the number of rows changed.
+    ///
+    /// Errors: the database fails.
+    pub fn execute<P: Params>(&self, sql: &str, params: P) -> Result<usize> {
+        match self.inner {
+            Inner::Sqlite(c) => {
+                let values = params.into_values();
+                Ok(c.prepare_cached(sql)?
+                    .execute(rusqlite::params_from_iter(values.iter().map(sqlite_value)))?)
+            }
+            Inner::Postgres(s) => s.execute(sql, &params.into_values()),
+        }
+    }
+
+    /// Runs statements separated by `;`, without parameters.
+    ///
+    /// Errors: the database fails.
+    pub fn execute_batch(&self, sql: &str) -> Result<()> {
+        match self.inner {
+            Inner::Sqlite(c) => Ok(c.execute_batch(sql)?),
+            Inner::Postgres(s) => s.batch(&to_postgres(sql)),
+        }
+    }
+
+    /// All rows of a query.
+    ///
+    /// Errors: the database fails.
+    pub fn query_all<P: Params>(&self, sql: &str, params: P) -> Result<Vec<Row>> {
+        match self.inner {
+            Inner::Sqlite(c) => {
+                let values = params.into_values();
+                let mut stmt = c.prepare_cached(sql)?;
+                let n = stmt.column_count();
+                let mut rows =
+                    stmt.query(rusqlite::params_from_iter(values.iter().map(sqlite_value)))?;
+                let mut out = Vec::new();
+                while let Some(r) = rows.next()? {
+                    let mut values = Vec::with_capacity(n);
+                    for i in 0..n {
+                        values.push(from_sqlite(r.get_ref(i)?));
+                    }
+                    out.push(Row { values });
+                }
+                Ok(out)
+            }
+            Inner::Postgres(s) => s.query(sql, &params.into_values()),
+        }
+    }
+
+    /// The first row of a query through `f`. Errors: [`Error::NoRows`] when there is none
+    /// (see [`OptionalExtension::optional`]), `f`'s, or the database fails.
+    pub fn query_row<T, P: Params>(
+        &self,
+        sql: &str,
+        params: P,
+        f: impl FnOnce(&Row) -> Result<T>,
+    ) -> Result<T> {
+        let rows = self.query_all(sql, params)?;
+        rows.first().map_or(Err(Error::NoRows), f)
+    }
+
+    /// A statement to run (rusqlite's `prepare_cached`; both back ends cache the prepared
+    /// statement by its text).
+    ///
+    /// Errors: none before it runs (kept a `Result` for rusqlite's shape).
+    pub fn prepare_cached(&self, sql: &str) -> Result<Stmt<'_, 'a>> {
+        Ok(Stmt {
+            conn: self,
+            sql: sql.to_string(),
+        })
+    }
+
+    /// Like [`Conn::prepare_cached`].
+    ///
+    /// Errors: none before it runs.
+    pub fn prepare(&self, sql: &str) -> Result<Stmt<'_, 'a>> {
+        self.prepare_cached(sql)
+    }
+
+    /// Runs an `INSERT` into a table with a `seq` key and answers the `seq` it was given
+    /// (SQLite: the rowid; PostgreSQL: `RETURNING seq`).
+    ///
+    /// Errors: the database fails.
+    pub fn insert_seq<P: Params>(&self, sql: &str, params: P) -> Result<i64> {
+        match self.inner {
+            Inner::Sqlite(c) => {
+                self.execute(sql, params)?;
+                Ok(c.last_insert_rowid())
+            }
+            Inner::Postgres(s) => {
+                let rows = s.query(&format!("{sql} RETURNING seq"), &params.into_values())?;
+                rows.first().map_or(Err(Error::NoRows), |r| r.get(0))
+            }
+        }
+    }
+}
+
+/// A statement of a [`Conn`] (rusqlite's `CachedStatement`).
+pub struct Stmt<'s, 'a> {
+    conn: &'s Conn<'a>,
+    sql: String,
+}
+
+impl Stmt<'_, '_> {
+    /// Runs it; the number of rows changed. Errors: the database fails.
+    pub fn execute<P: Params>(&mut self, params: P) -> Result<usize> {
+        self.conn.execute(&self.sql, params)
+    }
+
+    /// Every row through `f`, as an iterator of results (rusqlite's `query_map`).
+    ///
+    /// Errors: the database fails (`f`'s errors are in the iterator).
+    pub fn query_map<T, P: Params>(
+        &mut self,
+        params: P,
+        mut f: impl FnMut(&Row) -> Result<T>,
+    ) -> Result<std::vec::IntoIter<Result<T>>> {
+        let rows = self.conn.query_all(&self.sql, params)?;
+        Ok(rows.iter().map(&mut f).collect::<Vec<_>>().into_iter())
+    }
+
+    /// The first row through `f`. Errors: as [`Conn::query_row`].
+    pub fn query_row<T, P: Params>(
+        &mut self,
+        params: P,
+        f: impl FnOnce(&Row) -> Result<T>,
+    ) -> Result<T> {
+        self.conn.query_row(&self.sql, params, f)
+    }
+
+    /// Every row. Errors: the database fails.
+    pub fn query<P: Params>(&mut self, params: P) -> Result<Vec<Row>> {
+        self.conn.query_all(&self.sql, params)
+    }
+
+    /// Whether the query gives a row. Errors: the database fails.
+    pub fn exists<P: Params>(&mut self, params: P) -> Result<bool> {
+        Ok(!self.conn.query_all(&self.sql, params)?.is_empty())
+    }
+}
+
+fn sqlite_value(v: &Value) -> rusqlite::types::Value {
+    use rusqlite::types::Value as S;
+    match v {
+        Value::Null => S::Null,
+        Value::Integer(n) => S::Integer(*n),
+        Value::Real(f) => S::Real(*f),
+        Value::Text(s) => S::Text(s.clone()),
+        Value::Blob(b) => S::Blob(b.clone()),
+    }
+}
+
+fn from_sqlite(v: rusqlite::types::ValueRef<'_>) -> Value {
+    use rusqlite::types::ValueRef as S;
+    match v {
+        S::Null => Value::Null,
+        S::Integer(n) => Value::Integer(n),
+        S::Real(f) => Value::Real(f),
+        S::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+        S::Blob(b) => Value::Blob(b.to_vec()),
+    }
+}
+
+// -----------------------------------------------------------------------------------------
+// PostgreSQL
+
+/// One PostgreSQL connection: the client, its prepared statements by their (SQLite-dialect)
+/// text, and the thread running its I/O.
+pub struct PgSession {
+    client: tokio_postgres::Client,
+    statements: RefCell<HashMap<String, tokio_postgres::Statement>>,
+}
+
+impl std::fmt::Debug for PgSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PgSession")
+    }
+}
+
+impl PgSession {
+    /// Connects to `url` (`postgres://user[:password]@host[:port]/db`, or a key=value string)
+    /// without TLS (the sandbox's database is on a trusted network, or loopback); the
+    /// connection's I/O runs on a new thread with a one-thread tokio runtime, until the
+    /// client is dropped.
+    ///
+    /// Errors: the URL does not parse, or the server refuses or is unreachable (the message
+    /// never holds the password: [`redact_url`]).
+    pub fn connect(url: &str) -> Result<Self> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let url = url.to_string();
+        std::thread::Builder::new()
+            .name("postgres-io".into())
+            .spawn(move || {
+                let rt = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = tx.send(Err(Error::Other(format!("PostgreSQL I/O thread: {e}"))));
+                        return;
+                    }
+                };
+                rt.block_on(async move {
+                    match tokio_postgres::connect(&url, tokio_postgres::NoTls).await {
+                        Ok((client, connection)) => {
+                            let _ = tx.send(Ok(client));
+                            if let Err(e) = connection.await {
+                                tracing::warn!(error = %e, "PostgreSQL connection closed");
+                            }
+                        }
+                        Err(e) => {
+                            let _ = tx.send(Err(Error::from(e)));
+                        }
+                    }
+                });
+            })
+            .map_err(|e| Error::Other(format!("PostgreSQL I/O thread: {e}")))?;
+        let client = rx
+            .recv()
+            .map_err(|_| Error::Other("PostgreSQL I/O thread ended".into()))??;
+        Ok(PgSession {
+            client,
+            statements: RefCell::new(HashMap::new()),
+        })
+    }
+
+    /// Whether the connection is gone (the server closed it or restarted).
+    pub fn is_closed(&self) -> bool {
+        self.client.is_closed()
+    }
+
+    fn statement(&self, sql: &str) -> Result<tokio_postgres::Statement> {
+        if let Some(s) = self.statements.borrow().get(sql) {
+            return Ok(s.clone());
+        }
+        let s = futures_executor::block_on(self.client.prepare(&to_postgres(sql)))?;
+        let mut cache = self.statements.borrow_mut();
+        if cache.len() > 512 {
+            cache.clear();
+        }
+        cache.insert(sql.to_string(), s.clone());
+        Ok(s)
+    }
+
+    fn execute(&self, sql: &str, params: &[Value]) -> Result<usize> {
+        let stmt = self.statement(sql)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|v| v as _).collect();
+        let n = futures_executor::block_on(self.client.execute(&stmt, &refs))?;
+        Ok(usize::try_from(n).unwrap_or(usize::MAX))
+    }
+
+    fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+        let stmt = self.statement(sql)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|v| v as _).collect();
+        let rows = futures_executor::block_on(self.client.query(&stmt, &refs))?;
+        rows.iter()
+            .map(|r| {
+                let values = (0..r.len())
+                    .map(|i| {
+                        r.try_get::<_, PgValue>(i)
+                            .map(|v| v.0)
+                            .map_err(|e| Error::conversion(i, e))
+                    })
+                    .collect::<Result<_>>()?;
+                Ok(Row { values })
+            })
+            .collect()
+    }
+
+    /// Runs `sql` (already PostgreSQL) with the simple query protocol.
+    pub(crate) fn batch(&self, sql: &str) -> Result<()> {
+        Ok(futures_executor::block_on(self.client.batch_execute(sql))?)
+    }
+}
+
+/// A result column of any type, read into a [`Value`].
+struct PgValue(Value);
+
+impl<'a> FromSql<'a> for PgValue {
+    fn from_sql(
+        ty: &Type,
+        raw: &'a [u8],
+    ) -> std::result::Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        let v = match *ty {
+            Type::INT8 => Value::Integer(i64::from_sql(ty, raw)?),
+            Type::INT4 => Value::Integer(i64::from(i32::from_sql(ty, raw)?)),
+            Type::INT2 => Value::Integer(i64::from(i16::from_sql(ty, raw)?)),
+            Type::OID => Value::Integer(i64::from(u32::from_sql(ty, raw)?)),
+            Type::BOOL => Value::Integer(i64::from(bool::from_sql(ty, raw)?)),
+            Type::FLOAT8 => Value::Real(f64::from_sql(ty, raw)?),
+            Type::FLOAT4 => Value::Real(f64::from(f32::from_sql(ty, raw)?)),
+            Type::BYTEA => Value::Blob(raw.to_vec()),
+            Type::NUMERIC => numeric(raw)?,
+            // TEXT, VARCHAR, NAME, BPCHAR, and anything else as its text.
+            _ => Value::Text(String::from_utf8_lossy(raw).into_owned()),
+        };
+        Ok(PgValue(v))
+    }
+
+    fn from_sql_null(
+        _: &Type,
+    ) -> std::result::Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(PgValue(Value::Null))
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+/// A `NUMERIC` in binary form (what `SUM` of `BIGINT`s answers): an integer when whole and in
+/// range, else a float.
+fn numeric(raw: &[u8]) -> std::result::Result<Value, Box<dyn std::error::Error + Sync + Send>> {
+    let word = |i: usize| -> std::result::Result<i32, Box<dyn std::error::Error + Sync + Send>> {
+        let b = raw.get(i..i + 2).ok_or("short NUMERIC")?;
+        Ok(i32::from(i16::from_be_bytes([b[0], b[1]])))
+    };
+    let ndigits = usize::try_from(word(0)?).map_err(|_| "bad NUMERIC")?;
+    let weight = word(2)?;
+    let sign = word(4)? & 0xFFFF;
+    let dscale = word(6)?;
+    if sign == 0xC000 {
+        return Ok(Value::Real(f64::NAN));
+    }
+    let mut int: i128 = 0;
+    let mut float = 0.0f64;
+    let mut whole = dscale == 0;
+    for i in 0..ndigits {
+        let d = word(8 + 2 * i)?;
+        let power = weight - i32::try_from(i).map_err(|_| "bad NUMERIC")?;
+        float += f64::from(d) * 10000f64.powi(power);
+        if power >= 0 {
+            int = int.saturating_mul(10000).saturating_add(i128::from(d));
+        } else if d != 0 {
+            whole = false;
+        }
+    }
+    // Trailing zero groups are not sent: scale up to the weight.
+    let last_power = weight - i32::try_from(ndigits).map_err(|_| "bad NUMERIC")? + 1;
+    for _ in 0..last_power.max(0) {
+        int = int.saturating_mul(10000);
+    }
+    let negative = sign == 0x4000;
+    if whole && let Ok(n) = i64::try_from(if negative { -int } else { int }) {
+        return Ok(Value::Integer(n));
+    }
+    Ok(Value::Real(if negative { -float } else { float }))
+}
+
+/// An integer as a binary `NUMERIC` (what a parameter compared with `SUM(..)` is inferred as):
+/// base-10000 digits, most significant first, scale 0.
+fn numeric_to_sql(n: i64, out: &mut BytesMut) {
+    let mut digits = Vec::new();
+    let mut rest = n.unsigned_abs();
+    while rest > 0 {
+        digits.push(i16::try_from(rest % 10000).unwrap_or(0));
+        rest /= 10000;
+    }
+    digits.reverse();
+    let count = i16::try_from(digits.len()).unwrap_or(0);
+    let weight = count - 1;
+    let sign: u16 = if n < 0 { 0x4000 } else { 0 };
+    out.extend_from_slice(&count.to_be_bytes());
+    out.extend_from_slice(&(if count == 0 { 0 } else { weight }).to_be_bytes());
+    out.extend_from_slice(&sign.to_be_bytes());
+    out.extend_from_slice(&0i16.to_be_bytes());
+    for d in digits {
+        out.extend_from_slice(&d.to_be_bytes());
+    }
+}
+
+impl ToSql for Value {
+    /// Binds in the type the server inferred for the parameter, converting like SQLite's
+    /// affinity (an integer where text is expected is its decimal text, a numeric text where
+    /// an integer is expected its number).
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> std::result::Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        let text = |s: &str, out: &mut BytesMut| {
+            out.extend_from_slice(s.as_bytes());
+            Ok(IsNull::No)
+        };
+        match (self, ty) {
+            (Value::Null, _) => Ok(IsNull::Yes),
+            (Value::Integer(n), &Type::INT8) => n.to_sql(ty, out),
+            (Value::Integer(n), &Type::INT4) => i32::try_from(*n)?.to_sql(ty, out),
+            (Value::Integer(n), &Type::INT2) => i16::try_from(*n)?.to_sql(ty, out),
+            (Value::Integer(n), &Type::BOOL) => (*n != 0).to_sql(ty, out),
+            (Value::Integer(n), &Type::NUMERIC) => {
+                numeric_to_sql(*n, out);
+                Ok(IsNull::No)
+            }
+            #[allow(clippy::cast_precision_loss)]
+            (Value::Integer(n), &Type::FLOAT8) => (*n as f64).to_sql(ty, out),
+            (Value::Integer(n), _) => text(&n.to_string(), out),
+            (Value::Real(f), &Type::FLOAT8) => f.to_sql(ty, out),
+            (Value::Real(f), _) => text(&f.to_string(), out),
+            (Value::Text(s), &Type::INT8) => s.trim().parse::<i64>()?.to_sql(ty, out),
+            (Value::Text(s), &Type::INT4) => s.trim().parse::<i32>()?.to_sql(ty, out),
+            (Value::Text(s), &Type::BYTEA) => s.as_bytes().to_sql(ty, out),
+            (Value::Text(s), _) => text(s, out),
+            (Value::Blob(b), &Type::BYTEA) => b.as_slice().to_sql(ty, out),
+            (Value::Blob(b), _) => text(&String::from_utf8_lossy(b), out),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    tokio_postgres::types::to_sql_checked!();
+}
+
+// -----------------------------------------------------------------------------------------
+// The dialect
+
+/// A statement in SQLite's dialect as PostgreSQL's (see the module documentation): `?N` →
+/// `$N` (a bare `?` numbered in order), `INSERT OR IGNORE` → `ON CONFLICT DO NOTHING`,
+/// `INTEGER` → `BIGINT`, `… PRIMARY KEY AUTOINCREMENT` → an identity column, `BLOB` →
+/// `BYTEA`, foreign keys `DEFERRABLE`, `PRAGMA defer_foreign_keys = ON` →
+/// `SET CONSTRAINTS ALL DEFERRED`, `WITHOUT ROWID` dropped, every created table given a
+/// `rowid` identity column ([`with_rowid`]). Text in quotes is left alone; `--` comments are
+/// dropped.
+pub fn to_postgres(sql: &str) -> String {
+    // Words and placeholders, outside quotes.
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut chars = sql.chars().peekable();
+    let mut next_bare = 0u32;
+    let mut ignore = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' | '"' => {
+                out.push(c);
+                for d in chars.by_ref() {
+                    out.push(d);
+                    if d == c {
+                        break;
+                    }
+                }
+            }
+            // A `--` comment is dropped (its words are not SQL: an apostrophe or `?` there
+            // is no quote or placeholder).
+            '-' if chars.peek() == Some(&'-') => {
+                for d in chars.by_ref() {
+                    if d == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            '?' => {
+                let mut digits = String::new();
+                while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+                    digits.push(*d);
+                    chars.next();
+                }
+                if digits.is_empty() {
+                    next_bare += 1;
+                    digits = next_bare.to_string();
+                }
+                out.push('$');
+                out.push_str(&digits);
+            }
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                let mut word = String::from(c);
+                while let Some(d) = chars
+                    .peek()
+                    .filter(|d| d.is_ascii_alphanumeric() || **d == '_')
+                {
+                    word.push(*d);
+                    chars.next();
+                }
+                match word.to_ascii_uppercase().as_str() {
+                    "INTEGER" => out.push_str("BIGINT"),
+                    "BLOB" => out.push_str("BYTEA"),
+                    "AUTOINCREMENT" => out.push_str("GENERATED BY DEFAULT AS IDENTITY"),
+                    _ => out.push_str(&word),
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    let mut s = out;
+    // Whole-statement rewrites (case as the sandbox writes them).
+    for (from, to) in [
+        (
+            "PRIMARY KEY GENERATED BY DEFAULT AS IDENTITY",
+            "GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY",
+        ),
+        (
+            "PRAGMA defer_foreign_keys = ON",
+            "SET CONSTRAINTS ALL DEFERRED",
+        ),
+        (") WITHOUT ROWID", ")"),
+    ] {
+        if s.contains(from) {
+            s = s.replace(from, to);
+        }
+    }
+    if s.contains("INSERT OR IGNORE INTO") {
+        s = s.replace("INSERT OR IGNORE INTO", "INSERT INTO");
+        ignore = true;
+    }
+    if ignore {
+        let trimmed = s.trim_end().trim_end_matches(';').to_string();
+        s = format!("{trimmed} ON CONFLICT DO NOTHING");
+    }
+    if s.contains("REFERENCES") {
+        s = deferrable_references(&s);
+    }
+    if s.contains("CREATE TABLE") {
+        s = with_rowid(&s);
+    }
+    s
+}
+
+/// Gives every created table a `rowid` (SQLite's implicit insertion-order key, which the
+/// sandbox orders and deletes by): an identity column, last (so an `INSERT` without a column
+/// list fills the declared columns).
+fn with_rowid(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 64);
+    let mut rest = sql;
+    while let Some(at) = rest.find("CREATE TABLE") {
+        let Some(open) = rest[at..].find('(') else {
+            break;
+        };
+        // The parenthesis that closes the column list.
+        let body = at + open;
+        let mut depth = 0i32;
+        let mut close = None;
+        let mut quoted = false;
+        for (i, ch) in rest[body..].char_indices() {
+            match ch {
+                '\'' => quoted = !quoted,
+                '(' if !quoted => depth += 1,
+                ')' if !quoted => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(body + i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(close) = close else {
+            break;
+        };
+        out.push_str(&rest[..close]);
+        out.push_str(", rowid BIGINT GENERATED BY DEFAULT AS IDENTITY UNIQUE");
+        rest = &rest[close..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Appends `DEFERRABLE INITIALLY IMMEDIATE` to every `REFERENCES t(c) [ON DELETE …]` clause
+/// of a `CREATE TABLE`.
+fn deferrable_references(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 64);
+    let mut rest = sql;
+    while let Some(at) = rest.find("REFERENCES") {
+        let (head, tail) = rest.split_at(at);
+        out.push_str(head);
+        // The clause ends at the `,` or `)` that closes the column, at depth 0 after the
+        // referenced column list.
+        let mut depth = 0i32;
+        let mut end = tail.len();
+        let mut seen_list = false;
+        for (i, ch) in tail.char_indices() {
+            match ch {
+                '(' => {
+                    depth += 1;
+                    seen_list = true;
+                }
+                ')' if depth > 0 => depth -= 1,
+                ',' | ')' | '\n' if depth == 0 && seen_list => {
+                    end = i;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let clause = tail[..end].trim_end_matches([',', ' ']);
+        out.push_str(clause);
+        out.push_str(" DEFERRABLE INITIALLY IMMEDIATE");
+        rest = &tail[clause.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_translate_to_postgres() {
+        assert_eq!(
+            to_postgres("SELECT a FROM t WHERE b = ?1 AND c = ?2 AND d = '?x'"),
+            "SELECT a FROM t WHERE b = $1 AND c = $2 AND d = '?x'"
+        );
+        assert_eq!(to_postgres("VALUES (?, ?)"), "VALUES ($1, $2)");
+        assert_eq!(
+            to_postgres("-- the TPP's own? CREATE TABLE x (\nSELECT ?1 - 1"),
+            "\nSELECT $1 - 1"
+        );
+        assert_eq!(
+            to_postgres("INSERT OR IGNORE INTO t (a) VALUES (?1)"),
+            "INSERT INTO t (a) VALUES ($1) ON CONFLICT DO NOTHING"
+        );
+        assert_eq!(
+            to_postgres(
+                "CREATE TABLE t (seq INTEGER PRIMARY KEY AUTOINCREMENT, x BLOB, \
+                 o TEXT NOT NULL REFERENCES c(id) ON DELETE CASCADE,\n p TEXT REFERENCES d(id))"
+            ),
+            "CREATE TABLE t (seq BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, x BYTEA, \
+             o TEXT NOT NULL REFERENCES c(id) ON DELETE CASCADE DEFERRABLE INITIALLY IMMEDIATE,\n \
+             p TEXT REFERENCES d(id) DEFERRABLE INITIALLY IMMEDIATE, \
+             rowid BIGINT GENERATED BY DEFAULT AS IDENTITY UNIQUE)"
+        );
+        assert_eq!(
+            to_postgres("PRAGMA defer_foreign_keys = ON"),
+            "SET CONSTRAINTS ALL DEFERRED"
+        );
+    }
+
+    #[test]
+    fn numerics_read_back() {
+        // 12345678 = [1234, 5678], weight 1; -20000 = [2], weight 1, negative.
+        let enc = |digits: &[i16], weight: i16, sign: u16, dscale: i16| {
+            let mut v = Vec::new();
+            v.extend_from_slice(&(digits.len() as i16).to_be_bytes());
+            v.extend_from_slice(&weight.to_be_bytes());
+            v.extend_from_slice(&sign.to_be_bytes());
+            v.extend_from_slice(&dscale.to_be_bytes());
+            for d in digits {
+                v.extend_from_slice(&d.to_be_bytes());
+            }
+            v
+        };
+        assert_eq!(
+            numeric(&enc(&[1234, 5678], 1, 0, 0)).unwrap(),
+            Value::Integer(12_345_678)
+        );
+        assert_eq!(
+            numeric(&enc(&[2], 1, 0x4000, 0)).unwrap(),
+            Value::Integer(-20_000)
+        );
+        assert_eq!(numeric(&enc(&[], 0, 0, 0)).unwrap(), Value::Integer(0));
+        assert_eq!(
+            numeric(&enc(&[1, 5000], 0, 0, 1)).unwrap(),
+            Value::Real(1.5)
+        );
+        for n in [0, 1, -1, 9999, 10000, -123_456_789, i64::MAX, i64::MIN + 1] {
+            let mut out = BytesMut::new();
+            numeric_to_sql(n, &mut out);
+            assert_eq!(numeric(&out).unwrap(), Value::Integer(n), "{n}");
+        }
+    }
+}
