@@ -190,8 +190,8 @@ fn client_of(base: &str) -> crate::common::sandbox::TestSandbox {
     }
 }
 
-/// Two `sandbox serve` processes on one PostgreSQL database (issue 21, first multi-instance
-/// step): a consent whose SCA ran on A is read through B; a payment created through A is
+/// Two `sandbox serve` processes started together on one new PostgreSQL database (issue 21,
+/// first multi-instance step) migrate and seed it once; a consent whose SCA ran on A is read through B; a payment created through A is
 /// authorised with its login page on B and its decision posted to A (the browser binding
 /// and the step tokens hold across instances), and its status read through B.
 #[tokio::test(flavor = "multi_thread")]
@@ -205,19 +205,11 @@ async fn two_instances_on_one_database_share_consents_payments_and_sca_pages() {
         return;
     };
     let url = cluster.database();
-    // The first instance migrates and seeds; the second finds it done.
-    let (a_server, a_base) = {
-        let url = url.clone();
-        tokio::task::spawn_blocking(move || serve_on(&url))
-            .await
-            .unwrap()
-    };
-    let (b_server, b_base) = {
-        let url = url.clone();
-        tokio::task::spawn_blocking(move || serve_on(&url))
-            .await
-            .unwrap()
-    };
+    // Both start at once on the new database: the migrations and the seed are applied once
+    // (under the write lock), and both become ready.
+    let start = |url: String| tokio::task::spawn_blocking(move || serve_on(&url));
+    let (first, second) = tokio::join!(start(url.clone()), start(url.clone()));
+    let ((a_server, a_base), (b_server, b_base)) = (first.unwrap(), second.unwrap());
     let (a, b) = (client_of(&a_base), client_of(&b_base));
     for base in [&a_base, &b_base] {
         let ready: serde_json::Value = reqwest::get(format!("{base}/ready"))
@@ -228,6 +220,11 @@ async fn two_instances_on_one_database_share_consents_payments_and_sca_pages() {
             .unwrap();
         assert_eq!(ready["database"], "postgresql", "{ready}");
     }
+    assert_eq!(
+        a.customers().await,
+        b.customers().await,
+        "one seed, seen by both"
+    );
 
     // A consent: the SCA on A, the accounts through B.
     let r = a
@@ -284,4 +281,22 @@ fn an_unreachable_postgres_url_fails_without_showing_its_password() {
     );
     assert!(!text.contains("hunter2-secret"), "{text}");
     assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
+}
+
+/// On PostgreSQL there is no state file: `GET /v1/sandbox/snapshot` answers 503
+/// `SERVICE_BLOCKED` naming `pg_dump` (the SQLite answer is `case::` and `tenancy::`'s).
+#[test]
+fn the_snapshot_on_postgres_answers_503_naming_pg_dump() {
+    crate::common::sandbox::on_postgres(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async {
+                let sb = crate::common::sandbox::TestSandbox::start().await;
+                let r = sb.get("/v1/sandbox/snapshot").await;
+                r.assert_error(503, "SERVICE_BLOCKED");
+                assert!(r.text.contains("pg_dump"), "{}", r.text);
+            });
+    });
 }

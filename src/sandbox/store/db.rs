@@ -188,8 +188,12 @@ impl Db {
                 source,
             };
             let session = PgSession::connect(url).map_err(err)?;
+            // Under the write lock: instances starting together create the table once.
             session
-                .batch(&sql::to_postgres(SCHEMA_MIGRATIONS))
+                .batch(&format!(
+                    "BEGIN; SELECT pg_advisory_xact_lock({PG_WRITE_LOCK}); {}; COMMIT",
+                    sql::to_postgres(SCHEMA_MIGRATIONS)
+                ))
                 .map_err(err)?;
             return Ok(Db {
                 backing: Backing::Postgres {

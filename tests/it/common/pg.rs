@@ -114,11 +114,18 @@ impl PgCluster {
     }
 
     fn start(bin: PathBuf) -> PgCluster {
+        let run_as = is_root().then(|| "nobody".to_string());
+        // As root the server runs as `nobody`, who must reach the directory: under /tmp, not
+        // a $TMPDIR that may be inside root's home.
+        let parent = if run_as.is_some() {
+            PathBuf::from("/tmp")
+        } else {
+            std::env::temp_dir()
+        };
         let dir = tempfile::Builder::new()
             .prefix("psd2-pg-")
-            .tempdir()
+            .tempdir_in(parent)
             .expect("a temporary directory");
-        let run_as = is_root().then(|| "nobody".to_string());
         if let Some(user) = &run_as {
             let ok = Command::new("chown")
                 .arg("-R")
