@@ -54,8 +54,12 @@ fn client_of(base: &str) -> TestSandbox {
 
 /// Two instances A and B on a new database of the test cluster (A first: it migrates and
 /// seeds), with the database's URL; `None` where PostgreSQL is absent.
-async fn two_instances() -> Option<(PgCluster2, String, (Server, TestSandbox), (Server, TestSandbox))>
-{
+async fn two_instances() -> Option<(
+    PgCluster2,
+    String,
+    (Server, TestSandbox),
+    (Server, TestSandbox),
+)> {
     let cluster = PgCluster::get()?;
     let url = cluster.database();
     let start = |url: String| async move {
@@ -89,12 +93,22 @@ async fn a_request_id_accepted_by_one_instance_is_refused_by_another() {
     };
     let id = uuid::Uuid::new_v4().to_string();
     let first = a
-        .send("GET", "/v1/sandbox/customers", &[("X-Request-ID", &id)], None)
+        .send(
+            "GET",
+            "/v1/sandbox/customers",
+            &[("X-Request-ID", &id)],
+            None,
+        )
         .await;
     first.assert_status(200);
     for (name, sb) in [("B", &b), ("A", &a)] {
         let again = sb
-            .send("GET", "/v1/sandbox/customers", &[("X-Request-ID", &id)], None)
+            .send(
+                "GET",
+                "/v1/sandbox/customers",
+                &[("X-Request-ID", &id)],
+                None,
+            )
             .await;
         again.assert_error(400, "FORMAT_ERROR");
         assert!(
@@ -123,7 +137,10 @@ async fn a_fault_rule_added_through_one_instance_answers_the_others_requests() {
     rule.assert_status(201);
     let on_b = b.get("/v1/sandbox/customers").await;
     on_b.assert_error(503, "SERVICE_BLOCKED");
-    assert_eq!(on_b.header("x-sandbox-fault"), rule.json["id"].as_str().unwrap());
+    assert_eq!(
+        on_b.header("x-sandbox-fault"),
+        rule.json["id"].as_str().unwrap()
+    );
     a.get_ok("/v1/sandbox/customers").await;
     b.get_ok("/v1/sandbox/customers").await;
 
@@ -165,9 +182,14 @@ async fn the_event_stream_of_one_instance_carries_the_requests_another_served() 
     .await
     .assert_status(200);
     let mine = uuid::Uuid::new_v4().to_string();
-    b.send("GET", "/v1/sandbox/customers", &[("X-Request-ID", &mine)], None)
-        .await
-        .assert_status(200);
+    b.send(
+        "GET",
+        "/v1/sandbox/customers",
+        &[("X-Request-ID", &mine)],
+        None,
+    )
+    .await
+    .assert_status(200);
     let seen = events.requests_to("/v1/sandbox/customers", 1).await;
     assert_eq!(seen[0].data["request_id"], mine.as_str(), "{}", seen[0].raw);
     assert_eq!(seen[0].data["status"], 200);
@@ -308,7 +330,10 @@ async fn no_payment_is_lost_or_duplicated_when_an_instance_is_killed_during_a_bu
             .to_string();
         *stored.entry(remittance).or_default() += 1;
     }
-    let present = answered.iter().filter(|r| stored.get(*r) == Some(&1)).count();
+    let present = answered
+        .iter()
+        .filter(|r| stored.get(*r) == Some(&1))
+        .count();
     let lost = answered.iter().filter(|r| !stored.contains_key(*r)).count();
     let duplicated = stored.values().filter(|n| **n > 1).count();
     println!(

@@ -149,22 +149,23 @@ impl SharedIds {
     pub fn remember(&self, tpp: &str, request_id: &str, left_secs: u64) -> sql::Result<bool> {
         let left = i64::try_from(left_secs).unwrap_or(i64::MAX);
         self.with(|c| {
-            let now: i64 = c.query_row(
-                "INSERT INTO replay_request_ids (tpp, request_id, expires) \
+            let now: i64 = c
+                .query_row(
+                    "INSERT INTO replay_request_ids (tpp, request_id, expires) \
                  VALUES (?1, ?2, CAST(EXTRACT(EPOCH FROM now()) AS BIGINT) + ?3) \
                  ON CONFLICT (tpp, request_id) DO UPDATE SET expires = EXCLUDED.expires \
                  WHERE replay_request_ids.expires <= CAST(EXTRACT(EPOCH FROM now()) AS BIGINT) \
                  RETURNING CAST(EXTRACT(EPOCH FROM now()) AS BIGINT)",
-                sql::params![tpp, request_id, left],
-                |r| r.get(0),
-            )
-            .map_or_else(
-                |e| match e {
-                    sql::Error::NoRows => Ok(-1),
-                    e => Err(e),
-                },
-                Ok,
-            )?;
+                    sql::params![tpp, request_id, left],
+                    |r| r.get(0),
+                )
+                .map_or_else(
+                    |e| match e {
+                        sql::Error::NoRows => Ok(-1),
+                        e => Err(e),
+                    },
+                    Ok,
+                )?;
             if now < 0 {
                 return Ok(false);
             }
@@ -176,10 +177,7 @@ impl SharedIds {
                     .is_ok()
             {
                 // Through the index on `expires`.
-                c.execute(
-                    "DELETE FROM replay_request_ids WHERE expires < ?1",
-                    [now],
-                )?;
+                c.execute("DELETE FROM replay_request_ids WHERE expires < ?1", [now])?;
             }
             Ok(true)
         })
@@ -203,7 +201,8 @@ impl SharedIds {
     /// Errors: the database fails.
     pub fn len(&self) -> sql::Result<usize> {
         self.with(|c| {
-            let n: i64 = c.query_row("SELECT COUNT(*) FROM replay_request_ids", [], |r| r.get(0))?;
+            let n: i64 =
+                c.query_row("SELECT COUNT(*) FROM replay_request_ids", [], |r| r.get(0))?;
             Ok(usize::try_from(n).unwrap_or(0))
         })
     }

@@ -131,7 +131,10 @@ impl Bus {
     /// [`BUS_QUEUE`] messages are waiting or it is longer than [`MAX_PAYLOAD`]).
     pub fn publish(&self, payload: String) {
         if payload.len() > MAX_PAYLOAD {
-            tracing::warn!(bytes = payload.len(), "an event too long for NOTIFY was not shared");
+            tracing::warn!(
+                bytes = payload.len(),
+                "an event too long for NOTIFY was not shared"
+            );
             return;
         }
         if self.tx.try_send(payload).is_err() {
