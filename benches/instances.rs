@@ -19,7 +19,7 @@
 #![allow(clippy::unwrap_used)]
 
 #[path = "../tests/it/common/mod.rs"]
-#[allow(unused_imports, dead_code)]
+#[allow(unused_imports)]
 mod common;
 
 use std::process::{Child, Command, Stdio};

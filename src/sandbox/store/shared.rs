@@ -30,9 +30,12 @@ pub const MAX_PAYLOAD: usize = 7900;
 /// Messages waiting to be sent before new ones are dropped (the sender never waits).
 pub const BUS_QUEUE: usize = 16_384;
 
+/// A lock connection (opened when first needed, reopened when closed).
+type LockSession = Arc<Mutex<Option<PgSession>>>;
+
 /// The lock sessions, one per database URL in this process.
-fn lock_sessions() -> &'static Mutex<HashMap<String, Arc<Mutex<Option<PgSession>>>>> {
-    static S: OnceLock<Mutex<HashMap<String, Arc<Mutex<Option<PgSession>>>>>> = OnceLock::new();
+fn lock_sessions() -> &'static Mutex<HashMap<String, LockSession>> {
+    static S: OnceLock<Mutex<HashMap<String, LockSession>>> = OnceLock::new();
     S.get_or_init(Default::default)
 }
 
