@@ -207,3 +207,33 @@ impl SharedIds {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::store::pg_cluster::PgCluster;
+
+    /// Two guards on one database (two instances): an id one remembered is a repeat for the
+    /// other; forgetting a TPP's ids through either frees them for both; another TPP's id
+    /// of the same text is its own.
+    #[test]
+    fn an_id_remembered_by_one_instance_is_a_repeat_for_another() {
+        let Some(cluster) = PgCluster::get() else {
+            return;
+        };
+        let url = cluster.database();
+        let (a, b) = (
+            SharedIds::open(&url).unwrap(),
+            SharedIds::open(&url).unwrap(),
+        );
+        assert!(a.remember("t", "id-1", 60).unwrap());
+        assert!(!b.remember("t", "id-1", 60).unwrap());
+        assert!(!a.remember("t", "id-1", 60).unwrap());
+        assert!(b.remember("other", "id-1", 60).unwrap());
+        b.forget(Some("t")).unwrap();
+        assert!(a.remember("t", "id-1", 60).unwrap());
+        assert_eq!(a.len().unwrap(), 2);
+        a.forget(None).unwrap();
+        assert_eq!(b.len().unwrap(), 0);
+    }
+}
