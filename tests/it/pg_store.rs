@@ -240,6 +240,21 @@ async fn two_instances_on_one_database_share_consents_payments_and_sca_pages() {
     via_b.assert_status(200);
     let via_a = a.get_with("/v1/accounts", &psu).await;
     assert_eq!(via_a.json, via_b.json, "both instances read one state");
+    // B remembers the balances it answered; a change through A is what B answers next.
+    let account = via_b.first_resource_id("accounts");
+    let balances = format!("/v1/accounts/{account}/balances");
+    let before = b.get_with(&balances, &psu).await;
+    before.assert_status(200);
+    assert_eq!(b.get_with(&balances, &psu).await.json, before.json);
+    a.set_balances(&format!("accounts/{account}"), "1234.56", "1000.00")
+        .await;
+    let after = b.get_with(&balances, &psu).await;
+    after.assert_status(200);
+    assert!(
+        after.text.contains("1234.56"),
+        "B answers A's change: {}",
+        after.text
+    );
 
     // A payment through A; its SCA login on B, the decision posted to A.
     let (id, sca) = kari_pays(&a, DOMESTIC, "7.00", "two instances").await;

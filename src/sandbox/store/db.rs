@@ -191,8 +191,9 @@ impl Db {
             // Under the write lock: instances starting together create the table once.
             session
                 .batch(&format!(
-                    "BEGIN; SELECT pg_advisory_xact_lock({PG_WRITE_LOCK}); {}; COMMIT",
-                    sql::to_postgres(SCHEMA_MIGRATIONS)
+                    "BEGIN; SELECT pg_advisory_xact_lock({PG_WRITE_LOCK}); {}; {}; COMMIT",
+                    sql::to_postgres(SCHEMA_MIGRATIONS),
+                    PG_DATA_VERSION
                 ))
                 .map_err(err)?;
             return Ok(Db {
@@ -330,18 +331,33 @@ impl Db {
         Ok(guard)
     }
 
-    /// The data version: changes after every committed write. On PostgreSQL other instances
-    /// write to the same database without this instance knowing, so every call answers a new
-    /// version: the caches keyed on it (remembered access decisions, serialized pages) never
-    /// answer there, and every read sees the database as it is (a shared version counter is
-    /// the next step of issue 21).
+    /// The data version: changes after every committed write. On PostgreSQL it is the
+    /// database's counter (`sandbox_data_version`, bumped by every write transaction of every
+    /// instance), so the caches keyed on it (remembered access decisions, serialized pages)
+    /// never answer from data another instance changed; when it cannot be read, a version no
+    /// cache holds (the caches miss).
+    ///
+    /// Must not be called inside [`Db::read`] or [`Db::write`]'s closure (it takes the
+    /// connection).
     pub fn version(&self) -> u64 {
         match self.backing {
             Backing::Sqlite(_) => self.version.load(std::sync::atomic::Ordering::Acquire),
             Backing::Postgres { .. } => {
-                self.version
-                    .fetch_add(1, std::sync::atomic::Ordering::AcqRel)
-                    + 1
+                let shared = self.read_raw(|c| {
+                    c.query_row("SELECT v FROM sandbox_data_version WHERE id = 1", [], |r| {
+                        r.get::<_, i64>(0)
+                    })
+                });
+                match shared {
+                    // Even numbers: the database's counter; odd: a fresh local miss.
+                    Ok(v) => u64::try_from(v).unwrap_or(0).wrapping_mul(2),
+                    Err(_) => {
+                        self.version
+                            .fetch_add(1, std::sync::atomic::Ordering::AcqRel)
+                            .wrapping_mul(2)
+                            | 1
+                    }
+                }
             }
         }
     }
@@ -431,7 +447,7 @@ impl Db {
                     done: false,
                 };
                 let out = f(&Conn::postgres(s))?;
-                s.batch("COMMIT")?;
+                s.batch("UPDATE sandbox_data_version SET v = v + 1 WHERE id = 1; COMMIT")?;
                 tx.done = true;
                 out
             }
@@ -461,6 +477,12 @@ impl Db {
         }
     }
 }
+
+/// PostgreSQL's shared data version ([`Db::version`]): one row, bumped by every write
+/// transaction; kept by initialization like `schema_migrations`.
+const PG_DATA_VERSION: &str = "CREATE TABLE IF NOT EXISTS sandbox_data_version \
+     (id BIGINT PRIMARY KEY CHECK (id = 1), v BIGINT NOT NULL); \
+     INSERT INTO sandbox_data_version (id, v) VALUES (1, 0) ON CONFLICT DO NOTHING";
 
 /// The table of applied migrations (both back ends).
 const SCHEMA_MIGRATIONS: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)";

@@ -244,6 +244,7 @@ pub fn clear_all_tables(conn: &Conn<'_>) -> crate::sandbox::store::sql::Result<(
         Backend::Postgres => {
             "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() \
              AND tablename <> 'schema_migrations' AND tablename <> 'sca_page_keys' \
+             AND tablename <> 'sandbox_data_version' \
              ORDER BY tablename"
         }
     };
