@@ -210,9 +210,15 @@ impl App {
             (db::Storage::File(f), false) => Some(
                 replay::ReplayGuard::persistent(f, max_skew).map_err(|e| open_error(e.into()))?,
             ),
-            // Issue 21, first part: on PostgreSQL the guard is this instance's (in memory); a
-            // guard shared by instances on one database comes with the multi-instance work.
-            (db::Storage::Postgres(_), false) => Some(replay::ReplayGuard::in_memory(max_skew)),
+            // Issue 21: on PostgreSQL the ids are in the database, shared by every instance.
+            (db::Storage::Postgres(url), false) => {
+                Some(replay::ReplayGuard::shared(url, max_skew).map_err(open_error)?)
+            }
+        };
+        // Issue 21: on PostgreSQL the event stream is shared by every instance.
+        let events = match &config.storage {
+            db::Storage::Postgres(url) => events::Events::shared(url).map_err(open_error)?,
+            _ => events::Events::default(),
         };
         let public_url = config
             .public_url
@@ -236,7 +242,7 @@ impl App {
             public_origin,
             reads: reads::ReadCache::default(),
             faults,
-            events: events::Events::default(),
+            events,
             identity: config.identity,
             operator_token: config.operator_token,
             sca_pages,

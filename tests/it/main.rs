@@ -25,6 +25,7 @@ mod flow_view;
 mod fuzz_regressions;
 mod history_export;
 mod history_search;
+mod instances;
 mod lessons;
 mod lint;
 mod main_flow;

@@ -27,6 +27,20 @@
 //! every 15 s. Form fields of the SCA pages (the PSU's answers), bodies, `Signature` values,
 //! certificates and keys are never in an event.
 //!
+//! Many instances on one PostgreSQL database (issue 21): every instance publishes each of
+//! its events to the others through PostgreSQL's `LISTEN`/`NOTIFY`
+//! ([`crate::sandbox::store::shared::Bus`], channel [`PG_CHANNEL`]), and each hands the
+//! others' events to its own subscribers, with their owner, so the stream of any instance
+//! carries the requests every instance served and a TPP still reads only its own.
+//! `LISTEN`/`NOTIFY` rather than a table tailed by a polling task: the events are pushed the
+//! moment the publishing transaction commits (no polling delay, no query per interval per
+//! instance), nothing is written to disk, and nothing has to be purged; what it gives up —
+//! events published while an instance's bus connection is down are lost to it — is what the
+//! stream already allows a slow subscriber (it is a live view, not a log). An event longer
+//! than the payload limit goes without its `signing_string`. On PostgreSQL events are built
+//! whether or not anybody listens on this instance (one may listen on another). The
+//! per-TPP limit of open streams counts per instance.
+//!
 //! Bounded: every subscriber has a queue of [`CAPACITY`] events (`tokio::sync::broadcast`);
 //! one that falls behind loses the oldest and gets a `lagged` event, and requests never wait
 //! for it. With nobody subscribed no event is built ([`Events::listening`]). A TPP may have
@@ -34,7 +48,7 @@
 //! `ACCESS_EXCEEDED` until one of them ends.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
@@ -66,6 +80,9 @@ pub struct Owned {
     pub event: Event,
 }
 
+/// The `LISTEN`/`NOTIFY` channel of the events on PostgreSQL.
+pub const PG_CHANNEL: &str = "psd2_sandbox_events";
+
 /// The sending side, one per sandbox ([`crate::sandbox::App::events`]).
 #[derive(Debug)]
 pub struct Events {
@@ -75,6 +92,31 @@ pub struct Events {
     /// Live subscriptions, kept here so that the request path reads an atomic instead of
     /// the channel's `receiver_count` (which takes the channel's lock on every request).
     listeners: Arc<AtomicUsize>,
+    /// On PostgreSQL: the bus to the other instances.
+    shared: Option<Shared>,
+}
+
+/// This instance's side of the bus between instances.
+#[derive(Debug)]
+struct Shared {
+    bus: crate::sandbox::store::shared::Bus,
+    /// Random: tells this instance's messages apart (it receives them too).
+    instance: u64,
+    /// Makes every message distinct (PostgreSQL folds equal ones of one transaction).
+    next: AtomicU64,
+}
+
+/// An event on the bus between instances.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Wire {
+    /// The sending instance.
+    i: u64,
+    /// Its message number.
+    n: u64,
+    /// The owner.
+    o: Option<String>,
+    /// The event.
+    e: Event,
 }
 
 impl Default for Events {
@@ -83,6 +125,7 @@ impl Default for Events {
             tx: broadcast::Sender::new(CAPACITY),
             slots: Slots::default(),
             listeners: Arc::new(AtomicUsize::new(0)),
+            shared: None,
         }
     }
 }
@@ -115,19 +158,75 @@ impl std::ops::DerefMut for Subscription {
 }
 
 impl Events {
-    /// Whether anybody is subscribed (check before building an event).
+    /// The events of an instance on the PostgreSQL database `url`: shared with every other
+    /// instance there (see the module documentation). Returns once this instance receives
+    /// the others' events.
+    ///
+    /// Errors: the database cannot be reached.
+    pub fn shared(url: &str) -> crate::sandbox::store::sql::Result<Events> {
+        let events = Events::default();
+        let instance = uuid::Uuid::new_v4().as_u64_pair().0;
+        let tx = events.tx.clone();
+        let listeners = Arc::clone(&events.listeners);
+        let bus = crate::sandbox::store::shared::Bus::start(url, PG_CHANNEL, move |payload| {
+            if listeners.load(Ordering::Relaxed) == 0 {
+                return;
+            }
+            match serde_json::from_str::<Wire>(payload) {
+                Ok(w) if w.i == instance => {}
+                Ok(w) => {
+                    let _ = tx.send(Arc::new(Owned {
+                        owner: w.o,
+                        event: w.e,
+                    }));
+                }
+                Err(e) => tracing::warn!(error = %e, "an event from another instance did not read"),
+            }
+        })?;
+        Ok(Events {
+            shared: Some(Shared {
+                bus,
+                instance,
+                next: AtomicU64::new(0),
+            }),
+            ..events
+        })
+    }
+
+    /// Whether an event may have a reader (check before building an event): somebody is
+    /// subscribed here, or the events are shared with other instances.
     pub fn listening(&self) -> bool {
-        self.listeners.load(Ordering::Relaxed) > 0
+        self.shared.is_some() || self.listeners.load(Ordering::Relaxed) > 0
     }
 
     /// Sends the event `make` builds, belonging to `owner` (a TPP id; `None`: nobody), when
-    /// anybody listens; never waits.
+    /// anybody listens (on PostgreSQL also to the other instances); never waits.
     pub fn emit(&self, owner: Option<&str>, make: impl FnOnce() -> Event) {
-        if self.listening() {
-            let _ = self.tx.send(Arc::new(Owned {
-                owner: owner.map(str::to_string),
-                event: make(),
-            }));
+        if !self.listening() {
+            return;
+        }
+        let owned = Arc::new(Owned {
+            owner: owner.map(str::to_string),
+            event: make(),
+        });
+        if let Some(shared) = &self.shared {
+            let mut wire = Wire {
+                i: shared.instance,
+                n: shared.next.fetch_add(1, Ordering::Relaxed),
+                o: owned.owner.clone(),
+                e: owned.event.clone(),
+            };
+            let mut text = serde_json::to_string(&wire).unwrap_or_default();
+            if text.len() > crate::sandbox::store::shared::MAX_PAYLOAD
+                && let Event::Request(r) = &mut wire.e
+            {
+                r.signing_string = None;
+                text = serde_json::to_string(&wire).unwrap_or_default();
+            }
+            shared.bus.publish(text);
+        }
+        if self.listeners.load(Ordering::Relaxed) > 0 {
+            let _ = self.tx.send(owned);
         }
     }
 

@@ -344,10 +344,17 @@ impl Fault {
 /// The rules of the sandbox that answer requests, mirrored from the database (which decides:
 /// every answer is taken there, [`rows::claim`]); one flag read costs a request when there
 /// are none.
+///
+/// On PostgreSQL (issue 21: many instances on one database) there is no mirror: another
+/// instance may add or remove a rule at any time, so every request reads the rules from the
+/// database ([`Faults::take_request`]; one indexed query of a small table), and a rule added
+/// through one instance answers the next request of any instance.
 #[derive(Debug, Default)]
 pub struct Faults {
     request_rules: RwLock<Arc<Vec<Fault>>>,
     any_request_rule: AtomicBool,
+    /// The rules are read from the database on every request (PostgreSQL).
+    shared: bool,
 }
 
 /// Every stored rule, oldest first.
@@ -355,12 +362,24 @@ pub fn all(c: &Conn<'_>) -> crate::sandbox::store::sql::Result<Vec<Fault>> {
     Ok(rows::all(c)?.into_iter().filter_map(Fault::of).collect())
 }
 
+/// The request rules of `world` (PostgreSQL: read on every request), oldest first.
+fn request_rules_of(c: &Conn<'_>, world: &str) -> crate::sandbox::store::sql::Result<Vec<Fault>> {
+    Ok(rows::of_tpp(c, world)?
+        .into_iter()
+        .filter_map(Fault::of)
+        .filter(|f| f.definition.action.is_request())
+        .collect())
+}
+
 impl Faults {
     /// The mirror of the rules in `db`.
     ///
     /// Errors: the database fails.
     pub fn load(db: &Db) -> crate::sandbox::store::sql::Result<Self> {
-        let f = Faults::default();
+        let f = Faults {
+            shared: db.backend() == crate::sandbox::store::sql::Backend::Postgres,
+            ..Faults::default()
+        };
         f.set(db.read_raw(all)?);
         Ok(f)
     }
@@ -422,7 +441,7 @@ impl Faults {
     /// Whether any rule answers requests (one flag read: the read path's only cost when
     /// there are none).
     pub fn any_request_rule(&self) -> bool {
-        self.any_request_rule.load(Ordering::Acquire)
+        self.shared || self.any_request_rule.load(Ordering::Acquire)
     }
 
     /// Takes one answer of the first request rule of `world` matching the request, if any.
@@ -434,11 +453,20 @@ impl Faults {
         path: &str,
         psu: Option<&str>,
     ) -> Option<Fault> {
-        let rules = self
-            .request_rules
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let rules = if self.shared {
+            match db.read_raw(|c| request_rules_of(c, world)) {
+                Ok(r) => Arc::new(r),
+                Err(e) => {
+                    tracing::error!(error = %e, "reading the fault rules failed");
+                    return None;
+                }
+            }
+        } else {
+            self.request_rules
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone()
+        };
         for f in rules
             .iter()
             .filter(|f| f.applies(world, Some(method), path, psu))

@@ -133,10 +133,40 @@ pub fn available_minor(cx: &Ctx<'_>, account: &Account) -> Result<Option<i64>, A
 /// Store before its database transaction, so two at once could both spend the same funds.
 static EXECUTION: Mutex<()> = Mutex::new(());
 
-/// Holds the execution lock (batch runs and instant settlement run one at a time); a poisoned lock is reused (executions leave
-/// no half-done state: they run in one transaction).
-pub fn execution_lock() -> MutexGuard<'static, ()> {
-    EXECUTION.lock().unwrap_or_else(|e| e.into_inner())
+/// The PostgreSQL advisory lock of executions across instances ("PSD2" + 1).
+pub const PG_EXECUTION_LOCK: i64 = 0x5053_4433;
+
+/// The held execution lock ([`execution_lock`]).
+#[derive(Debug)]
+pub struct Executing {
+    // Dropped first: the other instances' turn, then this process's.
+    _instances: Option<crate::sandbox::store::shared::SessionLock>,
+    _process: MutexGuard<'static, ()>,
+}
+
+/// Holds the execution lock (batch runs and instant settlement run one at a time); a
+/// poisoned lock is reused (executions leave no half-done state: they run in one
+/// transaction). On PostgreSQL (issue 21) the lock is also held across every instance on
+/// the database (a session advisory lock, [`PG_EXECUTION_LOCK`]): a batch slot due on two
+/// instances runs on one, and the other, after it, finds its payments executed (the
+/// candidates are read again inside the write transaction) and books nothing twice; an
+/// instant payment executed on one instance never spends balance another instance's batch
+/// run read before it.
+///
+/// Errors: the database cannot be reached for the lock (503).
+pub fn execution_lock(db: &crate::sandbox::store::db::Db) -> Result<Executing, ApiError> {
+    let process = EXECUTION.lock().unwrap_or_else(|e| e.into_inner());
+    let instances = match db.postgres_url() {
+        Some(url) => Some(
+            crate::sandbox::store::shared::exclusive(url, PG_EXECUTION_LOCK)
+                .map_err(ApiError::from)?,
+        ),
+        None => None,
+    };
+    Ok(Executing {
+        _instances: instances,
+        _process: process,
+    })
 }
 
 /// A debtor account as execution sees it.
@@ -392,7 +422,7 @@ pub fn execute(
 ///
 /// Errors: the state database failed (503).
 pub fn run(cx: &Ctx<'_>, tpp: Option<&str>, all: bool) -> Result<BatchReport, ApiError> {
-    let _running = execution_lock();
+    let _running = execution_lock(cx.db)?;
     let now = now_secs(cx);
     let which = if all {
         rows::Batch::AllAuthorised

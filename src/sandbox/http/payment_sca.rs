@@ -576,7 +576,7 @@ fn decision_step(app: &App, id: String, body: &[u8]) -> Response {
     let approve = approve && forced.is_none();
     // Store reads happen before the transaction (the Store shares its connection), under
     // the execution lock (instant payments are executed at approval).
-    let _executing = settlement::execution_lock();
+    let _executing = or_page!(settlement::execution_lock(&app.db));
     let prepared = or_page!(settlement::prepare(&app.domain(), &scope.payments));
     let outcome = payment::decide(
         &app.domain(),

@@ -34,6 +34,14 @@
 //! loaded at start. A crash loses at most the last interval's ids; an in-memory sandbox
 //! keeps them in memory only.
 //!
+//! Many instances on one PostgreSQL database (issue 21, `sandbox serve --db postgres://…`):
+//! the ids are in the database instead of memory ([`ReplayGuard::shared`],
+//! [`store::SharedIds`]): each check is one `INSERT … ON CONFLICT` that the table's primary
+//! key decides for every instance at once, so a request accepted by one instance is refused
+//! as a replay by another. Expiry there is the database server's real time; the memory bound
+//! does not apply (the table is purged through its `expires` index). When the database
+//! cannot answer, the request is refused with 503 (never let through unchecked).
+//!
 //! Load benchmarks that replay one signed request turn the check off with
 //! [`crate::sandbox::SandboxConfig::allow_replays`] (`sandbox serve --allow-replays`).
 
@@ -137,6 +145,8 @@ pub struct ReplayGuard {
     pending: Option<Arc<Mutex<Queue>>>,
     /// Keeps the flusher thread alive; it ends when the guard is dropped.
     _alive: Option<Arc<()>>,
+    /// On PostgreSQL: the ids of every instance, in the database (memory is not used).
+    shared: Option<store::SharedIds>,
 }
 
 impl std::fmt::Debug for ReplayGuard {
@@ -145,6 +155,7 @@ impl std::fmt::Debug for ReplayGuard {
             .field("max_skew", &self.max_skew)
             .field("capacity", &self.capacity)
             .field("persistent", &self.pending.is_some())
+            .field("shared", &self.shared.is_some())
             .finish()
     }
 }
@@ -156,6 +167,9 @@ pub enum Refusal {
     Replay,
     /// The guard's capacity ([`MAX_REMEMBERED`]) is reached and none of its ids has expired.
     Full,
+    /// The database holding the ids of every instance ([`ReplayGuard::shared`]) did not
+    /// answer, with its message.
+    Unavailable(String),
 }
 
 impl Refusal {
@@ -173,6 +187,13 @@ impl Refusal {
                      X-Request-IDs of the last minute; try again shortly"
                 ),
             ),
+            Refusal::Unavailable(e) => {
+                tracing::error!(error = %e, "checking the X-Request-ID in the database failed");
+                ApiError::storage(
+                    "the sandbox could not check the X-Request-ID against its database; \
+                     try again shortly",
+                )
+            }
         }
     }
 }
@@ -202,7 +223,20 @@ impl ReplayGuard {
             start: Instant::now(),
             pending: None,
             _alive: None,
+            shared: None,
         }
+    }
+
+    /// A guard whose ids are those of every instance on the PostgreSQL database `url` (see
+    /// the module documentation); ids are remembered as long as [`ReplayGuard::check`]
+    /// computes, in the database's real time.
+    ///
+    /// Errors: the database cannot be reached or the table created.
+    pub fn shared(url: &str, max_skew: u64) -> crate::sandbox::store::sql::Result<Self> {
+        Ok(ReplayGuard {
+            shared: Some(store::SharedIds::open(url)?),
+            ..Self::with_capacity(max_skew, 0)
+        })
     }
 
     /// A guard that also keeps its ids in the database `file` (table `replay_request_ids`,
@@ -308,6 +342,13 @@ impl ReplayGuard {
             None => now_s.saturating_add(2 * self.max_skew + 1),
         };
         let left = expires.saturating_sub(now_s).clamp(1, longest);
+        if let Some(shared) = &self.shared {
+            return match shared.remember(&tpp.0, request_id, left) {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(Refusal::Replay),
+                Err(e) => Err(Refusal::Unavailable(e.to_string())),
+            };
+        }
         let seen = Seen {
             until: mono.saturating_add(left.saturating_mul(1000)),
             tpp: self.tpp_hash(&tpp.0),
@@ -359,6 +400,11 @@ impl ReplayGuard {
     /// /v1/sandbox/initialize` of that TPP. Other TPPs' ids stay, so their captured requests
     /// still cannot be replayed.
     pub fn forget_tpp(&self, tpp: &TppId) {
+        if let Some(shared) = &self.shared
+            && let Err(e) = shared.forget(Some(&tpp.0))
+        {
+            tracing::error!(error = %e, "forgetting the TPP's X-Request-IDs failed");
+        }
         let h = self.tpp_hash(&tpp.0);
         for s in &self.shards {
             let mut s = Self::lock(s);
@@ -379,6 +425,11 @@ impl ReplayGuard {
 
     /// Forgets every id of every TPP (a reset of the whole sandbox).
     pub fn clear(&self) {
+        if let Some(shared) = &self.shared
+            && let Err(e) = shared.forget(None)
+        {
+            tracing::error!(error = %e, "forgetting the X-Request-IDs failed");
+        }
         for s in &self.shards {
             let mut s = Self::lock(s);
             let dropped = s.seen.len();
@@ -396,6 +447,9 @@ impl ReplayGuard {
 
     /// How many ids are remembered (expired ones not yet dropped included).
     pub fn len(&self) -> usize {
+        if let Some(shared) = &self.shared {
+            return shared.len().unwrap_or(0);
+        }
         self.shards.iter().map(|s| Self::lock(s).seen.len()).sum()
     }
 

@@ -273,6 +273,15 @@ impl Db {
         })
     }
 
+    /// The PostgreSQL URL of the state (`None` on SQLite), for the connections other than the
+    /// store's that the instances on one database share ([`crate::sandbox::store::shared`]).
+    pub fn postgres_url(&self) -> Option<&str> {
+        match &self.backing {
+            Backing::Postgres { url, .. } => Some(url),
+            Backing::Sqlite(_) => None,
+        }
+    }
+
     /// Which back end holds the state.
     pub fn backend(&self) -> sql::Backend {
         match self.backing {

@@ -48,6 +48,23 @@ pub fn all(c: &Conn<'_>) -> crate::sandbox::store::sql::Result<Vec<FaultRow>> {
         .collect()
 }
 
+/// The rules of `tpp`, oldest first (PostgreSQL reads them on every request:
+/// [`crate::sandbox::domain::faults::Faults`]).
+pub fn of_tpp(c: &Conn<'_>, tpp: &str) -> crate::sandbox::store::sql::Result<Vec<FaultRow>> {
+    c.prepare_cached(
+        "SELECT id, definition, remaining, tpp FROM sandbox_faults WHERE tpp = ?1 ORDER BY seq",
+    )?
+    .query_map([tpp], |r| {
+        Ok(FaultRow {
+            id: r.get(0)?,
+            definition: r.get(1)?,
+            remaining: r.get(2)?,
+            tpp: r.get(3)?,
+        })
+    })?
+    .collect()
+}
+
 /// Stores a new rule created at `at` (Unix seconds).
 pub fn insert(c: &Conn<'_>, row: &FaultRow, at: i64) -> crate::sandbox::store::sql::Result<()> {
     c.execute(

@@ -37,6 +37,7 @@ pub mod payments;
 pub(crate) mod replay;
 pub(crate) mod sca_browsers;
 pub(crate) mod schema;
+pub mod shared;
 pub mod sql;
 pub(crate) mod tenancy;
 pub(crate) mod unattended;
