@@ -626,15 +626,24 @@ impl History {
                 format!("%{escaped}%"),
             )
         } else if search.chars().count() >= 3 {
+            // The index answers newest first and stops at `limit`: a search that matches
+            // most of a large history (the common prefix of X-Request-IDs as they are typed)
+            // costs `limit` rows, not all of them.
             (
-                "id IN (SELECT rowid FROM exchanges_fts WHERE exchanges_fts MATCH ?1)",
+                "id IN (SELECT rowid FROM exchanges_fts WHERE exchanges_fts MATCH ?1
+                        ORDER BY rowid DESC LIMIT ?2)",
                 format!("\"{}\"", search.replace('"', "\"\"")),
             )
         } else {
-            (
-                "id IN (SELECT rowid FROM exchanges_fts WHERE instr(lower(text), lower(?1)) > 0)",
-                search.to_string(),
-            )
+            // Too short for the trigram index: the texts are scanned newest first, and the
+            // scan stops at the `limit`-th match (`instr` on each, no subquery that scans all).
+            let mut stmt = self.conn.prepare(&format!(
+                "SELECT {} FROM exchanges_fts f JOIN exchanges ON exchanges.id = f.rowid
+                 WHERE instr(lower(f.text), lower(?1)) > 0 ORDER BY f.rowid DESC LIMIT ?2",
+                self.columns()
+            ))?;
+            let rows = stmt.query_map(params![search, limit], Self::row)?;
+            return rows.collect();
         };
         let mut stmt = self.conn.prepare(&format!(
             "SELECT {} FROM exchanges WHERE {filter} ORDER BY id DESC LIMIT ?2",

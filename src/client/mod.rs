@@ -531,7 +531,8 @@ pub async fn send_for_profile(
         reason: e.to_string(),
     };
     let announced = resp.content_length().unwrap_or(0);
-    let mut body = Vec::with_capacity(usize::try_from(announced.min(BODY_PRESIZE_MAX)).unwrap_or(0));
+    let mut body =
+        Vec::with_capacity(usize::try_from(announced.min(BODY_PRESIZE_MAX)).unwrap_or(0));
     let mut resp = resp;
     while let Some(chunk) = resp.chunk().await.map_err(failed)? {
         body.extend_from_slice(&chunk);

@@ -310,7 +310,8 @@ mod tests {
     /// status that is no status, no amount at all).
     fn report(n: usize, bad: &[usize]) -> Vec<u8> {
         use std::fmt::Write as _;
-        let mut s = String::from(r#"{"account":{"iban":"NO9386011117947"},"transactions":{"booked":["#);
+        let mut s =
+            String::from(r#"{"account":{"iban":"NO9386011117947"},"transactions":{"booked":["#);
         for i in 0..n {
             if i > 0 {
                 s.push(',');
@@ -340,7 +341,8 @@ mod tests {
 
     #[test]
     fn a_large_answer_is_linted_streamed_with_the_findings_of_the_whole_tree() {
-        let asked = Asked::request("GET", "/v1/accounts/a1/transactions").with_request_id(Some("r-1"));
+        let asked =
+            Asked::request("GET", "/v1/accounts/a1/transactions").with_request_id(Some("r-1"));
         let headers = json_headers();
         // Conforming: no finding either way.
         let good = report(6_000, &[]);
@@ -353,7 +355,9 @@ mod tests {
         let mut streamed = check_response(&asked, 200, &headers, &bad);
         assert!(whole.len() >= 3, "{whole:#?}");
         assert!(
-            whole.iter().any(|f| f.rule.contains("/transactions/booked/5999")),
+            whole
+                .iter()
+                .any(|f| f.rule.contains("/transactions/booked/5999")),
             "{whole:#?}"
         );
         whole.sort_by(|a, b| a.rule.cmp(&b.rule));
@@ -379,11 +383,17 @@ mod tests {
             .op_response_key(200)
             .expect("a schema for the 200");
         let streamed = stream::parse(s, &stream::Mode::Schema(key), &body, 8).unwrap();
-        assert_eq!(streamed.skeleton["transactions"]["booked"], serde_json::json!([]));
+        assert_eq!(
+            streamed.skeleton["transactions"]["booked"],
+            serde_json::json!([])
+        );
         assert_eq!(streamed.skeleton["account"]["iban"], "NO9386011117947");
         // Structure mode streams every array.
         let streamed = stream::parse(s, &stream::Mode::Structure, &body, 8).unwrap();
-        assert_eq!(streamed.skeleton["transactions"]["booked"], serde_json::json!([]));
+        assert_eq!(
+            streamed.skeleton["transactions"]["booked"],
+            serde_json::json!([])
+        );
     }
 
     #[test]

@@ -730,7 +730,8 @@ fn build(doc: &Value) -> Result<Spec, SpecError> {
     let root = json!({ "definitions": Value::Object(defs) });
     // The rewritten document must be a valid draft 4 schema (cheap: the validators
     // themselves are compiled on first use, `Spec::validator`).
-    jsonschema::draft4::meta::validate(&root).map_err(|e| SpecError::Compile(Box::new(e.to_owned())))?;
+    jsonschema::draft4::meta::validate(&root)
+        .map_err(|e| SpecError::Compile(Box::new(e.to_owned())))?;
     Ok(Spec {
         root,
         compiled: Mutex::new(HashMap::new()),

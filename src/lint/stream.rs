@@ -225,8 +225,10 @@ impl Ctx<'_> {
         }
         let room = self.limit - self.errors.len();
         for e in validator.iter_errors(v).take(room) {
-            self.errors
-                .push((format!("{}/{i}{}", self.at, e.instance_path()), e.to_string()));
+            self.errors.push((
+                format!("{}/{i}{}", self.at, e.instance_path()),
+                e.to_string(),
+            ));
         }
     }
 }
