@@ -393,6 +393,10 @@ fn fix_schema(s: &mut Value) {
     for k in OPENAPI_ONLY {
         o.remove(*k);
     }
+    // Annotations only (no validation): the file's descriptions are most of its text, and
+    // the rewritten schemas are kept for the life of the process.
+    o.remove("description");
+    o.remove("title");
     if o.remove("nullable") == Some(Value::Bool(true)) {
         match o.get_mut("type") {
             Some(Value::String(t)) => {
