@@ -1,6 +1,7 @@
 //! Conformance lint: checks one response of a NextGenPSD2 interface (the embedded sandbox or a
 //! real bank) against the Berlin Group NextGenPSD2 1.3.11 OpenAPI file built into the binary
-//! (`spec/berlin-group-psd2-api-1.3.11.yaml`, compiled once with `jsonschema`, see [`spec()`])
+//! (`spec/berlin-group-psd2-api-1.3.11.yaml`, its schemas compiled with `jsonschema` as first
+//! needed, see [`spec()`]; a 2xx body over 1 MiB is read element by element, `stream`)
 //! and against the interface document's rules on responses.
 //!
 //! One entry point, [`check_response`]: what was asked ([`Asked`]: an operation id of the

@@ -1,5 +1,6 @@
-//! The Berlin Group NextGenPSD2 1.3.11 OpenAPI file, built into the binary, compiled once into
-//! `jsonschema` validators, and its operation table (method + path template → status →
+//! The Berlin Group NextGenPSD2 1.3.11 OpenAPI file, built into the binary, read once, its
+//! schemas compiled into `jsonschema` validators as they are first needed
+//! ([`Spec::validator`]), and its operation table (method + path template → status →
 //! response schema and response headers).
 //!
 //! # OpenAPI 3.0 specifics
@@ -186,8 +187,9 @@ impl std::fmt::Debug for Spec {
     }
 }
 
-/// The built-in Berlin Group file, compiled on first use (a few hundred milliseconds) and
-/// kept for the life of the process.
+/// The built-in Berlin Group file, read on first use (the first lint, not the console's
+/// start) and kept for the life of the process; each validator is compiled when first
+/// needed ([`Spec::validator`]).
 ///
 /// Errors: the built-in file does not compile ([`SpecError`]); a test guards against it.
 pub fn spec() -> Result<&'static Spec, &'static SpecError> {
