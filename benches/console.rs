@@ -538,11 +538,15 @@ fn history_child(path: &Path) {
     });
     terminal.draw(|f| app.render(f)).unwrap();
     let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    let mut reads = Vec::new();
     let mut step = |app: &mut App, k: KeyEvent| -> f64 {
         let t = Instant::now();
         if app.handle_key(k) == Action::LoadHistory {
             let q = app.history_query().to_string();
-            app.set_history(&q, psd2_console::tui::history::load(&history, &q));
+            let r = Instant::now();
+            let rows = psd2_console::tui::history::load(&history, &q);
+            reads.push(r.elapsed().as_secs_f64() * 1000.0);
+            app.set_history(&q, rows);
         }
         terminal.draw(|f| app.render(f)).unwrap();
         t.elapsed().as_secs_f64() * 1000.0
@@ -556,8 +560,10 @@ fn history_child(path: &Path) {
         .collect();
     let last = *keys.last().unwrap();
     let (a, b, c) = stats(&mut keys);
+    drop(step);
+    let (ra, rb, rc) = stats(&mut reads);
     println!(
-        "console/history: {HISTORY_ROWS} exchanges: open the History screen {open:.1} ms; search an X-Request-ID key by key ({} keys): per key min {a:.1} / median {b:.1} / max {c:.1} ms, the whole id {last:.1} ms; VmHWM {:.1} MiB",
+        "console/history: {HISTORY_ROWS} exchanges: open the History screen {open:.1} ms; search an X-Request-ID key by key ({} keys): per key min {a:.1} / median {b:.1} / max {c:.1} ms, the whole id {last:.1} ms (of which the history read: min {ra:.1} / median {rb:.1} / max {rc:.1} ms); VmHWM {:.1} MiB",
         id.len(),
         mib(status_kib("self", "VmHWM:"))
     );
