@@ -220,7 +220,8 @@ impl Ctx<'_> {
 
     /// Validates element `i` of the array at [`Ctx::at`].
     fn validate(&mut self, validator: &jsonschema::Validator, i: usize, v: &Value) {
-        if self.errors.len() >= self.limit {
+        // Most elements conform: the boolean check allocates no error iterator.
+        if self.errors.len() >= self.limit || validator.is_valid(v) {
             return;
         }
         let room = self.limit - self.errors.len();
