@@ -560,7 +560,6 @@ fn history_child(path: &Path) {
         .collect();
     let last = *keys.last().unwrap();
     let (a, b, c) = stats(&mut keys);
-    drop(step);
     let (ra, rb, rc) = stats(&mut reads);
     println!(
         "console/history: {HISTORY_ROWS} exchanges: open the History screen {open:.1} ms; search an X-Request-ID key by key ({} keys): per key min {a:.1} / median {b:.1} / max {c:.1} ms, the whole id {last:.1} ms (of which the history read: min {ra:.1} / median {rb:.1} / max {rc:.1} ms); VmHWM {:.1} MiB",
