@@ -435,6 +435,11 @@ pub fn json_tree(body: &[u8]) -> Option<serde_json::Value> {
     }
 }
 
+/// Most bytes a response's `Content-Length` reserves before its body arrives (256 MiB): a
+/// body is read into one buffer of the announced size, but a lying header does not reserve
+/// more than this.
+const BODY_PRESIZE_MAX: u64 = 256 << 20;
+
 /// A response as received.
 #[derive(Debug, Clone)]
 pub struct Exchange {
@@ -537,14 +542,19 @@ pub async fn send_observed(
             )
         })
         .collect();
-    let body = resp
-        .bytes()
-        .await
-        .map_err(|e| ClientError::Http {
-            url: req.url.clone(),
-            reason: e.to_string(),
-        })?
-        .to_vec();
+    // Read chunk by chunk into one buffer of the announced size: `bytes()` and a copy into
+    // a `Vec` held a large body two or three times at once (a 20 MB answer: 60 MB).
+    let failed = |e: reqwest::Error| ClientError::Http {
+        url: req.url.clone(),
+        reason: e.to_string(),
+    };
+    let announced = resp.content_length().unwrap_or(0);
+    let mut body =
+        Vec::with_capacity(usize::try_from(announced.min(BODY_PRESIZE_MAX)).unwrap_or(0));
+    let mut resp = resp;
+    while let Some(chunk) = resp.chunk().await.map_err(failed)? {
+        body.extend_from_slice(&chunk);
+    }
     let elapsed = started.elapsed();
     let json = json_tree(&body);
     Ok((

@@ -1,6 +1,7 @@
 //! Conformance lint: checks one response of a NextGenPSD2 interface (the embedded sandbox or a
 //! real bank) against the Berlin Group NextGenPSD2 1.3.11 OpenAPI file built into the binary
-//! (`spec/berlin-group-psd2-api-1.3.11.yaml`, compiled once with `jsonschema`, see [`spec()`])
+//! (`spec/berlin-group-psd2-api-1.3.11.yaml`, its schemas compiled with `jsonschema` as first
+//! needed, see [`spec()`]; a 2xx body over 1 MiB is read element by element, `stream`)
 //! and against the interface document's rules on responses.
 //!
 //! One entry point, [`check_response`]: what was asked ([`Asked`]: an operation id of the
@@ -69,6 +70,7 @@
 
 mod rules;
 mod spec;
+mod stream;
 
 pub use spec::{DOCUMENTED_400_CODES, SPEC_FILE, SPEC_YAML, Spec, SpecError, spec};
 
@@ -210,6 +212,17 @@ pub fn check_response(
     headers: &[(String, String)],
     body: &[u8],
 ) -> Vec<Finding> {
+    check(asked, status, headers, body, stream::STREAM_ABOVE)
+}
+
+/// [`check_response`], streaming 2xx bodies longer than `stream_above` bytes ([`stream`]).
+fn check(
+    asked: &Asked,
+    status: u16,
+    headers: &[(String, String)],
+    body: &[u8],
+    stream_above: usize,
+) -> Vec<Finding> {
     let Some(path) = api_path(&asked.path) else {
         return Vec::new();
     };
@@ -224,6 +237,14 @@ pub fn check_response(
     let method = asked.method.to_ascii_uppercase();
     rules::request_id(&asked.request_id, headers, &mut out);
     rules::sca_headers(spec, &method, path, status, headers, &mut out);
+    if (200..300).contains(&status)
+        && body.len() > stream_above
+        && !body.iter().all(u8::is_ascii_whitespace)
+    {
+        // Without the whole JSON tree (about eight times the text): `stream`.
+        rules::check_large_success(spec, &method, path, status, headers, body, &mut out);
+        return out;
+    }
     let body = rules::json_body(headers, body, &mut out);
     if (200..300).contains(&status) || status >= 400 {
         if let rules::Body::Json(v) = &body {
@@ -283,6 +304,112 @@ mod tests {
         assert_eq!(summary(std::slice::from_ref(&e)), "lint: 1 error");
         assert_eq!(summary(&[w.clone(), w.clone()]), "lint: 2 warnings");
         assert_eq!(summary(&[e.clone(), e, w]), "lint: 2 errors, 1 warning");
+    }
+
+    /// A transaction report of `n` booked transactions (about 280 bytes each) as the sandbox
+    /// answers it; the transactions in `bad` break the schema (an amount with a comma, a
+    /// status that is no status, no amount at all).
+    fn report(n: usize, bad: &[usize]) -> Vec<u8> {
+        use std::fmt::Write as _;
+        let mut s =
+            String::from(r#"{"account":{"iban":"NO9386011117947"},"transactions":{"booked":["#);
+        for i in 0..n {
+            if i > 0 {
+                s.push(',');
+            }
+            let amount = match bad.iter().position(|b| *b == i) {
+                Some(0) => r#""transactionAmount":{"currency":"NOK","amount":"12,50"}"#.to_string(),
+                Some(1) => r#""transactionAmount":{"currency":"NOK","amount":"1.00"},"bookingDate":"15.01.2026""#.to_string(),
+                Some(_) => String::new(),
+                None => format!(r#""transactionAmount":{{"currency":"NOK","amount":"-{}.{:02}"}}"#, i % 9999, i % 100),
+            };
+            let sep = if amount.is_empty() { "" } else { "," };
+            let _ = write!(
+                s,
+                r#"{{"transactionId":"tx-{i:07}","valueDate":"2026-01-15"{sep}{amount},"creditorName":"Rema 1000","remittanceInformationUnstructured":"Card payment {i}"}}"#
+            );
+        }
+        s.push_str(r#"],"pending":[],"_links":{"account":{"href":"/v1/accounts/a1"}}}}"#);
+        s.into_bytes()
+    }
+
+    fn json_headers() -> Vec<(String, String)> {
+        vec![
+            ("Content-Type".into(), "application/json".into()),
+            ("X-Request-ID".into(), "r-1".into()),
+        ]
+    }
+
+    #[test]
+    fn a_large_answer_is_linted_streamed_with_the_findings_of_the_whole_tree() {
+        let asked =
+            Asked::request("GET", "/v1/accounts/a1/transactions").with_request_id(Some("r-1"));
+        let headers = json_headers();
+        // Conforming: no finding either way.
+        let good = report(6_000, &[]);
+        assert!(good.len() > 1 << 20, "{} bytes", good.len());
+        assert_eq!(check(&asked, 200, &headers, &good, usize::MAX), Vec::new());
+        assert_eq!(check_response(&asked, 200, &headers, &good), Vec::new());
+        // Three broken elements, far apart: the same findings as the whole tree gives.
+        let bad = report(6_000, &[17, 2_500, 5_999]);
+        let mut whole = check(&asked, 200, &headers, &bad, usize::MAX);
+        let mut streamed = check_response(&asked, 200, &headers, &bad);
+        assert!(whole.len() >= 3, "{whole:#?}");
+        assert!(
+            whole
+                .iter()
+                .any(|f| f.rule.contains("/transactions/booked/5999")),
+            "{whole:#?}"
+        );
+        whole.sort_by(|a, b| a.rule.cmp(&b.rule));
+        streamed.sort_by(|a, b| a.rule.cmp(&b.rule));
+        assert_eq!(streamed, whole);
+        // Not JSON: the parser's finding, as for the whole tree.
+        let mut cut = good.clone();
+        cut.truncate(good.len() - 10);
+        assert_eq!(
+            check_response(&asked, 200, &headers, &cut),
+            check(&asked, 200, &headers, &cut, usize::MAX)
+        );
+    }
+
+    #[test]
+    fn a_large_answer_is_read_without_its_elements() {
+        // The skeleton the schema sees has the transaction list empty: the elements were
+        // checked one at a time and dropped (memory: one element, not the ~8x tree).
+        let s = spec().unwrap();
+        let body = report(5_000, &[]);
+        let key = s
+            .route("GET", "/v1/accounts/a1/transactions")
+            .op_response_key(200)
+            .expect("a schema for the 200");
+        let streamed = stream::parse(s, &stream::Mode::Schema(key), &body, 8).unwrap();
+        assert_eq!(
+            streamed.skeleton["transactions"]["booked"],
+            serde_json::json!([])
+        );
+        assert_eq!(streamed.skeleton["account"]["iban"], "NO9386011117947");
+        // Structure mode streams every array.
+        let streamed = stream::parse(s, &stream::Mode::Structure, &body, 8).unwrap();
+        assert_eq!(
+            streamed.skeleton["transactions"]["booked"],
+            serde_json::json!([])
+        );
+    }
+
+    #[test]
+    fn every_definition_of_the_built_in_file_compiles() {
+        // The validators are compiled on first use (`Spec::validator`): this is where a
+        // definition that does not compile is found.
+        let s = spec().expect("the built-in Berlin Group file compiles");
+        let mut n = 0;
+        for name in s.definition_names() {
+            if let Err(e) = s.validator(&format!("#/definitions/{name}")) {
+                panic!("{name}: {e}");
+            }
+            n += 1;
+        }
+        assert!(n > 100, "{n} definitions");
     }
 
     #[test]

@@ -107,6 +107,23 @@ pub(super) fn json_body(headers: &[(String, String)], body: &[u8], out: &mut Vec
     if body.iter().all(u8::is_ascii_whitespace) {
         return Body::Empty;
     }
+    content_type(headers, out);
+    match serde_json::from_slice(body) {
+        Ok(v) => Body::Json(v),
+        Err(e) => {
+            out.push(not_json(&e));
+            Body::Invalid
+        }
+    }
+}
+
+/// The finding of a body that is not JSON.
+fn not_json(e: &serde_json::Error) -> Finding {
+    Finding::error("JSON", format!("the body is not JSON: {e}"))
+}
+
+/// Findings on the `Content-Type` of a (non-empty) body.
+pub(super) fn content_type(headers: &[(String, String)], out: &mut Vec<Finding>) {
     let ct = header(headers, h::CONTENT_TYPE).unwrap_or("");
     let mut params = ct.split(';').map(str::trim);
     let media = params.next().unwrap_or("").to_ascii_lowercase();
@@ -129,11 +146,58 @@ pub(super) fn json_body(headers: &[(String, String)], body: &[u8], out: &mut Vec
             ));
         }
     }
-    match serde_json::from_slice(body) {
-        Ok(v) => Body::Json(v),
+}
+
+/// The body rules of a 2xx answer whose body is longer than [`super::stream::STREAM_ABOVE`]
+/// (and not whitespace only): as [`json_body`], [`document_rules`] and [`check_body`] give
+/// them, read in one pass without the whole JSON tree ([`super::stream`]).
+pub(super) fn check_large_success(
+    spec: &Spec,
+    method: &str,
+    path: &str,
+    status: u16,
+    headers: &[(String, String)],
+    body: &[u8],
+    out: &mut Vec<Finding>,
+) {
+    use super::stream::{Mode, parse};
+    content_type(headers, out);
+    // What the body is checked against decides what is streamed; its findings come after
+    // the body's own, as in `check_body`.
+    let mut found = Vec::new();
+    let check = check_of(spec, method, path, status, true, &mut found);
+    let mode = match &check {
+        Check::Schema(key, _) => Mode::Schema(key.clone()),
+        Check::Structure => Mode::Structure,
+        Check::Done => Mode::Syntax,
+    };
+    let streamed = match parse(spec, &mode, body, MAX_SCHEMA_FINDINGS) {
+        Ok(s) => s,
         Err(e) => {
-            out.push(Finding::error("JSON", format!("the body is not JSON: {e}")));
-            Body::Invalid
+            out.push(not_json(&e));
+            out.extend(found);
+            return;
+        }
+    };
+    document_rules(method, path, status, &streamed.skeleton, out);
+    out.extend(found);
+    match check {
+        Check::Done => {}
+        Check::Schema(key, label) => {
+            let mut errors = streamed.errors;
+            let room = MAX_SCHEMA_FINDINGS.saturating_sub(errors.len());
+            if room > 0 {
+                errors.extend(spec.validate(&key, &streamed.skeleton, room));
+            }
+            for (at, msg) in errors {
+                let at = if at.is_empty() { "/".to_string() } else { at };
+                out.push(Finding::error(format!("{label} {at}"), msg));
+            }
+        }
+        Check::Structure => {
+            out.extend(streamed.findings);
+            let mut at = String::new();
+            structure(spec, &streamed.skeleton, &mut at, out);
         }
     }
 }
@@ -480,7 +544,7 @@ const STATUS_KEYS: [&str; 3] = ["transactionStatus", "consentStatus", "scaStatus
 /// The structural rules over a body no schema covers: `_links` members are `{href}`
 /// objects (Berlin Group `hrefType`), amounts match the `amountValue` pattern, statuses are the
 /// file's values. `at`: the JSON pointer of `v`.
-fn structure(spec: &Spec, v: &Value, at: &mut String, out: &mut Vec<Finding>) {
+pub(super) fn structure(spec: &Spec, v: &Value, at: &mut String, out: &mut Vec<Finding>) {
     match v {
         Value::Object(m) => {
             if m.contains_key("currency")

@@ -1,5 +1,6 @@
-//! The Berlin Group NextGenPSD2 1.3.11 OpenAPI file, built into the binary, compiled once into
-//! `jsonschema` validators, and its operation table (method + path template → status →
+//! The Berlin Group NextGenPSD2 1.3.11 OpenAPI file, built into the binary, read once, its
+//! schemas compiled into `jsonschema` validators as they are first needed
+//! ([`Spec::validator`]), and its operation table (method + path template → status →
 //! response schema and response headers).
 //!
 //! # OpenAPI 3.0 specifics
@@ -23,8 +24,8 @@
 //! `application/problem+json` shape of the file's `Error<status>_<family>` schemas), `__sandboxCustomer` and `__sandboxCustomers`
 //! (interface document, "Sandbox customer").
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{LazyLock, OnceLock};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 use serde_json::{Map, Value, json};
 
@@ -119,6 +120,17 @@ pub(super) struct Operation {
     pub(super) responses: BTreeMap<u16, Resp>,
 }
 
+impl Route<'_> {
+    /// The definition key of the JSON body of an operation's `status` answer (tests).
+    #[cfg(test)]
+    pub(super) fn op_response_key(&self, status: u16) -> Option<String> {
+        match self {
+            Route::Op(op) => op.responses.get(&status)?.key.clone(),
+            _ => None,
+        }
+    }
+}
+
 /// Where a `/v1` path leads.
 pub(super) enum Route<'a> {
     /// An operation of the Berlin Group file.
@@ -148,9 +160,18 @@ pub(super) fn segments(path: &str) -> Vec<&str> {
     p.split('/').collect()
 }
 
-/// The compiled Berlin Group file: validators and the operation table.
+/// The Berlin Group file read for the lint: its rewritten schemas (one `definitions`
+/// document), the validators compiled from them so far, and the operation table.
+///
+/// A validator is compiled on first use, per schema location ([`Spec::validator`]), and kept:
+/// compiling every subschema of the file at once (`jsonschema`'s `ValidatorMap`) held about
+/// 20 MiB for the life of the process, most of it for answers the console never gets.
 pub struct Spec {
-    validators: jsonschema::ValidatorMap,
+    /// `{"definitions": {...}}`: every schema of the file after the rewrite (module docs).
+    root: Value,
+    /// Validators compiled so far, by location (`#/definitions/accountList`,
+    /// `#/definitions/transactionList/items`).
+    compiled: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
     definitions: BTreeSet<String>,
     ops: Vec<Operation>,
     /// The operations' templates ([`crate::xs2a::paths`]) to their index in `ops`.
@@ -166,8 +187,9 @@ impl std::fmt::Debug for Spec {
     }
 }
 
-/// The built-in Berlin Group file, compiled on first use (a few hundred milliseconds) and
-/// kept for the life of the process.
+/// The built-in Berlin Group file, read on first use (the first lint, not the console's
+/// start) and kept for the life of the process; each validator is compiled when first
+/// needed ([`Spec::validator`]).
 ///
 /// Errors: the built-in file does not compile ([`SpecError`]); a test guards against it.
 pub fn spec() -> Result<&'static Spec, &'static SpecError> {
@@ -273,16 +295,72 @@ impl Spec {
     }
 
     /// The schema errors of `body` against definition `key`: (JSON pointer, message), at most
-    /// `limit`. A key that was not compiled gives one error at `""`.
+    /// `limit`. A key that does not compile gives one error at `""`.
     pub(super) fn validate(&self, key: &str, body: &Value, limit: usize) -> Vec<(String, String)> {
-        let Some(v) = self.validators.get(&format!("#/definitions/{key}")) else {
-            return vec![(String::new(), format!("no compiled schema {key}"))];
-        };
-        v.iter_errors(body)
-            .take(limit)
-            .map(|e| (e.instance_path().to_string(), e.to_string()))
-            .collect()
+        match self.validator(&format!("#/definitions/{key}")) {
+            Ok(v) => v
+                .iter_errors(body)
+                .take(limit)
+                .map(|e| (e.instance_path().to_string(), e.to_string()))
+                .collect(),
+            Err(why) => vec![(String::new(), format!("no compiled schema {key}: {why}"))],
+        }
     }
+
+    /// The validator of the schema at `location` (`#/definitions/<name>` or a location inside
+    /// one, e.g. `#/definitions/transactionList/items`), compiled on first use and kept.
+    ///
+    /// Errors: no schema at `location`, or it does not compile (the compiler's message).
+    pub(super) fn validator(&self, location: &str) -> Result<Arc<jsonschema::Validator>, String> {
+        let mut compiled = self
+            .compiled
+            .lock()
+            .map_err(|_| "the lint's validator cache is poisoned".to_string())?;
+        if let Some(v) = compiled.get(location) {
+            return Ok(v.clone());
+        }
+        if self.schema_at(location).is_none() {
+            return Err(format!("no schema at {location}"));
+        }
+        let registry = jsonschema::Registry::new()
+            .draft(jsonschema::Draft::Draft4)
+            .add(ROOT_URI, &self.root)
+            .and_then(|b| b.prepare())
+            .map_err(|e| e.to_string())?;
+        let v = options()
+            .with_registry(&registry)
+            .build(&json!({ "$ref": format!("{ROOT_URI}{location}") }))
+            .map_err(|e| e.to_string())?;
+        let v = Arc::new(v);
+        compiled.insert(location.to_string(), v.clone());
+        Ok(v)
+    }
+
+    /// The rewritten schema at `location` (`#/definitions/...`), if there is one.
+    pub(super) fn schema_at(&self, location: &str) -> Option<&Value> {
+        self.root.pointer(location.strip_prefix('#')?)
+    }
+
+    /// Every definition's name (the file's schemas and the extra `__` ones).
+    #[cfg(test)]
+    pub(super) fn definition_names(&self) -> impl Iterator<Item = &str> {
+        self.definitions.iter().map(String::as_str)
+    }
+}
+
+/// The URI the rewritten schemas are known by when a validator is compiled.
+const ROOT_URI: &str = "urn:psd2-console:berlin-group-1.3.11";
+
+/// The compiler's options: draft 4 with the formats of the module docs checked.
+fn options<'a>() -> jsonschema::ValidationOptions<'a> {
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft4)
+        .should_validate_formats(true)
+        .with_format("date", is_date)
+        .with_format("date-time", is_date_time)
+        .with_format("uri", is_uri_reference)
+        .with_format("url", is_uri_reference)
+        .with_format("byte", is_base64)
 }
 
 /// The check of a proprietary `GET` 200: the sandbox customer listing (interface document,
@@ -317,6 +395,10 @@ fn fix_schema(s: &mut Value) {
     for k in OPENAPI_ONLY {
         o.remove(*k);
     }
+    // Annotations only (no validation): the file's descriptions are most of its text, and
+    // the rewritten schemas are kept for the life of the process.
+    o.remove("description");
+    o.remove("title");
     if o.remove("nullable") == Some(Value::Bool(true)) {
         match o.get_mut("type") {
             Some(Value::String(t)) => {
@@ -652,18 +734,13 @@ fn build(doc: &Value) -> Result<Spec, SpecError> {
 
     let definitions: BTreeSet<String> = defs.keys().cloned().collect();
     let root = json!({ "definitions": Value::Object(defs) });
-    let validators = jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft4)
-        .should_validate_formats(true)
-        .with_format("date", is_date)
-        .with_format("date-time", is_date_time)
-        .with_format("uri", is_uri_reference)
-        .with_format("url", is_uri_reference)
-        .with_format("byte", is_base64)
-        .build_map(&root)
-        .map_err(|e| SpecError::Compile(Box::new(e)))?;
+    // The rewritten document must be a valid draft 4 schema (cheap: the validators
+    // themselves are compiled on first use, `Spec::validator`).
+    jsonschema::draft4::meta::validate(&root)
+        .map_err(|e| SpecError::Compile(Box::new(e.to_owned())))?;
     Ok(Spec {
-        validators,
+        root,
+        compiled: Mutex::new(HashMap::new()),
         definitions,
         ops,
         paths,

@@ -11,6 +11,7 @@ mod tmux_beside;
 mod tmux_console;
 mod tmux_import_export;
 mod tmux_lessons;
+mod tmux_memory;
 mod tmux_monitor;
 mod tmux_presenter;
 mod tmux_profiles;
