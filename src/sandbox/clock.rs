@@ -129,6 +129,14 @@ impl Clock {
         }
     }
 
+    /// Replaces every TPP's own offset by `worlds` (an instance taking the offsets another
+    /// instance on the same database wrote; zero offsets are left out).
+    pub fn replace_worlds(&self, worlds: impl IntoIterator<Item = (String, Duration)>) {
+        let fresh: HashMap<String, Duration> =
+            worlds.into_iter().filter(|(_, d)| !d.is_zero()).collect();
+        *self.worlds.lock().unwrap_or_else(|e| e.into_inner()) = fresh;
+    }
+
     /// Forgets every TPP's own offset (the global reset).
     pub fn clear_worlds(&self) {
         self.worlds

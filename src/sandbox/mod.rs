@@ -166,6 +166,9 @@ pub struct App {
     /// The QWAC rules of requests over TLS with client authentication
     /// ([`tls::QwacPolicy`]); `None` on plain HTTP or without client certificates.
     pub qwac: Option<Arc<tls::QwacPolicy>>,
+    /// On PostgreSQL, the data version at which [`App::clock`] last took the clock offsets
+    /// from the database ([`App::sync_clock`]).
+    clock_version: std::sync::atomic::AtomicU64,
 }
 
 impl App {
@@ -248,11 +251,48 @@ impl App {
             sca_pages,
             seed: config.seed.unwrap_or_else(seed::seed),
             qwac: config.tls.as_ref().and_then(tls::ServerTls::policy),
+            clock_version: std::sync::atomic::AtomicU64::new(u64::MAX),
         })
     }
 }
 
 impl App {
+    /// On PostgreSQL, where other instances share the database (issue 21, "two or more
+    /// instances behave as one sandbox"), takes the clock offsets another instance wrote
+    /// (`POST /v1/sandbox/clock`, a TPP's initialize) into [`App::clock`]: the shared offset
+    /// when one is stored, and every TPP's own offset, replacing this instance's. Only when
+    /// the database's data version moved since the last look (one read of the version per
+    /// request, then two reads when it moved). On SQLite (one instance per file) nothing.
+    /// A database that does not answer is logged; the request then runs on the offsets held.
+    pub fn sync_clock(&self) {
+        use std::sync::atomic::Ordering;
+        if self.db.postgres_url().is_none() {
+            return;
+        }
+        let version = self.db.version();
+        if self.clock_version.load(Ordering::Acquire) == version {
+            return;
+        }
+        let loaded = self.store.clock_offset().and_then(|shared| {
+            let worlds = self.db.read_raw(store::tenancy::clock_offsets)?;
+            Ok((shared, worlds))
+        });
+        match loaded {
+            Ok((shared, worlds)) => {
+                if let Some(offset) = shared {
+                    self.clock.set_offset(offset);
+                }
+                self.clock.replace_worlds(
+                    worlds
+                        .into_iter()
+                        .map(|(tpp, secs)| (tpp, std::time::Duration::from_secs(secs))),
+                );
+                self.clock_version.store(version, Ordering::Release);
+            }
+            Err(e) => tracing::warn!(error = %e, "the clock offsets could not be read"),
+        }
+    }
+
     /// The domain's view of this state for one call ([`domain::Ctx`]): what the domain
     /// services take instead of the whole state.
     pub fn domain(&self) -> domain::Ctx<'_> {

@@ -348,3 +348,46 @@ async fn no_payment_is_lost_or_duplicated_when_an_instance_is_killed_during_a_bu
     assert_eq!(duplicated, 0, "a payment is stored twice");
     assert_eq!(present, answered.len());
 }
+
+/// A TPP's clock moved through A is that TPP's clock on B too (docs/sandbox.md, "Many
+/// instances on one PostgreSQL database"): B answers `GET /v1/sandbox/clock` with the moved
+/// time and accepts requests signed at it; another TPP's clock stays where it was on both.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_clock_moved_through_one_instance_is_the_tpps_clock_on_the_other() {
+    let Some((_cluster, _url, (_sa, a), (_sb, b))) = two_instances().await else {
+        return;
+    };
+    let other = tpp_of("Other Clock TPP", "PSDNO-FSA-CLOCK2", None);
+    let before = b.get("/v1/sandbox/clock").await;
+    before.assert_status(200);
+    let before =
+        chrono::DateTime::parse_from_rfc3339(before.json["now"].as_str().unwrap()).unwrap();
+    let two_days = 2 * 86_400;
+    a.post_json("/v1/sandbox/clock", &json!({"advanceSeconds": two_days}))
+        .await
+        .assert_status(200);
+    // The test's clients sign at the TPP's moved time, as the console does.
+    let me = common::sandbox::tpp_id(tpp());
+    for sb in [&a, &b] {
+        sb.clock
+            .set_world_offset(&me, Duration::from_secs(two_days));
+    }
+    let on_b = b.get("/v1/sandbox/clock").await;
+    on_b.assert_status(200);
+    let moved = chrono::DateTime::parse_from_rfc3339(on_b.json["now"].as_str().unwrap()).unwrap();
+    assert!(
+        moved - before >= chrono::Duration::seconds(two_days as i64),
+        "B's time for the TPP moved by two days: {before} -> {moved}"
+    );
+    // Another TPP's time on B did not move.
+    let theirs = b
+        .send_as(other, "GET", "/v1/sandbox/clock", &[], None)
+        .await;
+    theirs.assert_status(200);
+    let theirs =
+        chrono::DateTime::parse_from_rfc3339(theirs.json["now"].as_str().unwrap()).unwrap();
+    assert!(
+        theirs - before < chrono::Duration::hours(1),
+        "the other TPP's time stays: {before} -> {theirs}"
+    );
+}

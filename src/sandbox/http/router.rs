@@ -83,6 +83,11 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
             app.clone(),
             sca_pages::translate,
         ))
+        // Before anything reads the clock (the SCA pages, the signature's Date).
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            sync_clock,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             app,
             access_log::log_request,
@@ -93,6 +98,17 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
         })),
         None => router,
     })
+}
+
+/// Takes the clock offsets other instances on the same PostgreSQL database wrote
+/// ([`App::sync_clock`]) before the request runs.
+async fn sync_clock(
+    axum::extract::State(app): axum::extract::State<Arc<App>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    app.sync_clock();
+    next.run(req).await
 }
 
 async fn home(axum::extract::State(app): axum::extract::State<Arc<App>>) -> pages::Page {
