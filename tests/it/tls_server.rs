@@ -598,3 +598,53 @@ fn sigterm_drains_a_tls_request_under_way_and_exits_zero() {
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
 }
+
+/// Issue 21 ("the console's mTLS against `sandbox serve --tls --client-auth required`"): the
+/// real console's `send`, on a profile trusting the exported sandbox CA (`ca_bundle`), is
+/// refused at the handshake without a QWAC and told so in words; with a QWAC of that CA
+/// (`client_certificate`, `client_key`) it is served, and `--tls` names the certificate it
+/// sent.
+#[test]
+fn the_console_sends_over_mtls_to_client_auth_required() {
+    let sb = TlsSandbox::start(&["--client-auth", "required"]);
+    let home = sb.home.path();
+    crate::common::cli::served_profile(home, "Bank TLS", &sb.base);
+    let (qwac, qwac_key) = sb.qwac("qwac", &[]);
+    let toml = home.join("config/profiles/served.toml");
+    let profile = std::fs::read_to_string(&toml).unwrap();
+    let trusting = format!("{profile}ca_bundle = \"{}\"\n", sb.ca.display());
+    std::fs::write(&toml, &trusting).unwrap();
+    let send = |extra: &[&str]| {
+        let mut args = vec![
+            "send",
+            "sandbox.customers.list",
+            "--profile",
+            "Bank TLS",
+            "--no-wait",
+        ];
+        args.extend_from_slice(extra);
+        run(home, &args)
+    };
+    let (code, out, err) = send(&[]);
+    assert_ne!(code, 0, "refused without a QWAC: {out}");
+    assert!(
+        err.to_lowercase().contains("client certificate"),
+        "the refusal names the missing client certificate: {err}"
+    );
+    std::fs::write(
+        &toml,
+        format!(
+            "{trusting}client_certificate = \"{}\"\nclient_key = \"{}\"\n",
+            qwac.display(),
+            qwac_key.display()
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = send(&["--tls"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&out).is_ok(),
+        "the sandbox's JSON answer: {out}"
+    );
+    assert!(err.contains("sent: "), "the QWAC sent is named: {err}");
+}
