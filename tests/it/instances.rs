@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use crate::common;
-use common::cli::{BIN, Server, free_port, wait_listening};
+use common::cli::Server;
 use common::payments::{DOMESTIC, KARI, kari_payment, kari_pays};
 use common::pg::PgCluster;
 use common::sandbox::{TestSandbox, tpp, tpp_of};
@@ -18,39 +18,6 @@ use common::sca::{callback, complete_sca};
 use common::sse::EventStream;
 use psd2_console::xs2a::redirect::ScaCallback;
 use serde_json::{Value, json};
-
-/// `sandbox serve --db url` (the real binary) on a free port, once it listens; with its base
-/// URL.
-fn serve_on(url: &str) -> (Server, String) {
-    let port = free_port();
-    let child = std::process::Command::new(BIN)
-        .env("PSD2_CONSOLE_FREE_PORTS", "1")
-        .args(["sandbox", "serve", "--db", url, "--addr"])
-        .arg(format!("127.0.0.1:{port}"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let server = Server(child);
-    wait_listening(port, Duration::from_secs(60));
-    (server, format!("http://127.0.0.1:{port}"))
-}
-
-/// A signing client of the sandbox at `base` (not started by the test).
-fn client_of(base: &str) -> TestSandbox {
-    use std::sync::{Arc, Mutex};
-    TestSandbox {
-        handle: None,
-        base: base.to_string(),
-        clock: psd2_console::sandbox::Clock::system(),
-        http: reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap(),
-        violations: Arc::new(Mutex::new(Vec::new())),
-        seen: Arc::new(Mutex::new(0)),
-    }
-}
 
 /// Two instances A and B on a new database of the test cluster (A first: it migrates and
 /// seeds), with the database's URL; `None` where PostgreSQL is absent.
@@ -63,10 +30,11 @@ async fn two_instances() -> Option<(
     let cluster = PgCluster::get()?;
     let url = cluster.database();
     let start = |url: String| async move {
-        let (server, base) = tokio::task::spawn_blocking(move || serve_on(&url))
-            .await
-            .unwrap();
-        (server, client_of(&base))
+        let (server, base) =
+            tokio::task::spawn_blocking(move || crate::common::cli::serve_with(&["--db", &url]))
+                .await
+                .unwrap();
+        (server, crate::common::sandbox::TestSandbox::remote(&base))
     };
     let a = start(url.clone()).await;
     let b = start(url.clone()).await;

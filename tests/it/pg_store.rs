@@ -156,40 +156,6 @@ async fn sandbox_serve_on_postgres_serves_a_consent_and_a_payment() {
     );
 }
 
-/// `sandbox serve --db URL` on a free port (the real binary), once it listens; with its base
-/// URL.
-fn serve_on(url: &str) -> (crate::common::cli::Server, String) {
-    use crate::common::cli::{BIN, Server, free_port, wait_listening};
-    let port = free_port();
-    let child = std::process::Command::new(BIN)
-        .env("PSD2_CONSOLE_FREE_PORTS", "1")
-        .args(["sandbox", "serve", "--db", url, "--addr"])
-        .arg(format!("127.0.0.1:{port}"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let server = Server(child);
-    wait_listening(port, std::time::Duration::from_secs(60));
-    (server, format!("http://127.0.0.1:{port}"))
-}
-
-/// A signing client of the sandbox at `base` (not started by the test).
-fn client_of(base: &str) -> crate::common::sandbox::TestSandbox {
-    use std::sync::{Arc, Mutex};
-    crate::common::sandbox::TestSandbox {
-        handle: None,
-        base: base.to_string(),
-        clock: psd2_console::sandbox::Clock::system(),
-        http: reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap(),
-        violations: Arc::new(Mutex::new(Vec::new())),
-        seen: Arc::new(Mutex::new(0)),
-    }
-}
-
 /// Two `sandbox serve` processes started together on one new PostgreSQL database (issue 21,
 /// first multi-instance step) migrate and seed it once; a consent whose SCA ran on A is read through B; a payment created through A is
 /// authorised with its login page on B and its decision posted to A (the browser binding
@@ -207,10 +173,15 @@ async fn two_instances_on_one_database_share_consents_payments_and_sca_pages() {
     let url = cluster.database();
     // Both start at once on the new database: the migrations and the seed are applied once
     // (under the write lock), and both become ready.
-    let start = |url: String| tokio::task::spawn_blocking(move || serve_on(&url));
+    let start = |url: String| {
+        tokio::task::spawn_blocking(move || crate::common::cli::serve_with(&["--db", &url]))
+    };
     let (first, second) = tokio::join!(start(url.clone()), start(url.clone()));
     let ((a_server, a_base), (b_server, b_base)) = (first.unwrap(), second.unwrap());
-    let (a, b) = (client_of(&a_base), client_of(&b_base));
+    let (a, b) = (
+        crate::common::sandbox::TestSandbox::remote(&a_base),
+        crate::common::sandbox::TestSandbox::remote(&b_base),
+    );
     for base in [&a_base, &b_base] {
         let ready: serde_json::Value = reqwest::get(format!("{base}/ready"))
             .await

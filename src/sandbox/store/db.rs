@@ -498,28 +498,6 @@ pub fn default_file(data_dir: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
-    #[test]
-    fn migrations_apply_once_and_writes_roll_back_on_error() {
-        let db = Db::open(&Storage::InMemory).unwrap();
-        let m: &[Migration] = &[("t1", "CREATE TABLE t (x INTEGER NOT NULL)")];
-        db.migrate(m).unwrap();
-        db.migrate(m).unwrap();
-        db.write(|tx| {
-            tx.execute("INSERT INTO t VALUES (1)", [])?;
-            Ok::<_, StoreError>(())
-        })
-        .unwrap();
-        let r: Result<(), StoreError> = db.write(|tx| {
-            tx.execute("INSERT INTO t VALUES (2)", [])?;
-            Err(rusqlite::Error::QueryReturnedNoRows.into())
-        });
-        assert!(r.is_err());
-        let n: i64 = db
-            .read(|c| c.query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0)))
-            .unwrap();
-        assert_eq!(n, 1);
-    }
-
     /// A database file whose checkpointer runs only when asked (no interval during a test).
     fn file_db(dir: &Path, max_wal_pages: u32) -> (Db, PathBuf) {
         let file = dir.join("sandbox.sqlite3");

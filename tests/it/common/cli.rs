@@ -118,19 +118,15 @@ pub fn wait_listening(port: u16, patience: Duration) {
     }
 }
 
-/// `psd2-console sandbox serve --in-memory` on a free port, output discarded, once it
-/// listens; returns it with its base URL `http://127.0.0.1:{port}`.
-pub fn serve_in_memory() -> (Server, String) {
+/// `psd2-console sandbox serve` with `args` on a free port of 127.0.0.1 (`--addr`), output
+/// discarded, once it listens; returns it with its base URL `http://127.0.0.1:{port}`.
+pub fn serve_with(args: &[&str]) -> (Server, String) {
     let port = free_port();
     let child = Command::new(BIN)
         .env("PSD2_CONSOLE_FREE_PORTS", "1")
-        .args([
-            "sandbox",
-            "serve",
-            "--in-memory",
-            "--addr",
-            &format!("127.0.0.1:{port}"),
-        ])
+        .args(["sandbox", "serve"])
+        .args(args)
+        .args(["--addr", &format!("127.0.0.1:{port}")])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -138,6 +134,11 @@ pub fn serve_in_memory() -> (Server, String) {
     let server = Server(child);
     wait_listening(port, Duration::from_secs(60));
     (server, format!("http://127.0.0.1:{port}"))
+}
+
+/// `psd2-console sandbox serve --in-memory` ([`serve_with`]).
+pub fn serve_in_memory() -> (Server, String) {
+    serve_with(&["--in-memory"])
 }
 
 /// A certificate from `cert new` (in `<home>/tpp-certs`) and a profile `name` targeting

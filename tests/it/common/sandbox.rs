@@ -301,6 +301,22 @@ pub struct TestSandbox {
 }
 
 impl TestSandbox {
+    /// A signing client of a sandbox at `base` that the test did not start (a `sandbox
+    /// serve` child), on the system clock.
+    pub fn remote(base: &str) -> TestSandbox {
+        TestSandbox {
+            handle: None,
+            base: base.to_string(),
+            clock: Clock::system(),
+            http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+            violations: Arc::new(Mutex::new(Vec::new())),
+            seen: Arc::new(Mutex::new(0)),
+        }
+    }
+
     /// A sandbox in memory on the system clock.
     pub async fn start() -> Self {
         Self::start_with(SandboxConfig::default()).await
