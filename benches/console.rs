@@ -17,9 +17,18 @@
 //!   `target/bench-history-10k/`); a fresh process (its own peak memory) opens the History
 //!   screen and searches an X-Request-ID key by key, each key followed by what the runner
 //!   does (read the history for the query, draw a 200×60 frame).
+//! - `compare` (only when named): psd2-console, slumber, ATAC and posting side by side, each
+//!   in tmux 200×50 with a request collection this bench writes for it (`slumber.yml`,
+//!   ATAC's JSON collection, posting's `*.posting.yaml`) aimed at the same loopback server:
+//!   10 starts after a warm-up (`tmux new-session` to the tool's request list on screen,
+//!   `VmRSS` 1 s later), the 20 MB answer (send key to [`BIG_MARKER`] on screen, `VmHWM`,
+//!   `VmRSS` 5 s later), and a small send, 20 s idle, the same send again (key to the
+//!   answer's new sequence number on screen). Other tools are found on `PATH` or through
+//!   `PSD2_CONSOLE_BENCH_SLUMBER` / `_ATAC` / `_POSTING`; a tool not found gets a row
+//!   saying so.
 //!
-//! `cargo bench --bench console` runs all; `cargo bench --bench console -- 20mb idle` runs
-//! those. Needs tmux for all but `history`.
+//! `cargo bench --bench console` runs all but `compare`; `cargo bench --bench console --
+//! 20mb idle` runs those. Needs tmux for all but `history`.
 
 // Tests and benches may unwrap: a panic is their failure report (Cargo.toml [lints]).
 #![allow(clippy::unwrap_used)]
@@ -30,6 +39,7 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 const BIN: &str = env!("CARGO_BIN_EXE_psd2-console");
@@ -75,14 +85,18 @@ struct Tmux {
 
 impl Tmux {
     fn start(home: &Path, trace: &Path, args: &str) -> Tmux {
-        let socket = format!("psd2c-console-bench-{}-{}", std::process::id(), epoch_ns());
-        let t = Tmux { socket };
-        let script = format!(
+        Tmux::launch(&format!(
             "exec env PSD2_CONSOLE_FREE_PORTS=1 PSD2_CONSOLE_HOME={} PSD2_CONSOLE_TRACE_FIRST_FRAME={} {} {args}",
             quote(&home.display().to_string()),
             quote(&trace.display().to_string()),
             quote(BIN)
-        );
+        ))
+    }
+
+    /// A new tmux server running `script` (a shell command) in a 200×50 session.
+    fn launch(script: &str) -> Tmux {
+        let socket = format!("psd2c-console-bench-{}-{}", std::process::id(), epoch_ns());
+        let t = Tmux { socket };
         let out = t.run(&[
             "new-session",
             "-d",
@@ -92,7 +106,7 @@ impl Tmux {
             "200",
             "-y",
             "50",
-            &script,
+            script,
         ]);
         assert!(
             out.status.success(),
@@ -274,8 +288,15 @@ fn connection(conn: TcpStream, big: &[u8]) {
         }
         let mut skip = vec![0; length];
         let _ = rd.read_exact(&mut skip);
-        let small = br#"{"cardAccounts":[]}"#;
-        let body: &[u8] = if path == "/v1/accounts" { big } else { small };
+        let small = format!(
+            r#"{{"cardAccounts":[],"seq":"seq-{:06}"}}"#,
+            SMALL_SEQ.fetch_add(1, Ordering::SeqCst) + 1
+        );
+        let body: &[u8] = if path == "/v1/accounts" {
+            big
+        } else {
+            small.as_bytes()
+        };
         let head = format!(
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nX-Request-ID: {id}\r\n\r\n",
             body.len()
@@ -589,6 +610,494 @@ fn bench_history() {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// (e) side by side: psd2-console, slumber, ATAC, posting
+
+/// Each small answer carries the next number of this counter (`"seq":"seq-000042"`), so a
+/// send of the same request is seen on screen even when the previous answer is still up.
+static SMALL_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// Marker near the start of the 20 MB body (the account's BBAN, the body's 21st
+/// character), on screen whether a tool shows the body raw (one line) or pretty-printed.
+const BIG_MARKER: &str = "12345678903";
+
+/// The tools compared. Each is found through `PSD2_CONSOLE_BENCH_<NAME>` (a path to the
+/// executable) or else on `PATH`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Tool {
+    Console,
+    Slumber,
+    Atac,
+    Posting,
+}
+
+/// Which request a session is for: `Big` is `GET /v1/accounts` (the 20 MB answer), `Small`
+/// is `GET /v1/card-accounts` (a 40-byte answer with a sequence number).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Req {
+    Big,
+    Small,
+}
+
+/// How to run one tool on one request in tmux.
+struct Session {
+    /// The shell command tmux runs (`exec env ... tool ...`).
+    script: String,
+    /// On screen when the tool is usable: its first frame with the request list drawn.
+    ready: &'static str,
+    /// Keys that select the request, sent 300 ms apart before the first send.
+    select: Vec<&'static str>,
+    /// On screen once the request is selected and can be sent (the tool shows its URL);
+    /// the send key is pressed only then (posting drops a send that comes while the request
+    /// is still being opened).
+    selected: Option<String>,
+    /// The key that sends the selected request.
+    send: &'static str,
+}
+
+impl Tool {
+    const ALL: [Tool; 4] = [Tool::Console, Tool::Slumber, Tool::Atac, Tool::Posting];
+
+    fn name(self) -> &'static str {
+        match self {
+            Tool::Console => "psd2-console",
+            Tool::Slumber => "slumber",
+            Tool::Atac => "atac",
+            Tool::Posting => "posting",
+        }
+    }
+
+    /// How to install it, for the row of a tool that is not found.
+    fn install_hint(self) -> &'static str {
+        match self {
+            Tool::Console => "",
+            Tool::Slumber => "cargo install --locked slumber --version 5.4.0",
+            Tool::Atac => "cargo install --locked atac --version 0.24.0",
+            Tool::Posting => {
+                "pip install posting (in a venv; with tree-sitter 0.25.x, 0.26 segfaults in posting 2.11.1)"
+            }
+        }
+    }
+
+    /// The executable: `PSD2_CONSOLE_BENCH_<NAME>` or the first match on `PATH`.
+    fn locate(self) -> Result<PathBuf, String> {
+        if self == Tool::Console {
+            return Ok(PathBuf::from(BIN));
+        }
+        let var = format!("PSD2_CONSOLE_BENCH_{}", self.name().to_uppercase());
+        if let Some(p) = std::env::var_os(&var) {
+            let p = PathBuf::from(p);
+            return if p.is_file() {
+                Ok(p)
+            } else {
+                Err(format!("{var}={} is not a file", p.display()))
+            };
+        }
+        std::env::var_os("PATH")
+            .and_then(|path| {
+                std::env::split_paths(&path)
+                    .map(|d| d.join(self.name()))
+                    .find(|p| p.is_file())
+            })
+            .ok_or_else(|| {
+                format!(
+                    "not installed (not on PATH, no {var}); install: {}",
+                    self.install_hint()
+                )
+            })
+    }
+
+    /// The version the tool reports (`--version`; posting: its package metadata, read by
+    /// the Python next to the script).
+    fn version(self, exe: &Path) -> String {
+        let out = match self {
+            Tool::Console => {
+                let commit = Command::new("git")
+                    .args(["-C", env!("CARGO_MANIFEST_DIR"), "rev-parse", "--short", "HEAD"])
+                    .output()
+                    .ok()
+                    .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+                    .unwrap_or_default();
+                return format!("{} ({commit})", env!("CARGO_PKG_VERSION"));
+            }
+            Tool::Posting => Command::new(exe.with_file_name("python"))
+                .args([
+                    "-c",
+                    "import importlib.metadata as m; print(m.version('posting'), 'textual', m.version('textual'))",
+                ])
+                .output(),
+            _ => Command::new(exe).arg("--version").output(),
+        };
+        out.ok()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .map(|v| {
+                v.strip_prefix(self.name())
+                    .map_or(v.clone(), |s| s.trim().to_string())
+            })
+            .unwrap_or_else(|| "?".into())
+    }
+
+    /// Writes the tool's request collection for `req` (aimed at `port`) under `dir` and
+    /// says how to run it. `dir` is also the tool's `HOME` and XDG directories. For the
+    /// console, `req` = `None` is the plain start on the built-in embedded profile.
+    fn session(self, exe: &Path, dir: &Path, port: u16, req: Option<Req>) -> Session {
+        let (name, path) = match req {
+            Some(Req::Small) => ("bench-small", "/v1/card-accounts"),
+            _ => ("bench-big", "/v1/accounts"),
+        };
+        let url = format!("http://127.0.0.1:{port}{path}");
+        let shown_url = Some(format!("127.0.0.1:{port}{path}"));
+        let home = quote(&dir.display().to_string());
+        let env = format!(
+            "HOME={home} XDG_CONFIG_HOME={home}/.config XDG_DATA_HOME={home}/.local/share XDG_STATE_HOME={home}/.local/state XDG_CACHE_HOME={home}/.cache"
+        );
+        let exe = quote(&exe.display().to_string());
+        match self {
+            Tool::Console => {
+                let (args, select) = match req {
+                    None => ("", vec![]),
+                    Some(Req::Big) => ("--profile bench-20mb", vec![]),
+                    // List card accounts: 5 rows below List accounts.
+                    Some(Req::Small) => (
+                        "--profile bench-20mb",
+                        vec!["Down", "Down", "Down", "Down", "Down"],
+                    ),
+                };
+                Session {
+                    script: format!(
+                        "exec env {env} PSD2_CONSOLE_FREE_PORTS=1 PSD2_CONSOLE_HOME={home} {exe} {args}"
+                    ),
+                    ready: "List accounts",
+                    select,
+                    selected: None,
+                    send: "s",
+                }
+            }
+            Tool::Slumber => {
+                let file = dir.join("slumber.yml");
+                std::fs::write(
+                    &file,
+                    format!("requests:\n  {name}:\n    method: GET\n    url: \"{url}\"\n"),
+                )
+                .unwrap();
+                Session {
+                    script: format!(
+                        "exec env {env} {exe} --file {}",
+                        quote(&file.display().to_string())
+                    ),
+                    ready: name,
+                    select: vec![],
+                    selected: shown_url,
+                    send: "Enter",
+                }
+            }
+            Tool::Atac => {
+                let coll = serde_json::json!({
+                    "name": "bench-coll",
+                    "last_position": 0,
+                    "requests": [{
+                        "name": name,
+                        "url": url,
+                        "params": [],
+                        "headers": [],
+                        "auth": "no_auth",
+                        "scripts": {"pre_request_script": null, "post_request_script": null},
+                        "settings": {
+                            "use_config_proxy": false,
+                            "allow_redirects": true,
+                            "timeout": 300000,
+                            "store_received_cookies": true,
+                            "pretty_print_response_content": true,
+                            "accept_invalid_certs": false,
+                            "accept_invalid_hostnames": false
+                        },
+                        "protocol": {"type": "http", "method": "GET", "body": "no_body"}
+                    }]
+                });
+                std::fs::write(
+                    dir.join("bench-coll.json"),
+                    serde_json::to_vec_pretty(&coll).unwrap(),
+                )
+                .unwrap();
+                Session {
+                    script: format!("exec env {env} {exe} --directory {home}"),
+                    ready: "bench-coll",
+                    select: vec!["Right", "Down", "Enter"],
+                    selected: shown_url,
+                    send: "Space",
+                }
+            }
+            Tool::Posting => {
+                let coll = dir.join("collection");
+                std::fs::create_dir_all(&coll).unwrap();
+                std::fs::write(
+                    coll.join(format!("{name}.posting.yaml")),
+                    format!("name: {name}\nmethod: GET\nurl: {url}\n"),
+                )
+                .unwrap();
+                Session {
+                    // Focus on the collection at start (a setting), so keys open the request.
+                    script: format!(
+                        "exec env {env} POSTING_FOCUS__ON_STARTUP=collection {exe} --collection {}",
+                        quote(&coll.display().to_string())
+                    ),
+                    ready: name,
+                    select: vec!["Down", "Enter"],
+                    selected: shown_url,
+                    send: "C-j",
+                }
+            }
+        }
+    }
+}
+
+/// The largest `seq-NNNNNN` on `screen`.
+fn max_seq(screen: &str) -> Option<u64> {
+    screen
+        .match_indices("seq-")
+        .filter_map(|(i, _)| screen.get(i + 4..i + 10)?.parse().ok())
+        .max()
+}
+
+/// Polls like [`Tmux::wait`], every 5 ms for the first 2 s and every 50 ms after (the
+/// tmux client each poll starts costs CPU the slow tools need).
+fn wait_long(t: &Tmux, patience: Duration, done: impl Fn(&str) -> bool) -> Option<Duration> {
+    let start = Instant::now();
+    while start.elapsed() < patience {
+        if done(&t.screen()) {
+            return Some(start.elapsed());
+        }
+        let pause = if start.elapsed() < Duration::from_secs(2) {
+            5
+        } else {
+            50
+        };
+        std::thread::sleep(Duration::from_millis(pause));
+    }
+    None
+}
+
+/// Sends the keys that select the session's request, 300 ms apart, and waits until the
+/// tool shows it selected; `false` (said on its own line) if it does not within 60 s.
+fn select(tool: Tool, t: &Tmux, s: &Session) -> bool {
+    for k in &s.select {
+        t.key(k);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let Some(want) = &s.selected else {
+        return true;
+    };
+    if wait_long(t, Duration::from_secs(60), |screen| {
+        screen.contains(want.as_str())
+    })
+    .is_none()
+    {
+        println!(
+            "compare/{}: the request was not selected within 60 s:\n{}",
+            tool.name(),
+            t.screen()
+        );
+        return false;
+    }
+    // The screen is drawn; give the tool's input handling a moment as well.
+    std::thread::sleep(Duration::from_millis(300));
+    true
+}
+
+/// One row of the side-by-side table; `None` where the step failed (said on its own line).
+#[derive(Default)]
+struct Row {
+    start_ms: Vec<f64>,
+    start_rss: Vec<f64>,
+    big_ms: Option<f64>,
+    big_hwm: Option<f64>,
+    big_later: Option<f64>,
+    small_ms: Option<f64>,
+    idle_ms: Option<f64>,
+}
+
+/// Starts `tool` in a fresh tmux 200×50 for `req` (`dir`: a new temporary home); waits until
+/// it is ready; the tmux and the time it took from `tmux new-session`.
+fn launch(
+    tool: Tool,
+    exe: &Path,
+    dir: &Path,
+    port: u16,
+    req: Option<Req>,
+) -> (Tmux, Session, Option<Duration>) {
+    let s = tool.session(exe, dir, port, req);
+    let t0 = Instant::now();
+    let t = Tmux::launch(&s.script);
+    let ready = wait_long(&t, Duration::from_secs(60), |screen| {
+        screen.contains(s.ready)
+    })
+    .map(|_| t0.elapsed());
+    (t, s, ready)
+}
+
+fn compare_tool(tool: Tool, exe: &Path, port: u16) -> Row {
+    let name = tool.name();
+    let mut row = Row::default();
+    let patience = Duration::from_secs(240);
+    // Starts: one warm-up (creates the tool's data directory), then 10.
+    let home = match tool {
+        Tool::Console => home_for(port),
+        _ => tempfile::tempdir().unwrap(),
+    };
+    for i in 0..11 {
+        let (t, _, ready) = launch(
+            tool,
+            exe,
+            home.path(),
+            port,
+            if tool == Tool::Console {
+                None
+            } else {
+                Some(Req::Big)
+            },
+        );
+        let Some(ready) = ready else {
+            println!(
+                "compare/{name}: start {i}: not ready within 60 s:\n{}",
+                t.screen()
+            );
+            return row;
+        };
+        std::thread::sleep(Duration::from_secs(1));
+        if i > 0 {
+            row.start_ms.push(ready.as_secs_f64() * 1000.0);
+            row.start_rss.push(mib(status_kib(&t.pid(), "VmRSS:")));
+        }
+        drop(t);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    // The 20 MB answer.
+    'big: {
+        let (t, s, ready) = launch(tool, exe, home.path(), port, Some(Req::Big));
+        if ready.is_none() {
+            println!("compare/{name}: 20 MB session not ready:\n{}", t.screen());
+            break 'big;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+        if !select(tool, &t, &s) {
+            break 'big;
+        }
+        let pid = t.pid();
+        t.key(s.send);
+        let Some(took) = wait_long(&t, patience, |screen| screen.contains(BIG_MARKER)) else {
+            println!(
+                "compare/{name}: the 20 MB answer was not on screen within {} s:\n{}",
+                patience.as_secs(),
+                t.screen()
+            );
+            break 'big;
+        };
+        row.big_ms = Some(took.as_secs_f64() * 1000.0);
+        row.big_hwm = Some(mib(status_kib(&pid, "VmHWM:")));
+        std::thread::sleep(Duration::from_secs(5));
+        row.big_later = Some(mib(status_kib(&pid, "VmRSS:")));
+    }
+    // A small send, 20 s idle, the same send again.
+    let (t, s, ready) = launch(tool, exe, home.path(), port, Some(Req::Small));
+    if ready.is_none() {
+        println!("compare/{name}: small session not ready:\n{}", t.screen());
+        return row;
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    if !select(tool, &t, &s) {
+        return row;
+    }
+    let send = |what: &str| -> Option<f64> {
+        let before = SMALL_SEQ.load(Ordering::SeqCst);
+        t.key(s.send);
+        let took = wait_long(&t, Duration::from_secs(60), |screen| {
+            max_seq(screen).is_some_and(|n| n > before)
+        });
+        if took.is_none() {
+            println!(
+                "compare/{name}: {what}: the small answer was not on screen within 60 s:\n{}",
+                t.screen()
+            );
+        }
+        took.map(|d| d.as_secs_f64() * 1000.0)
+    };
+    row.small_ms = send("first small send");
+    if row.small_ms.is_some() {
+        std::thread::sleep(Duration::from_secs(20));
+        row.idle_ms = send("small send after 20 s idle");
+    }
+    row
+}
+
+fn bench_compare() {
+    let big = Arc::new(report(BODY_BYTES));
+    let port = serve(big);
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "compare: tmux 200x50; body {} bytes; load average at start {}",
+        BODY_BYTES,
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let mut table = String::from(
+        "| tool | version | start min / median / max ms | RSS after start MiB | 20 MB shown ms | 20 MB peak MiB | RSS 5 s later MiB | small send ms | after 20 s idle ms |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    let opt =
+        |v: Option<f64>, digits: usize| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
+    // `compare slumber posting` runs those only.
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| Tool::ALL.iter().any(|t| t.name() == a))
+        .collect();
+    for tool in Tool::ALL {
+        if !only.is_empty() && !only.iter().any(|o| o == tool.name()) {
+            continue;
+        }
+        let exe = match tool.locate() {
+            Ok(e) => e,
+            Err(why) => {
+                let _ = writeln!(table, "| {} | – | {why} | | | | | | |", tool.name());
+                continue;
+            }
+        };
+        let version = tool.version(&exe);
+        println!("compare/{}: {version} ({})", tool.name(), exe.display());
+        let mut row = compare_tool(tool, &exe, port);
+        let start = if row.start_ms.is_empty() {
+            "–".to_string()
+        } else {
+            let (a, b, c) = stats(&mut row.start_ms);
+            format!("{a:.1} / {b:.1} / {c:.1}")
+        };
+        let rss = if row.start_rss.is_empty() {
+            "–".to_string()
+        } else {
+            format!("{:.1}", stats(&mut row.start_rss).1)
+        };
+        let line = format!(
+            "| {} | {version} | {start} | {rss} | {} | {} | {} | {} | {} |",
+            tool.name(),
+            opt(row.big_ms, 0),
+            opt(row.big_hwm, 1),
+            opt(row.big_later, 1),
+            opt(row.small_ms, 0),
+            opt(row.idle_ms, 0),
+        );
+        println!("{line}");
+        let _ = writeln!(table, "{line}");
+    }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "\ncompare: load average at the end {}\n\n{table}",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+}
+
 fn main() {
     if std::env::var("PSD2_CONSOLE_BENCH_CHILD").as_deref() == Ok("history") {
         let path = PathBuf::from(std::env::var_os("PSD2_CONSOLE_BENCH_HISTORY").unwrap());
@@ -615,5 +1124,9 @@ fn main() {
     }
     if wants("20mb") || wants("idle") {
         bench_20mb(wants("idle"), !wants("idle"));
+    }
+    // Only when asked: it runs other tools, found on PATH, for several minutes.
+    if asked.iter().any(|a| a == "compare") {
+        bench_compare();
     }
 }
