@@ -40,8 +40,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use psd2_console::cert::{Certificate, Credentials};
 use psd2_console::cert::generate::{TppCertSpec, credentials_of, generate_set};
+use psd2_console::cert::{Certificate, Credentials};
 use psd2_console::sandbox::tls::ServerTls;
 use psd2_console::signing::{
     SignOptions, SignatureParams, TrustedKey, build_signing_string, sign_request,
@@ -730,8 +730,8 @@ fn baseline_main(port: u16) -> ! {
     let tls_data = std::env::var(TLS_DATA_ENV).ok();
     rt.block_on(async move {
         let small = bare_axum_body();
-        let app = axum::Router::new().fallback(
-            move |method: Method, uri: Uri, headers: HeaderMap| {
+        let app =
+            axum::Router::new().fallback(move |method: Method, uri: Uri, headers: HeaderMap| {
                 let (small, big, floor) = (small.clone(), big.clone(), floor.clone());
                 async move {
                     if let Some(floor) = floor {
@@ -746,16 +746,15 @@ fn baseline_main(port: u16) -> ! {
                     };
                     ([(CONTENT_TYPE, "application/json")], body).into_response()
                 }
-            },
-        );
+            });
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
             .await
             .unwrap();
         match tls_data {
             None => axum::serve(listener, app).await.unwrap(),
             Some(dir) => {
-                let ca = psd2_console::cert::ca::SandboxCa::load_or_create(Path::new(&dir))
-                    .unwrap();
+                let ca =
+                    psd2_console::cert::ca::SandboxCa::load_or_create(Path::new(&dir)).unwrap();
                 // The names `sandbox serve --tls` gives its certificate on 127.0.0.1.
                 let acceptor = ServerTls::new(ca)
                     .unwrap()
@@ -857,7 +856,9 @@ fn start_reads_server(extra: &[&str], home: Option<&Path>) -> Server {
     if !extra.contains(&"--db") {
         cmd.arg("--in-memory");
     }
-    cmd.arg("--addr").arg(format!("127.0.0.1:{port}")).args(extra);
+    cmd.arg("--addr")
+        .arg(format!("127.0.0.1:{port}"))
+        .args(extra);
     if let Some(home) = home {
         cmd.env("PSD2_CONSOLE_HOME", home);
     }
@@ -1036,7 +1037,8 @@ fn presign(
                     let mut ids = Vec::new();
                     for i in (t..n).step_by(threads) {
                         let (method, path, body, unsigned) = make(i);
-                        let hs = signed_at(creds, method, &path, &[("PSU-ID", psu_id)], &body, date);
+                        let hs =
+                            signed_at(creds, method, &path, &[("PSU-ID", psu_id)], &body, date);
                         out.extend_from_slice(
                             format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n").as_bytes(),
                         );
@@ -1144,9 +1146,10 @@ fn wrk(url: &str, load: Load, secs: u64, callgrind_pid: Option<u32>) -> (WrkFigu
         String::from_utf8_lossy(&out.stderr)
     );
     let f = parse_wrk(&text);
-    assert!(f.requests > 0 && f.per_sec > 0.0, "wrk: no request completed on {url}\n{text}");
-    assert_eq!(f.non_2xx, 0, "every answer must be 2xx on {url}\n{text}");
-    assert_eq!(f.socket_errors, 0, "socket errors on {url}\n{text}");
+    assert!(
+        f.requests > 0 && f.per_sec > 0.0,
+        "wrk: no request completed on {url}\n{text}"
+    );
     if let Load::Cycling { set, unique: true } = &load {
         assert_eq!(
             f.wrapped,
@@ -1161,6 +1164,8 @@ fn wrk(url: &str, load: Load, secs: u64, callgrind_pid: Option<u32>) -> (WrkFigu
             set.count
         );
     }
+    assert_eq!(f.non_2xx, 0, "every answer must be 2xx on {url}\n{text}");
+    assert_eq!(f.socket_errors, 0, "socket errors on {url}\n{text}");
     (f, text)
 }
 
@@ -1236,8 +1241,16 @@ fn ais_reads(
             r("card accounts", "/v1/card-accounts".into(), false),
             r("card account details", card.clone(), false),
             r("card balances", format!("{card}/balances"), false),
-            r("card transactions, gzip", format!("{card}/transactions"), true),
-            r("card transactions, plain", format!("{card}/transactions"), false),
+            r(
+                "card transactions, gzip",
+                format!("{card}/transactions"),
+                true,
+            ),
+            r(
+                "card transactions, plain",
+                format!("{card}/transactions"),
+                false,
+            ),
         ];
         (s, reads)
     })
@@ -1311,7 +1324,10 @@ fn measure_baselines<'a>(
 ) {
     let run = |base: &str, path: &str, name: &str| {
         let (f, text) = wrk(&format!("{base}{path}"), load(), secs, None);
-        println!("== {what}: {name} ({}), wrk -t1 -c{CONNECTIONS} -d{secs}s\n{text}", ["before the rows", "after the rows"][at]);
+        println!(
+            "== {what}: {name} ({}), wrk -t1 -c{CONNECTIONS} -d{secs}s\n{text}",
+            ["before the rows", "after the rows"][at]
+        );
         f
     };
     into.axum[at] = run(&servers.axum.base, "/v1/accounts", "bare axum, 2 KB body");
@@ -1357,7 +1373,10 @@ fn print_reads_table(title: &str, b: &Baselines, rows: &[Row], target: f64, tls:
         b.floor[1].p99_ms,
         pct(floor / axum)
     );
-    let big = b.axum_big.zip(b.floor_big).map(|(a, f)| (mean(&a), mean(&f), a, f));
+    let big = b
+        .axum_big
+        .zip(b.floor_big)
+        .map(|(a, f)| (mean(&a), mean(&f), a, f));
     if let Some((ab, fb, a, f)) = big {
         println!(
             "100 KB baselines (before / after): bare axum {:.0} / {:.0} req/s, RSA floor {:.0} / {:.0} req/s = {} of the 100 KB bare axum",
@@ -1385,7 +1404,11 @@ fn print_reads_table(title: &str, b: &Baselines, rows: &[Row], target: f64, tls:
         let mut verdict = Vec::new();
         let mut miss = Vec::new();
         if of_floor < target {
-            miss.push(format!("{} < {} of the {floor_name}", pct(of_floor), pct(target)));
+            miss.push(format!(
+                "{} < {} of the {floor_name}",
+                pct(of_floor),
+                pct(target)
+            ));
         }
         if !tls && r.f.p99_ms >= READ_P99_MS {
             miss.push(format!("p99 {:.2} ms ≥ {READ_P99_MS} ms", r.f.p99_ms));
@@ -1402,7 +1425,11 @@ fn print_reads_table(title: &str, b: &Baselines, rows: &[Row], target: f64, tls:
                 verdict.push(if of_ab >= BIG_TARGET {
                     "100 KB: PASS".to_string()
                 } else {
-                    format!("100 KB: MISS ({} < {} of bare axum 100 KB)", pct(of_ab), pct(BIG_TARGET))
+                    format!(
+                        "100 KB: MISS ({} < {} of bare axum 100 KB)",
+                        pct(of_ab),
+                        pct(BIG_TARGET)
+                    )
                 });
                 (pct(r.f.per_sec / fb), pct(of_ab))
             }
@@ -1435,8 +1462,8 @@ fn print_reads_table(title: &str, b: &Baselines, rows: &[Row], target: f64, tls:
 /// - mode "replayed": `sandbox serve --allow-replays`, one signed request per read sent over
 ///   and over (wrk `-H`); the baselines get the same headers;
 /// - mode "unique": the replay check on, every request signed beforehand with its own
-///   X-Request-ID ([`presign`]; enough for the run at 1.5 × the read's replayed rate, and
-///   the run fails if one is sent twice), cycled by [`CYCLING_LUA`]; the baselines run
+///   X-Request-ID ([`presign`]; enough for the run at 1.3 × the highest of the read's
+///   replayed rate and the floor's rates, and the run fails if one is sent twice), cycled by [`CYCLING_LUA`]; the baselines run
 ///   through the same script (on a set of their own, which they may repeat: they remember
 ///   nothing).
 ///
@@ -1526,8 +1553,17 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
     let mut unique = Vec::new();
     for (i, read) in reads.iter().enumerate() {
         let (plain, wire, coding) = probe(rt, &http, creds, &server.base, &s.psu_id, read);
-        let expected = replayed[i].f.per_sec.max(b_unique.floor[0].per_sec * 0.5);
-        let n = (expected * usecs as f64 * 1.5) as usize + 4 * CONNECTIONS;
+        // No read outruns the floor (it verifies too) by much; the noise of a shared
+        // machine is what the margin is for. Too few fail the run loudly.
+        let expected = [
+            replayed[i].f.per_sec,
+            b_unique.floor[0].per_sec,
+            b_replayed.floor[0].per_sec,
+            b_replayed.floor[1].per_sec,
+        ]
+        .into_iter()
+        .fold(0.0, f64::max);
+        let n = (expected * usecs as f64 * 1.3) as usize + 4 * CONNECTIONS;
         let coding_header: Vec<(String, String)> = read
             .coding()
             .map(|c| vec![("Accept-Encoding".to_string(), c.to_string())])
@@ -1564,14 +1600,18 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
     drop(server);
 
     print_reads_table(
-        &format!("reads, replay check OFF (sandbox serve --allow-replays, one signed request per read replayed), {secs} s per run"),
+        &format!(
+            "reads, replay check OFF (sandbox serve --allow-replays, one signed request per read replayed), {secs} s per run"
+        ),
         &b_replayed,
         &replayed,
         READ_TARGET,
         false,
     );
     print_reads_table(
-        &format!("reads, replay check ON (unique pre-signed requests cycled by a wrk Lua script, none sent twice; baselines through the same script), {usecs} s per run"),
+        &format!(
+            "reads, replay check ON (unique pre-signed requests cycled by a wrk Lua script, none sent twice; baselines through the same script), {usecs} s per run"
+        ),
         &b_unique,
         &unique,
         READ_TARGET,
@@ -1807,7 +1847,10 @@ fn scenario_tls(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             secs,
             None,
         );
-        println!("== TLS, replayed: {} `GET {}`\n{text}", read.label, read.path);
+        println!(
+            "== TLS, replayed: {} `GET {}`\n{text}",
+            read.label, read.path
+        );
         rows.push(Row {
             read: read.clone(),
             size: plain.len(),
@@ -1818,7 +1861,9 @@ fn scenario_tls(rt: &tokio::runtime::Runtime, creds: &Credentials) {
     }
     measure_baselines(&servers, &fixed, secs, 1, &mut b, "TLS");
     print_reads_table(
-        &format!("reads over TLS (sandbox serve --tls --allow-replays, client-auth none; baselines on the same rustls configuration and server loop), {secs} s per run"),
+        &format!(
+            "reads over TLS (sandbox serve --tls --allow-replays, client-auth none; baselines on the same rustls configuration and server loop), {secs} s per run"
+        ),
         &b,
         &rows,
         TLS_TARGET,
@@ -1874,11 +1919,18 @@ fn selfcheck(creds: &Credentials) {
     assert!((f.p50_ms - 0.812).abs() < 1e-9 && (f.p99_ms - 3.21).abs() < 1e-9);
     assert_eq!((f.non_2xx, f.socket_errors, f.wrapped), (5, 3, Some(0)));
     let set = presign(creds, 50, "12345", &|i| {
-        ("POST", PAYMENT_PATH.into(), format!("{{\"n\":{i}}}").into_bytes(), Vec::new())
+        (
+            "POST",
+            PAYMENT_PATH.into(),
+            format!("{{\"n\":{i}}}").into_bytes(),
+            Vec::new(),
+        )
     });
     let raw = std::fs::read(set.file.path()).unwrap();
     assert_eq!(raw.iter().filter(|&&b| b == 0).count(), 50);
-    println!("selfcheck: the floor verifies plain and RFC 2047 Signatures and refuses a changed header; wrk output parsed; pre-signed ids unique");
+    println!(
+        "selfcheck: the floor verifies plain and RFC 2047 Signatures and refuses a changed header; wrk output parsed; pre-signed ids unique"
+    );
 }
 
 fn main() {
