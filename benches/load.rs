@@ -980,6 +980,8 @@ init = function(args)
   for r in string.gmatch(data, "([^%z]+)%z") do
     reqs[#reqs + 1] = r
   end
+  data = nil
+  collectgarbage()
 end
 request = function()
   i = i + 1
@@ -1929,7 +1931,8 @@ fn selfcheck(creds: &Credentials) {
     let raw = std::fs::read(set.file.path()).unwrap();
     assert_eq!(raw.iter().filter(|&&b| b == 0).count(), 50);
     println!(
-        "selfcheck: the floor verifies plain and RFC 2047 Signatures and refuses a changed header; wrk output parsed; pre-signed ids unique"
+        "selfcheck: the floor verifies plain and RFC 2047 Signatures and refuses a changed header; wrk output parsed; pre-signed ids unique ({} bytes per pre-signed payment request)",
+        raw.len() / 50
     );
 }
 
