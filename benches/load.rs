@@ -1367,6 +1367,11 @@ fn pct(x: f64) -> String {
     format!("{:.0} %", 100.0 * x)
 }
 
+/// [`pct`] with one decimal, for verdicts (so that 89.6 % does not read "90 % < 90 %").
+fn pct1(x: f64) -> String {
+    format!("{:.1} %", 100.0 * x)
+}
+
 /// Prints one mode's table: each read's req/s, p50, p99 and its ratio to the RSA floor and to
 /// bare axum (the mean of their runs before and after the rows), for the 100 KB pages also to
 /// the 100 KB baselines, and PASS/MISS against issue 23's targets (`target` of the floor).
@@ -1418,7 +1423,7 @@ fn print_reads_table(title: &str, b: &Baselines, rows: &[Row], target: f64, tls:
         if of_floor < target {
             miss.push(format!(
                 "{} < {} of the {floor_name}",
-                pct(of_floor),
+                pct1(of_floor),
                 pct(target)
             ));
         }
@@ -1439,7 +1444,7 @@ fn print_reads_table(title: &str, b: &Baselines, rows: &[Row], target: f64, tls:
                 } else {
                     format!(
                         "100 KB: MISS ({} < {} of bare axum 100 KB)",
-                        pct(of_ab),
+                        pct1(of_ab),
                         pct(BIG_TARGET)
                     )
                 });
