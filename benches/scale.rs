@@ -14,7 +14,8 @@
 //! 2. The real binary `sandbox serve --db FILE` is started on each file (two servers side by
 //!    side on loopback, the replay check on).
 //! 3. The measured TPP completes a consent SCA on each server through the HTML forms.
-//! 4. Rounds: each round sends, to the empty server and then to the full one, the same five
+//! 4. Rounds: each round sends, to one server and then to the other (the empty one first in
+//!    even rounds, the full one first in odd rounds), the same five
 //!    signed requests one after the other (one connection, no concurrency), and records the
 //!    wall time of each from sending to the last byte of the answer (signing is done before):
 //!    `POST /v1/bank-offered-consents` (consent creation: a consent resource and an SCA
@@ -28,7 +29,9 @@
 //! 6. Where the tail comes from: for each request it also records whether the server's main
 //!    database file was written while the request was in flight (in WAL mode only a
 //!    checkpoint writes it), and prints, per operation and server, how many requests saw a
-//!    checkpoint, their median, the percentiles of the others, and a histogram of the times.
+//!    checkpoint, their median, the percentiles of the others, and a histogram of the times;
+//!    and the same percentiles as the servers' access logs timed the same requests
+//!    (`latency_us`, found by `X-Request-ID`): the servers' own share of each time.
 //!
 //! Environment: `PSD2_SCALE_ROUNDS` (default 1000, after 50 warm-up rounds),
 //! `PSD2_SCALE_BIN` (another `psd2-console` binary, for a before/after comparison),
@@ -72,6 +75,8 @@ const TRANSACTIONS: usize = 1_000_000;
 struct Server {
     child: Child,
     base: String,
+    /// The server's stderr: its access log (`latency_us` per `X-Request-ID`).
+    log: PathBuf,
 }
 
 impl Drop for Server {
@@ -95,7 +100,7 @@ fn binary() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_psd2-console")))
 }
 
-fn start_server(db: &Path) -> Server {
+fn start_server(db: &Path, log: PathBuf) -> Server {
     let port = free_port();
     let mut cmd = Command::new(binary());
     cmd.args(["sandbox", "serve", "--addr", &format!("127.0.0.1:{port}")])
@@ -107,7 +112,7 @@ fn start_server(db: &Path) -> Server {
     }
     let child = cmd
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .expect("start sandbox serve");
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -118,6 +123,7 @@ fn start_server(db: &Path) -> Server {
     Server {
         child,
         base: format!("http://127.0.0.1:{port}"),
+        log,
     }
 }
 
@@ -337,8 +343,8 @@ fn signed(
     hs
 }
 
-/// Sends a signed request; returns the status, the JSON body and the time from sending to
-/// the answer's last byte (signing not included).
+/// Sends a signed request; returns the status, the JSON body, the time from sending to
+/// the answer's last byte (signing not included) and the `X-Request-ID`.
 async fn send(
     http: &reqwest::Client,
     base: &str,
@@ -347,8 +353,9 @@ async fn send(
     path: &str,
     extra: &[(&str, &str)],
     body: &[u8],
-) -> (u16, Value, Duration) {
+) -> (u16, Value, (Duration, String)) {
     let hs = signed(creds, method, path, extra, body);
+    let request_id = hs[0].1.clone();
     let mut rb = http.request(method.parse().unwrap(), format!("{base}{path}"));
     for (n, v) in &hs {
         rb = rb.header(n, v);
@@ -362,7 +369,7 @@ async fn send(
     let bytes = r.bytes().await.unwrap();
     let took = t.elapsed();
     let v = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    (status, v, took)
+    (status, v, (took, request_id))
 }
 
 /// The measured TPP's PSU-ID and first account after a consent SCA on `base`.
@@ -408,10 +415,12 @@ async fn setup(
 /// One timed request: its duration, and whether the server's main database file was written
 /// while it was in flight. In WAL mode only a checkpoint writes the main file, so this tells
 /// the requests that ran (or waited for) a checkpoint.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Sample {
     took: Duration,
     checkpoint: bool,
+    /// The request's `X-Request-ID`, to find its line in the server's access log.
+    request_id: String,
 }
 
 /// Watches the main database file's modification time around a request.
@@ -433,10 +442,11 @@ impl<'a> Watch<'a> {
         self.before = self.modified();
     }
 
-    fn stop(&mut self, took: Duration) -> Sample {
+    fn stop(&mut self, (took, request_id): (Duration, String)) -> Sample {
         Sample {
             took,
             checkpoint: self.modified() != self.before,
+            request_id,
         }
     }
 }
@@ -570,6 +580,65 @@ fn diagnose(times: &[[Vec<Sample>; 5]; 2]) {
     }
 }
 
+/// The same percentiles from the servers' own access logs (`latency_us`: from the request
+/// reaching the router to the response head): what the servers did, without the client,
+/// the loopback and the scheduling of the two cores.
+fn server_side(times: &[[Vec<Sample>; 5]; 2], servers: &[Server; 2]) {
+    let mut latencies = Vec::new();
+    for s in servers {
+        let text = std::fs::read_to_string(&s.log).unwrap_or_default();
+        let mut by_id = std::collections::HashMap::new();
+        for line in text.lines() {
+            let field = |name: &str| {
+                line.split(&format!(" {name}="))
+                    .nth(1)
+                    .and_then(|rest| rest.split(' ').next())
+                    .map(|v| v.trim_matches('"').to_string())
+            };
+            if let (Some(id), Some(us)) = (field("request_id"), field("latency_us"))
+                && let Ok(us) = us.parse::<u64>()
+            {
+                by_id.insert(id, Duration::from_micros(us));
+            }
+        }
+        latencies.push(by_id);
+    }
+    println!(
+        "\nthe same requests as the servers' access logs timed them (`latency_us`):\n\
+         | operation | empty p50 | full p50 | ratio | empty p99 | full p99 | ratio |\n\
+         |---|---|---|---|---|---|---|"
+    );
+    for (i, op) in OPS.iter().enumerate() {
+        let short = op.split(" (").next().unwrap_or(op);
+        let mut f = Vec::new();
+        for (k, server) in times.iter().enumerate() {
+            let mut v: Vec<Duration> = server[i]
+                .iter()
+                .filter_map(|s| latencies[k].get(&s.request_id).copied())
+                .collect();
+            if v.len() != server[i].len() {
+                println!(
+                    "| {short} | (only {} of {} requests in the log) |",
+                    v.len(),
+                    server[i].len()
+                );
+                return;
+            }
+            v.sort();
+            f.push((percentile(&v, 0.5), percentile(&v, 0.99)));
+        }
+        println!(
+            "| {short} | {:.2} ms | {:.2} ms | {:.2} | {:.2} ms | {:.2} ms | {:.2} |",
+            ms(f[0].0),
+            ms(f[1].0),
+            ms(f[1].0) / ms(f[0].0),
+            ms(f[0].1),
+            ms(f[1].1),
+            ms(f[1].1) / ms(f[0].1),
+        );
+    }
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[i.min(sorted.len() - 1)]
@@ -620,7 +689,10 @@ fn main() {
         }
     }
     let creds = credentials_of(&generate_set(&TppCertSpec::default()).unwrap()).unwrap();
-    let servers = [start_server(&empty_file), start_server(&full_file)];
+    let servers = [
+        start_server(&empty_file, dir.join("empty.log")),
+        start_server(&full_file, dir.join("full.log")),
+    ];
     let files = [empty_file.clone(), full_file.clone()];
     println!("binary: {}", binary().display());
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -639,7 +711,12 @@ fn main() {
             ctx.push(setup(&http, &s.base, &creds).await);
         }
         for n in 0..warmup + rounds {
-            for (k, s) in servers.iter().enumerate() {
+            // The empty server first in even rounds, the full one first in odd rounds, so
+            // that neither always runs right after the other's writes (and its background
+            // work: the X-Request-ID flusher, the checkpointer).
+            let order = if n % 2 == 0 { [0, 1] } else { [1, 0] };
+            for k in order {
+                let s = &servers[k];
                 let (psu, account, bban) = &ctx[k];
                 let d = round(&http, &s.base, &creds, psu, account, bban, n, &files[k]).await;
                 if n >= warmup {
@@ -651,8 +728,8 @@ fn main() {
         }
     });
     println!(
-        "\n{rounds} rounds (after {warmup} warm-up), each: the five operations on the empty \
-         server, then on the full one"
+        "\n{rounds} rounds (after {warmup} warm-up), each: the five operations on one server, \
+         then on the other (the empty one first in even rounds, the full one in odd rounds)"
     );
     println!(
         "| operation | empty p50 | full p50 | ratio | empty p99 | full p99 | ratio |\n|---|---|---|---|---|---|---|"
@@ -676,6 +753,7 @@ fn main() {
             ms(f[1].1),
         );
     }
+    server_side(&times, &servers);
     diagnose(&times);
     println!(
         "\nworst ratio {worst:.2}: {}",

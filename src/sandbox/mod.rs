@@ -322,6 +322,7 @@ pub const MIGRATIONS: &[db::Migration] = &[
     store::tenancy::MIGRATION,
     // Last: indexes over the tables above (issue 20, finding 4).
     store::indexes::MIGRATION,
+    store::indexes::MIGRATION_TPP_DUPLICATES,
 ];
 
 /// A running sandbox: where it listens, and how to stop it.

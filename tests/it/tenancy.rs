@@ -462,3 +462,25 @@ pub(crate) async fn another_tpps_created_customer_is_neither_listed_nor_accepted
         "{err}"
     );
 }
+
+/// Another TPP's payment is never a logical duplicate of mine: the same debtor, creditor,
+/// amount and remittance initiated by the [`rival`] first still answers 201 for [`tpp`] (a
+/// 400 would tell it that somebody else initiated that payment), while a TPP's own second
+/// initiation of it is refused as before.
+#[tokio::test]
+pub(crate) async fn another_tpps_payment_is_not_a_logical_duplicate_of_mine() {
+    let sb = TestSandbox::start().await;
+    let body = kari_payment("42.00", "same for both TPPs");
+    let path = format!("/v1/payments/{DOMESTIC}");
+    rival_post(&sb, &path, body.clone())
+        .await
+        .assert_status(201);
+    let r = sb.initiate(DOMESTIC, &body).await;
+    r.assert_status(201);
+    sb.initiate(DOMESTIC, &body)
+        .await
+        .assert_error(400, "PAYMENT_FAILED");
+    rival_post(&sb, &path, body)
+        .await
+        .assert_error(400, "PAYMENT_FAILED");
+}

@@ -182,7 +182,9 @@ pub fn initiate(
         )
     });
     cx.db.write(|tx| {
-        if !new.allow_duplicate && rows::logical_duplicate_exists(tx, &init.dedup_key, &today)? {
+        if !new.allow_duplicate
+            && rows::logical_duplicate_exists(tx, &new.tpp.id.0, &init.dedup_key, &today)?
+        {
             return Err(ApiError::new(
                 MessageCode::PaymentFailed,
                 "logical duplicate: a payment with the same debtor account, creditor, amount, \

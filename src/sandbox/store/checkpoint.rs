@@ -102,8 +102,8 @@ impl Checkpointer {
         policy: Checkpoints,
         commits: Arc<AtomicU64>,
     ) -> Result<Self, rusqlite::Error> {
-        let conn = Connection::open(file)?;
-        conn.busy_timeout(Duration::from_secs(5))?;
+        let mut conn = Connection::open(file)?;
+        crate::sandbox::store::busy::wait_for_locks(&mut conn)?;
         // This connection's own commits (none) and its checkpoints: synced like the others.
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;

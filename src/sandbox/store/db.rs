@@ -214,7 +214,7 @@ impl Db {
             location: location.clone(),
             source: source.into(),
         };
-        let conn = match storage {
+        let mut conn = match storage {
             Storage::File(p) => {
                 if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
                     std::fs::create_dir_all(dir)
@@ -263,8 +263,8 @@ impl Db {
         };
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(err)?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))
-            .map_err(err)?;
+        // Waits for the flusher's and checkpointer's locks in short steps (`store::busy`).
+        crate::sandbox::store::busy::wait_for_locks(&mut conn).map_err(err)?;
         conn.execute_batch(SCHEMA_MIGRATIONS).map_err(err)?;
         Ok(Db {
             backing: Backing::Sqlite(Mutex::new(conn)),

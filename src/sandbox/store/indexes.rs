@@ -38,6 +38,22 @@ pub const MIGRATION: Migration = (
         ON manual_card_transactions (card_account, seq);",
 );
 
+/// The logical-duplicate check at payment initiation
+/// (`payments::logical_duplicate_exists`): `?1` the payment's duplicate key, `?2` the sandbox
+/// day, `?3` the TPP.
+pub const LOGICAL_DUPLICATE: &str = "SELECT EXISTS(SELECT 1 FROM pis_payments \
+     WHERE tpp = ?3 AND dedup_key = ?1 AND created_day = ?2 AND status NOT IN ('RJCT', 'CANC'))";
+
+/// The logical-duplicate check looks among the calling TPP's payments only (issue 20: each
+/// TPP its own world), so its index leads with the TPP: a TPP's new payments then land
+/// among its own index entries, not on random pages spread over every TPP's.
+pub const MIGRATION_TPP_DUPLICATES: Migration = (
+    "indexes_002_logical_duplicates_per_tpp",
+    "DROP INDEX IF EXISTS pis_payments_dedup;
+    CREATE INDEX IF NOT EXISTS pis_payments_dedup_by_tpp
+        ON pis_payments (tpp, dedup_key, created_day);",
+);
+
 /// The purge of expired consent SCA authorisations before each new one
 /// (`Store::insert_authorisation`): `?1` the cutoff (nanoseconds), `?2` the new id.
 pub const PURGE_SCA_AUTHORISATIONS: &str =
@@ -77,8 +93,7 @@ pub const PLANNED: &[&str] = &[
     "SELECT COALESCE(MAX(seq), 0) FROM manual_transactions WHERE account = ?1",
     "SELECT COALESCE(MAX(seq), 0) FROM manual_card_transactions WHERE card_account = ?1",
     // Logical duplicates at payment initiation, due batch runs.
-    "SELECT EXISTS(SELECT 1 FROM pis_payments WHERE dedup_key = ?1 AND created_day = ?2 \
-     AND status NOT IN ('RJCT', 'CANC'))",
+    LOGICAL_DUPLICATE,
     "SELECT EXISTS(SELECT 1 FROM pis_payments WHERE status = 'ACTC' AND due_at IS NOT NULL \
      AND due_at <= ?1)",
 ];

@@ -26,6 +26,7 @@
 pub(crate) mod rows;
 
 pub mod access;
+pub mod busy;
 pub mod checkpoint;
 pub mod db;
 pub(crate) mod error;

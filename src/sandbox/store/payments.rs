@@ -248,16 +248,19 @@ pub fn any_due(c: &Conn<'_>, now: i64) -> crate::sandbox::store::sql::Result<boo
     )
 }
 
-/// Whether a payment with `key`, created on `day` and not rejected or cancelled, exists.
+/// Whether a payment of the TPP `tpp` with `key`, created on `day` and not rejected or
+/// cancelled, exists. Another TPP's payment is never a duplicate of this TPP's: each TPP has
+/// its own world (issue 20), and a refusal would tell it that somebody else initiated the
+/// same payment.
 pub fn logical_duplicate_exists(
     c: &Conn<'_>,
+    tpp: &str,
     key: &str,
     day: &str,
 ) -> crate::sandbox::store::sql::Result<bool> {
     c.query_row(
-        "SELECT EXISTS(SELECT 1 FROM pis_payments WHERE dedup_key = ?1 AND created_day = ?2 \
-         AND status NOT IN ('RJCT', 'CANC'))",
-        params![key, day],
+        crate::sandbox::store::indexes::LOGICAL_DUPLICATE,
+        params![key, day, tpp],
         |r| r.get(0),
     )
 }

@@ -12,7 +12,6 @@
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::Duration;
 
 use rusqlite::Connection;
 
@@ -26,11 +25,11 @@ const TABLE_SQL: &str = "CREATE TABLE IF NOT EXISTS replay_request_ids (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS replay_request_ids_expires ON replay_request_ids (expires);";
 
-/// Opens the guard's connection to `file` (5 s busy timeout; it never checkpoints, the
+/// Opens the guard's connection to `file` (waits for locks as [`crate::sandbox::store::busy`] says; it never checkpoints, the
 /// store's checkpointer thread does: [`crate::sandbox::store::checkpoint`]) and creates the table.
 pub fn open(file: &Path) -> rusqlite::Result<Connection> {
-    let conn = Connection::open(file)?;
-    conn.busy_timeout(Duration::from_secs(5))?;
+    let mut conn = Connection::open(file)?;
+    crate::sandbox::store::busy::wait_for_locks(&mut conn)?;
     conn.pragma_update(None, "wal_autocheckpoint", 0)?;
     conn.execute_batch(TABLE_SQL)?;
     Ok(conn)
