@@ -137,6 +137,45 @@ pub fn begin_sca(
     psu: &PsuContext,
     why: &str,
 ) -> Result<(Uuid, String), ApiError> {
+    let (auth, href) = new_sca(cx, tpp, psu, why)?;
+    let (id, now) = (auth.id, auth.created_at);
+    cx.store.insert_authorisation(auth, now)?;
+    Ok((id, href))
+}
+
+/// [`begin_sca`] for a new consent resource (`POST /v1/bank-offered-consents`,
+/// `POST /v1/consents`): the authorisation and the resource `received` of `tpp`
+/// ([`create_resource`]'s row) in one write of the group commit
+/// ([`crate::sandbox::store::db::Db::write_batched`]) instead of two transactions.
+///
+/// Errors: as [`begin_sca`].
+pub async fn begin_consent_sca(
+    cx: &Ctx<'_>,
+    tpp: &Tpp,
+    psu: &PsuContext,
+    why: &str,
+) -> Result<(Uuid, String), ApiError> {
+    let (auth, href) = new_sca(cx, tpp, psu, why)?;
+    let (id, now) = (auth.id, auth.created_at);
+    let secs = rules::secs(now);
+    let owner = tpp.id.clone();
+    cx.db
+        .write_batched(move |tx| {
+            crate::sandbox::store::write_authorisation(tx, &auth, now)?;
+            store::insert_resource(tx, id, &owner, secs)?;
+            Ok::<_, ApiError>(())
+        })
+        .await?;
+    Ok((id, href))
+}
+
+/// The checks of [`begin_sca`] and the authorisation it stores, with its `scaRedirect`.
+fn new_sca(
+    cx: &Ctx<'_>,
+    tpp: &Tpp,
+    psu: &PsuContext,
+    why: &str,
+) -> Result<(Authorisation, String), ApiError> {
     let Some(redirect) = psu.redirect_uri()? else {
         return Err(ApiError::format(format!(
             "the TPP-Redirect-URI header is missing; it is required because this request \
@@ -170,10 +209,8 @@ pub fn begin_sca(
         created_at: now,
         step: ScaStep::Identify,
     };
-    let id = auth.id;
-    let href = cx.sca_href("/sca", &id.to_string());
-    cx.store.insert_authorisation(auth, now)?;
-    Ok((id, href))
+    let href = cx.sca_href("/sca", &auth.id.to_string());
+    Ok((auth, href))
 }
 
 /// Starts an SCA for this request and returns the 401 (`code`, `text`) carrying

@@ -135,7 +135,7 @@ pub struct NewPayment<'a> {
 /// Errors: 400 `PAYMENT_FAILED` for a logical duplicate (same debtor, creditor, amount,
 /// execution date and remittance initiated the same sandbox day, not rejected or
 /// cancelled) without `allow_duplicate`; storage (503).
-pub fn initiate(
+pub async fn initiate(
     cx: &Ctx<'_>,
     new: &NewPayment<'_>,
 ) -> Result<(String, Option<AuthorisationRow>), ApiError> {
@@ -181,26 +181,34 @@ pub fn initiate(
             now,
         )
     });
-    cx.db.write(|tx| {
-        if !new.allow_duplicate
-            && rows::logical_duplicate_exists(tx, &new.tpp.id.0, &init.dedup_key, &today)?
-        {
-            return Err(ApiError::new(
-                MessageCode::PaymentFailed,
-                "logical duplicate: a payment with the same debtor account, creditor, amount, \
-                 execution date and remittance information was already initiated today; send \
-                 the query parameter allowLogicalDuplicate=true to initiate it again",
-            ));
-        }
-        if let Some((c, p)) = new.created_psu {
-            rows::register_psu(tx, &new.tpp.id.0, &p.to_string(), &c.to_string())?;
-        }
-        rows::insert_payment(tx, &row)?;
-        if let Some(a) = &auth {
-            rows::insert_authorisation(tx, a)?;
-        }
-        Ok(())
-    })?;
+    // Everything the transaction needs is built above, outside it; the write itself joins
+    // the group commit ([`crate::sandbox::store::db::Db::write_batched`]).
+    let check_duplicate = !new.allow_duplicate;
+    let created_psu = new
+        .created_psu
+        .map(|(c, p)| (new.tpp.id.0.clone(), p.to_string(), c.to_string()));
+    let stored_auth = auth.clone();
+    cx.db
+        .write_batched(move |tx| {
+            if check_duplicate && rows::logical_duplicate_exists(tx, &row.tpp, &row.dedup_key, &today)? {
+                return Err(ApiError::new(
+                    MessageCode::PaymentFailed,
+                    "logical duplicate: a payment with the same debtor account, creditor, \
+                     amount, execution date and remittance information was already initiated \
+                     today; send the query parameter allowLogicalDuplicate=true to initiate it \
+                     again",
+                ));
+            }
+            if let Some((tpp, psu, customer)) = &created_psu {
+                rows::register_psu(tx, tpp, psu, customer)?;
+            }
+            rows::insert_payment(tx, &row)?;
+            if let Some(a) = &stored_auth {
+                rows::insert_authorisation(tx, a)?;
+            }
+            Ok(())
+        })
+        .await?;
     Ok((id, auth))
 }
 

@@ -37,7 +37,6 @@ use uuid::Uuid;
 
 use crate::sandbox::App;
 use crate::sandbox::domain::access;
-use crate::sandbox::domain::access::begin_sca;
 use crate::sandbox::domain::rules;
 use crate::sandbox::errors::ApiError;
 use crate::sandbox::http::auth::{AisTpp, Tpp, TppResource};
@@ -56,14 +55,18 @@ use crate::xs2a::wire::{
 pub const CONSENTS_DEPRECATED: &str = "POST /v1/consents is deprecated and its body is ignored: \
      use POST /v1/bank-offered-consents (the PSU chooses the accounts during SCA)";
 
-fn consent_created(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<ConsentsResponse, ApiError> {
-    let (id, href) = begin_sca(
+async fn consent_created(
+    app: &App,
+    tpp: &Tpp,
+    h: &HeaderMap,
+) -> Result<ConsentsResponse, ApiError> {
+    let (id, href) = access::begin_consent_sca(
         &app.domain(),
         tpp,
         &crate::sandbox::http::caller::psu_context(h),
         "a bank-offered consent is given during SCA",
-    )?;
-    access::create_resource(&app.domain(), id, &tpp.id)?;
+    )
+    .await?;
     let mut links = Links::new();
     links.insert(names::SCA_REDIRECT.into(), Link::href(href));
     Ok(ConsentsResponse {
@@ -103,7 +106,7 @@ pub async fn bank_offered_consents(
             .map_err(|e| ApiError::format(format!("the request body is not JSON: {e}")))?;
         rules::check_json_characters(&v)?;
     }
-    Ok(created(consent_created(&app, &tpp, &headers)?))
+    Ok(created(consent_created(&app, &tpp, &headers).await?))
 }
 
 /// `POST /v1/consents` (deprecated, replaced by `/v1/bank-offered-consents`; interface
@@ -119,7 +122,7 @@ pub async fn consents_deprecated(
     AisTpp(tpp): AisTpp,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let mut body = consent_created(&app, &tpp, &headers)?;
+    let mut body = consent_created(&app, &tpp, &headers).await?;
     body.tpp_messages.push(TppMessage {
         category: TppMessageCategory::Warning,
         code: "WARNING".into(),

@@ -564,7 +564,8 @@ async fn create<const S: u8>(
             allow_duplicate,
             explicit,
         },
-    )?;
+    )
+    .await?;
     let self_path = payment_path(service, product.name, &id);
     let mut links = Links::new();
     match &auth {

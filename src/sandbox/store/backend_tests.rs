@@ -242,3 +242,167 @@ fn a_postgres_password_never_appears_in_messages() {
     assert!(!e.contains("s3cret-pw") && !e.contains("other-pw"), "{e}");
     assert!(e.contains("127.0.0.1"), "{e}");
 }
+
+/// Issue 23, group commit: a write that fails in a batch rolls back only its own statements
+/// and gets its own error (here the Berlin Group answer it chose, 400 `PAYMENT_FAILED`, not a
+/// storage error); the other writes of the same batch commit. A first write holds the writer
+/// thread until the three others are queued, so they make one batch (the hook sees it).
+#[test]
+fn a_failing_write_in_a_batch_rolls_back_only_its_own_part() {
+    use crate::sandbox::errors::ApiError;
+    use crate::sandbox::store::group_commit::Request;
+    use crate::xs2a::error::MessageCode;
+    on_both(|storage| {
+        let db = Db::open(&storage).unwrap();
+        db.migrate(&[("t1", "CREATE TABLE t (x INTEGER NOT NULL)")])
+            .unwrap();
+        let group = db.group().unwrap();
+        let sizes = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = sizes.clone();
+        *group.before_commit.lock().unwrap() = Some(Arc::new(move |n| {
+            seen.lock().unwrap().push(n);
+        }));
+        let (open_gate, gate) = std::sync::mpsc::channel::<()>();
+        let (entered, running) = std::sync::mpsc::channel::<()>();
+        let (reply, held) = tokio::sync::oneshot::channel();
+        let hold = move |_: &Conn<'_>| -> Result<(), ApiError> {
+            entered.send(()).ok();
+            gate.recv().ok();
+            Ok(())
+        };
+        assert!(group.submit(Box::new(Request::new(hold, reply))));
+        // The writer is inside the first batch: what follows queues for the next one.
+        running.recv().unwrap();
+        let mut answers = Vec::new();
+        for x in [1_i64, 2, 3] {
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            let write = move |tx: &Conn<'_>| -> Result<i64, ApiError> {
+                tx.execute("INSERT INTO t VALUES (?1)", [x])?;
+                if x == 2 {
+                    return Err(ApiError::new(
+                        MessageCode::PaymentFailed,
+                        "the second fails",
+                    ));
+                }
+                Ok(x)
+            };
+            assert!(group.submit(Box::new(Request::new(write, reply))));
+            answers.push(answer);
+        }
+        open_gate.send(()).unwrap();
+        held.blocking_recv().unwrap().unwrap();
+        let got: Vec<Result<i64, ApiError>> = answers
+            .into_iter()
+            .map(|a| a.blocking_recv().unwrap())
+            .collect();
+        assert_eq!(got[0].as_ref().ok(), Some(&1), "{storage:?}");
+        assert_eq!(got[2].as_ref().ok(), Some(&3), "{storage:?}");
+        let failed = got[1].as_ref().unwrap_err();
+        assert_eq!(failed.status.as_u16(), 400, "{storage:?}");
+        let body = serde_json::to_value(&failed.body).unwrap();
+        assert_eq!(body["tppMessages"][0]["code"], "PAYMENT_FAILED", "{body}");
+        let rows: Vec<i64> = db
+            .read(|c| {
+                c.prepare("SELECT x FROM t ORDER BY x")?
+                    .query_map([], |r| r.get(0))?
+                    .collect()
+            })
+            .unwrap();
+        assert_eq!(
+            rows,
+            vec![1, 3],
+            "only the failed write rolled back ({storage:?})"
+        );
+        assert_eq!(
+            *sizes.lock().unwrap(),
+            vec![1, 3],
+            "the gate alone, then the three in one batch ({storage:?})"
+        );
+        assert_eq!(db.group_stats(), (2, 4), "{storage:?}");
+    });
+}
+
+/// Issue 23, group commit: no answer leaves before its batch committed. Just before the
+/// `COMMIT` the hook finds every answer of the batch still unsent (and, on SQLite, the rows
+/// not yet visible to another connection); after it, every answer is there and the data
+/// version moved once for the batch.
+#[test]
+fn no_answer_is_sent_before_its_batch_committed() {
+    use crate::sandbox::store::group_commit::Request;
+    on_both(|storage| {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = match storage {
+            Storage::InMemory => Storage::File(dir.path().join("sandbox.sqlite3")),
+            other => other,
+        };
+        let db = Db::open(&storage).unwrap();
+        db.migrate(&[("t1", "CREATE TABLE t (x INTEGER NOT NULL)")])
+            .unwrap();
+        let group = db.group().unwrap();
+        type Answer = tokio::sync::oneshot::Receiver<Result<i64, StoreError>>;
+        let pending: Arc<std::sync::Mutex<Vec<Answer>>> = Arc::default();
+        let checks = Arc::new(std::sync::Mutex::new(Vec::<(usize, usize, i64)>::new()));
+        let (seen, recorded, file) = (pending.clone(), checks.clone(), storage.clone());
+        let (hooked, hook_ran) = std::sync::mpsc::channel::<usize>();
+        *group.before_commit.lock().unwrap() = Some(Arc::new(move |n| {
+            let mut waiting = seen.lock().unwrap();
+            let unsent = waiting
+                .iter_mut()
+                .map(|a| a.try_recv().is_err())
+                .filter(|unsent| *unsent)
+                .count();
+            // Another connection does not see the batch's rows yet (SQLite file).
+            let visible = match &file {
+                Storage::File(p) => rusqlite::Connection::open(p)
+                    .unwrap()
+                    .query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0))
+                    .unwrap(),
+                _ => 0,
+            };
+            recorded.lock().unwrap().push((n, unsent, visible));
+            hooked.send(n).ok();
+        }));
+        let (open_gate, gate) = std::sync::mpsc::channel::<()>();
+        let (entered, running) = std::sync::mpsc::channel::<()>();
+        let (reply, held) = tokio::sync::oneshot::channel();
+        let hold = move |_: &Conn<'_>| -> Result<i64, StoreError> {
+            entered.send(()).ok();
+            gate.recv().ok();
+            Ok(0)
+        };
+        assert!(group.submit(Box::new(Request::new(hold, reply))));
+        // The writer is inside the first batch: what follows queues for the next one.
+        running.recv().unwrap();
+        for x in 1..=5_i64 {
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            let write = move |tx: &Conn<'_>| -> Result<i64, StoreError> {
+                tx.execute("INSERT INTO t VALUES (?1)", [x])?;
+                Ok(x)
+            };
+            assert!(group.submit(Box::new(Request::new(write, reply))));
+            pending.lock().unwrap().push(answer);
+        }
+        let version = db.version();
+        open_gate.send(()).unwrap();
+        held.blocking_recv().unwrap().unwrap();
+        assert_eq!(hook_ran.recv().unwrap(), 1);
+        assert_eq!(hook_ran.recv().unwrap(), 5);
+        // The batch of five: wait for the answers (they come after its commit).
+        let answers: Vec<Answer> = std::mem::take(&mut *pending.lock().unwrap());
+        assert_eq!(answers.len(), 5, "{storage:?}");
+        let got: Vec<i64> = answers
+            .into_iter()
+            .map(|a| a.blocking_recv().unwrap().unwrap())
+            .collect();
+        assert_eq!(got, vec![1, 2, 3, 4, 5]);
+        let checks = checks.lock().unwrap().clone();
+        assert_eq!(checks.len(), 2, "{checks:?}");
+        assert_eq!(
+            checks[1],
+            (5, 5, 0),
+            "at the commit of the batch of 5 all 5 answers were unsent and no row visible \
+             ({storage:?})"
+        );
+        assert!(db.version() > version, "{storage:?}");
+    });
+}

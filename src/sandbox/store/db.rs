@@ -2,8 +2,11 @@
 //! `sandbox serve` so a trainer's demo survives a restart, or in memory for tests
 //! (`--in-memory`).
 //!
-//! Every change runs in one `BEGIN IMMEDIATE` transaction ([`Db::write`]); reads run on the
-//! same connection ([`Db::read`]). Modules bring their own tables as named migrations
+//! Every change runs in one `BEGIN IMMEDIATE` transaction ([`Db::write`]), or, for the hot
+//! creations (payments, consents), as one write of a group commit ([`Db::write_batched`],
+//! [`crate::sandbox::store::group_commit`]: one transaction and one commit for all the writes
+//! waiting, a savepoint each, answers after the commit); reads run on the same connection
+//! ([`Db::read`]; on PostgreSQL a small pool, [`PG_POOL`]). Modules bring their own tables as named migrations
 //! ([`Db::migrate`]), applied once and recorded in `schema_migrations`.
 //!
 //! A database file is in WAL mode with `synchronous=NORMAL` (a commit appends to the log and
@@ -19,6 +22,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use crate::sandbox::store::checkpoint::{Checkpointer, Checkpoints, WalState};
 use crate::sandbox::store::error::StoreError;
+use crate::sandbox::store::group_commit::{GroupCommit, GroupStats, Request};
 use crate::sandbox::store::sql::{self, Conn, PgSession};
 
 /// `PSD2_SQLITE_CHECKPOINT=commit`: no checkpointer thread and SQLite's default page cache;
@@ -38,6 +42,12 @@ pub const CACHE_KIB: i64 = 32 * 1024;
 /// read-check-write transactions keep their meaning (an assumption of the code written for
 /// SQLite; a real ASPSP would use finer locks). The number is "PSD2" in ASCII.
 pub const PG_WRITE_LOCK: i64 = 0x5053_4432;
+
+/// The PostgreSQL connections of one instance's store for reads and single writes (the group
+/// commit's writer has one more of its own). The store is called from tokio's worker
+/// threads (one per core) and blocks on its connection, so a few are enough for every
+/// worker to have one; each costs the server a backend process.
+pub const PG_POOL: usize = 4;
 
 /// Where the state lives.
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -113,27 +123,34 @@ pub fn redact_url(url: &str) -> String {
 /// runs translated ([`sql::to_postgres`]), under the same name in `schema_migrations`.
 pub type Migration = (&'static str, &'static str);
 
-/// The connection of either back end.
-enum Backing {
+/// The connection of either back end (shared with the group-commit writer thread,
+/// [`crate::sandbox::store::group_commit`]).
+pub(crate) enum Backing {
     /// The SQLite connection behind a mutex.
     Sqlite(Mutex<Connection>),
-    /// One PostgreSQL connection behind a mutex (reconnected when the server closed it).
+    /// A pool of [`PG_POOL`] PostgreSQL connections, each behind a mutex (reconnected when
+    /// the server closed it): a read or a single write takes a free one, so reads do not
+    /// queue behind each other or behind the group commit's writer (which has its own).
     Postgres {
         url: String,
-        session: Mutex<Option<PgSession>>,
+        sessions: Vec<Mutex<Option<PgSession>>>,
+        /// Where the next search for a free session starts.
+        next: std::sync::atomic::AtomicUsize,
     },
 }
 
 /// The database: SQLite or PostgreSQL behind one interface ([`Db::read`], [`Db::write`],
 /// whose closures get a [`Conn`]).
 pub struct Db {
-    backing: Backing,
+    backing: std::sync::Arc<Backing>,
     /// Bumped after every committed [`Db::write`]: caches of derived data (serialized
     /// transaction pages) key on it, so any change invalidates them.
     /// Shared with the checkpointer, which watches it for a pause in the writes.
     version: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// The checkpointer of a database file (none in memory or on PostgreSQL).
     checkpointer: Option<Checkpointer>,
+    /// The group-commit writer of [`Db::write_batched`], started at its first use.
+    group: std::sync::OnceLock<Option<GroupCommit>>,
 }
 
 impl std::fmt::Debug for Db {
@@ -197,13 +214,18 @@ impl Db {
                     PG_DATA_VERSION
                 ))
                 .map_err(err)?;
+            let mut sessions = vec![Mutex::new(Some(session))];
+            // The others connect at their first use.
+            sessions.extend((1..PG_POOL).map(|_| Mutex::new(None)));
             return Ok(Db {
-                backing: Backing::Postgres {
+                backing: std::sync::Arc::new(Backing::Postgres {
                     url: url.clone(),
-                    session: Mutex::new(Some(session)),
-                },
+                    sessions,
+                    next: std::sync::atomic::AtomicUsize::new(0),
+                }),
                 version: std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0)),
                 checkpointer: None,
+                group: std::sync::OnceLock::new(),
             });
         }
         let location = match storage {
@@ -267,16 +289,17 @@ impl Db {
         crate::sandbox::store::busy::wait_for_locks(&mut conn).map_err(err)?;
         conn.execute_batch(SCHEMA_MIGRATIONS).map_err(err)?;
         Ok(Db {
-            backing: Backing::Sqlite(Mutex::new(conn)),
+            backing: std::sync::Arc::new(Backing::Sqlite(Mutex::new(conn))),
             version,
             checkpointer,
+            group: std::sync::OnceLock::new(),
         })
     }
 
     /// The PostgreSQL URL of the state (`None` on SQLite), for the connections other than the
     /// store's that the instances on one database share ([`crate::sandbox::store::shared`]).
     pub fn postgres_url(&self) -> Option<&str> {
-        match &self.backing {
+        match &*self.backing {
             Backing::Postgres { url, .. } => Some(url),
             Backing::Sqlite(_) => None,
         }
@@ -284,7 +307,7 @@ impl Db {
 
     /// Which back end holds the state.
     pub fn backend(&self) -> sql::Backend {
-        match self.backing {
+        match *self.backing {
             Backing::Sqlite(_) => sql::Backend::Sqlite,
             Backing::Postgres { .. } => sql::Backend::Postgres,
         }
@@ -312,20 +335,37 @@ impl Db {
         Ok(())
     }
 
-    fn lock_sqlite(m: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
+    pub(crate) fn lock_sqlite(m: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
         // A panic while holding the lock cannot leave a half-done transaction behind (rusqlite
         // rolls back on drop), so a poisoned lock is safe to reuse.
         m.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The PostgreSQL session, reconnected when the server closed it (a restart of the
-    /// server costs the requests in flight, not the sandbox).
+    /// A PostgreSQL session of the pool: the first free one from a rotating start, else
+    /// (all busy) the one at the start, waited for; (re)connected when it is new or the
+    /// server closed it (a restart of the server costs the requests in flight, not the
+    /// sandbox).
     fn lock_pg<'a>(
         url: &str,
-        m: &'a Mutex<Option<PgSession>>,
+        sessions: &'a [Mutex<Option<PgSession>>],
+        next: &std::sync::atomic::AtomicUsize,
     ) -> sql::Result<std::sync::MutexGuard<'a, Option<PgSession>>> {
-        // The transaction guard rolls back on a panic: a poisoned lock is safe to reuse.
-        let mut guard = m.lock().unwrap_or_else(|p| p.into_inner());
+        let n = sessions.len().max(1);
+        let start = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % n;
+        let free = (0..n).find_map(|i| match sessions.get((start + i) % n)?.try_lock() {
+            Ok(g) => Some(g),
+            // A panic while holding it cannot leave a transaction open (the guard rolls back).
+            Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        });
+        let mut guard = match free {
+            Some(g) => g,
+            None => sessions
+                .get(start)
+                .ok_or_else(|| sql::Error::Other("no PostgreSQL connection".into()))?
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        };
         if guard.as_ref().is_none_or(PgSession::is_closed) {
             *guard = None;
             *guard = Some(PgSession::connect(url)?);
@@ -342,7 +382,7 @@ impl Db {
     /// Must not be called inside [`Db::read`] or [`Db::write`]'s closure (it takes the
     /// connection).
     pub fn version(&self) -> u64 {
-        match self.backing {
+        match *self.backing {
             Backing::Sqlite(_) => self.version.load(std::sync::atomic::Ordering::Acquire),
             Backing::Postgres { .. } => {
                 let shared = self.read_raw(|c| {
@@ -376,13 +416,17 @@ impl Db {
     ///
     /// Errors: the database fails.
     pub fn read_raw<T>(&self, f: impl FnOnce(&Conn<'_>) -> sql::Result<T>) -> sql::Result<T> {
-        match &self.backing {
+        match &*self.backing {
             Backing::Sqlite(m) => {
                 let conn = Self::lock_sqlite(m);
                 f(&Conn::sqlite(&conn))
             }
-            Backing::Postgres { url, session } => {
-                let guard = Self::lock_pg(url, session)?;
+            Backing::Postgres {
+                url,
+                sessions,
+                next,
+            } => {
+                let guard = Self::lock_pg(url, sessions, next)?;
                 let s = guard
                     .as_ref()
                     .ok_or_else(|| sql::Error::Other("no PostgreSQL connection".into()))?;
@@ -422,11 +466,69 @@ impl Db {
         self.write_with(f)
     }
 
+    /// Runs `f` as one write of a group commit ([`crate::sandbox::store::group_commit`]): the
+    /// writer thread runs it with the other writes waiting at that moment in ONE transaction,
+    /// `f` in its own savepoint (its failure rolls back only its own statements, and its
+    /// error is its answer), commits once, bumps the data version once, and only then
+    /// answers. The hot creations (payments, consents) use it; `f` must be `'static` (it runs
+    /// on the writer thread), so it owns what it writes.
+    ///
+    /// Errors: `f`'s, or the batch fails to begin or commit (then no write of it is stored),
+    /// or the writer thread cannot be started (then `f` runs as a [`Db::write`]).
+    pub async fn write_batched<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&Conn<'_>) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<sql::Error> + Send + 'static,
+    {
+        let Some(group) = self.group() else {
+            return self.write_with(f);
+        };
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        if !group.submit(Box::new(Request::new(f, reply))) {
+            return Err(E::from(sql::Error::Other(
+                "the sandbox's writer thread is gone".into(),
+            )));
+        }
+        answer.await.unwrap_or_else(|_| {
+            Err(E::from(sql::Error::Other(
+                "the sandbox's writer thread dropped a write".into(),
+            )))
+        })
+    }
+
+    /// The group-commit writer, started at the first call (`None` when its thread could not
+    /// be started).
+    pub(crate) fn group(&self) -> Option<&GroupCommit> {
+        self.group
+            .get_or_init(|| {
+                GroupCommit::start(self.backing.clone(), self.version.clone())
+                    .inspect_err(|e| tracing::warn!(error = %e, "no group-commit writer thread"))
+                    .ok()
+            })
+            .as_ref()
+    }
+
+    /// The group commit's counters so far (batches committed, writes in them); zeros before
+    /// the first [`Db::write_batched`].
+    pub fn group_stats(&self) -> (u64, u64) {
+        match self.group.get().and_then(Option::as_ref) {
+            Some(g) => {
+                let s: &GroupStats = &g.stats;
+                (
+                    s.batches.load(std::sync::atomic::Ordering::Relaxed),
+                    s.writes.load(std::sync::atomic::Ordering::Relaxed),
+                )
+            }
+            None => (0, 0),
+        }
+    }
+
     fn write_with<T, E: From<sql::Error>>(
         &self,
         f: impl FnOnce(&Conn<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
-        let out = match &self.backing {
+        let out = match &*self.backing {
             Backing::Sqlite(m) => {
                 let mut conn = Self::lock_sqlite(m);
                 let tx = conn
@@ -436,8 +538,12 @@ impl Db {
                 tx.commit().map_err(sql::Error::from)?;
                 out
             }
-            Backing::Postgres { url, session } => {
-                let guard = Self::lock_pg(url, session)?;
+            Backing::Postgres {
+                url,
+                sessions,
+                next,
+            } => {
+                let guard = Self::lock_pg(url, sessions, next)?;
                 let s = guard
                     .as_ref()
                     .ok_or_else(|| sql::Error::Other("no PostgreSQL connection".into()))?;

@@ -8,7 +8,9 @@
 //! (payment initiation, signing baskets), [`overview`] (the state browser's lists), [`access`] (sessions, registrations, revocations,
 //! card consents, consent resources), [`unattended`], [`sca_browsers`] and [`replay`]. Reads
 //! run on the shared connection; every change runs in one `BEGIN IMMEDIATE` transaction
-//! ([`Db::write`]), so concurrent requests never lose or duplicate rows. The schema is the
+//! ([`Db::write`]), or in a savepoint of a group commit's transaction
+//! ([`Db::write_batched`], [`group_commit`]), so concurrent requests never lose or duplicate
+//! rows. The schema is the
 //! migrations [`schema::MIGRATION`] and those of the per-table modules (listed in
 //! `sandbox::MIGRATIONS`). The domain types are [`crate::sandbox::model`]'s (re-exported here).
 //!
@@ -31,6 +33,7 @@ pub mod checkpoint;
 pub mod db;
 pub(crate) mod error;
 pub(crate) mod faults;
+pub mod group_commit;
 pub mod indexes;
 pub(crate) mod overview;
 pub mod page_keys;
@@ -381,6 +384,24 @@ fn agreements_where(
             })
         })
         .collect()
+}
+
+/// Stores a new authorisation in `tx`, dropping the ones that expired before `now` (the
+/// writes of [`Store::insert_authorisation`], for a caller's own transaction).
+///
+/// Errors: the database fails.
+pub fn write_authorisation(
+    tx: &Conn<'_>,
+    auth: &Authorisation,
+    now: SystemTime,
+) -> crate::sandbox::store::sql::Result<()> {
+    let cutoff = to_nanos(now)
+        .saturating_sub(i64::try_from(AUTHORISATION_LIFETIME.as_nanos()).unwrap_or(i64::MAX));
+    // Through the index `sca_authorisations_created` ([`indexes`]).
+    tx.prepare_cached(indexes::PURGE_SCA_AUTHORISATIONS)?
+        .execute(params![cutoff, auth.id.to_string()])?;
+    rows::replace(tx, auth)?;
+    Ok(())
 }
 
 fn load_authorisation(
@@ -814,15 +835,7 @@ impl Store {
         auth: Authorisation,
         now: SystemTime,
     ) -> Result<(), StoreError> {
-        let cutoff = to_nanos(now)
-            .saturating_sub(i64::try_from(AUTHORISATION_LIFETIME.as_nanos()).unwrap_or(i64::MAX));
-        self.db.write(|tx| {
-            // Through the index `sca_authorisations_created` ([`indexes`]).
-            tx.prepare_cached(indexes::PURGE_SCA_AUTHORISATIONS)?
-                .execute(params![cutoff, auth.id.to_string()])?;
-            rows::replace(tx, &auth)?;
-            Ok(())
-        })
+        self.db.write(|tx| Ok(write_authorisation(tx, &auth, now)?))
     }
 
     /// A usable (known, unexpired, unfinished) authorisation.

@@ -1,0 +1,283 @@
+//! Group commit of the hot writes (issue 23: payment and consent creation at 50 % of the RSA
+//! floor): requests hand their write to one writer thread ([`crate::sandbox::store::db::Db::write_batched`])
+//! and await its answer; the thread takes every write waiting, runs them in ONE transaction,
+//! each in its own `SAVEPOINT` (a failing write rolls back only its own part and gets its own
+//! error), commits once, and only then answers them all. While a batch runs, the next one
+//! gathers; there is no timer: under one client a batch is one write, under 64 it is what
+//! arrived during the previous commit.
+//!
+//! Durability is the single-write path's ([`crate::sandbox::store::db::Db::write`]): an answer
+//! leaves only after the `COMMIT` of its batch returned (SQLite WAL, `synchronous=NORMAL`:
+//! the commit is in the log, which survives a killed process; PostgreSQL: the server's
+//! commit). On PostgreSQL the batch takes the advisory write lock
+//! ([`crate::sandbox::store::db::PG_WRITE_LOCK`]) and bumps `sandbox_data_version` once, on
+//! a connection of the writer's own, so the reads of the store's connection do not queue
+//! behind it; on SQLite it holds the one connection for the batch. The data version
+//! ([`crate::sandbox::store::db::Db::version`]) changes once per committed batch.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Arc, Mutex};
+
+use crate::sandbox::store::db::{Backing, Db, PG_WRITE_LOCK};
+use crate::sandbox::store::sql::{self, Conn, PgSession};
+
+/// Most writes in one batch (the rest wait for the next).
+pub const MAX_BATCH: usize = 256;
+
+/// The savepoint each write of a batch runs in.
+const SAVEPOINT: &str = "SAVEPOINT group_write";
+
+/// A write waiting for the writer thread: run in the batch's transaction, then answered with
+/// the batch's outcome.
+pub(crate) trait Pending: Send {
+    /// Runs the write on `conn` (inside its savepoint); whether it succeeded (a failure, or a
+    /// panic, is rolled back to the savepoint).
+    fn run(&mut self, conn: &Conn<'_>) -> bool;
+    /// Sends the answer: the write's own result when the batch committed (`Ok`), else the
+    /// batch's error; a failed write gets its own error either way.
+    fn answer(self: Box<Self>, committed: Result<(), String>);
+}
+
+/// One caller's write `F` and where its answer goes.
+pub(crate) struct Request<F, T, E> {
+    f: Option<F>,
+    out: Option<Result<T, E>>,
+    reply: tokio::sync::oneshot::Sender<Result<T, E>>,
+}
+
+impl<F, T, E> Request<F, T, E>
+where
+    F: FnOnce(&Conn<'_>) -> Result<T, E> + Send,
+{
+    /// The request for `f`, answered on `reply`.
+    pub(crate) fn new(f: F, reply: tokio::sync::oneshot::Sender<Result<T, E>>) -> Self {
+        Request {
+            f: Some(f),
+            out: None,
+            reply,
+        }
+    }
+}
+
+impl<F, T, E> Pending for Request<F, T, E>
+where
+    F: FnOnce(&Conn<'_>) -> Result<T, E> + Send,
+    T: Send,
+    E: From<sql::Error> + Send,
+{
+    fn run(&mut self, conn: &Conn<'_>) -> bool {
+        let Some(f) = self.f.take() else {
+            return false;
+        };
+        match std::panic::catch_unwind(AssertUnwindSafe(|| f(conn))) {
+            Ok(r) => {
+                let ok = r.is_ok();
+                self.out = Some(r);
+                ok
+            }
+            Err(_) => {
+                tracing::error!("a batched write panicked; it was rolled back");
+                false
+            }
+        }
+    }
+
+    fn answer(self: Box<Self>, committed: Result<(), String>) {
+        let out = match (self.out, committed) {
+            (Some(Err(e)), _) => Err(e),
+            (Some(Ok(v)), Ok(())) => Ok(v),
+            (Some(Ok(_)), Err(m)) => Err(E::from(sql::Error::Other(m))),
+            (None, _) => Err(E::from(sql::Error::Other(
+                "the write failed and was rolled back".into(),
+            ))),
+        };
+        // The caller may have gone (its connection closed): nothing to answer.
+        let _ = self.reply.send(out);
+    }
+}
+
+/// Counters of the writer (tests, benchmarks): batches committed and writes in them.
+#[derive(Debug, Default)]
+pub struct GroupStats {
+    /// Batches committed.
+    pub batches: AtomicU64,
+    /// Writes answered from committed batches (failed ones included).
+    pub writes: AtomicU64,
+}
+
+/// A hook the writer calls just before each `COMMIT`, with the batch's size (tests).
+#[cfg(test)]
+pub(crate) type BeforeCommit = Arc<dyn Fn(usize) + Send + Sync>;
+
+/// The writer thread's handle: where requests are queued.
+pub(crate) struct GroupCommit {
+    queue: Mutex<Sender<Box<dyn Pending>>>,
+    /// Shared with the thread.
+    pub(crate) stats: Arc<GroupStats>,
+    #[cfg(test)]
+    pub(crate) before_commit: Arc<Mutex<Option<BeforeCommit>>>,
+}
+
+impl GroupCommit {
+    /// Starts the writer thread over `backing`, bumping `version` after each commit. The
+    /// thread ends when the handle is dropped (its queue closes).
+    ///
+    /// Errors: the thread cannot be started.
+    pub(crate) fn start(
+        backing: Arc<Backing>,
+        version: Arc<AtomicU64>,
+    ) -> std::io::Result<GroupCommit> {
+        let (tx, rx) = std::sync::mpsc::channel::<Box<dyn Pending>>();
+        let stats = Arc::new(GroupStats::default());
+        #[cfg(test)]
+        let before_commit: Arc<Mutex<Option<BeforeCommit>>> = Arc::new(Mutex::new(None));
+        let writer = Writer {
+            backing,
+            version,
+            stats: stats.clone(),
+            pg: None,
+            #[cfg(test)]
+            before_commit: before_commit.clone(),
+        };
+        std::thread::Builder::new()
+            .name("sandbox-writer".into())
+            .spawn(move || writer.run(rx))?;
+        Ok(GroupCommit {
+            queue: Mutex::new(tx),
+            stats,
+            #[cfg(test)]
+            before_commit,
+        })
+    }
+
+    /// Queues `job`; `false` when the writer thread is gone.
+    pub(crate) fn submit(&self, job: Box<dyn Pending>) -> bool {
+        let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        queue.send(job).is_ok()
+    }
+}
+
+struct Writer {
+    backing: Arc<Backing>,
+    version: Arc<AtomicU64>,
+    stats: Arc<GroupStats>,
+    /// The writer's own PostgreSQL connection (reconnected when closed).
+    pg: Option<PgSession>,
+    #[cfg(test)]
+    before_commit: Arc<Mutex<Option<BeforeCommit>>>,
+}
+
+impl Writer {
+    fn run(mut self, rx: Receiver<Box<dyn Pending>>) {
+        let mut jobs: Vec<Box<dyn Pending>> = Vec::with_capacity(MAX_BATCH);
+        while let Ok(first) = rx.recv() {
+            jobs.push(first);
+            while jobs.len() < MAX_BATCH {
+                match rx.try_recv() {
+                    Ok(j) => jobs.push(j),
+                    Err(_) => break,
+                }
+            }
+            let n = jobs.len();
+            let committed = self.batch(&mut jobs).map_err(|e| {
+                tracing::warn!(error = %e, writes = n, "a batch of writes failed to commit");
+                format!("the database failed: {e}")
+            });
+            if committed.is_ok() {
+                self.version.fetch_add(1, Ordering::Release);
+                self.stats.batches.fetch_add(1, Ordering::Relaxed);
+                self.stats
+                    .writes
+                    .fetch_add(u64::try_from(n).unwrap_or(u64::MAX), Ordering::Relaxed);
+            }
+            for job in jobs.drain(..) {
+                job.answer(committed.clone());
+            }
+        }
+    }
+
+    #[cfg(test)]
+    fn before_commit(&self, n: usize) {
+        let hook = self
+            .before_commit
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(h) = hook {
+            h(n);
+        }
+    }
+
+    #[cfg(not(test))]
+    fn before_commit(&self, _: usize) {}
+
+    /// Runs `jobs` in one transaction, each in its own savepoint, and commits.
+    fn batch(&mut self, jobs: &mut [Box<dyn Pending>]) -> sql::Result<()> {
+        let backing = self.backing.clone();
+        match &*backing {
+            Backing::Sqlite(m) => {
+                let conn = Db::lock_sqlite(m);
+                conn.execute_batch("BEGIN IMMEDIATE")?;
+                let mut run = || -> sql::Result<()> {
+                    let c = Conn::sqlite(&conn);
+                    for job in jobs.iter_mut() {
+                        c.execute(SAVEPOINT, [])?;
+                        if job.run(&c) {
+                            c.execute("RELEASE group_write", [])?;
+                        } else {
+                            c.execute("ROLLBACK TO group_write", [])?;
+                            c.execute("RELEASE group_write", [])?;
+                        }
+                    }
+                    self.before_commit(jobs.len());
+                    conn.execute_batch("COMMIT")?;
+                    Ok(())
+                };
+                let out = run();
+                if out.is_err() && !conn.is_autocommit() {
+                    let _ = conn.execute_batch("ROLLBACK");
+                }
+                out
+            }
+            Backing::Postgres { url, .. } => {
+                if self.pg.as_ref().is_none_or(PgSession::is_closed) {
+                    self.pg = None;
+                    self.pg = Some(PgSession::connect(url)?);
+                }
+                let s = self
+                    .pg
+                    .as_ref()
+                    .ok_or_else(|| sql::Error::Other("no PostgreSQL connection".into()))?;
+                let mut run = || -> sql::Result<()> {
+                    // One round trip to begin, one between writes, one to commit.
+                    s.batch(&format!(
+                        "BEGIN; SELECT pg_advisory_xact_lock({PG_WRITE_LOCK}); {SAVEPOINT}"
+                    ))?;
+                    let c = Conn::postgres(s);
+                    let last = jobs.len().saturating_sub(1);
+                    for (i, job) in jobs.iter_mut().enumerate() {
+                        if !job.run(&c) {
+                            s.batch("ROLLBACK TO group_write")?;
+                        }
+                        if i < last {
+                            s.batch(&format!("RELEASE group_write; {SAVEPOINT}"))?;
+                        }
+                    }
+                    self.before_commit(jobs.len());
+                    s.batch(
+                        "RELEASE group_write; \
+                         UPDATE sandbox_data_version SET v = v + 1 WHERE id = 1; COMMIT",
+                    )?;
+                    Ok(())
+                };
+                let out = run();
+                if out.is_err() {
+                    let _ = s.batch("ROLLBACK");
+                }
+                out
+            }
+        }
+    }
+}
