@@ -51,11 +51,60 @@ pub fn init_stderr(format: LogFormat) {
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter())
         .with_writer(std::io::stderr)
+        .with_timer(SecondCachedTime)
         .with_ansi(false);
     let _ = match format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().flatten_event(false).try_init(),
     };
+}
+
+/// The time of a log line exactly as `tracing-subscriber`'s default timer writes it
+/// (`2026-11-27T00:47:12.123456Z`, UTC, microseconds), with the date and time up to the second
+/// formatted once per second and thread instead of once per line: the access log writes a
+/// line per request (issue 23).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SecondCachedTime;
+
+thread_local! {
+    /// The second last written on this thread and its `YYYY-MM-DDTHH:MM:SS.` text.
+    static LAST_SECOND: std::cell::RefCell<(i64, String)> =
+        const { std::cell::RefCell::new((i64::MIN, String::new())) };
+}
+
+impl tracing_subscriber::fmt::time::FormatTime for SecondCachedTime {
+    fn format_time(&self, w: &mut tracing_subscriber::fmt::format::Writer<'_>) -> std::fmt::Result {
+        let now = chrono::Utc::now();
+        let secs = now.timestamp();
+        // Years 0–9999 only (as the default timer writes them); others go the slow way.
+        if !(0..=9999).contains(&chrono::Datelike::year(&now)) {
+            return tracing_subscriber::fmt::time::FormatTime::format_time(
+                &tracing_subscriber::fmt::time::SystemTime,
+                w,
+            );
+        }
+        let micros = now.timestamp_subsec_micros().min(999_999);
+        let mut digits = [b'0'; 7];
+        let mut m = micros;
+        for d in digits[..6].iter_mut().rev() {
+            *d = b'0' + (m % 10) as u8;
+            m /= 10;
+        }
+        digits[6] = b'Z';
+        let tail = std::str::from_utf8(&digits).unwrap_or("000000Z");
+        let written = LAST_SECOND.try_with(|cell| {
+            let mut last = cell.try_borrow_mut().ok()?;
+            if last.0 != secs || last.1.is_empty() {
+                *last = (secs, now.format("%Y-%m-%dT%H:%M:%S.").to_string());
+            }
+            Some(w.write_str(&last.1))
+        });
+        match written {
+            Ok(Some(r)) => r?,
+            _ => w.write_str(&now.format("%Y-%m-%dT%H:%M:%S.").to_string())?,
+        }
+        w.write_str(tail)
+    }
 }
 
 /// The console's log file: `<data dir>/console.log`.

@@ -54,14 +54,46 @@ pub fn digest_header_value(body: &[u8]) -> String {
 /// 1970–9999 (a certificate's UTCTime may say 1950), which httpdate panics on, are written by
 /// chrono in the same form (tests/it/fuzz_regressions.rs).
 pub fn imf_fixdate(t: SystemTime) -> String {
-    let httpdate_range = std::time::UNIX_EPOCH
-        ..std::time::UNIX_EPOCH + std::time::Duration::from_secs(253_402_300_800);
-    if httpdate_range.contains(&t) {
-        return httpdate::fmt_http_date(t);
+    if in_httpdate_range(t) {
+        return with_cached_fixdate(t, str::to_string);
     }
     chrono::DateTime::<chrono::Utc>::from(t)
         .format("%a, %d %b %Y %H:%M:%S GMT")
         .to_string()
+}
+
+/// Whether httpdate can write `t` (1970–9999).
+fn in_httpdate_range(t: SystemTime) -> bool {
+    (std::time::UNIX_EPOCH..std::time::UNIX_EPOCH + std::time::Duration::from_secs(253_402_300_800))
+        .contains(&t)
+}
+
+thread_local! {
+    /// The last second [`imf_fixdate`] wrote on this thread and its text: the sandbox dates
+    /// every answer and checks every request's `Date`, thousands a second within the same
+    /// second. One entry per thread, keyed by the exact second.
+    static LAST_FIXDATE: std::cell::RefCell<(u64, String)> =
+        const { std::cell::RefCell::new((u64::MAX, String::new())) };
+}
+
+/// Calls `f` with the IMF-fixdate of `t` (within httpdate's range, 1970–9999), formatted
+/// once per second and thread.
+fn with_cached_fixdate<R>(t: SystemTime, f: impl Fn(&str) -> R) -> R {
+    let secs = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    LAST_FIXDATE
+        .try_with(|cell| {
+            let mut last = cell.try_borrow_mut().ok()?;
+            if last.0 != secs || last.1.is_empty() {
+                *last = (secs, httpdate::fmt_http_date(t));
+            }
+            Some(f(&last.1))
+        })
+        .ok()
+        .flatten()
+        // The thread is ending: no cache.
+        .unwrap_or_else(|| f(&httpdate::fmt_http_date(t)))
 }
 
 /// Why a `Date` header value is not an IMF-fixdate (RFC 9110 section 5.6.7, formerly RFC
@@ -99,11 +131,15 @@ pub fn parse_imf_fixdate(s: &str) -> Result<SystemTime, DateError> {
         value: s.to_string(),
         source,
     })?;
-    let canonical = imf_fixdate(t);
-    if canonical != s {
+    let canonical = if in_httpdate_range(t) {
+        with_cached_fixdate(t, |canonical| canonical == s)
+    } else {
+        imf_fixdate(t) == s
+    };
+    if !canonical {
         return Err(DateError::NotCanonical {
             value: s.to_string(),
-            canonical,
+            canonical: imf_fixdate(t),
         });
     }
     Ok(t)
@@ -139,14 +175,21 @@ pub fn build_signing_string<'a>(
         if i > 0 {
             out.push('\n');
         }
-        let lname = name.to_ascii_lowercase();
+        // The verifier's names are lower case already: no copy then.
+        let lname: std::borrow::Cow<'_, str> = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            std::borrow::Cow::Owned(name.to_ascii_lowercase())
+        } else {
+            std::borrow::Cow::Borrowed(name)
+        };
         out.push_str(&lname);
         out.push_str(": ");
         if lname == REQUEST_TARGET {
-            out.push_str(&request_target(method, path_and_query));
+            out.push_str(&method.to_ascii_lowercase());
+            out.push(' ');
+            out.push_str(path_and_query);
         } else {
-            let v =
-                lookup(&lname).ok_or_else(|| SigningStringError::HeaderMissing(lname.clone()))?;
+            let v = lookup(&lname)
+                .ok_or_else(|| SigningStringError::HeaderMissing(lname.to_string()))?;
             out.push_str(v.trim());
         }
     }
@@ -200,6 +243,8 @@ impl SignatureParams {
 
 fn parse_params(s: &str) -> Result<SignatureParams, VerifyError> {
     let bad = |m: String| VerifyError::MalformedSignature(m);
+    // Slices of `s` until the end: only the four values kept are copied (issue 23: the
+    // parse runs on every request).
     let mut key_id = None;
     let mut algorithm = None;
     let mut headers = None;
@@ -220,7 +265,7 @@ fn parse_params(s: &str) -> Result<SignatureParams, VerifyError> {
         if i >= bytes.len() {
             return Err(bad(format!("parameter {:?} has no value", &s[ks..])));
         }
-        let key = s[ks..i].trim().to_string();
+        let key = s[ks..i].trim();
         i += 1;
         let value = if i < bytes.len() && bytes[i] == b'"' {
             i += 1;
@@ -233,15 +278,15 @@ fn parse_params(s: &str) -> Result<SignatureParams, VerifyError> {
             }
             let v = &s[vs..i];
             i += 1;
-            v.to_string()
+            v
         } else {
             let vs = i;
             while i < bytes.len() && bytes[i] != b',' {
                 i += 1;
             }
-            s[vs..i].trim().to_string()
+            s[vs..i].trim()
         };
-        match key.as_str() {
+        match key {
             "keyId" => key_id = Some(value),
             "algorithm" => algorithm = Some(value),
             "headers" => headers = Some(value),
@@ -264,8 +309,8 @@ fn parse_params(s: &str) -> Result<SignatureParams, VerifyError> {
         })
         .unwrap_or_else(|| vec!["date".to_string()]);
     Ok(SignatureParams {
-        key_id,
-        algorithm: algorithm.unwrap_or_else(|| ALGORITHM.to_string()),
+        key_id: key_id.to_string(),
+        algorithm: algorithm.unwrap_or(ALGORITHM).to_string(),
         headers,
         signature,
     })

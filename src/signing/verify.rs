@@ -9,8 +9,8 @@ use aws_lc_rs::signature::{
 };
 
 use super::{
-    ALGORITHM, ELIGIBLE_HEADERS, REQUEST_TARGET, SignatureParams, SigningStringError,
-    build_signing_string, digest_header_value, imf_fixdate, parse_imf_fixdate,
+    ALGORITHM, ELIGIBLE_HEADERS, SignatureParams, SigningStringError, build_signing_string,
+    digest_header_value, imf_fixdate, parse_imf_fixdate,
 };
 use crate::cert::{Certificate, DistinguishedName};
 use crate::xs2a::error::MessageCode;
@@ -302,6 +302,30 @@ fn header<'a>(headers: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
         .map(str::trim)
 }
 
+/// [`header`] by a name made at compile time (no parsing of the name per request).
+fn header_named<'a>(headers: &'a http::HeaderMap, name: &http::HeaderName) -> Option<&'a str> {
+    headers
+        .get(name)
+        .and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
+        .map(str::trim)
+}
+
+const SIGNATURE: http::HeaderName = http::HeaderName::from_static("signature");
+const TPP_SIGNATURE_CERTIFICATE: http::HeaderName =
+    http::HeaderName::from_static("tpp-signature-certificate");
+const DIGEST: http::HeaderName = http::HeaderName::from_static("digest");
+const DATE: http::HeaderName = http::HeaderName::from_static("date");
+
+/// [`ELIGIBLE_HEADERS`] as header names, in the same order.
+const ELIGIBLE_NAMES: [http::HeaderName; 6] = [
+    http::HeaderName::from_static("date"),
+    http::HeaderName::from_static("digest"),
+    http::HeaderName::from_static("x-request-id"),
+    http::HeaderName::from_static("psu-id"),
+    http::HeaderName::from_static("psu-corporate-id"),
+    http::HeaderName::from_static("tpp-redirect-uri"),
+];
+
 /// Parses a keyId `SN=<hex serial>,CA=<issuer DN, RFC 2253>` (Authentication rule 5) into
 /// the serial (big-endian bytes without leading zeros; a `0x` prefix and either letter case
 /// accepted) and the issuer DN.
@@ -445,20 +469,60 @@ impl Verifier {
         request: &RequestView<'_>,
         now: SystemTime,
     ) -> Result<VerifiedRequest, VerifyError> {
-        verify_with(&self.policy, request, now, |value| {
-            if let Some(k) = self.cache.lock().expect("cache lock").get(value) {
-                return Ok(k.clone());
-            }
-            let cert = Certificate::from_header_value(value)
-                .map_err(|e| VerifyError::CertificateInvalid(e.to_string()))?;
-            let key = Arc::new(TrustedKey::new(cert, self.policy.allow_legacy_1024)?);
-            let mut cache = self.cache.lock().expect("cache lock");
+        verify_with(&self.policy, request, now, |value| self.load(value))
+    }
+
+    /// The request's signer as [`Verifier::verify`] finds it, for a caller that needs the
+    /// certificate before the signature is checked (the sandbox dates a request by the
+    /// claimed TPP's clock) and then calls [`Verifier::verify_keyed`], so the certificate
+    /// is looked up once per request: the cached [`TrustedKey`] of the
+    /// `TPP-Signature-Certificate` value.
+    ///
+    /// Errors, in [`Verifier::verify`]'s order: [`VerifyError::SignatureMissing`],
+    /// [`VerifyError::CertificateMissing`], [`VerifyError::CertificateInvalid`].
+    pub fn key_of(&self, headers: &http::HeaderMap) -> Result<Arc<TrustedKey>, VerifyError> {
+        header_named(headers, &SIGNATURE).ok_or(VerifyError::SignatureMissing)?;
+        let cert_value = header_named(headers, &TPP_SIGNATURE_CERTIFICATE)
+            .ok_or(VerifyError::CertificateMissing)?;
+        self.load(cert_value)
+    }
+
+    /// [`Verifier::verify`] with the signer `key` found by [`Verifier::key_of`] for the
+    /// same request: the same checks in the same order.
+    ///
+    /// Errors: those of [`Verifier::verify`].
+    pub fn verify_keyed(
+        &self,
+        request: &RequestView<'_>,
+        now: SystemTime,
+        key: &Arc<TrustedKey>,
+    ) -> Result<VerifiedRequest, VerifyError> {
+        verify_signed_message(&self.policy, request, now, key)
+    }
+
+    /// The cached key of the certificate in header value `value`, parsed on a miss. Keyed by
+    /// the exact header text, so two certificates never share an entry, however alike.
+    fn load(&self, value: &str) -> Result<Arc<TrustedKey>, VerifyError> {
+        if let Ok(cache) = self.cache.lock()
+            && let Some(k) = cache.get(value)
+        {
+            return Ok(k.clone());
+        }
+        let cert = Certificate::from_header_value(value)
+            .map_err(|e| VerifyError::CertificateInvalid(e.to_string()))?;
+        let key = Arc::new(TrustedKey::new(cert, self.policy.allow_legacy_1024)?);
+        if let Ok(mut cache) = self.cache.lock() {
             if cache.len() >= CERT_CACHE_SIZE {
                 cache.clear();
             }
             cache.insert(value.to_string(), key.clone());
-            Ok(key)
-        })
+        }
+        Ok(key)
+    }
+
+    /// How many certificates are cached (tests).
+    pub fn cached_keys(&self) -> usize {
+        self.cache.lock().map(|c| c.len()).unwrap_or(0)
     }
 }
 
@@ -469,9 +533,9 @@ fn verify_with(
     load_cert: impl Fn(&str) -> Result<Arc<TrustedKey>, VerifyError>,
 ) -> Result<VerifiedRequest, VerifyError> {
     let headers = request.headers;
-    let signature_value = header(headers, "signature").ok_or(VerifyError::SignatureMissing)?;
+    let signature_value = header_named(headers, &SIGNATURE).ok_or(VerifyError::SignatureMissing)?;
     let cert_value =
-        header(headers, "tpp-signature-certificate").ok_or(VerifyError::CertificateMissing)?;
+        header_named(headers, &TPP_SIGNATURE_CERTIFICATE).ok_or(VerifyError::CertificateMissing)?;
     let key = load_cert(cert_value)?;
     verify_with_key(policy, request, now, signature_value, &key)
 }
@@ -489,7 +553,7 @@ pub fn verify_signed_message(
     key: &Arc<TrustedKey>,
 ) -> Result<VerifiedRequest, VerifyError> {
     let signature_value =
-        header(message.headers, "signature").ok_or(VerifyError::SignatureMissing)?;
+        header_named(message.headers, &SIGNATURE).ok_or(VerifyError::SignatureMissing)?;
     verify_with_key(policy, message, now, signature_value, key)
 }
 
@@ -527,7 +591,7 @@ fn verify_with_key(
         check_key_id(&params.key_id, cert)?;
     }
     // Digest (rule 9)
-    let digest = header(headers, "digest");
+    let digest = header_named(headers, &DIGEST);
     match digest {
         Some(d) => {
             let Some(b64) = d
@@ -551,7 +615,7 @@ fn verify_with_key(
         None => {}
     }
     // Date (rule 4)
-    match header(headers, "date") {
+    match header_named(headers, &DATE) {
         Some(d) => {
             let date = parse_imf_fixdate(d).map_err(|e| VerifyError::DateInvalid(e.to_string()))?;
             let skew = crate::cert::unix_seconds(date) - crate::cert::unix_seconds(now);
@@ -567,19 +631,8 @@ fn verify_with_key(
         None if policy.require_date => return Err(VerifyError::DateMissing),
         None => {}
     }
-    // Every listed header is present, and (policy) every eligible present header is listed.
-    for name in &params.headers {
-        if name != REQUEST_TARGET && header(headers, name).is_none() {
-            return Err(VerifyError::SignedHeaderMissing(name.clone()));
-        }
-    }
-    if policy.require_eligible_signed {
-        for name in ELIGIBLE_HEADERS {
-            if header(headers, name).is_some() && !params.headers.iter().any(|h| h == name) {
-                return Err(VerifyError::HeaderNotSigned(name.to_string()));
-            }
-        }
-    }
+    // Every listed header is present (building the signing string looks each up, and fails
+    // on the first one missing), and (policy) every eligible present header is listed.
     let signing_string = build_signing_string(
         request.method,
         request.path_and_query,
@@ -587,6 +640,15 @@ fn verify_with_key(
         |n| header(headers, n),
     )
     .map_err(|SigningStringError::HeaderMissing(name)| VerifyError::SignedHeaderMissing(name))?;
+    if policy.require_eligible_signed {
+        for (name, header_name) in ELIGIBLE_HEADERS.iter().zip(&ELIGIBLE_NAMES) {
+            if header_named(headers, header_name).is_some()
+                && !params.headers.iter().any(|h| h == name)
+            {
+                return Err(VerifyError::HeaderNotSigned(name.to_string()));
+            }
+        }
+    }
     if !key.verify(signing_string.as_bytes(), &params.signature) {
         return Err(VerifyError::SignatureInvalid { signing_string });
     }

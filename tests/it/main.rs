@@ -65,3 +65,4 @@ mod tui_profiles;
 mod tui_response;
 mod tui_screens;
 mod validate;
+mod verify_cache;

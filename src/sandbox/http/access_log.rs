@@ -75,7 +75,8 @@ fn request_id(req: &Request) -> String {
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())
         .filter(|v| !v.is_empty())
-        .map(|v| v.chars().take(MAX_REQUEST_ID_CHARS).collect())
+        // `to_str` passed: visible ASCII, one byte per character.
+        .map(|v| v[..v.len().min(MAX_REQUEST_ID_CHARS)].to_string())
         .unwrap_or_else(|| "-".to_string())
 }
 

@@ -215,17 +215,26 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
         .get(headers::X_REQUEST_ID)
         .filter(|v| !v.as_bytes().trim_ascii().is_empty())
         .cloned();
-    // The Date window is the claimed TPP's own clock (see `crate::sandbox::clock`).
-    let claimed = parts
-        .headers
-        .get(headers::TPP_SIGNATURE_CERTIFICATE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| app.tpps.id_of_header(v));
+    // The signer's certificate, looked up once (by the exact header text) for the claimed
+    // TPP's clock and for the verification itself.
+    let key = app.verifier.key_of(&parts.headers);
+    // The Date window is the claimed TPP's own clock (see `crate::sandbox::clock`); a forged
+    // claim still fails the signature.
+    let mut signer = key.as_ref().ok().map(|k| app.tpps.of(&k.certificate));
+    let claimed = match &signer {
+        Some(tpp) => Some(tpp.id.clone()),
+        None => parts
+            .headers
+            .get(headers::TPP_SIGNATURE_CERTIFICATE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| app.tpps.id_of_header(v)),
+    };
     let now = match &claimed {
         Some(id) => app.clock.now_in(&id.0),
         None => app.clock.now(),
     };
-    let mut response = match app.verifier.verify(&view, now) {
+    let verified = key.and_then(|k| app.verifier.verify_keyed(&view, now, &k));
+    let mut response = match verified {
         Err(e) => {
             let mut r = ApiError::from_verify(&e).into_response();
             r.extensions_mut()
@@ -240,7 +249,10 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
             missing_redirect_uri().into_response()
         }
         Ok(verified) => {
-            let tpp = app.tpps.of(&verified.certificate);
+            // The verified certificate is the one `key_of` found (the same `Arc`).
+            let tpp = signer
+                .take()
+                .unwrap_or_else(|| app.tpps.of(&verified.certificate));
             // Over TLS, the QWAC's rules first (a refused request does not use up its
             // X-Request-ID); then a repeated X-Request-ID of this TPP is a replay (see
             // `crate::sandbox::http::replay`).

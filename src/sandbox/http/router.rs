@@ -77,21 +77,28 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
     // the routes are matched: around the routed router as a fallback service (a
     // `Router::layer` middleware runs after routing), inside the access log (which sees the
     // token path and the page's owner).
-    let router = Router::new()
-        .fallback_service(router)
-        .layer(axum::middleware::from_fn_with_state(
-            app.clone(),
-            sca_pages::translate,
-        ))
-        // Before anything reads the clock (the SCA pages, the signature's Date).
-        .layer(axum::middleware::from_fn_with_state(
+    let router =
+        Router::new()
+            .fallback_service(router)
+            .layer(axum::middleware::from_fn_with_state(
+                app.clone(),
+                sca_pages::translate,
+            ));
+    // Before anything reads the clock (the SCA pages, the signature's Date); only on a
+    // shared PostgreSQL database, where other instances move the clock (on SQLite the
+    // layer would do nothing but cost every request a middleware call).
+    let router = if app.db.postgres_url().is_some() {
+        router.layer(axum::middleware::from_fn_with_state(
             app.clone(),
             sync_clock,
         ))
-        .layer(axum::middleware::from_fn_with_state(
-            app,
-            access_log::log_request,
-        ));
+    } else {
+        router
+    };
+    let router = router.layer(axum::middleware::from_fn_with_state(
+        app,
+        access_log::log_request,
+    ));
     Ok(match observer {
         Some(o) => router.layer(axum::middleware::from_fn(move |req, next| {
             observe::observe(o.clone(), req, next)

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Instructions per request (callgrind, user space, every thread) of the RSA floor and of each
+# AIS read of `sandbox serve`, independent of the machine's load (BENCHMARKS.md, "Issue 23:
+# where the read's microseconds went").
+#
+#   benches/instr_reads.sh [seconds per wrk run, default 3]
+#
+# Needs a release build of the load bench (`cargo bench --bench load --no-run`), valgrind and
+# wrk. Steps: (1) the floor (the bench binary's bare axum + one RSA-2048 verification per
+# request) under callgrind, wrk -t1 -c64 with headers of the size a read sends, counters zeroed
+# before and dumped after the run; (2) the bench's reads scenario with the sandbox under
+# callgrind (`PSD2_LOAD_WRAP`, `PSD2_LOAD_CALLGRIND=1`: one dump per read). Each figure is the
+# dump's instructions (Ir) divided by the number of RSA-2048 verifications in it (calls of
+# aws-lc's RSA_verify: exactly one per request the server verified in the window, whether or
+# not wrk counted it); the requests in flight when the dump is taken add part of their other
+# work, about 1 % at a few hundred requests. Extra environment: PSD2_LOAD_UNIQUE=N (replay check on, N unique
+# requests per read; else one request replayed with --allow-replays), PSD2_LOAD_BIN (another
+# psd2-console binary), OUT (directory for the dumps, default a new temporary one).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-3}
+out=${OUT:-$(mktemp -d /tmp/instr_reads.XXXXXX)}
+mkdir -p "$out"
+bench=${LOAD_BENCH:-$(ls -t target/release/deps/load-* | grep -v "\.d$" | head -1)}
+echo "bench binary $bench, dumps in $out"
+
+# (1) The floor.
+port=$((20000 + RANDOM % 20000))
+PSD2_LOAD_BARE_AXUM=$port PSD2_LOAD_BARE_AXUM_RSA=1 valgrind --tool=callgrind \
+    --callgrind-out-file="$out/floor.%p" "$bench" >/dev/null 2>"$out/floor.valgrind.log" &
+floor=$!
+for _ in $(seq 1 600); do
+    if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then break; fi
+    sleep 0.1
+done
+# Headers of a read's sizes: a 1.3 KB certificate, a 0.5 KB Signature, Date, X-Request-ID,
+# PSU-ID, TPP-Redirect-URI (the floor parses none of them, hyper reads them all).
+cert=$(head -c 1000 /dev/zero | base64 -w0 | tr 'A' 'M')
+sig="keyId=\"SN=1A2B3C4D5E6F,CA=CN=psd2-console test CA,O=psd2-console,C=NO\",algorithm=\"rsa-sha256\",headers=\"date x-request-id psu-id tpp-redirect-uri\",signature=\"$(head -c 256 /dev/zero | base64 -w0)\""
+callgrind_control -z $floor >/dev/null
+wrk -t1 -c64 -d${secs}s --latency \
+    -H "Date: Sun, 22 Nov 2026 12:00:00 GMT" \
+    -H "X-Request-ID: 99391c7e-ad88-49ec-a2ad-99ddcb1f7721" \
+    -H "PSU-ID: 00000000000" \
+    -H "TPP-Redirect-URI: https://tpp.example/cb" \
+    -H "TPP-Signature-Certificate: $cert" \
+    -H "Signature: $sig" \
+    "http://127.0.0.1:$port/v1/accounts" >"$out/floor.wrk"
+callgrind_control -d $floor >/dev/null
+kill $floor
+wait $floor 2>/dev/null || true
+# Instructions of a dump, and its calls of aws-lc's RSA_verify: one per verified request, so
+# Ir / calls is per request even for requests wrk sent before the dump and did not count.
+tally() {
+    python3 - "$@" <<'PY'
+import re, sys
+def tally(path):
+    ids, calls, ir, pending = set(), 0, 0, False
+    for line in open(path, errors="replace"):
+        if line.startswith("summary:"):
+            ir = int(line.split()[1])
+        m = re.match(r"^(c?fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+        if m:
+            if m.group(3) is not None and re.search(r"RSA_verify$", m.group(3)):
+                ids.add(m.group(2))
+            pending = m.group(1) == "cfn" and m.group(2) in ids
+            continue
+        if pending and line.startswith("calls="):
+            calls += int(line.split("=")[1].split()[0])
+        pending = False
+    return ir, calls
+for path in sys.argv[1:]:
+    ir, calls = tally(path)
+    print(ir, calls, ir // max(calls, 1))
+PY
+}
+read -r f_ir f_n f_per < <(tally "$(ls "$out"/floor.*.1 | head -1)")
+echo "floor: $f_ir Ir / $f_n RSA verifications = $f_per Ir/request (wrk counted $(grep ' requests in ' "$out/floor.wrk" | awk '{print $1}'))"
+
+# (2) The reads.
+PSD2_LOAD_SECS=$secs PSD2_LOAD_CALLGRIND=1 \
+    PSD2_LOAD_WRAP="valgrind --tool=callgrind --callgrind-out-file=$out/sandbox.%p" \
+    "$bench" reads >"$out/reads.txt" 2>&1
+mapfile -t names < <(grep '^| `GET' "$out/reads.txt" | sed -E 's/^\| `GET ([^`]*)`( \(Accept-Encoding: ([a-z]+)\))?.*/\1 \3/' \
+    | sed -E 's#/v1/(card-)?accounts/[0-9a-f-]{36}#/v1/\1accounts/{id}#')
+dumps=$(ls "$out"/sandbox.*.* 2>/dev/null | grep -E '\.[0-9]+$' | sort -t. -k3 -n)
+echo "| read | Ir/request | floor Ir/request | read / floor | RSA verifications in the dump |"
+echo "|---|---|---|---|---|"
+echo "| the floor | $f_per | $f_per | 1.00 | $f_n |"
+i=0
+for d in $dumps; do
+    read -r ir n per < <(tally "$d")
+    [ "$n" -gt 0 ] || break
+    printf '| %s | %d | %d | %s | %d |\n' "${names[$i]}" "$per" "$f_per" "$(awk -v a=$per -v b=$f_per 'BEGIN {printf "%.3f", a / b}')" "$n"
+    i=$((i + 1))
+done
