@@ -27,7 +27,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::Json;
 use axum::Router;
 use axum::extract::{FromRequestParts, State};
 use axum::http::HeaderMap;
@@ -924,9 +923,8 @@ pub async fn transaction_details(
     State(app): State<Arc<App>>,
     c: Consented<Account>,
     ApiPath((id, transaction_id)): ApiPath<(String, String)>,
-) -> Result<Json<TransactionDetailsResponse>, ApiError> {
-    let owner = owner_of(c.owner, &c.item, &c.access)?;
-    let account = c.item;
+) -> Result<Response, ApiError> {
+    let owner = owner_of(c.owner.clone(), &c.item, &c.access)?;
     let today = app.clock.today();
     let unknown = || {
         ApiError::not_found(format!(
@@ -934,6 +932,28 @@ pub async fn transaction_details(
         ))
     };
     let tid = Uuid::parse_str(&transaction_id).map_err(|_| unknown())?;
+    // The body depends on the account's data (the version), the day, the transaction and,
+    // without the PSU present, the 90-day window; every access check above still ran.
+    let window = (!c.psu_present).then(|| rules::unattended_earliest(today));
+    let key = ReadKey::new(Read::TransactionDetails, c.item.id, c.version)
+        .on(today)
+        .query(&[(String::new(), tid.to_string())], window);
+    let (account, psu_present) = (c.item, c.psu_present);
+    app.reads.answer(key, || {
+        details_of(&app, &account, &owner, today, tid, psu_present, unknown)
+    })
+}
+
+/// The body of [`transaction_details`] (built when the read cache has none).
+fn details_of(
+    app: &App,
+    account: &Account,
+    owner: &Customer,
+    today: NaiveDate,
+    tid: Uuid,
+    psu_present: bool,
+    unknown: impl Fn() -> ApiError,
+) -> Result<TransactionDetailsResponse, ApiError> {
     let manual = manual_of(&app, &account)?;
     let booked =
         crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today).booked()?;
@@ -961,7 +981,7 @@ pub async fn transaction_details(
             (entry(&account, e, false, &manual), None)
         }
     };
-    if !c.psu_present
+    if !psu_present
         && let Some(d) = booked_at
         && d < rules::unattended_earliest(today)
     {
@@ -1000,11 +1020,11 @@ pub async fn transaction_details(
         .take(500)
         .collect(),
     );
-    Ok(Json(TransactionDetailsResponse {
+    Ok(TransactionDetailsResponse {
         transactions_details: TransactionDetailsBody {
             transaction_details: item,
         },
-    }))
+    })
 }
 
 /// The AIS routes added to the ones [`crate::sandbox::router`] lists itself: the transaction details.

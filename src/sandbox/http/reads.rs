@@ -1,5 +1,5 @@
-//! Serialized bodies of the everyday AIS reads (account list, account details, balances, card
-//! account list, details, balances and transactions), reused while nothing they depend on
+//! Serialized bodies of the everyday AIS reads (account list, account details, balances,
+//! transaction details, card account list, details, balances and transactions), reused while nothing they depend on
 //! changes.
 //!
 //! Each of these bodies is a function of the stored data, the sandbox day and, for the lists,
@@ -41,6 +41,9 @@ pub enum Read {
     CardBalances,
     /// `GET /v1/card-accounts/{id}/transactions`.
     CardTransactions,
+    /// `GET /v1/accounts/{id}/transactions/{transactionId}` (the transaction id is the key's
+    /// query; without the PSU present its `from` is the unattended window).
+    TransactionDetails,
 }
 
 /// What a body depends on besides the read: the stored data (`version`), the sandbox day
