@@ -527,7 +527,9 @@ impl Runner<'_> {
             return;
         }
         self.starting = true;
-        if self.engine.profile.target == crate::profile::Target::Embedded {
+        // A message of the start (the history not available) stays: it matters more.
+        if self.engine.profile.target == crate::profile::Target::Embedded && app.message().is_none()
+        {
             app.set_message(Level::Info, SANDBOX_STARTING);
         }
         let start = self
