@@ -232,9 +232,7 @@ enum Done {
     ),
     /// The network of the engine the console started with ([`Engine::start_offline`])
     /// started after the first frame, or why not ([`Runner::network_started`]).
-    NetworkStarted(
-        Result<crate::client::engine::RestartedNetwork, crate::client::ClientError>,
-    ),
+    NetworkStarted(Result<crate::client::engine::RestartedNetwork, crate::client::ClientError>),
     /// The active profile's network started again after profile `.0` could not start
     /// (`.1`, why): [`Runner::network_restarted`].
     Restarted(
@@ -716,7 +714,14 @@ impl Runner<'_> {
     }
 
     fn perform(&mut self, app: &mut App, action: Action) {
-        if self.waiting_for_engine() && Self::needs_engine(&action) {
+        // Reading the history, the flow or the lessons needs no network: only a switch
+        // (which replaces the engine) makes them wait.
+        let reads_only = matches!(
+            action,
+            Action::LoadHistory | Action::LoadFlow | Action::LoadLessons
+        );
+        let waits = (self.switching.is_some() || self.restarting) || (self.starting && !reads_only);
+        if waits && Self::needs_engine(&action) {
             self.deferred.push(action);
             return;
         }
