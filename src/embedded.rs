@@ -373,6 +373,15 @@ pub async fn start_engine(profile: Profile, paths: Paths) -> Result<Engine, Clie
     Engine::start(as_started(profile), paths, &EmbeddedSandbox).await
 }
 
+/// The console's start of `profile` ([`as_started`]): [`Engine::start_offline`], so the
+/// first frame is drawn before the embedded sandbox starts; the console then starts it with
+/// [`EmbeddedSandbox`] beside its event loop (issue 23), and what needs it waits.
+///
+/// Errors: those of [`Engine::start_offline`].
+pub fn start_console_engine(profile: Profile, paths: Paths) -> Result<Engine, ClientError> {
+    Engine::start_offline(as_started(profile), paths)
+}
+
 /// [`start_engine`] for a command (`send`, `import --send`, `case export`, ...): with
 /// [`BesideConsole`], so that beside a console on the same data directory it uses the
 /// console's embedded sandbox and a free port for its callback listener.

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow};
 
-use psd2_console::embedded::start_engine;
+use psd2_console::embedded::start_console_engine;
 use psd2_console::profile::{DEFAULT_PROFILE, Paths, ProfileSet};
 
 /// What the global flags ask of the console.
@@ -38,7 +38,8 @@ pub(super) async fn run(paths: Paths, options: ConsoleOptions) -> Result<ExitCod
     let profiles = ProfileSet::load(Some(&paths.profiles_dir()));
     let name = options.profile.as_deref().unwrap_or(DEFAULT_PROFILE);
     let profile = profiles.require(name).cloned().map_err(|e| anyhow!(e))?;
-    let engine = start_engine(profile, paths).await?;
+    // The embedded sandbox starts after the first frame (the console's event loop).
+    let engine = start_console_engine(profile, paths)?;
     let options = psd2_console::tui::RunOptions {
         presenter: options.presenter,
         lesson,

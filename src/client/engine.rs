@@ -229,6 +229,9 @@ pub struct Engine {
     pub history: Option<std::sync::Arc<std::sync::Mutex<super::history::History>>>,
     /// Why the history file could not be opened, if it could not.
     pub history_error: Option<String>,
+    /// Whether the local ASPSP and the callback listener were started
+    /// ([`Engine::network_started`]).
+    network_started: bool,
     /// SCA flows started by responses with a `scaRedirect` and waiting for their callback,
     /// oldest first ([`Engine::expect_sca`]).
     pending_sca: std::sync::Mutex<Vec<PendingSca>>,
@@ -269,6 +272,40 @@ impl Engine {
         paths: Paths,
         local: &dyn LocalAspspStarter,
     ) -> Result<Engine, ClientError> {
+        let (mut engine, tls_ca) = Engine::start_parts(profile, paths)?;
+        let network = start_network(&engine.profile, &engine.paths, local, tls_ca).await?;
+        engine.adopt_network(RestartedNetwork(network));
+        Ok(engine)
+    }
+
+    /// [`Engine::start`] without the network: credentials, HTTP client, session state and
+    /// history, but neither the local ASPSP nor the callback listener
+    /// ([`Engine::network_started`] is false). The console draws its first frame with it,
+    /// then starts the network beside its event loop ([`Engine::network_restart`], then
+    /// [`Engine::adopt_network`]), so the embedded sandbox (its SQLite, seed data and HTTP
+    /// server) does not delay the first frame (issue 23). Until then
+    /// `base_url` is the address the local ASPSP will listen on
+    /// (`listen:sandbox_port`; port 0 until a free one is taken) and the
+    /// TPP-Redirect-URI the profile's or a placeholder.
+    ///
+    /// Errors: as [`Engine::start`], but none of the local ASPSP's.
+    pub fn start_offline(profile: Profile, paths: Paths) -> Result<Engine, ClientError> {
+        Engine::start_parts(profile, paths).map(|(engine, _)| engine)
+    }
+
+    /// Whether the local ASPSP (for an `embedded` target) and the callback listener were
+    /// started: false after [`Engine::start_offline`] and [`Engine::take_network`] until
+    /// [`Engine::adopt_network`].
+    pub fn network_started(&self) -> bool {
+        self.network_started
+    }
+
+    /// Everything of [`Engine::start`] but the network, and the sandbox CA of a
+    /// `sandbox_tls` profile for it.
+    fn start_parts(
+        profile: Profile,
+        paths: Paths,
+    ) -> Result<(Engine, Option<crate::cert::ca::SandboxCa>), ClientError> {
         paths
             .ensure_data_dir()
             .map_err(|e| ClientError::Setup(e.to_string()))?;
@@ -286,7 +323,6 @@ impl Engine {
             }
             None => super::tls::http_client_recording(&profile)?,
         };
-        let network = start_network(&profile, &paths, local, embedded_tls.map(|t| t.ca)).await?;
         let session_file = paths.session_file(&profile.slug());
         let mut session = SessionState::load(&session_file)
             .map_err(|e| ClientError::Setup(format!("session state: {e}")))?;
@@ -300,7 +336,19 @@ impl Engine {
             Ok(h) => (Some(std::sync::Arc::new(std::sync::Mutex::new(h))), None),
             Err(e) => (None, Some(format!("history: {e}"))),
         };
-        Ok(Engine {
+        let base_url = match &profile.target {
+            Target::Embedded => {
+                let scheme = if profile.sandbox_tls { "https" } else { "http" };
+                let addr = SocketAddr::new(profile.listen_address(), profile.sandbox_port());
+                format!("{scheme}://{addr}")
+            }
+            Target::Url(u) => u.clone(),
+        };
+        let redirect_uri = profile
+            .tpp_redirect_uri
+            .clone()
+            .unwrap_or_else(|| "http://127.0.0.1/callback".to_string());
+        let engine = Engine {
             pending_sca: std::sync::Mutex::default(),
             history,
             history_error,
@@ -308,14 +356,16 @@ impl Engine {
             paths,
             session,
             credentials,
-            base_url: network.base_url,
+            base_url,
             http,
             tls,
-            redirect_uri: network.redirect_uri,
-            listener_error: network.listener_error,
-            listener: network.listener,
-            local: network.local,
-        })
+            redirect_uri,
+            listener_error: None,
+            listener: None,
+            local: None,
+            network_started: false,
+        };
+        Ok((engine, embedded_tls.map(|t| t.ca)))
     }
 
     /// The room-mode address the embedded sandbox and the callback listener listen on
@@ -336,6 +386,7 @@ impl Engine {
     /// the same ones. The engine sends nothing meanwhile; [`Engine::restart_network`] starts
     /// them again (the same ports) when the next profile could not start.
     pub fn take_network(&mut self) -> StoppedNetwork {
+        self.network_started = false;
         StoppedNetwork {
             listener: self.listener.take(),
             local: self.local.take(),
@@ -392,6 +443,7 @@ impl Engine {
         self.listener_error = network.listener_error;
         self.listener = network.listener;
         self.local = network.local;
+        self.network_started = true;
         if let Some(l) = &self.listener {
             for flow in self.pending_sca() {
                 l.await_callback(&flow.tpp_session_id);

@@ -423,6 +423,16 @@ impl App {
         self.panes.scroll = [0; 2];
     }
 
+    /// The active profile's network started after the first frame
+    /// ([`crate::client::Engine::start_offline`]): the status line names its address, the
+    /// preview is signed again, and the message `starting` (if still shown) goes.
+    pub fn network_started(&mut self, status: StatusInfo, starting: &str) {
+        self.session_changed(status);
+        if self.message().is_some_and(|m| m.text == starting) {
+            self.messages.clear();
+        }
+    }
+
     /// Asks for the request preview to be prepared again.
     pub fn invalidate_preview(&mut self) {
         self.request.dirty = true;

@@ -230,6 +230,9 @@ enum Done {
         Result<Box<Engine>, crate::client::ClientError>,
         Option<Action>,
     ),
+    /// The network of the engine the console started with ([`Engine::start_offline`])
+    /// started after the first frame, or why not ([`Runner::network_started`]).
+    NetworkStarted(Result<crate::client::engine::RestartedNetwork, crate::client::ClientError>),
     /// The active profile's network started again after profile `.0` could not start
     /// (`.1`, why): [`Runner::network_restarted`].
     Restarted(
@@ -327,6 +330,9 @@ fn write_first_frame_trace(path: &std::path::Path) {
     let _ = crate::fsutil::write_atomic(path, nanos.to_string().as_bytes(), false);
 }
 
+/// The status line while the embedded sandbox starts after the first frame.
+pub const SANDBOX_STARTING: &str = "Embedded sandbox starting…";
+
 /// How many waiting terminal events are handled before one redraw.
 const DRAIN_MAX: usize = 256;
 
@@ -363,17 +369,18 @@ async fn event_loop(
         tasks: JoinSet::new(),
         switching: None,
         restarting: false,
+        starting: false,
         deferred: Vec::new(),
         steps: None,
         monitor_feed: None,
         monitor_stream: JoinSet::new(),
         shutdowns: JoinSet::new(),
     };
-    runner.watch_browser_steps();
     let mut input = spawn_input_thread();
     let mut stop = StopSignals::new();
     let mut trace_first_frame = std::env::var_os(TRACE_FIRST_FRAME_ENV);
     let mut redraw = true;
+    let mut first_frame = true;
     let result: anyhow::Result<()> = async {
         loop {
             if redraw {
@@ -381,13 +388,18 @@ async fn event_loop(
                 if let Some(path) = trace_first_frame.take() {
                     write_first_frame_trace(std::path::Path::new(&path));
                 }
+                if first_frame {
+                    first_frame = false;
+                    tracing::info!("console: first frame drawn");
+                    // Only now the embedded sandbox and the callback listener (issue 23).
+                    runner.start_network(&mut app);
+                }
             }
             redraw = true;
             // The preview is signed after a frame is on screen: the first signature of a
             // process seeds aws-lc's random generator (CPU jitter entropy, about 30 ms), which
             // would otherwise delay the first frame. The pane shows "Preparing …" meanwhile.
-            if runner.switching.is_none()
-                && !runner.restarting
+            if !runner.waiting_for_engine()
                 && let Some(spec) = app.take_prepare_request()
             {
                 let r = runner
@@ -476,6 +488,9 @@ struct Runner<'e> {
     /// The active profile's sandbox and listener are starting again (a profile switch
     /// failed, [`Done::Restarted`]): actions that need the engine wait as for a switch.
     restarting: bool,
+    /// The network of the engine the console started with is starting (after the first
+    /// frame, [`Runner::start_network`]): actions that need the engine wait as for a switch.
+    starting: bool,
     /// Actions that need the engine, asked for while a profile was starting: performed,
     /// in order, once it is active (or failed to start).
     deferred: Vec<Action>,
@@ -492,6 +507,67 @@ struct Runner<'e> {
 }
 
 impl Runner<'_> {
+    /// Whether actions that need the engine wait ([`Runner::deferred`]): a profile is
+    /// starting, or the active one's network is (re)starting.
+    fn waiting_for_engine(&self) -> bool {
+        self.switching.is_some() || self.restarting || self.starting
+    }
+
+    /// Starts the engine's local ASPSP (the embedded sandbox) and callback listener beside
+    /// the loop when the console was started without them ([`Engine::start_offline`]):
+    /// called once the first frame is drawn. What needs the engine meanwhile (a send, the
+    /// monitor, the preview's signature at the sandbox's clock) waits for it
+    /// ([`Done::NetworkStarted`]). An engine started with its network (tests, [`run`]) only
+    /// subscribes to the browser's steps.
+    fn start_network(&mut self, app: &mut App) {
+        if self.engine.network_started() {
+            self.watch_browser_steps();
+            return;
+        }
+        self.starting = true;
+        // A message of the start (the history not available) stays: it matters more.
+        if self.engine.profile.target == crate::profile::Target::Embedded && app.message().is_none()
+        {
+            app.set_message(Level::Info, SANDBOX_STARTING);
+        }
+        let start = self
+            .engine
+            .network_restart(crate::embedded::EmbeddedSandbox);
+        self.tasks
+            .spawn(async move { Done::NetworkStarted(start.await) });
+    }
+
+    /// The network started after the first frame (or not): the engine takes it, the status
+    /// line names its address, and what waited for it is performed (a send that failed to
+    /// wait would fail as the sandbox's own error says).
+    fn network_started(
+        &mut self,
+        app: &mut App,
+        started: Result<crate::client::engine::RestartedNetwork, crate::client::ClientError>,
+    ) {
+        self.starting = false;
+        match started {
+            Ok(network) => {
+                self.engine.adopt_network(network);
+                tracing::info!(base_url = %self.engine.base_url, "console: network started");
+                self.callbacks = self.engine.take_callback_receiver();
+                self.watch_browser_steps();
+                app.network_started(StatusInfo::from_engine(self.engine), SANDBOX_STARTING);
+                if let Some(e) = &self.engine.listener_error {
+                    app.set_message(
+                        Level::Warning,
+                        format!("The SCA callback listener is not running: {e}"),
+                    );
+                }
+            }
+            Err(e) => {
+                tracing::warn!("console: network not started: {e}");
+                app.set_message(Level::Error, format!("Not started: {e}"));
+            }
+        }
+        self.perform_deferred(app);
+    }
+
     /// For an embedded profile, subscribes to the sandbox's event stream in the background
     /// for the browser's steps on the SCA pages ([`crate::flow::live`]); remote banks show
     /// only what the console sees.
@@ -609,6 +685,7 @@ impl Runner<'_> {
             }
             Done::Started(name, r, then) => self.profile_started(app, name, r, then),
             Done::Restarted(name, why, r) => self.network_restarted(app, name, why, r),
+            Done::NetworkStarted(r) => self.network_started(app, r),
             Done::Flow(data) => app.set_flow(*data),
             Done::Steps(Ok(rx)) => self.steps = Some(rx),
             Done::Steps(Err(e)) => {
@@ -637,7 +714,14 @@ impl Runner<'_> {
     }
 
     fn perform(&mut self, app: &mut App, action: Action) {
-        if (self.switching.is_some() || self.restarting) && Self::needs_engine(&action) {
+        // Reading the history, the flow or the lessons needs no network: only a switch
+        // (which replaces the engine) makes them wait.
+        let reads_only = matches!(
+            action,
+            Action::LoadHistory | Action::LoadFlow | Action::LoadLessons
+        );
+        let waits = (self.switching.is_some() || self.restarting) || (self.starting && !reads_only);
+        if waits && Self::needs_engine(&action) {
             self.deferred.push(action);
             return;
         }

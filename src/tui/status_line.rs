@@ -54,6 +54,11 @@ impl StatusLine {
         self.message = Some(m);
     }
 
+    /// Shows no message.
+    pub fn clear(&mut self) {
+        self.message = None;
+    }
+
     /// Shows `m` without logging it (questions, notes that are not problems).
     pub fn show(&mut self, m: Message) {
         self.message = Some(m);

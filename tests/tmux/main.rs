@@ -16,5 +16,6 @@ mod tmux_monitor;
 mod tmux_presenter;
 mod tmux_profiles;
 mod tmux_room;
+mod tmux_start;
 mod tmux_support;
 mod tmux_teaching;
