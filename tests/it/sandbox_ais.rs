@@ -241,19 +241,31 @@ async fn transaction_pages_are_gzip_encoded_only_when_the_client_accepts_gzip() 
         .as_str()
         .unwrap()
         .to_string();
-    let path = format!("/v1/accounts/{id}/transactions");
-    let plain = sb.get_with_ok(&path, &[psu]).await;
+    gzip_only_when_accepted(&sb, &format!("/v1/accounts/{id}/transactions"), psu).await;
+    // The card transaction page too (it was always sent plain before issue 23).
+    let cards = sb.get_with_ok("/v1/card-accounts", &[psu]).await;
+    let card = cards.json["cardAccounts"][0]["resourceId"]
+        .as_str()
+        .expect("a card account")
+        .to_string();
+    gzip_only_when_accepted(&sb, &format!("/v1/card-accounts/{card}/transactions"), psu).await;
+}
+
+/// `path` answers gzip (`Vary: Accept-Encoding`, the same page decoded) to every
+/// `Accept-Encoding` that accepts it, and plain to the others and to none.
+async fn gzip_only_when_accepted(sb: &TestSandbox, path: &str, psu: (&str, &str)) {
+    let plain = sb.get_with_ok(path, &[psu]).await;
     assert!(plain.headers.get("content-encoding").is_none());
     for accept in ["gzip", "br;q=1.0, gzip;q=0.8", "*"] {
         let zipped = sb
-            .get_with(&path, &[psu, ("Accept-Encoding", accept)])
+            .get_with(path, &[psu, ("Accept-Encoding", accept)])
             .await;
         assert_eq!(zipped.status, 200);
-        assert_eq!(zipped.headers["content-encoding"], "gzip", "{accept}");
+        assert_eq!(zipped.headers["content-encoding"], "gzip", "{path} {accept}");
         assert_eq!(zipped.headers["vary"], "accept-encoding");
         assert!(
             zipped.body.len() * 3 < plain.body.len(),
-            "{accept}: compressed"
+            "{path} {accept}: compressed"
         );
         let mut decoded = Vec::new();
         std::io::Read::read_to_end(
@@ -261,14 +273,14 @@ async fn transaction_pages_are_gzip_encoded_only_when_the_client_accepts_gzip() 
             &mut decoded,
         )
         .unwrap();
-        assert_eq!(decoded, plain.body, "{accept}: the same page");
+        assert_eq!(decoded, plain.body, "{path} {accept}: the same page");
     }
     for refuse in ["gzip;q=0", "identity", "br"] {
         let r = sb
-            .get_with(&path, &[psu, ("Accept-Encoding", refuse)])
+            .get_with(path, &[psu, ("Accept-Encoding", refuse)])
             .await;
-        assert!(r.headers.get("content-encoding").is_none(), "{refuse}");
-        assert_eq!(r.body, plain.body, "{refuse}");
+        assert!(r.headers.get("content-encoding").is_none(), "{path} {refuse}");
+        assert_eq!(r.body, plain.body, "{path} {refuse}");
     }
 }
 

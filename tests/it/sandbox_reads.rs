@@ -171,3 +171,64 @@ async fn a_kept_body_is_never_given_to_another_psu_or_tpp() {
         assert_eq!(r.status, 401, "{path}: {}", r.text);
     }
 }
+
+/// Transaction details are kept like the other reads (`Read::TransactionDetails`): a repeated
+/// read is the same body, another transaction gets its own, a write is seen by the next read
+/// (a balance override leaves `balanceAfterTransaction` out), and without the PSU present an
+/// entry older than 90 days is still refused after its body was kept for the PSU present.
+#[tokio::test]
+async fn transaction_details_are_kept_per_transaction_and_follow_writes_and_the_window() {
+    let sb = sandbox().await;
+    let psu = consent(&sb, "31125461118").await;
+    let acc = get(&sb, "/v1/accounts", &psu)
+        .await
+        .first_resource_id("accounts");
+    let today = sb.clock.today();
+    let old = today - chrono::Duration::days(200);
+    let page = get(
+        &sb,
+        &format!("/v1/accounts/{acc}/transactions?bookingStatus=booked&dateFrom={old}&limit=5000"),
+        &psu,
+    )
+    .await;
+    let booked = page.json["transactions"]["booked"].as_array().unwrap();
+    let id_of = |t: &serde_json::Value| t["transactionId"].as_str().unwrap().to_string();
+    let (newest, second) = (id_of(&booked[0]), id_of(&booked[1]));
+    let earliest = (today - chrono::Duration::days(90)).to_string();
+    let older = booked
+        .iter()
+        .find(|t| t["bookingDate"].as_str().unwrap() < earliest.as_str())
+        .map(id_of)
+        .expect("an entry older than 90 days");
+    let details = |id: &str| format!("/v1/accounts/{acc}/transactions/{id}");
+
+    let first = get(&sb, &details(&newest), &psu).await;
+    assert_eq!(get(&sb, &details(&newest), &psu).await.text, first.text);
+    let other = get(&sb, &details(&second), &psu).await;
+    assert_ne!(other.text, first.text, "each transaction its own body");
+    assert!(other.text.contains(&second));
+    let d = &first.json["transactionsDetails"]["transactionDetails"];
+    assert!(d["balanceAfterTransaction"].is_object(), "{}", first.text);
+
+    // The old entry: kept for the PSU present, still refused without it.
+    get(&sb, &details(&older), &psu).await;
+    let unattended = [("PSU-ID", psu.as_str()), ("PSU-IP-Address", "")];
+    sb.get_with(&details(&older), &unattended)
+        .await
+        .assert_error(400, "PERIOD_INVALID");
+    assert_eq!(
+        sb.get_with(&details(&newest), &unattended).await.status,
+        200
+    );
+
+    // A write is seen by the next read.
+    sb.set_balances(&format!("accounts/{acc}"), "5000.00", "4200.50")
+        .await;
+    let after = get(&sb, &details(&newest), &psu).await;
+    assert!(
+        after.json["transactionsDetails"]["transactionDetails"]["balanceAfterTransaction"]
+            .is_null(),
+        "{}",
+        after.text
+    );
+}

@@ -830,7 +830,8 @@ pub struct Page {
 }
 
 impl Page {
-    fn new(json: bytes::Bytes) -> Self {
+    /// The page of the serialized JSON `json` (gzip made on first demand).
+    pub(crate) fn new(json: bytes::Bytes) -> Self {
         Page {
             json,
             gzip: Arc::default(),
@@ -852,8 +853,13 @@ impl Page {
             .clone()
     }
 
+    /// The plain JSON body.
+    pub(crate) fn json(&self) -> bytes::Bytes {
+        self.json.clone()
+    }
+
     /// The `200` answer: gzip-encoded when `gzip` (the client accepts it), else plain JSON.
-    fn response(&self, gzip: bool) -> axum::response::Response {
+    pub(crate) fn response(&self, gzip: bool) -> axum::response::Response {
         use axum::http::header::{CONTENT_ENCODING, CONTENT_TYPE, VARY};
         use axum::response::IntoResponse;
         let json = [

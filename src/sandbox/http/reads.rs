@@ -22,6 +22,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::sandbox::errors::ApiError;
+use crate::sandbox::http::accounts::Page;
 use crate::sandbox::model::ConsentKey;
 
 /// Which read a body answers.
@@ -107,7 +108,7 @@ pub const READ_CACHE_ENTRIES: usize = 1024;
 /// Serialized read bodies by [`ReadKey`].
 #[derive(Debug, Default)]
 pub struct ReadCache {
-    bodies: Mutex<HashMap<ReadKey, bytes::Bytes, foldhash::fast::RandomState>>,
+    bodies: Mutex<HashMap<ReadKey, Page, foldhash::fast::RandomState>>,
 }
 
 impl ReadCache {
@@ -123,22 +124,46 @@ impl ReadCache {
         key: ReadKey,
         build: impl FnOnce() -> Result<T, ApiError>,
     ) -> Result<Response, ApiError> {
-        if let Some(body) = self.get(&key) {
-            return Ok(json(body));
+        Ok(json(self.page(key, build)?.json()))
+    }
+
+    /// [`ReadCache::answer`] for a large body (card transactions): gzip-encoded when `gzip`
+    /// (the client's `Accept-Encoding` accepts it), the encoding made once and kept with the
+    /// body, as the account transaction pages do ([`Page`]); `Vary: Accept-Encoding`.
+    ///
+    /// Errors: as [`ReadCache::answer`].
+    pub fn answer_encoded<T: Serialize>(
+        &self,
+        key: ReadKey,
+        gzip: bool,
+        build: impl FnOnce() -> Result<T, ApiError>,
+    ) -> Result<Response, ApiError> {
+        Ok(self.page(key, build)?.response(gzip))
+    }
+
+    /// The kept page of `key`, or `build`'s value serialized and kept.
+    fn page<T: Serialize>(
+        &self,
+        key: ReadKey,
+        build: impl FnOnce() -> Result<T, ApiError>,
+    ) -> Result<Page, ApiError> {
+        if let Some(page) = self.get(&key) {
+            return Ok(page);
         }
         let value = build()?;
         let body = serde_json::to_vec(&value)
             .map(bytes::Bytes::from)
             .map_err(|e| ApiError::format(format!("the answer could not be written: {e}")))?;
-        self.put(key, body.clone());
-        Ok(json(body))
+        let page = Page::new(body);
+        self.put(key, page.clone());
+        Ok(page)
     }
 
-    fn get(&self, key: &ReadKey) -> Option<bytes::Bytes> {
+    fn get(&self, key: &ReadKey) -> Option<Page> {
         self.bodies.lock().ok()?.get(key).cloned()
     }
 
-    fn put(&self, key: ReadKey, body: bytes::Bytes) {
+    fn put(&self, key: ReadKey, body: Page) {
         if let Ok(mut bodies) = self.bodies.lock() {
             if bodies.len() >= READ_CACHE_ENTRIES {
                 bodies.clear();
