@@ -257,11 +257,12 @@ async fn gzip_only_when_accepted(sb: &TestSandbox, path: &str, psu: (&str, &str)
     let plain = sb.get_with_ok(path, &[psu]).await;
     assert!(plain.headers.get("content-encoding").is_none());
     for accept in ["gzip", "br;q=1.0, gzip;q=0.8", "*"] {
-        let zipped = sb
-            .get_with(path, &[psu, ("Accept-Encoding", accept)])
-            .await;
+        let zipped = sb.get_with(path, &[psu, ("Accept-Encoding", accept)]).await;
         assert_eq!(zipped.status, 200);
-        assert_eq!(zipped.headers["content-encoding"], "gzip", "{path} {accept}");
+        assert_eq!(
+            zipped.headers["content-encoding"], "gzip",
+            "{path} {accept}"
+        );
         assert_eq!(zipped.headers["vary"], "accept-encoding");
         assert!(
             zipped.body.len() * 3 < plain.body.len(),
@@ -276,10 +277,11 @@ async fn gzip_only_when_accepted(sb: &TestSandbox, path: &str, psu: (&str, &str)
         assert_eq!(decoded, plain.body, "{path} {accept}: the same page");
     }
     for refuse in ["gzip;q=0", "identity", "br"] {
-        let r = sb
-            .get_with(path, &[psu, ("Accept-Encoding", refuse)])
-            .await;
-        assert!(r.headers.get("content-encoding").is_none(), "{path} {refuse}");
+        let r = sb.get_with(path, &[psu, ("Accept-Encoding", refuse)]).await;
+        assert!(
+            r.headers.get("content-encoding").is_none(),
+            "{path} {refuse}"
+        );
         assert_eq!(r.body, plain.body, "{path} {refuse}");
     }
 }

@@ -228,11 +228,12 @@ pub fn start_sca(
     Ok(ApiError::new(code, text).with_sca_redirect(href))
 }
 
-/// A random authorisation id without a run of ten or more decimal digits, so that the SCA
-/// page's only long digit runs are the customerNumbers (clients may scrape those as hints).
+/// A new authorisation id ([`crate::sandbox::domain::new_id`]: time-ordered, 74 random bits)
+/// without a run of ten or more decimal digits, so that the SCA page's only long digit runs
+/// are the customerNumbers (clients may scrape those as hints).
 pub fn authorisation_id() -> Uuid {
     loop {
-        let id = Uuid::new_v4();
+        let id = crate::sandbox::domain::new_id();
         let mut run = 0;
         let long = id.to_string().bytes().any(|b| {
             run = if b.is_ascii_digit() { run + 1 } else { 0 };

@@ -144,7 +144,7 @@ pub fn create(
     explicit: bool,
 ) -> Result<(String, &'static str, Option<AuthorisationRow>), ApiError> {
     let now = cx.clock.unix_secs();
-    let id = Uuid::new_v4().to_string();
+    let id = crate::sandbox::domain::new_id().to_string();
     let basket = BasketRow {
         id: id.clone(),
         tpp: tpp.id.0.clone(),

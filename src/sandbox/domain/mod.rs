@@ -68,3 +68,41 @@ impl Ctx<'_> {
         self.pages.href(self.public_url, prefix, id)
     }
 }
+
+/// A new id of a consent, payment, signing basket or authorisation: a UUID version 7
+/// (RFC 9562 §5.7), 48 bits of Unix milliseconds followed by 74 random bits (no counter, so
+/// no id tells the next one).
+///
+/// Neither document prescribes an id format (the Berlin Group file: `consentId`,
+/// `paymentId`, `authorisationId` are strings). Ids that grow with time land at the end of
+/// their tables' indexes instead of on a random page of them, so a sandbox holding another
+/// TPP's 100,000 payments creates the next one as fast as an empty one (issue 20); 74 random
+/// bits keep them unguessable.
+pub fn new_id() -> uuid::Uuid {
+    uuid::Uuid::new_v7(uuid::Timestamp::now(uuid::NoContext))
+}
+
+#[cfg(test)]
+mod id_tests {
+    use super::new_id;
+
+    #[test]
+    fn new_ids_are_version_7_distinct_and_ordered_by_their_millisecond() {
+        let first = new_id();
+        assert_eq!(first.get_version_num(), 7);
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let later: Vec<uuid::Uuid> = (0..1000).map(|_| new_id()).collect();
+        assert!(
+            later.iter().all(|id| *id > first),
+            "a later millisecond sorts after"
+        );
+        let distinct: std::collections::HashSet<_> = later.iter().collect();
+        assert_eq!(distinct.len(), later.len());
+        let (secs, _) = first.get_timestamp().expect("a v7 timestamp").to_unix();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        assert!(now.abs_diff(secs) <= 1, "the id carries its creation time");
+    }
+}

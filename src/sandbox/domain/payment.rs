@@ -142,7 +142,7 @@ pub async fn initiate(
     let init = new.initiation;
     let now = cx.clock.unix_secs();
     let today = cx.clock.today().to_string();
-    let id = Uuid::new_v4().to_string();
+    let id = crate::sandbox::domain::new_id().to_string();
     let row = PaymentRow {
         id: id.clone(),
         tpp: new.tpp.id.0.clone(),
@@ -190,7 +190,9 @@ pub async fn initiate(
     let stored_auth = auth.clone();
     cx.db
         .write_batched(move |tx| {
-            if check_duplicate && rows::logical_duplicate_exists(tx, &row.tpp, &row.dedup_key, &today)? {
+            if check_duplicate
+                && rows::logical_duplicate_exists(tx, &row.tpp, &row.dedup_key, &today)?
+            {
                 return Err(ApiError::new(
                     MessageCode::PaymentFailed,
                     "logical duplicate: a payment with the same debtor account, creditor, \
