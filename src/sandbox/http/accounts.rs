@@ -44,7 +44,7 @@ use crate::sandbox::domain::ledger::{self, Entry};
 use crate::sandbox::domain::rules::{self, AccessKind, TppRoles};
 use crate::sandbox::errors::{ApiError, ApiPath, QueryPairs};
 use crate::sandbox::http::auth::{AisTpp, Tpp};
-use crate::sandbox::http::reads::{Read, ReadKey};
+use crate::sandbox::http::reads::{Page, Read, ReadKey};
 use crate::sandbox::model::{
     Account, CardAccount, Customer, MANUAL_TRANSACTION_CODE, ManualTransaction,
 };
@@ -816,63 +816,6 @@ pub fn accepts_gzip(headers: &HeaderMap) -> bool {
         })
 }
 
-/// A serialized transaction page and, made on first demand, its gzip encoding.
-///
-/// Neither the interface document nor the Berlin Group file speak of content codings; ASPSP
-/// gateways compress large JSON answers for clients that send `Accept-Encoding: gzip`
-/// (reqwest, curl `--compressed`, browsers), and so does the sandbox for transaction pages,
-/// the one large answer. The gzip body is cached with the page, so a compressed answer costs
-/// no more than a plain one. Answers carry `Vary: Accept-Encoding`.
-#[derive(Debug, Clone)]
-pub struct Page {
-    json: bytes::Bytes,
-    gzip: Arc<std::sync::OnceLock<Option<bytes::Bytes>>>,
-}
-
-impl Page {
-    /// The page of the serialized JSON `json` (gzip made on first demand).
-    pub(crate) fn new(json: bytes::Bytes) -> Self {
-        Page {
-            json,
-            gzip: Arc::default(),
-        }
-    }
-
-    /// The gzip encoding of the page (`None` if the encoder failed: then served plain).
-    fn gzip(&self) -> Option<bytes::Bytes> {
-        self.gzip
-            .get_or_init(|| {
-                use std::io::Write;
-                let mut enc = flate2::write::GzEncoder::new(
-                    Vec::with_capacity(self.json.len() / 4),
-                    flate2::Compression::default(),
-                );
-                enc.write_all(&self.json).ok()?;
-                enc.finish().ok().map(bytes::Bytes::from)
-            })
-            .clone()
-    }
-
-    /// The plain JSON body.
-    pub(crate) fn json(&self) -> bytes::Bytes {
-        self.json.clone()
-    }
-
-    /// The `200` answer: gzip-encoded when `gzip` (the client accepts it), else plain JSON.
-    pub(crate) fn response(&self, gzip: bool) -> axum::response::Response {
-        use axum::http::header::{CONTENT_ENCODING, CONTENT_TYPE, VARY};
-        use axum::response::IntoResponse;
-        let json = [
-            (CONTENT_TYPE, "application/json"),
-            (VARY, "accept-encoding"),
-        ];
-        match gzip.then(|| self.gzip()).flatten() {
-            Some(body) => (json, [(CONTENT_ENCODING, "gzip")], body).into_response(),
-            None => (json, self.json.clone()).into_response(),
-        }
-    }
-}
-
 /// What a serialized transaction page depends on: the account, the query as sent, the
 /// unattended-access window, the sandbox day and the data version ([`crate::sandbox::store::db::Db::version`],
 /// bumped by every committed write, so a new transaction, payment settlement or balance
@@ -960,13 +903,13 @@ fn details_of(
     psu_present: bool,
     unknown: impl Fn() -> ApiError,
 ) -> Result<TransactionDetailsResponse, ApiError> {
-    let manual = manual_of(&app, &account)?;
+    let manual = manual_of(app, account)?;
     let booked =
-        crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today).booked()?;
+        crate::sandbox::domain::books::Book::of(&app.store, account, owner, today).booked()?;
     let (mut item, booked_at) = match booked.iter().position(|e| e.id == tid) {
         Some(pos) => {
             let e = &booked[pos];
-            let mut item = entry(&account, e, true, &manual);
+            let mut item = entry(account, e, true, &manual);
             if app.store.balance_override(account.id)?.is_none() {
                 let after = booked[pos..]
                     .iter()
@@ -981,10 +924,10 @@ fn details_of(
         }
         None => {
             let pending =
-                crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today)
+                crate::sandbox::domain::books::Book::of(&app.store, account, owner, today)
                     .pending()?;
             let e = pending.iter().find(|e| e.id == tid).ok_or_else(unknown)?;
-            (entry(&account, e, false, &manual), None)
+            (entry(account, e, false, &manual), None)
         }
     };
     if !psu_present

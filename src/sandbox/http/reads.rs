@@ -13,7 +13,7 @@
 //! [`READ_CACHE_ENTRIES`] bodies are kept; the cache is emptied when full.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
@@ -22,7 +22,6 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::sandbox::errors::ApiError;
-use crate::sandbox::http::accounts::Page;
 use crate::sandbox::model::ConsentKey;
 
 /// Which read a body answers.
@@ -99,6 +98,63 @@ impl ReadKey {
         self.query = query.to_vec();
         self.from = from;
         self
+    }
+}
+
+/// A serialized transaction page and, made on first demand, its gzip encoding.
+///
+/// Neither the interface document nor the Berlin Group file speak of content codings; ASPSP
+/// gateways compress large JSON answers for clients that send `Accept-Encoding: gzip`
+/// (reqwest, curl `--compressed`, browsers), and so does the sandbox for transaction pages,
+/// the one large answer. The gzip body is cached with the page, so a compressed answer costs
+/// no more than a plain one. Answers carry `Vary: Accept-Encoding`.
+#[derive(Debug, Clone)]
+pub struct Page {
+    json: bytes::Bytes,
+    gzip: Arc<std::sync::OnceLock<Option<bytes::Bytes>>>,
+}
+
+impl Page {
+    /// The page of the serialized JSON `json` (gzip made on first demand).
+    pub(crate) fn new(json: bytes::Bytes) -> Self {
+        Page {
+            json,
+            gzip: Arc::default(),
+        }
+    }
+
+    /// The gzip encoding of the page (`None` if the encoder failed: then served plain).
+    fn gzip(&self) -> Option<bytes::Bytes> {
+        self.gzip
+            .get_or_init(|| {
+                use std::io::Write;
+                let mut enc = flate2::write::GzEncoder::new(
+                    Vec::with_capacity(self.json.len() / 4),
+                    flate2::Compression::default(),
+                );
+                enc.write_all(&self.json).ok()?;
+                enc.finish().ok().map(bytes::Bytes::from)
+            })
+            .clone()
+    }
+
+    /// The plain JSON body.
+    pub(crate) fn json(&self) -> bytes::Bytes {
+        self.json.clone()
+    }
+
+    /// The `200` answer: gzip-encoded when `gzip` (the client accepts it), else plain JSON.
+    pub(crate) fn response(&self, gzip: bool) -> axum::response::Response {
+        use axum::http::header::{CONTENT_ENCODING, CONTENT_TYPE, VARY};
+        use axum::response::IntoResponse;
+        let json = [
+            (CONTENT_TYPE, "application/json"),
+            (VARY, "accept-encoding"),
+        ];
+        match gzip.then(|| self.gzip()).flatten() {
+            Some(body) => (json, [(CONTENT_ENCODING, "gzip")], body).into_response(),
+            None => (json, self.json.clone()).into_response(),
+        }
     }
 }
 

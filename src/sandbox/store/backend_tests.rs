@@ -250,7 +250,7 @@ fn a_postgres_password_never_appears_in_messages() {
 #[test]
 fn a_failing_write_in_a_batch_rolls_back_only_its_own_part() {
     use crate::sandbox::errors::ApiError;
-    use crate::sandbox::store::group_commit::Request;
+    use crate::sandbox::store::db::group_commit::Request;
     use crate::xs2a::error::MessageCode;
     on_both(|storage| {
         let db = Db::open(&storage).unwrap();
@@ -328,7 +328,7 @@ fn a_failing_write_in_a_batch_rolls_back_only_its_own_part() {
 /// version moved once for the batch.
 #[test]
 fn no_answer_is_sent_before_its_batch_committed() {
-    use crate::sandbox::store::group_commit::Request;
+    use crate::sandbox::store::db::group_commit::Request;
     on_both(|storage| {
         let dir = tempfile::tempdir().unwrap();
         let storage = match storage {

@@ -4,7 +4,7 @@
 //!
 //! Every change runs in one `BEGIN IMMEDIATE` transaction ([`Db::write`]), or, for the hot
 //! creations (payments, consents), as one write of a group commit ([`Db::write_batched`],
-//! [`crate::sandbox::store::group_commit`]: one transaction and one commit for all the writes
+//! [`crate::sandbox::store::db::group_commit`]: one transaction and one commit for all the writes
 //! waiting, a savepoint each, answers after the commit); reads run on the same connection
 //! ([`Db::read`]; on PostgreSQL a small pool, [`PG_POOL`]). Modules bring their own tables as named migrations
 //! ([`Db::migrate`]), applied once and recorded in `schema_migrations`.
@@ -20,9 +20,11 @@ use std::sync::Mutex;
 
 use rusqlite::{Connection, TransactionBehavior};
 
+pub mod group_commit;
+
 use crate::sandbox::store::checkpoint::{Checkpointer, Checkpoints, WalState};
+use crate::sandbox::store::db::group_commit::{GroupCommit, GroupStats, Request};
 use crate::sandbox::store::error::StoreError;
-use crate::sandbox::store::group_commit::{GroupCommit, GroupStats, Request};
 use crate::sandbox::store::sql::{self, Conn, PgSession};
 
 /// `PSD2_SQLITE_CHECKPOINT=commit`: no checkpointer thread and SQLite's default page cache;
@@ -133,7 +135,7 @@ pub fn redact_url(url: &str) -> String {
 pub type Migration = (&'static str, &'static str);
 
 /// The connection of either back end (shared with the group-commit writer thread,
-/// [`crate::sandbox::store::group_commit`]).
+/// [`crate::sandbox::store::db::group_commit`]).
 pub(crate) enum Backing {
     /// The SQLite connection behind a mutex.
     Sqlite(Mutex<Connection>),
@@ -479,7 +481,7 @@ impl Db {
         self.write_with(f)
     }
 
-    /// Runs `f` as one write of a group commit ([`crate::sandbox::store::group_commit`]): the
+    /// Runs `f` as one write of a group commit ([`crate::sandbox::store::db::group_commit`]): the
     /// writer thread runs it with the other writes waiting at that moment in ONE transaction,
     /// `f` in its own savepoint (its failure rolls back only its own statements, and its
     /// error is its answer), commits once, bumps the data version once, and only then
@@ -736,9 +738,13 @@ mod tests {
         let memory = Db::open(&Storage::InMemory).unwrap();
         let mmap = |db: &Db| {
             db.read_raw(|c| {
+                use rusqlite::OptionalExtension;
+                // An in-memory database answers the pragma with no row.
                 Ok(c.as_sqlite()
                     .expect("SQLite")
-                    .query_row("PRAGMA mmap_size", [], |r| r.get::<_, i64>(0))?)
+                    .query_row("PRAGMA mmap_size", [], |r| r.get::<_, i64>(0))
+                    .optional()?
+                    .unwrap_or(0))
             })
             .unwrap()
         };

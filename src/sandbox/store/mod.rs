@@ -9,7 +9,7 @@
 //! card consents, consent resources), [`unattended`], [`sca_browsers`] and [`replay`]. Reads
 //! run on the shared connection; every change runs in one `BEGIN IMMEDIATE` transaction
 //! ([`Db::write`]), or in a savepoint of a group commit's transaction
-//! ([`Db::write_batched`], [`group_commit`]), so concurrent requests never lose or duplicate
+//! ([`Db::write_batched`], [`db::group_commit`]), so concurrent requests never lose or duplicate
 //! rows. The schema is the
 //! migrations [`schema::MIGRATION`] and those of the per-table modules (listed in
 //! `sandbox::MIGRATIONS`). The domain types are [`crate::sandbox::model`]'s (re-exported here).
@@ -33,7 +33,6 @@ pub mod checkpoint;
 pub mod db;
 pub(crate) mod error;
 pub(crate) mod faults;
-pub mod group_commit;
 pub mod indexes;
 pub(crate) mod overview;
 pub mod page_keys;
