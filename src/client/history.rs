@@ -145,6 +145,49 @@ pub struct HistoryEntry {
     pub clock_offset_secs: Option<i64>,
 }
 
+/// What the History screen's list draws of an exchange ([`History::list_summaries`]): no
+/// headers, no bodies, so a search over a large history reads and decodes a few hundred
+/// bytes per row instead of whole exchanges. The full entry is [`History::get`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HistorySummary {
+    /// Row id ([`HistoryEntry::id`]).
+    pub id: i64,
+    /// Seconds since the Unix epoch when the request was sent.
+    pub at: i64,
+    /// The name of the profile that sent it.
+    pub profile: String,
+    /// Catalogue operation id, or `raw` for imported requests.
+    pub operation_id: String,
+    /// HTTP method.
+    pub method: String,
+    /// Path and query as signed for `(request-target)`.
+    pub path_and_query: String,
+    /// HTTP status of the answer.
+    pub status: u16,
+    /// Milliseconds from sending to the whole answer received.
+    pub elapsed_ms: u64,
+}
+
+impl From<&HistoryEntry> for HistorySummary {
+    fn from(e: &HistoryEntry) -> Self {
+        HistorySummary {
+            id: e.id,
+            at: e.at,
+            profile: e.profile.clone(),
+            operation_id: e.operation_id.clone(),
+            method: e.method.clone(),
+            path_and_query: e.path_and_query.clone(),
+            status: e.status,
+            elapsed_ms: e.elapsed_ms,
+        }
+    }
+}
+
+/// The columns [`History::summary_row`] reads, in its order (present in every schema
+/// version).
+const SUMMARY_COLUMNS: &str =
+    "exchanges.id, at, profile, operation_id, method, path_and_query, status, elapsed_ms";
+
 /// The history database.
 pub struct History {
     conn: Connection,
@@ -185,8 +228,20 @@ CREATE INDEX IF NOT EXISTS exchanges_at ON exchanges(at);
 /// embedded sandbox's SCA pages ([`crate::sandbox_events::BrowserStep`]); 3 adds `signed_at` and
 /// `clock_offset`, the time a request was signed for and its clock's offset from real
 /// time ([`HistoryEntry::signed_at`], [`HistoryEntry::clock_offset_secs`]); 4 adds `tls`,
-/// the TLS session of an HTTPS exchange as JSON ([`History::tls_session`]).
-pub const SCHEMA_VERSION: i64 = 4;
+/// the TLS session of an HTTPS exchange as JSON ([`History::tls_session`]); 5 adds the
+/// covering index `exchanges_summary` the History screen's list is read from
+/// ([`History::list_summaries`]).
+pub const SCHEMA_VERSION: i64 = 5;
+
+/// Version 4 → 5: an index holding what the History screen's list draws of each exchange
+/// ([`SUMMARY_COLUMNS`]), keyed by id. `status` and `elapsed_ms` are stored after the
+/// bodies in a row, and SQLite reaches a column after a body of N bytes by reading the N /
+/// 4 KiB overflow pages that hold it: read from this index instead, the list reads no body
+/// page at all (about 80 bytes per exchange, not the whole exchange).
+const MIGRATION_5: &str = "
+CREATE INDEX IF NOT EXISTS exchanges_summary ON exchanges(id, at, profile, operation_id, method,
+    path_and_query, status, elapsed_ms);
+PRAGMA user_version = 5;";
 
 /// Version 3 → 4: the TLS session of an HTTPS exchange (JSON of
 /// [`crate::client::tls_session::TlsSession`]; NULL over plain HTTP and for older rows).
@@ -280,6 +335,9 @@ fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
     }
     if version < 4 {
         tx.execute_batch(MIGRATION_4)?;
+    }
+    if version < 5 {
+        tx.execute_batch(MIGRATION_5)?;
     }
     tx.commit()?;
     Ok(version.max(SCHEMA_VERSION))
@@ -678,6 +736,63 @@ impl History {
         search: Option<&str>,
         limit: usize,
     ) -> rusqlite::Result<(Vec<HistoryEntry>, i32)> {
+        self.search_counted(search, limit, "exchanges", self.columns(), Self::row)
+    }
+
+    /// The rows of [`History::list`] for the same `search` and `limit`, in the same order,
+    /// as [`HistorySummary`]: the search still covers headers and bodies (through the
+    /// index), but the query reads no header or body column of the rows it returns.
+    ///
+    /// Errors: SQLite's.
+    pub fn list_summaries(
+        &self,
+        search: Option<&str>,
+        limit: usize,
+    ) -> rusqlite::Result<Vec<HistorySummary>> {
+        self.list_summaries_counted(search, limit)
+            .map(|(rows, _)| rows)
+    }
+
+    /// [`History::list_summaries`] with the SQLite virtual machine steps it took.
+    fn list_summaries_counted(
+        &self,
+        search: Option<&str>,
+        limit: usize,
+    ) -> rusqlite::Result<(Vec<HistorySummary>, i32)> {
+        // From the covering index when the history has it (every migrated history): no
+        // page of a row, so no body, is read for the rows listed.
+        let table = if self.version >= 5 {
+            "exchanges INDEXED BY exchanges_summary"
+        } else {
+            "exchanges"
+        };
+        self.search_counted(search, limit, table, SUMMARY_COLUMNS, Self::summary_row)
+    }
+
+    fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistorySummary> {
+        Ok(HistorySummary {
+            id: r.get(0)?,
+            at: r.get(1)?,
+            profile: r.get(2)?,
+            operation_id: r.get(3)?,
+            method: r.get(4)?,
+            path_and_query: r.get(5)?,
+            status: r.get::<_, i64>(6)? as u16,
+            elapsed_ms: r.get::<_, i64>(7)? as u64,
+        })
+    }
+
+    /// The search of [`History::list`] selecting `columns` of `table` (`exchanges`, maybe
+    /// with an `INDEXED BY`), each row read by `row`; with the SQLite virtual machine steps
+    /// it took.
+    fn search_counted<T>(
+        &self,
+        search: Option<&str>,
+        limit: usize,
+        table: &str,
+        columns: &str,
+        row: fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<(Vec<T>, i32)> {
         let steps = |st: &rusqlite::Statement<'_>| st.get_status(rusqlite::StatementStatus::VmStep);
         let search = search.unwrap_or("");
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
@@ -701,7 +816,7 @@ impl History {
             // most of a large history (the common prefix of X-Request-IDs as they are typed)
             // costs `limit` rows, not all of them.
             (
-                "id IN (SELECT rowid FROM exchanges_fts WHERE exchanges_fts MATCH ?1
+                "exchanges.id IN (SELECT rowid FROM exchanges_fts WHERE exchanges_fts MATCH ?1
                         ORDER BY rowid DESC LIMIT ?2)",
                 format!("\"{}\"", search.replace('"', "\"\"")),
             )
@@ -709,21 +824,19 @@ impl History {
             // Too short for the trigram index: the texts are scanned newest first, and the
             // scan stops at the `limit`-th match (`instr` on each, no subquery that scans all).
             let mut stmt = self.conn.prepare(&format!(
-                "SELECT {} FROM exchanges_fts f JOIN exchanges ON exchanges.id = f.rowid
-                 WHERE instr(lower(f.text), lower(?1)) > 0 ORDER BY f.rowid DESC LIMIT ?2",
-                self.columns()
+                "SELECT {columns} FROM exchanges_fts f JOIN {table} ON exchanges.id = f.rowid
+                 WHERE instr(lower(f.text), lower(?1)) > 0 ORDER BY f.rowid DESC LIMIT ?2"
             ))?;
             let rows = stmt
-                .query_map(params![search, limit], Self::row)?
+                .query_map(params![search, limit], row)?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             return Ok((rows, steps(&stmt)));
         };
         let mut stmt = self.conn.prepare(&format!(
-            "SELECT {} FROM exchanges WHERE {filter} ORDER BY id DESC LIMIT ?2",
-            self.columns()
+            "SELECT {columns} FROM {table} WHERE {filter} ORDER BY exchanges.id DESC LIMIT ?2"
         ))?;
         let rows = stmt
-            .query_map(params![arg, limit], Self::row)?
+            .query_map(params![arg, limit], row)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok((rows, steps(&stmt)))
     }
@@ -935,6 +1048,192 @@ mod tests {
         assert_eq!(rows.iter().map(|e| e.id).collect::<Vec<_>>(), [8]);
         let (rows, _) = large.list_counted(Some("c-7\""), 20).unwrap();
         assert_eq!(rows.iter().map(|e| e.id).collect::<Vec<_>>(), [8]);
+    }
+
+    /// A history with rows whose texts sit in different places: URL, a header only, a
+    /// response body only, a request body only, a status.
+    fn mixed_history(h: &History) {
+        for i in 0..30i64 {
+            h.insert(&HistoryEntry {
+                at: 1_800_000_000 + i,
+                profile: if i % 2 == 0 { "p" } else { "Embedded sandbox" }.into(),
+                operation_id: "accounts.list".into(),
+                method: if i % 3 == 0 { "POST" } else { "GET" }.into(),
+                url: format!("http://x/v1/accounts/acc-{}", i % 7),
+                path_and_query: format!("/v1/accounts/acc-{}", i % 7),
+                request_headers: vec![(
+                    "X-Request-ID".into(),
+                    format!("6f1c2a7e-0000-4000-8000-{i:012}"),
+                )],
+                request_body: if i % 5 == 0 {
+                    format!("{{\"onlyInRequest\":\"zq{i}\"}}").into_bytes()
+                } else {
+                    Vec::new()
+                },
+                status: if i % 4 == 0 { 401 } else { 200 },
+                response_body: format!("{{\"consentId\":\"Body-Only-{i}\"}}").into_bytes(),
+                elapsed_ms: i as u64,
+                ..HistoryEntry::default()
+            })
+            .unwrap();
+        }
+    }
+
+    /// The ids and summaries of `list` for `search` and `limit`.
+    #[track_caller]
+    fn same_as_list(h: &History, search: Option<&str>, limit: usize) -> usize {
+        let full = h.list(search, limit).unwrap();
+        let summaries = h.list_summaries(search, limit).unwrap();
+        let expected: Vec<HistorySummary> = full.iter().map(HistorySummary::from).collect();
+        assert_eq!(summaries, expected, "search {search:?}, limit {limit}");
+        summaries.len()
+    }
+
+    #[test]
+    fn summaries_list_the_same_rows_in_the_same_order_as_list() {
+        let h = History::in_memory().unwrap();
+        mixed_history(&h);
+        let searches = [
+            None,
+            Some(""),
+            Some("a"),
+            Some("6f"),
+            Some("zq"),
+            Some("Z"),
+            Some("401"),
+            Some("POST"),
+            Some("acc-3"),
+            Some("body-only-2"),
+            Some("onlyInRequest"),
+            Some("000000000017"),
+            Some("6f1c2a7e-0000-4000-8000-000000000029"),
+            Some("\"consentId\""),
+            Some("no such text"),
+        ];
+        for q in searches {
+            for limit in [1, 7, 500] {
+                same_as_list(&h, q, limit);
+            }
+        }
+        assert_eq!(same_as_list(&h, Some("body-only-2"), 500), 11, "2, 20..=29");
+        assert_eq!(same_as_list(&h, Some("zq"), 500), 6, "request bodies only");
+        assert_eq!(same_as_list(&h, None, 500), 30);
+    }
+
+    #[test]
+    fn summaries_of_older_histories_that_could_not_be_migrated() {
+        // Version 0 (no search index: LIKE), version 2 and version 4 (no summary index).
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        let h = History { conn, version: 0 };
+        mixed_history(&h);
+        for q in [
+            None,
+            Some("acc-3"),
+            Some("Body-Only-2"),
+            Some("zq"),
+            Some("401"),
+        ] {
+            same_as_list(&h, q, 500);
+        }
+        let conn = Connection::open_in_memory().unwrap();
+        version_2(&conn);
+        let h = History { conn, version: 2 };
+        assert_eq!(same_as_list(&h, Some("accounts"), 10), 1);
+        assert_eq!(same_as_list(&h, None, 10), 1);
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        for m in [
+            migration_1().as_str(),
+            MIGRATION_2,
+            MIGRATION_3,
+            MIGRATION_4,
+        ] {
+            conn.execute_batch(m).unwrap();
+        }
+        let h = History { conn, version: 4 };
+        mixed_history(&h);
+        for q in [None, Some("6f"), Some("body-only-2"), Some("zq")] {
+            same_as_list(&h, q, 500);
+        }
+    }
+
+    #[test]
+    fn an_older_history_is_migrated_to_the_summary_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.sqlite3");
+        version_2(&Connection::open(&path).unwrap());
+        let h = History::open_existing(&path).unwrap();
+        assert_eq!(h.schema_version(), 5);
+        let names: Vec<String> = h
+            .conn
+            .prepare("SELECT name FROM pragma_index_list('exchanges')")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert!(names.iter().any(|n| n == "exchanges_summary"), "{names:?}");
+        assert_eq!(same_as_list(&h, Some("accounts"), 10), 1);
+    }
+
+    /// Bytes this thread has read from files so far (`rchar` of `/proc/thread-self/io`):
+    /// SQLite reads its pages with `pread`, so a query's page reads show here.
+    fn thread_read_bytes() -> u64 {
+        let io = std::fs::read_to_string("/proc/thread-self/io").unwrap();
+        io.lines()
+            .find_map(|l| l.strip_prefix("rchar: "))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_list_reads_no_page_of_a_body() {
+        // Twelve exchanges with a 1 MiB response body each (256 overflow pages). The list of
+        // the History screen is read from a fresh connection (empty page cache), and the
+        // bytes read from the file are counted. Reading `status` and `elapsed_ms`, stored
+        // after the bodies, from the rows would read every body page (12 MiB, as `list`
+        // does); from the summary index it reads a few pages.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.sqlite3");
+        let h = History::open(&path).unwrap();
+        let body = vec![b'x'; BODY_CAP];
+        for i in 0..12 {
+            h.insert(&HistoryEntry {
+                url: format!("http://x/v1/accounts/a{i}"),
+                path_and_query: format!("/v1/accounts/a{i}"),
+                request_headers: vec![("X-Request-ID".into(), format!("rid-{i:04}"))],
+                status: 200,
+                elapsed_ms: 7,
+                response_body: body.clone(),
+                ..HistoryEntry::default()
+            })
+            .unwrap();
+        }
+        drop(h);
+        let read = |f: &dyn Fn(&History) -> usize| {
+            let h = History::open_existing(&path).unwrap();
+            let before = thread_read_bytes();
+            let n = f(&h);
+            (n, thread_read_bytes() - before)
+        };
+        let (n, summaries) = read(&|h| h.list_summaries(None, 500).unwrap().len());
+        assert_eq!(n, 12);
+        assert!(summaries < 64 * 1024, "{summaries} bytes read for the list");
+        let (n, found) = read(&|h| h.list_summaries(Some("rid-0007"), 500).unwrap().len());
+        assert_eq!(n, 1);
+        // The search index holds the body's text too (a trigram per position), but one
+        // row's lookup in it and in the summary index reads far less than a body.
+        assert!(found < 512 * 1024, "{found} bytes read for one search");
+        // The same measure sees the bodies when the rows are read whole.
+        let (n, full) = read(&|h| h.list(None, 500).unwrap().len());
+        assert_eq!(n, 12);
+        assert!(
+            full > 12 * BODY_CAP as u64,
+            "{full} bytes read for the whole rows"
+        );
     }
 
     #[test]

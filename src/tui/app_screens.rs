@@ -7,11 +7,11 @@ use super::app::{
 };
 use super::catalogue::OperationFinder;
 use super::component::{Component, Effect, OpenExchange};
-use super::history::HistoryError;
+use super::history::{HistoryError, HistoryPage};
 use super::keymap::{self};
 use super::overlay::{Layer, Overlay};
 use super::palette::PaletteView;
-use crate::client::history::HistoryEntry;
+use crate::client::history::{HistoryEntry, HistorySummary};
 use crate::client::import::{ImportedRequest, Variables};
 use crate::profile::ProfileSet;
 
@@ -300,24 +300,36 @@ impl App {
     }
 
     /// Shows the rows read for search `query` on the history screen
-    /// ([`HistoryView::set_rows`]).
-    pub fn set_history(&mut self, query: &str, rows: Result<Vec<HistoryEntry>, HistoryError>) {
-        self.screens.history.set_rows(query, rows);
+    /// ([`HistoryView::set_rows`]); returns the read of the highlighted exchange when the
+    /// page did not bring it ([`Action::LoadHistoryEntry`]), else [`Action::None`].
+    pub fn set_history(&mut self, query: &str, rows: Result<HistoryPage, HistoryError>) -> Action {
+        self.screens.history.set_rows(query, rows)
     }
 
-    /// The exchanges shown on the history screen, newest first.
-    pub fn history_rows(&self) -> &[HistoryEntry] {
+    /// Shows the whole exchange `id` read for the history screen's detail
+    /// ([`HistoryView::set_entry`]).
+    pub fn set_history_entry(
+        &mut self,
+        id: i64,
+        entry: Result<Option<HistoryEntry>, HistoryError>,
+    ) {
+        self.screens.history.set_entry(id, entry);
+    }
+
+    /// The rows shown on the history screen, newest first.
+    pub fn history_rows(&self) -> &[HistorySummary] {
         self.screens.history.rows()
     }
 
-    /// The exchange with history id `id`, if it is shown.
+    /// The whole exchange with history id `id`, if it has been read (the highlighted or
+    /// the marked one).
     pub fn history_entry(&self, id: i64) -> Option<&HistoryEntry> {
         self.screens.history.entry(id)
     }
 
-    /// The highlighted exchange of the history screen.
-    pub fn highlighted_exchange(&self) -> Option<&HistoryEntry> {
-        self.screens.history.highlighted()
+    /// The highlighted row of the history screen.
+    pub fn highlighted_exchange(&self) -> Option<&HistorySummary> {
+        self.screens.history.highlighted_row()
     }
 
     /// Whether the diff overlay of the history screen is shown.

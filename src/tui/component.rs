@@ -50,6 +50,10 @@ pub enum Action {
     /// Read the history for the history screen ([`super::history::load`] with
     /// [`App::history_query`](crate::tui::App::history_query), then [`App::set_history`](crate::tui::App::set_history)).
     LoadHistory,
+    /// Read the whole exchange with this id for the history screen's detail
+    /// ([`super::history::load_entry`], then
+    /// [`App::set_history_entry`](crate::tui::App::set_history_entry)).
+    LoadHistoryEntry(i64),
     /// Re-send the history exchange with this id, prepared and signed afresh
     /// ([`crate::client::export::reprepare`]).
     ResendHistory(i64),

@@ -37,7 +37,7 @@ use super::presenter::ScreenMask;
 use super::response::ResponseView;
 use super::status_line::{Level, Message};
 use super::theme::{Theme, rounded_block};
-use crate::client::history::{BODY_CAP, History, HistoryEntry, body_cut};
+use crate::client::history::{BODY_CAP, History, HistoryEntry, HistorySummary, body_cut};
 use crate::client::import::{self, ImportError, ImportedRequest, Variables};
 use crate::client::{ClientError, Engine, Exchange, PreparedRequest, codegen, export};
 use crate::signing::SignatureInspection;
@@ -81,37 +81,108 @@ pub enum HistoryError {
     Import(#[from] ImportError),
 }
 
-/// Reads the rows of the history screen: the newest [`HISTORY_LIMIT`] exchanges whose URL,
-/// operation, status or body contain `query` (all when it is empty). This is what the runner
-/// does on [`Action::LoadHistory`], off the UI thread.
-///
-/// Errors: [`HistoryError::Read`] with the SQLite error.
-pub fn load(history: &History, query: &str) -> Result<Vec<HistoryEntry>, HistoryError> {
-    let q = query.trim();
-    history
-        .list((!q.is_empty()).then_some(q), HISTORY_LIMIT)
-        .map_err(HistoryError::Read)
+/// What one read of the history screen brings ([`load`]): the rows of the list and the
+/// whole exchange to show in the detail pane.
+#[derive(Debug, Clone, Default)]
+pub struct HistoryPage {
+    /// The newest [`HISTORY_LIMIT`] matching exchanges, as the list draws them.
+    pub rows: Vec<HistorySummary>,
+    /// The whole exchange of the row to highlight: the one asked to keep when it is in
+    /// `rows`, else the first; `None` when `rows` is empty.
+    pub entry: Option<HistoryEntry>,
 }
 
-/// [`load`] off the async workers, for the runner: `(query, rows)`; without a history
-/// (it could not be opened) the reason `unavailable` is the error.
+/// Reads the rows of the history screen: the newest [`HISTORY_LIMIT`] exchanges whose text
+/// (URL, operation, status, headers, bodies: [`History::list`]) contains `query` (all when
+/// it is empty), as summaries ([`History::list_summaries`]: no header or body is read or
+/// decoded for them), with the whole first exchange for the detail. This is what the
+/// runner does on [`Action::LoadHistory`], off the UI thread.
+///
+/// Errors: [`HistoryError::Read`] with the SQLite error.
+pub fn load(history: &History, query: &str) -> Result<HistoryPage, HistoryError> {
+    load_keeping(history, query, None)
+}
+
+/// [`load`], bringing the whole exchange `keep` (the highlighted one) instead of the first
+/// when it is among the rows.
+///
+/// Errors: [`HistoryError::Read`] with the SQLite error.
+pub fn load_keeping(
+    history: &History,
+    query: &str,
+    keep: Option<i64>,
+) -> Result<HistoryPage, HistoryError> {
+    let q = query.trim();
+    let rows = history
+        .list_summaries((!q.is_empty()).then_some(q), HISTORY_LIMIT)
+        .map_err(HistoryError::Read)?;
+    let shown = keep
+        .filter(|id| rows.iter().any(|r| r.id == *id))
+        .or_else(|| rows.first().map(|r| r.id));
+    let entry = match shown {
+        Some(id) => history.get(id).map_err(HistoryError::Read)?,
+        None => None,
+    };
+    Ok(HistoryPage { rows, entry })
+}
+
+/// The whole exchange `id` for the detail pane (`None` when it is gone). This is what the
+/// runner does on [`Action::LoadHistoryEntry`], off the UI thread.
+///
+/// Errors: [`HistoryError::Read`] with the SQLite error.
+pub fn load_entry(history: &History, id: i64) -> Result<Option<HistoryEntry>, HistoryError> {
+    history.get(id).map_err(HistoryError::Read)
+}
+
+/// The whole exchange `id` read from `history` on the calling thread, for the runner's
+/// re-send and export when the screen has not read it yet; `None` without a history, when
+/// it is gone or the read fails.
+pub(crate) fn read_entry(history: Option<&Arc<Mutex<History>>>, id: i64) -> Option<HistoryEntry> {
+    history?.lock().ok()?.get(id).ok().flatten()
+}
+
+/// Runs `read` on the history off the async workers; without a history (it could not be
+/// opened) the reason `unavailable` is the error.
+async fn off_the_workers<T: Send + 'static>(
+    history: Option<Arc<Mutex<History>>>,
+    unavailable: Option<String>,
+    read: impl FnOnce(&History) -> Result<T, HistoryError> + Send + 'static,
+) -> Result<T, HistoryError> {
+    let Some(h) = history else {
+        let why = unavailable.unwrap_or_else(|| "no history file".into());
+        return Err(HistoryError::Unavailable(why));
+    };
+    tokio::task::spawn_blocking(move || match h.lock() {
+        Ok(h) => read(&h),
+        Err(_) => Err(HistoryError::Poisoned),
+    })
+    .await
+    .unwrap_or_else(|e| Err(HistoryError::Task(e)))
+}
+
+/// [`load_keeping`] off the async workers, for the runner: `(query, page)`; without a
+/// history (it could not be opened) the reason `unavailable` is the error.
 pub async fn load_async(
     history: Option<Arc<Mutex<History>>>,
     unavailable: Option<String>,
     query: String,
-) -> (String, Result<Vec<HistoryEntry>, HistoryError>) {
-    let Some(h) = history else {
-        let why = unavailable.unwrap_or_else(|| "no history file".into());
-        return (query, Err(HistoryError::Unavailable(why)));
-    };
+    keep: Option<i64>,
+) -> (String, Result<HistoryPage, HistoryError>) {
     let q = query.clone();
-    let rows = tokio::task::spawn_blocking(move || match h.lock() {
-        Ok(h) => load(&h, &q),
-        Err(_) => Err(HistoryError::Poisoned),
-    })
-    .await
-    .unwrap_or_else(|e| Err(HistoryError::Task(e)));
-    (query, rows)
+    let page = off_the_workers(history, unavailable, move |h| load_keeping(h, &q, keep)).await;
+    (query, page)
+}
+
+/// [`load_entry`] off the async workers, for the runner: `(id, entry)`.
+pub async fn load_entry_async(
+    history: Option<Arc<Mutex<History>>>,
+    unavailable: Option<String>,
+    id: i64,
+) -> (i64, Result<Option<HistoryEntry>, HistoryError>) {
+    (
+        id,
+        off_the_workers(history, unavailable, move |h| load_entry(h, id)).await,
+    )
 }
 
 /// Title shown for a request that is not a catalogue operation.
@@ -263,16 +334,20 @@ impl HistoryView {
     }
 
     /// Shows the rows read for search `query` (see [`load`]); a result for another query
-    /// than the current one (typing went on meanwhile) is ignored.
-    pub fn set_rows(&mut self, query: &str, rows: Result<Vec<HistoryEntry>, HistoryError>) {
-        if query != self.query {
-            return;
+    /// than the current one (typing went on meanwhile; spaces around it do not count) is
+    /// ignored. Returns the read of the highlighted exchange when the page did not bring it
+    /// ([`Action::LoadHistoryEntry`]), else [`Action::None`].
+    pub fn set_rows(&mut self, query: &str, rows: Result<HistoryPage, HistoryError>) -> Action {
+        if query.trim() != self.query.trim() {
+            return Action::None;
         }
         let keep = self.rows.get(self.selected).map(|e| e.id);
         self.loaded = true;
+        let mut page_entry = None;
         match rows {
-            Ok(rows) => {
-                self.rows = rows;
+            Ok(page) => {
+                self.rows = page.rows;
+                page_entry = page.entry;
                 self.error = None;
             }
             Err(e) => {
@@ -283,21 +358,85 @@ impl HistoryView {
         self.selected = keep
             .and_then(|id| self.rows.iter().position(|e| e.id == id))
             .unwrap_or(0);
-        self.refresh_detail();
+        let shown = self.rows.get(self.selected).map(|e| e.id);
+        if let Some(e) = page_entry.filter(|e| Some(e.id) == shown) {
+            self.current = Some(e);
+        }
+        self.after_move()
     }
 
-    /// The exchanges shown, newest first.
-    pub fn rows(&self) -> &[HistoryEntry] {
+    /// Shows the whole exchange `id` read for the detail (ignored unless it is still the
+    /// highlighted one).
+    pub fn set_entry(&mut self, id: i64, entry: Result<Option<HistoryEntry>, HistoryError>) {
+        if self.highlighted_row().map(|e| e.id) != Some(id) {
+            return;
+        }
+        match entry {
+            Ok(Some(e)) => {
+                self.current = Some(e);
+                self.refresh_detail();
+            }
+            Ok(None) => {
+                self.current = None;
+                self.detail = vec![(
+                    Kind::Text,
+                    format!("Exchange #{id} is no longer in the history."),
+                )];
+            }
+            Err(e) => {
+                self.current = None;
+                self.detail = vec![(Kind::Text, e.to_string())];
+            }
+        }
+    }
+
+    /// After the highlighted row changed (or the rows did): the detail of its whole
+    /// exchange when it has been read (the current or the marked one), else the read of it.
+    fn after_move(&mut self) -> Action {
+        let Some(id) = self.highlighted_row().map(|e| e.id) else {
+            self.current = None;
+            self.refresh_detail();
+            return Action::None;
+        };
+        if self.current.as_ref().is_some_and(|e| e.id == id) {
+            // Already shown: keep the detail and its scroll.
+            if self.detail.is_empty() || self.detail_for != Some(id) {
+                self.refresh_detail();
+            }
+            return Action::None;
+        }
+        if let Some(m) = self.marked_entry.as_ref().filter(|e| e.id == id) {
+            self.current = Some(m.clone());
+            self.refresh_detail();
+            return Action::None;
+        }
+        self.current = None;
+        self.refresh_detail();
+        Action::LoadHistoryEntry(id)
+    }
+
+    /// The rows shown, newest first.
+    pub fn rows(&self) -> &[HistorySummary] {
         &self.rows
     }
 
-    /// The exchange with history id `id`, if it is shown.
+    /// The whole exchange with history id `id`, if it has been read (the highlighted or the
+    /// marked one).
     pub fn entry(&self, id: i64) -> Option<&HistoryEntry> {
-        self.rows.iter().find(|e| e.id == id)
+        self.current
+            .as_ref()
+            .filter(|e| e.id == id)
+            .or_else(|| self.marked_entry.as_ref().filter(|e| e.id == id))
     }
 
-    /// The highlighted exchange.
+    /// The whole highlighted exchange, once read.
     pub fn highlighted(&self) -> Option<&HistoryEntry> {
+        let id = self.highlighted_row()?.id;
+        self.current.as_ref().filter(|e| e.id == id)
+    }
+
+    /// The highlighted row.
+    pub fn highlighted_row(&self) -> Option<&HistorySummary> {
         self.rows.get(self.selected)
     }
 
@@ -378,7 +517,7 @@ impl HistoryView {
     /// `r`: the re-send of the highlighted exchange, or the question to ask first when it
     /// was recorded under another profile (another certificate and target, issue 8 item 15).
     fn resend(&mut self, ctx: &mut Ctx) -> Effect {
-        let Some((id, recorded)) = self.highlighted().map(|e| (e.id, e.profile.clone())) else {
+        let Some((id, recorded)) = self.highlighted_row().map(|e| (e.id, e.profile.clone())) else {
             return Effect::None;
         };
         if ctx.busy() {
@@ -452,21 +591,24 @@ impl HistoryView {
 
     fn refresh_detail(&mut self) {
         self.detail_scroll = 0;
-        self.detail = self
-            .rows
-            .get(self.selected)
-            .map(detail_lines)
-            .unwrap_or_default();
+        self.detail_for = self.highlighted().map(|e| e.id);
+        self.detail = match (self.highlighted(), self.highlighted_row()) {
+            (Some(e), _) => detail_lines(e),
+            (None, Some(_)) => vec![(Kind::Text, "Loading …".to_string())],
+            (None, None) => Vec::new(),
+        };
     }
 
     fn mark(&mut self, ctx: &mut Ctx) {
-        match self.highlighted().map(|e| e.id) {
+        match self.highlighted_row().map(|e| e.id) {
             Some(id) if self.marked == Some(id) => {
                 self.marked = None;
+                self.marked_entry = None;
                 ctx.say(Level::Info, format!("Exchange #{id} unmarked"));
             }
             Some(id) => {
                 self.marked = Some(id);
+                self.marked_entry = self.highlighted().cloned();
                 ctx.say(
                     Level::Info,
                     format!("Exchange #{id} marked: highlight another and press d to diff"),
@@ -571,6 +713,10 @@ impl HistoryView {
             );
             return;
         };
+        if self.highlighted_row().is_some() && self.highlighted().is_none() {
+            ctx.say(Level::Info, "The highlighted exchange is still being read");
+            return;
+        }
         let (Some(a), Some(b)) = (self.entry(marked), self.highlighted()) else {
             ctx.say(
                 Level::Warning,
@@ -675,6 +821,10 @@ impl Component for HistoryView {
         let typed = !key
             .modifiers
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        // What the search asks of the history before the key ([`load`] trims it): a key that
+        // leaves it as it was (a space at either end, `Ctrl-U` or `Backspace` on an empty
+        // box) reads nothing again.
+        let searched = (input == Input::Search).then(|| text.trim().to_string());
         let changed = match key.code {
             KeyCode::Char(c) if typed => {
                 text.push(c);
@@ -705,6 +855,7 @@ impl Component for HistoryView {
             }
             _ => false,
         };
+        let changed = changed && searched.is_none_or(|old| old != self.query.trim());
         Some(if changed && input == Input::Search {
             Effect::Run(Action::LoadHistory)
         } else {
@@ -736,7 +887,10 @@ impl Component for HistoryView {
                 };
                 if next != self.selected {
                     self.selected = next;
-                    self.refresh_detail();
+                    let read = self.after_move();
+                    if read != Action::None {
+                        return Some(Effect::Run(read));
+                    }
                 }
             }
             Command::PageUp => self.detail_scroll = self.detail_scroll.saturating_sub(page),
@@ -782,7 +936,7 @@ impl Component for HistoryView {
                 }
             }
             Command::HistoryExportCurl => {
-                if let Some(id) = self.highlighted().map(|e| e.id) {
+                if let Some(id) = self.highlighted_row().map(|e| e.id) {
                     return Some(Effect::Run(Action::ExportHistoryCurl(id)));
                 }
             }
@@ -844,7 +998,7 @@ impl Component for HistoryView {
                         TableCell::from(format!("{mark}{}", time_of(e.at))),
                         TableCell::from(e.profile.clone()),
                         TableCell::from(Span::styled(e.method.clone(), t.method(&e.method))),
-                        TableCell::from(mask.text(path_of(e)).into_owned()),
+                        TableCell::from(mask.text(&e.path_and_query).into_owned()),
                         TableCell::from(Span::styled(
                             e.status.to_string(),
                             t.http_status(e.status),
@@ -875,7 +1029,7 @@ impl Component for HistoryView {
             .block(list_block);
             frame.render_widget(table, list_area);
         }
-        let detail_title = match self.highlighted() {
+        let detail_title = match self.highlighted_row() {
             Some(e) => format!(" Exchange #{} ", e.id),
             None => " Exchange ".to_string(),
         };

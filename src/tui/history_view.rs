@@ -4,7 +4,7 @@
 
 use std::cell::Cell;
 
-use crate::client::history::HistoryEntry;
+use crate::client::history::{HistoryEntry, HistorySummary};
 use crate::client::import::{ImportedRequest, Variables};
 
 /// What the one-line text box of the screen is for.
@@ -48,7 +48,13 @@ pub(crate) struct ImportList {
 pub struct HistoryView {
     /// Index of the highlighted exchange.
     pub selected: usize,
-    pub(crate) rows: Vec<HistoryEntry>,
+    /// The rows of the last search, as the list draws them (no headers, no bodies).
+    pub(crate) rows: Vec<HistorySummary>,
+    /// The whole exchange of the highlighted row once read ([`crate::client::history::History::get`]);
+    /// `None` while it is being read.
+    pub(crate) current: Option<HistoryEntry>,
+    /// The whole exchange of the marked row (`m`), for the diff.
+    pub(crate) marked_entry: Option<HistoryEntry>,
     pub(crate) loaded: bool,
     pub(crate) error: Option<String>,
     pub(crate) query: String,
@@ -59,6 +65,8 @@ pub struct HistoryView {
     pub(crate) import: Option<ImportList>,
     pub(crate) detail: Vec<(Kind, String)>,
     pub(crate) detail_scroll: usize,
+    /// The exchange whose whole detail `detail` holds (`None` for a placeholder).
+    pub(crate) detail_for: Option<i64>,
     /// Visible height of the detail pane or the diff at the last draw.
     pub(crate) viewport: Cell<usize>,
 }

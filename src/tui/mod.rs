@@ -211,9 +211,11 @@ enum Done {
     StatusRead(Result<(crate::client::engine::StatusAfterSca, Box<ResponseView>), SendError>),
     Browser(Result<(), BrowserError>),
     /// Rows of the history screen for a search (see [`history::load_async`]).
-    History(
-        String,
-        Result<Vec<crate::client::history::HistoryEntry>, history::HistoryError>,
+    History(String, Result<history::HistoryPage, history::HistoryError>),
+    /// The whole exchange read for the history screen's detail ([`history::load_entry_async`]).
+    HistoryEntry(
+        i64,
+        Result<Option<crate::client::history::HistoryEntry>, history::HistoryError>,
     ),
     /// A jq filter finished ([`response::spawn_filter`]).
     Filtered(Option<response::FilterDone>),
@@ -375,6 +377,8 @@ async fn event_loop(
         monitor_feed: None,
         monitor_stream: JoinSet::new(),
         shutdowns: JoinSet::new(),
+        history_reading: false,
+        history_again: false,
     };
     let mut input = spawn_input_thread();
     let mut stop = StopSignals::new();
@@ -504,6 +508,11 @@ struct Runner<'e> {
     /// for one ([`Runner::profile_started`]); awaited when the console ends
     /// ([`Runner::finish_shutdowns`]).
     shutdowns: JoinSet<()>,
+    /// A read of the history screen's rows is under way ([`Action::LoadHistory`]).
+    history_reading: bool,
+    /// The search changed while a read was under way: one more read, of the search as it
+    /// is then, follows it (reads of every intermediate keystroke are skipped, not queued).
+    history_again: bool,
 }
 
 impl Runner<'_> {
@@ -674,7 +683,16 @@ impl Runner<'_> {
                 self.refresh_flow(app);
             }
             Done::Browser(r) => app.browser_opened(r),
-            Done::History(q, r) => app.set_history(&q, r),
+            Done::History(q, r) => {
+                self.history_reading = false;
+                let next = app.set_history(&q, r);
+                if std::mem::take(&mut self.history_again) {
+                    self.perform(app, Action::LoadHistory);
+                } else {
+                    self.perform(app, next);
+                }
+            }
+            Done::HistoryEntry(id, r) => app.set_history_entry(id, r),
             Done::Filtered(Some(r)) => app.filter_finished(r),
             Done::Filtered(None) => {
                 app.set_message(Level::Error, "The jq filter stopped unexpectedly")
@@ -718,7 +736,10 @@ impl Runner<'_> {
         // (which replaces the engine) makes them wait.
         let reads_only = matches!(
             action,
-            Action::LoadHistory | Action::LoadFlow | Action::LoadLessons
+            Action::LoadHistory
+                | Action::LoadHistoryEntry(_)
+                | Action::LoadFlow
+                | Action::LoadLessons
         );
         let waits = (self.switching.is_some() || self.restarting) || (self.starting && !reads_only);
         if waits && Self::needs_engine(&action) {
@@ -748,18 +769,35 @@ impl Runner<'_> {
                 }
             }
             Action::LoadHistory => {
+                if self.history_reading {
+                    self.history_again = true;
+                    return;
+                }
+                self.history_reading = true;
                 let (h, why) = (engine.history.clone(), engine.history_error.clone());
                 let query = app.history_query().to_string();
+                let keep = app.highlighted_exchange().map(|e| e.id);
                 self.tasks.spawn(async move {
-                    let (q, rows) = history::load_async(h, why, query).await;
+                    let (q, rows) = history::load_async(h, why, query, keep).await;
                     Done::History(q, rows)
+                });
+            }
+            Action::LoadHistoryEntry(id) => {
+                let (h, why) = (engine.history.clone(), engine.history_error.clone());
+                self.tasks.spawn(async move {
+                    let (id, entry) = history::load_entry_async(h, why, id).await;
+                    Done::HistoryEntry(id, entry)
                 });
             }
             Action::ResendHistoryAs(id, name) => {
                 self.switch_profile(app, name, Some(Action::ResendHistory(id)))
             }
             Action::ResendHistory(id) => {
-                let Some(entry) = app.history_entry(id).cloned() else {
+                let Some(entry) = app
+                    .history_entry(id)
+                    .cloned()
+                    .or_else(|| history::read_entry(engine.history.as_ref(), id))
+                else {
                     return;
                 };
                 match history::resend_request(engine, &entry) {
@@ -771,7 +809,11 @@ impl Runner<'_> {
                 }
             }
             Action::ExportHistoryCurl(id) => {
-                if let Some(entry) = app.history_entry(id).cloned() {
+                if let Some(entry) = app
+                    .history_entry(id)
+                    .cloned()
+                    .or_else(|| history::read_entry(engine.history.as_ref(), id))
+                {
                     app.curl_exported(id, history::export_exchange(engine, &entry));
                 }
             }

@@ -8,7 +8,7 @@ use psd2_console::client::export::reprepare;
 use psd2_console::client::history::{History, HistoryEntry, REDACTED};
 use psd2_console::client::{Exchange, RequestContext, prepare};
 use psd2_console::profile::{DEFAULT_PROFILE, ProfileSet, SessionState};
-use psd2_console::tui::history::load;
+use psd2_console::tui::history::{load_entry, load_keeping};
 use psd2_console::tui::{Action, App, ResponseState, Screen, StatusInfo};
 use psd2_console::xs2a::operations;
 
@@ -127,11 +127,33 @@ fn fixed_history() -> History {
     h
 }
 
-/// Does what the runner does for an action of the history screen that reads the history.
+/// Does what the runner does for an action of the history screen that reads the history
+/// (the rows for the search, then the whole highlighted exchange when the rows did not
+/// bring it).
 fn run(app: &mut App, history: &History, action: Action) {
-    if action == Action::LoadHistory {
-        let q = app.history_query().to_string();
-        app.set_history(&q, load(history, &q));
+    let mut next = action;
+    loop {
+        next = match next {
+            Action::LoadHistory => {
+                let q = app.history_query().to_string();
+                let keep = app.highlighted_exchange().map(|e| e.id);
+                app.set_history(&q, load_keeping(history, &q, keep))
+            }
+            Action::LoadHistoryEntry(id) => {
+                app.set_history_entry(id, load_entry(history, id));
+                Action::None
+            }
+            _ => return,
+        }
+    }
+}
+
+/// Presses `keys` (space-separated, as [`Drive::keys`]) and does what the runner does for
+/// the reads they ask for.
+fn keys(app: &mut App, history: &History, keys: &str) {
+    for k in keys.split_whitespace() {
+        let a = app.press(k);
+        run(app, history, a);
     }
 }
 
@@ -160,7 +182,7 @@ fn history_screen_lists_newest_first_with_the_detail_of_the_highlighted() {
     let text = app.screen_text(160, 40);
     assert!(text.contains(&format!("Signature: {REDACTED}")), "{text}");
     assert!(!text.contains("c2VjcmV0"), "{text}");
-    app.keys("j");
+    keys(&mut app, &h, "j");
     assert_eq!(app.highlighted_exchange().unwrap().id, 3);
     insta::assert_snapshot!("history_screen", app.screen_text(160, 40));
 }
@@ -235,11 +257,11 @@ fn diff_of_two_responses_in_an_overlay() {
     let mut app = history_app(&h);
     // Mark the 401 (oldest, last row), then highlight the 200 account list and diff.
     for _ in 0..3 {
-        app.keys("Down");
+        keys(&mut app, &h, "Down");
     }
     assert_eq!(app.highlighted_exchange().unwrap().id, 1);
     assert_eq!(app.press("m"), Action::None);
-    app.keys("Up");
+    keys(&mut app, &h, "Up");
     assert_eq!(app.highlighted_exchange().unwrap().id, 2);
     assert_eq!(app.press("d"), Action::None);
     assert!(app.history_diff_visible());
@@ -249,7 +271,7 @@ fn diff_of_two_responses_in_an_overlay() {
     assert!(text.contains("+   \"accounts\": ["), "{text}");
     insta::assert_snapshot!("history_diff", text);
     // Esc closes the overlay, not the screen.
-    app.keys("Esc");
+    keys(&mut app, &h, "Esc");
     assert!(!app.history_diff_visible());
     assert_eq!(app.screen(), Screen::History);
 }
@@ -283,7 +305,7 @@ fn c_shows_the_doctors_checks_of_the_highlighted_request() {
     // The recorded answer (a 404 RESOURCE_UNKNOWN) is linted too.
     assert!(text.contains("answer 404: lint: "), "{text}");
     // c again (or Esc) closes it.
-    app.keys("c");
+    keys(&mut app, &h, "c");
     assert!(!app.history_diff_visible());
 }
 
@@ -292,7 +314,7 @@ fn c_shows_the_doctors_checks_of_the_highlighted_request() {
 fn the_doctor_overlay_wraps_long_lines() {
     let h = fixed_history();
     let mut app = history_app(&h);
-    app.keys("c");
+    keys(&mut app, &h, "c");
     assert!(app.history_diff_visible());
     let text = app.screen_text(80, 24);
     // The first check's line is longer than the overlay is wide: its end (the rule) is on
@@ -306,7 +328,7 @@ fn the_doctor_overlay_wraps_long_lines() {
 fn diff_needs_a_mark_first() {
     let h = fixed_history();
     let mut app = history_app(&h);
-    app.keys("d");
+    keys(&mut app, &h, "d");
     assert!(!app.history_diff_visible());
     assert!(
         app.message()
@@ -512,7 +534,7 @@ fn x_asks_for_a_curl_export_and_keys_outside_the_list_do_nothing() {
         let a = app.handle_key(key(c));
         assert_eq!(a, Action::None, "{c}");
     }
-    app.keys("Enter");
+    keys(&mut app, &h, "Enter");
     assert_eq!(app.screen(), Screen::History);
 }
 
@@ -556,16 +578,16 @@ fn diff_and_import_overlays_cover_what_is_underneath_at_200x50_and_80x24() {
     let h = fixed_history();
     let mut app = history_app(&h);
     for _ in 0..3 {
-        app.keys("Down");
+        keys(&mut app, &h, "Down");
     }
-    app.keys("m Up d");
+    keys(&mut app, &h, "m Up d");
     assert!(app.history_diff_visible());
     let big = app.screen_text(200, 50);
     assert_overlay_covers(&big, '╭', '╮');
     insta::assert_snapshot!("history_diff_200x50", big);
     let small = app.screen_text(80, 24);
     insta::assert_snapshot!("history_diff_80x24", small);
-    app.keys("Esc");
+    keys(&mut app, &h, "Esc");
 
     // The import list.
     let dir = tempfile::tempdir().unwrap();
@@ -629,10 +651,10 @@ fn r_on_an_exchange_of_another_profile_names_it_and_offers_the_recorded_one() {
         Action::ResendHistoryAs(id, "My bank".into())
     );
     // a: send with the active profile.
-    app.keys("r");
+    keys(&mut app, &h, "r");
     assert_eq!(app.press("a"), Action::ResendHistory(id));
     // Any other key: nothing.
-    app.keys("r");
+    keys(&mut app, &h, "r");
     assert_eq!(app.press("q"), Action::None);
     assert!(!app.should_quit());
     // The re-send says which profile sends it.
@@ -689,7 +711,7 @@ fn big_bodies_are_capped_in_the_history_with_size_and_sha256() {
     assert_eq!(app.press("r"), Action::None);
     let m = app.message().unwrap().text.clone();
     assert!(m.contains("not re-sent") && m.contains(&sha), "{m}");
-    app.keys("Enter");
+    keys(&mut app, &h, "Enter");
     assert_eq!(app.screen(), Screen::Console);
     let body = app.param_value("payments.sepa.create", "body").unwrap();
     assert!(body.len() <= BODY_CAP + 200, "{}", body.len());
@@ -754,7 +776,7 @@ fn c_on_the_import_list_shows_the_doctor_of_the_imported_request() {
     assert!(line("headers.required").contains('✔'), "{text}");
     assert!(text.contains("verdict: "), "{text}");
     // Esc closes the doctor and shows the import list again; Enter there would send.
-    app.keys("Esc");
+    keys(&mut app, &h, "Esc");
     assert!(!app.history_diff_visible());
     assert!(app.screen_text(160, 48).contains("Imported from"));
 }

@@ -362,7 +362,7 @@ fn history_screen_masks_recorded_secrets_at_projector_sizes() {
     }
     // The detail scrolled to the request headers: the stored certificate and PSU data are
     // there in the history, masked on screen only.
-    let stored = &app.history_rows()[0];
+    let stored = app.history_entry(app.history_rows()[0].id).unwrap();
     assert!(
         stored
             .request_headers
