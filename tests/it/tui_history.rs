@@ -802,3 +802,180 @@ fn the_parameter_title_says_the_form_was_not_sent_after_an_import_send() {
     let s = app.screen_text(160, 48);
     assert!(!s.contains("(not sent)"), "{s}");
 }
+
+/// A history of `n` exchanges whose X-Request-IDs share a prefix, each with a body naming
+/// its transactions (text found only in bodies) and every fifth a 401.
+fn typed_id_history(n: usize) -> History {
+    let h = History::in_memory().unwrap();
+    for i in 0..n {
+        let mut e = entry(
+            T0 + i as i64,
+            "accounts.transactions",
+            "GET",
+            &format!("/v1/accounts/acc-{}/transactions", i % 7),
+            if i % 5 == 0 { 401 } else { 200 },
+            serde_json::json!({"transactions": {"booked": [{"transactionId": format!("tx-{i}-a")}]}}),
+            i as u64,
+        );
+        e.request_headers[1].1 = format!("6f1c2a7e-0000-4000-8000-{i:012}");
+        h.insert(&e).unwrap();
+    }
+    h
+}
+
+#[test]
+fn typing_a_search_key_by_key_gives_the_rows_of_a_fresh_search_at_every_key() {
+    // What the screen shows after each key (typed, erased, the box cleared) is what a
+    // fresh search for the text then in the box gives: same rows, same order, the
+    // highlighted one's whole exchange in the detail. The list is read as summaries; the
+    // search still covers headers and bodies.
+    let h = typed_id_history(40);
+    let mut app = history_app(&h);
+    assert_eq!(app.press("/"), Action::None);
+    let fresh = |q: &str| -> Vec<i64> {
+        let q = q.trim();
+        h.list((!q.is_empty()).then_some(q), 500)
+            .unwrap()
+            .iter()
+            .map(|e| e.id)
+            .collect()
+    };
+    let steps = [
+        "6",
+        "f",
+        "1",
+        "c",
+        "Backspace",
+        "Backspace",
+        "Backspace",
+        "Backspace",
+        "Backspace",
+        "t",
+        "x",
+        "-",
+        "3",
+        "Backspace",
+        "1",
+        "7",
+        "Backspace",
+        "Backspace",
+        "Backspace",
+        "4",
+        "0",
+        "1",
+        "C-u",
+        "a",
+        "c",
+        "c",
+        "-",
+        "3",
+        "Space",
+        "Backspace",
+        "Backspace",
+        "Backspace",
+        "Backspace",
+        "Backspace",
+        "Backspace",
+        "0",
+        "0",
+        "0",
+        "0",
+        "0",
+        "0",
+        "0",
+        "0",
+        "0",
+        "3",
+        "9",
+    ];
+    let mut seen = 0;
+    for k in steps {
+        let a = app.press(k);
+        run(&mut app, &h, a);
+        let q = app.history_query().to_string();
+        let shown: Vec<i64> = app.history_rows().iter().map(|e| e.id).collect();
+        assert_eq!(shown, fresh(&q), "after {k:?}, search {q:?}");
+        if let Some(id) = app.highlighted_exchange().map(|e| e.id) {
+            let whole = app
+                .history_entry(id)
+                .expect("the highlighted exchange is read");
+            assert_eq!(whole, &h.get(id).unwrap().unwrap(), "search {q:?}");
+            seen += 1;
+        }
+    }
+    assert_eq!(app.history_query(), "00000000039");
+    assert_eq!(
+        app.history_rows().iter().map(|e| e.id).collect::<Vec<_>>(),
+        [40]
+    );
+    assert!(seen > 30);
+}
+
+#[test]
+fn a_key_that_leaves_the_search_as_it_was_reads_nothing() {
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    app.press("/");
+    // An empty box: Backspace, Ctrl-U and spaces ask for the same (whole) list.
+    for k in [
+        "Backspace",
+        "C-u",
+        "Space",
+        "Space",
+        "Backspace",
+        "Backspace",
+    ] {
+        assert_eq!(app.press(k), Action::None, "{k} on an empty search");
+    }
+    for c in "balances".chars() {
+        let a = app.handle_key(key(c));
+        assert_eq!(a, Action::LoadHistory, "{c}");
+        run(&mut app, &h, a);
+    }
+    // A space at the end and its removal: the search (trimmed) is the same.
+    assert_eq!(app.press("Space"), Action::None);
+    assert_eq!(app.history_query(), "balances ");
+    assert_eq!(app.history_rows().len(), 1, "the rows of `balances` stay");
+    assert_eq!(app.press("Backspace"), Action::None);
+    // A word after the space changes it.
+    app.press("Space");
+    assert_eq!(app.handle_key(key('x')), Action::LoadHistory);
+    // Rows read for a search that differs only by spaces around it are shown.
+    let mut app = history_app(&h);
+    app.press("/");
+    for c in "401 ".chars() {
+        app.handle_key(key(c));
+    }
+    let ignored = app.set_history("401", load_keeping(&h, "401", None));
+    assert_eq!(ignored, Action::None);
+    assert_eq!(
+        app.history_rows().iter().map(|e| e.id).collect::<Vec<_>>(),
+        [1]
+    );
+}
+
+#[test]
+fn moving_reads_the_whole_exchange_of_the_highlighted_row_only() {
+    // The list holds summaries; the detail pane needs the whole exchange, read for the
+    // highlighted row when it moves there (the first comes with the rows).
+    let h = fixed_history();
+    let mut app = history_app(&h);
+    assert!(app.history_entry(4).is_some(), "the first row comes whole");
+    assert!(app.history_entry(3).is_none(), "the others are not read");
+    assert_eq!(app.press("j"), Action::LoadHistoryEntry(3));
+    assert!(
+        app.screen_text(160, 40).contains("Loading …"),
+        "the detail waits for the read"
+    );
+    // Enter, d, c do nothing before it arrives; its arrival for another row is ignored.
+    app.set_history_entry(2, load_entry(&h, 2));
+    assert!(app.history_entry(2).is_none());
+    app.set_history_entry(3, load_entry(&h, 3));
+    let text = app.screen_text(160, 40);
+    assert!(text.contains("Exchange #3"), "{text}");
+    assert!(text.contains("interimAvailable"), "{text}");
+    // Back to a row already read as the marked one: no read.
+    app.press("m");
+    assert_eq!(app.press("k"), Action::LoadHistoryEntry(4));
+    assert_eq!(app.press("j"), Action::None, "#3 is marked, kept whole");
+}
