@@ -16,7 +16,12 @@
 //! - `history`: a history of 10,000 exchanges with 50 MB of bodies (built once, kept in
 //!   `target/bench-history-10k/`); a fresh process (its own peak memory) opens the History
 //!   screen and searches an X-Request-ID key by key, each key followed by what the runner
-//!   does (read the history for the query, draw a 200×60 frame).
+//!   does (read the history for the query, draw a 200×60 frame); then the whole id at once
+//!   (one read, as the runner does for keys typed while a read is under way), and the
+//!   verdicts against issue 23's targets. Then `history-tmux` (also alone by that name): the
+//!   real binary in tmux with that history copied into its home, `3`, `/` and the id typed
+//!   key by key, polled with `tmux capture-pane` every 1 ms (`PSD2_CONSOLE_BENCH_BIN` runs
+//!   another build of the binary, e.g. the one before a change).
 //! - `compare` (only when named): psd2-console, slumber, ATAC and posting side by side, each
 //!   in tmux 200×50 with a request collection this bench writes for it (`slumber.yml`,
 //!   ATAC's JSON collection, posting's `*.posting.yaml`) aimed at the same loopback server:
@@ -536,10 +541,26 @@ fn history_file() -> PathBuf {
     path
 }
 
+/// CPU time this thread has used, ms (`/proc/thread-self/schedstat`, ns): a measure of the
+/// work that the machine's load does not stretch.
+fn thread_cpu_ms() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |ns| ns / 1e6)
+}
+
+/// `PASS` when `value` is under `target`, else `MISS`.
+fn verdict(value: f64, target: f64) -> &'static str {
+    if value < target { "PASS" } else { "MISS" }
+}
+
 /// In a fresh process: opens the history, the History screen, searches an X-Request-ID key
-/// by key; prints the times and the peak memory.
+/// by key, then the whole id at once; prints the times, the CPU time and the peak memory,
+/// and the verdicts against issue 23's targets.
 fn history_child(path: &Path) {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use psd2_console::tui::history::{load_entry, load_keeping};
     use psd2_console::tui::{Action, App, StatusInfo};
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
@@ -560,32 +581,152 @@ fn history_child(path: &Path) {
     terminal.draw(|f| app.render(f)).unwrap();
     let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
     let mut reads = Vec::new();
-    let mut step = |app: &mut App, k: KeyEvent| -> f64 {
-        let t = Instant::now();
-        if app.handle_key(k) == Action::LoadHistory {
+    // What the runner does after a key: read the rows for the search (with the whole
+    // highlighted exchange), the highlighted exchange when the rows did not bring it, draw.
+    let run = |app: &mut App, a: Action, reads: &mut Vec<f64>| {
+        if a == Action::LoadHistory {
             let q = app.history_query().to_string();
+            let keep = app.highlighted_exchange().map(|e| e.id);
             let r = Instant::now();
-            let rows = psd2_console::tui::history::load(&history, &q);
+            let page = load_keeping(&history, &q, keep);
             reads.push(r.elapsed().as_secs_f64() * 1000.0);
-            app.set_history(&q, rows);
+            if let Action::LoadHistoryEntry(id) = app.set_history(&q, page) {
+                app.set_history_entry(id, load_entry(&history, id));
+            }
         }
+    };
+    let mut step = |app: &mut App, k: KeyEvent, reads: &mut Vec<f64>| -> f64 {
+        let t = Instant::now();
+        let a = app.handle_key(k);
+        run(app, a, reads);
         terminal.draw(|f| app.render(f)).unwrap();
         t.elapsed().as_secs_f64() * 1000.0
     };
-    let open = step(&mut app, key(KeyCode::Char('3')));
-    step(&mut app, key(KeyCode::Char('/')));
+    let open = step(&mut app, key(KeyCode::Char('3')), &mut reads);
+    let listed = app.history_rows().len();
+    step(&mut app, key(KeyCode::Char('/')), &mut reads);
     let id = request_id(HISTORY_ROWS / 3);
+    let wanted = (HISTORY_ROWS / 3 + 1) as i64;
+    let cpu = thread_cpu_ms();
     let mut keys: Vec<f64> = id
         .chars()
-        .map(|c| step(&mut app, key(KeyCode::Char(c))))
+        .map(|c| step(&mut app, key(KeyCode::Char(c)), &mut reads))
         .collect();
+    let cpu = thread_cpu_ms() - cpu;
+    let found = app.history_rows().iter().map(|e| e.id).collect::<Vec<_>>() == [wanted];
     let last = *keys.last().unwrap();
     let (a, b, c) = stats(&mut keys);
     let (ra, rb, rc) = stats(&mut reads);
+    // The whole id at once: the keys typed while a read is under way are searched together
+    // once it ends (the runner keeps one read in flight), so one read and one frame.
+    step(
+        &mut app,
+        KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL),
+        &mut Vec::new(),
+    );
+    let t = Instant::now();
+    for ch in id.chars() {
+        let _ = app.handle_key(key(KeyCode::Char(ch)));
+    }
+    run(&mut app, Action::LoadHistory, &mut Vec::new());
+    terminal.draw(|f| app.render(f)).unwrap();
+    let at_once = t.elapsed().as_secs_f64() * 1000.0;
+    let found_at_once = app.history_rows().iter().map(|e| e.id).collect::<Vec<_>>() == [wanted];
+    let hwm = mib(status_kib("self", "VmHWM:"));
     println!(
-        "console/history: {HISTORY_ROWS} exchanges: open the History screen {open:.1} ms; search an X-Request-ID key by key ({} keys): per key min {a:.1} / median {b:.1} / max {c:.1} ms, the whole id {last:.1} ms (of which the history read: min {ra:.1} / median {rb:.1} / max {rc:.1} ms); VmHWM {:.1} MiB",
+        "console/history: {HISTORY_ROWS} exchanges: open the History screen {open:.1} ms ({listed} rows listed); search an X-Request-ID key by key ({} keys): per key min {a:.1} / median {b:.1} / max {c:.1} ms, the whole id {last:.1} ms (of which the history read: min {ra:.1} / median {rb:.1} / max {rc:.1} ms), CPU {cpu:.1} ms for the {} keys ({:.2} ms per key), its row shown: {}; the whole id at once to its row shown {at_once:.1} ms (row shown: {}); VmHWM {hwm:.1} MiB",
         id.len(),
-        mib(status_kib("self", "VmHWM:"))
+        id.len(),
+        cpu / id.len() as f64,
+        if found { "yes" } else { "NO" },
+        if found_at_once { "yes" } else { "NO" },
+    );
+    println!(
+        "console/history: targets (issue 23): open {open:.1} < 50 ms {}; search result (the whole id at once) {at_once:.1} < 50 ms {}; every key (max) {c:.1} < 16 ms {}; peak RSS {hwm:.1} < 150 MB {}",
+        verdict(open, 50.0),
+        verdict(at_once, 50.0),
+        verdict(c, 16.0),
+        verdict(hwm * 1.048_576, 150.0),
+    );
+}
+
+/// The real binary in tmux (200×50) with the same history copied into its home: `3` to the
+/// list on screen, `/`, then the id typed key by key, each key to its echo in the search box
+/// on screen, and the last key to the id's row on screen (`Exchanges (1)`); `VmHWM` at the
+/// end. The screen is polled with `tmux capture-pane` every 1 ms (each capture itself takes
+/// a few ms: the figures are that coarse).
+fn bench_history_tmux(path: &Path) {
+    let bin = std::env::var("PSD2_CONSOLE_BENCH_BIN").unwrap_or_else(|_| BIN.to_string());
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join("data")).unwrap();
+    std::fs::copy(path, home.join("data").join("history.sqlite3")).unwrap();
+    let trace = dir.path().join("first-frame");
+    let start = epoch_ns();
+    let t = Tmux::launch(&format!(
+        "exec env PSD2_CONSOLE_FREE_PORTS=1 PSD2_CONSOLE_HOME={} PSD2_CONSOLE_TRACE_FIRST_FRAME={} {}",
+        quote(&home.display().to_string()),
+        quote(&trace.display().to_string()),
+        quote(&bin)
+    ));
+    if first_frame_ms(&trace, start).is_none() {
+        println!("console/history-tmux: no first frame");
+        return;
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let patience = Duration::from_secs(20);
+    let poll = |done: &dyn Fn(&str) -> bool| -> Option<f64> {
+        let t0 = Instant::now();
+        while t0.elapsed() < patience {
+            if done(&t.screen()) {
+                return Some(t0.elapsed().as_secs_f64() * 1000.0);
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        None
+    };
+    t.key("3");
+    let Some(open) = poll(&|s| s.contains("Exchanges (500+)")) else {
+        println!(
+            "console/history-tmux: the list never showed:\n{}",
+            t.screen()
+        );
+        return;
+    };
+    t.key("/");
+    poll(&|s| s.contains("Search: ▏"));
+    let id = request_id(HISTORY_ROWS / 3);
+    let mut keys = Vec::new();
+    let mut typed = String::new();
+    let mut row = None;
+    for ch in id.chars() {
+        typed.push(ch);
+        let echo = format!("Search: {typed}▏");
+        t.run(&["send-keys", "-t", "b", "-l", &ch.to_string()]);
+        match poll(&|s| s.contains(&echo)) {
+            Some(ms) => keys.push(ms),
+            None => {
+                println!(
+                    "console/history-tmux: key {ch:?} never echoed:\n{}",
+                    t.screen()
+                );
+                return;
+            }
+        }
+        if typed.len() == id.len() {
+            row = poll(&|s| {
+                s.contains("Exchanges (1)")
+                    && s.contains(&format!("Exchange #{}", HISTORY_ROWS / 3 + 1))
+            });
+        }
+    }
+    let last = keys.last().copied().unwrap_or(0.0);
+    let (a, b, c) = stats(&mut keys);
+    let hwm = mib(status_kib(&t.pid(), "VmHWM:"));
+    let row = row.map_or("never".to_string(), |ms| format!("{:.1} ms", last + ms));
+    println!(
+        "console/history-tmux: the real binary, {HISTORY_ROWS} exchanges: `3` to the list on screen {open:.1} ms; the id key by key ({} keys), key to its echo on screen min {a:.1} / median {b:.1} / max {c:.1} ms; the last key to the id's row on screen {row}; VmHWM {hwm:.1} MiB (screen polled every 1 ms with tmux capture-pane)",
+        id.len()
     );
 }
 
@@ -1135,6 +1276,9 @@ fn main() {
     }
     if wants("20mb") || wants("idle") {
         bench_20mb(wants("idle"), !wants("idle"));
+    }
+    if wants("history") || wants("history-tmux") {
+        bench_history_tmux(&history_file());
     }
     // Only when asked: it runs other tools, found on PATH, for several minutes.
     if asked.iter().any(|a| a == "compare") {
