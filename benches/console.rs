@@ -595,12 +595,18 @@ fn history_child(path: &Path) {
             }
         }
     };
+    // Each key's time, and the part of it that is not the history read (in the console
+    // the read runs off the UI thread: the key's frame does not wait for it).
+    let mut frames = Vec::new();
     let mut step = |app: &mut App, k: KeyEvent, reads: &mut Vec<f64>| -> f64 {
         let t = Instant::now();
+        let n = reads.len();
         let a = app.handle_key(k);
         run(app, a, reads);
         terminal.draw(|f| app.render(f)).unwrap();
-        t.elapsed().as_secs_f64() * 1000.0
+        let ms = t.elapsed().as_secs_f64() * 1000.0;
+        frames.push(ms - reads.get(n).copied().unwrap_or(0.0));
+        ms
     };
     let open = step(&mut app, key(KeyCode::Char('3')), &mut reads);
     let listed = app.history_rows().len();
@@ -608,6 +614,7 @@ fn history_child(path: &Path) {
     let id = request_id(HISTORY_ROWS / 3);
     let wanted = (HISTORY_ROWS / 3 + 1) as i64;
     let cpu = thread_cpu_ms();
+    let first = reads.len();
     let mut keys: Vec<f64> = id
         .chars()
         .map(|c| step(&mut app, key(KeyCode::Char(c)), &mut reads))
@@ -616,7 +623,7 @@ fn history_child(path: &Path) {
     let found = app.history_rows().iter().map(|e| e.id).collect::<Vec<_>>() == [wanted];
     let last = *keys.last().unwrap();
     let (a, b, c) = stats(&mut keys);
-    let (ra, rb, rc) = stats(&mut reads);
+    let (ra, rb, rc) = stats(&mut reads[first..]);
     // The whole id at once: the keys typed while a read is under way are searched together
     // once it ends (the runner keeps one read in flight), so one read and one frame.
     step(
@@ -633,6 +640,8 @@ fn history_child(path: &Path) {
     let at_once = t.elapsed().as_secs_f64() * 1000.0;
     let found_at_once = app.history_rows().iter().map(|e| e.id).collect::<Vec<_>>() == [wanted];
     let hwm = mib(status_kib("self", "VmHWM:"));
+    let mut frames = frames[2..2 + id.len()].to_vec();
+    let (fa, fb, fc) = stats(&mut frames);
     println!(
         "console/history: {HISTORY_ROWS} exchanges: open the History screen {open:.1} ms ({listed} rows listed); search an X-Request-ID key by key ({} keys): per key min {a:.1} / median {b:.1} / max {c:.1} ms, the whole id {last:.1} ms (of which the history read: min {ra:.1} / median {rb:.1} / max {rc:.1} ms), CPU {cpu:.1} ms for the {} keys ({:.2} ms per key), its row shown: {}; the whole id at once to its row shown {at_once:.1} ms (row shown: {}); VmHWM {hwm:.1} MiB",
         id.len(),
@@ -642,10 +651,11 @@ fn history_child(path: &Path) {
         if found_at_once { "yes" } else { "NO" },
     );
     println!(
-        "console/history: targets (issue 23): open {open:.1} < 50 ms {}; search result (the whole id at once) {at_once:.1} < 50 ms {}; every key (max) {c:.1} < 16 ms {}; peak RSS {hwm:.1} < 150 MB {}",
+        "console/history: targets (issue 23): open {open:.1} < 50 ms {}; search result (the whole id at once) {at_once:.1} < 50 ms {}; every key with its read (max) {c:.1} < 16 ms {}; every key's frame, the read beside it as in the console (min {fa:.1} / median {fb:.1} / max {fc:.1}) < 16 ms {}; peak RSS {hwm:.1} < 150 MB {}",
         verdict(open, 50.0),
         verdict(at_once, 50.0),
         verdict(c, 16.0),
+        verdict(fc, 16.0),
         verdict(hwm * 1.048_576, 150.0),
     );
 }
