@@ -13,9 +13,12 @@
 # dump's instructions (Ir) divided by the number of RSA-2048 verifications in it (calls of
 # aws-lc's RSA_verify: exactly one per request the server verified in the window, whether or
 # not wrk counted it); the requests in flight when the dump is taken add part of their other
-# work, about 1 % at a few hundred requests. Extra environment: PSD2_LOAD_UNIQUE=N (replay check on, N unique
-# requests per read; else one request replayed with --allow-replays), PSD2_LOAD_BIN (another
-# psd2-console binary), OUT (directory for the dumps, default a new temporary one).
+# work, about 1 % at a few hundred requests. The bench runs both modes of its reads scenario:
+# first every read replayed (one signed request, `--allow-replays`), then every read with the
+# replay check on (unique pre-signed requests, `PSD2_LOAD_UNIQUE_SECS` per run), one server
+# process each; the table lists them in that order. Extra environment: PSD2_LOAD_BIN (another
+# psd2-console binary), LOAD_BENCH (another load bench binary), OUT (directory for the dumps,
+# default a new temporary one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-3}
@@ -24,28 +27,29 @@ mkdir -p "$out"
 bench=${LOAD_BENCH:-$(ls -t target/release/deps/load-* | grep -v "\.d$" | head -1)}
 echo "bench binary $bench, dumps in $out"
 
-# (1) The floor.
+# (1) The floor, with a TPP certificate of its own.
+sign_bin=${PSD2_LOAD_BIN:-target/release/psd2-console}
+"$sign_bin" cert new --dir "$out" --force >/dev/null
 port=$((20000 + RANDOM % 20000))
-PSD2_LOAD_BARE_AXUM=$port PSD2_LOAD_BARE_AXUM_RSA=1 valgrind --tool=callgrind \
+PSD2_LOAD_BARE_AXUM=$port PSD2_LOAD_BARE_AXUM_RSA=1 PSD2_LOAD_FLOOR_CERT="$out/tpp.pem" valgrind --tool=callgrind \
     --callgrind-out-file="$out/floor.%p" "$bench" >/dev/null 2>"$out/floor.valgrind.log" &
 floor=$!
 for _ in $(seq 1 600); do
     if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then break; fi
     sleep 0.1
 done
-# Headers of a read's sizes: a 1.3 KB certificate, a 0.5 KB Signature, Date, X-Request-ID,
-# PSU-ID, TPP-Redirect-URI (the floor parses none of them, hyper reads them all).
-cert=$(head -c 1000 /dev/zero | base64 -w0 | tr 'A' 'M')
-sig="keyId=\"SN=1A2B3C4D5E6F,CA=CN=psd2-console test CA,O=psd2-console,C=NO\",algorithm=\"rsa-sha256\",headers=\"date x-request-id psu-id tpp-redirect-uri\",signature=\"$(head -c 256 /dev/zero | base64 -w0)\""
+# A read's headers, signed for real (the floor verifies the signature with the certificate's
+# key, as `benches/load.rs` runs it): Date, X-Request-ID, PSU-ID, TPP-Redirect-URI, the
+# certificate and the Signature.
+hdrs=()
+while IFS= read -r line; do hdrs+=(-H "$line"); done < <(
+    "$sign_bin" sign --cert "$out/tpp.pem" --key "$out/tpp.key" --method GET --path /v1/accounts \
+        --header "X-Request-ID: 99391c7e-ad88-49ec-a2ad-99ddcb1f7721" \
+        --header "PSU-ID: 00000000000" --header "TPP-Redirect-URI: https://tpp.example/cb"
+    printf '%s\n' "X-Request-ID: 99391c7e-ad88-49ec-a2ad-99ddcb1f7721" "PSU-ID: 00000000000" \
+        "TPP-Redirect-URI: https://tpp.example/cb")
 callgrind_control -z $floor >/dev/null
-wrk -t1 -c64 -d${secs}s --latency \
-    -H "Date: Sun, 22 Nov 2026 12:00:00 GMT" \
-    -H "X-Request-ID: 99391c7e-ad88-49ec-a2ad-99ddcb1f7721" \
-    -H "PSU-ID: 00000000000" \
-    -H "TPP-Redirect-URI: https://tpp.example/cb" \
-    -H "TPP-Signature-Certificate: $cert" \
-    -H "Signature: $sig" \
-    "http://127.0.0.1:$port/v1/accounts" >"$out/floor.wrk"
+wrk -t1 -c64 -d${secs}s --latency "${hdrs[@]}" "http://127.0.0.1:$port/v1/accounts" >"$out/floor.wrk"
 callgrind_control -d $floor >/dev/null
 kill $floor
 wait $floor 2>/dev/null || true
@@ -83,7 +87,9 @@ PSD2_LOAD_SECS=$secs PSD2_LOAD_CALLGRIND=1 \
     "$bench" reads >"$out/reads.txt" 2>&1
 mapfile -t names < <(grep '^| `GET' "$out/reads.txt" | sed -E 's/^\| `GET ([^`]*)`( \(Accept-Encoding: ([a-z]+)\))?.*/\1 \3/' \
     | sed -E 's#/v1/(card-)?accounts/[0-9a-f-]{36}#/v1/\1accounts/{id}#')
-dumps=$(ls "$out"/sandbox.*.* 2>/dev/null | grep -E '\.[0-9]+$' | sort -t. -k3 -n)
+# The replayed mode's server, then the unique mode's (two processes), each's dumps in order.
+dumps=$(ls "$out"/sandbox.*.* 2>/dev/null | grep -E '\.[0-9]+$' \
+    | awk -F. '{print $(NF-1), $NF, $0}' | sort -k1,1n -k2,2n | awk '{print $3}')
 echo "| read | Ir/request | floor Ir/request | read / floor | RSA verifications in the dump |"
 echo "|---|---|---|---|---|"
 echo "| the floor | $f_per | $f_per | 1.00 | $f_n |"

@@ -72,11 +72,7 @@ pub async fn serve_tls(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        // The peer address of the socket, for handlers that decide by it (the sandbox's
-        // operator plane): `ConnectInfo<SocketAddr>` in every request's extensions.
-        let app = app
-            .clone()
-            .layer(axum::Extension(axum::extract::ConnectInfo(peer)));
+        let app = app.clone();
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder
             .timer(TokioTimer::new())
@@ -84,7 +80,8 @@ pub async fn serve_tls(
             .keep_alive(true);
         let io = IdleIo::new(stream, IDLE_TIMEOUT);
         let Some(acceptor) = tls.clone() else {
-            let conn = builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(app));
+            let conn =
+                builder.serve_connection(TokioIo::new(io), connection_service(app, peer, None));
             let conn = graceful.watch(conn);
             tokio::spawn(async move {
                 if let Err(e) = conn.await {
@@ -107,14 +104,14 @@ pub async fn serve_tls(
                     return;
                 }
             };
-            let app = match stream.get_ref().1.peer_certificates() {
+            let certs = match stream.get_ref().1.peer_certificates() {
                 Some(chain) if !chain.is_empty() => {
-                    app.layer(axum::Extension(PeerCertificates(Arc::new(chain.to_vec()))))
+                    Some(PeerCertificates(Arc::new(chain.to_vec())))
                 }
-                _ => app,
+                _ => None,
             };
-            let conn =
-                builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app));
+            let conn = builder
+                .serve_connection(TokioIo::new(stream), connection_service(app, peer, certs));
             if let Err(e) = watcher.watch(conn).await {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
@@ -123,6 +120,33 @@ pub async fn serve_tls(
     drop(listener);
     graceful.shutdown().await;
     Ok(())
+}
+
+/// The service of one connection: `app` with the connection's facts in every request's
+/// extensions: the peer address of the socket (`ConnectInfo<SocketAddr>`, for handlers that
+/// decide by it, the sandbox's operator plane) and, over TLS, the client's certificate chain
+/// ([`PeerCertificates`]) when it sent one. Inserted per request in front of the router, not
+/// by `Router::layer` (which re-wraps every route of the table per connection and adds a
+/// boxed route call per request, issue 23).
+fn connection_service(
+    app: Router,
+    peer: std::net::SocketAddr,
+    certs: Option<PeerCertificates>,
+) -> impl hyper::service::Service<
+    hyper::Request<hyper::body::Incoming>,
+    Response = axum::response::Response,
+    Error = std::convert::Infallible,
+    Future: Send,
+> {
+    let routed = TowerToHyperService::new(app);
+    hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
+        req.extensions_mut()
+            .insert(axum::extract::ConnectInfo(peer));
+        if let Some(c) = &certs {
+            req.extensions_mut().insert(c.clone());
+        }
+        hyper::service::Service::call(&routed, req)
+    })
 }
 
 fn is_transient(e: &std::io::Error) -> bool {

@@ -5,6 +5,7 @@
 //! `accounts`, `sca` and `payments` call these; how the parts combine is described in
 //! [`crate::sandbox::http::psu`] and [`crate::sandbox::http::consent`].
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use uuid::Uuid;
@@ -262,13 +263,14 @@ pub fn needs_sca(
 /// question is answered from there only while the data version is unchanged and the sandbox
 /// clock is still within the consent's 180 days and the SCA session's hour, so the answer is
 /// always the one the full check would give.
-pub fn resolve(cx: &Ctx<'_>, tpp: &Tpp, psu: &PsuContext) -> Result<Access, ApiError> {
+pub fn resolve(cx: &Ctx<'_>, tpp: &Tpp, psu: &PsuContext) -> Result<Arc<Access>, ApiError> {
     let key = DecisionKey::of(tpp, psu, None);
     let (version, now) = (cx.db.version(), cx.clock.now());
     if let Some(d) = cx.decisions.get(&key, version, now) {
         return Ok(d.access);
     }
     let (access, validity) = resolve_fresh(cx, tpp, psu, version, now)?;
+    let access = Arc::new(access);
     cx.decisions.put(
         key,
         Decision {
@@ -289,7 +291,7 @@ pub fn resolve_account(
     tpp: &Tpp,
     psu: &PsuContext,
     id: &str,
-) -> Result<(Access, Account, Option<Customer>), ApiError> {
+) -> Result<(Arc<Access>, Account, Option<Customer>), ApiError> {
     let key = DecisionKey::of(tpp, psu, Some(id));
     let (version, now) = (cx.db.version(), cx.clock.now());
     if let Some(Decision {
@@ -301,6 +303,7 @@ pub fn resolve_account(
         return Ok((access, account, owner));
     }
     let (access, validity) = resolve_fresh(cx, tpp, psu, version, now)?;
+    let access = Arc::new(access);
     let account = consented_account(cx, tpp, psu, &access, id)?;
     let owner = cx.store.customer(account.owner)?;
     cx.decisions.put(
@@ -325,7 +328,7 @@ pub fn resolve_card(
     tpp: &Tpp,
     psu: &PsuContext,
     id: &str,
-) -> Result<(Access, CardAccount, Customer), ApiError> {
+) -> Result<(Arc<Access>, CardAccount, Customer), ApiError> {
     let version = cx.db.version();
     let access = resolve(cx, tpp, psu)?;
     if let Some((card, owner)) = cx.decisions.card(&access.key, id, version) {
@@ -406,7 +409,9 @@ impl Validity {
 #[derive(Debug, Clone)]
 pub struct Decision {
     validity: Validity,
-    access: Access,
+    /// Shared with every request it answers (no copy of the customer, consent and agreement
+    /// per request, issue 23).
+    access: Arc<Access>,
     account: Option<(Account, Option<Customer>)>,
 }
 

@@ -26,11 +26,9 @@
 //! logged. A path holds URI characters only and the request id visible ASCII only (others
 //! log as `-`), so a hostile client cannot write line breaks or terminal escapes into the log.
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::Response;
 
 use crate::sandbox::App;
@@ -69,15 +67,18 @@ impl VerifyStep {
     }
 }
 
-/// `X-Request-ID` as logged: visible ASCII only, at most [`MAX_REQUEST_ID_CHARS`].
-fn request_id(req: &Request) -> String {
-    req.headers()
-        .get("x-request-id")
+/// `X-Request-ID`, lower-cased at compile time (a `&str` name is parsed on every look-up).
+pub(crate) const X_REQUEST_ID_NAME: axum::http::HeaderName =
+    axum::http::HeaderName::from_static("x-request-id");
+
+/// `X-Request-ID` as logged: visible ASCII only, at most [`MAX_REQUEST_ID_CHARS`]; `-` when
+/// absent, empty or not visible ASCII.
+fn request_id(value: Option<&axum::http::HeaderValue>) -> &str {
+    value
         .and_then(|v| v.to_str().ok())
         .filter(|v| !v.is_empty())
         // `to_str` passed: visible ASCII, one byte per character.
-        .map(|v| v[..v.len().min(MAX_REQUEST_ID_CHARS)].to_string())
-        .unwrap_or_else(|| "-".to_string())
+        .map_or("-", |v| &v[..v.len().min(MAX_REQUEST_ID_CHARS)])
 }
 
 /// What a `request` event needs of the request, kept only while somebody listens.
@@ -86,21 +87,28 @@ struct Seen {
     headers: axum::http::HeaderMap,
 }
 
-/// The middleware (installed outermost by [`crate::sandbox::router`]): runs the request, then emits
+/// The middleware (run first by [`crate::sandbox::router`]; `next` runs the rest): runs the request, then emits
 /// the access-log event (and the stream's events, [`publish`]).
-pub async fn log_request(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+pub async fn log_request<F, Fut>(app: &App, req: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     let start = Instant::now();
     let method = req.method().clone();
-    let path = req.uri().path().to_string();
-    let request_id = request_id(&req);
+    // Shared copies (reference counts on the request's bytes), not new strings.
+    let uri = req.uri().clone();
+    let path = uri.path();
+    let request_id_value = req.headers().get(&X_REQUEST_ID_NAME).cloned();
+    let request_id = request_id(request_id_value.as_ref());
     let seen = (app.events.listening() && path != "/v1/sandbox/events").then(|| Seen {
-        path_and_query: req
-            .uri()
+        path_and_query: uri
             .path_and_query()
-            .map_or_else(|| path.clone(), |p| p.as_str().to_string()),
+            .map_or(path, |p| p.as_str())
+            .to_string(),
         headers: req.headers().clone(),
     });
-    let response = next.run(req).await;
+    let response = next(req).await;
     let latency_us = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
     let code = response
         .extensions()
@@ -116,20 +124,20 @@ pub async fn log_request(State(app): State<Arc<App>>, req: Request, next: Next) 
     tracing::info!(
         target: ACCESS_TARGET,
         method = method.as_str(),
-        path = path.as_str(),
+        path,
         status = response.status().as_u16(),
         code,
         latency_us,
-        request_id = request_id.as_str(),
+        request_id,
         verify,
         "request"
     );
     if let Some(seen) = seen {
         publish(
-            &app,
+            app,
             method.as_str(),
-            &path,
-            &request_id,
+            path,
+            request_id,
             latency_us,
             seen,
             &response,
@@ -202,6 +210,12 @@ fn publish(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `sandbox serve`'s text format knows the access log by this target.
+    #[test]
+    fn the_log_format_knows_the_access_target() {
+        assert_eq!(ACCESS_TARGET, crate::logging::ACCESS_LOG_TARGET);
+    }
 
     #[test]
     fn verify_step_is_the_variant_name_without_its_text() {

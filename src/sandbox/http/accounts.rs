@@ -124,8 +124,8 @@ fn reference(a: &Account) -> AccountReference {
 /// Errors (the rejection): those of [`AisTpp`]; the refusals of [`access::resolve`] (401 +
 /// `scaRedirect`, 400).
 pub struct ConsentedList {
-    /// The standing consent.
-    pub access: Access,
+    /// The standing consent (shared with the decision cache).
+    pub access: Arc<Access>,
     /// The data version ([`crate::sandbox::store::db::Db::version`]) read before the
     /// consent was resolved.
     pub version: u64,
@@ -150,8 +150,7 @@ impl FromRequestParts<Arc<App>> for ConsentedList {
 /// `scaRedirect`, 400).
 pub async fn list(State(app): State<Arc<App>>, list: ConsentedList) -> Result<Response, ApiError> {
     let ConsentedList { access, version } = list;
-    let key = ReadKey::new(Read::AccountList, Uuid::nil(), version)
-        .consent(&access.key, &access.consent.accounts);
+    let key = ReadKey::new(Read::AccountList, Uuid::nil(), version).consent(&access, true);
     app.reads.answer(key, || {
         let accounts = app
             .store
@@ -170,7 +169,7 @@ pub type Resolver<R> = fn(
     &Tpp,
     &crate::sandbox::domain::access::PsuContext,
     &str,
-) -> Result<(Access, R, <R as Consentable>::Owner), ApiError>;
+) -> Result<(Arc<Access>, R, <R as Consentable>::Owner), ApiError>;
 
 /// An account resource an AIS request names by its path parameter `{id}`: an account or a
 /// card account, resolved against the request's consent.
@@ -271,7 +270,7 @@ pub struct Consented<R: Consentable, Q = NoQuery> {
     /// The verified TPP.
     pub tpp: Tpp,
     /// The request's standing consent.
-    pub access: Access,
+    pub access: Arc<Access>,
     /// The consented resource.
     pub item: R,
     /// Its owner.

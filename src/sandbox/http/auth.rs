@@ -9,16 +9,16 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{FromRequestParts, Request, State};
+use axum::extract::{FromRequestParts, Request};
 use axum::http::HeaderValue;
 use axum::http::request::Parts;
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::cert::Certificate;
 use crate::sandbox::App;
 use crate::sandbox::domain::rules::TppRoles;
 use crate::sandbox::errors::{ApiError, ApiPath};
+use crate::sandbox::http::access_log::X_REQUEST_ID_NAME;
 use crate::sandbox::model::TppId;
 use crate::signing::RequestView;
 use crate::xs2a::error::MessageCode;
@@ -187,13 +187,26 @@ pub fn is_v1(path: &str) -> bool {
 
 /// The middleware: verifies `/v1` requests, requires `X-Request-ID`, echoes it on the
 /// response, and dates the response (`Date`, IMF-fixdate) at the sandbox clock's time when
-/// it is answered ([`date_response`]).
-pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+/// it is answered ([`date_response`]). `next` runs the rest of the request (the fault
+/// injection and the routes, [`crate::sandbox::router`]): a plain continuation, not an axum
+/// `from_fn` layer of its own (each such layer clones its inner service and boxes a future
+/// per request, issue 23).
+pub async fn verify_v1<F, Fut>(app: &App, req: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     if !is_v1(req.uri().path()) {
-        return next.run(req).await;
+        return next(req).await;
     }
     let (mut parts, body) = req.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+    // A body known to be empty (every GET) is not collected.
+    let read = if axum::body::HttpBody::size_hint(&body).exact() == Some(0) {
+        Ok(axum::body::Bytes::new())
+    } else {
+        axum::body::to_bytes(body, MAX_BODY_BYTES).await
+    };
+    let Ok(bytes) = read else {
         return ApiError::format(format!(
             "the request body could not be read or is larger than {MAX_BODY_BYTES} bytes"
         ))
@@ -212,7 +225,7 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
     };
     let request_id = parts
         .headers
-        .get(headers::X_REQUEST_ID)
+        .get(&X_REQUEST_ID_NAME)
         .filter(|v| !v.as_bytes().trim_ascii().is_empty())
         .cloned();
     // The signer's certificate, looked up once (by the exact header text) for the claimed
@@ -257,7 +270,7 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
             // X-Request-ID); then a repeated X-Request-ID of this TPP is a replay (see
             // `crate::sandbox::http::replay`).
             let refused =
-                qwac_refusal(&app, &parts, &verified.certificate, now).or_else(|| {
+                qwac_refusal(app, &parts, &verified.certificate, now).or_else(|| {
                     match (&app.replay, &request_id) {
                         (Some(guard), Some(id)) => {
                             let id = String::from_utf8_lossy(id.as_bytes());
@@ -286,7 +299,7 @@ pub async fn verify_v1(State(app): State<Arc<App>>, req: Request, next: Next) ->
                     parts.extensions.insert(verified.certificate.clone());
                     // The handler runs in the TPP's world (its clock), and its answer's
                     // events belong to the TPP.
-                    let run = next.run(Request::from_parts(parts, Body::from(bytes)));
+                    let run = next(Request::from_parts(parts, Body::from(bytes)));
                     let mut r = crate::sandbox::clock::in_world(&world, run).await;
                     r.extensions_mut()
                         .insert(crate::sandbox::domain::events::Owner(world));
@@ -385,9 +398,14 @@ fn management_role_missing(certificate: &Certificate) -> Response {
 /// (`GET /v1/sandbox/customers`: `X-Request-ID`, `TPP-Signature-Certificate`, `Signature`).
 pub fn lacks_redirect_uri(path: &str, h: &axum::http::HeaderMap) -> bool {
     !is_management(path)
-        && h.get(headers::TPP_REDIRECT_URI)
+        && h.get(&TPP_REDIRECT_URI_NAME)
             .is_none_or(|v| v.as_bytes().trim_ascii().is_empty())
 }
+
+/// `TPP-Redirect-URI`, lower-cased at compile time (a `&str` name is parsed on every
+/// look-up).
+const TPP_REDIRECT_URI_NAME: axum::http::HeaderName =
+    axum::http::HeaderName::from_static("tpp-redirect-uri");
 
 /// 400 `FORMAT_ERROR` naming the missing `TPP-Redirect-URI` (see [`lacks_redirect_uri`]).
 pub fn missing_redirect_uri() -> ApiError {
@@ -398,5 +416,5 @@ pub fn missing_redirect_uri() -> ApiError {
 }
 
 fn echo_request_id(response: &mut Response, id: HeaderValue) {
-    response.headers_mut().insert(headers::X_REQUEST_ID, id);
+    response.headers_mut().insert(X_REQUEST_ID_NAME, id);
 }

@@ -99,7 +99,7 @@ fn reference(card: &CardAccount) -> AccountReference {
 /// Errors: 401 `ROLE_INVALID` without `PSP_AI`; those of [`ConsentedList`].
 pub async fn list(State(app): State<Arc<App>>, list: ConsentedList) -> Result<Response, ApiError> {
     let ConsentedList { access, version } = list;
-    let key = ReadKey::new(Read::CardList, Uuid::nil(), version).consent(&access.key, &[]);
+    let key = ReadKey::new(Read::CardList, Uuid::nil(), version).consent(&access, false);
     app.reads.answer(key, || {
         let cards = consented(&app.domain(), &access.key)?
             .into_iter()

@@ -65,7 +65,6 @@ use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get};
 use serde_json::{Value, json};
@@ -118,13 +117,17 @@ impl axum::body::HttpBody for Dropped {
     }
 }
 
-/// The middleware answering request faults (installed inside the signature check by
-/// [`crate::sandbox::router`]).
-pub async fn inject(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+/// The middleware answering request faults (run inside the signature check by
+/// [`crate::sandbox::router`]; `next` runs the routes).
+pub async fn inject<F, Fut>(app: &App, req: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     let path = req.uri().path();
     // The read path pays one flag read when there are no request rules.
     if !app.faults.any_request_rule() || exempt(path) {
-        return next.run(req).await;
+        return next(req).await;
     }
     let psu = req
         .headers()
@@ -132,13 +135,13 @@ pub async fn inject(State(app): State<Arc<App>>, req: Request, next: Next) -> Re
         .and_then(|v| v.to_str().ok());
     // The world of the request (the verified TPP, or the SCA page's TPP): only its rules.
     let Some(world) = crate::sandbox::clock::current_world() else {
-        return next.run(req).await;
+        return next(req).await;
     };
     let Some(fault) = app
         .faults
         .take_request(&app.db, &world, req.method().as_str(), path, psu)
     else {
-        return next.run(req).await;
+        return next(req).await;
     };
     let d = &fault.definition;
     if let Some(ms) = d.delay_ms {
@@ -168,7 +171,7 @@ pub async fn inject(State(app): State<Arc<App>>, req: Request, next: Next) -> Re
             }
             .into_response()
         }
-        _ => next.run(req).await,
+        _ => next(req).await,
     };
     mark(&mut response, &fault.id);
     response

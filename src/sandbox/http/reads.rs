@@ -21,8 +21,8 @@ use chrono::NaiveDate;
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::sandbox::domain::access::Access;
 use crate::sandbox::errors::ApiError;
-use crate::sandbox::model::ConsentKey;
 
 /// Which read a body answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -54,9 +54,7 @@ pub struct ReadKey {
     /// The account or card account (`Uuid::nil()` for the lists).
     resource: Uuid,
     /// The consent of the list reads (their content is "the consented accounts").
-    consent: Option<ConsentKey>,
-    /// The accounts a consent covers, as the list read sees them.
-    accounts: Vec<Uuid>,
+    consent: Option<ListConsent>,
     /// The query as sent (card transactions).
     query: Vec<(String, String)>,
     /// The effective earliest booking date without the PSU present (card transactions).
@@ -72,7 +70,6 @@ impl ReadKey {
             read,
             resource,
             consent: None,
-            accounts: Vec::new(),
             query: Vec::new(),
             from: None,
             today: None,
@@ -86,10 +83,15 @@ impl ReadKey {
         self
     }
 
-    /// With the consent whose accounts a list shows.
-    pub fn consent(mut self, key: &ConsentKey, accounts: &[Uuid]) -> Self {
-        self.consent = Some(key.clone());
-        self.accounts = accounts.to_vec();
+    /// With the consent whose accounts a list shows: its key and, when `with_accounts`, the
+    /// accounts it covers (`consent.accounts`; the card list depends on the key only). The
+    /// key holds the request's shared [`Access`] (no copy of the key and the account list
+    /// per request, issue 23); it compares and hashes by those values only.
+    pub fn consent(mut self, access: &Arc<Access>, with_accounts: bool) -> Self {
+        self.consent = Some(ListConsent {
+            access: access.clone(),
+            with_accounts,
+        });
         self
     }
 
@@ -98,6 +100,39 @@ impl ReadKey {
         self.query = query.to_vec();
         self.from = from;
         self
+    }
+}
+
+/// The consent part of a list's [`ReadKey`]: equal and hashed by the consent key and, with
+/// `with_accounts`, the consent's accounts.
+#[derive(Debug, Clone)]
+struct ListConsent {
+    access: Arc<Access>,
+    with_accounts: bool,
+}
+
+impl ListConsent {
+    fn accounts(&self) -> &[Uuid] {
+        if self.with_accounts {
+            &self.access.consent.accounts
+        } else {
+            &[]
+        }
+    }
+}
+
+impl PartialEq for ListConsent {
+    fn eq(&self, other: &Self) -> bool {
+        self.access.key == other.access.key && self.accounts() == other.accounts()
+    }
+}
+
+impl Eq for ListConsent {}
+
+impl std::hash::Hash for ListConsent {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.access.key.hash(state);
+        self.accounts().hash(state);
     }
 }
 

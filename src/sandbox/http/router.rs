@@ -63,42 +63,14 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
         .route("/sca/{id}/cancel", post(sca::cancel))
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(not_found)
-        .layer(axum::middleware::from_fn_with_state(
-            app.clone(),
-            faults::inject,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            app.clone(),
-            auth::verify_v1,
-        ))
-        .layer(axum::middleware::from_fn(serve::body_in_time))
         .with_state(app.clone());
-    // The SCA page layer rewrites the path (token to authorisation id), so it runs before
-    // the routes are matched: around the routed router as a fallback service (a
-    // `Router::layer` middleware runs after routing), inside the access log (which sees the
-    // token path and the page's owner).
-    let router =
-        Router::new()
-            .fallback_service(router)
-            .layer(axum::middleware::from_fn_with_state(
-                app.clone(),
-                sca_pages::translate,
-            ));
-    // Before anything reads the clock (the SCA pages, the signature's Date); only on a
-    // shared PostgreSQL database, where other instances move the clock (on SQLite the
-    // layer would do nothing but cost every request a middleware call).
-    let router = if app.db.postgres_url().is_some() {
-        router.layer(axum::middleware::from_fn_with_state(
-            app.clone(),
-            sync_clock,
-        ))
-    } else {
-        router
-    };
-    let router = router.layer(axum::middleware::from_fn_with_state(
-        app,
-        access_log::log_request,
-    ));
+    // Everything that runs around the routes, in one middleware ([`per_request`]): the SCA
+    // page layer rewrites the path (token to authorisation id), so it runs before the
+    // routes are matched: around the routed router as a fallback service (a `Router::layer`
+    // middleware runs after routing).
+    let router = Router::new()
+        .fallback_service(router)
+        .layer(axum::middleware::from_fn_with_state(app, per_request));
     Ok(match observer {
         Some(o) => router.layer(axum::middleware::from_fn(move |req, next| {
             observe::observe(o.clone(), req, next)
@@ -107,15 +79,40 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
     })
 }
 
-/// Takes the clock offsets other instances on the same PostgreSQL database wrote
-/// ([`App::sync_clock`]) before the request runs.
-async fn sync_clock(
+/// The one middleware around the routes: the steps every request goes through, outermost
+/// first, each a plain `async fn` handed the rest as a continuation (one axum `from_fn`
+/// layer instead of five: each layer clones its inner service and boxes a future per
+/// request, issue 23):
+///
+/// 1. the access log ([`access_log::log_request`]: it sees the SCA page's token path and
+///    the page's owner);
+/// 2. on a shared PostgreSQL database only, the clock offsets other instances wrote
+///    ([`App::sync_clock`]), before anything reads the clock;
+/// 3. the SCA page addresses ([`sca_pages::translate`], before the routes are matched);
+/// 4. the body read within its time ([`serve::body_in_time`]);
+/// 5. the signature check of `/v1` ([`auth::verify_v1`]);
+/// 6. the request faults ([`faults::inject`]);
+/// 7. the routes (`next`).
+async fn per_request(
     axum::extract::State(app): axum::extract::State<Arc<App>>,
     req: axum::extract::Request,
     next: axum::middleware::Next,
-) -> axum::response::Response {
-    app.sync_clock();
-    next.run(req).await
+) -> Response {
+    let app = &*app;
+    access_log::log_request(app, req, move |req| async move {
+        if app.db.postgres_url().is_some() {
+            app.sync_clock();
+        }
+        sca_pages::translate(app, req, move |req| {
+            serve::body_in_time(req, move |req| {
+                auth::verify_v1(app, req, move |req| {
+                    faults::inject(app, req, move |req| next.run(req))
+                })
+            })
+        })
+        .await
+    })
+    .await
 }
 
 async fn home(axum::extract::State(app): axum::extract::State<Arc<App>>) -> pages::Page {

@@ -23,13 +23,10 @@
 //! The key lives in table `sca_page_keys` (kept by `POST /v1/sandbox/initialize`, so links
 //! survive a reset and a restart; left out of snapshots, see [`crate::sandbox::http::snapshot`]).
 
-use std::sync::Arc;
-
 use crate::sandbox::store::sql::{Conn, OptionalExtension};
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, Uri, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::sandbox::App;
@@ -79,10 +76,15 @@ fn unknown_page() -> Response {
 }
 
 /// The layer in front of the SCA pages (see the module documentation): token to
-/// authorisation id on the way in, id to token on the way out.
-pub async fn translate(State(app): State<Arc<App>>, mut req: Request, next: Next) -> Response {
+/// authorisation id on the way in, id to token on the way out. `next` runs the rest of the
+/// request, routes included ([`crate::sandbox::router`]).
+pub async fn translate<F, Fut>(app: &App, mut req: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     let Some((prefix, token, rest)) = split(req.uri().path()) else {
-        return next.run(req).await;
+        return next(req).await;
     };
     let Some(id) = app.sca_pages.authorisation(token) else {
         return unknown_page();
@@ -100,8 +102,8 @@ pub async fn translate(State(app): State<Arc<App>>, mut req: Request, next: Next
     // The page runs in its TPP's world (that TPP's clock), and its events are the TPP's.
     let owner = app.db.read_raw(|c| tpp_of(c, &id)).ok().flatten();
     let mut response = match &owner {
-        Some(tpp) => crate::sandbox::clock::in_world(tpp, next.run(req)).await,
-        None => next.run(req).await,
+        Some(tpp) => crate::sandbox::clock::in_world(tpp, next(req)).await,
+        None => next(req).await,
     };
     if let Some(tpp) = owner {
         response

@@ -15,7 +15,6 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 pub use crate::http_server::{
@@ -30,11 +29,16 @@ use crate::sandbox::http::pages;
 pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The middleware reading each request body within [`BODY_READ_TIMEOUT`] (at most
-/// [`MAX_BODY_BYTES`]); requests without a body pass untouched.
-pub async fn body_in_time(req: Request, next: Next) -> Response {
+/// [`MAX_BODY_BYTES`]); requests without a body pass untouched. `next` runs the rest of the
+/// request ([`crate::sandbox::router`]).
+pub async fn body_in_time<F, Fut>(req: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     use axum::body::HttpBody as _;
     if req.body().size_hint().exact() == Some(0) {
-        return next.run(req).await;
+        return next(req).await;
     }
     let v1 = auth::is_v1(req.uri().path());
     let (parts, body) = req.into_parts();
@@ -44,10 +48,7 @@ pub async fn body_in_time(req: Request, next: Next) -> Response {
     )
     .await;
     match read {
-        Ok(Ok(bytes)) => {
-            next.run(Request::from_parts(parts, Body::from(bytes)))
-                .await
-        }
+        Ok(Ok(bytes)) => next(Request::from_parts(parts, Body::from(bytes))).await,
         Ok(Err(_)) if v1 => ApiError::format(format!(
             "the request body could not be read or is larger than {MAX_BODY_BYTES} bytes"
         ))
