@@ -1825,7 +1825,12 @@ fn cpu_secs(pid: u32) -> f64 {
     // After the command name in parentheses: state is field 3, utime 14, stime 15.
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
     (ticks(11) + ticks(12)) as f64 / 100.0
 }
 

@@ -5,8 +5,9 @@
 //! Every change runs in one `BEGIN IMMEDIATE` transaction ([`Db::write`]), or, for the hot
 //! creations (payments, consents), as one write of a group commit ([`Db::write_batched`],
 //! [`crate::sandbox::store::db::group_commit`]: one transaction and one commit for all the writes
-//! waiting, a savepoint each, answers after the commit); reads run on the same connection
-//! ([`Db::read`]; on PostgreSQL a small pool, [`PG_POOL`]). Modules bring their own tables as named migrations
+//! waiting, a savepoint each, answers after the commit); reads run on connections of their
+//! own ([`Db::read`]: a SQLite file's [`SQLITE_READERS`], on PostgreSQL a small pool,
+//! [`PG_POOL`]; in memory the one connection). Modules bring their own tables as named migrations
 //! ([`Db::migrate`]), applied once and recorded in `schema_migrations`.
 //!
 //! A database file is in WAL mode with `synchronous=NORMAL` (a commit appends to the log and
@@ -473,6 +474,24 @@ impl Db {
         Ok(f(PgSession::live(&mut guard, url)?))
     }
 
+    /// Round trips of the PostgreSQL pool's sessions so far ([`PgSession::round_trips`];
+    /// 0 on SQLite), for tests counting what a read or a write costs.
+    #[cfg(test)]
+    pub(crate) fn pg_round_trips(&self) -> u64 {
+        match &*self.backing {
+            Backing::Sqlite(_) => 0,
+            Backing::Postgres { sessions, .. } => sessions
+                .iter()
+                .map(|m| {
+                    m.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .as_ref()
+                        .map_or(0, PgSession::round_trips)
+                })
+                .sum(),
+        }
+    }
+
     /// The data version: changes after every committed write. On PostgreSQL it is the
     /// database's counter (`sandbox_data_version`, bumped by every write transaction of every
     /// instance), so the caches keyed on it (remembered access decisions, serialized pages)
@@ -522,11 +541,9 @@ impl Db {
                 let sqlite = c
                     .as_sqlite()
                     .ok_or_else(|| sql::Error::Other("not SQLite".into()))?;
-                let tx = rusqlite::Transaction::new_unchecked(
-                    sqlite,
-                    TransactionBehavior::Deferred,
-                )
-                .map_err(sql::Error::from)?;
+                let tx =
+                    rusqlite::Transaction::new_unchecked(sqlite, TransactionBehavior::Deferred)
+                        .map_err(sql::Error::from)?;
                 let out = f(c)?;
                 tx.commit().map_err(sql::Error::from)?;
                 Ok(out)
@@ -568,10 +585,7 @@ impl Db {
     /// its own snapshot: use [`Db::read`] for those.
     ///
     /// Errors: the database fails.
-    pub fn read_single<T>(
-        &self,
-        f: impl FnOnce(&Conn<'_>) -> sql::Result<T>,
-    ) -> sql::Result<T> {
+    pub fn read_single<T>(&self, f: impl FnOnce(&Conn<'_>) -> sql::Result<T>) -> sql::Result<T> {
         if let Some(r) = &self.readers {
             return r.with(f);
         }

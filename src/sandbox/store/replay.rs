@@ -222,7 +222,9 @@ impl Flusher {
         let c = Conn::postgres(s);
         let rows: Vec<(String, String, i64)> = c
             .prepare_cached(PG_REMEMBER_BATCH)?
-            .query_map(sql::params![json], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .query_map(sql::params![json], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?
             .collect::<sql::Result<_>>()?;
         let now = rows.first().map_or(-1, |r| r.2);
         if now >= 0 && now - self.last_purge >= PURGE_EVERY_SECS {
@@ -340,5 +342,87 @@ mod tests {
         assert_eq!(a.len().unwrap(), 2);
         a.forget(None).unwrap();
         assert_eq!(b.len().unwrap(), 0);
+    }
+
+    /// Issue 23: the flusher checks a batch in one statement: an id twice in one batch is new
+    /// once and a repeat the second time; an id stored before is a repeat; an id with a NUL
+    /// fails alone. One round trip for the whole batch (the statement prepared before).
+    #[test]
+    fn a_batch_of_ids_is_checked_in_one_statement() {
+        let Some(cluster) = PgCluster::get() else {
+            return;
+        };
+        let url = cluster.database();
+        let ids = SharedIds::open(&url).unwrap();
+        assert!(ids.remember("t", "old", 60).unwrap());
+        let mut flusher = Flusher {
+            url: url.clone(),
+            session: None,
+            last_purge: 0,
+        };
+        let ask = |tpp: &str, id: &str| Ask {
+            tpp: tpp.into(),
+            request_id: id.into(),
+            left: 60,
+            reply: std::sync::mpsc::sync_channel(1).0,
+        };
+        // Prepares the statement.
+        assert!(
+            flusher.flush(&[ask("t", "warm")])[0]
+                .as_ref()
+                .is_ok_and(|n| *n)
+        );
+        let before = flusher.session.as_ref().map_or(0, PgSession::round_trips);
+        let got: Vec<Result<bool, String>> = flusher
+            .flush(&[
+                ask("t", "a"),
+                ask("t", "b"),
+                ask("t", "a"),
+                ask("other", "a"),
+                ask("t", "old"),
+                ask("t", "nul\0"),
+            ])
+            .into_iter()
+            .map(|r| r.map_err(|e| e.to_string()))
+            .collect();
+        assert_eq!(
+            got[..5],
+            [Ok(true), Ok(true), Ok(false), Ok(true), Ok(false)],
+            "{got:?}"
+        );
+        assert!(got[5].is_err(), "{got:?}");
+        let after = flusher.session.as_ref().map_or(0, PgSession::round_trips);
+        assert_eq!(after - before, 1, "one round trip for the batch");
+        // Another instance's guard sees them.
+        assert!(!ids.remember("t", "b", 60).unwrap());
+        assert!(!ids.remember("other", "a", 60).unwrap());
+        assert!(ids.remember("other", "b", 60).unwrap());
+    }
+
+    /// Many callers at once (one batch or several): every distinct id is new exactly once,
+    /// every repeat refused.
+    #[test]
+    fn concurrent_checks_accept_each_id_once() {
+        let Some(cluster) = PgCluster::get() else {
+            return;
+        };
+        let ids = std::sync::Arc::new(SharedIds::open(&cluster.database()).unwrap());
+        let threads: Vec<_> = (0..16)
+            .map(|t| {
+                let ids = ids.clone();
+                std::thread::spawn(move || {
+                    (0..20)
+                        .map(|i| {
+                            ids.remember("t", &format!("id-{}", (t * 20 + i) % 160), 60)
+                                .unwrap()
+                        })
+                        .filter(|new| *new)
+                        .count()
+                })
+            })
+            .collect();
+        let accepted: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+        assert_eq!(accepted, 160, "320 checks of 160 ids: each new once");
+        assert_eq!(ids.len().unwrap(), 160);
     }
 }

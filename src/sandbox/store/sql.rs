@@ -644,6 +644,9 @@ pub struct PgSession {
     /// Statements queued by [`PgSession::defer`]: sent in the same round trip as the next
     /// statement (pipelined), or ahead of the next [`PgSession::batch`].
     deferred: RefCell<Option<String>>,
+    /// Round trips waited for so far (a statement's preparation included): what a test
+    /// counts ([`PgSession::round_trips`]).
+    round_trips: std::cell::Cell<u64>,
 }
 
 impl std::fmt::Debug for PgSession {
@@ -698,6 +701,7 @@ impl PgSession {
             client,
             statements: RefCell::new(HashMap::new()),
             deferred: RefCell::new(None),
+            round_trips: std::cell::Cell::new(0),
         })
     }
 
@@ -733,6 +737,18 @@ impl PgSession {
         }
     }
 
+    /// How many round trips this session waited for so far (every statement, preparation
+    /// and batch; pipelined requests count once).
+    #[cfg(test)]
+    pub(crate) fn round_trips(&self) -> u64 {
+        self.round_trips.get()
+    }
+
+    fn count_round_trip(&self) {
+        self.round_trips
+            .set(self.round_trips.get().saturating_add(1));
+    }
+
     /// Drops what [`PgSession::defer`] queued and was not sent yet; whether there was any
     /// (then the server never saw it: e.g. a read transaction whose closure ran no
     /// statement needs no `COMMIT`).
@@ -747,6 +763,7 @@ impl PgSession {
         fut: impl std::future::Future<Output = std::result::Result<T, tokio_postgres::Error>>,
     ) -> Result<T> {
         let head = self.deferred.borrow_mut().take();
+        self.count_round_trip();
         match head {
             None => Ok(futures_executor::block_on(fut)?),
             Some(head) => {
@@ -769,6 +786,7 @@ impl PgSession {
         if let Some(s) = self.statements.borrow().get(sql) {
             return Ok(s.clone());
         }
+        self.count_round_trip();
         let s = futures_executor::block_on(self.client.prepare(&to_postgres(sql)))?;
         let mut cache = self.statements.borrow_mut();
         if cache.len() > 512 {
@@ -811,6 +829,7 @@ impl PgSession {
             Some(head) => std::borrow::Cow::Owned(format!("{head}; {sql}")),
             None => std::borrow::Cow::Borrowed(sql),
         };
+        self.count_round_trip();
         Ok(futures_executor::block_on(self.client.batch_execute(&sql))?)
     }
 }
