@@ -1774,6 +1774,10 @@ fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             // The server's CPU time (user + system) over the run and the wait, per row
             // created: a measure the machine's load moves far less than writes/s.
             let cpu_ms = (cpu_secs(server.child.id()) - cpu_before) * 1000.0 / added.max(1) as f64;
+            println!(
+                "== writes on {}: {label}: {added} rows added, server CPU {cpu_ms:.3} ms per row",
+                backend.name()
+            );
             assert!(
                 added >= f.requests as i64 && added <= f.requests as i64 + CONNECTIONS as i64,
                 "{label} on {}: wrk counted {} answers 201, the database has {added} new rows in {table_name}",
