@@ -1756,6 +1756,7 @@ fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             });
             let signing = set.started.elapsed();
             let rows_before = backend.count(rt, table_name);
+            let cpu_before = cpu_secs(server.child.id());
             let (f, text) = wrk(
                 &format!("{}{path}", server.base),
                 Load::Cycling {
@@ -1774,13 +1775,20 @@ fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             // them before counting.
             std::thread::sleep(Duration::from_millis(500));
             let added = backend.count(rt, table_name) - rows_before;
+            // The server's CPU time (user + system) over the run and the wait, per row
+            // created: a measure the machine's load moves far less than writes/s.
+            let cpu_ms = (cpu_secs(server.child.id()) - cpu_before) * 1000.0 / added.max(1) as f64;
+            println!(
+                "== writes on {}: {label}: {added} rows added, server CPU {cpu_ms:.3} ms per row",
+                backend.name()
+            );
             assert!(
                 added >= f.requests as i64 && added <= f.requests as i64 + CONNECTIONS as i64,
                 "{label} on {}: wrk counted {} answers 201, the database has {added} new rows in {table_name}",
                 backend.name(),
                 f.requests
             );
-            rows.push((label, path, f, added));
+            rows.push((label, path, f, added, cpu_ms));
         }
         let after = floor_run("after");
         drop(server);
@@ -1791,15 +1799,15 @@ fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
         "\n=== writes, replay check ON (unique pre-signed requests, none sent twice), {usecs} s per run"
     );
     println!(
-        "| back end | write | req/s | p50 ms | p99 ms | RSA floor req/s (before / after) | of the floor | target | verdict | 201s counted by wrk | rows added |"
+        "| back end | write | req/s | p50 ms | p99 ms | RSA floor req/s (before / after) | of the floor | target | verdict | 201s counted by wrk | rows added | server CPU ms per row |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, before, after, rows) in table {
         let floor = (before.per_sec + after.per_sec) / 2.0;
-        for (label, path, f, added) in rows {
+        for (label, path, f, added, cpu_ms) in rows {
             let of = f.per_sec / floor;
             println!(
-                "| {name} | {label} `POST {path}` | {:.0} | {:.2} | {:.2} | {:.0} / {:.0} | {} | ≥ {} | {} | {} | {added} |",
+                "| {name} | {label} `POST {path}` | {:.0} | {:.2} | {:.2} | {:.0} / {:.0} | {} | ≥ {} | {} | {} | {added} | {cpu_ms:.3} |",
                 f.per_sec,
                 f.p50_ms,
                 f.p99_ms,
@@ -1813,6 +1821,25 @@ fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
         }
     }
     drop(cluster);
+}
+
+/// The CPU time (user + system, seconds) process `pid` used so far, from `/proc/<pid>/stat`
+/// (fields 14 and 15, in clock ticks of 1/100 s, Linux's `USER_HZ`); 0 when unreadable.
+/// On PostgreSQL the database server's own processes are not counted.
+fn cpu_secs(pid: u32) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    // After the command name in parentheses: state is field 3, utime 14, stime 15.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    (ticks(11) + ticks(12)) as f64 / 100.0
 }
 
 /// The reads over TLS (issue 23, "Over TLS"): `sandbox serve --tls` (client-auth none, its

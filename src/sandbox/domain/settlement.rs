@@ -483,7 +483,11 @@ pub fn run(cx: &Ctx<'_>, tpp: Option<&str>, all: bool) -> Result<BatchReport, Ap
 /// Errors: the state database failed (503).
 pub fn run_due(cx: &Ctx<'_>) -> Result<BatchReport, ApiError> {
     let now = now_secs(cx);
-    let any = cx.db.read(|c| rows::any_due(c, now))?;
+    // One statement: on PostgreSQL one round trip, no transaction.
+    let any = cx
+        .db
+        .read_single(|c| rows::any_due(c, now))
+        .map_err(crate::sandbox::store::error::StoreError::from)?;
     if !any {
         return Ok(BatchReport {
             ran_at: rfc3339(now),

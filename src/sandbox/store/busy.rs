@@ -1,7 +1,8 @@
 //! How the sandbox's SQLite connections wait for a lock another connection of the same file
 //! holds (issue 20, the write tail).
 //!
-//! A database file has up to three connections: the request connection ([`super::db::Db`]),
+//! A database file has a write connection and up to [`super::db::SQLITE_READERS`] read
+//! connections ([`super::db::Db`]), and two more:
 //! the `X-Request-ID` flusher ([`super::replay`], one transaction every 250 ms) and the
 //! checkpointer ([`super::checkpoint`]). When one of them holds the write lock, SQLite calls
 //! the others' busy handler. Its own (`busy_timeout`) sleeps 1, 2, 5, 10, 15, 20, 25… ms

@@ -5,8 +5,9 @@
 //! Every change runs in one `BEGIN IMMEDIATE` transaction ([`Db::write`]), or, for the hot
 //! creations (payments, consents), as one write of a group commit ([`Db::write_batched`],
 //! [`crate::sandbox::store::db::group_commit`]: one transaction and one commit for all the writes
-//! waiting, a savepoint each, answers after the commit); reads run on the same connection
-//! ([`Db::read`]; on PostgreSQL a small pool, [`PG_POOL`]). Modules bring their own tables as named migrations
+//! waiting, a savepoint each, answers after the commit); reads run on connections of their
+//! own ([`Db::read`]: a SQLite file's [`SQLITE_READERS`], on PostgreSQL a small pool,
+//! [`PG_POOL`]; in memory the one connection). Modules bring their own tables as named migrations
 //! ([`Db::migrate`]), applied once and recorded in `schema_migrations`.
 //!
 //! A database file is in WAL mode with `synchronous=NORMAL` (a commit appends to the log and
@@ -162,6 +163,71 @@ pub struct Db {
     checkpointer: Option<Checkpointer>,
     /// The group-commit writer of [`Db::write_batched`], started at its first use.
     group: std::sync::OnceLock<Option<GroupCommit>>,
+    /// A database file's read connections ([`SQLITE_READERS`]; none in memory or on
+    /// PostgreSQL).
+    readers: Option<Readers>,
+}
+
+/// The read connections of a SQLite file (opened at their first use): in WAL mode a reader
+/// sees the last committed state and never waits for the writer, so the reads before a
+/// write (and every other read) no longer queue for the connection the group commit's
+/// writer holds for a whole batch (issue 23: payment creation on SQLite).
+struct Readers {
+    file: PathBuf,
+    conns: Vec<Mutex<Option<Connection>>>,
+    /// Where the next search for a free one starts.
+    next: std::sync::atomic::AtomicUsize,
+    /// `PRAGMA cache_size` and `mmap_size` as the request connection (`None`: SQLite's).
+    tuned: bool,
+}
+
+/// How many read connections a SQLite state file has ([`Db::read`]): one per tokio worker
+/// of a small machine, and a few more; each keeps its own page cache ([`CACHE_KIB`]).
+pub const SQLITE_READERS: usize = 4;
+
+impl Readers {
+    /// Opens a read connection as the request connection is set up (busy handler, page
+    /// cache, memory map), that refuses to write (`query_only`) and never checkpoints.
+    fn open(&self) -> rusqlite::Result<Connection> {
+        let mut c = Connection::open(&self.file)?;
+        c.set_prepared_statement_cache_capacity(256);
+        crate::sandbox::store::busy::wait_for_locks(&mut c)?;
+        c.pragma_update(None, "wal_autocheckpoint", 0)?;
+        if self.tuned {
+            c.pragma_update(None, "cache_size", -CACHE_KIB)?;
+            c.pragma_update(None, "mmap_size", MMAP_BYTES)?;
+        }
+        c.pragma_update(None, "query_only", "ON")?;
+        Ok(c)
+    }
+
+    /// Runs `f` on a free read connection (the first free one from a rotating start, else
+    /// the one at the start, waited for), opened when first used.
+    fn with<T>(&self, f: impl FnOnce(&Conn<'_>) -> sql::Result<T>) -> sql::Result<T> {
+        let n = self.conns.len().max(1);
+        let start = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % n;
+        let free = (0..n).find_map(|i| match self.conns.get((start + i) % n)?.try_lock() {
+            Ok(g) => Some(g),
+            Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        });
+        let mut guard = match free {
+            Some(g) => g,
+            None => self
+                .conns
+                .get(start)
+                .ok_or_else(|| sql::Error::Other("no SQLite read connection".into()))?
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        };
+        if guard.is_none() {
+            *guard = Some(self.open()?);
+        }
+        match guard.as_ref() {
+            Some(c) => f(&Conn::sqlite(c)),
+            None => Err(sql::Error::Other("no SQLite read connection".into())),
+        }
+    }
 }
 
 impl std::fmt::Debug for Db {
@@ -190,7 +256,8 @@ struct PgTx<'a> {
 
 impl Drop for PgTx<'_> {
     fn drop(&mut self) {
-        if !self.done {
+        // A `BEGIN` still deferred never reached the server: nothing to roll back.
+        if !self.done && !self.session.discard_deferred() {
             let _ = self.session.batch("ROLLBACK");
         }
     }
@@ -237,6 +304,7 @@ impl Db {
                 version: std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0)),
                 checkpointer: None,
                 group: std::sync::OnceLock::new(),
+                readers: None,
             });
         }
         let location = match storage {
@@ -303,11 +371,21 @@ impl Db {
         // Waits for the flusher's and checkpointer's locks in short steps (`store::busy`).
         crate::sandbox::store::busy::wait_for_locks(&mut conn).map_err(err)?;
         conn.execute_batch(SCHEMA_MIGRATIONS).map_err(err)?;
+        let readers = match storage {
+            Storage::File(p) => Some(Readers {
+                file: p.clone(),
+                conns: (0..SQLITE_READERS).map(|_| Mutex::new(None)).collect(),
+                next: std::sync::atomic::AtomicUsize::new(0),
+                tuned: !on_commit,
+            }),
+            _ => None,
+        };
         Ok(Db {
             backing: std::sync::Arc::new(Backing::Sqlite(Mutex::new(conn))),
             version,
             checkpointer,
             group: std::sync::OnceLock::new(),
+            readers,
         })
     }
 
@@ -381,11 +459,37 @@ impl Db {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner()),
         };
-        if guard.as_ref().is_none_or(PgSession::is_closed) {
-            *guard = None;
-            *guard = Some(PgSession::connect(url)?);
-        }
+        PgSession::live(&mut guard, url)?;
         Ok(guard)
+    }
+
+    /// Runs `f` on a connected session of the pool ([`Db::lock_pg`]).
+    fn with_pg<T>(
+        url: &str,
+        sessions: &[Mutex<Option<PgSession>>],
+        next: &std::sync::atomic::AtomicUsize,
+        f: impl FnOnce(&PgSession) -> T,
+    ) -> sql::Result<T> {
+        let mut guard = Self::lock_pg(url, sessions, next)?;
+        Ok(f(PgSession::live(&mut guard, url)?))
+    }
+
+    /// Round trips of the PostgreSQL pool's sessions so far ([`PgSession::round_trips`];
+    /// 0 on SQLite), for tests counting what a read or a write costs.
+    #[cfg(test)]
+    pub(crate) fn pg_round_trips(&self) -> u64 {
+        match &*self.backing {
+            Backing::Sqlite(_) => 0,
+            Backing::Postgres { sessions, .. } => sessions
+                .iter()
+                .map(|m| {
+                    m.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .as_ref()
+                        .map_or(0, PgSession::round_trips)
+                })
+                .sum(),
+        }
     }
 
     /// The data version: changes after every committed write. On PostgreSQL it is the
@@ -400,7 +504,7 @@ impl Db {
         match *self.backing {
             Backing::Sqlite(_) => self.version.load(std::sync::atomic::Ordering::Acquire),
             Backing::Postgres { .. } => {
-                let shared = self.read_raw(|c| {
+                let shared = self.read_single(|c| {
                     c.query_row("SELECT v FROM sandbox_data_version WHERE id = 1", [], |r| {
                         r.get::<_, i64>(0)
                     })
@@ -431,6 +535,20 @@ impl Db {
     ///
     /// Errors: the database fails.
     pub fn read_raw<T>(&self, f: impl FnOnce(&Conn<'_>) -> sql::Result<T>) -> sql::Result<T> {
+        if let Some(r) = &self.readers {
+            // One read transaction of its own for all of `f`'s statements (one snapshot).
+            return r.with(|c| {
+                let sqlite = c
+                    .as_sqlite()
+                    .ok_or_else(|| sql::Error::Other("not SQLite".into()))?;
+                let tx =
+                    rusqlite::Transaction::new_unchecked(sqlite, TransactionBehavior::Deferred)
+                        .map_err(sql::Error::from)?;
+                let out = f(c)?;
+                tx.commit().map_err(sql::Error::from)?;
+                Ok(out)
+            });
+        }
         match &*self.backing {
             Backing::Sqlite(m) => {
                 let conn = Self::lock_sqlite(m);
@@ -440,23 +558,47 @@ impl Db {
                 url,
                 sessions,
                 next,
-            } => {
-                let guard = Self::lock_pg(url, sessions, next)?;
-                let s = guard
-                    .as_ref()
-                    .ok_or_else(|| sql::Error::Other("no PostgreSQL connection".into()))?;
+            } => Self::with_pg(url, sessions, next, |s| {
                 // One snapshot for all of `f`'s statements, as SQLite's single connection
                 // gives: another instance's commit lands before or after, never between.
-                s.batch("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")?;
+                // The `BEGIN` goes in the round trip of `f`'s first statement.
+                s.defer("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY");
                 let mut tx = PgTx {
                     session: s,
                     done: false,
                 };
                 let out = f(&Conn::postgres(s))?;
-                s.batch("COMMIT")?;
+                // No statement ran: the server never saw the `BEGIN`.
+                if !s.discard_deferred() {
+                    s.batch("COMMIT")?;
+                }
                 tx.done = true;
                 Ok(out)
+            })?,
+        }
+    }
+
+    /// Runs `f`, which runs ONE statement, on the connection: on SQLite as [`Db::read`]; on
+    /// PostgreSQL without an explicit transaction (one statement in autocommit sees one
+    /// snapshot by itself), so one round trip instead of `BEGIN`, the statement and `COMMIT`
+    /// (issue 23, the reads before a write). With more than one statement, each would see
+    /// its own snapshot: use [`Db::read`] for those.
+    ///
+    /// Errors: the database fails.
+    pub fn read_single<T>(&self, f: impl FnOnce(&Conn<'_>) -> sql::Result<T>) -> sql::Result<T> {
+        if let Some(r) = &self.readers {
+            return r.with(f);
+        }
+        match &*self.backing {
+            Backing::Sqlite(m) => {
+                let conn = Self::lock_sqlite(m);
+                f(&Conn::sqlite(&conn))
             }
+            Backing::Postgres {
+                url,
+                sessions,
+                next,
+            } => Self::with_pg(url, sessions, next, |s| f(&Conn::postgres(s)))?,
         }
     }
 
@@ -557,14 +699,12 @@ impl Db {
                 url,
                 sessions,
                 next,
-            } => {
-                let guard = Self::lock_pg(url, sessions, next)?;
-                let s = guard
-                    .as_ref()
-                    .ok_or_else(|| sql::Error::Other("no PostgreSQL connection".into()))?;
-                s.batch(&format!(
+            } => Self::with_pg(url, sessions, next, |s| -> Result<T, E> {
+                // In the round trip of `f`'s first statement (the server takes the lock
+                // before it runs that statement).
+                s.defer(&format!(
                     "BEGIN; SELECT pg_advisory_xact_lock({PG_WRITE_LOCK})"
-                ))?;
+                ));
                 let mut tx = PgTx {
                     session: s,
                     done: false,
@@ -572,8 +712,8 @@ impl Db {
                 let out = f(&Conn::postgres(s))?;
                 s.batch("UPDATE sandbox_data_version SET v = v + 1 WHERE id = 1; COMMIT")?;
                 tx.done = true;
-                out
-            }
+                Ok(out)
+            })??,
         };
         self.version
             .fetch_add(1, std::sync::atomic::Ordering::Release);

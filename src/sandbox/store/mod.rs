@@ -561,13 +561,14 @@ impl Store {
         self.db.read(f)
     }
 
-    /// Every row of `SELECT T::COLUMNS FROM {from}` ([`rows::select_all`]).
+    /// Every row of `SELECT T::COLUMNS FROM {from}` ([`rows::select_all`]): one statement,
+    /// so on PostgreSQL one round trip ([`Db::read_single`]).
     fn all<T: rows::Stored>(
         &self,
         from: &str,
         args: impl crate::sandbox::store::sql::Params,
     ) -> Result<Vec<T>, StoreError> {
-        self.read(|c| select_all(c, from, args))
+        Ok(self.db.read_single(|c| select_all(c, from, args))?)
     }
 
     /// The first of [`Store::all`] (`from` names a unique key), if any.

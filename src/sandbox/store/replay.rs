@@ -3,15 +3,16 @@
 //! batches by its flusher thread). `expires` is in Unix seconds of real time (not the sandbox clock). Errors: the database fails.
 //!
 //! On PostgreSQL ([`SharedIds`], issue 21: many instances on one database) the table is the
-//! guard itself: every id is one `INSERT … ON CONFLICT DO UPDATE … WHERE expired` on a
-//! connection of the guard's own, so an id one instance accepted is refused by every other,
+//! guard itself: the ids waiting at one moment are one `INSERT … SELECT … ON CONFLICT DO
+//! UPDATE … WHERE expired … RETURNING` on a connection of the guard's flusher thread (issue
+//! 23: one round trip per batch, not per request), each caller answered from the rows the
+//! statement returned, so an id one instance accepted is refused by every other,
 //! atomically (the primary key decides, no lock). Expiry is the database server's real time
 //! (`now()`, so instances on machines with different clocks agree); expired rows are purged
 //! through the index on `expires` at most every [`PURGE_EVERY_SECS`].
 
 use std::path::Path;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicI64, Ordering};
 
 use rusqlite::Connection;
 
@@ -95,13 +96,42 @@ const PG_TABLE_SQL: &str = "CREATE TABLE IF NOT EXISTS replay_request_ids (
 );
 CREATE INDEX IF NOT EXISTS replay_request_ids_expires ON replay_request_ids (expires);";
 
+/// Most ids checked in one statement by the flusher of [`SharedIds`] (the rest wait for
+/// the next).
+pub const MAX_SHARED_BATCH: usize = 1024;
+
+/// Remembers a batch of ids in ONE statement and round trip: every id new (or expired) is
+/// inserted and returned, a repeat is not (the primary key decides, as for a single id).
+/// `?1` is a JSON array of `{"t": tpp, "r": request id, "l": seconds left}` without two
+/// equal (tpp, request id) (PostgreSQL refuses to update one row twice in a statement).
+const PG_REMEMBER_BATCH: &str = "INSERT INTO replay_request_ids (tpp, request_id, expires) \
+     SELECT x.t, x.r, CAST(EXTRACT(EPOCH FROM now()) AS BIGINT) + x.l \
+     FROM jsonb_to_recordset(CAST(CAST(?1 AS TEXT) AS JSONB)) AS x(t TEXT, r TEXT, l BIGINT) \
+     WHERE true \
+     ON CONFLICT (tpp, request_id) DO UPDATE SET expires = EXCLUDED.expires \
+     WHERE replay_request_ids.expires <= CAST(EXTRACT(EPOCH FROM now()) AS BIGINT) \
+     RETURNING tpp, request_id, CAST(EXTRACT(EPOCH FROM now()) AS BIGINT)";
+
+/// One id waiting for the flusher of [`SharedIds`], and where its answer goes.
+struct Ask {
+    tpp: String,
+    request_id: String,
+    left: i64,
+    reply: std::sync::mpsc::SyncSender<sql::Result<bool>>,
+}
+
 /// The `X-Request-ID`s of every instance on one PostgreSQL database (see the module
-/// documentation): a connection of its own (reconnected when the server closed it).
+/// documentation): a connection of its own for [`SharedIds::forget`] and [`SharedIds::len`],
+/// and a flusher thread with another that checks the ids waiting at that moment in one
+/// statement ([`MAX_SHARED_BATCH`] at most; under one client a batch is one id): each
+/// caller waits for its batch's answer, so an id is refused (by every instance) as soon as
+/// [`SharedIds::remember`] said it was new. Issue 23: one round trip per batch instead of
+/// one per request on one connection behind a mutex.
 pub struct SharedIds {
     url: String,
     session: Mutex<Option<PgSession>>,
-    /// The database's Unix time of the last purge (0: never).
-    last_purge: AtomicI64,
+    /// To the flusher thread (ends when this is dropped).
+    asks: std::sync::mpsc::Sender<Ask>,
 }
 
 impl std::fmt::Debug for SharedIds {
@@ -110,76 +140,154 @@ impl std::fmt::Debug for SharedIds {
     }
 }
 
+/// The flusher of [`SharedIds`]: its connection and the database's Unix time of its last
+/// purge of expired ids (0: never).
+struct Flusher {
+    url: String,
+    session: Option<PgSession>,
+    last_purge: i64,
+}
+
+impl Flusher {
+    fn run(mut self, rx: std::sync::mpsc::Receiver<Ask>) {
+        let mut asks = Vec::with_capacity(MAX_SHARED_BATCH);
+        while let Ok(first) = rx.recv() {
+            asks.push(first);
+            while asks.len() < MAX_SHARED_BATCH {
+                match rx.try_recv() {
+                    Ok(a) => asks.push(a),
+                    Err(_) => break,
+                }
+            }
+            let answers = self.flush(&asks);
+            for (ask, answer) in asks.drain(..).zip(answers) {
+                // The caller may be gone: nothing to answer.
+                let _ = ask.reply.send(answer);
+            }
+        }
+    }
+
+    /// Each ask's answer, in order: `true` when it was new, `false` for a repeat (an earlier
+    /// ask of the same batch included); the database's error for all when it fails.
+    fn flush(&mut self, asks: &[Ask]) -> Vec<sql::Result<bool>> {
+        let mut first: std::collections::HashMap<(&str, &str), usize> =
+            std::collections::HashMap::with_capacity(asks.len());
+        let mut items = Vec::with_capacity(asks.len());
+        let mut answers: Vec<Option<sql::Result<bool>>> = Vec::with_capacity(asks.len());
+        for (i, a) in asks.iter().enumerate() {
+            if a.tpp.contains('\0') || a.request_id.contains('\0') {
+                // PostgreSQL text holds no NUL: this id alone fails, as its own statement did.
+                answers.push(Some(Err(sql::Error::Other(
+                    "an X-Request-ID with a NUL character cannot be stored".into(),
+                ))));
+                continue;
+            }
+            match first.entry((a.tpp.as_str(), a.request_id.as_str())) {
+                std::collections::hash_map::Entry::Occupied(_) => answers.push(Some(Ok(false))),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(i);
+                    items.push(serde_json::json!({"t": a.tpp, "r": a.request_id, "l": a.left}));
+                    answers.push(None);
+                }
+            }
+        }
+        if !items.is_empty() {
+            match self.insert(&serde_json::Value::Array(items).to_string()) {
+                Ok(new) => {
+                    for (key, i) in &first {
+                        if let Some(slot) = answers.get_mut(*i) {
+                            let key = (key.0.to_string(), key.1.to_string());
+                            *slot = Some(Ok(new.contains(&key)));
+                        }
+                    }
+                }
+                Err(e) => {
+                    let text = e.to_string();
+                    for slot in answers.iter_mut().filter(|s| s.is_none()) {
+                        *slot = Some(Err(sql::Error::Other(text.clone())));
+                    }
+                }
+            }
+        }
+        answers
+            .into_iter()
+            .map(|a| a.unwrap_or_else(|| Err(sql::Error::Other("no answer".into()))))
+            .collect()
+    }
+
+    /// Runs [`PG_REMEMBER_BATCH`] with `json`; the (tpp, request id) inserted. Purges the
+    /// expired ids (through the index on `expires`) at most every [`PURGE_EVERY_SECS`].
+    fn insert(&mut self, json: &str) -> sql::Result<std::collections::HashSet<(String, String)>> {
+        let s = PgSession::live(&mut self.session, &self.url)?;
+        let c = Conn::postgres(s);
+        let rows: Vec<(String, String, i64)> = c
+            .prepare_cached(PG_REMEMBER_BATCH)?
+            .query_map(sql::params![json], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?
+            .collect::<sql::Result<_>>()?;
+        let now = rows.first().map_or(-1, |r| r.2);
+        if now >= 0 && now - self.last_purge >= PURGE_EVERY_SECS {
+            self.last_purge = now;
+            c.execute("DELETE FROM replay_request_ids WHERE expires < ?1", [now])?;
+        }
+        Ok(rows.into_iter().map(|(t, r, _)| (t, r)).collect())
+    }
+}
+
 impl SharedIds {
-    /// Connects to `url` and creates the table when missing.
+    /// Connects to `url`, creates the table when missing and starts the flusher thread.
     ///
-    /// Errors: the server refuses or is unreachable, or the table cannot be created.
+    /// Errors: the server refuses or is unreachable, the table cannot be created, or the
+    /// thread cannot be started.
     pub fn open(url: &str) -> sql::Result<Self> {
         let session = PgSession::connect(url)?;
         session.batch(&format!(
             "BEGIN; SELECT pg_advisory_xact_lock({}); {PG_TABLE_SQL}; COMMIT",
             crate::sandbox::store::db::PG_WRITE_LOCK
         ))?;
+        let (asks, rx) = std::sync::mpsc::channel();
+        let flusher = Flusher {
+            url: url.to_string(),
+            session: None,
+            last_purge: 0,
+        };
+        std::thread::Builder::new()
+            .name("replay-ids".into())
+            .spawn(move || flusher.run(rx))
+            .map_err(|e| sql::Error::Other(format!("replay guard thread: {e}")))?;
         Ok(SharedIds {
             url: url.to_string(),
             session: Mutex::new(Some(session)),
-            last_purge: AtomicI64::new(0),
+            asks,
         })
     }
 
     fn with<T>(&self, f: impl FnOnce(&Conn<'_>) -> sql::Result<T>) -> sql::Result<T> {
         // A panic cannot leave a transaction open (every statement autocommits).
         let mut guard = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        if guard.as_ref().is_none_or(PgSession::is_closed) {
-            *guard = None;
-            *guard = Some(PgSession::connect(&self.url)?);
-        }
-        let s = guard
-            .as_ref()
-            .ok_or_else(|| sql::Error::Other("no PostgreSQL connection".into()))?;
-        f(&Conn::postgres(s))
+        f(&Conn::postgres(PgSession::live(&mut guard, &self.url)?))
     }
 
     /// Remembers `request_id` of `tpp` for `left_secs` seconds of the database's real time:
     /// `true` when it was new (or its earlier use expired), `false` when it is a repeat
-    /// (another instance's too).
+    /// (another instance's too). Waits for the flusher's batch that holds it (committed
+    /// when this returns).
     ///
     /// Errors: the database fails.
     pub fn remember(&self, tpp: &str, request_id: &str, left_secs: u64) -> sql::Result<bool> {
-        let left = i64::try_from(left_secs).unwrap_or(i64::MAX);
-        self.with(|c| {
-            let now: i64 = c
-                .query_row(
-                    "INSERT INTO replay_request_ids (tpp, request_id, expires) \
-                 VALUES (?1, ?2, CAST(EXTRACT(EPOCH FROM now()) AS BIGINT) + ?3) \
-                 ON CONFLICT (tpp, request_id) DO UPDATE SET expires = EXCLUDED.expires \
-                 WHERE replay_request_ids.expires <= CAST(EXTRACT(EPOCH FROM now()) AS BIGINT) \
-                 RETURNING CAST(EXTRACT(EPOCH FROM now()) AS BIGINT)",
-                    sql::params![tpp, request_id, left],
-                    |r| r.get(0),
-                )
-                .map_or_else(
-                    |e| match e {
-                        sql::Error::NoRows => Ok(-1),
-                        e => Err(e),
-                    },
-                    Ok,
-                )?;
-            if now < 0 {
-                return Ok(false);
-            }
-            let last = self.last_purge.load(Ordering::Relaxed);
-            if now - last >= PURGE_EVERY_SECS
-                && self
-                    .last_purge
-                    .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_ok()
-            {
-                // Through the index on `expires`.
-                c.execute("DELETE FROM replay_request_ids WHERE expires < ?1", [now])?;
-            }
-            Ok(true)
-        })
+        let (reply, answer) = std::sync::mpsc::sync_channel(1);
+        self.asks
+            .send(Ask {
+                tpp: tpp.to_string(),
+                request_id: request_id.to_string(),
+                left: i64::try_from(left_secs).unwrap_or(i64::MAX),
+                reply,
+            })
+            .map_err(|_| sql::Error::Other("the replay guard's thread is gone".into()))?;
+        answer
+            .recv()
+            .map_err(|_| sql::Error::Other("the replay guard's thread dropped a check".into()))?
     }
 
     /// Deletes the ids of `tpp`, or of every TPP with `None`.
@@ -234,5 +342,87 @@ mod tests {
         assert_eq!(a.len().unwrap(), 2);
         a.forget(None).unwrap();
         assert_eq!(b.len().unwrap(), 0);
+    }
+
+    /// Issue 23: the flusher checks a batch in one statement: an id twice in one batch is new
+    /// once and a repeat the second time; an id stored before is a repeat; an id with a NUL
+    /// fails alone. One round trip for the whole batch (the statement prepared before).
+    #[test]
+    fn a_batch_of_ids_is_checked_in_one_statement() {
+        let Some(cluster) = PgCluster::get() else {
+            return;
+        };
+        let url = cluster.database();
+        let ids = SharedIds::open(&url).unwrap();
+        assert!(ids.remember("t", "old", 60).unwrap());
+        let mut flusher = Flusher {
+            url: url.clone(),
+            session: None,
+            last_purge: 0,
+        };
+        let ask = |tpp: &str, id: &str| Ask {
+            tpp: tpp.into(),
+            request_id: id.into(),
+            left: 60,
+            reply: std::sync::mpsc::sync_channel(1).0,
+        };
+        // Prepares the statement.
+        assert!(
+            flusher.flush(&[ask("t", "warm")])[0]
+                .as_ref()
+                .is_ok_and(|n| *n)
+        );
+        let before = flusher.session.as_ref().map_or(0, PgSession::round_trips);
+        let got: Vec<Result<bool, String>> = flusher
+            .flush(&[
+                ask("t", "a"),
+                ask("t", "b"),
+                ask("t", "a"),
+                ask("other", "a"),
+                ask("t", "old"),
+                ask("t", "nul\0"),
+            ])
+            .into_iter()
+            .map(|r| r.map_err(|e| e.to_string()))
+            .collect();
+        assert_eq!(
+            got[..5],
+            [Ok(true), Ok(true), Ok(false), Ok(true), Ok(false)],
+            "{got:?}"
+        );
+        assert!(got[5].is_err(), "{got:?}");
+        let after = flusher.session.as_ref().map_or(0, PgSession::round_trips);
+        assert_eq!(after - before, 1, "one round trip for the batch");
+        // Another instance's guard sees them.
+        assert!(!ids.remember("t", "b", 60).unwrap());
+        assert!(!ids.remember("other", "a", 60).unwrap());
+        assert!(ids.remember("other", "b", 60).unwrap());
+    }
+
+    /// Many callers at once (one batch or several): every distinct id is new exactly once,
+    /// every repeat refused.
+    #[test]
+    fn concurrent_checks_accept_each_id_once() {
+        let Some(cluster) = PgCluster::get() else {
+            return;
+        };
+        let ids = std::sync::Arc::new(SharedIds::open(&cluster.database()).unwrap());
+        let threads: Vec<_> = (0..16)
+            .map(|t| {
+                let ids = ids.clone();
+                std::thread::spawn(move || {
+                    (0..20)
+                        .map(|i| {
+                            ids.remember("t", &format!("id-{}", (t * 20 + i) % 160), 60)
+                                .unwrap()
+                        })
+                        .filter(|new| *new)
+                        .count()
+                })
+            })
+            .collect();
+        let accepted: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+        assert_eq!(accepted, 160, "320 checks of 160 ids: each new once");
+        assert_eq!(ids.len().unwrap(), 160);
     }
 }

@@ -72,13 +72,7 @@ pub fn exclusive(url: &str, key: i64) -> sql::Result<SessionLock> {
     let session = session_of(url);
     {
         let mut guard = session.lock().unwrap_or_else(|p| p.into_inner());
-        if guard.as_ref().is_none_or(PgSession::is_closed) {
-            *guard = None;
-            *guard = Some(PgSession::connect(url)?);
-        }
-        let s = guard
-            .as_ref()
-            .ok_or_else(|| sql::Error::Other("no PostgreSQL connection".into()))?;
+        let s = PgSession::live(&mut guard, url)?;
         s.batch(&format!("SELECT pg_advisory_lock({key})"))?;
     }
     Ok(SessionLock { session, key })

@@ -213,6 +213,41 @@ impl Writer {
     #[cfg(not(test))]
     fn before_commit(&self, _: usize) {}
 
+    /// [`Writer::batch`] on PostgreSQL, on the writer's session `s`. The transaction's start
+    /// (`BEGIN`, the write lock, the first savepoint) and each savepoint between writes
+    /// ([`PgSession::defer`]) travel in the round trip of the next write's first statement;
+    /// one more round trip commits: a write costs the round trips of its own statements.
+    fn batch_pg(&self, s: &PgSession, jobs: &mut [Box<dyn Pending>]) -> sql::Result<()> {
+        let mut run = || -> sql::Result<()> {
+            s.defer(&format!(
+                "BEGIN; SELECT pg_advisory_xact_lock({PG_WRITE_LOCK}); {SAVEPOINT}"
+            ));
+            let c = Conn::postgres(s);
+            let last = jobs.len().saturating_sub(1);
+            for (i, job) in jobs.iter_mut().enumerate() {
+                if !job.run(&c) {
+                    s.batch("ROLLBACK TO group_write")?;
+                }
+                if i < last {
+                    s.defer(&format!("RELEASE group_write; {SAVEPOINT}"));
+                }
+            }
+            self.before_commit(jobs.len());
+            s.batch(
+                "RELEASE group_write; \
+                 UPDATE sandbox_data_version SET v = v + 1 WHERE id = 1; COMMIT",
+            )?;
+            Ok(())
+        };
+        let out = run();
+        if out.is_err() {
+            // What was deferred never reached the server; what did is rolled back.
+            s.discard_deferred();
+            let _ = s.batch("ROLLBACK");
+        }
+        out
+    }
+
     /// Runs `jobs` in one transaction, each in its own savepoint, and commits.
     fn batch(&mut self, jobs: &mut [Box<dyn Pending>]) -> sql::Result<()> {
         let backing = self.backing.clone();
@@ -242,40 +277,12 @@ impl Writer {
                 out
             }
             Backing::Postgres { url, .. } => {
-                if self.pg.as_ref().is_none_or(PgSession::is_closed) {
-                    self.pg = None;
-                    self.pg = Some(PgSession::connect(url)?);
-                }
-                let s = self
-                    .pg
-                    .as_ref()
-                    .ok_or_else(|| sql::Error::Other("no PostgreSQL connection".into()))?;
-                let mut run = || -> sql::Result<()> {
-                    // One round trip to begin, one between writes, one to commit.
-                    s.batch(&format!(
-                        "BEGIN; SELECT pg_advisory_xact_lock({PG_WRITE_LOCK}); {SAVEPOINT}"
-                    ))?;
-                    let c = Conn::postgres(s);
-                    let last = jobs.len().saturating_sub(1);
-                    for (i, job) in jobs.iter_mut().enumerate() {
-                        if !job.run(&c) {
-                            s.batch("ROLLBACK TO group_write")?;
-                        }
-                        if i < last {
-                            s.batch(&format!("RELEASE group_write; {SAVEPOINT}"))?;
-                        }
-                    }
-                    self.before_commit(jobs.len());
-                    s.batch(
-                        "RELEASE group_write; \
-                         UPDATE sandbox_data_version SET v = v + 1 WHERE id = 1; COMMIT",
-                    )?;
-                    Ok(())
+                let mut pg = self.pg.take();
+                let out = match PgSession::live(&mut pg, url) {
+                    Ok(s) => self.batch_pg(s, jobs),
+                    Err(e) => Err(e),
                 };
-                let out = run();
-                if out.is_err() {
-                    let _ = s.batch("ROLLBACK");
-                }
+                self.pg = pg;
                 out
             }
         }
