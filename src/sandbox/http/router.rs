@@ -105,9 +105,11 @@ async fn per_request(
         }
         sca_pages::translate(app, req, move |req| {
             serve::body_in_time(req, move |req| {
-                auth::verify_v1(app, req, move |req| {
-                    faults::inject(app, req, move |req| next.run(req))
-                })
+                // Boxed, so the steps above hold a pointer instead of the nested futures
+                // (which were copied whole at every step: memcpy per request).
+                Box::pin(auth::verify_v1(app, req, move |req| {
+                    Box::pin(faults::inject(app, req, move |req| next.run(req)))
+                }))
             })
         })
         .await
