@@ -973,7 +973,10 @@ impl Tool {
                 Session {
                     script: format!("exec env {env} {exe} --directory {home}"),
                     ready: "bench-coll",
-                    select: vec!["Right", "Down", "Enter"],
+                    // ATAC 0.24.0 drops the first key it gets (seen in tmux: a first
+                    // `Right` never unfolded the collection), so a harmless `Up` first;
+                    // then unfold the collection, down to the request, select it.
+                    select: vec!["Up", "Right", "Down", "Enter"],
                     selected: shown_url,
                     send: "Space",
                 }
@@ -1031,6 +1034,10 @@ fn wait_long(t: &Tmux, patience: Duration, done: impl Fn(&str) -> bool) -> Optio
 /// Sends the keys that select the session's request, 300 ms apart, and waits until the
 /// tool shows it selected; `false` (said on its own line) if it does not within 60 s.
 fn select(tool: Tool, t: &Tmux, s: &Session) -> bool {
+    // A key sent as soon as the ready text is drawn can be lost (ATAC 0.24.0 draws its
+    // collection before it reads keys: its first key was dropped, and the request never
+    // selected); the selection is not timed.
+    std::thread::sleep(Duration::from_secs(1));
     for k in &s.select {
         t.key(k);
         std::thread::sleep(Duration::from_millis(300));
