@@ -50,7 +50,7 @@ fn filter() -> EnvFilter {
 pub fn init_stderr(format: LogFormat) {
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter())
-        .with_writer(std::io::stderr)
+        .with_writer(StderrLines::new())
         .with_timer(SecondCachedTime)
         .with_ansi(false);
     let _ = match format {
@@ -62,6 +62,78 @@ pub fn init_stderr(format: LogFormat) {
             .try_init(),
         LogFormat::Json => builder.json().flatten_event(false).try_init(),
     };
+}
+
+/// The writer of `sandbox serve`'s lines ([`init_stderr`]): its own handle on the process's
+/// standard error (a duplicate of file descriptor 2), so each line (formatted whole by
+/// tracing-subscriber, then written with `write_all`: one `write(2)` for a line) goes out
+/// without taking the lock of the process's `Stderr`. The two runtime workers waited on each
+/// other there for every access-log line: about one `futex` per request under load
+/// (BENCHMARKS.md, "two quiet runs of every table, session 12"). Lines are not buffered, so
+/// a killed process loses none it logged. Falls back to `std::io::stderr` when the
+/// descriptor cannot be duplicated.
+pub struct StderrLines {
+    file: Option<std::fs::File>,
+}
+
+impl StderrLines {
+    /// A duplicate of the process's standard error.
+    pub fn new() -> Self {
+        use std::os::fd::AsFd as _;
+        Self {
+            file: std::io::stderr()
+                .as_fd()
+                .try_clone_to_owned()
+                .ok()
+                .map(std::fs::File::from),
+        }
+    }
+
+    /// Lines into `file` instead (tests).
+    pub fn to(file: std::fs::File) -> Self {
+        Self { file: Some(file) }
+    }
+}
+
+impl Default for StderrLines {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// One event's writer of [`StderrLines`].
+pub enum StderrLine<'a> {
+    /// The duplicated descriptor, written without a lock.
+    Own(&'a std::fs::File),
+    /// The process's `Stderr` (the fallback).
+    Std(std::io::Stderr),
+}
+
+impl std::io::Write for StderrLine<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            StderrLine::Own(f) => f.write(buf),
+            StderrLine::Std(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            StderrLine::Own(f) => f.flush(),
+            StderrLine::Std(s) => s.flush(),
+        }
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for StderrLines {
+    type Writer = StderrLine<'a>;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        match &self.file {
+            Some(f) => StderrLine::Own(f),
+            None => StderrLine::Std(std::io::stderr()),
+        }
+    }
 }
 
 /// The target of the sandbox's access log (`crate::sandbox::http::access_log::ACCESS_TARGET`,
@@ -315,6 +387,40 @@ pub fn init_file(file: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_written_by_two_threads_at_once_arrive_whole_and_none_is_lost() {
+        use std::io::Write as _;
+        use tracing_subscriber::fmt::MakeWriter as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        let lines = StderrLines::to(std::fs::File::create(&path).unwrap());
+        std::thread::scope(|s| {
+            for t in 0..2 {
+                let lines = &lines;
+                s.spawn(move || {
+                    for i in 0..2000 {
+                        let line = format!("thread={t} line={i} {}\n", "x".repeat(200));
+                        lines.make_writer().write_all(line.as_bytes()).unwrap();
+                    }
+                });
+            }
+        });
+        let text = std::fs::read_to_string(&path).unwrap();
+        let got: Vec<&str> = text.lines().collect();
+        assert_eq!(got.len(), 4000);
+        for t in 0..2 {
+            let mine: Vec<&str> = got
+                .iter()
+                .copied()
+                .filter(|l| l.starts_with(&format!("thread={t} ")))
+                .collect();
+            assert_eq!(mine.len(), 2000, "every line of thread {t}, whole");
+            for (i, l) in mine.iter().enumerate() {
+                assert_eq!(*l, format!("thread={t} line={i} {}", "x".repeat(200)));
+            }
+        }
+    }
 
     /// A log sink for the tests.
     #[derive(Clone, Default)]
