@@ -893,6 +893,13 @@ struct WrkFigures {
     socket_errors: u64,
     /// How often the cycling script started over ([`CYCLING_LUA`]); `None` without it.
     wrapped: Option<u64>,
+    /// The server process's CPU time (user + system, `/proc/<pid>/stat`, 10 ms ticks) during
+    /// the run divided by the requests wrk completed, in µs ([`wrk_cpu`]); `None` when not
+    /// measured. Unlike req/s it hardly depends on what else runs on the machine, and beside
+    /// the floor's it says whether a gap in req/s is the server's work or its waiting.
+    server_cpu_us: Option<f64>,
+    /// The system (kernel) part of [`WrkFigures::server_cpu_us`], in µs per request.
+    server_sys_us: Option<f64>,
 }
 
 /// A wrk latency like `1.23ms`, `812.00us`, `1.02s` in milliseconds.
@@ -1014,6 +1021,9 @@ end
 struct Presigned {
     file: tempfile::NamedTempFile,
     count: usize,
+    /// The path of the first request (its request line is what wrk sends, whatever the URL
+    /// given to wrk says: [`wrk`] checks that they agree).
+    path: String,
     /// When signing started: every `Date` is this plus [`DATE_AHEAD`].
     started: Instant,
 }
@@ -1088,6 +1098,7 @@ fn presign(
     Presigned {
         file,
         count: n,
+        path: make(0).1,
         started,
     }
 }
@@ -1100,6 +1111,24 @@ enum Load<'a> {
     /// twice (the sandbox with the replay check on), and that they are still in their Date
     /// window at the end of the run.
     Cycling { set: &'a Presigned, unique: bool },
+}
+
+/// [`wrk`], and the CPU time the server process `pid` spent per completed request
+/// ([`WrkFigures::server_cpu_us`]).
+fn wrk_cpu(
+    url: &str,
+    load: Load,
+    secs: u64,
+    callgrind_pid: Option<u32>,
+    pid: u32,
+) -> (WrkFigures, String) {
+    let before = cpu_split_secs(pid);
+    let (mut f, text) = wrk(url, load, secs, callgrind_pid);
+    let after = cpu_split_secs(pid);
+    let per_req = |secs: f64| secs * 1e6 / f.requests as f64;
+    f.server_cpu_us = Some(per_req(after.0 - before.0 + after.1 - before.1));
+    f.server_sys_us = Some(per_req(after.1 - before.1));
+    (f, text)
 }
 
 /// Runs `wrk -t1 -c64 -d{secs}s --latency` against `url`. Fails loudly when an answer is not
@@ -1120,6 +1149,11 @@ fn wrk(url: &str, load: Load, secs: u64, callgrind_pid: Option<u32>) -> (WrkFigu
             None
         }
         Load::Cycling { set, unique } => {
+            assert!(
+                url.ends_with(&set.path),
+                "{url}: the pre-signed requests go to {} (wrk sends their request lines)",
+                set.path
+            );
             if *unique {
                 let left = DATE_GOOD_FOR.saturating_sub(set.started.elapsed());
                 assert!(
@@ -1326,29 +1360,38 @@ struct BaselineServers {
 }
 
 /// Measures the baselines once (index `at` of [`Baselines`]), printing wrk's output.
+/// `load(path)` gives wrk's load for a baseline's path ("/v1/accounts" or [`BIG_PATH`]): a
+/// pre-signed set must carry that path in its request lines (wrk's Lua `request()` returns
+/// whole requests, so the URL's path is not what is sent).
 fn measure_baselines<'a>(
     servers: &BaselineServers,
-    load: &dyn Fn() -> Load<'a>,
+    load: &dyn Fn(&str) -> Load<'a>,
     secs: u64,
     at: usize,
     into: &mut Baselines,
     what: &str,
 ) {
-    let run = |base: &str, path: &str, name: &str| {
-        let (f, text) = wrk(&format!("{base}{path}"), load(), secs, None);
+    let run = |server: &Server, path: &str, name: &str| {
+        let (f, text) = wrk_cpu(
+            &format!("{}{path}", server.base),
+            load(path),
+            secs,
+            None,
+            server.child.id(),
+        );
         println!(
             "== {what}: {name} ({}), wrk -t1 -c{CONNECTIONS} -d{secs}s\n{text}",
             ["before the rows", "after the rows"][at]
         );
         f
     };
-    into.axum[at] = run(&servers.axum.base, "/v1/accounts", "bare axum, 2 KB body");
-    into.floor[at] = run(&servers.floor.base, "/v1/accounts", "RSA floor, 2 KB body");
+    into.axum[at] = run(&servers.axum, "/v1/accounts", "bare axum, 2 KB body");
+    into.floor[at] = run(&servers.floor, "/v1/accounts", "RSA floor, 2 KB body");
     if servers.big {
         into.axum_big.get_or_insert_default()[at] =
-            run(&servers.axum.base, BIG_PATH, "bare axum, the 100 KB page");
+            run(&servers.axum, BIG_PATH, "bare axum, the 100 KB page");
         into.floor_big.get_or_insert_default()[at] =
-            run(&servers.floor.base, BIG_PATH, "RSA floor, the 100 KB page");
+            run(&servers.floor, BIG_PATH, "RSA floor, the 100 KB page");
     }
 }
 
@@ -1361,6 +1404,11 @@ struct Row {
     wire: usize,
     coding: Option<String>,
     f: WrkFigures,
+}
+
+/// A [`WrkFigures::server_cpu_us`] for a table: one decimal, "–" when not measured.
+fn cpu_us(v: Option<f64>) -> String {
+    v.map_or("–".to_string(), |c| format!("{c:.1}"))
 }
 
 fn pct(x: f64) -> String {
@@ -1412,10 +1460,29 @@ fn print_reads_table(title: &str, b: &Baselines, rows: &[Row], target: f64, tls:
         }
     }
     let floor_name = if tls { "TLS floor" } else { "floor" };
+    // The server's CPU per request: the floor's (mean of its two runs) and each read's, with
+    // their ratio (not a target: it tells the read's own work from its waiting).
+    let floor_cpu = match (b.floor[0].server_cpu_us, b.floor[1].server_cpu_us) {
+        (Some(a), Some(z)) => Some((a + z) / 2.0),
+        _ => None,
+    };
+    if floor_cpu.is_some() {
+        println!(
+            "server CPU per request (user + system of the server process over the run, µs; system in parentheses): bare axum {} ({}) / {} ({}), {floor_name} {} ({}) / {} ({})",
+            cpu_us(b.axum[0].server_cpu_us),
+            cpu_us(b.axum[0].server_sys_us),
+            cpu_us(b.axum[1].server_cpu_us),
+            cpu_us(b.axum[1].server_sys_us),
+            cpu_us(b.floor[0].server_cpu_us),
+            cpu_us(b.floor[0].server_sys_us),
+            cpu_us(b.floor[1].server_cpu_us),
+            cpu_us(b.floor[1].server_sys_us)
+        );
+    }
     println!(
-        "| read | body bytes (as sent) | req/s | p50 ms | p99 ms | of the {floor_name} | of bare axum | of the 100 KB floor | of the 100 KB bare axum | verdict |"
+        "| read | body bytes (as sent) | req/s | p50 ms | p99 ms | of the {floor_name} | of bare axum | of the 100 KB floor | of the 100 KB bare axum | server CPU µs/req (× the {floor_name}'s) | verdict |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for r in rows {
         let of_floor = r.f.per_sec / floor;
         let mut verdict = Vec::new();
@@ -1457,8 +1524,16 @@ fn print_reads_table(title: &str, b: &Baselines, rows: &[Row], target: f64, tls:
             (true, None) => ", gzip asked, sent plain".to_string(),
             _ => String::new(),
         };
+        let cpu = match (r.f.server_cpu_us, floor_cpu) {
+            (Some(c), Some(fc)) if fc > 0.0 => format!(
+                "{c:.1} (× {:.2}; system {})",
+                c / fc,
+                cpu_us(r.f.server_sys_us)
+            ),
+            (c, _) => cpu_us(c),
+        };
         println!(
-            "| {} `GET {}` | {} ({}{coding}) | {:.0} | {:.2} | {:.2} | {} | {} | {of_fb} | {of_ab} | {} |",
+            "| {} `GET {}` | {} ({}{coding}) | {:.0} | {:.2} | {:.2} | {} | {} | {of_fb} | {of_ab} | {cpu} | {} |",
             r.read.label,
             r.read.path,
             r.size,
@@ -1481,8 +1556,15 @@ fn print_reads_table(title: &str, b: &Baselines, rows: &[Row], target: f64, tls:
 /// - mode "unique": the replay check on, every request signed beforehand with its own
 ///   X-Request-ID ([`presign`]; enough for the run at 1.3 × the highest of the read's
 ///   replayed rate and the floor's rates, and the run fails if one is sent twice), cycled by [`CYCLING_LUA`]; the baselines run
-///   through the same script (on a set of their own, which they may repeat: they remember
-///   nothing).
+///   through the same script (on sets of their own, one per baseline path, which they may
+///   repeat: they remember nothing). The script costs wrk's one thread a few µs per request
+///   on the same two cores (bare axum: about 57 k req/s cycled against 71 k replayed), for
+///   the floor as for the reads; this mode's ratios compare like with like, but its
+///   absolute rates are lower than the replayed mode's.
+///
+/// Every run also gives the server's CPU time per request ([`wrk_cpu`]), printed beside the
+/// floor's: it hardly depends on the machine's load, and tells a read's own work from its
+/// waiting.
 ///
 /// Environment: `PSD2_LOAD_SECS` (seconds per replayed run, default 10),
 /// `PSD2_LOAD_UNIQUE_SECS` (per unique run, default 3), `PSD2_LOAD_WRAP`, `PSD2_LOAD_BIN`,
@@ -1530,17 +1612,18 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
         probes[page].0.len()
     );
     let baseline_headers = read_headers(creds, &s.psu_id, "/v1/accounts", None);
-    let fixed = || Load::Fixed(&baseline_headers);
+    let fixed = |_: &str| Load::Fixed(&baseline_headers);
     let mut b_replayed = Baselines::default();
     measure_baselines(&servers, &fixed, secs, 0, &mut b_replayed, "replayed");
     let mut replayed = Vec::new();
     for (read, (plain, wire, coding)) in reads.iter().zip(&probes) {
         let hs = read_headers(creds, &s.psu_id, &read.path, read.coding());
-        let (f, text) = wrk(
+        let (f, text) = wrk_cpu(
             &format!("{}{}", server.base, read.path),
             Load::Fixed(&hs),
             secs,
             callgrind_pid,
+            server.child.id(),
         );
         println!("== replayed: {} `GET {}`\n{text}", read.label, read.path);
         replayed.push(Row {
@@ -1561,8 +1644,17 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
     let baseline_set = presign(creds, 4000, &s.psu_id, &|_| {
         ("GET", "/v1/accounts".to_string(), Vec::new(), Vec::new())
     });
-    let cycling = || Load::Cycling {
-        set: &baseline_set,
+    // The 100 KB baselines need requests for their own path: the Lua script sends the
+    // pre-signed request lines as they are (before session 13 they went to /v1/accounts).
+    let big_set = presign(creds, 4000, &s.psu_id, &|_| {
+        ("GET", BIG_PATH.to_string(), Vec::new(), Vec::new())
+    });
+    let cycling = |path: &str| Load::Cycling {
+        set: if path == BIG_PATH {
+            &big_set
+        } else {
+            &baseline_set
+        },
         unique: false,
     };
     let mut b_unique = Baselines::default();
@@ -1593,7 +1685,7 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             ("GET", read.path.clone(), Vec::new(), coding_header.clone())
         });
         let signing = set.started.elapsed();
-        let (f, text) = wrk(
+        let (f, text) = wrk_cpu(
             &format!("{}{}", server.base, read.path),
             Load::Cycling {
                 set: &set,
@@ -1601,6 +1693,7 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             },
             usecs,
             callgrind_pid,
+            server.child.id(),
         );
         println!(
             "== unique: {} `GET {}`: {n} requests signed beforehand in {:.1} s, {} sent (none twice)\n{text}",
@@ -1827,8 +1920,15 @@ fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
 /// (fields 14 and 15, in clock ticks of 1/100 s, Linux's `USER_HZ`); 0 when unreadable.
 /// On PostgreSQL the database server's own processes are not counted.
 fn cpu_secs(pid: u32) -> f64 {
+    let (user, system) = cpu_split_secs(pid);
+    user + system
+}
+
+/// The user and system CPU seconds of process `pid` (`/proc/<pid>/stat`, 10 ms ticks; 0 when
+/// it is gone).
+fn cpu_split_secs(pid: u32) -> (f64, f64) {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return 0.0;
+        return (0.0, 0.0);
     };
     // After the command name in parentheses: state is field 3, utime 14, stime 15.
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
@@ -1839,7 +1939,7 @@ fn cpu_secs(pid: u32) -> f64 {
             .and_then(|v| v.parse::<u64>().ok())
             .unwrap_or(0)
     };
-    (ticks(11) + ticks(12)) as f64 / 100.0
+    (ticks(11) as f64 / 100.0, ticks(12) as f64 / 100.0)
 }
 
 /// The reads over TLS (issue 23, "Over TLS"): `sandbox serve --tls` (client-auth none, its
@@ -1882,18 +1982,19 @@ fn scenario_tls(rt: &tokio::runtime::Runtime, creds: &Credentials) {
         big: false,
     };
     let baseline_headers = read_headers(creds, &s.psu_id, "/v1/accounts", None);
-    let fixed = || Load::Fixed(&baseline_headers);
+    let fixed = |_: &str| Load::Fixed(&baseline_headers);
     let mut b = Baselines::default();
     measure_baselines(&servers, &fixed, secs, 0, &mut b, "TLS");
     let mut rows = Vec::new();
     for read in &reads {
         let (plain, wire, coding) = probe(rt, &http, creds, &server.base, &s.psu_id, read);
         let hs = read_headers(creds, &s.psu_id, &read.path, read.coding());
-        let (f, text) = wrk(
+        let (f, text) = wrk_cpu(
             &format!("{}{}", server.base, read.path),
             Load::Fixed(&hs),
             secs,
             None,
+            server.child.id(),
         );
         println!(
             "== TLS, replayed: {} `GET {}`\n{text}",
