@@ -1804,20 +1804,21 @@ fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
                 );
                 Some(cpu / n.max(1) as f64)
             }
-            Backend::Postgres(url) => match pgbench_write_limit(url, usecs) {
-                Some((per_sec, text)) => {
-                    println!(
-                        "== writes on PostgreSQL: limit: pgbench, {per_sec:.0} payments/s\n{text}"
-                    );
-                    let cores =
-                        std::thread::available_parallelism().map_or(2.0, |n| n.get() as f64);
-                    Some(cores / per_sec)
+            Backend::Postgres(url) => {
+                match postmaster_pid(rt, url).and_then(|pm| pgbench_write_limit(url, pm, usecs)) {
+                    Some((n, cpu, text)) => {
+                        println!(
+                            "== writes on PostgreSQL: limit: pgbench, {n:.0} payments in {usecs} s, the backends' CPU {:.1} us each\n{text}",
+                            cpu * 1e6 / n.max(1.0)
+                        );
+                        Some(cpu / n.max(1.0))
+                    }
+                    None => {
+                        println!("writes: no pgbench: no limit on PostgreSQL");
+                        None
+                    }
                 }
-                None => {
-                    println!("writes: no pgbench: no limit on PostgreSQL");
-                    None
-                }
-            },
+            }
         };
         table.push((backend.name(), before, after, rows, limit));
     }
@@ -1852,7 +1853,7 @@ fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
         }
     }
     println!(
-        "\nthe limit: payment creation's database work alone (SQLite: a tight loop of its statements in batches of {LIMIT_BATCH}, CPU of one thread; PostgreSQL: pgbench, 64 clients, {LIMIT_BATCH} payments per pipelined transaction, the machine's cores busy), beside the RSA floor's CPU per request"
+        "\nthe limit: payment creation's database work alone (SQLite: a tight loop of its statements in batches of {LIMIT_BATCH}, CPU of the loop; PostgreSQL: pgbench, 64 clients, {LIMIT_BATCH} payments per pipelined transaction, CPU of the server's backends, not pgbench's), beside the RSA floor's CPU per request (the machine's cores over its req/s)"
     );
     println!(
         "| back end | database CPU per payment us | the floor's CPU per request us | most payments/s with both | of the floor |"
@@ -1956,9 +1957,11 @@ fn sqlite_write_limit(db: &Path, secs: u64) -> (u64, f64) {
 /// each transaction [`LIMIT_BATCH`] payments of the sandbox's statements (the
 /// logical-duplicate `SELECT`, the two `INSERT`s) in one pipeline (`\startpipeline`, as the
 /// sandbox's writer sends a batch), `BEGIN` … `COMMIT`; no advisory lock (the most the
-/// database can do, not the one-writer order the sandbox keeps). Returns payments/s and
-/// pgbench's output; `None` when pgbench is not installed.
-fn pgbench_write_limit(url: &str, secs: u64) -> Option<(f64, String)> {
+/// database can do, not the one-writer order the sandbox keeps). Returns the payments made,
+/// the CPU seconds the database's backends used for them (the postmaster's reaped children,
+/// `postmaster` its pid: pgbench's own CPU is not in it) and pgbench's output; `None` when
+/// pgbench is not installed.
+fn pgbench_write_limit(url: &str, postmaster: u32, secs: u64) -> Option<(f64, f64, String)> {
     let mut script = String::from("\\startpipeline\nBEGIN;\n");
     for i in 0..LIMIT_BATCH {
         script.push_str(&format!(
@@ -1971,6 +1974,7 @@ fn pgbench_write_limit(url: &str, secs: u64) -> Option<(f64, String)> {
     script.push_str("COMMIT;\n\\endpipeline\n");
     let file = tempfile::Builder::new().suffix(".sql").tempfile().unwrap();
     std::fs::write(file.path(), script).unwrap();
+    let cpu0 = children_cpu_secs(postmaster);
     let out = Command::new("pgbench")
         .args(["-n", "-c", "64", "-j", "2", "-M", "prepared", "-T"])
         .arg(secs.to_string())
@@ -1984,12 +1988,55 @@ fn pgbench_write_limit(url: &str, secs: u64) -> Option<(f64, String)> {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let tps = text
+    // The backends exit when pgbench disconnects; the postmaster then reaps them.
+    std::thread::sleep(Duration::from_millis(500));
+    let cpu = children_cpu_secs(postmaster) - cpu0;
+    let done = text
         .lines()
-        .find(|l| l.starts_with("tps = "))
-        .and_then(|l| l.split_whitespace().nth(2))
+        .find(|l| l.starts_with("number of transactions actually processed: "))
+        .and_then(|l| l.rsplit(' ').next())
         .and_then(|v| v.parse::<f64>().ok())?;
-    Some((tps * LIMIT_BATCH as f64, text))
+    Some((done * LIMIT_BATCH as f64, cpu, text))
+}
+
+/// The CPU time (user + system, seconds) of the reaped children of process `pid` (fields 16
+/// and 17 of `/proc/<pid>/stat`); 0 when unreadable.
+fn children_cpu_secs(pid: u32) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    (ticks(13) + ticks(14)) as f64 / 100.0
+}
+
+/// The pid of the PostgreSQL server (postmaster) behind `url`: the parent of a backend.
+fn postmaster_pid(rt: &tokio::runtime::Runtime, url: &str) -> Option<u32> {
+    let backend: i32 = rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .ok()?;
+        let task = tokio::spawn(conn);
+        let pid = client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await
+            .ok()?
+            .get(0);
+        drop(client);
+        let _ = task.await;
+        Some(pid)
+    })?;
+    let status = std::fs::read_to_string(format!("/proc/{backend}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("PPid:"))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// The most writes/s a server could answer on these 2 cores if each write cost the RSA
