@@ -520,12 +520,12 @@ fn a_read_on_a_state_file_answers_while_a_batch_is_being_written() {
     assert_eq!(after, 1);
 }
 
+/// A batched write of the tests below.
+type TestWrite<T> = Box<dyn Fn(&Conn<'_>) -> Result<T, StoreError> + Send>;
+
 /// Submits `writes` to the group commit of `db` so that they make ONE batch (a first write
 /// holds the writer until all are queued) and waits for their answers, in order.
-fn one_batch<T: Send + 'static>(
-    db: &Db,
-    writes: Vec<Box<dyn Fn(&Conn<'_>) -> Result<T, StoreError> + Send>>,
-) -> Vec<Result<T, StoreError>> {
+fn one_batch<T: Send + 'static>(db: &Db, writes: Vec<TestWrite<T>>) -> Vec<Result<T, StoreError>> {
     use crate::sandbox::store::db::group_commit::Request;
     let group = db.group().unwrap();
     let (open_gate, gate) = std::sync::mpsc::channel::<()>();
@@ -571,7 +571,7 @@ fn postgres_a_batch_of_writes_is_pipelined() {
         "CREATE TABLE t (x INTEGER NOT NULL); CREATE TABLE u (x INTEGER NOT NULL)",
     )])
     .unwrap();
-    type W = Box<dyn Fn(&Conn<'_>) -> Result<i64, StoreError> + Send>;
+    type W = TestWrite<i64>;
     let two_inserts = |x: i64| -> W {
         Box::new(move |tx: &Conn<'_>| {
             tx.execute_pipelined("INSERT INTO t VALUES (?1)", [x])?;
@@ -643,7 +643,7 @@ fn postgres_a_failing_pipelined_statement_fails_only_its_write() {
     let db = Db::open(&Storage::Postgres(cluster.database())).unwrap();
     db.migrate(&[("t1", "CREATE TABLE t (x INTEGER PRIMARY KEY)")])
         .unwrap();
-    type W = Box<dyn Fn(&Conn<'_>) -> Result<i64, StoreError> + Send>;
+    type W = TestWrite<i64>;
     let insert = |x: i64| -> W {
         Box::new(move |tx: &Conn<'_>| {
             tx.execute_pipelined("INSERT INTO t VALUES (?1)", [x])?;

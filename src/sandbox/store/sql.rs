@@ -655,6 +655,9 @@ fn from_sqlite(v: rusqlite::types::ValueRef<'_>) -> Value {
 // -----------------------------------------------------------------------------------------
 // PostgreSQL
 
+/// A statement queued by [`Conn::execute_pipelined`] with its parameters.
+type Queued = (tokio_postgres::Statement, Vec<Value>);
+
 /// One PostgreSQL connection: the client, its prepared statements by their (SQLite-dialect)
 /// text, and the thread running its I/O.
 pub struct PgSession {
@@ -666,7 +669,7 @@ pub struct PgSession {
     /// Statements queued by [`Conn::execute_pipelined`] while pipelining is on
     /// ([`PgSession::set_pipelining`]; `None` when off): sent, in order, in the round trip
     /// of the next statement.
-    queued: RefCell<Option<Vec<(tokio_postgres::Statement, Vec<Value>)>>>,
+    queued: RefCell<Option<Vec<Queued>>>,
     /// Round trips waited for so far (a statement's preparation included): what a test
     /// counts ([`PgSession::round_trips`]).
     round_trips: std::cell::Cell<u64>,
