@@ -1790,6 +1790,8 @@ impl Backend {
 /// stopped).
 fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
     let usecs = unique_secs();
+    // With `PSD2_LOAD_WRAP="valgrind --tool=callgrind"`: one dump per write run.
+    let callgrind = std::env::var("PSD2_LOAD_CALLGRIND").is_ok_and(|v| v == "1");
     let dir = tempfile::tempdir().unwrap();
     let cert = dir.path().join("tpp.pem");
     std::fs::write(&cert, creds.certificate.to_pem()).unwrap();
@@ -1857,7 +1859,7 @@ fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
                     unique: true,
                 },
                 usecs,
-                None,
+                callgrind.then(|| server.child.id()),
             );
             println!(
                 "== writes on {}: {label} `POST {path}`: {n} requests signed beforehand in {:.1} s\n{text}",
@@ -1885,7 +1887,33 @@ fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
         }
         let after = floor_run("after");
         drop(server);
-        table.push((backend.name(), before, after, rows));
+        // The database work of a payment creation alone, the most this machine can do.
+        let limit = match backend {
+            Backend::Sqlite(path) => {
+                let (n, cpu) = sqlite_write_limit(path, usecs);
+                println!(
+                    "== writes on SQLite file: limit: {n} payments in {usecs} s of a tight loop, {:.1} us CPU each",
+                    cpu * 1e6 / n.max(1) as f64
+                );
+                Some(cpu / n.max(1) as f64)
+            }
+            Backend::Postgres(url) => {
+                match postmaster_pid(rt, url).and_then(|pm| pgbench_write_limit(url, pm, usecs)) {
+                    Some((n, cpu, text)) => {
+                        println!(
+                            "== writes on PostgreSQL: limit: pgbench, {n:.0} payments in {usecs} s, the backends' CPU {:.1} us each\n{text}",
+                            cpu * 1e6 / n.max(1.0)
+                        );
+                        Some(cpu / n.max(1.0))
+                    }
+                    None => {
+                        println!("writes: no pgbench: no limit on PostgreSQL");
+                        None
+                    }
+                }
+            }
+        };
+        table.push((backend.name(), before, after, rows, limit));
     }
     drop(floor);
     println!(
@@ -1895,8 +1923,12 @@ fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
         "| back end | write | req/s | p50 ms | p99 ms | RSA floor req/s (before / after) | of the floor | target | verdict | 201s counted by wrk | rows added | server CPU ms per row |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
-    for (name, before, after, rows) in table {
+    let mut limits = Vec::new();
+    for (name, before, after, rows, limit) in table {
         let floor = (before.per_sec + after.per_sec) / 2.0;
+        if let Some(cpu) = limit {
+            limits.push((name, floor, cpu));
+        }
         for (label, path, f, added, cpu_ms) in rows {
             let of = f.per_sec / floor;
             println!(
@@ -1913,7 +1945,199 @@ fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             );
         }
     }
+    println!(
+        "\nthe limit: payment creation's database work alone (SQLite: a tight loop of its statements in batches of {LIMIT_BATCH}, CPU of the loop; PostgreSQL: pgbench, 64 clients, {LIMIT_BATCH} payments per pipelined transaction, CPU of the server's backends, not pgbench's), beside the RSA floor's CPU per request (the machine's cores over its req/s)"
+    );
+    println!(
+        "| back end | database CPU per payment us | the floor's CPU per request us | most payments/s with both | of the floor |"
+    );
+    println!("|---|---|---|---|---|");
+    for (name, floor, cpu) in limits {
+        let cores = std::thread::available_parallelism().map_or(2.0, |n| n.get() as f64);
+        let most = limit_rate(floor, cpu);
+        println!(
+            "| {name} | {:.1} | {:.1} | {most:.0} | {} |",
+            cpu * 1e6,
+            cores / floor * 1e6,
+            pct(most / floor)
+        );
+        if most < WRITE_TARGET * floor {
+            println!(
+                "PHYSICAL LIMIT: on {name} the database work of a payment creation alone ({:.1} us of CPU, measured alone) beside the RSA floor's verification leaves at most {} of the floor (< {}): the writes target cannot be met on this machine in this run",
+                cpu * 1e6,
+                pct(most / floor),
+                pct(WRITE_TARGET)
+            );
+        }
+    }
     drop(cluster);
+}
+
+/// The columns of one `pis_payments` row as the sandbox inserts it (the migration
+/// `0100_payments_and_signing_baskets`), for the limit measurements below.
+const LIMIT_PAYMENT_COLUMNS: &str = "id, tpp, service, product, kind, status, held_from, \
+    funds_available, body, debtor_account, currency, amount_minor, execution_date, dedup_key, \
+    created_at, created_day, redirect_uri, tpp_session_id, expected_customer, customer, psu_id, \
+    agreement, approved_at, due_at, settled_at, reason";
+/// The columns of one `pis_authorisations` row.
+const LIMIT_AUTH_COLUMNS: &str = "id, tpp, tpp_name, payment, basket, redirect_uri, \
+    tpp_session_id, sca_status, customer, agreement, created_at";
+/// A stored payment body of the bench's size (the normalised echo of [`payment_body`]).
+const LIMIT_BODY: &str = r#"{"creditorAccount":{"bban":"12345678903"},"creditorName":"Ola Nordmann","debtorAccount":{"bban":"12345678903"},"instructedAmount":{"amount":"1010.00","currency":"NOK"},"remittanceInformationUnstructured":"load 1000 5f0e1a52-7d0c-4f39-9a8e-0c4a6d8c2b11"}"#;
+
+/// Payments per transaction in the limit measurements (the sandbox's batches under 64
+/// connections hold a few dozen).
+const LIMIT_BATCH: usize = 32;
+
+/// The physical limit of payment creation's database work on SQLite (issue 23, writes): the
+/// statements of one payment creation as the sandbox's group commit runs them (a `SAVEPOINT`,
+/// the logical-duplicate `SELECT`, the two `INSERT`s, `RELEASE`; [`LIMIT_BATCH`] of them per
+/// `BEGIN IMMEDIATE` … `COMMIT`, WAL, `synchronous=NORMAL`), in a tight loop on this thread
+/// for `secs` seconds into the state file `db` (the sandbox's, after its run). Returns
+/// (payments, CPU seconds of this process).
+fn sqlite_write_limit(db: &Path, secs: u64) -> (u64, f64) {
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000")
+        .unwrap();
+    let dup = "SELECT EXISTS(SELECT 1 FROM pis_payments WHERE tpp = ?3 AND dedup_key = ?1 \
+               AND created_day = ?2 AND status NOT IN ('RJCT', 'CANC'))";
+    let pay = format!(
+        "INSERT INTO pis_payments ({LIMIT_PAYMENT_COLUMNS}) VALUES (?1, 'limit-tpp', 'payments', \
+         'norwegian-domestic-credit-transfers', 'domestic', 'RCVD', NULL, NULL, ?2, 'account', \
+         'NOK', 101000, NULL, ?3, 1, '2026-11-27', 'http://127.0.0.1:9/callback', 'session', NULL, \
+         NULL, NULL, NULL, NULL, NULL, NULL, 'received')"
+    );
+    let auth = format!(
+        "INSERT INTO pis_authorisations ({LIMIT_AUTH_COLUMNS}) VALUES (?1, 'limit-tpp', \
+         'Limit TPP', ?2, NULL, 'http://127.0.0.1:9/callback', 'session', 'received', NULL, \
+         NULL, 1)"
+    );
+    let cpu0 = cpu_secs(std::process::id());
+    let start = Instant::now();
+    let mut n = 0u64;
+    while start.elapsed() < Duration::from_secs(secs) {
+        c.execute_batch("BEGIN IMMEDIATE").unwrap();
+        for _ in 0..LIMIT_BATCH {
+            n += 1;
+            let id = format!("limit-{n}-{}", uuid::Uuid::new_v4());
+            let key = format!("key-{id}");
+            c.execute_batch("SAVEPOINT group_write").unwrap();
+            let exists: bool = c
+                .prepare_cached(dup)
+                .unwrap()
+                .query_row(rusqlite::params![key, "2026-11-27", "limit-tpp"], |r| {
+                    r.get(0)
+                })
+                .unwrap();
+            assert!(!exists);
+            c.prepare_cached(&pay)
+                .unwrap()
+                .execute(rusqlite::params![id, LIMIT_BODY, key])
+                .unwrap();
+            c.prepare_cached(&auth)
+                .unwrap()
+                .execute(rusqlite::params![format!("a-{id}"), id])
+                .unwrap();
+            c.execute_batch("RELEASE group_write").unwrap();
+        }
+        c.execute_batch("COMMIT").unwrap();
+    }
+    (n, cpu_secs(std::process::id()) - cpu0)
+}
+
+/// The physical limit of payment creation's database work on PostgreSQL: `pgbench` (64
+/// clients, 2 threads, prepared statements) on the cluster and database the sandbox used,
+/// each transaction [`LIMIT_BATCH`] payments of the sandbox's statements (the
+/// logical-duplicate `SELECT`, the two `INSERT`s) in one pipeline (`\startpipeline`, as the
+/// sandbox's writer sends a batch), `BEGIN` … `COMMIT`; no advisory lock (the most the
+/// database can do, not the one-writer order the sandbox keeps). Returns the payments made,
+/// the CPU seconds the database's backends used for them (the postmaster's reaped children,
+/// `postmaster` its pid: pgbench's own CPU is not in it) and pgbench's output; `None` when
+/// pgbench is not installed.
+fn pgbench_write_limit(url: &str, postmaster: u32, secs: u64) -> Option<(f64, f64, String)> {
+    let mut script = String::from("\\startpipeline\nBEGIN;\n");
+    for i in 0..LIMIT_BATCH {
+        script.push_str(&format!(
+            "\\set n{i} random(1, 9000000000000000)\n\
+             SELECT EXISTS(SELECT 1 FROM pis_payments WHERE tpp = 'limit-tpp' AND dedup_key = 'k' || :n{i}::text AND created_day = '2026-11-27' AND status NOT IN ('RJCT', 'CANC'));\n\
+             INSERT INTO pis_payments ({LIMIT_PAYMENT_COLUMNS}) VALUES ('limit-' || :client_id::text || '-' || :n{i}::text, 'limit-tpp', 'payments', 'norwegian-domestic-credit-transfers', 'domestic', 'RCVD', NULL, NULL, '{LIMIT_BODY}', 'account', 'NOK', 101000, NULL, 'k' || :n{i}::text, 1, '2026-11-27', 'http://127.0.0.1:9/callback', 'session', NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'received');\n\
+             INSERT INTO pis_authorisations ({LIMIT_AUTH_COLUMNS}) VALUES ('limit-a-' || :client_id::text || '-' || :n{i}::text, 'limit-tpp', 'Limit TPP', 'limit-' || :client_id::text || '-' || :n{i}::text, NULL, 'http://127.0.0.1:9/callback', 'session', 'received', NULL, NULL, 1);\n"
+        ));
+    }
+    script.push_str("COMMIT;\n\\endpipeline\n");
+    let file = tempfile::Builder::new().suffix(".sql").tempfile().unwrap();
+    std::fs::write(file.path(), script).unwrap();
+    let cpu0 = children_cpu_secs(postmaster);
+    let out = Command::new("pgbench")
+        .args(["-n", "-c", "64", "-j", "2", "-M", "prepared", "-T"])
+        .arg(secs.to_string())
+        .arg("-f")
+        .arg(file.path())
+        .arg(url)
+        .output()
+        .ok()?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The backends exit when pgbench disconnects; the postmaster then reaps them.
+    std::thread::sleep(Duration::from_millis(500));
+    let cpu = children_cpu_secs(postmaster) - cpu0;
+    let done = text
+        .lines()
+        .find(|l| l.starts_with("number of transactions actually processed: "))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse::<f64>().ok())?;
+    Some((done * LIMIT_BATCH as f64, cpu, text))
+}
+
+/// The CPU time (user + system, seconds) of the reaped children of process `pid` (fields 16
+/// and 17 of `/proc/<pid>/stat`); 0 when unreadable.
+fn children_cpu_secs(pid: u32) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    (ticks(13) + ticks(14)) as f64 / 100.0
+}
+
+/// The pid of the PostgreSQL server (postmaster) behind `url`: the parent of a backend.
+fn postmaster_pid(rt: &tokio::runtime::Runtime, url: &str) -> Option<u32> {
+    let backend: i32 = rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .ok()?;
+        let task = tokio::spawn(conn);
+        let pid = client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await
+            .ok()?
+            .get(0);
+        drop(client);
+        let _ = task.await;
+        Some(pid)
+    })?;
+    let status = std::fs::read_to_string(format!("/proc/{backend}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("PPid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// The most writes/s a server could answer on these 2 cores if each write cost the RSA
+/// floor's share (the floor's `floor` req/s use the whole machine) plus `extra_cpu` seconds of
+/// database work (measured alone, the machine's 2 cores busy), and nothing else.
+fn limit_rate(floor: f64, extra_cpu: f64) -> f64 {
+    let cores = std::thread::available_parallelism().map_or(2.0, |n| n.get() as f64);
+    cores / (cores / floor + extra_cpu)
 }
 
 /// The CPU time (user + system, seconds) process `pid` used so far, from `/proc/<pid>/stat`

@@ -861,6 +861,19 @@ pub fn register(
 ///
 /// Errors: storage (503).
 pub fn psu_customer(cx: &Ctx<'_>, tpp: &TppId, psu_id: Uuid) -> Result<Option<Uuid>, ApiError> {
+    Ok(psu_customer_record(cx, tpp, psu_id)?.map(|c| c.id))
+}
+
+/// [`psu_customer`] with the customer's record (read anyway to check that the customer still
+/// exists), so that a caller needing its type reads it once (payment initiation: the debtor
+/// is usually the PSU's own account; issue 23, writes).
+///
+/// Errors: as [`psu_customer`].
+pub fn psu_customer_record(
+    cx: &Ctx<'_>,
+    tpp: &TppId,
+    psu_id: Uuid,
+) -> Result<Option<Customer>, ApiError> {
     let found = match cx.store.psu_customer(tpp, psu_id)? {
         Some(c) => Some(c),
         None => {
@@ -874,8 +887,8 @@ pub fn psu_customer(cx: &Ctx<'_>, tpp: &TppId, psu_id: Uuid) -> Result<Option<Uu
         }
     };
     Ok(match found {
-        Some(c) if cx.store.customer(c)?.is_some() => Some(c),
-        _ => None,
+        Some(c) => cx.store.customer(c)?,
+        None => None,
     })
 }
 

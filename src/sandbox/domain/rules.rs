@@ -107,6 +107,20 @@ pub fn check_characters(field: &str, value: &str) -> Result<(), ApiError> {
 ///
 /// Errors: 400 `FORMAT_ERROR` for the first refused character.
 pub fn check_json_characters(value: &serde_json::Value) -> Result<(), ApiError> {
+    // Every body that passes (nearly all) is checked without building a path; only a refused
+    // character costs the walk below that names its field.
+    fn all_allowed(v: &serde_json::Value) -> bool {
+        let ok = |s: &str| crate::xs2a::charset::first_refused(s).is_none();
+        match v {
+            serde_json::Value::String(s) => ok(s),
+            serde_json::Value::Array(items) => items.iter().all(all_allowed),
+            serde_json::Value::Object(map) => map.iter().all(|(k, x)| ok(k) && all_allowed(x)),
+            _ => true,
+        }
+    }
+    if all_allowed(value) {
+        return Ok(());
+    }
     fn walk(v: &serde_json::Value, path: &str) -> Result<(), ApiError> {
         match v {
             serde_json::Value::String(s) => {
@@ -307,6 +321,11 @@ mod tests {
         let body = serde_json::json!({"a": [{"b": "ok"}, {"c": "x🙂"}]});
         let e = check_json_characters(&body).unwrap_err();
         assert_eq!(e.body.tpp_messages[0].path.as_deref(), Some("a[1].c"));
+        // A refused object key (not only values) is found and named.
+        let body = serde_json::json!({"a": {"k🙂": 1}, "b": "ok"});
+        let e = check_json_characters(&body).unwrap_err();
+        assert_eq!(e.body.tpp_messages[0].path.as_deref(), Some("a.k🙂 (name)"));
+        assert!(check_json_characters(&serde_json::json!({"a": ["ø", {"b": 1}]})).is_ok());
     }
 
     #[test]

@@ -240,6 +240,9 @@ pub struct Binding {
     pub customer: Option<Uuid>,
     /// Set when `X-PSU-IDENTITY` created (or found) the PSU-ID.
     pub created_psu_id: Option<Uuid>,
+    /// The type of [`Binding::customer`] (read with it), so that the corporate check of a
+    /// payment from the PSU's own account needs no second read.
+    pub kind: Option<CustomerType>,
 }
 
 /// The PSU behind `PSU-ID` (registered by any flow: consent SCA, `GET /v1/users`, payment
@@ -284,6 +287,7 @@ pub fn binding(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Binding, ApiError>
         return Ok(Binding {
             customer: Some(customer.id),
             created_psu_id: Some(access::psu_id(&tpp.id, customer.id)),
+            kind: Some(customer.kind),
         });
     }
     let Some(psu) = psu else {
@@ -291,9 +295,11 @@ pub fn binding(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Binding, ApiError>
     };
     let psu_id = Uuid::parse_str(psu)
         .map_err(|_| ApiError::format(format!("PSU-ID {psu:?} is not a UUID")))?;
+    let customer = access::psu_customer_record(&app.domain(), &tpp.id, psu_id)?;
     Ok(Binding {
-        customer: access::psu_customer(&app.domain(), &tpp.id, psu_id)?,
+        customer: customer.as_ref().map(|c| c.id),
         created_psu_id: None,
+        kind: customer.map(|c| c.kind),
     })
 }
 
@@ -328,6 +334,21 @@ fn corporate_account(
     app: &App,
     account: &crate::sandbox::model::Account,
 ) -> Result<bool, ApiError> {
+    corporate_account_of(app, account, &Binding::default())
+}
+
+/// [`corporate_account`], without reading the owner again when it is the customer `bound`
+/// already read.
+fn corporate_account_of(
+    app: &App,
+    account: &crate::sandbox::model::Account,
+    bound: &Binding,
+) -> Result<bool, ApiError> {
+    if bound.customer == Some(account.owner)
+        && let Some(kind) = bound.kind
+    {
+        return Ok(kind == CustomerType::Corporate);
+    }
     Ok(app
         .store
         .customer(account.owner)?
@@ -548,7 +569,8 @@ async fn create<const S: u8>(
     require_own_psu_id(&headers, &bound)?;
     let init = body::parse(&app, service, &product, &body)?;
     require_corporate_id(&headers, || {
-        Ok(corporate_account(&app, &init.debtor)?.then(|| "the debtor account".to_string()))
+        Ok(corporate_account_of(&app, &init.debtor, &bound)?
+            .then(|| "the debtor account".to_string()))
     })?;
     let (id, auth) = payment::initiate(
         &app.domain(),

@@ -281,12 +281,11 @@ pub fn insert_resource(
     tpp: &TppId,
     now: i64,
 ) -> crate::sandbox::store::sql::Result<()> {
-    c.execute(
+    c.execute_pipelined(
         "INSERT INTO consent_resources (id, tpp, status, created_at, last_action)
          VALUES (?1, ?2, 'received', ?3, ?3)",
         params![id.to_string(), tpp.0, now],
-    )?;
-    Ok(())
+    )
 }
 
 /// The consent resource `id`.

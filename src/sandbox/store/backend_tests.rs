@@ -519,3 +519,149 @@ fn a_read_on_a_state_file_answers_while_a_batch_is_being_written() {
         .unwrap();
     assert_eq!(after, 1);
 }
+
+/// A batched write of the tests below.
+type TestWrite<T> = Box<dyn Fn(&Conn<'_>) -> Result<T, StoreError> + Send>;
+
+/// Submits `writes` to the group commit of `db` so that they make ONE batch (a first write
+/// holds the writer until all are queued) and waits for their answers, in order.
+fn one_batch<T: Send + 'static>(db: &Db, writes: Vec<TestWrite<T>>) -> Vec<Result<T, StoreError>> {
+    use crate::sandbox::store::db::group_commit::Request;
+    let group = db.group().unwrap();
+    let (open_gate, gate) = std::sync::mpsc::channel::<()>();
+    let (entered, running) = std::sync::mpsc::channel::<()>();
+    let (reply, held) = tokio::sync::oneshot::channel();
+    let gate = std::sync::Mutex::new(gate);
+    let hold = move |_: &Conn<'_>| -> Result<(), StoreError> {
+        entered.send(()).ok();
+        gate.lock().unwrap().recv().ok();
+        Ok(())
+    };
+    assert!(group.submit(Box::new(Request::new(hold, reply))));
+    running.recv().unwrap();
+    let mut answers = Vec::new();
+    for w in writes {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        assert!(group.submit(Box::new(Request::new(w, reply))));
+        answers.push(answer);
+    }
+    open_gate.send(()).unwrap();
+    held.blocking_recv().unwrap().unwrap();
+    answers
+        .into_iter()
+        .map(|a| a.blocking_recv().unwrap())
+        .collect()
+}
+
+/// Issue 23, writes on PostgreSQL: a batch of the group commit pipelines its writes'
+/// statements ([`Conn::execute_pipelined`]). Five writes of two `INSERT`s each cost the
+/// writer ONE round trip (the transaction's start, the ten `INSERT`s, the data version and
+/// the `COMMIT` sent together; eleven before); five writes that each ask one question first
+/// (a payment's logical-duplicate check) and then insert cost six (one per question, the
+/// `INSERT`s travelling with the next one, plus the `COMMIT`; sixteen before). Statements
+/// are prepared once before counting. Each write still sees the ones before it in the batch.
+#[test]
+fn postgres_a_batch_of_writes_is_pipelined() {
+    let Some(cluster) = PgCluster::get() else {
+        return;
+    };
+    let db = Db::open(&Storage::Postgres(cluster.database())).unwrap();
+    db.migrate(&[(
+        "t1",
+        "CREATE TABLE t (x INTEGER NOT NULL); CREATE TABLE u (x INTEGER NOT NULL)",
+    )])
+    .unwrap();
+    type W = TestWrite<i64>;
+    let two_inserts = |x: i64| -> W {
+        Box::new(move |tx: &Conn<'_>| {
+            tx.execute_pipelined("INSERT INTO t VALUES (?1)", [x])?;
+            tx.execute_pipelined("INSERT INTO u VALUES (?1)", [x])?;
+            Ok(x)
+        })
+    };
+    let ask_then_insert = |x: i64| -> W {
+        Box::new(move |tx: &Conn<'_>| {
+            let before: i64 = tx.query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0))?;
+            tx.execute_pipelined("INSERT INTO t VALUES (?1)", [x])?;
+            Ok(before)
+        })
+    };
+    // Warm up: the writer's session has prepared every statement.
+    one_batch(&db, vec![two_inserts(0), ask_then_insert(0)]);
+    let trips = || {
+        db.group()
+            .unwrap()
+            .stats
+            .pg_round_trips
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
+    // The gate's batch (one write, no statement) costs its COMMIT: 1.
+    let before = trips();
+    let got = one_batch(&db, (1..=5).map(two_inserts).collect());
+    assert_eq!(
+        got.into_iter().map(Result::unwrap).collect::<Vec<_>>(),
+        vec![1, 2, 3, 4, 5]
+    );
+    assert_eq!(
+        trips() - before,
+        1 + 1,
+        "the gate's batch, then one round trip"
+    );
+    let before = trips();
+    let got = one_batch(&db, (6..=10).map(ask_then_insert).collect());
+    assert_eq!(
+        got.into_iter().map(Result::unwrap).collect::<Vec<_>>(),
+        vec![7, 8, 9, 10, 11],
+        "each write sees the rows of the writes before it in the batch"
+    );
+    assert_eq!(
+        trips() - before,
+        1 + 6,
+        "the gate's batch, then 5 questions + COMMIT"
+    );
+    let (t, u): (i64, i64) = db
+        .read(|c| {
+            c.query_row(
+                "SELECT (SELECT COUNT(*) FROM t), (SELECT COUNT(*) FROM u)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+        })
+        .unwrap();
+    assert_eq!((t, u), (12, 6));
+}
+
+/// Issue 23, writes on PostgreSQL: when a pipelined statement fails (here a primary-key
+/// violation the server reports only with a later statement of the batch), the batch is
+/// rolled back and run again one write at a time: the failing write alone gets the database's
+/// error, the others commit once, and nothing of the first run remains.
+#[test]
+fn postgres_a_failing_pipelined_statement_fails_only_its_write() {
+    let Some(cluster) = PgCluster::get() else {
+        return;
+    };
+    let db = Db::open(&Storage::Postgres(cluster.database())).unwrap();
+    db.migrate(&[("t1", "CREATE TABLE t (x INTEGER PRIMARY KEY)")])
+        .unwrap();
+    type W = TestWrite<i64>;
+    let insert = |x: i64| -> W {
+        Box::new(move |tx: &Conn<'_>| {
+            tx.execute_pipelined("INSERT INTO t VALUES (?1)", [x])?;
+            Ok(x)
+        })
+    };
+    let got = one_batch(&db, vec![insert(1), insert(2), insert(1), insert(3)]);
+    assert_eq!(got[0].as_ref().ok(), Some(&1));
+    assert_eq!(got[1].as_ref().ok(), Some(&2));
+    assert_eq!(got[3].as_ref().ok(), Some(&3));
+    let e = got[2].as_ref().unwrap_err().to_string();
+    assert!(e.contains("23505"), "the duplicate key's own error: {e}");
+    let rows: Vec<i64> = db
+        .read(|c| {
+            c.prepare("SELECT x FROM t ORDER BY x")?
+                .query_map([], |r| r.get(0))?
+                .collect()
+        })
+        .unwrap();
+    assert_eq!(rows, vec![1, 2, 3]);
+}

@@ -628,13 +628,16 @@ impl Db {
     /// `f` in its own savepoint (its failure rolls back only its own statements, and its
     /// error is its answer), commits once, bumps the data version once, and only then
     /// answers. The hot creations (payments, consents) use it; `f` must be `'static` (it runs
-    /// on the writer thread), so it owns what it writes.
+    /// on the writer thread), so it owns what it writes, and `Fn`: on PostgreSQL a batch runs
+    /// pipelined first and, when any of its writes fails, again one write at a time in
+    /// savepoints, so `f` may run twice (its statements of the first run rolled back); its
+    /// statements that need no answer go through [`Conn::execute_pipelined`].
     ///
     /// Errors: `f`'s, or the batch fails to begin or commit (then no write of it is stored),
     /// or the writer thread cannot be started (then `f` runs as a [`Db::write`]).
     pub async fn write_batched<T, E, F>(&self, f: F) -> Result<T, E>
     where
-        F: FnOnce(&Conn<'_>) -> Result<T, E> + Send + 'static,
+        F: Fn(&Conn<'_>) -> Result<T, E> + Send + 'static,
         T: Send + 'static,
         E: From<sql::Error> + Send + 'static,
     {

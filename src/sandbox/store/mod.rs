@@ -397,8 +397,10 @@ pub fn write_authorisation(
     let cutoff = to_nanos(now)
         .saturating_sub(i64::try_from(AUTHORISATION_LIFETIME.as_nanos()).unwrap_or(i64::MAX));
     // Through the index `sca_authorisations_created` ([`indexes`]).
-    tx.prepare_cached(indexes::PURGE_SCA_AUTHORISATIONS)?
-        .execute(params![cutoff, auth.id.to_string()])?;
+    tx.execute_pipelined(
+        indexes::PURGE_SCA_AUTHORISATIONS,
+        params![cutoff, auth.id.to_string()],
+    )?;
     rows::replace(tx, auth)?;
     Ok(())
 }
@@ -762,13 +764,14 @@ impl Store {
 
     /// The customer registered under (TPP, PSU-ID), if any.
     pub fn psu_customer(&self, tpp: &TppId, psu_id: Uuid) -> Result<Option<Uuid>, StoreError> {
-        self.read(|c| {
+        // One statement: on PostgreSQL one round trip, no transaction.
+        Ok(self.db.read_single(|c| {
             c.prepare_cached(
                 "SELECT customer FROM psu_registrations WHERE tpp = ?1 AND psu_id = ?2",
             )?
             .query_row(params![tpp.0, psu_id.to_string()], |r| uuid_at(r, 0))
             .optional()
-        })
+        })?)
     }
 
     /// The consent for `key`, if any (expired ones included; see [`Consent::granted_at`]).

@@ -171,17 +171,27 @@ table_row! {
 
 const PAYMENT_COLUMNS: &str = PaymentRow::COLUMNS;
 
+/// `INSERT INTO pis_payments` of every column, built once.
+static INSERT_PAYMENT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "INSERT INTO pis_payments ({}) VALUES ({})",
+        PaymentRow::COLUMNS,
+        PaymentRow::placeholders()
+    )
+});
+
+/// `INSERT INTO pis_authorisations` of every column, built once.
+static INSERT_AUTHORISATION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "INSERT INTO pis_authorisations ({}) VALUES ({})",
+        AuthorisationRow::COLUMNS,
+        AuthorisationRow::placeholders()
+    )
+});
+
 /// Inserts a new payment.
 pub fn insert_payment(c: &Conn<'_>, p: &PaymentRow) -> crate::sandbox::store::sql::Result<()> {
-    c.execute(
-        &format!(
-            "INSERT INTO pis_payments ({}) VALUES ({})",
-            PaymentRow::COLUMNS,
-            PaymentRow::placeholders()
-        ),
-        params_from_iter(p.to_params()),
-    )?;
-    Ok(())
+    c.execute_pipelined(&INSERT_PAYMENT, params_from_iter(p.to_params()))
 }
 
 /// The payment `id`, if any.
@@ -339,11 +349,10 @@ pub fn register_psu(
     psu_id: &str,
     customer: &str,
 ) -> crate::sandbox::store::sql::Result<()> {
-    c.execute(
+    c.execute_pipelined(
         "INSERT OR IGNORE INTO pis_psus (tpp, psu_id, customer) VALUES (?1, ?2, ?3)",
         params![tpp, psu_id, customer],
-    )?;
-    Ok(())
+    )
 }
 
 /// The customer behind a PSU-ID created by payment SCA or `X-PSU-IDENTITY`.
@@ -389,15 +398,7 @@ pub fn insert_authorisation(
     c: &Conn<'_>,
     a: &AuthorisationRow,
 ) -> crate::sandbox::store::sql::Result<()> {
-    c.execute(
-        &format!(
-            "INSERT INTO pis_authorisations ({}) VALUES ({})",
-            AuthorisationRow::COLUMNS,
-            AuthorisationRow::placeholders()
-        ),
-        params_from_iter(a.to_params()),
-    )?;
-    Ok(())
+    c.execute_pipelined(&INSERT_AUTHORISATION, params_from_iter(a.to_params()))
 }
 
 /// The authorisation `id`, if any.

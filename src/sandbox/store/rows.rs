@@ -455,7 +455,7 @@ pub(crate) fn replace<T: Stored>(c: &Conn<'_>, row: &T) -> sql::Result<i64> {
         placeholders::<T>(),
         T::KEY
     );
-    c.execute(&sql, params_from_iter(row.values()))?;
+    c.execute_pipelined(&sql, params_from_iter(row.values()))?;
     Ok(0)
 }
 

@@ -478,9 +478,26 @@ impl<'a> Conn<'a> {
             Inner::Sqlite(c) => {
                 let values = params.into_values();
                 Ok(c.prepare_cached(sql)?
-                    .execute(rusqlite::params_from_iter(values.iter().map(sqlite_value)))?)
+                    .execute(rusqlite::params_from_iter(values.iter()))?)
             }
             Inner::Postgres(s) => s.execute(sql, &params.into_values()),
+        }
+    }
+
+    /// Runs one statement whose row count the caller does not need (an `INSERT` of a new
+    /// row, a purge). On SQLite, and on PostgreSQL outside a pipelined group-commit batch,
+    /// exactly [`Conn::execute`]. On PostgreSQL inside one ([`PgSession::set_pipelining`])
+    /// the statement is queued and sent in the round trip of the session's next statement
+    /// (pipelined: the server still runs them in order); its failure is then the error of
+    /// that next statement, or of the batch's `COMMIT`, and the group commit reruns the
+    /// batch one write at a time (issue 23, writes on PostgreSQL).
+    ///
+    /// Errors: the database fails (on PostgreSQL inside a pipelined batch: only when the
+    /// statement cannot be prepared).
+    pub fn execute_pipelined<P: Params>(&self, sql: &str, params: P) -> Result<()> {
+        match self.inner {
+            Inner::Sqlite(_) => self.execute(sql, params).map(|_| ()),
+            Inner::Postgres(s) => s.execute_pipelined(sql, params.into_values()),
         }
     }
 
@@ -503,8 +520,7 @@ impl<'a> Conn<'a> {
                 let values = params.into_values();
                 let mut stmt = c.prepare_cached(sql)?;
                 let n = stmt.column_count();
-                let mut rows =
-                    stmt.query(rusqlite::params_from_iter(values.iter().map(sqlite_value)))?;
+                let mut rows = stmt.query(rusqlite::params_from_iter(values.iter()))?;
                 let mut out = Vec::new();
                 while let Some(r) = rows.next()? {
                     let mut values = Vec::with_capacity(n);
@@ -611,14 +627,17 @@ impl Stmt<'_, '_> {
     }
 }
 
-fn sqlite_value(v: &Value) -> rusqlite::types::Value {
-    use rusqlite::types::Value as S;
-    match v {
-        Value::Null => S::Null,
-        Value::Integer(n) => S::Integer(*n),
-        Value::Real(f) => S::Real(*f),
-        Value::Text(s) => S::Text(s.clone()),
-        Value::Blob(b) => S::Blob(b.clone()),
+/// A parameter bound by reference (no copy of its text or bytes).
+impl rusqlite::ToSql for Value {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::ValueRef as S;
+        Ok(rusqlite::types::ToSqlOutput::Borrowed(match self {
+            Value::Null => S::Null,
+            Value::Integer(n) => S::Integer(*n),
+            Value::Real(f) => S::Real(*f),
+            Value::Text(s) => S::Text(s.as_bytes()),
+            Value::Blob(b) => S::Blob(b),
+        }))
     }
 }
 
@@ -636,6 +655,9 @@ fn from_sqlite(v: rusqlite::types::ValueRef<'_>) -> Value {
 // -----------------------------------------------------------------------------------------
 // PostgreSQL
 
+/// A statement queued by [`Conn::execute_pipelined`] with its parameters.
+type Queued = (tokio_postgres::Statement, Vec<Value>);
+
 /// One PostgreSQL connection: the client, its prepared statements by their (SQLite-dialect)
 /// text, and the thread running its I/O.
 pub struct PgSession {
@@ -644,6 +666,10 @@ pub struct PgSession {
     /// Statements queued by [`PgSession::defer`]: sent in the same round trip as the next
     /// statement (pipelined), or ahead of the next [`PgSession::batch`].
     deferred: RefCell<Option<String>>,
+    /// Statements queued by [`Conn::execute_pipelined`] while pipelining is on
+    /// ([`PgSession::set_pipelining`]; `None` when off): sent, in order, in the round trip
+    /// of the next statement.
+    queued: RefCell<Option<Vec<Queued>>>,
     /// Round trips waited for so far (a statement's preparation included): what a test
     /// counts ([`PgSession::round_trips`]).
     round_trips: std::cell::Cell<u64>,
@@ -701,6 +727,7 @@ impl PgSession {
             client,
             statements: RefCell::new(HashMap::new()),
             deferred: RefCell::new(None),
+            queued: RefCell::new(None),
             round_trips: std::cell::Cell::new(0),
         })
     }
@@ -739,7 +766,6 @@ impl PgSession {
 
     /// How many round trips this session waited for so far (every statement, preparation
     /// and batch; pipelined requests count once).
-    #[cfg(test)]
     pub(crate) fn round_trips(&self) -> u64 {
         self.round_trips.get()
     }
@@ -753,28 +779,72 @@ impl PgSession {
     /// (then the server never saw it: e.g. a read transaction whose closure ran no
     /// statement needs no `COMMIT`).
     pub(crate) fn discard_deferred(&self) -> bool {
-        self.deferred.borrow_mut().take().is_some()
+        let queued = self
+            .queued
+            .borrow_mut()
+            .as_mut()
+            .is_some_and(|q| !std::mem::take(q).is_empty());
+        self.deferred.borrow_mut().take().is_some() || queued
+    }
+
+    /// Turns pipelining of [`Conn::execute_pipelined`] on or off (the group commit's batch,
+    /// [`crate::sandbox::store::db::group_commit`]). Turning it off drops what is still
+    /// queued: call it after the batch's last statement (its `COMMIT`) or its `ROLLBACK`.
+    pub(crate) fn set_pipelining(&self, on: bool) {
+        *self.queued.borrow_mut() = on.then(Vec::new);
+    }
+
+    /// [`Conn::execute_pipelined`] on PostgreSQL: queued while pipelining is on, else run.
+    fn execute_pipelined(&self, sql: &str, params: Vec<Value>) -> Result<()> {
+        let stmt = self.statement(sql)?;
+        if let Some(q) = self.queued.borrow_mut().as_mut() {
+            q.push((stmt, params));
+            return Ok(());
+        }
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|v| v as _).collect();
+        self.pipelined(self.client.execute(&stmt, &refs))?;
+        Ok(())
     }
 
     /// Runs `fut` (a request of this session's client), pipelined behind the deferred
-    /// statements if any: both are sent before the first answer is awaited.
+    /// statements ([`PgSession::defer`]) and the queued ones ([`Conn::execute_pipelined`]) if
+    /// any: all are sent, in that order, before the first answer is awaited (tokio-postgres
+    /// sends a request at its future's first poll, and [`in_order`] polls them in order).
+    /// The first failure in that order is the answer.
     fn pipelined<T>(
         &self,
         fut: impl std::future::Future<Output = std::result::Result<T, tokio_postgres::Error>>,
     ) -> Result<T> {
         let head = self.deferred.borrow_mut().take();
+        let queued = self
+            .queued
+            .borrow_mut()
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
         self.count_round_trip();
-        match head {
-            None => Ok(futures_executor::block_on(fut)?),
-            Some(head) => {
-                let (first, out) = futures_executor::block_on(futures_util::future::join(
-                    self.client.batch_execute(&head),
-                    fut,
-                ));
-                first?;
-                Ok(out?)
-            }
+        if head.is_none() && queued.is_empty() {
+            return Ok(futures_executor::block_on(fut)?);
         }
+        type Ahead<'f> = std::pin::Pin<
+            Box<
+                dyn std::future::Future<Output = std::result::Result<(), tokio_postgres::Error>>
+                    + 'f,
+            >,
+        >;
+        let mut ahead: Vec<Ahead<'_>> = Vec::with_capacity(queued.len() + 1);
+        if let Some(h) = head.as_deref() {
+            ahead.push(Box::pin(self.client.batch_execute(h)));
+        }
+        for (stmt, values) in &queued {
+            let run = self.client.execute_raw(stmt, values.iter());
+            ahead.push(Box::pin(async move { run.await.map(|_| ()) }));
+        }
+        let (before, out) = in_order(ahead, fut);
+        for r in before {
+            r?;
+        }
+        Ok(out?)
     }
 
     /// Whether the connection is gone (the server closed it or restarted).
@@ -824,14 +894,47 @@ impl PgSession {
     /// Runs `sql` (already PostgreSQL) with the simple query protocol, after what
     /// [`PgSession::defer`] queued (in the same round trip).
     pub(crate) fn batch(&self, sql: &str) -> Result<()> {
-        let head = self.deferred.borrow_mut().take();
-        let sql = match head {
-            Some(head) => std::borrow::Cow::Owned(format!("{head}; {sql}")),
-            None => std::borrow::Cow::Borrowed(sql),
-        };
-        self.count_round_trip();
-        Ok(futures_executor::block_on(self.client.batch_execute(&sql))?)
+        self.pipelined(self.client.batch_execute(sql))
     }
+}
+
+/// Runs `ahead` and then `last` to completion on this thread, polling each first in that
+/// order (so tokio-postgres sends their requests in that order, [`PgSession::pipelined`]);
+/// their outputs.
+fn in_order<'f, A, T>(
+    mut ahead: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = A> + 'f>>>,
+    last: impl std::future::Future<Output = T>,
+) -> (Vec<A>, T) {
+    use std::task::Poll;
+    let mut last = std::pin::pin!(last);
+    let mut done: Vec<Option<A>> = ahead.iter().map(|_| None).collect();
+    let mut slot = None;
+    let out = futures_executor::block_on(std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, d) in ahead.iter_mut().zip(done.iter_mut()) {
+            if d.is_none() {
+                match f.as_mut().poll(cx) {
+                    Poll::Ready(v) => *d = Some(v),
+                    Poll::Pending => pending = true,
+                }
+            }
+        }
+        if slot.is_none() {
+            match last.as_mut().poll(cx) {
+                Poll::Ready(v) => slot = Some(v),
+                Poll::Pending => pending = true,
+            }
+        }
+        match (pending, slot.take()) {
+            (false, Some(v)) => Poll::Ready(v),
+            (_, v) => {
+                slot = v;
+                Poll::Pending
+            }
+        }
+    }));
+    // Every future of `ahead` completed before the poll above returned.
+    (done.into_iter().flatten().collect(), out)
 }
 
 /// A result column of any type, read into a [`Value`].

@@ -33,7 +33,9 @@ const SAVEPOINT: &str = "SAVEPOINT group_write";
 /// the batch's outcome.
 pub(crate) trait Pending: Send {
     /// Runs the write on `conn` (inside its savepoint); whether it succeeded (a failure, or a
-    /// panic, is rolled back to the savepoint).
+    /// panic, is rolled back to the savepoint). A write may be run again after its batch was
+    /// rolled back (the PostgreSQL batch's rerun one write at a time, [`Writer::batch_pg`]):
+    /// the last run's outcome is the answer.
     fn run(&mut self, conn: &Conn<'_>) -> bool;
     /// Sends the answer: the write's own result when the batch committed (`Ok`), else the
     /// batch's error; a failed write gets its own error either way.
@@ -42,19 +44,19 @@ pub(crate) trait Pending: Send {
 
 /// One caller's write `F` and where its answer goes.
 pub(crate) struct Request<F, T, E> {
-    f: Option<F>,
+    f: F,
     out: Option<Result<T, E>>,
     reply: tokio::sync::oneshot::Sender<Result<T, E>>,
 }
 
 impl<F, T, E> Request<F, T, E>
 where
-    F: FnOnce(&Conn<'_>) -> Result<T, E> + Send,
+    F: Fn(&Conn<'_>) -> Result<T, E> + Send,
 {
     /// The request for `f`, answered on `reply`.
     pub(crate) fn new(f: F, reply: tokio::sync::oneshot::Sender<Result<T, E>>) -> Self {
         Request {
-            f: Some(f),
+            f,
             out: None,
             reply,
         }
@@ -63,14 +65,13 @@ where
 
 impl<F, T, E> Pending for Request<F, T, E>
 where
-    F: FnOnce(&Conn<'_>) -> Result<T, E> + Send,
+    F: Fn(&Conn<'_>) -> Result<T, E> + Send,
     T: Send,
     E: From<sql::Error> + Send,
 {
     fn run(&mut self, conn: &Conn<'_>) -> bool {
-        let Some(f) = self.f.take() else {
-            return false;
-        };
+        self.out = None;
+        let f = &self.f;
         match std::panic::catch_unwind(AssertUnwindSafe(|| f(conn))) {
             Ok(r) => {
                 let ok = r.is_ok();
@@ -105,6 +106,9 @@ pub struct GroupStats {
     pub batches: AtomicU64,
     /// Writes answered from committed batches (failed ones included).
     pub writes: AtomicU64,
+    /// PostgreSQL round trips the writer waited for (its session's
+    /// [`PgSession::round_trips`], every batch, committed or not); 0 on SQLite.
+    pub pg_round_trips: AtomicU64,
 }
 
 /// A hook the writer calls just before each `COMMIT`, with the batch's size (tests).
@@ -213,11 +217,50 @@ impl Writer {
     #[cfg(not(test))]
     fn before_commit(&self, _: usize) {}
 
-    /// [`Writer::batch`] on PostgreSQL, on the writer's session `s`. The transaction's start
+    /// [`Writer::batch`] on PostgreSQL, on the writer's session `s`: first pipelined
+    /// ([`Writer::batch_pg_pipelined`]); when any write or the `COMMIT` of that fails, the
+    /// batch is rolled back and run again one write at a time, each in its own savepoint
+    /// ([`Writer::batch_pg_one_by_one`]), so a failing write still fails alone with its own
+    /// error.
+    fn batch_pg(&self, s: &PgSession, jobs: &mut [Box<dyn Pending>]) -> sql::Result<()> {
+        s.set_pipelining(true);
+        let first = self.batch_pg_pipelined(s, jobs);
+        s.set_pipelining(false);
+        if first {
+            return Ok(());
+        }
+        s.discard_deferred();
+        let _ = s.batch("ROLLBACK");
+        self.batch_pg_one_by_one(s, jobs)
+    }
+
+    /// The batch with every write's statements pipelined: no savepoints; what a write runs
+    /// through [`Conn::execute_pipelined`] (its `INSERT`s) travels with the next statement
+    /// that needs an answer (the next write's first query, or the `COMMIT`), and the
+    /// transaction's start with the first. A batch of writes that only insert costs two round
+    /// trips (issue 23: the writer's round trips were the PostgreSQL writes' limit). Whether
+    /// every write succeeded and the batch committed; else the transaction is left for the
+    /// caller to roll back.
+    fn batch_pg_pipelined(&self, s: &PgSession, jobs: &mut [Box<dyn Pending>]) -> bool {
+        s.defer(&format!(
+            "BEGIN; SELECT pg_advisory_xact_lock({PG_WRITE_LOCK})"
+        ));
+        let c = Conn::postgres(s);
+        for job in jobs.iter_mut() {
+            if !job.run(&c) {
+                return false;
+            }
+        }
+        self.before_commit(jobs.len());
+        s.batch("UPDATE sandbox_data_version SET v = v + 1 WHERE id = 1; COMMIT")
+            .is_ok()
+    }
+
+    /// The batch one write at a time, each in its own savepoint. The transaction's start
     /// (`BEGIN`, the write lock, the first savepoint) and each savepoint between writes
     /// ([`PgSession::defer`]) travel in the round trip of the next write's first statement;
     /// one more round trip commits: a write costs the round trips of its own statements.
-    fn batch_pg(&self, s: &PgSession, jobs: &mut [Box<dyn Pending>]) -> sql::Result<()> {
+    fn batch_pg_one_by_one(&self, s: &PgSession, jobs: &mut [Box<dyn Pending>]) -> sql::Result<()> {
         let mut run = || -> sql::Result<()> {
             s.defer(&format!(
                 "BEGIN; SELECT pg_advisory_xact_lock({PG_WRITE_LOCK}); {SAVEPOINT}"
@@ -279,7 +322,14 @@ impl Writer {
             Backing::Postgres { url, .. } => {
                 let mut pg = self.pg.take();
                 let out = match PgSession::live(&mut pg, url) {
-                    Ok(s) => self.batch_pg(s, jobs),
+                    Ok(s) => {
+                        let before = s.round_trips();
+                        let out = self.batch_pg(s, jobs);
+                        self.stats
+                            .pg_round_trips
+                            .fetch_add(s.round_trips().saturating_sub(before), Ordering::Relaxed);
+                        out
+                    }
                     Err(e) => Err(e),
                 };
                 self.pg = pg;
