@@ -112,6 +112,11 @@ impl Body {
     pub fn iter(&self) -> impl Iterator<Item = &str> {
         (0..self.len()).filter_map(|i| self.line(i))
     }
+
+    /// Bytes held: the text's and the line index's capacity.
+    pub fn held_bytes(&self) -> usize {
+        self.text.capacity() + self.starts.capacity() * std::mem::size_of::<u32>()
+    }
 }
 
 /// The state of a jq filter applied to a response.
@@ -431,7 +436,11 @@ impl ResponseView {
         };
         drop(json);
         let body = std::mem::take(&mut exchange.body);
-        Self::build_with(operation, request, &exchange, meta, &body, is_json, None)
+        let view = Self::build_with(operation, request, &exchange, meta, &body, is_json, None);
+        // The received bytes are not needed once the view is built: a large body's memory
+        // goes back to the system while the view is shown (issue 23).
+        super::release::release(body.capacity(), body);
+        view
     }
 
     fn build(
@@ -494,6 +503,21 @@ impl ResponseView {
             filter: None,
             search: None,
         }
+    }
+
+    /// Bytes held in the view's large buffers: the body's text and line index, a filter's
+    /// result, a search's matches (what [`super::release::release`] is given when the view
+    /// closes).
+    pub fn held_bytes(&self) -> usize {
+        let filter = match self.filter.as_ref().map(|f| &f.state) {
+            Some(FilterState::Done(b)) | Some(FilterState::Failed(b)) => b.held_bytes(),
+            _ => 0,
+        };
+        let search = self
+            .search
+            .as_ref()
+            .map_or(0, |s| s.matches.capacity() * std::mem::size_of::<u32>());
+        self.body.held_bytes() + filter + search
     }
 
     /// The body as received (pretty JSON or text), unfiltered.
@@ -622,6 +646,17 @@ pub enum ResponseState {
     Done(Box<ResponseView>),
     /// No answer: the request could not be sent or the connection failed.
     Failed(String),
+}
+
+impl ResponseState {
+    /// Bytes held in the large buffers of the view shown ([`ResponseView::held_bytes`]; 0
+    /// without one).
+    pub fn held_bytes(&self) -> usize {
+        match self {
+            ResponseState::Done(v) => v.held_bytes(),
+            _ => 0,
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -770,6 +805,38 @@ mod tests {
         let s = Search::run("a", &big);
         assert_eq!(s.count(), MAX_MATCHES);
         assert!(s.position_text().ends_with('+'));
+    }
+
+    /// Issue 23: the received bytes of a large answer go to the release thread once its
+    /// view is built (they are not needed while it is shown).
+    #[test]
+    fn the_received_bytes_of_a_large_answer_go_to_the_release_thread() {
+        crate::tui::release::take_sent();
+        let body = serde_json::to_vec(&serde_json::json!({ "f": "x".repeat(2 << 20) })).unwrap();
+        let len = body.len();
+        let request = PreparedRequest {
+            operation_id: "accounts.list".into(),
+            params: Vec::new(),
+            method: "GET".into(),
+            url: "http://127.0.0.1:1/v1/accounts".into(),
+            path_and_query: "/v1/accounts".into(),
+            headers: Vec::new(),
+            body: Vec::new(),
+            inspection: Default::default(),
+            signed_for: None,
+        };
+        let exchange = Exchange {
+            status: 200,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body,
+            elapsed: Duration::from_millis(3),
+            json: None,
+        };
+        let view = ResponseView::from_exchange_owned("List accounts", &request, exchange);
+        assert!(view.body_lines().text().contains("xxx"));
+        let sent = crate::tui::release::take_sent();
+        assert_eq!(sent.len(), 1);
+        assert!(sent[0] >= len, "{sent:?} for {len} bytes");
     }
 
     #[test]
