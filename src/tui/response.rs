@@ -8,6 +8,7 @@
 //! ([`Body`]). Drawing touches only the visible lines, and only their visible characters:
 //! colouring and search highlights included. Search matches are computed once per query.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
@@ -405,7 +406,7 @@ impl ResponseView {
                 request,
                 exchange,
                 meta,
-                &exchange.body,
+                Cow::Borrowed(&exchange.body),
                 is_json,
                 None,
             );
@@ -422,8 +423,9 @@ impl ResponseView {
     }
 
     /// As [`ResponseView::from_exchange`], taking the exchange so that its parsed JSON is
-    /// dropped before the body is pretty-printed and its raw bytes right after: a large
-    /// body is never held three times.
+    /// dropped before the body is pretty-printed and its raw bytes right after (before the
+    /// index of the text's lines is built): a large body is never held three times, and
+    /// its received bytes go back to the system while the view is shown (issue 23).
     pub fn from_exchange_owned(
         operation: &str,
         request: &PreparedRequest,
@@ -436,11 +438,15 @@ impl ResponseView {
         };
         drop(json);
         let body = std::mem::take(&mut exchange.body);
-        let view = Self::build_with(operation, request, &exchange, meta, &body, is_json, None);
-        // The received bytes are not needed once the view is built: a large body's memory
-        // goes back to the system while the view is shown (issue 23).
-        super::release::release(body.capacity(), body);
-        view
+        Self::build_with(
+            operation,
+            request,
+            &exchange,
+            meta,
+            Cow::Owned(body),
+            is_json,
+            None,
+        )
     }
 
     fn build(
@@ -456,29 +462,35 @@ impl ResponseView {
             request,
             exchange,
             meta,
-            body,
+            Cow::Borrowed(body),
             json.is_some(),
             json,
         )
     }
 
     /// `json`: the parsed body, used only if the bytes cannot be pretty-printed directly.
+    /// An owned `body` goes to [`super::release::release`] once linted and pretty-printed.
     fn build_with(
         operation: &str,
         request: &PreparedRequest,
         exchange: &Exchange,
         meta: Meta,
-        body: &[u8],
+        body: Cow<'_, [u8]>,
         is_json: bool,
         json: Option<&serde_json::Value>,
     ) -> Self {
+        let lint = lint_of(request, exchange, &body);
         let text = if is_json {
-            pretty_json(body)
+            pretty_json(&body)
                 .or_else(|| json.and_then(|v| serde_json::to_string_pretty(v).ok()))
-                .unwrap_or_else(|| String::from_utf8_lossy(body).into_owned())
+                .unwrap_or_else(|| String::from_utf8_lossy(&body).into_owned())
         } else {
-            String::from_utf8_lossy(body).into_owned()
+            String::from_utf8_lossy(&body).into_owned()
         };
+        let body_bytes = body.len();
+        if let Cow::Owned(bytes) = body {
+            super::release::release(bytes.capacity(), bytes);
+        }
         ResponseView {
             operation: operation.to_string(),
             method: request.method.clone(),
@@ -486,7 +498,7 @@ impl ResponseView {
             status: exchange.status,
             elapsed: exchange.elapsed,
             headers: exchange.headers.clone(),
-            body_bytes: body.len(),
+            body_bytes,
             is_json,
             sca_redirect: meta.sca_redirect,
             first_account_id: meta.first_account_id,
@@ -497,7 +509,7 @@ impl ResponseView {
             transaction_status: meta.transaction_status,
             history_error: None,
             signature: None,
-            lint: lint_of(request, exchange, body),
+            lint,
             tls: Vec::new(),
             body: Body::new(text),
             filter: None,
