@@ -788,8 +788,10 @@ impl History {
     /// `Location`, ...), request and response bodies (`paymentId`, `consentId`, ...), the
     /// source of a replay. `Signature` values are stored redacted, so never found.
     ///
-    /// A search of three or more characters uses the FTS5 trigram index `exchanges_fts`;
-    /// a shorter one scans its text (ASCII case-insensitive). A history that could not be
+    /// A search of three or more characters uses the FTS5 trigram index `exchanges_fts`
+    /// (one of [`VERIFY_MIN_CHARS`] or more ASCII characters through its last trigram and
+    /// the texts it finds, [`History::verified_ids`]: the same rows); a shorter one scans
+    /// its text (ASCII case-insensitive). A history that could not be
     /// migrated (read-only, older than [`SCHEMA_VERSION`]) is searched with `LIKE` over the
     /// same columns.
     pub fn list(&self, search: Option<&str>, limit: usize) -> rusqlite::Result<Vec<HistoryEntry>> {
