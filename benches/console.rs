@@ -9,8 +9,9 @@
 //!   transaction report (65,000 transactions, compact JSON); the console sends it on a
 //!   profile that targets the server. Printed: key press to the answer on screen (polled
 //!   with `tmux capture-pane` every 5 ms), the time the console shows (sent to whole body
-//!   received), peak RSS (`VmHWM`), RSS 5 s later with the view open, and RSS after a small
-//!   answer (`GET /v1/card-accounts`) replaced the view.
+//!   received), peak RSS (`VmHWM`), RSS 5 s later with the view open, and RSS 2 s after a
+//!   small answer (`GET /v1/card-accounts`) replaced the view (each with its anonymous
+//!   part, `RssAnon`; `PSD2_CONSOLE_BENCH_BIN` runs another build here too).
 //! - `idle`: in the same console, the 20 MB send 1 s after a small send ("hot") and 25 s
 //!   after it ("after idle"), three times each.
 //! - `history`: a history of 10,000 exchanges with 50 MB of bodies (built once, kept in
@@ -95,6 +96,17 @@ impl Tmux {
             quote(&home.display().to_string()),
             quote(&trace.display().to_string()),
             quote(BIN)
+        ))
+    }
+
+    /// [`Tmux::start`] with the console binary `bin` (`20mb`, `idle`:
+    /// `PSD2_CONSOLE_BENCH_BIN` runs another build, as for a "before" column).
+    fn start_bin(bin: &str, home: &Path, trace: &Path, args: &str) -> Tmux {
+        Tmux::launch(&format!(
+            "exec env PSD2_CONSOLE_FREE_PORTS=1 PSD2_CONSOLE_HOME={} PSD2_CONSOLE_TRACE_FIRST_FRAME={} {} {args}",
+            quote(&home.display().to_string()),
+            quote(&trace.display().to_string()),
+            quote(bin)
         ))
     }
 
@@ -368,7 +380,8 @@ fn bench_20mb(idle: bool, big_only: bool) {
     let port = serve(big);
     let home = home_for(port);
     let trace = home.path().join("first-frame");
-    let t = Tmux::start(home.path(), &trace, "--profile bench-20mb");
+    let bin = std::env::var("PSD2_CONSOLE_BENCH_BIN").unwrap_or_else(|_| BIN.to_string());
+    let t = Tmux::start_bin(&bin, home.path(), &trace, "--profile bench-20mb");
     let patience = Duration::from_secs(120);
     if t.wait(patience, |s| {
         s.contains("List accounts") && s.contains("Signature inspector")
@@ -394,6 +407,7 @@ fn bench_20mb(idle: bool, big_only: bool) {
     let hwm = status_kib(&pid, "VmHWM:");
     std::thread::sleep(Duration::from_secs(5));
     let open = status_kib(&pid, "VmRSS:");
+    let open_anon = status_kib(&pid, "RssAnon:");
     // List card accounts: 5 rows down.
     for _ in 0..5 {
         t.key("Down");
@@ -402,14 +416,17 @@ fn bench_20mb(idle: bool, big_only: bool) {
     send(is_small);
     std::thread::sleep(Duration::from_secs(2));
     let closed = status_kib(&pid, "VmRSS:");
+    let closed_anon = status_kib(&pid, "RssAnon:");
     println!(
-        "console/20mb: on screen {:.0} ms after the key (the console shows {} ms from sending to the whole body); VmRSS before {:.1} MiB, peak (VmHWM) {:.1} MiB, 5 s later with the view open {:.1} MiB, after a small answer replaced it {:.1} MiB",
+        "console/20mb: on screen {:.0} ms after the key (the console shows {} ms from sending to the whole body); VmRSS before {:.1} MiB, peak (VmHWM) {:.1} MiB, 5 s later with the view open {:.1} MiB (anonymous {:.1}), 2 s after a small answer replaced it {:.1} MiB (anonymous {:.1})",
         took.as_secs_f64() * 1000.0,
         shown.map_or("?".into(), |v| v.to_string()),
         mib(before),
         mib(hwm),
         mib(open),
-        mib(closed)
+        mib(open_anon),
+        mib(closed),
+        mib(closed_anon)
     );
     if big_only || !idle {
         return;

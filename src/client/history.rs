@@ -202,6 +202,73 @@ impl std::fmt::Debug for History {
     }
 }
 
+/// Searches of at least this many characters may be answered by
+/// [`History::verified_ids`] (shorter phrases have few trigrams: the index is quick).
+const VERIFY_MIN_CHARS: usize = 12;
+
+/// Most candidate exchanges [`History::verified_ids`] reads before it leaves the search to
+/// the index's phrase query.
+const VERIFY_MAX_ROWS: usize = 2_000;
+
+/// Most text (bytes) [`History::verified_ids`] reads before it leaves the search to the
+/// index's phrase query.
+const VERIFY_MAX_BYTES: usize = 16 << 20;
+
+/// UTF-8 lead bytes `0xC0..=0xFF` to their first bits, as SQLite decodes them
+/// (`sqlite3Utf8Trans1`; FTS5's `FTS5_READ_UTF8`).
+const UTF8_TRANS1: [u8; 64] = [
+    0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
+    0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f,
+    0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
+    0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x00, 0x01, 0x02, 0x03, 0x00, 0x01, 0x00, 0x00,
+];
+
+/// Whether the trigram index would find the ASCII text `finder` looks for (built ASCII
+/// case-insensitive, without NUL) in `text`, an exchange's search text as stored: the
+/// characters as FTS5's trigram tokenizer reads them (`fts5TriTokenize`: UTF-8 decoded as
+/// `FTS5_READ_UTF8` does, malformed sequences included; folded by
+/// `sqlite3Fts5UnicodeFold(c, 0)`; a character folded to 0, NUL, skipped) hold it
+/// consecutively. Of the characters beyond ASCII only U+017F (ſ) and U+212A (Kelvin sign)
+/// fold into ASCII (`s`, `k`; the test `only_two_characters_beyond_ascii_fold_into_it`
+/// checks it against SQLite); any other stands for itself, which an ASCII text never
+/// matches. `folded` is scratch space.
+fn trigram_text_holds(
+    text: &[u8],
+    finder: &aho_corasick::AhoCorasick,
+    folded: &mut Vec<u8>,
+) -> bool {
+    if text.is_ascii() && memchr::memchr(0, text).is_none() {
+        return finder.is_match(text);
+    }
+    folded.clear();
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        i += 1;
+        let mut c = u32::from(b);
+        if b >= 0xc0 {
+            c = u32::from(UTF8_TRANS1[usize::from(b - 0xc0)]);
+            while i < text.len() && text[i] & 0xc0 == 0x80 {
+                c = (c << 6) + u32::from(text[i] & 0x3f);
+                i += 1;
+            }
+            if c < 0x80 || (c & 0xFFFF_F800) == 0xD800 || (c & 0xFFFF_FFFE) == 0xFFFE {
+                c = 0xFFFD;
+            }
+        }
+        match c {
+            0 => {}
+            0x17F => folded.push(b's'),
+            0x212A => folded.push(b'k'),
+            // ASCII as it is (the finder ignores ASCII case); any other character as a byte
+            // no ASCII text holds.
+            c if c < 0x80 => folded.push(c as u8),
+            _ => folded.push(0xFF),
+        }
+    }
+    finder.is_match(&folded[..])
+}
+
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS exchanges (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -721,8 +788,10 @@ impl History {
     /// `Location`, ...), request and response bodies (`paymentId`, `consentId`, ...), the
     /// source of a replay. `Signature` values are stored redacted, so never found.
     ///
-    /// A search of three or more characters uses the FTS5 trigram index `exchanges_fts`;
-    /// a shorter one scans its text (ASCII case-insensitive). A history that could not be
+    /// A search of three or more characters uses the FTS5 trigram index `exchanges_fts`
+    /// (one of [`VERIFY_MIN_CHARS`] or more ASCII characters through its last trigram and
+    /// the texts it finds, [`History::verified_ids`]: the same rows); a shorter one scans
+    /// its text (ASCII case-insensitive). A history that could not be
     /// migrated (read-only, older than [`SCHEMA_VERSION`]) is searched with `LIKE` over the
     /// same columns.
     pub fn list(&self, search: Option<&str>, limit: usize) -> rusqlite::Result<Vec<HistoryEntry>> {
@@ -782,6 +851,18 @@ impl History {
         })
     }
 
+    /// The ids [`History::list`] gives for `search` and `limit`, found through the trigram
+    /// index's phrase query alone (never [`History::verified_ids`]): the reference the
+    /// tests compare the searches with.
+    ///
+    /// Errors: SQLite's.
+    #[doc(hidden)]
+    pub fn ids_by_index(&self, search: Option<&str>, limit: usize) -> rusqlite::Result<Vec<i64>> {
+        let read = |r: &rusqlite::Row<'_>| r.get::<_, i64>(0);
+        self.search_with(search, limit, "exchanges", "exchanges.id", read, false)
+            .map(|(ids, _)| ids)
+    }
+
     /// The search of [`History::list`] selecting `columns` of `table` (`exchanges`, maybe
     /// with an `INDEXED BY`), each row read by `row`; with the SQLite virtual machine steps
     /// it took.
@@ -792,6 +873,20 @@ impl History {
         table: &str,
         columns: &str,
         row: fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<(Vec<T>, i32)> {
+        self.search_with(search, limit, table, columns, row, true)
+    }
+
+    /// [`History::search_counted`]; `verify`: a long text may be answered by
+    /// [`History::verified_ids`] (same rows, same order).
+    fn search_with<T>(
+        &self,
+        search: Option<&str>,
+        limit: usize,
+        table: &str,
+        columns: &str,
+        row: fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+        verify: bool,
     ) -> rusqlite::Result<(Vec<T>, i32)> {
         let steps = |st: &rusqlite::Statement<'_>| st.get_status(rusqlite::StatementStatus::VmStep);
         let search = search.unwrap_or("");
@@ -812,6 +907,17 @@ impl History {
                 format!("%{escaped}%"),
             )
         } else if search.chars().count() >= 3 {
+            if verify && let Some((ids, found_steps)) = self.verified_ids(search, limit)? {
+                let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+                let mut stmt = self.conn.prepare(&format!(
+                    "SELECT {columns} FROM {table} WHERE exchanges.id IN ({list})
+                     ORDER BY exchanges.id DESC"
+                ))?;
+                let rows = stmt
+                    .query_map([], row)?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                return Ok((rows, found_steps + steps(&stmt)));
+            }
             // The index answers newest first and stops at `limit`: a search that matches
             // most of a large history (the common prefix of X-Request-IDs as they are typed)
             // costs `limit` rows, not all of them.
@@ -839,6 +945,64 @@ impl History {
             .query_map(params![arg, limit], row)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok((rows, steps(&stmt)))
+    }
+
+    /// The ids of the newest `limit` exchanges whose search text holds `search`, newest
+    /// first, exactly as the trigram index's phrase query finds them, or `None` when this
+    /// way does not apply or gives up (then the phrase query answers).
+    ///
+    /// Why: the phrase query of a long text steps every one of its trigrams' lists of
+    /// exchanges (a typed X-Request-ID: 30 to 34 trigrams, each in all 10,000 exchanges of
+    /// a large history, in each of the index's segments) from the newest exchange down to
+    /// its `limit`-th match: 59–68 million instructions for the last keys of an id in the
+    /// bench's history (BENCHMARKS.md, "r13/memory"). Here the index is asked for one
+    /// trigram only (the last of `search`, what typing adds), newest first, and each
+    /// exchange it gives is checked by reading its text: about 500–520 texts for those
+    /// keys, 4–7 million instructions.
+    ///
+    /// Applies to texts of [`VERIFY_MIN_CHARS`] or more characters, all ASCII, without NUL
+    /// (the check below is exact for those); gives up after [`VERIFY_MAX_ROWS`] candidates
+    /// or [`VERIFY_MAX_BYTES`] of text (a last trigram found in many exchanges that hold
+    /// the whole text in few).
+    fn verified_ids(&self, search: &str, limit: i64) -> rusqlite::Result<Option<(Vec<i64>, i32)>> {
+        if search.len() < VERIFY_MIN_CHARS || !search.is_ascii() || search.contains('\0') {
+            return Ok(None);
+        }
+        let needle = search.to_ascii_lowercase();
+        let last = &needle[needle.len() - 3..];
+        let Ok(finder) = aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build([needle.as_bytes()])
+        else {
+            return Ok(None);
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT rowid, text FROM exchanges_fts WHERE exchanges_fts MATCH ?1
+             ORDER BY rowid DESC",
+        )?;
+        let mut found = Vec::new();
+        let (mut read, mut bytes) = (0usize, 0usize);
+        let mut folded = Vec::new();
+        {
+            let mut rows = stmt.query([format!("\"{}\"", last.replace('"', "\"\""))])?;
+            while (found.len() as i64) < limit {
+                let Some(r) = rows.next()? else { break };
+                let text = match r.get_ref(1)? {
+                    rusqlite::types::ValueRef::Text(b) | rusqlite::types::ValueRef::Blob(b) => b,
+                    _ => &[][..],
+                };
+                read += 1;
+                bytes += text.len();
+                if read > VERIFY_MAX_ROWS || bytes > VERIFY_MAX_BYTES {
+                    return Ok(None);
+                }
+                if trigram_text_holds(text, &finder, &mut folded) {
+                    found.push(r.get::<_, i64>(0)?);
+                }
+            }
+        }
+        let steps = stmt.get_status(rusqlite::StatementStatus::VmStep);
+        Ok(Some((found, steps)))
     }
 
     /// One entry.
@@ -1256,5 +1420,145 @@ mod tests {
         assert_eq!(back.params[0], ("Signature".into(), REDACTED.into()));
         assert_eq!(back.params[1], ("account-id".into(), "abc".into()));
         assert_eq!(back.request_headers[0].1, REDACTED);
+    }
+
+    /// What [`trigram_text_holds`] relies on: of the characters beyond ASCII, only U+017F
+    /// and U+212A fold into ASCII in SQLite's FTS5 (`s`, `k`), and none folds to nothing.
+    /// Each code point of the Basic Multilingual Plane and of the Deseret block (the only
+    /// one beyond it that folds) is indexed between two `|`; a phrase `|a|` finds a row only
+    /// if a character in it folds to `a`.
+    #[test]
+    fn only_two_characters_beyond_ascii_fold_into_it() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE VIRTUAL TABLE t USING fts5(x, tokenize = 'trigram')")
+            .unwrap();
+        let chars: Vec<char> = (0x80u32..0x1_0000)
+            .chain(0x1_0400..0x1_0450)
+            .filter_map(char::from_u32)
+            .collect();
+        for block in chars.chunks(512) {
+            let text: String = block.iter().map(|c| format!("|{c}|")).collect();
+            conn.execute("INSERT INTO t(x) VALUES (?1)", [text])
+                .unwrap();
+        }
+        let mut folding = Vec::new();
+        for a in (1u8..0x80).map(char::from) {
+            let q = format!("\"|{}|\"", a.to_string().replace('"', "\"\""));
+            let n: i64 = conn
+                .query_row("SELECT count(*) FROM t WHERE t MATCH ?1", [q], |r| r.get(0))
+                .unwrap();
+            if n > 0 {
+                folding.push(a);
+            }
+        }
+        // (`|` is the phrase `|||`, which only a character folded to nothing would make.)
+        assert_eq!(folding, ['K', 'S', 'k', 's']);
+        let skipped: i64 = conn
+            .query_row("SELECT count(*) FROM t WHERE t MATCH '\"|||\"'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(skipped, 0, "no character folds to nothing");
+    }
+
+    /// Issue 23: a long search (a typed X-Request-ID) is answered by reading the texts of
+    /// the exchanges one trigram finds ([`History::verified_ids`]); it gives the rows the
+    /// phrase query gives, also for texts where SQLite's reading differs from a plain
+    /// one: characters folded into ASCII (ſ, Kelvin sign), NUL (skipped), malformed UTF-8
+    /// (an overlong ſ, a lone continuation byte, a sequence too long), letters beyond
+    /// ASCII, upper case.
+    #[test]
+    fn a_long_search_read_from_the_texts_gives_the_rows_of_the_index() {
+        let h = History::in_memory().unwrap();
+        let bodies: Vec<Vec<u8>> = vec![
+            b"id 6f1c2a7e-s000-4000-8000-000000000001 end".to_vec(),
+            "id 6f1c2a7e-\u{17f}000-4000-8000-000000000002 end".into(),
+            "id 6F1C2A7E-S000-4000-8000-000000000003 end".into(),
+            b"id 6f1c2a7e-\xC0\x85\xBF000-4000-8000-000000000004 end".to_vec(),
+            b"id 6f1c2a7e-\xC5\xBF\x80000-4000-8000-000000000005 end".to_vec(),
+            b"id 6f1c2a7e-s0\x0000-4000-8000-000000000006 end".to_vec(),
+            b"id 6f1c2a7e-s0\x8000-4000-8000-000000000007 end".to_vec(),
+            "kelvin \u{212a}ey-of-the-day-0000 and key-of-the-day-0001".into(),
+            "stra\u{df}e-4000-8000-0000 \u{e9}t\u{e9} 6f1c2a7e-s000-4000".into(),
+            b"\xFF\xFE 6f1c2a7e-s000-4000-8000-00000000000 \xF8\x80\x80\x85\xBF".to_vec(),
+        ];
+        for (i, body) in bodies.iter().enumerate() {
+            h.insert(&HistoryEntry {
+                url: format!("http://x/v1/accounts/a{i}"),
+                request_headers: vec![(
+                    "X-Request-ID".into(),
+                    format!("6f1c2a7e-0000-4000-8000-{i:012}"),
+                )],
+                response_body: body.clone(),
+                ..HistoryEntry::default()
+            })
+            .unwrap();
+        }
+        let searches = [
+            "6f1c2a7e-s000-4000",
+            "6F1C2A7E-S000-4000-8000",
+            "6f1c2a7e-s000-4000-8000-000000000002",
+            "2a7e-s000-4000-8000-00000000000",
+            "e-s00-4000-8000",
+            "s0000-4000-8000",
+            "key-of-the-day",
+            "KEY-OF-THE-DAY-000",
+            "6f1c2a7e-0000-4000-8000-00000000000",
+            "4000-8000-0000",
+            "no such text here at all",
+            "\"6f1c2a7e-s0\"",
+        ];
+        for q in searches {
+            for limit in [1, 2, 500] {
+                let verified = h.verified_ids(q, limit as i64).unwrap();
+                let (ids, _) = verified.unwrap_or_else(|| panic!("{q}: not read from the texts"));
+                let expected = h.ids_by_index(Some(q), limit).unwrap();
+                assert_eq!(ids, expected, "search {q:?}, limit {limit}");
+                let listed: Vec<i64> = h
+                    .list(Some(q), limit)
+                    .unwrap()
+                    .iter()
+                    .map(|e| e.id)
+                    .collect();
+                assert_eq!(listed, expected, "list: search {q:?}, limit {limit}");
+            }
+        }
+        // The index finds the folded and NUL-split ones, not the malformed ſ.
+        assert_eq!(
+            h.ids_by_index(Some("6f1c2a7e-s000-4000"), 500).unwrap(),
+            [10, 9, 6, 4, 3, 2, 1]
+        );
+        // Short, non-ASCII or NUL texts are the index's alone.
+        assert!(h.verified_ids("6f1c2a7e-s0", 500).unwrap().is_none());
+        assert!(
+            h.verified_ids("stra\u{df}e-4000-8000", 500)
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            h.verified_ids("6f1c2a7e-s0\u{0}00-4000", 500)
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    /// The work of a long search whose text most exchanges hold stops at the limit, and
+    /// a rare one reads only the exchanges of its last trigram: counted in the candidates'
+    /// SQLite steps, not time.
+    #[test]
+    fn a_long_search_reads_the_texts_of_its_last_trigram_only() {
+        let h = shared_prefix_history(2_000);
+        let (ids, steps) = h
+            .verified_ids("6f1c2a7e-0000-4000-8000-0000", 20)
+            .unwrap()
+            .unwrap();
+        assert_eq!(ids, (1_981..=2_000).rev().collect::<Vec<i64>>());
+        assert!(steps < 200, "{steps} steps for 20 rows");
+        let (ids, steps) = h
+            .verified_ids("6f1c2a7e-0000-4000-8000-000000001234", 500)
+            .unwrap()
+            .unwrap();
+        assert_eq!(ids, [1_235]);
+        assert!(steps < 200, "{steps} steps: the exchanges holding `234`");
     }
 }

@@ -47,10 +47,10 @@ impl App {
     /// Records that `request` is being sent: the request pane shows it as sent and the
     /// response pane waits.
     pub fn begin_send(&mut self, request: PreparedRequest) {
-        self.response_pane.state = ResponseState::Sending {
+        self.response_pane.replace_state(ResponseState::Sending {
             method: request.method.clone(),
             url: request.url.clone(),
-        };
+        });
         self.request.preview = Preview::Ready {
             request: Box::new(self.displayed(request)),
             sent: true,
@@ -77,7 +77,7 @@ impl App {
             Err(e) => {
                 let e = e.to_string();
                 self.set_message(Level::Error, e.clone());
-                self.response_pane.state = ResponseState::Failed(e);
+                self.response_pane.replace_state(ResponseState::Failed(e));
                 return;
             }
         };

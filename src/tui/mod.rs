@@ -39,6 +39,7 @@ pub(crate) mod presenter;
 pub(crate) mod profiles;
 pub(crate) mod profiles_view;
 pub mod qr;
+pub mod release;
 pub mod response;
 pub(crate) mod response_links;
 mod response_pane;

@@ -8,6 +8,7 @@
 //! ([`Body`]). Drawing touches only the visible lines, and only their visible characters:
 //! colouring and search highlights included. Search matches are computed once per query.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
@@ -111,6 +112,11 @@ impl Body {
     /// Iterates over the lines.
     pub fn iter(&self) -> impl Iterator<Item = &str> {
         (0..self.len()).filter_map(|i| self.line(i))
+    }
+
+    /// Bytes held: the text's and the line index's capacity.
+    pub fn held_bytes(&self) -> usize {
+        self.text.capacity() + self.starts.capacity() * std::mem::size_of::<u32>()
     }
 }
 
@@ -400,7 +406,7 @@ impl ResponseView {
                 request,
                 exchange,
                 meta,
-                &exchange.body,
+                Cow::Borrowed(&exchange.body),
                 is_json,
                 None,
             );
@@ -417,8 +423,9 @@ impl ResponseView {
     }
 
     /// As [`ResponseView::from_exchange`], taking the exchange so that its parsed JSON is
-    /// dropped before the body is pretty-printed and its raw bytes right after: a large
-    /// body is never held three times.
+    /// dropped before the body is pretty-printed and its raw bytes right after (before the
+    /// index of the text's lines is built): a large body is never held three times, and
+    /// its received bytes go back to the system while the view is shown (issue 23).
     pub fn from_exchange_owned(
         operation: &str,
         request: &PreparedRequest,
@@ -431,7 +438,15 @@ impl ResponseView {
         };
         drop(json);
         let body = std::mem::take(&mut exchange.body);
-        Self::build_with(operation, request, &exchange, meta, &body, is_json, None)
+        Self::build_with(
+            operation,
+            request,
+            &exchange,
+            meta,
+            Cow::Owned(body),
+            is_json,
+            None,
+        )
     }
 
     fn build(
@@ -447,29 +462,35 @@ impl ResponseView {
             request,
             exchange,
             meta,
-            body,
+            Cow::Borrowed(body),
             json.is_some(),
             json,
         )
     }
 
     /// `json`: the parsed body, used only if the bytes cannot be pretty-printed directly.
+    /// An owned `body` goes to [`super::release::release`] once linted and pretty-printed.
     fn build_with(
         operation: &str,
         request: &PreparedRequest,
         exchange: &Exchange,
         meta: Meta,
-        body: &[u8],
+        body: Cow<'_, [u8]>,
         is_json: bool,
         json: Option<&serde_json::Value>,
     ) -> Self {
+        let lint = lint_of(request, exchange, &body);
         let text = if is_json {
-            pretty_json(body)
+            pretty_json(&body)
                 .or_else(|| json.and_then(|v| serde_json::to_string_pretty(v).ok()))
-                .unwrap_or_else(|| String::from_utf8_lossy(body).into_owned())
+                .unwrap_or_else(|| String::from_utf8_lossy(&body).into_owned())
         } else {
-            String::from_utf8_lossy(body).into_owned()
+            String::from_utf8_lossy(&body).into_owned()
         };
+        let body_bytes = body.len();
+        if let Cow::Owned(bytes) = body {
+            super::release::release(bytes.capacity(), bytes);
+        }
         ResponseView {
             operation: operation.to_string(),
             method: request.method.clone(),
@@ -477,7 +498,7 @@ impl ResponseView {
             status: exchange.status,
             elapsed: exchange.elapsed,
             headers: exchange.headers.clone(),
-            body_bytes: body.len(),
+            body_bytes,
             is_json,
             sca_redirect: meta.sca_redirect,
             first_account_id: meta.first_account_id,
@@ -488,12 +509,27 @@ impl ResponseView {
             transaction_status: meta.transaction_status,
             history_error: None,
             signature: None,
-            lint: lint_of(request, exchange, body),
+            lint,
             tls: Vec::new(),
             body: Body::new(text),
             filter: None,
             search: None,
         }
+    }
+
+    /// Bytes held in the view's large buffers: the body's text and line index, a filter's
+    /// result, a search's matches (what [`super::release::release`] is given when the view
+    /// closes).
+    pub fn held_bytes(&self) -> usize {
+        let filter = match self.filter.as_ref().map(|f| &f.state) {
+            Some(FilterState::Done(b)) | Some(FilterState::Failed(b)) => b.held_bytes(),
+            _ => 0,
+        };
+        let search = self
+            .search
+            .as_ref()
+            .map_or(0, |s| s.matches.capacity() * std::mem::size_of::<u32>());
+        self.body.held_bytes() + filter + search
     }
 
     /// The body as received (pretty JSON or text), unfiltered.
@@ -622,6 +658,17 @@ pub enum ResponseState {
     Done(Box<ResponseView>),
     /// No answer: the request could not be sent or the connection failed.
     Failed(String),
+}
+
+impl ResponseState {
+    /// Bytes held in the large buffers of the view shown ([`ResponseView::held_bytes`]; 0
+    /// without one).
+    pub fn held_bytes(&self) -> usize {
+        match self {
+            ResponseState::Done(v) => v.held_bytes(),
+            _ => 0,
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -770,6 +817,38 @@ mod tests {
         let s = Search::run("a", &big);
         assert_eq!(s.count(), MAX_MATCHES);
         assert!(s.position_text().ends_with('+'));
+    }
+
+    /// Issue 23: the received bytes of a large answer go to the release thread once its
+    /// view is built (they are not needed while it is shown).
+    #[test]
+    fn the_received_bytes_of_a_large_answer_go_to_the_release_thread() {
+        crate::tui::release::take_sent();
+        let body = serde_json::to_vec(&serde_json::json!({ "f": "x".repeat(2 << 20) })).unwrap();
+        let len = body.len();
+        let request = PreparedRequest {
+            operation_id: "accounts.list".into(),
+            params: Vec::new(),
+            method: "GET".into(),
+            url: "http://127.0.0.1:1/v1/accounts".into(),
+            path_and_query: "/v1/accounts".into(),
+            headers: Vec::new(),
+            body: Vec::new(),
+            inspection: Default::default(),
+            signed_for: None,
+        };
+        let exchange = Exchange {
+            status: 200,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body,
+            elapsed: Duration::from_millis(3),
+            json: None,
+        };
+        let view = ResponseView::from_exchange_owned("List accounts", &request, exchange);
+        assert!(view.body_lines().text().contains("xxx"));
+        let sent = crate::tui::release::take_sent();
+        assert_eq!(sent.len(), 1);
+        assert!(sent[0] >= len, "{sent:?} for {len} bytes");
     }
 
     #[test]

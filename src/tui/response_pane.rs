@@ -77,8 +77,16 @@ impl ResponsePane {
 
     /// Shows `state` from display line `top` (scroll, boxes and link chooser as they are).
     pub(crate) fn show(&mut self, state: ResponseState, top: usize) {
-        self.state = state;
+        self.replace_state(state);
         self.scroll = top;
+    }
+
+    /// Replaces the response shown by `state` (scroll as it is); the view it replaces is
+    /// dropped through [`super::release::release`], so a large answer's memory goes back to
+    /// the system once its view closed (issue 23).
+    pub(crate) fn replace_state(&mut self, state: ResponseState) {
+        let old = std::mem::replace(&mut self.state, state);
+        super::release::release(old.held_bytes(), old);
     }
 
     /// Clears the pane's own state before an answer arrives: scrolled to the top, no box
@@ -251,10 +259,11 @@ impl ResponsePane {
             return Effect::None;
         };
         let input = v.body.text.clone();
-        v.filter = Some(Box::new(Filtered {
+        let old = v.filter.replace(Box::new(Filtered {
             expr: expr.clone(),
             state: FilterState::Running,
         }));
+        release_filter(old);
         v.search = None;
         ctx.say(Level::Info, format!("Filtering with {expr} …"));
         Effect::Run(Action::RunFilter(FilterJob { expr, input }))
@@ -300,8 +309,9 @@ impl ResponsePane {
 
     fn clear_filter(&mut self) {
         if let Some(v) = self.view_mut()
-            && v.filter.take().is_some()
+            && let Some(old) = v.filter.take()
         {
+            release_filter(Some(old));
             v.search = None;
             self.scroll = 0;
             self.hscroll = 0;
@@ -753,6 +763,16 @@ fn byte_at(s: &str, char_index: usize) -> usize {
         .unwrap_or(s.len())
 }
 
+/// Drops a jq filter's result through [`super::release::release`] (a filter of a large
+/// answer can hold as much as the answer).
+fn release_filter(filter: Option<Box<Filtered>>) {
+    let bytes = match filter.as_ref().map(|f| &f.state) {
+        Some(FilterState::Done(b)) | Some(FilterState::Failed(b)) => b.held_bytes(),
+        _ => 0,
+    };
+    super::release::release(bytes, filter);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -763,6 +783,14 @@ mod tests {
 
     /// A pane showing `body` as the answer to "List accounts".
     fn pane_with(body: serde_json::Value) -> ResponsePane {
+        let mut pane = ResponsePane::default();
+        pane.show(ResponseState::Done(Box::new(view_of(body))), 0);
+        pane.viewport.set(4);
+        pane
+    }
+
+    /// The view of `body` as the answer to "List accounts".
+    fn view_of(body: serde_json::Value) -> ResponseView {
         let bytes = serde_json::to_vec(&body).expect("json");
         let request = PreparedRequest {
             operation_id: "accounts.list".into(),
@@ -782,11 +810,83 @@ mod tests {
             elapsed: std::time::Duration::from_millis(3),
             json: Some(body),
         };
-        let view = ResponseView::from_exchange("List accounts", &request, &exchange);
-        let mut pane = ResponsePane::default();
-        pane.show(ResponseState::Done(Box::new(view)), 0);
-        pane.viewport.set(4);
-        pane
+        ResponseView::from_exchange("List accounts", &request, &exchange)
+    }
+
+    /// A body whose view holds about 2 MiB.
+    fn large_body() -> serde_json::Value {
+        serde_json::json!({ "filler": "x".repeat(2 << 20) })
+    }
+
+    /// Issue 23: a large answer's memory went back to the system only when mimalloc
+    /// happened to collect (RSS 94–95 MiB after a small answer replaced the 20 MB view). The
+    /// view a send, a failure, another answer or a profile switch replaces goes to the
+    /// release thread ([`crate::tui::release`]), which drops it and ends after the purge
+    /// delay; a small one is dropped where it is.
+    #[test]
+    fn a_large_view_goes_to_the_release_thread_when_the_pane_shows_something_else() {
+        crate::tui::release::take_sent();
+        let mut pane = pane_with(large_body());
+        let held = pane.state.held_bytes();
+        assert!(held >= 2 << 20, "the view holds its text: {held}");
+        pane.replace_state(ResponseState::Sending {
+            method: "GET".into(),
+            url: "http://127.0.0.1:1/v1/card-accounts".into(),
+        });
+        assert_eq!(crate::tui::release::take_sent(), vec![held]);
+
+        // A small view, then the states without a view: nothing sent.
+        pane.show(
+            ResponseState::Done(Box::new(view_of(serde_json::json!({"a": 1})))),
+            0,
+        );
+        pane.replace_state(ResponseState::Failed("refused".into()));
+        pane.show(ResponseState::Empty, 0);
+        assert!(crate::tui::release::take_sent().is_empty());
+
+        // Another answer replacing a large one, and a large jq result cleared.
+        pane.show(ResponseState::Done(Box::new(view_of(large_body()))), 0);
+        pane.show(
+            ResponseState::Done(Box::new(view_of(serde_json::json!({"a": 1})))),
+            0,
+        );
+        assert_eq!(crate::tui::release::take_sent().len(), 1);
+        if let ResponseState::Done(v) = &mut pane.state {
+            v.filter = Some(Box::new(Filtered {
+                expr: ".".into(),
+                state: FilterState::Done(Body::new("y".repeat(2 << 20))),
+            }));
+        }
+        pane.clear_filter();
+        assert_eq!(crate::tui::release::take_sent().len(), 1);
+    }
+
+    /// The same through the console's own steps: the send that follows a large answer
+    /// ([`crate::tui::App::begin_send`]) sends the large view to the release thread.
+    #[test]
+    fn a_send_after_a_large_answer_sends_its_view_to_the_release_thread() {
+        crate::tui::release::take_sent();
+        let mut app = crate::tui::App::new(StatusInfo::default());
+        app.finish_send(Ok(view_of(large_body())));
+        assert!(
+            crate::tui::release::take_sent().is_empty(),
+            "shown, not sent"
+        );
+        let request = PreparedRequest {
+            operation_id: "cards.list".into(),
+            params: Vec::new(),
+            method: "GET".into(),
+            url: "http://127.0.0.1:1/v1/card-accounts".into(),
+            path_and_query: "/v1/card-accounts".into(),
+            headers: Vec::new(),
+            body: Vec::new(),
+            inspection: Default::default(),
+            signed_for: None,
+        };
+        app.begin_send(request);
+        let sent = crate::tui::release::take_sent();
+        assert_eq!(sent.len(), 1);
+        assert!(sent[0] >= 2 << 20);
     }
 
     /// Runs `f` with a context over default console state.
