@@ -20,8 +20,7 @@
 //!   (one read, as the runner does for keys typed while a read is under way), and the
 //!   verdicts against issue 23's targets. Then `history-tmux` (also alone by that name): the
 //!   real binary in tmux with that history copied into its home, `3`, `/` and the id typed
-//!   key by key, polled with `tmux capture-pane` every 1 ms (`PSD2_CONSOLE_BENCH_BIN` runs
-//!   another build of the binary, e.g. the one before a change).
+//!   key by key, polled with `tmux capture-pane` every 1 ms.
 //! - `compare` (only when named): psd2-console, slumber, ATAC and posting side by side, each
 //!   in tmux 200×50 with a request collection this bench writes for it (`slumber.yml`,
 //!   ATAC's JSON collection, posting's `*.posting.yaml`) aimed at the same loopback server:
@@ -33,7 +32,9 @@
 //!   saying so.
 //!
 //! `cargo bench --bench console` runs all but `compare`; `cargo bench --bench console --
-//! 20mb idle` runs those. Needs tmux for all but `history`.
+//! 20mb idle` runs those. Needs tmux for all but `history`. `PSD2_CONSOLE_BENCH_BIN` runs
+//! another build of the binary in `start`, `20mb`, `idle` and `history-tmux` (e.g. the one
+//! before a change); `start` also prints each start's figures.
 
 // Tests and benches may unwrap: a panic is their failure report (Cargo.toml [lints]).
 #![allow(clippy::unwrap_used)]
@@ -83,6 +84,12 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
+/// The console binary the benches run: this build's, or `PSD2_CONSOLE_BENCH_BIN` (another
+/// build, e.g. the one before a change).
+fn bench_bin() -> String {
+    std::env::var("PSD2_CONSOLE_BENCH_BIN").unwrap_or_else(|_| BIN.to_string())
+}
+
 /// A tmux server of its own with one 200×50 session running the console.
 struct Tmux {
     socket: String,
@@ -94,7 +101,7 @@ impl Tmux {
             "exec env PSD2_CONSOLE_FREE_PORTS=1 PSD2_CONSOLE_HOME={} PSD2_CONSOLE_TRACE_FIRST_FRAME={} {} {args}",
             quote(&home.display().to_string()),
             quote(&trace.display().to_string()),
-            quote(BIN)
+            quote(&bench_bin())
         ))
     }
 
@@ -206,6 +213,12 @@ fn bench_start() {
             rss.push(mib(status_kib(&pid, "VmRSS:")));
             anon.push(mib(status_kib(&pid, "RssAnon:")));
             file.push(mib(status_kib(&pid, "RssFile:")));
+            println!(
+                "console/start: run {i}: first frame {ms:.1} ms, VmRSS {:.1} MiB (anonymous {:.1}, file {:.1})",
+                rss[rss.len() - 1],
+                anon[anon.len() - 1],
+                file[file.len() - 1]
+            );
         }
         drop(t);
         std::thread::sleep(Duration::from_millis(200));
@@ -213,6 +226,7 @@ fn bench_start() {
     if times.is_empty() {
         return;
     }
+    println!("console/start: binary {}", bench_bin());
     let (a, b, c) = stats(&mut times);
     println!(
         "console/start: first frame {a:.1} / {b:.1} / {c:.1} ms (min / median / max of {} warm starts, tmux's own start included)",
@@ -666,7 +680,7 @@ fn history_child(path: &Path) {
 /// end. The screen is polled with `tmux capture-pane` every 1 ms (each capture itself takes
 /// a few ms: the figures are that coarse).
 fn bench_history_tmux(path: &Path) {
-    let bin = std::env::var("PSD2_CONSOLE_BENCH_BIN").unwrap_or_else(|_| BIN.to_string());
+    let bin = bench_bin();
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     std::fs::create_dir_all(home.join("data")).unwrap();
@@ -833,7 +847,7 @@ impl Tool {
     /// The executable: `PSD2_CONSOLE_BENCH_<NAME>` or the first match on `PATH`.
     fn locate(self) -> Result<PathBuf, String> {
         if self == Tool::Console {
-            return Ok(PathBuf::from(BIN));
+            return Ok(PathBuf::from(bench_bin()));
         }
         let var = format!("PSD2_CONSOLE_BENCH_{}", self.name().to_uppercase());
         if let Some(p) = std::env::var_os(&var) {
