@@ -3,8 +3,8 @@
 //!
 //! - `start`: start to first frame (the console writes the instant of its first frame to
 //!   `PSD2_CONSOLE_TRACE_FIRST_FRAME`) and the resident memory one second later (`VmRSS`,
-//!   split into anonymous and file pages), 10 warm starts on the built-in embedded profile
-//!   in tmux 200×50.
+//!   split into anonymous and file pages, and the minor page faults so far), 10 warm starts
+//!   on the built-in embedded profile in tmux 200×50.
 //! - `20mb`: a loopback server in this process answers `GET /v1/accounts` with a 20 MB
 //!   transaction report (65,000 transactions, compact JSON); the console sends it on a
 //!   profile that targets the server. Printed: key press to the answer on screen (polled
@@ -68,6 +68,18 @@ fn status_kib(pid: &str, field: &str) -> u64 {
         .lines()
         .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Minor page faults of process `pid` so far (`/proc/<pid>/stat`, the 10th field): pages
+/// mapped in, from the page cache or zeroed, a count that does not depend on the load.
+fn minor_faults(pid: &str) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // After the command's name in parentheses: state, ppid, pgrp, session, tty_nr, tpgid,
+    // flags, minflt.
+    stat.rsplit_once(") ")
+        .and_then(|(_, rest)| rest.split_whitespace().nth(7))
+        .and_then(|v| v.parse().ok())
         .unwrap_or(0)
 }
 
@@ -197,6 +209,7 @@ fn bench_start() {
     let trace = home.path().join("first-frame");
     let mut times = Vec::new();
     let (mut rss, mut anon, mut file) = (Vec::new(), Vec::new(), Vec::new());
+    let mut faults = Vec::new();
     for i in 0..11 {
         let _ = std::fs::remove_file(&trace);
         let start = epoch_ns();
@@ -213,11 +226,13 @@ fn bench_start() {
             rss.push(mib(status_kib(&pid, "VmRSS:")));
             anon.push(mib(status_kib(&pid, "RssAnon:")));
             file.push(mib(status_kib(&pid, "RssFile:")));
+            faults.push(minor_faults(&pid) as f64);
             println!(
-                "console/start: run {i}: first frame {ms:.1} ms, VmRSS {:.1} MiB (anonymous {:.1}, file {:.1})",
+                "console/start: run {i}: first frame {ms:.1} ms, VmRSS {:.1} MiB (anonymous {:.1}, file {:.1}), {} minor page faults",
                 rss[rss.len() - 1],
                 anon[anon.len() - 1],
-                file[file.len() - 1]
+                file[file.len() - 1],
+                faults[faults.len() - 1]
             );
         }
         drop(t);
@@ -237,6 +252,10 @@ fn bench_start() {
     let (_, fi, _) = stats(&mut file);
     println!(
         "console/start: VmRSS 1 s after the first frame {a:.1} / {b:.1} / {c:.1} MiB (median: anonymous {an:.1}, file {fi:.1})"
+    );
+    let (a, b, c) = stats(&mut faults);
+    println!(
+        "console/start: minor page faults to 1 s after the first frame {a:.0} / {b:.0} / {c:.0}"
     );
 }
 
