@@ -7,6 +7,13 @@
 #
 #   benches/start_order.sh            # trace target/release/psd2-console, write the list
 #   benches/start_order.sh --check    # how many names of the list the binary still has
+#   benches/start_order.sh --add      # trace, and add the names the list does not have yet
+#
+# `cargo build --release` and `cargo bench` build some dependencies with other features
+# (dev-dependencies unify theirs), which gives those crates, and the crates above them up
+# to this package, other symbol hashes: the list carries the names of both builds, the
+# first written from one, `--add` run on the other (the names of the build at hand are the
+# ones lld finds; the others are skipped).
 #
 # Needs a release build (`cargo build --release --bin psd2-console`), valgrind (callgrind,
 # callgrind_control), tmux and nm. Steps: a fresh home (PSD2_CONSOLE_HOME, a new temporary
@@ -60,7 +67,7 @@ trap cleanup EXIT
 start() { # $1: command prefix (empty or valgrind ...)
     rm -f "$trace"
     tm new-session -d -s s -x 200 -y 50 \
-        "exec env PSD2_CONSOLE_FREE_PORTS=1 PSD2_CONSOLE_HOME='$home' PSD2_CONSOLE_TRACE_FIRST_FRAME='$trace' $1 '$PWD/$bin'"
+        "exec env PSD2_CONSOLE_FREE_PORTS=1 PSD2_CONSOLE_HOME='$home' PSD2_CONSOLE_TRACE_FIRST_FRAME='$trace' $1 '$(realpath "$bin")'"
     for _ in $(seq 1 1200); do
         if [ -s "$trace" ]; then return 0; fi
         sleep 0.1
@@ -121,8 +128,9 @@ nm -n --defined-only "$bin" | awk '{print $3}' >"$out/by-address"
 in_order() { awk 'NR == FNR { want[$0] = 1; next } ($0 in want) && !seen[$0]++' "$1" "$out/by-address"; }
 mkdir -p build
 {
+    if [ "${1:-}" = "--add" ]; then cat "$list"; fi
     in_order "$out/part1"
     in_order "$out/part2"
-} >"$list.tmp"
+} | awk '!seen[$0]++' >"$list.tmp"
 mv "$list.tmp" "$list"
 echo "$list: $(wc -l <"$out/part1") functions to the first frame, $(wc -l <"$out/part2") more while the sandbox starts; $(wc -l <"$list") names written"
