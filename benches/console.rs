@@ -3,8 +3,8 @@
 //!
 //! - `start`: start to first frame (the console writes the instant of its first frame to
 //!   `PSD2_CONSOLE_TRACE_FIRST_FRAME`) and the resident memory one second later (`VmRSS`,
-//!   split into anonymous and file pages), 10 warm starts on the built-in embedded profile
-//!   in tmux 200×50.
+//!   split into anonymous and file pages, and the minor page faults so far), 10 warm starts
+//!   on the built-in embedded profile in tmux 200×50.
 //! - `20mb`: a loopback server in this process answers `GET /v1/accounts` with a 20 MB
 //!   transaction report (65,000 transactions, compact JSON); the console sends it on a
 //!   profile that targets the server. Printed: key press to the answer on screen (polled
@@ -21,8 +21,7 @@
 //!   (one read, as the runner does for keys typed while a read is under way), and the
 //!   verdicts against issue 23's targets. Then `history-tmux` (also alone by that name): the
 //!   real binary in tmux with that history copied into its home, `3`, `/` and the id typed
-//!   key by key, polled with `tmux capture-pane` every 1 ms (`PSD2_CONSOLE_BENCH_BIN` runs
-//!   another build of the binary, e.g. the one before a change).
+//!   key by key, polled with `tmux capture-pane` every 1 ms.
 //! - `compare` (only when named): psd2-console, slumber, ATAC and posting side by side, each
 //!   in tmux 200×50 with a request collection this bench writes for it (`slumber.yml`,
 //!   ATAC's JSON collection, posting's `*.posting.yaml`) aimed at the same loopback server:
@@ -34,7 +33,9 @@
 //!   saying so.
 //!
 //! `cargo bench --bench console` runs all but `compare`; `cargo bench --bench console --
-//! 20mb idle` runs those. Needs tmux for all but `history`.
+//! 20mb idle` runs those. Needs tmux for all but `history`. `PSD2_CONSOLE_BENCH_BIN` runs
+//! another build of the binary in `start`, `20mb`, `idle` and `history-tmux` (e.g. the one
+//! before a change); `start` also prints each start's figures.
 
 // Tests and benches may unwrap: a panic is their failure report (Cargo.toml [lints]).
 #![allow(clippy::unwrap_used)]
@@ -71,6 +72,18 @@ fn status_kib(pid: &str, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// Minor page faults of process `pid` so far (`/proc/<pid>/stat`, the 10th field): pages
+/// mapped in, from the page cache or zeroed, a count that does not depend on the load.
+fn minor_faults(pid: &str) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // After the command's name in parentheses: state, ppid, pgrp, session, tty_nr, tpgid,
+    // flags, minflt.
+    stat.rsplit_once(") ")
+        .and_then(|(_, rest)| rest.split_whitespace().nth(7))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
@@ -84,6 +97,12 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
+/// The console binary the benches run: this build's, or `PSD2_CONSOLE_BENCH_BIN` (another
+/// build, e.g. the one before a change).
+fn bench_bin() -> String {
+    std::env::var("PSD2_CONSOLE_BENCH_BIN").unwrap_or_else(|_| BIN.to_string())
+}
+
 /// A tmux server of its own with one 200×50 session running the console.
 struct Tmux {
     socket: String,
@@ -95,7 +114,7 @@ impl Tmux {
             "exec env PSD2_CONSOLE_FREE_PORTS=1 PSD2_CONSOLE_HOME={} PSD2_CONSOLE_TRACE_FIRST_FRAME={} {} {args}",
             quote(&home.display().to_string()),
             quote(&trace.display().to_string()),
-            quote(BIN)
+            quote(&bench_bin())
         ))
     }
 
@@ -202,6 +221,7 @@ fn bench_start() {
     let trace = home.path().join("first-frame");
     let mut times = Vec::new();
     let (mut rss, mut anon, mut file) = (Vec::new(), Vec::new(), Vec::new());
+    let mut faults = Vec::new();
     for i in 0..11 {
         let _ = std::fs::remove_file(&trace);
         let start = epoch_ns();
@@ -218,6 +238,14 @@ fn bench_start() {
             rss.push(mib(status_kib(&pid, "VmRSS:")));
             anon.push(mib(status_kib(&pid, "RssAnon:")));
             file.push(mib(status_kib(&pid, "RssFile:")));
+            faults.push(minor_faults(&pid) as f64);
+            println!(
+                "console/start: run {i}: first frame {ms:.1} ms, VmRSS {:.1} MiB (anonymous {:.1}, file {:.1}), {} minor page faults",
+                rss[rss.len() - 1],
+                anon[anon.len() - 1],
+                file[file.len() - 1],
+                faults[faults.len() - 1]
+            );
         }
         drop(t);
         std::thread::sleep(Duration::from_millis(200));
@@ -225,6 +253,7 @@ fn bench_start() {
     if times.is_empty() {
         return;
     }
+    println!("console/start: binary {}", bench_bin());
     let (a, b, c) = stats(&mut times);
     println!(
         "console/start: first frame {a:.1} / {b:.1} / {c:.1} ms (min / median / max of {} warm starts, tmux's own start included)",
@@ -235,6 +264,10 @@ fn bench_start() {
     let (_, fi, _) = stats(&mut file);
     println!(
         "console/start: VmRSS 1 s after the first frame {a:.1} / {b:.1} / {c:.1} MiB (median: anonymous {an:.1}, file {fi:.1})"
+    );
+    let (a, b, c) = stats(&mut faults);
+    println!(
+        "console/start: minor page faults to 1 s after the first frame {a:.0} / {b:.0} / {c:.0}"
     );
 }
 
@@ -683,7 +716,7 @@ fn history_child(path: &Path) {
 /// end. The screen is polled with `tmux capture-pane` every 1 ms (each capture itself takes
 /// a few ms: the figures are that coarse).
 fn bench_history_tmux(path: &Path) {
-    let bin = std::env::var("PSD2_CONSOLE_BENCH_BIN").unwrap_or_else(|_| BIN.to_string());
+    let bin = bench_bin();
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     std::fs::create_dir_all(home.join("data")).unwrap();
@@ -850,7 +883,7 @@ impl Tool {
     /// The executable: `PSD2_CONSOLE_BENCH_<NAME>` or the first match on `PATH`.
     fn locate(self) -> Result<PathBuf, String> {
         if self == Tool::Console {
-            return Ok(PathBuf::from(BIN));
+            return Ok(PathBuf::from(bench_bin()));
         }
         let var = format!("PSD2_CONSOLE_BENCH_{}", self.name().to_uppercase());
         if let Some(p) = std::env::var_os(&var) {

@@ -27,6 +27,7 @@ mod history_export;
 mod history_search;
 mod instances;
 mod lessons;
+mod link_layout;
 mod lint;
 mod main_flow;
 mod pg_store;
