@@ -1411,12 +1411,23 @@ struct Row {
     near: Option<[WrkFigures; 2]>,
 }
 
-/// Pairs each read with the floor's runs beside it: `floors[i]` ran just before read `i`,
-/// `after` just after the last read.
-fn pair_floors(rows: &mut [Row], floors: &[WrkFigures], after: WrkFigures) {
+/// Pairs each read with the floor's runs beside it: `floors[i]` (its path, its figures)
+/// ran just before read `i`, `after` (on `/v1/accounts`) just after the last read. A read
+/// whose next floor run served another path (the TLS mode's 100 KB floor beside a plain
+/// page) gets its run before twice.
+fn pair_floors(rows: &mut [Row], floors: &[(&str, WrkFigures)], after: WrkFigures) {
     for (i, row) in rows.iter_mut().enumerate() {
-        let next = floors.get(i + 1).copied().unwrap_or(after);
-        row.near = floors.get(i).map(|&before| [before, next]);
+        let next = floors
+            .get(i + 1)
+            .copied()
+            .unwrap_or(("/v1/accounts", after));
+        row.near = floors.get(i).map(|&(path, before)| {
+            if next.0 == path {
+                [before, next.1]
+            } else {
+                [before, before]
+            }
+        });
     }
 }
 
@@ -1428,15 +1439,32 @@ fn floor_beside<'a>(
     what: &str,
     read: &str,
 ) -> WrkFigures {
+    floor_beside_on(servers, "/v1/accounts", load, secs, what, read)
+}
+
+/// [`floor_beside`] on `path` (`/v1/accounts`, the 2 KB body, or [`BIG_PATH`]).
+fn floor_beside_on<'a>(
+    servers: &BaselineServers,
+    path: &str,
+    load: &dyn Fn(&str) -> Load<'a>,
+    secs: u64,
+    what: &str,
+    read: &str,
+) -> WrkFigures {
     let (f, text) = wrk_cpu(
-        &format!("{}/v1/accounts", servers.floor.base),
-        load("/v1/accounts"),
+        &format!("{}{path}", servers.floor.base),
+        load(path),
         secs,
         None,
         servers.floor.child.id(),
     );
+    let body = if path == BIG_PATH {
+        "the 100 KB page"
+    } else {
+        "2 KB body"
+    };
     println!(
-        "== {what}: RSA floor, 2 KB body, just before {read}, wrk -t1 -c{CONNECTIONS} -d{secs}s\n{text}"
+        "== {what}: RSA floor, {body}, just before {read}, wrk -t1 -c{CONNECTIONS} -d{secs}s\n{text}"
     );
     f
 }
@@ -1486,7 +1514,9 @@ fn print_reads_table(title: &str, b: &Baselines, rows: &[Row], target: f64, tls:
             f[1].per_sec,
             pct(fb / ab)
         );
-        if fb < BIG_TARGET * ab {
+        // The 100 KB target is plain HTTP's; over TLS the pages are judged against the TLS
+        // floor serving the same page.
+        if !tls && fb < BIG_TARGET * ab {
             println!(
                 "PHYSICAL LIMIT: the 100 KB RSA floor itself reaches only {} of the 100 KB bare axum (< {}): no verifying server can meet the 100 KB target on this machine in this run",
                 pct(fb / ab),
@@ -1528,6 +1558,13 @@ fn print_reads_table(title: &str, b: &Baselines, rows: &[Row], target: f64, tls:
             };
             (mean(&n), cpu, n)
         });
+        let is_big = r.coding.is_none() && r.size >= BIG_ROW_BYTES;
+        // Over TLS a plain 100 KB page's floor is the TLS floor serving that page (its runs
+        // beside the read serve it too, see `scenario_tls`).
+        let floor = match big {
+            Some((_, fb, _, _)) if tls && is_big => fb,
+            _ => floor,
+        };
         let of_baselines = r.f.per_sec / floor;
         let of_floor = near.map_or(of_baselines, |(nf, _, _)| r.f.per_sec / nf);
         let beside = near.map_or("–".to_string(), |(nf, _, n)| {
@@ -1556,11 +1593,12 @@ fn print_reads_table(title: &str, b: &Baselines, rows: &[Row], target: f64, tls:
         } else {
             format!("MISS ({})", miss.join(", "))
         });
-        let is_big = r.coding.is_none() && r.size >= BIG_ROW_BYTES;
         let (of_fb, of_ab) = match big {
             Some((ab, fb, _, _)) if is_big => {
                 let of_ab = r.f.per_sec / ab;
-                verdict.push(if of_ab >= BIG_TARGET {
+                verdict.push(if tls {
+                    String::new()
+                } else if of_ab >= BIG_TARGET {
                     "100 KB: PASS".to_string()
                 } else {
                     format!(
@@ -1569,6 +1607,7 @@ fn print_reads_table(title: &str, b: &Baselines, rows: &[Row], target: f64, tls:
                         pct(BIG_TARGET)
                     )
                 });
+                verdict.retain(|v| !v.is_empty());
                 (pct(r.f.per_sec / fb), pct(of_ab))
             }
             _ => ("–".to_string(), "–".to_string()),
@@ -1678,7 +1717,10 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
     let mut replayed = Vec::new();
     let mut floors = Vec::new();
     for (read, (plain, wire, coding)) in reads.iter().zip(&probes) {
-        floors.push(floor_beside(&servers, &fixed, secs, "replayed", read.label));
+        floors.push((
+            "/v1/accounts",
+            floor_beside(&servers, &fixed, secs, "replayed", read.label),
+        ));
         let hs = read_headers(creds, &s.psu_id, &read.path, read.coding());
         let (f, text) = wrk_cpu(
             &format!("{}{}", server.base, read.path),
@@ -1753,8 +1795,9 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
         });
         let signing = set.started.elapsed();
         // After the signing (which loads the machine), right before the read.
-        floors.push(floor_beside(
-            &servers, &cycling, usecs, "unique", read.label,
+        floors.push((
+            "/v1/accounts",
+            floor_beside(&servers, &cycling, usecs, "unique", read.label),
         ));
         let (f, text) = wrk_cpu(
             &format!("{}{}", server.base, read.path),
@@ -2248,7 +2291,9 @@ fn cpu_split_secs(pid: u32) -> (f64, f64) {
 /// request per read replayed, keep-alive so handshakes are amortised), wrk over https;
 /// beside an RSA floor and a bare axum served with the same rustls configuration (built by
 /// [`ServerTls::acceptor`] from the same CA) on the sandbox's server loop. Target: at least
-/// 85 % of the TLS floor.
+/// 85 % of the TLS floor: for the plain 100 KB pages the TLS floor serving that page (and its
+/// bare axum beside it), for every other read the TLS floor's 2 KB answer; each read against
+/// the floor's runs just before and after it ([`Row::near`]).
 fn scenario_tls(rt: &tokio::runtime::Runtime, creds: &Credentials) {
     let secs = reads_secs();
     let home = tempfile::tempdir().unwrap();
@@ -2270,20 +2315,41 @@ fn scenario_tls(rt: &tokio::runtime::Runtime, creds: &Credentials) {
     let (s, reads) = ais_reads(rt, &http, &browser, creds, &server.base);
     let cert = home.path().join("tpp.pem");
     std::fs::write(&cert, creds.certificate.to_pem()).unwrap();
+    // The 100 KB pages are judged against the TLS floor serving the same page (issue 23:
+    // "an RSA floor served over the same TLS configuration"); before session 14 they were
+    // compared with the 2 KB floor and read 26-38 %.
+    let page = reads
+        .iter()
+        .find(|r| r.label == "transactions, plain")
+        .unwrap();
+    let big_body = home.path().join("page.json");
+    std::fs::write(
+        &big_body,
+        probe(rt, &http, creds, &server.base, &s.psu_id, page).0,
+    )
+    .unwrap();
     let servers = BaselineServers {
         axum: start_baseline(&BaselineSpec {
             tls_data: Some(&data),
+            big_body: Some(&big_body),
             ..Default::default()
         }),
         floor: start_baseline(&BaselineSpec {
             floor_cert: Some(&cert),
             tls_data: Some(&data),
-            ..Default::default()
+            big_body: Some(&big_body),
         }),
-        big: false,
+        big: true,
     };
     let baseline_headers = read_headers(creds, &s.psu_id, "/v1/accounts", None);
-    let fixed = |_: &str| Load::Fixed(&baseline_headers);
+    let big_headers = read_headers(creds, &s.psu_id, BIG_PATH, None);
+    let fixed = |path: &str| {
+        Load::Fixed(if path == BIG_PATH {
+            &big_headers
+        } else {
+            &baseline_headers
+        })
+    };
     let mut b = Baselines::default();
     measure_baselines(&servers, &fixed, secs, 0, &mut b, "TLS");
     let mut rows = Vec::new();
@@ -2291,7 +2357,13 @@ fn scenario_tls(rt: &tokio::runtime::Runtime, creds: &Credentials) {
     for read in &reads {
         let (plain, wire, coding) = probe(rt, &http, creds, &server.base, &s.psu_id, read);
         let hs = read_headers(creds, &s.psu_id, &read.path, read.coding());
-        floors.push(floor_beside(&servers, &fixed, secs, "TLS", read.label));
+        // A plain 100 KB page beside the floor serving that page.
+        let big = read.coding().is_none() && plain.len() >= BIG_ROW_BYTES;
+        let path = if big { BIG_PATH } else { "/v1/accounts" };
+        floors.push((
+            path,
+            floor_beside_on(&servers, path, &fixed, secs, "TLS", read.label),
+        ));
         let (f, text) = wrk_cpu(
             &format!("{}{}", server.base, read.path),
             Load::Fixed(&hs),
@@ -2402,12 +2474,29 @@ fn selfcheck(creds: &Credentials) {
             near: None,
         })
         .collect();
-    pair_floors(&mut rows, &[rate(1.0), rate(2.0), rate(3.0)], rate(4.0));
+    let on = |path, per_sec| (path, rate(per_sec));
+    let accounts = "/v1/accounts";
+    pair_floors(
+        &mut rows,
+        &[on(accounts, 1.0), on(accounts, 2.0), on(accounts, 3.0)],
+        rate(4.0),
+    );
     let paired: Vec<[f64; 2]> = rows
         .iter()
         .map(|r| r.near.unwrap().map(|f| f.per_sec))
         .collect();
     assert_eq!(paired, [[1.0, 2.0], [2.0, 3.0], [3.0, 4.0]]);
+    // A 100 KB floor run beside a plain page is not paired with a 2 KB one.
+    pair_floors(
+        &mut rows,
+        &[on(accounts, 1.0), on(BIG_PATH, 2.0), on(BIG_PATH, 3.0)],
+        rate(4.0),
+    );
+    let paired: Vec<[f64; 2]> = rows
+        .iter()
+        .map(|r| r.near.unwrap().map(|f| f.per_sec))
+        .collect();
+    assert_eq!(paired, [[1.0, 1.0], [2.0, 3.0], [3.0, 3.0]]);
     println!(
         "selfcheck: the floor verifies plain and RFC 2047 Signatures and refuses a changed header; wrk output parsed; pre-signed ids unique ({} bytes per pre-signed payment request); reads paired with the floor runs beside them",
         raw.len() / 50
