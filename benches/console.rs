@@ -18,8 +18,10 @@
 //!   `target/bench-history-10k/`); a fresh process (its own peak memory) opens the History
 //!   screen and searches an X-Request-ID key by key, each key followed by what the runner
 //!   does (read the history for the query, draw a 200×60 frame); then the whole id at once
-//!   (one read, as the runner does for keys typed while a read is under way), and the
-//!   verdicts against issue 23's targets. Then `history-tmux` (also alone by that name): the
+//!   (one read, as the runner does for keys typed while a read is under way), then
+//!   [`OTHER_SEARCHES`] typed key by key the same way, and the verdicts against issue 23's
+//!   targets; last, each key's read alone of every search (least of 5 runs, with the path
+//!   the search took and the texts it read: `History::last_search_work`). Then `history-tmux` (also alone by that name): the
 //!   real binary in tmux with that history copied into its home, `3`, `/` and the id typed
 //!   key by key, polled with `tmux capture-pane` every 1 ms.
 //! - `compare` (only when named): psd2-console, slumber, ATAC and posting side by side, each
