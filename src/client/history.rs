@@ -211,9 +211,9 @@ pub enum SearchPath {
     Scan,
     /// The trigram index's phrase query.
     Phrase,
-    /// The texts of the last trigram's exchanges checked ([`History::verified_ids`]).
+    /// The texts of the last trigram's exchanges checked (`History::verified_ids`).
     Verified,
-    /// The texts of a rare trigram's exchanges checked ([`History::verified_ids`]).
+    /// The texts of a rare trigram's exchanges checked (`History::verified_ids`).
     RareTrigram,
     /// [`SearchPath::Verified`] tried, given up, then the phrase query: both paid.
     VerifiedThenPhrase,
