@@ -194,6 +194,47 @@ pub struct History {
     /// The schema version in force (`PRAGMA user_version`, [`SCHEMA_VERSION`] once
     /// migrated); a history opened read-only by [`History::open_existing`] may stay older.
     version: i64,
+    /// What the last search did ([`History::last_search_work`]).
+    work: std::cell::Cell<SearchWork>,
+}
+
+/// How a search of [`History::list`] was answered ([`SearchWork::path`]).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SearchPath {
+    /// No search text: the newest rows.
+    #[default]
+    All,
+    /// A history that could not be migrated: `LIKE` over the columns.
+    Like,
+    /// One or two characters: the texts scanned newest first.
+    Scan,
+    /// The trigram index's phrase query.
+    Phrase,
+    /// The texts of the last trigram's exchanges checked (`History::verified_ids`).
+    Verified,
+    /// The texts of a rare trigram's exchanges checked (`History::verified_ids`).
+    RareTrigram,
+    /// [`SearchPath::Verified`] tried, given up, then the phrase query: both paid.
+    VerifiedThenPhrase,
+}
+
+/// The work of the last search ([`History::last_search_work`]), counted, not timed: for
+/// the tests and the bench (BENCHMARKS.md, "r14/history").
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SearchWork {
+    /// How it was answered.
+    pub path: SearchPath,
+    /// Exchanges whose search text was read and checked.
+    pub texts_read: usize,
+    /// Bytes of those texts.
+    pub text_bytes: usize,
+    /// Trigrams whose exchanges were counted to find a rare one.
+    pub trigrams_counted: usize,
+    /// SQLite virtual machine steps of the statements run (an FTS5 query's own work is a
+    /// few steps: see `texts_read`).
+    pub vm_steps: i64,
 }
 
 impl std::fmt::Debug for History {
@@ -210,9 +251,42 @@ const VERIFY_MIN_CHARS: usize = 12;
 /// the index's phrase query.
 const VERIFY_MAX_ROWS: usize = 2_000;
 
+/// Candidates of the last trigram [`History::verified_ids`] reads before it judges, from
+/// how many of them hold the text, whether the limit would be reached within
+/// [`VERIFY_MAX_ROWS`]; when not, it stops there (r14/history: before, such a key read
+/// 2,000 texts and then ran the phrase query all the same).
+const VERIFY_PROBE_ROWS: usize = 64;
+
+/// A trigram found in fewer exchanges than this is "rare": when the last trigram's
+/// candidates hold the text too seldom, [`History::verified_ids`] counts each trigram's
+/// exchanges up to this many and, when one has fewer, checks the texts of those.
+const RARE_TRIGRAM_DOCS: i64 = 256;
+
 /// Most text (bytes) [`History::verified_ids`] reads before it leaves the search to the
 /// index's phrase query.
 const VERIFY_MAX_BYTES: usize = 16 << 20;
+
+/// What [`History::verified_ids`] found and read.
+#[derive(Debug, Default)]
+struct Verified {
+    /// The ids, newest first; `None` when this way did not apply or gave up.
+    ids: Option<Vec<i64>>,
+    /// Candidate exchanges whose text was read.
+    texts_read: usize,
+    /// Bytes of those texts.
+    text_bytes: usize,
+    /// Trigrams whose exchanges were counted ([`History::rarest_trigram`]).
+    trigrams_counted: usize,
+    /// The ids come from a rare trigram's exchanges, not the last trigram's.
+    rare: bool,
+    /// SQLite virtual machine steps of the candidates' queries.
+    vm_steps: i64,
+}
+
+/// `text` as an FTS5 phrase: in double quotes, each `"` doubled.
+fn phrase(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
+}
 
 /// UTF-8 lead bytes `0xC0..=0xFF` to their first bits, as SQLite decodes them
 /// (`sqlite3Utf8Trans1`; FTS5's `FTS5_READ_UTF8`).
@@ -483,6 +557,22 @@ pub(crate) fn describe_open_error(path: &Path, e: &rusqlite::Error) -> String {
 }
 
 impl History {
+    /// A history on `conn` at schema `version`.
+    fn from_parts(conn: Connection, version: i64) -> Self {
+        History {
+            conn,
+            version,
+            work: std::cell::Cell::new(SearchWork::default()),
+        }
+    }
+
+    /// What the last search ([`History::list`], [`History::list_summaries`],
+    /// [`History::ids_by_index`]) did: how it was answered and how much it read.
+    #[doc(hidden)]
+    pub fn last_search_work(&self) -> SearchWork {
+        self.work.get()
+    }
+
     /// Opens (creating) the history at `path`. A new database file is created 0600 (it
     /// holds PSU-IDs and payment bodies); SQLite gives its `-wal` and `-shm` files the same
     /// mode. Existing files that are readable by others are tightened to 0600.
@@ -501,7 +591,7 @@ impl History {
             .and_then(|()| migrate(&mut conn))
             .map_err(|e| HistoryOpenError::sqlite(path, e))?;
         crate::fsutil::tighten_sqlite(path);
-        Ok(History { conn, version })
+        Ok(History::from_parts(conn, version))
     }
 
     /// Opens an existing history without creating anything (for read-only commands such as
@@ -531,7 +621,7 @@ impl History {
                 .pragma_query_value(None, "user_version", |r| r.get(0))
                 .map_err(|e| HistoryOpenError::sqlite(path, e))?,
         };
-        Ok(History { conn, version })
+        Ok(History::from_parts(conn, version))
     }
 
     /// An in-memory history (tests).
@@ -539,7 +629,7 @@ impl History {
         let mut conn = Connection::open_in_memory()?;
         conn.execute_batch(SCHEMA)?;
         let version = migrate(&mut conn)?;
-        Ok(History { conn, version })
+        Ok(History::from_parts(conn, version))
     }
 
     /// The schema version in force ([`SCHEMA_VERSION`] unless the history could only be
@@ -878,7 +968,8 @@ impl History {
     }
 
     /// [`History::search_counted`]; `verify`: a long text may be answered by
-    /// [`History::verified_ids`] (same rows, same order).
+    /// [`History::verified_ids`] (same rows, same order). What it did is kept for
+    /// [`History::last_search_work`].
     fn search_with<T>(
         &self,
         search: Option<&str>,
@@ -888,12 +979,33 @@ impl History {
         row: fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
         verify: bool,
     ) -> rusqlite::Result<(Vec<T>, i32)> {
-        let steps = |st: &rusqlite::Statement<'_>| st.get_status(rusqlite::StatementStatus::VmStep);
+        let mut work = SearchWork::default();
+        let found = self.search_into(search, limit, table, columns, row, verify, &mut work);
+        self.work.set(work);
+        found.map(|rows| (rows, i32::try_from(work.vm_steps).unwrap_or(i32::MAX)))
+    }
+
+    /// [`History::search_with`], counting its work in `work`.
+    #[allow(clippy::too_many_arguments)]
+    fn search_into<T>(
+        &self,
+        search: Option<&str>,
+        limit: usize,
+        table: &str,
+        columns: &str,
+        row: fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+        verify: bool,
+        work: &mut SearchWork,
+    ) -> rusqlite::Result<Vec<T>> {
+        let steps = |st: &rusqlite::Statement<'_>| {
+            i64::from(st.get_status(rusqlite::StatementStatus::VmStep))
+        };
         let search = search.unwrap_or("");
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let (filter, arg) = if search.is_empty() {
             ("?1 = ''", String::new())
         } else if self.version < 1 {
+            work.path = SearchPath::Like;
             let escaped = search
                 .replace('\\', "\\\\")
                 .replace('%', "\\%")
@@ -907,16 +1019,33 @@ impl History {
                 format!("%{escaped}%"),
             )
         } else if search.chars().count() >= 3 {
-            if verify && let Some((ids, found_steps)) = self.verified_ids(search, limit)? {
-                let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
-                let mut stmt = self.conn.prepare(&format!(
-                    "SELECT {columns} FROM {table} WHERE exchanges.id IN ({list})
-                     ORDER BY exchanges.id DESC"
-                ))?;
-                let rows = stmt
-                    .query_map([], row)?
-                    .collect::<rusqlite::Result<Vec<_>>>()?;
-                return Ok((rows, found_steps + steps(&stmt)));
+            work.path = SearchPath::Phrase;
+            if verify {
+                let verified = self.verified_ids(search, limit)?;
+                work.texts_read = verified.texts_read;
+                work.text_bytes = verified.text_bytes;
+                work.trigrams_counted = verified.trigrams_counted;
+                work.vm_steps = verified.vm_steps;
+                if let Some(ids) = verified.ids {
+                    work.path = if verified.rare {
+                        SearchPath::RareTrigram
+                    } else {
+                        SearchPath::Verified
+                    };
+                    let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+                    let mut stmt = self.conn.prepare(&format!(
+                        "SELECT {columns} FROM {table} WHERE exchanges.id IN ({list})
+                         ORDER BY exchanges.id DESC"
+                    ))?;
+                    let rows = stmt
+                        .query_map([], row)?
+                        .collect::<rusqlite::Result<Vec<_>>>()?;
+                    work.vm_steps += steps(&stmt);
+                    return Ok(rows);
+                }
+                if verified.texts_read > 0 {
+                    work.path = SearchPath::VerifiedThenPhrase;
+                }
             }
             // The index answers newest first and stops at `limit`: a search that matches
             // most of a large history (the common prefix of X-Request-IDs as they are typed)
@@ -929,6 +1058,7 @@ impl History {
         } else {
             // Too short for the trigram index: the texts are scanned newest first, and the
             // scan stops at the `limit`-th match (`instr` on each, no subquery that scans all).
+            work.path = SearchPath::Scan;
             let mut stmt = self.conn.prepare(&format!(
                 "SELECT {columns} FROM exchanges_fts f JOIN {table} ON exchanges.id = f.rowid
                  WHERE instr(lower(f.text), lower(?1)) > 0 ORDER BY f.rowid DESC LIMIT ?2"
@@ -936,7 +1066,8 @@ impl History {
             let rows = stmt
                 .query_map(params![search, limit], row)?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
-            return Ok((rows, steps(&stmt)));
+            work.vm_steps += steps(&stmt);
+            return Ok(rows);
         };
         let mut stmt = self.conn.prepare(&format!(
             "SELECT {columns} FROM {table} WHERE {filter} ORDER BY exchanges.id DESC LIMIT ?2"
@@ -944,12 +1075,13 @@ impl History {
         let rows = stmt
             .query_map(params![arg, limit], row)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok((rows, steps(&stmt)))
+        work.vm_steps += steps(&stmt);
+        Ok(rows)
     }
 
     /// The ids of the newest `limit` exchanges whose search text holds `search`, newest
-    /// first, exactly as the trigram index's phrase query finds them, or `None` when this
-    /// way does not apply or gives up (then the phrase query answers).
+    /// first, exactly as the trigram index's phrase query finds them, or no ids when this
+    /// way does not apply or gives up (then the phrase query answers); with what it read.
     ///
     /// Why: the phrase query of a long text steps every one of its trigrams' lists of
     /// exchanges (a typed X-Request-ID: 30 to 34 trigrams, each in all 10,000 exchanges of
@@ -960,31 +1092,100 @@ impl History {
     /// exchange it gives is checked by reading its text: about 500–520 texts for those
     /// keys, 4–7 million instructions.
     ///
+    /// When, after [`VERIFY_PROBE_ROWS`] candidates, too few of them hold the text to reach
+    /// `limit` within [`VERIFY_MAX_ROWS`] (a last trigram in most exchanges, a text in few:
+    /// a `transactionId` copied from a body), it stops and looks for a rare trigram of
+    /// `search` instead: each distinct trigram's exchanges counted up to
+    /// [`RARE_TRIGRAM_DOCS`] (rowids only, no text); the texts of the rarest one's
+    /// exchanges, when it has fewer, are checked. Without one, the phrase query answers:
+    /// the key pays [`VERIFY_PROBE_ROWS`] texts and the counts on top of it, not 2,000
+    /// texts (BENCHMARKS.md, "r14/history").
+    ///
     /// Applies to texts of [`VERIFY_MIN_CHARS`] or more characters, all ASCII, without NUL
     /// (the check below is exact for those); gives up after [`VERIFY_MAX_ROWS`] candidates
-    /// or [`VERIFY_MAX_BYTES`] of text (a last trigram found in many exchanges that hold
-    /// the whole text in few).
-    fn verified_ids(&self, search: &str, limit: i64) -> rusqlite::Result<Option<(Vec<i64>, i32)>> {
+    /// or [`VERIFY_MAX_BYTES`] of text.
+    fn verified_ids(&self, search: &str, limit: i64) -> rusqlite::Result<Verified> {
+        let mut out = Verified::default();
         if search.len() < VERIFY_MIN_CHARS || !search.is_ascii() || search.contains('\0') {
-            return Ok(None);
+            return Ok(out);
         }
         let needle = search.to_ascii_lowercase();
-        let last = &needle[needle.len() - 3..];
         let Ok(finder) = aho_corasick::AhoCorasick::builder()
             .ascii_case_insensitive(true)
             .build([needle.as_bytes()])
         else {
-            return Ok(None);
+            return Ok(out);
         };
+        let last = &needle[needle.len() - 3..];
+        if let Some(ids) = self.check_candidates(last, limit, &finder, true, &mut out)? {
+            out.ids = Some(ids);
+            return Ok(out);
+        }
+        if out.texts_read > VERIFY_PROBE_ROWS {
+            // Gave up for the size of the work, not for the rate of matches.
+            return Ok(out);
+        }
+        let Some(rare) = self.rarest_trigram(&needle, &mut out)? else {
+            return Ok(out);
+        };
+        out.ids = self.check_candidates(&rare, limit, &finder, false, &mut out)?;
+        out.rare = true;
+        Ok(out)
+    }
+
+    /// The trigram of `needle` (ASCII, lower case) found in the fewest exchanges, when one
+    /// is found in fewer than [`RARE_TRIGRAM_DOCS`]: each distinct trigram's exchanges
+    /// counted up to that many (rowids only: the index's lists, no text).
+    fn rarest_trigram(&self, needle: &str, out: &mut Verified) -> rusqlite::Result<Option<String>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT count(*) FROM (SELECT rowid FROM exchanges_fts WHERE exchanges_fts MATCH ?1
+             LIMIT ?2)",
+        )?;
+        let mut seen: Vec<&str> = Vec::new();
+        let mut best: Option<(i64, &str)> = None;
+        for start in (0..=needle.len() - 3).rev() {
+            let t = &needle[start..start + 3];
+            if seen.contains(&t) {
+                continue;
+            }
+            seen.push(t);
+            let cap = best.map_or(RARE_TRIGRAM_DOCS, |(n, _)| n);
+            let n: i64 = stmt.query_row(params![phrase(t), cap], |r| r.get(0))?;
+            out.trigrams_counted += 1;
+            if n < cap {
+                best = Some((n, t));
+                if n == 0 {
+                    break;
+                }
+            }
+        }
+        out.vm_steps += i64::from(stmt.reset_status(rusqlite::StatementStatus::VmStep));
+        Ok(best.map(|(_, t)| t.to_string()))
+    }
+
+    /// Reads the exchanges whose text holds the trigram `trigram`, newest first, and keeps
+    /// the ids of those whose text holds `finder`'s text, up to `limit`. `None` when it gave
+    /// up: after [`VERIFY_MAX_ROWS`] candidates or [`VERIFY_MAX_BYTES`], or (`judge`) after
+    /// [`VERIFY_PROBE_ROWS`] candidates too few of which hold the text to reach `limit`
+    /// within [`VERIFY_MAX_ROWS`].
+    fn check_candidates(
+        &self,
+        trigram: &str,
+        limit: i64,
+        finder: &aho_corasick::AhoCorasick,
+        judge: bool,
+        out: &mut Verified,
+    ) -> rusqlite::Result<Option<Vec<i64>>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT rowid, text FROM exchanges_fts WHERE exchanges_fts MATCH ?1
              ORDER BY rowid DESC",
         )?;
         let mut found = Vec::new();
-        let (mut read, mut bytes) = (0usize, 0usize);
+        let mut gave_up = false;
         let mut folded = Vec::new();
+        let (mut read, mut bytes) = (0usize, 0usize);
         {
-            let mut rows = stmt.query([format!("\"{}\"", last.replace('"', "\"\""))])?;
+            let mut rows = stmt.query([phrase(trigram)])?;
             while (found.len() as i64) < limit {
                 let Some(r) = rows.next()? else { break };
                 let text = match r.get_ref(1)? {
@@ -994,15 +1195,28 @@ impl History {
                 read += 1;
                 bytes += text.len();
                 if read > VERIFY_MAX_ROWS || bytes > VERIFY_MAX_BYTES {
-                    return Ok(None);
+                    gave_up = true;
+                    break;
                 }
-                if trigram_text_holds(text, &finder, &mut folded) {
+                if trigram_text_holds(text, finder, &mut folded) {
                     found.push(r.get::<_, i64>(0)?);
+                }
+                // Projected candidates to reach `limit` at this rate of matches, beyond
+                // the most this way reads: stop now rather than after 2,000.
+                if judge
+                    && read == VERIFY_PROBE_ROWS
+                    && (found.len() as u128) * (VERIFY_MAX_ROWS as u128)
+                        < (read as u128) * (limit.max(0) as u128)
+                {
+                    gave_up = true;
+                    break;
                 }
             }
         }
-        let steps = stmt.get_status(rusqlite::StatementStatus::VmStep);
-        Ok(Some((found, steps)))
+        out.texts_read += read;
+        out.text_bytes += bytes;
+        out.vm_steps += i64::from(stmt.reset_status(rusqlite::StatementStatus::VmStep));
+        Ok((!gave_up).then_some(found))
     }
 
     /// One entry.
@@ -1090,7 +1304,7 @@ mod tests {
     fn a_history_that_could_not_be_migrated_still_records_and_searches() {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch(SCHEMA).unwrap();
-        let h = History { conn, version: 0 };
+        let h = History::from_parts(conn, 0);
         let id = h
             .insert(&HistoryEntry {
                 url: "http://x/v1/accounts".into(),
@@ -1159,7 +1373,7 @@ mod tests {
     fn a_version_2_history_that_could_not_be_migrated_reads_and_records() {
         let conn = Connection::open_in_memory().unwrap();
         version_2(&conn);
-        let h = History { conn, version: 2 };
+        let h = History::from_parts(conn, 2);
         let id = h
             .insert(&HistoryEntry {
                 signed_at: Some(5),
@@ -1289,7 +1503,7 @@ mod tests {
         // Version 0 (no search index: LIKE), version 2 and version 4 (no summary index).
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch(SCHEMA).unwrap();
-        let h = History { conn, version: 0 };
+        let h = History::from_parts(conn, 0);
         mixed_history(&h);
         for q in [
             None,
@@ -1302,7 +1516,7 @@ mod tests {
         }
         let conn = Connection::open_in_memory().unwrap();
         version_2(&conn);
-        let h = History { conn, version: 2 };
+        let h = History::from_parts(conn, 2);
         assert_eq!(same_as_list(&h, Some("accounts"), 10), 1);
         assert_eq!(same_as_list(&h, None, 10), 1);
         let conn = Connection::open_in_memory().unwrap();
@@ -1315,7 +1529,7 @@ mod tests {
         ] {
             conn.execute_batch(m).unwrap();
         }
-        let h = History { conn, version: 4 };
+        let h = History::from_parts(conn, 4);
         mixed_history(&h);
         for q in [None, Some("6f"), Some("body-only-2"), Some("zq")] {
             same_as_list(&h, q, 500);
@@ -1511,7 +1725,9 @@ mod tests {
         for q in searches {
             for limit in [1, 2, 500] {
                 let verified = h.verified_ids(q, limit as i64).unwrap();
-                let (ids, _) = verified.unwrap_or_else(|| panic!("{q}: not read from the texts"));
+                let ids = verified
+                    .ids
+                    .unwrap_or_else(|| panic!("{q}: not read from the texts"));
                 let expected = h.ids_by_index(Some(q), limit).unwrap();
                 assert_eq!(ids, expected, "search {q:?}, limit {limit}");
                 let listed: Vec<i64> = h
@@ -1529,15 +1745,17 @@ mod tests {
             [10, 9, 6, 4, 3, 2, 1]
         );
         // Short, non-ASCII or NUL texts are the index's alone.
-        assert!(h.verified_ids("6f1c2a7e-s0", 500).unwrap().is_none());
+        assert!(h.verified_ids("6f1c2a7e-s0", 500).unwrap().ids.is_none());
         assert!(
             h.verified_ids("stra\u{df}e-4000-8000", 500)
                 .unwrap()
+                .ids
                 .is_none()
         );
         assert!(
             h.verified_ids("6f1c2a7e-s0\u{0}00-4000", 500)
                 .unwrap()
+                .ids
                 .is_none()
         );
     }
@@ -1548,17 +1766,82 @@ mod tests {
     #[test]
     fn a_long_search_reads_the_texts_of_its_last_trigram_only() {
         let h = shared_prefix_history(2_000);
-        let (ids, steps) = h
-            .verified_ids("6f1c2a7e-0000-4000-8000-0000", 20)
-            .unwrap()
-            .unwrap();
-        assert_eq!(ids, (1_981..=2_000).rev().collect::<Vec<i64>>());
-        assert!(steps < 200, "{steps} steps for 20 rows");
-        let (ids, steps) = h
+        let v = h.verified_ids("6f1c2a7e-0000-4000-8000-0000", 20).unwrap();
+        assert_eq!(v.ids.unwrap(), (1_981..=2_000).rev().collect::<Vec<i64>>());
+        assert!(v.vm_steps < 200, "{} steps for 20 rows", v.vm_steps);
+        let v = h
             .verified_ids("6f1c2a7e-0000-4000-8000-000000001234", 500)
-            .unwrap()
             .unwrap();
-        assert_eq!(ids, [1_235]);
-        assert!(steps < 200, "{steps} steps: the exchanges holding `234`");
+        assert_eq!(v.ids.unwrap(), [1_235]);
+        assert!(
+            v.vm_steps < 200,
+            "{} steps: the exchanges holding `234`",
+            v.vm_steps
+        );
+    }
+
+    /// A history of `n` exchanges whose response bodies are `ref=t<i>-end` (four digits),
+    /// `alpha-beta-gamma` and `gamma-delta`, with one exchange (`odd`) holding
+    /// `alpha-beta-gamma-delta`.
+    fn common_trigram_history(n: usize, odd: usize) -> History {
+        let h = History::in_memory().unwrap();
+        for i in 0..n {
+            let tail = if i == odd { "-delta" } else { " gamma-delta" };
+            h.insert(&HistoryEntry {
+                url: "http://x/v1/accounts".into(),
+                response_body: format!("ref=t{i:04}-end alpha-beta-gamma{tail}").into_bytes(),
+                ..HistoryEntry::default()
+            })
+            .unwrap();
+        }
+        h
+    }
+
+    /// Issue 23, r14/history: a long search whose last trigram is in every exchange but
+    /// whose text is in one (a `transactionId` copied from a body) read 2,000 texts and then
+    /// ran the phrase query all the same. It now stops after 64 texts, finds a rare trigram
+    /// by counting each trigram's exchanges (no text read) and checks that one's texts: the
+    /// same rows as the phrase query, counted in texts read, not time.
+    #[test]
+    fn a_long_search_with_a_common_last_trigram_reads_a_rare_trigram_s_texts() {
+        let h = common_trigram_history(2_500, 2_234);
+        for q in [
+            "ref=t2234-end",
+            "REF=T2234-END alpha",
+            "t2234-end alpha-beta-gamma-delta",
+        ] {
+            for limit in [1, 500] {
+                let (rows, _) = h.list_summaries_counted(Some(q), limit).unwrap();
+                let work = h.last_search_work();
+                let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+                assert_eq!(ids, h.ids_by_index(Some(q), limit).unwrap(), "{q}");
+                assert_eq!(ids, [2_235], "{q}");
+                assert_eq!(work.path, SearchPath::RareTrigram, "{q}: {work:?}");
+                assert!(work.texts_read <= 80, "{q}: {work:?}");
+            }
+        }
+        // Every trigram in most exchanges, the text in one: the phrase query answers after
+        // 64 texts and the counts, not after 2,000 texts.
+        let q = "alpha-beta-gamma-delta";
+        let (rows, _) = h.list_summaries_counted(Some(q), 500).unwrap();
+        let work = h.last_search_work();
+        assert_eq!(rows.iter().map(|r| r.id).collect::<Vec<_>>(), [2_235]);
+        assert_eq!(work.path, SearchPath::VerifiedThenPhrase, "{work:?}");
+        assert_eq!(work.texts_read, VERIFY_PROBE_ROWS, "{work:?}");
+        assert!(work.trigrams_counted > 0, "{work:?}");
+        // A text most exchanges hold is still read from the last trigram's texts alone.
+        let q = "-end alpha-beta-gamma gamma";
+        let (rows, _) = h.list_summaries_counted(Some(q), 500).unwrap();
+        let work = h.last_search_work();
+        assert_eq!(rows.len(), 500);
+        assert_eq!(
+            rows.iter().map(|r| r.id).collect::<Vec<_>>(),
+            h.ids_by_index(Some(q), 500).unwrap()
+        );
+        assert_eq!(work.path, SearchPath::Verified, "{work:?}");
+        assert_eq!(
+            work.texts_read, 501,
+            "{work:?}: the odd one is not among them"
+        );
     }
 }

@@ -940,6 +940,48 @@ fn typing_a_search_key_by_key_gives_the_rows_of_a_fresh_search_at_every_key() {
 }
 
 #[test]
+fn typing_a_transaction_id_copied_from_a_body_gives_the_rows_of_a_fresh_search_at_every_key() {
+    // Issue 23, r14/history: a `transactionId` copied from a body with its quotes. Its last
+    // keys end in a trigram every exchange holds (`-a"`) while the whole text is in one:
+    // such a key is answered from a rare trigram's texts, not by reading every candidate
+    // and then the phrase query. Each key gives what a fresh search and the index alone
+    // give.
+    use psd2_console::client::history::SearchPath;
+    let h = typed_id_history(300);
+    let mut app = history_app(&h);
+    assert_eq!(app.press("/"), Action::None);
+    let mut paths = Vec::new();
+    for c in r#""transactionId":"tx-217-a""#.chars() {
+        let a = app.handle_key(key(c));
+        run(&mut app, &h, a);
+        paths.push(h.last_search_work().path);
+        let q = app.history_query().to_string();
+        let shown: Vec<i64> = app.history_rows().iter().map(|e| e.id).collect();
+        let fresh: Vec<i64> = h
+            .list(Some(&q), 500)
+            .unwrap()
+            .iter()
+            .map(|e| e.id)
+            .collect();
+        assert_eq!(shown, fresh, "search {q:?}");
+        assert_eq!(
+            shown,
+            h.ids_by_index(Some(&q), 500).unwrap(),
+            "{q:?}: the index alone"
+        );
+    }
+    assert_eq!(
+        app.history_rows().iter().map(|e| e.id).collect::<Vec<_>>(),
+        [218]
+    );
+    assert_eq!(paths.last(), Some(&SearchPath::RareTrigram), "{paths:?}");
+    assert!(
+        !paths.contains(&SearchPath::VerifiedThenPhrase),
+        "{paths:?}"
+    );
+}
+
+#[test]
 fn a_key_that_leaves_the_search_as_it_was_reads_nothing() {
     let h = fixed_history();
     let mut app = history_app(&h);
