@@ -13,6 +13,7 @@
 
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use tracing_subscriber::EnvFilter;
 
@@ -48,9 +49,14 @@ fn filter() -> EnvFilter {
 /// Installs the global subscriber for `sandbox serve`: stderr, `format`, `RUST_LOG`. Does
 /// nothing when a subscriber is already installed.
 pub fn init_stderr(format: LogFormat) {
+    let lines = StderrLines::new();
+    if let Some(b) = &lines.batch {
+        // The first writer only: a second subscriber is not installed (below).
+        let _ = ACTIVE.set(b.clone());
+    }
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter())
-        .with_writer(StderrLines::new())
+        .with_writer(lines)
         .with_timer(SecondCachedTime)
         .with_ansi(false);
     let _ = match format {
@@ -66,32 +72,145 @@ pub fn init_stderr(format: LogFormat) {
 
 /// The writer of `sandbox serve`'s lines ([`init_stderr`]): its own handle on the process's
 /// standard error (a duplicate of file descriptor 2), so each line (formatted whole by
-/// tracing-subscriber, then written with `write_all`: one `write(2)` for a line) goes out
-/// without taking the lock of the process's `Stderr`. The two runtime workers waited on each
-/// other there for every access-log line: about one `futex` per request under load
-/// (BENCHMARKS.md, "two quiet runs of every table, session 12"). Lines are not buffered, so
-/// a killed process loses none it logged. Falls back to `std::io::stderr` when the
-/// descriptor cannot be duplicated.
+/// tracing-subscriber) goes out without taking the lock of the process's `Stderr`. The two
+/// runtime workers waited on each other there for every access-log line: about one `futex`
+/// per request under load (BENCHMARKS.md, "two quiet runs of every table, session 12").
+///
+/// Access-log lines ([`ACCESS_LOG_TARGET`], level `info`) are batched (issue 23: one
+/// `write(2)` per request was the one system call a read made beyond the RSA floor's):
+/// each is appended whole to a buffer that is written with one `write(2)` when it holds
+/// [`BATCH_BYTES`], when a runtime worker thread is about to park, i.e. has nothing left to
+/// do ([`flush_pending_lines`], installed as the runtime's `on_thread_park` hook), before
+/// any other line (so lines keep their order) and when the process ends
+/// ([`flush_pending_lines`] after the runtime has stopped). An idle sandbox therefore writes
+/// each line right after its answer; under load a line waits for at most [`BATCH_BYTES`] of
+/// others (a few milliseconds). A process that is killed (SIGKILL) while busy loses the
+/// lines not yet written; a stopped one (SIGTERM, Ctrl-C) loses none. Every other line
+/// (warnings, errors, start-up) is written at once, with one `write(2)`. Falls back to
+/// `std::io::stderr`, unbatched, when the descriptor cannot be duplicated.
 pub struct StderrLines {
-    file: Option<std::fs::File>,
+    batch: Option<Arc<Batch>>,
+}
+
+/// Bytes of access-log lines kept before they are written ([`StderrLines`]): about 40
+/// lines.
+pub const BATCH_BYTES: usize = 8 * 1024;
+
+/// The open file of a [`StderrLines`] and its access-log lines not yet written.
+pub struct Batch {
+    file: std::fs::File,
+    pending: std::sync::Mutex<Vec<u8>>,
+    /// `write(2)` calls made (tests).
+    writes: std::sync::atomic::AtomicU64,
+}
+
+impl Batch {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<u8>> {
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Writes `bytes` with one `write_all`, counted.
+    fn write_all(&self, bytes: &[u8]) -> std::io::Result<()> {
+        use std::io::Write as _;
+        self.writes
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        (&self.file).write_all(bytes)
+    }
+
+    /// Appends an access-log line; writes the batch once it holds [`BATCH_BYTES`].
+    fn push(&self, line: &[u8]) -> std::io::Result<()> {
+        let mut pending = self.lock();
+        pending.extend_from_slice(line);
+        if pending.len() < BATCH_BYTES {
+            return Ok(());
+        }
+        let r = self.write_all(&pending);
+        pending.clear();
+        r
+    }
+
+    /// Writes `line` now, after the lines pending (one `write(2)` for both).
+    fn write_now(&self, line: &[u8]) -> std::io::Result<()> {
+        let mut pending = self.lock();
+        if pending.is_empty() {
+            return self.write_all(line);
+        }
+        pending.extend_from_slice(line);
+        let r = self.write_all(&pending);
+        pending.clear();
+        r
+    }
+
+    /// Writes the lines pending, if any.
+    fn flush(&self) {
+        let mut pending = self.lock();
+        if !pending.is_empty() {
+            // Nowhere to report a failure: the log is standard error itself.
+            let _ = self.write_all(&pending);
+            pending.clear();
+        }
+    }
+}
+
+/// The [`StderrLines`] of the installed subscriber ([`init_stderr`]), for
+/// [`flush_pending_lines`].
+static ACTIVE: std::sync::OnceLock<Arc<Batch>> = std::sync::OnceLock::new();
+
+/// Writes the access-log lines [`init_stderr`]'s writer holds ([`StderrLines`]); nothing
+/// when there are none or no such writer is installed (the console, the other commands).
+/// The binary's runtime calls it when a worker thread is about to park and once after the
+/// runtime has stopped.
+pub fn flush_pending_lines() {
+    if let Some(batch) = ACTIVE.get() {
+        batch.flush();
+    }
 }
 
 impl StderrLines {
     /// A duplicate of the process's standard error.
     pub fn new() -> Self {
         use std::os::fd::AsFd as _;
-        Self {
-            file: std::io::stderr()
+        Self::of(
+            std::io::stderr()
                 .as_fd()
                 .try_clone_to_owned()
                 .ok()
                 .map(std::fs::File::from),
-        }
+        )
     }
 
     /// Lines into `file` instead (tests).
     pub fn to(file: std::fs::File) -> Self {
-        Self { file: Some(file) }
+        Self::of(Some(file))
+    }
+
+    fn of(file: Option<std::fs::File>) -> Self {
+        Self {
+            batch: file.map(|file| {
+                Arc::new(Batch {
+                    file,
+                    pending: std::sync::Mutex::new(Vec::with_capacity(BATCH_BYTES + 1024)),
+                    writes: std::sync::atomic::AtomicU64::new(0),
+                })
+            }),
+        }
+    }
+
+    /// Writes the access-log lines held back (as [`flush_pending_lines`] does for the
+    /// installed writer).
+    pub fn flush(&self) {
+        if let Some(b) = &self.batch {
+            b.flush();
+        }
+    }
+
+    /// How many `write(2)` calls the lines took so far (tests).
+    pub fn writes(&self) -> u64 {
+        self.batch
+            .as_ref()
+            .map_or(0, |b| b.writes.load(std::sync::atomic::Ordering::Relaxed))
     }
 }
 
@@ -103,8 +222,10 @@ impl Default for StderrLines {
 
 /// One event's writer of [`StderrLines`].
 pub enum StderrLine<'a> {
-    /// The duplicated descriptor, written without a lock.
-    Own(&'a std::fs::File),
+    /// An access-log line: into the batch.
+    Batched(&'a Arc<Batch>),
+    /// Any other line: written at once, after the batch.
+    Now(&'a Arc<Batch>),
     /// The process's `Stderr` (the fallback).
     Std(std::io::Stderr),
 }
@@ -112,14 +233,15 @@ pub enum StderrLine<'a> {
 impl std::io::Write for StderrLine<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         match self {
-            StderrLine::Own(f) => f.write(buf),
+            StderrLine::Batched(b) => b.push(buf).map(|()| buf.len()),
+            StderrLine::Now(b) => b.write_now(buf).map(|()| buf.len()),
             StderrLine::Std(s) => s.write(buf),
         }
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
         match self {
-            StderrLine::Own(f) => f.flush(),
+            StderrLine::Batched(_) | StderrLine::Now(_) => Ok(()),
             StderrLine::Std(s) => s.flush(),
         }
     }
@@ -129,9 +251,20 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for StderrLines {
     type Writer = StderrLine<'a>;
 
     fn make_writer(&'a self) -> Self::Writer {
-        match &self.file {
-            Some(f) => StderrLine::Own(f),
+        match &self.batch {
+            Some(b) => StderrLine::Now(b),
             None => StderrLine::Std(std::io::stderr()),
+        }
+    }
+
+    fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> Self::Writer {
+        match &self.batch {
+            Some(b)
+                if meta.target() == ACCESS_LOG_TARGET && *meta.level() == tracing::Level::INFO =>
+            {
+                StderrLine::Batched(b)
+            }
+            _ => self.make_writer(),
         }
     }
 }
@@ -420,6 +553,84 @@ mod tests {
                 assert_eq!(*l, format!("thread={t} line={i} {}", "x".repeat(200)));
             }
         }
+    }
+
+    /// [`StderrLines`] shared with the test that reads its counters.
+    struct Shared(Arc<StderrLines>);
+
+    impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Shared {
+        type Writer = StderrLine<'a>;
+        fn make_writer(&'a self) -> Self::Writer {
+            self.0.make_writer()
+        }
+        fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> Self::Writer {
+            self.0.make_writer_for(meta)
+        }
+    }
+
+    /// Access-log lines go out in batches (issue 23: one `write(2)` per request was the
+    /// one system call a read made beyond the RSA floor's), whole and in order; any other
+    /// line is written at once, after the access lines before it; what is held back is
+    /// written by `flush` (the runtime's park hook and the end of the process).
+    #[test]
+    fn access_lines_are_written_in_batches_in_order_and_none_is_lost_by_a_flush() {
+        use tracing_subscriber::fmt::MakeWriter as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        let lines = Arc::new(StderrLines::to(std::fs::File::create(&path).unwrap()));
+        let sub = tracing_subscriber::fmt()
+            .with_writer(Shared(lines.clone()))
+            .with_ansi(false)
+            .with_max_level(tracing::Level::TRACE)
+            .finish();
+        tracing::subscriber::with_default(sub, || {
+            for i in 0..1000u64 {
+                tracing::info!(target: ACCESS_LOG_TARGET, n = i, "request");
+            }
+            tracing::warn!(target: "psd2_console::other", "after the first 1000");
+            for i in 1000..1010u64 {
+                tracing::info!(target: ACCESS_LOG_TARGET, n = i, "request");
+            }
+            // Not an access line (another level): written at once.
+            tracing::warn!(target: ACCESS_LOG_TARGET, "odd");
+            for i in 1010..1020u64 {
+                tracing::info!(target: ACCESS_LOG_TARGET, n = i, "request");
+            }
+        });
+        let before_flush = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            before_flush.lines().count(),
+            1012,
+            "the last ten access lines wait for the flush"
+        );
+        lines.flush();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let got: Vec<&str> = text.lines().collect();
+        assert_eq!(got.len(), 1022, "{text}");
+        let access: Vec<&str> = got
+            .iter()
+            .copied()
+            .filter(|l| l.contains(" INFO psd2_console::access: request n="))
+            .collect();
+        assert_eq!(access.len(), 1020);
+        for (i, l) in access.iter().enumerate() {
+            assert!(l.ends_with(&format!("request n={i}")), "{l}");
+        }
+        assert!(got[1000].contains("after the first 1000"), "{}", got[1000]);
+        assert!(got[1011].contains("odd"), "{}", got[1011]);
+        let writes = lines.writes();
+        assert!(
+            writes <= 1022 * 120 / BATCH_BYTES as u64 + 4,
+            "{writes} writes for 1022 lines"
+        );
+        // Another flush writes nothing more.
+        lines.flush();
+        assert_eq!(lines.writes(), writes);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        // Lines made without their metadata are written at once.
+        use std::io::Write as _;
+        lines.make_writer().write_all(b"plain\n").unwrap();
+        assert!(std::fs::read_to_string(&path).unwrap().ends_with("plain\n"));
     }
 
     /// A log sink for the tests.

@@ -16,6 +16,9 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        // `sandbox serve`'s access-log lines are written in batches, when a worker has
+        // nothing left to do (psd2_console::logging::StderrLines).
+        .on_thread_park(psd2_console::logging::flush_pending_lines)
         .build()
     {
         Ok(r) => r,
@@ -24,7 +27,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(cli::run(cli)) {
+    let result = runtime.block_on(cli::run(cli));
+    drop(runtime);
+    psd2_console::logging::flush_pending_lines();
+    match result {
         Ok(code) => code,
         Err(e) => {
             cli::say!("error: {e:#}");

@@ -448,7 +448,7 @@ pub struct Verifier {
     pub policy: VerifyPolicy,
     /// Keyed by the header value; foldhash because SipHash over a 1.3 KB key is a measurable
     /// share of a verification.
-    cache: Mutex<HashMap<String, Arc<TrustedKey>, foldhash::fast::RandomState>>,
+    cache: Mutex<HashMap<Box<[u8]>, Arc<TrustedKey>, foldhash::fast::RandomState>>,
 }
 
 /// Most certificates kept by a [`Verifier`]; the cache is emptied when it is full.
@@ -482,9 +482,23 @@ impl Verifier {
     /// [`VerifyError::CertificateMissing`], [`VerifyError::CertificateInvalid`].
     pub fn key_of(&self, headers: &http::HeaderMap) -> Result<Arc<TrustedKey>, VerifyError> {
         header_named(headers, &SIGNATURE).ok_or(VerifyError::SignatureMissing)?;
+        // The header's bytes as received are looked up first: a certificate seen before
+        // is found without checking its 1.3 KB for UTF-8 and trimming it (issue 23). Every
+        // key in the cache is a trimmed text that parsed, so raw bytes that differ from it
+        // (surrounding spaces, not UTF-8) miss here and take the checked way below.
+        if let Some(raw) = headers.get(&TPP_SIGNATURE_CERTIFICATE)
+            && let Some(key) = self.cached(raw.as_bytes())
+        {
+            return Ok(key);
+        }
         let cert_value = header_named(headers, &TPP_SIGNATURE_CERTIFICATE)
             .ok_or(VerifyError::CertificateMissing)?;
         self.load(cert_value)
+    }
+
+    /// The cached key whose header text is exactly `value`, if any.
+    fn cached(&self, value: &[u8]) -> Option<Arc<TrustedKey>> {
+        self.cache.lock().ok()?.get(value).cloned()
     }
 
     /// [`Verifier::verify`] with the signer `key` found by [`Verifier::key_of`] for the
@@ -503,10 +517,8 @@ impl Verifier {
     /// The cached key of the certificate in header value `value`, parsed on a miss. Keyed by
     /// the exact header text, so two certificates never share an entry, however alike.
     fn load(&self, value: &str) -> Result<Arc<TrustedKey>, VerifyError> {
-        if let Ok(cache) = self.cache.lock()
-            && let Some(k) = cache.get(value)
-        {
-            return Ok(k.clone());
+        if let Some(k) = self.cached(value.as_bytes()) {
+            return Ok(k);
         }
         let cert = Certificate::from_header_value(value)
             .map_err(|e| VerifyError::CertificateInvalid(e.to_string()))?;
@@ -515,7 +527,7 @@ impl Verifier {
             if cache.len() >= CERT_CACHE_SIZE {
                 cache.clear();
             }
-            cache.insert(value.to_string(), key.clone());
+            cache.insert(value.as_bytes().into(), key.clone());
         }
         Ok(key)
     }

@@ -284,7 +284,7 @@ async fn text_access_log_quotes_every_value_so_a_request_id_cannot_forge_fields(
         "x\" status=200 code=\"-".to_string(),
     )];
     send(&base, "GET", "/v1/accounts", &quote, None).await;
-    drop(server);
+    server.stop();
     let lines = access_lines(&log);
     assert_eq!(lines.len(), 2, "{lines:#?}");
     assert!(
@@ -368,7 +368,7 @@ async fn serve_logs_one_line_per_request_as_json_or_text_filtered_by_rust_log() 
     let (bad_status, bad_body) = send(&base, "GET", path, &tampered, None).await;
     let (bad_code, _) = code_and_text(&bad_body);
     let (missing_status, _) = send(&base, "GET", "/v1/accounts?secret=1", &[], None).await;
-    drop(server);
+    server.stop();
     let lines = access_lines(&log);
     assert_eq!(lines.len(), 3, "one line per request: {lines:#?}");
     let events: Vec<serde_json::Value> = lines
@@ -401,7 +401,7 @@ async fn serve_logs_one_line_per_request_as_json_or_text_filtered_by_rust_log() 
     let log = tmp.path().join("text.log");
     let (server, base) = start_logging_server(&[], Some("info"), &log);
     send(&base, "GET", path, &tampered, None).await;
-    drop(server);
+    server.stop();
     let lines = access_lines(&log);
     assert_eq!(lines.len(), 1, "{lines:#?}");
     for part in [
@@ -420,7 +420,7 @@ async fn serve_logs_one_line_per_request_as_json_or_text_filtered_by_rust_log() 
     let log = tmp.path().join("off.log");
     let (server, base) = start_logging_server(&[], Some("psd2_console::access=off"), &log);
     send(&base, "GET", path, &signed, None).await;
-    drop(server);
+    server.stop();
     assert!(access_lines(&log).is_empty());
 }
 

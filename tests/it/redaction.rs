@@ -188,7 +188,7 @@ async fn serve_log(home: &Path, format: &str, sent: &[PreparedRequest]) -> (Stri
         .unwrap()
         .port();
     let log = home.join(format!("serve-{format}.stderr"));
-    let mut child = Command::new(BIN)
+    let child = Command::new(BIN)
         .env("PSD2_CONSOLE_FREE_PORTS", "1")
         .env("PSD2_CONSOLE_HOME", home)
         .env("RUST_LOG", "trace")
@@ -225,8 +225,10 @@ async fn serve_log(home: &Path, format: &str, sent: &[PreparedRequest]) -> (Stri
         // Whatever the answer (the replayed Date may be stale), the request was logged.
         rb.body(req.body.clone()).send().await.unwrap();
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    // Stopped as an operator stops it (SIGTERM), so that every line it logged is written
+    // (the access-log lines go out in batches: a killed server may not have written the
+    // last ones).
+    crate::common::cli::Server(child).stop();
     let out = std::fs::read(&log).unwrap();
     std::fs::remove_file(&log).unwrap();
     let text = String::from_utf8_lossy(&out);

@@ -219,6 +219,45 @@ fn key_of_refuses_in_the_verifiers_order() {
     assert_eq!(v.cached_keys(), 0, "a refused certificate is not kept");
 }
 
+/// `key_of` looks the certificate up by the header's bytes as received first (issue 23): a
+/// value that is the cached text finds the same key; one with spaces around it (trimmed,
+/// as before) finds it too, through the checked way; one that is not UTF-8 is refused as
+/// missing, as before, even when its first bytes are a cached certificate's.
+#[test]
+fn key_of_finds_a_certificate_by_its_bytes_only_when_they_are_the_cached_text() {
+    let (a, _) = twins();
+    let now = SystemTime::now();
+    let v = Verifier::new(VerifyPolicy::default());
+    let good = signed(&a, "9b1f1f0e-0000-4000-8000-000000000005", now);
+    let first = v.key_of(&header_map(&good)).unwrap();
+    let again = v.key_of(&header_map(&good)).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&first, &again));
+    assert_eq!(v.cached_keys(), 1);
+    let cert = get(&good, "TPP-Signature-Certificate").to_string();
+    let mut padded = good.clone();
+    set(
+        &mut padded,
+        "TPP-Signature-Certificate",
+        format!("{cert}\u{a0}\u{3000}"),
+    );
+    let from_padded = v.key_of(&header_map(&padded)).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&first, &from_padded));
+    assert_eq!(v.cached_keys(), 1, "the trimmed text is the key");
+    assert!(verify(&v, &padded, now).is_ok());
+    let mut map = header_map(&good);
+    let mut bytes = cert.into_bytes();
+    bytes.push(0xff);
+    map.insert(
+        "tpp-signature-certificate",
+        http::HeaderValue::from_bytes(&bytes).unwrap(),
+    );
+    assert!(matches!(
+        v.key_of(&map),
+        Err(VerifyError::CertificateMissing)
+    ));
+    assert_eq!(v.cached_keys(), 1);
+}
+
 #[test]
 fn the_per_second_date_text_follows_the_second_and_still_refuses_a_wrong_weekday() {
     let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_000_000);

@@ -355,9 +355,46 @@ fn qwac_refusal(
 /// (Authentication 4 is about the request's); a real ASPSP dates its answers by the clock it
 /// checks requests against, so this sandbox does with its own (docs/sandbox.md).
 fn date_response(response: &mut Response, now: std::time::SystemTime) {
-    if let Ok(v) = HeaderValue::from_str(&crate::signing::imf_fixdate(now)) {
+    if let Some(v) = date_value(now) {
         response.headers_mut().insert(axum::http::header::DATE, v);
     }
+}
+
+thread_local! {
+    /// The last second [`date_value`] dated on this thread and its header value: every
+    /// answer is dated, thousands a second within the same second; a clone of the value
+    /// shares its bytes (no text formatted, copied and checked per answer, issue 23).
+    static LAST_DATE: std::cell::RefCell<Option<(u64, HeaderValue)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The `Date` header value of `now` ([`crate::signing::imf_fixdate`]), made once per second
+/// and thread; `None` when the text is not a valid header value (never for an IMF-fixdate).
+fn date_value(now: std::time::SystemTime) -> Option<HeaderValue> {
+    let make = || {
+        HeaderValue::from_maybe_shared(axum::body::Bytes::from(crate::signing::imf_fixdate(now)))
+            .ok()
+    };
+    // Before 1970 (a clock set back that far): not cached.
+    let Ok(since) = now.duration_since(std::time::UNIX_EPOCH) else {
+        return make();
+    };
+    let secs = since.as_secs();
+    LAST_DATE
+        .try_with(|cell| {
+            let mut last = cell.try_borrow_mut().ok()?;
+            match &*last {
+                Some((s, v)) if *s == secs => Some(v.clone()),
+                _ => {
+                    let v = make()?;
+                    *last = Some((secs, v.clone()));
+                    Some(v)
+                }
+            }
+        })
+        .ok()
+        .flatten()
+        .or_else(make)
 }
 
 /// Whether `path` is one of the sandbox's own operations (`/v1/sandbox/...`: management,
@@ -417,4 +454,47 @@ pub fn missing_redirect_uri() -> ApiError {
 
 fn echo_request_id(response: &mut Response, id: HeaderValue) {
     response.headers_mut().insert(X_REQUEST_ID_NAME, id);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use super::*;
+
+    /// The answers of one second share one `Date` value (its bytes, not a new text per
+    /// answer: issue 23), each second gets its own, and times the cache does not keep
+    /// (before 1970, after 9999) are written as [`crate::signing::imf_fixdate`] writes them.
+    #[test]
+    fn the_answers_of_one_second_share_one_date_value_with_the_imf_fixdate_text() {
+        let t = UNIX_EPOCH + Duration::from_secs(1_795_000_000);
+        let a = date_value(t).unwrap();
+        let b = date_value(t + Duration::from_millis(999)).unwrap();
+        assert_eq!(a.to_str().unwrap(), crate::signing::imf_fixdate(t));
+        assert_eq!(a, b);
+        assert_eq!(
+            a.as_bytes().as_ptr(),
+            b.as_bytes().as_ptr(),
+            "one value per second, shared"
+        );
+        let next = t + Duration::from_secs(1);
+        assert_eq!(
+            date_value(next).unwrap().to_str().unwrap(),
+            crate::signing::imf_fixdate(next)
+        );
+        // Back to the first second (a clock set back): its own text again.
+        assert_eq!(date_value(t).unwrap(), a);
+        for odd in [
+            UNIX_EPOCH - Duration::from_secs(86_400 * 365 * 20),
+            UNIX_EPOCH + Duration::from_secs(253_402_300_800 + 86_400),
+        ] {
+            assert_eq!(
+                date_value(odd).unwrap().to_str().unwrap(),
+                crate::signing::imf_fixdate(odd)
+            );
+        }
+        let mut r = Response::new(Body::empty());
+        date_response(&mut r, t);
+        assert_eq!(r.headers()[axum::http::header::DATE], a);
+    }
 }

@@ -97,6 +97,26 @@ impl Drop for Server {
     }
 }
 
+impl Server {
+    /// Stops the server as an operator does (SIGTERM) and waits for it to exit, so that
+    /// everything it logged is written (`sandbox serve` writes its access-log lines in
+    /// batches: a killed server may not have written the last ones).
+    pub fn stop(mut self) {
+        let pid = self.0.id().to_string();
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!("the server did not stop within 60 s of SIGTERM");
+    }
+}
+
 /// A TCP port on 127.0.0.1 that was free a moment ago.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
