@@ -1888,7 +1888,9 @@ fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             println!(
                 "== writes on {}: {label}: {added} rows added, server CPU {cpu_ms:.3} ms per row{}",
                 backend.name(),
-                db_ms.map_or(String::new(), |d| format!(", PostgreSQL's processes {d:.3} ms per row"))
+                db_ms.map_or(String::new(), |d| format!(
+                    ", PostgreSQL's processes {d:.3} ms per row"
+                ))
             );
             assert!(
                 added >= f.requests as i64 && added <= f.requests as i64 + CONNECTIONS as i64,
@@ -2070,9 +2072,8 @@ fn sqlite_write_limit(db: &Path, secs: u64) -> (u64, f64) {
 /// reaped: pgbench's own CPU is not in it) and pgbench's output; `None` when pgbench is not
 /// installed.
 fn pgbench_write_limit(url: &str, postmaster: u32, secs: u64) -> Option<(f64, f64, String)> {
-    let mut script = String::from(
-        "\\startpipeline\nBEGIN;\nSELECT pg_advisory_xact_lock(1347634226);\n",
-    );
+    let mut script =
+        String::from("\\startpipeline\nBEGIN;\nSELECT pg_advisory_xact_lock(1347634226);\n");
     for i in 0..LIMIT_BATCH {
         script.push_str(&format!(
             "\\set n{i} random(1, 9000000000000000)\n\
@@ -2120,7 +2121,11 @@ fn cluster_cpu_secs(postmaster: u32) -> f64 {
         return total;
     };
     for entry in dir.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
             continue;
         };
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {

@@ -750,7 +750,10 @@ fn a_postgres_session_closed_by_the_server_is_reconnected_at_its_next_use() {
         .unwrap()
         > 0
     {
-        assert!(std::time::Instant::now() < deadline, "the backend never ended");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the backend never ended"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     let s = super::sql::PgSession::live(&mut slot, &url).unwrap();
@@ -758,4 +761,74 @@ fn a_postgres_session_closed_by_the_server_is_reconnected_at_its_next_use() {
         .query_row("SELECT pg_backend_pid()", [], |r| r.get::<_, i64>(0))
         .unwrap();
     assert_ne!(new_pid, i64::from(pid), "a new connection");
+}
+
+/// Issue 23 (writes on PostgreSQL, r14/writes): the clock offsets another instance wrote are
+/// taken on each request in ONE round trip ([`crate::sandbox::App::sync_clock`]), even after
+/// a write moved the data version (it cost 5: the version, then the shared offset and the
+/// TPPs' offsets in a read transaction each); and what another instance wrote is still
+/// taken.
+#[test]
+fn postgres_clock_sync_costs_one_round_trip_after_writes() {
+    let Some(cluster) = PgCluster::get() else {
+        return;
+    };
+    let url = cluster.database();
+    let config = |clock| crate::sandbox::SandboxConfig {
+        storage: Storage::Postgres(url.clone()),
+        clock,
+        ..Default::default()
+    };
+    let one = crate::sandbox::App::new(config(crate::sandbox::clock::Clock::system())).unwrap();
+    let other = crate::sandbox::App::new(config(crate::sandbox::clock::Clock::system())).unwrap();
+    // Every session of the pool has prepared the statements.
+    for _ in 0..8 {
+        one.sync_clock();
+    }
+    let write = |app: &crate::sandbox::App, secs: u64| {
+        app.db
+            .write(|tx| {
+                Store::write_clock_offset(tx, Duration::from_secs(secs))?;
+                tx.execute(
+                    "INSERT INTO tpp_clocks (tpp, offset_secs) VALUES ('tpp-clock', ?1) \
+                     ON CONFLICT (tpp) DO UPDATE SET offset_secs = excluded.offset_secs",
+                    [i64::try_from(secs).unwrap() * 2],
+                )?;
+                Ok::<_, StoreError>(())
+            })
+            .unwrap()
+    };
+    write(&other, 3600);
+    one.sync_clock();
+    assert_eq!(one.clock.offset(), Duration::from_secs(3600));
+    assert_eq!(
+        one.clock.world_offset("tpp-clock"),
+        Duration::from_secs(7200)
+    );
+    // Writes that move the data version, not the clock.
+    for _ in 0..3 {
+        other
+            .db
+            .write(|tx| {
+                tx.execute(
+                    "INSERT INTO sandbox_meta (key, value) VALUES ('clock-test', '1') \
+                     ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    [],
+                )?;
+                Ok::<_, StoreError>(())
+            })
+            .unwrap();
+        let before = one.db.pg_round_trips();
+        one.sync_clock();
+        assert_eq!(one.db.pg_round_trips() - before, 1, "one round trip");
+    }
+    write(&other, 60);
+    let before = one.db.pg_round_trips();
+    one.sync_clock();
+    assert_eq!(one.db.pg_round_trips() - before, 1, "one round trip");
+    assert_eq!(one.clock.offset(), Duration::from_secs(60));
+    assert_eq!(
+        one.clock.world_offset("tpp-clock"),
+        Duration::from_secs(120)
+    );
 }

@@ -303,11 +303,7 @@ fn open(config: &tokio_postgres::Config) -> Result<Socket, Error> {
     Err(last)
 }
 
-fn tcp(
-    name: &str,
-    port: u16,
-    timeout: Option<std::time::Duration>,
-) -> std::io::Result<Socket> {
+fn tcp(name: &str, port: u16, timeout: Option<std::time::Duration>) -> std::io::Result<Socket> {
     use std::net::ToSocketAddrs;
     let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "the host has no address");
     for addr in (name, port).to_socket_addrs()? {
