@@ -166,9 +166,9 @@ pub struct App {
     /// The QWAC rules of requests over TLS with client authentication
     /// ([`tls::QwacPolicy`]); `None` on plain HTTP or without client certificates.
     pub qwac: Option<Arc<tls::QwacPolicy>>,
-    /// On PostgreSQL, the data version at which [`App::clock`] last took the clock offsets
-    /// from the database ([`App::sync_clock`]).
-    clock_version: std::sync::atomic::AtomicU64,
+    /// On PostgreSQL, the clock offsets [`App::clock`] last took from the database
+    /// ([`App::sync_clock`]).
+    clock_seen: std::sync::Mutex<Option<store::tenancy::ClockOffsets>>,
 }
 
 impl App {
@@ -251,7 +251,7 @@ impl App {
             sca_pages,
             seed: config.seed.unwrap_or_else(seed::seed),
             qwac: config.tls.as_ref().and_then(tls::ServerTls::policy),
-            clock_version: std::sync::atomic::AtomicU64::new(u64::MAX),
+            clock_seen: std::sync::Mutex::new(None),
         })
     }
 }
@@ -260,34 +260,35 @@ impl App {
     /// On PostgreSQL, where other instances share the database (issue 21, "two or more
     /// instances behave as one sandbox"), takes the clock offsets another instance wrote
     /// (`POST /v1/sandbox/clock`, a TPP's initialize) into [`App::clock`]: the shared offset
-    /// when one is stored, and every TPP's own offset, replacing this instance's. Only when
-    /// the database's data version moved since the last look (one read of the version per
-    /// request, then two reads when it moved). On SQLite (one instance per file) nothing.
-    /// A database that does not answer is logged; the request then runs on the offsets held.
+    /// when one is stored, and every TPP's own offset, replacing this instance's. One read
+    /// of one statement per request ([`store::tenancy::all_clock_offsets`]: one round trip),
+    /// applied only when the offsets differ from the last ones taken. (It read the data
+    /// version and, when it had moved, the offsets in two read transactions: under writes,
+    /// which move the version with every batch, five round trips per request; issue 23,
+    /// r14/writes.) On SQLite (one instance per file) nothing. A database that does not
+    /// answer is logged; the request then runs on the offsets held.
     pub fn sync_clock(&self) {
-        use std::sync::atomic::Ordering;
         if self.db.postgres_url().is_none() {
             return;
         }
-        let version = self.db.version();
-        if self.clock_version.load(Ordering::Acquire) == version {
-            return;
-        }
-        let loaded = self.store.clock_offset().and_then(|shared| {
-            let worlds = self.db.read_raw(store::tenancy::clock_offsets)?;
-            Ok((shared, worlds))
-        });
-        match loaded {
-            Ok((shared, worlds)) => {
-                if let Some(offset) = shared {
-                    self.clock.set_offset(offset);
+        match self.db.read_single(store::tenancy::all_clock_offsets) {
+            Ok(offsets) => {
+                let mut seen = self.clock_seen.lock().unwrap_or_else(|p| p.into_inner());
+                if seen.as_ref() == Some(&offsets) {
+                    return;
+                }
+                if let Some(n) = offsets.shared_nanos {
+                    self.clock.set_offset(std::time::Duration::from_nanos(
+                        u64::try_from(n).unwrap_or(0),
+                    ));
                 }
                 self.clock.replace_worlds(
-                    worlds
-                        .into_iter()
-                        .map(|(tpp, secs)| (tpp, std::time::Duration::from_secs(secs))),
+                    offsets
+                        .tpps
+                        .iter()
+                        .map(|(tpp, secs)| (tpp.clone(), std::time::Duration::from_secs(*secs))),
                 );
-                self.clock_version.store(version, Ordering::Release);
+                *seen = Some(offsets);
             }
             Err(e) => tracing::warn!(error = %e, "the clock offsets could not be read"),
         }

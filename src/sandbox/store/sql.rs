@@ -20,16 +20,18 @@
 //!   (the catalogue in `sqlite_master` vs `pg_tables`, `rowid`, `PRAGMA foreign_key_check`,
 //!   the backup API); each such place says what it does on PostgreSQL.
 //!
-//! PostgreSQL calls run on the caller's thread with `futures_executor::block_on` (the store is
-//! synchronous and is called from tokio worker threads, where the sync `postgres` crate would
-//! start a runtime inside a runtime and panic); the connection's I/O task runs on a thread of
-//! its own ([`PgSession::connect`]).
+//! PostgreSQL calls run on the caller's thread (the store is synchronous and is called from
+//! tokio worker threads, where the sync `postgres` crate would start a runtime inside a
+//! runtime and panic), and so does the connection's I/O: [`pg_io`] drives tokio-postgres's
+//! connection beside the request over a non-blocking socket, no I/O thread in between.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 
 use bytes::BytesMut;
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
+
+mod pg_io;
 
 /// Which database the state lives in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -659,9 +661,10 @@ fn from_sqlite(v: rusqlite::types::ValueRef<'_>) -> Value {
 type Queued = (tokio_postgres::Statement, Vec<Value>);
 
 /// One PostgreSQL connection: the client, its prepared statements by their (SQLite-dialect)
-/// text, and the thread running its I/O.
+/// text, and its I/O, driven by the calling thread ([`pg_io`]).
 pub struct PgSession {
     client: tokio_postgres::Client,
+    io: pg_io::PgIo,
     statements: RefCell<HashMap<String, tokio_postgres::Statement>>,
     /// Statements queued by [`PgSession::defer`]: sent in the same round trip as the next
     /// statement (pipelined), or ahead of the next [`PgSession::batch`].
@@ -684,47 +687,15 @@ impl std::fmt::Debug for PgSession {
 impl PgSession {
     /// Connects to `url` (`postgres://user[:password]@host[:port]/db`, or a key=value string)
     /// without TLS (the sandbox's database is on a trusted network, or loopback); the
-    /// connection's I/O runs on a new thread with a one-thread tokio runtime, until the
-    /// client is dropped.
+    /// connection's I/O runs on the thread of each call ([`pg_io`]).
     ///
     /// Errors: the URL does not parse, or the server refuses or is unreachable (the message
     /// never holds the password: [`redact_url`]).
     pub fn connect(url: &str) -> Result<Self> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let url = url.to_string();
-        std::thread::Builder::new()
-            .name("postgres-io".into())
-            .spawn(move || {
-                let rt = match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    Ok(rt) => rt,
-                    Err(e) => {
-                        let _ = tx.send(Err(Error::Other(format!("PostgreSQL I/O thread: {e}"))));
-                        return;
-                    }
-                };
-                rt.block_on(async move {
-                    match tokio_postgres::connect(&url, tokio_postgres::NoTls).await {
-                        Ok((client, connection)) => {
-                            let _ = tx.send(Ok(client));
-                            if let Err(e) = connection.await {
-                                tracing::warn!(error = %e, "PostgreSQL connection closed");
-                            }
-                        }
-                        Err(e) => {
-                            let _ = tx.send(Err(Error::from(e)));
-                        }
-                    }
-                });
-            })
-            .map_err(|e| Error::Other(format!("PostgreSQL I/O thread: {e}")))?;
-        let client = rx
-            .recv()
-            .map_err(|_| Error::Other("PostgreSQL I/O thread ended".into()))??;
+        let (client, io) = pg_io::PgIo::connect(url)?;
         Ok(PgSession {
             client,
+            io,
             statements: RefCell::new(HashMap::new()),
             deferred: RefCell::new(None),
             queued: RefCell::new(None),
@@ -824,7 +795,7 @@ impl PgSession {
             .unwrap_or_default();
         self.count_round_trip();
         if head.is_none() && queued.is_empty() {
-            return Ok(futures_executor::block_on(fut)?);
+            return Ok(self.io.drive(fut)??);
         }
         type Ahead<'f> = std::pin::Pin<
             Box<
@@ -840,16 +811,17 @@ impl PgSession {
             let run = self.client.execute_raw(stmt, values.iter());
             ahead.push(Box::pin(async move { run.await.map(|_| ()) }));
         }
-        let (before, out) = in_order(ahead, fut);
+        let (before, out) = self.io.drive(in_order(ahead, fut))?;
         for r in before {
             r?;
         }
         Ok(out?)
     }
 
-    /// Whether the connection is gone (the server closed it or restarted).
+    /// Whether the connection is gone (the server closed it or restarted; found without
+    /// waiting, [`pg_io::PgIo::is_closed`]).
     pub fn is_closed(&self) -> bool {
-        self.client.is_closed()
+        self.io.is_closed() || self.client.is_closed()
     }
 
     fn statement(&self, sql: &str) -> Result<tokio_postgres::Statement> {
@@ -857,7 +829,7 @@ impl PgSession {
             return Ok(s.clone());
         }
         self.count_round_trip();
-        let s = futures_executor::block_on(self.client.prepare(&to_postgres(sql)))?;
+        let s = self.io.drive(self.client.prepare(&to_postgres(sql)))??;
         let mut cache = self.statements.borrow_mut();
         if cache.len() > 512 {
             cache.clear();
@@ -898,10 +870,10 @@ impl PgSession {
     }
 }
 
-/// Runs `ahead` and then `last` to completion on this thread, polling each first in that
+/// A future that runs `ahead` and then `last` to completion, polling each first in that
 /// order (so tokio-postgres sends their requests in that order, [`PgSession::pipelined`]);
 /// their outputs.
-fn in_order<'f, A, T>(
+async fn in_order<'f, A, T>(
     mut ahead: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = A> + 'f>>>,
     last: impl std::future::Future<Output = T>,
 ) -> (Vec<A>, T) {
@@ -909,7 +881,7 @@ fn in_order<'f, A, T>(
     let mut last = std::pin::pin!(last);
     let mut done: Vec<Option<A>> = ahead.iter().map(|_| None).collect();
     let mut slot = None;
-    let out = futures_executor::block_on(std::future::poll_fn(|cx| {
+    let out = std::future::poll_fn(|cx| {
         let mut pending = false;
         for (f, d) in ahead.iter_mut().zip(done.iter_mut()) {
             if d.is_none() {
@@ -932,7 +904,8 @@ fn in_order<'f, A, T>(
                 Poll::Pending
             }
         }
-    }));
+    })
+    .await;
     // Every future of `ahead` completed before the poll above returned.
     (done.into_iter().flatten().collect(), out)
 }

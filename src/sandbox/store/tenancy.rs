@@ -71,6 +71,42 @@ pub fn clock_offsets(c: &Conn<'_>) -> crate::sandbox::store::sql::Result<Vec<(St
         .collect()
 }
 
+/// Every clock offset in ONE statement (on PostgreSQL one round trip, no transaction): the
+/// shared offset (`sandbox_meta` `clock_offset_nanos`, nanoseconds; `None` when not stored)
+/// and every TPP's ([`clock_offsets`], seconds, ordered by TPP). What
+/// [`crate::sandbox::App::sync_clock`] reads on each request on PostgreSQL (issue 23, writes:
+/// it read the data version and, when any write had moved it, these in two more read
+/// transactions).
+///
+/// Errors: the database's.
+pub fn all_clock_offsets(c: &Conn<'_>) -> crate::sandbox::store::sql::Result<ClockOffsets> {
+    let rows = c.query_all(
+        "SELECT NULL, CAST(value AS INTEGER) FROM sandbox_meta WHERE key = 'clock_offset_nanos' \
+         UNION ALL SELECT tpp, offset_secs FROM tpp_clocks",
+        (),
+    )?;
+    let mut out = ClockOffsets::default();
+    for r in &rows {
+        let tpp: Option<String> = r.get(0)?;
+        let n: i64 = r.get(1)?;
+        match tpp {
+            None => out.shared_nanos = Some(n),
+            Some(t) => out.tpps.push((t, u64::try_from(n).unwrap_or(0))),
+        }
+    }
+    out.tpps.sort();
+    Ok(out)
+}
+
+/// The clock offsets of [`all_clock_offsets`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClockOffsets {
+    /// The shared offset in nanoseconds, when one is stored.
+    pub shared_nanos: Option<i64>,
+    /// Every TPP's own offset in seconds, by TPP.
+    pub tpps: Vec<(String, u64)>,
+}
+
 /// `tpp`'s own clock offset, seconds; `None` when it has none.
 ///
 /// Errors: SQLite's (also when the table is missing, in a copy of an older sandbox).
