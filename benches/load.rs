@@ -2095,7 +2095,7 @@ fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
         );
         if most < WRITE_TARGET * floor {
             println!(
-                "CEILING from {name}'s own CPU per row: the database work of a payment creation ({:.1} us of CPU, one client, the sandbox's statements) beside the RSA floor's verification leaves at most {} of the floor (< {}) on these cores, whatever the sandbox does",
+                "CEILING from {name}'s own CPU per row: the database work of a payment creation ({:.1} us of CPU, one client, the sandbox's statements) beside the RSA floor's verification leaves at most {} of the floor (< {}) on these cores for the statements the sandbox sends today, however little the sandbox itself costs (a cheaper statement shape, e.g. multi-row INSERTs or COPY, is not measured)",
                 cpu * 1e6,
                 pct(most / floor),
                 pct(WRITE_TARGET)
