@@ -166,9 +166,9 @@ pub struct App {
     /// The QWAC rules of requests over TLS with client authentication
     /// ([`tls::QwacPolicy`]); `None` on plain HTTP or without client certificates.
     pub qwac: Option<Arc<tls::QwacPolicy>>,
-    /// On PostgreSQL, the clock offsets [`App::clock`] last took from the database
-    /// ([`App::sync_clock`]).
-    clock_seen: std::sync::Mutex<Option<store::tenancy::ClockOffsets>>,
+    /// On PostgreSQL, the data version of [`App::sync_clock`]'s last look and the clock
+    /// offsets [`App::clock`] last took from the database.
+    clock_seen: std::sync::Mutex<(i64, Option<store::tenancy::ClockOffsets>)>,
 }
 
 impl App {
@@ -251,7 +251,7 @@ impl App {
             sca_pages,
             seed: config.seed.unwrap_or_else(seed::seed),
             qwac: config.tls.as_ref().and_then(tls::ServerTls::policy),
-            clock_seen: std::sync::Mutex::new(None),
+            clock_seen: std::sync::Mutex::new((-1, None)),
         })
     }
 }
@@ -260,21 +260,27 @@ impl App {
     /// On PostgreSQL, where other instances share the database (issue 21, "two or more
     /// instances behave as one sandbox"), takes the clock offsets another instance wrote
     /// (`POST /v1/sandbox/clock`, a TPP's initialize) into [`App::clock`]: the shared offset
-    /// when one is stored, and every TPP's own offset, replacing this instance's. One read
-    /// of one statement per request ([`store::tenancy::all_clock_offsets`]: one round trip),
-    /// applied only when the offsets differ from the last ones taken. (It read the data
-    /// version and, when it had moved, the offsets in two read transactions: under writes,
-    /// which move the version with every batch, five round trips per request; issue 23,
-    /// r14/writes.) On SQLite (one instance per file) nothing. A database that does not
-    /// answer is logged; the request then runs on the offsets held.
+    /// when one is stored, and every TPP's own offset, replacing this instance's. One
+    /// statement per request ([`store::tenancy::clock_offsets_since`]: one round trip): the
+    /// data version, and the offsets only when the version moved since the last look; they
+    /// are applied only when they differ from the last ones taken. On SQLite (one instance
+    /// per file) nothing. A database that does not answer is logged; the request then runs
+    /// on the offsets held.
     pub fn sync_clock(&self) {
         if self.db.postgres_url().is_none() {
             return;
         }
-        match self.db.read_single(store::tenancy::all_clock_offsets) {
-            Ok(offsets) => {
-                let mut seen = self.clock_seen.lock().unwrap_or_else(|p| p.into_inner());
-                if seen.as_ref() == Some(&offsets) {
+        let lock = || self.clock_seen.lock().unwrap_or_else(|p| p.into_inner());
+        let seen_version = lock().0;
+        match self
+            .db
+            .read_single(|c| store::tenancy::clock_offsets_since(c, seen_version))
+        {
+            Ok((_, None)) => {}
+            Ok((version, Some(offsets))) => {
+                let mut seen = lock();
+                seen.0 = version.unwrap_or(-1);
+                if seen.1.as_ref() == Some(&offsets) {
                     return;
                 }
                 if let Some(n) = offsets.shared_nanos {
@@ -288,7 +294,7 @@ impl App {
                         .iter()
                         .map(|(tpp, secs)| (tpp.clone(), std::time::Duration::from_secs(*secs))),
                 );
-                *seen = Some(offsets);
+                seen.1 = Some(offsets);
             }
             Err(e) => tracing::warn!(error = %e, "the clock offsets could not be read"),
         }

@@ -822,6 +822,19 @@ fn postgres_clock_sync_costs_one_round_trip_after_writes() {
         one.sync_clock();
         assert_eq!(one.db.pg_round_trips() - before, 1, "one round trip");
     }
+    // Without a write since the last look, the statement brings the version alone, not a
+    // row per TPP with a clock of its own.
+    let (version, offsets) = one
+        .db
+        .read_single(|c| crate::sandbox::store::tenancy::clock_offsets_since(c, -1))
+        .unwrap();
+    assert!(offsets.is_some_and(|o| o.tpps == [("tpp-clock".to_string(), 7200)]));
+    let version = version.unwrap();
+    let again = one
+        .db
+        .read_single(|c| crate::sandbox::store::tenancy::clock_offsets_since(c, version))
+        .unwrap();
+    assert_eq!(again, (Some(version), None));
     write(&other, 60);
     let before = one.db.pg_round_trips();
     one.sync_clock();

@@ -71,34 +71,52 @@ pub fn clock_offsets(c: &Conn<'_>) -> crate::sandbox::store::sql::Result<Vec<(St
         .collect()
 }
 
-/// Every clock offset in ONE statement (on PostgreSQL one round trip, no transaction): the
-/// shared offset (`sandbox_meta` `clock_offset_nanos`, nanoseconds; `None` when not stored)
-/// and every TPP's ([`clock_offsets`], seconds, ordered by TPP). What
-/// [`crate::sandbox::App::sync_clock`] reads on each request on PostgreSQL (issue 23, writes:
-/// it read the data version and, when any write had moved it, these in two more read
-/// transactions).
+/// PostgreSQL only (its `sandbox_data_version` counter): the database's data version and,
+/// when it differs from `seen` (the version of the caller's last look; `-1` for none), every
+/// clock offset, in ONE statement (one round trip, one snapshot, no transaction): the shared
+/// offset (`sandbox_meta` `clock_offset_nanos`, nanoseconds; `None` when not stored) and
+/// every TPP's ([`clock_offsets`], seconds, ordered by TPP). What
+/// [`crate::sandbox::App::sync_clock`] reads on each request: while nothing was written
+/// (reads) one row, not one per TPP with a clock of its own; under writes (every batch
+/// moves the version) the offsets travel with it. (It had read the version and, when it had
+/// moved, the offsets in two more read transactions: five round trips per request under
+/// writes; issue 23, r14/writes.)
 ///
 /// Errors: the database's.
-pub fn all_clock_offsets(c: &Conn<'_>) -> crate::sandbox::store::sql::Result<ClockOffsets> {
+pub fn clock_offsets_since(
+    c: &Conn<'_>,
+    seen: i64,
+) -> crate::sandbox::store::sql::Result<(Option<i64>, Option<ClockOffsets>)> {
     let rows = c.query_all(
-        "SELECT NULL, CAST(value AS INTEGER) FROM sandbox_meta WHERE key = 'clock_offset_nanos' \
-         UNION ALL SELECT tpp, offset_secs FROM tpp_clocks",
-        (),
+        "SELECT 0, NULL, v FROM sandbox_data_version WHERE id = 1 \
+         UNION ALL SELECT 1, NULL, CAST(value AS INTEGER) FROM sandbox_meta \
+           WHERE key = 'clock_offset_nanos' \
+           AND (SELECT v FROM sandbox_data_version WHERE id = 1) IS DISTINCT FROM ?1 \
+         UNION ALL SELECT 2, tpp, offset_secs FROM tpp_clocks \
+           WHERE (SELECT v FROM sandbox_data_version WHERE id = 1) IS DISTINCT FROM ?1",
+        [seen],
     )?;
+    let mut version = None;
     let mut out = ClockOffsets::default();
     for r in &rows {
-        let tpp: Option<String> = r.get(0)?;
-        let n: i64 = r.get(1)?;
-        match tpp {
-            None => out.shared_nanos = Some(n),
-            Some(t) => out.tpps.push((t, u64::try_from(n).unwrap_or(0))),
+        let kind: i64 = r.get(0)?;
+        let n: i64 = r.get(2)?;
+        match kind {
+            0 => version = Some(n),
+            1 => out.shared_nanos = Some(n),
+            _ => out.tpps.push((r.get(1)?, u64::try_from(n).unwrap_or(0))),
         }
     }
+    if version == Some(seen) {
+        // The statement's own condition: an unchanged version brings no offset rows.
+        debug_assert!(out.shared_nanos.is_none() && out.tpps.is_empty());
+        return Ok((version, None));
+    }
     out.tpps.sort();
-    Ok(out)
+    Ok((version, Some(out)))
 }
 
-/// The clock offsets of [`all_clock_offsets`].
+/// The clock offsets of [`clock_offsets_since`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClockOffsets {
     /// The shared offset in nanoseconds, when one is stored.
