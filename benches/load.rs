@@ -2521,29 +2521,26 @@ fn selfcheck(creds: &Credentials) {
             near: None,
         })
         .collect();
-    let on = |path, per_sec| (path, rate(per_sec));
+    // The rates each read is paired with, for floor runs on these paths (rates 1, 2, 3 before
+    // the reads, 4 after the last on /v1/accounts).
+    let mut paired = |paths: [&'static str; 3]| -> Vec<[f64; 2]> {
+        let floors: Vec<(&str, WrkFigures)> = paths
+            .iter()
+            .zip([1.0, 2.0, 3.0])
+            .map(|(&path, per_sec)| (path, rate(per_sec)))
+            .collect();
+        pair_floors(&mut rows, &floors, rate(4.0));
+        rows.iter()
+            .map(|r| r.near.unwrap().map(|f| f.per_sec))
+            .collect()
+    };
     let accounts = "/v1/accounts";
-    pair_floors(
-        &mut rows,
-        &[on(accounts, 1.0), on(accounts, 2.0), on(accounts, 3.0)],
-        rate(4.0),
-    );
-    let paired: Vec<[f64; 2]> = rows
-        .iter()
-        .map(|r| r.near.unwrap().map(|f| f.per_sec))
-        .collect();
-    assert_eq!(paired, [[1.0, 2.0], [2.0, 3.0], [3.0, 4.0]]);
+    assert_eq!(paired([accounts; 3]), [[1.0, 2.0], [2.0, 3.0], [3.0, 4.0]]);
     // A 100 KB floor run beside a plain page is not paired with a 2 KB one.
-    pair_floors(
-        &mut rows,
-        &[on(accounts, 1.0), on(BIG_PATH, 2.0), on(BIG_PATH, 3.0)],
-        rate(4.0),
+    assert_eq!(
+        paired([accounts, BIG_PATH, BIG_PATH]),
+        [[1.0, 1.0], [2.0, 3.0], [3.0, 3.0]]
     );
-    let paired: Vec<[f64; 2]> = rows
-        .iter()
-        .map(|r| r.near.unwrap().map(|f| f.per_sec))
-        .collect();
-    assert_eq!(paired, [[1.0, 1.0], [2.0, 3.0], [3.0, 3.0]]);
     println!(
         "selfcheck: the floor verifies plain and RFC 2047 Signatures and refuses a changed header; wrk output parsed; pre-signed ids unique ({} bytes per pre-signed payment request); reads paired with the floor runs beside them",
         raw.len() / 50

@@ -1053,7 +1053,7 @@ impl History {
             (
                 "exchanges.id IN (SELECT rowid FROM exchanges_fts WHERE exchanges_fts MATCH ?1
                         ORDER BY rowid DESC LIMIT ?2)",
-                format!("\"{}\"", search.replace('"', "\"\"")),
+                phrase(search),
             )
         } else {
             // Too short for the trigram index: the texts are scanned newest first, and the
