@@ -845,3 +845,27 @@ fn postgres_clock_sync_costs_one_round_trip_after_writes() {
         Duration::from_secs(120)
     );
 }
+
+/// The connection is opened by tokio-postgres's own rule for `hostaddr`: the address given
+/// is dialled, not the host's name (here a loopback address where nothing listens), and a
+/// URL whose host and hostaddr lists differ in length is refused with its reason.
+#[test]
+fn a_postgres_hostaddr_is_the_address_dialled() {
+    let Some(cluster) = PgCluster::get() else {
+        return;
+    };
+    let url = cluster.database();
+    let via_hostaddr = format!(
+        "{}?hostaddr=127.0.0.1",
+        url.replacen("@127.0.0.1:", "@127.0.0.2:", 1)
+    );
+    assert_ne!(via_hostaddr, url);
+    let s = super::sql::PgSession::connect(&via_hostaddr).unwrap();
+    let one: i64 = super::sql::Conn::postgres(&s)
+        .query_row("SELECT 1", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(one, 1);
+    let mismatched = format!("{url}?host=127.0.0.1,127.0.0.1&hostaddr=127.0.0.1");
+    let e = super::sql::PgSession::connect(&mismatched).unwrap_err();
+    assert!(e.to_string().contains("2 hosts and 1 hostaddrs"), "{e}");
+}

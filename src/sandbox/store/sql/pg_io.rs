@@ -272,28 +272,39 @@ impl PgIo {
 }
 
 /// Opens a non-blocking socket to the first of `config`'s hosts that answers (TCP with
-/// `TCP_NODELAY`, or the unix socket `.s.PGSQL.<port>` in a host that is a directory).
+/// `TCP_NODELAY`, or the unix socket `.s.PGSQL.<port>` in a host that is a directory), by
+/// tokio-postgres's own rule (`connect`): the i-th `hostaddr` when given, else the i-th
+/// `host`; the i-th port, else the only one, else 5432.
 ///
-/// Errors: no host given, or none answers.
+/// Errors: no host given, host and hostaddr lists of different lengths, or none answers.
 fn open(config: &tokio_postgres::Config) -> Result<Socket, Error> {
-    let ports = config.get_ports();
+    let (hosts, addrs, ports) = (
+        config.get_hosts(),
+        config.get_hostaddrs(),
+        config.get_ports(),
+    );
+    if !hosts.is_empty() && !addrs.is_empty() && hosts.len() != addrs.len() {
+        return Err(Error::Postgres(format!(
+            "the PostgreSQL URL has {} hosts and {} hostaddrs",
+            hosts.len(),
+            addrs.len()
+        )));
+    }
     let timeout = config.get_connect_timeout().copied();
     let mut last = Error::Postgres("no host in the PostgreSQL URL".into());
-    for (i, host) in config.get_hosts().iter().enumerate() {
-        let port = ports
-            .get(i)
-            .or_else(|| (ports.len() == 1).then(|| ports.first()).flatten())
-            .copied()
-            .unwrap_or(5432);
-        let opened = match host {
-            tokio_postgres::config::Host::Tcp(name) => tcp(name, port, timeout),
-            tokio_postgres::config::Host::Unix(dir) => {
+    for i in 0..hosts.len().max(addrs.len()) {
+        let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+        let opened = match (addrs.get(i), hosts.get(i)) {
+            (Some(ip), _) => tcp(&ip.to_string(), port, timeout),
+            (None, Some(tokio_postgres::config::Host::Tcp(name))) => tcp(name, port, timeout),
+            (None, Some(tokio_postgres::config::Host::Unix(dir))) => {
                 std::os::unix::net::UnixStream::connect(dir.join(format!(".s.PGSQL.{port}")))
                     .and_then(|s| {
                         s.set_nonblocking(true)?;
                         Ok(Socket::Unix(s))
                     })
             }
+            (None, None) => continue,
         };
         match opened {
             Ok(s) => return Ok(s),
