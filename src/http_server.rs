@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -29,16 +28,47 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone)]
 pub struct PeerCertificates(pub Arc<Vec<rustls::pki_types::CertificateDer<'static>>>);
 
+/// What [`serve`] serves: a `tower` service answering every request (an axum `Router`, the
+/// sandbox's [`crate::sandbox::http::router::Sandbox`]); cloned per connection and per request.
+pub trait Served:
+    tower_service::Service<
+        hyper::Request<hyper::body::Incoming>,
+        Response = axum::response::Response,
+        Error = std::convert::Infallible,
+        Future: Send + 'static,
+    > + Clone
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<S> Served for S where
+    S: tower_service::Service<
+            hyper::Request<hyper::body::Incoming>,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+            Future: Send + 'static,
+        > + Clone
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// Serves `app` on `listener` until `shutdown` completes; then stops accepting and lets open
 /// connections finish their requests.
 ///
 /// Errors: accepting fails for another reason than a transient one (too many open files,
 /// connection reset before accept).
-pub async fn serve(
+pub async fn serve<S>(
     listener: tokio::net::TcpListener,
-    app: Router,
+    app: S,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    S: Served,
+{
     serve_tls(listener, app, None, shutdown).await
 }
 
@@ -50,12 +80,15 @@ pub async fn serve(
 /// shutdown are the same as over plain HTTP.
 ///
 /// Errors: those of [`serve`].
-pub async fn serve_tls(
+pub async fn serve_tls<S>(
     listener: tokio::net::TcpListener,
-    app: Router,
+    app: S,
     tls: Option<tokio_rustls::TlsAcceptor>,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    S: Served,
+{
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -128,8 +161,8 @@ pub async fn serve_tls(
 /// ([`PeerCertificates`]) when it sent one. Inserted per request in front of the router, not
 /// by `Router::layer` (which re-wraps every route of the table per connection and adds a
 /// boxed route call per request, issue 23).
-fn connection_service(
-    app: Router,
+fn connection_service<S: Served>(
+    app: S,
     peer: std::net::SocketAddr,
     certs: Option<PeerCertificates>,
 ) -> impl hyper::service::Service<
