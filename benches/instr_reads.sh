@@ -85,11 +85,10 @@ echo "floor: $f_ir Ir / $f_n RSA verifications = $f_per Ir/request (wrk counted 
 PSD2_LOAD_SECS=$secs PSD2_LOAD_CALLGRIND=1 \
     PSD2_LOAD_WRAP="valgrind --tool=callgrind --callgrind-out-file=$out/sandbox.%p" \
     "$bench" reads >"$out/reads.txt" 2>&1
-mapfile -t names < <(grep '^| `GET' "$out/reads.txt" | sed -E 's/^\| `GET ([^`]*)`( \(Accept-Encoding: ([a-z]+)\))?.*/\1 \3/' \
-    | sed -E 's#/v1/(card-)?accounts/[0-9a-f-]{36}#/v1/\1accounts/{id}#')
-# The replayed mode's server, then the unique mode's (two processes), each's dumps in order.
-dumps=$(ls "$out"/sandbox.*.* 2>/dev/null | grep -E '\.[0-9]+$' \
-    | awk -F. '{print $(NF-1), $NF, $0}' | sort -k1,1n -k2,2n | awk '{print $3}')
+mapfile -t names < <(grep -E '^\| [^|`]*`GET' "$out/reads.txt" | sed -E 's/^\| ([^`]*) `.*/\1/')
+# The replayed mode's server, then the unique mode's (two processes), each's dumps in the order
+# they were written (not by process id: ids wrap).
+dumps=$(ls -tr "$out"/sandbox.*.* 2>/dev/null | grep -E '\.[0-9]+\.[0-9]+$')
 echo "| read | Ir/request | floor Ir/request | read / floor | RSA verifications in the dump |"
 echo "|---|---|---|---|---|"
 echo "| the floor | $f_per | $f_per | 1.00 | $f_n |"
@@ -97,6 +96,6 @@ i=0
 for d in $dumps; do
     read -r ir n per < <(tally "$d")
     [ "$n" -gt 0 ] || break
-    printf '| %s | %d | %d | %s | %d |\n' "${names[$i]}" "$per" "$f_per" "$(awk -v a=$per -v b=$f_per 'BEGIN {printf "%.3f", a / b}')" "$n"
+    printf '| %s | %d | %d | %s | %d |\n' "${names[$i]:-?}" "$per" "$f_per" "$(awk -v a=$per -v b=$f_per 'BEGIN {printf "%.3f", a / b}')" "$n"
     i=$((i + 1))
 done

@@ -9,8 +9,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use axum::Router;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
@@ -29,16 +28,47 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone)]
 pub struct PeerCertificates(pub Arc<Vec<rustls::pki_types::CertificateDer<'static>>>);
 
+/// What [`serve`] serves: a `tower` service answering every request (an axum `Router`, the
+/// sandbox's [`crate::sandbox::http::router::Sandbox`]); cloned per connection and per request.
+pub trait Served:
+    tower_service::Service<
+        hyper::Request<hyper::body::Incoming>,
+        Response = axum::response::Response,
+        Error = std::convert::Infallible,
+        Future: Send + 'static,
+    > + Clone
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<S> Served for S where
+    S: tower_service::Service<
+            hyper::Request<hyper::body::Incoming>,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+            Future: Send + 'static,
+        > + Clone
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// Serves `app` on `listener` until `shutdown` completes; then stops accepting and lets open
 /// connections finish their requests.
 ///
 /// Errors: accepting fails for another reason than a transient one (too many open files,
 /// connection reset before accept).
-pub async fn serve(
+pub async fn serve<S>(
     listener: tokio::net::TcpListener,
-    app: Router,
+    app: S,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    S: Served,
+{
     serve_tls(listener, app, None, shutdown).await
 }
 
@@ -50,12 +80,15 @@ pub async fn serve(
 /// shutdown are the same as over plain HTTP.
 ///
 /// Errors: those of [`serve`].
-pub async fn serve_tls(
+pub async fn serve_tls<S>(
     listener: tokio::net::TcpListener,
-    app: Router,
+    app: S,
     tls: Option<tokio_rustls::TlsAcceptor>,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    S: Served,
+{
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -75,7 +108,7 @@ pub async fn serve_tls(
         let app = app.clone();
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder
-            .timer(TokioTimer::new())
+            .timer(ConnectionTimer::new())
             .header_read_timeout(HEADER_READ_TIMEOUT)
             .keep_alive(true);
         let io = IdleIo::new(stream, IDLE_TIMEOUT);
@@ -128,8 +161,8 @@ pub async fn serve_tls(
 /// ([`PeerCertificates`]) when it sent one. Inserted per request in front of the router, not
 /// by `Router::layer` (which re-wraps every route of the table per connection and adds a
 /// boxed route call per request, issue 23).
-fn connection_service(
-    app: Router,
+fn connection_service<S: Served>(
+    app: S,
     peer: std::net::SocketAddr,
     certs: Option<PeerCertificates>,
 ) -> impl hyper::service::Service<
@@ -148,6 +181,67 @@ fn connection_service(
         hyper::service::Service::call(&routed, req)
     })
 }
+
+/// hyper's timer for one connection (the header-read timeout, [`HEADER_READ_TIMEOUT`]): every
+/// sleep hyper asks for waits on the connection's one tokio timer, moved to the sleep's
+/// deadline when polled. hyper asks for a new sleep per request (and drops it when the
+/// headers are in); with `TokioTimer` each one was a new tokio timer, registered in the
+/// runtime's timer wheel and removed again per request (issue 23). The deadlines hyper
+/// asks for only grow, and moving a timer later needs no wheel operation; a deadline that
+/// passed while no sleep waited wakes the connection once, which finds nothing to do.
+#[derive(Clone)]
+struct ConnectionTimer(Arc<std::sync::Mutex<Pin<Box<Sleep>>>>);
+
+impl ConnectionTimer {
+    fn new() -> Self {
+        let far = Instant::now() + HEADER_READ_TIMEOUT;
+        ConnectionTimer(Arc::new(std::sync::Mutex::new(Box::pin(
+            tokio::time::sleep_until(far),
+        ))))
+    }
+}
+
+impl hyper::rt::Timer for ConnectionTimer {
+    fn sleep(&self, duration: Duration) -> Pin<Box<dyn hyper::rt::Sleep>> {
+        self.sleep_until(self.now() + duration)
+    }
+
+    /// The runtime's clock (as `TokioTimer`'s: paused in tests that pause it).
+    fn now(&self) -> std::time::Instant {
+        Instant::now().into_std()
+    }
+
+    fn sleep_until(&self, deadline: std::time::Instant) -> Pin<Box<dyn hyper::rt::Sleep>> {
+        Box::pin(ConnectionSleep {
+            deadline: deadline.into(),
+            timer: self.0.clone(),
+        })
+    }
+}
+
+/// One sleep of a [`ConnectionTimer`]: ready once its deadline has passed.
+struct ConnectionSleep {
+    deadline: Instant,
+    timer: Arc<std::sync::Mutex<Pin<Box<Sleep>>>>,
+}
+
+impl Future for ConnectionSleep {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // A poisoned lock still holds a usable timer (nothing in it can be half-updated).
+        let mut sleep = self
+            .timer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if sleep.deadline() != self.deadline {
+            sleep.as_mut().reset(self.deadline);
+        }
+        sleep.as_mut().poll(cx)
+    }
+}
+
+impl hyper::rt::Sleep for ConnectionSleep {}
 
 fn is_transient(e: &std::io::Error) -> bool {
     use std::io::ErrorKind::*;
@@ -262,5 +356,46 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for IdleIo<T> {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::rt::Timer as _;
+
+    fn poll_once(sleep: &mut Pin<Box<dyn hyper::rt::Sleep>>) -> Poll<()> {
+        sleep
+            .as_mut()
+            .poll(&mut Context::from_waker(std::task::Waker::noop()))
+    }
+
+    /// The sleeps hyper takes of one connection's timer (one per request's headers, each
+    /// dropped when the headers are in) end at their own deadlines, not at another's: a sleep
+    /// is pending after an earlier sleep ended or was dropped, ends once its own deadline
+    /// has passed, and an earlier deadline after a later one is kept too.
+    #[tokio::test]
+    async fn the_sleeps_of_a_connection_timer_end_at_their_own_deadlines() {
+        let timer = ConnectionTimer::new();
+        // The first request's headers come in: its sleep is dropped before its deadline.
+        let mut first = timer.sleep(HEADER_READ_TIMEOUT);
+        assert!(poll_once(&mut first).is_pending());
+        drop(first);
+        // A short sleep ends, and not before its deadline.
+        let short = Duration::from_millis(20);
+        let deadline = timer.now() + short;
+        let mut ended = timer.sleep_until(deadline);
+        (&mut ended).await;
+        assert!(timer.now() >= deadline);
+        // The next request's sleep waits for its own deadline, not the one that passed.
+        let mut next = timer.sleep(HEADER_READ_TIMEOUT);
+        assert!(poll_once(&mut next).is_pending());
+        // One earlier than the timer's last ends at its own deadline; the later one still
+        // waits for its own.
+        let mut earlier = timer.sleep(short);
+        tokio::time::timeout(Duration::from_secs(60), &mut earlier)
+            .await
+            .expect("the earlier sleep ended");
+        assert!(poll_once(&mut next).is_pending());
     }
 }

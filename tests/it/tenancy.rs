@@ -341,13 +341,15 @@ async fn sandbox_seen_from(
 ) -> (String, tokio::task::JoinHandle<std::io::Result<()>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let app = sandbox::router(SandboxConfig {
+    let sandbox = sandbox::router(SandboxConfig {
         public_url: Some(format!("http://{addr}")),
         operator_token: token.map(|t| OperatorToken::new(t).unwrap()),
         ..SandboxConfig::default()
     })
-    .unwrap()
-    .layer(axum::Extension(ConnectInfo(peer)));
+    .unwrap();
+    let app = axum::Router::new()
+        .fallback_service(sandbox)
+        .layer(axum::Extension(ConnectInfo(peer)));
     let task = tokio::spawn(sandbox::http::serve::serve(
         listener,
         app,

@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::middleware::Next;
 use axum::response::Response;
 
 /// One answered request as the observer sees it.
@@ -67,7 +66,13 @@ pub struct Unobserved;
 /// Most bytes of a response body buffered for the observer.
 pub const MAX_OBSERVED_BYTES: usize = 64 * 1024 * 1024;
 
-pub(crate) async fn observe(observer: ResponseObserver, req: Request, next: Next) -> Response {
+/// Runs `next` (the rest of the request, [`crate::sandbox::router`]) and hands the exchange
+/// to `observer`.
+pub(crate) async fn observe<F, Fut>(observer: &ResponseObserver, req: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     let method = req.method().to_string();
     let path = req.uri().path().to_string();
     let query = req.uri().query().map(str::to_string);
@@ -76,7 +81,7 @@ pub(crate) async fn observe(observer: ResponseObserver, req: Request, next: Next
         .get(crate::xs2a::headers::X_REQUEST_ID)
         .filter(|v| !v.as_bytes().trim_ascii().is_empty())
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    let response = next.run(req).await;
+    let response = next(req).await;
     if response.extensions().get::<Unobserved>().is_some() {
         return response;
     }

@@ -1,11 +1,15 @@
-//! The route table of the sandbox ([`router`]): every route with its handler, the
-//! middleware around them (signature check, fault injection, SCA page addresses, access log,
-//! observer), and the answers to unknown paths and methods.
+//! The route table of the sandbox ([`router`]): every route with its handler, the steps
+//! around them (signature check, fault injection, SCA page addresses, access log, observer;
+//! [`Sandbox`]), and the answers to unknown paths and methods.
 
+use std::convert::Infallible;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use axum::Router;
-use axum::http::{StatusCode, Uri};
+use axum::extract::Request;
+use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
@@ -18,11 +22,12 @@ use crate::sandbox::http::{
 use crate::sandbox::store::db;
 use crate::sandbox::{App, SandboxConfig};
 
-/// The sandbox's routes over its state. Absolute links (`scaRedirect`) start with
-/// [`SandboxConfig::public_url`], never with the request's `Host`.
+/// The sandbox's routes over its state, with the steps every request goes through around
+/// them, as one service ([`Sandbox`]; serve it with [`serve::serve_tls`]). Absolute links
+/// (`scaRedirect`) start with [`SandboxConfig::public_url`], never with the request's `Host`.
 ///
 /// Errors: the state database cannot be opened.
-pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
+pub fn router(config: SandboxConfig) -> Result<Sandbox, db::DbOpenError> {
     let observer = config.observer.clone();
     let app = Arc::new(App::new(config)?);
     // The resources with their own route tables.
@@ -42,7 +47,7 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
         health::routes(),
         payment_sca::routes(),
     ];
-    let router = resources
+    let routes = resources
         .into_iter()
         .fold(Router::new(), Router::merge)
         .route("/", get(home))
@@ -64,57 +69,117 @@ pub fn router(config: SandboxConfig) -> Result<Router, db::DbOpenError> {
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(not_found)
         .with_state(app.clone());
-    // Everything that runs around the routes, in one middleware ([`per_request`]): the SCA
-    // page layer rewrites the path (token to authorisation id), so it runs before the
-    // routes are matched: around the routed router as a fallback service (a `Router::layer`
-    // middleware runs after routing).
-    let router = Router::new()
-        .fallback_service(router)
-        .layer(axum::middleware::from_fn_with_state(app, per_request));
-    Ok(match observer {
-        Some(o) => router.layer(axum::middleware::from_fn(move |req, next| {
-            observe::observe(o.clone(), req, next)
-        })),
-        None => router,
-    })
+    Ok(Sandbox(Arc::new(Inner {
+        app,
+        routes,
+        observer,
+    })))
 }
 
-/// The one middleware around the routes: the steps every request goes through, outermost
-/// first, each a plain `async fn` handed the rest as a continuation (one axum `from_fn`
-/// layer instead of five: each layer clones its inner service and boxes a future per
-/// request, issue 23):
+/// The sandbox as one service ([`router`]): the steps every request goes through
+/// ([`Inner::steps`]) around the routed router, as a `tower` service of our own. It was an
+/// outer `Router` whose fallback service was the routed one, under an axum `from_fn` layer
+/// (and the observer's): per request the outer router's route call, the layer's clone of
+/// its inner service, a boxed `Next` and boxed futures (issue 23). Now: one reference count
+/// and one boxed future per request, then the routed router matches the route once.
 ///
-/// 1. the access log ([`access_log::log_request`]: it sees the SCA page's token path and
-///    the page's owner);
-/// 2. on a shared PostgreSQL database only, the clock offsets other instances wrote
-///    ([`App::sync_clock`]), before anything reads the clock;
-/// 3. the SCA page addresses ([`sca_pages::translate`], before the routes are matched);
-/// 4. the body read within its time ([`serve::body_in_time`]);
-/// 5. the signature check of `/v1` ([`auth::verify_v1`]);
-/// 6. the request faults ([`faults::inject`]);
-/// 7. the routes (`next`).
-async fn per_request(
-    axum::extract::State(app): axum::extract::State<Arc<App>>,
-    req: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    let app = &*app;
-    access_log::log_request(app, req, move |req| async move {
-        if app.db.postgres_url().is_some() {
-            app.sync_clock();
+/// The answer is finished as the outer router's fallback finished it: `Content-Length` set
+/// from the body's exact size when absent, and the body dropped for `HEAD`.
+#[derive(Clone)]
+pub struct Sandbox(Arc<Inner>);
+
+struct Inner {
+    app: Arc<App>,
+    routes: Router,
+    observer: Option<observe::ResponseObserver>,
+}
+
+impl<B> tower_service::Service<axum::http::Request<B>> for Sandbox
+where
+    B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: axum::http::Request<B>) -> Self::Future {
+        let inner = self.0.clone();
+        let req = req.map(axum::body::Body::new);
+        Box::pin(async move { Ok(inner.answer(req).await) })
+    }
+}
+
+impl Inner {
+    /// The observer (when set) around [`Inner::steps`], then the answer finished.
+    async fn answer(&self, req: Request) -> Response {
+        let head = req.method() == Method::HEAD;
+        let mut response = match &self.observer {
+            Some(o) => observe::observe(o, req, |req| self.steps(req)).await,
+            None => self.steps(req).await,
+        };
+        set_content_length(&mut response);
+        if head {
+            *response.body_mut() = axum::body::Body::empty();
         }
-        sca_pages::translate(app, req, move |req| {
-            serve::body_in_time(req, move |req| {
-                // Boxed, so the steps above hold a pointer instead of the nested futures
-                // (which were copied whole at every step: memcpy per request).
-                Box::pin(auth::verify_v1(app, req, move |req| {
-                    Box::pin(faults::inject(app, req, move |req| next.run(req)))
-                }))
+        response
+    }
+
+    /// The steps every request goes through, outermost first, each a plain `async fn`
+    /// handed the rest as a continuation:
+    ///
+    /// 1. the access log ([`access_log::log_request`]: it sees the SCA page's token path and
+    ///    the page's owner);
+    /// 2. on a shared PostgreSQL database only, the clock offsets other instances wrote
+    ///    ([`App::sync_clock`]), before anything reads the clock;
+    /// 3. the SCA page addresses ([`sca_pages::translate`], before the routes are matched);
+    /// 4. the body read within its time ([`serve::body_in_time`]);
+    /// 5. the signature check of `/v1` ([`auth::verify_v1`]);
+    /// 6. the request faults ([`faults::inject`]);
+    /// 7. the routes.
+    async fn steps(&self, req: Request) -> Response {
+        let app = &*self.app;
+        access_log::log_request(app, req, move |req| async move {
+            if app.db.postgres_url().is_some() {
+                app.sync_clock();
+            }
+            sca_pages::translate(app, req, move |req| {
+                serve::body_in_time(req, move |req| {
+                    // Boxed, so the steps above hold a pointer instead of the nested futures
+                    // (which were copied whole at every step: memcpy per request).
+                    Box::pin(auth::verify_v1(app, req, move |req| {
+                        Box::pin(faults::inject(app, req, move |req| self.route(req)))
+                    }))
+                })
             })
+            .await
         })
         .await
-    })
-    .await
+    }
+
+    /// The routed router's answer to `req`.
+    fn route(&self, req: Request) -> impl Future<Output = Response> + use<> {
+        let call = tower_service::Service::call(&mut self.routes.clone(), req);
+        async move { call.await.unwrap_or_else(|never| match never {}) }
+    }
+}
+
+/// `Content-Length` from the body's exact size, unless the answer has one (as axum's
+/// router does for the answers of its routes).
+fn set_content_length(response: &mut Response) {
+    use axum::body::HttpBody as _;
+    if response.headers().contains_key(header::CONTENT_LENGTH) {
+        return;
+    }
+    if let Some(size) = response.body().size_hint().exact() {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_LENGTH, HeaderValue::from(size));
+    }
 }
 
 async fn home(axum::extract::State(app): axum::extract::State<Arc<App>>) -> pages::Page {

@@ -6,7 +6,7 @@
 //!
 //! | Timeout | Value | What happens |
 //! |---|---|---|
-//! | header read | [`HEADER_READ_TIMEOUT`] (10 s) | the request line and headers must arrive within it, counted from the first moment the server waits for them; else the connection is closed (hyper's `header_read_timeout`). On a keep-alive connection the wait for the next request counts too, so it is also the keep-alive idle limit. |
+//! | header read | [`HEADER_READ_TIMEOUT`] (10 s) | the request line and headers must arrive within it, counted from the first moment the server waits for them; else the connection is closed (hyper's `header_read_timeout`, on one timer per connection). On a keep-alive connection the wait for the next request counts too, so it is also the keep-alive idle limit. |
 //! | body read | [`BODY_READ_TIMEOUT`] (10 s) | the whole body must arrive within it, counted from the end of the headers; else `/v1` answers 400 `FORMAT_ERROR` and the SCA pages 408, and the connection is closed ([`body_in_time`]) |
 //! | idle | [`IDLE_TIMEOUT`] (30 s) | a connection on which neither a read nor a write makes progress for that long is closed (a client that stops reading its response) ([`IdleIo`]) |
 
