@@ -231,11 +231,14 @@ pub enum Batch {
 impl Batch {
     fn condition(self) -> &'static str {
         match self {
-            Batch::Due => "status = 'ACTC' AND due_at IS NOT NULL AND due_at <= ?1",
+            Batch::Due => DUE_CONDITION,
             Batch::AllAuthorised => "status = 'ACTC' AND due_at IS NOT NULL AND ?1 = ?1",
         }
     }
 }
+
+/// The condition of a payment due at `?1` (Unix seconds) for the next batch run.
+pub const DUE_CONDITION: &str = "status = 'ACTC' AND due_at IS NOT NULL AND due_at <= ?1";
 
 /// The payments a batch run at `now` (Unix seconds) takes, in execution order.
 pub fn batch_candidates(
