@@ -777,8 +777,8 @@ impl Store {
 
     /// What a payment creation reads before its write, in ONE statement (on PostgreSQL one
     /// round trip instead of four: issue 23): whether a payment is due at `now` (Unix seconds;
-    /// [`payments::any_due`]), the customer registered under (`tpp`, `psu_id`) in
-    /// `psu_registrations` ([`Store::psu_customer`] then [`Store::customer`]), and the account
+    /// [`payments::any_due`]; the statement binds no time: [`payments::NEXT_DUE`]), the
+    /// customer registered under (`tpp`, `psu_id`) in `psu_registrations` ([`Store::psu_customer`] then [`Store::customer`]), and the account
     /// with BBAN `bban` ([`Store::account_by_bban`]) with its owner ([`Store::customer`]).
     /// A `None` argument reads nothing for its part.
     ///
@@ -799,13 +799,13 @@ impl Store {
                     .join(", ")
             };
             format!(
-                "SELECT EXISTS(SELECT 1 FROM pis_payments WHERE {due}), {c}, {a}, {o} \
+                "SELECT ({due}), {c}, {a}, {o} \
                  FROM (SELECT 1 AS one) AS one \
-                 LEFT JOIN psu_registrations r ON r.tpp = ?2 AND r.psu_id = ?3 \
+                 LEFT JOIN psu_registrations r ON r.tpp = ?1 AND r.psu_id = ?2 \
                  LEFT JOIN customers c ON c.id = r.customer \
-                 LEFT JOIN accounts a ON a.bban = ?4 \
+                 LEFT JOIN accounts a ON a.bban = ?3 \
                  LEFT JOIN customers o ON o.id = a.owner",
-                due = payments::DUE_CONDITION,
+                due = payments::NEXT_DUE,
                 c = cols("c", <Customer as rows::Stored>::COLUMNS),
                 a = cols("a", <Account as rows::Stored>::COLUMNS),
                 o = cols("o", <Customer as rows::Stored>::COLUMNS),
@@ -820,7 +820,6 @@ impl Store {
         Ok(self.db.read_single(|c| {
             c.prepare_cached(&SQL)?.query_row(
                 params![
-                    now,
                     tpp.0,
                     psu_id.map(|p| p.to_string()),
                     bban.map(str::to_string)
@@ -846,7 +845,7 @@ impl Store {
                         None
                     };
                     Ok(PaymentContext {
-                        due: r.get(0)?,
+                        due: r.get::<_, Option<i64>>(0)?.is_some_and(|at| at <= now),
                         psu_customer: read_customer(customer_at)?,
                         debtor,
                         debtor_owner: read_customer(owner_at)?,
