@@ -497,6 +497,18 @@ pub fn run_due(cx: &Ctx<'_>) -> Result<BatchReport, ApiError> {
     run(cx, None, false)
 }
 
+/// [`run_due`] when the caller already read whether a payment is due (`due`, e.g. with
+/// [`crate::sandbox::store::Store::payment_context`] in the same statement as its other
+/// reads): runs the due batch runs only when it is.
+///
+/// Errors: those of [`run`].
+pub fn run_if_due(cx: &Ctx<'_>, due: bool) -> Result<(), ApiError> {
+    if due {
+        run(cx, None, false)?;
+    }
+    Ok(())
+}
+
 /// Authorises the `RCVD` payments among `ids` for `customer` (SCA approval, inside the
 /// caller's transaction, under [`execution_lock`]): `ACTC` with their batch run time;
 /// instant payments are executed at once (`ACSC` or `ACCP`, with `prepared` from

@@ -259,6 +259,19 @@ pub struct Binding {
 /// for an unknown number, and for a corporate customer's number (single SCA is for private
 /// PSUs).
 pub fn binding(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Binding, ApiError> {
+    binding_known(app, tpp, h, None)
+}
+
+/// [`binding`], with `registered` the customer registered under the request's `PSU-ID` as
+/// read beforehand ([`crate::sandbox::store::Store::payment_context`]); `None` reads it here.
+///
+/// Errors: those of [`binding`].
+pub fn binding_known(
+    app: &App,
+    tpp: &Tpp,
+    h: &HeaderMap,
+    registered: Option<&crate::sandbox::model::Customer>,
+) -> Result<Binding, ApiError> {
     let psu = header_str(h, headers::PSU_ID)?;
     let identity = header_str(h, headers::X_PSU_IDENTITY)?;
     if let Some(number) = identity {
@@ -295,7 +308,10 @@ pub fn binding(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Binding, ApiError>
     };
     let psu_id = Uuid::parse_str(psu)
         .map_err(|_| ApiError::format(format!("PSU-ID {psu:?} is not a UUID")))?;
-    let customer = access::psu_customer_record(&app.domain(), &tpp.id, psu_id)?;
+    let customer = match registered {
+        Some(c) => Some(c.clone()),
+        None => access::psu_customer_record(&app.domain(), &tpp.id, psu_id)?,
+    };
     Ok(Binding {
         customer: customer.as_ref().map(|c| c.id),
         created_psu_id: None,
@@ -556,7 +572,21 @@ async fn create<const S: u8>(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     require_role(&cert.0, Psd2Role::PspPi)?;
-    settlement::run_due(&app.domain())?;
+    // The reads before the write in one statement (issue 23): whether a batch run is due,
+    // the PSU-ID's registered customer, the debtor account and its owner. Their errors
+    // still answer in the order below.
+    let json = body::read_json(&body);
+    let psu_asked = header_str(&headers, headers::PSU_ID)
+        .ok()
+        .flatten()
+        .and_then(|p| Uuid::parse_str(p).ok());
+    let context = app.store.payment_context(
+        settlement::now_secs(&app.domain()),
+        &tpp.id,
+        psu_asked,
+        json.as_ref().ok().and_then(body::debtor_bban).as_deref(),
+    )?;
+    settlement::run_if_due(&app.domain(), context.due)?;
     let service = service_of(S);
     let product = body::product_for(service, &segment)?;
     let allow_duplicate = query.bool("allowLogicalDuplicate", false)?;
@@ -565,12 +595,17 @@ async fn create<const S: u8>(
     require_psu_ip(&headers)?;
     let explicit = explicit_preferred(&headers)?;
     check_accept_fix(&headers, false)?;
-    let bound = binding(&app, &tpp, &headers)?;
+    let bound = binding_known(&app, &tpp, &headers, context.psu_customer.as_ref())?;
     require_own_psu_id(&headers, &bound)?;
-    let init = body::parse(&app, service, &product, &body)?;
+    let init = body::parse_json(&app, service, &product, json, context.debtor.as_ref())?;
     require_corporate_id(&headers, || {
-        Ok(corporate_account_of(&app, &init.debtor, &bound)?
-            .then(|| "the debtor account".to_string()))
+        let corporate = match (&context.debtor, &context.debtor_owner) {
+            (Some(a), Some(owner)) if a.id == init.debtor.id && owner.id == a.owner => {
+                owner.kind == CustomerType::Corporate
+            }
+            _ => corporate_account_of(&app, &init.debtor, &bound)?,
+        };
+        Ok(corporate.then(|| "the debtor account".to_string()))
     })?;
     let (id, auth) = payment::initiate(
         &app.domain(),

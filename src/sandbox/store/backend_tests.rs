@@ -869,3 +869,164 @@ fn a_postgres_hostaddr_is_the_address_dialled() {
     let e = super::sql::PgSession::connect(&mismatched).unwrap_err();
     assert!(e.to_string().contains("2 hosts and 1 hostaddrs"), "{e}");
 }
+
+/// A payment row of `tpp` from `debtor` with `status` and `due_at`, for the tests.
+fn test_payment(
+    tpp: &str,
+    debtor: &Account,
+    status: &str,
+    due_at: Option<i64>,
+) -> payments::PaymentRow {
+    payments::PaymentRow {
+        id: Uuid::new_v4().to_string(),
+        tpp: tpp.into(),
+        service: "payments".into(),
+        product: "norwegian-domestic-credit-transfers".into(),
+        kind: "domestic".into(),
+        status: status.into(),
+        held_from: None,
+        funds_available: None,
+        body: "{}".into(),
+        debtor_account: debtor.id.to_string(),
+        currency: debtor.currency.clone(),
+        amount_minor: 100,
+        execution_date: None,
+        dedup_key: Uuid::new_v4().to_string(),
+        created_at: 1,
+        created_day: "1970-01-01".into(),
+        redirect_uri: "https://tpp.example/back".into(),
+        tpp_session_id: "s".into(),
+        expected_customer: None,
+        customer: None,
+        psu_id: None,
+        agreement: None,
+        approved_at: None,
+        due_at,
+        settled_at: None,
+        reason: None,
+    }
+}
+
+/// What a payment creation reads before its write ([`Store::payment_context`]) is what the
+/// four single reads it replaces give, on both back ends: the PSU-ID's customer only for
+/// the TPP that registered it, the account by BBAN with its owner, and whether a payment is
+/// due; on PostgreSQL it costs one round trip.
+#[test]
+fn the_payment_context_is_the_four_reads_in_one_statement() {
+    on_both(|storage| {
+        let s = store(&storage);
+        let customers = s.customers().unwrap();
+        let owner = customers[0].clone();
+        let account = s.accounts_of(owner.id).unwrap()[0].clone();
+        let registered = customers[1].clone();
+        let (tpp, other) = (TppId("tpp-a".into()), TppId("tpp-b".into()));
+        let psu = Uuid::new_v4();
+        s.db.write(|tx| {
+            tx.execute(
+                "INSERT INTO psu_registrations (tpp, psu_id, customer, registered_at) \
+                 VALUES (?1, ?2, ?3, 0)",
+                params![tpp.0, psu.to_string(), registered.id.to_string()],
+            )?;
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        let c = s
+            .payment_context(1_000, &tpp, Some(psu), Some(&account.bban))
+            .unwrap();
+        assert!(!c.due, "{storage:?}");
+        assert_eq!(c.psu_customer.as_ref().map(|c| c.id), Some(registered.id));
+        assert_eq!(
+            c.psu_customer.map(|c| (c.number, c.kind)),
+            s.customer(registered.id)
+                .unwrap()
+                .map(|c| (c.number, c.kind))
+        );
+        let debtor = c.debtor.unwrap();
+        let single = s.account_by_bban(&account.bban).unwrap().unwrap();
+        assert_eq!(
+            (debtor.id, debtor.owner, &debtor.bban, &debtor.currency),
+            (single.id, single.owner, &single.bban, &single.currency)
+        );
+        assert_eq!(
+            c.debtor_owner.map(|o| (o.id, o.kind)),
+            Some((owner.id, owner.kind))
+        );
+        // Another TPP's PSU-ID is unknown to this one; an unknown BBAN reads nothing.
+        let c = s
+            .payment_context(1_000, &other, Some(psu), Some("00000000000"))
+            .unwrap();
+        assert!(c.psu_customer.is_none() && c.debtor.is_none() && c.debtor_owner.is_none());
+        let c = s.payment_context(1_000, &tpp, None, None).unwrap();
+        assert!(c.psu_customer.is_none() && c.debtor.is_none());
+        // An authorised payment due at 500: due from then on, as `any_due` says.
+        s.db.write(|tx| {
+            payments::insert_payment(tx, &test_payment(&tpp.0, &account, "ACTC", Some(500)))?;
+            payments::insert_payment(tx, &test_payment(&tpp.0, &account, "RCVD", None))?;
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        for now in [499, 500, 501] {
+            let due = s.payment_context(now, &tpp, None, None).unwrap().due;
+            assert_eq!(due, now >= 500, "{storage:?} at {now}");
+            assert_eq!(
+                due,
+                s.db.read_single(|c| payments::any_due(c, now)).unwrap()
+            );
+        }
+        if matches!(storage, Storage::Postgres(_)) {
+            // Every session of the pool has prepared the statement.
+            for _ in 0..8 {
+                s.payment_context(1_000, &tpp, Some(psu), Some(&account.bban))
+                    .unwrap();
+            }
+            let before = s.db.pg_round_trips();
+            s.payment_context(1_000, &tpp, Some(psu), Some(&account.bban))
+                .unwrap();
+            assert_eq!(s.db.pg_round_trips() - before, 1, "one round trip");
+        }
+    });
+}
+
+/// Issue 23, group commit on both back ends: a batch whose writes all succeed runs each write
+/// once (SQLite: no savepoint of its own around it); when one fails, the batch is rolled back
+/// at that write and run again one write at a time, each in its own savepoint, so the
+/// writes before it run twice, the one after it once, and only the failed write's rows are
+/// missing.
+#[test]
+fn a_batch_is_run_again_with_savepoints_only_when_a_write_fails() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    on_both(|storage| {
+        let db = Db::open(&storage).unwrap();
+        db.migrate(&[("t1", "CREATE TABLE t (x INTEGER NOT NULL)")])
+            .unwrap();
+        let runs: Arc<Vec<AtomicUsize>> = Arc::new((0..6).map(|_| AtomicUsize::new(0)).collect());
+        let write = |x: usize, fails: bool| -> TestWrite<usize> {
+            let runs = runs.clone();
+            Box::new(move |tx: &Conn<'_>| {
+                runs[x].fetch_add(1, Ordering::SeqCst);
+                tx.execute("INSERT INTO t VALUES (?1)", [i64::try_from(x).unwrap()])?;
+                if fails {
+                    return Err(StoreError::from(super::sql::Error::Other("fails".into())));
+                }
+                Ok(x)
+            })
+        };
+        let got = one_batch(&db, vec![write(0, false), write(1, false), write(2, false)]);
+        assert!(got.iter().all(Result::is_ok), "{storage:?}");
+        let got = one_batch(&db, vec![write(3, false), write(4, true), write(5, false)]);
+        assert!(
+            got[0].is_ok() && got[1].is_err() && got[2].is_ok(),
+            "{storage:?}"
+        );
+        let counts: Vec<usize> = runs.iter().map(|r| r.load(Ordering::SeqCst)).collect();
+        assert_eq!(counts, vec![1, 1, 1, 2, 2, 1], "{storage:?}");
+        let rows: Vec<i64> = db
+            .read(|c| {
+                c.prepare("SELECT x FROM t ORDER BY x")?
+                    .query_map([], |r| r.get(0))?
+                    .collect()
+            })
+            .unwrap();
+        assert_eq!(rows, vec![0, 1, 2, 3, 5], "{storage:?}");
+    });
+}

@@ -30,6 +30,7 @@ CREATE INDEX IF NOT EXISTS replay_request_ids_expires ON replay_request_ids (exp
 /// store's checkpointer thread does: [`crate::sandbox::store::checkpoint`]) and creates the table.
 pub fn open(file: &Path) -> rusqlite::Result<Connection> {
     let mut conn = Connection::open(file)?;
+    crate::sandbox::store::db::stable_plans(&conn)?;
     crate::sandbox::store::busy::wait_for_locks(&mut conn)?;
     conn.pragma_update(None, "wal_autocheckpoint", 0)?;
     conn.execute_batch(TABLE_SQL)?;

@@ -336,6 +336,19 @@ impl Row {
             .ok_or_else(|| Error::conversion(i.index(), "no such column"))
     }
 
+    /// Columns `range` as a row of their own (e.g. one table's columns of a joined row, for
+    /// that table's reader). Errors: the range is outside the row.
+    pub fn columns(&self, range: std::ops::Range<usize>) -> Result<Row> {
+        let end = range.end;
+        Ok(Row {
+            values: self
+                .values
+                .get(range)
+                .ok_or_else(|| Error::conversion(end, "no such column"))?
+                .to_vec(),
+        })
+    }
+
     /// The number of columns.
     pub fn len(&self) -> usize {
         self.values.len()

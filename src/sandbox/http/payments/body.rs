@@ -250,7 +250,11 @@ fn account_ref(o: &Fields<'_>, key: &str) -> Result<AccRef, ApiError> {
     })
 }
 
-fn debtor_account(app: &App, o: &Fields<'_>) -> Result<(Account, Value), ApiError> {
+fn debtor_account(
+    app: &App,
+    o: &Fields<'_>,
+    known: Option<&Account>,
+) -> Result<(Account, Value), ApiError> {
     let r = account_ref(o, "debtorAccount")?;
     let path = o.at("debtorAccount");
     let bban = r.norwegian_bban().ok_or_else(|| {
@@ -259,7 +263,11 @@ fn debtor_account(app: &App, o: &Fields<'_>) -> Result<(Account, Value), ApiErro
             format!("{path} must be a Norwegian account (bban, or an IBAN starting with NO)"),
         )
     })?;
-    let account = account_by_bban(&app.domain(), &bban)?.ok_or_else(|| {
+    let read = match known.filter(|a| a.bban == bban) {
+        Some(a) => Some(a.clone()),
+        None => account_by_bban(&app.domain(), &bban)?,
+    };
+    let account = read.ok_or_else(|| {
         field_error(
             &path,
             format!(
@@ -789,11 +797,45 @@ pub fn parse(
     product: &Product,
     body: &[u8],
 ) -> Result<Initiation, ApiError> {
+    parse_json(app, service, product, read_json(body), None)
+}
+
+/// The request body as JSON, the first step of [`parse`] (kept apart so that a caller can
+/// look at it, [`debtor_bban`], before the checks that answer first).
+///
+/// Errors: 400 `FORMAT_ERROR` for a missing body or one that is not JSON.
+pub fn read_json(body: &[u8]) -> Result<Value, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::format("the request body is missing"));
     }
-    let v: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::format(format!("the request body is not JSON: {e}")))?;
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::format(format!("the request body is not JSON: {e}")))
+}
+
+/// The BBAN of the body's `debtorAccount` (its `bban`, or the BBAN of a Norwegian `iban`),
+/// when the body names one; `None` for anything [`parse`] would refuse there.
+pub fn debtor_bban(v: &Value) -> Option<String> {
+    let Value::Object(map) = v else {
+        return None;
+    };
+    account_ref(&Fields::new(map, ""), "debtorAccount")
+        .ok()?
+        .norwegian_bban()
+}
+
+/// [`parse`] of a body already read by [`read_json`] (its error answers first), with
+/// `debtor`, when given, the account [`debtor_bban`] names as read beforehand (e.g. by
+/// [`crate::sandbox::store::Store::payment_context`]); otherwise the account is read here.
+///
+/// Errors: those of [`parse`].
+pub fn parse_json(
+    app: &App,
+    service: Service,
+    product: &Product,
+    json: Result<Value, ApiError>,
+    debtor: Option<&Account>,
+) -> Result<Initiation, ApiError> {
+    let v = json?;
     let Value::Object(map) = &v else {
         return Err(ApiError::format("the request body must be a JSON object"));
     };
@@ -809,7 +851,7 @@ pub fn parse(
     crate::sandbox::domain::rules::check_json_characters(&v)?;
     let o = Fields::new(map, "");
     let mut warnings = Vec::new();
-    let (debtor, debtor_json) = debtor_account(app, &o)?;
+    let (debtor, debtor_json) = debtor_account(app, &o, debtor)?;
     let kind = product.kind;
     match service {
         Service::Payments | Service::PeriodicPayments => {

@@ -1,8 +1,9 @@
 //! Group commit of the hot writes (issue 23: payment and consent creation at 50 % of the RSA
 //! floor): requests hand their write to one writer thread ([`crate::sandbox::store::db::Db::write_batched`])
-//! and await its answer; the thread takes every write waiting, runs them in ONE transaction,
-//! each in its own `SAVEPOINT` (a failing write rolls back only its own part and gets its own
-//! error), commits once, and only then answers them all. While a batch runs, the next one
+//! and await its answer; the thread takes every write waiting, runs them in ONE transaction
+//! (when one fails, the batch is rolled back and run again with each write in its own
+//! `SAVEPOINT`: a failing write rolls back only its own part and gets its own error), commits
+//! once, and only then answers them all. While a batch runs, the next one
 //! gathers; there is no timer: under one client a batch is one write, under 64 it is what
 //! arrived during the previous commit.
 //!
@@ -34,7 +35,7 @@ const SAVEPOINT: &str = "SAVEPOINT group_write";
 pub(crate) trait Pending: Send {
     /// Runs the write on `conn` (inside its savepoint); whether it succeeded (a failure, or a
     /// panic, is rolled back to the savepoint). A write may be run again after its batch was
-    /// rolled back (the PostgreSQL batch's rerun one write at a time, [`Writer::batch_pg`]):
+    /// rolled back (the rerun one write at a time, [`Writer::batch_pg`], [`Writer::batch_sqlite`]):
     /// the last run's outcome is the answer.
     fn run(&mut self, conn: &Conn<'_>) -> bool;
     /// Sends the answer: the write's own result when the batch committed (`Ok`), else the
@@ -291,33 +292,61 @@ impl Writer {
         out
     }
 
-    /// Runs `jobs` in one transaction, each in its own savepoint, and commits.
+    /// [`Writer::batch`] on SQLite, on the locked connection `conn`: without `savepoints`
+    /// the writes run one after the other in one transaction (no statement of their own
+    /// between them: issue 23) and the first that fails rolls the whole batch back (answer
+    /// `false`, for the caller to run it again with them); with `savepoints` each write runs
+    /// in its own savepoint, so a failing write rolls back only its own part and the rest
+    /// commits (answer `true`).
+    ///
+    /// Errors: the database fails (the transaction is rolled back).
+    fn batch_sqlite(
+        &self,
+        conn: &rusqlite::Connection,
+        jobs: &mut [Box<dyn Pending>],
+        savepoints: bool,
+    ) -> sql::Result<bool> {
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        let mut run = || -> sql::Result<bool> {
+            let c = Conn::sqlite(conn);
+            for job in jobs.iter_mut() {
+                if !savepoints {
+                    if !job.run(&c) {
+                        conn.execute_batch("ROLLBACK")?;
+                        return Ok(false);
+                    }
+                    continue;
+                }
+                c.execute(SAVEPOINT, [])?;
+                if job.run(&c) {
+                    c.execute("RELEASE group_write", [])?;
+                } else {
+                    c.execute("ROLLBACK TO group_write", [])?;
+                    c.execute("RELEASE group_write", [])?;
+                }
+            }
+            self.before_commit(jobs.len());
+            conn.execute_batch("COMMIT")?;
+            Ok(true)
+        };
+        let out = run();
+        if out.is_err() && !conn.is_autocommit() {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+        out
+    }
+
+    /// Runs `jobs` in one transaction and commits; a failing write rolls back only its own
+    /// part (SQLite: [`Writer::batch_sqlite`]; PostgreSQL: [`Writer::batch_pg`]).
     fn batch(&mut self, jobs: &mut [Box<dyn Pending>]) -> sql::Result<()> {
         let backing = self.backing.clone();
         match &*backing {
             Backing::Sqlite(m) => {
                 let conn = Db::lock_sqlite(m);
-                conn.execute_batch("BEGIN IMMEDIATE")?;
-                let mut run = || -> sql::Result<()> {
-                    let c = Conn::sqlite(&conn);
-                    for job in jobs.iter_mut() {
-                        c.execute(SAVEPOINT, [])?;
-                        if job.run(&c) {
-                            c.execute("RELEASE group_write", [])?;
-                        } else {
-                            c.execute("ROLLBACK TO group_write", [])?;
-                            c.execute("RELEASE group_write", [])?;
-                        }
-                    }
-                    self.before_commit(jobs.len());
-                    conn.execute_batch("COMMIT")?;
-                    Ok(())
-                };
-                let out = run();
-                if out.is_err() && !conn.is_autocommit() {
-                    let _ = conn.execute_batch("ROLLBACK");
+                if self.batch_sqlite(&conn, jobs, false)? {
+                    return Ok(());
                 }
-                out
+                self.batch_sqlite(&conn, jobs, true).map(|_| ())
             }
             Backing::Postgres { url, .. } => {
                 let mut pg = self.pg.take();
