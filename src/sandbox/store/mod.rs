@@ -778,9 +778,10 @@ impl Store {
     /// What a payment creation reads before its write, in ONE statement (on PostgreSQL one
     /// round trip instead of four: issue 23): whether a payment is due at `now` (Unix seconds;
     /// [`payments::any_due`]; the statement binds no time: [`payments::NEXT_DUE`]), the
-    /// customer registered under (`tpp`, `psu_id`) in `psu_registrations` ([`Store::psu_customer`] then [`Store::customer`]), and the account
-    /// with BBAN `bban` ([`Store::account_by_bban`]) with its owner ([`Store::customer`]).
-    /// A `None` argument reads nothing for its part.
+    /// customer registered under (`tpp`, `psu_id`) in `psu_registrations`
+    /// ([`Store::psu_customer`] then [`Store::customer`]), and the account with BBAN `bban`
+    /// ([`Store::account_by_bban`]) with its owner ([`Store::customer`]). A `None` argument
+    /// reads nothing for its part.
     ///
     /// Errors: the database fails.
     pub fn payment_context(
