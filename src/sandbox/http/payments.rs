@@ -350,20 +350,25 @@ fn corporate_account(
     app: &App,
     account: &crate::sandbox::model::Account,
 ) -> Result<bool, ApiError> {
-    corporate_account_of(app, account, &Binding::default())
+    corporate_account_of(app, account, &Binding::default(), None)
 }
 
 /// [`corporate_account`], without reading the owner again when it is the customer `bound`
-/// already read.
+/// already read, or `owner` as read beforehand
+/// ([`crate::sandbox::store::Store::payment_context`]'s debtor owner).
 fn corporate_account_of(
     app: &App,
     account: &crate::sandbox::model::Account,
     bound: &Binding,
+    owner: Option<&crate::sandbox::model::Customer>,
 ) -> Result<bool, ApiError> {
     if bound.customer == Some(account.owner)
         && let Some(kind) = bound.kind
     {
         return Ok(kind == CustomerType::Corporate);
+    }
+    if let Some(owner) = owner.filter(|o| o.id == account.owner) {
+        return Ok(owner.kind == CustomerType::Corporate);
     }
     Ok(app
         .store
@@ -599,12 +604,8 @@ async fn create<const S: u8>(
     require_own_psu_id(&headers, &bound)?;
     let init = body::parse_json(&app, service, &product, json, context.debtor.as_ref())?;
     require_corporate_id(&headers, || {
-        let corporate = match (&context.debtor, &context.debtor_owner) {
-            (Some(a), Some(owner)) if a.id == init.debtor.id && owner.id == a.owner => {
-                owner.kind == CustomerType::Corporate
-            }
-            _ => corporate_account_of(&app, &init.debtor, &bound)?,
-        };
+        let corporate =
+            corporate_account_of(&app, &init.debtor, &bound, context.debtor_owner.as_ref())?;
         Ok(corporate.then(|| "the debtor account".to_string()))
     })?;
     let (id, auth) = payment::initiate(
