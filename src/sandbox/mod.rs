@@ -263,8 +263,9 @@ impl App {
     /// when one is stored, and every TPP's own offset, replacing this instance's. One
     /// statement per request ([`store::tenancy::clock_offsets_since`]: one round trip): the
     /// data version, and the offsets only when the version moved since the last look; they
-    /// are applied only when they differ from the last ones taken. On SQLite (one instance
-    /// per file) nothing. A database that does not answer is logged; the request then runs
+    /// are applied only when they differ from the last ones taken; and whether any fault
+    /// rule is stored, handed to [`App::faults`] ([`faults::Faults::saw`]: while none is,
+    /// the request faults read nothing). On SQLite (one instance per file) nothing. A database that does not answer is logged; the request then runs
     /// on the offsets held.
     pub fn sync_clock(&self) {
         if self.db.postgres_url().is_none() {
@@ -272,12 +273,20 @@ impl App {
         }
         let lock = || self.clock_seen.lock().unwrap_or_else(|p| p.into_inner());
         let seen_version = lock().0;
-        match self
+        let read = self
             .db
-            .read_single(|c| store::tenancy::clock_offsets_since(c, seen_version))
-        {
-            Ok((_, None)) => {}
-            Ok((version, Some(offsets))) => {
+            .read_single(|c| store::tenancy::clock_offsets_since(c, seen_version));
+        // The same statement says whether any fault rule is stored (the request faults then
+        // need no read of their own), or, when it failed, nothing is known.
+        self.faults
+            .saw(read.as_ref().ok().map(|r| (r.version, r.any_fault)));
+        match read {
+            Ok(store::tenancy::SyncRead { offsets: None, .. }) => {}
+            Ok(store::tenancy::SyncRead {
+                version,
+                offsets: Some(offsets),
+                ..
+            }) => {
                 let mut seen = lock();
                 seen.0 = version.unwrap_or(-1);
                 if seen.1.as_ref() == Some(&offsets) {

@@ -347,14 +347,19 @@ impl Fault {
 ///
 /// On PostgreSQL (issue 21: many instances on one database) there is no mirror: another
 /// instance may add or remove a rule at any time, so every request reads the rules from the
-/// database ([`Faults::take_request`]; one indexed query of a small table), and a rule added
-/// through one instance answers the next request of any instance.
+/// database ([`Faults::take_request`]; one indexed query of a small table, one round trip)
+/// unless the clock sync's statement at the request's start found no rule stored at all
+/// ([`Faults::saw`]), and a rule added through one instance answers the next request of any
+/// instance.
 #[derive(Debug, Default)]
 pub struct Faults {
     request_rules: RwLock<Arc<Vec<Fault>>>,
     any_request_rule: AtomicBool,
     /// The rules are read from the database on every request (PostgreSQL).
     shared: bool,
+    /// PostgreSQL: the newest data version a request's clock sync read together with
+    /// whether any rule was stored then ([`Faults::saw`]); `None` when unknown.
+    seen: std::sync::Mutex<Option<(i64, bool)>>,
 }
 
 /// Every stored rule, oldest first.
@@ -439,9 +444,40 @@ impl Faults {
     }
 
     /// Whether any rule answers requests (one flag read: the read path's only cost when
-    /// there are none).
+    /// there are none). On PostgreSQL: unless the newest look of [`Faults::saw`] found no
+    /// rule stored at all, yes (the rules are then read by [`Faults::take_request`]).
     pub fn any_request_rule(&self) -> bool {
-        self.shared || self.any_request_rule.load(Ordering::Acquire)
+        if self.shared {
+            return !matches!(
+                *self.seen.lock().unwrap_or_else(|p| p.into_inner()),
+                Some((_, false))
+            );
+        }
+        self.any_request_rule.load(Ordering::Acquire)
+    }
+
+    /// PostgreSQL: what a request's clock sync read at its start
+    /// ([`crate::sandbox::store::tenancy::clock_offsets_since`]): the data version and
+    /// whether any rule was stored then, in one snapshot; `None` when the read failed (then
+    /// the rules are read on each request until a newer look succeeds). Kept only when its version is at least the newest kept: every write (a rule's
+    /// creation too) moves the version, so a request that starts after a rule was created
+    /// finds a look at least as new as that creation, never an older one kept by a slower
+    /// concurrent request. Exact: a rule answers the next request of any instance (issue 21).
+    pub fn saw(&self, look: Option<(Option<i64>, bool)>) {
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        match look {
+            Some((Some(version), any)) => {
+                if seen.is_none_or(|(v, _)| version >= v) {
+                    *seen = Some((version, any));
+                }
+            }
+            // Unknown: read the rules, keeping the version so that no older look wins.
+            _ => {
+                if let Some((_, any)) = seen.as_mut() {
+                    *any = true;
+                }
+            }
+        }
     }
 
     /// Takes one answer of the first request rule of `world` matching the request, if any.
@@ -454,7 +490,10 @@ impl Faults {
         psu: Option<&str>,
     ) -> Option<Fault> {
         let rules = if self.shared {
-            match db.read_raw(|c| request_rules_of(c, world)) {
+            // One `SELECT` on its own sees one snapshot: no read transaction around it, so
+            // one statement and one round trip per request instead of `BEGIN`, the
+            // `SELECT` and `COMMIT` in two (issue 23, writes on PostgreSQL).
+            match db.read_single(|c| request_rules_of(c, world)) {
                 Ok(r) => Arc::new(r),
                 Err(e) => {
                     tracing::error!(error = %e, "reading the fault rules failed");

@@ -824,17 +824,28 @@ fn postgres_clock_sync_costs_one_round_trip_after_writes() {
     }
     // Without a write since the last look, the statement brings the version alone, not a
     // row per TPP with a clock of its own.
-    let (version, offsets) = one
+    let first = one
         .db
         .read_single(|c| crate::sandbox::store::tenancy::clock_offsets_since(c, -1))
         .unwrap();
-    assert!(offsets.is_some_and(|o| o.tpps == [("tpp-clock".to_string(), 7200)]));
-    let version = version.unwrap();
+    assert!(
+        first
+            .offsets
+            .is_some_and(|o| o.tpps == [("tpp-clock".to_string(), 7200)])
+    );
+    let version = first.version.unwrap();
     let again = one
         .db
         .read_single(|c| crate::sandbox::store::tenancy::clock_offsets_since(c, version))
         .unwrap();
-    assert_eq!(again, (Some(version), None));
+    assert_eq!(
+        again,
+        crate::sandbox::store::tenancy::SyncRead {
+            version: Some(version),
+            any_fault: false,
+            offsets: None
+        }
+    );
     write(&other, 60);
     let before = one.db.pg_round_trips();
     one.sync_clock();
@@ -844,6 +855,83 @@ fn postgres_clock_sync_costs_one_round_trip_after_writes() {
         one.clock.world_offset("tpp-clock"),
         Duration::from_secs(120)
     );
+}
+
+/// Issue 23 (writes on PostgreSQL, r16/writes): the request faults cost a request no
+/// statement of their own while no rule is stored (the clock sync's statement says so, in
+/// the same round trip), and ONE round trip (no read transaction around the `SELECT`) when
+/// one is; a rule created through another instance answers the next request here, and a
+/// look older than the newest kept never hides it.
+#[test]
+fn postgres_request_faults_cost_no_round_trip_without_rules() {
+    use crate::sandbox::domain::faults::{Fault, parse};
+    let Some(cluster) = PgCluster::get() else {
+        return;
+    };
+    let url = cluster.database();
+    let config = || crate::sandbox::SandboxConfig {
+        storage: Storage::Postgres(url.clone()),
+        ..Default::default()
+    };
+    let one = crate::sandbox::App::new(config()).unwrap();
+    let other = crate::sandbox::App::new(config()).unwrap();
+    let take = |app: &crate::sandbox::App| {
+        app.faults
+            .take_request(&app.db, "tpp-faults", "GET", "/v1/accounts", None)
+    };
+    // Before any look nothing is known: the rules are read.
+    assert!(one.faults.any_request_rule());
+    // Every session of the pool has prepared the statements.
+    for _ in 0..16 {
+        one.sync_clock();
+    }
+    for _ in 0..16 {
+        assert_eq!(take(&one), None);
+    }
+    let before = one.db.pg_round_trips();
+    one.sync_clock();
+    assert_eq!(
+        one.db.pg_round_trips() - before,
+        1,
+        "the clock sync: one round trip"
+    );
+    assert!(
+        !one.faults.any_request_rule(),
+        "no rule stored: nothing to read"
+    );
+    // A rule created through the other instance answers the next request here.
+    let fault = Fault {
+        id: Uuid::new_v4().to_string(),
+        definition: parse(
+            &serde_json::json!({"action": "error", "status": 503, "code": "SERVICE_BLOCKED", "path": "/v1/accounts"}),
+        )
+        .unwrap(),
+        remaining: None,
+        tpp: "tpp-faults".into(),
+    };
+    other.faults.add(&other.db, &fault, 0).unwrap();
+    let before = one.db.pg_round_trips();
+    one.sync_clock();
+    assert!(one.faults.any_request_rule());
+    let mid = one.db.pg_round_trips();
+    assert_eq!(take(&one).map(|f| f.id), Some(fault.id.clone()));
+    assert_eq!(mid - before, 1, "the clock sync: one round trip");
+    assert_eq!(
+        one.db.pg_round_trips() - mid,
+        1,
+        "the rules: one round trip"
+    );
+    // A slower request's older look (no rule yet) does not replace the newer one.
+    one.faults.saw(Some((Some(0), false)));
+    assert!(one.faults.any_request_rule());
+    // A failed look: the rules are read again.
+    one.faults.saw(None);
+    assert!(one.faults.any_request_rule());
+    // Cleared through the other instance: nothing to read again.
+    other.faults.clear_of(&other.db, "tpp-faults").unwrap();
+    one.sync_clock();
+    assert!(!one.faults.any_request_rule());
+    assert_eq!(take(&one), None);
 }
 
 /// The connection is opened by tokio-postgres's own rule for `hostaddr`: the address given

@@ -82,21 +82,29 @@ pub fn clock_offsets(c: &Conn<'_>) -> crate::sandbox::store::sql::Result<Vec<(St
 /// moved, the offsets in two more read transactions: five round trips per request under
 /// writes; issue 23, r14/writes.)
 ///
+/// The same statement also says whether any fault rule is stored (`sandbox_faults`, any
+/// TPP's, any action), in the same snapshot as the version: while none is, the request
+/// faults need no read of their own on that request
+/// ([`crate::sandbox::domain::faults::Faults::saw`]; issue 23, r16/writes: one statement
+/// fewer per request on PostgreSQL).
+///
 /// Errors: the database's.
 pub fn clock_offsets_since(
     c: &Conn<'_>,
     seen: i64,
-) -> crate::sandbox::store::sql::Result<(Option<i64>, Option<ClockOffsets>)> {
+) -> crate::sandbox::store::sql::Result<SyncRead> {
     let rows = c.query_all(
         "SELECT 0, NULL, v FROM sandbox_data_version WHERE id = 1 \
          UNION ALL SELECT 1, NULL, CAST(value AS INTEGER) FROM sandbox_meta \
            WHERE key = 'clock_offset_nanos' \
            AND (SELECT v FROM sandbox_data_version WHERE id = 1) IS DISTINCT FROM ?1 \
          UNION ALL SELECT 2, tpp, offset_secs FROM tpp_clocks \
-           WHERE (SELECT v FROM sandbox_data_version WHERE id = 1) IS DISTINCT FROM ?1",
+           WHERE (SELECT v FROM sandbox_data_version WHERE id = 1) IS DISTINCT FROM ?1 \
+         UNION ALL SELECT 3, NULL, 0 WHERE EXISTS (SELECT 1 FROM sandbox_faults)",
         [seen],
     )?;
     let mut version = None;
+    let mut any_fault = false;
     let mut out = ClockOffsets::default();
     for r in &rows {
         let kind: i64 = r.get(0)?;
@@ -104,16 +112,36 @@ pub fn clock_offsets_since(
         match kind {
             0 => version = Some(n),
             1 => out.shared_nanos = Some(n),
-            _ => out.tpps.push((r.get(1)?, u64::try_from(n).unwrap_or(0))),
+            2 => out.tpps.push((r.get(1)?, u64::try_from(n).unwrap_or(0))),
+            _ => any_fault = true,
         }
     }
     if version == Some(seen) {
         // The statement's own condition: an unchanged version brings no offset rows.
         debug_assert!(out.shared_nanos.is_none() && out.tpps.is_empty());
-        return Ok((version, None));
+        return Ok(SyncRead {
+            version,
+            any_fault,
+            offsets: None,
+        });
     }
     out.tpps.sort();
-    Ok((version, Some(out)))
+    Ok(SyncRead {
+        version,
+        any_fault,
+        offsets: Some(out),
+    })
+}
+
+/// What [`clock_offsets_since`] read, in one snapshot.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SyncRead {
+    /// The data version (`sandbox_data_version`); `None` when its row is missing.
+    pub version: Option<i64>,
+    /// Whether any fault rule (`sandbox_faults`) is stored.
+    pub any_fault: bool,
+    /// The clock offsets, when the version differs from the one the caller had seen.
+    pub offsets: Option<ClockOffsets>,
 }
 
 /// The clock offsets of [`clock_offsets_since`].
