@@ -333,14 +333,11 @@ where
         roles.require_ais()?;
         let version = app.db.version();
         let query = Q::parse(parts)?;
-        let (access, item, owner) = (R::RESOLVE)(
-            &app.domain(),
-            &tpp,
-            &crate::sandbox::http::caller::psu_context(&parts.headers),
-            &id,
-        )?;
+        // The PSU context's `present` is `caller::psu_present` of the same headers: read once.
+        let psu = crate::sandbox::http::caller::psu_context(&parts.headers);
+        let (access, item, owner) = (R::RESOLVE)(&app.domain(), &tpp, &psu, &id)?;
         Ok(Consented {
-            psu_present: crate::sandbox::http::caller::psu_present(&parts.headers),
+            psu_present: psu.present,
             tpp,
             access,
             item,
