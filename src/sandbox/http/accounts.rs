@@ -724,7 +724,7 @@ fn manual_of(app: &App, account: &Account) -> Result<HashMap<Uuid, ManualTransac
 pub async fn transactions(
     State(app): State<Arc<App>>,
     c: Consented<Account, Listing<false>>,
-    headers: HeaderMap,
+    AcceptsGzip(gzip): AcceptsGzip,
 ) -> Result<axum::response::Response, ApiError> {
     let owner = owner_of(c.owner.clone(), &c.item, &c.access)?;
     let today = app.clock.today();
@@ -738,7 +738,6 @@ pub async fn transactions(
         today,
         version: app.db.version(),
     };
-    let gzip = accepts_gzip(&headers);
     if let Some(page) = app.pages.get(&key) {
         return Ok(page.response(gzip));
     }
@@ -785,6 +784,21 @@ pub async fn transactions(
     let page = Page::new(body);
     app.pages.put(key, page.clone());
     Ok(page.response(gzip))
+}
+
+/// Whether the request accepts a gzip answer ([`accepts_gzip`] of its headers), as an
+/// extractor: the transaction pages need this one fact of the headers, and axum's
+/// `HeaderMap` extractor clones the whole map per request (its index and entry arrays, a
+/// reference count per value; issue 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AcceptsGzip(pub bool);
+
+impl<S: Send + Sync> FromRequestParts<S> for AcceptsGzip {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(AcceptsGzip(accepts_gzip(&parts.headers)))
+    }
 }
 
 /// Whether the request's `Accept-Encoding` (RFC 9110 §12.5.3) accepts `gzip` (or `x-gzip`,
