@@ -30,8 +30,10 @@ pub struct Tpp {
     /// The TPP's identity ([`tpp_id`]): its QSealC's organisationIdentifier bound to its key,
     /// else the certificate.
     pub id: TppId,
-    /// Subject organisation (or common name) of the certificate, for the SCA pages.
-    pub name: String,
+    /// Subject organisation (or common name) of the certificate, for the SCA pages. Shared
+    /// (`Arc<str>`): a verified request's `Tpp` is cloned from the identity cache and again
+    /// by each extractor, and a shared name is a reference count, not a new text (issue 23).
+    pub name: std::sync::Arc<str>,
 }
 
 /// The subject attribute organizationIdentifier (ETSI EN 319 412-1, OID 2.5.4.97).
@@ -81,7 +83,10 @@ impl Tpp {
         let name = attr("2.5.4.10")
             .or_else(|| attr("2.5.4.3"))
             .unwrap_or_else(|| certificate.key_id());
-        Tpp { id, name }
+        Tpp {
+            id,
+            name: name.into(),
+        }
     }
 }
 

@@ -310,14 +310,27 @@ fn header_named<'a>(headers: &'a http::HeaderMap, name: &http::HeaderName) -> Op
         .map(str::trim)
 }
 
-const SIGNATURE: http::HeaderName = http::HeaderName::from_static("signature");
-const TPP_SIGNATURE_CERTIFICATE: http::HeaderName =
-    http::HeaderName::from_static("tpp-signature-certificate");
-const DIGEST: http::HeaderName = http::HeaderName::from_static("digest");
-const DATE: http::HeaderName = http::HeaderName::from_static("date");
+/// [`header`] of a name the signing string lists (lower case): an [`ELIGIBLE_HEADERS`] name
+/// is looked up by its compile-time name in [`ELIGIBLE_NAMES`] (a `&str` name is parsed,
+/// checked and lower-cased on every look-up; four per request, issue 23), any other by its
+/// text.
+fn signed_header<'a>(headers: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
+    match ELIGIBLE_HEADERS.iter().position(|e| *e == name) {
+        Some(i) => header_named(headers, &ELIGIBLE_NAMES[i]),
+        None => header(headers, name),
+    }
+}
 
-/// [`ELIGIBLE_HEADERS`] as header names, in the same order.
-const ELIGIBLE_NAMES: [http::HeaderName; 6] = [
+static SIGNATURE: http::HeaderName = http::HeaderName::from_static("signature");
+static TPP_SIGNATURE_CERTIFICATE: http::HeaderName =
+    http::HeaderName::from_static("tpp-signature-certificate");
+static DIGEST: http::HeaderName = http::HeaderName::from_static("digest");
+static DATE: http::HeaderName = http::HeaderName::from_static("date");
+
+/// [`ELIGIBLE_HEADERS`] as header names, in the same order. These names are `static`, not
+/// `const`: a `const` of a type with a destructor is a new value at every use, made and
+/// dropped each time (the whole array for one element; issue 23).
+static ELIGIBLE_NAMES: [http::HeaderName; 6] = [
     http::HeaderName::from_static("date"),
     http::HeaderName::from_static("digest"),
     http::HeaderName::from_static("x-request-id"),
@@ -649,13 +662,15 @@ fn verify_with_key(
         request.method,
         request.path_and_query,
         &params.headers,
-        |n| header(headers, n),
+        |n| signed_header(headers, n),
     )
     .map_err(|SigningStringError::HeaderMissing(name)| VerifyError::SignedHeaderMissing(name))?;
     if policy.require_eligible_signed {
+        // A signed name needs no look-up: only an unsigned one can break the rule (the
+        // four usually signed headers were looked up once, for the signing string).
         for (name, header_name) in ELIGIBLE_HEADERS.iter().zip(&ELIGIBLE_NAMES) {
-            if header_named(headers, header_name).is_some()
-                && !params.headers.iter().any(|h| h == name)
+            if !params.headers.iter().any(|h| h == name)
+                && header_named(headers, header_name).is_some()
             {
                 return Err(VerifyError::HeaderNotSigned(name.to_string()));
             }
@@ -668,4 +683,26 @@ fn verify_with_key(
         certificate: key.certificate.clone(),
         params,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The compile-time names are [`ELIGIBLE_HEADERS`] in the same order, so
+    /// [`signed_header`] finds by constant what a look-up by text finds.
+    #[test]
+    fn the_eligible_names_are_the_eligible_headers_and_find_the_same_values() {
+        let mut h = http::HeaderMap::new();
+        for (i, name) in ELIGIBLE_HEADERS.iter().enumerate() {
+            assert_eq!(ELIGIBLE_NAMES[i], http::HeaderName::from_static(name));
+            h.insert(*name, format!(" value {i} ").parse().unwrap());
+        }
+        h.insert("x-other", "other".parse().unwrap());
+        for name in ELIGIBLE_HEADERS.iter().chain(&["x-other", "absent"]) {
+            assert_eq!(signed_header(&h, name), header(&h, name), "{name}");
+        }
+        assert_eq!(signed_header(&h, "psu-id"), Some("value 3"));
+        assert_eq!(signed_header(&h, "absent"), None);
+    }
 }

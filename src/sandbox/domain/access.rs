@@ -204,7 +204,7 @@ fn new_sca(
     let auth = Authorisation {
         id: authorisation_id(),
         tpp: tpp.id.clone(),
-        tpp_name: tpp.name.clone(),
+        tpp_name: tpp.name.to_string(),
         redirect_uri: redirect.to_string(),
         tpp_session_id: session,
         created_at: now,

@@ -91,7 +91,7 @@ pub fn new_authorisation(
     AuthorisationRow {
         id: new_authorisation_id(),
         tpp: tpp.id.0.clone(),
-        tpp_name: tpp.name.clone(),
+        tpp_name: tpp.name.to_string(),
         payment: payment.map(str::to_string),
         basket: basket.map(str::to_string),
         redirect_uri: redirect_uri.to_string(),

@@ -333,14 +333,11 @@ where
         roles.require_ais()?;
         let version = app.db.version();
         let query = Q::parse(parts)?;
-        let (access, item, owner) = (R::RESOLVE)(
-            &app.domain(),
-            &tpp,
-            &crate::sandbox::http::caller::psu_context(&parts.headers),
-            &id,
-        )?;
+        // The PSU context's `present` is `caller::psu_present` of the same headers: read once.
+        let psu = crate::sandbox::http::caller::psu_context(&parts.headers);
+        let (access, item, owner) = (R::RESOLVE)(&app.domain(), &tpp, &psu, &id)?;
         Ok(Consented {
-            psu_present: crate::sandbox::http::caller::psu_present(&parts.headers),
+            psu_present: psu.present,
             tpp,
             access,
             item,
@@ -727,7 +724,7 @@ fn manual_of(app: &App, account: &Account) -> Result<HashMap<Uuid, ManualTransac
 pub async fn transactions(
     State(app): State<Arc<App>>,
     c: Consented<Account, Listing<false>>,
-    headers: HeaderMap,
+    AcceptsGzip(gzip): AcceptsGzip,
 ) -> Result<axum::response::Response, ApiError> {
     let owner = owner_of(c.owner.clone(), &c.item, &c.access)?;
     let today = app.clock.today();
@@ -741,7 +738,6 @@ pub async fn transactions(
         today,
         version: app.db.version(),
     };
-    let gzip = accepts_gzip(&headers);
     if let Some(page) = app.pages.get(&key) {
         return Ok(page.response(gzip));
     }
@@ -788,6 +784,21 @@ pub async fn transactions(
     let page = Page::new(body);
     app.pages.put(key, page.clone());
     Ok(page.response(gzip))
+}
+
+/// Whether the request accepts a gzip answer ([`accepts_gzip`] of its headers), as an
+/// extractor: the transaction pages need this one fact of the headers, and axum's
+/// `HeaderMap` extractor clones the whole map per request (its index and entry arrays, a
+/// reference count per value; issue 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AcceptsGzip(pub bool);
+
+impl<S: Send + Sync> FromRequestParts<S> for AcceptsGzip {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(AcceptsGzip(accepts_gzip(&parts.headers)))
+    }
 }
 
 /// Whether the request's `Accept-Encoding` (RFC 9110 §12.5.3) accepts `gzip` (or `x-gzip`,

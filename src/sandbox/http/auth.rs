@@ -440,8 +440,8 @@ pub fn lacks_redirect_uri(path: &str, h: &axum::http::HeaderMap) -> bool {
 }
 
 /// `TPP-Redirect-URI`, lower-cased at compile time (a `&str` name is parsed on every
-/// look-up).
-const TPP_REDIRECT_URI_NAME: axum::http::HeaderName =
+/// look-up); `static`, so no value is made and dropped per use.
+static TPP_REDIRECT_URI_NAME: axum::http::HeaderName =
     axum::http::HeaderName::from_static("tpp-redirect-uri");
 
 /// 400 `FORMAT_ERROR` naming the missing `TPP-Redirect-URI` (see [`lacks_redirect_uri`]).

@@ -50,12 +50,13 @@ pub fn psu_present(h: &HeaderMap) -> bool {
 }
 
 // The names of `psu_context`'s headers, made at compile time (the `headers::` texts
-// lower-cased; a unit test checks they are the same names).
-const PSU_ID: HeaderName = HeaderName::from_static("psu-id");
-const PSU_CORPORATE_ID: HeaderName = HeaderName::from_static("psu-corporate-id");
-const TPP_SESSION_ID: HeaderName = HeaderName::from_static("tpp-session-id");
-const TPP_REDIRECT_URI: HeaderName = HeaderName::from_static("tpp-redirect-uri");
-const PSU_IP_ADDRESS: HeaderName = HeaderName::from_static("psu-ip-address");
+// lower-cased; a unit test checks they are the same names). `static`, not `const`: a
+// `const` name is a new value made and dropped at every use.
+static PSU_ID: HeaderName = HeaderName::from_static("psu-id");
+static PSU_CORPORATE_ID: HeaderName = HeaderName::from_static("psu-corporate-id");
+static TPP_SESSION_ID: HeaderName = HeaderName::from_static("tpp-session-id");
+static TPP_REDIRECT_URI: HeaderName = HeaderName::from_static("tpp-redirect-uri");
+static PSU_IP_ADDRESS: HeaderName = HeaderName::from_static("psu-ip-address");
 
 /// The PSU context of the request headers `h`.
 pub fn psu_context(h: &HeaderMap) -> PsuContext {

@@ -266,7 +266,7 @@ fn manual_json(card: &CardAccount, m: &crate::sandbox::model::ManualCardTransact
 pub async fn transactions(
     State(app): State<Arc<App>>,
     c: Consented<CardAccount, Listing<true>>,
-    headers: axum::http::HeaderMap,
+    crate::sandbox::http::accounts::AcceptsGzip(gzip): crate::sandbox::http::accounts::AcceptsGzip,
 ) -> Result<Response, ApiError> {
     let today = app.clock.today();
     let from = c.unattended_from(
@@ -279,8 +279,8 @@ pub async fn transactions(
     let key = ReadKey::new(Read::CardTransactions, card.id, version)
         .on(today)
         .query(&c.query.pairs, from);
-    // Gzip for clients that accept it, as the account transaction pages (`accounts::Page`).
-    let gzip = crate::sandbox::http::accounts::accepts_gzip(&headers);
+    // Gzip (`gzip`) for clients that accept it, as the account transaction pages
+    // (`accounts::Page`).
     app.reads.answer_encoded(key, gzip, || {
         card_report(&app, &q, &card, &owner, today, from)
     })
