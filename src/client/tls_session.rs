@@ -250,6 +250,8 @@ pub struct TlsRecorder {
     state: Arc<Mutex<RecorderState>>,
     /// The client's rustls configuration, for the cipher probe.
     config: Option<Arc<rustls::ClientConfig>>,
+    /// The client's server certificate verifier, built at its first use.
+    verifier: Option<Arc<super::tls::PlatformVerifier>>,
 }
 
 impl std::fmt::Debug for TlsRecorder {
@@ -261,6 +263,26 @@ impl std::fmt::Debug for TlsRecorder {
 impl TlsRecorder {
     pub(crate) fn set_config(&mut self, config: Arc<rustls::ClientConfig>) {
         self.config = Some(config);
+    }
+
+    pub(crate) fn set_verifier(&mut self, verifier: Arc<super::tls::PlatformVerifier>) {
+        self.verifier = Some(verifier);
+    }
+
+    /// Builds the client's server certificate verifier now if it was not yet
+    /// ([`super::tls::PlatformVerifier`]: the platform's roots read and parsed), so the first
+    /// TLS handshake does not wait for it. Blocking (file reads, a few ms): call it off the
+    /// async worker threads (`spawn_blocking`). A failure is kept for the first handshake.
+    pub fn warm_up_verifier(&self) {
+        if let Some(v) = &self.verifier {
+            v.warm_up();
+        }
+    }
+
+    /// Whether the client's verifier has read the platform's roots (false before the first
+    /// handshake or [`TlsRecorder::warm_up_verifier`]).
+    pub fn verifier_built(&self) -> bool {
+        self.verifier.as_ref().is_some_and(|v| v.is_built())
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut RecorderState) -> T) -> Option<T> {
