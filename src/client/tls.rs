@@ -11,7 +11,8 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 use super::ClientError;
 use super::tls_session::{
-    ClientAuth, RecordingResolver, RecordingVerifier, ServerCertRefused, TlsRecorder, date,
+    ClientAuth, PlatformVerifier, RecordingResolver, RecordingVerifier, ServerCertRefused,
+    TlsRecorder, date,
 };
 use crate::profile::{Profile, TlsMinVersion};
 
@@ -89,12 +90,10 @@ pub fn http_client_recording_with(
             extra_roots.push(c.map_err(|e| setup(format!("sandbox CA: {e}")))?);
         }
     }
-    let inner = if extra_roots.is_empty() {
-        rustls_platform_verifier::Verifier::new(provider.clone())
-    } else {
-        rustls_platform_verifier::Verifier::new_with_extra_roots(extra_roots, provider.clone())
-    }
-    .map_err(|e| setup(format!("TLS roots: {e}")))?;
+    // The extra roots are checked here (an unreadable one refuses the profile); the
+    // platform's roots are read at the first handshake (issue 23).
+    let inner = PlatformVerifier::new(extra_roots, provider.clone())
+        .map_err(|e| setup(format!("TLS roots: {e}")))?;
     let key = match (&profile.client_certificate, &profile.client_key) {
         (Some(c), Some(k)) => {
             let bad = |why: String| {
@@ -125,8 +124,10 @@ pub fn http_client_recording_with(
         }
     };
     let mut recorder = TlsRecorder::default();
+    let inner = std::sync::Arc::new(inner);
+    recorder.set_verifier(inner.clone());
     let verifier = std::sync::Arc::new(RecordingVerifier {
-        inner: std::sync::Arc::new(inner),
+        inner,
         recorder: recorder.clone(),
     });
     let resolver = std::sync::Arc::new(RecordingResolver {
@@ -609,6 +610,32 @@ fn describe_plain(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_platform_roots_are_read_at_the_first_use_not_when_the_client_is_built() {
+        let profile = crate::profile::Profile::new_embedded("default");
+        let (_http, recorder) = http_client_recording(&profile).unwrap();
+        assert!(
+            !recorder.verifier_built(),
+            "the system roots were read when the client was built"
+        );
+        recorder.warm_up_verifier();
+        assert!(recorder.verifier_built());
+        // A clone of the recorder (the engine's) sees the same verifier.
+        assert!(recorder.clone().verifier_built());
+    }
+
+    #[test]
+    fn a_bad_extra_root_still_refuses_the_profile_when_the_client_is_built() {
+        // A PEM certificate block whose DER is not a certificate (INTEGER 0).
+        let pem = "-----BEGIN CERTIFICATE-----\nAgEA\n-----END CERTIFICATE-----\n";
+        let profile = crate::profile::Profile::new_embedded("default");
+        let msg = http_client_recording_with(&profile, Some(pem.as_bytes()))
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("TLS roots"), "{msg}");
+    }
 
     /// Stands in for webpki's error of that name (rustls passes it on as `Other`).
     #[derive(Debug)]

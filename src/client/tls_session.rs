@@ -250,6 +250,8 @@ pub struct TlsRecorder {
     state: Arc<Mutex<RecorderState>>,
     /// The client's rustls configuration, for the cipher probe.
     config: Option<Arc<rustls::ClientConfig>>,
+    /// The client's server certificate verifier, built at its first use.
+    verifier: Option<Arc<PlatformVerifier>>,
 }
 
 impl std::fmt::Debug for TlsRecorder {
@@ -261,6 +263,26 @@ impl std::fmt::Debug for TlsRecorder {
 impl TlsRecorder {
     pub(crate) fn set_config(&mut self, config: Arc<rustls::ClientConfig>) {
         self.config = Some(config);
+    }
+
+    pub(crate) fn set_verifier(&mut self, verifier: Arc<PlatformVerifier>) {
+        self.verifier = Some(verifier);
+    }
+
+    /// Builds the client's server certificate verifier now if it was not yet
+    /// ([`PlatformVerifier`]: the platform's roots read and parsed), so the first
+    /// TLS handshake does not wait for it. Blocking (file reads, a few ms): call it off the
+    /// async worker threads (`spawn_blocking`). A failure is kept for the first handshake.
+    pub fn warm_up_verifier(&self) {
+        if let Some(v) = &self.verifier {
+            v.warm_up();
+        }
+    }
+
+    /// Whether the client's verifier has read the platform's roots (false before the first
+    /// handshake or [`TlsRecorder::warm_up_verifier`]).
+    pub fn verifier_built(&self) -> bool {
+        self.verifier.as_ref().is_some_and(|v| v.is_built())
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut RecorderState) -> T) -> Option<T> {
@@ -507,6 +529,113 @@ impl ServerCertVerifier for RecordingVerifier {
 
     fn root_hint_subjects(&self) -> Option<&[rustls::DistinguishedName]> {
         self.inner.root_hint_subjects()
+    }
+}
+
+/// The server certificate verifier of a profile's client: the platform's
+/// ([`rustls_platform_verifier::Verifier`]: on Linux the system roots of
+/// `/etc/ssl/certs`, read and parsed, with the extra roots), built at its first use, not
+/// when the client is built. Reading the system roots (about 150 certificates, a file per
+/// root besides the bundle) was half the instructions of the console's start to its first
+/// frame, and a plain-HTTP profile (the embedded sandbox) never needs them (BENCHMARKS.md,
+/// issue 23). [`TlsRecorder::warm_up_verifier`] builds it ahead of the first handshake.
+///
+/// The extra roots (`ca_bundle`, the sandbox CA) are parsed in [`PlatformVerifier::new`],
+/// so a bad one still refuses the profile at its start; a system without any root (and no
+/// extra one) fails the first handshake instead, with the platform verifier's error.
+#[derive(Debug)]
+pub(crate) struct PlatformVerifier {
+    extra_roots: Vec<CertificateDer<'static>>,
+    provider: std::sync::Arc<rustls::crypto::CryptoProvider>,
+    built: std::sync::OnceLock<Result<rustls_platform_verifier::Verifier, rustls::Error>>,
+}
+
+impl PlatformVerifier {
+    /// A verifier trusting the platform's roots and `extra_roots` (DER certificates).
+    ///
+    /// Errors: an extra root that is not a usable trust anchor (rustls's error).
+    pub(crate) fn new(
+        extra_roots: Vec<CertificateDer<'static>>,
+        provider: std::sync::Arc<rustls::crypto::CryptoProvider>,
+    ) -> Result<Self, rustls::Error> {
+        let mut check = rustls::RootCertStore::empty();
+        for c in &extra_roots {
+            check.add(c.clone())?;
+        }
+        Ok(PlatformVerifier {
+            extra_roots,
+            provider,
+            built: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// The platform verifier, built on the first call.
+    ///
+    /// Errors: the platform verifier's (no root could be loaded from the system).
+    fn get(&self) -> Result<&rustls_platform_verifier::Verifier, rustls::Error> {
+        self.built
+            .get_or_init(|| {
+                if self.extra_roots.is_empty() {
+                    rustls_platform_verifier::Verifier::new(self.provider.clone())
+                } else {
+                    rustls_platform_verifier::Verifier::new_with_extra_roots(
+                        self.extra_roots.iter().cloned(),
+                        self.provider.clone(),
+                    )
+                }
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Builds the platform verifier now, if not yet ([`PlatformVerifier::get`]).
+    pub(crate) fn warm_up(&self) {
+        let _ = self.get();
+    }
+
+    /// Whether the platform's roots were read (the verifier was built).
+    pub(crate) fn is_built(&self) -> bool {
+        self.built.get().is_some()
+    }
+}
+
+impl rustls::client::danger::ServerCertVerifier for PlatformVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &rustls::pki_types::ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        self.get()?
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.get()?.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.get()?.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        // What the platform verifier (WebPKI) answers: the provider's algorithms, which need
+        // no root; the ClientHello does not wait for the roots.
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 

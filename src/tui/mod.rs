@@ -57,7 +57,7 @@ use crossterm::event::{
     KeyEventKind, MouseEventKind,
 };
 use crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use crossterm::{cursor, execute};
 use ratatui::Terminal;
@@ -110,16 +110,20 @@ impl TerminalGuard {
             EnterAlternateScreen,
             cursor::Hide,
             EnableBracketedPaste,
-            EnableMouseCapture
+            EnableMouseCapture,
+            // The screen cleared here rather than with `Terminal::clear`, which first asks
+            // the terminal where its cursor is (`ESC [6n`) and waits for the answer: a round
+            // trip through the terminal (tmux: its server) before the first frame (issue 23).
+            // A new `Terminal`'s buffers are blank, as the cleared screen is: its first draw
+            // writes every cell that is not blank.
+            Clear(ClearType::All),
+            cursor::MoveTo(0, 0)
         ) {
             restore_terminal();
             anyhow::bail!("cannot enter the alternate screen: {e}");
         }
         match Terminal::new(CrosstermBackend::new(stdout())) {
-            Ok(mut terminal) => {
-                let _ = terminal.clear();
-                Ok(TerminalGuard { terminal })
-            }
+            Ok(terminal) => Ok(TerminalGuard { terminal }),
             Err(e) => {
                 restore_terminal();
                 anyhow::bail!("cannot set up the terminal: {e}")
@@ -398,6 +402,7 @@ async fn event_loop(
                     tracing::info!("console: first frame drawn");
                     // Only now the embedded sandbox and the callback listener (issue 23).
                     runner.start_network(&mut app);
+                    runner.warm_up_tls();
                 }
             }
             redraw = true;
@@ -545,6 +550,18 @@ impl Runner<'_> {
             .network_restart(crate::embedded::EmbeddedSandbox);
         self.tasks
             .spawn(async move { Done::NetworkStarted(start.await) });
+    }
+
+    /// For a profile whose target is HTTPS, the platform's roots of its client are read
+    /// beside the loop ([`crate::client::tls_session::TlsRecorder::warm_up_verifier`]), so
+    /// its first send does not wait for them; the start does not either (the client reads
+    /// them at its first use, issue 23). A plain-HTTP target (the embedded sandbox without
+    /// `sandbox_tls`) never reads them.
+    fn warm_up_tls(&self) {
+        if self.engine.base_url.starts_with("https:") {
+            let tls = self.engine.tls.clone();
+            drop(tokio::task::spawn_blocking(move || tls.warm_up_verifier()));
+        }
     }
 
     /// The network started after the first frame (or not): the engine takes it, the status
@@ -987,6 +1004,7 @@ impl Runner<'_> {
                 self.shutdowns.spawn(old.shutdown());
                 self.callbacks = self.engine.take_callback_receiver();
                 self.watch_browser_steps();
+                self.warm_up_tls();
                 app.profile_switched(StatusInfo::from_engine(self.engine));
                 if let Some(e) = &self.engine.listener_error {
                     app.set_message(

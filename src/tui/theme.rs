@@ -146,20 +146,20 @@ impl Default for Theme {
 
 /// The built-in theme `name` parsed once and cached.
 fn builtin(name: &str) -> Option<Theme> {
-    static CACHE: OnceLock<Vec<Theme>> = OnceLock::new();
-    let all = CACHE.get_or_init(|| {
-        BUILTIN
-            .iter()
-            .map(|(n, text)| {
-                let base = (*n != DEFAULT_THEME).then(Theme::dark);
-                parse_theme(n, text, &format!("themes/{n}.toml"), base.as_ref())
-                    .map(|(t, _)| t)
-                    // The built-ins are tested to parse; never panic over one anyway.
-                    .unwrap_or_else(|_| Theme::blank(n))
-            })
-            .collect()
+    // One cache per theme: a start on the default theme parses `dark.toml` only (issue 23).
+    static CACHE: [OnceLock<Theme>; BUILTIN.len()] = [const { OnceLock::new() }; BUILTIN.len()];
+    let i = BUILTIN.iter().position(|(n, _)| *n == name)?;
+    if BUILTIN[i].0 == DEFAULT_THEME {
+        return Some(Theme::dark());
+    }
+    let theme = CACHE[i].get_or_init(|| {
+        let (n, text) = BUILTIN[i];
+        parse_theme(n, text, &format!("themes/{n}.toml"), Some(&Theme::dark()))
+            .map(|(t, _)| t)
+            // The built-ins are tested to parse; never panic over one anyway.
+            .unwrap_or_else(|_| Theme::blank(n))
     });
-    all.iter().find(|t| t.name == name).cloned()
+    Some(theme.clone())
 }
 
 /// The frame of a pane or panel: rounded border in `border`, `title` in `title_style`.
@@ -495,32 +495,24 @@ pub fn parse_theme(
 }
 
 /// The themes that can be chosen: the built-ins, then the user's, with what went wrong
-/// while reading them.
-#[derive(Debug, Clone)]
+/// while reading them. The built-ins are parsed when first needed: selecting one parses that
+/// one only, listing or cycling parses them all (the start of the console on the default
+/// theme parses `dark.toml` alone, issue 23).
+#[derive(Debug, Clone, Default)]
 pub struct ThemeSet {
-    themes: Vec<Theme>,
+    /// The user's themes, in file-name order.
+    user: Vec<Theme>,
     /// `(name, error)` of user theme files that could not be used.
     broken: Vec<(String, String)>,
     problems: Vec<String>,
-}
-
-impl Default for ThemeSet {
-    fn default() -> Self {
-        ThemeSet::builtin()
-    }
+    /// Every usable theme in cycling order, made at the first [`ThemeSet::themes`].
+    all: OnceLock<Vec<Theme>>,
 }
 
 impl ThemeSet {
     /// Only the built-in themes.
     pub fn builtin() -> Self {
-        ThemeSet {
-            themes: BUILTIN
-                .iter()
-                .filter_map(|(n, _)| Theme::by_name(n))
-                .collect(),
-            broken: Vec::new(),
-            problems: Vec::new(),
-        }
+        ThemeSet::default()
     }
 
     /// The built-in themes plus every `*.toml` of `dir` (the user's `<config>/themes`), in
@@ -559,10 +551,7 @@ impl ThemeSet {
             match result {
                 Ok((theme, warnings)) => {
                     set.problems.extend(warnings);
-                    match set.themes.iter_mut().find(|t| t.name == name) {
-                        Some(slot) => *slot = theme,
-                        None => set.themes.push(theme),
-                    }
+                    set.user.push(theme);
                 }
                 Err(e) => {
                     set.problems.push(e.to_string());
@@ -573,14 +562,31 @@ impl ThemeSet {
         set
     }
 
-    /// The usable themes, in cycling order.
+    /// The usable themes, in cycling order: the built-ins (a user theme of the same name in
+    /// place of one), then the other user themes.
     pub fn themes(&self) -> &[Theme] {
-        &self.themes
+        self.all.get_or_init(|| {
+            let mut all: Vec<Theme> = BUILTIN
+                .iter()
+                .filter_map(|(n, _)| self.user_theme(n).cloned().or_else(|| builtin(n)))
+                .collect();
+            for t in &self.user {
+                if !all.iter().any(|a| a.name == t.name) {
+                    all.push(t.clone());
+                }
+            }
+            all
+        })
+    }
+
+    /// The user's theme called `name`.
+    fn user_theme(&self, name: &str) -> Option<&Theme> {
+        self.user.iter().find(|t| t.name == name)
     }
 
     /// Names of the usable themes, in cycling order.
     pub fn names(&self) -> Vec<&str> {
-        self.themes.iter().map(|t| t.name.as_str()).collect()
+        self.themes().iter().map(|t| t.name.as_str()).collect()
     }
 
     /// What went wrong while loading: unknown keys (the theme is used anyway) and files
@@ -593,8 +599,9 @@ impl ThemeSet {
     /// gives a [`ThemeSelectError`] naming the file, line and reason; use the default theme
     /// then ([`Theme::dark`]).
     pub fn select(&self, name: &str) -> Result<Theme, ThemeSelectError> {
-        if let Some(t) = self.themes.iter().find(|t| t.name == name) {
-            return Ok(t.clone());
+        // A name of the set: a user theme, else a built-in (that one parsed alone).
+        if let Some(t) = self.user_theme(name).cloned().or_else(|| builtin(name)) {
+            return Ok(t);
         }
         if let Some((_, e)) = self.broken.iter().find(|(n, _)| n == name) {
             return Err(ThemeSelectError::Broken {
@@ -602,7 +609,7 @@ impl ThemeSet {
                 reason: e.clone(),
             });
         }
-        match Theme::by_name(name).and_then(|t| self.themes.iter().find(|x| x.name == t.name)) {
+        match Theme::by_name(name).and_then(|t| self.themes().iter().find(|x| x.name == t.name)) {
             Some(t) => Ok(t.clone()),
             None => Err(ThemeSelectError::Unknown {
                 name: name.to_string(),
@@ -614,19 +621,29 @@ impl ThemeSet {
     /// The theme after the one called `current` (the first after the last, and the first
     /// when `current` is not in the set).
     pub fn next(&self, current: &str) -> Theme {
-        let i = self
-            .themes
+        let themes = self.themes();
+        let i = themes
             .iter()
             .position(|t| t.name == current)
-            .map(|i| (i + 1) % self.themes.len().max(1))
+            .map(|i| (i + 1) % themes.len().max(1))
             .unwrap_or(0);
-        self.themes.get(i).cloned().unwrap_or_else(Theme::dark)
+        themes.get(i).cloned().unwrap_or_else(Theme::dark)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn selecting_a_theme_makes_no_list_of_all() {
+        let set = ThemeSet::load(None);
+        assert_eq!(set.select("light").unwrap().name, "light");
+        assert_eq!(set.select("dark").unwrap(), Theme::dark());
+        assert!(set.all.get().is_none(), "every built-in was parsed");
+        assert_eq!(set.names(), ["dark", "light", "high-contrast"]);
+        assert_eq!(set.next("high-contrast").name, "dark");
+    }
 
     /// The dark theme as it was written in Rust before it moved to `themes/dark.toml`.
     fn legacy_dark() -> Theme {

@@ -51,3 +51,49 @@ fn the_first_frame_comes_before_the_sandbox_and_a_send_pressed_at_once_waits_for
         "the send failed instead of waiting:\n{log}"
     );
 }
+
+/// The console asks the terminal nothing before its first frame: no cursor-position query
+/// (`ESC [6n`, which `Terminal::clear` sent and then waited for the terminal's answer, a
+/// round trip through tmux's server before the first frame; issue 23). Read from the bytes
+/// the console wrote to the pane (`tmux pipe-pane -O`), up to its quit.
+#[test]
+fn the_start_asks_the_terminal_nothing() {
+    if !ready() {
+        return;
+    }
+    let t = Tmux::start_shell("startquery", tempfile::tempdir().expect("temp dir"));
+    // (capture-pane drops the prompt's trailing space.)
+    t.wait_for("the shell prompt", |s| {
+        s.lines().any(|l| l.trim_end() == "$")
+    });
+    let written = t.home.path().join("pane-output");
+    let pipe = format!(
+        "cat > {}",
+        common::tmux::shell_quote(&written.display().to_string())
+    );
+    let out = t.tmux(&["pipe-pane", "-O", "-t", &t.session, &pipe]);
+    assert!(out.status.success(), "pipe-pane failed");
+    let bin = common::tmux::shell_quote(env!("CARGO_BIN_EXE_psd2-console"));
+    t.type_text(&format!("{bin}; echo console-done"));
+    t.keys(&["Enter"]);
+    t.wait_for_console();
+    t.keys(&["q"]);
+    t.wait_for("the console to exit", |s| {
+        s.lines().any(|l| l.trim() == "console-done")
+    });
+    let out = t.tmux(&["pipe-pane", "-t", &t.session]);
+    assert!(out.status.success(), "pipe-pane (stop) failed");
+    let bytes = std::fs::read(&written).expect("the pane's output");
+    let has = |seq: &[u8]| bytes.windows(seq.len()).any(|w| w == seq);
+    // What it did write: the alternate screen, cleared, and the first frame.
+    assert!(has(b"\x1b[?1049h"), "no alternate screen in the output");
+    assert!(has(b"\x1b[2J"), "the screen was not cleared");
+    assert!(
+        has("List accounts".as_bytes()),
+        "no first frame in the output"
+    );
+    assert!(
+        !has(b"\x1b[6n"),
+        "the console asked the terminal for its cursor position"
+    );
+}
