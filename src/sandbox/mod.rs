@@ -258,15 +258,15 @@ impl App {
 
 impl App {
     /// On PostgreSQL, where other instances share the database (issue 21, "two or more
-    /// instances behave as one sandbox"), takes the clock offsets another instance wrote
-    /// (`POST /v1/sandbox/clock`, a TPP's initialize) into [`App::clock`]: the shared offset
-    /// when one is stored, and every TPP's own offset, replacing this instance's. One
-    /// statement per request ([`store::tenancy::clock_offsets_since`]: one round trip): the
-    /// data version, and the offsets only when the version moved since the last look; they
-    /// are applied only when they differ from the last ones taken; and whether any fault
-    /// rule is stored, handed to [`App::faults`] ([`faults::Faults::saw`]: while none is,
-    /// the request faults read nothing). On SQLite (one instance per file) nothing. A database that does not answer is logged; the request then runs
-    /// on the offsets held.
+    /// instances behave as one sandbox"), takes the clock offsets another instance wrote (`POST
+    /// /v1/sandbox/clock`, a TPP's initialize) into [`App::clock`]: the shared offset when one
+    /// is stored, and every TPP's own offset, replacing this instance's. One statement per
+    /// request ([`store::tenancy::clock_offsets_since`]: one round trip): the data version, and
+    /// the offsets only when the version moved since the last look; they are applied only when
+    /// they differ from the last ones taken; and whether any fault rule is stored, handed to
+    /// [`App::faults`] ([`faults::Faults::saw`]: while none is, the request faults read
+    /// nothing). On SQLite (one instance per file) nothing. A database that does not answer is
+    /// logged; the request then runs on the offsets held.
     pub fn sync_clock(&self) {
         if self.db.postgres_url().is_none() {
             return;

@@ -48,7 +48,7 @@ mod text;
 pub mod theme;
 mod ui;
 
-use std::io::{Stdout, stdout};
+use std::io::{BufWriter, Stdout, stdout};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -95,10 +95,20 @@ fn restore_terminal() {
     let _ = disable_raw_mode();
 }
 
+/// The console's terminal: ratatui over crossterm, writing through a buffer of
+/// [`FRAME_BUFFER_BYTES`] that ratatui flushes once at the end of every draw.
+type ConsoleTerminal = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
+
+/// Bytes buffered between the console's frames and the terminal: a full 200×50 frame is
+/// 20–40 KB of text and escape sequences, which `Stdout`'s own 1 KiB buffer wrote in one
+/// `write(2)` per KiB (13 for the first frame of the main screen); with this buffer a frame
+/// is one write (issue 23, console start).
+const FRAME_BUFFER_BYTES: usize = 64 * 1024;
+
 /// Raw mode + alternate screen for as long as it lives; restored on drop (normal exit,
-/// error, or unwinding).
+/// error, or unwinding). The terminal is `None` only inside `drop`.
 struct TerminalGuard {
-    terminal: Terminal<CrosstermBackend<Stdout>>,
+    terminal: Option<ConsoleTerminal>,
 }
 
 impl TerminalGuard {
@@ -122,8 +132,13 @@ impl TerminalGuard {
             restore_terminal();
             anyhow::bail!("cannot enter the alternate screen: {e}");
         }
-        match Terminal::new(CrosstermBackend::new(stdout())) {
-            Ok(terminal) => Ok(TerminalGuard { terminal }),
+        match Terminal::new(CrosstermBackend::new(BufWriter::with_capacity(
+            FRAME_BUFFER_BYTES,
+            stdout(),
+        ))) {
+            Ok(terminal) => Ok(TerminalGuard {
+                terminal: Some(terminal),
+            }),
             Err(e) => {
                 restore_terminal();
                 anyhow::bail!("cannot set up the terminal: {e}")
@@ -134,6 +149,19 @@ impl TerminalGuard {
 
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
+        if let Some(mut terminal) = self.terminal.take() {
+            if PANICKED.load(Ordering::SeqCst) {
+                // A panic may have left part of a frame in the buffer; the hook restored the
+                // terminal already. Forgotten, not dropped: dropping would write those bytes
+                // (and ratatui's cursor sequence) onto the restored screen after the panic's
+                // message. The process is ending; the memory goes with it.
+                std::mem::forget(terminal);
+            } else {
+                // Whatever is buffered lands on the alternate screen, before it is left.
+                let _ = std::io::Write::flush(terminal.backend_mut());
+                drop(terminal);
+            }
+        }
         restore_terminal();
     }
 }
@@ -201,7 +229,10 @@ pub async fn run_with(
     let hook = PanicHookGuard::install();
     let mut guard = TerminalGuard::enter()?;
     let mut engine = engine;
-    let result = event_loop(&mut guard.terminal, &mut engine, &profiles, options).await;
+    let result = match guard.terminal.as_mut() {
+        Some(terminal) => event_loop(terminal, &mut engine, &profiles, options).await,
+        None => Err(anyhow::anyhow!("the terminal is gone")),
+    };
     drop(guard);
     drop(hook);
     engine.shutdown().await;
@@ -344,7 +375,7 @@ pub const SANDBOX_STARTING: &str = "Embedded sandbox starting…";
 const DRAIN_MAX: usize = 256;
 
 async fn event_loop(
-    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
+    terminal: &mut ConsoleTerminal,
     engine: &mut Engine,
     profiles: &ProfileSet,
     options: RunOptions,

@@ -457,12 +457,13 @@ impl Faults {
     }
 
     /// PostgreSQL: what a request's clock sync read at its start
-    /// ([`crate::sandbox::store::tenancy::clock_offsets_since`]): the data version and
-    /// whether any rule was stored then, in one snapshot; `None` when the read failed (then
-    /// the rules are read on each request until a newer look succeeds). Kept only when its version is at least the newest kept: every write (a rule's
-    /// creation too) moves the version, so a request that starts after a rule was created
-    /// finds a look at least as new as that creation, never an older one kept by a slower
-    /// concurrent request. Exact: a rule answers the next request of any instance (issue 21).
+    /// ([`crate::sandbox::store::tenancy::clock_offsets_since`]): the data version and whether
+    /// any rule was stored then, in one snapshot; `None` when the read failed (then the rules
+    /// are read on each request until a newer look succeeds). Kept only when its version is at
+    /// least the newest kept: every write (a rule's creation too) moves the version, so a
+    /// request that starts after a rule was created finds a look at least as new as that
+    /// creation, never an older one kept by a slower concurrent request. Exact: a rule answers
+    /// the next request of any instance (issue 21).
     pub fn saw(&self, look: Option<(Option<i64>, bool)>) {
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         match look {
