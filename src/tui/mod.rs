@@ -608,6 +608,9 @@ impl Runner<'_> {
             Ok(network) => {
                 self.engine.adopt_network(network);
                 tracing::info!(base_url = %self.engine.base_url, "console: network started");
+                // An embedded sandbox served over TLS (`sandbox_tls`) has its https address
+                // only now: its client's roots are read beside the loop from here on.
+                self.warm_up_tls();
                 self.callbacks = self.engine.take_callback_receiver();
                 self.watch_browser_steps();
                 app.network_started(StatusInfo::from_engine(self.engine), SANDBOX_STARTING);

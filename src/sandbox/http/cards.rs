@@ -42,7 +42,9 @@ use crate::sandbox::domain::access::consented;
 use crate::sandbox::domain::ledger::{self, Balances, CardEntry};
 use crate::sandbox::domain::rules::{self, AccessKind};
 use crate::sandbox::errors::ApiError;
-use crate::sandbox::http::accounts::{Consented, ConsentedList, Listing, TransactionQuery};
+use crate::sandbox::http::accounts::{
+    AcceptsGzip, Consented, ConsentedList, Listing, TransactionQuery,
+};
 use crate::sandbox::http::reads::{Read, ReadKey};
 use crate::sandbox::model::{CardAccount, Customer};
 use crate::xs2a::model::{AccountReference, Amount, Balance, balance_type};
@@ -266,7 +268,7 @@ fn manual_json(card: &CardAccount, m: &crate::sandbox::model::ManualCardTransact
 pub async fn transactions(
     State(app): State<Arc<App>>,
     c: Consented<CardAccount, Listing<true>>,
-    crate::sandbox::http::accounts::AcceptsGzip(gzip): crate::sandbox::http::accounts::AcceptsGzip,
+    AcceptsGzip(gzip): AcceptsGzip,
 ) -> Result<Response, ApiError> {
     let today = app.clock.today();
     let from = c.unattended_from(
@@ -279,8 +281,7 @@ pub async fn transactions(
     let key = ReadKey::new(Read::CardTransactions, card.id, version)
         .on(today)
         .query(&c.query.pairs, from);
-    // Gzip (`gzip`) for clients that accept it, as the account transaction pages
-    // (`accounts::Page`).
+    // Gzip for clients that accept it, as the account transaction pages (`accounts::Page`).
     app.reads.answer_encoded(key, gzip, || {
         card_report(&app, &q, &card, &owner, today, from)
     })
