@@ -25,8 +25,9 @@
 //!   `TRUNCATE` checkpoint: it waits (busy timeout 5 s) for readers and writers, copies
 //!   everything and empties the `-wal` file, so the log cannot grow without bound.
 //!
-//! Errors of a checkpoint are logged (`warn`) and the next interval tries again: the data is
-//! safe in the log meanwhile, and a failing database is answered by the requests themselves
+//! Errors of a checkpoint are logged (`warn`), and a checkpoint that failed or copied only
+//! part of the log is tried again a [`Checkpoints::pause`] later (or at the interval),
+//! whether or not another commit comes: the data is safe in the log meanwhile, and a failing database is answered by the requests themselves
 //! (503). The thread ends when its [`Checkpointer`] is dropped (with the [`Db`]).
 //!
 //! [`Db`]: crate::sandbox::store::db::Db
@@ -172,9 +173,12 @@ fn run(
             continue;
         }
         // Commits made while it runs are seen at the next look and wait for the next one.
-        watch.checkpointed();
         let started = Instant::now();
         let done = checkpoint(conn, policy.max_wal_pages);
+        watch.checkpointed(
+            matches!(&done, Ok(s) if s.checkpointed_pages >= s.log_pages),
+            Instant::now(),
+        );
         let Some(reply) = reply else {
             match &done {
                 Ok(s) if s.log_pages > 0 || s.truncated => tracing::trace!(
@@ -233,9 +237,18 @@ impl Watch {
             || now.duration_since(since) >= policy.interval
     }
 
-    /// A checkpoint ran: nothing waits any more.
-    fn checkpointed(&mut self) {
-        self.waiting_since = None;
+    /// A checkpoint ended at `now`. When it copied the whole log (`complete`), nothing waits
+    /// any more. When it failed or copied only part of the log (a reader's snapshot held
+    /// frames back, or the file could not be written), the log still waits: the next try is
+    /// due as after a commit at `now` ([`Checkpoints::pause`] later, or the interval), not
+    /// only after the next commit, which an idle sandbox may never make.
+    fn checkpointed(&mut self, complete: bool, now: Instant) {
+        if complete {
+            self.waiting_since = None;
+        } else {
+            self.last_commit = now;
+            self.waiting_since = Some(now);
+        }
     }
 }
 
@@ -313,11 +326,33 @@ mod tests {
         // The last commit was seen at 2950 ms: due 200 ms later, not before.
         assert!(!w.look(47, ms(3100), &policy()));
         assert!(w.look(47, ms(3150), &policy()));
-        w.checkpointed();
+        w.checkpointed(true, ms(3151));
         assert!(!w.waiting());
         assert!(
             !w.look(47, ms(9000), &policy()),
             "nothing new after the checkpoint"
+        );
+    }
+
+    /// A checkpoint that failed or copied only part of the log is tried again a pause later
+    /// without waiting for another commit (an idle sandbox makes none); a complete one ends
+    /// the wait.
+    #[test]
+    fn an_incomplete_checkpoint_is_tried_again_without_a_new_commit() {
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let mut w = Watch::new(1, t0);
+        assert!(!w.look(2, ms(100), &policy()));
+        assert!(w.look(2, ms(300), &policy()), "a pause after the commit");
+        w.checkpointed(false, ms(310));
+        assert!(w.waiting(), "the log still waits for its checkpoint");
+        assert!(!w.look(2, ms(400), &policy()), "not before a pause");
+        assert!(w.look(2, ms(510), &policy()), "tried again, no new commit");
+        w.checkpointed(true, ms(520));
+        assert!(!w.waiting());
+        assert!(
+            !w.look(2, ms(9000), &policy()),
+            "nothing waits after a complete one"
         );
     }
 

@@ -988,6 +988,52 @@ mod tests {
         }
     }
 
+    /// A checkpoint held back by a reader's snapshot (it copies only part of the log) is
+    /// tried again once the reader is gone, without another commit: an idle sandbox would
+    /// otherwise keep its pages in the log until its next write.
+    #[test]
+    fn a_checkpoint_held_back_by_a_reader_is_tried_again_without_a_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("sandbox.sqlite3");
+        let db = Db::open_with(
+            &Storage::File(file.clone()),
+            Checkpoints {
+                pause: std::time::Duration::from_millis(20),
+                interval: std::time::Duration::from_secs(3600),
+                max_wal_pages: 1 << 20,
+            },
+        )
+        .unwrap();
+        db.migrate(&[("t1", "CREATE TABLE t (x BLOB NOT NULL)")])
+            .unwrap();
+        db.checkpoint().unwrap();
+        // A reader on a connection of its own, its snapshot taken before the writes.
+        let reader = Connection::open(&file).unwrap();
+        reader.execute_batch("BEGIN").unwrap();
+        let _: i64 = reader
+            .query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        let before = size(&file);
+        write_pages(&db, 50);
+        let held = db.checkpoint().unwrap().unwrap();
+        assert!(
+            held.checkpointed_pages < held.log_pages,
+            "the reader held frames back: {held:?}"
+        );
+        reader.execute_batch("COMMIT").unwrap();
+        drop(reader);
+        // Not a speed check: the deadline only turns a checkpointer that never tries again
+        // into a failure instead of a hang.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while size(&file) < before + 50 * 4000 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the held-back pages were never copied (no commit came after the reader)"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
     #[test]
     fn file_state_survives_reopen() {
         let dir = tempfile::tempdir().unwrap();
