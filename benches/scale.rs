@@ -210,7 +210,7 @@ fn fill(db: &Db) {
             let debtor = &accounts[i % accounts.len()];
             let p = PaymentRow {
                 id: id.clone(),
-                tpp: other.0.clone(),
+                tpp: other.0.to_string(),
                 service: "payments".into(),
                 product: "norwegian-domestic-credit-transfers".into(),
                 kind: "SINGLE".into(),
@@ -244,7 +244,7 @@ fn fill(db: &Db) {
                 conn,
                 &AuthorisationRow {
                     id: uuid::Uuid::new_v4().to_string(),
-                    tpp: other.0.clone(),
+                    tpp: other.0.to_string(),
                     tpp_name: "Other TPP".into(),
                     payment: Some(id),
                     basket: None,

@@ -28,7 +28,9 @@ pub fn state_file(data: &Path) -> PathBuf {
 /// The sandbox's TPP id of `certificate` (the key of the TPP's rows in the state), as the
 /// sandbox derives it when the TPP calls ([`crate::sandbox::http::auth::tpp_id`]).
 pub fn tpp_id(certificate: &Certificate) -> String {
-    crate::sandbox::http::auth::tpp_id(certificate).0
+    crate::sandbox::http::auth::tpp_id(certificate)
+        .0
+        .to_string()
 }
 
 /// Copies the state database `db` (perhaps in use by a running console, so it waits up to

@@ -22,9 +22,10 @@ tokio::task_local! {
     static WORLD: Arc<str>;
 }
 
-/// Runs `f` in TPP `world`: [`Clock::now`] inside it is that TPP's time.
-pub async fn in_world<F: Future>(world: &str, f: F) -> F::Output {
-    WORLD.scope(Arc::from(world), f).await
+/// Runs `f` in TPP `world` (a `&str`, or an `Arc<str>` that is then shared, not copied):
+/// [`Clock::now`] inside it is that TPP's time.
+pub async fn in_world<F: Future>(world: impl Into<Arc<str>>, f: F) -> F::Output {
+    WORLD.scope(world.into(), f).await
 }
 
 /// The TPP whose world the current task runs in ([`in_world`]), if any.

@@ -20,9 +20,12 @@ pub const CONSENT_LIFETIME: Duration = Duration::from_secs(180 * 24 * 3600);
 /// `proprietaryBankTransactionCode` of manually created (sandbox management) transactions.
 pub const MANUAL_TRANSACTION_CODE: &str = "MANUELL";
 
-/// The TPP as identified by its signing certificate.
+/// The TPP as identified by its signing certificate: the text [`tpp_id`] makes (64 lower-case
+/// hex digits for a certificate's TPP). Shared (`Arc<str>`): a verified request's id is cloned
+/// for the Date window, the replay check, its world's clock and the access decision key, and
+/// a shared id is a reference count, not a new text each time (issue 23).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct TppId(pub String);
+pub struct TppId(pub std::sync::Arc<str>);
 
 /// The TPP of a verified request.
 #[derive(Debug, Clone)]
@@ -65,7 +68,14 @@ pub fn tpp_id(certificate: &crate::cert::Certificate) -> TppId {
         }
         None => aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &certificate.der),
     };
-    TppId(digest.as_ref().iter().map(|b| format!("{b:02x}")).collect())
+    TppId(
+        digest
+            .as_ref()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+            .into(),
+    )
 }
 
 impl Tpp {

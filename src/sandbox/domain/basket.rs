@@ -80,7 +80,7 @@ pub fn check_payments(
                 format!("paymentIds: no payment has the id {id:?}"),
             )
         })?;
-        if p.tpp != tpp.id.0 {
+        if *p.tpp != *tpp.id.0 {
             return Err(ApiError::forbidden_unknown(format!(
                 "paymentIds: payment {id} was not initiated by this TPP"
             )));
@@ -147,7 +147,7 @@ pub fn create(
     let id = crate::sandbox::domain::new_id().to_string();
     let basket = BasketRow {
         id: id.clone(),
-        tpp: tpp.id.0.clone(),
+        tpp: tpp.id.0.to_string(),
         created_at: now,
         redirect_uri: redirect.to_string(),
         tpp_session_id: session.to_string(),

@@ -69,7 +69,7 @@ pub use crate::sandbox_events::{BatchEvent, ClockEvent, Event, RequestEvent, Sca
 /// check on a verified request's response, and by the SCA page layer
 /// ([`crate::sandbox::http::sca_pages::translate`]) on a page's response.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Owner(pub String);
+pub struct Owner(pub std::sync::Arc<str>);
 
 /// An event and the TPP it belongs to (`None`: nobody, operator plane only).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -90,7 +90,7 @@ pub fn new_authorisation(
 ) -> AuthorisationRow {
     AuthorisationRow {
         id: new_authorisation_id(),
-        tpp: tpp.id.0.clone(),
+        tpp: tpp.id.0.to_string(),
         tpp_name: tpp.name.to_string(),
         payment: payment.map(str::to_string),
         basket: basket.map(str::to_string),
@@ -145,7 +145,7 @@ pub async fn initiate(
     let id = crate::sandbox::domain::new_id().to_string();
     let row = PaymentRow {
         id: id.clone(),
-        tpp: new.tpp.id.0.clone(),
+        tpp: new.tpp.id.0.to_string(),
         service: new.service.segment().to_string(),
         product: new.product.name.to_string(),
         kind: new.product.kind.as_str().to_string(),

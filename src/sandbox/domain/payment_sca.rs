@@ -125,7 +125,7 @@ pub fn decide(
     agreement: Option<Uuid>,
     mut prepared: settlement::Prepared,
 ) -> Result<Decision, ApiError> {
-    let tpp = TppId(scope.auth.tpp.clone());
+    let tpp = TppId(scope.auth.tpp.as_str().into());
     let now = cx.clock.unix_secs();
     cx.db.write(|tx| {
         let Some(a) = rows::authorisation(tx, id)? else {

@@ -44,7 +44,7 @@ use crate::xs2a::model::{format_minor, parse_minor};
 ///
 /// Errors: storage (503).
 pub fn advance_clock(cx: &Ctx<'_>, tpp: &TppId, secs: u64) -> Result<(), ApiError> {
-    let world = tpp.0.as_str();
+    let world = &*tpp.0;
     cx.db.write(|tx| {
         let offset = cx
             .clock
@@ -572,7 +572,7 @@ fn own(cx: &Ctx<'_>, tpp: &TppId, id: &str) -> Result<PaymentRow, ApiError> {
         .db
         .read(|c| rows::payment(c, id))?
         .ok_or_else(|| ApiError::not_found(format!("no payment has the id {id:?}")))?;
-    if p.tpp != tpp.0 {
+    if *p.tpp != *tpp.0 {
         return Err(ApiError::forbidden_unknown(format!(
             "payment {id} was not initiated by this TPP"
         )));

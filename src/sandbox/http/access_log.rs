@@ -160,7 +160,7 @@ fn publish(
     let code = x.get::<ErrorCode>().map(|c| c.0.clone());
     let fault = x.get::<Injected>().map(|f| f.0.clone());
     let status = response.status().as_u16();
-    let owner = x.get::<events::Owner>().map(|o| o.0.as_str());
+    let owner = x.get::<events::Owner>().map(|o| &*o.0);
     let signing_string = (path == "/v1" || path.starts_with("/v1/"))
         .then(|| {
             events::rebuilt_signing_string(method, &seen.path_and_query, |n| {

@@ -300,7 +300,7 @@ where
                     // The handler runs in the TPP's world (its clock), and its answer's
                     // events belong to the TPP.
                     let run = next(Request::from_parts(parts, Body::from(bytes)));
-                    let mut r = crate::sandbox::clock::in_world(&world, run).await;
+                    let mut r = crate::sandbox::clock::in_world(world.clone(), run).await;
                     r.extensions_mut()
                         .insert(crate::sandbox::domain::events::Owner(world));
                     r

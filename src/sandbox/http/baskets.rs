@@ -103,7 +103,7 @@ fn own_basket(app: &App, tpp: &Tpp, id: &str) -> Result<(BasketRow, Vec<PaymentR
     })?;
     let (b, p) =
         found.ok_or_else(|| ApiError::not_found(format!("no signing basket has the id {id:?}")))?;
-    if b.tpp != tpp.id.0 {
+    if *b.tpp != *tpp.id.0 {
         return Err(ApiError::forbidden_unknown(format!(
             "signing basket {id} was not created by this TPP"
         )));
@@ -123,7 +123,7 @@ fn require_corporate_id(
     payments: &[PaymentRow],
 ) -> Result<(), ApiError> {
     payments::require_corporate_id(h, || {
-        for p in payments.iter().filter(|p| p.tpp == tpp.id.0) {
+        for p in payments.iter().filter(|p| *p.tpp == *tpp.id.0) {
             if payments::in_corporate_context(app, p)? {
                 return Ok(Some(format!("payment {} of the basket", p.id)));
             }

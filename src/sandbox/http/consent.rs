@@ -163,7 +163,7 @@ fn load_resource(app: &App, tpp: &TppId, id: &str) -> Result<Resource, ApiError>
     let uuid = Uuid::parse_str(id).map_err(|_| unknown())?;
     let row = app.db.read(|c| store::resource(c, uuid))?;
     let (owner, status, psu, agreement, created_at, last_action) = row.ok_or_else(unknown)?;
-    if owner != tpp.0 {
+    if *owner != *tpp.0 {
         return Err(ApiError {
             status: StatusCode::FORBIDDEN,
             body: crate::xs2a::error::ErrorBody::new(
@@ -220,7 +220,7 @@ fn current_status(app: &App, r: &Resource) -> Result<&'static str, ApiError> {
 ///
 /// Errors: those of [`load_resource`] and of the status computation (503 on storage).
 pub(crate) fn status_now(app: &App, tpp: &str, id: &str) -> Result<&'static str, ApiError> {
-    current_status(app, &load_resource(app, &TppId(tpp.to_string()), id)?)
+    current_status(app, &load_resource(app, &TppId(tpp.into()), id)?)
 }
 
 fn date_of(secs: i64) -> chrono::NaiveDate {

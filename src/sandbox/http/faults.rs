@@ -210,7 +210,7 @@ async fn create(
         id: uuid::Uuid::new_v4().to_string(),
         remaining: definition.times,
         definition,
-        tpp: tpp.id.0.clone(),
+        tpp: tpp.id.0.to_string(),
     };
     app.faults.add(&app.db, &fault, now_secs(&app))?;
     Ok((StatusCode::CREATED, Json(fault)))
@@ -219,7 +219,7 @@ async fn create(
 /// `GET /v1/sandbox/faults`: every rule of the calling TPP, oldest first.
 async fn list(State(app): State<Arc<App>>, tpp: Tpp) -> Result<Json<Value>, ApiError> {
     let mut faults = app.db.read(all)?;
-    faults.retain(|f| f.tpp == tpp.id.0);
+    faults.retain(|f| *f.tpp == *tpp.id.0);
     Ok(Json(json!({ "faults": faults })))
 }
 

@@ -376,7 +376,7 @@ pub async fn delete_customer(
     let key = uuid.to_string();
     let owner = app.db.read(|c| store::tenancy::owner(c, &key))?;
     match owner {
-        Some(o) if o != tpp.id.0 => {
+        Some(o) if *o != *tpp.id.0 => {
             return Err(ApiError::not_found(format!("no sandbox customer {id:?}")));
         }
         None if app.store.customer(uuid)?.is_some() => {

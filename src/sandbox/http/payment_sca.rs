@@ -561,7 +561,7 @@ fn decision_step(app: &App, id: String, body: &[u8]) -> Response {
         .agreement
         .as_deref()
         .and_then(|a| Uuid::parse_str(a).ok());
-    let tpp = TppId(scope.auth.tpp.clone());
+    let tpp = TppId(scope.auth.tpp.as_str().into());
     // A fault rule may turn the approval into a cancel or a failure (`crate::sandbox::http::faults`).
     let forced = approve
         .then(|| {

@@ -692,7 +692,7 @@ pub fn own_payment(
                 service.segment()
             ))
         })?;
-    if p.tpp != tpp.id.0 {
+    if *p.tpp != *tpp.id.0 {
         return Err(ApiError::forbidden_unknown(format!(
             "payment {id} was not initiated by this TPP"
         )));

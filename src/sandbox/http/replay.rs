@@ -379,7 +379,7 @@ impl ReplayGuard {
             if p.ids.len() < MAX_PENDING {
                 let wall = secs(SystemTime::now()).saturating_add(left);
                 p.ids.push(Pending {
-                    tpp: tpp.0.clone(),
+                    tpp: tpp.0.to_string(),
                     request_id: request_id.to_string(),
                     expires: u32::try_from(wall).unwrap_or(u32::MAX),
                 });
@@ -418,8 +418,8 @@ impl ReplayGuard {
         }
         if let Some(p) = &self.pending {
             let mut p = p.lock().unwrap_or_else(|p| p.into_inner());
-            p.ids.retain(|i| i.tpp != tpp.0);
-            p.forget.push(tpp.0.clone());
+            p.ids.retain(|i| *i.tpp != *tpp.0);
+            p.forget.push(tpp.0.to_string());
         }
     }
 

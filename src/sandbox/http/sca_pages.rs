@@ -102,13 +102,13 @@ where
     // The page runs in its TPP's world (that TPP's clock), and its events are the TPP's.
     let owner = app.db.read_raw(|c| tpp_of(c, &id)).ok().flatten();
     let mut response = match &owner {
-        Some(tpp) => crate::sandbox::clock::in_world(tpp, next(req)).await,
+        Some(tpp) => crate::sandbox::clock::in_world(tpp.as_str(), next(req)).await,
         None => next(req).await,
     };
     if let Some(tpp) = owner {
         response
             .extensions_mut()
-            .insert(crate::sandbox::domain::events::Owner(tpp));
+            .insert(crate::sandbox::domain::events::Owner(tpp.into()));
     }
     rewrite(response, &id, &token).await
 }

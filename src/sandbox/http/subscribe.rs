@@ -62,7 +62,7 @@ pub async fn stream(
         }
         Audience::All
     } else {
-        Audience::Tpp(tpp.id.0.clone())
+        Audience::Tpp(tpp.id.0.to_string())
     };
     let Some(slot) = app.events.slots.take(&tpp.id.0) else {
         return crate::sandbox::errors::ApiError::new(

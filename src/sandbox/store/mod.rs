@@ -449,7 +449,7 @@ fn agreement_key(a: Option<Uuid>) -> String {
 /// for the PSU's private context), the `?1, ?2, ?3` of the consent tables' queries.
 fn key_params(key: &ConsentKey) -> (&str, String, String) {
     (
-        key.tpp.0.as_str(),
+        &*key.tpp.0,
         key.psu_id.to_string(),
         agreement_key(key.agreement),
     )

@@ -383,7 +383,7 @@ impl Stored for Authorisation {
         let (step, customer, agreement) = step_columns(&self.step);
         vec![
             self.id.value(),
-            Value::Text(self.tpp.0.clone()),
+            Value::Text(self.tpp.0.to_string()),
             self.tpp_name.value(),
             self.redirect_uri.value(),
             self.tpp_session_id.value(),

@@ -182,6 +182,11 @@ impl ToValue for String {
         Value::Text(self.clone())
     }
 }
+impl ToValue for std::sync::Arc<str> {
+    fn to_value(&self) -> Value {
+        Value::Text(self.to_string())
+    }
+}
 impl ToValue for [u8] {
     fn to_value(&self) -> Value {
         Value::Blob(self.to_vec())
@@ -262,6 +267,11 @@ impl FromValue for f64 {
                 format!("{} is not a number", kind(other)),
             )),
         }
+    }
+}
+impl FromValue for std::sync::Arc<str> {
+    fn from_value(v: &Value, column: usize) -> Result<Self> {
+        String::from_value(v, column).map(Into::into)
     }
 }
 impl FromValue for String {

@@ -58,7 +58,9 @@ pub fn tpp_of(
 
 /// The sandbox's identity of the TPP holding `credentials` (its world).
 pub fn tpp_id(credentials: &Credentials) -> String {
-    psd2_console::sandbox::http::auth::tpp_id(&credentials.certificate).0
+    psd2_console::sandbox::http::auth::tpp_id(&credentials.certificate)
+        .0
+        .to_string()
 }
 
 pub const REDIRECT: &str = "http://127.0.0.1:9/callback";
