@@ -21,8 +21,9 @@ use base64::Engine as _;
 use crate::cert::Credentials;
 
 pub use verify::{
-    CERT_CACHE_SIZE, RequestView, TrustedKey, VerifiedRequest, Verifier, VerifyError, VerifyPolicy,
-    decimal_serial, parse_key_id, verify_request, verify_signed_message, verify_signing_string,
+    CERT_CACHE_SIZE, RequestView, Signer, TrustedKey, VerifiedRequest, Verifier, VerifyError,
+    VerifyPolicy, decimal_serial, parse_key_id, verify_request, verify_signed_message,
+    verify_signing_string,
 };
 
 /// Headers eligible for signing, in signing order (Authentication rule 6).

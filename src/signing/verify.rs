@@ -464,6 +464,17 @@ pub struct Verifier {
     cache: Mutex<HashMap<Box<[u8]>, Arc<TrustedKey>, foldhash::fast::RandomState>>,
 }
 
+/// A request's signer as [`Verifier::signer_of`] found it in a header map.
+#[derive(Clone)]
+pub struct Signer<'h> {
+    /// The cached key of the `TPP-Signature-Certificate`.
+    pub key: Arc<TrustedKey>,
+    /// The header map it was read from.
+    headers: &'h http::HeaderMap,
+    /// The `Signature` value, trimmed.
+    signature: &'h str,
+}
+
 /// Most certificates kept by a [`Verifier`]; the cache is emptied when it is full.
 pub const CERT_CACHE_SIZE: usize = 256;
 
@@ -487,26 +498,41 @@ impl Verifier {
 
     /// The request's signer as [`Verifier::verify`] finds it, for a caller that needs the
     /// certificate before the signature is checked (the sandbox dates a request by the
-    /// claimed TPP's clock) and then calls [`Verifier::verify_keyed`], so the certificate
-    /// is looked up once per request: the cached [`TrustedKey`] of the
-    /// `TPP-Signature-Certificate` value.
+    /// claimed TPP's clock) and then calls [`Verifier::verify_signer`], so the certificate
+    /// is looked up once per request (the cached [`TrustedKey`] of the
+    /// `TPP-Signature-Certificate` value) and the `Signature` header read and UTF-8-checked
+    /// once (issue 23).
     ///
     /// Errors, in [`Verifier::verify`]'s order: [`VerifyError::SignatureMissing`],
     /// [`VerifyError::CertificateMissing`], [`VerifyError::CertificateInvalid`].
-    pub fn key_of(&self, headers: &http::HeaderMap) -> Result<Arc<TrustedKey>, VerifyError> {
-        header_named(headers, &SIGNATURE).ok_or(VerifyError::SignatureMissing)?;
+    pub fn signer_of<'h>(&self, headers: &'h http::HeaderMap) -> Result<Signer<'h>, VerifyError> {
+        let signature = header_named(headers, &SIGNATURE).ok_or(VerifyError::SignatureMissing)?;
         // The header's bytes as received are looked up first: a certificate seen before
         // is found without checking its 1.3 KB for UTF-8 and trimming it (issue 23). Every
         // key in the cache is a trimmed text that parsed, so raw bytes that differ from it
         // (surrounding spaces, not UTF-8) miss here and take the checked way below.
-        if let Some(raw) = headers.get(&TPP_SIGNATURE_CERTIFICATE)
-            && let Some(key) = self.cached(raw.as_bytes())
+        let key = match headers
+            .get(&TPP_SIGNATURE_CERTIFICATE)
+            .and_then(|raw| self.cached(raw.as_bytes()))
         {
-            return Ok(key);
-        }
-        let cert_value = header_named(headers, &TPP_SIGNATURE_CERTIFICATE)
-            .ok_or(VerifyError::CertificateMissing)?;
-        self.load(cert_value)
+            Some(key) => key,
+            None => self.load(
+                header_named(headers, &TPP_SIGNATURE_CERTIFICATE)
+                    .ok_or(VerifyError::CertificateMissing)?,
+            )?,
+        };
+        Ok(Signer {
+            key,
+            headers,
+            signature,
+        })
+    }
+
+    /// The key of [`Verifier::signer_of`] alone.
+    ///
+    /// Errors: those of [`Verifier::signer_of`].
+    pub fn key_of(&self, headers: &http::HeaderMap) -> Result<Arc<TrustedKey>, VerifyError> {
+        self.signer_of(headers).map(|s| s.key)
     }
 
     /// The cached key whose header text is exactly `value`, if any.
@@ -525,6 +551,24 @@ impl Verifier {
         key: &Arc<TrustedKey>,
     ) -> Result<VerifiedRequest, VerifyError> {
         verify_signed_message(&self.policy, request, now, key)
+    }
+
+    /// [`Verifier::verify`] with the `signer` found by [`Verifier::signer_of`] in
+    /// `request`'s headers: the same checks in the same order, with the `Signature` value
+    /// `signer_of` read (read again when `request` has another header map).
+    ///
+    /// Errors: those of [`Verifier::verify`].
+    pub fn verify_signer(
+        &self,
+        request: &RequestView<'_>,
+        now: SystemTime,
+        signer: &Signer<'_>,
+    ) -> Result<VerifiedRequest, VerifyError> {
+        if std::ptr::eq(request.headers, signer.headers) {
+            verify_with_key(&self.policy, request, now, signer.signature, &signer.key)
+        } else {
+            verify_signed_message(&self.policy, request, now, &signer.key)
+        }
     }
 
     /// The cached key of the certificate in header value `value`, parsed on a miss. Keyed by

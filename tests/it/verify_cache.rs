@@ -82,6 +82,16 @@ fn verify(v: &Verifier, hs: &[(String, String)], now: SystemTime) -> Result<(), 
         keyed.as_ref().map(|c| c.der.clone()),
         "verify and key_of + verify_keyed disagree"
     );
+    // The sandbox's way: signer_of + verify_signer, with the Signature value read once.
+    let signed = v
+        .signer_of(&map)
+        .and_then(|s| v.verify_signer(&view, now, &s))
+        .map(|r| r.certificate);
+    assert_eq!(
+        whole.as_ref().map(|c| c.der.clone()),
+        signed.as_ref().map(|c| c.der.clone()),
+        "verify and signer_of + verify_signer disagree"
+    );
     whole.map(|_| ())
 }
 

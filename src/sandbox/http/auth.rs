@@ -230,10 +230,10 @@ where
         .cloned();
     // The signer's certificate, looked up once (by the exact header text) for the claimed
     // TPP's clock and for the verification itself.
-    let key = app.verifier.key_of(&parts.headers);
+    let key = app.verifier.signer_of(&parts.headers);
     // The Date window is the claimed TPP's own clock (see `crate::sandbox::clock`); a forged
     // claim still fails the signature.
-    let mut signer = key.as_ref().ok().map(|k| app.tpps.of(&k.certificate));
+    let mut signer = key.as_ref().ok().map(|k| app.tpps.of(&k.key.certificate));
     let claimed = match &signer {
         Some(tpp) => Some(tpp.id.clone()),
         None => parts
@@ -246,7 +246,7 @@ where
         Some(id) => app.clock.now_in(&id.0),
         None => app.clock.now(),
     };
-    let verified = key.and_then(|k| app.verifier.verify_keyed(&view, now, &k));
+    let verified = key.and_then(|k| app.verifier.verify_signer(&view, now, &k));
     let mut response = match verified {
         Err(e) => {
             let mut r = ApiError::from_verify(&e).into_response();
@@ -262,7 +262,7 @@ where
             missing_redirect_uri().into_response()
         }
         Ok(verified) => {
-            // The verified certificate is the one `key_of` found (the same `Arc`).
+            // The verified certificate is the one `signer_of` found (the same `Arc`).
             let tpp = signer
                 .take()
                 .unwrap_or_else(|| app.tpps.of(&verified.certificate));
