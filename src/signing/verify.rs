@@ -459,9 +459,78 @@ pub fn verify_request(
 pub struct Verifier {
     /// What the verifier accepts.
     pub policy: VerifyPolicy,
-    /// Keyed by the header value; foldhash because SipHash over a 1.3 KB key is a measurable
-    /// share of a verification.
-    cache: Mutex<HashMap<Box<[u8]>, Arc<TrustedKey>, foldhash::fast::RandomState>>,
+    /// Keyed by the exact header value ([`ExactCache`]).
+    cache: Mutex<ExactCache<Arc<TrustedKey>>>,
+}
+
+/// Values by the exact bytes of a long key (a 1.3 KB `TPP-Signature-Certificate` value),
+/// hashed by the key's length and its last [`TAIL`] bytes only and compared in full: hashing
+/// the whole key cost ~0.75 k instructions per request (issue 23), and a key is found only
+/// under its own bytes, however alike two keys are (the same tail, the same length). Keys
+/// with the same length and tail share a bucket, a list searched by full comparison; at most
+/// [`CERT_CACHE_SIZE`] entries in all (emptied when full), so no bucket grows past that.
+#[derive(Debug)]
+struct ExactCache<V> {
+    buckets: HashMap<Bucket, Vec<Entry<V>>, foldhash::fast::RandomState>,
+    entries: usize,
+}
+
+/// A key's length and its last [`TAIL`] bytes (zero-filled when shorter): what
+/// [`ExactCache`] hashes.
+type Bucket = (usize, [u8; TAIL]);
+
+/// A key's bytes and its value.
+type Entry<V> = (Box<[u8]>, V);
+
+/// How many trailing bytes of a key [`ExactCache`] hashes (the end of a base64 certificate
+/// is its issuer's signature).
+const TAIL: usize = 32;
+
+impl<V: Clone> ExactCache<V> {
+    fn new() -> Self {
+        ExactCache {
+            buckets: HashMap::with_hasher(foldhash::fast::RandomState::default()),
+            entries: 0,
+        }
+    }
+
+    /// The [`Bucket`] of `key`.
+    fn bucket(key: &[u8]) -> Bucket {
+        let mut tail = [0; TAIL];
+        let n = key.len().min(TAIL);
+        tail[..n].copy_from_slice(&key[key.len() - n..]);
+        (key.len(), tail)
+    }
+
+    /// The value stored under exactly `key`.
+    fn get(&self, key: &[u8]) -> Option<V> {
+        self.buckets
+            .get(&Self::bucket(key))?
+            .iter()
+            .find(|(k, _)| **k == *key)
+            .map(|(_, v)| v.clone())
+    }
+
+    /// Stores `value` under `key` (replacing the value of the same key); empties the cache
+    /// first when it holds [`CERT_CACHE_SIZE`] entries.
+    fn insert(&mut self, key: &[u8], value: V) {
+        if self.entries >= CERT_CACHE_SIZE {
+            self.buckets.clear();
+            self.entries = 0;
+        }
+        let bucket = self.buckets.entry(Self::bucket(key)).or_default();
+        match bucket.iter_mut().find(|(k, _)| **k == *key) {
+            Some(entry) => entry.1 = value,
+            None => {
+                bucket.push((key.into(), value));
+                self.entries += 1;
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.entries
+    }
 }
 
 /// A request's signer as [`Verifier::signer_of`] found it in a header map.
@@ -483,7 +552,7 @@ impl Verifier {
     pub fn new(policy: VerifyPolicy) -> Self {
         Verifier {
             policy,
-            cache: Mutex::new(HashMap::with_hasher(foldhash::fast::RandomState::default())),
+            cache: Mutex::new(ExactCache::new()),
         }
     }
 
@@ -537,7 +606,7 @@ impl Verifier {
 
     /// The cached key whose header text is exactly `value`, if any.
     fn cached(&self, value: &[u8]) -> Option<Arc<TrustedKey>> {
-        self.cache.lock().ok()?.get(value).cloned()
+        self.cache.lock().ok()?.get(value)
     }
 
     /// [`Verifier::verify`] with the signer `key` found by [`Verifier::key_of`] for the
@@ -581,10 +650,7 @@ impl Verifier {
             .map_err(|e| VerifyError::CertificateInvalid(e.to_string()))?;
         let key = Arc::new(TrustedKey::new(cert, self.policy.allow_legacy_1024)?);
         if let Ok(mut cache) = self.cache.lock() {
-            if cache.len() >= CERT_CACHE_SIZE {
-                cache.clear();
-            }
-            cache.insert(value.as_bytes().into(), key.clone());
+            cache.insert(value.as_bytes(), key.clone());
         }
         Ok(key)
     }
@@ -732,6 +798,44 @@ fn verify_with_key(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Keys of the same length and the same last bytes share a bucket, and each is found
+    /// under its own bytes only: never another key's value.
+    #[test]
+    fn the_certificate_cache_finds_a_value_under_its_exact_key_only() {
+        let tail = "T".repeat(TAIL + 8);
+        let (a, b) = (format!("A{tail}"), format!("B{tail}"));
+        let mut c = ExactCache::new();
+        c.insert(a.as_bytes(), 1);
+        assert_eq!(c.get(a.as_bytes()), Some(1));
+        assert_eq!(
+            c.get(b.as_bytes()),
+            None,
+            "same length and tail, other bytes"
+        );
+        assert_eq!(c.get(tail.as_bytes()), None, "a suffix of the key");
+        c.insert(b.as_bytes(), 2);
+        assert_eq!(
+            (c.get(a.as_bytes()), c.get(b.as_bytes())),
+            (Some(1), Some(2))
+        );
+        assert_eq!(c.buckets.len(), 1, "a and b share their bucket");
+        c.insert(a.as_bytes(), 3);
+        assert_eq!((c.get(a.as_bytes()), c.len()), (Some(3), 2));
+        // Keys shorter than the tail, and the empty key.
+        c.insert(b"x", 4);
+        c.insert(b"", 5);
+        assert_eq!(
+            (c.get(b"x"), c.get(b""), c.get(b"\0x")),
+            (Some(4), Some(5), None)
+        );
+        // Full: emptied before the next entry.
+        for i in 0..CERT_CACHE_SIZE {
+            c.insert(format!("{i}").as_bytes(), 0);
+        }
+        assert!(c.len() <= CERT_CACHE_SIZE);
+        assert_eq!(c.get(a.as_bytes()), None);
+    }
 
     /// The compile-time names are [`ELIGIBLE_HEADERS`] in the same order, so
     /// [`signed_header`] finds by constant what a look-up by text finds.
