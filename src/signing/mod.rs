@@ -259,32 +259,29 @@ fn parse_params(s: &str) -> Result<SignatureParams, VerifyError> {
         if i >= bytes.len() {
             break;
         }
+        // The ends are found with `memchr` (the signature's 344 base64 characters and the
+        // keyId's issuer name are most of the header: a byte-at-a-time scan with bounds
+        // checks cost ~3.5 k instructions per request, issue 23).
         let ks = i;
-        while i < bytes.len() && bytes[i] != b'=' {
-            i += 1;
-        }
-        if i >= bytes.len() {
+        let Some(eq) = memchr::memchr(b'=', &bytes[ks..]) else {
             return Err(bad(format!("parameter {:?} has no value", &s[ks..])));
-        }
+        };
+        i = ks + eq;
         let key = s[ks..i].trim();
         i += 1;
         let value = if i < bytes.len() && bytes[i] == b'"' {
             i += 1;
             let vs = i;
-            while i < bytes.len() && bytes[i] != b'"' {
-                i += 1;
-            }
-            if i >= bytes.len() {
+            let Some(close) = memchr::memchr(b'"', &bytes[vs..]) else {
                 return Err(bad(format!("unterminated quoted value of {key}")));
-            }
+            };
+            i = vs + close;
             let v = &s[vs..i];
             i += 1;
             v
         } else {
             let vs = i;
-            while i < bytes.len() && bytes[i] != b',' {
-                i += 1;
-            }
+            i = memchr::memchr(b',', &bytes[vs..]).map_or(bytes.len(), |c| vs + c);
             s[vs..i].trim()
         };
         match key {
