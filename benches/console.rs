@@ -23,8 +23,16 @@
 //!   targets; the id's reads split by what the kernel did to the reading thread during each
 //!   (not switched out, preempted, blocked on I/O: `/proc/thread-self` counts read around
 //!   each read and left out of the times; `PSD2_CONSOLE_BENCH_HISTORY_TRACE=1` prints every
-//!   read's counts); last, each key's read alone of every search (least of 5 runs, with the path
-//!   the search took and the texts it read: `History::last_search_work`). Then `history-tmux` (also alone by that name): the
+//!   read's counts). Six runs, each in a fresh process ([`HISTORY_RUNS`]): the history file
+//!   cold (its pages dropped from the page cache first, `posix_fadvise(DONTNEED)`) or warm
+//!   (right after the previous run), the keys at machine speed (each right after the
+//!   previous frame) or human-paced (`/` [`HUMAN_FIRST_KEY`] after the open, then a key every
+//!   [`HUMAN_KEY_GAP`]), with the console's warm-up of the file (`HistoryWarmer`, started as
+//!   the runner does once a read is done; what it did is printed) and, cold, without it;
+//!   each run's lines carry its label. The "every keystroke under 16 ms" is judged on
+//!   the cold, human-paced run with the warm-up. Last, each key's read alone of every search
+//!   (least of 5 runs, with the path the search took and the texts it read:
+//!   `History::last_search_work`). Then `history-tmux` (also alone by that name): the
 //!   real binary in tmux with that history copied into its home, `3`, `/` and the id typed
 //!   key by key, polled with `tmux capture-pane` every 1 ms.
 //! - `compare` (only when named): psd2-console, slumber, ATAC and posting side by side, each

@@ -1460,12 +1460,23 @@ impl HistoryWarmer {
     /// a new thread, unless a warm-up is under way or one started within
     /// [`WARM_AGAIN_AFTER`]. True when it started one.
     pub fn opened(&mut self, path: &Path) -> bool {
-        if self.running.as_ref().is_some_and(|(_, t)| !t.is_finished()) {
+        let under_way =
+            |(cancel, t): &(
+                std::sync::Arc<std::sync::atomic::AtomicBool>,
+                std::thread::JoinHandle<_>,
+            )| !t.is_finished() && !cancel.load(std::sync::atomic::Ordering::Relaxed);
+        if self.running.as_ref().is_some_and(under_way) {
             return false;
         }
-        if self
-            .started
-            .is_some_and(|at| at.elapsed() < WARM_AGAIN_AFTER)
+        let cancelled = self
+            .running
+            .as_ref()
+            .is_some_and(|(cancel, _)| cancel.load(std::sync::atomic::Ordering::Relaxed));
+        // A warm-up cancelled by a close may not have brought the file in: not "recent".
+        if !cancelled
+            && self
+                .started
+                .is_some_and(|at| at.elapsed() < WARM_AGAIN_AFTER)
         {
             return false;
         }
@@ -1488,14 +1499,9 @@ impl HistoryWarmer {
     /// The History screen closed: a warm-up under way stops before its next call (the
     /// thread is not waited for).
     pub fn closed(&mut self) {
-        if let Some((cancel, _)) = self.running.take() {
+        if let Some((cancel, _)) = &self.running {
             cancel.store(true, std::sync::atomic::Ordering::Relaxed);
         }
-    }
-
-    /// Whether a warm-up thread is under way.
-    pub fn is_running(&self) -> bool {
-        self.running.as_ref().is_some_and(|(_, t)| !t.is_finished())
     }
 
     /// Waits for the warm-up under way, if any, and gives what it did (tests, the bench).
@@ -2018,6 +2024,126 @@ mod tests {
     /// ran the phrase query all the same. It now stops after 64 texts, finds a rare trigram
     /// by counting each trigram's exchanges (no text read) and checks that one's texts: the
     /// same rows as the phrase query, counted in texts read, not time.
+    /// A history file of `n` exchanges in a new directory (kept by the `TempDir`).
+    fn file_history(n: usize) -> (tempfile::TempDir, PathBuf, History) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.sqlite3");
+        let h = History::open(&path).unwrap();
+        for i in 0..n {
+            h.insert(&sample_entry(i)).unwrap();
+        }
+        (dir, path, h)
+    }
+
+    /// Exchange `i` of [`file_history`], with a 4 KB body.
+    fn sample_entry(i: usize) -> HistoryEntry {
+        HistoryEntry {
+            url: format!("http://x/v1/accounts/a{i}"),
+            response_body: format!("{{\"n\":{i},\"pad\":\"{}\"}}", "x".repeat(4000)).into_bytes(),
+            ..HistoryEntry::default()
+        }
+    }
+
+    /// A warmer whose warm-up, before each chunk, says so on the first channel and waits
+    /// for a word on the second (dropped: it goes on).
+    fn held_warmer() -> (
+        HistoryWarmer,
+        std::sync::mpsc::Receiver<()>,
+        std::sync::mpsc::Sender<()>,
+    ) {
+        let (entered_tx, entered) = std::sync::mpsc::channel::<()>();
+        let (go, go_rx) = std::sync::mpsc::channel::<()>();
+        let (entered_tx, go_rx) = (
+            std::sync::Mutex::new(entered_tx),
+            std::sync::Mutex::new(go_rx),
+        );
+        let warmer = HistoryWarmer::with_hook(move || {
+            let _ = entered_tx.lock().unwrap().send(());
+            let _ = go_rx.lock().unwrap().recv();
+        });
+        (warmer, entered, go)
+    }
+
+    #[test]
+    fn the_warm_up_advises_the_whole_file_and_its_wal_and_writes_nothing() {
+        let (_dir, path, h) = file_history(40);
+        drop(h);
+        let before = std::fs::read(&path).unwrap();
+        let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        let wal_len = std::fs::metadata(PathBuf::from(&wal)).map_or(0, |m| m.len());
+        let cancel = std::sync::atomic::AtomicBool::new(false);
+        let mut calls = 0;
+        let report = warm_file(&path, &cancel, &mut || calls += 1).unwrap();
+        let size = before.len() as u64;
+        assert_eq!(report.bytes_advised, size + wal_len);
+        assert_eq!(
+            report.chunks,
+            size.div_ceil(WARM_CHUNK) + wal_len.div_ceil(WARM_CHUNK)
+        );
+        assert_eq!(calls, report.chunks);
+        assert!(!report.cancelled);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().modified().unwrap(),
+            modified
+        );
+        assert!(warm_file(&path.with_extension("missing"), &cancel, &mut || {}).is_err());
+    }
+
+    #[test]
+    fn a_search_and_a_write_are_answered_while_the_warm_up_is_held() {
+        let (_dir, path, h) = file_history(30);
+        let h = std::sync::Arc::new(std::sync::Mutex::new(h));
+        let (mut warmer, entered, go) = held_warmer();
+        assert!(warmer.opened(&path));
+        // The warm-up is now inside its first chunk's hook, holding nothing of the history.
+        entered.recv().unwrap();
+        let held = h
+            .try_lock()
+            .expect("the warm-up never takes the history's lock");
+        let rows = held.list_summaries(Some("\"n\":7,"), 500).unwrap();
+        assert_eq!(rows.len(), 1);
+        held.insert(&sample_entry(99)).unwrap();
+        assert_eq!(held.list_summaries(None, 500).unwrap().len(), 31);
+        drop(held);
+        // Opened again while it runs: not a second warm-up.
+        assert!(!warmer.opened(&path));
+        drop(go);
+        let report = warmer.join().unwrap().unwrap();
+        assert!(!report.cancelled);
+        assert!(report.chunks >= 1);
+        // Within `WARM_AGAIN_AFTER` of the last start: skipped.
+        assert!(!warmer.opened(&path));
+    }
+
+    #[test]
+    fn closing_the_screen_stops_the_warm_up_and_a_reopen_starts_another() {
+        let (_dir, path, h) = file_history(5);
+        drop(h);
+        let (mut warmer, entered, go) = held_warmer();
+        assert!(warmer.opened(&path));
+        entered.recv().unwrap();
+        warmer.closed();
+        go.send(()).unwrap();
+        let report = warmer.join().unwrap().unwrap();
+        assert!(report.cancelled);
+        assert_eq!(report.chunks, 0);
+        assert_eq!(report.bytes_advised, 0);
+        // Cancelled before it brought anything in: a reopen does not count it as recent.
+        warmer.closed();
+        let (mut warmer, entered, go) = held_warmer();
+        assert!(warmer.opened(&path));
+        entered.recv().unwrap();
+        warmer.closed();
+        assert!(warmer.opened(&path), "a reopen after a close warms again");
+        drop(go);
+        drop(entered);
+        let report = warmer.join().unwrap().unwrap();
+        assert!(!report.cancelled);
+    }
+
     #[test]
     fn a_long_search_with_a_common_last_trigram_reads_a_rare_trigram_s_texts() {
         let h = common_trigram_history(2_500, 2_234);
