@@ -969,10 +969,11 @@ fn history_child(path: &Path) {
     );
     match warmer.join() {
         Some(Ok(w)) => println!(
-            "console/history: {label} the warm-up (started with the open): {} MiB advised in {} posix_fadvise(WILLNEED) calls, each waited for, in {:.0} ms{}",
+            "console/history: {label} the warm-up (started with the open): {} MiB advised in {} posix_fadvise(WILLNEED) calls, each waited for, in {:.0} ms, CPU {:.1} ms{}",
             w.bytes_advised >> 20,
             w.chunks,
             w.took.as_secs_f64() * 1000.0,
+            w.cpu.as_secs_f64() * 1000.0,
             if w.cancelled { ", cancelled" } else { "" }
         ),
         Some(Err(e)) => println!("console/history: {label} the warm-up failed: {e}"),
