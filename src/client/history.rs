@@ -1296,6 +1296,247 @@ impl History {
     }
 }
 
+/// How much of a history file [`warm_file`] brings in per `posix_fadvise` call, bytes: each
+/// call submits the reads of its range and returns (the kernel caps one call's readahead:
+/// a single call over a 170 MB file brought in 8 MB); between calls the warm-up checks
+/// whether it was cancelled.
+const WARM_CHUNK: u64 = 2 << 20;
+
+/// Most of a history file [`warm_file`] brings in, bytes, counted from its end (the
+/// newest exchanges, their search texts and the index segments written last).
+const WARM_MAX_BYTES: u64 = 512 << 20;
+
+/// A [`HistoryWarmer`] does not start again within this long of its last start: the
+/// pages it brought in stay in the page cache for about a minute without use on the
+/// machine measured (BENCHMARKS.md, "r15/history": a memory cgroup evicts file pages idle
+/// for ~60 s), and a History screen in use keeps reading them.
+pub const WARM_AGAIN_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// What [`warm_file`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WarmReport {
+    /// Bytes of the history file (and its `-wal`) asked for (`POSIX_FADV_WILLNEED`): read
+    /// from the disk when not in the page cache, in the background by the kernel.
+    pub bytes_advised: u64,
+    /// `posix_fadvise` calls made.
+    pub chunks: u64,
+    /// It stopped because `cancel` was set.
+    pub cancelled: bool,
+    /// From its start to its end (the last chunk read).
+    pub took: std::time::Duration,
+    /// CPU time of the thread that ran it over that span (user and kernel: the calls and
+    /// the kernel's work submitting the reads; Linux only, else zero).
+    pub cpu: std::time::Duration,
+}
+
+/// Brings the history file at `path` (and its `-wal`, when there is one) into the page
+/// cache, newest end first, so the History screen's first searches read it from memory
+/// rather than wait for the disk (BENCHMARKS.md, "r17/history": a cold file made the first
+/// key of a search wait 36–105 ms for 2.7 MB of texts). It tells the kernel which ranges
+/// will be needed (`posix_fadvise(POSIX_FADV_WILLNEED)`, [`WARM_CHUNK`] bytes per call,
+/// from the end of the file back, at most [`WARM_MAX_BYTES`]): the kernel reads them ahead;
+/// nothing is copied into this process (its memory does not grow) and no SQLite connection
+/// or lock is used, so a search on the history is never queued behind it. The file is
+/// opened read-only. `cancel` is checked before each call; `before_chunk` runs before each
+/// call too (tests hold the warm-up there).
+///
+/// Linux only (elsewhere it does nothing). Errors: the file cannot be opened.
+pub fn warm_file(
+    path: &Path,
+    cancel: &std::sync::atomic::AtomicBool,
+    before_chunk: &mut dyn FnMut(),
+) -> std::io::Result<WarmReport> {
+    let (began, cpu) = (std::time::Instant::now(), thread_cpu());
+    let mut report = warm_chunks(path, cancel, before_chunk)?;
+    report.took = began.elapsed();
+    report.cpu = thread_cpu().saturating_sub(cpu);
+    Ok(report)
+}
+
+/// The calling thread's CPU time so far (`CLOCK_THREAD_CPUTIME_ID`).
+#[cfg(target_os = "linux")]
+fn thread_cpu() -> std::time::Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    std::time::Duration::new(
+        u64::try_from(t.tv_sec).unwrap_or(0),
+        u32::try_from(t.tv_nsec).unwrap_or(0),
+    )
+}
+
+#[cfg(not(target_os = "linux"))]
+fn thread_cpu() -> std::time::Duration {
+    std::time::Duration::ZERO
+}
+
+/// [`warm_file`] without its time.
+fn warm_chunks(
+    path: &Path,
+    cancel: &std::sync::atomic::AtomicBool,
+    before_chunk: &mut dyn FnMut(),
+) -> std::io::Result<WarmReport> {
+    let mut report = WarmReport::default();
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    for (i, file) in [PathBuf::from(wal), path.to_path_buf()].iter().enumerate() {
+        let f = match std::fs::File::open(file) {
+            Ok(f) => f,
+            // No `-wal` (checkpointed, or not in WAL mode): nothing to warm there.
+            Err(_) if i == 0 => continue,
+            Err(e) => return Err(e),
+        };
+        let size = f.metadata()?.len();
+        let low = size.saturating_sub(WARM_MAX_BYTES.saturating_sub(report.bytes_advised));
+        let mut end = size;
+        while end > low {
+            if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                report.cancelled = true;
+                return Ok(report);
+            }
+            before_chunk();
+            if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                report.cancelled = true;
+                return Ok(report);
+            }
+            let start = end.saturating_sub(WARM_CHUNK).max(low);
+            advise_will_need(&f, start, end - start);
+            report.bytes_advised += end - start;
+            report.chunks += 1;
+            end = start;
+        }
+    }
+    Ok(report)
+}
+
+/// `posix_fadvise(POSIX_FADV_WILLNEED)` on `len` bytes of `file` from `offset`, then waits
+/// for them (a failure only means the pages are read when needed, as without it).
+///
+/// The wait: reading the range's last byte waits for that page's read, so the disk's queue
+/// holds one [`WARM_CHUNK`] of the warm-up at a time and a search's own read waits behind
+/// that much at most, not the whole file (r17/history: without it, a key typed right after
+/// the open waited 98 ms behind the 170 MB asked for at once).
+#[cfg(target_os = "linux")]
+fn advise_will_need(file: &std::fs::File, offset: u64, len: u64) {
+    let _ = rustix::fs::fadvise(
+        file,
+        offset,
+        std::num::NonZeroU64::new(len),
+        rustix::fs::Advice::WillNeed,
+    );
+    if len > 0 {
+        let _ = std::os::unix::fs::FileExt::read_at(file, &mut [0u8; 1], offset + len - 1);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_will_need(_file: &std::fs::File, _offset: u64, _len: u64) {}
+
+/// The History screen's warm-up of the history file ([`warm_file`]) on a thread of its
+/// own: started when the screen opens (or searches) unless it is under way or started
+/// within [`WARM_AGAIN_AFTER`], cancelled when the screen closes or this is dropped.
+pub struct HistoryWarmer {
+    /// The warm-up under way: its cancel flag and thread.
+    running: Option<(
+        std::sync::Arc<std::sync::atomic::AtomicBool>,
+        std::thread::JoinHandle<std::io::Result<WarmReport>>,
+    )>,
+    /// When the last warm-up started.
+    started: Option<std::time::Instant>,
+    /// Runs before each `posix_fadvise` call of the warm-up (tests hold it there).
+    hook: std::sync::Arc<dyn Fn() + Send + Sync>,
+}
+
+impl Default for HistoryWarmer {
+    fn default() -> Self {
+        HistoryWarmer {
+            running: None,
+            started: None,
+            hook: std::sync::Arc::new(|| {}),
+        }
+    }
+}
+
+impl std::fmt::Debug for HistoryWarmer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HistoryWarmer")
+            .field("running", &self.running.is_some())
+            .field("started", &self.started)
+            .finish()
+    }
+}
+
+impl HistoryWarmer {
+    /// A warmer whose warm-up runs `hook` before each `posix_fadvise` call (tests).
+    #[doc(hidden)]
+    pub fn with_hook(hook: impl Fn() + Send + Sync + 'static) -> Self {
+        HistoryWarmer {
+            running: None,
+            started: None,
+            hook: std::sync::Arc::new(hook),
+        }
+    }
+
+    /// The History screen opened or searched: starts warming the history file at `path` on
+    /// a new thread, unless a warm-up is under way or one started within
+    /// [`WARM_AGAIN_AFTER`]. True when it started one.
+    pub fn opened(&mut self, path: &Path) -> bool {
+        let under_way =
+            |(cancel, t): &(
+                std::sync::Arc<std::sync::atomic::AtomicBool>,
+                std::thread::JoinHandle<_>,
+            )| !t.is_finished() && !cancel.load(std::sync::atomic::Ordering::Relaxed);
+        if self.running.as_ref().is_some_and(under_way) {
+            return false;
+        }
+        let cancelled = self
+            .running
+            .as_ref()
+            .is_some_and(|(cancel, _)| cancel.load(std::sync::atomic::Ordering::Relaxed));
+        // A warm-up cancelled by a close may not have brought the file in: not "recent".
+        if !cancelled
+            && self
+                .started
+                .is_some_and(|at| at.elapsed() < WARM_AGAIN_AFTER)
+        {
+            return false;
+        }
+        self.running = None;
+        let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (flag, hook, path) = (cancel.clone(), self.hook.clone(), path.to_path_buf());
+        let spawned = std::thread::Builder::new()
+            .name("history-warm".into())
+            .spawn(move || warm_file(&path, &flag, &mut || hook()));
+        match spawned {
+            Ok(thread) => {
+                self.running = Some((cancel, thread));
+                self.started = Some(std::time::Instant::now());
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// The History screen closed: a warm-up under way stops before its next call (the
+    /// thread is not waited for).
+    pub fn closed(&mut self) {
+        if let Some((cancel, _)) = &self.running {
+            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Waits for the warm-up under way, if any, and gives what it did (tests, the bench).
+    #[doc(hidden)]
+    pub fn join(&mut self) -> Option<std::io::Result<WarmReport>> {
+        let (_, thread) = self.running.take()?;
+        thread.join().ok()
+    }
+}
+
+impl Drop for HistoryWarmer {
+    fn drop(&mut self) {
+        self.closed();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1802,6 +2043,126 @@ mod tests {
     /// ran the phrase query all the same. It now stops after 64 texts, finds a rare trigram
     /// by counting each trigram's exchanges (no text read) and checks that one's texts: the
     /// same rows as the phrase query, counted in texts read, not time.
+    /// A history file of `n` exchanges in a new directory (kept by the `TempDir`).
+    fn file_history(n: usize) -> (tempfile::TempDir, PathBuf, History) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.sqlite3");
+        let h = History::open(&path).unwrap();
+        for i in 0..n {
+            h.insert(&sample_entry(i)).unwrap();
+        }
+        (dir, path, h)
+    }
+
+    /// Exchange `i` of [`file_history`], with a 4 KB body.
+    fn sample_entry(i: usize) -> HistoryEntry {
+        HistoryEntry {
+            url: format!("http://x/v1/accounts/a{i}"),
+            response_body: format!("{{\"n\":{i},\"pad\":\"{}\"}}", "x".repeat(4000)).into_bytes(),
+            ..HistoryEntry::default()
+        }
+    }
+
+    /// A warmer whose warm-up, before each chunk, says so on the first channel and waits
+    /// for a word on the second (dropped: it goes on).
+    fn held_warmer() -> (
+        HistoryWarmer,
+        std::sync::mpsc::Receiver<()>,
+        std::sync::mpsc::Sender<()>,
+    ) {
+        let (entered_tx, entered) = std::sync::mpsc::channel::<()>();
+        let (go, go_rx) = std::sync::mpsc::channel::<()>();
+        let (entered_tx, go_rx) = (
+            std::sync::Mutex::new(entered_tx),
+            std::sync::Mutex::new(go_rx),
+        );
+        let warmer = HistoryWarmer::with_hook(move || {
+            let _ = entered_tx.lock().unwrap().send(());
+            let _ = go_rx.lock().unwrap().recv();
+        });
+        (warmer, entered, go)
+    }
+
+    #[test]
+    fn the_warm_up_advises_the_whole_file_and_its_wal_and_writes_nothing() {
+        let (_dir, path, h) = file_history(40);
+        drop(h);
+        let before = std::fs::read(&path).unwrap();
+        let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        let wal_len = std::fs::metadata(PathBuf::from(&wal)).map_or(0, |m| m.len());
+        let cancel = std::sync::atomic::AtomicBool::new(false);
+        let mut calls = 0;
+        let report = warm_file(&path, &cancel, &mut || calls += 1).unwrap();
+        let size = before.len() as u64;
+        assert_eq!(report.bytes_advised, size + wal_len);
+        assert_eq!(
+            report.chunks,
+            size.div_ceil(WARM_CHUNK) + wal_len.div_ceil(WARM_CHUNK)
+        );
+        assert_eq!(calls, report.chunks);
+        assert!(!report.cancelled);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().modified().unwrap(),
+            modified
+        );
+        assert!(warm_file(&path.with_extension("missing"), &cancel, &mut || {}).is_err());
+    }
+
+    #[test]
+    fn a_search_and_a_write_are_answered_while_the_warm_up_is_held() {
+        let (_dir, path, h) = file_history(30);
+        let h = std::sync::Arc::new(std::sync::Mutex::new(h));
+        let (mut warmer, entered, go) = held_warmer();
+        assert!(warmer.opened(&path));
+        // The warm-up is now inside its first chunk's hook, holding nothing of the history.
+        entered.recv().unwrap();
+        let held = h
+            .try_lock()
+            .expect("the warm-up never takes the history's lock");
+        let rows = held.list_summaries(Some("\"n\":7,"), 500).unwrap();
+        assert_eq!(rows.len(), 1);
+        held.insert(&sample_entry(99)).unwrap();
+        assert_eq!(held.list_summaries(None, 500).unwrap().len(), 31);
+        drop(held);
+        // Opened again while it runs: not a second warm-up.
+        assert!(!warmer.opened(&path));
+        drop(go);
+        let report = warmer.join().unwrap().unwrap();
+        assert!(!report.cancelled);
+        assert!(report.chunks >= 1);
+        // Within `WARM_AGAIN_AFTER` of the last start: skipped.
+        assert!(!warmer.opened(&path));
+    }
+
+    #[test]
+    fn closing_the_screen_stops_the_warm_up_and_a_reopen_starts_another() {
+        let (_dir, path, h) = file_history(5);
+        drop(h);
+        let (mut warmer, entered, go) = held_warmer();
+        assert!(warmer.opened(&path));
+        entered.recv().unwrap();
+        warmer.closed();
+        go.send(()).unwrap();
+        let report = warmer.join().unwrap().unwrap();
+        assert!(report.cancelled);
+        assert_eq!(report.chunks, 0);
+        assert_eq!(report.bytes_advised, 0);
+        // Cancelled before it brought anything in: a reopen does not count it as recent.
+        warmer.closed();
+        let (mut warmer, entered, go) = held_warmer();
+        assert!(warmer.opened(&path));
+        entered.recv().unwrap();
+        warmer.closed();
+        assert!(warmer.opened(&path), "a reopen after a close warms again");
+        drop(go);
+        drop(entered);
+        let report = warmer.join().unwrap().unwrap();
+        assert!(!report.cancelled);
+    }
+
     #[test]
     fn a_long_search_with_a_common_last_trigram_reads_a_rare_trigram_s_texts() {
         let h = common_trigram_history(2_500, 2_234);

@@ -415,6 +415,7 @@ async fn event_loop(
         shutdowns: JoinSet::new(),
         history_reading: false,
         history_again: false,
+        history_warm: crate::client::history::HistoryWarmer::default(),
     };
     let mut input = spawn_input_thread();
     let mut stop = StopSignals::new();
@@ -550,6 +551,9 @@ struct Runner<'e> {
     /// The search changed while a read was under way: one more read, of the search as it
     /// is then, follows it (reads of every intermediate keystroke are skipped, not queued).
     history_again: bool,
+    /// The history file's warm-up into the page cache while the History screen is open
+    /// ([`crate::client::history::HistoryWarmer`]).
+    history_warm: crate::client::history::HistoryWarmer,
 }
 
 impl Runner<'_> {
@@ -708,6 +712,10 @@ impl Runner<'_> {
             Some(Err(e)) => anyhow::bail!("reading the terminal failed: {e}"),
             None => anyhow::bail!("the terminal input ended"),
         }
+        if app.screen() != Screen::History {
+            // The History screen closed (a key or a click): its warm-up stops.
+            self.history_warm.closed();
+        }
         Ok(true)
     }
 
@@ -737,6 +745,13 @@ impl Runner<'_> {
             Done::Browser(r) => app.browser_opened(r),
             Done::History(q, r) => {
                 self.history_reading = false;
+                // The history file's warm-up, once the screen's read is done (it would queue
+                // the open's own read behind its first chunk): it runs beside the next reads,
+                // on no connection and no lock (`HistoryWarmer::opened` skips it when one ran
+                // within 30 s or the screen closed meanwhile).
+                if app.screen() == Screen::History && self.engine.history.is_some() {
+                    self.history_warm.opened(&self.engine.paths.history_file());
+                }
                 let next = app.set_history(&q, r);
                 if std::mem::take(&mut self.history_again) {
                     self.perform(app, Action::LoadHistory);
