@@ -152,7 +152,11 @@ pub async fn initiate(
         status: status::RCVD.to_string(),
         held_from: None,
         funds_available: None,
-        body: Value::Object(init.echo.clone()).to_string(),
+        // Serialised from the borrowed map: the same text as `Value::Object(..).to_string()`
+        // without copying the whole body first (issue 23).
+        body: serde_json::to_string(&init.echo).map_err(|e| {
+            crate::sandbox::store::sql::Error::Other(format!("the payment body: {e}"))
+        })?,
         debtor_account: init.debtor.id.to_string(),
         currency: init.currency.clone(),
         amount_minor: init.total_minor,

@@ -434,29 +434,58 @@ pub(crate) fn select_one<T: Stored>(
 /// Errors: the database fails (a constraint, such as a taken unique value or a missing
 /// owner).
 pub(crate) fn insert<T: Stored>(c: &Conn<'_>, row: &T) -> crate::sandbox::store::sql::Result<i64> {
-    write(c, "INSERT", row)
+    write(c, row)
 }
 
 /// Inserts `row` into its table, replacing the row with the same key
 /// ([`Stored::KEY`]; `ON CONFLICT (key) DO UPDATE`, the form both back ends accept).
 /// Errors: as [`insert`].
 pub(crate) fn replace<T: Stored>(c: &Conn<'_>, row: &T) -> sql::Result<i64> {
-    let update = T::INSERT_COLUMNS
-        .split(',')
-        .map(str::trim)
-        .filter(|col| !T::KEY.split(',').any(|k| k.trim() == *col))
-        .map(|col| format!("{col} = excluded.{col}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let sql = format!(
-        "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT ({}) DO UPDATE SET {update}",
-        T::TABLE,
-        T::INSERT_COLUMNS,
-        placeholders::<T>(),
-        T::KEY
-    );
+    let sql = statement::<T>(Verb::Replace, || {
+        let update = T::INSERT_COLUMNS
+            .split(',')
+            .map(str::trim)
+            .filter(|col| !T::KEY.split(',').any(|k| k.trim() == *col))
+            .map(|col| format!("{col} = excluded.{col}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!(
+            "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT ({}) DO UPDATE SET {update}",
+            T::TABLE,
+            T::INSERT_COLUMNS,
+            placeholders::<T>(),
+            T::KEY
+        )
+    });
     c.execute_pipelined(&sql, params_from_iter(row.values()))?;
     Ok(0)
+}
+
+/// Which statement [`statement`] holds for a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Verb {
+    Insert,
+    Replace,
+}
+
+/// The text of `verb`'s statement for `T`'s table, built by `build` at its first use and
+/// kept for the process (issue 23: [`replace`] made it again for every consent, about 20,000
+/// instructions of `format!`s and joins). The texts depend only on `T`'s constants, so one
+/// per (verb, table) is right; there are as many as the [`Stored`] types.
+fn statement<T: Stored>(verb: Verb, build: impl FnOnce() -> String) -> std::sync::Arc<str> {
+    type Texts = std::collections::HashMap<(Verb, &'static str), std::sync::Arc<str>>;
+    static TEXTS: std::sync::LazyLock<std::sync::RwLock<Texts>> =
+        std::sync::LazyLock::new(Default::default);
+    let key = (verb, T::TABLE);
+    if let Some(t) = TEXTS.read().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        return t.clone();
+    }
+    TEXTS
+        .write()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry(key)
+        .or_insert_with(|| build().into())
+        .clone()
 }
 
 fn placeholders<T: Stored>() -> String {
@@ -466,13 +495,15 @@ fn placeholders<T: Stored>() -> String {
         .join(", ")
 }
 
-fn write<T: Stored>(c: &Conn<'_>, verb: &str, row: &T) -> sql::Result<i64> {
-    let sql = format!(
-        "{verb} INTO {} ({}) VALUES ({})",
-        T::TABLE,
-        T::INSERT_COLUMNS,
-        placeholders::<T>()
-    );
+fn write<T: Stored>(c: &Conn<'_>, row: &T) -> sql::Result<i64> {
+    let sql = statement::<T>(Verb::Insert, || {
+        format!(
+            "INSERT INTO {} ({}) VALUES ({})",
+            T::TABLE,
+            T::INSERT_COLUMNS,
+            placeholders::<T>()
+        )
+    });
     if T::HAS_SEQ {
         c.insert_seq(&sql, params_from_iter(row.values()))
     } else {
@@ -519,6 +550,81 @@ mod tests {
         insert(&c, &a)?;
         let back: Option<Account> = select_one(&c, "accounts WHERE bban = ?1", ["15030123455"])?;
         assert_eq!(back, Some(a));
+        Ok(())
+    }
+
+    /// The statement texts are kept per (verb, table) ([`statement`]): a second type's insert
+    /// goes to its own table, and a replace after an insert of another table still replaces.
+    #[test]
+    fn kept_statements_write_each_type_to_its_own_table() -> crate::sandbox::store::sql::Result<()>
+    {
+        let conn = rusqlite::Connection::open_in_memory()?;
+        let c = Conn::sqlite(&conn);
+        c.execute_batch(
+            "CREATE TABLE accounts (seq INTEGER PRIMARY KEY, id, owner, kind, bban, currency, \
+             name, product, cash_account_type, opening_balance, generated);
+             CREATE TABLE customers (seq INTEGER PRIMARY KEY, id, number, kind, name, employer);
+             CREATE TABLE sca_authorisations (id PRIMARY KEY, tpp, tpp_name, redirect_uri, \
+             tpp_session_id, created_at, step, customer, agreement)",
+        )?;
+        let customer = Customer {
+            id: Uuid::new_v4(),
+            number: "01017012345".into(),
+            kind: CustomerType::Private,
+            name: "Kari Nordmann".into(),
+            employer: String::new(),
+        };
+        let account = |bban: &str| Account {
+            id: Uuid::new_v4(),
+            owner: customer.id,
+            kind: AccountKind::Savings,
+            bban: bban.into(),
+            currency: "NOK".into(),
+            name: "Sparekonto".into(),
+            product: "Sparekonto".into(),
+            cash_account_type: "SVGS".into(),
+            opening_balance: 250_000,
+            generated: false,
+        };
+        let mut auth = Authorisation {
+            id: Uuid::new_v4(),
+            tpp: TppId("tpp-a".into()),
+            tpp_name: "TPP A".into(),
+            redirect_uri: "https://tpp.example/cb".into(),
+            tpp_session_id: "s1".into(),
+            created_at: UNIX_EPOCH + Duration::from_secs(1_800_000_000),
+            step: ScaStep::Identify,
+        };
+        // Twice each, in turns: the second use of each text comes from the kept ones.
+        for round in 0..2 {
+            let a = account(&format!("1503012345{round}"));
+            assert_eq!(insert(&c, &a)?, 2 * round + 1);
+            assert_eq!(
+                insert(&c, &account(&format!("1603012345{round}")))?,
+                2 * round + 2
+            );
+            let mut k = customer.clone();
+            k.id = Uuid::new_v4();
+            insert(&c, &k)?;
+            auth.step = if round == 0 {
+                ScaStep::Identify
+            } else {
+                ScaStep::ChooseContext {
+                    customer: customer.id,
+                }
+            };
+            replace(&c, &auth)?;
+            let back: Option<Account> =
+                select_one(&c, "accounts WHERE bban = ?1", [a.bban.clone()])?;
+            assert_eq!(back, Some(a));
+            let back: Option<Customer> =
+                select_one(&c, "customers WHERE id = ?1", [k.id.to_string()])?;
+            assert_eq!(back, Some(k));
+        }
+        let all: Vec<Authorisation> = select_all(&c, "sca_authorisations", ())?;
+        assert_eq!(all, vec![auth]);
+        let customers: Vec<Customer> = select_all(&c, "customers", ())?;
+        assert_eq!(customers.len(), 2);
         Ok(())
     }
 }

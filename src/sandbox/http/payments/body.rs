@@ -108,7 +108,19 @@ fn coded_field_error(code: MessageCode, path: &str, text: impl Into<String>) -> 
     e
 }
 
-/// The first `amount` given as a JSON number.
+/// Whether any `amount` is given as a JSON number: [`numeric_amount`] without building a
+/// path for every key (issue 23: every accepted body was walked with a `String` per key).
+fn has_numeric_amount(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m
+            .iter()
+            .any(|(k, v)| (k == "amount" && v.is_number()) || has_numeric_amount(v)),
+        Value::Array(a) => a.iter().any(has_numeric_amount),
+        _ => false,
+    }
+}
+
+/// The path of the first `amount` given as a JSON number.
 fn numeric_amount(v: &Value, path: &str) -> Option<String> {
     match v {
         Value::Object(m) => m.iter().find_map(|(k, v)| {
@@ -839,7 +851,10 @@ pub fn parse_json(
     let Value::Object(map) = &v else {
         return Err(ApiError::format("the request body must be a JSON object"));
     };
-    if let Some(path) = numeric_amount(&v, "") {
+    if let Some(path) = has_numeric_amount(&v)
+        .then(|| numeric_amount(&v, ""))
+        .flatten()
+    {
         return Err(field_error(
             &path,
             format!(
