@@ -110,9 +110,14 @@ impl Checkpointer {
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         let (orders, rx) = mpsc::channel::<Order>();
         let file: PathBuf = file.to_path_buf();
+        // The data version is read here, not when the thread first runs: on a busy machine
+        // the new thread may first run after commits the caller made meanwhile, and a
+        // version read then would take them for checkpointed (they would wait for the next
+        // commit, which may never come).
+        let seen = commits.load(Ordering::Acquire);
         let thread = std::thread::Builder::new()
             .name("sqlite-checkpoint".into())
-            .spawn(move || run(&conn, &file, policy, &rx, &commits))
+            .spawn(move || run(&conn, &file, policy, &rx, &commits, seen))
             .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
         Ok(Checkpointer {
             orders: Some(orders),
@@ -145,14 +150,19 @@ impl Drop for Checkpointer {
 }
 
 /// The thread: a checkpoint once the commits pause (or at the latest an interval after the
-/// first one the log holds), and on each order, until the sender is dropped.
+/// first one the log holds), and on each order, until the sender is dropped. `seen` is the
+/// data version when [`Checkpointer::start`] was called: commits after it wait for a
+/// checkpoint even when they came before the thread first ran.
 fn run(
     conn: &Connection,
     file: &Path,
     policy: Checkpoints,
     orders: &mpsc::Receiver<Order>,
     commits: &AtomicU64,
+    seen: u64,
 ) {
+    #[cfg(test)]
+    tests::held_start(file);
     lower_priority();
     // While commits wait for their checkpoint the thread looks at the counter often enough
     // to see the pause; with nothing to do it sleeps (the first commit is then seen at most
@@ -160,7 +170,7 @@ fn run(
     let busy_tick = (policy.pause.min(policy.interval) / 4)
         .clamp(Duration::from_millis(1), Duration::from_millis(50));
     let idle = policy.interval.min(Duration::from_secs(1));
-    let mut watch = Watch::new(commits.load(Ordering::Acquire), Instant::now());
+    let mut watch = Watch::new(seen, Instant::now());
     loop {
         let wait = if watch.waiting() { busy_tick } else { idle };
         let reply = match orders.recv_timeout(wait) {
@@ -300,6 +310,71 @@ fn wal_checkpoint(conn: &Connection, mode: &str) -> rusqlite::Result<(i64, i64)>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    /// Checkpointer threads held before their first look, by file (tests run in parallel).
+    static HELD: Mutex<Option<HashMap<PathBuf, mpsc::Receiver<()>>>> = Mutex::new(None);
+
+    /// Called by a new checkpointer thread first: waits while a test holds its file.
+    pub(super) fn held_start(file: &Path) {
+        let held = HELD
+            .lock()
+            .unwrap()
+            .get_or_insert_with(HashMap::new)
+            .remove(file);
+        if let Some(release) = held {
+            let _ = release.recv();
+        }
+    }
+
+    /// Commits made after [`Checkpointer::start`] but before its thread first ran (a busy
+    /// machine) wait for a checkpoint like any other: they are copied once the commits
+    /// pause, with no later commit (the test `the_checkpointer_runs_after_a_pause_and_at_its_interval`
+    /// failed now and then under load for this).
+    #[test]
+    fn commits_before_the_thread_first_runs_get_their_checkpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.sqlite3");
+        let writer = Connection::open(&file).unwrap();
+        writer
+            .execute_batch(
+                "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0; \
+                 CREATE TABLE t (x BLOB NOT NULL)",
+            )
+            .unwrap();
+        let commits = Arc::new(AtomicU64::new(0));
+        let (release, held) = mpsc::channel();
+        HELD.lock()
+            .unwrap()
+            .get_or_insert_with(HashMap::new)
+            .insert(file.clone(), held);
+        let policy = Checkpoints {
+            pause: Duration::from_millis(20),
+            interval: Duration::from_secs(3600),
+            max_wal_pages: 1 << 20,
+        };
+        let c = Checkpointer::start(&file, policy, commits.clone()).unwrap();
+        let before = std::fs::metadata(&file).unwrap().len();
+        for _ in 0..20 {
+            writer
+                .execute("INSERT INTO t VALUES (zeroblob(4000))", [])
+                .unwrap();
+            commits.fetch_add(1, Ordering::Release);
+        }
+        release.send(()).unwrap();
+        // Not a speed check: the deadline only turns a checkpointer that never runs into a
+        // failure instead of a hang.
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while std::fs::metadata(&file).unwrap().len() < before + 20 * 4000 {
+            assert!(
+                Instant::now() < deadline,
+                "the commits made before the thread's first look were never checkpointed"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        drop(c);
+    }
 
     fn policy() -> Checkpoints {
         Checkpoints {
