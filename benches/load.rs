@@ -2278,25 +2278,27 @@ fn children_cpu_secs(pid: u32) -> f64 {
 
 /// The pid of the PostgreSQL server (postmaster) behind `url`: the parent of a backend.
 fn postmaster_pid(rt: &tokio::runtime::Runtime, url: &str) -> Option<u32> {
-    let backend: i32 = rt.block_on(async {
+    // The backend's parent is read while its connection is still open: once the client
+    // disconnects the backend exits, and a `/proc` read after that found nothing now and
+    // then (the write runs then printed no PostgreSQL CPU and no PostgreSQL limit).
+    rt.block_on(async {
         let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
             .await
             .ok()?;
         let task = tokio::spawn(conn);
-        let pid = client
+        let backend: i32 = client
             .query_one("SELECT pg_backend_pid()", &[])
             .await
             .ok()?
             .get(0);
+        let status = std::fs::read_to_string(format!("/proc/{backend}/status")).ok();
         drop(client);
         let _ = task.await;
-        Some(pid)
-    })?;
-    let status = std::fs::read_to_string(format!("/proc/{backend}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("PPid:"))
-        .and_then(|v| v.trim().parse().ok())
+        status?
+            .lines()
+            .find_map(|l| l.strip_prefix("PPid:"))
+            .and_then(|v| v.trim().parse().ok())
+    })
 }
 
 /// The most writes/s a server could answer on these 2 cores if each write cost the RSA
