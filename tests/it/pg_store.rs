@@ -49,6 +49,53 @@ fn the_harness_starts_a_private_cluster_and_hands_out_databases() {
     );
 }
 
+/// A test process that ends without dropping its cluster (the last handle kept until
+/// `exit`, as an abort or a kill would leave it) does not leave the server running: the
+/// cluster's watcher stops it. The test runs itself as that process.
+#[test]
+fn a_cluster_is_stopped_when_its_test_process_ends_without_dropping_it() {
+    const CHILD: &str = "PSD2_TEST_PG_ABANDONED_CLUSTER";
+    if std::env::var_os(CHILD).is_some() {
+        let Some(cluster) = PgCluster::get() else {
+            std::process::exit(3);
+        };
+        // On the line of libtest's "test … ..." (printed without its newline).
+        println!("POSTMASTER {}", cluster.postmaster_pid().unwrap_or(0));
+        std::process::exit(0);
+    }
+    if crate::common::pg::pg_bin_dir().is_none() && !crate::common::pg::postgres_required() {
+        return;
+    }
+    let name = "pg_store::a_cluster_is_stopped_when_its_test_process_ends_without_dropping_it";
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let pid: u32 = stdout
+        .lines()
+        .find_map(|l| l.split("POSTMASTER ").nth(1))
+        .and_then(|p| p.trim().parse().ok())
+        .filter(|p| *p > 0)
+        .unwrap_or_else(|| {
+            panic!(
+                "the child started no cluster: {stdout}{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    // Not a speed check: the deadline only turns a server that is never stopped into a
+    // failure instead of a hang.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the postmaster {pid} still runs 60 s after its test process ended"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// `psd2-console sandbox serve --db postgres://…` (the real binary) keeps its state in
 /// PostgreSQL and serves a consent (SCA, then the accounts) and a payment (SCA, then its
 /// status); `/ready` names the database; the state is still there after a restart.

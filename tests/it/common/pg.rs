@@ -17,6 +17,7 @@
 
 #![allow(dead_code)]
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -181,6 +182,7 @@ impl PgCluster {
                     "start",
                 ],
             ) {
+                cluster.stop_when_this_process_ends();
                 return cluster;
             }
         }
@@ -191,6 +193,46 @@ impl PgCluster {
 
     fn data_dir(&self) -> PathBuf {
         self.dir.path().join("data")
+    }
+
+    /// The postmaster's pid (the first line of `postmaster.pid`), while the cluster runs.
+    pub fn postmaster_pid(&self) -> Option<u32> {
+        let text = std::fs::read_to_string(self.data_dir().join("postmaster.pid")).ok()?;
+        text.lines().next()?.trim().parse().ok()
+    }
+
+    /// Stops the cluster and removes its directory when this process ends without dropping
+    /// the last handle (a test that keeps it alive until the process exits, an abort, a
+    /// kill): `Drop` never runs then, and the server, started as a daemon by `pg_ctl`,
+    /// would outlive the tests (seen after a CI run: a postmaster of parent pid 1). A shell
+    /// in a process group of its own checks every second whether this process still
+    /// exists, then runs the same `pg_ctl stop` as `Drop` (a no-op once `Drop` ran).
+    fn stop_when_this_process_ends(&self) {
+        let data = self.data_dir().display().to_string();
+        let stop = self.command("pg_ctl", &["-D", &data, "-m", "immediate", "-w", "stop"]);
+        let watcher = Command::new("sh")
+            .arg("-c")
+            .arg(
+                "pid=$1; dir=$2; shift 2; \
+                 while kill -0 \"$pid\" 2>/dev/null; do sleep 1; done; \
+                 \"$@\"; rm -rf \"$dir\"",
+            )
+            .arg("sh")
+            .arg(std::process::id().to_string())
+            .arg(self.dir.path())
+            .arg(stop.get_program())
+            .args(stop.get_args())
+            .current_dir("/")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn();
+        if let Err(e) = watcher {
+            eprintln!(
+                "the test PostgreSQL cluster has no watcher ({e}): stop it by hand if this process is killed"
+            );
+        }
     }
 
     fn command(&self, program: &str, args: &[&str]) -> Command {
