@@ -2038,11 +2038,6 @@ mod tests {
         h
     }
 
-    /// Issue 23, r14/history: a long search whose last trigram is in every exchange but
-    /// whose text is in one (a `transactionId` copied from a body) read 2,000 texts and then
-    /// ran the phrase query all the same. It now stops after 64 texts, finds a rare trigram
-    /// by counting each trigram's exchanges (no text read) and checks that one's texts: the
-    /// same rows as the phrase query, counted in texts read, not time.
     /// A history file of `n` exchanges in a new directory (kept by the `TempDir`).
     fn file_history(n: usize) -> (tempfile::TempDir, PathBuf, History) {
         let dir = tempfile::tempdir().unwrap();
@@ -2163,6 +2158,11 @@ mod tests {
         assert!(!report.cancelled);
     }
 
+    /// Issue 23, r14/history: a long search whose last trigram is in every exchange but
+    /// whose text is in one (a `transactionId` copied from a body) read 2,000 texts and then
+    /// ran the phrase query all the same. It now stops after 64 texts, finds a rare trigram
+    /// by counting each trigram's exchanges (no text read) and checks that one's texts: the
+    /// same rows as the phrase query, counted in texts read, not time.
     #[test]
     fn a_long_search_with_a_common_last_trigram_reads_a_rare_trigram_s_texts() {
         let h = common_trigram_history(2_500, 2_234);
