@@ -243,8 +243,12 @@ fn all_six_lessons_run_in_one_console_without_losing_an_sca() {
     t.wait_for("the SCA prompt", sca_prompt);
     enter_step(&t, &l, 1);
     complete_sca(&rt, &home, "PRIVATE");
+    // The status bar changes at the callback; the message names the SCA once the status
+    // read it starts has answered (meanwhile it says "Sending …"): wait for both.
     let s = t.wait_for("Kari's PSU-ID, private", |s| {
-        !status_bar(s).contains("no PSU yet") && status_bar(s).contains("PRIVATE")
+        !status_bar(s).contains("no PSU yet")
+            && status_bar(s).contains("PRIVATE")
+            && s.contains("SCA complete: PSU-ID")
     });
     consent_sca_applied(&s, "PRIVATE");
     assert!(!status_bar(&s).contains("PSU-Corporate-ID"), "{s}");
@@ -261,7 +265,9 @@ fn all_six_lessons_run_in_one_console_without_losing_an_sca() {
     enter_step(&t, &l, 1);
     complete_sca(&rt, &home, &format!("CORPORATE:{}", agreement.id));
     let s = t.wait_for("the corporate context learned", |s| {
-        status_bar(s).contains("PSU-Corporate-ID") && status_bar(s).contains("CORPORATE")
+        status_bar(s).contains("PSU-Corporate-ID")
+            && status_bar(s).contains("CORPORATE")
+            && s.contains("SCA complete: PSU-ID")
     });
     consent_sca_applied(&s, "CORPORATE");
     enter_step(&t, &l, 2);
