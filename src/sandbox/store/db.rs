@@ -785,12 +785,22 @@ mod tests {
 
     /// A database file whose checkpointer runs only when asked (no interval during a test).
     fn file_db(dir: &Path, max_wal_pages: u32) -> (Db, PathBuf) {
+        file_db_with(dir, 3_600_000, 3_600_000, max_wal_pages)
+    }
+
+    /// [`file_db`] whose checkpointer runs after a pause of `pause_ms` or at `interval_ms`.
+    fn file_db_with(
+        dir: &Path,
+        pause_ms: u64,
+        interval_ms: u64,
+        max_wal_pages: u32,
+    ) -> (Db, PathBuf) {
         let file = dir.join("sandbox.sqlite3");
         let db = Db::open_with(
             &Storage::File(file.clone()),
             Checkpoints {
-                pause: std::time::Duration::from_secs(3600),
-                interval: std::time::Duration::from_secs(3600),
+                pause: std::time::Duration::from_millis(pause_ms),
+                interval: std::time::Duration::from_millis(interval_ms),
                 max_wal_pages,
             },
         )
@@ -798,6 +808,17 @@ mod tests {
         db.migrate(&[("t1", "CREATE TABLE t (x BLOB NOT NULL)")])
             .unwrap();
         (db, file)
+    }
+
+    /// Waits until `file` holds at least `bytes` (a checkpoint copied the log into it).
+    /// Not a speed check: the deadline only turns a checkpointer that never runs into a
+    /// failure (`never`) instead of a hang.
+    fn wait_for_size(file: &Path, bytes: u64, never: &str) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while size(file) < bytes {
+            assert!(std::time::Instant::now() < deadline, "{never}");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 
     /// `n` write transactions of one new page each (a 4000-byte row).
@@ -955,30 +976,16 @@ mod tests {
     fn the_checkpointer_runs_after_a_pause_and_at_its_interval() {
         for (pause, interval) in [(20, 3_600_000), (3_600_000, 20)] {
             let dir = tempfile::tempdir().unwrap();
-            let file = dir.path().join("sandbox.sqlite3");
-            let db = Db::open_with(
-                &Storage::File(file.clone()),
-                Checkpoints {
-                    pause: std::time::Duration::from_millis(pause),
-                    interval: std::time::Duration::from_millis(interval),
-                    max_wal_pages: 1 << 20,
-                },
-            )
-            .unwrap();
-            db.migrate(&[("t1", "CREATE TABLE t (x BLOB NOT NULL)")])
-                .unwrap();
+            let (db, file) = file_db_with(dir.path(), pause, interval, 1 << 20);
             let before = size(&file);
             write_pages(&db, 50);
-            // Not a speed check: the deadline only turns a checkpointer that never runs into
-            // a failure instead of a hang.
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-            while size(&file) < before + 50 * 4000 {
-                assert!(
-                    std::time::Instant::now() < deadline,
+            wait_for_size(
+                &file,
+                before + 50 * 4000,
+                &format!(
                     "no checkpoint copied the pages (pause {pause} ms, interval {interval} ms)"
-                );
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
+                ),
+            );
             drop(db);
             let c = Connection::open(&file).unwrap();
             let n: i64 = c
@@ -994,18 +1001,7 @@ mod tests {
     #[test]
     fn a_checkpoint_held_back_by_a_reader_is_tried_again_without_a_commit() {
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("sandbox.sqlite3");
-        let db = Db::open_with(
-            &Storage::File(file.clone()),
-            Checkpoints {
-                pause: std::time::Duration::from_millis(20),
-                interval: std::time::Duration::from_secs(3600),
-                max_wal_pages: 1 << 20,
-            },
-        )
-        .unwrap();
-        db.migrate(&[("t1", "CREATE TABLE t (x BLOB NOT NULL)")])
-            .unwrap();
+        let (db, file) = file_db_with(dir.path(), 20, 3_600_000, 1 << 20);
         db.checkpoint().unwrap();
         // A reader on a connection of its own, its snapshot taken before the writes.
         let reader = Connection::open(&file).unwrap();
@@ -1022,16 +1018,11 @@ mod tests {
         );
         reader.execute_batch("COMMIT").unwrap();
         drop(reader);
-        // Not a speed check: the deadline only turns a checkpointer that never tries again
-        // into a failure instead of a hang.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-        while size(&file) < before + 50 * 4000 {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the held-back pages were never copied (no commit came after the reader)"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        wait_for_size(
+            &file,
+            before + 50 * 4000,
+            "the held-back pages were never copied (no commit came after the reader)",
+        );
     }
 
     #[test]

@@ -527,6 +527,22 @@ mod tests {
         }
     }
 
+    /// A savings account of `owner` with the BBAN `bban`.
+    fn savings_account(owner: Uuid, bban: &str) -> Account {
+        Account {
+            id: Uuid::new_v4(),
+            owner,
+            kind: AccountKind::Savings,
+            bban: bban.into(),
+            currency: "NOK".into(),
+            name: "Sparekonto".into(),
+            product: "Sparekonto".into(),
+            cash_account_type: "SVGS".into(),
+            opening_balance: 250_000,
+            generated: false,
+        }
+    }
+
     #[test]
     fn a_row_reads_back_what_it_wrote() -> crate::sandbox::store::sql::Result<()> {
         let conn = rusqlite::Connection::open_in_memory()?;
@@ -535,18 +551,7 @@ mod tests {
             "CREATE TABLE accounts (id, owner, kind, bban, currency, name, product, \
              cash_account_type, opening_balance, generated)",
         )?;
-        let a = Account {
-            id: Uuid::new_v4(),
-            owner: Uuid::new_v4(),
-            kind: AccountKind::Savings,
-            bban: "15030123455".into(),
-            currency: "NOK".into(),
-            name: "Sparekonto".into(),
-            product: "Sparekonto".into(),
-            cash_account_type: "SVGS".into(),
-            opening_balance: 250_000,
-            generated: false,
-        };
+        let a = savings_account(Uuid::new_v4(), "15030123455");
         insert(&c, &a)?;
         let back: Option<Account> = select_one(&c, "accounts WHERE bban = ?1", ["15030123455"])?;
         assert_eq!(back, Some(a));
@@ -574,18 +579,7 @@ mod tests {
             name: "Kari Nordmann".into(),
             employer: String::new(),
         };
-        let account = |bban: &str| Account {
-            id: Uuid::new_v4(),
-            owner: customer.id,
-            kind: AccountKind::Savings,
-            bban: bban.into(),
-            currency: "NOK".into(),
-            name: "Sparekonto".into(),
-            product: "Sparekonto".into(),
-            cash_account_type: "SVGS".into(),
-            opening_balance: 250_000,
-            generated: false,
-        };
+        let account = |bban: &str| savings_account(customer.id, bban);
         let mut auth = Authorisation {
             id: Uuid::new_v4(),
             tpp: TppId("tpp-a".into()),
