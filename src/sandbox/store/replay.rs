@@ -2,6 +2,17 @@
 //! `replay_request_ids` in the state file, on a connection of the guard's own (written in
 //! batches by its flusher thread). `expires` is in Unix seconds of real time (not the sandbox clock). Errors: the database fails.
 //!
+//! On SQLite the table is a rowid table written in the order the ids come ([`TABLE_SQL`],
+//! issue 23): a flush appends its ids at the right edge of the table and of its two indexes
+//! (`expires` grows with time; `tpp` then rowid within one TPP), and the purge of expired
+//! ids deletes from the left edge, so a flush costs the pages of its own ids. The table
+//! before it (until session 18) was keyed by (TPP, request id) `WITHOUT ROWID`: the ids are
+//! random, so every flush rewrote a leaf per id all over the table (and read them back
+//! first, the connection's cache being dropped by every commit of the sandbox's writer),
+//! about 10 µs of CPU per request under the writes benchmark. The table needs no key: the
+//! guard only writes ids it found new, and [`load`] keeps an id's latest expiry.
+//! [`open`] rebuilds a table of the old shape, keeping its rows.
+//!
 //! On PostgreSQL ([`SharedIds`], issue 21: many instances on one database) the table is the
 //! guard itself: the ids waiting at one moment are one `INSERT … SELECT … ON CONFLICT DO
 //! UPDATE … WHERE expired … RETURNING` on a connection of the guard's flusher thread (issue
@@ -18,30 +29,58 @@ use rusqlite::Connection;
 
 use crate::sandbox::store::sql::{self, Conn, PgSession};
 
-const TABLE_SQL: &str = "CREATE TABLE IF NOT EXISTS replay_request_ids (
+/// The table on SQLite (see the module documentation): rows in the order the ids were
+/// written, an index on `expires` for the purge and one on `tpp` for [`forget`].
+pub const TABLE_SQL: &str = "CREATE TABLE IF NOT EXISTS replay_request_ids (
     tpp TEXT NOT NULL,
     request_id TEXT NOT NULL,
-    expires INTEGER NOT NULL,
-    PRIMARY KEY (tpp, request_id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS replay_request_ids_expires ON replay_request_ids (expires);";
+    expires INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS replay_request_ids_expires ON replay_request_ids (expires);
+CREATE INDEX IF NOT EXISTS replay_request_ids_by_tpp ON replay_request_ids (tpp);";
+
+/// Rebuilds a table of the shape before [`TABLE_SQL`] (keyed `WITHOUT ROWID`), its rows kept
+/// in expiry order.
+const REBUILD_SQL: &str = "ALTER TABLE replay_request_ids RENAME TO replay_request_ids_keyed;
+DROP INDEX IF EXISTS replay_request_ids_expires;";
 
 /// Opens the guard's connection to `file` (waits for locks as [`crate::sandbox::store::busy`] says; it never checkpoints, the
-/// store's checkpointer thread does: [`crate::sandbox::store::checkpoint`]) and creates the table.
+/// store's checkpointer thread does: [`crate::sandbox::store::checkpoint`]) and creates the
+/// table, or rebuilds one of the old shape (module documentation), in one transaction.
 pub fn open(file: &Path) -> rusqlite::Result<Connection> {
     let mut conn = Connection::open(file)?;
     crate::sandbox::store::db::stable_plans(&conn)?;
     crate::sandbox::store::busy::wait_for_locks(&mut conn)?;
     conn.pragma_update(None, "wal_autocheckpoint", 0)?;
-    conn.execute_batch(TABLE_SQL)?;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let keyed: bool = tx.query_row(
+        "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' \
+         AND name = 'replay_request_ids' AND sql LIKE '%WITHOUT ROWID%')",
+        [],
+        |r| r.get(0),
+    )?;
+    if keyed {
+        tx.execute_batch(REBUILD_SQL)?;
+        tx.execute_batch(TABLE_SQL)?;
+        tx.execute_batch(
+            "INSERT INTO replay_request_ids (tpp, request_id, expires) \
+             SELECT tpp, request_id, expires FROM replay_request_ids_keyed ORDER BY expires;
+             DROP TABLE replay_request_ids_keyed;",
+        )?;
+    } else {
+        tx.execute_batch(TABLE_SQL)?;
+    }
+    tx.commit()?;
     Ok(conn)
 }
 
 /// Forgets the ids expired at `now` (Unix seconds) and returns the others as (TPP,
-/// request id, expiry).
+/// request id, expiry), in expiry order (an id written twice comes last with its latest
+/// expiry).
 pub fn load(conn: &Connection, now: u32) -> rusqlite::Result<Vec<(String, String, u32)>> {
     conn.execute("DELETE FROM replay_request_ids WHERE expires <= ?1", [now])?;
-    let mut stmt = conn.prepare("SELECT tpp, request_id, expires FROM replay_request_ids")?;
+    let mut stmt =
+        conn.prepare("SELECT tpp, request_id, expires FROM replay_request_ids ORDER BY expires")?;
     let rows = stmt.query_map([], |r| {
         Ok((
             r.get::<_, String>(0)?,
@@ -52,8 +91,8 @@ pub fn load(conn: &Connection, now: u32) -> rusqlite::Result<Vec<(String, String
     rows.collect()
 }
 
-/// Saves `batch` (TPP, request id, expiry) in one transaction; with `expired_before`, also
-/// forgets the ids expiring before it.
+/// Saves `batch` (TPP, request id, expiry) in one transaction, appended (module
+/// documentation); with `expired_before`, also forgets the ids expiring before it.
 pub fn save<'a>(
     conn: &mut Connection,
     batch: impl IntoIterator<Item = (&'a str, &'a str, u32)>,
@@ -62,14 +101,14 @@ pub fn save<'a>(
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     {
         let mut insert = tx.prepare_cached(
-            "INSERT OR REPLACE INTO replay_request_ids (tpp, request_id, expires) \
-             VALUES (?1, ?2, ?3)",
+            "INSERT INTO replay_request_ids (tpp, request_id, expires) VALUES (?1, ?2, ?3)",
         )?;
         for (tpp, id, expires) in batch {
             insert.execute(rusqlite::params![tpp, id, expires])?;
         }
         if let Some(min) = expired_before {
-            tx.execute("DELETE FROM replay_request_ids WHERE expires < ?1", [min])?;
+            tx.prepare_cached("DELETE FROM replay_request_ids WHERE expires < ?1")?
+                .execute([min])?;
         }
     }
     tx.commit()
@@ -320,6 +359,98 @@ impl SharedIds {
 mod tests {
     use super::*;
     use crate::sandbox::store::pg_cluster::PgCluster;
+
+    /// Pages in the `-wal` file of `file` (frames of 4 KiB plus their 24-byte headers).
+    fn wal_frames(file: &Path) -> u64 {
+        let wal = file.with_extension("sqlite3-wal");
+        std::fs::metadata(wal).map_or(0, |m| m.len().saturating_sub(32) / (4096 + 24))
+    }
+
+    /// Issue 23: a flush appends its ids. After 20,000 random ids are stored, a flush of 200
+    /// more writes a handful of pages (the right edges of the table and its indexes: 16 in a
+    /// trial, at most 40 asserted), not a page per id all over the table as the table keyed
+    /// by (TPP, request id) did (163 in the same trial).
+    #[test]
+    fn a_flush_writes_the_pages_of_its_own_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.sqlite3");
+        {
+            let c = Connection::open(&file).unwrap();
+            c.pragma_update(None, "journal_mode", "WAL").unwrap();
+        }
+        let mut conn = open(&file).unwrap();
+        let ids = |n: usize| -> Vec<(String, u32)> {
+            (0..n)
+                .map(|i| (uuid::Uuid::new_v4().to_string(), 2_000_000_000 + i as u32))
+                .collect()
+        };
+        let first = ids(20_000);
+        save(
+            &mut conn,
+            first.iter().map(|(id, e)| ("tpp", id.as_str(), *e)),
+            None,
+        )
+        .unwrap();
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .unwrap();
+        assert_eq!(wal_frames(&file), 0);
+        let second = ids(200);
+        save(
+            &mut conn,
+            second
+                .iter()
+                .map(|(id, e)| ("tpp", id.as_str(), e + 30_000)),
+            Some(1_000_000_000),
+        )
+        .unwrap();
+        let frames = wal_frames(&file);
+        assert!(frames <= 40, "{frames} pages written for 200 ids");
+        assert_eq!(load(&conn, 0).unwrap().len(), 20_200);
+    }
+
+    /// A table of the shape before issue 23's (keyed `WITHOUT ROWID`) is rebuilt when the
+    /// guard opens the file, its ids kept; an id written twice loads last with its latest
+    /// expiry; expired ids are forgotten at the load; `forget` deletes one TPP's ids only.
+    #[test]
+    fn an_old_keyed_table_is_rebuilt_with_its_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.sqlite3");
+        {
+            let c = Connection::open(&file).unwrap();
+            c.execute_batch(
+                "CREATE TABLE replay_request_ids (tpp TEXT NOT NULL, request_id TEXT NOT NULL, \
+                 expires INTEGER NOT NULL, PRIMARY KEY (tpp, request_id)) WITHOUT ROWID;
+                 CREATE INDEX replay_request_ids_expires ON replay_request_ids (expires);
+                 INSERT INTO replay_request_ids VALUES ('a', 'x', 500), ('b', 'y', 300), \
+                 ('a', 'gone', 90);",
+            )
+            .unwrap();
+        }
+        let mut conn = open(&file).unwrap();
+        let shape: String = conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = 'replay_request_ids'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(!shape.contains("WITHOUT ROWID"), "{shape}");
+        save(&mut conn, [("a", "x", 900)], None).unwrap();
+        assert_eq!(
+            load(&conn, 100).unwrap(),
+            [
+                ("b".into(), "y".into(), 300),
+                ("a".into(), "x".into(), 500),
+                ("a".into(), "x".into(), 900),
+            ]
+        );
+        forget(&conn, Some("a")).unwrap();
+        assert_eq!(load(&conn, 100).unwrap(), [("b".into(), "y".into(), 300)]);
+        // Opening again leaves the new shape as it is.
+        drop(conn);
+        let conn = open(&file).unwrap();
+        assert_eq!(load(&conn, 100).unwrap().len(), 1);
+    }
 
     /// Two guards on one database (two instances): an id one remembered is a repeat for the
     /// other; forgetting a TPP's ids through either frees them for both; another TPP's id
