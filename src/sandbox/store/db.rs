@@ -39,13 +39,19 @@ pub const CHECKPOINT_ON_COMMIT_ENV: &str = "PSD2_SQLITE_CHECKPOINT";
 /// default is 2 MiB).
 pub const CACHE_KIB: i64 = 32 * 1024;
 
-/// How much of a state file the request connection reads through a memory map
-/// (`PRAGMA mmap_size`, bytes; 1 GiB). A page found in the map costs a memory read, not a
+/// How much of a state file the request connection (the writer's) reads through a memory
+/// map (`PRAGMA mmap_size`, bytes; 1 GiB). A page found in the map costs a memory read, not a
 /// `pread` system call and a copy into the page cache: with another TPP's 100,000 payments
 /// in the file, the index leaves a new payment lands on are rarely in the 32 MiB cache
 /// (issue 20's scale benchmark). The map is address space, not memory: the kernel's page
 /// cache holds the file's pages either way. SQLite still writes through the WAL, never
 /// through the map.
+///
+/// The read connections ([`SQLITE_READERS`]) have no map (issue 23, session 18): in WAL
+/// mode a connection that starts a read after another connection's commit drops its page
+/// cache and unmaps its whole map (`sqlite3OsUnfetch(fd, 0, 0)`), so under writes each
+/// read after a commit paid a `munmap` (a TLB shoot-down by IPI to the other core) and a
+/// new `mmap` with page faults; the writer's own commits leave its cache and map alone.
 pub const MMAP_BYTES: i64 = 1 << 30;
 
 /// The PostgreSQL advisory lock every write transaction takes first
@@ -206,7 +212,8 @@ pub(crate) fn stable_plans(c: &Connection) -> rusqlite::Result<()> {
 
 impl Readers {
     /// Opens a read connection as the request connection is set up (busy handler, page
-    /// cache, memory map), that refuses to write (`query_only`) and never checkpoints.
+    /// cache) but without a memory map ([`MMAP_BYTES`] says why), that refuses to write
+    /// (`query_only`) and never checkpoints.
     fn open(&self) -> rusqlite::Result<Connection> {
         let mut c = Connection::open(&self.file)?;
         c.set_prepared_statement_cache_capacity(256);
@@ -215,7 +222,6 @@ impl Readers {
         c.pragma_update(None, "wal_autocheckpoint", 0)?;
         if self.tuned {
             c.pragma_update(None, "cache_size", -CACHE_KIB)?;
-            c.pragma_update(None, "mmap_size", MMAP_BYTES)?;
         }
         c.pragma_update(None, "query_only", "ON")?;
         Ok(c)
@@ -915,7 +921,9 @@ mod tests {
         assert_eq!(n, 800);
     }
 
-    /// A state file is read through a memory map of [`MMAP_BYTES`]; an in-memory one has none.
+    /// A state file's request connection (the writer's) reads through a memory map of
+    /// [`MMAP_BYTES`], its read connections through none (issue 23: every commit unmapped
+    /// theirs); an in-memory database has none.
     #[test]
     fn a_state_file_is_read_through_a_memory_map() {
         let dir = tempfile::tempdir().unwrap();
@@ -933,8 +941,17 @@ mod tests {
             })
             .unwrap()
         };
-        assert_eq!(mmap(&file), MMAP_BYTES);
+        assert_eq!(mmap(&file), 0, "read connection");
         assert_eq!(mmap(&memory), 0);
+        let written = |db: &Db| {
+            db.write_raw(|c| {
+                Ok(c.as_sqlite()
+                    .expect("SQLite")
+                    .query_row("PRAGMA mmap_size", [], |r| r.get::<_, i64>(0))?)
+            })
+            .unwrap()
+        };
+        assert_eq!(written(&file), MMAP_BYTES, "request connection");
     }
 
     /// A cached statement is prepared once, however its bound values change, on the read
