@@ -198,7 +198,7 @@ fn new_sca(
             )));
         }
         Some(s) => s.to_string(),
-        None => Uuid::new_v4().to_string(),
+        None => crate::sandbox::domain::new_random_id().to_string(),
     };
     let now = cx.clock.now();
     let auth = Authorisation {

@@ -78,8 +78,31 @@ impl Ctx<'_> {
 /// their tables' indexes instead of on a random page of them, so a sandbox holding another
 /// TPP's 100,000 payments creates the next one as fast as an empty one (issue 20); 74 random
 /// bits keep them unguessable.
+///
+/// The random bits come from AWS-LC's generator (`aws_lc_rs::rand::fill`: a CTR-DRBG per
+/// thread, seeded and reseeded from the operating system), not from a `getrandom` system
+/// call per id as `uuid`'s own did (issue 23: two or three per payment or consent creation);
+/// should it ever fail, from `uuid`'s.
 pub fn new_id() -> uuid::Uuid {
-    uuid::Uuid::new_v7(uuid::Timestamp::now(uuid::NoContext))
+    let mut random = [0u8; 10];
+    if aws_lc_rs::rand::fill(&mut random).is_err() {
+        return uuid::Uuid::new_v7(uuid::Timestamp::now(uuid::NoContext));
+    }
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    uuid::Builder::from_unix_timestamp_millis(millis, &random).into_uuid()
+}
+
+/// A random UUID (version 4: 122 random bits) from AWS-LC's generator as [`new_id`]'s (no
+/// system call per id): the session id of a payment or consent whose request has no
+/// `TPP-Session-ID`. Should the generator ever fail, `uuid`'s own.
+pub fn new_random_id() -> uuid::Uuid {
+    let mut random = [0u8; 16];
+    if aws_lc_rs::rand::fill(&mut random).is_err() {
+        return uuid::Uuid::new_v4();
+    }
+    uuid::Builder::from_random_bytes(random).into_uuid()
 }
 
 #[cfg(test)]
@@ -90,6 +113,7 @@ mod id_tests {
     fn new_ids_are_version_7_distinct_and_ordered_by_their_millisecond() {
         let first = new_id();
         assert_eq!(first.get_version_num(), 7);
+        assert_eq!(first.get_variant(), uuid::Variant::RFC4122);
         std::thread::sleep(std::time::Duration::from_millis(2));
         let later: Vec<uuid::Uuid> = (0..1000).map(|_| new_id()).collect();
         assert!(
@@ -104,5 +128,18 @@ mod id_tests {
             .unwrap()
             .as_secs();
         assert!(now.abs_diff(secs) <= 1, "the id carries its creation time");
+    }
+
+    /// Session ids without `TPP-Session-ID`: version 4, RFC 4122 variant, distinct.
+    #[test]
+    fn random_ids_are_version_4_and_distinct() {
+        let random: std::collections::HashSet<_> =
+            (0..1000).map(|_| super::new_random_id()).collect();
+        assert_eq!(random.len(), 1000);
+        assert!(
+            random
+                .iter()
+                .all(|id| id.get_version_num() == 4 && id.get_variant() == uuid::Variant::RFC4122)
+        );
     }
 }

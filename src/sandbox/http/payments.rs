@@ -202,7 +202,7 @@ pub fn session_id(h: &HeaderMap) -> Result<String, ApiError> {
             )))
         }
         Some(s) => Ok(s.to_string()),
-        None => Ok(Uuid::new_v4().to_string()),
+        None => Ok(crate::sandbox::domain::new_random_id().to_string()),
     }
 }
 
