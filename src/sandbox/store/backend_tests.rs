@@ -631,6 +631,112 @@ fn postgres_a_batch_of_writes_is_pipelined() {
     assert_eq!((t, u), (12, 6));
 }
 
+/// Tenancy (issue 20: each TPP its own world, its own clock): a consent SCA start purges
+/// the expired authorisations of its own TPP only. TPP B's clock an hour and more ahead of
+/// TPP A's made A's unexpired authorisation "expired" in B's world, and B's next SCA start
+/// deleted it (A's PSU then found the SCA link unknown); B's own expired one still goes,
+/// and A's goes once it expired in A's world.
+#[test]
+fn a_tpps_sca_start_purges_only_its_own_expired_authorisations() {
+    on_both(|storage| {
+        let s = store(&storage);
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let ahead = now + AUTHORISATION_LIFETIME + Duration::from_secs(3600);
+        let auth = |tpp: &str, at: SystemTime| Authorisation {
+            id: Uuid::new_v4(),
+            tpp: crate::sandbox::model::TppId(tpp.into()),
+            tpp_name: tpp.into(),
+            redirect_uri: "https://tpp.example/cb".into(),
+            tpp_session_id: "session".into(),
+            created_at: at,
+            step: ScaStep::Identify,
+        };
+        let a = auth("tpp-a", now);
+        let b1 = auth("tpp-b", now);
+        s.insert_authorisation(a.clone(), now).unwrap();
+        s.insert_authorisation(b1.clone(), now).unwrap();
+        let b2 = auth("tpp-b", ahead);
+        s.insert_authorisation(b2.clone(), ahead).unwrap();
+        assert_eq!(
+            s.authorisation(a.id, now),
+            Ok(a.clone()),
+            "TPP B's clock purged TPP A's authorisation ({storage:?})"
+        );
+        assert_eq!(
+            s.authorisation(b1.id, now),
+            Err(AuthorisationError::Unknown),
+            "B's own expired authorisation is purged ({storage:?})"
+        );
+        assert_eq!(s.authorisation(b2.id, ahead), Ok(b2), "{storage:?}");
+        s.insert_authorisation(auth("tpp-a", ahead), ahead).unwrap();
+        assert_eq!(
+            s.authorisation(a.id, now),
+            Err(AuthorisationError::Unknown),
+            "{storage:?}"
+        );
+    });
+}
+
+/// Issue 23, consent creation: a statement run through [`Conn::execute_pipelined_once`]
+/// (the purge of expired consent SCA authorisations) runs once per group-commit batch, by
+/// its first write, however many writes of the batch ask for it; every write's own
+/// statements still run, and each single transaction runs it once again. Here the
+/// "statement" inserts a row, so the count of rows is the count of runs (5 per batch of 5
+/// before).
+#[test]
+fn a_statement_run_once_per_batch_runs_once_for_all_its_writes() {
+    on_both(|storage| {
+        let db = Db::open(&storage).unwrap();
+        db.migrate(&[(
+            "t1",
+            "CREATE TABLE t (x INTEGER NOT NULL); CREATE TABLE runs (x INTEGER NOT NULL)",
+        )])
+        .unwrap();
+        let write = |x: i64| -> TestWrite<bool> {
+            Box::new(move |tx: &Conn<'_>| {
+                let ran = tx.execute_pipelined_once("runs", "INSERT INTO runs VALUES (?1)", [x])?;
+                tx.execute_pipelined("INSERT INTO t VALUES (?1)", [x])?;
+                Ok(ran)
+            })
+        };
+        let got: Vec<bool> = one_batch(&db, (1..=5).map(write).collect())
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(got, vec![true, false, false, false, false], "{storage:?}");
+        for x in [6, 7] {
+            let ran = db
+                .write(|tx| {
+                    let ran =
+                        tx.execute_pipelined_once("runs", "INSERT INTO runs VALUES (?1)", [x])?;
+                    let again =
+                        tx.execute_pipelined_once("runs", "INSERT INTO runs VALUES (?1)", [x])?;
+                    Ok::<_, StoreError>((ran, again))
+                })
+                .unwrap();
+            assert_eq!(ran, (true, false), "{storage:?}");
+        }
+        let read = |sql: &str| -> Vec<i64> {
+            db.read(|c| {
+                c.prepare_cached(sql)?
+                    .query_map([], |r| r.get::<_, i64>(0))?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .unwrap()
+        };
+        assert_eq!(
+            read("SELECT x FROM t ORDER BY x"),
+            vec![1, 2, 3, 4, 5],
+            "{storage:?}"
+        );
+        assert_eq!(
+            read("SELECT x FROM runs ORDER BY x"),
+            vec![1, 6, 7],
+            "{storage:?}"
+        );
+    });
+}
+
 /// Issue 23, writes on PostgreSQL: when a pipelined statement fails (here a primary-key
 /// violation the server reports only with a later statement of the batch), the batch is
 /// rolled back and run again one write at a time: the failing write alone gets the database's

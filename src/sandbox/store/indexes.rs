@@ -54,10 +54,12 @@ pub const MIGRATION_TPP_DUPLICATES: Migration = (
         ON pis_payments (tpp, dedup_key, created_day);",
 );
 
-/// The purge of expired consent SCA authorisations before each new one
-/// (`Store::insert_authorisation`): `?1` the cutoff (nanoseconds), `?2` the new id.
+/// The purge of expired consent SCA authorisations before a new one
+/// (`Store::insert_authorisation`): `?1` the cutoff (nanoseconds, in the TPP's own world
+/// clock), `?2` the new id, `?3` the TPP. Only that TPP's: another TPP's clock may be
+/// behind this one's, and its authorisations are not expired in its world.
 pub const PURGE_SCA_AUTHORISATIONS: &str =
-    "DELETE FROM sca_authorisations WHERE created_at < ?1 AND id <> ?2";
+    "DELETE FROM sca_authorisations WHERE created_at < ?1 AND id <> ?2 AND tpp = ?3";
 
 /// The purges and lookups the indexes serve, as the store runs them (parameters unbound).
 /// Each must be answered through an index: `EXPLAIN QUERY PLAN` shows no `SCAN` of a table

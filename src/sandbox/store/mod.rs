@@ -385,8 +385,13 @@ fn agreements_where(
         .collect()
 }
 
-/// Stores a new authorisation in `tx`, dropping the ones that expired before `now` (the
-/// writes of [`Store::insert_authorisation`], for a caller's own transaction).
+/// Stores a new authorisation in `tx`, dropping the ones of its TPP that expired before
+/// `now` (that TPP's world clock; another TPP's world may be behind it) (the writes of
+/// [`Store::insert_authorisation`], for a caller's own transaction). The purge runs once per
+/// TPP per transaction or group-commit batch ([`Conn::execute_pipelined_once`]: issue 23,
+/// one `DELETE` per batch of a TPP's consents instead of one per consent), with the `now`
+/// of that TPP's first authorisation in it; what it leaves, the next one drops (an expired
+/// authorisation is refused whether or not it was purged: [`Store::authorisation`]).
 ///
 /// Errors: the database fails.
 pub fn write_authorisation(
@@ -397,9 +402,10 @@ pub fn write_authorisation(
     let cutoff = to_nanos(now)
         .saturating_sub(i64::try_from(AUTHORISATION_LIFETIME.as_nanos()).unwrap_or(i64::MAX));
     // Through the index `sca_authorisations_created` ([`indexes`]).
-    tx.execute_pipelined(
+    tx.execute_pipelined_once(
+        &format!("purge_sca_authorisations {}", auth.tpp.0),
         indexes::PURGE_SCA_AUTHORISATIONS,
-        params![cutoff, auth.id.to_string()],
+        params![cutoff, auth.id.to_string(), auth.tpp.0],
     )?;
     rows::replace(tx, auth)?;
     Ok(())

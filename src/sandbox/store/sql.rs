@@ -457,6 +457,9 @@ pub(crate) use sql_params as params;
 /// `Db::write` hand to their closures.
 pub struct Conn<'a> {
     inner: Inner<'a>,
+    /// The keys of the statements [`Conn::execute_pipelined_once`] ran on this connection
+    /// value (one per transaction, or per group-commit batch).
+    once: std::cell::RefCell<Vec<String>>,
 }
 
 enum Inner<'a> {
@@ -469,12 +472,14 @@ impl<'a> Conn<'a> {
     pub fn sqlite(c: &'a rusqlite::Connection) -> Self {
         Conn {
             inner: Inner::Sqlite(c),
+            once: std::cell::RefCell::default(),
         }
     }
 
     pub(crate) fn postgres(s: &'a PgSession) -> Self {
         Conn {
             inner: Inner::Postgres(s),
+            once: std::cell::RefCell::default(),
         }
     }
 
@@ -524,6 +529,30 @@ impl<'a> Conn<'a> {
             Inner::Sqlite(_) => self.execute(sql, params).map(|_| ()),
             Inner::Postgres(s) => s.execute_pipelined(sql, params.into_values()),
         }
+    }
+
+    /// [`Conn::execute_pipelined`], unless a statement under the same `key` already ran on
+    /// this `Conn`: the store hands one `Conn` to a transaction, and the group commit one to
+    /// each batch ([`crate::sandbox::store::db::group_commit`]), so the statement runs once
+    /// for all the writes of a batch. For housekeeping whose repetition changes nothing a
+    /// later write relies on (issue 23: the purge of expired consent SCA authorisations ran
+    /// once per consent; now once per batch, by the batch's first write that asks). When the
+    /// write that ran it is rolled back alone (a batch run again with savepoints), the later
+    /// writes of that batch do not run it again: the next batch does. Whether it ran now.
+    ///
+    /// Errors: as [`Conn::execute_pipelined`].
+    pub fn execute_pipelined_once<P: Params>(
+        &self,
+        key: &str,
+        sql: &str,
+        params: P,
+    ) -> Result<bool> {
+        if self.once.borrow().iter().any(|k| k == key) {
+            return Ok(false);
+        }
+        self.execute_pipelined(sql, params)?;
+        self.once.borrow_mut().push(key.to_string());
+        Ok(true)
     }
 
     /// Runs statements separated by `;`, without parameters.
