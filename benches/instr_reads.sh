@@ -18,7 +18,11 @@
 # replay check on (unique pre-signed requests, `PSD2_LOAD_UNIQUE_SECS` per run), one server
 # process each; the table lists them in that order. Extra environment: PSD2_LOAD_BIN (another
 # psd2-console binary), LOAD_BENCH (another load bench binary), OUT (directory for the dumps,
-# default a new temporary one).
+# default a new temporary one), CALLGRIND_ARGS (more valgrind options for both servers, e.g.
+# `--cache-sim=yes`: the table then gives simulated cache misses per request too). Besides
+# the totals, the table gives each server's instructions outside RSA_verify (the total less
+# the inclusive cost of its calls): the part that runs at a few instructions per ns, where
+# the sandbox's extra is (BENCHMARKS.md, "r18/reads").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-3}
@@ -31,7 +35,7 @@ echo "bench binary $bench, dumps in $out"
 sign_bin=${PSD2_LOAD_BIN:-target/release/psd2-console}
 "$sign_bin" cert new --dir "$out" --force >/dev/null
 port=$((20000 + RANDOM % 20000))
-PSD2_LOAD_BARE_AXUM=$port PSD2_LOAD_BARE_AXUM_RSA=1 PSD2_LOAD_FLOOR_CERT="$out/tpp.pem" valgrind --tool=callgrind \
+PSD2_LOAD_BARE_AXUM=$port PSD2_LOAD_BARE_AXUM_RSA=1 PSD2_LOAD_FLOOR_CERT="$out/tpp.pem" valgrind --tool=callgrind ${CALLGRIND_ARGS:-} \
     --callgrind-out-file="$out/floor.%p" "$bench" >/dev/null 2>"$out/floor.valgrind.log" &
 floor=$!
 for _ in $(seq 1 600); do
@@ -57,12 +61,21 @@ wait $floor 2>/dev/null || true
 # Ir / calls is per request even for requests wrk sent before the dump and did not count.
 tally() {
     python3 - "$@" <<'PY'
-import re, sys
+import collections, re, sys
 def tally(path):
-    ids, calls, ir, pending = set(), 0, 0, False
+    ids, calls, ir, pending, incl, events, summary = set(), 0, 0, False, 0, ["Ir"], []
+    after_call = False
     for line in open(path, errors="replace"):
+        if line.startswith("events:"):
+            events = line.split()[1:]
         if line.startswith("summary:"):
-            ir = int(line.split()[1])
+            summary = [int(x) for x in line.split()[1:]]
+            ir = summary[0]
+        if after_call:
+            # The line after a call's `calls=` holds the call's inclusive cost (Ir first).
+            incl += int(line.split()[1])
+            after_call = False
+            continue
         m = re.match(r"^(c?fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
         if m:
             if m.group(3) is not None and re.search(r"RSA_verify$", m.group(3)):
@@ -71,31 +84,37 @@ def tally(path):
             continue
         if pending and line.startswith("calls="):
             calls += int(line.split("=")[1].split()[0])
+            after_call = True
         pending = False
-    return ir, calls
+    n = max(calls, 1)
+    # With --cache-sim=yes: simulated misses per request (first-level instruction and data,
+    # last level both).
+    ev = collections.defaultdict(int, zip(events, summary))
+    sim = ("%.0f %.0f %.0f" % (ev["I1mr"] / n, (ev["D1mr"] + ev["D1mw"]) / n,
+                                (ev["ILmr"] + ev["DLmr"] + ev["DLmw"]) / n)) if "I1mr" in ev else "- - -"
+    return ir, calls, ir // n, (ir - incl) // n, sim
 for path in sys.argv[1:]:
-    ir, calls = tally(path)
-    print(ir, calls, ir // max(calls, 1))
+    print(*tally(path))
 PY
 }
-read -r f_ir f_n f_per < <(tally "$(ls "$out"/floor.*.1 | head -1)")
-echo "floor: $f_ir Ir / $f_n RSA verifications = $f_per Ir/request (wrk counted $(grep ' requests in ' "$out/floor.wrk" | awk '{print $1}'))"
+read -r f_ir f_n f_per f_own f_i1 f_d1 f_ll < <(tally "$(ls "$out"/floor.*.1 | head -1)")
+echo "floor: $f_ir Ir / $f_n RSA verifications = $f_per Ir/request, $f_own outside RSA_verify (wrk counted $(grep ' requests in ' "$out/floor.wrk" | awk '{print $1}'))"
 
 # (2) The reads.
 PSD2_LOAD_SECS=$secs PSD2_LOAD_CALLGRIND=1 \
-    PSD2_LOAD_WRAP="valgrind --tool=callgrind --callgrind-out-file=$out/sandbox.%p" \
+    PSD2_LOAD_WRAP="valgrind --tool=callgrind ${CALLGRIND_ARGS:-} --callgrind-out-file=$out/sandbox.%p" \
     "$bench" reads >"$out/reads.txt" 2>&1
 mapfile -t names < <(grep -E '^\| [^|`]*`GET' "$out/reads.txt" | sed -E 's/^\| ([^`]*) `.*/\1/')
 # The replayed mode's server, then the unique mode's (two processes), each's dumps in the order
 # they were written (not by process id: ids wrap).
 dumps=$(ls -tr "$out"/sandbox.*.* 2>/dev/null | grep -E '\.[0-9]+\.[0-9]+$')
-echo "| read | Ir/request | floor Ir/request | read / floor | RSA verifications in the dump |"
-echo "|---|---|---|---|---|"
-echo "| the floor | $f_per | $f_per | 1.00 | $f_n |"
+echo "| read | Ir/request | floor Ir/request | read / floor | Ir/request outside RSA_verify (× the floor's) | simulated I1 / D1 / LL misses per request (CALLGRIND_ARGS=--cache-sim=yes) | RSA verifications in the dump |"
+echo "|---|---|---|---|---|---|---|"
+echo "| the floor | $f_per | $f_per | 1.00 | $f_own (1.00) | $f_i1 / $f_d1 / $f_ll | $f_n |"
 i=0
 for d in $dumps; do
-    read -r ir n per < <(tally "$d")
+    read -r ir n per own i1 d1 ll < <(tally "$d")
     [ "$n" -gt 0 ] || break
-    printf '| %s | %d | %d | %s | %d |\n' "${names[$i]:-?}" "$per" "$f_per" "$(awk -v a=$per -v b=$f_per 'BEGIN {printf "%.3f", a / b}')" "$n"
+    printf '| %s | %d | %d | %s | %d (%s) | %s / %s / %s | %d |\n' "${names[$i]:-?}" "$per" "$f_per" "$(awk -v a=$per -v b=$f_per 'BEGIN {printf "%.3f", a / b}')" "$own" "$(awk -v a=$own -v b=$f_own 'BEGIN {printf "%.2f", a / b}')" "$i1" "$d1" "$ll" "$n"
     i=$((i + 1))
 done

@@ -11,12 +11,13 @@
 //!   on with unique pre-signed requests, none sent twice), each mode beside bare axum and the
 //!   RSA floor ([`RsaFloor`]) of the same run, plus bare axum and the floor answering the
 //!   sandbox's own ~100 KB transaction page; printed: req/s, p50, p99, the ratios and
-//!   PASS/MISS against issue 23's targets.
+//!   PASS/MISS against issue 23's targets, and after each mode's table the gzip pages beside
+//!   the floor answering as many bytes as each sends ([`print_sized_table`]; not a verdict).
 //! - `writes` ([`scenario_writes`]): payment and consent creation, unique pre-signed
 //!   requests, on a SQLite file and on PostgreSQL, beside the floor; every 201 counted in the
 //!   database.
 //! - `tls` ([`scenario_tls`]): the reads over `sandbox serve --tls` beside an RSA floor on the
-//!   same rustls configuration.
+//!   same rustls configuration (the gzip pages also beside it answering their size).
 //! - `transactions`: the default transaction page replayed, then with the replay check on.
 //! - `payments`: 64 concurrent payment creations: each answer 201 with a distinct paymentId,
 //!   and the database holds exactly 64 payments afterwards (count from the SQLite file).
@@ -613,6 +614,16 @@ const TLS_DATA_ENV: &str = "PSD2_LOAD_TLS_DATA";
 /// [`bare_axum_body`].
 const BIG_PATH: &str = "/big";
 
+/// The baselines answer `/sized/{n}` with the first `n` bytes of the ~100 KB body
+/// ([`BIG_BODY_ENV`]; all of it when `n` is larger): the floor beside a gzip page answers
+/// as many bytes as that page sends ([`sized_path`], [`print_sized_table`]).
+const SIZED_PREFIX: &str = "/sized/";
+
+/// The baselines' path answering `bytes` bytes ([`SIZED_PREFIX`]).
+fn sized_path(bytes: usize) -> String {
+    format!("{SIZED_PREFIX}{bytes}")
+}
+
 /// Issue 23's target for every read: this share of the RSA floor of the same run...
 const READ_TARGET: f64 = 0.90;
 /// ...with a p99 latency under this many milliseconds.
@@ -740,8 +751,13 @@ fn baseline_main(port: u16) -> ! {
                             return (StatusCode::BAD_REQUEST, why).into_response();
                         }
                     }
-                    let body = match big {
-                        Some(big) if uri.path() == BIG_PATH => big,
+                    let sized = uri
+                        .path()
+                        .strip_prefix(SIZED_PREFIX)
+                        .and_then(|n| n.parse::<usize>().ok());
+                    let body = match (big, sized) {
+                        (Some(big), _) if uri.path() == BIG_PATH => big,
+                        (Some(big), Some(n)) => big.slice(..n.min(big.len())),
                         _ => small,
                     };
                     ([(CONTENT_TYPE, "application/json")], body).into_response()
@@ -1409,6 +1425,10 @@ struct Row {
     /// third within minutes, so the read is judged against the floor run beside it rather
     /// than against the mean of baselines minutes away. `None` when not measured.
     near: Option<[WrkFigures; 2]>,
+    /// For a gzip page: the floor's run answering as many bytes as the page sends
+    /// ([`sized_path`]), just before the small floor's run before the read: what the page's
+    /// bytes into the socket cost a server that does nothing else ([`print_sized_table`]).
+    sized: Option<WrkFigures>,
 }
 
 /// Pairs each read with the floor's runs beside it: `floors[i]` (its path, its figures)
@@ -1459,9 +1479,11 @@ fn floor_beside_on<'a>(
         servers.floor.child.id(),
     );
     let body = if path == BIG_PATH {
-        "the 100 KB page"
+        "the 100 KB page".to_string()
+    } else if let Some(n) = path.strip_prefix(SIZED_PREFIX) {
+        format!("{n} bytes (a gzip page's size)")
     } else {
-        "2 KB body"
+        "2 KB body".to_string()
     };
     println!(
         "== {what}: RSA floor, {body}, just before {read}, wrk -t1 -c{CONNECTIONS} -d{secs}s\n{text}"
@@ -1639,6 +1661,57 @@ fn print_reads_table(title: &str, b: &Baselines, rows: &[Row], target: f64, tls:
             verdict.join("; ")
         );
     }
+    print_sized_table(rows, floor_name);
+}
+
+/// The gzip pages beside the floor answering as many bytes as each sends ([`Row::sized`]),
+/// after the mode's table: the share of the small floor (as in the table, the verdict's) next
+/// to the share of the same-size floor, and the server's CPU per request against each. Not a
+/// verdict (issue 23's target is the small floor's): it tells the page's bytes into the
+/// socket, which any server answering them pays, from the sandbox's own work.
+fn print_sized_table(rows: &[Row], floor_name: &str) {
+    let sized: Vec<(&Row, WrkFigures)> = rows
+        .iter()
+        .filter_map(|r| r.sized.map(|s| (r, s)))
+        .collect();
+    if sized.is_empty() {
+        return;
+    }
+    println!(
+        "\ngzip pages against the {floor_name} answering as many bytes (/sized/<bytes as sent>: that many bytes of the 100 KB page, its run just before the small {floor_name}'s run before the read; not a verdict):"
+    );
+    println!(
+        "| gzip page | bytes as sent | req/s | of the small {floor_name} beside it | of the same-size {floor_name} (its req/s) | server CPU µs/req (system) | × the small {floor_name}'s | × the same-size {floor_name}'s (its CPU µs/req, system) |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for (r, s) in sized {
+        let (small, small_cpu) = r.near.map_or((None, None), |n| {
+            let cpu = match (n[0].server_cpu_us, n[1].server_cpu_us) {
+                (Some(a), Some(z)) => Some((a + z) / 2.0),
+                _ => None,
+            };
+            (Some(mean(&n)), cpu)
+        });
+        let times = |c: Option<f64>, f: Option<f64>| match (c, f) {
+            (Some(c), Some(f)) if f > 0.0 => format!("× {:.2}", c / f),
+            _ => "–".to_string(),
+        };
+        println!(
+            "| {} | {} | {:.0} | {} | {} ({:.0}) | {} ({}) | {} | {} ({}, {}) |",
+            r.read.label,
+            r.wire,
+            r.f.per_sec,
+            small.map_or("–".to_string(), |f| pct(r.f.per_sec / f)),
+            pct(r.f.per_sec / s.per_sec),
+            s.per_sec,
+            cpu_us(r.f.server_cpu_us),
+            cpu_us(r.f.server_sys_us),
+            times(r.f.server_cpu_us, small_cpu),
+            times(r.f.server_cpu_us, s.server_cpu_us),
+            cpu_us(s.server_cpu_us),
+            cpu_us(s.server_sys_us),
+        );
+    }
 }
 
 /// Every read of the AIS flow in both replay modes, each mode with its own RSA floor and bare
@@ -1717,6 +1790,16 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
     let mut replayed = Vec::new();
     let mut floors = Vec::new();
     for (read, (plain, wire, coding)) in reads.iter().zip(&probes) {
+        let sized = coding.is_some().then(|| {
+            floor_beside_on(
+                &servers,
+                &sized_path(*wire),
+                &fixed,
+                secs,
+                "replayed",
+                read.label,
+            )
+        });
         floors.push((
             "/v1/accounts",
             floor_beside(&servers, &fixed, secs, "replayed", read.label),
@@ -1737,6 +1820,7 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             coding: coding.clone(),
             f,
             near: None,
+            sized,
         });
     }
     measure_baselines(&servers, &fixed, secs, 1, &mut b_replayed, "replayed");
@@ -1755,9 +1839,23 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
     let big_set = presign(creds, 4000, &s.psu_id, &|_| {
         ("GET", BIG_PATH.to_string(), Vec::new(), Vec::new())
     });
+    // And the floor beside a gzip page its own size's path ([`sized_path`]).
+    let sized_sets: Vec<(String, Presigned)> = probes
+        .iter()
+        .filter(|(_, _, coding)| coding.is_some())
+        .map(|(_, wire, _)| {
+            let path = sized_path(*wire);
+            let set = presign(creds, 4000, &s.psu_id, &|_| {
+                ("GET", path.clone(), Vec::new(), Vec::new())
+            });
+            (path, set)
+        })
+        .collect();
     let cycling = |path: &str| Load::Cycling {
         set: if path == BIG_PATH {
             &big_set
+        } else if let Some((_, set)) = sized_sets.iter().find(|(p, _)| p == path) {
+            set
         } else {
             &baseline_set
         },
@@ -1794,7 +1892,19 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             ("GET", read.path.clone(), Vec::new(), coding_header.clone())
         });
         let signing = set.started.elapsed();
-        // After the signing (which loads the machine), right before the read.
+        // After the signing (which loads the machine), right before the read; a gzip page
+        // has the floor answering its size first (the size of the replayed mode's page, which
+        // is the same page).
+        let sized = coding.is_some().then(|| {
+            floor_beside_on(
+                &servers,
+                &sized_path(probes[i].1),
+                &cycling,
+                usecs,
+                "unique",
+                read.label,
+            )
+        });
         floors.push((
             "/v1/accounts",
             floor_beside(&servers, &cycling, usecs, "unique", read.label),
@@ -1823,6 +1933,7 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             coding,
             f,
             near: None,
+            sized,
         });
     }
     measure_baselines(&servers, &cycling, usecs, 1, &mut b_unique, "unique");
@@ -2567,6 +2678,9 @@ fn scenario_tls(rt: &tokio::runtime::Runtime, creds: &Credentials) {
         // A plain 100 KB page beside the floor serving that page.
         let big = read.coding().is_none() && plain.len() >= BIG_ROW_BYTES;
         let path = if big { BIG_PATH } else { "/v1/accounts" };
+        let sized = coding
+            .is_some()
+            .then(|| floor_beside_on(&servers, &sized_path(wire), &fixed, secs, "TLS", read.label));
         floors.push((
             path,
             floor_beside_on(&servers, path, &fixed, secs, "TLS", read.label),
@@ -2589,6 +2703,7 @@ fn scenario_tls(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             coding,
             f,
             near: None,
+            sized,
         });
     }
     measure_baselines(&servers, &fixed, secs, 1, &mut b, "TLS");
@@ -2679,6 +2794,7 @@ fn selfcheck(creds: &Credentials) {
             coding: None,
             f: rate(0.0),
             near: None,
+            sized: None,
         })
         .collect();
     // The rates each read is paired with, for floor runs on these paths (rates 1, 2, 3 before

@@ -17,7 +17,10 @@
 # only `syscalls:sys_enter_writev` counted (one `writev` per answer: the request count) and
 # the process's user and system CPU from /proc/<pid>/stat (10 ms ticks), then (B) 3 s with
 # every system call counted (`raw_syscalls:sys_enter`) and those a request may make by name (`perf stat -p`; the tracepoints cost the
-# process some CPU, which is why window A measures the CPU without them). Needs perf with
+# process some CPU, which is why window A measures the CPU without them). Window A also
+# counts the kernel's software events (no hardware counters needed): context switches, CPU
+# migrations and page faults of every thread, and takes each thread's CPU from
+# /proc/<pid>/task/*/stat (second table: the threads that ran, by name). Needs perf with
 # tracepoint access (root or perf_event_paranoid ≤ 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,14 +61,23 @@ for c in writev write sendto sendmsg recvfrom read readv futex epoll_wait epoll_
     events="$events,syscalls:sys_enter_$c"
 done
 ticks() { awk '{print $14, $15}' "/proc/$1/stat"; }
+# Every thread's id, name and CPU ticks (user + system).
+threads() {
+    local t
+    for t in /proc/$1/task/*; do
+        awk -v id="${t##*/}" '{c = $0; sub(/^[^(]*\(/, "", c); sub(/\).*/, "", c); gsub(/ /, "_", c); sub(/^.*\) /, ""); split($0, f, " "); print id, c, f[12] + f[13]}' "$t/stat" 2>/dev/null
+    done
+}
 measure() {
     local name=$1 port=$2 pid
     pid=$(ss -ltnpH "sport = :$port" | sed -E 's/.*pid=([0-9]+).*/\1/' | head -1)
     echo "$pid" >"$out/$name.pid"
     sleep 1
     read -r u0 s0 < <(ticks "$pid")
-    perf stat -x, -o "$out/$name.a.csv" -e syscalls:sys_enter_writev -p "$pid" -- sleep 4 2>/dev/null
+    threads "$pid" >"$out/$name.threads0"
+    perf stat -x, -o "$out/$name.a.csv" -e syscalls:sys_enter_writev,context-switches,cpu-migrations,page-faults -p "$pid" -- sleep 4 2>/dev/null
     read -r u1 s1 < <(ticks "$pid")
+    threads "$pid" >"$out/$name.threads1"
     echo "$((u1 - u0)) $((s1 - s0))" >"$out/$name.ticks"
     perf stat -x, -o "$out/$name.b.csv" -e "$events" -p "$pid" -- sleep 3 2>/dev/null
     if [ -n "${PERF_RECORD:-}" ]; then
@@ -77,25 +89,46 @@ next_wrk /v1/accounts 1 >"$out/port"
 measure axum "$(cat "$out/port")"
 next_wrk /v1/accounts 1 >"$out/port"
 measure floor "$(cat "$out/port")"
-next_wrk /v1/accounts 1 >"$out/port"
+# The reads: the next run on the path whose server is `sandbox serve` (the floor runs on
+# /v1/accounts just before each read too).
+# (Not in a command substitution: next_wrk's record of the runs seen must last.)
+next_sandbox_wrk() {
+    local pid
+    for _ in $(seq 1 40); do
+        next_wrk "$1" 1 >"$out/port"
+        pid=$(ss -ltnpH "sport = :$(cat "$out/port")" | sed -E 's/.*pid=([0-9]+).*/\1/' | head -1)
+        if [ "$(cat /proc/$pid/comm 2>/dev/null)" = psd2-console ]; then return; fi
+    done
+    echo "no sandbox run on $1" >&2
+    exit 1
+}
+next_sandbox_wrk /v1/accounts
 measure accounts "$(cat "$out/port")"
-next_wrk /balances 1 >"$out/port"
+next_sandbox_wrk /balances
 measure balances "$(cat "$out/port")"
 pkill -P $bench 2>/dev/null || true
 kill $bench 2>/dev/null || true
 trap - EXIT
 
 hz=$(getconf CLK_TCK)
-printf '| server | answers in 4 s | user µs/req | system µs/req | CPU µs/req | syscalls/req (B) | of which |\n|---|---|---|---|---|---|---|\n'
+printf '| server | answers in 4 s | user µs/req | system µs/req | CPU µs/req | context switches/req | migrations/req | page faults/req | syscalls/req (B) | of which |\n|---|---|---|---|---|---|---|---|---|---|\n'
 for name in axum floor accounts balances; do
     n=$(awk -F, '/sys_enter_writev/ {print $1}' "$out/$name.a.csv")
+    sw=$(awk -F, -v n="$n" '$3 == "context-switches" {c = $1} $3 == "cpu-migrations" {m = $1} $3 == "page-faults" {f = $1} END {printf "%.3f | %.3f | %.3f", c / n, m / n, f / n}' "$out/$name.a.csv")
     read -r u s <"$out/$name.ticks"
     # Window B: per answer (its own writev count), every syscall with ≥ 0.01 per answer.
     nb=$(awk -F, '/sys_enter_writev,/ {print $1}' "$out/$name.b.csv")
     detail=$(awk -F, -v n="$nb" '$3 == "raw_syscalls:sys_enter" {t = $1} $3 ~ /^syscalls:sys_enter_/ && $1 / n >= 0.01 {sub("syscalls:sys_enter_", "", $3); printf "%s %.2f, ", $3, $1 / n} END {printf "| %.2f", t / n}' "$out/$name.b.csv")
     total=${detail##*| }
     detail=${detail%| *}
-    awk -v name="$name" -v n="$n" -v u="$u" -v s="$s" -v hz="$hz" -v total="$total" -v d="${detail%, }" \
-        'BEGIN {printf "| %s | %d | %.1f | %.1f | %.1f | %s | %s |\n", name, n, u / hz * 1e6 / n, s / hz * 1e6 / n, (u + s) / hz * 1e6 / n, total, d}'
+    awk -v name="$name" -v n="$n" -v u="$u" -v s="$s" -v hz="$hz" -v total="$total" -v d="${detail%, }" -v sw="$sw" \
+        'BEGIN {printf "| %s | %d | %.1f | %.1f | %.1f | %s | %s | %s |\n", name, n, u / hz * 1e6 / n, s / hz * 1e6 / n, (u + s) / hz * 1e6 / n, sw, total, d}'
+done
+# The threads that ran in window A: CPU µs per answer by thread name (threads of one name summed).
+printf '\n| server | threads | CPU µs/req by thread (window A) |\n|---|---|---|\n'
+for name in axum floor accounts balances; do
+    n=$(awk -F, '/sys_enter_writev/ {print $1}' "$out/$name.a.csv")
+    awk -v name="$name" -v n="$n" -v hz="$hz" 'FNR == NR {a[$1] = $3; next} {d[$2] += $3 - ($1 in a ? a[$1] : 0); k++} END {s = ""; for (c in d) if (d[c] > 0) s = s sprintf("%s %.1f, ", c, d[c] / hz * 1e6 / n); printf "| %s | %d | %s |\n", name, k, substr(s, 1, length(s) - 2)}' \
+        "$out/$name.threads0" "$out/$name.threads1"
 done
 echo "raw counts and the bench's log: $out"

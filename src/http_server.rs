@@ -183,12 +183,15 @@ fn connection_service<S: Served>(
 }
 
 /// hyper's timer for one connection (the header-read timeout, [`HEADER_READ_TIMEOUT`]): every
-/// sleep hyper asks for waits on the connection's one tokio timer, moved to the sleep's
-/// deadline when polled. hyper asks for a new sleep per request (and drops it when the
-/// headers are in); with `TokioTimer` each one was a new tokio timer, registered in the
-/// runtime's timer wheel and removed again per request (issue 23). The deadlines hyper
-/// asks for only grow, and moving a timer later needs no wheel operation; a deadline that
-/// passed while no sleep waited wakes the connection once, which finds nothing to do.
+/// sleep hyper asks for waits on the connection's one tokio timer. hyper asks for a new sleep
+/// per request (and drops it when the headers are in); with `TokioTimer` each one was a new
+/// tokio timer, registered in the runtime's timer wheel and removed again per request (issue
+/// 23). The deadlines hyper asks for only grow: a sleep whose deadline is later than the
+/// timer's leaves the timer where it is and moves it to its own deadline only when the timer
+/// fires first (so a busy keep-alive connection moves its timer about once per
+/// [`HEADER_READ_TIMEOUT`], not per request: r18/reads); an earlier deadline moves the timer
+/// at once. A deadline that passed while no sleep waited wakes the connection once, which
+/// finds nothing to do.
 #[derive(Clone)]
 struct ConnectionTimer(Arc<std::sync::Mutex<Pin<Box<Sleep>>>>);
 
@@ -234,10 +237,17 @@ impl Future for ConnectionSleep {
             .timer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if sleep.deadline() != self.deadline {
+        if self.deadline < sleep.deadline() {
             sleep.as_mut().reset(self.deadline);
         }
-        sleep.as_mut().poll(cx)
+        loop {
+            ready!(sleep.as_mut().poll(cx));
+            // The timer fired at its own deadline: this sleep's too, unless it is later.
+            if sleep.deadline() >= self.deadline {
+                return Poll::Ready(());
+            }
+            sleep.as_mut().reset(self.deadline);
+        }
     }
 }
 
@@ -298,15 +308,19 @@ impl<T> IdleIo<T> {
         }
     }
 
-    /// Called when the inner IO is pending: an error once the idle time has passed.
+    /// Called when the inner IO is pending: an error once the idle time has passed. The
+    /// sleep stays at its deadline while progress moves the idle deadline later (it only
+    /// grows); when it fires before that, it is moved to it then: one timer move per idle
+    /// period on a busy connection instead of one per pending read (r18/reads).
     fn poll_idle(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Error> {
         loop {
-            let deadline = self.last_progress + self.idle;
-            if self.sleep.deadline() != deadline {
-                self.sleep.as_mut().reset(deadline);
-            }
             ready!(self.sleep.as_mut().poll(cx));
-            if self.last_progress + self.idle <= Instant::now() {
+            let deadline = self.last_progress + self.idle;
+            if deadline > self.sleep.deadline() {
+                self.sleep.as_mut().reset(deadline);
+                continue;
+            }
+            if deadline <= Instant::now() {
                 return Poll::Ready(std::io::Error::new(
                     std::io::ErrorKind::TimedOut,
                     "no progress on the connection",
@@ -397,5 +411,76 @@ mod tests {
             .await
             .expect("the earlier sleep ended");
         assert!(poll_once(&mut next).is_pending());
+    }
+
+    /// A later sleep leaves the connection's timer at the earlier deadline it holds (no
+    /// timer move per request) and still ends at its own deadline, not at the timer's.
+    #[tokio::test]
+    async fn a_later_sleep_moves_the_timer_only_when_the_timer_fires() {
+        let timer = ConnectionTimer::new();
+        let held = || timer.0.lock().unwrap().deadline();
+        let first = Duration::from_millis(30);
+        let mut a = timer.sleep(first);
+        assert!(poll_once(&mut a).is_pending());
+        let at = held();
+        drop(a);
+        let later = timer.now() + Duration::from_millis(90);
+        let mut b = timer.sleep_until(later);
+        assert!(poll_once(&mut b).is_pending());
+        assert_eq!(
+            held(),
+            at,
+            "a later deadline does not move the timer when polled"
+        );
+        tokio::time::timeout(Duration::from_secs(60), &mut b)
+            .await
+            .expect("the later sleep ended");
+        assert!(timer.now() >= later, "it ended at its own deadline");
+        assert!(
+            held() >= later.into(),
+            "the timer was moved to it when it fired"
+        );
+    }
+
+    /// An `IdleIo` ends with `TimedOut` once no read or write made progress for its idle
+    /// time, counted from the last progress: progress after its start moves the deadline
+    /// without moving the timer (it moves when the timer fires), and the connection is not
+    /// cut at the first deadline.
+    #[tokio::test]
+    async fn an_idle_connection_times_out_its_idle_time_after_the_last_progress() {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let idle = Duration::from_millis(120);
+        let (ours, mut theirs) = tokio::io::duplex(64);
+        let start = Instant::now();
+        let mut io = IdleIo::new(ours, idle);
+        let first_deadline = io.sleep.deadline();
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        theirs.write_all(b"x").await.unwrap();
+        let mut byte = [0u8; 1];
+        io.read_exact(&mut byte).await.unwrap();
+        let progress = Instant::now();
+        // Pending: the idle check runs, and leaves the timer where it was.
+        let mut buf = [0u8; 1];
+        let pending = std::future::poll_fn(|cx| {
+            let mut rb = ReadBuf::new(&mut buf);
+            Poll::Ready(Pin::new(&mut io).poll_read(cx, &mut rb).is_pending())
+        })
+        .await;
+        assert!(pending);
+        assert_eq!(
+            io.sleep.deadline(),
+            first_deadline,
+            "the timer is not moved by progress"
+        );
+        let err = tokio::time::timeout(Duration::from_secs(60), io.read_exact(&mut buf))
+            .await
+            .expect("the idle connection timed out")
+            .unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+        assert!(
+            progress.elapsed() >= idle,
+            "not before the idle time after the progress"
+        );
+        assert!(start.elapsed() >= Duration::from_millis(60) + idle);
     }
 }

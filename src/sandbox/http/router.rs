@@ -108,25 +108,28 @@ where
     }
 
     fn call(&mut self, req: axum::http::Request<B>) -> Self::Future {
-        let inner = self.0.clone();
         let req = req.map(axum::body::Body::new);
-        Box::pin(async move { Ok(inner.answer(req).await) })
+        // The answer's own future, not one wrapped in another async block (which the
+        // compiler filled by copying the answer's whole future into it once more).
+        Box::pin(Inner::answer(self.0.clone(), req))
     }
 }
 
 impl Inner {
-    /// The observer (when set) around [`Inner::steps`], then the answer finished.
-    async fn answer(&self, req: Request) -> Response {
+    /// The observer (when set) around [`Inner::steps`], then the answer finished. The
+    /// observer's future (tests only) is boxed: this future, allocated and copied into its
+    /// box per request, then holds only the steps' (r18/reads).
+    async fn answer(self: Arc<Self>, req: Request) -> Result<Response, Infallible> {
         let head = req.method() == Method::HEAD;
         let mut response = match &self.observer {
-            Some(o) => observe::observe(o, req, |req| self.steps(req)).await,
+            Some(o) => Box::pin(observe::observe(o, req, |req| self.steps(req))).await,
             None => self.steps(req).await,
         };
         set_content_length(&mut response);
         if head {
             *response.body_mut() = axum::body::Body::empty();
         }
-        response
+        Ok(response)
     }
 
     /// The steps every request goes through, outermost first, each a plain `async fn`
