@@ -78,7 +78,26 @@ fn unknown_page() -> Response {
 /// The layer in front of the SCA pages (see the module documentation): token to
 /// authorisation id on the way in, id to token on the way out. `next` runs the rest of the
 /// request, routes included ([`crate::sandbox::router`]).
-pub async fn translate<F, Fut>(app: &App, mut req: Request, next: F) -> Response
+///
+/// A request outside the SCA pages gets `next`'s own future, an SCA page a boxed future
+/// that translates it: the steps around this one hold the small one by value (the
+/// translation's state, ~1 KB, was in every request's future, allocated and copied per
+/// request; issue 23, as [`crate::sandbox::http::serve::body_in_time`] does for the body).
+pub fn translate<F, Fut>(app: &App, req: Request, next: F) -> impl Future<Output = Response>
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
+    use futures_util::future::Either;
+    if split(req.uri().path()).is_none() {
+        Either::Left(next(req))
+    } else {
+        Either::Right(Box::pin(translate_page(app, req, next)))
+    }
+}
+
+/// [`translate`] for an SCA page's address.
+async fn translate_page<F, Fut>(app: &App, mut req: Request, next: F) -> Response
 where
     F: FnOnce(Request) -> Fut,
     Fut: Future<Output = Response>,
