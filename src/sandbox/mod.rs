@@ -339,6 +339,7 @@ pub const MIGRATIONS: &[db::Migration] = &[
     // Last: indexes over the tables above (issue 20, finding 4).
     store::indexes::MIGRATION,
     store::indexes::MIGRATION_TPP_DUPLICATES,
+    store::indexes::MIGRATION_SCA_PURGE_PER_TPP,
 ];
 
 /// A running sandbox: where it listens, and how to stop it.

@@ -54,6 +54,18 @@ pub const MIGRATION_TPP_DUPLICATES: Migration = (
         ON pis_payments (tpp, dedup_key, created_day);",
 );
 
+/// The purge of expired consent SCA authorisations looks at the calling TPP's only
+/// ([`PURGE_SCA_AUTHORISATIONS`]), so its index leads with the TPP: another TPP's expired
+/// authorisations, which only that TPP's own consents purge, are never read by this one's
+/// purge (with an index on `created_at` alone, a TPP that left 100,000 of them made every
+/// other TPP's consent walk through them: issue 20's finding 4 between TPPs).
+pub const MIGRATION_SCA_PURGE_PER_TPP: Migration = (
+    "indexes_003_sca_purge_per_tpp",
+    "DROP INDEX IF EXISTS sca_authorisations_created;
+    CREATE INDEX IF NOT EXISTS sca_authorisations_by_tpp_created
+        ON sca_authorisations (tpp, created_at);",
+);
+
 /// The purge of expired consent SCA authorisations before a new one
 /// (`Store::insert_authorisation`): `?1` the cutoff (nanoseconds, in the TPP's own world
 /// clock), `?2` the new id, `?3` the TPP. Only that TPP's: another TPP's clock may be
@@ -105,8 +117,8 @@ mod tests {
     use super::*;
     use crate::sandbox::store::db::{Db, Storage};
 
-    /// The whole-table scans in the plan of `sql` (`SCAN <table>` without an index).
-    fn scans(db: &Db, sql: &str) -> Vec<String> {
+    /// The details of the plan of `sql` (`EXPLAIN QUERY PLAN`).
+    fn plan(db: &Db, sql: &str) -> Vec<String> {
         db.read_raw(|c| {
             let c = c.as_sqlite().expect("a SQLite database");
             let mut st = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
@@ -119,9 +131,28 @@ mod tests {
             Ok(details)
         })
         .unwrap()
-        .into_iter()
-        .filter(|d| d.starts_with("SCAN ") && !d.contains("USING") && d != "SCAN CONSTANT ROW")
-        .collect()
+    }
+
+    /// The whole-table scans in the plan of `sql` (`SCAN <table>` without an index).
+    fn scans(db: &Db, sql: &str) -> Vec<String> {
+        plan(db, sql)
+            .into_iter()
+            .filter(|d| d.starts_with("SCAN ") && !d.contains("USING") && d != "SCAN CONSTANT ROW")
+            .collect()
+    }
+
+    /// The purge before a consent SCA start searches the calling TPP's entries of its index
+    /// by TPP and time: another TPP's expired authorisations are not in its range.
+    #[test]
+    fn the_sca_purge_searches_by_tpp_and_time() {
+        let db = Db::open(&Storage::InMemory).unwrap();
+        db.migrate(crate::sandbox::MIGRATIONS).unwrap();
+        let plan = plan(&db, PURGE_SCA_AUTHORISATIONS);
+        assert!(
+            plan.iter()
+                .any(|d| d.contains("sca_authorisations_by_tpp_created (tpp=? AND created_at<?)")),
+            "{plan:?}"
+        );
     }
 
     #[test]

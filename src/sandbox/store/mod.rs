@@ -401,7 +401,7 @@ pub fn write_authorisation(
 ) -> crate::sandbox::store::sql::Result<()> {
     let cutoff = to_nanos(now)
         .saturating_sub(i64::try_from(AUTHORISATION_LIFETIME.as_nanos()).unwrap_or(i64::MAX));
-    // Through the index `sca_authorisations_created` ([`indexes`]).
+    // Through the index `sca_authorisations_by_tpp_created` ([`indexes`]).
     tx.execute_pipelined_once(
         &format!("purge_sca_authorisations {}", auth.tpp.0),
         indexes::PURGE_SCA_AUTHORISATIONS,
