@@ -177,17 +177,30 @@ pub use crate::sandbox::http::caller::header as header_str;
 ///
 /// Errors: 400 `FORMAT_ERROR` when missing or not an absolute http(s) URL.
 pub fn redirect_uri(h: &HeaderMap) -> Result<String, ApiError> {
+    redirect_uri_by(h, access::is_absolute_http_url)
+}
+
+/// [`redirect_uri`] of `tpp`'s request, the URL rule answered by
+/// [`access::is_redirect_url`] (the TPP's last accepted URI is not parsed again).
+///
+/// Errors: those of [`redirect_uri`].
+pub fn redirect_uri_of(tpp: &Tpp, h: &HeaderMap) -> Result<String, ApiError> {
+    redirect_uri_by(h, |r| access::is_redirect_url(&tpp.id, r))
+}
+
+fn redirect_uri_by(h: &HeaderMap, valid: impl FnOnce(&str) -> bool) -> Result<String, ApiError> {
     let Some(r) = header_str(h, headers::TPP_REDIRECT_URI)? else {
         return Err(ApiError::format(
             "the TPP-Redirect-URI header is missing; payments need SCA, which ends with a \
              redirect to it",
         ));
     };
-    match url::Url::parse(r) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => Ok(r.to_string()),
-        _ => Err(ApiError::format(format!(
+    if valid(r) {
+        Ok(r.to_string())
+    } else {
+        Err(ApiError::format(format!(
             "TPP-Redirect-URI {r:?} is not an absolute http(s) URL"
-        ))),
+        )))
     }
 }
 
@@ -600,7 +613,7 @@ async fn create<const S: u8>(
     let service = service_of(S);
     let product = body::product_for(service, &segment)?;
     let allow_duplicate = query.bool("allowLogicalDuplicate", false)?;
-    let redirect = redirect_uri(&headers)?;
+    let redirect = redirect_uri_of(&tpp, &headers)?;
     let session = session_id(&headers)?;
     require_psu_ip(&headers)?;
     let explicit = explicit_preferred(&headers)?;
