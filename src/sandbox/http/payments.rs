@@ -643,9 +643,7 @@ async fn create<const S: u8>(
     )
     .await?;
     let self_path = payment_path(service, product.name, &id);
-    let sca = auth
-        .as_ref()
-        .map(|a| (sca_href(&app, &a.id), a.id.as_str()));
+    let sca = auth.as_deref().map(|a| (sca_href(&app, a), a));
     let out = initiated(&id, &self_path, sca, &init.warnings);
     let mut extra = vec![
         ("Location", self_path.clone()),
