@@ -170,19 +170,21 @@ impl<'a> Fields<'a> {
         let Some(s) = self.typed(key, "a string", Value::as_str)? else {
             return Ok(None);
         };
-        let p = self.at(key);
         let s = s.trim();
         if s.is_empty() {
             return Ok(None);
         }
+        // The path is built only for a refusal (issue 23: five paths per accepted payment).
         let n = s.chars().count();
         if n > max {
+            let p = self.at(key);
             return Err(FieldError::new(
                 &p,
                 format!("{p} is {n} characters long; at most {max} are allowed"),
             ));
         }
         if s.chars().any(char::is_control) {
+            let p = self.at(key);
             return Err(FieldError::new(
                 &p,
                 format!("{p} contains a control character"),

@@ -130,7 +130,8 @@ pub struct NewPayment<'a> {
 }
 
 /// Stores payment `new` as `RCVD` (with its first authorisation unless `explicit`) in one
-/// transaction; returns its `paymentId` and that authorisation.
+/// transaction; returns its `paymentId` and that authorisation's id (the row itself is
+/// moved into the write, not copied for the answer: issue 23).
 ///
 /// Errors: 400 `PAYMENT_FAILED` for a logical duplicate (same debtor, creditor, amount,
 /// execution date and remittance initiated the same sandbox day, not rejected or
@@ -138,7 +139,7 @@ pub struct NewPayment<'a> {
 pub async fn initiate(
     cx: &Ctx<'_>,
     new: &NewPayment<'_>,
-) -> Result<(String, Option<AuthorisationRow>), ApiError> {
+) -> Result<(String, Option<String>), ApiError> {
     let init = new.initiation;
     let now = cx.clock.unix_secs();
     let today = cx.clock.today().to_string();
@@ -163,7 +164,7 @@ pub async fn initiate(
         execution_date: init.execution_date.map(|d| d.to_string()),
         dedup_key: init.dedup_key.clone(),
         created_at: now,
-        created_day: today.clone(),
+        created_day: today,
         redirect_uri: new.redirect_uri.to_string(),
         tpp_session_id: new.session_id.to_string(),
         expected_customer: new.expected_customer.map(|c| c.to_string()),
@@ -191,11 +192,11 @@ pub async fn initiate(
     let created_psu = new
         .created_psu
         .map(|(c, p)| (new.tpp.id.0.clone(), p.to_string(), c.to_string()));
-    let stored_auth = auth.clone();
+    let auth_id = auth.as_ref().map(|a| a.id.clone());
     cx.db
         .write_batched(move |tx| {
             if check_duplicate
-                && rows::logical_duplicate_exists(tx, &row.tpp, &row.dedup_key, &today)?
+                && rows::logical_duplicate_exists(tx, &row.tpp, &row.dedup_key, &row.created_day)?
             {
                 return Err(ApiError::new(
                     MessageCode::PaymentFailed,
@@ -209,13 +210,13 @@ pub async fn initiate(
                 rows::register_psu(tx, tpp, psu, customer)?;
             }
             rows::insert_payment(tx, &row)?;
-            if let Some(a) = &stored_auth {
+            if let Some(a) = &auth {
                 rows::insert_authorisation(tx, a)?;
             }
             Ok(())
         })
         .await?;
-    Ok((id, auth))
+    Ok((id, auth_id))
 }
 
 /// Whether payment `id` can get a new authorisation (`POST .../authorisations`, checked in

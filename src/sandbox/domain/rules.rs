@@ -110,7 +110,12 @@ pub fn check_json_characters(value: &serde_json::Value) -> Result<(), ApiError> 
     // Every body that passes (nearly all) is checked without building a path; only a refused
     // character costs the walk below that names its field.
     fn all_allowed(v: &serde_json::Value) -> bool {
-        let ok = |s: &str| crate::xs2a::charset::first_refused(s).is_none();
+        // Printable ASCII (U+0020–U+007E, all allowed) byte by byte first; any other byte
+        // (a multi-byte character or a control character) takes the character check.
+        let ok = |s: &str| {
+            s.bytes().all(|b| (0x20..=0x7E).contains(&b))
+                || crate::xs2a::charset::first_refused(s).is_none()
+        };
         match v {
             serde_json::Value::String(s) => ok(s),
             serde_json::Value::Array(items) => items.iter().all(all_allowed),
@@ -326,6 +331,27 @@ mod tests {
         let e = check_json_characters(&body).unwrap_err();
         assert_eq!(e.body.tpp_messages[0].path.as_deref(), Some("a.k🙂 (name)"));
         assert!(check_json_characters(&serde_json::json!({"a": ["ø", {"b": 1}]})).is_ok());
+    }
+
+    /// The printable-ASCII shortcut of [`check_json_characters`] decides every ASCII byte
+    /// (in a value and in a key) as the character rule does: control characters and DEL
+    /// are refused, the rest accepted.
+    #[test]
+    fn json_characters_agree_with_the_character_rule_for_every_ascii_byte() {
+        for b in 0u8..=0x7F {
+            let c = char::from(b);
+            let allowed = crate::xs2a::charset::is_allowed_char(c);
+            let value = serde_json::json!({"k": format!("ab{c}cd")});
+            assert_eq!(check_json_characters(&value).is_ok(), allowed, "{b:#04x}");
+            let mut key = serde_json::Map::new();
+            key.insert(format!("k{c}"), serde_json::Value::Null);
+            let key = serde_json::Value::Object(key);
+            assert_eq!(
+                check_json_characters(&key).is_ok(),
+                allowed,
+                "{b:#04x} in a key"
+            );
+        }
     }
 
     #[test]

@@ -56,6 +56,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
@@ -176,17 +177,30 @@ pub use crate::sandbox::http::caller::header as header_str;
 ///
 /// Errors: 400 `FORMAT_ERROR` when missing or not an absolute http(s) URL.
 pub fn redirect_uri(h: &HeaderMap) -> Result<String, ApiError> {
+    redirect_uri_by(h, access::is_absolute_http_url)
+}
+
+/// [`redirect_uri`] of `tpp`'s request, the URL rule answered by
+/// [`access::is_redirect_url`] (the TPP's last accepted URI is not parsed again).
+///
+/// Errors: those of [`redirect_uri`].
+pub fn redirect_uri_of(tpp: &Tpp, h: &HeaderMap) -> Result<String, ApiError> {
+    redirect_uri_by(h, |r| access::is_redirect_url(&tpp.id, r))
+}
+
+fn redirect_uri_by(h: &HeaderMap, valid: impl FnOnce(&str) -> bool) -> Result<String, ApiError> {
     let Some(r) = header_str(h, headers::TPP_REDIRECT_URI)? else {
         return Err(ApiError::format(
             "the TPP-Redirect-URI header is missing; payments need SCA, which ends with a \
              redirect to it",
         ));
     };
-    match url::Url::parse(r) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => Ok(r.to_string()),
-        _ => Err(ApiError::format(format!(
+    if valid(r) {
+        Ok(r.to_string())
+    } else {
+        Err(ApiError::format(format!(
             "TPP-Redirect-URI {r:?} is not an absolute http(s) URL"
-        ))),
+        )))
     }
 }
 
@@ -539,7 +553,11 @@ fn links_json(links: &Links) -> Value {
 }
 
 /// A JSON answer with `status` and extra headers.
-pub fn json_response(status: StatusCode, body: Value, extra: &[(&str, String)]) -> Response {
+pub fn json_response(
+    status: StatusCode,
+    body: impl Serialize,
+    extra: &[(&str, String)],
+) -> Response {
     let mut r = (status, Json(body)).into_response();
     for (name, value) in extra {
         if let (Ok(n), Ok(v)) = (
@@ -595,7 +613,7 @@ async fn create<const S: u8>(
     let service = service_of(S);
     let product = body::product_for(service, &segment)?;
     let allow_duplicate = query.bool("allowLogicalDuplicate", false)?;
-    let redirect = redirect_uri(&headers)?;
+    let redirect = redirect_uri_of(&tpp, &headers)?;
     let session = session_id(&headers)?;
     require_psu_ip(&headers)?;
     let explicit = explicit_preferred(&headers)?;
@@ -625,46 +643,95 @@ async fn create<const S: u8>(
     )
     .await?;
     let self_path = payment_path(service, product.name, &id);
-    let mut links = Links::new();
-    match &auth {
-        Some(a) => {
-            links.insert(
-                names::SCA_REDIRECT.into(),
-                Link::href(sca_href(&app, &a.id)),
-            );
-            links.insert(
-                "scaStatus".into(),
-                Link::href(format!("{self_path}/authorisations/{}", a.id)),
-            );
-        }
-        None => {
-            links.insert(
-                names::START_AUTHORISATION.into(),
-                Link::href(format!("{self_path}/authorisations")),
-            );
-        }
-    }
-    links.insert(names::SELF.into(), Link::href(self_path.clone()));
-    links.insert(
-        names::STATUS.into(),
-        Link::href(format!("{self_path}/status")),
-    );
-    let mut out = json!({
-        "transactionStatus": status::RCVD,
-        "paymentId": id,
-        "_links": links_json(&links),
-    });
-    if !init.warnings.is_empty() {
-        out["tppMessages"] = warnings_json(&init.warnings);
-    }
+    let sca = auth.as_deref().map(|a| (sca_href(&app, a), a));
+    let out = initiated(&id, &self_path, sca, &init.warnings);
     let mut extra = vec![
-        ("Location", self_path),
+        ("Location", self_path.clone()),
         ("ASPSP-SCA-Approach", "REDIRECT".to_string()),
     ];
     if let Some(p) = bound.created_psu_id {
         extra.push((headers::PSU_ID, p.to_string()));
     }
-    Ok(json_response(StatusCode::CREATED, out, &extra))
+    Ok(json_response(StatusCode::CREATED, &out, &extra))
+}
+
+/// A link `{"href": ...}` ([`Link`] without `verbs`: the same JSON).
+#[derive(Debug, Serialize)]
+struct Href<S> {
+    href: S,
+}
+
+/// `_links` of a payment initiation's 201: the JSON of the [`Links`] map it replaces (keys
+/// in the map's order: `scaRedirect`, `scaStatus`, `self`, `startAuthorisation`, `status`),
+/// without building the map.
+#[derive(Debug, Serialize)]
+struct InitiatedLinks<'a> {
+    #[serde(rename = "scaRedirect", skip_serializing_if = "Option::is_none")]
+    sca_redirect: Option<Href<String>>,
+    #[serde(rename = "scaStatus", skip_serializing_if = "Option::is_none")]
+    sca_status: Option<Href<String>>,
+    #[serde(rename = "self")]
+    this: Href<&'a str>,
+    #[serde(rename = "startAuthorisation", skip_serializing_if = "Option::is_none")]
+    start_authorisation: Option<Href<String>>,
+    status: Href<String>,
+}
+
+/// The body of a payment initiation's 201 (`transactionStatus`, `paymentId`, `_links`,
+/// `tppMessages` when there are warnings, in that order), serialised straight into the
+/// answer's bytes: not built as a `Value`, with `_links` converted to one, and then
+/// serialised (issue 23).
+#[derive(Debug, Serialize)]
+struct Initiated<'a> {
+    #[serde(rename = "transactionStatus")]
+    transaction_status: &'static str,
+    #[serde(rename = "paymentId")]
+    payment_id: &'a str,
+    #[serde(rename = "_links")]
+    links: InitiatedLinks<'a>,
+    #[serde(rename = "tppMessages", skip_serializing_if = "Option::is_none")]
+    tpp_messages: Option<Value>,
+}
+
+/// The 201 body of payment `id` at `self_path`: with `sca` (the SCA page's URL, the
+/// authorisation id) the links `scaRedirect` and `scaStatus`, else `startAuthorisation`;
+/// `warnings` as `tppMessages` ([`warnings_json`]) when there are any.
+fn initiated<'a>(
+    id: &'a str,
+    self_path: &'a str,
+    sca: Option<(String, &str)>,
+    warnings: &[String],
+) -> Initiated<'a> {
+    let (sca_redirect, sca_status, start_authorisation) = match sca {
+        Some((href, auth)) => (
+            Some(Href { href }),
+            Some(Href {
+                href: format!("{self_path}/authorisations/{auth}"),
+            }),
+            None,
+        ),
+        None => (
+            None,
+            None,
+            Some(Href {
+                href: format!("{self_path}/authorisations"),
+            }),
+        ),
+    };
+    Initiated {
+        transaction_status: status::RCVD,
+        payment_id: id,
+        links: InitiatedLinks {
+            sca_redirect,
+            sca_status,
+            this: Href { href: self_path },
+            start_authorisation,
+            status: Href {
+                href: format!("{self_path}/status"),
+            },
+        },
+        tpp_messages: (!warnings.is_empty()).then(|| warnings_json(warnings)),
+    }
 }
 
 /// The payment `id` of this TPP under `service`; `segment` must be a known product but may
@@ -1164,4 +1231,82 @@ async fn fee_information(cert: TppCert) -> Result<Json<FeeInformation>, ApiError
         settlement: "immediate, also outside banking hours".into(),
         valid_from: "2024-01-01".into(),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The 201 body as it was built before issue 23's cut: a `Value` with `_links` from the
+    /// [`Links`] map.
+    fn initiated_as_value(
+        id: &str,
+        self_path: &str,
+        sca: Option<(String, &str)>,
+        warnings: &[String],
+    ) -> Vec<u8> {
+        let mut links = Links::new();
+        match sca {
+            Some((href, auth)) => {
+                links.insert(names::SCA_REDIRECT.into(), Link::href(href));
+                links.insert(
+                    "scaStatus".into(),
+                    Link::href(format!("{self_path}/authorisations/{auth}")),
+                );
+            }
+            None => {
+                links.insert(
+                    names::START_AUTHORISATION.into(),
+                    Link::href(format!("{self_path}/authorisations")),
+                );
+            }
+        }
+        links.insert(names::SELF.into(), Link::href(self_path.to_string()));
+        links.insert(
+            names::STATUS.into(),
+            Link::href(format!("{self_path}/status")),
+        );
+        let mut out = json!({
+            "transactionStatus": status::RCVD,
+            "paymentId": id,
+            "_links": links_json(&links),
+        });
+        if !warnings.is_empty() {
+            out["tppMessages"] = warnings_json(warnings);
+        }
+        serde_json::to_vec(&out).expect("a Value serialises")
+    }
+
+    #[test]
+    fn the_initiation_answer_is_byte_for_byte_the_value_built_one() {
+        let id = "0190d5a0-1c2b-7def-8123-456789abcdef";
+        let path = payment_path(Service::Payments, "norwegian-domestic-credit-transfers", id);
+        let warnings = [
+            "creditorAddress.city is deprecated, use creditorAddress.townName".to_string(),
+            "a \"quoted\" warning ø".to_string(),
+        ];
+        let sca = || {
+            Some((
+                "https://sandbox.example/payment-sca?t=abc&x=\"1\"".to_string(),
+                "0190d5a0-aaaa-7bbb-8ccc-dddddddddddd",
+            ))
+        };
+        for (with_sca, w) in [
+            (true, &[][..]),
+            (false, &[][..]),
+            (true, &warnings[..]),
+            (false, &warnings[..]),
+        ] {
+            let s = if with_sca { sca() } else { None };
+            let typed =
+                serde_json::to_vec(&initiated(id, &path, s.clone(), w)).expect("serialises");
+            let reference = initiated_as_value(id, &path, s, w);
+            assert_eq!(
+                String::from_utf8_lossy(&typed),
+                String::from_utf8_lossy(&reference),
+                "sca {with_sca}, {} warnings",
+                w.len()
+            );
+        }
+    }
 }
