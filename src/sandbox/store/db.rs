@@ -199,7 +199,9 @@ pub const SQLITE_READERS: usize = 4;
 /// statement cache calls when a statement goes back to it): prepared again at its next step,
 /// at every use (issue 23: a payment creation's reads before its write spent 13 % of the
 /// server's CPU in `sqlite3Reprepare`). The sandbox's statements are planned for their
-/// indexes, not for particular values (no `ANALYZE`, no partial index).
+/// indexes, not for particular values (no `ANALYZE`; the partial indexes' conditions are
+/// implied by the statements' own text, a literal status or a column compared with a
+/// parameter, never by a bound value).
 ///
 /// Errors: SQLite refuses the setting.
 pub(crate) fn stable_plans(c: &Connection) -> rusqlite::Result<()> {

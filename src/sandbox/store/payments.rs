@@ -435,7 +435,7 @@ pub fn authorisations_covering(
 }
 
 /// The ids of the authorisations of payment `payment` (`basket = false`) or of signing
-/// basket `basket`, oldest first (indexes `pis_authorisations_by_payment`, `_by_basket`).
+/// basket `basket`, oldest first (indexes `pis_authorisations_of_payment`, `_of_basket`).
 pub fn authorisation_ids(
     c: &Conn<'_>,
     basket: bool,
@@ -583,4 +583,18 @@ pub fn set_basket_flags(
         params![id, cancelled, authorised],
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// [`super::NEXT_DUE`] is among the statements whose plan the index tests check
+    /// (`indexes::PARTIAL_PLANS`, which spells it out).
+    #[test]
+    fn the_next_run_time_is_planned() {
+        assert!(
+            crate::sandbox::store::indexes::PARTIAL_PLANS
+                .iter()
+                .any(|(sql, index)| *sql == super::NEXT_DUE && *index == "pis_payments_due_actc")
+        );
+    }
 }
