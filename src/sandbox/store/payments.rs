@@ -191,7 +191,17 @@ static INSERT_AUTHORISATION: std::sync::LazyLock<String> = std::sync::LazyLock::
 
 /// Inserts a new payment.
 pub fn insert_payment(c: &Conn<'_>, p: &PaymentRow) -> crate::sandbox::store::sql::Result<()> {
-    c.execute_pipelined(&INSERT_PAYMENT, params_from_iter(p.to_params()))
+    c.execute_pipelined(&INSERT_PAYMENT, params_from_iter(p.to_params()))?;
+    if p.status == status::ACTC && p.due_at.is_some() {
+        // A new payment that changes [`NEXT_DUE`]: updated once, so that SQLite's update
+        // hook tells the cache of the next run time (`store::db::Changes`), which takes
+        // the creations of payments (always received, without a run time) for no change.
+        c.execute(
+            "UPDATE pis_payments SET due_at = due_at WHERE id = ?1",
+            [p.id.as_str()],
+        )?;
+    }
+    Ok(())
 }
 
 /// The payment `id`, if any.
