@@ -340,6 +340,7 @@ pub const MIGRATIONS: &[db::Migration] = &[
     store::indexes::MIGRATION,
     store::indexes::MIGRATION_TPP_DUPLICATES,
     store::indexes::MIGRATION_SCA_PURGE_PER_TPP,
+    store::indexes::MIGRATION_PARTIAL,
 ];
 
 /// A running sandbox: where it listens, and how to stop it.

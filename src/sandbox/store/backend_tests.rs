@@ -1224,3 +1224,139 @@ fn a_batch_is_run_again_with_savepoints_only_when_a_write_fails() {
         assert_eq!(rows, vec![0, 1, 2, 3, 5], "{storage:?}");
     });
 }
+
+/// The cached payment context (SQLite, `db::Changes`) is what a read of the database gives,
+/// after every kind of write: a group-commit batch changing a registration (seen through
+/// SQLite's update hook), a single write renaming the account, one emptying the
+/// registrations without a `WHERE` (SQLite's truncate optimization calls no hook), new
+/// payments received (no change) and one stored authorised with a run time (due at once),
+/// and an update making a payment due; and one TPP's answer is never another's, though
+/// both ask with the same PSU-ID and BBAN.
+#[test]
+fn a_cached_payment_context_is_the_database_after_every_write() {
+    let dir = tempfile::tempdir().unwrap();
+    for storage in [
+        Storage::InMemory,
+        Storage::File(dir.path().join("state.sqlite3")),
+    ] {
+        let s = store(&storage);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let customers = s.customers().unwrap();
+        let owner = customers[0].clone();
+        let account = s.accounts_of(owner.id).unwrap()[0].clone();
+        let (x, y, z) = (customers[1].id, customers[2].id, customers[3].id);
+        let (a, b) = (TppId("tpp-a".into()), TppId("tpp-b".into()));
+        let psu = Uuid::new_v4();
+        let register = |tpp: &TppId, customer: Uuid| {
+            s.db.write(|tx| {
+                tx.execute(
+                    "INSERT INTO psu_registrations (tpp, psu_id, customer, registered_at) \
+                     VALUES (?1, ?2, ?3, 0)",
+                    params![tpp.0, psu.to_string(), customer.to_string()],
+                )?;
+                Ok::<_, StoreError>(())
+            })
+            .unwrap();
+        };
+        register(&a, x);
+        register(&b, z);
+        // Each answer twice (the second from the cache), checked against the database.
+        let context = |tpp: &TppId, now: i64| {
+            let first = s
+                .payment_context(now, tpp, Some(psu), Some(&account.bban))
+                .unwrap();
+            let again = s
+                .payment_context(now, tpp, Some(psu), Some(&account.bban))
+                .unwrap();
+            let read = s
+                .payment_context_read(now, tpp, Some(psu), Some(&account.bban))
+                .unwrap();
+            let shape = |c: &PaymentContext| {
+                (
+                    c.due,
+                    c.psu_customer.as_ref().map(|c| c.id),
+                    c.debtor.as_ref().map(|a| (a.id, a.name.clone())),
+                    c.debtor_owner.as_ref().map(|o| o.id),
+                )
+            };
+            assert_eq!(shape(&first), shape(&read), "{storage:?}");
+            assert_eq!(shape(&again), shape(&read), "{storage:?}");
+            shape(&again)
+        };
+        assert_eq!(context(&a, 1_000).1, Some(x), "{storage:?}");
+        assert_eq!(context(&b, 1_000).1, Some(z), "{storage:?}");
+        assert_eq!(context(&a, 1_000).3, Some(owner.id));
+        // A batch of the group commit moves A's registration to y.
+        let (tpp, psu_text, to) = (a.0.to_string(), psu.to_string(), y.to_string());
+        rt.block_on(s.db.write_batched(move |tx| {
+            tx.execute(
+                "UPDATE psu_registrations SET customer = ?3 WHERE tpp = ?1 AND psu_id = ?2",
+                params![tpp, psu_text, to],
+            )?;
+            Ok::<_, StoreError>(())
+        }))
+        .unwrap();
+        assert_eq!(context(&a, 1_000).1, Some(y), "{storage:?}");
+        assert_eq!(context(&b, 1_000).1, Some(z), "{storage:?}");
+        // A single write renames the account.
+        s.db.write(|tx| {
+            tx.execute(
+                "UPDATE accounts SET name = 'renamed' WHERE bban = ?1",
+                [&account.bban],
+            )?;
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        assert_eq!(
+            context(&a, 1_000).2.map(|(_, name)| name).as_deref(),
+            Some("renamed")
+        );
+        // New payments received (the creations' batches): nothing due.
+        for status in ["RCVD", "RCVD"] {
+            let row = test_payment(&a.0, &account, status, None);
+            rt.block_on(s.db.write_batched(move |tx| {
+                payments::insert_payment(tx, &row)?;
+                Ok::<_, StoreError>(())
+            }))
+            .unwrap();
+            assert!(!context(&a, 1_000).0, "{storage:?}");
+        }
+        // A payment stored authorised with a run time, in a batch: due from then on.
+        let row = test_payment(&a.0, &account, "ACTC", Some(900));
+        rt.block_on(s.db.write_batched(move |tx| {
+            payments::insert_payment(tx, &row)?;
+            Ok::<_, StoreError>(())
+        }))
+        .unwrap();
+        assert!(!context(&a, 899).0 && context(&a, 900).0, "{storage:?}");
+        // Settled (an update in a batch): nothing due again; then an earlier one authorised.
+        rt.block_on(s.db.write_batched(|tx| {
+            tx.execute(
+                "UPDATE pis_payments SET status = 'ACSC' WHERE status = 'ACTC'",
+                [],
+            )?;
+            Ok::<_, StoreError>(())
+        }))
+        .unwrap();
+        assert!(!context(&a, 1_000).0, "{storage:?}");
+        rt.block_on(s.db.write_batched(|tx| {
+            tx.execute(
+                "UPDATE pis_payments SET status = 'ACTC', due_at = 500 WHERE status = 'RCVD'",
+                [],
+            )?;
+            Ok::<_, StoreError>(())
+        }))
+        .unwrap();
+        assert!(context(&a, 500).0 && !context(&a, 499).0, "{storage:?}");
+        // Every registration gone at once (no hook): no customer for either TPP.
+        s.db.write(|tx| {
+            tx.execute("DELETE FROM psu_registrations", [])?;
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        assert_eq!(context(&a, 1_000).1, None, "{storage:?}");
+        assert_eq!(context(&b, 1_000).1, None, "{storage:?}");
+    }
+}

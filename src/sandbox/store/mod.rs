@@ -538,7 +538,18 @@ pub struct PaymentContext {
 /// The sandbox state store over the shared database.
 pub struct Store {
     db: Arc<Db>,
+    /// What [`Store::payment_context`] read per (TPP, PSU-ID, debtor BBAN), with the
+    /// generation of the customers, accounts and registrations it was read at
+    /// ([`crate::sandbox::store::db::Changes`]; SQLite only). Bounded: emptied when full.
+    contexts: std::sync::Mutex<std::collections::HashMap<ContextKey, (u64, PaymentContext)>>,
 }
+
+/// The key of a cached [`PaymentContext`]: the TPP, the PSU-ID and the debtor's BBAN asked
+/// for (the TPP first: one TPP's registrations are never another's).
+type ContextKey = (Arc<str>, Option<Uuid>, Option<String>);
+
+/// How many [`PaymentContext`]s a store keeps at most (each a few hundred bytes).
+const CONTEXTS_MAX: usize = 4096;
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -555,6 +566,9 @@ impl Store {
         db: Arc<Db>,
         seed: impl FnOnce() -> SeedData,
     ) -> crate::sandbox::store::sql::Result<Self> {
+        if let Some(changes) = db.changes() {
+            changes.watch_next_due(payments::NEXT_DUE);
+        }
         db.write_raw(|tx| {
             let initialized: bool = tx.query_row(
                 "SELECT EXISTS(SELECT 1 FROM sandbox_meta WHERE key = 'initialized_at')",
@@ -566,7 +580,10 @@ impl Store {
             }
             Ok(())
         })?;
-        Ok(Store { db })
+        Ok(Store {
+            db,
+            contexts: Default::default(),
+        })
     }
 
     /// The database behind the store (for one-transaction changes spanning several tables).
@@ -787,10 +804,45 @@ impl Store {
     /// customer registered under (`tpp`, `psu_id`) in `psu_registrations`
     /// ([`Store::psu_customer`] then [`Store::customer`]), and the account with BBAN `bban`
     /// ([`Store::account_by_bban`]) with its owner ([`Store::customer`]). A `None` argument
-    /// reads nothing for its part.
+    /// reads nothing for its part. On SQLite the answer is kept per (TPP, PSU-ID, BBAN) and
+    /// given again while no write has changed a customer, an account, a registration or a
+    /// payment's run time since (issue 23, session 19; exact: [`crate::sandbox::store::db::Changes`]).
     ///
     /// Errors: the database fails.
     pub fn payment_context(
+        &self,
+        now: i64,
+        tpp: &TppId,
+        psu_id: Option<Uuid>,
+        bban: Option<&str>,
+    ) -> Result<PaymentContext, StoreError> {
+        // SQLite: the cached read while nothing it depends on changed since (exact: see
+        // `store::db::Changes`); the generation is taken before the read, so a read that
+        // overlaps a change is kept under the generation that change ends.
+        let key: ContextKey = (tpp.0.clone(), psu_id, bban.map(str::to_string));
+        let generation = self.db.changes().and_then(|c| c.entities());
+        if let (Some(g), Some(next)) = (generation, self.db.changes().and_then(|c| c.next_due())) {
+            let contexts = self.contexts.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((_, hit)) = contexts.get(&key).filter(|(at, _)| *at == g) {
+                return Ok(PaymentContext {
+                    due: next.is_some_and(|at| at <= now),
+                    ..hit.clone()
+                });
+            }
+        }
+        let read = self.payment_context_read(now, tpp, psu_id, bban)?;
+        if let Some(g) = generation {
+            let mut contexts = self.contexts.lock().unwrap_or_else(|p| p.into_inner());
+            if contexts.len() >= CONTEXTS_MAX {
+                contexts.clear();
+            }
+            contexts.insert(key, (g, read.clone()));
+        }
+        Ok(read)
+    }
+
+    /// [`Store::payment_context`] from the database.
+    fn payment_context_read(
         &self,
         now: i64,
         tpp: &TppId,

@@ -191,7 +191,17 @@ static INSERT_AUTHORISATION: std::sync::LazyLock<String> = std::sync::LazyLock::
 
 /// Inserts a new payment.
 pub fn insert_payment(c: &Conn<'_>, p: &PaymentRow) -> crate::sandbox::store::sql::Result<()> {
-    c.execute_pipelined(&INSERT_PAYMENT, params_from_iter(p.to_params()))
+    c.execute_pipelined(&INSERT_PAYMENT, params_from_iter(p.to_params()))?;
+    if p.status == status::ACTC && p.due_at.is_some() {
+        // A new payment that changes [`NEXT_DUE`]: updated once, so that SQLite's update
+        // hook tells the cache of the next run time (`store::db::Changes`), which takes
+        // the creations of payments (always received, without a run time) for no change.
+        c.execute(
+            "UPDATE pis_payments SET due_at = due_at WHERE id = ?1",
+            [p.id.as_str()],
+        )?;
+    }
+    Ok(())
 }
 
 /// The payment `id`, if any.
@@ -435,7 +445,7 @@ pub fn authorisations_covering(
 }
 
 /// The ids of the authorisations of payment `payment` (`basket = false`) or of signing
-/// basket `basket`, oldest first (indexes `pis_authorisations_by_payment`, `_by_basket`).
+/// basket `basket`, oldest first (indexes `pis_authorisations_of_payment`, `_of_basket`).
 pub fn authorisation_ids(
     c: &Conn<'_>,
     basket: bool,
@@ -583,4 +593,18 @@ pub fn set_basket_flags(
         params![id, cancelled, authorised],
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// [`super::NEXT_DUE`] is among the statements whose plan the index tests check
+    /// (`indexes::PARTIAL_PLANS`, which spells it out).
+    #[test]
+    fn the_next_run_time_is_planned() {
+        assert!(
+            crate::sandbox::store::indexes::PARTIAL_PLANS
+                .iter()
+                .any(|(sql, index)| *sql == super::NEXT_DUE && *index == "pis_payments_due_actc")
+        );
+    }
 }

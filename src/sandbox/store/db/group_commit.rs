@@ -133,6 +133,7 @@ impl GroupCommit {
     pub(crate) fn start(
         backing: Arc<Backing>,
         version: Arc<AtomicU64>,
+        changes: Option<Arc<crate::sandbox::store::db::Changes>>,
     ) -> std::io::Result<GroupCommit> {
         let (tx, rx) = std::sync::mpsc::channel::<Box<dyn Pending>>();
         let stats = Arc::new(GroupStats::default());
@@ -141,6 +142,7 @@ impl GroupCommit {
         let writer = Writer {
             backing,
             version,
+            changes,
             stats: stats.clone(),
             pg: None,
             #[cfg(test)]
@@ -167,6 +169,8 @@ impl GroupCommit {
 struct Writer {
     backing: Arc<Backing>,
     version: Arc<AtomicU64>,
+    /// Published after each batch, before its answers (SQLite).
+    changes: Option<Arc<crate::sandbox::store::db::Changes>>,
     stats: Arc<GroupStats>,
     /// The writer's own PostgreSQL connection (reconnected when closed).
     pg: Option<PgSession>,
@@ -343,10 +347,18 @@ impl Writer {
         match &*backing {
             Backing::Sqlite(m) => {
                 let conn = Db::lock_sqlite(m);
-                if self.batch_sqlite(&conn, jobs, false)? {
-                    return Ok(());
+                let mut run = || -> sql::Result<()> {
+                    if self.batch_sqlite(&conn, jobs, false)? {
+                        return Ok(());
+                    }
+                    self.batch_sqlite(&conn, jobs, true).map(|_| ())
+                };
+                let out = run();
+                // Before the answers, still holding the connection.
+                if let Some(c) = &self.changes {
+                    c.settle(&conn);
                 }
-                self.batch_sqlite(&conn, jobs, true).map(|_| ())
+                out
             }
             Backing::Postgres { url, .. } => {
                 let mut pg = self.pg.take();
