@@ -396,17 +396,17 @@ impl tracing::field::Visit for AccessFields {
         self.plain = false;
     }
 
+    // Numbers in decimal as `{}` writes them, by `itoa` instead of the `fmt` machinery
+    // (two per line: ~300 instructions each, issue 23).
     fn record_u64(&mut self, field: &tracing::field::Field, value: u64) {
         if self.name(field) {
-            use std::fmt::Write as _;
-            let _ = write!(self.out, "{value}");
+            self.out.push_str(itoa::Buffer::new().format(value));
         }
     }
 
     fn record_i64(&mut self, field: &tracing::field::Field, value: i64) {
         if self.name(field) {
-            use std::fmt::Write as _;
-            let _ = write!(self.out, "{value}");
+            self.out.push_str(itoa::Buffer::new().format(value));
         }
     }
 

@@ -389,23 +389,69 @@ pub fn resolve_card(
 }
 
 /// What an access decision depends on besides the stored data and the clock: the TPP, the
-/// PSU headers as sent, whether the PSU is present, and the account asked for.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct DecisionKey {
+/// PSU headers as sent (`TPP-Redirect-URI` aside), whether the PSU is present, and the
+/// account asked for. Borrowed from the request: a decision found in [`Decisions`] costs no
+/// copy of these texts (issue 23); [`Decisions::put`] keeps an owned copy ([`StoredKey`]).
+#[derive(Debug, Clone, Copy)]
+pub struct DecisionKey<'a> {
+    tpp: &'a TppId,
+    psu: &'a PsuContext,
+    account: Option<&'a str>,
+}
+
+impl<'a> DecisionKey<'a> {
+    fn of(tpp: &'a Tpp, psu: &'a PsuContext, account: Option<&'a str>) -> Self {
+        DecisionKey {
+            tpp: &tpp.id,
+            psu,
+            account,
+        }
+    }
+
+    /// The parts the decision depends on, as compared and hashed (the redirect URI left out).
+    fn parts(&self) -> KeyParts<'a> {
+        let p = self.psu;
+        (
+            &self.tpp.0,
+            [&p.psu_id, &p.corporate_id, &p.session_id],
+            p.present,
+            self.account,
+        )
+    }
+
+    fn owned(&self) -> StoredKey {
+        StoredKey {
+            tpp: self.tpp.clone(),
+            psu: PsuContext {
+                psu_id: self.psu.psu_id.clone(),
+                corporate_id: self.psu.corporate_id.clone(),
+                session_id: self.psu.session_id.clone(),
+                redirect_uri: HeaderText::Absent,
+                present: self.psu.present,
+            },
+            account: self.account.map(str::to_string),
+        }
+    }
+}
+
+/// The compared parts of a [`DecisionKey`]: TPP id, PSU-ID, PSU-Corporate-ID, TPP-Session-ID,
+/// PSU present, account.
+type KeyParts<'a> = (&'a str, [&'a HeaderText; 3], bool, Option<&'a str>);
+
+/// A [`DecisionKey`] as [`Decisions`] keeps it (owned).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct StoredKey {
     tpp: TppId,
     psu: PsuContext,
     account: Option<String>,
 }
 
-impl DecisionKey {
-    fn of(tpp: &Tpp, psu: &PsuContext, account: Option<&str>) -> Self {
+impl StoredKey {
+    fn key(&self) -> DecisionKey<'_> {
         DecisionKey {
-            tpp: tpp.id.clone(),
-            psu: PsuContext {
-                redirect_uri: HeaderText::Absent,
-                ..psu.clone()
-            },
-            account: account.map(str::to_string),
+            tpp: &self.tpp,
+            psu: &self.psu,
+            account: self.account.as_deref(),
         }
     }
 }
@@ -447,11 +493,14 @@ pub struct Decision {
 /// remembered. At most [`DECISION_CACHE_ENTRIES`] are kept; the cache is emptied when full.
 /// Also the card accounts a consent may read ([`resolve_card`]), kept apart (at most
 /// [`CARD_CACHE_ENTRIES`]).
+///
+/// The decisions are filed by the hash of their key's parts and found by comparing those
+/// parts with the borrowed key of the request (no owned key made per look-up, issue 23):
+/// two keys with the same hash share a bucket, and only an equal key finds a decision.
 #[derive(Debug, Default)]
 pub struct Decisions {
-    map: std::sync::Mutex<
-        std::collections::HashMap<DecisionKey, Decision, foldhash::fast::RandomState>,
-    >,
+    map: std::sync::Mutex<DecisionMap>,
+    hasher: foldhash::fast::RandomState,
     /// Card accounts a consent may read, with their owners (the card access check after the
     /// consent is resolved): by consent, the card account id as sent and the data version.
     cards: std::sync::Mutex<
@@ -463,6 +512,14 @@ pub struct Decisions {
     >,
 }
 
+/// [`Decisions`]' buckets by key hash, and how many decisions they hold.
+#[derive(Debug, Default)]
+struct DecisionMap {
+    buckets:
+        std::collections::HashMap<u64, Vec<(StoredKey, Decision)>, foldhash::fast::RandomState>,
+    len: usize,
+}
+
 type CardAccessKey = (ConsentKey, String, u64);
 
 /// Most decisions a [`Decisions`] keeps.
@@ -472,22 +529,52 @@ pub const DECISION_CACHE_ENTRIES: usize = 4096;
 pub const CARD_CACHE_ENTRIES: usize = 1024;
 
 impl Decisions {
-    fn get(&self, key: &DecisionKey, version: u64, now: std::time::SystemTime) -> Option<Decision> {
+    fn hash(&self, key: &DecisionKey<'_>) -> u64 {
+        std::hash::BuildHasher::hash_one(&self.hasher, key.parts())
+    }
+
+    fn get(
+        &self,
+        key: &DecisionKey<'_>,
+        version: u64,
+        now: std::time::SystemTime,
+    ) -> Option<Decision> {
+        let hash = self.hash(key);
+        let parts = key.parts();
         let map = self.map.lock().ok()?;
-        map.get(key)
+        map.buckets
+            .get(&hash)?
+            .iter()
+            .find(|(k, _)| k.key().parts() == parts)
+            .map(|(_, d)| d)
             .filter(|d| d.validity.holds(version, now))
             .cloned()
     }
 
-    fn put(&self, key: DecisionKey, decision: Decision) {
+    fn put(&self, key: DecisionKey<'_>, decision: Decision) {
+        let hash = self.hash(&key);
+        let parts = key.parts();
         if let Ok(mut map) = self.map.lock() {
-            if map.len() >= DECISION_CACHE_ENTRIES {
-                map.retain(|_, d| d.validity.version == decision.validity.version);
-                if map.len() >= DECISION_CACHE_ENTRIES {
-                    map.clear();
+            let map = &mut *map;
+            if map.len >= DECISION_CACHE_ENTRIES {
+                map.buckets.retain(|_, bucket| {
+                    bucket.retain(|(_, d)| d.validity.version == decision.validity.version);
+                    !bucket.is_empty()
+                });
+                map.len = map.buckets.values().map(Vec::len).sum();
+                if map.len >= DECISION_CACHE_ENTRIES {
+                    map.buckets.clear();
+                    map.len = 0;
                 }
             }
-            map.insert(key, decision);
+            let bucket = map.buckets.entry(hash).or_default();
+            match bucket.iter_mut().find(|(k, _)| k.key().parts() == parts) {
+                Some((_, d)) => *d = decision,
+                None => {
+                    bucket.push((key.owned(), decision));
+                    map.len += 1;
+                }
+            }
         }
     }
 
@@ -1113,5 +1200,66 @@ mod tests {
         assert!(unattended.holds(7, at(5_000)));
         // The consent's 180 days are over.
         assert!(!unattended.holds(7, at(5_000) + Duration::from_nanos(1)));
+    }
+
+    /// A decision's key (borrowed from the request, issue 23) tells apart every TPP, PSU
+    /// header, PSU presence and account, leaves out only `TPP-Redirect-URI`, and the copy
+    /// [`Decisions`] keeps compares and hashes as the request's key.
+    #[test]
+    fn decision_keys_tell_apart_all_but_the_redirect_uri_and_the_kept_copy_matches() {
+        let tpp = |id: &str| Tpp {
+            id: TppId(id.into()),
+            name: "TPP".into(),
+        };
+        let text = |t: &str| HeaderText::Text(t.to_string());
+        let psu = PsuContext {
+            psu_id: text("psu-1"),
+            corporate_id: HeaderText::Absent,
+            session_id: text("session"),
+            redirect_uri: text("https://tpp.example/cb"),
+            present: false,
+        };
+        let (a, b) = (tpp("tpp-a"), tpp("tpp-b"));
+        let decisions = Decisions::default();
+        let key = DecisionKey::of(&a, &psu, Some("acc"));
+        let other_redirect = PsuContext {
+            redirect_uri: text("https://elsewhere.example/"),
+            ..psu.clone()
+        };
+        let same = DecisionKey::of(&a, &other_redirect, Some("acc"));
+        assert_eq!(key.parts(), same.parts());
+        assert_eq!(decisions.hash(&key), decisions.hash(&same));
+        let others = [
+            PsuContext {
+                psu_id: text("psu-2"),
+                ..psu.clone()
+            },
+            PsuContext {
+                corporate_id: text("corp"),
+                ..psu.clone()
+            },
+            PsuContext {
+                session_id: HeaderText::Invalid,
+                ..psu.clone()
+            },
+            PsuContext {
+                present: true,
+                ..psu.clone()
+            },
+        ];
+        let mut differ: Vec<DecisionKey<'_>> = others
+            .iter()
+            .map(|p| DecisionKey::of(&a, p, Some("acc")))
+            .collect();
+        differ.push(DecisionKey::of(&b, &psu, Some("acc")));
+        differ.push(DecisionKey::of(&a, &psu, Some("acc2")));
+        differ.push(DecisionKey::of(&a, &psu, None));
+        for d in &differ {
+            assert_ne!(d.parts(), key.parts(), "{d:?}");
+        }
+        let kept = key.owned();
+        assert_eq!(kept.psu.redirect_uri, HeaderText::Absent);
+        assert_eq!(kept.key().parts(), key.parts());
+        assert_eq!(decisions.hash(&kept.key()), decisions.hash(&key));
     }
 }

@@ -191,27 +191,59 @@ pub fn is_v1(path: &str) -> bool {
 /// injection and the routes, [`crate::sandbox::router`]): a plain continuation, not an axum
 /// `from_fn` layer of its own (each such layer clones its inner service and boxes a future
 /// per request, issue 23).
-pub async fn verify_v1<F, Fut>(app: &App, req: Request, next: F) -> Response
+///
+/// The check itself runs when this is called, not when the future is first polled; the
+/// future is `next`'s own (outside `/v1`), or `next`'s run in the TPP's world with the
+/// answer's headers added after it, or a ready refusal. Only a request whose body is not
+/// known to be empty gets a boxed future that collects the body first (the router's body
+/// read, [`crate::sandbox::http::serve::body_in_time`], has collected it already): the steps
+/// around this one hold the small future by value (the boxed `async fn` of the check was
+/// ~1.5 KB, allocated and copied per request, issue 23).
+pub fn verify_v1<F, Fut>(app: &App, req: Request, next: F) -> impl Future<Output = Response>
 where
     F: FnOnce(Request) -> Fut,
     Fut: Future<Output = Response>,
 {
+    use futures_util::future::Either;
     if !is_v1(req.uri().path()) {
-        return next(req).await;
+        return Either::Left(next(req));
     }
-    let (mut parts, body) = req.into_parts();
+    let (parts, body) = req.into_parts();
     // A body known to be empty (every GET) is not collected.
-    let read = if axum::body::HttpBody::size_hint(&body).exact() == Some(0) {
-        Ok(axum::body::Bytes::new())
+    if axum::body::HttpBody::size_hint(&body).exact() == Some(0) {
+        Either::Right(Either::Left(verify_parts(
+            app,
+            parts,
+            axum::body::Bytes::new(),
+            next,
+        )))
     } else {
-        axum::body::to_bytes(body, MAX_BODY_BYTES).await
-    };
-    let Ok(bytes) = read else {
-        return ApiError::format(format!(
-            "the request body could not be read or is larger than {MAX_BODY_BYTES} bytes"
-        ))
-        .into_response();
-    };
+        Either::Right(Either::Right(Box::pin(async move {
+            match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+                Ok(bytes) => verify_parts(app, parts, bytes, next).await,
+                Err(_) => ApiError::format(format!(
+                    "the request body could not be read or is larger than {MAX_BODY_BYTES} bytes"
+                ))
+                .into_response(),
+            }
+        })))
+    }
+}
+
+/// [`verify_v1`] with the request's body collected (`bytes`): the check now, then the
+/// future of the answer (a refusal's, ready, or `next`'s run in the verified TPP's world).
+fn verify_parts<F, Fut>(
+    app: &App,
+    mut parts: Parts,
+    bytes: axum::body::Bytes,
+    next: F,
+) -> impl Future<Output = Response>
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
+    use futures_util::FutureExt as _;
+    use futures_util::future::{Either, ready};
     let path_and_query = parts
         .uri
         .path_and_query()
@@ -247,19 +279,19 @@ where
         None => app.clock.now(),
     };
     let verified = key.and_then(|k| app.verifier.verify_signer(&view, now, &k));
-    let mut response = match verified {
+    let outcome = match verified {
         Err(e) => {
             let mut r = ApiError::from_verify(&e).into_response();
             r.extensions_mut()
                 .insert(crate::sandbox::http::access_log::VerifyStep::of(&e));
-            r
+            Err(r)
         }
-        Ok(_) if request_id.is_none() => {
-            ApiError::format("the X-Request-ID header is missing; every request needs one")
-                .into_response()
-        }
+        Ok(_) if request_id.is_none() => Err(ApiError::format(
+            "the X-Request-ID header is missing; every request needs one",
+        )
+        .into_response()),
         Ok(_) if lacks_redirect_uri(parts.uri.path(), &parts.headers) => {
-            missing_redirect_uri().into_response()
+            Err(missing_redirect_uri().into_response())
         }
         Ok(verified) => {
             // The verified certificate is the one `signer_of` found (the same `Arc`).
@@ -289,36 +321,49 @@ where
                     .iter()
                     .any(|r| MANAGEMENT_ROLES.contains(r));
             match refused {
-                Some(e) => e.into_response(),
-                None if unregistered => management_role_missing(&verified.certificate),
+                Some(e) => Err(e.into_response()),
+                None if unregistered => Err(management_role_missing(&verified.certificate)),
                 None => {
                     let world = tpp.id.0.clone();
                     parts.extensions.insert(tpp);
                     // The verified certificate itself (an `Arc<Certificate>`), for role checks
                     // such as `payments::require_role`.
                     parts.extensions.insert(verified.certificate.clone());
-                    // The handler runs in the TPP's world (its clock), and its answer's
-                    // events belong to the TPP.
-                    let run = next(Request::from_parts(parts, Body::from(bytes)));
-                    let mut r = crate::sandbox::clock::in_world(world.clone(), run).await;
-                    r.extensions_mut()
-                        .insert(crate::sandbox::domain::events::Owner(world));
-                    r
+                    Ok((Request::from_parts(parts, Body::from(bytes)), world))
                 }
             }
         }
     };
-    if let Some(id) = request_id {
-        echo_request_id(&mut response, id);
-    }
-    // Dated by the clock the Date check used (the claimed TPP's), read now that the handler
-    // has answered, so the answer to a clock advance carries the new time.
-    let answered_at = match &claimed {
-        Some(id) => app.clock.now_in(&id.0),
-        None => app.clock.now(),
+    // What the answer gets once it is there: the request's id echoed, and `Date` by the
+    // clock the Date check used (the claimed TPP's), read when the handler has answered, so
+    // the answer to a clock advance carries the new time.
+    let finish = move |response: &mut Response| {
+        if let Some(id) = request_id {
+            echo_request_id(response, id);
+        }
+        let answered_at = match &claimed {
+            Some(id) => app.clock.now_in(&id.0),
+            None => app.clock.now(),
+        };
+        date_response(response, answered_at);
     };
-    date_response(&mut response, answered_at);
-    response
+    match outcome {
+        Ok((req, world)) => {
+            // The handler runs in the TPP's world (its clock), and its answer's events
+            // belong to the TPP.
+            let run = crate::sandbox::clock::in_world(world.clone(), next(req));
+            Either::Left(run.map(move |mut r| {
+                r.extensions_mut()
+                    .insert(crate::sandbox::domain::events::Owner(world));
+                finish(&mut r);
+                r
+            }))
+        }
+        Err(mut refusal) => {
+            finish(&mut refusal);
+            Either::Right(ready(refusal))
+        }
+    }
 }
 
 /// Over TLS with client certificates: the 401 `CERTIFICATE_INVALID` (the Berlin Group file

@@ -152,11 +152,14 @@ impl Inner {
             }
             sca_pages::translate(app, req, move |req| {
                 serve::body_in_time(req, move |req| {
-                    // Boxed, so the steps above hold a pointer instead of the nested futures
-                    // (which were copied whole at every step: memcpy per request).
-                    Box::pin(auth::verify_v1(app, req, move |req| {
-                        Box::pin(faults::inject(app, req, move |req| self.route(req)))
-                    }))
+                    // Each a plain function returning the next one's future (boxed only on
+                    // their rare paths: a body to collect, request rules); the routes' future
+                    // is boxed, so the steps above hold a pointer instead of it (copied whole
+                    // at every step, and twice in each `async fn` that awaits it: memcpy per
+                    // request, issue 23).
+                    auth::verify_v1(app, req, move |req| {
+                        faults::inject(app, req, move |req| Box::pin(self.route(req)))
+                    })
                 })
             })
             .await
@@ -164,10 +167,12 @@ impl Inner {
         .await
     }
 
-    /// The routed router's answer to `req`.
+    /// The routed router's answer to `req` (its own future mapped, not awaited in an async
+    /// block, which would hold it twice).
     fn route(&self, req: Request) -> impl Future<Output = Response> + use<> {
-        let call = tower_service::Service::call(&mut self.routes.clone(), req);
-        async move { call.await.unwrap_or_else(|never| match never {}) }
+        use futures_util::FutureExt as _;
+        tower_service::Service::call(&mut self.routes.clone(), req)
+            .map(|r| r.unwrap_or_else(|never| match never {}))
     }
 }
 
