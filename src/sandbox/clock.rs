@@ -23,9 +23,14 @@ tokio::task_local! {
 }
 
 /// Runs `f` in TPP `world` (a `&str`, or an `Arc<str>` that is then shared, not copied):
-/// [`Clock::now`] inside it is that TPP's time.
-pub async fn in_world<F: Future>(world: impl Into<Arc<str>>, f: F) -> F::Output {
-    WORLD.scope(world.into(), f).await
+/// [`Clock::now`] inside it is that TPP's time. A plain function returning tokio's scope
+/// future, not an `async fn` around it, so the caller's future holds `f` once (an `async
+/// fn` would keep the scope future, with `f` in it, inside a state machine of its own).
+pub fn in_world<F: Future>(
+    world: impl Into<Arc<str>>,
+    f: F,
+) -> tokio::task::futures::TaskLocalFuture<Arc<str>, F> {
+    WORLD.scope(world.into(), f)
 }
 
 /// The TPP whose world the current task runs in ([`in_world`]), if any.
