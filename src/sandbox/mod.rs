@@ -341,6 +341,7 @@ pub const MIGRATIONS: &[db::Migration] = &[
     store::indexes::MIGRATION_TPP_DUPLICATES,
     store::indexes::MIGRATION_SCA_PURGE_PER_TPP,
     store::indexes::MIGRATION_PARTIAL,
+    store::indexes::MIGRATION_CHECKS_WITHOUT_IN,
 ];
 
 /// A running sandbox: where it listens, and how to stop it.

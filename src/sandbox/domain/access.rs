@@ -195,7 +195,10 @@ fn new_sca(
             )));
         }
         Some(s) => s.to_string(),
-        None => crate::sandbox::domain::new_random_id().to_string(),
+        None => crate::sandbox::domain::new_random_id()
+            .hyphenated()
+            .encode_lower(&mut Uuid::encode_buffer())
+            .to_owned(),
     };
     let now = cx.clock.now();
     let auth = Authorisation {
@@ -207,7 +210,12 @@ fn new_sca(
         created_at: now,
         step: ScaStep::Identify,
     };
-    let href = cx.sca_href("/sca", &auth.id.to_string());
+    let href = cx.sca_href(
+        "/sca",
+        auth.id
+            .hyphenated()
+            .encode_lower(&mut Uuid::encode_buffer()),
+    );
     Ok((auth, href))
 }
 
@@ -264,7 +272,9 @@ pub fn authorisation_id() -> Uuid {
     loop {
         let id = crate::sandbox::domain::new_id();
         let mut run = 0;
-        let long = id.to_string().bytes().any(|b| {
+        // The text as `to_string` gives it, on the stack (issue 23: a `String` per id).
+        let mut text = Uuid::encode_buffer();
+        let long = id.hyphenated().encode_lower(&mut text).bytes().any(|b| {
             run = if b.is_ascii_digit() { run + 1 } else { 0 };
             run >= 10
         });
@@ -1139,6 +1149,29 @@ pub fn psu_id(tpp: &TppId, customer: Uuid) -> Uuid {
 mod tests {
     use super::*;
     use std::time::{Duration, UNIX_EPOCH};
+
+    /// Authorisation ids never show a run of ten decimal digits in their text (the text the
+    /// answers and rows use, `to_string`'s), and the stack encoding the check and the
+    /// `scaRedirect` use is that text.
+    #[test]
+    fn authorisation_ids_have_no_long_digit_run_in_their_text() {
+        for _ in 0..5_000 {
+            let id = authorisation_id();
+            let text = id.to_string();
+            assert_eq!(
+                id.hyphenated().encode_lower(&mut Uuid::encode_buffer()),
+                text.as_str()
+            );
+            let longest = text
+                .split(|c: char| !c.is_ascii_digit())
+                .map(str::len)
+                .max()
+                .unwrap_or(0);
+            assert!(longest < 10, "{text}");
+        }
+        let id = crate::sandbox::domain::payment::new_authorisation_id();
+        assert_eq!(Uuid::parse_str(&id).map(|u| u.to_string()).ok(), Some(id));
+    }
 
     /// The remembered redirect URI answers as the URL rule does, whatever the order of URIs
     /// and TPPs: only the same TPP's same accepted URI is taken from memory.

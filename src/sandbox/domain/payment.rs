@@ -76,7 +76,10 @@ pub fn credits(service: Service, echo: &Value) -> Vec<(String, i64)> {
 /// A random authorisation id without a run of ten or more decimal digits (as the consent
 /// SCA's ids, so the only long digit runs of the SCA pages are customerNumbers).
 pub fn new_authorisation_id() -> String {
-    crate::sandbox::domain::access::authorisation_id().to_string()
+    crate::sandbox::domain::access::authorisation_id()
+        .hyphenated()
+        .encode_lower(&mut uuid::Uuid::encode_buffer())
+        .to_owned()
 }
 
 /// A new `received` authorisation of a payment or a basket.

@@ -16,6 +16,10 @@ use crate::sandbox::store::page_keys;
 /// The AES-128 key of the page tokens. `Debug` shows nothing of it.
 pub struct PageKeys {
     key: [u8; 16],
+    /// `key` expanded for encryption once (issue 23: [`PageKeys::token`] expanded it for
+    /// every `scaRedirect` of a consent or payment creation); `None` if AWS-LC refused it,
+    /// and then each token is made as before.
+    encrypting: Option<EncryptingKey>,
 }
 
 impl std::fmt::Debug for PageKeys {
@@ -42,12 +46,24 @@ impl PageKeys {
                 Ok(k)
             })
         })?;
-        Ok(PageKeys { key })
+        Ok(PageKeys::new(key))
+    }
+
+    /// The page keys of AES-128 key `key`.
+    pub fn new(key: [u8; 16]) -> Self {
+        let encrypting = UnboundCipherKey::new(&AES_128, &key)
+            .and_then(EncryptingKey::ecb)
+            .ok();
+        PageKeys { key, encrypting }
     }
 
     fn block(&self, bytes: [u8; 16], encrypt: bool) -> Option<[u8; 16]> {
-        let unbound = UnboundCipherKey::new(&AES_128, &self.key).ok()?;
         let mut block = bytes;
+        if encrypt && let Some(k) = &self.encrypting {
+            k.encrypt(&mut block).ok()?;
+            return Some(block);
+        }
+        let unbound = UnboundCipherKey::new(&AES_128, &self.key).ok()?;
         if encrypt {
             EncryptingKey::ecb(unbound).ok()?.encrypt(&mut block).ok()?;
         } else {
@@ -93,7 +109,7 @@ mod tests {
     use super::*;
 
     fn keys() -> PageKeys {
-        PageKeys { key: [7u8; 16] }
+        PageKeys::new([7u8; 16])
     }
 
     #[test]
@@ -104,7 +120,7 @@ mod tests {
         assert_eq!(t.len(), 22);
         assert!(!t.contains(id) && !id.contains(&t));
         assert_eq!(k.authorisation(&t).as_deref(), Some(id));
-        let other = PageKeys { key: [8u8; 16] };
+        let other = PageKeys::new([8u8; 16]);
         assert_ne!(
             other.token(id),
             t,
@@ -112,5 +128,25 @@ mod tests {
         );
         assert_eq!(k.authorisation(id), None, "an id is not a token");
         assert_eq!(k.authorisation("short"), None);
+    }
+
+    /// The key expanded once gives the tokens the key expanded per token gives.
+    #[test]
+    fn the_kept_encryption_key_makes_the_same_tokens() {
+        for key in [[7u8; 16], [0u8; 16], *b"0123456789abcdef"] {
+            let kept = PageKeys::new(key);
+            assert!(kept.encrypting.is_some());
+            let fresh = PageKeys {
+                key,
+                encrypting: None,
+            };
+            for _ in 0..50 {
+                let id = Uuid::new_v4().to_string();
+                let t = kept.token(&id);
+                assert_eq!(t, fresh.token(&id));
+                assert_eq!(kept.authorisation(&t).as_deref(), Some(id.as_str()));
+            }
+            assert_eq!(kept.token("not a uuid"), fresh.token("not a uuid"));
+        }
     }
 }

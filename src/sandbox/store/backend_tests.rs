@@ -694,7 +694,11 @@ fn a_statement_run_once_per_batch_runs_once_for_all_its_writes() {
         .unwrap();
         let write = |x: i64| -> TestWrite<bool> {
             Box::new(move |tx: &Conn<'_>| {
-                let ran = tx.execute_pipelined_once("runs", "INSERT INTO runs VALUES (?1)", [x])?;
+                let ran = tx.execute_pipelined_once(
+                    ("runs", ""),
+                    "INSERT INTO runs VALUES (?1)",
+                    || [x],
+                )?;
                 tx.execute_pipelined("INSERT INTO t VALUES (?1)", [x])?;
                 Ok(ran)
             })
@@ -707,10 +711,16 @@ fn a_statement_run_once_per_batch_runs_once_for_all_its_writes() {
         for x in [6, 7] {
             let ran = db
                 .write(|tx| {
-                    let ran =
-                        tx.execute_pipelined_once("runs", "INSERT INTO runs VALUES (?1)", [x])?;
-                    let again =
-                        tx.execute_pipelined_once("runs", "INSERT INTO runs VALUES (?1)", [x])?;
+                    let ran = tx.execute_pipelined_once(
+                        ("runs", ""),
+                        "INSERT INTO runs VALUES (?1)",
+                        || [x],
+                    )?;
+                    let again = tx.execute_pipelined_once(
+                        ("runs", ""),
+                        "INSERT INTO runs VALUES (?1)",
+                        || [x],
+                    )?;
                     Ok::<_, StoreError>((ran, again))
                 })
                 .unwrap();

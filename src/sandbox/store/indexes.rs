@@ -96,6 +96,60 @@ pub const MIGRATION_PARTIAL: Migration = (
         ON sca_authorisations (agreement) WHERE agreement IS NOT NULL;",
 );
 
+/// The two tables a consent creation writes, rebuilt with their `CHECK`s written as `=`
+/// comparisons joined by `OR` instead of `IN` lists (the same values allowed, the same
+/// constraint error otherwise), and their indexes made again as [`MIGRATION_SCA_PURGE_PER_TPP`]
+/// and [`MIGRATION_PARTIAL`] left them. SQLite evaluates a `CHECK (c IN (…))` of three or more
+/// values through a temporary b-tree that it builds again at every `INSERT` or `UPDATE` of
+/// the row (`OpenEphemeral`): issue 23, session 19, about 16,000 instructions per statement,
+/// ~32,000 of a consent creation's ~451,000 (the `INSERT` into `sca_authorisations` and the
+/// one into `consent_resources`). Checked by `check_constraints_use_no_temporary_table`.
+pub const MIGRATION_CHECKS_WITHOUT_IN: Migration = (
+    "indexes_005_checks_without_in_lists",
+    "CREATE TABLE sca_authorisations_005 (
+        id TEXT PRIMARY KEY,
+        tpp TEXT NOT NULL,
+        tpp_name TEXT NOT NULL,
+        redirect_uri TEXT NOT NULL,
+        tpp_session_id TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        step TEXT NOT NULL CHECK (step = 'IDENTIFY' OR step = 'CHOOSE_CONTEXT'
+            OR step = 'CONSENT' OR step = 'FINISHED'),
+        customer TEXT,
+        agreement TEXT
+    );
+    INSERT INTO sca_authorisations_005 (id, tpp, tpp_name, redirect_uri, tpp_session_id,
+        created_at, step, customer, agreement)
+        SELECT id, tpp, tpp_name, redirect_uri, tpp_session_id, created_at, step, customer,
+            agreement FROM sca_authorisations;
+    DROP TABLE sca_authorisations;
+    ALTER TABLE sca_authorisations_005 RENAME TO sca_authorisations;
+    CREATE INDEX IF NOT EXISTS sca_authorisations_by_tpp_created
+        ON sca_authorisations (tpp, created_at);
+    CREATE INDEX IF NOT EXISTS sca_authorisations_of_customer
+        ON sca_authorisations (customer) WHERE customer IS NOT NULL;
+    CREATE INDEX IF NOT EXISTS sca_authorisations_of_agreement
+        ON sca_authorisations (agreement) WHERE agreement IS NOT NULL;
+    CREATE TABLE consent_resources_005 (
+        id TEXT PRIMARY KEY,
+        tpp TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status = 'received' OR status = 'valid'
+            OR status = 'rejected' OR status = 'terminatedByTpp'),
+        psu_id TEXT,
+        agreement TEXT,
+        created_at INTEGER NOT NULL,
+        last_action INTEGER NOT NULL
+    );
+    INSERT INTO consent_resources_005 (id, tpp, status, psu_id, agreement, created_at,
+        last_action)
+        SELECT id, tpp, status, psu_id, agreement, created_at, last_action
+        FROM consent_resources;
+    DROP TABLE consent_resources;
+    ALTER TABLE consent_resources_005 RENAME TO consent_resources;
+    CREATE INDEX IF NOT EXISTS consent_resources_by_created
+        ON consent_resources (created_at, id);",
+);
+
 /// The purge of expired consent SCA authorisations before a new one
 /// (`Store::insert_authorisation`): `?1` the cutoff (nanoseconds, in the TPP's own world
 /// clock), `?2` the new id, `?3` the TPP. Only that TPP's: another TPP's clock may be
@@ -293,6 +347,131 @@ mod tests {
             .read_raw(|c| c.prepare_cached(NEXT_DUE_TEXT)?.query_row([], |r| r.get(0)))
             .unwrap();
         assert_eq!(next, Some(500));
+    }
+
+    /// The `INSERT`s of a consent creation (and the step and status updates) check their
+    /// `CHECK`s without a temporary table, on a new state and on a file created before the
+    /// migration, whose rows are kept; the `CHECK`s refuse what they refused.
+    #[test]
+    fn check_constraints_use_no_temporary_table() {
+        const STATEMENTS: &[&str] = &[
+            "INSERT INTO sca_authorisations (id, tpp, tpp_name, redirect_uri, tpp_session_id, \
+             created_at, step, customer, agreement) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+             ON CONFLICT (id) DO UPDATE SET step = excluded.step",
+            "INSERT INTO consent_resources (id, tpp, status, created_at, last_action) \
+             VALUES (?1, ?2, 'received', ?3, ?3)",
+            "UPDATE sca_authorisations SET step = ?2, customer = ?3, agreement = ?4 WHERE id = ?1",
+            "UPDATE consent_resources SET status = 'rejected', last_action = ?2 WHERE id = ?1",
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("old.sqlite3");
+        let all = crate::sandbox::MIGRATIONS;
+        let at = all
+            .iter()
+            .position(|m| m.0 == MIGRATION_CHECKS_WITHOUT_IN.0)
+            .expect("the migration is in the list");
+        {
+            let old = Db::open(&Storage::File(file.clone())).unwrap();
+            old.migrate(&all[..at]).unwrap();
+            old.write_raw(|c| {
+                let c = c.as_sqlite().expect("SQLite");
+                c.execute_batch(
+                    "INSERT INTO sca_authorisations VALUES \
+                     ('a1', 't', 'T', 'https://t/', 's', 7, 'CONSENT', 'c1', 'g1'); \
+                     INSERT INTO consent_resources VALUES ('r1', 't', 'valid', 'p', 'g1', 8, 9);",
+                )?;
+                Ok(())
+            })
+            .unwrap();
+        }
+        let new = Db::open(&Storage::InMemory).unwrap();
+        new.migrate(all).unwrap();
+        let old = Db::open(&Storage::File(file)).unwrap();
+        old.migrate(all).unwrap();
+        for db in [&new, &old] {
+            for sql in STATEMENTS {
+                let ops: Vec<String> = db
+                    .read_raw(|c| {
+                        let c = c.as_sqlite().expect("SQLite");
+                        let mut st = c.prepare(&format!("EXPLAIN {sql}"))?;
+                        let mut rows = st.raw_query();
+                        let mut ops = Vec::new();
+                        while let Some(r) = rows.next()? {
+                            ops.push(r.get::<_, String>(1)?);
+                        }
+                        Ok(ops)
+                    })
+                    .unwrap();
+                assert!(
+                    ops.iter()
+                        .any(|o| o == "Insert" || o == "Update" || o == "IdxInsert")
+                );
+                assert!(!ops.iter().any(|o| o == "OpenEphemeral"), "{sql}: {ops:?}");
+            }
+            let refused = |sql: &str| {
+                db.write_raw(|c| {
+                    let c = c.as_sqlite().expect("SQLite");
+                    Ok(c.execute_batch(sql)?)
+                })
+                .map_err(|e| e.to_string())
+            };
+            let e = refused(
+                "INSERT INTO sca_authorisations VALUES ('a2', 't', 'T', 'u', 's', 1, 'DONE', NULL, NULL)",
+            )
+            .unwrap_err();
+            assert!(e.contains("CHECK constraint failed"), "{e}");
+            let e = refused(
+                "INSERT INTO consent_resources VALUES ('r2', 't', 'expired', NULL, NULL, 1, 1)",
+            )
+            .unwrap_err();
+            assert!(e.contains("CHECK constraint failed"), "{e}");
+            for step in ["IDENTIFY", "CHOOSE_CONTEXT", "CONSENT", "FINISHED"] {
+                refused(&format!(
+                    "INSERT INTO sca_authorisations VALUES ('s-{step}', 't', 'T', 'u', 's', 1, '{step}', NULL, NULL)"
+                ))
+                .unwrap();
+            }
+            for status in ["received", "valid", "rejected", "terminatedByTpp"] {
+                refused(&format!(
+                    "INSERT INTO consent_resources VALUES ('s-{status}', 't', '{status}', NULL, NULL, 1, 1)"
+                ))
+                .unwrap();
+            }
+        }
+        let kept: (String, String, i64, String, String, String, i64) = old
+            .read_raw(|c| {
+                let c = c.as_sqlite().expect("SQLite");
+                Ok(c.query_row(
+                    "SELECT a.step, a.agreement, a.created_at, r.status, r.psu_id, r.agreement, \
+                     r.last_action FROM sca_authorisations a, consent_resources r \
+                     WHERE a.id = 'a1' AND r.id = 'r1'",
+                    [],
+                    |r| {
+                        Ok((
+                            r.get(0)?,
+                            r.get(1)?,
+                            r.get(2)?,
+                            r.get(3)?,
+                            r.get(4)?,
+                            r.get(5)?,
+                            r.get(6)?,
+                        ))
+                    },
+                )?)
+            })
+            .unwrap();
+        assert_eq!(
+            kept,
+            (
+                "CONSENT".into(),
+                "g1".into(),
+                7,
+                "valid".into(),
+                "p".into(),
+                "g1".into(),
+                9
+            )
+        );
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub(crate) mod unattended;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use crate::sandbox::store::sql::{Backend, Conn, OptionalExtension, params};
+use crate::sandbox::store::sql::{Backend, Conn, OptionalExtension, Value, params};
 use uuid::Uuid;
 
 pub use crate::sandbox::model::*;
@@ -403,9 +403,15 @@ pub fn write_authorisation(
         .saturating_sub(i64::try_from(AUTHORISATION_LIFETIME.as_nanos()).unwrap_or(i64::MAX));
     // Through the index `sca_authorisations_by_tpp_created` ([`indexes`]).
     tx.execute_pipelined_once(
-        &format!("purge_sca_authorisations {}", auth.tpp.0),
+        ("purge_sca_authorisations", &auth.tpp.0),
         indexes::PURGE_SCA_AUTHORISATIONS,
-        params![cutoff, auth.id.to_string(), auth.tpp.0],
+        || {
+            vec![
+                Value::Integer(cutoff),
+                Value::Text(auth.id.to_string()),
+                Value::Text(auth.tpp.0.to_string()),
+            ]
+        },
     )?;
     rows::replace(tx, auth)?;
     Ok(())

@@ -459,7 +459,7 @@ pub struct Conn<'a> {
     inner: Inner<'a>,
     /// The keys of the statements [`Conn::execute_pipelined_once`] ran on this connection
     /// value (one per transaction, or per group-commit batch).
-    once: std::cell::RefCell<Vec<String>>,
+    once: std::cell::RefCell<Vec<(String, String)>>,
 }
 
 enum Inner<'a> {
@@ -540,18 +540,29 @@ impl<'a> Conn<'a> {
     /// write that ran it is rolled back alone (a batch run again with savepoints), the later
     /// writes of that batch do not run it again: the next batch does. Whether it ran now.
     ///
+    /// The key is `(name, scope)` (e.g. the purge and the TPP it purges for) and the
+    /// parameters are made only when the statement runs (issue 23: a consent built its key
+    /// text and its parameters whether or not its batch's purge had run).
+    ///
     /// Errors: as [`Conn::execute_pipelined`].
     pub fn execute_pipelined_once<P: Params>(
         &self,
-        key: &str,
+        (name, scope): (&str, &str),
         sql: &str,
-        params: P,
+        params: impl FnOnce() -> P,
     ) -> Result<bool> {
-        if self.once.borrow().iter().any(|k| k == key) {
+        if self
+            .once
+            .borrow()
+            .iter()
+            .any(|(n, s)| n == name && s == scope)
+        {
             return Ok(false);
         }
-        self.execute_pipelined(sql, params)?;
-        self.once.borrow_mut().push(key.to_string());
+        self.execute_pipelined(sql, params())?;
+        self.once
+            .borrow_mut()
+            .push((name.to_string(), scope.to_string()));
         Ok(true)
     }
 
