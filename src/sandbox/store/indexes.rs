@@ -263,18 +263,48 @@ mod tests {
 
     /// The details of the plan of `sql` (`EXPLAIN QUERY PLAN`).
     fn plan(db: &Db, sql: &str) -> Vec<String> {
+        explained(db, "EXPLAIN QUERY PLAN", 3, sql)
+    }
+
+    /// Column `column` of each row of `explain` (`EXPLAIN QUERY PLAN`: 3, the detail;
+    /// `EXPLAIN`: 1, the opcode) run on `sql`. Parameters are left unbound (NULL): neither
+    /// the plan nor the program depends on their values.
+    fn explained(db: &Db, explain: &str, column: usize, sql: &str) -> Vec<String> {
         db.read_raw(|c| {
             let c = c.as_sqlite().expect("a SQLite database");
-            let mut st = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
-            // Parameters left unbound (NULL): the plan does not depend on their values.
+            let mut st = c.prepare(&format!("{explain} {sql}"))?;
             let mut rows = st.raw_query();
-            let mut details = Vec::new();
+            let mut out = Vec::new();
             while let Some(r) = rows.next()? {
-                details.push(r.get::<_, String>(3)?);
+                out.push(r.get::<_, String>(column)?);
             }
-            Ok(details)
+            Ok(out)
         })
         .unwrap()
+    }
+
+    /// A new state, and a state file made before `migration` with `rows` written into it,
+    /// both then migrated to the last migration: (the file's directory, kept while the file
+    /// is used; the new state; the migrated file).
+    fn new_and_migrated_file(migration: &str, rows: &str) -> (tempfile::TempDir, Db, Db) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("old.sqlite3");
+        let all = crate::sandbox::MIGRATIONS;
+        let at = all
+            .iter()
+            .position(|m| m.0 == migration)
+            .expect("the migration is in the list");
+        {
+            let old = Db::open(&Storage::File(file.clone())).unwrap();
+            old.migrate(&all[..at]).unwrap();
+            old.write_raw(|c| Ok(c.as_sqlite().expect("SQLite").execute_batch(rows)?))
+                .unwrap();
+        }
+        let new = Db::open(&Storage::InMemory).unwrap();
+        new.migrate(all).unwrap();
+        let old = Db::open(&Storage::File(file)).unwrap();
+        old.migrate(all).unwrap();
+        (dir, new, old)
     }
 
     /// The whole-table scans in the plan of `sql` (`SCAN <table>` without an index).
@@ -304,35 +334,16 @@ mod tests {
     /// before the migration, whose rows keep their answers.
     #[test]
     fn partial_indexes_serve_their_statements() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("old.sqlite3");
-        let all = crate::sandbox::MIGRATIONS;
-        let at = all
-            .iter()
-            .position(|m| m.0 == MIGRATION_PARTIAL.0)
-            .expect("the migration is in the list");
-        {
-            // A state file of before the migration, with an authorised payment due at 500
-            // and one received (no run time).
-            let old = Db::open(&Storage::File(file.clone())).unwrap();
-            old.migrate(&all[..at]).unwrap();
-            old.write_raw(|c| {
-                let c = c.as_sqlite().expect("SQLite");
-                c.execute_batch(
-                    "INSERT INTO pis_payments (id, tpp, service, product, kind, status, body, \
-                     debtor_account, currency, amount_minor, dedup_key, created_at, created_day, \
-                     redirect_uri, tpp_session_id, due_at) VALUES \
-                     ('p1', 't', 's', 'p', 'k', 'ACTC', '{}', 'd', 'NOK', 1, 'k1', 1, 'day', 'u', 's', 500), \
-                     ('p2', 't', 's', 'p', 'k', 'RCVD', '{}', 'd', 'NOK', 1, 'k2', 2, 'day', 'u', 's', NULL)",
-                )?;
-                Ok(())
-            })
-            .unwrap();
-        }
-        let new = Db::open(&Storage::InMemory).unwrap();
-        new.migrate(all).unwrap();
-        let old = Db::open(&Storage::File(file)).unwrap();
-        old.migrate(all).unwrap();
+        // A state file of before the migration, with an authorised payment due at 500 and
+        // one received (no run time).
+        let (_dir, new, old) = new_and_migrated_file(
+            MIGRATION_PARTIAL.0,
+            "INSERT INTO pis_payments (id, tpp, service, product, kind, status, body, \
+             debtor_account, currency, amount_minor, dedup_key, created_at, created_day, \
+             redirect_uri, tpp_session_id, due_at) VALUES \
+             ('p1', 't', 's', 'p', 'k', 'ACTC', '{}', 'd', 'NOK', 1, 'k1', 1, 'day', 'u', 's', 500), \
+             ('p2', 't', 's', 'p', 'k', 'RCVD', '{}', 'd', 'NOK', 1, 'k2', 2, 'day', 'u', 's', NULL)",
+        );
         for db in [&new, &old] {
             for (sql, index) in PARTIAL_PLANS {
                 let plan = plan(db, sql);
@@ -363,76 +374,46 @@ mod tests {
             "UPDATE sca_authorisations SET step = ?2, customer = ?3, agreement = ?4 WHERE id = ?1",
             "UPDATE consent_resources SET status = 'rejected', last_action = ?2 WHERE id = ?1",
         ];
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("old.sqlite3");
-        let all = crate::sandbox::MIGRATIONS;
-        let at = all
-            .iter()
-            .position(|m| m.0 == MIGRATION_CHECKS_WITHOUT_IN.0)
-            .expect("the migration is in the list");
-        {
-            let old = Db::open(&Storage::File(file.clone())).unwrap();
-            old.migrate(&all[..at]).unwrap();
-            old.write_raw(|c| {
-                let c = c.as_sqlite().expect("SQLite");
-                c.execute_batch(
-                    "INSERT INTO sca_authorisations VALUES \
-                     ('a1', 't', 'T', 'https://t/', 's', 7, 'CONSENT', 'c1', 'g1'); \
-                     INSERT INTO consent_resources VALUES ('r1', 't', 'valid', 'p', 'g1', 8, 9);",
-                )?;
-                Ok(())
-            })
-            .unwrap();
-        }
-        let new = Db::open(&Storage::InMemory).unwrap();
-        new.migrate(all).unwrap();
-        let old = Db::open(&Storage::File(file)).unwrap();
-        old.migrate(all).unwrap();
+        let (_dir, new, old) = new_and_migrated_file(
+            MIGRATION_CHECKS_WITHOUT_IN.0,
+            "INSERT INTO sca_authorisations VALUES \
+             ('a1', 't', 'T', 'https://t/', 's', 7, 'CONSENT', 'c1', 'g1'); \
+             INSERT INTO consent_resources VALUES ('r1', 't', 'valid', 'p', 'g1', 8, 9);",
+        );
         for db in [&new, &old] {
             for sql in STATEMENTS {
-                let ops: Vec<String> = db
-                    .read_raw(|c| {
-                        let c = c.as_sqlite().expect("SQLite");
-                        let mut st = c.prepare(&format!("EXPLAIN {sql}"))?;
-                        let mut rows = st.raw_query();
-                        let mut ops = Vec::new();
-                        while let Some(r) = rows.next()? {
-                            ops.push(r.get::<_, String>(1)?);
-                        }
-                        Ok(ops)
-                    })
-                    .unwrap();
+                let ops = explained(db, "EXPLAIN", 1, sql);
                 assert!(
                     ops.iter()
                         .any(|o| o == "Insert" || o == "Update" || o == "IdxInsert")
                 );
                 assert!(!ops.iter().any(|o| o == "OpenEphemeral"), "{sql}: {ops:?}");
             }
-            let refused = |sql: &str| {
+            let written = |sql: &str| {
                 db.write_raw(|c| {
                     let c = c.as_sqlite().expect("SQLite");
                     Ok(c.execute_batch(sql)?)
                 })
                 .map_err(|e| e.to_string())
             };
-            let e = refused(
+            let e = written(
                 "INSERT INTO sca_authorisations VALUES ('a2', 't', 'T', 'u', 's', 1, 'DONE', NULL, NULL)",
             )
             .unwrap_err();
             assert!(e.contains("CHECK constraint failed"), "{e}");
-            let e = refused(
+            let e = written(
                 "INSERT INTO consent_resources VALUES ('r2', 't', 'expired', NULL, NULL, 1, 1)",
             )
             .unwrap_err();
             assert!(e.contains("CHECK constraint failed"), "{e}");
             for step in ["IDENTIFY", "CHOOSE_CONTEXT", "CONSENT", "FINISHED"] {
-                refused(&format!(
+                written(&format!(
                     "INSERT INTO sca_authorisations VALUES ('s-{step}', 't', 'T', 'u', 's', 1, '{step}', NULL, NULL)"
                 ))
                 .unwrap();
             }
             for status in ["received", "valid", "rejected", "terminatedByTpp"] {
-                refused(&format!(
+                written(&format!(
                     "INSERT INTO consent_resources VALUES ('s-{status}', 't', '{status}', NULL, NULL, 1, 1)"
                 ))
                 .unwrap();
