@@ -67,7 +67,9 @@ pub const CARDS_MIGRATION: Migration = (
     );",
 );
 
-/// The consent resources (`consentId`s).
+/// The consent resources (`consentId`s). The table as first made: its `status` `CHECK` is
+/// rewritten without an `IN` list by [`crate::sandbox::store::indexes::MIGRATION_CHECKS_WITHOUT_IN`]
+/// (the table is rebuilt there; a migration applied once is never edited).
 pub const CONSENT_MIGRATION: Migration = (
     "consent_001_resources",
     "CREATE TABLE consent_resources (

@@ -4,6 +4,9 @@
 use crate::sandbox::store::db::Migration;
 
 /// The schema of this module (one migration; see `sandbox::MIGRATIONS`).
+/// The tables as first made: `sca_authorisations`' `step` `CHECK` is rewritten without an `IN`
+/// list by [`crate::sandbox::store::indexes::MIGRATION_CHECKS_WITHOUT_IN`] (the table is rebuilt
+/// there; a migration applied once is never edited).
 pub const MIGRATION: Migration = ("store_0001_state", SCHEMA);
 
 const SCHEMA: &str = "
