@@ -448,8 +448,8 @@ impl<'a> DecisionKey<'a> {
 /// PSU present, account.
 type KeyParts<'a> = (&'a str, [&'a HeaderText; 3], bool, Option<&'a str>);
 
-/// A [`DecisionKey`] as [`Decisions`] keeps it (owned).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A [`DecisionKey`] as [`Decisions`] keeps it (owned); compared and hashed by the same parts.
+#[derive(Debug, Clone)]
 struct StoredKey {
     tpp: TppId,
     psu: PsuContext,
@@ -463,6 +463,33 @@ impl StoredKey {
             psu: &self.psu,
             account: self.account.as_deref(),
         }
+    }
+}
+
+impl std::hash::Hash for StoredKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key().hash(state);
+    }
+}
+
+impl PartialEq for StoredKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.key().parts() == other.key().parts()
+    }
+}
+
+impl Eq for StoredKey {}
+
+impl std::hash::Hash for DecisionKey<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.parts().hash(state);
+    }
+}
+
+/// The request's borrowed key finds the kept one (hashbrown's look-up by an equivalent key).
+impl hashbrown::Equivalent<StoredKey> for DecisionKey<'_> {
+    fn equivalent(&self, key: &StoredKey) -> bool {
+        self.parts() == key.key().parts()
     }
 }
 
@@ -504,13 +531,11 @@ pub struct Decision {
 /// Also the card accounts a consent may read ([`resolve_card`]), kept apart (at most
 /// [`CARD_CACHE_ENTRIES`]).
 ///
-/// The decisions are filed by the hash of their key's parts and found by comparing those
-/// parts with the borrowed key of the request (no owned key made per look-up, issue 23):
-/// two keys with the same hash share a bucket, and only an equal key finds a decision.
+/// The decisions are found by the request's borrowed key ([`hashbrown::Equivalent`]: no
+/// owned key made per look-up, issue 23); only a decision kept is given an owned key.
 #[derive(Debug, Default)]
 pub struct Decisions {
-    map: std::sync::Mutex<DecisionMap>,
-    hasher: foldhash::fast::RandomState,
+    map: std::sync::Mutex<hashbrown::HashMap<StoredKey, Decision, foldhash::fast::RandomState>>,
     /// Card accounts a consent may read, with their owners (the card access check after the
     /// consent is resolved): by consent, the card account id as sent and the data version.
     cards: std::sync::Mutex<
@@ -522,14 +547,6 @@ pub struct Decisions {
     >,
 }
 
-/// [`Decisions`]' buckets by key hash, and how many decisions they hold.
-#[derive(Debug, Default)]
-struct DecisionMap {
-    buckets:
-        std::collections::HashMap<u64, Vec<(StoredKey, Decision)>, foldhash::fast::RandomState>,
-    len: usize,
-}
-
 type CardAccessKey = (ConsentKey, String, u64);
 
 /// Most decisions a [`Decisions`] keeps.
@@ -539,50 +556,30 @@ pub const DECISION_CACHE_ENTRIES: usize = 4096;
 pub const CARD_CACHE_ENTRIES: usize = 1024;
 
 impl Decisions {
-    fn hash(&self, key: &DecisionKey<'_>) -> u64 {
-        std::hash::BuildHasher::hash_one(&self.hasher, key.parts())
-    }
-
     fn get(
         &self,
         key: &DecisionKey<'_>,
         version: u64,
         now: std::time::SystemTime,
     ) -> Option<Decision> {
-        let hash = self.hash(key);
-        let parts = key.parts();
         let map = self.map.lock().ok()?;
-        map.buckets
-            .get(&hash)?
-            .iter()
-            .find(|(k, _)| k.key().parts() == parts)
-            .map(|(_, d)| d)
+        map.get(key)
             .filter(|d| d.validity.holds(version, now))
             .cloned()
     }
 
     fn put(&self, key: DecisionKey<'_>, decision: Decision) {
-        let hash = self.hash(&key);
-        let parts = key.parts();
         if let Ok(mut map) = self.map.lock() {
-            let map = &mut *map;
-            if map.len >= DECISION_CACHE_ENTRIES {
-                map.buckets.retain(|_, bucket| {
-                    bucket.retain(|(_, d)| d.validity.version == decision.validity.version);
-                    !bucket.is_empty()
-                });
-                map.len = map.buckets.values().map(Vec::len).sum();
-                if map.len >= DECISION_CACHE_ENTRIES {
-                    map.buckets.clear();
-                    map.len = 0;
+            if map.len() >= DECISION_CACHE_ENTRIES {
+                map.retain(|_, d| d.validity.version == decision.validity.version);
+                if map.len() >= DECISION_CACHE_ENTRIES {
+                    map.clear();
                 }
             }
-            let bucket = map.buckets.entry(hash).or_default();
-            match bucket.iter_mut().find(|(k, _)| k.key().parts() == parts) {
-                Some((_, d)) => *d = decision,
+            match map.get_mut(&key) {
+                Some(d) => *d = decision,
                 None => {
-                    bucket.push((key.owned(), decision));
-                    map.len += 1;
+                    map.insert(key.owned(), decision);
                 }
             }
         }
@@ -1261,7 +1258,14 @@ mod tests {
         };
         let same = DecisionKey::of(&a, &other_redirect, Some("acc"));
         assert_eq!(key.parts(), same.parts());
-        assert_eq!(decisions.hash(&key), decisions.hash(&same));
+        let hash = |k: &dyn Fn(&mut foldhash::fast::FoldHasher)| {
+            let mut h =
+                std::hash::BuildHasher::build_hasher(decisions.map.lock().unwrap().hasher());
+            k(&mut h);
+            std::hash::Hasher::finish(&h)
+        };
+        let hash_of = |k: &DecisionKey<'_>| hash(&|h| std::hash::Hash::hash(k, h));
+        assert_eq!(hash_of(&key), hash_of(&same));
         let others = [
             PsuContext {
                 psu_id: text("psu-2"),
@@ -1293,6 +1297,9 @@ mod tests {
         let kept = key.owned();
         assert_eq!(kept.psu.redirect_uri, HeaderText::Absent);
         assert_eq!(kept.key().parts(), key.parts());
-        assert_eq!(decisions.hash(&kept.key()), decisions.hash(&key));
+        // The kept key hashes as the request's key and is found by it.
+        assert_eq!(hash(&|h| std::hash::Hash::hash(&kept, h)), hash_of(&key));
+        assert!(hashbrown::Equivalent::equivalent(&key, &kept));
+        assert!(!hashbrown::Equivalent::equivalent(&differ[0], &kept));
     }
 }
