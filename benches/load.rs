@@ -2616,6 +2616,11 @@ fn scenario_tls(rt: &tokio::runtime::Runtime, creds: &Credentials) {
     let secs = reads_secs();
     let home = tempfile::tempdir().unwrap();
     let server = start_reads_server(&["--tls", "--allow-replays"], Some(home.path()));
+    // With `PSD2_LOAD_CALLGRIND=1` (and `PSD2_LOAD_WRAP="valgrind --tool=callgrind"`): one
+    // dump per read's run, as in the reads scenario (TLS encryption included).
+    let callgrind_pid = std::env::var("PSD2_LOAD_CALLGRIND")
+        .is_ok_and(|v| v == "1")
+        .then(|| server.child.id());
     let data = home.path().join("data");
     let (ca_file, _) = psd2_console::cert::ca::ca_files(&data);
     let ca = reqwest::Certificate::from_pem(&std::fs::read(&ca_file).unwrap()).unwrap();
@@ -2689,7 +2694,7 @@ fn scenario_tls(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             &format!("{}{}", server.base, read.path),
             Load::Fixed(&hs),
             secs,
-            None,
+            callgrind_pid,
             server.child.id(),
         );
         println!(
