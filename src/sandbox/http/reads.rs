@@ -160,16 +160,18 @@ impl Page {
 
     /// The gzip encoding of the page (`None` if the encoder failed: then served plain).
     ///
-    /// Made once per page (it is kept), at libdeflate's best level (12): a ~100 KB
-    /// transaction page is ~11 % fewer bytes than flate2's `Compression::default()` (and
-    /// `best()`, which is no smaller here) gives, 9,775 against 10,943 bytes, for ~30 ms once
-    /// instead of ~1 ms; every later answer sends the fewer bytes, which over TLS are also
-    /// fewer to encrypt (issue 23, /work/bench-tls.md). A standard single-member gzip
-    /// stream (RFC 1952) that any gzip decoder reads.
+    /// Made once per page (it is kept), at libdeflate's level 10: a ~100 KB transaction page
+    /// is ~11 % fewer bytes than flate2's `Compression::default()` (and `best()`, which is no
+    /// smaller here) gives, about 9,800 against 10,943 bytes; every later answer sends the
+    /// fewer bytes, which over TLS are also fewer to encrypt (issue 23, BENCHMARKS.md
+    /// "r20/tls"). Level 12 saves 1 % more of those bytes for three times the one-off time
+    /// (~30 ms per page on a tokio worker, against ~10 ms), so 10. A standard single-member
+    /// gzip stream (RFC 1952) that any gzip decoder reads.
     fn gzip(&self) -> Option<bytes::Bytes> {
         self.gzip
             .get_or_init(|| {
-                let mut enc = libdeflater::Compressor::new(libdeflater::CompressionLvl::best());
+                let mut enc =
+                    libdeflater::Compressor::new(libdeflater::CompressionLvl::new(10).ok()?);
                 let mut out = vec![0; enc.gzip_compress_bound(self.json.len())];
                 let n = enc.gzip_compress(&self.json, &mut out).ok()?;
                 out.truncate(n);
