@@ -357,24 +357,36 @@ fn creditor_address(
 /// Everything of a payment but the debtor: one single payment, a periodic payment's
 /// payment part, or one bulk entry.
 struct Part {
+    /// The echo of the part's fields in the order read, after `endToEndIdentification` (when
+    /// given) and the `lead` field of [`part`] (when given).
     echo: Map<String, Value>,
+    /// Whether `endToEndIdentification` was given (first in `echo`).
+    end_to_end: bool,
     currency: String,
     minor: i64,
     creditor_key: String,
     remittance: String,
 }
 
-/// Reads the creditor side, amount, references and remittance of `o` for `kind`.
+/// Reads the creditor side, amount, references and remittance of `o` for `kind`; `lead`
+/// (the debtor's `debtorAccount` echo of a single or periodic payment) is echoed right after
+/// `endToEndIdentification`, before the part's other fields.
 fn part(
     app: &App,
     kind: PaymentType,
     o: &Fields<'_>,
     debtor: Option<&Account>,
+    lead: Option<Value>,
     warnings: &mut Vec<String>,
 ) -> Result<Part, ApiError> {
-    let mut echo = Map::new();
-    if let Some(e2e) = o.opt_str("endToEndIdentification", 35)? {
+    let mut echo = Map::with_capacity(8);
+    let e2e = o.opt_str("endToEndIdentification", 35)?;
+    let end_to_end = e2e.is_some();
+    if let Some(e2e) = e2e {
         echo.insert("endToEndIdentification".into(), Value::String(e2e));
+    }
+    if let Some(lead) = lead {
+        echo.insert("debtorAccount".into(), lead);
     }
     let (currency, minor, amount_json) = amount(o, "instructedAmount")?;
     let amount_path = join(&o.at("instructedAmount"), "currency");
@@ -606,6 +618,7 @@ fn part(
     );
     Ok(Part {
         echo,
+        end_to_end,
         currency,
         minor,
         creditor_key: creditor.key(),
@@ -870,14 +883,30 @@ pub fn parse_json(
     let kind = product.kind;
     match service {
         Service::Payments | Service::PeriodicPayments => {
-            let p = part(app, kind, &o, Some(&debtor), &mut warnings)?;
-            let mut echo = Map::new();
-            let mut rest = p.echo;
-            if let Some(e) = rest.remove("endToEndIdentification") {
-                echo.insert("endToEndIdentification".into(), e);
+            let p = part(
+                app,
+                kind,
+                &o,
+                Some(&debtor),
+                Some(debtor_json),
+                &mut warnings,
+            )?;
+            let mut echo = p.echo;
+            if p.end_to_end {
+                // The stored order since the first release: the parse took
+                // `endToEndIdentification` out of the part with `Map::remove` (a swap-remove,
+                // which put the part's last field in its place) and appended the rest after
+                // `debtorAccount`. Built in place now (issue 23), the last field moves to just
+                // after `debtorAccount`.
+                if let Some((k, v)) = echo
+                    .keys()
+                    .next_back()
+                    .cloned()
+                    .and_then(|last| echo.shift_remove_entry(&last))
+                {
+                    echo.shift_insert(2, k, v);
+                }
             }
-            echo.insert("debtorAccount".into(), debtor_json);
-            echo.append(&mut rest);
             let date = if service == Service::PeriodicPayments {
                 Some(periodic(app, &o, &mut echo)?)
             } else {
@@ -990,6 +1019,7 @@ pub fn parse_json(
                     kind,
                     &Fields::new(m, path),
                     Some(&debtor),
+                    None,
                     &mut warnings,
                 )?;
                 match &currency {
