@@ -322,14 +322,17 @@ pub fn binding_known(
     };
     let psu_id = Uuid::parse_str(psu)
         .map_err(|_| ApiError::format(format!("PSU-ID {psu:?} is not a UUID")))?;
+    // Only the id and type are kept: the registered record is not copied (issue 23).
     let customer = match registered {
-        Some(c) => Some(c.clone()),
-        None => access::psu_customer_record(&app.domain(), &tpp.id, psu_id)?,
+        Some(c) => Some((c.id, c.kind)),
+        None => {
+            access::psu_customer_record(&app.domain(), &tpp.id, psu_id)?.map(|c| (c.id, c.kind))
+        }
     };
     Ok(Binding {
-        customer: customer.as_ref().map(|c| c.id),
+        customer: customer.map(|(id, _)| id),
         created_psu_id: None,
-        kind: customer.map(|c| c.kind),
+        kind: customer.map(|(_, kind)| kind),
     })
 }
 
