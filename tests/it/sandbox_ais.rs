@@ -556,6 +556,13 @@ pub(crate) async fn bank_offered_consents_answers_201_with_an_sca_redirect() {
     assert_eq!(r.json["consentStatus"], "received");
     assert!(r.json["consentId"].is_string());
     assert!(r.json.get("tppMessages").is_none());
+    // The answer's headers (pinned for issue 23's answer without `axum::Json`).
+    assert_eq!(r.headers["content-type"], "application/json");
+    assert_eq!(r.headers["aspsp-sca-approach"], "REDIRECT");
+    assert_eq!(
+        r.headers["content-length"].to_str().unwrap(),
+        r.body.len().to_string()
+    );
     let href = r.sca_redirect().expect("scaRedirect").to_string();
     let ok = approved_by(&href, &c).await;
     assert_eq!(ok.tpp_session_id, "boc-1");

@@ -1737,3 +1737,115 @@ async fn a_wrong_psu_corporate_id_on_a_corporate_payment_is_401_corporate_id_inv
     ];
     assert_eq!(sb.get_with(&format!("{base}/status"), &h).await.status, 200);
 }
+
+/// The stored body's field order, as the details call echoes it (issue 23 pins it before the
+/// parse is rebuilt): `debtorAccount` after `endToEndIdentification` when there is one, and
+/// then the payment's own fields in the order read, except that with an
+/// `endToEndIdentification` the last of them comes first (the order the sandbox has always
+/// stored: the parse took `endToEndIdentification` out of the part with a swap-remove);
+/// periodic fields follow.
+#[tokio::test]
+async fn the_stored_body_keeps_its_field_order_with_and_without_an_end_to_end_id() {
+    let sb = sandbox().await;
+    let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    let mut body = kari_payment("12.50", "Order");
+    body["purposeCode"] = json!("GDSV");
+    body["chargeBearer"] = json!("SLEV");
+    let r = sb.initiate(DOMESTIC, &body).await;
+    r.assert_status(201);
+    let id = r.json["paymentId"].as_str().unwrap().to_string();
+    // The 201's headers, in order (pinned for issue 23's answer without `axum::Json`).
+    let names: Vec<&str> = r.headers.keys().map(|n| n.as_str()).collect();
+    let at = |n: &str| names.iter().position(|x| *x == n).unwrap();
+    assert!(at("content-type") < at("location"), "{names:?}");
+    assert!(at("location") < at("aspsp-sca-approach"), "{names:?}");
+    assert_eq!(r.headers["content-type"], "application/json");
+    assert_eq!(
+        r.headers["location"].to_str().unwrap(),
+        format!("/v1/payments/{DOMESTIC}/{id}")
+    );
+    assert_eq!(r.headers["aspsp-sca-approach"], "REDIRECT");
+    assert!(r.headers.get("psu-id").is_none());
+    let d = sb.get_ok(&format!("/v1/payments/{DOMESTIC}/{id}")).await;
+    assert_eq!(
+        keys(&d.json),
+        [
+            "debtorAccount",
+            "instructedAmount",
+            "creditorAccount",
+            "creditorName",
+            "purposeCode",
+            "chargeBearer",
+            "remittanceInformationUnstructured",
+            "transactionStatus"
+        ]
+    );
+    body["endToEndIdentification"] = json!("E2E-1");
+    body["remittanceInformationUnstructured"] = json!("Order 2");
+    let (id, _) = sb.create_payment(DOMESTIC, &body).await;
+    let d = sb.get_ok(&format!("/v1/payments/{DOMESTIC}/{id}")).await;
+    assert_eq!(
+        keys(&d.json),
+        [
+            "endToEndIdentification",
+            "debtorAccount",
+            "remittanceInformationUnstructured",
+            "instructedAmount",
+            "creditorAccount",
+            "creditorName",
+            "purposeCode",
+            "chargeBearer",
+            "transactionStatus"
+        ]
+    );
+    let today = chrono::DateTime::<chrono::Utc>::from(sb.now()).date_naive();
+    let mut periodic = kari_payment("9.00", "Rent");
+    periodic["endToEndIdentification"] = json!("E2E-2");
+    periodic["startDate"] = json!(today.to_string());
+    periodic["frequency"] = json!("Monthly");
+    let path = format!("/v1/periodic-payments/{DOMESTIC}");
+    let r = sb.post_created(&path, &periodic).await;
+    let id = r.json["paymentId"].as_str().unwrap();
+    let d = sb.get_ok(&format!("{path}/{id}")).await;
+    assert_eq!(
+        keys(&d.json),
+        [
+            "endToEndIdentification",
+            "debtorAccount",
+            "remittanceInformationUnstructured",
+            "instructedAmount",
+            "creditorAccount",
+            "creditorName",
+            "startDate",
+            "frequency",
+            "transactionStatus"
+        ]
+    );
+    let mut bulk = json!({
+        "debtorAccount": {"bban": first_bban(KARI)},
+        "payments": [kari_payment("3.00", "Bulk")],
+    });
+    bulk["payments"][0]["endToEndIdentification"] = json!("E2E-3");
+    bulk["payments"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("debtorAccount");
+    let path = format!("/v1/bulk-payments/{DOMESTIC}");
+    let r = sb.post_created(&path, &bulk).await;
+    let id = r.json["paymentId"].as_str().unwrap();
+    let d = sb.get_ok(&format!("{path}/{id}")).await;
+    assert_eq!(
+        keys(&d.json),
+        ["debtorAccount", "payments", "transactionStatus"]
+    );
+    assert_eq!(
+        keys(&d.json["payments"][0]),
+        [
+            "endToEndIdentification",
+            "instructedAmount",
+            "creditorAccount",
+            "creditorName",
+            "remittanceInformationUnstructured"
+        ]
+    );
+}

@@ -30,8 +30,8 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::Response;
 use axum::routing::{get, post};
 use uuid::Uuid;
 
@@ -40,6 +40,7 @@ use crate::sandbox::domain::access;
 use crate::sandbox::domain::rules;
 use crate::sandbox::errors::ApiError;
 use crate::sandbox::http::auth::{AisTpp, Tpp, TppResource};
+use crate::sandbox::http::payments::json_answer;
 use crate::sandbox::model::{AuthorisationError, ConsentKey, ScaStep, TppId};
 use crate::sandbox::store::access as store;
 use crate::xs2a::error::{MessageCode, TppMessage, TppMessageCategory};
@@ -80,10 +81,15 @@ async fn consent_created(
     })
 }
 
+/// The 201 of a consent creation: [`json_answer`] (`axum::Json`'s answer, serialised into
+/// a `Vec` first: issue 23) with `ASPSP-SCA-Approach: REDIRECT`.
 fn created(body: ConsentsResponse) -> Response {
-    let mut r = (StatusCode::CREATED, axum::Json(body)).into_response();
+    // The header's name as a constant (the same lower-case name the `&str` gave, without
+    // parsing it per answer).
+    const SCA_APPROACH: HeaderName = HeaderName::from_static("aspsp-sca-approach");
+    let mut r = json_answer(StatusCode::CREATED, body);
     r.headers_mut()
-        .insert("ASPSP-SCA-Approach", HeaderValue::from_static("REDIRECT"));
+        .insert(SCA_APPROACH, HeaderValue::from_static("REDIRECT"));
     r
 }
 

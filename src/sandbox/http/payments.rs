@@ -322,14 +322,17 @@ pub fn binding_known(
     };
     let psu_id = Uuid::parse_str(psu)
         .map_err(|_| ApiError::format(format!("PSU-ID {psu:?} is not a UUID")))?;
+    // Only the id and type are kept: the registered record is not copied (issue 23).
     let customer = match registered {
-        Some(c) => Some(c.clone()),
-        None => access::psu_customer_record(&app.domain(), &tpp.id, psu_id)?,
+        Some(c) => Some((c.id, c.kind)),
+        None => {
+            access::psu_customer_record(&app.domain(), &tpp.id, psu_id)?.map(|c| (c.id, c.kind))
+        }
     };
     Ok(Binding {
-        customer: customer.as_ref().map(|c| c.id),
+        customer: customer.map(|(id, _)| id),
         created_psu_id: None,
-        kind: customer.map(|c| c.kind),
+        kind: customer.map(|(_, kind)| kind),
     })
 }
 
@@ -552,13 +555,34 @@ fn links_json(links: &Links) -> Value {
     serde_json::to_value(links).unwrap_or(Value::Null)
 }
 
-/// A JSON answer with `status` and extra headers.
+/// A JSON answer of `status`: the response axum's [`Json`] gives (`Content-Type:
+/// application/json`, the body's bytes), serialised into a `Vec` of 512 bytes first (issue
+/// 23: `Json` writes through `io::Write` into a `BytesMut` of 128 bytes, a call per token and
+/// regrowths on the way). A body that does not serialise answers as `(status, Json(body))`
+/// does.
+pub fn json_answer(status: StatusCode, body: impl Serialize) -> Response {
+    let mut bytes = Vec::with_capacity(512);
+    match serde_json::to_writer(&mut bytes, &body) {
+        Ok(()) => (
+            status,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            bytes,
+        )
+            .into_response(),
+        Err(_) => (status, Json(body)).into_response(),
+    }
+}
+
+/// A JSON answer with `status` and extra headers ([`json_answer`]).
 pub fn json_response(
     status: StatusCode,
     body: impl Serialize,
     extra: &[(&str, String)],
 ) -> Response {
-    let mut r = (status, Json(body)).into_response();
+    let mut r = json_answer(status, body);
     for (name, value) in extra {
         if let (Ok(n), Ok(v)) = (
             header::HeaderName::from_bytes(name.as_bytes()),
@@ -645,14 +669,22 @@ async fn create<const S: u8>(
     let self_path = payment_path(service, product.name, &id);
     let sca = auth.as_deref().map(|a| (sca_href(&app, a), a));
     let out = initiated(&id, &self_path, sca, &init.warnings);
-    let mut extra = vec![
-        ("Location", self_path.clone()),
-        ("ASPSP-SCA-Approach", "REDIRECT".to_string()),
-    ];
-    if let Some(p) = bound.created_psu_id {
-        extra.push((headers::PSU_ID, p.to_string()));
+    // The headers `json_response` added (`Location`, `ASPSP-SCA-Approach`, then `PSU-ID`),
+    // named by constants instead of names parsed and values copied per answer (issue 23).
+    const SCA_APPROACH: header::HeaderName = header::HeaderName::from_static("aspsp-sca-approach");
+    const PSU_ID: header::HeaderName = header::HeaderName::from_static("psu-id");
+    let mut r = json_answer(StatusCode::CREATED, &out);
+    let h = r.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&self_path) {
+        h.insert(header::LOCATION, v);
     }
-    Ok(json_response(StatusCode::CREATED, &out, &extra))
+    h.insert(SCA_APPROACH, HeaderValue::from_static("REDIRECT"));
+    if let Some(p) = bound.created_psu_id
+        && let Ok(v) = HeaderValue::from_str(&p.to_string())
+    {
+        h.insert(PSU_ID, v);
+    }
+    Ok(r)
 }
 
 /// A link `{"href": ...}` ([`Link`] without `verbs`: the same JSON).
@@ -1236,6 +1268,67 @@ async fn fee_information(cert: TppCert) -> Result<Json<FeeInformation>, ApiError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Status, headers in order and body bytes of an answer.
+    async fn parts_of(r: Response) -> (StatusCode, Vec<(String, Vec<u8>)>, Vec<u8>) {
+        let status = r.status();
+        let headers = r
+            .headers()
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.as_bytes().to_vec()))
+            .collect();
+        let body = axum::body::to_bytes(r.into_body(), usize::MAX)
+            .await
+            .expect("a body");
+        (status, headers, body.to_vec())
+    }
+
+    /// [`json_answer`] answers exactly as `(status, Json(body))`: the same status, headers
+    /// and bytes, for a 201 of a payment (with and without warnings, escaped text), a
+    /// consent's 201, a body larger than its first buffer, and a body that does not
+    /// serialise (`Json`'s `text/plain` error).
+    #[tokio::test]
+    async fn json_answer_is_the_answer_of_axum_json() {
+        let warnings = ["a \"quoted\" warning ø\n".to_string()];
+        let sca = || Some(("https://sandbox.example/payment-sca/t0k".to_string(), "a1"));
+        let long = "x".repeat(2_000);
+        let path = format!("/v1/payments/p/{long}");
+        let cases: Vec<(StatusCode, Value)> = vec![
+            (
+                StatusCode::CREATED,
+                serde_json::to_value(initiated("id-1", "/v1/payments/p/id-1", sca(), &[]))
+                    .expect("serialises"),
+            ),
+            (
+                StatusCode::CREATED,
+                serde_json::to_value(initiated("id-2", "/v1/payments/p/id-2", None, &warnings))
+                    .expect("serialises"),
+            ),
+            (
+                StatusCode::OK,
+                serde_json::to_value(initiated("id-3", &path, sca(), &warnings))
+                    .expect("serialises"),
+            ),
+            (StatusCode::CREATED, json!({"consentStatus": "received"})),
+        ];
+        for (status, body) in cases {
+            let typed = parts_of(json_answer(status, &body)).await;
+            let reference = parts_of((status, Json(&body)).into_response()).await;
+            assert_eq!(typed, reference, "{body}");
+            assert_eq!(typed.1[0].1, b"application/json");
+        }
+        let typed_201 = initiated("id-4", "/v1/payments/p/id-4", sca(), &warnings);
+        assert_eq!(
+            parts_of(json_answer(StatusCode::CREATED, &typed_201)).await,
+            parts_of((StatusCode::CREATED, Json(&typed_201)).into_response()).await
+        );
+        let unserialisable: std::collections::BTreeMap<(u8, u8), u8> = [((1, 2), 3)].into();
+        let typed = parts_of(json_answer(StatusCode::CREATED, &unserialisable)).await;
+        let reference =
+            parts_of((StatusCode::CREATED, Json(&unserialisable)).into_response()).await;
+        assert_eq!(typed, reference);
+        assert_eq!(typed.1[0].1, b"text/plain; charset=utf-8");
+    }
 
     /// The 201 body as it was built before issue 23's cut: a `Value` with `_links` from the
     /// [`Links`] map.

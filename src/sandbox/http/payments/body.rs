@@ -196,6 +196,7 @@ fn amount(o: &Fields<'_>, key: &str) -> Result<(String, i64, Value), ApiError> {
 pub use crate::xs2a::identifiers::{is_bic, is_iban, is_norwegian_bban};
 
 /// An account reference as given: `iban` or `bban`, optional `currency`.
+#[derive(Debug)]
 struct AccRef {
     iban: Option<String>,
     bban: Option<String>,
@@ -262,12 +263,18 @@ fn account_ref(o: &Fields<'_>, key: &str) -> Result<AccRef, ApiError> {
     })
 }
 
+/// The debtor's sandbox account and its echo, from `read` (the body's `debtorAccount` as
+/// [`read_json`] read it) or, without one, read from `o` here.
 fn debtor_account(
     app: &App,
     o: &Fields<'_>,
+    read: Option<Result<AccRef, ApiError>>,
     known: Option<&Account>,
 ) -> Result<(Account, Value), ApiError> {
-    let r = account_ref(o, "debtorAccount")?;
+    let r = match read {
+        Some(r) => r?,
+        None => account_ref(o, "debtorAccount")?,
+    };
     let path = o.at("debtorAccount");
     let bban = r.norwegian_bban().ok_or_else(|| {
         field_error(
@@ -357,37 +364,50 @@ fn creditor_address(
 /// Everything of a payment but the debtor: one single payment, a periodic payment's
 /// payment part, or one bulk entry.
 struct Part {
+    /// The echo of the part's fields in the order read, after `endToEndIdentification` (when
+    /// given) and the `lead` field of [`part`] (when given).
     echo: Map<String, Value>,
+    /// Whether `endToEndIdentification` was given (first in `echo`).
+    end_to_end: bool,
     currency: String,
     minor: i64,
     creditor_key: String,
     remittance: String,
 }
 
-/// Reads the creditor side, amount, references and remittance of `o` for `kind`.
+/// Reads the creditor side, amount, references and remittance of `o` for `kind`; `lead`
+/// (the debtor's `debtorAccount` echo of a single or periodic payment) is echoed right after
+/// `endToEndIdentification`, before the part's other fields.
 fn part(
     app: &App,
     kind: PaymentType,
     o: &Fields<'_>,
     debtor: Option<&Account>,
+    lead: Option<Value>,
     warnings: &mut Vec<String>,
 ) -> Result<Part, ApiError> {
-    let mut echo = Map::new();
-    if let Some(e2e) = o.opt_str("endToEndIdentification", 35)? {
+    let mut echo = Map::with_capacity(8);
+    let e2e = o.opt_str("endToEndIdentification", 35)?;
+    let end_to_end = e2e.is_some();
+    if let Some(e2e) = e2e {
         echo.insert("endToEndIdentification".into(), Value::String(e2e));
     }
+    if let Some(lead) = lead {
+        echo.insert("debtorAccount".into(), lead);
+    }
     let (currency, minor, amount_json) = amount(o, "instructedAmount")?;
-    let amount_path = join(&o.at("instructedAmount"), "currency");
+    // Paths are built only for a refusal (issue 23).
+    let amount_path = || join(&o.at("instructedAmount"), "currency");
     match kind {
         k if k.is_domestic() && currency != "NOK" => {
             return Err(field_error(
-                &amount_path,
+                &amount_path(),
                 format!("domestic payments are in NOK, not {currency}"),
             ));
         }
         PaymentType::Sepa if currency != "EUR" => {
             return Err(field_error(
-                &amount_path,
+                &amount_path(),
                 format!("SEPA credit transfers are in EUR, not {currency}"),
             ));
         }
@@ -403,12 +423,13 @@ fn part(
         _ => {}
     }
     let creditor = account_ref(o, "creditorAccount")?;
-    let cpath = o.at("creditorAccount");
+    let creditor_path = || o.at("creditorAccount");
     if kind.is_domestic() {
         let ok = creditor
             .norwegian_bban()
             .is_some_and(|b| is_norwegian_bban(&b));
         if !ok {
+            let cpath = creditor_path();
             return Err(field_error(
                 &cpath,
                 format!(
@@ -418,6 +439,7 @@ fn part(
             ));
         }
     } else if kind != PaymentType::Swift && creditor.iban.is_none() {
+        let cpath = creditor_path();
         return Err(field_error(
             &join(&cpath, "iban"),
             format!("{cpath}.iban is required for cross-border and SEPA payments"),
@@ -426,6 +448,7 @@ fn part(
     if let Some(d) = debtor
         && creditor.norwegian_bban().as_deref() == Some(d.bban.as_str())
     {
+        let cpath = creditor_path();
         return Err(field_error(
             &cpath,
             format!("{cpath} is the debtor account itself"),
@@ -438,6 +461,7 @@ fn part(
             .zip(debtor)
             .is_some_and(|(c, d)| c.owner == d.owner);
         if !own {
+            let cpath = creditor_path();
             return Err(field_error(
                 &cpath,
                 format!(
@@ -606,6 +630,7 @@ fn part(
     );
     Ok(Part {
         echo,
+        end_to_end,
         currency,
         minor,
         creditor_key: creditor.key(),
@@ -812,27 +837,38 @@ pub fn parse(
     parse_json(app, service, product, read_json(body), None)
 }
 
+/// A request body read by [`read_json`]: its JSON, and its `debtorAccount` reference read
+/// once, for [`debtor_bban`] before the store's read and for [`parse_json`] after (issue 23:
+/// it was read twice).
+#[derive(Debug)]
+pub struct Read {
+    value: Value,
+    /// `debtorAccount` as `account_ref` reads it, its refusal kept for [`parse_json`] to
+    /// answer in its turn; `None` when the body is not a JSON object.
+    debtor: Option<Result<AccRef, ApiError>>,
+}
+
 /// The request body as JSON, the first step of [`parse`] (kept apart so that a caller can
 /// look at it, [`debtor_bban`], before the checks that answer first).
 ///
 /// Errors: 400 `FORMAT_ERROR` for a missing body or one that is not JSON.
-pub fn read_json(body: &[u8]) -> Result<Value, ApiError> {
+pub fn read_json(body: &[u8]) -> Result<Read, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::format("the request body is missing"));
     }
-    serde_json::from_slice(body)
-        .map_err(|e| ApiError::format(format!("the request body is not JSON: {e}")))
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::format(format!("the request body is not JSON: {e}")))?;
+    let debtor = match &value {
+        Value::Object(map) => Some(account_ref(&Fields::new(map, ""), "debtorAccount")),
+        _ => None,
+    };
+    Ok(Read { value, debtor })
 }
 
 /// The BBAN of the body's `debtorAccount` (its `bban`, or the BBAN of a Norwegian `iban`),
 /// when the body names one; `None` for anything [`parse`] would refuse there.
-pub fn debtor_bban(v: &Value) -> Option<String> {
-    let Value::Object(map) = v else {
-        return None;
-    };
-    account_ref(&Fields::new(map, ""), "debtorAccount")
-        .ok()?
-        .norwegian_bban()
+pub fn debtor_bban(read: &Read) -> Option<String> {
+    read.debtor.as_ref()?.as_ref().ok()?.norwegian_bban()
 }
 
 /// [`parse`] of a body already read by [`read_json`] (its error answers first), with
@@ -844,10 +880,13 @@ pub fn parse_json(
     app: &App,
     service: Service,
     product: &Product,
-    json: Result<Value, ApiError>,
+    json: Result<Read, ApiError>,
     debtor: Option<&Account>,
 ) -> Result<Initiation, ApiError> {
-    let v = json?;
+    let Read {
+        value: v,
+        debtor: debtor_ref,
+    } = json?;
     let Value::Object(map) = &v else {
         return Err(ApiError::format("the request body must be a JSON object"));
     };
@@ -866,18 +905,34 @@ pub fn parse_json(
     crate::sandbox::domain::rules::check_json_characters(&v)?;
     let o = Fields::new(map, "");
     let mut warnings = Vec::new();
-    let (debtor, debtor_json) = debtor_account(app, &o, debtor)?;
+    let (debtor, debtor_json) = debtor_account(app, &o, debtor_ref, debtor)?;
     let kind = product.kind;
     match service {
         Service::Payments | Service::PeriodicPayments => {
-            let p = part(app, kind, &o, Some(&debtor), &mut warnings)?;
-            let mut echo = Map::new();
-            let mut rest = p.echo;
-            if let Some(e) = rest.remove("endToEndIdentification") {
-                echo.insert("endToEndIdentification".into(), e);
+            let p = part(
+                app,
+                kind,
+                &o,
+                Some(&debtor),
+                Some(debtor_json),
+                &mut warnings,
+            )?;
+            let mut echo = p.echo;
+            if p.end_to_end {
+                // The stored order since the first release: the parse took
+                // `endToEndIdentification` out of the part with `Map::remove` (a swap-remove,
+                // which put the part's last field in its place) and appended the rest after
+                // `debtorAccount`. Built in place now (issue 23), the last field moves to just
+                // after `debtorAccount`.
+                if let Some((k, v)) = echo
+                    .keys()
+                    .next_back()
+                    .cloned()
+                    .and_then(|last| echo.shift_remove_entry(&last))
+                {
+                    echo.shift_insert(2, k, v);
+                }
             }
-            echo.insert("debtorAccount".into(), debtor_json);
-            echo.append(&mut rest);
             let date = if service == Service::PeriodicPayments {
                 Some(periodic(app, &o, &mut echo)?)
             } else {
@@ -990,6 +1045,7 @@ pub fn parse_json(
                     kind,
                     &Fields::new(m, path),
                     Some(&debtor),
+                    None,
                     &mut warnings,
                 )?;
                 match &currency {
