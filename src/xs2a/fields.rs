@@ -67,10 +67,10 @@ pub(crate) fn json_type(v: &Value) -> &'static str {
     }
 }
 
-/// A JSON object being read, with its path.
 /// Objects of at most this many keys are searched key by key in [`Fields::get`].
 const SCAN_KEYS: usize = 12;
 
+/// A JSON object being read, with its path.
 #[derive(Debug, Clone)]
 pub struct Fields<'a> {
     map: &'a Map<String, Value>,
