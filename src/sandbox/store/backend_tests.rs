@@ -407,6 +407,96 @@ fn no_answer_is_sent_before_its_batch_committed() {
     });
 }
 
+/// Issue 23, session 20, group commit: after a batch of more than one write the writer
+/// pauses ([`super::db::group_commit::GATHER`]) after the next batch's first write, and a
+/// write queued during that pause joins its batch; after a batch of one (a lone client) it
+/// does not pause. The pause is the test's hook, which queues a write from inside it and
+/// counts its calls (no timing).
+#[test]
+fn after_a_batch_of_several_writes_the_next_batch_gathers_the_writes_queued_meanwhile() {
+    use crate::sandbox::store::db::group_commit::Request;
+    on_both(|storage| {
+        let db = Db::open(&storage).unwrap();
+        db.migrate(&[("t1", "CREATE TABLE t (x INTEGER NOT NULL)")])
+            .unwrap();
+        let group = db.group().unwrap();
+        let sizes = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = sizes.clone();
+        *group.before_commit.lock().unwrap() = Some(Arc::new(move |n| {
+            seen.lock().unwrap().push(n);
+        }));
+        type Answer = tokio::sync::oneshot::Receiver<Result<i64, StoreError>>;
+        let insert = |x: i64| -> (Box<dyn super::db::group_commit::Pending>, Answer) {
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            let write = move |tx: &Conn<'_>| -> Result<i64, StoreError> {
+                tx.execute("INSERT INTO t VALUES (?1)", [x])?;
+                Ok(x)
+            };
+            (Box::new(Request::new(write, reply)), answer)
+        };
+        // The pause queues write 40 (once) from inside the writer.
+        let pauses = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = pauses.clone();
+        let sender = std::sync::Mutex::new(group.sender());
+        let (late, late_answer) = insert(40);
+        let late = std::sync::Mutex::new(Some(late));
+        *group.gathering.lock().unwrap() = Some(Arc::new(move || {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if let Some(job) = late.lock().unwrap().take() {
+                sender.lock().unwrap().send(job).unwrap();
+            }
+        }));
+        // A lone write, then one more: batches of one, no pause.
+        for x in [1, 2] {
+            let (job, answer) = insert(x);
+            assert!(group.submit(job));
+            assert_eq!(answer.blocking_recv().unwrap().unwrap(), x);
+        }
+        assert_eq!(pauses.load(std::sync::atomic::Ordering::SeqCst), 0);
+        // Two writes in one batch (a first write holds the writer until both are queued).
+        let got = one_batch(
+            &db,
+            vec![
+                Box::new(|tx: &Conn<'_>| -> Result<i64, StoreError> {
+                    tx.execute("INSERT INTO t VALUES (10)", [])?;
+                    Ok(10)
+                }) as TestWrite<i64>,
+                Box::new(|tx: &Conn<'_>| -> Result<i64, StoreError> {
+                    tx.execute("INSERT INTO t VALUES (11)", [])?;
+                    Ok(11)
+                }),
+            ],
+        );
+        assert_eq!(
+            got.into_iter().map(Result::unwrap).collect::<Vec<_>>(),
+            vec![10, 11]
+        );
+        // The holding write's batch of one came after a batch of one: no pause yet.
+        assert_eq!(pauses.load(std::sync::atomic::Ordering::SeqCst), 0);
+        // Now a lone write after the batch of two: the writer pauses, write 40 arrives
+        // meanwhile and both commit in one batch.
+        let (job, answer) = insert(30);
+        assert!(group.submit(job));
+        assert_eq!(answer.blocking_recv().unwrap().unwrap(), 30);
+        // Checked before waiting for 40: without the pause it is never queued.
+        assert_eq!(
+            pauses.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "the writer paused once, after the batch of two ({storage:?})"
+        );
+        assert_eq!(late_answer.blocking_recv().unwrap().unwrap(), 40);
+        assert_eq!(
+            *sizes.lock().unwrap(),
+            vec![1, 1, 1, 2, 2],
+            "two lone writes, the holding write, the two, then 30 and 40 together ({storage:?})"
+        );
+        let n: i64 = db
+            .read(|c| c.query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0)))
+            .unwrap();
+        assert_eq!(n, 6, "{storage:?}");
+    });
+}
+
 /// Issue 23, the reads before a write on PostgreSQL: a one-statement read
 /// ([`Db::read_single`]) is one round trip (no `BEGIN`/`COMMIT`); a read transaction's
 /// `BEGIN` and a write transaction's `BEGIN` + write lock travel with their first statement

@@ -771,7 +771,8 @@ impl Db {
     }
 
     /// Runs `f` as one write of a group commit ([`crate::sandbox::store::db::group_commit`]): the
-    /// writer thread runs it with the other writes waiting at that moment in ONE transaction,
+    /// writer thread runs it with the other writes waiting at that moment (after a pause of
+    /// [`group_commit::GATHER`] when the previous batch held several) in ONE transaction,
     /// `f` in its own savepoint (its failure rolls back only its own statements, and its
     /// error is its answer), commits once, bumps the data version once, and only then
     /// answers. The hot creations (payments, consents) use it; `f` must be `'static` (it runs

@@ -4,8 +4,12 @@
 //! (when one fails, the batch is rolled back and run again with each write in its own
 //! `SAVEPOINT`: a failing write rolls back only its own part and gets its own error), commits
 //! once, and only then answers them all. While a batch runs, the next one
-//! gathers; there is no timer: under one client a batch is one write, under 64 it is what
-//! arrived during the previous commit.
+//! gathers. When the previous batch held more than one write (concurrent writers), the
+//! writer also pauses [`GATHER`] after the first write of the next batch before taking
+//! what is waiting (issue 23, session 20: under 64 connections the batches held 1–3 writes
+//! each, and every batch writes the right-edge page of each b-tree it touches, takes and
+//! frees the log's locks and parks the thread again; waiting a little for more halved a
+//! consent's log pages). Under one client a batch is one write and never waits.
 //!
 //! Durability is the single-write path's ([`crate::sandbox::store::db::Db::write`]): an answer
 //! leaves only after the `COMMIT` of its batch returned (SQLite WAL, `synchronous=NORMAL`:
@@ -26,6 +30,11 @@ use crate::sandbox::store::sql::{self, Conn, PgSession};
 
 /// Most writes in one batch (the rest wait for the next).
 pub const MAX_BATCH: usize = 256;
+
+/// How long the writer waits for more writes after the first of a batch, when the previous
+/// batch held more than one (200 µs; a batch under 64 connections then holds ~15–20 writes
+/// instead of 1–3). One pause per batch: the writes queued meanwhile do not wake the writer.
+pub const GATHER: std::time::Duration = std::time::Duration::from_micros(200);
 
 /// The savepoint each write of a batch runs in.
 const SAVEPOINT: &str = "SAVEPOINT group_write";
@@ -116,6 +125,10 @@ pub struct GroupStats {
 #[cfg(test)]
 pub(crate) type BeforeCommit = Arc<dyn Fn(usize) + Send + Sync>;
 
+/// A hook the writer calls instead of its [`GATHER`] pause (tests).
+#[cfg(test)]
+pub(crate) type Gathering = Arc<dyn Fn() + Send + Sync>;
+
 /// The writer thread's handle: where requests are queued.
 pub(crate) struct GroupCommit {
     queue: Mutex<Sender<Box<dyn Pending>>>,
@@ -123,6 +136,8 @@ pub(crate) struct GroupCommit {
     pub(crate) stats: Arc<GroupStats>,
     #[cfg(test)]
     pub(crate) before_commit: Arc<Mutex<Option<BeforeCommit>>>,
+    #[cfg(test)]
+    pub(crate) gathering: Arc<Mutex<Option<Gathering>>>,
 }
 
 impl GroupCommit {
@@ -139,6 +154,8 @@ impl GroupCommit {
         let stats = Arc::new(GroupStats::default());
         #[cfg(test)]
         let before_commit: Arc<Mutex<Option<BeforeCommit>>> = Arc::new(Mutex::new(None));
+        #[cfg(test)]
+        let gathering: Arc<Mutex<Option<Gathering>>> = Arc::new(Mutex::new(None));
         let writer = Writer {
             backing,
             version,
@@ -147,6 +164,8 @@ impl GroupCommit {
             pg: None,
             #[cfg(test)]
             before_commit: before_commit.clone(),
+            #[cfg(test)]
+            gathering: gathering.clone(),
         };
         std::thread::Builder::new()
             .name("sandbox-writer".into())
@@ -156,6 +175,8 @@ impl GroupCommit {
             stats,
             #[cfg(test)]
             before_commit,
+            #[cfg(test)]
+            gathering,
         })
     }
 
@@ -163,6 +184,12 @@ impl GroupCommit {
     pub(crate) fn submit(&self, job: Box<dyn Pending>) -> bool {
         let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
         queue.send(job).is_ok()
+    }
+
+    /// Where a test queues a write from inside the writer thread (its [`Gathering`] hook).
+    #[cfg(test)]
+    pub(crate) fn sender(&self) -> Sender<Box<dyn Pending>> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }
 
@@ -176,20 +203,33 @@ struct Writer {
     pg: Option<PgSession>,
     #[cfg(test)]
     before_commit: Arc<Mutex<Option<BeforeCommit>>>,
+    #[cfg(test)]
+    gathering: Arc<Mutex<Option<Gathering>>>,
+}
+
+/// Moves the writes waiting in `rx` into `jobs`, up to [`MAX_BATCH`].
+fn take_waiting(rx: &Receiver<Box<dyn Pending>>, jobs: &mut Vec<Box<dyn Pending>>) {
+    while jobs.len() < MAX_BATCH {
+        match rx.try_recv() {
+            Ok(j) => jobs.push(j),
+            Err(_) => break,
+        }
+    }
 }
 
 impl Writer {
     fn run(mut self, rx: Receiver<Box<dyn Pending>>) {
         let mut jobs: Vec<Box<dyn Pending>> = Vec::with_capacity(MAX_BATCH);
+        let mut last = 0;
         while let Ok(first) = rx.recv() {
             jobs.push(first);
-            while jobs.len() < MAX_BATCH {
-                match rx.try_recv() {
-                    Ok(j) => jobs.push(j),
-                    Err(_) => break,
-                }
+            take_waiting(&rx, &mut jobs);
+            if last > 1 && jobs.len() < MAX_BATCH {
+                self.gather();
+                take_waiting(&rx, &mut jobs);
             }
             let n = jobs.len();
+            last = n;
             let committed = self.batch(&mut jobs).map_err(|e| {
                 tracing::warn!(error = %e, writes = n, "a batch of writes failed to commit");
                 format!("the database failed: {e}")
@@ -221,6 +261,25 @@ impl Writer {
 
     #[cfg(not(test))]
     fn before_commit(&self, _: usize) {}
+
+    /// The pause for more writes ([`GATHER`]; tests: their hook instead).
+    #[cfg(test)]
+    fn gather(&self) {
+        let hook = self
+            .gathering
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        match hook {
+            Some(h) => h(),
+            None => std::thread::sleep(GATHER),
+        }
+    }
+
+    #[cfg(not(test))]
+    fn gather(&self) {
+        std::thread::sleep(GATHER);
+    }
 
     /// [`Writer::batch`] on PostgreSQL, on the writer's session `s`: first pipelined
     /// ([`Writer::batch_pg_pipelined`]); when any write or the `COMMIT` of that fails, the
