@@ -159,22 +159,36 @@ fn format_access_line<T: tracing_subscriber::fmt::time::FormatTime>(
             let _ = w.write_str("<unknown time>");
         }
     }
-    out.push_str("  INFO ");
-    out.push_str(ACCESS_LOG_TARGET);
-    out.push_str(": request");
-    let mut fields = AccessFields {
-        out: std::mem::take(out),
-        plain: true,
-    };
-    fields.text("method", a.method);
-    fields.text("path", a.path);
-    fields.number("status", u64::from(a.status));
-    fields.text("code", a.code);
-    fields.number("latency_us", a.latency_us);
-    fields.text("request_id", a.request_id);
-    fields.text("verify", a.verify);
-    *out = fields.out;
+    // The names are this line's own (none is `r#…` or `log.…`): written as they are.
+    out.push_str("  INFO psd2_console::access: request method=");
+    quoted(out, a.method);
+    out.push_str(" path=");
+    quoted(out, a.path);
+    out.push_str(" status=");
+    out.push_str(itoa::Buffer::new().format(a.status));
+    out.push_str(" code=");
+    quoted(out, a.code);
+    out.push_str(" latency_us=");
+    out.push_str(itoa::Buffer::new().format(a.latency_us));
+    out.push_str(" request_id=");
+    quoted(out, a.request_id);
+    out.push_str(" verify=");
+    quoted(out, a.verify);
     out.push('\n');
+}
+
+/// `value` as `{:?}` writes it (quoted, escaped), appended to `out`: copied between its
+/// quotes when it needs no escape.
+fn quoted(out: &mut String, value: &str) {
+    if debug_is_quoted_as_is(value) {
+        out.reserve(value.len() + 2);
+        out.push('"');
+        out.push_str(value);
+        out.push('"');
+    } else {
+        use std::fmt::Write as _;
+        let _ = write!(out, "{value:?}");
+    }
 }
 
 /// The writer of `sandbox serve`'s lines ([`init_stderr`]): its own handle on the process's
@@ -481,16 +495,8 @@ impl AccessFields {
 impl AccessFields {
     /// A text field: `name="value"`, escaped as `{:?}` escapes it.
     fn text(&mut self, name: &str, value: &str) {
-        if !self.named(name) {
-            return;
-        }
-        if debug_is_quoted_as_is(value) {
-            self.out.push('"');
-            self.out.push_str(value);
-            self.out.push('"');
-        } else {
-            use std::fmt::Write as _;
-            let _ = write!(self.out, "{value:?}");
+        if self.named(name) {
+            quoted(&mut self.out, value);
         }
     }
 
@@ -504,8 +510,10 @@ impl AccessFields {
 
 /// Whether `{:?}` of `s` is `s` between double quotes: visible ASCII and space, no `"` or `\`.
 fn debug_is_quoted_as_is(s: &str) -> bool {
-    s.bytes()
-        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    // Every byte looked at (no early exit), which the compiler can do several at a time.
+    s.bytes().fold(true, |ok, b| {
+        ok & (0x20..0x7f).contains(&b) & (b != b'"') & (b != b'\\')
+    })
 }
 
 impl tracing::field::Visit for AccessFields {
