@@ -234,6 +234,11 @@ pub struct VerifiedRequest {
     pub certificate: Arc<Certificate>,
     /// The parsed `Signature` header.
     pub params: SignatureParams,
+    /// The request's `Date` as the Date check parsed and accepted it (whole seconds), or
+    /// `None` when the request has no `Date` (a policy without `require_date`). The replay
+    /// check keeps the request's `X-Request-ID` until this `Date` leaves the window, without
+    /// parsing the header again (issue 23).
+    pub date: Option<SystemTime>,
 }
 
 /// A certificate ready for verification: parsed once, with its public key parsed.
@@ -750,7 +755,7 @@ fn verify_with_key(
         None => {}
     }
     // Date (rule 4)
-    match header_named(headers, &DATE) {
+    let date = match header_named(headers, &DATE) {
         Some(d) => {
             let date = parse_imf_fixdate(d).map_err(|e| VerifyError::DateInvalid(e.to_string()))?;
             let skew = crate::cert::unix_seconds(date) - crate::cert::unix_seconds(now);
@@ -762,10 +767,11 @@ fn verify_with_key(
                     max_secs: policy.max_skew_secs,
                 });
             }
+            Some(date)
         }
         None if policy.require_date => return Err(VerifyError::DateMissing),
-        None => {}
-    }
+        None => None,
+    };
     // Every listed header is present (building the signing string looks each up, and fails
     // on the first one missing), and (policy) every eligible present header is listed.
     let signing_string = build_signing_string(
@@ -792,6 +798,7 @@ fn verify_with_key(
     Ok(VerifiedRequest {
         certificate: key.certificate.clone(),
         params,
+        date,
     })
 }
 

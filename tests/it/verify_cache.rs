@@ -315,3 +315,25 @@ fn httpdate_rfc850(imf: &str) -> String {
     let (dd, mon, yyyy, rest) = (&imf[5..7], &imf[8..11], &imf[12..16], &imf[17..]);
     format!("{day}, {dd}-{mon}-{} {rest}", &yyyy[2..])
 }
+
+/// The verified request carries its `Date` as the Date check parsed it (the replay check
+/// keeps the X-Request-ID by it instead of parsing the header again), by both ways of
+/// verifying.
+#[test]
+fn the_verified_request_carries_the_date_the_date_check_accepted() {
+    let (a, _) = twins();
+    let now = SystemTime::now();
+    let hs = signed(&a, "9b1f1f0e-0000-4000-8000-0000000000d1", now);
+    let map = header_map(&hs);
+    let view = RequestView {
+        method: "GET",
+        path_and_query: "/v1/accounts",
+        headers: &map,
+        body: b"",
+    };
+    let v = Verifier::new(VerifyPolicy::default());
+    let date = parse_imf_fixdate(get(&hs, "Date")).unwrap();
+    assert_eq!(v.verify(&view, now).unwrap().date, Some(date));
+    let s = v.signer_of(&map).unwrap();
+    assert_eq!(v.verify_signer(&view, now, &s).unwrap().date, Some(date));
+}

@@ -21,7 +21,9 @@
 //! a field for a logfmt reader.
 //!
 //! Where the line goes (stderr as text or JSON for `sandbox serve`, a file for the console)
-//! and which lines are kept (`RUST_LOG`) is decided by the subscriber ([`crate::logging`]).
+//! and which lines are kept (`RUST_LOG`) is decided by the subscriber ([`crate::logging`]);
+//! `sandbox serve`'s text format has the line written without the event
+//! ([`crate::logging::access_line`], the same bytes and filter).
 //! Headers other than `X-Request-ID`, bodies, certificates and `Signature` values are never
 //! logged. A path holds URI characters only and the request id visible ASCII only (others
 //! log as `-`), so a hostile client cannot write line breaks or terminal escapes into the log.
@@ -120,18 +122,30 @@ where
         .map_or("-", |s| s.0.as_str());
     // Every text value is recorded as a `&str`, which the text format writes quoted and
     // escaped (`request_id="abc status=200"`) and the JSON format as a string, so no value
-    // can forge a field for a logfmt reader (issue 20, finding 6).
-    tracing::info!(
-        target: ACCESS_TARGET,
-        method = method.as_str(),
+    // can forge a field for a logfmt reader (issue 20, finding 6). `sandbox serve`'s text
+    // format takes the line without the event (the same bytes, `RUST_LOG` the same filter).
+    let line = crate::logging::Access {
+        method: method.as_str(),
         path,
-        status = response.status().as_u16(),
+        status: response.status().as_u16(),
         code,
         latency_us,
         request_id,
         verify,
-        "request"
-    );
+    };
+    if !crate::logging::access_line(&line) {
+        tracing::info!(
+            target: ACCESS_TARGET,
+            method = line.method,
+            path,
+            status = line.status,
+            code,
+            latency_us,
+            request_id,
+            verify,
+            "request"
+        );
+    }
     if let Some(seen) = seen {
         publish(
             app,

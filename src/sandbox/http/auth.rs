@@ -301,19 +301,23 @@ where
             // Over TLS, the QWAC's rules first (a refused request does not use up its
             // X-Request-ID); then a repeated X-Request-ID of this TPP is a replay (see
             // `crate::sandbox::http::replay`).
-            let refused =
-                qwac_refusal(app, &parts, &verified.certificate, now).or_else(|| {
-                    match (&app.replay, &request_id) {
-                        (Some(guard), Some(id)) => {
-                            let id = String::from_utf8_lossy(id.as_bytes());
-                            guard
-                                .check(&tpp.id, &id, &parts.headers, now)
-                                .err()
-                                .map(|r| r.to_error(&id))
-                        }
-                        _ => None,
+            let refused = qwac_refusal(app, &parts, &verified.certificate, now).or_else(|| {
+                match (&app.replay, &request_id) {
+                    (Some(guard), Some(id)) => {
+                        // UTF-8 (every id a client sends) is borrowed as it is; the
+                        // lossy copy only for other bytes (the same text either way).
+                        let id = match std::str::from_utf8(id.as_bytes()) {
+                            Ok(text) => std::borrow::Cow::Borrowed(text),
+                            Err(_) => String::from_utf8_lossy(id.as_bytes()),
+                        };
+                        guard
+                            .check(&tpp.id, &id, verified.date, now)
+                            .err()
+                            .map(|r| r.to_error(&id))
                     }
-                });
+                    _ => None,
+                }
+            });
             let unregistered = is_management(parts.uri.path())
                 && !verified
                     .certificate

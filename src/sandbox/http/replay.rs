@@ -52,8 +52,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use axum::http::HeaderMap;
-
 use crate::sandbox::errors::ApiError;
 use crate::sandbox::model::TppId;
 use crate::sandbox::store::replay as store;
@@ -305,19 +303,21 @@ impl ReplayGuard {
         s.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Remembers `request_id` of `tpp`, or says why the request is refused. `headers` give
-    /// the request's `Date` and `now` is the sandbox clock: the id is kept for as long as
-    /// the request's `Date` stays within the window at that clock (`Date + max skew + 1` −
-    /// `now`, at least 1 s, at most `2 × max skew + 2` s), counted on the monotonic clock,
-    /// so a later jump of the sandbox clock (either way) never keeps ids longer.
+    /// Remembers `request_id` of `tpp`, or says why the request is refused. `date` is the
+    /// request's `Date` as the signature check accepted it
+    /// ([`crate::signing::VerifiedRequest::date`]; `None` without one) and `now` the sandbox
+    /// clock: the id is kept for as long as the request's `Date` stays within the window at
+    /// that clock (`Date + max skew + 1` − `now`, at least 1 s, at most `2 × max skew + 2`
+    /// s; `now + 2 × max skew + 1` without a `Date`), counted on the monotonic clock, so a
+    /// later jump of the sandbox clock (either way) never keeps ids longer.
     pub fn check(
         &self,
         tpp: &TppId,
         request_id: &str,
-        headers: &HeaderMap,
+        date: Option<SystemTime>,
         now: SystemTime,
     ) -> Result<(), Refusal> {
-        self.check_at(tpp, request_id, headers, now, self.start.elapsed())
+        self.check_at(tpp, request_id, date, now, self.start.elapsed())
     }
 
     /// [`ReplayGuard::check`] with the monotonic time given as the time since the guard was
@@ -326,16 +326,12 @@ impl ReplayGuard {
         &self,
         tpp: &TppId,
         request_id: &str,
-        headers: &HeaderMap,
+        date: Option<SystemTime>,
         now: SystemTime,
         elapsed: Duration,
     ) -> Result<(), Refusal> {
         let mono = millis(elapsed);
         let now_s = secs(now);
-        let date = headers
-            .get(axum::http::header::DATE)
-            .and_then(|d| d.to_str().ok())
-            .and_then(|d| httpdate::parse_http_date(d).ok());
         let longest = 2 * self.max_skew + 2;
         let expires = match date {
             Some(d) => secs(d).saturating_add(self.max_skew + 1),
@@ -516,13 +512,10 @@ fn spawn_flusher(
 mod tests {
     use super::*;
 
-    fn date(t: SystemTime) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        h.insert(
-            axum::http::header::DATE,
-            httpdate::fmt_http_date(t).parse().unwrap(),
-        );
-        h
+    /// A request's `Date` as the signature check passes it on: the header's text parsed
+    /// (whole seconds).
+    fn date(t: SystemTime) -> Option<SystemTime> {
+        Some(crate::signing::parse_imf_fixdate(&httpdate::fmt_http_date(t)).unwrap())
     }
 
     #[test]
@@ -533,25 +526,37 @@ mod tests {
         let t0 = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
         let h = date(t0);
         let at = |s: u64| Duration::from_secs(s);
-        assert_eq!(g.check_at(&tpp, "id-1", &h, t0, at(0)), Ok(()));
-        assert_eq!(
-            g.check_at(&tpp, "id-1", &h, t0, at(0)),
-            Err(Refusal::Replay)
-        );
+        assert_eq!(g.check_at(&tpp, "id-1", h, t0, at(0)), Ok(()));
+        assert_eq!(g.check_at(&tpp, "id-1", h, t0, at(0)), Err(Refusal::Replay));
         // Another TPP may use the same id.
-        assert_eq!(g.check_at(&other, "id-1", &h, t0, at(0)), Ok(()));
+        assert_eq!(g.check_at(&other, "id-1", h, t0, at(0)), Ok(()));
         // Still refused at the end of the window (Date + 60 s)...
         let late = t0 + Duration::from_secs(60);
         assert_eq!(
-            g.check_at(&tpp, "id-1", &h, late, at(60)),
+            g.check_at(&tpp, "id-1", h, late, at(60)),
             Err(Refusal::Replay)
         );
         // ...and dropped once the Date check alone refuses the request.
         let after = t0 + Duration::from_secs(62);
+        assert_eq!(g.check_at(&tpp, "id-1", date(after), after, at(62)), Ok(()));
+    }
+
+    /// A request without `Date` (a policy without `require_date`): its id is kept for twice
+    /// the window from the sandbox clock (`now + 2 × max skew + 1`), then forgotten.
+    #[test]
+    fn an_id_without_a_date_is_kept_twice_the_window() {
+        let g = ReplayGuard::in_memory(60);
+        let tpp = TppId("a".into());
+        let t0 = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let at = |s: u64| Duration::from_secs(s);
+        assert_eq!(g.check_at(&tpp, "undated", None, t0, at(0)), Ok(()));
+        let later = t0 + Duration::from_secs(120);
         assert_eq!(
-            g.check_at(&tpp, "id-1", &date(after), after, at(62)),
-            Ok(())
+            g.check_at(&tpp, "undated", None, later, at(120)),
+            Err(Refusal::Replay)
         );
+        let after = t0 + Duration::from_secs(122);
+        assert_eq!(g.check_at(&tpp, "undated", None, after, at(122)), Ok(()));
     }
 
     /// Issue 20, finding 5: a lesson advances the sandbox clock 181 days, sends requests,
@@ -568,14 +573,14 @@ mod tests {
         let ahead = real + Duration::from_secs(181 * 86_400);
         let mut elapsed = Duration::ZERO;
         for i in 0..48 {
-            let r = g.check_at(&lesson, &format!("ahead-{i}"), &date(ahead), ahead, elapsed);
+            let r = g.check_at(&lesson, &format!("ahead-{i}"), date(ahead), ahead, elapsed);
             assert_eq!(r, Ok(()), "request {i} at +181 days");
         }
         g.forget_tpp(&lesson);
         assert_eq!(g.len(), 0, "initialize forgets the TPP's ids");
         // Again at +181 days (the initialize came later in another run of the lesson).
         for i in 0..16 {
-            let r = g.check_at(&lesson, &format!("again-{i}"), &date(ahead), ahead, elapsed);
+            let r = g.check_at(&lesson, &format!("again-{i}"), date(ahead), ahead, elapsed);
             assert_eq!(r, Ok(()));
         }
         // The clock is back at real time (no initialize this time): 20,000 more requests, one
@@ -583,19 +588,16 @@ mod tests {
         for i in 0..20_000u64 {
             elapsed = Duration::from_millis(1500 * i) + Duration::from_secs(1);
             let now = real + elapsed;
-            let r = g.check_at(&lesson, &format!("later-{i}"), &date(now), now, elapsed);
+            let r = g.check_at(&lesson, &format!("later-{i}"), date(now), now, elapsed);
             assert_eq!(r, Ok(()), "request {i} after the clock moved back");
             assert!(g.len() <= CAPACITY, "bounded: {} ids", g.len());
         }
         let now = real + elapsed;
         let fresh = TppId("fresh".into());
-        assert_eq!(
-            g.check_at(&fresh, "first", &date(now), now, elapsed),
-            Ok(())
-        );
+        assert_eq!(g.check_at(&fresh, "first", date(now), now, elapsed), Ok(()));
         // Ids still refused within their window after all this.
         assert_eq!(
-            g.check_at(&lesson, "later-19999", &date(now), now, elapsed),
+            g.check_at(&lesson, "later-19999", date(now), now, elapsed),
             Err(Refusal::Replay)
         );
     }
@@ -606,11 +608,11 @@ mod tests {
         let (a, b) = (TppId("a".into()), TppId("b".into()));
         let t = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
         let z = Duration::ZERO;
-        assert_eq!(g.check_at(&a, "x", &date(t), t, z), Ok(()));
-        assert_eq!(g.check_at(&b, "x", &date(t), t, z), Ok(()));
+        assert_eq!(g.check_at(&a, "x", date(t), t, z), Ok(()));
+        assert_eq!(g.check_at(&b, "x", date(t), t, z), Ok(()));
         g.forget_tpp(&a);
-        assert_eq!(g.check_at(&a, "x", &date(t), t, z), Ok(()));
-        assert_eq!(g.check_at(&b, "x", &date(t), t, z), Err(Refusal::Replay));
+        assert_eq!(g.check_at(&a, "x", date(t), t, z), Ok(()));
+        assert_eq!(g.check_at(&b, "x", date(t), t, z), Err(Refusal::Replay));
         g.clear();
         assert!(g.is_empty());
     }
@@ -623,11 +625,11 @@ mod tests {
         let tpp = TppId("t".into());
         {
             let g = ReplayGuard::persistent(&file, 60).unwrap();
-            assert_eq!(g.check(&tpp, "x", &date(now), now), Ok(()));
+            assert_eq!(g.check(&tpp, "x", date(now), now), Ok(()));
             std::thread::sleep(FLUSH_INTERVAL * 3);
         }
         let g = ReplayGuard::persistent(&file, 60).unwrap();
-        assert_eq!(g.check(&tpp, "x", &date(now), now), Err(Refusal::Replay));
-        assert_eq!(g.check(&tpp, "y", &date(now), now), Ok(()));
+        assert_eq!(g.check(&tpp, "x", date(now), now), Err(Refusal::Replay));
+        assert_eq!(g.check(&tpp, "y", date(now), now), Ok(()));
     }
 }
