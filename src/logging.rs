@@ -160,7 +160,9 @@ fn format_access_line<T: tracing_subscriber::fmt::time::FormatTime>(
         }
     }
     // The names are this line's own (none is `r#…` or `log.…`): written as they are.
-    out.push_str("  INFO psd2_console::access: request method=");
+    out.push_str("  INFO ");
+    out.push_str(ACCESS_LOG_TARGET);
+    out.push_str(": request method=");
     quoted(out, a.method);
     out.push_str(" path=");
     quoted(out, a.path);
