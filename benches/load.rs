@@ -55,10 +55,19 @@ const REDIRECT: &str = "http://127.0.0.1:9/callback";
 struct Server {
     child: Child,
     base: String,
+    /// The child leads its own process group (a `PSD2_LOAD_WRAP` wrapper and the sandbox it
+    /// started): the whole group is killed, not only the wrapper (strace or perf would
+    /// leave the sandbox running, spoiling every later measurement).
+    group: bool,
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
+        if self.group {
+            let _ = Command::new("kill")
+                .args(["-s", "KILL", "--", &format!("-{}", self.child.id())])
+                .status();
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -97,6 +106,7 @@ fn start_server(port: u16, db: Option<&Path>, allow_replays: bool) -> Server {
     Server {
         child,
         base: format!("http://127.0.0.1:{port}"),
+        group: false,
     }
 }
 
@@ -836,6 +846,7 @@ fn start_baseline(spec: &BaselineSpec) -> Server {
     Server {
         child,
         base: format!("{scheme}://127.0.0.1:{port}"),
+        group: false,
     }
 }
 
@@ -864,6 +875,7 @@ fn start_reads_server(extra: &[&str], home: Option<&Path>) -> Server {
         Some((program, args)) => {
             let mut c = Command::new(program);
             c.args(args).arg(&bin);
+            std::os::unix::process::CommandExt::process_group(&mut c, 0);
             c
         }
         None => Command::new(&bin),
@@ -892,6 +904,7 @@ fn start_reads_server(extra: &[&str], home: Option<&Path>) -> Server {
     Server {
         child,
         base: format!("{scheme}://127.0.0.1:{port}"),
+        group: !wrap.is_empty(),
     }
 }
 
