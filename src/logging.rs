@@ -54,9 +54,7 @@ pub fn init_stderr(format: LogFormat) {
         // The first writer only: a second subscriber is not installed (below).
         let _ = ACTIVE.set(b.clone());
     }
-    let direct = Direct {
-        batch_of_access_lines: lines.batch.clone(),
-    };
+    let batch_of_access_lines = lines.batch.clone();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter())
         .with_writer(lines)
@@ -64,28 +62,18 @@ pub fn init_stderr(format: LogFormat) {
         .with_ansi(false);
     match format {
         LogFormat::Text => {
-            let installed = builder
-                .event_format(AccessLine {
-                    inner: tracing_subscriber::fmt::format().with_timer(SecondCachedTime),
-                    timer: SecondCachedTime,
-                })
-                .try_init()
-                .is_ok();
-            // This subscriber's access-log lines may be written without their event
+            // This subscriber's access-log lines are written without their event
             // ([`access_line`]); only when it is the one installed.
-            if installed && let Some(b) = &direct.batch_of_access_lines {
-                let _ = DIRECT.set(b.clone());
+            if builder.try_init().is_ok()
+                && let Some(b) = batch_of_access_lines
+            {
+                let _ = DIRECT.set(b);
             }
         }
         LogFormat::Json => {
             let _ = builder.json().flatten_event(false).try_init();
         }
     }
-}
-
-/// The batch [`init_stderr`] hands to [`DIRECT`] once its subscriber is installed.
-struct Direct {
-    batch_of_access_lines: Option<Arc<Batch>>,
 }
 
 /// The batch of `sandbox serve`'s text-format subscriber ([`init_stderr`]), into which
@@ -120,8 +108,8 @@ thread_local! {
 }
 
 /// Writes the access-log line of `a` straight into the batch of `sandbox serve`'s text
-/// subscriber, byte for byte the line its event would give ([`AccessLine`]), without the
-/// `tracing` event and its field visits (issue 23: ~3.5 k instructions per request). Returns
+/// subscriber, byte for byte the line tracing-subscriber's text format writes for its event
+/// (the test below), without the `tracing` event and its field visits (issue 23: ~3.5 k instructions per request). Returns
 /// `false` when the caller must emit the event instead: no such subscriber is installed (JSON,
 /// the console, tests), or a span is entered (whose context the default format prints).
 /// Filtering is `RUST_LOG`'s as for the event: a line `RUST_LOG` turns off is dropped here
@@ -146,8 +134,9 @@ pub fn access_line(a: &Access<'_>) -> bool {
     matches!(pushed, Ok(Some(_)))
 }
 
-/// The text line of `a` as [`AccessLine`] writes its event (time by `timer`, level, target,
-/// message, fields, newline), appended to `out`.
+/// The text line of `a` as tracing-subscriber's full text format writes its event (time by
+/// `timer`, the level padded to five characters, target, message, the fields in order with
+/// text values quoted and escaped as `{:?}` does, numbers bare, newline), appended to `out`.
 fn format_access_line<T: tracing_subscriber::fmt::time::FormatTime>(
     timer: &T,
     a: &Access<'_>,
@@ -396,174 +385,12 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for StderrLines {
 /// the same text: a unit test there checks it).
 pub const ACCESS_LOG_TARGET: &str = "psd2_console::access";
 
-/// The text format of `sandbox serve` ([`init_stderr`]): `inner` (tracing-subscriber's
-/// full format with `timer`), except that an access-log line ([`ACCESS_LOG_TARGET`], outside any span,
-/// without ANSI colours) is written here, byte for byte as `inner` writes it
-/// (`2026-11-27T00:47:12.123456Z  INFO psd2_console::access: request method="GET" ...`): the
-/// time (`timer`), the level padded to five characters, the target, then the
-/// fields in their order, text values quoted and escaped as `{:?}` does, numbers bare. A text
-/// value of visible ASCII without `"` or `\` (every method, path and `X-Request-ID` the
-/// sandbox logs) is copied between its quotes instead of going through `Debug` character by
-/// character, which is what the line costs per request (issue 23); any other value is
-/// escaped by `Debug` as before. A line with a message other than visible ASCII, or a field
-/// the default format treats specially (`r#...`, `log.*`), is left to `inner`.
-#[derive(Debug)]
-pub struct AccessLine<F, T> {
-    /// The format of every other line.
-    pub inner: F,
-    /// The time of an access-log line: `inner`'s timer.
-    pub timer: T,
-}
-
-impl<S, N, F, T> tracing_subscriber::fmt::FormatEvent<S, N> for AccessLine<F, T>
-where
-    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
-    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
-    F: tracing_subscriber::fmt::FormatEvent<S, N>,
-    T: tracing_subscriber::fmt::time::FormatTime,
-{
-    fn format_event(
-        &self,
-        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
-        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
-        event: &tracing::Event<'_>,
-    ) -> std::fmt::Result {
-        let meta = event.metadata();
-        if meta.target() != ACCESS_LOG_TARGET
-            || writer.has_ansi_escapes()
-            || ctx.event_scope().is_some()
-        {
-            return self.inner.format_event(ctx, writer, event);
-        }
-        let mut line = AccessFields {
-            out: String::with_capacity(256),
-            plain: true,
-        };
-        event.record(&mut line);
-        if !line.plain {
-            return self.inner.format_event(ctx, writer, event);
-        }
-        if self.timer.format_time(&mut writer).is_err() {
-            writer.write_str("<unknown time>")?;
-        }
-        let level = match *meta.level() {
-            tracing::Level::TRACE => "TRACE",
-            tracing::Level::DEBUG => "DEBUG",
-            tracing::Level::INFO => " INFO",
-            tracing::Level::WARN => " WARN",
-            tracing::Level::ERROR => "ERROR",
-        };
-        writer.write_str(" ")?;
-        writer.write_str(level)?;
-        writer.write_str(" ")?;
-        writer.write_str(meta.target())?;
-        writer.write_str(": ")?;
-        writer.write_str(&line.out)?;
-        writer.write_str("\n")
-    }
-}
-
-/// The fields of an access-log line as tracing-subscriber's default field format writes
-/// them (space-separated, `name=value`, the message first and bare); `plain` turns false for
-/// what [`AccessLine`] leaves to that format.
-struct AccessFields {
-    out: String,
-    plain: bool,
-}
-
-impl AccessFields {
-    fn pad(&mut self) {
-        if !self.out.is_empty() {
-            self.out.push(' ');
-        }
-    }
-
-    fn name(&mut self, field: &tracing::field::Field) -> bool {
-        self.named(field.name())
-    }
-
-    fn named(&mut self, name: &str) -> bool {
-        if name.starts_with("r#") || name.starts_with("log.") {
-            self.plain = false;
-            return false;
-        }
-        self.pad();
-        self.out.push_str(name);
-        self.out.push('=');
-        true
-    }
-}
-
-impl AccessFields {
-    /// A text field: `name="value"`, escaped as `{:?}` escapes it.
-    fn text(&mut self, name: &str, value: &str) {
-        if self.named(name) {
-            quoted(&mut self.out, value);
-        }
-    }
-
-    /// A number field: `name=value` in decimal.
-    fn number(&mut self, name: &str, value: u64) {
-        if self.named(name) {
-            self.out.push_str(itoa::Buffer::new().format(value));
-        }
-    }
-}
-
 /// Whether `{:?}` of `s` is `s` between double quotes: visible ASCII and space, no `"` or `\`.
 fn debug_is_quoted_as_is(s: &str) -> bool {
     // Every byte looked at (no early exit), which the compiler can do several at a time.
     s.bytes().fold(true, |ok, b| {
         ok & (0x20..0x7f).contains(&b) & (b != b'"') & (b != b'\\')
     })
-}
-
-impl tracing::field::Visit for AccessFields {
-    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-        if field.name() == "message" {
-            return self.record_debug(field, &format_args!("{value}"));
-        }
-        self.text(field.name(), value);
-    }
-
-    fn record_error(&mut self, _: &tracing::field::Field, _: &(dyn std::error::Error + 'static)) {
-        self.plain = false;
-    }
-
-    // Numbers in decimal as `{}` writes them, by `itoa` instead of the `fmt` machinery
-    // (two per line: ~300 instructions each, issue 23).
-    fn record_u64(&mut self, field: &tracing::field::Field, value: u64) {
-        self.number(field.name(), value);
-    }
-
-    fn record_i64(&mut self, field: &tracing::field::Field, value: i64) {
-        if self.name(field) {
-            self.out.push_str(itoa::Buffer::new().format(value));
-        }
-    }
-
-    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        use std::fmt::Write as _;
-        if field.name() == "message" {
-            // The default writes the message bare, through an ANSI-escape guard: the same
-            // text when it is visible ASCII, which is all this path takes.
-            let start = self.out.len();
-            self.pad();
-            let text_at = self.out.len();
-            let _ = write!(self.out, "{value:?}");
-            if !self.out[text_at..]
-                .bytes()
-                .all(|b| (0x20..0x7f).contains(&b))
-            {
-                self.out.truncate(start);
-                self.plain = false;
-            }
-            return;
-        }
-        if self.name(field) {
-            let _ = write!(self.out, "{value:?}");
-        }
-    }
 }
 
 /// The time of a log line exactly as `tracing-subscriber`'s default timer writes it
@@ -789,85 +616,6 @@ mod tests {
         ) -> std::fmt::Result {
             w.write_str("2026-11-27T00:47:12.123456Z")
         }
-    }
-
-    fn access_lines() {
-        let odd = [
-            (
-                "GET",
-                "/v1/accounts",
-                "99391c7e-ad88-49ec-a2ad-99ddcb1f7721",
-                "-",
-            ),
-            (
-                "POST",
-                "/v1/a\"b\\c d",
-                "é\u{7}x\u{1b}[31m",
-                "SignatureInvalid",
-            ),
-            ("DELETE", "", "", ""),
-            ("GET", "/sca/\t\n", "\u{7f}~ !", "-"),
-        ];
-        for (method, path, request_id, verify) in odd {
-            tracing::info!(
-                target: ACCESS_LOG_TARGET,
-                method,
-                path,
-                status = 200u16,
-                code = "-",
-                latency_us = 123u64,
-                request_id,
-                verify,
-                "request"
-            );
-        }
-        tracing::warn!(target: ACCESS_LOG_TARGET, n = -3i64, ok = true, f = 1.5f64, "odd \u{1b}[31m {}", 1);
-        tracing::info!(target: ACCESS_LOG_TARGET, r#type = "x", "request");
-        let span = tracing::info_span!("outer", k = 1).entered();
-        tracing::info!(target: ACCESS_LOG_TARGET, method = "GET", "request");
-        drop(span);
-        tracing::warn!(target: "psd2_console::other", x = "y", "hello");
-    }
-
-    /// [`AccessLine`] writes every access-log line byte for byte as tracing-subscriber's own
-    /// text format does (values needing escapes, other levels and field types, a message
-    /// that is not visible ASCII, a raw field name, a span, another target).
-    #[test]
-    fn the_hand_written_access_line_is_the_default_format_byte_for_byte() {
-        let ours = Buf::default();
-        let theirs = Buf::default();
-        let b = theirs.clone();
-        let sub = tracing_subscriber::fmt()
-            .with_writer(move || b.clone())
-            .with_timer(Fixed)
-            .with_ansi(false)
-            .with_max_level(tracing::Level::TRACE)
-            .finish();
-        tracing::subscriber::with_default(sub, access_lines);
-        let b = ours.clone();
-        let sub = tracing_subscriber::fmt()
-            .with_writer(move || b.clone())
-            .with_timer(Fixed)
-            .with_ansi(false)
-            .with_max_level(tracing::Level::TRACE)
-            .event_format(AccessLine {
-                inner: tracing_subscriber::fmt::format().with_timer(Fixed),
-                timer: Fixed,
-            })
-            .finish();
-        tracing::subscriber::with_default(sub, access_lines);
-        let ours = String::from_utf8(ours.0.lock().unwrap().clone()).unwrap();
-        let theirs = String::from_utf8(theirs.0.lock().unwrap().clone()).unwrap();
-        assert_eq!(ours.lines().count(), 8, "{ours}");
-        assert!(
-            ours.starts_with(
-                "2026-11-27T00:47:12.123456Z  INFO psd2_console::access: request method=\"GET\" \
-                 path=\"/v1/accounts\" status=200 code=\"-\" latency_us=123 \
-                 request_id=\"99391c7e-ad88-49ec-a2ad-99ddcb1f7721\" verify=\"-\"\n"
-            ),
-            "{ours}"
-        );
-        assert_eq!(ours, theirs);
     }
 
     /// [`access_line`]'s text (written without the event) is the line tracing-subscriber's
