@@ -5,8 +5,8 @@
 //! That index (`pis_payments_dedup_by_tpp`, keyed by the payment's text) took about one
 //! random leaf page of the write-ahead log per payment, a third of a payment's log pages.
 //!
-//! What is kept, per (TPP, sandbox day): each duplicate key's hash (SipHash with this
-//! process's random keys) → the rowids of the `pis_payments` rows stored with it. It is a
+//! What is kept, per (TPP, sandbox day): each duplicate key's hash (foldhash with this
+//! process's random seed) → the rowids of the `pis_payments` rows stored with it. It is a
 //! **superset**: rows since rolled back, deleted, rejected or cancelled stay listed, and
 //! two keys may share a hash. So a key absent from the map is no duplicate, and a key
 //! present is confirmed by reading the listed rows by rowid (same TPP, key and day, status
@@ -70,15 +70,16 @@ impl Rowids {
 }
 
 /// One (TPP, day)'s keys.
-type Day = HashMap<u64, Rowids>;
+type Day = HashMap<u64, Rowids, foldhash::fast::RandomState>;
 
 #[derive(Debug, Default)]
 struct State {
     /// The inserts into `pis_payments` the map accounts for (recorded, or made before it
     /// was last dropped).
     seen: u64,
-    hasher: std::hash::RandomState,
-    days: HashMap<(String, String), Day>,
+    hasher: foldhash::fast::RandomState,
+    /// TPP → day → keys (looked up by `&str`, without a copy).
+    days: HashMap<String, HashMap<String, Day>>,
     rows: usize,
 }
 
@@ -86,14 +87,22 @@ impl State {
     /// Drops everything when an insert was not recorded.
     fn sync(&mut self, inserts: u64) {
         if inserts != self.seen {
-            self.days.clear();
-            self.rows = 0;
+            self.clear();
             self.seen = inserts;
         }
     }
 
+    fn clear(&mut self) {
+        self.days.clear();
+        self.rows = 0;
+    }
+
     fn hash(&self, key: &str) -> u64 {
         self.hasher.hash_one(key)
+    }
+
+    fn day(&self, tpp: &str, day: &str) -> Option<&Day> {
+        self.days.get(tpp)?.get(day)
     }
 }
 
@@ -132,12 +141,11 @@ impl DupKeys {
         let mut s = self.state();
         s.sync(self.inserts.load(Ordering::SeqCst));
         let h = s.hash(key);
-        let at = (tpp.to_string(), day.to_string());
-        if let Some(d) = s.days.get(&at) {
+        if let Some(d) = s.day(tpp, day) {
             return Ok(d.get(&h).map(Rowids::to_vec).unwrap_or_default());
         }
         let rows = load()?;
-        let mut d = Day::with_capacity(rows.len());
+        let mut d = Day::with_capacity_and_hasher(rows.len(), Default::default());
         for (rowid, k) in &rows {
             let h = s.hash(k);
             d.entry(h)
@@ -145,12 +153,14 @@ impl DupKeys {
                 .or_insert(Rowids::One(*rowid));
         }
         if s.rows + rows.len() > MAX_ROWS {
-            s.days.clear();
-            s.rows = 0;
+            s.clear();
         }
         s.rows += rows.len();
         let out = d.get(&h).map(Rowids::to_vec).unwrap_or_default();
-        s.days.insert(at, d);
+        s.days
+            .entry(tpp.to_string())
+            .or_default()
+            .insert(day.to_string(), d);
         Ok(out)
     }
 
@@ -173,7 +183,7 @@ impl DupKeys {
         s.seen = inserts;
         let h = s.hash(key);
         let State { days, rows, .. } = &mut *s;
-        if let Some(d) = days.get_mut(&(tpp.to_string(), day.to_string())) {
+        if let Some(d) = days.get_mut(tpp).and_then(|t| t.get_mut(day)) {
             d.entry(h)
                 .and_modify(|r| r.push(rowid))
                 .or_insert(Rowids::One(rowid));
@@ -184,7 +194,7 @@ impl DupKeys {
     /// How many (TPP, day)s are held (tests).
     #[cfg(test)]
     pub(crate) fn held(&self) -> usize {
-        self.state().days.len()
+        self.state().days.values().map(HashMap::len).sum()
     }
 }
 
