@@ -26,6 +26,9 @@
 //!   `payments::tests::no_statement_moves_a_payment_to_another_duplicate_key`), and a row
 //!   leaves only by being deleted: a listed rowid whose row is gone or changed is a
 //!   candidate the confirmation refuses.
+//! - Rowids stay what they were: the sandbox never runs `VACUUM` on its state (only on a
+//!   bundle's copy, `sandbox::bundle`, which renumbers the copy's rows) nor restores pages
+//!   into it under a running writer.
 //! - The connection that holds the map is the only one that writes `pis_payments` (a state
 //!   file has one sandbox process, as for `db::Changes`). On PostgreSQL (other instances
 //!   write) there is no map: the check is the keyed index's statement.
