@@ -2359,12 +2359,24 @@ const LIMIT_BATCH: usize = 32;
 /// statements of one payment creation as the sandbox's group commit runs them (a `SAVEPOINT`,
 /// the logical-duplicate `SELECT`, the two `INSERT`s, `RELEASE`; [`LIMIT_BATCH`] of them per
 /// `BEGIN IMMEDIATE` … `COMMIT`, WAL, `synchronous=NORMAL`), in a tight loop on this thread
-/// for `secs` seconds into the state file `db` (the sandbox's, after its run). Returns
-/// (payments, CPU seconds of this process).
+/// for `secs` seconds into the state file `db` (the sandbox's, after its run). A state file
+/// without the keyed duplicate index (`indexes_006_duplicate_keys_in_memory`: the writer
+/// keeps each TPP's day of keys in memory, `store::dup_keys`) checks a new key as that
+/// writer does, in a hash map, with no statement. Returns (payments, CPU seconds of this
+/// process).
 fn sqlite_write_limit(db: &Path, secs: u64) -> (u64, f64) {
     let c = rusqlite::Connection::open(db).unwrap();
     c.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000")
         .unwrap();
+    let keyed: bool = c
+        .query_row(
+            "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = 'pis_payments_dedup_by_tpp')",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let mut keys: std::collections::HashMap<u64, i64> = std::collections::HashMap::new();
+    let hasher = std::hash::RandomState::new();
     let dup = "SELECT EXISTS(SELECT 1 FROM pis_payments WHERE tpp = ?3 AND dedup_key = ?1 \
                AND created_day = ?2 AND status NOT IN ('RJCT', 'CANC'))";
     let pay = format!(
@@ -2388,18 +2400,26 @@ fn sqlite_write_limit(db: &Path, secs: u64) -> (u64, f64) {
             let id = format!("limit-{n}-{}", uuid::Uuid::new_v4());
             let key = format!("key-{id}");
             c.execute_batch("SAVEPOINT group_write").unwrap();
-            let exists: bool = c
-                .prepare_cached(dup)
-                .unwrap()
-                .query_row(rusqlite::params![key, "2026-11-27", "limit-tpp"], |r| {
-                    r.get(0)
-                })
-                .unwrap();
+            let exists: bool = if keyed {
+                c.prepare_cached(dup)
+                    .unwrap()
+                    .query_row(rusqlite::params![key, "2026-11-27", "limit-tpp"], |r| {
+                        r.get(0)
+                    })
+                    .unwrap()
+            } else {
+                use std::hash::BuildHasher;
+                keys.contains_key(&hasher.hash_one(&key))
+            };
             assert!(!exists);
             c.prepare_cached(&pay)
                 .unwrap()
                 .execute(rusqlite::params![id, LIMIT_BODY, key])
                 .unwrap();
+            if !keyed {
+                use std::hash::BuildHasher;
+                keys.insert(hasher.hash_one(&key), c.last_insert_rowid());
+            }
             c.prepare_cached(&auth)
                 .unwrap()
                 .execute(rusqlite::params![format!("a-{id}"), id])

@@ -342,6 +342,7 @@ pub const MIGRATIONS: &[db::Migration] = &[
     store::indexes::MIGRATION_SCA_PURGE_PER_TPP,
     store::indexes::MIGRATION_PARTIAL,
     store::indexes::MIGRATION_CHECKS_WITHOUT_IN,
+    store::indexes::MIGRATION_DUPLICATES_IN_MEMORY,
 ];
 
 /// A running sandbox: where it listens, and how to stop it.

@@ -1460,3 +1460,227 @@ fn a_cached_payment_context_is_the_database_after_every_write() {
         assert_eq!(context(&b, 1_000).1, None, "{storage:?}");
     }
 }
+
+/// Issue 23, session 21: the logical-duplicate check (SQLite: the writer's keys in memory,
+/// [`super::dup_keys`]; PostgreSQL: the keyed index) answers what the rows say, checked
+/// against a plain read of `pis_payments` after every step: a second initiation is a
+/// duplicate, another TPP's same payment is not, nor the same payment on another day, nor
+/// after the first was cancelled (and the re-initiated one is again); a write rolled back
+/// in a batch leaves no duplicate behind, while the writes committed with it are
+/// duplicates; a payment inserted by another statement than a creation (the map did not
+/// record it) is one; payments in a signing basket stay duplicates; after a restart of
+/// the state file the payments stored before are duplicates.
+#[test]
+fn the_logical_duplicate_check_answers_what_the_rows_say() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut storages = vec![
+        Storage::InMemory,
+        Storage::File(dir.path().join("state.sqlite3")),
+    ];
+    // Kept while its database is used.
+    let cluster = PgCluster::get();
+    if let Some(c) = &cluster {
+        storages.push(Storage::Postgres(c.database()));
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    for storage in storages {
+        let s = store(&storage);
+        let account = s.accounts_of(s.customers().unwrap()[0].id).unwrap()[0].clone();
+        let row = |tpp: &str, key: &str, day: &str| {
+            let mut p = test_payment(tpp, &account, "RCVD", None);
+            p.dedup_key = key.into();
+            p.created_day = day.into();
+            p
+        };
+        // The rows' own answer (a read connection; no index needed).
+        let truth = |db: &Db, tpp: &str, key: &str, day: &str| -> bool {
+            db.read(|c| {
+                c.query_row(
+                    "SELECT COUNT(*) > 0 FROM pis_payments WHERE tpp = ?1 AND dedup_key = ?2 \
+                     AND created_day = ?3 AND status <> 'RJCT' AND status <> 'CANC'",
+                    params![tpp, key, day],
+                    |r| r.get(0),
+                )
+            })
+            .unwrap()
+        };
+        // A creation as `payment::initiate` makes it: the check, then the insert; the
+        // payment's id when stored, `None` when refused as a duplicate.
+        let initiate = |db: &Arc<Db>, tpp: &str, key: &str, day: &str| -> Option<String> {
+            let expected = truth(db, tpp, key, day);
+            let p = row(tpp, key, day);
+            let id = p.id.clone();
+            let got = rt
+                .block_on(db.write_batched(move |tx| {
+                    if payments::logical_duplicate_exists(tx, &p.tpp, &p.dedup_key, &p.created_day)?
+                    {
+                        return Ok::<_, StoreError>(false);
+                    }
+                    payments::insert_payment(tx, &p)?;
+                    Ok(true)
+                }))
+                .unwrap();
+            assert_eq!(!got, expected, "{storage:?}: {tpp} {key} {day}");
+            got.then_some(id)
+        };
+        let db = s.db.clone();
+        let first = initiate(&db, "tpp-a", "k1", "2026-01-01").expect("new");
+        assert!(
+            initiate(&db, "tpp-a", "k1", "2026-01-01").is_none(),
+            "{storage:?}"
+        );
+        // Another TPP's same payment; the same payment the next day.
+        assert!(
+            initiate(&db, "tpp-b", "k1", "2026-01-01").is_some(),
+            "{storage:?}"
+        );
+        assert!(initiate(&db, "tpp-b", "k1", "2026-01-01").is_none());
+        assert!(initiate(&db, "tpp-a", "k1", "2026-01-02").is_some());
+        // Cancelled: initiated again, which is then the duplicate.
+        db.write(|tx| {
+            payments::set_status(tx, &first, payments::status::CANC, None)?;
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        assert!(
+            initiate(&db, "tpp-a", "k1", "2026-01-01").is_some(),
+            "{storage:?}"
+        );
+        assert!(initiate(&db, "tpp-a", "k1", "2026-01-01").is_none());
+        // A batch in which a write fails after its insert: only that write is rolled back.
+        let write = |key: &str, fails: bool| -> TestWrite<()> {
+            let p = row("tpp-a", key, "2026-01-01");
+            Box::new(move |tx: &Conn<'_>| {
+                if payments::logical_duplicate_exists(tx, &p.tpp, &p.dedup_key, &p.created_day)? {
+                    return Err(StoreError::from(super::sql::Error::Other("dup".into())));
+                }
+                payments::insert_payment(tx, &p)?;
+                if fails {
+                    return Err(StoreError::from(super::sql::Error::Other("fails".into())));
+                }
+                Ok(())
+            })
+        };
+        let got = one_batch(
+            &db,
+            vec![write("k2", false), write("k3", true), write("k4", false)],
+        );
+        assert!(
+            got[0].is_ok() && got[1].is_err() && got[2].is_ok(),
+            "{storage:?}"
+        );
+        assert!(
+            initiate(&db, "tpp-a", "k3", "2026-01-01").is_some(),
+            "{storage:?}"
+        );
+        assert!(
+            initiate(&db, "tpp-a", "k2", "2026-01-01").is_none(),
+            "{storage:?}"
+        );
+        assert!(initiate(&db, "tpp-a", "k4", "2026-01-01").is_none());
+        // A payment stored by another statement than a creation (a single write).
+        let other = row("tpp-a", "k5", "2026-01-01");
+        db.write(|tx| {
+            payments::insert_payment(tx, &other)?;
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        let raw = row("tpp-a", "k6", "2026-01-01");
+        let columns = payments::PaymentRow::COLUMNS;
+        db.write(|tx| {
+            tx.execute(
+                &format!(
+                    "INSERT INTO pis_payments ({columns}) SELECT '{}', tpp, service, product, \
+                     kind, status, held_from, funds_available, body, debtor_account, currency, \
+                     amount_minor, execution_date, 'k6', created_at, created_day, redirect_uri, \
+                     tpp_session_id, expected_customer, customer, psu_id, agreement, \
+                     approved_at, due_at, settled_at, reason FROM pis_payments WHERE id = ?1",
+                    raw.id
+                ),
+                [other.id.as_str()],
+            )?;
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        assert!(
+            initiate(&db, "tpp-a", "k6", "2026-01-01").is_none(),
+            "{storage:?}"
+        );
+        assert!(
+            initiate(&db, "tpp-a", "k5", "2026-01-01").is_none(),
+            "{storage:?}"
+        );
+        // The payments of a signing basket.
+        let p7 = initiate(&db, "tpp-a", "k7", "2026-01-01").expect("new");
+        db.write(|tx| {
+            tx.execute(
+                "INSERT INTO pis_baskets (id, tpp, created_at, redirect_uri, tpp_session_id) \
+                 VALUES ('b1', 'tpp-a', 1, 'https://tpp.example/back', 's')",
+                [],
+            )?;
+            tx.execute(
+                "INSERT INTO pis_basket_payments (basket, payment, position) VALUES ('b1', ?1, 0)",
+                [p7.as_str()],
+            )?;
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        assert!(
+            initiate(&db, "tpp-a", "k7", "2026-01-01").is_none(),
+            "{storage:?}"
+        );
+        if let Storage::File(_) = storage {
+            // A restart: the keys are loaded again from the rows.
+            drop((s, db));
+            let s = store(&storage);
+            let db = s.db.clone();
+            assert!(
+                initiate(&db, "tpp-a", "k1", "2026-01-01").is_none(),
+                "{storage:?}"
+            );
+            assert!(initiate(&db, "tpp-a", "k3", "2026-01-01").is_none());
+            assert!(initiate(&db, "tpp-b", "k1", "2026-01-02").is_some());
+        }
+    }
+}
+
+/// PostgreSQL keeps the keyed index of the logical-duplicate check (other instances write
+/// there: no instance can keep the keys in memory), and the SQLite-only migration that
+/// drops it on SQLite is recorded as applied without running.
+#[test]
+fn postgres_keeps_the_keyed_duplicate_index() {
+    let Some(cluster) = PgCluster::get() else {
+        return;
+    };
+    let s = store(&Storage::Postgres(cluster.database()));
+    let indexes: Vec<String> =
+        s.db.read(|c| {
+            c.prepare(
+                "SELECT indexname FROM pg_indexes WHERE tablename = 'pis_payments' \
+                 ORDER BY indexname",
+            )?
+            .query_map([], |r| r.get(0))?
+            .collect()
+        })
+        .unwrap();
+    assert!(
+        indexes.contains(&"pis_payments_dedup_by_tpp".to_string()),
+        "{indexes:?}"
+    );
+    assert!(
+        !indexes.contains(&"pis_payments_by_tpp_day".to_string()),
+        "{indexes:?}"
+    );
+    let recorded: bool =
+        s.db.read(|c| {
+            c.query_row(
+                "SELECT EXISTS(SELECT 1 FROM schema_migrations WHERE name = ?1)",
+                [super::indexes::MIGRATION_DUPLICATES_IN_MEMORY.0],
+                |r| r.get(0),
+            )
+        })
+        .unwrap();
+    assert!(recorded);
+}

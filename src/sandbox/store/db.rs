@@ -25,6 +25,7 @@ pub mod group_commit;
 
 use crate::sandbox::store::checkpoint::{Checkpointer, Checkpoints, WalState};
 use crate::sandbox::store::db::group_commit::{GroupCommit, GroupStats, Request};
+use crate::sandbox::store::dup_keys::DupKeys;
 use crate::sandbox::store::error::StoreError;
 use crate::sandbox::store::sql::{self, Conn, PgSession};
 
@@ -141,6 +142,11 @@ pub fn redact_url(url: &str) -> String {
 /// runs translated ([`sql::to_postgres`]), under the same name in `schema_migrations`.
 pub type Migration = (&'static str, &'static str);
 
+/// The first line of a [`Migration`] that runs on SQLite only (a schema that differs by
+/// back end: the SQLite writer keeps in memory what PostgreSQL, written by several
+/// instances, keeps in an index; issue 23, `indexes::MIGRATION_DUPLICATES_IN_MEMORY`).
+pub const SQLITE_ONLY: &str = "-- SQLite only\n";
+
 /// The connection of either back end (shared with the group-commit writer thread,
 /// [`crate::sandbox::store::db::group_commit`]).
 pub(crate) enum Backing {
@@ -211,6 +217,9 @@ pub struct Changes {
     /// The statement of the next run time (`payments::NEXT_DUE`, given by the store: this
     /// module comes first); unset, the next run time stays unknown.
     next_due_sql: std::sync::OnceLock<&'static str>,
+    /// The duplicate keys of the payments the request connection writes (its update hook
+    /// counts the inserts into `pis_payments`).
+    dup_keys: DupKeys,
 }
 
 impl Changes {
@@ -233,6 +242,12 @@ impl Changes {
         *self.next_due.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The duplicate keys of the payments the request connection writes
+    /// ([`crate::sandbox::store::dup_keys`]).
+    pub fn dup_keys(&self) -> &DupKeys {
+        &self.dup_keys
+    }
+
     /// Keeps the next run time with `sql` (`payments::NEXT_DUE`), from the next write on.
     pub fn watch_next_due(&self, sql: &'static str) {
         let _ = self.next_due_sql.set(sql);
@@ -246,6 +261,7 @@ impl Changes {
                 self.entities_pending.store(true, SeqCst)
             }
             "pis_payments" if !insert => self.due_pending.store(true, SeqCst),
+            "pis_payments" => self.dup_keys.counted_insert(),
             _ => {}
         }
     }
@@ -554,7 +570,9 @@ impl Db {
     }
 
     /// Applies the migrations not yet recorded, each in its own write transaction (on
-    /// PostgreSQL under the write lock, so instances starting together apply each once).
+    /// PostgreSQL under the write lock, so instances starting together apply each once). A
+    /// migration whose SQL starts with [`SQLITE_ONLY`] runs on SQLite only; PostgreSQL
+    /// records it as applied without running it.
     ///
     /// Errors: the database fails (the failing migration is rolled back).
     pub fn migrate(&self, migrations: &[Migration]) -> sql::Result<()> {
@@ -566,7 +584,11 @@ impl Db {
                     |r| r.get(0),
                 )?;
                 if !done {
-                    tx.execute_batch(ddl)?;
+                    let skipped =
+                        ddl.starts_with(SQLITE_ONLY) && tx.backend() == sql::Backend::Postgres;
+                    if !skipped {
+                        tx.execute_batch(ddl)?;
+                    }
                     tx.execute("INSERT INTO schema_migrations(name) VALUES (?1)", [name])?;
                 }
                 Ok(())
@@ -850,7 +872,8 @@ impl Db {
                     let tx = conn
                         .transaction_with_behavior(TransactionBehavior::Immediate)
                         .map_err(sql::Error::from)?;
-                    let out = f(&Conn::sqlite(&tx))?;
+                    let keys = self.changes.as_deref().map(Changes::dup_keys);
+                    let out = f(&Conn::sqlite(&tx).with_dup_keys(keys))?;
                     tx.commit().map_err(sql::Error::from)?;
                     Ok(out)
                 };

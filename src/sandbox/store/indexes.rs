@@ -150,6 +150,34 @@ pub const MIGRATION_CHECKS_WITHOUT_IN: Migration = (
         ON consent_resources (created_at, id);",
 );
 
+/// On SQLite only ([`crate::sandbox::store::db::SQLITE_ONLY`]): the logical-duplicate
+/// check no longer searches an index of the keys (`pis_payments_dedup_by_tpp`, whose key, the
+/// payment's own text, put each new payment on a random leaf: about one page of the
+/// write-ahead log per payment, a third of a payment's pages; issue 23, session 21). The
+/// writer keeps each (TPP, day)'s keys in memory ([`crate::sandbox::store::dup_keys`]) and
+/// loads them by TPP and day ([`DUPLICATES_OF_DAY`]) through `pis_payments_by_tpp_day`,
+/// whose new entries append at the TPP's day range. PostgreSQL keeps the keyed index
+/// ([`LOGICAL_DUPLICATE`]): other instances write there, so no one instance can hold the keys.
+pub const MIGRATION_DUPLICATES_IN_MEMORY: Migration = (
+    "indexes_006_duplicate_keys_in_memory",
+    "-- SQLite only
+    DROP INDEX IF EXISTS pis_payments_dedup_by_tpp;
+    CREATE INDEX IF NOT EXISTS pis_payments_by_tpp_day ON pis_payments (tpp, created_day);",
+);
+
+/// A (TPP, day)'s payments for the writer's duplicate keys (SQLite,
+/// `payments::logical_duplicate_exists`): `?1` the TPP, `?2` the sandbox day; (rowid,
+/// duplicate key) rows.
+pub const DUPLICATES_OF_DAY: &str =
+    "SELECT rowid, dedup_key FROM pis_payments WHERE tpp = ?1 AND created_day = ?2";
+
+/// The confirmation of a listed candidate (SQLite, `payments::logical_duplicate_exists`):
+/// whether the row `?1` (rowid) is a payment of the TPP `?2` with the key `?3`, created on
+/// the day `?4`, not rejected or cancelled ([`LOGICAL_DUPLICATE`]'s condition).
+pub const DUPLICATE_CONFIRMED: &str = "SELECT EXISTS(SELECT 1 FROM pis_payments \
+     WHERE rowid = ?1 AND tpp = ?2 AND dedup_key = ?3 AND created_day = ?4 \
+     AND status NOT IN ('RJCT', 'CANC'))";
+
 /// The purge of expired consent SCA authorisations before a new one
 /// (`Store::insert_authorisation`): `?1` the cutoff (nanoseconds, in the TPP's own world
 /// clock), `?2` the new id, `?3` the TPP. Only that TPP's: another TPP's clock may be
@@ -190,8 +218,11 @@ pub const PLANNED: &[&str] = &[
     // Balance overrides' watermark.
     "SELECT COALESCE(MAX(seq), 0) FROM manual_transactions WHERE account = ?1",
     "SELECT COALESCE(MAX(seq), 0) FROM manual_card_transactions WHERE card_account = ?1",
-    // Logical duplicates at payment initiation, due batch runs.
-    LOGICAL_DUPLICATE,
+    // Logical duplicates at payment initiation (SQLite: a day's keys, a candidate's row;
+    // PostgreSQL's `LOGICAL_DUPLICATE`: test `the_duplicate_check_searches_by_back_end`),
+    // due batch runs.
+    DUPLICATES_OF_DAY,
+    DUPLICATE_CONFIRMED,
     "SELECT EXISTS(SELECT 1 FROM pis_payments WHERE status = 'ACTC' AND due_at IS NOT NULL \
      AND due_at <= ?1)",
     // The next run time (`payments::NEXT_DUE`, the same text: test
@@ -265,7 +296,6 @@ mod tests {
     fn plan(db: &Db, sql: &str) -> Vec<String> {
         explained(db, "EXPLAIN QUERY PLAN", 3, sql)
     }
-
     /// Column `column` of each row of `explain` (`EXPLAIN QUERY PLAN`: 3, the detail;
     /// `EXPLAIN`: 1, the opcode) run on `sql`. Parameters are left unbound (NULL): neither
     /// the plan nor the program depends on their values.
@@ -453,6 +483,66 @@ mod tests {
                 9
             )
         );
+    }
+
+    /// On SQLite the keyed duplicate index is gone, on a new state and on a file made before
+    /// [`MIGRATION_DUPLICATES_IN_MEMORY`]: a (TPP, day)'s payments are found through
+    /// `pis_payments_by_tpp_day`, a candidate by its rowid, and the file's payment stored
+    /// before the migration is still a duplicate (PostgreSQL keeps its index:
+    /// `backend_tests::postgres_keeps_the_keyed_duplicate_index`).
+    #[test]
+    fn the_duplicate_check_searches_by_back_end() {
+        let (_dir, new, old) = new_and_migrated_file(
+            MIGRATION_DUPLICATES_IN_MEMORY.0,
+            "INSERT INTO pis_payments (id, tpp, service, product, kind, status, body, \
+             debtor_account, currency, amount_minor, dedup_key, created_at, created_day, \
+             redirect_uri, tpp_session_id) VALUES \
+             ('p1', 't', 's', 'p', 'k', 'RCVD', '{}', 'd', 'NOK', 1, 'k1', 1, 'day', 'u', 's')",
+        );
+        assert!(
+            MIGRATION_DUPLICATES_IN_MEMORY
+                .1
+                .starts_with(crate::sandbox::store::db::SQLITE_ONLY)
+        );
+        for db in [&new, &old] {
+            let indexes: Vec<String> = db
+                .read_raw(|c| {
+                    c.prepare(
+                        "SELECT name FROM sqlite_master WHERE type = 'index' \
+                         AND tbl_name = 'pis_payments' ORDER BY name",
+                    )?
+                    .query_map([], |r| r.get(0))?
+                    .collect()
+                })
+                .unwrap();
+            assert!(
+                indexes.contains(&"pis_payments_by_tpp_day".to_string()),
+                "{indexes:?}"
+            );
+            assert!(!indexes.iter().any(|i| i.contains("dedup")), "{indexes:?}");
+            let by_day = plan(db, DUPLICATES_OF_DAY);
+            assert!(
+                by_day
+                    .iter()
+                    .any(|d| d.contains("pis_payments_by_tpp_day (tpp=? AND created_day=?)")),
+                "{by_day:?}"
+            );
+            let by_rowid = plan(db, DUPLICATE_CONFIRMED);
+            assert!(
+                by_rowid
+                    .iter()
+                    .any(|d| d.contains("INTEGER PRIMARY KEY (rowid=?)")),
+                "{by_rowid:?}"
+            );
+        }
+        for (key, found) in [("k1", true), ("k2", false)] {
+            let dup = old
+                .write_raw(|c| {
+                    crate::sandbox::store::payments::logical_duplicate_exists(c, "t", key, "day")
+                })
+                .unwrap();
+            assert_eq!(dup, found, "{key}");
+        }
     }
 
     #[test]

@@ -31,6 +31,7 @@ pub mod access;
 pub mod busy;
 pub mod checkpoint;
 pub mod db;
+pub mod dup_keys;
 pub(crate) mod error;
 pub(crate) mod faults;
 pub mod indexes;

@@ -190,8 +190,23 @@ static INSERT_AUTHORISATION: std::sync::LazyLock<String> = std::sync::LazyLock::
 });
 
 /// Inserts a new payment.
+///
+/// On SQLite's request connection the row is listed in the writer's duplicate keys
+/// ([`crate::sandbox::store::dup_keys::DupKeys::record`]).
 pub fn insert_payment(c: &Conn<'_>, p: &PaymentRow) -> crate::sandbox::store::sql::Result<()> {
+    let keys = c.dup_keys();
+    if let Some(k) = keys {
+        k.before_insert();
+    }
     c.execute_pipelined(&INSERT_PAYMENT, params_from_iter(p.to_params()))?;
+    if let (Some(k), Some(sqlite)) = (keys, c.as_sqlite()) {
+        k.record(
+            &p.tpp,
+            &p.created_day,
+            &p.dedup_key,
+            sqlite.last_insert_rowid(),
+        );
+    }
     if p.status == status::ACTC && p.due_at.is_some() {
         // A new payment that changes [`NEXT_DUE`]: updated once, so that SQLite's update
         // hook tells the cache of the next run time (`store::db::Changes`), which takes
@@ -277,17 +292,43 @@ pub fn any_due(c: &Conn<'_>, now: i64) -> crate::sandbox::store::sql::Result<boo
 /// cancelled, exists. Another TPP's payment is never a duplicate of this TPP's: each TPP has
 /// its own world (issue 20), and a refusal would tell it that somebody else initiated the
 /// same payment.
+///
+/// On SQLite's request connection the writer's duplicate keys
+/// ([`crate::sandbox::store::dup_keys`]) name the rows that may be one (loading the TPP's
+/// day first, [`crate::sandbox::store::indexes::DUPLICATES_OF_DAY`]), each confirmed by its
+/// row ([`crate::sandbox::store::indexes::DUPLICATE_CONFIRMED`]); elsewhere (PostgreSQL)
+/// one statement searches the keyed index
+/// ([`crate::sandbox::store::indexes::LOGICAL_DUPLICATE`]). The same answer either way.
+///
+/// Errors: the database fails.
 pub fn logical_duplicate_exists(
     c: &Conn<'_>,
     tpp: &str,
     key: &str,
     day: &str,
 ) -> crate::sandbox::store::sql::Result<bool> {
-    c.query_row(
-        crate::sandbox::store::indexes::LOGICAL_DUPLICATE,
-        params![key, day, tpp],
-        |r| r.get(0),
-    )
+    use crate::sandbox::store::indexes::{DUPLICATE_CONFIRMED, DUPLICATES_OF_DAY};
+    let Some(keys) = c.dup_keys() else {
+        return c.query_row(
+            crate::sandbox::store::indexes::LOGICAL_DUPLICATE,
+            params![key, day, tpp],
+            |r| r.get(0),
+        );
+    };
+    let candidates = keys.candidates(tpp, day, key, || {
+        c.prepare_cached(DUPLICATES_OF_DAY)?
+            .query_map(params![tpp, day], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<crate::sandbox::store::sql::Result<Vec<(i64, String)>>>()
+    })?;
+    for rowid in candidates {
+        let found: bool = c.query_row(DUPLICATE_CONFIRMED, params![rowid, tpp, key, day], |r| {
+            r.get(0)
+        })?;
+        if found {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Sets the status (and reason) of a payment.
@@ -606,5 +647,48 @@ mod tests {
                 .iter()
                 .any(|(sql, index)| *sql == super::NEXT_DUE && *index == "pis_payments_due_actc")
         );
+    }
+
+    /// The files under `dir`, recursively, whose name ends with `.rs`.
+    fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                rust_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+
+    /// The writer's duplicate keys ([`crate::sandbox::store::dup_keys`]) list a payment under
+    /// the TPP, key and day it was inserted with: no statement of the sandbox may change
+    /// those columns of a stored payment (the update hook says which row changed, not which
+    /// column). Every `UPDATE pis_payments` in the sources (tests' included) sets other
+    /// columns only; a `REPLACE` would be an insert the map counts.
+    #[test]
+    fn no_statement_moves_a_payment_to_another_duplicate_key() {
+        let mut files = Vec::new();
+        rust_files(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut files,
+        );
+        let mut updates = 0;
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            for (at, _) in flat.match_indices("UPDATE pis_payments SET") {
+                let rest = &flat[at..];
+                let set = &rest[..rest.find("WHERE").unwrap_or(rest.len().min(400))];
+                updates += 1;
+                for column in ["tpp", "dedup_key", "created_day"] {
+                    let moved = set
+                        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .any(|w| w == column);
+                    assert!(!moved, "{}: {set}", f.display());
+                }
+            }
+        }
+        assert!(updates >= 5, "the updates were found: {updates}");
     }
 }

@@ -31,6 +31,8 @@ use std::collections::HashMap;
 use bytes::BytesMut;
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
 
+use crate::sandbox::store::dup_keys::DupKeys;
+
 mod pg_io;
 
 /// Which database the state lives in.
@@ -460,6 +462,8 @@ pub struct Conn<'a> {
     /// The keys of the statements [`Conn::execute_pipelined_once`] ran on this connection
     /// value (one per transaction, or per group-commit batch).
     once: std::cell::RefCell<Vec<(String, String)>>,
+    /// The SQLite writer's duplicate keys of payments (`None` on PostgreSQL and on reads).
+    dup_keys: Option<&'a DupKeys>,
 }
 
 enum Inner<'a> {
@@ -473,13 +477,30 @@ impl<'a> Conn<'a> {
         Conn {
             inner: Inner::Sqlite(c),
             once: std::cell::RefCell::default(),
+            dup_keys: None,
         }
+    }
+
+    /// This SQLite connection with the duplicate keys of its payments (the request
+    /// connection's writes: [`crate::sandbox::store::dup_keys`]).
+    pub(crate) fn with_dup_keys(mut self, keys: Option<&'a DupKeys>) -> Self {
+        if matches!(self.inner, Inner::Sqlite(_)) {
+            self.dup_keys = keys;
+        }
+        self
+    }
+
+    /// The duplicate keys of the payments this connection writes (SQLite's request
+    /// connection only; `None`: check through the database's index).
+    pub fn dup_keys(&self) -> Option<&'a DupKeys> {
+        self.dup_keys
     }
 
     pub(crate) fn postgres(s: &'a PgSession) -> Self {
         Conn {
             inner: Inner::Postgres(s),
             once: std::cell::RefCell::default(),
+            dup_keys: None,
         }
     }
 

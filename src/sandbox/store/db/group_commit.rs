@@ -371,7 +371,11 @@ impl Writer {
     ) -> sql::Result<bool> {
         conn.execute_batch("BEGIN IMMEDIATE")?;
         let mut run = || -> sql::Result<bool> {
-            let c = Conn::sqlite(conn);
+            let keys = self
+                .changes
+                .as_deref()
+                .map(crate::sandbox::store::db::Changes::dup_keys);
+            let c = Conn::sqlite(conn).with_dup_keys(keys);
             for job in jobs.iter_mut() {
                 if !savepoints {
                     if !job.run(&c) {
