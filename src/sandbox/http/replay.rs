@@ -602,6 +602,59 @@ mod tests {
         );
     }
 
+    /// An id whose deadline passed while earlier ids with later deadlines hold it in the
+    /// table (not yet dropped) is accepted again, replacing its old entry: counted once, so
+    /// it does not use up the guard's capacity; and when the guard is full, even that
+    /// request is refused as full (a branch any cheaper look-up must keep, session 21).
+    #[test]
+    fn an_expired_id_still_in_the_table_is_remembered_again_and_counted_once() {
+        // 1,000 ids kept 121 s (no Date) first: every shard holds some (the chance that one
+        // of the 16 has none is below 1e-27), so the expired id is never at its shard's
+        // front and stays in the table.
+        const LONG: usize = 1000;
+        let tpp = TppId("a".into());
+        let t0 = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let t2 = t0 + Duration::from_secs(2);
+        let at = |s: u64| Duration::from_secs(s);
+        // Dated 60 s back: kept 1 s.
+        let old = date(t0 - Duration::from_secs(60));
+        let fill = |g: &ReplayGuard| {
+            for i in 0..LONG {
+                assert_eq!(
+                    g.check_at(&tpp, &format!("long-{i}"), None, t0, at(0)),
+                    Ok(())
+                );
+            }
+            assert_eq!(g.check_at(&tpp, "short", old, t0, at(0)), Ok(()));
+            assert_eq!(
+                g.check_at(&tpp, "short", old, t0, at(0)),
+                Err(Refusal::Replay)
+            );
+        };
+        let g = ReplayGuard::with_capacity(60, LONG + 2);
+        fill(&g);
+        // 2 s later "short" has expired (still in the table): accepted again, once.
+        assert_eq!(g.check_at(&tpp, "short", date(t2), t2, at(2)), Ok(()));
+        assert_eq!(g.len(), LONG + 1, "replaced, not added");
+        assert_eq!(
+            g.check_at(&tpp, "short", date(t2), t2, at(2)),
+            Err(Refusal::Replay)
+        );
+        // Counted once: room for one more id, then full.
+        assert_eq!(g.check_at(&tpp, "third", date(t2), t2, at(2)), Ok(()));
+        assert_eq!(
+            g.check_at(&tpp, "fourth", date(t2), t2, at(2)),
+            Err(Refusal::Full)
+        );
+        // With the guard full, the expired id still in the table is refused as full too.
+        let g = ReplayGuard::with_capacity(60, LONG + 1);
+        fill(&g);
+        assert_eq!(
+            g.check_at(&tpp, "short", date(t2), t2, at(2)),
+            Err(Refusal::Full)
+        );
+    }
+
     #[test]
     fn initialize_forgets_only_the_callers_ids() {
         let g = ReplayGuard::in_memory(60);
