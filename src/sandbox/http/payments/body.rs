@@ -63,7 +63,7 @@ pub const MAX_BULK_ENTRIES: usize = 500;
 pub const MAX_AMOUNT_MINOR: i64 = 99_999_999_999;
 
 pub use crate::sandbox::domain::payment::{
-    DOMESTIC_NORWAY, INSTANT, INSTANT_MAX_MINOR, Initiation, PRODUCTS, PaymentType, Product,
+    DOMESTIC_NORWAY, Echo, INSTANT, INSTANT_MAX_MINOR, Initiation, PRODUCTS, PaymentType, Product,
     STRUCTURED_ADDRESS_ENFORCEMENT, Service, account_by_bban, credits,
 };
 
@@ -399,7 +399,7 @@ fn creditor_address(
 struct Part {
     /// The echo of the part's fields in the order read, after `endToEndIdentification` (when
     /// given) and the `lead` field of [`part`] (when given).
-    echo: Map<String, Value>,
+    echo: Echo,
     /// Whether `endToEndIdentification` was given (first in `echo`).
     end_to_end: bool,
     currency: String,
@@ -419,14 +419,14 @@ fn part(
     lead: Option<Value>,
     warnings: &mut Vec<String>,
 ) -> Result<Part, ApiError> {
-    let mut echo = Map::with_capacity(8);
+    let mut echo = Echo::with_capacity(16);
     let e2e = o.opt_str("endToEndIdentification", 35)?;
     let end_to_end = e2e.is_some();
     if let Some(e2e) = e2e {
-        echo.insert("endToEndIdentification".into(), Value::String(e2e));
+        echo.insert("endToEndIdentification", Value::String(e2e));
     }
     if let Some(lead) = lead {
-        echo.insert("debtorAccount".into(), lead);
+        echo.insert("debtorAccount", lead);
     }
     let (currency, minor, amount_json) = amount(o, "instructedAmount")?;
     // Paths are built only for a refusal (issue 23).
@@ -504,11 +504,11 @@ fn part(
             ));
         }
     }
-    echo.insert("instructedAmount".into(), amount_json);
-    echo.insert("creditorAccount".into(), creditor.json());
+    echo.insert("instructedAmount", amount_json);
+    echo.insert("creditorAccount", creditor.json());
     let agent = o.opt_checked("creditorAgent", 11, is_bic, "a BIC")?;
     if let Some(b) = &agent {
-        echo.insert("creditorAgent".into(), Value::String(b.clone()));
+        echo.insert("creditorAgent", Value::String(b.clone()));
     }
     let name = o.opt_str("creditorName", 70)?;
     let address = creditor_address(o, warnings)?;
@@ -537,7 +537,7 @@ fn part(
         Some(n) => n,
         None => o.req_str("creditorName", 70, "the creditor's name")?,
     };
-    echo.insert("creditorName".into(), Value::String(name));
+    echo.insert("creditorName", Value::String(name));
     if let Some((a, country)) = address {
         if !country {
             return Err(field_error(
@@ -548,7 +548,7 @@ fn part(
                 ),
             ));
         }
-        echo.insert("creditorAddress".into(), a);
+        echo.insert("creditorAddress", a);
     }
     let is_purpose_code = |p: &str| p.len() == 4 && p.bytes().all(|b| b.is_ascii_uppercase());
     if let Some(p) = o.opt_checked(
@@ -557,7 +557,7 @@ fn part(
         is_purpose_code,
         "an ISO 20022 purpose code",
     )? {
-        echo.insert("purposeCode".into(), Value::String(p));
+        echo.insert("purposeCode", Value::String(p));
     }
     if let Some(c) = o.opt_str("chargeBearer", 4)? {
         if !["DEBT", "CRED", "SHAR", "SLEV"].contains(&c.as_str()) {
@@ -566,7 +566,7 @@ fn part(
                 format!("{} must be DEBT, CRED, SHAR or SLEV", o.at("chargeBearer")),
             ));
         }
-        echo.insert("chargeBearer".into(), Value::String(c));
+        echo.insert("chargeBearer", Value::String(c));
     }
     if let Some(s) = o.opt_str("serviceLevel", 4)? {
         if !matches!(kind, PaymentType::Ncbct | PaymentType::Swift) {
@@ -585,12 +585,12 @@ fn part(
                 ),
             ));
         }
-        echo.insert("serviceLevel".into(), Value::String(s));
+        echo.insert("serviceLevel", Value::String(s));
     }
     let unstructured = o.opt_str("remittanceInformationUnstructured", 140)?;
     if let Some(u) = &unstructured {
         echo.insert(
-            "remittanceInformationUnstructured".into(),
+            "remittanceInformationUnstructured",
             Value::String(u.clone()),
         );
     }
@@ -615,7 +615,7 @@ fn part(
             }
         };
         structured_refs.push(v.to_string());
-        echo.insert("remittanceInformationStructured".into(), v);
+        echo.insert("remittanceInformationStructured", v);
     }
     match o.map().get("remittanceInformationStructuredArray") {
         None | Some(Value::Null) => {}
@@ -633,10 +633,7 @@ fn part(
                 structured_refs.push(v.to_string());
                 out.push(v);
             }
-            echo.insert(
-                "remittanceInformationStructuredArray".into(),
-                Value::Array(out),
-            );
+            echo.insert("remittanceInformationStructuredArray", Value::Array(out));
         }
         Some(_) => {
             return Err(field_error(
@@ -647,14 +644,14 @@ fn part(
     }
     // SEPA payments accept the Norwegian regulatory reporting option; cross-border too.
     if let Some(c) = o.opt_str("regulatoryReportingCode", 10)? {
-        echo.insert("regulatoryReportingCode".into(), Value::String(c));
+        echo.insert("regulatoryReportingCode", Value::String(c));
     }
     if let Some(i) = o.opt_str("regulatoryReportingInformation", 140)? {
-        echo.insert("regulatoryReportingInformation".into(), Value::String(i));
+        echo.insert("regulatoryReportingInformation", Value::String(i));
     }
     if o.has("regulatoryReportingAmount") {
         let (_, _, j) = amount(o, "regulatoryReportingAmount")?;
-        echo.insert("regulatoryReportingAmount".into(), j);
+        echo.insert("regulatoryReportingAmount", j);
     }
     // `<unstructured>|<structured references joined by ;>`, without `format!` (issue 23).
     let mut remittance = unstructured.unwrap_or_default();
@@ -797,13 +794,9 @@ const FREQUENCIES: [&str; 9] = [
 /// when `frequency` is `MonthlyVariable`: 1–11 distinct months `"1"`–`"12"`; a duplicate
 /// month → `FORMAT_ERROR` naming it; interface document: "a create request with duplicate
 /// month identifiers is rejected").
-fn periodic(
-    today: NaiveDate,
-    o: &Fields<'_>,
-    echo: &mut Map<String, Value>,
-) -> Result<NaiveDate, ApiError> {
+fn periodic(today: NaiveDate, o: &Fields<'_>, echo: &mut Echo) -> Result<NaiveDate, ApiError> {
     let start = execution_date(today, o, "startDate", true)?.unwrap_or(today);
-    echo.insert("startDate".into(), Value::String(start.to_string()));
+    echo.insert("startDate", Value::String(start.to_string()));
     if let Some(end) = o.opt_date("endDate")? {
         if end < start {
             return Err(field_error(
@@ -811,7 +804,7 @@ fn periodic(
                 format!("endDate {end} is before startDate {start}"),
             ));
         }
-        echo.insert("endDate".into(), Value::String(end.to_string()));
+        echo.insert("endDate", Value::String(end.to_string()));
     }
     if let Some(r) = o.opt_str("executionRule", 9)? {
         if r != "following" && r != "preceding" {
@@ -820,7 +813,7 @@ fn periodic(
                 "executionRule must be following or preceding",
             ));
         }
-        echo.insert("executionRule".into(), Value::String(r));
+        echo.insert("executionRule", Value::String(r));
     }
     let frequency = o.req_str("frequency", 20, "the frequency code, e.g. \"Monthly\"")?;
     if !FREQUENCIES.contains(&frequency.as_str()) {
@@ -832,7 +825,7 @@ fn periodic(
             ),
         ));
     }
-    echo.insert("frequency".into(), Value::String(frequency.clone()));
+    echo.insert("frequency", Value::String(frequency.clone()));
     if let Some(d) = o.opt_str("dayOfExecution", 2)? {
         let ok = !d.starts_with('0') && d.parse::<u8>().is_ok_and(|n| (1..=31).contains(&n));
         if !ok {
@@ -841,7 +834,7 @@ fn periodic(
                 format!("dayOfExecution {d:?} must be \"1\" to \"31\" without leading zero"),
             ));
         }
-        echo.insert("dayOfExecution".into(), Value::String(d));
+        echo.insert("dayOfExecution", Value::String(d));
     }
     let path = o.at("monthsOfExecution");
     match (frequency.as_str(), o.map().get("monthsOfExecution")) {
@@ -879,7 +872,7 @@ fn periodic(
                 months.push(m);
             }
             echo.insert(
-                "monthsOfExecution".into(),
+                "monthsOfExecution",
                 Value::Array(
                     months
                         .iter()
@@ -1011,14 +1004,7 @@ pub fn parse_json(
                 // which put the part's last field in its place) and appended the rest after
                 // `debtorAccount`. Built in place now (issue 23), the last field moves to just
                 // after `debtorAccount`.
-                if let Some((k, v)) = echo
-                    .keys()
-                    .next_back()
-                    .cloned()
-                    .and_then(|last| echo.shift_remove_entry(&last))
-                {
-                    echo.shift_insert(2, k, v);
-                }
+                echo.move_last_to(2);
             }
             let date = if service == Service::PeriodicPayments {
                 Some(periodic(today, &o, &mut echo)?)
@@ -1037,10 +1023,7 @@ pub fn parse_json(
                     ));
                 }
                 if let Some(d) = d {
-                    echo.insert(
-                        "requestedExecutionDate".into(),
-                        Value::String(d.to_string()),
-                    );
+                    echo.insert("requestedExecutionDate", Value::String(d.to_string()));
                 }
                 d
             };
@@ -1066,7 +1049,7 @@ pub fn parse_json(
             })
         }
         Service::BulkPayments => {
-            let mut echo = Map::new();
+            let mut echo = Echo::with_capacity(5);
             if let Some(b) = o
                 .map()
                 .get("batchBookingPreferred")
@@ -1078,18 +1061,15 @@ pub fn parse_json(
                         "batchBookingPreferred must be true or false",
                     ));
                 };
-                echo.insert("batchBookingPreferred".into(), Value::Bool(*b));
+                echo.insert("batchBookingPreferred", Value::Bool(*b));
             }
-            echo.insert("debtorAccount".into(), debtor_json);
+            echo.insert("debtorAccount", debtor_json);
             if let Some(id) = o.opt_str("paymentInformationId", 35)? {
-                echo.insert("paymentInformationId".into(), Value::String(id));
+                echo.insert("paymentInformationId", Value::String(id));
             }
             let date = execution_date(today, &o, "requestedExecutionDate", false)?;
             if let Some(d) = date {
-                echo.insert(
-                    "requestedExecutionDate".into(),
-                    Value::String(d.to_string()),
-                );
+                echo.insert("requestedExecutionDate", Value::String(d.to_string()));
             }
             let items = match o.map().get("payments") {
                 Some(Value::Array(items)) => items,
@@ -1146,9 +1126,9 @@ pub fn parse_json(
                 }
                 total = total.saturating_add(p.minor);
                 keys.push(format!("{}|{}|{}", p.creditor_key, p.minor, p.remittance));
-                entries.push(Value::Object(p.echo));
+                entries.push(Value::Object(p.echo.into_map()));
             }
-            echo.insert("payments".into(), Value::Array(entries));
+            echo.insert("payments", Value::Array(entries));
             let currency = currency.unwrap_or_else(|| debtor.currency.clone());
             let dedup_key = format!(
                 "bulk-payments|{}|{}|{}|{}|{}",
