@@ -352,6 +352,36 @@ async fn a_character_the_bank_rejects_is_format_error_naming_the_field() {
     assert_eq!(r.status, 201, "{}", r.text);
 }
 
+/// The two document-wide checks of a payment body keep their order over the whole document,
+/// unknown fields included (issue 23: one walk finds both): a numeric `amount` in an unknown
+/// field answers before a refused character earlier in the body; a refused character in an
+/// unknown field's key or value is named by its path; an unknown field without either is
+/// accepted.
+#[tokio::test]
+async fn document_wide_checks_answer_in_order_over_unknown_fields() {
+    let sb = sandbox().await;
+    let mut body = kari_payment("13.37", "Takk for maten 😀");
+    body["zExtra"] = json!({"list": [{"note": "Ольга"}, {"amount": 5}]});
+    let r = sb.initiate(DOMESTIC, &body).await;
+    r.assert_error(400, "FORMAT_ERROR");
+    assert_eq!(r.json["tppMessages"][0]["path"], "zExtra.list[1].amount");
+    assert!(r.text.contains("must be a JSON string"), "{}", r.text);
+    let mut body = kari_payment("13.37", "x");
+    body["zExtra"] = json!({"ok": "y", "nøkkel😀": "y"});
+    let r = sb.initiate(DOMESTIC, &body).await;
+    r.assert_error(400, "FORMAT_ERROR");
+    assert_eq!(r.json["tppMessages"][0]["path"], "zExtra.nøkkel😀 (name)");
+    let mut body = kari_payment("13.37", "x");
+    body["zExtra"] = json!({"k": ["ok", "Ольга"]});
+    let r = sb.initiate(DOMESTIC, &body).await;
+    r.assert_error(400, "FORMAT_ERROR");
+    assert_eq!(r.json["tppMessages"][0]["path"], "zExtra.k[1]");
+    let mut body = kari_payment("13.37", "x");
+    body["zExtra"] = json!({"amount": "7", "n": 3, "a": [1, true, null]});
+    let r = sb.initiate(DOMESTIC, &body).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+}
+
 #[tokio::test]
 pub(crate) async fn logical_duplicate_is_rejected_unless_allow_logical_duplicate_is_true() {
     let sb = sandbox().await;

@@ -69,6 +69,51 @@ impl Ctx<'_> {
     }
 }
 
+/// Bytes of AWS-LC's generator drawn at once into a thread's pool of id bits ([`id_random`]).
+const ID_POOL_BYTES: usize = 512;
+
+/// A thread's unused random bytes for ids: `bytes[used..]`.
+struct IdPool {
+    bytes: [u8; ID_POOL_BYTES],
+    used: usize,
+}
+
+thread_local! {
+    static ID_POOL: std::cell::RefCell<IdPool> = const {
+        std::cell::RefCell::new(IdPool { bytes: [0; ID_POOL_BYTES], used: ID_POOL_BYTES })
+    };
+}
+
+/// Fills `out` (at most [`ID_POOL_BYTES`]) with random bytes for an id: the next unused bytes
+/// of this thread's pool, refilled from AWS-LC's generator (`aws_lc_rs::rand::fill`) when it
+/// runs short. Each byte is handed out once and zeroed in the pool. Issue 23: a call of the
+/// generator costs ~2,000 instructions whatever its size (its per-thread state, the fork
+/// and reseed checks, the DRBG's update), and a payment creation took three (payment id,
+/// authorisation id, session id); now one call serves ~14 payments. The pool is not shared
+/// between threads; a child process forked from the sandbox would copy it, but the sandbox
+/// forks only to `exec`.
+///
+/// Returns `false` (and `out` unspecified) when the generator fails or `out` is too long.
+fn id_random(out: &mut [u8]) -> bool {
+    if out.len() > ID_POOL_BYTES {
+        return false;
+    }
+    ID_POOL.with(|pool| {
+        let mut pool = pool.borrow_mut();
+        if ID_POOL_BYTES - pool.used < out.len() {
+            if aws_lc_rs::rand::fill(&mut pool.bytes).is_err() {
+                return false;
+            }
+            pool.used = 0;
+        }
+        let range = pool.used..pool.used + out.len();
+        out.copy_from_slice(&pool.bytes[range.clone()]);
+        pool.bytes[range].fill(0);
+        pool.used += out.len();
+        true
+    })
+}
+
 /// A new id of a consent, payment, signing basket or authorisation: a UUID version 7
 /// (RFC 9562 §5.7), 48 bits of Unix milliseconds followed by 74 random bits (no counter, so
 /// no id tells the next one).
@@ -80,12 +125,12 @@ impl Ctx<'_> {
 /// bits keep them unguessable.
 ///
 /// The random bits come from AWS-LC's generator (`aws_lc_rs::rand::fill`: a CTR-DRBG per
-/// thread, seeded and reseeded from the operating system), not from a `getrandom` system
-/// call per id as `uuid`'s own did (issue 23: two or three per payment or consent creation);
-/// should it ever fail, from `uuid`'s.
+/// thread, seeded and reseeded from the operating system) through this thread's pool
+/// ([`id_random`]), not from a `getrandom` system call per id as `uuid`'s own did (issue 23:
+/// two or three per payment or consent creation); should it ever fail, from `uuid`'s.
 pub fn new_id() -> uuid::Uuid {
     let mut random = [0u8; 10];
-    if aws_lc_rs::rand::fill(&mut random).is_err() {
+    if !id_random(&mut random) {
         return uuid::Uuid::new_v7(uuid::Timestamp::now(uuid::NoContext));
     }
     let millis = std::time::SystemTime::now()
@@ -99,7 +144,7 @@ pub fn new_id() -> uuid::Uuid {
 /// `TPP-Session-ID`. Should the generator ever fail, `uuid`'s own.
 pub fn new_random_id() -> uuid::Uuid {
     let mut random = [0u8; 16];
-    if aws_lc_rs::rand::fill(&mut random).is_err() {
+    if !id_random(&mut random) {
         return uuid::Uuid::new_v4();
     }
     uuid::Builder::from_random_bytes(random).into_uuid()
@@ -128,6 +173,24 @@ mod id_tests {
             .unwrap()
             .as_secs();
         assert!(now.abs_diff(secs) <= 1, "the id carries its creation time");
+    }
+
+    /// The pool hands out each random byte once: chunks of the ids' sizes, mixed so that
+    /// refills fall inside and between them, never repeat (a repeat of 10 random bytes
+    /// would mean a byte handed out twice); too long a request is refused.
+    #[test]
+    fn the_id_pool_never_hands_out_the_same_bytes_twice() {
+        let mut seen = std::collections::HashSet::new();
+        for i in 0..2_000 {
+            let mut chunk = vec![0u8; if i % 3 == 0 { 16 } else { 10 }];
+            assert!(super::id_random(&mut chunk));
+            assert!(seen.insert(chunk[..10].to_vec()), "chunk {i} repeated");
+        }
+        let mut big = vec![0u8; super::ID_POOL_BYTES];
+        assert!(super::id_random(&mut big));
+        assert!(big.iter().any(|b| *b != 0));
+        let mut too_big = vec![0u8; super::ID_POOL_BYTES + 1];
+        assert!(!super::id_random(&mut too_big));
     }
 
     /// Session ids without `TPP-Session-ID`: version 4, RFC 4122 variant, distinct.

@@ -23,12 +23,69 @@ pub use crate::xs2a::payment::{
     STRUCTURED_ADDRESS_ENFORCEMENT, Service,
 };
 
+/// The normalised body of a payment initiation as stored and echoed: its top-level fields in
+/// the order set, each key once, serialised as a JSON object (the same text as a
+/// `serde_json::Map` with the same inserts). Issue 23: the `Map` (an `IndexMap`) hashed every
+/// key (SipHash) to keep that order; the fields of a body are few and their names constants.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Echo(Vec<(&'static str, Value)>);
+
+impl Echo {
+    /// An empty echo with room for `n` fields.
+    pub fn with_capacity(n: usize) -> Self {
+        Echo(Vec::with_capacity(n))
+    }
+
+    /// Sets field `key` to `value`: in its place when already set (as `Map::insert`), else
+    /// last.
+    pub fn insert(&mut self, key: &'static str, value: Value) {
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some(field) => field.1 = value,
+            None => self.0.push((key, value)),
+        }
+    }
+
+    /// Moves the last field to position `index` (or to the end when `index` is past it), the
+    /// fields from `index` on one place later (`Map::shift_insert` of the removed last
+    /// field).
+    pub fn move_last_to(&mut self, index: usize) {
+        if let Some(last) = self.0.pop() {
+            let at = index.min(self.0.len());
+            self.0.insert(at, last);
+        }
+    }
+
+    /// The fields in order.
+    pub fn fields(&self) -> &[(&'static str, Value)] {
+        &self.0
+    }
+
+    /// The fields as a JSON object, in order.
+    pub fn into_map(self) -> Map<String, Value> {
+        self.0
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+    }
+}
+
+impl serde::Serialize for Echo {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
 /// A validated payment initiation.
 #[derive(Debug, Clone)]
 pub struct Initiation {
     /// The normalised body echoed by the details call (known fields only; amounts as
     /// two-decimal strings; legacy address names mapped to the current ones).
-    pub echo: Map<String, Value>,
+    pub echo: Echo,
     /// The debtor's sandbox account.
     pub debtor: Account,
     /// Currency of the instructed amount(s).
@@ -359,4 +416,52 @@ pub fn cancel(cx: &Ctx<'_>, id: &str) -> Result<(), ApiError> {
         };
         Err(ApiError::new(MessageCode::StatusInvalid, why))
     })
+}
+
+#[cfg(test)]
+mod echo_tests {
+    use super::Echo;
+    use serde_json::{Map, Value, json};
+
+    /// An echo serialises as the `Map` with the same inserts (a replaced key keeps its place)
+    /// and `move_last_to` is the `shift_remove` + `shift_insert` it replaces.
+    #[test]
+    fn an_echo_is_the_map_it_replaces() {
+        let steps: [(&'static str, Value); 6] = [
+            ("endToEndIdentification", json!("e2e")),
+            ("debtorAccount", json!({"bban": "1", "currency": "NOK"})),
+            (
+                "instructedAmount",
+                json!({"currency": "NOK", "amount": "1.00"}),
+            ),
+            ("creditorName", json!("Ola \"N\" æ")),
+            ("debtorAccount", json!({"bban": "2"})),
+            ("remittanceInformationUnstructured", json!("x")),
+        ];
+        let mut echo = Echo::with_capacity(2);
+        let mut map = Map::new();
+        for (k, v) in steps {
+            echo.insert(k, v.clone());
+            map.insert(k.to_string(), v);
+        }
+        let text = |e: &Echo| serde_json::to_string(e).unwrap_or_default();
+        assert_eq!(text(&echo), Value::Object(map.clone()).to_string());
+        assert_eq!(echo.clone().into_map(), map);
+        for index in [0, 2, 4, 9] {
+            let mut e = echo.clone();
+            e.move_last_to(index);
+            let mut m = map.clone();
+            if let Some((k, v)) = m
+                .keys()
+                .next_back()
+                .cloned()
+                .and_then(|last| m.shift_remove_entry(&last))
+            {
+                m.shift_insert(index.min(m.len()), k, v);
+            }
+            assert_eq!(text(&e), Value::Object(m).to_string(), "{index}");
+        }
+        assert_eq!(text(&Echo::default()), "{}");
+        assert_eq!(echo.fields().len(), 5);
+    }
 }

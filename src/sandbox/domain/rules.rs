@@ -102,6 +102,14 @@ pub fn check_characters(field: &str, value: &str) -> Result<(), ApiError> {
     Err(e)
 }
 
+/// Whether [`check_characters`] accepts every character of `s`: printable ASCII (U+0020–
+/// U+007E, all allowed) byte by byte first; any other byte (a multi-byte character or a
+/// control character) takes the character check.
+pub fn allowed_text(s: &str) -> bool {
+    s.bytes().all(|b| (0x20..=0x7E).contains(&b))
+        || crate::xs2a::charset::first_refused(s).is_none()
+}
+
 /// [`check_characters`] on every string (and object key) of a JSON request body; the field
 /// is named by its path, e.g. `access.accounts[0].iban`.
 ///
@@ -110,12 +118,7 @@ pub fn check_json_characters(value: &serde_json::Value) -> Result<(), ApiError> 
     // Every body that passes (nearly all) is checked without building a path; only a refused
     // character costs the walk below that names its field.
     fn all_allowed(v: &serde_json::Value) -> bool {
-        // Printable ASCII (U+0020–U+007E, all allowed) byte by byte first; any other byte
-        // (a multi-byte character or a control character) takes the character check.
-        let ok = |s: &str| {
-            s.bytes().all(|b| (0x20..=0x7E).contains(&b))
-                || crate::xs2a::charset::first_refused(s).is_none()
-        };
+        let ok = allowed_text;
         match v {
             serde_json::Value::String(s) => ok(s),
             serde_json::Value::Array(items) => items.iter().all(all_allowed),

@@ -51,7 +51,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{FromRequestParts, State};
+use axum::extract::{FromRequest, FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -608,16 +608,25 @@ pub fn json_response(
 /// scaStatus, self, status} | {startAuthorisation, self, status}, tppMessages?: [WARNING]}`,
 /// headers `Location` (self), `ASPSP-SCA-Approach: REDIRECT`, and `PSU-ID` when
 /// `X-PSU-IDENTITY` created it.
-#[allow(clippy::too_many_arguments)]
+///
+/// The headers are taken out of the request instead of extracted as a `HeaderMap` (a clone of
+/// every header; issue 23), the body then read by axum's `Bytes` extractor as before (its
+/// refusal answered as axum answers it).
 async fn create<const S: u8>(
     State(app): State<Arc<App>>,
     tpp: Tpp,
     cert: TppCert,
     ApiPath(segment): ApiPath<String>,
     query: QueryPairs,
-    headers: HeaderMap,
-    body: Bytes,
+    request: axum::extract::Request,
 ) -> Result<Response, ApiError> {
+    let (mut parts, body) = request.into_parts();
+    let headers = std::mem::take(&mut parts.headers);
+    let body =
+        match Bytes::from_request(axum::extract::Request::from_parts(parts, body), &app).await {
+            Ok(b) => b,
+            Err(rejection) => return Ok(rejection.into_response()),
+        };
     require_role(&cert.0, Psd2Role::PspPi)?;
     // The reads before the write in one statement (issue 23): whether a batch run is due,
     // the PSU-ID's registered customer, the debtor account and its owner. Their errors
