@@ -44,7 +44,7 @@ use crate::sandbox::domain::ledger::{self, Entry};
 use crate::sandbox::domain::rules::{self, AccessKind, TppRoles};
 use crate::sandbox::errors::{ApiError, ApiPath, QueryPairs};
 use crate::sandbox::http::auth::{AisTpp, Tpp};
-use crate::sandbox::http::reads::{Page, Read, ReadKey};
+use crate::sandbox::http::reads::{Page, Read, ReadKey, SentBody};
 use crate::sandbox::model::{
     Account, CardAccount, Customer, MANUAL_TRANSACTION_CODE, ManualTransaction,
 };
@@ -738,6 +738,9 @@ pub async fn transactions(
         today,
         version: app.db.version(),
     };
+    if let Some(body) = app.pages.ready(&key, gzip) {
+        return Ok(body.response());
+    }
     if let Some(page) = app.pages.get(&key) {
         return Ok(page.response(gzip));
     }
@@ -855,6 +858,14 @@ pub const PAGE_CACHE_ENTRIES: usize = 512;
 impl PageCache {
     fn get(&self, key: &PageKey) -> Option<Page> {
         self.pages.lock().ok()?.get(key).cloned()
+    }
+
+    /// The kept page of `key` as it is sent ([`Page::ready_body`]: `None` also while its
+    /// gzip encoding is not made): only the sent [`bytes::Bytes`] is cloned under the lock,
+    /// not the page (its two reference counts, shared by every worker thread's answers,
+    /// counted up and down again; issue 23).
+    fn ready(&self, key: &PageKey, gzip: bool) -> Option<SentBody> {
+        self.pages.lock().ok()?.get(key)?.ready_body(gzip)
     }
 
     fn put(&self, key: PageKey, body: Page) {
