@@ -44,7 +44,7 @@ use crate::sandbox::domain::ledger::{self, Entry};
 use crate::sandbox::domain::rules::{self, AccessKind, TppRoles};
 use crate::sandbox::errors::{ApiError, ApiPath, QueryPairs};
 use crate::sandbox::http::auth::{AisTpp, Tpp};
-use crate::sandbox::http::reads::{Page, Read, ReadKey};
+use crate::sandbox::http::reads::{Page, Read, ReadKey, SentBody};
 use crate::sandbox::model::{
     Account, CardAccount, Customer, MANUAL_TRANSACTION_CODE, ManualTransaction,
 };
@@ -373,14 +373,14 @@ pub async fn balances(
     State(app): State<Arc<App>>,
     c: Consented<Account>,
 ) -> Result<Response, ApiError> {
-    let owner = owner_of(c.owner.clone(), &c.item, &c.access)?;
+    let owner = owner_of(c.owner.as_ref(), &c.item, &c.access)?;
     c.count_unattended(&app, AccessKind::Balances)?;
     let account = c.item;
     let today = app.clock.today();
     let key = ReadKey::new(Read::AccountBalances, account.id, c.version).on(today);
     app.reads.answer(key, || {
         let yesterday = today.pred_opt().unwrap_or(today);
-        let b = crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today)
+        let b = crate::sandbox::domain::books::Book::of(&app.store, &account, owner, today)
             .balances()?;
         let balance = |kind: &str, amount: i64, date: NaiveDate| Balance {
             balance_type: kind.to_string(),
@@ -398,11 +398,15 @@ pub async fn balances(
     })
 }
 
-fn owner_of(
-    owner: Option<Customer>,
+/// The account's owner (borrowed: the resolution's record, not a copy of its three texts per
+/// request, issue 23).
+///
+/// Errors: 403 `RESOURCE_UNKNOWN` when the account has no owner.
+fn owner_of<'a>(
+    owner: Option<&'a Customer>,
     account: &Account,
     access: &Access,
-) -> Result<Customer, ApiError> {
+) -> Result<&'a Customer, ApiError> {
     owner.ok_or_else(|| {
         ApiError::forbidden_unknown(format!(
             "account {} has no owner in this sandbox (PSU {})",
@@ -726,7 +730,7 @@ pub async fn transactions(
     c: Consented<Account, Listing<false>>,
     AcceptsGzip(gzip): AcceptsGzip,
 ) -> Result<axum::response::Response, ApiError> {
-    let owner = owner_of(c.owner.clone(), &c.item, &c.access)?;
+    let owner = owner_of(c.owner.as_ref(), &c.item, &c.access)?;
     let today = app.clock.today();
     let date_from = c.query.parsed.date_from;
     let from = c.unattended_from(&app, today, date_from, AccessKind::Transactions)?;
@@ -738,6 +742,9 @@ pub async fn transactions(
         today,
         version: app.db.version(),
     };
+    if let Some(body) = app.pages.ready(&key, gzip) {
+        return Ok(body.response());
+    }
     if let Some(page) = app.pages.get(&key) {
         return Ok(page.response(gzip));
     }
@@ -747,7 +754,7 @@ pub async fn transactions(
     let mut total = 0;
     if q.wants_booked() {
         let all: Vec<Entry> =
-            crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today)
+            crate::sandbox::domain::books::Book::of(&app.store, &account, owner, today)
                 .booked()?
                 .into_iter()
                 .filter(|e| q.in_period(e.booking_date, from))
@@ -763,7 +770,7 @@ pub async fn transactions(
     }
     if q.wants_pending() {
         report.pending = Some(
-            crate::sandbox::domain::books::Book::of(&app.store, &account, &owner, today)
+            crate::sandbox::domain::books::Book::of(&app.store, &account, owner, today)
                 .pending()?
                 .iter()
                 .map(|e| entry(&account, e, false, &manual))
@@ -771,7 +778,7 @@ pub async fn transactions(
         );
     }
     if q.wants_information() {
-        report.information = Some(information(&app, &account, &owner, today)?);
+        report.information = Some(information(&app, &account, owner, today)?);
     }
     let path = format!("{}/transactions", account_path(&account_id));
     report.links = q.links(&path, (names::ACCOUNT, account_path(&account_id)), total);
@@ -804,26 +811,32 @@ impl<S: Send + Sync> FromRequestParts<S> for AcceptsGzip {
 /// Whether the request's `Accept-Encoding` (RFC 9110 §12.5.3) accepts `gzip` (or `x-gzip`,
 /// or `*`) with a non-zero weight. Absent header: identity only.
 pub fn accepts_gzip(headers: &HeaderMap) -> bool {
+    // By bytes: a value `to_str` accepts is visible ASCII, space and tab, so its items and
+    // parameters split at `,` and `;` and trimmed of spaces and tabs are what `str::split`
+    // and `str::trim` gave, without their per-character searchers (issue 23).
     headers
         .get_all(axum::http::header::ACCEPT_ENCODING)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|item| {
-            let mut parts = item.split(';');
-            let coding = parts.next().unwrap_or("").trim();
-            let weight_zero = parts.any(|p| {
-                let p = p.trim();
-                p.strip_prefix("q=")
-                    .or_else(|| p.strip_prefix("Q="))
-                    .and_then(|q| q.trim().parse::<f32>().ok())
-                    .is_some_and(|q| q <= 0.0)
-            });
-            !weight_zero
-                && (coding.eq_ignore_ascii_case("gzip")
-                    || coding.eq_ignore_ascii_case("x-gzip")
-                    || coding == "*")
-        })
+        .any(|v| v.as_bytes().split(|&b| b == b',').any(item_accepts_gzip))
+}
+
+/// Whether one `Accept-Encoding` item (`coding *( ";" parameter )`, visible ASCII) names
+/// `gzip`, `x-gzip` or `*` without a zero weight (`q=0`, `Q=0.0`...).
+fn item_accepts_gzip(item: &[u8]) -> bool {
+    let mut parts = item.split(|&b| b == b';');
+    let coding = parts.next().unwrap_or_default().trim_ascii();
+    let gzip = coding.eq_ignore_ascii_case(b"gzip")
+        || coding.eq_ignore_ascii_case(b"x-gzip")
+        || coding == b"*";
+    gzip && !parts.any(|p| {
+        let p = p.trim_ascii();
+        p.strip_prefix(b"q=")
+            .or_else(|| p.strip_prefix(b"Q="))
+            .and_then(|q| std::str::from_utf8(q.trim_ascii()).ok())
+            .and_then(|q| q.parse::<f32>().ok())
+            .is_some_and(|q| q <= 0.0)
+    })
 }
 
 /// What a serialized transaction page depends on: the account, the query as sent, the
@@ -857,6 +870,14 @@ impl PageCache {
         self.pages.lock().ok()?.get(key).cloned()
     }
 
+    /// The kept page of `key` as it is sent ([`Page::ready_body`]: `None` also while its
+    /// gzip encoding is not made): only the sent [`bytes::Bytes`] is cloned under the lock,
+    /// not the page (its two reference counts, shared by every worker thread's answers,
+    /// counted up and down again; issue 23).
+    fn ready(&self, key: &PageKey, gzip: bool) -> Option<SentBody> {
+        self.pages.lock().ok()?.get(key)?.ready_body(gzip)
+    }
+
     fn put(&self, key: PageKey, body: Page) {
         if let Ok(mut pages) = self.pages.lock() {
             if pages.len() >= PAGE_CACHE_ENTRIES {
@@ -883,7 +904,7 @@ pub async fn transaction_details(
     c: Consented<Account>,
     ApiPath((id, transaction_id)): ApiPath<(String, String)>,
 ) -> Result<Response, ApiError> {
-    let owner = owner_of(c.owner.clone(), &c.item, &c.access)?;
+    let owner = owner_of(c.owner.as_ref(), &c.item, &c.access)?;
     let today = app.clock.today();
     let unknown = || {
         ApiError::not_found(format!(
@@ -899,7 +920,7 @@ pub async fn transaction_details(
         .query(&[(String::new(), tid.to_string())], window);
     let (account, psu_present) = (c.item, c.psu_present);
     app.reads.answer(key, || {
-        details_of(&app, &account, &owner, today, tid, psu_present, unknown)
+        details_of(&app, &account, owner, today, tid, psu_present, unknown)
     })
 }
 
@@ -1039,6 +1060,104 @@ mod tests {
                 .booking_status,
             "both"
         );
+    }
+
+    /// The `Accept-Encoding` rule before it went by bytes (issue 23), the reference of
+    /// [`accepts_gzip_by_bytes_decides_as_by_text`].
+    fn accepts_gzip_by_text(headers: &HeaderMap) -> bool {
+        headers
+            .get_all(axum::http::header::ACCEPT_ENCODING)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|item| {
+                let mut parts = item.split(';');
+                let coding = parts.next().unwrap_or("").trim();
+                let weight_zero = parts.any(|p| {
+                    let p = p.trim();
+                    p.strip_prefix("q=")
+                        .or_else(|| p.strip_prefix("Q="))
+                        .and_then(|q| q.trim().parse::<f32>().ok())
+                        .is_some_and(|q| q <= 0.0)
+                });
+                !weight_zero
+                    && (coding.eq_ignore_ascii_case("gzip")
+                        || coding.eq_ignore_ascii_case("x-gzip")
+                        || coding == "*")
+            })
+    }
+
+    /// `accepts_gzip` decides every value (and set of values) as the text rule did: codings,
+    /// case, spaces and tabs, weights (`q=0`, `Q=0.000`, `q= 0`, malformed), other
+    /// parameters, empty items, values that are not visible ASCII.
+    #[test]
+    fn accepts_gzip_by_bytes_decides_as_by_text() {
+        let values: &[&[u8]] = &[
+            b"gzip",
+            b"GZIP",
+            b" gzip ",
+            b"\tgzip\t",
+            b"x-gzip",
+            b"X-Gzip",
+            b"*",
+            b"*;q=0",
+            b"gzip;q=0",
+            b"gzip;Q=0.000",
+            b"gzip; q=0",
+            b"gzip;q= 0",
+            b"gzip;q =0",
+            b"gzip;q=0.001",
+            b"gzip;q=1",
+            b"gzip;q=x",
+            b"gzip;q=",
+            b"gzip;q=-1",
+            b"gzip;level=1",
+            b"gzip;level=1;q=0",
+            b"gzip;q=0;q=1",
+            b"br;q=1.0, gzip;q=0.8",
+            b"br, deflate",
+            b"identity",
+            b"gzip, deflate, br, zstd",
+            b"deflate,,gzip",
+            b",",
+            b"",
+            b";q=1",
+            b"gzipx",
+            b"g zip",
+            b"gzip\xc3\xa9",
+            b"br, gzip \xff",
+            b"gzip;q=0, gzip",
+            b"gzip;q=0, *",
+        ];
+        let mut cases: Vec<Vec<&[u8]>> = vec![vec![]];
+        cases.extend(values.iter().map(|v| vec![*v]));
+        cases.push(vec![b"br", b"gzip"]);
+        cases.push(vec![b"gzip;q=0", b"identity"]);
+        cases.push(vec![b"gzip\xff", b"gzip"]);
+        for values in cases {
+            let mut headers = HeaderMap::new();
+            for v in &values {
+                headers.append(
+                    axum::http::header::ACCEPT_ENCODING,
+                    axum::http::HeaderValue::from_bytes(v).unwrap(),
+                );
+            }
+            assert_eq!(
+                accepts_gzip(&headers),
+                accepts_gzip_by_text(&headers),
+                "{values:?}"
+            );
+        }
+        let one = |v: &'static str| {
+            let mut h = HeaderMap::new();
+            h.insert(
+                axum::http::header::ACCEPT_ENCODING,
+                axum::http::HeaderValue::from_static(v),
+            );
+            accepts_gzip(&h)
+        };
+        assert!(one("gzip") && one("br;q=1.0, gzip;q=0.8") && one("*"));
+        assert!(!one("gzip;q=0") && !one("identity") && !one("br"));
     }
 
     #[test]

@@ -15,8 +15,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use axum::http::header::CONTENT_TYPE;
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderValue;
+use axum::http::header::{CONTENT_ENCODING, CONTENT_TYPE, VARY};
+use axum::response::Response;
 use chrono::NaiveDate;
 use serde::Serialize;
 use uuid::Uuid;
@@ -186,17 +187,68 @@ impl Page {
     }
 
     /// The `200` answer: gzip-encoded when `gzip` (the client accepts it), else plain JSON.
-    pub(crate) fn response(&self, gzip: bool) -> axum::response::Response {
-        use axum::http::header::{CONTENT_ENCODING, CONTENT_TYPE, VARY};
-        use axum::response::IntoResponse;
-        let json = [
-            (CONTENT_TYPE, "application/json"),
-            (VARY, "accept-encoding"),
-        ];
+    pub(crate) fn response(&self, gzip: bool) -> Response {
+        self.body(gzip).response()
+    }
+
+    /// The body the answer sends: the gzip encoding when `gzip` (made now on first demand)
+    /// and the encoder did not fail, else the JSON.
+    fn body(&self, gzip: bool) -> SentBody {
         match gzip.then(|| self.gzip()).flatten() {
-            Some(body) => (json, [(CONTENT_ENCODING, "gzip")], body).into_response(),
-            None => (json, self.json.clone()).into_response(),
+            Some(body) => SentBody::Gzip(body),
+            None => SentBody::Json(self.json.clone()),
         }
+    }
+
+    /// [`Page::body`] when it needs no encoding work: `None` only for a gzip answer whose
+    /// encoding is not made yet (so a cache's lock is never held while a page is compressed).
+    pub(crate) fn ready_body(&self, gzip: bool) -> Option<SentBody> {
+        if !gzip {
+            return Some(SentBody::Json(self.json.clone()));
+        }
+        Some(match self.gzip.get()? {
+            Some(body) => SentBody::Gzip(body.clone()),
+            None => SentBody::Json(self.json.clone()),
+        })
+    }
+}
+
+/// `Content-Type: application/json`, made at compile time (a `&str` header value is checked
+/// and converted per answer).
+const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
+/// `Vary: accept-encoding` of the transaction pages' answers.
+const VARY_ACCEPT_ENCODING: HeaderValue = HeaderValue::from_static("accept-encoding");
+/// `Content-Encoding: gzip`.
+const GZIP: HeaderValue = HeaderValue::from_static("gzip");
+
+/// A transaction page's body as it is sent: its JSON or its gzip encoding (each the kept
+/// [`bytes::Bytes`], not a copy).
+#[derive(Debug, Clone)]
+pub(crate) enum SentBody {
+    /// The plain JSON.
+    Json(bytes::Bytes),
+    /// The gzip encoding.
+    Gzip(bytes::Bytes),
+}
+
+impl SentBody {
+    /// The `200` answer of a transaction page: `Content-Type: application/json`, `Vary:
+    /// accept-encoding` and, for the gzip body, `Content-Encoding: gzip`, in that order: the
+    /// answer `(headers, [(CONTENT_ENCODING, "gzip")], body).into_response()` gave (test),
+    /// with its header values made once, not parsed from text per answer (issue 23).
+    pub(crate) fn response(self) -> Response {
+        let (body, gzip) = match self {
+            SentBody::Json(b) => (b, false),
+            SentBody::Gzip(b) => (b, true),
+        };
+        let mut r = Response::new(axum::body::Body::from(body));
+        let h = r.headers_mut();
+        h.insert(CONTENT_TYPE, APPLICATION_JSON);
+        h.insert(VARY, VARY_ACCEPT_ENCODING);
+        if gzip {
+            h.insert(CONTENT_ENCODING, GZIP);
+        }
+        r
     }
 }
 
@@ -222,6 +274,9 @@ impl ReadCache {
         key: ReadKey,
         build: impl FnOnce() -> Result<T, ApiError>,
     ) -> Result<Response, ApiError> {
+        if let Some(body) = self.kept_json(&key) {
+            return Ok(json(body));
+        }
         Ok(json(self.page(key, build)?.json()))
     }
 
@@ -236,6 +291,9 @@ impl ReadCache {
         gzip: bool,
         build: impl FnOnce() -> Result<T, ApiError>,
     ) -> Result<Response, ApiError> {
+        if let Some(body) = self.ready(&key, gzip) {
+            return Ok(body.response());
+        }
         Ok(self.page(key, build)?.response(gzip))
     }
 
@@ -261,6 +319,18 @@ impl ReadCache {
         self.bodies.lock().ok()?.get(key).cloned()
     }
 
+    /// The kept body of `key` as it is sent ([`Page::ready_body`]): only the sent
+    /// [`bytes::Bytes`] is cloned under the lock, not the page (its two reference counts,
+    /// which every worker thread's answers share, counted up and down again; issue 23).
+    fn ready(&self, key: &ReadKey, gzip: bool) -> Option<SentBody> {
+        self.bodies.lock().ok()?.get(key)?.ready_body(gzip)
+    }
+
+    /// The kept JSON of `key` (as [`ReadCache::ready`], only the sent bytes cloned).
+    fn kept_json(&self, key: &ReadKey) -> Option<bytes::Bytes> {
+        Some(self.bodies.lock().ok()?.get(key)?.json.clone())
+    }
+
     fn put(&self, key: ReadKey, body: Page) {
         if let Ok(mut bodies) = self.bodies.lock() {
             if bodies.len() >= READ_CACHE_ENTRIES {
@@ -281,8 +351,13 @@ impl ReadCache {
     }
 }
 
+/// The `200` JSON answer of `body`: `Content-Type: application/json`, what
+/// `([(CONTENT_TYPE, "application/json")], body).into_response()` gave (test), the header
+/// value made once.
 fn json(body: bytes::Bytes) -> Response {
-    ([(CONTENT_TYPE, "application/json")], body).into_response()
+    let mut r = Response::new(axum::body::Body::from(body));
+    r.headers_mut().insert(CONTENT_TYPE, APPLICATION_JSON);
+    r
 }
 
 #[cfg(test)]
@@ -335,6 +410,100 @@ mod tests {
         let r = page.response(true);
         assert_eq!(r.headers()["content-encoding"], "gzip");
         assert_eq!(r.headers()["vary"], "accept-encoding");
+    }
+
+    /// Status, headers in order (name, value, sensitivity) and body bytes of an answer.
+    async fn parts_of(r: Response) -> (u16, Vec<(String, Vec<u8>, bool)>, Vec<u8>) {
+        let (parts, body) = r.into_parts();
+        let headers = parts
+            .headers
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.as_str().to_string(),
+                    v.as_bytes().to_vec(),
+                    v.is_sensitive(),
+                )
+            })
+            .collect();
+        let body = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+        (parts.status.as_u16(), headers, body.to_vec())
+    }
+
+    /// The answers built with their header values made once are byte for byte those of
+    /// axum's tuple conversion they replace (issue 23): the plain read's, and a transaction
+    /// page's plain and gzip answers, from the page and from a cache, the first answer (made
+    /// then) and a kept one.
+    #[tokio::test]
+    async fn the_answers_are_those_of_axums_tuple_conversion() {
+        use axum::response::IntoResponse;
+        let json_bytes = bytes::Bytes::from(serde_json::to_vec(&serde_json::json!({
+            "transactions": {"booked": [{"transactionId": "t-1", "remittanceInformationUnstructured": "x".repeat(3000)}]}
+        }))
+        .unwrap());
+        let reference = |body: bytes::Bytes, gzip: bool| {
+            let headers = [
+                (CONTENT_TYPE, "application/json"),
+                (VARY, "accept-encoding"),
+            ];
+            if gzip {
+                (headers, [(CONTENT_ENCODING, "gzip")], body).into_response()
+            } else {
+                (headers, body).into_response()
+            }
+        };
+        assert_eq!(
+            parts_of(json(json_bytes.clone())).await,
+            parts_of(([(CONTENT_TYPE, "application/json")], json_bytes.clone()).into_response())
+                .await
+        );
+        let page = Page::new(json_bytes.clone());
+        assert!(page.ready_body(true).is_none(), "no gzip made yet");
+        let zipped = page.gzip().expect("encoded");
+        for gzip in [false, true] {
+            let want = parts_of(reference(
+                if gzip {
+                    zipped.clone()
+                } else {
+                    json_bytes.clone()
+                },
+                gzip,
+            ))
+            .await;
+            assert_eq!(parts_of(page.response(gzip)).await, want, "gzip {gzip}");
+            let ready = page.ready_body(gzip).expect("made");
+            assert_eq!(parts_of(ready.response()).await, want, "gzip {gzip}");
+        }
+        // Through a cache: the first answer (built, encoded then) and a kept one.
+        let cache = ReadCache::default();
+        let key = ReadKey::new(Read::CardTransactions, Uuid::nil(), 1);
+        let value: serde_json::Value = serde_json::from_slice(&json_bytes).unwrap();
+        for gzip in [true, true, false] {
+            let r = cache
+                .answer_encoded(key.clone(), gzip, || Ok(value.clone()))
+                .unwrap();
+            let want = parts_of(reference(
+                if gzip {
+                    zipped.clone()
+                } else {
+                    json_bytes.clone()
+                },
+                gzip,
+            ))
+            .await;
+            assert_eq!(parts_of(r).await, want, "gzip {gzip}");
+        }
+        let key = ReadKey::new(Read::Account, Uuid::nil(), 1);
+        for _ in 0..2 {
+            let r = cache.answer(key.clone(), || Ok(value.clone())).unwrap();
+            assert_eq!(
+                parts_of(r).await,
+                parts_of(
+                    ([(CONTENT_TYPE, "application/json")], json_bytes.clone()).into_response()
+                )
+                .await
+            );
+        }
     }
 
     #[test]
