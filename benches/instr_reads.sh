@@ -104,7 +104,12 @@ echo "floor: $f_ir Ir / $f_n RSA verifications = $f_per Ir/request, $f_own outsi
 PSD2_LOAD_SECS=$secs PSD2_LOAD_CALLGRIND=1 \
     PSD2_LOAD_WRAP="valgrind --tool=callgrind ${CALLGRIND_ARGS:-} --callgrind-out-file=$out/sandbox.%p" \
     "$bench" reads >"$out/reads.txt" 2>&1
-mapfile -t names < <(grep -E '^\| [^|`]*`GET' "$out/reads.txt" | sed -E 's/^\| ([^`]*) `.*/\1/')
+# One name per dump, in the order the runs were made: each read's line after its run
+# (`== replayed: <read> `GET …`` or `== unique: <read> `GET …``), and before a read's last
+# unique run a line for each run that got through its pre-signed requests and was made
+# again (`wrk got through`: that run's dump is skipped, `-`).
+mapfile -t names < <(grep -E '^== (replayed|unique): ([^`]*`GET|.*wrk got through)' "$out/reads.txt" |
+    sed -E -e 's/^== [a-z]+: .*wrk got through.*/-/' -e 's/^== ([a-z]+): ([^`]*) `.*/\2 (\1)/')
 # The replayed mode's server, then the unique mode's (two processes), each's dumps in the order
 # they were written (not by process id: ids wrap).
 dumps=$(ls -tr "$out"/sandbox.*.* 2>/dev/null | grep -E '\.[0-9]+\.[0-9]+$')
@@ -115,6 +120,10 @@ i=0
 for d in $dumps; do
     read -r ir n per own i1 d1 ll < <(tally "$d")
     [ "$n" -gt 0 ] || break
+    if [ "${names[$i]:-?}" = "-" ]; then
+        i=$((i + 1))
+        continue
+    fi
     printf '| %s | %d | %d | %s | %d (%s) | %s / %s / %s | %d |\n' "${names[$i]:-?}" "$per" "$f_per" "$(awk -v a=$per -v b=$f_per 'BEGIN {printf "%.3f", a / b}')" "$own" "$(awk -v a=$own -v b=$f_own 'BEGIN {printf "%.2f", a / b}')" "$i1" "$d1" "$ll" "$n"
     i=$((i + 1))
 done
