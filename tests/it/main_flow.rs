@@ -12,41 +12,27 @@ use psd2_console::xs2a::operations;
 use psd2_console::xs2a::redirect::ScaCallback;
 
 /// The customer the SCA login page at `sca_url` offers: its pre-filled `customerNumber`, or
-/// the first of the sandbox's customer numbers it lists as hints. The page needs no
-/// JavaScript.
+/// the first of the sandbox's one-click customer buttons (`customerNumber` submit buttons) it
+/// lists as hints. The page needs no JavaScript. Only form fields and buttons are read: a
+/// digit run elsewhere on the page (the form's hex token can hold one) is no customer.
 async fn offered_customer(sca_url: &str) -> String {
     let html = page_text(sca_url).await;
     assert!(!html.contains("<script"), "SCA pages need no JavaScript");
-    forms(&html, sca_url)
-        .remove(0)
-        .0
-        .fields
-        .into_iter()
+    let forms = forms(&html, sca_url);
+    let typed = forms
+        .iter()
+        .flat_map(|f| f.fields.iter())
         .find(|(n, v)| n == "customerNumber" && !v.is_empty())
-        .map(|(_, v)| v)
-        .or_else(|| regex_lite_numbers(&html).into_iter().next())
+        .map(|(_, v)| v.clone());
+    typed
+        .or_else(|| {
+            forms
+                .iter()
+                .flat_map(|f| f.buttons.iter())
+                .find(|b| b.name == "customerNumber" && !b.value.is_empty())
+                .map(|b| b.value.clone())
+        })
         .expect("a customerNumber hint")
-}
-
-fn regex_lite_numbers(html: &str) -> Vec<String> {
-    // 11-digit mock national ids shown as hints.
-    let b = html.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i].is_ascii_digit() {
-            let s = i;
-            while i < b.len() && b[i].is_ascii_digit() {
-                i += 1;
-            }
-            if i - s == 11 {
-                out.push(html[s..i].to_string());
-            }
-        } else {
-            i += 1;
-        }
-    }
-    out
 }
 
 #[tokio::test]
