@@ -198,7 +198,7 @@ pub fn insert_payment(c: &Conn<'_>, p: &PaymentRow) -> crate::sandbox::store::sq
     if let Some(k) = keys {
         k.before_insert();
     }
-    c.execute_pipelined(&INSERT_PAYMENT, p.to_params().as_slice())?;
+    c.execute_kept(INSERT_PAYMENT.as_str(), p.to_params().as_slice())?;
     if let (Some(k), Some(sqlite)) = (keys, c.as_sqlite()) {
         k.record(
             &p.tpp,
@@ -454,7 +454,7 @@ pub fn insert_authorisation(
     c: &Conn<'_>,
     a: &AuthorisationRow,
 ) -> crate::sandbox::store::sql::Result<()> {
-    c.execute_pipelined(&INSERT_AUTHORISATION, a.to_params().as_slice())
+    c.execute_kept(INSERT_AUTHORISATION.as_str(), a.to_params().as_slice())
 }
 
 /// The authorisation `id`, if any.
