@@ -11,7 +11,7 @@
 //! booked as the Store's manual transactions (see [`crate::sandbox::domain::settlement::execute`]);
 //! sandbox initialization empties these tables with every other one.
 
-use crate::sandbox::store::sql::{Conn, OptionalExtension, params, params_from_iter};
+use crate::sandbox::store::sql::{Conn, OptionalExtension, params};
 
 use crate::sandbox::store::db::Migration;
 
@@ -198,7 +198,7 @@ pub fn insert_payment(c: &Conn<'_>, p: &PaymentRow) -> crate::sandbox::store::sq
     if let Some(k) = keys {
         k.before_insert();
     }
-    c.execute_pipelined(&INSERT_PAYMENT, params_from_iter(p.to_params()))?;
+    c.execute_kept(INSERT_PAYMENT.as_str(), p.to_params().as_slice())?;
     if let (Some(k), Some(sqlite)) = (keys, c.as_sqlite()) {
         k.record(
             &p.tpp,
@@ -454,7 +454,7 @@ pub fn insert_authorisation(
     c: &Conn<'_>,
     a: &AuthorisationRow,
 ) -> crate::sandbox::store::sql::Result<()> {
-    c.execute_pipelined(&INSERT_AUTHORISATION, params_from_iter(a.to_params()))
+    c.execute_kept(INSERT_AUTHORISATION.as_str(), a.to_params().as_slice())
 }
 
 /// The authorisation `id`, if any.
@@ -567,7 +567,7 @@ pub fn insert_basket(c: &Conn<'_>, b: &BasketRow) -> crate::sandbox::store::sql:
             BasketRow::COLUMNS,
             BasketRow::placeholders()
         ),
-        params_from_iter(b.to_params()),
+        b.to_params().as_slice(),
     )?;
     for (i, p) in b.payments.iter().enumerate() {
         c.execute(

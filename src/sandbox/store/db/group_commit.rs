@@ -369,7 +369,9 @@ impl Writer {
         jobs: &mut [Box<dyn Pending>],
         savepoints: bool,
     ) -> sql::Result<bool> {
-        conn.execute_batch("BEGIN IMMEDIATE")?;
+        // Both through rusqlite's statement cache: `execute_batch` parsed them again for every
+        // batch (issue 23).
+        conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
         let mut run = || -> sql::Result<bool> {
             let keys = self
                 .changes
@@ -393,7 +395,7 @@ impl Writer {
                 }
             }
             self.before_commit(jobs.len());
-            conn.execute_batch("COMMIT")?;
+            conn.prepare_cached("COMMIT")?.execute([])?;
             Ok(true)
         };
         let out = run();
