@@ -27,8 +27,49 @@ pub use crate::xs2a::payment::{
 /// the order set, each key once, serialised as a JSON object (the same text as a
 /// `serde_json::Map` with the same inserts). Issue 23: the `Map` (an `IndexMap`) hashed every
 /// key (SipHash) to keep that order; the fields of a body are few and their names constants.
+/// A field's value is JSON ([`EchoValue::Json`]) or an object of the same kind
+/// ([`EchoValue::Object`]: an amount, an account reference), serialised alike.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Echo(Vec<(&'static str, Value)>);
+pub struct Echo(Vec<(&'static str, EchoValue)>);
+
+/// The value of an [`Echo`] field.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EchoValue {
+    /// Any JSON.
+    Json(Value),
+    /// A JSON object of constant keys, serialised as the `Map` with the same inserts.
+    Object(Echo),
+}
+
+impl From<Value> for EchoValue {
+    fn from(v: Value) -> Self {
+        EchoValue::Json(v)
+    }
+}
+
+impl From<Echo> for EchoValue {
+    fn from(e: Echo) -> Self {
+        EchoValue::Object(e)
+    }
+}
+
+impl From<EchoValue> for Value {
+    fn from(v: EchoValue) -> Self {
+        match v {
+            EchoValue::Json(v) => v,
+            EchoValue::Object(e) => Value::Object(e.into_map()),
+        }
+    }
+}
+
+impl serde::Serialize for EchoValue {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            EchoValue::Json(v) => v.serialize(s),
+            EchoValue::Object(e) => e.serialize(s),
+        }
+    }
+}
 
 impl Echo {
     /// An empty echo with room for `n` fields.
@@ -38,11 +79,17 @@ impl Echo {
 
     /// Sets field `key` to `value`: in its place when already set (as `Map::insert`), else
     /// last.
-    pub fn insert(&mut self, key: &'static str, value: Value) {
+    pub fn insert(&mut self, key: &'static str, value: impl Into<EchoValue>) {
+        let value = value.into();
         match self.0.iter_mut().find(|(k, _)| *k == key) {
             Some(field) => field.1 = value,
             None => self.0.push((key, value)),
         }
+    }
+
+    /// Sets field `key` to the string `value` (as [`Echo::insert`] of `Value::String`).
+    pub fn insert_str(&mut self, key: &'static str, value: String) {
+        self.insert(key, Value::String(value));
     }
 
     /// Moves the last field to position `index` (or to the end when `index` is past it), the
@@ -56,7 +103,7 @@ impl Echo {
     }
 
     /// The fields in order.
-    pub fn fields(&self) -> &[(&'static str, Value)] {
+    pub fn fields(&self) -> &[(&'static str, EchoValue)] {
         &self.0
     }
 
@@ -64,7 +111,7 @@ impl Echo {
     pub fn into_map(self) -> Map<String, Value> {
         self.0
             .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
+            .map(|(k, v)| (k.to_string(), Value::from(v)))
             .collect()
     }
 }
@@ -463,5 +510,40 @@ mod echo_tests {
         }
         assert_eq!(text(&Echo::default()), "{}");
         assert_eq!(echo.fields().len(), 5);
+    }
+
+    /// An echo whose fields are echoes (amounts, account references) serialises and
+    /// converts as the `Map` of `Map`s with the same inserts, a replaced nested object and
+    /// strings that need escaping included.
+    #[test]
+    fn a_nested_echo_is_the_map_of_maps_it_replaces() {
+        let nested = |pairs: &[(&'static str, &str)]| {
+            let mut e = Echo::with_capacity(2);
+            let mut m = Map::new();
+            for (k, v) in pairs {
+                e.insert_str(k, v.to_string());
+                m.insert(k.to_string(), Value::String(v.to_string()));
+            }
+            (e, Value::Object(m))
+        };
+        let mut echo = Echo::with_capacity(4);
+        let mut map = Map::new();
+        let (a, am) = nested(&[("currency", "NOK"), ("amount", "1.00")]);
+        echo.insert("instructedAmount", a);
+        map.insert("instructedAmount".into(), am);
+        let (d, dm) = nested(&[("bban", "1"), ("currency", "NOK")]);
+        echo.insert("debtorAccount", d);
+        map.insert("debtorAccount".into(), dm);
+        echo.insert("creditorName", json!("Ola \"N\" æ\n"));
+        map.insert("creditorName".into(), json!("Ola \"N\" æ\n"));
+        let (c, cm) = nested(&[("iban", "NO93 \u{1}"), ("bban", ""), ("currency", "EUR")]);
+        echo.insert("debtorAccount", c);
+        map.insert("debtorAccount".into(), cm);
+        let (e, em) = nested(&[]);
+        echo.insert("empty", e);
+        map.insert("empty".into(), em);
+        let text = serde_json::to_string(&echo).unwrap_or_default();
+        assert_eq!(text, Value::Object(map.clone()).to_string());
+        assert_eq!(echo.into_map(), map);
     }
 }

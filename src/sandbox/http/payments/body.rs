@@ -186,10 +186,10 @@ fn numeric_amount(v: &Node<'_>, path: &str) -> Option<String> {
 /// `amount`: `{currency, amount}` with an amount string of the Berlin Group pattern
 /// ([`crate::xs2a::amount`], checked as sent: no trimming) that is greater than zero and has
 /// at most two fraction digits (the minor unit of NOK and EUR). Returns (currency, minor
-/// units, normalised JSON).
+/// units, normalised JSON as an [`Echo`]: `currency`, then `amount`).
 ///
 /// Errors: 400 `FORMAT_ERROR` naming `<key>.amount` or `<key>.currency`.
-fn amount(o: &Obj<'_, '_>, key: &str) -> Result<(String, i64, Value), ApiError> {
+fn amount(o: &Obj<'_, '_>, key: &str) -> Result<(String, i64, Echo), ApiError> {
     let a = o.req_obj(
         key,
         "an amount {\"currency\": \"NOK\", \"amount\": \"13.37\"}",
@@ -230,7 +230,10 @@ fn amount(o: &Obj<'_, '_>, key: &str) -> Result<(String, i64, Value), ApiError> 
             ),
         ));
     }
-    let json = serde_json::json!({"currency": currency, "amount": format_minor(minor)});
+    // An echo, not a `Map`: no key hashed (issue 23); the same text.
+    let mut json = Echo::with_capacity(2);
+    json.insert_str("currency", currency.clone());
+    json.insert_str("amount", format_minor(minor));
     Ok((currency, minor, json))
 }
 
@@ -258,18 +261,19 @@ impl AccRef {
             .map(|i| i[4..].to_string())
     }
 
-    fn json(&self) -> Value {
-        let mut m = Map::new();
+    /// The reference's echo: `iban`, `bban`, `currency`, those given.
+    fn json(&self) -> Echo {
+        let mut m = Echo::with_capacity(3);
         if let Some(i) = &self.iban {
-            m.insert("iban".into(), Value::String(i.clone()));
+            m.insert_str("iban", i.clone());
         }
         if let Some(b) = &self.bban {
-            m.insert("bban".into(), Value::String(b.clone()));
+            m.insert_str("bban", b.clone());
         }
         if let Some(c) = &self.currency {
-            m.insert("currency".into(), Value::String(c.clone()));
+            m.insert_str("currency", c.clone());
         }
-        Value::Object(m)
+        m
     }
 }
 
@@ -306,7 +310,7 @@ fn debtor_account(
     o: &Obj<'_, '_>,
     read: Option<Result<AccRef, ApiError>>,
     known: Option<&Account>,
-) -> Result<(Account, Value), ApiError> {
+) -> Result<(Account, Echo), ApiError> {
     let r = match read {
         Some(r) => r?,
         None => account_ref(o, "debtorAccount")?,
@@ -342,7 +346,9 @@ fn debtor_account(
             ),
         ));
     }
-    let json = serde_json::json!({"bban": account.bban, "currency": account.currency});
+    let mut json = Echo::with_capacity(2);
+    json.insert_str("bban", account.bban.clone());
+    json.insert_str("currency", account.currency.clone());
     Ok((account, json))
 }
 
@@ -357,11 +363,11 @@ const ADDRESS_ALIASES: [(&str, &str); 3] = [
 fn creditor_address(
     o: &Obj<'_, '_>,
     warnings: &mut Vec<String>,
-) -> Result<Option<(Value, bool)>, ApiError> {
+) -> Result<Option<(Echo, bool)>, ApiError> {
     let Some(a) = o.opt_obj("creditorAddress")? else {
         return Ok(None);
     };
-    let mut m = Map::new();
+    let mut m = Echo::with_capacity(5);
     for (key, max) in [
         ("streetName", 70),
         ("buildingNumber", 16),
@@ -387,14 +393,14 @@ fn creditor_address(
             ));
         }
         if let Some(v) = current.or(old) {
-            m.insert(key.to_string(), Value::String(v));
+            m.insert_str(key, v);
         }
     }
     let country = a.opt_checked("country", 2, is_country, "an ISO 3166 alpha-2 code")?;
     if let Some(c) = &country {
-        m.insert("country".into(), Value::String(c.clone()));
+        m.insert_str("country", c.clone());
     }
-    Ok(Some((Value::Object(m), country.is_some())))
+    Ok(Some((m, country.is_some())))
 }
 
 /// Everything of a payment but the debtor: one single payment, a periodic payment's
@@ -419,7 +425,7 @@ fn part(
     kind: PaymentType,
     o: &Obj<'_, '_>,
     debtor: Option<&Account>,
-    lead: Option<Value>,
+    lead: Option<Echo>,
     warnings: &mut Vec<String>,
 ) -> Result<Part, ApiError> {
     let mut echo = Echo::with_capacity(16);
