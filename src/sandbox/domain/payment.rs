@@ -127,6 +127,44 @@ impl serde::Serialize for Echo {
     }
 }
 
+/// `d` as `NaiveDate`'s `Display` writes it (`YYYY-MM-DD` for the years 0–9999, which are
+/// written digit by digit here; other years by `Display`) appended to `out` (issue 23: the
+/// formatting machinery cost ~800 instructions per date).
+pub fn push_date(out: &mut String, d: NaiveDate) {
+    use chrono::Datelike;
+    match u32::try_from(d.year()) {
+        Ok(y @ 0..=9999) => {
+            for n in [y / 1000, y / 100 % 10, y / 10 % 10, y % 10] {
+                out.push(char::from(b'0' + n as u8));
+            }
+            for n in [d.month(), d.day()] {
+                out.push('-');
+                out.push(char::from(b'0' + (n / 10) as u8));
+                out.push(char::from(b'0' + (n % 10) as u8));
+            }
+        }
+        _ => {
+            use std::fmt::Write;
+            let _ = write!(out, "{d}");
+        }
+    }
+}
+
+/// `d` as `d.to_string()` gives it ([`push_date`]).
+pub fn date_text(d: NaiveDate) -> String {
+    let mut s = String::with_capacity(10);
+    push_date(&mut s, d);
+    s
+}
+
+/// `u` as `u.to_string()` gives it (hyphenated, lower case), without the formatting
+/// machinery (issue 23).
+pub fn uuid_text(u: Uuid) -> String {
+    u.hyphenated()
+        .encode_lower(&mut Uuid::encode_buffer())
+        .to_owned()
+}
+
 /// A validated payment initiation.
 #[derive(Debug, Clone)]
 pub struct Initiation {
@@ -249,8 +287,9 @@ pub async fn initiate(
 ) -> Result<(String, Option<String>), ApiError> {
     let init = new.initiation;
     let now = cx.clock.unix_secs();
-    let today = cx.clock.today().to_string();
-    let id = crate::sandbox::domain::new_id().to_string();
+    // Dates and ids written by hand, not by `Display` (issue 23): the same texts.
+    let today = date_text(cx.clock.today());
+    let id = uuid_text(crate::sandbox::domain::new_id());
     let row = PaymentRow {
         id: id.clone(),
         tpp: new.tpp.id.0.to_string(),
@@ -265,16 +304,16 @@ pub async fn initiate(
         body: serde_json::to_string(&init.echo).map_err(|e| {
             crate::sandbox::store::sql::Error::Other(format!("the payment body: {e}"))
         })?,
-        debtor_account: init.debtor.id.to_string(),
+        debtor_account: uuid_text(init.debtor.id),
         currency: init.currency.clone(),
         amount_minor: init.total_minor,
-        execution_date: init.execution_date.map(|d| d.to_string()),
+        execution_date: init.execution_date.map(date_text),
         dedup_key: init.dedup_key.clone(),
         created_at: now,
         created_day: today,
         redirect_uri: new.redirect_uri.to_string(),
         tpp_session_id: new.session_id.to_string(),
-        expected_customer: new.expected_customer.map(|c| c.to_string()),
+        expected_customer: new.expected_customer.map(uuid_text),
         customer: None,
         psu_id: None,
         agreement: None,
@@ -510,6 +549,41 @@ mod echo_tests {
         }
         assert_eq!(text(&Echo::default()), "{}");
         assert_eq!(echo.fields().len(), 5);
+    }
+
+    /// [`super::date_text`] and [`super::uuid_text`] are the `Display` texts: every date
+    /// kind `NaiveDate` holds, and ids of every shape.
+    #[test]
+    fn dates_and_ids_are_their_display_texts() {
+        use chrono::NaiveDate;
+        let dates = [
+            NaiveDate::from_ymd_opt(2026, 11, 28),
+            NaiveDate::from_ymd_opt(2027, 1, 1),
+            NaiveDate::from_ymd_opt(1, 2, 3),
+            NaiveDate::from_ymd_opt(0, 12, 31),
+            NaiveDate::from_ymd_opt(999, 10, 9),
+            NaiveDate::from_ymd_opt(9999, 12, 31),
+            NaiveDate::from_ymd_opt(10000, 1, 1),
+            NaiveDate::from_ymd_opt(-1, 6, 15),
+            Some(NaiveDate::MIN),
+            Some(NaiveDate::MAX),
+        ];
+        for d in dates.into_iter().flatten() {
+            assert_eq!(super::date_text(d), d.to_string());
+        }
+        let mut d = NaiveDate::from_ymd_opt(2024, 1, 1).unwrap_or_default();
+        for _ in 0..800 {
+            assert_eq!(super::date_text(d), d.to_string());
+            d = d.succ_opt().unwrap_or_default();
+        }
+        for u in [
+            uuid::Uuid::nil(),
+            uuid::Uuid::max(),
+            uuid::Uuid::from_u128(0x0123_4567_89ab_cdef_fedc_ba98_7654_3210),
+            crate::sandbox::domain::new_id(),
+        ] {
+            assert_eq!(super::uuid_text(u), u.to_string());
+        }
     }
 
     /// An echo whose fields are echoes (amounts, account references) serialises and

@@ -722,8 +722,6 @@ fn structured(o: &Obj<'_, '_>) -> Result<Value, ApiError> {
 /// by `|`; the text `format!("{}|{}|{}|{}|{}|{}|{}", ...)` gave, built without the
 /// formatting machinery (issue 23: 2,900 instructions per payment).
 fn dedup_key(fields: &[&str; 4], minor: i64, date: NaiveDate, remittance: &str) -> String {
-    use chrono::Datelike;
-    use std::fmt::Write;
     let mut key = String::with_capacity(
         fields.iter().map(|f| f.len() + 1).sum::<usize>() + 20 + 11 + 1 + remittance.len(),
     );
@@ -733,22 +731,7 @@ fn dedup_key(fields: &[&str; 4], minor: i64, date: NaiveDate, remittance: &str) 
     }
     key.push_str(itoa::Buffer::new().format(minor));
     key.push('|');
-    // `NaiveDate`'s `Display` is `YYYY-MM-DD` for the years 0–9999; other years take it.
-    match u32::try_from(date.year()) {
-        Ok(y @ 0..=9999) => {
-            for n in [y / 1000, y / 100 % 10, y / 10 % 10, y % 10] {
-                key.push(char::from(b'0' + n as u8));
-            }
-            for n in [date.month(), date.day()] {
-                key.push('-');
-                key.push(char::from(b'0' + (n / 10) as u8));
-                key.push(char::from(b'0' + (n % 10) as u8));
-            }
-        }
-        _ => {
-            let _ = write!(key, "{date}");
-        }
-    }
+    crate::sandbox::domain::payment::push_date(&mut key, date);
     key.push('|');
     key.push_str(remittance);
     key
