@@ -56,30 +56,174 @@ pub fn join(path: &str, key: &str) -> String {
 }
 
 /// The JSON type of `v` for messages (`a string`, `an object`, ...).
-pub(crate) fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+pub(crate) fn json_type<V: Json>(v: &V) -> &'static str {
+    v.type_name()
+}
+
+/// A parsed JSON value the reader reads: [`serde_json::Value`] (sandbox management), or a
+/// payment body's borrowed tree ([`crate::xs2a::tree::Node`], issue 23).
+pub trait Json: Sized {
+    /// Its objects.
+    type Object: JsonObject<Self> + ?Sized;
+    /// The string, when this is one.
+    fn as_str(&self) -> Option<&str>;
+    /// The object, when this is one.
+    fn as_object(&self) -> Option<&Self::Object>;
+    /// The array's elements, when this is one.
+    fn as_array(&self) -> Option<&[Self]>;
+    /// Whether this is `null`.
+    fn is_null(&self) -> bool;
+    /// The JSON type for messages: `null`, `a boolean`, `a number`, `a string`, `an array`,
+    /// `an object`.
+    fn type_name(&self) -> &'static str;
+}
+
+/// A JSON object of values `V`: its keys, each once, in document order.
+pub trait JsonObject<V> {
+    /// Number of keys.
+    fn len(&self) -> usize;
+    /// Whether it has no key.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The value of `key` (`null` included).
+    fn get(&self, key: &str) -> Option<&V>;
+    /// Keys and values in document order.
+    fn entries<'s>(&'s self) -> impl Iterator<Item = (&'s str, &'s V)>
+    where
+        V: 's;
+}
+
+impl Json for Value {
+    type Object = Map<String, Value>;
+    fn as_str(&self) -> Option<&str> {
+        Value::as_str(self)
+    }
+    fn as_object(&self) -> Option<&Map<String, Value>> {
+        Value::as_object(self)
+    }
+    fn as_array(&self) -> Option<&[Value]> {
+        Value::as_array(self).map(Vec::as_slice)
+    }
+    fn is_null(&self) -> bool {
+        Value::is_null(self)
+    }
+    fn type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Array(_) => "an array",
+            Value::Object(_) => "an object",
+        }
     }
 }
 
 /// Objects of at most this many keys are searched key by key in [`Fields::get`].
 const SCAN_KEYS: usize = 12;
 
-/// A JSON object being read, with its path.
-#[derive(Debug, Clone)]
-pub struct Fields<'a> {
-    map: &'a Map<String, Value>,
+impl JsonObject<Value> for Map<String, Value> {
+    fn len(&self) -> usize {
+        Map::len(self)
+    }
+    fn get(&self, key: &str) -> Option<&Value> {
+        // A body's objects are small: up to `SCAN_KEYS` keys, comparing them costs less than
+        // hashing `key` (SipHash) for the map's index (issue 23: ~20 look-ups per payment,
+        // most of them of fields not given). Keys are unique, so the answer is the map's.
+        if Map::len(self) <= SCAN_KEYS {
+            self.iter().find_map(|(k, v)| (k == key).then_some(v))
+        } else {
+            Map::get(self, key)
+        }
+    }
+    fn entries<'s>(&'s self) -> impl Iterator<Item = (&'s str, &'s Value)>
+    where
+        Value: 's,
+    {
+        self.iter().map(|(k, v)| (k.as_str(), v))
+    }
+}
+
+impl<'t> Json for crate::xs2a::tree::Node<'t> {
+    type Object = crate::xs2a::tree::Object<'t>;
+    fn as_str(&self) -> Option<&str> {
+        crate::xs2a::tree::Node::as_str(self)
+    }
+    fn as_object(&self) -> Option<&crate::xs2a::tree::Object<'t>> {
+        match self {
+            crate::xs2a::tree::Node::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+    fn as_array(&self) -> Option<&[Self]> {
+        match self {
+            crate::xs2a::tree::Node::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+    fn is_null(&self) -> bool {
+        crate::xs2a::tree::Node::is_null(self)
+    }
+    fn type_name(&self) -> &'static str {
+        use crate::xs2a::tree::Node;
+        match self {
+            Node::Null => "null",
+            Node::Bool(_) => "a boolean",
+            Node::Number => "a number",
+            Node::String(_) => "a string",
+            Node::Array(_) => "an array",
+            Node::Object(_) => "an object",
+        }
+    }
+}
+
+impl<'t> JsonObject<crate::xs2a::tree::Node<'t>> for crate::xs2a::tree::Object<'t> {
+    fn len(&self) -> usize {
+        crate::xs2a::tree::Object::len(self)
+    }
+    fn get(&self, key: &str) -> Option<&crate::xs2a::tree::Node<'t>> {
+        crate::xs2a::tree::Object::get(self, key)
+    }
+    fn entries<'s>(&'s self) -> impl Iterator<Item = (&'s str, &'s crate::xs2a::tree::Node<'t>)>
+    where
+        crate::xs2a::tree::Node<'t>: 's,
+    {
+        self.iter()
+    }
+}
+
+/// A JSON object being read, with its path: of a [`serde_json::Value`] by default, or of
+/// any [`Json`] tree.
+pub struct Fields<'a, V: Json = Value> {
+    map: &'a V::Object,
     path: String,
 }
 
-impl<'a> Fields<'a> {
+impl<V: Json> Clone for Fields<'_, V> {
+    fn clone(&self) -> Self {
+        Fields {
+            map: self.map,
+            path: self.path.clone(),
+        }
+    }
+}
+
+impl<V: Json> std::fmt::Debug for Fields<'_, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fields")
+            .field(
+                "keys",
+                &self.map.entries().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl<'a, V: Json + 'a> Fields<'a, V> {
     /// The object `map` at `path` (`""` for the body).
-    pub fn new(map: &'a Map<String, Value>, path: impl Into<String>) -> Self {
+    pub fn new(map: &'a V::Object, path: impl Into<String>) -> Self {
         Fields {
             map,
             path: path.into(),
@@ -90,8 +234,8 @@ impl<'a> Fields<'a> {
     ///
     /// Errors: not an object (named `body` when `path` is empty); a key not in `allowed`
     /// (named by its path, listing the allowed ones).
-    pub fn of(value: &'a Value, path: &str, allowed: &[&str]) -> Result<Self, FieldError> {
-        let Value::Object(map) = value else {
+    pub fn of(value: &'a V, path: &str, allowed: &[&str]) -> Result<Self, FieldError> {
+        let Some(map) = value.as_object() else {
             return Err(FieldError::new(
                 if path.is_empty() { "body" } else { path },
                 format!(
@@ -101,7 +245,7 @@ impl<'a> Fields<'a> {
                 ),
             ));
         };
-        if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        if let Some((k, _)) = map.entries().find(|(k, _)| !allowed.contains(k)) {
             let p = join(path, k);
             return Err(FieldError::new(
                 &p,
@@ -117,7 +261,7 @@ impl<'a> Fields<'a> {
     }
 
     /// The object's fields as given.
-    pub fn map(&self) -> &'a Map<String, Value> {
+    pub fn map(&self) -> &'a V::Object {
         self.map
     }
 
@@ -127,26 +271,18 @@ impl<'a> Fields<'a> {
     }
 
     /// Field `key`, `None` when absent or `null`.
-    pub fn get(&self, key: &str) -> Option<&'a Value> {
-        // A body's objects are small: up to `SCAN_KEYS` keys, comparing them costs less than
-        // hashing `key` (SipHash) for the map's index (issue 23: ~20 look-ups per payment,
-        // most of them of fields not given). Keys are unique, so the answer is the map's.
-        let v = if self.map.len() <= SCAN_KEYS {
-            self.map.iter().find_map(|(k, v)| (k == key).then_some(v))
-        } else {
-            self.map.get(key)
-        };
-        v.filter(|v| !v.is_null())
+    pub fn get(&self, key: &str) -> Option<&'a V> {
+        self.map.get(key).filter(|v| !v.is_null())
     }
 
-    /// Field `key` as `T` by `pick` (e.g. [`Value::as_str`]); `None` when absent or `null`.
+    /// Field `key` as `T` by `pick` (e.g. [`Json::as_str`]); `None` when absent or `null`.
     ///
     /// Errors: `pick` refuses the value: `<path> must be <kind>, not <JSON type>`.
     fn typed<T>(
         &self,
         key: &str,
         kind: &str,
-        pick: impl FnOnce(&'a Value) -> Option<T>,
+        pick: impl FnOnce(&'a V) -> Option<T>,
     ) -> Result<Option<T>, FieldError> {
         let Some(v) = self.get(key) else {
             return Ok(None);
@@ -178,7 +314,7 @@ impl<'a> Fields<'a> {
     ///
     /// Errors: not a string, too long, a control character.
     pub(crate) fn opt_str(&self, key: &str, max: usize) -> Result<Option<String>, FieldError> {
-        let Some(s) = self.typed(key, "a string", Value::as_str)? else {
+        let Some(s) = self.typed(key, "a string", V::as_str)? else {
             return Ok(None);
         };
         let s = s.trim();
@@ -237,28 +373,24 @@ impl<'a> Fields<'a> {
     /// Field `key` as an object (any keys); `None` when absent or `null`.
     ///
     /// Errors: not an object.
-    pub(crate) fn opt_obj(&self, key: &str) -> Result<Option<Fields<'a>>, FieldError> {
+    pub(crate) fn opt_obj(&self, key: &str) -> Result<Option<Fields<'a, V>>, FieldError> {
         Ok(self
-            .typed(key, "a JSON object", Value::as_object)?
+            .typed(key, "a JSON object", V::as_object)?
             .map(|m| Fields::new(m, self.at(key))))
     }
 
     /// [`Fields::opt_obj`], required; `what` says what it should hold.
     ///
     /// Errors: those of [`Fields::opt_obj`]; absent or `null`.
-    pub(crate) fn req_obj(&self, key: &str, what: &str) -> Result<Fields<'a>, FieldError> {
+    pub(crate) fn req_obj(&self, key: &str, what: &str) -> Result<Fields<'a, V>, FieldError> {
         self.opt_obj(key)?.ok_or_else(|| self.missing(key, what))
     }
 
     /// Field `key` as an array of at most `max` elements; `None` when absent or `null`.
     ///
     /// Errors: not an array, too many elements.
-    pub(crate) fn opt_array(
-        &self,
-        key: &str,
-        max: usize,
-    ) -> Result<Option<&'a Vec<Value>>, FieldError> {
-        let Some(a) = self.typed(key, "an array", Value::as_array)? else {
+    pub(crate) fn opt_array(&self, key: &str, max: usize) -> Result<Option<&'a [V]>, FieldError> {
+        let Some(a) = self.typed(key, "an array", V::as_array)? else {
             return Ok(None);
         };
         let p = self.at(key);
@@ -360,7 +492,7 @@ mod tests {
                 let v = if i % 3 == 2 { Value::Null } else { json!(i) };
                 map.insert(format!("key{i}"), v);
             }
-            let f = Fields::new(&map, "");
+            let f = Fields::<Value>::new(&map, "");
             for i in 0..n + 2 {
                 for key in [format!("key{i}"), format!("key{i}x"), "key".to_string()] {
                     let expected = map.get(&key).filter(|v| !v.is_null());

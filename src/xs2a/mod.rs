@@ -19,4 +19,5 @@ pub(crate) mod paths;
 pub(crate) mod payment;
 pub mod redirect;
 pub mod status;
+pub(crate) mod tree;
 pub mod wire;

@@ -12,6 +12,7 @@
 use serde_json::{Map, Value};
 
 use crate::xs2a::error::MessageCode;
+use crate::xs2a::fields::{Json, JsonObject};
 
 /// Sandbox enforcement date of structured creditor addresses (interface document, Versioning:
 /// "Sandbox enforcement starts 2026-08-13; production enforcement 2026-11-15").
@@ -31,11 +32,14 @@ pub(crate) const STRUCTURED_ADDRESS_PARTS: [&str; 4] = [
 /// in that order. A part is present when it is a string that is not blank; the town may also
 /// be given by its deprecated name `creditorAddress.city`.
 pub(crate) fn missing_structured_parts(part: &Map<String, Value>) -> Vec<&'static str> {
-    let present = |v: Option<&Value>| {
-        v.and_then(Value::as_str)
-            .is_some_and(|s| !s.trim().is_empty())
-    };
-    let address = part.get("creditorAddress").and_then(Value::as_object);
+    missing_structured_parts_of::<Value>(part)
+}
+
+/// [`missing_structured_parts`] of a part of any JSON tree the body reader reads
+/// ([`crate::xs2a::fields::Json`]; the sandbox's payment bodies are a borrowed tree).
+pub(crate) fn missing_structured_parts_of<V: Json>(part: &V::Object) -> Vec<&'static str> {
+    let present = |v: Option<&V>| v.and_then(V::as_str).is_some_and(|s| !s.trim().is_empty());
+    let address = part.get("creditorAddress").and_then(V::as_object);
     let has = [
         present(part.get("creditorName")),
         address.is_some_and(|a| present(a.get("townName")) || present(a.get("city"))),

@@ -27,8 +27,49 @@ pub use crate::xs2a::payment::{
 /// the order set, each key once, serialised as a JSON object (the same text as a
 /// `serde_json::Map` with the same inserts). Issue 23: the `Map` (an `IndexMap`) hashed every
 /// key (SipHash) to keep that order; the fields of a body are few and their names constants.
+/// A field's value is JSON ([`EchoValue::Json`]) or an object of the same kind
+/// ([`EchoValue::Object`]: an amount, an account reference), serialised alike.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Echo(Vec<(&'static str, Value)>);
+pub struct Echo(Vec<(&'static str, EchoValue)>);
+
+/// The value of an [`Echo`] field.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EchoValue {
+    /// Any JSON.
+    Json(Value),
+    /// A JSON object of constant keys, serialised as the `Map` with the same inserts.
+    Object(Echo),
+}
+
+impl From<Value> for EchoValue {
+    fn from(v: Value) -> Self {
+        EchoValue::Json(v)
+    }
+}
+
+impl From<Echo> for EchoValue {
+    fn from(e: Echo) -> Self {
+        EchoValue::Object(e)
+    }
+}
+
+impl From<EchoValue> for Value {
+    fn from(v: EchoValue) -> Self {
+        match v {
+            EchoValue::Json(v) => v,
+            EchoValue::Object(e) => Value::Object(e.into_map()),
+        }
+    }
+}
+
+impl serde::Serialize for EchoValue {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            EchoValue::Json(v) => v.serialize(s),
+            EchoValue::Object(e) => e.serialize(s),
+        }
+    }
+}
 
 impl Echo {
     /// An empty echo with room for `n` fields.
@@ -38,11 +79,17 @@ impl Echo {
 
     /// Sets field `key` to `value`: in its place when already set (as `Map::insert`), else
     /// last.
-    pub fn insert(&mut self, key: &'static str, value: Value) {
+    pub fn insert(&mut self, key: &'static str, value: impl Into<EchoValue>) {
+        let value = value.into();
         match self.0.iter_mut().find(|(k, _)| *k == key) {
             Some(field) => field.1 = value,
             None => self.0.push((key, value)),
         }
+    }
+
+    /// Sets field `key` to the string `value` (as [`Echo::insert`] of `Value::String`).
+    pub fn insert_str(&mut self, key: &'static str, value: String) {
+        self.insert(key, Value::String(value));
     }
 
     /// Moves the last field to position `index` (or to the end when `index` is past it), the
@@ -56,7 +103,7 @@ impl Echo {
     }
 
     /// The fields in order.
-    pub fn fields(&self) -> &[(&'static str, Value)] {
+    pub fn fields(&self) -> &[(&'static str, EchoValue)] {
         &self.0
     }
 
@@ -64,7 +111,7 @@ impl Echo {
     pub fn into_map(self) -> Map<String, Value> {
         self.0
             .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
+            .map(|(k, v)| (k.to_string(), Value::from(v)))
             .collect()
     }
 }
@@ -78,6 +125,44 @@ impl serde::Serialize for Echo {
         }
         m.end()
     }
+}
+
+/// `d` as `NaiveDate`'s `Display` writes it (`YYYY-MM-DD` for the years 0–9999, which are
+/// written digit by digit here; other years by `Display`) appended to `out` (issue 23: the
+/// formatting machinery cost ~800 instructions per date).
+pub fn push_date(out: &mut String, d: NaiveDate) {
+    use chrono::Datelike;
+    match u32::try_from(d.year()) {
+        Ok(y @ 0..=9999) => {
+            for n in [y / 1000, y / 100 % 10, y / 10 % 10, y % 10] {
+                out.push(char::from(b'0' + n as u8));
+            }
+            for n in [d.month(), d.day()] {
+                out.push('-');
+                out.push(char::from(b'0' + (n / 10) as u8));
+                out.push(char::from(b'0' + (n % 10) as u8));
+            }
+        }
+        _ => {
+            use std::fmt::Write;
+            let _ = write!(out, "{d}");
+        }
+    }
+}
+
+/// `d` as `d.to_string()` gives it ([`push_date`]).
+pub fn date_text(d: NaiveDate) -> String {
+    let mut s = String::with_capacity(10);
+    push_date(&mut s, d);
+    s
+}
+
+/// `u` as `u.to_string()` gives it (hyphenated, lower case), without the formatting
+/// machinery (issue 23).
+pub fn uuid_text(u: Uuid) -> String {
+    u.hyphenated()
+        .encode_lower(&mut Uuid::encode_buffer())
+        .to_owned()
 }
 
 /// A validated payment initiation.
@@ -202,8 +287,9 @@ pub async fn initiate(
 ) -> Result<(String, Option<String>), ApiError> {
     let init = new.initiation;
     let now = cx.clock.unix_secs();
-    let today = cx.clock.today().to_string();
-    let id = crate::sandbox::domain::new_id().to_string();
+    // Dates and ids written by hand, not by `Display` (issue 23): the same texts.
+    let today = date_text(cx.clock.today());
+    let id = uuid_text(crate::sandbox::domain::new_id());
     let row = PaymentRow {
         id: id.clone(),
         tpp: new.tpp.id.0.to_string(),
@@ -218,16 +304,16 @@ pub async fn initiate(
         body: serde_json::to_string(&init.echo).map_err(|e| {
             crate::sandbox::store::sql::Error::Other(format!("the payment body: {e}"))
         })?,
-        debtor_account: init.debtor.id.to_string(),
+        debtor_account: uuid_text(init.debtor.id),
         currency: init.currency.clone(),
         amount_minor: init.total_minor,
-        execution_date: init.execution_date.map(|d| d.to_string()),
+        execution_date: init.execution_date.map(date_text),
         dedup_key: init.dedup_key.clone(),
         created_at: now,
         created_day: today,
         redirect_uri: new.redirect_uri.to_string(),
         tpp_session_id: new.session_id.to_string(),
-        expected_customer: new.expected_customer.map(|c| c.to_string()),
+        expected_customer: new.expected_customer.map(uuid_text),
         customer: None,
         psu_id: None,
         agreement: None,
@@ -463,5 +549,75 @@ mod echo_tests {
         }
         assert_eq!(text(&Echo::default()), "{}");
         assert_eq!(echo.fields().len(), 5);
+    }
+
+    /// [`super::date_text`] and [`super::uuid_text`] are the `Display` texts: every date
+    /// kind `NaiveDate` holds, and ids of every shape.
+    #[test]
+    fn dates_and_ids_are_their_display_texts() {
+        use chrono::NaiveDate;
+        let dates = [
+            NaiveDate::from_ymd_opt(2026, 11, 28),
+            NaiveDate::from_ymd_opt(2027, 1, 1),
+            NaiveDate::from_ymd_opt(1, 2, 3),
+            NaiveDate::from_ymd_opt(0, 12, 31),
+            NaiveDate::from_ymd_opt(999, 10, 9),
+            NaiveDate::from_ymd_opt(9999, 12, 31),
+            NaiveDate::from_ymd_opt(10000, 1, 1),
+            NaiveDate::from_ymd_opt(-1, 6, 15),
+            Some(NaiveDate::MIN),
+            Some(NaiveDate::MAX),
+        ];
+        for d in dates.into_iter().flatten() {
+            assert_eq!(super::date_text(d), d.to_string());
+        }
+        let mut d = NaiveDate::from_ymd_opt(2024, 1, 1).unwrap_or_default();
+        for _ in 0..800 {
+            assert_eq!(super::date_text(d), d.to_string());
+            d = d.succ_opt().unwrap_or_default();
+        }
+        for u in [
+            uuid::Uuid::nil(),
+            uuid::Uuid::max(),
+            uuid::Uuid::from_u128(0x0123_4567_89ab_cdef_fedc_ba98_7654_3210),
+            crate::sandbox::domain::new_id(),
+        ] {
+            assert_eq!(super::uuid_text(u), u.to_string());
+        }
+    }
+
+    /// An echo whose fields are echoes (amounts, account references) serialises and
+    /// converts as the `Map` of `Map`s with the same inserts, a replaced nested object and
+    /// strings that need escaping included.
+    #[test]
+    fn a_nested_echo_is_the_map_of_maps_it_replaces() {
+        let nested = |pairs: &[(&'static str, &str)]| {
+            let mut e = Echo::with_capacity(2);
+            let mut m = Map::new();
+            for (k, v) in pairs {
+                e.insert_str(k, v.to_string());
+                m.insert(k.to_string(), Value::String(v.to_string()));
+            }
+            (e, Value::Object(m))
+        };
+        let mut echo = Echo::with_capacity(4);
+        let mut map = Map::new();
+        let (a, am) = nested(&[("currency", "NOK"), ("amount", "1.00")]);
+        echo.insert("instructedAmount", a);
+        map.insert("instructedAmount".into(), am);
+        let (d, dm) = nested(&[("bban", "1"), ("currency", "NOK")]);
+        echo.insert("debtorAccount", d);
+        map.insert("debtorAccount".into(), dm);
+        echo.insert("creditorName", json!("Ola \"N\" æ\n"));
+        map.insert("creditorName".into(), json!("Ola \"N\" æ\n"));
+        let (c, cm) = nested(&[("iban", "NO93 \u{1}"), ("bban", ""), ("currency", "EUR")]);
+        echo.insert("debtorAccount", c);
+        map.insert("debtorAccount".into(), cm);
+        let (e, em) = nested(&[]);
+        echo.insert("empty", e);
+        map.insert("empty".into(), em);
+        let text = serde_json::to_string(&echo).unwrap_or_default();
+        assert_eq!(text, Value::Object(map.clone()).to_string());
+        assert_eq!(echo.into_map(), map);
     }
 }

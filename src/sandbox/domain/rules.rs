@@ -24,6 +24,7 @@ use crate::sandbox::errors::ApiError;
 use crate::sandbox::model::TppId;
 use crate::sandbox::store::unattended;
 use crate::xs2a::error::MessageCode;
+use crate::xs2a::fields::{Json, JsonObject};
 
 // ---------------------------------------------------------------------------------------
 // Roles
@@ -114,40 +115,44 @@ pub fn allowed_text(s: &str) -> bool {
 /// is named by its path, e.g. `access.accounts[0].iban`.
 ///
 /// Errors: 400 `FORMAT_ERROR` for the first refused character.
-pub fn check_json_characters(value: &serde_json::Value) -> Result<(), ApiError> {
+pub fn check_json_characters<V: Json>(value: &V) -> Result<(), ApiError> {
     // Every body that passes (nearly all) is checked without building a path; only a refused
     // character costs the walk below that names its field.
-    fn all_allowed(v: &serde_json::Value) -> bool {
+    fn all_allowed<V: Json>(v: &V) -> bool {
         let ok = allowed_text;
-        match v {
-            serde_json::Value::String(s) => ok(s),
-            serde_json::Value::Array(items) => items.iter().all(all_allowed),
-            serde_json::Value::Object(map) => map.iter().all(|(k, x)| ok(k) && all_allowed(x)),
-            _ => true,
+        if let Some(s) = v.as_str() {
+            ok(s)
+        } else if let Some(items) = v.as_array() {
+            items.iter().all(all_allowed)
+        } else if let Some(map) = v.as_object() {
+            map.entries().all(|(k, x)| ok(k) && all_allowed(x))
+        } else {
+            true
         }
     }
     if all_allowed(value) {
         return Ok(());
     }
-    fn walk(v: &serde_json::Value, path: &str) -> Result<(), ApiError> {
-        match v {
-            serde_json::Value::String(s) => {
-                check_characters(if path.is_empty() { "body" } else { path }, s)
-            }
-            serde_json::Value::Array(items) => items
+    fn walk<V: Json>(v: &V, path: &str) -> Result<(), ApiError> {
+        if let Some(s) = v.as_str() {
+            check_characters(if path.is_empty() { "body" } else { path }, s)
+        } else if let Some(items) = v.as_array() {
+            items
                 .iter()
                 .enumerate()
-                .try_for_each(|(i, x)| walk(x, &format!("{path}[{i}]"))),
-            serde_json::Value::Object(map) => map.iter().try_for_each(|(k, x)| {
+                .try_for_each(|(i, x)| walk(x, &format!("{path}[{i}]")))
+        } else if let Some(map) = v.as_object() {
+            map.entries().try_for_each(|(k, x)| {
                 let p = if path.is_empty() {
-                    k.clone()
+                    k.to_string()
                 } else {
                     format!("{path}.{k}")
                 };
                 check_characters(&format!("{p} (name)"), k)?;
                 walk(x, &p)
-            }),
-            _ => Ok(()),
+            })
+        } else {
+            Ok(())
         }
     }
     walk(value, "")

@@ -100,7 +100,8 @@ impl PageKeys {
     /// The absolute page URL of authorisation `id` under `prefix` (`/sca` or `/payment-sca`,
     /// one of [`crate::sandbox::http::sca_pages::PREFIXES`] without its trailing slash), e.g. `https://sandbox.example/sca/{token}`.
     pub fn href(&self, public_url: &str, prefix: &str, id: &str) -> String {
-        format!("{public_url}{prefix}/{}", self.token(id))
+        // `concat`, not `format!` (issue 23).
+        [public_url, prefix, "/", &self.token(id)].concat()
     }
 }
 

@@ -497,7 +497,8 @@ pub fn check_corporate_id(app: &App, h: &HeaderMap, p: &PaymentRow) -> Result<()
 
 /// `/v1/{service}/{product}/{id}`.
 pub fn payment_path(service: Service, product: &str, id: &str) -> String {
-    format!("/v1/{}/{product}/{id}", service.segment())
+    // `concat`, not `format!` (issue 23: the formatting machinery for a join).
+    ["/v1/", service.segment(), "/", product, "/", id].concat()
 }
 
 /// The absolute URL of the payment SCA page of authorisation `auth` (under
@@ -747,7 +748,7 @@ fn initiated<'a>(
         Some((href, auth)) => (
             Some(Href { href }),
             Some(Href {
-                href: format!("{self_path}/authorisations/{auth}"),
+                href: [self_path, "/authorisations/", auth].concat(),
             }),
             None,
         ),
@@ -755,7 +756,7 @@ fn initiated<'a>(
             None,
             None,
             Some(Href {
-                href: format!("{self_path}/authorisations"),
+                href: [self_path, "/authorisations"].concat(),
             }),
         ),
     };
@@ -768,7 +769,7 @@ fn initiated<'a>(
             this: Href { href: self_path },
             start_authorisation,
             status: Href {
-                href: format!("{self_path}/status"),
+                href: [self_path, "/status"].concat(),
             },
         },
         tpp_messages: (!warnings.is_empty()).then(|| warnings_json(warnings)),

@@ -54,6 +54,7 @@ use crate::xs2a::fields::{FieldError, Fields, join};
 use crate::xs2a::identifiers::is_country;
 use crate::xs2a::model::{format_minor, parse_minor};
 use crate::xs2a::payment::ProductError;
+use crate::xs2a::tree::Node;
 
 /// Most entries of one bulk payment (not stated by the interface document; a sandbox limit).
 pub const MAX_BULK_ENTRIES: usize = 500;
@@ -108,6 +109,9 @@ fn coded_field_error(code: MessageCode, path: &str, text: impl Into<String>) -> 
     e
 }
 
+/// A body object being read: of the borrowed tree ([`crate::xs2a::tree`], issue 23).
+type Obj<'a, 'b> = Fields<'a, Node<'b>>;
+
 /// The two document-wide facts of a body, found in one walk (issue 23: two walks before).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Scan {
@@ -120,15 +124,15 @@ struct Scan {
 
 /// [`Scan`] of `v`, without building a path for any key; the walk stops at the first
 /// numeric `amount` (whose refusal answers first).
-fn scan(v: &Value) -> Scan {
-    fn walk(v: &Value, s: &mut Scan) {
+fn scan(v: &Node<'_>) -> Scan {
+    fn walk(v: &Node<'_>, s: &mut Scan) {
         match v {
-            Value::String(t) => {
+            Node::String(t) => {
                 s.characters_allowed =
                     s.characters_allowed && crate::sandbox::domain::rules::allowed_text(t);
             }
-            Value::Object(m) => {
-                for (k, v) in m {
+            Node::Object(m) => {
+                for (k, v) in m.iter() {
                     if k == "amount" && v.is_number() {
                         s.numeric_amount = true;
                         return;
@@ -141,7 +145,7 @@ fn scan(v: &Value) -> Scan {
                     }
                 }
             }
-            Value::Array(a) => {
+            Node::Array(a) => {
                 for v in a {
                     walk(v, s);
                     if s.numeric_amount {
@@ -161,9 +165,9 @@ fn scan(v: &Value) -> Scan {
 }
 
 /// The path of the first `amount` given as a JSON number.
-fn numeric_amount(v: &Value, path: &str) -> Option<String> {
+fn numeric_amount(v: &Node<'_>, path: &str) -> Option<String> {
     match v {
-        Value::Object(m) => m.iter().find_map(|(k, v)| {
+        Node::Object(m) => m.iter().find_map(|(k, v)| {
             let p = join(path, k);
             if k == "amount" && v.is_number() {
                 Some(p)
@@ -171,7 +175,7 @@ fn numeric_amount(v: &Value, path: &str) -> Option<String> {
                 numeric_amount(v, &p)
             }
         }),
-        Value::Array(a) => a
+        Node::Array(a) => a
             .iter()
             .enumerate()
             .find_map(|(i, v)| numeric_amount(v, &format!("{path}[{i}]"))),
@@ -182,10 +186,10 @@ fn numeric_amount(v: &Value, path: &str) -> Option<String> {
 /// `amount`: `{currency, amount}` with an amount string of the Berlin Group pattern
 /// ([`crate::xs2a::amount`], checked as sent: no trimming) that is greater than zero and has
 /// at most two fraction digits (the minor unit of NOK and EUR). Returns (currency, minor
-/// units, normalised JSON).
+/// units, normalised JSON as an [`Echo`]: `currency`, then `amount`).
 ///
 /// Errors: 400 `FORMAT_ERROR` naming `<key>.amount` or `<key>.currency`.
-fn amount(o: &Fields<'_>, key: &str) -> Result<(String, i64, Value), ApiError> {
+fn amount(o: &Obj<'_, '_>, key: &str) -> Result<(String, i64, Echo), ApiError> {
     let a = o.req_obj(
         key,
         "an amount {\"currency\": \"NOK\", \"amount\": \"13.37\"}",
@@ -197,12 +201,11 @@ fn amount(o: &Fields<'_>, key: &str) -> Result<(String, i64, Value), ApiError> {
     let text = a
         .map()
         .get("amount")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    crate::xs2a::amount::check_amount(&text, true)
-        .map_err(|p| field_error(&a.at("amount"), p.describe(&a.at("amount"), &text)))?;
-    let minor = parse_minor(&text).ok_or_else(|| {
+        .and_then(Node::as_str)
+        .unwrap_or_default();
+    crate::xs2a::amount::check_amount(text, true)
+        .map_err(|p| field_error(&a.at("amount"), p.describe(&a.at("amount"), text)))?;
+    let minor = parse_minor(text).ok_or_else(|| {
         field_error(
             &a.at("amount"),
             format!(
@@ -227,7 +230,10 @@ fn amount(o: &Fields<'_>, key: &str) -> Result<(String, i64, Value), ApiError> {
             ),
         ));
     }
-    let json = serde_json::json!({"currency": currency, "amount": format_minor(minor)});
+    // An echo, not a `Map`: no key hashed (issue 23); the same text.
+    let mut json = Echo::with_capacity(2);
+    json.insert_str("currency", currency.clone());
+    json.insert_str("amount", format_minor(minor));
     Ok((currency, minor, json))
 }
 
@@ -255,22 +261,23 @@ impl AccRef {
             .map(|i| i[4..].to_string())
     }
 
-    fn json(&self) -> Value {
-        let mut m = Map::new();
+    /// The reference's echo: `iban`, `bban`, `currency`, those given.
+    fn json(&self) -> Echo {
+        let mut m = Echo::with_capacity(3);
         if let Some(i) = &self.iban {
-            m.insert("iban".into(), Value::String(i.clone()));
+            m.insert_str("iban", i.clone());
         }
         if let Some(b) = &self.bban {
-            m.insert("bban".into(), Value::String(b.clone()));
+            m.insert_str("bban", b.clone());
         }
         if let Some(c) = &self.currency {
-            m.insert("currency".into(), Value::String(c.clone()));
+            m.insert_str("currency", c.clone());
         }
-        Value::Object(m)
+        m
     }
 }
 
-fn account_ref(o: &Fields<'_>, key: &str) -> Result<AccRef, ApiError> {
+fn account_ref(o: &Obj<'_, '_>, key: &str) -> Result<AccRef, ApiError> {
     let a = o.req_obj(key, "an account reference with an iban or a bban")?;
     let iban = a.opt_str("iban", 34)?.map(|s| s.replace(' ', ""));
     let bban = a.opt_str("bban", 30)?;
@@ -300,10 +307,10 @@ fn account_ref(o: &Fields<'_>, key: &str) -> Result<AccRef, ApiError> {
 /// [`read_json`] read it) or, without one, read from `o` here.
 fn debtor_account(
     app: &App,
-    o: &Fields<'_>,
+    o: &Obj<'_, '_>,
     read: Option<Result<AccRef, ApiError>>,
     known: Option<&Account>,
-) -> Result<(Account, Value), ApiError> {
+) -> Result<(Account, Echo), ApiError> {
     let r = match read {
         Some(r) => r?,
         None => account_ref(o, "debtorAccount")?,
@@ -339,7 +346,9 @@ fn debtor_account(
             ),
         ));
     }
-    let json = serde_json::json!({"bban": account.bban, "currency": account.currency});
+    let mut json = Echo::with_capacity(2);
+    json.insert_str("bban", account.bban.clone());
+    json.insert_str("currency", account.currency.clone());
     Ok((account, json))
 }
 
@@ -352,13 +361,13 @@ const ADDRESS_ALIASES: [(&str, &str); 3] = [
 
 /// `creditorAddress` normalised: (JSON, country present).
 fn creditor_address(
-    o: &Fields<'_>,
+    o: &Obj<'_, '_>,
     warnings: &mut Vec<String>,
-) -> Result<Option<(Value, bool)>, ApiError> {
+) -> Result<Option<(Echo, bool)>, ApiError> {
     let Some(a) = o.opt_obj("creditorAddress")? else {
         return Ok(None);
     };
-    let mut m = Map::new();
+    let mut m = Echo::with_capacity(5);
     for (key, max) in [
         ("streetName", 70),
         ("buildingNumber", 16),
@@ -384,14 +393,14 @@ fn creditor_address(
             ));
         }
         if let Some(v) = current.or(old) {
-            m.insert(key.to_string(), Value::String(v));
+            m.insert_str(key, v);
         }
     }
     let country = a.opt_checked("country", 2, is_country, "an ISO 3166 alpha-2 code")?;
     if let Some(c) = &country {
-        m.insert("country".into(), Value::String(c.clone()));
+        m.insert_str("country", c.clone());
     }
-    Ok(Some((Value::Object(m), country.is_some())))
+    Ok(Some((m, country.is_some())))
 }
 
 /// Everything of a payment but the debtor: one single payment, a periodic payment's
@@ -414,9 +423,9 @@ struct Part {
 fn part(
     app: &App,
     kind: PaymentType,
-    o: &Fields<'_>,
+    o: &Obj<'_, '_>,
     debtor: Option<&Account>,
-    lead: Option<Value>,
+    lead: Option<Echo>,
     warnings: &mut Vec<String>,
 ) -> Result<Part, ApiError> {
     let mut echo = Echo::with_capacity(16);
@@ -513,10 +522,11 @@ fn part(
     let name = o.opt_str("creditorName", 70)?;
     let address = creditor_address(o, warnings)?;
     if kind.needs_structured_address() {
-        let missing: Vec<String> = crate::xs2a::payment::missing_structured_parts(o.map())
-            .into_iter()
-            .map(|p| o.at(p))
-            .collect();
+        let missing: Vec<String> =
+            crate::xs2a::payment::missing_structured_parts_of::<Node<'_>>(o.map())
+                .into_iter()
+                .map(|p| o.at(p))
+                .collect();
         if !missing.is_empty() {
             let (y, m, d) = STRUCTURED_ADDRESS_ENFORCEMENT;
             let from = NaiveDate::from_ymd_opt(y, m, d).unwrap_or(NaiveDate::MAX);
@@ -601,7 +611,7 @@ fn part(
             o.at("remittanceInformationStructured")
         ));
         let v = match o.map().get("remittanceInformationStructured") {
-            Some(Value::String(_)) => Value::String(o.req_str(
+            Some(Node::String(_)) => Value::String(o.req_str(
                 "remittanceInformationStructured",
                 140,
                 "the structured reference",
@@ -618,12 +628,12 @@ fn part(
         echo.insert("remittanceInformationStructured", v);
     }
     match o.map().get("remittanceInformationStructuredArray") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(items)) => {
+        None | Some(Node::Null) => {}
+        Some(Node::Array(items)) => {
             let path = o.at("remittanceInformationStructuredArray");
             let mut out = Vec::new();
             for (i, item) in items.iter().enumerate() {
-                let Value::Object(m) = item else {
+                let Node::Object(m) = item else {
                     return Err(field_error(
                         &format!("{path}[{i}]"),
                         format!("{path}[{i}] must be a JSON object"),
@@ -681,7 +691,7 @@ fn part(
 /// Errors: 400 `FORMAT_ERROR` naming the field, e.g.
 /// `remittanceInformationStructuredArray[0].reference` (interface document, Errors: "KID
 /// errors: 400").
-fn structured(o: &Fields<'_>) -> Result<Value, ApiError> {
+fn structured(o: &Obj<'_, '_>) -> Result<Value, ApiError> {
     let mut m = Map::new();
     let reference = o.req_str("reference", 35, "the payment reference")?;
     for k in ["referenceType", "referenceIssuer"] {
@@ -697,7 +707,7 @@ fn structured(o: &Fields<'_>) -> Result<Value, ApiError> {
         let raw = o
             .map()
             .get("reference")
-            .and_then(Value::as_str)
+            .and_then(Node::as_str)
             .unwrap_or_default();
         crate::xs2a::check_digits::check_kid(raw)
             .map_err(|p| field_error(&o.at("reference"), p.describe(&o.at("reference"), raw)))?;
@@ -712,8 +722,6 @@ fn structured(o: &Fields<'_>) -> Result<Value, ApiError> {
 /// by `|`; the text `format!("{}|{}|{}|{}|{}|{}|{}", ...)` gave, built without the
 /// formatting machinery (issue 23: 2,900 instructions per payment).
 fn dedup_key(fields: &[&str; 4], minor: i64, date: NaiveDate, remittance: &str) -> String {
-    use chrono::Datelike;
-    use std::fmt::Write;
     let mut key = String::with_capacity(
         fields.iter().map(|f| f.len() + 1).sum::<usize>() + 20 + 11 + 1 + remittance.len(),
     );
@@ -723,22 +731,7 @@ fn dedup_key(fields: &[&str; 4], minor: i64, date: NaiveDate, remittance: &str) 
     }
     key.push_str(itoa::Buffer::new().format(minor));
     key.push('|');
-    // `NaiveDate`'s `Display` is `YYYY-MM-DD` for the years 0–9999; other years take it.
-    match u32::try_from(date.year()) {
-        Ok(y @ 0..=9999) => {
-            for n in [y / 1000, y / 100 % 10, y / 10 % 10, y % 10] {
-                key.push(char::from(b'0' + n as u8));
-            }
-            for n in [date.month(), date.day()] {
-                key.push('-');
-                key.push(char::from(b'0' + (n / 10) as u8));
-                key.push(char::from(b'0' + (n % 10) as u8));
-            }
-        }
-        _ => {
-            let _ = write!(key, "{date}");
-        }
-    }
+    crate::sandbox::domain::payment::push_date(&mut key, date);
     key.push('|');
     key.push_str(remittance);
     key
@@ -752,7 +745,7 @@ fn dedup_key(fields: &[&str; 4], minor: i64, date: NaiveDate, remittance: &str) 
 /// `EXECUTION_DATE_INVALID`; both naming the field.
 fn execution_date(
     today: NaiveDate,
-    o: &Fields<'_>,
+    o: &Obj<'_, '_>,
     key: &str,
     required: bool,
 ) -> Result<Option<NaiveDate>, ApiError> {
@@ -794,7 +787,7 @@ const FREQUENCIES: [&str; 9] = [
 /// when `frequency` is `MonthlyVariable`: 1–11 distinct months `"1"`–`"12"`; a duplicate
 /// month → `FORMAT_ERROR` naming it; interface document: "a create request with duplicate
 /// month identifiers is rejected").
-fn periodic(today: NaiveDate, o: &Fields<'_>, echo: &mut Echo) -> Result<NaiveDate, ApiError> {
+fn periodic(today: NaiveDate, o: &Obj<'_, '_>, echo: &mut Echo) -> Result<NaiveDate, ApiError> {
     let start = execution_date(today, o, "startDate", true)?.unwrap_or(today);
     echo.insert("startDate", Value::String(start.to_string()));
     if let Some(end) = o.opt_date("endDate")? {
@@ -838,13 +831,13 @@ fn periodic(today: NaiveDate, o: &Fields<'_>, echo: &mut Echo) -> Result<NaiveDa
     }
     let path = o.at("monthsOfExecution");
     match (frequency.as_str(), o.map().get("monthsOfExecution")) {
-        ("MonthlyVariable", None | Some(Value::Null)) => {
+        ("MonthlyVariable", None | Some(Node::Null)) => {
             return Err(field_error(
                 &path,
                 "monthsOfExecution is required when frequency is MonthlyVariable",
             ));
         }
-        ("MonthlyVariable", Some(Value::Array(items))) => {
+        ("MonthlyVariable", Some(Node::Array(items))) => {
             if items.is_empty() || items.len() > 11 {
                 return Err(field_error(
                     &path,
@@ -887,7 +880,7 @@ fn periodic(today: NaiveDate, o: &Fields<'_>, echo: &mut Echo) -> Result<NaiveDa
                 "monthsOfExecution must be an array of month strings",
             ));
         }
-        (_, None | Some(Value::Null)) => {}
+        (_, None | Some(Node::Null)) => {}
         (_, Some(_)) => {
             return Err(field_error(
                 &path,
@@ -915,8 +908,9 @@ pub fn parse(
 /// once, for [`debtor_bban`] before the store's read and for [`parse_json`] after (issue 23:
 /// it was read twice).
 #[derive(Debug)]
-pub struct Read {
-    value: Value,
+pub struct Read<'a> {
+    /// The body's tree, borrowing its strings from the body.
+    value: Node<'a>,
     /// `debtorAccount` as `account_ref` reads it, its refusal kept for [`parse_json`] to
     /// answer in its turn; `None` when the body is not a JSON object.
     debtor: Option<Result<AccRef, ApiError>>,
@@ -926,14 +920,14 @@ pub struct Read {
 /// look at it, [`debtor_bban`], before the checks that answer first).
 ///
 /// Errors: 400 `FORMAT_ERROR` for a missing body or one that is not JSON.
-pub fn read_json(body: &[u8]) -> Result<Read, ApiError> {
+pub fn read_json(body: &[u8]) -> Result<Read<'_>, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::format("the request body is missing"));
     }
-    let value: Value = serde_json::from_slice(body)
+    let value = crate::xs2a::tree::from_slice(body)
         .map_err(|e| ApiError::format(format!("the request body is not JSON: {e}")))?;
     let debtor = match &value {
-        Value::Object(map) => Some(account_ref(&Fields::new(map, ""), "debtorAccount")),
+        Node::Object(map) => Some(account_ref(&Fields::new(map, ""), "debtorAccount")),
         _ => None,
     };
     Ok(Read { value, debtor })
@@ -941,7 +935,7 @@ pub fn read_json(body: &[u8]) -> Result<Read, ApiError> {
 
 /// The BBAN of the body's `debtorAccount` (its `bban`, or the BBAN of a Norwegian `iban`),
 /// when the body names one; `None` for anything [`parse`] would refuse there.
-pub fn debtor_bban(read: &Read) -> Option<String> {
+pub fn debtor_bban(read: &Read<'_>) -> Option<String> {
     read.debtor.as_ref()?.as_ref().ok()?.norwegian_bban()
 }
 
@@ -954,14 +948,14 @@ pub fn parse_json(
     app: &App,
     service: Service,
     product: &Product,
-    json: Result<Read, ApiError>,
+    json: Result<Read<'_>, ApiError>,
     debtor: Option<&Account>,
 ) -> Result<Initiation, ApiError> {
     let Read {
         value: v,
         debtor: debtor_ref,
     } = json?;
-    let Value::Object(map) = &v else {
+    let Node::Object(map) = &v else {
         return Err(ApiError::format("the request body must be a JSON object"));
     };
     let scan = scan(&v);
@@ -1055,7 +1049,7 @@ pub fn parse_json(
                 .get("batchBookingPreferred")
                 .filter(|b| !b.is_null())
             {
-                let Value::Bool(b) = b else {
+                let Node::Bool(b) = b else {
                     return Err(field_error(
                         "batchBookingPreferred",
                         "batchBookingPreferred must be true or false",
@@ -1072,7 +1066,7 @@ pub fn parse_json(
                 echo.insert("requestedExecutionDate", Value::String(d.to_string()));
             }
             let items = match o.map().get("payments") {
-                Some(Value::Array(items)) => items,
+                Some(Node::Array(items)) => items,
                 _ => {
                     return Err(field_error(
                         "payments",
@@ -1092,7 +1086,7 @@ pub fn parse_json(
             let mut keys = Vec::new();
             for (i, item) in items.iter().enumerate() {
                 let path = format!("payments[{i}]");
-                let Value::Object(m) = item else {
+                let Node::Object(m) = item else {
                     return Err(field_error(&path, format!("{path} must be a JSON object")));
                 };
                 for forbidden in ["debtorAccount", "requestedExecutionDate"] {
@@ -1184,6 +1178,26 @@ mod tests {
         }
     }
 
+    /// The path of the first numeric `amount` as the walk over a `serde_json::Value` found
+    /// it before the borrowed tree (the reference for [`numeric_amount`]).
+    fn numeric_amount_of_value(v: &Value, path: &str) -> Option<String> {
+        match v {
+            Value::Object(m) => m.iter().find_map(|(k, v)| {
+                let p = join(path, k);
+                if k == "amount" && v.is_number() {
+                    Some(p)
+                } else {
+                    numeric_amount_of_value(v, &p)
+                }
+            }),
+            Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| numeric_amount_of_value(v, &format!("{path}[{i}]"))),
+            _ => None,
+        }
+    }
+
     /// One walk finds what the two walks found: a numeric `amount` anywhere (unknown
     /// fields and arrays included, not when the number is elsewhere), and any refused
     /// character in a string or a key, also when a numeric amount follows it.
@@ -1218,8 +1232,16 @@ mod tests {
             (serde_json::json!({"c": "a\u{7}b"}), false, false),
         ];
         for (v, numeric, allowed) in cases {
-            let s = scan(&v);
-            let numeric_before = numeric_amount(&v, "").is_some();
+            let text = v.to_string();
+            let node = crate::xs2a::tree::from_slice(text.as_bytes()).unwrap();
+            let s = scan(&node);
+            assert_eq!(numeric_amount(&node, "").is_some(), numeric, "{v}");
+            assert_eq!(
+                crate::sandbox::domain::rules::check_json_characters(&node).is_ok(),
+                allowed,
+                "{v}"
+            );
+            let numeric_before = numeric_amount_of_value(&v, "").is_some();
             let allowed_before = crate::sandbox::domain::rules::check_json_characters(&v).is_ok();
             assert_eq!((numeric_before, allowed_before), (numeric, allowed), "{v}");
             assert_eq!(s.numeric_amount, numeric, "{v}");
