@@ -21,8 +21,8 @@ use base64::Engine as _;
 use crate::cert::Credentials;
 
 pub use verify::{
-    CERT_CACHE_SIZE, RequestView, Signer, TrustedKey, VerifiedRequest, Verifier, VerifyError,
-    VerifyPolicy, decimal_serial, parse_key_id, verify_request, verify_signed_message,
+    CERT_CACHE_SIZE, RequestView, SignedHeaders, Signer, TrustedKey, VerifiedRequest, Verifier,
+    VerifyError, VerifyPolicy, decimal_serial, parse_key_id, verify_request, verify_signed_message,
     verify_signing_string,
 };
 

@@ -333,7 +333,7 @@ where
         roles.require_ais()?;
         let version = app.db.version();
         let query = Q::parse(parts)?;
-        // The PSU context's `present` is `caller::psu_present` of the same headers: read once.
+        // The PSU context's `present` (`PSU-IP-Address` sent and not blank): read once.
         let psu = crate::sandbox::http::caller::psu_context(&parts.headers);
         let (access, item, owner) = (R::RESOLVE)(&app.domain(), &tpp, &psu, &id)?;
         Ok(Consented {
