@@ -192,41 +192,38 @@ pub fn is_v1(path: &str) -> bool {
 /// `from_fn` layer of its own (each such layer clones its inner service and boxes a future
 /// per request, issue 23).
 ///
+/// `parts` and `body` are the request's head and its whole body, collected once by the
+/// router's body read ([`crate::sandbox::http::serve::body_in_time`]); the request handed
+/// to `next` carries the same bytes (a payment's body was collected again here, and boxed
+/// in a future of its own, issue 23).
+///
 /// The check itself runs when this is called, not when the future is first polled; the
 /// future is `next`'s own (outside `/v1`), or `next`'s run in the TPP's world with the
-/// answer's headers added after it, or a ready refusal. Only a request whose body is not
-/// known to be empty gets a boxed future that collects the body first (the router's body
-/// read, [`crate::sandbox::http::serve::body_in_time`], has collected it already): the steps
-/// around this one hold the small future by value (the boxed `async fn` of the check was
-/// ~1.5 KB, allocated and copied per request, issue 23).
-pub fn verify_v1<F, Fut>(app: &App, req: Request, next: F) -> impl Future<Output = Response>
+/// answer's headers added after it, or a ready refusal.
+pub fn verify_v1<F, Fut>(
+    app: &App,
+    parts: Parts,
+    body: axum::body::Bytes,
+    next: F,
+) -> impl Future<Output = Response>
 where
     F: FnOnce(Request) -> Fut,
     Fut: Future<Output = Response>,
 {
     use futures_util::future::Either;
-    if !is_v1(req.uri().path()) {
-        return Either::Left(next(req));
+    if !is_v1(parts.uri.path()) {
+        return Either::Left(next(Request::from_parts(parts, body_of(body))));
     }
-    let (parts, body) = req.into_parts();
-    // A body known to be empty (every GET) is not collected.
-    if axum::body::HttpBody::size_hint(&body).exact() == Some(0) {
-        Either::Right(Either::Left(verify_parts(
-            app,
-            parts,
-            axum::body::Bytes::new(),
-            next,
-        )))
+    Either::Right(verify_parts(app, parts, body, next))
+}
+
+/// The body handed on: the collected `bytes`, or for none (every `GET`) an empty body, which
+/// allocates nothing (a body of bytes is a box per request).
+fn body_of(bytes: axum::body::Bytes) -> Body {
+    if bytes.is_empty() {
+        Body::empty()
     } else {
-        Either::Right(Either::Right(Box::pin(async move {
-            match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
-                Ok(bytes) => verify_parts(app, parts, bytes, next).await,
-                Err(_) => ApiError::format(format!(
-                    "the request body could not be read or is larger than {MAX_BODY_BYTES} bytes"
-                ))
-                .into_response(),
-            }
-        })))
+        Body::from(bytes)
     }
 }
 
@@ -334,7 +331,7 @@ where
                     // The verified certificate itself (an `Arc<Certificate>`), for role checks
                     // such as `payments::require_role`.
                     parts.extensions.insert(verified.certificate.clone());
-                    Ok((Request::from_parts(parts, Body::from(bytes)), world))
+                    Ok((Request::from_parts(parts, body_of(bytes)), world))
                 }
             }
         }

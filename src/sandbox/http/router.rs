@@ -151,13 +151,13 @@ impl Inner {
                 app.sync_clock();
             }
             sca_pages::translate(app, req, move |req| {
-                serve::body_in_time(req, move |req| {
+                serve::body_in_time(req, move |parts, body| {
                     // Each a plain function returning the next one's future (boxed only on
                     // their rare paths: a body to collect, request rules); the routes' future
                     // is boxed, so the steps above hold a pointer instead of it (copied whole
                     // at every step, and twice in each `async fn` that awaits it: memcpy per
                     // request, issue 23).
-                    auth::verify_v1(app, req, move |req| {
+                    auth::verify_v1(app, parts, body, move |req| {
                         faults::inject(app, req, move |req| Box::pin(self.route(req)))
                     })
                 })
