@@ -3,7 +3,8 @@
 //!
 //! The middleware reads the whole body, verifies method, path and query as received, headers
 //! and body with the shared [`crate::signing::Verifier`] at the sandbox clock's `now`, then
-//! hands the request on with a [`Tpp`] extension. Failures answer the verifier's code with
+//! hands the request on with a [`Verified`] extension (the [`Tpp`] and its certificate).
+//! Failures answer the verifier's code with
 //! that code's status. Paths outside `/v1` (the SCA pages a browser opens) pass unchecked.
 
 use std::sync::Arc;
@@ -86,16 +87,31 @@ impl TppCache {
     }
 }
 
+/// What the signature check ([`verify_v1`]) hands the handlers of a verified request, as
+/// one request extension (each extension is a box allocated per request, issue 23): the
+/// TPP and its verified certificate (for role checks such as `payments::require_role`).
+#[derive(Clone)]
+pub struct Verified {
+    /// The verified TPP.
+    pub tpp: Tpp,
+    /// Its certificate, the one the signature verified with.
+    pub certificate: Arc<Certificate>,
+}
+
 impl<S: Send + Sync> FromRequestParts<S> for Tpp {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        parts.extensions.get::<Tpp>().cloned().ok_or_else(|| {
-            ApiError::new(
-                MessageCode::SignatureMissing,
-                "the request was not verified as signed",
-            )
-        })
+        parts
+            .extensions
+            .get::<Verified>()
+            .map(|v| v.tpp.clone())
+            .ok_or_else(|| {
+                ApiError::new(
+                    MessageCode::SignatureMissing,
+                    "the request was not verified as signed",
+                )
+            })
     }
 }
 
@@ -126,8 +142,8 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for TppRoles {
         parts: &mut axum::http::request::Parts,
         _: &S,
     ) -> Result<Self, Self::Rejection> {
-        if let Some(c) = parts.extensions.get::<Arc<Certificate>>() {
-            return Ok(TppRoles(c.roles()));
+        if let Some(v) = parts.extensions.get::<Verified>() {
+            return Ok(TppRoles(v.certificate.roles()));
         }
         roles(&parts.headers).map(TppRoles)
     }
@@ -327,10 +343,11 @@ where
                 None if unregistered => Err(management_role_missing(&verified.certificate)),
                 None => {
                     let world = tpp.id.0.clone();
-                    parts.extensions.insert(tpp);
-                    // The verified certificate itself (an `Arc<Certificate>`), for role checks
-                    // such as `payments::require_role`.
-                    parts.extensions.insert(verified.certificate.clone());
+                    // The TPP and the verified certificate itself, in one extension.
+                    parts.extensions.insert(Verified {
+                        tpp,
+                        certificate: verified.certificate.clone(),
+                    });
                     Ok((Request::from_parts(parts, body_of(bytes)), world))
                 }
             }
