@@ -315,10 +315,16 @@ fn signed_header<'a>(
     seen: &SignedHeaders<'a>,
     name: &str,
 ) -> Option<&'a str> {
-    match ELIGIBLE_HEADERS.iter().position(|e| *e == name) {
+    match eligible_index(name) {
         Some(i) => seen.text[i],
         None => header(headers, name),
     }
+}
+
+/// The index in [`ELIGIBLE_HEADERS`] of header name `name` (lower case, as the Signature's
+/// `headers` parameter is parsed), if it is one.
+fn eligible_index(name: &str) -> Option<usize> {
+    slot(name).filter(|&i| i < ELIGIBLE_HEADERS.len())
 }
 
 /// A header value as [`header`] reads it: UTF-8, trimmed; `None` when absent or not UTF-8.
@@ -831,6 +837,13 @@ fn verify_with_key(
     if params.key_id != key.key_id {
         check_key_id(&params.key_id, cert)?;
     }
+    // The eligible headers the Signature lists, one bit each (by `ELIGIBLE_HEADERS` index):
+    // the two checks below test a bit instead of comparing names (issue 23).
+    let signed = params
+        .headers
+        .iter()
+        .filter_map(|h| eligible_index(h))
+        .fold(0u8, |m, i| m | 1 << i);
     // Digest (rule 9)
     let digest = seen.text[1];
     match digest {
@@ -848,7 +861,7 @@ fn verify_with_key(
                     computed,
                 });
             }
-            if !params.headers.iter().any(|h| h == "digest") {
+            if signed & 1 << 1 == 0 {
                 return Err(VerifyError::DigestNotSigned);
             }
         }
@@ -885,8 +898,8 @@ fn verify_with_key(
     if policy.require_eligible_signed {
         // A signed name needs no look-up: only an unsigned one can break the rule (the
         // four usually signed headers were looked up once, for the signing string).
-        for (name, text) in ELIGIBLE_HEADERS.iter().zip(&seen.text) {
-            if text.is_some() && !params.headers.iter().any(|h| h == name) {
+        for (i, (name, text)) in ELIGIBLE_HEADERS.iter().zip(&seen.text).enumerate() {
+            if text.is_some() && signed & 1 << i == 0 {
                 return Err(VerifyError::HeaderNotSigned(name.to_string()));
             }
         }
@@ -951,9 +964,17 @@ mod tests {
     fn the_one_pass_finds_what_a_look_up_by_name_finds() {
         let mut h = http::HeaderMap::new();
         for (i, name) in ELIGIBLE_HEADERS.iter().enumerate() {
-            assert_eq!(slot(name), Some(i));
+            assert_eq!((slot(name), eligible_index(name)), (Some(i), Some(i)));
             h.insert(*name, format!(" value {i} ").parse().unwrap());
             h.append(*name, "second".parse().unwrap());
+        }
+        for other in [
+            "signature",
+            "tpp-signature-certificate",
+            "(request-target)",
+            "host",
+        ] {
+            assert_eq!(eligible_index(other), None, "{other}");
         }
         h.insert("x-other", "other".parse().unwrap());
         h.insert("signature", "sig".parse().unwrap());
