@@ -21,8 +21,8 @@ use base64::Engine as _;
 use crate::cert::Credentials;
 
 pub use verify::{
-    CERT_CACHE_SIZE, RequestView, Signer, TrustedKey, VerifiedRequest, Verifier, VerifyError,
-    VerifyPolicy, decimal_serial, parse_key_id, verify_request, verify_signed_message,
+    CERT_CACHE_SIZE, RequestView, SignedHeaders, Signer, TrustedKey, VerifiedRequest, Verifier,
+    VerifyError, VerifyPolicy, decimal_serial, parse_key_id, verify_request, verify_signed_message,
     verify_signing_string,
 };
 
@@ -123,11 +123,44 @@ pub enum DateError {
     },
 }
 
+thread_local! {
+    /// The last text [`parse_imf_fixdate`] accepted on this thread and its instant: the
+    /// sandbox checks every request's `Date`, thousands a second with the same text (issue
+    /// 23). Only accepted texts are kept; the answer is a function of the text alone.
+    static LAST_PARSED: std::cell::RefCell<(String, SystemTime)> =
+        const { std::cell::RefCell::new((String::new(), std::time::UNIX_EPOCH)) };
+}
+
 /// Parses a strict IMF-fixdate: the obsolete RFC 850 and asctime forms and a weekday that
-/// does not match the date are refused (the text must re-format to itself).
+/// does not match the date are refused (the text must re-format to itself). The text last
+/// accepted on the thread is answered without parsing it again.
 ///
 /// Errors: [`DateError`].
 pub fn parse_imf_fixdate(s: &str) -> Result<SystemTime, DateError> {
+    let kept = LAST_PARSED
+        .try_with(|cell| {
+            let last = cell.try_borrow().ok()?;
+            (!last.0.is_empty() && last.0 == s).then_some(last.1)
+        })
+        .ok()
+        .flatten();
+    if let Some(t) = kept {
+        return Ok(t);
+    }
+    let t = parse_imf_fixdate_text(s)?;
+    // The thread is ending, or the cell is in use: nothing kept.
+    let _ = LAST_PARSED.try_with(|cell| {
+        if let Ok(mut last) = cell.try_borrow_mut() {
+            last.0.clear();
+            last.0.push_str(s);
+            last.1 = t;
+        }
+    });
+    Ok(t)
+}
+
+/// [`parse_imf_fixdate`] without the kept text.
+fn parse_imf_fixdate_text(s: &str) -> Result<SystemTime, DateError> {
     let t = httpdate::parse_http_date(s).map_err(|source| DateError::Syntax {
         value: s.to_string(),
         source,
@@ -434,5 +467,33 @@ pub fn sign_request(
         signed_headers: names,
         signature_header,
         added_headers: added,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text kept from the last parse answers only for exactly that text: another valid
+    /// text gets its own instant, and a refused one is refused after a kept one as before.
+    #[test]
+    fn the_kept_date_answers_only_for_its_own_text() {
+        let a = "Sun, 07 Jun 2026 20:51:35 GMT";
+        let b = "Sun, 07 Jun 2026 20:51:36 GMT";
+        let ta = parse_imf_fixdate(a).unwrap();
+        assert_eq!(parse_imf_fixdate(a).unwrap(), ta);
+        assert_eq!(
+            parse_imf_fixdate(b).unwrap(),
+            ta + std::time::Duration::from_secs(1)
+        );
+        for bad in [
+            "Mon, 07 Jun 2026 20:51:36 GMT",
+            "Sun, 07 Jun 2026 20:51:36 GMT ",
+            "Sunday, 07-Jun-26 20:51:36 GMT",
+            "",
+        ] {
+            assert!(parse_imf_fixdate(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(parse_imf_fixdate(a).unwrap(), ta);
     }
 }

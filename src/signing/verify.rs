@@ -307,42 +307,131 @@ fn header<'a>(headers: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
         .map(str::trim)
 }
 
-/// [`header`] by a name made at compile time (no parsing of the name per request).
-fn header_named<'a>(headers: &'a http::HeaderMap, name: &http::HeaderName) -> Option<&'a str> {
-    headers
-        .get(name)
-        .and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
-        .map(str::trim)
-}
-
 /// [`header`] of a name the signing string lists (lower case): an [`ELIGIBLE_HEADERS`] name
-/// is looked up by its compile-time name in [`ELIGIBLE_NAMES`] (a `&str` name is parsed,
-/// checked and lower-cased on every look-up; four per request, issue 23), any other by its
-/// text.
-fn signed_header<'a>(headers: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
-    match ELIGIBLE_HEADERS.iter().position(|e| *e == name) {
-        Some(i) => header_named(headers, &ELIGIBLE_NAMES[i]),
+/// is taken from `seen` (the headers of `headers` found in one pass, issue 23), any other is
+/// looked up by its text.
+fn signed_header<'a>(
+    headers: &'a http::HeaderMap,
+    seen: &SignedHeaders<'a>,
+    name: &str,
+) -> Option<&'a str> {
+    match eligible_index(name) {
+        Some(i) => seen.text[i],
         None => header(headers, name),
     }
 }
 
-static SIGNATURE: http::HeaderName = http::HeaderName::from_static("signature");
-static TPP_SIGNATURE_CERTIFICATE: http::HeaderName =
-    http::HeaderName::from_static("tpp-signature-certificate");
-static DIGEST: http::HeaderName = http::HeaderName::from_static("digest");
-static DATE: http::HeaderName = http::HeaderName::from_static("date");
+/// The index in [`ELIGIBLE_HEADERS`] of header name `name` (lower case, as the Signature's
+/// `headers` parameter is parsed), if it is one.
+fn eligible_index(name: &str) -> Option<usize> {
+    slot(name).filter(|&i| i < ELIGIBLE_HEADERS.len())
+}
 
-/// [`ELIGIBLE_HEADERS`] as header names, in the same order. These names are `static`, not
-/// `const`: a `const` of a type with a destructor is a new value at every use, made and
-/// dropped each time (the whole array for one element; issue 23).
-static ELIGIBLE_NAMES: [http::HeaderName; 6] = [
-    http::HeaderName::from_static("date"),
-    http::HeaderName::from_static("digest"),
-    http::HeaderName::from_static("x-request-id"),
-    http::HeaderName::from_static("psu-id"),
-    http::HeaderName::from_static("psu-corporate-id"),
-    http::HeaderName::from_static("tpp-redirect-uri"),
-];
+/// A header value as [`header`] reads it: UTF-8, trimmed; `None` when absent or not UTF-8.
+fn text_of(value: Option<&http::HeaderValue>) -> Option<&str> {
+    value
+        .and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
+        .map(str::trim)
+}
+
+/// The headers a verification reads, found in one pass over a request's header map
+/// ([`SignedHeaders::of`]) instead of one hashed look-up per use: a read looked up 18
+/// headers, some of them three times (issue 23). Each holds the first value of its name, as
+/// [`http::HeaderMap::get`] gives it.
+///
+/// The eligible headers ([`ELIGIBLE_HEADERS`], in that order) are kept as values and as
+/// text (UTF-8, trimmed; `None` when absent or not UTF-8, as a look-up by name reads them),
+/// `Signature` and `TPP-Signature-Certificate` as values only (the certificate's 1.3 KB are
+/// checked only when it is not cached, [`Verifier::signer_in`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SignedHeaders<'h> {
+    eligible: [Option<&'h http::HeaderValue>; 6],
+    text: [Option<&'h str>; 6],
+    signature: Option<&'h http::HeaderValue>,
+    certificate: Option<&'h http::HeaderValue>,
+}
+
+/// Where a header name goes in [`SignedHeaders`]: an index of [`ELIGIBLE_HEADERS`], or one
+/// of the two below.
+const SLOT_SIGNATURE: usize = 6;
+const SLOT_CERTIFICATE: usize = 7;
+
+impl<'h> SignedHeaders<'h> {
+    /// The headers of `headers`, in one pass over them.
+    pub fn of(headers: &'h http::HeaderMap) -> Self {
+        let mut seen = SignedHeaders::default();
+        for (name, value) in headers {
+            seen.note(name, value);
+        }
+        seen.finish();
+        seen
+    }
+
+    /// Takes `value` when `name` is one of the headers kept and the first of its name.
+    /// For a caller's own pass over the headers, reading more of them in it (then
+    /// [`SignedHeaders::finish`]).
+    pub fn note(&mut self, name: &http::HeaderName, value: &'h http::HeaderValue) -> bool {
+        let Some(slot) = slot(name.as_str()) else {
+            return false;
+        };
+        let place = match slot {
+            SLOT_SIGNATURE => &mut self.signature,
+            SLOT_CERTIFICATE => &mut self.certificate,
+            i => &mut self.eligible[i],
+        };
+        if place.is_none() {
+            *place = Some(value);
+        }
+        true
+    }
+
+    /// Once every header is noted: the eligible headers' text.
+    pub fn finish(&mut self) {
+        for (text, value) in self.text.iter_mut().zip(&self.eligible) {
+            *text = value
+                .and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
+                .map(str::trim);
+        }
+    }
+
+    /// The first value of eligible header `name` (one of [`ELIGIBLE_HEADERS`], lower case);
+    /// `None` when absent or not eligible.
+    pub fn value(&self, name: &str) -> Option<&'h http::HeaderValue> {
+        let i = ELIGIBLE_HEADERS.iter().position(|e| *e == name)?;
+        self.eligible[i]
+    }
+
+    /// The `X-Request-ID` value.
+    pub fn x_request_id(&self) -> Option<&'h http::HeaderValue> {
+        self.eligible[2]
+    }
+
+    /// The `TPP-Redirect-URI` value.
+    pub fn tpp_redirect_uri(&self) -> Option<&'h http::HeaderValue> {
+        self.eligible[5]
+    }
+
+    /// The `TPP-Signature-Certificate` value.
+    pub fn certificate(&self) -> Option<&'h http::HeaderValue> {
+        self.certificate
+    }
+}
+
+/// The [`SignedHeaders`] slot of a (lower-case) header name: a switch on the length, then
+/// one comparison at most two.
+fn slot(name: &str) -> Option<usize> {
+    match (name.len(), name) {
+        (4, "date") => Some(0),
+        (6, "digest") => Some(1),
+        (12, "x-request-id") => Some(2),
+        (6, "psu-id") => Some(3),
+        (16, "psu-corporate-id") => Some(4),
+        (16, "tpp-redirect-uri") => Some(5),
+        (9, "signature") => Some(SLOT_SIGNATURE),
+        (25, "tpp-signature-certificate") => Some(SLOT_CERTIFICATE),
+        _ => None,
+    }
+}
 
 /// Parses a keyId `SN=<hex serial>,CA=<issuer DN, RFC 2253>` (Authentication rule 5) into
 /// the serial (big-endian bytes without leading zeros; a `0x` prefix and either letter case
@@ -545,6 +634,8 @@ pub struct Signer<'h> {
     pub key: Arc<TrustedKey>,
     /// The header map it was read from.
     headers: &'h http::HeaderMap,
+    /// The headers the verification reads, found in `headers`.
+    seen: SignedHeaders<'h>,
     /// The `Signature` value, trimmed.
     signature: &'h str,
 }
@@ -580,24 +671,31 @@ impl Verifier {
     /// Errors, in [`Verifier::verify`]'s order: [`VerifyError::SignatureMissing`],
     /// [`VerifyError::CertificateMissing`], [`VerifyError::CertificateInvalid`].
     pub fn signer_of<'h>(&self, headers: &'h http::HeaderMap) -> Result<Signer<'h>, VerifyError> {
-        let signature = header_named(headers, &SIGNATURE).ok_or(VerifyError::SignatureMissing)?;
+        self.signer_in(headers, SignedHeaders::of(headers))
+    }
+
+    /// [`Verifier::signer_of`] with the headers of `headers` already found (`seen`, of the
+    /// same map: [`SignedHeaders::of`], or a caller's own pass noting them).
+    ///
+    /// Errors: those of [`Verifier::signer_of`].
+    pub fn signer_in<'h>(
+        &self,
+        headers: &'h http::HeaderMap,
+        seen: SignedHeaders<'h>,
+    ) -> Result<Signer<'h>, VerifyError> {
+        let signature = text_of(seen.signature).ok_or(VerifyError::SignatureMissing)?;
         // The header's bytes as received are looked up first: a certificate seen before
         // is found without checking its 1.3 KB for UTF-8 and trimming it (issue 23). Every
         // key in the cache is a trimmed text that parsed, so raw bytes that differ from it
         // (surrounding spaces, not UTF-8) miss here and take the checked way below.
-        let key = match headers
-            .get(&TPP_SIGNATURE_CERTIFICATE)
-            .and_then(|raw| self.cached(raw.as_bytes()))
-        {
+        let key = match seen.certificate.and_then(|raw| self.cached(raw.as_bytes())) {
             Some(key) => key,
-            None => self.load(
-                header_named(headers, &TPP_SIGNATURE_CERTIFICATE)
-                    .ok_or(VerifyError::CertificateMissing)?,
-            )?,
+            None => self.load(text_of(seen.certificate).ok_or(VerifyError::CertificateMissing)?)?,
         };
         Ok(Signer {
             key,
             headers,
+            seen,
             signature,
         })
     }
@@ -639,7 +737,14 @@ impl Verifier {
         signer: &Signer<'_>,
     ) -> Result<VerifiedRequest, VerifyError> {
         if std::ptr::eq(request.headers, signer.headers) {
-            verify_with_key(&self.policy, request, now, signer.signature, &signer.key)
+            verify_with_key(
+                &self.policy,
+                request,
+                &signer.seen,
+                now,
+                signer.signature,
+                &signer.key,
+            )
         } else {
             verify_signed_message(&self.policy, request, now, &signer.key)
         }
@@ -672,12 +777,11 @@ fn verify_with(
     now: SystemTime,
     load_cert: impl Fn(&str) -> Result<Arc<TrustedKey>, VerifyError>,
 ) -> Result<VerifiedRequest, VerifyError> {
-    let headers = request.headers;
-    let signature_value = header_named(headers, &SIGNATURE).ok_or(VerifyError::SignatureMissing)?;
-    let cert_value =
-        header_named(headers, &TPP_SIGNATURE_CERTIFICATE).ok_or(VerifyError::CertificateMissing)?;
+    let seen = SignedHeaders::of(request.headers);
+    let signature_value = text_of(seen.signature).ok_or(VerifyError::SignatureMissing)?;
+    let cert_value = text_of(seen.certificate).ok_or(VerifyError::CertificateMissing)?;
     let key = load_cert(cert_value)?;
-    verify_with_key(policy, request, now, signature_value, &key)
+    verify_with_key(policy, request, &seen, now, signature_value, &key)
 }
 
 /// Verifies a signed message (a request, or a signed response with `method` and
@@ -692,14 +796,17 @@ pub fn verify_signed_message(
     now: SystemTime,
     key: &Arc<TrustedKey>,
 ) -> Result<VerifiedRequest, VerifyError> {
-    let signature_value =
-        header_named(message.headers, &SIGNATURE).ok_or(VerifyError::SignatureMissing)?;
-    verify_with_key(policy, message, now, signature_value, key)
+    let seen = SignedHeaders::of(message.headers);
+    let signature_value = text_of(seen.signature).ok_or(VerifyError::SignatureMissing)?;
+    verify_with_key(policy, message, &seen, now, signature_value, key)
 }
 
+/// The checks of [`verify_signed_message`], with the request's headers found (`seen`, of
+/// `request.headers`) and its `Signature` value read.
 fn verify_with_key(
     policy: &VerifyPolicy,
     request: &RequestView<'_>,
+    seen: &SignedHeaders<'_>,
     now: SystemTime,
     signature_value: &str,
     key: &Arc<TrustedKey>,
@@ -730,8 +837,15 @@ fn verify_with_key(
     if params.key_id != key.key_id {
         check_key_id(&params.key_id, cert)?;
     }
+    // The eligible headers the Signature lists, one bit each (by `ELIGIBLE_HEADERS` index):
+    // the two checks below test a bit instead of comparing names (issue 23).
+    let signed = params
+        .headers
+        .iter()
+        .filter_map(|h| eligible_index(h))
+        .fold(0u8, |m, i| m | 1 << i);
     // Digest (rule 9)
-    let digest = header_named(headers, &DIGEST);
+    let digest = seen.text[1];
     match digest {
         Some(d) => {
             let Some(b64) = d
@@ -747,7 +861,7 @@ fn verify_with_key(
                     computed,
                 });
             }
-            if !params.headers.iter().any(|h| h == "digest") {
+            if signed & 1 << 1 == 0 {
                 return Err(VerifyError::DigestNotSigned);
             }
         }
@@ -755,7 +869,7 @@ fn verify_with_key(
         None => {}
     }
     // Date (rule 4)
-    let date = match header_named(headers, &DATE) {
+    let date = match seen.text[0] {
         Some(d) => {
             let date = parse_imf_fixdate(d).map_err(|e| VerifyError::DateInvalid(e.to_string()))?;
             let skew = crate::cert::unix_seconds(date) - crate::cert::unix_seconds(now);
@@ -778,16 +892,14 @@ fn verify_with_key(
         request.method,
         request.path_and_query,
         &params.headers,
-        |n| signed_header(headers, n),
+        |n| signed_header(headers, seen, n),
     )
     .map_err(|SigningStringError::HeaderMissing(name)| VerifyError::SignedHeaderMissing(name))?;
     if policy.require_eligible_signed {
         // A signed name needs no look-up: only an unsigned one can break the rule (the
         // four usually signed headers were looked up once, for the signing string).
-        for (name, header_name) in ELIGIBLE_HEADERS.iter().zip(&ELIGIBLE_NAMES) {
-            if !params.headers.iter().any(|h| h == name)
-                && header_named(headers, header_name).is_some()
-            {
+        for (i, (name, text)) in ELIGIBLE_HEADERS.iter().zip(&seen.text).enumerate() {
+            if text.is_some() && signed & 1 << i == 0 {
                 return Err(VerifyError::HeaderNotSigned(name.to_string()));
             }
         }
@@ -844,20 +956,48 @@ mod tests {
         assert_eq!(c.get(a.as_bytes()), None);
     }
 
-    /// The compile-time names are [`ELIGIBLE_HEADERS`] in the same order, so
-    /// [`signed_header`] finds by constant what a look-up by text finds.
+    /// The one pass ([`SignedHeaders::of`]) finds what a look-up by name finds: the first
+    /// value of each eligible header (as text: trimmed, `None` when not UTF-8), the
+    /// `Signature` and the certificate; [`signed_header`] finds by it what a look-up by
+    /// text finds, other headers included.
     #[test]
-    fn the_eligible_names_are_the_eligible_headers_and_find_the_same_values() {
+    fn the_one_pass_finds_what_a_look_up_by_name_finds() {
         let mut h = http::HeaderMap::new();
         for (i, name) in ELIGIBLE_HEADERS.iter().enumerate() {
-            assert_eq!(ELIGIBLE_NAMES[i], http::HeaderName::from_static(name));
+            assert_eq!((slot(name), eligible_index(name)), (Some(i), Some(i)));
             h.insert(*name, format!(" value {i} ").parse().unwrap());
+            h.append(*name, "second".parse().unwrap());
+        }
+        for other in [
+            "signature",
+            "tpp-signature-certificate",
+            "(request-target)",
+            "host",
+        ] {
+            assert_eq!(eligible_index(other), None, "{other}");
         }
         h.insert("x-other", "other".parse().unwrap());
+        h.insert("signature", "sig".parse().unwrap());
+        h.insert("tpp-signature-certificate", "cert".parse().unwrap());
+        h.insert("psu-ip-address", "127.0.0.1".parse().unwrap());
+        let seen = SignedHeaders::of(&h);
         for name in ELIGIBLE_HEADERS.iter().chain(&["x-other", "absent"]) {
-            assert_eq!(signed_header(&h, name), header(&h, name), "{name}");
+            assert_eq!(signed_header(&h, &seen, name), header(&h, name), "{name}");
         }
-        assert_eq!(signed_header(&h, "psu-id"), Some("value 3"));
-        assert_eq!(signed_header(&h, "absent"), None);
+        assert_eq!(signed_header(&h, &seen, "psu-id"), Some("value 3"));
+        assert_eq!(signed_header(&h, &seen, "absent"), None);
+        assert_eq!(seen.x_request_id(), h.get("x-request-id"));
+        assert_eq!(seen.tpp_redirect_uri(), h.get("tpp-redirect-uri"));
+        assert_eq!(seen.value("digest"), h.get("digest"));
+        assert_eq!(seen.value("x-other"), None);
+        assert_eq!(seen.signature, h.get("signature"));
+        assert_eq!(seen.certificate(), h.get("tpp-signature-certificate"));
+        // A value that is not UTF-8 reads as absent, as by name.
+        h.insert("psu-id", http::HeaderValue::from_bytes(b"caf\xe9").unwrap());
+        let seen = SignedHeaders::of(&h);
+        assert_eq!(signed_header(&h, &seen, "psu-id"), None);
+        assert_eq!(header(&h, "psu-id"), None);
+        assert!(seen.value("psu-id").is_some());
+        assert_eq!(SignedHeaders::of(&http::HeaderMap::new()).text, [None; 6]);
     }
 }

@@ -337,3 +337,74 @@ fn the_verified_request_carries_the_date_the_date_check_accepted() {
     let s = v.signer_of(&map).unwrap();
     assert_eq!(v.verify_signer(&view, now, &s).unwrap().date, Some(date));
 }
+
+/// `hs`'s Signature with `name` left out of its `headers` parameter (the signature itself
+/// no longer verifies, but the rules before it are what is checked).
+fn unlist(hs: &mut [(String, String)], name: &str) {
+    let mut p = psd2_console::signing::SignatureParams::parse(get(hs, "Signature")).unwrap();
+    assert!(p.headers.iter().any(|h| h == name), "{name} is listed");
+    p.headers.retain(|h| h != name);
+    set(hs, "Signature", p.to_header_value());
+}
+
+/// The signature check reads the request's headers in one pass (issue 23) and keeps the
+/// rules of the signed headers, by every way of verifying: an eligible header present but
+/// not listed is refused by its name, the first in the document's order (rule 6), and a
+/// `Digest` not listed as such (rule 9).
+#[test]
+fn an_eligible_header_present_but_not_signed_is_refused_by_name() {
+    let (a, _) = twins();
+    let now = SystemTime::now();
+    let v = Verifier::new(VerifyPolicy::default());
+    let mut hs = signed(&a, "9b1f1f0e-0000-4000-8000-0000000000e1", now);
+    assert_eq!(verify(&v, &hs, now), Ok(()));
+    hs.push(("PSU-Corporate-ID".into(), "corporate-1".into()));
+    assert_eq!(
+        verify(&v, &hs, now),
+        Err(VerifyError::HeaderNotSigned("psu-corporate-id".into()))
+    );
+    unlist(&mut hs, "psu-id");
+    assert_eq!(
+        verify(&v, &hs, now),
+        Err(VerifyError::HeaderNotSigned("psu-id".into()))
+    );
+    // A body with its Digest, the Digest not listed.
+    let body = br#"{"access":{}}"#;
+    let mut hs = vec![
+        (
+            "X-Request-ID".to_string(),
+            "9b1f1f0e-0000-4000-8000-0000000000e2".to_string(),
+        ),
+        (
+            "TPP-Redirect-URI".to_string(),
+            "http://127.0.0.1:9/cb".to_string(),
+        ),
+    ];
+    sign_request(
+        &a,
+        "POST",
+        "/v1/consents",
+        &mut hs,
+        body,
+        SignOptions {
+            request_target: false,
+            now,
+        },
+    );
+    let check = |hs: &[(String, String)]| {
+        let map = header_map(hs);
+        let view = RequestView {
+            method: "POST",
+            path_and_query: "/v1/consents",
+            headers: &map,
+            body,
+        };
+        let whole = v.verify(&view, now).map(|_| ());
+        let s = v.signer_of(&map).unwrap();
+        assert_eq!(whole, v.verify_signer(&view, now, &s).map(|_| ()));
+        whole
+    };
+    assert_eq!(check(&hs), Ok(()));
+    unlist(&mut hs, "digest");
+    assert_eq!(check(&hs), Err(VerifyError::DigestNotSigned));
+}

@@ -320,8 +320,18 @@ pub fn resolve(cx: &Ctx<'_>, tpp: &Tpp, psu: &PsuContext) -> Result<Arc<Access>,
     Ok(access)
 }
 
+/// An account and its owner's customer record (`None` when the owner is gone), as
+/// [`resolve_account`] resolves them: shared with the decision kept.
+pub type AccountWithOwner = Arc<(Account, Option<Customer>)>;
+
+/// A card account and its owner's customer record, as [`resolve_card`] resolves them:
+/// shared with the decision kept.
+pub type CardWithOwner = Arc<(CardAccount, Customer)>;
+
 /// [`resolve`] and [`consented_account`] for account `id`, with the account owner's customer
-/// record (`None` when the owner is gone), remembered like [`resolve`].
+/// record (`None` when the owner is gone), remembered like [`resolve`]. The account and its
+/// owner are shared with the decision kept (a reference count per request, not a copy of
+/// their texts: eight strings per read, issue 23).
 ///
 /// Errors: those of [`resolve`] and [`consented_account`].
 pub fn resolve_account(
@@ -329,30 +339,31 @@ pub fn resolve_account(
     tpp: &Tpp,
     psu: &PsuContext,
     id: &str,
-) -> Result<(Arc<Access>, Account, Option<Customer>), ApiError> {
+) -> Result<(Arc<Access>, AccountWithOwner), ApiError> {
     let key = DecisionKey::of(tpp, psu, Some(id));
     let (version, now) = (cx.db.version(), cx.clock.now());
     if let Some(Decision {
         access,
-        account: Some((account, owner)),
+        account: Some(account),
         ..
     }) = cx.decisions.get(&key, version, now)
     {
-        return Ok((access, account, owner));
+        return Ok((access, account));
     }
     let (access, validity) = resolve_fresh(cx, tpp, psu, version, now)?;
     let access = Arc::new(access);
     let account = consented_account(cx, tpp, psu, &access, id)?;
     let owner = cx.store.customer(account.owner)?;
+    let account = Arc::new((account, owner));
     cx.decisions.put(
         key,
         Decision {
             validity,
             access: access.clone(),
-            account: Some((account.clone(), owner.clone())),
+            account: Some(account.clone()),
         },
     );
-    Ok((access, account, owner))
+    Ok((access, account))
 }
 
 /// [`resolve`] and the consented card account `id` with its owner's customer record,
@@ -361,16 +372,19 @@ pub fn resolve_account(
 /// Errors: those of [`resolve`]; 403 `RESOURCE_UNKNOWN` for a card account that is not the
 /// PSU's in this context (PRIVATE context only: agreements cover no cards); 401
 /// `CONSENT_INVALID` + `scaRedirect` for the PSU's card account outside the consent.
+///
+/// The card account and its owner are shared with the decision kept (as in
+/// [`resolve_account`]).
 pub fn resolve_card(
     cx: &Ctx<'_>,
     tpp: &Tpp,
     psu: &PsuContext,
     id: &str,
-) -> Result<(Arc<Access>, CardAccount, Customer), ApiError> {
+) -> Result<(Arc<Access>, CardWithOwner), ApiError> {
     let version = cx.db.version();
     let access = resolve(cx, tpp, psu)?;
-    if let Some((card, owner)) = cx.decisions.card(&access.key, id, version) {
-        return Ok((access, card, owner));
+    if let Some(card) = cx.decisions.card(&access.key, id, version) {
+        return Ok((access, card));
     }
     let unknown = || {
         ApiError::forbidden_unknown(format!(
@@ -393,9 +407,10 @@ pub fn resolve_card(
         ));
     }
     let owner = cx.store.customer(card.owner)?.ok_or_else(unknown)?;
+    let card = Arc::new((card, owner));
     cx.decisions
-        .put_card(&access.key, id, version, card.clone(), owner.clone());
-    Ok((access, card, owner))
+        .put_card(&access.key, id, version, card.clone());
+    Ok((access, card))
 }
 
 /// What an access decision depends on besides the stored data and the clock: the TPP, the
@@ -523,7 +538,8 @@ pub struct Decision {
     /// Shared with every request it answers (no copy of the customer, consent and agreement
     /// per request, issue 23).
     access: Arc<Access>,
-    account: Option<(Account, Option<Customer>)>,
+    /// The account of [`resolve_account`] and its owner, shared likewise.
+    account: Option<AccountWithOwner>,
 }
 
 /// Granted access decisions of [`resolve`] and [`resolve_account`]; refusals are never
@@ -539,11 +555,7 @@ pub struct Decisions {
     /// Card accounts a consent may read, with their owners (the card access check after the
     /// consent is resolved): by consent, the card account id as sent and the data version.
     cards: std::sync::Mutex<
-        std::collections::HashMap<
-            CardAccessKey,
-            (CardAccount, Customer),
-            foldhash::fast::RandomState,
-        >,
+        std::collections::HashMap<CardAccessKey, CardWithOwner, foldhash::fast::RandomState>,
     >,
 }
 
@@ -587,26 +599,19 @@ impl Decisions {
 
     /// The card account `id` (as sent) that the consent `key` covers, with its owner, as
     /// remembered at data `version` by [`Decisions::put_card`].
-    fn card(&self, key: &ConsentKey, id: &str, version: u64) -> Option<(CardAccount, Customer)> {
+    fn card(&self, key: &ConsentKey, id: &str, version: u64) -> Option<CardWithOwner> {
         let cards = self.cards.lock().ok()?;
         cards.get(&(key.clone(), id.to_string(), version)).cloned()
     }
 
-    /// Remembers that the consent `key` covers card account `id`, owned by `owner`, at data
-    /// `version` (read before the data was).
-    fn put_card(
-        &self,
-        key: &ConsentKey,
-        id: &str,
-        version: u64,
-        card: CardAccount,
-        owner: Customer,
-    ) {
+    /// Remembers that the consent `key` covers card account `id` (`card`: it and its owner)
+    /// at data `version` (read before the data was).
+    fn put_card(&self, key: &ConsentKey, id: &str, version: u64, card: CardWithOwner) {
         if let Ok(mut cards) = self.cards.lock() {
             if cards.len() >= CARD_CACHE_ENTRIES {
                 cards.clear();
             }
-            cards.insert((key.clone(), id.to_string(), version), (card, owner));
+            cards.insert((key.clone(), id.to_string(), version), card);
         }
     }
 }

@@ -163,13 +163,18 @@ pub async fn list(State(app): State<Arc<App>>, list: ConsentedList) -> Result<Re
 }
 
 /// How a [`Consentable`] resource is resolved: `(domain, tpp, PSU context, id)` to the request's
-/// access, the resource and its owner.
+/// access and the resource with its owner (shared with the access decision kept, see
+/// [`access::resolve_account`]).
 pub type Resolver<R> = fn(
     &crate::sandbox::domain::Ctx<'_>,
     &Tpp,
     &crate::sandbox::domain::access::PsuContext,
     &str,
-) -> Result<(Arc<Access>, R, <R as Consentable>::Owner), ApiError>;
+) -> Result<(Arc<Access>, Resource<R>), ApiError>;
+
+/// A resolved [`Consentable`] resource and its owner, shared (a reference count per request,
+/// not a copy: issue 23).
+pub type Resource<R> = Arc<(R, <R as Consentable>::Owner)>;
 
 /// An account resource an AIS request names by its path parameter `{id}`: an account or a
 /// card account, resolved against the request's consent.
@@ -271,10 +276,8 @@ pub struct Consented<R: Consentable, Q = NoQuery> {
     pub tpp: Tpp,
     /// The request's standing consent.
     pub access: Arc<Access>,
-    /// The consented resource.
-    pub item: R,
-    /// Its owner.
-    pub owner: R::Owner,
+    /// The consented resource and its owner ([`Consented::item`], [`Consented::owner`]).
+    pub resource: Resource<R>,
     /// The parsed query.
     pub query: Q,
     /// Whether the PSU is present (`PSU-IP-Address` sent; [`rules::psu_present`]).
@@ -284,6 +287,16 @@ pub struct Consented<R: Consentable, Q = NoQuery> {
 }
 
 impl<R: Consentable, Q> Consented<R, Q> {
+    /// The consented resource.
+    pub fn item(&self) -> &R {
+        &self.resource.0
+    }
+
+    /// Its owner.
+    pub fn owner(&self) -> &R::Owner {
+        &self.resource.1
+    }
+
     /// Counts a call of `kind` on the resource without the PSU present
     /// ([`rules::count_unattended`]); nothing when the PSU is present.
     ///
@@ -292,7 +305,7 @@ impl<R: Consentable, Q> Consented<R, Q> {
         if self.psu_present {
             return Ok(());
         }
-        let id = self.item.id().to_string();
+        let id = self.item().id().to_string();
         rules::count_unattended(&app.domain(), &self.tpp.id, &id, kind)
     }
 
@@ -320,8 +333,8 @@ impl<R: Consentable, Q> Consented<R, Q> {
 
 impl<R, Q> FromRequestParts<Arc<App>> for Consented<R, Q>
 where
-    R: Consentable + Send,
-    R::Owner: Send,
+    R: Consentable + Send + Sync,
+    R::Owner: Send + Sync,
     Q: AisQuery + Send,
 {
     type Rejection = ApiError;
@@ -333,15 +346,14 @@ where
         roles.require_ais()?;
         let version = app.db.version();
         let query = Q::parse(parts)?;
-        // The PSU context's `present` is `caller::psu_present` of the same headers: read once.
+        // The PSU context's `present` (`PSU-IP-Address` sent and not blank): read once.
         let psu = crate::sandbox::http::caller::psu_context(&parts.headers);
-        let (access, item, owner) = (R::RESOLVE)(&app.domain(), &tpp, &psu, &id)?;
+        let (access, resource) = (R::RESOLVE)(&app.domain(), &tpp, &psu, &id)?;
         Ok(Consented {
             psu_present: psu.present,
             tpp,
             access,
-            item,
-            owner,
+            resource,
             query,
             version,
         })
@@ -354,11 +366,11 @@ where
 /// Errors: as [`list`]; 403 `RESOURCE_UNKNOWN` for an account that is not the PSU's in this
 /// context; 401 + `scaRedirect` for the PSU's account outside the consent.
 pub async fn one(State(app): State<Arc<App>>, c: Consented<Account>) -> Result<Response, ApiError> {
-    let account = c.item;
+    let account = c.item();
     let key = ReadKey::new(Read::Account, account.id, c.version);
     app.reads.answer(key, || {
         Ok(AccountDetailsResponse {
-            account: details(&app, &account)?,
+            account: details(&app, account)?,
         })
     })
 }
@@ -373,14 +385,14 @@ pub async fn balances(
     State(app): State<Arc<App>>,
     c: Consented<Account>,
 ) -> Result<Response, ApiError> {
-    let owner = owner_of(c.owner.as_ref(), &c.item, &c.access)?;
+    let owner = owner_of(c.owner().as_ref(), c.item(), &c.access)?;
     c.count_unattended(&app, AccessKind::Balances)?;
-    let account = c.item;
+    let account = c.item();
     let today = app.clock.today();
     let key = ReadKey::new(Read::AccountBalances, account.id, c.version).on(today);
     app.reads.answer(key, || {
         let yesterday = today.pred_opt().unwrap_or(today);
-        let b = crate::sandbox::domain::books::Book::of(&app.store, &account, owner, today)
+        let b = crate::sandbox::domain::books::Book::of(&app.store, account, owner, today)
             .balances()?;
         let balance = |kind: &str, amount: i64, date: NaiveDate| Balance {
             balance_type: kind.to_string(),
@@ -388,7 +400,7 @@ pub async fn balances(
             reference_date: Some(date.to_string()),
         };
         Ok(BalancesResponse {
-            account: Some(reference(&account)),
+            account: Some(reference(account)),
             balances: vec![
                 balance(balance_type::CLOSING_BOOKED, b.closing_booked, yesterday),
                 balance(balance_type::EXPECTED, b.expected, today),
@@ -730,11 +742,11 @@ pub async fn transactions(
     c: Consented<Account, Listing<false>>,
     AcceptsGzip(gzip): AcceptsGzip,
 ) -> Result<axum::response::Response, ApiError> {
-    let owner = owner_of(c.owner.as_ref(), &c.item, &c.access)?;
+    let owner = owner_of(c.resource.1.as_ref(), &c.resource.0, &c.access)?;
     let today = app.clock.today();
     let date_from = c.query.parsed.date_from;
     let from = c.unattended_from(&app, today, date_from, AccessKind::Transactions)?;
-    let (account, q) = (c.item, c.query.parsed);
+    let (account, q) = (&c.resource.0, c.query.parsed);
     let key = PageKey {
         account: account.id,
         query: c.query.pairs,
@@ -749,12 +761,12 @@ pub async fn transactions(
         return Ok(page.response(gzip));
     }
     let account_id = account.id.to_string();
-    let manual = manual_of(&app, &account)?;
+    let manual = manual_of(&app, account)?;
     let mut report = Report::default();
     let mut total = 0;
     if q.wants_booked() {
         let all: Vec<Entry> =
-            crate::sandbox::domain::books::Book::of(&app.store, &account, owner, today)
+            crate::sandbox::domain::books::Book::of(&app.store, account, owner, today)
                 .booked()?
                 .into_iter()
                 .filter(|e| q.in_period(e.booking_date, from))
@@ -764,26 +776,26 @@ pub async fn transactions(
             all.iter()
                 .skip(q.offset)
                 .take(q.limit)
-                .map(|e| entry(&account, e, true, &manual))
+                .map(|e| entry(account, e, true, &manual))
                 .collect(),
         );
     }
     if q.wants_pending() {
         report.pending = Some(
-            crate::sandbox::domain::books::Book::of(&app.store, &account, owner, today)
+            crate::sandbox::domain::books::Book::of(&app.store, account, owner, today)
                 .pending()?
                 .iter()
-                .map(|e| entry(&account, e, false, &manual))
+                .map(|e| entry(account, e, false, &manual))
                 .collect(),
         );
     }
     if q.wants_information() {
-        report.information = Some(information(&app, &account, owner, today)?);
+        report.information = Some(information(&app, account, owner, today)?);
     }
     let path = format!("{}/transactions", account_path(&account_id));
     report.links = q.links(&path, (names::ACCOUNT, account_path(&account_id)), total);
     let body = serde_json::to_vec(&TransactionsBody {
-        account: reference(&account),
+        account: reference(account),
         transactions: report,
     })
     .map(bytes::Bytes::from)
@@ -904,7 +916,7 @@ pub async fn transaction_details(
     c: Consented<Account>,
     ApiPath((id, transaction_id)): ApiPath<(String, String)>,
 ) -> Result<Response, ApiError> {
-    let owner = owner_of(c.owner.as_ref(), &c.item, &c.access)?;
+    let owner = owner_of(c.owner().as_ref(), c.item(), &c.access)?;
     let today = app.clock.today();
     let unknown = || {
         ApiError::not_found(format!(
@@ -915,12 +927,12 @@ pub async fn transaction_details(
     // The body depends on the account's data (the version), the day, the transaction and,
     // without the PSU present, the 90-day window; every access check above still ran.
     let window = (!c.psu_present).then(|| rules::unattended_earliest(today));
-    let key = ReadKey::new(Read::TransactionDetails, c.item.id, c.version)
+    let key = ReadKey::new(Read::TransactionDetails, c.item().id, c.version)
         .on(today)
         .query(&[(String::new(), tid.to_string())], window);
-    let (account, psu_present) = (c.item, c.psu_present);
+    let (account, psu_present) = (c.item(), c.psu_present);
     app.reads.answer(key, || {
-        details_of(&app, &account, owner, today, tid, psu_present, unknown)
+        details_of(&app, account, owner, today, tid, psu_present, unknown)
     })
 }
 

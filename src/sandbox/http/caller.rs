@@ -2,8 +2,8 @@
 //! ([`PsuContext`], an extractor) and the one reader of a header value ([`header`]).
 
 use axum::extract::FromRequestParts;
+use axum::http::HeaderMap;
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderName};
 
 use crate::sandbox::domain::access::{HeaderText, PsuContext};
 use crate::sandbox::errors::ApiError;
@@ -30,42 +30,49 @@ fn checked<'a>(
     }
 }
 
-/// Header `name` of `h` (looked up by `key`, its name lower-cased at compile time: a `&str`
-/// name is parsed and lower-cased on every look-up, five per read, issue 23) as a
-/// [`HeaderText`] (its refusal kept for when it is used).
-fn text(h: &HeaderMap, key: &HeaderName, name: &str) -> HeaderText {
-    match checked(h.get(key), name) {
+/// Header value `value` (of header `name`) as a [`HeaderText`] (its refusal kept for when
+/// it is used).
+fn text(value: Option<&axum::http::HeaderValue>, name: &str) -> HeaderText {
+    match checked(value, name) {
         Ok(None) => HeaderText::Absent,
         Ok(Some(s)) => HeaderText::Text(s.to_string()),
         Err(_) => HeaderText::Invalid,
     }
 }
 
-/// Whether the PSU takes part in the request: `PSU-IP-Address` present and not blank
-/// (interface document, Authentication 16: present when the PSU requests access in real
-/// time, omitted when no PSU is present).
-pub fn psu_present(h: &HeaderMap) -> bool {
-    h.get(&PSU_IP_ADDRESS)
-        .is_some_and(|v| !v.as_bytes().trim_ascii().is_empty())
+/// The [`psu_context`] slot of a (lower-case) header name: a switch on the length, then
+/// one comparison, at most two.
+fn slot(name: &str) -> Option<usize> {
+    match (name.len(), name) {
+        (6, "psu-id") => Some(0),
+        (16, "psu-corporate-id") => Some(1),
+        (14, "tpp-session-id") => Some(2),
+        (16, "tpp-redirect-uri") => Some(3),
+        (14, "psu-ip-address") => Some(4),
+        _ => None,
+    }
 }
 
-// The names of `psu_context`'s headers, made at compile time (the `headers::` texts
-// lower-cased; a unit test checks they are the same names). `static`, not `const`: a
-// `const` name is a new value made and dropped at every use.
-static PSU_ID: HeaderName = HeaderName::from_static("psu-id");
-static PSU_CORPORATE_ID: HeaderName = HeaderName::from_static("psu-corporate-id");
-static TPP_SESSION_ID: HeaderName = HeaderName::from_static("tpp-session-id");
-static TPP_REDIRECT_URI: HeaderName = HeaderName::from_static("tpp-redirect-uri");
-static PSU_IP_ADDRESS: HeaderName = HeaderName::from_static("psu-ip-address");
-
-/// The PSU context of the request headers `h`.
+/// The PSU context of the request headers `h`, read in one pass over them (a hashed
+/// look-up per header was five per read, issue 23); each header's first value, as
+/// [`HeaderMap::get`] gives it.
 pub fn psu_context(h: &HeaderMap) -> PsuContext {
+    let mut found: [Option<&axum::http::HeaderValue>; 5] = [None; 5];
+    for (name, value) in h {
+        if let Some(i) = slot(name.as_str()) {
+            found[i].get_or_insert(value);
+        }
+    }
+    let [psu_id, corporate_id, session_id, redirect_uri, ip_address] = found;
     PsuContext {
-        psu_id: text(h, &PSU_ID, headers::PSU_ID),
-        corporate_id: text(h, &PSU_CORPORATE_ID, headers::PSU_CORPORATE_ID),
-        session_id: text(h, &TPP_SESSION_ID, headers::TPP_SESSION_ID),
-        redirect_uri: text(h, &TPP_REDIRECT_URI, headers::TPP_REDIRECT_URI),
-        present: psu_present(h),
+        psu_id: text(psu_id, headers::PSU_ID),
+        corporate_id: text(corporate_id, headers::PSU_CORPORATE_ID),
+        session_id: text(session_id, headers::TPP_SESSION_ID),
+        redirect_uri: text(redirect_uri, headers::TPP_REDIRECT_URI),
+        // Whether the PSU takes part: `PSU-IP-Address` present and not blank (interface
+        // document, Authentication 16: present when the PSU requests access in real time,
+        // omitted when no PSU is present).
+        present: ip_address.is_some_and(|v| !v.as_bytes().trim_ascii().is_empty()),
     }
 }
 
@@ -81,26 +88,30 @@ impl<S: Send + Sync> FromRequestParts<S> for PsuContext {
 mod tests {
     use super::*;
 
-    /// The names made at compile time are the headers' names, and the context read with
-    /// them is the one read by text name.
+    /// The one pass finds each header by its name (any case as sent: names are lower case
+    /// in a header map), the first value of each, as a look-up by name does.
     #[test]
-    fn the_compile_time_names_are_the_headers_names() {
-        for (key, name) in [
-            (&PSU_ID, headers::PSU_ID),
-            (&PSU_CORPORATE_ID, headers::PSU_CORPORATE_ID),
-            (&TPP_SESSION_ID, headers::TPP_SESSION_ID),
-            (&TPP_REDIRECT_URI, headers::TPP_REDIRECT_URI),
-            (&PSU_IP_ADDRESS, headers::PSU_IP_ADDRESS),
-        ] {
-            assert_eq!(*key, HeaderName::from_bytes(name.as_bytes()).unwrap());
+    fn the_one_pass_reads_each_headers_first_value() {
+        let names = [
+            headers::PSU_ID,
+            headers::PSU_CORPORATE_ID,
+            headers::TPP_SESSION_ID,
+            headers::TPP_REDIRECT_URI,
+            headers::PSU_IP_ADDRESS,
+        ];
+        for (i, name) in names.iter().enumerate() {
+            let lower = axum::http::HeaderName::from_bytes(name.as_bytes()).unwrap();
+            assert_eq!(slot(lower.as_str()), Some(i), "{name}");
         }
         let mut h = HeaderMap::new();
         h.insert(headers::PSU_ID, " 12345 ".parse().unwrap());
+        h.append(headers::PSU_ID, "second".parse().unwrap());
         h.insert(headers::TPP_REDIRECT_URI, "https://tpp/cb".parse().unwrap());
         h.insert(
             headers::PSU_CORPORATE_ID,
             axum::http::HeaderValue::from_bytes(b"caf\xc3\xa9").unwrap(),
         );
+        h.insert("x-other", "other".parse().unwrap());
         h.insert(headers::PSU_IP_ADDRESS, "127.0.0.1".parse().unwrap());
         let c = psu_context(&h);
         assert_eq!(c.psu_id, HeaderText::Text("12345".into()));
@@ -108,5 +119,14 @@ mod tests {
         assert_eq!(c.corporate_id, HeaderText::Invalid);
         assert_eq!(c.session_id, HeaderText::Absent);
         assert!(c.present);
+        // A blank first PSU-IP-Address: no PSU, whatever follows; a blank PSU-ID is absent.
+        h.insert(headers::PSU_IP_ADDRESS, " ".parse().unwrap());
+        h.append(headers::PSU_IP_ADDRESS, "127.0.0.1".parse().unwrap());
+        h.insert(headers::PSU_ID, "  ".parse().unwrap());
+        h.insert(headers::TPP_SESSION_ID, "s-1".parse().unwrap());
+        let c = psu_context(&h);
+        assert!(!c.present);
+        assert_eq!(c.psu_id, HeaderText::Absent);
+        assert_eq!(c.session_id, HeaderText::Text("s-1".into()));
     }
 }

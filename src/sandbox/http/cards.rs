@@ -121,11 +121,11 @@ pub async fn one(
     State(app): State<Arc<App>>,
     c: Consented<CardAccount>,
 ) -> Result<Response, ApiError> {
-    let card = c.item;
+    let card = c.item();
     let key = ReadKey::new(Read::Card, card.id, c.version);
     app.reads.answer(key, || {
         Ok(CardAccountResponse {
-            card_account: details(&app, &card)?,
+            card_account: details(&app, card)?,
         })
     })
 }
@@ -141,15 +141,15 @@ pub async fn balances(
     c: Consented<CardAccount>,
 ) -> Result<Response, ApiError> {
     c.count_unattended(&app, AccessKind::CardBalances)?;
-    let (card, owner, version) = (c.item, c.owner, c.version);
+    let (card, owner, version) = (c.item(), c.owner(), c.version);
     let today = app.clock.today();
     let key = ReadKey::new(Read::CardBalances, card.id, version).on(today);
     app.reads.answer(key, || {
-        let b = current_balances(&app, &card, &owner, today)?;
+        let b = current_balances(&app, card, owner, today)?;
         Ok(CardBalancesResponse {
-            card_account: reference(&card),
+            card_account: reference(card),
             debit_accounting: false,
-            balances: interim_balances(&card, &b, today),
+            balances: interim_balances(card, &b, today),
         })
     })
 }
@@ -277,13 +277,13 @@ pub async fn transactions(
         c.query.parsed.date_from,
         AccessKind::CardTransactions,
     )?;
-    let (card, owner, version, q) = (c.item, c.owner, c.version, c.query.parsed);
+    let (card, owner, version, q) = (&c.resource.0, &c.resource.1, c.version, c.query.parsed);
     let key = ReadKey::new(Read::CardTransactions, card.id, version)
         .on(today)
         .query(&c.query.pairs, from);
     // Gzip for clients that accept it, as the account transaction pages (`accounts::Page`).
     app.reads.answer_encoded(key, gzip, || {
-        card_report(&app, &q, &card, &owner, today, from)
+        card_report(&app, &q, card, owner, today, from)
     })
 }
 

@@ -91,9 +91,8 @@ impl<S: Send + Sync> FromRequestParts<S> for TppCert {
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         parts
             .extensions
-            .get::<Arc<Certificate>>()
-            .cloned()
-            .map(TppCert)
+            .get::<crate::sandbox::http::auth::Verified>()
+            .map(|v| TppCert(v.certificate.clone()))
             .ok_or_else(|| {
                 ApiError::new(
                     MessageCode::CertificateMissing,

@@ -132,7 +132,7 @@ impl Inner {
         Ok(response)
     }
 
-    /// The steps every request goes through, outermost first, each a plain `async fn`
+    /// The steps every request goes through, outermost first, each a function
     /// handed the rest as a continuation:
     ///
     /// 1. the access log ([`access_log::log_request`]: it sees the SCA page's token path and
@@ -144,27 +144,32 @@ impl Inner {
     /// 5. the signature check of `/v1` ([`auth::verify_v1`]);
     /// 6. the request faults ([`faults::inject`]);
     /// 7. the routes.
-    async fn steps(&self, req: Request) -> Response {
+    ///
+    /// A plain function returning the access log's future, each step after it a plain
+    /// closure returning the next one's future: no `async` block of their own, each of which
+    /// held another copy of the request in the future allocated and copied per request
+    /// (issue 23).
+    fn steps(&self, req: Request) -> impl Future<Output = Response> + '_ {
         let app = &*self.app;
-        access_log::log_request(app, req, move |req| async move {
+        access_log::log_request(app, req, move |req| {
+            // Run when the access log has started its clock and calls on, as the first thing
+            // of the rest.
             if app.db.postgres_url().is_some() {
                 app.sync_clock();
             }
             sca_pages::translate(app, req, move |req| {
-                serve::body_in_time(req, move |req| {
+                serve::body_in_time(req, move |parts, body| {
                     // Each a plain function returning the next one's future (boxed only on
                     // their rare paths: a body to collect, request rules); the routes' future
                     // is boxed, so the steps above hold a pointer instead of it (copied whole
                     // at every step, and twice in each `async fn` that awaits it: memcpy per
                     // request, issue 23).
-                    auth::verify_v1(app, req, move |req| {
+                    auth::verify_v1(app, parts, body, move |req| {
                         faults::inject(app, req, move |req| Box::pin(self.route(req)))
                     })
                 })
             })
-            .await
         })
-        .await
     }
 
     /// The routed router's answer to `req` (its own future mapped, not awaited in an async

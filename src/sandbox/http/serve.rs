@@ -12,8 +12,9 @@
 
 use std::time::Duration;
 
-use axum::body::Body;
+use axum::body::Bytes;
 use axum::extract::Request;
+use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
@@ -29,22 +30,26 @@ use crate::sandbox::http::pages;
 pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The middleware reading each request body within [`BODY_READ_TIMEOUT`] (at most
-/// [`MAX_BODY_BYTES`]); requests without a body pass untouched. `next` runs the rest of the
-/// request ([`crate::sandbox::router`]).
+/// [`MAX_BODY_BYTES`]). `next` runs the rest of the request ([`crate::sandbox::router`])
+/// with the request's head and its whole body, collected here once: the signature check
+/// and the handlers take these bytes instead of collecting the body again (a payment's body
+/// was collected three times, issue 23).
 ///
-/// A request without a body gets `next`'s own future, a request with one a boxed future
-/// that reads it first: the steps around this one hold the small one by value (a read's
-/// whole future was ~5.9 KB, allocated and copied per request, and the body read's timer
-/// and buffers were in it for every `GET`; r18/reads).
+/// A request without a body (its size known to be 0: every `GET`) gets `next`'s own future
+/// with empty bytes, a request with one a boxed future that reads it first: the steps around
+/// this one hold the small one by value (a read's whole future was ~5.9 KB, allocated and
+/// copied per request, and the body read's timer and buffers were in it for every `GET`;
+/// r18/reads).
 pub fn body_in_time<F, Fut>(req: Request, next: F) -> impl Future<Output = Response>
 where
-    F: FnOnce(Request) -> Fut,
+    F: FnOnce(Parts, Bytes) -> Fut,
     Fut: Future<Output = Response>,
 {
     use axum::body::HttpBody as _;
     use futures_util::future::Either;
     if req.body().size_hint().exact() == Some(0) {
-        Either::Left(next(req))
+        let (parts, _) = req.into_parts();
+        Either::Left(next(parts, Bytes::new()))
     } else {
         Either::Right(Box::pin(read_body_then(req, next)))
     }
@@ -53,7 +58,7 @@ where
 /// [`body_in_time`] for a request with a body.
 async fn read_body_then<F, Fut>(req: Request, next: F) -> Response
 where
-    F: FnOnce(Request) -> Fut,
+    F: FnOnce(Parts, Bytes) -> Fut,
     Fut: Future<Output = Response>,
 {
     let v1 = auth::is_v1(req.uri().path());
@@ -64,7 +69,7 @@ where
     )
     .await;
     match read {
-        Ok(Ok(bytes)) => next(Request::from_parts(parts, Body::from(bytes))).await,
+        Ok(Ok(bytes)) => next(parts, bytes).await,
         Ok(Err(_)) if v1 => ApiError::format(format!(
             "the request body could not be read or is larger than {MAX_BODY_BYTES} bytes"
         ))
