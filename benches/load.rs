@@ -1520,10 +1520,11 @@ fn load_pairs() -> usize {
 /// An odd count has a true middle, so the median is one pair's share, and three is the least
 /// that outvotes one pair the machine's drift spoiled. At the quiet passes' settings
 /// (`PSD2_LOAD_SECS=4 PSD2_LOAD_UNIQUE_SECS=2` for `reads` and `writes`, `PSD2_LOAD_SECS=3`
-/// for `tls`) the three scenarios take about 30 minutes together with three pairs (10 with
-/// one: each pair is one more sandbox run and one more floor run, and in the replay-check-on
-/// runs one more set of pre-signed requests, whose signing is most of those runs' time);
-/// five pairs would take about 45.
+/// for `tls`) the three scenarios take about 26 minutes together on a quiet machine with three
+/// pairs (reads 18, tls 4.5, writes 3.5; session 21's single pairs took 9.5: each pair is one
+/// more sandbox run and one more floor run, and with the replay check on one more set of
+/// pre-signed requests, whose signing at ~7,600 signatures/s is most of those runs' time);
+/// five pairs would take about 40.
 const DEFAULT_PAIRS: usize = 3;
 
 /// One pair of an alternated measurement ([`alternate`]): the sandbox's run with the floor's
