@@ -101,7 +101,9 @@ read -r f_ir f_n f_per f_own f_i1 f_d1 f_ll < <(tally "$(ls "$out"/floor.*.1 | h
 echo "floor: $f_ir Ir / $f_n RSA verifications = $f_per Ir/request, $f_own outside RSA_verify (wrk counted $(grep ' requests in ' "$out/floor.wrk" | awk '{print $1}'))"
 
 # (2) The reads.
-PSD2_LOAD_SECS=$secs PSD2_LOAD_CALLGRIND=1 \
+# One pair per read (PSD2_LOAD_PAIRS, default 1 here): counts need no median, and each pair
+# would be one more dump per read under callgrind (they are named in order all the same).
+PSD2_LOAD_SECS=$secs PSD2_LOAD_CALLGRIND=1 PSD2_LOAD_PAIRS=${PSD2_LOAD_PAIRS:-1} \
     PSD2_LOAD_WRAP="valgrind --tool=callgrind ${CALLGRIND_ARGS:-} --callgrind-out-file=$out/sandbox.%p" \
     "$bench" reads >"$out/reads.txt" 2>&1
 # One name per dump, in the order the runs were made: each read's line after its run
