@@ -1204,6 +1204,36 @@ enum Load<'a> {
     Cycling { set: &'a Presigned, unique: bool },
 }
 
+/// Pair `k`'s sandbox run of the replayed `read` (its pre-signed headers `hs`, sent again
+/// and again): wrk with the server's CPU, its figures printed under the run line
+/// `== {mode}: {label} `GET {path}` (pair k of n)` that `benches/instr_reads.sh` names its
+/// dumps from.
+fn replayed_run(
+    server: &Server,
+    read: &Read,
+    hs: &[(String, String)],
+    secs: u64,
+    callgrind_pid: Option<u32>,
+    mode: &str,
+    k: usize,
+) -> WrkFigures {
+    let (f, text) = wrk_cpu(
+        &format!("{}{}", server.base, read.path),
+        Load::Fixed(hs),
+        secs,
+        callgrind_pid,
+        server.child.id(),
+    );
+    println!(
+        "== {mode}: {} `GET {}` (pair {} of {})\n{text}",
+        read.label,
+        read.path,
+        k + 1,
+        load_pairs()
+    );
+    f
+}
+
 /// [`wrk`], and the CPU time the server process `pid` spent per completed request
 /// ([`WrkFigures::server_cpu_us`]).
 fn wrk_cpu(
@@ -2160,23 +2190,7 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             coding
                 .is_some()
                 .then_some(&mut sized as &mut dyn FnMut() -> WrkFigures),
-            &mut |k| {
-                let (f, text) = wrk_cpu(
-                    &format!("{}{}", server.base, read.path),
-                    Load::Fixed(&hs),
-                    secs,
-                    callgrind_pid,
-                    server.child.id(),
-                );
-                println!(
-                    "== replayed: {} `GET {}` (pair {} of {})\n{text}",
-                    read.label,
-                    read.path,
-                    k + 1,
-                    load_pairs()
-                );
-                f
-            },
+            &mut |k| replayed_run(&server, read, &hs, secs, callgrind_pid, "replayed", k),
         );
         last = last_floor(&pairs);
         replayed.push(Row {
@@ -3475,23 +3489,7 @@ fn scenario_tls(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             coding
                 .is_some()
                 .then_some(&mut sized as &mut dyn FnMut() -> WrkFigures),
-            &mut |k| {
-                let (f, text) = wrk_cpu(
-                    &format!("{}{}", server.base, read.path),
-                    Load::Fixed(&hs),
-                    secs,
-                    callgrind_pid,
-                    server.child.id(),
-                );
-                println!(
-                    "== TLS, replayed: {} `GET {}` (pair {} of {})\n{text}",
-                    read.label,
-                    read.path,
-                    k + 1,
-                    load_pairs()
-                );
-                f
-            },
+            &mut |k| replayed_run(&server, read, &hs, secs, callgrind_pid, "TLS, replayed", k),
         );
         last = last_floor(&pairs).map(|f| (path, f));
         rows.push(Row {

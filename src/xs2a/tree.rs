@@ -54,11 +54,15 @@ impl<'a> Object<'a> {
 
     /// The value of `key`, when present (`null` included).
     pub fn get(&self, key: &str) -> Option<&Node<'a>> {
-        let at = match &self.index {
+        self.position(key).map(|i| &self.entries[i].1)
+    }
+
+    /// The place of `key` in `entries`: through the index when there is one.
+    fn position(&self, key: &str) -> Option<usize> {
+        match &self.index {
             Some(index) => index.get(key).copied(),
             None => self.entries.iter().position(|(k, _)| k == key),
-        };
-        at.map(|i| &self.entries[i].1)
+        }
     }
 
     /// The keys and values in document order.
@@ -69,10 +73,7 @@ impl<'a> Object<'a> {
     /// `value` under `key`: a new key goes last, a repeated one keeps its place and takes
     /// `value` (as `serde_json::Map::insert` with `preserve_order`).
     fn insert(&mut self, key: Cow<'a, str>, value: Node<'a>) {
-        if let Some(i) = match &self.index {
-            Some(index) => index.get(key.as_ref()).copied(),
-            None => self.entries.iter().position(|(k, _)| *k == key),
-        } {
+        if let Some(i) = self.position(&key) {
             self.entries[i].1 = value;
             return;
         }
