@@ -1684,3 +1684,123 @@ fn postgres_keeps_the_keyed_duplicate_index() {
         .unwrap();
     assert!(recorded);
 }
+
+/// A new payment and a new authorisation are inserted through the statements that leave
+/// their later columns out (`payments::INSERT_NEW_PAYMENT`, `INSERT_NEW_AUTHORISATION`),
+/// any other row through every column; either way the row reads back as it was given, the
+/// columns left out NULL, on both back ends, in a single write and in a batch. And the short
+/// statements name every column but the ones they leave out (a column added to the rows
+/// must be added to them, or this fails).
+#[test]
+fn a_new_payment_and_authorisation_read_back_as_given() {
+    let names = |list: &str| -> std::collections::BTreeSet<String> {
+        list.split(',').map(|c| c.trim().to_string()).collect()
+    };
+    let listed = |sql: &str| names(&sql[sql.find('(').unwrap() + 1..sql.find(')').unwrap()]);
+    let mut new_payment = listed(payments::INSERT_NEW_PAYMENT);
+    new_payment.extend(payments::LATER_PAYMENT_COLUMNS.map(str::to_string));
+    assert_eq!(new_payment, names(payments::PaymentRow::COLUMNS));
+    let mut new_auth = listed(payments::INSERT_NEW_AUTHORISATION);
+    new_auth.extend(["customer", "agreement"].map(str::to_string));
+    assert_eq!(new_auth, names(payments::AuthorisationRow::COLUMNS));
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    on_both(|storage| {
+        let s = store(&storage);
+        let owner = s.customers().unwrap()[0].clone();
+        let account = s.accounts_of(owner.id).unwrap()[0].clone();
+        let mut rows = Vec::new();
+        // As an initiation makes it: every optional column it fills set, the later ones not.
+        let mut fresh = test_payment("tpp-a", &account, "RCVD", None);
+        fresh.execution_date = Some("2030-01-02".into());
+        fresh.expected_customer = Some(owner.id.to_string());
+        fresh.reason = Some("received".into());
+        rows.push(fresh);
+        // Nothing optional at all.
+        rows.push(test_payment("tpp-a", &account, "RCVD", None));
+        // Each later column set alone (the full statement).
+        for i in 0..payments::LATER_PAYMENT_COLUMNS.len() {
+            let mut p = test_payment("tpp-a", &account, "PDNG", None);
+            match i {
+                0 => p.held_from = Some("2030-01-03".into()),
+                1 => p.funds_available = Some(false),
+                2 => p.customer = Some(owner.id.to_string()),
+                3 => p.psu_id = Some("psu-1".into()),
+                4 => p.agreement = Some(Uuid::new_v4().to_string()),
+                5 => p.approved_at = Some(7),
+                6 => p.due_at = Some(8),
+                _ => p.settled_at = Some(9),
+            }
+            rows.push(p);
+        }
+        let auth =
+            |payment: &payments::PaymentRow, customer: Option<String>| payments::AuthorisationRow {
+                id: Uuid::new_v4().to_string(),
+                tpp: "tpp-a".into(),
+                tpp_name: "TPP A".into(),
+                payment: Some(payment.id.clone()),
+                basket: None,
+                redirect_uri: "https://tpp.example/sca".into(),
+                tpp_session_id: "session".into(),
+                sca_status: payments::sca_status::RECEIVED.into(),
+                agreement: customer.as_ref().map(|_| Uuid::new_v4().to_string()),
+                customer,
+                created_at: 3,
+            };
+        let auths = vec![
+            auth(&rows[0], None),
+            auth(&rows[1], Some(owner.id.to_string())),
+        ];
+        // The first half in single writes, the rest in a batch.
+        let (single, batched) = rows.split_at(5);
+        s.db.write(|tx| {
+            for p in single {
+                payments::insert_payment(tx, p)?;
+            }
+            for a in &auths {
+                payments::insert_authorisation(tx, a)?;
+            }
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        let batched = batched.to_vec();
+        rt.block_on(s.db.write_batched(move |tx| {
+            for p in &batched {
+                payments::insert_payment(tx, p)?;
+            }
+            Ok::<_, StoreError>(())
+        }))
+        .unwrap();
+        for p in &rows {
+            let back =
+                s.db.read_single(|c| payments::payment(c, &p.id))
+                    .unwrap()
+                    .unwrap();
+            assert_eq!(format!("{back:?}"), format!("{p:?}"), "{storage:?}");
+        }
+        for a in &auths {
+            let back =
+                s.db.read_single(|c| payments::authorisation(c, &a.id))
+                    .unwrap()
+                    .unwrap();
+            assert_eq!(format!("{back:?}"), format!("{a:?}"), "{storage:?}");
+        }
+        // The left-out columns are NULL, not an empty text or a zero.
+        let nulls: i64 =
+            s.db.read_single(|c| {
+                c.query_row(
+                    "SELECT COUNT(*) FROM pis_payments WHERE id = ?1 AND held_from IS NULL \
+                     AND funds_available IS NULL AND customer IS NULL AND psu_id IS NULL \
+                     AND agreement IS NULL AND approved_at IS NULL AND due_at IS NULL \
+                     AND settled_at IS NULL",
+                    [rows[0].id.as_str()],
+                    |r| r.get(0),
+                )
+            })
+            .unwrap();
+        assert_eq!(nulls, 1, "{storage:?}");
+    });
+}
