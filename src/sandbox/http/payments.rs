@@ -797,8 +797,10 @@ impl Initiated<'_> {
     /// The JSON text [`Serialize`] gives (serde_json, compact), written field by field
     /// (issue 23: the serializer escaped each of the ~11 strings byte by byte through its
     /// writer, ~300 instructions each; the ids, statuses and links the sandbox built need no
-    /// escaping, and a string that does is still escaped by serde_json: [`push_json_str`]).
+    /// escaping, and a string that does is still escaped by serde_json:
+    /// [`crate::sandbox::domain::payment::push_json_str`]).
     fn to_json(&self) -> Vec<u8> {
+        use crate::sandbox::domain::payment::push_json_str;
         let l = &self.links;
         let hrefs = [
             (
@@ -823,46 +825,31 @@ impl Initiated<'_> {
                 .iter()
                 .map(|(k, h)| h.map_or(0, |h| k.len() + h.len() + 4))
                 .sum::<usize>();
-        let mut out = Vec::with_capacity(size);
-        out.extend_from_slice(b"{\"transactionStatus\":");
+        let mut out = String::with_capacity(size);
+        out.push_str("{\"transactionStatus\":");
         push_json_str(&mut out, self.transaction_status);
-        out.extend_from_slice(b",\"paymentId\":");
+        out.push_str(",\"paymentId\":");
         push_json_str(&mut out, self.payment_id);
-        out.extend_from_slice(b",\"_links\":{");
+        out.push_str(",\"_links\":{");
         let mut first = true;
         for (key, href) in hrefs {
             let Some(href) = href else { continue };
             if !first {
-                out.push(b',');
+                out.push(',');
             }
             first = false;
-            out.extend_from_slice(key.as_bytes());
+            out.push_str(key);
             push_json_str(&mut out, href);
-            out.push(b'}');
+            out.push('}');
         }
-        out.push(b'}');
+        out.push('}');
         if let Some(m) = &self.tpp_messages {
-            out.extend_from_slice(b",\"tppMessages\":");
-            // Into a `Vec`: cannot fail.
-            let _ = serde_json::to_writer(&mut out, m);
+            out.push_str(",\"tppMessages\":");
+            // `Value`'s `Display` is serde_json's compact text.
+            out.push_str(&m.to_string());
         }
-        out.push(b'}');
-        out
-    }
-}
-
-/// Appends `s` as a JSON string as serde_json writes it: as is between quotes when it has
-/// nothing to escape (no `"`, `\\` or control character below U+0020: the only characters
-/// serde_json escapes), else escaped by serde_json.
-fn push_json_str(out: &mut Vec<u8>, s: &str) {
-    if s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
-        // Into a `Vec`: cannot fail.
-        let _ = serde_json::to_writer(&mut *out, s);
-    } else {
-        out.reserve(s.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(s.as_bytes());
-        out.push(b'"');
+        out.push('}');
+        out.into_bytes()
     }
 }
 
