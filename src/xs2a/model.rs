@@ -72,13 +72,29 @@ impl Amount {
 }
 
 /// Formats minor units with two decimals: `-5` → `"-0.05"`, `123456` → `"1234.56"`.
+///
+/// Written digit by digit into a `String` of its size (issue 23: `format!` was ~900
+/// instructions per amount); the text of `format!("{sign}{}.{:02}", abs / 100, abs % 100)`.
 pub(crate) fn format_minor(minor: i64) -> String {
-    let sign = if minor < 0 { "-" } else { "" };
     let abs = minor.unsigned_abs();
-    format!("{sign}{}.{:02}", abs / 100, abs % 100)
+    let mut units = itoa::Buffer::new();
+    let units = units.format(abs / 100);
+    let cents = (abs % 100) as u8;
+    let mut s = String::with_capacity(units.len() + 4);
+    if minor < 0 {
+        s.push('-');
+    }
+    s.push_str(units);
+    s.push('.');
+    s.push(char::from(b'0' + cents / 10));
+    s.push(char::from(b'0' + cents % 10));
+    s
 }
 
 /// Parses a decimal string with at most two fraction digits into minor units.
+///
+/// `None` for anything else (an empty integer part, a sign alone, more than two fraction
+/// digits, any other character) and for a value outside `i64`.
 pub fn parse_minor(s: &str) -> Option<i64> {
     let s = s.trim();
     let (neg, digits) = match s.strip_prefix('-') {
@@ -94,11 +110,12 @@ pub fn parse_minor(s: &str) -> Option<i64> {
         return None;
     }
     let int: i64 = int.parse().ok()?;
-    let frac: i64 = if frac.is_empty() {
-        0
-    } else {
-        format!("{frac:0<2}").parse().ok()?
-    };
+    // The fraction's digits as cents ("5" is 50), not a padded text parsed (issue 23).
+    let frac = frac
+        .bytes()
+        .chain(std::iter::repeat(b'0'))
+        .take(2)
+        .fold(0, |n, d| n * 10 + i64::from(d - b'0'));
     let v = int.checked_mul(100)?.checked_add(frac)?;
     Some(if neg { -v } else { v })
 }
@@ -426,6 +443,90 @@ mod tests {
         }
         let json = serde_json::to_value(Amount::from_minor("NOK", -1)).unwrap();
         assert_eq!(json, serde_json::json!({"currency":"NOK","amount":"-0.01"}));
+    }
+
+    /// The digit-by-digit texts and values are those of the `format!`-based functions they
+    /// replaced (issue 23), kept here as the reference: every value near 0, the cents, the
+    /// powers of ten and the ends of `i64`; every text of up to 4 characters of
+    /// `[0-9+-. ]` and longer ones with leading zeros, signs, spaces and overflow.
+    #[test]
+    fn minor_units_are_the_format_texts() {
+        fn format_reference(minor: i64) -> String {
+            let sign = if minor < 0 { "-" } else { "" };
+            let abs = minor.unsigned_abs();
+            format!("{sign}{}.{:02}", abs / 100, abs % 100)
+        }
+        fn parse_reference(s: &str) -> Option<i64> {
+            let s = s.trim();
+            let (neg, digits) = match s.strip_prefix('-') {
+                Some(rest) => (true, rest),
+                None => (false, s.strip_prefix('+').unwrap_or(s)),
+            };
+            let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+            if int.is_empty()
+                || frac.len() > 2
+                || !int.bytes().all(|b| b.is_ascii_digit())
+                || !frac.bytes().all(|b| b.is_ascii_digit())
+            {
+                return None;
+            }
+            let int: i64 = int.parse().ok()?;
+            let frac: i64 = if frac.is_empty() {
+                0
+            } else {
+                format!("{frac:0<2}").parse().ok()?
+            };
+            let v = int.checked_mul(100)?.checked_add(frac)?;
+            Some(if neg { -v } else { v })
+        }
+        let mut values: Vec<i64> = (-1_000..=1_000).collect();
+        for p in 0..19 {
+            let t = 10_i64.pow(p);
+            values.extend([t - 1, t, t + 1, -t - 1, -t, -t + 1, t * 9 + 99]);
+        }
+        values.extend([
+            i64::MIN,
+            i64::MIN + 1,
+            i64::MAX,
+            i64::MAX - 1,
+            99_999_999_999,
+        ]);
+        for v in values {
+            let text = format_minor(v);
+            assert_eq!(text, format_reference(v), "{v}");
+            assert_eq!(parse_minor(&text), parse_reference(&text), "{text}");
+        }
+        let alphabet = ['0', '1', '5', '9', '+', '-', '.', ' '];
+        let mut texts = vec![String::new()];
+        for _ in 0..4 {
+            let longer: Vec<String> = texts
+                .iter()
+                .filter(|t| t.len() == texts.last().map_or(0, String::len))
+                .flat_map(|t| alphabet.iter().map(move |c| format!("{t}{c}")))
+                .collect();
+            texts.extend(longer);
+        }
+        texts.extend(
+            [
+                "0000000000000000000000001.5",
+                " +12.30 ",
+                "-0.00",
+                "92233720368547758.07",
+                "92233720368547758.08",
+                "-92233720368547758.07",
+                "-92233720368547758.08",
+                "99999999999999999999",
+                "1.",
+                "-.5",
+                "1.x",
+                "١.٥",
+            ]
+            .map(String::from),
+        );
+        for t in &texts {
+            assert_eq!(parse_minor(t), parse_reference(t), "{t:?}");
+        }
+        assert!(texts.len() > 4_000);
     }
 
     #[test]

@@ -84,6 +84,19 @@ impl<S: Send + Sync> FromRequestParts<S> for PsuContext {
     }
 }
 
+/// [`header`] of a name given as a [`HeaderName`] (a `const` of
+/// [`HeaderName::from_static`]): the name is not parsed and lower-cased per look-up as a
+/// `&str` name is (issue 23); `name` is the header's name as the refusal writes it.
+///
+/// Errors: those of [`header`].
+pub fn header_named<'a>(
+    h: &'a HeaderMap,
+    key: &axum::http::HeaderName,
+    name: &str,
+) -> Result<Option<&'a str>, ApiError> {
+    checked(h.get(key), name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,13 +30,13 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, post};
 use uuid::Uuid;
 
 use crate::sandbox::App;
-use crate::sandbox::domain::access;
+use crate::sandbox::domain::access::{self, PsuContext};
 use crate::sandbox::domain::rules;
 use crate::sandbox::errors::ApiError;
 use crate::sandbox::http::auth::{AisTpp, Tpp, TppResource};
@@ -59,12 +59,12 @@ pub const CONSENTS_DEPRECATED: &str = "POST /v1/consents is deprecated and its b
 async fn consent_created(
     app: &App,
     tpp: &Tpp,
-    h: &HeaderMap,
+    psu: &PsuContext,
 ) -> Result<ConsentsResponse, ApiError> {
     let (id, href) = access::begin_consent_sca(
         &app.domain(),
         tpp,
-        &crate::sandbox::http::caller::psu_context(h),
+        psu,
         "a bank-offered consent is given during SCA",
     )
     .await?;
@@ -99,12 +99,15 @@ fn created(body: ConsentsResponse) -> Response {
 /// the TPP, picks the accounts), but when present it must be JSON whose strings the bank's
 /// systems accept ([`rules::check_json_characters`]).
 ///
+/// The PSU headers are read by the [`PsuContext`] extractor, in one pass over the request's
+/// headers, not from a `HeaderMap` extractor's copy of them all (issue 23).
+///
 /// Errors: 401 `ROLE_INVALID` without `PSP_AI`; 400 `FORMAT_ERROR` for a body that is not
 /// JSON, a refused character, or a missing `TPP-Redirect-URI`.
 pub async fn bank_offered_consents(
     State(app): State<Arc<App>>,
     AisTpp(tpp): AisTpp,
-    headers: HeaderMap,
+    psu: PsuContext,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     if !body.trim_ascii().is_empty() {
@@ -112,7 +115,7 @@ pub async fn bank_offered_consents(
             .map_err(|e| ApiError::format(format!("the request body is not JSON: {e}")))?;
         rules::check_json_characters(&v)?;
     }
-    Ok(created(consent_created(&app, &tpp, &headers).await?))
+    Ok(created(consent_created(&app, &tpp, &psu).await?))
 }
 
 /// `POST /v1/consents` (deprecated, replaced by `/v1/bank-offered-consents`; interface
@@ -126,9 +129,9 @@ pub async fn bank_offered_consents(
 pub async fn consents_deprecated(
     State(app): State<Arc<App>>,
     AisTpp(tpp): AisTpp,
-    headers: HeaderMap,
+    psu: PsuContext,
 ) -> Result<Response, ApiError> {
-    let mut body = consent_created(&app, &tpp, &headers).await?;
+    let mut body = consent_created(&app, &tpp, &psu).await?;
     body.tpp_messages.push(TppMessage {
         category: TppMessageCategory::Warning,
         code: "WARNING".into(),

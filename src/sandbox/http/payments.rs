@@ -171,6 +171,67 @@ fn service_routes<const S: u8>(r: Router<Arc<App>>, service: &str) -> Router<Arc
 /// payment and basket handlers use.
 pub use crate::sandbox::http::caller::header as header_str;
 
+/// The request headers the payment handlers read, each its [`header::HeaderName`] (made
+/// at compile time: a `&str` name was parsed and lower-cased at each of the ~10 look-ups
+/// of a payment initiation, issue 23) and its name as the interface document writes it
+/// (the refusals' texts).
+mod known {
+    use axum::http::HeaderName;
+
+    use crate::xs2a::headers;
+
+    /// A header: its key and its name as written.
+    pub type Known = (HeaderName, &'static str);
+
+    pub const PSU_ID: Known = (HeaderName::from_static("psu-id"), headers::PSU_ID);
+    pub const PSU_CORPORATE_ID: Known = (
+        HeaderName::from_static("psu-corporate-id"),
+        headers::PSU_CORPORATE_ID,
+    );
+    pub const PSU_IP_ADDRESS: Known = (
+        HeaderName::from_static("psu-ip-address"),
+        headers::PSU_IP_ADDRESS,
+    );
+    pub const TPP_REDIRECT_URI: Known = (
+        HeaderName::from_static("tpp-redirect-uri"),
+        headers::TPP_REDIRECT_URI,
+    );
+    pub const TPP_SESSION_ID: Known = (
+        HeaderName::from_static("tpp-session-id"),
+        headers::TPP_SESSION_ID,
+    );
+    pub const X_PSU_IDENTITY: Known = (
+        HeaderName::from_static("x-psu-identity"),
+        headers::X_PSU_IDENTITY,
+    );
+    pub const X_ACCEPT_FIX: Known = (
+        HeaderName::from_static("x-accept-fix"),
+        headers::X_ACCEPT_FIX,
+    );
+    pub const TPP_EXPLICIT_AUTHORISATION_PREFERRED: Known = (
+        HeaderName::from_static("tpp-explicit-authorisation-preferred"),
+        super::TPP_EXPLICIT_AUTHORISATION_PREFERRED,
+    );
+
+    /// Every header above (the test that each key is its name's).
+    #[cfg(test)]
+    pub const ALL: [Known; 8] = [
+        PSU_ID,
+        PSU_CORPORATE_ID,
+        PSU_IP_ADDRESS,
+        TPP_REDIRECT_URI,
+        TPP_SESSION_ID,
+        X_PSU_IDENTITY,
+        X_ACCEPT_FIX,
+        TPP_EXPLICIT_AUTHORISATION_PREFERRED,
+    ];
+}
+
+/// [`header_str`] of a [`known`] header.
+fn hdr<'a>(h: &'a HeaderMap, (key, name): &known::Known) -> Result<Option<&'a str>, ApiError> {
+    crate::sandbox::http::caller::header_named(h, key, name)
+}
+
 /// `TPP-Redirect-URI`: required (interface document, Endpoints: "Every request carries
 /// TPP-Redirect-URI"; the payment SCA returns there).
 ///
@@ -188,7 +249,7 @@ pub fn redirect_uri_of(tpp: &Tpp, h: &HeaderMap) -> Result<String, ApiError> {
 }
 
 fn redirect_uri_by(h: &HeaderMap, valid: impl FnOnce(&str) -> bool) -> Result<String, ApiError> {
-    let Some(r) = header_str(h, headers::TPP_REDIRECT_URI)? else {
+    let Some(r) = hdr(h, &known::TPP_REDIRECT_URI)? else {
         return Err(ApiError::format(
             "the TPP-Redirect-URI header is missing; payments need SCA, which ends with a \
              redirect to it",
@@ -207,7 +268,7 @@ fn redirect_uri_by(h: &HeaderMap, valid: impl FnOnce(&str) -> bool) -> Result<St
 ///
 /// Errors: 400 `FORMAT_ERROR` when longer than [`access::MAX_SESSION_ID_CHARS`].
 pub fn session_id(h: &HeaderMap) -> Result<String, ApiError> {
-    match header_str(h, headers::TPP_SESSION_ID)? {
+    match hdr(h, &known::TPP_SESSION_ID)? {
         Some(s) if s.chars().count() > access::MAX_SESSION_ID_CHARS => {
             Err(ApiError::format(format!(
                 "TPP-Session-ID is longer than {} characters",
@@ -224,7 +285,7 @@ pub fn session_id(h: &HeaderMap) -> Result<String, ApiError> {
 ///
 /// Errors: 400 `FORMAT_ERROR`.
 pub fn require_psu_ip(h: &HeaderMap) -> Result<(), ApiError> {
-    match header_str(h, headers::PSU_IP_ADDRESS)? {
+    match hdr(h, &known::PSU_IP_ADDRESS)? {
         Some(_) => Ok(()),
         None => Err(ApiError::format(
             "the PSU-IP-Address header is missing; it is required when the PSU initiates",
@@ -236,7 +297,7 @@ pub fn require_psu_ip(h: &HeaderMap) -> Result<(), ApiError> {
 ///
 /// Errors: 400 `FORMAT_ERROR` for a value other than true/false.
 pub fn explicit_preferred(h: &HeaderMap) -> Result<bool, ApiError> {
-    match header_str(h, TPP_EXPLICIT_AUTHORISATION_PREFERRED)? {
+    match hdr(h, &known::TPP_EXPLICIT_AUTHORISATION_PREFERRED)? {
         None => Ok(false),
         Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
         Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
@@ -285,8 +346,8 @@ pub fn binding_known(
     h: &HeaderMap,
     registered: Option<&crate::sandbox::model::Customer>,
 ) -> Result<Binding, ApiError> {
-    let psu = header_str(h, headers::PSU_ID)?;
-    let identity = header_str(h, headers::X_PSU_IDENTITY)?;
+    let psu = hdr(h, &known::PSU_ID)?;
+    let identity = hdr(h, &known::X_PSU_IDENTITY)?;
     if let Some(number) = identity {
         if psu.is_some() {
             return Err(ApiError::format(
@@ -344,7 +405,7 @@ pub fn binding_known(
 ///
 /// Errors: 401 `CONSENT_INVALID` when `PSU-ID` is present and `bound` has no customer.
 pub fn require_own_psu_id(h: &HeaderMap, bound: &Binding) -> Result<(), ApiError> {
-    if bound.customer.is_some() || header_str(h, headers::PSU_ID)?.is_none() {
+    if bound.customer.is_some() || hdr(h, &known::PSU_ID)?.is_none() {
         return Ok(());
     }
     Err(ApiError::new(
@@ -422,9 +483,7 @@ pub fn require_corporate_id(
     h: &HeaderMap,
     corporate: impl FnOnce() -> Result<Option<String>, ApiError>,
 ) -> Result<(), ApiError> {
-    if header_str(h, headers::PSU_ID)?.is_none()
-        || header_str(h, headers::PSU_CORPORATE_ID)?.is_some()
-    {
+    if hdr(h, &known::PSU_ID)?.is_none() || hdr(h, &known::PSU_CORPORATE_ID)?.is_some() {
         return Ok(());
     }
     let Some(what) = corporate()? else {
@@ -456,7 +515,7 @@ pub fn require_corporate_id_for(app: &App, h: &HeaderMap, p: &PaymentRow) -> Res
 /// Errors: 401 `CORPORATE_ID_INVALID` (Berlin Group `MessageCode401_PIS`) naming the reason;
 /// 503 when the database fails.
 pub fn check_corporate_id(app: &App, h: &HeaderMap, p: &PaymentRow) -> Result<(), ApiError> {
-    let Some(value) = header_str(h, headers::PSU_CORPORATE_ID)? else {
+    let Some(value) = hdr(h, &known::PSU_CORPORATE_ID)? else {
         return Ok(());
     };
     let invalid = |why: String| Err(ApiError::new(MessageCode::CorporateIdInvalid, why));
@@ -526,11 +585,11 @@ pub fn start_authorisation_of(
     h: &HeaderMap,
     initiated: (&str, &str),
 ) -> Result<AuthorisationRow, ApiError> {
-    let redirect = match header_str(h, headers::TPP_REDIRECT_URI)? {
+    let redirect = match hdr(h, &known::TPP_REDIRECT_URI)? {
         Some(_) => redirect_uri(h)?,
         None => initiated.0.to_string(),
     };
-    let session = match header_str(h, headers::TPP_SESSION_ID)? {
+    let session = match hdr(h, &known::TPP_SESSION_ID)? {
         Some(_) => session_id(h)?,
         None => initiated.1.to_string(),
     };
@@ -632,7 +691,7 @@ async fn create<const S: u8>(
     // the PSU-ID's registered customer, the debtor account and its owner. Their errors
     // still answer in the order below.
     let json = body::read_json(&body);
-    let psu_asked = header_str(&headers, headers::PSU_ID)
+    let psu_asked = hdr(&headers, &known::PSU_ID)
         .ok()
         .flatten()
         .and_then(|p| Uuid::parse_str(p).ok());
@@ -682,7 +741,7 @@ async fn create<const S: u8>(
     // named by constants instead of names parsed and values copied per answer (issue 23).
     const SCA_APPROACH: header::HeaderName = header::HeaderName::from_static("aspsp-sca-approach");
     const PSU_ID: header::HeaderName = header::HeaderName::from_static("psu-id");
-    let mut r = json_answer(StatusCode::CREATED, &out);
+    let mut r = json_text_answer(StatusCode::CREATED, out.to_json());
     let h = r.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&self_path) {
         h.insert(header::LOCATION, v);
@@ -732,6 +791,80 @@ struct Initiated<'a> {
     links: InitiatedLinks<'a>,
     #[serde(rename = "tppMessages", skip_serializing_if = "Option::is_none")]
     tpp_messages: Option<Value>,
+}
+
+impl Initiated<'_> {
+    /// The JSON text [`Serialize`] gives (serde_json, compact), written field by field
+    /// (issue 23: the serializer escaped each of the ~11 strings byte by byte through its
+    /// writer, ~300 instructions each; the ids, statuses and links the sandbox built need no
+    /// escaping, and a string that does is still escaped by serde_json:
+    /// [`crate::sandbox::domain::payment::push_json_str`]).
+    fn to_json(&self) -> Vec<u8> {
+        use crate::sandbox::domain::payment::push_json_str;
+        let l = &self.links;
+        let hrefs = [
+            (
+                "\"scaRedirect\":{\"href\":",
+                l.sca_redirect.as_ref().map(|h| h.href.as_str()),
+            ),
+            (
+                "\"scaStatus\":{\"href\":",
+                l.sca_status.as_ref().map(|h| h.href.as_str()),
+            ),
+            ("\"self\":{\"href\":", Some(l.this.href)),
+            (
+                "\"startAuthorisation\":{\"href\":",
+                l.start_authorisation.as_ref().map(|h| h.href.as_str()),
+            ),
+            ("\"status\":{\"href\":", Some(l.status.href.as_str())),
+        ];
+        let size = 80
+            + self.transaction_status.len()
+            + self.payment_id.len()
+            + hrefs
+                .iter()
+                .map(|(k, h)| h.map_or(0, |h| k.len() + h.len() + 4))
+                .sum::<usize>();
+        let mut out = String::with_capacity(size);
+        out.push_str("{\"transactionStatus\":");
+        push_json_str(&mut out, self.transaction_status);
+        out.push_str(",\"paymentId\":");
+        push_json_str(&mut out, self.payment_id);
+        out.push_str(",\"_links\":{");
+        let mut first = true;
+        for (key, href) in hrefs {
+            let Some(href) = href else { continue };
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            out.push_str(key);
+            push_json_str(&mut out, href);
+            out.push('}');
+        }
+        out.push('}');
+        if let Some(m) = &self.tpp_messages {
+            out.push_str(",\"tppMessages\":");
+            // `Value`'s `Display` is serde_json's compact text.
+            out.push_str(&m.to_string());
+        }
+        out.push('}');
+        out.into_bytes()
+    }
+}
+
+/// A 201 of JSON text `body` (written by [`Initiated::to_json`]) with the headers of
+/// [`json_answer`].
+fn json_text_answer(status: StatusCode, body: Vec<u8>) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
 }
 
 /// The 201 body of payment `id` at `self_path`: with `sca` (the SCA page's URL, the
@@ -1183,7 +1316,7 @@ pub fn update_psu_data_answer(
 /// Errors: 400 `FORMAT_ERROR` naming the value (issue 20, finding 9: `x-accept-fix: foo` was
 /// accepted).
 pub fn check_accept_fix(h: &HeaderMap, required: bool) -> Result<(), ApiError> {
-    let Some(v) = header_str(h, headers::X_ACCEPT_FIX)? else {
+    let Some(v) = hdr(h, &known::X_ACCEPT_FIX)? else {
         return Ok(());
     };
     let values: Vec<&str> = v
@@ -1277,6 +1410,33 @@ async fn fee_information(cert: TppCert) -> Result<Json<FeeInformation>, ApiError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each [`known`] header's key is its name's (the key a `&str` look-up makes), so a
+    /// look-up finds the header as sent in any case, and its refusal names it as before.
+    #[test]
+    fn known_headers_are_their_names() {
+        for (key, name) in known::ALL {
+            let parsed = header::HeaderName::from_bytes(name.as_bytes()).expect("a name");
+            assert_eq!(key, parsed, "{name}");
+            let mut h = HeaderMap::new();
+            h.insert(
+                header::HeaderName::from_bytes(name.to_ascii_uppercase().as_bytes()).unwrap(),
+                HeaderValue::from_static(" v "),
+            );
+            assert_eq!(hdr(&h, &(key.clone(), name)).unwrap(), Some("v"), "{name}");
+            assert_eq!(header_str(&h, name).unwrap(), Some("v"), "{name}");
+            h.insert(
+                key.clone(),
+                HeaderValue::from_bytes(b"caf\xc3\xa9").unwrap(),
+            );
+            let refused = hdr(&h, &(key.clone(), name)).unwrap_err();
+            assert_eq!(
+                format!("{refused:?}"),
+                format!("{:?}", header_str(&h, name).unwrap_err()),
+                "{name}"
+            );
+        }
+    }
 
     /// Status, headers in order and body bytes of an answer.
     async fn parts_of(r: Response) -> (StatusCode, Vec<(String, Vec<u8>)>, Vec<u8>) {
@@ -1402,6 +1562,7 @@ mod tests {
             let s = if with_sca { sca() } else { None };
             let typed =
                 serde_json::to_vec(&initiated(id, &path, s.clone(), w)).expect("serialises");
+            let written = initiated(id, &path, s.clone(), w).to_json();
             let reference = initiated_as_value(id, &path, s, w);
             assert_eq!(
                 String::from_utf8_lossy(&typed),
@@ -1409,6 +1570,49 @@ mod tests {
                 "sca {with_sca}, {} warnings",
                 w.len()
             );
+            assert_eq!(
+                String::from_utf8_lossy(&written),
+                String::from_utf8_lossy(&typed),
+                "sca {with_sca}, {} warnings",
+                w.len()
+            );
+        }
+    }
+
+    /// The 201 written field by field ([`Initiated::to_json`]) is serde_json's text of
+    /// [`Initiated`] byte for byte, and its answer [`json_answer`]'s, also for strings that
+    /// need escaping: every character below U+0080 and some beyond, in the id, the path and
+    /// the SCA link.
+    #[tokio::test]
+    async fn the_written_initiation_answer_is_the_serialised_one() {
+        let mut odd: String = (0u8..0x80).map(char::from).collect();
+        odd.push_str("ø€𝄞\u{2028}\u{7f}");
+        let warnings = ["w \\ \u{1}".to_string()];
+        for (id, path, href) in [
+            (
+                "id",
+                "/v1/payments/p/id".to_string(),
+                "https://s/x".to_string(),
+            ),
+            (
+                odd.as_str(),
+                format!("/v1/{odd}"),
+                format!("https://s/{odd}"),
+            ),
+            ("", String::new(), String::new()),
+            ("\"", "\\".to_string(), "\n".to_string()),
+        ] {
+            for sca in [Some((href.clone(), id)), None] {
+                for w in [&[][..], &warnings[..]] {
+                    let body = initiated(id, &path, sca.clone(), w);
+                    let serialised = serde_json::to_vec(&body).expect("serialises");
+                    assert_eq!(body.to_json(), serialised, "{id:?} {sca:?}");
+                    assert_eq!(
+                        parts_of(json_text_answer(StatusCode::CREATED, body.to_json())).await,
+                        parts_of(json_answer(StatusCode::CREATED, &body)).await
+                    );
+                }
+            }
         }
     }
 }
