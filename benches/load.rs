@@ -1139,7 +1139,37 @@ struct Presigned {
     ends: Vec<u64>,
 }
 
+/// How much of its Date window a [`Pool`]'s unused requests must have left to be kept when
+/// more are signed (signing and the next pair's runs take less on this machine at 1–4 s per
+/// run).
+const POOL_KEEP: Duration = Duration::from_secs(60);
+
 impl Presigned {
+    /// This file's requests followed by `other`'s (same path), dated from the older start.
+    fn append(self, other: Presigned) -> Presigned {
+        assert_eq!(self.path, other.path, "one pool, one path");
+        let base = self.ends.last().copied().unwrap_or(0);
+        let mut out = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.file.path())
+            .unwrap();
+        let copied = std::io::copy(
+            &mut std::fs::File::open(other.file.path()).unwrap(),
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(copied, other.ends.last().copied().unwrap_or(0));
+        let mut ends = self.ends;
+        ends.extend(other.ends.iter().map(|e| base + e));
+        Presigned {
+            file: self.file,
+            count: self.count + other.count,
+            path: self.path,
+            started: self.started.min(other.started),
+            ends,
+        }
+    }
+
     /// A new file of the requests `from..from + n` of this one (fewer when it has fewer),
     /// same path and Date start: one run's slice of a [`Pool`].
     fn slice(&self, from: usize, n: usize) -> Presigned {
@@ -2313,19 +2343,27 @@ impl<'a> Pool<'a> {
     }
 
     /// Makes sure `need` unused requests are left with room in their Date window for a run
-    /// of `usecs` seconds (and the floor run before it); else drops what is left and signs
-    /// `more` (at least `need`). Returns how many it signed (0: none).
+    /// of `usecs` seconds (and the floor run before it); else signs new ones so that `more`
+    /// (at least `need`) are left: the unused ones are kept ahead of the new ones when
+    /// [`POOL_KEEP`] of their Date window is left, else dropped. Returns how many it signed
+    /// (0: none).
     fn ensure(&mut self, need: usize, more: usize, usecs: u64) -> usize {
         let window = DATE_GOOD_FOR.saturating_sub(self.set.started.elapsed());
         if self.left() >= need && window > Duration::from_secs(2 * usecs + 3) {
             return 0;
         }
-        let n = more.max(need);
-        self.set = (self.sign)(n);
+        let keep = if window >= POOL_KEEP { self.left() } else { 0 };
+        let n = more.max(need) - keep.min(more.max(need));
+        let new = (self.sign)(n.max(1));
+        self.signed += new.count;
+        self.signing_secs += new.started.elapsed().as_secs_f64();
+        self.set = if keep > 0 {
+            self.set.slice(self.used, keep).append(new)
+        } else {
+            new
+        };
         self.used = 0;
-        self.signed += n;
-        self.signing_secs += self.set.started.elapsed().as_secs_f64();
-        n
+        n.max(1)
     }
 
     /// A file of the next `n` unused requests (fewer when fewer are left), for one run;
@@ -3995,10 +4033,13 @@ fn check_pool(creds: &Credentials) {
     assert_eq!(presigned_ids(&pool.take(100)), all[13..]);
     // Enough left: nothing signed; too few: the rest dropped, new ids signed.
     assert_eq!(pool.ensure(7, 50, 1), 0);
-    assert_eq!(pool.ensure(8, 30, 1), 30);
-    assert_eq!((pool.left(), pool.signed), (30, 50));
+    // Too few: new ids signed after the 7 left (fresh, in their Date window), 30 in all.
+    assert_eq!(pool.ensure(8, 30, 1), 23);
+    assert_eq!((pool.left(), pool.signed), (30, 43));
     let fresh = presigned_ids(&pool.set);
-    assert!(fresh.iter().all(|id| !all.contains(id)));
+    assert_eq!(fresh[..7], all[13..]);
+    assert!(fresh[7..].iter().all(|id| !all.contains(id)));
+    assert_eq!(presigned_ids(&pool.take(9))[..8], fresh[..8]);
     // Sizing: the fastest rate × the margin × the seconds, and four per connection.
     assert_eq!(run_need([100.0, 200.0], 1.5, 2), 600 + 4 * CONNECTIONS);
     assert_eq!(run_need([], 1.3, 3), 4 * CONNECTIONS);
