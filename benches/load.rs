@@ -2401,7 +2401,7 @@ const WRITE_MARGIN: f64 = 1.5;
 /// How many attempts a unique run gets ([`run_pooled`]) before the bench gives up.
 const UNIQUE_ATTEMPTS: usize = 4;
 
-/// A unique run from `pool` (`run(file)`, which runs wrk and returns its figures and text and
+/// A unique run from `pool` (`run(file)`, its lines printed as `== {mode}: {url}: …`, which runs wrk and returns its figures and text and
 /// anything else measured) on a file of `need` requests; when wrk got through them (the
 /// machine sped up after the rates `need` was sized from: the run's figures include refused
 /// replays) it prints a line saying so (`benches/instr_reads.sh` skips that run's callgrind
@@ -2410,6 +2410,7 @@ const UNIQUE_ATTEMPTS: usize = 4;
 /// to [`UNIQUE_ATTEMPTS`] times before failing loudly. Returns the last run's result and its
 /// file's size.
 fn run_pooled<T>(
+    mode: &str,
     url: &str,
     pool: &mut Pool,
     need: usize,
@@ -2422,7 +2423,7 @@ fn run_pooled<T>(
         let signed = pool.ensure(need, need, usecs);
         if signed > 0 {
             println!(
-                "== unique: {url}: signed {signed} more requests before the run (too few left, or too little of their Date window)"
+                "== {mode}: {url}: signed {signed} more requests before the run (too few left, or too little of their Date window)"
             );
         }
         let file = pool.take(need);
@@ -2434,7 +2435,7 @@ fn run_pooled<T>(
         }
         let more = ((f.per_sec * usecs as f64 * 2.0) as usize + 4 * CONNECTIONS).max(2 * need);
         println!(
-            "== unique: {url}: wrk got through the {} pre-signed requests at {:.0} req/s; \
+            "== {mode}: {url}: wrk got through the {} pre-signed requests at {:.0} req/s; \
              running again on {more} (attempt {} of {UNIQUE_ATTEMPTS})",
             file.count,
             f.per_sec,
@@ -2681,7 +2682,7 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             &mut |k| {
                 let need = run_need([fastest.get()], UNIQUE_MARGIN, usecs);
                 let (f, text, (), n) =
-                    run_pooled(&url, &mut pool.borrow_mut(), need, usecs, |set| {
+                    run_pooled("unique", &url, &mut pool.borrow_mut(), need, usecs, |set| {
                         let (f, text) = wrk_cpu(
                             &url,
                             Load::Cycling { set, unique: true },
@@ -3257,7 +3258,7 @@ fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
                         .get()
                         .map_or(first, |rate| run_need([rate], WRITE_MARGIN, usecs));
                     let (f, _, (), _) =
-                        run_pooled(&url, &mut pool.borrow_mut(), need, usecs, |set| {
+                        run_pooled("unique", &url, &mut pool.borrow_mut(), need, usecs, |set| {
                             write_run(set, k)
                         });
                     fastest.set(Some(fastest.get().map_or(f.per_sec, |r| r.max(f.per_sec))));
@@ -4047,7 +4048,7 @@ fn check_pool(creds: &Credentials) {
     // left), never on ids it was given before, and the bench does not fail.
     let mut given = Vec::new();
     let mut runs = 0;
-    let (f, _, (), n) = run_pooled("selfcheck", &mut pool, 10, 1, |file| {
+    let (f, _, (), n) = run_pooled("selfcheck", "/v1/accounts", &mut pool, 10, 1, |file| {
         runs += 1;
         let ids = presigned_ids(file);
         assert!(
