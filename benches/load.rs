@@ -1836,14 +1836,16 @@ fn alternate(
     sized: Option<&mut dyn FnMut() -> WrkFigures>,
     run: &mut dyn FnMut(usize) -> WrkFigures,
 ) -> Vec<Pair> {
-    alternate_big(pairs, first, floor, None, sized, run)
+    alternate_big(pairs, first, floor, None, sized, run, None)
 }
 
 /// [`alternate`] with, for a plain 100 KB page, bare axum and the floor on the 100 KB page
 /// (`big()`) run just before every floor run: B F R B F R … B F (B: `big()`'s two runs), so
 /// that each sandbox run sits between two of bare axum's 100 KB runs as between two of the
 /// floor's ([`Pair::big_share`]). With `big`, `first` is not used (its floor run had no 100 KB
-/// runs before it): the first pair starts with its own.
+/// runs before it): the first pair starts with its own. `between(k)`, before pair `k` > 0:
+/// setup (signing); when it returns true (it did some), pair `k` starts with new floor (and
+/// 100 KB) runs instead of sharing pair `k - 1`'s last: F R F | setup | F R F.
 fn alternate_big(
     pairs: usize,
     first: Option<WrkFigures>,
@@ -1851,6 +1853,7 @@ fn alternate_big(
     mut big: Option<&mut dyn FnMut() -> BigBase>,
     mut sized: Option<&mut dyn FnMut() -> WrkFigures>,
     run: &mut dyn FnMut(usize) -> WrkFigures,
+    mut between: Option<&mut dyn FnMut(usize) -> bool>,
 ) -> Vec<Pair> {
     let mut step = |big: &mut Option<&mut dyn FnMut() -> BigBase>| {
         let b = big.as_mut().map(|b| b());
@@ -1862,6 +1865,11 @@ fn alternate_big(
     };
     let mut out = Vec::with_capacity(pairs);
     for k in 0..pairs {
+        // Setup before pair k (signing more requests): when it did any, the pair starts with
+        // floor runs of its own, so that nothing but the pair's runs falls between them.
+        if k > 0 && between.as_mut().is_some_and(|b| b(k)) {
+            (before, big_before) = step(&mut big);
+        }
         let sized = sized.as_mut().map(|s| s());
         let run = run(k);
         let (after, big_after) = step(&mut big);
@@ -2548,6 +2556,7 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
                 .is_some()
                 .then_some(&mut sized as &mut dyn FnMut() -> WrkFigures),
             &mut |k| replayed_run(&server, read, &hs, secs, callgrind_pid, "replayed", k),
+            None,
         );
         last = last_floor(&pairs);
         replayed.push(Row {
@@ -2602,10 +2611,11 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
     let mut unique = Vec::new();
     for (i, read) in reads.iter().enumerate() {
         let (plain, wire, coding) = probe(rt, &http, creds, &server.base, &s.psu_id, read);
-        // A read with the replay check on runs no faster than its own replayed runs (the
-        // same work and the check, and the Lua script costs wrk its thread) nor than the
-        // floor through the same script (it verifies too): the slower of the two, with a
-        // margin per run, sizes its pool ([`Pool`]). The noise of a shared machine is what
+        // A read with the replay check on runs no faster than the floor through the same
+        // script (it verifies too), and the plain pages far below it, about as fast as their
+        // replayed runs (the same work and the check, and the Lua script costs wrk its
+        // thread): the lower of the floor's fastest and 1.5 × its own fastest replayed run,
+        // with a margin per run, sizes its pool ([`Pool`]). The noise of a shared machine is what
         // the margin is for; a run that gets through its file runs again on more
         // ([`run_pooled`]). Under callgrind the read's own replayed rate is the bound (the
         // floors run natively, a hundred times faster).
@@ -2614,7 +2624,7 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             .iter()
             .map(|p| p.run.per_sec)
             .fold(0.0, f64::max);
-        let est = own.min(floor_seen.iter().copied().fold(0.0, f64::max));
+        let est = (own * 1.5).min(floor_seen.iter().copied().fold(0.0, f64::max));
         let coding_header: Vec<(String, String)> = read
             .coding()
             .map(|c| vec![("Accept-Encoding".to_string(), c.to_string())])
@@ -2625,8 +2635,9 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
         };
         let sign = |n: usize| presign(creds, n, &s.psu_id, &make);
         // The first run's file and what the other runs should send, signed before the read's
-        // first floor run (signing loads the machine: not between a pair's runs); each later
-        // top-up before the floor run that starts a pair ([`Pool::ensure`]).
+        // first floor run (signing loads the machine: not between a pair's runs); a top-up
+        // ([`Pool::ensure`]) between two pairs, the next pair then starting with floor runs
+        // of its own ([`alternate_big`]'s `between`).
         let count = load_pairs();
         let fastest = std::cell::Cell::new(est);
         let first = run_need([est], UNIQUE_MARGIN, usecs);
@@ -2640,7 +2651,6 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             pool.borrow().signed,
             pool.borrow().signing_secs
         );
-        let done = std::cell::Cell::new(0);
         // A gzip page has the floor answering its size first (the size of the replayed
         // mode's page, which is the same page).
         let mut sized = || {
@@ -2658,23 +2668,7 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
         let pairs = alternate_big(
             count,
             None,
-            &mut || {
-                let k = done.get();
-                if k > 0 && k < count {
-                    let rate = fastest.get();
-                    let need = run_need([rate], UNIQUE_MARGIN, usecs);
-                    let more = need + (count - k - 1) * (rate * usecs as f64) as usize;
-                    let n = pool.borrow_mut().ensure(need, more, usecs);
-                    if n > 0 {
-                        println!(
-                            "== unique: {}: {n} more requests signed before pair {}'s floor run",
-                            read.label,
-                            k + 1
-                        );
-                    }
-                }
-                floor_beside(&servers, &cycling, usecs, "unique", read.label)
-            },
+            &mut || floor_beside(&servers, &cycling, usecs, "unique", read.label),
             is_big.then_some(&mut big as &mut dyn FnMut() -> BigBase),
             coding
                 .is_some()
@@ -2693,7 +2687,6 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
                         (f, text, ())
                     });
                 fastest.set(fastest.get().max(f.per_sec));
-                done.set(k + 1);
                 println!(
                     "== unique: {} `GET {}` (pair {} of {count}): {n} requests signed beforehand, {} sent (none twice)\n{text}",
                     read.label,
@@ -2703,6 +2696,20 @@ fn scenario_reads(rt: &tokio::runtime::Runtime, creds: &Credentials) {
                 );
                 f
             },
+            Some(&mut |k| {
+                let rate = fastest.get();
+                let need = run_need([rate], UNIQUE_MARGIN, usecs);
+                let more = need + (count - k - 1) * (rate * usecs as f64) as usize;
+                let n = pool.borrow_mut().ensure(need, more, usecs);
+                if n > 0 {
+                    println!(
+                        "== unique: {}: {n} more requests signed before pair {} (which starts with a floor run of its own)",
+                        read.label,
+                        k + 1
+                    );
+                }
+                n > 0
+            }),
         );
         let pool = pool.into_inner();
         println!(
@@ -3220,8 +3227,8 @@ fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
             // The first run's requests sized from the floor (no write outruns it: it verifies
             // too), signed before the write's first floor run; the later runs take what the
             // first left (PostgreSQL's writes run at a tenth of the floor) and, when fewer
-            // than the fastest run so far × the margin are left, more are signed before the
-            // floor run that starts their pair ([`Pool`]).
+            // than the fastest run so far × the margin are left, more are signed between two
+            // pairs, the next pair then starting with a floor run of its own ([`Pool`]).
             let count = load_pairs();
             let sign = |n: usize| presign(creds, n, &s.psu_id, &make);
             let first = run_need([latest_floor], 1.2, usecs);
@@ -3232,26 +3239,11 @@ fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
                 pool.borrow().signing_secs
             );
             let fastest = std::cell::Cell::new(None::<f64>);
-            let done = std::cell::Cell::new(0);
-            let pairs = alternate(
+            let pairs = alternate_big(
                 count,
                 None,
-                &mut || {
-                    let k = done.get();
-                    if let Some(rate) = fastest.get().filter(|_| k > 0 && k < count) {
-                        let need = run_need([rate], WRITE_MARGIN, usecs);
-                        let more = need + (count - k - 1) * (rate * usecs as f64) as usize;
-                        let n = pool.borrow_mut().ensure(need, more, usecs);
-                        if n > 0 {
-                            println!(
-                                "== writes on {}: {label}: {n} more requests signed before pair {}'s floor run",
-                                backend.name(),
-                                k + 1
-                            );
-                        }
-                    }
-                    floor_run(&format!("beside {label}"))
-                },
+                &mut || floor_run(&format!("beside {label}")),
+                None,
                 None,
                 &mut |k| {
                     let need = fastest
@@ -3262,9 +3254,22 @@ fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
                             write_run(set, k)
                         });
                     fastest.set(Some(fastest.get().map_or(f.per_sec, |r| r.max(f.per_sec))));
-                    done.set(k + 1);
                     f
                 },
+                Some(&mut |k| {
+                    let rate = fastest.get().unwrap_or(latest_floor);
+                    let need = run_need([rate], WRITE_MARGIN, usecs);
+                    let more = need + (count - k - 1) * (rate * usecs as f64) as usize;
+                    let n = pool.borrow_mut().ensure(need, more, usecs);
+                    if n > 0 {
+                        println!(
+                            "== writes on {}: {label}: {n} more requests signed before pair {} (which starts with a floor run of its own)",
+                            backend.name(),
+                            k + 1
+                        );
+                    }
+                    n > 0
+                }),
             );
             latest_floor = last_floor(&pairs).map_or(latest_floor, |f| f.per_sec);
             let pool = pool.into_inner();
@@ -4181,6 +4186,7 @@ fn check_pairs() {
             order.borrow_mut().push("R");
             rate([45.0, 40.0, 60.0][k], None)
         },
+        None,
     );
     assert_eq!(
         order.take(),
@@ -4194,6 +4200,40 @@ fn check_pairs() {
     assert!((limit.median - 0.7).abs() < 1e-12 && (limit.max - 0.72).abs() < 1e-12);
     let of_floor = spread(plain.iter().map(Pair::big_floor_share)).unwrap();
     assert!((of_floor.median - 60.0 / 42.0).abs() < 1e-12);
+    // Setup between two pairs (`between` returns true: it signed) gives the next pair floor
+    // runs of its own: F R F | F R F R F.
+    let order = std::cell::RefCell::new(Vec::new());
+    let mut n = 0.0;
+    let setup = alternate_big(
+        3,
+        None,
+        &mut || {
+            order.borrow_mut().push("F");
+            n += 1.0;
+            rate(n, None)
+        },
+        None,
+        None,
+        &mut |_| {
+            order.borrow_mut().push("R");
+            rate(50.0, None)
+        },
+        Some(&mut |k| {
+            order.borrow_mut().push("|");
+            k == 1
+        }),
+    );
+    assert_eq!(
+        order.take(),
+        ["F", "R", "F", "|", "F", "R", "F", "|", "R", "F"]
+    );
+    assert_eq!(
+        setup
+            .iter()
+            .map(|p| (p.before.per_sec, p.after.per_sec))
+            .collect::<Vec<_>>(),
+        [(1.0, 2.0), (3.0, 4.0), (4.0, 5.0)]
+    );
     // Pairs without 100 KB runs have no such figures.
     assert_eq!(spread(pairs.iter().map(Pair::big_share)), None);
     // A CPU figure missing in one pair gives no ratio at all.
