@@ -3347,7 +3347,7 @@ fn scenario_writes(rt: &tokio::runtime::Runtime, creds: &Credentials) {
         "\n=== writes, replay check ON (unique pre-signed requests, none sent twice), {usecs} s per run"
     );
     println!(
-        "each write: {} runs alternated with {} floor runs (F W F … W F; the first pair's requests signed before it, the other pairs' together after it, each signing followed by a floor run of its own); a pair's share is its run's req/s over the mean of the floor runs either side; req/s, p50, p99 and the CPU per row are the medians of the write's runs, the share the median of its pairs' (min–max); the verdict is the median share's",
+        "each write: {} runs alternated with {} floor runs (F W F … W F; the requests from one pool per write: the first run's signed before its first floor run, the later runs taking what the runs before left, more signed between two pairs only when too few are left, the next pair then starting with a floor run of its own); a pair's share is its run's req/s over the mean of the floor runs either side; req/s, p50, p99 and the CPU per row are the medians of the write's runs, the share the median of its pairs' (min–max); the verdict is the median share's",
         load_pairs(),
         load_pairs() + 1
     );
