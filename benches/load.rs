@@ -1674,7 +1674,10 @@ fn load_pairs() -> usize {
 /// pairs (reads 18, tls 4.5, writes 3.5; session 21's single pairs took 9.5: each pair is one
 /// more sandbox run and one more floor run, and with the replay check on one more set of
 /// pre-signed requests, whose signing at ~7,600 signatures/s is most of those runs' time);
-/// five pairs would take about 40.
+/// five pairs would take about 40. Since session 23 a read's runs share one [`Pool`] (what a
+/// run did not send the next one sends), so the check-on mode signs about what its runs send
+/// (1.1–1.3 ×, was 1.4–2 ×); the replayed and TLS runs are measurement and scale with the
+/// pairs.
 const DEFAULT_PAIRS: usize = 3;
 
 /// One pair of an alternated measurement ([`alternate`]): the sandbox's run with the floor's
