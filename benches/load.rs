@@ -90,11 +90,14 @@
 //! are left than the fastest run so far × the margin, or too little of their Date window. A
 //! run that gets through its file (the machine sped up) runs again on twice what it reached,
 //! up to [`UNIQUE_ATTEMPTS`] times ([`run_pooled`]): the sizing no longer fails the bench.
-//! Signing is most of a check-on run's cost (~7,600 signatures/s on both cores of a quiet
-//! machine, ~2,500/s of a busy one: one second of a read's run costs 5–15 s of signing); the
-//! pool signs ~1.05 × what the runs send instead of ~1.4–2 ×, which is what lets
-//! `PSD2_LOAD_PAIRS=5` cost about what 3 pairs did in the check-on mode (the replayed and TLS
-//! runs are measurement: 5 pairs cost 5/3 of them).
+//! A read's bound (the lower of the floor's fastest run through the script and 1.5 × its own
+//! fastest replayed run) is scaled by what the earlier reads' runs reached of theirs
+//! ([`calibrate`]). Signing is most of a check-on run's cost (~7,600 signatures/s on both
+//! cores of a quiet machine, ~1,700–2,200/s of a busy one: one second of a read's run costs
+//! 5–15 s of signing); in session 23's busy runs (`reads`, 1 s runs) the pools signed 1.20 ×
+//! what 5 pairs' runs sent, where session 22's sets signed 1.63 × for 3 pairs (and signed 4
+//! sets again): 5 pairs took 774 s against 535 s for session 22's 3 pairs, not the 5/3 × (the
+//! replayed and TLS runs are measurement and scale with the pairs).
 
 // Tests and benches may unwrap: a panic is their failure report (Cargo.toml [lints]).
 #![allow(clippy::unwrap_used)]
