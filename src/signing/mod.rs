@@ -22,8 +22,8 @@ use crate::cert::Credentials;
 
 pub use verify::{
     CERT_CACHE_SIZE, RequestView, SignedHeaders, Signer, TrustedKey, VerifiedRequest, Verifier,
-    VerifyError, VerifyPolicy, decimal_serial, parse_key_id, verify_request, verify_signed_message,
-    verify_signing_string,
+    VerifyError, VerifyPolicy, decimal_serial, parse_key_id, trim_text, verify_request,
+    verify_signed_message, verify_signing_string,
 };
 
 /// Headers eligible for signing, in signing order (Authentication rule 6).

@@ -300,11 +300,23 @@ pub fn verify_signing_string(
     }
 }
 
+/// `s` without leading and trailing whitespace, exactly as [`str::trim`] (Unicode
+/// whitespace), returned as it is at once when it starts and ends with visible ASCII (every
+/// header value a client normally sends): [`str::trim`] decodes a character at each end and
+/// looks it up, ~75 instructions per header and a dozen headers per request (issue 23).
+#[inline]
+pub fn trim_text(s: &str) -> &str {
+    match (s.as_bytes().first(), s.as_bytes().last()) {
+        (Some(first), Some(last)) if first.is_ascii_graphic() && last.is_ascii_graphic() => s,
+        _ => s.trim(),
+    }
+}
+
 fn header<'a>(headers: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get(name)
         .and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
-        .map(str::trim)
+        .map(trim_text)
 }
 
 /// [`header`] of a name the signing string lists (lower case): an [`ELIGIBLE_HEADERS`] name
@@ -331,7 +343,7 @@ fn eligible_index(name: &str) -> Option<usize> {
 fn text_of(value: Option<&http::HeaderValue>) -> Option<&str> {
     value
         .and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
-        .map(str::trim)
+        .map(trim_text)
 }
 
 /// The headers a verification reads, found in one pass over a request's header map
@@ -390,7 +402,7 @@ impl<'h> SignedHeaders<'h> {
         for (text, value) in self.text.iter_mut().zip(&self.eligible) {
             *text = value
                 .and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
-                .map(str::trim);
+                .map(trim_text);
         }
     }
 
@@ -419,6 +431,7 @@ impl<'h> SignedHeaders<'h> {
 
 /// The [`SignedHeaders`] slot of a (lower-case) header name: a switch on the length, then
 /// one comparison at most two.
+#[inline]
 fn slot(name: &str) -> Option<usize> {
     match (name.len(), name) {
         (4, "date") => Some(0),
@@ -917,6 +930,34 @@ fn verify_with_key(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`trim_text`] is [`str::trim`] on every value: visible ASCII at both ends, ASCII and
+    /// Unicode whitespace at either end, empty and blank values.
+    #[test]
+    fn trim_text_is_str_trim() {
+        for v in [
+            "",
+            " ",
+            "\t",
+            "a",
+            " a",
+            "a ",
+            "\ta b\t",
+            "abc",
+            "a b",
+            "\u{a0}x",
+            "x\u{a0}",
+            "\u{2003}x\u{2003}",
+            "é",
+            " é ",
+            "x\u{85}",
+            "~",
+            "\u{7f}x",
+            "x\u{1}",
+        ] {
+            assert_eq!(trim_text(v), v.trim(), "{v:?}");
+        }
+    }
 
     /// Keys of the same length and the same last bytes share a bucket, and each is found
     /// under its own bytes only: never another key's value.

@@ -555,11 +555,24 @@ pub struct Decisions {
     /// Card accounts a consent may read, with their owners (the card access check after the
     /// consent is resolved): by consent, the card account id as sent and the data version.
     cards: std::sync::Mutex<
-        std::collections::HashMap<CardAccessKey, CardWithOwner, foldhash::fast::RandomState>,
+        hashbrown::HashMap<CardAccessKey, CardWithOwner, foldhash::fast::RandomState>,
     >,
 }
 
 type CardAccessKey = (ConsentKey, String, u64);
+
+/// A [`CardAccessKey`] borrowed from the request: it hashes as the kept key does (a
+/// reference hashes as what it points to, a `String` as its `str`) and finds it
+/// ([`hashbrown::Equivalent`]): no copy of the consent key and the card account id per card
+/// read (issue 23).
+#[derive(Debug, Hash)]
+struct CardLookup<'a>(&'a ConsentKey, &'a str, u64);
+
+impl hashbrown::Equivalent<CardAccessKey> for CardLookup<'_> {
+    fn equivalent(&self, key: &CardAccessKey) -> bool {
+        *self.0 == key.0 && self.1 == key.1 && self.2 == key.2
+    }
+}
 
 /// Most decisions a [`Decisions`] keeps.
 pub const DECISION_CACHE_ENTRIES: usize = 4096;
@@ -601,7 +614,7 @@ impl Decisions {
     /// remembered at data `version` by [`Decisions::put_card`].
     fn card(&self, key: &ConsentKey, id: &str, version: u64) -> Option<CardWithOwner> {
         let cards = self.cards.lock().ok()?;
-        cards.get(&(key.clone(), id.to_string(), version)).cloned()
+        cards.get(&CardLookup(key, id, version)).cloned()
     }
 
     /// Remembers that the consent `key` covers card account `id` (`card`: it and its owner)
@@ -1306,5 +1319,41 @@ mod tests {
         assert_eq!(hash(&|h| std::hash::Hash::hash(&kept, h)), hash_of(&key));
         assert!(hashbrown::Equivalent::equivalent(&key, &kept));
         assert!(!hashbrown::Equivalent::equivalent(&differ[0], &kept));
+    }
+
+    /// The card access cache is searched by a key borrowed from the request
+    /// ([`CardLookup`]): it finds the kept key of the same consent, card account id (as
+    /// sent) and data version, and no other: another TPP, PSU, agreement, id or version
+    /// misses (no TPP finds another's decision).
+    #[test]
+    fn card_lookups_find_only_their_own_kept_key() {
+        let consent = |tpp: &str, psu: u128, agreement: Option<u128>| ConsentKey {
+            tpp: TppId(tpp.into()),
+            psu_id: Uuid::from_u128(psu),
+            agreement: agreement.map(Uuid::from_u128),
+        };
+        let id = "5f0c6a4e-0f7c-4a57-9a8e-3f1d2b6c7d8e";
+        let kept = [
+            (consent("tpp-a", 1, None), id.to_string(), 7),
+            (consent("tpp-a", 1, Some(9)), id.to_string(), 7),
+        ];
+        let mut map: hashbrown::HashMap<CardAccessKey, usize, foldhash::fast::RandomState> =
+            hashbrown::HashMap::default();
+        for (i, k) in kept.iter().enumerate() {
+            map.insert(k.clone(), i);
+        }
+        let a = consent("tpp-a", 1, None);
+        assert_eq!(map.get(&CardLookup(&a, id, 7)), Some(&0));
+        assert_eq!(map.get(&CardLookup(&kept[1].0, id, 7)), Some(&1));
+        let others = [
+            consent("tpp-b", 1, None),
+            consent("tpp-a", 2, None),
+            consent("tpp-a", 1, Some(8)),
+        ];
+        for o in &others {
+            assert_eq!(map.get(&CardLookup(o, id, 7)), None, "{o:?}");
+        }
+        assert_eq!(map.get(&CardLookup(&a, &id.to_uppercase(), 7)), None);
+        assert_eq!(map.get(&CardLookup(&a, id, 8)), None);
     }
 }

@@ -83,6 +83,19 @@ fn request_id(value: Option<&axum::http::HeaderValue>) -> &str {
         .map_or("-", |v| &v[..v.len().min(MAX_REQUEST_ID_CHARS)])
 }
 
+/// A request extension set by [`log_request`] when the request's events will be sent
+/// ([`publish`]: somebody listened when it came in): only then do the steps after it mark
+/// the answer with its owner ([`events::Owner`], read by [`publish`] alone). The response's
+/// extension map and its box were allocated per read for nothing while nobody listens
+/// (issue 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Publishing;
+
+/// Whether the request whose extensions are `extensions` has its events sent ([`Publishing`]).
+pub fn publishing(extensions: &axum::http::Extensions) -> bool {
+    extensions.get::<Publishing>().is_some()
+}
+
 /// What a `request` event needs of the request, kept only while somebody listens.
 struct Seen {
     path_and_query: String,
@@ -110,6 +123,12 @@ where
             .to_string(),
         headers: req.headers().clone(),
     });
+    let mut req = req;
+    if seen.is_some() {
+        // The steps after this one mark the answer's owner only for a request whose events
+        // are sent ([`Publishing`]).
+        req.extensions_mut().insert(Publishing);
+    }
     let response = next(req).await;
     let latency_us = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
     let code = response
@@ -229,6 +248,16 @@ mod tests {
     #[test]
     fn the_log_format_knows_the_access_target() {
         assert_eq!(ACCESS_TARGET, crate::logging::ACCESS_LOG_TARGET);
+    }
+
+    /// Only a request marked by the access log (its events sent) has its answer marked
+    /// with the owner.
+    #[test]
+    fn only_a_marked_request_is_publishing() {
+        let mut x = axum::http::Extensions::new();
+        assert!(!publishing(&x));
+        x.insert(Publishing);
+        assert!(publishing(&x));
     }
 
     #[test]

@@ -929,7 +929,7 @@ pub async fn transaction_details(
     let window = (!c.psu_present).then(|| rules::unattended_earliest(today));
     let key = ReadKey::new(Read::TransactionDetails, c.item().id, c.version)
         .on(today)
-        .query(&[(String::new(), tid.to_string())], window);
+        .one_entry(tid, window);
     let (account, psu_present) = (c.item(), c.psu_present);
     app.reads.answer(key, || {
         details_of(&app, account, owner, today, tid, psu_present, unknown)

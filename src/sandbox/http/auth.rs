@@ -369,11 +369,15 @@ where
     match outcome {
         Ok((req, world)) => {
             // The handler runs in the TPP's world (its clock), and its answer's events
-            // belong to the TPP.
-            let run = crate::sandbox::clock::in_world(world.clone(), next(req));
+            // belong to the TPP: marked on the answer when its events are sent (a
+            // response extension is a map and a box allocated per answer, issue 23).
+            let owner = crate::sandbox::http::access_log::publishing(req.extensions())
+                .then(|| crate::sandbox::domain::events::Owner(world.clone()));
+            let run = crate::sandbox::clock::in_world(world, next(req));
             Either::Left(run.map(move |mut r| {
-                r.extensions_mut()
-                    .insert(crate::sandbox::domain::events::Owner(world));
+                if let Some(owner) = owner {
+                    r.extensions_mut().insert(owner);
+                }
                 finish(&mut r);
                 r
             }))

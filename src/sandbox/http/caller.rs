@@ -25,7 +25,7 @@ fn checked<'a>(
         None => Ok(None),
         Some(v) => v
             .to_str()
-            .map(|s| Some(s.trim()).filter(|s| !s.is_empty()))
+            .map(|s| Some(crate::signing::trim_text(s)).filter(|s| !s.is_empty()))
             .map_err(|_| ApiError::format(format!("the {name} header is not visible ASCII"))),
     }
 }
@@ -42,6 +42,7 @@ fn text(value: Option<&axum::http::HeaderValue>, name: &str) -> HeaderText {
 
 /// The [`psu_context`] slot of a (lower-case) header name: a switch on the length, then
 /// one comparison, at most two.
+#[inline]
 fn slot(name: &str) -> Option<usize> {
     match (name.len(), name) {
         (6, "psu-id") => Some(0),

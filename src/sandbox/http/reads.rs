@@ -43,7 +43,8 @@ pub enum Read {
     /// `GET /v1/card-accounts/{id}/transactions`.
     CardTransactions,
     /// `GET /v1/accounts/{id}/transactions/{transactionId}` (the transaction id is the key's
-    /// query; without the PSU present its `from` is the unattended window).
+    /// `entry`, [`ReadKey::one_entry`]; without the PSU present its `from` is the
+    /// unattended window).
     TransactionDetails,
 }
 
@@ -58,6 +59,8 @@ pub struct ReadKey {
     consent: Option<ListConsent>,
     /// The query as sent (card transactions).
     query: Vec<(String, String)>,
+    /// The one entry a read shows (transaction details: the transaction id).
+    entry: Option<Uuid>,
     /// The effective earliest booking date without the PSU present (card transactions).
     from: Option<NaiveDate>,
     today: Option<NaiveDate>,
@@ -72,6 +75,7 @@ impl ReadKey {
             resource,
             consent: None,
             query: Vec::new(),
+            entry: None,
             from: None,
             today: None,
             version,
@@ -99,6 +103,14 @@ impl ReadKey {
     /// With the query and the unattended window of a transaction list.
     pub fn query(mut self, query: &[(String, String)], from: Option<NaiveDate>) -> Self {
         self.query = query.to_vec();
+        self.from = from;
+        self
+    }
+
+    /// With the transaction a details read shows and its unattended window (the id as a
+    /// value: no text made and copied per read, issue 23).
+    pub fn one_entry(mut self, id: Uuid, from: Option<NaiveDate>) -> Self {
+        self.entry = Some(id);
         self.from = from;
         self
     }
@@ -522,5 +534,40 @@ mod tests {
         });
         assert!(r.is_err());
         assert_eq!(cache.len(), 3);
+    }
+
+    /// A transaction details key tells apart the transaction and the unattended window:
+    /// each transaction its own body, the same transaction and window the kept one.
+    #[test]
+    fn a_details_body_is_kept_per_transaction_and_window() {
+        let cache = ReadCache::default();
+        let (account, t1, t2) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
+        let day = NaiveDate::from_ymd_opt(2026, 11, 23).unwrap();
+        let key = |t, from| {
+            ReadKey::new(Read::TransactionDetails, account, 1)
+                .on(day)
+                .one_entry(t, from)
+        };
+        let mut built = Vec::new();
+        for (t, from) in [
+            (t1, None),
+            (t2, None),
+            (t1, None),
+            (t1, Some(day)),
+            (t2, None),
+        ] {
+            let r = cache
+                .answer(key(t, from), || {
+                    built.push((t, from));
+                    Ok(serde_json::json!({"transaction": t.to_string()}))
+                })
+                .unwrap();
+            assert_eq!(r.status(), 200);
+        }
+        assert_eq!(built, [(t1, None), (t2, None), (t1, Some(day))]);
+        assert_ne!(
+            key(t1, None),
+            ReadKey::new(Read::TransactionDetails, account, 1).on(day)
+        );
     }
 }
