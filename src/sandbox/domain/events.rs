@@ -66,7 +66,9 @@ pub const MAX_SUBSCRIBERS_PER_TPP: usize = 8;
 pub use crate::sandbox_events::{BatchEvent, ClockEvent, Event, RequestEvent, ScaEvent};
 
 /// The TPP an event belongs to (its [`crate::sandbox::model::TppId`] text): set by the signature
-/// check on a verified request's response, and by the SCA page layer
+/// check on a verified request's response while the access log publishes that request's
+/// events (an event stream is open: issue 23 spared the extension otherwise), and by the SCA
+/// page layer
 /// ([`crate::sandbox::http::sca_pages::translate`]) on a page's response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Owner(pub std::sync::Arc<str>);
