@@ -740,7 +740,6 @@ async fn create<const S: u8>(
     // The headers `json_response` added (`Location`, `ASPSP-SCA-Approach`, then `PSU-ID`),
     // named by constants instead of names parsed and values copied per answer (issue 23).
     const SCA_APPROACH: header::HeaderName = header::HeaderName::from_static("aspsp-sca-approach");
-    const PSU_ID: header::HeaderName = header::HeaderName::from_static("psu-id");
     let mut r = json_text_answer(StatusCode::CREATED, out.to_json());
     let h = r.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&self_path) {
@@ -750,7 +749,7 @@ async fn create<const S: u8>(
     if let Some(p) = bound.created_psu_id
         && let Ok(v) = HeaderValue::from_str(&p.to_string())
     {
-        h.insert(PSU_ID, v);
+        h.insert(known::PSU_ID.0, v);
     }
     Ok(r)
 }
