@@ -356,7 +356,8 @@ pub fn session_id(h: &impl KnownHeaders) -> Result<String, ApiError> {
             )))
         }
         Some(s) => Ok(s.to_string()),
-        None => Ok(crate::sandbox::domain::new_random_id().to_string()),
+        // Written by `uuid_text`, not `Display` (issue 23): the same text.
+        None => Ok(payment::uuid_text(crate::sandbox::domain::new_random_id())),
     }
 }
 
@@ -1575,6 +1576,15 @@ mod tests {
         let empty = HeaderMap::new();
         for asked in known::ALL {
             assert!(matches!(Found::of(&empty).known(&asked), Ok(None)));
+        }
+    }
+
+    /// A generated `TPP-Session-ID` (none sent) is a UUID written as its `Display` text.
+    #[test]
+    fn a_generated_session_id_is_a_uuid_text() {
+        for _ in 0..100 {
+            let s = session_id(&HeaderMap::new()).unwrap();
+            assert_eq!(Uuid::parse_str(&s).unwrap().to_string(), s);
         }
     }
 
