@@ -314,6 +314,15 @@ impl<'a, V: Json + 'a> Fields<'a, V> {
     ///
     /// Errors: not a string, too long, a control character.
     pub(crate) fn opt_str(&self, key: &str, max: usize) -> Result<Option<String>, FieldError> {
+        Ok(self.opt_text(key, max)?.map(str::to_string))
+    }
+
+    /// [`Fields::opt_str`] borrowed from the body: the same checks and refusals, the text
+    /// not copied (issue 23: a field only checked, or parsed into another type, was copied
+    /// into a `String` first).
+    ///
+    /// Errors: those of [`Fields::opt_str`].
+    pub(crate) fn opt_text(&self, key: &str, max: usize) -> Result<Option<&'a str>, FieldError> {
         let Some(s) = self.typed(key, "a string", V::as_str)? else {
             return Ok(None);
         };
@@ -322,7 +331,11 @@ impl<'a, V: Json + 'a> Fields<'a, V> {
             return Ok(None);
         }
         // The path is built only for a refusal (issue 23: five paths per accepted payment).
-        let n = s.chars().count();
+        // An ASCII text (the usual one) is counted and checked by its bytes: one character
+        // per byte, and its control characters are the ASCII ones (issue 23: the two passes
+        // decoded every character).
+        let ascii = s.is_ascii();
+        let n = if ascii { s.len() } else { s.chars().count() };
         if n > max {
             let p = self.at(key);
             return Err(FieldError::new(
@@ -330,14 +343,19 @@ impl<'a, V: Json + 'a> Fields<'a, V> {
                 format!("{p} is {n} characters long; at most {max} are allowed"),
             ));
         }
-        if s.chars().any(char::is_control) {
+        let control = if ascii {
+            s.bytes().any(|b| b.is_ascii_control())
+        } else {
+            s.chars().any(char::is_control)
+        };
+        if control {
             let p = self.at(key);
             return Err(FieldError::new(
                 &p,
                 format!("{p} contains a control character"),
             ));
         }
-        Ok(Some(s.to_string()))
+        Ok(Some(s))
     }
 
     /// [`Fields::opt_str`] whose value must pass `valid`; `what` names the rule in the
@@ -364,7 +382,19 @@ impl<'a, V: Json + 'a> Fields<'a, V> {
     ///
     /// Errors: those of [`Fields::opt_str`]; absent, `null`, empty or blank.
     pub(crate) fn req_str(&self, key: &str, max: usize, what: &str) -> Result<String, FieldError> {
-        self.opt_str(key, max)?.ok_or_else(|| {
+        self.req_text(key, max, what).map(str::to_string)
+    }
+
+    /// [`Fields::req_str`] borrowed from the body ([`Fields::opt_text`]).
+    ///
+    /// Errors: those of [`Fields::req_str`].
+    pub(crate) fn req_text(
+        &self,
+        key: &str,
+        max: usize,
+        what: &str,
+    ) -> Result<&'a str, FieldError> {
+        self.opt_text(key, max)?.ok_or_else(|| {
             let p = self.at(key);
             FieldError::new(&p, format!("{p} is missing or empty: {what}"))
         })
@@ -407,9 +437,9 @@ impl<'a, V: Json + 'a> Fields<'a, V> {
     ///
     /// Errors: those of [`Fields::opt_str`]; not a UUID.
     pub(crate) fn opt_uuid(&self, key: &str) -> Result<Option<Uuid>, FieldError> {
-        match self.opt_str(key, 100)? {
+        match self.opt_text(key, 100)? {
             None => Ok(None),
-            Some(s) => Uuid::parse_str(&s).map(Some).map_err(|_| {
+            Some(s) => Uuid::parse_str(s).map(Some).map_err(|_| {
                 let p = self.at(key);
                 FieldError::new(&p, format!("{p} {s:?} is not a UUID (a resource id)"))
             }),
@@ -420,9 +450,9 @@ impl<'a, V: Json + 'a> Fields<'a, V> {
     ///
     /// Errors: those of [`Fields::opt_str`]; another shape.
     pub(crate) fn opt_currency(&self, key: &str) -> Result<Option<String>, FieldError> {
-        match self.opt_str(key, 3)? {
+        match self.opt_text(key, 3)? {
             None => Ok(None),
-            Some(c) if is_currency(&c) => Ok(Some(c)),
+            Some(c) if is_currency(c) => Ok(Some(c.to_string())),
             Some(c) => {
                 let p = self.at(key);
                 Err(FieldError::new(
@@ -438,10 +468,10 @@ impl<'a, V: Json + 'a> Fields<'a, V> {
     ///
     /// Errors: those of [`Fields::opt_str`]; another shape or no such day.
     pub(crate) fn opt_date(&self, key: &str) -> Result<Option<NaiveDate>, FieldError> {
-        let Some(s) = self.opt_str(key, 10)? else {
+        let Some(s) = self.opt_text(key, 10)? else {
             return Ok(None);
         };
-        parse_iso_date(&s).map(Some).ok_or_else(|| {
+        parse_iso_date(s).map(Some).ok_or_else(|| {
             let p = self.at(key);
             FieldError::new(
                 &p,
@@ -499,6 +529,67 @@ mod tests {
                     assert_eq!(f.get(&key), expected, "{n} keys, {key}");
                     assert_eq!(f.has(&key), expected.is_some(), "{n} keys, {key}");
                 }
+            }
+        }
+    }
+
+    /// [`Fields::opt_str`] before its ASCII path (issue 23): two passes over the characters.
+    fn opt_str_by_chars(text: &str, path: &str, max: usize) -> Result<Option<String>, FieldError> {
+        let s = text.trim();
+        if s.is_empty() {
+            return Ok(None);
+        }
+        let n = s.chars().count();
+        if n > max {
+            return Err(FieldError::new(
+                path,
+                format!("{path} is {n} characters long; at most {max} are allowed"),
+            ));
+        }
+        if s.chars().any(char::is_control) {
+            return Err(FieldError::new(
+                path,
+                format!("{path} contains a control character"),
+            ));
+        }
+        Ok(Some(s.to_string()))
+    }
+
+    /// [`Fields::opt_str`] answers as the character-by-character reading it replaces, for
+    /// every ASCII character and some beyond (controls, whitespace and non-breaking spaces
+    /// of Latin-1 and Unicode, two- to four-byte characters) alone, between letters, at
+    /// either end, and in texts around the limit.
+    #[test]
+    fn opt_str_is_the_character_by_character_reading() {
+        let mut chars: Vec<char> = (0u8..=0x7f).map(char::from).collect();
+        chars.extend([
+            '\u{80}', '\u{85}', '\u{9f}', '\u{a0}', 'é', 'ø', '\u{2028}', '\u{3000}', '€', '中',
+            '😀', '\u{feff}',
+        ]);
+        let mut texts: Vec<String> = vec![String::new(), "abc".into(), "a b".into()];
+        for c in &chars {
+            texts.push(c.to_string());
+            texts.push(format!("a{c}b"));
+            texts.push(format!("{c}ab"));
+            texts.push(format!("ab{c}"));
+            texts.push(format!("{c}{c}{c}{c}{c}"));
+            texts.push(format!("abcd{c}"));
+            texts.push(format!(" {c} xyz "));
+        }
+        for n in 0..8 {
+            texts.push("x".repeat(n));
+            texts.push("é".repeat(n));
+            texts.push(format!(" {} ", "ab".repeat(n)));
+        }
+        for text in &texts {
+            let map = json!({"k": text});
+            let f = Fields::<Value>::new(map.as_object().unwrap(), "at");
+            for max in [0, 1, 2, 3, 4, 5, 6, 35] {
+                assert_eq!(
+                    f.opt_str("k", max),
+                    opt_str_by_chars(text, "at.k", max),
+                    "{text:?}, at most {max}"
+                );
             }
         }
     }

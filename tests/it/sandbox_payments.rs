@@ -773,6 +773,54 @@ async fn x_accept_fix_takes_only_the_documents_values() {
     assert!(r.text.contains("foo"), "{}", r.text);
 }
 
+/// A payment initiation with several header faults is answered for the first in the order
+/// of the checks (TPP-Session-ID, PSU-IP-Address, TPP-Explicit-Authorisation-Preferred,
+/// x-accept-fix, then PSU-ID with X-PSU-IDENTITY), as when each header was looked up by
+/// itself (issue 23: the headers are now found in one pass and checked as they are read),
+/// names in any case.
+#[tokio::test]
+async fn header_faults_answer_in_the_order_of_the_checks() {
+    let sb = sandbox().await;
+    let long = "s".repeat(201);
+    let body = kari_payment("6.10", "order");
+    let mut faults: Vec<(&str, &str, &str)> = vec![
+        (
+            "TPP-SESSION-ID",
+            long.as_str(),
+            "TPP-Session-ID is longer than",
+        ),
+        (
+            "PSU-IP-Address",
+            " ",
+            "the PSU-IP-Address header is missing",
+        ),
+        (
+            "TPP-Explicit-Authorisation-Preferred",
+            "maybe",
+            "is neither true nor false",
+        ),
+        ("x-accept-fix", "foo", "x-accept-fix value"),
+        (
+            "X-PSU-IDENTITY",
+            "12345678901",
+            "send either PSU-ID or X-PSU-IDENTITY",
+        ),
+        ("PSU-ID", "5b0c6de7-6e5a-4a0c-9a4e-9d2f4a0f8a11", ""),
+    ];
+    while faults.len() > 1 {
+        let headers: Vec<(&str, &str)> = faults.iter().map(|(n, v, _)| (*n, *v)).collect();
+        let r = sb.initiate_with(DOMESTIC, &headers, &body).await;
+        r.assert_error(400, "FORMAT_ERROR");
+        assert!(r.text.contains(faults[0].2), "{}: {}", faults[0].0, r.text);
+        faults.remove(0);
+    }
+    // PSU-ID alone (another TPP's, or made up): 401, as before.
+    let r = sb
+        .initiate_with(DOMESTIC, &[("PSU-ID", faults[0].1)], &body)
+        .await;
+    r.assert_error(401, "CONSENT_INVALID");
+}
+
 /// The payment maximum (docs/sandbox.md): NOK 999,999,999.99; one øre more is 400
 /// `FORMAT_ERROR` naming the amount and the maximum.
 #[tokio::test]

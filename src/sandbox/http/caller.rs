@@ -17,7 +17,9 @@ pub fn header<'a>(h: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, ApiEr
 }
 
 /// [`header`] of a value already looked up (`name` for the refusal's text).
-fn checked<'a>(
+///
+/// Errors: those of [`header`].
+pub fn checked<'a>(
     value: Option<&'a axum::http::HeaderValue>,
     name: &str,
 ) -> Result<Option<&'a str>, ApiError> {

@@ -175,7 +175,7 @@ pub use crate::sandbox::http::caller::header as header_str;
 /// at compile time: a `&str` name was parsed and lower-cased at each of the ~10 look-ups
 /// of a payment initiation, issue 23) and its name as the interface document writes it
 /// (the refusals' texts).
-mod known {
+pub mod known {
     use axum::http::HeaderName;
 
     use crate::xs2a::headers;
@@ -183,39 +183,66 @@ mod known {
     /// A header: its key and its name as written.
     pub type Known = (HeaderName, &'static str);
 
+    /// `PSU-ID`.
     pub const PSU_ID: Known = (HeaderName::from_static("psu-id"), headers::PSU_ID);
+    /// `PSU-Corporate-ID`.
     pub const PSU_CORPORATE_ID: Known = (
         HeaderName::from_static("psu-corporate-id"),
         headers::PSU_CORPORATE_ID,
     );
+    /// `PSU-IP-Address`.
     pub const PSU_IP_ADDRESS: Known = (
         HeaderName::from_static("psu-ip-address"),
         headers::PSU_IP_ADDRESS,
     );
+    /// `TPP-Redirect-URI`.
     pub const TPP_REDIRECT_URI: Known = (
         HeaderName::from_static("tpp-redirect-uri"),
         headers::TPP_REDIRECT_URI,
     );
+    /// `TPP-Session-ID`.
     pub const TPP_SESSION_ID: Known = (
         HeaderName::from_static("tpp-session-id"),
         headers::TPP_SESSION_ID,
     );
+    /// `X-PSU-IDENTITY`.
     pub const X_PSU_IDENTITY: Known = (
         HeaderName::from_static("x-psu-identity"),
         headers::X_PSU_IDENTITY,
     );
+    /// `X-Accept-Fix`.
     pub const X_ACCEPT_FIX: Known = (
         HeaderName::from_static("x-accept-fix"),
         headers::X_ACCEPT_FIX,
     );
+    /// `TPP-Explicit-Authorisation-Preferred`.
     pub const TPP_EXPLICIT_AUTHORISATION_PREFERRED: Known = (
         HeaderName::from_static("tpp-explicit-authorisation-preferred"),
         super::TPP_EXPLICIT_AUTHORISATION_PREFERRED,
     );
 
-    /// Every header above (the test that each key is its name's).
-    #[cfg(test)]
-    pub const ALL: [Known; 8] = [
+    /// The place of a header above (its lower-case key) in [`super::Found`], in the order
+    /// of [`ALL`]: a switch on the length, then one comparison, at most three.
+    #[inline]
+    pub fn slot(key: &str) -> Option<usize> {
+        match (key.len(), key) {
+            (6, "psu-id") => Some(0),
+            (16, "psu-corporate-id") => Some(1),
+            (14, "psu-ip-address") => Some(2),
+            (16, "tpp-redirect-uri") => Some(3),
+            (14, "tpp-session-id") => Some(4),
+            (14, "x-psu-identity") => Some(5),
+            (12, "x-accept-fix") => Some(6),
+            (36, "tpp-explicit-authorisation-preferred") => Some(7),
+            _ => None,
+        }
+    }
+
+    /// How many headers [`ALL`] holds.
+    pub const COUNT: usize = 8;
+
+    /// Every header above, in the order of [`slot`].
+    pub const ALL: [Known; COUNT] = [
         PSU_ID,
         PSU_CORPORATE_ID,
         PSU_IP_ADDRESS,
@@ -232,6 +259,56 @@ fn hdr<'a>(h: &'a HeaderMap, (key, name): &known::Known) -> Result<Option<&'a st
     crate::sandbox::http::caller::header_named(h, key, name)
 }
 
+/// Where the payment and basket handlers read a [`known`] header: a [`HeaderMap`] (a
+/// hashed look-up per read) or the [`Found`] headers of one pass.
+pub trait KnownHeaders {
+    /// The value of header `k` as [`header_str`] gives it: its first value, trimmed, `None`
+    /// when absent or blank.
+    ///
+    /// Errors: 400 `FORMAT_ERROR` naming the header when its value is not visible ASCII.
+    fn known(&self, k: &known::Known) -> Result<Option<&str>, ApiError>;
+}
+
+impl KnownHeaders for HeaderMap {
+    fn known(&self, k: &known::Known) -> Result<Option<&str>, ApiError> {
+        hdr(self, k)
+    }
+}
+
+impl<T: KnownHeaders + ?Sized> KnownHeaders for &T {
+    fn known(&self, k: &known::Known) -> Result<Option<&str>, ApiError> {
+        (**self).known(k)
+    }
+}
+
+/// The [`known`] headers of a request, found in one pass over its headers (issue 23: a
+/// payment initiation read them by ten hashed [`HeaderMap::get`]s, ~280 instructions each,
+/// most of them of headers it was not sent); each header's first value, as
+/// [`HeaderMap::get`] gives it, checked when it is read (so the refusals come in the order
+/// of the reads, as before).
+#[derive(Debug, Clone, Copy)]
+pub struct Found<'a>([Option<&'a HeaderValue>; known::COUNT]);
+
+impl<'a> Found<'a> {
+    /// The [`known`] headers of `h`.
+    pub fn of(h: &'a HeaderMap) -> Self {
+        let mut found = [None; known::COUNT];
+        for (name, value) in h {
+            if let Some(i) = known::slot(name.as_str()) {
+                found[i].get_or_insert(value);
+            }
+        }
+        Found(found)
+    }
+}
+
+impl KnownHeaders for Found<'_> {
+    fn known(&self, (key, name): &known::Known) -> Result<Option<&str>, ApiError> {
+        let value = known::slot(key.as_str()).and_then(|i| self.0[i]);
+        crate::sandbox::http::caller::checked(value, name)
+    }
+}
+
 /// `TPP-Redirect-URI`: required (interface document, Endpoints: "Every request carries
 /// TPP-Redirect-URI"; the payment SCA returns there).
 ///
@@ -244,12 +321,15 @@ pub fn redirect_uri(h: &HeaderMap) -> Result<String, ApiError> {
 /// [`access::is_redirect_url`] (the TPP's last accepted URI is not parsed again).
 ///
 /// Errors: those of [`redirect_uri`].
-pub fn redirect_uri_of(tpp: &Tpp, h: &HeaderMap) -> Result<String, ApiError> {
+pub fn redirect_uri_of(tpp: &Tpp, h: &impl KnownHeaders) -> Result<String, ApiError> {
     redirect_uri_by(h, |r| access::is_redirect_url(&tpp.id, r))
 }
 
-fn redirect_uri_by(h: &HeaderMap, valid: impl FnOnce(&str) -> bool) -> Result<String, ApiError> {
-    let Some(r) = hdr(h, &known::TPP_REDIRECT_URI)? else {
+fn redirect_uri_by(
+    h: &impl KnownHeaders,
+    valid: impl FnOnce(&str) -> bool,
+) -> Result<String, ApiError> {
+    let Some(r) = h.known(&known::TPP_REDIRECT_URI)? else {
         return Err(ApiError::format(
             "the TPP-Redirect-URI header is missing; payments need SCA, which ends with a \
              redirect to it",
@@ -267,8 +347,8 @@ fn redirect_uri_by(h: &HeaderMap, valid: impl FnOnce(&str) -> bool) -> Result<St
 /// `TPP-Session-ID`, or a generated one when absent.
 ///
 /// Errors: 400 `FORMAT_ERROR` when longer than [`access::MAX_SESSION_ID_CHARS`].
-pub fn session_id(h: &HeaderMap) -> Result<String, ApiError> {
-    match hdr(h, &known::TPP_SESSION_ID)? {
+pub fn session_id(h: &impl KnownHeaders) -> Result<String, ApiError> {
+    match h.known(&known::TPP_SESSION_ID)? {
         Some(s) if s.chars().count() > access::MAX_SESSION_ID_CHARS => {
             Err(ApiError::format(format!(
                 "TPP-Session-ID is longer than {} characters",
@@ -276,7 +356,8 @@ pub fn session_id(h: &HeaderMap) -> Result<String, ApiError> {
             )))
         }
         Some(s) => Ok(s.to_string()),
-        None => Ok(crate::sandbox::domain::new_random_id().to_string()),
+        // Written by `uuid_text`, not `Display` (issue 23): the same text.
+        None => Ok(payment::uuid_text(crate::sandbox::domain::new_random_id())),
     }
 }
 
@@ -284,8 +365,8 @@ pub fn session_id(h: &HeaderMap) -> Result<String, ApiError> {
 /// Authentication 16; the basket header table marks it required).
 ///
 /// Errors: 400 `FORMAT_ERROR`.
-pub fn require_psu_ip(h: &HeaderMap) -> Result<(), ApiError> {
-    match hdr(h, &known::PSU_IP_ADDRESS)? {
+pub fn require_psu_ip(h: &impl KnownHeaders) -> Result<(), ApiError> {
+    match h.known(&known::PSU_IP_ADDRESS)? {
         Some(_) => Ok(()),
         None => Err(ApiError::format(
             "the PSU-IP-Address header is missing; it is required when the PSU initiates",
@@ -296,8 +377,8 @@ pub fn require_psu_ip(h: &HeaderMap) -> Result<(), ApiError> {
 /// Whether `TPP-Explicit-Authorisation-Preferred: true` was sent.
 ///
 /// Errors: 400 `FORMAT_ERROR` for a value other than true/false.
-pub fn explicit_preferred(h: &HeaderMap) -> Result<bool, ApiError> {
-    match hdr(h, &known::TPP_EXPLICIT_AUTHORISATION_PREFERRED)? {
+pub fn explicit_preferred(h: &impl KnownHeaders) -> Result<bool, ApiError> {
+    match h.known(&known::TPP_EXPLICIT_AUTHORISATION_PREFERRED)? {
         None => Ok(false),
         Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
         Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
@@ -343,11 +424,11 @@ pub fn binding(app: &App, tpp: &Tpp, h: &HeaderMap) -> Result<Binding, ApiError>
 pub fn binding_known(
     app: &App,
     tpp: &Tpp,
-    h: &HeaderMap,
+    h: &impl KnownHeaders,
     registered: Option<&crate::sandbox::model::Customer>,
 ) -> Result<Binding, ApiError> {
-    let psu = hdr(h, &known::PSU_ID)?;
-    let identity = hdr(h, &known::X_PSU_IDENTITY)?;
+    let psu = h.known(&known::PSU_ID)?;
+    let identity = h.known(&known::X_PSU_IDENTITY)?;
     if let Some(number) = identity {
         if psu.is_some() {
             return Err(ApiError::format(
@@ -404,8 +485,8 @@ pub fn binding_known(
 /// SCA identifies the PSU and gives the TPP its PSU-ID.
 ///
 /// Errors: 401 `CONSENT_INVALID` when `PSU-ID` is present and `bound` has no customer.
-pub fn require_own_psu_id(h: &HeaderMap, bound: &Binding) -> Result<(), ApiError> {
-    if bound.customer.is_some() || hdr(h, &known::PSU_ID)?.is_none() {
+pub fn require_own_psu_id(h: &impl KnownHeaders, bound: &Binding) -> Result<(), ApiError> {
+    if bound.customer.is_some() || h.known(&known::PSU_ID)?.is_none() {
         return Ok(());
     }
     Err(ApiError::new(
@@ -480,10 +561,10 @@ pub fn in_corporate_context(app: &App, p: &PaymentRow) -> Result<bool, ApiError>
 ///
 /// Errors: 400 `FORMAT_ERROR` naming the missing header and the payment.
 pub fn require_corporate_id(
-    h: &HeaderMap,
+    h: &impl KnownHeaders,
     corporate: impl FnOnce() -> Result<Option<String>, ApiError>,
 ) -> Result<(), ApiError> {
-    if hdr(h, &known::PSU_ID)?.is_none() || hdr(h, &known::PSU_CORPORATE_ID)?.is_some() {
+    if h.known(&known::PSU_ID)?.is_none() || h.known(&known::PSU_CORPORATE_ID)?.is_some() {
         return Ok(());
     }
     let Some(what) = corporate()? else {
@@ -691,7 +772,9 @@ async fn create<const S: u8>(
     // the PSU-ID's registered customer, the debtor account and its owner. Their errors
     // still answer in the order below.
     let json = body::read_json(&body);
-    let psu_asked = hdr(&headers, &known::PSU_ID)
+    let found = Found::of(&headers);
+    let psu_asked = found
+        .known(&known::PSU_ID)
         .ok()
         .flatten()
         .and_then(|p| Uuid::parse_str(p).ok());
@@ -705,15 +788,15 @@ async fn create<const S: u8>(
     let service = service_of(S);
     let product = body::product_for(service, &segment)?;
     let allow_duplicate = query.bool("allowLogicalDuplicate", false)?;
-    let redirect = redirect_uri_of(&tpp, &headers)?;
-    let session = session_id(&headers)?;
-    require_psu_ip(&headers)?;
-    let explicit = explicit_preferred(&headers)?;
-    check_accept_fix(&headers, false)?;
-    let bound = binding_known(&app, &tpp, &headers, context.psu_customer.as_ref())?;
-    require_own_psu_id(&headers, &bound)?;
+    let redirect = redirect_uri_of(&tpp, &found)?;
+    let session = session_id(&found)?;
+    require_psu_ip(&found)?;
+    let explicit = explicit_preferred(&found)?;
+    check_accept_fix(&found, false)?;
+    let bound = binding_known(&app, &tpp, &found, context.psu_customer.as_ref())?;
+    require_own_psu_id(&found, &bound)?;
     let init = body::parse_json(&app, service, &product, json, context.debtor.as_ref())?;
-    require_corporate_id(&headers, || {
+    require_corporate_id(&found, || {
         let corporate =
             corporate_account_of(&app, &init.debtor, &bound, context.debtor_owner.as_ref())?;
         Ok(corporate.then(|| "the debtor account".to_string()))
@@ -1314,8 +1397,8 @@ pub fn update_psu_data_answer(
 ///
 /// Errors: 400 `FORMAT_ERROR` naming the value (issue 20, finding 9: `x-accept-fix: foo` was
 /// accepted).
-pub fn check_accept_fix(h: &HeaderMap, required: bool) -> Result<(), ApiError> {
-    let Some(v) = hdr(h, &known::X_ACCEPT_FIX)? else {
+pub fn check_accept_fix(h: &impl KnownHeaders, required: bool) -> Result<(), ApiError> {
+    let Some(v) = h.known(&known::X_ACCEPT_FIX)? else {
         return Ok(());
     };
     let values: Vec<&str> = v
@@ -1434,6 +1517,74 @@ mod tests {
                 format!("{:?}", header_str(&h, name).unwrap_err()),
                 "{name}"
             );
+        }
+    }
+
+    /// The one pass ([`Found`]) answers every [`known`] header as a look-up in the
+    /// [`HeaderMap`] does: absent, blank, trimmed, the first of two values, sent in upper
+    /// case, not visible ASCII (the same refusal), among other headers of the same lengths.
+    #[test]
+    fn the_found_headers_are_the_header_maps() {
+        for (i, (key, _)) in known::ALL.iter().enumerate() {
+            assert_eq!(known::slot(key.as_str()), Some(i), "{key}");
+        }
+        for other in [
+            "psu-id-type",
+            "x-request-id",
+            "tpp-redirect-url",
+            "psu-ip-port",
+            "tpp-nok-redirect-uri",
+            "psu-corporate-id-type",
+            "content-type",
+            "psu-ix",
+            "x-accept-fiz",
+        ] {
+            assert_eq!(known::slot(other), None, "{other}");
+        }
+        let values: [&[u8]; 7] = [b"v", b" v ", b"", b"   ", b"caf\xc3\xa9", b"a, b", b"true"];
+        let noise = [
+            ("x-request-id", "99391c7e-ad88-49ec-a2ad-99ddcb1f7721"),
+            ("psu-id-type", "x"),
+            ("tpp-redirect-url", "y"),
+            ("content-type", "application/json"),
+        ];
+        for (key, name) in known::ALL {
+            for value in values {
+                for second in [None, Some(&b"second"[..]), Some(&b"\xff"[..])] {
+                    let mut h = HeaderMap::new();
+                    for (n, v) in noise {
+                        h.insert(n, HeaderValue::from_static(v));
+                    }
+                    let upper = name.to_ascii_uppercase();
+                    let sent = header::HeaderName::from_bytes(upper.as_bytes()).unwrap();
+                    h.insert(sent, HeaderValue::from_bytes(value).unwrap());
+                    if let Some(s) = second {
+                        h.append(key.clone(), HeaderValue::from_bytes(s).unwrap());
+                    }
+                    let found = Found::of(&h);
+                    for asked in known::ALL {
+                        assert_eq!(
+                            format!("{:?}", found.known(&asked)),
+                            format!("{:?}", h.known(&asked)),
+                            "{name}: {value:?} then {second:?}, asked {}",
+                            asked.1
+                        );
+                    }
+                }
+            }
+        }
+        let empty = HeaderMap::new();
+        for asked in known::ALL {
+            assert!(matches!(Found::of(&empty).known(&asked), Ok(None)));
+        }
+    }
+
+    /// A generated `TPP-Session-ID` (none sent) is a UUID written as its `Display` text.
+    #[test]
+    fn a_generated_session_id_is_a_uuid_text() {
+        for _ in 0..100 {
+            let s = session_id(&HeaderMap::new()).unwrap();
+            assert_eq!(Uuid::parse_str(&s).unwrap().to_string(), s);
         }
     }
 

@@ -197,7 +197,8 @@ fn amount(o: &Obj<'_, '_>, key: &str) -> Result<(String, i64, Echo), ApiError> {
     let currency = a
         .opt_currency("currency")?
         .ok_or_else(|| a.missing("currency", "the ISO 4217 currency code, e.g. \"NOK\""))?;
-    a.req_str("amount", 20, "a decimal string such as \"13.37\"")?;
+    // Checked as a string (borrowed: issue 23), then read as sent.
+    a.req_text("amount", 20, "a decimal string such as \"13.37\"")?;
     let text = a
         .map()
         .get("amount")
